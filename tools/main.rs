@@ -1,0 +1,2 @@
+//! `irvm`: the command-line tool.
+fn main() {}

@@ -1,0 +1,1 @@
+//! The instruction set (placeholder while the table is written).
