@@ -7,4 +7,5 @@
 #[path = "../modules/mod.rs"]
 pub mod modules;
 
+pub mod decode;
 pub mod isa;
