@@ -8,4 +8,5 @@
 pub mod modules;
 
 pub mod decode;
+pub mod dynamic;
 pub mod isa;
