@@ -1,2 +1,35 @@
 //! Loading IREE bytecode modules: the FlatBuffer schema bindings, the archive
 //! layout of `.vmfb` files, structural verification and zero-copy accessors.
+//!
+//! ```no_run
+//! use irvm::modules::Module;
+//!
+//! let module = Module::from_file("fib.vmfb")?;
+//! for export in module.exports() {
+//!     let bytecode = module.function_bytecode(export.internal_ordinal).unwrap();
+//!     println!("{}.{}: {} bytes", module.name(), export.local_name, bytecode.len());
+//! }
+//! # Ok::<(), irvm::modules::LoadError>(())
+//! ```
+//!
+//! Files, one job each:
+//! - `archive.rs`: ZIP header, size prefix, external rodata base.
+//! - `verify.rs`: FlatBuffer verification and load-time invariants.
+//! - `module.rs`: [`Module`] and its accessors.
+//! - `debug_db.rs`: lazy access to the debug database.
+//! - `abi.rs`: calling conventions and reflection attributes.
+//! - `schema.rs`: the flatc-generated bindings.
+
+pub mod archive;
+mod bytes;
+mod error;
+mod features;
+mod module;
+pub mod schema;
+mod verify;
+
+pub use bytes::ModuleBytes;
+pub use error::LoadError;
+pub use features::{FeatureBits, SUPPORTED_FEATURES};
+pub use module::{Dependency, ExportDecl, FunctionDescriptor, ImportDecl, Module, SignatureDecl};
+pub use verify::{BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR};
