@@ -11,7 +11,7 @@ use super::bytes::ModuleBytes;
 use super::error::LoadError;
 use super::features::FeatureBits;
 use super::schema::{self, BytecodeModuleDef};
-use super::verify::{self, SegmentLoc};
+use super::verify::{self, SegmentLoc, VerifiedBase};
 
 /// A loaded bytecode module.
 ///
@@ -25,6 +25,7 @@ pub struct Module {
 struct Inner {
     bytes: ModuleBytes,
     layout: ArchiveLayout,
+    base: VerifiedBase,
     rodata: Box<[SegmentLoc]>,
 }
 
@@ -110,6 +111,7 @@ impl Module {
         let verified = verify::verify(file, &layout)?;
         Ok(Module {
             inner: Arc::new(Inner {
+                base: verified.base,
                 rodata: verified.rodata,
                 bytes,
                 layout,
@@ -140,12 +142,23 @@ impl Module {
     /// Raw generated view of the module table, for tools that need fields
     /// the accessors below do not surface.
     pub fn def(&self) -> BytecodeModuleDef<'_> {
-        let fb = &self.file_bytes()[self.inner.layout.flatbuffer.clone()];
+        let range = &self.inner.layout.flatbuffer;
+        let file = self.file_bytes();
         // SAFETY: `Inner` is only built by `Module::load` after
-        // `verify::verify` ran the FlatBuffer verifier over exactly this byte
-        // range with `BytecodeModuleDef` as root, and the backing bytes are
-        // immutable for as long as `self` lives.
-        unsafe { flatbuffers::root_unchecked::<BytecodeModuleDef>(fb) }
+        // `verify::verify` ran the FlatBuffer verifier, with
+        // `BytecodeModuleDef` as root, over exactly the slice named by
+        // `self.inner.base`; the same slice is used here, and the backing
+        // bytes are immutable for as long as `self` lives.
+        unsafe {
+            match self.inner.base {
+                VerifiedBase::AfterPrefix => {
+                    flatbuffers::root_unchecked::<BytecodeModuleDef>(&file[range.clone()])
+                }
+                VerifiedBase::WithPrefix => flatbuffers::size_prefixed_root_unchecked::<
+                    BytecodeModuleDef,
+                >(&file[range.start - 4..range.end]),
+            }
+        }
     }
 
     /// Module name (non-empty).

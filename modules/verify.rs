@@ -29,9 +29,25 @@ pub struct SegmentLoc {
     pub external: bool,
 }
 
+/// Which slice the FlatBuffer verifier accepted. Offsets inside a FlatBuffer
+/// are relative, so both name the same tables; they differ only in where the
+/// verifier measures alignment from (and so in which bytes it allowed the
+/// buffer to reference).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifiedBase {
+    /// The bytes after the size prefix. IREE's writers (flatcc) align the
+    /// buffer this way.
+    AfterPrefix,
+    /// The bytes starting at the size prefix. `flatbuffers`'
+    /// `finish_size_prefixed` aligns the buffer this way.
+    WithPrefix,
+}
+
 /// Facts established by [`verify`] that accessors reuse.
 #[derive(Debug)]
 pub struct Verified {
+    /// The slice accessors must read the root from.
+    pub base: VerifiedBase,
     /// Every rodata segment's location.
     pub rodata: Box<[SegmentLoc]>,
 }
@@ -51,12 +67,30 @@ pub fn verifier_options(len: usize) -> VerifierOptions {
 /// Checks everything about the module at `layout` inside `file`.
 pub fn verify(file: &[u8], layout: &ArchiveLayout) -> Result<Verified, LoadError> {
     let fb = &file[layout.flatbuffer.clone()];
-    let opts = verifier_options(fb.len());
-    let def = flatbuffers::root_with_opts::<BytecodeModuleDef>(&opts, fb).map_err(|e| {
-        LoadError::Verification {
-            message: e.to_string(),
+    let with_prefix = &file[layout.flatbuffer.start - 4..layout.flatbuffer.end];
+    let opts = verifier_options(with_prefix.len());
+    // The Rust verifier insists on alignment relative to the slice start while
+    // IREE's reader does not check alignment at all, so a buffer aligned for
+    // either convention is accepted.
+    let (def, base) = match flatbuffers::root_with_opts::<BytecodeModuleDef>(&opts, fb) {
+        Ok(def) => (def, VerifiedBase::AfterPrefix),
+        Err(first @ flatbuffers::InvalidFlatbuffer::Unaligned { .. }) => {
+            match flatbuffers::size_prefixed_root_with_opts::<BytecodeModuleDef>(&opts, with_prefix)
+            {
+                Ok(def) => (def, VerifiedBase::WithPrefix),
+                Err(_) => {
+                    return Err(LoadError::Verification {
+                        message: first.to_string(),
+                    })
+                }
+            }
         }
-    })?;
+        Err(e) => {
+            return Err(LoadError::Verification {
+                message: e.to_string(),
+            })
+        }
+    };
 
     check_version(def.bytecode_version())?;
     check_features(
@@ -70,7 +104,7 @@ pub fn verify(file: &[u8], layout: &ArchiveLayout) -> Result<Verified, LoadError
     check_state(&def)?;
     check_functions(&def)?;
     let rodata = locate_rodata(file, fb, &def, layout.rodata_base)?;
-    Ok(Verified { rodata })
+    Ok(Verified { base, rodata })
 }
 
 fn missing(field: impl Into<String>) -> LoadError {

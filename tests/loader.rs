@@ -103,3 +103,602 @@ fn zip_modules_load_from_bytes_too() {
         field: String::new(),
     };
 }
+
+// ---------------------------------------------------------------------------
+// Synthetic modules built with the generated bindings.
+
+mod build {
+    use flatbuffers::FlatBufferBuilder;
+    use irvm::modules::schema as fb;
+
+    /// Knobs for a synthetic module; defaults give a valid one-function module.
+    pub struct Spec {
+        pub bytecode_version: u32,
+        pub requirements: u32,
+        /// (bytecode_offset, bytecode_length) per function.
+        pub functions: Vec<(i32, i32)>,
+        pub bytecode: Vec<u8>,
+        /// (external_data_offset, external_data_length) per external segment.
+        pub external: Vec<(u64, u64)>,
+        pub embedded: Vec<Vec<u8>>,
+    }
+
+    impl Default for Spec {
+        fn default() -> Self {
+            Spec {
+                bytecode_version: 17 << 16,
+                requirements: 0,
+                functions: vec![(0, 8)],
+                bytecode: vec![0x5A; 8],
+                external: Vec::new(),
+                embedded: Vec::new(),
+            }
+        }
+    }
+
+    /// The size-prefixed FlatBuffer for `spec` (no external data appended),
+    /// aligned the way `flatbuffers::finish_size_prefixed` does it.
+    pub fn flatbuffer(spec: &Spec) -> Vec<u8> {
+        finish(spec, true)
+    }
+
+    /// Like [`flatbuffer`], but aligned after the size prefix, as IREE's
+    /// flatcc-based writers do.
+    pub fn flatbuffer_iree_aligned(spec: &Spec) -> Vec<u8> {
+        finish(spec, false)
+    }
+
+    fn finish(spec: &Spec, rust_size_prefixed: bool) -> Vec<u8> {
+        let mut b = FlatBufferBuilder::new();
+        let name = b.create_string("synthetic");
+        let mut segments = Vec::new();
+        for data in &spec.embedded {
+            let bytes = b.create_vector(data);
+            segments.push(fb::RodataSegmentDef::create(
+                &mut b,
+                &fb::RodataSegmentDefArgs {
+                    embedded_data: Some(bytes),
+                    ..Default::default()
+                },
+            ));
+        }
+        for &(offset, length) in &spec.external {
+            segments.push(fb::RodataSegmentDef::create(
+                &mut b,
+                &fb::RodataSegmentDefArgs {
+                    external_data_offset: offset,
+                    external_data_length: length,
+                    ..Default::default()
+                },
+            ));
+        }
+        let segments = b.create_vector(&segments);
+        let mut exports = Vec::new();
+        let mut signatures = Vec::new();
+        let mut descriptors = Vec::new();
+        for (i, &(offset, length)) in spec.functions.iter().enumerate() {
+            let local = b.create_string(&format!("f{i}"));
+            exports.push(fb::ExportFunctionDef::create(
+                &mut b,
+                &fb::ExportFunctionDefArgs {
+                    local_name: Some(local),
+                    internal_ordinal: i as i32,
+                },
+            ));
+            let cconv = b.create_string("0i_i");
+            signatures.push(fb::FunctionSignatureDef::create(
+                &mut b,
+                &fb::FunctionSignatureDefArgs {
+                    calling_convention: Some(cconv),
+                    attrs: None,
+                },
+            ));
+            descriptors.push(fb::FunctionDescriptor::new(
+                offset,
+                length,
+                fb::FeatureBits::empty(),
+                0,
+                1,
+                2,
+                0,
+            ));
+        }
+        let exports = b.create_vector(&exports);
+        let signatures = b.create_vector(&signatures);
+        let descriptors = b.create_vector(&descriptors);
+        let bytecode = b.create_vector(&spec.bytecode);
+        let root = fb::BytecodeModuleDef::create(
+            &mut b,
+            &fb::BytecodeModuleDefArgs {
+                name: Some(name),
+                version: 3,
+                requirements: fb::FeatureBits::from_bits_retain(spec.requirements),
+                exported_functions: Some(exports),
+                function_signatures: Some(signatures),
+                rodata_segments: Some(segments),
+                function_descriptors: Some(descriptors),
+                bytecode_version: spec.bytecode_version,
+                bytecode_data: Some(bytecode),
+                ..Default::default()
+            },
+        );
+        if rust_size_prefixed {
+            b.finish_size_prefixed(root, Some("IREE"));
+            b.finished_data().to_vec()
+        } else {
+            b.finish(root, Some("IREE"));
+            let body = b.finished_data();
+            let mut out = (body.len() as u32).to_le_bytes().to_vec();
+            out.extend_from_slice(body);
+            out
+        }
+    }
+
+    /// Start of external rodata for a file that begins with `flatbuffer`.
+    pub fn rodata_base(flatbuffer: &[u8]) -> u64 {
+        (flatbuffer.len() as u64).div_ceil(64) * 64
+    }
+
+    /// A complete in-memory file: the FlatBuffer, padding, then `external`.
+    pub fn file(spec: &Spec, external: &[u8]) -> Vec<u8> {
+        let mut out = flatbuffer(spec);
+        out.resize(rodata_base(&out) as usize, 0);
+        out.extend_from_slice(external);
+        out
+    }
+}
+
+fn load_err(bytes: Vec<u8>) -> LoadError {
+    match Module::from_bytes(bytes) {
+        Ok(m) => panic!("expected an error, loaded {m:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn synthetic_module_loads_with_rodata() {
+    let spec = build::Spec {
+        external: vec![(0, 4), (4, 3)],
+        embedded: vec![b"embedded".to_vec()],
+        ..Default::default()
+    };
+    let module = Module::from_bytes(build::file(&spec, b"abcdxyz")).unwrap();
+    assert_eq!(module.name(), "synthetic");
+    assert_eq!(module.version(), 3);
+    assert_eq!(module.rodata_count(), 3);
+    assert_eq!(module.rodata(0), Some(&b"embedded"[..]));
+    assert_eq!(module.rodata(1), Some(&b"abcd"[..]));
+    assert_eq!(module.rodata(2), Some(&b"xyz"[..]));
+    assert_eq!(module.rodata_is_external(0), Some(false));
+    assert_eq!(module.rodata_is_external(2), Some(true));
+    assert_eq!(module.rodata(3), None);
+    assert_eq!(module.function_bytecode(0), Some(&[0x5A; 8][..]));
+    assert_eq!(module.function_bytecode(1), None);
+    assert_eq!(
+        module.function_signature(0).unwrap().calling_convention,
+        Some("0i_i")
+    );
+    // Zero-copy: rodata points into the module's own bytes.
+    let file = module.file_bytes().as_ptr_range();
+    assert!(file.contains(&module.rodata(1).unwrap().as_ptr()));
+}
+
+#[test]
+fn both_alignment_conventions_load() {
+    let spec = build::Spec {
+        external: vec![(0, 4), (4, 3)],
+        ..Default::default()
+    };
+    for mut file in [
+        build::flatbuffer(&spec),
+        build::flatbuffer_iree_aligned(&spec),
+    ] {
+        file.resize(build::rodata_base(&file) as usize, 0);
+        file.extend_from_slice(b"abcdxyz");
+        let module = Module::from_bytes(file).unwrap();
+        assert_eq!(module.rodata(1), Some(&b"xyz"[..]));
+    }
+}
+
+#[test]
+fn truncated_file_is_reported() {
+    let err = load_err(vec![1, 2, 3]);
+    assert!(
+        matches!(err, LoadError::Truncated { available: 3 }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("truncated"), "{err}");
+
+    let file = build::file(&build::Spec::default(), &[]);
+    let cut = file[..file.len() / 2].to_vec();
+    let err = load_err(cut);
+    assert!(
+        matches!(err, LoadError::SizePrefixOutOfBounds { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn flipped_size_prefix_is_reported() {
+    let mut file = build::file(&build::Spec::default(), &[]);
+    file[2] ^= 0x10;
+    let err = load_err(file.clone());
+    let prefix = u32::from_le_bytes(file[..4].try_into().unwrap()) as u64;
+    match &err {
+        LoadError::SizePrefixOutOfBounds {
+            prefix: p,
+            available,
+        } => {
+            assert_eq!(*p, prefix);
+            assert_eq!(*available, file.len() as u64 - 4);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(
+        msg.contains("size prefix out of bounds") && msg.contains(&prefix.to_string()),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wrong_identifier_is_reported() {
+    let mut file = build::file(&build::Spec::default(), &[]);
+    file[8..12].copy_from_slice(b"NOPE");
+    let err = load_err(file);
+    assert!(
+        matches!(err, LoadError::BadIdentifier { found } if &found == b"NOPE"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("\"NOPE\""), "{err}");
+}
+
+#[test]
+fn wrong_major_version_is_reported() {
+    let spec = build::Spec {
+        bytecode_version: 16 << 16 | 3,
+        ..Default::default()
+    };
+    let err = load_err(build::file(&spec, &[]));
+    assert!(
+        matches!(
+            err,
+            LoadError::UnsupportedVersion {
+                major: 16,
+                minor: 3,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "bytecode version mismatch: expected 17.x with minor <= 0, found 16.3"
+    );
+    let spec = build::Spec {
+        bytecode_version: 17 << 16 | 1,
+        ..Default::default()
+    };
+    let err = load_err(build::file(&spec, &[]));
+    assert!(err.to_string().contains("found 17.1"), "{err}");
+}
+
+#[test]
+fn unknown_required_features_are_named() {
+    let spec = build::Spec {
+        requirements: 1 << 5,
+        ..Default::default()
+    };
+    let err = load_err(build::file(&spec, &[]));
+    assert!(
+        matches!(err, LoadError::UnsupportedFeatures { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "module requires unsupported features: bit 5"
+    );
+}
+
+#[test]
+fn external_rodata_out_of_bounds_is_reported() {
+    let spec = build::Spec {
+        external: vec![(2, 10)],
+        ..Default::default()
+    };
+    let file = build::file(&spec, b"only8byt");
+    let len = file.len() as u64;
+    let err = load_err(file);
+    match &err {
+        LoadError::RodataOutOfBounds {
+            index: 0,
+            offset: 2,
+            length: 10,
+            file_len,
+            ..
+        } => {
+            assert_eq!(*file_len, len)
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(
+        msg.contains("rodata segment 0") && msg.contains(&len.to_string()),
+        "{msg}"
+    );
+
+    // Offsets near u64::MAX must not wrap around into bounds.
+    let spec = build::Spec {
+        external: vec![(u64::MAX - 30, 64)],
+        ..Default::default()
+    };
+    let err = load_err(build::file(&spec, &[0; 64]));
+    assert!(
+        matches!(err, LoadError::RodataOutOfBounds { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn function_descriptor_out_of_bounds_is_reported() {
+    let spec = build::Spec {
+        functions: vec![(0, 8), (4, 6)],
+        ..Default::default()
+    };
+    let err = load_err(build::file(&spec, &[]));
+    assert!(
+        matches!(
+            err,
+            LoadError::FunctionOutOfBounds {
+                index: 1,
+                offset: 4,
+                length: 6,
+                bytecode_len: 8
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "function descriptor 1 out of bounds: bytecode [4, 4 + 6) exceeds bytecode_data of 8 bytes"
+    );
+    let spec = build::Spec {
+        functions: vec![(i32::MAX, i32::MAX)],
+        ..Default::default()
+    };
+    assert!(matches!(
+        load_err(build::file(&spec, &[])),
+        LoadError::FunctionOutOfBounds { .. }
+    ));
+    let spec = build::Spec {
+        functions: vec![(0, 0)],
+        ..Default::default()
+    };
+    let err = load_err(build::file(&spec, &[]));
+    assert!(err.to_string().contains("bytecode_length is 0"), "{err}");
+}
+
+#[test]
+fn corrupted_flatbuffer_reports_verifier_message() {
+    let mut file = build::file(&build::Spec::default(), &[]);
+    // The root offset sits right after the size prefix; point it far away.
+    file[4..8].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+    file[8..12].copy_from_slice(b"IREE");
+    let err = load_err(file);
+    assert!(matches!(err, LoadError::Verification { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("FlatBuffer verification failed: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_file_names_the_path() {
+    let err = Module::from_file("/nonexistent/dir/x.vmfb").unwrap_err();
+    assert!(matches!(err, LoadError::Io { .. }));
+    assert!(err.to_string().contains("/nonexistent/dir/x.vmfb"), "{err}");
+}
+
+#[test]
+fn static_and_shared_bytes_are_accepted() {
+    let file = build::file(&build::Spec::default(), &[]);
+    let leaked: &'static [u8] = Box::leak(file.clone().into_boxed_slice());
+    assert_eq!(Module::from_bytes(leaked).unwrap().name(), "synthetic");
+    let shared: std::sync::Arc<[u8]> = file.into();
+    let module = Module::from_bytes(shared).unwrap();
+    let clone = module.clone();
+    std::thread::spawn(move || assert_eq!(clone.function_count(), 1))
+        .join()
+        .unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Robustness: seeded mutations must never panic.
+
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn mutate(rng: &mut XorShift, original: &[u8]) -> Vec<u8> {
+    let mut bytes = original.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let len = bytes.len();
+        match rng.below(5) {
+            0 => {
+                let at = rng.below(len);
+                if let Some(b) = bytes.get_mut(at) {
+                    *b ^= 1 << rng.below(8);
+                }
+            }
+            1 => {
+                let at = rng.below(len);
+                let values = [0x00, 0xFF, 0x7F, 0x80, 0x01];
+                if let Some(b) = bytes.get_mut(at) {
+                    *b = values[rng.below(values.len())];
+                }
+            }
+            2 => bytes.truncate(rng.below(len + 1)),
+            3 => {
+                // Splice: copy a run of the file over another place in it.
+                let (from, to) = (rng.below(len), rng.below(len));
+                let n = rng.below(64).min(len - from.max(to));
+                bytes.copy_within(from..from + n, to);
+            }
+            _ => {
+                // Overwrite a 32-bit word (offsets, lengths, counts).
+                let at = rng.below(len.saturating_sub(4));
+                if at + 4 <= len {
+                    let word = rng.next() as u32 >> rng.below(32);
+                    bytes[at..at + 4].copy_from_slice(&word.to_le_bytes());
+                }
+            }
+        }
+    }
+    bytes
+}
+
+/// Touches every accessor so mutations that pass verification are also
+/// exercised through the read paths.
+fn exercise(module: &Module) {
+    let _ = (
+        module.name(),
+        module.version(),
+        module.requirements(),
+        module.attrs(),
+    );
+    let _ = (
+        module.types(),
+        module.dependencies(),
+        module.imports(),
+        module.exports(),
+    );
+    let _ = (
+        module.rwdata_sizes(),
+        module.global_bytes_capacity(),
+        module.global_ref_count(),
+    );
+    for i in 0..=module.function_count() {
+        let _ = (module.function_bytecode(i), module.function_signature(i));
+    }
+    for i in 0..=module.rodata_count() {
+        let _ = module.rodata(i);
+    }
+}
+
+#[test]
+fn seeded_mutations_never_panic() {
+    let mut inputs: Vec<(String, Vec<u8>)> = shared_modules()
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read(p).unwrap()))
+        .collect();
+    let spec = build::Spec {
+        external: vec![(0, 4)],
+        ..Default::default()
+    };
+    inputs.push(("synthetic".into(), build::file(&spec, b"data")));
+    let mut outcomes = (0usize, 0usize);
+    for (index, (name, original)) in inputs.iter().enumerate() {
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1));
+        for round in 0..2000 {
+            let mutated = mutate(&mut rng, original);
+            let result = std::panic::catch_unwind(|| match Module::from_bytes(mutated) {
+                Ok(module) => {
+                    exercise(&module);
+                    true
+                }
+                Err(err) => {
+                    let _ = err.to_string();
+                    false
+                }
+            });
+            match result {
+                Ok(true) => outcomes.0 += 1,
+                Ok(false) => outcomes.1 += 1,
+                Err(_) => panic!("{name}: mutation round {round} panicked"),
+            }
+        }
+    }
+    println!("mutations: {} loaded, {} rejected", outcomes.0, outcomes.1);
+}
+
+// ---------------------------------------------------------------------------
+// Large external rodata through a sparse file.
+
+const FOUR_GIB: u64 = 4 << 30;
+
+/// Writes a module whose only rodata segment is 4 GiB of external data
+/// ending in `0xA5`, without allocating the disk blocks.
+fn sparse_module() -> tempfile::NamedTempFile {
+    use std::io::{Seek, SeekFrom, Write};
+    let spec = build::Spec {
+        external: vec![(0, FOUR_GIB)],
+        ..Default::default()
+    };
+    let fb = build::flatbuffer(&spec);
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(&fb).unwrap();
+    let end = build::rodata_base(&fb) + FOUR_GIB;
+    file.as_file().set_len(end).unwrap();
+    file.seek(SeekFrom::Start(end - 1)).unwrap();
+    file.write_all(&[0xA5]).unwrap();
+    file.flush().unwrap();
+    file
+}
+
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn sparse_4gib_external_rodata() {
+    let file = sparse_module();
+    let module = Module::from_file(file.path()).unwrap();
+    let segment = module.rodata(0).unwrap();
+    assert_eq!(segment.len() as u64, FOUR_GIB);
+    assert_eq!(module.rodata_is_external(0), Some(true));
+    assert_eq!(segment[segment.len() - 1], 0xA5);
+    assert_eq!(segment[0], 0);
+}
+
+fn vm_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+#[ignore = "timing and memory figures; run with --ignored --nocapture"]
+#[cfg(target_pointer_width = "64")]
+fn sparse_4gib_load_figures() {
+    let file = sparse_module();
+    let rss_before = vm_rss_kib().expect("VmRSS in /proc/self/status");
+    let start = std::time::Instant::now();
+    let module = Module::from_file(file.path()).unwrap();
+    let segment = module.rodata(0).unwrap();
+    let last = segment[segment.len() - 1];
+    let elapsed = start.elapsed();
+    let rss_after = vm_rss_kib().unwrap();
+    assert_eq!(last, 0xA5);
+    let delta_kib = rss_after.saturating_sub(rss_before);
+    println!(
+        "sparse 4 GiB module: load + last-byte read {:.3} ms, VmRSS delta {} KiB",
+        elapsed.as_secs_f64() * 1e3,
+        delta_kib
+    );
+    assert!(elapsed.as_millis() < 10, "load took {elapsed:?}");
+    assert!(
+        delta_kib < 10 * 1024,
+        "resident memory grew by {delta_kib} KiB"
+    );
+}
