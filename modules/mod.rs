@@ -22,6 +22,7 @@
 
 pub mod archive;
 mod bytes;
+pub mod debug_db;
 mod error;
 mod features;
 mod module;
@@ -29,6 +30,7 @@ pub mod schema;
 mod verify;
 
 pub use bytes::ModuleBytes;
+pub use debug_db::{DebugDatabase, DebugError, Location, SourceMap};
 pub use error::LoadError;
 pub use features::{FeatureBits, SUPPORTED_FEATURES};
 pub use module::{Dependency, ExportDecl, FunctionDescriptor, ImportDecl, Module, SignatureDecl};

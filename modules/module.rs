@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::archive::{self, ArchiveLayout};
 use super::bytes::ModuleBytes;
+use super::debug_db::DebugDatabase;
 use super::error::LoadError;
 use super::features::FeatureBits;
 use super::schema::{self, BytecodeModuleDef};
@@ -326,6 +327,14 @@ impl Module {
         let def = self.def();
         let segs = def.rwdata_segments();
         segs.iter().flatten().map(|s| s.byte_size()).collect()
+    }
+
+    /// The debug database, if the module has one. Nothing is parsed until
+    /// its accessors are used.
+    pub fn debug_database(&self) -> Option<DebugDatabase<'_>> {
+        self.def()
+            .debug_database()
+            .map(|def| DebugDatabase::new(self, def))
     }
 
     /// Bytes of primitive global storage each instance needs.

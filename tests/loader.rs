@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use irvm::modules::{LoadError, Module};
+use irvm::modules::{LoadError, Location, Module};
 
 /// Folder with the shared conformance and example modules, if present.
 fn shared_dir() -> Option<PathBuf> {
@@ -108,7 +108,7 @@ fn zip_modules_load_from_bytes_too() {
 // Synthetic modules built with the generated bindings.
 
 mod build {
-    use flatbuffers::FlatBufferBuilder;
+    use flatbuffers::{FlatBufferBuilder, WIPOffset};
     use irvm::modules::schema as fb;
 
     /// Knobs for a synthetic module; defaults give a valid one-function module.
@@ -121,6 +121,24 @@ mod build {
         /// (external_data_offset, external_data_length) per external segment.
         pub external: Vec<(u64, u64)>,
         pub embedded: Vec<Vec<u8>>,
+        /// Location table entries and source maps, if any.
+        pub debug: Option<Debug>,
+    }
+
+    /// A location table entry for synthetic debug databases.
+    pub enum Loc {
+        File(&'static str, i32, i32),
+        Name(&'static str, Option<i32>),
+        CallSite(i32, i32),
+        Fused(Option<&'static str>, Vec<i32>),
+        /// An entry with union tag `NONE`.
+        Unknown,
+    }
+
+    pub struct Debug {
+        pub locations: Vec<Loc>,
+        /// (local_name, [(bytecode_offset, location)])
+        pub maps: Vec<(&'static str, Vec<(i32, i32)>)>,
     }
 
     impl Default for Spec {
@@ -132,6 +150,7 @@ mod build {
                 bytecode: vec![0x5A; 8],
                 external: Vec::new(),
                 embedded: Vec::new(),
+                debug: None,
             }
         }
     }
@@ -207,6 +226,10 @@ mod build {
         let signatures = b.create_vector(&signatures);
         let descriptors = b.create_vector(&descriptors);
         let bytecode = b.create_vector(&spec.bytecode);
+        let debug_database = spec
+            .debug
+            .as_ref()
+            .map(|debug| debug_database(&mut b, debug));
         let root = fb::BytecodeModuleDef::create(
             &mut b,
             &fb::BytecodeModuleDefArgs {
@@ -219,6 +242,7 @@ mod build {
                 function_descriptors: Some(descriptors),
                 bytecode_version: spec.bytecode_version,
                 bytecode_data: Some(bytecode),
+                debug_database,
                 ..Default::default()
             },
         );
@@ -232,6 +256,94 @@ mod build {
             out.extend_from_slice(body);
             out
         }
+    }
+
+    fn debug_database<'a>(
+        b: &mut FlatBufferBuilder<'a>,
+        debug: &Debug,
+    ) -> WIPOffset<fb::DebugDatabaseDef<'a>> {
+        let mut tags = Vec::new();
+        let mut entries = Vec::new();
+        for loc in &debug.locations {
+            let (tag, table) = match loc {
+                Loc::File(file, line, column) => {
+                    let filename = Some(b.create_string(file));
+                    let args = fb::FileLineColLocDefArgs {
+                        filename,
+                        line: *line,
+                        column: *column,
+                    };
+                    let t = fb::FileLineColLocDef::create(b, &args);
+                    (fb::LocationTypeDef_::FileLineColLocDef, t.value())
+                }
+                Loc::Name(name, child) => {
+                    let name = b.create_string(name);
+                    // Store the child even when it is 0, so presence is explicit.
+                    b.force_defaults(true);
+                    let mut nb = fb::NameLocDefBuilder::new(b);
+                    nb.add_name(name);
+                    if let Some(child) = child {
+                        nb.add_child_location(*child);
+                    }
+                    let t = nb.finish();
+                    b.force_defaults(false);
+                    (fb::LocationTypeDef_::NameLocDef, t.value())
+                }
+                Loc::CallSite(callee, caller) => {
+                    let args = fb::CallSiteLocDefArgs {
+                        callee: *callee,
+                        caller: *caller,
+                    };
+                    let t = fb::CallSiteLocDef::create(b, &args);
+                    (fb::LocationTypeDef_::CallSiteLocDef, t.value())
+                }
+                Loc::Fused(metadata, locations) => {
+                    let metadata = metadata.map(|m| b.create_string(m));
+                    let locations = Some(b.create_vector(locations));
+                    let t = fb::FusedLocDef::create(
+                        b,
+                        &fb::FusedLocDefArgs {
+                            metadata,
+                            locations,
+                        },
+                    );
+                    (fb::LocationTypeDef_::FusedLocDef, t.value())
+                }
+                Loc::Unknown => {
+                    let t = fb::LocationEntryDef::create(b, &fb::LocationEntryDefArgs {});
+                    (fb::LocationTypeDef_::NONE, t.value())
+                }
+            };
+            tags.push(tag);
+            entries.push(WIPOffset::<fb::LocationEntryDef>::new(table));
+        }
+        let tags = b.create_vector(&tags);
+        let entries = b.create_vector(&entries);
+        let mut maps = Vec::new();
+        for (name, locations) in &debug.maps {
+            let local_name = Some(b.create_string(name));
+            let locations: Vec<_> = locations
+                .iter()
+                .map(|&(offset, loc)| fb::BytecodeLocationDef::new(offset, loc))
+                .collect();
+            let locations = Some(b.create_vector(&locations));
+            maps.push(fb::FunctionSourceMapDef::create(
+                b,
+                &fb::FunctionSourceMapDefArgs {
+                    local_name,
+                    locations,
+                },
+            ));
+        }
+        let functions = Some(b.create_vector(&maps));
+        fb::DebugDatabaseDef::create(
+            b,
+            &fb::DebugDatabaseDefArgs {
+                location_table_type: Some(tags),
+                location_table: Some(entries),
+                functions,
+            },
+        )
     }
 
     /// Start of external rodata for a file that begins with `flatbuffer`.
@@ -514,6 +626,120 @@ fn static_and_shared_bytes_are_accepted() {
 }
 
 // ---------------------------------------------------------------------------
+// Debug database.
+
+#[test]
+fn fib_debug_database_resolves_locations() {
+    let Some(dir) = shared_dir() else { return };
+    let module = Module::from_file(dir.join("examples/fib.vmfb")).unwrap();
+    let db = module
+        .debug_database()
+        .expect("iree-compile output has a debug database");
+    let map = db.source_map_for(0, None).expect("fib has a source map");
+    assert_eq!(map.local_name(), "fib");
+    // Offsets before the first entry have no location.
+    assert_eq!(db.location_at(0, 0), None);
+    let first = db.location_at(0, 1).unwrap();
+    assert_eq!(
+        db.render(first.into()),
+        r#"callsite("fib.mlir":2:9 at "fib.mlir":1:1)"#
+    );
+    // Between entries, the earlier one applies.
+    assert_eq!(db.location_at(0, 3), Some(first));
+    assert!(matches!(
+        db.location(0),
+        Ok(Location::FileLineCol {
+            file: "fib.mlir",
+            ..
+        })
+    ));
+    assert!(db.location(-1).is_err());
+    assert!(db.location(db.location_count() as i64).is_err());
+}
+
+fn debug_module(locations: Vec<build::Loc>, maps: Vec<(&'static str, Vec<(i32, i32)>)>) -> Module {
+    let spec = build::Spec {
+        functions: vec![(0, 4), (4, 4)],
+        debug: Some(build::Debug { locations, maps }),
+        ..Default::default()
+    };
+    Module::from_bytes(build::file(&spec, &[])).unwrap()
+}
+
+#[test]
+fn render_covers_every_kind() {
+    use build::Loc::*;
+    let module = debug_module(
+        vec![
+            File("a.mlir", 12, 3),
+            Name("op", Some(0)),
+            Name("bare", None),
+            CallSite(1, 0),
+            Fused(Some("meta"), vec![0, 2]),
+            Fused(None, vec![]),
+            Unknown,
+        ],
+        vec![],
+    );
+    let db = module.debug_database().unwrap();
+    assert_eq!(db.render(0), r#""a.mlir":12:3"#);
+    assert_eq!(db.render(1), r#""op"("a.mlir":12:3)"#);
+    assert_eq!(db.render(2), r#""bare""#);
+    assert_eq!(
+        db.render(3),
+        r#"callsite("op"("a.mlir":12:3) at "a.mlir":12:3)"#
+    );
+    assert_eq!(db.render(4), r#"fused<meta>["a.mlir":12:3, "bare"]"#);
+    assert_eq!(db.render(5), "fused[]");
+    assert!(
+        db.render(6)
+            .starts_with("<error: location 6 has unknown kind 0"),
+        "{}",
+        db.render(6)
+    );
+    assert!(db.render(99).contains("out of range"));
+}
+
+#[test]
+fn render_is_bounded_on_cycles_and_blowups() {
+    use build::Loc::*;
+    let mut locations = vec![Name("self", Some(0)), CallSite(2, 1), Fused(None, vec![1])];
+    // A chain of fused nodes each referencing the next twice: 2^40 leaves.
+    let base = locations.len() as i32;
+    for i in 0..40 {
+        locations.push(Fused(None, vec![base + i + 1, base + i + 1]));
+    }
+    locations.push(File("leaf.mlir", 1, 1));
+    let module = debug_module(locations, vec![]);
+    let db = module.debug_database().unwrap();
+    assert_eq!(db.render(0), r#""self"(<cycle 0>)"#);
+    assert!(db.render(1).contains("<cycle 1>"), "{}", db.render(1));
+    let big = db.render(base.into());
+    assert!(
+        big.contains("...") && big.len() < 64 * 1024,
+        "{} bytes",
+        big.len()
+    );
+}
+
+#[test]
+fn source_maps_match_by_name_when_fewer_than_functions() {
+    use build::Loc::*;
+    // Like iree-compile 3.13: only the last function has a source map.
+    let module = debug_module(
+        vec![File("x.mlir", 1, 1), File("x.mlir", 2, 1)],
+        vec![("f1", vec![(0, 0), (2, 1)])],
+    );
+    let db = module.debug_database().unwrap();
+    assert!(db.source_map_for(0, None).is_none());
+    assert_eq!(db.source_map_for(1, None).unwrap().local_name(), "f1");
+    assert_eq!(db.source_map_for(0, Some("f1")).unwrap().local_name(), "f1");
+    assert_eq!(db.location_at(1, 1), Some(0));
+    assert_eq!(db.location_at(1, 3), Some(1));
+    assert_eq!(db.location_at(0, 3), None);
+}
+
+// ---------------------------------------------------------------------------
 // Robustness: seeded mutations must never panic.
 
 struct XorShift(u64);
@@ -597,6 +823,14 @@ fn exercise(module: &Module) {
     for i in 0..=module.rodata_count() {
         let _ = module.rodata(i);
     }
+    if let Some(db) = module.debug_database() {
+        for i in 0..=db.location_count() as i64 {
+            let _ = db.render(i);
+        }
+        for f in 0..module.function_count() {
+            let _ = db.location_at(f, 8);
+        }
+    }
 }
 
 #[test]
@@ -610,6 +844,20 @@ fn seeded_mutations_never_panic() {
         ..Default::default()
     };
     inputs.push(("synthetic".into(), build::file(&spec, b"data")));
+    use build::Loc::*;
+    let spec = build::Spec {
+        debug: Some(build::Debug {
+            locations: vec![
+                File("a.mlir", 1, 2),
+                Name("n", Some(0)),
+                CallSite(1, 0),
+                Fused(Some("m"), vec![0, 1, 2]),
+            ],
+            maps: vec![("f0", vec![(0, 3), (4, 2)])],
+        }),
+        ..Default::default()
+    };
+    inputs.push(("synthetic-debug".into(), build::file(&spec, &[])));
     let mut outcomes = (0usize, 0usize);
     for (index, (name, original)) in inputs.iter().enumerate() {
         let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1));

@@ -1,0 +1,368 @@
+//! Lazy access to a module's debug database: the location table and the
+//! per-function source maps. Nothing here is parsed at load time.
+//!
+//! Location entries are stored as a FlatBuffer union vector; each entry is
+//! re-verified as its concrete table type when it is read, so a corrupt
+//! entry yields a [`DebugError`] rather than undefined behaviour.
+
+use std::fmt;
+
+use flatbuffers::{Follow, Verifiable, Verifier, VerifierOptions};
+
+use super::module::Module;
+use super::schema;
+
+/// Nesting limit for [`DebugDatabase::render`].
+pub const MAX_RENDER_DEPTH: usize = 32;
+/// Total entries [`DebugDatabase::render`] visits before eliding the rest.
+pub const MAX_RENDER_NODES: usize = 1024;
+
+/// One entry of the location table. Indices refer to other entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location<'a> {
+    /// A source position.
+    FileLineCol {
+        /// Source file name.
+        file: &'a str,
+        /// 1-based line.
+        line: i32,
+        /// 1-based column.
+        col: i32,
+    },
+    /// A named location, optionally wrapping another.
+    Name {
+        /// The name.
+        name: &'a str,
+        /// The wrapped location, when present.
+        child: Option<i32>,
+    },
+    /// `callee` was reached from `caller`.
+    CallSite {
+        /// Location inside the callee.
+        callee: i32,
+        /// Location of the call.
+        caller: i32,
+    },
+    /// Several locations merged into one.
+    Fused {
+        /// Optional printed metadata attribute.
+        metadata: Option<&'a str>,
+        /// The merged locations.
+        locations: Vec<i32>,
+    },
+}
+
+/// Why a location entry could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DebugError {
+    /// The index is outside the location table.
+    #[error("location {index} out of range: table has {len} entries")]
+    OutOfRange {
+        /// Requested index.
+        index: i64,
+        /// Table length.
+        len: usize,
+    },
+    /// The entry's union tag is not a known location kind (or is NONE).
+    #[error("location {index} has unknown kind {tag}")]
+    UnknownKind {
+        /// Entry index.
+        index: usize,
+        /// The union tag.
+        tag: u8,
+    },
+    /// The entry failed verification as its declared kind.
+    #[error("location {index} is malformed: {message}")]
+    Malformed {
+        /// Entry index.
+        index: usize,
+        /// Verifier message.
+        message: String,
+    },
+}
+
+/// The debug database of a [`Module`].
+#[derive(Clone, Copy)]
+pub struct DebugDatabase<'a> {
+    module: &'a Module,
+    def: schema::DebugDatabaseDef<'a>,
+}
+
+/// Source map of one function: `(bytecode_offset, location index)` pairs.
+#[derive(Clone, Copy)]
+pub struct SourceMap<'a> {
+    def: schema::FunctionSourceMapDef<'a>,
+}
+
+impl<'a> DebugDatabase<'a> {
+    pub(crate) fn new(module: &'a Module, def: schema::DebugDatabaseDef<'a>) -> Self {
+        DebugDatabase { module, def }
+    }
+
+    /// Number of entries in the location table.
+    pub fn location_count(&self) -> usize {
+        let tags = self.def.location_table_type().map_or(0, |v| v.len());
+        let entries = self.def.location_table().map_or(0, |v| v.len());
+        tags.min(entries)
+    }
+
+    /// Reads location `index`.
+    pub fn location(&self, index: i64) -> Result<Location<'a>, DebugError> {
+        let len = self.location_count();
+        let out_of_range = DebugError::OutOfRange { index, len };
+        let i = usize::try_from(index).map_err(|_| out_of_range.clone())?;
+        if i >= len {
+            return Err(out_of_range);
+        }
+        let (Some(tags), Some(entries)) =
+            (self.def.location_table_type(), self.def.location_table())
+        else {
+            return Err(out_of_range);
+        };
+        let tag = tags.get(i);
+        let table = entries.get(i)._tab;
+        let malformed = |message: String| DebugError::Malformed { index: i, message };
+        Ok(match tag {
+            schema::LocationTypeDef_::FileLineColLocDef => {
+                let loc = verified_entry::<schema::FileLineColLocDef>(table).map_err(malformed)?;
+                Location::FileLineCol {
+                    file: loc.filename().unwrap_or(""),
+                    line: loc.line(),
+                    col: loc.column(),
+                }
+            }
+            schema::LocationTypeDef_::NameLocDef => {
+                let loc = verified_entry::<schema::NameLocDef>(table).map_err(malformed)?;
+                // Like IREE, a child is only shown when the field is stored.
+                let present = loc._tab.vtable().get(schema::NameLocDef::VT_CHILD_LOCATION) != 0;
+                Location::Name {
+                    name: loc.name().unwrap_or(""),
+                    child: present.then(|| loc.child_location()),
+                }
+            }
+            schema::LocationTypeDef_::CallSiteLocDef => {
+                let loc = verified_entry::<schema::CallSiteLocDef>(table).map_err(malformed)?;
+                Location::CallSite {
+                    callee: loc.callee(),
+                    caller: loc.caller(),
+                }
+            }
+            schema::LocationTypeDef_::FusedLocDef => {
+                let loc = verified_entry::<schema::FusedLocDef>(table).map_err(malformed)?;
+                Location::Fused {
+                    metadata: loc.metadata(),
+                    locations: loc.locations().iter().flatten().collect(),
+                }
+            }
+            other => {
+                return Err(DebugError::UnknownKind {
+                    index: i,
+                    tag: other.0,
+                })
+            }
+        })
+    }
+
+    /// Number of function source maps stored (may be fewer than functions).
+    pub fn source_map_count(&self) -> usize {
+        self.def.functions().map_or(0, |v| v.len())
+    }
+
+    /// Source map at position `index` of the stored list.
+    pub fn source_map(&self, index: usize) -> Option<SourceMap<'a>> {
+        let maps = self.def.functions()?;
+        (index < maps.len()).then(|| SourceMap {
+            def: maps.get(index),
+        })
+    }
+
+    /// Source map of internal function `function_ordinal`.
+    ///
+    /// When the database has one source map per function they are matched
+    /// by position. iree-compile 3.13 writes fewer (only the last function's),
+    /// so otherwise the map is matched by `local_name`, falling back to the
+    /// name of an export of that function.
+    pub fn source_map_for(
+        &self,
+        function_ordinal: usize,
+        local_name: Option<&str>,
+    ) -> Option<SourceMap<'a>> {
+        let count = self.source_map_count();
+        if count == self.module.function_count() {
+            let map = self.source_map(function_ordinal)?;
+            if local_name.map_or(true, |name| map.local_name() == name) {
+                return Some(map);
+            }
+        }
+        let exported;
+        let name = match local_name {
+            Some(name) => name,
+            None => {
+                exported = self
+                    .module
+                    .exports()
+                    .into_iter()
+                    .find(|e| e.internal_ordinal == function_ordinal)?;
+                exported.local_name
+            }
+        };
+        (0..count)
+            .filter_map(|i| self.source_map(i))
+            .find(|m| m.local_name() == name)
+    }
+
+    /// Location index for `bytecode_offset` inside internal function
+    /// `function_ordinal`: the last source map entry at or before it.
+    pub fn location_at(&self, function_ordinal: usize, bytecode_offset: u32) -> Option<i32> {
+        self.source_map_for(function_ordinal, None)?
+            .location_at(bytecode_offset)
+    }
+
+    /// MLIR-style text for location `index`: `"file.mlir":12:3`,
+    /// `callsite(A at B)`, `"name"(child)`, `fused<meta>[a, b]`.
+    ///
+    /// Bounded: nesting deeper than [`MAX_RENDER_DEPTH`] prints `...`,
+    /// revisiting an entry on the current path prints `<cycle N>`, output
+    /// after [`MAX_RENDER_NODES`] entries prints `...`, and unreadable entries
+    /// print `<error: ...>`.
+    pub fn render(&self, index: i64) -> String {
+        let mut out = String::new();
+        let mut state = RenderState {
+            path: Vec::new(),
+            nodes: 0,
+        };
+        self.render_into(index, &mut state, &mut out);
+        out
+    }
+
+    fn render_into(&self, index: i64, state: &mut RenderState, out: &mut String) {
+        use fmt::Write as _;
+        if state.path.len() >= MAX_RENDER_DEPTH || state.nodes >= MAX_RENDER_NODES {
+            out.push_str("...");
+            return;
+        }
+        if state.path.contains(&index) {
+            let _ = write!(out, "<cycle {index}>");
+            return;
+        }
+        state.nodes += 1;
+        let location = match self.location(index) {
+            Ok(location) => location,
+            Err(err) => {
+                let _ = write!(out, "<error: {err}>");
+                return;
+            }
+        };
+        state.path.push(index);
+        match location {
+            Location::FileLineCol { file, line, col } => {
+                let _ = write!(out, "{file:?}:{line}:{col}");
+            }
+            Location::Name { name, child } => {
+                let _ = write!(out, "{name:?}");
+                if let Some(child) = child {
+                    out.push('(');
+                    self.render_into(child.into(), state, out);
+                    out.push(')');
+                }
+            }
+            Location::CallSite { callee, caller } => {
+                out.push_str("callsite(");
+                self.render_into(callee.into(), state, out);
+                out.push_str(" at ");
+                self.render_into(caller.into(), state, out);
+                out.push(')');
+            }
+            Location::Fused {
+                metadata,
+                locations,
+            } => {
+                out.push_str("fused");
+                if let Some(metadata) = metadata {
+                    let _ = write!(out, "<{metadata}>");
+                }
+                out.push('[');
+                for (i, child) in locations.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.render_into(child.into(), state, out);
+                }
+                out.push(']');
+            }
+        }
+        state.path.pop();
+    }
+}
+
+struct RenderState {
+    path: Vec<i64>,
+    nodes: usize,
+}
+
+impl fmt::Debug for DebugDatabase<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DebugDatabase")
+            .field("locations", &self.location_count())
+            .field("source_maps", &self.source_map_count())
+            .finish()
+    }
+}
+
+impl<'a> SourceMap<'a> {
+    /// Name of the function this map describes.
+    pub fn local_name(&self) -> &'a str {
+        self.def.local_name().unwrap_or("")
+    }
+
+    /// `(bytecode_offset, location index)` pairs in stored order.
+    pub fn entries(&self) -> impl Iterator<Item = (i32, i32)> + 'a {
+        self.def
+            .locations()
+            .into_iter()
+            .flatten()
+            .map(|l| (l.bytecode_offset(), l.location()))
+    }
+
+    /// Location of the last entry whose offset is `<= bytecode_offset`
+    /// (the entry with the greatest such offset, later entries winning ties).
+    pub fn location_at(&self, bytecode_offset: u32) -> Option<i32> {
+        let pc = i64::from(bytecode_offset);
+        let mut best: Option<(i32, i32)> = None;
+        for (offset, location) in self.entries() {
+            if i64::from(offset) <= pc && best.map_or(true, |(b, _)| offset >= b) {
+                best = Some((offset, location));
+            }
+        }
+        best.map(|(_, location)| location)
+    }
+}
+
+impl fmt::Debug for SourceMap<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SourceMap")
+            .field("local_name", &self.local_name())
+            .field("entries", &self.entries().count())
+            .finish()
+    }
+}
+
+/// Verifies `table` as a `T` and returns the typed view.
+fn verified_entry<'a, T>(table: flatbuffers::Table<'a>) -> Result<T, String>
+where
+    T: Follow<'a, Inner = T> + Verifiable + 'a,
+{
+    let (buf, loc) = (table.buf(), table.loc());
+    let opts = VerifierOptions {
+        max_depth: 8,
+        max_tables: 16,
+        max_apparent_size: buf.len(),
+        ignore_missing_null_terminator: false,
+    };
+    let mut verifier = Verifier::new(&opts, buf);
+    T::run_verifier(&mut verifier, loc).map_err(|e| e.to_string())?;
+    // SAFETY: the verifier just checked, against this same `buf`, that a `T`
+    // table at `loc` and everything it references is in bounds and well
+    // formed, which is the precondition of `Follow::follow`.
+    Ok(unsafe { T::follow(buf, loc) })
+}
