@@ -20,6 +20,7 @@
 //! - `abi.rs`: calling conventions and reflection attributes.
 //! - `schema.rs`: the flatc-generated bindings.
 
+pub mod abi;
 pub mod archive;
 mod bytes;
 pub mod debug_db;
@@ -29,6 +30,7 @@ mod module;
 pub mod schema;
 mod verify;
 
+pub use abi::{AbiError, CallingConvention, ValueKind};
 pub use bytes::ModuleBytes;
 pub use debug_db::{DebugDatabase, DebugError, Location, SourceMap};
 pub use error::LoadError;

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use irvm::modules::{LoadError, Location, Module};
+use irvm::modules::abi::describe_attr;
+use irvm::modules::{CallingConvention, LoadError, Location, Module};
 
 /// Folder with the shared conformance and example modules, if present.
 fn shared_dir() -> Option<PathBuf> {
@@ -623,6 +624,32 @@ fn static_and_shared_bytes_are_accepted() {
     std::thread::spawn(move || assert_eq!(clone.function_count(), 1))
         .join()
         .unwrap();
+}
+
+#[test]
+fn shared_calling_conventions_parse_and_round_trip() {
+    let mut seen = std::collections::BTreeSet::new();
+    for path in shared_modules() {
+        let module = Module::from_file(&path).unwrap();
+        let sigs = (0..module.function_count()).filter_map(|i| module.function_signature(i));
+        let mut cconvs: Vec<&str> = sigs.filter_map(|s| s.calling_convention).collect();
+        let imports = module.imports();
+        cconvs.extend(imports.iter().filter_map(|i| i.calling_convention));
+        for text in cconvs {
+            let cc = CallingConvention::parse(text)
+                .unwrap_or_else(|e| panic!("{}: {text:?}: {e}", path.display()));
+            assert_eq!(cc.to_string(), text);
+            seen.insert(text.to_string());
+        }
+        for i in 0..module.function_count() {
+            for (key, value) in module.function_signature(i).unwrap().attrs {
+                if let Some(text) = describe_attr(key, value) {
+                    assert!(!text.starts_with("<undecodable"), "{key}={value}");
+                }
+            }
+        }
+    }
+    println!("{} distinct calling conventions: {seen:?}", seen.len());
 }
 
 // ---------------------------------------------------------------------------
