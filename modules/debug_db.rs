@@ -1,245 +1,276 @@
-//! The debug database: a location table (MLIR locations) and per-function
-//! source maps from bytecode offsets to locations. Read lazily from the
-//! mapping: nothing here runs until a tool asks for a location.
+//! Lazy access to a module's debug database: the location table and the
+//! per-function source maps. Nothing here is parsed at load time.
 //!
-//! Quirk of the reference compiler: `iree-compile` 3.13 writes a source map
-//! only for the last function, so `functions` can be shorter than the
-//! function table. Source maps are matched to functions by `local_name` when
-//! the lengths differ (by ordinal otherwise).
+//! Location entries are stored as a FlatBuffer union vector; each entry is
+//! re-verified as its concrete table type when it is read, so a corrupt
+//! entry yields a [`DebugError`] rather than undefined behaviour.
+
+use std::fmt;
+
+use flatbuffers::{Follow, Verifiable, Verifier, VerifierOptions};
 
 use super::module::Module;
 use super::schema;
-use flatbuffers::Verifiable;
 
-/// Longest chain of nested locations followed when rendering; deeper (or
-/// cyclic) chains are cut with `...`.
-pub const MAX_LOCATION_DEPTH: usize = 32;
+/// Nesting limit for [`DebugDatabase::render`].
+pub const MAX_RENDER_DEPTH: usize = 32;
+/// Total entries [`DebugDatabase::render`] visits before eliding the rest.
+pub const MAX_RENDER_NODES: usize = 1024;
 
-/// One entry of the location table.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One entry of the location table. Indices refer to other entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location<'a> {
-    /// `"file":line:col`
+    /// A source position.
     FileLineCol {
         /// Source file name.
         file: &'a str,
         /// 1-based line.
         line: i32,
         /// 1-based column.
-        column: i32,
+        col: i32,
     },
-    /// `"name"(child)`
+    /// A named location, optionally wrapping another.
     Name {
         /// The name.
         name: &'a str,
-        /// Location table index of the child, if any.
-        child: Option<usize>,
+        /// The wrapped location, when present.
+        child: Option<i32>,
     },
-    /// `callsite(callee at caller)`
+    /// `callee` was reached from `caller`.
     CallSite {
-        /// Index of the callee location.
-        callee: usize,
-        /// Index of the caller location.
-        caller: usize,
+        /// Location inside the callee.
+        callee: i32,
+        /// Location of the call.
+        caller: i32,
     },
-    /// `fused[a, b, ...]`
+    /// Several locations merged into one.
     Fused {
-        /// Optional metadata string.
+        /// Optional printed metadata attribute.
         metadata: Option<&'a str>,
-        /// Indices of the fused locations.
-        locations: Vec<usize>,
+        /// The merged locations.
+        locations: Vec<i32>,
     },
-    /// An entry that is missing, malformed, or of an unknown kind.
-    Unknown,
 }
 
-/// A function's source map.
-#[derive(Clone, Copy)]
-pub struct SourceMap<'a> {
-    /// The function's name in the source.
-    pub local_name: Option<&'a str>,
-    entries: Option<flatbuffers::Vector<'a, schema::BytecodeLocationDef>>,
+/// Why a location entry could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DebugError {
+    /// The index is outside the location table.
+    #[error("location {index} out of range: table has {len} entries")]
+    OutOfRange {
+        /// Requested index.
+        index: i64,
+        /// Table length.
+        len: usize,
+    },
+    /// The entry's union tag is not a known location kind (or is NONE).
+    #[error("location {index} has unknown kind {tag}")]
+    UnknownKind {
+        /// Entry index.
+        index: usize,
+        /// The union tag.
+        tag: u8,
+    },
+    /// The entry failed verification as its declared kind.
+    #[error("location {index} is malformed: {message}")]
+    Malformed {
+        /// Entry index.
+        index: usize,
+        /// Verifier message.
+        message: String,
+    },
 }
 
-impl<'a> SourceMap<'a> {
-    /// Number of (offset, location) entries.
-    pub fn len(&self) -> usize {
-        self.entries.map(|e| e.len()).unwrap_or(0)
-    }
-
-    /// Whether the map is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The entries as (bytecode offset, location index).
-    pub fn entries(&self) -> impl Iterator<Item = (usize, usize)> + 'a {
-        self.entries
-            .into_iter()
-            .flat_map(|v| v.iter())
-            .filter(|e| e.bytecode_offset() >= 0 && e.location() >= 0)
-            .map(|e| (e.bytecode_offset() as usize, e.location() as usize))
-    }
-
-    /// The location index of the instruction at `pc`: the entry with the
-    /// greatest offset not above `pc`.
-    pub fn location_index_at(&self, pc: usize) -> Option<usize> {
-        let mut best: Option<(usize, usize)> = None;
-        for (off, loc) in self.entries() {
-            if off <= pc && best.is_none_or(|(b, _)| off >= b) {
-                best = Some((off, loc));
-            }
-        }
-        best.map(|(_, l)| l)
-    }
-}
-
-/// The debug database of a module.
+/// The debug database of a [`Module`].
 #[derive(Clone, Copy)]
 pub struct DebugDatabase<'a> {
+    module: &'a Module,
     def: schema::DebugDatabaseDef<'a>,
-    fb: &'a [u8],
+}
+
+/// Source map of one function: `(bytecode_offset, location index)` pairs.
+#[derive(Clone, Copy)]
+pub struct SourceMap<'a> {
+    def: schema::FunctionSourceMapDef<'a>,
 }
 
 impl<'a> DebugDatabase<'a> {
-    pub(crate) fn new(def: schema::DebugDatabaseDef<'a>, fb: &'a [u8]) -> Self {
-        DebugDatabase { def, fb }
+    pub(crate) fn new(module: &'a Module, def: schema::DebugDatabaseDef<'a>) -> Self {
+        DebugDatabase { module, def }
     }
 
     /// Number of entries in the location table.
     pub fn location_count(&self) -> usize {
-        self.def.location_table().map(|v| v.len()).unwrap_or(0)
+        let tags = self.def.location_table_type().map_or(0, |v| v.len());
+        let entries = self.def.location_table().map_or(0, |v| v.len());
+        tags.min(entries)
     }
 
-    /// Number of function source maps.
-    pub fn source_map_count(&self) -> usize {
-        self.def.functions().map(|v| v.len()).unwrap_or(0)
-    }
-
-    /// Location table entry `index`. Each entry is verified as the table its
-    /// kind names before it is read; anything malformed is [`Location::Unknown`].
-    pub fn location(&self, index: usize) -> Location<'a> {
-        let (Some(kinds), Some(table)) =
+    /// Reads location `index`.
+    pub fn location(&self, index: i64) -> Result<Location<'a>, DebugError> {
+        let len = self.location_count();
+        let out_of_range = DebugError::OutOfRange { index, len };
+        let i = usize::try_from(index).map_err(|_| out_of_range.clone())?;
+        if i >= len {
+            return Err(out_of_range);
+        }
+        let (Some(tags), Some(entries)) =
             (self.def.location_table_type(), self.def.location_table())
         else {
-            return Location::Unknown;
+            return Err(out_of_range);
         };
-        if index >= kinds.len() || index >= table.len() {
-            return Location::Unknown;
-        }
-        let kind = kinds.get(index);
-        let loc = table.get(index)._tab.loc();
-        let opts = flatbuffers::VerifierOptions::default();
-        let mut v = flatbuffers::Verifier::new(&opts, self.fb);
-        let index_of = |i: i32| usize::try_from(i).ok();
-        macro_rules! verified {
-            ($t:ty) => {{
-                if <$t>::run_verifier(&mut v, loc).is_err() {
-                    return Location::Unknown;
-                }
-                // SAFETY: the table at `loc` was just verified as `$t` over
-                // the same immutable buffer.
-                unsafe { <$t>::init_from_table(flatbuffers::Table::new(self.fb, loc)) }
-            }};
-        }
-        match schema::LocationTypeDef(kind) {
-            schema::LocationTypeDef::CallSiteLocDef => {
-                let t = verified!(schema::CallSiteLocDef);
-                match (index_of(t.callee()), index_of(t.caller())) {
-                    (Some(callee), Some(caller)) => Location::CallSite { callee, caller },
-                    _ => Location::Unknown,
-                }
-            }
-            schema::LocationTypeDef::FileLineColLocDef => {
-                let t = verified!(schema::FileLineColLocDef);
+        let tag = tags.get(i);
+        let table = entries.get(i)._tab;
+        let malformed = |message: String| DebugError::Malformed { index: i, message };
+        Ok(match tag {
+            schema::LocationTypeDef_::FileLineColLocDef => {
+                let loc = verified_entry::<schema::FileLineColLocDef>(table).map_err(malformed)?;
                 Location::FileLineCol {
-                    file: t.filename().unwrap_or(""),
-                    line: t.line(),
-                    column: t.column(),
+                    file: loc.filename().unwrap_or(""),
+                    line: loc.line(),
+                    col: loc.column(),
                 }
             }
-            schema::LocationTypeDef::FusedLocDef => {
-                let t = verified!(schema::FusedLocDef);
-                Location::Fused {
-                    metadata: t.metadata(),
-                    locations: t
-                        .locations()
-                        .map(|l| l.iter().filter_map(index_of).collect())
-                        .unwrap_or_default(),
-                }
-            }
-            schema::LocationTypeDef::NameLocDef => {
-                let t = verified!(schema::NameLocDef);
+            schema::LocationTypeDef_::NameLocDef => {
+                let loc = verified_entry::<schema::NameLocDef>(table).map_err(malformed)?;
+                // Like IREE, a child is only shown when the field is stored.
+                let present = loc._tab.vtable().get(schema::NameLocDef::VT_CHILD_LOCATION) != 0;
                 Location::Name {
-                    name: t.name().unwrap_or(""),
-                    child: index_of(t.child_location()),
+                    name: loc.name().unwrap_or(""),
+                    child: present.then(|| loc.child_location()),
                 }
             }
-            _ => Location::Unknown,
-        }
+            schema::LocationTypeDef_::CallSiteLocDef => {
+                let loc = verified_entry::<schema::CallSiteLocDef>(table).map_err(malformed)?;
+                Location::CallSite {
+                    callee: loc.callee(),
+                    caller: loc.caller(),
+                }
+            }
+            schema::LocationTypeDef_::FusedLocDef => {
+                let loc = verified_entry::<schema::FusedLocDef>(table).map_err(malformed)?;
+                Location::Fused {
+                    metadata: loc.metadata(),
+                    locations: loc.locations().iter().flatten().collect(),
+                }
+            }
+            other => {
+                return Err(DebugError::UnknownKind {
+                    index: i,
+                    tag: other.0,
+                })
+            }
+        })
     }
 
-    /// The source map of internal function `ordinal` of `module` (by
-    /// ordinal when the map count equals the function count, else by name).
-    pub fn source_map(&self, module: &'a Module, ordinal: usize) -> Option<SourceMap<'a>> {
+    /// Number of function source maps stored (may be fewer than functions).
+    pub fn source_map_count(&self) -> usize {
+        self.def.functions().map_or(0, |v| v.len())
+    }
+
+    /// Source map at position `index` of the stored list.
+    pub fn source_map(&self, index: usize) -> Option<SourceMap<'a>> {
         let maps = self.def.functions()?;
-        let as_map = |m: schema::FunctionSourceMapDef<'a>| SourceMap {
-            local_name: m.local_name(),
-            entries: m.locations(),
+        (index < maps.len()).then(|| SourceMap {
+            def: maps.get(index),
+        })
+    }
+
+    /// Source map of internal function `function_ordinal`.
+    ///
+    /// When the database has one source map per function they are matched
+    /// by position. iree-compile 3.13 writes fewer (only the last function's),
+    /// so otherwise the map is matched by `local_name`, falling back to the
+    /// name of an export of that function.
+    pub fn source_map_for(
+        &self,
+        function_ordinal: usize,
+        local_name: Option<&str>,
+    ) -> Option<SourceMap<'a>> {
+        let count = self.source_map_count();
+        if count == self.module.function_count() {
+            let map = self.source_map(function_ordinal)?;
+            if local_name.map_or(true, |name| map.local_name() == name) {
+                return Some(map);
+            }
+        }
+        let exported;
+        let name = match local_name {
+            Some(name) => name,
+            None => {
+                exported = self
+                    .module
+                    .exports()
+                    .into_iter()
+                    .find(|e| e.internal_ordinal == function_ordinal)?;
+                exported.local_name
+            }
         };
-        if maps.len() == module.function_count() {
-            return (ordinal < maps.len()).then(|| as_map(maps.get(ordinal)));
-        }
-        let name = module
-            .exports()
-            .into_iter()
-            .find(|e| e.internal_ordinal == ordinal)
-            .map(|e| e.local_name)?;
-        maps.iter()
-            .find(|m| m.local_name() == Some(name))
-            .map(as_map)
+        (0..count)
+            .filter_map(|i| self.source_map(i))
+            .find(|m| m.local_name() == name)
     }
 
-    /// The source map whose `local_name` is `name`.
-    pub fn source_map_named(&self, name: &str) -> Option<SourceMap<'a>> {
-        let maps = self.def.functions()?;
-        maps.iter()
-            .find(|m| m.local_name() == Some(name))
-            .map(|m| SourceMap {
-                local_name: m.local_name(),
-                entries: m.locations(),
-            })
+    /// Location index for `bytecode_offset` inside internal function
+    /// `function_ordinal`: the last source map entry at or before it.
+    pub fn location_at(&self, function_ordinal: usize, bytecode_offset: u32) -> Option<i32> {
+        self.source_map_for(function_ordinal, None)?
+            .location_at(bytecode_offset)
     }
 
-    /// Renders location `index` as MLIR prints locations.
-    pub fn render(&self, index: usize) -> String {
+    /// MLIR-style text for location `index`: `"file.mlir":12:3`,
+    /// `callsite(A at B)`, `"name"(child)`, `fused<meta>[a, b]`.
+    ///
+    /// Bounded: nesting deeper than [`MAX_RENDER_DEPTH`] prints `...`,
+    /// revisiting an entry on the current path prints `<cycle N>`, output
+    /// after [`MAX_RENDER_NODES`] entries prints `...`, and unreadable entries
+    /// print `<error: ...>`.
+    pub fn render(&self, index: i64) -> String {
         let mut out = String::new();
-        self.render_into(index, 0, &mut out);
+        let mut state = RenderState {
+            path: Vec::new(),
+            nodes: 0,
+        };
+        self.render_into(index, &mut state, &mut out);
         out
     }
 
-    fn render_into(&self, index: usize, depth: usize, out: &mut String) {
-        use std::fmt::Write;
-        if depth >= MAX_LOCATION_DEPTH {
+    fn render_into(&self, index: i64, state: &mut RenderState, out: &mut String) {
+        use fmt::Write as _;
+        if state.path.len() >= MAX_RENDER_DEPTH || state.nodes >= MAX_RENDER_NODES {
             out.push_str("...");
             return;
         }
-        match self.location(index) {
-            Location::FileLineCol { file, line, column } => {
-                let _ = write!(out, "\"{file}\":{line}:{column}");
+        if state.path.contains(&index) {
+            let _ = write!(out, "<cycle {index}>");
+            return;
+        }
+        state.nodes += 1;
+        let location = match self.location(index) {
+            Ok(location) => location,
+            Err(err) => {
+                let _ = write!(out, "<error: {err}>");
+                return;
+            }
+        };
+        state.path.push(index);
+        match location {
+            Location::FileLineCol { file, line, col } => {
+                let _ = write!(out, "{file:?}:{line}:{col}");
             }
             Location::Name { name, child } => {
-                let _ = write!(out, "\"{name}\"");
-                if let Some(c) = child {
+                let _ = write!(out, "{name:?}");
+                if let Some(child) = child {
                     out.push('(');
-                    self.render_into(c, depth + 1, out);
+                    self.render_into(child.into(), state, out);
                     out.push(')');
                 }
             }
             Location::CallSite { callee, caller } => {
                 out.push_str("callsite(");
-                self.render_into(callee, depth + 1, out);
+                self.render_into(callee.into(), state, out);
                 out.push_str(" at ");
-                self.render_into(caller, depth + 1, out);
+                self.render_into(caller.into(), state, out);
                 out.push(')');
             }
             Location::Fused {
@@ -247,60 +278,91 @@ impl<'a> DebugDatabase<'a> {
                 locations,
             } => {
                 out.push_str("fused");
-                if let Some(m) = metadata {
-                    let _ = write!(out, "<\"{m}\">");
+                if let Some(metadata) = metadata {
+                    let _ = write!(out, "<{metadata}>");
                 }
                 out.push('[');
-                for (i, l) in locations.iter().enumerate() {
+                for (i, child) in locations.into_iter().enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    self.render_into(*l, depth + 1, out);
+                    self.render_into(child.into(), state, out);
                 }
                 out.push(']');
             }
-            Location::Unknown => out.push_str("unknown"),
         }
+        state.path.pop();
+    }
+}
+
+struct RenderState {
+    path: Vec<i64>,
+    nodes: usize,
+}
+
+impl fmt::Debug for DebugDatabase<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DebugDatabase")
+            .field("locations", &self.location_count())
+            .field("source_maps", &self.source_map_count())
+            .finish()
+    }
+}
+
+impl<'a> SourceMap<'a> {
+    /// Name of the function this map describes.
+    pub fn local_name(&self) -> &'a str {
+        self.def.local_name().unwrap_or("")
     }
 
-    /// The innermost `file:line:col` of location `index` (following names,
-    /// the callee of call sites and the first of fused locations).
-    pub fn primary_file_line_col(&self, index: usize) -> Option<(&'a str, i32, i32)> {
-        let mut idx = index;
-        for _ in 0..MAX_LOCATION_DEPTH {
-            match self.location(idx) {
-                Location::FileLineCol { file, line, column } => return Some((file, line, column)),
-                Location::Name { child: Some(c), .. } => idx = c,
-                Location::CallSite { callee, .. } => idx = callee,
-                Location::Fused { locations, .. } => idx = *locations.first()?,
-                _ => return None,
-            }
-        }
-        None
+    /// `(bytecode_offset, location index)` pairs in stored order.
+    pub fn entries(&self) -> impl Iterator<Item = (i32, i32)> + 'a {
+        self.def
+            .locations()
+            .into_iter()
+            .flatten()
+            .map(|l| (l.bytecode_offset(), l.location()))
     }
 
-    /// The call-site chain of location `index`: the callee location first,
-    /// then each caller ("called from").
-    pub fn call_chain(&self, index: usize) -> Vec<usize> {
-        let mut chain = Vec::new();
-        let mut idx = index;
-        for _ in 0..MAX_LOCATION_DEPTH {
-            match self.location(idx) {
-                Location::CallSite { callee, caller } => {
-                    chain.push(callee);
-                    idx = caller;
-                }
-                Location::Name { child: Some(c), .. }
-                    if matches!(self.location(c), Location::CallSite { .. }) =>
-                {
-                    idx = c;
-                }
-                _ => {
-                    chain.push(idx);
-                    return chain;
-                }
+    /// Location of the last entry whose offset is `<= bytecode_offset`
+    /// (the entry with the greatest such offset, later entries winning ties).
+    pub fn location_at(&self, bytecode_offset: u32) -> Option<i32> {
+        let pc = i64::from(bytecode_offset);
+        let mut best: Option<(i32, i32)> = None;
+        for (offset, location) in self.entries() {
+            if i64::from(offset) <= pc && best.map_or(true, |(b, _)| offset >= b) {
+                best = Some((offset, location));
             }
         }
-        chain
+        best.map(|(_, location)| location)
     }
+}
+
+impl fmt::Debug for SourceMap<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SourceMap")
+            .field("local_name", &self.local_name())
+            .field("entries", &self.entries().count())
+            .finish()
+    }
+}
+
+/// Verifies `table` as a `T` and returns the typed view.
+fn verified_entry<'a, T>(table: flatbuffers::Table<'a>) -> Result<T, String>
+where
+    T: Follow<'a, Inner = T> + Verifiable + 'a,
+{
+    let (buf, loc) = (table.buf(), table.loc());
+    let opts = VerifierOptions {
+        max_depth: 8,
+        max_tables: 16,
+        max_apparent_size: buf.len(),
+        ignore_missing_null_terminator: false,
+    };
+    let mut verifier = Verifier::new(&opts, buf);
+    T::run_verifier(&mut verifier, loc).map_err(|e| e.to_string())?;
+    // SAFETY: the verifier just checked, against this same `buf`, that a `T`
+    // table at `loc` and everything it references is in bounds and well
+    // formed, which is the precondition of `Follow::follow`.
+    Ok(unsafe { T::follow(buf, loc) })
 }

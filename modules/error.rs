@@ -1,103 +1,188 @@
-//! Errors of the loader layer.
+//! Errors reported while loading a module. Each variant names what is wrong
+//! and carries the numbers needed to see why.
 
 use std::path::PathBuf;
 
-/// Why a module could not be loaded. Each variant names what is wrong.
+use super::features::FeatureBits;
+
+/// Why a `.vmfb` could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadError {
     /// The file could not be opened or mapped.
-    #[error("cannot read module '{path}': {source}")]
+    #[error("cannot read module file {path}: {source}")]
     Io {
-        /// The file.
+        /// The file that was being read.
         path: PathBuf,
-        /// The OS error.
+        /// The underlying error.
+        #[source]
         source: std::io::Error,
     },
-    /// The file is too short to hold a module.
-    #[error("module is truncated: {what} needs {needed} bytes but only {available} are present")]
-    Truncated {
-        /// What was being read.
-        what: &'static str,
-        /// Bytes needed.
-        needed: u64,
-        /// Bytes present.
-        available: u64,
-    },
-    /// The ZIP local-file header claims more than the file holds.
-    #[error("archive self-reports as a ZIP but its header ({header_len} bytes) exceeds the file ({file_len} bytes)")]
-    BadZipHeader {
-        /// Header length including name and extra fields.
+
+    /// A ZIP local-file header claims more bytes than the file holds.
+    #[error(
+        "archive starts with a ZIP header of {header_len} bytes but the file has only {file_len} bytes"
+    )]
+    ZipHeaderTooShort {
+        /// 30 + file name length + extra field length.
         header_len: u64,
-        /// File length.
+        /// Total file length.
         file_len: u64,
     },
-    /// The size prefix of the FlatBuffer points past the end of the file.
-    #[error("FlatBuffer size prefix out of bounds: prefix says {prefix} bytes but only {available} follow it")]
+
+    /// Fewer bytes than a size prefix plus a FlatBuffer header need.
+    #[error(
+        "truncated module: {available} bytes after the archive header, at least 16 are needed"
+    )]
+    Truncated {
+        /// Bytes available where the size-prefixed FlatBuffer should start.
+        available: u64,
+    },
+
+    /// The u32 size prefix points past the end of the data.
+    #[error(
+        "FlatBuffer size prefix out of bounds: prefix says {prefix} bytes but only {available} are available"
+    )]
     SizePrefixOutOfBounds {
-        /// The prefix value.
+        /// The size prefix as read.
         prefix: u64,
         /// Bytes after the prefix.
         available: u64,
     },
-    /// The FlatBuffer does not carry the `IREE` file identifier.
-    #[error("not an IREE bytecode module: file identifier is {found:?}, expected \"IREE\"")]
+
+    /// Bytes 4..8 of the FlatBuffer are not `IREE`.
+    #[error("bad file identifier: expected \"IREE\", found {}", show_bytes(found))]
     BadIdentifier {
         /// The four bytes found.
-        found: String,
+        found: [u8; 4],
     },
-    /// The FlatBuffer failed verification.
-    #[error("malformed module FlatBuffer: {0}")]
-    Malformed(#[from] flatbuffers::InvalidFlatbuffer),
-    /// The bytecode version is not one this runtime executes.
-    #[error("bytecode version mismatch: expected {expected_major}.x (x <= {expected_minor}), found {major}.{minor}")]
-    BytecodeVersion {
-        /// Found major version.
-        major: u32,
-        /// Found minor version.
-        minor: u32,
-        /// Supported major.
-        expected_major: u32,
-        /// Newest supported minor.
-        expected_minor: u32,
+
+    /// The FlatBuffer is structurally invalid.
+    #[error("FlatBuffer verification failed: {message}")]
+    Verification {
+        /// The verifier's description (includes the failing field path).
+        message: String,
     },
-    /// The module needs runtime features this build lacks.
-    #[error("required module features [{missing}] are not available; have [{available}] while module requires [{required}]")]
-    MissingFeatures {
-        /// Needed but unavailable.
-        missing: String,
-        /// What this runtime offers.
-        available: String,
-        /// What the module asks for.
-        required: String,
+
+    /// The bytecode major version differs or the minor version is newer.
+    #[error(
+        "bytecode version mismatch: expected {expected_major}.x with minor <= {expected_minor}, found {major}.{minor}"
+    )]
+    UnsupportedVersion {
+        /// Major version of the module.
+        major: u16,
+        /// Minor version of the module.
+        minor: u16,
+        /// Major version this runtime executes.
+        expected_major: u16,
+        /// Newest minor version this runtime executes.
+        expected_minor: u16,
     },
-    /// A structural inconsistency between tables.
-    #[error("invalid module: {0}")]
-    Invalid(String),
-    /// A function descriptor points outside `bytecode_data`.
-    #[error("function {ordinal} bytecode range [{offset}, {offset}+{length}) is outside bytecode_data ({data_len} bytes)")]
+
+    /// The module (or one function) needs features this runtime lacks.
+    #[error("{context} requires unsupported features: {missing}")]
+    UnsupportedFeatures {
+        /// `module` or `functions[i]`.
+        context: String,
+        /// The bits that are required but not supported.
+        missing: FeatureBits,
+    },
+
+    /// A required field is absent or empty.
+    #[error("missing required field: {field}")]
+    MissingField {
+        /// Path of the field, e.g. `name` or `imports[2].full_name`.
+        field: String,
+    },
+
+    /// A signed count or size is negative.
+    #[error("{field} is negative ({value})")]
+    NegativeValue {
+        /// Path of the field.
+        field: String,
+        /// The value found.
+        value: i64,
+    },
+
+    /// The signature and descriptor tables disagree in length.
+    #[error(
+        "function table length mismatch: {signatures} signatures but {descriptors} descriptors"
+    )]
+    FunctionTableMismatch {
+        /// Number of function signatures.
+        signatures: usize,
+        /// Number of function descriptors.
+        descriptors: usize,
+    },
+
+    /// An export refers to a function that does not exist.
+    #[error(
+        "exports[{export}] internal_ordinal {ordinal} out of bounds: module has {count} functions"
+    )]
+    ExportOrdinalOutOfBounds {
+        /// Index in the export table.
+        export: usize,
+        /// The ordinal found.
+        ordinal: i64,
+        /// Number of internal functions.
+        count: usize,
+    },
+
+    /// A function descriptor's bytecode span leaves `bytecode_data`.
+    #[error(
+        "function descriptor {index} out of bounds: bytecode [{offset}, {offset} + {length}) exceeds bytecode_data of {bytecode_len} bytes"
+    )]
     FunctionOutOfBounds {
         /// Function ordinal.
-        ordinal: usize,
-        /// Descriptor offset.
+        index: usize,
+        /// `bytecode_offset` as stored.
         offset: i64,
-        /// Descriptor length.
+        /// `bytecode_length` as stored.
         length: i64,
-        /// Size of bytecode_data.
-        data_len: usize,
+        /// Length of `bytecode_data`.
+        bytecode_len: usize,
     },
-    /// An external rodata segment lies outside the file.
-    #[error("rodata segment {ordinal} external range [{start}, {start}+{length}) is outside the file ({file_len} bytes)")]
+
+    /// A function descriptor is unusable for another reason.
+    #[error("function descriptor {index} is invalid: {reason}")]
+    InvalidFunctionDescriptor {
+        /// Function ordinal.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// An external rodata segment points outside the file.
+    #[error(
+        "rodata segment {index} external range out of file bounds: base {base} + offset {offset} + length {length} exceeds file length {file_len}"
+    )]
     RodataOutOfBounds {
-        /// Segment ordinal.
-        ordinal: usize,
-        /// Absolute file offset of the segment.
-        start: u64,
-        /// Segment length.
+        /// Segment index.
+        index: usize,
+        /// Start of external data in the file (aligned end of the FlatBuffer).
+        base: u64,
+        /// `external_data_offset` as stored.
+        offset: u64,
+        /// `external_data_length` as stored.
         length: u64,
         /// File length.
         file_len: u64,
     },
-    /// Assembling a `.vmasm` text module failed.
-    #[error("{0}")]
-    Assembly(String),
+
+    /// A size computation overflowed.
+    #[error("size overflow while computing {what}")]
+    Overflow {
+        /// What was being computed.
+        what: String,
+    },
+}
+
+fn show_bytes(bytes: &[u8]) -> String {
+    let printable = bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ');
+    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    if printable {
+        format!("\"{}\" ({})", String::from_utf8_lossy(bytes), hex.join(" "))
+    } else {
+        format!("[{}]", hex.join(" "))
+    }
 }

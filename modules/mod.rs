@@ -1,25 +1,39 @@
-//! Loading IREE bytecode modules (`.vmfb`): the FlatBuffer schema bindings,
-//! the archive layout, structural verification, zero-copy accessors, the
-//! debug database and the function ABI (calling conventions, reflection).
+//! Loading IREE bytecode modules: the FlatBuffer schema bindings, the archive
+//! layout of `.vmfb` files, structural verification and zero-copy accessors.
 //!
 //! ```no_run
-//! let module = irvm::modules::Module::from_file("fib.vmfb")?;
-//! println!("{} exports {:?}", module.name(), module.exports());
+//! use irvm::modules::Module;
+//!
+//! let module = Module::from_file("fib.vmfb")?;
+//! for export in module.exports() {
+//!     let bytecode = module.function_bytecode(export.internal_ordinal).unwrap();
+//!     println!("{}.{}: {} bytes", module.name(), export.local_name, bytecode.len());
+//! }
 //! # Ok::<(), irvm::modules::LoadError>(())
 //! ```
+//!
+//! Files, one job each:
+//! - `archive.rs`: ZIP header, size prefix, external rodata base.
+//! - `verify.rs`: FlatBuffer verification and load-time invariants.
+//! - `module.rs`: [`Module`] and its accessors.
+//! - `debug_db.rs`: lazy access to the debug database.
+//! - `abi.rs`: calling conventions and reflection attributes.
+//! - `schema.rs`: the flatc-generated bindings.
 
 pub mod abi;
-mod archive;
+pub mod archive;
+mod bytes;
 pub mod debug_db;
 mod error;
+mod features;
 mod module;
 pub mod schema;
+mod verify;
 
-pub use abi::{CallingConvention, ValueKind};
-pub use debug_db::{DebugDatabase, Location, SourceMap};
+pub use abi::{AbiError, CallingConvention, ValueKind};
+pub use bytes::ModuleBytes;
+pub use debug_db::{DebugDatabase, DebugError, Location, SourceMap};
 pub use error::LoadError;
-pub use module::{
-    Dependency, ExportDecl, FunctionDescriptor, ImportDecl, Module, ModuleBytes, SignatureDecl,
-    SUPPORTED_BYTECODE_MAJOR, SUPPORTED_BYTECODE_MINOR, SUPPORTED_FEATURES,
-};
-pub use schema::FeatureBits;
+pub use features::{FeatureBits, SUPPORTED_FEATURES};
+pub use module::{Dependency, ExportDecl, FunctionDescriptor, ImportDecl, Module, SignatureDecl};
+pub use verify::{BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR};

@@ -258,24 +258,24 @@ impl ::flatbuffers::SimpleToVerifyInSlice for CompressionTypeDef {}
 pub struct CompressionTypeDefUnionTableOffset {}
 
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MIN_LOCATION_TYPE_DEF: u8 = 0;
+pub const ENUM_MIN_LOCATION_TYPE_DEF_: u8 = 0;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
-pub const ENUM_MAX_LOCATION_TYPE_DEF: u8 = 4;
+pub const ENUM_MAX_LOCATION_TYPE_DEF_: u8 = 4;
 #[deprecated(since = "2.0.0", note = "Use associated constants instead. This will no longer be generated in 2021.")]
 #[allow(non_camel_case_types)]
-pub const ENUM_VALUES_LOCATION_TYPE_DEF: [LocationTypeDef; 5] = [
-  LocationTypeDef::NONE,
-  LocationTypeDef::CallSiteLocDef,
-  LocationTypeDef::FileLineColLocDef,
-  LocationTypeDef::FusedLocDef,
-  LocationTypeDef::NameLocDef,
+pub const ENUM_VALUES_LOCATION_TYPE_DEF_: [LocationTypeDef_; 5] = [
+  LocationTypeDef_::NONE,
+  LocationTypeDef_::CallSiteLocDef,
+  LocationTypeDef_::FileLineColLocDef,
+  LocationTypeDef_::FusedLocDef,
+  LocationTypeDef_::NameLocDef,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[repr(transparent)]
-pub struct LocationTypeDef(pub u8);
+pub struct LocationTypeDef_(pub u8);
 #[allow(non_upper_case_globals)]
-impl LocationTypeDef {
+impl LocationTypeDef_ {
   pub const NONE: Self = Self(0);
   pub const CallSiteLocDef: Self = Self(1);
   pub const FileLineColLocDef: Self = Self(2);
@@ -303,7 +303,7 @@ impl LocationTypeDef {
     }
   }
 }
-impl ::core::fmt::Debug for LocationTypeDef {
+impl ::core::fmt::Debug for LocationTypeDef_ {
   fn fmt(&self, f: &mut ::core::fmt::Formatter) -> ::core::fmt::Result {
     if let Some(name) = self.variant_name() {
       f.write_str(name)
@@ -312,7 +312,7 @@ impl ::core::fmt::Debug for LocationTypeDef {
     }
   }
 }
-impl<'a> ::flatbuffers::Follow<'a> for LocationTypeDef {
+impl<'a> ::flatbuffers::Follow<'a> for LocationTypeDef_ {
   type Inner = Self;
   #[inline]
   unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
@@ -321,15 +321,15 @@ impl<'a> ::flatbuffers::Follow<'a> for LocationTypeDef {
   }
 }
 
-impl ::flatbuffers::Push for LocationTypeDef {
-    type Output = LocationTypeDef;
+impl ::flatbuffers::Push for LocationTypeDef_ {
+    type Output = LocationTypeDef_;
     #[inline]
     unsafe fn push(&self, dst: &mut [u8], _written_len: usize) {
         unsafe { ::flatbuffers::emplace_scalar::<u8>(dst, self.0) };
     }
 }
 
-impl ::flatbuffers::EndianScalar for LocationTypeDef {
+impl ::flatbuffers::EndianScalar for LocationTypeDef_ {
   type Scalar = u8;
   #[inline]
   fn to_little_endian(self) -> u8 {
@@ -343,7 +343,7 @@ impl ::flatbuffers::EndianScalar for LocationTypeDef {
   }
 }
 
-impl<'a> ::flatbuffers::Verifiable for LocationTypeDef {
+impl<'a> ::flatbuffers::Verifiable for LocationTypeDef_ {
   #[inline]
   fn run_verifier(
     v: &mut ::flatbuffers::Verifier, pos: usize
@@ -352,9 +352,7 @@ impl<'a> ::flatbuffers::Verifiable for LocationTypeDef {
   }
 }
 
-impl ::flatbuffers::SimpleToVerifyInSlice for LocationTypeDef {}
-pub struct LocationTypeDefUnionTableOffset {}
-
+impl ::flatbuffers::SimpleToVerifyInSlice for LocationTypeDef_ {}
 // struct FunctionDescriptor, aligned to 4
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq)]
@@ -2644,11 +2642,11 @@ impl<'a> DebugDatabaseDef<'a> {
 
 
   #[inline]
-  pub fn location_table_type(&self) -> Option<::flatbuffers::Vector<'a, u8>> {
+  pub fn location_table_type(&self) -> Option<::flatbuffers::Vector<'a, LocationTypeDef_>> {
     // Safety:
     // Created from valid Table for this object
     // which contains a valid value in this slot
-    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, u8>>>(DebugDatabaseDef::VT_LOCATION_TABLE_TYPE, None)}
+    unsafe { self._tab.get::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'a, LocationTypeDef_>>>(DebugDatabaseDef::VT_LOCATION_TABLE_TYPE, None)}
   }
   #[inline]
   pub fn location_table(&self) -> Option<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<LocationEntryDef<'a>>>> {
@@ -2672,7 +2670,7 @@ impl ::flatbuffers::Verifiable for DebugDatabaseDef<'_> {
     v: &mut ::flatbuffers::Verifier, pos: usize
   ) -> Result<(), ::flatbuffers::InvalidFlatbuffer> {
     v.visit_table(pos)?
-     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, u8>>>("location_table_type", Self::VT_LOCATION_TABLE_TYPE, false)?
+     .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, LocationTypeDef_>>>("location_table_type", Self::VT_LOCATION_TABLE_TYPE, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<LocationEntryDef>>>>("location_table", Self::VT_LOCATION_TABLE, false)?
      .visit_field::<::flatbuffers::ForwardsUOffset<::flatbuffers::Vector<'_, ::flatbuffers::ForwardsUOffset<FunctionSourceMapDef>>>>("functions", Self::VT_FUNCTIONS, false)?
      .finish();
@@ -2680,7 +2678,7 @@ impl ::flatbuffers::Verifiable for DebugDatabaseDef<'_> {
   }
 }
 pub struct DebugDatabaseDefArgs<'a> {
-    pub location_table_type: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, u8>>>,
+    pub location_table_type: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, LocationTypeDef_>>>,
     pub location_table: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<LocationEntryDef<'a>>>>>,
     pub functions: Option<::flatbuffers::WIPOffset<::flatbuffers::Vector<'a, ::flatbuffers::ForwardsUOffset<FunctionSourceMapDef<'a>>>>>,
 }
@@ -2701,7 +2699,7 @@ pub struct DebugDatabaseDefBuilder<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a>
 }
 impl<'a: 'b, 'b, A: ::flatbuffers::Allocator + 'a> DebugDatabaseDefBuilder<'a, 'b, A> {
   #[inline]
-  pub fn add_location_table_type(&mut self, location_table_type: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , u8>>) {
+  pub fn add_location_table_type(&mut self, location_table_type: ::flatbuffers::WIPOffset<::flatbuffers::Vector<'b , LocationTypeDef_>>) {
     self.fbb_.push_slot_always::<::flatbuffers::WIPOffset<_>>(DebugDatabaseDef::VT_LOCATION_TABLE_TYPE, location_table_type);
   }
   #[inline]
