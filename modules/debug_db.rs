@@ -190,7 +190,7 @@ impl<'a> DebugDatabase<'a> {
         let count = self.source_map_count();
         if count == self.module.function_count() {
             let map = self.source_map(function_ordinal)?;
-            if local_name.map_or(true, |name| map.local_name() == name) {
+            if local_name.is_none_or(|name| map.local_name() == name) {
                 return Some(map);
             }
         }
@@ -330,7 +330,7 @@ impl<'a> SourceMap<'a> {
         let pc = i64::from(bytecode_offset);
         let mut best: Option<(i32, i32)> = None;
         for (offset, location) in self.entries() {
-            if i64::from(offset) <= pc && best.map_or(true, |(b, _)| offset >= b) {
+            if i64::from(offset) <= pc && best.is_none_or(|(b, _)| offset >= b) {
                 best = Some((offset, location));
             }
         }
