@@ -316,6 +316,12 @@ impl Module {
         self.file_bytes().get(loc.range.clone())
     }
 
+    /// Byte range of rodata segment `index` within [`file_bytes`](Self::file_bytes),
+    /// or `None` if out of range.
+    pub fn rodata_range(&self, index: usize) -> Option<Range<usize>> {
+        self.inner.rodata.get(index).map(|loc| loc.range.clone())
+    }
+
     /// Whether rodata segment `index` is stored after the FlatBuffer; `None`
     /// if out of range.
     pub fn rodata_is_external(&self, index: usize) -> Option<bool> {

@@ -351,9 +351,10 @@ mod tests {
             decode_at(&code[..5], 0),
             Err(DecodeError::Truncated { .. })
         ));
+        assert_eq!(decode_at(&[0x79], 0).unwrap().op, Opcode::Block);
         assert!(matches!(
-            decode_at(&[0x79], 0),
-            Err(DecodeError::UnknownOpcode { code: 0x79, .. })
+            decode_at(&[0xFF], 0),
+            Err(DecodeError::UnknownOpcode { code: 0xFF, .. })
         ));
         assert!(decode_at(&[], 0).is_err());
     }

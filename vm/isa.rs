@@ -371,6 +371,7 @@ macro_rules! for_each_instruction {
             Core 0x76 CtlzI64 "ctlz.i64" (unary(I64));
             Core 0x77 AbsI32 "abs.i32" (unary(I32));
             Core 0x78 AbsI64 "abs.i64" (unary(I64));
+            Core 0x79 Block "block" ([]);
             Core 0x7A MinI32S "min.i32.s" (binary(I32));
             Core 0x7B MinI32U "min.i32.u" (binary(I32));
             Core 0x7C MaxI32S "max.i32.s" (binary(I32));
@@ -668,16 +669,16 @@ mod tests {
             assert_eq!(Opcode::from_code(info.set, info.code), Some(info.op));
             assert_eq!(Opcode::from_mnemonic(info.mnemonic), Some(info.op));
         }
-        // The prefix bytes and the reserved marker are not instructions.
+        // The prefix bytes are not instructions; 0x79 is the block marker.
         assert_eq!(Opcode::from_code(OpcodeSet::Core, PREFIX_EXT_F32), None);
         assert_eq!(Opcode::from_code(OpcodeSet::Core, PREFIX_EXT_F64), None);
-        assert_eq!(Opcode::from_code(OpcodeSet::Core, 0x79), None);
+        assert_eq!(Opcode::from_code(OpcodeSet::Core, 0x79), Some(Opcode::Block));
     }
 
     #[test]
     fn set_sizes_match_bytecode_17() {
         let count = |s| INSTRUCTIONS.iter().filter(|i| i.set == s).count();
-        assert_eq!(count(OpcodeSet::Core), 136);
+        assert_eq!(count(OpcodeSet::Core), 137);
         assert_eq!(count(OpcodeSet::ExtF32), 62);
         assert_eq!(count(OpcodeSet::ExtF64), 64);
     }

@@ -7,6 +7,21 @@
 #[path = "../modules/mod.rs"]
 pub mod modules;
 
+pub mod context;
 pub mod decode;
 pub mod dynamic;
+mod exec;
+pub mod host;
 pub mod isa;
+mod program;
+pub mod refs;
+pub mod trap;
+pub mod value;
+
+pub use context::{CallState, Context, Func, Instance, LinkError};
+pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState, NativeModule};
+pub use modules::Module;
+pub use program::VerifyError;
+pub use refs::{Buffer, List, Ref, RefType, TypeDef, ValueType};
+pub use trap::{StatusCode, Trap, TrapFrame};
+pub use value::Value;

@@ -1,0 +1,100 @@
+//! IREE's VM conformance suite (`../shared/conformance/iree-vm-tests`), run
+//! under its test_/fail_ convention through the public API: every exported
+//! function takes no arguments; `fail_*` must fail, everything else must
+//! succeed. `async_ops` gets the `yieldable_test` dynamic host module.
+//! Skipped with a message when the suite is absent.
+
+use std::path::{Path, PathBuf};
+
+use irvm::dynamic::DynamicModule;
+use irvm::{Context, Instance, Module};
+
+fn suite_dir() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/iree-vm-tests");
+    d.is_dir().then_some(d)
+}
+
+/// The yieldable_test plugin built by this workspace, if present.
+fn yieldable_test_lib() -> Option<PathBuf> {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    for profile in ["debug", "release"] {
+        for sub in ["", "deps"] {
+            let p = target.join(profile).join(sub).join("libyieldable_test.so");
+            if p.exists() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+struct Outcome {
+    passed: usize,
+    failures: Vec<String>,
+}
+
+fn run_module(path: &Path, out: &mut Outcome) {
+    let name = path.file_stem().unwrap().to_string_lossy().to_string();
+    let module = match Module::from_file(path) {
+        Ok(m) => m,
+        Err(e) => {
+            out.failures.push(format!("{name}: load failed: {e}"));
+            return;
+        }
+    };
+    let exports: Vec<String> = module.exports().iter().map(|e| e.local_name.to_string()).collect();
+    for export in &exports {
+        // A fresh context per function, as IREE's runner does.
+        let instance = Instance::new();
+        let mut ctx = Context::new(&instance);
+        if module.imports().iter().any(|i| i.full_name.starts_with("yieldable_test.")) {
+            let Some(lib) = yieldable_test_lib() else {
+                out.failures.push(format!("{name}.{export}: libyieldable_test.so not built"));
+                continue;
+            };
+            let host = DynamicModule::load_spec(lib.to_str().unwrap()).expect("load yieldable_test");
+            ctx.register_host_module(&host).expect("register yieldable_test");
+        }
+        if let Err(e) = ctx.register_module(module.clone()) {
+            out.failures.push(format!("{name}.{export}: link failed: {e}"));
+            continue;
+        }
+        let func = ctx.function(export).expect("export present");
+        let result = ctx.invoke(&func, &[]);
+        let expect_fail = export.starts_with("fail_");
+        match (expect_fail, result) {
+            (false, Ok(_)) | (true, Err(_)) => out.passed += 1,
+            (false, Err(e)) => out.failures.push(format!("{name}.{export}: unexpected failure: {e}")),
+            (true, Ok(_)) => out.failures.push(format!("{name}.{export}: expected a failure, succeeded")),
+        }
+    }
+}
+
+#[test]
+fn iree_vm_conformance_suite() {
+    let Some(dir) = suite_dir() else {
+        eprintln!("skipping: ../shared/conformance/iree-vm-tests not present");
+        return;
+    };
+    let mut modules: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
+        .collect();
+    modules.sort();
+    assert_eq!(modules.len(), 30, "expected the 30 conformance modules");
+    let mut out = Outcome {
+        passed: 0,
+        failures: Vec::new(),
+    };
+    for m in &modules {
+        run_module(m, &mut out);
+    }
+    let total = out.passed + out.failures.len();
+    eprintln!("conformance: {}/{} functions behave as the convention says", out.passed, total);
+    for f in &out.failures {
+        eprintln!("  {f}");
+    }
+    assert!(out.failures.is_empty(), "{} conformance failures", out.failures.len());
+    assert_eq!(total, 304);
+}

@@ -1,0 +1,736 @@
+//! [`Instance`] (the type registry shared by contexts) and [`Context`] (the
+//! modules of one program, their per-context state, and the import links
+//! between them), plus the embedding API to look up and call functions.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::{Arc, RwLock};
+
+use crate::exec::{self, Stack};
+use crate::host::{HostModule, HostState};
+use crate::modules::Module;
+use crate::program::{self, Function, ModuleFacts, Signature, VerifyError};
+use crate::refs::{Buffer, Ref, RefType, TypeDef, ValueType};
+use crate::trap::{StatusCode, Trap, TrapFrame};
+use crate::value::Value;
+
+/// The registry of reference types, shared by every context created from
+/// it (and across threads).
+#[derive(Debug)]
+pub struct Instance {
+    types: RwLock<Vec<String>>,
+}
+
+impl Instance {
+    /// A new instance with the built-in types (`vm.buffer`, `vm.list`).
+    pub fn new() -> Arc<Instance> {
+        Arc::new(Instance {
+            types: RwLock::new(Vec::new()),
+        })
+    }
+
+    /// Registers a host reference type named `name` (without `!`), or
+    /// returns the existing id of that name.
+    pub fn register_type(&self, name: &str) -> RefType {
+        if let Some(t) = self.lookup_type(name) {
+            return t;
+        }
+        let mut types = self.types.write().unwrap_or_else(|e| e.into_inner());
+        types.push(name.to_string());
+        RefType(RefType::FIRST_HOST + types.len() as u32 - 1)
+    }
+
+    /// The id of the type named `name` (without `!`), if registered.
+    pub fn lookup_type(&self, name: &str) -> Option<RefType> {
+        match name {
+            "vm.buffer" => return Some(RefType::BUFFER),
+            n if n.starts_with("vm.list") => return Some(RefType::LIST),
+            _ => {}
+        }
+        let types = self.types.read().unwrap_or_else(|e| e.into_inner());
+        types
+            .iter()
+            .position(|t| t == name)
+            .map(|i| RefType(RefType::FIRST_HOST + i as u32))
+    }
+
+    /// Resolves a module type-table name (`i32`, `!vm.buffer`, `!vm.list<?>`,
+    /// `!vm.opaque`, a registered `!name`).
+    pub fn resolve_type_name(&self, full_name: &str) -> Option<TypeDef> {
+        Some(match full_name {
+            "i8" => TypeDef::Value(ValueType::I8),
+            "i16" => TypeDef::Value(ValueType::I16),
+            "i32" => TypeDef::Value(ValueType::I32),
+            "i64" => TypeDef::Value(ValueType::I64),
+            "f32" => TypeDef::Value(ValueType::F32),
+            "f64" => TypeDef::Value(ValueType::F64),
+            "!vm.opaque" | "?" | "!vm.ref<?>" => TypeDef::Any,
+            n => TypeDef::Ref(self.lookup_type(n.strip_prefix('!')?)?),
+        })
+    }
+}
+
+/// Why modules could not be put together into a context.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// A module of that name is already registered.
+    #[error("a module named '{0}' is already registered in this context")]
+    DuplicateModule(String),
+    /// A required import has no provider.
+    #[error("module '{module}' imports '{import}', which no registered module exports")]
+    MissingImport {
+        /// The importing module.
+        module: String,
+        /// The fully qualified import name.
+        import: String,
+    },
+    /// The provider's calling convention differs from the import's.
+    #[error("module '{module}' imports '{import}' as `{expected}`, but it is exported as `{found}`")]
+    SignatureMismatch {
+        /// The importing module.
+        module: String,
+        /// The import name.
+        import: String,
+        /// The import's calling convention.
+        expected: String,
+        /// The export's calling convention.
+        found: String,
+    },
+    /// A required module dependency is missing or too old.
+    #[error("module '{module}' depends on '{dependency}' version >= {minimum}, {found}")]
+    Dependency {
+        /// The dependent module.
+        module: String,
+        /// The dependency name.
+        dependency: String,
+        /// Minimum version required.
+        minimum: u32,
+        /// What was found.
+        found: String,
+    },
+    /// A type named in the module's type table is not registered.
+    #[error("module '{module}': no type registered with name '{name}'")]
+    UnknownType {
+        /// The module.
+        module: String,
+        /// The type name.
+        name: String,
+    },
+    /// A calling convention string is malformed.
+    #[error("module '{module}': {what} has a malformed calling convention `{cconv}`: {message}")]
+    BadSignature {
+        /// The module.
+        module: String,
+        /// Which function or import.
+        what: String,
+        /// The string.
+        cconv: String,
+        /// The parse error.
+        message: String,
+    },
+    /// A function failed bytecode verification.
+    #[error("module '{module}', function '{function}': {source}")]
+    Verify {
+        /// The module.
+        module: String,
+        /// The function's name (or ordinal).
+        function: String,
+        /// Details.
+        source: VerifyError,
+    },
+    /// The module's initializer failed.
+    #[error("module '{module}' failed to initialize: {trap}")]
+    Init {
+        /// The module.
+        module: String,
+        /// The failure.
+        trap: Trap,
+    },
+}
+
+/// Where an import of a bytecode module leads.
+#[derive(Clone, Debug)]
+pub(crate) enum ImportTarget {
+    /// An optional import nobody provides.
+    Unresolved,
+    /// An internal function of another bytecode module of the context.
+    Bytecode { module: u32, ordinal: u32 },
+    /// A function of a host module.
+    Host { module: u32, index: u32 },
+}
+
+/// A bytecode module registered in a context, with its state.
+pub(crate) struct BytecodeInstance {
+    pub module: Module,
+    pub name: String,
+    pub funcs: Vec<Rc<Function>>,
+    pub signatures: Vec<Signature>,
+    pub import_sigs: Vec<Signature>,
+    pub import_names: Vec<String>,
+    pub imports: Vec<ImportTarget>,
+    pub types: Vec<TypeDef>,
+    pub rodata: Vec<Rc<Buffer>>,
+    pub rwdata: Vec<u8>,
+    pub global_refs: Vec<Ref>,
+    pub exports: HashMap<String, u32>,
+    pub names: Vec<Option<String>>,
+}
+
+/// A host module registered in a context, with its state.
+pub(crate) struct HostInstance {
+    pub name: String,
+    pub version: u32,
+    pub funcs: Vec<(String, Signature)>,
+    pub state: Box<dyn HostState>,
+}
+
+pub(crate) enum Registered {
+    Bytecode(Box<BytecodeInstance>),
+    Host(HostInstance),
+}
+
+impl Registered {
+    fn name(&self) -> &str {
+        match self {
+            Registered::Bytecode(b) => &b.name,
+            Registered::Host(h) => &h.name,
+        }
+    }
+    fn version(&self) -> u32 {
+        match self {
+            Registered::Bytecode(b) => b.module.version(),
+            Registered::Host(h) => h.version,
+        }
+    }
+    /// Finds export `name`: (target, signature).
+    fn export(&self, index: u32, name: &str) -> Option<(ImportTarget, Signature)> {
+        match self {
+            Registered::Bytecode(b) => {
+                let &ord = b.exports.get(name)?;
+                Some((
+                    ImportTarget::Bytecode {
+                        module: index,
+                        ordinal: ord,
+                    },
+                    b.signatures[ord as usize].clone(),
+                ))
+            }
+            Registered::Host(h) => {
+                let i = h.funcs.iter().position(|(n, _)| n == name)?;
+                Some((
+                    ImportTarget::Host {
+                        module: index,
+                        index: i as u32,
+                    },
+                    h.funcs[i].1.clone(),
+                ))
+            }
+        }
+    }
+}
+
+/// A function of a context, found by [`Context::function`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Func {
+    pub(crate) target: FuncTarget,
+    /// Fully qualified name (`module.function`).
+    pub name: String,
+    /// Calling convention (`0ii_i`).
+    pub signature: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum FuncTarget {
+    Bytecode { module: u32, ordinal: u32 },
+    Host { module: u32, index: u32 },
+}
+
+impl Func {
+    /// Argument kinds (`i`, `I`, `f`, `F`, `r`), flattened.
+    pub fn arg_kinds(&self) -> Vec<char> {
+        Signature::parse(&self.signature)
+            .map(|s| s.args.iter().map(|&c| c as char).collect())
+            .unwrap_or_default()
+    }
+    /// Result kinds, flattened.
+    pub fn result_kinds(&self) -> Vec<char> {
+        Signature::parse(&self.signature)
+            .map(|s| s.results.iter().map(|&c| c as char).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// How a call through [`Context::begin_call`] or [`Context::resume`] ended.
+#[derive(Clone, Debug)]
+pub enum CallState {
+    /// Finished with these results.
+    Done(Vec<Value>),
+    /// The program yielded; call [`Context::resume`] to continue.
+    Yielded,
+}
+
+/// The modules of one program and their state.
+pub struct Context {
+    instance: Arc<Instance>,
+    pub(crate) modules: Vec<Registered>,
+    pub(crate) stack: Stack,
+    /// Maximum frame depth before a call fails with RESOURCE_EXHAUSTED.
+    pub max_depth: usize,
+}
+
+impl Context {
+    /// An empty context over `instance`'s types.
+    pub fn new(instance: &Arc<Instance>) -> Context {
+        Context {
+            instance: instance.clone(),
+            modules: Vec::new(),
+            stack: Stack::default(),
+            max_depth: 16 * 1024,
+        }
+    }
+
+    /// The instance whose types this context uses.
+    pub fn instance(&self) -> &Arc<Instance> {
+        &self.instance
+    }
+
+    /// Names of the registered modules, in registration order.
+    pub fn module_names(&self) -> Vec<&str> {
+        self.modules.iter().map(|m| m.name()).collect()
+    }
+
+    fn check_unique(&self, name: &str) -> Result<(), LinkError> {
+        if self.modules.iter().any(|m| m.name() == name) {
+            return Err(LinkError::DuplicateModule(name.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Registers a host module (its functions become importable by modules
+    /// registered after it).
+    pub fn register_host_module(&mut self, module: &dyn HostModule) -> Result<(), LinkError> {
+        let name = module.name().to_string();
+        self.check_unique(&name)?;
+        let mut funcs = Vec::new();
+        for f in module.functions() {
+            let sig = Signature::parse(&f.calling_convention).map_err(|message| {
+                LinkError::BadSignature {
+                    module: name.clone(),
+                    what: format!("function '{}'", f.name),
+                    cconv: f.calling_convention.clone(),
+                    message,
+                }
+            })?;
+            funcs.push((f.name, sig));
+        }
+        let state = module
+            .instantiate()
+            .map_err(|trap| LinkError::Init {
+                module: name.clone(),
+                trap,
+            })?;
+        self.modules.push(Registered::Host(HostInstance {
+            name,
+            version: module.version(),
+            funcs,
+            state,
+        }));
+        Ok(())
+    }
+
+    /// Registers a bytecode module: checks its dependencies, resolves its
+    /// imports against the modules registered before it, verifies and
+    /// pre-decodes every function, creates its state and runs `__init`.
+    pub fn register_module(&mut self, module: Module) -> Result<(), LinkError> {
+        let name = module.name().to_string();
+        self.check_unique(&name)?;
+        // Dependencies.
+        for dep in module.dependencies() {
+            let found = self.modules.iter().find(|m| m.name() == dep.name);
+            match found {
+                Some(m) if m.version() >= dep.minimum_version => {}
+                Some(m) if !dep.optional => {
+                    return Err(LinkError::Dependency {
+                        module: name,
+                        dependency: dep.name.to_string(),
+                        minimum: dep.minimum_version,
+                        found: format!("found version {}", m.version()),
+                    })
+                }
+                None if !dep.optional => {
+                    return Err(LinkError::Dependency {
+                        module: name,
+                        dependency: dep.name.to_string(),
+                        minimum: dep.minimum_version,
+                        found: "but it is not registered".to_string(),
+                    })
+                }
+                _ => {}
+            }
+        }
+        // Types.
+        let mut types = Vec::new();
+        for t in module.types() {
+            let td = self
+                .instance
+                .resolve_type_name(t)
+                .ok_or_else(|| LinkError::UnknownType {
+                    module: name.clone(),
+                    name: t.to_string(),
+                })?;
+            types.push(td);
+        }
+        // Signatures of internal functions.
+        let mut signatures = Vec::with_capacity(module.function_count());
+        let export_list = module.exports();
+        let mut names: Vec<Option<String>> = vec![None; module.function_count()];
+        for e in &export_list {
+            if names[e.internal_ordinal].is_none() {
+                names[e.internal_ordinal] = Some(e.local_name.to_string());
+            }
+        }
+        for ord in 0..module.function_count() {
+            let cconv = module
+                .function_signature(ord)
+                .and_then(|s| s.calling_convention)
+                .unwrap_or("0v_v");
+            let sig = Signature::parse(cconv).map_err(|message| LinkError::BadSignature {
+                module: name.clone(),
+                what: format!("function {ord}"),
+                cconv: cconv.to_string(),
+                message,
+            })?;
+            signatures.push(sig);
+        }
+        // Imports.
+        let mut import_sigs = Vec::new();
+        let mut import_names = Vec::new();
+        let mut imports = Vec::new();
+        for imp in module.imports() {
+            let cconv = imp.calling_convention.unwrap_or("0v_v");
+            let sig = Signature::parse(cconv).map_err(|message| LinkError::BadSignature {
+                module: name.clone(),
+                what: format!("import '{}'", imp.full_name),
+                cconv: cconv.to_string(),
+                message,
+            })?;
+            let target = self.resolve_import(&name, imp.full_name, &sig, imp.optional)?;
+            import_sigs.push(sig);
+            import_names.push(imp.full_name.to_string());
+            imports.push(target);
+        }
+        // Verify and pre-decode.
+        let facts = ModuleFacts {
+            function_count: module.function_count(),
+            signatures: &signatures,
+            imports: &import_sigs,
+            type_count: types.len(),
+            rodata_count: module.rodata_count(),
+            global_bytes: module.global_bytes_capacity(),
+            global_refs: module.global_ref_count(),
+        };
+        let mut funcs = Vec::with_capacity(module.function_count());
+        for ord in 0..module.function_count() {
+            let fname = || names[ord].clone().unwrap_or_else(|| format!("ordinal {ord}"));
+            let (desc, code) = match (module.function_descriptor(ord), module.function_bytecode(ord)) {
+                (Some(d), Some(c)) => (d, c),
+                _ => {
+                    return Err(LinkError::Verify {
+                        module: name.clone(),
+                        function: fname(),
+                        source: VerifyError {
+                            ordinal: ord as u32,
+                            offset: 0,
+                            message: "missing function descriptor".into(),
+                        },
+                    })
+                }
+            };
+            let f = program::compile(
+                code,
+                ord as u32,
+                desc.i32_register_count,
+                desc.ref_register_count,
+                &facts,
+            )
+            .map_err(|source| LinkError::Verify {
+                module: name.clone(),
+                function: fname(),
+                source,
+            })?;
+            funcs.push(Rc::new(f));
+        }
+        let rodata = (0..module.rodata_count())
+            .map(|i| {
+                let range = module.rodata_range(i).unwrap_or(0..0);
+                Rc::new(Buffer::rodata(module.clone(), range))
+            })
+            .collect();
+        let exports = export_list
+            .iter()
+            .map(|e| (e.local_name.to_string(), e.internal_ordinal as u32))
+            .collect::<HashMap<_, _>>();
+        let has_init = exports.get("__init").copied();
+        let instance = BytecodeInstance {
+            rwdata: vec![0; module.global_bytes_capacity()],
+            global_refs: vec![Ref::Null; module.global_ref_count()],
+            name: name.clone(),
+            module,
+            funcs,
+            signatures,
+            import_sigs,
+            import_names,
+            imports,
+            types,
+            rodata,
+            exports,
+            names,
+        };
+        self.modules.push(Registered::Bytecode(Box::new(instance)));
+        if let Some(ord) = has_init {
+            let f = Func {
+                target: FuncTarget::Bytecode {
+                    module: self.modules.len() as u32 - 1,
+                    ordinal: ord,
+                },
+                name: format!("{name}.__init"),
+                signature: "0v_v".into(),
+            };
+            if let Err(trap) = self.invoke(&f, &[]) {
+                self.modules.pop();
+                return Err(LinkError::Init { module: name, trap });
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve_import(
+        &self,
+        module: &str,
+        full_name: &str,
+        sig: &Signature,
+        optional: bool,
+    ) -> Result<ImportTarget, LinkError> {
+        let found = full_name.split_once('.').and_then(|(m, f)| {
+            self.modules
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(_, r)| r.name() == m)
+                .and_then(|(i, r)| r.export(i as u32, f))
+        });
+        match found {
+            Some((target, export_sig)) => {
+                if export_sig.text() != sig.text()
+                    && (export_sig.args != sig.args || export_sig.results != sig.results)
+                {
+                    return Err(LinkError::SignatureMismatch {
+                        module: module.to_string(),
+                        import: full_name.to_string(),
+                        expected: sig.text(),
+                        found: export_sig.text(),
+                    });
+                }
+                Ok(target)
+            }
+            None if optional => Ok(ImportTarget::Unresolved),
+            None => Err(LinkError::MissingImport {
+                module: module.to_string(),
+                import: full_name.to_string(),
+            }),
+        }
+    }
+
+    /// Finds a function by `module.function`, or by bare name in the most
+    /// recently registered module that exports it.
+    pub fn function(&self, name: &str) -> Option<Func> {
+        let (m, f) = match name.split_once('.') {
+            Some((m, f)) if self.modules.iter().any(|r| r.name() == m) => (Some(m), f),
+            _ => (None, name),
+        };
+        for (i, r) in self.modules.iter().enumerate().rev() {
+            if m.is_some_and(|m| m != r.name()) {
+                continue;
+            }
+            if let Some((target, sig)) = r.export(i as u32, f) {
+                let target = match target {
+                    ImportTarget::Bytecode { module, ordinal } => FuncTarget::Bytecode { module, ordinal },
+                    ImportTarget::Host { module, index } => FuncTarget::Host { module, index },
+                    ImportTarget::Unresolved => continue,
+                };
+                return Some(Func {
+                    target,
+                    name: format!("{}.{}", r.name(), f),
+                    signature: sig.text(),
+                });
+            }
+        }
+        None
+    }
+
+    /// Names of the exported functions of module `module` (or of the last
+    /// registered module).
+    pub fn exports(&self, module: Option<&str>) -> Vec<String> {
+        let r = match module {
+            Some(m) => self.modules.iter().find(|r| r.name() == m),
+            None => self.modules.last(),
+        };
+        match r {
+            Some(Registered::Bytecode(b)) => {
+                b.module.exports().iter().map(|e| e.local_name.to_string()).collect()
+            }
+            Some(Registered::Host(h)) => h.funcs.iter().map(|(n, _)| n.clone()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Calls `func` with `args`, resuming through any yields, and returns its
+    /// results.
+    pub fn invoke(&mut self, func: &Func, args: &[Value]) -> Result<Vec<Value>, Trap> {
+        let mut state = self.begin_call(func, args)?;
+        loop {
+            match state {
+                CallState::Done(v) => return Ok(v),
+                CallState::Yielded => state = self.resume()?,
+            }
+        }
+    }
+
+    /// Starts a call; it may yield ([`CallState::Yielded`]).
+    pub fn begin_call(&mut self, func: &Func, args: &[Value]) -> Result<CallState, Trap> {
+        if self.stack.is_suspended() {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "a yielded call is still pending in this context; resume it first",
+            ));
+        }
+        let sig = Signature::parse(&func.signature)
+            .map_err(|m| Trap::new(StatusCode::InvalidArgument, m))?;
+        check_args(&func.name, &sig, args)?;
+        match &func.target {
+            FuncTarget::Host { module, index } => {
+                let Some(Registered::Host(h)) = self.modules.get_mut(*module as usize) else {
+                    return Err(Trap::new(StatusCode::NotFound, "no such host module"));
+                };
+                match h.state.call(*index as usize, args)? {
+                    crate::host::HostOutcome::Done(v) => Ok(CallState::Done(v)),
+                    crate::host::HostOutcome::Deferred => Err(Trap::new(
+                        StatusCode::Unimplemented,
+                        "direct calls of yielding host functions are not supported",
+                    )),
+                }
+            }
+            FuncTarget::Bytecode { module, ordinal } => {
+                exec::begin(self, *module, *ordinal, sig, args)
+            }
+        }
+    }
+
+    /// Continues a call that yielded.
+    pub fn resume(&mut self) -> Result<CallState, Trap> {
+        if !self.stack.is_suspended() {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "no yielded call to resume",
+            ));
+        }
+        exec::resume(self)
+    }
+
+    /// Drops a suspended call (releasing its frames).
+    pub fn abandon(&mut self) {
+        self.stack.clear();
+    }
+
+    /// Describes a frame for backtraces: module, function name, location.
+    pub(crate) fn describe(&self, module: u32, ordinal: u32, offset: u32) -> TrapFrame {
+        match self.modules.get(module as usize) {
+            Some(Registered::Bytecode(b)) => {
+                let function = b.names.get(ordinal as usize).cloned().flatten().unwrap_or_else(|| {
+                    function_local_name(&b.module, ordinal).unwrap_or_else(|| format!("ordinal {ordinal}"))
+                });
+                let location = b.module.debug_database().and_then(|db| {
+                    let lname = function_local_name(&b.module, ordinal)
+                        .or_else(|| b.names.get(ordinal as usize).cloned().flatten())?;
+                    let map = db.source_map_for(ordinal as usize, Some(&lname))?;
+                    let loc = map.location_at(offset)?;
+                    Some(db.render(loc as i64))
+                });
+                TrapFrame {
+                    module: b.name.clone(),
+                    function,
+                    ordinal: Some(ordinal),
+                    offset: Some(offset),
+                    location,
+                }
+            }
+            Some(Registered::Host(h)) => TrapFrame {
+                module: h.name.clone(),
+                function: h
+                    .funcs
+                    .get(ordinal as usize)
+                    .map(|f| f.0.clone())
+                    .unwrap_or_default(),
+                ordinal: None,
+                offset: None,
+                location: None,
+            },
+            None => TrapFrame {
+                module: "?".into(),
+                function: "?".into(),
+                ordinal: None,
+                offset: None,
+                location: None,
+            },
+        }
+    }
+}
+
+fn function_local_name(module: &Module, ordinal: u32) -> Option<String> {
+    let db = module.debug_database()?;
+    let map = db.source_map(ordinal as usize)?;
+    let n = map.local_name();
+    (!n.is_empty()).then(|| n.to_string())
+}
+
+fn check_args(name: &str, sig: &Signature, args: &[Value]) -> Result<(), Trap> {
+    if sig.variadic {
+        return Ok(());
+    }
+    if args.len() != sig.args.len() {
+        return Err(Trap::new(
+            StatusCode::InvalidArgument,
+            format!(
+                "function {name} expects {} arguments (`{}`), got {}",
+                sig.args.len(),
+                sig.text(),
+                args.len()
+            ),
+        ));
+    }
+    for (i, (a, &k)) in args.iter().zip(&sig.args).enumerate() {
+        if a.kind_char() as u8 != k {
+            return Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "function {name} argument {i} must be {}, got {}",
+                    kind_name(k),
+                    kind_name(a.kind_char() as u8)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Human name of a calling-convention kind byte.
+pub(crate) fn kind_name(k: u8) -> &'static str {
+    match k {
+        b'i' => "i32",
+        b'I' => "i64",
+        b'f' => "f32",
+        b'F' => "f64",
+        b'r' => "a ref",
+        _ => "nothing",
+    }
+}

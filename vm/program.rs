@@ -1,0 +1,659 @@
+//! Pre-decoding and verification: turns a function's bytecode into a
+//! compact array of [`Inst`] once, at context creation, proving on the way
+//! everything the interpreter relies on without checking again:
+//!
+//! - every register ordinal is inside the function's i32 or ref register
+//!   file (i64/f64 operands: both halves), of the bank the instruction wants;
+//! - every branch lands on an instruction boundary of the same function;
+//! - function, import, type, rodata and global operands are in range;
+//! - calls pass and return values that match the callee's calling
+//!   convention, so argument/result marshalling stays in bounds;
+//! - execution cannot run past the last instruction (a guard follows it).
+//!
+//! Layout of an [`Inst`]: register fields fill `a, b, c, d`, then `x, y`;
+//! other operands (constants, attributes, targets, an "aux record" of
+//! variadic lists) take the next free of `x, y`. A branch target together
+//! with its block-argument remapping becomes one instruction index: when the
+//! remapping is not empty, the target is a stub `br` that remaps and jumps.
+
+use std::collections::HashMap;
+
+use crate::decode::{decode_at, Operand};
+use crate::isa::{
+    Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT,
+    REF_INDEX_MASK,
+};
+use crate::modules::{CallingConvention, ValueKind};
+
+/// "No value" marker in `x`/`y`.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// One pre-decoded instruction.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Inst {
+    pub op: Opcode,
+    pub a: u16,
+    pub b: u16,
+    pub c: u16,
+    pub d: u16,
+    pub x: u32,
+    pub y: u32,
+}
+
+/// A flattened calling convention: one kind byte per value (`i I f F r`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Signature {
+    pub args: Vec<u8>,
+    pub results: Vec<u8>,
+    /// Argument spans for variadic imports: (start, len) into `args` of the
+    /// span's kinds, in order, for each `C...D`.
+    pub variadic: bool,
+    /// Unflattened form (for variadic imports).
+    pub cconv: Option<CallingConvention>,
+}
+
+fn flatten(kinds: &[ValueKind], out: &mut Vec<u8>) {
+    for k in kinds {
+        match k {
+            ValueKind::I32 => out.push(b'i'),
+            ValueKind::I64 => out.push(b'I'),
+            ValueKind::F32 => out.push(b'f'),
+            ValueKind::F64 => out.push(b'F'),
+            ValueKind::Ref => out.push(b'r'),
+            ValueKind::Void => {}
+            ValueKind::Span(inner) => flatten(inner, out),
+        }
+    }
+}
+
+impl Signature {
+    /// Parses a calling convention string.
+    pub fn parse(text: &str) -> Result<Signature, String> {
+        let cc = CallingConvention::parse(text).map_err(|e| e.to_string())?;
+        let mut args = Vec::new();
+        let mut results = Vec::new();
+        flatten(&cc.args, &mut args);
+        flatten(&cc.results, &mut results);
+        Ok(Signature {
+            args,
+            results,
+            variadic: cc.is_variadic(),
+            cconv: Some(cc),
+        })
+    }
+
+    /// The `0..._...` text of the flattened signature.
+    pub fn text(&self) -> String {
+        if let Some(cc) = &self.cconv {
+            return cc.to_string();
+        }
+        let s = |v: &[u8]| {
+            if v.is_empty() {
+                "v".to_string()
+            } else {
+                String::from_utf8_lossy(v).into_owned()
+            }
+        };
+        format!("0{}_{}", s(&self.args), s(&self.results))
+    }
+
+    /// i32 slots and ref slots used by the arguments placed from register 0
+    /// (i64/f64 aligned to even slots).
+    pub fn arg_slots(kinds: &[u8]) -> (usize, usize) {
+        let (mut i, mut r) = (0usize, 0usize);
+        for k in kinds {
+            match k {
+                b'I' | b'F' => i = (i + 1) / 2 * 2 + 2,
+                b'r' => r += 1,
+                _ => i += 1,
+            }
+        }
+        (i, r)
+    }
+}
+
+/// What the verifier needs to know about the module around a function.
+pub(crate) struct ModuleFacts<'a> {
+    pub function_count: usize,
+    pub signatures: &'a [Signature],
+    pub imports: &'a [Signature],
+    pub type_count: usize,
+    pub rodata_count: usize,
+    pub global_bytes: usize,
+    pub global_refs: usize,
+}
+
+/// A pre-decoded, verified function.
+#[derive(Debug)]
+pub(crate) struct Function {
+    pub code: Vec<Inst>,
+    pub aux: Vec<u32>,
+    pub strings: Vec<Box<str>>,
+    /// Bytecode offset (relative to the function) of each instruction.
+    pub offsets: Vec<u32>,
+    pub i32_count: u16,
+    pub ref_count: u16,
+    pub ordinal: u32,
+}
+
+/// Why a function failed verification.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("function {ordinal} at bytecode offset {offset}: {message}")]
+pub struct VerifyError {
+    /// Internal function ordinal.
+    pub ordinal: u32,
+    /// Offset of the offending instruction within the function.
+    pub offset: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+struct Builder<'f> {
+    facts: &'f ModuleFacts<'f>,
+    sig: &'f Signature,
+    n32: u16,
+    nref: u16,
+    ordinal: u32,
+    offset: u32,
+    code: Vec<Inst>,
+    offsets: Vec<u32>,
+    aux: Vec<u32>,
+    strings: Vec<Box<str>>,
+    /// (instruction index, which field: 0 = x, 1 = y, or aux position + 2,
+    /// target bytecode offset, remap aux index or NONE)
+    fixups: Vec<(usize, usize, u32, u32)>,
+}
+
+impl Builder<'_> {
+    fn err(&self, message: impl Into<String>) -> VerifyError {
+        VerifyError {
+            ordinal: self.ordinal,
+            offset: self.offset,
+            message: message.into(),
+        }
+    }
+
+    fn check_reg(&self, r: u16, bank: Bank) -> Result<u16, VerifyError> {
+        match bank {
+            Bank::Ref => {
+                if r & REF_BANK_BIT == 0 {
+                    return Err(self.err(format!("register {r:#x} is not a ref register")));
+                }
+                if (r & REF_INDEX_MASK) >= self.nref {
+                    return Err(self.err(format!(
+                        "ref register %r{} out of range (function has {})",
+                        r & REF_INDEX_MASK,
+                        self.nref
+                    )));
+                }
+            }
+            _ => {
+                if r & REF_BANK_BIT != 0 {
+                    return Err(self.err(format!("register {r:#x} is not an i32 register")));
+                }
+                let need = r as u32 + bank.slots() as u32;
+                if need > self.n32 as u32 {
+                    return Err(self.err(format!(
+                        "register %i{} ({}) out of range (function has {} i32 registers)",
+                        r & I32_INDEX_MASK,
+                        bank.name(),
+                        self.n32
+                    )));
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    fn check_kind(&self, r: u16, kind: u8) -> Result<(), VerifyError> {
+        let bank = match kind {
+            b'I' => Bank::I64,
+            b'F' => Bank::F64,
+            b'r' => Bank::Ref,
+            b'f' => Bank::F32,
+            _ => Bank::I32,
+        };
+        self.check_reg(r, bank).map(|_| ())
+    }
+
+    fn check_any(&self, r: u16) -> Result<(), VerifyError> {
+        if r & REF_BANK_BIT != 0 {
+            self.check_reg(r, Bank::Ref).map(|_| ())
+        } else {
+            self.check_reg(r, Bank::I32).map(|_| ())
+        }
+    }
+
+    fn check_list_kinds(&self, regs: &[u16], kinds: &[u8], what: &str) -> Result<(), VerifyError> {
+        if regs.len() != kinds.len() {
+            return Err(self.err(format!(
+                "{what}: {} values given, calling convention expects {}",
+                regs.len(),
+                kinds.len()
+            )));
+        }
+        for (r, k) in regs.iter().zip(kinds) {
+            self.check_kind(*r, *k).map_err(|e| VerifyError {
+                message: format!("{what}: {}", e.message),
+                ..e
+            })?;
+        }
+        Ok(())
+    }
+
+    fn push_list(&mut self, regs: &[u16]) {
+        self.aux.push(regs.len() as u32);
+        self.aux.extend(regs.iter().map(|&r| r as u32));
+    }
+
+    fn remap(&mut self, pairs: &[(u16, u16)]) -> Result<u32, VerifyError> {
+        if pairs.is_empty() {
+            return Ok(NONE);
+        }
+        for &(s, d) in pairs {
+            if (s & REF_BANK_BIT) != (d & REF_BANK_BIT) {
+                return Err(self.err("branch operand remaps between register banks"));
+            }
+            self.check_any(s)?;
+            self.check_any(d)?;
+        }
+        let at = self.aux.len() as u32;
+        self.aux.push(pairs.len() as u32);
+        for &(s, d) in pairs {
+            self.aux.push(((d as u32) << 16) | s as u32);
+        }
+        Ok(at)
+    }
+}
+
+/// Pre-decodes and verifies internal function `ordinal` whose bytecode is
+/// `code` (the function's slice of the module's bytecode data).
+pub(crate) fn compile(
+    code: &[u8],
+    ordinal: u32,
+    i32_count: u16,
+    ref_count: u16,
+    facts: &ModuleFacts<'_>,
+) -> Result<Function, VerifyError> {
+    let sig = &facts.signatures[ordinal as usize];
+    let mut b = Builder {
+        facts,
+        sig,
+        n32: i32_count,
+        nref: ref_count,
+        ordinal,
+        offset: 0,
+        code: Vec::with_capacity(code.len() / 6),
+        offsets: Vec::with_capacity(code.len() / 6),
+        aux: Vec::new(),
+        strings: Vec::new(),
+        fixups: Vec::new(),
+    };
+    // Arguments beyond the register file (unused by the body) are dropped
+    // by the caller's marshalling, as IREE's frames simply never read them.
+    // bytecode offset -> instruction index (block markers map to the next).
+    let mut index_at: HashMap<u32, u32> = HashMap::new();
+    let mut pc = 0usize;
+    while pc < code.len() {
+        b.offset = pc as u32;
+        let inst = decode_at(code, pc).map_err(|e| b.err(e.to_string()))?;
+        index_at.insert(pc as u32, b.code.len() as u32);
+        pc = inst.end;
+        if inst.op == Opcode::Block {
+            continue;
+        }
+        lower(&mut b, inst.op, &inst.operands)?;
+        b.offsets.push(inst.offset as u32);
+    }
+    // The guard: running past the end traps instead of reading beyond.
+    b.offset = code.len() as u32;
+    b.code.push(Inst {
+        op: Opcode::Block,
+        a: 0,
+        b: 0,
+        c: 0,
+        d: 0,
+        x: NONE,
+        y: NONE,
+    });
+    b.offsets.push(code.len() as u32);
+    // Resolve branch targets, creating remap stubs.
+    let fixups = std::mem::take(&mut b.fixups);
+    for (at, field, target, remap) in fixups {
+        b.offset = b.offsets[at];
+        let Some(&dest) = index_at.get(&target) else {
+            return Err(b.err(format!(
+                "branch target {target} is not an instruction boundary"
+            )));
+        };
+        let resolved = if remap == NONE {
+            dest
+        } else {
+            let stub = b.code.len() as u32;
+            b.code.push(Inst {
+                op: Opcode::Br,
+                a: 0,
+                b: 0,
+                c: 0,
+                d: 0,
+                x: dest,
+                y: remap,
+            });
+            b.offsets.push(b.offsets[at]);
+            stub
+        };
+        match field {
+            0 => b.code[at].x = resolved,
+            1 => b.code[at].y = resolved,
+            p => b.aux[p - 2] = resolved,
+        }
+    }
+    Ok(Function {
+        code: b.code,
+        aux: b.aux,
+        strings: b.strings,
+        offsets: b.offsets,
+        i32_count,
+        ref_count,
+        ordinal,
+    })
+}
+
+fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<(), VerifyError> {
+    let fields = op.info().fields;
+    let mut inst = Inst {
+        op,
+        a: 0,
+        b: 0,
+        c: 0,
+        d: 0,
+        x: NONE,
+        y: NONE,
+    };
+    let at = b.code.len();
+    let mut regs_used = 0usize;
+    let mut wide_used = 0usize; // x, y
+    let mut put_wide = |inst: &mut Inst, v: u32, b: &Builder<'_>| -> Result<usize, VerifyError> {
+        let slot = wide_used;
+        match wide_used {
+            0 => inst.x = v,
+            1 => inst.y = v,
+            _ => return Err(b.err("internal: instruction has too many operands")),
+        }
+        wide_used += 1;
+        Ok(slot)
+    };
+    // Variadic lists and call targets go to one aux record.
+    let mut aux_record: Option<u32> = None;
+    let mut i = 0;
+    while i < fields.len() {
+        let field = fields[i];
+        let operand = &operands[i];
+        match (field, operand) {
+            (Field::Reg(bank, _), Operand::Reg(r)) => {
+                let r = b.check_reg(*r, bank)?;
+                put_reg(b, &mut inst, &mut regs_used, &mut put_wide, r)?;
+            }
+            (Field::RefMove(_), Operand::Reg(r)) => {
+                let r = b.check_reg(*r, Bank::Ref)?;
+                put_reg(b, &mut inst, &mut regs_used, &mut put_wide, r)?;
+            }
+            (Field::Const(bank), Operand::I32(v)) => {
+                let _ = bank;
+                put_wide(&mut inst, *v, b)?;
+            }
+            (Field::Const(_), Operand::I64(v)) => {
+                put_wide(&mut inst, *v as u32, b)?;
+                put_wide(&mut inst, (*v >> 32) as u32, b)?;
+            }
+            (Field::GlobalAttr, Operand::Global(g)) => {
+                let ok = match op {
+                    Opcode::GlobalLoadRef | Opcode::GlobalStoreRef => (*g as usize) < b.facts.global_refs,
+                    _ => {
+                        let width = if matches!(
+                            op,
+                            Opcode::GlobalLoadI64
+                                | Opcode::GlobalStoreI64
+                                | Opcode::GlobalLoadF64
+                                | Opcode::GlobalStoreF64
+                        ) {
+                            8
+                        } else {
+                            4
+                        };
+                        (*g as usize).checked_add(width).is_some_and(|e| e <= b.facts.global_bytes)
+                    }
+                };
+                if !ok {
+                    return Err(b.err(format!("global {g} out of range")));
+                }
+                put_wide(&mut inst, *g, b)?;
+            }
+            (Field::FuncAttr, Operand::Func(f)) => {
+                check_func(b, *f)?;
+                put_wide(&mut inst, *f, b)?;
+            }
+            (Field::RodataAttr, Operand::Rodata(r)) => {
+                if *r as usize >= b.facts.rodata_count {
+                    return Err(b.err(format!("rodata segment {r} out of range")));
+                }
+                put_wide(&mut inst, *r, b)?;
+            }
+            (Field::TypeId, Operand::Type(t)) => {
+                if *t as usize >= b.facts.type_count {
+                    return Err(b.err(format!("type {t} out of range")));
+                }
+                put_wide(&mut inst, *t, b)?;
+            }
+            (Field::StringAttr, Operand::Str(s)) => {
+                let idx = b.strings.len() as u32;
+                b.strings.push((*s).into());
+                put_wide(&mut inst, idx, b)?;
+            }
+            (Field::BranchTarget, Operand::Target(t)) => {
+                // Target with its remap (if the next field is one).
+                let remap = match (fields.get(i + 1), operands.get(i + 1)) {
+                    (Some(Field::BranchOperands), Some(Operand::Remap(list))) => {
+                        i += 1;
+                        let pairs: Vec<(u16, u16)> = list.iter().collect();
+                        b.remap(&pairs)?
+                    }
+                    _ => NONE,
+                };
+                if let Some(rec) = aux_record {
+                    // Inside a call's aux record.
+                    let _ = rec;
+                    let pos = b.aux.len();
+                    b.aux.push(NONE);
+                    b.fixups.push((at, pos + 2, *t, remap));
+                } else {
+                    let slot = put_wide(&mut inst, NONE, b)?;
+                    b.fixups.push((at, slot, *t, remap));
+                }
+            }
+            (Field::ConstI16, Operand::I16(n)) => {
+                // br_table: the cases follow; record them in aux.
+                let rec = b.aux.len() as u32;
+                b.aux.push(*n as u32);
+                if let Some(Operand::Cases(cases)) = operands.get(i + 1) {
+                    let base = b.aux.len();
+                    b.aux.extend(std::iter::repeat_n(NONE, cases.len()));
+                    for (k, (target, list)) in cases.iter().enumerate() {
+                        let pairs: Vec<(u16, u16)> = list.iter().collect();
+                        let remap = b.remap(&pairs)?;
+                        b.fixups.push((at, base + k + 2, *target, remap));
+                    }
+                    i += 1;
+                }
+                put_wide(&mut inst, rec, b)?;
+            }
+            (Field::Operands(kind), Operand::Regs(list)) | (Field::Results(kind), Operand::Regs(list)) => {
+                let regs: Vec<u16> = list.iter().collect();
+                for &r in &regs {
+                    match kind {
+                        ListKind::Any => b.check_any(r)?,
+                        ListKind::Of(bank) => {
+                            b.check_reg(r, bank)?;
+                        }
+                    }
+                }
+                if aux_record.is_none() {
+                    let rec = b.aux.len() as u32;
+                    aux_record = Some(rec);
+                    put_wide(&mut inst, rec, b)?;
+                }
+                b.push_list(&regs);
+            }
+            (Field::SegmentSizes, Operand::Sizes(list)) => {
+                let sizes: Vec<u16> = list.iter().collect();
+                if aux_record.is_none() {
+                    let rec = b.aux.len() as u32;
+                    aux_record = Some(rec);
+                    put_wide(&mut inst, rec, b)?;
+                }
+                b.push_list(&sizes);
+            }
+            (f, o) => {
+                return Err(b.err(format!("internal: field {f:?} decoded as {o:?}")));
+            }
+        }
+        i += 1;
+    }
+    check_semantics(b, &inst)?;
+    b.code.push(inst);
+    Ok(())
+}
+
+fn put_reg(
+    b: &Builder<'_>,
+    inst: &mut Inst,
+    regs_used: &mut usize,
+    put_wide: &mut impl FnMut(&mut Inst, u32, &Builder<'_>) -> Result<usize, VerifyError>,
+    r: u16,
+) -> Result<(), VerifyError> {
+    match *regs_used {
+        0 => inst.a = r,
+        1 => inst.b = r,
+        2 => inst.c = r,
+        3 => inst.d = r,
+        _ => {
+            put_wide(inst, r as u32, b)?;
+        }
+    }
+    *regs_used += 1;
+    Ok(())
+}
+
+fn check_func(b: &Builder<'_>, f: u32) -> Result<(), VerifyError> {
+    if f & IMPORT_ORDINAL_BIT != 0 {
+        let i = (f & !IMPORT_ORDINAL_BIT) as usize;
+        if i >= b.facts.imports.len() {
+            return Err(b.err(format!("import {i} out of range")));
+        }
+    } else if f as usize >= b.facts.function_count {
+        return Err(b.err(format!("function {f} out of range")));
+    }
+    Ok(())
+}
+
+/// Reads list `k` (0-based) of the aux record at `rec`.
+pub(crate) fn aux_list(aux: &[u32], rec: u32, k: usize) -> &[u32] {
+    let mut p = rec as usize;
+    for _ in 0..k {
+        let n = aux[p] as usize;
+        p += 1 + n;
+    }
+    let n = aux[p] as usize;
+    &aux[p + 1..p + 1 + n]
+}
+
+/// Call-site checks that need the callee's signature.
+fn check_semantics(b: &Builder<'_>, inst: &Inst) -> Result<(), VerifyError> {
+    let regs_of = |k: usize| -> Vec<u16> {
+        aux_list(&b.aux, inst.y, k).iter().map(|&r| r as u16).collect()
+    };
+    match inst.op {
+        Opcode::Call | Opcode::CallYieldable => {
+            let sig = callee_sig(b, inst.x);
+            let args = regs_of(0);
+            b.check_list_kinds(&args, &sig.args, "call arguments")?;
+            let results_k = if inst.op == Opcode::CallYieldable { 2 } else { 1 };
+            // For call.yieldable the aux record is [args][target][results];
+            // the target is a single word, not a list.
+            let results: Vec<u16> = if inst.op == Opcode::CallYieldable {
+                let p = inst.y as usize + 1 + args.len() + 1;
+                let n = b.aux[p] as usize;
+                b.aux[p + 1..p + 1 + n].iter().map(|&r| r as u16).collect()
+            } else {
+                regs_of(results_k)
+            };
+            b.check_list_kinds(&results, &sig.results, "call results")?;
+            if sig.variadic {
+                return Err(b.err("variadic function called with vm.call"));
+            }
+        }
+        Opcode::CallVariadic | Opcode::CallVariadicYieldable => {
+            if inst.x & IMPORT_ORDINAL_BIT == 0 {
+                return Err(b.err("vm.call.variadic of an internal function"));
+            }
+            let sig = callee_sig(b, inst.x);
+            let sizes = regs_of(0);
+            let args = regs_of(1);
+            let kinds = expand_variadic(sig, &sizes).ok_or_else(|| {
+                b.err("variadic segment sizes do not match the import's calling convention")
+            })?;
+            b.check_list_kinds(&args, &kinds, "call arguments")?;
+            let results: Vec<u16> = if inst.op == Opcode::CallVariadicYieldable {
+                let p = inst.y as usize + 1 + sizes.len() + 1 + args.len() + 1;
+                let n = b.aux[p] as usize;
+                b.aux[p + 1..p + 1 + n].iter().map(|&r| r as u16).collect()
+            } else {
+                regs_of(2)
+            };
+            b.check_list_kinds(&results, &sig.results, "call results")?;
+        }
+        Opcode::Return => {
+            let regs: Vec<u16> = aux_list(&b.aux, inst.x, 0).iter().map(|&r| r as u16).collect();
+            b.check_list_kinds(&regs, &b.sig.results, "return values")?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn callee_sig<'a>(b: &'a Builder<'_>, f: u32) -> &'a Signature {
+    if f & IMPORT_ORDINAL_BIT != 0 {
+        &b.facts.imports[(f & !IMPORT_ORDINAL_BIT) as usize]
+    } else {
+        &b.facts.signatures[f as usize]
+    }
+}
+
+/// Expands a variadic calling convention by segment sizes: each argument
+/// segment is one cconv argument; spans repeat `size` times.
+pub(crate) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>> {
+    let cc = sig.cconv.as_ref()?;
+    let args: Vec<&ValueKind> = cc.args.iter().filter(|k| **k != ValueKind::Void).collect();
+    if args.len() != sizes.len() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (k, &n) in args.iter().zip(sizes) {
+        match k {
+            ValueKind::Span(inner) => {
+                let mut one = Vec::new();
+                flatten(inner, &mut one);
+                for _ in 0..n {
+                    out.extend_from_slice(&one);
+                }
+            }
+            other => {
+                if n != 1 {
+                    return None;
+                }
+                flatten(std::slice::from_ref(*other), &mut out);
+            }
+        }
+    }
+    Some(out)
+}

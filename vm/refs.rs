@@ -1,0 +1,797 @@
+//! Reference-counted VM objects: byte buffers, lists, and objects of types
+//! that host modules register. A [`Ref`] is a counted handle (or null);
+//! cloning retains, dropping releases, and "move" operands transfer the
+//! handle without touching the count.
+
+use std::any::Any;
+use std::cell::{Ref as CellRef, RefCell, RefMut};
+use std::fmt;
+use std::ops::Range;
+use std::rc::Rc;
+
+use crate::modules::Module;
+use crate::trap::{StatusCode, Trap};
+
+/// Identity of a reference type within an [`Instance`](crate::Instance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefType(pub u32);
+
+impl RefType {
+    /// `!vm.buffer`.
+    pub const BUFFER: RefType = RefType(1);
+    /// `!vm.list<...>`.
+    pub const LIST: RefType = RefType(2);
+    /// First id handed out to host-registered types.
+    pub const FIRST_HOST: u32 = 16;
+}
+
+/// A primitive element type (of lists and variants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    /// 8-bit integer.
+    I8,
+    /// 16-bit integer.
+    I16,
+    /// 32-bit integer.
+    I32,
+    /// 64-bit integer.
+    I64,
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+}
+
+/// What an entry of a module's type table denotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TypeDef {
+    /// A primitive type.
+    Value(ValueType),
+    /// A reference type.
+    Ref(RefType),
+    /// Any type (`!vm.opaque`, `?`): variant storage, no type checks.
+    Any,
+}
+
+impl TypeDef {
+    /// Checks that `r` may be stored where this type is expected (IREE's
+    /// "retain or move checked": null always passes).
+    #[inline]
+    pub fn check_ref(self, r: &Ref) -> Result<(), Trap> {
+        match (self, r.ref_type()) {
+            (_, None) | (TypeDef::Any, _) => Ok(()),
+            (TypeDef::Ref(t), Some(u)) if t == u => Ok(()),
+            _ => Err(Trap::new(
+                StatusCode::InvalidArgument,
+                "source ref type mismatch",
+            )),
+        }
+    }
+}
+
+/// A host object behind a reference of a host-registered type.
+pub struct HostObject {
+    ty: RefType,
+    type_name: Rc<str>,
+    value: Box<dyn Any>,
+}
+
+impl HostObject {
+    /// Wraps `value` as an object of registered type `ty` named `type_name`.
+    pub fn new(ty: RefType, type_name: impl Into<Rc<str>>, value: Box<dyn Any>) -> Self {
+        HostObject {
+            ty,
+            type_name: type_name.into(),
+            value,
+        }
+    }
+    /// The object's type.
+    pub fn ref_type(&self) -> RefType {
+        self.ty
+    }
+    /// The registered name of the object's type.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+    /// The wrapped value, if it is a `T`.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        self.value.downcast_ref()
+    }
+}
+
+/// A counted reference to a VM object, or null.
+#[derive(Clone, Default)]
+pub enum Ref {
+    /// The null reference.
+    #[default]
+    Null,
+    /// A `!vm.buffer`.
+    Buffer(Rc<Buffer>),
+    /// A `!vm.list`.
+    List(Rc<List>),
+    /// An object of a host-registered type.
+    Host(Rc<HostObject>),
+}
+
+impl Ref {
+    /// Whether this is the null reference.
+    #[inline]
+    pub fn is_null(&self) -> bool {
+        matches!(self, Ref::Null)
+    }
+
+    /// The object's type, or `None` for null.
+    #[inline]
+    pub fn ref_type(&self) -> Option<RefType> {
+        match self {
+            Ref::Null => None,
+            Ref::Buffer(_) => Some(RefType::BUFFER),
+            Ref::List(_) => Some(RefType::LIST),
+            Ref::Host(h) => Some(h.ty),
+        }
+    }
+
+    /// Whether both refer to the same object (or both are null).
+    pub fn ptr_eq(&self, other: &Ref) -> bool {
+        match (self, other) {
+            (Ref::Null, Ref::Null) => true,
+            (Ref::Buffer(a), Ref::Buffer(b)) => Rc::ptr_eq(a, b),
+            (Ref::List(a), Ref::List(b)) => Rc::ptr_eq(a, b),
+            (Ref::Host(a), Ref::Host(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// The buffer, or an error naming `what` when null or not a buffer.
+    #[inline]
+    pub fn buffer(&self, what: &str) -> Result<&Rc<Buffer>, Trap> {
+        match self {
+            Ref::Buffer(b) => Ok(b),
+            Ref::Null => Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!("{what} is null"),
+            )),
+            _ => Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!("{what} is not a !vm.buffer"),
+            )),
+        }
+    }
+
+    /// The list, or an error when null or not a list.
+    #[inline]
+    pub fn list(&self) -> Result<&Rc<List>, Trap> {
+        match self {
+            Ref::List(l) => Ok(l),
+            Ref::Null => Err(Trap::new(StatusCode::InvalidArgument, "list is null")),
+            _ => Err(Trap::new(
+                StatusCode::InvalidArgument,
+                "list is not a !vm.list",
+            )),
+        }
+    }
+
+    /// Number of strong handles to the object (0 for null).
+    pub fn ref_count(&self) -> usize {
+        match self {
+            Ref::Null => 0,
+            Ref::Buffer(b) => Rc::strong_count(b),
+            Ref::List(l) => Rc::strong_count(l),
+            Ref::Host(h) => Rc::strong_count(h),
+        }
+    }
+}
+
+impl fmt::Display for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ref::Null => f.write_str("(null)"),
+            Ref::Buffer(b) => write!(f, "!vm.buffer[{}]", b.len()),
+            Ref::List(l) => write!(f, "!vm.list[{}]", l.len()),
+            Ref::Host(h) => write!(f, "!{}", h.type_name),
+        }
+    }
+}
+
+impl fmt::Debug for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Buffers
+
+enum Storage {
+    /// Heap bytes owned by the buffer.
+    Owned(RefCell<Box<[u8]>>),
+    /// A read-only rodata segment of a module, borrowed from its mapping.
+    Rodata { module: Module, range: Range<usize> },
+}
+
+/// A `!vm.buffer`: a byte array, mutable or read-only.
+pub struct Buffer {
+    storage: Storage,
+}
+
+fn out_of_range(offset: usize, length: usize, align: usize, buffer_len: usize) -> Trap {
+    Trap::new(
+        StatusCode::OutOfRange,
+        format!(
+            "out-of-bounds access detected (offset={offset}, length={length}, \
+             alignment={align}, buffer length={buffer_len})"
+        ),
+    )
+}
+
+fn read_only() -> Trap {
+    Trap::new(
+        StatusCode::PermissionDenied,
+        "buffer is read-only and cannot be mapped for mutation",
+    )
+}
+
+impl Buffer {
+    /// A zero-filled mutable buffer of `len` bytes.
+    pub fn new(len: usize) -> Result<Buffer, Trap> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(len).map_err(|_| {
+            Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("cannot allocate a buffer of {len} bytes"),
+            )
+        })?;
+        v.resize(len, 0);
+        Ok(Buffer::from_vec(v))
+    }
+
+    /// A mutable buffer holding `bytes`.
+    pub fn from_vec(bytes: Vec<u8>) -> Buffer {
+        Buffer {
+            storage: Storage::Owned(RefCell::new(bytes.into_boxed_slice())),
+        }
+    }
+
+    /// A read-only view of `range` of `module`'s file bytes (a rodata
+    /// segment); no bytes are copied.
+    pub fn rodata(module: Module, range: Range<usize>) -> Buffer {
+        Buffer {
+            storage: Storage::Rodata { module, range },
+        }
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        match &self.storage {
+            Storage::Owned(b) => b.borrow().len(),
+            Storage::Rodata { range, .. } => range.len(),
+        }
+    }
+
+    /// Whether the buffer has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the buffer may be written.
+    pub fn is_mutable(&self) -> bool {
+        matches!(self.storage, Storage::Owned(_))
+    }
+
+    /// Whether the bytes are borrowed from a module's rodata (zero-copy).
+    pub fn is_rodata(&self) -> bool {
+        matches!(self.storage, Storage::Rodata { .. })
+    }
+
+    /// Runs `f` over the bytes.
+    #[inline]
+    pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        match &self.storage {
+            Storage::Owned(b) => f(&b.borrow()),
+            Storage::Rodata { module, range } => f(&module.file_bytes()[range.clone()]),
+        }
+    }
+
+    /// Runs `f` over the bytes mutably; read-only buffers are an error.
+    #[inline]
+    pub fn with_bytes_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, Trap> {
+        match &self.storage {
+            Storage::Owned(b) => Ok(f(&mut b.borrow_mut())),
+            Storage::Rodata { .. } => Err(read_only()),
+        }
+    }
+
+    /// A copy of the bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.with_bytes(|b| b.to_vec())
+    }
+
+    /// Loads the `N`-byte element at element index `index`.
+    #[inline]
+    pub fn load<const N: usize>(&self, index: u64) -> Result<[u8; N], Trap> {
+        self.with_bytes(|b| {
+            let start = (index as usize).wrapping_mul(N);
+            match b.get(start..start.wrapping_add(N)) {
+                Some(s) if index <= (usize::MAX / N) as u64 => {
+                    let mut out = [0u8; N];
+                    out.copy_from_slice(s);
+                    Ok(out)
+                }
+                _ => Err(out_of_range(start, N, N, b.len())),
+            }
+        })
+    }
+
+    /// Stores the `N`-byte element at element index `index`.
+    #[inline]
+    pub fn store<const N: usize>(&self, index: u64, value: [u8; N]) -> Result<(), Trap> {
+        self.with_bytes_mut(|b| {
+            let start = (index as usize).wrapping_mul(N);
+            let len = b.len();
+            match b.get_mut(start..start.wrapping_add(N)) {
+                Some(s) if index <= (usize::MAX / N) as u64 => {
+                    s.copy_from_slice(&value);
+                    Ok(())
+                }
+                _ => Err(out_of_range(start, N, N, len)),
+            }
+        })?
+    }
+
+    /// Fills `count` elements of `N` bytes starting at element `index`.
+    pub fn fill<const N: usize>(&self, index: u64, count: u64, value: [u8; N]) -> Result<(), Trap> {
+        self.with_bytes_mut(|b| {
+            let len = b.len();
+            let range = elem_range(index, count, N).filter(|r| r.end <= len);
+            let Some(range) = range else {
+                return Err(out_of_range(
+                    (index as usize).wrapping_mul(N),
+                    (count as usize).wrapping_mul(N),
+                    N,
+                    len,
+                ));
+            };
+            for chunk in b[range].chunks_exact_mut(N) {
+                chunk.copy_from_slice(&value);
+            }
+            Ok(())
+        })?
+    }
+
+    /// The byte range `offset..offset+length`, checked against the length.
+    fn byte_range(&self, offset: u64, length: u64) -> Result<Range<usize>, Trap> {
+        let len = self.len();
+        elem_range(offset, length, 1)
+            .filter(|r| r.end <= len)
+            .ok_or_else(|| out_of_range(offset as usize, length as usize, 1, len))
+    }
+
+    /// A new mutable buffer holding a copy of `length` bytes at `offset`.
+    pub fn clone_range(&self, offset: u64, length: u64) -> Result<Buffer, Trap> {
+        let r = self.byte_range(offset, length)?;
+        Ok(Buffer::from_vec(self.with_bytes(|b| b[r].to_vec())))
+    }
+
+    /// Copies `length` bytes from `src` at `src_offset` to `dst` at
+    /// `dst_offset` (the two may be the same buffer).
+    pub fn copy(
+        src: &Rc<Buffer>,
+        src_offset: u64,
+        dst: &Rc<Buffer>,
+        dst_offset: u64,
+        length: u64,
+    ) -> Result<(), Trap> {
+        let s = src.byte_range(src_offset, length)?;
+        if !dst.is_mutable() {
+            return Err(read_only());
+        }
+        let d = dst.byte_range(dst_offset, length)?;
+        if Rc::ptr_eq(src, dst) {
+            dst.with_bytes_mut(|b| b.copy_within(s, d.start))
+        } else {
+            src.with_bytes(|sb| dst.with_bytes_mut(|db| db[d].copy_from_slice(&sb[s])))
+        }
+    }
+
+    /// Whether `length` bytes at the two offsets are equal.
+    pub fn compare(
+        lhs: &Buffer,
+        lhs_offset: u64,
+        rhs: &Buffer,
+        rhs_offset: u64,
+        length: u64,
+    ) -> Result<bool, Trap> {
+        let l = lhs.byte_range(lhs_offset, length)?;
+        let r = rhs.byte_range(rhs_offset, length)?;
+        Ok(lhs.with_bytes(|a| rhs.with_bytes(|b| a[l] == b[r])))
+    }
+
+    /// SipHash-2-4 (key 00 01 .. 0f) of `length` bytes at `offset`, as IREE
+    /// computes `vm.buffer.hash`.
+    pub fn hash(&self, offset: u64, length: u64) -> Result<i64, Trap> {
+        let r = self.byte_range(offset, length)?;
+        Ok(self.with_bytes(|b| siphash24(&b[r])) as i64)
+    }
+}
+
+fn elem_range(index: u64, count: u64, size: usize) -> Option<Range<usize>> {
+    let start = usize::try_from(index).ok()?.checked_mul(size)?;
+    let len = usize::try_from(count).ok()?.checked_mul(size)?;
+    Some(start..start.checked_add(len)?)
+}
+
+fn siphash24(data: &[u8]) -> u64 {
+    let k0 = u64::from_le_bytes([0, 1, 2, 3, 4, 5, 6, 7]);
+    let k1 = u64::from_le_bytes([8, 9, 10, 11, 12, 13, 14, 15]);
+    let mut v = [
+        0x736f6d6570736575 ^ k0,
+        0x646f72616e646f6d ^ k1,
+        0x6c7967656e657261 ^ k0,
+        0x7465646279746573 ^ k1,
+    ];
+    fn round(v: &mut [u64; 4]) {
+        v[0] = v[0].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(13) ^ v[0];
+        v[0] = v[0].rotate_left(32);
+        v[2] = v[2].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(16) ^ v[2];
+        v[0] = v[0].wrapping_add(v[3]);
+        v[3] = v[3].rotate_left(21) ^ v[0];
+        v[2] = v[2].wrapping_add(v[1]);
+        v[1] = v[1].rotate_left(17) ^ v[2];
+        v[2] = v[2].rotate_left(32);
+    }
+    let chunks = data.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        let m = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        v[3] ^= m;
+        round(&mut v);
+        round(&mut v);
+        v[0] ^= m;
+    }
+    let mut b = (data.len() as u64) << 56;
+    for (i, byte) in tail.iter().enumerate() {
+        b |= (*byte as u64) << (8 * i);
+    }
+    v[3] ^= b;
+    round(&mut v);
+    round(&mut v);
+    v[0] ^= b;
+    v[2] ^= 0xff;
+    for _ in 0..4 {
+        round(&mut v);
+    }
+    v[0] ^ v[1] ^ v[2] ^ v[3]
+}
+
+// ---------------------------------------------------------------------------
+// Lists
+
+/// One element of a list.
+#[derive(Clone, Debug, Default)]
+enum Slot {
+    #[default]
+    Empty,
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    Ref(Ref),
+}
+
+impl Slot {
+    fn value_type(&self) -> Option<ValueType> {
+        Some(match self {
+            Slot::I8(_) => ValueType::I8,
+            Slot::I16(_) => ValueType::I16,
+            Slot::I32(_) => ValueType::I32,
+            Slot::I64(_) => ValueType::I64,
+            Slot::F32(_) => ValueType::F32,
+            Slot::F64(_) => ValueType::F64,
+            _ => return None,
+        })
+    }
+
+    /// IREE's value conversion between list element types: integer widths
+    /// convert by sign extension or truncation, f32 and f64 convert to each
+    /// other, anything else reads as zero.
+    fn convert(&self, to: ValueType) -> Slot {
+        let from = match self.value_type() {
+            Some(t) => t,
+            None => return zero_slot(to),
+        };
+        if from == to {
+            return self.clone();
+        }
+        let as_int = match *self {
+            Slot::I8(v) => Some(v as i64),
+            Slot::I16(v) => Some(v as i64),
+            Slot::I32(v) => Some(v as i64),
+            Slot::I64(v) => Some(v),
+            _ => None,
+        };
+        match (as_int, to, self) {
+            (Some(v), ValueType::I8, _) => Slot::I8(v as i8),
+            (Some(v), ValueType::I16, _) => Slot::I16(v as i16),
+            (Some(v), ValueType::I32, _) => Slot::I32(v as i32),
+            (Some(v), ValueType::I64, _) => Slot::I64(v),
+            (None, ValueType::F64, Slot::F32(f)) => Slot::F64(*f as f64),
+            (None, ValueType::F32, Slot::F64(f)) => Slot::F32(*f as f32),
+            _ => zero_slot(to),
+        }
+    }
+}
+
+fn zero_slot(t: ValueType) -> Slot {
+    match t {
+        ValueType::I8 => Slot::I8(0),
+        ValueType::I16 => Slot::I16(0),
+        ValueType::I32 => Slot::I32(0),
+        ValueType::I64 => Slot::I64(0),
+        ValueType::F32 => Slot::F32(0.0),
+        ValueType::F64 => Slot::F64(0.0),
+    }
+}
+
+/// A `!vm.list`: a growable sequence of values of one element type, or of
+/// variants.
+pub struct List {
+    element: TypeDef,
+    items: RefCell<Vec<Slot>>,
+}
+
+fn index_error(i: u32, n: usize) -> Trap {
+    Trap::new(
+        StatusCode::OutOfRange,
+        format!("index {i} out of bounds ({n})"),
+    )
+}
+
+impl List {
+    /// An empty list with room for `capacity` elements.
+    pub fn new(element: TypeDef, capacity: u32) -> Result<List, Trap> {
+        let mut v = Vec::new();
+        v.try_reserve(capacity as usize).map_err(|_| {
+            Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("cannot allocate a list of capacity {capacity}"),
+            )
+        })?;
+        Ok(List {
+            element,
+            items: RefCell::new(v),
+        })
+    }
+
+    /// The element type.
+    pub fn element_type(&self) -> TypeDef {
+        self.element
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.items.borrow().len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ensures room for `capacity` elements.
+    pub fn reserve(&self, capacity: u32) -> Result<(), Trap> {
+        let mut items = self.items.borrow_mut();
+        let extra = (capacity as usize).saturating_sub(items.len());
+        items.try_reserve(extra).map_err(|_| {
+            Trap::new(StatusCode::ResourceExhausted, "capacity overflow")
+        })
+    }
+
+    /// Grows (with empty or zero elements) or truncates to `size`.
+    pub fn resize(&self, size: u32) -> Result<(), Trap> {
+        self.reserve(size)?;
+        let fill = match self.element {
+            TypeDef::Value(t) => zero_slot(t),
+            _ => Slot::Empty,
+        };
+        self.items.borrow_mut().resize(size as usize, fill);
+        Ok(())
+    }
+
+    fn items(&self) -> CellRef<'_, Vec<Slot>> {
+        self.items.borrow()
+    }
+
+    fn items_mut(&self) -> RefMut<'_, Vec<Slot>> {
+        self.items.borrow_mut()
+    }
+
+    fn get_slot(&self, i: u32, as_type: ValueType) -> Result<Slot, Trap> {
+        let items = self.items();
+        let slot = items.get(i as usize).ok_or_else(|| index_error(i, items.len()))?;
+        match slot {
+            Slot::Ref(_) | Slot::Empty if !matches!(self.element, TypeDef::Value(_)) => {
+                Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    format!("variant at index {i} is not a value type"),
+                ))
+            }
+            s => Ok(s.convert(as_type)),
+        }
+    }
+
+    /// Element `i` as an i32 (converted like IREE does).
+    pub fn get_i32(&self, i: u32) -> Result<i32, Trap> {
+        match self.get_slot(i, ValueType::I32)? {
+            Slot::I32(v) => Ok(v),
+            _ => Ok(0),
+        }
+    }
+    /// Element `i` as an i64.
+    pub fn get_i64(&self, i: u32) -> Result<i64, Trap> {
+        match self.get_slot(i, ValueType::I64)? {
+            Slot::I64(v) => Ok(v),
+            _ => Ok(0),
+        }
+    }
+    /// Element `i` as an f32.
+    pub fn get_f32(&self, i: u32) -> Result<f32, Trap> {
+        match self.get_slot(i, ValueType::F32)? {
+            Slot::F32(v) => Ok(v),
+            _ => Ok(0.0),
+        }
+    }
+    /// Element `i` as an f64.
+    pub fn get_f64(&self, i: u32) -> Result<f64, Trap> {
+        match self.get_slot(i, ValueType::F64)? {
+            Slot::F64(v) => Ok(v),
+            _ => Ok(0.0),
+        }
+    }
+
+    fn set_slot(&self, i: u32, value: Slot) -> Result<(), Trap> {
+        let target = match self.element {
+            TypeDef::Value(t) => Some(t),
+            TypeDef::Any => None,
+            TypeDef::Ref(_) => {
+                return Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    "list cannot store values",
+                ))
+            }
+        };
+        let mut items = self.items_mut();
+        let n = items.len();
+        let dst = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
+        *dst = match target {
+            Some(t) => value.convert(t),
+            None => value,
+        };
+        Ok(())
+    }
+
+    /// Sets element `i` to an i32.
+    pub fn set_i32(&self, i: u32, v: i32) -> Result<(), Trap> {
+        self.set_slot(i, Slot::I32(v))
+    }
+    /// Sets element `i` to an i64.
+    pub fn set_i64(&self, i: u32, v: i64) -> Result<(), Trap> {
+        self.set_slot(i, Slot::I64(v))
+    }
+    /// Sets element `i` to an f32.
+    pub fn set_f32(&self, i: u32, v: f32) -> Result<(), Trap> {
+        self.set_slot(i, Slot::F32(v))
+    }
+    /// Sets element `i` to an f64.
+    pub fn set_f64(&self, i: u32, v: f64) -> Result<(), Trap> {
+        self.set_slot(i, Slot::F64(v))
+    }
+
+    /// Element `i` as a reference; `take` moves it out (leaving the slot
+    /// empty) instead of retaining.
+    pub fn get_ref(&self, i: u32, take: bool) -> Result<Ref, Trap> {
+        let mut items = self.items_mut();
+        let n = items.len();
+        let slot = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
+        match self.element {
+            TypeDef::Value(_) => Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "list does not store refs",
+            )),
+            _ => match slot {
+                Slot::Ref(r) => Ok(if take { std::mem::take(r) } else { r.clone() }),
+                Slot::Empty => Ok(Ref::Null),
+                _ => Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    format!("variant at index {i} is not a ref"),
+                )),
+            },
+        }
+    }
+
+    /// Sets element `i` to a reference (type-checked for typed ref lists).
+    pub fn set_ref(&self, i: u32, r: Ref) -> Result<(), Trap> {
+        match self.element {
+            TypeDef::Value(_) => {
+                return Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    "list cannot store refs",
+                ))
+            }
+            t => t.check_ref(&r)?,
+        }
+        let mut items = self.items_mut();
+        let n = items.len();
+        let slot = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
+        *slot = Slot::Ref(r);
+        Ok(())
+    }
+
+    /// Element `i` as a [`Value`](crate::Value).
+    pub fn get(&self, i: u32) -> Result<crate::Value, Trap> {
+        use crate::Value;
+        let items = self.items();
+        let slot = items.get(i as usize).ok_or_else(|| index_error(i, items.len()))?;
+        Ok(match slot {
+            Slot::Empty => Value::None,
+            Slot::I8(v) => Value::I32(*v as i32),
+            Slot::I16(v) => Value::I32(*v as i32),
+            Slot::I32(v) => Value::I32(*v),
+            Slot::I64(v) => Value::I64(*v),
+            Slot::F32(v) => Value::F32(*v),
+            Slot::F64(v) => Value::F64(*v),
+            Slot::Ref(r) => Value::Ref(r.clone()),
+        })
+    }
+
+    /// Appends a value (converted to the element type for typed lists).
+    pub fn push(&self, v: crate::Value) -> Result<(), Trap> {
+        use crate::Value;
+        let i = self.len() as u32;
+        self.resize(i + 1)?;
+        match v {
+            Value::I32(x) => self.set_i32(i, x),
+            Value::I64(x) => self.set_i64(i, x),
+            Value::F32(x) => self.set_f32(i, x),
+            Value::F64(x) => self.set_f64(i, x),
+            Value::Ref(r) => self.set_ref(i, r),
+            Value::None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_bounds_and_fill() {
+        let b = Rc::new(Buffer::new(8).unwrap());
+        b.fill::<2>(1, 2, 0xBEEFu16.to_le_bytes()).unwrap();
+        assert_eq!(b.to_vec(), vec![0, 0, 0xEF, 0xBE, 0xEF, 0xBE, 0, 0]);
+        assert!(b.load::<4>(2).is_err());
+        assert_eq!(b.load::<4>(1).unwrap(), [0xEF, 0xBE, 0, 0]);
+        assert!(b.fill::<8>(1, u64::MAX, [0; 8]).is_err());
+        Buffer::copy(&b, 2, &b, 0, 4).unwrap();
+        assert_eq!(&b.to_vec()[..4], &[0xEF, 0xBE, 0xEF, 0xBE]);
+    }
+
+    #[test]
+    fn list_conversions() {
+        let l = List::new(TypeDef::Value(ValueType::I8), 0).unwrap();
+        l.resize(2).unwrap();
+        l.set_i32(0, 0x1FF).unwrap();
+        assert_eq!(l.get_i32(0).unwrap(), -1);
+        assert!(l.get_i32(2).is_err());
+        assert!(l.set_ref(0, Ref::Null).is_err());
+    }
+
+    #[test]
+    fn siphash_known_vector() {
+        // SipHash-2-4 reference vector for the empty message with key 00..0f.
+        assert_eq!(siphash24(&[]), 0x726fdb47dd0e0e31);
+    }
+}
