@@ -124,7 +124,10 @@ fn table_matches_reference_isa_json() {
     }
     assert_eq!(
         checked,
-        INSTRUCTIONS.len(),
+        INSTRUCTIONS
+            .iter()
+            .filter(|i| i.set != OpcodeSet::Internal)
+            .count(),
         "every table entry is in isa.json"
     );
 }

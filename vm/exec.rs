@@ -13,7 +13,7 @@ use std::rc::Rc;
 use crate::context::{kind_name, CallState, Context, ImportTarget, Registered};
 use crate::host::HostOutcome;
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
-use crate::program::{aux_list, expand_variadic, Function, Inst, Signature, NONE};
+use crate::program::{aux_list, expand_variadic, Function, Inst, Signature, NONE, NO_REMAP};
 use crate::refs::{Buffer, List, Ref, TypeDef};
 use crate::trap::{StatusCode, Trap};
 use crate::value::Value;
@@ -420,9 +420,10 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
     let top = st.frames.last().expect("a frame to run");
     let mut cur = top.module;
     let mut func = top.func.clone();
-    let mut pc = top.pc as usize;
     let (i32_base, ref_base) = (top.i32_base as usize, top.ref_base as usize);
     let mut code: *const Inst = func.code.as_ptr();
+    // SAFETY: the saved pc is an instruction index of `func` (see the loop).
+    let mut ip: *const Inst = unsafe { code.add(top.pc as usize) };
     // SAFETY (all register accesses below): the frame's windows
     // `i32s[i32_base..i32_base + i32_count]` and `refs[ref_base..ref_base +
     // ref_count]` exist while the frame is on the stack, and the verifier
@@ -503,10 +504,20 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             }
         }};
     }
+    macro_rules! jump {
+        ($t:expr) => {{
+            let t = $t as usize;
+            // SAFETY: branch targets were verified to be instruction indices
+            // of this function.
+            ip = unsafe { code.add(t) };
+        }};
+    }
     macro_rules! save_pc {
         () => {
             if let Some(f) = st.frames.last_mut() {
-                f.pc = pc as u32;
+                // SAFETY: `ip` points into `func.code` (one past the current
+                // instruction at most).
+                f.pc = unsafe { ip.offset_from(code) } as u32;
             }
         };
     }
@@ -526,8 +537,9 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             let top = st.frames.last().expect("frame");
             cur = top.module;
             func = top.func.clone();
-            pc = top.pc as usize;
             code = func.code.as_ptr();
+            // SAFETY: saved pcs are instruction indices of the frame's function.
+            ip = unsafe { code.add(top.pc as usize) };
             let (ib, rb) = (top.i32_base as usize, top.ref_base as usize);
             // SAFETY: bases index existing windows of the stacks.
             regs = unsafe { st.i32s.as_mut_ptr().add(ib) };
@@ -663,8 +675,11 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
         // SAFETY: `pc` is always an instruction index of `func`: it starts at
         // 0 or a saved pc, branches go to verified targets, and falling
         // through stops at the guard instruction that ends every function.
-        let i = unsafe { *code.add(pc) };
-        pc += 1;
+        let i = unsafe { &*ip };
+        // SAFETY: as above; at most one past the current instruction, which
+        // is still inside `func.code` (the guard is never the last executed
+        // instruction that advances, it traps).
+        ip = unsafe { ip.add(1) };
         match i.op {
             // ---- globals ------------------------------------------------------------------------
             Opcode::GlobalLoadI32 | Opcode::GlobalLoadF32 => {
@@ -972,23 +987,130 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                 if i.y != NONE {
                     remap!(i.y);
                 }
-                pc = i.x as usize;
+                jump!(i.x);
             }
             Opcode::CondBr => {
-                pc = if ri!(i.a) != 0 { i.x } else { i.y } as usize;
+                if ri!(i.a) != 0 {
+                    if i.c != NO_REMAP {
+                        remap!(i.c);
+                    }
+                    jump!(i.x);
+                } else {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.y);
+                }
+            }
+            // Fused compare-and-branch (see program::fuse_compare_branches).
+            Opcode::CmpEqI32Br => {
+                let v = ri!(i.a) == ri!(i.b);
+                wi!(i.c, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
+            }
+            Opcode::CmpNeI32Br => {
+                let v = ri!(i.a) != ri!(i.b);
+                wi!(i.c, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
+            }
+            Opcode::CmpLtI32SBr => {
+                let v = ri!(i.a) < ri!(i.b);
+                wi!(i.c, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
+            }
+            Opcode::CmpLtI32UBr => {
+                let v = (ri!(i.a) as u32) < (ri!(i.b) as u32);
+                wi!(i.c, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
+            }
+            Opcode::CmpNzI32Br => {
+                let v = ri!(i.a) != 0;
+                wi!(i.b, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
+            }
+            Opcode::CmpEqI64Br => {
+                let v = rl!(i.a) == rl!(i.b);
+                wi!(i.c, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
+            }
+            Opcode::CmpNeI64Br => {
+                let v = rl!(i.a) != rl!(i.b);
+                wi!(i.c, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
+            }
+            Opcode::CmpLtI64SBr => {
+                let v = rl!(i.a) < rl!(i.b);
+                wi!(i.c, v as i32);
+                if v {
+                    if i.d != NO_REMAP {
+                        remap!(i.d);
+                    }
+                    jump!(i.x);
+                } else {
+                    jump!(i.y);
+                }
             }
             Opcode::CondBreak => {
                 // Debug breaks are not trapped without a debugger attached.
-                pc = i.x as usize;
+                jump!(i.x);
             }
             Opcode::BrTable => {
                 let idx = ri!(i.a);
                 let n = func.aux[i.y as usize] as i64;
-                pc = if (idx as i64) >= 0 && (idx as i64) < n {
+                jump!(if (idx as i64) >= 0 && (idx as i64) < n {
                     func.aux[i.y as usize + 1 + idx as usize]
                 } else {
                     i.x
-                } as usize;
+                });
             }
             Opcode::Call | Opcode::CallYieldable | Opcode::CallVariadic | Opcode::CallVariadicYieldable => {
                 let callee = i.x;
@@ -1013,7 +1135,8 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                     p += 1;
                     t
                 } else {
-                    pc as u32
+                    // SAFETY: `ip` is inside `func.code`.
+                    unsafe { ip.offset_from(code) as u32 }
                 };
                 let results_at = p as u32;
                 let args = &func.aux[args_at..args_at + nargs];
@@ -1130,7 +1253,7 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                 wi!(i.a, ok as i32);
             }
             Opcode::Yield => {
-                pc = i.x as usize;
+                jump!(i.x);
                 save_pc!();
                 st.suspended = Some(Suspended::Yield);
                 return Ok(CallState::Yielded);

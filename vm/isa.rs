@@ -125,6 +125,8 @@ pub enum OpcodeSet {
     ExtF32,
     /// The f64 extension behind prefix byte `0xE1`.
     ExtF64,
+    /// irvm's own superinstructions, produced by the pre-decoder only.
+    Internal,
 }
 
 impl OpcodeSet {
@@ -134,6 +136,7 @@ impl OpcodeSet {
             OpcodeSet::Core => None,
             OpcodeSet::ExtF32 => Some(PREFIX_EXT_F32),
             OpcodeSet::ExtF64 => Some(PREFIX_EXT_F64),
+            OpcodeSet::Internal => None,
         }
     }
 }
@@ -516,6 +519,18 @@ macro_rules! for_each_instruction {
             ExtF64 0x3D MinF64 "min.f64" (binary(F64));
             ExtF64 0x3E MaxF64 "max.f64" (binary(F64));
             ExtF64 0x3F RoundF64Even "round.f64.even" (unary(F64));
+            // ---- internal: fused compare-and-branch superinstructions ------------------------------
+            // Never in bytecode (no prefix selects this set): the pre-decoder
+            // fuses `cmp.* %a, %b -> %c` followed by `cond_br %c` into one of
+            // these, which writes %c and branches.
+            Internal 0x00 CmpEqI32Br "cmp.eq.i32+cond_br" (cmp2(I32));
+            Internal 0x01 CmpNeI32Br "cmp.ne.i32+cond_br" (cmp2(I32));
+            Internal 0x02 CmpLtI32SBr "cmp.lt.i32.s+cond_br" (cmp2(I32));
+            Internal 0x03 CmpLtI32UBr "cmp.lt.i32.u+cond_br" (cmp2(I32));
+            Internal 0x04 CmpNzI32Br "cmp.nz.i32+cond_br" (cmp1(I32));
+            Internal 0x05 CmpEqI64Br "cmp.eq.i64+cond_br" (cmp2(I64));
+            Internal 0x06 CmpNeI64Br "cmp.ne.i64+cond_br" (cmp2(I64));
+            Internal 0x07 CmpLtI64SBr "cmp.lt.i64.s+cond_br" (cmp2(I64));
         }
     };
 }
@@ -624,6 +639,7 @@ impl Opcode {
             OpcodeSet::Core => CORE_LOOKUP[code as usize],
             OpcodeSet::ExtF32 => EXT_F32_LOOKUP[code as usize],
             OpcodeSet::ExtF64 => EXT_F64_LOOKUP[code as usize],
+            OpcodeSet::Internal => None,
         }
     }
 
@@ -665,7 +681,7 @@ mod tests {
 
     #[test]
     fn codes_are_unique_per_set_and_round_trip() {
-        for info in INSTRUCTIONS {
+        for info in INSTRUCTIONS.iter().filter(|i| i.set != OpcodeSet::Internal) {
             assert_eq!(Opcode::from_code(info.set, info.code), Some(info.op));
             assert_eq!(Opcode::from_mnemonic(info.mnemonic), Some(info.op));
         }

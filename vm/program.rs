@@ -96,20 +96,6 @@ impl Signature {
         };
         format!("0{}_{}", s(&self.args), s(&self.results))
     }
-
-    /// i32 slots and ref slots used by the arguments placed from register 0
-    /// (i64/f64 aligned to even slots).
-    pub fn arg_slots(kinds: &[u8]) -> (usize, usize) {
-        let (mut i, mut r) = (0usize, 0usize);
-        for k in kinds {
-            match k {
-                b'I' | b'F' => i = (i + 1) / 2 * 2 + 2,
-                b'r' => r += 1,
-                _ => i += 1,
-            }
-        }
-        (i, r)
-    }
 }
 
 /// What the verifier needs to know about the module around a function.
@@ -307,6 +293,7 @@ pub(crate) fn compile(
     }
     // The guard: running past the end traps instead of reading beyond.
     b.offset = code.len() as u32;
+    let guard = b.code.len();
     b.code.push(Inst {
         op: Opcode::Block,
         a: 0,
@@ -348,6 +335,8 @@ pub(crate) fn compile(
             p => b.aux[p - 2] = resolved,
         }
     }
+    fuse_compare_branches(&mut b.code, &b.aux);
+    fold_remap_stubs(&mut b.code, guard + 1);
     Ok(Function {
         code: b.code,
         aux: b.aux,
@@ -357,6 +346,110 @@ pub(crate) fn compile(
         ref_count,
         ordinal,
     })
+}
+
+/// Turns `cmp.* -> %c; cond_br %c, T, F` pairs into one fused instruction
+/// that writes `%c` and branches (the `cond_br` stays behind, unreachable
+/// except by a branch, so a pair is only fused when nothing branches to it).
+fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
+    let mut targets = vec![false; code.len()];
+    for inst in code.iter() {
+        let mut mark = |t: u32| {
+            if let Some(x) = targets.get_mut(t as usize) {
+                *x = true;
+            }
+        };
+        match inst.op {
+            Opcode::Br | Opcode::CondBreak | Opcode::Break | Opcode::Yield => mark(inst.x),
+            Opcode::CondBr => {
+                mark(inst.x);
+                mark(inst.y);
+            }
+            Opcode::BrTable => {
+                mark(inst.x);
+                let n = aux[inst.y as usize] as usize;
+                for k in 0..n {
+                    mark(aux[inst.y as usize + 1 + k]);
+                }
+            }
+            Opcode::CallYieldable | Opcode::CallVariadicYieldable => {
+                // The continuation is inside the aux record; be conservative.
+                for t in aux.iter() {
+                    mark(*t);
+                }
+            }
+            _ => {}
+        }
+    }
+    for k in 0..code.len().saturating_sub(1) {
+        let (cmp, br) = (code[k], code[k + 1]);
+        if br.op != Opcode::CondBr || targets[k + 1] {
+            continue;
+        }
+        let (fused, result) = match cmp.op {
+            Opcode::CmpEqI32 => (Opcode::CmpEqI32Br, cmp.c),
+            Opcode::CmpNeI32 => (Opcode::CmpNeI32Br, cmp.c),
+            Opcode::CmpLtI32S => (Opcode::CmpLtI32SBr, cmp.c),
+            Opcode::CmpLtI32U => (Opcode::CmpLtI32UBr, cmp.c),
+            Opcode::CmpNzI32 => (Opcode::CmpNzI32Br, cmp.b),
+            Opcode::CmpEqI64 => (Opcode::CmpEqI64Br, cmp.c),
+            Opcode::CmpNeI64 => (Opcode::CmpNeI64Br, cmp.c),
+            Opcode::CmpLtI64S => (Opcode::CmpLtI64SBr, cmp.c),
+            _ => continue,
+        };
+        if br.a != result {
+            continue;
+        }
+        code[k].op = fused;
+        code[k].x = br.x;
+        code[k].y = br.y;
+    }
+}
+
+/// "No remap" marker in the 16-bit remap fields of conditional branches.
+pub(crate) const NO_REMAP: u16 = u16::MAX;
+
+/// Lets conditional branches do their edges' block-argument remapping
+/// themselves instead of jumping through a stub: `c`/`d` (`cond_br`) or `d`
+/// (fused compare-branch, true edge only) hold the remap's aux position.
+fn fold_remap_stubs(code: &mut [Inst], stub_start: usize) {
+    let stub = |code: &[Inst], t: u32| -> Option<(u32, u16)> {
+        let s = code.get(t as usize)?;
+        ((t as usize) >= stub_start && s.op == Opcode::Br && s.y != NONE && s.y < NO_REMAP as u32)
+            .then_some((s.x, s.y as u16))
+    };
+    for k in 0..stub_start {
+        let inst = code[k];
+        match inst.op {
+            Opcode::CondBr => {
+                code[k].c = NO_REMAP;
+                code[k].d = NO_REMAP;
+                if let Some((t, r)) = stub(code, inst.x) {
+                    code[k].x = t;
+                    code[k].c = r;
+                }
+                if let Some((t, r)) = stub(code, inst.y) {
+                    code[k].y = t;
+                    code[k].d = r;
+                }
+            }
+            Opcode::CmpEqI32Br
+            | Opcode::CmpNeI32Br
+            | Opcode::CmpLtI32SBr
+            | Opcode::CmpLtI32UBr
+            | Opcode::CmpNzI32Br
+            | Opcode::CmpEqI64Br
+            | Opcode::CmpNeI64Br
+            | Opcode::CmpLtI64SBr => {
+                code[k].d = NO_REMAP;
+                if let Some((t, r)) = stub(code, inst.x) {
+                    code[k].x = t;
+                    code[k].d = r;
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<(), VerifyError> {
