@@ -42,21 +42,33 @@ fn run_module(path: &Path, out: &mut Outcome) {
             return;
         }
     };
-    let exports: Vec<String> = module.exports().iter().map(|e| e.local_name.to_string()).collect();
+    let exports: Vec<String> = module
+        .exports()
+        .iter()
+        .map(|e| e.local_name.to_string())
+        .collect();
     for export in &exports {
         // A fresh context per function, as IREE's runner does.
         let instance = Instance::new();
         let mut ctx = Context::new(&instance);
-        if module.imports().iter().any(|i| i.full_name.starts_with("yieldable_test.")) {
+        if module
+            .imports()
+            .iter()
+            .any(|i| i.full_name.starts_with("yieldable_test."))
+        {
             let Some(lib) = yieldable_test_lib() else {
-                out.failures.push(format!("{name}.{export}: libyieldable_test.so not built"));
+                out.failures
+                    .push(format!("{name}.{export}: libyieldable_test.so not built"));
                 continue;
             };
-            let host = DynamicModule::load_spec(lib.to_str().unwrap()).expect("load yieldable_test");
-            ctx.register_host_module(&host).expect("register yieldable_test");
+            let host =
+                DynamicModule::load_spec(lib.to_str().unwrap()).expect("load yieldable_test");
+            ctx.register_host_module(&host)
+                .expect("register yieldable_test");
         }
         if let Err(e) = ctx.register_module(module.clone()) {
-            out.failures.push(format!("{name}.{export}: link failed: {e}"));
+            out.failures
+                .push(format!("{name}.{export}: link failed: {e}"));
             continue;
         }
         let func = ctx.function(export).expect("export present");
@@ -64,8 +76,12 @@ fn run_module(path: &Path, out: &mut Outcome) {
         let expect_fail = export.starts_with("fail_");
         match (expect_fail, result) {
             (false, Ok(_)) | (true, Err(_)) => out.passed += 1,
-            (false, Err(e)) => out.failures.push(format!("{name}.{export}: unexpected failure: {e}")),
-            (true, Ok(_)) => out.failures.push(format!("{name}.{export}: expected a failure, succeeded")),
+            (false, Err(e)) => out
+                .failures
+                .push(format!("{name}.{export}: unexpected failure: {e}")),
+            (true, Ok(_)) => out
+                .failures
+                .push(format!("{name}.{export}: expected a failure, succeeded")),
         }
     }
 }
@@ -91,10 +107,17 @@ fn iree_vm_conformance_suite() {
         run_module(m, &mut out);
     }
     let total = out.passed + out.failures.len();
-    eprintln!("conformance: {}/{} functions behave as the convention says", out.passed, total);
+    eprintln!(
+        "conformance: {}/{} functions behave as the convention says",
+        out.passed, total
+    );
     for f in &out.failures {
         eprintln!("  {f}");
     }
-    assert!(out.failures.is_empty(), "{} conformance failures", out.failures.len());
+    assert!(
+        out.failures.is_empty(),
+        "{} conformance failures",
+        out.failures.len()
+    );
     assert_eq!(total, 304);
 }

@@ -47,11 +47,19 @@ pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
     let bad = |ty: &str| format!("INVALID_ARGUMENT; parsing value `{text}` as {ty}");
     match kind {
         'i' => parse_int(t)
-            .and_then(|v| i32::try_from(v).ok().or_else(|| u32::try_from(v).ok().map(|u| u as i32)))
+            .and_then(|v| {
+                i32::try_from(v)
+                    .ok()
+                    .or_else(|| u32::try_from(v).ok().map(|u| u as i32))
+            })
             .map(Value::I32)
             .ok_or_else(|| bad("i32")),
         'I' => parse_int(t)
-            .and_then(|v| i64::try_from(v).ok().or_else(|| u64::try_from(v).ok().map(|u| u as i64)))
+            .and_then(|v| {
+                i64::try_from(v)
+                    .ok()
+                    .or_else(|| u64::try_from(v).ok().map(|u| u as i64))
+            })
             .map(Value::I64)
             .ok_or_else(|| bad("i64")),
         'f' => t.parse::<f32>().map(Value::F32).map_err(|_| bad("f32")),
@@ -67,7 +75,10 @@ fn parse_int(t: &str) -> Option<i128> {
         Some(d) => (true, d),
         None => (false, t.strip_prefix('+').unwrap_or(t)),
     };
-    let v = if let Some(h) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    let v = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         i128::from_str_radix(h, 16).ok()?
     } else {
         digits.parse::<i128>().ok()?
@@ -89,7 +100,11 @@ pub fn main(args: RunArgs) -> ExitCode {
 fn run(args: &RunArgs) -> Result<(), String> {
     let _ = &args.device;
     let mut ctx = load_context(&args.modules)?;
-    let main_module = ctx.module_names().last().map(|s| s.to_string()).unwrap_or_default();
+    let main_module = ctx
+        .module_names()
+        .last()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
     let name = args.function.trim_start_matches('@');
     let func = ctx
         .function(&format!("{main_module}.{name}"))

@@ -85,7 +85,9 @@ pub enum LinkError {
         import: String,
     },
     /// The provider's calling convention differs from the import's.
-    #[error("module '{module}' imports '{import}' as `{expected}`, but it is exported as `{found}`")]
+    #[error(
+        "module '{module}' imports '{import}' as `{expected}`, but it is exported as `{found}`"
+    )]
     SignatureMismatch {
         /// The importing module.
         module: String,
@@ -323,12 +325,10 @@ impl Context {
             })?;
             funcs.push((f.name, sig));
         }
-        let state = module
-            .instantiate()
-            .map_err(|trap| LinkError::Init {
-                module: name.clone(),
-                trap,
-            })?;
+        let state = module.instantiate().map_err(|trap| LinkError::Init {
+            module: name.clone(),
+            trap,
+        })?;
         self.modules.push(Registered::Host(HostInstance {
             name,
             version: module.version(),
@@ -430,9 +430,17 @@ impl Context {
             global_refs: module.global_ref_count(),
         };
         let mut funcs = Vec::with_capacity(module.function_count());
+        #[allow(clippy::needless_range_loop)]
         for ord in 0..module.function_count() {
-            let fname = || names[ord].clone().unwrap_or_else(|| format!("ordinal {ord}"));
-            let (desc, code) = match (module.function_descriptor(ord), module.function_bytecode(ord)) {
+            let fname = || {
+                names[ord]
+                    .clone()
+                    .unwrap_or_else(|| format!("ordinal {ord}"))
+            };
+            let (desc, code) = match (
+                module.function_descriptor(ord),
+                module.function_bytecode(ord),
+            ) {
                 (Some(d), Some(c)) => (d, c),
                 _ => {
                     return Err(LinkError::Verify {
@@ -554,7 +562,9 @@ impl Context {
             }
             if let Some((target, sig)) = r.export(i as u32, f) {
                 let target = match target {
-                    ImportTarget::Bytecode { module, ordinal } => FuncTarget::Bytecode { module, ordinal },
+                    ImportTarget::Bytecode { module, ordinal } => {
+                        FuncTarget::Bytecode { module, ordinal }
+                    }
                     ImportTarget::Host { module, index } => FuncTarget::Host { module, index },
                     ImportTarget::Unresolved => continue,
                 };
@@ -576,9 +586,12 @@ impl Context {
             None => self.modules.last(),
         };
         match r {
-            Some(Registered::Bytecode(b)) => {
-                b.module.exports().iter().map(|e| e.local_name.to_string()).collect()
-            }
+            Some(Registered::Bytecode(b)) => b
+                .module
+                .exports()
+                .iter()
+                .map(|e| e.local_name.to_string())
+                .collect(),
             Some(Registered::Host(h)) => h.funcs.iter().map(|(n, _)| n.clone()).collect(),
             None => Vec::new(),
         }
@@ -646,9 +659,15 @@ impl Context {
     pub(crate) fn describe(&self, module: u32, ordinal: u32, offset: u32) -> TrapFrame {
         match self.modules.get(module as usize) {
             Some(Registered::Bytecode(b)) => {
-                let function = b.names.get(ordinal as usize).cloned().flatten().unwrap_or_else(|| {
-                    function_local_name(&b.module, ordinal).unwrap_or_else(|| format!("ordinal {ordinal}"))
-                });
+                let function = b
+                    .names
+                    .get(ordinal as usize)
+                    .cloned()
+                    .flatten()
+                    .unwrap_or_else(|| {
+                        function_local_name(&b.module, ordinal)
+                            .unwrap_or_else(|| format!("ordinal {ordinal}"))
+                    });
                 let location = b.module.debug_database().and_then(|db| {
                     let lname = function_local_name(&b.module, ordinal)
                         .or_else(|| b.names.get(ordinal as usize).cloned().flatten())?;

@@ -87,13 +87,18 @@ fn push_frame(
     {
         return Err(Trap::new(
             StatusCode::ResourceExhausted,
-            format!("VM stack overflow: call depth exceeds {}", stack.frames.len()),
+            format!(
+                "VM stack overflow: call depth exceeds {}",
+                stack.frames.len()
+            ),
         ));
     }
     let i32_base = stack.i32s.len();
     let ref_base = stack.refs.len();
     stack.i32s.resize(i32_base + func.i32_count as usize, 0);
-    stack.refs.resize(ref_base + func.ref_count as usize, Ref::Null);
+    stack
+        .refs
+        .resize(ref_base + func.ref_count as usize, Ref::Null);
     stack.frames.push(Frame {
         module,
         func,
@@ -174,7 +179,10 @@ pub(crate) fn begin(
 /// Resumes a suspended call.
 pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
     match ctx.stack.suspended.take() {
-        None => Err(Trap::new(StatusCode::FailedPrecondition, "nothing to resume")),
+        None => Err(Trap::new(
+            StatusCode::FailedPrecondition,
+            "nothing to resume",
+        )),
         Some(Suspended::Yield) => run_with_backtrace(ctx),
         Some(Suspended::HostCall {
             module,
@@ -185,7 +193,10 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
         }) => {
             let outcome = match &mut ctx.modules[module as usize] {
                 Registered::Host(h) => h.state.resume(index as usize),
-                _ => Err(Trap::new(StatusCode::Internal, "resume of a non-host module")),
+                _ => Err(Trap::new(
+                    StatusCode::Internal,
+                    "resume of a non-host module",
+                )),
             };
             match outcome {
                 Err(e) => {
@@ -229,7 +240,8 @@ fn with_backtrace(ctx: &Context, mut e: Trap) -> Trap {
         for f in ctx.stack.frames.iter().rev() {
             let pc = f.pc.saturating_sub(1) as usize;
             let offset = f.func.offsets.get(pc).copied().unwrap_or(0);
-            e.backtrace.push(ctx.describe(f.module, f.func.ordinal, offset));
+            e.backtrace
+                .push(ctx.describe(f.module, f.func.ordinal, offset));
         }
     }
     e
@@ -300,7 +312,14 @@ fn marshal_args(
 }
 
 /// Copies returned values from callee registers to caller registers.
-fn marshal_results(st: &mut Stack, callee: (usize, usize), caller: (usize, usize), src: &[u32], dst: &[u32], kinds: &[u8]) {
+fn marshal_results(
+    st: &mut Stack,
+    callee: (usize, usize),
+    caller: (usize, usize),
+    src: &[u32],
+    dst: &[u32],
+    kinds: &[u8],
+) {
     for ((&s, &d), &k) in src.iter().zip(dst).zip(kinds) {
         match k {
             b'r' => {
@@ -353,14 +372,22 @@ fn write_host_results(
     if values.len() != kinds.len() {
         return Err(Trap::new(
             StatusCode::Internal,
-            format!("host function returned {} values, expected {}", values.len(), kinds.len()),
+            format!(
+                "host function returned {} values, expected {}",
+                values.len(),
+                kinds.len()
+            ),
         ));
     }
     for ((v, &d), &k) in values.into_iter().zip(dst).zip(kinds) {
         if v.kind_char() as u8 != k {
             return Err(Trap::new(
                 StatusCode::Internal,
-                format!("host function returned {}, expected {}", v.kind_char(), kind_name(k)),
+                format!(
+                    "host function returned {}, expected {}",
+                    v.kind_char(),
+                    kind_name(k)
+                ),
             ));
         }
         match v {
@@ -385,24 +412,26 @@ fn cast_f32_si32(x: f32) -> i32 {
 }
 fn lround(x: f64) -> i64 {
     // x86-64 glibc returns LONG_MIN for NaN and out-of-range inputs.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
     let r = x.round();
-    if r.is_nan() || r >= 9.223372036854775807e18 || r < -9.223372036854775808e18 {
+    if r.is_nan() || !(-LIMIT..LIMIT).contains(&r) {
         i64::MIN
     } else {
         r as i64
     }
 }
 fn f_to_u64(x: f64) -> u64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     // C's (uint64_t) conversion as x86-64 compilers emit it.
     if x.is_nan() {
         0x8000_0000_0000_0000
-    } else if x >= 9.223372036854775808e18 {
-        if x >= 1.8446744073709552e19 {
+    } else if x >= TWO_63 {
+        if x >= 2.0 * TWO_63 {
             0
         } else {
-            (x - 9.223372036854775808e18) as u64 ^ 0x8000_0000_0000_0000
+            (x - TWO_63) as u64 ^ 0x8000_0000_0000_0000
         }
-    } else if x < -9.223372036854775808e18 {
+    } else if x < -TWO_63 {
         0x8000_0000_0000_0000
     } else {
         x as i64 as u64
@@ -648,10 +677,17 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             let off = $off as usize;
             let s = state!();
             let len = s.rwdata.len();
-            tri!(s.rwdata.get_mut(off..off.wrapping_add($n)).filter(|_| off <= len).ok_or_else(|| Trap::new(
-                StatusCode::OutOfRange,
-                format!("global byte_offset out of range: {} (rwdata={})", off as i32, len)
-            )))
+            tri!(s
+                .rwdata
+                .get_mut(off..off.wrapping_add($n))
+                .filter(|_| off <= len)
+                .ok_or_else(|| Trap::new(
+                    StatusCode::OutOfRange,
+                    format!(
+                        "global byte_offset out of range: {} (rwdata={})",
+                        off as i32, len
+                    )
+                )))
         }};
     }
     macro_rules! global_ref {
@@ -661,7 +697,10 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             let n = s.global_refs.len();
             tri!(s.global_refs.get_mut(ord).ok_or_else(|| Trap::new(
                 StatusCode::OutOfRange,
-                format!("global ref ordinal out of range: {} (table={})", ord as i32, n)
+                format!(
+                    "global ref ordinal out of range: {} (table={})",
+                    ord as i32, n
+                )
             )))
         }};
     }
@@ -724,7 +763,11 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                 let ty = type_of!(i.y);
                 let g = global_ref!(i.x);
                 tri!(ty.check_ref(g));
-                let v = if i.a & REF_MOVE_BIT != 0 { std::mem::take(g) } else { g.clone() };
+                let v = if i.a & REF_MOVE_BIT != 0 {
+                    std::mem::take(g)
+                } else {
+                    g.clone()
+                };
                 wref!(i.a, v);
             }
             Opcode::GlobalStoreRef => {
@@ -737,7 +780,11 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                 let ty = type_of!(i.x);
                 let g = global_ref!(ri!(i.a) as u32);
                 tri!(ty.check_ref(g));
-                let v = if i.b & REF_MOVE_BIT != 0 { std::mem::take(g) } else { g.clone() };
+                let v = if i.b & REF_MOVE_BIT != 0 {
+                    std::mem::take(g)
+                } else {
+                    g.clone()
+                };
                 wref!(i.b, v);
             }
             Opcode::GlobalStoreIndirectRef => {
@@ -750,7 +797,9 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             Opcode::ConstI32Zero | Opcode::ConstF32Zero => wi!(i.a, 0),
             Opcode::ConstI32 | Opcode::ConstF32 => wi!(i.a, i.x),
             Opcode::ConstI64Zero | Opcode::ConstF64Zero => wl!(i.a, 0),
-            Opcode::ConstI64 | Opcode::ConstF64 => wl!(i.a, ((i.y as u64) << 32 | i.x as u64) as i64),
+            Opcode::ConstI64 | Opcode::ConstF64 => {
+                wl!(i.a, ((i.y as u64) << 32 | i.x as u64) as i64)
+            }
             Opcode::ConstRefZero => wref!(i.a, Ref::Null),
             Opcode::ConstRefRodata => {
                 let b = state!().rodata[i.x as usize].clone();
@@ -815,7 +864,11 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             }
             Opcode::SelectRef => {
                 let ty = type_of!(i.x);
-                let (pick, other) = if ri!(i.a) != 0 { (i.b, i.c) } else { (i.c, i.b) };
+                let (pick, other) = if ri!(i.a) != 0 {
+                    (i.b, i.c)
+                } else {
+                    (i.c, i.b)
+                };
                 tri!(ty.check_ref(rref!(pick)));
                 let v = take_ref!(pick);
                 if other & REF_MOVE_BIT != 0 && (other & REF_INDEX_MASK) != (i.d & REF_INDEX_MASK) {
@@ -1112,10 +1165,14 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                     i.x
                 });
             }
-            Opcode::Call | Opcode::CallYieldable | Opcode::CallVariadic | Opcode::CallVariadicYieldable => {
+            Opcode::Call
+            | Opcode::CallYieldable
+            | Opcode::CallVariadic
+            | Opcode::CallVariadicYieldable => {
                 let callee = i.x;
                 let variadic = matches!(i.op, Opcode::CallVariadic | Opcode::CallVariadicYieldable);
-                let yieldable = matches!(i.op, Opcode::CallYieldable | Opcode::CallVariadicYieldable);
+                let yieldable =
+                    matches!(i.op, Opcode::CallYieldable | Opcode::CallVariadicYieldable);
                 // Aux record: [sizes]? [args] [target]? [results].
                 let rec = i.y as usize;
                 let mut p = rec;
@@ -1166,11 +1223,13 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                 match target {
                     Err(ordinal) => {
                         // A bytecode function (this module or another).
-                        let callee_fn = bytecode(modules, target_module).funcs[ordinal as usize].clone();
+                        let callee_fn =
+                            bytecode(modules, target_module).funcs[ordinal as usize].clone();
                         tri!(push_frame(st, target_module, callee_fn, max_depth));
                         let f = st.frames.last().expect("frame");
                         let callee_base = (f.i32_base as usize, f.ref_base as usize);
-                        let kinds = &bytecode(modules, target_module).signatures[ordinal as usize].args;
+                        let kinds =
+                            &bytecode(modules, target_module).signatures[ordinal as usize].args;
                         marshal_args(st, caller_base, callee_base, args, kinds);
                         reload!();
                     }
@@ -1189,12 +1248,21 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                         let result_kinds = bytecode(modules, cur).import_sigs[imp].results.clone();
                         let outcome = match &mut modules[target_module as usize] {
                             Registered::Host(h) => h.state.call(index as usize, &values),
-                            Registered::Bytecode(_) => Err(Trap::new(StatusCode::Internal, "bad import link")),
+                            Registered::Bytecode(_) => {
+                                Err(Trap::new(StatusCode::Internal, "bad import link"))
+                            }
                         };
                         match tri!(outcome) {
                             HostOutcome::Done(vals) => {
                                 let dst = aux_list(&func.aux, results_at, 0);
-                                tri!(write_host_results(st, caller_base.0, caller_base.1, dst, &result_kinds, vals));
+                                tri!(write_host_results(
+                                    st,
+                                    caller_base.0,
+                                    caller_base.1,
+                                    dst,
+                                    &result_kinds,
+                                    vals
+                                ));
                                 reload!();
                             }
                             HostOutcome::Deferred => {
@@ -1230,7 +1298,10 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                     return Ok(CallState::Done(values));
                 }
                 let n = st.frames.len();
-                let callee_base = (st.frames[n - 1].i32_base as usize, st.frames[n - 1].ref_base as usize);
+                let callee_base = (
+                    st.frames[n - 1].i32_base as usize,
+                    st.frames[n - 1].ref_base as usize,
+                );
                 let caller = &st.frames[n - 2];
                 let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
                 let caller_func = caller.func.clone();
@@ -1347,12 +1418,24 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             Opcode::BufferCopy => {
                 let src = buffer!(i.a, "source_buffer").clone();
                 let dst = buffer!(i.c, "target_buffer").clone();
-                tri!(Buffer::copy(&src, rl!(i.b) as u64, &dst, rl!(i.d) as u64, rl!(i.x) as u64));
+                tri!(Buffer::copy(
+                    &src,
+                    rl!(i.b) as u64,
+                    &dst,
+                    rl!(i.d) as u64,
+                    rl!(i.x) as u64
+                ));
             }
             Opcode::BufferCompare => {
                 let l = buffer!(i.a, "lhs_buffer").clone();
                 let r = buffer!(i.c, "rhs_buffer").clone();
-                let eq = tri!(Buffer::compare(&l, rl!(i.b) as u64, &r, rl!(i.d) as u64, rl!(i.x) as u64));
+                let eq = tri!(Buffer::compare(
+                    &l,
+                    rl!(i.b) as u64,
+                    &r,
+                    rl!(i.d) as u64,
+                    rl!(i.x) as u64
+                ));
                 wi!(i.y, eq as i32);
             }
             Opcode::BufferHash => {
@@ -1503,7 +1586,10 @@ fn insert_span_counts(sig: &Signature, sizes: &[u16], flat: Vec<Value>) -> Vec<V
     let Some(cc) = &sig.cconv else { return flat };
     let mut out = Vec::with_capacity(flat.len() + sizes.len());
     let mut it = flat.into_iter();
-    let args = cc.args.iter().filter(|k| **k != crate::modules::ValueKind::Void);
+    let args = cc
+        .args
+        .iter()
+        .filter(|k| **k != crate::modules::ValueKind::Void);
     for (k, &n) in args.zip(sizes) {
         match k {
             crate::modules::ValueKind::Span(inner) => {

@@ -137,7 +137,10 @@ struct NativeState {
 impl HostState for NativeState {
     fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap> {
         let f = self.funcs.get(index).ok_or_else(|| {
-            Trap::new(StatusCode::NotFound, format!("host function {index} out of range"))
+            Trap::new(
+                StatusCode::NotFound,
+                format!("host function {index} out of range"),
+            )
         })?;
         f(args).map(HostOutcome::Done)
     }
@@ -251,10 +254,7 @@ impl DynamicHostState {
             .unwrap_or_default()
     }
 
-    fn finish(
-        outcome: DynamicOutcome,
-        raw: &[irvm_plugin_abi::RawValue],
-    ) -> HostOutcome {
+    fn finish(outcome: DynamicOutcome, raw: &[irvm_plugin_abi::RawValue]) -> HostOutcome {
         use irvm_plugin_abi as abi;
         match outcome {
             DynamicOutcome::Deferred => HostOutcome::Deferred,

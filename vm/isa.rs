@@ -688,7 +688,10 @@ mod tests {
         // The prefix bytes are not instructions; 0x79 is the block marker.
         assert_eq!(Opcode::from_code(OpcodeSet::Core, PREFIX_EXT_F32), None);
         assert_eq!(Opcode::from_code(OpcodeSet::Core, PREFIX_EXT_F64), None);
-        assert_eq!(Opcode::from_code(OpcodeSet::Core, 0x79), Some(Opcode::Block));
+        assert_eq!(
+            Opcode::from_code(OpcodeSet::Core, 0x79),
+            Some(Opcode::Block)
+        );
     }
 
     #[test]

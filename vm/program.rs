@@ -20,8 +20,7 @@ use std::collections::HashMap;
 
 use crate::decode::{decode_at, Operand};
 use crate::isa::{
-    Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT,
-    REF_INDEX_MASK,
+    Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
 };
 use crate::modules::{CallingConvention, ValueKind};
 
@@ -501,7 +500,9 @@ fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<()
             }
             (Field::GlobalAttr, Operand::Global(g)) => {
                 let ok = match op {
-                    Opcode::GlobalLoadRef | Opcode::GlobalStoreRef => (*g as usize) < b.facts.global_refs,
+                    Opcode::GlobalLoadRef | Opcode::GlobalStoreRef => {
+                        (*g as usize) < b.facts.global_refs
+                    }
                     _ => {
                         let width = if matches!(
                             op,
@@ -514,7 +515,9 @@ fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<()
                         } else {
                             4
                         };
-                        (*g as usize).checked_add(width).is_some_and(|e| e <= b.facts.global_bytes)
+                        (*g as usize)
+                            .checked_add(width)
+                            .is_some_and(|e| e <= b.facts.global_bytes)
                     }
                 };
                 if !ok {
@@ -580,7 +583,8 @@ fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<()
                 }
                 put_wide(&mut inst, rec, b)?;
             }
-            (Field::Operands(kind), Operand::Regs(list)) | (Field::Results(kind), Operand::Regs(list)) => {
+            (Field::Operands(kind), Operand::Regs(list))
+            | (Field::Results(kind), Operand::Regs(list)) => {
                 let regs: Vec<u16> = list.iter().collect();
                 for &r in &regs {
                     match kind {
@@ -663,14 +667,21 @@ pub(crate) fn aux_list(aux: &[u32], rec: u32, k: usize) -> &[u32] {
 /// Call-site checks that need the callee's signature.
 fn check_semantics(b: &Builder<'_>, inst: &Inst) -> Result<(), VerifyError> {
     let regs_of = |k: usize| -> Vec<u16> {
-        aux_list(&b.aux, inst.y, k).iter().map(|&r| r as u16).collect()
+        aux_list(&b.aux, inst.y, k)
+            .iter()
+            .map(|&r| r as u16)
+            .collect()
     };
     match inst.op {
         Opcode::Call | Opcode::CallYieldable => {
             let sig = callee_sig(b, inst.x);
             let args = regs_of(0);
             b.check_list_kinds(&args, &sig.args, "call arguments")?;
-            let results_k = if inst.op == Opcode::CallYieldable { 2 } else { 1 };
+            let results_k = if inst.op == Opcode::CallYieldable {
+                2
+            } else {
+                1
+            };
             // For call.yieldable the aux record is [args][target][results];
             // the target is a single word, not a list.
             let results: Vec<u16> = if inst.op == Opcode::CallYieldable {
@@ -706,7 +717,10 @@ fn check_semantics(b: &Builder<'_>, inst: &Inst) -> Result<(), VerifyError> {
             b.check_list_kinds(&results, &sig.results, "call results")?;
         }
         Opcode::Return => {
-            let regs: Vec<u16> = aux_list(&b.aux, inst.x, 0).iter().map(|&r| r as u16).collect();
+            let regs: Vec<u16> = aux_list(&b.aux, inst.x, 0)
+                .iter()
+                .map(|&r| r as u16)
+                .collect();
             b.check_list_kinds(&regs, &b.sig.results, "return values")?;
         }
         _ => {}

@@ -143,7 +143,7 @@ impl Ref {
     }
 
     /// The buffer, or an error naming `what` when null or not a buffer.
-    #[inline]
+    #[inline(always)]
     pub fn buffer(&self, what: &str) -> Result<&Rc<Buffer>, Trap> {
         match self {
             Ref::Buffer(b) => Ok(b),
@@ -232,17 +232,31 @@ fn read_only() -> Trap {
 }
 
 impl Buffer {
-    /// A zero-filled mutable buffer of `len` bytes.
+    /// A zero-filled mutable buffer of `len` bytes. Allocation failure is
+    /// an error, not an abort; the pages come from the allocator already
+    /// zeroed (no memset of large buffers).
     pub fn new(len: usize) -> Result<Buffer, Trap> {
-        let mut v = Vec::new();
-        v.try_reserve_exact(len).map_err(|_| {
+        let too_big = || {
             Trap::new(
                 StatusCode::ResourceExhausted,
                 format!("cannot allocate a buffer of {len} bytes"),
             )
-        })?;
-        v.resize(len, 0);
-        Ok(Buffer::from_vec(v))
+        };
+        if len == 0 {
+            return Ok(Buffer::from_vec(Vec::new()));
+        }
+        let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| too_big())?;
+        // SAFETY: `layout` has non-zero size (len > 0).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(too_big());
+        }
+        // SAFETY: `ptr` is a fresh allocation of `len` zeroed bytes with the
+        // layout `Box<[u8]>` uses (align 1), so the box owns it exactly.
+        let bytes = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        Ok(Buffer {
+            storage: Storage::Owned(RefCell::new(bytes)),
+        })
     }
 
     /// A mutable buffer holding `bytes`.
@@ -284,7 +298,7 @@ impl Buffer {
     }
 
     /// Runs `f` over the bytes.
-    #[inline]
+    #[inline(always)]
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
         match &self.storage {
             Storage::Owned(b) => f(&b.borrow()),
@@ -307,17 +321,21 @@ impl Buffer {
     }
 
     /// Loads the `N`-byte element at element index `index`.
-    #[inline]
+    #[inline(always)]
     pub fn load<const N: usize>(&self, index: u64) -> Result<[u8; N], Trap> {
         self.with_bytes(|b| {
-            let start = (index as usize).wrapping_mul(N);
-            match b.get(start..start.wrapping_add(N)) {
-                Some(s) if index <= (usize::MAX / N) as u64 => {
-                    let mut out = [0u8; N];
-                    out.copy_from_slice(s);
-                    Ok(out)
-                }
-                _ => Err(out_of_range(start, N, N, b.len())),
+            if index < (b.len() / N) as u64 {
+                let start = index as usize * N;
+                let mut out = [0u8; N];
+                out.copy_from_slice(&b[start..start + N]);
+                Ok(out)
+            } else {
+                Err(out_of_range(
+                    (index as usize).wrapping_mul(N),
+                    N,
+                    N,
+                    b.len(),
+                ))
             }
         })
     }
@@ -585,9 +603,9 @@ impl List {
     pub fn reserve(&self, capacity: u32) -> Result<(), Trap> {
         let mut items = self.items.borrow_mut();
         let extra = (capacity as usize).saturating_sub(items.len());
-        items.try_reserve(extra).map_err(|_| {
-            Trap::new(StatusCode::ResourceExhausted, "capacity overflow")
-        })
+        items
+            .try_reserve(extra)
+            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
     }
 
     /// Grows (with empty or zero elements) or truncates to `size`.
@@ -611,7 +629,9 @@ impl List {
 
     fn get_slot(&self, i: u32, as_type: ValueType) -> Result<Slot, Trap> {
         let items = self.items();
-        let slot = items.get(i as usize).ok_or_else(|| index_error(i, items.len()))?;
+        let slot = items
+            .get(i as usize)
+            .ok_or_else(|| index_error(i, items.len()))?;
         match slot {
             Slot::Ref(_) | Slot::Empty if !matches!(self.element, TypeDef::Value(_)) => {
                 Err(Trap::new(
@@ -734,7 +754,9 @@ impl List {
     pub fn get(&self, i: u32) -> Result<crate::Value, Trap> {
         use crate::Value;
         let items = self.items();
-        let slot = items.get(i as usize).ok_or_else(|| index_error(i, items.len()))?;
+        let slot = items
+            .get(i as usize)
+            .ok_or_else(|| index_error(i, items.len()))?;
         Ok(match slot {
             Slot::Empty => Value::None,
             Slot::I8(v) => Value::I32(*v as i32),
