@@ -4,12 +4,17 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared").join(rel);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(rel);
     p.exists().then_some(p)
 }
 
 fn irvm(args: &[String]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(args)
+        .output()
+        .unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -44,7 +49,12 @@ fn errors_exit_1_with_a_message() {
     let (_, err, code) = irvm(&["run".into(), m.clone(), "--function=nope".into()]);
     assert_eq!(code, 1);
     assert!(err.contains("no function `nope`"), "{err}");
-    let (_, err, code) = irvm(&["run".into(), m.clone(), "--function=fib".into(), "--input=x".into()]);
+    let (_, err, code) = irvm(&[
+        "run".into(),
+        m.clone(),
+        "--function=fib".into(),
+        "--input=x".into(),
+    ]);
     assert_eq!(code, 1);
     assert!(err.contains("parsing value `x` as i32"), "{err}");
     // A runtime trap names the function and bytecode offset.
@@ -56,8 +66,15 @@ fn errors_exit_1_with_a_message() {
     ]);
     assert_eq!(code, 1);
     assert_eq!(out, "EXEC @buffer_reduce_unrolled\n");
-    assert!(err.contains("OUT_OF_RANGE") && err.contains("vm_bench.buffer_reduce_unrolled+0x"), "{err}");
-    let (_, err, code) = irvm(&["run".into(), "--module=/nonexistent.vmfb".into(), "--function=f".into()]);
+    assert!(
+        err.contains("OUT_OF_RANGE") && err.contains("vm_bench.buffer_reduce_unrolled+0x"),
+        "{err}"
+    );
+    let (_, err, code) = irvm(&[
+        "run".into(),
+        "--module=/nonexistent.vmfb".into(),
+        "--function=f".into(),
+    ]);
     assert_eq!(code, 1);
     assert!(err.contains("/nonexistent.vmfb"), "{err}");
 }
@@ -72,7 +89,12 @@ fn host_module_from_a_shared_library() {
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
     let lib = ["debug", "release"]
         .iter()
-        .flat_map(|p| [target.join(p).join("libnative_import_module.so"), target.join(p).join("deps/libnative_import_module.so")])
+        .flat_map(|p| {
+            [
+                target.join(p).join("libnative_import_module.so"),
+                target.join(p).join("deps/libnative_import_module.so"),
+            ]
+        })
         .find(|p| p.exists());
     let Some(lib) = lib else {
         eprintln!("skipping: libnative_import_module.so not built");
@@ -86,5 +108,8 @@ fn host_module_from_a_shared_library() {
         "--input=1".into(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("EXEC @call_imported_func\nresult[0]: i32="), "{out}");
+    assert!(
+        out.starts_with("EXEC @call_imported_func\nresult[0]: i32="),
+        "{out}"
+    );
 }
