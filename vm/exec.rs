@@ -13,7 +13,9 @@ use std::rc::Rc;
 use crate::context::{kind_name, CallState, Context, ImportTarget, Registered};
 use crate::host::HostOutcome;
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
-use crate::program::{aux_list, expand_variadic, Function, Inst, Signature, NONE, NO_REMAP};
+use crate::program::{
+    aux_list, expand_variadic, flatten, Function, Inst, Signature, NONE, NO_REMAP,
+};
 use crate::refs::{Buffer, List, Ref, TypeDef};
 use crate::trap::{StatusCode, Trap};
 use crate::value::Value;
@@ -657,6 +659,22 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
             wi!($i.c, ($body) as i32);
         }};
     }
+    // Writes the comparison to `$dst`, then branches: true edge to `x`
+    // (remapping by `d` when set), false edge to `y`.
+    macro_rules! cmp_br {
+        ($i:ident, $dst:expr, $cond:expr) => {{
+            let v = $cond;
+            wi!($dst, v as i32);
+            if v {
+                if $i.d != NO_REMAP {
+                    remap!($i.d);
+                }
+                jump!($i.x);
+            } else {
+                jump!($i.y);
+            }
+        }};
+    }
     macro_rules! state {
         () => {
             bytecode(modules, cur)
@@ -1056,102 +1074,14 @@ fn run(ctx: &mut Context) -> Result<CallState, Trap> {
                 }
             }
             // Fused compare-and-branch (see program::fuse_compare_branches).
-            Opcode::CmpEqI32Br => {
-                let v = ri!(i.a) == ri!(i.b);
-                wi!(i.c, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
-            Opcode::CmpNeI32Br => {
-                let v = ri!(i.a) != ri!(i.b);
-                wi!(i.c, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
-            Opcode::CmpLtI32SBr => {
-                let v = ri!(i.a) < ri!(i.b);
-                wi!(i.c, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
-            Opcode::CmpLtI32UBr => {
-                let v = (ri!(i.a) as u32) < (ri!(i.b) as u32);
-                wi!(i.c, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
-            Opcode::CmpNzI32Br => {
-                let v = ri!(i.a) != 0;
-                wi!(i.b, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
-            Opcode::CmpEqI64Br => {
-                let v = rl!(i.a) == rl!(i.b);
-                wi!(i.c, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
-            Opcode::CmpNeI64Br => {
-                let v = rl!(i.a) != rl!(i.b);
-                wi!(i.c, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
-            Opcode::CmpLtI64SBr => {
-                let v = rl!(i.a) < rl!(i.b);
-                wi!(i.c, v as i32);
-                if v {
-                    if i.d != NO_REMAP {
-                        remap!(i.d);
-                    }
-                    jump!(i.x);
-                } else {
-                    jump!(i.y);
-                }
-            }
+            Opcode::CmpEqI32Br => cmp_br!(i, i.c, ri!(i.a) == ri!(i.b)),
+            Opcode::CmpNeI32Br => cmp_br!(i, i.c, ri!(i.a) != ri!(i.b)),
+            Opcode::CmpLtI32SBr => cmp_br!(i, i.c, ri!(i.a) < ri!(i.b)),
+            Opcode::CmpLtI32UBr => cmp_br!(i, i.c, (ri!(i.a) as u32) < (ri!(i.b) as u32)),
+            Opcode::CmpNzI32Br => cmp_br!(i, i.b, ri!(i.a) != 0),
+            Opcode::CmpEqI64Br => cmp_br!(i, i.c, rl!(i.a) == rl!(i.b)),
+            Opcode::CmpNeI64Br => cmp_br!(i, i.c, rl!(i.a) != rl!(i.b)),
+            Opcode::CmpLtI64SBr => cmp_br!(i, i.c, rl!(i.a) < rl!(i.b)),
             Opcode::CondBreak => {
                 // Debug breaks are not trapped without a debugger attached.
                 jump!(i.x);
@@ -1596,7 +1526,7 @@ fn insert_span_counts(sig: &Signature, sizes: &[u16], flat: Vec<Value>) -> Vec<V
                 out.push(Value::I32(n as i32));
                 let per = {
                     let mut v = Vec::new();
-                    flatten_count(inner, &mut v);
+                    flatten(inner, &mut v);
                     v.len()
                 };
                 for _ in 0..(per * n as usize) {
@@ -1613,14 +1543,4 @@ fn insert_span_counts(sig: &Signature, sizes: &[u16], flat: Vec<Value>) -> Vec<V
         }
     }
     out
-}
-
-fn flatten_count(kinds: &[crate::modules::ValueKind], out: &mut Vec<u8>) {
-    for k in kinds {
-        match k {
-            crate::modules::ValueKind::Void => {}
-            crate::modules::ValueKind::Span(inner) => flatten_count(inner, out),
-            _ => out.push(0),
-        }
-    }
 }

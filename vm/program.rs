@@ -20,7 +20,8 @@ use std::collections::HashMap;
 
 use crate::decode::{decode_at, Operand};
 use crate::isa::{
-    Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
+    Bank, Field, ListKind, Opcode, OpcodeSet, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT,
+    REF_INDEX_MASK,
 };
 use crate::modules::{CallingConvention, ValueKind};
 
@@ -39,6 +40,21 @@ pub(crate) struct Inst {
     pub y: u32,
 }
 
+impl Inst {
+    /// An instruction with no operands set yet.
+    fn new(op: Opcode) -> Inst {
+        Inst {
+            op,
+            a: 0,
+            b: 0,
+            c: 0,
+            d: 0,
+            x: NONE,
+            y: NONE,
+        }
+    }
+}
+
 /// A flattened calling convention: one kind byte per value (`i I f F r`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Signature {
@@ -51,7 +67,8 @@ pub(crate) struct Signature {
     pub cconv: Option<CallingConvention>,
 }
 
-fn flatten(kinds: &[ValueKind], out: &mut Vec<u8>) {
+/// Appends the kind bytes of `kinds`, spans expanded once, voids dropped.
+pub(crate) fn flatten(kinds: &[ValueKind], out: &mut Vec<u8>) {
     for k in kinds {
         match k {
             ValueKind::I32 => out.push(b'i'),
@@ -293,15 +310,7 @@ pub(crate) fn compile(
     // The guard: running past the end traps instead of reading beyond.
     b.offset = code.len() as u32;
     let guard = b.code.len();
-    b.code.push(Inst {
-        op: Opcode::Block,
-        a: 0,
-        b: 0,
-        c: 0,
-        d: 0,
-        x: NONE,
-        y: NONE,
-    });
+    b.code.push(Inst::new(Opcode::Block));
     b.offsets.push(code.len() as u32);
     // Resolve branch targets, creating remap stubs.
     let fixups = std::mem::take(&mut b.fixups);
@@ -317,13 +326,9 @@ pub(crate) fn compile(
         } else {
             let stub = b.code.len() as u32;
             b.code.push(Inst {
-                op: Opcode::Br,
-                a: 0,
-                b: 0,
-                c: 0,
-                d: 0,
                 x: dest,
                 y: remap,
+                ..Inst::new(Opcode::Br)
             });
             b.offsets.push(b.offsets[at]);
             stub
@@ -432,14 +437,7 @@ fn fold_remap_stubs(code: &mut [Inst], stub_start: usize) {
                     code[k].d = r;
                 }
             }
-            Opcode::CmpEqI32Br
-            | Opcode::CmpNeI32Br
-            | Opcode::CmpLtI32SBr
-            | Opcode::CmpLtI32UBr
-            | Opcode::CmpNzI32Br
-            | Opcode::CmpEqI64Br
-            | Opcode::CmpNeI64Br
-            | Opcode::CmpLtI64SBr => {
+            op if op.info().set == OpcodeSet::Internal => {
                 code[k].d = NO_REMAP;
                 if let Some((t, r)) = stub(code, inst.x) {
                     code[k].x = t;
@@ -453,15 +451,7 @@ fn fold_remap_stubs(code: &mut [Inst], stub_start: usize) {
 
 fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<(), VerifyError> {
     let fields = op.info().fields;
-    let mut inst = Inst {
-        op,
-        a: 0,
-        b: 0,
-        c: 0,
-        d: 0,
-        x: NONE,
-        y: NONE,
-    };
+    let mut inst = Inst::new(op);
     let at = b.code.len();
     let mut regs_used = 0usize;
     let mut wide_used = 0usize; // x, y
