@@ -15,6 +15,9 @@
 //! variadic lists) take the next free of `x, y`. A branch target together
 //! with its block-argument remapping becomes one instruction index: when the
 //! remapping is not empty, the target is a stub `br` that remaps and jumps.
+//! Finally the hot branches (`br`, `cond_br`, fused compare-branches) are
+//! made position-relative, with their remaps as records inside `code` (see
+//! `relativize_branches`), so the interpreter's hot loop needs only `ip`.
 
 use std::collections::HashMap;
 
@@ -136,6 +139,10 @@ pub(crate) struct Function {
     pub i32_count: u16,
     pub ref_count: u16,
     pub ordinal: u32,
+    /// Flattened argument kinds of the signature (see [`Signature`]).
+    pub arg_kinds: Box<[u8]>,
+    /// Flattened result kinds of the signature.
+    pub result_kinds: Box<[u8]>,
 }
 
 /// Why a function failed verification.
@@ -340,7 +347,10 @@ pub(crate) fn compile(
         }
     }
     fuse_compare_branches(&mut b.code, &b.aux);
-    fold_remap_stubs(&mut b.code, guard + 1);
+    // Folded remaps are addressed by 16-bit distances (see relativize_branches).
+    let fold = b.code.len() + b.aux.len() < FOLD_LIMIT;
+    fold_remap_stubs(&mut b.code, guard + 1, fold);
+    relativize_branches(&mut b.code, &mut b.offsets, &b.aux);
     Ok(Function {
         code: b.code,
         aux: b.aux,
@@ -349,6 +359,8 @@ pub(crate) fn compile(
         i32_count,
         ref_count,
         ordinal,
+        arg_kinds: sig.args.clone().into_boxed_slice(),
+        result_kinds: sig.results.clone().into_boxed_slice(),
     })
 }
 
@@ -413,13 +425,88 @@ fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
 /// "No remap" marker in the 16-bit remap fields of conditional branches.
 pub(crate) const NO_REMAP: u16 = u16::MAX;
 
+/// Functions at least this large (instructions plus aux words) keep their
+/// remap stubs, so that every folded remap distance fits in 16 bits.
+const FOLD_LIMIT: usize = 30_000;
+
+/// Rewrites the hot branches so that the interpreter needs neither the
+/// function's code base nor its aux vector to take them:
+///
+/// - `br`, `cond_br` and the fused compare-branches hold their targets as
+///   distances from the branch itself (`target - k` as `i32` bits in `x`/`y`);
+/// - their block-argument remaps become *remap records* appended to `code`
+///   after everything else (never executed), addressed by their distance from
+///   the branch: `br` in `y` (`NONE` when empty), `cond_br` in `c`/`d` and
+///   fused branches in `d` (`NO_REMAP` when empty).
+///
+/// A remap record of `n` pairs is `ceil(n / 2)` instructions; pair `k` lives
+/// in record instruction `k / 2`, as `(a, b)` when `k` is even and `(c, d)`
+/// when odd (source, destination); the first record instruction's `x` is `n`.
+/// `vm.break` and the other branching instructions keep absolute targets.
+fn relativize_branches(code: &mut Vec<Inst>, offsets: &mut Vec<u32>, aux: &[u32]) {
+    let rel = |target: u32, k: usize| (target as i64 - k as i64) as i32 as u32;
+    let end = code.len();
+    for k in 0..end {
+        let inst = code[k];
+        let record = |aux_at: u32, code: &mut Vec<Inst>, offsets: &mut Vec<u32>| -> u32 {
+            let at = code.len();
+            let n = aux[aux_at as usize] as usize;
+            let pairs = &aux[aux_at as usize + 1..aux_at as usize + 1 + n];
+            for chunk in pairs.chunks(2) {
+                let mut r = Inst::new(Opcode::Block);
+                r.a = chunk[0] as u16;
+                r.b = (chunk[0] >> 16) as u16;
+                if let Some(&w) = chunk.get(1) {
+                    r.c = w as u16;
+                    r.d = (w >> 16) as u16;
+                }
+                code.push(r);
+                offsets.push(offsets[k]);
+            }
+            code[at].x = n as u32;
+            (at - k) as u32
+        };
+        match inst.op {
+            Opcode::Br => {
+                code[k].x = rel(inst.x, k);
+                if inst.y != NONE {
+                    code[k].y = record(inst.y, code, offsets);
+                }
+            }
+            Opcode::CondBr => {
+                code[k].x = rel(inst.x, k);
+                code[k].y = rel(inst.y, k);
+                if inst.c != NO_REMAP {
+                    code[k].c = record(inst.c as u32, code, offsets) as u16;
+                }
+                if inst.d != NO_REMAP {
+                    code[k].d = record(inst.d as u32, code, offsets) as u16;
+                }
+            }
+            op if op.info().set == OpcodeSet::Internal => {
+                code[k].x = rel(inst.x, k);
+                code[k].y = rel(inst.y, k);
+                if inst.d != NO_REMAP {
+                    code[k].d = record(inst.d as u32, code, offsets) as u16;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Lets conditional branches do their edges' block-argument remapping
 /// themselves instead of jumping through a stub: `c`/`d` (`cond_br`) or `d`
 /// (fused compare-branch, true edge only) hold the remap's aux position.
-fn fold_remap_stubs(code: &mut [Inst], stub_start: usize) {
+/// With `fold` false only the "no remap" markers are set (stubs stay).
+fn fold_remap_stubs(code: &mut [Inst], stub_start: usize, fold: bool) {
     let stub = |code: &[Inst], t: u32| -> Option<(u32, u16)> {
         let s = code.get(t as usize)?;
-        ((t as usize) >= stub_start && s.op == Opcode::Br && s.y != NONE && s.y < NO_REMAP as u32)
+        (fold
+            && (t as usize) >= stub_start
+            && s.op == Opcode::Br
+            && s.y != NONE
+            && s.y < NO_REMAP as u32)
             .then_some((s.x, s.y as u16))
     };
     for k in 0..stub_start {
@@ -753,4 +840,50 @@ pub(crate) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>>
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_branches_become_relative_with_remap_records() {
+        // aux: a 3-pair remap at 0 (i32 1->2, i32 3->4, ref 0x8001->0x8000).
+        let aux = vec![3, (2 << 16) | 1, (4 << 16) | 3, (0x8000 << 16) | 0x8001];
+        let mut code = vec![
+            Inst::new(Opcode::ConstI32Zero),
+            Inst {
+                a: 0,
+                x: 0,
+                y: 3,
+                c: 0,
+                d: NO_REMAP,
+                ..Inst::new(Opcode::CondBr)
+            },
+            Inst {
+                x: 1,
+                y: 0,
+                ..Inst::new(Opcode::Br)
+            },
+            Inst::new(Opcode::Block),
+        ];
+        let mut offsets = vec![0, 4, 8, 12];
+        relativize_branches(&mut code, &mut offsets, &aux);
+        let (cb, br) = (code[1], code[2]);
+        assert_eq!(cb.x as i32, -1);
+        assert_eq!(cb.y as i32, 2);
+        assert_eq!(cb.d, NO_REMAP);
+        assert_eq!(br.x as i32, -1);
+        // Each remap got its own 2-instruction record after the code.
+        assert_eq!(code.len(), 8);
+        assert_eq!(offsets.len(), code.len());
+        let rec = 1 + cb.c as usize;
+        assert_eq!(rec, 4);
+        assert_eq!(code[rec].x, 3);
+        assert_eq!((code[rec].a, code[rec].b), (1, 2));
+        assert_eq!((code[rec].c, code[rec].d), (3, 4));
+        assert_eq!((code[rec + 1].a, code[rec + 1].b), (0x8001, 0x8000));
+        assert_eq!(2 + br.y as usize, 6);
+        assert_eq!(code[6].x, 3);
+    }
 }

@@ -4,7 +4,7 @@
 //! handle without touching the count.
 
 use std::any::Any;
-use std::cell::{Ref as CellRef, RefCell, RefMut};
+use std::cell::{Cell, Ref as CellRef, RefCell, RefMut};
 use std::fmt;
 use std::ops::Range;
 use std::rc::Rc;
@@ -144,18 +144,22 @@ impl Ref {
 
     /// The buffer, or an error naming `what` when null or not a buffer.
     #[inline(always)]
-    pub fn buffer(&self, what: &str) -> Result<&Rc<Buffer>, Trap> {
+    pub fn buffer(&self, what: &'static str) -> Result<&Rc<Buffer>, Trap> {
         match self {
             Ref::Buffer(b) => Ok(b),
-            Ref::Null => Err(Trap::new(
-                StatusCode::InvalidArgument,
-                format!("{what} is null"),
-            )),
-            _ => Err(Trap::new(
-                StatusCode::InvalidArgument,
-                format!("{what} is not a !vm.buffer"),
-            )),
+            other => Err(other.not_a_buffer(what)),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_a_buffer(&self, what: &'static str) -> Trap {
+        let problem = if self.is_null() {
+            "is null"
+        } else {
+            "is not a !vm.buffer"
+        };
+        Trap::new(StatusCode::InvalidArgument, format!("{what} {problem}"))
     }
 
     /// The list, or an error when null or not a list.
@@ -202,16 +206,49 @@ impl fmt::Debug for Ref {
 // ---------------------------------------------------------------------------
 // Buffers
 
-enum Storage {
-    /// Heap bytes owned by the buffer.
-    Owned(RefCell<Box<[u8]>>),
-    /// A read-only rodata segment of a module, borrowed from its mapping.
-    Rodata { module: Module, range: Range<usize> },
+/// Who keeps a buffer's bytes alive.
+enum Owner {
+    /// A heap allocation of exactly `len` bytes (align 1) that the buffer
+    /// frees on drop; nothing when `len` is 0 (the pointer is dangling).
+    Heap,
+    /// A module's file bytes (a rodata segment borrowed from the mapping).
+    Module(#[allow(dead_code)] Module),
 }
 
 /// A `!vm.buffer`: a byte array, mutable or read-only.
+///
+/// The bytes are addressed through a raw pointer fixed at creation (heap
+/// buffers never grow), so the interpreter's loads and stores are one
+/// bounds check and one unaligned access. Closure access (`with_bytes`,
+/// `with_bytes_mut`) is tracked by a borrow counter like `RefCell`'s; the
+/// interpreter refuses to touch a buffer while a closure holds it mutably
+/// (or, for stores, at all), so an embedder that runs the VM from inside
+/// such a closure gets a trap, not aliased memory.
 pub struct Buffer {
-    storage: Storage,
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    mutable: bool,
+    /// 0: free; n > 0: n shared closure borrows; -1: one mutable borrow.
+    borrow: Cell<isize>,
+    owner: Owner,
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        if let Owner::Heap = self.owner {
+            if self.len > 0 {
+                // SAFETY: `ptr` came from an allocation of exactly `len`
+                // bytes with align 1 (`new`, or a boxed slice in `from_vec`)
+                // that only this buffer owns.
+                unsafe {
+                    std::alloc::dealloc(
+                        self.ptr.as_ptr(),
+                        std::alloc::Layout::from_size_align_unchecked(self.len, 1),
+                    )
+                }
+            }
+        }
+    }
 }
 
 fn out_of_range(offset: usize, length: usize, align: usize, buffer_len: usize) -> Trap {
@@ -231,6 +268,22 @@ fn read_only() -> Trap {
     )
 }
 
+fn in_use() -> Trap {
+    Trap::new(
+        StatusCode::FailedPrecondition,
+        "buffer is borrowed by the embedder (with_bytes) and cannot be accessed",
+    )
+}
+
+/// Restores the borrow counter when a closure borrow ends (also on unwind).
+struct BorrowGuard<'a>(&'a Cell<isize>, isize);
+
+impl Drop for BorrowGuard<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.1);
+    }
+}
+
 impl Buffer {
     /// A zero-filled mutable buffer of `len` bytes. Allocation failure is
     /// an error, not an abort; the pages come from the allocator already
@@ -248,71 +301,104 @@ impl Buffer {
         let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| too_big())?;
         // SAFETY: `layout` has non-zero size (len > 0).
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(too_big());
-        }
-        // SAFETY: `ptr` is a fresh allocation of `len` zeroed bytes with the
-        // layout `Box<[u8]>` uses (align 1), so the box owns it exactly.
-        let bytes = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) };
+        let ptr = std::ptr::NonNull::new(ptr).ok_or_else(too_big)?;
         Ok(Buffer {
-            storage: Storage::Owned(RefCell::new(bytes)),
+            ptr,
+            len,
+            mutable: true,
+            borrow: Cell::new(0),
+            owner: Owner::Heap,
         })
     }
 
     /// A mutable buffer holding `bytes`.
     pub fn from_vec(bytes: Vec<u8>) -> Buffer {
+        let boxed = bytes.into_boxed_slice();
+        let len = boxed.len();
+        let ptr = if len == 0 {
+            std::ptr::NonNull::dangling()
+        } else {
+            // The allocation (len bytes, align 1) is freed in `Drop`.
+            let raw = Box::into_raw(boxed) as *mut u8;
+            std::ptr::NonNull::new(raw).unwrap_or(std::ptr::NonNull::dangling())
+        };
         Buffer {
-            storage: Storage::Owned(RefCell::new(bytes.into_boxed_slice())),
+            ptr,
+            len,
+            mutable: true,
+            borrow: Cell::new(0),
+            owner: Owner::Heap,
         }
     }
 
     /// A read-only view of `range` of `module`'s file bytes (a rodata
-    /// segment); no bytes are copied.
+    /// segment); no bytes are copied. An out-of-bounds range gives an empty
+    /// buffer (the loader has already checked every segment's range).
     pub fn rodata(module: Module, range: Range<usize>) -> Buffer {
+        let bytes = module.file_bytes().get(range).unwrap_or(&[]);
+        let (ptr, len) = (bytes.as_ptr() as *mut u8, bytes.len());
         Buffer {
-            storage: Storage::Rodata { module, range },
+            ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
+            len,
+            mutable: false,
+            borrow: Cell::new(0),
+            owner: Owner::Module(module),
         }
     }
 
     /// Length in bytes.
+    #[inline]
     pub fn len(&self) -> usize {
-        match &self.storage {
-            Storage::Owned(b) => b.borrow().len(),
-            Storage::Rodata { range, .. } => range.len(),
-        }
+        self.len
     }
 
     /// Whether the buffer has no bytes.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
     /// Whether the buffer may be written.
     pub fn is_mutable(&self) -> bool {
-        matches!(self.storage, Storage::Owned(_))
+        self.mutable
     }
 
     /// Whether the bytes are borrowed from a module's rodata (zero-copy).
     pub fn is_rodata(&self) -> bool {
-        matches!(self.storage, Storage::Rodata { .. })
+        matches!(self.owner, Owner::Module(_))
     }
 
     /// Runs `f` over the bytes.
-    #[inline(always)]
+    ///
+    /// # Panics
+    /// When called from inside [`Buffer::with_bytes_mut`] on the same buffer
+    /// (like `RefCell::borrow`).
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        match &self.storage {
-            Storage::Owned(b) => f(&b.borrow()),
-            Storage::Rodata { module, range } => f(&module.file_bytes()[range.clone()]),
-        }
+        let b = self.borrow.get();
+        assert!(b >= 0, "buffer already borrowed mutably");
+        self.borrow.set(b + 1);
+        let _guard = BorrowGuard(&self.borrow, b);
+        // SAFETY: `ptr` addresses `len` initialized bytes kept alive by
+        // `owner`; the counter rules out a live `&mut` (with_bytes_mut), and
+        // the interpreter does not write while the counter is non-zero.
+        let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) };
+        f(bytes)
     }
 
-    /// Runs `f` over the bytes mutably; read-only buffers are an error.
-    #[inline]
+    /// Runs `f` over the bytes mutably; read-only buffers, and buffers
+    /// already borrowed by a closure, are an error.
     pub fn with_bytes_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, Trap> {
-        match &self.storage {
-            Storage::Owned(b) => Ok(f(&mut b.borrow_mut())),
-            Storage::Rodata { .. } => Err(read_only()),
+        if !self.mutable {
+            return Err(read_only());
         }
+        if self.borrow.get() != 0 {
+            return Err(in_use());
+        }
+        self.borrow.set(-1);
+        let _guard = BorrowGuard(&self.borrow, 0);
+        // SAFETY: as in `with_bytes`; the counter was 0, so no other slice
+        // of these bytes is live, and the buffer is mutable (heap-owned).
+        let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) };
+        Ok(f(bytes))
     }
 
     /// A copy of the bytes.
@@ -323,37 +409,52 @@ impl Buffer {
     /// Loads the `N`-byte element at element index `index`.
     #[inline(always)]
     pub fn load<const N: usize>(&self, index: u64) -> Result<[u8; N], Trap> {
-        self.with_bytes(|b| {
-            if index < (b.len() / N) as u64 {
-                let start = index as usize * N;
-                let mut out = [0u8; N];
-                out.copy_from_slice(&b[start..start + N]);
-                Ok(out)
-            } else {
-                Err(out_of_range(
-                    (index as usize).wrapping_mul(N),
+        if index < (self.len / N) as u64 && self.borrow.get() >= 0 {
+            let mut out = [0u8; N];
+            // SAFETY: `index * N + N <= len` (checked above), the bytes are
+            // alive (`owner`) and no `&mut` slice of them is live (counter).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.ptr.as_ptr().add(index as usize * N),
+                    out.as_mut_ptr(),
                     N,
-                    N,
-                    b.len(),
-                ))
-            }
-        })
+                )
+            };
+            Ok(out)
+        } else {
+            Err(self.access_error(index, N, false))
+        }
     }
 
     /// Stores the `N`-byte element at element index `index`.
-    #[inline]
+    #[inline(always)]
     pub fn store<const N: usize>(&self, index: u64, value: [u8; N]) -> Result<(), Trap> {
-        self.with_bytes_mut(|b| {
-            let start = (index as usize).wrapping_mul(N);
-            let len = b.len();
-            match b.get_mut(start..start.wrapping_add(N)) {
-                Some(s) if index <= (usize::MAX / N) as u64 => {
-                    s.copy_from_slice(&value);
-                    Ok(())
-                }
-                _ => Err(out_of_range(start, N, N, len)),
-            }
-        })?
+        if index < (self.len / N) as u64 && self.mutable && self.borrow.get() == 0 {
+            // SAFETY: in bounds as in `load`; the buffer is heap-owned and
+            // mutable, and no closure holds a slice of it (counter is 0).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    value.as_ptr(),
+                    self.ptr.as_ptr().add(index as usize * N),
+                    N,
+                )
+            };
+            Ok(())
+        } else {
+            Err(self.access_error(index, N, true))
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn access_error(&self, index: u64, n: usize, write: bool) -> Trap {
+        if write && !self.mutable {
+            read_only()
+        } else if index < (self.len / n) as u64 {
+            in_use()
+        } else {
+            out_of_range((index as usize).wrapping_mul(n), n, n, self.len)
+        }
     }
 
     /// Fills `count` elements of `N` bytes starting at element `index`.
@@ -799,6 +900,39 @@ mod tests {
         assert!(b.fill::<8>(1, u64::MAX, [0; 8]).is_err());
         Buffer::copy(&b, 2, &b, 0, 4).unwrap();
         assert_eq!(&b.to_vec()[..4], &[0xEF, 0xBE, 0xEF, 0xBE]);
+    }
+
+    #[test]
+    fn buffer_closure_borrows_fence_the_interpreter_paths() {
+        let b = Rc::new(Buffer::from_vec(vec![1, 0, 0, 0, 2, 0, 0, 0]));
+        assert_eq!(b.load::<4>(1).unwrap(), [2, 0, 0, 0]);
+        // While a closure reads, loads work and stores are refused.
+        b.with_bytes(|bytes| {
+            assert_eq!(bytes[0], 1);
+            assert_eq!(b.load::<4>(0).unwrap(), [1, 0, 0, 0]);
+            let e = b.store::<4>(0, [9; 4]).unwrap_err();
+            assert_eq!(e.code, StatusCode::FailedPrecondition);
+            assert!(b.with_bytes_mut(|_| ()).is_err());
+        });
+        // While a closure writes, both are refused.
+        b.with_bytes_mut(|bytes| {
+            bytes[0] = 7;
+            assert!(b.load::<4>(0).is_err());
+            assert!(b.store::<1>(0, [1]).is_err());
+        })
+        .unwrap();
+        // Afterwards everything works again; out of range is OUT_OF_RANGE.
+        b.store::<4>(1, [5, 0, 0, 0]).unwrap();
+        assert_eq!(b.to_vec(), vec![7, 0, 0, 0, 5, 0, 0, 0]);
+        assert_eq!(b.load::<4>(2).unwrap_err().code, StatusCode::OutOfRange);
+        assert_eq!(
+            b.load::<8>(u64::MAX).unwrap_err().code,
+            StatusCode::OutOfRange
+        );
+        // Empty buffers have no elements.
+        let empty = Buffer::new(0).unwrap();
+        assert!(empty.load::<1>(0).is_err());
+        assert!(empty.with_bytes(|x| x.is_empty()));
     }
 
     #[test]

@@ -1,0 +1,563 @@
+//! The interpreter's hot loop: fetch, dispatch and execute the common
+//! instructions (constants, arithmetic, comparisons, conversions, `br`,
+//! `cond_br`, fused compare-branches, buffer loads and stores) with nothing
+//! but the instruction pointer and the two register-window pointers live
+//! across iterations. Everything else goes through [`super::slow::step`]
+//! out of line, after which the loop reloads its pointers from the top frame.
+//!
+//! Keeping the loop's state to `ip`, `regs` and `refs` lets the compiler keep
+//! all three in machine registers (with one big loop over the whole ISA they
+//! were spilled to the stack and reloaded on every instruction).
+
+use crate::context::{CallState, Context};
+use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
+use crate::program::{Inst, NONE, NO_REMAP};
+use crate::refs::Ref;
+use crate::trap::Trap;
+
+use super::{call, cast_f32_si32, div_zero, f_to_u64, lround, slow, Stack};
+
+/// The current frame's instruction pointer and register windows.
+fn cursor(st: &mut Stack) -> (*const Inst, *mut u32, *mut Ref) {
+    let top = st.frames.last().expect("a frame to run");
+    let (pc, ib, rb) = (
+        top.pc as usize,
+        top.i32_base as usize,
+        top.ref_base as usize,
+    );
+    // SAFETY: a frame's saved pc is an instruction index of its function
+    // (set by `begin`, by calls to 0, and by `save_ip` from a valid `ip`).
+    let ip = unsafe { top.func.code.as_ptr().add(pc) };
+    // SAFETY: the bases index windows that exist while the frame does.
+    let regs = unsafe { st.i32s.as_mut_ptr().add(ib) };
+    // SAFETY: as above.
+    let refs = unsafe { st.refs.as_mut_ptr().add(rb) };
+    (ip, regs, refs)
+}
+
+/// Records `ip` (the instruction after the current one) as the top frame's
+/// pc, for the slow path, a backtrace or a later resume.
+#[inline]
+fn save_ip(st: &mut Stack, ip: *const Inst) {
+    if let Some(f) = st.frames.last_mut() {
+        // SAFETY: `ip` points into the top frame's `func.code` (at most one
+        // past the current instruction, which is never the last one).
+        f.pc = unsafe { ip.offset_from(f.func.code.as_ptr()) } as u32;
+    }
+}
+
+/// A ref block argument: retains (or moves) ref register `s` into `d`.
+///
+/// # Safety
+/// `s` and `d` must be ref ordinals inside the window at `refs`.
+#[cold]
+#[inline(never)]
+unsafe fn remap_ref(refs: *mut Ref, s: u16, d: u16) {
+    let moved = s & REF_MOVE_BIT != 0;
+    let (s, d) = ((s & REF_INDEX_MASK) as usize, (d & REF_INDEX_MASK) as usize);
+    // SAFETY: per the contract, both indices are inside the window.
+    let v = unsafe {
+        if moved {
+            std::mem::take(&mut *refs.add(s))
+        } else {
+            (*refs.add(s)).clone()
+        }
+    };
+    // SAFETY: as above.
+    unsafe { *refs.add(d) = v };
+}
+
+#[cold]
+#[inline(never)]
+fn fault(st: &mut Stack, ip: *const Inst, e: Trap) -> Trap {
+    save_ip(st, ip);
+    e
+}
+
+/// Runs the top frame until the entry frame returns, the program yields, or
+/// something fails.
+pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
+    loop {
+        let (mut ip, regs, refs) = cursor(&mut ctx.stack);
+        register_macros!($, regs, refs);
+        macro_rules! tri {
+            ($e:expr) => {
+                match $e {
+                    Ok(v) => v,
+                    Err(e) => return Err(fault(&mut ctx.stack, ip, e)),
+                }
+            };
+        }
+        // Hot branches hold targets and remap records as distances from the
+        // branch instruction `at` (see `program::relativize_branches`).
+        macro_rules! jump {
+            ($at:expr, $rel:expr) => {{
+                // SAFETY: the verifier resolved every target to an
+                // instruction of this function; `rel` is its distance from
+                // the branch at `$at`.
+                ip = unsafe { $at.offset($rel as i32 as isize) };
+            }};
+        }
+        macro_rules! remap {
+            ($at:expr, $rel:expr) => {{
+                // SAFETY: `rel` is the distance from the branch to its remap
+                // record inside this function's code, whose register pairs
+                // the verifier checked (same bank, in range).
+                let rec = unsafe { $at.add($rel as usize) };
+                // SAFETY: the record's first instruction exists.
+                let first = unsafe { &*rec };
+                let n = first.x as usize;
+                if n == 1 && first.a & 0x8000 == 0 {
+                    // The common case: one i32 block argument.
+                    wi!(first.b, ri!(first.a));
+                } else {
+                    for k in 0..n {
+                        // SAFETY: the record spans ceil(n / 2) instructions.
+                        let e = unsafe { &*rec.add(k / 2) };
+                        let (s, d) = if k & 1 == 0 { (e.a, e.b) } else { (e.c, e.d) };
+                        if s & 0x8000 != 0 {
+                            // SAFETY: the verifier checked both ref registers.
+                            unsafe { remap_ref(refs, s, d) };
+                        } else {
+                            wi!(d, ri!(s));
+                        }
+                    }
+                }
+            }};
+        }
+        // Writes the comparison to `$dst`, then branches: true edge to `x`
+        // (remapping by record `d` when set), false edge to `y`.
+        macro_rules! cmp_br {
+            ($at:expr, $i:ident, $dst:expr, $cond:expr) => {{
+                let v = $cond;
+                wi!($dst, v as i32);
+                if v {
+                    if $i.d != NO_REMAP {
+                        remap!($at, $i.d);
+                    }
+                    jump!($at, $i.x);
+                } else {
+                    jump!($at, $i.y);
+                }
+            }};
+        }
+        macro_rules! buffer {
+            ($r:expr, $what:expr) => {
+                tri!(rref!($r).buffer($what))
+            };
+        }
+        loop {
+            let at = ip;
+            // SAFETY: `ip` is always an instruction of the frame's function:
+            // it starts at a saved pc, branches go to verified targets, and
+            // falling through stops at the guard that ends every function
+            // (the guard goes to the slow path, which traps).
+            let i = unsafe { &*at };
+            // SAFETY: as above; at most one past the current instruction.
+            ip = unsafe { ip.add(1) };
+            match i.op {
+                Opcode::ConstI32Zero | Opcode::ConstF32Zero => wi!(i.a, 0),
+                Opcode::ConstI32 | Opcode::ConstF32 => wi!(i.a, i.x),
+                Opcode::ConstI64Zero | Opcode::ConstF64Zero => wl!(i.a, 0),
+                Opcode::ConstI64 | Opcode::ConstF64 => {
+                    wl!(i.a, ((i.y as u64) << 32 | i.x as u64) as i64)
+                }
+                Opcode::ConstRefZero => wref!(i.a, Ref::Null),
+                Opcode::SelectI32 | Opcode::SelectF32 => {
+                    let v = if ri!(i.a) != 0 { ri!(i.b) } else { ri!(i.c) };
+                    wi!(i.d, v);
+                }
+                Opcode::SelectI64 | Opcode::SelectF64 => {
+                    let v = if ri!(i.a) != 0 { rl!(i.b) } else { rl!(i.c) };
+                    wl!(i.d, v);
+                }
+                Opcode::AddI32 => bin_i32!(i, |x, y| x.wrapping_add(y)),
+                Opcode::SubI32 => bin_i32!(i, |x, y| x.wrapping_sub(y)),
+                Opcode::MulI32 => bin_i32!(i, |x, y| x.wrapping_mul(y)),
+                Opcode::DivI32S => bin_i32!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    x.wrapping_div(y)
+                }),
+                Opcode::DivI32U => bin_i32!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    (x as u32 / y as u32) as i32
+                }),
+                Opcode::RemI32S => bin_i32!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    x.wrapping_rem(y)
+                }),
+                Opcode::RemI32U => bin_i32!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    (x as u32 % y as u32) as i32
+                }),
+                Opcode::FmaI32 => wi!(i.d, ri!(i.a).wrapping_mul(ri!(i.b)).wrapping_add(ri!(i.c))),
+                Opcode::AbsI32 => un_i32!(i, |x| x.wrapping_abs()),
+                Opcode::MinI32S => bin_i32!(i, |x, y| if y < x { y } else { x }),
+                Opcode::MinI32U => bin_i32!(i, |x, y| if (y as u32) < (x as u32) { y } else { x }),
+                Opcode::MaxI32S => bin_i32!(i, |x, y| if x < y { y } else { x }),
+                Opcode::MaxI32U => bin_i32!(i, |x, y| if (x as u32) < (y as u32) { y } else { x }),
+                Opcode::NotI32 => un_i32!(i, |x| !x),
+                Opcode::AndI32 => bin_i32!(i, |x, y| x & y),
+                Opcode::OrI32 => bin_i32!(i, |x, y| x | y),
+                Opcode::XorI32 => bin_i32!(i, |x, y| x ^ y),
+                Opcode::CtlzI32 => un_i32!(i, |x| x.leading_zeros() as i32),
+                Opcode::ShlI32 => bin_i32!(i, |x, y| x.wrapping_shl(y as u32 & 31)),
+                Opcode::ShrI32S => bin_i32!(i, |x, y| x >> (y & 31)),
+                Opcode::ShrI32U => bin_i32!(i, |x, y| ((x as u32) >> (y & 31)) as i32),
+                Opcode::AddI64 => bin_i64!(i, |x, y| x.wrapping_add(y)),
+                Opcode::SubI64 => bin_i64!(i, |x, y| x.wrapping_sub(y)),
+                Opcode::MulI64 => bin_i64!(i, |x, y| x.wrapping_mul(y)),
+                Opcode::DivI64S => bin_i64!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    x.wrapping_div(y)
+                }),
+                Opcode::DivI64U => bin_i64!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    (x as u64 / y as u64) as i64
+                }),
+                Opcode::RemI64S => bin_i64!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    x.wrapping_rem(y)
+                }),
+                Opcode::RemI64U => bin_i64!(i, |x, y| {
+                    if y == 0 {
+                        tri!(Err(div_zero()))
+                    }
+                    (x as u64 % y as u64) as i64
+                }),
+                Opcode::FmaI64 => wl!(i.d, rl!(i.a).wrapping_mul(rl!(i.b)).wrapping_add(rl!(i.c))),
+                Opcode::AbsI64 => un_i64!(i, |x| x.wrapping_abs()),
+                Opcode::MinI64S => bin_i64!(i, |x, y| if y < x { y } else { x }),
+                Opcode::MinI64U => bin_i64!(i, |x, y| if (y as u64) < (x as u64) { y } else { x }),
+                Opcode::MaxI64S => bin_i64!(i, |x, y| if x < y { y } else { x }),
+                Opcode::MaxI64U => bin_i64!(i, |x, y| if (x as u64) < (y as u64) { y } else { x }),
+                Opcode::NotI64 => un_i64!(i, |x| !x),
+                Opcode::AndI64 => bin_i64!(i, |x, y| x & y),
+                Opcode::OrI64 => bin_i64!(i, |x, y| x | y),
+                Opcode::XorI64 => bin_i64!(i, |x, y| x ^ y),
+                Opcode::CtlzI64 => un_i64!(i, |x| x.leading_zeros() as i64),
+                Opcode::ShlI64 => {
+                    let v = rl!(i.a).wrapping_shl(ri!(i.b) as u32 & 63);
+                    wl!(i.c, v);
+                }
+                Opcode::ShrI64S => {
+                    let v = rl!(i.a) >> (ri!(i.b) & 63);
+                    wl!(i.c, v);
+                }
+                Opcode::ShrI64U => {
+                    let v = ((rl!(i.a) as u64) >> (ri!(i.b) & 63)) as i64;
+                    wl!(i.c, v);
+                }
+                Opcode::TruncI32I8 => un_i32!(i, |x| x as u8 as i32),
+                Opcode::TruncI32I16 => un_i32!(i, |x| x as u16 as i32),
+                Opcode::TruncI64I32 => {
+                    let v = rl!(i.a) as i32;
+                    wi!(i.b, v);
+                }
+                Opcode::ExtI8I32S => un_i32!(i, |x| x as i8 as i32),
+                Opcode::ExtI8I32U => un_i32!(i, |x| x as u8 as i32),
+                Opcode::ExtI16I32S => un_i32!(i, |x| x as i16 as i32),
+                Opcode::ExtI16I32U => un_i32!(i, |x| x as u16 as i32),
+                Opcode::ExtI32I64S => wl!(i.b, ri!(i.a) as i64),
+                Opcode::ExtI32I64U => wl!(i.b, ri!(i.a) as u32 as i64),
+                Opcode::CmpEqI32 => bin_i32!(i, |x, y| (x == y) as i32),
+                Opcode::CmpNeI32 => bin_i32!(i, |x, y| (x != y) as i32),
+                Opcode::CmpLtI32S => bin_i32!(i, |x, y| (x < y) as i32),
+                Opcode::CmpLtI32U => bin_i32!(i, |x, y| ((x as u32) < (y as u32)) as i32),
+                Opcode::CmpNzI32 => un_i32!(i, |x| (x != 0) as i32),
+                Opcode::CmpEqI64 => wi!(i.c, (rl!(i.a) == rl!(i.b)) as i32),
+                Opcode::CmpNeI64 => wi!(i.c, (rl!(i.a) != rl!(i.b)) as i32),
+                Opcode::CmpLtI64S => wi!(i.c, (rl!(i.a) < rl!(i.b)) as i32),
+                Opcode::CmpLtI64U => wi!(i.c, ((rl!(i.a) as u64) < (rl!(i.b) as u64)) as i32),
+                Opcode::CmpNzI64 => wi!(i.b, (rl!(i.a) != 0) as i32),
+                Opcode::CmpEqRef => {
+                    let v = rref!(i.a).ptr_eq(rref!(i.b));
+                    wi!(i.c, v as i32);
+                }
+                Opcode::CmpNeRef => {
+                    let v = !rref!(i.a).ptr_eq(rref!(i.b));
+                    wi!(i.c, v as i32);
+                }
+                Opcode::CmpNzRef => {
+                    let v = !rref!(i.a).is_null();
+                    wi!(i.b, v as i32);
+                }
+                Opcode::Br => {
+                    if i.y != NONE {
+                        remap!(at, i.y);
+                    }
+                    jump!(at, i.x);
+                }
+                Opcode::CondBr => {
+                    if ri!(i.a) != 0 {
+                        if i.c != NO_REMAP {
+                            remap!(at, i.c);
+                        }
+                        jump!(at, i.x);
+                    } else {
+                        if i.d != NO_REMAP {
+                            remap!(at, i.d);
+                        }
+                        jump!(at, i.y);
+                    }
+                }
+                // Fused compare-and-branch (see program::fuse_compare_branches).
+                Opcode::CmpEqI32Br => cmp_br!(at, i, i.c, ri!(i.a) == ri!(i.b)),
+                Opcode::CmpNeI32Br => cmp_br!(at, i, i.c, ri!(i.a) != ri!(i.b)),
+                Opcode::CmpLtI32SBr => cmp_br!(at, i, i.c, ri!(i.a) < ri!(i.b)),
+                Opcode::CmpLtI32UBr => cmp_br!(at, i, i.c, (ri!(i.a) as u32) < (ri!(i.b) as u32)),
+                Opcode::CmpNzI32Br => cmp_br!(at, i, i.b, ri!(i.a) != 0),
+                Opcode::CmpEqI64Br => cmp_br!(at, i, i.c, rl!(i.a) == rl!(i.b)),
+                Opcode::CmpNeI64Br => cmp_br!(at, i, i.c, rl!(i.a) != rl!(i.b)),
+                Opcode::CmpLtI64SBr => cmp_br!(at, i, i.c, rl!(i.a) < rl!(i.b)),
+                Opcode::BufferLoadI8U => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<1>(rl!(i.b) as u64));
+                    wi!(i.c, v[0] as i32);
+                }
+                Opcode::BufferLoadI8S => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<1>(rl!(i.b) as u64));
+                    wi!(i.c, v[0] as i8 as i32);
+                }
+                Opcode::BufferLoadI16U => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<2>(rl!(i.b) as u64));
+                    wi!(i.c, u16::from_le_bytes(v) as i32);
+                }
+                Opcode::BufferLoadI16S => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<2>(rl!(i.b) as u64));
+                    wi!(i.c, i16::from_le_bytes(v) as i32);
+                }
+                Opcode::BufferLoadI32 | Opcode::BufferLoadF32 => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<4>(rl!(i.b) as u64));
+                    wi!(i.c, u32::from_le_bytes(v));
+                }
+                Opcode::BufferLoadI64 | Opcode::BufferLoadF64 => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<8>(rl!(i.b) as u64));
+                    wl!(i.c, i64::from_le_bytes(v));
+                }
+                Opcode::BufferStoreI8 => {
+                    let v = [ri!(i.c) as u8];
+                    tri!(buffer!(i.a, "target_buffer").store::<1>(rl!(i.b) as u64, v));
+                }
+                Opcode::BufferStoreI16 => {
+                    let v = (ri!(i.c) as u16).to_le_bytes();
+                    tri!(buffer!(i.a, "target_buffer").store::<2>(rl!(i.b) as u64, v));
+                }
+                Opcode::BufferStoreI32 | Opcode::BufferStoreF32 => {
+                    let v = (ri!(i.c) as u32).to_le_bytes();
+                    tri!(buffer!(i.a, "target_buffer").store::<4>(rl!(i.b) as u64, v));
+                }
+                Opcode::BufferStoreI64 | Opcode::BufferStoreF64 => {
+                    let v = rl!(i.c).to_le_bytes();
+                    tri!(buffer!(i.a, "target_buffer").store::<8>(rl!(i.b) as u64, v));
+                }
+                Opcode::AssignRef => {
+                    let v = take_ref!(i.a);
+                    wref!(i.b, v);
+                }
+                Opcode::AddF32 => bin_f32!(i, |x, y| x + y),
+                Opcode::SubF32 => bin_f32!(i, |x, y| x - y),
+                Opcode::MulF32 => bin_f32!(i, |x, y| x * y),
+                Opcode::DivF32 => bin_f32!(i, |x, y| x / y),
+                Opcode::RemF32 => bin_f32!(i, |x, y| libm::remainderf(x, y)),
+                Opcode::FmaF32 => wf!(i.d, rf!(i.a) * rf!(i.b) + rf!(i.c)),
+                Opcode::AbsF32 => un_f32!(i, |x| x.abs()),
+                Opcode::NegF32 => un_f32!(i, |x| -x),
+                Opcode::CeilF32 => un_f32!(i, |x| x.ceil()),
+                Opcode::FloorF32 => un_f32!(i, |x| x.floor()),
+                Opcode::RoundF32 => un_f32!(i, |x| x.round()),
+                Opcode::RoundF32Even => un_f32!(i, |x| x.round_ties_even()),
+                Opcode::MinF32 => bin_f32!(i, |x, y| if y < x { y } else { x }),
+                Opcode::MaxF32 => bin_f32!(i, |x, y| if x < y { y } else { x }),
+                Opcode::AtanF32 => un_f32!(i, |x| x.atan()),
+                Opcode::Atan2F32 => bin_f32!(i, |x, y| x.atan2(y)),
+                Opcode::CosF32 => un_f32!(i, |x| x.cos()),
+                Opcode::SinF32 => un_f32!(i, |x| x.sin()),
+                Opcode::ExpF32 => un_f32!(i, |x| x.exp()),
+                Opcode::Exp2F32 => un_f32!(i, |x| x.exp2()),
+                Opcode::Expm1F32 => un_f32!(i, |x| x.exp_m1()),
+                Opcode::LogF32 => un_f32!(i, |x| x.ln()),
+                Opcode::Log10F32 => un_f32!(i, |x| x.log10()),
+                Opcode::Log1pF32 => un_f32!(i, |x| x.ln_1p()),
+                Opcode::Log2F32 => un_f32!(i, |x| x.log2()),
+                Opcode::PowF32 => bin_f32!(i, |x, y| x.powf(y)),
+                Opcode::RsqrtF32 => un_f32!(i, |x| 1.0 / x.sqrt()),
+                Opcode::SqrtF32 => un_f32!(i, |x| x.sqrt()),
+                Opcode::TanhF32 => un_f32!(i, |x| x.tanh()),
+                Opcode::ErfF32 => un_f32!(i, |x| libm::erff(x)),
+                Opcode::CastSI32F32 => wf!(i.b, ri!(i.a) as f32),
+                Opcode::CastUI32F32 => wf!(i.b, ri!(i.a) as u32 as f32),
+                Opcode::CastSI64F32 => wf!(i.b, rl!(i.a) as f32),
+                Opcode::CastUI64F32 => wf!(i.b, rl!(i.a) as u64 as f32),
+                Opcode::CastF32SI32 => wi!(i.b, cast_f32_si32(rf!(i.a))),
+                Opcode::CastF32UI32 => wi!(i.b, lround(rf!(i.a) as f64) as u32),
+                Opcode::CastF32SI64 => wl!(i.b, lround(rf!(i.a) as f64)),
+                Opcode::CastF32UI64 => wl!(i.b, f_to_u64(rf!(i.a).round() as f64) as i64),
+                Opcode::BitcastI32F32 | Opcode::BitcastF32I32 => wi!(i.b, ri!(i.a)),
+                Opcode::CmpEqF32O => cmp_f32!(i, |x, y| x == y),
+                Opcode::CmpEqF32U => cmp_f32!(i, |x, y| x.is_nan() || y.is_nan() || x == y),
+                Opcode::CmpNeF32O => cmp_f32!(i, |x, y| x != y),
+                Opcode::CmpNeF32U => cmp_f32!(i, |x, y| x.is_nan() || y.is_nan() || x != y),
+                Opcode::CmpLtF32O => cmp_f32!(i, |x, y| x < y),
+                Opcode::CmpLtF32U => cmp_f32!(i, |x, y| x.is_nan() || y.is_nan() || x < y),
+                Opcode::CmpLteF32O => cmp_f32!(i, |x, y| x <= y),
+                Opcode::CmpLteF32U => cmp_f32!(i, |x, y| x.is_nan() || y.is_nan() || x <= y),
+                Opcode::CmpNanF32 => wi!(i.b, rf!(i.a).is_nan() as i32),
+                Opcode::AddF64 => bin_f64!(i, |x, y| x + y),
+                Opcode::SubF64 => bin_f64!(i, |x, y| x - y),
+                Opcode::MulF64 => bin_f64!(i, |x, y| x * y),
+                Opcode::DivF64 => bin_f64!(i, |x, y| x / y),
+                Opcode::RemF64 => bin_f64!(i, |x, y| libm::remainder(x, y)),
+                Opcode::FmaF64 => wd!(i.d, rd!(i.a) * rd!(i.b) + rd!(i.c)),
+                Opcode::AbsF64 => un_f64!(i, |x| x.abs()),
+                Opcode::NegF64 => un_f64!(i, |x| -x),
+                Opcode::CeilF64 => un_f64!(i, |x| x.ceil()),
+                Opcode::FloorF64 => un_f64!(i, |x| x.floor()),
+                Opcode::RoundF64 => un_f64!(i, |x| x.round()),
+                Opcode::RoundF64Even => un_f64!(i, |x| x.round_ties_even()),
+                Opcode::MinF64 => bin_f64!(i, |x, y| if y < x { y } else { x }),
+                Opcode::MaxF64 => bin_f64!(i, |x, y| if x < y { y } else { x }),
+                Opcode::AtanF64 => un_f64!(i, |x| x.atan()),
+                Opcode::Atan2F64 => bin_f64!(i, |x, y| x.atan2(y)),
+                Opcode::CosF64 => un_f64!(i, |x| x.cos()),
+                Opcode::SinF64 => un_f64!(i, |x| x.sin()),
+                Opcode::ExpF64 => un_f64!(i, |x| x.exp()),
+                Opcode::Exp2F64 => un_f64!(i, |x| x.exp2()),
+                Opcode::Expm1F64 => un_f64!(i, |x| x.exp_m1()),
+                Opcode::LogF64 => un_f64!(i, |x| x.ln()),
+                Opcode::Log10F64 => un_f64!(i, |x| x.log10()),
+                Opcode::Log1pF64 => un_f64!(i, |x| x.ln_1p()),
+                Opcode::Log2F64 => un_f64!(i, |x| x.log2()),
+                Opcode::PowF64 => bin_f64!(i, |x, y| x.powf(y)),
+                Opcode::RsqrtF64 => un_f64!(i, |x| 1.0 / x.sqrt()),
+                Opcode::SqrtF64 => un_f64!(i, |x| x.sqrt()),
+                Opcode::TanhF64 => un_f64!(i, |x| x.tanh()),
+                Opcode::ErfF64 => un_f64!(i, |x| libm::erf(x)),
+                Opcode::TruncF64F32 => wf!(i.b, rd!(i.a) as f32),
+                Opcode::ExtF32F64 => wd!(i.b, rf!(i.a) as f64),
+                Opcode::CastSI32F64 => wd!(i.b, ri!(i.a) as f64),
+                Opcode::CastUI32F64 => wd!(i.b, ri!(i.a) as u32 as f64),
+                Opcode::CastSI64F64 => wd!(i.b, rl!(i.a) as f64),
+                Opcode::CastUI64F64 => wd!(i.b, rl!(i.a) as u64 as f64),
+                // IREE converts through float (lroundf/llroundf) for the i32 casts.
+                Opcode::CastF64SI32 => wi!(i.b, lround(rd!(i.a) as f32 as f64) as i32),
+                Opcode::CastF64UI32 => wi!(i.b, lround(rd!(i.a) as f32 as f64) as u32),
+                Opcode::CastF64SI64 => wl!(i.b, lround(rd!(i.a))),
+                Opcode::CastF64UI64 => wl!(i.b, lround(rd!(i.a))),
+                Opcode::BitcastI64F64 | Opcode::BitcastF64I64 => wl!(i.b, rl!(i.a)),
+                Opcode::CmpEqF64O => cmp_f64!(i, |x, y| x == y),
+                Opcode::CmpEqF64U => cmp_f64!(i, |x, y| x.is_nan() || y.is_nan() || x == y),
+                Opcode::CmpNeF64O => cmp_f64!(i, |x, y| x != y),
+                Opcode::CmpNeF64U => cmp_f64!(i, |x, y| x.is_nan() || y.is_nan() || x != y),
+                Opcode::CmpLtF64O => cmp_f64!(i, |x, y| x < y),
+                Opcode::CmpLtF64U => cmp_f64!(i, |x, y| x.is_nan() || y.is_nan() || x < y),
+                Opcode::CmpLteF64O => cmp_f64!(i, |x, y| x <= y),
+                Opcode::CmpLteF64U => cmp_f64!(i, |x, y| x.is_nan() || y.is_nan() || x <= y),
+                Opcode::CmpNanF64 => wi!(i.b, rd!(i.a).is_nan() as i32),
+                // ---- calls within the module, returns (see `call`) -------------------------
+                Opcode::Call if i.x & IMPORT_ORDINAL_BIT == 0 => {
+                    tri!(call::enter(ctx, i, ip));
+                    break;
+                }
+                Opcode::Call => {
+                    save_ip(&mut ctx.stack, ip);
+                    match slow::step(ctx, *i)? {
+                        Some(state) => return Ok(state),
+                        None => break,
+                    }
+                }
+                Opcode::Return => match tri!(call::leave(ctx, i)) {
+                    Some(state) => return Ok(state),
+                    None => break,
+                },
+                // Everything else: out of line.
+                Opcode::GlobalLoadI32
+                | Opcode::GlobalStoreI32
+                | Opcode::GlobalLoadIndirectI32
+                | Opcode::GlobalStoreIndirectI32
+                | Opcode::GlobalLoadI64
+                | Opcode::GlobalStoreI64
+                | Opcode::GlobalLoadIndirectI64
+                | Opcode::GlobalStoreIndirectI64
+                | Opcode::GlobalLoadRef
+                | Opcode::GlobalStoreRef
+                | Opcode::GlobalLoadIndirectRef
+                | Opcode::GlobalStoreIndirectRef
+                | Opcode::ConstRefRodata
+                | Opcode::ListAlloc
+                | Opcode::ListReserve
+                | Opcode::ListSize
+                | Opcode::ListResize
+                | Opcode::ListGetI32
+                | Opcode::ListSetI32
+                | Opcode::ListGetI64
+                | Opcode::ListSetI64
+                | Opcode::ListGetRef
+                | Opcode::ListSetRef
+                | Opcode::SelectRef
+                | Opcode::SwitchI32
+                | Opcode::SwitchI64
+                | Opcode::SwitchRef
+                | Opcode::CallVariadic
+                | Opcode::Fail
+                | Opcode::ImportResolved
+                | Opcode::Yield
+                | Opcode::Trace
+                | Opcode::Print
+                | Opcode::CondBreak
+                | Opcode::Break
+                | Opcode::BufferAlloc
+                | Opcode::BufferClone
+                | Opcode::BufferLength
+                | Opcode::BufferCopy
+                | Opcode::BufferCompare
+                | Opcode::BufferFillI8
+                | Opcode::BufferFillI16
+                | Opcode::BufferFillI32
+                | Opcode::BufferFillI64
+                | Opcode::Block
+                | Opcode::CastAnyRef
+                | Opcode::BrTable
+                | Opcode::BufferHash
+                | Opcode::DiscardRefs
+                | Opcode::CallYieldable
+                | Opcode::CallVariadicYieldable
+                | Opcode::GlobalLoadF32
+                | Opcode::GlobalStoreF32
+                | Opcode::GlobalLoadIndirectF32
+                | Opcode::GlobalStoreIndirectF32
+                | Opcode::ListGetF32
+                | Opcode::ListSetF32
+                | Opcode::SwitchF32
+                | Opcode::BufferFillF32
+                | Opcode::GlobalLoadF64
+                | Opcode::GlobalStoreF64
+                | Opcode::GlobalLoadIndirectF64
+                | Opcode::GlobalStoreIndirectF64
+                | Opcode::ListGetF64
+                | Opcode::ListSetF64
+                | Opcode::SwitchF64
+                | Opcode::BufferFillF64 => {
+                    save_ip(&mut ctx.stack, ip);
+                    match slow::step(ctx, *i)? {
+                        Some(state) => return Ok(state),
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+}

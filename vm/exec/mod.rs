@@ -1,0 +1,492 @@
+//! The interpreter: one `run` loop over pre-decoded [`Inst`]s with an
+//! explicit frame stack (calls never recurse on the Rust stack), so deep
+//! recursion fails cleanly and a yielded program can be resumed.
+//!
+//! Registers live in two stacks shared by all frames: `i32s` (i64/f64 use
+//! two adjacent slots) and `refs`. Each frame owns a window of each, sized
+//! by its function descriptor. The loop addresses the current window through
+//! raw base pointers; the verifier in [`crate::program`] proved every
+//! register operand lies inside its function's window.
+
+use std::rc::Rc;
+
+use crate::context::{kind_name, CallState, Context, Registered};
+use crate::host::HostOutcome;
+use crate::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
+use crate::program::{aux_list, flatten, Function, Signature, NONE};
+use crate::refs::Ref;
+use crate::trap::{StatusCode, Trap};
+use crate::value::Value;
+
+#[macro_use]
+mod regs;
+mod call;
+mod dispatch;
+mod slow;
+
+/// One activation record.
+pub(crate) struct Frame {
+    module: u32,
+    func: Rc<Function>,
+    /// Next instruction to run when this frame is resumed.
+    pc: u32,
+    i32_base: u32,
+    ref_base: u32,
+    /// Position in this frame's aux of the result-register list of the call
+    /// in progress (NONE when not calling).
+    ret: u32,
+}
+
+enum Suspended {
+    /// `vm.yield`: resume the top frame at its saved pc.
+    Yield,
+    /// A host import returned deferred from `call.yieldable`.
+    HostCall {
+        module: u32,
+        index: u32,
+        import_module: u32,
+        import: u32,
+        results: u32,
+    },
+}
+
+/// The register and frame stacks of a context.
+#[derive(Default)]
+pub(crate) struct Stack {
+    i32s: Vec<u32>,
+    refs: Vec<Ref>,
+    frames: Vec<Frame>,
+    suspended: Option<Suspended>,
+    entry_results: Vec<u8>,
+}
+
+impl Stack {
+    pub(crate) fn is_suspended(&self) -> bool {
+        self.suspended.is_some()
+    }
+    pub(crate) fn clear(&mut self) {
+        self.frames.clear();
+        self.i32s.clear();
+        self.refs.clear();
+        self.suspended = None;
+    }
+}
+
+const MAX_REGISTER_SLOTS: usize = 64 << 20;
+
+fn bytecode(modules: &mut [Registered], m: u32) -> &mut crate::context::BytecodeInstance {
+    match &mut modules[m as usize] {
+        Registered::Bytecode(b) => b,
+        // Frames are only ever created for bytecode modules.
+        Registered::Host(_) => unreachable!("frame of a host module"),
+    }
+}
+
+fn push_frame(
+    stack: &mut Stack,
+    module: u32,
+    func: Rc<Function>,
+    max_depth: usize,
+) -> Result<(), Trap> {
+    if stack.frames.len() >= max_depth
+        || stack.i32s.len() + func.i32_count as usize > MAX_REGISTER_SLOTS
+    {
+        return Err(Trap::new(
+            StatusCode::ResourceExhausted,
+            format!(
+                "VM stack overflow: call depth exceeds {}",
+                stack.frames.len()
+            ),
+        ));
+    }
+    let i32_base = stack.i32s.len();
+    let ref_base = stack.refs.len();
+    stack.i32s.resize(i32_base + func.i32_count as usize, 0);
+    stack
+        .refs
+        .resize(ref_base + func.ref_count as usize, Ref::Null);
+    stack.frames.push(Frame {
+        module,
+        func,
+        pc: 0,
+        i32_base: i32_base as u32,
+        ref_base: ref_base as u32,
+        ret: NONE,
+    });
+    Ok(())
+}
+
+fn pop_frame(stack: &mut Stack) {
+    if let Some(f) = stack.frames.pop() {
+        stack.i32s.truncate(f.i32_base as usize);
+        if stack.refs.len() > f.ref_base as usize {
+            stack.refs.truncate(f.ref_base as usize);
+        }
+    }
+}
+
+/// Starts `ordinal` of bytecode module `module` with `args`.
+pub(crate) fn begin(
+    ctx: &mut Context,
+    module: u32,
+    ordinal: u32,
+    sig: Signature,
+    args: &[Value],
+) -> Result<CallState, Trap> {
+    let func = bytecode(&mut ctx.modules, module).funcs[ordinal as usize].clone();
+    ctx.stack.clear();
+    push_frame(&mut ctx.stack, module, func, ctx.max_depth)?;
+    let (mut s, mut r) = (0usize, 0usize);
+    let st = &mut ctx.stack;
+    let (n32, nref) = (st.i32s.len(), st.refs.len());
+    for a in args {
+        let wide = matches!(a, Value::I64(_) | Value::F64(_));
+        let fits = match a {
+            Value::Ref(_) => r < nref,
+            _ if wide => s.div_ceil(2) * 2 + 2 <= n32,
+            _ => s < n32,
+        };
+        if !fits {
+            match a {
+                Value::Ref(_) => r += 1,
+                _ if wide => s = s.div_ceil(2) * 2 + 2,
+                _ => s += 1,
+            }
+            continue;
+        }
+        match a {
+            Value::I32(v) => {
+                st.i32s[s] = *v as u32;
+                s += 1;
+            }
+            Value::F32(v) => {
+                st.i32s[s] = v.to_bits();
+                s += 1;
+            }
+            Value::I64(v) => {
+                s = s.div_ceil(2) * 2;
+                write64(&mut st.i32s, s, *v as u64);
+                s += 2;
+            }
+            Value::F64(v) => {
+                s = s.div_ceil(2) * 2;
+                write64(&mut st.i32s, s, v.to_bits());
+                s += 2;
+            }
+            Value::Ref(x) => {
+                st.refs[r] = x.clone();
+                r += 1;
+            }
+            Value::None => {}
+        }
+    }
+    st.entry_results = sig.results;
+    run_with_backtrace(ctx)
+}
+
+/// Resumes a suspended call.
+pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
+    match ctx.stack.suspended.take() {
+        None => Err(Trap::new(
+            StatusCode::FailedPrecondition,
+            "nothing to resume",
+        )),
+        Some(Suspended::Yield) => run_with_backtrace(ctx),
+        Some(Suspended::HostCall {
+            module,
+            index,
+            import_module,
+            import,
+            results,
+        }) => {
+            let outcome = match &mut ctx.modules[module as usize] {
+                Registered::Host(h) => h.state.resume(index as usize),
+                _ => Err(Trap::new(
+                    StatusCode::Internal,
+                    "resume of a non-host module",
+                )),
+            };
+            match outcome {
+                Err(e) => {
+                    let e = with_backtrace(ctx, e);
+                    ctx.stack.clear();
+                    Err(e)
+                }
+                Ok(HostOutcome::Deferred) => {
+                    ctx.stack.suspended = Some(Suspended::HostCall {
+                        module,
+                        index,
+                        import_module,
+                        import,
+                        results,
+                    });
+                    Ok(CallState::Yielded)
+                }
+                Ok(HostOutcome::Done(values)) => {
+                    let kinds = bytecode(&mut ctx.modules, import_module).import_sigs
+                        [import as usize]
+                        .results
+                        .clone();
+                    let st = &mut ctx.stack;
+                    let frame = st.frames.last().expect("suspended frame");
+                    let dst = aux_list(&frame.func.aux, results, 0).to_vec();
+                    let (ib, rb) = (frame.i32_base as usize, frame.ref_base as usize);
+                    if let Err(e) = write_host_results(st, ib, rb, &dst, &kinds, values) {
+                        let e = with_backtrace(ctx, e);
+                        ctx.stack.clear();
+                        return Err(e);
+                    }
+                    run_with_backtrace(ctx)
+                }
+            }
+        }
+    }
+}
+
+fn with_backtrace(ctx: &Context, mut e: Trap) -> Trap {
+    if e.backtrace.is_empty() {
+        for f in ctx.stack.frames.iter().rev() {
+            let pc = f.pc.saturating_sub(1) as usize;
+            let offset = f.func.offsets.get(pc).copied().unwrap_or(0);
+            e.backtrace
+                .push(ctx.describe(f.module, f.func.ordinal, offset));
+        }
+    }
+    e
+}
+
+fn run_with_backtrace(ctx: &mut Context) -> Result<CallState, Trap> {
+    match dispatch::run(ctx) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let e = with_backtrace(ctx, e);
+            ctx.stack.clear();
+            Err(e)
+        }
+    }
+}
+
+#[inline]
+fn write64(slots: &mut [u32], at: usize, v: u64) {
+    slots[at] = v as u32;
+    slots[at + 1] = (v >> 32) as u32;
+}
+
+#[inline]
+fn read64(slots: &[u32], at: usize) -> u64 {
+    slots[at] as u64 | ((slots[at + 1] as u64) << 32)
+}
+
+/// Copies call arguments from the caller's registers into the callee's
+/// ABI registers (placed from 0 by kind; i64/f64 aligned to even slots).
+fn marshal_args(
+    st: &mut Stack,
+    caller: (usize, usize),
+    callee: (usize, usize),
+    regs: &[u32],
+    kinds: &[u8],
+) {
+    let (mut s, mut r) = (0usize, 0usize);
+    // The callee's window is the top of both stacks; arguments that do not
+    // fit (unused by its body) are dropped.
+    let (n32, nref) = (st.i32s.len() - callee.0, st.refs.len() - callee.1);
+    for (&reg, &k) in regs.iter().zip(kinds) {
+        match k {
+            b'r' if r >= nref => r += 1,
+            b'I' | b'F' if s.div_ceil(2) * 2 + 2 > n32 => s = s.div_ceil(2) * 2 + 2,
+            b'i' | b'f' if s >= n32 => s += 1,
+            b'r' => {
+                let src = caller.1 + (reg as u16 & REF_INDEX_MASK) as usize;
+                let v = if reg as u16 & REF_MOVE_BIT != 0 {
+                    std::mem::take(&mut st.refs[src])
+                } else {
+                    st.refs[src].clone()
+                };
+                st.refs[callee.1 + r] = v;
+                r += 1;
+            }
+            b'I' | b'F' => {
+                s = s.div_ceil(2) * 2;
+                let v = read64(&st.i32s, caller.0 + reg as usize);
+                write64(&mut st.i32s, callee.0 + s, v);
+                s += 2;
+            }
+            _ => {
+                st.i32s[callee.0 + s] = st.i32s[caller.0 + reg as usize];
+                s += 1;
+            }
+        }
+    }
+}
+
+/// Copies returned values from callee registers to caller registers.
+fn marshal_results(
+    st: &mut Stack,
+    callee: (usize, usize),
+    caller: (usize, usize),
+    src: &[u32],
+    dst: &[u32],
+    kinds: &[u8],
+) {
+    for ((&s, &d), &k) in src.iter().zip(dst).zip(kinds) {
+        match k {
+            b'r' => {
+                let from = callee.1 + (s as u16 & REF_INDEX_MASK) as usize;
+                let v = if s as u16 & REF_MOVE_BIT != 0 {
+                    std::mem::take(&mut st.refs[from])
+                } else {
+                    st.refs[from].clone()
+                };
+                st.refs[caller.1 + (d as u16 & REF_INDEX_MASK) as usize] = v;
+            }
+            b'I' | b'F' => {
+                let v = read64(&st.i32s, callee.0 + s as usize);
+                write64(&mut st.i32s, caller.0 + d as usize, v);
+            }
+            _ => st.i32s[caller.0 + d as usize] = st.i32s[callee.0 + s as usize],
+        }
+    }
+}
+
+/// Reads argument values for a host call.
+fn read_values(st: &mut Stack, base: (usize, usize), regs: &[u32], kinds: &[u8]) -> Vec<Value> {
+    regs.iter()
+        .zip(kinds)
+        .map(|(&reg, &k)| match k {
+            b'i' => Value::I32(st.i32s[base.0 + reg as usize] as i32),
+            b'f' => Value::F32(f32::from_bits(st.i32s[base.0 + reg as usize])),
+            b'I' => Value::I64(read64(&st.i32s, base.0 + reg as usize) as i64),
+            b'F' => Value::F64(f64::from_bits(read64(&st.i32s, base.0 + reg as usize))),
+            _ => {
+                let at = base.1 + (reg as u16 & REF_INDEX_MASK) as usize;
+                Value::Ref(if reg as u16 & REF_MOVE_BIT != 0 {
+                    std::mem::take(&mut st.refs[at])
+                } else {
+                    st.refs[at].clone()
+                })
+            }
+        })
+        .collect()
+}
+
+fn write_host_results(
+    st: &mut Stack,
+    i32_base: usize,
+    ref_base: usize,
+    dst: &[u32],
+    kinds: &[u8],
+    values: Vec<Value>,
+) -> Result<(), Trap> {
+    if values.len() != kinds.len() {
+        return Err(Trap::new(
+            StatusCode::Internal,
+            format!(
+                "host function returned {} values, expected {}",
+                values.len(),
+                kinds.len()
+            ),
+        ));
+    }
+    for ((v, &d), &k) in values.into_iter().zip(dst).zip(kinds) {
+        if v.kind_char() as u8 != k {
+            return Err(Trap::new(
+                StatusCode::Internal,
+                format!(
+                    "host function returned {}, expected {}",
+                    v.kind_char(),
+                    kind_name(k)
+                ),
+            ));
+        }
+        match v {
+            Value::I32(x) => st.i32s[i32_base + d as usize] = x as u32,
+            Value::F32(x) => st.i32s[i32_base + d as usize] = x.to_bits(),
+            Value::I64(x) => write64(&mut st.i32s, i32_base + d as usize, x as u64),
+            Value::F64(x) => write64(&mut st.i32s, i32_base + d as usize, x.to_bits()),
+            Value::Ref(r) => st.refs[ref_base + (d as u16 & REF_INDEX_MASK) as usize] = r,
+            Value::None => {}
+        }
+    }
+    Ok(())
+}
+
+fn div_zero() -> Trap {
+    Trap::new(StatusCode::InvalidArgument, "integer division by zero")
+}
+
+fn cast_f32_si32(x: f32) -> i32 {
+    // IREE: (int32_t)lroundf(x): round half away from zero via a 64-bit long.
+    lround(x as f64) as i32
+}
+fn lround(x: f64) -> i64 {
+    // x86-64 glibc returns LONG_MIN for NaN and out-of-range inputs.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    let r = x.round();
+    if r.is_nan() || !(-LIMIT..LIMIT).contains(&r) {
+        i64::MIN
+    } else {
+        r as i64
+    }
+}
+fn f_to_u64(x: f64) -> u64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    // C's (uint64_t) conversion as x86-64 compilers emit it.
+    if x.is_nan() {
+        0x8000_0000_0000_0000
+    } else if x >= TWO_63 {
+        if x >= 2.0 * TWO_63 {
+            0
+        } else {
+            (x - TWO_63) as u64 ^ 0x8000_0000_0000_0000
+        }
+    } else if x < -TWO_63 {
+        0x8000_0000_0000_0000
+    } else {
+        x as i64 as u64
+    }
+}
+
+fn check_alignment(align: i32) -> Result<(), Trap> {
+    if align < 0 || (align != 0 && (align as u32).count_ones() != 1) {
+        return Err(Trap::new(
+            StatusCode::InvalidArgument,
+            format!("alignment {align} is not a power of two"),
+        ));
+    }
+    Ok(())
+}
+
+/// Inserts each span's element count before its elements, the layout host
+/// functions receive for variadic arguments.
+fn insert_span_counts(sig: &Signature, sizes: &[u16], flat: Vec<Value>) -> Vec<Value> {
+    let Some(cc) = &sig.cconv else { return flat };
+    let mut out = Vec::with_capacity(flat.len() + sizes.len());
+    let mut it = flat.into_iter();
+    let args = cc
+        .args
+        .iter()
+        .filter(|k| **k != crate::modules::ValueKind::Void);
+    for (k, &n) in args.zip(sizes) {
+        match k {
+            crate::modules::ValueKind::Span(inner) => {
+                out.push(Value::I32(n as i32));
+                let per = {
+                    let mut v = Vec::new();
+                    flatten(inner, &mut v);
+                    v.len()
+                };
+                for _ in 0..(per * n as usize) {
+                    if let Some(v) = it.next() {
+                        out.push(v);
+                    }
+                }
+            }
+            _ => {
+                if let Some(v) = it.next() {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}

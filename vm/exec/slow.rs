@@ -1,0 +1,570 @@
+//! The interpreter's slow path: every instruction the hot loop
+//! ([`super::dispatch`]) leaves out — globals, lists, calls and returns,
+//! yields, failures, buffer allocation and bulk operations, ref casts,
+//! switches, `br_table`, debug ops and the end-of-function guard. One call
+//! executes one instruction against the top frame.
+
+use std::rc::Rc;
+
+use crate::context::{CallState, Context, ImportTarget, Registered};
+use crate::host::HostOutcome;
+use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
+use crate::program::{aux_list, expand_variadic, Inst, NONE};
+use crate::refs::{Buffer, List, Ref, TypeDef};
+use crate::trap::{StatusCode, Trap};
+
+use super::{
+    bytecode, check_alignment, insert_span_counts, marshal_args, push_frame, read_values,
+    write_host_results, Suspended,
+};
+
+/// Executes `i`, an instruction of the top frame that the hot loop does not
+/// handle itself. The hot loop has saved the frame's pc (the instruction
+/// after `i`); on return the top frame's saved pc says where to go on, and
+/// `Some` ends the run (the entry frame returned or the program yielded).
+#[inline(never)]
+pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap> {
+    let max_depth = ctx.max_depth;
+    let modules = &mut ctx.modules;
+    let st = &mut ctx.stack;
+
+    let top = st.frames.last().expect("a frame to run");
+    let cur = top.module;
+    let func = top.func.clone();
+    let (i32_base, ref_base) = (top.i32_base as usize, top.ref_base as usize);
+    let code: *const Inst = func.code.as_ptr();
+    // SAFETY: the saved pc is an instruction index of `func` (see the loop).
+    let mut ip: *const Inst = unsafe { code.add(top.pc as usize) };
+    // SAFETY: see `exec::regs`; the bases index the frame's windows. The
+    // pointers are refreshed (`reload!`) after calls and returns.
+    let regs: *mut u32 = unsafe { st.i32s.as_mut_ptr().add(i32_base) };
+    // SAFETY: as above.
+    let refs: *mut Ref = unsafe { st.refs.as_mut_ptr().add(ref_base) };
+    register_macros!($, regs, refs);
+
+    macro_rules! jump {
+        ($t:expr) => {{
+            let t = $t as usize;
+            // SAFETY: branch targets were verified to be instruction indices
+            // of this function.
+            ip = unsafe { code.add(t) };
+        }};
+    }
+    macro_rules! save_pc {
+        () => {
+            if let Some(f) = st.frames.last_mut() {
+                // SAFETY: `ip` points into `func.code` (one past the current
+                // instruction at most).
+                f.pc = unsafe { ip.offset_from(code) } as u32;
+            }
+        };
+    }
+    macro_rules! tri {
+        ($e:expr) => {
+            match $e {
+                Ok(v) => v,
+                Err(e) => {
+                    save_pc!();
+                    return Err(e);
+                }
+            }
+        };
+    }
+    macro_rules! remap {
+        ($at:expr) => {{
+            let at = $at as usize;
+            let n = func.aux[at] as usize;
+            for k in 0..n {
+                let w = func.aux[at + 1 + k];
+                let (s, d) = (w as u16, (w >> 16) as u16);
+                if s & 0x8000 != 0 {
+                    let v = take_ref!(s);
+                    wref!(d, v);
+                } else {
+                    wi!(d, ri!(s));
+                }
+            }
+        }};
+    }
+    macro_rules! state {
+        () => {
+            bytecode(modules, cur)
+        };
+    }
+    macro_rules! buffer {
+        ($r:expr, $what:expr) => {
+            tri!(rref!($r).buffer($what))
+        };
+    }
+    macro_rules! list {
+        ($r:expr) => {
+            tri!(rref!($r).list())
+        };
+    }
+    macro_rules! global_slice {
+        ($off:expr, $n:expr) => {{
+            let off = $off as usize;
+            let s = state!();
+            let len = s.rwdata.len();
+            tri!(s
+                .rwdata
+                .get_mut(off..off.wrapping_add($n))
+                .filter(|_| off <= len)
+                .ok_or_else(|| Trap::new(
+                    StatusCode::OutOfRange,
+                    format!(
+                        "global byte_offset out of range: {} (rwdata={})",
+                        off as i32, len
+                    )
+                )))
+        }};
+    }
+    macro_rules! global_ref {
+        ($ord:expr) => {{
+            let ord = $ord as usize;
+            let s = state!();
+            let n = s.global_refs.len();
+            tri!(s.global_refs.get_mut(ord).ok_or_else(|| Trap::new(
+                StatusCode::OutOfRange,
+                format!(
+                    "global ref ordinal out of range: {} (table={})",
+                    ord as i32, n
+                )
+            )))
+        }};
+    }
+    macro_rules! type_of {
+        ($t:expr) => {
+            state!().types[$t as usize]
+        };
+    }
+
+    match i.op {
+        Opcode::GlobalLoadI32 | Opcode::GlobalLoadF32 => {
+            let s = global_slice!(i.x, 4);
+            let v = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+            wi!(i.a, v);
+        }
+        Opcode::GlobalStoreI32 | Opcode::GlobalStoreF32 => {
+            let v = ri!(i.a) as u32;
+            global_slice!(i.x, 4).copy_from_slice(&v.to_le_bytes());
+        }
+        Opcode::GlobalLoadIndirectI32 | Opcode::GlobalLoadIndirectF32 => {
+            let s = global_slice!(ri!(i.a) as u32, 4);
+            let v = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+            wi!(i.b, v);
+        }
+        Opcode::GlobalStoreIndirectI32 | Opcode::GlobalStoreIndirectF32 => {
+            let v = ri!(i.b) as u32;
+            global_slice!(ri!(i.a) as u32, 4).copy_from_slice(&v.to_le_bytes());
+        }
+        Opcode::GlobalLoadI64 | Opcode::GlobalLoadF64 => {
+            let s = global_slice!(i.x, 8);
+            let mut b = [0u8; 8];
+            b.copy_from_slice(s);
+            wl!(i.a, i64::from_le_bytes(b));
+        }
+        Opcode::GlobalStoreI64 | Opcode::GlobalStoreF64 => {
+            let v = rl!(i.a);
+            global_slice!(i.x, 8).copy_from_slice(&v.to_le_bytes());
+        }
+        Opcode::GlobalLoadIndirectI64 | Opcode::GlobalLoadIndirectF64 => {
+            let s = global_slice!(ri!(i.a) as u32, 8);
+            let mut b = [0u8; 8];
+            b.copy_from_slice(s);
+            wl!(i.b, i64::from_le_bytes(b));
+        }
+        Opcode::GlobalStoreIndirectI64 | Opcode::GlobalStoreIndirectF64 => {
+            let v = rl!(i.b);
+            global_slice!(ri!(i.a) as u32, 8).copy_from_slice(&v.to_le_bytes());
+        }
+        Opcode::GlobalLoadRef => {
+            let ty = type_of!(i.y);
+            let g = global_ref!(i.x);
+            tri!(ty.check_ref(g));
+            let v = if i.a & REF_MOVE_BIT != 0 {
+                std::mem::take(g)
+            } else {
+                g.clone()
+            };
+            wref!(i.a, v);
+        }
+        Opcode::GlobalStoreRef => {
+            let ty = type_of!(i.y);
+            tri!(ty.check_ref(rref!(i.a)));
+            let v = take_ref!(i.a);
+            *global_ref!(i.x) = v;
+        }
+        Opcode::GlobalLoadIndirectRef => {
+            let ty = type_of!(i.x);
+            let g = global_ref!(ri!(i.a) as u32);
+            tri!(ty.check_ref(g));
+            let v = if i.b & REF_MOVE_BIT != 0 {
+                std::mem::take(g)
+            } else {
+                g.clone()
+            };
+            wref!(i.b, v);
+        }
+        Opcode::GlobalStoreIndirectRef => {
+            let ty = type_of!(i.x);
+            tri!(ty.check_ref(rref!(i.b)));
+            let v = take_ref!(i.b);
+            *global_ref!(ri!(i.a) as u32) = v;
+        }
+        Opcode::ConstRefRodata => {
+            let b = state!().rodata[i.x as usize].clone();
+            wref!(i.a, Ref::Buffer(b));
+        }
+        Opcode::ListAlloc => {
+            let ty = type_of!(i.x);
+            let l = tri!(List::new(ty, ri!(i.a) as u32));
+            wref!(i.b, Ref::List(Rc::new(l)));
+        }
+        Opcode::ListReserve => tri!(list!(i.a).reserve(ri!(i.b) as u32)),
+        Opcode::ListSize => {
+            let n = list!(i.a).len();
+            wi!(i.b, n as i32);
+        }
+        Opcode::ListResize => tri!(list!(i.a).resize(ri!(i.b) as u32)),
+        Opcode::ListGetI32 => {
+            let v = tri!(list!(i.a).get_i32(ri!(i.b) as u32));
+            wi!(i.c, v);
+        }
+        Opcode::ListSetI32 => tri!(list!(i.a).set_i32(ri!(i.b) as u32, ri!(i.c))),
+        Opcode::ListGetI64 => {
+            let v = tri!(list!(i.a).get_i64(ri!(i.b) as u32));
+            wl!(i.c, v);
+        }
+        Opcode::ListSetI64 => tri!(list!(i.a).set_i64(ri!(i.b) as u32, rl!(i.c))),
+        Opcode::ListGetF32 => {
+            let v = tri!(list!(i.a).get_f32(ri!(i.b) as u32));
+            wf!(i.c, v);
+        }
+        Opcode::ListSetF32 => tri!(list!(i.a).set_f32(ri!(i.b) as u32, rf!(i.c))),
+        Opcode::ListGetF64 => {
+            let v = tri!(list!(i.a).get_f64(ri!(i.b) as u32));
+            wd!(i.c, v);
+        }
+        Opcode::ListSetF64 => tri!(list!(i.a).set_f64(ri!(i.b) as u32, rd!(i.c))),
+        Opcode::ListGetRef => {
+            let ty = type_of!(i.x);
+            let l = list!(i.a).clone();
+            let v = tri!(l.get_ref(ri!(i.b) as u32, i.c & REF_MOVE_BIT != 0));
+            let v = match (ty, v.ref_type()) {
+                (_, None) | (TypeDef::Any, _) => v,
+                (TypeDef::Ref(t), Some(u)) if t == u => v,
+                _ => Ref::Null,
+            };
+            wref!(i.c, v);
+        }
+        Opcode::ListSetRef => {
+            let l = list!(i.a).clone();
+            let v = take_ref!(i.c);
+            tri!(l.set_ref(ri!(i.b) as u32, v));
+        }
+        Opcode::SelectRef => {
+            let ty = type_of!(i.x);
+            let (pick, other) = if ri!(i.a) != 0 {
+                (i.b, i.c)
+            } else {
+                (i.c, i.b)
+            };
+            tri!(ty.check_ref(rref!(pick)));
+            let v = take_ref!(pick);
+            if other & REF_MOVE_BIT != 0 && (other & REF_INDEX_MASK) != (i.d & REF_INDEX_MASK) {
+                wref!(other, Ref::Null);
+            }
+            wref!(i.d, v);
+        }
+        Opcode::SwitchI32 | Opcode::SwitchF32 => {
+            let idx = ri!(i.a);
+            let list = aux_list(&func.aux, i.x, 0);
+            let v = match usize::try_from(idx).ok().and_then(|k| list.get(k)) {
+                Some(&r) => ri!(r),
+                None => ri!(i.b),
+            };
+            wi!(i.c, v);
+        }
+        Opcode::SwitchI64 | Opcode::SwitchF64 => {
+            let idx = ri!(i.a);
+            let list = aux_list(&func.aux, i.x, 0);
+            let v = match usize::try_from(idx).ok().and_then(|k| list.get(k)) {
+                Some(&r) => rl!(r),
+                None => rl!(i.b),
+            };
+            wl!(i.c, v);
+        }
+        Opcode::SwitchRef => {
+            let ty = type_of!(i.x);
+            let idx = ri!(i.a);
+            let list = aux_list(&func.aux, i.y, 0);
+            let src = match usize::try_from(idx).ok().and_then(|k| list.get(k)) {
+                Some(&r) => r as u16,
+                None => i.b,
+            };
+            tri!(ty.check_ref(rref!(src)));
+            let v = take_ref!(src);
+            wref!(i.c, v);
+        }
+        Opcode::Call
+        | Opcode::CallYieldable
+        | Opcode::CallVariadic
+        | Opcode::CallVariadicYieldable => {
+            let callee = i.x;
+            let variadic = matches!(i.op, Opcode::CallVariadic | Opcode::CallVariadicYieldable);
+            let yieldable = matches!(i.op, Opcode::CallYieldable | Opcode::CallVariadicYieldable);
+            // Aux record: [sizes]? [args] [target]? [results].
+            let rec = i.y as usize;
+            let mut p = rec;
+            let sizes: &[u32] = if variadic {
+                let n = func.aux[p] as usize;
+                let s = &func.aux[p + 1..p + 1 + n];
+                p += 1 + n;
+                s
+            } else {
+                &[]
+            };
+            let nargs = func.aux[p] as usize;
+            let args_at = p + 1;
+            p += 1 + nargs;
+            let next_pc = if yieldable {
+                let t = func.aux[p];
+                p += 1;
+                t
+            } else {
+                // SAFETY: `ip` is inside `func.code`.
+                unsafe { ip.offset_from(code) as u32 }
+            };
+            let results_at = p as u32;
+            let args = &func.aux[args_at..args_at + nargs];
+            // Where does the call go?
+            let (target_module, target) = if callee & IMPORT_ORDINAL_BIT != 0 {
+                let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
+                match &state!().imports[imp] {
+                    ImportTarget::Unresolved => {
+                        let name = state!().import_names[imp].clone();
+                        tri!(Err(Trap::new(
+                            StatusCode::NotFound,
+                            format!(
+                                "optional import `{name}` was not resolved and cannot be called"
+                            )
+                        )))
+                    }
+                    ImportTarget::Bytecode { module, ordinal } => (*module, Err(*ordinal)),
+                    ImportTarget::Host { module, index } => (*module, Ok(*index)),
+                }
+            } else {
+                (cur, Err(callee))
+            };
+            let caller_base = {
+                let f = st.frames.last_mut().expect("frame");
+                f.pc = next_pc;
+                f.ret = results_at;
+                (f.i32_base as usize, f.ref_base as usize)
+            };
+            match target {
+                Err(ordinal) => {
+                    // A bytecode function (this module or another).
+                    let callee_fn =
+                        bytecode(modules, target_module).funcs[ordinal as usize].clone();
+                    tri!(push_frame(st, target_module, callee_fn, max_depth));
+                    let f = st.frames.last().expect("frame");
+                    let callee_base = (f.i32_base as usize, f.ref_base as usize);
+                    let kinds = &bytecode(modules, target_module).signatures[ordinal as usize].args;
+                    marshal_args(st, caller_base, callee_base, args, kinds);
+                    // The frames hold the pcs to go on from.
+                    return Ok(None);
+                }
+                Ok(index) => {
+                    let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
+                    let sig = &bytecode(modules, cur).import_sigs[imp];
+                    let values = if variadic {
+                        let sizes16: Vec<u16> = sizes.iter().map(|&s| s as u16).collect();
+                        let kinds = expand_variadic(sig, &sizes16).unwrap_or_default();
+                        let flat = read_values(st, caller_base, args, &kinds);
+                        insert_span_counts(sig, &sizes16, flat)
+                    } else {
+                        let kinds = sig.args.clone();
+                        read_values(st, caller_base, args, &kinds)
+                    };
+                    let result_kinds = bytecode(modules, cur).import_sigs[imp].results.clone();
+                    let outcome = match &mut modules[target_module as usize] {
+                        Registered::Host(h) => h.state.call(index as usize, &values),
+                        Registered::Bytecode(_) => {
+                            Err(Trap::new(StatusCode::Internal, "bad import link"))
+                        }
+                    };
+                    match tri!(outcome) {
+                        HostOutcome::Done(vals) => {
+                            let dst = aux_list(&func.aux, results_at, 0);
+                            tri!(write_host_results(
+                                st,
+                                caller_base.0,
+                                caller_base.1,
+                                dst,
+                                &result_kinds,
+                                vals
+                            ));
+                            // The frames hold the pcs to go on from.
+                            return Ok(None);
+                        }
+                        HostOutcome::Deferred => {
+                            if !yieldable {
+                                tri!(Err(Trap::new(
+                                        StatusCode::FailedPrecondition,
+                                        "host function yielded from a non-yieldable call (use vm.call.yieldable)"
+                                    )))
+                            }
+                            st.suspended = Some(Suspended::HostCall {
+                                module: target_module,
+                                index,
+                                import_module: cur,
+                                import: imp as u32,
+                                results: results_at,
+                            });
+                            return Ok(Some(CallState::Yielded));
+                        }
+                    }
+                }
+            }
+        }
+        Opcode::Fail => {
+            let code = ri!(i.a) as u32;
+            if code != 0 {
+                let msg = func.strings[i.x as usize].to_string();
+                tri!(Err(Trap::new(StatusCode::from_u32(code), msg)))
+            }
+        }
+        Opcode::ImportResolved => {
+            let imp = (i.x & !IMPORT_ORDINAL_BIT) as usize;
+            let ok = !matches!(state!().imports[imp], ImportTarget::Unresolved);
+            wi!(i.a, ok as i32);
+        }
+        Opcode::Yield => {
+            jump!(i.x);
+            save_pc!();
+            st.suspended = Some(Suspended::Yield);
+            return Ok(Some(CallState::Yielded));
+        }
+        Opcode::Trace | Opcode::Print => {
+            for &r in aux_list(&func.aux, i.y, 0) {
+                let r = r as u16;
+                if r & 0x8000 != 0 && r & REF_MOVE_BIT != 0 {
+                    wref!(r, Ref::Null);
+                }
+            }
+        }
+        Opcode::BufferFillI8 => {
+            let v = [ri!(i.d) as u8];
+            tri!(buffer!(i.a, "buffer").fill::<1>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+        }
+        Opcode::BufferFillI16 => {
+            let v = (ri!(i.d) as u16).to_le_bytes();
+            tri!(buffer!(i.a, "buffer").fill::<2>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+        }
+        Opcode::BufferFillI32 | Opcode::BufferFillF32 => {
+            let v = (ri!(i.d) as u32).to_le_bytes();
+            tri!(buffer!(i.a, "buffer").fill::<4>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+        }
+        Opcode::BufferFillI64 | Opcode::BufferFillF64 => {
+            let v = rl!(i.d).to_le_bytes();
+            tri!(buffer!(i.a, "buffer").fill::<8>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+        }
+        Opcode::BufferAlloc => {
+            let len = rl!(i.a);
+            let align = ri!(i.b);
+            tri!(check_alignment(align));
+            let len = tri!(usize::try_from(len).map_err(|_| Trap::new(
+                StatusCode::InvalidArgument,
+                format!("buffer length {len} is negative")
+            )));
+            let b = tri!(Buffer::new(len));
+            wref!(i.c, Ref::Buffer(Rc::new(b)));
+        }
+        Opcode::BufferClone => {
+            let align = ri!(i.d);
+            tri!(check_alignment(align));
+            let b = tri!(buffer!(i.a, "source").clone_range(rl!(i.b) as u64, rl!(i.c) as u64));
+            wref!(i.x, Ref::Buffer(Rc::new(b)));
+        }
+        Opcode::BufferLength => {
+            let n = buffer!(i.a, "buffer").len();
+            wl!(i.b, n as i64);
+        }
+        Opcode::BufferCopy => {
+            let src = buffer!(i.a, "source_buffer").clone();
+            let dst = buffer!(i.c, "target_buffer").clone();
+            tri!(Buffer::copy(
+                &src,
+                rl!(i.b) as u64,
+                &dst,
+                rl!(i.d) as u64,
+                rl!(i.x) as u64
+            ));
+        }
+        Opcode::BufferCompare => {
+            let l = buffer!(i.a, "lhs_buffer").clone();
+            let r = buffer!(i.c, "rhs_buffer").clone();
+            let eq = tri!(Buffer::compare(
+                &l,
+                rl!(i.b) as u64,
+                &r,
+                rl!(i.d) as u64,
+                rl!(i.x) as u64
+            ));
+            wi!(i.y, eq as i32);
+        }
+        Opcode::BufferHash => {
+            let h = tri!(buffer!(i.a, "source_buffer").hash(rl!(i.b) as u64, rl!(i.c) as u64));
+            wl!(i.d, h);
+        }
+        Opcode::CastAnyRef => {
+            let ty = type_of!(i.x);
+            tri!(ty.check_ref(rref!(i.a)));
+            let v = take_ref!(i.a);
+            wref!(i.b, v);
+        }
+        Opcode::DiscardRefs => {
+            for &r in aux_list(&func.aux, i.x, 0) {
+                wref!(r, Ref::Null);
+            }
+        }
+        Opcode::Block => {
+            tri!(Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "execution ran past the end of the function (missing terminator)"
+            )))
+        }
+        Opcode::CondBreak => {
+            // Debug breaks are not trapped without a debugger attached.
+            jump!(i.x);
+        }
+        Opcode::BrTable => {
+            let idx = ri!(i.a);
+            let n = func.aux[i.y as usize] as i64;
+            jump!(if (idx as i64) >= 0 && (idx as i64) < n {
+                func.aux[i.y as usize + 1 + idx as usize]
+            } else {
+                i.x
+            });
+        }
+        Opcode::Break => {
+            if i.y != NONE {
+                remap!(i.y);
+            }
+            jump!(i.x);
+        }
+        _ => {
+            return Err(Trap::new(
+                StatusCode::Internal,
+                format!(
+                    "{} reached the interpreter's slow path",
+                    i.op.info().mnemonic
+                ),
+            ))
+        }
+    }
+    save_pc!();
+    Ok(None)
+}
