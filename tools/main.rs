@@ -1,12 +1,14 @@
 //! `irvm`: load, run, inspect, assemble and debug IREE VM bytecode modules.
 //!
 //! One clap subcommand per file; each mirrors the IREE tool of the same job
-//! (`run` ~ iree-run-module, `dump` ~ iree-dump-module, `as` ~ iree-as-module).
+//! (`run` ~ iree-run-module, `dump` ~ iree-dump-module, `as` ~ iree-as-module,
+//! `bench` ~ iree-benchmark-module).
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd_as;
+mod cmd_bench;
 mod cmd_dump;
 mod cmd_run;
 
@@ -30,6 +32,8 @@ enum Command {
     /// Assemble VM assembly text into a .vmfb (like iree-as-module).
     #[command(name = "as")]
     As(cmd_as::AsArgs),
+    /// Time exported functions in-process (like iree-benchmark-module).
+    Bench(cmd_bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,5 +42,6 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::main(args),
         Command::Dump(args) => cmd_dump::main(args),
         Command::As(args) => cmd_as::main(args),
+        Command::Bench(args) => cmd_bench::main(args),
     }
 }

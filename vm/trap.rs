@@ -163,9 +163,80 @@ impl Trap {
 impl fmt::Display for Trap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}; {}", self.code, self.message)?;
+        // Runs of identical frames (deep recursion) print as one line, and
+        // at most MAX_LINES lines print: the innermost and the outermost.
+        const MAX_LINES: usize = 24;
+        let mut runs: Vec<(usize, usize)> = Vec::new(); // (first index, count)
         for (i, fr) in self.backtrace.iter().enumerate() {
-            write!(f, "\n  [{i}] {fr}")?;
+            match runs.last_mut() {
+                Some((first, n)) if self.backtrace[*first] == *fr => *n += 1,
+                _ => runs.push((i, 1)),
+            }
+        }
+        let line = |f: &mut fmt::Formatter<'_>, (first, n): (usize, usize)| {
+            let fr = &self.backtrace[first];
+            if n == 1 {
+                write!(f, "\n  [{first}] {fr}")
+            } else {
+                write!(f, "\n  [{first}..{}] {fr} (x{n})", first + n - 1)
+            }
+        };
+        if runs.len() <= MAX_LINES {
+            for r in runs {
+                line(f, r)?;
+            }
+        } else {
+            let (head, tail) = (MAX_LINES - 4, 4);
+            for &r in &runs[..head] {
+                line(f, r)?;
+            }
+            let hidden: usize = runs[head..runs.len() - tail].iter().map(|r| r.1).sum();
+            write!(f, "\n  ... {hidden} frames omitted ...")?;
+            for &r in &runs[runs.len() - tail..] {
+                line(f, r)?;
+            }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(function: &str, offset: u32) -> TrapFrame {
+        TrapFrame {
+            module: "m".into(),
+            function: function.into(),
+            ordinal: Some(0),
+            offset: Some(offset),
+            location: None,
+        }
+    }
+
+    #[test]
+    fn deep_recursion_prints_compactly() {
+        let mut t = Trap::new(StatusCode::ResourceExhausted, "VM stack overflow");
+        t.backtrace.push(frame("leaf", 4));
+        t.backtrace.extend((0..16000).map(|_| frame("fib", 0x33)));
+        t.backtrace.push(frame("main", 8));
+        let text = t.to_string();
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert!(
+            text.contains("[1..16000] m.fib+0x00000033 (x16000)"),
+            "{text}"
+        );
+        assert!(text.contains("[16001] m.main+0x00000008"), "{text}");
+    }
+
+    #[test]
+    fn many_distinct_frames_are_elided_in_the_middle() {
+        let mut t = Trap::new(StatusCode::Internal, "x");
+        t.backtrace.extend((0..100).map(|k| frame("f", k)));
+        let text = t.to_string();
+        assert_eq!(text.lines().count(), 1 + 24 + 1, "{text}");
+        assert!(text.contains("... 76 frames omitted ..."), "{text}");
+        assert!(text.contains("[0] m.f+0x00000000"));
+        assert!(text.contains("[99] m.f+0x00000063"));
     }
 }
