@@ -213,19 +213,16 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
 
 /// `items_per_second` as Google Benchmark prints it (`232.005`, `1.5k`).
 fn human_rate(rate: f64) -> String {
+    let trim = |x: f64| {
+        let t = format!("{x:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
     for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
         if rate >= scale {
-            return format!("{:.5}{suffix}", rate / scale)
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_string()
-                + "";
+            return format!("{}{suffix}", trim(rate / scale));
         }
     }
-    format!("{rate:.6}")
-        .trim_end_matches('0')
-        .trim_end_matches('.')
-        .to_string()
+    trim(rate)
 }
 
 #[cfg(test)]
