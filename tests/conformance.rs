@@ -121,3 +121,70 @@ fn iree_vm_conformance_suite() {
     );
     assert_eq!(total, 304);
 }
+
+/// The same suite through the command line, one `irvm run` process per
+/// function: exit 0 for functions that must succeed, exit 1 (with a message
+/// on stderr) for `fail_*`, never a signal.
+#[test]
+fn iree_vm_conformance_suite_through_irvm_run() {
+    let Some(dir) = suite_dir() else {
+        eprintln!("skipping: ../shared/conformance/iree-vm-tests not present");
+        return;
+    };
+    let mut jobs: Vec<(PathBuf, String)> = Vec::new();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
+        .collect();
+    paths.sort();
+    for p in &paths {
+        let module = Module::from_file(p).expect("conformance module loads");
+        for e in module.exports() {
+            jobs.push((p.clone(), e.local_name.to_string()));
+        }
+    }
+    assert_eq!(jobs.len(), 304);
+    let yieldable = yieldable_test_lib();
+    let run_one = |(path, export): &(PathBuf, String)| -> Option<String> {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"));
+        cmd.arg("run");
+        if path.file_stem().is_some_and(|s| s == "async_ops") {
+            let Some(lib) = yieldable.as_ref() else {
+                return Some(format!(
+                    "async_ops.{export}: libyieldable_test.so not built"
+                ));
+            };
+            cmd.arg(format!("--module={}", lib.display()));
+        }
+        cmd.arg(format!("--module={}", path.display()))
+            .arg(format!("--function={export}"));
+        let out = cmd.output().expect("irvm runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let want = if export.starts_with("fail_") { 1 } else { 0 };
+        match out.status.code() {
+            Some(c) if c == want && (c == 0 || !stderr.trim().is_empty()) => None,
+            other => Some(format!(
+                "{}.{export}: exit {other:?} (want {want}): {stderr}",
+                path.file_stem().unwrap().to_string_lossy()
+            )),
+        }
+    };
+    // Two workers: the suite is ~300 short processes.
+    let (a, b) = jobs.split_at(jobs.len() / 2);
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let h = s.spawn(|| a.iter().filter_map(run_one).collect::<Vec<_>>());
+        let mut f: Vec<String> = b.iter().filter_map(run_one).collect();
+        f.extend(h.join().expect("worker"));
+        f
+    });
+    eprintln!(
+        "conformance through irvm run: {}/{} functions behave as the convention says",
+        jobs.len() - failures.len(),
+        jobs.len()
+    );
+    for f in &failures {
+        eprintln!("  {f}");
+    }
+    assert!(failures.is_empty(), "{} failures", failures.len());
+}
