@@ -835,7 +835,7 @@ mod tests {
         let mut out = String::from("x");
         separate_top_level_item(&mut out, 1);
         assert_eq!(out, "x");
-        out.push_str("a");
+        out.push('a');
         separate_top_level_item(&mut out, 1);
         assert_eq!(out, "xa\n\n");
         separate_top_level_item(&mut out, 1);
