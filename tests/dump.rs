@@ -173,13 +173,15 @@ fn every_mode_matches_iree_dump_module() {
         }
         None => eprintln!("../shared is not present: comparing tests/mlir modules only"),
     }
-    let modes: [&[&str]; 6] = [
+    let modes: [&[&str]; 8] = [
         &["--output=disassembly"],
         &["--output=metadata"],
         &[],
         &["--output=disassembly", "--bytecode_offsets"],
         &["--output=disassembly", "--function=0"],
         &["--output=flatbuffer-binary"],
+        &["--output=flatbuffer-json"],
+        &["--output=flatbuffer-json", "--pretty"],
     ];
     let mut failures = Vec::new();
     let mut identical_disassembly = 0;

@@ -3,7 +3,8 @@
 //!
 //! `--output=all` (the default) prints the metadata, a blank line and the
 //! disassembly; `metadata` and `disassembly` print one of them;
-//! `flatbuffer-binary` writes the module's FlatBuffer bytes.
+//! `flatbuffer-binary` writes the module's FlatBuffer bytes and
+//! `flatbuffer-json` prints them as JSON (indented with `--pretty`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -12,13 +13,14 @@ use std::process::ExitCode;
 use irvm::disasm::{DisasmOptions, Disassembler, FunctionFilter};
 use irvm::Module;
 
+mod flatbuffer_json;
 mod metadata;
 
 /// Arguments of `irvm dump`.
 #[derive(clap::Args)]
 pub struct DumpArgs {
     /// What to print: `all` (metadata and disassembly), `metadata`,
-    /// `disassembly` or `flatbuffer-binary`.
+    /// `disassembly`, `flatbuffer-binary` or `flatbuffer-json`.
     #[arg(long, default_value = "all")]
     output: String,
     /// Print only this function: an internal function ordinal, or the name
@@ -36,6 +38,16 @@ pub struct DumpArgs {
         default_value = "false"
     )]
     bytecode_offsets: bool,
+    /// Indent `--output=flatbuffer-json`.
+    #[arg(
+        long,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set,
+        default_value = "false"
+    )]
+    pretty: bool,
     /// The module file (`.vmfb`).
     file: PathBuf,
 }
@@ -47,6 +59,7 @@ enum OutputMode {
     Metadata,
     Disassembly,
     FlatbufferBinary,
+    FlatbufferJson,
 }
 
 impl OutputMode {
@@ -56,12 +69,7 @@ impl OutputMode {
             "metadata" => OutputMode::Metadata,
             "disassembly" => OutputMode::Disassembly,
             "flatbuffer-binary" => OutputMode::FlatbufferBinary,
-            "flatbuffer-json" => {
-                return Err(
-                    "--output=flatbuffer-json is not supported by irvm (use flatbuffer-binary with flatc --json)"
-                        .to_string(),
-                )
-            }
+            "flatbuffer-json" => OutputMode::FlatbufferJson,
             other => return Err(format!("unrecognized --output= flag value '{other}'")),
         })
     }
@@ -102,6 +110,10 @@ fn dump(args: &DumpArgs) -> (Vec<u8>, Result<(), String>) {
         return (bytes, Ok(()));
     }
     let mut text = String::new();
+    if mode == OutputMode::FlatbufferJson {
+        let result = flatbuffer_json::write_json(&module, args.pretty, &mut text);
+        return (text.into_bytes(), result);
+    }
     let mut result = Ok(());
     if matches!(mode, OutputMode::All | OutputMode::Metadata) {
         result = metadata::write_metadata(&module, &mut text);
