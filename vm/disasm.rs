@@ -208,7 +208,7 @@ impl<'m> Disassembler<'m> {
             self.module.name(),
             self.module.version()
         );
-        self.write_directives(out)?;
+        self.write_directives(out);
         let mut printed = 0;
         for ordinal in 0..self.module.function_count() {
             let name = self.function_name(ordinal);
@@ -306,7 +306,7 @@ impl<'m> Disassembler<'m> {
 
     /// `vm.type`, `vm.import` and `vm.rodata` lines, then a blank line if
     /// the module has any types, imports or rodata.
-    fn write_directives(&self, out: &mut String) -> Result<(), DisasmError> {
+    fn write_directives(&self, out: &mut String) {
         for name in self.types.iter().filter(|n| !n.is_empty()) {
             let _ = writeln!(out, "vm.type {name}");
         }
@@ -331,7 +331,6 @@ impl<'m> Disassembler<'m> {
         if !self.types.is_empty() || !self.imports.is_empty() || rodata_count > 0 {
             out.push('\n');
         }
-        Ok(())
     }
 
     /// Name of internal function `ordinal` in the debug database (matched by
