@@ -52,6 +52,21 @@ pub enum Location<'a> {
     },
 }
 
+/// One entry of the location table as its (verified) FlatBuffer table, for
+/// tools that need the stored fields exactly, e.g. whether an optional
+/// field is present.
+#[derive(Clone, Copy, Debug)]
+pub enum LocationDef<'a> {
+    /// A `CallSiteLocDef`.
+    CallSite(schema::CallSiteLocDef<'a>),
+    /// A `FileLineColLocDef`.
+    FileLineCol(schema::FileLineColLocDef<'a>),
+    /// A `FusedLocDef`.
+    Fused(schema::FusedLocDef<'a>),
+    /// A `NameLocDef`.
+    Name(schema::NameLocDef<'a>),
+}
+
 /// Why a location entry could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DebugError {
@@ -108,6 +123,34 @@ impl<'a> DebugDatabase<'a> {
 
     /// Reads location `index`.
     pub fn location(&self, index: i64) -> Result<Location<'a>, DebugError> {
+        Ok(match self.location_def(index)? {
+            LocationDef::FileLineCol(loc) => Location::FileLineCol {
+                file: loc.filename().unwrap_or(""),
+                line: loc.line(),
+                col: loc.column(),
+            },
+            LocationDef::Name(loc) => {
+                // Like IREE, a child is only shown when the field is stored.
+                let present = loc._tab.vtable().get(schema::NameLocDef::VT_CHILD_LOCATION) != 0;
+                Location::Name {
+                    name: loc.name().unwrap_or(""),
+                    child: present.then(|| loc.child_location()),
+                }
+            }
+            LocationDef::CallSite(loc) => Location::CallSite {
+                callee: loc.callee(),
+                caller: loc.caller(),
+            },
+            LocationDef::Fused(loc) => Location::Fused {
+                metadata: loc.metadata(),
+                locations: loc.locations().iter().flatten().collect(),
+            },
+        })
+    }
+
+    /// Reads location `index` as its FlatBuffer table, verified as the kind
+    /// its union tag names.
+    pub fn location_def(&self, index: i64) -> Result<LocationDef<'a>, DebugError> {
         let len = self.location_count();
         let out_of_range = DebugError::OutOfRange { index, len };
         let i = usize::try_from(index).map_err(|_| out_of_range.clone())?;
@@ -124,35 +167,16 @@ impl<'a> DebugDatabase<'a> {
         let malformed = |message: String| DebugError::Malformed { index: i, message };
         Ok(match tag {
             schema::LocationTypeDef_::FileLineColLocDef => {
-                let loc = verified_entry::<schema::FileLineColLocDef>(table).map_err(malformed)?;
-                Location::FileLineCol {
-                    file: loc.filename().unwrap_or(""),
-                    line: loc.line(),
-                    col: loc.column(),
-                }
+                LocationDef::FileLineCol(verified_entry(table).map_err(malformed)?)
             }
             schema::LocationTypeDef_::NameLocDef => {
-                let loc = verified_entry::<schema::NameLocDef>(table).map_err(malformed)?;
-                // Like IREE, a child is only shown when the field is stored.
-                let present = loc._tab.vtable().get(schema::NameLocDef::VT_CHILD_LOCATION) != 0;
-                Location::Name {
-                    name: loc.name().unwrap_or(""),
-                    child: present.then(|| loc.child_location()),
-                }
+                LocationDef::Name(verified_entry(table).map_err(malformed)?)
             }
             schema::LocationTypeDef_::CallSiteLocDef => {
-                let loc = verified_entry::<schema::CallSiteLocDef>(table).map_err(malformed)?;
-                Location::CallSite {
-                    callee: loc.callee(),
-                    caller: loc.caller(),
-                }
+                LocationDef::CallSite(verified_entry(table).map_err(malformed)?)
             }
             schema::LocationTypeDef_::FusedLocDef => {
-                let loc = verified_entry::<schema::FusedLocDef>(table).map_err(malformed)?;
-                Location::Fused {
-                    metadata: loc.metadata(),
-                    locations: loc.locations().iter().flatten().collect(),
-                }
+                LocationDef::Fused(verified_entry(table).map_err(malformed)?)
             }
             other => {
                 return Err(DebugError::UnknownKind {

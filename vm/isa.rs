@@ -232,28 +232,77 @@ const COND_BRANCH: [Field; 5] = [
 const CALL: [Field; 3] = [FuncAttr, Operands(ListKind::Any), Results(ListKind::Any)];
 const TRACE: [Field; 2] = [StringAttr, Operands(ListKind::Any)];
 
+/// Assembly syntax templates of the instructions whose operands are not
+/// written as a plain comma-separated list in field order (see
+/// [`InstrInfo::syntax`] for the template language).
+pub mod syntax {
+    /// `%v = vm.global.load.i32 .rwdata[8]` (also the indirect forms).
+    pub const GLOBAL_LOAD: &str = ".rwdata[{0}]";
+    /// `vm.global.store.i32 %v, .rwdata[8]` (also the indirect forms).
+    pub const GLOBAL_STORE: &str = "{1}, .rwdata[{0}]";
+    /// `%r = vm.global.load.ref .refs[0] : !vm.buffer`.
+    pub const GLOBAL_LOAD_REF: &str = ".refs[{0}] : {1}";
+    /// `vm.global.store.ref %r, .refs[0] : !vm.buffer`.
+    pub const GLOBAL_STORE_REF: &str = "{2}, .refs[{0}] : {1}";
+    /// `%r = vm.list.alloc %i : !vm.list<i32>`.
+    pub const LIST_ALLOC: &str = "{1} : !vm.list<{0}>";
+    /// `%r = vm.list.get.ref %l, %i : !vm.buffer`.
+    pub const LIST_GET_REF: &str = "{0}, {1} : {2}";
+    /// `%v = vm.select.i32 %c ? %a : %b`.
+    pub const SELECT: &str = "{0} ? {1} : {2}";
+    /// `%r = vm.select.ref %c ? %a : %b -> !vm.buffer`.
+    pub const SELECT_REF: &str = "{0} ? {2} : {3} -> {1}";
+    /// `%v = vm.switch.i32 %i[%a, %b] else %d`.
+    pub const SWITCH: &str = "{0}[{2}] else {1}";
+    /// `%r = vm.switch.ref %i[%a, %b] else %d`.
+    pub const SWITCH_REF: &str = "{0}[{3}] else {2}";
+    /// `%r = vm.cast.any.ref %a : !vm.ref<?> -> !vm.buffer`.
+    pub const CAST_ANY_REF: &str = "{0} : !vm.ref<?> -> {1}";
+    /// `vm.buffer.store.i32 %v, %buf, %offset`.
+    pub const BUFFER_STORE: &str = "{2}, {0}, {1}";
+    /// `vm.br ^bb1(%i0->%i1)` (also `vm.yield`, `vm.break`).
+    pub const BRANCH: &str = "{0}({1})";
+    /// `vm.cond_br %c, ^bb1(), ^bb2()`.
+    pub const COND_BRANCH: &str = "{0}, {1}({2}), {3}({4})";
+    /// `vm.cond_break %c, ^bb1()`.
+    pub const COND_BREAK: &str = "{0}, {1}({2})";
+    /// `vm.br_table %i { default: ^bb1(), 0: ^bb2(), 1: ^bb3() }`.
+    pub const BR_TABLE: &str = "{0} {{ default: {1}({2}){4} }}";
+    /// `%i0 = vm.call @m.f(%i1)`.
+    pub const CALL: &str = "{0}({1})";
+    /// `vm.call.variadic @m.f segments[1, 2](%i0, %i1, %i2)`.
+    pub const CALL_VARIADIC: &str = "{0} segments[{1}]({2})";
+    /// `vm.call.yieldable @m.f(%i0) -> ^bb1(%i1)`.
+    pub const CALL_YIELDABLE: &str = "{0}({1}) -> {2}({3})";
+    /// `vm.call.variadic.yieldable @m.f segments[2](%i0, %i1) -> ^bb1(%i2)`.
+    pub const CALL_VARIADIC_YIELDABLE: &str = "{0} segments[{1}]({2}) -> {3}({4})";
+    /// `vm.trace "event"(%i0, %r0)` (also `vm.print`).
+    pub const TRACE: &str = "{0}({1})";
+}
+
 /// Invokes `$m!` with the whole instruction table.
 ///
-/// Each entry is `Set opcode Name "mnemonic" [fields]`, in opcode order per
-/// set. The field list is any constant expression of type `[Field; N]`.
+/// Each entry is `Set opcode Name "mnemonic" (fields[, syntax])`, in opcode
+/// order per set. The field list is any constant expression of type
+/// `[Field; N]`; the optional syntax is one of the [`syntax`] templates.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! for_each_instruction {
     ($m:ident) => {
         $m! {
             // ---- core: globals -------------------------------------------------------------------
-            Core 0x00 GlobalLoadI32 "global.load.i32" (gload(I32));
-            Core 0x01 GlobalStoreI32 "global.store.i32" (gstore(I32));
-            Core 0x02 GlobalLoadIndirectI32 "global.load.indirect.i32" (gload_ind(I32));
-            Core 0x03 GlobalStoreIndirectI32 "global.store.indirect.i32" (gstore_ind(I32));
-            Core 0x04 GlobalLoadI64 "global.load.i64" (gload(I64));
-            Core 0x05 GlobalStoreI64 "global.store.i64" (gstore(I64));
-            Core 0x06 GlobalLoadIndirectI64 "global.load.indirect.i64" (gload_ind(I64));
-            Core 0x07 GlobalStoreIndirectI64 "global.store.indirect.i64" (gstore_ind(I64));
-            Core 0x08 GlobalLoadRef "global.load.ref" ([GlobalAttr, TypeId, RefMove(W)]);
-            Core 0x09 GlobalStoreRef "global.store.ref" ([GlobalAttr, TypeId, RefMove(R)]);
-            Core 0x0A GlobalLoadIndirectRef "global.load.indirect.ref" ([Reg(I32, R), TypeId, RefMove(W)]);
-            Core 0x0B GlobalStoreIndirectRef "global.store.indirect.ref" ([Reg(I32, R), TypeId, RefMove(R)]);
+            Core 0x00 GlobalLoadI32 "global.load.i32" (gload(I32), syntax::GLOBAL_LOAD);
+            Core 0x01 GlobalStoreI32 "global.store.i32" (gstore(I32), syntax::GLOBAL_STORE);
+            Core 0x02 GlobalLoadIndirectI32 "global.load.indirect.i32" (gload_ind(I32), syntax::GLOBAL_LOAD);
+            Core 0x03 GlobalStoreIndirectI32 "global.store.indirect.i32" (gstore_ind(I32), syntax::GLOBAL_STORE);
+            Core 0x04 GlobalLoadI64 "global.load.i64" (gload(I64), syntax::GLOBAL_LOAD);
+            Core 0x05 GlobalStoreI64 "global.store.i64" (gstore(I64), syntax::GLOBAL_STORE);
+            Core 0x06 GlobalLoadIndirectI64 "global.load.indirect.i64" (gload_ind(I64), syntax::GLOBAL_LOAD);
+            Core 0x07 GlobalStoreIndirectI64 "global.store.indirect.i64" (gstore_ind(I64), syntax::GLOBAL_STORE);
+            Core 0x08 GlobalLoadRef "global.load.ref" ([GlobalAttr, TypeId, RefMove(W)], syntax::GLOBAL_LOAD_REF);
+            Core 0x09 GlobalStoreRef "global.store.ref" ([GlobalAttr, TypeId, RefMove(R)], syntax::GLOBAL_STORE_REF);
+            Core 0x0A GlobalLoadIndirectRef "global.load.indirect.ref" ([Reg(I32, R), TypeId, RefMove(W)], syntax::GLOBAL_LOAD_REF);
+            Core 0x0B GlobalStoreIndirectRef "global.store.indirect.ref" ([Reg(I32, R), TypeId, RefMove(R)], syntax::GLOBAL_STORE_REF);
             // ---- core: constants -----------------------------------------------------------------
             Core 0x0C ConstI32Zero "const.i32.zero" (zero(I32));
             Core 0x0D ConstI32 "const.i32" (constant(I32));
@@ -262,7 +311,7 @@ macro_rules! for_each_instruction {
             Core 0x10 ConstRefZero "const.ref.zero" ([RefMove(W)]);
             Core 0x11 ConstRefRodata "const.ref.rodata" ([RodataAttr, RefMove(W)]);
             // ---- core: lists ---------------------------------------------------------------------
-            Core 0x12 ListAlloc "list.alloc" ([TypeId, Reg(I32, R), RefMove(W)]);
+            Core 0x12 ListAlloc "list.alloc" ([TypeId, Reg(I32, R), RefMove(W)], syntax::LIST_ALLOC);
             Core 0x13 ListReserve "list.reserve" ([Reg(Ref, R), Reg(I32, R)]);
             Core 0x14 ListSize "list.size" ([Reg(Ref, R), Reg(I32, W)]);
             Core 0x15 ListResize "list.resize" ([Reg(Ref, R), Reg(I32, R)]);
@@ -270,15 +319,15 @@ macro_rules! for_each_instruction {
             Core 0x17 ListSetI32 "list.set.i32" (list_set(I32));
             Core 0x18 ListGetI64 "list.get.i64" (list_get(I64));
             Core 0x19 ListSetI64 "list.set.i64" (list_set(I64));
-            Core 0x1A ListGetRef "list.get.ref" ([Reg(Ref, R), Reg(I32, R), TypeId, RefMove(W)]);
+            Core 0x1A ListGetRef "list.get.ref" ([Reg(Ref, R), Reg(I32, R), TypeId, RefMove(W)], syntax::LIST_GET_REF);
             Core 0x1B ListSetRef "list.set.ref" ([Reg(Ref, R), Reg(I32, R), RefMove(R)]);
             // ---- core: select / switch -----------------------------------------------------------
-            Core 0x1C SelectI32 "select.i32" (select(I32));
-            Core 0x1D SelectI64 "select.i64" (select(I64));
-            Core 0x1E SelectRef "select.ref" ([Reg(I32, R), TypeId, RefMove(R), RefMove(R), RefMove(W)]);
-            Core 0x1F SwitchI32 "switch.i32" (switch(I32));
-            Core 0x20 SwitchI64 "switch.i64" (switch(I64));
-            Core 0x21 SwitchRef "switch.ref" ([Reg(I32, R), TypeId, RefMove(R), Operands(ListKind::Of(Ref)), RefMove(W)]);
+            Core 0x1C SelectI32 "select.i32" (select(I32), syntax::SELECT);
+            Core 0x1D SelectI64 "select.i64" (select(I64), syntax::SELECT);
+            Core 0x1E SelectRef "select.ref" ([Reg(I32, R), TypeId, RefMove(R), RefMove(R), RefMove(W)], syntax::SELECT_REF);
+            Core 0x1F SwitchI32 "switch.i32" (switch(I32), syntax::SWITCH);
+            Core 0x20 SwitchI64 "switch.i64" (switch(I64), syntax::SWITCH);
+            Core 0x21 SwitchRef "switch.ref" ([Reg(I32, R), TypeId, RefMove(R), Operands(ListKind::Of(Ref)), RefMove(W)], syntax::SWITCH_REF);
             // ---- core: integer arithmetic --------------------------------------------------------
             Core 0x22 AddI32 "add.i32" (binary(I32));
             Core 0x23 SubI32 "sub.i32" (binary(I32));
@@ -336,19 +385,19 @@ macro_rules! for_each_instruction {
             Core 0x54 CmpNeRef "cmp.ne.ref" (cmp2(Ref));
             Core 0x55 CmpNzRef "cmp.nz.ref" (cmp1(Ref));
             // ---- core: control flow --------------------------------------------------------------
-            Core 0x56 Br "br" (BRANCH);
-            Core 0x57 CondBr "cond_br" (COND_BRANCH);
-            Core 0x58 Call "call" (CALL);
-            Core 0x59 CallVariadic "call.variadic" ([FuncAttr, SegmentSizes, Operands(ListKind::Any), Results(ListKind::Any)]);
+            Core 0x56 Br "br" (BRANCH, syntax::BRANCH);
+            Core 0x57 CondBr "cond_br" (COND_BRANCH, syntax::COND_BRANCH);
+            Core 0x58 Call "call" (CALL, syntax::CALL);
+            Core 0x59 CallVariadic "call.variadic" ([FuncAttr, SegmentSizes, Operands(ListKind::Any), Results(ListKind::Any)], syntax::CALL_VARIADIC);
             Core 0x5A Return "return" ([Operands(ListKind::Any)]);
             Core 0x5B Fail "fail" ([Reg(I32, R), StringAttr]);
             Core 0x5C ImportResolved "import.resolved" ([FuncAttr, Reg(I32, W)]);
-            Core 0x5D Yield "yield" (BRANCH);
+            Core 0x5D Yield "yield" (BRANCH, syntax::BRANCH);
             // ---- core: debugging -----------------------------------------------------------------
-            Core 0x5E Trace "trace" (TRACE);
-            Core 0x5F Print "print" (TRACE);
-            Core 0x60 CondBreak "cond_break" ([Reg(I32, R), BranchTarget, BranchOperands]);
-            Core 0x61 Break "break" (BRANCH);
+            Core 0x5E Trace "trace" (TRACE, syntax::TRACE);
+            Core 0x5F Print "print" (TRACE, syntax::TRACE);
+            Core 0x60 CondBreak "cond_break" ([Reg(I32, R), BranchTarget, BranchOperands], syntax::COND_BREAK);
+            Core 0x61 Break "break" (BRANCH, syntax::BRANCH);
             // ---- core: buffers -------------------------------------------------------------------
             Core 0x62 BufferLoadI8U "buffer.load.i8.u" (buf_load(I32));
             Core 0x63 BufferLoadI8S "buffer.load.i8.s" (buf_load(I32));
@@ -356,10 +405,10 @@ macro_rules! for_each_instruction {
             Core 0x65 BufferLoadI16S "buffer.load.i16.s" (buf_load(I32));
             Core 0x66 BufferLoadI32 "buffer.load.i32" (buf_load(I32));
             Core 0x67 BufferLoadI64 "buffer.load.i64" (buf_load(I64));
-            Core 0x68 BufferStoreI8 "buffer.store.i8" (buf_store(I32));
-            Core 0x69 BufferStoreI16 "buffer.store.i16" (buf_store(I32));
-            Core 0x6A BufferStoreI32 "buffer.store.i32" (buf_store(I32));
-            Core 0x6B BufferStoreI64 "buffer.store.i64" (buf_store(I64));
+            Core 0x68 BufferStoreI8 "buffer.store.i8" (buf_store(I32), syntax::BUFFER_STORE);
+            Core 0x69 BufferStoreI16 "buffer.store.i16" (buf_store(I32), syntax::BUFFER_STORE);
+            Core 0x6A BufferStoreI32 "buffer.store.i32" (buf_store(I32), syntax::BUFFER_STORE);
+            Core 0x6B BufferStoreI64 "buffer.store.i64" (buf_store(I64), syntax::BUFFER_STORE);
             Core 0x6C BufferAlloc "buffer.alloc" ([Reg(I64, R), Reg(I32, R), RefMove(W)]);
             Core 0x6D BufferClone "buffer.clone" ([Reg(Ref, R), Reg(I64, R), Reg(I64, R), Reg(I32, R), RefMove(W)]);
             Core 0x6E BufferLength "buffer.length" ([Reg(Ref, R), Reg(I64, W)]);
@@ -384,24 +433,24 @@ macro_rules! for_each_instruction {
             Core 0x80 MaxI64S "max.i64.s" (binary(I64));
             Core 0x81 MaxI64U "max.i64.u" (binary(I64));
             // ---- core: refs, tables, calls that yield --------------------------------------------
-            Core 0x82 CastAnyRef "cast.any.ref" ([RefMove(R), TypeId, RefMove(W)]);
-            Core 0x83 BrTable "br_table" ([Reg(I32, R), BranchTarget, BranchOperands, ConstI16, BranchTableCases]);
+            Core 0x82 CastAnyRef "cast.any.ref" ([RefMove(R), TypeId, RefMove(W)], syntax::CAST_ANY_REF);
+            Core 0x83 BrTable "br_table" ([Reg(I32, R), BranchTarget, BranchOperands, ConstI16, BranchTableCases], syntax::BR_TABLE);
             Core 0x84 BufferHash "buffer.hash" ([Reg(Ref, R), Reg(I64, R), Reg(I64, R), Reg(I64, W)]);
             Core 0x85 DiscardRefs "discard.refs" ([Operands(ListKind::Any)]);
             Core 0x86 AssignRef "assign.ref" ([RefMove(R), RefMove(W)]);
-            Core 0x87 CallYieldable "call.yieldable" ([FuncAttr, Operands(ListKind::Any), BranchTarget, Results(ListKind::Any)]);
-            Core 0x88 CallVariadicYieldable "call.variadic.yieldable" ([FuncAttr, SegmentSizes, Operands(ListKind::Any), BranchTarget, Results(ListKind::Any)]);
+            Core 0x87 CallYieldable "call.yieldable" ([FuncAttr, Operands(ListKind::Any), BranchTarget, Results(ListKind::Any)], syntax::CALL_YIELDABLE);
+            Core 0x88 CallVariadicYieldable "call.variadic.yieldable" ([FuncAttr, SegmentSizes, Operands(ListKind::Any), BranchTarget, Results(ListKind::Any)], syntax::CALL_VARIADIC_YIELDABLE);
             // ---- ext_f32 -------------------------------------------------------------------------
-            ExtF32 0x00 GlobalLoadF32 "global.load.f32" (gload(F32));
-            ExtF32 0x01 GlobalStoreF32 "global.store.f32" (gstore(F32));
-            ExtF32 0x02 GlobalLoadIndirectF32 "global.load.indirect.f32" (gload_ind(F32));
-            ExtF32 0x03 GlobalStoreIndirectF32 "global.store.indirect.f32" (gstore_ind(F32));
+            ExtF32 0x00 GlobalLoadF32 "global.load.f32" (gload(F32), syntax::GLOBAL_LOAD);
+            ExtF32 0x01 GlobalStoreF32 "global.store.f32" (gstore(F32), syntax::GLOBAL_STORE);
+            ExtF32 0x02 GlobalLoadIndirectF32 "global.load.indirect.f32" (gload_ind(F32), syntax::GLOBAL_LOAD);
+            ExtF32 0x03 GlobalStoreIndirectF32 "global.store.indirect.f32" (gstore_ind(F32), syntax::GLOBAL_STORE);
             ExtF32 0x04 ConstF32Zero "const.f32.zero" (zero(F32));
             ExtF32 0x05 ConstF32 "const.f32" (constant(F32));
             ExtF32 0x06 ListGetF32 "list.get.f32" (list_get(F32));
             ExtF32 0x07 ListSetF32 "list.set.f32" (list_set(F32));
-            ExtF32 0x08 SelectF32 "select.f32" (select(F32));
-            ExtF32 0x09 SwitchF32 "switch.f32" (switch(F32));
+            ExtF32 0x08 SelectF32 "select.f32" (select(F32), syntax::SELECT);
+            ExtF32 0x09 SwitchF32 "switch.f32" (switch(F32), syntax::SWITCH);
             ExtF32 0x0A AddF32 "add.f32" (binary(F32));
             ExtF32 0x0B SubF32 "sub.f32" (binary(F32));
             ExtF32 0x0C MulF32 "mul.f32" (binary(F32));
@@ -444,7 +493,7 @@ macro_rules! for_each_instruction {
             ExtF32 0x31 CmpLteF32U "cmp.lte.f32.u" (cmp2(F32));
             ExtF32 0x32 CmpNanF32 "cmp.nan.f32" (cmp1(F32));
             ExtF32 0x33 BufferLoadF32 "buffer.load.f32" (buf_load(F32));
-            ExtF32 0x34 BufferStoreF32 "buffer.store.f32" (buf_store(F32));
+            ExtF32 0x34 BufferStoreF32 "buffer.store.f32" (buf_store(F32), syntax::BUFFER_STORE);
             ExtF32 0x35 BufferFillF32 "buffer.fill.f32" (buf_fill(F32));
             ExtF32 0x36 RoundF32 "round.f32" (unary(F32));
             ExtF32 0x37 MinF32 "min.f32" (binary(F32));
@@ -455,16 +504,16 @@ macro_rules! for_each_instruction {
             ExtF32 0x3C CastSI64F32 "cast.si64.f32" (conv(I64, F32));
             ExtF32 0x3D CastUI64F32 "cast.ui64.f32" (conv(I64, F32));
             // ---- ext_f64 -------------------------------------------------------------------------
-            ExtF64 0x00 GlobalLoadF64 "global.load.f64" (gload(F64));
-            ExtF64 0x01 GlobalStoreF64 "global.store.f64" (gstore(F64));
-            ExtF64 0x02 GlobalLoadIndirectF64 "global.load.indirect.f64" (gload_ind(F64));
-            ExtF64 0x03 GlobalStoreIndirectF64 "global.store.indirect.f64" (gstore_ind(F64));
+            ExtF64 0x00 GlobalLoadF64 "global.load.f64" (gload(F64), syntax::GLOBAL_LOAD);
+            ExtF64 0x01 GlobalStoreF64 "global.store.f64" (gstore(F64), syntax::GLOBAL_STORE);
+            ExtF64 0x02 GlobalLoadIndirectF64 "global.load.indirect.f64" (gload_ind(F64), syntax::GLOBAL_LOAD);
+            ExtF64 0x03 GlobalStoreIndirectF64 "global.store.indirect.f64" (gstore_ind(F64), syntax::GLOBAL_STORE);
             ExtF64 0x04 ConstF64Zero "const.f64.zero" (zero(F64));
             ExtF64 0x05 ConstF64 "const.f64" (constant(F64));
             ExtF64 0x06 ListGetF64 "list.get.f64" (list_get(F64));
             ExtF64 0x07 ListSetF64 "list.set.f64" (list_set(F64));
-            ExtF64 0x08 SelectF64 "select.f64" (select(F64));
-            ExtF64 0x09 SwitchF64 "switch.f64" (switch(F64));
+            ExtF64 0x08 SelectF64 "select.f64" (select(F64), syntax::SELECT);
+            ExtF64 0x09 SwitchF64 "switch.f64" (switch(F64), syntax::SWITCH);
             ExtF64 0x0A AddF64 "add.f64" (binary(F64));
             ExtF64 0x0B SubF64 "sub.f64" (binary(F64));
             ExtF64 0x0C MulF64 "mul.f64" (binary(F64));
@@ -513,7 +562,7 @@ macro_rules! for_each_instruction {
             ExtF64 0x37 CmpLteF64U "cmp.lte.f64.u" (cmp2(F64));
             ExtF64 0x38 CmpNanF64 "cmp.nan.f64" (cmp1(F64));
             ExtF64 0x39 BufferLoadF64 "buffer.load.f64" (buf_load(F64));
-            ExtF64 0x3A BufferStoreF64 "buffer.store.f64" (buf_store(F64));
+            ExtF64 0x3A BufferStoreF64 "buffer.store.f64" (buf_store(F64), syntax::BUFFER_STORE);
             ExtF64 0x3B BufferFillF64 "buffer.fill.f64" (buf_fill(F64));
             ExtF64 0x3C RoundF64 "round.f64" (unary(F64));
             ExtF64 0x3D MinF64 "min.f64" (binary(F64));
@@ -548,10 +597,28 @@ pub struct InstrInfo {
     pub mnemonic: &'static str,
     /// Its fields, in encoding order.
     pub fields: &'static [Field],
+    /// How its operands are written in VM assembly, after the mnemonic.
+    ///
+    /// Empty for the common form: the fields that are not results, in
+    /// encoding order, separated by `, `. Otherwise a template (one of
+    /// [`syntax`]) where `{N}` stands for field `N` and `{{`/`}}` for
+    /// braces. Either way the result fields the template does not mention
+    /// come first, as `%a, %b = `.
+    pub syntax: &'static str,
+}
+
+/// The `syntax` of a table entry: the given template, or "" (plain).
+macro_rules! syntax_or_plain {
+    () => {
+        ""
+    };
+    ($syntax:expr) => {
+        $syntax
+    };
 }
 
 macro_rules! define_isa {
-    ($($set:ident $code:literal $name:ident $mnemonic:literal ($fields:expr);)*) => {
+    ($($set:ident $code:literal $name:ident $mnemonic:literal ($fields:expr $(, $syntax:expr)?);)*) => {
         /// Every instruction of bytecode 17.0 (see [`INSTRUCTIONS`] for their facts).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u16)]
@@ -571,6 +638,7 @@ macro_rules! define_isa {
                     code: $code,
                     mnemonic: $mnemonic,
                     fields: &$fields,
+                    syntax: syntax_or_plain!($($syntax)?),
                 },
             )*
         ];
@@ -583,7 +651,7 @@ for_each_instruction!(define_isa);
 pub const INSTRUCTION_COUNT: usize = {
     let mut n = 0;
     macro_rules! count {
-        ($($set:ident $code:literal $name:ident $mnemonic:literal ($fields:expr);)*) => {
+        ($($set:ident $code:literal $name:ident $mnemonic:literal ($fields:expr $(, $syntax:expr)?);)*) => {
             $( let _ = $code; n += 1; )*
         };
     }
@@ -608,7 +676,7 @@ const fn build_lookup(set: OpcodeSet) -> [Option<Opcode>; 256] {
 // compile time.
 const INSTRUCTIONS_CONST: [(OpcodeSet, u8, Opcode); INSTRUCTION_COUNT] = {
     macro_rules! triples {
-        ($($set:ident $code:literal $name:ident $mnemonic:literal ($fields:expr);)*) => {
+        ($($set:ident $code:literal $name:ident $mnemonic:literal ($fields:expr $(, $syntax:expr)?);)*) => {
             [$((OpcodeSet::$set, $code, Opcode::$name),)*]
         };
     }

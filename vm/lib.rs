@@ -9,6 +9,7 @@ pub mod modules;
 
 pub mod context;
 pub mod decode;
+pub mod disasm;
 pub mod dynamic;
 mod exec;
 pub mod host;

@@ -1,0 +1,358 @@
+//! `irvm dump` against the reference: the conformance modules' `.vmasm`
+//! files are exactly what `iree-dump-module --output=disassembly` prints for
+//! their `.vmfb`, so the disassembly must reproduce them byte for byte (no
+//! reference tools needed). With the reference tools installed, every mode
+//! is also compared with `iree-dump-module` on all shared modules
+//! (conformance, benchmarks, examples) and on the modules compiled from
+//! `tests/mlir/*.mlir`.
+//!
+//! Reads `../shared` and skips with a message when it is absent; the
+//! comparisons with the reference need `~/.cache/irvm-iree-peer/bin` (or
+//! `IREE_PEER_BIN`) and are skipped with a message without it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use irvm::disasm::{disassemble_module, DisasmError, DisasmOptions, FunctionFilter};
+use irvm::Module;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn shared_dir() -> Option<PathBuf> {
+    let dir = root().join("../shared");
+    dir.is_dir().then_some(dir)
+}
+
+fn peer_bin() -> Option<PathBuf> {
+    let dir = std::env::var_os("IREE_PEER_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
+        })?;
+    (dir.join("iree-dump-module").exists() && dir.join("iree-compile").exists()).then_some(dir)
+}
+
+/// `.vmfb` files in `dir`, sorted.
+fn vmfbs_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "vmfb"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn irvm_dump(args: &[&str], file: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .arg("dump")
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("run irvm dump")
+}
+
+fn iree_dump(peer: &Path, args: &[&str], file: &Path) -> Output {
+    Command::new(peer.join("iree-dump-module"))
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("run iree-dump-module")
+}
+
+/// The first line where `ours` and `want` differ, for failure messages.
+fn first_difference(ours: &[u8], want: &[u8]) -> String {
+    let ours = String::from_utf8_lossy(ours);
+    let want = String::from_utf8_lossy(want);
+    for (i, (a, b)) in ours.lines().zip(want.lines()).enumerate() {
+        if a != b {
+            return format!("line {}:\n  irvm: {a}\n  want: {b}", i + 1);
+        }
+    }
+    format!(
+        "one output is a prefix of the other ({} vs {} lines)",
+        ours.lines().count(),
+        want.lines().count()
+    )
+}
+
+#[test]
+fn disassembly_reproduces_every_conformance_vmasm() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("skipping: ../shared is not present");
+        return;
+    };
+    let conformance = shared.join("conformance");
+    let mut modules = vmfbs_in(&conformance.join("iree-vm-tests"));
+    assert_eq!(modules.len(), 30, "conformance modules in ../shared");
+    modules.extend(vmfbs_in(&conformance));
+    modules.extend(vmfbs_in(&shared.join("benchmarks")));
+    let mut identical = 0;
+    let mut failures = Vec::new();
+    for vmfb in &modules {
+        let vmasm = vmfb.with_extension("vmasm");
+        let Ok(want) = std::fs::read(&vmasm) else {
+            continue;
+        };
+        // Through the CLI ...
+        let out = irvm_dump(&["--output=disassembly"], vmfb);
+        assert!(out.status.success(), "{}: {:?}", vmfb.display(), out);
+        // ... and through the library.
+        let module = Module::from_file(vmfb).expect("load");
+        let text = disassemble_module(&module, &DisasmOptions::default()).expect("disassemble");
+        assert_eq!(text.as_bytes(), &out.stdout[..], "{}", vmfb.display());
+        if out.stdout == want {
+            identical += 1;
+        } else {
+            failures.push(format!(
+                "{}: {}",
+                vmfb.display(),
+                first_difference(&out.stdout, &want)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!(
+        "{identical}/{} modules byte-identical to their .vmasm",
+        modules.len()
+    );
+    assert!(identical >= 32, "only {identical} modules compared");
+}
+
+#[test]
+fn every_mode_matches_iree_dump_module() {
+    let Some(peer) = peer_bin() else {
+        eprintln!(
+            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut modules = Vec::new();
+    let mut mlir_files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/mlir"))
+        .expect("tests/mlir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
+        .collect();
+    mlir_files.sort();
+    assert!(!mlir_files.is_empty());
+    for mlir in &mlir_files {
+        let out = tmp
+            .path()
+            .join(mlir.file_stem().expect("stem"))
+            .with_extension("vmfb");
+        let status = Command::new(peer.join("iree-compile"))
+            .args([
+                "--iree-hal-target-device=local",
+                "--iree-hal-local-target-device-backends=vmvx",
+                "--iree-input-demote-f64-to-f32=false",
+            ])
+            .arg(mlir)
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .expect("run iree-compile");
+        assert!(
+            status.success(),
+            "iree-compile failed on {}",
+            mlir.display()
+        );
+        modules.push(out);
+    }
+    match shared_dir() {
+        Some(shared) => {
+            modules.extend(vmfbs_in(&shared.join("benchmarks")));
+            modules.push(shared.join("conformance/module_benchmark.vmfb"));
+            modules.extend(vmfbs_in(&shared.join("examples")));
+            modules.extend(vmfbs_in(&shared.join("conformance/iree-vm-tests")));
+        }
+        None => eprintln!("../shared is not present: comparing tests/mlir modules only"),
+    }
+    let modes: [&[&str]; 8] = [
+        &["--output=disassembly"],
+        &["--output=metadata"],
+        &[],
+        &["--output=disassembly", "--bytecode_offsets"],
+        &["--output=disassembly", "--function=0"],
+        &["--output=flatbuffer-binary"],
+        &["--output=flatbuffer-json"],
+        &["--output=flatbuffer-json", "--pretty"],
+    ];
+    let mut failures = Vec::new();
+    let mut identical_disassembly = 0;
+    for module in &modules {
+        for args in modes {
+            let ours = irvm_dump(args, module);
+            let want = iree_dump(&peer, args, module);
+            assert!(want.status.success(), "reference failed: {want:?}");
+            if !ours.status.success() || ours.stdout != want.stdout {
+                failures.push(format!(
+                    "{} {args:?}: {}",
+                    module.display(),
+                    first_difference(&ours.stdout, &want.stdout)
+                ));
+            } else if args == ["--output=disassembly"] {
+                identical_disassembly += 1;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!(
+        "{identical_disassembly}/{} modules byte-identical to iree-dump-module in every mode",
+        modules.len()
+    );
+}
+
+#[test]
+fn function_filter_prints_one_function() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("skipping: ../shared is not present");
+        return;
+    };
+    let vmfb = shared.join("conformance/iree-vm-tests/call_ops.vmfb");
+    let vmasm = std::fs::read_to_string(vmfb.with_extension("vmasm")).expect("vmasm");
+    // The header (up to the first blank line) and the block of `fn9`.
+    let header = &vmasm[..vmasm.find("\n\n").expect("blank line") + 2];
+    let start = vmasm.find("vm.func @fn9(").expect("fn9");
+    let end = start + vmasm[start..].find("\n}\n").expect("end of fn9") + 3;
+    let want = format!("{header}{}", &vmasm[start..end]);
+    let by_name = irvm_dump(&["--output=disassembly", "--function=fn9"], &vmfb);
+    assert!(by_name.status.success(), "{by_name:?}");
+    assert_eq!(String::from_utf8_lossy(&by_name.stdout), want);
+    let by_ordinal = irvm_dump(&["--output=disassembly", "--function=9"], &vmfb);
+    assert_eq!(by_ordinal.stdout, by_name.stdout);
+
+    let module = Module::from_file(&vmfb).expect("load");
+    let options = DisasmOptions {
+        bytecode_offsets: false,
+        filter: FunctionFilter::Name("fn9"),
+    };
+    assert_eq!(disassemble_module(&module, &options).expect("text"), want);
+}
+
+#[test]
+fn metadata_names_exports_signatures_and_sections() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("skipping: ../shared is not present");
+        return;
+    };
+    let out = irvm_dump(&["--output=metadata"], &shared.join("examples/fib.vmfb"));
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "// @module : version 0\n",
+        "Required Types:\n  [  0] i32\n",
+        "Exported Functions:\n  [  0] fib(i32) -> (i32)\n        iree.abi.declaration: sync func @fib(%input0: i32) -> (%output0: i32)\n",
+        "  Bytecode: 88 bytes\n",
+        "  0 | 00000000 |       86 |      4 |     6 |     0 |              | fib\n",
+        "Locations: 17\n",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}
+
+/// A copy of the file bytes of `module` with `edit` applied to the bytecode
+/// of its first function.
+fn patched_bytecode(vmfb: &Path, edit: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let module = Module::from_file(vmfb).expect("load");
+    let file = module.file_bytes();
+    let code = module.function_bytecode(0).expect("function 0");
+    let start = code.as_ptr() as usize - file.as_ptr() as usize;
+    let mut bytes = file.to_vec();
+    edit(&mut bytes[start..start + code.len()]);
+    bytes
+}
+
+#[test]
+fn bad_bytecode_is_reported_with_its_place() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("skipping: ../shared is not present");
+        return;
+    };
+    let fib = shared.join("examples/fib.vmfb");
+    // fib's bytecode: a block marker at 0x00, const.i32.zero at 0x01,
+    // const.i32 at 0x04, then `vm.br` at 0x0B whose target (0x1A) starts at
+    // 0x0C.
+    let bad_target = patched_bytecode(&fib, |code| {
+        assert_eq!(code[0x0B], 0x56, "vm.br opcode");
+        code[0x0C] = 0x1B;
+    });
+    let module = Module::from_bytes(bad_target).expect("still a valid FlatBuffer");
+    match disassemble_module(&module, &DisasmOptions::default()) {
+        Err(
+            e @ DisasmError::UndefinedBlock {
+                offset: 0x0B,
+                target: 0x1B,
+                ..
+            },
+        ) => {
+            assert!(e.to_string().contains("@fib"), "{e}");
+        }
+        other => panic!("expected an undefined block error, got {other:?}"),
+    }
+    let unknown_opcode = patched_bytecode(&fib, |code| code[0x01] = 0xFF);
+    let module = Module::from_bytes(unknown_opcode).expect("still a valid FlatBuffer");
+    let err = disassemble_module(&module, &DisasmOptions::default()).expect_err("bad opcode");
+    assert!(matches!(err, DisasmError::Decode { .. }), "{err:?}");
+    assert!(err.to_string().contains("0xFF"), "{err}");
+
+    // Through the CLI: the header is printed, then the error, exit 1.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("bad.vmfb");
+    std::fs::write(&path, patched_bytecode(&fib, |code| code[0x01] = 0xFF)).expect("write");
+    let out = irvm_dump(&["--output=disassembly"], &path);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("vm.module @module version 0\n"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown opcode 0xFF"), "{stderr}");
+}
+
+#[test]
+fn cli_errors_exit_nonzero_with_a_message() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let missing = tmp.path().join("missing.vmfb");
+    let out = irvm_dump(&[], &missing);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("missing.vmfb"), "{stderr}");
+    assert!(out.stdout.is_empty());
+
+    let garbage = tmp.path().join("garbage.vmfb");
+    std::fs::write(&garbage, b"this is not an IREE module at all, just text").expect("write");
+    let out = irvm_dump(&["--output=metadata"], &garbage);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("garbage.vmfb"));
+    assert!(out.stdout.is_empty());
+
+    let Some(shared) = shared_dir() else {
+        eprintln!("skipping the rest: ../shared is not present");
+        return;
+    };
+    let fib = shared.join("examples/fib.vmfb");
+    let truncated = tmp.path().join("truncated.vmfb");
+    let bytes = std::fs::read(&fib).expect("fib");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).expect("write");
+    let out = irvm_dump(&["--output=disassembly"], &truncated);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated.vmfb"));
+
+    let out = irvm_dump(&["--output=disassembly", "--function=nope"], &fib);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no function named 'nope'"), "{stderr}");
+
+    let out = irvm_dump(&["--output=disassembly", "--function=7"], &fib);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no function with ordinal 7"));
+
+    let out = irvm_dump(&["--output=bogus"], &fib);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unrecognized --output= flag value 'bogus'")
+    );
+}
