@@ -109,7 +109,78 @@ pub struct SourceMap<'a> {
     def: schema::FunctionSourceMapDef<'a>,
 }
 
+/// A point in a source file, as the debugger and error messages show it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourcePosition {
+    /// The file name as the compiler recorded it.
+    pub file: String,
+    /// 1-based line.
+    pub line: i32,
+    /// 1-based column.
+    pub col: i32,
+}
+
+impl std::fmt::Display for SourcePosition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+    }
+}
+
 impl<'a> DebugDatabase<'a> {
+    /// The source position a location points at: itself for a file
+    /// position, the callee side of a call site, the wrapped location of a
+    /// name, the first resolvable member of a fused location. Bounded, so
+    /// cyclic or very deep tables give `None`, never a hang.
+    pub fn source_position(&self, index: i64) -> Option<SourcePosition> {
+        self.position_at_depth(index, 0)
+    }
+
+    fn position_at_depth(&self, index: i64, depth: usize) -> Option<SourcePosition> {
+        if depth >= MAX_RENDER_DEPTH {
+            return None;
+        }
+        match self.location(index).ok()? {
+            Location::FileLineCol { file, line, col } => Some(SourcePosition {
+                file: file.to_string(),
+                line,
+                col,
+            }),
+            Location::Name { child, .. } => self.position_at_depth(child? as i64, depth + 1),
+            Location::CallSite { callee, .. } => self.position_at_depth(callee as i64, depth + 1),
+            Location::Fused { locations, .. } => locations
+                .iter()
+                .find_map(|&l| self.position_at_depth(l as i64, depth + 1)),
+        }
+    }
+
+    /// The chain of positions of a location, innermost first: the position
+    /// itself, then for each enclosing call site the position it was called
+    /// from ("called from" lines of a backtrace). Bounded like
+    /// [`DebugDatabase::source_position`].
+    pub fn call_chain(&self, index: i64) -> Vec<SourcePosition> {
+        let mut chain = Vec::new();
+        let mut at = index;
+        for _ in 0..MAX_RENDER_DEPTH {
+            let Ok(loc) = self.location(at) else { break };
+            match loc {
+                Location::CallSite { callee, caller } => {
+                    if let Some(p) = self.source_position(callee as i64) {
+                        chain.push(p);
+                    }
+                    at = caller as i64;
+                }
+                Location::Name { child: Some(c), .. } => at = c as i64,
+                _ => {
+                    if let Some(p) = self.source_position(at) {
+                        chain.push(p);
+                    }
+                    break;
+                }
+            }
+        }
+        chain
+    }
+
     pub(crate) fn new(module: &'a Module, def: schema::DebugDatabaseDef<'a>) -> Self {
         DebugDatabase { module, def }
     }

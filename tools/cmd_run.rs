@@ -23,6 +23,60 @@ pub struct RunArgs {
     /// Accepted for iree-run-module compatibility; irvm has no HAL devices.
     #[arg(long, hide = true)]
     device: Option<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+    /// Print every executed instruction with the values it reads (and its
+    /// source position) to stderr.
+    #[arg(long = "trace-execution")]
+    trace_execution: bool,
+}
+
+/// Resource limits shared by the commands that run code.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct LimitArgs {
+    /// Stop after this many instructions (RESOURCE_EXHAUSTED).
+    #[arg(long)]
+    fuel: Option<u64>,
+    /// Stop when the call has run this many seconds (DEADLINE_EXCEEDED).
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Deepest call stack, in frames (RESOURCE_EXHAUSTED beyond).
+    #[arg(long = "max-stack-depth")]
+    max_stack_depth: Option<usize>,
+    /// Largest buffer a program may allocate, in bytes.
+    #[arg(long = "max-buffer-bytes")]
+    max_buffer_bytes: Option<u64>,
+    /// Largest list a program may allocate, in elements.
+    #[arg(long = "max-list-elements")]
+    max_list_elements: Option<u32>,
+}
+
+impl LimitArgs {
+    /// Applies the limits to `ctx` (the timeout counts from now).
+    pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
+        ctx.set_fuel(self.fuel);
+        if let Some(t) = self.timeout {
+            let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
+                format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
+            })?;
+            ctx.set_deadline(Some(std::time::Instant::now() + d));
+        }
+        if let Some(n) = self.max_stack_depth {
+            if n == 0 {
+                return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());
+            }
+            ctx.max_depth = n;
+        }
+        let mut limits = ctx.limits();
+        if let Some(n) = self.max_buffer_bytes {
+            limits.max_buffer_bytes = n;
+        }
+        if let Some(n) = self.max_list_elements {
+            limits.max_list_elements = n;
+        }
+        ctx.set_limits(limits);
+        Ok(())
+    }
 }
 
 /// Loads every `--module` into a fresh context.
@@ -86,18 +140,51 @@ fn parse_int(t: &str) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
+/// Why `irvm run` failed.
+enum Failure {
+    /// Bad flags, modules or inputs: printed as `irvm run: <message>`.
+    Setup(String),
+    /// The invocation trapped.
+    Trap(irvm::Trap),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure::Setup(message)
+    }
+}
+
+/// A trap as a compiler-style diagnostic when its failing instruction has a
+/// source position (`a.mlir:2:8: error: INVALID_ARGUMENT: ...`), followed by
+/// the VM backtrace; otherwise `irvm <tool>: CODE; message` and the
+/// backtrace.
+pub fn describe_trap(tool: &str, trap: &irvm::Trap) -> String {
+    let text = trap.to_string();
+    match trap.backtrace.first().and_then(|f| f.source.first()) {
+        Some(pos) => {
+            let frames = text.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
+            format!("{pos}: error: {}: {}\n{frames}", trap.code, trap.message)
+        }
+        None => format!("irvm {tool}: {text}"),
+    }
+}
+
 /// Runs `irvm run`.
 pub fn main(args: RunArgs) -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
+        Err(Failure::Setup(message)) => {
             eprintln!("irvm run: {message}");
+            ExitCode::FAILURE
+        }
+        Err(Failure::Trap(trap)) => {
+            eprintln!("{}", describe_trap("run", &trap));
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(args: &RunArgs) -> Result<(), String> {
+fn run(args: &RunArgs) -> Result<(), Failure> {
     let _ = &args.device;
     let mut ctx = load_context(&args.modules)?;
     let main_module = ctx
@@ -115,11 +202,11 @@ fn run(args: &RunArgs) -> Result<(), String> {
     let sig = format!("`{}` ({})", func.name, func.signature);
     if args.inputs.len() != kinds.len() {
         println!("EXEC @{name}");
-        return Err(format!(
+        return Err(Failure::Setup(format!(
             "INVALID_ARGUMENT; expected {} arguments but passed {}; invoking function {sig}",
             kinds.len(),
             args.inputs.len()
-        ));
+        )));
     }
     let values = args
         .inputs
@@ -128,8 +215,14 @@ fn run(args: &RunArgs) -> Result<(), String> {
         .map(|(t, &k)| parse_input(t, k))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{e}; parsing function inputs; {sig}"))?;
+    args.limits.apply(&mut ctx)?;
+    if args.trace_execution {
+        ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
+            std::io::stderr(),
+        )))));
+    }
     println!("EXEC @{name}");
-    let results = ctx.invoke(&func, &values).map_err(|e| format!("{e}"))?;
+    let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
     for (i, v) in results.iter().enumerate() {
         println!("result[{i}]: {v}");
     }

@@ -269,6 +269,9 @@ pub enum CallState {
     Done(Vec<Value>),
     /// The program yielded; call [`Context::resume`] to continue.
     Yielded,
+    /// An [`crate::debug::Observer`] paused before an instruction; inspect
+    /// with [`Context::frames`], continue with [`Context::resume`].
+    Paused,
 }
 
 /// The modules of one program and their state.
@@ -278,6 +281,39 @@ pub struct Context {
     pub(crate) stack: Stack,
     /// Maximum frame depth before a call fails with RESOURCE_EXHAUSTED.
     pub max_depth: usize,
+    pub(crate) limits: Limits,
+    pub(crate) hooks: crate::exec::hooks::Hooks,
+}
+
+/// Resource limits of a context's invocations (see [`Context::set_limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest `vm.buffer.alloc`/`vm.buffer.clone`, in bytes.
+    pub max_buffer_bytes: u64,
+    /// Largest list capacity or size (`vm.list.alloc`/`reserve`/`resize`),
+    /// in elements.
+    pub max_list_elements: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_buffer_bytes: 4 << 30,
+            max_list_elements: 64 << 20,
+        }
+    }
+}
+
+/// One frame of a paused or suspended call, for debuggers.
+#[derive(Clone, Debug)]
+pub struct FrameInfo {
+    /// Module, function, bytecode offset (the next instruction for a paused
+    /// top frame, the call for callers) and source location.
+    pub frame: TrapFrame,
+    /// The i32 register file (i64/f64 span two slots).
+    pub i32s: Vec<u32>,
+    /// The ref registers, summarized (`(null)`, `!vm.buffer[16]`, ...).
+    pub refs: Vec<String>,
 }
 
 impl Context {
@@ -288,7 +324,74 @@ impl Context {
             modules: Vec::new(),
             stack: Stack::default(),
             max_depth: 16 * 1024,
+            limits: Limits::default(),
+            hooks: Default::default(),
         }
+    }
+
+    /// Sets the buffer and list size limits.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// The buffer and list size limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Gives invocations a budget of `fuel` instructions in total (`None`:
+    /// unlimited). Running out fails the call with RESOURCE_EXHAUSTED.
+    /// While set, the interpreter runs its hooked loop (a little slower).
+    pub fn set_fuel(&mut self, fuel: Option<u64>) {
+        self.hooks.fuel = fuel;
+    }
+
+    /// The fuel left, if a budget is set.
+    pub fn fuel(&self) -> Option<u64> {
+        self.hooks.fuel
+    }
+
+    /// Fails invocations still running at `deadline` with DEADLINE_EXCEEDED
+    /// (`None`: no deadline). The clock is read every 1024 instructions.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.hooks.deadline = deadline;
+    }
+
+    /// A handle that stops this context's running invocation from another
+    /// thread (CANCELLED). Creating one switches to the hooked loop.
+    pub fn interrupt_handle(&mut self) -> crate::debug::InterruptHandle {
+        let flag = self.hooks.interrupt.get_or_insert_with(Default::default);
+        crate::debug::InterruptHandle { flag: flag.clone() }
+    }
+
+    /// Attaches (or with `None` detaches) an observer that sees every
+    /// instruction before it runs and may pause there.
+    pub fn set_observer(&mut self, observer: Option<Box<dyn crate::debug::Observer>>) {
+        self.hooks.observer = observer;
+        self.hooks.resume_quietly = false;
+    }
+
+    /// The frames of a paused or yielded call, innermost first, with their
+    /// registers; empty when no call is suspended.
+    pub fn frames(&self) -> Vec<FrameInfo> {
+        let paused = self.stack.is_paused();
+        self.stack
+            .frame_windows()
+            .enumerate()
+            .map(|(k, (module, func, pc, i32s, refs))| {
+                let at = if k == 0 && paused {
+                    pc
+                } else {
+                    pc.saturating_sub(1)
+                };
+                let offset = func.offsets.get(at).copied().unwrap_or(0);
+                FrameInfo {
+                    frame: self.describe(module, func.ordinal, offset),
+                    i32s: i32s.to_vec(),
+                    refs: refs.iter().map(|r| r.to_string()).collect(),
+                }
+            })
+            .collect()
     }
 
     /// The instance whose types this context uses.
@@ -604,7 +707,7 @@ impl Context {
         loop {
             match state {
                 CallState::Done(v) => return Ok(v),
-                CallState::Yielded => state = self.resume()?,
+                CallState::Yielded | CallState::Paused => state = self.resume()?,
             }
         }
     }
@@ -668,19 +771,18 @@ impl Context {
                         function_local_name(&b.module, ordinal)
                             .unwrap_or_else(|| format!("ordinal {ordinal}"))
                     });
-                let location = b.module.debug_database().and_then(|db| {
-                    let lname = function_local_name(&b.module, ordinal)
-                        .or_else(|| b.names.get(ordinal as usize).cloned().flatten())?;
-                    let map = db.source_map_for(ordinal as usize, Some(&lname))?;
-                    let loc = map.location_at(offset)?;
-                    Some(db.render(loc as i64))
-                });
+                let (location, source) = match location_index(&b.module, &b.names, ordinal, offset)
+                {
+                    Some((db, loc)) => (Some(db.render(loc)), db.call_chain(loc)),
+                    None => (None, Vec::new()),
+                };
                 TrapFrame {
                     module: b.name.clone(),
                     function,
                     ordinal: Some(ordinal),
                     offset: Some(offset),
                     location,
+                    source,
                 }
             }
             Some(Registered::Host(h)) => TrapFrame {
@@ -693,6 +795,7 @@ impl Context {
                 ordinal: None,
                 offset: None,
                 location: None,
+                source: Vec::new(),
             },
             None => TrapFrame {
                 module: "?".into(),
@@ -700,9 +803,33 @@ impl Context {
                 ordinal: None,
                 offset: None,
                 location: None,
+                source: Vec::new(),
             },
         }
     }
+}
+
+/// The debug database of `module` and the location-table index of
+/// `offset` in function `ordinal`, when the module has one.
+pub(crate) fn location_index<'m>(
+    module: &'m Module,
+    names: &[Option<String>],
+    ordinal: u32,
+    offset: u32,
+) -> Option<(crate::modules::DebugDatabase<'m>, i64)> {
+    let db = module.debug_database()?;
+    let lname = function_local_name(module, ordinal)
+        .or_else(|| names.get(ordinal as usize).cloned().flatten())
+        .or_else(|| {
+            module
+                .exports()
+                .iter()
+                .find(|e| e.internal_ordinal == ordinal as usize)
+                .map(|e| e.local_name.to_string())
+        })?;
+    let map = db.source_map_for(ordinal as usize, Some(&lname))?;
+    let loc = map.location_at(offset)?;
+    Some((db, loc as i64))
 }
 
 fn function_local_name(module: &Module, ordinal: u32) -> Option<String> {

@@ -163,6 +163,7 @@ pub struct Disassembler<'m> {
 
 /// The bytecode offsets of a function's block markers, ascending; a block's
 /// position in this list is its `^bbN` number.
+#[derive(Default)]
 struct BlockList {
     offsets: Vec<u32>,
 }
@@ -178,7 +179,14 @@ struct Site<'a> {
     function: &'a str,
     offset: usize,
     blocks: &'a BlockList,
+    /// When tracing: the current value of a read register, shown after it
+    /// as `%i0(40)`.
+    values: Option<&'a RegisterValues<'a>>,
 }
+
+/// Renders the value of a register (`bank`, ordinal) for traces, or `None`
+/// when it is out of range.
+pub type RegisterValues<'a> = dyn Fn(Bank, u16) -> Option<String> + 'a;
 
 impl<'m> Disassembler<'m> {
     /// Prepares to print `module`.
@@ -297,11 +305,101 @@ impl<'m> Disassembler<'m> {
                 function: &function,
                 offset: inst.offset,
                 blocks: &blocks,
+                values: None,
             };
             self.write_instruction(inst, &site, out)?;
             out.push('\n');
         }
         Ok(())
+    }
+
+    /// The instructions of internal function `ordinal` (block labels
+    /// included) as `(bytecode offset, text)` pairs, for debuggers and
+    /// tracers. With `values`, read registers show their values.
+    pub fn function_lines(
+        &self,
+        ordinal: usize,
+        values: Option<&RegisterValues<'_>>,
+    ) -> Result<Vec<(u32, String)>, DisasmError> {
+        let count = self.module.function_count();
+        let no_such_function = DisasmError::NoSuchFunction { ordinal, count };
+        let descriptor = self
+            .module
+            .function_descriptor(ordinal)
+            .ok_or(no_such_function.clone())?;
+        let code = self
+            .module
+            .function_bytecode(ordinal)
+            .ok_or(no_such_function)?;
+        let function = self.function_name(ordinal);
+        let instructions = Decoder::new(code, 0, code.len())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|source| DisasmError::Decode {
+                function: function.clone(),
+                source,
+            })?;
+        let blocks = find_blocks(&instructions, descriptor.block_count, code.len(), &function)?;
+        let mut lines = Vec::with_capacity(instructions.len());
+        for inst in &instructions {
+            let site = Site {
+                function: &function,
+                offset: inst.offset,
+                blocks: &blocks,
+                values,
+            };
+            let mut text = String::new();
+            self.write_instruction(inst, &site, &mut text)?;
+            lines.push((inst.offset as u32, text));
+        }
+        Ok(lines)
+    }
+
+    /// The text of the one instruction at bytecode `offset` of internal
+    /// function `ordinal`, with register values when `values` is given.
+    pub fn instruction_text(
+        &self,
+        ordinal: usize,
+        offset: u32,
+        values: Option<&RegisterValues<'_>>,
+    ) -> Result<String, DisasmError> {
+        let count = self.module.function_count();
+        let no_such_function = DisasmError::NoSuchFunction { ordinal, count };
+        let descriptor = self
+            .module
+            .function_descriptor(ordinal)
+            .ok_or(no_such_function.clone())?;
+        let code = self
+            .module
+            .function_bytecode(ordinal)
+            .ok_or(no_such_function)?;
+        let function = self.function_name(ordinal);
+        let decode_error = |source| DisasmError::Decode {
+            function: function.clone(),
+            source,
+        };
+        let inst = crate::decode::decode_at(code, offset as usize).map_err(decode_error)?;
+        // Branch labels need the block list of the whole function.
+        let blocks = if inst
+            .operands
+            .iter()
+            .any(|o| matches!(o, Operand::Target(_) | Operand::Cases(_)))
+        {
+            let all = Decoder::new(code, 0, code.len())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(decode_error)?;
+            find_blocks(&all, descriptor.block_count, code.len(), &function)?
+        } else {
+            BlockList::default()
+        };
+        let site = Site {
+            function: &function,
+            offset: inst.offset,
+            blocks: &blocks,
+            values,
+        };
+        let mut text = String::new();
+        self.write_instruction(&inst, &site, &mut text)?;
+        Ok(text)
     }
 
     /// `vm.type`, `vm.import` and `vm.rodata` lines, then a blank line if
@@ -435,12 +533,35 @@ impl<'m> Disassembler<'m> {
         operand: &Operand<'_>,
         site: &Site<'_>,
     ) -> Result<String, DisasmError> {
+        let value = |bank: Bank, reg: u16| -> String {
+            site.values
+                .and_then(|v| v(bank, reg))
+                .map(|v| format!("({v})"))
+                .unwrap_or_default()
+        };
+        let list_bank = |reg: u16| {
+            if reg & REF_BANK_BIT != 0 {
+                Bank::Ref
+            } else {
+                Bank::I32
+            }
+        };
         Ok(match operand {
             Operand::Reg(reg) => match field {
+                Field::Reg(bank, Access::Read) => {
+                    format!("{}{}", register_name(*bank, *reg), value(*bank, *reg))
+                }
                 Field::Reg(bank, _) => register_name(*bank, *reg),
+                Field::RefMove(Access::Read) => {
+                    format!("{}{}", ref_name(*reg), value(Bank::Ref, *reg))
+                }
                 Field::RefMove(_) => ref_name(*reg),
                 _ => list_register_name(*reg),
             },
+            Operand::Regs(list) if site.values.is_some() && !is_result(field) => join(
+                list.iter()
+                    .map(|r| format!("{}{}", list_register_name(r), value(list_bank(r), r))),
+            ),
             Operand::I16(value) => value.to_string(),
             Operand::I32(bits) => match field {
                 Field::Const(Bank::F32) => format_g_precision(f64::from(f32::from_bits(*bits)), 9),

@@ -8,6 +8,7 @@
 pub mod modules;
 
 pub mod context;
+pub mod debug;
 pub mod decode;
 pub mod disasm;
 pub mod dynamic;
@@ -19,7 +20,8 @@ pub mod refs;
 pub mod trap;
 pub mod value;
 
-pub use context::{CallState, Context, Func, Instance, LinkError};
+pub use context::{CallState, Context, FrameInfo, Func, Instance, Limits, LinkError};
+pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState, NativeModule};
 pub use modules::Module;
 pub use program::VerifyError;

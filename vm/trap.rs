@@ -120,17 +120,28 @@ pub struct TrapFrame {
     /// Bytecode offset of the failing or calling instruction, relative to the
     /// function's first byte.
     pub offset: Option<u32>,
-    /// Source location from the module's debug database, when known.
+    /// Source location from the module's debug database, when known, as
+    /// MLIR prints locations (`callsite("a.mlir":2:8 at "a.mlir":8:8)`).
     pub location: Option<String>,
+    /// The same location as source positions, innermost first: where the
+    /// instruction is, then where each enclosing (inlined) call was made.
+    pub source: Vec<crate::modules::SourcePosition>,
 }
 
 impl fmt::Display for TrapFrame {
+    /// `module.function+0xOFFSET file:line:col`, then one
+    /// `called from file:line:col` line per enclosing inlined call.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.module, self.function)?;
         if let Some(off) = self.offset {
             write!(f, "+0x{off:08X}")?;
         }
-        if let Some(loc) = &self.location {
+        if let Some((first, callers)) = self.source.split_first() {
+            write!(f, " {first}")?;
+            for c in callers {
+                write!(f, "\n        called from {c}")?;
+            }
+        } else if let Some(loc) = &self.location {
             write!(f, " {loc}")?;
         }
         Ok(())
@@ -211,6 +222,7 @@ mod tests {
             ordinal: Some(0),
             offset: Some(offset),
             location: None,
+            source: Vec::new(),
         }
     }
 

@@ -15,7 +15,7 @@ use crate::program::{Inst, NONE, NO_REMAP};
 use crate::refs::Ref;
 use crate::trap::Trap;
 
-use super::{call, cast_f32_si32, div_zero, f_to_u64, lround, slow, Stack};
+use super::{call, cast_f32_si32, div_zero, f_to_u64, hooks, lround, slow, Stack, Suspended};
 
 /// The current frame's instruction pointer and register windows.
 fn cursor(st: &mut Stack) -> (*const Inst, *mut u32, *mut Ref) {
@@ -74,9 +74,19 @@ fn fault(st: &mut Stack, ip: *const Inst, e: Trap) -> Trap {
     e
 }
 
-/// Runs the top frame until the entry frame returns, the program yields, or
-/// something fails.
+/// Runs the top frame until the entry frame returns, the program yields or
+/// pauses, or something fails. The hooked copy of the loop (fuel, deadline,
+/// interrupt, observer) is used only while a hook is set, so the plain copy
+/// carries no per-instruction check.
 pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
+    if ctx.hooks.active() {
+        run_loop::<true>(ctx)
+    } else {
+        run_loop::<false>(ctx)
+    }
+}
+
+fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
     loop {
         let (mut ip, regs, refs) = cursor(&mut ctx.stack);
         register_macros!($, regs, refs);
@@ -148,6 +158,20 @@ pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
         }
         loop {
             let at = ip;
+            if HOOKED {
+                match hooks::before(ctx, at) {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        // Stop before `at`; resuming executes it.
+                        save_ip(&mut ctx.stack, at);
+                        ctx.stack.suspended = Some(Suspended::Pause);
+                        ctx.hooks.resume_quietly = true;
+                        return Ok(CallState::Paused);
+                    }
+                    // SAFETY: `at` is an instruction of the frame, not its last.
+                    Err(e) => return Err(fault(&mut ctx.stack, unsafe { at.add(1) }, e)),
+                }
+            }
             // SAFETY: `ip` is always an instruction of the frame's function:
             // it starts at a saved pc, branches go to verified targets, and
             // falling through stops at the guard that ends every function

@@ -22,6 +22,7 @@ use crate::value::Value;
 mod regs;
 mod call;
 mod dispatch;
+pub(crate) mod hooks;
 mod slow;
 
 /// One activation record.
@@ -40,6 +41,8 @@ pub(crate) struct Frame {
 enum Suspended {
     /// `vm.yield`: resume the top frame at its saved pc.
     Yield,
+    /// An observer paused before the instruction at the top frame's pc.
+    Pause,
     /// A host import returned deferred from `call.yieldable`.
     HostCall {
         module: u32,
@@ -63,6 +66,27 @@ pub(crate) struct Stack {
 impl Stack {
     pub(crate) fn is_suspended(&self) -> bool {
         self.suspended.is_some()
+    }
+    pub(crate) fn is_paused(&self) -> bool {
+        matches!(self.suspended, Some(Suspended::Pause))
+    }
+    /// Each frame, innermost first: module, function, saved pc and its
+    /// register windows.
+    pub(crate) fn frame_windows(
+        &self,
+    ) -> impl Iterator<Item = (u32, &Function, usize, &[u32], &[Ref])> + '_ {
+        self.frames.iter().rev().map(|f| {
+            let (ib, rb) = (f.i32_base as usize, f.ref_base as usize);
+            let i32s = self
+                .i32s
+                .get(ib..ib + f.func.i32_count as usize)
+                .unwrap_or(&[]);
+            let refs = self
+                .refs
+                .get(rb..rb + f.func.ref_count as usize)
+                .unwrap_or(&[]);
+            (f.module, &*f.func, f.pc as usize, i32s, refs)
+        })
     }
     pub(crate) fn clear(&mut self) {
         self.frames.clear();
@@ -191,7 +215,7 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
             StatusCode::FailedPrecondition,
             "nothing to resume",
         )),
-        Some(Suspended::Yield) => run_with_backtrace(ctx),
+        Some(Suspended::Yield | Suspended::Pause) => run_with_backtrace(ctx),
         Some(Suspended::HostCall {
             module,
             index,

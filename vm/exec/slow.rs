@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use crate::context::{CallState, Context, ImportTarget, Registered};
+use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
 use crate::host::HostOutcome;
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::{aux_list, expand_variadic, Inst, NONE};
@@ -25,6 +25,7 @@ use super::{
 #[inline(never)]
 pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap> {
     let max_depth = ctx.max_depth;
+    let limits = ctx.limits;
     let modules = &mut ctx.modules;
     let st = &mut ctx.stack;
 
@@ -218,15 +219,22 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         }
         Opcode::ListAlloc => {
             let ty = type_of!(i.x);
-            let l = tri!(List::new(ty, ri!(i.a) as u32));
+            let n = tri!(list_limit(ri!(i.a) as u32, &limits));
+            let l = tri!(List::new(ty, n));
             wref!(i.b, Ref::List(Rc::new(l)));
         }
-        Opcode::ListReserve => tri!(list!(i.a).reserve(ri!(i.b) as u32)),
+        Opcode::ListReserve => {
+            let n = tri!(list_limit(ri!(i.b) as u32, &limits));
+            tri!(list!(i.a).reserve(n))
+        }
         Opcode::ListSize => {
             let n = list!(i.a).len();
             wi!(i.b, n as i32);
         }
-        Opcode::ListResize => tri!(list!(i.a).resize(ri!(i.b) as u32)),
+        Opcode::ListResize => {
+            let n = tri!(list_limit(ri!(i.b) as u32, &limits));
+            tri!(list!(i.a).resize(n))
+        }
         Opcode::ListGetI32 => {
             let v = tri!(list!(i.a).get_i32(ri!(i.b) as u32));
             wi!(i.c, v);
@@ -479,12 +487,14 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 StatusCode::InvalidArgument,
                 format!("buffer length {len} is negative")
             )));
+            tri!(buffer_limit(len as u64, &limits));
             let b = tri!(Buffer::new(len));
             wref!(i.c, Ref::Buffer(Rc::new(b)));
         }
         Opcode::BufferClone => {
             let align = ri!(i.d);
             tri!(check_alignment(align));
+            tri!(buffer_limit(rl!(i.c) as u64, &limits));
             let b = tri!(buffer!(i.a, "source").clone_range(rl!(i.b) as u64, rl!(i.c) as u64));
             wref!(i.x, Ref::Buffer(Rc::new(b)));
         }
@@ -567,4 +577,34 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
     }
     save_pc!();
     Ok(None)
+}
+
+/// A buffer size within the context's limit, or RESOURCE_EXHAUSTED.
+fn buffer_limit(bytes: u64, limits: &Limits) -> Result<(), Trap> {
+    if bytes > limits.max_buffer_bytes {
+        return Err(Trap::new(
+            StatusCode::ResourceExhausted,
+            format!(
+                "buffer of {bytes} bytes exceeds the context's limit of {} bytes \
+                 (Limits::max_buffer_bytes, irvm --max-buffer-bytes)",
+                limits.max_buffer_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A list size within the context's limit, or RESOURCE_EXHAUSTED.
+fn list_limit(elements: u32, limits: &Limits) -> Result<u32, Trap> {
+    if elements > limits.max_list_elements {
+        return Err(Trap::new(
+            StatusCode::ResourceExhausted,
+            format!(
+                "list of {elements} elements exceeds the context's limit of {} elements \
+                 (Limits::max_list_elements, irvm --max-list-elements)",
+                limits.max_list_elements
+            ),
+        ));
+    }
+    Ok(elements)
 }

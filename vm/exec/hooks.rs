@@ -1,0 +1,115 @@
+//! The per-instruction hook of the hooked copy of the dispatch loop: fuel,
+//! deadline, interrupt flag and observer (see `crate::debug`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::context::{Context, Registered};
+use crate::debug::{Control, ExecView, Observer};
+use crate::program::Inst;
+use crate::trap::{StatusCode, Trap};
+
+/// How often (in instructions) the deadline reads the clock.
+const DEADLINE_POLL: u32 = 1024;
+
+/// Limits and observers of a context's invocations.
+#[derive(Default)]
+pub(crate) struct Hooks {
+    /// Instructions left to execute (`None`: unlimited).
+    pub fuel: Option<u64>,
+    /// Wall-clock limit of an invocation, as an instant.
+    pub deadline: Option<Instant>,
+    /// Set by an [`crate::debug::InterruptHandle`].
+    pub interrupt: Option<Arc<AtomicBool>>,
+    pub observer: Option<Box<dyn Observer>>,
+    /// The next instruction is the one a pause stopped at: do not ask the
+    /// observer about it again.
+    pub resume_quietly: bool,
+    tick: u32,
+}
+
+impl Hooks {
+    /// Whether the hooked loop is needed.
+    pub fn active(&self) -> bool {
+        self.fuel.is_some()
+            || self.deadline.is_some()
+            || self.interrupt.is_some()
+            || self.observer.is_some()
+    }
+}
+
+/// Runs the hooks for the instruction at `at` of the top frame: `Ok(true)`
+/// asks to pause before it.
+#[inline(never)]
+pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
+    let hooks = &mut ctx.hooks;
+    if let Some(fuel) = hooks.fuel.as_mut() {
+        if *fuel == 0 {
+            return Err(Trap::new(
+                StatusCode::ResourceExhausted,
+                "fuel exhausted: the invocation ran out of its instruction budget",
+            ));
+        }
+        *fuel -= 1;
+    }
+    if let Some(flag) = &hooks.interrupt {
+        if flag.swap(false, Ordering::Relaxed) {
+            return Err(Trap::new(
+                StatusCode::Cancelled,
+                "interrupted by the embedder",
+            ));
+        }
+    }
+    if let Some(deadline) = hooks.deadline {
+        hooks.tick = hooks.tick.wrapping_add(1);
+        if hooks.tick % DEADLINE_POLL == 0 && Instant::now() >= deadline {
+            return Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
+        }
+    }
+    if hooks.observer.is_none() {
+        return Ok(false);
+    }
+    if std::mem::take(&mut hooks.resume_quietly) {
+        return Ok(false);
+    }
+    let Some(mut observer) = hooks.observer.take() else {
+        return Ok(false);
+    };
+    let control = {
+        let st = &ctx.stack;
+        let Some(top) = st.frames.last() else {
+            ctx.hooks.observer = Some(observer);
+            return Ok(false);
+        };
+        // SAFETY: `at` points into the top frame's code (the loop's `ip`).
+        let pc = unsafe { at.offset_from(top.func.code.as_ptr()) } as usize;
+        let offset = top.func.offsets.get(pc).copied().unwrap_or(0);
+        let (ib, rb) = (top.i32_base as usize, top.ref_base as usize);
+        let i32s = st
+            .i32s
+            .get(ib..ib + top.func.i32_count as usize)
+            .unwrap_or(&[]);
+        let refs = st
+            .refs
+            .get(rb..rb + top.func.ref_count as usize)
+            .unwrap_or(&[]);
+        match ctx.modules.get(top.module as usize) {
+            Some(Registered::Bytecode(b)) => {
+                let view = ExecView {
+                    module: &b.module,
+                    module_name: &b.name,
+                    function: top.func.ordinal,
+                    offset,
+                    depth: st.frames.len(),
+                    i32s,
+                    refs,
+                };
+                observer.before_instruction(&view)
+            }
+            _ => Control::Continue,
+        }
+    };
+    ctx.hooks.observer = Some(observer);
+    Ok(control == Control::Pause)
+}
