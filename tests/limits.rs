@@ -1,0 +1,254 @@
+//! Resource limits and the observer hook, through the API and `irvm run`:
+//! fuel, deadline, interrupt, stack depth, buffer size, pausing, tracing.
+//!
+//! `tests/data/limits.vmfb` is assembled from `tests/data/limits.vmasm` with
+//! `iree-as-module --output=tests/data/limits.vmfb tests/data/limits.vmasm`.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use irvm::{CallState, Context, Control, ExecView, Instance, Module, Observer, StatusCode, Value};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn context() -> Context {
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    let module = Module::from_file(data("limits.vmfb")).expect("limits.vmfb loads");
+    ctx.register_module(module).expect("links");
+    ctx
+}
+
+fn call(ctx: &mut Context, name: &str, args: &[Value]) -> Result<Vec<Value>, irvm::Trap> {
+    let f = ctx.function(&format!("limits.{name}")).expect("export");
+    ctx.invoke(&f, args)
+}
+
+/// The single i64 result of `alloc`.
+fn i64_result(r: Result<Vec<Value>, irvm::Trap>) -> i64 {
+    let v = r.expect("call succeeds");
+    assert_eq!(v.len(), 1);
+    v[0].as_i64().expect("an i64 result")
+}
+
+#[test]
+fn fuel_stops_an_infinite_loop() {
+    let mut ctx = context();
+    ctx.set_fuel(Some(1_000_000));
+    let t0 = Instant::now();
+    let e = call(&mut ctx, "spin", &[]).unwrap_err();
+    assert!(t0.elapsed() < Duration::from_secs(1));
+    assert_eq!(e.code, StatusCode::ResourceExhausted);
+    assert!(e.message.contains("fuel exhausted"), "{e}");
+    assert_eq!(e.backtrace[0].function, "spin");
+    assert_eq!(ctx.fuel(), Some(0));
+    // More fuel lets a terminating function finish; fuel is charged per
+    // instruction.
+    ctx.set_fuel(Some(10));
+    assert_eq!(i64_result(call(&mut ctx, "alloc", &[Value::I64(8)])), 8);
+    assert_eq!(ctx.fuel(), Some(10 - 4));
+}
+
+#[test]
+fn infinite_recursion_is_a_clean_error() {
+    let mut ctx = context();
+    ctx.max_depth = 500;
+    let e = call(&mut ctx, "recurse", &[Value::I32(1)]).unwrap_err();
+    assert_eq!(e.code, StatusCode::ResourceExhausted);
+    assert!(e.message.contains("stack overflow"), "{e}");
+    assert_eq!(e.backtrace.len(), 500);
+    // The context stays usable.
+    assert_eq!(i64_result(call(&mut ctx, "alloc", &[Value::I64(1)])), 1);
+}
+
+#[test]
+fn huge_buffers_hit_the_limit() {
+    let mut ctx = context();
+    let t0 = Instant::now();
+    let e = call(&mut ctx, "alloc", &[Value::I64(1 << 40)]).unwrap_err();
+    assert!(t0.elapsed() < Duration::from_secs(1));
+    assert_eq!(e.code, StatusCode::ResourceExhausted);
+    assert!(e.message.contains("1099511627776 bytes exceeds"), "{e}");
+    let mut limits = ctx.limits();
+    limits.max_buffer_bytes = 64;
+    ctx.set_limits(limits);
+    assert!(call(&mut ctx, "alloc", &[Value::I64(65)]).is_err());
+    assert_eq!(i64_result(call(&mut ctx, "alloc", &[Value::I64(64)])), 64);
+}
+
+#[test]
+fn interrupt_from_another_thread() {
+    let mut ctx = context();
+    let handle = ctx.interrupt_handle();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        handle.interrupt();
+    });
+    let e = call(&mut ctx, "spin", &[]).unwrap_err();
+    t.join().unwrap();
+    assert_eq!(e.code, StatusCode::Cancelled);
+    // The flag is consumed: the next call runs normally.
+    assert_eq!(i64_result(call(&mut ctx, "alloc", &[Value::I64(2)])), 2);
+}
+
+#[test]
+fn deadline_ends_a_long_call() {
+    let mut ctx = context();
+    ctx.set_deadline(Some(Instant::now() + Duration::from_millis(50)));
+    let t0 = Instant::now();
+    let e = call(&mut ctx, "spin", &[]).unwrap_err();
+    assert_eq!(e.code, StatusCode::DeadlineExceeded);
+    assert!(t0.elapsed() < Duration::from_secs(1));
+}
+
+/// Pauses before every instruction and records where.
+struct StepEverything {
+    seen: std::rc::Rc<std::cell::RefCell<Vec<(u32, u32, usize)>>>,
+}
+
+impl Observer for StepEverything {
+    fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
+        self.seen
+            .borrow_mut()
+            .push((view.function, view.offset, view.i32_registers().len()));
+        Control::Pause
+    }
+}
+
+#[test]
+fn an_observer_pauses_before_each_instruction() {
+    let mut ctx = context();
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    ctx.set_observer(Some(Box::new(StepEverything { seen: seen.clone() })));
+    let f = ctx.function("limits.alloc").unwrap();
+    let mut state = ctx.begin_call(&f, &[Value::I64(24)]).unwrap();
+    let mut pauses = 0;
+    while let CallState::Paused = state {
+        pauses += 1;
+        let frames = ctx.frames();
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].frame.function, "alloc");
+        // The argument sits in the i64 pair %i0:1.
+        assert_eq!(frames[0].i32s[0], 24);
+        assert_eq!(
+            frames[0].frame.offset,
+            Some(seen.borrow().last().unwrap().1)
+        );
+        state = ctx.resume().unwrap();
+    }
+    match state {
+        CallState::Done(v) => assert_eq!(i64_result(Ok(v)), 24),
+        _ => panic!("expected the call to finish"),
+    }
+    // const, alloc, length, return: each paused once, in order.
+    assert_eq!(pauses, 4);
+    let offsets: Vec<u32> = seen.borrow().iter().map(|s| s.1).collect();
+    assert!(offsets.windows(2).all(|w| w[0] < w[1]), "{offsets:?}");
+    // Detached, calls run straight through.
+    ctx.set_observer(None);
+    assert_eq!(i64_result(call(&mut ctx, "alloc", &[Value::I64(3)])), 3);
+}
+
+fn irvm(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(args)
+        .output()
+        .expect("irvm runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn irvm_run_limit_flags() {
+    let m = format!("--module={}", data("limits.vmfb").display());
+    let (_, err, code) = irvm(&["run", &m, "--function=spin", "--fuel=100000"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("RESOURCE_EXHAUSTED; fuel exhausted"), "{err}");
+    let (_, err, code) = irvm(&["run", &m, "--function=spin", "--timeout=0.05"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("DEADLINE_EXCEEDED"), "{err}");
+    let (_, err, code) = irvm(&[
+        "run",
+        &m,
+        "--function=recurse",
+        "--input=0",
+        "--max-stack-depth=64",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("call depth exceeds 64"), "{err}");
+    assert!(err.contains("(x64)"), "recursion prints compactly: {err}");
+    let (_, err, code) = irvm(&[
+        "run",
+        &m,
+        "--function=alloc",
+        "--input=4096",
+        "--max-buffer-bytes=4095",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("exceeds the context's limit of 4095 bytes"),
+        "{err}"
+    );
+    let (out, _, code) = irvm(&["run", &m, "--function=alloc", "--input=4096"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, "EXEC @alloc\nresult[0]: i64=4096\n");
+    let (_, err, code) = irvm(&["run", &m, "--function=spin", "--timeout=-1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--timeout"), "{err}");
+}
+
+#[test]
+fn trace_execution_shows_each_instruction_with_values() {
+    let m = format!("--module={}", data("limits.vmfb").display());
+    let (out, err, code) = irvm(&[
+        "run",
+        &m,
+        "--function=alloc",
+        "--input=24",
+        "--trace-execution",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "EXEC @alloc\nresult[0]: i64=24\n");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "[limits.alloc+00000001]    %i2 = vm.const.i32 16  // 0x00000010",
+            "[limits.alloc+00000008]    %r0 = vm.buffer.alloc %i0:1(24), %i2(16)",
+            "[limits.alloc+0000000F]    %i0:1 = vm.buffer.length %r0(!vm.buffer[24])",
+            "[limits.alloc+00000014]    vm.return %i0(24)",
+        ]
+    );
+}
+
+/// `tests/data/divz.vmfb` is compiled from `tests/data/divz.mlir` with
+/// `iree-compile --iree-hal-target-device=local
+/// --iree-hal-local-target-device-backends=vmvx divz.mlir -o divz.vmfb`
+/// (so it carries iree-compile's debug database).
+#[test]
+fn failures_with_debug_info_print_the_source_line() {
+    let m = format!("--module={}", data("divz.vmfb").display());
+    let (out, err, code) = irvm(&["run", &m, "--function=main", "--input=4", "--input=0"]);
+    assert_eq!(code, 1);
+    assert_eq!(out, "EXEC @main\n");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "divz.mlir:2:8: error: INVALID_ARGUMENT: integer division by zero",
+            "  [0] module.main+0x0000000F divz.mlir:2:8",
+            "        called from divz.mlir:8:8",
+            "        called from divz.mlir:5:1",
+        ]
+    );
+    let (out, _, code) = irvm(&["run", &m, "--function=main", "--input=4", "--input=2"]);
+    assert_eq!((code, out.as_str()), (0, "EXEC @main\nresult[0]: i32=2\n"));
+}
