@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 mod cmd_as;
 mod cmd_bench;
+mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
 
@@ -34,6 +35,8 @@ enum Command {
     As(cmd_as::AsArgs),
     /// Time exported functions in-process (like iree-benchmark-module).
     Bench(cmd_bench::BenchArgs),
+    /// Debug a function at source level (gdb's commands).
+    Dbg(cmd_dbg::DbgArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,5 +46,6 @@ fn main() -> ExitCode {
         Command::Dump(args) => cmd_dump::main(args),
         Command::As(args) => cmd_as::main(args),
         Command::Bench(args) => cmd_bench::main(args),
+        Command::Dbg(args) => cmd_dbg::main(args),
     }
 }

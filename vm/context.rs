@@ -329,6 +329,18 @@ impl Context {
         }
     }
 
+    /// The bytecode modules of the context with their names, in
+    /// registration order.
+    pub fn bytecode_modules(&self) -> Vec<(&str, &Module)> {
+        self.modules
+            .iter()
+            .filter_map(|r| match r {
+                Registered::Bytecode(b) => Some((b.name.as_str(), &b.module)),
+                Registered::Host(_) => None,
+            })
+            .collect()
+    }
+
     /// Sets the buffer and list size limits.
     pub fn set_limits(&mut self, limits: Limits) {
         self.limits = limits;
@@ -769,7 +781,7 @@ impl Context {
                     .flatten()
                     .unwrap_or_else(|| {
                         function_local_name(&b.module, ordinal)
-                            .unwrap_or_else(|| format!("ordinal {ordinal}"))
+                            .unwrap_or_else(|| format!("fn{ordinal}"))
                     });
                 let (location, source) = match location_index(&b.module, &b.names, ordinal, offset)
                 {

@@ -9,6 +9,7 @@ pub mod modules;
 
 pub mod context;
 pub mod debug;
+pub mod debugger;
 pub mod decode;
 pub mod disasm;
 pub mod dynamic;

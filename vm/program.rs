@@ -139,6 +139,9 @@ pub(crate) struct Function {
     pub i32_count: u16,
     pub ref_count: u16,
     pub ordinal: u32,
+    /// Index of the guard instruction that ends the body; instructions after
+    /// it (remap stubs, remap records) are internal.
+    pub guard: u32,
     /// Flattened argument kinds of the signature (see [`Signature`]).
     pub arg_kinds: Box<[u8]>,
     /// Flattened result kinds of the signature.
@@ -359,6 +362,7 @@ pub(crate) fn compile(
         i32_count,
         ref_count,
         ordinal,
+        guard: guard as u32,
         arg_kinds: sig.args.clone().into_boxed_slice(),
         result_kinds: sig.results.clone().into_boxed_slice(),
     })

@@ -84,6 +84,11 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
         };
         // SAFETY: `at` points into the top frame's code (the loop's `ip`).
         let pc = unsafe { at.offset_from(top.func.code.as_ptr()) } as usize;
+        if pc >= top.func.guard as usize {
+            // A remap stub (or the guard): part of the branch just shown.
+            ctx.hooks.observer = Some(observer);
+            return Ok(false);
+        }
         let offset = top.func.offsets.get(pc).copied().unwrap_or(0);
         let (ib, rb) = (top.i32_base as usize, top.ref_base as usize);
         let i32s = st
