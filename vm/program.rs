@@ -142,6 +142,11 @@ pub(crate) struct Function {
     /// Index of the guard instruction that ends the body; instructions after
     /// it (remap stubs, remap records) are internal.
     pub guard: u32,
+    /// Whether every argument is one i32 slot (`i`/`f`): calls then copy
+    /// them to consecutive slots without looking at kinds.
+    pub args_are_slots: bool,
+    /// Whether every result is one i32 slot (`i`/`f`).
+    pub results_are_slots: bool,
     /// Flattened argument kinds of the signature (see [`Signature`]).
     pub arg_kinds: Box<[u8]>,
     /// Flattened result kinds of the signature.
@@ -363,6 +368,8 @@ pub(crate) fn compile(
         ref_count,
         ordinal,
         guard: guard as u32,
+        args_are_slots: sig.args.iter().all(|k| matches!(k, b'i' | b'f')),
+        results_are_slots: sig.results.iter().all(|k| matches!(k, b'i' | b'f')),
         arg_kinds: sig.args.clone().into_boxed_slice(),
         result_kinds: sig.results.clone().into_boxed_slice(),
     })

@@ -40,7 +40,15 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<()
         return Err(Trap::new(StatusCode::Internal, "callee frame missing"));
     };
     let args = &caller_func.aux[rec + 1..rec + 1 + nargs];
-    marshal_args(st, caller_base, callee_base, args, &callee.arg_kinds);
+    if callee.args_are_slots && nargs <= callee.i32_count as usize {
+        // One slot each, placed from slot 0 (the verifier checked the
+        // source registers against the caller's file).
+        for (k, &reg) in args.iter().enumerate() {
+            st.i32s[callee_base.0 + k] = st.i32s[caller_base.0 + reg as usize];
+        }
+    } else {
+        marshal_args(st, caller_base, callee_base, args, &callee.arg_kinds);
+    }
     Ok(())
 }
 
@@ -68,7 +76,13 @@ pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Tr
     let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
     let caller_func = Rc::clone(&caller.func);
     let dst = aux_list(&caller_func.aux, caller.ret, 0);
-    marshal_results(st, callee_base, caller_base, src, dst, &func.result_kinds);
+    if func.results_are_slots {
+        for (&s, &d) in src.iter().zip(dst) {
+            st.i32s[caller_base.0 + d as usize] = st.i32s[callee_base.0 + s as usize];
+        }
+    } else {
+        marshal_results(st, callee_base, caller_base, src, dst, &func.result_kinds);
+    }
     pop_frame(st);
     Ok(None)
 }

@@ -115,20 +115,16 @@ fn push_frame(
     if stack.frames.len() >= max_depth
         || stack.i32s.len() + func.i32_count as usize > MAX_REGISTER_SLOTS
     {
-        return Err(Trap::new(
-            StatusCode::ResourceExhausted,
-            format!(
-                "VM stack overflow: call depth exceeds {}",
-                stack.frames.len()
-            ),
-        ));
+        return Err(stack_overflow(stack.frames.len()));
     }
     let i32_base = stack.i32s.len();
     let ref_base = stack.refs.len();
     stack.i32s.resize(i32_base + func.i32_count as usize, 0);
-    stack
-        .refs
-        .resize(ref_base + func.ref_count as usize, Ref::Null);
+    if func.ref_count > 0 {
+        stack
+            .refs
+            .resize(ref_base + func.ref_count as usize, Ref::Null);
+    }
     stack.frames.push(Frame {
         module,
         func,
@@ -138,6 +134,15 @@ fn push_frame(
         ret: NONE,
     });
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn stack_overflow(depth: usize) -> Trap {
+    Trap::new(
+        StatusCode::ResourceExhausted,
+        format!("VM stack overflow: call depth exceeds {depth}"),
+    )
 }
 
 fn pop_frame(stack: &mut Stack) {

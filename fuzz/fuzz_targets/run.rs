@@ -1,0 +1,44 @@
+//! The interpreter on arbitrary modules: load, link, then call every export
+//! with zero arguments of its calling convention under a fuel budget and
+//! small limits. Traps are fine; panics, crashes and hangs are bugs.
+#![no_main]
+
+use irvm::{Context, Instance, Limits, Module, Ref, Value};
+use libfuzzer_sys::fuzz_target;
+
+fn zero(kind: char) -> Value {
+    match kind {
+        'I' => Value::I64(0),
+        'f' => Value::F32(0.0),
+        'F' => Value::F64(0.0),
+        'r' => Value::Ref(Ref::Null),
+        _ => Value::I32(0),
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(module) = Module::from_bytes(data.to_vec()) else {
+        return;
+    };
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    ctx.max_depth = 64;
+    ctx.set_limits(Limits {
+        max_buffer_bytes: 1 << 20,
+        max_list_elements: 1 << 16,
+    });
+    // Fuel also bounds each module's __init.
+    ctx.set_fuel(Some(100_000));
+    let name = module.name().to_string();
+    if ctx.register_module(module).is_err() {
+        return;
+    }
+    for export in ctx.exports(Some(&name)) {
+        let Some(f) = ctx.function(&format!("{name}.{export}")) else {
+            continue;
+        };
+        let args: Vec<Value> = f.arg_kinds().into_iter().map(zero).collect();
+        ctx.set_fuel(Some(20_000));
+        let _ = ctx.invoke(&f, &args);
+    }
+});
