@@ -252,3 +252,59 @@ fn failures_with_debug_info_print_the_source_line() {
     let (out, _, code) = irvm(&["run", &m, "--function=main", "--input=4", "--input=2"]);
     assert_eq!((code, out.as_str()), (0, "EXEC @main\nresult[0]: i32=2\n"));
 }
+
+/// Byte position, in the file, of a `ModuleStateDef` i32 field of `module`.
+fn module_state_field(module: &Module, vt: u16) -> Option<usize> {
+    let state = module.def().module_state()?;
+    let tab = state._tab;
+    let field = tab.vtable().get(vt);
+    (field != 0).then(|| module.flatbuffer_range().start + tab.loc() + field as usize)
+}
+
+/// Found by `cargo fuzz run run` (an out-of-memory: a mutated
+/// `global_bytes_capacity` of 14 GB was allocated at registration): module
+/// state sizes are bounded by `Limits` before anything is allocated.
+#[test]
+fn module_state_sizes_are_bounded_before_allocation() {
+    use irvm::modules::schema::ModuleStateDef;
+    let Some(path) = ["global_ops.vmfb", "global_ops_i64.vmfb"]
+        .iter()
+        .map(|f| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/conformance/iree-vm-tests")
+                .join(f)
+        })
+        .find(|p| p.exists())
+    else {
+        eprintln!("skipping: ../shared/conformance not present");
+        return;
+    };
+    let original = std::fs::read(&path).unwrap();
+    let module = Module::from_bytes(original.clone()).unwrap();
+    for (vt, what) in [
+        (ModuleStateDef::VT_GLOBAL_BYTES_CAPACITY, "global_bytes_capacity"),
+        (ModuleStateDef::VT_GLOBAL_REF_COUNT, "global_ref_count"),
+    ] {
+        let Some(at) = module_state_field(&module, vt) else {
+            continue;
+        };
+        for bad in [i32::MAX, -1, 1 << 30] {
+            let mut bytes = original.clone();
+            bytes[at..at + 4].copy_from_slice(&bad.to_le_bytes());
+            let m = match Module::from_bytes(bytes) {
+                Ok(m) => m,
+                // The loader already refuses negative sizes.
+                Err(e) => {
+                    assert!(bad < 0 && e.to_string().contains(what), "{e}");
+                    continue;
+                }
+            };
+            let instance = Instance::new();
+            let mut ctx = Context::new(&instance);
+            let t0 = Instant::now();
+            let e = ctx.register_module(m).unwrap_err().to_string();
+            assert!(t0.elapsed() < Duration::from_secs(1));
+            assert!(e.contains(what) && e.contains(&bad.to_string()), "{e}");
+        }
+    }
+}

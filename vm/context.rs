@@ -118,6 +118,19 @@ pub enum LinkError {
         /// The type name.
         name: String,
     },
+    /// The module's state needs more than the context allows (or a
+    /// negative amount).
+    #[error("module '{module}': {what} is {value}, outside the context's limit 0..={limit} (see Limits)")]
+    StateLimit {
+        /// The module.
+        module: String,
+        /// Which quantity (`global_bytes_capacity`, `global_ref_count`).
+        what: &'static str,
+        /// The module's value.
+        value: i64,
+        /// The limit.
+        limit: u64,
+    },
     /// A calling convention string is malformed.
     #[error("module '{module}': {what} has a malformed calling convention `{cconv}`: {message}")]
     BadSignature {
@@ -293,6 +306,10 @@ pub struct Limits {
     /// Largest list capacity or size (`vm.list.alloc`/`reserve`/`resize`),
     /// in elements.
     pub max_list_elements: u32,
+    /// Largest global storage (rwdata) a module may declare, in bytes.
+    pub max_global_bytes: u64,
+    /// Most ref globals a module may declare.
+    pub max_global_refs: u64,
 }
 
 impl Default for Limits {
@@ -300,6 +317,8 @@ impl Default for Limits {
         Limits {
             max_buffer_bytes: 4 << 30,
             max_list_elements: 64 << 20,
+            max_global_bytes: 256 << 20,
+            max_global_refs: 1 << 20,
         }
     }
 }
@@ -459,6 +478,29 @@ impl Context {
     pub fn register_module(&mut self, module: Module) -> Result<(), LinkError> {
         let name = module.name().to_string();
         self.check_unique(&name)?;
+        // Module state sizes come from the file: bound them before allocating.
+        let state = module.def().module_state();
+        for (what, value, limit) in [
+            (
+                "global_bytes_capacity",
+                state.map_or(0, |s| s.global_bytes_capacity()),
+                self.limits.max_global_bytes,
+            ),
+            (
+                "global_ref_count",
+                state.map_or(0, |s| s.global_ref_count()),
+                self.limits.max_global_refs,
+            ),
+        ] {
+            if value < 0 || value as u64 > limit {
+                return Err(LinkError::StateLimit {
+                    module: name,
+                    what,
+                    value: value.into(),
+                    limit,
+                });
+            }
+        }
         // Dependencies.
         for dep in module.dependencies() {
             let found = self.modules.iter().find(|m| m.name() == dep.name);

@@ -26,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
     ctx.set_limits(Limits {
         max_buffer_bytes: 1 << 20,
         max_list_elements: 1 << 16,
+        ..Limits::default()
     });
     // Fuel also bounds each module's __init.
     ctx.set_fuel(Some(100_000));
