@@ -282,7 +282,10 @@ fn module_state_sizes_are_bounded_before_allocation() {
     let original = std::fs::read(&path).unwrap();
     let module = Module::from_bytes(original.clone()).unwrap();
     for (vt, what) in [
-        (ModuleStateDef::VT_GLOBAL_BYTES_CAPACITY, "global_bytes_capacity"),
+        (
+            ModuleStateDef::VT_GLOBAL_BYTES_CAPACITY,
+            "global_bytes_capacity",
+        ),
         (ModuleStateDef::VT_GLOBAL_REF_COUNT, "global_ref_count"),
     ] {
         let Some(at) = module_state_field(&module, vt) else {

@@ -580,6 +580,14 @@ macro_rules! for_each_instruction {
             Internal 0x05 CmpEqI64Br "cmp.eq.i64+cond_br" (cmp2(I64));
             Internal 0x06 CmpNeI64Br "cmp.ne.i64+cond_br" (cmp2(I64));
             Internal 0x07 CmpLtI64SBr "cmp.lt.i64.s+cond_br" (cmp2(I64));
+            // ---- internal: instruction pairs run by one dispatch ----------------------------------
+            // The pre-decoder turns the first instruction of a hot pair into
+            // one of these; the second stays in place (and is what a branch
+            // to it, or the hooked loop, executes on its own).
+            Internal 0x10 AddI32ThenCmpLtI32SBr "add.i32;cmp.lt.i32.s+cond_br" (binary(I32));
+            Internal 0x11 AddI64ThenCmpLtI64SBr "add.i64;cmp.lt.i64.s+cond_br" (binary(I64));
+            Internal 0x12 BufferLoadI32ThenAddI32 "buffer.load.i32;add.i32" ([Reg(Ref, R), Reg(I64, R), Reg(I32, W)]);
+            Internal 0x13 BufferLoadI32ThenAddI64 "buffer.load.i32;add.i64" ([Reg(Ref, R), Reg(I64, R), Reg(I32, W)]);
         }
     };
 }

@@ -23,8 +23,7 @@ use std::collections::HashMap;
 
 use crate::decode::{decode_at, Operand};
 use crate::isa::{
-    Bank, Field, ListKind, Opcode, OpcodeSet, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT,
-    REF_INDEX_MASK,
+    Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
 };
 use crate::modules::{CallingConvention, ValueKind};
 
@@ -359,6 +358,7 @@ pub(crate) fn compile(
     let fold = b.code.len() + b.aux.len() < FOLD_LIMIT;
     fold_remap_stubs(&mut b.code, guard + 1, fold);
     relativize_branches(&mut b.code, &mut b.offsets, &b.aux);
+    fuse_pairs(&mut b.code, guard);
     Ok(Function {
         code: b.code,
         aux: b.aux,
@@ -433,6 +433,65 @@ fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
     }
 }
 
+/// Whether `op` is a fused compare-and-branch (targets in `x`/`y`, true-edge
+/// remap in `d`).
+pub(crate) fn is_fused_compare_branch(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::CmpEqI32Br
+            | Opcode::CmpNeI32Br
+            | Opcode::CmpLtI32SBr
+            | Opcode::CmpLtI32UBr
+            | Opcode::CmpNzI32Br
+            | Opcode::CmpEqI64Br
+            | Opcode::CmpNeI64Br
+            | Opcode::CmpLtI64SBr
+    )
+}
+
+/// Hot instruction pairs `(first, second) -> fused`: the first instruction
+/// of each pair found in a function becomes `fused`, which runs both; the
+/// second stays in place, so a branch to it (or the hooked loop, which runs
+/// only the first half) sees the original instruction. Semantics cannot
+/// change: the first never branches, so control always falls into the
+/// second after it.
+const PAIRS: [(Opcode, Opcode, Opcode); 4] = [
+    (
+        Opcode::AddI32,
+        Opcode::CmpLtI32SBr,
+        Opcode::AddI32ThenCmpLtI32SBr,
+    ),
+    (
+        Opcode::AddI64,
+        Opcode::CmpLtI64SBr,
+        Opcode::AddI64ThenCmpLtI64SBr,
+    ),
+    (
+        Opcode::BufferLoadI32,
+        Opcode::AddI32,
+        Opcode::BufferLoadI32ThenAddI32,
+    ),
+    (
+        Opcode::BufferLoadI32,
+        Opcode::AddI64,
+        Opcode::BufferLoadI32ThenAddI64,
+    ),
+];
+
+/// Applies [`PAIRS`], left to right without overlap, over the body.
+fn fuse_pairs(code: &mut [Inst], guard: usize) {
+    let mut k = 0;
+    while k + 1 < guard {
+        let (a, b) = (code[k].op, code[k + 1].op);
+        if let Some(&(_, _, fused)) = PAIRS.iter().find(|p| p.0 == a && p.1 == b) {
+            code[k].op = fused;
+            k += 2;
+        } else {
+            k += 1;
+        }
+    }
+}
+
 /// "No remap" marker in the 16-bit remap fields of conditional branches.
 pub(crate) const NO_REMAP: u16 = u16::MAX;
 
@@ -494,7 +553,7 @@ fn relativize_branches(code: &mut Vec<Inst>, offsets: &mut Vec<u32>, aux: &[u32]
                     code[k].d = record(inst.d as u32, code, offsets) as u16;
                 }
             }
-            op if op.info().set == OpcodeSet::Internal => {
+            op if is_fused_compare_branch(op) => {
                 code[k].x = rel(inst.x, k);
                 code[k].y = rel(inst.y, k);
                 if inst.d != NO_REMAP {
@@ -535,7 +594,7 @@ fn fold_remap_stubs(code: &mut [Inst], stub_start: usize, fold: bool) {
                     code[k].d = r;
                 }
             }
-            op if op.info().set == OpcodeSet::Internal => {
+            op if is_fused_compare_branch(op) => {
                 code[k].d = NO_REMAP;
                 if let Some((t, r)) = stub(code, inst.x) {
                     code[k].x = t;
@@ -856,6 +915,34 @@ pub(crate) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_fuse_left_to_right_without_overlap() {
+        let mut code: Vec<Inst> = [
+            Opcode::BufferLoadI32,
+            Opcode::AddI32,
+            Opcode::AddI32,
+            Opcode::CmpLtI32SBr,
+            Opcode::BufferLoadI32,
+            Opcode::Block,
+        ]
+        .into_iter()
+        .map(Inst::new)
+        .collect();
+        fuse_pairs(&mut code, 5);
+        let ops: Vec<Opcode> = code.iter().map(|i| i.op).collect();
+        assert_eq!(
+            ops,
+            [
+                Opcode::BufferLoadI32ThenAddI32,
+                Opcode::AddI32, // the pair's second half stays in place
+                Opcode::AddI32ThenCmpLtI32SBr,
+                Opcode::CmpLtI32SBr,
+                Opcode::BufferLoadI32, // its partner would be the guard
+                Opcode::Block,
+            ]
+        );
+    }
 
     #[test]
     fn hot_branches_become_relative_with_remap_records() {

@@ -136,12 +136,16 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
             }};
         }
         // Writes the comparison to `$dst`, then branches: true edge to `x`
-        // (remapping by record `d` when set), false edge to `y`.
+        // (remapping by record `d` when set), false edge to `y`. The hooked
+        // loop only compares and goes on to the original `cond_br` that
+        // follows, so observers see both instructions.
         macro_rules! cmp_br {
             ($at:expr, $i:ident, $dst:expr, $cond:expr) => {{
                 let v = $cond;
                 wi!($dst, v as i32);
-                if v {
+                if HOOKED {
+                    // `ip` already points at the `cond_br`.
+                } else if v {
                     if $i.d != NO_REMAP {
                         remap!($at, $i.d);
                     }
@@ -367,6 +371,49 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 Opcode::BufferLoadI32 | Opcode::BufferLoadF32 => {
                     let v = tri!(buffer!(i.a, "source_buffer").load::<4>(rl!(i.b) as u64));
                     wi!(i.c, u32::from_le_bytes(v));
+                }
+                // ---- fused pairs (program::PAIRS): the first half here, the
+                // second from the next instruction; the hooked loop runs only
+                // the first half and dispatches the second itself.
+                Opcode::AddI32ThenCmpLtI32SBr => {
+                    bin_i32!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: the second instruction of a pair is the next
+                        // instruction of the body (program::fuse_pairs).
+                        let (at, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        cmp_br!(at, j, j.c, ri!(j.a) < ri!(j.b));
+                    }
+                }
+                Opcode::AddI64ThenCmpLtI64SBr => {
+                    bin_i64!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let (at, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        cmp_br!(at, j, j.c, rl!(j.a) < rl!(j.b));
+                    }
+                }
+                Opcode::BufferLoadI32ThenAddI32 => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<4>(rl!(i.b) as u64));
+                    wi!(i.c, u32::from_le_bytes(v));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let j = unsafe { &*at.add(1) };
+                        bin_i32!(j, |x, y| x.wrapping_add(y));
+                        // SAFETY: the pair's second instruction is not the
+                        // last of the code (the guard follows the body).
+                        ip = unsafe { at.add(2) };
+                    }
+                }
+                Opcode::BufferLoadI32ThenAddI64 => {
+                    let v = tri!(buffer!(i.a, "source_buffer").load::<4>(rl!(i.b) as u64));
+                    wi!(i.c, u32::from_le_bytes(v));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let j = unsafe { &*at.add(1) };
+                        bin_i64!(j, |x, y| x.wrapping_add(y));
+                        // SAFETY: as above.
+                        ip = unsafe { at.add(2) };
+                    }
                 }
                 Opcode::BufferLoadI64 | Opcode::BufferLoadF64 => {
                     let v = tri!(buffer!(i.a, "source_buffer").load::<8>(rl!(i.b) as u64));
