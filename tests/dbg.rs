@@ -164,7 +164,10 @@ fn fib_example_steps_by_line_and_instruction() {
         "{:?}",
         r[7].1
     );
-    assert_eq!(r[8].1[0], "Breakpoint 1, fib (module.fib+0x00000033) at fib.mlir:9:10");
+    assert_eq!(
+        r[8].1[0],
+        "Breakpoint 1, fib (module.fib+0x00000033) at fib.mlir:9:10"
+    );
     assert_eq!(r[10].1, ["[fib returned]", "result[0]: i32=2"]);
 }
 

@@ -503,7 +503,8 @@ const FOLD_LIMIT: usize = 30_000;
 /// function's code base nor its aux vector to take them:
 ///
 /// - `br`, `cond_br` and the fused compare-branches hold their targets as
-///   distances from the branch itself (`target - k` as `i32` bits in `x`/`y`);
+///   byte distances from the branch itself (`(target - k) * size_of::<Inst>()`
+///   as `i32` bits in `x`/`y`);
 /// - their block-argument remaps become *remap records* appended to `code`
 ///   after everything else (never executed), addressed by their distance from
 ///   the branch: `br` in `y` (`NONE` when empty), `cond_br` in `c`/`d` and
@@ -514,7 +515,10 @@ const FOLD_LIMIT: usize = 30_000;
 /// when odd (source, destination); the first record instruction's `x` is `n`.
 /// `vm.break` and the other branching instructions keep absolute targets.
 fn relativize_branches(code: &mut Vec<Inst>, offsets: &mut Vec<u32>, aux: &[u32]) {
-    let rel = |target: u32, k: usize| (target as i64 - k as i64) as i32 as u32;
+    // Byte distances: the interpreter adds them to the branch's address
+    // without scaling. (Functions are far below 2 GiB of `Inst`s.)
+    let size = std::mem::size_of::<Inst>() as i64;
+    let rel = |target: u32, k: usize| ((target as i64 - k as i64) * size) as i32 as u32;
     let end = code.len();
     for k in 0..end {
         let inst = code[k];
@@ -968,10 +972,11 @@ mod tests {
         let mut offsets = vec![0, 4, 8, 12];
         relativize_branches(&mut code, &mut offsets, &aux);
         let (cb, br) = (code[1], code[2]);
-        assert_eq!(cb.x as i32, -1);
-        assert_eq!(cb.y as i32, 2);
+        let size = std::mem::size_of::<Inst>() as i32;
+        assert_eq!(cb.x as i32, -size);
+        assert_eq!(cb.y as i32, 2 * size);
         assert_eq!(cb.d, NO_REMAP);
-        assert_eq!(br.x as i32, -1);
+        assert_eq!(br.x as i32, -size);
         // Each remap got its own 2-instruction record after the code.
         assert_eq!(code.len(), 8);
         assert_eq!(offsets.len(), code.len());

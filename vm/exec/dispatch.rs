@@ -103,9 +103,9 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
         macro_rules! jump {
             ($at:expr, $rel:expr) => {{
                 // SAFETY: the verifier resolved every target to an
-                // instruction of this function; `rel` is its distance from
-                // the branch at `$at`.
-                ip = unsafe { $at.offset($rel as i32 as isize) };
+                // instruction of this function; `rel` is its byte distance
+                // from the branch at `$at` (program::relativize_branches).
+                ip = unsafe { $at.byte_offset($rel as i32 as isize) };
             }};
         }
         macro_rules! remap {
