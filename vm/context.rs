@@ -252,6 +252,8 @@ pub struct Func {
     pub name: String,
     /// Calling convention (`0ii_i`).
     pub signature: String,
+    /// The same, parsed once when the function was looked up.
+    pub(crate) parsed: Arc<Signature>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -660,6 +662,7 @@ impl Context {
                 },
                 name: format!("{name}.__init"),
                 signature: "0v_v".into(),
+                parsed: Arc::new(Signature::default()),
             };
             if let Err(trap) = self.invoke(&f, &[]) {
                 self.modules.pop();
@@ -729,6 +732,7 @@ impl Context {
                     target,
                     name: format!("{}.{}", r.name(), f),
                     signature: sig.text(),
+                    parsed: Arc::new(sig),
                 });
             }
         }
@@ -774,8 +778,7 @@ impl Context {
                 "a yielded call is still pending in this context; resume it first",
             ));
         }
-        let sig = Signature::parse(&func.signature)
-            .map_err(|m| Trap::new(StatusCode::InvalidArgument, m))?;
+        let sig = func.parsed.clone();
         check_args(&func.name, &sig, args)?;
         match &func.target {
             FuncTarget::Host { module, index } => {
@@ -791,7 +794,7 @@ impl Context {
                 }
             }
             FuncTarget::Bytecode { module, ordinal } => {
-                exec::begin(self, *module, *ordinal, sig, args)
+                exec::begin(self, *module, *ordinal, &sig, args)
             }
         }
     }

@@ -159,7 +159,7 @@ pub(crate) fn begin(
     ctx: &mut Context,
     module: u32,
     ordinal: u32,
-    sig: Signature,
+    sig: &Signature,
     args: &[Value],
 ) -> Result<CallState, Trap> {
     let func = bytecode(&mut ctx.modules, module).funcs[ordinal as usize].clone();
@@ -209,7 +209,7 @@ pub(crate) fn begin(
             Value::None => {}
         }
     }
-    st.entry_results = sig.results;
+    st.entry_results.clone_from(&sig.results);
     run_with_backtrace(ctx)
 }
 
