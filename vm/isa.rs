@@ -1,6 +1,6 @@
 //! The instruction set of IREE VM bytecode 17.0, described once.
 //!
-//! Every instruction is one line of [`for_each_instruction!`]: its opcode set,
+//! Every instruction is one line of `for_each_instruction!`: its opcode set,
 //! its opcode byte, its Rust name, its mnemonic (without the `vm.` prefix) and
 //! its operand layout as a list of [`Field`]s. The [`Opcode`] enum, the
 //! [`INSTRUCTIONS`] table, the opcode lookup tables, and through them the
