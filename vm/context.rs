@@ -18,7 +18,8 @@ use crate::value::Value;
 /// it (and across threads).
 #[derive(Debug)]
 pub struct Instance {
-    types: RwLock<Vec<String>>,
+    /// Host types registered through this instance (for listing).
+    types: RwLock<Vec<RefType>>,
 }
 
 impl Instance {
@@ -30,28 +31,20 @@ impl Instance {
     }
 
     /// Registers a host reference type named `name` (without `!`), or
-    /// returns the existing id of that name.
+    /// returns the existing id of that name. Ids are process-wide (see
+    /// [`RefType::named`]).
     pub fn register_type(&self, name: &str) -> RefType {
-        if let Some(t) = self.lookup_type(name) {
-            return t;
-        }
+        let t = RefType::named(name);
         let mut types = self.types.write().unwrap_or_else(|e| e.into_inner());
-        types.push(name.to_string());
-        RefType(RefType::FIRST_HOST + types.len() as u32 - 1)
+        if !types.contains(&t) {
+            types.push(t);
+        }
+        t
     }
 
     /// The id of the type named `name` (without `!`), if registered.
     pub fn lookup_type(&self, name: &str) -> Option<RefType> {
-        match name {
-            "vm.buffer" => return Some(RefType::BUFFER),
-            n if n.starts_with("vm.list") => return Some(RefType::LIST),
-            _ => {}
-        }
-        let types = self.types.read().unwrap_or_else(|e| e.into_inner());
-        types
-            .iter()
-            .position(|t| t == name)
-            .map(|i| RefType(RefType::FIRST_HOST + i as u32))
+        RefType::lookup(name)
     }
 
     /// Resolves a module type-table name (`i32`, `!vm.buffer`, `!vm.list<?>`,
@@ -76,23 +69,38 @@ pub enum LinkError {
     /// A module of that name is already registered.
     #[error("a module named '{0}' is already registered in this context")]
     DuplicateModule(String),
-    /// A required import has no provider.
-    #[error("module '{module}' imports '{import}', which no registered module exports")]
+    /// A required import has no provider: its module is not registered
+    /// (`provider_registered` false) or does not export the function.
+    #[error(
+        "NOT_FOUND; {}; resolving module '{module}' imports",
+        if *provider_registered {
+            format!("module '{provider}' does not export '{import}'")
+        } else {
+            format!("module '{provider}' required for import '{import}' is not registered with the context")
+        }
+    )]
     MissingImport {
         /// The importing module.
         module: String,
         /// The fully qualified import name.
         import: String,
+        /// The module the import names.
+        provider: String,
+        /// Whether a module of that name is registered.
+        provider_registered: bool,
     },
     /// The provider's calling convention differs from the import's.
     #[error(
-        "module '{module}' imports '{import}' as `{expected}`, but it is exported as `{found}`"
+        "INVALID_ARGUMENT; import function {import} signature mismatch between {module} and \
+         source {provider}; expected {expected} but got {found}; resolving module '{module}' imports"
     )]
     SignatureMismatch {
         /// The importing module.
         module: String,
         /// The import name.
         import: String,
+        /// The exporting module.
+        provider: String,
         /// The import's calling convention.
         expected: String,
         /// The export's calling convention.
@@ -461,6 +469,9 @@ impl Context {
             })?;
             funcs.push((f.name, sig));
         }
+        for t in module.ref_types() {
+            self.instance.register_type(t.trim_start_matches('!'));
+        }
         let state = module.instantiate().map_err(|trap| LinkError::Init {
             module: name.clone(),
             trap,
@@ -695,6 +706,7 @@ impl Context {
                     return Err(LinkError::SignatureMismatch {
                         module: module.to_string(),
                         import: full_name.to_string(),
+                        provider: full_name.split_once('.').map_or("", |p| p.0).to_string(),
                         expected: sig.text(),
                         found: export_sig.text(),
                     });
@@ -702,10 +714,15 @@ impl Context {
                 Ok(target)
             }
             None if optional => Ok(ImportTarget::Unresolved),
-            None => Err(LinkError::MissingImport {
-                module: module.to_string(),
-                import: full_name.to_string(),
-            }),
+            None => {
+                let provider = full_name.split_once('.').map_or(full_name, |p| p.0);
+                Err(LinkError::MissingImport {
+                    module: module.to_string(),
+                    import: full_name.to_string(),
+                    provider: provider.to_string(),
+                    provider_registered: self.modules.iter().any(|r| r.name() == provider),
+                })
+            }
         }
     }
 

@@ -2,19 +2,9 @@
 //! that bytecode modules import by name.
 //!
 //! A [`HostModule`] describes the module (name, version, functions with
-//! their calling conventions) and creates one [`HostState`] per context.
-//! [`NativeModule`] builds one from plain closures, wasmtime-style:
-//!
-//! ```
-//! use irvm::{NativeModule, Value};
-//! let m = NativeModule::new("math", 1)
-//!     .func("add_1", "0i_i", |args| Ok(vec![Value::I32(args[0].as_i32().unwrap() + 1)]))
-//!     .unwrap()
-//!     .typed_i32("twice", |x| x * 2);
-//! assert_eq!(m.name(), "math");
-//! ```
-
-use std::rc::Rc;
+//! their calling conventions, the ref types it defines) and creates one
+//! [`HostState`] per context. [`crate::NativeModule`] (`vm/native.rs`)
+//! builds one from plain Rust closures.
 
 use crate::dynamic::{DynamicModule, DynamicOutcome, DynamicState};
 use crate::program::Signature;
@@ -67,99 +57,10 @@ pub trait HostModule {
     fn functions(&self) -> Vec<HostFunctionDecl>;
     /// Creates the module's state for one context.
     fn instantiate(&self) -> Result<Box<dyn HostState>, Trap>;
-}
-
-type Callback = Rc<dyn Fn(&[Value]) -> Result<Vec<Value>, Trap>>;
-
-/// A host module built from Rust closures.
-#[derive(Clone)]
-pub struct NativeModule {
-    name: String,
-    version: u32,
-    funcs: Vec<(HostFunctionDecl, Callback)>,
-}
-
-impl NativeModule {
-    /// An empty module.
-    pub fn new(name: impl Into<String>, version: u32) -> Self {
-        NativeModule {
-            name: name.into(),
-            version,
-            funcs: Vec::new(),
-        }
-    }
-
-    /// Adds a function taking and returning [`Value`]s. The calling
-    /// convention is checked here; argument kinds are checked by the VM
-    /// before the closure runs.
-    pub fn func(
-        mut self,
-        name: impl Into<String>,
-        calling_convention: &str,
-        f: impl Fn(&[Value]) -> Result<Vec<Value>, Trap> + 'static,
-    ) -> Result<Self, crate::modules::AbiError> {
-        crate::modules::CallingConvention::parse(calling_convention)?;
-        self.funcs.push((
-            HostFunctionDecl {
-                name: name.into(),
-                calling_convention: calling_convention.to_string(),
-            },
-            Rc::new(f),
-        ));
-        Ok(self)
-    }
-
-    /// Adds an `i32 -> i32` function (`0i_i`) from a plain closure.
-    pub fn typed_i32(mut self, name: impl Into<String>, f: impl Fn(i32) -> i32 + 'static) -> Self {
-        self.funcs.push((
-            HostFunctionDecl {
-                name: name.into(),
-                calling_convention: "0i_i".into(),
-            },
-            Rc::new(move |args: &[Value]| match args {
-                [Value::I32(x)] => Ok(vec![Value::I32(f(*x))]),
-                _ => Err(Trap::new(StatusCode::InvalidArgument, "expected one i32")),
-            }),
-        ));
-        self
-    }
-
-    /// The module name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-struct NativeState {
-    funcs: Vec<Callback>,
-}
-
-impl HostState for NativeState {
-    fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap> {
-        let f = self.funcs.get(index).ok_or_else(|| {
-            Trap::new(
-                StatusCode::NotFound,
-                format!("host function {index} out of range"),
-            )
-        })?;
-        f(args).map(HostOutcome::Done)
-    }
-}
-
-impl HostModule for NativeModule {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn version(&self) -> u32 {
-        self.version
-    }
-    fn functions(&self) -> Vec<HostFunctionDecl> {
-        self.funcs.iter().map(|(d, _)| d.clone()).collect()
-    }
-    fn instantiate(&self) -> Result<Box<dyn HostState>, Trap> {
-        Ok(Box::new(NativeState {
-            funcs: self.funcs.iter().map(|(_, f)| f.clone()).collect(),
-        }))
+    /// Names (without `!`) of the ref types the module defines; registered
+    /// when the module is, so bytecode type tables can name them.
+    fn ref_types(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

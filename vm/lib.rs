@@ -16,6 +16,7 @@ pub mod dynamic;
 mod exec;
 pub mod host;
 pub mod isa;
+pub mod native;
 mod program;
 pub mod refs;
 pub mod trap;
@@ -23,8 +24,9 @@ pub mod value;
 
 pub use context::{CallState, Context, FrameInfo, Func, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
-pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState, NativeModule};
+pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 pub use modules::Module;
+pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
 pub use refs::{Buffer, List, Ref, RefType, TypeDef, ValueType};
 pub use trap::{StatusCode, Trap, TrapFrame};

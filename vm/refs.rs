@@ -12,9 +12,14 @@ use std::rc::Rc;
 use crate::modules::Module;
 use crate::trap::{StatusCode, Trap};
 
-/// Identity of a reference type within an [`Instance`](crate::Instance).
+/// Identity of a reference type. Built-in types have fixed ids; host types
+/// get theirs from a process-wide registry by name ([`RefType::named`]),
+/// so an id means the same type in every [`Instance`](crate::Instance).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RefType(pub u32);
+
+/// Names of the host-registered types, indexed by `id - FIRST_HOST`.
+static HOST_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 impl RefType {
     /// `!vm.buffer`.
@@ -23,6 +28,48 @@ impl RefType {
     pub const LIST: RefType = RefType(2);
     /// First id handed out to host-registered types.
     pub const FIRST_HOST: u32 = 16;
+
+    /// The host type named `name` (without `!`, e.g. `env.counter`),
+    /// registering it on first use.
+    pub fn named(name: &str) -> RefType {
+        if let Some(t) = RefType::lookup(name) {
+            return t;
+        }
+        let mut types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = types.iter().position(|t| t == name) {
+            return RefType(RefType::FIRST_HOST + i as u32);
+        }
+        types.push(name.to_string());
+        RefType(RefType::FIRST_HOST + types.len() as u32 - 1)
+    }
+
+    /// The type named `name` (without `!`), if built in or registered.
+    pub fn lookup(name: &str) -> Option<RefType> {
+        match name {
+            "vm.buffer" => return Some(RefType::BUFFER),
+            n if n.starts_with("vm.list") => return Some(RefType::LIST),
+            _ => {}
+        }
+        let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        types
+            .iter()
+            .position(|t| t == name)
+            .map(|i| RefType(RefType::FIRST_HOST + i as u32))
+    }
+
+    /// The type's name (without `!`).
+    pub fn name(self) -> String {
+        match self {
+            RefType::BUFFER => "vm.buffer".into(),
+            RefType::LIST => "vm.list".into(),
+            RefType(id) => {
+                let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+                id.checked_sub(RefType::FIRST_HOST)
+                    .and_then(|i| types.get(i as usize).cloned())
+                    .unwrap_or_else(|| format!("type#{id}"))
+            }
+        }
+    }
 }
 
 /// A primitive element type (of lists and variants).
@@ -96,6 +143,22 @@ impl HostObject {
     /// The wrapped value, if it is a `T`.
     pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
         self.value.downcast_ref()
+    }
+}
+
+impl Ref {
+    /// A new object of host type `type_name` (without `!`) holding `value`.
+    pub fn host<T: 'static>(type_name: &str, value: T) -> Ref {
+        let ty = RefType::named(type_name);
+        Ref::Host(Rc::new(HostObject::new(ty, type_name, Box::new(value))))
+    }
+
+    /// The host object's value, if this is a host object holding a `T`.
+    pub fn downcast<T: 'static>(&self) -> Option<&T> {
+        match self {
+            Ref::Host(h) => h.downcast_ref(),
+            _ => None,
+        }
     }
 }
 

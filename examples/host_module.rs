@@ -1,0 +1,78 @@
+//! Links a bytecode module against a host module written in Rust: the host
+//! provides `env.print_i32` and a custom ref type, `!env.counter`, whose
+//! objects the bytecode creates, keeps in a `!vm.list<!env.counter>`,
+//! compares with `vm.cmp.eq.ref` and hands back to the host.
+//!
+//! Run with `cargo run --example host_module [-- START]`.
+//!
+//! `examples/counter.vmfb` is assembled from `examples/counter.vmasm` with
+//! `iree-as-module --output=examples/counter.vmfb examples/counter.vmasm`.
+
+use std::cell::Cell;
+
+use irvm::{Context, HostRef, Instance, Module, NativeModule, Trap, Value};
+
+/// The host object behind `!env.counter`.
+struct Counter {
+    total: Cell<i32>,
+}
+
+/// Per-context state of the `env` module: what the program printed.
+#[derive(Default)]
+struct Console {
+    lines: Vec<String>,
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let start: i32 = std::env::args().nth(1).map_or(Ok(5), |a| a.parse())?;
+
+    let env = NativeModule::with_state("env", 1, Console::default)
+        .ref_type("env.counter")
+        // Calling conventions come from the closures' types: `0i_v`...
+        .wrap("print_i32", |console: &mut Console, value: i32| {
+            console.lines.push(value.to_string());
+            println!("env.print_i32: {value}");
+        })
+        // ... `0i_r` ...
+        .wrap("counter_new", |start: i32| {
+            HostRef::new(
+                "env.counter",
+                Counter {
+                    total: Cell::new(start),
+                },
+            )
+        })
+        // ... and `0ri_i`; a wrong ref type or null is an error of the call.
+        .wrap(
+            "counter_add",
+            |c: HostRef<Counter>, n: i32| -> Result<i32, Trap> {
+                let total =
+                    c.total.get().checked_add(n).ok_or_else(|| {
+                        Trap::new(irvm::StatusCode::OutOfRange, "counter overflow")
+                    })?;
+                c.total.set(total);
+                Ok(total)
+            },
+        );
+
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/counter.vmfb");
+    let module = Module::from_file(path)?;
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    ctx.register_host_module(&env)?;
+    ctx.register_module(module)?;
+
+    let main = ctx
+        .function("counter_demo.main")
+        .ok_or("counter_demo.main not found")?;
+    let results = ctx.invoke(&main, &[Value::I32(start)])?;
+    println!("counter_demo.main({start}) = {}", results[0]);
+    Ok(())
+}

@@ -1,0 +1,468 @@
+//! Host modules from Rust closures, in the manner of wasmtime's
+//! `Func::wrap`: a closure's parameter and result types give the calling
+//! convention, and closures may take the module's per-context state first.
+//!
+//! ```
+//! use irvm::{HostRef, NativeModule, Trap};
+//!
+//! struct Counter(i32);
+//! #[derive(Default)]
+//! struct Log(Vec<i32>);
+//!
+//! let env = NativeModule::with_state("env", 1, Log::default)
+//!     .ref_type("env.counter")
+//!     // `0i_v`: takes the per-context state, then an i32.
+//!     .wrap("print_i32", |log: &mut Log, x: i32| log.0.push(x))
+//!     // `0i_r`: returns a new host object.
+//!     .wrap("counter_new", |start: i32| HostRef::new("env.counter", Counter(start)))
+//!     // `0ri_i`, fallible.
+//!     .wrap("counter_get", |c: HostRef<Counter>| -> Result<i32, Trap> { Ok(c.0) });
+//! assert_eq!(env.signature("counter_get"), Some("0r_i"));
+//! ```
+
+use std::marker::PhantomData;
+use std::ops::Deref;
+use std::rc::Rc;
+
+use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
+use crate::refs::{HostObject, Ref, RefType};
+use crate::trap::{StatusCode, Trap};
+use crate::value::Value;
+
+/// A type host functions take or return: its calling-convention letter and
+/// its conversion from and to [`Value`].
+pub trait HostValue: Sized + 'static {
+    /// `i`, `I`, `f`, `F` or `r`.
+    const KIND: char;
+    /// The Rust value of a VM value, or why it does not fit.
+    fn from_value(v: &Value) -> Result<Self, String>;
+    /// The VM value of a Rust value.
+    fn into_value(self) -> Value;
+}
+
+macro_rules! scalar_host_value {
+    ($t:ty, $kind:literal, $variant:ident) => {
+        impl HostValue for $t {
+            const KIND: char = $kind;
+            fn from_value(v: &Value) -> Result<Self, String> {
+                match v {
+                    Value::$variant(x) => Ok(*x),
+                    other => Err(format!("expected {}, got {other}", stringify!($t))),
+                }
+            }
+            fn into_value(self) -> Value {
+                Value::$variant(self)
+            }
+        }
+    };
+}
+scalar_host_value!(i32, 'i', I32);
+scalar_host_value!(i64, 'I', I64);
+scalar_host_value!(f32, 'f', F32);
+scalar_host_value!(f64, 'F', F64);
+
+impl HostValue for Ref {
+    const KIND: char = 'r';
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Ref(r) => Ok(r.clone()),
+            other => Err(format!("expected a ref, got {other}")),
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Ref(self)
+    }
+}
+
+/// A counted handle to a host object holding a `T` (a ref register of a
+/// host-defined type); derefs to the `T`. As an argument it also rejects
+/// null and objects of other types.
+pub struct HostRef<T: 'static> {
+    object: Rc<HostObject>,
+    _type: PhantomData<T>,
+}
+
+impl<T: 'static> HostRef<T> {
+    /// A new object of type `type_name` (without `!`) holding `value`.
+    pub fn new(type_name: &str, value: T) -> HostRef<T> {
+        let ty = RefType::named(type_name);
+        HostRef {
+            object: Rc::new(HostObject::new(ty, type_name, Box::new(value))),
+            _type: PhantomData,
+        }
+    }
+
+    /// The handle as a plain [`Ref`].
+    pub fn to_ref(&self) -> Ref {
+        Ref::Host(self.object.clone())
+    }
+}
+
+impl<T: 'static> Clone for HostRef<T> {
+    fn clone(&self) -> Self {
+        HostRef {
+            object: self.object.clone(),
+            _type: PhantomData,
+        }
+    }
+}
+
+impl<T: 'static> Deref for HostRef<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // Construction checked the type (`new` or `from_value`).
+        self.object
+            .downcast_ref::<T>()
+            .expect("HostRef holds its own type")
+    }
+}
+
+impl<T: 'static> HostValue for HostRef<T> {
+    const KIND: char = 'r';
+    fn from_value(v: &Value) -> Result<Self, String> {
+        match v {
+            Value::Ref(Ref::Host(o)) if o.downcast_ref::<T>().is_some() => Ok(HostRef {
+                object: o.clone(),
+                _type: PhantomData,
+            }),
+            Value::Ref(Ref::Null) => Err("expected a host object, got null".into()),
+            Value::Ref(other) => Err(format!(
+                "expected a host object of another type, got {other}"
+            )),
+            other => Err(format!("expected a ref, got {other}")),
+        }
+    }
+    fn into_value(self) -> Value {
+        Value::Ref(Ref::Host(self.object))
+    }
+}
+
+/// What host closures may return: nothing, one value, a tuple of values,
+/// or a `Result` of those with a [`Trap`].
+pub trait HostResults {
+    /// The result letters of the calling convention (`v` for none).
+    fn kinds() -> String;
+    /// The VM values.
+    fn into_values(self) -> Result<Vec<Value>, Trap>;
+}
+
+impl HostResults for () {
+    fn kinds() -> String {
+        "v".into()
+    }
+    fn into_values(self) -> Result<Vec<Value>, Trap> {
+        Ok(Vec::new())
+    }
+}
+
+impl<T: HostValue> HostResults for T {
+    fn kinds() -> String {
+        T::KIND.to_string()
+    }
+    fn into_values(self) -> Result<Vec<Value>, Trap> {
+        Ok(vec![self.into_value()])
+    }
+}
+
+impl<R: HostResults> HostResults for Result<R, Trap> {
+    fn kinds() -> String {
+        R::kinds()
+    }
+    fn into_values(self) -> Result<Vec<Value>, Trap> {
+        self?.into_values()
+    }
+}
+
+macro_rules! tuple_results {
+    ($($t:ident),+) => {
+        impl<$($t: HostValue),+> HostResults for ($($t,)+) {
+            fn kinds() -> String {
+                [$($t::KIND),+].iter().collect()
+            }
+            #[allow(non_snake_case)]
+            fn into_values(self) -> Result<Vec<Value>, Trap> {
+                let ($($t,)+) = self;
+                Ok(vec![$($t.into_value()),+])
+            }
+        }
+    };
+}
+tuple_results!(A, B);
+tuple_results!(A, B, C);
+tuple_results!(A, B, C, D);
+
+type Callback<S> = Rc<dyn Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap>>;
+
+/// Marks closures that take the module state first.
+pub struct WithState;
+/// Marks closures that do not take the module state.
+pub struct WithoutState;
+
+/// Closures [`NativeModule::wrap`] accepts: `Fn(&mut S, A, B, ...) -> R` or
+/// `Fn(A, B, ...) -> R` with up to 8 [`HostValue`] parameters and
+/// [`HostResults`] results. `Marker` only tells the two families apart.
+pub trait IntoHostFunc<S, Marker> {
+    /// The calling convention (`0ii_i`).
+    fn calling_convention() -> String;
+    /// The function as a flattened-values callback.
+    fn into_callback(self, name: String) -> Callback<S>;
+}
+
+fn bad_args(name: &str, k: usize, why: String) -> Trap {
+    Trap::new(
+        StatusCode::InvalidArgument,
+        format!("host function `{name}`: argument {k}: {why}"),
+    )
+}
+
+macro_rules! into_host_func {
+    ($($a:ident),*) => {
+        impl<S: 'static, F, R, $($a: HostValue),*> IntoHostFunc<S, (WithState, $($a,)*)> for F
+        where
+            F: Fn(&mut S, $($a),*) -> R + 'static,
+            R: HostResults,
+        {
+            fn calling_convention() -> String {
+                let kinds: &[char] = &[$($a::KIND),*];
+                let args: String = kinds.iter().collect();
+                format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
+            }
+            #[allow(non_snake_case, unused_mut, unused_variables)]
+            fn into_callback(self, name: String) -> Callback<S> {
+                Rc::new(move |state: &mut S, args: &[Value]| {
+                    let mut it = args.iter().enumerate();
+                    $(
+                        let $a = match it.next() {
+                            Some((k, v)) => $a::from_value(v).map_err(|w| bad_args(&name, k, w))?,
+                            None => return Err(bad_args(&name, args.len(), "missing".into())),
+                        };
+                    )*
+                    (self)(state, $($a),*).into_values()
+                })
+            }
+        }
+
+        impl<S: 'static, F, R, $($a: HostValue),*> IntoHostFunc<S, (WithoutState, $($a,)*)> for F
+        where
+            F: Fn($($a),*) -> R + 'static,
+            R: HostResults,
+        {
+            fn calling_convention() -> String {
+                let kinds: &[char] = &[$($a::KIND),*];
+                let args: String = kinds.iter().collect();
+                format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
+            }
+            #[allow(non_snake_case, unused_mut, unused_variables)]
+            fn into_callback(self, name: String) -> Callback<S> {
+                Rc::new(move |_: &mut S, args: &[Value]| {
+                    let mut it = args.iter().enumerate();
+                    $(
+                        let $a = match it.next() {
+                            Some((k, v)) => $a::from_value(v).map_err(|w| bad_args(&name, k, w))?,
+                            None => return Err(bad_args(&name, args.len(), "missing".into())),
+                        };
+                    )*
+                    (self)($($a),*).into_values()
+                })
+            }
+        }
+    };
+}
+into_host_func!();
+into_host_func!(A1);
+into_host_func!(A1, A2);
+into_host_func!(A1, A2, A3);
+into_host_func!(A1, A2, A3, A4);
+into_host_func!(A1, A2, A3, A4, A5);
+into_host_func!(A1, A2, A3, A4, A5, A6);
+into_host_func!(A1, A2, A3, A4, A5, A6, A7);
+into_host_func!(A1, A2, A3, A4, A5, A6, A7, A8);
+
+/// A host module built from Rust closures, with per-context state `S`
+/// (created by the module's factory when the module is registered in a
+/// context, dropped with the context).
+pub struct NativeModule<S: 'static = ()> {
+    name: String,
+    version: u32,
+    factory: Rc<dyn Fn() -> S>,
+    funcs: Vec<(HostFunctionDecl, Callback<S>)>,
+    types: Vec<String>,
+}
+
+impl<S: 'static> Clone for NativeModule<S> {
+    fn clone(&self) -> Self {
+        NativeModule {
+            name: self.name.clone(),
+            version: self.version,
+            factory: self.factory.clone(),
+            funcs: self.funcs.clone(),
+            types: self.types.clone(),
+        }
+    }
+}
+
+impl NativeModule<()> {
+    /// An empty module without state.
+    pub fn new(name: impl Into<String>, version: u32) -> Self {
+        NativeModule::with_state(name, version, || ())
+    }
+}
+
+impl<S: 'static> NativeModule<S> {
+    /// An empty module whose per-context state `factory` creates.
+    pub fn with_state(
+        name: impl Into<String>,
+        version: u32,
+        factory: impl Fn() -> S + 'static,
+    ) -> Self {
+        NativeModule {
+            name: name.into(),
+            version,
+            factory: Rc::new(factory),
+            funcs: Vec::new(),
+            types: Vec::new(),
+        }
+    }
+
+    /// Adds a function from a typed closure; its calling convention comes
+    /// from the closure's parameter and result types (see [`IntoHostFunc`]).
+    pub fn wrap<M, F: IntoHostFunc<S, M>>(mut self, name: impl Into<String>, f: F) -> Self {
+        let name = name.into();
+        let cconv = F::calling_convention();
+        let full = format!("{}.{name}", self.name);
+        self.funcs.push((
+            HostFunctionDecl {
+                name,
+                calling_convention: cconv,
+            },
+            f.into_callback(full),
+        ));
+        self
+    }
+
+    /// Adds a function taking and returning flattened [`Value`]s (for
+    /// variadic calling conventions such as `0CiD_i`). The convention is
+    /// checked here; the VM checks argument kinds before the closure runs.
+    pub fn func(
+        self,
+        name: impl Into<String>,
+        calling_convention: &str,
+        f: impl Fn(&[Value]) -> Result<Vec<Value>, Trap> + 'static,
+    ) -> Result<Self, crate::modules::AbiError> {
+        self.func_with_state(
+            name,
+            calling_convention,
+            move |_: &mut S, args: &[Value]| f(args),
+        )
+    }
+
+    /// Like [`NativeModule::func`], with the module state.
+    pub fn func_with_state(
+        mut self,
+        name: impl Into<String>,
+        calling_convention: &str,
+        f: impl Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap> + 'static,
+    ) -> Result<Self, crate::modules::AbiError> {
+        crate::modules::CallingConvention::parse(calling_convention)?;
+        self.funcs.push((
+            HostFunctionDecl {
+                name: name.into(),
+                calling_convention: calling_convention.to_string(),
+            },
+            Rc::new(f),
+        ));
+        Ok(self)
+    }
+
+    /// Adds an `i32 -> i32` function (`0i_i`).
+    pub fn typed_i32(self, name: impl Into<String>, f: impl Fn(i32) -> i32 + 'static) -> Self {
+        self.wrap(name, f)
+    }
+
+    /// Declares a ref type (`env.counter`, used as `!env.counter` by
+    /// bytecode) that this module's functions create and accept.
+    pub fn ref_type(mut self, name: impl Into<String>) -> Self {
+        self.types.push(name.into());
+        self
+    }
+
+    /// The module name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The calling convention of function `name`, if the module has it.
+    pub fn signature(&self, name: &str) -> Option<&str> {
+        self.funcs
+            .iter()
+            .find(|(d, _)| d.name == name)
+            .map(|(d, _)| d.calling_convention.as_str())
+    }
+}
+
+struct NativeState<S> {
+    state: S,
+    funcs: Vec<Callback<S>>,
+    names: Vec<String>,
+}
+
+impl<S: 'static> HostState for NativeState<S> {
+    fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap> {
+        let f = self.funcs.get(index).ok_or_else(|| {
+            Trap::new(
+                StatusCode::NotFound,
+                format!("host function {index} out of range"),
+            )
+        })?;
+        // A panicking closure fails its call, not the process.
+        let state = &mut self.state;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(state, args))) {
+            Ok(result) => result.map(HostOutcome::Done),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "(no message)".into());
+                Err(Trap::new(
+                    StatusCode::Internal,
+                    format!("host function `{}` panicked: {what}", self.names[index]),
+                ))
+            }
+        }
+    }
+}
+
+impl<S: 'static> HostModule for NativeModule<S> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn version(&self) -> u32 {
+        self.version
+    }
+    fn functions(&self) -> Vec<HostFunctionDecl> {
+        self.funcs.iter().map(|(d, _)| d.clone()).collect()
+    }
+    fn instantiate(&self) -> Result<Box<dyn HostState>, Trap> {
+        let factory = self.factory.clone();
+        let state =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| factory())).map_err(|_| {
+                Trap::new(
+                    StatusCode::Internal,
+                    format!("state factory of host module `{}` panicked", self.name),
+                )
+            })?;
+        Ok(Box::new(NativeState {
+            state,
+            funcs: self.funcs.iter().map(|(_, f)| f.clone()).collect(),
+            names: self
+                .funcs
+                .iter()
+                .map(|(d, _)| format!("{}.{}", self.name, d.name))
+                .collect(),
+        }))
+    }
+    fn ref_types(&self) -> Vec<String> {
+        self.types.clone()
+    }
+}
