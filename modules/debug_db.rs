@@ -129,27 +129,41 @@ impl std::fmt::Display for SourcePosition {
 impl<'a> DebugDatabase<'a> {
     /// The source position a location points at: itself for a file
     /// position, the callee side of a call site, the wrapped location of a
-    /// name, the first resolvable member of a fused location. Bounded, so
-    /// cyclic or very deep tables give `None`, never a hang.
+    /// name, the first resolvable member of a fused location. Bounded in
+    /// depth ([`MAX_RENDER_DEPTH`]) and in entries visited in total
+    /// ([`MAX_RENDER_NODES`]), so cyclic, very deep or self-referencing
+    /// fused tables (whose walk would otherwise branch exponentially) give
+    /// `None`, never a hang.
     pub fn source_position(&self, index: i64) -> Option<SourcePosition> {
-        self.position_at_depth(index, 0)
+        let mut budget = MAX_RENDER_NODES;
+        self.position_at_depth(index, 0, &mut budget)
     }
 
-    fn position_at_depth(&self, index: i64, depth: usize) -> Option<SourcePosition> {
-        if depth >= MAX_RENDER_DEPTH {
+    fn position_at_depth(
+        &self,
+        index: i64,
+        depth: usize,
+        budget: &mut usize,
+    ) -> Option<SourcePosition> {
+        if depth >= MAX_RENDER_DEPTH || *budget == 0 {
             return None;
         }
+        *budget -= 1;
         match self.location(index).ok()? {
             Location::FileLineCol { file, line, col } => Some(SourcePosition {
                 file: file.to_string(),
                 line,
                 col,
             }),
-            Location::Name { child, .. } => self.position_at_depth(child? as i64, depth + 1),
-            Location::CallSite { callee, .. } => self.position_at_depth(callee as i64, depth + 1),
+            Location::Name { child, .. } => {
+                self.position_at_depth(child? as i64, depth + 1, budget)
+            }
+            Location::CallSite { callee, .. } => {
+                self.position_at_depth(callee as i64, depth + 1, budget)
+            }
             Location::Fused { locations, .. } => locations
                 .iter()
-                .find_map(|&l| self.position_at_depth(l as i64, depth + 1)),
+                .find_map(|&l| self.position_at_depth(l as i64, depth + 1, budget)),
         }
     }
 

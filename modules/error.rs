@@ -169,6 +169,10 @@ pub enum LoadError {
         file_len: u64,
     },
 
+    /// The file is VM assembly text that does not assemble.
+    #[error("{0}")]
+    Assembly(#[from] crate::asm::AsmErrors),
+
     /// A size computation overflowed.
     #[error("size overflow while computing {what}")]
     Overflow {

@@ -96,8 +96,27 @@ impl Module {
     ///
     /// The file must not be truncated or modified while the module (or a
     /// clone) is alive: the mapping would change under the loader's checks.
+    ///
+    /// A file of VM assembly text (`.vmasm`: its first word is
+    /// `vm.module`) is assembled in memory first, as `irvm as` would.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
-        Module::load(ModuleBytes::map_file(path.as_ref())?)
+        let path = path.as_ref();
+        let bytes = ModuleBytes::map_file(path)?;
+        if crate::asm::looks_like_assembly(bytes.as_slice()) {
+            return Module::from_assembly_file(path);
+        }
+        Module::load(bytes)
+    }
+
+    /// Assembles the VM assembly file at `path` and loads the result.
+    pub fn from_assembly_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
+        Module::load(ModuleBytes::from(crate::asm::assemble_file(path.as_ref())?))
+    }
+
+    /// Assembles VM assembly `source` (named `file` in diagnostics) and
+    /// loads the result.
+    pub fn from_assembly(source: &str, file: &str) -> Result<Module, LoadError> {
+        Module::load(ModuleBytes::from(crate::asm::assemble(source, file)?))
     }
 
     /// Verifies a module held in memory (`Vec<u8>`, `Arc<[u8]>` or

@@ -129,6 +129,41 @@ fn iree_vm_conformance_suite() {
     assert_eq!(total, 2 * 304, "304 functions, plain and hooked loop");
 }
 
+/// The suite again from its `.vmasm` sources: `Module::from_file`
+/// assembles them in memory, and every function must behave as it does
+/// from the reference-assembled `.vmfb`.
+#[test]
+fn iree_vm_conformance_suite_from_assembly_source() {
+    let Some(dir) = suite_dir() else {
+        eprintln!("skipping: ../shared/conformance/iree-vm-tests not present");
+        return;
+    };
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmasm"))
+        .collect();
+    sources.sort();
+    assert_eq!(sources.len(), 30, "expected the 30 conformance sources");
+    let mut out = Outcome {
+        passed: 0,
+        failures: Vec::new(),
+    };
+    for m in &sources {
+        run_module(m, &mut out, false);
+    }
+    eprintln!(
+        "conformance from .vmasm: {}/{} functions behave as the convention says",
+        out.passed,
+        out.passed + out.failures.len()
+    );
+    for f in &out.failures {
+        eprintln!("  {f}");
+    }
+    assert!(out.failures.is_empty(), "{} failures", out.failures.len());
+    assert_eq!(out.passed, 304);
+}
+
 /// The same suite through the command line, one `irvm run` process per
 /// function: exit 0 for functions that must succeed, exit 1 (with a message
 /// on stderr) for `fail_*`, never a signal.

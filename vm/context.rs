@@ -188,7 +188,7 @@ pub(crate) struct BytecodeInstance {
     pub name: String,
     pub funcs: Vec<Rc<Function>>,
     pub signatures: Vec<Signature>,
-    pub import_sigs: Vec<Signature>,
+    pub import_sigs: Vec<Rc<Signature>>,
     pub import_names: Vec<String>,
     pub imports: Vec<ImportTarget>,
     pub types: Vec<TypeDef>,
@@ -629,6 +629,8 @@ impl Context {
                 ord as u32,
                 desc.i32_register_count,
                 desc.ref_register_count,
+                desc.block_count,
+                desc.requirements | module.requirements(),
                 &facts,
             )
             .map_err(|source| LinkError::Verify {
@@ -656,7 +658,7 @@ impl Context {
             module,
             funcs,
             signatures,
-            import_sigs,
+            import_sigs: import_sigs.into_iter().map(Rc::new).collect(),
             import_names,
             imports,
             types,

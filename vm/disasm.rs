@@ -762,7 +762,7 @@ fn block_label(site: &Site<'_>, target: u32) -> Result<String, DisasmError> {
 }
 
 /// Whether a field is written by the instruction (printed before ` = `).
-fn is_result(field: &Field) -> bool {
+pub(crate) fn is_result(field: &Field) -> bool {
     matches!(
         field,
         Field::Reg(_, Access::Write) | Field::RefMove(Access::Write) | Field::Results(_)
@@ -815,7 +815,7 @@ fn join(items: impl Iterator<Item = String>) -> String {
 
 /// A piece of a syntax template.
 #[derive(Debug, PartialEq, Eq)]
-enum TemplatePiece<'t> {
+pub(crate) enum TemplatePiece<'t> {
     /// Literal text.
     Text(&'t str),
     /// `{N}`: the operand of field `N`.
@@ -824,12 +824,12 @@ enum TemplatePiece<'t> {
 
 /// Splits a syntax template into text and field references (`{{` and `}}`
 /// are literal braces).
-struct TemplatePieces<'t> {
+pub(crate) struct TemplatePieces<'t> {
     rest: &'t str,
 }
 
 impl<'t> TemplatePieces<'t> {
-    fn new(template: &'t str) -> Self {
+    pub(crate) fn new(template: &'t str) -> Self {
         TemplatePieces { rest: template }
     }
 }

@@ -504,6 +504,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "dlopen is not supported by Miri")]
     fn parses_specs() {
         let s = DynamicModuleSpec::parse("target/libfoo.so@make_foo?a=1&b=two&flag").unwrap();
         assert_eq!(s.path, PathBuf::from("target/libfoo.so"));
@@ -528,6 +529,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "dlopen is not supported by Miri")]
     fn missing_library_is_a_clear_error() {
         let e = DynamicModule::load_spec("/nonexistent/libnope.so").unwrap_err();
         assert!(e.to_string().contains("/nonexistent/libnope.so"), "{e}");

@@ -7,6 +7,7 @@
 #[path = "../modules/mod.rs"]
 pub mod modules;
 
+pub mod asm;
 pub mod context;
 pub mod debug;
 pub mod debugger;

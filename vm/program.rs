@@ -207,6 +207,12 @@ impl Builder<'_> {
                 if r & REF_BANK_BIT != 0 {
                     return Err(self.err(format!("register {r:#x} is not an i32 register")));
                 }
+                if bank.slots() == 2 && r & 1 != 0 {
+                    return Err(self.err(format!(
+                        "register %i{r} ({}) is not an aligned register pair (odd ordinal)",
+                        bank.name()
+                    )));
+                }
                 let need = r as u32 + bank.slots() as u32;
                 if need > self.n32 as u32 {
                     return Err(self.err(format!(
@@ -289,6 +295,8 @@ pub(crate) fn compile(
     ordinal: u32,
     i32_count: u16,
     ref_count: u16,
+    block_count: u16,
+    features: crate::modules::FeatureBits,
     facts: &ModuleFacts<'_>,
 ) -> Result<Function, VerifyError> {
     let sig = &facts.signatures[ordinal as usize];
@@ -309,6 +317,7 @@ pub(crate) fn compile(
     // by the caller's marshalling, as IREE's frames simply never read them.
     // bytecode offset -> instruction index (block markers map to the next).
     let mut index_at: HashMap<u32, u32> = HashMap::new();
+    let mut blocks = std::collections::HashSet::new();
     let mut pc = 0usize;
     while pc < code.len() {
         b.offset = pc as u32;
@@ -316,10 +325,37 @@ pub(crate) fn compile(
         index_at.insert(pc as u32, b.code.len() as u32);
         pc = inst.end;
         if inst.op == Opcode::Block {
+            blocks.insert(inst.offset as u32);
             continue;
+        }
+        // Extension instructions need their feature declared (by the
+        // function or the module).
+        let needed = match inst.op.info().set {
+            crate::isa::OpcodeSet::ExtF32 => {
+                Some((crate::modules::FeatureBits::EXT_F32, "EXT_F32"))
+            }
+            crate::isa::OpcodeSet::ExtF64 => {
+                Some((crate::modules::FeatureBits::EXT_F64, "EXT_F64"))
+            }
+            _ => None,
+        };
+        if let Some((bit, name)) = needed {
+            if !features.contains(bit) {
+                return Err(b.err(format!(
+                    "{} needs the {name} feature, which neither the function nor the module declares",
+                    inst.op
+                )));
+            }
         }
         lower(&mut b, inst.op, &inst.operands)?;
         b.offsets.push(inst.offset as u32);
+    }
+    if blocks.len() != usize::from(block_count) {
+        b.offset = 0;
+        return Err(b.err(format!(
+            "descriptor declares {block_count} blocks but the bytecode has {}",
+            blocks.len()
+        )));
     }
     // The guard: running past the end traps instead of reading beyond.
     b.offset = code.len() as u32;
@@ -330,10 +366,13 @@ pub(crate) fn compile(
     let fixups = std::mem::take(&mut b.fixups);
     for (at, field, target, remap) in fixups {
         b.offset = b.offsets[at];
-        let Some(&dest) = index_at.get(&target) else {
-            return Err(b.err(format!(
-                "branch target {target} is not an instruction boundary"
-            )));
+        let dest = match index_at.get(&target) {
+            Some(&dest) if blocks.contains(&target) => dest,
+            _ => {
+                return Err(b.err(format!(
+                    "branch target {target} is not the start of a block"
+                )))
+            }
         };
         let resolved = if remap == NONE {
             dest
@@ -738,6 +777,15 @@ fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<()
             | (Field::Results(kind), Operand::Regs(list)) => {
                 let regs: Vec<u16> = list.iter().collect();
                 for &r in &regs {
+                    // The ISA types discard.refs' list as "any", but only
+                    // refs can be discarded: an i32 ordinal there would be
+                    // used as a ref register index (found by tests/mutation.rs).
+                    if op == Opcode::DiscardRefs && r & REF_BANK_BIT == 0 {
+                        return Err(b.err(format!(
+                            "vm.discard.refs operand %i{} is not a ref register",
+                            r & I32_INDEX_MASK
+                        )));
+                    }
                     match kind {
                         ListKind::Any => b.check_any(r)?,
                         ListKind::Of(bank) => {
@@ -867,6 +915,13 @@ fn check_semantics(b: &Builder<'_>, inst: &Inst) -> Result<(), VerifyError> {
             };
             b.check_list_kinds(&results, &sig.results, "call results")?;
         }
+        // The interpreter looks the operand up in the import table.
+        Opcode::ImportResolved if inst.x & IMPORT_ORDINAL_BIT == 0 => {
+            return Err(b.err(format!(
+                "vm.import.resolved of function {}, which is not an import",
+                inst.x
+            )));
+        }
         Opcode::Return => {
             let regs: Vec<u16> = aux_list(&b.aux, inst.x, 0)
                 .iter()
@@ -906,9 +961,9 @@ pub(crate) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>>
                 }
             }
             other => {
-                if n != 1 {
-                    return None;
-                }
+                // A plain argument's segment size is ignored, as IREE does
+                // (iree-compile writes 0xFFFF there).
+                let _ = n;
                 flatten(std::slice::from_ref(*other), &mut out);
             }
         }

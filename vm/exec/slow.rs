@@ -386,17 +386,16 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 }
                 Ok(index) => {
                     let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
-                    let sig = &bytecode(modules, cur).import_sigs[imp];
+                    let sig = bytecode(modules, cur).import_sigs[imp].clone();
                     let values = if variadic {
                         let sizes16: Vec<u16> = sizes.iter().map(|&s| s as u16).collect();
-                        let kinds = expand_variadic(sig, &sizes16).unwrap_or_default();
+                        let kinds = expand_variadic(&sig, &sizes16).unwrap_or_default();
                         let flat = read_values(st, caller_base, args, &kinds);
-                        insert_span_counts(sig, &sizes16, flat)
+                        insert_span_counts(&sig, &sizes16, flat)
                     } else {
-                        let kinds = sig.args.clone();
-                        read_values(st, caller_base, args, &kinds)
+                        read_values(st, caller_base, args, &sig.args)
                     };
-                    let result_kinds = bytecode(modules, cur).import_sigs[imp].results.clone();
+                    let result_kinds = &sig.results;
                     let outcome = match &mut modules[target_module as usize] {
                         Registered::Host(h) => h.state.call(index as usize, &values),
                         Registered::Bytecode(_) => {
@@ -411,7 +410,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                                 caller_base.0,
                                 caller_base.1,
                                 dst,
-                                &result_kinds,
+                                result_kinds,
                                 vals
                             ));
                             // The frames hold the pcs to go on from.

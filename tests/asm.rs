@@ -1,0 +1,700 @@
+//! The assembler as users drive it: `irvm as`, `irvm::asm::assemble` and
+//! `Module::from_file` on `.vmasm`.
+//!
+//! - every shared `.vmasm` (and this repo's fixtures) assembles, dumps back
+//!   to its source byte for byte, and matches the reference-assembled
+//!   `.vmfb` table for table, no larger;
+//! - malformed inputs give the expected located diagnostics;
+//! - random programs generated from the ISA table survive
+//!   assemble → disassemble → assemble with identical bytes;
+//! - `loc(...)` annotations fill a debug database that traps use.
+
+use std::path::{Path, PathBuf};
+
+use irvm::disasm::{disassemble_module, DisasmOptions};
+use irvm::isa::{Access, Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
+use irvm::Module;
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `.vmasm` files with their reference `.vmfb` beside them.
+fn shared_sources() -> Option<Vec<PathBuf>> {
+    let root = manifest().join("../shared/conformance");
+    if !root.is_dir() {
+        return None;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join("iree-vm-tests"))
+        .ok()?
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmasm"))
+        .collect();
+    files.push(root.join("module_benchmark.vmasm"));
+    files.sort();
+    Some(files)
+}
+
+fn fixture_sources() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(manifest().join("tests/data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vmasm"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn disassembly(module: &Module) -> String {
+    disassemble_module(module, &DisasmOptions::default()).expect("disassembles")
+}
+
+/// Our module equals the reference's in every table the loader exposes;
+/// register counts may only be higher where arguments need the room.
+fn assert_same_layout(name: &str, ours: &Module, theirs: &Module) {
+    assert_eq!(ours.name(), theirs.name(), "{name}: name");
+    assert_eq!(ours.version(), theirs.version(), "{name}: version");
+    assert_eq!(
+        ours.requirements(),
+        theirs.requirements(),
+        "{name}: requirements"
+    );
+    assert_eq!(ours.types(), theirs.types(), "{name}: types");
+    assert_eq!(ours.imports(), theirs.imports(), "{name}: imports");
+    assert_eq!(ours.exports(), theirs.exports(), "{name}: exports");
+    assert_eq!(ours.rodata_count(), theirs.rodata_count(), "{name}: rodata");
+    for i in 0..ours.rodata_count() {
+        assert_eq!(ours.rodata(i), theirs.rodata(i), "{name}: rodata {i}");
+    }
+    assert_eq!(
+        ours.global_bytes_capacity(),
+        theirs.global_bytes_capacity(),
+        "{name}: rwdata"
+    );
+    assert_eq!(
+        ours.global_ref_count(),
+        theirs.global_ref_count(),
+        "{name}: global refs"
+    );
+    assert_eq!(
+        ours.function_count(),
+        theirs.function_count(),
+        "{name}: functions"
+    );
+    for f in 0..ours.function_count() {
+        let (a, b) = (
+            ours.function_descriptor(f).unwrap(),
+            theirs.function_descriptor(f).unwrap(),
+        );
+        assert_eq!(a.bytecode_offset, b.bytecode_offset, "{name} fn{f}: offset");
+        assert_eq!(a.bytecode_length, b.bytecode_length, "{name} fn{f}: length");
+        assert_eq!(a.block_count, b.block_count, "{name} fn{f}: blocks");
+        assert_eq!(a.requirements, b.requirements, "{name} fn{f}: requirements");
+        assert_eq!(
+            a.ref_register_count, b.ref_register_count,
+            "{name} fn{f}: refs"
+        );
+        let cconv = ours.function_signature(f).unwrap().calling_convention;
+        assert_eq!(
+            cconv,
+            theirs.function_signature(f).unwrap().calling_convention
+        );
+        // The reference leaves unused argument registers out of the count
+        // (and its own runtime then rejects such a function); we count
+        // them.
+        let arg_slots: u16 = cconv
+            .and_then(|c| c.strip_prefix('0'))
+            .map(|c| c.split('_').next().unwrap_or(""))
+            .unwrap_or("")
+            .chars()
+            .map(|k| match k {
+                'i' | 'f' => 1,
+                'I' | 'F' => 2,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(
+            a.i32_register_count,
+            b.i32_register_count.max(arg_slots),
+            "{name} fn{f}: i32 registers"
+        );
+        assert_eq!(
+            ours.function_bytecode(f),
+            theirs.function_bytecode(f),
+            "{name} fn{f}: bytecode"
+        );
+    }
+}
+
+#[test]
+fn shared_sources_assemble_round_trip_and_match_the_reference() {
+    let Some(sources) = shared_sources() else {
+        eprintln!("skipping: ../shared/conformance not present");
+        return;
+    };
+    assert_eq!(
+        sources.len(),
+        31,
+        "30 conformance modules and module_benchmark"
+    );
+    let (mut ours_total, mut ref_total) = (0, 0);
+    for source in &sources {
+        let name = source.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(source).unwrap();
+        let bytes = irvm::asm::assemble(&text, &source.display().to_string())
+            .unwrap_or_else(|e| panic!("{name} does not assemble:\n{e}"));
+        let reference = std::fs::read(source.with_extension("vmfb")).unwrap();
+        assert!(
+            bytes.len() <= reference.len(),
+            "{name}: {} bytes, reference {}",
+            bytes.len(),
+            reference.len()
+        );
+        ours_total += bytes.len();
+        ref_total += reference.len();
+        let ours = Module::from_bytes(bytes).expect("our output loads");
+        assert_eq!(
+            disassembly(&ours),
+            text,
+            "{name}: disassembly differs from the source"
+        );
+        let theirs = Module::from_bytes(reference).unwrap();
+        assert_same_layout(&name, &ours, &theirs);
+    }
+    eprintln!("31 sources: {ours_total} bytes assembled, reference {ref_total}");
+}
+
+#[test]
+fn fixtures_assemble_and_round_trip() {
+    for source in fixture_sources() {
+        let text = std::fs::read_to_string(&source).unwrap();
+        let module = Module::from_file(&source)
+            .unwrap_or_else(|e| panic!("{} does not load: {e}", source.display()));
+        // Hand-written sources need not be in the printer's canonical form
+        // (pairs in lists, say); their disassembly must be a fixed point.
+        let listing = disassembly(&module);
+        let again = Module::from_assembly(&listing, "listing.vmasm").unwrap();
+        assert_eq!(disassembly(&again), listing, "{}", source.display());
+        let _ = text;
+        let reference = source.with_extension("vmfb");
+        if reference.exists() {
+            let theirs = Module::from_file(&reference).unwrap();
+            assert_eq!(disassembly(&theirs), listing, "{}", source.display());
+            assert_same_layout(&source.display().to_string(), &module, &theirs);
+        }
+    }
+}
+
+#[test]
+fn irvm_as_writes_a_module_and_reads_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = manifest().join("tests/data/limits.vmasm");
+    let out = dir.path().join("m.vmfb");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(["as", "-o"])
+        .arg(&out)
+        .arg(&source)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&source).unwrap();
+    assert_eq!(
+        disassembly(&Module::from_file(&out).unwrap()),
+        disassembly(&Module::from_file(&source).unwrap())
+    );
+
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(["as", "--output=-", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(output.stdout, std::fs::read(&out).unwrap());
+}
+
+/// (source, [(line, column, message fragment)]): every listed diagnostic
+/// must be reported, each at its place.
+/// A diagnostic expected at (line, column) containing the text.
+type Expected = (usize, usize, &'static str);
+
+const MALFORMED: &[(&str, &[Expected])] = &[
+    (
+        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  %i1 = vm.cmp.lte.i32.s %i0, %i0\n  vm.return\n}\n",
+        &[(4, 9, "unknown instruction 'vm.cmp.lte.i32.s'; did you mean 'vm.cmp.lt.i32.s'?")],
+    ),
+    (
+        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  vm.br ^bb9()\n}\n",
+        &[(4, 9, "branch to undefined block ^bb9")],
+    ),
+    (
+        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  %i0 = vm.add.i32 %i1, %r0\n  %i0:1 = vm.add.i32 %i1, %i2\n  vm.return\n}\n",
+        &[
+            (4, 25, "expected a register like %i0 (i32 operand), found '%r0'"),
+            (5, 3, "i32 operands are single registers: write %i0"),
+        ],
+    ),
+    (
+        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  %i0:2 = vm.const.i64 1\n  %i0 = vm.const.i32 99999999999\n  vm.fail %i0\n  vm.return\n}\n",
+        &[
+            (4, 3, "register pair must name adjacent registers: %i0:1"),
+            (5, 22, "expected an i32 constant, found '99999999999'"),
+            (6, 11, "vm.fail expects 2 operands (i32 register, string), found 1"),
+        ],
+    ),
+    (
+        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  vm.call @nope.g()\n  %r0 = vm.const.ref.rodata 3\n  vm.return\n}\n",
+        &[
+            (4, 11, "call to undefined function @nope.g"),
+            (5, 29, "rodata segment 3 is not declared (the module has 0)"),
+        ],
+    ),
+    (
+        "vm.module @m version 0\nvm.export @g\nvm.func @f(%i1: i32) -> () {\n^bb0:\n  vm.return\n^bb1:\n}\n",
+        &[
+            (3, 12, "arguments take registers in order: expected %i0 here"),
+            (2, 11, "export @g names function @g, which the module does not define"),
+        ],
+    ),
+    (
+        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  vm.return\n^bb1:\n}\n",
+        &[(5, 1, "block ^bb1 is empty")],
+    ),
+    (
+        "vm.module @m version 0\nvm.funky @f\nvm.func @f() -> () {\n^bb0:\n  vm.return loc(\"a.mlir\":x:1)\n",
+        &[
+            (2, 1, "unknown directive 'vm.funky'"),
+            (5, 17, "bad location: expected \"file\":LINE:COLUMN"),
+            (3, 1, "function @f is not closed"),
+        ],
+    ),
+    (
+        "vm.func @f() -> () {\n}\n",
+        &[(1, 1, "expected 'vm.module @name' before anything else")],
+    ),
+    (
+        "vm.module @m version 0\nvm.type i32\nvm.func @f() -> () {\n^bb0:\n  %r0 = vm.list.alloc %i0 : !vm.lst<i32>\n  %i0 = vm.select.i32 %i1 ? %i2 %i3\n  vm.return\n}\n",
+        &[(5, 27, "expected ': !vm.list<'"), (6, 29, "expected ':'")],
+    ),
+];
+
+#[test]
+fn malformed_inputs_give_located_diagnostics() {
+    for (source, expected) in MALFORMED {
+        let errors = irvm::asm::assemble(source, "bad.vmasm")
+            .expect_err("malformed input must not assemble")
+            .0;
+        for &(line, column, fragment) in *expected {
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e.line == line && e.column == column && e.message.contains(fragment)),
+                "missing {line}:{column} {fragment:?} in:\n{}",
+                errors
+                    .iter()
+                    .map(|e| format!("{}:{}: {}", e.line, e.column, e.message))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            let shown = errors.iter().find(|e| e.line == line).unwrap().to_string();
+            assert!(shown.starts_with(&format!("bad.vmasm:{line}:")), "{shown}");
+            assert!(shown.contains('^'), "caret under the column: {shown}");
+        }
+    }
+}
+
+#[test]
+fn irvm_as_reports_errors_with_a_caret_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.vmasm");
+    std::fs::write(&bad, MALFORMED[0].0).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(["as", "-o"])
+        .arg(dir.path().join("x.vmfb"))
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.vmasm:4:9: error: unknown instruction 'vm.cmp.lte.i32.s'"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  %i1 = vm.cmp.lte.i32.s %i0, %i0\n          ^"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("x.vmfb").exists());
+    // `irvm run` on a broken source reports the same diagnostics.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .arg("run")
+        .arg(format!("--module={}", bad.display()))
+        .arg("--function=f")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown instruction"));
+}
+
+/// A deterministic xorshift generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const TYPES: &[&str] = &["i32", "!vm.buffer", "!vm.list<i32>"];
+
+/// The text of one operand for `field`, chosen at random but valid.
+fn random_operand(rng: &mut Rng, field: &Field, blocks: usize, functions: usize) -> String {
+    let i32_reg = |rng: &mut Rng| format!("%i{}", rng.below(12));
+    let reg = |rng: &mut Rng, bank: Bank, can_move: bool| match bank {
+        Bank::I32 | Bank::F32 => i32_reg(rng),
+        Bank::I64 | Bank::F64 => {
+            let n = 2 * rng.below(6);
+            format!("%i{n}:{}", n + 1)
+        }
+        Bank::Ref => {
+            let prefix = if can_move && rng.below(2) == 0 {
+                'R'
+            } else {
+                'r'
+            };
+            format!("%{prefix}{}", rng.below(6))
+        }
+    };
+    let any = |rng: &mut Rng| {
+        if rng.below(3) == 0 {
+            reg(rng, Bank::Ref, true)
+        } else {
+            i32_reg(rng)
+        }
+    };
+    let list = |rng: &mut Rng, kind: &ListKind| {
+        let n = rng.below(4);
+        (0..n)
+            .map(|_| match kind {
+                ListKind::Of(Bank::Ref) => reg(rng, Bank::Ref, true),
+                ListKind::Of(_) => i32_reg(rng),
+                ListKind::Any => any(rng),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let remap = |rng: &mut Rng| {
+        (0..rng.below(3))
+            .map(|_| {
+                if rng.below(2) == 0 {
+                    format!("{}->{}", i32_reg(rng), i32_reg(rng))
+                } else {
+                    format!(
+                        "{}->{}",
+                        reg(rng, Bank::Ref, true),
+                        reg(rng, Bank::Ref, false)
+                    )
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let label = |rng: &mut Rng| format!("^bb{}", rng.below(blocks as u64));
+    match field {
+        Field::Reg(bank, _) => reg(rng, *bank, false),
+        Field::RefMove(_) => reg(rng, Bank::Ref, true),
+        Field::ConstI16 => unreachable!("implied by the cases"),
+        Field::Const(Bank::I32) => (rng.next() as i32).to_string(),
+        Field::Const(Bank::I64) => (rng.next() as i64).to_string(),
+        Field::Const(Bank::F32) => {
+            let v = f32::from_bits(rng.next() as u32);
+            if v.is_finite() { v } else { 1.5 }.to_string()
+        }
+        Field::Const(_) => {
+            let v = f64::from_bits(rng.next());
+            format!("{:e}", if v.is_finite() { v } else { -0.25 })
+        }
+        Field::GlobalAttr => (4 * rng.below(8)).to_string(),
+        Field::FuncAttr => match rng.below(3) {
+            0 => "@env.f".to_string(),
+            _ => format!("@prop:{}", rng.below(functions as u64)),
+        },
+        Field::RodataAttr => rng.below(2).to_string(),
+        Field::TypeId => TYPES[rng.below(TYPES.len() as u64) as usize].to_string(),
+        Field::StringAttr => {
+            let n = rng.below(6);
+            let s: String = (0..n)
+                .map(|_| (b'a' + rng.below(26) as u8) as char)
+                .collect();
+            format!("\"{s}\"")
+        }
+        Field::Operands(kind) | Field::Results(kind) => list(rng, kind),
+        Field::SegmentSizes => (0..1 + rng.below(3))
+            .map(|_| rng.below(4).to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        Field::BranchTarget => label(rng),
+        Field::BranchOperands => remap(rng),
+        Field::BranchTableCases => (0..rng.below(4))
+            .map(|i| format!(", {i}: {}({})", label(rng), remap(rng)))
+            .collect(),
+    }
+}
+
+fn is_result(field: &Field) -> bool {
+    matches!(
+        field,
+        Field::Reg(_, Access::Write) | Field::RefMove(Access::Write) | Field::Results(_)
+    )
+}
+
+/// One instruction line in the canonical syntax: results, mnemonic, then
+/// the operands (plain list or the table's syntax template).
+fn random_instruction(rng: &mut Rng, blocks: usize, functions: usize) -> String {
+    let candidates: Vec<_> = INSTRUCTIONS
+        .iter()
+        .filter(|i| i.set != OpcodeSet::Internal && i.mnemonic != "block")
+        .collect();
+    let info = candidates[rng.below(candidates.len() as u64) as usize];
+    let operands: Vec<String> = info
+        .fields
+        .iter()
+        .map(|f| {
+            if matches!(f, Field::ConstI16) {
+                String::new()
+            } else {
+                random_operand(rng, f, blocks, functions)
+            }
+        })
+        .collect();
+    let mut placed = vec![false; operands.len()];
+    let mut body = String::new();
+    if info.syntax.is_empty() {
+        let parts: Vec<&str> = info
+            .fields
+            .iter()
+            .zip(&operands)
+            .filter(|(f, o)| !is_result(f) && !o.is_empty())
+            .map(|(_, o)| o.as_str())
+            .collect();
+        body = parts.join(", ");
+    } else {
+        let mut rest = info.syntax;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix("{{") {
+                body.push('{');
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("}}") {
+                body.push('}');
+                rest = r;
+            } else if rest.starts_with('{') {
+                let close = rest.find('}').unwrap();
+                let i: usize = rest[1..close].parse().unwrap();
+                body.push_str(&operands[i]);
+                placed[i] = true;
+                rest = &rest[close + 1..];
+            } else {
+                body.push_str(&rest[..1]);
+                rest = &rest[1..];
+            }
+        }
+    }
+    let results: Vec<&str> = info
+        .fields
+        .iter()
+        .zip(&operands)
+        .enumerate()
+        .filter(|(i, (f, o))| is_result(f) && !placed[*i] && !o.is_empty())
+        .map(|(_, (_, o))| o.as_str())
+        .collect();
+    let mut line = String::new();
+    if !results.is_empty() {
+        line.push_str(&results.join(", "));
+        line.push_str(" = ");
+    }
+    line.push_str("vm.");
+    line.push_str(info.mnemonic);
+    if !body.is_empty() {
+        line.push(' ');
+        line.push_str(&body);
+    }
+    line
+}
+
+fn random_program(rng: &mut Rng) -> String {
+    let functions = 1 + rng.below(3) as usize;
+    let mut text = String::from("vm.module @prop version 0\n");
+    for t in TYPES {
+        text.push_str(&format!("vm.type {t}\n"));
+    }
+    text.push_str("vm.import @env.f cconv \"0i_i\"\nvm.rodata[0] = 0102\nvm.rodata[1] = \n\n");
+    for f in 0..functions {
+        let blocks = 1 + rng.below(4) as usize;
+        text.push_str(&format!("vm.func @fn{f}(%i0: i32) -> (i32) {{\n"));
+        for b in 0..blocks {
+            text.push_str(&format!("^bb{b}:\n"));
+            for _ in 0..1 + rng.below(8) {
+                text.push_str("  ");
+                text.push_str(&random_instruction(rng, blocks, functions));
+                text.push('\n');
+            }
+        }
+        text.push_str("  vm.return %i0\n}\n\n");
+    }
+    text
+}
+
+#[test]
+fn random_programs_from_the_isa_table_reassemble_to_identical_bytes() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut instructions = 0;
+    for case in 0..400 {
+        let text = random_program(&mut rng);
+        instructions += text.lines().filter(|l| l.starts_with("  ")).count();
+        let first = irvm::asm::assemble(&text, "prop.vmasm")
+            .unwrap_or_else(|e| panic!("case {case} does not assemble:\n{e}\n{text}"));
+        let module = Module::from_bytes(first.clone())
+            .unwrap_or_else(|e| panic!("case {case} does not load: {e}\n{text}"));
+        let listing = disassembly(&module);
+        let second = irvm::asm::assemble(&listing, "listing.vmasm")
+            .unwrap_or_else(|e| panic!("case {case}: listing does not assemble:\n{e}\n{listing}"));
+        assert!(
+            first == second,
+            "case {case}: bytes differ after a round trip\n{text}\n---\n{listing}"
+        );
+    }
+    eprintln!(
+        "400 random programs, {instructions} instructions: identical bytes after a round trip"
+    );
+}
+
+#[test]
+fn locations_fill_the_debug_database_and_locate_traps() {
+    let source = manifest().join("examples/fib.vmasm");
+    let module = Module::from_file(&source).unwrap();
+    let db = module
+        .debug_database()
+        .expect("locations make a debug database");
+    assert_eq!(db.location_count(), 16);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .arg("run")
+        .arg(format!("--module={}", source.display()))
+        .args(["--function=fib", "--input=50"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Line 33 of examples/fib.vmasm is the vm.fail.
+    let line33 = std::fs::read_to_string(&source)
+        .unwrap()
+        .lines()
+        .nth(32)
+        .unwrap()
+        .to_string();
+    assert!(line33.contains("vm.fail"), "{line33}");
+    assert!(
+        stderr.contains("fib.vmasm:33:3: error: OUT_OF_RANGE: fib(n) overflows i32 for n > 46"),
+        "{stderr}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .arg("run")
+        .arg(format!("--module={}", source.display()))
+        .args(["--function=fib", "--input=20"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "EXEC @fib\nresult[0]: i32=6765\n"
+    );
+}
+
+/// With the reference tools installed, they read what we write: the
+/// debug database's location count and the function results.
+#[test]
+fn reference_tools_read_our_output() {
+    let bin = match std::env::var_os("IREE_PEER_BIN") {
+        Some(b) => PathBuf::from(b),
+        None => PathBuf::from(std::env::var("HOME").unwrap_or_default())
+            .join(".cache/irvm-iree-peer/bin"),
+    };
+    if !bin.join("iree-dump-module").exists() {
+        eprintln!("skipping: reference IREE tools not installed (../shared/tools/setup-iree-peer)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(manifest().join("examples/fib.vmasm")).unwrap();
+    let path = dir.path().join("fib.vmfb");
+    std::fs::write(&path, irvm::asm::assemble(&text, "fib.vmasm").unwrap()).unwrap();
+    let dump = std::process::Command::new(bin.join("iree-dump-module"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&dump.stdout).contains("Locations: 16"));
+    let run = std::process::Command::new(bin.join("iree-run-module"))
+        .arg(format!("--module={}", path.display()))
+        .args(["--function=fib", "--input=20"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&run.stdout).contains("i32=6765"));
+}
+
+#[test]
+fn named_globals_are_laid_out_like_the_reference() {
+    let source = "vm.module @g version 0\nvm.type !vm.buffer\nvm.global.i64 private mutable @wide\nvm.global.i32 mutable @counter = 0 : i32\nvm.global.ref @buf : !vm.buffer\n\nvm.export @bump\nvm.func @bump() -> (i32) {\n^bb0:\n  %i0 = vm.global.load.i32 @counter\n  %i1 = vm.const.i32 1\n  %i0 = vm.add.i32 %i0, %i1\n  vm.global.store.i32 %i0, @counter\n  %i2:3 = vm.global.load.i64 @wide\n  %r0 = vm.global.load.ref @buf : !vm.buffer\n  vm.return %i0\n}\n";
+    let module = Module::from_assembly(source, "g.vmasm").unwrap();
+    // Sizes ascending from offset 0, each group aligned to its size; refs
+    // numbered in order.
+    let listing = disassembly(&module);
+    assert!(
+        listing.contains("%i0 = vm.global.load.i32 .rwdata[0]"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("vm.global.store.i32 %i0, .rwdata[0]"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("%i2:3 = vm.global.load.i64 .rwdata[8]"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("%r0 = vm.global.load.ref .refs[0] : !vm.buffer"),
+        "{listing}"
+    );
+    assert_eq!(module.global_bytes_capacity(), 16);
+    assert_eq!(module.global_ref_count(), 1);
+    let wrong = source.replace("vm.global.load.i64 @wide", "vm.global.load.i64 @counter");
+    let errors = irvm::asm::assemble(&wrong, "g.vmasm").unwrap_err();
+    assert!(
+        errors
+            .to_string()
+            .contains("global '@counter' holds 4 bytes but is accessed as 8 bytes"),
+        "{errors}"
+    );
+}
+
+/// Inputs the assembler fuzz target once crashed on: each must now give
+/// diagnostics or a module, never a panic.
+#[test]
+fn fuzz_regressions_do_not_panic() {
+    let dir = manifest().join("tests/data/asm_regressions");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_string();
+        let _ = irvm::asm::assemble(&text, &path.display().to_string());
+    }
+}

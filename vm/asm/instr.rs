@@ -1,0 +1,755 @@
+//! One instruction line to bytecode, driven entirely by the ISA table: the
+//! mnemonic selects an [`InstrInfo`], its syntax template (or the plain
+//! comma list) says where each field's text is, and each [`Field`] kind
+//! says how that text is parsed and encoded. Nothing here lists
+//! instructions.
+
+use crate::disasm::{is_result, TemplatePiece, TemplatePieces};
+use crate::isa::{
+    Bank, Field, InstrInfo, ListKind, Opcode, OpcodeSet, INSTRUCTIONS, REF_BANK_BIT, REF_MOVE_BIT,
+};
+use crate::modules::schema::FeatureBits;
+
+use super::text::{
+    edit_distance, find_word, match_literal, parse_float, parse_int, parse_quoted, parse_uint,
+    split_commas,
+};
+use super::{Diag, FunctionState, ModuleDraft};
+
+/// Largest i32-bank register ordinal an operand can name.
+const MAX_I32_REGISTER: u32 = 0x3FFF;
+/// Largest ref register ordinal.
+const MAX_REF_REGISTER: u32 = 0x3FFF;
+
+/// The parsed text of one field, before encoding.
+enum Parsed<'s> {
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    Str(&'s str),
+    List(Vec<u16>),
+    Func(&'s str),
+    Target(&'s str),
+    Remap(Vec<(u16, u16)>),
+    Cases(Vec<(&'s str, Vec<(u16, u16)>)>),
+}
+
+/// Assembles the instruction `text` (a sub-slice of the source line, with
+/// comment and location removed) into `func`'s bytecode.
+pub(super) fn assemble<'s>(
+    draft: &mut ModuleDraft,
+    func: &mut FunctionState,
+    text: &'s str,
+) -> Result<(), Diag<'s>> {
+    let text = text.trim();
+    let (results_text, rest) = match text.find('=') {
+        Some(eq) if text.starts_with('%') => (Some(text[..eq].trim()), text[eq + 1..].trim_start()),
+        _ => (None, text),
+    };
+    let mnemonic_end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+    let mnemonic = &rest[..mnemonic_end];
+    let operands = rest[mnemonic_end..].trim();
+    let info = lookup(mnemonic)?;
+
+    let mut parsed: Vec<Option<Parsed<'s>>> = (0..info.fields.len()).map(|_| None).collect();
+    let in_template = template_field_set(info);
+
+    // Results: the written fields the template does not place, in order.
+    let result_fields: Vec<usize> = (0..info.fields.len())
+        .filter(|&i| is_result(&info.fields[i]) && !in_template.contains(&i))
+        .collect();
+    let result_items = results_text.map(split_commas).unwrap_or_default();
+    let has_list = result_fields
+        .iter()
+        .any(|&i| matches!(info.fields[i], Field::Results(_)));
+    if !has_list && result_items.len() != result_fields.len() {
+        let at = results_text.unwrap_or(mnemonic);
+        return Err(Diag::new(
+            format!(
+                "vm.{} has {} result{}, found {}",
+                info.mnemonic,
+                result_fields.len(),
+                if result_fields.len() == 1 { "" } else { "s" },
+                result_items.len()
+            ),
+            at,
+        ));
+    }
+    assign_items(
+        draft,
+        func,
+        info,
+        &result_fields,
+        &result_items,
+        &mut parsed,
+        results_text.unwrap_or(mnemonic),
+    )?;
+
+    if info.syntax.is_empty() {
+        let fields: Vec<usize> = (0..info.fields.len())
+            .filter(|&i| !is_result(&info.fields[i]))
+            .collect();
+        let items = split_commas(operands);
+        assign_items(
+            draft,
+            func,
+            info,
+            &fields,
+            &items,
+            &mut parsed,
+            operands_or(operands, mnemonic),
+        )?;
+    } else {
+        for (i, piece) in match_template(info.syntax, operands, mnemonic)? {
+            parsed[i] = Some(parse_field(draft, func, info, i, piece)?);
+        }
+    }
+
+    encode(draft, func, info, parsed, mnemonic)
+}
+
+fn operands_or<'s>(operands: &'s str, mnemonic: &'s str) -> &'s str {
+    if operands.is_empty() {
+        mnemonic
+    } else {
+        operands
+    }
+}
+
+/// The table entry for `vm.<mnemonic>` (internal superinstructions and the
+/// block marker are not assembly).
+fn lookup(mnemonic: &str) -> Result<&'static InstrInfo, Diag<'_>> {
+    let found = mnemonic
+        .strip_prefix("vm.")
+        .and_then(Opcode::from_mnemonic)
+        .map(Opcode::info)
+        .filter(|info| info.set != OpcodeSet::Internal && info.op != Opcode::Block);
+    found.ok_or_else(|| {
+        let bare = mnemonic.strip_prefix("vm.").unwrap_or(mnemonic);
+        let best = INSTRUCTIONS
+            .iter()
+            .filter(|i| i.set != OpcodeSet::Internal && i.op != Opcode::Block)
+            .map(|i| (edit_distance(bare, i.mnemonic), i.mnemonic))
+            .min();
+        let hint = match best {
+            Some((d, name)) if d <= 3 => format!("; did you mean 'vm.{name}'?"),
+            _ => String::new(),
+        };
+        Diag::new(format!("unknown instruction '{mnemonic}'{hint}"), mnemonic)
+    })
+}
+
+fn template_field_set(info: &InstrInfo) -> Vec<usize> {
+    TemplatePieces::new(info.syntax)
+        .filter_map(|p| match p {
+            TemplatePiece::Field(i) => Some(i),
+            TemplatePiece::Text(_) => None,
+        })
+        .collect()
+}
+
+/// Hands plain comma-separated items to `fields`; a list field takes every
+/// item the fixed fields after it leave.
+#[allow(clippy::too_many_arguments)]
+fn assign_items<'s>(
+    draft: &mut ModuleDraft,
+    func: &mut FunctionState,
+    info: &'static InstrInfo,
+    fields: &[usize],
+    items: &[&'s str],
+    parsed: &mut [Option<Parsed<'s>>],
+    whole: &'s str,
+) -> Result<(), Diag<'s>> {
+    let is_list = |i: usize| {
+        matches!(
+            info.fields[i],
+            Field::Operands(_) | Field::Results(_) | Field::SegmentSizes
+        )
+    };
+    let fixed = fields.iter().filter(|&&i| !is_list(i)).count();
+    let has_list = fields.iter().any(|&i| is_list(i));
+    if items.len() < fixed || (!has_list && items.len() != fixed) {
+        let expected: Vec<&str> = fields
+            .iter()
+            .map(|&i| field_noun(&info.fields[i]))
+            .collect();
+        let at = if items.len() > fixed {
+            items[fixed]
+        } else {
+            whole
+        };
+        return Err(Diag::new(
+            format!(
+                "vm.{} expects {} operand{} ({}), found {}",
+                info.mnemonic,
+                fields.len(),
+                if fields.len() == 1 { "" } else { "s" },
+                expected.join(", "),
+                items.len()
+            ),
+            at,
+        ));
+    }
+    let list_len = items.len() - fixed;
+    let mut next = 0;
+    for &i in fields {
+        if is_list(i) {
+            let list = &items[next..next + list_len];
+            next += list_len;
+            parsed[i] = Some(parse_list(func, &info.fields[i], list, whole)?);
+        } else {
+            parsed[i] = Some(parse_field(draft, func, info, i, items[next])?);
+            next += 1;
+        }
+    }
+    Ok(())
+}
+
+/// What a field is called in "expects ..." messages.
+fn field_noun(field: &Field) -> &'static str {
+    match field {
+        Field::Reg(bank, _) => match bank {
+            Bank::I32 => "i32 register",
+            Bank::I64 => "i64 register pair",
+            Bank::F32 => "f32 register",
+            Bank::F64 => "f64 register pair",
+            Bank::Ref => "ref register",
+        },
+        Field::RefMove(_) => "ref register",
+        Field::ConstI16 => "count",
+        Field::Const(_) => "constant",
+        Field::GlobalAttr => "global",
+        Field::FuncAttr => "function",
+        Field::RodataAttr => "rodata ordinal",
+        Field::TypeId => "type",
+        Field::StringAttr => "string",
+        Field::Operands(_) | Field::Results(_) => "register list",
+        Field::SegmentSizes => "segment sizes",
+        Field::BranchTarget => "block",
+        Field::BranchOperands => "block arguments",
+        Field::BranchTableCases => "cases",
+    }
+}
+
+/// Cuts `operands` into the pieces the template's fields cover.
+fn match_template<'s>(
+    template: &'static str,
+    operands: &'s str,
+    mnemonic: &'s str,
+) -> Result<Vec<(usize, &'s str)>, Diag<'s>> {
+    // Adjacent text pieces (`{{` splits them) are one literal.
+    let mut pieces: Vec<(Option<usize>, String)> = Vec::new();
+    for piece in TemplatePieces::new(template) {
+        match piece {
+            TemplatePiece::Field(i) => pieces.push((Some(i), String::new())),
+            TemplatePiece::Text(t) => match pieces.last_mut() {
+                Some((None, lit)) => lit.push_str(t),
+                _ => pieces.push((None, t.to_string())),
+            },
+        }
+    }
+    let mut out = Vec::new();
+    let mut rest = operands;
+    let expected = |lit: &str, at: &'s str| {
+        let at = if at.trim().is_empty() {
+            operands_or(operands, mnemonic)
+        } else {
+            at
+        };
+        Diag::new(format!("expected '{}'", lit.trim()), at)
+    };
+    let mut skip_to = 0;
+    for (k, (field, lit)) in pieces.iter().enumerate() {
+        if k < skip_to {
+            continue;
+        }
+        match field {
+            None => {
+                if let Some(after) = match_literal(rest, lit) {
+                    rest = after;
+                    continue;
+                }
+                // A named global (`@g`) where the template has `.rwdata[N]`
+                // or `.refs[N]`.
+                let storage = [".rwdata[", ".refs["]
+                    .into_iter()
+                    .find_map(|p| lit.strip_suffix(p));
+                let named = storage
+                    .and_then(|prefix| match_literal(rest, prefix))
+                    .filter(|r| r.starts_with('@'));
+                let (Some(after), Some((Some(field), _)), Some((None, closing))) =
+                    (named, pieces.get(k + 1), pieces.get(k + 2))
+                else {
+                    return Err(expected(lit, rest));
+                };
+                let end = after
+                    .find(|c: char| c.is_whitespace() || c == ',')
+                    .unwrap_or(after.len());
+                out.push((*field, &after[..end]));
+                let closing = closing.strip_prefix(']').unwrap_or(closing);
+                rest = match_literal(&after[end..], closing)
+                    .ok_or_else(|| expected(closing, &after[end..]))?;
+                skip_to = k + 3;
+            }
+            Some(i) => {
+                let text = match pieces.get(k + 1) {
+                    None => std::mem::take(&mut rest),
+                    Some((_, next)) => {
+                        let core = next.trim();
+                        let word = core.split_whitespace().next().unwrap_or(core);
+                        let last = k + 2 == pieces.len();
+                        let at = if last && next.trim_start() == core {
+                            let body = rest.trim_end();
+                            body.ends_with(core).then(|| body.len() - core.len())
+                        } else {
+                            find_word(rest, word, next.starts_with(' '), false)
+                        };
+                        let at = at.ok_or_else(|| expected(next, rest))?;
+                        let (field_text, after) = rest.split_at(at);
+                        rest = after;
+                        field_text
+                    }
+                };
+                out.push((*i, text.trim()));
+            }
+        }
+    }
+    if !rest.trim().is_empty() {
+        return Err(Diag::new("unexpected text after the operands", rest.trim()));
+    }
+    Ok(out)
+}
+
+/// Parses the text of field `i`.
+fn parse_field<'s>(
+    draft: &mut ModuleDraft,
+    func: &mut FunctionState,
+    info: &'static InstrInfo,
+    i: usize,
+    text: &'s str,
+) -> Result<Parsed<'s>, Diag<'s>> {
+    let field = &info.fields[i];
+    let bad = |what: &str| Diag::new(format!("expected {what}, found '{text}'"), text);
+    Ok(match *field {
+        Field::Reg(bank, _) => Parsed::U16(parse_register(func, bank, false, text)?),
+        Field::RefMove(_) => Parsed::U16(parse_register(func, Bank::Ref, true, text)?),
+        Field::ConstI16 => Parsed::U16(
+            parse_uint(text, u64::from(u16::MAX)).ok_or_else(|| bad("a count (0..65535)"))? as u16,
+        ),
+        Field::Const(bank) => match bank {
+            Bank::I32 => {
+                let v = parse_int(text)
+                    .filter(|v| (i128::from(i32::MIN)..=i128::from(u32::MAX)).contains(v))
+                    .ok_or_else(|| bad("an i32 constant"))?;
+                Parsed::U32(v as u32)
+            }
+            Bank::I64 => {
+                let v = parse_int(text)
+                    .filter(|v| (i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(v))
+                    .ok_or_else(|| bad("an i64 constant"))?;
+                Parsed::U64(v as u64)
+            }
+            Bank::F32 => Parsed::U32(
+                (parse_float(text).ok_or_else(|| bad("an f32 constant"))? as f32).to_bits(),
+            ),
+            Bank::F64 => Parsed::U64(
+                parse_float(text)
+                    .ok_or_else(|| bad("an f64 constant"))?
+                    .to_bits(),
+            ),
+            Bank::Ref => return Err(bad("a constant")),
+        },
+        Field::GlobalAttr => {
+            let width = global_width(info);
+            if text.starts_with('@') {
+                let ordinal = draft
+                    .global_ordinal(text, width as u32)
+                    .map_err(|m| Diag::new(m, text))?;
+                return Ok(Parsed::U32(ordinal));
+            }
+            let ordinal =
+                parse_uint(text, u64::from(u32::MAX)).ok_or_else(|| bad("a global offset"))? as u32;
+            if width == 0 {
+                draft.global_refs = draft.global_refs.max(u64::from(ordinal) + 1);
+            } else {
+                draft.global_bytes = draft.global_bytes.max(u64::from(ordinal) + width);
+            }
+            Parsed::U32(ordinal)
+        }
+        Field::FuncAttr => {
+            if !text.starts_with('@') || text.len() < 2 {
+                return Err(bad("a function symbol like @module.name"));
+            }
+            Parsed::Func(text)
+        }
+        Field::RodataAttr => {
+            let ordinal =
+                parse_uint(text, u64::from(u32::MAX)).ok_or_else(|| bad("a rodata ordinal"))?;
+            if ordinal >= draft.rodata.len() as u64 {
+                return Err(Diag::new(
+                    format!(
+                        "rodata segment {ordinal} is not declared (the module has {})",
+                        draft.rodata.len()
+                    ),
+                    text,
+                ));
+            }
+            Parsed::U32(ordinal as u32)
+        }
+        Field::TypeId => {
+            if text.is_empty() {
+                return Err(bad("a type"));
+            }
+            Parsed::U32(draft.type_ordinal(text))
+        }
+        Field::StringAttr => match parse_quoted(text) {
+            Some((s, tail)) if tail.trim().is_empty() => {
+                if s.len() > usize::from(u16::MAX) {
+                    return Err(Diag::new("string longer than 65535 bytes", text));
+                }
+                Parsed::Str(s)
+            }
+            _ => return Err(bad("a quoted string")),
+        },
+        Field::Operands(_) | Field::Results(_) | Field::SegmentSizes => {
+            return parse_list(func, field, &split_commas(text), text);
+        }
+        Field::BranchTarget => Parsed::Target(parse_label(text)?),
+        Field::BranchOperands => Parsed::Remap(parse_remap(func, text)?),
+        Field::BranchTableCases => {
+            let mut cases = Vec::new();
+            for (n, case) in split_commas(text).into_iter().enumerate() {
+                if n == 0 && case.is_empty() {
+                    continue;
+                }
+                let (index, dest) = case
+                    .split_once(':')
+                    .ok_or_else(|| Diag::new("expected a case like '0: ^bb1()'", case))?;
+                if parse_uint(index, u64::from(u16::MAX)) != Some(cases.len() as u64) {
+                    return Err(Diag::new(
+                        format!(
+                            "expected case {} here (cases are numbered in order)",
+                            cases.len()
+                        ),
+                        index.trim(),
+                    ));
+                }
+                let (label, remap) = split_block_call(dest.trim())?;
+                cases.push((label, parse_remap(func, remap)?));
+            }
+            Parsed::Cases(cases)
+        }
+    })
+}
+
+/// Bytes of rwdata a global access of this instruction covers (0: a ref
+/// global), from the bank of its value register.
+fn global_width(info: &InstrInfo) -> u64 {
+    info.fields
+        .iter()
+        .find_map(|f| match f {
+            Field::Reg(bank, _) => Some(*bank),
+            Field::RefMove(_) => Some(Bank::Ref),
+            _ => None,
+        })
+        .map_or(4, |bank| match bank {
+            Bank::I32 | Bank::F32 => 4,
+            Bank::I64 | Bank::F64 => 8,
+            Bank::Ref => 0,
+        })
+}
+
+fn parse_list<'s>(
+    func: &mut FunctionState,
+    field: &Field,
+    items: &[&'s str],
+    whole: &'s str,
+) -> Result<Parsed<'s>, Diag<'s>> {
+    let mut list = Vec::with_capacity(items.len());
+    for &item in items {
+        let value = match field {
+            Field::SegmentSizes => parse_uint(item, u64::from(u16::MAX)).ok_or_else(|| {
+                Diag::new(format!("expected a segment size, found '{item}'"), item)
+            })? as u16,
+            Field::Operands(ListKind::Of(bank)) | Field::Results(ListKind::Of(bank))
+                if *bank == Bank::Ref =>
+            {
+                parse_register(func, Bank::Ref, true, item)?
+            }
+            _ => parse_any_register(func, item)?,
+        };
+        list.push(value);
+    }
+    if list.len() > usize::from(u16::MAX) {
+        return Err(Diag::new("list longer than 65535 entries", whole));
+    }
+    Ok(Parsed::List(list))
+}
+
+/// `^bbN`: the label name.
+fn parse_label(text: &str) -> Result<&str, Diag<'_>> {
+    match text.strip_prefix('^') {
+        Some(name)
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') =>
+        {
+            Ok(text)
+        }
+        _ => Err(Diag::new(
+            format!("expected a block label like ^bb1, found '{text}'"),
+            text,
+        )),
+    }
+}
+
+/// `^bb1(%i0->%i1)`: the label and the remap text.
+fn split_block_call(text: &str) -> Result<(&str, &str), Diag<'_>> {
+    let open = text
+        .find('(')
+        .ok_or_else(|| Diag::new("expected '(' after the block label", text))?;
+    let inner = text[open + 1..]
+        .trim_end()
+        .strip_suffix(')')
+        .ok_or_else(|| Diag::new("expected ')' to close the block arguments", text))?;
+    Ok((parse_label(text[..open].trim())?, inner))
+}
+
+fn parse_remap<'s>(func: &mut FunctionState, text: &'s str) -> Result<Vec<(u16, u16)>, Diag<'s>> {
+    let mut pairs = Vec::new();
+    for item in split_commas(text) {
+        let (src, dst) = item
+            .split_once("->")
+            .ok_or_else(|| Diag::new("expected a block argument like %i0->%i1", item))?;
+        pairs.push((
+            parse_any_register(func, src.trim())?,
+            parse_any_register(func, dst.trim())?,
+        ));
+    }
+    if pairs.len() > usize::from(u16::MAX) {
+        return Err(Diag::new("more than 65535 block arguments", text));
+    }
+    Ok(pairs)
+}
+
+/// A register in a list or remap: `%iN` (or a pair `%iN:M`), `%rN`, `%RN`.
+fn parse_any_register<'s>(func: &mut FunctionState, text: &'s str) -> Result<u16, Diag<'s>> {
+    if text.starts_with("%r") || text.starts_with("%R") {
+        parse_register(func, Bank::Ref, true, text)
+    } else if text.contains(':') {
+        parse_register(func, Bank::I64, false, text)
+    } else {
+        parse_register(func, Bank::I32, false, text)
+    }
+}
+
+/// A register operand of `bank` (`move_ok`: `%RN` is allowed), counting it
+/// toward the function's register totals.
+fn parse_register<'s>(
+    func: &mut FunctionState,
+    bank: Bank,
+    move_ok: bool,
+    text: &'s str,
+) -> Result<u16, Diag<'s>> {
+    let number = |digits: &str, max: u32| -> Option<u32> {
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse::<u32>().ok())
+            .flatten()
+            .filter(|&n| n <= max)
+    };
+    if bank == Bank::Ref {
+        let (moved, digits) = if let Some(d) = text.strip_prefix("%R") {
+            (true, d)
+        } else if let Some(d) = text.strip_prefix("%r") {
+            (false, d)
+        } else {
+            return Err(Diag::new(
+                format!("expected a ref register like %r0, found '{text}'"),
+                text,
+            ));
+        };
+        if moved && !move_ok {
+            return Err(Diag::new(
+                "this operand cannot move its ref (write %r, not %R)",
+                text,
+            ));
+        }
+        let n = number(digits, MAX_REF_REGISTER).ok_or_else(|| {
+            Diag::new(
+                format!("ref register '{text}' out of range (%r0..%r{MAX_REF_REGISTER})"),
+                text,
+            )
+        })?;
+        func.ref_count = func.ref_count.max(n + 1);
+        return Ok(REF_BANK_BIT | if moved { REF_MOVE_BIT } else { 0 } | n as u16);
+    }
+    let Some(body) = text.strip_prefix("%i") else {
+        let kind = if bank.slots() == 2 {
+            "a register pair like %i0:1"
+        } else {
+            "a register like %i0"
+        };
+        return Err(Diag::new(
+            format!(
+                "expected {} ({} operand), found '{text}'",
+                kind,
+                bank.name()
+            ),
+            text,
+        ));
+    };
+    let (low, high) = match body.split_once(':') {
+        Some((l, h)) => (l, Some(h)),
+        None => (body, None),
+    };
+    let n = number(low, MAX_I32_REGISTER).ok_or_else(|| {
+        Diag::new(
+            format!("register '{text}' out of range (%i0..%i{MAX_I32_REGISTER})"),
+            text,
+        )
+    })?;
+    let span = if bank.slots() == 2 {
+        let high = high.ok_or_else(|| {
+            Diag::new(
+                format!(
+                    "{} operands are register pairs: write %i{n}:{}",
+                    bank.name(),
+                    n + 1
+                ),
+                text,
+            )
+        })?;
+        if number(high, u32::MAX) != Some(n + 1) {
+            return Err(Diag::new(
+                format!(
+                    "register pair must name adjacent registers: %i{n}:{}",
+                    n + 1
+                ),
+                text,
+            ));
+        }
+        2
+    } else {
+        if high.is_some() {
+            return Err(Diag::new(
+                format!("{} operands are single registers: write %i{n}", bank.name()),
+                text,
+            ));
+        }
+        1
+    };
+    func.i32_count = func.i32_count.max(n + span);
+    Ok(n as u16)
+}
+
+fn put_u16(code: &mut Vec<u8>, v: u16) {
+    code.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u32(code: &mut Vec<u8>, v: u32) {
+    code.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Pads to an even offset (function bodies start 8-aligned).
+fn align2(code: &mut Vec<u8>) {
+    if code.len() % 2 == 1 {
+        code.push(0);
+    }
+}
+
+fn encode<'s>(
+    draft: &mut ModuleDraft,
+    func: &mut FunctionState,
+    info: &'static InstrInfo,
+    parsed: Vec<Option<Parsed<'s>>>,
+    mnemonic: &'s str,
+) -> Result<(), Diag<'s>> {
+    let code = &mut draft.bytecode;
+    if let Some(prefix) = info.set.prefix() {
+        code.push(prefix);
+    }
+    code.push(info.code);
+    let feature = match info.set {
+        OpcodeSet::ExtF32 => FeatureBits::EXT_F32,
+        OpcodeSet::ExtF64 => FeatureBits::EXT_F64,
+        _ => FeatureBits::empty(),
+    };
+    func.requirements |= feature;
+    draft.requirements |= feature;
+    let cases_len = parsed.iter().find_map(|p| match p {
+        Some(Parsed::Cases(c)) => Some(c.len()),
+        _ => None,
+    });
+    for (field, value) in info.fields.iter().zip(parsed) {
+        let value = match value {
+            Some(v) => v,
+            // Fields the syntax leaves implicit.
+            None => match field {
+                Field::ConstI16 => Parsed::U16(cases_len.unwrap_or(0) as u16),
+                Field::TypeId => Parsed::U32(draft.type_ordinal("!vm.ref<?>")),
+                _ => {
+                    return Err(Diag::new(
+                        format!("vm.{}: missing {}", info.mnemonic, field_noun(field)),
+                        mnemonic,
+                    ))
+                }
+            },
+        };
+        let code = &mut draft.bytecode;
+        match value {
+            Parsed::U16(v) => put_u16(code, v),
+            Parsed::U32(v) => put_u32(code, v),
+            Parsed::U64(v) => code.extend_from_slice(&v.to_le_bytes()),
+            Parsed::Str(s) => {
+                put_u16(code, s.len() as u16);
+                code.extend_from_slice(s.as_bytes());
+            }
+            Parsed::List(list) => {
+                align2(code);
+                put_u16(code, list.len() as u16);
+                for r in list {
+                    put_u16(code, r);
+                }
+            }
+            Parsed::Func(name) => {
+                let ordinal = draft
+                    .function_operand(name)
+                    .map_err(|m| Diag::new(m, name))?;
+                match ordinal {
+                    Some(o) => put_u32(&mut draft.bytecode, o),
+                    None => {
+                        // An internal function defined later: patched at the end.
+                        draft.function_fixups.push((
+                            draft.bytecode.len(),
+                            name.to_string(),
+                            func.current_line,
+                        ));
+                        put_u32(&mut draft.bytecode, 0);
+                    }
+                }
+            }
+            Parsed::Target(label) => {
+                func.label_fixups
+                    .push((draft.bytecode.len(), label.to_string(), 0, 0));
+                put_u32(&mut draft.bytecode, 0);
+            }
+            Parsed::Remap(pairs) => put_remap(code, &pairs),
+            Parsed::Cases(cases) => {
+                for (label, pairs) in cases {
+                    func.label_fixups
+                        .push((draft.bytecode.len(), label.to_string(), 0, 0));
+                    put_u32(&mut draft.bytecode, 0);
+                    put_remap(&mut draft.bytecode, &pairs);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn put_remap(code: &mut Vec<u8>, pairs: &[(u16, u16)]) {
+    align2(code);
+    put_u16(code, pairs.len() as u16);
+    for &(src, dst) in pairs {
+        put_u16(code, src);
+        put_u16(code, dst);
+    }
+}
