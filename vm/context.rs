@@ -306,6 +306,24 @@ pub struct Context {
     pub max_depth: usize,
     pub(crate) limits: Limits,
     pub(crate) hooks: crate::exec::hooks::Hooks,
+    /// Lists allocated by bytecode, for the cycle collector.
+    pub(crate) lists: crate::cycles::ListTracker,
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // Release the holders that die with the context (the registers of a
+        // paused or suspended call, the ref globals), then reclaim the
+        // cycles left behind. Host module states drop afterwards, with the
+        // modules, as before: objects they hold count as outside holders.
+        self.stack = Stack::default();
+        for m in &mut self.modules {
+            if let Registered::Bytecode(b) = m {
+                b.global_refs.clear();
+            }
+        }
+        self.lists.collect();
+    }
 }
 
 /// Resource limits of a context's invocations (see [`Context::set_limits`]).
@@ -355,6 +373,7 @@ impl Context {
             max_depth: 16 * 1024,
             limits: Limits::default(),
             hooks: Default::default(),
+            lists: Default::default(),
         }
     }
 
@@ -368,6 +387,15 @@ impl Context {
                 Registered::Host(_) => None,
             })
             .collect()
+    }
+
+    /// Reclaims lists that only reference cycles keep alive: lists the
+    /// context's bytecode allocated that nothing outside those lists (no
+    /// register, global, host object or embedder value) can reach any more
+    /// are emptied, so their cycles break and they drop. Returns how many
+    /// lists were emptied. Dropping the context does this too.
+    pub fn collect_cycles(&mut self) -> usize {
+        self.lists.collect()
     }
 
     /// Sets the buffer and list size limits.

@@ -9,6 +9,7 @@ pub mod modules;
 
 pub mod asm;
 pub mod context;
+mod cycles;
 pub mod debug;
 pub mod debugger;
 pub mod decode;

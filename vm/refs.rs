@@ -783,6 +783,29 @@ impl List {
         Ok(())
     }
 
+    /// Calls `f` with every list this list holds. Returns false (without
+    /// calling `f`) when the contents are borrowed right now.
+    pub(crate) fn for_each_list(&self, mut f: impl FnMut(&Rc<List>)) -> bool {
+        let Ok(items) = self.items.try_borrow() else {
+            return false;
+        };
+        for slot in items.iter() {
+            if let Slot::Ref(Ref::List(l)) = slot {
+                f(l);
+            }
+        }
+        true
+    }
+
+    /// Removes and returns all elements (the cycle collector drops them
+    /// after the borrow ends). Empty when the contents are borrowed.
+    pub(crate) fn take_items(&self) -> Vec<impl Sized> {
+        match self.items.try_borrow_mut() {
+            Ok(mut items) => std::mem::take(&mut *items),
+            Err(_) => Vec::new(),
+        }
+    }
+
     fn items(&self) -> CellRef<'_, Vec<Slot>> {
         self.items.borrow()
     }

@@ -220,8 +220,9 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::ListAlloc => {
             let ty = type_of!(i.x);
             let n = tri!(list_limit(ri!(i.a) as u32, &limits));
-            let l = tri!(List::new(ty, n));
-            wref!(i.b, Ref::List(Rc::new(l)));
+            let l = Rc::new(tri!(List::new(ty, n)));
+            ctx.lists.track(&l);
+            wref!(i.b, Ref::List(l));
         }
         Opcode::ListReserve => {
             let n = tri!(list_limit(ri!(i.b) as u32, &limits));
