@@ -9,45 +9,67 @@ use crate::context::{CallState, Context};
 use crate::program::{aux_list, Inst};
 use crate::trap::{StatusCode, Trap};
 
-use super::{bytecode, marshal_args, marshal_results, pop_frame, push_frame, read_values};
+use crate::program::{Function, NONE};
+
+use super::{
+    bytecode, marshal_args, marshal_results, pop_frame, read_values, stack_overflow, Frame,
+    MAX_REGISTER_SLOTS,
+};
 
 /// `vm.call` of internal function `i.x`: records where the caller goes on
 /// (`next`, the instruction after the call) and where results go, pushes the
 /// callee's frame and passes the arguments.
+///
+/// This is `push_frame` specialised for the hot path: one reference-count
+/// increment (the callee's frame), no other clone, and argument copies
+/// without bounds checks (the verifier checked them).
 #[inline(never)]
 pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<(), Trap> {
+    let max_depth = ctx.max_depth;
     let st = &mut ctx.stack;
     let Some(caller) = st.frames.last_mut() else {
         return Err(Trap::new(StatusCode::Internal, "call without a frame"));
     };
-    let caller_func = Rc::clone(&caller.func);
+    // SAFETY: the caller's frame holds an `Rc` of its function for the
+    // whole set-up (this function pushes frames, it never pops one), so the
+    // function outlives the reference even when `frames` reallocates.
+    let cfunc: &Function = unsafe { &*Rc::as_ptr(&caller.func) };
     // SAFETY: `next` points into the caller's code (one past the call, which
     // is never the function's last instruction: a guard follows).
-    caller.pc = unsafe { next.offset_from(caller_func.code.as_ptr()) } as u32;
+    caller.pc = unsafe { next.offset_from(cfunc.code.as_ptr()) } as u32;
     // Aux record of a plain call: [n, args...] [m, results...].
     let rec = i.y as usize;
-    let nargs = caller_func.aux[rec] as usize;
+    let nargs = cfunc.aux[rec] as usize;
+    let args = &cfunc.aux[rec + 1..rec + 1 + nargs];
     caller.ret = (rec + 1 + nargs) as u32;
     let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
     let module = caller.module;
-    let callee = Rc::clone(&bytecode(&mut ctx.modules, module).funcs[i.x as usize]);
-    push_frame(st, module, Rc::clone(&callee), ctx.max_depth)?;
-    let top = st
-        .frames
-        .last()
-        .map(|f| (f.i32_base as usize, f.ref_base as usize));
-    let Some(callee_base) = top else {
-        return Err(Trap::new(StatusCode::Internal, "callee frame missing"));
-    };
-    let args = &caller_func.aux[rec + 1..rec + 1 + nargs];
-    if callee.args_are_slots && nargs <= callee.i32_count as usize {
-        // One slot each, placed from slot 0 (the verifier checked the
-        // source registers against the caller's file).
+    let callee = &bytecode(&mut ctx.modules, module).funcs[i.x as usize];
+    let f: &Function = callee;
+    let count = f.i32_count as usize;
+    if st.frames.len() >= max_depth || st.i32_top + count > MAX_REGISTER_SLOTS {
+        return Err(stack_overflow(st.frames.len()));
+    }
+    let (base, rbase) = st.open_windows(count, f.ref_count as usize);
+    st.frames.push(Frame {
+        module,
+        func: Rc::clone(callee),
+        pc: 0,
+        i32_base: base as u32,
+        ref_base: rbase as u32,
+        ret: NONE,
+    });
+    if f.args_are_slots && nargs <= count {
+        // One slot each, placed from slot 0.
+        let regs = st.i32s.as_mut_ptr();
         for (k, &reg) in args.iter().enumerate() {
-            st.i32s[callee_base.0 + k] = st.i32s[caller_base.0 + reg as usize];
+            // SAFETY: the verifier checked each argument register against
+            // the caller's window, which lies below `base`; `k < nargs <=
+            // count` keeps the destination inside the callee's window.
+            unsafe { *regs.add(base + k) = *regs.add(caller_base.0 + reg as usize) };
         }
     } else {
-        marshal_args(st, caller_base, callee_base, args, &callee.arg_kinds);
+        marshal_args(st, caller_base, (base, rbase), args, &f.arg_kinds);
     }
     Ok(())
 }
@@ -62,8 +84,10 @@ pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Tr
     let Some(top) = st.frames.last() else {
         return Err(Trap::new(StatusCode::Internal, "return without a frame"));
     };
-    let func = Rc::clone(&top.func);
     let callee_base = (top.i32_base as usize, top.ref_base as usize);
+    // SAFETY: the top frame holds an `Rc` of its function until
+    // `pop_frame`, after the last use of `func` (and the module holds one).
+    let func: &Function = unsafe { &*Rc::as_ptr(&top.func) };
     let src = aux_list(&func.aux, i.x, 0);
     if n == 1 {
         // Back to the embedder.
@@ -74,11 +98,19 @@ pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Tr
     }
     let caller = &st.frames[n - 2];
     let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
-    let caller_func = Rc::clone(&caller.func);
-    let dst = aux_list(&caller_func.aux, caller.ret, 0);
+    // SAFETY: the caller's frame (and the `Rc` of its function it holds)
+    // stays on the stack until after the copies below.
+    let cfunc: &Function = unsafe { &*Rc::as_ptr(&caller.func) };
+    let dst = aux_list(&cfunc.aux, caller.ret, 0);
     if func.results_are_slots {
+        let regs = st.i32s.as_mut_ptr();
         for (&s, &d) in src.iter().zip(dst) {
-            st.i32s[caller_base.0 + d as usize] = st.i32s[callee_base.0 + s as usize];
+            // SAFETY: the verifier checked result registers against the
+            // callee's window and destination registers against the
+            // caller's; both windows exist until `pop_frame`.
+            unsafe {
+                *regs.add(caller_base.0 + d as usize) = *regs.add(callee_base.0 + s as usize)
+            };
         }
     } else {
         marshal_results(st, callee_base, caller_base, src, dst, &func.result_kinds);

@@ -376,20 +376,36 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 // second from the next instruction; the hooked loop runs only
                 // the first half and dispatches the second itself.
                 Opcode::AddI32ThenCmpLtI32SBr => {
-                    bin_i32!(i, |x, y| x.wrapping_add(y));
-                    if !HOOKED {
+                    if HOOKED {
+                        bin_i32!(i, |x, y| x.wrapping_add(y));
+                    } else {
                         // SAFETY: the second instruction of a pair is the next
                         // instruction of the body (program::fuse_pairs).
-                        let (at, j) = unsafe { (at.add(1), &*at.add(1)) };
-                        cmp_br!(at, j, j.c, ri!(j.a) < ri!(j.b));
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        loop {
+                            bin_i32!(i, |x, y| x.wrapping_add(y));
+                            cmp_br!(jat, j, j.c, ri!(j.a) < ri!(j.b));
+                            // A loop whose body is this pair: run it again
+                            // without dispatching.
+                            if ip != at {
+                                break;
+                            }
+                        }
                     }
                 }
                 Opcode::AddI64ThenCmpLtI64SBr => {
-                    bin_i64!(i, |x, y| x.wrapping_add(y));
-                    if !HOOKED {
+                    if HOOKED {
+                        bin_i64!(i, |x, y| x.wrapping_add(y));
+                    } else {
                         // SAFETY: as above.
-                        let (at, j) = unsafe { (at.add(1), &*at.add(1)) };
-                        cmp_br!(at, j, j.c, rl!(j.a) < rl!(j.b));
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        loop {
+                            bin_i64!(i, |x, y| x.wrapping_add(y));
+                            cmp_br!(jat, j, j.c, rl!(j.a) < rl!(j.b));
+                            if ip != at {
+                                break;
+                            }
+                        }
                     }
                 }
                 Opcode::BufferLoadI32ThenAddI32 => {

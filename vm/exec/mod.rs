@@ -56,8 +56,16 @@ enum Suspended {
 /// The register and frame stacks of a context.
 #[derive(Default)]
 pub(crate) struct Stack {
+    /// i32 register slots. Only `..i32_top` belongs to frames; the rest is
+    /// kept (initialised) so that calls do not reallocate or shrink it.
     i32s: Vec<u32>,
+    /// End of the top frame's i32 window.
+    i32_top: usize,
+    /// Ref registers. Slots at and above `ref_top` are always null, so a
+    /// new frame's window needs no initialisation.
     refs: Vec<Ref>,
+    /// End of the top frame's ref window.
+    ref_top: usize,
     frames: Vec<Frame>,
     suspended: Option<Suspended>,
     entry_results: Vec<u8>,
@@ -90,9 +98,75 @@ impl Stack {
     }
     pub(crate) fn clear(&mut self) {
         self.frames.clear();
-        self.i32s.clear();
+        self.i32_top = 0;
         self.refs.clear();
+        self.ref_top = 0;
         self.suspended = None;
+    }
+
+    /// Opens the windows of a new top frame: `n` zeroed i32 slots and `nr`
+    /// null refs above the current top. Returns their bases.
+    #[inline(always)]
+    fn open_windows(&mut self, n: usize, nr: usize) -> (usize, usize) {
+        let (base, rbase) = (self.i32_top, self.ref_top);
+        // Zeroed in chunks of four slots (which may run past the window
+        // into free slots, harmlessly); small windows without a memset call.
+        let padded = ((n + 3) & !3).max(4);
+        if base + padded > self.i32s.len() {
+            self.grow_i32s(base + padded);
+        }
+        if padded <= 12 {
+            let p = self.i32s.as_mut_ptr();
+            let zero4 = |k: usize| {
+                // SAFETY: `k + 4 <= padded` and `base + padded <= i32s.len()`
+                // (ensured above).
+                unsafe { (p.add(base + k) as *mut [u32; 4]).write_unaligned([0; 4]) }
+            };
+            zero4(0);
+            if padded > 4 {
+                zero4(4);
+            }
+            if padded > 8 {
+                zero4(8);
+            }
+        } else {
+            self.i32s[base..base + padded].fill(0);
+        }
+        self.i32_top = base + n;
+        if nr > 0 {
+            if rbase + nr > self.refs.len() {
+                self.grow_refs(rbase + nr);
+            }
+            self.ref_top = rbase + nr;
+        }
+        (base, rbase)
+    }
+
+    /// Closes the top frame's windows (bases `base`, `rbase`): releases its
+    /// refs, so that everything above the new top is null again.
+    #[inline(always)]
+    fn close_windows(&mut self, base: usize, rbase: usize) {
+        self.i32_top = base;
+        if self.ref_top > rbase {
+            for r in &mut self.refs[rbase..self.ref_top] {
+                *r = Ref::Null;
+            }
+            self.ref_top = rbase;
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_i32s(&mut self, need: usize) {
+        let len = need.max(self.i32s.len() * 2).max(256);
+        self.i32s.resize(len, 0);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_refs(&mut self, need: usize) {
+        let len = need.max(self.refs.len() * 2).max(64);
+        self.refs.resize(len, Ref::Null);
     }
 }
 
@@ -113,18 +187,11 @@ fn push_frame(
     max_depth: usize,
 ) -> Result<(), Trap> {
     if stack.frames.len() >= max_depth
-        || stack.i32s.len() + func.i32_count as usize > MAX_REGISTER_SLOTS
+        || stack.i32_top + func.i32_count as usize > MAX_REGISTER_SLOTS
     {
         return Err(stack_overflow(stack.frames.len()));
     }
-    let i32_base = stack.i32s.len();
-    let ref_base = stack.refs.len();
-    stack.i32s.resize(i32_base + func.i32_count as usize, 0);
-    if func.ref_count > 0 {
-        stack
-            .refs
-            .resize(ref_base + func.ref_count as usize, Ref::Null);
-    }
+    let (i32_base, ref_base) = stack.open_windows(func.i32_count as usize, func.ref_count as usize);
     stack.frames.push(Frame {
         module,
         func,
@@ -145,12 +212,10 @@ fn stack_overflow(depth: usize) -> Trap {
     )
 }
 
+#[inline]
 fn pop_frame(stack: &mut Stack) {
     if let Some(f) = stack.frames.pop() {
-        stack.i32s.truncate(f.i32_base as usize);
-        if stack.refs.len() > f.ref_base as usize {
-            stack.refs.truncate(f.ref_base as usize);
-        }
+        stack.close_windows(f.i32_base as usize, f.ref_base as usize);
     }
 }
 
@@ -167,7 +232,7 @@ pub(crate) fn begin(
     push_frame(&mut ctx.stack, module, func, ctx.max_depth)?;
     let (mut s, mut r) = (0usize, 0usize);
     let st = &mut ctx.stack;
-    let (n32, nref) = (st.i32s.len(), st.refs.len());
+    let (n32, nref) = (st.i32_top, st.ref_top);
     for a in args {
         let wide = matches!(a, Value::I64(_) | Value::F64(_));
         let fits = match a {
@@ -318,7 +383,7 @@ fn marshal_args(
     let (mut s, mut r) = (0usize, 0usize);
     // The callee's window is the top of both stacks; arguments that do not
     // fit (unused by its body) are dropped.
-    let (n32, nref) = (st.i32s.len() - callee.0, st.refs.len() - callee.1);
+    let (n32, nref) = (st.i32_top - callee.0, st.ref_top - callee.1);
     for (&reg, &k) in regs.iter().zip(kinds) {
         match k {
             b'r' if r >= nref => r += 1,
