@@ -7,12 +7,16 @@ use std::rc::Rc;
 
 use crate::context::{CallState, Context};
 use crate::program::{aux_list, Inst};
+use crate::refs::Ref;
+
+/// Where the loop is: the next instruction and the register windows.
+pub(super) type Cursor = (*const Inst, *mut u32, *mut Ref);
 use crate::trap::{StatusCode, Trap};
 
 use crate::program::{Function, NONE};
 
 use super::{
-    bytecode, marshal_args, marshal_results, pop_frame, read_values, stack_overflow, Frame,
+    bytecode, marshal_args, marshal_results, pop_frame, read_values, stack_overflow, Frame, Stack,
     MAX_REGISTER_SLOTS,
 };
 
@@ -23,12 +27,14 @@ use super::{
 /// This is `push_frame` specialised for the hot path: one reference-count
 /// increment (the callee's frame), no other clone, and argument copies
 /// without bounds checks (the verifier checked them).
+/// Returns the callee's cursor, so the loop goes on without re-reading the
+/// frame stack.
 #[inline(never)]
-pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<(), Trap> {
+pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cursor, Trap> {
     let max_depth = ctx.max_depth;
     let st = &mut ctx.stack;
     let Some(caller) = st.frames.last_mut() else {
-        return Err(Trap::new(StatusCode::Internal, "call without a frame"));
+        return Err(no_frame("call"));
     };
     // SAFETY: the caller's frame holds an `Rc` of its function for the
     // whole set-up (this function pushes frames, it never pops one), so the
@@ -62,27 +68,92 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<()
     if f.args_are_slots && nargs <= count {
         // One slot each, placed from slot 0.
         let regs = st.i32s.as_mut_ptr();
-        for (k, &reg) in args.iter().enumerate() {
+        let copy = |k: usize, reg: u32| {
             // SAFETY: the verifier checked each argument register against
             // the caller's window, which lies below `base`; `k < nargs <=
             // count` keeps the destination inside the callee's window.
-            unsafe { *regs.add(base + k) = *regs.add(caller_base.0 + reg as usize) };
+            unsafe { *regs.add(base + k) = *regs.add(caller_base.0 + reg as usize) }
+        };
+        match args {
+            // One argument: no loop set-up.
+            [reg] => copy(0, *reg),
+            _ => args.iter().enumerate().for_each(|(k, &reg)| copy(k, reg)),
         }
     } else {
         marshal_args(st, caller_base, (base, rbase), args, &f.arg_kinds);
     }
-    Ok(())
+    Ok(window_cursor(st, f.code.as_ptr(), base, rbase))
+}
+
+#[cold]
+#[inline(never)]
+fn no_frame(what: &str) -> Trap {
+    Trap::new(StatusCode::Internal, format!("{what} without a frame"))
+}
+
+/// The loop's cursor for a frame whose next instruction is `ip`, with
+/// register windows at `base`/`rbase`.
+#[inline(always)]
+fn window_cursor(st: &mut Stack, ip: *const Inst, base: usize, rbase: usize) -> Cursor {
+    // SAFETY: the bases index windows that exist while the frame does.
+    let regs = unsafe { st.i32s.as_mut_ptr().add(base) };
+    // SAFETY: as above.
+    let refs = unsafe { st.refs.as_mut_ptr().add(rbase) };
+    (ip, regs, refs)
 }
 
 /// `vm.return` with the operand list at aux `i.x`: passes the results to
 /// the caller's result registers and pops the frame, or, from the entry
-/// frame, ends the run with the returned values.
+/// frame, ends the run with the returned values. Returns the caller's cursor
+/// (`Ok(Ok(..))`) or the end of the run (`Ok(Err(..))`).
 #[inline(never)]
-pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Trap> {
+pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallState>, Trap> {
+    let st = &mut ctx.stack;
+    let n = st.frames.len();
+    if n >= 2 {
+        let (top, caller) = (&st.frames[n - 1], &st.frames[n - 2]);
+        // SAFETY: both frames hold an `Rc` of their function until they are
+        // popped, after the last use of these references (and the module
+        // holds one too).
+        let (func, cfunc): (&Function, &Function) =
+            unsafe { (&*Rc::as_ptr(&top.func), &*Rc::as_ptr(&caller.func)) };
+        if func.results_are_slots && func.ref_count == 0 {
+            // The common case: one-slot results, no ref window to release.
+            let base = top.i32_base as usize;
+            let (caller_base, caller_rbase) = (caller.i32_base as usize, caller.ref_base as usize);
+            let src = aux_list(&func.aux, i.x, 0);
+            let dst = aux_list(&cfunc.aux, caller.ret, 0);
+            // SAFETY: the caller's saved pc is an instruction index of its
+            // function (set by `enter` from the instruction after the call).
+            let ip = unsafe { cfunc.code.as_ptr().add(caller.pc as usize) };
+            let regs = st.i32s.as_mut_ptr();
+            let copy = |s: u32, d: u32| {
+                // SAFETY: the verifier checked result registers against the
+                // callee's window and destination registers against the
+                // caller's; both windows exist until the pop below.
+                unsafe { *regs.add(caller_base + d as usize) = *regs.add(base + s as usize) }
+            };
+            match (src, dst) {
+                // Most functions return one value: no loop set-up.
+                ([s], [d]) => copy(*s, *d),
+                _ => src.iter().zip(dst).for_each(|(&s, &d)| copy(s, d)),
+            }
+            st.frames.pop();
+            st.i32_top = base;
+            return Ok(Ok(window_cursor(st, ip, caller_base, caller_rbase)));
+        }
+    }
+    leave_general(ctx, i)
+}
+
+/// [`leave`] for every other case: results of any kind, frames with refs,
+/// and the return of the entry frame.
+#[inline(never)]
+fn leave_general(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallState>, Trap> {
     let st = &mut ctx.stack;
     let n = st.frames.len();
     let Some(top) = st.frames.last() else {
-        return Err(Trap::new(StatusCode::Internal, "return without a frame"));
+        return Err(no_frame("return"));
     };
     let callee_base = (top.i32_base as usize, top.ref_base as usize);
     // SAFETY: the top frame holds an `Rc` of its function until
@@ -94,10 +165,11 @@ pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Tr
         let kinds = std::mem::take(&mut st.entry_results);
         let values = read_values(st, callee_base, src, &kinds);
         pop_frame(st);
-        return Ok(Some(CallState::Done(values)));
+        return Ok(Err(CallState::Done(values)));
     }
     let caller = &st.frames[n - 2];
     let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
+    let caller_pc = caller.pc as usize;
     // SAFETY: the caller's frame (and the `Rc` of its function it holds)
     // stays on the stack until after the copies below.
     let cfunc: &Function = unsafe { &*Rc::as_ptr(&caller.func) };
@@ -115,6 +187,9 @@ pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Tr
     } else {
         marshal_results(st, callee_base, caller_base, src, dst, &func.result_kinds);
     }
+    // SAFETY: the caller's saved pc is an instruction index of its function
+    // (set by `enter` from the instruction after the call).
+    let ip = unsafe { cfunc.code.as_ptr().add(caller_pc) };
     pop_frame(st);
-    Ok(None)
+    Ok(Ok(window_cursor(st, ip, caller_base.0, caller_base.1)))
 }

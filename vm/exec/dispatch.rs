@@ -88,7 +88,7 @@ pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
 
 fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
     loop {
-        let (mut ip, regs, refs) = cursor(&mut ctx.stack);
+        let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);
         register_macros!($, regs, refs);
         macro_rules! tri {
             ($e:expr) => {
@@ -556,8 +556,7 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 Opcode::CmpNanF64 => wi!(i.b, rd!(i.a).is_nan() as i32),
                 // ---- calls within the module, returns (see `call`) -------------------------
                 Opcode::Call if i.x & IMPORT_ORDINAL_BIT == 0 => {
-                    tri!(call::enter(ctx, i, ip));
-                    break;
+                    (ip, regs, refs) = tri!(call::enter(ctx, i, ip));
                 }
                 Opcode::Call => {
                     save_ip(&mut ctx.stack, ip);
@@ -567,8 +566,8 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     }
                 }
                 Opcode::Return => match tri!(call::leave(ctx, i)) {
-                    Some(state) => return Ok(state),
-                    None => break,
+                    Ok(cursor) => (ip, regs, refs) = cursor,
+                    Err(state) => return Ok(state),
                 },
                 // Everything else: out of line.
                 Opcode::GlobalLoadI32

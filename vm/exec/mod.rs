@@ -212,7 +212,7 @@ fn stack_overflow(depth: usize) -> Trap {
     )
 }
 
-#[inline]
+#[inline(always)]
 fn pop_frame(stack: &mut Stack) {
     if let Some(f) = stack.frames.pop() {
         stack.close_windows(f.i32_base as usize, f.ref_base as usize);
@@ -373,6 +373,7 @@ fn read64(slots: &[u32], at: usize) -> u64 {
 
 /// Copies call arguments from the caller's registers into the callee's
 /// ABI registers (placed from 0 by kind; i64/f64 aligned to even slots).
+#[inline(never)]
 fn marshal_args(
     st: &mut Stack,
     caller: (usize, usize),
@@ -414,6 +415,7 @@ fn marshal_args(
 }
 
 /// Copies returned values from callee registers to caller registers.
+#[inline(never)]
 fn marshal_results(
     st: &mut Stack,
     callee: (usize, usize),
