@@ -984,3 +984,35 @@ fn sparse_4gib_load_figures() {
         "resident memory grew by {delta_kib} KiB"
     );
 }
+
+/// Writes a runnable module (`f0(i32) -> i32` returns its argument) whose
+/// one rodata segment is `IRVM_SPARSE_BYTES` (default 1 GiB) of external
+/// data in a sparse file at `IRVM_SPARSE_OUT`. `scripts/bench-vs-iree` uses
+/// it to compare loading with `iree-run-module`.
+#[test]
+#[ignore = "writes a benchmark input; run with IRVM_SPARSE_OUT=path --ignored"]
+#[cfg(target_pointer_width = "64")]
+fn write_sparse_module() {
+    use std::io::Write;
+    let Ok(out) = std::env::var("IRVM_SPARSE_OUT") else {
+        eprintln!("IRVM_SPARSE_OUT not set: nothing written");
+        return;
+    };
+    let bytes: u64 = std::env::var("IRVM_SPARSE_BYTES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1 << 30);
+    let spec = build::Spec {
+        // block marker, then `vm.return %i0`.
+        bytecode: vec![0x79, 0x5A, 1, 0, 0, 0],
+        functions: vec![(0, 6)],
+        external: vec![(0, bytes)],
+        ..Default::default()
+    };
+    let fb = build::flatbuffer(&spec);
+    let mut file = std::fs::File::create(&out).unwrap();
+    file.write_all(&fb).unwrap();
+    file.set_len(build::rodata_base(&fb) + bytes).unwrap();
+    let module = Module::from_file(&out).unwrap();
+    assert_eq!(module.rodata(0).unwrap().len() as u64, bytes);
+}
