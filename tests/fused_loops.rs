@@ -1,0 +1,139 @@
+//! Loops made of fused superinstructions, including the one-pair loops the
+//! plain interpreter iterates in place, give the same results as the hooked
+//! interpreter (selected by setting fuel), which runs every instruction on
+//! its own. Register aliasing between the pair's halves is the interesting
+//! part: the compare may overwrite the add's operand, the add may write the
+//! compare's bound.
+
+use irvm::{Context, Instance, Module, Value};
+
+const PROGRAM: &str = r#"vm.module @loops version 0
+
+// A counting loop: one fused pair that branches to itself.
+vm.export @count
+vm.func @count(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 1
+  %i2 = vm.const.i32.zero
+  vm.br ^bb1()
+^bb1:
+  %i2 = vm.add.i32 %i2, %i1
+  %i3 = vm.cmp.lt.i32.s %i2, %i0
+  vm.cond_br %i3, ^bb1(), ^bb2()
+^bb2:
+  vm.return %i2
+}
+
+// The compare overwrites the step: while below the bound the step is the
+// compare's 1, so this counts by the initial step once, then by one.
+vm.export @step_is_cmp
+vm.func @step_is_cmp(%i0: i32, %i1: i32) -> (i32, i32) {
+^bb0:
+  %i2 = vm.const.i32.zero
+  vm.br ^bb1()
+^bb1:
+  %i2 = vm.add.i32 %i2, %i1
+  %i1 = vm.cmp.lt.i32.s %i2, %i0
+  vm.cond_br %i1, ^bb1(), ^bb2()
+^bb2:
+  vm.return %i2, %i1
+}
+
+// The add writes the bound: the loop runs until the sum wraps below it.
+vm.export @bound_is_sum
+vm.func @bound_is_sum(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 1000000007
+  vm.br ^bb1()
+^bb1:
+  %i0 = vm.add.i32 %i0, %i1
+  %i2 = vm.cmp.lt.i32.s %i0, %i0
+  vm.cond_br %i2, ^bb1(), ^bb2()
+^bb2:
+  vm.return %i0
+}
+
+// A self-loop with a block argument: the remap runs on every iteration.
+vm.export @with_remap
+vm.func @with_remap(%i0: i32) -> (i32, i32) {
+^bb0:
+  %i1 = vm.const.i32 3
+  %i2 = vm.const.i32.zero
+  %i4 = vm.const.i32.zero
+  vm.br ^bb1()
+^bb1:
+  %i2 = vm.add.i32 %i2, %i1
+  %i3 = vm.cmp.lt.i32.s %i2, %i0
+  vm.cond_br %i3, ^bb1(%i2 -> %i4), ^bb2()
+^bb2:
+  vm.return %i2, %i4
+}
+
+// 64-bit: the same with i64 registers.
+vm.export @count64
+vm.func @count64(%i0: i32) -> (i64) {
+^bb0:
+  %i2:3 = vm.const.i64 3
+  %i4:5 = vm.const.i64.zero
+  %i6:7 = vm.ext.i32.i64.s %i0
+  vm.br ^bb1()
+^bb1:
+  %i4:5 = vm.add.i64 %i4:5, %i2:3
+  %i8 = vm.cmp.lt.i64.s %i4:5, %i6:7
+  vm.cond_br %i8, ^bb1(), ^bb2()
+^bb2:
+  vm.return %i4:5
+}
+"#;
+
+fn run(name: &str, args: &[Value], hooked: bool) -> Vec<Value> {
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    ctx.register_module(Module::from_assembly(PROGRAM, "loops.vmasm").unwrap())
+        .unwrap();
+    if hooked {
+        ctx.set_fuel(Some(u64::MAX / 2));
+    }
+    let f = ctx.function(&format!("loops.{name}")).unwrap();
+    ctx.invoke(&f, args).unwrap()
+}
+
+/// Runs `name` both ways; both must give `expected`.
+fn check(name: &str, args: &[Value], expected: &[Value]) {
+    let plain = run(name, args, false);
+    let hooked = run(name, args, true);
+    assert_eq!(
+        format!("{plain:?}"),
+        format!("{expected:?}"),
+        "{name} plain"
+    );
+    assert_eq!(
+        format!("{hooked:?}"),
+        format!("{expected:?}"),
+        "{name} hooked"
+    );
+}
+
+#[test]
+fn self_loops_match_the_instruction_by_instruction_interpreter() {
+    check("count", &[Value::I32(1000)], &[Value::I32(1000)]);
+    check("count", &[Value::I32(-5)], &[Value::I32(1)]);
+    check(
+        "step_is_cmp",
+        &[Value::I32(10), Value::I32(4)],
+        &[Value::I32(10), Value::I32(0)],
+    );
+    check(
+        "step_is_cmp",
+        &[Value::I32(10), Value::I32(20)],
+        &[Value::I32(20), Value::I32(0)],
+    );
+    // x < x is never true: one iteration.
+    check("bound_is_sum", &[Value::I32(5)], &[Value::I32(1000000012)]);
+    check(
+        "with_remap",
+        &[Value::I32(100)],
+        &[Value::I32(102), Value::I32(99)],
+    );
+    check("count64", &[Value::I32(100)], &[Value::I64(102)]);
+}
