@@ -106,6 +106,26 @@ vm.func @through_list(%r0: !env.obj) -> (!env.obj) {
   vm.return %r2
 }
 
+vm.export @many_cycles
+vm.func @many_cycles(%i0: i32) -> () {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i3 = vm.const.i32 2
+  vm.br ^bb1(%i1->%i4)
+^bb1:
+  %r0 = vm.call @env.make(%i4)
+  %r1 = vm.list.alloc %i3 : !vm.list<?>
+  vm.list.resize %r1, %i3
+  vm.list.set.ref %r1, %i1, %r1
+  vm.list.set.ref %r1, %i2, %r0
+  %i4 = vm.add.i32 %i4, %i2
+  %i5 = vm.cmp.lt.i32.s %i4, %i0
+  vm.cond_br %i5, ^bb1(), ^bb2()
+^bb2:
+  vm.return
+}
+
 vm.export @cycle_holding
 vm.func @cycle_holding() -> (!vm.ref<?>) {
 ^bb0:
@@ -229,5 +249,21 @@ fn list_cycles_are_reclaimed() {
         call(&mut ctx, "cycle_holding", &[]).unwrap();
         assert_eq!(live(), base + 1);
     }
+    assert_eq!(live(), base, "context drop leaked a list cycle");
+}
+
+/// A program that keeps making cycles runs in bounded memory: the context
+/// reclaims them as it allocates, not only when it is dropped.
+#[test]
+fn cycles_are_reclaimed_while_the_program_runs() {
+    let base = live();
+    let mut ctx = context();
+    call(&mut ctx, "many_cycles", &[Value::I32(10_000)]).unwrap();
+    let left = live() - base;
+    assert!(
+        left <= 128,
+        "{left} of 10000 cycles still alive after the run"
+    );
+    drop(ctx);
     assert_eq!(live(), base, "context drop leaked a list cycle");
 }

@@ -393,7 +393,8 @@ impl Context {
     /// context's bytecode allocated that nothing outside those lists (no
     /// register, global, host object or embedder value) can reach any more
     /// are emptied, so their cycles break and they drop. Returns how many
-    /// lists were emptied. Dropping the context does this too.
+    /// lists were emptied. The context also does this by itself whenever
+    /// the lists that can form cycles have doubled, and when it is dropped.
     pub fn collect_cycles(&mut self) -> usize {
         self.lists.collect()
     }

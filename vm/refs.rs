@@ -807,6 +807,12 @@ impl List {
         Ok(())
     }
 
+    /// Whether elements of this list can be lists (`!vm.list<!vm.list<..>>`
+    /// or variants): only such lists can be part of a reference cycle.
+    pub(crate) fn may_hold_lists(&self) -> bool {
+        matches!(self.element, TypeDef::Any | TypeDef::Ref(RefType::LIST))
+    }
+
     /// Calls `f` with every list this list holds. Returns false (without
     /// calling `f`) when the contents are borrowed right now.
     pub(crate) fn for_each_list(&self, mut f: impl FnMut(&Rc<List>)) -> bool {

@@ -221,7 +221,9 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             let ty = type_of!(i.x);
             let n = tri!(list_limit(ri!(i.a) as u32, &limits));
             let l = Rc::new(tri!(List::new(ty, n)));
-            ctx.lists.track(&l);
+            if l.may_hold_lists() {
+                ctx.lists.track(&l);
+            }
             wref!(i.b, Ref::List(l));
         }
         Opcode::ListReserve => {
