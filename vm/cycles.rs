@@ -53,7 +53,6 @@ impl ListTracker {
     /// Empties every tracked list that is only reachable from tracked lists
     /// (garbage held alive by a cycle). Returns how many lists were emptied.
     pub(crate) fn collect(&mut self) -> usize {
-        self.lists.retain(|w| w.strong_count() > 0);
         let live: Vec<Rc<List>> = self.lists.iter().filter_map(Weak::upgrade).collect();
         if live.is_empty() {
             self.prune_at = 64;

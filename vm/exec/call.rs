@@ -6,27 +6,21 @@
 use std::rc::Rc;
 
 use crate::context::{CallState, Context};
-use crate::program::{aux_list, Inst};
+use crate::program::{aux_list, Function, Inst};
 use crate::refs::Ref;
+use crate::trap::{StatusCode, Trap};
+
+use super::{bytecode, marshal_args, marshal_results, pop_frame, push_frame, read_values, Stack};
 
 /// Where the loop is: the next instruction and the register windows.
 pub(super) type Cursor = (*const Inst, *mut u32, *mut Ref);
-use crate::trap::{StatusCode, Trap};
-
-use crate::program::{Function, NONE};
-
-use super::{
-    bytecode, marshal_args, marshal_results, pop_frame, read_values, stack_overflow, Frame, Stack,
-    MAX_REGISTER_SLOTS,
-};
 
 /// `vm.call` of internal function `i.x`: records where the caller goes on
 /// (`next`, the instruction after the call) and where results go, pushes the
 /// callee's frame and passes the arguments.
 ///
-/// This is `push_frame` specialised for the hot path: one reference-count
-/// increment (the callee's frame), no other clone, and argument copies
-/// without bounds checks (the verifier checked them).
+/// One reference-count increment (the callee's frame), no other clone, and
+/// argument copies without bounds checks (the verifier checked them).
 /// Returns the callee's cursor, so the loop goes on without re-reading the
 /// frame stack.
 #[inline(never)]
@@ -52,20 +46,8 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cu
     let module = caller.module;
     let callee = &bytecode(&mut ctx.modules, module).funcs[i.x as usize];
     let f: &Function = callee;
-    let count = f.i32_count as usize;
-    if st.frames.len() >= max_depth || st.i32_top + count > MAX_REGISTER_SLOTS {
-        return Err(stack_overflow(st.frames.len()));
-    }
-    let (base, rbase) = st.open_windows(count, f.ref_count as usize);
-    st.frames.push(Frame {
-        module,
-        func: Rc::clone(callee),
-        pc: 0,
-        i32_base: base as u32,
-        ref_base: rbase as u32,
-        ret: NONE,
-    });
-    if f.args_are_slots && nargs <= count {
+    let (base, rbase) = push_frame(st, module, Rc::clone(callee), max_depth)?;
+    if f.args_are_slots && nargs <= f.i32_count as usize {
         // One slot each, placed from slot 0.
         let regs = st.i32s.as_mut_ptr();
         let copy = |k: usize, reg: u32| {
@@ -146,8 +128,8 @@ pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallSt
     leave_general(ctx, i)
 }
 
-/// [`leave`] for every other case: results of any kind, frames with refs,
-/// and the return of the entry frame.
+/// [`leave`] for every other case: results that are not all one-slot
+/// values, frames with refs, and the return of the entry frame.
 #[inline(never)]
 fn leave_general(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallState>, Trap> {
     let st = &mut ctx.stack;
@@ -174,19 +156,9 @@ fn leave_general(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallState
     // stays on the stack until after the copies below.
     let cfunc: &Function = unsafe { &*Rc::as_ptr(&caller.func) };
     let dst = aux_list(&cfunc.aux, caller.ret, 0);
-    if func.results_are_slots {
-        let regs = st.i32s.as_mut_ptr();
-        for (&s, &d) in src.iter().zip(dst) {
-            // SAFETY: the verifier checked result registers against the
-            // callee's window and destination registers against the
-            // caller's; both windows exist until `pop_frame`.
-            unsafe {
-                *regs.add(caller_base.0 + d as usize) = *regs.add(callee_base.0 + s as usize)
-            };
-        }
-    } else {
-        marshal_results(st, callee_base, caller_base, src, dst, &func.result_kinds);
-    }
+    // One-slot results from frames without refs took the path in `leave`;
+    // what is left is rare enough for the general copy.
+    marshal_results(st, callee_base, caller_base, src, dst, &func.result_kinds);
     // SAFETY: the caller's saved pc is an instruction index of its function
     // (set by `enter` from the instruction after the call).
     let ip = unsafe { cfunc.code.as_ptr().add(caller_pc) };

@@ -180,12 +180,15 @@ fn bytecode(modules: &mut [Registered], m: u32) -> &mut crate::context::Bytecode
     }
 }
 
+/// Pushes a frame for `func` with fresh register windows; returns the
+/// windows' bases.
+#[inline(always)]
 fn push_frame(
     stack: &mut Stack,
     module: u32,
     func: Rc<Function>,
     max_depth: usize,
-) -> Result<(), Trap> {
+) -> Result<(usize, usize), Trap> {
     if stack.frames.len() >= max_depth
         || stack.i32_top + func.i32_count as usize > MAX_REGISTER_SLOTS
     {
@@ -200,7 +203,7 @@ fn push_frame(
         ref_base: ref_base as u32,
         ret: NONE,
     });
-    Ok(())
+    Ok((i32_base, ref_base))
 }
 
 #[cold]
