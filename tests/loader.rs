@@ -922,22 +922,31 @@ fn seeded_mutations_never_panic() {
 
 const FOUR_GIB: u64 = 4 << 30;
 
-/// Writes a module whose only rodata segment is 4 GiB of external data
-/// ending in `0xA5`, without allocating the disk blocks.
-fn sparse_module() -> tempfile::NamedTempFile {
+/// Writes to `file` a runnable module (`f0(i32) -> i32` returns its
+/// argument) whose only rodata segment is `bytes` of external data, without
+/// allocating the disk blocks; the last byte is `0xA5`.
+fn write_sparse(file: &mut std::fs::File, bytes: u64) {
     use std::io::{Seek, SeekFrom, Write};
     let spec = build::Spec {
-        external: vec![(0, FOUR_GIB)],
+        // block marker, then `vm.return %i0`.
+        bytecode: vec![0x79, 0x5A, 1, 0, 0, 0],
+        functions: vec![(0, 6)],
+        external: vec![(0, bytes)],
         ..Default::default()
     };
     let fb = build::flatbuffer(&spec);
-    let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(&fb).unwrap();
-    let end = build::rodata_base(&fb) + FOUR_GIB;
-    file.as_file().set_len(end).unwrap();
+    let end = build::rodata_base(&fb) + bytes;
+    file.set_len(end).unwrap();
     file.seek(SeekFrom::Start(end - 1)).unwrap();
     file.write_all(&[0xA5]).unwrap();
     file.flush().unwrap();
+}
+
+/// A temporary module with 4 GiB of external rodata (see [`write_sparse`]).
+fn sparse_module() -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    write_sparse(file.as_file_mut(), FOUR_GIB);
     file
 }
 
@@ -993,7 +1002,6 @@ fn sparse_4gib_load_figures() {
 #[ignore = "writes a benchmark input; run with IRVM_SPARSE_OUT=path --ignored"]
 #[cfg(target_pointer_width = "64")]
 fn write_sparse_module() {
-    use std::io::Write;
     let Ok(out) = std::env::var("IRVM_SPARSE_OUT") else {
         eprintln!("IRVM_SPARSE_OUT not set: nothing written");
         return;
@@ -1002,17 +1010,7 @@ fn write_sparse_module() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1 << 30);
-    let spec = build::Spec {
-        // block marker, then `vm.return %i0`.
-        bytecode: vec![0x79, 0x5A, 1, 0, 0, 0],
-        functions: vec![(0, 6)],
-        external: vec![(0, bytes)],
-        ..Default::default()
-    };
-    let fb = build::flatbuffer(&spec);
-    let mut file = std::fs::File::create(&out).unwrap();
-    file.write_all(&fb).unwrap();
-    file.set_len(build::rodata_base(&fb) + bytes).unwrap();
+    write_sparse(&mut std::fs::File::create(&out).unwrap(), bytes);
     let module = Module::from_file(&out).unwrap();
     assert_eq!(module.rodata(0).unwrap().len() as u64, bytes);
 }
