@@ -12,6 +12,7 @@ mod cmd_bench;
 mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
+mod scalar_input;
 
 #[derive(Parser)]
 #[command(
