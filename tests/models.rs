@@ -111,7 +111,9 @@ fn corpus_matches_the_recorded_reference_output() {
 #[test]
 fn corpus_matches_a_live_reference_run() {
     let Some(peer) = peer_bin() else {
-        eprintln!("skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)");
+        eprintln!(
+            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
+        );
         return;
     };
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
@@ -172,7 +174,10 @@ fn library_api_runs_a_model_and_reads_the_tensor_back() {
     // Two calls on one context reuse the executables and command buffer.
     let again = ctx.invoke(&matmul, &args).unwrap();
     assert_eq!(
-        BufferView::from_value(&again[0]).unwrap().to_vec::<f32>().unwrap(),
+        BufferView::from_value(&again[0])
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
         want
     );
 }

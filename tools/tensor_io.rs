@@ -19,7 +19,8 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal") {
         return Ok(());
     }
-    let module = hal::hal_module().map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
+    let module =
+        hal::hal_module().map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 
@@ -28,7 +29,12 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
 pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
     hal::parse_buffer_view(text)
         .map(hal::BufferView::into_value)
-        .map_err(|t| format!("{}; parsing input `{text}` as a buffer view: {}", t.code, t.message))
+        .map_err(|t| {
+            format!(
+                "{}; parsing input `{text}` as a buffer view: {}",
+                t.code, t.message
+            )
+        })
 }
 
 /// The `result[i]: ...` text of a buffer-view result, or `None` for other

@@ -440,7 +440,10 @@ impl Buffer {
     /// so an embedder must not hold `with_bytes_mut` on a parent while
     /// bytecode runs over its views.
     pub fn view(parent: &Rc<Buffer>, offset: usize, length: usize) -> Result<Buffer, Trap> {
-        if offset.checked_add(length).is_none_or(|end| end > parent.len) {
+        if offset
+            .checked_add(length)
+            .is_none_or(|end| end > parent.len)
+        {
             return Err(out_of_range(offset, length, 1, parent.len));
         }
         // SAFETY: offset + length <= parent.len (checked above), so the

@@ -121,7 +121,7 @@ pub struct CommandBuffer {
 }
 
 struct Recording {
-    commands: Vec<std::sync::Arc<Command>>,
+    commands: Vec<Command>,
     finalized: bool,
 }
 
@@ -146,7 +146,7 @@ impl CommandBuffer {
                 "command buffer is finalized and cannot record more commands",
             ));
         }
-        s.commands.push(std::sync::Arc::new(command));
+        s.commands.push(command);
         Ok(())
     }
 
@@ -163,20 +163,19 @@ impl CommandBuffer {
         Ok(())
     }
 
-    /// Runs every command in order against binding table `table`.
+    /// Runs every command in order against binding table `table`. (The
+    /// buffer stays locked meanwhile; nothing a command runs can reach
+    /// this buffer: dispatches run in the executable's own context.)
     pub fn execute(&self, table: &[Binding]) -> Result<(), Trap> {
-        let commands = {
-            let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            if !s.finalized {
-                return Err(Trap::new(
-                    StatusCode::FailedPrecondition,
-                    "command buffer must be finalized before it is executed",
-                ));
-            }
-            s.commands.clone()
-        };
-        for command in commands {
-            run(&command, table)?;
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.finalized {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "command buffer must be finalized before it is executed",
+            ));
+        }
+        for command in &s.commands {
+            run(command, table)?;
         }
         Ok(())
     }

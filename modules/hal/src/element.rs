@@ -130,16 +130,30 @@ impl ElementType {
                 }
                 (v as u16).to_le_bytes().to_vec()
             }
-            (numerical::SIGNED, 16) => i16::try_from(int()?).map_err(|_| bad())?.to_le_bytes().to_vec(),
-            (numerical::UNSIGNED, 16) => u16::try_from(int()?).map_err(|_| bad())?.to_le_bytes().to_vec(),
-            (numerical::INTEGER | numerical::SIGNED, 32) => {
-                i32::try_from(int()?).map_err(|_| bad())?.to_le_bytes().to_vec()
-            }
-            (numerical::UNSIGNED, 32) => u32::try_from(int()?).map_err(|_| bad())?.to_le_bytes().to_vec(),
-            (numerical::INTEGER | numerical::SIGNED, 64) => {
-                i64::try_from(int()?).map_err(|_| bad())?.to_le_bytes().to_vec()
-            }
-            (numerical::UNSIGNED, 64) => u64::try_from(int()?).map_err(|_| bad())?.to_le_bytes().to_vec(),
+            (numerical::SIGNED, 16) => i16::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::UNSIGNED, 16) => u16::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::INTEGER | numerical::SIGNED, 32) => i32::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::UNSIGNED, 32) => u32::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::INTEGER | numerical::SIGNED, 64) => i64::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::UNSIGNED, 64) => u64::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
             _ => {
                 return Err(format!(
                     "unimplemented: parsing elements of type {}",
@@ -324,7 +338,9 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for name in ["f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "si8", "ui32", "i1"] {
+        for name in [
+            "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "si8", "ui32", "i1",
+        ] {
             assert_eq!(ElementType::parse(name).unwrap().name(), name);
         }
         assert_eq!(ElementType::parse("f32").unwrap(), ElementType(0x2100_0020));

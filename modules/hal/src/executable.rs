@@ -77,7 +77,10 @@ impl Executable {
         let mut declared = Vec::new();
         for export in module.exports() {
             let sig = module.function_signature(export.internal_ordinal);
-            let cconv = sig.as_ref().and_then(|s| s.calling_convention).unwrap_or("");
+            let cconv = sig
+                .as_ref()
+                .and_then(|s| s.calling_convention)
+                .unwrap_or("");
             let attr = |key: &str| {
                 sig.as_ref()
                     .and_then(|s| s.attrs.iter().find(|(k, _)| *k == key))

@@ -40,9 +40,21 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ("allocator.allocate", "0rIiiI_r", Some(allocator_allocate)),
     ("allocator.import", "0riIiirII_r", Some(allocator_import)),
     ("allocator.select", "0iiICrID_rI", Some(allocator_select)),
-    ("buffer.allocation.discard", "0r_i", Some(buffer_allocation_flag)),
-    ("buffer.allocation.is_terminal", "0r_i", Some(buffer_allocation_flag)),
-    ("buffer.allocation.preserve", "0r_v", Some(buffer_allocation_preserve)),
+    (
+        "buffer.allocation.discard",
+        "0r_i",
+        Some(buffer_allocation_flag),
+    ),
+    (
+        "buffer.allocation.is_terminal",
+        "0r_i",
+        Some(buffer_allocation_flag),
+    ),
+    (
+        "buffer.allocation.preserve",
+        "0r_v",
+        Some(buffer_allocation_preserve),
+    ),
     ("buffer.assert", "0rrrIii_v", Some(buffer_assert)),
     ("buffer.length", "0r_I", Some(buffer_length)),
     ("buffer.load", "0rIi_i", Some(buffer_load)),
@@ -50,10 +62,22 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ("buffer.subspan", "0rII_r", Some(buffer_subspan)),
     ("buffer_view.assert", "0rriiCID_v", Some(buffer_view_assert)),
     ("buffer_view.buffer", "0r_r", Some(buffer_view_buffer)),
-    ("buffer_view.create", "0rIIiiCID_r", Some(buffer_view_create)),
+    (
+        "buffer_view.create",
+        "0rIIiiCID_r",
+        Some(buffer_view_create),
+    ),
     ("buffer_view.dim", "0ri_I", Some(buffer_view_dim)),
-    ("buffer_view.element_type", "0r_i", Some(buffer_view_element_type)),
-    ("buffer_view.encoding_type", "0r_i", Some(buffer_view_encoding_type)),
+    (
+        "buffer_view.element_type",
+        "0r_i",
+        Some(buffer_view_element_type),
+    ),
+    (
+        "buffer_view.encoding_type",
+        "0r_i",
+        Some(buffer_view_encoding_type),
+    ),
     ("buffer_view.rank", "0r_i", Some(buffer_view_rank)),
     ("buffer_view.trace", "0rCrD_v", Some(buffer_view_trace)),
     ("channel.create", "0rIIrrii_r", None),
@@ -62,9 +86,21 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ("command_buffer.advise_buffer", "0rrIIIi_v", Some(nothing)),
     ("command_buffer.begin_debug_group", "0rr_v", Some(nothing)),
     ("command_buffer.collective", "0rriiiirrIIIII_v", None),
-    ("command_buffer.copy_buffer", "0riirIrIII_v", Some(command_buffer_copy)),
-    ("command_buffer.create", "0riiIi_r", Some(command_buffer_create)),
-    ("command_buffer.dispatch", "0rrIiiiICiDCiirIID_v", Some(command_buffer_dispatch)),
+    (
+        "command_buffer.copy_buffer",
+        "0riirIrIII_v",
+        Some(command_buffer_copy),
+    ),
+    (
+        "command_buffer.create",
+        "0riiIi_r",
+        Some(command_buffer_create),
+    ),
+    (
+        "command_buffer.dispatch",
+        "0rrIiiiICiDCiirIID_v",
+        Some(command_buffer_dispatch),
+    ),
     (
         "command_buffer.dispatch.indirect",
         "0rrIirIICiDCiirIID_v",
@@ -72,11 +108,27 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ),
     ("command_buffer.end_debug_group", "0r_v", Some(nothing)),
     ("command_buffer.execution_barrier", "0riiI_v", Some(nothing)),
-    ("command_buffer.fill_buffer", "0rrIIiIiI_v", Some(command_buffer_fill)),
-    ("command_buffer.finalize", "0r_v", Some(command_buffer_finalize)),
+    (
+        "command_buffer.fill_buffer",
+        "0rrIIiIiI_v",
+        Some(command_buffer_fill),
+    ),
+    (
+        "command_buffer.finalize",
+        "0r_v",
+        Some(command_buffer_finalize),
+    ),
     ("command_buffer.flush_buffer", "0rirII_v", Some(nothing)),
-    ("command_buffer.invalidate_buffer", "0rirII_v", Some(nothing)),
-    ("command_buffer.update_buffer", "0rrIrIIiI_v", Some(command_buffer_update)),
+    (
+        "command_buffer.invalidate_buffer",
+        "0rirII_v",
+        Some(nothing),
+    ),
+    (
+        "command_buffer.update_buffer",
+        "0rrIrIIiI_v",
+        Some(command_buffer_update),
+    ),
     ("device.allocator", "0r_r", Some(device_allocator)),
     ("device.query.i64", "0rrr_iI", Some(device_query_i64)),
     ("device.queue.alloca", "0rIrrIiiII_r", Some(queue_alloca)),
@@ -84,7 +136,11 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ("device.queue.copy", "0rIrrrIrIII_v", Some(queue_copy)),
     ("device.queue.dealloca", "0rIrrrI_v", Some(queue_dealloca)),
     ("device.queue.execute", "0rIrrrI_v", Some(queue_execute)),
-    ("device.queue.execute.indirect", "0rIrrrICrIID_v", Some(queue_execute_indirect)),
+    (
+        "device.queue.execute.indirect",
+        "0rIrrrICrIID_v",
+        Some(queue_execute_indirect),
+    ),
     ("device.queue.fill", "0rIrrrIIIiI_v", Some(queue_fill)),
     ("device.queue.flush", "0rI_v", Some(nothing)),
     ("device.queue.read", "0rIrrrIrIII_v", None),
@@ -94,7 +150,11 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ("devices.get", "0i_r", Some(devices_get)),
     ("ex.file.from_memory", "0rIirIIi_r", None),
     ("executable.create", "0rIrrr_r", Some(executable_create)),
-    ("executable.lookup.function", "0rr_I", Some(executable_lookup_function)),
+    (
+        "executable.lookup.function",
+        "0rr_I",
+        Some(executable_lookup_function),
+    ),
     ("fence.await", "0iICrD_i", Some(fence_await)),
     ("fence.create", "0rI_r", Some(fence_create)),
     ("fence.fail", "0ri_v", Some(fence_fail)),
@@ -284,7 +344,9 @@ fn allocator_allocate(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
     let allocator: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
     let (_affinity, _types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
     let size = a.i64()?;
-    let buffer = allocator.allocate(size).map_err(|t| a.error(t.code, t.message))?;
+    let buffer = allocator
+        .allocate(size)
+        .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::BUFFER, buffer))
 }
 
@@ -312,7 +374,10 @@ fn allocator_select(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let (_types, _usage, _flags) = (a.i32()?, a.i32()?, a.i64()?);
     let n = a.count()?;
     if n == 0 {
-        return Err(a.error(StatusCode::NotFound, "no devices to select an allocator from"));
+        return Err(a.error(
+            StatusCode::NotFound,
+            "no devices to select an allocator from",
+        ));
     }
     let device = a.device()?;
     let affinity = a.i64()?;
@@ -553,7 +618,10 @@ fn command_buffer_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
             format!("negative binding capacity {capacity}"),
         )
     })?;
-    one(obj(type_names::COMMAND_BUFFER, CommandBuffer::new(capacity)))
+    one(obj(
+        type_names::COMMAND_BUFFER,
+        CommandBuffer::new(capacity),
+    ))
 }
 
 fn command_buffer_finalize(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
@@ -602,8 +670,12 @@ fn command_buffer_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
     let length = a.i64()?;
     let slot = a.i32()? as u32;
     let _flags = a.i64()?;
-    let len = u64::try_from(length)
-        .map_err(|_| a.error(StatusCode::InvalidArgument, format!("invalid length {length}")))?;
+    let len = u64::try_from(length).map_err(|_| {
+        a.error(
+            StatusCode::InvalidArgument,
+            format!("invalid length {length}"),
+        )
+    })?;
     let data = source.buffer("update source")?.with_bytes(|b| {
         source_offset
             .checked_add(len)

@@ -94,7 +94,10 @@ mod tests {
     fn all_sixty_exports_link_with_their_conventions() {
         let m = hal_module().unwrap();
         assert_eq!(EXPORTS.len(), 60);
-        assert_eq!(m.signature("command_buffer.dispatch"), Some("0rrIiiiICiDCiirIID_v"));
+        assert_eq!(
+            m.signature("command_buffer.dispatch"),
+            Some("0rrIiiiICiDCiirIID_v")
+        );
         let unimplemented: Vec<&str> = EXPORTS
             .iter()
             .filter(|e| e.2.is_none())
