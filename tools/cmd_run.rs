@@ -20,7 +20,8 @@ pub struct RunArgs {
     /// An argument value (`3`, `-1.5`); repeat once per argument.
     #[arg(long = "input", allow_hyphen_values = true)]
     inputs: Vec<String>,
-    /// Accepted for iree-run-module compatibility; irvm has no HAL devices.
+    /// Accepted for iree-run-module compatibility; the `hal` module's one
+    /// device is the synchronous CPU device (`local-sync`).
     #[arg(long, hide = true)]
     device: Option<String>,
     #[command(flatten)]
@@ -96,6 +97,9 @@ pub fn load_context(modules: &[String]) -> Result<Context, String> {
             ctx.register_host_module(&m).map_err(|e| e.to_string())?;
         } else {
             let m = Module::from_file(spec).map_err(|e| format!("loading module '{spec}': {e}"))?;
+            if crate::tensor_io::needs_hal(&m) {
+                crate::tensor_io::ensure_hal(&mut ctx)?;
+            }
             ctx.register_module(m).map_err(|e| e.to_string())?;
         }
     }
@@ -106,6 +110,9 @@ pub fn load_context(modules: &[String]) -> Result<Context, String> {
 /// `iree-run-module` does (see [`crate::scalar_input`]).
 pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
     let t = text.trim();
+    if kind == 'r' {
+        return crate::tensor_io::parse_buffer_view_input(text);
+    }
     if t.is_empty() {
         return Err("INVALID_ARGUMENT; no value specified for input".into());
     }
@@ -121,7 +128,7 @@ pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
         'F' => "f64",
         _ => {
             return Err(format!(
-            "UNIMPLEMENTED; input `{text}`: reference arguments cannot be given on the command line"
+            "UNIMPLEMENTED; input `{text}`: arguments of kind `{kind}` cannot be given on the command line"
         ))
         }
     };
@@ -213,7 +220,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     println!("EXEC @{name}");
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
     for (i, v) in results.iter().enumerate() {
-        println!("result[{i}]: {v}");
+        match crate::tensor_io::format_buffer_view_result(i, v) {
+            Some(text) => println!("{}", text?),
+            None => println!("result[{i}]: {v}"),
+        }
     }
     Ok(())
 }
