@@ -1,12 +1,12 @@
 //! vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module of its
-//! own, loaded into a private [`Context`] behind the `vmvx` host module; a
+//! own, loaded into a private [`Context`] behind the `vmvx` host module
+//! (`vmvx.rs`, its microkernels); a
 //! dispatch calls one of its entry functions once per workgroup.
 
 use std::sync::Mutex;
 
 use irvm::{
-    Buffer, Context, Func, Instance, List, Module, NativeModule, Ref, RefType, StatusCode, Trap,
-    TypeDef, Value,
+    Buffer, Context, Func, Instance, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, Value,
 };
 
 /// The executable format irvm loads.
@@ -23,14 +23,6 @@ pub const MAX_WORKGROUPS: u64 = 1 << 24;
 /// Bytes per page of workgroup local memory (the `local_memory` attribute
 /// is rounded down to whole pages, as IREE does).
 const LOCAL_MEMORY_PAGE: usize = 4096;
-
-/// The `vmvx` host module executables link against. irvm does not yet
-/// implement its microkernels (`--iree-vmvx-enable-microkernels`); an
-/// executable importing them fails to load with a link error naming the
-/// missing function.
-pub fn vmvx_module() -> NativeModule {
-    NativeModule::new("vmvx", 0)
-}
 
 struct Entry {
     name: String,
@@ -103,7 +95,10 @@ impl Executable {
         let instance = Instance::new();
         let mut context = Context::new(&instance);
         context
-            .register_host_module(&vmvx_module())
+            .register_host_module(
+                &super::vmvx::vmvx_module()
+                    .map_err(|e| invalid(format!("building the vmvx module: {e}")))?,
+            )
             .map_err(|e| invalid(format!("linking vmvx executable: {e}")))?;
         context
             .register_module(module)
