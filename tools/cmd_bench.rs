@@ -187,18 +187,21 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
         .collect();
     let width = rows.iter().map(|r| r.len()).max().unwrap_or(10).max(10);
     let rule = "-".repeat(width + 44);
-    println!("{rule}");
-    println!(
+    outln!("{rule}");
+    outln!(
         "{:<width$} {:>13} {:>13} {:>12}",
-        "Benchmark", "Time", "CPU", "Iterations"
+        "Benchmark",
+        "Time",
+        "CPU",
+        "Iterations"
     );
-    println!("{rule}");
+    outln!("{rule}");
     for (name, func, values) in &plans {
         for _ in 0..args.repetitions.max(1) {
             let s = measure(&mut ctx, func, values, min_time)
                 .map_err(|e| format!("benchmark `{name}` failed: {e}"))?;
             let rate = s.iterations as f64 / s.wall.as_secs_f64().max(1e-12);
-            println!(
+            outln!(
                 "{:<width$} {:>13} {:>13} {:>12} items_per_second={}/s",
                 format!("BM_{name}/process_time/real_time"),
                 per_iteration(s.wall, s.iterations),

@@ -59,7 +59,8 @@ impl LimitArgs {
             let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
             })?;
-            ctx.set_deadline(Some(std::time::Instant::now() + d));
+            // A timeout beyond what the clock can represent is no deadline.
+            ctx.set_deadline(std::time::Instant::now().checked_add(d));
         }
         if let Some(n) = self.max_stack_depth {
             if n == 0 {
@@ -201,7 +202,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let kinds = func.arg_kinds();
     let sig = format!("`{}` ({})", func.name, func.signature);
     if args.inputs.len() != kinds.len() {
-        println!("EXEC @{name}");
+        outln!("EXEC @{name}");
         return Err(Failure::Setup(format!(
             "INVALID_ARGUMENT; expected {} arguments but passed {}; invoking function {sig}",
             kinds.len(),
@@ -221,10 +222,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             std::io::stderr(),
         )))));
     }
-    println!("EXEC @{name}");
+    outln!("EXEC @{name}");
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
     for (i, v) in results.iter().enumerate() {
-        println!("result[{i}]: {v}");
+        outln!("result[{i}]: {v}");
     }
     Ok(())
 }
