@@ -8,13 +8,12 @@
 //! binary as the child, filtered to the one test, with `IRVM_HOSTILE_CHILD`
 //! set: the test body then runs for real inside the bounds.
 
-use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use irvm::{Context, Instance, Limits, Module, StatusCode, Value};
+use irvm::Value;
 
 const MIB: u64 = 1 << 20;
 
@@ -159,9 +158,67 @@ fn module_arg(p: &Path) -> String {
     format!("--module={}", p.display())
 }
 
-fn assemble(text: &str) -> Module {
-    let bytes = irvm::asm::assemble(text, "test.vmasm").unwrap_or_else(|e| panic!("{e}"));
-    Module::from_bytes(bytes).expect("module loads")
+/// A module whose `__init` spins forever, with an export `f`.
+const SPINNING_INIT: &str = "vm.module @m version 0\n\nvm.export @__init\n\
+    vm.func @__init() -> () {\n^bb0:\n  %i0 = vm.const.i32 1\n  vm.br ^bb1()\n^bb1:\n  \
+    vm.cond_br %i0, ^bb1(), ^bb2()\n^bb2:\n  vm.return\n}\n\nvm.export @f\n\
+    vm.func @f() -> () {\n^bb0:\n  vm.return\n}\n";
+
+// ---------------------------------------------------------------------------
+// Limits hold from the first instruction
+
+/// `--fuel` and `--timeout` bound a module's `__init` in `run`, `dbg` and
+/// `bench` (it hung all three).
+#[test]
+fn init_loop_obeys_fuel_and_timeout_in_every_command() {
+    let dir = scratch();
+    let m = write_asm(dir.path(), "m", SPINNING_INIT);
+    let batch = dir.path().join("cmds");
+    std::fs::write(&batch, "run\n").unwrap();
+    let batch = format!("--batch={}", batch.display());
+    for (cmd, extra) in [("run", ""), ("dbg", batch.as_str()), ("bench", "")] {
+        for (flag, expected) in [
+            ("--fuel=1000", "RESOURCE_EXHAUSTED"),
+            ("--timeout=1", "DEADLINE_EXCEEDED"),
+        ] {
+            let mut args = vec![cmd, "--function=f", flag];
+            let module = module_arg(&m);
+            args.push(&module);
+            if !extra.is_empty() {
+                args.push(extra);
+            }
+            let o = irvm(&args, 512 * MIB, Duration::from_secs(30));
+            o.assert_error(expected);
+            assert!(o.stderr.contains("__init"), "{o:#?}");
+            assert!(o.elapsed < Duration::from_secs(20), "{o:#?}");
+        }
+    }
+}
+
+/// `--max-buffer-bytes` bounds what `__init` allocates (it allocated 3 GB
+/// despite `--max-buffer-bytes=1000`).
+#[test]
+fn init_allocation_obeys_the_buffer_limit() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.type !vm.buffer\n\nvm.export @__init\n\
+         vm.func @__init() -> () {\n^bb0:\n  %i0:1 = vm.const.i64 3221225472\n  \
+         %i2 = vm.const.i32 16\n  %r0 = vm.buffer.alloc %i0:1, %i2\n  vm.return\n}\n\n\
+         vm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.return\n}\n",
+    );
+    let o = irvm(
+        &[
+            "run",
+            &module_arg(&m),
+            "--function=f",
+            "--max-buffer-bytes=1000",
+        ],
+        1024 * MIB,
+        Duration::from_secs(30),
+    );
+    o.assert_error("max-buffer-bytes");
 }
 
 // ---------------------------------------------------------------------------
@@ -428,7 +485,3 @@ fn deep_host_object_list_chain_drops_without_recursion() {
     }
     drop(next);
 }
-
-// Keep the helpers used when only some tests are compiled in.
-#[allow(dead_code)]
-fn _unused(_: &mut dyn Write, _: Context, _: Instance, _: Limits, _: StatusCode, _: Value) {}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use irvm::{Context, Func, Value};
 
-use crate::cmd_run::{load_context, parse_input};
+use crate::cmd_run::{load_context, parse_input, LimitArgs};
 
 /// Arguments of `irvm bench`.
 #[derive(clap::Args)]
@@ -35,6 +35,10 @@ pub struct BenchArgs {
     /// Accepted for iree-benchmark-module compatibility; irvm has no devices.
     #[arg(long, hide = true)]
     device: Option<String>,
+    /// Limits for the whole run (loading, `__init` and every timed call
+    /// together); none by default, so timings use the plain loop.
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// Runs `irvm bench`.
@@ -129,7 +133,7 @@ fn per_iteration(total: Duration, iterations: u64) -> String {
 fn bench(args: &BenchArgs) -> Result<(), String> {
     let _ = &args.device;
     let min_time = parse_min_time(&args.min_time)?;
-    let mut ctx = load_context(&args.modules)?;
+    let mut ctx = load_context(&args.modules, &args.limits)?;
     let main_module = ctx
         .module_names()
         .last()

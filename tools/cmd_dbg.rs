@@ -93,8 +93,7 @@ struct Session {
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
 fn session(args: &DbgArgs) -> Result<bool, String> {
-    let mut ctx = load_context(&args.modules)?;
-    args.limits.apply(&mut ctx)?;
+    let ctx = load_context(&args.modules, &args.limits)?;
     let main_module = ctx
         .module_names()
         .last()

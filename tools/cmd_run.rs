@@ -52,7 +52,8 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
-    /// Applies the limits to `ctx` (the timeout counts from now).
+    /// Applies the limits to `ctx` (the timeout counts from now: it bounds
+    /// loading, `__init` and the call together).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
         ctx.set_fuel(self.fuel);
         if let Some(t) = self.timeout {
@@ -80,10 +81,12 @@ impl LimitArgs {
     }
 }
 
-/// Loads every `--module` into a fresh context.
-pub fn load_context(modules: &[String]) -> Result<Context, String> {
+/// Loads every `--module` into a fresh context whose limits are set first,
+/// so they bound each module's `__init` as well as what runs later.
+pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, String> {
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
+    limits.apply(&mut ctx)?;
     for spec in modules {
         if DynamicModuleSpec::looks_dynamic(spec) {
             let m = DynamicModule::load_spec(spec).map_err(|e| e.to_string())?;
@@ -187,7 +190,7 @@ pub fn main(args: RunArgs) -> ExitCode {
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let _ = &args.device;
-    let mut ctx = load_context(&args.modules)?;
+    let mut ctx = load_context(&args.modules, &args.limits)?;
     let main_module = ctx
         .module_names()
         .last()
@@ -216,7 +219,6 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .map(|(t, &k)| parse_input(t, k))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{e}; parsing function inputs; {sig}"))?;
-    args.limits.apply(&mut ctx)?;
     if args.trace_execution {
         ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
             std::io::stderr(),
