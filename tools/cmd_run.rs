@@ -20,7 +20,8 @@ pub struct RunArgs {
     /// An argument value (`3`, `-1.5`); repeat once per argument.
     #[arg(long = "input", allow_hyphen_values = true)]
     inputs: Vec<String>,
-    /// Accepted for iree-run-module compatibility; irvm has no HAL devices.
+    /// Accepted for iree-run-module compatibility; the `hal` module's one
+    /// device is the synchronous CPU device (`local-sync`).
     #[arg(long, hide = true)]
     device: Option<String>,
     #[command(flatten)]
@@ -93,6 +94,9 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             ctx.register_host_module(&m).map_err(|e| e.to_string())?;
         } else {
             let m = Module::from_file(spec).map_err(|e| format!("loading module '{spec}': {e}"))?;
+            if crate::tensor_io::needs_hal(&m) {
+                crate::tensor_io::ensure_hal(&mut ctx)?;
+            }
             ctx.register_module(m).map_err(|e| e.to_string())?;
         }
     }
@@ -122,8 +126,9 @@ pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
             .ok_or_else(|| bad("i64")),
         'f' => t.parse::<f32>().map(Value::F32).map_err(|_| bad("f32")),
         'F' => t.parse::<f64>().map(Value::F64).map_err(|_| bad("f64")),
+        'r' => crate::tensor_io::parse_buffer_view_input(text),
         _ => Err(format!(
-            "UNIMPLEMENTED; input `{text}`: reference arguments cannot be given on the command line"
+            "UNIMPLEMENTED; input `{text}`: arguments of kind `{kind}` cannot be given on the command line"
         )),
     }
 }
@@ -227,7 +232,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     outln!("EXEC @{name}");
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
     for (i, v) in results.iter().enumerate() {
-        outln!("result[{i}]: {v}");
+        match crate::tensor_io::format_buffer_view_result(i, v) {
+            Some(text) => outln!("{}", text?),
+            None => outln!("result[{i}]: {v}"),
+        }
     }
     Ok(())
 }
