@@ -56,12 +56,15 @@ impl LimitArgs {
     /// Applies the limits to `ctx` (the timeout counts from now).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
         ctx.set_fuel(self.fuel);
+        let mut deadline = None;
         if let Some(t) = self.timeout {
             let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
             })?;
-            ctx.set_deadline(Some(std::time::Instant::now() + d));
+            deadline = Some(std::time::Instant::now() + d);
+            ctx.set_deadline(deadline);
         }
+        crate::tensor_io::limit_dispatches(self.fuel, deadline, self.max_buffer_bytes);
         if let Some(n) = self.max_stack_depth {
             if n == 0 {
                 return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());
