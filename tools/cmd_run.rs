@@ -44,6 +44,10 @@ pub struct LimitArgs {
     /// Deepest call stack, in frames (RESOURCE_EXHAUSTED beyond).
     #[arg(long = "max-stack-depth")]
     max_stack_depth: Option<usize>,
+    /// Largest call stack in bytes, frames sized as the reference sizes
+    /// them (default 1,036,288, the reference's; RESOURCE_EXHAUSTED beyond).
+    #[arg(long = "max-stack-bytes")]
+    max_stack_bytes: Option<u64>,
     /// Largest buffer a program may allocate, in bytes.
     #[arg(long = "max-buffer-bytes")]
     max_buffer_bytes: Option<u64>,
@@ -57,13 +61,16 @@ impl LimitArgs {
     /// loading, `__init` and the call together).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
         ctx.set_fuel(self.fuel);
+        let mut deadline = None;
         if let Some(t) = self.timeout {
             let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
             })?;
             // A timeout beyond what the clock can represent is no deadline.
-            ctx.set_deadline(std::time::Instant::now().checked_add(d));
+            deadline = std::time::Instant::now().checked_add(d);
+            ctx.set_deadline(deadline);
         }
+        crate::tensor_io::limit_dispatches(self.fuel, deadline, self.max_buffer_bytes);
         if let Some(n) = self.max_stack_depth {
             if n == 0 {
                 return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());
@@ -71,6 +78,9 @@ impl LimitArgs {
             ctx.max_depth = n;
         }
         let mut limits = ctx.limits();
+        if let Some(n) = self.max_stack_bytes {
+            limits.max_stack_bytes = n;
+        }
         if let Some(n) = self.max_buffer_bytes {
             limits.max_buffer_bytes = n;
         }
@@ -103,50 +113,34 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
     Ok(ctx)
 }
 
-/// Parses `text` as a value of calling-convention kind `kind`.
+/// Parses `text` as a value of calling-convention kind `kind`, as
+/// `iree-run-module` does (see [`crate::scalar_input`]).
 pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
     let t = text.trim();
-    let bad = |ty: &str| format!("INVALID_ARGUMENT; parsing value `{text}` as {ty}");
-    match kind {
-        'i' => parse_int(t)
-            .and_then(|v| {
-                i32::try_from(v)
-                    .ok()
-                    .or_else(|| u32::try_from(v).ok().map(|u| u as i32))
-            })
-            .map(Value::I32)
-            .ok_or_else(|| bad("i32")),
-        'I' => parse_int(t)
-            .and_then(|v| {
-                i64::try_from(v)
-                    .ok()
-                    .or_else(|| u64::try_from(v).ok().map(|u| u as i64))
-            })
-            .map(Value::I64)
-            .ok_or_else(|| bad("i64")),
-        'f' => t.parse::<f32>().map(Value::F32).map_err(|_| bad("f32")),
-        'F' => t.parse::<f64>().map(Value::F64).map_err(|_| bad("f64")),
-        'r' => crate::tensor_io::parse_buffer_view_input(text),
-        _ => Err(format!(
-            "UNIMPLEMENTED; input `{text}`: arguments of kind `{kind}` cannot be given on the command line"
-        )),
+    if kind == 'r' {
+        return crate::tensor_io::parse_buffer_view_input(text);
     }
-}
-
-fn parse_int(t: &str) -> Option<i128> {
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    if t.is_empty() {
+        return Err("INVALID_ARGUMENT; no value specified for input".into());
+    }
+    if t.starts_with(['@', '+', '*', '&']) {
+        return Err(format!(
+            "UNIMPLEMENTED; input `{text}`: file and storage inputs are not supported"
+        ));
+    }
+    let ty = match kind {
+        'i' => "i32",
+        'I' => "i64",
+        'f' => "f32",
+        'F' => "f64",
+        _ => {
+            return Err(format!(
+            "UNIMPLEMENTED; input `{text}`: arguments of kind `{kind}` cannot be given on the command line"
+        ))
+        }
     };
-    let v = if let Some(h) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        i128::from_str_radix(h, 16).ok()?
-    } else {
-        digits.parse::<i128>().ok()?
-    };
-    Some(if neg { -v } else { v })
+    crate::scalar_input::parse_scalar(t, kind)
+        .ok_or_else(|| format!("INVALID_ARGUMENT; parsing value `{t}` as {ty}"))
 }
 
 /// Why `irvm run` failed.

@@ -14,6 +14,7 @@ mod cmd_bench;
 mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
+mod scalar_input;
 mod tensor_io;
 
 /// The `hal` module crate (`modules/hal`), compiled into the binary from
