@@ -199,3 +199,142 @@ fn a_wrong_ref_type_from_the_host_traps_with_a_message() {
         "{trap}"
     );
 }
+
+/// `tests/models/misuse/mlp.vmasm` (the MLP's module as `irvm dump`
+/// prints it; its internal `__init` renamed `make_commands` and its long
+/// `vm.fail` messages shortened so it assembles) with each `from` replaced
+/// by its `to`, run on a 4x8 input: the trap it ends in.
+fn misuse(edits: &[(&str, &str)]) -> irvm::Trap {
+    use irvm::{Context, Instance, Module};
+    use irvm_hal::{hal_module, BufferView};
+
+    let path = models_dir().join("misuse/mlp.vmasm");
+    let mut source = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in edits {
+        assert!(source.contains(from), "{from} not in the module");
+        source = source.replacen(from, to, 1);
+    }
+    let module = Module::from_assembly(&source, "mlp.vmasm").unwrap();
+    let mut ctx = Context::new(&Instance::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    let trap = match ctx.register_module(module) {
+        Err(irvm::LinkError::Init { trap, .. }) => return trap,
+        Err(e) => panic!("{e}"),
+        Ok(()) => {
+            let predict = ctx.function("module.predict").unwrap();
+            let x = BufferView::from_slice(&[4, 8], &[1.0f32; 32]).unwrap();
+            ctx.invoke(&predict, &[x.into_value()]).unwrap_err()
+        }
+    };
+    assert!(!trap.message.contains("panicked"), "{trap}");
+    trap
+}
+
+const DISPATCH: &str =
+    "(%r3, %R2, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i6)";
+
+#[test]
+fn the_unchanged_misuse_fixture_runs() {
+    use irvm::{Context, Instance, Module};
+    use irvm_hal::{hal_module, BufferView};
+
+    let path = models_dir().join("misuse/mlp.vmasm");
+    let mut ctx = Context::new(&Instance::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    ctx.register_module(Module::from_file(&path).unwrap())
+        .unwrap();
+    let predict = ctx.function("module.predict").unwrap();
+    let x = BufferView::from_slice(&[4, 8], &[1.0f32; 32]).unwrap();
+    let out = ctx.invoke(&predict, &[x.into_value()]).unwrap();
+    let y = BufferView::from_value(&out[0])
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    assert_eq!(&y[..3], &[4.1, 3.8, 4.3]);
+}
+
+#[test]
+fn absurd_workgroup_counts_trap() {
+    // %i1 (28 in the fixture) becomes the workgroup count in x, y and z.
+    let trap = misuse(&[
+        ("%i1 = vm.const.i32 28", "%i1 = vm.const.i32 100000"),
+        (
+            DISPATCH,
+            "(%r3, %R2, %i12, %i1, %i1, %i1, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i6)",
+        ),
+    ]);
+    assert!(
+        trap.code == irvm::StatusCode::ResourceExhausted
+            && trap.message.contains("100000x100000x100000 workgroups"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn a_binding_slot_past_the_table_traps() {
+    let trap = misuse(&[(
+        DISPATCH,
+        "(%r3, %R2, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i4, %R0, %i10, %i6)",
+    )]);
+    assert!(
+        trap.message.contains("binding table slot 3 out of range"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn a_binding_longer_than_its_buffer_traps() {
+    let trap = misuse(&[(
+        DISPATCH,
+        "(%r3, %R2, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i8)",
+    )]);
+    assert!(
+        trap.message.contains("dispatch binding 1") && trap.message.contains("out of bounds"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn a_wrong_ref_type_from_bytecode_traps() {
+    let trap = misuse(&[(
+        DISPATCH,
+        "(%r3, %r3, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i6)",
+    )]);
+    assert!(
+        trap.message
+            .contains("hal.command_buffer.dispatch: argument 1: expected a !hal.executable"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn limits_cover_dispatches_and_hal_allocations() {
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let module = models_dir().join("matmul.vmfb");
+    let args = std::fs::read_to_string(models_dir().join("matmul.args")).unwrap();
+    let run = |limit: &str| {
+        let out = Command::new(irvm)
+            .args(["run", &format!("--module={}", module.display()), limit])
+            .args(args.lines())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run("--fuel=300");
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("RESOURCE_EXHAUSTED") && stderr.contains("dispatch `matmul_dispatch_0"),
+        "{stderr}"
+    );
+    let (code, stderr) = run("--max-buffer-bytes=40");
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("hal buffer of 60 bytes exceeds the limit of 40 bytes"),
+        "{stderr}"
+    );
+    let (code, stderr) = run("--fuel=100000");
+    assert_eq!(code, Some(0), "{stderr}");
+}

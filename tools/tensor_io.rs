@@ -4,13 +4,43 @@
 //! buffer-view results printed as `result[i]: hal.buffer_view` and the
 //! tensor on the next line.
 
+use std::sync::OnceLock;
+
 use irvm::{Context, Module, Value};
 
 use crate::hal;
 
-/// Whether `module` needs the `hal` module (it depends on it).
+/// The limits of the `hal` module this process registers (the command's
+/// `--fuel`, `--timeout` and `--max-buffer-bytes` also bound dispatches
+/// and hal allocations).
+fn dispatch_limits() -> &'static hal::SharedLimits {
+    static LIMITS: OnceLock<hal::SharedLimits> = OnceLock::new();
+    LIMITS.get_or_init(Default::default)
+}
+
+/// Applies the command's limits to dispatches and hal allocations.
+pub fn limit_dispatches(
+    fuel: Option<u64>,
+    deadline: Option<std::time::Instant>,
+    max_buffer_bytes: Option<u64>,
+) {
+    let mut limits = dispatch_limits().lock().unwrap_or_else(|e| e.into_inner());
+    *limits = hal::DispatchLimits {
+        fuel,
+        deadline,
+        max_buffer_bytes,
+    };
+}
+
+/// Whether `module` needs the `hal` module (it declares the dependency,
+/// as iree-compile output does, or imports `hal.*` functions, as
+/// hand-assembled modules may).
 pub fn needs_hal(module: &Module) -> bool {
     module.dependencies().iter().any(|d| d.name == "hal")
+        || module
+            .imports()
+            .iter()
+            .any(|i| i.full_name.starts_with("hal."))
 }
 
 /// Registers the `hal` module in `ctx` unless a module named `hal` is
@@ -19,8 +49,8 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal") {
         return Ok(());
     }
-    let module =
-        hal::hal_module().map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
+    let module = hal::hal_module_with_limits(dispatch_limits().clone())
+        .map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 

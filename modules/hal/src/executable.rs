@@ -5,6 +5,8 @@
 
 use std::sync::Mutex;
 
+use super::objects::SharedLimits;
+
 use irvm::{
     Buffer, Context, Func, Instance, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, Value,
 };
@@ -34,6 +36,7 @@ struct Entry {
 pub struct Executable {
     context: Mutex<Context>,
     entries: Vec<Entry>,
+    limits: SharedLimits,
 }
 
 /// One dispatch's resolved arguments.
@@ -54,7 +57,12 @@ fn invalid(message: String) -> Trap {
 
 impl Executable {
     /// Loads executable `data` of `format` with executable-level `constants`.
-    pub fn load(format: &str, data: Vec<u8>, constants: &[u32]) -> Result<Executable, Trap> {
+    pub fn load(
+        format: &str,
+        data: Vec<u8>,
+        constants: &[u32],
+        limits: SharedLimits,
+    ) -> Result<Executable, Trap> {
         if format != VMVX_FORMAT {
             return Err(Trap::new(
                 StatusCode::NotFound,
@@ -138,6 +146,7 @@ impl Executable {
         Ok(Executable {
             context: Mutex::new(context),
             entries,
+            limits,
         })
     }
 
@@ -198,6 +207,33 @@ impl Executable {
         let bindings = Ref::from(bindings);
         let local_memory = Ref::from(Buffer::new(entry.local_memory)?);
         let mut context = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        let budget = *self.limits.lock().unwrap_or_else(|e| e.into_inner());
+        context.set_fuel(budget.fuel);
+        context.set_deadline(budget.deadline);
+        let mut limits = context.limits();
+        if let Some(max) = budget.max_buffer_bytes {
+            limits.max_buffer_bytes = max;
+        }
+        context.set_limits(limits);
+        let result = Self::run_grid(
+            &mut context,
+            entry,
+            [cx, cy, cz],
+            [local_memory, constants, bindings],
+        );
+        if budget.fuel.is_some() {
+            let mut shared = self.limits.lock().unwrap_or_else(|e| e.into_inner());
+            shared.fuel = context.fuel();
+        }
+        result
+    }
+
+    fn run_grid(
+        context: &mut Context,
+        entry: &Entry,
+        [cx, cy, cz]: [u32; 3],
+        [local_memory, constants, bindings]: [Ref; 3],
+    ) -> Result<(), Trap> {
         let as_i32 = |v: u32| Value::I32(v as i32);
         let _flush = super::fpu::FlushDenormals::begin();
         for z in 0..cz {

@@ -8,26 +8,30 @@ use irvm::{HostRef, HostValue, Ref, StatusCode, Trap, Value};
 use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::element::ElementType;
 use super::executable::Executable;
-use super::objects::{type_names, Allocator, BufferView, Device, Fence, HalBuffer};
+use super::objects::{
+    type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, SharedLimits,
+};
 
-/// Per-context state of the `hal` module: its one device.
+/// Per-context state of the `hal` module: its one device and the limits
+/// its dispatches and allocations obey.
 pub struct HalState {
     /// The CPU device `hal.devices.get(0)` returns.
     pub device: HostRef<Device>,
+    /// Budgets for dispatches and allocations.
+    pub limits: SharedLimits,
 }
 
 impl HalState {
-    /// State with a fresh device.
-    pub fn new() -> HalState {
+    /// State with a fresh device, under `limits`.
+    pub fn new(limits: SharedLimits) -> HalState {
         HalState {
             device: Device::new(),
+            limits,
         }
     }
-}
 
-impl Default for HalState {
-    fn default() -> Self {
-        HalState::new()
+    fn snapshot(&self) -> DispatchLimits {
+        *self.limits.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -340,12 +344,12 @@ fn nothing(_: &mut HalState, _: &mut Args) -> Result<Vec<Value>, Trap> {
 
 // --- allocator ------------------------------------------------------------
 
-fn allocator_allocate(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let allocator: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
     let (_affinity, _types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
     let size = a.i64()?;
     let buffer = allocator
-        .allocate(size)
+        .allocate(size, state.snapshot().max_buffer_bytes)
         .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::BUFFER, buffer))
 }
@@ -882,7 +886,7 @@ fn queue_epilogue(
     }
 }
 
-fn queue_alloca(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let signal = queue_prologue(a)?;
     let pool = a.i64()?;
     if pool != 0 {
@@ -894,7 +898,7 @@ fn queue_alloca(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let (_types, _usage) = (a.i32()?, a.i32()?);
     let size = a.i64()?;
     let _flags = a.i64()?;
-    match Allocator.allocate(size) {
+    match Allocator.allocate(size, state.snapshot().max_buffer_bytes) {
         Ok(buffer) => {
             queue_epilogue(a, signal, Ok(()))?;
             one(obj(type_names::BUFFER, buffer))
@@ -1040,7 +1044,7 @@ fn queue_execute_indirect(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
 
 // --- executables ------------------------------------------------------------
 
-fn executable_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn executable_create(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     a.device()?;
     let _affinity = a.i64()?;
     let format = a.string()?;
@@ -1066,8 +1070,8 @@ fn executable_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap>
         }
         _ => Vec::new(),
     };
-    let executable =
-        Executable::load(&format, data, &constants).map_err(|t| a.error(t.code, t.message))?;
+    let executable = Executable::load(&format, data, &constants, state.limits.clone())
+        .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::EXECUTABLE, executable))
 }
 

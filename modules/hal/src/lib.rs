@@ -47,7 +47,10 @@ pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 pub use self::element::ElementType;
 pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
 pub use self::exports::{HalState, EXPORTS};
-pub use self::objects::{type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer};
+pub use self::objects::{
+    type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence, HalBuffer,
+    SharedLimits,
+};
 pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
 
@@ -68,9 +71,20 @@ pub const UNIMPLEMENTED: &[&str] = &[
 ];
 
 /// The `hal` host module: register it in a context before modules that
-/// import `hal`.
+/// import `hal`. Dispatches and allocations are unlimited; see
+/// [`hal_module_with_limits`].
 pub fn hal_module() -> Result<NativeModule<HalState>, irvm::modules::AbiError> {
-    let mut module = NativeModule::with_state("hal", HAL_VERSION, HalState::new);
+    hal_module_with_limits(SharedLimits::default())
+}
+
+/// The `hal` host module with dispatches and allocations bounded by
+/// `limits` (the embedder may change them between calls; fuel counts down
+/// as dispatches run).
+pub fn hal_module_with_limits(
+    limits: SharedLimits,
+) -> Result<NativeModule<HalState>, irvm::modules::AbiError> {
+    let mut module =
+        NativeModule::with_state("hal", HAL_VERSION, move || HalState::new(limits.clone()));
     for name in type_names::ALL {
         module = module.ref_type(*name);
     }

@@ -94,19 +94,45 @@ fn glob_match(pattern: &str, text: &str) -> bool {
     go(pattern.as_bytes(), text.as_bytes())
 }
 
+/// Budgets for what programs make the hal do on their behalf: the
+/// bytecode of a dispatch runs in the executable's own context, which the
+/// program's [`irvm::Context`] limits do not reach, and hal allocations are
+/// not `vm.buffer.alloc`s. Shared ([`SharedLimits`]) between the embedder,
+/// the module state and every executable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DispatchLimits {
+    /// Instructions all dispatches together may run (`None`: unlimited);
+    /// counts down as they run.
+    pub fuel: Option<u64>,
+    /// Dispatches still running at this instant fail with DEADLINE_EXCEEDED.
+    pub deadline: Option<std::time::Instant>,
+    /// Largest single hal allocation, and largest `vm.buffer` a kernel may
+    /// allocate, in bytes.
+    pub max_buffer_bytes: Option<u64>,
+}
+
+/// [`DispatchLimits`] shared by counted handle.
+pub type SharedLimits = std::sync::Arc<Mutex<DispatchLimits>>;
+
 /// The device allocator: host memory, 64-byte aligned
 /// ([`irvm::refs::BUFFER_ALIGNMENT`]).
 pub struct Allocator;
 
 impl Allocator {
-    /// A zero-filled buffer of `length` bytes.
-    pub fn allocate(&self, length: i64) -> Result<HalBuffer, Trap> {
+    /// A zero-filled buffer of `length` bytes, at most `max_bytes`.
+    pub fn allocate(&self, length: i64, max_bytes: Option<u64>) -> Result<HalBuffer, Trap> {
         let len = usize::try_from(length).map_err(|_| {
             Trap::new(
                 StatusCode::InvalidArgument,
                 format!("failed to allocate buffer of length {length}"),
             )
         })?;
+        if let Some(max) = max_bytes.filter(|&m| len as u64 > m) {
+            return Err(Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("hal buffer of {len} bytes exceeds the limit of {max} bytes"),
+            ));
+        }
         let storage = Ref::from(Buffer::new(len)?);
         Ok(HalBuffer {
             storage,
@@ -408,7 +434,8 @@ mod tests {
 
     #[test]
     fn subspans_are_checked() {
-        let b = Allocator.allocate(16).unwrap();
+        let b = Allocator.allocate(16, None).unwrap();
+        assert!(Allocator.allocate(17, Some(16)).is_err());
         assert!(b.subspan(8, 8).is_ok());
         assert!(b.subspan(8, 9).is_err());
         assert_eq!(b.subspan(4, -1).unwrap().length, 12);
