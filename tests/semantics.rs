@@ -284,7 +284,11 @@ fn stdout_of(program: &Path, pre: &[&str], module: &Path, function: &str) -> Str
         .arg(format!("--function={function}"))
         .output()
         .expect("run");
-    assert!(out.status.success(), "{function}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{function}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

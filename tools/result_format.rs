@@ -37,8 +37,11 @@ fn format_into(value: &Value, narrow: Option<ValueType>, out: &mut String) -> Re
             let as_value = Value::Ref(r.clone());
             match crate::hal::BufferView::from_value(&as_value) {
                 Some(view) => {
-                    let text = crate::hal::format_buffer_view(view, crate::hal::DEFAULT_MAX_ELEMENTS)
-                        .map_err(|t| format!("{}; formatting a buffer view: {}", t.code, t.message))?;
+                    let text =
+                        crate::hal::format_buffer_view(view, crate::hal::DEFAULT_MAX_ELEMENTS)
+                            .map_err(|t| {
+                                format!("{}; formatting a buffer view: {}", t.code, t.message)
+                            })?;
                     out.push_str(&text);
                 }
                 None => out.push_str("(no printer)"),
