@@ -4,7 +4,7 @@
 //! switches, `br_table`, debug ops and the end-of-function guard. One call
 //! executes one instruction against the top frame.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
 use crate::host::HostOutcome;
@@ -24,14 +24,14 @@ use super::{
 /// `Some` ends the run (the entry frame returned or the program yielded).
 #[inline(never)]
 pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap> {
-    let max_depth = ctx.max_depth;
+    let max_depth = ctx.limits.max_stack_depth;
     let limits = ctx.limits;
     let modules = &mut ctx.modules;
     let st = &mut ctx.stack;
 
     let top = st.frames.last().expect("a frame to run");
     let cur = top.module;
-    let func = top.func.clone();
+    let func = top.func.get();
     let (i32_base, ref_base) = (top.i32_base as usize, top.ref_base as usize);
     let code: *const Inst = func.code.as_ptr();
     // SAFETY: the saved pc is an instruction index of `func` (see the loop).
@@ -220,7 +220,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::ListAlloc => {
             let ty = type_of!(i.x);
             let n = tri!(list_limit(ri!(i.a) as u32, &limits));
-            let l = Rc::new(tri!(List::new(ty, n)));
+            let l = Arc::new(tri!(List::new(ty, n)));
             if l.may_hold_lists() {
                 ctx.lists.track(&l);
             }
@@ -377,8 +377,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             match target {
                 Err(ordinal) => {
                     // A bytecode function (this module or another).
-                    let callee_fn =
-                        bytecode(modules, target_module).funcs[ordinal as usize].clone();
+                    let callee_fn = &bytecode(modules, target_module).funcs[ordinal as usize];
                     tri!(push_frame(st, target_module, callee_fn, max_depth));
                     let f = st.frames.last().expect("frame");
                     let callee_base = (f.i32_base as usize, f.ref_base as usize);
@@ -491,14 +490,14 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             )));
             tri!(buffer_limit(len as u64, &limits));
             let b = tri!(Buffer::new(len));
-            wref!(i.c, Ref::Buffer(Rc::new(b)));
+            wref!(i.c, Ref::Buffer(Arc::new(b)));
         }
         Opcode::BufferClone => {
             let align = ri!(i.d);
             tri!(check_alignment(align));
             tri!(buffer_limit(rl!(i.c) as u64, &limits));
             let b = tri!(buffer!(i.a, "source").clone_range(rl!(i.b) as u64, rl!(i.c) as u64));
-            wref!(i.x, Ref::Buffer(Rc::new(b)));
+            wref!(i.x, Ref::Buffer(Arc::new(b)));
         }
         Opcode::BufferLength => {
             let n = buffer!(i.a, "buffer").len();
