@@ -164,6 +164,7 @@ fn exercise(bytes: Vec<u8>, tally: &mut Tally) {
         max_global_bytes: 1 << 20,
         max_global_refs: 1 << 12,
         max_stack_depth: 64,
+        ..Limits::default()
     });
     ctx.set_fuel(Some(5_000));
     let name = module.name().to_string();

@@ -20,7 +20,8 @@ pub struct RunArgs {
     /// An argument value (`3`, `-1.5`); repeat once per argument.
     #[arg(long = "input", allow_hyphen_values = true)]
     inputs: Vec<String>,
-    /// Accepted for iree-run-module compatibility; irvm has no HAL devices.
+    /// Accepted for iree-run-module compatibility; the `hal` module's one
+    /// device is the synchronous CPU device (`local-sync`).
     #[arg(long, hide = true)]
     device: Option<String>,
     #[command(flatten)]
@@ -43,6 +44,10 @@ pub struct LimitArgs {
     /// Deepest call stack, in frames (RESOURCE_EXHAUSTED beyond).
     #[arg(long = "max-stack-depth")]
     max_stack_depth: Option<usize>,
+    /// Largest call stack in bytes, frames sized as the reference sizes
+    /// them (default 1,036,288, the reference's; RESOURCE_EXHAUSTED beyond).
+    #[arg(long = "max-stack-bytes")]
+    max_stack_bytes: Option<u64>,
     /// Largest buffer a program may allocate, in bytes.
     #[arg(long = "max-buffer-bytes")]
     max_buffer_bytes: Option<u64>,
@@ -55,12 +60,15 @@ impl LimitArgs {
     /// Applies the limits to `ctx` (the timeout counts from now).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
         ctx.set_fuel(self.fuel);
+        let mut deadline = None;
         if let Some(t) = self.timeout {
             let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
             })?;
-            ctx.set_deadline(Some(std::time::Instant::now() + d));
+            deadline = Some(std::time::Instant::now() + d);
+            ctx.set_deadline(deadline);
         }
+        crate::tensor_io::limit_dispatches(self.fuel, deadline, self.max_buffer_bytes);
         if let Some(n) = self.max_stack_depth {
             if n == 0 {
                 return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());
@@ -70,6 +78,9 @@ impl LimitArgs {
             ctx.set_limits(limits);
         }
         let mut limits = ctx.limits();
+        if let Some(n) = self.max_stack_bytes {
+            limits.max_stack_bytes = n;
+        }
         if let Some(n) = self.max_buffer_bytes {
             limits.max_buffer_bytes = n;
         }
@@ -91,55 +102,43 @@ pub fn load_context(modules: &[String]) -> Result<Context, String> {
             ctx.register_host_module(&m).map_err(|e| e.to_string())?;
         } else {
             let m = Module::from_file(spec).map_err(|e| format!("loading module '{spec}': {e}"))?;
+            if crate::tensor_io::needs_hal(&m) {
+                crate::tensor_io::ensure_hal(&mut ctx)?;
+            }
             ctx.register_module(m).map_err(|e| e.to_string())?;
         }
     }
     Ok(ctx)
 }
 
-/// Parses `text` as a value of calling-convention kind `kind`.
+/// Parses `text` as a value of calling-convention kind `kind`, as
+/// `iree-run-module` does (see [`crate::scalar_input`]).
 pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
     let t = text.trim();
-    let bad = |ty: &str| format!("INVALID_ARGUMENT; parsing value `{text}` as {ty}");
-    match kind {
-        'i' => parse_int(t)
-            .and_then(|v| {
-                i32::try_from(v)
-                    .ok()
-                    .or_else(|| u32::try_from(v).ok().map(|u| u as i32))
-            })
-            .map(Value::I32)
-            .ok_or_else(|| bad("i32")),
-        'I' => parse_int(t)
-            .and_then(|v| {
-                i64::try_from(v)
-                    .ok()
-                    .or_else(|| u64::try_from(v).ok().map(|u| u as i64))
-            })
-            .map(Value::I64)
-            .ok_or_else(|| bad("i64")),
-        'f' => t.parse::<f32>().map(Value::F32).map_err(|_| bad("f32")),
-        'F' => t.parse::<f64>().map(Value::F64).map_err(|_| bad("f64")),
-        _ => Err(format!(
-            "UNIMPLEMENTED; input `{text}`: reference arguments cannot be given on the command line"
-        )),
+    if kind == 'r' {
+        return crate::tensor_io::parse_buffer_view_input(text);
     }
-}
-
-fn parse_int(t: &str) -> Option<i128> {
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    if t.is_empty() {
+        return Err("INVALID_ARGUMENT; no value specified for input".into());
+    }
+    if t.starts_with(['@', '+', '*', '&']) {
+        return Err(format!(
+            "UNIMPLEMENTED; input `{text}`: file and storage inputs are not supported"
+        ));
+    }
+    let ty = match kind {
+        'i' => "i32",
+        'I' => "i64",
+        'f' => "f32",
+        'F' => "f64",
+        _ => {
+            return Err(format!(
+            "UNIMPLEMENTED; input `{text}`: arguments of kind `{kind}` cannot be given on the command line"
+        ))
+        }
     };
-    let v = if let Some(h) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        i128::from_str_radix(h, 16).ok()?
-    } else {
-        digits.parse::<i128>().ok()?
-    };
-    Some(if neg { -v } else { v })
+    crate::scalar_input::parse_scalar(t, kind)
+        .ok_or_else(|| format!("INVALID_ARGUMENT; parsing value `{t}` as {ty}"))
 }
 
 /// Why `irvm run` failed.
@@ -226,7 +225,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     println!("EXEC @{name}");
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
     for (i, v) in results.iter().enumerate() {
-        println!("result[{i}]: {v}");
+        match crate::tensor_io::format_buffer_view_result(i, v) {
+            Some(text) => println!("{}", text?),
+            None => println!("result[{i}]: {v}"),
+        }
     }
     Ok(())
 }

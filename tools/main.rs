@@ -12,6 +12,15 @@ mod cmd_bench;
 mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
+mod scalar_input;
+mod tensor_io;
+
+/// The `hal` module crate (`modules/hal`), compiled into the binary from
+/// its source: the `irvm` package cannot depend on `irvm-hal`, which
+/// depends on `irvm`.
+#[path = "../modules/hal/src/lib.rs"]
+#[allow(dead_code, unused_imports)]
+mod hal;
 
 #[derive(Parser)]
 #[command(

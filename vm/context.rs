@@ -338,16 +338,29 @@ pub struct Limits {
     pub max_global_bytes: u64,
     /// Most ref globals a module may declare.
     pub max_global_refs: u64,
+    /// Largest call stack, in bytes of the reference's VM stack: a call
+    /// whose frame would not fit fails with RESOURCE_EXHAUSTED. Frames are
+    /// sized as IREE sizes them (a 128-byte header, then the i32 and ref
+    /// registers), and the default is what `iree-run-module`'s stack can
+    /// grow to (1 MiB less its bookkeeping), so recursion stops at the same
+    /// depth: 6,476 frames of 5 to 8 i32 registers.
+    pub max_stack_bytes: u64,
 }
+
+/// The reference's largest VM stack: its frame storage starts at 8 KiB less
+/// the stack's own header (8,096 bytes) and doubles while it stays within
+/// 1 MiB (`IREE_VM_STACK_MAX_SIZE`), so 128 × 8,096 bytes.
+pub const DEFAULT_STACK_BYTES: u64 = 128 * 8_096;
 
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_stack_depth: 16 * 1024,
             max_buffer_bytes: 4 << 30,
-            max_list_elements: 64 << 20,
+            max_list_elements: 128 << 20,
             max_global_bytes: 256 << 20,
             max_global_refs: 1 << 20,
+            max_stack_bytes: DEFAULT_STACK_BYTES,
         }
     }
 }
@@ -365,6 +378,13 @@ pub struct FrameInfo {
 }
 
 impl Context {
+    pub(crate) fn stack_limit(&self) -> crate::exec::StackLimit {
+        crate::exec::StackLimit {
+            frames: self.limits.max_stack_depth,
+            bytes: self.limits.max_stack_bytes,
+        }
+    }
+
     /// An empty context over `instance`'s types.
     pub fn new(instance: &Arc<Instance>) -> Context {
         Context {

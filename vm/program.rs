@@ -137,6 +137,9 @@ pub(crate) struct Function {
     pub offsets: Vec<u32>,
     pub i32_count: u16,
     pub ref_count: u16,
+    /// Bytes of a frame of this function on the reference's VM stack
+    /// (`exec::frame_bytes`), counted against `Limits::max_stack_bytes`.
+    pub frame_bytes: u32,
     pub ordinal: u32,
     /// Index of the guard instruction that ends the body; instructions after
     /// it (remap stubs, remap records) are internal.
@@ -405,6 +408,7 @@ pub(crate) fn compile(
         offsets: b.offsets,
         i32_count,
         ref_count,
+        frame_bytes: crate::exec::frame_bytes(i32_count, ref_count),
         ordinal,
         guard: guard as u32,
         args_are_slots: sig.args.iter().all(|k| matches!(k, b'i' | b'f')),

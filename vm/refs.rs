@@ -256,6 +256,20 @@ impl Ref {
     }
 }
 
+impl From<Buffer> for Ref {
+    /// A new counted handle to `buffer`.
+    fn from(buffer: Buffer) -> Ref {
+        Ref::Buffer(Arc::new(buffer))
+    }
+}
+
+impl From<List> for Ref {
+    /// A new counted handle to `list`.
+    fn from(list: List) -> Ref {
+        Ref::List(Arc::new(list))
+    }
+}
+
 impl fmt::Display for Ref {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -285,7 +299,17 @@ enum Owner {
     Module(#[allow(dead_code)] Module),
     /// An anonymous mapping (large buffers), unmapped on drop.
     Mapped(#[allow(dead_code)] memmap2::MmapMut),
+    /// A heap allocation of exactly `len` bytes aligned to
+    /// [`BUFFER_ALIGNMENT`] (`Buffer::new`), freed on drop.
+    Aligned,
+    /// A range of another buffer's bytes ([`Buffer::view`]); holding the
+    /// parent keeps them alive.
+    View(#[allow(dead_code)] Arc<Buffer>),
 }
+
+/// Alignment of the bytes of every buffer [`Buffer::new`] allocates (IREE's
+/// HAL allocates host memory 64-byte aligned; kernels may rely on it).
+pub const BUFFER_ALIGNMENT: usize = 64;
 
 /// Buffers at least this large are anonymous mappings that ask for
 /// transparent huge pages: a 2 MiB page costs one fault instead of 512.
@@ -328,6 +352,16 @@ unsafe impl Sync for Buffer {}
 
 impl Drop for Buffer {
     fn drop(&mut self) {
+        if let Owner::Aligned = self.owner {
+            // SAFETY: `ptr` came from `alloc_zeroed` in `new` with exactly
+            // this layout (len > 0, checked there) and only this buffer owns it.
+            unsafe {
+                std::alloc::dealloc(
+                    self.ptr.as_ptr(),
+                    std::alloc::Layout::from_size_align_unchecked(self.len, BUFFER_ALIGNMENT),
+                )
+            }
+        }
         if let Owner::Heap = self.owner {
             if self.len > 0 {
                 // SAFETY: `ptr` came from an allocation of exactly `len`
@@ -408,7 +442,8 @@ impl Buffer {
                 owner: Owner::Mapped(map),
             });
         }
-        let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| too_big())?;
+        let layout =
+            std::alloc::Layout::from_size_align(len, BUFFER_ALIGNMENT).map_err(|_| too_big())?;
         // SAFETY: `layout` has non-zero size (len > 0).
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         let ptr = std::ptr::NonNull::new(ptr).ok_or_else(too_big)?;
@@ -417,7 +452,32 @@ impl Buffer {
             len,
             mutable: true,
             borrow: AtomicIsize::new(0),
-            owner: Owner::Heap,
+            owner: Owner::Aligned,
+        })
+    }
+
+    /// A view of `length` bytes of `parent` from byte `offset`: no bytes
+    /// are copied, writes through either buffer are seen by both, and the
+    /// view is as mutable as its parent. (The HAL hands kernels their
+    /// bindings this way.) Each view keeps its own closure-borrow counter,
+    /// so an embedder must not hold `with_bytes_mut` on a parent while
+    /// bytecode runs over its views.
+    pub fn view(parent: &Arc<Buffer>, offset: usize, length: usize) -> Result<Buffer, Trap> {
+        if offset
+            .checked_add(length)
+            .is_none_or(|end| end > parent.len)
+        {
+            return Err(out_of_range(offset, length, 1, parent.len));
+        }
+        // SAFETY: offset + length <= parent.len (checked above), so the
+        // pointer stays inside (or one past the end of) the parent's bytes.
+        let ptr = unsafe { parent.ptr.as_ptr().add(offset) };
+        Ok(Buffer {
+            ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
+            len: length,
+            mutable: parent.mutable,
+            borrow: AtomicIsize::new(0),
+            owner: Owner::View(parent.clone()),
         })
     }
 

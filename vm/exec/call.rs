@@ -23,7 +23,7 @@ pub(super) type Cursor = (*const Inst, *mut u32, *mut Ref);
 /// frame stack.
 #[inline(never)]
 pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cursor, Trap> {
-    let max_depth = ctx.limits.max_stack_depth;
+    let limit = ctx.stack_limit();
     let st = &mut ctx.stack;
     let Some(caller) = st.frames.last_mut() else {
         return Err(no_frame("call"));
@@ -43,7 +43,7 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cu
     let module = caller.module;
     let callee = &bytecode(&mut ctx.modules, module).funcs[i.x as usize];
     let f: &Function = callee;
-    let (base, rbase) = push_frame(st, module, callee, max_depth)?;
+    let (base, rbase) = push_frame(st, module, callee, limit)?;
     if f.args_are_slots && nargs <= f.i32_count as usize {
         // One slot each, placed from slot 0.
         let regs = st.i32s.as_mut_ptr();

@@ -22,6 +22,7 @@ use crate::value::Value;
 #[macro_use]
 mod regs;
 mod call;
+pub(crate) mod cmath;
 mod dispatch;
 pub(crate) mod hooks;
 mod slow;
@@ -79,6 +80,9 @@ pub(crate) struct Frame {
     /// Position in this frame's aux of the result-register list of the call
     /// in progress (NONE when not calling).
     ret: u32,
+    /// Bytes of the reference's VM stack that this frame and the frames
+    /// below it would occupy (see [`frame_bytes`]).
+    stack_end: u32,
 }
 
 enum Suspended {
@@ -230,12 +234,20 @@ fn push_frame(
     stack: &mut Stack,
     module: u32,
     func: &Arc<Function>,
-    max_depth: usize,
+    limit: StackLimit,
 ) -> Result<(usize, usize), Trap> {
-    if stack.frames.len() >= max_depth
+    let below = stack.frames.last().map_or(0, |f| f.stack_end);
+    let stack_end = below.saturating_add(func.frame_bytes);
+    if stack.frames.len() >= limit.frames
+        || stack_end as u64 > limit.bytes
         || stack.i32_top + func.i32_count as usize > MAX_REGISTER_SLOTS
     {
-        return Err(stack_overflow(stack.frames.len()));
+        return Err(stack_overflow(
+            stack.frames.len(),
+            below,
+            func.frame_bytes,
+            limit,
+        ));
     }
     let (i32_base, ref_base) = stack.open_windows(func.i32_count as usize, func.ref_count as usize);
     stack.frames.push(Frame {
@@ -245,17 +257,41 @@ fn push_frame(
         i32_base: i32_base as u32,
         ref_base: ref_base as u32,
         ret: NONE,
+        stack_end,
     });
     Ok((i32_base, ref_base))
 }
 
+/// The bounds of a call stack: frames, and bytes of the reference's stack.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StackLimit {
+    pub frames: usize,
+    pub bytes: u64,
+}
+
+/// The size of a bytecode function's frame on IREE's VM stack: the frame
+/// header and bytecode frame storage (128 bytes together on x86-64), then
+/// the i32 registers (4 bytes each) and the ref registers (16 bytes each),
+/// each area rounded up to 16 bytes (`iree_vm_bytecode_function_enter`).
+pub(crate) fn frame_bytes(i32_count: u16, ref_count: u16) -> u32 {
+    const HEADER: u32 = 128;
+    let align = |n: u32| (n + 15) & !15;
+    HEADER + align(i32_count as u32 * 4) + align(ref_count as u32 * 16)
+}
+
 #[cold]
 #[inline(never)]
-fn stack_overflow(depth: usize) -> Trap {
-    Trap::new(
-        StatusCode::ResourceExhausted,
-        format!("VM stack overflow: call depth exceeds {depth}"),
-    )
+fn stack_overflow(depth: usize, used: u32, frame: u32, limit: StackLimit) -> Trap {
+    let message = if depth >= limit.frames {
+        format!("VM stack overflow: call depth exceeds {depth}")
+    } else {
+        format!(
+            "VM stack overflow: a frame of {frame} bytes on {used} bytes in use \
+             exceeds the stack's {} bytes (Limits::max_stack_bytes)",
+            limit.bytes
+        )
+    };
+    Trap::new(StatusCode::ResourceExhausted, message)
 }
 
 #[inline(always)]
@@ -274,8 +310,9 @@ pub(crate) fn begin(
     args: &[Value],
 ) -> Result<CallState, Trap> {
     ctx.stack.clear();
+    let limit = ctx.stack_limit();
     let func = &bytecode(&mut ctx.modules, module).funcs[ordinal as usize];
-    push_frame(&mut ctx.stack, module, func, ctx.limits.max_stack_depth)?;
+    push_frame(&mut ctx.stack, module, func, limit)?;
     let (mut s, mut r) = (0usize, 0usize);
     let st = &mut ctx.stack;
     let (n32, nref) = (st.i32_top, st.ref_top);
@@ -568,23 +605,6 @@ fn lround(x: f64) -> i64 {
         i64::MIN
     } else {
         r as i64
-    }
-}
-fn f_to_u64(x: f64) -> u64 {
-    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-    // C's (uint64_t) conversion as x86-64 compilers emit it.
-    if x.is_nan() {
-        0x8000_0000_0000_0000
-    } else if x >= TWO_63 {
-        if x >= 2.0 * TWO_63 {
-            0
-        } else {
-            (x - TWO_63) as u64 ^ 0x8000_0000_0000_0000
-        }
-    } else if x < -TWO_63 {
-        0x8000_0000_0000_0000
-    } else {
-        x as i64 as u64
     }
 }
 

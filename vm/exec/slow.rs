@@ -24,7 +24,7 @@ use super::{
 /// `Some` ends the run (the entry frame returned or the program yielded).
 #[inline(never)]
 pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap> {
-    let max_depth = ctx.limits.max_stack_depth;
+    let stack_limit = ctx.stack_limit();
     let limits = ctx.limits;
     let modules = &mut ctx.modules;
     let st = &mut ctx.stack;
@@ -378,7 +378,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 Err(ordinal) => {
                     // A bytecode function (this module or another).
                     let callee_fn = &bytecode(modules, target_module).funcs[ordinal as usize];
-                    tri!(push_frame(st, target_module, callee_fn, max_depth));
+                    tri!(push_frame(st, target_module, callee_fn, stack_limit));
                     let f = st.frames.last().expect("frame");
                     let callee_base = (f.i32_base as usize, f.ref_base as usize);
                     let kinds = &bytecode(modules, target_module).signatures[ordinal as usize].args;
@@ -441,8 +441,11 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::Fail => {
             let code = ri!(i.a) as u32;
             if code != 0 {
+                // As the reference: any non-zero value fails, and the status
+                // keeps its low 5 bits (100 is DEADLINE_EXCEEDED, 32 is a
+                // failure named OK).
                 let msg = func.strings[i.x as usize].to_string();
-                tri!(Err(Trap::new(StatusCode::from_u32(code), msg)))
+                tri!(Err(Trap::new(StatusCode::from_u32(code & 0x1F), msg)))
             }
         }
         Opcode::ImportResolved => {

@@ -1,0 +1,260 @@
+//! `!hal.command_buffer`: commands recorded by bytecode, replayed
+//! synchronously when a queue executes the buffer (with a binding table for
+//! the commands whose buffers are table slots).
+
+use std::sync::Mutex;
+
+use irvm::{HostRef, StatusCode, Trap};
+
+use super::executable::{Dispatch, Executable};
+use super::objects::HalBuffer;
+
+/// A buffer operand: a buffer, or slot `slot` of the binding table given
+/// at execution; `offset`/`length` are relative to it (`length` -1: to
+/// the end).
+#[derive(Clone)]
+pub struct BufferRef {
+    /// Binding-table slot, used when `buffer` is `None`.
+    pub slot: u32,
+    /// A direct buffer.
+    pub buffer: Option<HostRef<HalBuffer>>,
+    /// Byte offset.
+    pub offset: u64,
+    /// Byte length, or -1 for the rest.
+    pub length: i64,
+}
+
+/// One entry of a binding table: a buffer range.
+#[derive(Clone)]
+pub struct Binding {
+    /// The buffer (`None`: an unbound slot).
+    pub buffer: Option<HostRef<HalBuffer>>,
+    /// Byte offset.
+    pub offset: u64,
+    /// Byte length, or -1 for the rest.
+    pub length: i64,
+}
+
+impl BufferRef {
+    /// The buffer range this operand names, given the execution's table.
+    fn resolve(&self, table: &[Binding]) -> Result<HalBuffer, Trap> {
+        match &self.buffer {
+            Some(b) => b.subspan(self.offset, self.length),
+            None => {
+                let entry = table.get(self.slot as usize).ok_or_else(|| {
+                    Trap::new(
+                        StatusCode::OutOfRange,
+                        format!(
+                            "binding table slot {} out of range (the table has {} entries)",
+                            self.slot,
+                            table.len()
+                        ),
+                    )
+                })?;
+                let b = entry.buffer.as_ref().ok_or_else(|| {
+                    Trap::new(
+                        StatusCode::InvalidArgument,
+                        format!("binding table slot {} is null", self.slot),
+                    )
+                })?;
+                b.subspan(entry.offset, entry.length)?
+                    .subspan(self.offset, self.length)
+            }
+        }
+    }
+}
+
+/// A recorded command.
+pub enum Command {
+    /// Fill `target` with a repeated 1/2/4/8-byte `pattern`.
+    Fill {
+        /// Destination.
+        target: BufferRef,
+        /// Pattern bits (low `pattern_length` bytes).
+        pattern: u64,
+        /// 1, 2, 4 or 8.
+        pattern_length: u32,
+    },
+    /// Copy bytes into `target` from a host-side copy of the source data.
+    Update {
+        /// Destination.
+        target: BufferRef,
+        /// The bytes.
+        data: Vec<u8>,
+    },
+    /// Copy `source` into `target` (same length).
+    Copy {
+        /// Source.
+        source: BufferRef,
+        /// Destination.
+        target: BufferRef,
+    },
+    /// Run an executable's function over a workgroup grid.
+    Dispatch {
+        /// The executable.
+        executable: HostRef<Executable>,
+        /// Entry index.
+        function: i64,
+        /// Static workgroup counts, or where to read them at execution.
+        workgroups: Workgroups,
+        /// Push constants.
+        constants: Vec<u32>,
+        /// Bindings.
+        bindings: Vec<BufferRef>,
+    },
+}
+
+/// How a dispatch gets its workgroup counts.
+pub enum Workgroups {
+    /// Fixed at recording.
+    Static([u32; 3]),
+    /// Three u32 read from a buffer when the dispatch runs.
+    Indirect(BufferRef),
+}
+
+/// A command buffer: recorded, finalized, then executed any number of
+/// times.
+pub struct CommandBuffer {
+    state: Mutex<Recording>,
+    /// Binding-table size the buffer was created for.
+    pub binding_capacity: u32,
+}
+
+struct Recording {
+    commands: Vec<Command>,
+    finalized: bool,
+}
+
+impl CommandBuffer {
+    /// An empty command buffer.
+    pub fn new(binding_capacity: u32) -> CommandBuffer {
+        CommandBuffer {
+            state: Mutex::new(Recording {
+                commands: Vec::new(),
+                finalized: false,
+            }),
+            binding_capacity,
+        }
+    }
+
+    /// Appends `command` (an error once finalized).
+    pub fn record(&self, command: Command) -> Result<(), Trap> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.finalized {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "command buffer is finalized and cannot record more commands",
+            ));
+        }
+        s.commands.push(command);
+        Ok(())
+    }
+
+    /// Ends recording.
+    pub fn finalize(&self) -> Result<(), Trap> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.finalized {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "command buffer is already finalized",
+            ));
+        }
+        s.finalized = true;
+        Ok(())
+    }
+
+    /// Runs every command in order against binding table `table`. (The
+    /// buffer stays locked meanwhile; nothing a command runs can reach
+    /// this buffer: dispatches run in the executable's own context.)
+    pub fn execute(&self, table: &[Binding]) -> Result<(), Trap> {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !s.finalized {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "command buffer must be finalized before it is executed",
+            ));
+        }
+        for command in &s.commands {
+            run(command, table)?;
+        }
+        Ok(())
+    }
+}
+
+fn run(command: &Command, table: &[Binding]) -> Result<(), Trap> {
+    match command {
+        Command::Fill {
+            target,
+            pattern,
+            pattern_length,
+        } => {
+            let t = target.resolve(table)?;
+            let n = *pattern_length as usize;
+            if !matches!(n, 1 | 2 | 4 | 8) || t.length % n as u64 != 0 {
+                return Err(Trap::new(
+                    StatusCode::InvalidArgument,
+                    format!(
+                        "fill pattern length {n} must be 1, 2, 4 or 8 and divide the \
+                         target length {}",
+                        t.length
+                    ),
+                ));
+            }
+            let bytes = pattern.to_le_bytes();
+            t.with_bytes_mut(|b| {
+                for chunk in b.chunks_exact_mut(n) {
+                    chunk.copy_from_slice(&bytes[..n]);
+                }
+            })
+        }
+        Command::Update { target, data } => {
+            let t = target.resolve(table)?.subspan(0, data.len() as i64)?;
+            t.with_bytes_mut(|b| b.copy_from_slice(data))
+        }
+        Command::Copy { source, target } => {
+            let s = source.resolve(table)?;
+            let bytes = s.to_vec()?;
+            let t = target.resolve(table)?.subspan(0, bytes.len() as i64)?;
+            t.with_bytes_mut(|b| b.copy_from_slice(&bytes))
+        }
+        Command::Dispatch {
+            executable,
+            function,
+            workgroups,
+            constants,
+            bindings,
+        } => {
+            let workgroups = match workgroups {
+                Workgroups::Static(w) => *w,
+                Workgroups::Indirect(r) => {
+                    let bytes = r.resolve(table)?.subspan(0, 12)?.to_vec()?;
+                    let at = |i: usize| {
+                        u32::from_le_bytes([
+                            bytes[4 * i],
+                            bytes[4 * i + 1],
+                            bytes[4 * i + 2],
+                            bytes[4 * i + 3],
+                        ])
+                    };
+                    [at(0), at(1), at(2)]
+                }
+            };
+            let views = bindings
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let buf = b.resolve(table).map_err(|t| {
+                        Trap::new(t.code, format!("dispatch binding {i}: {}", t.message))
+                    })?;
+                    buf.vm_view(0, -1)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            executable.dispatch(Dispatch {
+                function: *function,
+                workgroups,
+                constants,
+                bindings: views,
+            })
+        }
+    }
+}

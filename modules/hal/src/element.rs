@@ -1,0 +1,376 @@
+//! HAL element types: the packed `u32` IREE uses (numerical type in the top
+//! byte, bit width in the low byte), their names (`f32`, `si8`, `i1`) and
+//! how one element is parsed from and printed as text.
+
+use irvm::value::format_g;
+
+/// A HAL element type as bytecode passes it (`0x21000020` is `f32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ElementType(pub u32);
+
+/// Numerical-type bytes (IREE's `iree_hal_numerical_type_t`).
+mod numerical {
+    pub const UNKNOWN: u32 = 0x00;
+    pub const INTEGER: u32 = 0x10;
+    pub const SIGNED: u32 = 0x11;
+    pub const UNSIGNED: u32 = 0x12;
+    pub const BOOLEAN: u32 = 0x13;
+    pub const FLOAT_IEEE: u32 = 0x21;
+    pub const FLOAT_BRAIN: u32 = 0x22;
+    pub const FLOAT_COMPLEX: u32 = 0x23;
+}
+
+impl ElementType {
+    /// `f32`.
+    pub const F32: ElementType = ElementType::new(numerical::FLOAT_IEEE, 32);
+    /// `f64`.
+    pub const F64: ElementType = ElementType::new(numerical::FLOAT_IEEE, 64);
+    /// `f16`.
+    pub const F16: ElementType = ElementType::new(numerical::FLOAT_IEEE, 16);
+    /// `bf16`.
+    pub const BF16: ElementType = ElementType::new(numerical::FLOAT_BRAIN, 16);
+    /// `i8` (signless).
+    pub const I8: ElementType = ElementType::new(numerical::INTEGER, 8);
+    /// `i16` (signless).
+    pub const I16: ElementType = ElementType::new(numerical::INTEGER, 16);
+    /// `i32` (signless).
+    pub const I32: ElementType = ElementType::new(numerical::INTEGER, 32);
+    /// `i64` (signless).
+    pub const I64: ElementType = ElementType::new(numerical::INTEGER, 64);
+
+    /// The type of `numerical` kind and `bits` width.
+    pub const fn new(numerical: u32, bits: u32) -> ElementType {
+        ElementType((numerical << 24) | (bits & 0xFF))
+    }
+
+    fn numerical(self) -> u32 {
+        self.0 >> 24
+    }
+
+    /// Width in bits.
+    pub fn bits(self) -> u32 {
+        self.0 & 0xFF
+    }
+
+    /// Bytes one element takes in a dense buffer (sub-byte types take a
+    /// whole byte, as IREE's dense byte count rounds up).
+    pub fn byte_size(self) -> usize {
+        (self.bits() as usize).div_ceil(8)
+    }
+
+    /// The name iree-run-module prints (`f32`, `si32`, `ui8`, `i1`, `bf16`).
+    pub fn name(self) -> String {
+        let mut bits = self.bits();
+        let prefix = match self.numerical() {
+            numerical::BOOLEAN => {
+                bits = 1;
+                "i"
+            }
+            numerical::INTEGER => "i",
+            numerical::SIGNED => "si",
+            numerical::UNSIGNED => "ui",
+            numerical::FLOAT_IEEE => "f",
+            numerical::FLOAT_BRAIN => "bf",
+            numerical::FLOAT_COMPLEX => "cf",
+            _ => "*",
+        };
+        format!("{prefix}{bits}")
+    }
+
+    /// Parses a type name as iree-run-module's `--input` does.
+    pub fn parse(text: &str) -> Result<ElementType, String> {
+        let (numerical, rest) = if let Some(r) = text.strip_prefix("si") {
+            (numerical::SIGNED, r)
+        } else if let Some(r) = text.strip_prefix("ui") {
+            (numerical::UNSIGNED, r)
+        } else if let Some(r) = text.strip_prefix("i") {
+            (numerical::INTEGER, r)
+        } else if let Some(r) = text.strip_prefix("bf") {
+            (numerical::FLOAT_BRAIN, r)
+        } else if let Some(r) = text.strip_prefix("cf") {
+            (numerical::FLOAT_COMPLEX, r)
+        } else if let Some(r) = text.strip_prefix("f") {
+            (numerical::FLOAT_IEEE, r)
+        } else if let Some(r) = text.strip_prefix("x").or_else(|| text.strip_prefix("*")) {
+            (numerical::UNKNOWN, r)
+        } else {
+            return Err(format!("unhandled element type prefix in '{text}'"));
+        };
+        match rest.parse::<u32>() {
+            Ok(bits) if bits <= 0xFF => Ok(ElementType::new(numerical, bits)),
+            _ => Err(format!("out of range bit count in '{text}'")),
+        }
+    }
+
+    /// Writes the element `text` into `out` (`byte_size` bytes, native
+    /// little-endian), with IREE's range rules per type.
+    pub fn parse_element(self, text: &str, out: &mut [u8]) -> Result<(), String> {
+        let bad = || format!("failed to parse element '{text}' as {}", self.name());
+        let int = || parse_int(text).ok_or_else(bad);
+        let float = || parse_float(text).ok_or_else(bad);
+        let (n, bits) = (self.numerical(), self.bits());
+        let bytes: Vec<u8> = match (n, bits) {
+            (numerical::FLOAT_IEEE, 32) => (float()? as f32).to_le_bytes().to_vec(),
+            (numerical::FLOAT_IEEE, 64) => float()?.to_le_bytes().to_vec(),
+            (numerical::FLOAT_IEEE, 16) => f32_to_f16(float()? as f32).to_le_bytes().to_vec(),
+            (numerical::FLOAT_BRAIN, 16) => f32_to_bf16(float()? as f32).to_le_bytes().to_vec(),
+            (numerical::INTEGER | numerical::BOOLEAN, 1..=8) => {
+                let v = int()?;
+                if !(i8::MIN as i128..=u8::MAX as i128).contains(&v) {
+                    return Err(bad());
+                }
+                vec![v as u8]
+            }
+            (numerical::SIGNED, 8) => vec![i8::try_from(int()?).map_err(|_| bad())? as u8],
+            (numerical::UNSIGNED, 8) => vec![u8::try_from(int()?).map_err(|_| bad())?],
+            (numerical::INTEGER, 16) => {
+                let v = int()?;
+                if !(i16::MIN as i128..=u16::MAX as i128).contains(&v) {
+                    return Err(bad());
+                }
+                (v as u16).to_le_bytes().to_vec()
+            }
+            (numerical::SIGNED, 16) => i16::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::UNSIGNED, 16) => u16::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::INTEGER | numerical::SIGNED, 32) => i32::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::UNSIGNED, 32) => u32::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::INTEGER | numerical::SIGNED, 64) => i64::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::UNSIGNED, 64) => u64::try_from(int()?)
+                .map_err(|_| bad())?
+                .to_le_bytes()
+                .to_vec(),
+            _ => {
+                return Err(format!(
+                    "unimplemented: parsing elements of type {}",
+                    self.name()
+                ))
+            }
+        };
+        if out.len() != bytes.len() {
+            return Err(bad());
+        }
+        out.copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    /// Prints one element as iree-run-module does: integers in decimal,
+    /// floats with C's `%G`, anything else as hex bytes.
+    pub fn format_element(self, bytes: &[u8]) -> String {
+        let arr = |n: usize| -> [u8; 8] {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(&bytes[..n.min(bytes.len())]);
+            a
+        };
+        let (n, bits) = (self.numerical(), self.bits());
+        match (n, bits) {
+            (numerical::INTEGER | numerical::SIGNED, 8) => (arr(1)[0] as i8).to_string(),
+            (numerical::UNSIGNED, 8) => arr(1)[0].to_string(),
+            (numerical::INTEGER | numerical::SIGNED, 16) => {
+                i16::from_le_bytes([arr(2)[0], arr(2)[1]]).to_string()
+            }
+            (numerical::UNSIGNED, 16) => u16::from_le_bytes([arr(2)[0], arr(2)[1]]).to_string(),
+            (numerical::INTEGER | numerical::SIGNED, 32) => {
+                let a = arr(4);
+                i32::from_le_bytes([a[0], a[1], a[2], a[3]]).to_string()
+            }
+            (numerical::UNSIGNED, 32) => {
+                let a = arr(4);
+                u32::from_le_bytes([a[0], a[1], a[2], a[3]]).to_string()
+            }
+            (numerical::INTEGER | numerical::SIGNED, 64) => i64::from_le_bytes(arr(8)).to_string(),
+            (numerical::UNSIGNED, 64) => u64::from_le_bytes(arr(8)).to_string(),
+            (numerical::FLOAT_IEEE, 16) => {
+                let a = arr(2);
+                upper_g(f16_to_f32(u16::from_le_bytes([a[0], a[1]])) as f64)
+            }
+            (numerical::FLOAT_BRAIN, 16) => {
+                let a = arr(2);
+                upper_g(f32::from_bits((u16::from_le_bytes([a[0], a[1]]) as u32) << 16) as f64)
+            }
+            (numerical::FLOAT_IEEE, 32) => {
+                let a = arr(4);
+                upper_g(f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64)
+            }
+            (numerical::FLOAT_IEEE, 64) => upper_g(f64::from_le_bytes(arr(8))),
+            _ => bytes
+                .iter()
+                .take(self.byte_size())
+                .map(|b| format!("{b:02X}"))
+                .collect(),
+        }
+    }
+}
+
+/// C's `%G`.
+fn upper_g(v: f64) -> String {
+    format_g(v).to_uppercase()
+}
+
+/// An integer as C's `strtoll` with base detection would read it
+/// (`-5`, `+7`, `0x1F`).
+fn parse_int(text: &str) -> Option<i128> {
+    let t = text.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let v = if let Some(h) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        i128::from_str_radix(h, 16).ok()?
+    } else {
+        digits.parse::<i128>().ok()?
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// A float as C's `strtod` reads the usual spellings (`1`, `-2.5e3`,
+/// `inf`, `nan`).
+fn parse_float(text: &str) -> Option<f64> {
+    let t = text.trim();
+    t.parse::<f64>().ok().or_else(|| {
+        let lower = t.to_ascii_lowercase();
+        let (neg, rest) = match lower.strip_prefix('-') {
+            Some(r) => (true, r.to_string()),
+            None => (false, lower.trim_start_matches('+').to_string()),
+        };
+        let v = match rest.as_str() {
+            "inf" | "infinity" => f64::INFINITY,
+            "nan" => f64::NAN,
+            _ => return None,
+        };
+        Some(if neg { -v } else { v })
+    })
+}
+
+/// IEEE half to single precision.
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1F) as u32;
+    let mant = (h & 0x3FF) as u32;
+    let bits = match (exp, mant) {
+        (0, 0) => sign,
+        (0, m) => {
+            // Subnormal: normalize.
+            let mut e: i32 = -14;
+            let mut m = m;
+            while m & 0x400 == 0 {
+                m <<= 1;
+                e -= 1;
+            }
+            sign | (((e + 127) as u32) << 23) | ((m & 0x3FF) << 13)
+        }
+        (0x1F, 0) => sign | 0x7F80_0000,
+        (0x1F, m) => sign | 0x7F80_0000 | (m << 13) | 0x0040_0000,
+        (e, m) => sign | ((e + 127 - 15) << 23) | (m << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// Single to IEEE half precision, rounding to nearest even.
+pub fn f32_to_f16(f: f32) -> u16 {
+    let bits = f.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xFF) as i32;
+    let mant = bits & 0x7F_FFFF;
+    if exp == 0xFF {
+        return sign | 0x7C00 | if mant != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1F {
+        return sign | 0x7C00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = mant | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = m >> shift;
+        let rem = m & ((1 << shift) - 1);
+        let mid = 1 << (shift - 1);
+        let rounded = if rem > mid || (rem == mid && half & 1 == 1) {
+            half + 1
+        } else {
+            half
+        };
+        return sign | rounded as u16;
+    }
+    let half = ((e as u32) << 10) | (mant >> 13);
+    let rem = mant & 0x1FFF;
+    let rounded = if rem > 0x1000 || (rem == 0x1000 && half & 1 == 1) {
+        half + 1
+    } else {
+        half
+    };
+    sign | rounded as u16
+}
+
+/// Single to bfloat16, rounding to nearest even (NaN stays NaN).
+pub fn f32_to_bf16(f: f32) -> u16 {
+    let bits = f.to_bits();
+    if f.is_nan() {
+        return ((bits >> 16) as u16) | 0x40;
+    }
+    let round = 0x7FFF + ((bits >> 16) & 1);
+    ((bits.wrapping_add(round)) >> 16) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in [
+            "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "si8", "ui32", "i1",
+        ] {
+            assert_eq!(ElementType::parse(name).unwrap().name(), name);
+        }
+        assert_eq!(ElementType::parse("f32").unwrap(), ElementType(0x2100_0020));
+        assert!(ElementType::parse("q8").is_err());
+    }
+
+    #[test]
+    fn elements_print_as_iree_does() {
+        let f = ElementType::F32;
+        let mut b = [0u8; 4];
+        f.parse_element("4.1", &mut b).unwrap();
+        assert_eq!(f.format_element(&b), "4.1");
+        f.parse_element("1e10", &mut b).unwrap();
+        assert_eq!(f.format_element(&b), "1E+10");
+        f.parse_element("-inf", &mut b).unwrap();
+        assert_eq!(f.format_element(&b), "-INF");
+        let i8t = ElementType::I8;
+        let mut one = [0u8; 1];
+        i8t.parse_element("200", &mut one).unwrap();
+        assert_eq!(i8t.format_element(&one), "-56");
+        assert!(i8t.parse_element("300", &mut one).is_err());
+    }
+
+    #[test]
+    fn half_precision_round_trips() {
+        for v in [0.0f32, 1.0, -2.5, 65504.0, 0.000061035156, 1.0e-7] {
+            let h = f32_to_f16(v);
+            let back = f16_to_f32(h);
+            assert!((back - v).abs() <= v.abs() * 1e-3 + 1e-7, "{v} -> {back}");
+        }
+        assert_eq!(f32_to_bf16(1.0), 0x3F80);
+    }
+}

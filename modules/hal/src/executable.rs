@@ -1,0 +1,270 @@
+//! vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module of its
+//! own, loaded into a private [`Context`] behind the `vmvx` host module
+//! (`vmvx.rs`, its microkernels); a
+//! dispatch calls one of its entry functions once per workgroup.
+
+use std::sync::Mutex;
+
+use super::objects::SharedLimits;
+
+use irvm::{
+    Buffer, Context, Func, Instance, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, Value,
+};
+
+/// The executable format irvm loads.
+pub const VMVX_FORMAT: &str = "vmvx-bytecode-fb";
+
+/// The calling convention of a vmvx entry function: local memory,
+/// constants, bindings, workgroup id xyz, size xyz, count xyz.
+pub const ENTRY_SIGNATURE: &str = "0rrriiiiiiiii_v";
+
+/// Most workgroups one dispatch may run (a grid beyond this is refused as
+/// absurd rather than run for hours).
+pub const MAX_WORKGROUPS: u64 = 1 << 24;
+
+/// Bytes per page of workgroup local memory (the `local_memory` attribute
+/// is rounded down to whole pages, as IREE does).
+const LOCAL_MEMORY_PAGE: usize = 4096;
+
+struct Entry {
+    name: String,
+    func: Func,
+    local_memory: usize,
+}
+
+/// A loaded `!hal.executable`.
+pub struct Executable {
+    context: Mutex<Context>,
+    entries: Vec<Entry>,
+    limits: SharedLimits,
+}
+
+/// One dispatch's resolved arguments.
+pub struct Dispatch<'a> {
+    /// Entry index (what `executable.lookup.function` returned).
+    pub function: i64,
+    /// Workgroup counts x, y, z.
+    pub workgroups: [u32; 3],
+    /// Push constants.
+    pub constants: &'a [u32],
+    /// Binding buffers (`!vm.buffer` views of the bound ranges).
+    pub bindings: Vec<Ref>,
+}
+
+fn invalid(message: String) -> Trap {
+    Trap::new(StatusCode::InvalidArgument, message)
+}
+
+impl Executable {
+    /// Loads executable `data` of `format` with executable-level `constants`.
+    pub fn load(
+        format: &str,
+        data: Vec<u8>,
+        constants: &[u32],
+        limits: SharedLimits,
+    ) -> Result<Executable, Trap> {
+        if format != VMVX_FORMAT {
+            return Err(Trap::new(
+                StatusCode::NotFound,
+                format!(
+                    "no executable loader for format `{format}` (irvm loads only `{VMVX_FORMAT}`)"
+                ),
+            ));
+        }
+        let module = Module::from_bytes(data)
+            .map_err(|e| invalid(format!("loading vmvx executable: {e}")))?;
+        let module_name = module.name().to_string();
+        let mut declared = Vec::new();
+        for export in module.exports() {
+            let sig = module.function_signature(export.internal_ordinal);
+            let cconv = sig
+                .as_ref()
+                .and_then(|s| s.calling_convention)
+                .unwrap_or("");
+            let attr = |key: &str| {
+                sig.as_ref()
+                    .and_then(|s| s.attrs.iter().find(|(k, _)| *k == key))
+                    .and_then(|(_, v)| v.parse::<usize>().ok())
+                    .unwrap_or(0)
+            };
+            if export.local_name.starts_with("__") {
+                continue;
+            }
+            if cconv != ENTRY_SIGNATURE {
+                return Err(invalid(format!(
+                    "executable entry point `{}` does not match the expected calling \
+                     convention; expected '{ENTRY_SIGNATURE}' but got '{cconv}'",
+                    export.local_name
+                )));
+            }
+            let pages = attr("local_memory") / LOCAL_MEMORY_PAGE;
+            declared.push((export.local_name.to_string(), pages * LOCAL_MEMORY_PAGE));
+        }
+        let instance = Instance::new();
+        let mut context = Context::new(&instance);
+        context
+            .register_host_module(
+                &super::vmvx::vmvx_module()
+                    .map_err(|e| invalid(format!("building the vmvx module: {e}")))?,
+            )
+            .map_err(|e| invalid(format!("linking vmvx executable: {e}")))?;
+        context
+            .register_module(module)
+            .map_err(|e| invalid(format!("linking vmvx executable: {e}")))?;
+        let mut entries = Vec::new();
+        for (name, local_memory) in declared {
+            let func = context
+                .function(&format!("{module_name}.{name}"))
+                .ok_or_else(|| invalid(format!("executable entry `{name}` not found")))?;
+            entries.push(Entry {
+                name,
+                func,
+                local_memory,
+            });
+        }
+        match context.function(&format!("{module_name}.__set_constants")) {
+            Some(set) => {
+                if constants.is_empty() {
+                    return Err(invalid(
+                        "executable requires executable-level constants but none were provided"
+                            .into(),
+                    ));
+                }
+                let bytes: Vec<u8> = constants.iter().flat_map(|c| c.to_le_bytes()).collect();
+                let list = List::new(TypeDef::Ref(RefType::BUFFER), 1)?;
+                list.push(Value::Ref(Ref::from(Buffer::from_vec(bytes))))?;
+                context.invoke(&set, &[Value::Ref(Ref::from(list))])?;
+            }
+            None if !constants.is_empty() => {
+                return Err(invalid(format!(
+                    "executable has no executable-level constants but {} constants were provided",
+                    constants.len()
+                )))
+            }
+            None => {}
+        }
+        Ok(Executable {
+            context: Mutex::new(context),
+            entries,
+            limits,
+        })
+    }
+
+    /// The entry index of exported function `name`.
+    pub fn lookup(&self, name: &str) -> Result<i64, Trap> {
+        self.entries
+            .iter()
+            .position(|e| e.name == name)
+            .map(|i| i as i64)
+            .ok_or_else(|| {
+                Trap::new(
+                    StatusCode::NotFound,
+                    format!("no exported function with the name `{name}` found in module"),
+                )
+            })
+    }
+
+    /// Runs every workgroup of `dispatch`, z outermost and x innermost.
+    pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
+        let entry = usize::try_from(dispatch.function)
+            .ok()
+            .and_then(|i| self.entries.get(i))
+            .ok_or_else(|| {
+                Trap::new(
+                    StatusCode::OutOfRange,
+                    format!(
+                        "function id {} out of range (count: {})",
+                        dispatch.function,
+                        self.entries.len()
+                    ),
+                )
+            })?;
+        let [cx, cy, cz] = dispatch.workgroups;
+        let total = cx as u64 * cy as u64 * cz as u64;
+        if total > MAX_WORKGROUPS {
+            return Err(Trap::new(
+                StatusCode::ResourceExhausted,
+                format!(
+                    "dispatch of `{}` asks for {cx}x{cy}x{cz} workgroups; irvm runs at most \
+                     {MAX_WORKGROUPS} per dispatch",
+                    entry.name
+                ),
+            ));
+        }
+        let bytes: Vec<u8> = dispatch
+            .constants
+            .iter()
+            .flat_map(|c| c.to_le_bytes())
+            .collect();
+        let constants = Ref::from(Buffer::from_vec(bytes));
+        let bindings = List::new(
+            TypeDef::Ref(RefType::BUFFER),
+            u32::try_from(dispatch.bindings.len()).unwrap_or(u32::MAX),
+        )?;
+        for b in dispatch.bindings {
+            bindings.push(Value::Ref(b))?;
+        }
+        let bindings = Ref::from(bindings);
+        let local_memory = Ref::from(Buffer::new(entry.local_memory)?);
+        let mut context = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        let budget = *self.limits.lock().unwrap_or_else(|e| e.into_inner());
+        context.set_fuel(budget.fuel);
+        context.set_deadline(budget.deadline);
+        let mut limits = context.limits();
+        if let Some(max) = budget.max_buffer_bytes {
+            limits.max_buffer_bytes = max;
+        }
+        context.set_limits(limits);
+        let result = Self::run_grid(
+            &mut context,
+            entry,
+            [cx, cy, cz],
+            [local_memory, constants, bindings],
+        );
+        if budget.fuel.is_some() {
+            let mut shared = self.limits.lock().unwrap_or_else(|e| e.into_inner());
+            shared.fuel = context.fuel();
+        }
+        result
+    }
+
+    fn run_grid(
+        context: &mut Context,
+        entry: &Entry,
+        [cx, cy, cz]: [u32; 3],
+        [local_memory, constants, bindings]: [Ref; 3],
+    ) -> Result<(), Trap> {
+        let as_i32 = |v: u32| Value::I32(v as i32);
+        let _flush = super::fpu::FlushDenormals::begin();
+        for z in 0..cz {
+            for y in 0..cy {
+                for x in 0..cx {
+                    let args = [
+                        Value::Ref(local_memory.clone()),
+                        Value::Ref(constants.clone()),
+                        Value::Ref(bindings.clone()),
+                        as_i32(x),
+                        as_i32(y),
+                        as_i32(z),
+                        as_i32(1),
+                        as_i32(1),
+                        as_i32(1),
+                        as_i32(cx),
+                        as_i32(cy),
+                        as_i32(cz),
+                    ];
+                    context.invoke(&entry.func, &args).map_err(|t| {
+                        Trap::new(
+                            t.code,
+                            format!(
+                                "dispatch `{}` workgroup ({x}, {y}, {z}): {}",
+                                entry.name, t.message
+                            ),
+                        )
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1176 @@
+//! The `hal` module's 60 exports (IREE 3.13's `modules/hal/exports.inl`:
+//! names and calling conventions), each a function over flattened VM
+//! values. Those irvm does not implement yet fail with UNIMPLEMENTED naming
+//! the function.
+
+use irvm::{HostRef, HostValue, Ref, StatusCode, Trap, Value};
+
+use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
+use super::element::ElementType;
+use super::executable::Executable;
+use super::objects::{
+    type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, SharedLimits,
+};
+
+/// Per-context state of the `hal` module: its one device and the limits
+/// its dispatches and allocations obey.
+pub struct HalState {
+    /// The CPU device `hal.devices.get(0)` returns.
+    pub device: HostRef<Device>,
+    /// Budgets for dispatches and allocations.
+    pub limits: SharedLimits,
+}
+
+impl HalState {
+    /// State with a fresh device, under `limits`.
+    pub fn new(limits: SharedLimits) -> HalState {
+        HalState {
+            device: Device::new(),
+            limits,
+        }
+    }
+
+    fn snapshot(&self) -> DispatchLimits {
+        *self.limits.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// An export's implementation.
+pub type ExportFn = fn(&mut HalState, &mut Args) -> Result<Vec<Value>, Trap>;
+
+/// `(name, calling convention, implementation or None if unimplemented)`,
+/// sorted by name as IREE's table is.
+pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
+    ("allocator.allocate", "0rIiiI_r", Some(allocator_allocate)),
+    ("allocator.import", "0riIiirII_r", Some(allocator_import)),
+    ("allocator.select", "0iiICrID_rI", Some(allocator_select)),
+    (
+        "buffer.allocation.discard",
+        "0r_i",
+        Some(buffer_allocation_flag),
+    ),
+    (
+        "buffer.allocation.is_terminal",
+        "0r_i",
+        Some(buffer_allocation_flag),
+    ),
+    (
+        "buffer.allocation.preserve",
+        "0r_v",
+        Some(buffer_allocation_preserve),
+    ),
+    ("buffer.assert", "0rrrIii_v", Some(buffer_assert)),
+    ("buffer.length", "0r_I", Some(buffer_length)),
+    ("buffer.load", "0rIi_i", Some(buffer_load)),
+    ("buffer.store", "0irIi_v", Some(buffer_store)),
+    ("buffer.subspan", "0rII_r", Some(buffer_subspan)),
+    ("buffer_view.assert", "0rriiCID_v", Some(buffer_view_assert)),
+    ("buffer_view.buffer", "0r_r", Some(buffer_view_buffer)),
+    (
+        "buffer_view.create",
+        "0rIIiiCID_r",
+        Some(buffer_view_create),
+    ),
+    ("buffer_view.dim", "0ri_I", Some(buffer_view_dim)),
+    (
+        "buffer_view.element_type",
+        "0r_i",
+        Some(buffer_view_element_type),
+    ),
+    (
+        "buffer_view.encoding_type",
+        "0r_i",
+        Some(buffer_view_encoding_type),
+    ),
+    ("buffer_view.rank", "0r_i", Some(buffer_view_rank)),
+    ("buffer_view.trace", "0rCrD_v", Some(buffer_view_trace)),
+    ("channel.create", "0rIIrrii_r", None),
+    ("channel.rank_and_count", "0r_ii", None),
+    ("channel.split", "0riiI_r", None),
+    ("command_buffer.advise_buffer", "0rrIIIi_v", Some(nothing)),
+    ("command_buffer.begin_debug_group", "0rr_v", Some(nothing)),
+    ("command_buffer.collective", "0rriiiirrIIIII_v", None),
+    (
+        "command_buffer.copy_buffer",
+        "0riirIrIII_v",
+        Some(command_buffer_copy),
+    ),
+    (
+        "command_buffer.create",
+        "0riiIi_r",
+        Some(command_buffer_create),
+    ),
+    (
+        "command_buffer.dispatch",
+        "0rrIiiiICiDCiirIID_v",
+        Some(command_buffer_dispatch),
+    ),
+    (
+        "command_buffer.dispatch.indirect",
+        "0rrIirIICiDCiirIID_v",
+        Some(command_buffer_dispatch_indirect),
+    ),
+    ("command_buffer.end_debug_group", "0r_v", Some(nothing)),
+    ("command_buffer.execution_barrier", "0riiI_v", Some(nothing)),
+    (
+        "command_buffer.fill_buffer",
+        "0rrIIiIiI_v",
+        Some(command_buffer_fill),
+    ),
+    (
+        "command_buffer.finalize",
+        "0r_v",
+        Some(command_buffer_finalize),
+    ),
+    ("command_buffer.flush_buffer", "0rirII_v", Some(nothing)),
+    (
+        "command_buffer.invalidate_buffer",
+        "0rirII_v",
+        Some(nothing),
+    ),
+    (
+        "command_buffer.update_buffer",
+        "0rrIrIIiI_v",
+        Some(command_buffer_update),
+    ),
+    ("device.allocator", "0r_r", Some(device_allocator)),
+    ("device.query.i64", "0rrr_iI", Some(device_query_i64)),
+    ("device.queue.alloca", "0rIrrIiiII_r", Some(queue_alloca)),
+    ("device.queue.barrier", "0rIrrI_v", Some(queue_barrier)),
+    ("device.queue.copy", "0rIrrrIrIII_v", Some(queue_copy)),
+    ("device.queue.dealloca", "0rIrrrI_v", Some(queue_dealloca)),
+    ("device.queue.execute", "0rIrrrI_v", Some(queue_execute)),
+    (
+        "device.queue.execute.indirect",
+        "0rIrrrICrIID_v",
+        Some(queue_execute_indirect),
+    ),
+    ("device.queue.fill", "0rIrrrIIIiI_v", Some(queue_fill)),
+    ("device.queue.flush", "0rI_v", Some(nothing)),
+    ("device.queue.read", "0rIrrrIrIII_v", None),
+    ("device.queue.update", "0rIrrrIrIII_v", Some(queue_update)),
+    ("device.queue.write", "0rIrrrIrIII_v", None),
+    ("devices.count", "0v_i", Some(devices_count)),
+    ("devices.get", "0i_r", Some(devices_get)),
+    ("ex.file.from_memory", "0rIirIIi_r", None),
+    ("executable.create", "0rIrrr_r", Some(executable_create)),
+    (
+        "executable.lookup.function",
+        "0rr_I",
+        Some(executable_lookup_function),
+    ),
+    ("fence.await", "0iICrD_i", Some(fence_await)),
+    ("fence.create", "0rI_r", Some(fence_create)),
+    ("fence.fail", "0ri_v", Some(fence_fail)),
+    ("fence.join", "0ICrD_r", Some(fence_join)),
+    ("fence.query", "0r_i", Some(fence_query)),
+    ("fence.signal", "0r_v", Some(fence_signal)),
+];
+
+/// Reads one call's flattened arguments in order, with errors naming the
+/// function and argument.
+pub struct Args<'a> {
+    function: &'a str,
+    values: &'a [Value],
+    next: usize,
+}
+
+impl<'a> Args<'a> {
+    /// A reader over `values` for export `function`.
+    pub fn new(function: &'a str, values: &'a [Value]) -> Args<'a> {
+        Args {
+            function,
+            values,
+            next: 0,
+        }
+    }
+
+    /// An error of this call.
+    pub fn error(&self, code: StatusCode, message: impl std::fmt::Display) -> Trap {
+        Trap::new(code, format!("hal.{}: {message}", self.function))
+    }
+
+    fn value(&mut self) -> Result<&'a Value, Trap> {
+        let k = self.next;
+        self.next += 1;
+        self.values
+            .get(k)
+            .ok_or_else(|| self.error(StatusCode::InvalidArgument, format!("argument {k} missing")))
+    }
+
+    fn i32(&mut self) -> Result<i32, Trap> {
+        let k = self.next;
+        match self.value()? {
+            Value::I32(v) => Ok(*v),
+            other => Err(self.error(
+                StatusCode::InvalidArgument,
+                format!("argument {k}: expected i32, got {other}"),
+            )),
+        }
+    }
+
+    fn i64(&mut self) -> Result<i64, Trap> {
+        let k = self.next;
+        match self.value()? {
+            Value::I64(v) => Ok(*v),
+            other => Err(self.error(
+                StatusCode::InvalidArgument,
+                format!("argument {k}: expected i64, got {other}"),
+            )),
+        }
+    }
+
+    /// A variadic span's element count.
+    fn count(&mut self) -> Result<usize, Trap> {
+        let n = self.i32()?;
+        usize::try_from(n).map_err(|_| {
+            self.error(
+                StatusCode::InvalidArgument,
+                format!("negative span count {n}"),
+            )
+        })
+    }
+
+    fn any_ref(&mut self) -> Result<&'a Ref, Trap> {
+        let k = self.next;
+        match self.value()? {
+            Value::Ref(r) => Ok(r),
+            other => Err(self.error(
+                StatusCode::InvalidArgument,
+                format!("argument {k}: expected a ref, got {other}"),
+            )),
+        }
+    }
+
+    /// A host object of type `type_name` holding a `T`, or null.
+    fn object_or_null<T: Send + Sync + 'static>(
+        &mut self,
+        type_name: &str,
+    ) -> Result<Option<HostRef<T>>, Trap> {
+        let k = self.next;
+        let r = self.any_ref()?;
+        if r.is_null() {
+            return Ok(None);
+        }
+        HostRef::<T>::from_value(&Value::Ref(r.clone()))
+            .map(Some)
+            .map_err(|_| {
+                self.error(
+                    StatusCode::InvalidArgument,
+                    format!("argument {k}: expected a !{type_name}, got {r}"),
+                )
+            })
+    }
+
+    /// A host object of type `type_name` holding a `T`.
+    fn object<T: Send + Sync + 'static>(&mut self, type_name: &str) -> Result<HostRef<T>, Trap> {
+        let k = self.next;
+        self.object_or_null(type_name)?.ok_or_else(|| {
+            self.error(
+                StatusCode::InvalidArgument,
+                format!("argument {k}: expected a !{type_name}, got null"),
+            )
+        })
+    }
+
+    /// A `!vm.buffer` ref (checked).
+    fn vm_buffer(&mut self) -> Result<&'a Ref, Trap> {
+        let k = self.next;
+        let r = self.any_ref()?;
+        match r {
+            Ref::Buffer(_) => Ok(r),
+            other => Err(self.error(
+                StatusCode::InvalidArgument,
+                format!("argument {k}: expected a !vm.buffer, got {other}"),
+            )),
+        }
+    }
+
+    /// A `!vm.buffer` read as text.
+    fn string(&mut self) -> Result<String, Trap> {
+        let r = self.vm_buffer()?;
+        let b = r.buffer("string")?;
+        Ok(b.with_bytes(|bytes| String::from_utf8_lossy(bytes).into_owned()))
+    }
+
+    fn buffer(&mut self) -> Result<HostRef<HalBuffer>, Trap> {
+        self.object(type_names::BUFFER)
+    }
+
+    fn buffer_or_null(&mut self) -> Result<Option<HostRef<HalBuffer>>, Trap> {
+        self.object_or_null(type_names::BUFFER)
+    }
+
+    fn view(&mut self) -> Result<HostRef<BufferView>, Trap> {
+        self.object(type_names::BUFFER_VIEW)
+    }
+
+    fn device(&mut self) -> Result<HostRef<Device>, Trap> {
+        self.object(type_names::DEVICE)
+    }
+
+    fn command_buffer(&mut self) -> Result<HostRef<CommandBuffer>, Trap> {
+        self.object(type_names::COMMAND_BUFFER)
+    }
+
+    fn fence_or_null(&mut self) -> Result<Option<HostRef<Fence>>, Trap> {
+        self.object_or_null(type_names::FENCE)
+    }
+
+    fn offset(&mut self) -> Result<u64, Trap> {
+        let k = self.next;
+        let v = self.i64()?;
+        u64::try_from(v).map_err(|_| {
+            self.error(
+                StatusCode::OutOfRange,
+                format!("argument {k}: negative offset {v}"),
+            )
+        })
+    }
+}
+
+fn none() -> Result<Vec<Value>, Trap> {
+    Ok(Vec::new())
+}
+
+fn one(v: impl Into<Value>) -> Result<Vec<Value>, Trap> {
+    Ok(vec![v.into()])
+}
+
+fn obj<T: Send + Sync + 'static>(type_name: &str, value: T) -> Value {
+    Value::Ref(HostRef::new(type_name, value).to_ref())
+}
+
+fn nothing(_: &mut HalState, _: &mut Args) -> Result<Vec<Value>, Trap> {
+    none()
+}
+
+// --- allocator ------------------------------------------------------------
+
+fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let allocator: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
+    let (_affinity, _types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
+    let size = a.i64()?;
+    let buffer = allocator
+        .allocate(size, state.snapshot().max_buffer_bytes)
+        .map_err(|t| a.error(t.code, t.message))?;
+    one(obj(type_names::BUFFER, buffer))
+}
+
+fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let _: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
+    let (_try, _affinity, _types, _usage) = (a.i32()?, a.i64()?, a.i32()?, a.i32()?);
+    let source = a.vm_buffer()?.clone();
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let whole = HalBuffer {
+        length: source.buffer("import source")?.len() as u64,
+        storage: source,
+        offset: 0,
+    };
+    let buffer = whole.subspan(offset, length).map_err(|t| {
+        a.error(
+            StatusCode::InvalidArgument,
+            format!("import: {}", t.message),
+        )
+    })?;
+    one(obj(type_names::BUFFER, buffer))
+}
+
+fn allocator_select(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let (_types, _usage, _flags) = (a.i32()?, a.i32()?, a.i64()?);
+    let n = a.count()?;
+    if n == 0 {
+        return Err(a.error(
+            StatusCode::NotFound,
+            "no devices to select an allocator from",
+        ));
+    }
+    let device = a.device()?;
+    let affinity = a.i64()?;
+    Ok(vec![Value::Ref(device.to_ref()), Value::I64(affinity)])
+}
+
+// --- buffer ---------------------------------------------------------------
+
+fn buffer_allocation_flag(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    a.buffer()?;
+    one(1i32)
+}
+
+fn buffer_allocation_preserve(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    a.buffer()?;
+    none()
+}
+
+fn buffer_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let buffer = a.buffer()?;
+    let message = a.string()?;
+    let _: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
+    let minimum = a.i64()?;
+    if (buffer.length as i128) < minimum as i128 {
+        return Err(a.error(
+            StatusCode::InvalidArgument,
+            format!(
+                "{message} buffer byte length {} less than expected minimum {minimum}",
+                buffer.length
+            ),
+        ));
+    }
+    none()
+}
+
+fn buffer_length(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    one(a.buffer()?.length as i64)
+}
+
+fn buffer_load(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let buffer = a.buffer()?;
+    let offset = a.offset()?;
+    let length = a.i32()?;
+    if !(0..=4).contains(&length) {
+        return Err(a.error(
+            StatusCode::InvalidArgument,
+            format!("load length byte count {length} exceeds max"),
+        ));
+    }
+    let bytes = buffer.subspan(offset, length as i64)?.to_vec()?;
+    let mut word = [0u8; 4];
+    word[..bytes.len()].copy_from_slice(&bytes);
+    one(i32::from_le_bytes(word))
+}
+
+fn buffer_store(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let value = a.i32()?;
+    let buffer = a.buffer()?;
+    let offset = a.offset()?;
+    let length = a.i32()?;
+    if !(0..=4).contains(&length) {
+        return Err(a.error(
+            StatusCode::InvalidArgument,
+            format!("store length byte count {length} exceeds max"),
+        ));
+    }
+    let target = buffer.subspan(offset, length as i64).map_err(|_| {
+        a.error(
+            StatusCode::OutOfRange,
+            format!(
+                "store out of bounds (target_offset={offset}, length={length} into max {})",
+                buffer.length
+            ),
+        )
+    })?;
+    let bytes = value.to_le_bytes();
+    target.with_bytes_mut(|b| b.copy_from_slice(&bytes[..length as usize]))?;
+    none()
+}
+
+fn buffer_subspan(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let buffer = a.buffer()?;
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let sub = buffer.subspan(offset, length).map_err(|t| {
+        a.error(
+            t.code,
+            format!(
+                "invalid subspan of an existing buffer (source_offset={offset}, length={length}): {}",
+                t.message
+            ),
+        )
+    })?;
+    one(obj(type_names::BUFFER, sub))
+}
+
+// --- buffer views -----------------------------------------------------------
+
+fn dims(a: &mut Args) -> Result<Vec<i64>, Trap> {
+    let n = a.count()?;
+    (0..n).map(|_| a.i64()).collect()
+}
+
+fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let view = a.view()?;
+    let message = a.string()?;
+    let element_type = ElementType(a.i32()? as u32);
+    let encoding = a.i32()? as u32;
+    let shape = dims(a)?;
+    let fail = |m: String| a.error(StatusCode::InvalidArgument, format!("{message} {m}"));
+    if view.element_type != element_type {
+        return Err(fail(format!(
+            "element type mismatch; expected {} ({:08X}) but have {} ({:08X})",
+            element_type.name(),
+            element_type.0,
+            view.element_type.name(),
+            view.element_type.0
+        )));
+    }
+    if view.encoding != encoding {
+        return Err(fail(format!(
+            "encoding mismatch; expected {encoding:08X} but have {:08X}",
+            view.encoding
+        )));
+    }
+    if view.shape.len() != shape.len() {
+        let scalar = |n: usize| if n == 0 { " (scalar)" } else { "" };
+        return Err(fail(format!(
+            "shape rank mismatch; expected {}{} but have {}{}",
+            shape.len(),
+            scalar(shape.len()),
+            view.shape.len(),
+            scalar(view.shape.len())
+        )));
+    }
+    for (i, (want, have)) in shape.iter().zip(&view.shape).enumerate() {
+        if want != have {
+            let text = |dims: &[i64]| {
+                dims.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x")
+            };
+            return Err(fail(format!(
+                "shape dimension {i} mismatch; expected {want} but have {have}; expected \
+                 shape `{}`, actual shape `{}`",
+                text(&shape),
+                text(&view.shape)
+            )));
+        }
+    }
+    none()
+}
+
+fn buffer_view_buffer(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    one(Value::Ref(a.view()?.buffer.to_ref()))
+}
+
+fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let buffer = a.buffer()?;
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let element_type = ElementType(a.i32()? as u32);
+    let encoding = a.i32()? as u32;
+    let shape = dims(a)?;
+    let buffer = if offset == 0 && length == buffer.length as i64 {
+        buffer
+    } else {
+        let sub = buffer.subspan(offset, length).map_err(|t| {
+            a.error(
+                t.code,
+                format!(
+                    "invalid subspan of an existing buffer (source_offset={offset}, \
+                     length={length}): {}",
+                    t.message
+                ),
+            )
+        })?;
+        HostRef::new(type_names::BUFFER, sub)
+    };
+    one(obj(
+        type_names::BUFFER_VIEW,
+        BufferView {
+            buffer,
+            shape,
+            element_type,
+            encoding,
+        },
+    ))
+}
+
+fn buffer_view_dim(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let view = a.view()?;
+    let index = a.i32()?;
+    let dim = usize::try_from(index)
+        .ok()
+        .and_then(|i| view.shape.get(i))
+        .ok_or_else(|| {
+            a.error(
+                StatusCode::OutOfRange,
+                format!("dimension {index} out of range (rank {})", view.shape.len()),
+            )
+        })?;
+    one(*dim)
+}
+
+fn buffer_view_element_type(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    one(a.view()?.element_type.0 as i32)
+}
+
+fn buffer_view_encoding_type(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    one(a.view()?.encoding as i32)
+}
+
+fn buffer_view_rank(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    one(a.view()?.shape.len() as i32)
+}
+
+fn buffer_view_trace(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    // Tracing goes to a debug sink; irvm has none, so this only checks.
+    a.vm_buffer()?;
+    let n = a.count()?;
+    for _ in 0..n {
+        a.view()?;
+    }
+    none()
+}
+
+// --- command buffers --------------------------------------------------------
+
+fn command_buffer_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    a.device()?;
+    let (_modes, _categories, _affinity) = (a.i32()?, a.i32()?, a.i64()?);
+    let capacity = a.i32()?;
+    let capacity = u32::try_from(capacity).map_err(|_| {
+        a.error(
+            StatusCode::InvalidArgument,
+            format!("negative binding capacity {capacity}"),
+        )
+    })?;
+    one(obj(
+        type_names::COMMAND_BUFFER,
+        CommandBuffer::new(capacity),
+    ))
+}
+
+fn command_buffer_finalize(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let cb = a.command_buffer()?;
+    cb.finalize().map_err(|t| a.error(t.code, t.message))?;
+    none()
+}
+
+fn record(a: &Args, cb: &CommandBuffer, command: Command) -> Result<Vec<Value>, Trap> {
+    cb.record(command).map_err(|t| a.error(t.code, t.message))?;
+    none()
+}
+
+fn command_buffer_fill(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let cb = a.command_buffer()?;
+    let buffer = a.buffer_or_null()?;
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let slot = a.i32()? as u32;
+    let pattern = a.i64()? as u64;
+    let pattern_length = a.i32()? as u32;
+    let _flags = a.i64()?;
+    let target = BufferRef {
+        slot,
+        buffer,
+        offset,
+        length,
+    };
+    record(
+        a,
+        &cb,
+        Command::Fill {
+            target,
+            pattern,
+            pattern_length,
+        },
+    )
+}
+
+fn command_buffer_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let cb = a.command_buffer()?;
+    let source = a.vm_buffer()?.clone();
+    let source_offset = a.offset()?;
+    let buffer = a.buffer_or_null()?;
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let slot = a.i32()? as u32;
+    let _flags = a.i64()?;
+    let len = u64::try_from(length).map_err(|_| {
+        a.error(
+            StatusCode::InvalidArgument,
+            format!("invalid length {length}"),
+        )
+    })?;
+    let data = source.buffer("update source")?.with_bytes(|b| {
+        source_offset
+            .checked_add(len)
+            .and_then(|end| b.get(source_offset as usize..end as usize))
+            .map(|s| s.to_vec())
+    });
+    let data = data.ok_or_else(|| {
+        a.error(
+            StatusCode::OutOfRange,
+            format!("update source range {source_offset}+{len} out of bounds"),
+        )
+    })?;
+    let target = BufferRef {
+        slot,
+        buffer,
+        offset,
+        length,
+    };
+    record(a, &cb, Command::Update { target, data })
+}
+
+fn command_buffer_copy(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let cb = a.command_buffer()?;
+    let source_slot = a.i32()? as u32;
+    let target_slot = a.i32()? as u32;
+    let source_buffer = a.buffer_or_null()?;
+    let source_offset = a.offset()?;
+    let target_buffer = a.buffer_or_null()?;
+    let target_offset = a.offset()?;
+    let length = a.i64()?;
+    let _flags = a.i64()?;
+    let source = BufferRef {
+        slot: source_slot,
+        buffer: source_buffer,
+        offset: source_offset,
+        length,
+    };
+    let target = BufferRef {
+        slot: target_slot,
+        buffer: target_buffer,
+        offset: target_offset,
+        length,
+    };
+    record(a, &cb, Command::Copy { source, target })
+}
+
+/// Most bindings one dispatch may name (IREE's limit).
+const MAX_DISPATCH_BINDINGS: usize = 32;
+
+fn constants_and_bindings(a: &mut Args) -> Result<(Vec<u32>, Vec<BufferRef>), Trap> {
+    let n = a.count()?;
+    let constants = (0..n)
+        .map(|_| a.i32().map(|v| v as u32))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = a.count()?;
+    if n > MAX_DISPATCH_BINDINGS {
+        return Err(a.error(
+            StatusCode::OutOfRange,
+            format!("binding count {n} > {MAX_DISPATCH_BINDINGS}"),
+        ));
+    }
+    let mut bindings = Vec::with_capacity(n);
+    for _ in 0..n {
+        let _ordinal = a.i32()?;
+        let slot = a.i32()? as u32;
+        let buffer = a.buffer_or_null()?;
+        let offset = a.offset()?;
+        let length = a.i64()?;
+        bindings.push(BufferRef {
+            slot,
+            buffer,
+            offset,
+            length,
+        });
+    }
+    Ok((constants, bindings))
+}
+
+fn command_buffer_dispatch(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let cb = a.command_buffer()?;
+    let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
+    let function = a.i64()?;
+    let workgroups = [a.i32()? as u32, a.i32()? as u32, a.i32()? as u32];
+    let _flags = a.i64()?;
+    let (constants, bindings) = constants_and_bindings(a)?;
+    record(
+        a,
+        &cb,
+        Command::Dispatch {
+            executable,
+            function,
+            workgroups: Workgroups::Static(workgroups),
+            constants,
+            bindings,
+        },
+    )
+}
+
+fn command_buffer_dispatch_indirect(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let cb = a.command_buffer()?;
+    let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
+    let function = a.i64()?;
+    let slot = a.i32()? as u32;
+    let buffer = a.buffer_or_null()?;
+    let offset = a.offset()?;
+    let _flags = a.i64()?;
+    let (constants, bindings) = constants_and_bindings(a)?;
+    let counts = BufferRef {
+        slot,
+        buffer,
+        offset,
+        length: 12,
+    };
+    record(
+        a,
+        &cb,
+        Command::Dispatch {
+            executable,
+            function,
+            workgroups: Workgroups::Indirect(counts),
+            constants,
+            bindings,
+        },
+    )
+}
+
+// --- devices and queues -----------------------------------------------------
+
+fn devices_count(_: &mut HalState, _: &mut Args) -> Result<Vec<Value>, Trap> {
+    one(1i32)
+}
+
+fn devices_get(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let index = a.i32()?;
+    one(if index == 0 {
+        state.device.to_ref()
+    } else {
+        Ref::Null
+    })
+}
+
+fn device_allocator(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    one(Value::Ref(a.device()?.allocator.to_ref()))
+}
+
+fn device_query_i64(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let device = a.device()?;
+    let category = a.string()?;
+    let key = a.string()?;
+    Ok(match device.query_i64(&category, &key) {
+        Some(v) => vec![Value::I32(1), Value::I64(v)],
+        None => vec![Value::I32(0), Value::I64(0)],
+    })
+}
+
+/// Reads `device, affinity, wait fence, signal fence`, checks the wait
+/// fence has been signalled (the device is synchronous: nothing could
+/// signal it later) and returns the signal fence.
+fn queue_prologue(a: &mut Args) -> Result<Option<HostRef<Fence>>, Trap> {
+    a.device()?;
+    let _affinity = a.i64()?;
+    let wait = a.fence_or_null()?;
+    let signal = a.fence_or_null()?;
+    if let Some(w) = &wait {
+        match w.status() {
+            Some(Ok(())) => {}
+            Some(Err((code, message))) => {
+                if let Some(s) = &signal {
+                    s.fail(code, message.clone());
+                }
+                return Err(a.error(code, format!("waited-on fence failed: {message}")));
+            }
+            None => {
+                return Err(a.error(
+                    StatusCode::FailedPrecondition,
+                    "queue operation waits on a fence nothing has signalled; irvm's device \
+                     is synchronous, so it would wait forever",
+                ))
+            }
+        }
+    }
+    Ok(signal)
+}
+
+/// Signals `signal` on success or fails it (and the call) on error.
+fn queue_epilogue(
+    a: &Args,
+    signal: Option<HostRef<Fence>>,
+    result: Result<(), Trap>,
+) -> Result<(), Trap> {
+    match result {
+        Ok(()) => {
+            if let Some(s) = signal {
+                s.signal();
+            }
+            Ok(())
+        }
+        Err(t) => {
+            if let Some(s) = signal {
+                s.fail(t.code, t.message.clone());
+            }
+            Err(a.error(t.code, t.message))
+        }
+    }
+}
+
+fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let pool = a.i64()?;
+    if pool != 0 {
+        return Err(a.error(
+            StatusCode::Unimplemented,
+            "VM queue allocation pools are not supported",
+        ));
+    }
+    let (_types, _usage) = (a.i32()?, a.i32()?);
+    let size = a.i64()?;
+    let _flags = a.i64()?;
+    match Allocator.allocate(size, state.snapshot().max_buffer_bytes) {
+        Ok(buffer) => {
+            queue_epilogue(a, signal, Ok(()))?;
+            one(obj(type_names::BUFFER, buffer))
+        }
+        Err(t) => {
+            queue_epilogue(a, signal, Err(t))?;
+            none()
+        }
+    }
+}
+
+fn queue_dealloca(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    a.buffer()?;
+    let _flags = a.i64()?;
+    queue_epilogue(a, signal, Ok(()))?;
+    none()
+}
+
+fn queue_barrier(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let _flags = a.i64()?;
+    queue_epilogue(a, signal, Ok(()))?;
+    none()
+}
+
+fn queue_fill(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let buffer = a.buffer()?;
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let pattern = a.i64()? as u64;
+    let pattern_length = a.i32()? as u32;
+    let _flags = a.i64()?;
+    let command = Command::Fill {
+        target: BufferRef {
+            slot: 0,
+            buffer: Some(buffer),
+            offset,
+            length,
+        },
+        pattern,
+        pattern_length,
+    };
+    let result = run_once(command);
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+fn queue_copy(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let source = a.buffer()?;
+    let source_offset = a.offset()?;
+    let target = a.buffer()?;
+    let target_offset = a.offset()?;
+    let length = a.i64()?;
+    let _flags = a.i64()?;
+    let command = Command::Copy {
+        source: BufferRef {
+            slot: 0,
+            buffer: Some(source),
+            offset: source_offset,
+            length,
+        },
+        target: BufferRef {
+            slot: 0,
+            buffer: Some(target),
+            offset: target_offset,
+            length,
+        },
+    };
+    let result = run_once(command);
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+fn queue_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let source = a.vm_buffer()?.clone();
+    let source_offset = a.offset()?;
+    let target = a.buffer()?;
+    let target_offset = a.offset()?;
+    let length = a.i64()?;
+    let _flags = a.i64()?;
+    let whole = HalBuffer {
+        length: source.buffer("update source")?.len() as u64,
+        storage: source,
+        offset: 0,
+    };
+    let result = whole.subspan(source_offset, length).and_then(|s| {
+        let data = s.to_vec()?;
+        run_once(Command::Update {
+            target: BufferRef {
+                slot: 0,
+                buffer: Some(target),
+                offset: target_offset,
+                length,
+            },
+            data,
+        })
+    });
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+/// Runs one command now, as a one-command buffer with no binding table.
+fn run_once(command: Command) -> Result<(), Trap> {
+    let cb = CommandBuffer::new(0);
+    cb.record(command)?;
+    cb.finalize()?;
+    cb.execute(&[])
+}
+
+fn queue_execute(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let cb = a.command_buffer()?;
+    let _flags = a.i64()?;
+    let result = cb.execute(&[]);
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+fn queue_execute_indirect(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let cb = a.command_buffer()?;
+    let _flags = a.i64()?;
+    let n = a.count()?;
+    let mut table = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        let buffer = a.buffer_or_null()?;
+        let offset = a.offset()?;
+        let length = a.i64()?;
+        table.push(Binding {
+            buffer,
+            offset,
+            length,
+        });
+    }
+    let result = cb.execute(&table);
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+// --- executables ------------------------------------------------------------
+
+fn executable_create(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    a.device()?;
+    let _affinity = a.i64()?;
+    let format = a.string()?;
+    let data = a.vm_buffer()?.buffer("executable data")?.to_vec();
+    let constants_ref = a.any_ref()?;
+    let constants: Vec<u32> = match constants_ref {
+        Ref::Buffer(b) => {
+            if b.len() % 4 != 0 {
+                return Err(a.error(
+                    StatusCode::InvalidArgument,
+                    format!(
+                        "constant buffer data must contain 4-byte elements but data length is {}",
+                        b.len()
+                    ),
+                ));
+            }
+            b.with_bytes(|bytes| {
+                bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect()
+            })
+        }
+        _ => Vec::new(),
+    };
+    let executable = Executable::load(&format, data, &constants, state.limits.clone())
+        .map_err(|t| a.error(t.code, t.message))?;
+    one(obj(type_names::EXECUTABLE, executable))
+}
+
+fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
+    let name = a.string()?;
+    let id = executable
+        .lookup(&name)
+        .map_err(|t| a.error(t.code, t.message))?;
+    one(id)
+}
+
+// --- fences -----------------------------------------------------------------
+
+fn fence_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    a.device()?;
+    let _flags = a.i64()?;
+    one(Value::Ref(Fence::new(false).to_ref()))
+}
+
+fn fence_join(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let _flags = a.i64()?;
+    let n = a.count()?;
+    let mut fences = Vec::new();
+    for _ in 0..n {
+        if let Some(f) = a.fence_or_null()? {
+            fences.push(f);
+        }
+    }
+    // A join of settled fences is settled now; of pending ones, never
+    // (nothing runs in the background).
+    let joined = Fence::new(false);
+    let mut outcome = Some(Ok(()));
+    for f in &fences {
+        match f.status() {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                outcome = Some(Err(e));
+                break;
+            }
+            None => outcome = None,
+        }
+    }
+    match outcome {
+        Some(Ok(())) => joined.signal(),
+        Some(Err((code, message))) => joined.fail(code, message),
+        None => {}
+    }
+    one(Value::Ref(joined.to_ref()))
+}
+
+fn fence_query(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let fence: HostRef<Fence> = a.object(type_names::FENCE)?;
+    one(match fence.status() {
+        Some(Ok(())) => 0,
+        Some(Err((code, _))) => code as i32,
+        None => StatusCode::Deferred as i32,
+    })
+}
+
+fn fence_signal(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let fence: HostRef<Fence> = a.object(type_names::FENCE)?;
+    fence.signal();
+    none()
+}
+
+fn fence_fail(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let fence: HostRef<Fence> = a.object(type_names::FENCE)?;
+    let code = a.i32()?;
+    fence.fail(
+        StatusCode::from_u32(code as u32),
+        "failed by the program (hal.fence.fail)".into(),
+    );
+    none()
+}
+
+fn fence_await(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let timeout_millis = a.i32()?;
+    let _flags = a.i64()?;
+    let n = a.count()?;
+    for _ in 0..n {
+        let Some(fence) = a.fence_or_null()? else {
+            continue;
+        };
+        match fence.status() {
+            Some(Ok(())) => {}
+            Some(Err((code, _))) => return one(code as i32),
+            None if timeout_millis == 0 => return one(StatusCode::DeadlineExceeded as i32),
+            None => {
+                return Err(a.error(
+                    StatusCode::FailedPrecondition,
+                    "waiting on a fence nothing will signal; irvm's device is synchronous, \
+                     so the wait would never end",
+                ))
+            }
+        }
+    }
+    one(0i32)
+}

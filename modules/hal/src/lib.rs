@@ -1,0 +1,130 @@
+//! IREE's `hal` module for irvm, built only on irvm's public embedding API.
+//!
+//! Programs `iree-compile` makes from tensor code import `hal` (version 7)
+//! and carry their kernels as executables. This crate provides:
+//!
+//! - [`hal_module`]: the `hal` host module with all 60 exports of IREE
+//!   3.13 (`runtime/src/iree/modules/hal/exports.inl`) linking under their
+//!   calling conventions. Channels, collectives, `ex.file.from_memory` and
+//!   `device.queue.read`/`write` fail with UNIMPLEMENTED naming the function
+//!   ([`UNIMPLEMENTED`]); the rest run on a synchronous CPU device.
+//! - vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module loaded
+//!   into a private context behind the `vmvx` module ([`vmvx_module`]:
+//!   its 32 microkernels link; the 2-D elementwise, copy and fill kernels
+//!   run, the data-tiling ones — [`UNIMPLEMENTED_KERNELS`] — fail with
+//!   UNIMPLEMENTED); dispatches call its entry functions once per workgroup.
+//! - [`BufferView`]: tensors in and out (`BufferView::from_slice`,
+//!   `to_vec`), and [`parse_buffer_view`]/[`format_buffer_view`] for the
+//!   text forms iree-run-module reads and prints.
+//!
+//! ```no_run
+//! use irvm::{Context, Instance, Module};
+//! use irvm_hal::{hal_module, BufferView};
+//!
+//! let mut ctx = Context::new(&Instance::new());
+//! ctx.register_host_module(&hal_module().unwrap()).unwrap();
+//! ctx.register_module(Module::from_file("mlp.vmfb").unwrap()).unwrap();
+//! let predict = ctx.function("module.predict").unwrap();
+//! let x = BufferView::from_slice(&[4, 8], &[1.0f32; 32]).unwrap();
+//! let out = ctx.invoke(&predict, &[x.into_value()]).unwrap();
+//! let y = BufferView::from_value(&out[0]).unwrap().to_vec::<f32>().unwrap();
+//! ```
+//!
+//! The crate's modules name each other through `super::` only, so the
+//! `irvm` binary can compile this source as one of its own modules (the
+//! `irvm` package cannot depend on this crate: it depends on `irvm`).
+
+mod command;
+mod element;
+mod executable;
+mod exports;
+mod fpu;
+mod objects;
+mod text;
+mod vmvx;
+
+pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
+pub use self::element::ElementType;
+pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
+pub use self::exports::{HalState, EXPORTS};
+pub use self::objects::{
+    type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence, HalBuffer,
+    SharedLimits,
+};
+pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
+pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
+
+use irvm::{NativeModule, StatusCode, Trap};
+
+/// Version of the `hal` module (programs require at least 7).
+pub const HAL_VERSION: u32 = 7;
+
+/// The exports irvm links but does not implement yet.
+pub const UNIMPLEMENTED: &[&str] = &[
+    "channel.create",
+    "channel.rank_and_count",
+    "channel.split",
+    "command_buffer.collective",
+    "device.queue.read",
+    "device.queue.write",
+    "ex.file.from_memory",
+];
+
+/// The `hal` host module: register it in a context before modules that
+/// import `hal`. Dispatches and allocations are unlimited; see
+/// [`hal_module_with_limits`].
+pub fn hal_module() -> Result<NativeModule<HalState>, irvm::modules::AbiError> {
+    hal_module_with_limits(SharedLimits::default())
+}
+
+/// The `hal` host module with dispatches and allocations bounded by
+/// `limits` (the embedder may change them between calls; fuel counts down
+/// as dispatches run).
+pub fn hal_module_with_limits(
+    limits: SharedLimits,
+) -> Result<NativeModule<HalState>, irvm::modules::AbiError> {
+    let mut module =
+        NativeModule::with_state("hal", HAL_VERSION, move || HalState::new(limits.clone()));
+    for name in type_names::ALL {
+        module = module.ref_type(*name);
+    }
+    for &(name, cconv, implementation) in EXPORTS {
+        module = match implementation {
+            Some(f) => module.func_with_state(name, cconv, move |state: &mut HalState, args| {
+                f(state, &mut exports::Args::new(name, args))
+            })?,
+            None => module.func_with_state(name, cconv, move |_: &mut HalState, _| {
+                Err(Trap::new(
+                    StatusCode::Unimplemented,
+                    format!("hal.{name} is not implemented by irvm yet"),
+                ))
+            })?,
+        };
+    }
+    Ok(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_sixty_exports_link_with_their_conventions() {
+        let m = hal_module().unwrap();
+        assert_eq!(EXPORTS.len(), 60);
+        assert_eq!(
+            m.signature("command_buffer.dispatch"),
+            Some("0rrIiiiICiDCiirIID_v")
+        );
+        let unimplemented: Vec<&str> = EXPORTS
+            .iter()
+            .filter(|e| e.2.is_none())
+            .map(|e| e.0)
+            .collect();
+        assert_eq!(unimplemented, UNIMPLEMENTED);
+        let mut names: Vec<&str> = EXPORTS.iter().map(|e| e.0).collect();
+        let sorted = names.clone();
+        names.sort();
+        assert_eq!(names, sorted);
+    }
+}

@@ -1,0 +1,443 @@
+//! The HAL's objects as bytecode sees them (`!hal.device`, `!hal.allocator`,
+//! `!hal.buffer`, `!hal.buffer_view`, `!hal.fence`) and the typed
+//! [`BufferView`] constructors a Rust embedder uses.
+
+use std::sync::Mutex;
+
+use irvm::{Buffer, HostRef, Ref, StatusCode, Trap, Value};
+
+use super::element::ElementType;
+
+/// Ref type names the module defines.
+pub mod type_names {
+    /// `!hal.allocator`
+    pub const ALLOCATOR: &str = "hal.allocator";
+    /// `!hal.buffer`
+    pub const BUFFER: &str = "hal.buffer";
+    /// `!hal.buffer_view`
+    pub const BUFFER_VIEW: &str = "hal.buffer_view";
+    /// `!hal.channel`
+    pub const CHANNEL: &str = "hal.channel";
+    /// `!hal.command_buffer`
+    pub const COMMAND_BUFFER: &str = "hal.command_buffer";
+    /// `!hal.device`
+    pub const DEVICE: &str = "hal.device";
+    /// `!hal.event`
+    pub const EVENT: &str = "hal.event";
+    /// `!hal.executable`
+    pub const EXECUTABLE: &str = "hal.executable";
+    /// `!hal.fence`
+    pub const FENCE: &str = "hal.fence";
+    /// `!hal.file`
+    pub const FILE: &str = "hal.file";
+    /// `!hal.semaphore`
+    pub const SEMAPHORE: &str = "hal.semaphore";
+    /// Every name above.
+    pub const ALL: &[&str] = &[
+        ALLOCATOR,
+        BUFFER,
+        BUFFER_VIEW,
+        CHANNEL,
+        COMMAND_BUFFER,
+        DEVICE,
+        EVENT,
+        EXECUTABLE,
+        FENCE,
+        FILE,
+        SEMAPHORE,
+    ];
+}
+
+/// The synchronous CPU device (`local-sync` in IREE's terms): every queue
+/// operation runs when it is submitted.
+pub struct Device {
+    /// The device's one allocator.
+    pub allocator: HostRef<Allocator>,
+}
+
+impl Device {
+    /// A device with its allocator.
+    pub fn new() -> HostRef<Device> {
+        HostRef::new(
+            type_names::DEVICE,
+            Device {
+                allocator: HostRef::new(type_names::ALLOCATOR, Allocator),
+            },
+        )
+    }
+
+    /// `hal.device.query.i64`: the value of `category`/`key`, if the device
+    /// knows it.
+    pub fn query_i64(&self, category: &str, key: &str) -> Option<i64> {
+        match (category, key) {
+            ("hal.device.id", pattern) => Some(glob_match(pattern, "local-sync") as i64),
+            ("hal.executable.format", "vmvx-bytecode-fb") => Some(1),
+            ("hal.executable.format", _) => Some(0),
+            ("hal.device", "concurrency") | ("hal.dispatch", "concurrency") => Some(1),
+            ("hal.cpu", _) => Some(0),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `text` matches `pattern` with `*` (any run) and `?` (any one
+/// character), as IREE's device-id queries do.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    fn go(p: &[u8], t: &[u8]) -> bool {
+        match p.split_first() {
+            None => t.is_empty(),
+            Some((b'*', rest)) => (0..=t.len()).any(|k| go(rest, &t[k..])),
+            Some((b'?', rest)) => !t.is_empty() && go(rest, &t[1..]),
+            Some((c, rest)) => t.first() == Some(c) && go(rest, &t[1..]),
+        }
+    }
+    go(pattern.as_bytes(), text.as_bytes())
+}
+
+/// Budgets for what programs make the hal do on their behalf: the
+/// bytecode of a dispatch runs in the executable's own context, which the
+/// program's [`irvm::Context`] limits do not reach, and hal allocations are
+/// not `vm.buffer.alloc`s. Shared ([`SharedLimits`]) between the embedder,
+/// the module state and every executable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DispatchLimits {
+    /// Instructions all dispatches together may run (`None`: unlimited);
+    /// counts down as they run.
+    pub fuel: Option<u64>,
+    /// Dispatches still running at this instant fail with DEADLINE_EXCEEDED.
+    pub deadline: Option<std::time::Instant>,
+    /// Largest single hal allocation, and largest `vm.buffer` a kernel may
+    /// allocate, in bytes.
+    pub max_buffer_bytes: Option<u64>,
+}
+
+/// [`DispatchLimits`] shared by counted handle.
+pub type SharedLimits = std::sync::Arc<Mutex<DispatchLimits>>;
+
+/// The device allocator: host memory, 64-byte aligned
+/// ([`irvm::refs::BUFFER_ALIGNMENT`]).
+pub struct Allocator;
+
+impl Allocator {
+    /// A zero-filled buffer of `length` bytes, at most `max_bytes`.
+    pub fn allocate(&self, length: i64, max_bytes: Option<u64>) -> Result<HalBuffer, Trap> {
+        let len = usize::try_from(length).map_err(|_| {
+            Trap::new(
+                StatusCode::InvalidArgument,
+                format!("failed to allocate buffer of length {length}"),
+            )
+        })?;
+        if let Some(max) = max_bytes.filter(|&m| len as u64 > m) {
+            return Err(Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("hal buffer of {len} bytes exceeds the limit of {max} bytes"),
+            ));
+        }
+        let storage = Ref::from(Buffer::new(len)?);
+        Ok(HalBuffer {
+            storage,
+            offset: 0,
+            length: len as u64,
+        })
+    }
+}
+
+/// A `!hal.buffer`: a byte range of a `!vm.buffer` (its own allocation, a
+/// subspan of another buffer's, or imported rodata, zero-copy).
+#[derive(Clone)]
+pub struct HalBuffer {
+    /// The memory (a `Ref::Buffer`).
+    pub storage: Ref,
+    /// Byte offset of this buffer inside `storage`.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+}
+
+impl HalBuffer {
+    /// The bytes `offset..offset+length` of this buffer as a `!vm.buffer`
+    /// view (no copy); `length` -1 means "to the end".
+    pub fn vm_view(&self, offset: u64, length: i64) -> Result<Ref, Trap> {
+        let (start, len) = self.range(offset, length)?;
+        let parent = self.storage.buffer("hal buffer storage")?;
+        let view = Buffer::view(parent, start as usize, len as usize)?;
+        Ok(Ref::from(view))
+    }
+
+    /// The absolute storage range of `offset..offset+length` (-1: to the
+    /// end), checked against this buffer's length.
+    pub fn range(&self, offset: u64, length: i64) -> Result<(u64, u64), Trap> {
+        let len = if length == -1 {
+            self.length.checked_sub(offset)
+        } else {
+            u64::try_from(length).ok()
+        };
+        match len {
+            Some(len) if offset.checked_add(len).is_some_and(|e| e <= self.length) => {
+                Ok((self.offset + offset, len))
+            }
+            _ => Err(Trap::new(
+                StatusCode::OutOfRange,
+                format!(
+                    "byte range out of bounds (offset {offset}, length {length}) of a \
+                     buffer of {} bytes",
+                    self.length
+                ),
+            )),
+        }
+    }
+
+    /// A subspan sharing this buffer's memory.
+    pub fn subspan(&self, offset: u64, length: i64) -> Result<HalBuffer, Trap> {
+        let (start, len) = self.range(offset, length)?;
+        Ok(HalBuffer {
+            storage: self.storage.clone(),
+            offset: start,
+            length: len,
+        })
+    }
+
+    /// A copy of the buffer's bytes.
+    pub fn to_vec(&self) -> Result<Vec<u8>, Trap> {
+        let b = self.storage.buffer("hal buffer storage")?;
+        let (s, l) = (self.offset as usize, self.length as usize);
+        b.with_bytes(|bytes| bytes.get(s..s + l).map(|x| x.to_vec()))
+            .ok_or_else(|| Trap::new(StatusCode::OutOfRange, "buffer storage too small"))
+    }
+
+    /// Runs `f` over the buffer's bytes, mutably (fails on read-only
+    /// imported memory).
+    pub fn with_bytes_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, Trap> {
+        let b = self.storage.buffer("hal buffer storage")?;
+        let (s, l) = (self.offset as usize, self.length as usize);
+        b.with_bytes_mut(|bytes| bytes.get_mut(s..s + l).map(f))?
+            .ok_or_else(|| Trap::new(StatusCode::OutOfRange, "buffer storage too small"))
+    }
+}
+
+/// A `!hal.buffer_view`: a buffer with a shape, an element type and an
+/// encoding (1 = dense row-major).
+#[derive(Clone)]
+pub struct BufferView {
+    /// The buffer (a `!hal.buffer` object).
+    pub buffer: HostRef<HalBuffer>,
+    /// Dimensions, outermost first.
+    pub shape: Vec<i64>,
+    /// Element type.
+    pub element_type: ElementType,
+    /// Encoding type.
+    pub encoding: u32,
+}
+
+/// Rust element types a [`BufferView`] can be built from and read back as.
+pub trait Element: Copy + 'static {
+    /// The HAL element type.
+    const TYPE: ElementType;
+    /// Little-endian bytes.
+    fn write(self, out: &mut Vec<u8>);
+    /// From little-endian bytes (`TYPE.byte_size()` of them).
+    fn read(bytes: &[u8]) -> Self;
+}
+
+macro_rules! element {
+    ($t:ty, $e:expr) => {
+        impl Element for $t {
+            const TYPE: ElementType = $e;
+            fn write(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn read(bytes: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(&bytes[..std::mem::size_of::<$t>()]);
+                <$t>::from_le_bytes(a)
+            }
+        }
+    };
+}
+element!(f32, ElementType::F32);
+element!(f64, ElementType::F64);
+element!(i8, ElementType::I8);
+element!(i16, ElementType::I16);
+element!(i32, ElementType::I32);
+element!(i64, ElementType::I64);
+element!(u8, ElementType::new(0x12, 8));
+element!(u16, ElementType::new(0x12, 16));
+element!(u32, ElementType::new(0x12, 32));
+element!(u64, ElementType::new(0x12, 64));
+
+impl BufferView {
+    /// A view of `bytes` (dense row-major) with `shape` and `element_type`;
+    /// the byte count must match.
+    pub fn from_bytes(
+        shape: &[i64],
+        element_type: ElementType,
+        bytes: Vec<u8>,
+    ) -> Result<BufferView, Trap> {
+        let count = element_count(shape)?;
+        let want = count
+            .checked_mul(element_type.byte_size() as u64)
+            .ok_or_else(|| Trap::new(StatusCode::InvalidArgument, "shape too large"))?;
+        if want != bytes.len() as u64 {
+            return Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "{} bytes given for a {} tensor of {want} bytes",
+                    bytes.len(),
+                    shape_text(shape, element_type)
+                ),
+            ));
+        }
+        let length = bytes.len() as u64;
+        let storage = Buffer::new(bytes.len())?;
+        storage.with_bytes_mut(|b| b.copy_from_slice(&bytes))?;
+        let storage = Ref::from(storage);
+        Ok(BufferView {
+            buffer: HostRef::new(
+                type_names::BUFFER,
+                HalBuffer {
+                    storage,
+                    offset: 0,
+                    length,
+                },
+            ),
+            shape: shape.to_vec(),
+            element_type,
+            encoding: 1,
+        })
+    }
+
+    /// A view holding `data` with `shape` (`BufferView::from_slice(&[4, 8], &x)`).
+    pub fn from_slice<T: Element>(shape: &[i64], data: &[T]) -> Result<BufferView, Trap> {
+        let mut bytes = Vec::with_capacity(std::mem::size_of_val(data));
+        for &x in data {
+            x.write(&mut bytes);
+        }
+        BufferView::from_bytes(shape, T::TYPE, bytes)
+    }
+
+    /// The elements as `T`, which must be the view's element type.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>, Trap> {
+        if T::TYPE != self.element_type {
+            return Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "buffer view holds {} elements, not {}",
+                    self.element_type.name(),
+                    T::TYPE.name()
+                ),
+            ));
+        }
+        let bytes = self.buffer.to_vec()?;
+        let size = T::TYPE.byte_size();
+        Ok(bytes.chunks_exact(size).map(T::read).collect())
+    }
+
+    /// This view as a VM value (a `!hal.buffer_view` ref) to pass to a
+    /// function.
+    pub fn into_value(self) -> Value {
+        Value::Ref(HostRef::new(type_names::BUFFER_VIEW, self).to_ref())
+    }
+
+    /// The buffer view a VM value holds, if it holds one.
+    pub fn from_value(value: &Value) -> Option<&BufferView> {
+        value.as_ref().and_then(|r| r.downcast::<BufferView>())
+    }
+
+    /// Number of elements (product of the shape).
+    pub fn element_count(&self) -> Result<u64, Trap> {
+        element_count(&self.shape)
+    }
+}
+
+/// The product of `shape`, checked.
+pub fn element_count(shape: &[i64]) -> Result<u64, Trap> {
+    shape.iter().try_fold(1u64, |acc, &d| {
+        u64::try_from(d)
+            .ok()
+            .and_then(|d| acc.checked_mul(d))
+            .ok_or_else(|| {
+                Trap::new(
+                    StatusCode::InvalidArgument,
+                    format!("invalid shape {shape:?}"),
+                )
+            })
+    })
+}
+
+/// `4x8xf32` (or `f32` for a scalar).
+pub fn shape_text(shape: &[i64], element_type: ElementType) -> String {
+    let mut s = String::new();
+    for d in shape {
+        s.push_str(&format!("{d}x"));
+    }
+    s.push_str(&element_type.name());
+    s
+}
+
+/// A `!hal.fence`: signalled (or failed) once; the device is synchronous,
+/// so every fence a queue operation signals is signalled before the
+/// operation's call returns.
+pub struct Fence {
+    /// `None` while pending, then the outcome.
+    pub state: Mutex<Option<Result<(), (StatusCode, String)>>>,
+}
+
+impl Fence {
+    /// A pending fence (or a signalled one).
+    pub fn new(signalled: bool) -> HostRef<Fence> {
+        HostRef::new(
+            type_names::FENCE,
+            Fence {
+                state: Mutex::new(signalled.then_some(Ok(()))),
+            },
+        )
+    }
+
+    /// Marks the fence signalled (a failed fence stays failed).
+    pub fn signal(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.is_none() {
+            *s = Some(Ok(()));
+        }
+    }
+
+    /// Marks the fence failed with `code`.
+    pub fn fail(&self, code: StatusCode, message: String) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        *s = Some(Err((code, message)));
+    }
+
+    /// The outcome so far.
+    pub fn status(&self) -> Option<Result<(), (StatusCode, String)>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_id_patterns() {
+        assert!(glob_match("local*", "local-sync"));
+        assert!(!glob_match("cuda*", "local-sync"));
+        assert!(glob_match("*", ""));
+    }
+
+    #[test]
+    fn from_slice_round_trips() {
+        let v = BufferView::from_slice(&[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(v.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+        assert!(v.to_vec::<i32>().is_err());
+        assert!(BufferView::from_slice(&[3], &[1.0f32]).is_err());
+    }
+
+    #[test]
+    fn subspans_are_checked() {
+        let b = Allocator.allocate(16, None).unwrap();
+        assert!(Allocator.allocate(17, Some(16)).is_err());
+        assert!(b.subspan(8, 8).is_ok());
+        assert!(b.subspan(8, 9).is_err());
+        assert_eq!(b.subspan(4, -1).unwrap().length, 12);
+    }
+}

@@ -1,0 +1,184 @@
+//! Tensors as text, the way iree-run-module reads `--input=2x3xf32=1,2,3,4,5,6`
+//! and prints results (`4x3xf32=[4.1 3.8 4.3][...]`).
+
+use irvm::{StatusCode, Trap};
+
+use super::element::ElementType;
+use super::objects::{element_count, shape_text, BufferView};
+
+/// Default `--output_max_element_count` of iree-run-module.
+pub const DEFAULT_MAX_ELEMENTS: usize = 1024;
+
+fn invalid(message: String) -> Trap {
+    Trap::new(StatusCode::InvalidArgument, message)
+}
+
+/// Parses `2x3xf32=1 2 3 4 5 6` (elements separated by spaces, commas or
+/// brackets; one value fills the whole tensor; no value gives zeros).
+pub fn parse_buffer_view(text: &str) -> Result<BufferView, Trap> {
+    let value = text.trim();
+    let value = value.strip_prefix('"').unwrap_or(value);
+    let value = value.strip_suffix('"').unwrap_or(value);
+    if value.is_empty() {
+        return Err(invalid("empty string input".into()));
+    }
+    let (shape_and_type, data) = value.split_once('=').unwrap_or((value, ""));
+    let (shape_str, type_str) = match shape_and_type.rfind('x') {
+        Some(k) => (&shape_and_type[..k], &shape_and_type[k + 1..]),
+        None => ("", shape_and_type),
+    };
+    let mut shape = Vec::new();
+    if !shape_str.is_empty() {
+        for dim in shape_str.split('x') {
+            let d = dim
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|d| *d >= 0)
+                .ok_or_else(|| invalid(format!("invalid shape dimension '{dim}'")))?;
+            shape.push(d);
+        }
+    }
+    if shape.len() > 128 {
+        return Err(Trap::new(
+            StatusCode::ResourceExhausted,
+            format!("a shape rank of {} is excessive", shape.len()),
+        ));
+    }
+    let element_type = ElementType::parse(type_str).map_err(invalid)?;
+    let count = element_count(&shape)?;
+    let size = element_type.byte_size();
+    let total = usize::try_from(count)
+        .ok()
+        .and_then(|c| c.checked_mul(size))
+        .ok_or_else(|| invalid(format!("tensor {shape_and_type} is too large")))?;
+    let mut bytes = vec![0u8; total];
+    let tokens: Vec<&str> = data
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
+        .filter(|t| !t.is_empty())
+        .collect();
+    let count = count as usize;
+    if tokens.len() > count {
+        return Err(Trap::new(
+            StatusCode::OutOfRange,
+            format!(
+                "output data buffer overflow: element_capacity={count} < dst_i={}+",
+                count
+            ),
+        ));
+    }
+    for (k, token) in tokens.iter().enumerate() {
+        element_type
+            .parse_element(token, &mut bytes[k * size..(k + 1) * size])
+            .map_err(invalid)?;
+    }
+    if tokens.len() == 1 && count > 1 {
+        let first = bytes[..size].to_vec();
+        for chunk in bytes.chunks_exact_mut(size).skip(1) {
+            chunk.copy_from_slice(&first);
+        }
+    } else if !tokens.is_empty() && tokens.len() < count {
+        return Err(Trap::new(
+            StatusCode::OutOfRange,
+            format!(
+                "input data string underflow: dst_i={} < element_capacity={count}",
+                tokens.len()
+            ),
+        ));
+    }
+    BufferView::from_bytes(&shape, element_type, bytes)
+}
+
+/// Prints `view` as iree-run-module does: `4x3xf32=[a b c][d e f]`, at most
+/// `max_elements` elements (`...` marks a cut row).
+pub fn format_buffer_view(view: &BufferView, max_elements: usize) -> Result<String, Trap> {
+    let bytes = view.buffer.to_vec()?;
+    let mut out = shape_text(&view.shape, view.element_type);
+    out.push('=');
+    let mut budget = max_elements;
+    let shape: &[i64] = if view.shape.is_empty() {
+        &[1]
+    } else {
+        &view.shape
+    };
+    format_elements(&bytes, shape, view.element_type, &mut budget, &mut out)?;
+    Ok(out)
+}
+
+fn format_elements(
+    data: &[u8],
+    shape: &[i64],
+    ty: ElementType,
+    budget: &mut usize,
+    out: &mut String,
+) -> Result<(), Trap> {
+    let underflow = || {
+        Trap::new(
+            StatusCode::OutOfRange,
+            format!("input data underflow: data_length={}", data.len()),
+        )
+    };
+    let size = ty.byte_size();
+    match shape {
+        [] => Ok(()),
+        [n] => {
+            let n = *n as usize;
+            let count = n.min(*budget);
+            if data.len() < count * size {
+                return Err(underflow());
+            }
+            *budget -= count;
+            for i in 0..count {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(&ty.format_element(&data[i * size..(i + 1) * size]));
+            }
+            if count < n {
+                out.push_str("...");
+            }
+            Ok(())
+        }
+        [n, inner @ ..] => {
+            let stride = element_count(inner)? as usize * size;
+            if data.len() < stride * *n as usize {
+                return Err(underflow());
+            }
+            for i in 0..*n as usize {
+                out.push('[');
+                format_elements(&data[i * stride..(i + 1) * stride], inner, ty, budget, out)?;
+                out.push(']');
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(text: &str) -> String {
+        format_buffer_view(&parse_buffer_view(text).unwrap(), DEFAULT_MAX_ELEMENTS).unwrap()
+    }
+
+    #[test]
+    fn inputs_parse_like_iree() {
+        assert_eq!(round("2x3xf32=1,2,3,4,5,6"), "2x3xf32=[1 2 3][4 5 6]");
+        assert_eq!(round("2x3xi32=[1 2 3][4 5 6]"), "2x3xi32=[1 2 3][4 5 6]");
+        assert_eq!(round("2x2xf32=1.5"), "2x2xf32=[1.5 1.5][1.5 1.5]");
+        assert_eq!(round("3xi8=1 -2 3"), "3xi8=1 -2 3");
+        assert_eq!(round("f32=2.5"), "f32=2.5");
+        assert_eq!(round("0x4xf32="), "0x4xf32=");
+        assert_eq!(round("2xi64="), "2xi64=0 0");
+        assert!(parse_buffer_view("2xf32=1,2,3").is_err());
+        assert!(parse_buffer_view("3xf32=1,2").is_err());
+        assert!(parse_buffer_view("2xq3=1").is_err());
+    }
+
+    #[test]
+    fn long_rows_are_cut() {
+        let v = parse_buffer_view("2x3xi32=1 2 3 4 5 6").unwrap();
+        assert_eq!(format_buffer_view(&v, 4).unwrap(), "2x3xi32=[1 2 3][4...]");
+    }
+}

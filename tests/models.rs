@@ -1,0 +1,340 @@
+//! The tensor-program corpus (`tests/models/`, made by
+//! `scripts/make-model-corpus`): every recorded iree-run-module run is
+//! replayed through `irvm run` and must match its stdout and exit status
+//! byte for byte. When the reference tools are installed, each run is also
+//! compared against a live `iree-run-module` on the same committed module.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models")
+}
+
+fn peer_bin() -> Option<PathBuf> {
+    let dir = std::env::var_os("IREE_PEER_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
+        })?;
+    dir.join("iree-run-module").exists().then_some(dir)
+}
+
+/// One recorded run: the module, its arguments, the expected stdout and
+/// exit status.
+struct Case {
+    name: String,
+    module: PathBuf,
+    args: Vec<String>,
+    expected: Vec<u8>,
+    status: i32,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = models_dir();
+    let mut cases = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/models exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "args"))
+        .collect();
+    entries.sort();
+    for args_path in entries {
+        let case = args_path.file_stem().unwrap().to_string_lossy().to_string();
+        let model = case.split('@').next().unwrap().to_string();
+        let args = std::fs::read_to_string(&args_path)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+        let expected = std::fs::read(dir.join(format!("{case}.expected")))
+            .unwrap_or_else(|_| panic!("{case}.expected missing"));
+        let status = std::fs::read_to_string(dir.join(format!("{case}.status")))
+            .unwrap_or_else(|_| panic!("{case}.status missing"))
+            .trim()
+            .parse()
+            .unwrap();
+        cases.push(Case {
+            name: case,
+            module: dir.join(format!("{model}.vmfb")),
+            args,
+            expected,
+            status,
+        });
+    }
+    cases
+}
+
+fn run(program: &Path, prefix: &[&str], case: &Case) -> (Vec<u8>, i32, String) {
+    let out = Command::new(program)
+        .args(prefix)
+        .arg(format!("--module={}", case.module.display()))
+        .args(&case.args)
+        .output()
+        .unwrap();
+    (
+        out.stdout,
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn corpus_matches_the_recorded_reference_output() {
+    let cases = cases();
+    assert!(cases.len() >= 10, "corpus has {} runs", cases.len());
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let mut failures = Vec::new();
+    for case in &cases {
+        let (stdout, status, stderr) = run(irvm, &["run"], case);
+        if stdout != case.expected || status != case.status {
+            failures.push(format!(
+                "{}: exit {status} (want {})\n--- irvm stdout\n{}--- expected\n{}--- stderr\n{stderr}",
+                case.name,
+                case.status,
+                String::from_utf8_lossy(&stdout),
+                String::from_utf8_lossy(&case.expected)
+            ));
+        }
+        if case.status != 0 {
+            assert!(
+                stderr.contains("hal.buffer_view.assert") && !stderr.contains("panicked"),
+                "{}: failure should be the module's own assertion, got: {stderr}",
+                case.name
+            );
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn corpus_matches_a_live_reference_run() {
+    let Some(peer) = peer_bin() else {
+        eprintln!(
+            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
+        );
+        return;
+    };
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    for case in &cases() {
+        let (theirs, their_status, _) = run(&peer.join("iree-run-module"), &[], case);
+        let (ours, our_status, stderr) = run(irvm, &["run"], case);
+        assert_eq!(
+            (String::from_utf8_lossy(&ours), our_status),
+            (String::from_utf8_lossy(&theirs), their_status),
+            "{}: irvm stderr: {stderr}",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn malformed_tensor_input_fails_cleanly() {
+    // A tensor literal with too few elements is refused while parsing,
+    // with IREE's message and exit status 1, never a panic.
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let module = models_dir().join("mlp.vmfb");
+    let out = Command::new(irvm)
+        .args(["run", &format!("--module={}", module.display())])
+        .args(["--function=predict", "--input=4x8xf32=1,2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("input data string underflow"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn library_api_runs_a_model_and_reads_the_tensor_back() {
+    use irvm::{Context, Instance, Module};
+    use irvm_hal::{hal_module, BufferView};
+
+    let mut ctx = Context::new(&Instance::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    ctx.register_module(Module::from_file(models_dir().join("matmul.vmfb")).unwrap())
+        .unwrap();
+    let matmul = ctx.function("module.matmul").unwrap();
+    let a: Vec<f32> = (1..=12).map(|v| v as f32).collect();
+    let b = vec![0.5f32; 20];
+    let args = [
+        BufferView::from_slice(&[3, 4], &a).unwrap().into_value(),
+        BufferView::from_slice(&[4, 5], &b).unwrap().into_value(),
+    ];
+    let out = ctx.invoke(&matmul, &args).unwrap();
+    let view = BufferView::from_value(&out[0]).unwrap();
+    assert_eq!(view.shape, vec![3, 5]);
+    // Row sums of `a` times 0.5.
+    let want: Vec<f32> = [10.0f32, 26.0, 42.0]
+        .iter()
+        .flat_map(|s| std::iter::repeat_n(s * 0.5, 5))
+        .collect();
+    assert_eq!(view.to_vec::<f32>().unwrap(), want);
+    // Two calls on one context reuse the executables and command buffer.
+    let again = ctx.invoke(&matmul, &args).unwrap();
+    assert_eq!(
+        BufferView::from_value(&again[0])
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        want
+    );
+}
+
+#[test]
+fn a_wrong_ref_type_from_the_host_traps_with_a_message() {
+    use irvm::{Context, Instance, Module, Value};
+    use irvm_hal::hal_module;
+
+    let mut ctx = Context::new(&Instance::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    ctx.register_module(Module::from_file(models_dir().join("add.vmfb")).unwrap())
+        .unwrap();
+    let add = ctx.function("module.add").unwrap();
+    let buffer = Value::Ref(irvm::Ref::from(irvm::Buffer::from_vec(vec![0; 24])));
+    let trap = ctx.invoke(&add, &[buffer.clone(), buffer]).unwrap_err();
+    assert!(
+        trap.message.contains("hal.buffer_view.assert") && trap.message.contains("!vm.buffer"),
+        "{trap}"
+    );
+}
+
+/// `tests/models/misuse/mlp.vmasm` (the MLP's module as `irvm dump`
+/// prints it; its internal `__init` renamed `make_commands` and its long
+/// `vm.fail` messages shortened so it assembles) with each `from` replaced
+/// by its `to`, run on a 4x8 input: the trap it ends in.
+fn misuse(edits: &[(&str, &str)]) -> irvm::Trap {
+    use irvm::{Context, Instance, Module};
+    use irvm_hal::{hal_module, BufferView};
+
+    let path = models_dir().join("misuse/mlp.vmasm");
+    let mut source = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in edits {
+        assert!(source.contains(from), "{from} not in the module");
+        source = source.replacen(from, to, 1);
+    }
+    let module = Module::from_assembly(&source, "mlp.vmasm").unwrap();
+    let mut ctx = Context::new(&Instance::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    let trap = match ctx.register_module(module) {
+        Err(irvm::LinkError::Init { trap, .. }) => return trap,
+        Err(e) => panic!("{e}"),
+        Ok(()) => {
+            let predict = ctx.function("module.predict").unwrap();
+            let x = BufferView::from_slice(&[4, 8], &[1.0f32; 32]).unwrap();
+            ctx.invoke(&predict, &[x.into_value()]).unwrap_err()
+        }
+    };
+    assert!(!trap.message.contains("panicked"), "{trap}");
+    trap
+}
+
+const DISPATCH: &str =
+    "(%r3, %R2, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i6)";
+
+#[test]
+fn the_unchanged_misuse_fixture_runs() {
+    use irvm::{Context, Instance, Module};
+    use irvm_hal::{hal_module, BufferView};
+
+    let path = models_dir().join("misuse/mlp.vmasm");
+    let mut ctx = Context::new(&Instance::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    ctx.register_module(Module::from_file(&path).unwrap())
+        .unwrap();
+    let predict = ctx.function("module.predict").unwrap();
+    let x = BufferView::from_slice(&[4, 8], &[1.0f32; 32]).unwrap();
+    let out = ctx.invoke(&predict, &[x.into_value()]).unwrap();
+    let y = BufferView::from_value(&out[0])
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    assert_eq!(&y[..3], &[4.1, 3.8, 4.3]);
+}
+
+#[test]
+fn absurd_workgroup_counts_trap() {
+    // %i1 (28 in the fixture) becomes the workgroup count in x, y and z.
+    let trap = misuse(&[
+        ("%i1 = vm.const.i32 28", "%i1 = vm.const.i32 100000"),
+        (
+            DISPATCH,
+            "(%r3, %R2, %i12, %i1, %i1, %i1, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i6)",
+        ),
+    ]);
+    assert!(
+        trap.code == irvm::StatusCode::ResourceExhausted
+            && trap.message.contains("100000x100000x100000 workgroups"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn a_binding_slot_past_the_table_traps() {
+    let trap = misuse(&[(
+        DISPATCH,
+        "(%r3, %R2, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i4, %R0, %i10, %i6)",
+    )]);
+    assert!(
+        trap.message.contains("binding table slot 3 out of range"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn a_binding_longer_than_its_buffer_traps() {
+    let trap = misuse(&[(
+        DISPATCH,
+        "(%r3, %R2, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i8)",
+    )]);
+    assert!(
+        trap.message.contains("dispatch binding 1") && trap.message.contains("out of bounds"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn a_wrong_ref_type_from_bytecode_traps() {
+    let trap = misuse(&[(
+        DISPATCH,
+        "(%r3, %r3, %i12, %i2, %i2, %i2, %i10, %i5, %i5, %r0, %i10, %i8, %i5, %i2, %R0, %i10, %i6)",
+    )]);
+    assert!(
+        trap.message
+            .contains("hal.command_buffer.dispatch: argument 1: expected a !hal.executable"),
+        "{trap}"
+    );
+}
+
+#[test]
+fn limits_cover_dispatches_and_hal_allocations() {
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let module = models_dir().join("matmul.vmfb");
+    let args = std::fs::read_to_string(models_dir().join("matmul.args")).unwrap();
+    let run = |limit: &str| {
+        let out = Command::new(irvm)
+            .args(["run", &format!("--module={}", module.display()), limit])
+            .args(args.lines())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run("--fuel=300");
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("RESOURCE_EXHAUSTED") && stderr.contains("dispatch `matmul_dispatch_0"),
+        "{stderr}"
+    );
+    let (code, stderr) = run("--max-buffer-bytes=40");
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("hal buffer of 60 bytes exceeds the limit of 40 bytes"),
+        "{stderr}"
+    );
+    let (code, stderr) = run("--fuel=100000");
+    assert_eq!(code, Some(0), "{stderr}");
+}
