@@ -102,10 +102,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     let name = args.function.trim_start_matches('@').to_string();
     let func = ctx
         .function(&format!("{main_module}.{name}"))
-        .ok_or_else(|| {
-            format!("NOT_FOUND; no function `{name}` exported by module `{main_module}`")
-        })?;
-    let kinds = func.arg_kinds();
+        .map_err(|e| e.to_string())?;
+    let kinds = crate::cmd_run::input_kinds(&func);
     if args.inputs.len() != kinds.len() {
         return Err(format!(
             "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",

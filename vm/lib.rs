@@ -17,6 +17,7 @@ pub mod decode;
 pub mod disasm;
 pub mod dynamic;
 mod exec;
+mod func;
 pub mod host;
 pub mod isa;
 pub mod native;
@@ -25,8 +26,9 @@ pub mod refs;
 pub mod trap;
 pub mod value;
 
-pub use context::{CallState, Context, FrameInfo, Func, Instance, Limits, LinkError};
+pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
+pub use func::{CallParams, CallResults, Func, LookupError, TypedFunc, ValType};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 pub use modules::Module;
 pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
@@ -46,5 +48,8 @@ const _: () = {
     assert_send_sync::<Trap>();
     assert_send_sync::<Module>();
     assert_send_sync::<Func>();
+    assert_send_sync::<TypedFunc<(i32, i64), (f32, Ref)>>();
+    assert_send_sync::<LookupError>();
+    assert_send::<CallState<(i32, f64)>>();
     assert_send_sync::<NativeModule<()>>();
 };
