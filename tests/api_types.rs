@@ -43,7 +43,8 @@ fn typed_signatures(ctx: &mut Context) -> Result<(), Box<dyn std::error::Error>>
     let refs: TypedFunc<(Ref, HostRef<u8>), Ref> = ctx.typed_func("h")?;
     let _: Result<CallState<Ref>, Trap> = refs.begin_call(ctx, (Ref::Null, HostRef::new("t", 1u8)));
     let _: Result<CallState<Ref>, Trap> = refs.resume(ctx);
-    let eight: TypedFunc<(i32, i32, i32, i32, i32, i32, i32, i32), ()> = ctx.typed_func("e")?;
+    type Eight = (i32, i32, i32, i32, i32, i32, i32, i32);
+    let eight: TypedFunc<Eight, ()> = ctx.typed_func("e")?;
     let _: &Func = eight.func();
     let _: Result<Func, LookupError> = ctx.function("add");
     Ok(())

@@ -532,11 +532,11 @@ fn register_value(slots: &[u32], r: usize, bank: Bank) -> (String, String, usize
         }
         (Bank::F64, Some(hi)) => {
             let v = f64::from_bits(lo as u64 | (hi as u64) << 32);
-            (format!("%i{r}:{}", r + 1), irvm::value::format_g(v), 2)
+            (format!("%i{r}:{}", r + 1), irvm::format_g(v), 2)
         }
         (Bank::F32, _) => (
             format!("%i{r}"),
-            irvm::value::format_g(f32::from_bits(lo) as f64),
+            irvm::format_g(f32::from_bits(lo) as f64),
             1,
         ),
         _ => (format!("%i{r}"), format!("{}", lo as i32), 1),

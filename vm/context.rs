@@ -268,7 +268,73 @@ pub enum CallState<T = Vec<Value>> {
     Paused,
 }
 
-/// The modules of one program and their state.
+/// The modules of one program and their state: bytecode modules and host
+/// modules in registration order, each module's globals and rodata, the
+/// links from imports to exports, the call stack of a yielded or paused
+/// call, and the program's [`Limits`].
+///
+/// Register host modules before the bytecode modules that import from
+/// them; [`Context::register_module`] links imports and runs the module's
+/// `__init`. Call exports through [`Context::typed_func`] (checked once,
+/// Rust values) or [`Context::function`] and [`Context::invoke`]
+/// ([`Value`] slices, checked per call). A call that yields is driven with
+/// `begin_call` and `resume`.
+///
+/// A context is `Send`: it may move to another thread with everything in
+/// it (host module state must be `Send`, host objects `Send + Sync`), and
+/// is used from one thread at a time (`&mut self`).
+///
+/// ```
+/// use irvm::{CallState, Context, Instance, Limits, Module, StatusCode};
+///
+/// let module = Module::from_assembly(
+///     r#"
+/// vm.module @counter version 0
+/// vm.export @steps
+/// vm.func @steps(%i0: i32) -> (i32, i32) {
+/// ^bb0:
+///   %i1 = vm.const.i32 1
+///   %i2 = vm.add.i32 %i0, %i1
+///   vm.yield ^bb1()
+/// ^bb1:
+///   %i3 = vm.add.i32 %i2, %i1
+///   vm.return %i2, %i3
+/// }
+/// vm.export @spin
+/// vm.func @spin() -> () {
+/// ^bb0:
+///   vm.br ^bb0()
+/// }
+/// "#,
+///     "counter.vmasm",
+/// )?;
+/// let instance = Instance::new();
+/// let mut ctx = Context::with_limits(&instance, Limits { max_stack_depth: 256, ..Limits::default() });
+/// ctx.register_module(module)?;
+///
+/// // Two results come back as a tuple; the yield is resumed by `call`.
+/// let steps = ctx.typed_func::<i32, (i32, i32)>("counter.steps")?;
+/// assert_eq!(steps.call(&mut ctx, 1)?, (2, 3));
+///
+/// // Or step through the yield.
+/// let mut state = steps.begin_call(&mut ctx, 10)?;
+/// assert_eq!(state, CallState::Yielded);
+/// state = steps.resume(&mut ctx)?;
+/// assert_eq!(state, CallState::Done((11, 12)));
+///
+/// // A budget of instructions ends a call that would never return.
+/// ctx.set_fuel(Some(10_000));
+/// let spin = ctx.typed_func::<(), ()>("spin")?;
+/// assert_eq!(spin.call(&mut ctx, ()).unwrap_err().code, StatusCode::ResourceExhausted);
+///
+/// // Lookup errors say what there is.
+/// let missing = ctx.function("counter.step").unwrap_err();
+/// assert_eq!(
+///     missing.to_string(),
+///     "NOT_FOUND; no function `step` exported by module `counter`; exports: steps, spin"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Context {
     instance: Arc<Instance>,
     /// Unique per context in the process: a [`Func`] remembers it, so a
