@@ -250,7 +250,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     for (i, v) in results.iter().enumerate() {
         match crate::tensor_io::format_buffer_view_result(i, v) {
             Some(text) => outln!("{}", text?),
-            None => outln!("result[{i}]: {v}"),
+            None => outln!("result[{i}]: {}", crate::result_format::format_value(v)?),
         }
     }
     Ok(())
