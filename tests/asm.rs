@@ -698,3 +698,126 @@ fn fuzz_regressions_do_not_panic() {
         let _ = irvm::asm::assemble(&text, &path.display().to_string());
     }
 }
+
+fn peer_bin() -> Option<PathBuf> {
+    let dir = std::env::var_os("IREE_PEER_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
+        })?;
+    (dir.join("iree-run-module").exists() && dir.join("iree-as-module").exists()).then_some(dir)
+}
+
+/// stdout and exit code of `program [pre...] --module=M --function=F --input=V`.
+fn run_tool(
+    program: &Path,
+    pre: &[&str],
+    module: &Path,
+    function: &str,
+    input: &str,
+) -> (String, i32) {
+    let out = std::process::Command::new(program)
+        .args(pre)
+        .arg(format!("--module={}", module.display()))
+        .arg(format!("--function={function}"))
+        .arg(format!("--input={input}"))
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn irvm_as(source: &Path, out: &Path) {
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(["as", "-o"])
+        .arg(out)
+        .arg(source)
+        .status()
+        .unwrap();
+    assert!(status.success(), "irvm as {}", source.display());
+}
+
+#[test]
+fn reference_spellings_assemble_and_run() {
+    let source = manifest().join("tests/data/reference_syntax.vmasm");
+    let dir = tempfile::tempdir().unwrap();
+    let ours = dir.path().join("ours.vmfb");
+    irvm_as(&source, &ours);
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    // 7 stored at offset 4 by the plain spelling, read back, stored again by
+    // the disassembler's spelling and read: 7 + 7.
+    let expected = ("EXEC @indirect\nresult[0]: i32=14\n".to_string(), 0);
+    assert_eq!(run_tool(irvm, &["run"], &ours, "indirect", "7"), expected);
+    let Some(peer) = peer_bin() else {
+        eprintln!("skipping the reference half: IREE tools not installed");
+        return;
+    };
+    // iree-as-module takes only the plain spellings.
+    let plain = dir.path().join("plain.vmasm");
+    let text = std::fs::read_to_string(&source).unwrap();
+    let text: String = text
+        .lines()
+        .filter(|l| !l.contains(".rwdata[%") && !l.contains("vm.add.i32"))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>()
+        .replace("vm.return %i3", "vm.return %i2");
+    std::fs::write(&plain, text).unwrap();
+    let theirs = dir.path().join("theirs.vmfb");
+    let status = std::process::Command::new(peer.join("iree-as-module"))
+        .arg(format!("--output={}", theirs.display()))
+        .arg(&plain)
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "iree-as-module refuses the plain spellings"
+    );
+    let ours_plain = dir.path().join("ours_plain.vmfb");
+    irvm_as(&plain, &ours_plain);
+    let reference = run_tool(&peer.join("iree-run-module"), &[], &theirs, "indirect", "7");
+    assert_eq!(
+        reference,
+        ("EXEC @indirect\nresult[0]: i32=7\n".to_string(), 0)
+    );
+    assert_eq!(
+        run_tool(irvm, &["run"], &ours_plain, "indirect", "7"),
+        reference
+    );
+    assert_eq!(
+        run_tool(
+            &peer.join("iree-run-module"),
+            &[],
+            &ours_plain,
+            "indirect",
+            "7"
+        ),
+        reference
+    );
+}
+
+#[test]
+fn switch_ref_records_the_operand_type() {
+    let source = manifest().join("tests/data/switch_ref.vmasm");
+    let module = Module::from_file(&source).unwrap();
+    assert!(
+        !module.types().iter().any(|t| t.contains("vm.ref<?>")),
+        "types: {:?}",
+        module.types()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ours = dir.path().join("ours.vmfb");
+    irvm_as(&source, &ours);
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    for (input, picked) in [("0", "0"), ("1", "1"), ("2", "0")] {
+        let expected = (format!("EXEC @pick\nresult[0]: i32={picked}\n"), 0);
+        assert_eq!(run_tool(irvm, &["run"], &ours, "pick", input), expected);
+        if let Some(peer) = peer_bin() {
+            assert_eq!(
+                run_tool(&peer.join("iree-run-module"), &[], &ours, "pick", input),
+                expected
+            );
+        }
+    }
+}

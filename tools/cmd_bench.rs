@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use irvm::{Context, Func, Value};
 
-use crate::cmd_run::{load_context, parse_input};
+use crate::cmd_run::{load_context, parse_input, LimitArgs};
 
 /// Arguments of `irvm bench`.
 #[derive(clap::Args)]
@@ -35,6 +35,10 @@ pub struct BenchArgs {
     /// Accepted for iree-benchmark-module compatibility; irvm has no devices.
     #[arg(long, hide = true)]
     device: Option<String>,
+    /// Limits for the whole run (loading, `__init` and every timed call
+    /// together); none by default, so timings use the plain loop.
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// Runs `irvm bench`.
@@ -129,7 +133,7 @@ fn per_iteration(total: Duration, iterations: u64) -> String {
 fn bench(args: &BenchArgs) -> Result<(), String> {
     let _ = &args.device;
     let min_time = parse_min_time(&args.min_time)?;
-    let mut ctx = load_context(&args.modules)?;
+    let mut ctx = load_context(&args.modules, &args.limits)?;
     let main_module = ctx
         .module_names()
         .last()
@@ -187,18 +191,21 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
         .collect();
     let width = rows.iter().map(|r| r.len()).max().unwrap_or(10).max(10);
     let rule = "-".repeat(width + 44);
-    println!("{rule}");
-    println!(
+    outln!("{rule}");
+    outln!(
         "{:<width$} {:>13} {:>13} {:>12}",
-        "Benchmark", "Time", "CPU", "Iterations"
+        "Benchmark",
+        "Time",
+        "CPU",
+        "Iterations"
     );
-    println!("{rule}");
+    outln!("{rule}");
     for (name, func, values) in &plans {
         for _ in 0..args.repetitions.max(1) {
             let s = measure(&mut ctx, func, values, min_time)
                 .map_err(|e| format!("benchmark `{name}` failed: {e}"))?;
             let rate = s.iterations as f64 / s.wall.as_secs_f64().max(1e-12);
-            println!(
+            outln!(
                 "{:<width$} {:>13} {:>13} {:>12} items_per_second={}/s",
                 format!("BM_{name}/process_time/real_time"),
                 per_iteration(s.wall, s.iterations),

@@ -74,7 +74,7 @@ impl Input {
                     Ok(0) | Err(_) => None,
                     Ok(_) => {
                         let line = line.trim_end_matches(['\n', '\r']).to_string();
-                        println!("(irvm) {line}");
+                        outln!("(irvm) {line}");
                         Some(line)
                     }
                 }
@@ -93,8 +93,7 @@ struct Session {
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
 fn session(args: &DbgArgs) -> Result<bool, String> {
-    let mut ctx = load_context(&args.modules)?;
-    args.limits.apply(&mut ctx)?;
+    let ctx = load_context(&args.modules, &args.limits)?;
     let main_module = ctx
         .module_names()
         .last()
@@ -161,7 +160,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(message) => {
-                println!("error: {message}");
+                outln!("error: {message}");
                 all_ok = interactive;
             }
         }
@@ -201,7 +200,7 @@ impl Session {
                 let b = self.dbg.set_breakpoint(rest).map_err(e)?;
                 let n = b.addresses.len();
                 let first = &b.addresses[0];
-                println!(
+                outln!(
                     "Breakpoint {} at {} ({n} location{})",
                     b.id,
                     self.describe_address(first),
@@ -257,7 +256,7 @@ impl Session {
             "print" | "p" => self.print(rest)?,
             "list" | "l" => self.list()?,
             "disassemble" | "disas" => self.disassemble()?,
-            "help" | "h" => println!("{HELP}"),
+            "help" | "h" => outln!("{HELP}"),
             "quit" | "q" | "exit" => return Ok(Flow::Quit),
             _ => return Err(format!("unknown command `{word}` (try `help`)")),
         }
@@ -277,19 +276,19 @@ impl Session {
     fn report(&mut self, stop: Stop) {
         match stop {
             Stop::Breakpoint(id) => {
-                println!();
+                outln!();
                 self.show_current(&format!("Breakpoint {id}, "));
             }
             Stop::Step => self.show_current(""),
             Stop::Finished(values) => {
-                println!("[{} returned]", self.function);
+                outln!("[{} returned]", self.function);
                 for (i, v) in values.iter().enumerate() {
-                    println!("result[{i}]: {v}");
+                    outln!("result[{i}]: {v}");
                 }
             }
             Stop::Trapped(trap) => {
-                println!("[{} failed]", self.function);
-                println!("{}", describe_trap("dbg", &trap));
+                outln!("[{} failed]", self.function);
+                outln!("{}", describe_trap("dbg", &trap));
             }
         }
     }
@@ -299,16 +298,16 @@ impl Session {
         let Some((a, pos)) = self.dbg.current() else {
             return;
         };
-        println!("{prefix}{}", self.describe_address(&a));
+        outln!("{prefix}{}", self.describe_address(&a));
         let source = pos.as_ref().and_then(|p| {
             self.source_line(&p.file, p.line)
                 .map(|t| format!("{}\t{t}", p.line))
         });
         match source {
-            Some(text) => println!("{text}"),
+            Some(text) => outln!("{text}"),
             None => {
                 if let Some(text) = self.instruction_text(&a) {
-                    println!("=> {text}");
+                    outln!("=> {text}");
                 }
             }
         }
@@ -341,7 +340,7 @@ impl Session {
                 .iter()
                 .map(|d| d.join(file))
                 .chain([PathBuf::from(file)])
-                .find_map(|p| std::fs::read_to_string(p).ok())
+                .find_map(|p| read_source(&p))
                 .map(|t| t.lines().map(str::to_string).collect());
             self.sources.insert(file.to_string(), found);
         }
@@ -358,7 +357,7 @@ impl Session {
 
     fn backtrace(&self) -> Result<(), String> {
         for (k, f) in self.require_frames()?.iter().enumerate() {
-            println!("#{k}  {}", f.frame);
+            outln!("#{k}  {}", f.frame);
         }
         Ok(())
     }
@@ -366,8 +365,8 @@ impl Session {
     fn info_frame(&self) -> Result<(), String> {
         let frames = self.require_frames()?;
         let f = &frames[0];
-        println!("frame #0: {}", f.frame);
-        println!(
+        outln!("frame #0: {}", f.frame);
+        outln!(
             "{} i32 register slots, {} ref registers",
             f.i32s.len(),
             f.refs.len()
@@ -378,17 +377,17 @@ impl Session {
     fn info_breakpoints(&self) {
         let bps = self.dbg.breakpoints();
         if bps.is_empty() {
-            println!("No breakpoints.");
+            outln!("No breakpoints.");
             return;
         }
-        println!("Num  What");
+        outln!("Num  What");
         for b in bps {
             let places: Vec<String> = b
                 .addresses
                 .iter()
                 .map(|a| self.describe_address(a))
                 .collect();
-            println!("{:<4} {}  [{}]", b.id, b.spec, places.join("; "));
+            outln!("{:<4} {}  [{}]", b.id, b.spec, places.join("; "));
         }
     }
 
@@ -403,11 +402,11 @@ impl Session {
         while r < f.i32s.len() {
             let bank = banks.get(&(r as u16)).copied().unwrap_or(Bank::I32);
             let (name, text, width) = register_value(&f.i32s, r, bank);
-            println!("{name:<8} {:<4} {text}", bank.name());
+            outln!("{name:<8} {:<4} {text}", bank.name());
             r += width;
         }
         for (k, v) in f.refs.iter().enumerate() {
-            println!("{:<8} ref  {v}", format!("%r{k}"));
+            outln!("{:<8} ref  {v}", format!("%r{k}"));
         }
         Ok(())
     }
@@ -424,7 +423,7 @@ impl Session {
                     f.refs.len()
                 )
             })?;
-            println!("%r{k} = {v}");
+            outln!("%r{k} = {v}");
             return Ok(());
         }
         let body = what.strip_prefix("%i").ok_or_else(bad)?;
@@ -432,14 +431,14 @@ impl Session {
             Some((a, b)) => {
                 let a: usize = a.parse().map_err(|_| bad())?;
                 let b: usize = b.parse().map_err(|_| bad())?;
-                if b != a + 1 {
+                if Some(b) != a.checked_add(1) {
                     return Err(format!("`{what}` is not a register pair (%iN:N+1)"));
                 }
                 (a, true)
             }
             None => (body.parse().map_err(|_| bad())?, false),
         };
-        if k + usize::from(pair) >= f.i32s.len() {
+        if k.saturating_add(usize::from(pair)) >= f.i32s.len() {
             return Err(format!(
                 "{what} is out of range (the frame has {} i32 registers)",
                 f.i32s.len()
@@ -455,7 +454,7 @@ impl Session {
             (false, _) => Bank::I32,
         };
         let (name, text, _) = register_value(&f.i32s, k, bank);
-        println!("{name} = {text}");
+        outln!("{name} = {text}");
         Ok(())
     }
 
@@ -465,16 +464,16 @@ impl Session {
             .current()
             .ok_or("the program is not being run (use `run`)")?;
         let pos = pos.ok_or("no source position here (the module has no debug information)")?;
-        let first = (pos.line - 5).max(1);
+        let first = pos.line.saturating_sub(5).max(1);
         let file = pos.file.clone();
         let lines = self
             .source(&file)
             .ok_or_else(|| format!("source file `{file}` not found (use --source-dir)"))?
             .clone();
-        for n in first..first + 10 {
+        for n in first..first.saturating_add(10) {
             if let Some(text) = lines.get(n as usize - 1) {
                 let mark = if n == pos.line { "=>" } else { "  " };
-                println!("{mark}{n}\t{text}");
+                outln!("{mark}{n}\t{text}");
             }
         }
         Ok(())
@@ -494,13 +493,34 @@ impl Session {
         let lines = Disassembler::new(m)
             .function_lines(a.function as usize, None)
             .map_err(|e| e.to_string())?;
-        println!("Dump of {}:", self.dbg.function_name(&a));
+        outln!("Dump of {}:", self.dbg.function_name(&a));
         for (offset, text) in lines {
             let mark = if offset == a.offset { "=>" } else { "  " };
-            println!("{mark} {offset:08X}  {text}");
+            outln!("{mark} {offset:08X}  {text}");
         }
         Ok(())
     }
+}
+
+/// Largest source file `list` and stops show lines of.
+const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// The text of a source file a module's debug locations name, if it is a
+/// regular file of at most [`MAX_SOURCE_BYTES`] (a location may name
+/// `/dev/zero`, a FIFO or a huge file: those are not read).
+fn read_source(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_SOURCE_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
 }
 
 /// A register's name, its value as text and how many slots it spans.

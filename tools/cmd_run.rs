@@ -57,7 +57,8 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
-    /// Applies the limits to `ctx` (the timeout counts from now).
+    /// Applies the limits to `ctx` (the timeout counts from now: it bounds
+    /// loading, `__init` and the call together).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
         ctx.set_fuel(self.fuel);
         let mut deadline = None;
@@ -65,7 +66,8 @@ impl LimitArgs {
             let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
             })?;
-            deadline = Some(std::time::Instant::now() + d);
+            // A timeout beyond what the clock can represent is no deadline.
+            deadline = std::time::Instant::now().checked_add(d);
             ctx.set_deadline(deadline);
         }
         crate::tensor_io::limit_dispatches(self.fuel, deadline, self.max_buffer_bytes);
@@ -90,10 +92,12 @@ impl LimitArgs {
     }
 }
 
-/// Loads every `--module` into a fresh context.
-pub fn load_context(modules: &[String]) -> Result<Context, String> {
+/// Loads every `--module` into a fresh context whose limits are set first,
+/// so they bound each module's `__init` as well as what runs later.
+pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, String> {
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
+    limits.apply(&mut ctx)?;
     for spec in modules {
         if DynamicModuleSpec::looks_dynamic(spec) {
             let m = DynamicModule::load_spec(spec).map_err(|e| e.to_string())?;
@@ -185,7 +189,7 @@ pub fn main(args: RunArgs) -> ExitCode {
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let _ = &args.device;
-    let mut ctx = load_context(&args.modules)?;
+    let mut ctx = load_context(&args.modules, &args.limits)?;
     let main_module = ctx
         .module_names()
         .last()
@@ -200,7 +204,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let kinds = func.arg_kinds();
     let sig = format!("`{}` ({})", func.name, func.signature);
     if args.inputs.len() != kinds.len() {
-        println!("EXEC @{name}");
+        outln!("EXEC @{name}");
         return Err(Failure::Setup(format!(
             "INVALID_ARGUMENT; expected {} arguments but passed {}; invoking function {sig}",
             kinds.len(),
@@ -214,18 +218,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .map(|(t, &k)| parse_input(t, k))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{e}; parsing function inputs; {sig}"))?;
-    args.limits.apply(&mut ctx)?;
     if args.trace_execution {
         ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
             std::io::stderr(),
         )))));
     }
-    println!("EXEC @{name}");
+    outln!("EXEC @{name}");
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
     for (i, v) in results.iter().enumerate() {
         match crate::tensor_io::format_buffer_view_result(i, v) {
-            Some(text) => println!("{}", text?),
-            None => println!("result[{i}]: {v}"),
+            Some(text) => outln!("{}", text?),
+            None => outln!("result[{i}]: {v}"),
         }
     }
     Ok(())

@@ -7,6 +7,8 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+#[macro_use]
+mod stdout;
 mod cmd_as;
 mod cmd_bench;
 mod cmd_dbg;

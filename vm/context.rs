@@ -619,6 +619,16 @@ impl Context {
                 cconv: cconv.to_string(),
                 message,
             })?;
+            // Only imports may be variadic: an internal function's
+            // registers are laid out by its fixed argument list.
+            if sig.variadic {
+                return Err(LinkError::BadSignature {
+                    module: name.clone(),
+                    what: format!("function {ord}"),
+                    cconv: cconv.to_string(),
+                    message: "internal functions cannot have variadic (`C...D`) arguments".into(),
+                });
+            }
             signatures.push(sig);
         }
         // Imports.
@@ -751,9 +761,11 @@ impl Context {
         });
         match found {
             Some((target, export_sig)) => {
-                if export_sig.text() != sig.text()
-                    && (export_sig.args != sig.args || export_sig.results != sig.results)
-                {
+                // The calling conventions must be equal as written, spans
+                // included (as the reference's context does): a variadic
+                // import never links to a plain export whose flattened kinds
+                // happen to match.
+                if export_sig.text() != sig.text() {
                     return Err(LinkError::SignatureMismatch {
                         module: module.to_string(),
                         import: full_name.to_string(),

@@ -426,19 +426,24 @@ impl Debugger {
 
     fn go(&mut self, mode: Mode) -> Result<Stop, DebugCommandError> {
         self.shared.borrow_mut().mode = mode;
-        let state = if self.running {
+        let mut state = if self.running {
             self.ctx.resume()
         } else {
             self.running = true;
             self.ctx.begin_call(&self.entry, &self.args)
         };
+        // A yield is not a stop: resume at once, in the same mode, as often
+        // as the program yields (a loop, so any number of yields works).
+        while let Ok(CallState::Yielded) = state {
+            state = self.ctx.resume();
+        }
         self.shared.borrow_mut().mode = Mode::Run;
         Ok(match state {
             Ok(CallState::Paused) => match self.shared.borrow_mut().hit.take() {
                 Some(id) => Stop::Breakpoint(id),
                 None => Stop::Step,
             },
-            Ok(CallState::Yielded) => return self.go(Mode::Run),
+            Ok(CallState::Yielded) => unreachable!("yields are resumed above"),
             Ok(CallState::Done(values)) => {
                 self.running = false;
                 Stop::Finished(values)

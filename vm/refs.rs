@@ -809,6 +809,79 @@ pub struct List {
     items: RefCell<Vec<Slot>>,
 }
 
+thread_local! {
+    /// Refs whose release a [`List`] drop further up this thread's stack
+    /// has taken over (`None`: no list drop in progress).
+    static PENDING_RELEASES: RefCell<Option<Vec<Ref>>> = const { RefCell::new(None) };
+}
+
+/// Ends the drain of [`PENDING_RELEASES`] also when a host object's drop
+/// panics (the refs still queued then leak rather than drop twice).
+struct DrainGuard;
+
+impl Drop for DrainGuard {
+    fn drop(&mut self) {
+        let _ = PENDING_RELEASES.try_with(|p| p.borrow_mut().take());
+    }
+}
+
+impl Drop for List {
+    /// Releases the elements without recursion: dropping a list of lists
+    /// (or of host objects holding lists) a million deep would otherwise
+    /// take a million nested drops and overflow the thread's stack. The
+    /// outermost list drop on a thread drains a queue that every list
+    /// dropped meanwhile appends its elements to, so the depth of nested
+    /// drops stays constant.
+    fn drop(&mut self) {
+        let items = std::mem::take(self.items.get_mut());
+        if !items
+            .iter()
+            .any(|s| matches!(s, Slot::Ref(Ref::List(_) | Ref::Host(_))))
+        {
+            return;
+        }
+        let mut refs: Vec<Ref> = items
+            .into_iter()
+            .filter_map(|s| match s {
+                Slot::Ref(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        // Already draining on this thread: queue the elements and return.
+        let queued = PENDING_RELEASES.try_with(|p| {
+            let mut p = p.borrow_mut();
+            match p.as_mut() {
+                Some(queue) => {
+                    queue.append(&mut refs);
+                    true
+                }
+                None => {
+                    *p = Some(Vec::new());
+                    false
+                }
+            }
+        });
+        if queued != Ok(false) {
+            // Queued, or the thread is exiting (no queue): plain drop.
+            return;
+        }
+        let _guard = DrainGuard;
+        loop {
+            // Each list these release queues its own elements.
+            drop(refs);
+            refs = PENDING_RELEASES.with(|p| {
+                p.borrow_mut()
+                    .as_mut()
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            });
+            if refs.is_empty() {
+                break;
+            }
+        }
+    }
+}
+
 fn index_error(i: u32, n: usize) -> Trap {
     Trap::new(
         StatusCode::OutOfRange,

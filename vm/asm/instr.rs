@@ -6,7 +6,8 @@
 
 use crate::disasm::{is_result, TemplatePiece, TemplatePieces};
 use crate::isa::{
-    Bank, Field, InstrInfo, ListKind, Opcode, OpcodeSet, INSTRUCTIONS, REF_BANK_BIT, REF_MOVE_BIT,
+    Access, Bank, Field, InstrInfo, ListKind, Opcode, OpcodeSet, INSTRUCTIONS, REF_BANK_BIT,
+    REF_MOVE_BIT,
 };
 use crate::modules::schema::FeatureBits;
 
@@ -100,8 +101,35 @@ pub(super) fn assemble<'s>(
             operands_or(operands, mnemonic),
         )?;
     } else {
-        for (i, piece) in match_template(info.syntax, operands, mnemonic)? {
-            parsed[i] = Some(parse_field(draft, func, info, i, piece)?);
+        match match_template(info.syntax, operands, mnemonic) {
+            Ok(pieces) => {
+                for (i, piece) in pieces {
+                    parsed[i] = Some(parse_field(draft, func, info, i, piece)?);
+                }
+            }
+            // iree-as-module also takes the operands as a plain comma list
+            // in field order (`vm.print "n", %i0`,
+            // `vm.global.store.indirect.i32 %offset, %value`): the
+            // disassembler's spelling first, then that one.
+            Err(template_error) => {
+                let fields: Vec<usize> = (0..info.fields.len())
+                    .filter(|&i| !is_result(&info.fields[i]))
+                    .collect();
+                let items = split_commas(operands);
+                if assign_items(
+                    draft,
+                    func,
+                    info,
+                    &fields,
+                    &items,
+                    &mut parsed,
+                    operands_or(operands, mnemonic),
+                )
+                .is_err()
+                {
+                    return Err(template_error);
+                }
+            }
         }
     }
 
@@ -674,6 +702,7 @@ fn encode<'s>(
     };
     func.requirements |= feature;
     draft.requirements |= feature;
+    let type_of_result = ref_result_type(draft, func, info, &parsed);
     let cases_len = parsed.iter().find_map(|p| match p {
         Some(Parsed::Cases(c)) => Some(c.len()),
         _ => None,
@@ -684,7 +713,9 @@ fn encode<'s>(
             // Fields the syntax leaves implicit.
             None => match field {
                 Field::ConstI16 => Parsed::U16(cases_len.unwrap_or(0) as u16),
-                Field::TypeId => Parsed::U32(draft.type_ordinal("!vm.ref<?>")),
+                Field::TypeId => Parsed::U32(
+                    draft.type_ordinal(type_of_result.as_deref().unwrap_or("!vm.ref<?>")),
+                ),
                 _ => {
                     return Err(Diag::new(
                         format!("vm.{}: missing {}", info.mnemonic, field_noun(field)),
@@ -743,6 +774,60 @@ fn encode<'s>(
         }
     }
     Ok(())
+}
+
+/// The type of the ref an instruction writes, and records it for the
+/// result register: a written type field (`: !vm.buffer`, for `list.alloc`
+/// the list of it), `!vm.buffer` for the buffer constructors, or, for an
+/// instruction whose type the syntax leaves out (`vm.switch.ref`), the
+/// known type of its ref operands.
+fn ref_result_type(
+    draft: &ModuleDraft,
+    func: &mut FunctionState,
+    info: &InstrInfo,
+    parsed: &[Option<Parsed<'_>>],
+) -> Option<String> {
+    let index = |r: u16| r & !(REF_BANK_BIT | REF_MOVE_BIT);
+    let mut written_type = None;
+    let mut operand_type = None;
+    let mut result = None;
+    for (field, value) in info.fields.iter().zip(parsed) {
+        match (field, value) {
+            (Field::TypeId, Some(Parsed::U32(t))) => {
+                written_type = draft.types.get(*t as usize).cloned()
+            }
+            (
+                Field::Reg(Bank::Ref, Access::Read) | Field::RefMove(Access::Read),
+                Some(Parsed::U16(r)),
+            ) => operand_type = operand_type.or_else(|| func.ref_types.get(&index(*r)).cloned()),
+            (Field::Operands(ListKind::Of(Bank::Ref)), Some(Parsed::List(list))) => {
+                for r in list {
+                    operand_type = operand_type.or_else(|| func.ref_types.get(&index(*r)).cloned());
+                }
+            }
+            (
+                Field::Reg(Bank::Ref, Access::Write) | Field::RefMove(Access::Write),
+                Some(Parsed::U16(r)),
+            ) => result = Some(index(*r)),
+            _ => {}
+        }
+    }
+    let has_type_field = info.fields.iter().any(|f| matches!(f, Field::TypeId));
+    let ty = match info.op {
+        Opcode::ListAlloc => written_type.map(|t| format!("!vm.list<{t}>")),
+        Opcode::ConstRefRodata | Opcode::BufferAlloc | Opcode::BufferClone => {
+            Some("!vm.buffer".to_string())
+        }
+        _ if has_type_field => written_type.or(operand_type),
+        _ => None,
+    };
+    if let Some(r) = result {
+        match &ty {
+            Some(t) => func.ref_types.insert(r, t.clone()),
+            None => func.ref_types.remove(&r),
+        };
+    }
+    ty
 }
 
 fn put_remap(code: &mut Vec<u8>, pairs: &[(u16, u16)]) {

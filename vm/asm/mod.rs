@@ -284,6 +284,9 @@ pub(crate) struct FunctionState {
     /// Whether the last line was a block label (an empty block so far).
     open_label: Option<(usize, String)>,
     instructions: usize,
+    /// The type of each ref register as far as the text shows it (argument
+    /// types, typed results), for the type `vm.switch.ref` records.
+    ref_types: std::collections::HashMap<u16, String>,
 }
 
 /// Assembles `source`; `file` names it in diagnostics.
@@ -726,6 +729,7 @@ impl<'s> Assembler<'s> {
             .map(|c| c + open)
             .ok_or_else(|| Diag::new("expected ')' to close the argument list", &rest[open..]))?;
         let mut args = String::new();
+        let mut ref_types = std::collections::HashMap::new();
         let (mut next_i32, mut next_ref) = (0u32, 0u32);
         for item in split_commas(&rest[open + 1..close]) {
             let colon = item
@@ -745,7 +749,10 @@ impl<'s> Assembler<'s> {
                 ));
             }
             match kind {
-                'r' => next_ref += 1,
+                'r' => {
+                    ref_types.insert(next_ref as u16, ty.to_string());
+                    next_ref += 1
+                }
                 'I' | 'F' => next_i32 += 2,
                 _ => next_i32 += 1,
             }
@@ -797,6 +804,7 @@ impl<'s> Assembler<'s> {
             locations: Vec::new(),
             open_label: None,
             instructions: 0,
+            ref_types,
         });
         Ok(())
     }

@@ -1,0 +1,487 @@
+//! Hostile but well-formed input: one regression test per finding of the
+//! second hostile-input review (issue 17). Every test runs its subject in a
+//! child process under a memory rlimit and a wall-clock bound, so a
+//! regression shows as a failed test (with the child's exit status and
+//! output), never as a hung or killed test run.
+//!
+//! CLI findings run `irvm` as the child. Library findings re-run this test
+//! binary as the child, filtered to the one test, with `IRVM_HOSTILE_CHILD`
+//! set: the test body then runs for real inside the bounds.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use irvm::Value;
+
+const MIB: u64 = 1 << 20;
+
+/// What a bounded child did.
+#[derive(Debug)]
+struct Outcome {
+    /// Exit code (None: killed by a signal).
+    code: Option<i32>,
+    /// The signal that ended it, if any.
+    signal: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// Whether the wall-clock bound killed it.
+    timed_out: bool,
+    elapsed: Duration,
+}
+
+impl Outcome {
+    /// Exited by itself (no signal, no timeout) with a status other than a
+    /// Rust panic's 101.
+    fn assert_clean_exit(&self) {
+        assert!(!self.timed_out, "the child hung: {self:#?}");
+        assert_eq!(
+            self.signal, None,
+            "the child was killed by a signal: {self:#?}"
+        );
+        assert_ne!(self.code, Some(101), "the child panicked: {self:#?}");
+    }
+    /// A clean failure whose stderr contains `needle`.
+    fn assert_error(&self, needle: &str) {
+        self.assert_clean_exit();
+        assert_ne!(self.code, Some(0), "expected a failure: {self:#?}");
+        assert!(
+            self.stderr.contains(needle) || self.stdout.contains(needle),
+            "expected `{needle}` in the output: {self:#?}"
+        );
+    }
+}
+
+/// Runs `cmd` with an address-space rlimit of `memory` bytes, killing it
+/// after `wall` (plus, when set, writing `stdin`).
+fn bounded(mut cmd: Command, memory: u64, wall: Duration) -> Outcome {
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: memory as libc::rlim_t,
+                rlim_max: memory as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("spawn the child");
+    // Drain the pipes on threads so a chatty child cannot block.
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut s);
+        s
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > wall {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Outcome {
+        code: status.code(),
+        signal: status.signal(),
+        stdout: String::from_utf8_lossy(&t_out.join().unwrap_or_default()).into_owned(),
+        stderr: String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned(),
+        timed_out,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// `irvm ARGS` under the bounds.
+fn irvm(args: &[&str], memory: u64, wall: Duration) -> Outcome {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irvm"));
+    cmd.args(args).stdin(Stdio::null());
+    bounded(cmd, memory, wall)
+}
+
+const CHILD: &str = "IRVM_HOSTILE_CHILD";
+
+/// In the parent: re-runs test `name` of this binary as a bounded child and
+/// returns what it did (the caller asserts). In the child: `None`, and the
+/// caller runs the body.
+fn in_child(name: &str, memory: u64, wall: Duration) -> Option<Outcome> {
+    if std::env::var_os(CHILD).is_some() {
+        return None;
+    }
+    let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .stdin(Stdio::null());
+    Some(bounded(cmd, memory, wall))
+}
+
+/// Asserts a library child passed (ran its test and exited 0).
+fn assert_child_passed(o: &Outcome) {
+    o.assert_clean_exit();
+    assert_eq!(o.code, Some(0), "the child test failed: {o:#?}");
+    assert!(
+        o.stdout.contains("1 passed"),
+        "the child did not run the test: {o:#?}"
+    );
+}
+
+/// A scratch directory for one test.
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// Writes assembly `text` to `dir/name.vmasm` and returns the path.
+fn write_asm(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.vmasm"));
+    std::fs::write(&p, text).expect("write module");
+    p
+}
+
+fn module_arg(p: &Path) -> String {
+    format!("--module={}", p.display())
+}
+
+/// A module whose `__init` spins forever, with an export `f`.
+const SPINNING_INIT: &str = "vm.module @m version 0\n\nvm.export @__init\n\
+    vm.func @__init() -> () {\n^bb0:\n  %i0 = vm.const.i32 1\n  vm.br ^bb1()\n^bb1:\n  \
+    vm.cond_br %i0, ^bb1(), ^bb2()\n^bb2:\n  vm.return\n}\n\nvm.export @f\n\
+    vm.func @f() -> () {\n^bb0:\n  vm.return\n}\n";
+
+// ---------------------------------------------------------------------------
+// Limits hold from the first instruction
+
+/// `--fuel` and `--timeout` bound a module's `__init` in `run`, `dbg` and
+/// `bench` (it hung all three).
+#[test]
+fn init_loop_obeys_fuel_and_timeout_in_every_command() {
+    let dir = scratch();
+    let m = write_asm(dir.path(), "m", SPINNING_INIT);
+    let batch = dir.path().join("cmds");
+    std::fs::write(&batch, "run\n").unwrap();
+    let batch = format!("--batch={}", batch.display());
+    for (cmd, extra) in [("run", ""), ("dbg", batch.as_str()), ("bench", "")] {
+        for (flag, expected) in [
+            ("--fuel=1000", "RESOURCE_EXHAUSTED"),
+            ("--timeout=1", "DEADLINE_EXCEEDED"),
+        ] {
+            let mut args = vec![cmd, "--function=f", flag];
+            let module = module_arg(&m);
+            args.push(&module);
+            if !extra.is_empty() {
+                args.push(extra);
+            }
+            let o = irvm(&args, 512 * MIB, Duration::from_secs(30));
+            o.assert_error(expected);
+            assert!(o.stderr.contains("__init"), "{o:#?}");
+            assert!(o.elapsed < Duration::from_secs(20), "{o:#?}");
+        }
+    }
+}
+
+/// `--max-buffer-bytes` bounds what `__init` allocates (it allocated 3 GB
+/// despite `--max-buffer-bytes=1000`).
+#[test]
+fn init_allocation_obeys_the_buffer_limit() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.type !vm.buffer\n\nvm.export @__init\n\
+         vm.func @__init() -> () {\n^bb0:\n  %i0:1 = vm.const.i64 3221225472\n  \
+         %i2 = vm.const.i32 16\n  %r0 = vm.buffer.alloc %i0:1, %i2\n  vm.return\n}\n\n\
+         vm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.return\n}\n",
+    );
+    let o = irvm(
+        &[
+            "run",
+            &module_arg(&m),
+            "--function=f",
+            "--max-buffer-bytes=1000",
+        ],
+        1024 * MIB,
+        Duration::from_secs(30),
+    );
+    o.assert_error("max-buffer-bytes");
+}
+
+// ---------------------------------------------------------------------------
+// Linking and verification
+
+/// A variadic import (`0CrDi_v`) whose flattened kinds equal a plain
+/// bytecode export's (`0ri_v`) does not link (it linked, then the call
+/// panicked in marshal_args).
+#[test]
+fn variadic_import_does_not_link_to_a_plain_export() {
+    let dir = scratch();
+    let lib = write_asm(
+        dir.path(),
+        "lib",
+        "vm.module @lib version 0\nvm.type !vm.buffer\n\nvm.export @f\n\
+         vm.func @f(%r0: !vm.ref<?>, %i0: i32) -> () {\n^bb0:\n  vm.return\n}\n",
+    );
+    let app = write_asm(
+        dir.path(),
+        "app",
+        "vm.module @app version 0\nvm.type !vm.buffer\nvm.import @lib.f cconv \"0CrDi_v\"\n\n\
+         vm.export @main\nvm.func @main() -> () {\n^bb0:\n  %i0 = vm.const.i32 7\n  \
+         vm.call.variadic @lib.f segments[2](%r0, %r1, %i0)\n  vm.return\n}\n",
+    );
+    let o = irvm(
+        &[
+            "run",
+            &module_arg(&lib),
+            &module_arg(&app),
+            "--function=main",
+        ],
+        512 * MIB,
+        Duration::from_secs(20),
+    );
+    o.assert_error("signature mismatch");
+    assert!(
+        o.stderr.contains("0CrDi_v") && o.stderr.contains("0ri_v"),
+        "{o:#?}"
+    );
+}
+
+/// A bytecode function that declares a variadic signature is refused at
+/// registration (only imports may be variadic).
+#[test]
+fn variadic_bytecode_function_is_rejected() {
+    let dir = scratch();
+    // Assemble a plain function (`0rri_v`), then give it a variadic
+    // calling convention of the same length in the file (`0CrD_v`).
+    let text = "vm.module @m version 0\nvm.type !vm.buffer\n\nvm.export @f\n\
+                vm.func @f(%r0: !vm.ref<?>, %r1: !vm.ref<?>, %i0: i32) -> () {\n^bb0:\n  vm.return\n}\n";
+    let mut bytes = irvm::asm::assemble(text, "m.vmasm").expect("assembles");
+    let at = bytes
+        .windows(6)
+        .position(|w| w == b"0rri_v")
+        .expect("cconv in the file");
+    bytes[at..at + 6].copy_from_slice(b"0CrD_v");
+    let path = dir.path().join("m.vmfb");
+    std::fs::write(&path, &bytes).unwrap();
+    let o = irvm(
+        &["run", &module_arg(&path), "--function=f"],
+        512 * MIB,
+        Duration::from_secs(20),
+    );
+    o.assert_error("variadic");
+}
+
+// ---------------------------------------------------------------------------
+// CLI
+
+/// `--timeout=1e19` is no deadline, not an `Instant` overflow panic.
+#[test]
+fn huge_timeout_is_no_deadline() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\n\nvm.export @f\nvm.func @f() -> (i32) {\n^bb0:\n  \
+         %i0 = vm.const.i32 5\n  vm.return %i0\n}\n",
+    );
+    let o = irvm(
+        &["run", &module_arg(&m), "--function=f", "--timeout=1e19"],
+        512 * MIB,
+        Duration::from_secs(20),
+    );
+    o.assert_clean_exit();
+    assert_eq!(o.code, Some(0), "{o:#?}");
+    assert!(o.stdout.contains("result[0]: i32=5"), "{o:#?}");
+}
+
+/// A closed stdout pipe ends `irvm run` with an error, not a panic.
+#[test]
+fn closed_stdout_is_an_error_not_a_panic() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\n\nvm.export @f\nvm.func @f() -> (i32) {\n^bb0:\n  \
+         %i0 = vm.const.i32 5\n  vm.return %i0\n}\n",
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irvm"));
+    cmd.args(["run", &module_arg(&m), "--function=f"]);
+    // SAFETY: closing a descriptor in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            // A pipe whose read end is closed: writes fail with EPIPE.
+            let mut fds = [0; 2];
+            if libc::pipe(fds.as_mut_ptr()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(fds[0]);
+            libc::dup2(fds[1], 1);
+            Ok(())
+        });
+    }
+    let o = bounded(cmd, 512 * MIB, Duration::from_secs(20));
+    o.assert_clean_exit();
+    assert_eq!(o.code, Some(1), "{o:#?}");
+    assert!(o.stderr.contains("writing to standard output"), "{o:#?}");
+}
+
+/// `print %i18446744073709551615:0` in `irvm dbg` is an error, not a wrap
+/// (or, in a debug build, an overflow panic).
+#[test]
+fn dbg_print_of_a_huge_register_pair_is_an_error() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\n\nvm.export @f\nvm.func @f() -> (i32) {\n^bb0:\n  \
+         %i0 = vm.const.i32 5\n  vm.return %i0\n}\n",
+    );
+    let batch = dir.path().join("cmds");
+    std::fs::write(
+        &batch,
+        "break f\nrun\nprint %i18446744073709551615:0\nprint %i18446744073709551615\ncontinue\n",
+    )
+    .unwrap();
+    let o = irvm(
+        &[
+            "dbg",
+            &module_arg(&m),
+            "--function=f",
+            &format!("--batch={}", batch.display()),
+        ],
+        512 * MIB,
+        Duration::from_secs(20),
+    );
+    o.assert_clean_exit();
+    assert!(o.stdout.contains("is not a register pair"), "{o:#?}");
+    assert!(o.stdout.contains("out of range"), "{o:#?}");
+}
+
+/// `irvm dbg` does not read a "source file" that is not a regular file
+/// (`/dev/zero` grew without bound).
+#[test]
+fn dbg_does_not_read_dev_zero_as_source() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\n\nvm.export @f\nvm.func @f() -> (i32) {\n^bb0:\n  \
+         %i0 = vm.const.i32 5 loc(\"/dev/zero\":1:1)\n  vm.return %i0 loc(\"/dev/zero\":2:1)\n}\n",
+    );
+    let batch = dir.path().join("cmds");
+    std::fs::write(&batch, "break f\nrun\nlist\nstep\ncontinue\n").unwrap();
+    let o = irvm(
+        &[
+            "dbg",
+            &module_arg(&m),
+            "--function=f",
+            &format!("--batch={}", batch.display()),
+        ],
+        256 * MIB,
+        Duration::from_secs(20),
+    );
+    o.assert_clean_exit();
+    assert!(o.stdout.contains("not found"), "{o:#?}");
+}
+
+/// The debugger's run loop is a loop: a program that yields 100,000 times
+/// runs to its end under `irvm dbg` (it recursed once per yield).
+#[test]
+fn dbg_survives_many_yields() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\n\nvm.export @f\nvm.func @f(%i0: i32) -> (i32) {\n^bb0:\n  \
+         %i1 = vm.const.i32 1\n  %i2 = vm.const.i32.zero\n  vm.br ^bb1()\n^bb1:\n  \
+         %i0 = vm.sub.i32 %i0, %i1\n  %i3 = vm.cmp.lt.i32.s %i2, %i0\n  vm.cond_br %i3, ^bb2(), ^bb3()\n\
+         ^bb2:\n  vm.yield ^bb1()\n^bb3:\n  vm.return %i0\n}\n",
+    );
+    let batch = dir.path().join("cmds");
+    std::fs::write(&batch, "run\n").unwrap();
+    let o = irvm(
+        &[
+            "dbg",
+            &module_arg(&m),
+            "--function=f",
+            "--input=200000",
+            &format!("--batch={}", batch.display()),
+        ],
+        512 * MIB,
+        Duration::from_secs(60),
+    );
+    o.assert_clean_exit();
+    assert_eq!(o.code, Some(0), "{o:#?}");
+    assert!(o.stdout.contains("i32=0"), "{o:#?}");
+}
+
+// ---------------------------------------------------------------------------
+// Deep structures
+
+/// A chain of 1,000,000 lists, each holding the next, built and dropped by
+/// a program (the drop recursed once per list and overflowed the stack at
+/// 100,000).
+#[test]
+fn deep_list_chain_drops_without_recursion() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.type !vm.list<?>\n\nvm.export @chain\n\
+         vm.func @chain(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32 1\n  \
+         %i2 = vm.const.i32.zero\n  %r0 = vm.const.ref.zero\n  vm.br ^bb1()\n^bb1:\n  \
+         %r1 = vm.list.alloc %i1 : !vm.list<?>\n  vm.list.resize %r1, %i1\n  \
+         vm.list.set.ref %r1, %i2, %R0\n  %r0 = vm.assign.ref %R1\n  \
+         %i0 = vm.sub.i32 %i0, %i1\n  %i3 = vm.cmp.lt.i32.s %i2, %i0\n  \
+         vm.cond_br %i3, ^bb1(), ^bb2()\n^bb2:\n  vm.return %i0\n}\n",
+    );
+    let o = irvm(
+        &[
+            "run",
+            &module_arg(&m),
+            "--function=chain",
+            "--input=1000000",
+        ],
+        2048 * MIB,
+        Duration::from_secs(120),
+    );
+    o.assert_clean_exit();
+    assert_eq!(o.code, Some(0), "{o:#?}");
+    assert!(o.stdout.contains("result[0]: i32=0"), "{o:#?}");
+}
+
+/// A host object that holds a list holding the next host object, 1,000,000
+/// deep, dropped by the embedder.
+#[test]
+fn deep_host_object_list_chain_drops_without_recursion() {
+    if let Some(o) = in_child(
+        "deep_host_object_list_chain_drops_without_recursion",
+        2048 * MIB,
+        Duration::from_secs(120),
+    ) {
+        return assert_child_passed(&o);
+    }
+    struct Holder(#[allow(dead_code)] irvm::Ref);
+    let mut next = irvm::Ref::Null;
+    for _ in 0..1_000_000 {
+        let list = irvm::List::new(irvm::TypeDef::Any, 1).expect("list");
+        list.push(Value::Ref(next)).expect("push");
+        let list = irvm::Ref::List(std::rc::Rc::new(list));
+        next = irvm::Ref::host("hostile.holder", Holder(list));
+    }
+    drop(next);
+}

@@ -1,0 +1,27 @@
+//! Writing to standard output without panicking: `println!` panics when
+//! stdout is a closed pipe (`irvm run ... | head -0`). `outln!` reports the
+//! failure on stderr and exits with status 1 instead.
+
+use std::io::Write;
+
+/// Writes `args` and a newline to stdout; on failure (a closed pipe, a full
+/// disk) says so on stderr and exits with status 1.
+pub fn write_line(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        // stderr may be closed as well: nothing more to say then.
+        let _ = writeln!(std::io::stderr(), "irvm: writing to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// `println!` that exits with status 1 instead of panicking when stdout
+/// cannot be written.
+macro_rules! outln {
+    () => {
+        $crate::stdout::write_line(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::stdout::write_line(format_args!($($arg)*))
+    };
+}
