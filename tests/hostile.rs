@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use irvm::Value;
+use irvm::{Context, Instance, Limits, Module, Value};
 
 const MIB: u64 = 1 << 20;
 
@@ -152,6 +152,11 @@ fn write_asm(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(format!("{name}.vmasm"));
     std::fs::write(&p, text).expect("write module");
     p
+}
+
+fn assemble(text: &str) -> Module {
+    let bytes = irvm::asm::assemble(text, "test.vmasm").unwrap_or_else(|e| panic!("{e}"));
+    Module::from_bytes(bytes).expect("module loads")
 }
 
 fn module_arg(p: &Path) -> String {
@@ -484,4 +489,226 @@ fn deep_host_object_list_chain_drops_without_recursion() {
         next = irvm::Ref::host("hostile.holder", Holder(list));
     }
     drop(next);
+}
+
+/// A function with 16,383 ref registers that recurses without end fails
+/// cleanly (ref windows were unbounded: it aborted on a failed 4 GB
+/// allocation).
+#[test]
+fn wide_ref_windows_recursing_fail_cleanly() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.type !vm.buffer\n\nvm.export @f\n\
+         vm.func @f() -> () {\n^bb0:\n  %r16382 = vm.const.ref.zero\n  \
+         vm.call @m:0()\n  vm.return\n}\n",
+    );
+    for extra in ["--fuel=100000000", "--max-memory-bytes=100000000"] {
+        let o = irvm(
+            &["run", &module_arg(&m), "--function=f", extra],
+            1024 * MIB,
+            Duration::from_secs(60),
+        );
+        o.assert_error("RESOURCE_EXHAUSTED");
+    }
+}
+
+/// `vm.buffer.clone` that cannot allocate is an error (it aborted on a
+/// failed allocation while `vm.buffer.alloc` failed cleanly).
+#[test]
+fn buffer_clone_that_cannot_allocate_is_an_error() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.type !vm.buffer\n\nvm.export @f\n\
+         vm.func @f() -> (i64) {\n^bb0:\n  %i0:1 = vm.const.i64 3221225472\n  \
+         %i2 = vm.const.i32 16\n  %r0 = vm.buffer.alloc %i0:1, %i2\n  \
+         %i4:5 = vm.const.i64.zero\n  %r1 = vm.buffer.clone %r0, %i4:5, %i0:1, %i2\n  \
+         %i0:1 = vm.buffer.length %r1\n  vm.return %i0:1\n}\n",
+    );
+    // Room for the source (an untouched mapping) but not for its copy.
+    let o = irvm(
+        &["run", &module_arg(&m), "--function=f"],
+        5 * 1024 * MIB,
+        Duration::from_secs(60),
+    );
+    o.assert_error("RESOURCE_EXHAUSTED");
+    // And the memory budget refuses it before the allocator is asked.
+    let o = irvm(
+        &[
+            "run",
+            &module_arg(&m),
+            "--function=f",
+            "--max-memory-bytes=4000000000",
+        ],
+        5 * 1024 * MIB,
+        Duration::from_secs(60),
+    );
+    o.assert_error("max-memory-bytes");
+}
+
+/// A loop of large `vm.buffer.hash` calls stops soon after `--timeout`
+/// (bulk work counted as one instruction and the clock was read every
+/// 1,024 instructions: 209 s for `--timeout=1`), and bulk work costs fuel
+/// in proportion to its bytes.
+#[test]
+fn bulk_operations_charge_fuel_and_see_the_deadline() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.type !vm.buffer\n\nvm.export @f\n\
+         vm.func @f() -> () {\n^bb0:\n  %i0:1 = vm.const.i64 16777216\n  \
+         %i2 = vm.const.i32 16\n  %r0 = vm.buffer.alloc %i0:1, %i2\n  \
+         %i4:5 = vm.const.i64.zero\n  %i3 = vm.const.i32 1\n  vm.br ^bb1()\n^bb1:\n  \
+         %i6:7 = vm.buffer.hash %r0, %i4:5, %i0:1\n  vm.cond_br %i3, ^bb1(), ^bb2()\n\
+         ^bb2:\n  vm.return\n}\n",
+    );
+    let o = irvm(
+        &["run", &module_arg(&m), "--function=f", "--timeout=1"],
+        1024 * MIB,
+        Duration::from_secs(60),
+    );
+    o.assert_error("DEADLINE_EXCEEDED");
+    assert!(o.elapsed < Duration::from_secs(15), "{o:#?}");
+    // 16 MiB of hashing costs 262,144 fuel: a budget of 100,000 stops the
+    // first one before it runs.
+    let o = irvm(
+        &["run", &module_arg(&m), "--function=f", "--fuel=100000"],
+        1024 * MIB,
+        Duration::from_secs(60),
+    );
+    o.assert_error("bulk operation of 16777216 bytes");
+    assert!(o.elapsed < Duration::from_secs(15), "{o:#?}");
+}
+
+/// Finds `libyieldable_test.so` next to the test binaries.
+fn yieldable_plugin() -> Option<PathBuf> {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_irvm"));
+    let dir = exe.parent()?.to_path_buf();
+    [
+        dir.join("libyieldable_test.so"),
+        dir.join("deps").join("libyieldable_test.so"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+}
+
+/// Resuming a host call that yields costs fuel and sees the deadline
+/// (`yield_n(0, 2^31-1)` ran on under `--fuel=10 --timeout=1`).
+#[test]
+fn host_call_yields_are_charged() {
+    let Some(plugin) = yieldable_plugin() else {
+        eprintln!("skipping: libyieldable_test.so not built (run cargo test --workspace)");
+        return;
+    };
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "app",
+        "vm.module @app version 0\nvm.import @yieldable_test.yield_n cconv \"0ii_i\"\n\n\
+         vm.export @f\nvm.func @f() -> (i32) {\n^bb0:\n  %i0 = vm.const.i32.zero\n  \
+         %i1 = vm.const.i32 2147483647\n  \
+         vm.call.yieldable @yieldable_test.yield_n(%i0, %i1) -> ^bb1(%i2)\n^bb1:\n  \
+         vm.return %i2\n}\n",
+    );
+    let plugin = module_arg(&plugin);
+    for (flag, expected) in [
+        ("--fuel=10", "RESOURCE_EXHAUSTED"),
+        ("--timeout=1", "DEADLINE_EXCEEDED"),
+    ] {
+        let o = irvm(
+            &["run", &plugin, &module_arg(&m), "--function=f", flag],
+            1024 * MIB,
+            Duration::from_secs(30),
+        );
+        o.assert_error(expected);
+        assert!(o.elapsed < Duration::from_secs(15), "{o:#?}");
+    }
+}
+
+/// `--max-memory-bytes` bounds what a program holds in total, however it
+/// splits it (limits were per allocation only).
+#[test]
+fn memory_budget_bounds_the_total() {
+    let dir = scratch();
+    // 1 MiB buffers kept in a growing list, forever.
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.type !vm.buffer\nvm.type !vm.list<!vm.buffer>\n\n\
+         vm.export @f\nvm.func @f() -> () {\n^bb0:\n  %i0:1 = vm.const.i64 1048576\n  \
+         %i2 = vm.const.i32 16\n  %i3 = vm.const.i32 1\n  %i4 = vm.const.i32.zero\n  \
+         %r0 = vm.list.alloc %i4 : !vm.list<!vm.buffer>\n  vm.br ^bb1()\n^bb1:\n  \
+         %r1 = vm.buffer.alloc %i0:1, %i2\n  %i5 = vm.add.i32 %i4, %i3\n  \
+         vm.list.resize %r0, %i5\n  vm.list.set.ref %r0, %i4, %R1\n  %i4 = vm.add.i32 %i4, %i3\n  \
+         vm.br ^bb1()\n}\n",
+    );
+    let o = irvm(
+        &[
+            "run",
+            &module_arg(&m),
+            "--function=f",
+            "--max-memory-bytes=104857600",
+        ],
+        1024 * MIB,
+        Duration::from_secs(60),
+    );
+    o.assert_error("max-memory-bytes");
+    assert!(o.stderr.contains("RESOURCE_EXHAUSTED"), "{o:#?}");
+}
+
+/// The budget counts what is alive: everything a call allocated is given
+/// back when it is dropped, and a context made with limits applies them
+/// to `__init`.
+#[test]
+fn memory_budget_is_given_back_and_holds_from_init() {
+    if let Some(o) = in_child(
+        "memory_budget_is_given_back_and_holds_from_init",
+        1024 * MIB,
+        Duration::from_secs(60),
+    ) {
+        return assert_child_passed(&o);
+    }
+    let m = assemble(
+        "vm.module @m version 0\nvm.type !vm.buffer\nvm.type !vm.list<?>\n\n\
+         vm.export @f\nvm.func @f(%i0: i32) -> (!vm.ref<?>) {\n^bb0:\n  \
+         %i2:3 = vm.const.i64 1000\n  %i4 = vm.const.i32 16\n  \
+         %r0 = vm.list.alloc %i0 : !vm.list<?>\n  vm.list.resize %r0, %i0\n  \
+         %r1 = vm.buffer.alloc %i2:3, %i4\n  %i5 = vm.const.i32.zero\n  \
+         vm.list.set.ref %r0, %i5, %R1\n  vm.return %R0\n}\n",
+    );
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    ctx.register_module(m).expect("registers");
+    let f = ctx.function("m.f").expect("f");
+    // The register stacks stay at their high-water mark: measure after
+    // one call.
+    drop(ctx.invoke(&f, &[Value::I32(1)]).expect("runs"));
+    let base = ctx.memory_in_use();
+    let held = ctx.invoke(&f, &[Value::I32(10)]).expect("runs");
+    let with_list = ctx.memory_in_use();
+    assert!(with_list >= base + 1000 + 10 * 16, "{base} -> {with_list}");
+    drop(held);
+    assert_eq!(ctx.memory_in_use(), base, "everything given back");
+
+    // Limits set at creation hold in __init.
+    let init = assemble(
+        "vm.module @i version 0\nvm.type !vm.buffer\n\nvm.export @__init\n\
+         vm.func @__init() -> () {\n^bb0:\n  %i0:1 = vm.const.i64 100000\n  \
+         %i2 = vm.const.i32 16\n  %r0 = vm.buffer.alloc %i0:1, %i2\n  vm.return\n}\n",
+    );
+    let mut ctx = Context::with_limits(
+        &instance,
+        Limits {
+            max_memory_bytes: 50_000,
+            ..Limits::default()
+        },
+    );
+    let err = ctx
+        .register_module(init)
+        .expect_err("budget refuses __init's buffer");
+    assert!(err.to_string().contains("max-memory-bytes"), "{err}");
 }

@@ -54,6 +54,10 @@ pub struct LimitArgs {
     /// Largest list a program may allocate, in elements.
     #[arg(long = "max-list-elements")]
     max_list_elements: Option<u32>,
+    /// Most memory the programs may hold at once (buffers, lists, register
+    /// stacks, module globals), in bytes; default 8 GiB.
+    #[arg(long = "max-memory-bytes")]
+    max_memory_bytes: Option<u64>,
 }
 
 impl LimitArgs {
@@ -86,6 +90,9 @@ impl LimitArgs {
         }
         if let Some(n) = self.max_list_elements {
             limits.max_list_elements = n;
+        }
+        if let Some(n) = self.max_memory_bytes {
+            limits.max_memory_bytes = n;
         }
         ctx.set_limits(limits);
         Ok(())

@@ -195,6 +195,8 @@ pub(crate) struct BytecodeInstance {
     pub rodata: Vec<Rc<Buffer>>,
     pub rwdata: Vec<u8>,
     pub global_refs: Vec<Ref>,
+    /// The globals' share of the context's memory budget.
+    pub _state_charge: crate::budget::Charge,
     pub exports: HashMap<String, u32>,
     pub names: Vec<Option<String>>,
 }
@@ -308,6 +310,8 @@ pub struct Context {
     pub(crate) hooks: crate::exec::hooks::Hooks,
     /// Lists allocated by bytecode, for the cycle collector.
     pub(crate) lists: crate::cycles::ListTracker,
+    /// What the context's programs hold against `Limits::max_memory_bytes`.
+    pub(crate) memory: Arc<crate::budget::MemoryBudget>,
 }
 
 impl Drop for Context {
@@ -316,7 +320,7 @@ impl Drop for Context {
         // paused or suspended call, the ref globals), then reclaim the
         // cycles left behind. Host module states drop afterwards, with the
         // modules, as before: objects they hold count as outside holders.
-        self.stack = Stack::default();
+        self.stack = Stack::with_budget(&self.memory);
         for m in &mut self.modules {
             if let Registered::Bytecode(b) = m {
                 b.global_refs.clear();
@@ -345,7 +349,18 @@ pub struct Limits {
     /// grow to (1 MiB less its bookkeeping), so recursion stops at the same
     /// depth: 6,476 frames of 5 to 8 i32 registers.
     pub max_stack_bytes: u64,
+    /// Most memory the context's programs may hold at once, in bytes:
+    /// buffers they allocate or clone, lists they allocate or grow (their
+    /// elements and the list itself), the register stacks and the module
+    /// globals. Exceeding it fails the allocation with RESOURCE_EXHAUSTED.
+    /// Memory is given back when its holder is dropped, wherever it went.
+    /// Rodata (the module file) and host modules' own objects are not
+    /// counted.
+    pub max_memory_bytes: u64,
 }
+
+/// The default [`Limits::max_memory_bytes`]: 8 GiB.
+pub const DEFAULT_MEMORY_BYTES: u64 = 8 << 30;
 
 /// The reference's largest VM stack: its frame storage starts at 8 KiB less
 /// the stack's own header (8,096 bytes) and doubles while it stays within
@@ -360,6 +375,7 @@ impl Default for Limits {
             max_global_bytes: 256 << 20,
             max_global_refs: 1 << 20,
             max_stack_bytes: DEFAULT_STACK_BYTES,
+            max_memory_bytes: DEFAULT_MEMORY_BYTES,
         }
     }
 }
@@ -386,14 +402,26 @@ impl Context {
 
     /// An empty context over `instance`'s types.
     pub fn new(instance: &Arc<Instance>) -> Context {
+        Context::with_limits(instance, Limits::default())
+    }
+
+    /// An empty context over `instance`'s types with `limits` in force
+    /// from the start: they bound every module's `__init` as much as the
+    /// calls that follow. (Fuel, deadline and interrupt are set with
+    /// [`Context::set_fuel`], [`Context::set_deadline`] and
+    /// [`Context::interrupt_handle`]; set them, too, before registering
+    /// modules whose initializers should be bounded.)
+    pub fn with_limits(instance: &Arc<Instance>, limits: Limits) -> Context {
+        let memory = crate::budget::MemoryBudget::new(limits.max_memory_bytes);
         Context {
             instance: instance.clone(),
             modules: Vec::new(),
-            stack: Stack::default(),
+            stack: Stack::with_budget(&memory),
             max_depth: 16 * 1024,
-            limits: Limits::default(),
+            limits,
             hooks: Default::default(),
             lists: Default::default(),
+            memory,
         }
     }
 
@@ -422,6 +450,13 @@ impl Context {
     /// Sets the buffer and list size limits.
     pub fn set_limits(&mut self, limits: Limits) {
         self.limits = limits;
+        self.memory.set_limit(limits.max_memory_bytes);
+    }
+
+    /// Bytes the context's programs hold now against
+    /// [`Limits::max_memory_bytes`].
+    pub fn memory_in_use(&self) -> u64 {
+        self.memory.used()
     }
 
     /// The buffer and list size limits.
@@ -710,9 +745,37 @@ impl Context {
             .map(|e| (e.local_name.to_string(), e.internal_ordinal as u32))
             .collect::<HashMap<_, _>>();
         let has_init = exports.get("__init").copied();
+        // Module globals: charged to the memory budget and allocated
+        // fallibly (their sizes come from the file, within Limits).
+        let (nbytes, nrefs) = (module.global_bytes_capacity(), module.global_ref_count());
+        let state_bytes = (nbytes as u64)
+            .saturating_add((nrefs as u64).saturating_mul(std::mem::size_of::<Ref>() as u64));
+        let state_charge =
+            crate::budget::Charge::new(&self.memory, state_bytes, "the module's globals").map_err(
+                |trap| LinkError::Init {
+                    module: name.clone(),
+                    trap,
+                },
+            )?;
+        let no_memory = || LinkError::Init {
+            module: name.clone(),
+            trap: Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("cannot allocate {state_bytes} bytes of module globals"),
+            ),
+        };
+        let mut rwdata = Vec::new();
+        rwdata.try_reserve_exact(nbytes).map_err(|_| no_memory())?;
+        rwdata.resize(nbytes, 0u8);
+        let mut global_refs = Vec::new();
+        global_refs
+            .try_reserve_exact(nrefs)
+            .map_err(|_| no_memory())?;
+        global_refs.resize(nrefs, Ref::Null);
         let instance = BytecodeInstance {
-            rwdata: vec![0; module.global_bytes_capacity()],
-            global_refs: vec![Ref::Null; module.global_ref_count()],
+            rwdata,
+            global_refs,
+            _state_charge: state_charge,
             name: name.clone(),
             module,
             funcs,

@@ -8,6 +8,7 @@
 pub mod modules;
 
 pub mod asm;
+mod budget;
 pub mod context;
 mod cycles;
 pub mod debug;

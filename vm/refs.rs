@@ -326,6 +326,8 @@ pub struct Buffer {
     /// 0: free; n > 0: n shared closure borrows; -1: one mutable borrow.
     borrow: Cell<isize>,
     owner: Owner,
+    /// The context memory this buffer holds, when a program allocated it.
+    charge: Option<crate::budget::Charge>,
 }
 
 impl Drop for Buffer {
@@ -417,6 +419,7 @@ impl Buffer {
                 mutable: true,
                 borrow: Cell::new(0),
                 owner: Owner::Mapped(map),
+                charge: None,
             });
         }
         let layout =
@@ -430,6 +433,7 @@ impl Buffer {
             mutable: true,
             borrow: Cell::new(0),
             owner: Owner::Aligned,
+            charge: None,
         })
     }
 
@@ -455,6 +459,7 @@ impl Buffer {
             mutable: parent.mutable,
             borrow: Cell::new(0),
             owner: Owner::View(parent.clone()),
+            charge: None,
         })
     }
 
@@ -475,6 +480,7 @@ impl Buffer {
             mutable: true,
             borrow: Cell::new(0),
             owner: Owner::Heap,
+            charge: None,
         }
     }
 
@@ -490,6 +496,7 @@ impl Buffer {
             mutable: false,
             borrow: Cell::new(0),
             owner: Owner::Module(module),
+            charge: None,
         }
     }
 
@@ -633,9 +640,19 @@ impl Buffer {
     }
 
     /// A new mutable buffer holding a copy of `length` bytes at `offset`.
+    /// Allocation failure is an error, as for [`Buffer::new`].
     pub fn clone_range(&self, offset: u64, length: u64) -> Result<Buffer, Trap> {
         let r = self.byte_range(offset, length)?;
-        Ok(Buffer::from_vec(self.with_bytes(|b| b[r].to_vec())))
+        let copy = Buffer::new(r.len())?;
+        self.with_bytes(|src| copy.with_bytes_mut(|dst| dst.copy_from_slice(&src[r])))?;
+        Ok(copy)
+    }
+
+    /// The buffer, holding `charge` of its context's memory budget until it
+    /// is dropped.
+    pub(crate) fn with_charge(mut self, charge: crate::budget::Charge) -> Buffer {
+        self.charge = Some(charge);
+        self
     }
 
     /// Copies `length` bytes from `src` at `src_offset` to `dst` at
@@ -807,7 +824,14 @@ fn zero_slot(t: ValueType) -> Slot {
 pub struct List {
     element: TypeDef,
     items: RefCell<Vec<Slot>>,
+    /// The context memory the element storage holds, when a program
+    /// allocated or grew the list (see [`List::reserve_charged`]).
+    charge: std::sync::Mutex<Option<crate::budget::Charge>>,
 }
+
+/// What a list costs besides its elements: the `List` and the counts of
+/// its `Rc`.
+const LIST_OVERHEAD_BYTES: u64 = std::mem::size_of::<List>() as u64 + 16;
 
 thread_local! {
     /// Refs whose release a [`List`] drop further up this thread's stack
@@ -902,6 +926,7 @@ impl List {
         Ok(List {
             element,
             items: RefCell::new(v),
+            charge: std::sync::Mutex::new(None),
         })
     }
 
@@ -927,6 +952,40 @@ impl List {
         items
             .try_reserve(extra)
             .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
+    }
+
+    /// [`List::reserve`] for a program: the element storage after it is
+    /// charged to `budget` first (failing, unchanged, when the budget has
+    /// not that much left), and grown exactly (no amortized slack a program
+    /// could pile up uncharged).
+    pub(crate) fn reserve_charged(
+        &self,
+        capacity: u32,
+        budget: &std::sync::Arc<crate::budget::MemoryBudget>,
+    ) -> Result<(), Trap> {
+        let mut items = self.items.borrow_mut();
+        let want = (capacity as usize).max(items.capacity());
+        // The elements, and the list itself with its reference counts.
+        let bytes = (want as u64)
+            .saturating_mul(std::mem::size_of::<Slot>() as u64)
+            .saturating_add(LIST_OVERHEAD_BYTES);
+        let mut charge = self.charge.lock().unwrap_or_else(|e| e.into_inner());
+        let charge = charge.get_or_insert_with(|| crate::budget::Charge::empty(budget));
+        charge.resize(bytes, "a list")?;
+        let extra = want.saturating_sub(items.len());
+        items
+            .try_reserve_exact(extra)
+            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
+    }
+
+    /// [`List::resize`] for a program, charged as [`List::reserve_charged`].
+    pub(crate) fn resize_charged(
+        &self,
+        size: u32,
+        budget: &std::sync::Arc<crate::budget::MemoryBudget>,
+    ) -> Result<(), Trap> {
+        self.reserve_charged(size, budget)?;
+        self.resize(size)
     }
 
     /// Grows (with empty or zero elements) or truncates to `size`.

@@ -39,6 +39,88 @@ impl Hooks {
     }
 }
 
+/// Bytes of bulk work (buffer fill, copy, compare, hash, clone and
+/// allocation; list growth) that cost one unit of fuel on top of the
+/// instruction's own.
+pub(crate) const BULK_BYTES_PER_FUEL: u64 = 64;
+
+/// Bulk work of at least this many bytes makes the next instruction read
+/// the clock (instead of waiting for the next [`DEADLINE_POLL`] tick).
+const BULK_CLOCK_BYTES: u64 = 1 << 20;
+
+impl Hooks {
+    /// Charges `bytes` of bulk work before it is done: fuel in proportion
+    /// (RESOURCE_EXHAUSTED, and the work is not done, when it is not
+    /// there), and a deadline check now and again at the next instruction
+    /// when the work is large. Nothing to do without hooks.
+    #[inline]
+    pub(crate) fn charge_bulk(&mut self, bytes: u64) -> Result<(), Trap> {
+        if bytes < BULK_BYTES_PER_FUEL || !self.active() {
+            return Ok(());
+        }
+        self.charge_bulk_slow(bytes)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn charge_bulk_slow(&mut self, bytes: u64) -> Result<(), Trap> {
+        if let Some(fuel) = self.fuel.as_mut() {
+            let cost = bytes / BULK_BYTES_PER_FUEL;
+            if *fuel < cost {
+                *fuel = 0;
+                return Err(Trap::new(
+                    StatusCode::ResourceExhausted,
+                    format!(
+                        "fuel exhausted: the invocation ran out of its instruction budget \
+                         (a bulk operation of {bytes} bytes costs {cost})"
+                    ),
+                ));
+            }
+            *fuel -= cost;
+        }
+        if bytes >= BULK_CLOCK_BYTES {
+            if let Some(deadline) = self.deadline {
+                if Instant::now() >= deadline {
+                    return Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
+                }
+                // Read the clock again right after the work.
+                self.tick = DEADLINE_POLL - 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks fuel (one unit), interrupt and deadline before a deferred
+    /// host call is resumed: a host function that yields again and again
+    /// is bounded like a loop.
+    pub(crate) fn charge_resume(&mut self) -> Result<(), Trap> {
+        if let Some(fuel) = self.fuel.as_mut() {
+            if *fuel == 0 {
+                return Err(Trap::new(
+                    StatusCode::ResourceExhausted,
+                    "fuel exhausted: the invocation ran out of its instruction budget \
+                     (resuming a yielding host call costs 1)",
+                ));
+            }
+            *fuel -= 1;
+        }
+        if let Some(flag) = &self.interrupt {
+            if flag.swap(false, Ordering::Relaxed) {
+                return Err(Trap::new(
+                    StatusCode::Cancelled,
+                    "interrupted by the embedder",
+                ));
+            }
+        }
+        if let Some(deadline) = self.deadline {
+            if Instant::now() >= deadline {
+                return Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Runs the hooks for the instruction at `at` of the top frame: `Ok(true)`
 /// asks to pause before it.
 #[inline(never)]

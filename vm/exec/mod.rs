@@ -9,6 +9,9 @@
 //! register operand lies inside its function's window.
 
 use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::budget::{Charge, MemoryBudget};
 
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
@@ -73,9 +76,59 @@ pub(crate) struct Stack {
     frames: Vec<Frame>,
     suspended: Option<Suspended>,
     entry_results: Vec<u8>,
+    /// The bytes of `i32s` and `refs` charged to the context's memory
+    /// budget (`None`: not charged, for stacks made without a context).
+    memory: Option<Charge>,
 }
 
 impl Stack {
+    /// An empty stack whose register storage is charged to `budget`.
+    pub(crate) fn with_budget(budget: &Arc<MemoryBudget>) -> Stack {
+        Stack {
+            memory: Some(Charge::empty(budget)),
+            ..Stack::default()
+        }
+    }
+
+    /// Makes room for windows ending at `need_i` i32 slots and `need_r`
+    /// refs, charging the register storage to the memory budget first:
+    /// growing fails cleanly (RESOURCE_EXHAUSTED) instead of aborting the
+    /// process on a failed allocation.
+    #[cold]
+    #[inline(never)]
+    fn grow_windows(&mut self, need_i: usize, need_r: usize) -> Result<(), Trap> {
+        let new_i = if need_i > self.i32s.len() {
+            need_i.max(self.i32s.len() * 2).max(256)
+        } else {
+            self.i32s.len()
+        };
+        let new_r = if need_r > self.refs.len() {
+            need_r.max(self.refs.len() * 2).max(64)
+        } else {
+            self.refs.len()
+        };
+        let bytes = (new_i.max(self.i32s.capacity()) * 4)
+            .saturating_add(new_r.max(self.refs.capacity()) * std::mem::size_of::<Ref>());
+        if let Some(charge) = &mut self.memory {
+            charge.resize(bytes as u64, "growing the register stacks")?;
+        }
+        let failed = || {
+            Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("cannot allocate register stacks of {bytes} bytes"),
+            )
+        };
+        self.i32s
+            .try_reserve_exact(new_i - self.i32s.len())
+            .map_err(|_| failed())?;
+        self.refs
+            .try_reserve_exact(new_r - self.refs.len())
+            .map_err(|_| failed())?;
+        self.i32s.resize(new_i, 0);
+        self.refs.resize(new_r, Ref::Null);
+        Ok(())
+    }
+
     pub(crate) fn is_suspended(&self) -> bool {
         self.suspended.is_some()
     }
@@ -206,7 +259,14 @@ fn push_frame(
             limit,
         ));
     }
-    let (i32_base, ref_base) = stack.open_windows(func.i32_count as usize, func.ref_count as usize);
+    let (n, nr) = (func.i32_count as usize, func.ref_count as usize);
+    // Windows that do not fit the storage grow it, fallibly and charged
+    // (open_windows pads i32 windows the same way).
+    let need_i = stack.i32_top + ((n + 3) & !3).max(4);
+    if need_i > stack.i32s.len() || stack.ref_top + nr > stack.refs.len() {
+        stack.grow_windows(need_i, stack.ref_top + nr)?;
+    }
+    let (i32_base, ref_base) = stack.open_windows(n, nr);
     stack.frames.push(Frame {
         module,
         func,
@@ -333,6 +393,13 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
             import,
             results,
         }) => {
+            // Each resumption costs fuel and sees the deadline, like an
+            // instruction: a host function that yields forever is bounded.
+            if let Err(e) = ctx.hooks.charge_resume() {
+                let e = with_backtrace(ctx, e);
+                ctx.stack.clear();
+                return Err(e);
+            }
             let outcome = match &mut ctx.modules[module as usize] {
                 Registered::Host(h) => h.state.resume(index as usize),
                 _ => Err(Trap::new(

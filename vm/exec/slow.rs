@@ -6,6 +6,7 @@
 
 use std::rc::Rc;
 
+use crate::budget::Charge;
 use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
 use crate::host::HostOutcome;
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
@@ -28,6 +29,8 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
     let limits = ctx.limits;
     let modules = &mut ctx.modules;
     let st = &mut ctx.stack;
+    let hooks = &mut ctx.hooks;
+    let memory = &ctx.memory;
 
     let top = st.frames.last().expect("a frame to run");
     let cur = top.module;
@@ -134,6 +137,13 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             )))
         }};
     }
+    // Bulk work of `$bytes` (at most what the buffer or list holds):
+    // fuel in proportion, and the deadline (see `Hooks::charge_bulk`).
+    macro_rules! bulk {
+        ($bytes:expr) => {
+            tri!(hooks.charge_bulk($bytes))
+        };
+    }
     macro_rules! type_of {
         ($t:expr) => {
             state!().types[$t as usize]
@@ -220,7 +230,10 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::ListAlloc => {
             let ty = type_of!(i.x);
             let n = tri!(list_limit(ri!(i.a) as u32, &limits));
-            let l = Rc::new(tri!(List::new(ty, n)));
+            bulk!(n as u64 * LIST_SLOT_BYTES);
+            let l = tri!(List::new(ty, 0));
+            tri!(l.reserve_charged(n, memory));
+            let l = Rc::new(l);
             if l.may_hold_lists() {
                 ctx.lists.track(&l);
             }
@@ -228,7 +241,8 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         }
         Opcode::ListReserve => {
             let n = tri!(list_limit(ri!(i.b) as u32, &limits));
-            tri!(list!(i.a).reserve(n))
+            bulk!(n as u64 * LIST_SLOT_BYTES);
+            tri!(list!(i.a).reserve_charged(n, memory))
         }
         Opcode::ListSize => {
             let n = list!(i.a).len();
@@ -236,7 +250,8 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         }
         Opcode::ListResize => {
             let n = tri!(list_limit(ri!(i.b) as u32, &limits));
-            tri!(list!(i.a).resize(n))
+            bulk!(n as u64 * LIST_SLOT_BYTES);
+            tri!(list!(i.a).resize_charged(n, memory))
         }
         Opcode::ListGetI32 => {
             let v = tri!(list!(i.a).get_i32(ri!(i.b) as u32));
@@ -469,18 +484,22 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             }
         }
         Opcode::BufferFillI8 => {
+            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 1));
             let v = [ri!(i.d) as u8];
             tri!(buffer!(i.a, "buffer").fill::<1>(rl!(i.b) as u64, rl!(i.c) as u64, v));
         }
         Opcode::BufferFillI16 => {
+            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 2));
             let v = (ri!(i.d) as u16).to_le_bytes();
             tri!(buffer!(i.a, "buffer").fill::<2>(rl!(i.b) as u64, rl!(i.c) as u64, v));
         }
         Opcode::BufferFillI32 | Opcode::BufferFillF32 => {
+            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 4));
             let v = (ri!(i.d) as u32).to_le_bytes();
             tri!(buffer!(i.a, "buffer").fill::<4>(rl!(i.b) as u64, rl!(i.c) as u64, v));
         }
         Opcode::BufferFillI64 | Opcode::BufferFillF64 => {
+            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 8));
             let v = rl!(i.d).to_le_bytes();
             tri!(buffer!(i.a, "buffer").fill::<8>(rl!(i.b) as u64, rl!(i.c) as u64, v));
         }
@@ -493,14 +512,20 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 format!("buffer length {len} is negative")
             )));
             tri!(buffer_limit(len as u64, &limits));
-            let b = tri!(Buffer::new(len));
+            bulk!(len as u64);
+            let charge = tri!(Charge::new(memory, buffer_bytes(len as u64), "a buffer"));
+            let b = tri!(Buffer::new(len)).with_charge(charge);
             wref!(i.c, Ref::Buffer(Rc::new(b)));
         }
         Opcode::BufferClone => {
             let align = ri!(i.d);
             tri!(check_alignment(align));
             tri!(buffer_limit(rl!(i.c) as u64, &limits));
-            let b = tri!(buffer!(i.a, "source").clone_range(rl!(i.b) as u64, rl!(i.c) as u64));
+            let src = buffer!(i.a, "source");
+            let bytes = (rl!(i.c) as u64).min(src.len() as u64);
+            bulk!(bytes);
+            let charge = tri!(Charge::new(memory, buffer_bytes(bytes), "a buffer"));
+            let b = tri!(src.clone_range(rl!(i.b) as u64, rl!(i.c) as u64)).with_charge(charge);
             wref!(i.x, Ref::Buffer(Rc::new(b)));
         }
         Opcode::BufferLength => {
@@ -510,6 +535,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::BufferCopy => {
             let src = buffer!(i.a, "source_buffer").clone();
             let dst = buffer!(i.c, "target_buffer").clone();
+            bulk!((rl!(i.x) as u64).min(src.len() as u64));
             tri!(Buffer::copy(
                 &src,
                 rl!(i.b) as u64,
@@ -521,6 +547,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::BufferCompare => {
             let l = buffer!(i.a, "lhs_buffer").clone();
             let r = buffer!(i.c, "rhs_buffer").clone();
+            bulk!((rl!(i.x) as u64).min(l.len() as u64));
             let eq = tri!(Buffer::compare(
                 &l,
                 rl!(i.b) as u64,
@@ -531,6 +558,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             wi!(i.y, eq as i32);
         }
         Opcode::BufferHash => {
+            bulk!((rl!(i.c) as u64).min(buffer!(i.a, "source_buffer").len() as u64));
             let h = tri!(buffer!(i.a, "source_buffer").hash(rl!(i.b) as u64, rl!(i.c) as u64));
             wl!(i.d, h);
         }
@@ -582,6 +610,20 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
     }
     save_pc!();
     Ok(None)
+}
+
+/// Bulk-work bytes charged per list element a program allocates.
+const LIST_SLOT_BYTES: u64 = 16;
+
+/// Bytes of a fill of `count` elements of `n` bytes (at most the buffer).
+fn fill_bytes(b: &Buffer, count: i64, n: u64) -> u64 {
+    (count as u64).saturating_mul(n).min(b.len() as u64)
+}
+
+/// Memory-budget bytes of a buffer of `len` bytes: its bytes, the
+/// `Buffer` and the counts of its `Rc`.
+fn buffer_bytes(len: u64) -> u64 {
+    len.saturating_add(std::mem::size_of::<Buffer>() as u64 + 16)
 }
 
 /// A buffer size within the context's limit, or RESOURCE_EXHAUSTED.
