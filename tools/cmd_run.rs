@@ -74,7 +74,12 @@ impl LimitArgs {
             deadline = std::time::Instant::now().checked_add(d);
             ctx.set_deadline(deadline);
         }
-        crate::tensor_io::limit_dispatches(self.fuel, deadline, self.max_buffer_bytes);
+        crate::tensor_io::limit_dispatches(crate::hal::DispatchLimits {
+            fuel: self.fuel,
+            deadline,
+            max_buffer_bytes: self.max_buffer_bytes,
+            max_memory_bytes: self.max_memory_bytes,
+        });
         if let Some(n) = self.max_stack_depth {
             if n == 0 {
                 return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());

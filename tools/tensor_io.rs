@@ -11,25 +11,16 @@ use irvm::{Context, Module, Value};
 use crate::hal;
 
 /// The limits of the `hal` module this process registers (the command's
-/// `--fuel`, `--timeout` and `--max-buffer-bytes` also bound dispatches
-/// and hal allocations).
+/// `--fuel`, `--timeout`, `--max-buffer-bytes` and `--max-memory-bytes`
+/// also bound dispatches and hal allocations).
 fn dispatch_limits() -> &'static hal::SharedLimits {
     static LIMITS: OnceLock<hal::SharedLimits> = OnceLock::new();
     LIMITS.get_or_init(Default::default)
 }
 
 /// Applies the command's limits to dispatches and hal allocations.
-pub fn limit_dispatches(
-    fuel: Option<u64>,
-    deadline: Option<std::time::Instant>,
-    max_buffer_bytes: Option<u64>,
-) {
-    let mut limits = dispatch_limits().lock().unwrap_or_else(|e| e.into_inner());
-    *limits = hal::DispatchLimits {
-        fuel,
-        deadline,
-        max_buffer_bytes,
-    };
+pub fn limit_dispatches(limits: hal::DispatchLimits) {
+    *dispatch_limits().lock().unwrap_or_else(|e| e.into_inner()) = limits;
 }
 
 /// Whether `module` needs the `hal` module (it declares the dependency,

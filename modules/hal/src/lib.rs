@@ -49,7 +49,7 @@ pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
 pub use self::exports::{HalState, EXPORTS};
 pub use self::objects::{
     type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence, HalBuffer,
-    SharedLimits,
+    MemoryCharge, MemoryUse, SharedLimits,
 };
 pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
