@@ -26,6 +26,8 @@ pub struct RunArgs {
     device: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    results: crate::tensor_io::ResultArgs,
     /// Print every executed instruction with the values it reads (and its
     /// source position) to stderr.
     #[arg(long = "trace-execution")]
@@ -161,6 +163,8 @@ enum Failure {
     Setup(String),
     /// The invocation trapped.
     Trap(irvm::Trap),
+    /// `--expected_output` did not match (already reported on stdout).
+    Mismatch,
 }
 
 impl From<String> for Failure {
@@ -192,6 +196,7 @@ pub fn main(args: RunArgs) -> ExitCode {
             eprintln!("irvm run: {message}");
             ExitCode::FAILURE
         }
+        Err(Failure::Mismatch) => ExitCode::FAILURE,
         Err(Failure::Trap(trap)) => {
             eprintln!("{}", describe_trap("run", &trap));
             ExitCode::FAILURE
@@ -237,11 +242,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     outln!("EXEC @{name}");
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
-    for (i, v) in results.iter().enumerate() {
-        match crate::tensor_io::format_buffer_view_result(i, v) {
-            Some(text) => outln!("{}", text?),
-            None => outln!("result[{i}]: {v}"),
-        }
+    match args
+        .results
+        .emit(&results, |i, v| outln!("result[{i}]: {v}"))?
+    {
+        crate::tensor_io::Outcome::Done => Ok(()),
+        crate::tensor_io::Outcome::Mismatch => Err(Failure::Mismatch),
     }
-    Ok(())
 }

@@ -48,8 +48,8 @@ pub use self::element::ElementType;
 pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
 pub use self::exports::{HalState, EXPORTS};
 pub use self::objects::{
-    type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence, HalBuffer,
-    MemoryCharge, MemoryUse, SharedLimits,
+    shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence,
+    HalBuffer, MemoryCharge, MemoryUse, SharedLimits,
 };
 pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
