@@ -485,7 +485,7 @@ fn deep_host_object_list_chain_drops_without_recursion() {
     for _ in 0..1_000_000 {
         let list = irvm::List::new(irvm::TypeDef::Any, 1).expect("list");
         list.push(Value::Ref(next)).expect("push");
-        let list = irvm::Ref::List(std::rc::Rc::new(list));
+        let list = irvm::Ref::List(std::sync::Arc::new(list));
         next = irvm::Ref::host("hostile.holder", Holder(list));
     }
     drop(next);

@@ -86,7 +86,9 @@ impl LimitArgs {
             if n == 0 {
                 return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());
             }
-            ctx.max_depth = n;
+            let mut limits = ctx.limits();
+            limits.max_stack_depth = n;
+            ctx.set_limits(limits);
         }
         let mut limits = ctx.limits();
         if let Some(n) = self.max_stack_bytes {

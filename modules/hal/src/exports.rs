@@ -247,7 +247,10 @@ impl<'a> Args<'a> {
     }
 
     /// A host object of type `type_name` holding a `T`, or null.
-    fn object_or_null<T: 'static>(&mut self, type_name: &str) -> Result<Option<HostRef<T>>, Trap> {
+    fn object_or_null<T: Send + Sync + 'static>(
+        &mut self,
+        type_name: &str,
+    ) -> Result<Option<HostRef<T>>, Trap> {
         let k = self.next;
         let r = self.any_ref()?;
         if r.is_null() {
@@ -264,7 +267,7 @@ impl<'a> Args<'a> {
     }
 
     /// A host object of type `type_name` holding a `T`.
-    fn object<T: 'static>(&mut self, type_name: &str) -> Result<HostRef<T>, Trap> {
+    fn object<T: Send + Sync + 'static>(&mut self, type_name: &str) -> Result<HostRef<T>, Trap> {
         let k = self.next;
         self.object_or_null(type_name)?.ok_or_else(|| {
             self.error(
@@ -338,7 +341,7 @@ fn one(v: impl Into<Value>) -> Result<Vec<Value>, Trap> {
     Ok(vec![v.into()])
 }
 
-fn obj<T: 'static>(type_name: &str, value: T) -> Value {
+fn obj<T: Send + Sync + 'static>(type_name: &str, value: T) -> Value {
     Value::Ref(HostRef::new(type_name, value).to_ref())
 }
 
