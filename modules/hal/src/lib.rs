@@ -128,3 +128,19 @@ mod tests {
         assert_eq!(names, sorted);
     }
 }
+
+#[cfg(test)]
+mod send_sync {
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn host_objects_are_send_and_sync() {
+        assert_send_sync::<super::HalState>();
+        assert_send_sync::<super::BufferView>();
+        assert_send_sync::<super::HalBuffer>();
+        assert_send_sync::<super::CommandBuffer>();
+        assert_send_sync::<super::Executable>();
+        assert_send_sync::<super::Fence>();
+        assert_send_sync::<super::Device>();
+    }
+}
