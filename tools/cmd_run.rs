@@ -246,7 +246,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
     match args
         .results
-        .emit(&results, |i, v| outln!("result[{i}]: {v}"))?
+        .emit(&results, crate::result_format::format_value)?
     {
         crate::tensor_io::Outcome::Done => Ok(()),
         crate::tensor_io::Outcome::Mismatch => Err(Failure::Mismatch),

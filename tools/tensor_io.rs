@@ -104,12 +104,13 @@ pub enum Outcome {
 }
 
 impl ResultArgs {
-    /// Prints, writes or checks `results` as the flags say; `plain` prints
-    /// a result that is not a buffer view (`result[i]: i32=5`).
+    /// Prints, writes or checks `results` as the flags say; `plain`
+    /// formats a result that is not a buffer view (`i32=5`, printed as
+    /// `result[i]: i32=5`).
     pub fn emit(
         &self,
         results: &[Value],
-        plain: impl Fn(usize, &Value),
+        plain: impl Fn(&Value) -> Result<String, String>,
     ) -> Result<Outcome, String> {
         if !self.expected.is_empty() {
             return self.compare(results);
@@ -121,7 +122,7 @@ impl ResultArgs {
                         let text = self.format(view, i)?;
                         outln!("result[{i}]: hal.buffer_view\n{text}");
                     }
-                    None => plain(i, v),
+                    None => outln!("result[{i}]: {}", plain(v)?),
                 }
             }
             return Ok(Outcome::Done);
@@ -135,7 +136,7 @@ impl ResultArgs {
             ));
         }
         for (i, (target, v)) in self.outputs.iter().zip(results).enumerate() {
-            self.output(i, target, v)?;
+            self.output(i, target, v, &plain)?;
         }
         Ok(Outcome::Done)
     }
@@ -145,7 +146,13 @@ impl ResultArgs {
             .map_err(|t| format!("{}; formatting result {i}: {}", t.code, t.message))
     }
 
-    fn output(&self, i: usize, target: &str, v: &Value) -> Result<(), String> {
+    fn output(
+        &self,
+        i: usize,
+        target: &str,
+        v: &Value,
+        plain: &dyn Fn(&Value) -> Result<String, String>,
+    ) -> Result<(), String> {
         if target.is_empty() {
             return Ok(());
         }
@@ -153,7 +160,7 @@ impl ResultArgs {
         if target == "-" {
             match view {
                 Some(view) => outln!("hal.buffer_view\n{}", self.format(view, i)?),
-                None => outln!("{v}"),
+                None => outln!("{}", plain(v)?),
             }
             return Ok(());
         }
