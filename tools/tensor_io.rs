@@ -11,25 +11,16 @@ use irvm::{Context, Module, Value};
 use crate::hal;
 
 /// The limits of the `hal` module this process registers (the command's
-/// `--fuel`, `--timeout` and `--max-buffer-bytes` also bound dispatches
-/// and hal allocations).
+/// `--fuel`, `--timeout`, `--max-buffer-bytes` and `--max-memory-bytes`
+/// also bound dispatches and hal allocations).
 fn dispatch_limits() -> &'static hal::SharedLimits {
     static LIMITS: OnceLock<hal::SharedLimits> = OnceLock::new();
     LIMITS.get_or_init(Default::default)
 }
 
 /// Applies the command's limits to dispatches and hal allocations.
-pub fn limit_dispatches(
-    fuel: Option<u64>,
-    deadline: Option<std::time::Instant>,
-    max_buffer_bytes: Option<u64>,
-) {
-    let mut limits = dispatch_limits().lock().unwrap_or_else(|e| e.into_inner());
-    *limits = hal::DispatchLimits {
-        fuel,
-        deadline,
-        max_buffer_bytes,
-    };
+pub fn limit_dispatches(limits: hal::DispatchLimits) {
+    *dispatch_limits().lock().unwrap_or_else(|e| e.into_inner()) = limits;
 }
 
 /// Whether `module` needs the `hal` module (it declares the dependency,
@@ -54,9 +45,27 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 
-/// Parses a reference-typed `--input` as a buffer view
-/// (`4x8xf32=1`, `2x2xi32=[1 2][3 4]`, `f32=0.5`).
+/// Parses a reference-typed `--input` as a buffer view: a tensor literal
+/// (`4x8xf32=1`, `2x2xi32=[1 2][3 4]`, `f32=0.5`), raw bytes from a file
+/// (`4xf32=@raw.bin`), or an array from a NumPy file (`@x.npy` reads its
+/// first array, `+x.npy` the next one of the file last opened that way).
 pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
+    let fail = |m: String| format!("{m}; parsing input `{text}`");
+    if let Some(path) = text.strip_prefix('@') {
+        return npy_input(path, true).map_err(fail);
+    }
+    if let Some(path) = text.strip_prefix('+') {
+        return npy_input(path, false).map_err(fail);
+    }
+    if let Some((meta, path)) = text.split_once("=@") {
+        let bytes = std::fs::read(path)
+            .map_err(|e| fail(format!("UNKNOWN; unable to open file `{path}`: {e}")))?;
+        let spec = hal::parse_buffer_view(&format!("{meta}="))
+            .map_err(|t| fail(format!("{}; {}", t.code, t.message)))?;
+        return hal::BufferView::from_bytes(&spec.shape, spec.element_type, bytes)
+            .map(hal::BufferView::into_value)
+            .map_err(|t| fail(format!("{}; {}", t.code, t.message)));
+    }
     hal::parse_buffer_view(text)
         .map(hal::BufferView::into_value)
         .map_err(|t| {
@@ -67,13 +76,391 @@ pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
         })
 }
 
-/// The `result[i]: ...` text of a buffer-view result, or `None` for other
-/// values.
-pub fn format_buffer_view_result(index: usize, value: &Value) -> Option<Result<String, String>> {
-    let view = hal::BufferView::from_value(value)?;
-    Some(
-        hal::format_buffer_view(view, hal::DEFAULT_MAX_ELEMENTS)
-            .map(|text| format!("result[{index}]: hal.buffer_view\n{text}"))
-            .map_err(|t| format!("{}; formatting result {index}: {}", t.code, t.message)),
-    )
+type Streams = std::sync::Mutex<std::collections::HashMap<String, (Vec<u8>, usize)>>;
+
+/// NumPy files being read by `--input=@f`/`+f`: contents and read position.
+fn npy_streams() -> &'static Streams {
+    static STREAMS: OnceLock<Streams> = OnceLock::new();
+    STREAMS.get_or_init(Default::default)
+}
+
+fn npy_input(path: &str, reopen: bool) -> Result<Value, String> {
+    let mut streams = npy_streams().lock().unwrap_or_else(|e| e.into_inner());
+    if reopen || !streams.contains_key(path) {
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("UNKNOWN; unable to open file `{path}`: {e}"))?;
+        streams.insert(path.to_string(), (bytes, 0));
+    }
+    let Some((bytes, pos)) = streams.get_mut(path) else {
+        return Err(format!("INTERNAL; `{path}` not open"));
+    };
+    let (view, used) = read_npy(&bytes[*pos..]).map_err(|e| format!("{e} (in `{path}`)"))?;
+    *pos += used;
+    Ok(view.into_value())
+}
+
+/// One array from the start of `bytes` (a `.npy` v1/v2/v3 stream): the
+/// view and the bytes it took.
+fn read_npy(bytes: &[u8]) -> Result<(hal::BufferView, usize), String> {
+    let bad = |m: &str| format!("INVALID_ARGUMENT; not a NumPy array: {m}");
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(bad(
+            "missing the NUMPY magic (or no more arrays in the file)",
+        ));
+    }
+    let (header_len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        _ => return Err(bad("unknown format version")),
+    };
+    let header = bytes
+        .get(start..start + header_len)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or_else(|| bad("truncated header"))?;
+    let field = |key: &str| -> Option<&str> {
+        let at = header.find(&format!("'{key}':"))? + key.len() + 3;
+        Some(header[at..].trim_start())
+    };
+    let descr = field("descr")
+        .and_then(|d| d.strip_prefix('\''))
+        .and_then(|d| d.split('\'').next())
+        .ok_or_else(|| bad("no descr"))?;
+    if field("fortran_order").is_some_and(|f| f.starts_with("True")) {
+        return Err("UNIMPLEMENTED; Fortran-order NumPy arrays are not supported".into());
+    }
+    let shape_text = field("shape")
+        .and_then(|s| s.strip_prefix('('))
+        .and_then(|s| s.split(')').next())
+        .ok_or_else(|| bad("no shape"))?;
+    let shape = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse::<i64>().map_err(|_| bad("bad shape")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = match descr {
+        "<f2" => "f16",
+        "<f4" => "f32",
+        "<f8" => "f64",
+        "|b1" => "i1",
+        "|i1" => "i8",
+        "|u1" => "ui8",
+        "<i2" => "i16",
+        "<u2" => "ui16",
+        "<i4" => "i32",
+        "<u4" => "ui32",
+        "<i8" => "i64",
+        "<u8" => "ui64",
+        other => {
+            return Err(format!(
+                "UNIMPLEMENTED; NumPy type `{other}` is not supported"
+            ))
+        }
+    };
+    let element_type = hal::ElementType::parse(name).map_err(|e| bad(&e))?;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |a, &d| {
+            usize::try_from(d).ok().and_then(|d| a.checked_mul(d))
+        })
+        .ok_or_else(|| bad("shape too large"))?;
+    let data_start = start + header_len;
+    let data = count
+        .checked_mul(element_type.byte_size())
+        .and_then(|len| bytes.get(data_start..data_start.checked_add(len)?))
+        .ok_or_else(|| bad("truncated data"))?;
+    let used = data_start + data.len();
+    let view = hal::BufferView::from_bytes(&shape, element_type, data.to_vec())
+        .map_err(|t| format!("{}; {}", t.code, t.message))?;
+    Ok((view, used))
+}
+
+/// iree-run-module's result flags: where results go and what they are
+/// compared against.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ResultArgs {
+    /// Where each result goes, in order: `-` (stdout), `@file.npy` or
+    /// `+file.npy` (write or append NumPy), `@file.bin`/`+file.bin` (raw
+    /// bytes), or empty to skip it.
+    #[arg(long = "output", allow_hyphen_values = true)]
+    outputs: Vec<String>,
+    /// Most elements of each printed tensor (`...` marks the cut).
+    #[arg(long = "output_max_element_count", default_value_t = hal::DEFAULT_MAX_ELEMENTS)]
+    max_elements: usize,
+    /// The expected value of each result (`3xf32=1,2,3`); compared instead
+    /// of printing; a mismatch exits with status 1.
+    #[arg(long = "expected_output", allow_hyphen_values = true)]
+    expected: Vec<String>,
+    /// Absolute tolerance for f16 in approximate mode.
+    #[arg(long = "expected_f16_threshold", default_value_t = 0.001)]
+    f16_threshold: f64,
+    /// Absolute tolerance for bf16 in approximate mode.
+    #[arg(long = "expected_bf16_threshold", default_value_t = 0.01)]
+    bf16_threshold: f64,
+    /// Absolute tolerance for f32 in approximate mode.
+    #[arg(long = "expected_f32_threshold", default_value_t = 0.0001)]
+    f32_threshold: f64,
+    /// Absolute tolerance for f64 in approximate mode.
+    #[arg(long = "expected_f64_threshold", default_value_t = 0.0001)]
+    f64_threshold: f64,
+    /// Relative tolerance in approximate mode.
+    #[arg(long = "expected_rtol", default_value_t = 1e-5)]
+    rtol: f64,
+    /// `approximate` (|actual - expected| <= atol + rtol * |expected|, NaN
+    /// equals NaN) or `exact` (byte equality).
+    #[arg(long = "equality_mode", default_value = "approximate")]
+    equality_mode: String,
+}
+
+/// What became of the results.
+pub enum Outcome {
+    /// Printed, written or matched.
+    Done,
+    /// `--expected_output` did not match (exit status 1).
+    Mismatch,
+}
+
+impl ResultArgs {
+    /// Prints, writes or checks `results` as the flags say; `plain`
+    /// formats a result that is not a buffer view (`i32=5`, printed as
+    /// `result[i]: i32=5`).
+    pub fn emit(
+        &self,
+        results: &[Value],
+        plain: impl Fn(&Value) -> Result<String, String>,
+    ) -> Result<Outcome, String> {
+        if !self.expected.is_empty() {
+            return self.compare(results);
+        }
+        if self.outputs.is_empty() {
+            for (i, v) in results.iter().enumerate() {
+                match hal::BufferView::from_value(v) {
+                    Some(view) => {
+                        let text = self.format(view, i)?;
+                        outln!("result[{i}]: hal.buffer_view\n{text}");
+                    }
+                    None => outln!("result[{i}]: {}", plain(v)?),
+                }
+            }
+            return Ok(Outcome::Done);
+        }
+        if self.outputs.len() != results.len() {
+            return Err(format!(
+                "OUT_OF_RANGE; {} outputs specified but the provided variant list only has {} \
+                 elements; outputting results",
+                self.outputs.len(),
+                results.len()
+            ));
+        }
+        for (i, (target, v)) in self.outputs.iter().zip(results).enumerate() {
+            self.output(i, target, v, &plain)?;
+        }
+        Ok(Outcome::Done)
+    }
+
+    fn format(&self, view: &hal::BufferView, i: usize) -> Result<String, String> {
+        hal::format_buffer_view(view, self.max_elements)
+            .map_err(|t| format!("{}; formatting result {i}: {}", t.code, t.message))
+    }
+
+    fn output(
+        &self,
+        i: usize,
+        target: &str,
+        v: &Value,
+        plain: &dyn Fn(&Value) -> Result<String, String>,
+    ) -> Result<(), String> {
+        if target.is_empty() {
+            return Ok(());
+        }
+        let view = hal::BufferView::from_value(v);
+        if target == "-" {
+            match view {
+                Some(view) => outln!("hal.buffer_view\n{}", self.format(view, i)?),
+                None => outln!("{}", plain(v)?),
+            }
+            return Ok(());
+        }
+        let (append, path) = match (target.strip_prefix('@'), target.strip_prefix('+')) {
+            (Some(p), _) => (false, p),
+            (_, Some(p)) => (true, p),
+            _ => {
+                return Err(format!(
+                    "INVALID_ARGUMENT; output `{target}`: expected `-`, `@file` or `+file`"
+                ))
+            }
+        };
+        let view = view.ok_or_else(|| {
+            format!(
+                "UNIMPLEMENTED; output {i} is not a buffer view and cannot be written to `{path}`"
+            )
+        })?;
+        let data = view
+            .buffer
+            .to_vec()
+            .map_err(|t| format!("{}; reading result {i}: {}", t.code, t.message))?;
+        let bytes = if path.ends_with(".npy") {
+            let mut out = npy_header(view).map_err(|e| format!("{e}; writing `{path}`"))?;
+            out.extend_from_slice(&data);
+            out
+        } else {
+            data
+        };
+        use std::io::Write;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)
+            .and_then(|mut f| f.write_all(&bytes));
+        file.map_err(|e| format!("UNAVAILABLE; writing result {i} to `{path}`: {e}"))
+    }
+
+    fn compare(&self, results: &[Value]) -> Result<Outcome, String> {
+        if self.expected.len() != results.len() {
+            outln!(
+                "[FAILED] expected {} list elements but {} provided",
+                self.expected.len(),
+                results.len()
+            );
+            return Ok(Outcome::Mismatch);
+        }
+        let exact = match self.equality_mode.as_str() {
+            "exact" => true,
+            "approximate" => false,
+            other => {
+                return Err(format!(
+                    "INVALID_ARGUMENT; --equality_mode `{other}`: expected `approximate` or `exact`"
+                ))
+            }
+        };
+        let mut all = true;
+        for (i, (text, v)) in self.expected.iter().zip(results).enumerate() {
+            let want = hal::parse_buffer_view(text).map_err(|t| {
+                format!(
+                    "{}; {}; parsing expected function outputs",
+                    t.code, t.message
+                )
+            })?;
+            let Some(have) = hal::BufferView::from_value(v) else {
+                outln!("[FAILED] result[{i}]: expected a buffer view, got {v}");
+                all = false;
+                continue;
+            };
+            if let Some(why) = self.mismatch(&want, have, exact)? {
+                all = false;
+                let expected_text = self.format(&want, i)?;
+                outln!(
+                    "[FAILED] result[{i}]: {why}; expected that the view is equal to contents of \
+                     a view of {}\n  expected:\n{expected_text}\n  actual:\n{}",
+                    hal::shape_text(&want.shape, want.element_type),
+                    self.format(have, i)?
+                );
+            }
+        }
+        if all {
+            outln!("[SUCCESS] all function outputs matched their expected values.");
+            Ok(Outcome::Done)
+        } else {
+            Ok(Outcome::Mismatch)
+        }
+    }
+
+    /// Why `have` does not match `want`, or `None`.
+    fn mismatch(
+        &self,
+        want: &hal::BufferView,
+        have: &hal::BufferView,
+        exact: bool,
+    ) -> Result<Option<String>, String> {
+        if want.shape != have.shape || want.element_type != have.element_type {
+            return Ok(Some(format!(
+                "metadata is {}; expected that the view matches {}",
+                hal::shape_text(&have.shape, have.element_type),
+                hal::shape_text(&want.shape, want.element_type)
+            )));
+        }
+        let read = |v: &hal::BufferView| {
+            v.buffer
+                .to_vec()
+                .map_err(|t| format!("{}; {}", t.code, t.message))
+        };
+        let (a, b) = (read(have)?, read(want)?);
+        let ty = have.element_type;
+        let size = ty.byte_size().max(1);
+        let atol = match ty.name().as_str() {
+            "f16" => Some(self.f16_threshold),
+            "bf16" => Some(self.bf16_threshold),
+            "f32" => Some(self.f32_threshold),
+            "f64" => Some(self.f64_threshold),
+            _ => None,
+        };
+        for (k, (x, y)) in a.chunks_exact(size).zip(b.chunks_exact(size)).enumerate() {
+            let equal = match (exact, atol) {
+                (false, Some(atol)) => {
+                    let (x, y) = (ty.element_as_f64(x), ty.element_as_f64(y));
+                    (x.is_nan() && y.is_nan()) || (x - y).abs() <= atol + self.rtol * y.abs()
+                }
+                _ => x == y,
+            };
+            if !equal {
+                return Ok(Some(format!(
+                    "element at index {k} ({}) does not match the expected ({})",
+                    ty.format_element(x),
+                    ty.format_element(y)
+                )));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The NumPy `.npy` (version 1.0) header of `view`: magic, header length,
+/// the dict padded with spaces to a multiple of 64 bytes in all.
+fn npy_header(view: &hal::BufferView) -> Result<Vec<u8>, String> {
+    let descr = match view.element_type.name().as_str() {
+        "f16" => "<f2",
+        "f32" => "<f4",
+        "f64" => "<f8",
+        "i1" => "|b1",
+        "i8" | "si8" => "|i1",
+        "ui8" => "|u1",
+        "i16" | "si16" => "<i2",
+        "ui16" => "<u2",
+        "i32" | "si32" => "<i4",
+        "ui32" => "<u4",
+        "i64" | "si64" => "<i8",
+        "ui64" => "<u8",
+        other => {
+            return Err(format!(
+                "UNIMPLEMENTED; no NumPy type for element type {other}"
+            ))
+        }
+    };
+    let shape = match view.shape.as_slice() {
+        [] => "()".to_string(),
+        [d] => format!("({d},)"),
+        dims => format!(
+            "({})",
+            dims.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let total = (10 + dict.len() + 1).div_ceil(64) * 64;
+    while 10 + dict.len() + 1 < total {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let len = u16::try_from(dict.len()).map_err(|_| "INVALID_ARGUMENT; npy header too long")?;
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    Ok(out)
 }

@@ -115,14 +115,17 @@ impl Executable {
         for (name, local_memory) in declared {
             let func = context
                 .function(&format!("{module_name}.{name}"))
-                .ok_or_else(|| invalid(format!("executable entry `{name}` not found")))?;
+                .map_err(|e| invalid(format!("executable entry `{name}` not found: {e}")))?;
             entries.push(Entry {
                 name,
                 func,
                 local_memory,
             });
         }
-        match context.function(&format!("{module_name}.__set_constants")) {
+        match context
+            .function(&format!("{module_name}.__set_constants"))
+            .ok()
+        {
             Some(set) => {
                 if constants.is_empty() {
                     return Err(invalid(
@@ -213,6 +216,9 @@ impl Executable {
         let mut limits = context.limits();
         if let Some(max) = budget.max_buffer_bytes {
             limits.max_buffer_bytes = max;
+        }
+        if let Some(max) = budget.max_memory_bytes {
+            limits.max_memory_bytes = max;
         }
         context.set_limits(limits);
         let result = Self::run_grid(

@@ -9,7 +9,8 @@ use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
-    type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, SharedLimits,
+    type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, MemoryUse,
+    SharedLimits,
 };
 
 /// Per-context state of the `hal` module: its one device and the limits
@@ -19,6 +20,8 @@ pub struct HalState {
     pub device: HostRef<Device>,
     /// Budgets for dispatches and allocations.
     pub limits: SharedLimits,
+    /// Bytes the hal's live allocations hold.
+    pub memory: std::sync::Arc<MemoryUse>,
 }
 
 impl HalState {
@@ -27,6 +30,7 @@ impl HalState {
         HalState {
             device: Device::new(),
             limits,
+            memory: Default::default(),
         }
     }
 
@@ -147,12 +151,12 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ),
     ("device.queue.fill", "0rIrrrIIIiI_v", Some(queue_fill)),
     ("device.queue.flush", "0rI_v", Some(nothing)),
-    ("device.queue.read", "0rIrrrIrIII_v", None),
+    ("device.queue.read", "0rIrrrIrIII_v", Some(queue_read)),
     ("device.queue.update", "0rIrrrIrIII_v", Some(queue_update)),
-    ("device.queue.write", "0rIrrrIrIII_v", None),
+    ("device.queue.write", "0rIrrrIrIII_v", Some(queue_write)),
     ("devices.count", "0v_i", Some(devices_count)),
     ("devices.get", "0i_r", Some(devices_get)),
-    ("ex.file.from_memory", "0rIirIIi_r", None),
+    ("ex.file.from_memory", "0rIirIIi_r", Some(file_from_memory)),
     ("executable.create", "0rIrrr_r", Some(executable_create)),
     (
         "executable.lookup.function",
@@ -352,7 +356,7 @@ fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
     let (_affinity, _types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
     let size = a.i64()?;
     let buffer = allocator
-        .allocate(size, state.snapshot().max_buffer_bytes)
+        .allocate(size, &state.snapshot(), &state.memory)
         .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::BUFFER, buffer))
 }
@@ -363,17 +367,14 @@ fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let source = a.vm_buffer()?.clone();
     let offset = a.offset()?;
     let length = a.i64()?;
-    let whole = HalBuffer {
-        length: source.buffer("import source")?.len() as u64,
-        storage: source,
-        offset: 0,
-    };
-    let buffer = whole.subspan(offset, length).map_err(|t| {
-        a.error(
-            StatusCode::InvalidArgument,
-            format!("import: {}", t.message),
-        )
-    })?;
+    let buffer = HalBuffer::over(source)?
+        .subspan(offset, length)
+        .map_err(|t| {
+            a.error(
+                StatusCode::InvalidArgument,
+                format!("import: {}", t.message),
+            )
+        })?;
     one(obj(type_names::BUFFER, buffer))
 }
 
@@ -901,7 +902,7 @@ fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let (_types, _usage) = (a.i32()?, a.i32()?);
     let size = a.i64()?;
     let _flags = a.i64()?;
-    match Allocator.allocate(size, state.snapshot().max_buffer_bytes) {
+    match Allocator.allocate(size, &state.snapshot(), &state.memory) {
         Ok(buffer) => {
             queue_epilogue(a, signal, Ok(()))?;
             one(obj(type_names::BUFFER, buffer))
@@ -986,23 +987,87 @@ fn queue_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let target_offset = a.offset()?;
     let length = a.i64()?;
     let _flags = a.i64()?;
-    let whole = HalBuffer {
-        length: source.buffer("update source")?.len() as u64,
-        storage: source,
-        offset: 0,
-    };
-    let result = whole.subspan(source_offset, length).and_then(|s| {
-        let data = s.to_vec()?;
-        run_once(Command::Update {
-            target: BufferRef {
-                slot: 0,
-                buffer: Some(target),
-                offset: target_offset,
-                length,
-            },
-            data,
-        })
-    });
+    let result = HalBuffer::over(source)?
+        .subspan(source_offset, length)
+        .and_then(|s| {
+            let data = s.to_vec()?;
+            run_once(Command::Update {
+                target: BufferRef {
+                    slot: 0,
+                    buffer: Some(target),
+                    offset: target_offset,
+                    length,
+                },
+                data,
+            })
+        });
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+/// A `!hal.file`: a read-only byte range of a `!vm.buffer` (IREE's
+/// `ex.file.from_memory` files are read-only too).
+pub struct File {
+    /// The bytes.
+    pub contents: HalBuffer,
+}
+
+fn file_from_memory(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    a.device()?;
+    let _affinity = a.i64()?;
+    let access = a.i32()?;
+    let buffer = a.vm_buffer()?.clone();
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let _flags = a.i32()?;
+    if access & !1 != 0 {
+        return Err(a.error(
+            StatusCode::PermissionDenied,
+            "only read-only memory can be accessed via a file handle (today)",
+        ));
+    }
+    let contents = HalBuffer::over(buffer)?
+        .subspan(offset, length)
+        .map_err(|t| a.error(t.code, t.message))?;
+    one(obj(type_names::FILE, File { contents }))
+}
+
+fn queue_read(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let file: HostRef<File> = a.object(type_names::FILE)?;
+    let source_offset = a.offset()?;
+    let target = a.buffer()?;
+    let target_offset = a.offset()?;
+    let length = a.i64()?;
+    let _flags = a.i64()?;
+    let result = file
+        .contents
+        .subspan(source_offset, length)
+        .and_then(|s| s.to_vec())
+        .and_then(|data| {
+            run_once(Command::Update {
+                target: BufferRef {
+                    slot: 0,
+                    buffer: Some(target),
+                    offset: target_offset,
+                    length,
+                },
+                data,
+            })
+        });
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+fn queue_write(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    a.buffer()?;
+    let _source_offset = a.offset()?;
+    let _: HostRef<File> = a.object(type_names::FILE)?;
+    let result = Err(Trap::new(
+        StatusCode::PermissionDenied,
+        "files from memory are read-only; nothing can be written to them",
+    ));
     queue_epilogue(a, signal, result)?;
     none()
 }
@@ -1173,4 +1238,81 @@ fn fence_await(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
         }
     }
     one(0i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use irvm::Buffer;
+
+    fn call(state: &mut HalState, name: &str, args: &[Value]) -> Result<Vec<Value>, Trap> {
+        let (_, _, f) = EXPORTS.iter().find(|e| e.0 == name).unwrap();
+        f.unwrap()(state, &mut Args::new(name, args))
+    }
+
+    #[test]
+    fn files_from_memory_are_read_into_buffers() {
+        let mut state = HalState::new(Default::default());
+        let device = Value::Ref(state.device.to_ref());
+        let bytes = Value::Ref(Ref::from(Buffer::from_vec((0u8..16).collect())));
+        let file = call(
+            &mut state,
+            "ex.file.from_memory",
+            &[
+                device.clone(),
+                Value::I64(0),
+                Value::I32(1),
+                bytes,
+                Value::I64(4),
+                Value::I64(8),
+                Value::I32(0),
+            ],
+        )
+        .unwrap()
+        .remove(0);
+        let target = Allocator
+            .allocate(8, &DispatchLimits::default(), &state.memory)
+            .unwrap();
+        let target_ref = Value::Ref(HostRef::new(type_names::BUFFER, target.clone()).to_ref());
+        let null = Value::Ref(Ref::Null);
+        let read = |state: &mut HalState, src: i64, len: i64| {
+            call(
+                state,
+                "device.queue.read",
+                &[
+                    device.clone(),
+                    Value::I64(0),
+                    null.clone(),
+                    null.clone(),
+                    file.clone(),
+                    Value::I64(src),
+                    target_ref.clone(),
+                    Value::I64(2),
+                    Value::I64(len),
+                    Value::I64(0),
+                ],
+            )
+        };
+        read(&mut state, 1, 4).unwrap();
+        assert_eq!(target.to_vec().unwrap(), vec![0, 0, 5, 6, 7, 8, 0, 0]);
+        // Past the end of the file's 8 bytes.
+        assert!(read(&mut state, 6, 4).is_err());
+        let write = call(
+            &mut state,
+            "device.queue.write",
+            &[
+                device.clone(),
+                Value::I64(0),
+                null.clone(),
+                null,
+                target_ref,
+                Value::I64(0),
+                file,
+                Value::I64(0),
+                Value::I64(4),
+                Value::I64(0),
+            ],
+        );
+        assert_eq!(write.unwrap_err().code, StatusCode::PermissionDenied);
+    }
 }

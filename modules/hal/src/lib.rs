@@ -5,9 +5,9 @@
 //!
 //! - [`hal_module`]: the `hal` host module with all 60 exports of IREE
 //!   3.13 (`runtime/src/iree/modules/hal/exports.inl`) linking under their
-//!   calling conventions. Channels, collectives, `ex.file.from_memory` and
-//!   `device.queue.read`/`write` fail with UNIMPLEMENTED naming the function
-//!   ([`UNIMPLEMENTED`]); the rest run on a synchronous CPU device.
+//!   calling conventions. Channels and collectives fail with UNIMPLEMENTED
+//!   naming the function ([`UNIMPLEMENTED`]); the rest run on a synchronous
+//!   CPU device (files from memory are read-only, as in IREE).
 //! - vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module loaded
 //!   into a private context behind the `vmvx` module ([`vmvx_module`]:
 //!   its 32 microkernels link; the 2-D elementwise, copy and fill kernels
@@ -46,10 +46,10 @@ mod vmvx;
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 pub use self::element::ElementType;
 pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
-pub use self::exports::{HalState, EXPORTS};
+pub use self::exports::{File, HalState, EXPORTS};
 pub use self::objects::{
-    type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence, HalBuffer,
-    SharedLimits,
+    shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence,
+    HalBuffer, MemoryCharge, MemoryUse, SharedLimits,
 };
 pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
@@ -65,9 +65,6 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "channel.rank_and_count",
     "channel.split",
     "command_buffer.collective",
-    "device.queue.read",
-    "device.queue.write",
-    "ex.file.from_memory",
 ];
 
 /// The `hal` host module: register it in a context before modules that
@@ -126,5 +123,21 @@ mod tests {
         let sorted = names.clone();
         names.sort();
         assert_eq!(names, sorted);
+    }
+}
+
+#[cfg(test)]
+mod send_sync {
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn host_objects_are_send_and_sync() {
+        assert_send_sync::<super::HalState>();
+        assert_send_sync::<super::BufferView>();
+        assert_send_sync::<super::HalBuffer>();
+        assert_send_sync::<super::CommandBuffer>();
+        assert_send_sync::<super::Executable>();
+        assert_send_sync::<super::Fence>();
+        assert_send_sync::<super::Device>();
     }
 }
