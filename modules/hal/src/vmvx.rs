@@ -387,8 +387,7 @@ fn run_pack(args: &[Value], unpack: bool) -> Result<Vec<Value>, Trap> {
     let (output, out_offset, out_stride0, out_stride1) =
         (r.buffer()?, r.u64()?, r.u64()?, r.u64()?);
     let mut sizes = [0u64; 6];
-    let count = if unpack { 6 } else { 6 };
-    for s in sizes.iter_mut().take(count) {
+    for s in sizes.iter_mut() {
         *s = r.u64()?;
     }
     let padding = if unpack { 0 } else { r.i64()? as u64 };
@@ -638,11 +637,10 @@ mod tests {
 
     #[test]
     fn thirty_two_exports() {
+        use irvm::HostModule;
         let m = vmvx_module().unwrap();
-        assert_eq!(
-            UNARY.len() + BINARY.len() + COPIES.len() + 1 + UNIMPLEMENTED_KERNELS.len(),
-            32
-        );
+        assert_eq!(m.functions().len(), 32);
+        assert!(UNIMPLEMENTED_KERNELS.is_empty());
         assert_eq!(m.signature("mmt4d"), Some("0rIIrIIrIIIIIiiii_v"));
     }
 
