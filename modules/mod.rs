@@ -18,7 +18,8 @@
 //! - `module.rs`: [`Module`] and its accessors.
 //! - `debug_db.rs`: lazy access to the debug database.
 //! - `abi.rs`: calling conventions and reflection attributes.
-//! - `schema.rs`: the flatc-generated bindings.
+//! - `schema.rs`: the flatc-generated bindings (crate-internal; hidden,
+//!   reachable for irvm's own dump tool and tests).
 
 pub mod abi;
 pub mod archive;
@@ -27,6 +28,7 @@ pub mod debug_db;
 mod error;
 mod features;
 mod module;
+#[doc(hidden)]
 pub mod schema;
 mod verify;
 
