@@ -1,7 +1,9 @@
 //! The benchmark corpus (`benchmarks/corpus/`): every program listed in
 //! `programs.txt` has its source and compiled module, and `irvm run` prints
 //! exactly what IREE's `iree-run-module` prints for it (at 1/10000 of the
-//! benchmark size, so the suite stays quick).
+//! benchmark size, so the suite stays quick), from both interpreter loops:
+//! the plain one (with the fused instructions it runs in place) and the
+//! hooked one that `--fuel` selects, which runs every instruction alone.
 //!
 //! The comparison needs the reference tools (`../shared/tools/setup-iree-peer`
 //! installs them into `~/.cache/irvm-iree-peer/bin`, or set `IREE_PEER_BIN`)
@@ -69,6 +71,17 @@ fn corpus_programs_match_iree_run_module() {
             .args(&args)
             .output()
             .unwrap();
+        let hooked = Command::new(env!("CARGO_BIN_EXE_irvm"))
+            .arg("run")
+            .args(&args)
+            .arg("--fuel=1000000000000")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&hooked.stdout),
+            "{name}: plain and hooked loops differ"
+        );
         let theirs = Command::new(peer.join("iree-run-module"))
             .args(&args)
             .output()

@@ -175,6 +175,30 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 }
             }};
         }
+        // `br` at `$at`: block arguments, then the jump. The loops
+        // iree-compile emits branch back to a compare-and-branch: the plain
+        // loop runs it here, saving a dispatch (the hooked loop dispatches
+        // it, so observers see it).
+        macro_rules! br {
+            ($at:expr, $i:ident) => {{
+                if $i.y != NONE {
+                    remap!($at, $i.y);
+                }
+                jump!($at, $i.x);
+                if !HOOKED {
+                    let tat = ip;
+                    // SAFETY: `ip` is the verified branch target.
+                    let t = unsafe { &*tat };
+                    match t.op {
+                        Opcode::CmpLtI32SBr => cmp_br!(tat, t, t.c, ri!(t.a) < ri!(t.b)),
+                        Opcode::CmpLtI64SBr => cmp_br!(tat, t, t.c, rl!(t.a) < rl!(t.b)),
+                        Opcode::CmpNzI32Br => cmp_br!(tat, t, t.b, ri!(t.a) != 0),
+                        Opcode::CmpNeI32Br => cmp_br!(tat, t, t.c, ri!(t.a) != ri!(t.b)),
+                        _ => {}
+                    }
+                }
+            }};
+        }
         macro_rules! buffer {
             ($r:expr, $what:expr) => {
                 tri!(rref!($r).buffer($what))
@@ -355,12 +379,7 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     let v = !rref!(i.a).is_null();
                     wi!(i.b, v as i32);
                 }
-                Opcode::Br => {
-                    if i.y != NONE {
-                        remap!(at, i.y);
-                    }
-                    jump!(at, i.x);
-                }
+                Opcode::Br => br!(at, i),
                 Opcode::CondBr => {
                     if ri!(i.a) != 0 {
                         if i.c != NO_REMAP {
@@ -437,6 +456,23 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                                 break;
                             }
                         }
+                    }
+                }
+                Opcode::AddI32ThenBr => {
+                    bin_i32!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: the second instruction of a pair is the next
+                        // instruction of the body (program::fuse_pairs).
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        br!(jat, j);
+                    }
+                }
+                Opcode::AddI64ThenBr => {
+                    bin_i64!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        br!(jat, j);
                     }
                 }
                 Opcode::BufferLoadI32ThenAddI32 => {
