@@ -380,8 +380,7 @@ fn list_of_unknown_element_type_is_refused_at_load() {
         let mut ctx = Context::new(&instance);
         let err = ctx
             .register_module(module)
-            .err()
-            .expect("refused")
+            .expect_err("refused")
             .to_string();
         assert!(
             err.contains(&format!("no type registered with name '{element}'")),
