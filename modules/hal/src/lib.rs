@@ -10,9 +10,9 @@
 //!   CPU device (files from memory are read-only, as in IREE).
 //! - vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module loaded
 //!   into a private context behind the `vmvx` module ([`vmvx_module`]:
-//!   its 32 microkernels link; the 2-D elementwise, copy and fill kernels
-//!   run, the data-tiling ones — [`UNIMPLEMENTED_KERNELS`] — fail with
-//!   UNIMPLEMENTED); dispatches call its entry functions once per workgroup.
+//!   its 32 microkernels, elementwise, copy, fill and the data-tiling
+//!   pack/mmt4d/unpack/query_tile_sizes); dispatches call its entry
+//!   functions once per workgroup.
 //! - [`BufferView`]: tensors in and out (`BufferView::from_slice`,
 //!   `to_vec`), and [`parse_buffer_view`]/[`format_buffer_view`] for the
 //!   text forms iree-run-module reads and prints.
