@@ -34,7 +34,9 @@ mod verify;
 
 pub use abi::{AbiError, CallingConvention, ValueKind};
 pub use bytes::ModuleBytes;
-pub use debug_db::{DebugDatabase, DebugError, Location, LocationDef, SourceMap, SourcePosition};
+#[doc(hidden)]
+pub use debug_db::LocationDef;
+pub use debug_db::{DebugDatabase, DebugError, Location, SourceMap, SourcePosition};
 pub use error::LoadError;
 pub use features::{FeatureBits, SUPPORTED_FEATURES};
 pub use module::{Dependency, ExportDecl, FunctionDescriptor, ImportDecl, Module, SignatureDecl};

@@ -207,7 +207,7 @@ impl Module {
         attr_pairs(self.def().attrs())
     }
 
-    /// Type table: full names such as `i32`, `!vm.buffer`, `!vm.list<?>`.
+    /// Type table: full names such as `i32`, `!vm.buffer`, `!vm.list<!vm.opaque>`.
     pub fn types(&self) -> Vec<&str> {
         let def = self.def();
         let types = def.types();

@@ -47,8 +47,10 @@ impl Instance {
         RefType::lookup(name)
     }
 
-    /// Resolves a module type-table name (`i32`, `!vm.buffer`, `!vm.list<?>`,
-    /// `!vm.opaque`, a registered `!name`).
+    /// Resolves a module type-table name (`i32`, `!vm.buffer`, `!vm.list<...>`,
+    /// `!vm.opaque`, a registered `!name`). As in the reference, `?` and
+    /// `!vm.ref<?>` are not names of any type (a `!vm.list<?>` allocation
+    /// names its element `?` and fails to load).
     pub fn resolve_type_name(&self, full_name: &str) -> Option<TypeDef> {
         Some(match full_name {
             "i8" => TypeDef::Value(ValueType::I8),
@@ -57,7 +59,7 @@ impl Instance {
             "i64" => TypeDef::Value(ValueType::I64),
             "f32" => TypeDef::Value(ValueType::F32),
             "f64" => TypeDef::Value(ValueType::F64),
-            "!vm.opaque" | "?" | "!vm.ref<?>" => TypeDef::Any,
+            "!vm.opaque" => TypeDef::Any,
             n => TypeDef::Ref(self.lookup_type(n.strip_prefix('!')?)?),
         })
     }

@@ -716,7 +716,7 @@ fn encode<'s>(
             None => match field {
                 Field::ConstI16 => Parsed::U16(cases_len.unwrap_or(0) as u16),
                 Field::TypeId => Parsed::U32(
-                    draft.type_ordinal(type_of_result.as_deref().unwrap_or("!vm.ref<?>")),
+                    draft.type_ordinal(type_of_result.as_deref().unwrap_or("!vm.opaque")),
                 ),
                 _ => {
                     return Err(Diag::new(
