@@ -175,28 +175,13 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 }
             }};
         }
-        // `br` at `$at`: block arguments, then the jump. The loops
-        // iree-compile emits branch back to a compare-and-branch: the plain
-        // loop runs it here, saving a dispatch (the hooked loop dispatches
-        // it, so observers see it).
+        // `br` at `$at`: block arguments, then the jump.
         macro_rules! br {
             ($at:expr, $i:ident) => {{
                 if $i.y != NONE {
                     remap!($at, $i.y);
                 }
                 jump!($at, $i.x);
-                if !HOOKED {
-                    let tat = ip;
-                    // SAFETY: `ip` is the verified branch target.
-                    let t = unsafe { &*tat };
-                    match t.op {
-                        Opcode::CmpLtI32SBr => cmp_br!(tat, t, t.c, ri!(t.a) < ri!(t.b)),
-                        Opcode::CmpLtI64SBr => cmp_br!(tat, t, t.c, rl!(t.a) < rl!(t.b)),
-                        Opcode::CmpNzI32Br => cmp_br!(tat, t, t.b, ri!(t.a) != 0),
-                        Opcode::CmpNeI32Br => cmp_br!(tat, t, t.c, ri!(t.a) != ri!(t.b)),
-                        _ => {}
-                    }
-                }
             }};
         }
         macro_rules! buffer {
