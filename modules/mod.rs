@@ -31,7 +31,7 @@ pub mod schema;
 mod verify;
 
 pub use abi::{AbiError, CallingConvention, ValueKind};
-pub use bytes::ModuleBytes;
+pub use bytes::{ModuleBytes, PRIVATE_COPY_BYTES};
 pub use debug_db::{DebugDatabase, DebugError, Location, LocationDef, SourceMap, SourcePosition};
 pub use error::LoadError;
 pub use features::{FeatureBits, SUPPORTED_FEATURES};
