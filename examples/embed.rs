@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
     // A host module from plain closures; imports resolve by `module.function`.
-    let host = NativeModule::new("native_import_module", 1).typed_i32("add_1", |x| x + 1);
+    let host = NativeModule::new("native_import_module", 1).wrap("add_1", |x: i32| x + 1);
     ctx.register_host_module(&host)?;
     ctx.register_module(module)?;
 

@@ -8,13 +8,15 @@
 //! `examples/counter.vmfb` is assembled from `examples/counter.vmasm` with
 //! `iree-as-module --output=examples/counter.vmfb examples/counter.vmasm`.
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use irvm::{Context, HostRef, Instance, Module, NativeModule, Trap, Value};
 
-/// The host object behind `!env.counter`.
+/// The host object behind `!env.counter`. Host objects are shared by every
+/// holder of a ref, possibly on several threads, so their mutable state is
+/// atomic (or behind a `Mutex`).
 struct Counter {
-    total: Cell<i32>,
+    total: AtomicI32,
 }
 
 /// Per-context state of the `env` module: what the program printed.
@@ -45,7 +47,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             HostRef::new(
                 "env.counter",
                 Counter {
-                    total: Cell::new(start),
+                    total: AtomicI32::new(start),
                 },
             )
         })
@@ -53,11 +55,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .wrap(
             "counter_add",
             |c: HostRef<Counter>, n: i32| -> Result<i32, Trap> {
-                let total =
-                    c.total.get().checked_add(n).ok_or_else(|| {
-                        Trap::new(irvm::StatusCode::OutOfRange, "counter overflow")
-                    })?;
-                c.total.set(total);
+                let old = c.total.load(Ordering::Relaxed);
+                let total = old
+                    .checked_add(n)
+                    .ok_or_else(|| Trap::new(irvm::StatusCode::OutOfRange, "counter overflow"))?;
+                c.total.store(total, Ordering::Relaxed);
                 Ok(total)
             },
         );

@@ -108,3 +108,23 @@ fn errors_name_the_problem_and_exit_1() {
     assert!(err.contains("RESOURCE_EXHAUSTED"), "{err}");
     assert!(err.lines().count() < 10, "{err}");
 }
+
+#[test]
+fn iteration_count_form_runs_exactly_that_many() {
+    let Some(m) = vm_bench() else {
+        eprintln!("skipping: ../shared/benchmarks not present");
+        return;
+    };
+    let module = format!("--module={}", m.display());
+    let (out, err, code) = irvm(&[
+        "bench",
+        &module,
+        "--function=empty_func",
+        "--benchmark_min_time=1234x",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [("BM_empty_func/process_time/real_time".to_string(), 1234)]
+    );
+}

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use irvm::{CallState, Context, Control, ExecView, Instance, Module, Observer, StatusCode, Value};
+use irvm::{
+    CallState, Context, Control, ExecView, Instance, Limits, Module, Observer, StatusCode, Value,
+};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -57,7 +59,10 @@ fn fuel_stops_an_infinite_loop() {
 #[test]
 fn infinite_recursion_is_a_clean_error() {
     let mut ctx = context();
-    ctx.max_depth = 500;
+    ctx.set_limits(Limits {
+        max_stack_depth: 500,
+        ..ctx.limits()
+    });
     let e = call(&mut ctx, "recurse", &[Value::I32(1)]).unwrap_err();
     assert_eq!(e.code, StatusCode::ResourceExhausted);
     assert!(e.message.contains("stack overflow"), "{e}");
@@ -108,13 +113,14 @@ fn deadline_ends_a_long_call() {
 
 /// Pauses before every instruction and records where.
 struct StepEverything {
-    seen: std::rc::Rc<std::cell::RefCell<Vec<(u32, u32, usize)>>>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(u32, u32, usize)>>>,
 }
 
 impl Observer for StepEverything {
     fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
         self.seen
-            .borrow_mut()
+            .lock()
+            .unwrap()
             .push((view.function, view.offset, view.i32_registers().len()));
         Control::Pause
     }
@@ -123,7 +129,7 @@ impl Observer for StepEverything {
 #[test]
 fn an_observer_pauses_before_each_instruction() {
     let mut ctx = context();
-    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     ctx.set_observer(Some(Box::new(StepEverything { seen: seen.clone() })));
     let f = ctx.function("limits.alloc").unwrap();
     let mut state = ctx.begin_call(&f, &[Value::I64(24)]).unwrap();
@@ -137,7 +143,7 @@ fn an_observer_pauses_before_each_instruction() {
         assert_eq!(frames[0].i32s[0], 24);
         assert_eq!(
             frames[0].frame.offset,
-            Some(seen.borrow().last().unwrap().1)
+            Some(seen.lock().unwrap().last().unwrap().1)
         );
         state = ctx.resume().unwrap();
     }
@@ -147,7 +153,7 @@ fn an_observer_pauses_before_each_instruction() {
     }
     // const, alloc, length, return: each paused once, in order.
     assert_eq!(pauses, 4);
-    let offsets: Vec<u32> = seen.borrow().iter().map(|s| s.1).collect();
+    let offsets: Vec<u32> = seen.lock().unwrap().iter().map(|s| s.1).collect();
     assert!(offsets.windows(2).all(|w| w[0] < w[1]), "{offsets:?}");
     // Detached, calls run straight through.
     ctx.set_observer(None);

@@ -14,10 +14,10 @@
 //! `examples/counter.vmfb` (used here too) is `iree-as-module` of
 //! `examples/counter.vmasm`.
 
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::process::Command;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 use irvm::{
     CallState, Context, HostRef, Instance, LinkError, Module, NativeModule, Ref, StatusCode, Trap,
@@ -233,22 +233,22 @@ fn calling_conventions_come_from_closure_types() {
 
 /// Counts live states, to see them created and dropped with contexts.
 struct Tally {
-    live: Rc<Cell<i32>>,
+    live: Arc<AtomicI32>,
     calls: i32,
 }
 
 impl Drop for Tally {
     fn drop(&mut self) {
-        self.live.set(self.live.get() - 1);
+        self.live.fetch_sub(1, Relaxed);
     }
 }
 
 #[test]
 fn per_context_state_lives_and_dies_with_its_context() {
-    let live = Rc::new(Cell::new(0));
+    let live = Arc::new(AtomicI32::new(0));
     let l = live.clone();
     let module = NativeModule::with_state("tally", 1, move || {
-        l.set(l.get() + 1);
+        l.fetch_add(1, Relaxed);
         Tally {
             live: l.clone(),
             calls: 0,
@@ -263,7 +263,7 @@ fn per_context_state_lives_and_dies_with_its_context() {
     let mut b = Context::new(&instance);
     a.register_host_module(&module).unwrap();
     b.register_host_module(&module).unwrap();
-    assert_eq!(live.get(), 2);
+    assert_eq!(live.load(Relaxed), 2);
     let bump_a = a.function("tally.bump").unwrap();
     let bump_b = b.function("tally.bump").unwrap();
     a.invoke(&bump_a, &[Value::I32(5)]).unwrap();
@@ -271,30 +271,29 @@ fn per_context_state_lives_and_dies_with_its_context() {
     let rb = b.invoke(&bump_b, &[Value::I32(1)]).unwrap();
     assert_eq!((ra[0].as_i32(), rb[0].as_i32()), (Some(10), Some(1)));
     drop(a);
-    assert_eq!(live.get(), 1);
+    assert_eq!(live.load(Relaxed), 1);
     drop(b);
-    assert_eq!(live.get(), 0);
+    assert_eq!(live.load(Relaxed), 0);
 }
 
 struct Counter {
-    total: Cell<i32>,
+    total: AtomicI32,
 }
 
-fn counter_env(printed: Rc<std::cell::RefCell<Vec<i32>>>) -> NativeModule {
+fn counter_env(printed: Arc<Mutex<Vec<i32>>>) -> NativeModule {
     NativeModule::new("env", 1)
         .ref_type("env.counter")
-        .wrap("print_i32", move |v: i32| printed.borrow_mut().push(v))
+        .wrap("print_i32", move |v: i32| printed.lock().unwrap().push(v))
         .wrap("counter_new", |start: i32| {
             HostRef::new(
                 "env.counter",
                 Counter {
-                    total: Cell::new(start),
+                    total: AtomicI32::new(start),
                 },
             )
         })
         .wrap("counter_add", |c: HostRef<Counter>, n: i32| {
-            c.total.set(c.total.get() + n);
-            c.total.get()
+            c.total.fetch_add(n, Relaxed) + n
         })
 }
 
@@ -308,7 +307,7 @@ fn counter_module() -> Module {
 
 #[test]
 fn host_ref_types_travel_through_registers_and_lists() {
-    let printed = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let printed = Arc::new(Mutex::new(Vec::new()));
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
     ctx.register_host_module(&counter_env(printed.clone()))
@@ -319,7 +318,7 @@ fn host_ref_types_travel_through_registers_and_lists() {
     // counter = 7; +7 = 14 (through the list's copy); +14 = 28 (the same
     // object); the list got back the same object (cmp.eq.ref = 1).
     assert_eq!(r[0].as_i32(), Some(28));
-    assert_eq!(*printed.borrow(), vec![1, 28]);
+    assert_eq!(*printed.lock().unwrap(), vec![1, 28]);
 }
 
 #[test]
@@ -345,7 +344,10 @@ fn host_ref_arguments_are_type_checked() {
     let Value::Ref(r) = &c[0] else {
         panic!("a ref result")
     };
-    assert_eq!(r.downcast::<Counter>().map(|c| c.total.get()), Some(3));
+    assert_eq!(
+        r.downcast::<Counter>().map(|c| c.total.load(Relaxed)),
+        Some(3)
+    );
     assert_eq!(r.to_string(), "!env.counter");
 }
 

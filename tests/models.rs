@@ -66,8 +66,9 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-fn run(program: &Path, prefix: &[&str], case: &Case) -> (Vec<u8>, i32, String) {
+fn run_in(program: &Path, prefix: &[&str], case: &Case, dir: &Path) -> (Vec<u8>, i32, String) {
     let out = Command::new(program)
+        .current_dir(dir)
         .args(prefix)
         .arg(format!("--module={}", case.module.display()))
         .args(&case.args)
@@ -87,7 +88,34 @@ fn corpus_matches_the_recorded_reference_output() {
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     let mut failures = Vec::new();
     for case in &cases {
-        let (stdout, status, stderr) = run(irvm, &["run"], case);
+        let work = tempfile::tempdir().unwrap();
+        let (stdout, status, stderr) = run_in(irvm, &["run"], case, work.path());
+        // Files the run wrote (--output=@FILE) against the recorded CASE--FILE.
+        let mut written: Vec<String> = std::fs::read_dir(work.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        written.sort();
+        let prefix = format!("{}--", case.name);
+        let mut recorded: Vec<String> = std::fs::read_dir(models_dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter_map(|n| n.strip_prefix(&prefix).map(str::to_string))
+            .collect();
+        recorded.sort();
+        if written != recorded {
+            failures.push(format!(
+                "{}: wrote {written:?}, expected {recorded:?}",
+                case.name
+            ));
+        }
+        for f in &recorded {
+            let ours = std::fs::read(work.path().join(f)).unwrap_or_default();
+            let theirs = std::fs::read(models_dir().join(format!("{prefix}{f}"))).unwrap();
+            if ours != theirs {
+                failures.push(format!("{}: {f} differs from the recorded file", case.name));
+            }
+        }
         if stdout != case.expected || status != case.status {
             failures.push(format!(
                 "{}: exit {status} (want {})\n--- irvm stdout\n{}--- expected\n{}--- stderr\n{stderr}",
@@ -97,7 +125,7 @@ fn corpus_matches_the_recorded_reference_output() {
                 String::from_utf8_lossy(&case.expected)
             ));
         }
-        if case.status != 0 {
+        if case.status != 0 && case.name.contains("wrong_") {
             assert!(
                 stderr.contains("hal.buffer_view.assert") && !stderr.contains("panicked"),
                 "{}: failure should be the module's own assertion, got: {stderr}",
@@ -118,12 +146,33 @@ fn corpus_matches_a_live_reference_run() {
     };
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     for case in &cases() {
-        let (theirs, their_status, _) = run(&peer.join("iree-run-module"), &[], case);
-        let (ours, our_status, stderr) = run(irvm, &["run"], case);
+        let (their_dir, our_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (theirs, their_status, _) =
+            run_in(&peer.join("iree-run-module"), &[], case, their_dir.path());
+        let (ours, our_status, stderr) = run_in(irvm, &["run"], case, our_dir.path());
         assert_eq!(
             (String::from_utf8_lossy(&ours), our_status),
             (String::from_utf8_lossy(&theirs), their_status),
             "{}: irvm stderr: {stderr}",
+            case.name
+        );
+        let files = |d: &Path| {
+            let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .map(|p| {
+                    (
+                        p.file_name().unwrap().to_string_lossy().into_owned(),
+                        std::fs::read(&p).unwrap(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert!(
+            files(our_dir.path()) == files(their_dir.path()),
+            "{}: written files differ",
             case.name
         );
     }

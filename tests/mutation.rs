@@ -163,9 +163,9 @@ fn exercise(bytes: Vec<u8>, tally: &mut Tally) {
         max_list_elements: 1 << 12,
         max_global_bytes: 1 << 20,
         max_global_refs: 1 << 12,
+        max_stack_depth: 64,
         ..Limits::default()
     });
-    ctx.max_depth = 64;
     ctx.set_fuel(Some(5_000));
     let name = module.name().to_string();
     if ctx.register_module(module).is_err() {

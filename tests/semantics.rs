@@ -245,3 +245,78 @@ fn vm_fail_keeps_the_low_five_bits_of_the_status() {
         );
     }
 }
+
+/// Every function of `tests/data/ref_results.vmasm` with the exact stdout
+/// iree-run-module gives (lists with `child_list[i]` lines, nested lists,
+/// buffers without a printer, null refs, i8 and f32 elements).
+const REF_RESULTS: &[(&str, &str)] = &[
+    (
+        "lst",
+        "result[0]: vm.list\nchild_list[0]: i32=0\nchild_list[1]: i32=42\nchild_list[2]: i32=0\n\n",
+    ),
+    (
+        "nested",
+        "result[0]: vm.list\nchild_list[0]: vm.list\nchild_list[0]: i32=0\nchild_list[1]: i32=7\n\
+         child_list[2]: i32=0\nchild_list[3]: i32=0\n\nchild_list[1]: vm.buffer\n(no printer)\n\
+         child_list[2]: i64=-5\nchild_list[3]: (null)\n\n",
+    ),
+    ("buf", "result[0]: vm.buffer\n(no printer)\n"),
+    ("nul", "result[0]: (null)\n"),
+    (
+        "bufs",
+        "result[0]: vm.list\nchild_list[0]: (null)\nchild_list[1]: (null)\n\n",
+    ),
+    (
+        "fl",
+        "result[0]: vm.list\nchild_list[0]: f32=0\nchild_list[1]: f32=1.5\n\n",
+    ),
+    (
+        "i8s",
+        "result[0]: vm.list\nchild_list[0]: i8=0\nchild_list[1]: i8=44\n\n",
+    ),
+    ("empty", "result[0]: vm.list\n\n"),
+];
+
+fn stdout_of(program: &Path, pre: &[&str], module: &Path, function: &str) -> String {
+    let out = Command::new(program)
+        .args(pre)
+        .arg(format!("--module={}", module.display()))
+        .arg(format!("--function={function}"))
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{function}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn ref_results_print_like_the_reference() {
+    let source = manifest().join("tests/data/ref_results.vmasm");
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let peer = peer_bin();
+    let tmp = tempfile::tempdir().unwrap();
+    let vmfb = tmp.path().join("ref_results.vmfb");
+    if let Some(peer) = &peer {
+        let status = Command::new(peer.join("iree-as-module"))
+            .arg(format!("--output={}", vmfb.display()))
+            .arg(&source)
+            .status()
+            .expect("iree-as-module");
+        assert!(status.success());
+    } else {
+        eprintln!("reference tools not installed: checking irvm alone");
+    }
+    for (function, expected) in REF_RESULTS {
+        let expected = format!("EXEC @{function}\n{expected}");
+        assert_eq!(stdout_of(irvm, &["run"], &source, function), expected);
+        if let Some(peer) = &peer {
+            assert_eq!(
+                stdout_of(&peer.join("iree-run-module"), &[], &vmfb, function),
+                expected
+            );
+        }
+    }
+}

@@ -133,15 +133,25 @@ fn i64_pair_past_the_register_file() {
 }
 
 #[test]
-fn i64_pair_at_an_odd_register() {
-    let source = "vm.module @v version 0\nvm.export @f\nvm.func @f() -> (i64) {\n^bb0:\n  %i2:3 = vm.const.i64 7\n  vm.return %i2\n}\n";
+fn i64_pair_at_an_odd_register_runs_as_in_the_reference() {
+    // IREE reads an i64 at any i32 ordinal (`*(int64_t*)&regs_i32[r]`), so
+    // `%i1:2` is accepted and means slots 1 and 2.
+    let source = "vm.module @v version 0\nvm.export @f\nvm.func @f() -> (i64) {\n^bb0:\n  %i2:3 = vm.const.i64 7\n  %i4:5 = vm.add.i64 %i2:3, %i2:3\n  vm.return %i4:5\n}\n";
     let mut bytes = assemble(source);
-    let (at, offset) = locate(&bytes, "%i2:3 = vm.const.i64");
+    let (at, _) = locate(&bytes, "%i2:3 = vm.const.i64");
     put_u16(&mut bytes, at + 9, 1);
-    assert_rejected(
-        bytes,
-        offset,
-        "register %i1 (i64) is not an aligned register pair",
+    let (at, _) = locate(&bytes, "%i4:5 = vm.add.i64");
+    put_u16(&mut bytes, at + 1, 1);
+    put_u16(&mut bytes, at + 3, 1);
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    ctx.register_module(Module::from_bytes(bytes).unwrap())
+        .expect("odd pairs verify");
+    let f = ctx.function("v.f").unwrap();
+    let results = ctx.invoke(&f, &[]).unwrap();
+    assert!(
+        matches!(results.as_slice(), [irvm::Value::I64(14)]),
+        "{results:?}"
     );
 }
 
@@ -313,4 +323,45 @@ fn f32_instruction_without_the_feature() {
         root._tab.loc() + usize::from(root._tab.vtable().get(BytecodeModuleDef::VT_REQUIREMENTS));
     put_u32(&mut bytes, at, 0);
     assert_rejected(bytes, offset, "vm.const.f32 needs the EXT_F32 feature");
+}
+
+const THREE_ARGS: &str = "vm.module @v version 0\nvm.export @f\nvm.func @f(%i0: i32, %i1: i32, %i2: i32) -> (i32) {\n^bb0:\n  vm.return %i0\n}\n";
+
+#[test]
+fn registers_too_few_for_the_arguments() {
+    // As the reference verifier: the count rounded up to a power of two
+    // (2 here) must hold the 3 argument registers.
+    let mut bytes = assemble(THREE_ARGS);
+    patch_descriptor(&mut bytes, |d| {
+        d[16..18].copy_from_slice(&2u16.to_le_bytes())
+    });
+    assert_rejected(
+        bytes,
+        0,
+        "insufficient register storage for function arguments/results",
+    );
+}
+
+#[test]
+fn rounded_register_count_holds_the_arguments() {
+    // 3 rounds up to 4: the reference accepts 3 registers for 3 arguments,
+    // and so does irvm (the frame simply has room for them).
+    let mut bytes = assemble(THREE_ARGS);
+    patch_descriptor(&mut bytes, |d| {
+        d[16..18].copy_from_slice(&3u16.to_le_bytes())
+    });
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    ctx.register_module(Module::from_bytes(bytes).unwrap())
+        .expect("accepted");
+}
+
+#[test]
+fn register_count_over_the_limit() {
+    // 16,385 i32 registers round up to 32,768, past the bank's 0x7FFF.
+    let mut bytes = assemble(ARITH);
+    patch_descriptor(&mut bytes, |d| {
+        d[16..18].copy_from_slice(&16_385u16.to_le_bytes())
+    });
+    assert_rejected(bytes, 0, "register count overflow");
 }

@@ -26,7 +26,8 @@ pub struct BenchArgs {
     #[arg(long = "input", allow_hyphen_values = true)]
     inputs: Vec<String>,
     /// Minimum wall time per benchmark, in seconds (`0.5`) or with an `s`
-    /// suffix (`0.5s`), as Google Benchmark accepts it.
+    /// suffix (`0.5s`), or an exact iteration count with an `x` suffix
+    /// (`1000x`, for instruction counting), as Google Benchmark accepts it.
     #[arg(long = "benchmark_min_time", default_value = "0.5")]
     min_time: String,
     /// How many times to repeat each benchmark (each row is one repetition).
@@ -59,12 +60,32 @@ struct Sample {
     cpu: Duration,
 }
 
-fn parse_min_time(text: &str) -> Result<Duration, String> {
-    let t = text.trim().trim_end_matches('s');
-    t.parse::<f64>()
+/// How long each benchmark runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MinTime {
+    /// At least this much wall time (batches doubling).
+    Wall(Duration),
+    /// Exactly this many timed iterations (`Nx`).
+    Iterations(u64),
+}
+
+fn parse_min_time(text: &str) -> Result<MinTime, String> {
+    let t = text.trim();
+    if let Some(n) = t.strip_suffix('x') {
+        return n
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n > 0)
+            .map(MinTime::Iterations)
+            .ok_or_else(|| {
+                format!("INVALID_ARGUMENT; --benchmark_min_time `{text}` is not an iteration count")
+            });
+    }
+    t.trim_end_matches('s')
+        .parse::<f64>()
         .ok()
         .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e6)
-        .map(Duration::from_secs_f64)
+        .map(|s| MinTime::Wall(Duration::from_secs_f64(s)))
         .ok_or_else(|| {
             format!("INVALID_ARGUMENT; --benchmark_min_time `{text}` is not a number of seconds")
         })
@@ -92,11 +113,15 @@ fn measure(
     ctx: &mut Context,
     func: &Func,
     args: &[Value],
-    min_time: Duration,
+    min_time: MinTime,
 ) -> Result<Sample, String> {
     // Warm up once (and surface a failing function before timing it).
     ctx.invoke(func, args).map_err(|e| e.to_string())?;
-    let (mut iterations, mut batch) = (0u64, 1u64);
+    let (min_time, mut batch) = match min_time {
+        MinTime::Wall(d) => (d, 1u64),
+        MinTime::Iterations(n) => (Duration::ZERO, n),
+    };
+    let mut iterations = 0u64;
     let (wall0, cpu0) = (Instant::now(), process_cpu_time());
     loop {
         for _ in 0..batch {
@@ -238,10 +263,13 @@ mod tests {
 
     #[test]
     fn min_time_accepts_google_benchmark_forms() {
-        assert_eq!(parse_min_time("0.5").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_min_time("2s").unwrap(), Duration::from_secs(2));
+        let wall = |d| Ok(MinTime::Wall(d));
+        assert_eq!(parse_min_time("0.5"), wall(Duration::from_millis(500)));
+        assert_eq!(parse_min_time("2s"), wall(Duration::from_secs(2)));
+        assert_eq!(parse_min_time("1000x"), Ok(MinTime::Iterations(1000)));
         assert!(parse_min_time("fast").is_err());
         assert!(parse_min_time("-1").is_err());
+        assert!(parse_min_time("0x").is_err());
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct RunArgs {
     device: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    results: crate::tensor_io::ResultArgs,
     /// Print every executed instruction with the values it reads (and its
     /// source position) to stderr.
     #[arg(long = "trace-execution")]
@@ -74,12 +76,19 @@ impl LimitArgs {
             deadline = std::time::Instant::now().checked_add(d);
             ctx.set_deadline(deadline);
         }
-        crate::tensor_io::limit_dispatches(self.fuel, deadline, self.max_buffer_bytes);
+        crate::tensor_io::limit_dispatches(crate::hal::DispatchLimits {
+            fuel: self.fuel,
+            deadline,
+            max_buffer_bytes: self.max_buffer_bytes,
+            max_memory_bytes: self.max_memory_bytes,
+        });
         if let Some(n) = self.max_stack_depth {
             if n == 0 {
                 return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());
             }
-            ctx.max_depth = n;
+            let mut limits = ctx.limits();
+            limits.max_stack_depth = n;
+            ctx.set_limits(limits);
         }
         let mut limits = ctx.limits();
         if let Some(n) = self.max_stack_bytes {
@@ -156,6 +165,8 @@ enum Failure {
     Setup(String),
     /// The invocation trapped.
     Trap(irvm::Trap),
+    /// `--expected_output` did not match (already reported on stdout).
+    Mismatch,
 }
 
 impl From<String> for Failure {
@@ -187,6 +198,7 @@ pub fn main(args: RunArgs) -> ExitCode {
             eprintln!("irvm run: {message}");
             ExitCode::FAILURE
         }
+        Err(Failure::Mismatch) => ExitCode::FAILURE,
         Err(Failure::Trap(trap)) => {
             eprintln!("{}", describe_trap("run", &trap));
             ExitCode::FAILURE
@@ -232,11 +244,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     outln!("EXEC @{name}");
     let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
-    for (i, v) in results.iter().enumerate() {
-        match crate::tensor_io::format_buffer_view_result(i, v) {
-            Some(text) => outln!("{}", text?),
-            None => outln!("result[{i}]: {v}"),
-        }
+    match args
+        .results
+        .emit(&results, crate::result_format::format_value)?
+    {
+        crate::tensor_io::Outcome::Done => Ok(()),
+        crate::tensor_io::Outcome::Mismatch => Err(Failure::Mismatch),
     }
-    Ok(())
 }

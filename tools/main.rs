@@ -14,6 +14,7 @@ mod cmd_bench;
 mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
+mod result_format;
 mod scalar_input;
 mod tensor_io;
 

@@ -3,7 +3,6 @@
 //! between them), plus the embedding API to look up and call functions.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::{Arc, RwLock};
 
 use crate::exec::{self, Stack};
@@ -186,13 +185,13 @@ pub(crate) enum ImportTarget {
 pub(crate) struct BytecodeInstance {
     pub module: Module,
     pub name: String,
-    pub funcs: Vec<Rc<Function>>,
+    pub funcs: Vec<Arc<Function>>,
     pub signatures: Vec<Signature>,
-    pub import_sigs: Vec<Rc<Signature>>,
+    pub import_sigs: Vec<Arc<Signature>>,
     pub import_names: Vec<String>,
     pub imports: Vec<ImportTarget>,
     pub types: Vec<TypeDef>,
-    pub rodata: Vec<Rc<Buffer>>,
+    pub rodata: Vec<Arc<Buffer>>,
     pub rwdata: Vec<u8>,
     pub global_refs: Vec<Ref>,
     /// The globals' share of the context's memory budget.
@@ -304,8 +303,6 @@ pub struct Context {
     instance: Arc<Instance>,
     pub(crate) modules: Vec<Registered>,
     pub(crate) stack: Stack,
-    /// Maximum frame depth before a call fails with RESOURCE_EXHAUSTED.
-    pub max_depth: usize,
     pub(crate) limits: Limits,
     pub(crate) hooks: crate::exec::hooks::Hooks,
     /// Lists allocated by bytecode, for the cycle collector.
@@ -333,6 +330,9 @@ impl Drop for Context {
 /// Resource limits of a context's invocations (see [`Context::set_limits`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// Deepest call stack, in frames; a call beyond it fails with
+    /// RESOURCE_EXHAUSTED ("VM stack overflow").
+    pub max_stack_depth: usize,
     /// Largest `vm.buffer.alloc`/`vm.buffer.clone`, in bytes.
     pub max_buffer_bytes: u64,
     /// Largest list capacity or size (`vm.list.alloc`/`reserve`/`resize`),
@@ -370,6 +370,7 @@ pub const DEFAULT_STACK_BYTES: u64 = 128 * 8_096;
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
+            max_stack_depth: 16 * 1024,
             max_buffer_bytes: 4 << 30,
             max_list_elements: 128 << 20,
             max_global_bytes: 256 << 20,
@@ -395,7 +396,7 @@ pub struct FrameInfo {
 impl Context {
     pub(crate) fn stack_limit(&self) -> crate::exec::StackLimit {
         crate::exec::StackLimit {
-            frames: self.max_depth,
+            frames: self.limits.max_stack_depth,
             bytes: self.limits.max_stack_bytes,
         }
     }
@@ -417,7 +418,6 @@ impl Context {
             instance: instance.clone(),
             modules: Vec::new(),
             stack: Stack::with_budget(&memory),
-            max_depth: 16 * 1024,
             limits,
             hooks: Default::default(),
             lists: Default::default(),
@@ -447,7 +447,7 @@ impl Context {
         self.lists.collect()
     }
 
-    /// Sets the buffer and list size limits.
+    /// Sets the stack depth, buffer, list and module state limits.
     pub fn set_limits(&mut self, limits: Limits) {
         self.limits = limits;
         self.memory.set_limit(limits.max_memory_bytes);
@@ -459,7 +459,7 @@ impl Context {
         self.memory.used()
     }
 
-    /// The buffer and list size limits.
+    /// The stack depth, buffer, list and module state limits.
     pub fn limits(&self) -> Limits {
         self.limits
     }
@@ -732,12 +732,12 @@ impl Context {
                 function: fname(),
                 source,
             })?;
-            funcs.push(Rc::new(f));
+            funcs.push(Arc::new(f));
         }
         let rodata = (0..module.rodata_count())
             .map(|i| {
                 let range = module.rodata_range(i).unwrap_or(0..0);
-                Rc::new(Buffer::rodata(module.clone(), range))
+                Arc::new(Buffer::rodata(module.clone(), range))
             })
             .collect();
         let exports = export_list
@@ -780,7 +780,7 @@ impl Context {
             module,
             funcs,
             signatures,
-            import_sigs: import_sigs.into_iter().map(Rc::new).collect(),
+            import_sigs: import_sigs.into_iter().map(Arc::new).collect(),
             import_names,
             imports,
             types,
@@ -800,6 +800,12 @@ impl Context {
                 parsed: Arc::new(Signature::default()),
             };
             if let Err(trap) = self.invoke(&f, &[]) {
+                // No frame may outlive its function (see `exec::FuncRef`).
+                // A call suspended elsewhere made `invoke` fail before
+                // pushing any frame of this module, and is kept.
+                if !self.stack.is_suspended() {
+                    self.stack.clear();
+                }
                 self.modules.pop();
                 return Err(LinkError::Init { module: name, trap });
             }

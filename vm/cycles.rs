@@ -21,7 +21,7 @@
 //! between instructions: every holder outside the tracked lists is counted.
 
 use std::collections::HashMap;
-use std::rc::{Rc, Weak};
+use std::sync::{Arc, Weak};
 
 use crate::refs::List;
 
@@ -37,11 +37,11 @@ pub(crate) struct ListTracker {
 impl ListTracker {
     /// Remembers a newly allocated list (one that may hold lists). When the
     /// tracked lists have doubled since the last collection, collects first.
-    pub(crate) fn track(&mut self, list: &Rc<List>) {
+    pub(crate) fn track(&mut self, list: &Arc<List>) {
         if self.lists.len() >= self.prune_at {
             self.collect();
         }
-        self.lists.push(Rc::downgrade(list));
+        self.lists.push(Arc::downgrade(list));
     }
 
     /// Number of tracked lists still alive.
@@ -53,7 +53,7 @@ impl ListTracker {
     /// Empties every tracked list that is only reachable from tracked lists
     /// (garbage held alive by a cycle). Returns how many lists were emptied.
     pub(crate) fn collect(&mut self) -> usize {
-        let live: Vec<Rc<List>> = self.lists.iter().filter_map(Weak::upgrade).collect();
+        let live: Vec<Arc<List>> = self.lists.iter().filter_map(Weak::upgrade).collect();
         if live.is_empty() {
             self.prune_at = 64;
             return 0;
@@ -61,7 +61,7 @@ impl ListTracker {
         let index: HashMap<*const List, usize> = live
             .iter()
             .enumerate()
-            .map(|(n, l)| (Rc::as_ptr(l), n))
+            .map(|(n, l)| (Arc::as_ptr(l), n))
             .collect();
         // Edges between tracked lists, and how many references each list
         // receives from tracked lists.
@@ -70,7 +70,7 @@ impl ListTracker {
         let mut readable = vec![true; live.len()];
         for (n, list) in live.iter().enumerate() {
             let ok = list.for_each_list(|child| {
-                if let Some(&m) = index.get(&Rc::as_ptr(child)) {
+                if let Some(&m) = index.get(&Arc::as_ptr(child)) {
                     edges[n].push(m);
                     internal[m] += 1;
                 }
@@ -83,7 +83,7 @@ impl ListTracker {
         let mut alive = vec![false; live.len()];
         let mut work = Vec::new();
         for (n, list) in live.iter().enumerate() {
-            if Rc::strong_count(list) - 1 > internal[n] || !readable[n] {
+            if Arc::strong_count(list) - 1 > internal[n] || !readable[n] {
                 alive[n] = true;
                 work.push(n);
             }
@@ -118,8 +118,8 @@ mod tests {
     use super::*;
     use crate::refs::{Ref, TypeDef};
 
-    fn list() -> Rc<List> {
-        let l = Rc::new(List::new(TypeDef::Any, 1).unwrap());
+    fn list() -> Arc<List> {
+        let l = Arc::new(List::new(TypeDef::Any, 1).unwrap());
         l.resize(1).unwrap();
         l
     }
@@ -131,7 +131,7 @@ mod tests {
         t.track(&a);
         a.set_ref(0, Ref::List(a.clone())).unwrap();
         assert_eq!(t.collect(), 0, "held by a local: alive");
-        let weak = Rc::downgrade(&a);
+        let weak = Arc::downgrade(&a);
         drop(a);
         assert_eq!(weak.strong_count(), 1, "the cycle keeps it alive");
         assert_eq!(t.collect(), 1);
@@ -147,7 +147,7 @@ mod tests {
                 let a = list();
                 t.track(&a);
                 a.set_ref(0, Ref::List(a.clone())).unwrap();
-                Rc::downgrade(&a)
+                Arc::downgrade(&a)
             })
             .collect();
         // Every cycle but the most recent ones was reclaimed on the way.
@@ -168,7 +168,7 @@ mod tests {
         a.set_ref(0, Ref::List(b.clone())).unwrap();
         b.set_ref(0, Ref::List(c.clone())).unwrap();
         c.set_ref(0, Ref::List(b.clone())).unwrap();
-        let wb = Rc::downgrade(&b);
+        let wb = Arc::downgrade(&b);
         drop((b, c));
         assert_eq!(t.collect(), 0);
         assert_eq!(wb.strong_count(), 2);

@@ -29,7 +29,7 @@ pub enum Control {
 
 /// Called before every instruction while attached (see
 /// [`crate::Context::set_observer`]).
-pub trait Observer {
+pub trait Observer: Send {
     /// Looks at the instruction about to execute.
     fn before_instruction(&mut self, view: &ExecView<'_>) -> Control;
 }
@@ -113,12 +113,12 @@ impl ExecView<'_> {
 /// `[module.function+0000001C]    %i0 = vm.add.i32 %i0(40), %i1(1)`,
 /// followed by `  // file:line:col` when the source position is known.
 pub struct ExecutionTracer {
-    out: Box<dyn std::io::Write>,
+    out: Box<dyn std::io::Write + Send>,
 }
 
 impl ExecutionTracer {
     /// A tracer writing to `out` (e.g. `std::io::stderr()`).
-    pub fn new(out: Box<dyn std::io::Write>) -> ExecutionTracer {
+    pub fn new(out: Box<dyn std::io::Write + Send>) -> ExecutionTracer {
         ExecutionTracer { out }
     }
 }

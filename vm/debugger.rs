@@ -11,9 +11,8 @@
 //! one-line loop). Without debug information, `step` and `next` fall back to
 //! instruction stepping.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::context::{CallState, Context, FrameInfo, Func};
 use crate::debug::{Control, ExecView, Observer};
@@ -97,7 +96,7 @@ struct Shared {
     mode: Mode,
     hit: Option<u32>,
     /// (module, function) -> line table, filled lazily.
-    lines: HashMap<(String, u32), Rc<LineTable>>,
+    lines: HashMap<(String, u32), Arc<LineTable>>,
 }
 
 /// Per function: offset -> source position, and which offsets start a line.
@@ -159,13 +158,19 @@ fn function_name(module: &Module, function: u32) -> Option<String> {
     })
 }
 
+/// The debugger's shared state, locked (a poisoned lock is used as is: the
+/// state is plain data that every update leaves consistent).
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 struct StopObserver {
-    shared: Rc<RefCell<Shared>>,
+    shared: Arc<Mutex<Shared>>,
 }
 
 impl Observer for StopObserver {
     fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
-        let mut shared = self.shared.borrow_mut();
+        let mut shared = lock(&self.shared);
         let here = (view.module_name, view.function, view.offset);
         if let Some(b) = shared.breakpoints.iter().find(|b| {
             b.addresses
@@ -195,7 +200,7 @@ impl Observer for StopObserver {
                     let table = shared
                         .lines
                         .entry(key)
-                        .or_insert_with(|| Rc::new(LineTable::build(view.module, view.function)))
+                        .or_insert_with(|| Arc::new(LineTable::build(view.module, view.function)))
                         .clone();
                     match (table.starts.get(&view.offset), &from) {
                         // No line information at all: behave like stepi.
@@ -226,7 +231,7 @@ pub struct Debugger {
     ctx: Context,
     entry: Func,
     args: Vec<Value>,
-    shared: Rc<RefCell<Shared>>,
+    shared: Arc<Mutex<Shared>>,
     running: bool,
     next_id: u32,
 }
@@ -234,7 +239,7 @@ pub struct Debugger {
 impl Debugger {
     /// Prepares to debug `entry(args)` in `ctx` (attaches the observer).
     pub fn new(mut ctx: Context, entry: Func, args: Vec<Value>) -> Debugger {
-        let shared = Rc::new(RefCell::new(Shared::default()));
+        let shared = Arc::new(Mutex::new(Shared::default()));
         ctx.set_observer(Some(Box::new(StopObserver {
             shared: shared.clone(),
         })));
@@ -260,7 +265,7 @@ impl Debugger {
 
     /// The breakpoints, in creation order.
     pub fn breakpoints(&self) -> Vec<Breakpoint> {
-        self.shared.borrow().breakpoints.clone()
+        lock(&self.shared).breakpoints.clone()
     }
 
     /// Sets a breakpoint from a gdb-style spec: `FILE:LINE` (every function
@@ -290,13 +295,13 @@ impl Debugger {
             addresses,
         };
         self.next_id += 1;
-        self.shared.borrow_mut().breakpoints.push(b.clone());
+        lock(&self.shared).breakpoints.push(b.clone());
         Ok(b)
     }
 
     /// Deletes breakpoint `id`, or all with `None`.
     pub fn delete_breakpoint(&mut self, id: Option<u32>) -> Result<(), DebugCommandError> {
-        let mut shared = self.shared.borrow_mut();
+        let mut shared = lock(&self.shared);
         match id {
             None => shared.breakpoints.clear(),
             Some(id) => {
@@ -425,7 +430,7 @@ impl Debugger {
     }
 
     fn go(&mut self, mode: Mode) -> Result<Stop, DebugCommandError> {
-        self.shared.borrow_mut().mode = mode;
+        lock(&self.shared).mode = mode;
         let mut state = if self.running {
             self.ctx.resume()
         } else {
@@ -437,9 +442,9 @@ impl Debugger {
         while let Ok(CallState::Yielded) = state {
             state = self.ctx.resume();
         }
-        self.shared.borrow_mut().mode = Mode::Run;
+        lock(&self.shared).mode = Mode::Run;
         Ok(match state {
-            Ok(CallState::Paused) => match self.shared.borrow_mut().hit.take() {
+            Ok(CallState::Paused) => match lock(&self.shared).hit.take() {
                 Some(id) => Stop::Breakpoint(id),
                 None => Stop::Step,
             },

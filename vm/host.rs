@@ -32,8 +32,9 @@ pub struct HostFunctionDecl {
 /// Per-context state of a host module: it executes the calls.
 ///
 /// Arguments arrive flattened; a variadic span arrives as its element count
-/// (an `i32`) followed by its elements.
-pub trait HostState {
+/// (an `i32`) followed by its elements. The state moves with its context
+/// to whichever thread uses the context, hence `Send`.
+pub trait HostState: Send {
     /// Calls function `index` of the module's table.
     fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap>;
     /// Resumes a call of function `index` that returned
@@ -47,8 +48,9 @@ pub trait HostState {
     }
 }
 
-/// A module implemented by the host.
-pub trait HostModule {
+/// A module implemented by the host. One module may be registered in
+/// contexts on several threads, hence `Send + Sync`.
+pub trait HostModule: Send + Sync {
     /// The module name imports refer to (`yieldable_test`).
     fn name(&self) -> &str;
     /// The module version (checked against dependencies' minimum versions).

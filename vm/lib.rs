@@ -34,3 +34,17 @@ pub use program::VerifyError;
 pub use refs::{Buffer, List, Ref, RefType, TypeDef, ValueType};
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use value::Value;
+
+// Compile-time checks: contexts and what calls return move between threads.
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send::<Context>();
+    assert_send::<CallState>();
+    assert_send_sync::<Value>();
+    assert_send_sync::<Ref>();
+    assert_send_sync::<Trap>();
+    assert_send_sync::<Module>();
+    assert_send_sync::<Func>();
+    assert_send_sync::<NativeModule<()>>();
+};

@@ -22,7 +22,7 @@
 
 use std::marker::PhantomData;
 use std::ops::Deref;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 use crate::refs::{HostObject, Ref, RefType};
@@ -77,17 +77,17 @@ impl HostValue for Ref {
 /// A counted handle to a host object holding a `T` (a ref register of a
 /// host-defined type); derefs to the `T`. As an argument it also rejects
 /// null and objects of other types.
-pub struct HostRef<T: 'static> {
-    object: Rc<HostObject>,
+pub struct HostRef<T: Send + Sync + 'static> {
+    object: Arc<HostObject>,
     _type: PhantomData<T>,
 }
 
-impl<T: 'static> HostRef<T> {
+impl<T: Send + Sync + 'static> HostRef<T> {
     /// A new object of type `type_name` (without `!`) holding `value`.
     pub fn new(type_name: &str, value: T) -> HostRef<T> {
         let ty = RefType::named(type_name);
         HostRef {
-            object: Rc::new(HostObject::new(ty, type_name, Box::new(value))),
+            object: Arc::new(HostObject::new(ty, type_name, Box::new(value))),
             _type: PhantomData,
         }
     }
@@ -98,7 +98,7 @@ impl<T: 'static> HostRef<T> {
     }
 }
 
-impl<T: 'static> Clone for HostRef<T> {
+impl<T: Send + Sync + 'static> Clone for HostRef<T> {
     fn clone(&self) -> Self {
         HostRef {
             object: self.object.clone(),
@@ -107,7 +107,7 @@ impl<T: 'static> Clone for HostRef<T> {
     }
 }
 
-impl<T: 'static> Deref for HostRef<T> {
+impl<T: Send + Sync + 'static> Deref for HostRef<T> {
     type Target = T;
     fn deref(&self) -> &T {
         // Construction checked the type (`new` or `from_value`).
@@ -117,7 +117,7 @@ impl<T: 'static> Deref for HostRef<T> {
     }
 }
 
-impl<T: 'static> HostValue for HostRef<T> {
+impl<T: Send + Sync + 'static> HostValue for HostRef<T> {
     const KIND: char = 'r';
     fn from_value(v: &Value) -> Result<Self, String> {
         match v {
@@ -191,7 +191,7 @@ tuple_results!(A, B);
 tuple_results!(A, B, C);
 tuple_results!(A, B, C, D);
 
-type Callback<S> = Rc<dyn Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap>>;
+type Callback<S> = Arc<dyn Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap> + Send + Sync>;
 
 /// Marks closures that take the module state first.
 pub struct WithState;
@@ -217,9 +217,9 @@ fn bad_args(name: &str, k: usize, why: String) -> Trap {
 
 macro_rules! into_host_func {
     ($($a:ident),*) => {
-        impl<S: 'static, F, R, $($a: HostValue),*> IntoHostFunc<S, (WithState, $($a,)*)> for F
+        impl<S: Send + 'static, F, R, $($a: HostValue),*> IntoHostFunc<S, (WithState, $($a,)*)> for F
         where
-            F: Fn(&mut S, $($a),*) -> R + 'static,
+            F: Fn(&mut S, $($a),*) -> R + Send + Sync + 'static,
             R: HostResults,
         {
             fn calling_convention() -> String {
@@ -229,7 +229,7 @@ macro_rules! into_host_func {
             }
             #[allow(non_snake_case, unused_mut, unused_variables)]
             fn into_callback(self, name: String) -> Callback<S> {
-                Rc::new(move |state: &mut S, args: &[Value]| {
+                Arc::new(move |state: &mut S, args: &[Value]| {
                     let mut it = args.iter().enumerate();
                     $(
                         let $a = match it.next() {
@@ -242,9 +242,9 @@ macro_rules! into_host_func {
             }
         }
 
-        impl<S: 'static, F, R, $($a: HostValue),*> IntoHostFunc<S, (WithoutState, $($a,)*)> for F
+        impl<S: Send + 'static, F, R, $($a: HostValue),*> IntoHostFunc<S, (WithoutState, $($a,)*)> for F
         where
-            F: Fn($($a),*) -> R + 'static,
+            F: Fn($($a),*) -> R + Send + Sync + 'static,
             R: HostResults,
         {
             fn calling_convention() -> String {
@@ -254,7 +254,7 @@ macro_rules! into_host_func {
             }
             #[allow(non_snake_case, unused_mut, unused_variables)]
             fn into_callback(self, name: String) -> Callback<S> {
-                Rc::new(move |_: &mut S, args: &[Value]| {
+                Arc::new(move |_: &mut S, args: &[Value]| {
                     let mut it = args.iter().enumerate();
                     $(
                         let $a = match it.next() {
@@ -281,15 +281,15 @@ into_host_func!(A1, A2, A3, A4, A5, A6, A7, A8);
 /// A host module built from Rust closures, with per-context state `S`
 /// (created by the module's factory when the module is registered in a
 /// context, dropped with the context).
-pub struct NativeModule<S: 'static = ()> {
+pub struct NativeModule<S: Send + 'static = ()> {
     name: String,
     version: u32,
-    factory: Rc<dyn Fn() -> S>,
+    factory: Arc<dyn Fn() -> S + Send + Sync>,
     funcs: Vec<(HostFunctionDecl, Callback<S>)>,
     types: Vec<String>,
 }
 
-impl<S: 'static> Clone for NativeModule<S> {
+impl<S: Send + 'static> Clone for NativeModule<S> {
     fn clone(&self) -> Self {
         NativeModule {
             name: self.name.clone(),
@@ -308,17 +308,17 @@ impl NativeModule<()> {
     }
 }
 
-impl<S: 'static> NativeModule<S> {
+impl<S: Send + 'static> NativeModule<S> {
     /// An empty module whose per-context state `factory` creates.
     pub fn with_state(
         name: impl Into<String>,
         version: u32,
-        factory: impl Fn() -> S + 'static,
+        factory: impl Fn() -> S + Send + Sync + 'static,
     ) -> Self {
         NativeModule {
             name: name.into(),
             version,
-            factory: Rc::new(factory),
+            factory: Arc::new(factory),
             funcs: Vec::new(),
             types: Vec::new(),
         }
@@ -347,7 +347,7 @@ impl<S: 'static> NativeModule<S> {
         self,
         name: impl Into<String>,
         calling_convention: &str,
-        f: impl Fn(&[Value]) -> Result<Vec<Value>, Trap> + 'static,
+        f: impl Fn(&[Value]) -> Result<Vec<Value>, Trap> + Send + Sync + 'static,
     ) -> Result<Self, crate::modules::AbiError> {
         self.func_with_state(
             name,
@@ -361,7 +361,7 @@ impl<S: 'static> NativeModule<S> {
         mut self,
         name: impl Into<String>,
         calling_convention: &str,
-        f: impl Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap> + 'static,
+        f: impl Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap> + Send + Sync + 'static,
     ) -> Result<Self, crate::modules::AbiError> {
         crate::modules::CallingConvention::parse(calling_convention)?;
         self.funcs.push((
@@ -369,14 +369,9 @@ impl<S: 'static> NativeModule<S> {
                 name: name.into(),
                 calling_convention: calling_convention.to_string(),
             },
-            Rc::new(f),
+            Arc::new(f),
         ));
         Ok(self)
-    }
-
-    /// Adds an `i32 -> i32` function (`0i_i`).
-    pub fn typed_i32(self, name: impl Into<String>, f: impl Fn(i32) -> i32 + 'static) -> Self {
-        self.wrap(name, f)
     }
 
     /// Declares a ref type (`env.counter`, used as `!env.counter` by
@@ -406,7 +401,7 @@ struct NativeState<S> {
     names: Vec<String>,
 }
 
-impl<S: 'static> HostState for NativeState<S> {
+impl<S: Send + 'static> HostState for NativeState<S> {
     fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap> {
         let f = self.funcs.get(index).ok_or_else(|| {
             Trap::new(
@@ -433,7 +428,7 @@ impl<S: 'static> HostState for NativeState<S> {
     }
 }
 
-impl<S: 'static> HostModule for NativeModule<S> {
+impl<S: Send + 'static> HostModule for NativeModule<S> {
     fn name(&self) -> &str {
         &self.name
     }

@@ -210,12 +210,8 @@ impl Builder<'_> {
                 if r & REF_BANK_BIT != 0 {
                     return Err(self.err(format!("register {r:#x} is not an i32 register")));
                 }
-                if bank.slots() == 2 && r & 1 != 0 {
-                    return Err(self.err(format!(
-                        "register %i{r} ({}) is not an aligned register pair (odd ordinal)",
-                        bank.name()
-                    )));
-                }
+                // An i64/f64 may start at an odd ordinal: the reference reads
+                // it there (unaligned), and so do the register macros.
                 let need = r as u32 + bank.slots() as u32;
                 if need > self.n32 as u32 {
                     return Err(self.err(format!(
@@ -291,6 +287,43 @@ impl Builder<'_> {
     }
 }
 
+/// The reference verifier's register-count rules: each count, rounded up
+/// to a power of two (at least 1), must stay within the bank (at most
+/// 0x7FFF i32 and 0x3FFF ref registers, so 16,384 and 8,192 are the
+/// largest counts) and must hold the arguments (i64/f64 starting at even
+/// slots).
+fn check_register_counts(
+    b: &Builder<'_>,
+    i32_count: u16,
+    ref_count: u16,
+) -> Result<(), VerifyError> {
+    let rounded = |n: u16| u32::from(n.max(1)).next_power_of_two();
+    let (n32, nref) = (rounded(i32_count), rounded(ref_count));
+    if n32 > 0x7FFF || nref > 0x3FFF {
+        return Err(b.err(format!(
+            "register count overflow ({i32_count} i32, {ref_count} ref registers; \
+             rounded up to powers of two they exceed 32767 and 16383)"
+        )));
+    }
+    let (mut args32, mut argsref) = (0u32, 0u32);
+    for &k in &b.sig.args {
+        match k {
+            b'i' | b'f' => args32 += 1,
+            b'I' | b'F' => args32 += (args32 & 1) + 2,
+            b'r' => argsref += 1,
+            _ => {}
+        }
+    }
+    if n32 < args32 || nref < argsref {
+        return Err(b.err(format!(
+            "insufficient register storage for function arguments/results \
+             ({i32_count} i32 and {ref_count} ref registers for arguments needing \
+             {args32} and {argsref})"
+        )));
+    }
+    Ok(())
+}
+
 /// Pre-decodes and verifies internal function `ordinal` whose bytecode is
 /// `code` (the function's slice of the module's bytecode data).
 pub(crate) fn compile(
@@ -316,6 +349,7 @@ pub(crate) fn compile(
         strings: Vec::new(),
         fixups: Vec::new(),
     };
+    check_register_counts(&b, i32_count, ref_count)?;
     // Arguments beyond the register file (unused by the body) are dropped
     // by the caller's marshalling, as IREE's frames simply never read them.
     // bytecode offset -> instruction index (block markers map to the next).

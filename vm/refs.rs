@@ -4,10 +4,12 @@
 //! handle without touching the count.
 
 use std::any::Any;
-use std::cell::{Cell, Ref as CellRef, RefCell, RefMut};
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Arc;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::modules::Module;
 use crate::trap::{StatusCode, Trap};
@@ -119,13 +121,19 @@ impl TypeDef {
 /// A host object behind a reference of a host-registered type.
 pub struct HostObject {
     ty: RefType,
-    type_name: Rc<str>,
-    value: Box<dyn Any>,
+    type_name: Arc<str>,
+    value: Box<dyn Any + Send + Sync>,
 }
 
 impl HostObject {
     /// Wraps `value` as an object of registered type `ty` named `type_name`.
-    pub fn new(ty: RefType, type_name: impl Into<Rc<str>>, value: Box<dyn Any>) -> Self {
+    /// Objects are shared by every holder of a ref, on any thread, hence
+    /// `Send + Sync` (use atomics or a `Mutex` for state that changes).
+    pub fn new(
+        ty: RefType,
+        type_name: impl Into<Arc<str>>,
+        value: Box<dyn Any + Send + Sync>,
+    ) -> Self {
         HostObject {
             ty,
             type_name: type_name.into(),
@@ -148,9 +156,9 @@ impl HostObject {
 
 impl Ref {
     /// A new object of host type `type_name` (without `!`) holding `value`.
-    pub fn host<T: 'static>(type_name: &str, value: T) -> Ref {
+    pub fn host<T: Send + Sync + 'static>(type_name: &str, value: T) -> Ref {
         let ty = RefType::named(type_name);
-        Ref::Host(Rc::new(HostObject::new(ty, type_name, Box::new(value))))
+        Ref::Host(Arc::new(HostObject::new(ty, type_name, Box::new(value))))
     }
 
     /// The host object's value, if this is a host object holding a `T`.
@@ -169,11 +177,11 @@ pub enum Ref {
     #[default]
     Null,
     /// A `!vm.buffer`.
-    Buffer(Rc<Buffer>),
+    Buffer(Arc<Buffer>),
     /// A `!vm.list`.
-    List(Rc<List>),
+    List(Arc<List>),
     /// An object of a host-registered type.
-    Host(Rc<HostObject>),
+    Host(Arc<HostObject>),
 }
 
 impl Ref {
@@ -198,16 +206,16 @@ impl Ref {
     pub fn ptr_eq(&self, other: &Ref) -> bool {
         match (self, other) {
             (Ref::Null, Ref::Null) => true,
-            (Ref::Buffer(a), Ref::Buffer(b)) => Rc::ptr_eq(a, b),
-            (Ref::List(a), Ref::List(b)) => Rc::ptr_eq(a, b),
-            (Ref::Host(a), Ref::Host(b)) => Rc::ptr_eq(a, b),
+            (Ref::Buffer(a), Ref::Buffer(b)) => Arc::ptr_eq(a, b),
+            (Ref::List(a), Ref::List(b)) => Arc::ptr_eq(a, b),
+            (Ref::Host(a), Ref::Host(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
 
     /// The buffer, or an error naming `what` when null or not a buffer.
     #[inline(always)]
-    pub fn buffer(&self, what: &'static str) -> Result<&Rc<Buffer>, Trap> {
+    pub fn buffer(&self, what: &'static str) -> Result<&Arc<Buffer>, Trap> {
         match self {
             Ref::Buffer(b) => Ok(b),
             other => Err(other.not_a_buffer(what)),
@@ -227,7 +235,7 @@ impl Ref {
 
     /// The list, or an error when null or not a list.
     #[inline]
-    pub fn list(&self) -> Result<&Rc<List>, Trap> {
+    pub fn list(&self) -> Result<&Arc<List>, Trap> {
         match self {
             Ref::List(l) => Ok(l),
             Ref::Null => Err(Trap::new(StatusCode::InvalidArgument, "list is null")),
@@ -242,9 +250,9 @@ impl Ref {
     pub fn ref_count(&self) -> usize {
         match self {
             Ref::Null => 0,
-            Ref::Buffer(b) => Rc::strong_count(b),
-            Ref::List(l) => Rc::strong_count(l),
-            Ref::Host(h) => Rc::strong_count(h),
+            Ref::Buffer(b) => Arc::strong_count(b),
+            Ref::List(l) => Arc::strong_count(l),
+            Ref::Host(h) => Arc::strong_count(h),
         }
     }
 }
@@ -252,14 +260,14 @@ impl Ref {
 impl From<Buffer> for Ref {
     /// A new counted handle to `buffer`.
     fn from(buffer: Buffer) -> Ref {
-        Ref::Buffer(Rc::new(buffer))
+        Ref::Buffer(Arc::new(buffer))
     }
 }
 
 impl From<List> for Ref {
     /// A new counted handle to `list`.
     fn from(list: List) -> Ref {
-        Ref::List(Rc::new(list))
+        Ref::List(Arc::new(list))
     }
 }
 
@@ -297,7 +305,7 @@ enum Owner {
     Aligned,
     /// A range of another buffer's bytes ([`Buffer::view`]); holding the
     /// parent keeps them alive.
-    View(#[allow(dead_code)] Rc<Buffer>),
+    View(#[allow(dead_code)] Arc<Buffer>),
 }
 
 /// Alignment of the bytes of every buffer [`Buffer::new`] allocates (IREE's
@@ -320,15 +328,30 @@ const MAPPED_BUFFER_BYTES: usize = 2 << 20;
 /// (or, for stores, at all), so an embedder that runs the VM from inside
 /// such a closure gets a trap, not aliased memory.
 pub struct Buffer {
+    /// Start of the bytes; never changes, valid for `len` bytes while
+    /// `owner` lives.
     ptr: std::ptr::NonNull<u8>,
     len: usize,
     mutable: bool,
     /// 0: free; n > 0: n shared closure borrows; -1: one mutable borrow.
-    borrow: Cell<isize>,
+    borrow: AtomicIsize,
     owner: Owner,
     /// The context memory this buffer holds, when a program allocated it.
     charge: Option<crate::budget::Charge>,
 }
+
+// SAFETY: a buffer owns its bytes (or keeps the module mapping they live
+// in alive through `owner`); the raw pointer is never reassigned and is only
+// dereferenced for `len` bytes. Closure borrows on any thread go through the
+// atomic `borrow` counter (compare-and-swap), so an embedder `&mut [u8]`
+// never coexists with another closure borrow of the same buffer. The
+// interpreter's element loads and stores check that counter but do not take
+// it: a context on one thread and a closure or another context on another
+// thread using one buffer at the same instant must synchronize themselves,
+// as with IREE's buffers (documented on `Buffer`).
+unsafe impl Send for Buffer {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Buffer {}
 
 impl Drop for Buffer {
     fn drop(&mut self) {
@@ -382,12 +405,13 @@ fn in_use() -> Trap {
     )
 }
 
-/// Restores the borrow counter when a closure borrow ends (also on unwind).
-struct BorrowGuard<'a>(&'a Cell<isize>, isize);
+/// Ends a closure borrow (also on unwind): a shared one (`+1`) gives its
+/// count back, a mutable one (`-1`) frees the buffer.
+struct BorrowGuard<'a>(&'a AtomicIsize, isize);
 
 impl Drop for BorrowGuard<'_> {
     fn drop(&mut self) {
-        self.0.set(self.1);
+        self.0.fetch_sub(self.1, Ordering::Release);
     }
 }
 
@@ -417,7 +441,7 @@ impl Buffer {
                 ptr,
                 len,
                 mutable: true,
-                borrow: Cell::new(0),
+                borrow: AtomicIsize::new(0),
                 owner: Owner::Mapped(map),
                 charge: None,
             });
@@ -431,7 +455,7 @@ impl Buffer {
             ptr,
             len,
             mutable: true,
-            borrow: Cell::new(0),
+            borrow: AtomicIsize::new(0),
             owner: Owner::Aligned,
             charge: None,
         })
@@ -443,7 +467,7 @@ impl Buffer {
     /// bindings this way.) Each view keeps its own closure-borrow counter,
     /// so an embedder must not hold `with_bytes_mut` on a parent while
     /// bytecode runs over its views.
-    pub fn view(parent: &Rc<Buffer>, offset: usize, length: usize) -> Result<Buffer, Trap> {
+    pub fn view(parent: &Arc<Buffer>, offset: usize, length: usize) -> Result<Buffer, Trap> {
         if offset
             .checked_add(length)
             .is_none_or(|end| end > parent.len)
@@ -457,7 +481,7 @@ impl Buffer {
             ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
             len: length,
             mutable: parent.mutable,
-            borrow: Cell::new(0),
+            borrow: AtomicIsize::new(0),
             owner: Owner::View(parent.clone()),
             charge: None,
         })
@@ -478,7 +502,7 @@ impl Buffer {
             ptr,
             len,
             mutable: true,
-            borrow: Cell::new(0),
+            borrow: AtomicIsize::new(0),
             owner: Owner::Heap,
             charge: None,
         }
@@ -494,7 +518,7 @@ impl Buffer {
             ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
             len,
             mutable: false,
-            borrow: Cell::new(0),
+            borrow: AtomicIsize::new(0),
             owner: Owner::Module(module),
             charge: None,
         }
@@ -527,10 +551,13 @@ impl Buffer {
     /// When called from inside [`Buffer::with_bytes_mut`] on the same buffer
     /// (like `RefCell::borrow`).
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        let b = self.borrow.get();
-        assert!(b >= 0, "buffer already borrowed mutably");
-        self.borrow.set(b + 1);
-        let _guard = BorrowGuard(&self.borrow, b);
+        let taken = self
+            .borrow
+            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |b| {
+                (b >= 0).then_some(b + 1)
+            });
+        assert!(taken.is_ok(), "buffer already borrowed mutably");
+        let _guard = BorrowGuard(&self.borrow, 1);
         // SAFETY: `ptr` addresses `len` initialized bytes kept alive by
         // `owner`; the counter rules out a live `&mut` (with_bytes_mut), and
         // the interpreter does not write while the counter is non-zero.
@@ -544,11 +571,14 @@ impl Buffer {
         if !self.mutable {
             return Err(read_only());
         }
-        if self.borrow.get() != 0 {
+        if self
+            .borrow
+            .compare_exchange(0, -1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             return Err(in_use());
         }
-        self.borrow.set(-1);
-        let _guard = BorrowGuard(&self.borrow, 0);
+        let _guard = BorrowGuard(&self.borrow, -1);
         // SAFETY: as in `with_bytes`; the counter was 0, so no other slice
         // of these bytes is live, and the buffer is mutable (heap-owned).
         let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) };
@@ -563,7 +593,7 @@ impl Buffer {
     /// Loads the `N`-byte element at element index `index`.
     #[inline(always)]
     pub fn load<const N: usize>(&self, index: u64) -> Result<[u8; N], Trap> {
-        if index < (self.len / N) as u64 && self.borrow.get() >= 0 {
+        if index < (self.len / N) as u64 && self.borrow.load(Ordering::Relaxed) >= 0 {
             let mut out = [0u8; N];
             // SAFETY: `index * N + N <= len` (checked above), the bytes are
             // alive (`owner`) and no `&mut` slice of them is live (counter).
@@ -583,7 +613,8 @@ impl Buffer {
     /// Stores the `N`-byte element at element index `index`.
     #[inline(always)]
     pub fn store<const N: usize>(&self, index: u64, value: [u8; N]) -> Result<(), Trap> {
-        if index < (self.len / N) as u64 && self.mutable && self.borrow.get() == 0 {
+        if index < (self.len / N) as u64 && self.mutable && self.borrow.load(Ordering::Relaxed) == 0
+        {
             // SAFETY: in bounds as in `load`; the buffer is heap-owned and
             // mutable, and no closure holds a slice of it (counter is 0).
             unsafe {
@@ -658,9 +689,9 @@ impl Buffer {
     /// Copies `length` bytes from `src` at `src_offset` to `dst` at
     /// `dst_offset` (the two may be the same buffer).
     pub fn copy(
-        src: &Rc<Buffer>,
+        src: &Arc<Buffer>,
         src_offset: u64,
-        dst: &Rc<Buffer>,
+        dst: &Arc<Buffer>,
         dst_offset: u64,
         length: u64,
     ) -> Result<(), Trap> {
@@ -669,7 +700,7 @@ impl Buffer {
             return Err(read_only());
         }
         let d = dst.byte_range(dst_offset, length)?;
-        if Rc::ptr_eq(src, dst) {
+        if Arc::ptr_eq(src, dst) {
             dst.with_bytes_mut(|b| b.copy_within(s, d.start))
         } else {
             src.with_bytes(|sb| dst.with_bytes_mut(|db| db[d].copy_from_slice(&sb[s])))
@@ -823,14 +854,14 @@ fn zero_slot(t: ValueType) -> Slot {
 /// variants.
 pub struct List {
     element: TypeDef,
-    items: RefCell<Vec<Slot>>,
+    items: Mutex<Vec<Slot>>,
     /// The context memory the element storage holds, when a program
     /// allocated or grew the list (see [`List::reserve_charged`]).
     charge: std::sync::Mutex<Option<crate::budget::Charge>>,
 }
 
 /// What a list costs besides its elements: the `List` and the counts of
-/// its `Rc`.
+/// its `Arc`.
 const LIST_OVERHEAD_BYTES: u64 = std::mem::size_of::<List>() as u64 + 16;
 
 thread_local! {
@@ -857,7 +888,7 @@ impl Drop for List {
     /// dropped meanwhile appends its elements to, so the depth of nested
     /// drops stays constant.
     fn drop(&mut self) {
-        let items = std::mem::take(self.items.get_mut());
+        let items = std::mem::take(self.items.get_mut().unwrap_or_else(|e| e.into_inner()));
         if !items
             .iter()
             .any(|s| matches!(s, Slot::Ref(Ref::List(_) | Ref::Host(_))))
@@ -925,7 +956,7 @@ impl List {
         })?;
         Ok(List {
             element,
-            items: RefCell::new(v),
+            items: Mutex::new(v),
             charge: std::sync::Mutex::new(None),
         })
     }
@@ -937,7 +968,7 @@ impl List {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.items.borrow().len()
+        self.items().len()
     }
 
     /// Whether the list is empty.
@@ -947,7 +978,7 @@ impl List {
 
     /// Ensures room for `capacity` elements.
     pub fn reserve(&self, capacity: u32) -> Result<(), Trap> {
-        let mut items = self.items.borrow_mut();
+        let mut items = self.items_mut();
         let extra = (capacity as usize).saturating_sub(items.len());
         items
             .try_reserve(extra)
@@ -963,7 +994,7 @@ impl List {
         capacity: u32,
         budget: &std::sync::Arc<crate::budget::MemoryBudget>,
     ) -> Result<(), Trap> {
-        let mut items = self.items.borrow_mut();
+        let mut items = self.items_mut();
         let want = (capacity as usize).max(items.capacity());
         // The elements, and the list itself with its reference counts.
         let bytes = (want as u64)
@@ -995,7 +1026,15 @@ impl List {
             TypeDef::Value(t) => zero_slot(t),
             _ => Slot::Empty,
         };
-        self.items.borrow_mut().resize(size as usize, fill);
+        // Dropped elements are released after the lock is given back.
+        let dropped = {
+            let mut items = self.items_mut();
+            let keep = (size as usize).min(items.len());
+            let tail = items.split_off(keep);
+            items.resize(size as usize, fill);
+            tail
+        };
+        drop(dropped);
         Ok(())
     }
 
@@ -1007,8 +1046,8 @@ impl List {
 
     /// Calls `f` with every list this list holds. Returns false (without
     /// calling `f`) when the contents are borrowed right now.
-    pub(crate) fn for_each_list(&self, mut f: impl FnMut(&Rc<List>)) -> bool {
-        let Ok(items) = self.items.try_borrow() else {
+    pub(crate) fn for_each_list(&self, mut f: impl FnMut(&Arc<List>)) -> bool {
+        let Ok(items) = self.items.try_lock() else {
             return false;
         };
         for slot in items.iter() {
@@ -1022,18 +1061,21 @@ impl List {
     /// Removes and returns all elements (the cycle collector drops them
     /// after the borrow ends). Empty when the contents are borrowed.
     pub(crate) fn take_items(&self) -> Vec<impl Sized> {
-        match self.items.try_borrow_mut() {
+        match self.items.try_lock() {
             Ok(mut items) => std::mem::take(&mut *items),
             Err(_) => Vec::new(),
         }
     }
 
-    fn items(&self) -> CellRef<'_, Vec<Slot>> {
-        self.items.borrow()
+    /// The elements, locked. A panic while they were locked cannot leave
+    /// them inconsistent (every update is a single assignment), so a
+    /// poisoned lock is used as is.
+    fn items(&self) -> MutexGuard<'_, Vec<Slot>> {
+        self.items.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn items_mut(&self) -> RefMut<'_, Vec<Slot>> {
-        self.items.borrow_mut()
+    fn items_mut(&self) -> MutexGuard<'_, Vec<Slot>> {
+        self.items()
     }
 
     fn get_slot(&self, i: u32, as_type: ValueType) -> Result<Slot, Trap> {
@@ -1092,13 +1134,16 @@ impl List {
                 ))
             }
         };
-        let mut items = self.items_mut();
-        let n = items.len();
-        let dst = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        *dst = match target {
+        let value = match target {
             Some(t) => value.convert(t),
             None => value,
         };
+        let mut items = self.items_mut();
+        let n = items.len();
+        let dst = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
+        let old = std::mem::replace(dst, value);
+        drop(items);
+        drop(old); // released outside the lock (it may be a list)
         Ok(())
     }
 
@@ -1155,7 +1200,9 @@ impl List {
         let mut items = self.items_mut();
         let n = items.len();
         let slot = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        *slot = Slot::Ref(r);
+        let old = std::mem::replace(slot, Slot::Ref(r));
+        drop(items);
+        drop(old); // released outside the lock (it may be a list)
         Ok(())
     }
 
@@ -1200,7 +1247,7 @@ mod tests {
 
     #[test]
     fn buffer_bounds_and_fill() {
-        let b = Rc::new(Buffer::new(8).unwrap());
+        let b = Arc::new(Buffer::new(8).unwrap());
         b.fill::<2>(1, 2, 0xBEEFu16.to_le_bytes()).unwrap();
         assert_eq!(b.to_vec(), vec![0, 0, 0xEF, 0xBE, 0xEF, 0xBE, 0, 0]);
         assert!(b.load::<4>(2).is_err());
@@ -1212,7 +1259,7 @@ mod tests {
 
     #[test]
     fn buffer_closure_borrows_fence_the_interpreter_paths() {
-        let b = Rc::new(Buffer::from_vec(vec![1, 0, 0, 0, 2, 0, 0, 0]));
+        let b = Arc::new(Buffer::from_vec(vec![1, 0, 0, 0, 2, 0, 0, 0]));
         assert_eq!(b.load::<4>(1).unwrap(), [2, 0, 0, 0]);
         // While a closure reads, loads work and stores are refused.
         b.with_bytes(|bytes| {

@@ -22,8 +22,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
-    ctx.max_depth = 64;
     ctx.set_limits(Limits {
+        max_stack_depth: 64,
         max_buffer_bytes: 1 << 20,
         max_list_elements: 1 << 16,
         ..Limits::default()

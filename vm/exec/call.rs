@@ -3,8 +3,6 @@
 //! path's general set-up. Imports, variadic and yieldable calls go through
 //! [`super::slow::step`].
 
-use std::rc::Rc;
-
 use crate::context::{CallState, Context};
 use crate::program::{aux_list, Function, Inst};
 use crate::refs::Ref;
@@ -19,7 +17,7 @@ pub(super) type Cursor = (*const Inst, *mut u32, *mut Ref);
 /// (`next`, the instruction after the call) and where results go, pushes the
 /// callee's frame and passes the arguments.
 ///
-/// One reference-count increment (the callee's frame), no other clone, and
+/// No reference count touched, no clone, and
 /// argument copies without bounds checks (the verifier checked them).
 /// Returns the callee's cursor, so the loop goes on without re-reading the
 /// frame stack.
@@ -30,10 +28,9 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cu
     let Some(caller) = st.frames.last_mut() else {
         return Err(no_frame("call"));
     };
-    // SAFETY: the caller's frame holds an `Rc` of its function for the
-    // whole set-up (this function pushes frames, it never pops one), so the
-    // function outlives the reference even when `frames` reallocates.
-    let cfunc: &Function = unsafe { &*Rc::as_ptr(&caller.func) };
+    // The function outlives the reference even when `frames` reallocates
+    // (see `FuncRef`).
+    let cfunc: &Function = caller.func.get();
     // SAFETY: `next` points into the caller's code (one past the call, which
     // is never the function's last instruction: a guard follows).
     caller.pc = unsafe { next.offset_from(cfunc.code.as_ptr()) } as u32;
@@ -46,7 +43,7 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cu
     let module = caller.module;
     let callee = &bytecode(&mut ctx.modules, module).funcs[i.x as usize];
     let f: &Function = callee;
-    let (base, rbase) = push_frame(st, module, Rc::clone(callee), limit)?;
+    let (base, rbase) = push_frame(st, module, callee, limit)?;
     if f.args_are_slots && nargs <= f.i32_count as usize {
         // One slot each, placed from slot 0.
         let regs = st.i32s.as_mut_ptr();
@@ -94,11 +91,8 @@ pub(super) fn leave(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallSt
     let n = st.frames.len();
     if n >= 2 {
         let (top, caller) = (&st.frames[n - 1], &st.frames[n - 2]);
-        // SAFETY: both frames hold an `Rc` of their function until they are
-        // popped, after the last use of these references (and the module
-        // holds one too).
-        let (func, cfunc): (&Function, &Function) =
-            unsafe { (&*Rc::as_ptr(&top.func), &*Rc::as_ptr(&caller.func)) };
+        // Both functions outlive the pops below (see `FuncRef`).
+        let (func, cfunc): (&Function, &Function) = (top.func.get(), caller.func.get());
         if func.results_are_slots && func.ref_count == 0 {
             // The common case: one-slot results, no ref window to release.
             let base = top.i32_base as usize;
@@ -138,9 +132,8 @@ fn leave_general(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallState
         return Err(no_frame("return"));
     };
     let callee_base = (top.i32_base as usize, top.ref_base as usize);
-    // SAFETY: the top frame holds an `Rc` of its function until
-    // `pop_frame`, after the last use of `func` (and the module holds one).
-    let func: &Function = unsafe { &*Rc::as_ptr(&top.func) };
+    // The function outlives `pop_frame` below (see `FuncRef`).
+    let func: &Function = top.func.get();
     let src = aux_list(&func.aux, i.x, 0);
     if n == 1 {
         // Back to the embedder.
@@ -152,9 +145,7 @@ fn leave_general(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallState
     let caller = &st.frames[n - 2];
     let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
     let caller_pc = caller.pc as usize;
-    // SAFETY: the caller's frame (and the `Rc` of its function it holds)
-    // stays on the stack until after the copies below.
-    let cfunc: &Function = unsafe { &*Rc::as_ptr(&caller.func) };
+    let cfunc: &Function = caller.func.get();
     let dst = aux_list(&cfunc.aux, caller.ret, 0);
     // One-slot results from frames without refs took the path in `leave`;
     // what is left is rare enough for the general copy.

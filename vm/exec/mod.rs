@@ -8,7 +8,7 @@
 //! raw base pointers; the verifier in [`crate::program`] proved every
 //! register operand lies inside its function's window.
 
-use std::rc::Rc;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::budget::{Charge, MemoryBudget};
@@ -29,10 +29,52 @@ mod dispatch;
 pub(crate) mod hooks;
 mod slow;
 
+/// The function of a frame: a pointer to a [`Function`] that an `Arc` in
+/// the context's module list (`BytecodeInstance::funcs`) owns.
+///
+/// Frames hold this instead of an `Arc` so that calls touch no reference
+/// count (an atomic one since contexts are `Send`; see docs/PERFORMANCE.md).
+/// Invariant: every pointee outlives every frame. Frames are created only
+/// by `push_frame` from the context's own `funcs`; those vectors never
+/// change after registration; a module is removed only when its `__init`
+/// failed, after which no frame of it exists (`Context::register_module`
+/// clears the stack first); `Context`'s drop releases the stack first.
+#[derive(Clone, Copy)]
+pub(crate) struct FuncRef(NonNull<Function>);
+
+// SAFETY: a `FuncRef` is a shared reference to an immutable `Function`
+// (plain data, `Send + Sync`) owned by the same context, which moves
+// between threads as a whole.
+unsafe impl Send for FuncRef {}
+
+impl FuncRef {
+    #[inline(always)]
+    fn new(f: &Arc<Function>) -> FuncRef {
+        FuncRef(NonNull::from(&**f))
+    }
+
+    /// The function, for as long as the caller needs it while the frame
+    /// that held this exists (see the type's invariant).
+    #[inline(always)]
+    fn get<'a>(self) -> &'a Function {
+        // SAFETY: the pointee is alive while any frame of this context
+        // exists (the invariant above), and is never mutated.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl std::ops::Deref for FuncRef {
+    type Target = Function;
+    #[inline(always)]
+    fn deref(&self) -> &Function {
+        self.get()
+    }
+}
+
 /// One activation record.
 pub(crate) struct Frame {
     module: u32,
-    func: Rc<Function>,
+    func: FuncRef,
     /// Next instruction to run when this frame is resumed.
     pc: u32,
     i32_base: u32,
@@ -150,7 +192,7 @@ impl Stack {
                 .refs
                 .get(rb..rb + f.func.ref_count as usize)
                 .unwrap_or(&[]);
-            (f.module, &*f.func, f.pc as usize, i32s, refs)
+            (f.module, f.func.get(), f.pc as usize, i32s, refs)
         })
     }
     pub(crate) fn clear(&mut self) {
@@ -243,7 +285,7 @@ fn bytecode(modules: &mut [Registered], m: u32) -> &mut crate::context::Bytecode
 fn push_frame(
     stack: &mut Stack,
     module: u32,
-    func: Rc<Function>,
+    func: &Arc<Function>,
     limit: StackLimit,
 ) -> Result<(usize, usize), Trap> {
     let below = stack.frames.last().map_or(0, |f| f.stack_end);
@@ -269,7 +311,7 @@ fn push_frame(
     let (i32_base, ref_base) = stack.open_windows(n, nr);
     stack.frames.push(Frame {
         module,
-        func,
+        func: FuncRef::new(func),
         pc: 0,
         i32_base: i32_base as u32,
         ref_base: ref_base as u32,
@@ -326,9 +368,9 @@ pub(crate) fn begin(
     sig: &Signature,
     args: &[Value],
 ) -> Result<CallState, Trap> {
-    let func = bytecode(&mut ctx.modules, module).funcs[ordinal as usize].clone();
     ctx.stack.clear();
     let limit = ctx.stack_limit();
+    let func = &bytecode(&mut ctx.modules, module).funcs[ordinal as usize];
     push_frame(&mut ctx.stack, module, func, limit)?;
     let (mut s, mut r) = (0usize, 0usize);
     let st = &mut ctx.stack;

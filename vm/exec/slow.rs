@@ -4,7 +4,7 @@
 //! switches, `br_table`, debug ops and the end-of-function guard. One call
 //! executes one instruction against the top frame.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::budget::Charge;
 use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
@@ -34,7 +34,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
 
     let top = st.frames.last().expect("a frame to run");
     let cur = top.module;
-    let func = top.func.clone();
+    let func = top.func.get();
     let (i32_base, ref_base) = (top.i32_base as usize, top.ref_base as usize);
     let code: *const Inst = func.code.as_ptr();
     // SAFETY: the saved pc is an instruction index of `func` (see the loop).
@@ -233,7 +233,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             bulk!(n as u64 * LIST_SLOT_BYTES);
             let l = tri!(List::new(ty, 0));
             tri!(l.reserve_charged(n, memory));
-            let l = Rc::new(l);
+            let l = Arc::new(l);
             if l.may_hold_lists() {
                 ctx.lists.track(&l);
             }
@@ -392,8 +392,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             match target {
                 Err(ordinal) => {
                     // A bytecode function (this module or another).
-                    let callee_fn =
-                        bytecode(modules, target_module).funcs[ordinal as usize].clone();
+                    let callee_fn = &bytecode(modules, target_module).funcs[ordinal as usize];
                     tri!(push_frame(st, target_module, callee_fn, stack_limit));
                     let f = st.frames.last().expect("frame");
                     let callee_base = (f.i32_base as usize, f.ref_base as usize);
@@ -515,7 +514,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             bulk!(len as u64);
             let charge = tri!(Charge::new(memory, buffer_bytes(len as u64), "a buffer"));
             let b = tri!(Buffer::new(len)).with_charge(charge);
-            wref!(i.c, Ref::Buffer(Rc::new(b)));
+            wref!(i.c, Ref::Buffer(Arc::new(b)));
         }
         Opcode::BufferClone => {
             let align = ri!(i.d);
@@ -526,7 +525,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             bulk!(bytes);
             let charge = tri!(Charge::new(memory, buffer_bytes(bytes), "a buffer"));
             let b = tri!(src.clone_range(rl!(i.b) as u64, rl!(i.c) as u64)).with_charge(charge);
-            wref!(i.x, Ref::Buffer(Rc::new(b)));
+            wref!(i.x, Ref::Buffer(Arc::new(b)));
         }
         Opcode::BufferLength => {
             let n = buffer!(i.a, "buffer").len();
@@ -621,7 +620,7 @@ fn fill_bytes(b: &Buffer, count: i64, n: u64) -> u64 {
 }
 
 /// Memory-budget bytes of a buffer of `len` bytes: its bytes, the
-/// `Buffer` and the counts of its `Rc`.
+/// `Buffer` and the counts of its `Arc`.
 fn buffer_bytes(len: u64) -> u64 {
     len.saturating_add(std::mem::size_of::<Buffer>() as u64 + 16)
 }

@@ -216,6 +216,30 @@ impl ElementType {
     }
 }
 
+impl ElementType {
+    /// A floating-point element as an `f64` (NaN for other types).
+    pub fn element_as_f64(self, bytes: &[u8]) -> f64 {
+        let get = |n: usize| -> Option<[u8; 8]> {
+            let mut a = [0u8; 8];
+            a[..n].copy_from_slice(bytes.get(..n)?);
+            Some(a)
+        };
+        let v = match (self.numerical(), self.bits()) {
+            (numerical::FLOAT_IEEE, 16) => {
+                get(2).map(|a| f16_to_f32(u16::from_le_bytes([a[0], a[1]])) as f64)
+            }
+            (numerical::FLOAT_BRAIN, 16) => get(2)
+                .map(|a| f32::from_bits((u16::from_le_bytes([a[0], a[1]]) as u32) << 16) as f64),
+            (numerical::FLOAT_IEEE, 32) => {
+                get(4).map(|a| f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64)
+            }
+            (numerical::FLOAT_IEEE, 64) => get(8).map(f64::from_le_bytes),
+            _ => None,
+        };
+        v.unwrap_or(f64::NAN)
+    }
+}
+
 /// C's `%G`.
 fn upper_g(v: f64) -> String {
     format_g(v).to_uppercase()

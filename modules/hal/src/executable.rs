@@ -214,6 +214,9 @@ impl Executable {
         if let Some(max) = budget.max_buffer_bytes {
             limits.max_buffer_bytes = max;
         }
+        if let Some(max) = budget.max_memory_bytes {
+            limits.max_memory_bytes = max;
+        }
         context.set_limits(limits);
         let result = Self::run_grid(
             &mut context,

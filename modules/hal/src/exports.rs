@@ -9,7 +9,8 @@ use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
-    type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, SharedLimits,
+    type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, MemoryUse,
+    SharedLimits,
 };
 
 /// Per-context state of the `hal` module: its one device and the limits
@@ -19,6 +20,8 @@ pub struct HalState {
     pub device: HostRef<Device>,
     /// Budgets for dispatches and allocations.
     pub limits: SharedLimits,
+    /// Bytes the hal's live allocations hold.
+    pub memory: std::sync::Arc<MemoryUse>,
 }
 
 impl HalState {
@@ -27,6 +30,7 @@ impl HalState {
         HalState {
             device: Device::new(),
             limits,
+            memory: Default::default(),
         }
     }
 
@@ -243,7 +247,10 @@ impl<'a> Args<'a> {
     }
 
     /// A host object of type `type_name` holding a `T`, or null.
-    fn object_or_null<T: 'static>(&mut self, type_name: &str) -> Result<Option<HostRef<T>>, Trap> {
+    fn object_or_null<T: Send + Sync + 'static>(
+        &mut self,
+        type_name: &str,
+    ) -> Result<Option<HostRef<T>>, Trap> {
         let k = self.next;
         let r = self.any_ref()?;
         if r.is_null() {
@@ -260,7 +267,7 @@ impl<'a> Args<'a> {
     }
 
     /// A host object of type `type_name` holding a `T`.
-    fn object<T: 'static>(&mut self, type_name: &str) -> Result<HostRef<T>, Trap> {
+    fn object<T: Send + Sync + 'static>(&mut self, type_name: &str) -> Result<HostRef<T>, Trap> {
         let k = self.next;
         self.object_or_null(type_name)?.ok_or_else(|| {
             self.error(
@@ -334,7 +341,7 @@ fn one(v: impl Into<Value>) -> Result<Vec<Value>, Trap> {
     Ok(vec![v.into()])
 }
 
-fn obj<T: 'static>(type_name: &str, value: T) -> Value {
+fn obj<T: Send + Sync + 'static>(type_name: &str, value: T) -> Value {
     Value::Ref(HostRef::new(type_name, value).to_ref())
 }
 
@@ -349,7 +356,7 @@ fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
     let (_affinity, _types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
     let size = a.i64()?;
     let buffer = allocator
-        .allocate(size, state.snapshot().max_buffer_bytes)
+        .allocate(size, &state.snapshot(), &state.memory)
         .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::BUFFER, buffer))
 }
@@ -360,17 +367,14 @@ fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let source = a.vm_buffer()?.clone();
     let offset = a.offset()?;
     let length = a.i64()?;
-    let whole = HalBuffer {
-        length: source.buffer("import source")?.len() as u64,
-        storage: source,
-        offset: 0,
-    };
-    let buffer = whole.subspan(offset, length).map_err(|t| {
-        a.error(
-            StatusCode::InvalidArgument,
-            format!("import: {}", t.message),
-        )
-    })?;
+    let buffer = HalBuffer::over(source)?
+        .subspan(offset, length)
+        .map_err(|t| {
+            a.error(
+                StatusCode::InvalidArgument,
+                format!("import: {}", t.message),
+            )
+        })?;
     one(obj(type_names::BUFFER, buffer))
 }
 
@@ -898,7 +902,7 @@ fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let (_types, _usage) = (a.i32()?, a.i32()?);
     let size = a.i64()?;
     let _flags = a.i64()?;
-    match Allocator.allocate(size, state.snapshot().max_buffer_bytes) {
+    match Allocator.allocate(size, &state.snapshot(), &state.memory) {
         Ok(buffer) => {
             queue_epilogue(a, signal, Ok(()))?;
             one(obj(type_names::BUFFER, buffer))
@@ -983,23 +987,20 @@ fn queue_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let target_offset = a.offset()?;
     let length = a.i64()?;
     let _flags = a.i64()?;
-    let whole = HalBuffer {
-        length: source.buffer("update source")?.len() as u64,
-        storage: source,
-        offset: 0,
-    };
-    let result = whole.subspan(source_offset, length).and_then(|s| {
-        let data = s.to_vec()?;
-        run_once(Command::Update {
-            target: BufferRef {
-                slot: 0,
-                buffer: Some(target),
-                offset: target_offset,
-                length,
-            },
-            data,
-        })
-    });
+    let result = HalBuffer::over(source)?
+        .subspan(source_offset, length)
+        .and_then(|s| {
+            let data = s.to_vec()?;
+            run_once(Command::Update {
+                target: BufferRef {
+                    slot: 0,
+                    buffer: Some(target),
+                    offset: target_offset,
+                    length,
+                },
+                data,
+            })
+        });
     queue_epilogue(a, signal, result)?;
     none()
 }

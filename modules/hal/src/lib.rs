@@ -48,8 +48,8 @@ pub use self::element::ElementType;
 pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
 pub use self::exports::{HalState, EXPORTS};
 pub use self::objects::{
-    type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence, HalBuffer,
-    SharedLimits,
+    shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence,
+    HalBuffer, MemoryCharge, MemoryUse, SharedLimits,
 };
 pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
@@ -126,5 +126,21 @@ mod tests {
         let sorted = names.clone();
         names.sort();
         assert_eq!(names, sorted);
+    }
+}
+
+#[cfg(test)]
+mod send_sync {
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn host_objects_are_send_and_sync() {
+        assert_send_sync::<super::HalState>();
+        assert_send_sync::<super::BufferView>();
+        assert_send_sync::<super::HalBuffer>();
+        assert_send_sync::<super::CommandBuffer>();
+        assert_send_sync::<super::Executable>();
+        assert_send_sync::<super::Fence>();
+        assert_send_sync::<super::Device>();
     }
 }

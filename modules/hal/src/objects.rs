@@ -109,6 +109,80 @@ pub struct DispatchLimits {
     /// Largest single hal allocation, and largest `vm.buffer` a kernel may
     /// allocate, in bytes.
     pub max_buffer_bytes: Option<u64>,
+    /// Most bytes the hal's live allocations may hold together (and each
+    /// executable context's memory budget).
+    pub max_memory_bytes: Option<u64>,
+}
+
+/// The bytes the hal's live allocations hold (one counter per module
+/// state, shared by its allocations).
+#[derive(Debug, Default)]
+pub struct MemoryUse {
+    used: std::sync::atomic::AtomicU64,
+}
+
+/// Bytes of one allocation counted in a [`MemoryUse`]; given back when the
+/// last buffer sharing the allocation drops.
+#[derive(Debug)]
+pub struct MemoryCharge {
+    counter: std::sync::Arc<MemoryUse>,
+    bytes: u64,
+}
+
+impl MemoryUse {
+    /// Bytes held now.
+    pub fn used(&self) -> u64 {
+        self.used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts `bytes` more, or fails when that would pass `limit`.
+    pub fn charge(
+        counter: &std::sync::Arc<MemoryUse>,
+        bytes: u64,
+        limit: Option<u64>,
+    ) -> Result<MemoryCharge, Trap> {
+        use std::sync::atomic::Ordering;
+        let mut used = counter.used.load(Ordering::Relaxed);
+        loop {
+            let next = used.checked_add(bytes);
+            let next = match (next, limit) {
+                (Some(n), Some(l)) if n > l => None,
+                (n, _) => n,
+            };
+            let Some(next) = next else {
+                return Err(Trap::new(
+                    StatusCode::ResourceExhausted,
+                    format!(
+                        "hal allocation of {bytes} bytes: the hal's buffers already hold {used} \
+                         of the {} bytes allowed (--max-memory-bytes)",
+                        limit.unwrap_or(u64::MAX)
+                    ),
+                ));
+            };
+            match counter.used.compare_exchange_weak(
+                used,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    return Ok(MemoryCharge {
+                        counter: counter.clone(),
+                        bytes,
+                    })
+                }
+                Err(now) => used = now,
+            }
+        }
+    }
+}
+
+impl Drop for MemoryCharge {
+    fn drop(&mut self) {
+        self.counter
+            .used
+            .fetch_sub(self.bytes, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// [`DispatchLimits`] shared by counted handle.
@@ -119,8 +193,15 @@ pub type SharedLimits = std::sync::Arc<Mutex<DispatchLimits>>;
 pub struct Allocator;
 
 impl Allocator {
-    /// A zero-filled buffer of `length` bytes, at most `max_bytes`.
-    pub fn allocate(&self, length: i64, max_bytes: Option<u64>) -> Result<HalBuffer, Trap> {
+    /// A zero-filled buffer of `length` bytes, at most `limits`'
+    /// `max_buffer_bytes`, counted in `memory` against `max_memory_bytes`.
+    pub fn allocate(
+        &self,
+        length: i64,
+        limits: &DispatchLimits,
+        memory: &std::sync::Arc<MemoryUse>,
+    ) -> Result<HalBuffer, Trap> {
+        let max_bytes = limits.max_buffer_bytes;
         let len = usize::try_from(length).map_err(|_| {
             Trap::new(
                 StatusCode::InvalidArgument,
@@ -133,11 +214,13 @@ impl Allocator {
                 format!("hal buffer of {len} bytes exceeds the limit of {max} bytes"),
             ));
         }
+        let charge = MemoryUse::charge(memory, len as u64, limits.max_memory_bytes)?;
         let storage = Ref::from(Buffer::new(len)?);
         Ok(HalBuffer {
             storage,
             offset: 0,
             length: len as u64,
+            charge: Some(std::sync::Arc::new(charge)),
         })
     }
 }
@@ -152,9 +235,23 @@ pub struct HalBuffer {
     pub offset: u64,
     /// Length in bytes.
     pub length: u64,
+    /// The allocation's share of the hal's memory use (`None` for memory
+    /// the hal did not allocate: imports, embedder tensors).
+    pub charge: Option<std::sync::Arc<MemoryCharge>>,
 }
 
 impl HalBuffer {
+    /// A buffer over all of `storage` (a `!vm.buffer`), not counted.
+    pub fn over(storage: Ref) -> Result<HalBuffer, Trap> {
+        let length = storage.buffer("hal buffer storage")?.len() as u64;
+        Ok(HalBuffer {
+            storage,
+            offset: 0,
+            length,
+            charge: None,
+        })
+    }
+
     /// The bytes `offset..offset+length` of this buffer as a `!vm.buffer`
     /// view (no copy); `length` -1 means "to the end".
     pub fn vm_view(&self, offset: u64, length: i64) -> Result<Ref, Trap> {
@@ -194,6 +291,7 @@ impl HalBuffer {
             storage: self.storage.clone(),
             offset: start,
             length: len,
+            charge: self.charge.clone(),
         })
     }
 
@@ -287,19 +385,10 @@ impl BufferView {
                 ),
             ));
         }
-        let length = bytes.len() as u64;
         let storage = Buffer::new(bytes.len())?;
         storage.with_bytes_mut(|b| b.copy_from_slice(&bytes))?;
-        let storage = Ref::from(storage);
         Ok(BufferView {
-            buffer: HostRef::new(
-                type_names::BUFFER,
-                HalBuffer {
-                    storage,
-                    offset: 0,
-                    length,
-                },
-            ),
+            buffer: HostRef::new(type_names::BUFFER, HalBuffer::over(Ref::from(storage))?),
             shape: shape.to_vec(),
             element_type,
             encoding: 1,
@@ -434,8 +523,23 @@ mod tests {
 
     #[test]
     fn subspans_are_checked() {
-        let b = Allocator.allocate(16, None).unwrap();
-        assert!(Allocator.allocate(17, Some(16)).is_err());
+        let memory = std::sync::Arc::new(MemoryUse::default());
+        let unlimited = DispatchLimits::default();
+        let b = Allocator.allocate(16, &unlimited, &memory).unwrap();
+        let small = DispatchLimits {
+            max_buffer_bytes: Some(16),
+            ..unlimited
+        };
+        assert!(Allocator.allocate(17, &small, &memory).is_err());
+        let budget = DispatchLimits {
+            max_memory_bytes: Some(40),
+            ..unlimited
+        };
+        let c = Allocator.allocate(24, &budget, &memory).unwrap();
+        assert_eq!(memory.used(), 40);
+        assert!(Allocator.allocate(1, &budget, &memory).is_err());
+        drop(c);
+        assert_eq!(memory.used(), 16);
         assert!(b.subspan(8, 8).is_ok());
         assert!(b.subspan(8, 9).is_err());
         assert_eq!(b.subspan(4, -1).unwrap().length, 12);
