@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use irvm::{Context, HostRef, Instance, Module, NativeModule, Trap, Value};
+use irvm::{Context, HostRef, Instance, Module, NativeModule, Trap};
 
 /// The host object behind `!env.counter`. Host objects are shared by every
 /// holder of a ref, possibly on several threads, so their mutable state is
@@ -71,10 +71,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     ctx.register_host_module(&env)?;
     ctx.register_module(module)?;
 
-    let main = ctx
-        .function("counter_demo.main")
-        .ok_or("counter_demo.main not found")?;
-    let results = ctx.invoke(&main, &[Value::I32(start)])?;
-    println!("counter_demo.main({start}) = {}", results[0]);
+    // Checked once against the function's signature, then called with Rust values.
+    let main = ctx.typed_func::<i32, i32>("counter_demo.main")?;
+    let total = main.call(&mut ctx, start)?;
+    println!("counter_demo.main({start}) = {total}");
     Ok(())
 }

@@ -11,7 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut ctx = Context::new(&Instance::new());
     ctx.register_host_module(&hal_module()?)?;
     ctx.register_module(Module::from_file(path)?)?;
-    let predict = ctx.function("module.predict").ok_or("no predict")?;
+    let predict = ctx.function("module.predict")?;
     let x = BufferView::from_slice(&[4, 8], &[1.0f32; 32])?;
     let results = ctx.invoke(&predict, &[x.into_value()])?;
     let y = BufferView::from_value(&results[0]).ok_or("not a buffer view")?;

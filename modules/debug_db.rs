@@ -53,8 +53,10 @@ pub enum Location<'a> {
 }
 
 /// One entry of the location table as its (verified) FlatBuffer table, for
-/// tools that need the stored fields exactly, e.g. whether an optional
-/// field is present.
+/// irvm's dump tool, which prints the stored fields exactly (e.g. whether
+/// an optional field is present). Generated types: hidden, not part of the
+/// API.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub enum LocationDef<'a> {
     /// A `CallSiteLocDef`.
@@ -235,6 +237,7 @@ impl<'a> DebugDatabase<'a> {
 
     /// Reads location `index` as its FlatBuffer table, verified as the kind
     /// its union tag names.
+    #[doc(hidden)]
     pub fn location_def(&self, index: i64) -> Result<LocationDef<'a>, DebugError> {
         let len = self.location_count();
         let out_of_range = DebugError::OutOfRange { index, len };

@@ -18,7 +18,8 @@
 //! - `module.rs`: [`Module`] and its accessors.
 //! - `debug_db.rs`: lazy access to the debug database.
 //! - `abi.rs`: calling conventions and reflection attributes.
-//! - `schema.rs`: the flatc-generated bindings.
+//! - `schema.rs`: the flatc-generated bindings (crate-internal; hidden,
+//!   reachable for irvm's own dump tool and tests).
 
 pub mod abi;
 pub mod archive;
@@ -27,12 +28,15 @@ pub mod debug_db;
 mod error;
 mod features;
 mod module;
+#[doc(hidden)]
 pub mod schema;
 mod verify;
 
 pub use abi::{AbiError, CallingConvention, ValueKind};
 pub use bytes::{ModuleBytes, PRIVATE_COPY_BYTES};
-pub use debug_db::{DebugDatabase, DebugError, Location, LocationDef, SourceMap, SourcePosition};
+#[doc(hidden)]
+pub use debug_db::LocationDef;
+pub use debug_db::{DebugDatabase, DebugError, Location, SourceMap, SourcePosition};
 pub use error::LoadError;
 pub use features::{FeatureBits, SUPPORTED_FEATURES};
 pub use module::{Dependency, ExportDecl, FunctionDescriptor, ImportDecl, Module, SignatureDecl};

@@ -162,9 +162,9 @@ impl Module {
         self.inner.layout.rodata_base
     }
 
-    /// Raw generated view of the module table, for tools that need fields
-    /// the accessors below do not surface.
-    pub fn def(&self) -> BytecodeModuleDef<'_> {
+    /// Raw generated view of the module table (for the accessors below;
+    /// irvm's dump tool reaches it through `schema::module_def`).
+    pub(crate) fn def(&self) -> BytecodeModuleDef<'_> {
         let range = &self.inner.layout.flatbuffer;
         let file = self.file_bytes();
         // SAFETY: `Inner` is only built by `Module::load` after
@@ -210,7 +210,7 @@ impl Module {
         attr_pairs(self.def().attrs())
     }
 
-    /// Type table: full names such as `i32`, `!vm.buffer`, `!vm.list<?>`.
+    /// Type table: full names such as `i32`, `!vm.buffer`, `!vm.list<!vm.opaque>`.
     pub fn types(&self) -> Vec<&str> {
         let def = self.def();
         let types = def.types();

@@ -5,9 +5,11 @@
 //! `cargo fmt` leaves it alone and `.ci/check-schema` can diff it against
 //! fresh flatc output). Lints are silenced for it here, in one place.
 //!
-//! Everything else in the crate should prefer the plain-Rust accessors on
-//! [`Module`](super::Module); these types are exposed for tools that need
-//! raw access to fields the loader does not surface.
+//! Not part of the API (hidden from the documentation, no stability
+//! promise): the generated types change with the schema. Everything should
+//! use the plain-Rust accessors on [`Module`](super::Module); only irvm's
+//! dump tool (`--output=metadata`, `--output=flatbuffer-json`) and the
+//! loader tests read the raw table, through [`module_def`].
 
 #[allow(
     clippy::all,
@@ -28,3 +30,8 @@ mod generated {
 }
 
 pub use generated::iree::vm::*;
+
+/// The raw generated view of `module`'s FlatBuffer table.
+pub fn module_def(module: &super::Module) -> BytecodeModuleDef<'_> {
+    module.def()
+}

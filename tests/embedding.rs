@@ -1,11 +1,16 @@
-//! The embedding API as a Rust program uses it: contexts that move between
-//! threads, typed calls and their signature errors, function lookup errors.
+//! The embedding API as a Rust program uses it: typed calls of every value
+//! type, yields through typed calls, signature and lookup errors, and
+//! contexts that move between threads.
 //!
 //! The module is `tests/data/embedding.vmasm`, assembled in memory.
 
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::Arc;
 
-use irvm::{Context, Instance, Module, Ref, Value};
+use irvm::{
+    CallState, Context, HostRef, Instance, LookupError, Module, NativeModule, Ref, StatusCode,
+    ValType, Value,
+};
 
 fn module() -> Module {
     Module::from_assembly_file(concat!(
@@ -21,28 +26,205 @@ fn context(instance: &Arc<Instance>) -> Context {
     ctx
 }
 
+/// A host object for `HostRef` round trips.
+struct Tally(AtomicI32);
+
+fn host() -> NativeModule {
+    NativeModule::new("host", 1)
+        .ref_type("host.tally")
+        .wrap("tally_new", |v: i32| {
+            HostRef::new("host.tally", Tally(AtomicI32::new(v)))
+        })
+        .wrap("tally_add", |t: HostRef<Tally>, n: i32| {
+            t.0.fetch_add(n, Relaxed) + n
+        })
+}
+
+#[test]
+fn typed_calls_take_and_return_rust_values() {
+    let instance = Instance::new();
+    let mut ctx = context(&instance);
+    let add = ctx.typed_func::<(i32, i32), i32>("add").unwrap();
+    assert_eq!(add.call(&mut ctx, (40, 2)).unwrap(), 42);
+    // Several results come back as a tuple, in order; i64, f32, f64.
+    let mix = ctx
+        .typed_func::<(i64, f64, f32), (f32, f64, i64)>("embedding.mix")
+        .unwrap();
+    assert_eq!(
+        mix.call(&mut ctx, (1 << 40, 2.25, 1.5)).unwrap(),
+        (1.5, 2.25, 1 << 40)
+    );
+    let divmod = ctx.typed_func::<(i32, i32), (i32, i32)>("divmod").unwrap();
+    assert_eq!(divmod.call(&mut ctx, (7, 2)).unwrap(), (3, 1));
+    // Refs both ways.
+    let make = ctx.typed_func::<i64, Ref>("make_buffer").unwrap();
+    let length = ctx.typed_func::<Ref, i64>("length").unwrap();
+    let buffer = make.call(&mut ctx, 24).unwrap();
+    assert!(matches!(buffer, Ref::Buffer(_)));
+    assert_eq!(length.call(&mut ctx, buffer).unwrap(), 24);
+    // A trap is the call's error, as with `invoke`.
+    let e = divmod.call(&mut ctx, (1, 0)).unwrap_err();
+    assert_eq!(e.code, StatusCode::InvalidArgument, "{e}");
+}
+
+#[test]
+fn typed_calls_carry_host_objects() {
+    let instance = Instance::new();
+    let mut ctx = Context::new(&instance);
+    ctx.register_host_module(&host()).unwrap();
+    let new = ctx
+        .typed_func::<i32, HostRef<Tally>>("host.tally_new")
+        .unwrap();
+    let add = ctx
+        .typed_func::<(HostRef<Tally>, i32), i32>("host.tally_add")
+        .unwrap();
+    let tally = new.call(&mut ctx, 5).unwrap();
+    assert_eq!(add.call(&mut ctx, (tally.clone(), 3)).unwrap(), 8);
+    assert_eq!(tally.0.load(Relaxed), 8);
+    // A result of another host type is an error of the call, not a panic.
+    struct Other;
+    let wrong = ctx
+        .typed_func::<i32, HostRef<Other>>("host.tally_new")
+        .unwrap();
+    let e = wrong.call(&mut ctx, 1).unwrap_err();
+    assert!(e.message.contains("result 0"), "{e}");
+}
+
+#[test]
+fn typed_calls_yield_through_begin_and_resume() {
+    let instance = Instance::new();
+    let mut ctx = context(&instance);
+    let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
+    let mut state = count_up.begin_call(&mut ctx, 10).unwrap();
+    let mut yields = 0;
+    while state == CallState::Yielded {
+        yields += 1;
+        state = count_up.resume(&mut ctx).unwrap();
+    }
+    assert_eq!((yields, state), (1, CallState::Done(12)));
+    // `call` resumes by itself.
+    assert_eq!(count_up.call(&mut ctx, 0).unwrap(), 2);
+}
+
+#[test]
+fn wrong_signatures_are_errors_naming_both() {
+    let instance = Instance::new();
+    let ctx = context(&instance);
+    let e = ctx.typed_func::<(i64, i32), i32>("add").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "INVALID_ARGUMENT; function `embedding.add` has signature (i32, i32) -> (i32) \
+         (calling convention `0ii_i`), but was requested as (i64, i32) -> (i32)"
+    );
+    let e = ctx.typed_func::<(i32, i32), ()>("add").unwrap_err();
+    assert!(
+        e.to_string().ends_with("requested as (i32, i32) -> ()"),
+        "{e}"
+    );
+    let e = ctx
+        .typed_func::<i32, HostRef<Tally>>("make_buffer")
+        .unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "has signature (i64) -> (ref) (calling convention `0I_r`), \
+             but was requested as (i32) -> (ref)"
+        ),
+        "{e}"
+    );
+    assert!(matches!(e, LookupError::Signature { .. }));
+    // Calling conventions do not name ref types: a `HostRef<T>` result is
+    // checked on each call (see `typed_calls_carry_host_objects`).
+    assert!(ctx.typed_func::<i64, HostRef<Tally>>("make_buffer").is_ok());
+}
+
+#[test]
+fn missing_exports_are_errors_listing_the_exports() {
+    let instance = Instance::new();
+    let ctx = context(&instance);
+    let e = ctx.function("embedding.sub").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "NOT_FOUND; no function `sub` exported by module `embedding`; exports: add, mix, \
+         divmod, make_buffer, length, count_up"
+    );
+    // Without a module name, every module's exports are listed.
+    let mut ctx = context(&instance);
+    ctx.register_host_module(&host()).unwrap();
+    let e = ctx.typed_func::<(), ()>("sub").unwrap_err();
+    match e {
+        LookupError::NotFound {
+            function,
+            module,
+            exports,
+        } => {
+            assert_eq!((function.as_str(), module), ("sub", None));
+            assert!(
+                exports.contains(&"embedding.add".to_string()),
+                "{exports:?}"
+            );
+            assert!(
+                exports.contains(&"host.tally_new".to_string()),
+                "{exports:?}"
+            );
+        }
+        other => panic!("expected NotFound, got {other}"),
+    }
+}
+
+#[test]
+fn funcs_report_their_types() {
+    let instance = Instance::new();
+    let ctx = context(&instance);
+    let mix = ctx.function("mix").unwrap();
+    assert_eq!(mix.name(), "embedding.mix");
+    assert_eq!(mix.params(), [ValType::I64, ValType::F64, ValType::F32]);
+    assert_eq!(mix.results(), [ValType::F32, ValType::F64, ValType::I64]);
+    assert_eq!(mix.calling_convention(), "0IFf_fFI");
+    assert_eq!(ctx.function("length").unwrap().params(), [ValType::Ref]);
+}
+
+#[test]
+fn a_func_is_called_only_in_its_own_context() {
+    let instance = Instance::new();
+    let mut a = context(&instance);
+    let mut b = context(&instance);
+    let add = a.typed_func::<(i32, i32), i32>("add").unwrap();
+    assert_eq!(add.call(&mut a, (1, 2)).unwrap(), 3);
+    let e = add.call(&mut b, (1, 2)).unwrap_err();
+    assert!(e.message.contains("belongs to another context"), "{e}");
+}
+
 #[test]
 fn a_context_moves_to_another_thread_and_runs_there() {
     let instance = Instance::new();
     let mut ctx = context(&instance);
-    let add = ctx.function("add").unwrap();
-    let make = ctx.function("make_buffer").unwrap();
-    // A buffer made on this thread, kept here while the context moves.
-    let kept = ctx.invoke(&make, &[Value::I64(8)]).unwrap();
+    ctx.register_host_module(&host()).unwrap();
+    let add = ctx.typed_func::<(i32, i32), i32>("add").unwrap();
+    let make = ctx.typed_func::<i64, Ref>("make_buffer").unwrap();
+    let tally_new = ctx.typed_func::<i32, HostRef<Tally>>("tally_new").unwrap();
+    // A buffer and a host object made on this thread, kept here while the
+    // context moves.
+    let kept = make.call(&mut ctx, 8).unwrap();
+    let tally = tally_new.call(&mut ctx, 1).unwrap();
     let worker = std::thread::spawn(move || {
-        let sum = ctx.invoke(&add, &[Value::I32(40), Value::I32(2)]).unwrap();
+        let sum = add.call(&mut ctx, (40, 2)).unwrap();
         // A ref made on the worker travels back with the context.
-        let made = ctx.invoke(&make, &[Value::I64(24)]).unwrap();
-        (ctx, sum, made)
+        let made = make.call(&mut ctx, 24).unwrap();
+        let tally_add = ctx
+            .typed_func::<(HostRef<Tally>, i32), i32>("tally_add")
+            .unwrap();
+        let total = tally_add.call(&mut ctx, (tally, 10)).unwrap();
+        (ctx, sum, made, total)
     });
-    let (mut ctx, sum, made) = worker.join().unwrap();
-    assert_eq!(sum[0].as_i32(), Some(42));
-    let length = ctx.function("length").unwrap();
-    for (values, bytes) in [(made, 24), (kept, 8)] {
-        let Value::Ref(r @ Ref::Buffer(_)) = &values[0] else {
-            panic!("expected a buffer, got {values:?}");
-        };
-        let n = ctx.invoke(&length, &[Value::Ref(r.clone())]).unwrap();
-        assert_eq!(n[0].as_i64(), Some(bytes));
-    }
+    let (mut ctx, sum, made, total) = worker.join().unwrap();
+    assert_eq!((sum, total), (42, 11));
+    let length = ctx.typed_func::<Ref, i64>("length").unwrap();
+    assert_eq!(length.call(&mut ctx, made).unwrap(), 24);
+    assert_eq!(length.call(&mut ctx, kept.clone()).unwrap(), 8);
+    // The untyped API crosses threads the same way.
+    let f = ctx.function("length").unwrap();
+    let r = std::thread::spawn(move || ctx.invoke(&f, &[Value::Ref(kept)]).unwrap())
+        .join()
+        .unwrap();
+    assert_eq!(r[0].as_i64(), Some(8));
 }

@@ -446,10 +446,10 @@ fn deep_list_chain_drops_without_recursion() {
     let m = write_asm(
         dir.path(),
         "m",
-        "vm.module @m version 0\nvm.type !vm.list<?>\n\nvm.export @chain\n\
+        "vm.module @m version 0\nvm.type !vm.list<!vm.opaque>\n\nvm.export @chain\n\
          vm.func @chain(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32 1\n  \
          %i2 = vm.const.i32.zero\n  %r0 = vm.const.ref.zero\n  vm.br ^bb1()\n^bb1:\n  \
-         %r1 = vm.list.alloc %i1 : !vm.list<?>\n  vm.list.resize %r1, %i1\n  \
+         %r1 = vm.list.alloc %i1 : !vm.list<!vm.opaque>\n  vm.list.resize %r1, %i1\n  \
          vm.list.set.ref %r1, %i2, %R0\n  %r0 = vm.assign.ref %R1\n  \
          %i0 = vm.sub.i32 %i0, %i1\n  %i3 = vm.cmp.lt.i32.s %i2, %i0\n  \
          vm.cond_br %i3, ^bb1(), ^bb2()\n^bb2:\n  vm.return %i0\n}\n",
@@ -675,10 +675,10 @@ fn memory_budget_is_given_back_and_holds_from_init() {
         return assert_child_passed(&o);
     }
     let m = assemble(
-        "vm.module @m version 0\nvm.type !vm.buffer\nvm.type !vm.list<?>\n\n\
+        "vm.module @m version 0\nvm.type !vm.buffer\nvm.type !vm.list<!vm.opaque>\n\n\
          vm.export @f\nvm.func @f(%i0: i32) -> (!vm.ref<?>) {\n^bb0:\n  \
          %i2:3 = vm.const.i64 1000\n  %i4 = vm.const.i32 16\n  \
-         %r0 = vm.list.alloc %i0 : !vm.list<?>\n  vm.list.resize %r0, %i0\n  \
+         %r0 = vm.list.alloc %i0 : !vm.list<!vm.opaque>\n  vm.list.resize %r0, %i0\n  \
          %r1 = vm.buffer.alloc %i2:3, %i4\n  %i5 = vm.const.i32.zero\n  \
          vm.list.set.ref %r0, %i5, %R1\n  vm.return %R0\n}\n",
     );

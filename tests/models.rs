@@ -66,7 +66,25 @@ fn cases() -> Vec<Case> {
     cases
 }
 
+/// The corpus's input files (`in--NAME`, copied into each run's directory
+/// as `NAME`).
+fn input_files() -> Vec<(String, PathBuf)> {
+    let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(models_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?.strip_prefix("in--")?.to_string();
+            Some((name, p))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 fn run_in(program: &Path, prefix: &[&str], case: &Case, dir: &Path) -> (Vec<u8>, i32, String) {
+    for (name, path) in input_files() {
+        std::fs::copy(&path, dir.join(name)).unwrap();
+    }
     let out = Command::new(program)
         .current_dir(dir)
         .args(prefix)
@@ -91,9 +109,11 @@ fn corpus_matches_the_recorded_reference_output() {
         let work = tempfile::tempdir().unwrap();
         let (stdout, status, stderr) = run_in(irvm, &["run"], case, work.path());
         // Files the run wrote (--output=@FILE) against the recorded CASE--FILE.
+        let inputs: Vec<String> = input_files().into_iter().map(|(n, _)| n).collect();
         let mut written: Vec<String> = std::fs::read_dir(work.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !inputs.contains(n))
             .collect();
         written.sort();
         let prefix = format!("{}--", case.name);

@@ -12,7 +12,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use irvm::{Context, Instance, Limits, Module, Ref, Value};
+use irvm::{Context, Instance, Limits, Module, Ref, ValType, Value};
 
 /// splitmix64: small, seedable, good enough to spread mutations.
 struct Rng(u64);
@@ -173,18 +173,18 @@ fn exercise(bytes: Vec<u8>, tally: &mut Tally) {
     }
     tally.registered += 1;
     for export in ctx.exports(Some(&name)) {
-        let Some(func) = ctx.function(&format!("{name}.{export}")) else {
+        let Ok(func) = ctx.function(&format!("{name}.{export}")) else {
             continue;
         };
         let args: Vec<Value> = func
-            .arg_kinds()
+            .params()
             .iter()
-            .map(|k| match k {
-                'I' => Value::I64(3),
-                'f' => Value::F32(1.5),
-                'F' => Value::F64(2.5),
-                'r' => Value::Ref(Ref::Null),
-                _ => Value::I32(3),
+            .map(|t| match t {
+                ValType::I64 => Value::I64(3),
+                ValType::F32 => Value::F32(1.5),
+                ValType::F64 => Value::F64(2.5),
+                ValType::Ref => Value::Ref(Ref::Null),
+                ValType::I32 => Value::I32(3),
             })
             .collect();
         ctx.set_fuel(Some(5_000));

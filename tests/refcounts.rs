@@ -115,7 +115,7 @@ vm.func @many_cycles(%i0: i32) -> () {
   vm.br ^bb1(%i1->%i4)
 ^bb1:
   %r0 = vm.call @env.make(%i4)
-  %r1 = vm.list.alloc %i3 : !vm.list<?>
+  %r1 = vm.list.alloc %i3 : !vm.list<!vm.opaque>
   vm.list.resize %r1, %i3
   vm.list.set.ref %r1, %i1, %r1
   vm.list.set.ref %r1, %i2, %r0
@@ -134,9 +134,9 @@ vm.func @cycle_holding() -> (!vm.ref<?>) {
   %i1 = vm.const.i32 2
   %i2 = vm.const.i32.zero
   %i3 = vm.const.i32 1
-  %r1 = vm.list.alloc %i1 : !vm.list<?>
+  %r1 = vm.list.alloc %i1 : !vm.list<!vm.opaque>
   vm.list.resize %r1, %i1
-  %r2 = vm.list.alloc %i1 : !vm.list<?>
+  %r2 = vm.list.alloc %i1 : !vm.list<!vm.opaque>
   vm.list.resize %r2, %i1
   vm.list.set.ref %r1, %i2, %r2
   vm.list.set.ref %r2, %i2, %r1

@@ -365,3 +365,26 @@ fn register_count_over_the_limit() {
     });
     assert_rejected(bytes, 0, "register count overflow");
 }
+
+#[test]
+fn list_of_unknown_element_type_is_refused_at_load() {
+    // The reference registers `!vm.opaque` as the "any" type; `?` (what
+    // `!vm.list<?>` names as its element) and `!vm.ref<?>` are unknown.
+    for element in ["?", "!vm.ref<?>"] {
+        let source = format!(
+            "vm.module @v version 0\nvm.export @f\nvm.func @f(%i0: i32) -> (i32) {{\n^bb0:\n  \
+             %r0 = vm.list.alloc %i0 : !vm.list<{element}>\n  %i1 = vm.list.size %r0\n  vm.return %i1\n}}\n"
+        );
+        let module = Module::from_assembly(&source, "v.vmasm").unwrap();
+        let instance = Instance::new();
+        let mut ctx = Context::new(&instance);
+        let err = ctx
+            .register_module(module)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            err.contains(&format!("no type registered with name '{element}'")),
+            "{err}"
+        );
+    }
+}

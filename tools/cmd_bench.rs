@@ -170,7 +170,7 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
             .filter(|name| name != "__init")
             .filter(|name| {
                 ctx.function(&format!("{main_module}.{name}"))
-                    .is_some_and(|f| f.arg_kinds().is_empty())
+                    .is_ok_and(|f| f.params().is_empty())
             })
             .collect()
     } else {
@@ -188,10 +188,8 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
     for name in &names {
         let func = ctx
             .function(&format!("{main_module}.{name}"))
-            .ok_or_else(|| {
-                format!("NOT_FOUND; no function `{name}` exported by module `{main_module}`")
-            })?;
-        let kinds = func.arg_kinds();
+            .map_err(|e| e.to_string())?;
+        let kinds = crate::cmd_run::input_kinds(&func);
         if args.inputs.len() != kinds.len() {
             return Err(format!(
                 "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",

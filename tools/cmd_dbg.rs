@@ -102,10 +102,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     let name = args.function.trim_start_matches('@').to_string();
     let func = ctx
         .function(&format!("{main_module}.{name}"))
-        .ok_or_else(|| {
-            format!("NOT_FOUND; no function `{name}` exported by module `{main_module}`")
-        })?;
-    let kinds = func.arg_kinds();
+        .map_err(|e| e.to_string())?;
+    let kinds = crate::cmd_run::input_kinds(&func);
     if args.inputs.len() != kinds.len() {
         return Err(format!(
             "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
@@ -534,11 +532,11 @@ fn register_value(slots: &[u32], r: usize, bank: Bank) -> (String, String, usize
         }
         (Bank::F64, Some(hi)) => {
             let v = f64::from_bits(lo as u64 | (hi as u64) << 32);
-            (format!("%i{r}:{}", r + 1), irvm::value::format_g(v), 2)
+            (format!("%i{r}:{}", r + 1), irvm::format_g(v), 2)
         }
         (Bank::F32, _) => (
             format!("%i{r}"),
-            irvm::value::format_g(f32::from_bits(lo) as f64),
+            irvm::format_g(f32::from_bits(lo) as f64),
             1,
         ),
         _ => (format!("%i{r}"), format!("{}", lo as i32), 1),

@@ -129,6 +129,21 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
     Ok(ctx)
 }
 
+/// The calling-convention letter of each parameter of `func`, as
+/// [`parse_input`] takes them.
+pub fn input_kinds(func: &irvm::Func) -> Vec<char> {
+    func.params()
+        .iter()
+        .map(|t| match t {
+            irvm::ValType::I32 => 'i',
+            irvm::ValType::I64 => 'I',
+            irvm::ValType::F32 => 'f',
+            irvm::ValType::F64 => 'F',
+            irvm::ValType::Ref => 'r',
+        })
+        .collect()
+}
+
 /// Parses `text` as a value of calling-convention kind `kind`, as
 /// `iree-run-module` does (see [`crate::scalar_input`]).
 pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
@@ -217,11 +232,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let name = args.function.trim_start_matches('@');
     let func = ctx
         .function(&format!("{main_module}.{name}"))
-        .ok_or_else(|| {
-            format!("NOT_FOUND; no function `{name}` exported by module `{main_module}`")
-        })?;
-    let kinds = func.arg_kinds();
-    let sig = format!("`{}` ({})", func.name, func.signature);
+        .map_err(|e| e.to_string())?;
+    let kinds = crate::cmd_run::input_kinds(&func);
+    let sig = format!("`{}` ({})", func.name(), func.calling_convention());
     if args.inputs.len() != kinds.len() {
         outln!("EXEC @{name}");
         return Err(Failure::Setup(format!(

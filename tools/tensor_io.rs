@@ -45,9 +45,27 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 
-/// Parses a reference-typed `--input` as a buffer view
-/// (`4x8xf32=1`, `2x2xi32=[1 2][3 4]`, `f32=0.5`).
+/// Parses a reference-typed `--input` as a buffer view: a tensor literal
+/// (`4x8xf32=1`, `2x2xi32=[1 2][3 4]`, `f32=0.5`), raw bytes from a file
+/// (`4xf32=@raw.bin`), or an array from a NumPy file (`@x.npy` reads its
+/// first array, `+x.npy` the next one of the file last opened that way).
 pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
+    let fail = |m: String| format!("{m}; parsing input `{text}`");
+    if let Some(path) = text.strip_prefix('@') {
+        return npy_input(path, true).map_err(fail);
+    }
+    if let Some(path) = text.strip_prefix('+') {
+        return npy_input(path, false).map_err(fail);
+    }
+    if let Some((meta, path)) = text.split_once("=@") {
+        let bytes = std::fs::read(path)
+            .map_err(|e| fail(format!("UNKNOWN; unable to open file `{path}`: {e}")))?;
+        let spec = hal::parse_buffer_view(&format!("{meta}="))
+            .map_err(|t| fail(format!("{}; {}", t.code, t.message)))?;
+        return hal::BufferView::from_bytes(&spec.shape, spec.element_type, bytes)
+            .map(hal::BufferView::into_value)
+            .map_err(|t| fail(format!("{}; {}", t.code, t.message)));
+    }
     hal::parse_buffer_view(text)
         .map(hal::BufferView::into_value)
         .map_err(|t| {
@@ -56,6 +74,108 @@ pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
                 t.code, t.message
             )
         })
+}
+
+type Streams = std::sync::Mutex<std::collections::HashMap<String, (Vec<u8>, usize)>>;
+
+/// NumPy files being read by `--input=@f`/`+f`: contents and read position.
+fn npy_streams() -> &'static Streams {
+    static STREAMS: OnceLock<Streams> = OnceLock::new();
+    STREAMS.get_or_init(Default::default)
+}
+
+fn npy_input(path: &str, reopen: bool) -> Result<Value, String> {
+    let mut streams = npy_streams().lock().unwrap_or_else(|e| e.into_inner());
+    if reopen || !streams.contains_key(path) {
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("UNKNOWN; unable to open file `{path}`: {e}"))?;
+        streams.insert(path.to_string(), (bytes, 0));
+    }
+    let Some((bytes, pos)) = streams.get_mut(path) else {
+        return Err(format!("INTERNAL; `{path}` not open"));
+    };
+    let (view, used) = read_npy(&bytes[*pos..]).map_err(|e| format!("{e} (in `{path}`)"))?;
+    *pos += used;
+    Ok(view.into_value())
+}
+
+/// One array from the start of `bytes` (a `.npy` v1/v2/v3 stream): the
+/// view and the bytes it took.
+fn read_npy(bytes: &[u8]) -> Result<(hal::BufferView, usize), String> {
+    let bad = |m: &str| format!("INVALID_ARGUMENT; not a NumPy array: {m}");
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(bad(
+            "missing the NUMPY magic (or no more arrays in the file)",
+        ));
+    }
+    let (header_len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        _ => return Err(bad("unknown format version")),
+    };
+    let header = bytes
+        .get(start..start + header_len)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or_else(|| bad("truncated header"))?;
+    let field = |key: &str| -> Option<&str> {
+        let at = header.find(&format!("'{key}':"))? + key.len() + 3;
+        Some(header[at..].trim_start())
+    };
+    let descr = field("descr")
+        .and_then(|d| d.strip_prefix('\''))
+        .and_then(|d| d.split('\'').next())
+        .ok_or_else(|| bad("no descr"))?;
+    if field("fortran_order").is_some_and(|f| f.starts_with("True")) {
+        return Err("UNIMPLEMENTED; Fortran-order NumPy arrays are not supported".into());
+    }
+    let shape_text = field("shape")
+        .and_then(|s| s.strip_prefix('('))
+        .and_then(|s| s.split(')').next())
+        .ok_or_else(|| bad("no shape"))?;
+    let shape = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| d.parse::<i64>().map_err(|_| bad("bad shape")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = match descr {
+        "<f2" => "f16",
+        "<f4" => "f32",
+        "<f8" => "f64",
+        "|b1" => "i1",
+        "|i1" => "i8",
+        "|u1" => "ui8",
+        "<i2" => "i16",
+        "<u2" => "ui16",
+        "<i4" => "i32",
+        "<u4" => "ui32",
+        "<i8" => "i64",
+        "<u8" => "ui64",
+        other => {
+            return Err(format!(
+                "UNIMPLEMENTED; NumPy type `{other}` is not supported"
+            ))
+        }
+    };
+    let element_type = hal::ElementType::parse(name).map_err(|e| bad(&e))?;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |a, &d| {
+            usize::try_from(d).ok().and_then(|d| a.checked_mul(d))
+        })
+        .ok_or_else(|| bad("shape too large"))?;
+    let data_start = start + header_len;
+    let data = count
+        .checked_mul(element_type.byte_size())
+        .and_then(|len| bytes.get(data_start..data_start.checked_add(len)?))
+        .ok_or_else(|| bad("truncated data"))?;
+    let used = data_start + data.len();
+    let view = hal::BufferView::from_bytes(&shape, element_type, data.to_vec())
+        .map_err(|t| format!("{}; {}", t.code, t.message))?;
+    Ok((view, used))
 }
 
 /// iree-run-module's result flags: where results go and what they are

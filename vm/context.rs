@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use crate::exec::{self, Stack};
+use crate::func::{CallParams, CallResults, Func, FuncTarget, LookupError, TypedFunc};
 use crate::host::{HostModule, HostState};
 use crate::modules::Module;
 use crate::program::{self, Function, ModuleFacts, Signature, VerifyError};
@@ -46,8 +47,10 @@ impl Instance {
         RefType::lookup(name)
     }
 
-    /// Resolves a module type-table name (`i32`, `!vm.buffer`, `!vm.list<?>`,
-    /// `!vm.opaque`, a registered `!name`).
+    /// Resolves a module type-table name (`i32`, `!vm.buffer`, `!vm.list<...>`,
+    /// `!vm.opaque`, a registered `!name`). As in the reference, `?` and
+    /// `!vm.ref<?>` are not names of any type (a `!vm.list<?>` allocation
+    /// names its element `?` and fails to load).
     pub fn resolve_type_name(&self, full_name: &str) -> Option<TypeDef> {
         Some(match full_name {
             "i8" => TypeDef::Value(ValueType::I8),
@@ -56,7 +59,7 @@ impl Instance {
             "i64" => TypeDef::Value(ValueType::I64),
             "f32" => TypeDef::Value(ValueType::F32),
             "f64" => TypeDef::Value(ValueType::F64),
-            "!vm.opaque" | "?" | "!vm.ref<?>" => TypeDef::Any,
+            "!vm.opaque" => TypeDef::Any,
             n => TypeDef::Ref(self.lookup_type(n.strip_prefix('!')?)?),
         })
     }
@@ -253,44 +256,13 @@ impl Registered {
     }
 }
 
-/// A function of a context, found by [`Context::function`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Func {
-    pub(crate) target: FuncTarget,
-    /// Fully qualified name (`module.function`).
-    pub name: String,
-    /// Calling convention (`0ii_i`).
-    pub signature: String,
-    /// The same, parsed once when the function was looked up.
-    pub(crate) parsed: Arc<Signature>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum FuncTarget {
-    Bytecode { module: u32, ordinal: u32 },
-    Host { module: u32, index: u32 },
-}
-
-impl Func {
-    /// Argument kinds (`i`, `I`, `f`, `F`, `r`), flattened.
-    pub fn arg_kinds(&self) -> Vec<char> {
-        Signature::parse(&self.signature)
-            .map(|s| s.args.iter().map(|&c| c as char).collect())
-            .unwrap_or_default()
-    }
-    /// Result kinds, flattened.
-    pub fn result_kinds(&self) -> Vec<char> {
-        Signature::parse(&self.signature)
-            .map(|s| s.results.iter().map(|&c| c as char).collect())
-            .unwrap_or_default()
-    }
-}
-
-/// How a call through [`Context::begin_call`] or [`Context::resume`] ended.
-#[derive(Clone, Debug)]
-pub enum CallState {
+/// How a call through [`Context::begin_call`] or [`Context::resume`] (or
+/// [`TypedFunc::begin_call`](crate::TypedFunc::begin_call), then with typed
+/// results `T`) ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallState<T = Vec<Value>> {
     /// Finished with these results.
-    Done(Vec<Value>),
+    Done(T),
     /// The program yielded; call [`Context::resume`] to continue.
     Yielded,
     /// An [`crate::debug::Observer`] paused before an instruction; inspect
@@ -298,9 +270,78 @@ pub enum CallState {
     Paused,
 }
 
-/// The modules of one program and their state.
+/// The modules of one program and their state: bytecode modules and host
+/// modules in registration order, each module's globals and rodata, the
+/// links from imports to exports, the call stack of a yielded or paused
+/// call, and the program's [`Limits`].
+///
+/// Register host modules before the bytecode modules that import from
+/// them; [`Context::register_module`] links imports and runs the module's
+/// `__init`. Call exports through [`Context::typed_func`] (checked once,
+/// Rust values) or [`Context::function`] and [`Context::invoke`]
+/// ([`Value`] slices, checked per call). A call that yields is driven with
+/// `begin_call` and `resume`.
+///
+/// A context is `Send`: it may move to another thread with everything in
+/// it (host module state must be `Send`, host objects `Send + Sync`), and
+/// is used from one thread at a time (`&mut self`).
+///
+/// ```
+/// use irvm::{CallState, Context, Instance, Limits, Module, StatusCode};
+///
+/// let module = Module::from_assembly(
+///     r#"
+/// vm.module @counter version 0
+/// vm.export @steps
+/// vm.func @steps(%i0: i32) -> (i32, i32) {
+/// ^bb0:
+///   %i1 = vm.const.i32 1
+///   %i2 = vm.add.i32 %i0, %i1
+///   vm.yield ^bb1()
+/// ^bb1:
+///   %i3 = vm.add.i32 %i2, %i1
+///   vm.return %i2, %i3
+/// }
+/// vm.export @spin
+/// vm.func @spin() -> () {
+/// ^bb0:
+///   vm.br ^bb0()
+/// }
+/// "#,
+///     "counter.vmasm",
+/// )?;
+/// let instance = Instance::new();
+/// let mut ctx = Context::with_limits(&instance, Limits { max_stack_depth: 256, ..Limits::default() });
+/// ctx.register_module(module)?;
+///
+/// // Two results come back as a tuple; the yield is resumed by `call`.
+/// let steps = ctx.typed_func::<i32, (i32, i32)>("counter.steps")?;
+/// assert_eq!(steps.call(&mut ctx, 1)?, (2, 3));
+///
+/// // Or step through the yield.
+/// let mut state = steps.begin_call(&mut ctx, 10)?;
+/// assert_eq!(state, CallState::Yielded);
+/// state = steps.resume(&mut ctx)?;
+/// assert_eq!(state, CallState::Done((11, 12)));
+///
+/// // A budget of instructions ends a call that would never return.
+/// ctx.set_fuel(Some(10_000));
+/// let spin = ctx.typed_func::<(), ()>("spin")?;
+/// assert_eq!(spin.call(&mut ctx, ()).unwrap_err().code, StatusCode::ResourceExhausted);
+///
+/// // Lookup errors say what there is.
+/// let missing = ctx.function("counter.step").unwrap_err();
+/// assert_eq!(
+///     missing.to_string(),
+///     "NOT_FOUND; no function `step` exported by module `counter`; exports: steps, spin"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Context {
     instance: Arc<Instance>,
+    /// Unique per context in the process: a [`Func`] remembers it, so a
+    /// function is only ever called in the context it was found in.
+    id: u64,
     pub(crate) modules: Vec<Registered>,
     pub(crate) stack: Stack,
     pub(crate) limits: Limits,
@@ -414,8 +455,10 @@ impl Context {
     /// modules whose initializers should be bounded.)
     pub fn with_limits(instance: &Arc<Instance>, limits: Limits) -> Context {
         let memory = crate::budget::MemoryBudget::new(limits.max_memory_bytes);
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Context {
             instance: instance.clone(),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             modules: Vec::new(),
             stack: Stack::with_budget(&memory),
             limits,
@@ -790,15 +833,15 @@ impl Context {
         };
         self.modules.push(Registered::Bytecode(Box::new(instance)));
         if let Some(ord) = has_init {
-            let f = Func {
-                target: FuncTarget::Bytecode {
+            let f = Func::new(
+                self.id,
+                FuncTarget::Bytecode {
                     module: self.modules.len() as u32 - 1,
                     ordinal: ord,
                 },
-                name: format!("{name}.__init"),
-                signature: "0v_v".into(),
-                parsed: Arc::new(Signature::default()),
-            };
+                format!("{name}.__init"),
+                Signature::default(),
+            );
             if let Err(trap) = self.invoke(&f, &[]) {
                 // No frame may outlive its function (see `exec::FuncRef`).
                 // A call suspended elsewhere made `invoke` fail before
@@ -859,8 +902,9 @@ impl Context {
     }
 
     /// Finds a function by `module.function`, or by bare name in the most
-    /// recently registered module that exports it.
-    pub fn function(&self, name: &str) -> Option<Func> {
+    /// recently registered module that exports it. The error names the
+    /// module and lists what it exports.
+    pub fn function(&self, name: &str) -> Result<Func, LookupError> {
         let (m, f) = match name.split_once('.') {
             Some((m, f)) if self.modules.iter().any(|r| r.name() == m) => (Some(m), f),
             _ => (None, name),
@@ -877,15 +921,60 @@ impl Context {
                     ImportTarget::Host { module, index } => FuncTarget::Host { module, index },
                     ImportTarget::Unresolved => continue,
                 };
-                return Some(Func {
+                return Ok(Func::new(
+                    self.id,
                     target,
-                    name: format!("{}.{}", r.name(), f),
-                    signature: sig.text(),
-                    parsed: Arc::new(sig),
-                });
+                    format!("{}.{}", r.name(), f),
+                    sig,
+                ));
             }
         }
-        None
+        let exports = match m {
+            Some(m) => self.exports(Some(m)),
+            None => self
+                .modules
+                .iter()
+                .flat_map(|r| {
+                    self.exports(Some(r.name()))
+                        .into_iter()
+                        .map(move |e| format!("{}.{e}", r.name()))
+                })
+                .collect(),
+        };
+        Err(LookupError::NotFound {
+            function: f.to_string(),
+            module: m.map(str::to_string),
+            exports,
+        })
+    }
+
+    /// Finds a function as [`Context::function`] does and checks once that
+    /// it takes `Params` and returns `Results` (see [`TypedFunc`]); a
+    /// mismatch is an error naming both signatures.
+    ///
+    /// ```
+    /// # use irvm::{Context, Instance, Module};
+    /// # let module = Module::from_assembly(
+    /// #     "vm.module @m version 0\nvm.export @add\n\
+    /// #      vm.func @add(%i0: i32, %i1: i32) -> (i32) {\n^bb0:\n\
+    /// #      %i2 = vm.add.i32 %i0, %i1\nvm.return %i2\n}\n", "m.vmasm").unwrap();
+    /// # let mut ctx = Context::new(&Instance::new());
+    /// # ctx.register_module(module).unwrap();
+    /// let add = ctx.typed_func::<(i32, i32), i32>("add")?;
+    /// assert_eq!(add.call(&mut ctx, (40, 2))?, 42);
+    /// let wrong = ctx.typed_func::<i64, i32>("add").unwrap_err();
+    /// assert_eq!(
+    ///     wrong.to_string(),
+    ///     "INVALID_ARGUMENT; function `m.add` has signature (i32, i32) -> (i32) \
+    ///      (calling convention `0ii_i`), but was requested as (i64) -> (i32)"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn typed_func<P: CallParams, R: CallResults>(
+        &self,
+        name: &str,
+    ) -> Result<TypedFunc<P, R>, LookupError> {
+        self.function(name)?.typed()
     }
 
     /// Names of the exported functions of module `module` (or of the last
@@ -927,8 +1016,37 @@ impl Context {
                 "a yielded call is still pending in this context; resume it first",
             ));
         }
+        check_args(func.name(), &func.parsed, args)?;
+        self.start_call(func, args)
+    }
+
+    /// [`Context::begin_call`] for a [`TypedFunc`]: its argument types were
+    /// checked when it was made.
+    pub(crate) fn begin_typed_call(
+        &mut self,
+        func: &Func,
+        args: &[Value],
+    ) -> Result<CallState, Trap> {
+        if self.stack.is_suspended() {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "a yielded call is still pending in this context; resume it first",
+            ));
+        }
+        self.start_call(func, args)
+    }
+
+    fn start_call(&mut self, func: &Func, args: &[Value]) -> Result<CallState, Trap> {
+        if func.context != self.id {
+            return Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "function {} belongs to another context; look it up in this one",
+                    func.name()
+                ),
+            ));
+        }
         let sig = func.parsed.clone();
-        check_args(&func.name, &sig, args)?;
         match &func.target {
             FuncTarget::Host { module, index } => {
                 let Some(Registered::Host(h)) = self.modules.get_mut(*module as usize) else {

@@ -14,9 +14,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::context::{CallState, Context, FrameInfo, Func};
+use crate::context::{CallState, Context, FrameInfo};
 use crate::debug::{Control, ExecView, Observer};
 use crate::decode::{Decoder, Operand};
+use crate::func::Func;
 use crate::isa::{Bank, Field, Opcode, I32_INDEX_MASK};
 use crate::modules::{Module, SourcePosition};
 use crate::trap::Trap;
@@ -344,16 +345,19 @@ impl Debugger {
     fn entry_address(&self) -> Result<(String, u32), DebugCommandError> {
         let (module, local) = self
             .entry
-            .name
+            .name()
             .rsplit_once('.')
-            .unwrap_or(("", &self.entry.name));
+            .unwrap_or(("", self.entry.name()));
         let m = self.module(module)?;
         let e = m
             .exports()
             .into_iter()
             .find(|e| e.local_name == local)
             .ok_or_else(|| {
-                DebugCommandError(format!("`{}` is not a bytecode function", self.entry.name))
+                DebugCommandError(format!(
+                    "`{}` is not a bytecode function",
+                    self.entry.name()
+                ))
             })?;
         Ok((module.to_string(), e.internal_ordinal as u32))
     }

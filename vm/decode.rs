@@ -44,21 +44,6 @@ pub struct U16List<'a> {
 }
 
 impl<'a> U16List<'a> {
-    /// Number of entries.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.bytes.len() / 2
-    }
-    /// Whether the list is empty.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-    /// Entry `i` (panics if `i >= len()`: a caller bug, not input data).
-    #[inline]
-    pub fn get(&self, i: usize) -> u16 {
-        u16::from_le_bytes([self.bytes[2 * i], self.bytes[2 * i + 1]])
-    }
     /// Iterates the entries.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = u16> + 'a {
         self.bytes
@@ -74,16 +59,6 @@ pub struct RemapList<'a> {
 }
 
 impl<'a> RemapList<'a> {
-    /// Number of pairs.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.bytes.len() / 4
-    }
-    /// Whether there are no pairs.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
     /// Iterates the (source, destination) ordinals.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (u16, u16)> + 'a {
         self.bytes.chunks_exact(4).map(|c| {
@@ -139,16 +114,6 @@ pub struct Instruction<'a> {
     pub end: usize,
     /// One value per field of `op.info().fields`.
     pub operands: Vec<Operand<'a>>,
-}
-
-impl<'a> Instruction<'a> {
-    /// The register operand at field position `i`, if that field is one.
-    pub fn reg(&self, i: usize) -> Option<u16> {
-        match self.operands.get(i) {
-            Some(Operand::Reg(r)) => Some(*r),
-            _ => None,
-        }
-    }
 }
 
 struct Reader<'a> {

@@ -1,39 +1,104 @@
-//! irvm: loads, links, runs and debugs IREE VM bytecode modules (`.vmfb`).
+//! irvm loads, links, runs and debugs IREE VM bytecode modules (`.vmfb`,
+//! or VM assembly text).
 //!
-//! The crate is one package with several source roots (see `ARCHITECTURE.md`):
-//! [`modules`] reads module files, [`isa`] describes every instruction once,
-//! and the rest of `vm/` decodes, disassembles and executes them.
+//! A [`Module`] is a loaded file. A [`Context`] is one program: the modules
+//! registered in it (bytecode modules and host modules written in Rust,
+//! [`NativeModule`]), their state, and the links between their imports and
+//! exports. Functions are found by name and called with typed signatures
+//! ([`TypedFunc`]) or with [`Value`] slices; failures are [`Trap`]s with a
+//! status code, a message and a backtrace. A context can move to another
+//! thread (it is used from one thread at a time).
+//!
+//! ```
+//! use irvm::{Context, Instance, Module, NativeModule};
+//!
+//! // A module (here assembled from text; `Module::from_file` loads .vmfb)
+//! // that imports a host function.
+//! let module = Module::from_assembly(
+//!     r#"
+//! vm.module @app version 0
+//! vm.import @env.twice cconv "0i_i"
+//! vm.export @add_twice
+//! vm.func @add_twice(%i0: i32, %i1: i32) -> (i32) {
+//! ^bb0:
+//!   %i2 = vm.add.i32 %i0, %i1
+//!   %i2 = vm.call @env.twice(%i2)
+//!   vm.return %i2
+//! }
+//! "#,
+//!     "app.vmasm",
+//! )?;
+//!
+//! let instance = Instance::new();
+//! let mut ctx = Context::new(&instance);
+//! // Host functions are plain closures; their types give the calling
+//! // convention (`0i_i`).
+//! ctx.register_host_module(&NativeModule::new("env", 1).wrap("twice", |x: i32| 2 * x))?;
+//! ctx.register_module(module)?; // links `env.twice`, runs `__init`
+//!
+//! // Checked once against the function's signature, then called with Rust
+//! // values; several results come back as a tuple.
+//! let add_twice = ctx.typed_func::<(i32, i32), i32>("add_twice")?;
+//! assert_eq!(add_twice.call(&mut ctx, (20, 1))?, 42);
+//!
+//! // The context moves to another thread.
+//! let answer = std::thread::spawn(move || add_twice.call(&mut ctx, (1, 2)))
+//!     .join()
+//!     .unwrap()?;
+//! assert_eq!(answer, 6);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Beside the items on this page: [`asm`] assembles VM assembly,
+//! [`disasm`] prints a module as `iree-dump-module` does, [`debugger`] is
+//! the source-level debugger behind `irvm dbg`, [`dynamic`] loads host
+//! modules from shared libraries, and [`modules`] has the loader's
+//! accessors for a module's imports, exports, rodata and debug database.
+//! Resource limits are [`Limits`] (with [`Context::set_fuel`],
+//! [`Context::set_deadline`] and [`Context::interrupt_handle`]); tools that
+//! watch every instruction attach an [`Observer`].
+//!
+//! The crate is one package with several source roots (see
+//! `ARCHITECTURE.md`).
+
+#![warn(missing_docs)]
 
 #[path = "../modules/mod.rs"]
 pub mod modules;
 
 pub mod asm;
 mod budget;
-pub mod context;
+mod context;
 mod cycles;
-pub mod debug;
+mod debug;
 pub mod debugger;
-pub mod decode;
+mod decode;
 pub mod disasm;
 pub mod dynamic;
 mod exec;
-pub mod host;
+mod func;
+mod host;
+// The instruction table, public for irvm's own tools, tests and fuzz
+// targets only: hidden, not part of the API (no stability promise).
+#[doc(hidden)]
 pub mod isa;
-pub mod native;
+mod native;
 mod program;
-pub mod refs;
-pub mod trap;
-pub mod value;
+mod refs;
+mod trap;
+mod value;
 
-pub use context::{CallState, Context, FrameInfo, Func, Instance, Limits, LinkError};
+pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
+pub use dynamic::DynamicModule;
+pub use func::{CallParams, CallResults, Func, LookupError, TypedFunc, ValType};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
-pub use modules::Module;
+pub use modules::{AbiError, LoadError, Module};
 pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
-pub use refs::{Buffer, List, Ref, RefType, TypeDef, ValueType};
+pub use refs::{Buffer, HostObject, List, Ref, RefType, TypeDef, ValueType, BUFFER_ALIGNMENT};
 pub use trap::{StatusCode, Trap, TrapFrame};
-pub use value::Value;
+pub use value::{format_g, format_g_precision, Value};
 
 // Compile-time checks: contexts and what calls return move between threads.
 const _: () = {
@@ -46,5 +111,8 @@ const _: () = {
     assert_send_sync::<Trap>();
     assert_send_sync::<Module>();
     assert_send_sync::<Func>();
+    assert_send_sync::<TypedFunc<(i32, i64), (f32, Ref)>>();
+    assert_send_sync::<LookupError>();
+    assert_send::<CallState<(i32, f64)>>();
     assert_send_sync::<NativeModule<()>>();
 };

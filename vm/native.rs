@@ -24,26 +24,37 @@ use std::marker::PhantomData;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use crate::func::ValType;
 use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 use crate::refs::{HostObject, Ref, RefType};
 use crate::trap::{StatusCode, Trap};
 use crate::value::Value;
 
-/// A type host functions take or return: its calling-convention letter and
-/// its conversion from and to [`Value`].
-pub trait HostValue: Sized + 'static {
-    /// `i`, `I`, `f`, `F` or `r`.
-    const KIND: char;
+mod sealed {
+    pub trait Sealed {}
+    pub trait SealedResults {}
+}
+
+/// A Rust type that stands for one VM value in host functions
+/// ([`NativeModule::wrap`]) and typed calls ([`crate::TypedFunc`]): `i32`,
+/// `i64`, `f32`, `f64`, [`Ref`] and [`HostRef<T>`]. Implemented by the
+/// library only; host types travel as [`HostRef<T>`].
+pub trait HostValue: Sized + Send + 'static + sealed::Sealed {
+    /// The VM type.
+    const TYPE: ValType;
     /// The Rust value of a VM value, or why it does not fit.
+    #[doc(hidden)]
     fn from_value(v: &Value) -> Result<Self, String>;
     /// The VM value of a Rust value.
+    #[doc(hidden)]
     fn into_value(self) -> Value;
 }
 
 macro_rules! scalar_host_value {
-    ($t:ty, $kind:literal, $variant:ident) => {
+    ($t:ty, $ty:ident, $variant:ident) => {
+        impl sealed::Sealed for $t {}
         impl HostValue for $t {
-            const KIND: char = $kind;
+            const TYPE: ValType = ValType::$ty;
             fn from_value(v: &Value) -> Result<Self, String> {
                 match v {
                     Value::$variant(x) => Ok(*x),
@@ -56,13 +67,14 @@ macro_rules! scalar_host_value {
         }
     };
 }
-scalar_host_value!(i32, 'i', I32);
-scalar_host_value!(i64, 'I', I64);
-scalar_host_value!(f32, 'f', F32);
-scalar_host_value!(f64, 'F', F64);
+scalar_host_value!(i32, I32, I32);
+scalar_host_value!(i64, I64, I64);
+scalar_host_value!(f32, F32, F32);
+scalar_host_value!(f64, F64, F64);
 
+impl sealed::Sealed for Ref {}
 impl HostValue for Ref {
-    const KIND: char = 'r';
+    const TYPE: ValType = ValType::Ref;
     fn from_value(v: &Value) -> Result<Self, String> {
         match v {
             Value::Ref(r) => Ok(r.clone()),
@@ -98,6 +110,12 @@ impl<T: Send + Sync + 'static> HostRef<T> {
     }
 }
 
+impl<T: Send + Sync + 'static> std::fmt::Debug for HostRef<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "!{}", self.object.type_name())
+    }
+}
+
 impl<T: Send + Sync + 'static> Clone for HostRef<T> {
     fn clone(&self) -> Self {
         HostRef {
@@ -117,8 +135,9 @@ impl<T: Send + Sync + 'static> Deref for HostRef<T> {
     }
 }
 
+impl<T: Send + Sync + 'static> sealed::Sealed for HostRef<T> {}
 impl<T: Send + Sync + 'static> HostValue for HostRef<T> {
-    const KIND: char = 'r';
+    const TYPE: ValType = ValType::Ref;
     fn from_value(v: &Value) -> Result<Self, String> {
         match v {
             Value::Ref(Ref::Host(o)) if o.downcast_ref::<T>().is_some() => Ok(HostRef {
@@ -137,14 +156,21 @@ impl<T: Send + Sync + 'static> HostValue for HostRef<T> {
     }
 }
 
-/// What host closures may return: nothing, one value, a tuple of values,
-/// or a `Result` of those with a [`Trap`].
-pub trait HostResults {
+/// What host closures may return: nothing, one [`HostValue`], a tuple of
+/// up to 4, or a `Result` of those with a [`Trap`] (an error fails the
+/// call). Implemented by the library only.
+pub trait HostResults: sealed::SealedResults {
     /// The result letters of the calling convention (`v` for none).
+    #[doc(hidden)]
     fn kinds() -> String;
     /// The VM values.
+    #[doc(hidden)]
     fn into_values(self) -> Result<Vec<Value>, Trap>;
 }
+
+impl sealed::SealedResults for () {}
+impl<T: HostValue> sealed::SealedResults for T {}
+impl<R: HostResults> sealed::SealedResults for Result<R, Trap> {}
 
 impl HostResults for () {
     fn kinds() -> String {
@@ -157,7 +183,7 @@ impl HostResults for () {
 
 impl<T: HostValue> HostResults for T {
     fn kinds() -> String {
-        T::KIND.to_string()
+        T::TYPE.code().to_string()
     }
     fn into_values(self) -> Result<Vec<Value>, Trap> {
         Ok(vec![self.into_value()])
@@ -175,9 +201,10 @@ impl<R: HostResults> HostResults for Result<R, Trap> {
 
 macro_rules! tuple_results {
     ($($t:ident),+) => {
+        impl<$($t: HostValue),+> sealed::SealedResults for ($($t,)+) {}
         impl<$($t: HostValue),+> HostResults for ($($t,)+) {
             fn kinds() -> String {
-                [$($t::KIND),+].iter().collect()
+                [$($t::TYPE.code()),+].iter().collect()
             }
             #[allow(non_snake_case)]
             fn into_values(self) -> Result<Vec<Value>, Trap> {
@@ -203,8 +230,10 @@ pub struct WithoutState;
 /// [`HostResults`] results. `Marker` only tells the two families apart.
 pub trait IntoHostFunc<S, Marker> {
     /// The calling convention (`0ii_i`).
+    #[doc(hidden)]
     fn calling_convention() -> String;
     /// The function as a flattened-values callback.
+    #[doc(hidden)]
     fn into_callback(self, name: String) -> Callback<S>;
 }
 
@@ -223,7 +252,7 @@ macro_rules! into_host_func {
             R: HostResults,
         {
             fn calling_convention() -> String {
-                let kinds: &[char] = &[$($a::KIND),*];
+                let kinds: &[char] = &[$($a::TYPE.code()),*];
                 let args: String = kinds.iter().collect();
                 format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
             }
@@ -248,7 +277,7 @@ macro_rules! into_host_func {
             R: HostResults,
         {
             fn calling_convention() -> String {
-                let kinds: &[char] = &[$($a::KIND),*];
+                let kinds: &[char] = &[$($a::TYPE.code()),*];
                 let args: String = kinds.iter().collect();
                 format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
             }

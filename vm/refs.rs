@@ -327,6 +327,13 @@ const MAPPED_BUFFER_BYTES: usize = 2 << 20;
 /// interpreter refuses to touch a buffer while a closure holds it mutably
 /// (or, for stores, at all), so an embedder that runs the VM from inside
 /// such a closure gets a trap, not aliased memory.
+///
+/// Buffers are `Send + Sync` so that refs move with their context. The
+/// counter is atomic, so closure borrows exclude each other on any thread;
+/// the interpreter's element loads and stores only check it. A buffer that
+/// a context running on one thread and a closure or another context on
+/// another thread use at the same moment must be synchronized by the
+/// embedder (IREE's buffers have the same contract).
 pub struct Buffer {
     /// Start of the bytes; never changes, valid for `len` bytes while
     /// `owner` lives.

@@ -3,16 +3,16 @@
 //! small limits. Traps are fine; panics, crashes and hangs are bugs.
 #![no_main]
 
-use irvm::{Context, Instance, Limits, Module, Ref, Value};
+use irvm::{Context, Instance, Limits, Module, Ref, ValType, Value};
 use libfuzzer_sys::fuzz_target;
 
-fn zero(kind: char) -> Value {
-    match kind {
-        'I' => Value::I64(0),
-        'f' => Value::F32(0.0),
-        'F' => Value::F64(0.0),
-        'r' => Value::Ref(Ref::Null),
-        _ => Value::I32(0),
+fn zero(t: &ValType) -> Value {
+    match t {
+        ValType::I32 => Value::I32(0),
+        ValType::I64 => Value::I64(0),
+        ValType::F32 => Value::F32(0.0),
+        ValType::F64 => Value::F64(0.0),
+        ValType::Ref => Value::Ref(Ref::Null),
     }
 }
 
@@ -35,10 +35,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     for export in ctx.exports(Some(&name)) {
-        let Some(f) = ctx.function(&format!("{name}.{export}")) else {
+        let Ok(f) = ctx.function(&format!("{name}.{export}")) else {
             continue;
         };
-        let args: Vec<Value> = f.arg_kinds().into_iter().map(zero).collect();
+        let args: Vec<Value> = f.params().iter().map(zero).collect();
         ctx.set_fuel(Some(20_000));
         let _ = ctx.invoke(&f, &args);
     }

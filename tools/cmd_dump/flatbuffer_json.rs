@@ -29,7 +29,7 @@ pub fn write_json(module: &Module, pretty: bool, out: &mut String) -> Result<(),
         level: 0,
         indent: if pretty { 2 } else { 0 },
     };
-    let def = module.def();
+    let def = schema::module_def(module);
     w.table(|t| module_fields(t, module, &def))?;
     if w.indent > 0 && w.level == 0 {
         w.out.push('\n');

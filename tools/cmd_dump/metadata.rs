@@ -15,7 +15,7 @@ const MAX_QUOTED_RODATA: usize = 32;
 
 /// Writes the metadata summary of `module` to `out`.
 pub fn write_metadata(module: &Module, out: &mut String) -> Result<(), String> {
-    let def = module.def();
+    let def = schema::module_def(module);
     section_header(out, &format!("@{} : version {}", def.name(), def.version()));
     out.push('\n');
 

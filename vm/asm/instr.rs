@@ -12,8 +12,8 @@ use crate::isa::{
 use crate::modules::schema::FeatureBits;
 
 use super::text::{
-    edit_distance, find_word, match_literal, parse_float, parse_int, parse_quoted, parse_uint,
-    split_commas,
+    edit_distance, find_word, match_literal, parse_f32_constant, parse_f64_constant, parse_int,
+    parse_quoted, parse_uint, split_commas,
 };
 use super::{Diag, FunctionState, ModuleDraft};
 
@@ -378,11 +378,13 @@ fn parse_field<'s>(
                 Parsed::U64(v as u64)
             }
             Bank::F32 => Parsed::U32(
-                (parse_float(text).ok_or_else(|| bad("an f32 constant"))? as f32).to_bits(),
+                parse_f32_constant(text)
+                    .ok_or_else(|| bad("an f32 constant (finite values must stay normal f32s)"))?
+                    .to_bits(),
             ),
             Bank::F64 => Parsed::U64(
-                parse_float(text)
-                    .ok_or_else(|| bad("an f64 constant"))?
+                parse_f64_constant(text)
+                    .ok_or_else(|| bad("an f64 constant (finite values must stay normal f64s)"))?
                     .to_bits(),
             ),
             Bank::Ref => return Err(bad("a constant")),
@@ -714,7 +716,7 @@ fn encode<'s>(
             None => match field {
                 Field::ConstI16 => Parsed::U16(cases_len.unwrap_or(0) as u16),
                 Field::TypeId => Parsed::U32(
-                    draft.type_ordinal(type_of_result.as_deref().unwrap_or("!vm.ref<?>")),
+                    draft.type_ordinal(type_of_result.as_deref().unwrap_or("!vm.opaque")),
                 ),
                 _ => {
                     return Err(Diag::new(

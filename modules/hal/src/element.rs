@@ -2,7 +2,7 @@
 //! byte, bit width in the low byte), their names (`f32`, `si8`, `i1`) and
 //! how one element is parsed from and printed as text.
 
-use irvm::value::format_g;
+use irvm::format_g;
 
 /// A HAL element type as bytecode passes it (`0x21000020` is `f32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -115,14 +115,17 @@ impl Executable {
         for (name, local_memory) in declared {
             let func = context
                 .function(&format!("{module_name}.{name}"))
-                .ok_or_else(|| invalid(format!("executable entry `{name}` not found")))?;
+                .map_err(|e| invalid(format!("executable entry `{name}` not found: {e}")))?;
             entries.push(Entry {
                 name,
                 func,
                 local_memory,
             });
         }
-        match context.function(&format!("{module_name}.__set_constants")) {
+        match context
+            .function(&format!("{module_name}.__set_constants"))
+            .ok()
+        {
             Some(set) => {
                 if constants.is_empty() {
                     return Err(invalid(

@@ -151,12 +151,12 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ),
     ("device.queue.fill", "0rIrrrIIIiI_v", Some(queue_fill)),
     ("device.queue.flush", "0rI_v", Some(nothing)),
-    ("device.queue.read", "0rIrrrIrIII_v", None),
+    ("device.queue.read", "0rIrrrIrIII_v", Some(queue_read)),
     ("device.queue.update", "0rIrrrIrIII_v", Some(queue_update)),
-    ("device.queue.write", "0rIrrrIrIII_v", None),
+    ("device.queue.write", "0rIrrrIrIII_v", Some(queue_write)),
     ("devices.count", "0v_i", Some(devices_count)),
     ("devices.get", "0i_r", Some(devices_get)),
-    ("ex.file.from_memory", "0rIirIIi_r", None),
+    ("ex.file.from_memory", "0rIirIIi_r", Some(file_from_memory)),
     ("executable.create", "0rIrrr_r", Some(executable_create)),
     (
         "executable.lookup.function",
@@ -1005,6 +1005,73 @@ fn queue_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
+/// A `!hal.file`: a read-only byte range of a `!vm.buffer` (IREE's
+/// `ex.file.from_memory` files are read-only too).
+pub struct File {
+    /// The bytes.
+    pub contents: HalBuffer,
+}
+
+fn file_from_memory(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    a.device()?;
+    let _affinity = a.i64()?;
+    let access = a.i32()?;
+    let buffer = a.vm_buffer()?.clone();
+    let offset = a.offset()?;
+    let length = a.i64()?;
+    let _flags = a.i32()?;
+    if access & !1 != 0 {
+        return Err(a.error(
+            StatusCode::PermissionDenied,
+            "only read-only memory can be accessed via a file handle (today)",
+        ));
+    }
+    let contents = HalBuffer::over(buffer)?
+        .subspan(offset, length)
+        .map_err(|t| a.error(t.code, t.message))?;
+    one(obj(type_names::FILE, File { contents }))
+}
+
+fn queue_read(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    let file: HostRef<File> = a.object(type_names::FILE)?;
+    let source_offset = a.offset()?;
+    let target = a.buffer()?;
+    let target_offset = a.offset()?;
+    let length = a.i64()?;
+    let _flags = a.i64()?;
+    let result = file
+        .contents
+        .subspan(source_offset, length)
+        .and_then(|s| s.to_vec())
+        .and_then(|data| {
+            run_once(Command::Update {
+                target: BufferRef {
+                    slot: 0,
+                    buffer: Some(target),
+                    offset: target_offset,
+                    length,
+                },
+                data,
+            })
+        });
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
+fn queue_write(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let signal = queue_prologue(a)?;
+    a.buffer()?;
+    let _source_offset = a.offset()?;
+    let _: HostRef<File> = a.object(type_names::FILE)?;
+    let result = Err(Trap::new(
+        StatusCode::PermissionDenied,
+        "files from memory are read-only; nothing can be written to them",
+    ));
+    queue_epilogue(a, signal, result)?;
+    none()
+}
+
 /// Runs one command now, as a one-command buffer with no binding table.
 fn run_once(command: Command) -> Result<(), Trap> {
     let cb = CommandBuffer::new(0);
@@ -1171,4 +1238,81 @@ fn fence_await(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
         }
     }
     one(0i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use irvm::Buffer;
+
+    fn call(state: &mut HalState, name: &str, args: &[Value]) -> Result<Vec<Value>, Trap> {
+        let (_, _, f) = EXPORTS.iter().find(|e| e.0 == name).unwrap();
+        f.unwrap()(state, &mut Args::new(name, args))
+    }
+
+    #[test]
+    fn files_from_memory_are_read_into_buffers() {
+        let mut state = HalState::new(Default::default());
+        let device = Value::Ref(state.device.to_ref());
+        let bytes = Value::Ref(Ref::from(Buffer::from_vec((0u8..16).collect())));
+        let file = call(
+            &mut state,
+            "ex.file.from_memory",
+            &[
+                device.clone(),
+                Value::I64(0),
+                Value::I32(1),
+                bytes,
+                Value::I64(4),
+                Value::I64(8),
+                Value::I32(0),
+            ],
+        )
+        .unwrap()
+        .remove(0);
+        let target = Allocator
+            .allocate(8, &DispatchLimits::default(), &state.memory)
+            .unwrap();
+        let target_ref = Value::Ref(HostRef::new(type_names::BUFFER, target.clone()).to_ref());
+        let null = Value::Ref(Ref::Null);
+        let read = |state: &mut HalState, src: i64, len: i64| {
+            call(
+                state,
+                "device.queue.read",
+                &[
+                    device.clone(),
+                    Value::I64(0),
+                    null.clone(),
+                    null.clone(),
+                    file.clone(),
+                    Value::I64(src),
+                    target_ref.clone(),
+                    Value::I64(2),
+                    Value::I64(len),
+                    Value::I64(0),
+                ],
+            )
+        };
+        read(&mut state, 1, 4).unwrap();
+        assert_eq!(target.to_vec().unwrap(), vec![0, 0, 5, 6, 7, 8, 0, 0]);
+        // Past the end of the file's 8 bytes.
+        assert!(read(&mut state, 6, 4).is_err());
+        let write = call(
+            &mut state,
+            "device.queue.write",
+            &[
+                device.clone(),
+                Value::I64(0),
+                null.clone(),
+                null,
+                target_ref,
+                Value::I64(0),
+                file,
+                Value::I64(0),
+                Value::I64(4),
+                Value::I64(0),
+            ],
+        );
+        assert_eq!(write.unwrap_err().code, StatusCode::PermissionDenied);
+    }
 }

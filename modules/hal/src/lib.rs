@@ -5,14 +5,14 @@
 //!
 //! - [`hal_module`]: the `hal` host module with all 60 exports of IREE
 //!   3.13 (`runtime/src/iree/modules/hal/exports.inl`) linking under their
-//!   calling conventions. Channels, collectives, `ex.file.from_memory` and
-//!   `device.queue.read`/`write` fail with UNIMPLEMENTED naming the function
-//!   ([`UNIMPLEMENTED`]); the rest run on a synchronous CPU device.
+//!   calling conventions. Channels and collectives fail with UNIMPLEMENTED
+//!   naming the function ([`UNIMPLEMENTED`]); the rest run on a synchronous
+//!   CPU device (files from memory are read-only, as in IREE).
 //! - vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module loaded
 //!   into a private context behind the `vmvx` module ([`vmvx_module`]:
-//!   its 32 microkernels link; the 2-D elementwise, copy and fill kernels
-//!   run, the data-tiling ones — [`UNIMPLEMENTED_KERNELS`] — fail with
-//!   UNIMPLEMENTED); dispatches call its entry functions once per workgroup.
+//!   its 32 microkernels, elementwise, copy, fill and the data-tiling
+//!   pack/mmt4d/unpack/query_tile_sizes); dispatches call its entry
+//!   functions once per workgroup.
 //! - [`BufferView`]: tensors in and out (`BufferView::from_slice`,
 //!   `to_vec`), and [`parse_buffer_view`]/[`format_buffer_view`] for the
 //!   text forms iree-run-module reads and prints.
@@ -46,7 +46,7 @@ mod vmvx;
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 pub use self::element::ElementType;
 pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
-pub use self::exports::{HalState, EXPORTS};
+pub use self::exports::{File, HalState, EXPORTS};
 pub use self::objects::{
     shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence,
     HalBuffer, MemoryCharge, MemoryUse, SharedLimits,
@@ -65,9 +65,6 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "channel.rank_and_count",
     "channel.split",
     "command_buffer.collective",
-    "device.queue.read",
-    "device.queue.write",
-    "ex.file.from_memory",
 ];
 
 /// The `hal` host module: register it in a context before modules that

@@ -189,7 +189,7 @@ impl Drop for MemoryCharge {
 pub type SharedLimits = std::sync::Arc<Mutex<DispatchLimits>>;
 
 /// The device allocator: host memory, 64-byte aligned
-/// ([`irvm::refs::BUFFER_ALIGNMENT`]).
+/// ([`irvm::BUFFER_ALIGNMENT`]).
 pub struct Allocator;
 
 impl Allocator {

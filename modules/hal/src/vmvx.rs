@@ -1,10 +1,11 @@
 //! The `vmvx` host module: the microkernels vmvx executables import when
 //! compiled with `--iree-vmvx-enable-microkernels` (IREE's
 //! `modules/vmvx/exports.inl`, 32 exports). The 2-D elementwise, copy and
-//! fill kernels are implemented with IREE's element-wise semantics (C's
-//! `expf`/`logf` via the platform libm, x86 shift masking, trap on integer
-//! division by zero instead of a crash); `mmt4d`, `pack`, `unpack` and
-//! `query_tile_sizes.2d` (data-tiling) link and fail with UNIMPLEMENTED.
+//! fill kernels follow IREE's element-wise semantics (C's `expf`/`logf`
+//! via the platform libm, x86 shift masking, trap on integer division by
+//! zero instead of a crash); `pack`, `mmt4d` (f32 and s8s8s32) and
+//! `unpack` implement data tiling (`--iree-opt-data-tiling`), and
+//! `query_tile_sizes.2d` answers the generic tile sizes.
 //!
 //! A kernel reads its inputs into a scratch vector before writing its
 //! output, so inputs and outputs may alias (bindings are views of one
@@ -207,13 +208,268 @@ const COPIES: &[(&str, usize)] = &[
     ("copy.2d.x8", 1),
 ];
 
-/// Data-tiling kernels irvm links but does not implement yet.
-pub const UNIMPLEMENTED_KERNELS: &[(&str, &str)] = &[
-    ("mmt4d", "0rIIrIIrIIIIIiiii_v"),
-    ("pack", "0rIIIrIIIIIIIIIIi_v"),
-    ("query_tile_sizes.2d", "0IIi_II"),
-    ("unpack", "0rIIIrIIIIIIIIIi_v"),
-];
+/// Kernels irvm links but does not implement yet (none left).
+pub const UNIMPLEMENTED_KERNELS: &[(&str, &str)] = &[];
+
+/// `query_tile_sizes.2d`: the tile sizes of one matmul operand for a
+/// runtime-chosen encoding. irvm answers with the ukernel library's
+/// generic sizes (M=8, K=4, N=8) for every matmul type; the reference
+/// answers per CPU, which changes the data layout between pack, mmt4d and
+/// unpack but not the results.
+fn run_query_tile_sizes(args: &[Value]) -> Result<Vec<Value>, Trap> {
+    let kernel = "query_tile_sizes.2d";
+    let mut r = Reader {
+        kernel,
+        values: args,
+        next: 0,
+    };
+    let (_size0, _size1) = (r.i64()?, r.i64()?);
+    let flags = r.i32()? as u32;
+    if !(0x0100..=0x0600).contains(&(flags & 0xFF00)) {
+        return Err(kernel_error(kernel, "not a matmul operation"));
+    }
+    let (m, k, n) = (8i64, 4i64, 8i64);
+    let (t0, t1) = match flags & 0xFF {
+        0x01 => (m, k),
+        0x02 => (n, k),
+        0x03 => (m, n),
+        _ => return Err(kernel_error(kernel, "unknown operand role")),
+    };
+    Ok(vec![Value::I64(t0), Value::I64(t1)])
+}
+
+/// The bytes of a `!vm.buffer` argument, copied.
+fn bytes_of(r: &Ref, what: &'static str) -> Result<Vec<u8>, Trap> {
+    Ok(r.buffer(what)?.to_vec())
+}
+
+/// Writes `(byte offset, bytes)` pairs into `r`, each checked.
+fn write_all(kernel: &str, r: &Ref, writes: &[(usize, Vec<u8>)]) -> Result<(), Trap> {
+    let ok = r.buffer("out")?.with_bytes_mut(|b| {
+        for (o, v) in writes {
+            match b.get_mut(*o..o + v.len()) {
+                Some(dst) => dst.copy_from_slice(v),
+                None => return false,
+            }
+        }
+        true
+    })?;
+    if ok {
+        Ok(())
+    } else {
+        Err(kernel_error(
+            kernel,
+            "output element past the end of its buffer",
+        ))
+    }
+}
+
+fn element_at(kernel: &str, bytes: &[u8], index: u64, size: usize) -> Result<u64, Trap> {
+    let o = usize::try_from(index)
+        .ok()
+        .and_then(|i| i.checked_mul(size))
+        .ok_or_else(|| kernel_error(kernel, "index overflow"))?;
+    let src = bytes
+        .get(o..o + size)
+        .ok_or_else(|| kernel_error(kernel, "input element past the end of its buffer"))?;
+    let mut word = [0u8; 8];
+    word[..size].copy_from_slice(src);
+    Ok(u64::from_le_bytes(word))
+}
+
+/// `mmt4d`: `out[i][j] (+)= lhs[i][k] * rhs[j][k]ᵀ` over tiles, f32 (fused
+/// multiply-add in k order, as the reference's x86 tile functions do) or
+/// s8s8s32.
+fn run_mmt4d(args: &[Value]) -> Result<Vec<Value>, Trap> {
+    let kernel = "mmt4d";
+    let mut r = Reader {
+        kernel,
+        values: args,
+        next: 0,
+    };
+    let (lhs, lhs_offset, lhs_stride) = (r.buffer()?, r.u64()?, r.u64()?);
+    let (rhs, rhs_offset, rhs_stride) = (r.buffer()?, r.u64()?, r.u64()?);
+    let (out, out_offset, out_stride) = (r.buffer()?, r.u64()?, r.u64()?);
+    let (m, n, k) = (r.u64()?, r.u64()?, r.u64()?);
+    let (m0, n0, k0) = (r.i32()?, r.i32()?, r.i32()?);
+    let flags = r.i32()? as u32;
+    let (m0, n0, k0) = (
+        u64::try_from(m0).map_err(|_| kernel_error(kernel, "negative M0"))?,
+        u64::try_from(n0).map_err(|_| kernel_error(kernel, "negative N0"))?,
+        u64::try_from(k0).map_err(|_| kernel_error(kernel, "negative K0"))?,
+    );
+    let float = match flags & 0xFF {
+        0x01 => true,
+        0x02 => false,
+        _ => return Err(kernel_error(kernel, "unhandled flags")),
+    };
+    let accumulate = flags & 0x100 != 0;
+    if m == 0 || n == 0 || (k == 0 && accumulate) {
+        return Ok(Vec::new());
+    }
+    let in_size = if float { 4 } else { 1 };
+    let (a, b, c) = (
+        bytes_of(lhs, "lhs")?,
+        bytes_of(rhs, "rhs")?,
+        bytes_of(out, "out")?,
+    );
+    let work = m
+        .checked_mul(n)
+        .and_then(|x| x.checked_mul(m0 * n0))
+        .and_then(|x| x.checked_mul(k.max(1) * k0.max(1)))
+        .filter(|&w| w <= 1 << 36)
+        .ok_or_else(|| kernel_error(kernel, "problem too large"))?;
+    let _ = work;
+    let mut writes = Vec::new();
+    for i in 0..m {
+        for j in 0..n {
+            let out_tile = out_offset + i * out_stride + j * m0 * n0;
+            for x in 0..m0 {
+                for y in 0..n0 {
+                    let at = out_tile + x * n0 + y;
+                    let init = if accumulate {
+                        element_at(kernel, &c, at, 4)? as u32
+                    } else {
+                        0
+                    };
+                    let mut acc_f = f32::from_bits(init);
+                    let mut acc_i = init as i32;
+                    for kk in 0..k {
+                        let lhs_tile = lhs_offset + i * lhs_stride + kk * m0 * k0;
+                        let rhs_tile = rhs_offset + j * rhs_stride + kk * n0 * k0;
+                        for z in 0..k0 {
+                            let p = element_at(kernel, &a, lhs_tile + x * k0 + z, in_size)?;
+                            let q = element_at(kernel, &b, rhs_tile + y * k0 + z, in_size)?;
+                            if float {
+                                acc_f = f32::from_bits(p as u32)
+                                    .mul_add(f32::from_bits(q as u32), acc_f);
+                            } else {
+                                acc_i = acc_i
+                                    .wrapping_add((p as u8 as i8 as i32) * (q as u8 as i8 as i32));
+                            }
+                        }
+                    }
+                    let value = if float { acc_f.to_bits() } else { acc_i as u32 };
+                    let o = usize::try_from(at * 4)
+                        .map_err(|_| kernel_error(kernel, "index overflow"))?;
+                    writes.push((o, value.to_le_bytes().to_vec()));
+                }
+            }
+        }
+    }
+    write_all(kernel, out, &writes)?;
+    Ok(Vec::new())
+}
+
+fn pack_element_size(kernel: &str, flags: u32, unpack: bool) -> Result<usize, Trap> {
+    match flags & 0xFF {
+        0x01 | 0x03 => Ok(4),
+        0x02 if !unpack => Ok(1),
+        0x04 | 0x05 => Ok(2),
+        _ => Err(kernel_error(kernel, "unhandled flags")),
+    }
+}
+
+/// `pack` (and, with `unpack`, its inverse): a 2-D array to/from tiles.
+/// Tile `(p, q)` element `(a, b)` of the 2-D side is 2-D element
+/// `(p*T0 + a, q*T1 + b)`; on the tiled side it sits at outer `(p, q)`
+/// (swapped by TRANSPOSE_OUTER) and inner `(a, b)` (swapped by
+/// TRANSPOSE_INNER). Packing pads past the 2-D bounds with the padding
+/// value; unpacking drops those elements.
+fn run_pack(args: &[Value], unpack: bool) -> Result<Vec<Value>, Trap> {
+    let kernel = if unpack { "unpack" } else { "pack" };
+    let mut r = Reader {
+        kernel,
+        values: args,
+        next: 0,
+    };
+    let (input, in_offset, in_stride0, in_stride1) = (r.buffer()?, r.u64()?, r.u64()?, r.u64()?);
+    let (output, out_offset, out_stride0, out_stride1) =
+        (r.buffer()?, r.u64()?, r.u64()?, r.u64()?);
+    let mut sizes = [0u64; 6];
+    for s in sizes.iter_mut() {
+        *s = r.u64()?;
+    }
+    let padding = if unpack { 0 } else { r.i64()? as u64 };
+    let flags = r.i32()? as u32;
+    let size = pack_element_size(kernel, flags, unpack)?;
+    // Tiled side: outer0 x outer1 tiles of t0 x t1 (as stored).
+    let (flat0, flat1, outer0, outer1, t0, t1) = if unpack {
+        (sizes[4], sizes[5], sizes[0], sizes[1], sizes[2], sizes[3])
+    } else {
+        (sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5])
+    };
+    let (tiled_stride0, tiled_stride1, tiled_offset, flat_stride0, flat_stride1, flat_offset) =
+        if unpack {
+            (
+                in_stride0,
+                in_stride1,
+                in_offset,
+                out_stride0,
+                out_stride1,
+                out_offset,
+            )
+        } else {
+            (
+                out_stride0,
+                out_stride1,
+                out_offset,
+                in_stride0,
+                in_stride1,
+                in_offset,
+            )
+        };
+    let transpose_inner = flags & 0x100 != 0;
+    let transpose_outer = flags & 0x200 != 0;
+    if outer0 == 0 || outer1 == 0 || t0 == 0 || t1 == 0 || (unpack && (flat0 == 0 || flat1 == 0)) {
+        return Ok(Vec::new());
+    }
+    // Tile and outer sizes in the 2-D side's orientation.
+    let (p_count, q_count) = if transpose_outer {
+        (outer1, outer0)
+    } else {
+        (outer0, outer1)
+    };
+    let (a_count, b_count) = if transpose_inner { (t1, t0) } else { (t0, t1) };
+    let total = p_count
+        .checked_mul(q_count)
+        .and_then(|x| x.checked_mul(a_count * b_count))
+        .filter(|&x| x <= 1 << 32)
+        .ok_or_else(|| kernel_error(kernel, "problem too large"))?;
+    let _ = total;
+    let (src_bytes, dst) = (bytes_of(input, "in")?, output);
+    let mut writes = Vec::new();
+    for p in 0..p_count {
+        for q in 0..q_count {
+            let (i, j) = if transpose_outer { (q, p) } else { (p, q) };
+            for a in 0..a_count {
+                for b in 0..b_count {
+                    let (x, y) = if transpose_inner { (b, a) } else { (a, b) };
+                    let tiled = tiled_offset + i * tiled_stride0 + j * tiled_stride1 + x * t1 + y;
+                    let (r0, r1) = (p * a_count + a, q * b_count + b);
+                    let inside = r0 < flat0 && r1 < flat1;
+                    let flat = flat_offset + r0 * flat_stride0 + r1 * flat_stride1;
+                    let (from, to) = if unpack { (tiled, flat) } else { (flat, tiled) };
+                    if unpack && !inside {
+                        continue;
+                    }
+                    let value = if inside {
+                        element_at(kernel, &src_bytes, from, size)?
+                    } else {
+                        padding
+                    };
+                    let o = usize::try_from(to)
+                        .ok()
+                        .and_then(|t| t.checked_mul(size))
+                        .ok_or_else(|| kernel_error(kernel, "index overflow"))?;
+                    writes.push((o, value.to_le_bytes()[..size].to_vec()));
+                }
+            }
+        }
+    }
+    write_all(kernel, dst, &writes)?;
+    Ok(Vec::new())
+}
 
 fn kernel_error(kernel: &str, why: &str) -> Trap {
     Trap::new(StatusCode::InvalidArgument, format!("vmvx.{kernel}: {why}"))
@@ -318,6 +574,10 @@ pub fn vmvx_module() -> Result<NativeModule, irvm::modules::AbiError> {
         entries.push((name, "0rIIIrIIIII_v", Kernel::Copy(size)));
     }
     entries.push(("fill.2d.x32", "0irIIII_v", Kernel::Fill));
+    entries.push(("mmt4d", "0rIIrIIrIIIIIiiii_v", Kernel::Mmt4d));
+    entries.push(("pack", "0rIIIrIIIIIIIIIIi_v", Kernel::Pack));
+    entries.push(("unpack", "0rIIIrIIIIIIIIIi_v", Kernel::Unpack));
+    entries.push(("query_tile_sizes.2d", "0IIi_II", Kernel::QueryTileSizes));
     for &(name, cconv) in UNIMPLEMENTED_KERNELS {
         entries.push((name, cconv, Kernel::Unimplemented));
     }
@@ -329,9 +589,13 @@ pub fn vmvx_module() -> Result<NativeModule, irvm::modules::AbiError> {
             Kernel::Binary(op) => run_binary(name, op, args),
             Kernel::Copy(size) => run_copy(name, size, args),
             Kernel::Fill => run_fill(args),
+            Kernel::Mmt4d => run_mmt4d(args),
+            Kernel::Pack => run_pack(args, false),
+            Kernel::Unpack => run_pack(args, true),
+            Kernel::QueryTileSizes => run_query_tile_sizes(args),
             Kernel::Unimplemented => Err(Trap::new(
                 StatusCode::Unimplemented,
-                format!("vmvx.{name} (a data-tiling microkernel) is not implemented by irvm yet"),
+                format!("vmvx.{name} is not implemented by irvm yet"),
             )),
         })?;
     }
@@ -344,6 +608,10 @@ enum Kernel {
     Binary(Binary),
     Copy(usize),
     Fill,
+    Mmt4d,
+    Pack,
+    Unpack,
+    QueryTileSizes,
     Unimplemented,
 }
 
@@ -369,11 +637,10 @@ mod tests {
 
     #[test]
     fn thirty_two_exports() {
+        use irvm::HostModule;
         let m = vmvx_module().unwrap();
-        assert_eq!(
-            UNARY.len() + BINARY.len() + COPIES.len() + 1 + UNIMPLEMENTED_KERNELS.len(),
-            32
-        );
+        assert_eq!(m.functions().len(), 32);
+        assert!(UNIMPLEMENTED_KERNELS.is_empty());
         assert_eq!(m.signature("mmt4d"), Some("0rIIrIIrIIIIIiiii_v"));
     }
 

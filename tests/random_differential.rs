@@ -1,0 +1,976 @@
+//! The differential tester: random valid programs generated from the ISA
+//! table, run through every engine available, which must print the same.
+//!
+//! Each program is VM assembly (`vm.module @p`) whose functions compute
+//! through random instructions chosen from `irvm::isa::INSTRUCTIONS` (every
+//! instruction whose operands are i32/i64/f32/f64 registers or constants:
+//! arithmetic, bitwise, shifts, compares, selects, casts, math), threaded
+//! with structured pieces: counted loops carrying values in block
+//! arguments, calls to a generated helper, direct and indirect globals,
+//! buffers (alloc, store, load, fill, copy, compare, length) and lists
+//! (typed and variant, returned as results so their printing is compared
+//! too). Integer divisors are made non-zero and positive (division by zero
+//! and `INT_MIN / -1` crash the reference: docs/COMPATIBILITY.md). Floats
+//! are returned both as values (`%g`) and as bits. Every program runs with
+//! ordinary, special (NaN, ±inf, -0, denormals, INT_MIN) and random inputs.
+//!
+//! Engines: `irvm run` on the text (plain loop) and with `--fuel` (the
+//! hooked loop) always; with the reference tools installed also
+//! `iree-as-module` + `iree-run-module`, irvm on the reference's `.vmfb`,
+//! and the assembler mode: `irvm as`'s `.vmfb` under `iree-run-module`
+//! (both assemblers must accept the text and their outputs run the same).
+//!
+//! `cargo test --test random_differential` runs a fixed-seed slice (CI);
+//! `IRVM_DIFF_SECONDS=1200 IRVM_DIFF_SEED=7 cargo test --release --test
+//! random_differential long_run -- --ignored --nocapture` runs a long one
+//! and prints its tally (recorded in docs/COMPATIBILITY.md).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use irvm::isa::{Access, Bank, Field, InstrInfo, Opcode, OpcodeSet, INSTRUCTIONS};
+
+/// A small deterministic generator (xorshift64*), so a seed names a program.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const I32_CONSTS: &[i64] = &[
+    0,
+    1,
+    -1,
+    2,
+    7,
+    31,
+    32,
+    33,
+    255,
+    -128,
+    65535,
+    0x7FFF_FFFF,
+    -0x8000_0000,
+    1000,
+    -77,
+];
+const I64_CONSTS: &[i64] = &[
+    0,
+    1,
+    -1,
+    63,
+    64,
+    65,
+    0xFFFF_FFFF,
+    0x1_0000_0000,
+    i64::MAX,
+    i64::MIN,
+    -12345,
+    1 << 53,
+];
+/// Float constants normal in both widths (iree-as-module refuses literals
+/// that overflow or underflow: tests/asm.rs and `asm::text`).
+const F_CONSTS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "0.5",
+    "-2.5",
+    "1.5",
+    "3.25",
+    "1e30",
+    "-1e-30",
+    "65504",
+    "1.17549435e-38",
+    "100",
+    "-0.75",
+    "2.5",
+    "3.4e38",
+    "-0",
+];
+
+/// Registers of each value bank the function has defined so far.
+#[derive(Default)]
+struct Pools {
+    i32s: Vec<u32>,
+    i64s: Vec<u32>,
+    f32s: Vec<u32>,
+    f64s: Vec<u32>,
+    next: u32,
+}
+
+impl Pools {
+    fn of(&mut self, bank: Bank) -> &mut Vec<u32> {
+        match bank {
+            Bank::I32 => &mut self.i32s,
+            Bank::I64 => &mut self.i64s,
+            Bank::F32 => &mut self.f32s,
+            Bank::F64 => &mut self.f64s,
+            Bank::Ref => unreachable!("no ref pool"),
+        }
+    }
+    fn fresh(&mut self, bank: Bank) -> u32 {
+        if bank.slots() == 2 && self.next % 2 == 1 {
+            self.next += 1;
+        }
+        let r = self.next;
+        self.next += bank.slots() as u32;
+        r
+    }
+    /// A register to read (one exists for every bank: the arguments).
+    fn read(&mut self, rng: &mut Rng, bank: Bank) -> String {
+        let pool = self.of(bank).clone();
+        name(bank, *rng.pick(&pool))
+    }
+    /// A register to write: a new one, or one of the bank's already defined.
+    fn write(&mut self, rng: &mut Rng, bank: Bank) -> String {
+        let existing = self.of(bank).clone();
+        let r = if existing.len() > 2 && rng.chance(40) {
+            // Never overwrite the arguments (kept for the loops' bounds).
+            existing[1 + rng.below(existing.len() - 1)]
+        } else {
+            let r = self.fresh(bank);
+            self.of(bank).push(r);
+            r
+        };
+        name(bank, r)
+    }
+}
+
+fn name(bank: Bank, r: u32) -> String {
+    match bank {
+        Bank::I64 | Bank::F64 => format!("%i{}:{}", r, r + 1),
+        Bank::Ref => format!("%r{r}"),
+        _ => format!("%i{r}"),
+    }
+}
+
+/// Whether every field is a value register or a constant (the instructions
+/// the generator composes freely), with at least one result.
+fn is_value_instruction(info: &InstrInfo) -> bool {
+    info.set != OpcodeSet::Internal
+        && !info.mnemonic.starts_with("global.")
+        && info.fields.iter().all(|f| match f {
+            Field::Reg(b, _) => *b != Bank::Ref,
+            Field::Const(_) => true,
+            _ => false,
+        })
+        && info
+            .fields
+            .iter()
+            .any(|f| matches!(f, Field::Reg(_, Access::Write)))
+}
+
+/// Integer divisions whose divisor must be made non-zero and positive.
+fn is_division(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::DivI32S
+            | Opcode::DivI32U
+            | Opcode::RemI32S
+            | Opcode::RemI32U
+            | Opcode::DivI64S
+            | Opcode::DivI64U
+            | Opcode::RemI64S
+            | Opcode::RemI64U
+    )
+}
+
+/// One instruction line from field texts (results first, then the plain
+/// list or the syntax template filled in).
+fn render(info: &InstrInfo, texts: &[String]) -> String {
+    let in_template: BTreeSet<usize> = (0..info.fields.len())
+        .filter(|i| info.syntax.contains(&format!("{{{i}}}")))
+        .collect();
+    let results: Vec<&str> = info
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| matches!(f, Field::Reg(_, Access::Write)) && !in_template.contains(i))
+        .map(|(i, _)| texts[i].as_str())
+        .collect();
+    let operands = if info.syntax.is_empty() {
+        info.fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !matches!(f, Field::Reg(_, Access::Write)))
+            .map(|(i, _)| texts[i].clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else {
+        let mut s = info.syntax.to_string();
+        for i in &in_template {
+            s = s.replace(&format!("{{{i}}}"), &texts[*i]);
+        }
+        s
+    };
+    let mut line = String::from("  ");
+    if !results.is_empty() {
+        line.push_str(&results.join(", "));
+        line.push_str(" = ");
+    }
+    line.push_str("vm.");
+    line.push_str(info.mnemonic);
+    if !operands.is_empty() {
+        line.push(' ');
+        line.push_str(&operands);
+    }
+    line.push('\n');
+    line
+}
+
+/// A generated program and the mnemonics it uses.
+struct Program {
+    text: String,
+    used: BTreeSet<&'static str>,
+}
+
+struct FuncGen<'a> {
+    rng: &'a mut Rng,
+    pools: Pools,
+    body: String,
+    blocks: u32,
+    refs: u32,
+    used: BTreeSet<&'static str>,
+}
+
+impl FuncGen<'_> {
+    fn line(&mut self, mnemonic: &'static str, text: String) {
+        self.used.insert(mnemonic);
+        self.body.push_str(&text);
+    }
+
+    fn value_instruction(&mut self, info: &'static InstrInfo) {
+        let mut texts = vec![String::new(); info.fields.len()];
+        // Reads first (so an instruction may overwrite its own operand).
+        for (i, f) in info.fields.iter().enumerate() {
+            match *f {
+                Field::Reg(bank, Access::Read) => {
+                    texts[i] = self.pools.read(self.rng, bank);
+                }
+                Field::Const(bank) => {
+                    texts[i] = match bank {
+                        Bank::I32 => self.rng.pick(I32_CONSTS).to_string(),
+                        Bank::I64 => self.rng.pick(I64_CONSTS).to_string(),
+                        _ => self.rng.pick(F_CONSTS).to_string(),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if is_division(info.op) {
+            // divisor = (x & 127) | 1
+            let bank = if info.mnemonic.contains("i64") {
+                Bank::I64
+            } else {
+                Bank::I32
+            };
+            let suffix = if bank == Bank::I64 { "i64" } else { "i32" };
+            let mask = self.pools.fresh(bank);
+            let d = self.pools.fresh(bank);
+            let (mask, d) = (name(bank, mask), name(bank, d));
+            let x = texts[1].clone();
+            self.body.push_str(&format!(
+                "  {mask} = vm.const.{suffix} 127\n  {d} = vm.and.{suffix} {x}, {mask}\n"
+            ));
+            self.body.push_str(&format!(
+                "  {mask} = vm.const.{suffix} 1\n  {d} = vm.or.{suffix} {d}, {mask}\n"
+            ));
+            texts[1] = d;
+        }
+        for (i, f) in info.fields.iter().enumerate() {
+            if let Field::Reg(bank, Access::Write) = *f {
+                texts[i] = self.pools.write(self.rng, bank);
+            }
+        }
+        let text = render(info, &texts);
+        self.line(info.mnemonic, text);
+    }
+
+    fn label(&mut self) -> String {
+        self.blocks += 1;
+        format!("^bb{}", self.blocks)
+    }
+
+    /// A counted loop: `acc` (a block argument) goes through a random i32
+    /// operation each iteration.
+    fn counted_loop(&mut self) {
+        let n = 1 + self.rng.below(12);
+        let c = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let one = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let bound = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let t = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let f = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let acc_r = self.pools.fresh(Bank::I32);
+        let acc = name(Bank::I32, acc_r);
+        let p = self.pools.read(self.rng, Bank::I32);
+        let op = *self.rng.pick(&["add", "xor", "mul", "sub", "or"]);
+        let head = self.label();
+        let exit = self.label();
+        let mut s = String::new();
+        let _ = writeln!(s, "  {c} = vm.const.i32.zero");
+        let _ = writeln!(s, "  {one} = vm.const.i32 1");
+        let _ = writeln!(s, "  {bound} = vm.const.i32 {n}");
+        let _ = writeln!(s, "  vm.br {head}({p}->{acc})");
+        let _ = writeln!(s, "{head}:");
+        let _ = writeln!(s, "  {t} = vm.{op}.i32 {acc}, {p}");
+        let _ = writeln!(s, "  {c} = vm.add.i32 {c}, {one}");
+        let _ = writeln!(s, "  {f} = vm.cmp.lt.i32.s {c}, {bound}");
+        let _ = writeln!(
+            s,
+            "  vm.cond_br {f}, {head}({t}->{acc}), {exit}({t}->{acc})"
+        );
+        let _ = writeln!(s, "{exit}:");
+        self.body.push_str(&s);
+        for m in [
+            "br",
+            "cond_br",
+            "const.i32.zero",
+            "const.i32",
+            "cmp.lt.i32.s",
+            "add.i32",
+        ] {
+            self.used.insert(m);
+        }
+        self.pools.i32s.push(acc_r);
+    }
+
+    /// `vm.switch.<type> %index[%a, %b, ...] else %default` for a random
+    /// value bank, indexed by a pool i32 (usually out of range, sometimes in).
+    fn switch(&mut self) {
+        // Not switch.i64/f64: the reference truncates their values to 32
+        // bits (docs/COMPATIBILITY.md; tests/compatibility.rs covers them).
+        let (bank, suffix) = *self.rng.pick(&[(Bank::I32, "i32"), (Bank::F32, "f32")]);
+        let index = if self.rng.chance(50) {
+            let r = name(Bank::I32, self.pools.fresh(Bank::I32));
+            self.body
+                .push_str(&format!("  {r} = vm.const.i32 {}\n", self.rng.below(4)));
+            r
+        } else {
+            self.pools.read(self.rng, Bank::I32)
+        };
+        let n = 1 + self.rng.below(3);
+        let cases: Vec<String> = (0..n).map(|_| self.pools.read(self.rng, bank)).collect();
+        let default = self.pools.read(self.rng, bank);
+        let out = self.pools.write(self.rng, bank);
+        let text = format!(
+            "  {out} = vm.switch.{suffix} {index}[{}] else {default}\n",
+            cases.join(", ")
+        );
+        self.line(
+            match bank {
+                Bank::I32 => "switch.i32",
+                Bank::I64 => "switch.i64",
+                Bank::F32 => "switch.f32",
+                _ => "switch.f64",
+            },
+            text,
+        );
+    }
+
+    /// Values through globals, direct (`.rwdata[N]`) and indirect.
+    fn globals(&mut self) {
+        let v32 = self.pools.read(self.rng, Bank::I32);
+        let v64 = self.pools.read(self.rng, Bank::I64);
+        let vf = self.pools.read(self.rng, Bank::F32);
+        let vd = self.pools.read(self.rng, Bank::F64);
+        let off = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let mut s = String::new();
+        let _ = writeln!(s, "  vm.global.store.i32 {v32}, .rwdata[0]");
+        let _ = writeln!(s, "  vm.global.store.i64 {v64}, .rwdata[8]");
+        let _ = writeln!(s, "  vm.global.store.f32 {vf}, .rwdata[16]");
+        let _ = writeln!(s, "  vm.global.store.f64 {vd}, .rwdata[24]");
+        let _ = writeln!(s, "  {off} = vm.const.i32 4");
+        let _ = writeln!(s, "  vm.global.store.indirect.i32 {off}, {v32}");
+        let a = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {a} = vm.global.load.indirect.i32 {off}");
+        let b = self.pools.write(self.rng, Bank::I64);
+        let _ = writeln!(s, "  {b} = vm.global.load.i64 .rwdata[8]");
+        let c = self.pools.write(self.rng, Bank::F32);
+        let _ = writeln!(s, "  {c} = vm.global.load.f32 .rwdata[16]");
+        let d = self.pools.write(self.rng, Bank::F64);
+        let _ = writeln!(s, "  {d} = vm.global.load.f64 .rwdata[24]");
+        let e = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {e} = vm.global.load.i32 .rwdata[0]");
+        self.body.push_str(&s);
+        for m in [
+            "global.store.i32",
+            "global.store.i64",
+            "global.store.f32",
+            "global.store.f64",
+            "global.store.indirect.i32",
+            "global.load.indirect.i32",
+            "global.load.i64",
+            "global.load.f32",
+            "global.load.f64",
+            "global.load.i32",
+        ] {
+            self.used.insert(m);
+        }
+    }
+
+    /// A 64-byte buffer: stores, loads, fill, copy, compare, length.
+    fn buffer(&mut self) {
+        let r = self.refs;
+        self.refs += 2;
+        let (buf, copy) = (format!("%r{r}"), format!("%r{}", r + 1));
+        let len = name(Bank::I64, self.pools.fresh(Bank::I64));
+        let align = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let off = name(Bank::I64, self.pools.fresh(Bank::I64));
+        let zero = name(Bank::I64, self.pools.fresh(Bank::I64));
+        let v32 = self.pools.read(self.rng, Bank::I32);
+        let v64 = self.pools.read(self.rng, Bank::I64);
+        let vf = self.pools.read(self.rng, Bank::F32);
+        let k = self.rng.below(4);
+        let mut s = String::new();
+        let _ = writeln!(s, "  {len} = vm.const.i64 64");
+        let _ = writeln!(s, "  {align} = vm.const.i32 16");
+        let _ = writeln!(s, "  {buf} = vm.buffer.alloc {len}, {align}");
+        let _ = writeln!(s, "  {off} = vm.const.i64 {k}");
+        let _ = writeln!(s, "  {zero} = vm.const.i64.zero");
+        let _ = writeln!(s, "  vm.buffer.fill.i8 {buf}, {zero}, {len}, {v32}");
+        let _ = writeln!(s, "  vm.buffer.store.i32 {v32}, {buf}, {off}");
+        let _ = writeln!(s, "  vm.buffer.store.i64 {v64}, {buf}, {off}");
+        let _ = writeln!(s, "  vm.buffer.store.f32 {vf}, {buf}, {zero}");
+        let _ = writeln!(
+            s,
+            "  {copy} = vm.buffer.clone {buf}, {zero}, {len}, {align}"
+        );
+        let a = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {a} = vm.buffer.load.i32 {buf}, {off}");
+        let b = self.pools.write(self.rng, Bank::I64);
+        let _ = writeln!(s, "  {b} = vm.buffer.load.i64 {copy}, {off}");
+        let c = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {c} = vm.buffer.load.i8.s {buf}, {off}");
+        let d = self.pools.write(self.rng, Bank::F32);
+        let _ = writeln!(s, "  {d} = vm.buffer.load.f32 {copy}, {zero}");
+        let e = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(
+            s,
+            "  {e} = vm.buffer.compare {buf}, {zero}, {copy}, {zero}, {len}"
+        );
+        let f = self.pools.write(self.rng, Bank::I64);
+        let _ = writeln!(s, "  {f} = vm.buffer.length {copy}");
+        let vd = self.pools.read(self.rng, Bank::F64);
+        let v16 = self.pools.read(self.rng, Bank::I32);
+        let eight = name(Bank::I64, self.pools.fresh(Bank::I64));
+        let _ = writeln!(s, "  {eight} = vm.const.i64 8");
+        let _ = writeln!(s, "  vm.buffer.store.i8 {v16}, {buf}, {off}");
+        let _ = writeln!(s, "  vm.buffer.store.i16 {v16}, {copy}, {off}");
+        let _ = writeln!(s, "  vm.buffer.store.f64 {vd}, {copy}, {eight}");
+        let _ = writeln!(s, "  vm.buffer.fill.i16 {copy}, {eight}, {eight}, {v16}");
+        let _ = writeln!(s, "  vm.buffer.fill.i32 {buf}, {eight}, {eight}, {v32}");
+        let _ = writeln!(s, "  vm.buffer.fill.i64 {buf}, {len}, {zero}, {v64}");
+        let _ = writeln!(s, "  vm.buffer.fill.f32 {copy}, {off}, {eight}, {vf}");
+        let _ = writeln!(s, "  vm.buffer.fill.f64 {buf}, {zero}, {eight}, {vd}");
+        let _ = writeln!(
+            s,
+            "  vm.buffer.copy {buf}, {zero}, {copy}, {eight}, {eight}"
+        );
+        let g = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {g} = vm.buffer.load.i8.u {copy}, {off}");
+        let h = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {h} = vm.buffer.load.i16.s {copy}, {off}");
+        let i = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {i} = vm.buffer.load.i16.u {buf}, {off}");
+        let j = self.pools.write(self.rng, Bank::F64);
+        let _ = writeln!(s, "  {j} = vm.buffer.load.f64 {copy}, {off}");
+        let k = self.pools.write(self.rng, Bank::I64);
+        let _ = writeln!(s, "  {k} = vm.buffer.hash {copy}, {zero}, {len}");
+        for m in [
+            "buffer.store.i8",
+            "buffer.store.i16",
+            "buffer.store.f64",
+            "buffer.fill.i16",
+            "buffer.fill.i32",
+            "buffer.fill.i64",
+            "buffer.fill.f32",
+            "buffer.fill.f64",
+            "buffer.copy",
+            "buffer.load.i8.u",
+            "buffer.load.i16.s",
+            "buffer.load.i16.u",
+            "buffer.load.f64",
+            "buffer.hash",
+        ] {
+            self.used.insert(m);
+        }
+        self.body.push_str(&s);
+        for m in [
+            "buffer.alloc",
+            "buffer.fill.i8",
+            "buffer.store.i32",
+            "buffer.store.i64",
+            "buffer.store.f32",
+            "buffer.clone",
+            "buffer.load.i32",
+            "buffer.load.i64",
+            "buffer.load.i8.s",
+            "buffer.load.f32",
+            "buffer.compare",
+            "buffer.length",
+            "const.i64",
+            "const.i64.zero",
+        ] {
+            self.used.insert(m);
+        }
+    }
+
+    /// A typed i32 list and a variant list holding an i64, an f32 and the
+    /// i32 list; returns the variant list's register.
+    fn lists(&mut self) -> String {
+        let r = self.refs;
+        self.refs += 2;
+        let (l, v) = (format!("%r{r}"), format!("%r{}", r + 1));
+        let n = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let idx = name(Bank::I32, self.pools.fresh(Bank::I32));
+        let v32 = self.pools.read(self.rng, Bank::I32);
+        let v64 = self.pools.read(self.rng, Bank::I64);
+        let vf = self.pools.read(self.rng, Bank::F32);
+        let size = 1 + self.rng.below(3);
+        let mut s = String::new();
+        let _ = writeln!(s, "  {n} = vm.const.i32 {size}");
+        let _ = writeln!(s, "  {l} = vm.list.alloc {n} : !vm.list<i32>");
+        let _ = writeln!(s, "  vm.list.resize {l}, {n}");
+        let _ = writeln!(s, "  {idx} = vm.const.i32 {}", self.rng.below(size));
+        let _ = writeln!(s, "  vm.list.set.i32 {l}, {idx}, {v32}");
+        let a = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {a} = vm.list.get.i32 {l}, {idx}");
+        let _ = writeln!(s, "  {n} = vm.const.i32 4");
+        let _ = writeln!(s, "  {v} = vm.list.alloc {n} : !vm.list<!vm.opaque>");
+        let _ = writeln!(s, "  vm.list.resize {v}, {n}");
+        let _ = writeln!(s, "  {idx} = vm.const.i32 0");
+        let _ = writeln!(s, "  vm.list.set.i64 {v}, {idx}, {v64}");
+        let _ = writeln!(s, "  {idx} = vm.const.i32 1");
+        let _ = writeln!(s, "  vm.list.set.f32 {v}, {idx}, {vf}");
+        let _ = writeln!(s, "  {idx} = vm.const.i32 2");
+        let _ = writeln!(s, "  vm.list.set.ref {v}, {idx}, {l}");
+        let b = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {b} = vm.list.size {v}");
+        let _ = writeln!(s, "  {idx} = vm.const.i32 0");
+        let c = self.pools.write(self.rng, Bank::I64);
+        let _ = writeln!(s, "  {c} = vm.list.get.i64 {v}, {idx}");
+        let _ = writeln!(s, "  {idx} = vm.const.i32 1");
+        let d = self.pools.write(self.rng, Bank::F32);
+        let _ = writeln!(s, "  {d} = vm.list.get.f32 {v}, {idx}");
+        let e = self.pools.write(self.rng, Bank::F64);
+        let _ = writeln!(s, "  {e} = vm.list.get.f64 {v}, {idx}");
+        let vd = self.pools.read(self.rng, Bank::F64);
+        let _ = writeln!(s, "  {idx} = vm.const.i32 3");
+        let _ = writeln!(s, "  vm.list.set.f64 {v}, {idx}, {vd}");
+        let _ = writeln!(s, "  vm.list.reserve {v}, {n}");
+        for m in [
+            "list.get.i64",
+            "list.get.f32",
+            "list.get.f64",
+            "list.set.f64",
+            "list.reserve",
+        ] {
+            self.used.insert(m);
+        }
+        self.body.push_str(&s);
+        for m in [
+            "list.alloc",
+            "list.resize",
+            "list.set.i32",
+            "list.get.i32",
+            "list.set.i64",
+            "list.set.f32",
+            "list.set.ref",
+            "list.size",
+        ] {
+            self.used.insert(m);
+        }
+        v
+    }
+}
+
+/// Arguments of every generated function: (i32, f32, i64, f64).
+const PARAMS: &str = "%i0: i32, %i1: f32, %i2:3: i64, %i4:5: f64";
+
+fn new_func(rng: &mut Rng) -> FuncGen<'_> {
+    FuncGen {
+        rng,
+        pools: Pools {
+            i32s: vec![0],
+            f32s: vec![1],
+            i64s: vec![2],
+            f64s: vec![4],
+            next: 6,
+        },
+        body: String::new(),
+        blocks: 0,
+        refs: 0,
+        used: BTreeSet::new(),
+    }
+}
+
+/// A program of two functions: `@helper` (value instructions only) and
+/// `@main`, which mixes value instructions with loops, a call to the
+/// helper, globals, a buffer and lists, and returns i32/i64 values, f32/f64
+/// values and their bits, and a list.
+fn generate(seed: u64, length: usize) -> Program {
+    let mut rng = Rng::new(seed);
+    let values: Vec<&'static InstrInfo> = INSTRUCTIONS
+        .iter()
+        .filter(|i| is_value_instruction(i))
+        .collect();
+    let mut used = BTreeSet::new();
+
+    // The helper.
+    let mut h = new_func(&mut rng);
+    for _ in 0..length / 3 {
+        let info = *h.rng.pick(&values);
+        h.value_instruction(info);
+    }
+    let (hi, hl) = (
+        h.pools.read(h.rng, Bank::I32),
+        h.pools.read(h.rng, Bank::I64),
+    );
+    let helper = format!(
+        "vm.func @helper({PARAMS}) -> (i32, i64) {{\n^bb0:\n{}  vm.return {hi}, {hl}\n}}\n",
+        h.body
+    );
+    used.extend(h.used.iter().copied());
+
+    let mut m = new_func(&mut rng);
+    let mut list = None;
+    for step in 0..length {
+        let roll = m.rng.below(100);
+        if roll < 6 {
+            m.counted_loop();
+        } else if roll < 9 {
+            let (a, b, c, d) = (
+                m.pools.read(m.rng, Bank::I32),
+                m.pools.read(m.rng, Bank::F32),
+                m.pools.read(m.rng, Bank::I64),
+                m.pools.read(m.rng, Bank::F64),
+            );
+            let (x, y) = (
+                m.pools.write(m.rng, Bank::I32),
+                m.pools.write(m.rng, Bank::I64),
+            );
+            m.line(
+                "call",
+                format!("  {x}, {y} = vm.call @helper({a}, {b}, {c}, {d})\n"),
+            );
+        } else if roll < 11 {
+            m.globals();
+        } else if roll < 13 && m.refs < 6 {
+            m.buffer();
+        } else if roll < 17 {
+            m.switch();
+        } else if step > length / 2 && list.is_none() {
+            list = Some(m.lists());
+        } else {
+            let info = *m.rng.pick(&values);
+            m.value_instruction(info);
+        }
+    }
+    let list = list.unwrap_or_else(|| m.lists());
+    let mut tail = String::new();
+    let (i1, i2) = (
+        m.pools.read(m.rng, Bank::I32),
+        m.pools.read(m.rng, Bank::I32),
+    );
+    let l1 = m.pools.read(m.rng, Bank::I64);
+    let f1 = m.pools.read(m.rng, Bank::F32);
+    let d1 = m.pools.read(m.rng, Bank::F64);
+    let fb = name(Bank::I32, m.pools.fresh(Bank::I32));
+    let db = name(Bank::I64, m.pools.fresh(Bank::I64));
+    let _ = writeln!(tail, "  {fb} = vm.bitcast.f32.i32 {f1}");
+    let _ = writeln!(tail, "  {db} = vm.bitcast.f64.i64 {d1}");
+    let _ = writeln!(
+        tail,
+        "  vm.return {i1}, {i2}, {l1}, {f1}, {d1}, {fb}, {db}, {list}"
+    );
+    m.used.insert("bitcast.f32.i32");
+    m.used.insert("bitcast.f64.i64");
+    m.used.insert("return");
+    used.extend(m.used.iter().copied());
+    let main = format!(
+        "vm.export @main\nvm.func @main({PARAMS}) -> (i32, i32, i64, f32, f64, i32, i64, !vm.list<!vm.opaque>) {{\n^bb0:\n{}{}}}\n",
+        m.body, tail
+    );
+    let text = format!(
+        "vm.module @p version 0\nvm.type i32\nvm.type !vm.buffer\nvm.type !vm.list<i32>\nvm.type !vm.list<!vm.opaque>\n\n{helper}\n{main}"
+    );
+    Program { text, used }
+}
+
+/// Input sets: ordinary, special and random values for (i32, f32, i64, f64).
+fn input_sets(seed: u64) -> Vec<[String; 4]> {
+    let mut rng = Rng::new(seed ^ 0xABCD);
+    let specials_f = [
+        "nan", "-inf", "inf", "-0", "1e-45", "0x1p-149", "-nan", "3.4e38",
+    ];
+    let specials_d = [
+        "nan", "-inf", "-0", "4.9e-324", "1e308", "-nan", "0.5", "-2.5",
+    ];
+    let specials_i = ["-2147483648", "2147483647", "0", "-1"];
+    let specials_l = ["-9223372036854775808", "9223372036854775807", "0", "-1"];
+    vec![
+        ["7".into(), "1.5".into(), "100".into(), "-2.25".into()],
+        [
+            rng.pick(&specials_i).to_string(),
+            rng.pick(&specials_f).to_string(),
+            rng.pick(&specials_l).to_string(),
+            rng.pick(&specials_d).to_string(),
+        ],
+        [
+            (rng.next() as i32).to_string(),
+            format!("{:e}", f32::from_bits(rng.next() as u32 & 0x7F7F_FFFF)),
+            (rng.next() as i64).to_string(),
+            format!("{:e}", (rng.next() % 2_000_000) as f64 / 7.0 - 100_000.0),
+        ],
+    ]
+}
+
+fn peer_bin() -> Option<PathBuf> {
+    let dir = std::env::var_os("IREE_PEER_BIN")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
+        })?;
+    (dir.join("iree-run-module").exists() && dir.join("iree-as-module").exists()).then_some(dir)
+}
+
+/// The reference tools: the native binaries behind the Python wrappers
+/// when they can be found (10x faster to start), else the wrappers.
+struct Reference {
+    run: PathBuf,
+    assemble: PathBuf,
+}
+
+fn reference() -> Option<Reference> {
+    let bin = peer_bin()?;
+    let native = bin.join("../lib/python3.11/site-packages/iree/_runtime_libs");
+    let pick = |tool: &str| {
+        let n = native.join(tool);
+        if n.exists() {
+            n
+        } else {
+            bin.join(tool)
+        }
+    };
+    Some(Reference {
+        run: pick("iree-run-module"),
+        assemble: pick("iree-as-module"),
+    })
+}
+
+/// stdout and exit code.
+fn run(program: &Path, pre: &[&str], module: &Path, inputs: &[String; 4]) -> (String, i32) {
+    let mut cmd = Command::new(program);
+    cmd.args(pre)
+        .arg(format!("--module={}", module.display()))
+        .arg("--function=main");
+    for i in inputs {
+        cmd.arg(format!("--input={i}"));
+    }
+    let out = cmd.output().expect("run");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    programs: usize,
+    runs: usize,
+    divergences: Vec<String>,
+    used: BTreeSet<&'static str>,
+}
+
+/// Generates and runs program `seed` through every engine; divergences are
+/// recorded with the program text.
+fn check(seed: u64, length: usize, reference: Option<&Reference>, dir: &Path, tally: &mut Tally) {
+    let program = generate(seed, length);
+    tally.programs += 1;
+    tally.used.extend(program.used.iter().copied());
+    let source = dir.join(format!("p{seed}.vmasm"));
+    std::fs::write(&source, &program.text).unwrap();
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let mut diverged = |what: String| {
+        tally
+            .divergences
+            .push(format!("seed {seed}: {what}\n{}", program.text));
+    };
+    let theirs = dir.join(format!("p{seed}.ref.vmfb"));
+    let ours = dir.join(format!("p{seed}.irvm.vmfb"));
+    let assembled = reference.map(|r| {
+        let theirs_ok = Command::new(&r.assemble)
+            .arg(format!("--output={}", theirs.display()))
+            .arg(&source)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        let ours_ok = Command::new(irvm)
+            .args(["as", "-o"])
+            .arg(&ours)
+            .arg(&source)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        (theirs_ok, ours_ok)
+    });
+    if let Some((theirs_ok, ours_ok)) = assembled {
+        if theirs_ok != ours_ok {
+            diverged(format!(
+                "assemblers disagree: iree-as-module {theirs_ok}, irvm as {ours_ok}"
+            ));
+            return;
+        }
+    }
+    for inputs in input_sets(seed) {
+        let plain = run(irvm, &["run"], &source, &inputs);
+        let hooked = run(irvm, &["run", "--fuel=100000000"], &source, &inputs);
+        tally.runs += 2;
+        if hooked != plain {
+            diverged(format!(
+                "{inputs:?}: hooked loop\n{hooked:?}\nplain loop\n{plain:?}"
+            ));
+        }
+        if let (Some(r), Some((true, true))) = (reference, assembled) {
+            let expected = run(&r.run, &[], &theirs, &inputs);
+            let on_ours = run(&r.run, &[], &ours, &inputs);
+            let irvm_on_theirs = run(irvm, &["run"], &theirs, &inputs);
+            tally.runs += 3;
+            if plain != expected {
+                diverged(format!(
+                    "{inputs:?}: irvm\n{plain:?}\niree-run-module\n{expected:?}"
+                ));
+            }
+            if on_ours != expected {
+                diverged(format!(
+                    "{inputs:?}: iree-run-module on irvm as's output\n{on_ours:?}\non iree-as-module's\n{expected:?}"
+                ));
+            }
+            if irvm_on_theirs != expected {
+                diverged(format!(
+                    "{inputs:?}: irvm on iree-as-module's output\n{irvm_on_theirs:?}\niree-run-module\n{expected:?}"
+                ));
+            }
+        }
+    }
+}
+
+fn report(tally: &Tally) -> String {
+    let values: BTreeSet<&str> = INSTRUCTIONS
+        .iter()
+        .filter(|i| i.set != OpcodeSet::Internal)
+        .map(|i| i.mnemonic)
+        .collect();
+    let missing: Vec<&&str> = values.difference(&tally.used).collect();
+    format!(
+        "{} programs, {} runs, {} divergences; {} of {} mnemonics used; not generated: {:?}",
+        tally.programs,
+        tally.runs,
+        tally.divergences.len(),
+        tally.used.intersection(&values).count(),
+        values.len(),
+        missing
+    )
+}
+
+#[test]
+fn generated_programs_assemble_in_both_spellings() {
+    // Every generated program is valid for irvm's assembler and verifier.
+    for seed in 0..50 {
+        let program = generate(seed, 60);
+        let module = irvm::Module::from_assembly(&program.text, "p.vmasm")
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", program.text));
+        let instance = irvm::Instance::new();
+        let mut ctx = irvm::Context::new(&instance);
+        ctx.register_module(module)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", program.text));
+    }
+}
+
+/// The CI slice: a fixed set of seeds through every engine available.
+#[test]
+fn fixed_seed_slice_agrees_everywhere() {
+    let reference = reference();
+    if reference.is_none() {
+        eprintln!("reference IREE tools not installed: comparing irvm's two loops only");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut tally = Tally::default();
+    for seed in 1..=40 {
+        check(seed, 80, reference.as_ref(), dir.path(), &mut tally);
+    }
+    eprintln!("{}", report(&tally));
+    assert!(
+        tally.divergences.is_empty(),
+        "{}\n{}",
+        report(&tally),
+        tally.divergences.join("\n\n")
+    );
+}
+
+/// The long run: `IRVM_DIFF_SECONDS` (default 60) from seed `IRVM_DIFF_SEED`
+/// (default 1000); prints the tally and the first divergences.
+#[test]
+#[ignore]
+fn long_run() {
+    let seconds: u64 = std::env::var("IRVM_DIFF_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let first: u64 = std::env::var("IRVM_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    let reference = reference();
+    let dir = tempfile::tempdir().unwrap();
+    let mut tally = Tally::default();
+    let start = std::time::Instant::now();
+    let mut seed = first;
+    while start.elapsed().as_secs() < seconds {
+        let length = 40 + (seed % 5) as usize * 40;
+        check(seed, length, reference.as_ref(), dir.path(), &mut tally);
+        seed += 1;
+    }
+    println!("seeds {first}..{seed}: {}", report(&tally));
+    for d in tally.divergences.iter().take(5) {
+        println!("{d}\n");
+    }
+    assert!(tally.divergences.is_empty(), "{}", report(&tally));
+}
+
+/// Writes program `IRVM_DIFF_DUMP` to stdout (for reproducing a seed).
+#[test]
+#[ignore]
+fn dump_program() {
+    let seed: u64 = std::env::var("IRVM_DIFF_DUMP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let length: usize = std::env::var("IRVM_DIFF_LENGTH")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(80);
+    print!("{}", generate(seed, length).text);
+}
