@@ -477,9 +477,17 @@ fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
                 }
             }
             Opcode::CallYieldable | Opcode::CallVariadicYieldable => {
-                // The continuation is inside the aux record; be conservative.
-                for t in aux.iter() {
-                    mark(*t);
+                // The continuation sits in the aux record after the
+                // argument list ([sizes]? [args] target [results]). Only
+                // that word: marking the whole aux for every call made
+                // verification quadratic in the number of calls.
+                let mut p = inst.y as usize;
+                if inst.op == Opcode::CallVariadicYieldable {
+                    p += 1 + aux.get(p).copied().unwrap_or(0) as usize;
+                }
+                p += 1 + aux.get(p).copied().unwrap_or(0) as usize;
+                if let Some(&t) = aux.get(p) {
+                    mark(t);
                 }
             }
             _ => {}
