@@ -87,8 +87,7 @@ vm.func @count64(%i0: i32) -> (i64) {
 
 // The shape iree-compile emits: compare-and-branch at the loop head, the
 // body, then an add fused with the back edge `br`, whose block argument
-// moves the register the first add wrote; the `br` runs the head's
-// compare-and-branch without another dispatch.
+// moves the register the first add wrote.
 vm.export @back_edge
 vm.func @back_edge(%i0: i32) -> (i32, i32) {
 ^bb0:
