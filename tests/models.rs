@@ -407,3 +407,24 @@ fn limits_cover_dispatches_and_hal_allocations() {
     let (code, stderr) = run("--fuel=100000");
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn a_buffer_view_shape_beyond_its_buffer_traps_at_create() {
+    // The output view's second dimension (3 in the fixture) made absurd:
+    // overflowing, larger than the buffer, negative.
+    for (dim, code) in [
+        ("1152921504606846976", irvm::StatusCode::InvalidArgument),
+        ("4611686018427387904", irvm::StatusCode::InvalidArgument),
+        ("-1", irvm::StatusCode::InvalidArgument),
+        ("4", irvm::StatusCode::OutOfRange),
+    ] {
+        let trap = misuse(&[(
+            "%i18:19 = vm.const.i64 3",
+            &format!("%i18:19 = vm.const.i64 {dim}"),
+        )]);
+        assert!(
+            trap.code == code && trap.message.contains("hal.buffer_view.create"),
+            "{dim}: {trap}"
+        );
+    }
+}

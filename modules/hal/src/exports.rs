@@ -9,7 +9,7 @@ use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
-    type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, MemoryUse,
+    dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, MemoryUse,
     SharedLimits,
 };
 
@@ -566,6 +566,17 @@ fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
         })?;
         HostRef::new(type_names::BUFFER, sub)
     };
+    let need = dense_byte_size(&shape, element_type).map_err(|t| a.error(t.code, t.message))?;
+    if need > buffer.length {
+        return Err(a.error(
+            StatusCode::OutOfRange,
+            format!(
+                "shape {} needs {need} bytes but the buffer has {}",
+                shape_text(&shape, element_type),
+                buffer.length
+            ),
+        ));
+    }
     one(obj(
         type_names::BUFFER_VIEW,
         BufferView {

@@ -453,6 +453,21 @@ pub fn element_count(shape: &[i64]) -> Result<u64, Trap> {
     })
 }
 
+/// Dense byte size of a `shape` tensor of `element_type`, checked.
+pub fn dense_byte_size(shape: &[i64], element_type: ElementType) -> Result<u64, Trap> {
+    element_count(shape)?
+        .checked_mul(element_type.byte_size() as u64)
+        .ok_or_else(|| {
+            Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "shape {} byte size overflows",
+                    shape_text(shape, element_type)
+                ),
+            )
+        })
+}
+
 /// `4x8xf32` (or `f32` for a scalar).
 pub fn shape_text(shape: &[i64], element_type: ElementType) -> String {
     let mut s = String::new();

@@ -122,9 +122,9 @@ fn format_elements(
     match shape {
         [] => Ok(()),
         [n] => {
-            let n = *n as usize;
+            let n = usize::try_from(*n).map_err(|_| underflow())?;
             let count = n.min(*budget);
-            if data.len() < count * size {
+            if count.checked_mul(size).is_none_or(|b| data.len() < b) {
                 return Err(underflow());
             }
             *budget -= count;
@@ -140,11 +140,15 @@ fn format_elements(
             Ok(())
         }
         [n, inner @ ..] => {
-            let stride = element_count(inner)? as usize * size;
-            if data.len() < stride * *n as usize {
+            let n = usize::try_from(*n).map_err(|_| underflow())?;
+            let stride = usize::try_from(element_count(inner)?)
+                .ok()
+                .and_then(|c| c.checked_mul(size))
+                .ok_or_else(underflow)?;
+            if stride.checked_mul(n).is_none_or(|b| data.len() < b) {
                 return Err(underflow());
             }
-            for i in 0..*n as usize {
+            for i in 0..n {
                 out.push('[');
                 format_elements(&data[i * stride..(i + 1) * stride], inner, ty, budget, out)?;
                 out.push(']');
