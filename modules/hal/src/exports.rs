@@ -9,8 +9,8 @@ use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
-    dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Fence, HalBuffer, MemoryUse,
-    SharedLimits,
+    dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Fence,
+    HalBuffer, MemoryUse, SharedLimits,
 };
 
 /// Per-context state of the `hal` module: its one device and the limits
