@@ -21,7 +21,48 @@ pub enum ModuleBytes {
     Static(&'static [u8]),
 }
 
+/// Module files up to this size are read into memory instead of mapped.
+///
+/// A mapping turns any later truncation of the file (another process
+/// rewriting it while irvm runs) into SIGBUS on the next access to a lost
+/// page: rodata, names, debug locations. A private copy cannot change.
+/// Copying costs time and memory, so large files (weights) stay mapped:
+/// reading a cached 16 MiB file took 2 ms on the development machine, 64
+/// MiB 115 ms and 256 MiB 360 ms, against next to nothing for a mapping.
+/// See docs/HOSTILE_INPUT.md.
+pub const PRIVATE_COPY_BYTES: u64 = 16 << 20;
+
 impl ModuleBytes {
+    /// The bytes of the module file at `path`: a private copy when the file
+    /// is at most [`PRIVATE_COPY_BYTES`], otherwise a read-only mapping
+    /// ([`ModuleBytes::map_file`]).
+    pub fn read_or_map_file(path: &Path) -> Result<Self, LoadError> {
+        use std::io::Read;
+        let io = |source| LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len > PRIVATE_COPY_BYTES {
+            return ModuleBytes::map_file(path);
+        }
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(len as usize)
+            .map_err(|_| io(std::io::ErrorKind::OutOfMemory.into()))?;
+        // At most one byte past the limit: a file that grew meanwhile is
+        // mapped after all.
+        (&mut file)
+            .take(PRIVATE_COPY_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > PRIVATE_COPY_BYTES {
+            return ModuleBytes::map_file(path);
+        }
+        Ok(ModuleBytes::Owned(bytes))
+    }
+
     /// Maps `path` read-only. Nothing is read eagerly; pages are faulted in
     /// on access.
     pub fn map_file(path: &Path) -> Result<Self, LoadError> {

@@ -91,17 +91,20 @@ pub struct FunctionDescriptor {
 }
 
 impl Module {
-    /// Maps the file at `path` and verifies it. The file is never read into
-    /// memory; pages are faulted in as accessors touch them.
-    ///
-    /// The file must not be truncated or modified while the module (or a
-    /// clone) is alive: the mapping would change under the loader's checks.
+    /// Loads the file at `path` and verifies it. A file of at most
+    /// [`PRIVATE_COPY_BYTES`](crate::modules::PRIVATE_COPY_BYTES) (16 MiB) is
+    /// read into a private copy, so changing or truncating the file
+    /// afterwards cannot affect the module. A larger file is mapped and
+    /// never read into memory (pages are faulted in as accessors touch
+    /// them); it must not be truncated or modified while the module (or a
+    /// clone) is alive: the mapping would change under the loader's checks,
+    /// and a truncated page kills the process with SIGBUS.
     ///
     /// A file of VM assembly text (`.vmasm`: its first word is
     /// `vm.module`) is assembled in memory first, as `irvm as` would.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
         let path = path.as_ref();
-        let bytes = ModuleBytes::map_file(path)?;
+        let bytes = ModuleBytes::read_or_map_file(path)?;
         if crate::asm::looks_like_assembly(bytes.as_slice()) {
             return Module::from_assembly_file(path);
         }

@@ -84,6 +84,49 @@ vm.func @count64(%i0: i32) -> (i64) {
 ^bb2:
   vm.return %i4:5
 }
+
+// The shape iree-compile emits: compare-and-branch at the loop head, the
+// body, then an add fused with the back edge `br`, whose block argument
+// moves the register the first add wrote.
+vm.export @back_edge
+vm.func @back_edge(%i0: i32) -> (i32, i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i3 = vm.const.i32.zero
+  vm.br ^bb1()
+^bb1:
+  %i4 = vm.cmp.lt.i32.s %i1, %i0
+  vm.cond_br %i4, ^bb2(), ^bb3()
+^bb2:
+  %i4 = vm.xor.i32 %i3, %i1
+  %i4 = vm.add.i32 %i4, %i2
+  %i1 = vm.add.i32 %i1, %i2
+  vm.br ^bb1(%i4 -> %i3)
+^bb3:
+  vm.return %i3, %i4
+}
+
+// 64-bit: an accumulator and a counter stepped by five, back edge fused
+// with the counter's add.
+vm.export @back_edge64
+vm.func @back_edge64(%i0: i32) -> (i64) {
+^bb0:
+  %i2:3 = vm.const.i64.zero
+  %i4:5 = vm.ext.i32.i64.s %i0
+  %i6:7 = vm.const.i64 5
+  %i8:9 = vm.const.i64.zero
+  vm.br ^bb1()
+^bb1:
+  %i10 = vm.cmp.lt.i64.s %i2:3, %i4:5
+  vm.cond_br %i10, ^bb2(), ^bb3()
+^bb2:
+  %i8:9 = vm.add.i64 %i8:9, %i2:3
+  %i2:3 = vm.add.i64 %i2:3, %i6:7
+  vm.br ^bb1()
+^bb3:
+  vm.return %i8:9
+}
 "#;
 
 fn run(name: &str, args: &[Value], hooked: bool) -> Vec<Value> {
@@ -136,4 +179,21 @@ fn self_loops_match_the_instruction_by_instruction_interpreter() {
         &[Value::I32(102), Value::I32(99)],
     );
     check("count64", &[Value::I32(100)], &[Value::I64(102)]);
+}
+
+#[test]
+fn back_edges_fused_with_an_add_match_the_instruction_by_instruction_interpreter() {
+    for n in [0, 1, 7, 1000] {
+        let mut a = 0i32;
+        for k in 0..n {
+            a = (a ^ k).wrapping_add(1);
+        }
+        check(
+            "back_edge",
+            &[Value::I32(n)],
+            &[Value::I32(a), Value::I32(0)],
+        );
+        let sum: i64 = (0..n as i64).step_by(5).sum();
+        check("back_edge64", &[Value::I32(n)], &[Value::I64(sum)]);
+    }
 }

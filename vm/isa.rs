@@ -588,6 +588,8 @@ macro_rules! for_each_instruction {
             Internal 0x11 AddI64ThenCmpLtI64SBr "add.i64;cmp.lt.i64.s+cond_br" (binary(I64));
             Internal 0x12 BufferLoadI32ThenAddI32 "buffer.load.i32;add.i32" ([Reg(Ref, R), Reg(I64, R), Reg(I32, W)]);
             Internal 0x13 BufferLoadI32ThenAddI64 "buffer.load.i32;add.i64" ([Reg(Ref, R), Reg(I64, R), Reg(I32, W)]);
+            Internal 0x14 AddI32ThenBr "add.i32;br" (binary(I32));
+            Internal 0x15 AddI64ThenBr "add.i64;br" (binary(I64));
         }
     };
 }

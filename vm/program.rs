@@ -477,9 +477,17 @@ fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
                 }
             }
             Opcode::CallYieldable | Opcode::CallVariadicYieldable => {
-                // The continuation is inside the aux record; be conservative.
-                for t in aux.iter() {
-                    mark(*t);
+                // The continuation sits in the aux record after the
+                // argument list ([sizes]? [args] target [results]). Only
+                // that word: marking the whole aux for every call made
+                // verification quadratic in the number of calls.
+                let mut p = inst.y as usize;
+                if inst.op == Opcode::CallVariadicYieldable {
+                    p += 1 + aux.get(p).copied().unwrap_or(0) as usize;
+                }
+                p += 1 + aux.get(p).copied().unwrap_or(0) as usize;
+                if let Some(&t) = aux.get(p) {
+                    mark(t);
                 }
             }
             _ => {}
@@ -532,7 +540,7 @@ pub(crate) fn is_fused_compare_branch(op: Opcode) -> bool {
 /// only the first half) sees the original instruction. Semantics cannot
 /// change: the first never branches, so control always falls into the
 /// second after it.
-const PAIRS: [(Opcode, Opcode, Opcode); 4] = [
+const PAIRS: [(Opcode, Opcode, Opcode); 6] = [
     (
         Opcode::AddI32,
         Opcode::CmpLtI32SBr,
@@ -553,6 +561,11 @@ const PAIRS: [(Opcode, Opcode, Opcode); 4] = [
         Opcode::AddI64,
         Opcode::BufferLoadI32ThenAddI64,
     ),
+    // The most frequent pairs left in benchmarks/corpus after the fused
+    // compare-branches (scripts/corpus-pairs; docs/PERFORMANCE.md): the
+    // induction-variable step before a loop's back edge.
+    (Opcode::AddI32, Opcode::Br, Opcode::AddI32ThenBr),
+    (Opcode::AddI64, Opcode::Br, Opcode::AddI64ThenBr),
 ];
 
 /// Applies [`PAIRS`], left to right without overlap, over the body.

@@ -9,7 +9,7 @@
 //! all three in machine registers (with one big loop over the whole ISA they
 //! were spilled to the stack and reloaded on every instruction).
 
-use crate::context::{CallState, Context};
+use crate::context::{CallState, Context, Registered};
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::refs::Ref;
@@ -66,6 +66,25 @@ unsafe fn remap_ref(refs: *mut Ref, s: u16, d: u16) {
     };
     // SAFETY: as above.
     unsafe { *refs.add(d) = v };
+}
+
+/// The running module's global storage (`rwdata`); empty when the top
+/// frame's module has none, so that every access misses and the slow path
+/// reports the out-of-range global.
+#[inline(always)]
+fn rwdata(ctx: &mut Context) -> &mut [u8] {
+    let m = ctx.stack.frames.last().map_or(u32::MAX, |f| f.module) as usize;
+    match ctx.modules.get_mut(m) {
+        Some(Registered::Bytecode(b)) => &mut b.rwdata,
+        _ => &mut [],
+    }
+}
+
+/// The `N` bytes of global storage at byte offset `off`, if in range.
+#[inline(always)]
+fn global<const N: usize>(g: &mut [u8], off: u32) -> Option<&mut [u8; N]> {
+    let off = off as usize;
+    g.get_mut(off..off.checked_add(N)?)?.try_into().ok()
 }
 
 #[cold]
@@ -156,10 +175,30 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 }
             }};
         }
+        // `br` at `$at`: block arguments, then the jump.
+        macro_rules! br {
+            ($at:expr, $i:ident) => {{
+                if $i.y != NONE {
+                    remap!($at, $i.y);
+                }
+                jump!($at, $i.x);
+            }};
+        }
         macro_rules! buffer {
             ($r:expr, $what:expr) => {
                 tri!(rref!($r).buffer($what))
             };
+        }
+        // Runs `$i` through the slow path, then leaves the inner loop to
+        // reload the cursor from the top frame.
+        macro_rules! out_of_line {
+            ($i:expr) => {{
+                save_ip(&mut ctx.stack, ip);
+                match slow::step(ctx, *$i)? {
+                    Some(state) => return Ok(state),
+                    None => break,
+                }
+            }};
         }
         loop {
             let at = ip;
@@ -325,12 +364,7 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     let v = !rref!(i.a).is_null();
                     wi!(i.b, v as i32);
                 }
-                Opcode::Br => {
-                    if i.y != NONE {
-                        remap!(at, i.y);
-                    }
-                    jump!(at, i.x);
-                }
+                Opcode::Br => br!(at, i),
                 Opcode::CondBr => {
                     if ri!(i.a) != 0 {
                         if i.c != NO_REMAP {
@@ -407,6 +441,23 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                                 break;
                             }
                         }
+                    }
+                }
+                Opcode::AddI32ThenBr => {
+                    bin_i32!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: the second instruction of a pair is the next
+                        // instruction of the body (program::fuse_pairs).
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        br!(jat, j);
+                    }
+                }
+                Opcode::AddI64ThenBr => {
+                    bin_i64!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        br!(jat, j);
                     }
                 }
                 Opcode::BufferLoadI32ThenAddI32 => {
@@ -570,16 +621,62 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     Ok(cursor) => (ip, regs, refs) = cursor,
                     Err(state) => return Ok(state),
                 },
+                // Globals of 32 and 64 bits in place; an offset outside
+                // the module's storage goes out of line, where it traps.
+                Opcode::GlobalLoadI32 | Opcode::GlobalLoadF32 => {
+                    match global::<4>(rwdata(ctx), i.x) {
+                        Some(b) => wi!(i.a, u32::from_le_bytes(*b)),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::GlobalStoreI32 | Opcode::GlobalStoreF32 => {
+                    let v = ri!(i.a) as u32;
+                    match global::<4>(rwdata(ctx), i.x) {
+                        Some(b) => *b = v.to_le_bytes(),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::GlobalLoadIndirectI32 | Opcode::GlobalLoadIndirectF32 => {
+                    match global::<4>(rwdata(ctx), ri!(i.a) as u32) {
+                        Some(b) => wi!(i.b, u32::from_le_bytes(*b)),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::GlobalStoreIndirectI32 | Opcode::GlobalStoreIndirectF32 => {
+                    let v = ri!(i.b) as u32;
+                    match global::<4>(rwdata(ctx), ri!(i.a) as u32) {
+                        Some(b) => *b = v.to_le_bytes(),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::GlobalLoadI64 | Opcode::GlobalLoadF64 => {
+                    match global::<8>(rwdata(ctx), i.x) {
+                        Some(b) => wl!(i.a, i64::from_le_bytes(*b)),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::GlobalStoreI64 | Opcode::GlobalStoreF64 => {
+                    let v = rl!(i.a);
+                    match global::<8>(rwdata(ctx), i.x) {
+                        Some(b) => *b = v.to_le_bytes(),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::GlobalLoadIndirectI64 | Opcode::GlobalLoadIndirectF64 => {
+                    match global::<8>(rwdata(ctx), ri!(i.a) as u32) {
+                        Some(b) => wl!(i.b, i64::from_le_bytes(*b)),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::GlobalStoreIndirectI64 | Opcode::GlobalStoreIndirectF64 => {
+                    let v = rl!(i.b);
+                    match global::<8>(rwdata(ctx), ri!(i.a) as u32) {
+                        Some(b) => *b = v.to_le_bytes(),
+                        None => out_of_line!(i),
+                    }
+                }
                 // Everything else: out of line.
-                Opcode::GlobalLoadI32
-                | Opcode::GlobalStoreI32
-                | Opcode::GlobalLoadIndirectI32
-                | Opcode::GlobalStoreIndirectI32
-                | Opcode::GlobalLoadI64
-                | Opcode::GlobalStoreI64
-                | Opcode::GlobalLoadIndirectI64
-                | Opcode::GlobalStoreIndirectI64
-                | Opcode::GlobalLoadRef
+                Opcode::GlobalLoadRef
                 | Opcode::GlobalStoreRef
                 | Opcode::GlobalLoadIndirectRef
                 | Opcode::GlobalStoreIndirectRef
@@ -622,28 +719,14 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 | Opcode::DiscardRefs
                 | Opcode::CallYieldable
                 | Opcode::CallVariadicYieldable
-                | Opcode::GlobalLoadF32
-                | Opcode::GlobalStoreF32
-                | Opcode::GlobalLoadIndirectF32
-                | Opcode::GlobalStoreIndirectF32
                 | Opcode::ListGetF32
                 | Opcode::ListSetF32
                 | Opcode::SwitchF32
                 | Opcode::BufferFillF32
-                | Opcode::GlobalLoadF64
-                | Opcode::GlobalStoreF64
-                | Opcode::GlobalLoadIndirectF64
-                | Opcode::GlobalStoreIndirectF64
                 | Opcode::ListGetF64
                 | Opcode::ListSetF64
                 | Opcode::SwitchF64
-                | Opcode::BufferFillF64 => {
-                    save_ip(&mut ctx.stack, ip);
-                    match slow::step(ctx, *i)? {
-                        Some(state) => return Ok(state),
-                        None => break,
-                    }
-                }
+                | Opcode::BufferFillF64 => out_of_line!(i),
             }
         }
     }
