@@ -1242,7 +1242,7 @@ mod tests {
 
     #[test]
     fn files_from_memory_are_read_into_buffers() {
-        let mut state = HalState::new(Default::default());
+        let mut state = HalState::new(irvm::ContextResources::detached());
         let device = Value::Ref(state.device.to_ref());
         let bytes = Value::Ref(Ref::from(Buffer::from_vec((0u8..16).collect())));
         let file = call(
