@@ -404,8 +404,60 @@ fn limits_cover_dispatches_and_hal_allocations() {
         stderr.contains("hal buffer of 60 bytes exceeds the limit of 40 bytes"),
         "{stderr}"
     );
+    // Some budget past what the register stacks and globals take (about
+    // 2 KiB) leaves too little for the 60-byte result the hal allocates.
+    let hal_refused = [2100, 2120, 2150].iter().any(|m| {
+        let (code, stderr) = run(&format!("--max-memory-bytes={m}"));
+        code == Some(1)
+            && stderr.contains("RESOURCE_EXHAUSTED")
+            && stderr.contains("hal allocation of 60 bytes")
+    });
+    assert!(
+        hal_refused,
+        "the hal's allocation was not charged to the budget"
+    );
     let (code, stderr) = run("--fuel=100000");
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn one_fuel_figure_bounds_program_and_dispatches() {
+    use irvm::{Context, Instance, Module};
+    use irvm_hal::{hal_module, BufferView};
+
+    let run = |fuel: u64| {
+        let mut ctx = Context::new(&Instance::new());
+        ctx.register_host_module(&hal_module().unwrap()).unwrap();
+        ctx.register_module(Module::from_file(models_dir().join("matmul.vmfb")).unwrap())
+            .unwrap();
+        ctx.set_fuel(Some(fuel));
+        let matmul = ctx.function("module.matmul").unwrap();
+        let args = [
+            BufferView::from_slice(&[3, 4], &[1.0f32; 12])
+                .unwrap()
+                .into_value(),
+            BufferView::from_slice(&[4, 5], &[1.0f32; 20])
+                .unwrap()
+                .into_value(),
+        ];
+        let result = ctx.invoke(&matmul, &args).map(|_| ());
+        (result, ctx.fuel().unwrap())
+    };
+    let (ok, left) = run(1_000_000);
+    ok.unwrap();
+    let spent = 1_000_000 - left;
+    // Exactly the instructions counted suffice, one fewer does not: the
+    // dispatched kernel's instructions come out of the program's fuel.
+    let (ok, left) = run(spent);
+    ok.unwrap();
+    assert_eq!(left, 0);
+    let (err, _) = run(spent - 1);
+    assert_eq!(err.unwrap_err().code, irvm::StatusCode::ResourceExhausted);
+    // Most of the work is the kernel's: a budget that covers the program's
+    // own instructions up to the first dispatch fails inside it.
+    let (err, _) = run(spent / 2);
+    let err = err.unwrap_err();
+    assert!(err.message.contains("dispatch `"), "{err}");
 }
 
 #[test]

@@ -67,21 +67,13 @@ impl LimitArgs {
     /// loading, `__init` and the call together).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
         ctx.set_fuel(self.fuel);
-        let mut deadline = None;
         if let Some(t) = self.timeout {
             let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
             })?;
             // A timeout beyond what the clock can represent is no deadline.
-            deadline = std::time::Instant::now().checked_add(d);
-            ctx.set_deadline(deadline);
+            ctx.set_deadline(std::time::Instant::now().checked_add(d));
         }
-        crate::tensor_io::limit_dispatches(crate::hal::DispatchLimits {
-            fuel: self.fuel,
-            deadline,
-            max_buffer_bytes: self.max_buffer_bytes,
-            max_memory_bytes: self.max_memory_bytes,
-        });
         if let Some(n) = self.max_stack_depth {
             if n == 0 {
                 return Err("INVALID_ARGUMENT; --max-stack-depth must be at least 1".into());

@@ -10,19 +10,6 @@ use irvm::{Context, Module, Value};
 
 use crate::hal;
 
-/// The limits of the `hal` module this process registers (the command's
-/// `--fuel`, `--timeout`, `--max-buffer-bytes` and `--max-memory-bytes`
-/// also bound dispatches and hal allocations).
-fn dispatch_limits() -> &'static hal::SharedLimits {
-    static LIMITS: OnceLock<hal::SharedLimits> = OnceLock::new();
-    LIMITS.get_or_init(Default::default)
-}
-
-/// Applies the command's limits to dispatches and hal allocations.
-pub fn limit_dispatches(limits: hal::DispatchLimits) {
-    *dispatch_limits().lock().unwrap_or_else(|e| e.into_inner()) = limits;
-}
-
 /// Whether `module` needs the `hal` module (it declares the dependency,
 /// as iree-compile output does, or imports `hal.*` functions, as
 /// hand-assembled modules may).
@@ -40,8 +27,8 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal") {
         return Ok(());
     }
-    let module = hal::hal_module_with_limits(dispatch_limits().clone())
-        .map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
+    let module =
+        hal::hal_module().map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 

@@ -350,6 +350,8 @@ pub struct Context {
     pub(crate) lists: crate::cycles::ListTracker,
     /// What the context's programs hold against `Limits::max_memory_bytes`.
     pub(crate) memory: Arc<crate::budget::MemoryBudget>,
+    /// What host modules see of the context ([`crate::ContextResources`]).
+    pub(crate) resources: crate::ContextResources,
 }
 
 impl Drop for Context {
@@ -464,6 +466,11 @@ impl Context {
             limits,
             hooks: Default::default(),
             lists: Default::default(),
+            resources: {
+                let r = crate::ContextResources::new(&memory);
+                r.set_max_buffer_bytes(limits.max_buffer_bytes);
+                r
+            },
             memory,
         }
     }
@@ -494,12 +501,19 @@ impl Context {
     pub fn set_limits(&mut self, limits: Limits) {
         self.limits = limits;
         self.memory.set_limit(limits.max_memory_bytes);
+        self.resources.set_max_buffer_bytes(limits.max_buffer_bytes);
     }
 
     /// Bytes the context's programs hold now against
     /// [`Limits::max_memory_bytes`].
     pub fn memory_in_use(&self) -> u64 {
         self.memory.used()
+    }
+
+    /// The handle host modules get on this context's memory budget, fuel,
+    /// deadline and interrupt flag (see [`crate::ContextResources`]).
+    pub fn resources(&self) -> &crate::ContextResources {
+        &self.resources
     }
 
     /// The stack depth, buffer, list and module state limits.
@@ -523,12 +537,14 @@ impl Context {
     /// (`None`: no deadline). The clock is read every 1024 instructions.
     pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
         self.hooks.deadline = deadline;
+        self.resources.set_deadline(deadline);
     }
 
     /// A handle that stops this context's running invocation from another
     /// thread (CANCELLED). Creating one switches to the hooked loop.
     pub fn interrupt_handle(&mut self) -> crate::debug::InterruptHandle {
         let flag = self.hooks.interrupt.get_or_insert_with(Default::default);
+        self.resources.set_interrupt(flag);
         crate::debug::InterruptHandle { flag: flag.clone() }
     }
 
@@ -599,10 +615,12 @@ impl Context {
         for t in module.ref_types() {
             self.instance.register_type(t.trim_start_matches('!'));
         }
-        let state = module.instantiate().map_err(|trap| LinkError::Init {
-            module: name.clone(),
-            trap,
-        })?;
+        let state = module
+            .instantiate_in(&self.resources)
+            .map_err(|trap| LinkError::Init {
+                module: name.clone(),
+                trap,
+            })?;
         self.modules.push(Registered::Host(HostInstance {
             name,
             version: module.version(),
@@ -1052,7 +1070,10 @@ impl Context {
                 let Some(Registered::Host(h)) = self.modules.get_mut(*module as usize) else {
                     return Err(Trap::new(StatusCode::NotFound, "no such host module"));
                 };
-                match h.state.call(*index as usize, args)? {
+                self.resources.lend_fuel(self.hooks.fuel);
+                let outcome = h.state.call(*index as usize, args);
+                self.resources.reclaim_fuel(&mut self.hooks.fuel);
+                match outcome? {
                     crate::host::HostOutcome::Done(v) => Ok(CallState::Done(v)),
                     crate::host::HostOutcome::Deferred => Err(Trap::new(
                         StatusCode::Unimplemented,

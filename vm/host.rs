@@ -59,6 +59,18 @@ pub trait HostModule: Send + Sync {
     fn functions(&self) -> Vec<HostFunctionDecl>;
     /// Creates the module's state for one context.
     fn instantiate(&self) -> Result<Box<dyn HostState>, Trap>;
+    /// Creates the module's state for the context `resources` belongs to
+    /// (what [`crate::Context::register_host_module`] calls). The default
+    /// ignores them and calls [`HostModule::instantiate`]; a module whose
+    /// state allocates or runs bytecode on the caller's behalf overrides it
+    /// to charge the caller's memory budget and fuel.
+    fn instantiate_in(
+        &self,
+        resources: &crate::ContextResources,
+    ) -> Result<Box<dyn HostState>, Trap> {
+        let _ = resources;
+        self.instantiate()
+    }
     /// Names (without `!`) of the ref types the module defines; registered
     /// when the module is, so bytecode type tables can name them.
     fn ref_types(&self) -> Vec<String> {

@@ -85,6 +85,7 @@ pub mod isa;
 mod native;
 mod program;
 mod refs;
+mod resources;
 mod trap;
 mod value;
 
@@ -97,6 +98,7 @@ pub use modules::{AbiError, LoadError, Module};
 pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
 pub use refs::{Buffer, HostObject, List, Ref, RefType, TypeDef, ValueType, BUFFER_ALIGNMENT};
+pub use resources::{ContextResources, MemoryCharge};
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use value::{format_g, format_g_precision, Value};
 

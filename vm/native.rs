@@ -313,7 +313,7 @@ into_host_func!(A1, A2, A3, A4, A5, A6, A7, A8);
 pub struct NativeModule<S: Send + 'static = ()> {
     name: String,
     version: u32,
-    factory: Arc<dyn Fn() -> S + Send + Sync>,
+    factory: Arc<dyn Fn(&crate::ContextResources) -> S + Send + Sync>,
     funcs: Vec<(HostFunctionDecl, Callback<S>)>,
     types: Vec<String>,
 }
@@ -343,6 +343,19 @@ impl<S: Send + 'static> NativeModule<S> {
         name: impl Into<String>,
         version: u32,
         factory: impl Fn() -> S + Send + Sync + 'static,
+    ) -> Self {
+        NativeModule::with_context_state(name, version, move |_| factory())
+    }
+
+    /// An empty module whose per-context state `factory` creates from the
+    /// context's [`crate::ContextResources`] (its memory budget, fuel,
+    /// deadline and interrupt), for state that allocates or runs bytecode
+    /// on the calling program's behalf. See [`crate::ContextResources`]
+    /// for an example.
+    pub fn with_context_state(
+        name: impl Into<String>,
+        version: u32,
+        factory: impl Fn(&crate::ContextResources) -> S + Send + Sync + 'static,
     ) -> Self {
         NativeModule {
             name: name.into(),
@@ -468,14 +481,20 @@ impl<S: Send + 'static> HostModule for NativeModule<S> {
         self.funcs.iter().map(|(d, _)| d.clone()).collect()
     }
     fn instantiate(&self) -> Result<Box<dyn HostState>, Trap> {
+        self.instantiate_in(&crate::ContextResources::detached())
+    }
+    fn instantiate_in(
+        &self,
+        resources: &crate::ContextResources,
+    ) -> Result<Box<dyn HostState>, Trap> {
         let factory = self.factory.clone();
-        let state =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| factory())).map_err(|_| {
-                Trap::new(
-                    StatusCode::Internal,
-                    format!("state factory of host module `{}` panicked", self.name),
-                )
-            })?;
+        let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| factory(resources)))
+            .map_err(|_| {
+            Trap::new(
+                StatusCode::Internal,
+                format!("state factory of host module `{}` panicked", self.name),
+            )
+        })?;
         Ok(Box::new(NativeState {
             state,
             funcs: self.funcs.iter().map(|(_, f)| f.clone()).collect(),

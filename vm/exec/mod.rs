@@ -443,7 +443,12 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
                 return Err(e);
             }
             let outcome = match &mut ctx.modules[module as usize] {
-                Registered::Host(h) => h.state.resume(index as usize),
+                Registered::Host(h) => {
+                    ctx.resources.lend_fuel(ctx.hooks.fuel);
+                    let outcome = h.state.resume(index as usize);
+                    ctx.resources.reclaim_fuel(&mut ctx.hooks.fuel);
+                    outcome
+                }
                 _ => Err(Trap::new(
                     StatusCode::Internal,
                     "resume of a non-host module",

@@ -31,6 +31,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
     let st = &mut ctx.stack;
     let hooks = &mut ctx.hooks;
     let memory = &ctx.memory;
+    let resources = &ctx.resources;
 
     let top = st.frames.last().expect("a frame to run");
     let cur = top.module;
@@ -414,7 +415,12 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                     };
                     let result_kinds = &sig.results;
                     let outcome = match &mut modules[target_module as usize] {
-                        Registered::Host(h) => h.state.call(index as usize, &values),
+                        Registered::Host(h) => {
+                            resources.lend_fuel(hooks.fuel);
+                            let outcome = h.state.call(index as usize, &values);
+                            resources.reclaim_fuel(&mut hooks.fuel);
+                            outcome
+                        }
                         Registered::Bytecode(_) => {
                             Err(Trap::new(StatusCode::Internal, "bad import link"))
                         }

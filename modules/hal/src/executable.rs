@@ -5,8 +5,6 @@
 
 use std::sync::Mutex;
 
-use super::objects::SharedLimits;
-
 use irvm::{
     Buffer, Context, Func, Instance, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, Value,
 };
@@ -36,7 +34,9 @@ struct Entry {
 pub struct Executable {
     context: Mutex<Context>,
     entries: Vec<Entry>,
-    limits: SharedLimits,
+    /// The resources of the context that loaded it: dispatches run on
+    /// its fuel, deadline and interrupt.
+    resources: irvm::ContextResources,
 }
 
 /// One dispatch's resolved arguments.
@@ -61,7 +61,7 @@ impl Executable {
         format: &str,
         data: Vec<u8>,
         constants: &[u32],
-        limits: SharedLimits,
+        resources: irvm::ContextResources,
     ) -> Result<Executable, Trap> {
         if format != VMVX_FORMAT {
             return Err(Trap::new(
@@ -149,7 +149,7 @@ impl Executable {
         Ok(Executable {
             context: Mutex::new(context),
             entries,
-            limits,
+            resources,
         })
     }
 
@@ -210,28 +210,16 @@ impl Executable {
         let bindings = Ref::from(bindings);
         let local_memory = Ref::from(Buffer::new(entry.local_memory)?);
         let mut context = self.context.lock().unwrap_or_else(|e| e.into_inner());
-        let budget = *self.limits.lock().unwrap_or_else(|e| e.into_inner());
-        context.set_fuel(budget.fuel);
-        context.set_deadline(budget.deadline);
-        let mut limits = context.limits();
-        if let Some(max) = budget.max_buffer_bytes {
-            limits.max_buffer_bytes = max;
-        }
-        if let Some(max) = budget.max_memory_bytes {
-            limits.max_memory_bytes = max;
-        }
-        context.set_limits(limits);
-        let result = Self::run_grid(
-            &mut context,
-            entry,
-            [cx, cy, cz],
-            [local_memory, constants, bindings],
-        );
-        if budget.fuel.is_some() {
-            let mut shared = self.limits.lock().unwrap_or_else(|e| e.into_inner());
-            shared.fuel = context.fuel();
-        }
-        result
+        // The kernel's bytecode runs on the calling program's fuel,
+        // deadline and interrupt: one budget for program and dispatches.
+        self.resources.run_within(&mut context, |context| {
+            Self::run_grid(
+                context,
+                entry,
+                [cx, cy, cz],
+                [local_memory, constants, bindings],
+            )
+        })
     }
 
     fn run_grid(

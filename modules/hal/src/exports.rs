@@ -9,33 +9,25 @@ use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
-    dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Fence,
-    HalBuffer, MemoryUse, SharedLimits,
+    dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, Fence, HalBuffer,
 };
 
-/// Per-context state of the `hal` module: its one device and the limits
-/// its dispatches and allocations obey.
+/// Per-context state of the `hal` module: its one device and the calling
+/// context's resources, which its allocations and dispatches draw on.
 pub struct HalState {
     /// The CPU device `hal.devices.get(0)` returns.
     pub device: HostRef<Device>,
-    /// Budgets for dispatches and allocations.
-    pub limits: SharedLimits,
-    /// Bytes the hal's live allocations hold.
-    pub memory: std::sync::Arc<MemoryUse>,
+    /// The context's memory budget, fuel, deadline and interrupt.
+    pub resources: irvm::ContextResources,
 }
 
 impl HalState {
-    /// State with a fresh device, under `limits`.
-    pub fn new(limits: SharedLimits) -> HalState {
+    /// State with a fresh device, drawing on `resources`.
+    pub fn new(resources: irvm::ContextResources) -> HalState {
         HalState {
             device: Device::new(),
-            limits,
-            memory: Default::default(),
+            resources,
         }
-    }
-
-    fn snapshot(&self) -> DispatchLimits {
-        *self.limits.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -356,7 +348,7 @@ fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
     let (_affinity, _types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
     let size = a.i64()?;
     let buffer = allocator
-        .allocate(size, &state.snapshot(), &state.memory)
+        .allocate(size, &state.resources)
         .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::BUFFER, buffer))
 }
@@ -913,7 +905,7 @@ fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let (_types, _usage) = (a.i32()?, a.i32()?);
     let size = a.i64()?;
     let _flags = a.i64()?;
-    match Allocator.allocate(size, &state.snapshot(), &state.memory) {
+    match Allocator.allocate(size, &state.resources) {
         Ok(buffer) => {
             queue_epilogue(a, signal, Ok(()))?;
             one(obj(type_names::BUFFER, buffer))
@@ -1149,7 +1141,7 @@ fn executable_create(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
         }
         _ => Vec::new(),
     };
-    let executable = Executable::load(&format, data, &constants, state.limits.clone())
+    let executable = Executable::load(&format, data, &constants, state.resources.clone())
         .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::EXECUTABLE, executable))
 }
@@ -1263,7 +1255,7 @@ mod tests {
 
     #[test]
     fn files_from_memory_are_read_into_buffers() {
-        let mut state = HalState::new(Default::default());
+        let mut state = HalState::new(irvm::ContextResources::detached());
         let device = Value::Ref(state.device.to_ref());
         let bytes = Value::Ref(Ref::from(Buffer::from_vec((0u8..16).collect())));
         let file = call(
@@ -1281,9 +1273,7 @@ mod tests {
         )
         .unwrap()
         .remove(0);
-        let target = Allocator
-            .allocate(8, &DispatchLimits::default(), &state.memory)
-            .unwrap();
+        let target = Allocator.allocate(8, &state.resources).unwrap();
         let target_ref = Value::Ref(HostRef::new(type_names::BUFFER, target.clone()).to_ref());
         let null = Value::Ref(Ref::Null);
         let read = |state: &mut HalState, src: i64, len: i64| {

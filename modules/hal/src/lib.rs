@@ -48,8 +48,7 @@ pub use self::element::ElementType;
 pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
 pub use self::exports::{File, HalState, EXPORTS};
 pub use self::objects::{
-    shape_text, type_names, Allocator, BufferView, Device, DispatchLimits, Element, Fence,
-    HalBuffer, MemoryCharge, MemoryUse, SharedLimits,
+    shape_text, type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer,
 };
 pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
@@ -68,20 +67,14 @@ pub const UNIMPLEMENTED: &[&str] = &[
 ];
 
 /// The `hal` host module: register it in a context before modules that
-/// import `hal`. Dispatches and allocations are unlimited; see
-/// [`hal_module_with_limits`].
+/// import `hal`. Its allocations are charged to the context's memory budget
+/// ([`irvm::Limits::max_memory_bytes`], each at most
+/// [`irvm::Limits::max_buffer_bytes`]), and dispatched kernels run on the
+/// context's fuel, deadline and interrupt ([`irvm::ContextResources`]).
 pub fn hal_module() -> Result<NativeModule<HalState>, irvm::modules::AbiError> {
-    hal_module_with_limits(SharedLimits::default())
-}
-
-/// The `hal` host module with dispatches and allocations bounded by
-/// `limits` (the embedder may change them between calls; fuel counts down
-/// as dispatches run).
-pub fn hal_module_with_limits(
-    limits: SharedLimits,
-) -> Result<NativeModule<HalState>, irvm::modules::AbiError> {
-    let mut module =
-        NativeModule::with_state("hal", HAL_VERSION, move || HalState::new(limits.clone()));
+    let mut module = NativeModule::with_context_state("hal", HAL_VERSION, |resources| {
+        HalState::new(resources.clone())
+    });
     for name in type_names::ALL {
         module = module.ref_type(*name);
     }

@@ -94,114 +94,20 @@ fn glob_match(pattern: &str, text: &str) -> bool {
     go(pattern.as_bytes(), text.as_bytes())
 }
 
-/// Budgets for what programs make the hal do on their behalf: the
-/// bytecode of a dispatch runs in the executable's own context, which the
-/// program's [`irvm::Context`] limits do not reach, and hal allocations are
-/// not `vm.buffer.alloc`s. Shared ([`SharedLimits`]) between the embedder,
-/// the module state and every executable.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DispatchLimits {
-    /// Instructions all dispatches together may run (`None`: unlimited);
-    /// counts down as they run.
-    pub fuel: Option<u64>,
-    /// Dispatches still running at this instant fail with DEADLINE_EXCEEDED.
-    pub deadline: Option<std::time::Instant>,
-    /// Largest single hal allocation, and largest `vm.buffer` a kernel may
-    /// allocate, in bytes.
-    pub max_buffer_bytes: Option<u64>,
-    /// Most bytes the hal's live allocations may hold together (and each
-    /// executable context's memory budget).
-    pub max_memory_bytes: Option<u64>,
-}
-
-/// The bytes the hal's live allocations hold (one counter per module
-/// state, shared by its allocations).
-#[derive(Debug, Default)]
-pub struct MemoryUse {
-    used: std::sync::atomic::AtomicU64,
-}
-
-/// Bytes of one allocation counted in a [`MemoryUse`]; given back when the
-/// last buffer sharing the allocation drops.
-#[derive(Debug)]
-pub struct MemoryCharge {
-    counter: std::sync::Arc<MemoryUse>,
-    bytes: u64,
-}
-
-impl MemoryUse {
-    /// Bytes held now.
-    pub fn used(&self) -> u64 {
-        self.used.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Counts `bytes` more, or fails when that would pass `limit`.
-    pub fn charge(
-        counter: &std::sync::Arc<MemoryUse>,
-        bytes: u64,
-        limit: Option<u64>,
-    ) -> Result<MemoryCharge, Trap> {
-        use std::sync::atomic::Ordering;
-        let mut used = counter.used.load(Ordering::Relaxed);
-        loop {
-            let next = used.checked_add(bytes);
-            let next = match (next, limit) {
-                (Some(n), Some(l)) if n > l => None,
-                (n, _) => n,
-            };
-            let Some(next) = next else {
-                return Err(Trap::new(
-                    StatusCode::ResourceExhausted,
-                    format!(
-                        "hal allocation of {bytes} bytes: the hal's buffers already hold {used} \
-                         of the {} bytes allowed (--max-memory-bytes)",
-                        limit.unwrap_or(u64::MAX)
-                    ),
-                ));
-            };
-            match counter.used.compare_exchange_weak(
-                used,
-                next,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    return Ok(MemoryCharge {
-                        counter: counter.clone(),
-                        bytes,
-                    })
-                }
-                Err(now) => used = now,
-            }
-        }
-    }
-}
-
-impl Drop for MemoryCharge {
-    fn drop(&mut self) {
-        self.counter
-            .used
-            .fetch_sub(self.bytes, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// [`DispatchLimits`] shared by counted handle.
-pub type SharedLimits = std::sync::Arc<Mutex<DispatchLimits>>;
-
 /// The device allocator: host memory, 64-byte aligned
 /// ([`irvm::BUFFER_ALIGNMENT`]).
 pub struct Allocator;
 
 impl Allocator {
-    /// A zero-filled buffer of `length` bytes, at most `limits`'
-    /// `max_buffer_bytes`, counted in `memory` against `max_memory_bytes`.
+    /// A zero-filled buffer of `length` bytes, at most the context's
+    /// `max_buffer_bytes`, charged to the context's memory budget
+    /// ([`irvm::ContextResources::charge_memory`]).
     pub fn allocate(
         &self,
         length: i64,
-        limits: &DispatchLimits,
-        memory: &std::sync::Arc<MemoryUse>,
+        resources: &irvm::ContextResources,
     ) -> Result<HalBuffer, Trap> {
-        let max_bytes = limits.max_buffer_bytes;
+        let max_bytes = Some(resources.max_buffer_bytes());
         let len = usize::try_from(length).map_err(|_| {
             Trap::new(
                 StatusCode::InvalidArgument,
@@ -214,7 +120,8 @@ impl Allocator {
                 format!("hal buffer of {len} bytes exceeds the limit of {max} bytes"),
             ));
         }
-        let charge = MemoryUse::charge(memory, len as u64, limits.max_memory_bytes)?;
+        let charge =
+            resources.charge_memory(len as u64, &format!("hal allocation of {len} bytes"))?;
         let storage = Ref::from(Buffer::new(len)?);
         Ok(HalBuffer {
             storage,
@@ -235,9 +142,9 @@ pub struct HalBuffer {
     pub offset: u64,
     /// Length in bytes.
     pub length: u64,
-    /// The allocation's share of the hal's memory use (`None` for memory
+    /// The allocation's charge to the context's memory budget (`None` for memory
     /// the hal did not allocate: imports, embedder tensors).
-    pub charge: Option<std::sync::Arc<MemoryCharge>>,
+    pub charge: Option<std::sync::Arc<irvm::MemoryCharge>>,
 }
 
 impl HalBuffer {
@@ -538,23 +445,24 @@ mod tests {
 
     #[test]
     fn subspans_are_checked() {
-        let memory = std::sync::Arc::new(MemoryUse::default());
-        let unlimited = DispatchLimits::default();
-        let b = Allocator.allocate(16, &unlimited, &memory).unwrap();
-        let small = DispatchLimits {
-            max_buffer_bytes: Some(16),
-            ..unlimited
+        let limits = irvm::Limits {
+            max_buffer_bytes: 24,
+            max_memory_bytes: 40,
+            ..irvm::Limits::default()
         };
-        assert!(Allocator.allocate(17, &small, &memory).is_err());
-        let budget = DispatchLimits {
-            max_memory_bytes: Some(40),
-            ..unlimited
+        let ctx = irvm::Context::with_limits(&irvm::Instance::new(), limits);
+        let memory = ctx.resources();
+        let b = Allocator.allocate(16, memory).unwrap();
+        assert!(Allocator.allocate(25, memory).is_err());
+        let c = Allocator.allocate(24, memory).unwrap();
+        assert_eq!(memory.memory_in_use(), 40);
+        let Err(err) = Allocator.allocate(1, memory) else {
+            panic!("allocation past the budget succeeded");
         };
-        let c = Allocator.allocate(24, &budget, &memory).unwrap();
-        assert_eq!(memory.used(), 40);
-        assert!(Allocator.allocate(1, &budget, &memory).is_err());
+        assert_eq!(err.code, StatusCode::ResourceExhausted);
+        assert!(err.message.contains("hal allocation of 1 bytes"), "{err}");
         drop(c);
-        assert_eq!(memory.used(), 16);
+        assert_eq!(memory.memory_in_use(), 16);
         assert!(b.subspan(8, 8).is_ok());
         assert!(b.subspan(8, 9).is_err());
         assert_eq!(b.subspan(4, -1).unwrap().length, 12);

@@ -1,0 +1,188 @@
+//! [`ContextResources`]: the handle through which a host module's
+//! per-context state reaches the resources of the context it is registered
+//! in: its memory budget ([`crate::Limits::max_memory_bytes`]), and its
+//! fuel, deadline and interrupt flag. A host module that allocates on a
+//! program's behalf charges the program's budget; one that runs bytecode
+//! in a context of its own (the hal's vmvx executables) runs it on the
+//! calling program's fuel, deadline and interrupt with
+//! [`ContextResources::run_within`].
+//!
+//! The fuel lives in the context's interpreter hooks while bytecode runs;
+//! around each host call the context lends it here and takes back what is
+//! left, so a host function sees and spends the caller's fuel.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use crate::budget::{Charge, MemoryBudget};
+use crate::context::Context;
+use crate::trap::Trap;
+
+/// `fuel` value meaning "no fuel budget".
+const NO_FUEL: u64 = u64::MAX;
+
+/// A handle on one context's memory budget, fuel, deadline and interrupt
+/// flag, for the host modules registered in it. Cheap to clone, `Send +
+/// Sync`; it stays valid (and keeps the budget alive) after the context
+/// drops. A host module gets it in its state factory
+/// ([`crate::NativeModule::with_context_state`],
+/// [`crate::HostModule::instantiate_in`]).
+///
+/// ```
+/// use irvm::{Context, Instance, Limits, NativeModule, StatusCode, Value};
+///
+/// // A host module whose `grab` holds the bytes it is asked for, charged
+/// // to the calling context's memory budget.
+/// let pool = NativeModule::with_context_state("pool", 1, |res| (res.clone(), Vec::new()))
+///     .func_with_state("grab", "0i_v", |(res, held), args| {
+///         let Value::I32(n) = args[0] else { unreachable!() };
+///         held.push(res.charge_memory(n as u64, "pool.grab")?);
+///         Ok(vec![])
+///     })?;
+/// let limits = Limits { max_memory_bytes: 1000, ..Limits::default() };
+/// let mut ctx = Context::with_limits(&Instance::new(), limits);
+/// ctx.register_host_module(&pool)?;
+/// let grab = ctx.function("pool.grab")?;
+/// ctx.invoke(&grab, &[Value::I32(600)])?;
+/// assert_eq!(ctx.memory_in_use(), 600);
+/// let err = ctx.invoke(&grab, &[Value::I32(600)]).unwrap_err();
+/// assert_eq!(err.code, StatusCode::ResourceExhausted);
+/// assert!(err.message.contains("pool.grab"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ContextResources {
+    share: Arc<Share>,
+}
+
+#[derive(Debug)]
+struct Share {
+    memory: Arc<MemoryBudget>,
+    /// [`crate::Limits::max_buffer_bytes`] of the context.
+    max_buffer_bytes: AtomicU64,
+    /// Fuel left while a host call runs ([`NO_FUEL`]: unlimited).
+    fuel: AtomicU64,
+    deadline: Mutex<Option<Instant>>,
+    interrupt: OnceLock<Arc<AtomicBool>>,
+}
+
+/// Bytes charged to a context's memory budget through
+/// [`ContextResources::charge_memory`]; given back when dropped (on any
+/// thread).
+#[derive(Debug)]
+pub struct MemoryCharge {
+    _charge: Charge,
+}
+
+impl ContextResources {
+    pub(crate) fn new(memory: &Arc<MemoryBudget>) -> ContextResources {
+        ContextResources {
+            share: Arc::new(Share {
+                memory: memory.clone(),
+                max_buffer_bytes: AtomicU64::new(u64::MAX),
+                fuel: AtomicU64::new(NO_FUEL),
+                deadline: Mutex::new(None),
+                interrupt: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// Resources of no context: an unlimited budget, no fuel, deadline or
+    /// interrupt (for host states made outside a context).
+    pub fn detached() -> ContextResources {
+        ContextResources::new(&MemoryBudget::new(u64::MAX))
+    }
+
+    /// Charges `bytes` for `what` to the context's memory budget; fails
+    /// with RESOURCE_EXHAUSTED naming `what` when the budget has not that
+    /// much left.
+    pub fn charge_memory(&self, bytes: u64, what: &str) -> Result<MemoryCharge, Trap> {
+        Ok(MemoryCharge {
+            _charge: Charge::new(&self.share.memory, bytes, what)?,
+        })
+    }
+
+    /// Bytes the context holds now against its memory budget.
+    pub fn memory_in_use(&self) -> u64 {
+        self.share.memory.used()
+    }
+
+    /// The context's largest buffer ([`crate::Limits::max_buffer_bytes`]).
+    pub fn max_buffer_bytes(&self) -> u64 {
+        self.share.max_buffer_bytes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_max_buffer_bytes(&self, bytes: u64) {
+        self.share.max_buffer_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// The caller's fuel left during a host call (`None`: unlimited).
+    pub fn fuel(&self) -> Option<u64> {
+        match self.share.fuel.load(Ordering::Relaxed) {
+            NO_FUEL => None,
+            f => Some(f),
+        }
+    }
+
+    /// The context's deadline, if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        *self
+            .share
+            .deadline
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on `other` (a context the host module owns) with the
+    /// caller's fuel, deadline and interrupt flag: the instructions `other`
+    /// runs are taken from the caller's fuel, `other` stops at the caller's
+    /// deadline and when the caller is interrupted. `other`'s own fuel,
+    /// deadline and interrupt flag are restored afterwards.
+    pub fn run_within<R>(&self, other: &mut Context, f: impl FnOnce(&mut Context) -> R) -> R {
+        let saved_fuel = other.hooks.fuel;
+        let saved_deadline = other.hooks.deadline;
+        let saved_interrupt = other.hooks.interrupt.take();
+        let fuel = self.fuel();
+        other.hooks.fuel = fuel;
+        other.hooks.deadline = self.deadline();
+        other.hooks.interrupt = self.share.interrupt.get().cloned();
+        let result = f(other);
+        if fuel.is_some() {
+            let left = other.hooks.fuel.unwrap_or(0);
+            self.share.fuel.store(left, Ordering::Relaxed);
+        }
+        other.hooks.fuel = saved_fuel;
+        other.hooks.deadline = saved_deadline;
+        other.hooks.interrupt = saved_interrupt;
+        result
+    }
+
+    /// Lends the context's fuel to a host call (see the module doc).
+    #[inline]
+    pub(crate) fn lend_fuel(&self, fuel: Option<u64>) {
+        if let Some(f) = fuel {
+            self.share.fuel.store(f, Ordering::Relaxed);
+        }
+    }
+
+    /// Takes back what a host call left of the fuel lent to it.
+    #[inline]
+    pub(crate) fn reclaim_fuel(&self, fuel: &mut Option<u64>) {
+        if let Some(f) = fuel.as_mut() {
+            *f = self.share.fuel.swap(NO_FUEL, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn set_deadline(&self, deadline: Option<Instant>) {
+        *self
+            .share
+            .deadline
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = deadline;
+    }
+
+    pub(crate) fn set_interrupt(&self, flag: &Arc<AtomicBool>) {
+        let _ = self.share.interrupt.set(flag.clone());
+    }
+}
