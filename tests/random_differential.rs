@@ -578,6 +578,43 @@ impl FuncGen<'_> {
         let _ = writeln!(s, "  {idx} = vm.const.i32 3");
         let _ = writeln!(s, "  vm.list.set.f64 {v}, {idx}, {vd}");
         let _ = writeln!(s, "  vm.list.reserve {v}, {n}");
+        // Ref values: compares, select and moves over the lists.
+        let r0 = self.refs;
+        self.refs += 4;
+        let (z, g, sel, asg) = (
+            format!("%r{r0}"),
+            format!("%r{}", r0 + 1),
+            format!("%r{}", r0 + 2),
+            format!("%r{}", r0 + 3),
+        );
+        let _ = writeln!(s, "  {z} = vm.const.ref.zero");
+        let _ = writeln!(s, "  {idx} = vm.const.i32 2");
+        let _ = writeln!(s, "  {g} = vm.list.get.ref {v}, {idx} : !vm.list<i32>");
+        let eq = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {eq} = vm.cmp.eq.ref {g}, {l}");
+        let ne = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {ne} = vm.cmp.ne.ref {z}, {g}");
+        let nz = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {nz} = vm.cmp.nz.ref {z}");
+        let c = self.pools.read(self.rng, Bank::I32);
+        let _ = writeln!(
+            s,
+            "  {sel} = vm.select.ref {c} ? {g} : {z} -> !vm.list<i32>"
+        );
+        let _ = writeln!(s, "  {asg} = vm.assign.ref {sel}");
+        let nz2 = self.pools.write(self.rng, Bank::I32);
+        let _ = writeln!(s, "  {nz2} = vm.cmp.nz.ref {asg}");
+        for m in [
+            "const.ref.zero",
+            "list.get.ref",
+            "cmp.eq.ref",
+            "cmp.ne.ref",
+            "cmp.nz.ref",
+            "select.ref",
+            "assign.ref",
+        ] {
+            self.used.insert(m);
+        }
         for m in [
             "list.get.i64",
             "list.get.f32",
@@ -907,6 +944,61 @@ fn generated_programs_assemble_in_both_spellings() {
         ctx.register_module(module)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", program.text));
     }
+}
+
+/// Mnemonics of the ISA table the generator does not produce yet. This is
+/// unfinished work (issue 20 item 3), not a justified exclusion: each entry
+/// should move into the generator. `switch.ref` needs the type annotation
+/// spelling iree-as-module expects (its assembler rejects both `-> T` and
+/// `: T` after the default).
+const NOT_YET_GENERATED: &[&str] = &[
+    "block",
+    "br_table",
+    "break",
+    "call.variadic",
+    "call.variadic.yieldable",
+    "call.yieldable",
+    "cast.any.ref",
+    "cond_break",
+    "const.ref.rodata",
+    "discard.refs",
+    "fail",
+    "global.load.indirect.f32",
+    "global.load.indirect.f64",
+    "global.load.indirect.i64",
+    "global.load.indirect.ref",
+    "global.load.ref",
+    "global.store.indirect.f32",
+    "global.store.indirect.f64",
+    "global.store.indirect.i64",
+    "global.store.indirect.ref",
+    "global.store.ref",
+    "import.resolved",
+    "print",
+    "switch.f64",
+    "switch.i64",
+    "switch.ref",
+    "trace",
+    "yield",
+];
+
+/// The generator's mnemonic coverage over a fixed set of seeds equals the
+/// ISA table's mnemonics minus `NOT_YET_GENERATED` (so the list can only
+/// shrink: a newly generated mnemonic must be removed from it).
+#[test]
+fn generator_covers_the_isa_table() {
+    let mut used = BTreeSet::new();
+    for seed in 1..=40 {
+        used.extend(generate(seed, 80).used);
+    }
+    let table: BTreeSet<&str> = INSTRUCTIONS
+        .iter()
+        .filter(|i| i.set != OpcodeSet::Internal)
+        .map(|i| i.mnemonic)
+        .collect();
+    let not_yet: BTreeSet<&str> = NOT_YET_GENERATED.iter().copied().collect();
+    let expected: BTreeSet<&str> = table.difference(&not_yet).copied().collect();
+    assert_eq!(used, expected);
 }
 
 /// The CI slice: a fixed set of seeds through every engine available.
