@@ -30,14 +30,14 @@ const I64_POOL: u16 = 4;
 const REF_POOL: u16 = 6;
 
 /// Element types for `vm.list.alloc`.
-const LIST_ELEMENTS: &[&str] = &["i8", "i16", "i32", "i64", "f32", "?", "!vm.buffer"];
+const LIST_ELEMENTS: &[&str] = &["i8", "i16", "i32", "i64", "f32", "!vm.opaque", "!vm.buffer"];
 /// Ref types for typed ref results.
 const REF_TYPES: &[&str] = &[
     "!vm.buffer",
     "!vm.list<i32>",
-    "!vm.list<?>",
+    "!vm.list<!vm.opaque>",
     "!vm.list<!vm.buffer>",
-    "!vm.ref<?>",
+    "!vm.opaque",
 ];
 
 /// A generated function's signature.
@@ -311,10 +311,10 @@ impl Gen<'_, '_> {
             params.push(format!("%i{k}: i32"));
         }
         for k in 0..sig.ref_args {
-            params.push(format!("%r{k}: !vm.ref<?>"));
+            params.push(format!("%r{k}: !vm.opaque"));
         }
         let results = if sig.ref_result {
-            "i32, !vm.ref<?>"
+            "i32, !vm.opaque"
         } else {
             "i32"
         };
@@ -413,7 +413,7 @@ impl Gen<'_, '_> {
         for t in ["i32", "i64"].iter().chain(REF_TYPES) {
             s.push_str(&format!("vm.type {t}\n"));
         }
-        s.push_str("vm.global.ref @g0 : !vm.ref<?>\n");
+        s.push_str("vm.global.ref @g0 : !vm.opaque\n");
         s
     }
 }
