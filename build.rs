@@ -11,8 +11,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const SCHEMA: &str = "schema/bytecode_module_def.fbs";
-const GENERATED: &str = "schema/bytecode_module_def_generated.rs";
+const SCHEMA: &str = "../schema/bytecode_module_def.fbs";
+const GENERATED: &str = "../schema/bytecode_module_def_generated.rs";
 const GENERATED_NAME: &str = "bytecode_module_def_generated.rs";
 /// The flatc release whose output is committed; other versions would churn it.
 const EXPECTED_FLATC_VERSION: &str = "25.12.19";
@@ -20,7 +20,7 @@ const EXPECTED_FLATC_VERSION: &str = "25.12.19";
 fn main() {
     println!("cargo:rerun-if-changed={SCHEMA}");
     println!("cargo:rerun-if-env-changed=FLATC");
-    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../build.rs");
 
     let Some(flatc) = find_flatc() else {
         return;

@@ -6,7 +6,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .ok_or("usage: inspect MODULE.vmfb")?;
-    let module = irvm::modules::Module::from_file(&path)?;
+    let module = irvm::loader::Module::from_file(&path)?;
     let (major, minor) = module.bytecode_version();
     println!(
         "module @{} version {} (bytecode {major}.{minor})",

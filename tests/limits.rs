@@ -261,7 +261,7 @@ fn failures_with_debug_info_print_the_source_line() {
 
 /// Byte position, in the file, of a `ModuleStateDef` i32 field of `module`.
 fn module_state_field(module: &Module, vt: u16) -> Option<usize> {
-    let state = irvm::modules::schema::module_def(module).module_state()?;
+    let state = irvm::loader::schema::module_def(module).module_state()?;
     let tab = state._tab;
     let field = tab.vtable().get(vt);
     (field != 0).then(|| module.flatbuffer_range().start + tab.loc() + field as usize)
@@ -272,7 +272,7 @@ fn module_state_field(module: &Module, vt: u16) -> Option<usize> {
 /// state sizes are bounded by `Limits` before anything is allocated.
 #[test]
 fn module_state_sizes_are_bounded_before_allocation() {
-    use irvm::modules::schema::ModuleStateDef;
+    use irvm::loader::schema::ModuleStateDef;
     let Some(path) = ["global_ops.vmfb", "global_ops_i64.vmfb"]
         .iter()
         .map(|f| {

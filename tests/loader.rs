@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use irvm::modules::abi::describe_attr;
-use irvm::modules::{CallingConvention, LoadError, Location, Module};
+use irvm::loader::abi::describe_attr;
+use irvm::loader::{CallingConvention, LoadError, Location, Module};
 
 /// Folder with the shared conformance and example modules, if present.
 fn shared_dir() -> Option<PathBuf> {
@@ -110,7 +110,7 @@ fn zip_modules_load_from_bytes_too() {
 
 mod build {
     use flatbuffers::{FlatBufferBuilder, WIPOffset};
-    use irvm::modules::schema as fb;
+    use irvm::loader::schema as fb;
 
     /// Knobs for a synthetic module; defaults give a valid one-function module.
     pub struct Spec {

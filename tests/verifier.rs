@@ -306,7 +306,7 @@ fn global_ref_ordinal_out_of_range() {
 
 #[test]
 fn f32_instruction_without_the_feature() {
-    use irvm::modules::schema::BytecodeModuleDef;
+    use irvm::loader::schema::BytecodeModuleDef;
     let source = "vm.module @v version 0\nvm.export @f\nvm.func @f() -> () {\n^bb0:\n  %i0 = vm.const.f32 1.5\n  vm.return\n}\n";
     let mut bytes = assemble(source);
     let (_, offset) = locate(&bytes, "%i0 = vm.const.f32");

@@ -18,13 +18,6 @@ mod result_format;
 mod scalar_input;
 mod tensor_io;
 
-/// The `hal` module crate (`modules/hal`), compiled into the binary from
-/// its source: the `irvm` package cannot depend on `irvm-hal`, which
-/// depends on `irvm`.
-#[path = "../modules/hal/src/lib.rs"]
-#[allow(dead_code, unused_imports)]
-mod hal;
-
 #[derive(Parser)]
 #[command(
     name = "irvm",

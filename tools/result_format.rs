@@ -35,13 +35,12 @@ fn format_into(value: &Value, narrow: Option<ValueType>, out: &mut String) -> Re
             out.push_str(name);
             out.push('\n');
             let as_value = Value::Ref(r.clone());
-            match crate::hal::BufferView::from_value(&as_value) {
+            match irvm_hal::BufferView::from_value(&as_value) {
                 Some(view) => {
-                    let text =
-                        crate::hal::format_buffer_view(view, crate::hal::DEFAULT_MAX_ELEMENTS)
-                            .map_err(|t| {
-                                format!("{}; formatting a buffer view: {}", t.code, t.message)
-                            })?;
+                    let text = irvm_hal::format_buffer_view(view, irvm_hal::DEFAULT_MAX_ELEMENTS)
+                        .map_err(|t| {
+                        format!("{}; formatting a buffer view: {}", t.code, t.message)
+                    })?;
                     out.push_str(&text);
                 }
                 None => out.push_str("(no printer)"),

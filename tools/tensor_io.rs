@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use irvm::{Context, Module, Value};
 
-use crate::hal;
+use irvm_hal as hal;
 
 /// Whether `module` needs the `hal` module (it declares the dependency,
 /// as iree-compile output does, or imports `hal.*` functions, as

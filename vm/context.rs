@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use crate::exec::{self, Stack};
 use crate::func::{CallParams, CallResults, Func, FuncTarget, LookupError, TypedFunc};
 use crate::host::{HostModule, HostState};
-use crate::modules::Module;
+use crate::loader::Module;
 use crate::program::{self, Function, ModuleFacts, Signature, VerifyError};
 use crate::refs::{Buffer, Ref, RefType, TypeDef, ValueType};
 use crate::trap::{StatusCode, Trap, TrapFrame};
@@ -1161,7 +1161,7 @@ pub(crate) fn location_index<'m>(
     names: &[Option<String>],
     ordinal: u32,
     offset: u32,
-) -> Option<(crate::modules::DebugDatabase<'m>, i64)> {
+) -> Option<(crate::loader::DebugDatabase<'m>, i64)> {
     let db = module.debug_database()?;
     let lname = function_local_name(module, ordinal)
         .or_else(|| names.get(ordinal as usize).cloned().flatten())

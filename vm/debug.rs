@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::modules::Module;
+use crate::loader::Module;
 use crate::refs::Ref;
 
 /// What the interpreter does after asking an [`Observer`].
@@ -85,7 +85,7 @@ impl InterruptHandle {
 impl ExecView<'_> {
     /// The source position of the instruction, from the module's debug
     /// database (matched to the function by name, see `SourceMap`).
-    pub fn source_position(&self) -> Option<crate::modules::SourcePosition> {
+    pub fn source_position(&self) -> Option<crate::loader::SourcePosition> {
         let (db, loc) =
             crate::context::location_index(self.module, &[], self.function, self.offset)?;
         db.source_position(loc)

@@ -19,7 +19,7 @@ use crate::debug::{Control, ExecView, Observer};
 use crate::decode::{Decoder, Operand};
 use crate::func::Func;
 use crate::isa::{Bank, Field, Opcode, I32_INDEX_MASK};
-use crate::modules::{Module, SourcePosition};
+use crate::loader::{Module, SourcePosition};
 use crate::trap::Trap;
 use crate::value::Value;
 

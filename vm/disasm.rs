@@ -33,7 +33,7 @@ use crate::isa::{
     Access, Bank, Field, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
     REF_MOVE_BIT,
 };
-use crate::modules::{DebugDatabase, ExportDecl, ImportDecl, Module};
+use crate::loader::{DebugDatabase, ExportDecl, ImportDecl, Module};
 use crate::value::format_g_precision;
 
 /// Which functions [`Disassembler::write_module`] prints.

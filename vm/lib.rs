@@ -52,19 +52,18 @@
 //! Beside the items on this page: [`asm`] assembles VM assembly,
 //! [`disasm`] prints a module as `iree-dump-module` does, [`debugger`] is
 //! the source-level debugger behind `irvm dbg`, [`dynamic`] loads host
-//! modules from shared libraries, and [`modules`] has the loader's
+//! modules from shared libraries, and [`loader`] has the loader's
 //! accessors for a module's imports, exports, rodata and debug database.
 //! Resource limits are [`Limits`] (with [`Context::set_fuel`],
 //! [`Context::set_deadline`] and [`Context::interrupt_handle`]); tools that
 //! watch every instruction attach an [`Observer`].
 //!
-//! The crate is one package with several source roots (see
-//! `ARCHITECTURE.md`).
+//! The crate is the `vm/` package of the irvm workspace; the command line
+//! and the host modules are packages of their own (see `ARCHITECTURE.md`).
 
 #![warn(missing_docs)]
 
-#[path = "../modules/mod.rs"]
-pub mod modules;
+pub mod loader;
 
 pub mod asm;
 mod budget;
@@ -94,7 +93,7 @@ pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
 pub use func::{CallParams, CallResults, Func, LookupError, TypedFunc, ValType};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
-pub use modules::{AbiError, LoadError, Module};
+pub use loader::{AbiError, LoadError, Module};
 pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
 pub use refs::{Buffer, HostObject, List, Ref, RefType, TypeDef, ValueType, BUFFER_ALIGNMENT};

@@ -390,7 +390,7 @@ impl<S: Send + 'static> NativeModule<S> {
         name: impl Into<String>,
         calling_convention: &str,
         f: impl Fn(&[Value]) -> Result<Vec<Value>, Trap> + Send + Sync + 'static,
-    ) -> Result<Self, crate::modules::AbiError> {
+    ) -> Result<Self, crate::loader::AbiError> {
         self.func_with_state(
             name,
             calling_convention,
@@ -404,8 +404,8 @@ impl<S: Send + 'static> NativeModule<S> {
         name: impl Into<String>,
         calling_convention: &str,
         f: impl Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap> + Send + Sync + 'static,
-    ) -> Result<Self, crate::modules::AbiError> {
-        crate::modules::CallingConvention::parse(calling_convention)?;
+    ) -> Result<Self, crate::loader::AbiError> {
+        crate::loader::CallingConvention::parse(calling_convention)?;
         self.funcs.push((
             HostFunctionDecl {
                 name: name.into(),

@@ -25,7 +25,7 @@ use crate::decode::{decode_at, Operand};
 use crate::isa::{
     Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
 };
-use crate::modules::{CallingConvention, ValueKind};
+use crate::loader::{CallingConvention, ValueKind};
 
 /// "No value" marker in `x`/`y`.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -332,7 +332,7 @@ pub(crate) fn compile(
     i32_count: u16,
     ref_count: u16,
     block_count: u16,
-    features: crate::modules::FeatureBits,
+    features: crate::loader::FeatureBits,
     facts: &ModuleFacts<'_>,
 ) -> Result<Function, VerifyError> {
     let sig = &facts.signatures[ordinal as usize];
@@ -368,12 +368,8 @@ pub(crate) fn compile(
         // Extension instructions need their feature declared (by the
         // function or the module).
         let needed = match inst.op.info().set {
-            crate::isa::OpcodeSet::ExtF32 => {
-                Some((crate::modules::FeatureBits::EXT_F32, "EXT_F32"))
-            }
-            crate::isa::OpcodeSet::ExtF64 => {
-                Some((crate::modules::FeatureBits::EXT_F64, "EXT_F64"))
-            }
+            crate::isa::OpcodeSet::ExtF32 => Some((crate::loader::FeatureBits::EXT_F32, "EXT_F32")),
+            crate::isa::OpcodeSet::ExtF64 => Some((crate::loader::FeatureBits::EXT_F64, "EXT_F64")),
             _ => None,
         };
         if let Some((bit, name)) = needed {

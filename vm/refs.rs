@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
 
-use crate::modules::Module;
+use crate::loader::Module;
 use crate::trap::{StatusCode, Trap};
 
 /// Identity of a reference type. Built-in types have fixed ids; host types

@@ -125,7 +125,7 @@ pub struct TrapFrame {
     pub location: Option<String>,
     /// The same location as source positions, innermost first: where the
     /// instruction is, then where each enclosing (inlined) call was made.
-    pub source: Vec<crate::modules::SourcePosition>,
+    pub source: Vec<crate::loader::SourcePosition>,
 }
 
 impl fmt::Display for TrapFrame {

@@ -6,8 +6,8 @@
 
 use std::fmt::Display;
 
-use irvm::modules::schema::{self, BytecodeModuleDef};
-use irvm::modules::{LocationDef, Module};
+use irvm::loader::schema::{self, BytecodeModuleDef};
+use irvm::loader::{LocationDef, Module};
 
 /// The bits and names of IREE's `FeatureBits`, in schema order.
 const FEATURE_BITS: &[(u32, &str)] = &[

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
-use irvm::modules::schema::{self, BytecodeModuleDef, CompressionTypeDef};
-use irvm::modules::Module;
+use irvm::loader::schema::{self, BytecodeModuleDef, CompressionTypeDef};
+use irvm::loader::Module;
 
 /// `sizeof(iree_vm_ref_t)` on 64-bit hosts, for the module state estimate.
 const REF_SLOT_BYTES: u64 = 16;

@@ -4,7 +4,7 @@
 
 use flatbuffers::{FlatBufferBuilder, WIPOffset};
 
-use crate::modules::schema::{
+use crate::loader::schema::{
     BytecodeLocationDef, BytecodeModuleDef, BytecodeModuleDefArgs, CallSiteLocDef,
     CallSiteLocDefArgs, DebugDatabaseDef, DebugDatabaseDefArgs, ExportFunctionDef,
     ExportFunctionDefArgs, FileLineColLocDef, FileLineColLocDefArgs, FunctionDescriptor,

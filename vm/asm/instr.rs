@@ -9,7 +9,7 @@ use crate::isa::{
     Access, Bank, Field, InstrInfo, ListKind, Opcode, OpcodeSet, INSTRUCTIONS, REF_BANK_BIT,
     REF_MOVE_BIT,
 };
-use crate::modules::schema::FeatureBits;
+use crate::loader::schema::FeatureBits;
 
 use super::text::{
     edit_distance, find_word, match_literal, parse_f32_constant, parse_f64_constant, parse_int,

@@ -32,7 +32,7 @@ mod text;
 
 use std::fmt;
 
-use crate::modules::schema::FeatureBits;
+use crate::loader::schema::FeatureBits;
 
 use self::loc::{split_trailing_loc, LocationTable};
 use self::text::{column_of, parse_int, parse_quoted, parse_uint, split_commas, strip_comment};

@@ -698,10 +698,10 @@ fn insert_span_counts(sig: &Signature, sizes: &[u16], flat: Vec<Value>) -> Vec<V
     let args = cc
         .args
         .iter()
-        .filter(|k| **k != crate::modules::ValueKind::Void);
+        .filter(|k| **k != crate::loader::ValueKind::Void);
     for (k, &n) in args.zip(sizes) {
         match k {
-            crate::modules::ValueKind::Span(inner) => {
+            crate::loader::ValueKind::Span(inner) => {
                 out.push(Value::I32(n as i32));
                 let per = {
                     let mut v = Vec::new();

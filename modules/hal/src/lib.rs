@@ -71,7 +71,7 @@ pub const UNIMPLEMENTED: &[&str] = &[
 /// ([`irvm::Limits::max_memory_bytes`], each at most
 /// [`irvm::Limits::max_buffer_bytes`]), and dispatched kernels run on the
 /// context's fuel, deadline and interrupt ([`irvm::ContextResources`]).
-pub fn hal_module() -> Result<NativeModule<HalState>, irvm::modules::AbiError> {
+pub fn hal_module() -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
     let mut module = NativeModule::with_context_state("hal", HAL_VERSION, |resources| {
         HalState::new(resources.clone())
     });

@@ -562,7 +562,7 @@ fn run_fill(args: &[Value]) -> Result<Vec<Value>, Trap> {
 }
 
 /// The `vmvx` module (version 0) with its 32 exports.
-pub fn vmvx_module() -> Result<NativeModule, irvm::modules::AbiError> {
+pub fn vmvx_module() -> Result<NativeModule, irvm::loader::AbiError> {
     let mut entries: Vec<(&'static str, &'static str, Kernel)> = Vec::new();
     for &(name, op) in UNARY {
         entries.push((name, "0rIIIrIIIII_v", Kernel::Unary(op)));

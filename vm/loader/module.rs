@@ -92,7 +92,7 @@ pub struct FunctionDescriptor {
 
 impl Module {
     /// Loads the file at `path` and verifies it. A file of at most
-    /// [`PRIVATE_COPY_BYTES`](crate::modules::PRIVATE_COPY_BYTES) (16 MiB) is
+    /// [`PRIVATE_COPY_BYTES`](crate::loader::PRIVATE_COPY_BYTES) (16 MiB) is
     /// read into a private copy, so changing or truncating the file
     /// afterwards cannot affect the module. A larger file is mapped and
     /// never read into memory (pages are faulted in as accessors touch

@@ -2,14 +2,14 @@
 //! layout of `.vmfb` files, structural verification and zero-copy accessors.
 //!
 //! ```no_run
-//! use irvm::modules::Module;
+//! use irvm::loader::Module;
 //!
 //! let module = Module::from_file("fib.vmfb")?;
 //! for export in module.exports() {
 //!     let bytecode = module.function_bytecode(export.internal_ordinal).unwrap();
 //!     println!("{}.{}: {} bytes", module.name(), export.local_name, bytecode.len());
 //! }
-//! # Ok::<(), irvm::modules::LoadError>(())
+//! # Ok::<(), irvm::loader::LoadError>(())
 //! ```
 //!
 //! Files, one job each:

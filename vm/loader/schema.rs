@@ -26,7 +26,7 @@
     unknown_lints
 )]
 mod generated {
-    include!("../schema/bytecode_module_def_generated.rs");
+    include!("../../schema/bytecode_module_def_generated.rs");
 }
 
 pub use generated::iree::vm::*;
