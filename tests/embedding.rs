@@ -107,6 +107,37 @@ fn typed_calls_yield_through_begin_and_resume() {
 }
 
 #[test]
+fn only_the_pending_function_resumes_its_call() {
+    let instance = Instance::new();
+    let mut ctx = context(&instance);
+    let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
+    let count_pair = ctx.typed_func::<i32, (i32, i32)>("count_pair").unwrap();
+    assert_eq!(
+        count_up.begin_call(&mut ctx, 10).unwrap(),
+        CallState::Yielded
+    );
+    // Another function's TypedFunc cannot resume it, and the call stays
+    // pending.
+    let e = count_pair.resume(&mut ctx).unwrap_err();
+    assert_eq!(e.code, StatusCode::FailedPrecondition, "{e}");
+    assert!(
+        e.message.contains("`embedding.count_up`") && e.message.contains("`embedding.count_pair`"),
+        "{e}"
+    );
+    assert_eq!(count_up.resume(&mut ctx).unwrap(), CallState::Done(12));
+    // And the other way round, with a same-typed function too.
+    assert_eq!(
+        count_pair.begin_call(&mut ctx, 4).unwrap(),
+        CallState::Yielded
+    );
+    assert!(count_up.resume(&mut ctx).is_err());
+    assert_eq!(
+        count_pair.resume(&mut ctx).unwrap(),
+        CallState::Done((4, 5))
+    );
+}
+
+#[test]
 fn wrong_signatures_are_errors_naming_both() {
     let instance = Instance::new();
     let ctx = context(&instance);
@@ -145,7 +176,7 @@ fn missing_exports_are_errors_listing_the_exports() {
     assert_eq!(
         e.to_string(),
         "NOT_FOUND; no function `sub` exported by module `embedding`; exports: add, mix, \
-         divmod, make_buffer, length, count_up"
+         divmod, make_buffer, length, count_up, count_pair"
     );
     // Without a module name, every module's exports are listed.
     let mut ctx = context(&instance);

@@ -1098,6 +1098,28 @@ impl Context {
         exec::resume(self)
     }
 
+    /// Checks that the suspended call is a call of `func` before a
+    /// [`crate::TypedFunc`] resumes it (its results are converted to
+    /// `func`'s types); a mismatch leaves the call pending.
+    pub(crate) fn check_pending_is(&self, func: &Func) -> Result<(), Trap> {
+        let Some((module, ordinal)) = self.stack.suspended_entry() else {
+            return Ok(()); // `resume` reports that nothing is pending.
+        };
+        if func.target == (FuncTarget::Bytecode { module, ordinal }) && func.context == self.id {
+            return Ok(());
+        }
+        let frame = self.describe(module, ordinal, 0);
+        let pending = format!("{}.{}", frame.module, frame.function);
+        Err(Trap::new(
+            StatusCode::FailedPrecondition,
+            format!(
+                "the pending call is of `{pending}`, not `{}`; resume it through \
+                 `{pending}`'s TypedFunc or Context::resume (it is still pending)",
+                func.name()
+            ),
+        ))
+    }
+
     /// Drops a suspended call (releasing its frames).
     pub fn abandon(&mut self) {
         self.stack.clear();

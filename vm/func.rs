@@ -266,7 +266,10 @@ impl<P: CallParams, R: CallResults> TypedFunc<P, R> {
     }
 
     /// Continues a call of this function that yielded.
+    /// Only a pending call of this same function can be resumed this way;
+    /// another function's pending call is an error and stays pending.
     pub fn resume(&self, ctx: &mut Context) -> Result<CallState<R>, Trap> {
+        ctx.check_pending_is(&self.func)?;
         let state = ctx.resume()?;
         self.finish(state)
     }

@@ -77,6 +77,7 @@ pub mod dynamic;
 mod exec;
 mod func;
 mod host;
+mod lease;
 // The instruction table, public for irvm's own tools, tests and fuzz
 // targets only: hidden, not part of the API (no stability promise).
 #[doc(hidden)]

@@ -7,7 +7,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
 
@@ -322,26 +322,35 @@ const MAPPED_BUFFER_BYTES: usize = 2 << 20;
 ///
 /// The bytes are addressed through a raw pointer fixed at creation (heap
 /// buffers never grow), so the interpreter's loads and stores are one
-/// bounds check and one unaligned access. Closure access (`with_bytes`,
-/// `with_bytes_mut`) is tracked by a borrow counter like `RefCell`'s; the
-/// interpreter refuses to touch a buffer while a closure holds it mutably
-/// (or, for stores, at all), so an embedder that runs the VM from inside
-/// such a closure gets a trap, not aliased memory.
+/// bounds check, one compare of the lease word and one unaligned access.
+/// Closure access (`with_bytes`, `with_bytes_mut`) is tracked in the same
+/// word like `RefCell`'s borrows; the interpreter refuses to touch a buffer
+/// while a closure holds it mutably (or, for stores, at all), so an
+/// embedder that runs the VM from inside such a closure gets a trap, not
+/// aliased memory.
 ///
-/// Buffers are `Send + Sync` so that refs move with their context. The
-/// counter is atomic, so closure borrows exclude each other on any thread;
-/// the interpreter's element loads and stores only check it. A buffer that
-/// a context running on one thread and a closure or another context on
-/// another thread use at the same moment must be synchronized by the
-/// embedder (IREE's buffers have the same contract).
+/// Buffers are `Send + Sync` so that refs move with their context and can
+/// be shared between contexts on different threads. Every access to a
+/// mutable buffer's bytes happens under a *thread lease* (one per
+/// allocation, shared by its views): a context's run takes it when it
+/// first touches the buffer and gives it back when the call returns to the
+/// embedder; a closure borrow takes it for its duration and waits while
+/// another thread holds it. A run that meets a buffer another thread's run
+/// holds fails with `FAILED_PRECONDITION` ("in use by another thread")
+/// rather than racing or waiting. Read-only buffers need no lease.
 pub struct Buffer {
     /// Start of the bytes; never changes, valid for `len` bytes while
     /// `owner` lives.
     ptr: std::ptr::NonNull<u8>,
     len: usize,
     mutable: bool,
-    /// 0: free; n > 0: n shared closure borrows; -1: one mutable borrow.
-    borrow: AtomicIsize,
+    /// The thread lease and closure borrows of these bytes (see
+    /// `vm/lease.rs`): a word a root buffer allocates (`Box::into_raw`,
+    /// freed in `Drop`) and its views share (kept alive by `owner`). One
+    /// pointer load away on the interpreter's path, with no branch.
+    lease: std::ptr::NonNull<AtomicU64>,
+    /// Whether this buffer allocated `lease` (a root, not a view).
+    owns_lease: bool,
     owner: Owner,
     /// The context memory this buffer holds, when a program allocated it.
     charge: Option<crate::budget::Charge>,
@@ -349,19 +358,30 @@ pub struct Buffer {
 
 // SAFETY: a buffer owns its bytes (or keeps the module mapping they live
 // in alive through `owner`); the raw pointer is never reassigned and is only
-// dereferenced for `len` bytes. Closure borrows on any thread go through the
-// atomic `borrow` counter (compare-and-swap), so an embedder `&mut [u8]`
-// never coexists with another closure borrow of the same buffer. The
-// interpreter's element loads and stores check that counter but do not take
-// it: a context on one thread and a closure or another context on another
-// thread using one buffer at the same instant must synchronize themselves,
-// as with IREE's buffers (documented on `Buffer`).
+// dereferenced for `len` bytes. Every access to the bytes of a mutable
+// buffer is made by the thread that holds its lease word (shared by all
+// views of one allocation; `vm/lease.rs`), taken with Acquire and given
+// back with Release, so accesses from different threads are ordered; on
+// the holding thread, the word's borrow field keeps a `&mut [u8]` from
+// coexisting with any other slice or interpreter access. Read-only buffers
+// are never written by anyone.
 unsafe impl Send for Buffer {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for Buffer {}
 
+/// A fresh, free lease word (see `Buffer::lease`).
+fn new_lease() -> std::ptr::NonNull<AtomicU64> {
+    std::ptr::NonNull::from(Box::leak(Box::new(AtomicU64::new(0))))
+}
+
 impl Drop for Buffer {
     fn drop(&mut self) {
+        if self.owns_lease {
+            // SAFETY: a root's `lease` came from `Box::leak` in `new_lease`
+            // and is freed only here; its views, which share it, hold the
+            // root alive (`Owner::View`), so none is left.
+            drop(unsafe { Box::from_raw(self.lease.as_ptr()) });
+        }
         if let Owner::Aligned = self.owner {
             // SAFETY: `ptr` came from `alloc_zeroed` in `new` with exactly
             // this layout (len > 0, checked there) and only this buffer owns it.
@@ -412,14 +432,18 @@ fn in_use() -> Trap {
     )
 }
 
-/// Ends a closure borrow (also on unwind): a shared one (`+1`) gives its
-/// count back, a mutable one (`-1`) frees the buffer.
-struct BorrowGuard<'a>(&'a AtomicIsize, isize);
-
-impl Drop for BorrowGuard<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(self.1, Ordering::Release);
+fn conflict(c: crate::lease::Conflict) -> Trap {
+    match c {
+        crate::lease::Conflict::ThisThread => in_use(),
+        crate::lease::Conflict::OtherThread => other_thread(),
     }
+}
+
+fn other_thread() -> Trap {
+    Trap::new(
+        StatusCode::FailedPrecondition,
+        "buffer is in use by another thread (a context running there holds it until its call returns)",
+    )
 }
 
 impl Buffer {
@@ -448,7 +472,8 @@ impl Buffer {
                 ptr,
                 len,
                 mutable: true,
-                borrow: AtomicIsize::new(0),
+                lease: new_lease(),
+                owns_lease: true,
                 owner: Owner::Mapped(map),
                 charge: None,
             });
@@ -462,7 +487,8 @@ impl Buffer {
             ptr,
             len,
             mutable: true,
-            borrow: AtomicIsize::new(0),
+            lease: new_lease(),
+            owns_lease: true,
             owner: Owner::Aligned,
             charge: None,
         })
@@ -471,9 +497,9 @@ impl Buffer {
     /// A view of `length` bytes of `parent` from byte `offset`: no bytes
     /// are copied, writes through either buffer are seen by both, and the
     /// view is as mutable as its parent. (The HAL hands kernels their
-    /// bindings this way.) Each view keeps its own closure-borrow counter,
-    /// so an embedder must not hold `with_bytes_mut` on a parent while
-    /// bytecode runs over its views.
+    /// bindings this way.) A view shares its root buffer's lease and
+    /// borrows, so a mutable borrow of either excludes every other access
+    /// to the same bytes.
     pub fn view(parent: &Arc<Buffer>, offset: usize, length: usize) -> Result<Buffer, Trap> {
         if offset
             .checked_add(length)
@@ -488,7 +514,8 @@ impl Buffer {
             ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
             len: length,
             mutable: parent.mutable,
-            borrow: AtomicIsize::new(0),
+            lease: parent.lease,
+            owns_lease: false,
             owner: Owner::View(parent.clone()),
             charge: None,
         })
@@ -509,7 +536,8 @@ impl Buffer {
             ptr,
             len,
             mutable: true,
-            borrow: AtomicIsize::new(0),
+            lease: new_lease(),
+            owns_lease: true,
             owner: Owner::Heap,
             charge: None,
         }
@@ -525,7 +553,8 @@ impl Buffer {
             ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
             len,
             mutable: false,
-            borrow: AtomicIsize::new(0),
+            lease: new_lease(),
+            owns_lease: true,
             owner: Owner::Module(module),
             charge: None,
         }
@@ -552,44 +581,66 @@ impl Buffer {
         matches!(self.owner, Owner::Module(_))
     }
 
+    /// The lease word of these bytes (the root buffer's, for a view).
+    #[inline(always)]
+    pub(crate) fn lease_word(&self) -> &AtomicU64 {
+        // SAFETY: `lease` came from `new_lease` in this buffer or in its
+        // root, which `owner` (a chain of `Owner::View`) keeps alive; it is
+        // freed only when the root drops.
+        unsafe { self.lease.as_ref() }
+    }
+
     /// Runs `f` over the bytes.
     ///
+    /// Waits while a context running on another thread, or a closure
+    /// there, holds the buffer (until that call or closure ends).
+    ///
     /// # Panics
-    /// When called from inside [`Buffer::with_bytes_mut`] on the same buffer
-    /// (like `RefCell::borrow`).
+    /// When called from inside [`Buffer::with_bytes_mut`] on the same
+    /// buffer, or one of its views, on this thread (like `RefCell::borrow`);
+    /// and inside a context's run (a host function) when a context running
+    /// on another thread holds the buffer, since a run must not wait.
+    /// (Host functions made with `NativeModule` turn the panic into a trap.)
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        let taken = self
-            .borrow
-            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |b| {
-                (b >= 0).then_some(b + 1)
-            });
-        assert!(taken.is_ok(), "buffer already borrowed mutably");
-        let _guard = BorrowGuard(&self.borrow, 1);
+        let guard = if self.mutable {
+            match crate::lease::borrow(self.lease_word(), true) {
+                Ok(guard) => Some(guard),
+                Err(crate::lease::Conflict::ThisThread) => {
+                    panic!("buffer already borrowed mutably")
+                }
+                Err(crate::lease::Conflict::OtherThread) => {
+                    panic!("buffer is in use by another thread's running context")
+                }
+            }
+        } else {
+            None
+        };
         // SAFETY: `ptr` addresses `len` initialized bytes kept alive by
-        // `owner`; the counter rules out a live `&mut` (with_bytes_mut), and
-        // the interpreter does not write while the counter is non-zero.
+        // `owner`. A read-only buffer is never written. For a mutable one,
+        // this thread holds the lease (no other thread touches the bytes)
+        // and the borrow field rules out a live `&mut` and interpreter
+        // stores until `guard` ends.
         let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) };
-        f(bytes)
+        let out = f(bytes);
+        drop(guard);
+        out
     }
 
     /// Runs `f` over the bytes mutably; read-only buffers, and buffers
-    /// already borrowed by a closure, are an error.
+    /// already borrowed by a closure on this thread, are an error. Waits
+    /// while another thread holds the buffer, as [`Buffer::with_bytes`].
     pub fn with_bytes_mut<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> Result<R, Trap> {
         if !self.mutable {
             return Err(read_only());
         }
-        if self
-            .borrow
-            .compare_exchange(0, -1, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            return Err(in_use());
-        }
-        let _guard = BorrowGuard(&self.borrow, -1);
-        // SAFETY: as in `with_bytes`; the counter was 0, so no other slice
-        // of these bytes is live, and the buffer is mutable (heap-owned).
+        let guard = crate::lease::borrow(self.lease_word(), false).map_err(conflict)?;
+        // SAFETY: as in `with_bytes`; the borrow field was 0 and is now
+        // `MUT`, so no other slice of these bytes is live and the
+        // interpreter does not touch them until `guard` ends.
         let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) };
-        Ok(f(bytes))
+        let out = f(bytes);
+        drop(guard);
+        Ok(out)
     }
 
     /// A copy of the bytes.
@@ -598,12 +649,28 @@ impl Buffer {
     }
 
     /// Loads the `N`-byte element at element index `index`.
+    ///
+    /// Inside a context's run (a host function), the run keeps the buffer's
+    /// lease until it returns; outside, the load is one closure borrow.
     #[inline(always)]
-    pub fn load<const N: usize>(&self, index: u64) -> Result<[u8; N], Trap> {
-        if index < (self.len / N) as u64 && self.borrow.load(Ordering::Relaxed) >= 0 {
+    pub fn load<const N: usize>(self: &Arc<Self>, index: u64) -> Result<[u8; N], Trap> {
+        self.load_as(crate::lease::token(), index)
+    }
+
+    /// [`Buffer::load`] for a caller that has read this thread's lease
+    /// token once (the interpreter, per run).
+    #[inline(always)]
+    pub(crate) fn load_as<const N: usize>(
+        self: &Arc<Self>,
+        token: u64,
+        index: u64,
+    ) -> Result<[u8; N], Trap> {
+        let w = self.lease_word().load(Ordering::Relaxed);
+        if index < (self.len / N) as u64 && ((w ^ token) < crate::lease::MUT || !self.mutable) {
             let mut out = [0u8; N];
             // SAFETY: `index * N + N <= len` (checked above), the bytes are
-            // alive (`owner`) and no `&mut` slice of them is live (counter).
+            // alive (`owner`); the buffer is read-only, or this thread
+            // holds its lease with no `&mut` slice live (borrow field).
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     self.ptr.as_ptr().add(index as usize * N),
@@ -613,17 +680,61 @@ impl Buffer {
             };
             Ok(out)
         } else {
-            Err(self.access_error(index, N, false))
+            self.load_slow(index)
         }
     }
 
-    /// Stores the `N`-byte element at element index `index`.
+    #[cold]
+    #[inline(never)]
+    fn load_slow<const N: usize>(self: &Arc<Self>, index: u64) -> Result<[u8; N], Trap> {
+        if index >= (self.len / N) as u64 {
+            return Err(self.access_error(index, N, false));
+        }
+        if !crate::lease::in_run() {
+            // One closure borrow around the read (waits for other threads).
+            let _guard = crate::lease::borrow(self.lease_word(), true).map_err(conflict)?;
+            let mut out = [0u8; N];
+            // SAFETY: in bounds (checked above); `_guard` holds the lease
+            // with a shared borrow, so no `&mut` slice is live.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.ptr.as_ptr().add(index as usize * N),
+                    out.as_mut_ptr(),
+                    N,
+                )
+            };
+            return Ok(out);
+        }
+        if !crate::lease::acquire_for_run(self) {
+            return Err(other_thread());
+        }
+        let w = self.lease_word().load(Ordering::Relaxed);
+        if (w ^ crate::lease::token()) < crate::lease::MUT {
+            self.load(index)
+        } else {
+            Err(in_use())
+        }
+    }
+
+    /// Stores the `N`-byte element at element index `index` (leases as
+    /// [`Buffer::load`]).
     #[inline(always)]
-    pub fn store<const N: usize>(&self, index: u64, value: [u8; N]) -> Result<(), Trap> {
-        if index < (self.len / N) as u64 && self.mutable && self.borrow.load(Ordering::Relaxed) == 0
-        {
-            // SAFETY: in bounds as in `load`; the buffer is heap-owned and
-            // mutable, and no closure holds a slice of it (counter is 0).
+    pub fn store<const N: usize>(self: &Arc<Self>, index: u64, value: [u8; N]) -> Result<(), Trap> {
+        self.store_as(crate::lease::token(), index, value)
+    }
+
+    /// [`Buffer::store`] with this thread's token read by the caller.
+    #[inline(always)]
+    pub(crate) fn store_as<const N: usize>(
+        self: &Arc<Self>,
+        token: u64,
+        index: u64,
+        value: [u8; N],
+    ) -> Result<(), Trap> {
+        if index < (self.len / N) as u64 && self.lease_word().load(Ordering::Relaxed) == token {
+            // SAFETY: in bounds as in `load`; this thread holds the lease
+            // with no closure borrow live (the word is exactly its token),
+            // and a buffer is leased only when mutable (`store_slow`).
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     value.as_ptr(),
@@ -633,7 +744,31 @@ impl Buffer {
             };
             Ok(())
         } else {
-            Err(self.access_error(index, N, true))
+            self.store_slow(index, value)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn store_slow<const N: usize>(
+        self: &Arc<Self>,
+        index: u64,
+        value: [u8; N],
+    ) -> Result<(), Trap> {
+        if index >= (self.len / N) as u64 || !self.mutable {
+            return Err(self.access_error(index, N, true));
+        }
+        if !crate::lease::in_run() {
+            let at = index as usize * N;
+            return self.with_bytes_mut(|b| b[at..at + N].copy_from_slice(&value));
+        }
+        if !crate::lease::acquire_for_run(self) {
+            return Err(other_thread());
+        }
+        if self.lease_word().load(Ordering::Relaxed) == crate::lease::token() {
+            self.store(index, value)
+        } else {
+            Err(in_use())
         }
     }
 
@@ -1292,7 +1427,7 @@ mod tests {
             StatusCode::OutOfRange
         );
         // Empty buffers have no elements.
-        let empty = Buffer::new(0).unwrap();
+        let empty = Arc::new(Buffer::new(0).unwrap());
         assert!(empty.load::<1>(0).is_err());
         assert!(empty.with_bytes(|x| x.is_empty()));
     }

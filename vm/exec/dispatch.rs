@@ -99,6 +99,9 @@ fn fault(st: &mut Stack, ip: *const Inst, e: Trap) -> Trap {
 /// interrupt, observer) is used only while a hook is set, so the plain copy
 /// carries no per-instruction check.
 pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
+    // Buffer leases taken by this run go back when the outermost run on
+    // this thread returns (vm/lease.rs).
+    let _run = crate::lease::RunGuard::enter();
     if ctx.hooks.active() {
         run_loop::<true>(ctx)
     } else {
@@ -107,6 +110,8 @@ pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
 }
 
 fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
+    // This thread's buffer-lease token, read once (vm/lease.rs).
+    let token = crate::lease::token();
     loop {
         let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);
         register_macros!($, regs, refs);
@@ -388,23 +393,28 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 Opcode::CmpNeI64Br => cmp_br!(at, i, i.c, rl!(i.a) != rl!(i.b)),
                 Opcode::CmpLtI64SBr => cmp_br!(at, i, i.c, rl!(i.a) < rl!(i.b)),
                 Opcode::BufferLoadI8U => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<1>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<1>(token, rl!(i.b) as u64));
                     wi!(i.c, v[0] as i32);
                 }
                 Opcode::BufferLoadI8S => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<1>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<1>(token, rl!(i.b) as u64));
                     wi!(i.c, v[0] as i8 as i32);
                 }
                 Opcode::BufferLoadI16U => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<2>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<2>(token, rl!(i.b) as u64));
                     wi!(i.c, u16::from_le_bytes(v) as i32);
                 }
                 Opcode::BufferLoadI16S => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<2>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<2>(token, rl!(i.b) as u64));
                     wi!(i.c, i16::from_le_bytes(v) as i32);
                 }
                 Opcode::BufferLoadI32 | Opcode::BufferLoadF32 => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<4>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<4>(token, rl!(i.b) as u64));
                     wi!(i.c, u32::from_le_bytes(v));
                 }
                 // ---- fused pairs (program::PAIRS): the first half here, the
@@ -461,7 +471,8 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     }
                 }
                 Opcode::BufferLoadI32ThenAddI32 => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<4>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<4>(token, rl!(i.b) as u64));
                     wi!(i.c, u32::from_le_bytes(v));
                     if !HOOKED {
                         // SAFETY: as above.
@@ -473,7 +484,8 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     }
                 }
                 Opcode::BufferLoadI32ThenAddI64 => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<4>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<4>(token, rl!(i.b) as u64));
                     wi!(i.c, u32::from_le_bytes(v));
                     if !HOOKED {
                         // SAFETY: as above.
@@ -484,24 +496,25 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     }
                 }
                 Opcode::BufferLoadI64 | Opcode::BufferLoadF64 => {
-                    let v = tri!(buffer!(i.a, "source_buffer").load::<8>(rl!(i.b) as u64));
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<8>(token, rl!(i.b) as u64));
                     wl!(i.c, i64::from_le_bytes(v));
                 }
                 Opcode::BufferStoreI8 => {
                     let v = [ri!(i.c) as u8];
-                    tri!(buffer!(i.a, "target_buffer").store::<1>(rl!(i.b) as u64, v));
+                    tri!(buffer!(i.a, "target_buffer").store_as::<1>(token, rl!(i.b) as u64, v));
                 }
                 Opcode::BufferStoreI16 => {
                     let v = (ri!(i.c) as u16).to_le_bytes();
-                    tri!(buffer!(i.a, "target_buffer").store::<2>(rl!(i.b) as u64, v));
+                    tri!(buffer!(i.a, "target_buffer").store_as::<2>(token, rl!(i.b) as u64, v));
                 }
                 Opcode::BufferStoreI32 | Opcode::BufferStoreF32 => {
                     let v = (ri!(i.c) as u32).to_le_bytes();
-                    tri!(buffer!(i.a, "target_buffer").store::<4>(rl!(i.b) as u64, v));
+                    tri!(buffer!(i.a, "target_buffer").store_as::<4>(token, rl!(i.b) as u64, v));
                 }
                 Opcode::BufferStoreI64 | Opcode::BufferStoreF64 => {
                     let v = rl!(i.c).to_le_bytes();
-                    tri!(buffer!(i.a, "target_buffer").store::<8>(rl!(i.b) as u64, v));
+                    tri!(buffer!(i.a, "target_buffer").store_as::<8>(token, rl!(i.b) as u64, v));
                 }
                 Opcode::AssignRef => {
                     let v = take_ref!(i.a);

@@ -174,6 +174,11 @@ impl Stack {
     pub(crate) fn is_suspended(&self) -> bool {
         self.suspended.is_some()
     }
+    /// Module and function ordinal of the suspended call's entry frame.
+    pub(crate) fn suspended_entry(&self) -> Option<(u32, u32)> {
+        self.suspended.as_ref()?;
+        self.frames.first().map(|f| (f.module, f.func.ordinal))
+    }
     pub(crate) fn is_paused(&self) -> bool {
         matches!(self.suspended, Some(Suspended::Pause))
     }
