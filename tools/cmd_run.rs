@@ -95,6 +95,8 @@ impl LimitArgs {
         if let Some(n) = self.max_memory_bytes {
             limits.max_memory_bytes = n;
         }
+        // Input tensors are made outside the context: bound them the same.
+        crate::tensor_io::set_input_limit(limits.max_memory_bytes);
         ctx.set_limits(limits);
         Ok(())
     }

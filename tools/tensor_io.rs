@@ -45,15 +45,21 @@ pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
         return npy_input(path, false).map_err(fail);
     }
     if let Some((meta, path)) = text.split_once("=@") {
-        let bytes = std::fs::read(path)
+        let trap = |t: irvm::Trap| fail(format!("{}; {}", t.code, t.message));
+        let spec = hal::TensorType::parse(meta).map_err(trap)?;
+        let want = spec.byte_length().map_err(trap)?;
+        check_input_size(want).map_err(fail)?;
+        // As iree-run-module: the file's first bytes (a longer file, or an
+        // endless stream, is read only that far; a shorter one is an error).
+        let file = std::fs::File::open(path)
             .map_err(|e| fail(format!("UNKNOWN; unable to open file `{path}`: {e}")))?;
-        let spec = hal::parse_buffer_view(&format!("{meta}="))
-            .map_err(|t| fail(format!("{}; {}", t.code, t.message)))?;
+        let bytes = read_exactly(file, want).map_err(fail)?;
         return hal::BufferView::from_bytes(&spec.shape, spec.element_type, bytes)
             .map(hal::BufferView::into_value)
             .map_err(|t| fail(format!("{}; {}", t.code, t.message)));
     }
-    hal::parse_buffer_view(text)
+    let limit = INPUT_LIMIT.load(std::sync::atomic::Ordering::Relaxed);
+    hal::parse_buffer_view_within(text, limit)
         .map(hal::BufferView::into_value)
         .map_err(|t| {
             format!(
@@ -63,52 +69,115 @@ pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
         })
 }
 
-type Streams = std::sync::Mutex<std::collections::HashMap<String, (Vec<u8>, usize)>>;
+/// The most bytes one input tensor may take (`--max-memory-bytes`).
+static INPUT_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
 
-/// NumPy files being read by `--input=@f`/`+f`: contents and read position.
+/// Bounds every input tensor by `bytes` (the run's memory limit): inputs
+/// are made before the call, outside the context's own accounting.
+pub fn set_input_limit(bytes: u64) {
+    INPUT_LIMIT.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn check_input_size(bytes: u64) -> Result<(), String> {
+    let limit = INPUT_LIMIT.load(std::sync::atomic::Ordering::Relaxed);
+    if bytes > limit {
+        return Err(format!(
+            "RESOURCE_EXHAUSTED; an input tensor of {bytes} bytes is over the memory limit of \
+             {limit} bytes (--max-memory-bytes)"
+        ));
+    }
+    Ok(())
+}
+
+/// Exactly `len` bytes from the start of `reader`, allocated fallibly; an
+/// early end is iree-run-module's OUT_OF_RANGE.
+fn read_exactly(reader: impl std::io::Read, len: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let n = usize::try_from(len).map_err(|_| format!("RESOURCE_EXHAUSTED; {len} bytes"))?;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(n).map_err(|_| {
+        format!("RESOURCE_EXHAUSTED; cannot allocate {len} bytes for an input tensor")
+    })?;
+    reader
+        .take(len)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("UNKNOWN; reading input: {e}"))?;
+    if bytes.len() as u64 != len {
+        return Err("OUT_OF_RANGE; end-of-file encountered during read".into());
+    }
+    Ok(bytes)
+}
+
+type Streams =
+    std::sync::Mutex<std::collections::HashMap<String, std::io::BufReader<std::fs::File>>>;
+
+/// NumPy files being read by `--input=@f`/`+f`, open at their read position.
 fn npy_streams() -> &'static Streams {
     static STREAMS: OnceLock<Streams> = OnceLock::new();
     STREAMS.get_or_init(Default::default)
 }
 
 fn npy_input(path: &str, reopen: bool) -> Result<Value, String> {
+    if !path.ends_with(".npy") {
+        // As iree-run-module: the extension decides, before any reading.
+        return Err(
+            "UNIMPLEMENTED; only numpy (.npy) files are supported for metadata-less variant I/O"
+                .into(),
+        );
+    }
     let mut streams = npy_streams().lock().unwrap_or_else(|e| e.into_inner());
     if reopen || !streams.contains_key(path) {
-        let bytes = std::fs::read(path)
+        let file = std::fs::File::open(path)
             .map_err(|e| format!("UNKNOWN; unable to open file `{path}`: {e}"))?;
-        streams.insert(path.to_string(), (bytes, 0));
+        streams.insert(path.to_string(), std::io::BufReader::new(file));
     }
-    let Some((bytes, pos)) = streams.get_mut(path) else {
+    let Some(reader) = streams.get_mut(path) else {
         return Err(format!("INTERNAL; `{path}` not open"));
     };
-    let (view, used) = read_npy(&bytes[*pos..]).map_err(|e| format!("{e} (in `{path}`)"))?;
-    *pos += used;
+    let view = read_npy(reader).map_err(|e| format!("{e} (in `{path}`)"))?;
     Ok(view.into_value())
 }
 
-/// One array from the start of `bytes` (a `.npy` v1/v2/v3 stream): the
-/// view and the bytes it took.
-fn read_npy(bytes: &[u8]) -> Result<(hal::BufferView, usize), String> {
+/// The longest `.npy` header read (NumPy writes a few hundred bytes).
+const MAX_NPY_HEADER: usize = 1 << 20;
+
+/// The next array of a `.npy` v1/v2/v3 stream; reads only its bytes, so an
+/// endless or huge file costs no more than the array (bounded by the input
+/// limit).
+fn read_npy(reader: &mut impl std::io::Read) -> Result<hal::BufferView, String> {
     let bad = |m: &str| format!("INVALID_ARGUMENT; not a NumPy array: {m}");
-    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+    let mut prelude = [0u8; 10];
+    reader
+        .read_exact(&mut prelude)
+        .map_err(|_| bad("missing the NUMPY magic (or no more arrays in the file)"))?;
+    if &prelude[..6] != b"\x93NUMPY" {
         return Err(bad(
             "missing the NUMPY magic (or no more arrays in the file)",
         ));
     }
-    let (header_len, start) = match bytes[6] {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
-            12,
-        ),
+    let header_len = match prelude[6] {
+        1 => u16::from_le_bytes([prelude[8], prelude[9]]) as usize,
+        2 | 3 => {
+            let mut more = [0u8; 2];
+            reader
+                .read_exact(&mut more)
+                .map_err(|_| bad("truncated header"))?;
+            u32::from_le_bytes([prelude[8], prelude[9], more[0], more[1]]) as usize
+        }
         _ => return Err(bad("unknown format version")),
     };
-    let header = bytes
-        .get(start..start + header_len)
-        .and_then(|h| std::str::from_utf8(h).ok())
-        .ok_or_else(|| bad("truncated header"))?;
+    if header_len > MAX_NPY_HEADER {
+        return Err(bad(&format!(
+            "a header of {header_len} bytes (at most {MAX_NPY_HEADER} are read)"
+        )));
+    }
+    let header =
+        read_exactly(&mut *reader, header_len as u64).map_err(|_| bad("truncated header"))?;
+    let header = std::str::from_utf8(&header).map_err(|_| bad("header is not text"))?;
+    // A key given twice counts with its last value, as in NumPy's own
+    // reader (a Python dict literal).
     let field = |key: &str| -> Option<&str> {
-        let at = header.find(&format!("'{key}':"))? + key.len() + 3;
+        let at = header.rfind(&format!("'{key}':"))? + key.len() + 3;
         Some(header[at..].trim_start())
     };
     let descr = field("descr")
@@ -154,15 +223,13 @@ fn read_npy(bytes: &[u8]) -> Result<(hal::BufferView, usize), String> {
             usize::try_from(d).ok().and_then(|d| a.checked_mul(d))
         })
         .ok_or_else(|| bad("shape too large"))?;
-    let data_start = start + header_len;
-    let data = count
+    let len = count
         .checked_mul(element_type.byte_size())
-        .and_then(|len| bytes.get(data_start..data_start.checked_add(len)?))
-        .ok_or_else(|| bad("truncated data"))?;
-    let used = data_start + data.len();
-    let view = hal::BufferView::from_bytes(&shape, element_type, data.to_vec())
-        .map_err(|t| format!("{}; {}", t.code, t.message))?;
-    Ok((view, used))
+        .ok_or_else(|| bad("shape too large"))? as u64;
+    check_input_size(len)?;
+    let data = read_exactly(&mut *reader, len).map_err(|_| bad("truncated data"))?;
+    hal::BufferView::from_bytes(&shape, element_type, data)
+        .map_err(|t| format!("{}; {}", t.code, t.message))
 }
 
 /// iree-run-module's result flags: where results go and what they are

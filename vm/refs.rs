@@ -593,7 +593,11 @@ impl Buffer {
     /// Runs `f` over the bytes.
     ///
     /// Waits while a context running on another thread, or a closure
-    /// there, holds the buffer (until that call or closure ends).
+    /// there, holds the buffer (until that call or closure ends). So a host
+    /// function must not wait for a thread of its own that borrows a buffer
+    /// the calling run holds (that thread would wait for the run): hand the
+    /// thread the bytes instead, e.g. scoped threads over this closure's
+    /// slice.
     ///
     /// # Panics
     /// When called from inside [`Buffer::with_bytes_mut`] on the same

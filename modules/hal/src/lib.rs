@@ -50,7 +50,10 @@ pub use self::exports::{File, HalState, EXPORTS};
 pub use self::objects::{
     shape_text, type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer,
 };
-pub use self::text::{format_buffer_view, parse_buffer_view, DEFAULT_MAX_ELEMENTS};
+pub use self::text::{
+    format_buffer_view, parse_buffer_view, parse_buffer_view_within, TensorType,
+    DEFAULT_MAX_ELEMENTS,
+};
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
 
 use irvm::{NativeModule, StatusCode, Trap};

@@ -16,6 +16,70 @@ fn invalid(message: String) -> Trap {
 /// Parses `2x3xf32=1 2 3 4 5 6` (elements separated by spaces, commas or
 /// brackets; one value fills the whole tensor; no value gives zeros).
 pub fn parse_buffer_view(text: &str) -> Result<BufferView, Trap> {
+    parse_buffer_view_within(text, u64::MAX)
+}
+
+/// A tensor's shape and element type, as written before the `=` of an
+/// input (`2x3xf32`, `f32`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorType {
+    /// Dimensions, outermost first.
+    pub shape: Vec<i64>,
+    /// Element type.
+    pub element_type: ElementType,
+}
+
+impl TensorType {
+    /// Parses `2x3xf32` (no allocation: the size is only computed).
+    pub fn parse(text: &str) -> Result<TensorType, Trap> {
+        let (shape_str, type_str) = match text.rfind('x') {
+            Some(k) => (&text[..k], &text[k + 1..]),
+            None => ("", text),
+        };
+        let mut shape = Vec::new();
+        if !shape_str.is_empty() {
+            for dim in shape_str.split('x') {
+                let d = dim
+                    .trim()
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|d| *d >= 0)
+                    .ok_or_else(|| invalid(format!("invalid shape dimension '{dim}'")))?;
+                shape.push(d);
+                if shape.len() > 128 {
+                    return Err(Trap::new(
+                        StatusCode::ResourceExhausted,
+                        "a shape rank over 128 is excessive",
+                    ));
+                }
+            }
+        }
+        let element_type = ElementType::parse(type_str).map_err(invalid)?;
+        Ok(TensorType {
+            shape,
+            element_type,
+        })
+    }
+
+    /// Bytes of a dense tensor of this type; an error when it does not fit
+    /// in memory's address space.
+    pub fn byte_length(&self) -> Result<u64, Trap> {
+        element_count(&self.shape)?
+            .checked_mul(self.element_type.byte_size() as u64)
+            .filter(|n| usize::try_from(*n).is_ok())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "tensor {} is too large",
+                    shape_text(&self.shape, self.element_type)
+                ))
+            })
+    }
+}
+
+/// [`parse_buffer_view`] refusing, before allocating, a tensor of more
+/// than `max_bytes` bytes (RESOURCE_EXHAUSTED); memory that cannot be had
+/// is an error too, not an abort.
+pub fn parse_buffer_view_within(text: &str, max_bytes: u64) -> Result<BufferView, Trap> {
     let value = text.trim();
     let value = value.strip_prefix('"').unwrap_or(value);
     let value = value.strip_suffix('"').unwrap_or(value);
@@ -23,36 +87,35 @@ pub fn parse_buffer_view(text: &str) -> Result<BufferView, Trap> {
         return Err(invalid("empty string input".into()));
     }
     let (shape_and_type, data) = value.split_once('=').unwrap_or((value, ""));
-    let (shape_str, type_str) = match shape_and_type.rfind('x') {
-        Some(k) => (&shape_and_type[..k], &shape_and_type[k + 1..]),
-        None => ("", shape_and_type),
-    };
-    let mut shape = Vec::new();
-    if !shape_str.is_empty() {
-        for dim in shape_str.split('x') {
-            let d = dim
-                .trim()
-                .parse::<i64>()
-                .ok()
-                .filter(|d| *d >= 0)
-                .ok_or_else(|| invalid(format!("invalid shape dimension '{dim}'")))?;
-            shape.push(d);
-        }
-    }
-    if shape.len() > 128 {
-        return Err(Trap::new(
-            StatusCode::ResourceExhausted,
-            format!("a shape rank of {} is excessive", shape.len()),
-        ));
-    }
-    let element_type = ElementType::parse(type_str).map_err(invalid)?;
+    let TensorType {
+        shape,
+        element_type,
+    } = TensorType::parse(shape_and_type)?;
     let count = element_count(&shape)?;
     let size = element_type.byte_size();
-    let total = usize::try_from(count)
-        .ok()
-        .and_then(|c| c.checked_mul(size))
-        .ok_or_else(|| invalid(format!("tensor {shape_and_type} is too large")))?;
-    let mut bytes = vec![0u8; total];
+    let total = TensorType {
+        shape: shape.clone(),
+        element_type,
+    }
+    .byte_length()?;
+    if total > max_bytes {
+        return Err(Trap::new(
+            StatusCode::ResourceExhausted,
+            format!(
+                "a {shape_and_type} tensor takes {total} bytes, over the memory limit of \
+                 {max_bytes} bytes"
+            ),
+        ));
+    }
+    let total = total as usize;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(total).map_err(|_| {
+        Trap::new(
+            StatusCode::ResourceExhausted,
+            format!("cannot allocate {total} bytes for a {shape_and_type} tensor"),
+        )
+    })?;
+    bytes.resize(total, 0);
     let tokens: Vec<&str> = data
         .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
         .filter(|t| !t.is_empty())
