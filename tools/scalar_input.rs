@@ -9,9 +9,8 @@
 //! when no digits were read, when the integer overflows `long`/`long long`,
 //! when a float underflows to zero, or when the text does not fit its
 //! scratch buffer (15 characters for i32, 31 for the others). irvm calls
-//! the same C functions, so the values are the same bits.
-
-use std::ffi::{c_char, CString};
+//! the same C functions the same way (`irvm_hal::c_number`, which tensor
+//! elements use too), so the values are the same bits.
 
 use irvm::Value;
 
@@ -27,58 +26,14 @@ pub fn parse_scalar(text: &str, kind: char) -> Option<Value> {
             _ => None,
         };
     }
-    let limit = if kind == 'i' { 16 } else { 32 };
-    if text.len() >= limit || text.contains('\0') {
-        return None;
-    }
-    let c = CString::new(text).ok()?;
+    use irvm_hal::c_number::{atod, atof, atoi_i32, atoi_i64};
     match kind {
-        'i' => strtoll(&c).map(|v| Value::I32(v as i32)),
-        'I' => strtoll(&c).map(Value::I64),
-        'f' => strtof(&c).map(Value::F32),
-        'F' => strtod(&c).map(Value::F64),
+        'i' => atoi_i32(text).map(Value::I32),
+        'I' => atoi_i64(text).map(Value::I64),
+        'f' => atof(text).map(Value::F32),
+        'F' => atod(text).map(Value::F64),
         _ => None,
     }
-}
-
-/// Runs `f` with `errno` cleared and returns its result, whether it read
-/// anything, and whether it set `ERANGE`.
-fn with_errno<T>(
-    c: &CString,
-    f: impl FnOnce(*const c_char, *mut *mut c_char) -> T,
-) -> (T, bool, bool) {
-    let start = c.as_ptr();
-    let mut end: *mut c_char = std::ptr::null_mut();
-    // SAFETY: __errno_location returns this thread's errno slot.
-    unsafe { *libc::__errno_location() = 0 };
-    let v = f(start, &mut end);
-    // SAFETY: as above.
-    let range = unsafe { *libc::__errno_location() } == libc::ERANGE;
-    (v, end.cast_const() != start, range)
-}
-
-/// `strtol(text, &end, 0)` (a `long` is 64 bits here, as on the reference's
-/// x86-64 Linux, so i32 and i64 read the same way).
-fn strtoll(c: &CString) -> Option<i64> {
-    // SAFETY: `s` is a NUL-terminated string owned by `c` for the call, and
-    // `end` points to a local the function writes once.
-    let (v, read, range) = with_errno(c, |s, end| unsafe { libc::strtoll(s, end, 0) });
-    if !read || (range && (v == i64::MIN || v == i64::MAX)) {
-        return None;
-    }
-    Some(v)
-}
-
-fn strtof(c: &CString) -> Option<f32> {
-    // SAFETY: as for `strtoll`.
-    let (v, read, range) = with_errno(c, |s, end| unsafe { libc::strtof(s, end) });
-    (read && (v != 0.0 || !range)).then_some(v)
-}
-
-fn strtod(c: &CString) -> Option<f64> {
-    // SAFETY: as for `strtoll`.
-    let (v, read, range) = with_errno(c, |s, end| unsafe { libc::strtod(s, end) });
-    (read && (v != 0.0 || !range)).then_some(v)
 }
 
 #[cfg(test)]

@@ -105,60 +105,53 @@ impl ElementType {
     /// Writes the element `text` into `out` (`byte_size` bytes, native
     /// little-endian), with IREE's range rules per type.
     pub fn parse_element(self, text: &str, out: &mut [u8]) -> Result<(), String> {
+        use crate::c_number::{atod, atof, atoi_i32, atoi_i64, atoi_u32, atoi_u64};
+        // The cases and range checks of IREE's iree_hal_parse_element_unsafe
+        // (hal/string_util.c): the C type each reads through, then a bound.
         let bad = || format!("failed to parse element '{text}' as {}", self.name());
-        let int = || parse_int(text).ok_or_else(bad);
-        let float = || parse_float(text).ok_or_else(bad);
+        let i32_in = |lo: i64, hi: i64| {
+            atoi_i32(text)
+                .filter(|v| (lo..=hi).contains(&(*v as i64)))
+                .ok_or_else(bad)
+        };
+        let u32_upto = |hi: u32| atoi_u32(text).filter(|v| *v <= hi).ok_or_else(bad);
+        let float = || atof(text).ok_or_else(bad);
         let (n, bits) = (self.numerical(), self.bits());
         let bytes: Vec<u8> = match (n, bits) {
-            (numerical::FLOAT_IEEE, 32) => (float()? as f32).to_le_bytes().to_vec(),
-            (numerical::FLOAT_IEEE, 64) => float()?.to_le_bytes().to_vec(),
-            (numerical::FLOAT_IEEE, 16) => f32_to_f16(float()? as f32).to_le_bytes().to_vec(),
-            (numerical::FLOAT_BRAIN, 16) => f32_to_bf16(float()? as f32).to_le_bytes().to_vec(),
-            (numerical::INTEGER | numerical::BOOLEAN, 1..=8) => {
-                let v = int()?;
-                if !(i8::MIN as i128..=u8::MAX as i128).contains(&v) {
-                    return Err(bad());
-                }
-                vec![v as u8]
+            (numerical::INTEGER, 8) => vec![i32_in(i8::MIN as i64, u8::MAX as i64)? as u8],
+            // Signed types are bounded above only, as in the reference.
+            (numerical::SIGNED, 8) => vec![i32_in(i64::MIN, i8::MAX as i64)? as u8],
+            (numerical::UNSIGNED, 8) => vec![u32_upto(u8::MAX as u32)? as u8],
+            (numerical::INTEGER, 16) => (i32_in(i16::MIN as i64, u16::MAX as i64)? as u16)
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::SIGNED, 16) => (i32_in(i64::MIN, i16::MAX as i64)? as u16)
+                .to_le_bytes()
+                .to_vec(),
+            (numerical::UNSIGNED, 16) => (u32_upto(u16::MAX as u32)? as u16).to_le_bytes().to_vec(),
+            (numerical::INTEGER | numerical::SIGNED, 32) => {
+                atoi_i32(text).ok_or_else(bad)?.to_le_bytes().to_vec()
             }
-            (numerical::SIGNED, 8) => vec![i8::try_from(int()?).map_err(|_| bad())? as u8],
-            (numerical::UNSIGNED, 8) => vec![u8::try_from(int()?).map_err(|_| bad())?],
-            (numerical::INTEGER, 16) => {
-                let v = int()?;
-                if !(i16::MIN as i128..=u16::MAX as i128).contains(&v) {
-                    return Err(bad());
-                }
-                (v as u16).to_le_bytes().to_vec()
+            (numerical::UNSIGNED, 32) => atoi_u32(text).ok_or_else(bad)?.to_le_bytes().to_vec(),
+            (numerical::INTEGER | numerical::SIGNED, 64) => {
+                atoi_i64(text).ok_or_else(bad)?.to_le_bytes().to_vec()
             }
-            (numerical::SIGNED, 16) => i16::try_from(int()?)
-                .map_err(|_| bad())?
-                .to_le_bytes()
-                .to_vec(),
-            (numerical::UNSIGNED, 16) => u16::try_from(int()?)
-                .map_err(|_| bad())?
-                .to_le_bytes()
-                .to_vec(),
-            (numerical::INTEGER | numerical::SIGNED, 32) => i32::try_from(int()?)
-                .map_err(|_| bad())?
-                .to_le_bytes()
-                .to_vec(),
-            (numerical::UNSIGNED, 32) => u32::try_from(int()?)
-                .map_err(|_| bad())?
-                .to_le_bytes()
-                .to_vec(),
-            (numerical::INTEGER | numerical::SIGNED, 64) => i64::try_from(int()?)
-                .map_err(|_| bad())?
-                .to_le_bytes()
-                .to_vec(),
-            (numerical::UNSIGNED, 64) => u64::try_from(int()?)
-                .map_err(|_| bad())?
-                .to_le_bytes()
-                .to_vec(),
+            (numerical::UNSIGNED, 64) => atoi_u64(text).ok_or_else(bad)?.to_le_bytes().to_vec(),
+            (numerical::FLOAT_IEEE, 32) => float()?.to_le_bytes().to_vec(),
+            (numerical::FLOAT_IEEE, 64) => atod(text).ok_or_else(bad)?.to_le_bytes().to_vec(),
+            (numerical::FLOAT_IEEE, 16) => f32_to_f16(float()?).to_le_bytes().to_vec(),
+            (numerical::FLOAT_BRAIN, 16) => f32_to_bf16(float()?).to_le_bytes().to_vec(),
             _ => {
-                return Err(format!(
-                    "unimplemented: parsing elements of type {}",
-                    self.name()
-                ))
+                // Any other type (i1, booleans, ...) is its bytes in hex.
+                let want = self.byte_size();
+                if text.len() != want * 2 {
+                    return Err(format!(
+                        "binary hex element count mismatch: buffer length={} < expected={}",
+                        text.len(),
+                        want * 2
+                    ));
+                }
+                hex_bytes(text)
             }
         };
         if out.len() != bytes.len() {
@@ -245,42 +238,14 @@ fn upper_g(v: f64) -> String {
     format_g(v).to_uppercase()
 }
 
-/// An integer as C's `strtoll` with base detection would read it
-/// (`-5`, `+7`, `0x1F`).
-fn parse_int(text: &str) -> Option<i128> {
-    let t = text.trim();
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let v = if let Some(h) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        i128::from_str_radix(h, 16).ok()?
-    } else {
-        digits.parse::<i128>().ok()?
-    };
-    Some(if neg { -v } else { v })
-}
-
-/// A float as C's `strtod` reads the usual spellings (`1`, `-2.5e3`,
-/// `inf`, `nan`).
-fn parse_float(text: &str) -> Option<f64> {
-    let t = text.trim();
-    t.parse::<f64>().ok().or_else(|| {
-        let lower = t.to_ascii_lowercase();
-        let (neg, rest) = match lower.strip_prefix('-') {
-            Some(r) => (true, r.to_string()),
-            None => (false, lower.trim_start_matches('+').to_string()),
-        };
-        let v = match rest.as_str() {
-            "inf" | "infinity" => f64::INFINITY,
-            "nan" => f64::NAN,
-            _ => return None,
-        };
-        Some(if neg { -v } else { v })
-    })
+/// Bytes from hex digits, two per byte, as `iree_hal_hex_string_to_bytes`
+/// reads them (anything that is not a hex digit counts as 0).
+fn hex_bytes(text: &str) -> Vec<u8> {
+    let digit = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+    text.as_bytes()
+        .chunks_exact(2)
+        .map(|p| digit(p[0]) * 16 + digit(p[1]))
+        .collect()
 }
 
 /// IEEE half to single precision.
@@ -321,7 +286,10 @@ pub fn f32_to_f16(f: f32) -> u16 {
         return sign | 0x7C00;
     }
     if e <= 0 {
-        if e < -10 {
+        // IREE's conversion (base/internal/math.h) gives zero below 2^-24,
+        // the smallest subnormal, where rounding would give that subnormal
+        // from just above half of it; irvm converts the same way.
+        if e < -9 {
             return sign;
         }
         let m = mant | 0x80_0000;

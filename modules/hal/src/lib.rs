@@ -34,6 +34,7 @@
 //! `irvm` binary can compile this source as one of its own modules (the
 //! `irvm` package cannot depend on this crate: it depends on `irvm`).
 
+pub mod c_number;
 mod command;
 mod element;
 mod executable;
