@@ -15,6 +15,8 @@ use irvm::disasm::{disassemble_module, DisasmOptions};
 use irvm::isa::{Access, Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
 use irvm::Module;
 
+mod common;
+
 fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -626,15 +628,10 @@ fn locations_fill_the_debug_database_and_locate_traps() {
 /// debug database's location count and the function results.
 #[test]
 fn reference_tools_read_our_output() {
-    let bin = match std::env::var_os("IREE_PEER_BIN") {
-        Some(b) => PathBuf::from(b),
-        None => PathBuf::from(std::env::var("HOME").unwrap_or_default())
-            .join(".cache/irvm-iree-peer/bin"),
-    };
-    if !bin.join("iree-dump-module").exists() {
-        eprintln!("skipping: reference IREE tools not installed (../shared/tools/setup-iree-peer)");
+    let Some(bin) = common::peer_bin(&["iree-dump-module"]) else {
+        common::report_missing_peer();
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(manifest().join("examples/fib.vmasm")).unwrap();
     let path = dir.path().join("fib.vmfb");
@@ -699,15 +696,6 @@ fn fuzz_regressions_do_not_panic() {
     }
 }
 
-fn peer_bin() -> Option<PathBuf> {
-    let dir = std::env::var_os("IREE_PEER_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
-        })?;
-    (dir.join("iree-run-module").exists() && dir.join("iree-as-module").exists()).then_some(dir)
-}
-
 /// stdout and exit code of `program [pre...] --module=M --function=F --input=V`.
 fn run_tool(
     program: &Path,
@@ -750,7 +738,7 @@ fn reference_spellings_assemble_and_run() {
     // the disassembler's spelling and read: 7 + 7.
     let expected = ("EXEC @indirect\nresult[0]: i32=14\n".to_string(), 0);
     assert_eq!(run_tool(irvm, &["run"], &ours, "indirect", "7"), expected);
-    let Some(peer) = peer_bin() else {
+    let Some(peer) = common::peer_bin(&["iree-run-module", "iree-as-module"]) else {
         eprintln!("skipping the reference half: IREE tools not installed");
         return;
     };
@@ -813,7 +801,7 @@ fn switch_ref_records_the_operand_type() {
     for (input, picked) in [("0", "0"), ("1", "1"), ("2", "0")] {
         let expected = (format!("EXEC @pick\nresult[0]: i32={picked}\n"), 0);
         assert_eq!(run_tool(irvm, &["run"], &ours, "pick", input), expected);
-        if let Some(peer) = peer_bin() {
+        if let Some(peer) = common::peer_bin(&["iree-run-module", "iree-as-module"]) {
             assert_eq!(
                 run_tool(&peer.join("iree-run-module"), &[], &ours, "pick", input),
                 expected

@@ -12,6 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/corpus")
 }
@@ -30,15 +32,6 @@ fn programs() -> Vec<(String, u64)> {
         .collect()
 }
 
-fn peer_bin() -> Option<PathBuf> {
-    let dir = std::env::var_os("IREE_PEER_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
-        })?;
-    dir.join("iree-run-module").exists().then_some(dir)
-}
-
 #[test]
 fn corpus_has_at_least_twelve_compiled_programs() {
     let programs = programs();
@@ -53,10 +46,8 @@ fn corpus_has_at_least_twelve_compiled_programs() {
 
 #[test]
 fn corpus_programs_match_iree_run_module() {
-    let Some(peer) = peer_bin() else {
-        eprintln!(
-            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
-        );
+    let Some(peer) = common::peer_bin(&["iree-run-module"]) else {
+        common::report_missing_peer();
         return;
     };
     for (name, input) in programs() {

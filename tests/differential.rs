@@ -10,14 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn peer_bin() -> Option<PathBuf> {
-    let dir = std::env::var_os("IREE_PEER_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
-        })?;
-    (dir.join("iree-run-module").exists() && dir.join("iree-compile").exists()).then_some(dir)
-}
+mod common;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -52,10 +45,8 @@ fn run(cmd: &mut Command) -> (String, i32) {
 
 #[test]
 fn irvm_run_matches_iree_run_module() {
-    let Some(peer) = peer_bin() else {
-        eprintln!(
-            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
-        );
+    let Some(peer) = common::peer_bin(&["iree-run-module", "iree-compile"]) else {
+        common::report_missing_peer();
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -16,6 +16,8 @@ use std::process::{Command, Output};
 use irvm::disasm::{disassemble_module, DisasmError, DisasmOptions, FunctionFilter};
 use irvm::Module;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -23,15 +25,6 @@ fn root() -> PathBuf {
 fn shared_dir() -> Option<PathBuf> {
     let dir = root().join("../shared");
     dir.is_dir().then_some(dir)
-}
-
-fn peer_bin() -> Option<PathBuf> {
-    let dir = std::env::var_os("IREE_PEER_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
-        })?;
-    (dir.join("iree-dump-module").exists() && dir.join("iree-compile").exists()).then_some(dir)
 }
 
 /// `.vmfb` files in `dir`, sorted.
@@ -126,10 +119,8 @@ fn disassembly_reproduces_every_conformance_vmasm() {
 
 #[test]
 fn every_mode_matches_iree_dump_module() {
-    let Some(peer) = peer_bin() else {
-        eprintln!(
-            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
-        );
+    let Some(peer) = common::peer_bin(&["iree-dump-module", "iree-compile"]) else {
+        common::report_missing_peer();
         return;
     };
     let tmp = tempfile::tempdir().expect("tempdir");

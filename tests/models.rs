@@ -7,17 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn models_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models")
-}
-
-fn peer_bin() -> Option<PathBuf> {
-    let dir = std::env::var_os("IREE_PEER_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
-        })?;
-    dir.join("iree-run-module").exists().then_some(dir)
 }
 
 /// One recorded run: the module, its arguments, the expected stdout and
@@ -158,10 +151,8 @@ fn corpus_matches_the_recorded_reference_output() {
 
 #[test]
 fn corpus_matches_a_live_reference_run() {
-    let Some(peer) = peer_bin() else {
-        eprintln!(
-            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
-        );
+    let Some(peer) = common::peer_bin(&["iree-run-module"]) else {
+        common::report_missing_peer();
         return;
     };
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));

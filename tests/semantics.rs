@@ -5,8 +5,10 @@
 //! from it); with the reference tools installed the same invocation also
 //! runs through `iree-as-module` + `iree-run-module` and must agree.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod common;
 
 /// (function, inputs, result lines after `EXEC @f`, exit code).
 type Case = (
@@ -144,15 +146,6 @@ fn manifest() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn peer_bin() -> Option<PathBuf> {
-    let dir = std::env::var_os("IREE_PEER_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
-        })?;
-    (dir.join("iree-run-module").exists() && dir.join("iree-as-module").exists()).then_some(dir)
-}
-
 /// Result lines (after `EXEC @f`), exit code and stderr of one run.
 fn run(program: &Path, pre: &[&str], module: &Path, case: &Case) -> (Vec<String>, i32, String) {
     let mut cmd = Command::new(program);
@@ -197,10 +190,8 @@ fn irvm_prints_what_the_reference_prints() {
 
 #[test]
 fn the_reference_agrees_with_the_expectations() {
-    let Some(peer) = peer_bin() else {
-        eprintln!(
-            "skipping: reference IREE tools not installed (run ../shared/tools/setup-iree-peer)"
-        );
+    let Some(peer) = common::peer_bin(&["iree-run-module", "iree-as-module"]) else {
+        common::report_missing_peer();
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -296,7 +287,7 @@ fn stdout_of(program: &Path, pre: &[&str], module: &Path, function: &str) -> Str
 fn ref_results_print_like_the_reference() {
     let source = manifest().join("tests/data/ref_results.vmasm");
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
-    let peer = peer_bin();
+    let peer = common::peer_bin(&["iree-run-module", "iree-as-module"]);
     let tmp = tempfile::tempdir().unwrap();
     let vmfb = tmp.path().join("ref_results.vmfb");
     if let Some(peer) = &peer {
