@@ -107,25 +107,20 @@ impl Drop for RunGuard {
 }
 
 fn release_all() {
-    let leased = LEASED.with(|l| std::mem::take(&mut *l.borrow_mut()));
-    if leased.is_empty() {
-        return;
-    }
-    let me = token();
-    for weak in &leased {
-        if let Some(buffer) = weak.upgrade() {
-            release(buffer.lease_word(), me);
-        }
-    }
-    SWEEP_AT.with(|s| s.set(64));
-    // Keep the allocation for the next run.
     LEASED.with(|l| {
         let mut l = l.borrow_mut();
         if l.is_empty() {
-            *l = leased;
-            l.clear();
+            return;
+        }
+        let me = token();
+        // Draining keeps the allocation for the next run.
+        for weak in l.drain(..) {
+            if let Some(buffer) = weak.upgrade() {
+                release(buffer.lease_word(), me);
+            }
         }
     });
+    SWEEP_AT.with(|s| s.set(64));
 }
 
 /// Gives `word` back if `me` holds it with no closure borrow left.
@@ -135,10 +130,10 @@ fn release(word: &AtomicU64, me: u64) {
 
 /// Takes the lease on `buffer` for the current interpreter run (the
 /// caller saw that this thread does not hold it, and a run is active); the
-/// lease is given back when the outermost run ends.
+/// lease is given back when the outermost run ends. Returns false when
+/// another thread holds it.
 #[cold]
 #[inline(never)]
-/// Returns false when another thread holds it.
 pub(crate) fn acquire_for_run(buffer: &Arc<Buffer>) -> bool {
     let me = token();
     let word = buffer.lease_word();

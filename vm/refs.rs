@@ -695,19 +695,10 @@ impl Buffer {
             return Err(self.access_error(index, N, false));
         }
         if !crate::lease::in_run() {
-            // One closure borrow around the read (waits for other threads).
+            // One shared closure borrow around the read (waits for other
+            // threads); under it the fast path's check holds.
             let _guard = crate::lease::borrow(self.lease_word(), true).map_err(conflict)?;
-            let mut out = [0u8; N];
-            // SAFETY: in bounds (checked above); `_guard` holds the lease
-            // with a shared borrow, so no `&mut` slice is live.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    self.ptr.as_ptr().add(index as usize * N),
-                    out.as_mut_ptr(),
-                    N,
-                )
-            };
-            return Ok(out);
+            return self.load(index);
         }
         if !crate::lease::acquire_for_run(self) {
             return Err(other_thread());
