@@ -245,10 +245,10 @@ const MALFORMED: &[(&str, &[Expected])] = &[
         ],
     ),
     (
-        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  %i0:2 = vm.const.i64 1\n  %i0 = vm.const.i32 99999999999\n  vm.fail %i0\n  vm.return\n}\n",
+        "vm.module @m version 0\nvm.func @f() -> () {\n^bb0:\n  %i0:2 = vm.const.i64 1\n  %i0 = vm.const.i32 99999999999999999\n  vm.fail %i0\n  vm.return\n}\n",
         &[
             (4, 3, "register pair must name adjacent registers: %i0:1"),
-            (5, 22, "expected an i32 constant, found '99999999999'"),
+            (5, 22, "expected an i32 constant, found '99999999999999999'"),
             (6, 11, "vm.fail expects 2 operands (i32 register, string), found 1"),
         ],
     ),
@@ -704,13 +704,14 @@ fn run_tool(
     function: &str,
     input: &str,
 ) -> (String, i32) {
-    let out = std::process::Command::new(program)
-        .args(pre)
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(pre)
         .arg(format!("--module={}", module.display()))
-        .arg(format!("--function={function}"))
-        .arg(format!("--input={input}"))
-        .output()
-        .unwrap();
+        .arg(format!("--function={function}"));
+    if !input.is_empty() {
+        cmd.arg(format!("--input={input}"));
+    }
+    let out = cmd.output().unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         out.status.code().unwrap_or(-1),
@@ -807,5 +808,99 @@ fn switch_ref_records_the_operand_type() {
                 expected
             );
         }
+    }
+}
+
+/// Constant spellings and what iree-as-module makes of them (recorded from
+/// iree-as-module + iree-run-module 3.13; `None`: it refuses the text).
+/// Integers read as `strtol` with base 0 in a 16/32-byte buffer (octal,
+/// hex, trailing text ignored, i32 keeps the low bits); floats as
+/// `strtof`/`strtod` reading the whole text and refusing `ERANGE`.
+const CONSTANT_SPELLINGS: &[(&str, &str, Option<&str>)] = &[
+    ("i32", "4294967296", Some("i32=0")),
+    ("i32", "4294967297", Some("i32=1")),
+    ("i32", "1.5", Some("i32=1")),
+    ("i32", "1e3", Some("i32=1")),
+    ("i32", "017", Some("i32=15")),
+    ("i32", "5abc", Some("i32=5")),
+    ("i32", "-2147483649", Some("i32=2147483647")),
+    ("i32", "99999999999", Some("i32=1215752191")),
+    ("i32", "99999999999999999", None),
+    ("i32", "-0x8", Some("i32=-8")),
+    ("i64", "18446744073709551615", None),
+    ("i64", "9223372036854775808", None),
+    (
+        "i64",
+        "-9223372036854775808",
+        Some("i64=-9223372036854775808"),
+    ),
+    ("i64", "12abc", Some("i64=12")),
+    ("f32", "0x1p3", Some("f32=8")),
+    ("f32", "1e3", Some("f32=1000")),
+    ("f32", "0x1.8p1", Some("f32=3")),
+    ("f32", "INF", Some("f32=inf")),
+    ("f32", "1.0e-40", None),
+    ("f32", "1e-45", None),
+    ("f32", "1e39", None),
+    ("f32", "1.5x", None),
+    ("f64", "1.0e-320", None),
+    ("f64", "1e309", None),
+    ("f64", "0x1p-1074", Some("f64=4.94066e-324")),
+    ("f64", ".5", Some("f64=0.5")),
+    ("f64", "5.", Some("f64=5")),
+    ("f64", "1e", None),
+];
+
+fn constant_module(ty: &str, literal: &str) -> String {
+    let reg = if ty.ends_with("64") { "%i0:1" } else { "%i0" };
+    format!(
+        "vm.module @p version 0\nvm.type i32\n\nvm.export @main\nvm.func @main() -> ({ty}) {{\n^bb0:\n  {reg} = vm.const.{ty} {literal}\n  vm.return {reg}\n}}\n"
+    )
+}
+
+#[test]
+fn constant_spellings_read_as_the_reference_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let peer = common::peer_bin(&["iree-run-module", "iree-as-module"]);
+    for (k, &(ty, literal, expected)) in CONSTANT_SPELLINGS.iter().enumerate() {
+        let source = dir.path().join(format!("c{k}.vmasm"));
+        std::fs::write(&source, constant_module(ty, literal)).unwrap();
+        let ours = dir.path().join(format!("c{k}.vmfb"));
+        let assembled = std::process::Command::new(irvm)
+            .args(["as", "-o"])
+            .arg(&ours)
+            .arg(&source)
+            .output()
+            .unwrap();
+        assert_eq!(
+            assembled.status.success(),
+            expected.is_some(),
+            "vm.const.{ty} {literal}: {}",
+            String::from_utf8_lossy(&assembled.stderr)
+        );
+        let Some(value) = expected else { continue };
+        let want = (format!("EXEC @main\nresult[0]: {value}\n"), 0);
+        assert_eq!(
+            run_tool(irvm, &["run"], &ours, "main", ""),
+            want,
+            "{ty} {literal}"
+        );
+        if let Some(peer) = &peer {
+            let theirs = dir.path().join(format!("c{k}.ref.vmfb"));
+            let status = std::process::Command::new(peer.join("iree-as-module"))
+                .arg(format!("--output={}", theirs.display()))
+                .arg(&source)
+                .output()
+                .unwrap()
+                .status;
+            assert!(status.success(), "iree-as-module: vm.const.{ty} {literal}");
+            let run = |m: &Path| run_tool(&peer.join("iree-run-module"), &[], m, "main", "");
+            assert_eq!(run(&theirs), want, "reference on its own: {ty} {literal}");
+            assert_eq!(run(&ours), want, "reference on irvm as: {ty} {literal}");
+        }
+    }
+    if peer.is_none() {
+        common::report_missing_peer();
     }
 }

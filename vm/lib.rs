@@ -67,6 +67,7 @@ pub mod loader;
 
 pub mod asm;
 mod budget;
+pub mod c_number;
 mod context;
 mod cycles;
 mod debug;

@@ -12,10 +12,10 @@ use crate::isa::{
 use crate::loader::schema::FeatureBits;
 
 use super::text::{
-    edit_distance, find_word, match_literal, parse_f32_constant, parse_f64_constant, parse_int,
-    parse_quoted, parse_uint, split_commas,
+    edit_distance, find_word, match_literal, parse_quoted, parse_uint, split_commas,
 };
 use super::{Diag, FunctionState, ModuleDraft};
+use crate::c_number::{assembler_f32, assembler_f64, atoi_i32, atoi_i64};
 
 /// Largest i32-bank register ordinal an operand can name.
 const MAX_I32_REGISTER: u32 = 0x3FFF;
@@ -194,6 +194,21 @@ fn assign_items<'s>(
             Field::Operands(_) | Field::Results(_) | Field::SegmentSizes
         )
     };
+    // A register followed by a type field is written `%i0 : !vm.buffer` in
+    // one item (iree-as-module's spelling of the indirect ref globals).
+    let split;
+    let items = if fields.iter().any(|&i| info.fields[i] == Field::TypeId) {
+        split = items
+            .iter()
+            .flat_map(|item| match spaced_colon(item) {
+                Some(at) => vec![item[..at].trim(), item[at + 1..].trim()],
+                None => vec![*item],
+            })
+            .collect::<Vec<&'s str>>();
+        &split[..]
+    } else {
+        items
+    };
     let fixed = fields.iter().filter(|&&i| !is_list(i)).count();
     let has_list = fields.iter().any(|&i| is_list(i));
     if items.len() < fixed || (!has_list && items.len() != fixed) {
@@ -365,25 +380,20 @@ fn parse_field<'s>(
             parse_uint(text, u64::from(u16::MAX)).ok_or_else(|| bad("a count (0..65535)"))? as u16,
         ),
         Field::Const(bank) => match bank {
-            Bank::I32 => {
-                let v = parse_int(text)
-                    .filter(|v| (i128::from(i32::MIN)..=i128::from(u32::MAX)).contains(v))
-                    .ok_or_else(|| bad("an i32 constant"))?;
-                Parsed::U32(v as u32)
-            }
-            Bank::I64 => {
-                let v = parse_int(text)
-                    .filter(|v| (i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(v))
-                    .ok_or_else(|| bad("an i64 constant"))?;
-                Parsed::U64(v as u64)
-            }
+            // The reference's `iree_string_view_atoi_*` and `strtof`/
+            // `strtod` (crate::c_number): `017` is octal, trailing text
+            // after an integer is ignored, an i32 keeps the low bits.
+            Bank::I32 => Parsed::U32(atoi_i32(text).ok_or_else(|| bad("an i32 constant"))? as u32),
+            Bank::I64 => Parsed::U64(
+                atoi_i64(text).ok_or_else(|| bad("an i64 constant (-2^63..2^63-1)"))? as u64,
+            ),
             Bank::F32 => Parsed::U32(
-                parse_f32_constant(text)
+                assembler_f32(text)
                     .ok_or_else(|| bad("an f32 constant (finite values must stay normal f32s)"))?
                     .to_bits(),
             ),
             Bank::F64 => Parsed::U64(
-                parse_f64_constant(text)
+                assembler_f64(text)
                     .ok_or_else(|| bad("an f64 constant (finite values must stay normal f64s)"))?
                     .to_bits(),
             ),
@@ -839,4 +849,15 @@ fn put_remap(code: &mut Vec<u8>, pairs: &[(u16, u16)]) {
         put_u16(code, src);
         put_u16(code, dst);
     }
+}
+
+/// The byte offset of the first `:` with whitespace (or an end) on both
+/// sides: a type suffix, as opposed to the `:` of a register pair (`%i2:3`).
+fn spaced_colon(item: &str) -> Option<usize> {
+    let bytes = item.as_bytes();
+    (0..bytes.len()).find(|&i| {
+        bytes[i] == b':'
+            && (i == 0 || bytes[i - 1].is_ascii_whitespace())
+            && (i + 1 == bytes.len() || bytes[i + 1].is_ascii_whitespace())
+    })
 }

@@ -29,12 +29,8 @@
 //! let out = ctx.invoke(&predict, &[x.into_value()]).unwrap();
 //! let y = BufferView::from_value(&out[0]).unwrap().to_vec::<f32>().unwrap();
 //! ```
-//!
-//! The crate's modules name each other through `super::` only, so the
-//! `irvm` binary can compile this source as one of its own modules (the
-//! `irvm` package cannot depend on this crate: it depends on `irvm`).
 
-pub mod c_number;
+pub use irvm::c_number;
 mod command;
 mod element;
 mod executable;

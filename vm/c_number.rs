@@ -26,6 +26,16 @@ fn scratch(text: &str, limit: usize) -> Option<CString> {
 /// Runs `f` with `errno` cleared: its result, whether it read anything,
 /// and whether it set `ERANGE`.
 fn call<T>(c: &CString, f: impl FnOnce(*const c_char, *mut *mut c_char) -> T) -> (T, bool, bool) {
+    let (v, read, _, range) = call_whole(c, f);
+    (v, read > 0, range)
+}
+
+/// Like `call`, with the number of bytes read and whether that was all of
+/// the text.
+fn call_whole<T>(
+    c: &CString,
+    f: impl FnOnce(*const c_char, *mut *mut c_char) -> T,
+) -> (T, usize, bool, bool) {
     let start = c.as_ptr();
     let mut end: *mut c_char = std::ptr::null_mut();
     // SAFETY: __errno_location returns this thread's errno slot.
@@ -33,7 +43,13 @@ fn call<T>(c: &CString, f: impl FnOnce(*const c_char, *mut *mut c_char) -> T) ->
     let v = f(start, &mut end);
     // SAFETY: as above.
     let range = unsafe { *libc::__errno_location() } == libc::ERANGE;
-    (v, !end.is_null() && end.cast_const() != start, range)
+    let read = if end.is_null() {
+        0
+    } else {
+        // `end` points into the buffer `c` owns, at or after `start`.
+        (end as usize).saturating_sub(start as usize)
+    };
+    (v, read, read == c.as_bytes().len(), range)
 }
 
 /// `strtol` (a 64-bit `long`) with the overflow check; `None` as C refuses.
@@ -95,6 +111,38 @@ pub fn atod(text: &str) -> Option<f64> {
     (read && (v != 0.0 || !range)).then_some(v)
 }
 
+/// A float immediate as `iree-as-module` reads one
+/// (`iree_vm_bytecode_assembler_parse_f32`/`_f64`): the trimmed text,
+/// under 64 bytes, read whole by the C function, refused when it sets
+/// `ERANGE` (overflow, and results in the subnormal range or flushed to
+/// zero: `1e-320` as an f64).
+fn assembler_float<T>(
+    text: &str,
+    f: impl FnOnce(*const c_char, *mut *mut c_char) -> T,
+) -> Option<T> {
+    let text = text.trim();
+    if text.is_empty() || text.len() >= 64 || text.contains('\0') {
+        return None;
+    }
+    let c = CString::new(text).ok()?;
+    let (v, read, whole, range) = call_whole(&c, f);
+    (read > 0 && whole && !range).then_some(v)
+}
+
+/// An f32 immediate of the VM assembly (`vm.const.f32 0x1p3`), as
+/// `iree-as-module` reads it with `strtof`.
+pub fn assembler_f32(text: &str) -> Option<f32> {
+    // SAFETY: as in `signed`.
+    assembler_float(text, |s, end| unsafe { libc::strtof(s, end) })
+}
+
+/// An f64 immediate of the VM assembly, as `iree-as-module` reads it with
+/// `strtod`.
+pub fn assembler_f64(text: &str) -> Option<f64> {
+    // SAFETY: as in `signed`.
+    assembler_float(text, |s, end| unsafe { libc::strtod(s, end) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +171,34 @@ mod tests {
         assert_eq!(atof("1e-50"), None);
         assert_eq!(atof("1e400"), Some(f32::INFINITY));
         assert_eq!(atof("x"), None);
+    }
+
+    #[test]
+    fn assembler_floats_read_whole_and_in_range() {
+        assert_eq!(assembler_f32("0x1p3"), Some(8.0));
+        assert_eq!(assembler_f32(" 1e3 "), Some(1000.0));
+        assert_eq!(assembler_f32("1.5x"), None);
+        assert_eq!(assembler_f32("1e300"), None);
+        assert_eq!(assembler_f32("1e-40"), None);
+        assert_eq!(assembler_f32("-inf").map(f32::is_infinite), Some(true));
+        assert_eq!(assembler_f32("nan").map(f32::is_nan), Some(true));
+        assert_eq!(assembler_f64("1.0e-320"), None);
+        assert_eq!(assembler_f64("4.9e-324"), None);
+        assert_eq!(
+            assembler_f64("2.2250738585072014e-308"),
+            Some(f64::MIN_POSITIVE)
+        );
+        assert_eq!(assembler_f32("3.4e38"), Some(3.4e38));
+        assert_eq!(assembler_f32("1.17549435e-38"), Some(f32::MIN_POSITIVE));
+        assert_eq!(
+            assembler_f32("-0").map(f32::to_bits),
+            Some((-0.0f32).to_bits())
+        );
+        assert_eq!(assembler_f64("1e-310"), None);
+        assert_eq!(assembler_f64("1e400"), None);
+        assert_eq!(assembler_f64("1e300"), Some(1e300));
+        assert_eq!(assembler_f64("0.0"), Some(0.0));
+        assert_eq!(assembler_f64(""), None);
+        assert_eq!(assembler_f64(&"1".repeat(64)), None);
     }
 }
