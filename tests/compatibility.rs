@@ -151,3 +151,13 @@ fn vm_fail_after_a_deferred_call_fails() {
         "{stderr}"
     );
 }
+
+#[test]
+fn vm_fail_with_the_deferred_code_fails() {
+    // The reference takes a failure whose code is DEFERRED (17 in the low
+    // 5 bits) for a yield: iree-run-module resumes the function, which
+    // fails the same way again, forever.
+    assert_error("fail_with_code", &["17"], "DEFERRED; failed on purpose");
+    assert_error("fail_with_code", &["49"], "DEFERRED; failed on purpose");
+    assert_error("fail_with_code", &["13"], "INTERNAL; failed on purpose");
+}
