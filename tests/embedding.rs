@@ -259,3 +259,68 @@ fn a_context_moves_to_another_thread_and_runs_there() {
         .unwrap();
     assert_eq!(r[0].as_i64(), Some(8));
 }
+
+/// An observer that panics at its `n`th instruction.
+struct PanicAt(usize);
+
+impl irvm::Observer for PanicAt {
+    fn before_instruction(&mut self, _view: &irvm::ExecView<'_>) -> irvm::Control {
+        self.0 -= 1;
+        if self.0 == 0 {
+            panic!("observer gave up");
+        }
+        irvm::Control::Continue
+    }
+}
+
+#[test]
+fn a_panic_inside_a_resumed_call_leaves_the_context_usable() {
+    let instance = Instance::new();
+    let mut ctx = context(&instance);
+    let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
+    let make = ctx.typed_func::<i64, Ref>("make_buffer").unwrap();
+    let length = ctx.typed_func::<Ref, i64>("length").unwrap();
+    let buffer = make.call(&mut ctx, 8).unwrap();
+    assert_eq!(
+        count_up.begin_call(&mut ctx, 1).unwrap(),
+        CallState::Yielded
+    );
+    ctx.set_observer(Some(Box::new(PanicAt(2))));
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = count_up.resume(&mut ctx);
+    }));
+    assert!(unwound.is_err());
+    ctx.set_observer(None);
+    // The interrupted call is gone (its frames were released) ...
+    let e = count_up.resume(&mut ctx).unwrap_err();
+    assert_eq!(e.code, StatusCode::FailedPrecondition, "{e}");
+    // ... and everything else works, buffers included.
+    assert_eq!(count_up.call(&mut ctx, 5).unwrap(), 7);
+    assert_eq!(length.call(&mut ctx, buffer).unwrap(), 8);
+}
+
+#[test]
+fn registering_while_a_call_is_pending_fails_and_registers_nothing() {
+    let instance = Instance::new();
+    let mut ctx = context(&instance);
+    let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
+    assert_eq!(
+        count_up.begin_call(&mut ctx, 1).unwrap(),
+        CallState::Yielded
+    );
+    let other = || {
+        Module::from_assembly(
+            "vm.module @other version 0\nvm.export @__init\nvm.func @__init() -> () {\n^bb0:\n  vm.yield ^bb1()\n^bb1:\n  vm.return\n}\n",
+            "other.vmasm",
+        )
+        .unwrap()
+    };
+    let e = ctx.register_module(other()).unwrap_err().to_string();
+    assert!(e.contains("pending"), "{e}");
+    assert_eq!(ctx.module_names(), ["embedding"]);
+    assert_eq!(count_up.resume(&mut ctx).unwrap(), CallState::Done(3));
+    // Once nothing is pending, the same module registers (its yielding
+    // `__init` runs to the end).
+    ctx.register_module(other()).unwrap();
+    assert_eq!(ctx.module_names(), ["embedding", "other"]);
+}
