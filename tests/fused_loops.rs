@@ -8,6 +8,8 @@
 use irvm::{Context, Instance, Module, Value};
 
 const PROGRAM: &str = r#"vm.module @loops version 0
+vm.type !vm.buffer
+vm.rodata[0] = 0000000000000000
 
 // A counting loop: one fused pair that branches to itself.
 vm.export @count
@@ -127,9 +129,52 @@ vm.func @back_edge64(%i0: i32) -> (i64) {
 ^bb3:
   vm.return %i8:9
 }
+
+// Eight read-only bytes.
+vm.export @rodata
+vm.func @rodata() -> (!vm.buffer) {
+^bb0:
+  %r0 = vm.const.ref.rodata 0
+  vm.return %r0
+}
+
+// A dot product shaped like a vmvx kernel's inner loop: index arithmetic
+// (add.i64;add.i64, fma.i64;add.i64), two loads (one pair), the
+// multiply-accumulate and its store (fma.f32;buffer.store.f32). `%r2`
+// holds the accumulator at element `%i4:5`; an index out of range traps in
+// the second half of a pair.
+vm.export @dot
+vm.func @dot(%r0: !vm.buffer, %r1: !vm.buffer, %r2: !vm.buffer, %i0:1: i64, %i2:3: i64, %i4:5: i64) -> (f32) {
+^bb0:
+  %i6:7 = vm.const.i64.zero
+  %i8:9 = vm.const.i64 1
+  vm.br ^bb1()
+^bb1:
+  %i10 = vm.cmp.lt.i64.s %i6:7, %i0:1
+  vm.cond_br %i10, ^bb2(), ^bb3()
+^bb2:
+  %i12:13 = vm.add.i64 %i6:7, %i2:3
+  %i12:13 = vm.add.i64 %i12:13, %i2:3
+  %i14 = vm.buffer.load.f32 %r0, %i12:13
+  %i16:17 = vm.fma.i64 %i6:7, %i8:9, %i2:3
+  %i16:17 = vm.add.i64 %i16:17, %i6:7
+  %i15 = vm.buffer.load.f32 %r1, %i16:17
+  %i18 = vm.buffer.load.f32 %r2, %i4:5
+  %i18 = vm.fma.f32 %i14, %i15, %i18
+  vm.buffer.store.f32 %i18, %r2, %i4:5
+  %i6:7 = vm.add.i64 %i6:7, %i8:9
+  vm.br ^bb1()
+^bb3:
+  %i18 = vm.buffer.load.f32 %r2, %i4:5
+  vm.return %i18
+}
 "#;
 
 fn run(name: &str, args: &[Value], hooked: bool) -> Vec<Value> {
+    try_run(name, args, hooked).unwrap()
+}
+
+fn try_run(name: &str, args: &[Value], hooked: bool) -> Result<Vec<Value>, irvm::Trap> {
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
     ctx.register_module(Module::from_assembly(PROGRAM, "loops.vmasm").unwrap())
@@ -138,7 +183,7 @@ fn run(name: &str, args: &[Value], hooked: bool) -> Vec<Value> {
         ctx.set_fuel(Some(u64::MAX / 2));
     }
     let f = ctx.function(&format!("loops.{name}")).unwrap();
-    ctx.invoke(&f, args).unwrap()
+    ctx.invoke(&f, args)
 }
 
 /// Runs `name` both ways; both must give `expected`.
@@ -196,4 +241,74 @@ fn back_edges_fused_with_an_add_match_the_instruction_by_instruction_interpreter
         let sum: i64 = (0..n as i64).step_by(5).sum();
         check("back_edge64", &[Value::I32(n)], &[Value::I64(sum)]);
     }
+}
+
+fn f32_buffer(values: &[f32]) -> Value {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Value::Ref(irvm::Ref::Buffer(std::sync::Arc::new(
+        irvm::Buffer::from_vec(bytes),
+    )))
+}
+
+#[test]
+fn kernel_pairs_match_the_instruction_by_instruction_interpreter() {
+    let a: Vec<f32> = (0..40).map(|k| k as f32 * 0.5 - 3.0).collect();
+    let b: Vec<f32> = (0..60).map(|k| 1.0 / (k as f32 + 1.5)).collect();
+    for (n, off) in [(0i64, 0i64), (1, 0), (7, 3), (20, 9)] {
+        let mut acc = 0.25f32;
+        for k in 0..n {
+            let (x, y) = (a[(k + 2 * off) as usize], b[(2 * k + off) as usize]);
+            acc = x * y + acc;
+        }
+        let args = |acc0: f32| {
+            [
+                f32_buffer(&a),
+                f32_buffer(&b),
+                f32_buffer(&[9.0, acc0]),
+                Value::I64(n),
+                Value::I64(off),
+                Value::I64(1),
+            ]
+        };
+        // Fresh buffers for each interpreter: the kernel writes `%r2`.
+        for hooked in [false, true] {
+            let got = run("dot", &args(0.25), hooked);
+            assert_eq!(
+                format!("{got:?}"),
+                format!("{:?}", [Value::F32(acc)]),
+                "dot n={n} off={off} hooked={hooked}"
+            );
+        }
+    }
+    // Traps in a pair's second half name the second instruction, as the
+    // hooked interpreter (which runs it on its own) does: the second load
+    // out of range, and the store into a read-only buffer.
+    let trap = |args: &[Value]| {
+        let plain = try_run("dot", args, false).unwrap_err();
+        let hooked = try_run("dot", &args.to_vec(), true).unwrap_err();
+        assert_eq!(plain.to_string(), hooked.to_string());
+        plain.to_string()
+    };
+    let second_load = trap(&[
+        f32_buffer(&a),
+        f32_buffer(&b),
+        f32_buffer(&[1.0]),
+        Value::I64(3),
+        Value::I64(0),
+        Value::I64(5),
+    ]);
+    assert!(second_load.contains("OUT_OF_RANGE"), "{second_load}");
+    let read_only = run("rodata", &[], false).remove(0);
+    let store = trap(&[
+        f32_buffer(&a),
+        f32_buffer(&b),
+        read_only,
+        Value::I64(3),
+        Value::I64(0),
+        Value::I64(1),
+    ]);
+    assert!(
+        store.contains("read-only") || store.contains("PERMISSION"),
+        "{store}"
+    );
 }

@@ -590,6 +590,14 @@ macro_rules! for_each_instruction {
             Internal 0x13 BufferLoadI32ThenAddI64 "buffer.load.i32;add.i64" ([Reg(Ref, R), Reg(I64, R), Reg(I32, W)]);
             Internal 0x14 AddI32ThenBr "add.i32;br" (binary(I32));
             Internal 0x15 AddI64ThenBr "add.i64;br" (binary(I64));
+            Internal 0x16 AddI64ThenAddI64 "add.i64;add.i64" (binary(I64));
+            Internal 0x17 FmaI64ThenAddI64 "fma.i64;add.i64" (ternary(I64));
+            Internal 0x18 BufferLoadF32ThenBufferLoadF32 "buffer.load.f32;buffer.load.f32" ([Reg(Ref, R), Reg(I64, R), Reg(F32, W)]);
+            Internal 0x19 FmaF32ThenBufferStoreF32 "fma.f32;buffer.store.f32" (ternary(F32));
+            // A loop's back edge: the step, the branch and the loop head's
+            // fused compare-branch at its target, in one dispatch.
+            Internal 0x1A AddI32ThenBrToCmpLtI32SBr "add.i32;br;cmp.lt.i32.s+cond_br" (binary(I32));
+            Internal 0x1B AddI64ThenBrToCmpLtI64SBr "add.i64;br;cmp.lt.i64.s+cond_br" (binary(I64));
         }
     };
 }

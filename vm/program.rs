@@ -536,7 +536,7 @@ pub(crate) fn is_fused_compare_branch(op: Opcode) -> bool {
 /// only the first half) sees the original instruction. Semantics cannot
 /// change: the first never branches, so control always falls into the
 /// second after it.
-const PAIRS: [(Opcode, Opcode, Opcode); 6] = [
+const PAIRS: [(Opcode, Opcode, Opcode); 10] = [
     (
         Opcode::AddI32,
         Opcode::CmpLtI32SBr,
@@ -562,15 +562,50 @@ const PAIRS: [(Opcode, Opcode, Opcode); 6] = [
     // induction-variable step before a loop's back edge.
     (Opcode::AddI32, Opcode::Br, Opcode::AddI32ThenBr),
     (Opcode::AddI64, Opcode::Br, Opcode::AddI64ThenBr),
+    // The inner loops of vmvx kernels without microkernels (matmul, conv:
+    // docs/PERFORMANCE.md): element index arithmetic, two operand loads,
+    // the multiply-accumulate and its store.
+    (Opcode::AddI64, Opcode::AddI64, Opcode::AddI64ThenAddI64),
+    (Opcode::FmaI64, Opcode::AddI64, Opcode::FmaI64ThenAddI64),
+    (
+        Opcode::BufferLoadF32,
+        Opcode::BufferLoadF32,
+        Opcode::BufferLoadF32ThenBufferLoadF32,
+    ),
+    (
+        Opcode::FmaF32,
+        Opcode::BufferStoreF32,
+        Opcode::FmaF32ThenBufferStoreF32,
+    ),
 ];
 
 /// Applies [`PAIRS`], left to right without overlap, over the body.
+///
+/// An `add;br` whose branch (already relative: `relativize_branches`) goes
+/// to a fused `cmp.lt+cond_br` of the same width, the usual back edge of a
+/// counted loop, becomes the triple `add;br;cmp.lt+cond_br`.
 fn fuse_pairs(code: &mut [Inst], guard: usize) {
+    let size = std::mem::size_of::<Inst>() as i64;
     let mut k = 0;
     while k + 1 < guard {
         let (a, b) = (code[k].op, code[k + 1].op);
         if let Some(&(_, _, fused)) = PAIRS.iter().find(|p| p.0 == a && p.1 == b) {
-            code[k].op = fused;
+            let target_op = || {
+                let target = (k + 1) as i64 + i64::from(code[k + 1].x as i32) / size;
+                usize::try_from(target)
+                    .ok()
+                    .and_then(|t| code.get(t))
+                    .map(|t| t.op)
+            };
+            code[k].op = match fused {
+                Opcode::AddI32ThenBr if target_op() == Some(Opcode::CmpLtI32SBr) => {
+                    Opcode::AddI32ThenBrToCmpLtI32SBr
+                }
+                Opcode::AddI64ThenBr if target_op() == Some(Opcode::CmpLtI64SBr) => {
+                    Opcode::AddI64ThenBrToCmpLtI64SBr
+                }
+                _ => fused,
+            };
             k += 2;
         } else {
             k += 1;

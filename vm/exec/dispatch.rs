@@ -495,6 +495,85 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                         ip = unsafe { at.add(2) };
                     }
                 }
+                Opcode::AddI32ThenBrToCmpLtI32SBr => {
+                    bin_i32!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        br!(jat, j);
+                        // The branch's target is a fused compare-branch
+                        // (program::fuse_pairs checked it).
+                        let kat = ip;
+                        // SAFETY: `ip` is the verified branch target.
+                        let k = unsafe { &*kat };
+                        cmp_br!(kat, k, k.c, ri!(k.a) < ri!(k.b));
+                    }
+                }
+                Opcode::AddI64ThenBrToCmpLtI64SBr => {
+                    bin_i64!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
+                        br!(jat, j);
+                        let kat = ip;
+                        // SAFETY: `ip` is the verified branch target, a
+                        // fused compare-branch (program::fuse_pairs).
+                        let k = unsafe { &*kat };
+                        cmp_br!(kat, k, k.c, rl!(k.a) < rl!(k.b));
+                    }
+                }
+                Opcode::AddI64ThenAddI64 => {
+                    bin_i64!(i, |x, y| x.wrapping_add(y));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let j = unsafe { &*at.add(1) };
+                        bin_i64!(j, |x, y| x.wrapping_add(y));
+                        // SAFETY: as above.
+                        ip = unsafe { at.add(2) };
+                    }
+                }
+                Opcode::FmaI64ThenAddI64 => {
+                    wl!(i.d, rl!(i.a).wrapping_mul(rl!(i.b)).wrapping_add(rl!(i.c)));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let j = unsafe { &*at.add(1) };
+                        bin_i64!(j, |x, y| x.wrapping_add(y));
+                        // SAFETY: as above.
+                        ip = unsafe { at.add(2) };
+                    }
+                }
+                Opcode::BufferLoadF32ThenBufferLoadF32 => {
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<4>(token, rl!(i.b) as u64));
+                    wi!(i.c, u32::from_le_bytes(v));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let j = unsafe { &*at.add(1) };
+                        // A trap in the second load is reported at it.
+                        // SAFETY: as above.
+                        ip = unsafe { at.add(2) };
+                        let v = tri!(
+                            buffer!(j.a, "source_buffer").load_as::<4>(token, rl!(j.b) as u64)
+                        );
+                        wi!(j.c, u32::from_le_bytes(v));
+                    }
+                }
+                Opcode::FmaF32ThenBufferStoreF32 => {
+                    wf!(i.d, rf!(i.a) * rf!(i.b) + rf!(i.c));
+                    if !HOOKED {
+                        // SAFETY: as above.
+                        let j = unsafe { &*at.add(1) };
+                        // SAFETY: as above; a trap in the store is reported
+                        // at it.
+                        ip = unsafe { at.add(2) };
+                        let v = (ri!(j.c) as u32).to_le_bytes();
+                        tri!(buffer!(j.a, "target_buffer").store_as::<4>(
+                            token,
+                            rl!(j.b) as u64,
+                            v
+                        ));
+                    }
+                }
                 Opcode::BufferLoadI64 | Opcode::BufferLoadF64 => {
                     let v =
                         tri!(buffer!(i.a, "source_buffer").load_as::<8>(token, rl!(i.b) as u64));
