@@ -135,14 +135,54 @@ impl ContextResources {
     }
 
     /// Runs `f` on `other` (a context the host module owns) with the
-    /// caller's fuel, deadline and interrupt flag: the instructions `other`
-    /// runs are taken from the caller's fuel, `other` stops at the caller's
-    /// deadline and when the caller is interrupted. `other`'s own fuel,
-    /// deadline and interrupt flag are restored afterwards.
+    /// caller's fuel, deadline, interrupt flag and memory budget: the
+    /// instructions `other` runs are taken from the caller's fuel, `other`
+    /// stops at the caller's deadline and when the caller is interrupted,
+    /// and the buffers and lists it allocates meanwhile are charged to the
+    /// caller's budget (and held against it for as long as they live),
+    /// within the smaller of the two contexts' largest-buffer limits.
+    /// `other`'s own settings are restored afterwards. (The register
+    /// stacks of `other` stay charged to its own budget.)
+    ///
+    /// ```
+    /// use irvm::{Context, Instance, Limits, Module, NativeModule, StatusCode, Value};
+    /// use std::sync::Mutex;
+    ///
+    /// // A host module that runs bytecode of its own (which allocates a
+    /// // buffer) in a context it owns, on the caller's resources.
+    /// let inner = Module::from_assembly(
+    ///     "vm.module @inner version 0\nvm.type !vm.buffer\nvm.export @alloc\n\
+    ///      vm.func @alloc(%i0:1: i64) -> (!vm.buffer) {\n^bb0:\n  %i2 = vm.const.i32 16\n\
+    ///        %r0 = vm.buffer.alloc %i0:1, %i2\n  vm.return %r0\n}\n",
+    ///     "inner.vmasm",
+    /// )?;
+    /// let runner = NativeModule::with_context_state("runner", 1, move |res| {
+    ///     let mut own = Context::new(&Instance::new());
+    ///     own.register_module(inner.clone()).expect("registers");
+    ///     (res.clone(), Mutex::new(own))
+    /// })
+    /// .func_with_state("alloc", "0I_v", |(res, own), args| {
+    ///     let mut own = own.lock().unwrap();
+    ///     let f = own.function("inner.alloc").expect("exported");
+    ///     res.run_within(&mut own, |own| own.invoke(&f, args))?;
+    ///     Ok(vec![])
+    /// })?;
+    /// let limits = Limits { max_memory_bytes: 1 << 20, ..Limits::default() };
+    /// let mut ctx = Context::with_limits(&Instance::new(), limits);
+    /// ctx.register_host_module(&runner)?;
+    /// let alloc = ctx.function("runner.alloc")?;
+    /// ctx.invoke(&alloc, &[Value::I64(1000)])?;
+    /// let e = ctx.invoke(&alloc, &[Value::I64(2 << 20)]).unwrap_err();
+    /// assert_eq!(e.code, StatusCode::ResourceExhausted, "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run_within<R>(&self, other: &mut Context, f: impl FnOnce(&mut Context) -> R) -> R {
         let saved_fuel = other.hooks.fuel;
         let saved_deadline = other.hooks.deadline;
         let saved_interrupt = other.hooks.interrupt.take();
+        let saved_memory = std::mem::replace(&mut other.memory, self.share.memory.clone());
+        let saved_max_buffer = other.limits.max_buffer_bytes;
+        other.limits.max_buffer_bytes = saved_max_buffer.min(self.max_buffer_bytes());
         let fuel = self.fuel();
         other.hooks.fuel = fuel;
         other.hooks.deadline = self.deadline();
@@ -155,6 +195,8 @@ impl ContextResources {
         other.hooks.fuel = saved_fuel;
         other.hooks.deadline = saved_deadline;
         other.hooks.interrupt = saved_interrupt;
+        other.memory = saved_memory;
+        other.limits.max_buffer_bytes = saved_max_buffer;
         result
     }
 

@@ -208,6 +208,12 @@ impl Executable {
             bindings.push(Value::Ref(b))?;
         }
         let bindings = Ref::from(bindings);
+        // Workgroup local memory is the program's, like the kernels' own
+        // allocations (charged through `run_within`).
+        let _local_charge = self.resources.charge_memory(
+            entry.local_memory as u64,
+            "a dispatch's workgroup local memory",
+        )?;
         let local_memory = Ref::from(Buffer::new(entry.local_memory)?);
         let mut context = self.context.lock().unwrap_or_else(|e| e.into_inner());
         // The kernel's bytecode runs on the calling program's fuel,
