@@ -258,7 +258,7 @@ fn kernel_pairs_match_the_instruction_by_instruction_interpreter() {
         let mut acc = 0.25f32;
         for k in 0..n {
             let (x, y) = (a[(k + 2 * off) as usize], b[(2 * k + off) as usize]);
-            acc = x * y + acc;
+            acc += x * y;
         }
         let args = |acc0: f32| {
             [
@@ -285,7 +285,7 @@ fn kernel_pairs_match_the_instruction_by_instruction_interpreter() {
     // out of range, and the store into a read-only buffer.
     let trap = |args: &[Value]| {
         let plain = try_run("dot", args, false).unwrap_err();
-        let hooked = try_run("dot", &args.to_vec(), true).unwrap_err();
+        let hooked = try_run("dot", args, true).unwrap_err();
         assert_eq!(plain.to_string(), hooked.to_string());
         plain.to_string()
     };
