@@ -21,7 +21,21 @@
 //! between instructions: every holder outside the tracked lists is counted.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, RwLock, RwLockReadGuard, Weak};
+
+/// Held shared by every change to a list that may hold lists, and
+/// exclusively by a collection: lists are shared between threads (and
+/// contexts), and trial deletion reads edges and counts at different
+/// moments, so an edge moved from one list to another in between (another
+/// thread's `get_ref(take)` then `set_ref`) could make a reachable list
+/// look like garbage. Changes wait while a collection runs; collections
+/// wait for changes in progress.
+static EDGES: RwLock<()> = RwLock::new(());
+
+/// The shared hold a list change takes (`List::items_mut`).
+pub(crate) fn edge_change() -> RwLockReadGuard<'static, ()> {
+    EDGES.read().unwrap_or_else(|e| e.into_inner())
+}
 
 use crate::refs::List;
 
@@ -53,6 +67,9 @@ impl ListTracker {
     /// Empties every tracked list that is only reachable from tracked lists
     /// (garbage held alive by a cycle). Returns how many lists were emptied.
     pub(crate) fn collect(&mut self) -> usize {
+        // No list edge moves until the garbage is emptied (see `EDGES`).
+        // `live` holds every tracked list, so none is freed meanwhile.
+        let hold = EDGES.write().unwrap_or_else(|e| e.into_inner());
         let live: Vec<Arc<List>> = self.lists.iter().filter_map(Weak::upgrade).collect();
         if live.is_empty() {
             self.prune_at = 64;
@@ -97,15 +114,17 @@ impl ListTracker {
             }
         }
         let mut emptied = 0;
+        let mut garbage = Vec::new();
         for (n, list) in live.iter().enumerate() {
             if !alive[n] {
-                // Dropped after the list's borrow has ended: dropping an
-                // element may drop other lists.
-                let items = list.take_items();
-                drop(items);
+                // Dropped after the hold ends: dropping an element may drop
+                // other lists.
+                garbage.push(list.take_items());
                 emptied += 1;
             }
         }
+        drop(hold);
+        drop(garbage);
         drop(live);
         self.lists.retain(|w| w.strong_count() > 0);
         self.prune_at = (self.lists.len() * 2).max(64);

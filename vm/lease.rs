@@ -149,7 +149,9 @@ pub(crate) fn acquire_for_run(buffer: &Arc<Buffer>) -> bool {
 fn remember(buffer: &Arc<Buffer>) {
     LEASED.with(|l| {
         let mut l = l.borrow_mut();
-        l.push(Arc::downgrade(buffer));
+        // The root, which owns the lease word: a view touched by the run
+        // may die before the run ends while the root lives on.
+        l.push(Arc::downgrade(&buffer.lease_root()));
         // Buffers that died during the run need no release; drop their
         // entries whenever the list has doubled, so a run that allocates
         // and touches buffers in a loop keeps the list bounded.

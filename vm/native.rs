@@ -96,6 +96,9 @@ pub struct HostRef<T: Send + Sync + 'static> {
 
 impl<T: Send + Sync + 'static> HostRef<T> {
     /// A new object of type `type_name` (without `!`) holding `value`.
+    ///
+    /// # Panics
+    /// When `type_name` names a built-in type (`vm.buffer`, `vm.list...`).
     pub fn new(type_name: &str, value: T) -> HostRef<T> {
         let ty = RefType::named(type_name);
         HostRef {
@@ -461,6 +464,14 @@ impl<S: Send + 'static> HostState for NativeState<S> {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "(no message)".into());
+                // Dropping the payload runs its `Drop`, which may panic in
+                // turn; that second panic must not escape either.
+                if let Err(second) =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(panic)))
+                {
+                    // Its payload is leaked rather than dropped.
+                    std::mem::forget(second);
+                }
                 Err(Trap::new(
                     StatusCode::Internal,
                     format!("host function `{}` panicked: {what}", self.names[index]),

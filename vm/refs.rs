@@ -9,7 +9,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLockReadGuard};
 
 use crate::loader::Module;
 use crate::trap::{StatusCode, Trap};
@@ -129,14 +129,23 @@ impl HostObject {
     /// Wraps `value` as an object of registered type `ty` named `type_name`.
     /// Objects are shared by every holder of a ref, on any thread, hence
     /// `Send + Sync` (use atomics or a `Mutex` for state that changes).
+    ///
+    /// # Panics
+    /// When `ty` is a built-in type (`!vm.buffer`, `!vm.list`): a host
+    /// object must not pass type checks as one of those.
     pub fn new(
         ty: RefType,
         type_name: impl Into<Arc<str>>,
         value: Box<dyn Any + Send + Sync>,
     ) -> Self {
+        let type_name = type_name.into();
+        assert!(
+            ty.0 >= RefType::FIRST_HOST,
+            "a host object cannot have the built-in type `{type_name}`"
+        );
         HostObject {
             ty,
-            type_name: type_name.into(),
+            type_name,
             value,
         }
     }
@@ -156,6 +165,9 @@ impl HostObject {
 
 impl Ref {
     /// A new object of host type `type_name` (without `!`) holding `value`.
+    ///
+    /// # Panics
+    /// When `type_name` names a built-in type (`vm.buffer`, `vm.list...`).
     pub fn host<T: Send + Sync + 'static>(type_name: &str, value: T) -> Ref {
         let ty = RefType::named(type_name);
         Ref::Host(Arc::new(HostObject::new(ty, type_name, Box::new(value))))
@@ -304,8 +316,8 @@ enum Owner {
     /// [`BUFFER_ALIGNMENT`] (`Buffer::new`), freed on drop.
     Aligned,
     /// A range of another buffer's bytes ([`Buffer::view`]); holding the
-    /// parent keeps them alive.
-    View(#[allow(dead_code)] Arc<Buffer>),
+    /// root buffer (never itself a view) keeps them alive.
+    View(Arc<Buffer>),
 }
 
 /// Alignment of the bytes of every buffer [`Buffer::new`] allocates (IREE's
@@ -516,7 +528,13 @@ impl Buffer {
             mutable: parent.mutable,
             lease: parent.lease,
             owns_lease: false,
-            owner: Owner::View(parent.clone()),
+            // A view of a view holds the root itself, so views never chain
+            // (dropping one is never recursive) and the lease's owner is
+            // one step away (`lease_root`).
+            owner: Owner::View(match &parent.owner {
+                Owner::View(root) => root.clone(),
+                _ => parent.clone(),
+            }),
             charge: None,
         })
     }
@@ -582,10 +600,19 @@ impl Buffer {
     }
 
     /// The lease word of these bytes (the root buffer's, for a view).
+    /// The buffer whose lease word this one uses: its root when it is a
+    /// view, else itself.
+    pub(crate) fn lease_root(self: &Arc<Self>) -> Arc<Buffer> {
+        match &self.owner {
+            Owner::View(root) => root.clone(),
+            _ => self.clone(),
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn lease_word(&self) -> &AtomicU64 {
         // SAFETY: `lease` came from `new_lease` in this buffer or in its
-        // root, which `owner` (a chain of `Owner::View`) keeps alive; it is
+        // root, which `owner` (`Owner::View` of the root) keeps alive; it is
         // freed only when the root drops.
         unsafe { self.lease.as_ref() }
     }
@@ -628,6 +655,23 @@ impl Buffer {
         let out = f(bytes);
         drop(guard);
         out
+    }
+
+    /// [`Buffer::with_bytes`] that fails (FAILED_PRECONDITION) where that
+    /// one panics: for the interpreter's bulk reads (`vm.buffer.clone`,
+    /// `copy`, `compare`, `hash`), which must trap, not panic, when the
+    /// buffer is borrowed mutably here or held by another thread's run.
+    pub(crate) fn try_with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R, Trap> {
+        let guard = if self.mutable {
+            Some(crate::lease::borrow(self.lease_word(), true).map_err(conflict)?)
+        } else {
+            None
+        };
+        // SAFETY: as in `with_bytes`.
+        let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) };
+        let out = f(bytes);
+        drop(guard);
+        Ok(out)
     }
 
     /// Runs `f` over the bytes mutably; read-only buffers, and buffers
@@ -812,7 +856,7 @@ impl Buffer {
     pub fn clone_range(&self, offset: u64, length: u64) -> Result<Buffer, Trap> {
         let r = self.byte_range(offset, length)?;
         let copy = Buffer::new(r.len())?;
-        self.with_bytes(|src| copy.with_bytes_mut(|dst| dst.copy_from_slice(&src[r])))?;
+        self.try_with_bytes(|src| copy.with_bytes_mut(|dst| dst.copy_from_slice(&src[r])))??;
         Ok(copy)
     }
 
@@ -840,7 +884,7 @@ impl Buffer {
         if Arc::ptr_eq(src, dst) {
             dst.with_bytes_mut(|b| b.copy_within(s, d.start))
         } else {
-            src.with_bytes(|sb| dst.with_bytes_mut(|db| db[d].copy_from_slice(&sb[s])))
+            src.try_with_bytes(|sb| dst.with_bytes_mut(|db| db[d].copy_from_slice(&sb[s])))?
         }
     }
 
@@ -854,14 +898,14 @@ impl Buffer {
     ) -> Result<bool, Trap> {
         let l = lhs.byte_range(lhs_offset, length)?;
         let r = rhs.byte_range(rhs_offset, length)?;
-        Ok(lhs.with_bytes(|a| rhs.with_bytes(|b| a[l] == b[r])))
+        lhs.try_with_bytes(|a| rhs.try_with_bytes(|b| a[l] == b[r]))?
     }
 
     /// SipHash-2-4 (key 00 01 .. 0f) of `length` bytes at `offset`, as IREE
     /// computes `vm.buffer.hash`.
     pub fn hash(&self, offset: u64, length: u64) -> Result<i64, Trap> {
         let r = self.byte_range(offset, length)?;
-        Ok(self.with_bytes(|b| siphash24(&b[r])) as i64)
+        Ok(self.try_with_bytes(|b| siphash24(&b[r]))? as i64)
     }
 }
 
@@ -1211,8 +1255,15 @@ impl List {
         self.items.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn items_mut(&self) -> MutexGuard<'_, Vec<Slot>> {
-        self.items()
+    /// The elements, locked for a change. For a list that may hold lists,
+    /// the change also holds the cycle collector off (`cycles::EDGES`):
+    /// the collector must not see edges between lists move while it works.
+    fn items_mut(&self) -> ItemsMut<'_> {
+        let edges = self.may_hold_lists().then(crate::cycles::edge_change);
+        ItemsMut {
+            items: self.items(),
+            _edges: edges,
+        }
     }
 
     fn get_slot(&self, i: u32, as_type: ValueType) -> Result<Slot, Trap> {
@@ -1363,18 +1414,72 @@ impl List {
     }
 
     /// Appends a value (converted to the element type for typed lists).
+    ///
+    /// One step under the list's lock: pushes from several threads each
+    /// land in their own element.
     pub fn push(&self, v: crate::Value) -> Result<(), Trap> {
         use crate::Value;
-        let i = self.len() as u32;
-        self.resize(i + 1)?;
-        match v {
-            Value::I32(x) => self.set_i32(i, x),
-            Value::I64(x) => self.set_i64(i, x),
-            Value::F32(x) => self.set_f32(i, x),
-            Value::F64(x) => self.set_f64(i, x),
-            Value::Ref(r) => self.set_ref(i, r),
-            Value::None => Ok(()),
+        let value_slot = |s: Slot| -> Result<Slot, Trap> {
+            match self.element {
+                TypeDef::Value(t) => Ok(s.convert(t)),
+                TypeDef::Any => Ok(s),
+                TypeDef::Ref(_) => Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    "list cannot store values",
+                )),
+            }
+        };
+        let slot = match v {
+            Value::I32(x) => value_slot(Slot::I32(x))?,
+            Value::I64(x) => value_slot(Slot::I64(x))?,
+            Value::F32(x) => value_slot(Slot::F32(x))?,
+            Value::F64(x) => value_slot(Slot::F64(x))?,
+            Value::Ref(r) => {
+                match self.element {
+                    TypeDef::Value(_) => {
+                        return Err(Trap::new(
+                            StatusCode::FailedPrecondition,
+                            "list cannot store refs",
+                        ))
+                    }
+                    t => t.check_ref(&r)?,
+                }
+                Slot::Ref(r)
+            }
+            Value::None => match self.element {
+                TypeDef::Value(t) => zero_slot(t),
+                _ => Slot::Empty,
+            },
+        };
+        let mut items = self.items_mut();
+        if items.len() >= u32::MAX as usize {
+            return Err(Trap::new(StatusCode::ResourceExhausted, "list is full"));
         }
+        items
+            .try_reserve(1)
+            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))?;
+        items.push(slot);
+        Ok(())
+    }
+}
+
+/// A list's elements locked for a change (`List::items_mut`); field order
+/// releases the elements before the collector's guard.
+struct ItemsMut<'a> {
+    items: MutexGuard<'a, Vec<Slot>>,
+    _edges: Option<RwLockReadGuard<'static, ()>>,
+}
+
+impl std::ops::Deref for ItemsMut<'_> {
+    type Target = Vec<Slot>;
+    fn deref(&self) -> &Vec<Slot> {
+        &self.items
+    }
+}
+
+impl std::ops::DerefMut for ItemsMut<'_> {
+    fn deref_mut(&mut self) -> &mut Vec<Slot> {
+        &mut self.items
     }
 }
 

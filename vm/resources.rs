@@ -187,7 +187,8 @@ impl ContextResources {
         other.hooks.fuel = fuel;
         other.hooks.deadline = self.deadline();
         other.hooks.interrupt = self.share.interrupt.get().cloned();
-        let result = f(other);
+        // `other` gets its own settings back even when `f` panics.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *other)));
         if fuel.is_some() {
             let left = other.hooks.fuel.unwrap_or(0);
             self.share.fuel.store(left, Ordering::Relaxed);
@@ -197,7 +198,10 @@ impl ContextResources {
         other.hooks.interrupt = saved_interrupt;
         other.memory = saved_memory;
         other.limits.max_buffer_bytes = saved_max_buffer;
-        result
+        match result {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     }
 
     /// Lends the context's fuel to a host call (see the module doc).
