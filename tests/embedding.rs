@@ -324,3 +324,17 @@ fn registering_while_a_call_is_pending_fails_and_registers_nothing() {
     ctx.register_module(other()).unwrap();
     assert_eq!(ctx.module_names(), ["embedding", "other"]);
 }
+
+#[test]
+fn another_contexts_typed_func_does_not_resume_a_pending_call() {
+    let instance = Instance::new();
+    let (mut a, mut b) = (context(&instance), context(&instance));
+    let count_a = a.typed_func::<i32, i32>("count_up").unwrap();
+    let count_b = b.typed_func::<i32, i32>("count_up").unwrap();
+    assert_eq!(count_a.begin_call(&mut a, 1).unwrap(), CallState::Yielded);
+    let e = count_b.resume(&mut a).unwrap_err();
+    assert_eq!(e.code, StatusCode::FailedPrecondition, "{e}");
+    assert!(e.message.contains("another context"), "{e}");
+    assert_eq!(count_a.resume(&mut a).unwrap(), CallState::Done(3));
+    drop(b);
+}

@@ -1108,6 +1108,17 @@ impl Context {
         if func.target == (FuncTarget::Bytecode { module, ordinal }) && func.context == self.id {
             return Ok(());
         }
+        if func.context != self.id {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                format!(
+                    "`{}` was looked up in another context; resume this context's \
+                     pending call through its own TypedFunc or Context::resume (it is \
+                     still pending)",
+                    func.name()
+                ),
+            ));
+        }
         let frame = self.describe(module, ordinal, 0);
         let pending = format!("{}.{}", frame.module, frame.function);
         Err(Trap::new(
