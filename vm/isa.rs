@@ -598,6 +598,8 @@ macro_rules! for_each_instruction {
             // fused compare-branch at its target, in one dispatch.
             Internal 0x1A AddI32ThenBrToCmpLtI32SBr "add.i32;br;cmp.lt.i32.s+cond_br" (binary(I32));
             Internal 0x1B AddI64ThenBrToCmpLtI64SBr "add.i64;br;cmp.lt.i64.s+cond_br" (binary(I64));
+            // A kernel's accumulate: load, multiply-add, store back.
+            Internal 0x1C BufferLoadF32ThenFmaF32ThenStoreF32 "buffer.load.f32;fma.f32;buffer.store.f32" ([Reg(Ref, R), Reg(I64, R), Reg(F32, W)]);
         }
     };
 }

@@ -581,6 +581,9 @@ const PAIRS: [(Opcode, Opcode, Opcode); 10] = [
 
 /// Applies [`PAIRS`], left to right without overlap, over the body.
 ///
+/// A `buffer.load.f32;fma.f32;buffer.store.f32` run (a kernel's
+/// multiply-accumulate) becomes one triple first.
+///
 /// An `add;br` whose branch (already relative: `relativize_branches`) goes
 /// to a fused `cmp.lt+cond_br` of the same width, the usual back edge of a
 /// counted loop, becomes the triple `add;br;cmp.lt+cond_br`.
@@ -589,7 +592,17 @@ fn fuse_pairs(code: &mut [Inst], guard: usize) {
     let mut k = 0;
     while k + 1 < guard {
         let (a, b) = (code[k].op, code[k + 1].op);
-        if let Some(&(_, _, fused)) = PAIRS.iter().find(|p| p.0 == a && p.1 == b) {
+        if k + 2 < guard
+            && (a, b, code[k + 2].op)
+                == (
+                    Opcode::BufferLoadF32,
+                    Opcode::FmaF32,
+                    Opcode::BufferStoreF32,
+                )
+        {
+            code[k].op = Opcode::BufferLoadF32ThenFmaF32ThenStoreF32;
+            k += 3;
+        } else if let Some(&(_, _, fused)) = PAIRS.iter().find(|p| p.0 == a && p.1 == b) {
             let target_op = || {
                 let target = (k + 1) as i64 + i64::from(code[k + 1].x as i32) / size;
                 usize::try_from(target)

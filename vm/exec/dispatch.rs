@@ -522,24 +522,64 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                         cmp_br!(kat, k, k.c, rl!(k.a) < rl!(k.b));
                     }
                 }
+                // In the pairs below, the second half takes the first
+                // half's result from the host register when it names the
+                // same VM register (the usual case: a chain), instead of
+                // reading back the value just stored, which would put a
+                // store-to-load forwarding on the loop's critical path.
                 Opcode::AddI64ThenAddI64 => {
-                    bin_i64!(i, |x, y| x.wrapping_add(y));
+                    let v = rl!(i.a).wrapping_add(rl!(i.b));
+                    wl!(i.c, v);
                     if !HOOKED {
                         // SAFETY: as above.
                         let j = unsafe { &*at.add(1) };
-                        bin_i64!(j, |x, y| x.wrapping_add(y));
+                        let x = if j.a == i.c { v } else { rl!(j.a) };
+                        wl!(j.c, x.wrapping_add(rl!(j.b)));
                         // SAFETY: as above.
                         ip = unsafe { at.add(2) };
                     }
                 }
                 Opcode::FmaI64ThenAddI64 => {
-                    wl!(i.d, rl!(i.a).wrapping_mul(rl!(i.b)).wrapping_add(rl!(i.c)));
+                    let v = rl!(i.a).wrapping_mul(rl!(i.b)).wrapping_add(rl!(i.c));
+                    wl!(i.d, v);
                     if !HOOKED {
                         // SAFETY: as above.
                         let j = unsafe { &*at.add(1) };
-                        bin_i64!(j, |x, y| x.wrapping_add(y));
+                        let x = if j.a == i.d { v } else { rl!(j.a) };
+                        wl!(j.c, x.wrapping_add(rl!(j.b)));
                         // SAFETY: as above.
                         ip = unsafe { at.add(2) };
+                    }
+                }
+                Opcode::BufferLoadF32ThenFmaF32ThenStoreF32 => {
+                    let v =
+                        tri!(buffer!(i.a, "source_buffer").load_as::<4>(token, rl!(i.b) as u64));
+                    let v = u32::from_le_bytes(v);
+                    wi!(i.c, v);
+                    if !HOOKED {
+                        // SAFETY: the triple's other two instructions follow
+                        // it in the body (program::fuse_pairs).
+                        let (j, k) = unsafe { (&*at.add(1), &*at.add(2)) };
+                        let c = if j.c == i.c {
+                            f32::from_bits(v)
+                        } else {
+                            rf!(j.c)
+                        };
+                        let r = rf!(j.a) * rf!(j.b) + c;
+                        wf!(j.d, r);
+                        // A trap in the store is reported at it.
+                        // SAFETY: as above; the guard follows the body.
+                        ip = unsafe { at.add(3) };
+                        let out = if k.c == j.d {
+                            r.to_bits()
+                        } else {
+                            ri!(k.c) as u32
+                        };
+                        tri!(buffer!(k.a, "target_buffer").store_as::<4>(
+                            token,
+                            rl!(k.b) as u64,
+                            out.to_le_bytes()
+                        ));
                     }
                 }
                 Opcode::BufferLoadF32ThenBufferLoadF32 => {
@@ -559,14 +599,20 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                     }
                 }
                 Opcode::FmaF32ThenBufferStoreF32 => {
-                    wf!(i.d, rf!(i.a) * rf!(i.b) + rf!(i.c));
+                    let r = rf!(i.a) * rf!(i.b) + rf!(i.c);
+                    wf!(i.d, r);
                     if !HOOKED {
                         // SAFETY: as above.
                         let j = unsafe { &*at.add(1) };
                         // SAFETY: as above; a trap in the store is reported
                         // at it.
                         ip = unsafe { at.add(2) };
-                        let v = (ri!(j.c) as u32).to_le_bytes();
+                        let out = if j.c == i.d {
+                            r.to_bits()
+                        } else {
+                            ri!(j.c) as u32
+                        };
+                        let v = out.to_le_bytes();
                         tri!(buffer!(j.a, "target_buffer").store_as::<4>(
                             token,
                             rl!(j.b) as u64,
