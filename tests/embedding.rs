@@ -328,7 +328,7 @@ fn registering_while_a_call_is_pending_fails_and_registers_nothing() {
 #[test]
 fn another_contexts_typed_func_does_not_resume_a_pending_call() {
     let instance = Instance::new();
-    let (mut a, mut b) = (context(&instance), context(&instance));
+    let (mut a, b) = (context(&instance), context(&instance));
     let count_a = a.typed_func::<i32, i32>("count_up").unwrap();
     let count_b = b.typed_func::<i32, i32>("count_up").unwrap();
     assert_eq!(count_a.begin_call(&mut a, 1).unwrap(), CallState::Yielded);
