@@ -113,3 +113,108 @@ fn host_module_from_a_shared_library() {
         "{out}"
     );
 }
+
+fn repo(rel: &str) -> String {
+    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn irvm_stdin(args: &[String], stdin_file: &str) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(args)
+        .stdin(std::fs::File::open(stdin_file).unwrap())
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+const ADD_OUT: &str = "EXEC @add\nresult[0]: hal.buffer_view\n2x3xf32=[3 3 3][3 3 3]\n";
+
+#[test]
+fn iree_flag_spellings_flagfiles_and_device_flags() {
+    let module = format!("--module={}", repo("tests/models/add.vmfb"));
+    let inputs = ["--input=2x3xf32=1".to_string(), "--input=2x3xf32=2".into()];
+    // IREE's underscore spellings, a boolean with a value, device flags of
+    // other drivers (ignored), and irvm's own dashed spellings.
+    let mut args = vec!["run".to_string(), module.clone(), "--function=add".into()];
+    args.extend(inputs.iter().cloned());
+    args.extend(
+        [
+            "--trace_execution=false",
+            "--output-max-element-count=1000",
+            "--cuda_use_streams=true",
+            "--task_topology_max_group_count=2",
+            "--vulkan_validation_layers=false",
+            "--module_mode=mmap",
+            "--device=local-task",
+        ]
+        .map(String::from),
+    );
+    let (out, err, code) = irvm(&args);
+    assert_eq!((out.as_str(), code), (ADD_OUT, 0), "{err}");
+    // A flagfile is read where it stands; later flags override it.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flags");
+    std::fs::write(&file, format!("# a comment\n{module}\n--function=nope\n")).unwrap();
+    let mut args = vec![
+        "run".to_string(),
+        format!("--flagfile={}", file.display()),
+        "--function=add".into(),
+    ];
+    args.extend(inputs.iter().cloned());
+    let (out, err, code) = irvm(&args);
+    assert_eq!((out.as_str(), code), (ADD_OUT, 0), "{err}");
+    let (_, err, code) = irvm(&["run".into(), "--flagfile=/nonexistent/flags".into()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cannot read flagfile '/nonexistent/flags'"),
+        "{err}"
+    );
+    // Unknown flags are still usage errors.
+    let (_, err, code) = irvm(&["run".into(), module, "--no_such_flag=1".into()]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
+    // `--module=-` (bytecode or assembly), and no `--function` when the
+    // module exports one runnable function (`__init` does not count).
+    let args = [
+        "run".to_string(),
+        "--module=-".into(),
+        "--input=2x3xf32=1".into(),
+        "--input=2x3xf32=2".into(),
+    ];
+    let (out, err, code) = irvm_stdin(&args, &repo("tests/models/add.vmfb"));
+    assert_eq!((out.as_str(), code), (ADD_OUT, 0), "{err}");
+    let args = [
+        "run".to_string(),
+        "--module=-".into(),
+        "--function=fib".into(),
+        "--input=10".into(),
+    ];
+    let (out, _, code) = irvm_stdin(&args, &repo("examples/fib.vmasm"));
+    assert_eq!((out.as_str(), code), ("EXEC @fib\nresult[0]: i32=55\n", 0));
+    let (out, _, code) = irvm_stdin(
+        &["dump".into(), "--output=metadata".into(), "-".into()],
+        &repo("tests/models/add.vmfb"),
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("@module : version 0"), "{out}");
+    // Several exports: the reference's message, and the list.
+    let (_, err, code) = irvm(&[
+        "run".into(),
+        format!("--module={}", repo("tests/data/embedding.vmasm")),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(
+            "more than one exported function present; --function= must be specified explicitly"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("add, mix, divmod"), "{err}");
+}

@@ -48,7 +48,7 @@ pub struct DumpArgs {
         default_value = "false"
     )]
     pretty: bool,
-    /// The module file (`.vmfb`).
+    /// The module file (`.vmfb`; `-`: read it from stdin).
     file: PathBuf,
 }
 
@@ -96,14 +96,15 @@ fn dump(args: &DumpArgs) -> (Vec<u8>, Result<(), String>) {
         Ok(mode) => mode,
         Err(e) => return (Vec::new(), Err(e)),
     };
-    let module = match Module::from_file(&args.file) {
+    let loaded = if args.file.as_os_str() == "-" {
+        crate::cmd_run::module_from_stdin()
+    } else {
+        Module::from_file(&args.file)
+            .map_err(|e| format!("loading module '{}': {e}", args.file.display()))
+    };
+    let module = match loaded {
         Ok(module) => module,
-        Err(e) => {
-            return (
-                Vec::new(),
-                Err(format!("loading module '{}': {e}", args.file.display())),
-            )
-        }
+        Err(e) => return (Vec::new(), Err(e)),
     };
     if mode == OutputMode::FlatbufferBinary {
         let bytes = module.file_bytes()[module.flatbuffer_range()].to_vec();

@@ -9,14 +9,16 @@ use irvm::{Context, Instance, Module, Value};
 /// Arguments of `irvm run`.
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// A module to load: a `.vmfb` file, or a dynamic host module
-    /// `lib.so[@entry][?key=value&...]`. Repeat to load several, in order;
-    /// the function is looked up in the last one.
+    /// A module to load: a `.vmfb` file (`-`: read from stdin), or a
+    /// dynamic host module `lib.so[@entry][?key=value&...]`. Repeat to load
+    /// several, in order; the function is looked up in the last one.
     #[arg(long = "module", required = true)]
     modules: Vec<String>,
-    /// The exported function to invoke.
+    /// The exported function to invoke; may be left out when the module
+    /// exports one function (besides `__`-prefixed and `$` ones), as with
+    /// iree-run-module.
     #[arg(long)]
-    function: String,
+    function: Option<String>,
     /// An argument value (`3`, `-1.5`); repeat once per argument.
     #[arg(long = "input", allow_hyphen_values = true)]
     inputs: Vec<String>,
@@ -104,6 +106,52 @@ impl LimitArgs {
 
 /// Loads every `--module` into a fresh context whose limits are set first,
 /// so they bound each module's `__init` as well as what runs later.
+/// The one function `main_module` exports that a user may run (exports
+/// starting with `__` or holding `$` are internal), as iree-run-module
+/// picks it when `--function` is left out.
+fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
+    let runnable: Vec<String> = ctx
+        .exports(Some(main_module))
+        .into_iter()
+        .filter(|n| !n.starts_with("__") && !n.contains('$'))
+        .collect();
+    match runnable.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err("INVALID_ARGUMENT; no exported functions found in module; at least one must be present".into()),
+        many => Err(format!(
+            "INVALID_ARGUMENT; more than one exported function present; --function= must be specified explicitly (exports: {})",
+            many.join(", ")
+        )),
+    }
+}
+
+/// Most bytes `--module=-` reads from stdin.
+const MAX_STDIN_MODULE_BYTES: u64 = 4 << 30;
+
+/// A module read from stdin (`--module=-`): bytecode, or VM assembly text.
+pub fn module_from_stdin() -> Result<Module, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_STDIN_MODULE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("loading module '-': cannot read stdin: {e}"))?;
+    if bytes.len() as u64 > MAX_STDIN_MODULE_BYTES {
+        return Err(format!(
+            "loading module '-': stdin holds more than {MAX_STDIN_MODULE_BYTES} bytes"
+        ));
+    }
+    let loaded = if irvm::asm::looks_like_assembly(&bytes) {
+        let text = String::from_utf8(bytes)
+            .map_err(|_| "loading module '-': VM assembly is not UTF-8".to_string())?;
+        Module::from_assembly(&text, "<stdin>")
+    } else {
+        Module::from_bytes(bytes)
+    };
+    loaded.map_err(|e| format!("loading module '-': {e}"))
+}
+
 pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, String> {
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
@@ -113,7 +161,11 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             let m = DynamicModule::load_spec(spec).map_err(|e| e.to_string())?;
             ctx.register_host_module(&m).map_err(|e| e.to_string())?;
         } else {
-            let m = Module::from_file(spec).map_err(|e| format!("loading module '{spec}': {e}"))?;
+            let m = if spec == "-" {
+                module_from_stdin()?
+            } else {
+                Module::from_file(spec).map_err(|e| format!("loading module '{spec}': {e}"))?
+            };
             if crate::tensor_io::needs_hal(&m) {
                 crate::tensor_io::ensure_hal(&mut ctx)?;
             }
@@ -223,7 +275,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .last()
         .map(|s| s.to_string())
         .unwrap_or_default();
-    let name = args.function.trim_start_matches('@');
+    let only = match &args.function {
+        Some(f) => f.trim_start_matches('@').to_string(),
+        None => only_export(&ctx, &main_module)?,
+    };
+    let name = only.as_str();
     let func = ctx
         .function(&format!("{main_module}.{name}"))
         .map_err(|e| e.to_string())?;

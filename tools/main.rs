@@ -4,7 +4,7 @@
 //! (`run` ~ iree-run-module, `dump` ~ iree-dump-module, `as` ~ iree-as-module,
 //! `bench` ~ iree-benchmark-module).
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 use std::process::ExitCode;
 
 #[macro_use]
@@ -14,11 +14,12 @@ mod cmd_bench;
 mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
+mod flags;
 mod result_format;
 mod scalar_input;
 mod tensor_io;
 
-#[derive(Parser)]
+#[derive(clap::Parser)]
 #[command(
     name = "irvm",
     version,
@@ -44,8 +45,43 @@ enum Command {
     Dbg(cmd_dbg::DbgArgs),
 }
 
+/// The long flags subcommand `name` declares (see `flags::normalize`).
+fn known_flags(name: &str) -> Option<flags::Known> {
+    let cmd = Cli::command();
+    let sub = cmd.find_subcommand(name)?;
+    let mut known = flags::Known {
+        names: Default::default(),
+        switches: Default::default(),
+    };
+    for arg in sub.get_arguments() {
+        let takes_value = arg.get_action().takes_values();
+        for long in arg.get_long_and_visible_aliases().into_iter().flatten() {
+            known.names.insert(long.to_string());
+            if !takes_value {
+                known.switches.insert(long.to_string());
+            }
+        }
+    }
+    Some(known)
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = match flags::normalize(std::env::args().collect(), known_flags) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("irvm: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // A later value of a flag replaces an earlier one (flagfiles).
+    let cmd = Cli::command().mut_subcommands(|s| s.args_override_self(true));
+    let cli = match cmd
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Run(args) => cmd_run::main(args),
         Command::Dump(args) => cmd_dump::main(args),
