@@ -55,15 +55,20 @@ fn times_named_functions_with_inputs_and_repetitions() {
     );
     let r = rows(&out);
     let names: Vec<&str> = r.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "BM_loop_sum/process_time/real_time",
-            "BM_loop_sum/process_time/real_time",
-            "BM_fib/process_time/real_time",
-            "BM_fib/process_time/real_time"
+    let family = |f: &str| {
+        let base = format!("BM_{f}/process_time/real_time");
+        vec![
+            base.clone(),
+            base.clone(),
+            format!("{base}_mean"),
+            format!("{base}_median"),
+            format!("{base}_stddev"),
+            format!("{base}_cv"),
         ]
-    );
+    };
+    let mut expected = family("loop_sum");
+    expected.extend(family("fib"));
+    assert_eq!(names, expected);
     assert!(r.iter().all(|(_, n)| *n >= 1));
 }
 
@@ -106,7 +111,9 @@ fn errors_name_the_problem_and_exit_1() {
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("RESOURCE_EXHAUSTED"), "{err}");
-    assert!(err.lines().count() < 10, "{err}");
+    // After Google Benchmark's context lines (date .. load average).
+    let report = err.split("Load Average:").nth(1).unwrap_or(&err);
+    assert!(report.lines().count() < 10, "{err}");
 }
 
 #[test]
@@ -127,4 +134,99 @@ fn iteration_count_form_runs_exactly_that_many() {
         rows(&out),
         [("BM_empty_func/process_time/real_time".to_string(), 1234)]
     );
+}
+
+/// The add model of tests/models, timed as CI systems read
+/// iree-benchmark-module: JSON, CSV, a file, a filter, a time unit.
+#[test]
+fn speaks_google_benchmark_formats() {
+    let module = format!(
+        "--module={}/tests/models/add.vmfb",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let base = [
+        "bench",
+        module.as_str(),
+        "--function=add",
+        "--input=2x3xf32=1",
+        "--input=2x3xf32=2",
+        "--benchmark_min_time=5x",
+    ];
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        irvm(&args)
+    };
+    // Console: IREE's unit (ms) and aggregates after repetitions.
+    let (out, err, code) = with(&["--benchmark_repetitions=3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("Run on (") && err.contains("Load Average:"),
+        "{err}"
+    );
+    let r = rows(&out);
+    assert_eq!(r.len(), 7, "{out}");
+    assert!(
+        out.lines()
+            .filter(|l| l.starts_with("BM_"))
+            .take(6)
+            .all(|l| l.contains(" ms ")),
+        "{out}"
+    );
+    assert!(out.contains("real_time_cv") && out.contains(" %"), "{out}");
+    // JSON with the reference's fields.
+    let (out, err, code) = with(&["--benchmark_format=json", "--benchmark_repetitions=2"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    for key in [
+        "date",
+        "num_cpus",
+        "mhz_per_cpu",
+        "caches",
+        "load_avg",
+        "library_build_type",
+    ] {
+        assert!(doc["context"].get(key).is_some(), "context.{key}: {out}");
+    }
+    let b = doc["benchmarks"].as_array().unwrap();
+    assert_eq!(b.len(), 6);
+    assert_eq!(b[0]["name"], "BM_add/process_time/real_time");
+    assert_eq!(b[0]["run_type"], "iteration");
+    assert_eq!(b[0]["iterations"], 5);
+    assert_eq!(b[0]["time_unit"], "ms");
+    assert_eq!(b[5]["aggregate_name"], "cv");
+    assert_eq!(b[5]["aggregate_unit"], "percentage");
+    // CSV, another unit, and a JSON file beside the console table.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.json");
+    let out_flag = format!("--benchmark_out={}", file.display());
+    let (out, err, code) = with(&[
+        "--benchmark_format=csv",
+        "--benchmark_time_unit=us",
+        &out_flag,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("name,iterations,real_time,cpu_time,time_unit"),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("\"BM_add/process_time/real_time\",5,") && lines[1].contains(",us,"),
+        "{out}"
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(saved["benchmarks"][0]["time_unit"], "us");
+    // Filters: a match, an exclusion, a bad expression.
+    assert_eq!(with(&["--benchmark_filter=BM_add"]).2, 0);
+    let (_, err, code) = with(&["--benchmark_filter=-add"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no benchmark matches"), "{err}");
+    let (_, err, code) = with(&["--benchmark_filter=("]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not a regular expression"), "{err}");
+    let (_, err, code) = with(&["--benchmark_time_unit=h"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("ns, us, ms, s"), "{err}");
 }

@@ -30,9 +30,29 @@ pub struct BenchArgs {
     /// (`1000x`, for instruction counting), as Google Benchmark accepts it.
     #[arg(long = "benchmark_min_time", default_value = "0.5")]
     min_time: String,
-    /// How many times to repeat each benchmark (each row is one repetition).
+    /// How many times to repeat each benchmark (each row is one
+    /// repetition; with more than one, `_mean`, `_median`, `_stddev` and
+    /// `_cv` rows follow, as Google Benchmark adds them).
     #[arg(long = "benchmark_repetitions", default_value_t = 1)]
     repetitions: u32,
+    /// Only benchmarks whose name (`BM_<fn>/process_time/real_time`)
+    /// matches this regular expression; a leading `-` excludes matches
+    /// instead.
+    #[arg(long = "benchmark_filter", allow_hyphen_values = true)]
+    filter: Option<String>,
+    /// Time unit of the results: `ns`, `us`, `ms` (iree-benchmark-module's)
+    /// or `s`.
+    #[arg(long = "benchmark_time_unit", default_value = "ms")]
+    time_unit: String,
+    /// Format of the results on stdout: `console`, `json` or `csv`.
+    #[arg(long = "benchmark_format", default_value = "console")]
+    format: String,
+    /// Also write the results to this file ...
+    #[arg(long = "benchmark_out")]
+    out: Option<std::path::PathBuf>,
+    /// ... in this format (`json`, `console` or `csv`).
+    #[arg(long = "benchmark_out_format", default_value = "json")]
+    out_format: String,
     /// Accepted for iree-benchmark-module compatibility; irvm has no devices.
     #[arg(long, hide = true)]
     device: Option<String>,
@@ -141,23 +161,459 @@ fn measure(
     }
 }
 
-/// Formats a per-iteration time with Google Benchmark's units.
-fn per_iteration(total: Duration, iterations: u64) -> String {
-    let ns = total.as_secs_f64() * 1e9 / iterations.max(1) as f64;
-    if ns < 1e3 {
-        format!("{ns:.2} ns")
-    } else if ns < 1e6 {
-        format!("{:.2} us", ns / 1e3)
-    } else if ns < 1e9 {
-        format!("{:.2} ms", ns / 1e6)
+/// Google Benchmark's time units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unit {
+    Ns,
+    Us,
+    Ms,
+    S,
+}
+
+impl Unit {
+    fn parse(text: &str) -> Result<Unit, String> {
+        match text {
+            "ns" => Ok(Unit::Ns),
+            "us" => Ok(Unit::Us),
+            "ms" => Ok(Unit::Ms),
+            "s" => Ok(Unit::S),
+            _ => Err(format!(
+                "INVALID_ARGUMENT; --benchmark_time_unit `{text}` is not one of ns, us, ms, s"
+            )),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::Us => "us",
+            Unit::Ms => "ms",
+            Unit::S => "s",
+        }
+    }
+    /// Units per second.
+    fn per_second(self) -> f64 {
+        match self {
+            Unit::Ns => 1e9,
+            Unit::Us => 1e6,
+            Unit::Ms => 1e3,
+            Unit::S => 1.0,
+        }
+    }
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Console,
+    Json,
+    Csv,
+}
+
+impl Format {
+    fn parse(flag: &str, text: &str) -> Result<Format, String> {
+        match text {
+            "console" => Ok(Format::Console),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            _ => Err(format!(
+                "INVALID_ARGUMENT; --{flag} `{text}` is not one of console, json, csv"
+            )),
+        }
+    }
+}
+
+/// One row of results: a repetition, or an aggregate over repetitions.
+#[derive(Clone, Debug)]
+struct Row {
+    name: String,
+    run_name: String,
+    family: usize,
+    repetitions: u32,
+    /// `None` for aggregates.
+    repetition_index: Option<u32>,
+    /// `mean`, `median`, `stddev`, `cv`.
+    aggregate: Option<&'static str>,
+    iterations: u64,
+    /// Seconds per iteration (for `cv`: the fraction).
+    real: f64,
+    cpu: f64,
+    items_per_second: f64,
+}
+
+fn row(name: &str, family: usize, repetitions: u32, index: u32, s: &Sample) -> Row {
+    let n = s.iterations.max(1) as f64;
+    Row {
+        name: name.to_string(),
+        run_name: name.to_string(),
+        family,
+        repetitions,
+        repetition_index: Some(index),
+        aggregate: None,
+        iterations: s.iterations,
+        real: s.wall.as_secs_f64() / n,
+        cpu: s.cpu.as_secs_f64() / n,
+        items_per_second: n / s.wall.as_secs_f64().max(1e-12),
+    }
+}
+
+/// Google Benchmark's aggregates over the repetitions of one benchmark
+/// (sample standard deviation; `cv` is stddev over mean).
+fn aggregates(reps: &[Row]) -> Vec<Row> {
+    if reps.len() < 2 {
+        return Vec::new();
+    }
+    let stat = |f: &dyn Fn(&Row) -> f64| {
+        let mut v: Vec<f64> = reps.iter().map(f).collect();
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        v.sort_by(f64::total_cmp);
+        let median = if v.len() % 2 == 1 {
+            v[v.len() / 2]
+        } else {
+            (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+        };
+        let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+        let stddev = var.sqrt();
+        let cv = if mean != 0.0 { stddev / mean } else { 0.0 };
+        [mean, median, stddev, cv]
+    };
+    let (real, cpu, ips) = (
+        stat(&|r: &Row| r.real),
+        stat(&|r: &Row| r.cpu),
+        stat(&|r: &Row| r.items_per_second),
+    );
+    ["mean", "median", "stddev", "cv"]
+        .iter()
+        .enumerate()
+        .map(|(k, &agg)| Row {
+            name: format!("{}_{agg}", reps[0].run_name),
+            aggregate: Some(agg),
+            repetition_index: None,
+            iterations: reps.len() as u64,
+            real: real[k],
+            cpu: cpu[k],
+            items_per_second: ips[k],
+            ..reps[0].clone()
+        })
+        .collect()
+}
+
+/// Google Benchmark's console number: 3/2/1/0 decimals as the value grows.
+fn format_time(t: f64) -> String {
+    if t < 1.0 {
+        format!("{t:10.3}")
+    } else if t < 10.0 {
+        format!("{t:10.2}")
+    } else if t < 100.0 {
+        format!("{t:10.1}")
+    } else if t > 9_999_999_999.0 {
+        format!("{t:1.4e}")
     } else {
-        format!("{:.2} s", ns / 1e9)
+        format!("{t:10.0}")
+    }
+}
+
+/// `items_per_second` as Google Benchmark prints it: six significant
+/// digits with a k/M/G/T prefix (`84.3853k`).
+fn human_rate(rate: f64) -> String {
+    for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
+        if rate >= scale {
+            return format!("{}{suffix}", irvm::format_g_precision(rate / scale, 6));
+        }
+    }
+    irvm::format_g_precision(rate, 6)
+}
+
+fn console(rows: &[Row], unit: Unit) -> String {
+    use std::fmt::Write as _;
+    let width = rows
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let header = format!(
+        "{:<width$} {:>13} {:>15} {:>12} UserCounters...",
+        "Benchmark", "Time", "CPU", "Iterations"
+    );
+    let rule = "-".repeat(header.len());
+    let mut out = format!("{rule}\n{header}\n{rule}\n");
+    for r in rows {
+        let _ = write!(out, "{:<width$} ", r.name);
+        if r.aggregate == Some("cv") {
+            let _ = write!(
+                out,
+                "{:10.2} {:<4} {:10.2} {:<4} ",
+                100.0 * r.real,
+                "%",
+                100.0 * r.cpu,
+                "%"
+            );
+        } else {
+            let k = unit.per_second();
+            let _ = write!(
+                out,
+                "{} {:<4} {} {:<4} ",
+                format_time(r.real * k),
+                unit.name(),
+                format_time(r.cpu * k),
+                unit.name()
+            );
+        }
+        let rate = if r.aggregate == Some("cv") {
+            format!("{:.2}%", 100.0 * r.items_per_second)
+        } else {
+            format!("{}/s", human_rate(r.items_per_second))
+        };
+        let _ = writeln!(out, "{:10} items_per_second={rate}", r.iterations);
+    }
+    out
+}
+
+fn csv(rows: &[Row], unit: Unit) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,error_occurred,error_message\n",
+    );
+    let k = unit.per_second();
+    for r in rows {
+        let (real, cpu) = if r.aggregate == Some("cv") {
+            (r.real, r.cpu)
+        } else {
+            (r.real * k, r.cpu * k)
+        };
+        let _ = writeln!(
+            out,
+            "\"{}\",{},{},{},{},,{},,,",
+            r.name,
+            r.iterations,
+            irvm::format_g_precision(real, 6),
+            irvm::format_g_precision(cpu, 6),
+            unit.name(),
+            irvm::format_g_precision(r.items_per_second, 6)
+        );
+    }
+    out
+}
+
+/// Machine facts for the JSON `context` and the console header.
+struct MachineContext {
+    date: String,
+    host_name: String,
+    executable: String,
+    num_cpus: usize,
+    mhz_per_cpu: f64,
+    /// (type, level, size in bytes, CPUs sharing it).
+    caches: Vec<(String, u32, u64, usize)>,
+    load_avg: [f64; 3],
+}
+
+fn machine_context() -> MachineContext {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let num_cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mhz_per_cpu = read("/proc/cpuinfo")
+        .lines()
+        .find(|l| l.starts_with("cpu MHz"))
+        .and_then(|l| l.split(':').nth(1))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0);
+    let mut caches = Vec::new();
+    for k in 0..16 {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{k}");
+        if !std::path::Path::new(&dir).exists() {
+            break;
+        }
+        let level = read(&format!("{dir}/level")).trim().parse().unwrap_or(0);
+        let kind = read(&format!("{dir}/type")).trim().to_string();
+        let size = read(&format!("{dir}/size"));
+        let size = size.trim();
+        let bytes = size
+            .strip_suffix('K')
+            .and_then(|n| n.parse::<u64>().ok())
+            .map(|n| n * 1024)
+            .or_else(|| size.parse().ok())
+            .unwrap_or(0);
+        let sharing = read(&format!("{dir}/shared_cpu_list"));
+        let sharing = sharing
+            .trim()
+            .split(',')
+            .map(|part| match part.split_once('-') {
+                Some((a, b)) => {
+                    b.parse::<usize>().unwrap_or(0) + 1 - a.parse::<usize>().unwrap_or(0)
+                }
+                None => usize::from(!part.is_empty()),
+            })
+            .sum::<usize>()
+            .max(1);
+        caches.push((kind, level, bytes, sharing));
+    }
+    let loads: Vec<f64> = read("/proc/loadavg")
+        .split_whitespace()
+        .take(3)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let mut load_avg = [0.0; 3];
+    for (d, v) in load_avg.iter_mut().zip(loads) {
+        *d = v;
+    }
+    MachineContext {
+        date: iso_date(),
+        host_name: read("/proc/sys/kernel/hostname").trim().to_string(),
+        executable: std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        num_cpus,
+        mhz_per_cpu,
+        caches,
+        load_avg,
+    }
+}
+
+/// Local time as `2026-11-24T13:04:08+00:00`.
+fn iso_date() -> String {
+    let now = libc::time_t::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+    .unwrap_or(0);
+    // SAFETY: `tm` is a plain C struct, zero is a valid value; localtime_r
+    // writes it from `now` and does not keep either pointer.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::localtime_r(&now, &mut tm) };
+    let off = tm.tm_gmtoff;
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{}{:02}:{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        if off < 0 { '-' } else { '+' },
+        off.abs() / 3600,
+        off.abs() % 3600 / 60
+    )
+}
+
+/// Google Benchmark's context lines (it prints them to stderr).
+fn console_header(m: &MachineContext) -> String {
+    let mut s = format!(
+        "{}\nRunning {}\nRun on ({} X {:.2} MHz CPU s)\nCPU Caches:\n",
+        m.date, m.executable, m.num_cpus, m.mhz_per_cpu
+    );
+    for (kind, level, bytes, sharing) in &m.caches {
+        let size = format!("{} KiB", bytes / 1024);
+        s.push_str(&format!(
+            "  L{level} {kind} {size} (x{})\n",
+            (m.num_cpus / sharing).max(1)
+        ));
+    }
+    s.push_str(&format!(
+        "Load Average: {:.2}, {:.2}, {:.2}\n",
+        m.load_avg[0], m.load_avg[1], m.load_avg[2]
+    ));
+    s
+}
+
+fn json(rows: &[Row], unit: Unit, m: &MachineContext) -> String {
+    use serde_json::json;
+    let caches: Vec<_> = m
+        .caches
+        .iter()
+        .map(|(kind, level, size, sharing)| {
+            json!({"type": kind, "level": level, "size": size, "num_sharing": sharing})
+        })
+        .collect();
+    let k = unit.per_second();
+    let benchmarks: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            let mut o = serde_json::Map::new();
+            o.insert("name".into(), json!(r.name));
+            o.insert("family_index".into(), json!(r.family));
+            o.insert("per_family_instance_index".into(), json!(0));
+            o.insert("run_name".into(), json!(r.run_name));
+            o.insert(
+                "run_type".into(),
+                json!(if r.aggregate.is_some() {
+                    "aggregate"
+                } else {
+                    "iteration"
+                }),
+            );
+            o.insert("repetitions".into(), json!(r.repetitions));
+            if let Some(i) = r.repetition_index {
+                o.insert("repetition_index".into(), json!(i));
+            }
+            o.insert("threads".into(), json!(1));
+            if let Some(a) = r.aggregate {
+                o.insert("aggregate_name".into(), json!(a));
+                o.insert(
+                    "aggregate_unit".into(),
+                    json!(if a == "cv" { "percentage" } else { "time" }),
+                );
+            }
+            let scale = if r.aggregate == Some("cv") { 1.0 } else { k };
+            o.insert("iterations".into(), json!(r.iterations));
+            o.insert("real_time".into(), json!(r.real * scale));
+            o.insert("cpu_time".into(), json!(r.cpu * scale));
+            o.insert("time_unit".into(), json!(unit.name()));
+            o.insert("items_per_second".into(), json!(r.items_per_second));
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    let doc = json!({
+        "context": {
+            "date": m.date,
+            "host_name": m.host_name,
+            "executable": m.executable,
+            "num_cpus": m.num_cpus,
+            "mhz_per_cpu": m.mhz_per_cpu.round() as i64,
+            "cpu_scaling_enabled": false,
+            "caches": caches,
+            "load_avg": m.load_avg,
+            "library_build_type": if cfg!(debug_assertions) { "debug" } else { "release" },
+            "json_schema_version": 1
+        },
+        "benchmarks": benchmarks
+    });
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> String {
+    match format {
+        Format::Console => console(rows, unit),
+        Format::Json => json(rows, unit, m),
+        Format::Csv => csv(rows, unit),
     }
 }
 
 fn bench(args: &BenchArgs) -> Result<(), String> {
     let _ = &args.device;
     let min_time = parse_min_time(&args.min_time)?;
+    let unit = Unit::parse(&args.time_unit)?;
+    let format = Format::parse("benchmark_format", &args.format)?;
+    let out_format = Format::parse("benchmark_out_format", &args.out_format)?;
+    let filter = match &args.filter {
+        None => None,
+        Some(f) => {
+            let (exclude, pattern) = match f.strip_prefix('-') {
+                Some(p) => (true, p),
+                None => (false, f.as_str()),
+            };
+            let pattern = if pattern == "all" { "." } else { pattern };
+            let re = regex::Regex::new(pattern).map_err(|e| {
+                format!(
+                    "INVALID_ARGUMENT; --benchmark_filter `{f}` is not a regular expression: {e}"
+                )
+            })?;
+            Some((exclude, re))
+        }
+    };
     let mut ctx = load_context(&args.modules, &args.limits)?;
     let main_module = ctx
         .module_names()
@@ -184,6 +640,20 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
             "NOT_FOUND; module `{main_module}` exports no function without arguments; name one with --function"
         ));
     }
+    let bm_name = |name: &str| format!("BM_{name}/process_time/real_time");
+    let names: Vec<String> = names
+        .into_iter()
+        .filter(|n| match &filter {
+            None => true,
+            Some((exclude, re)) => re.is_match(&bm_name(n)) != *exclude,
+        })
+        .collect();
+    if names.is_empty() {
+        return Err(format!(
+            "NOT_FOUND; no benchmark matches --benchmark_filter `{}`",
+            args.filter.as_deref().unwrap_or("")
+        ));
+    }
     let mut plans = Vec::new();
     for name in &names {
         let func = ctx
@@ -206,53 +676,30 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
         plans.push((name.clone(), func, values));
     }
-    let rows: Vec<String> = plans
-        .iter()
-        .flat_map(|(name, _, _)| {
-            (0..args.repetitions.max(1)).map(move |_| format!("BM_{name}/process_time/real_time"))
-        })
-        .collect();
-    let width = rows.iter().map(|r| r.len()).max().unwrap_or(10).max(10);
-    let rule = "-".repeat(width + 44);
-    outln!("{rule}");
-    outln!(
-        "{:<width$} {:>13} {:>13} {:>12}",
-        "Benchmark",
-        "Time",
-        "CPU",
-        "Iterations"
-    );
-    outln!("{rule}");
-    for (name, func, values) in &plans {
-        for _ in 0..args.repetitions.max(1) {
+    let machine = machine_context();
+    if format == Format::Console {
+        eprint!("{}", console_header(&machine));
+    }
+    let repetitions = args.repetitions.max(1);
+    let mut rows = Vec::new();
+    for (family, (name, func, values)) in plans.iter().enumerate() {
+        let mut reps = Vec::new();
+        for index in 0..repetitions {
             let s = measure(&mut ctx, func, values, min_time)
                 .map_err(|e| format!("benchmark `{name}` failed: {e}"))?;
-            let rate = s.iterations as f64 / s.wall.as_secs_f64().max(1e-12);
-            outln!(
-                "{:<width$} {:>13} {:>13} {:>12} items_per_second={}/s",
-                format!("BM_{name}/process_time/real_time"),
-                per_iteration(s.wall, s.iterations),
-                per_iteration(s.cpu, s.iterations),
-                s.iterations,
-                human_rate(rate)
-            );
+            reps.push(row(&bm_name(name), family, repetitions, index, &s));
         }
+        let summary = aggregates(&reps);
+        rows.extend(reps);
+        rows.extend(summary);
+    }
+    let text = render(format, &rows, unit, &machine);
+    outln!("{}", text.strip_suffix('\n').unwrap_or(&text));
+    if let Some(path) = &args.out {
+        std::fs::write(path, render(out_format, &rows, unit, &machine))
+            .map_err(|e| format!("cannot write --benchmark_out '{}': {e}", path.display()))?;
     }
     Ok(())
-}
-
-/// `items_per_second` as Google Benchmark prints it (`232.005`, `1.5k`).
-fn human_rate(rate: f64) -> String {
-    let trim = |x: f64| {
-        let t = format!("{x:.3}");
-        t.trim_end_matches('0').trim_end_matches('.').to_string()
-    };
-    for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
-        if rate >= scale {
-            return format!("{}{suffix}", trim(rate / scale));
-        }
-    }
-    trim(rate)
 }
 
 #[cfg(test)]
@@ -271,11 +718,44 @@ mod tests {
     }
 
     #[test]
-    fn units_follow_magnitude() {
-        assert_eq!(per_iteration(Duration::from_nanos(500), 1), "500.00 ns");
-        assert_eq!(per_iteration(Duration::from_micros(1500), 1), "1.50 ms");
-        assert_eq!(per_iteration(Duration::from_secs(3), 2), "1.50 s");
+    fn numbers_as_google_benchmark_prints_them() {
+        assert_eq!(format_time(0.0123), "     0.012");
+        assert_eq!(format_time(4.567), "      4.57");
+        assert_eq!(format_time(45.67), "      45.7");
+        assert_eq!(format_time(448.2), "       448");
+        assert_eq!(human_rate(84385.3), "84.3853k");
         assert_eq!(human_rate(232.005), "232.005");
         assert_eq!(human_rate(1500.0), "1.5k");
+    }
+
+    #[test]
+    fn aggregates_follow_the_repetitions() {
+        let sample = |ms: u64| Sample {
+            iterations: 10,
+            wall: Duration::from_millis(ms * 10),
+            cpu: Duration::from_millis(ms * 10),
+        };
+        let reps: Vec<Row> = [2, 4, 9]
+            .iter()
+            .enumerate()
+            .map(|(i, &ms)| row("BM_f/process_time/real_time", 0, 3, i as u32, &sample(ms)))
+            .collect();
+        let agg = aggregates(&reps);
+        let names: Vec<&str> = agg.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "BM_f/process_time/real_time_mean",
+                "BM_f/process_time/real_time_median",
+                "BM_f/process_time/real_time_stddev",
+                "BM_f/process_time/real_time_cv"
+            ]
+        );
+        assert!((agg[0].real - 0.005).abs() < 1e-12);
+        assert!((agg[1].real - 0.004).abs() < 1e-12);
+        assert!((agg[2].real - 0.003605551).abs() < 1e-8);
+        assert!((agg[3].real - 0.721110255).abs() < 1e-8);
+        assert_eq!(agg[0].iterations, 3);
+        assert!(aggregates(&reps[..1]).is_empty());
     }
 }
