@@ -218,3 +218,57 @@ fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
     );
     assert!(err.contains("add, mix, divmod"), "{err}");
 }
+
+#[test]
+fn files_that_are_not_modules_get_plain_errors() {
+    let (_, err, code) = irvm(&[
+        "run".into(),
+        format!("--module={}", repo("tests/models/add.mlir")),
+        "--function=add".into(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("this is MLIR source, not a module; compile it with iree-compile"),
+        "{err}"
+    );
+    let (_, err, code) = irvm(&["dump".into(), repo("tests/models/add.mlir")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("this is MLIR source"), "{err}");
+    let (_, err, code) = irvm(&[
+        "run".into(),
+        format!("--module={}", repo("tests")),
+        "--function=f".into(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Is a directory"), "{err}");
+    let (out, _, code) = irvm(&["--version".into()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("bytecode 17.0"), "{out}");
+}
+
+/// `irvm as` with no `-o` does not write binary to a terminal (checked
+/// through `script`, which gives the command a pseudo-terminal).
+#[test]
+fn irvm_as_refuses_a_terminal_stdout() {
+    let Ok(out) = Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{} as {}",
+                env!("CARGO_BIN_EXE_irvm"),
+                repo("examples/fib.vmasm")
+            ),
+            "/dev/null",
+        ])
+        .output()
+    else {
+        eprintln!("skipping: no `script` to give irvm a terminal");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("refusing to write a binary module to a terminal"),
+        "{text}"
+    );
+    assert!(!out.status.success());
+}

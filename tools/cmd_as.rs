@@ -51,6 +51,13 @@ pub fn main(args: AsArgs) -> ExitCode {
         }
     };
     let written = if args.output == "-" {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            eprintln!(
+                "irvm as: refusing to write a binary module to a terminal; name a file with -o (or redirect stdout)"
+            );
+            return ExitCode::FAILURE;
+        }
         let mut out = std::io::stdout().lock();
         out.write_all(&bytes).and_then(|()| out.flush())
     } else {

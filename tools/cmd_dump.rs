@@ -100,7 +100,7 @@ fn dump(args: &DumpArgs) -> (Vec<u8>, Result<(), String>) {
         crate::cmd_run::module_from_stdin()
     } else {
         Module::from_file(&args.file)
-            .map_err(|e| format!("loading module '{}': {e}", args.file.display()))
+            .map_err(|e| crate::cmd_run::explain_load_error(&args.file.display().to_string(), e))
     };
     let module = match loaded {
         Ok(module) => module,

@@ -125,6 +125,43 @@ fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
     }
 }
 
+/// The loader's error for `path`, or a plainer one when the file is MLIR
+/// source rather than a module.
+pub fn explain_load_error(path: &str, e: irvm::LoadError) -> String {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let looks_like_mlir = std::fs::File::open(path)
+        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+        .is_ok()
+        && std::str::from_utf8(&head).is_ok_and(|text| {
+            let code = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with("//"));
+            code.is_some_and(|l| {
+                [
+                    "func.func",
+                    "module",
+                    "builtin.module",
+                    "util.",
+                    "#",
+                    "!",
+                    "%",
+                    "stream.",
+                    "hal.",
+                    "flow.",
+                ]
+                .iter()
+                .any(|p| l.starts_with(p))
+            })
+        });
+    if looks_like_mlir {
+        format!("loading module '{path}': this is MLIR source, not a module; compile it with iree-compile first")
+    } else {
+        format!("loading module '{path}': {e}")
+    }
+}
+
 /// Most bytes `--module=-` reads from stdin.
 const MAX_STDIN_MODULE_BYTES: u64 = 4 << 30;
 
@@ -164,7 +201,7 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             let m = if spec == "-" {
                 module_from_stdin()?
             } else {
-                Module::from_file(spec).map_err(|e| format!("loading module '{spec}': {e}"))?
+                Module::from_file(spec).map_err(|e| explain_load_error(spec, e))?
             };
             if crate::tensor_io::needs_hal(&m) {
                 crate::tensor_io::ensure_hal(&mut ctx)?;

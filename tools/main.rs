@@ -22,7 +22,7 @@ mod tensor_io;
 #[derive(clap::Parser)]
 #[command(
     name = "irvm",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (reads IREE VM bytecode 17.0, as IREE 3.13)"),
     about = "Run and inspect IREE VM bytecode modules"
 )]
 struct Cli {
