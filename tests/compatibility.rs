@@ -161,3 +161,43 @@ fn vm_fail_with_the_deferred_code_fails() {
     assert_error("fail_with_code", &["49"], "DEFERRED; failed on purpose");
     assert_error("fail_with_code", &["13"], "INTERNAL; failed on purpose");
 }
+
+#[test]
+fn scalar_expected_outputs_are_compared_by_value() {
+    // iree-run-module fails every scalar `--expected_output` with "variant
+    // types mismatch; expected i32 but got i32"; irvm compares the values.
+    let run = |expected: &[&str]| {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/embedding.vmasm");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_irvm"));
+        cmd.arg("run")
+            .arg(format!("--module={}", source.display()))
+            .args(["--function=mix", "--input=3", "--input=2.5", "--input=1.5"]);
+        for e in expected {
+            cmd.arg(format!("--expected_output={e}"));
+        }
+        let out = cmd.output().unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            out.status.code().unwrap_or(-1),
+        )
+    };
+    // mix(i64 3, f64 2.5, f32 1.5) returns (f32 1.5, f64 2.5, i64 3).
+    let (out, code) = run(&["1.50001", "2.5", "3"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("[SUCCESS] all function outputs matched"),
+        "{out}"
+    );
+    let (out, code) = run(&["1.5", "2.5", "4"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("[FAILED] result[2]: expected i64=4 but got i64=3"),
+        "{out}"
+    );
+    let (out, code) = run(&["1.6", "2.5", "3"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("[FAILED] result[0]: expected f32=1.6 but got f32=1.5"),
+        "{out}"
+    );
+}

@@ -394,6 +394,26 @@ impl ResultArgs {
         };
         let mut all = true;
         for (i, (text, v)) in self.expected.iter().zip(results).enumerate() {
+            if let Some(kind) = scalar_kind(v) {
+                // A scalar result: its expected value is parsed as the
+                // result's type, as `--input` values are, and compared by
+                // value. (iree-run-module reports "variant types mismatch;
+                // expected i32 but got i32" for every scalar:
+                // docs/COMPATIBILITY.md.)
+                let want = crate::cmd_run::parse_input(text, kind)
+                    .map_err(|e| format!("{e}; parsing expected function outputs"))?;
+                if !self.scalars_match(&want, v, exact) {
+                    all = false;
+                    let show =
+                        |x: &Value| crate::result_format::format_value(x).unwrap_or_default();
+                    outln!(
+                        "[FAILED] result[{i}]: expected {} but got {}",
+                        show(&want),
+                        show(v)
+                    );
+                }
+                continue;
+            }
             let want = hal::parse_buffer_view(text).map_err(|t| {
                 format!(
                     "{}; {}; parsing expected function outputs",
@@ -421,6 +441,22 @@ impl ResultArgs {
             Ok(Outcome::Done)
         } else {
             Ok(Outcome::Mismatch)
+        }
+    }
+
+    /// Whether scalar `have` equals `want`: integers exactly, floats within
+    /// `--expected_f32_threshold`/`--expected_f64_threshold` (or exactly
+    /// with `--equality_mode=exact`), NaN matching NaN.
+    fn scalars_match(&self, want: &Value, have: &Value, exact: bool) -> bool {
+        let close = |a: f64, b: f64, threshold: f64| {
+            (a.is_nan() && b.is_nan()) || a == b || (!exact && (a - b).abs() <= threshold)
+        };
+        match (want, have) {
+            (Value::I32(a), Value::I32(b)) => a == b,
+            (Value::I64(a), Value::I64(b)) => a == b,
+            (Value::F32(a), Value::F32(b)) => close(*a as f64, *b as f64, self.f32_threshold),
+            (Value::F64(a), Value::F64(b)) => close(*a, *b, self.f64_threshold),
+            _ => false,
         }
     }
 
@@ -517,4 +553,15 @@ fn npy_header(view: &hal::BufferView) -> Result<Vec<u8>, String> {
     out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(dict.as_bytes());
     Ok(out)
+}
+
+/// The `--input` kind letter of a scalar result, or `None` for refs.
+fn scalar_kind(v: &Value) -> Option<char> {
+    match v {
+        Value::I32(_) => Some('i'),
+        Value::I64(_) => Some('I'),
+        Value::F32(_) => Some('f'),
+        Value::F64(_) => Some('F'),
+        _ => None,
+    }
 }
