@@ -272,3 +272,41 @@ fn irvm_as_refuses_a_terminal_stdout() {
     );
     assert!(!out.status.success());
 }
+
+#[test]
+fn print_statistics_counts_the_run() {
+    // fib(10), recursive: 177 calls, 10 frames deep.
+    let (out, err, code) = irvm(&[
+        "run".into(),
+        format!("--module={}", repo("examples/fib.vmasm")),
+        "--function=fib".into(),
+        "--input=10".into(),
+        "--print_statistics".into(),
+    ]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("EXEC @fib\nresult[0]: i32=55\n", 0),
+        "{err}"
+    );
+    for line in [
+        "[[ irvm statistics ]]",
+        "load time (modules, __init):",
+        "run time (the call):",
+        "instructions executed:       1500 ",
+        "calls:                       177 into bytecode (the entry call included), 0 to host functions",
+        "deepest call stack:          10 frames",
+        "most memory held:",
+    ] {
+        assert!(err.contains(line), "missing {line:?} in\n{err}");
+    }
+    // Host calls (the hal's) are counted too.
+    let (_, err, code) = irvm(&[
+        "run".into(),
+        format!("--module={}", repo("tests/models/add.vmfb")),
+        "--input=2x3xf32=1".into(),
+        "--input=2x3xf32=2".into(),
+        "--print-statistics".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains(", 0 to host functions"), "{err}");
+}

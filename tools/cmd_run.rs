@@ -34,6 +34,78 @@ pub struct RunArgs {
     /// source position) to stderr.
     #[arg(long = "trace-execution")]
     trace_execution: bool,
+    /// After the call, print to stderr what a user tuning a program wants:
+    /// load and run time, instructions executed, calls, the deepest call
+    /// stack and the most memory held (counting runs the instruction-by-
+    /// instruction loop, so the run is slower).
+    #[arg(long = "print_statistics")]
+    print_statistics: bool,
+}
+
+/// What `--print_statistics` counts while the program runs.
+#[derive(Default)]
+struct Counts {
+    instructions: u64,
+    calls: u64,
+    deepest: usize,
+    depth: usize,
+}
+
+/// An observer that counts, then hands each instruction to `inner` (the
+/// tracer, with `--trace-execution`).
+struct Counter {
+    counts: std::sync::Arc<std::sync::Mutex<Counts>>,
+    inner: Option<Box<dyn irvm::Observer>>,
+}
+
+impl irvm::Observer for Counter {
+    fn before_instruction(&mut self, view: &irvm::ExecView<'_>) -> irvm::Control {
+        {
+            let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+            c.instructions += 1;
+            if view.depth > c.depth {
+                c.calls += (view.depth - c.depth) as u64;
+            }
+            c.depth = view.depth;
+            c.deepest = c.deepest.max(view.depth);
+        }
+        match &mut self.inner {
+            Some(inner) => inner.before_instruction(view),
+            None => irvm::Control::Continue,
+        }
+    }
+}
+
+fn print_statistics(
+    counts: &Counts,
+    ctx: &Context,
+    load: std::time::Duration,
+    run: std::time::Duration,
+) {
+    eprintln!("[[ irvm statistics ]]");
+    eprintln!(
+        "  load time (modules, __init): {:.3} ms",
+        load.as_secs_f64() * 1e3
+    );
+    eprintln!(
+        "  run time (the call):         {:.3} ms",
+        run.as_secs_f64() * 1e3
+    );
+    eprintln!(
+        "  instructions executed:       {} (the program's; vmvx kernels run in their executables' own contexts)",
+        counts.instructions
+    );
+    eprintln!(
+        "  calls:                       {} into bytecode (the entry call included), {} to host functions",
+        counts.calls,
+        ctx.host_calls()
+    );
+    eprintln!("  deepest call stack:          {} frames", counts.deepest);
+    eprintln!(
+        "  most memory held:            {} bytes (buffers, lists, register stacks, globals; now {})",
+        ctx.memory_peak(),
+        ctx.memory_in_use()
+    );
 }
 
 /// Resource limits shared by the commands that run code.
@@ -306,7 +378,9 @@ pub fn main(args: RunArgs) -> ExitCode {
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let _ = &args.device;
+    let loading = std::time::Instant::now();
     let mut ctx = load_context(&args.modules, &args.limits)?;
+    let load_time = loading.elapsed();
     let main_module = ctx
         .module_names()
         .last()
@@ -337,13 +411,26 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .map(|(t, &k)| parse_input(t, k))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{e}; parsing function inputs; {sig}"))?;
-    if args.trace_execution {
-        ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
-            std::io::stderr(),
-        )))));
+    let tracer: Option<Box<dyn irvm::Observer>> = args.trace_execution.then(|| {
+        Box::new(irvm::ExecutionTracer::new(Box::new(std::io::stderr()))) as Box<dyn irvm::Observer>
+    });
+    let counts = std::sync::Arc::new(std::sync::Mutex::new(Counts::default()));
+    if args.print_statistics {
+        ctx.set_observer(Some(Box::new(Counter {
+            counts: counts.clone(),
+            inner: tracer,
+        })));
+    } else if tracer.is_some() {
+        ctx.set_observer(tracer);
     }
     outln!("EXEC @{name}");
-    let results = ctx.invoke(&func, &values).map_err(Failure::Trap)?;
+    let running = std::time::Instant::now();
+    let invoked = ctx.invoke(&func, &values);
+    if args.print_statistics {
+        let counts = counts.lock().unwrap_or_else(|e| e.into_inner());
+        print_statistics(&counts, &ctx, load_time, running.elapsed());
+    }
+    let results = invoked.map_err(Failure::Trap)?;
     match args
         .results
         .emit(&results, crate::result_format::format_value)?

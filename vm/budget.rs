@@ -16,6 +16,8 @@ use crate::trap::{StatusCode, Trap};
 pub(crate) struct MemoryBudget {
     limit: AtomicU64,
     used: AtomicU64,
+    /// The most ever held at once.
+    peak: AtomicU64,
 }
 
 impl MemoryBudget {
@@ -24,6 +26,7 @@ impl MemoryBudget {
         Arc::new(MemoryBudget {
             limit: AtomicU64::new(limit),
             used: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
         })
     }
 
@@ -35,6 +38,11 @@ impl MemoryBudget {
     /// Bytes held now.
     pub fn used(&self) -> u64 {
         self.used.load(Ordering::Relaxed)
+    }
+
+    /// The most bytes held at once so far.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
     }
 
     /// Takes `bytes` from the budget, or fails with RESOURCE_EXHAUSTED
@@ -57,7 +65,10 @@ impl MemoryBudget {
                 .used
                 .compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed)
             {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    self.peak.fetch_max(next, Ordering::Relaxed);
+                    return Ok(());
+                }
                 Err(now) => used = now,
             }
         }

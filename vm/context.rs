@@ -348,6 +348,8 @@ pub struct Context {
     pub(crate) hooks: crate::exec::hooks::Hooks,
     /// Lists allocated by bytecode, for the cycle collector.
     pub(crate) lists: crate::cycles::ListTracker,
+    /// Host functions called from bytecode ([`Context::host_calls`]).
+    pub(crate) host_calls: u64,
     /// What the context's programs hold against `Limits::max_memory_bytes`.
     pub(crate) memory: Arc<crate::budget::MemoryBudget>,
     /// What host modules see of the context ([`crate::ContextResources`]).
@@ -466,6 +468,7 @@ impl Context {
             limits,
             hooks: Default::default(),
             lists: Default::default(),
+            host_calls: 0,
             resources: {
                 let r = crate::ContextResources::new(&memory);
                 r.set_max_buffer_bytes(limits.max_buffer_bytes);
@@ -508,6 +511,18 @@ impl Context {
     /// [`Limits::max_memory_bytes`].
     pub fn memory_in_use(&self) -> u64 {
         self.memory.used()
+    }
+
+    /// The most memory the context's programs have held at once (what
+    /// [`Context::memory_in_use`] counts), since the context was made.
+    pub fn memory_peak(&self) -> u64 {
+        self.memory.peak()
+    }
+
+    /// How many host functions bytecode has called (imports, including the
+    /// hal's), since the context was made.
+    pub fn host_calls(&self) -> u64 {
+        self.host_calls
     }
 
     /// The handle host modules get on this context's memory budget, fuel,

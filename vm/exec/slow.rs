@@ -32,6 +32,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
     let hooks = &mut ctx.hooks;
     let memory = &ctx.memory;
     let resources = &ctx.resources;
+    let host_calls = &mut ctx.host_calls;
 
     let top = st.frames.last().expect("a frame to run");
     let cur = top.module;
@@ -416,6 +417,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                     let result_kinds = &sig.results;
                     let outcome = match &mut modules[target_module as usize] {
                         Registered::Host(h) => {
+                            *host_calls += 1;
                             resources.lend_fuel(hooks.fuel);
                             let outcome = h.state.call(index as usize, &values);
                             resources.reclaim_fuel(&mut hooks.fuel);
