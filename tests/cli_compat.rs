@@ -26,6 +26,9 @@ fn run(program: &Path, args: &[String], stdin: Option<&str>) -> (String, i32) {
     )
 }
 
+/// (what, arguments, stdin file, expected stdout, expected status).
+type Case<'a> = (&'a str, Vec<String>, Option<String>, &'a str, i32);
+
 const ADD: &str = "EXEC @add\nresult[0]: hal.buffer_view\n2x3xf32=[3 3 3][3 3 3]\n";
 
 #[test]
@@ -52,8 +55,7 @@ fn command_lines_behave_as_with_iree_run_module() {
         head.extend(tail);
         head
     };
-    // (what, arguments, stdin, expected stdout, expected status)
-    let cases: Vec<(&str, Vec<String>, Option<String>, &str, i32)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "device and runtime flags of other drivers, underscore spellings",
             with(
