@@ -633,16 +633,20 @@ impl Buffer {
     /// on another thread holds the buffer, since a run must not wait.
     /// (Host functions made with `NativeModule` turn the panic into a trap.)
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        let guard = if self.mutable {
-            match crate::lease::borrow(self.lease_word(), true) {
-                Ok(guard) => Some(guard),
-                Err(crate::lease::Conflict::ThisThread) => {
-                    panic!("buffer already borrowed mutably")
-                }
-                Err(crate::lease::Conflict::OtherThread) => {
-                    panic!("buffer is in use by another thread's running context")
-                }
+        match self.read(f) {
+            Ok(out) => out,
+            Err(crate::lease::Conflict::ThisThread) => panic!("buffer already borrowed mutably"),
+            Err(crate::lease::Conflict::OtherThread) => {
+                panic!("buffer is in use by another thread's running context")
             }
+        }
+    }
+
+    /// Runs `f` over the bytes under a shared closure borrow; a conflicting
+    /// borrow is returned without calling `f`.
+    fn read<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R, crate::lease::Conflict> {
+        let guard = if self.mutable {
+            Some(crate::lease::borrow(self.lease_word(), true)?)
         } else {
             None
         };
@@ -654,7 +658,7 @@ impl Buffer {
         let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) };
         let out = f(bytes);
         drop(guard);
-        out
+        Ok(out)
     }
 
     /// [`Buffer::with_bytes`] that fails (FAILED_PRECONDITION) where that
@@ -662,16 +666,7 @@ impl Buffer {
     /// `copy`, `compare`, `hash`), which must trap, not panic, when the
     /// buffer is borrowed mutably here or held by another thread's run.
     pub(crate) fn try_with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R, Trap> {
-        let guard = if self.mutable {
-            Some(crate::lease::borrow(self.lease_word(), true).map_err(conflict)?)
-        } else {
-            None
-        };
-        // SAFETY: as in `with_bytes`.
-        let bytes = unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) };
-        let out = f(bytes);
-        drop(guard);
-        Ok(out)
+        self.read(f).map_err(conflict)
     }
 
     /// Runs `f` over the bytes mutably; read-only buffers, and buffers
@@ -1203,10 +1198,7 @@ impl List {
     /// Grows (with empty or zero elements) or truncates to `size`.
     pub fn resize(&self, size: u32) -> Result<(), Trap> {
         self.reserve(size)?;
-        let fill = match self.element {
-            TypeDef::Value(t) => zero_slot(t),
-            _ => Slot::Empty,
-        };
+        let fill = self.new_slot();
         // Dropped elements are released after the lock is given back.
         let dropped = {
             let mut items = self.items_mut();
@@ -1311,28 +1303,55 @@ impl List {
         }
     }
 
-    fn set_slot(&self, i: u32, value: Slot) -> Result<(), Trap> {
-        let target = match self.element {
-            TypeDef::Value(t) => Some(t),
-            TypeDef::Any => None,
-            TypeDef::Ref(_) => {
-                return Err(Trap::new(
-                    StatusCode::FailedPrecondition,
-                    "list cannot store values",
-                ))
+    /// A new element: zero in a list of values, empty otherwise.
+    fn new_slot(&self) -> Slot {
+        match self.element {
+            TypeDef::Value(t) => zero_slot(t),
+            _ => Slot::Empty,
+        }
+    }
+
+    /// `value` as this list stores it: converted to the element type, or
+    /// refused by a list of refs.
+    fn value_slot(&self, value: Slot) -> Result<Slot, Trap> {
+        match self.element {
+            TypeDef::Value(t) => Ok(value.convert(t)),
+            TypeDef::Any => Ok(value),
+            TypeDef::Ref(_) => Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "list cannot store values",
+            )),
+        }
+    }
+
+    /// `r` as this list stores it: type-checked, or refused by a list of
+    /// values.
+    fn ref_slot(&self, r: Ref) -> Result<Slot, Trap> {
+        match self.element {
+            TypeDef::Value(_) => Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "list cannot store refs",
+            )),
+            t => {
+                t.check_ref(&r)?;
+                Ok(Slot::Ref(r))
             }
-        };
-        let value = match target {
-            Some(t) => value.convert(t),
-            None => value,
-        };
+        }
+    }
+
+    /// Replaces element `i` with `slot` (already checked).
+    fn replace(&self, i: u32, slot: Slot) -> Result<(), Trap> {
         let mut items = self.items_mut();
         let n = items.len();
         let dst = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        let old = std::mem::replace(dst, value);
+        let old = std::mem::replace(dst, slot);
         drop(items);
         drop(old); // released outside the lock (it may be a list)
         Ok(())
+    }
+
+    fn set_slot(&self, i: u32, value: Slot) -> Result<(), Trap> {
+        self.replace(i, self.value_slot(value)?)
     }
 
     /// Sets element `i` to an i32.
@@ -1376,22 +1395,7 @@ impl List {
 
     /// Sets element `i` to a reference (type-checked for typed ref lists).
     pub fn set_ref(&self, i: u32, r: Ref) -> Result<(), Trap> {
-        match self.element {
-            TypeDef::Value(_) => {
-                return Err(Trap::new(
-                    StatusCode::FailedPrecondition,
-                    "list cannot store refs",
-                ))
-            }
-            t => t.check_ref(&r)?,
-        }
-        let mut items = self.items_mut();
-        let n = items.len();
-        let slot = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        let old = std::mem::replace(slot, Slot::Ref(r));
-        drop(items);
-        drop(old); // released outside the lock (it may be a list)
-        Ok(())
+        self.replace(i, self.ref_slot(r)?)
     }
 
     /// Element `i` as a [`Value`](crate::Value).
@@ -1419,37 +1423,13 @@ impl List {
     /// land in their own element.
     pub fn push(&self, v: crate::Value) -> Result<(), Trap> {
         use crate::Value;
-        let value_slot = |s: Slot| -> Result<Slot, Trap> {
-            match self.element {
-                TypeDef::Value(t) => Ok(s.convert(t)),
-                TypeDef::Any => Ok(s),
-                TypeDef::Ref(_) => Err(Trap::new(
-                    StatusCode::FailedPrecondition,
-                    "list cannot store values",
-                )),
-            }
-        };
         let slot = match v {
-            Value::I32(x) => value_slot(Slot::I32(x))?,
-            Value::I64(x) => value_slot(Slot::I64(x))?,
-            Value::F32(x) => value_slot(Slot::F32(x))?,
-            Value::F64(x) => value_slot(Slot::F64(x))?,
-            Value::Ref(r) => {
-                match self.element {
-                    TypeDef::Value(_) => {
-                        return Err(Trap::new(
-                            StatusCode::FailedPrecondition,
-                            "list cannot store refs",
-                        ))
-                    }
-                    t => t.check_ref(&r)?,
-                }
-                Slot::Ref(r)
-            }
-            Value::None => match self.element {
-                TypeDef::Value(t) => zero_slot(t),
-                _ => Slot::Empty,
-            },
+            Value::I32(x) => self.value_slot(Slot::I32(x))?,
+            Value::I64(x) => self.value_slot(Slot::I64(x))?,
+            Value::F32(x) => self.value_slot(Slot::F32(x))?,
+            Value::F64(x) => self.value_slot(Slot::F64(x))?,
+            Value::Ref(r) => self.ref_slot(r)?,
+            Value::None => self.new_slot(),
         };
         let mut items = self.items_mut();
         if items.len() >= u32::MAX as usize {
