@@ -11,10 +11,17 @@ fn shared(rel: &str) -> Option<PathBuf> {
 }
 
 fn irvm(args: &[String]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .args(args)
-        .output()
-        .unwrap();
+    irvm_with_stdin(args, None)
+}
+
+/// `irvm args`, its stdin read from the file `stdin` when given.
+fn irvm_with_stdin(args: &[String], stdin: Option<&str>) -> (String, String, i32) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irvm"));
+    cmd.args(args);
+    if let Some(path) = stdin {
+        cmd.stdin(std::fs::File::open(path).unwrap());
+    }
+    let out = cmd.output().unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -118,19 +125,6 @@ fn repo(rel: &str) -> String {
     format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn irvm_stdin(args: &[String], stdin_file: &str) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .args(args)
-        .stdin(std::fs::File::open(stdin_file).unwrap())
-        .output()
-        .unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 const ADD_OUT: &str = "EXEC @add\nresult[0]: hal.buffer_view\n2x3xf32=[3 3 3][3 3 3]\n";
 
 #[test]
@@ -188,7 +182,7 @@ fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
         "--input=2x3xf32=1".into(),
         "--input=2x3xf32=2".into(),
     ];
-    let (out, err, code) = irvm_stdin(&args, &repo("tests/models/add.vmfb"));
+    let (out, err, code) = irvm_with_stdin(&args, Some(&repo("tests/models/add.vmfb")));
     assert_eq!((out.as_str(), code), (ADD_OUT, 0), "{err}");
     let args = [
         "run".to_string(),
@@ -196,11 +190,11 @@ fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
         "--function=fib".into(),
         "--input=10".into(),
     ];
-    let (out, _, code) = irvm_stdin(&args, &repo("examples/fib.vmasm"));
+    let (out, _, code) = irvm_with_stdin(&args, Some(&repo("examples/fib.vmasm")));
     assert_eq!((out.as_str(), code), ("EXEC @fib\nresult[0]: i32=55\n", 0));
-    let (out, _, code) = irvm_stdin(
+    let (out, _, code) = irvm_with_stdin(
         &["dump".into(), "--output=metadata".into(), "-".into()],
-        &repo("tests/models/add.vmfb"),
+        Some(&repo("tests/models/add.vmfb")),
     );
     assert_eq!(code, 0);
     assert!(out.contains("@module : version 0"), "{out}");

@@ -284,19 +284,22 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
     Ok(ctx)
 }
 
+/// The calling-convention letter of a value type, as [`parse_input`]
+/// takes it.
+pub fn kind_of(t: irvm::ValType) -> char {
+    match t {
+        irvm::ValType::I32 => 'i',
+        irvm::ValType::I64 => 'I',
+        irvm::ValType::F32 => 'f',
+        irvm::ValType::F64 => 'F',
+        irvm::ValType::Ref => 'r',
+    }
+}
+
 /// The calling-convention letter of each parameter of `func`, as
 /// [`parse_input`] takes them.
 pub fn input_kinds(func: &irvm::Func) -> Vec<char> {
-    func.params()
-        .iter()
-        .map(|t| match t {
-            irvm::ValType::I32 => 'i',
-            irvm::ValType::I64 => 'I',
-            irvm::ValType::F32 => 'f',
-            irvm::ValType::F64 => 'F',
-            irvm::ValType::Ref => 'r',
-        })
-        .collect()
+    func.params().iter().map(|&t| kind_of(t)).collect()
 }
 
 /// Parses `text` as a value of calling-convention kind `kind`, as

@@ -45,9 +45,9 @@ enum Command {
     Dbg(cmd_dbg::DbgArgs),
 }
 
-/// The long flags subcommand `name` declares (see `flags::normalize`).
-fn known_flags(name: &str) -> Option<flags::Known> {
-    let cmd = Cli::command();
+/// The long flags subcommand `name` of `cmd` declares (see
+/// `flags::normalize`).
+fn known_flags(cmd: &clap::Command, name: &str) -> Option<flags::Known> {
     let sub = cmd.find_subcommand(name)?;
     let mut known = flags::Known {
         names: Default::default(),
@@ -66,15 +66,15 @@ fn known_flags(name: &str) -> Option<flags::Known> {
 }
 
 fn main() -> ExitCode {
-    let args = match flags::normalize(std::env::args().collect(), known_flags) {
+    // A later value of a flag replaces an earlier one (flagfiles).
+    let cmd = Cli::command().mut_subcommands(|s| s.args_override_self(true));
+    let args = match flags::normalize(std::env::args().collect(), |name| known_flags(&cmd, name)) {
         Ok(args) => args,
         Err(e) => {
             eprintln!("irvm: {e}");
             return ExitCode::from(2);
         }
     };
-    // A later value of a flag replaces an earlier one (flagfiles).
-    let cmd = Cli::command().mut_subcommands(|s| s.args_override_self(true));
     let cli = match cmd
         .try_get_matches_from(args)
         .and_then(|m| Cli::from_arg_matches(&m))

@@ -557,11 +557,7 @@ fn npy_header(view: &hal::BufferView) -> Result<Vec<u8>, String> {
 
 /// The `--input` kind letter of a scalar result, or `None` for refs.
 fn scalar_kind(v: &Value) -> Option<char> {
-    match v {
-        Value::I32(_) => Some('i'),
-        Value::I64(_) => Some('I'),
-        Value::F32(_) => Some('f'),
-        Value::F64(_) => Some('F'),
-        _ => None,
-    }
+    irvm::ValType::of(v)
+        .map(crate::cmd_run::kind_of)
+        .filter(|&k| k != 'r')
 }
