@@ -277,6 +277,11 @@ struct FuncGen<'a> {
 }
 
 impl FuncGen<'_> {
+    /// Records mnemonics a structured piece wrote itself.
+    fn uses(&mut self, mnemonics: &[&'static str]) {
+        self.used.extend(mnemonics.iter().copied());
+    }
+
     fn line(&mut self, mnemonic: &'static str, text: String) {
         self.used.insert(mnemonic);
         self.body.push_str(&text);
@@ -364,16 +369,14 @@ impl FuncGen<'_> {
         );
         let _ = writeln!(s, "{exit}:");
         self.body.push_str(&s);
-        for m in [
+        self.uses(&[
             "br",
             "cond_br",
             "const.i32.zero",
             "const.i32",
             "cmp.lt.i32.s",
             "add.i32",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
         self.pools.i32s.push(acc_r);
     }
 
@@ -435,7 +438,7 @@ impl FuncGen<'_> {
         let e = self.pools.write(self.rng, Bank::I32);
         let _ = writeln!(s, "  {e} = vm.global.load.i32 .rwdata[0]");
         self.body.push_str(&s);
-        for m in [
+        self.uses(&[
             "global.store.i32",
             "global.store.i64",
             "global.store.f32",
@@ -446,9 +449,7 @@ impl FuncGen<'_> {
             "global.load.f32",
             "global.load.f64",
             "global.load.i32",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
     }
 
     /// A 64-byte buffer: stores, loads, fill, copy, compare, length.
@@ -519,7 +520,7 @@ impl FuncGen<'_> {
         let _ = writeln!(s, "  {j} = vm.buffer.load.f64 {copy}, {off}");
         let k = self.pools.write(self.rng, Bank::I64);
         let _ = writeln!(s, "  {k} = vm.buffer.hash {copy}, {zero}, {len}");
-        for m in [
+        self.uses(&[
             "buffer.store.i8",
             "buffer.store.i16",
             "buffer.store.f64",
@@ -534,11 +535,9 @@ impl FuncGen<'_> {
             "buffer.load.i16.u",
             "buffer.load.f64",
             "buffer.hash",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
         self.body.push_str(&s);
-        for m in [
+        self.uses(&[
             "buffer.alloc",
             "buffer.fill.i8",
             "buffer.store.i32",
@@ -553,9 +552,7 @@ impl FuncGen<'_> {
             "buffer.length",
             "const.i64",
             "const.i64.zero",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
     }
 
     /// A typed i32 list and a variant list holding an i64, an f32 and the
@@ -627,7 +624,7 @@ impl FuncGen<'_> {
         let _ = writeln!(s, "  {asg} = vm.assign.ref {sel}");
         let nz2 = self.pools.write(self.rng, Bank::I32);
         let _ = writeln!(s, "  {nz2} = vm.cmp.nz.ref {asg}");
-        for m in [
+        self.uses(&[
             "const.ref.zero",
             "list.get.ref",
             "cmp.eq.ref",
@@ -635,20 +632,16 @@ impl FuncGen<'_> {
             "cmp.nz.ref",
             "select.ref",
             "assign.ref",
-        ] {
-            self.used.insert(m);
-        }
-        for m in [
+        ]);
+        self.uses(&[
             "list.get.i64",
             "list.get.f32",
             "list.get.f64",
             "list.set.f64",
             "list.reserve",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
         self.body.push_str(&s);
-        for m in [
+        self.uses(&[
             "list.alloc",
             "list.resize",
             "list.set.i32",
@@ -657,9 +650,7 @@ impl FuncGen<'_> {
             "list.set.f32",
             "list.set.ref",
             "list.size",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
         v
     }
 }
@@ -758,9 +749,7 @@ impl FuncGen<'_> {
         let _ = writeln!(s, "{t2}:\n  {x} = vm.xor.i32 {a}, {b}\n  vm.br {join}()");
         let _ = writeln!(s, "{join}:");
         self.body.push_str(&s);
-        for m in ["br_table", "add.i32", "xor.i32", "br", "block"] {
-            self.used.insert(m);
-        }
+        self.uses(&["br_table", "add.i32", "xor.i32", "br", "block"]);
         let r: u32 = x[2..].parse().unwrap();
         self.pools.i32s.push(r);
     }
@@ -813,9 +802,7 @@ impl FuncGen<'_> {
         let _ = writeln!(s, "  vm.fail {code}, \"generated failure\"");
         let _ = writeln!(s, "{ok}:");
         self.body.push_str(&s);
-        for m in ["and.i32", "cmp.eq.i32", "cond_br", "fail", "block"] {
-            self.used.insert(m);
-        }
+        self.uses(&["and.i32", "cmp.eq.i32", "cond_br", "fail", "block"]);
     }
 
     /// `vm.print` and `vm.trace` of values of every bank (no output on
@@ -874,7 +861,7 @@ impl FuncGen<'_> {
         let _ = writeln!(self.body, "  vm.discard.refs {g}, {ind}");
         let gone = self.pools.write(self.rng, Bank::I32);
         let _ = writeln!(self.body, "  {gone} = vm.cmp.nz.ref {g}");
-        for m in [
+        self.uses(&[
             "const.ref.rodata",
             "global.store.ref",
             "global.load.ref",
@@ -888,9 +875,7 @@ impl FuncGen<'_> {
             "switch.ref",
             "cmp.nz.ref",
             "discard.refs",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
     }
 
     /// Indirect i64/f32/f64 globals at the offsets the direct ones use.
@@ -913,7 +898,7 @@ impl FuncGen<'_> {
             let _ = writeln!(s, "  {out} = vm.global.load.indirect.{suffix} {off}");
         }
         self.body.push_str(&s);
-        for m in [
+        self.uses(&[
             "const.i32",
             "global.store.indirect.i64",
             "global.load.indirect.i64",
@@ -921,9 +906,7 @@ impl FuncGen<'_> {
             "global.load.indirect.f32",
             "global.store.indirect.f64",
             "global.load.indirect.f64",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
     }
 
     /// `vm.switch.i64` over sign-extended i32 cases (the reference reads
@@ -955,9 +938,7 @@ impl FuncGen<'_> {
             "  {fout} = vm.switch.f64 {index}[{}] else {fdefault}",
             fcases.join(", ")
         );
-        for m in ["ext.i32.i64.s", "switch.i64", "switch.f64"] {
-            self.used.insert(m);
-        }
+        self.uses(&["ext.i32.i64.s", "switch.i64", "switch.f64"]);
     }
 
     /// `vm.import.resolved` of the optional import nobody provides (0) and,
@@ -1080,16 +1061,14 @@ impl FuncGen<'_> {
         );
         let _ = writeln!(s, "{next}:");
         self.body.push_str(&s);
-        for m in [
+        self.uses(&[
             "const.i64",
             "const.i64.zero",
             "call",
             "call.variadic",
             "call.variadic.yieldable",
             "block",
-        ] {
-            self.used.insert(m);
-        }
+        ]);
         view
     }
 }
