@@ -97,10 +97,34 @@ pub fn normalize(
     Ok(out)
 }
 
+/// Largest flagfile read (`--flagfile=/dev/zero` must not exhaust memory).
+const MAX_FLAGFILE_BYTES: u64 = 16 << 20;
+
+fn read_flagfile(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FLAGFILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read flagfile '{path}': {e}"))?;
+    if bytes.len() as u64 > MAX_FLAGFILE_BYTES {
+        return Err(format!(
+            "flagfile '{path}' is larger than {MAX_FLAGFILE_BYTES} bytes"
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| format!("cannot read flagfile '{path}': it is not UTF-8 text"))
+}
+
 fn expand_flagfiles(args: Vec<String>, depth: usize) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(args.len());
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
+        if arg == "--" {
+            // Everything after `--` is an operand, taken as written.
+            out.push(arg);
+            out.extend(iter);
+            break;
+        }
         let path = if let Some(p) = arg.strip_prefix("--flagfile=") {
             p.to_string()
         } else if arg == "--flagfile" {
@@ -117,8 +141,7 @@ fn expand_flagfiles(args: Vec<String>, depth: usize) -> Result<Vec<String>, Stri
                 "flagfile '{path}': flagfiles nest deeper than {MAX_FLAGFILE_DEPTH}"
             ));
         }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read flagfile '{path}': {e}"))?;
+        let text = read_flagfile(&path)?;
         let flags: Vec<String> = text
             .lines()
             .map(str::trim)
@@ -204,5 +227,17 @@ mod tests {
         std::fs::write(&path, format!("--flagfile={}\n", path.display())).unwrap();
         let e = normalize(vec!["irvm".into(), "run".into(), file], |_| known()).unwrap_err();
         assert!(e.contains("nest deeper"), "{e}");
+        // An endless file is refused, not read into memory; after `--`
+        // nothing is expanded.
+        let e = normalize(
+            vec!["irvm".into(), "run".into(), "--flagfile=/dev/zero".into()],
+            |_| known(),
+        )
+        .unwrap_err();
+        assert!(e.contains("larger than"), "{e}");
+        assert_eq!(
+            norm(&["irvm", "run", "--", "--flagfile=/dev/zero"]),
+            ["irvm", "run", "--", "--flagfile=/dev/zero"]
+        );
     }
 }
