@@ -53,9 +53,8 @@ pub struct BenchArgs {
     /// ... in this format (`json`, `console` or `csv`).
     #[arg(long = "benchmark_out_format", default_value = "json")]
     out_format: String,
-    /// Accepted for iree-benchmark-module compatibility; irvm has no devices.
-    #[arg(long, hide = true)]
-    device: Option<String>,
+    #[command(flatten)]
+    device: crate::tensor_io::DeviceArgs,
     /// Limits for the whole run (loading, `__init` and every timed call
     /// together); none by default, so timings use the plain loop.
     #[command(flatten)]
@@ -593,7 +592,7 @@ fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> Strin
 }
 
 fn bench(args: &BenchArgs) -> Result<(), String> {
-    let _ = &args.device;
+    crate::tensor_io::set_device(&args.device)?;
     let min_time = parse_min_time(&args.min_time)?;
     let unit = Unit::parse(&args.time_unit)?;
     let format = Format::parse("benchmark_format", &args.format)?;

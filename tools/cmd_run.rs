@@ -22,10 +22,8 @@ pub struct RunArgs {
     /// An argument value (`3`, `-1.5`); repeat once per argument.
     #[arg(long = "input", allow_hyphen_values = true)]
     inputs: Vec<String>,
-    /// Accepted for iree-run-module compatibility; the `hal` module's one
-    /// device is the synchronous CPU device (`local-sync`).
-    #[arg(long, hide = true)]
-    device: Option<String>,
+    #[command(flatten)]
+    device: crate::tensor_io::DeviceArgs,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -380,7 +378,7 @@ pub fn main(args: RunArgs) -> ExitCode {
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
-    let _ = &args.device;
+    crate::tensor_io::set_device(&args.device)?;
     let loading = std::time::Instant::now();
     let mut ctx = load_context(&args.modules, &args.limits)?;
     let load_time = loading.elapsed();

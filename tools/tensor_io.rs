@@ -21,14 +21,58 @@ pub fn needs_hal(module: &Module) -> bool {
             .any(|i| i.full_name.starts_with("hal."))
 }
 
+/// The `hal` device of the commands that run code, as iree-run-module's
+/// flags choose it.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DeviceArgs {
+    /// The device that runs dispatches: `local-task` (workgroups of native
+    /// executables spread over a worker pool) or `local-sync` (all on the
+    /// calling thread). vmvx executables run on the calling thread either
+    /// way. Other drivers (cuda, vulkan, ...) are not available.
+    #[arg(long = "device", default_value = "local-task")]
+    pub device: String,
+    /// Workers of `local-task` (0: one per core).
+    #[arg(long = "task_topology_max_group_count", default_value_t = 0)]
+    pub max_group_count: usize,
+    /// Load only vmvx bytecode executables: native (llvm-cpu) executables
+    /// are machine code from the module and run with this process's
+    /// rights, so refuse them for modules you do not trust. The device then
+    /// reports no support for their formats, and a module built only for
+    /// them fails at initialization.
+    #[arg(long = "vmvx_only")]
+    pub vmvx_only: bool,
+}
+
+impl DeviceArgs {
+    /// The device options these flags ask for.
+    pub fn options(&self) -> Result<hal::DeviceOptions, String> {
+        let count = (self.max_group_count > 0).then_some(self.max_group_count);
+        let mut options = hal::DeviceOptions::from_uri(&self.device, count)
+            .map_err(|e| format!("NOT_FOUND; --device={}: {e}", self.device))?;
+        options.native_executables = !self.vmvx_only;
+        Ok(options)
+    }
+}
+
+/// The device [`ensure_hal`] makes (set once by the command's flags).
+static DEVICE: OnceLock<hal::DeviceOptions> = OnceLock::new();
+
+/// Sets the device the `hal` module is made with.
+pub fn set_device(args: &DeviceArgs) -> Result<(), String> {
+    let options = args.options()?;
+    let _ = DEVICE.set(options);
+    Ok(())
+}
+
 /// Registers the `hal` module in `ctx` unless a module named `hal` is
 /// already there.
 pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal") {
         return Ok(());
     }
-    let module =
-        hal::hal_module().map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
+    let options = DEVICE.get().cloned().unwrap_or_default();
+    let module = hal::hal_module_with(options)
+        .map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 

@@ -98,7 +98,9 @@ pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 pub use loader::{AbiError, LoadError, Module};
 pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
-pub use refs::{Buffer, HostObject, List, Ref, RefType, TypeDef, ValueType, BUFFER_ALIGNMENT};
+pub use refs::{
+    Buffer, HostObject, List, RawBytes, Ref, RefType, TypeDef, ValueType, BUFFER_ALIGNMENT,
+};
 pub use resources::{ContextResources, MemoryCharge};
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use value::{format_g, format_g_precision, Value};

@@ -330,6 +330,16 @@ pub const BUFFER_ALIGNMENT: usize = 64;
 /// page-fault path with 4 KiB pages.
 const MAPPED_BUFFER_BYTES: usize = 2 << 20;
 
+/// A buffer's bytes as [`Buffer::with_raw_parts`] lends them to native
+/// code: where they start and how many there are.
+#[derive(Clone, Copy, Debug)]
+pub struct RawBytes {
+    /// First byte ([`BUFFER_ALIGNMENT`]-aligned for a root buffer).
+    pub ptr: *mut u8,
+    /// Length in bytes.
+    pub len: usize,
+}
+
 /// A `!vm.buffer`: a byte array, mutable or read-only.
 ///
 /// The bytes are addressed through a raw pointer fixed at creation (heap
@@ -683,6 +693,58 @@ impl Buffer {
         let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) };
         let out = f(bytes);
         drop(guard);
+        Ok(out)
+    }
+
+    /// Lends the bytes of `buffers` to native code (kernels compiled to
+    /// machine code) as raw start pointers and lengths while `f` runs.
+    ///
+    /// Every distinct allocation among the mutable buffers (views of one
+    /// allocation count once, so bindings may alias) is borrowed mutably
+    /// for the whole call, as [`Buffer::with_bytes_mut`] would: no other
+    /// slice, interpreter access or thread touches the bytes meanwhile, so
+    /// `f` may hand the pointers to worker threads it joins before
+    /// returning. Read-only buffers (rodata) are lent without a borrow and
+    /// must not be written through their pointer.
+    ///
+    /// Fails (FAILED_PRECONDITION) when a closure on this thread already
+    /// borrows one of the buffers, or, inside a context's run, when another
+    /// thread's run holds one; outside a run it waits for that thread.
+    ///
+    /// ```
+    /// use irvm::Buffer;
+    /// let a = Buffer::new(8)?;
+    /// let lent = Buffer::with_raw_parts(&[&a], |parts| {
+    ///     // SAFETY: the pointer addresses `parts[0].len` bytes, mutably
+    ///     // borrowed for this closure.
+    ///     unsafe { *parts[0].ptr.add(3) = 7 };
+    ///     parts[0].len
+    /// })?;
+    /// assert_eq!(lent, 8);
+    /// assert_eq!(a.to_vec()[3], 7);
+    /// # Ok::<(), irvm::Trap>(())
+    /// ```
+    pub fn with_raw_parts<R>(buffers: &[&Buffer], f: impl FnOnce(&[RawBytes]) -> R) -> Result<R, Trap> {
+        let mut words: Vec<&AtomicU64> = buffers
+            .iter()
+            .filter(|b| b.mutable)
+            .map(|b| b.lease_word())
+            .collect();
+        words.sort_by_key(|w| *w as *const AtomicU64 as usize);
+        words.dedup_by_key(|w| *w as *const AtomicU64 as usize);
+        let mut guards = Vec::with_capacity(words.len());
+        for word in words {
+            guards.push(crate::lease::borrow(word, false).map_err(conflict)?);
+        }
+        let parts: Vec<RawBytes> = buffers
+            .iter()
+            .map(|b| RawBytes {
+                ptr: b.ptr.as_ptr(),
+                len: b.len,
+            })
+            .collect();
+        let out = f(&parts);
+        drop(guards);
         Ok(out)
     }
 

@@ -134,6 +134,30 @@ impl ContextResources {
             .unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether the caller should stop now: CANCELLED when its context was
+    /// interrupted (the interrupt is taken, as the interpreter takes it),
+    /// DEADLINE_EXCEEDED past its deadline. For host code that runs long
+    /// without bytecode, such as native kernels between workgroups.
+    pub fn check_stop(&self) -> Result<(), Trap> {
+        if let Some(flag) = self.share.interrupt.get() {
+            if flag.swap(false, Ordering::Relaxed) {
+                return Err(Trap::new(
+                    crate::trap::StatusCode::Cancelled,
+                    "interrupted by the embedder",
+                ));
+            }
+        }
+        if let Some(deadline) = self.deadline() {
+            if Instant::now() >= deadline {
+                return Err(Trap::new(
+                    crate::trap::StatusCode::DeadlineExceeded,
+                    "deadline exceeded",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Runs `f` on `other` (a context the host module owns) with the
     /// caller's fuel, deadline, interrupt flag and memory budget: the
     /// instructions `other` runs are taken from the caller's fuel, `other`

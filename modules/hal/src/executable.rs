@@ -1,9 +1,12 @@
-//! vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module of its
-//! own, loaded into a private [`Context`] behind the `vmvx` host module
-//! (`vmvx.rs`, its microkernels); a
-//! dispatch calls one of its entry functions once per workgroup.
+//! Executables: vmvx bytecode (`vmvx-bytecode-fb`: a bytecode module of
+//! its own, loaded into a private [`Context`] behind the `vmvx` host module,
+//! `vmvx.rs`, its microkernels) and native code (llvm-cpu ELF libraries,
+//! `native/`). A dispatch calls one entry function once per workgroup.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use crate::device::DeviceConfig;
+use crate::native::NativeExecutable;
 
 use irvm::{
     Buffer, Context, Func, Instance, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, Value,
@@ -32,6 +35,126 @@ struct Entry {
 
 /// A loaded `!hal.executable`.
 pub struct Executable {
+    kind: Kind,
+    format: String,
+}
+
+enum Kind {
+    Vmvx(VmvxExecutable),
+    Native {
+        code: NativeExecutable,
+        device: Arc<DeviceConfig>,
+        resources: irvm::ContextResources,
+    },
+}
+
+/// Whether `device` loads executables of `format` (`hal.executable.format`
+/// queries).
+pub fn supports_format(device: &DeviceConfig, format: &str) -> bool {
+    format == VMVX_FORMAT
+        || (device.options.native_executables && crate::native::NATIVE_FORMATS.contains(&format))
+}
+
+impl Executable {
+    /// Loads executable `data` of `format` with executable-level
+    /// `constants` for `device`; its dispatches run on `resources` (the
+    /// loading context's budget, fuel, deadline and interrupt).
+    pub fn load(
+        format: &str,
+        data: Vec<u8>,
+        constants: &[u32],
+        resources: irvm::ContextResources,
+        device: &Arc<DeviceConfig>,
+    ) -> Result<Executable, Trap> {
+        let kind = if format == VMVX_FORMAT {
+            Kind::Vmvx(VmvxExecutable::load(data, constants, resources)?)
+        } else if crate::native::NATIVE_FORMATS.contains(&format) {
+            if !device.options.native_executables {
+                return Err(Trap::new(
+                    StatusCode::PermissionDenied,
+                    format!(
+                        "native executables (`{format}`) are disabled on this device; only \
+                         `{VMVX_FORMAT}` is loaded"
+                    ),
+                ));
+            }
+            Kind::Native {
+                code: NativeExecutable::load(format, &data, constants)?,
+                device: device.clone(),
+                resources,
+            }
+        } else {
+            let mut known = vec![VMVX_FORMAT];
+            if device.options.native_executables {
+                known.extend(crate::native::NATIVE_FORMATS);
+            }
+            return Err(Trap::new(
+                StatusCode::NotFound,
+                format!(
+                    "no executable loader for format `{format}` (irvm loads {})",
+                    known
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        Ok(Executable {
+            kind,
+            format: format.to_string(),
+        })
+    }
+
+    /// The format it was loaded from.
+    pub fn format(&self) -> &str {
+        &self.format
+    }
+
+    /// Entry point names, in ordinal order.
+    pub fn entry_names(&self) -> Vec<String> {
+        match &self.kind {
+            Kind::Vmvx(v) => v.entries.iter().map(|e| e.name.clone()).collect(),
+            Kind::Native { code, .. } => code.export_names().map(str::to_string).collect(),
+        }
+    }
+
+    /// The entry index of exported function `name`.
+    pub fn lookup(&self, name: &str) -> Result<i64, Trap> {
+        let found = match &self.kind {
+            Kind::Vmvx(v) => v.entries.iter().position(|e| e.name == name),
+            Kind::Native { code, .. } => code.lookup(name),
+        };
+        found.map(|i| i as i64).ok_or_else(|| {
+            Trap::new(
+                StatusCode::NotFound,
+                format!("no exported function with the name `{name}` found in module"),
+            )
+        })
+    }
+
+    /// Runs every workgroup of `dispatch`.
+    pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
+        match &self.kind {
+            Kind::Vmvx(v) => v.dispatch(dispatch),
+            Kind::Native {
+                code,
+                device,
+                resources,
+            } => code.dispatch(
+                dispatch.function,
+                dispatch.workgroups,
+                dispatch.constants,
+                &dispatch.bindings,
+                device,
+                resources,
+            ),
+        }
+    }
+}
+
+/// A vmvx executable: its bytecode in a private context.
+struct VmvxExecutable {
     context: Mutex<Context>,
     entries: Vec<Entry>,
     /// The resources of the context that loaded it: dispatches run on
@@ -55,22 +178,12 @@ fn invalid(message: String) -> Trap {
     Trap::new(StatusCode::InvalidArgument, message)
 }
 
-impl Executable {
-    /// Loads executable `data` of `format` with executable-level `constants`.
-    pub fn load(
-        format: &str,
+impl VmvxExecutable {
+    fn load(
         data: Vec<u8>,
         constants: &[u32],
         resources: irvm::ContextResources,
-    ) -> Result<Executable, Trap> {
-        if format != VMVX_FORMAT {
-            return Err(Trap::new(
-                StatusCode::NotFound,
-                format!(
-                    "no executable loader for format `{format}` (irvm loads only `{VMVX_FORMAT}`)"
-                ),
-            ));
-        }
+    ) -> Result<VmvxExecutable, Trap> {
         let module = Module::from_bytes(data)
             .map_err(|e| invalid(format!("loading vmvx executable: {e}")))?;
         let module_name = module.name().to_string();
@@ -146,29 +259,15 @@ impl Executable {
             }
             None => {}
         }
-        Ok(Executable {
+        Ok(VmvxExecutable {
             context: Mutex::new(context),
             entries,
             resources,
         })
     }
 
-    /// The entry index of exported function `name`.
-    pub fn lookup(&self, name: &str) -> Result<i64, Trap> {
-        self.entries
-            .iter()
-            .position(|e| e.name == name)
-            .map(|i| i as i64)
-            .ok_or_else(|| {
-                Trap::new(
-                    StatusCode::NotFound,
-                    format!("no exported function with the name `{name}` found in module"),
-                )
-            })
-    }
-
     /// Runs every workgroup of `dispatch`, z outermost and x innermost.
-    pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
+    fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
         let entry = usize::try_from(dispatch.function)
             .ok()
             .and_then(|i| self.entries.get(i))

@@ -7,6 +7,7 @@ use irvm::{HostRef, HostValue, Ref, StatusCode, Trap, Value};
 
 use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::element::ElementType;
+use super::device::{DeviceConfig, DeviceOptions};
 use super::executable::Executable;
 use super::objects::{
     dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, Fence, HalBuffer,
@@ -22,10 +23,16 @@ pub struct HalState {
 }
 
 impl HalState {
-    /// State with a fresh device, drawing on `resources`.
+    /// State with a fresh default device ([`DeviceOptions::default`]),
+    /// drawing on `resources`.
     pub fn new(resources: irvm::ContextResources) -> HalState {
+        HalState::with_device(resources, DeviceOptions::default())
+    }
+
+    /// State with a fresh device made with `options`.
+    pub fn with_device(resources: irvm::ContextResources, options: DeviceOptions) -> HalState {
         HalState {
-            device: Device::new(),
+            device: Device::new(DeviceConfig::new(options)),
             resources,
         }
     }
@@ -1141,7 +1148,8 @@ fn executable_create(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
         }
         _ => Vec::new(),
     };
-    let executable = Executable::load(&format, data, &constants, state.resources.clone())
+    let config = state.device.config.clone();
+    let executable = Executable::load(&format, data, &constants, state.resources.clone(), &config)
         .map_err(|t| a.error(t.code, t.message))?;
     one(obj(type_names::EXECUTABLE, executable))
 }

@@ -32,17 +32,22 @@
 
 pub use irvm::c_number;
 mod command;
+mod device;
 mod element;
 mod executable;
 mod exports;
 mod fpu;
+pub mod native;
 mod objects;
 mod text;
 mod vmvx;
 
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
+pub use self::device::{DeviceConfig, DeviceKind, DeviceOptions};
 pub use self::element::ElementType;
-pub use self::executable::{Dispatch, Executable, ENTRY_SIGNATURE, VMVX_FORMAT};
+pub use self::executable::{
+    supports_format, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS, VMVX_FORMAT,
+};
 pub use self::exports::{File, HalState, EXPORTS};
 pub use self::objects::{
     shape_text, type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer,
@@ -72,8 +77,25 @@ pub const UNIMPLEMENTED: &[&str] = &[
 /// [`irvm::Limits::max_buffer_bytes`]), and dispatched kernels run on the
 /// context's fuel, deadline and interrupt ([`irvm::ContextResources`]).
 pub fn hal_module() -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
-    let mut module = NativeModule::with_context_state("hal", HAL_VERSION, |resources| {
-        HalState::new(resources.clone())
+    hal_module_with(DeviceOptions::default())
+}
+
+/// [`hal_module`] with a device made with `options`: `local-sync` or
+/// `local-task` and its worker count, and whether native executables load.
+///
+/// ```
+/// use irvm_hal::{hal_module_with, DeviceKind, DeviceOptions};
+///
+/// // Untrusted modules: vmvx bytecode only, on the calling thread.
+/// let options = DeviceOptions { kind: DeviceKind::Sync, native_executables: false };
+/// let hal = hal_module_with(options)?;
+/// # Ok::<(), irvm::loader::AbiError>(())
+/// ```
+pub fn hal_module_with(
+    options: DeviceOptions,
+) -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
+    let mut module = NativeModule::with_context_state("hal", HAL_VERSION, move |resources| {
+        HalState::with_device(resources.clone(), options.clone())
     });
     for name in type_names::ALL {
         module = module.ref_type(*name);

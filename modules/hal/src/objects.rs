@@ -2,7 +2,9 @@
 //! `!hal.buffer`, `!hal.buffer_view`, `!hal.fence`) and the typed
 //! [`BufferView`] constructors a Rust embedder uses.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use super::device::DeviceConfig;
 
 use irvm::{Buffer, HostRef, Ref, StatusCode, Trap, Value};
 
@@ -48,20 +50,25 @@ pub mod type_names {
     ];
 }
 
-/// The synchronous CPU device (`local-sync` in IREE's terms): every queue
-/// operation runs when it is submitted.
+/// The CPU device: every queue operation runs when it is submitted;
+/// dispatches of native executables run on the calling thread
+/// (`local-sync`) or over a worker pool (`local-task`), as its
+/// [`DeviceConfig`] says.
 pub struct Device {
     /// The device's one allocator.
     pub allocator: HostRef<Allocator>,
+    /// Sync or task, workers, and which executables it loads.
+    pub config: Arc<DeviceConfig>,
 }
 
 impl Device {
     /// A device with its allocator.
-    pub fn new() -> HostRef<Device> {
+    pub fn new(config: Arc<DeviceConfig>) -> HostRef<Device> {
         HostRef::new(
             type_names::DEVICE,
             Device {
                 allocator: HostRef::new(type_names::ALLOCATOR, Allocator),
+                config,
             },
         )
     }
@@ -70,11 +77,15 @@ impl Device {
     /// knows it.
     pub fn query_i64(&self, category: &str, key: &str) -> Option<i64> {
         match (category, key) {
-            ("hal.device.id", pattern) => Some(glob_match(pattern, "local-sync") as i64),
-            ("hal.executable.format", "vmvx-bytecode-fb") => Some(1),
-            ("hal.executable.format", _) => Some(0),
-            ("hal.device", "concurrency") | ("hal.dispatch", "concurrency") => Some(1),
-            ("hal.cpu", _) => Some(0),
+            ("hal.device.id", pattern) => {
+                Some(glob_match(pattern, self.config.options.identifier()) as i64)
+            }
+            ("hal.executable.format", format) => {
+                Some(super::executable::supports_format(&self.config, format) as i64)
+            }
+            ("hal.device", "concurrency") => Some(1),
+            ("hal.dispatch", "concurrency") => Some(self.config.options.concurrency() as i64),
+            ("hal.cpu", feature) => super::native::cpu::feature(feature),
             _ => None,
         }
     }

@@ -1,0 +1,166 @@
+//! How the `hal` module's CPU device runs: on the calling thread
+//! (`local-sync`) or over a pool of workers (`local-task`, IREE's default
+//! for its tools), and whether it loads native executables.
+
+use std::sync::{Arc, OnceLock};
+
+use irvm::{StatusCode, Trap};
+
+/// How dispatches of native executables are run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// `local-sync`: every workgroup on the calling thread, in order.
+    Sync,
+    /// `local-task`: workgroups spread over `workers` threads (a rayon
+    /// pool made on the first dispatch). vmvx executables still run on the
+    /// calling thread: their bytecode runs in one private context.
+    Task {
+        /// Worker threads (at least 1).
+        workers: usize,
+    },
+}
+
+/// Options of the `hal` module's device ([`crate::hal_module_with`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceOptions {
+    /// Sync or task, and how many workers.
+    pub kind: DeviceKind,
+    /// Whether native executables (llvm-cpu: `embedded-elf-*`,
+    /// `system-elf-*`) are loaded. They are machine code from the module
+    /// and run with the host process's rights; with `false` the device
+    /// answers `hal.executable.format` queries for them with 0, so a
+    /// module built only for them fails cleanly at initialization, and
+    /// only vmvx bytecode runs (see docs/HOSTILE_INPUT.md).
+    pub native_executables: bool,
+}
+
+impl Default for DeviceOptions {
+    /// `local-task` over every core, native executables allowed: what
+    /// IREE's tools do by default.
+    fn default() -> DeviceOptions {
+        DeviceOptions {
+            kind: DeviceKind::Task {
+                workers: default_workers(),
+            },
+            native_executables: true,
+        }
+    }
+}
+
+/// The cores this process may use (at least 1).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+impl DeviceOptions {
+    /// Options for the device IREE's `--device=URI` names: `local-sync` or
+    /// `local-task` (optionally followed by `://` and a path, which is
+    /// ignored); `workers` (`--task_topology_max_group_count`, 0 or `None`:
+    /// every core) sizes the task pool.
+    pub fn from_uri(uri: &str, workers: Option<usize>) -> Result<DeviceOptions, String> {
+        let driver = uri.split("://").next().unwrap_or(uri);
+        let kind = match driver {
+            "local-sync" => DeviceKind::Sync,
+            "local-task" => DeviceKind::Task {
+                workers: match workers {
+                    Some(n) if n > 0 => n,
+                    _ => default_workers(),
+                },
+            },
+            other => {
+                return Err(format!(
+                    "no HAL driver is registered that can service `{other}`; irvm's drivers \
+                     are local-sync and local-task (CPU)"
+                ))
+            }
+        };
+        Ok(DeviceOptions {
+            kind,
+            native_executables: true,
+        })
+    }
+
+    /// The device's identifier, as `hal.device.id` queries match it.
+    pub fn identifier(&self) -> &'static str {
+        match self.kind {
+            DeviceKind::Sync => "local-sync",
+            DeviceKind::Task { .. } => "local-task",
+        }
+    }
+
+    /// Workers one dispatch may use.
+    pub fn concurrency(&self) -> usize {
+        match self.kind {
+            DeviceKind::Sync => 1,
+            DeviceKind::Task { workers } => workers.max(1),
+        }
+    }
+}
+
+/// A device's options and, for `local-task`, its worker pool (made on
+/// first use and shared by every executable the device loads).
+#[derive(Debug)]
+pub struct DeviceConfig {
+    /// What the device was made with.
+    pub options: DeviceOptions,
+    pool: OnceLock<Result<Arc<rayon::ThreadPool>, String>>,
+}
+
+impl DeviceConfig {
+    /// A configuration for `options` (no threads are started yet).
+    pub fn new(options: DeviceOptions) -> Arc<DeviceConfig> {
+        Arc::new(DeviceConfig {
+            options,
+            pool: OnceLock::new(),
+        })
+    }
+
+    /// The worker pool of a `local-task` device (`None` for `local-sync`).
+    pub fn pool(&self) -> Result<Option<Arc<rayon::ThreadPool>>, Trap> {
+        let DeviceKind::Task { workers } = self.options.kind else {
+            return Ok(None);
+        };
+        let pool = self.pool.get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(workers.max(1))
+                .thread_name(|i| format!("irvm-hal-worker-{i}"))
+                .build()
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        });
+        match pool {
+            Ok(p) => Ok(Some(p.clone())),
+            Err(e) => Err(Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("starting the local-task worker pool ({workers} threads): {e}"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_uris() {
+        assert_eq!(
+            DeviceOptions::from_uri("local-sync", Some(3)).unwrap().kind,
+            DeviceKind::Sync
+        );
+        assert_eq!(
+            DeviceOptions::from_uri("local-task://", Some(3)).unwrap().kind,
+            DeviceKind::Task { workers: 3 }
+        );
+        assert_eq!(
+            DeviceOptions::from_uri("local-task", Some(0)).unwrap().kind,
+            DeviceKind::Task {
+                workers: default_workers()
+            }
+        );
+        let e = DeviceOptions::from_uri("cuda", None).unwrap_err();
+        assert!(e.contains("`cuda`"), "{e}");
+    }
+}

@@ -1,0 +1,310 @@
+//! Reading native executables without running them: the ELF checks made
+//! before the system loader sees the bytes, and a static reader of the
+//! library tables for `irvm dump` (it lays the segments out, applies the
+//! relative relocations and finds the library table by its shape, so no
+//! code from the module runs).
+
+use irvm::{StatusCode, Trap};
+
+use super::abi::LIBRARY_VERSION;
+
+/// `EM_X86_64`.
+const MACHINE_X86_64: u16 = 62;
+/// `ET_DYN`.
+const TYPE_SHARED: u16 = 3;
+/// Largest image the static reader lays out.
+const MAX_IMAGE: u64 = 256 << 20;
+
+/// IREE's optional footer after a system library: `IREEDBG\0`, version,
+/// flags, then library offset/size and debug offset/size (u64 each).
+const FOOTER_MAGIC: &[u8; 8] = b"IREEDBG\0";
+const FOOTER_LEN: usize = 8 + 4 + 4 + 4 * 8;
+
+fn invalid(message: impl Into<String>) -> Trap {
+    Trap::new(StatusCode::InvalidArgument, message.into())
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The shared object inside executable `data` of `format`: all of it, or
+/// for `system-elf-*` the part IREE's debug footer delimits.
+pub fn library_bytes<'a>(format: &str, data: &'a [u8]) -> Result<&'a [u8], Trap> {
+    if !format.starts_with("system-") || data.len() < FOOTER_LEN {
+        return Ok(data);
+    }
+    let footer = &data[data.len() - FOOTER_LEN..];
+    if &footer[..8] != FOOTER_MAGIC {
+        return Ok(data);
+    }
+    let size = u64_at(footer, 24).unwrap_or(u64::MAX);
+    let body = (data.len() - FOOTER_LEN) as u64;
+    let debug_end = u64_at(footer, 32)
+        .zip(u64_at(footer, 40))
+        .and_then(|(o, s)| o.checked_add(s))
+        .unwrap_or(u64::MAX);
+    if size > body || debug_end > body {
+        return Err(Trap::new(
+            StatusCode::OutOfRange,
+            "system library footer references out of range bytes",
+        ));
+    }
+    Ok(&data[..size as usize])
+}
+
+/// Checks `image` is a 64-bit little-endian shared object for this host's
+/// machine before the system loader maps it.
+pub fn check_header(image: &[u8]) -> Result<(), Trap> {
+    if image.len() < 64 || &image[..4] != b"\x7fELF" {
+        return Err(invalid("native executable is not an ELF file (no \\x7fELF magic)"));
+    }
+    if image[4] != 2 || image[5] != 1 {
+        return Err(invalid(
+            "native executable is not a 64-bit little-endian ELF file",
+        ));
+    }
+    let kind = u16_at(image, 0x10).unwrap_or(0);
+    if kind != TYPE_SHARED {
+        return Err(invalid(format!(
+            "native executable is an ELF file of type {kind}, not a shared object"
+        )));
+    }
+    let machine = u16_at(image, 0x12).unwrap_or(0);
+    let host = if cfg!(target_arch = "x86_64") {
+        MACHINE_X86_64
+    } else {
+        0
+    };
+    if machine != host {
+        return Err(invalid(format!(
+            "native executable is for ELF machine {machine}, not this host's"
+        )));
+    }
+    Ok(())
+}
+
+/// One export as the library table describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportInfo {
+    /// Entry point name.
+    pub name: String,
+    /// Push constants it takes.
+    pub constants: u8,
+    /// Buffer bindings it takes.
+    pub bindings: u8,
+    /// Workgroup local memory, in 4 KiB pages.
+    pub local_memory_pages: u16,
+}
+
+/// What the static reader found in a library.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibraryInfo {
+    /// The library's own name.
+    pub name: String,
+    /// Export table, in ordinal order.
+    pub exports: Vec<ExportInfo>,
+    /// Import symbols (a leading `?`: optional).
+    pub imports: Vec<String>,
+    /// Executable-level constants it requires.
+    pub constants: u32,
+    /// Bytes of executable (code) segments.
+    pub code_bytes: u64,
+}
+
+/// Reads the library table of shared object `image` without running it.
+pub fn inspect(image: &[u8]) -> Result<LibraryInfo, Trap> {
+    check_header(image)?;
+    let bad = |what: &str| invalid(format!("native executable: {what}"));
+    let phoff = u64_at(image, 0x20).ok_or_else(|| bad("truncated header"))?;
+    let phentsize = u16_at(image, 0x36).ok_or_else(|| bad("truncated header"))? as u64;
+    let phnum = u16_at(image, 0x38).ok_or_else(|| bad("truncated header"))? as u64;
+    if phentsize < 56 {
+        return Err(bad("program header entries too small"));
+    }
+    let mut loads = Vec::new();
+    let mut dynamic = None;
+    let mut code_bytes = 0u64;
+    for k in 0..phnum {
+        let at = phoff
+            .checked_add(k * phentsize)
+            .and_then(|a| usize::try_from(a).ok())
+            .ok_or_else(|| bad("program header out of range"))?;
+        let field = |o: usize| u64_at(image, at + o).ok_or_else(|| bad("program header out of range"));
+        let p_type = u32_at(image, at).ok_or_else(|| bad("program header out of range"))?;
+        let flags = u32_at(image, at + 4).ok_or_else(|| bad("program header out of range"))?;
+        let (offset, vaddr, filesz, memsz) = (field(8)?, field(16)?, field(32)?, field(40)?);
+        match p_type {
+            1 => {
+                if filesz > memsz
+                    || offset.checked_add(filesz).is_none_or(|e| e > image.len() as u64)
+                    || vaddr.checked_add(memsz).is_none_or(|e| e > MAX_IMAGE)
+                {
+                    return Err(bad("loadable segment out of range"));
+                }
+                if flags & 1 != 0 {
+                    code_bytes += filesz;
+                }
+                loads.push((offset, vaddr, filesz, memsz));
+            }
+            2 => dynamic = Some((vaddr, memsz)),
+            _ => {}
+        }
+    }
+    let size = loads.iter().map(|l| l.1 + l.3).max().unwrap_or(0) as usize;
+    let mut mem = vec![0u8; size];
+    for &(offset, vaddr, filesz, _) in &loads {
+        let (o, v, n) = (offset as usize, vaddr as usize, filesz as usize);
+        mem[v..v + n].copy_from_slice(&image[o..o + n]);
+    }
+    // Relative relocations make the tables' pointers image offsets.
+    if let Some((dyn_at, dyn_len)) = dynamic {
+        let (mut rela, mut relasz, mut relaent) = (0u64, 0u64, 24u64);
+        let mut at = dyn_at as usize;
+        let end = (dyn_at + dyn_len).min(size as u64) as usize;
+        while at + 16 <= end {
+            let (tag, val) = (u64_at(&mem, at).unwrap_or(0), u64_at(&mem, at + 8).unwrap_or(0));
+            match tag {
+                0 => break,
+                7 => rela = val,
+                8 => relasz = val,
+                9 => relaent = val.max(24),
+                _ => {}
+            }
+            at += 16;
+        }
+        let mut r = rela;
+        while relasz > 0 && r.checked_add(24).is_some_and(|e| e <= rela.saturating_add(relasz)) {
+            let at = r as usize;
+            let (off, info, addend) = match (u64_at(&mem, at), u64_at(&mem, at + 8), u64_at(&mem, at + 16)) {
+                (Some(a), Some(b), Some(c)) => (a, b, c),
+                _ => break,
+            };
+            // R_X86_64_RELATIVE: base (0 here) + addend.
+            if info & 0xffff_ffff == 8 && off.checked_add(8).is_some_and(|e| e <= size as u64) {
+                mem[off as usize..off as usize + 8].copy_from_slice(&addend.to_le_bytes());
+            }
+            r += relaent;
+        }
+    }
+    find_table(&mem, code_bytes).ok_or_else(|| bad("no executable library table found"))
+}
+
+/// A NUL-terminated string at image offset `at` (at most 4 KiB).
+fn string_at(mem: &[u8], at: u64) -> Option<String> {
+    let start = usize::try_from(at).ok()?;
+    let tail = mem.get(start..)?;
+    let len = tail.iter().take(4096).position(|&b| b == 0)?;
+    std::str::from_utf8(&tail[..len]).ok().map(str::to_string)
+}
+
+/// Finds the v0 library table by its shape: a header pointer to a header
+/// of this version with a name, and export tables whose entries are in
+/// the image with named exports.
+fn find_table(mem: &[u8], code_bytes: u64) -> Option<LibraryInfo> {
+    let ptr = |at: u64| u64_at(mem, usize::try_from(at).ok()?);
+    let word = |at: u64| u32_at(mem, usize::try_from(at).ok()?);
+    let inside = |p: u64, len: u64| p != 0 && p.checked_add(len).is_some_and(|e| e <= mem.len() as u64);
+    (0..mem.len().saturating_sub(128) as u64).step_by(8).find_map(|t| {
+        let header = ptr(t)?;
+        if !inside(header, 24) || header % 8 != 0 {
+            return None;
+        }
+        let version = word(header)?;
+        if version == 0 || version > LIBRARY_VERSION {
+            return None;
+        }
+        let name = string_at(mem, ptr(header + 8)?)?;
+        let count = u64::from(word(t + 24)?);
+        if count > 1 << 16 {
+            return None;
+        }
+        let (ptrs, attrs, names) = (ptr(t + 32)?, ptr(t + 40)?, ptr(t + 64)?);
+        if count > 0 && !(inside(ptrs, 8 * count) && inside(attrs, 64 * count) && inside(names, 8 * count)) {
+            return None;
+        }
+        let mut exports = Vec::new();
+        for i in 0..count {
+            let a = attrs + 64 * i;
+            exports.push(ExportInfo {
+                name: string_at(mem, ptr(names + 8 * i)?).filter(|n| !n.is_empty())?,
+                local_memory_pages: u16_at(mem, (a + 8) as usize)?,
+                constants: *mem.get((a + 10) as usize)?,
+                bindings: *mem.get((a + 11) as usize)?,
+            });
+        }
+        let import_count = u64::from(word(t + 8)?);
+        let mut imports = Vec::new();
+        if import_count > 0 {
+            let symbols = ptr(t + 16)?;
+            if import_count > 1 << 16 || !inside(symbols, 8 * import_count) {
+                return None;
+            }
+            for i in 0..import_count {
+                imports.push(string_at(mem, ptr(symbols + 8 * i)?)?);
+            }
+        }
+        Some(LibraryInfo {
+            name,
+            exports,
+            imports,
+            constants: word(t + 104)?,
+            code_bytes,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footers_delimit_system_libraries() {
+        let mut data = b"\x7fELF-library-bytes".to_vec();
+        let lib_len = data.len() as u64;
+        data.extend_from_slice(b"debug");
+        data.extend_from_slice(FOOTER_MAGIC);
+        data.extend_from_slice(&0u32.to_le_bytes());
+        data.extend_from_slice(&0u32.to_le_bytes());
+        for v in [0, lib_len, lib_len, 5] {
+            data.extend_from_slice(&v.to_le_bytes());
+        }
+        let lib = library_bytes("system-elf-x86_64", &data).unwrap();
+        assert_eq!(lib, b"\x7fELF-library-bytes");
+        // Embedded libraries are taken whole.
+        assert_eq!(library_bytes("embedded-elf-x86_64", &data).unwrap().len(), data.len());
+        // A footer pointing past the data is refused.
+        let n = data.len();
+        data[n - 24..n - 16].copy_from_slice(&u64::MAX.to_le_bytes());
+        let e = library_bytes("system-elf-x86_64", &data).unwrap_err();
+        assert_eq!(e.code, StatusCode::OutOfRange);
+    }
+
+    #[test]
+    fn headers_are_checked_before_loading() {
+        assert!(check_header(b"not an elf").is_err());
+        let mut h = vec![0u8; 64];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = 1;
+        assert!(check_header(&h).unwrap_err().message.contains("64-bit"));
+        h[4] = 2;
+        h[5] = 1;
+        h[0x10] = 2;
+        assert!(check_header(&h).unwrap_err().message.contains("type 2"));
+        h[0x10] = 3;
+        h[0x12] = 183;
+        assert!(check_header(&h).unwrap_err().message.contains("machine 183"));
+        // Truncated or absurd program headers are errors, not panics.
+        h[0x12] = MACHINE_X86_64 as u8;
+        h[0x20] = 0xff;
+        h[0x36] = 56;
+        h[0x38] = 3;
+        assert!(inspect(&h).is_err());
+    }
+}

@@ -1,0 +1,632 @@
+//! Native executables (llvm-cpu): kernels compiled to machine code, in an
+//! ELF shared object that follows IREE's executable library ABI
+//! ([`abi`]). Both of IREE's x86-64 formats load the same way here:
+//!
+//! - `embedded-elf-x86_64` (iree-compile's default): a self-contained ELF
+//!   with no libc dependency;
+//! - `system-elf-x86_64` (`--iree-llvmcpu-link-embedded=false`): a plain
+//!   shared library, possibly followed by IREE's debug-database footer.
+//!
+//! The bytes go into an anonymous in-memory file (`memfd_create`, no temp
+//! file) that the system loader maps (`dlopen` of `/proc/self/fd/N`). The
+//! library's query function hands back its tables; a dispatch then calls
+//! an export once per workgroup, on the calling thread (`local-sync`) or
+//! across the device's worker pool (`local-task`).
+//!
+//! This is code from the module running with the host's rights: a
+//! [`crate::DeviceOptions`] with `native_executables: false` never gets
+//! here.
+
+pub mod abi;
+pub mod cpu;
+pub mod elf;
+
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::Arc;
+
+use irvm::{Buffer, ContextResources, RawBytes, Ref, StatusCode, Trap};
+
+use self::abi::{DispatchAttrs, DispatchFn, DispatchState, Environment, LibraryV0, WorkgroupState};
+use crate::device::DeviceConfig;
+use crate::fpu::FlushDenormals;
+
+/// The native formats irvm loads on this host.
+pub const NATIVE_FORMATS: &[&str] = if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+    &["embedded-elf-x86_64", "system-elf-x86_64"]
+} else {
+    &[]
+};
+
+/// Most exports one library may declare (a larger count is a corrupt table).
+const MAX_EXPORTS: u32 = 1 << 16;
+
+/// One exported dispatch function.
+struct Export {
+    name: String,
+    function: DispatchFn,
+    attrs: DispatchAttrs,
+}
+
+/// A loaded native executable.
+pub struct NativeExecutable {
+    /// What the library calls itself (its header's name).
+    name: String,
+    exports: Vec<Export>,
+    /// Points into `constants`; the library reads it on every call.
+    environment: Box<Environment>,
+    /// Executable-level constants (kept alive for `environment`).
+    _constants: Box<[u32]>,
+    /// Keeps the code and tables mapped; dropped last.
+    _library: libloading::Library,
+}
+
+// SAFETY: the library's tables and code are immutable once loaded and live
+// as long as `_library`; IREE's ABI requires dispatch functions to be
+// callable from any thread, concurrently (its task executor does so). The
+// environment is written only during `load`, before the value is shared.
+unsafe impl Send for NativeExecutable {}
+// SAFETY: as above: nothing is mutated through `&self`.
+unsafe impl Sync for NativeExecutable {}
+
+fn failed(message: impl Into<String>) -> Trap {
+    Trap::new(StatusCode::FailedPrecondition, message.into())
+}
+
+/// Reads a NUL-terminated string the library points at (`None` for null).
+///
+/// # Safety
+/// `p` is null or points at a NUL-terminated string that stays mapped.
+unsafe fn c_string(p: *const std::ffi::c_char) -> Option<String> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: per the function's contract.
+        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+}
+
+/// Import thunk handed to libraries: calls the import directly (the
+/// calling convention of x86-64 System V needs no adaptation).
+unsafe extern "C" fn call_import(
+    function: abi::ImportFn,
+    params: *mut c_void,
+    context: *mut c_void,
+    reserved: *mut c_void,
+) -> c_int {
+    // SAFETY: the library passes one of the import pointers it was given
+    // (irvm gives none, so this is only reached by a corrupt library,
+    // which is trusted code either way).
+    unsafe { function(params, context, reserved) }
+}
+
+impl NativeExecutable {
+    /// Loads `data` of native `format` with executable-level `constants`.
+    pub fn load(format: &str, data: &[u8], constants: &[u32]) -> Result<NativeExecutable, Trap> {
+        if !NATIVE_FORMATS.contains(&format) {
+            return Err(Trap::new(
+                StatusCode::NotFound,
+                format!("no executable loader for format `{format}` on this host"),
+            ));
+        }
+        let image = elf::library_bytes(format, data)?;
+        elf::check_header(image)?;
+        let library = open_in_memory(image)?;
+        // SAFETY: the symbol is the library query function of IREE's ABI;
+        // its type is `abi::QueryFn`.
+        let query: abi::QueryFn = unsafe {
+            *library
+                .get::<abi::QueryFn>(abi::QUERY_SYMBOL.as_bytes())
+                .map_err(|_| {
+                    Trap::new(
+                        StatusCode::NotFound,
+                        format!("executable library has no `{}` export", abi::QUERY_SYMBOL),
+                    )
+                })?
+        };
+        let constants: Box<[u32]> = constants.into();
+        let mut environment = Box::new(Environment {
+            constants: if constants.is_empty() {
+                std::ptr::null()
+            } else {
+                constants.as_ptr()
+            },
+            import_thunk: None,
+            import_funcs: std::ptr::null(),
+            import_contexts: std::ptr::null(),
+            processor: cpu::processor_data(),
+        });
+        // SAFETY: calling the library's query function as its ABI says,
+        // with an environment that outlives the library's use of it.
+        let header_ptr = unsafe { query(abi::LIBRARY_VERSION, &*environment) };
+        if header_ptr.is_null() {
+            return Err(failed(format!(
+                "executable does not support this version of the runtime ({:08X})",
+                abi::LIBRARY_VERSION
+            )));
+        }
+        // SAFETY: a non-null result points at the library's v0 table, whose
+        // first field is the header pointer; it is static data of the
+        // library, mapped while `library` lives.
+        let table: &LibraryV0 = unsafe { &*(header_ptr as *const LibraryV0) };
+        if table.header.is_null() {
+            return Err(failed("executable library returned no header"));
+        }
+        // SAFETY: non-null header of the mapped library.
+        let header = unsafe { &*table.header };
+        // SAFETY: header name: null or a string of the library.
+        let name = unsafe { c_string(header.name) }.unwrap_or_default();
+        if header.version > abi::LIBRARY_VERSION {
+            return Err(failed(format!(
+                "executable `{name}` was built for library version {:08X}, newer than the \
+                 runtime's ({:08X})",
+                header.version,
+                abi::LIBRARY_VERSION
+            )));
+        }
+        if header.sanitizer != 0 {
+            return Err(Trap::new(
+                StatusCode::Unavailable,
+                format!(
+                    "executable `{name}` requires a sanitizer (kind {}); irvm runs none",
+                    header.sanitizer
+                ),
+            ));
+        }
+        let imports = &table.imports;
+        if imports.count > 0 {
+            if imports.symbols.is_null() {
+                return Err(failed(format!("executable `{name}` declares imports without names")));
+            }
+            let mut optional = 0usize;
+            for i in 0..imports.count as usize {
+                // SAFETY: `symbols` holds `count` string pointers.
+                let symbol = unsafe { c_string(*imports.symbols.add(i)) }.unwrap_or_default();
+                match symbol.strip_prefix('?') {
+                    Some(_) => optional += 1,
+                    None => {
+                        return Err(Trap::new(
+                            StatusCode::NotFound,
+                            format!(
+                                "executable `{name}` requires import `{symbol}`, which irvm \
+                                 does not provide (it provides no executable imports or plugins)"
+                            ),
+                        ))
+                    }
+                }
+            }
+            // Optional imports resolve to null; the thunk is set as IREE sets it.
+            let nulls: &'static [Option<abi::ImportFn>] =
+                Box::leak(vec![None; optional].into_boxed_slice());
+            let contexts: &'static [*const c_void] =
+                Box::leak(vec![std::ptr::null(); optional].into_boxed_slice());
+            environment.import_thunk = Some(call_import);
+            environment.import_funcs = nulls.as_ptr();
+            environment.import_contexts = contexts.as_ptr();
+        }
+        if table.constants.count as usize != constants.len() {
+            return Err(failed(format!(
+                "executable requires {} constants but caller provided {}; must match",
+                table.constants.count,
+                constants.len()
+            )));
+        }
+        let ex = &table.exports;
+        if ex.count > MAX_EXPORTS {
+            return Err(failed(format!(
+                "executable `{name}` declares {} exports (at most {MAX_EXPORTS})",
+                ex.count
+            )));
+        }
+        if ex.count > 0 && (ex.attrs.is_null() || ex.names.is_null() || ex.ptrs.is_null()) {
+            return Err(failed(
+                "executable exports must provide functions, dispatch attributes and names",
+            ));
+        }
+        let mut exports = Vec::with_capacity(ex.count as usize);
+        for i in 0..ex.count as usize {
+            // SAFETY: the three tables hold `count` entries each (checked
+            // non-null above), static data of the mapped library.
+            let (attrs, function, export_name) =
+                unsafe { (*ex.attrs.add(i), *ex.ptrs.add(i), c_string(*ex.names.add(i))) };
+            let export_name = export_name.filter(|n| !n.is_empty()).ok_or_else(|| {
+                failed(format!("executable export {i} missing function name"))
+            })?;
+            if u32::from(attrs.constant_count) > abi::MAX_CONSTANT_COUNT {
+                return Err(Trap::new(
+                    StatusCode::OutOfRange,
+                    format!(
+                        "dispatch requiring {} constants exceeds limit of {}",
+                        attrs.constant_count,
+                        abi::MAX_CONSTANT_COUNT
+                    ),
+                ));
+            }
+            if u32::from(attrs.binding_count) > abi::MAX_BINDING_COUNT {
+                return Err(Trap::new(
+                    StatusCode::OutOfRange,
+                    format!(
+                        "dispatch requiring {} bindings exceeds limit of {}",
+                        attrs.binding_count,
+                        abi::MAX_BINDING_COUNT
+                    ),
+                ));
+            }
+            let function = function.ok_or_else(|| {
+                failed(format!("executable export `{export_name}` has no function"))
+            })?;
+            exports.push(Export {
+                name: export_name,
+                function,
+                attrs,
+            });
+        }
+        Ok(NativeExecutable {
+            name,
+            exports,
+            environment,
+            _constants: constants,
+            _library: library,
+        })
+    }
+
+    /// The library's own name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Export names, in ordinal order.
+    pub fn export_names(&self) -> impl Iterator<Item = &str> {
+        self.exports.iter().map(|e| e.name.as_str())
+    }
+
+    /// The ordinal of export `name`.
+    pub fn lookup(&self, name: &str) -> Option<usize> {
+        self.exports.iter().position(|e| e.name == name)
+    }
+
+    /// Runs every workgroup of export `function` over `workgroups` with
+    /// push `constants` and `bindings` (`!vm.buffer` views), on `device`.
+    pub fn dispatch(
+        &self,
+        function: i64,
+        workgroups: [u32; 3],
+        constants: &[u32],
+        bindings: &[Ref],
+        device: &DeviceConfig,
+        resources: &ContextResources,
+    ) -> Result<(), Trap> {
+        let export = usize::try_from(function)
+            .ok()
+            .and_then(|i| self.exports.get(i))
+            .ok_or_else(|| {
+                Trap::new(
+                    StatusCode::OutOfRange,
+                    format!(
+                        "function id {function} out of range (count: {})",
+                        self.exports.len()
+                    ),
+                )
+            })?;
+        let attrs = &export.attrs;
+        if constants.len() != usize::from(attrs.constant_count) {
+            return Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "constant count mismatch, expected {} but was provided {}",
+                    attrs.constant_count,
+                    constants.len()
+                ),
+            ));
+        }
+        if bindings.len() != usize::from(attrs.binding_count) {
+            return Err(Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "binding count mismatch, expected {} but was provided {}",
+                    attrs.binding_count,
+                    bindings.len()
+                ),
+            ));
+        }
+        let [cx, cy, cz] = workgroups;
+        let total = u64::from(cx) * u64::from(cy) * u64::from(cz);
+        if total == 0 {
+            return Ok(());
+        }
+        if total > super::executable::MAX_WORKGROUPS {
+            return Err(Trap::new(
+                StatusCode::ResourceExhausted,
+                format!(
+                    "dispatch of `{}` asks for {cx}x{cy}x{cz} workgroups; irvm runs at most \
+                     {} per dispatch",
+                    export.name,
+                    super::executable::MAX_WORKGROUPS
+                ),
+            ));
+        }
+        let cz16 = u16::try_from(cz).map_err(|_| {
+            Trap::new(
+                StatusCode::InvalidArgument,
+                format!("workgroup count z {cz} exceeds the ABI's 16-bit limit"),
+            )
+        })?;
+        let buffers = bindings
+            .iter()
+            .enumerate()
+            .map(|(i, r)| match r {
+                Ref::Buffer(b) => Ok(b.clone()),
+                other => Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    format!("required binding {i} is {other}; all bindings must be buffers"),
+                )),
+            })
+            .collect::<Result<Vec<Arc<Buffer>>, Trap>>()?;
+        let pool = device.pool()?;
+        let workers = pool.as_ref().map_or(1, |p| p.current_num_threads().max(1));
+        let local_memory = usize::from(attrs.local_memory_pages) * abi::LOCAL_MEMORY_PAGE;
+        let _charge = resources.charge_memory(
+            (local_memory * workers) as u64,
+            "a dispatch's workgroup local memory",
+        )?;
+        let mut scratch = LocalMemory::new(local_memory, workers)?;
+        let refs: Vec<&Buffer> = buffers.iter().map(|b| &**b).collect();
+        Buffer::with_raw_parts(&refs, |parts: &[RawBytes]| {
+            let ptrs: Vec<*mut c_void> = parts.iter().map(|p| p.ptr.cast::<c_void>()).collect();
+            let lengths: Vec<usize> = parts.iter().map(|p| p.len).collect();
+            let state = DispatchState {
+                workgroup_size_x: 1,
+                workgroup_size_y: 1,
+                workgroup_size_z: 1,
+                constant_count: u16::from(attrs.constant_count),
+                workgroup_count_x: cx,
+                workgroup_count_y: cy,
+                workgroup_count_z: cz16,
+                max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
+                binding_count: attrs.binding_count,
+                constants: if constants.is_empty() {
+                    std::ptr::null()
+                } else {
+                    constants.as_ptr()
+                },
+                binding_ptrs: ptrs.as_ptr(),
+                binding_lengths: lengths.as_ptr(),
+            };
+            let call = Call {
+                environment: &self.environment,
+                state: &state,
+                function: export.function,
+                counts: [cx, cy, cz],
+            };
+            match &pool {
+                None => call.run_serial(scratch.slot(0), resources),
+                Some(pool) => call.run_parallel(pool, &mut scratch, total, resources),
+            }
+            .map_err(|t| Trap::new(t.code, format!("dispatch `{}`: {}", export.name, t.message)))
+        })?
+    }
+}
+
+/// What one dispatch's workgroups share.
+struct Call<'a> {
+    environment: &'a Environment,
+    state: &'a DispatchState,
+    function: DispatchFn,
+    counts: [u32; 3],
+}
+
+// SAFETY: a `Call` only hands its pointers (bindings, constants, tables) to
+// the dispatch function, which the ABI lets run concurrently; the buffers
+// stay borrowed by `Buffer::with_raw_parts` until every worker is joined.
+unsafe impl Sync for Call<'_> {}
+
+impl Call<'_> {
+    /// Runs workgroup (x, y, z) with local memory `scratch`.
+    fn run_one(&self, [x, y, z]: [u32; 3], scratch: (*mut u8, usize)) -> Result<(), Trap> {
+        let workgroup = WorkgroupState {
+            workgroup_id_x: x,
+            workgroup_id_y: y,
+            workgroup_id_z: z as u16,
+            reserved: 0,
+            processor_id: processor_id(),
+            local_memory: if scratch.1 == 0 {
+                std::ptr::null_mut()
+            } else {
+                scratch.0.cast()
+            },
+            local_memory_size: u32::try_from(scratch.1).unwrap_or(u32::MAX),
+        };
+        // SAFETY: the function is an export of the loaded library, called
+        // with its environment, a dispatch state whose binding pointers
+        // and lengths describe borrowed buffers, and workgroup state with
+        // exclusive local memory of the declared size.
+        let ret = unsafe { (self.function)(self.environment, self.state, &workgroup) };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(Trap::new(
+                StatusCode::Internal,
+                format!(
+                    "workgroup ({x}, {y}, {z}): executable entry point returned catastrophic \
+                     error {ret}"
+                ),
+            ))
+        }
+    }
+
+    fn run_serial(
+        &self,
+        scratch: (*mut u8, usize),
+        resources: &ContextResources,
+    ) -> Result<(), Trap> {
+        let _flush = FlushDenormals::begin();
+        let [cx, cy, cz] = self.counts;
+        for z in 0..cz {
+            for y in 0..cy {
+                for x in 0..cx {
+                    resources.check_stop()?;
+                    self.run_one([x, y, z], scratch)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run_parallel(
+        &self,
+        pool: &rayon::ThreadPool,
+        scratch: &mut LocalMemory,
+        total: u64,
+        resources: &ContextResources,
+    ) -> Result<(), Trap> {
+        use rayon::prelude::*;
+        let [cx, cy, _] = self.counts;
+        let slots = SlotTable::new(scratch);
+        pool.install(|| {
+            (0..total).into_par_iter().try_for_each_init(
+                FlushDenormals::begin,
+                |_flush, i| {
+                    resources.check_stop()?;
+                    let x = (i % u64::from(cx)) as u32;
+                    let y = ((i / u64::from(cx)) % u64::from(cy)) as u32;
+                    let z = (i / (u64::from(cx) * u64::from(cy))) as u32;
+                    let slot = rayon::current_thread_index().unwrap_or(0);
+                    self.run_one([x, y, z], slots.get(slot))
+                },
+            )
+        })
+    }
+}
+
+/// The logical processor running this thread.
+fn processor_id() -> u32 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sched_getcpu takes no arguments and only reads.
+        let cpu = unsafe { libc::sched_getcpu() };
+        u32::try_from(cpu).unwrap_or(0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
+/// 64-byte-aligned workgroup local memory, one slot per worker.
+struct LocalMemory {
+    lines: Vec<Line>,
+    per_slot: usize,
+    slot_bytes: usize,
+}
+
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Line([u8; 64]);
+
+impl LocalMemory {
+    fn new(bytes: usize, slots: usize) -> Result<LocalMemory, Trap> {
+        let per_slot = bytes.div_ceil(64);
+        let n = per_slot.checked_mul(slots).ok_or_else(|| {
+            Trap::new(StatusCode::ResourceExhausted, "workgroup local memory overflows")
+        })?;
+        Ok(LocalMemory {
+            lines: vec![Line([0; 64]); n],
+            per_slot,
+            slot_bytes: bytes,
+        })
+    }
+
+    fn slot(&mut self, k: usize) -> (*mut u8, usize) {
+        let start = (k * self.per_slot).min(self.lines.len());
+        (self.lines[start..].as_mut_ptr().cast(), self.slot_bytes)
+    }
+}
+
+/// Each worker's local memory slot, found by its pool index.
+struct SlotTable {
+    base: *mut u8,
+    stride: usize,
+    bytes: usize,
+    slots: usize,
+}
+
+// SAFETY: worker `k` only touches slot `k` (rayon runs one job per worker
+// thread at a time, and the dispatch function does not re-enter the pool),
+// so no two threads use the same bytes; the memory outlives the install.
+unsafe impl Sync for SlotTable {}
+
+impl SlotTable {
+    fn new(memory: &mut LocalMemory) -> SlotTable {
+        let slots = if memory.per_slot == 0 {
+            0
+        } else {
+            memory.lines.len() / memory.per_slot
+        };
+        SlotTable {
+            base: memory.lines.as_mut_ptr().cast(),
+            stride: memory.per_slot * 64,
+            bytes: memory.slot_bytes,
+            slots,
+        }
+    }
+
+    fn get(&self, k: usize) -> (*mut u8, usize) {
+        if self.bytes == 0 || k >= self.slots {
+            return (std::ptr::null_mut(), 0);
+        }
+        // SAFETY: `k < slots`, so the slot lies within the allocation.
+        (unsafe { self.base.add(k * self.stride) }, self.bytes)
+    }
+}
+
+/// Maps `image` with the system loader from an anonymous in-memory file.
+#[cfg(target_os = "linux")]
+fn open_in_memory(image: &[u8]) -> Result<libloading::Library, Trap> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    let name = c"irvm-executable";
+    // SAFETY: memfd_create with a NUL-terminated name; the returned fd is
+    // owned by the `File` made from it.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(Trap::new(
+            StatusCode::Unavailable,
+            format!(
+                "creating an in-memory file for a native executable: {}",
+                std::io::Error::last_os_error()
+            ),
+        ));
+    }
+    // SAFETY: `fd` is a fresh descriptor owned by nothing else.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(image).map_err(|e| {
+        Trap::new(
+            StatusCode::Unavailable,
+            format!("writing a native executable to an in-memory file: {e}"),
+        )
+    })?;
+    let path = format!("/proc/self/fd/{fd}");
+    // SAFETY: loading a library runs its initializers; an executable
+    // library has none (its only export is the query function), and
+    // loading module code at all is what the user allowed by enabling
+    // native executables.
+    let library = unsafe {
+        libloading::os::unix::Library::open(
+            Some(&path),
+            libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_LOCAL,
+        )
+    }
+    .map_err(|e| {
+        Trap::new(
+            StatusCode::InvalidArgument,
+            format!("the system loader refused the native executable: {e}"),
+        )
+    })?;
+    drop(file);
+    Ok(library.into())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_in_memory(_: &[u8]) -> Result<libloading::Library, Trap> {
+    Err(Trap::new(
+        StatusCode::Unavailable,
+        "native executables are loaded only on Linux",
+    ))
+}
