@@ -13,10 +13,19 @@ fn models_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models")
 }
 
+/// The module variants of each model: vmvx in `tests/models/`, llvm-cpu
+/// (native code) in `embedded/` and `system/`, each with its own recorded
+/// output (float results may differ between backends).
+const VARIANTS: &[&str] = &["", "embedded", "system"];
+
 /// One recorded run: the module, its arguments, the expected stdout and
 /// exit status.
 struct Case {
     name: String,
+    /// Where the module and the recorded output are.
+    dir: PathBuf,
+    /// The native variants also run on `--device=local-sync`.
+    native: bool,
     module: PathBuf,
     args: Vec<String>,
     expected: Vec<u8>,
@@ -24,9 +33,19 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let dir = models_dir();
+    let mut cases: Vec<Case> = VARIANTS.iter().flat_map(|v| variant_cases(v)).collect();
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    cases
+}
+
+fn variant_cases(variant: &str) -> Vec<Case> {
+    if !variant.is_empty() && !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+        return Vec::new(); // native code for x86-64 Linux only
+    }
+    let inputs = models_dir();
+    let dir = inputs.join(variant);
     let mut cases = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+    let mut entries: Vec<_> = std::fs::read_dir(&inputs)
         .expect("tests/models exists")
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "args"))
@@ -35,6 +54,9 @@ fn cases() -> Vec<Case> {
     for args_path in entries {
         let case = args_path.file_stem().unwrap().to_string_lossy().to_string();
         let model = case.split('@').next().unwrap().to_string();
+        if !dir.join(format!("{model}.vmfb")).exists() {
+            continue;
+        }
         let args = std::fs::read_to_string(&args_path)
             .unwrap()
             .lines()
@@ -49,8 +71,14 @@ fn cases() -> Vec<Case> {
             .parse()
             .unwrap();
         cases.push(Case {
-            name: case,
+            name: if variant.is_empty() {
+                case
+            } else {
+                format!("{variant}/{case}")
+            },
+            native: !variant.is_empty(),
             module: dir.join(format!("{model}.vmfb")),
+            dir: dir.clone(),
             args,
             expected,
             status,
@@ -98,9 +126,17 @@ fn corpus_matches_the_recorded_reference_output() {
     assert!(cases.len() >= 10, "corpus has {} runs", cases.len());
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     let mut failures = Vec::new();
-    for case in &cases {
+    let runs = cases.iter().flat_map(|c| {
+        let devices: &[&'static str] = if c.native {
+            &["--device=local-task", "--device=local-sync"]
+        } else {
+            &["--device=local-task"]
+        };
+        devices.iter().map(move |d| (c, *d))
+    });
+    for (case, device) in runs {
         let work = tempfile::tempdir().unwrap();
-        let (stdout, status, stderr) = run_in(irvm, &["run"], case, work.path());
+        let (stdout, status, stderr) = run_in(irvm, &["run", device], case, work.path());
         // Files the run wrote (--output=@FILE) against the recorded CASE--FILE.
         let inputs: Vec<String> = input_files().into_iter().map(|(n, _)| n).collect();
         let mut written: Vec<String> = std::fs::read_dir(work.path())
@@ -109,8 +145,9 @@ fn corpus_matches_the_recorded_reference_output() {
             .filter(|n| !inputs.contains(n))
             .collect();
         written.sort();
-        let prefix = format!("{}--", case.name);
-        let mut recorded: Vec<String> = std::fs::read_dir(models_dir())
+        let stem = case.name.rsplit('/').next().unwrap_or(&case.name);
+        let prefix = format!("{stem}--");
+        let mut recorded: Vec<String> = std::fs::read_dir(&case.dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter_map(|n| n.strip_prefix(&prefix).map(str::to_string))
@@ -124,14 +161,14 @@ fn corpus_matches_the_recorded_reference_output() {
         }
         for f in &recorded {
             let ours = std::fs::read(work.path().join(f)).unwrap_or_default();
-            let theirs = std::fs::read(models_dir().join(format!("{prefix}{f}"))).unwrap();
+            let theirs = std::fs::read(case.dir.join(format!("{prefix}{f}"))).unwrap();
             if ours != theirs {
                 failures.push(format!("{}: {f} differs from the recorded file", case.name));
             }
         }
         if stdout != case.expected || status != case.status {
             failures.push(format!(
-                "{}: exit {status} (want {})\n--- irvm stdout\n{}--- expected\n{}--- stderr\n{stderr}",
+                "{} ({device}): exit {status} (want {})\n--- irvm stdout\n{}--- expected\n{}--- stderr\n{stderr}",
                 case.name,
                 case.status,
                 String::from_utf8_lossy(&stdout),

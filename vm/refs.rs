@@ -724,7 +724,10 @@ impl Buffer {
     /// assert_eq!(a.to_vec()[3], 7);
     /// # Ok::<(), irvm::Trap>(())
     /// ```
-    pub fn with_raw_parts<R>(buffers: &[&Buffer], f: impl FnOnce(&[RawBytes]) -> R) -> Result<R, Trap> {
+    pub fn with_raw_parts<R>(
+        buffers: &[&Buffer],
+        f: impl FnOnce(&[RawBytes]) -> R,
+    ) -> Result<R, Trap> {
         let mut words: Vec<&AtomicU64> = buffers
             .iter()
             .filter(|b| b.mutable)

@@ -151,7 +151,9 @@ mod tests {
             DeviceKind::Sync
         );
         assert_eq!(
-            DeviceOptions::from_uri("local-task://", Some(3)).unwrap().kind,
+            DeviceOptions::from_uri("local-task://", Some(3))
+                .unwrap()
+                .kind,
             DeviceKind::Task { workers: 3 }
         );
         assert_eq!(

@@ -6,8 +6,8 @@
 use irvm::{HostRef, HostValue, Ref, StatusCode, Trap, Value};
 
 use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
-use super::element::ElementType;
 use super::device::{DeviceConfig, DeviceOptions};
+use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
     dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, Fence, HalBuffer,

@@ -136,10 +136,22 @@ mod tests {
     fn features_agree_with_the_standard_library() {
         // Every x86-64 CPU irvm runs on has SSE3 in practice; compare the
         // ones std can also detect.
-        assert_eq!(feature("sse3"), Some(is_x86_feature_detected!("sse3") as i64));
-        assert_eq!(feature("sse4.2"), Some(is_x86_feature_detected!("sse4.2") as i64));
-        assert_eq!(feature("avx2"), Some(is_x86_feature_detected!("avx2") as i64));
-        assert_eq!(feature("avx512f"), Some(is_x86_feature_detected!("avx512f") as i64));
+        assert_eq!(
+            feature("sse3"),
+            Some(is_x86_feature_detected!("sse3") as i64)
+        );
+        assert_eq!(
+            feature("sse4.2"),
+            Some(is_x86_feature_detected!("sse4.2") as i64)
+        );
+        assert_eq!(
+            feature("avx2"),
+            Some(is_x86_feature_detected!("avx2") as i64)
+        );
+        assert_eq!(
+            feature("avx512f"),
+            Some(is_x86_feature_detected!("avx512f") as i64)
+        );
         assert_eq!(feature("fma"), Some(is_x86_feature_detected!("fma") as i64));
         assert_eq!(feature("no-such-feature"), None);
         assert_eq!(processor_data()[1..], [0; 7]);

@@ -63,7 +63,9 @@ pub fn library_bytes<'a>(format: &str, data: &'a [u8]) -> Result<&'a [u8], Trap>
 /// machine before the system loader maps it.
 pub fn check_header(image: &[u8]) -> Result<(), Trap> {
     if image.len() < 64 || &image[..4] != b"\x7fELF" {
-        return Err(invalid("native executable is not an ELF file (no \\x7fELF magic)"));
+        return Err(invalid(
+            "native executable is not an ELF file (no \\x7fELF magic)",
+        ));
     }
     if image[4] != 2 || image[5] != 1 {
         return Err(invalid(
@@ -136,14 +138,17 @@ pub fn inspect(image: &[u8]) -> Result<LibraryInfo, Trap> {
             .checked_add(k * phentsize)
             .and_then(|a| usize::try_from(a).ok())
             .ok_or_else(|| bad("program header out of range"))?;
-        let field = |o: usize| u64_at(image, at + o).ok_or_else(|| bad("program header out of range"));
+        let field =
+            |o: usize| u64_at(image, at + o).ok_or_else(|| bad("program header out of range"));
         let p_type = u32_at(image, at).ok_or_else(|| bad("program header out of range"))?;
         let flags = u32_at(image, at + 4).ok_or_else(|| bad("program header out of range"))?;
         let (offset, vaddr, filesz, memsz) = (field(8)?, field(16)?, field(32)?, field(40)?);
         match p_type {
             1 => {
                 if filesz > memsz
-                    || offset.checked_add(filesz).is_none_or(|e| e > image.len() as u64)
+                    || offset
+                        .checked_add(filesz)
+                        .is_none_or(|e| e > image.len() as u64)
                     || vaddr.checked_add(memsz).is_none_or(|e| e > MAX_IMAGE)
                 {
                     return Err(bad("loadable segment out of range"));
@@ -169,7 +174,10 @@ pub fn inspect(image: &[u8]) -> Result<LibraryInfo, Trap> {
         let mut at = dyn_at as usize;
         let end = (dyn_at + dyn_len).min(size as u64) as usize;
         while at + 16 <= end {
-            let (tag, val) = (u64_at(&mem, at).unwrap_or(0), u64_at(&mem, at + 8).unwrap_or(0));
+            let (tag, val) = (
+                u64_at(&mem, at).unwrap_or(0),
+                u64_at(&mem, at + 8).unwrap_or(0),
+            );
             match tag {
                 0 => break,
                 7 => rela = val,
@@ -180,9 +188,16 @@ pub fn inspect(image: &[u8]) -> Result<LibraryInfo, Trap> {
             at += 16;
         }
         let mut r = rela;
-        while relasz > 0 && r.checked_add(24).is_some_and(|e| e <= rela.saturating_add(relasz)) {
+        while relasz > 0
+            && r.checked_add(24)
+                .is_some_and(|e| e <= rela.saturating_add(relasz))
+        {
             let at = r as usize;
-            let (off, info, addend) = match (u64_at(&mem, at), u64_at(&mem, at + 8), u64_at(&mem, at + 16)) {
+            let (off, info, addend) = match (
+                u64_at(&mem, at),
+                u64_at(&mem, at + 8),
+                u64_at(&mem, at + 16),
+            ) {
                 (Some(a), Some(b), Some(c)) => (a, b, c),
                 _ => break,
             };
@@ -210,54 +225,61 @@ fn string_at(mem: &[u8], at: u64) -> Option<String> {
 fn find_table(mem: &[u8], code_bytes: u64) -> Option<LibraryInfo> {
     let ptr = |at: u64| u64_at(mem, usize::try_from(at).ok()?);
     let word = |at: u64| u32_at(mem, usize::try_from(at).ok()?);
-    let inside = |p: u64, len: u64| p != 0 && p.checked_add(len).is_some_and(|e| e <= mem.len() as u64);
-    (0..mem.len().saturating_sub(128) as u64).step_by(8).find_map(|t| {
-        let header = ptr(t)?;
-        if !inside(header, 24) || header % 8 != 0 {
-            return None;
-        }
-        let version = word(header)?;
-        if version == 0 || version > LIBRARY_VERSION {
-            return None;
-        }
-        let name = string_at(mem, ptr(header + 8)?)?;
-        let count = u64::from(word(t + 24)?);
-        if count > 1 << 16 {
-            return None;
-        }
-        let (ptrs, attrs, names) = (ptr(t + 32)?, ptr(t + 40)?, ptr(t + 64)?);
-        if count > 0 && !(inside(ptrs, 8 * count) && inside(attrs, 64 * count) && inside(names, 8 * count)) {
-            return None;
-        }
-        let mut exports = Vec::new();
-        for i in 0..count {
-            let a = attrs + 64 * i;
-            exports.push(ExportInfo {
-                name: string_at(mem, ptr(names + 8 * i)?).filter(|n| !n.is_empty())?,
-                local_memory_pages: u16_at(mem, (a + 8) as usize)?,
-                constants: *mem.get((a + 10) as usize)?,
-                bindings: *mem.get((a + 11) as usize)?,
-            });
-        }
-        let import_count = u64::from(word(t + 8)?);
-        let mut imports = Vec::new();
-        if import_count > 0 {
-            let symbols = ptr(t + 16)?;
-            if import_count > 1 << 16 || !inside(symbols, 8 * import_count) {
+    let inside =
+        |p: u64, len: u64| p != 0 && p.checked_add(len).is_some_and(|e| e <= mem.len() as u64);
+    (0..mem.len().saturating_sub(128) as u64)
+        .step_by(8)
+        .find_map(|t| {
+            let header = ptr(t)?;
+            if !inside(header, 24) || header % 8 != 0 {
                 return None;
             }
-            for i in 0..import_count {
-                imports.push(string_at(mem, ptr(symbols + 8 * i)?)?);
+            let version = word(header)?;
+            if version == 0 || version > LIBRARY_VERSION {
+                return None;
             }
-        }
-        Some(LibraryInfo {
-            name,
-            exports,
-            imports,
-            constants: word(t + 104)?,
-            code_bytes,
+            let name = string_at(mem, ptr(header + 8)?)?;
+            let count = u64::from(word(t + 24)?);
+            if count > 1 << 16 {
+                return None;
+            }
+            let (ptrs, attrs, names) = (ptr(t + 32)?, ptr(t + 40)?, ptr(t + 64)?);
+            if count > 0
+                && !(inside(ptrs, 8 * count)
+                    && inside(attrs, 64 * count)
+                    && inside(names, 8 * count))
+            {
+                return None;
+            }
+            let mut exports = Vec::new();
+            for i in 0..count {
+                let a = attrs + 64 * i;
+                exports.push(ExportInfo {
+                    name: string_at(mem, ptr(names + 8 * i)?).filter(|n| !n.is_empty())?,
+                    local_memory_pages: u16_at(mem, (a + 8) as usize)?,
+                    constants: *mem.get((a + 10) as usize)?,
+                    bindings: *mem.get((a + 11) as usize)?,
+                });
+            }
+            let import_count = u64::from(word(t + 8)?);
+            let mut imports = Vec::new();
+            if import_count > 0 {
+                let symbols = ptr(t + 16)?;
+                if import_count > 1 << 16 || !inside(symbols, 8 * import_count) {
+                    return None;
+                }
+                for i in 0..import_count {
+                    imports.push(string_at(mem, ptr(symbols + 8 * i)?)?);
+                }
+            }
+            Some(LibraryInfo {
+                name,
+                exports,
+                imports,
+                constants: word(t + 104)?,
+                code_bytes,
+            })
         })
-    })
 }
 
 #[cfg(test)]
@@ -278,7 +300,10 @@ mod tests {
         let lib = library_bytes("system-elf-x86_64", &data).unwrap();
         assert_eq!(lib, b"\x7fELF-library-bytes");
         // Embedded libraries are taken whole.
-        assert_eq!(library_bytes("embedded-elf-x86_64", &data).unwrap().len(), data.len());
+        assert_eq!(
+            library_bytes("embedded-elf-x86_64", &data).unwrap().len(),
+            data.len()
+        );
         // A footer pointing past the data is refused.
         let n = data.len();
         data[n - 24..n - 16].copy_from_slice(&u64::MAX.to_le_bytes());
@@ -299,7 +324,10 @@ mod tests {
         assert!(check_header(&h).unwrap_err().message.contains("type 2"));
         h[0x10] = 3;
         h[0x12] = 183;
-        assert!(check_header(&h).unwrap_err().message.contains("machine 183"));
+        assert!(check_header(&h)
+            .unwrap_err()
+            .message
+            .contains("machine 183"));
         // Truncated or absurd program headers are errors, not panics.
         h[0x12] = MACHINE_X86_64 as u8;
         h[0x20] = 0xff;

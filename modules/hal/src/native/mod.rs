@@ -175,7 +175,9 @@ impl NativeExecutable {
         let imports = &table.imports;
         if imports.count > 0 {
             if imports.symbols.is_null() {
-                return Err(failed(format!("executable `{name}` declares imports without names")));
+                return Err(failed(format!(
+                    "executable `{name}` declares imports without names"
+                )));
             }
             let mut optional = 0usize;
             for i in 0..imports.count as usize {
@@ -226,11 +228,16 @@ impl NativeExecutable {
         for i in 0..ex.count as usize {
             // SAFETY: the three tables hold `count` entries each (checked
             // non-null above), static data of the mapped library.
-            let (attrs, function, export_name) =
-                unsafe { (*ex.attrs.add(i), *ex.ptrs.add(i), c_string(*ex.names.add(i))) };
-            let export_name = export_name.filter(|n| !n.is_empty()).ok_or_else(|| {
-                failed(format!("executable export {i} missing function name"))
-            })?;
+            let (attrs, function, export_name) = unsafe {
+                (
+                    *ex.attrs.add(i),
+                    *ex.ptrs.add(i),
+                    c_string(*ex.names.add(i)),
+                )
+            };
+            let export_name = export_name
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| failed(format!("executable export {i} missing function name")))?;
             if u32::from(attrs.constant_count) > abi::MAX_CONSTANT_COUNT {
                 return Err(Trap::new(
                     StatusCode::OutOfRange,
@@ -482,17 +489,16 @@ impl Call<'_> {
         let [cx, cy, _] = self.counts;
         let slots = SlotTable::new(scratch);
         pool.install(|| {
-            (0..total).into_par_iter().try_for_each_init(
-                FlushDenormals::begin,
-                |_flush, i| {
+            (0..total)
+                .into_par_iter()
+                .try_for_each_init(FlushDenormals::begin, |_flush, i| {
                     resources.check_stop()?;
                     let x = (i % u64::from(cx)) as u32;
                     let y = ((i / u64::from(cx)) % u64::from(cy)) as u32;
                     let z = (i / (u64::from(cx) * u64::from(cy))) as u32;
                     let slot = rayon::current_thread_index().unwrap_or(0);
                     self.run_one([x, y, z], slots.get(slot))
-                },
-            )
+                })
         })
     }
 }
@@ -524,7 +530,10 @@ impl LocalMemory {
     fn new(bytes: usize, slots: usize) -> Result<LocalMemory, Trap> {
         let per_slot = bytes.div_ceil(64);
         let n = per_slot.checked_mul(slots).ok_or_else(|| {
-            Trap::new(StatusCode::ResourceExhausted, "workgroup local memory overflows")
+            Trap::new(
+                StatusCode::ResourceExhausted,
+                "workgroup local memory overflows",
+            )
         })?;
         Ok(LocalMemory {
             lines: vec![Line([0; 64]); n],
