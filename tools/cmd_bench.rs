@@ -592,7 +592,7 @@ fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> Strin
 }
 
 fn bench(args: &BenchArgs) -> Result<(), String> {
-    crate::tensor_io::set_device(&args.device)?;
+    crate::tensor_io::set_device(&args.device, false)?;
     let min_time = parse_min_time(&args.min_time)?;
     let unit = Unit::parse(&args.time_unit)?;
     let format = Format::parse("benchmark_format", &args.format)?;

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use irvm::disasm::{DisasmOptions, Disassembler, FunctionFilter};
 use irvm::Module;
 
+mod executables;
 mod flatbuffer_json;
 mod metadata;
 
@@ -20,7 +21,9 @@ mod metadata;
 #[derive(clap::Args)]
 pub struct DumpArgs {
     /// What to print: `all` (metadata and disassembly), `metadata`,
-    /// `disassembly`, `flatbuffer-binary` or `flatbuffer-json`.
+    /// `disassembly`, `flatbuffer-binary`, `flatbuffer-json`, or
+    /// `executables` (each executable in the rodata: format, size, entry
+    /// points; an irvm addition).
     #[arg(long, default_value = "all")]
     output: String,
     /// Print only this function: an internal function ordinal, or the name
@@ -60,6 +63,7 @@ enum OutputMode {
     Disassembly,
     FlatbufferBinary,
     FlatbufferJson,
+    Executables,
 }
 
 impl OutputMode {
@@ -70,6 +74,7 @@ impl OutputMode {
             "disassembly" => OutputMode::Disassembly,
             "flatbuffer-binary" => OutputMode::FlatbufferBinary,
             "flatbuffer-json" => OutputMode::FlatbufferJson,
+            "executables" => OutputMode::Executables,
             other => return Err(format!("unrecognized --output= flag value '{other}'")),
         })
     }
@@ -111,6 +116,10 @@ fn dump(args: &DumpArgs) -> (Vec<u8>, Result<(), String>) {
         return (bytes, Ok(()));
     }
     let mut text = String::new();
+    if mode == OutputMode::Executables {
+        let result = executables::write_executables(&module, &mut text);
+        return (text.into_bytes(), result);
+    }
     if mode == OutputMode::FlatbufferJson {
         let result = flatbuffer_json::write_json(&module, args.pretty, &mut text);
         return (text.into_bytes(), result);

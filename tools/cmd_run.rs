@@ -378,7 +378,7 @@ pub fn main(args: RunArgs) -> ExitCode {
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
-    crate::tensor_io::set_device(&args.device)?;
+    crate::tensor_io::set_device(&args.device, args.trace_execution)?;
     let loading = std::time::Instant::now();
     let mut ctx = load_context(&args.modules, &args.limits)?;
     let load_time = loading.elapsed();

@@ -57,9 +57,22 @@ impl DeviceArgs {
 /// The device [`ensure_hal`] makes (set once by the command's flags).
 static DEVICE: OnceLock<hal::DeviceOptions> = OnceLock::new();
 
-/// Sets the device the `hal` module is made with.
-pub fn set_device(args: &DeviceArgs) -> Result<(), String> {
-    let options = args.options()?;
+/// Sets the device the `hal` module is made with; with `trace_dispatches`
+/// each dispatch is printed to stderr (`--trace-execution`) as
+/// `[hal.dispatch] EXECUTABLE::ENTRY (FORMAT) workgroups XxYxZ`.
+pub fn set_device(args: &DeviceArgs, trace_dispatches: bool) -> Result<(), String> {
+    let mut options = args.options()?;
+    if trace_dispatches {
+        options.on_dispatch = Some(hal::DispatchHook(std::sync::Arc::new(
+            |e: &hal::DispatchEvent<'_>| {
+                let [x, y, z] = e.workgroups;
+                eprintln!(
+                    "[hal.dispatch] {}::{} ({}) workgroups {x}x{y}x{z}",
+                    e.executable, e.entry, e.format
+                );
+            },
+        )));
+    }
     let _ = DEVICE.set(options);
     Ok(())
 }

@@ -20,6 +20,38 @@ pub enum DeviceKind {
     },
 }
 
+/// One dispatch, as [`DeviceOptions::on_dispatch`] sees it before its
+/// workgroups run.
+#[derive(Clone, Debug)]
+pub struct DispatchEvent<'a> {
+    /// The executable's name (a vmvx module's name, a native library's).
+    pub executable: &'a str,
+    /// Its format (`vmvx-bytecode-fb`, `embedded-elf-x86_64`, ...).
+    pub format: &'a str,
+    /// The entry point dispatched.
+    pub entry: &'a str,
+    /// Workgroup counts x, y, z.
+    pub workgroups: [u32; 3],
+}
+
+/// A function told of every dispatch (tracing, debuggers).
+#[derive(Clone)]
+pub struct DispatchHook(pub Arc<dyn Fn(&DispatchEvent<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for DispatchHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DispatchHook")
+    }
+}
+
+impl PartialEq for DispatchHook {
+    fn eq(&self, other: &DispatchHook) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for DispatchHook {}
+
 /// Options of the `hal` module's device ([`crate::hal_module_with`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceOptions {
@@ -32,6 +64,8 @@ pub struct DeviceOptions {
     /// module built only for them fails cleanly at initialization, and
     /// only vmvx bytecode runs (see docs/HOSTILE_INPUT.md).
     pub native_executables: bool,
+    /// Called before each dispatch runs (`None`: nothing is told).
+    pub on_dispatch: Option<DispatchHook>,
 }
 
 impl Default for DeviceOptions {
@@ -43,6 +77,7 @@ impl Default for DeviceOptions {
                 workers: default_workers(),
             },
             native_executables: true,
+            on_dispatch: None,
         }
     }
 }
@@ -78,7 +113,7 @@ impl DeviceOptions {
         };
         Ok(DeviceOptions {
             kind,
-            native_executables: true,
+            ..DeviceOptions::default()
         })
     }
 

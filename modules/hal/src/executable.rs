@@ -37,10 +37,12 @@ struct Entry {
 pub struct Executable {
     kind: Kind,
     format: String,
+    name: String,
+    device: Arc<DeviceConfig>,
 }
 
 enum Kind {
-    Vmvx(VmvxExecutable),
+    Vmvx(Box<VmvxExecutable>),
     Native {
         code: NativeExecutable,
         device: Arc<DeviceConfig>,
@@ -67,7 +69,7 @@ impl Executable {
         device: &Arc<DeviceConfig>,
     ) -> Result<Executable, Trap> {
         let kind = if format == VMVX_FORMAT {
-            Kind::Vmvx(VmvxExecutable::load(data, constants, resources)?)
+            Kind::Vmvx(Box::new(VmvxExecutable::load(data, constants, resources)?))
         } else if crate::native::NATIVE_FORMATS.contains(&format) {
             if !device.options.native_executables {
                 return Err(Trap::new(
@@ -100,10 +102,21 @@ impl Executable {
                 ),
             ));
         };
+        let name = match &kind {
+            Kind::Vmvx(v) => v.name.clone(),
+            Kind::Native { code, .. } => code.name().to_string(),
+        };
         Ok(Executable {
             kind,
             format: format.to_string(),
+            name,
+            device: device.clone(),
         })
+    }
+
+    /// Its name: a vmvx module's, a native library's.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The format it was loaded from.
@@ -135,6 +148,19 @@ impl Executable {
 
     /// Runs every workgroup of `dispatch`.
     pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
+        if let Some(hook) = &self.device.options.on_dispatch {
+            let names = self.entry_names();
+            let entry = usize::try_from(dispatch.function)
+                .ok()
+                .and_then(|i| names.get(i))
+                .map_or("?", String::as_str);
+            (hook.0)(&crate::device::DispatchEvent {
+                executable: &self.name,
+                format: &self.format,
+                entry,
+                workgroups: dispatch.workgroups,
+            });
+        }
         match &self.kind {
             Kind::Vmvx(v) => v.dispatch(dispatch),
             Kind::Native {
@@ -155,6 +181,7 @@ impl Executable {
 
 /// A vmvx executable: its bytecode in a private context.
 struct VmvxExecutable {
+    name: String,
     context: Mutex<Context>,
     entries: Vec<Entry>,
     /// The resources of the context that loaded it: dispatches run on
@@ -260,6 +287,7 @@ impl VmvxExecutable {
             None => {}
         }
         Ok(VmvxExecutable {
+            name: module_name,
             context: Mutex::new(context),
             entries,
             resources,

@@ -43,7 +43,7 @@ mod text;
 mod vmvx;
 
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
-pub use self::device::{DeviceConfig, DeviceKind, DeviceOptions};
+pub use self::device::{DeviceConfig, DeviceKind, DeviceOptions, DispatchEvent, DispatchHook};
 pub use self::element::ElementType;
 pub use self::executable::{
     supports_format, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS, VMVX_FORMAT,
@@ -87,7 +87,11 @@ pub fn hal_module() -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
 /// use irvm_hal::{hal_module_with, DeviceKind, DeviceOptions};
 ///
 /// // Untrusted modules: vmvx bytecode only, on the calling thread.
-/// let options = DeviceOptions { kind: DeviceKind::Sync, native_executables: false };
+/// let options = DeviceOptions {
+///     kind: DeviceKind::Sync,
+///     native_executables: false,
+///     ..DeviceOptions::default()
+/// };
 /// let hal = hal_module_with(options)?;
 /// # Ok::<(), irvm::loader::AbiError>(())
 /// ```

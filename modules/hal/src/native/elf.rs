@@ -92,6 +92,105 @@ pub fn check_header(image: &[u8]) -> Result<(), Trap> {
     Ok(())
 }
 
+/// Checks what the system loader will map before it maps it: the program
+/// headers lie in `image`, every loadable segment's file bytes are in
+/// `image` (a segment reaching past the end would be mapped past the end
+/// of the file, and touching it would kill the process with SIGBUS), and
+/// the tables the dynamic section points the loader at lie in loaded
+/// memory. This catches truncated and misassembled libraries; it cannot
+/// make arbitrary machine code safe (see docs/HOSTILE_INPUT.md).
+pub fn check_layout(image: &[u8]) -> Result<(), Trap> {
+    check_header(image)?;
+    let bad = |what: String| invalid(format!("native executable: {what}"));
+    let phoff = u64_at(image, 0x20).unwrap_or(u64::MAX);
+    let phentsize = u64::from(u16_at(image, 0x36).unwrap_or(0));
+    let phnum = u64::from(u16_at(image, 0x38).unwrap_or(0));
+    if phentsize < 56 || phnum == 0 {
+        return Err(bad("no usable program headers".into()));
+    }
+    let end = phnum
+        .checked_mul(phentsize)
+        .and_then(|n| n.checked_add(phoff))
+        .unwrap_or(u64::MAX);
+    if end > image.len() as u64 {
+        return Err(bad(format!(
+            "program headers end at byte {end}, past the {} bytes of the file",
+            image.len()
+        )));
+    }
+    let mut loads: Vec<(u64, u64)> = Vec::new();
+    let mut dynamic = None;
+    for k in 0..phnum {
+        let at = (phoff + k * phentsize) as usize;
+        let p_type = u32_at(image, at).unwrap_or(0);
+        let field = |o: usize| u64_at(image, at + o).unwrap_or(u64::MAX);
+        let (offset, vaddr, filesz, memsz) = (field(8), field(16), field(32), field(40));
+        let file_end = offset.saturating_add(filesz);
+        let mem_end = vaddr.saturating_add(memsz);
+        match p_type {
+            1 => {
+                if file_end > image.len() as u64 || filesz > memsz || mem_end > MAX_IMAGE {
+                    return Err(bad(format!(
+                        "loadable segment {k} (file bytes {offset}..{file_end}, memory \
+                         {vaddr}..{mem_end}) does not fit the {} bytes of the file",
+                        image.len()
+                    )));
+                }
+                loads.push((vaddr, mem_end));
+            }
+            2 => {
+                if file_end > image.len() as u64 {
+                    return Err(bad(format!("dynamic segment {k} reaches past the file")));
+                }
+                dynamic = Some((offset as usize, filesz as usize));
+            }
+            _ => {}
+        }
+    }
+    if loads.is_empty() {
+        return Err(bad("no loadable segments".into()));
+    }
+    let mapped = |addr: u64, len: u64| {
+        loads
+            .iter()
+            .any(|&(start, end)| addr >= start && addr.saturating_add(len) <= end)
+    };
+    if let Some((at, len)) = dynamic {
+        let mut rela = (0u64, 0u64);
+        for entry in image[at..at + len].chunks_exact(16) {
+            let tag = u64_at(entry, 0).unwrap_or(0);
+            let val = u64_at(entry, 8).unwrap_or(0);
+            match tag {
+                0 => break,
+                // DT_HASH, DT_STRTAB, DT_SYMTAB, DT_GNU_HASH: tables the
+                // loader reads at these addresses.
+                4 | 5 | 6 | 0x6fff_fef5 if !mapped(val, 8) => {
+                    return Err(bad(format!(
+                        "dynamic table (tag {tag:#x}) at {val:#x} is outside the loaded segments"
+                    )))
+                }
+                7 => rela.0 = val,
+                8 => rela.1 = val,
+                // DT_FLAGS_1 with DF_1_NODELETE: such a library stays
+                // loaded after it is closed, under a path irvm reuses.
+                0x6fff_fffb if val & 0x8 != 0 => {
+                    return Err(bad(
+                        "library asks never to be unloaded (DF_1_NODELETE)".into()
+                    ))
+                }
+                _ => {}
+            }
+        }
+        if rela.1 > 0 && !mapped(rela.0, rela.1) {
+            return Err(bad(format!(
+                "relocations at {:#x} ({} bytes) are outside the loaded segments",
+                rela.0, rela.1
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// One export as the library table describes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportInfo {

@@ -56,8 +56,14 @@ pub struct NativeExecutable {
     environment: Box<Environment>,
     /// Executable-level constants (kept alive for `environment`).
     _constants: Box<[u32]>,
-    /// Keeps the code and tables mapped; dropped last.
+    /// Keeps the code and tables mapped; dropped after the fields above.
     _library: libloading::Library,
+    /// The in-memory file the library was loaded from, closed only after
+    /// the library is unloaded: the system loader knows a library by the
+    /// path it was opened under (`/proc/self/fd/N`), so the descriptor
+    /// number must not be reused while the library is loaded, or loading
+    /// another library under the same path would return this one.
+    _file: std::fs::File,
 }
 
 // SAFETY: the library's tables and code are immutable once loaded and live
@@ -109,8 +115,8 @@ impl NativeExecutable {
             ));
         }
         let image = elf::library_bytes(format, data)?;
-        elf::check_header(image)?;
-        let library = open_in_memory(image)?;
+        elf::check_layout(image)?;
+        let (library, file) = open_in_memory(image)?;
         // SAFETY: the symbol is the library query function of IREE's ABI;
         // its type is `abi::QueryFn`.
         let query: abi::QueryFn = unsafe {
@@ -273,6 +279,7 @@ impl NativeExecutable {
             environment,
             _constants: constants,
             _library: library,
+            _file: file,
         })
     }
 
@@ -563,11 +570,7 @@ unsafe impl Sync for SlotTable {}
 
 impl SlotTable {
     fn new(memory: &mut LocalMemory) -> SlotTable {
-        let slots = if memory.per_slot == 0 {
-            0
-        } else {
-            memory.lines.len() / memory.per_slot
-        };
+        let slots = memory.lines.len().checked_div(memory.per_slot).unwrap_or(0);
         SlotTable {
             base: memory.lines.as_mut_ptr().cast(),
             stride: memory.per_slot * 64,
@@ -585,9 +588,10 @@ impl SlotTable {
     }
 }
 
-/// Maps `image` with the system loader from an anonymous in-memory file.
+/// Maps `image` with the system loader from an anonymous in-memory file
+/// (returned too: it must stay open while the library is loaded).
 #[cfg(target_os = "linux")]
-fn open_in_memory(image: &[u8]) -> Result<libloading::Library, Trap> {
+fn open_in_memory(image: &[u8]) -> Result<(libloading::Library, std::fs::File), Trap> {
     use std::io::Write;
     use std::os::fd::FromRawFd;
     let name = c"irvm-executable";
@@ -628,12 +632,11 @@ fn open_in_memory(image: &[u8]) -> Result<libloading::Library, Trap> {
             format!("the system loader refused the native executable: {e}"),
         )
     })?;
-    drop(file);
-    Ok(library.into())
+    Ok((library.into(), file))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_in_memory(_: &[u8]) -> Result<libloading::Library, Trap> {
+fn open_in_memory(_: &[u8]) -> Result<(libloading::Library, std::fs::File), Trap> {
     Err(Trap::new(
         StatusCode::Unavailable,
         "native executables are loaded only on Linux",

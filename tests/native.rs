@@ -1,0 +1,497 @@
+//! Native (llvm-cpu) executables: the loader and dispatcher against a
+//! hand-written executable library (`tests/data/native/testlib.c`, built
+//! with the system C compiler; the tests that need it say so and skip
+//! when there is none), the static reader against the real loader on the
+//! llvm-cpu model corpus, and the CLI's device flags.
+
+#![cfg(all(target_arch = "x86_64", target_os = "linux"))]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use irvm::{Buffer, ContextResources, Ref, StatusCode};
+use irvm_hal::native::elf;
+use irvm_hal::{DeviceConfig, DeviceKind, DeviceOptions, Dispatch, Executable};
+
+const FORMAT: &str = "system-elf-x86_64";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds the test library with `defines`; `None` (after saying so) when
+/// there is no C compiler.
+fn testlib(defines: &[&str]) -> Option<Vec<u8>> {
+    let out = tempfile::Builder::new().suffix(".so").tempfile().ok()?;
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-nostdlib", "-O1", "-o"])
+        .arg(out.path())
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .arg(root().join("tests/data/native/testlib.c"))
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(std::fs::read(out.path()).unwrap()),
+        Ok(s) => panic!("cc failed on testlib.c ({s})"),
+        Err(e) => {
+            eprintln!("SKIPPED: no C compiler (`cc`: {e}) to build the test executable library");
+            None
+        }
+    }
+}
+
+fn device(kind: DeviceKind) -> Arc<DeviceConfig> {
+    DeviceConfig::new(DeviceOptions {
+        kind,
+        ..DeviceOptions::default()
+    })
+}
+
+fn load(bytes: &[u8], constants: &[u32], kind: DeviceKind) -> Result<Executable, irvm::Trap> {
+    Executable::load(
+        FORMAT,
+        bytes.to_vec(),
+        constants,
+        ContextResources::detached(),
+        &device(kind),
+    )
+}
+
+fn buffer(len: usize) -> Ref {
+    Ref::from(Buffer::new(len).unwrap())
+}
+
+fn words(r: &Ref) -> Vec<u32> {
+    let Ref::Buffer(b) = r else {
+        panic!("not a buffer")
+    };
+    b.to_vec()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+const DEVICES: &[DeviceKind] = &[
+    DeviceKind::Sync,
+    DeviceKind::Task { workers: 1 },
+    DeviceKind::Task { workers: 2 },
+    DeviceKind::Task { workers: 4 },
+];
+
+#[test]
+fn every_workgroup_runs_once_on_every_device() {
+    let Some(lib) = testlib(&[]) else { return };
+    let processor = irvm_hal::native::cpu::processor_data()[0] as u32;
+    for &kind in DEVICES {
+        let exe = load(&lib, &[], kind).unwrap();
+        assert_eq!(exe.entry_names(), ["record", "fail"]);
+        assert_eq!(exe.name(), "irvm_testlib");
+        let (cx, cy, cz) = (5u32, 3u32, 4u32);
+        let n = (cx * cy * cz) as usize;
+        let (out, info) = (buffer(n * 32), buffer(20));
+        exe.dispatch(Dispatch {
+            function: exe.lookup("record").unwrap(),
+            workgroups: [cx, cy, cz],
+            constants: &[77],
+            bindings: vec![out.clone(), info.clone()],
+        })
+        .unwrap();
+        let w = words(&out);
+        for i in 0..n {
+            let r = &w[i * 8..i * 8 + 8];
+            let (x, y, z) = (i as u32 % cx, (i as u32 / cx) % cy, i as u32 / (cx * cy));
+            assert_eq!(r[..4], [1, x, y, z], "{kind:?}: workgroup {i}");
+            assert_eq!(r[4], 1, "{kind:?}: workgroup {i}'s local memory was shared");
+            assert_eq!(r[5], 77, "{kind:?}: push constant");
+            assert_eq!(r[7], processor, "{kind:?}: processor data");
+        }
+        assert_eq!(words(&info), [cx, cy, cz, (n * 32) as u32, 20], "{kind:?}");
+    }
+}
+
+#[test]
+fn bindings_may_be_views_of_one_buffer() {
+    let Some(lib) = testlib(&[]) else { return };
+    let exe = load(&lib, &[], DeviceKind::Task { workers: 2 }).unwrap();
+    let root = Arc::new(Buffer::new(64 + 32).unwrap());
+    let a = Ref::from(Buffer::view(&root, 0, 64).unwrap());
+    let b = Ref::from(Buffer::view(&root, 64, 32).unwrap());
+    exe.dispatch(Dispatch {
+        function: 0,
+        workgroups: [2, 1, 1],
+        constants: &[5],
+        bindings: vec![a, b],
+    })
+    .unwrap();
+    let w: Vec<u32> = root
+        .to_vec()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert_eq!(w[0], 1);
+    assert_eq!(w[8], 1);
+    assert_eq!(w[16..21], [2, 1, 1, 64, 32]);
+}
+
+#[test]
+fn executable_constants_reach_the_library() {
+    let Some(lib) = testlib(&["CONSTANTS=1"]) else {
+        return;
+    };
+    let exe = load(&lib, &[1234], DeviceKind::Sync).unwrap();
+    let (out, info) = (buffer(32), buffer(20));
+    exe.dispatch(Dispatch {
+        function: 0,
+        workgroups: [1, 1, 1],
+        constants: &[0],
+        bindings: vec![out.clone(), info],
+    })
+    .unwrap();
+    assert_eq!(words(&out)[6], 1234);
+    let e = load(&lib, &[], DeviceKind::Sync).err().unwrap();
+    assert_eq!(e.code, StatusCode::FailedPrecondition);
+    assert!(
+        e.message
+            .contains("requires 1 constants but caller provided 0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn libraries_irvm_cannot_host_are_refused_by_name() {
+    let Some(lib) = testlib(&["REQUIRE_IMPORT"]) else {
+        return;
+    };
+    let e = load(&lib, &[], DeviceKind::Sync).err().unwrap();
+    assert_eq!(e.code, StatusCode::NotFound);
+    assert!(e.message.contains("`irvm_test_missing_v1`"), "{e}");
+    // An optional import resolves to null and the library loads.
+    let lib = testlib(&["OPTIONAL_IMPORT"]).unwrap();
+    assert!(load(&lib, &[], DeviceKind::Sync).is_ok());
+    let lib = testlib(&["SANITIZER=1"]).unwrap();
+    let e = load(&lib, &[], DeviceKind::Sync).err().unwrap();
+    assert_eq!(e.code, StatusCode::Unavailable);
+    assert!(e.message.contains("sanitizer"), "{e}");
+    let lib = testlib(&["VERSION=7"]).unwrap();
+    let e = load(&lib, &[], DeviceKind::Sync).err().unwrap();
+    assert!(e.message.contains("newer than the runtime"), "{e}");
+    let lib = testlib(&["NO_LIBRARY"]).unwrap();
+    let e = load(&lib, &[], DeviceKind::Sync).err().unwrap();
+    assert!(
+        e.message
+            .contains("does not support this version of the runtime (00000006)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn failing_workgroups_and_mismatched_dispatches_are_errors() {
+    let Some(lib) = testlib(&[]) else { return };
+    for &kind in DEVICES {
+        let exe = load(&lib, &[], kind).unwrap();
+        let fail = exe.lookup("fail").unwrap();
+        let e = exe
+            .dispatch(Dispatch {
+                function: fail,
+                workgroups: [3, 2, 1],
+                constants: &[3],
+                bindings: vec![],
+            })
+            .unwrap_err();
+        assert_eq!(e.code, StatusCode::Internal, "{kind:?}");
+        assert!(e.message.contains("catastrophic error 3"), "{e}");
+        assert!(e.message.contains("dispatch `fail`"), "{e}");
+        let e = exe
+            .dispatch(Dispatch {
+                function: 0,
+                workgroups: [1, 1, 1],
+                constants: &[1],
+                bindings: vec![buffer(32)],
+            })
+            .unwrap_err();
+        assert_eq!(e.code, StatusCode::InvalidArgument);
+        assert!(
+            e.message
+                .contains("binding count mismatch, expected 2 but was provided 1"),
+            "{e}"
+        );
+        let e = exe
+            .dispatch(Dispatch {
+                function: 0,
+                workgroups: [1, 1, 1],
+                constants: &[],
+                bindings: vec![buffer(32), buffer(20)],
+            })
+            .unwrap_err();
+        assert!(
+            e.message
+                .contains("constant count mismatch, expected 1 but was provided 0"),
+            "{e}"
+        );
+        let e = exe
+            .dispatch(Dispatch {
+                function: 2,
+                workgroups: [1, 1, 1],
+                constants: &[],
+                bindings: vec![],
+            })
+            .unwrap_err();
+        assert_eq!(e.code, StatusCode::OutOfRange);
+        let e = exe
+            .dispatch(Dispatch {
+                function: 0,
+                workgroups: [1 << 13, 1 << 13, 1],
+                constants: &[1],
+                bindings: vec![buffer(32), buffer(20)],
+            })
+            .unwrap_err();
+        assert_eq!(e.code, StatusCode::ResourceExhausted);
+    }
+}
+
+#[test]
+fn bad_native_bytes_are_clean_errors() {
+    for bytes in [
+        &b""[..],
+        b"\x7fELF",
+        b"not an elf at all, just text padding it out past sixty-four bytes.",
+    ] {
+        let e = load(bytes, &[], DeviceKind::Sync).err().unwrap();
+        assert_eq!(e.code, StatusCode::InvalidArgument, "{e}");
+    }
+    let Some(lib) = testlib(&[]) else { return };
+    // Cut short anywhere: refused before the system loader maps it (a
+    // segment past the end of the file would be a SIGBUS when touched).
+    // Cuts that only drop the section headers at the end still load.
+    let mut refused = 0;
+    for cut in (64..lib.len()).step_by(61).chain([lib.len() - 1]) {
+        match load(&lib[..cut], &[], DeviceKind::Sync) {
+            Err(e) => {
+                assert_eq!(e.code, StatusCode::InvalidArgument, "cut at {cut}: {e}");
+                refused += 1;
+            }
+            Ok(exe) => assert_eq!(exe.entry_names(), ["record", "fail"], "cut at {cut}"),
+        }
+    }
+    assert!(refused > 10, "{refused} cuts refused");
+}
+
+#[test]
+fn a_device_without_native_executables_refuses_them() {
+    let config = DeviceConfig::new(DeviceOptions {
+        native_executables: false,
+        ..DeviceOptions::default()
+    });
+    assert!(!irvm_hal::supports_format(&config, FORMAT));
+    assert!(!irvm_hal::supports_format(&config, "embedded-elf-x86_64"));
+    assert!(irvm_hal::supports_format(&config, irvm_hal::VMVX_FORMAT));
+    let e = Executable::load(
+        FORMAT,
+        vec![0; 8],
+        &[],
+        ContextResources::detached(),
+        &config,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.code, StatusCode::PermissionDenied);
+    let all = DeviceConfig::new(DeviceOptions::default());
+    assert!(irvm_hal::supports_format(&all, "embedded-elf-x86_64"));
+    assert!(!irvm_hal::supports_format(&all, "embedded-elf-arm_64"));
+}
+
+/// The llvm-cpu modules of the model corpus.
+fn corpus_native_modules() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for variant in ["embedded", "system"] {
+        for e in std::fs::read_dir(root().join("tests/models").join(variant)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "vmfb") {
+                v.push(p);
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn the_static_reader_agrees_with_the_loader_on_the_corpus() {
+    let modules = corpus_native_modules();
+    assert!(modules.len() >= 40, "{} llvm-cpu modules", modules.len());
+    let mut libraries = 0;
+    for path in modules {
+        let module = irvm::Module::from_file(&path).unwrap();
+        for i in 0..module.rodata_count() {
+            let data = module.rodata(i).unwrap();
+            if !data.starts_with(b"\x7fELF") {
+                continue;
+            }
+            let format = String::from_utf8(module.rodata(i - 1).unwrap().to_vec()).unwrap();
+            let image = elf::library_bytes(&format, data).unwrap();
+            let info = elf::inspect(image).unwrap();
+            let exe = Executable::load(
+                &format,
+                data.to_vec(),
+                &[],
+                ContextResources::detached(),
+                &device(DeviceKind::Sync),
+            )
+            .unwrap();
+            let names: Vec<String> = info.exports.iter().map(|e| e.name.clone()).collect();
+            assert_eq!(names, exe.entry_names(), "{}", path.display());
+            assert_eq!(info.name, exe.name(), "{}", path.display());
+            assert!(info.imports.is_empty() && info.code_bytes > 0);
+            libraries += 1;
+        }
+    }
+    assert!(libraries >= 40);
+}
+
+fn irvm(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn model(variant: &str, name: &str) -> String {
+    let p: &Path = &root()
+        .join("tests/models")
+        .join(variant)
+        .join(format!("{name}.vmfb"));
+    p.display().to_string()
+}
+
+const MATMUL_INPUTS: [&str; 3] = [
+    "--function=matmul",
+    "--input=3x4xf32=1 2 3 4 5 6 7 8 9 10 11 12",
+    "--input=4x5xf32=0.5",
+];
+
+#[test]
+fn vmvx_only_refuses_native_modules_at_initialization() {
+    let m = format!("--module={}", model("embedded", "matmul"));
+    let mut args = vec!["run", "--vmvx_only", &m];
+    args.extend(MATMUL_INPUTS);
+    let (stdout, stderr, code) = irvm(&args);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("INCOMPATIBLE") && stderr.contains("embedded-elf-x86_64"),
+        "{stderr}"
+    );
+    // vmvx modules still run.
+    let m = format!("--module={}", model("", "matmul"));
+    let mut args = vec!["run", "--vmvx_only", &m];
+    args.extend(MATMUL_INPUTS);
+    let (stdout, stderr, code) = irvm(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("3x5xf32=[5 5 5 5 5][13 13 13 13 13][21 21 21 21 21]"));
+}
+
+#[test]
+fn devices_and_worker_counts_give_the_same_results() {
+    let m = format!("--module={}", model("system", "conv2d"));
+    let conv = std::fs::read_to_string(root().join("tests/models/conv2d.args")).unwrap();
+    let conv: Vec<&str> = conv.lines().filter(|l| !l.is_empty()).collect();
+    let mut outputs = Vec::new();
+    for flags in [
+        &["--device=local-sync"][..],
+        &["--device=local-task", "--task_topology_max_group_count=1"],
+        &["--device=local-task", "--task_topology_max_group_count=3"],
+        &["--device=local-task://"],
+        &[],
+    ] {
+        let mut args = vec!["run", &m];
+        args.extend(flags);
+        args.extend(&conv);
+        let (stdout, stderr, code) = irvm(&args);
+        assert_eq!(code, 0, "{flags:?}: {stderr}");
+        outputs.push(stdout);
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "{outputs:?}");
+    let (_, stderr, code) = irvm(&["run", "--device=cuda", &m, "--function=conv2d"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("`cuda`") && stderr.contains("local-sync"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn tracing_shows_dispatches() {
+    for (variant, format) in [
+        ("embedded", "embedded-elf-x86_64"),
+        ("", "vmvx-bytecode-fb"),
+    ] {
+        let m = format!("--module={}", model(variant, "matmul"));
+        let mut args = vec!["run", "--trace-execution", &m];
+        args.extend(MATMUL_INPUTS);
+        let (_, stderr, code) = irvm(&args);
+        assert_eq!(code, 0);
+        let line = stderr
+            .lines()
+            .find(|l| l.starts_with("[hal.dispatch]"))
+            .unwrap_or_else(|| panic!("no dispatch line: {stderr}"));
+        assert!(
+            line.contains("::matmul_dispatch_0_matmul_3x5x4_f32"),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("({format})")) && line.ends_with("workgroups 1x1x1"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn dump_lists_executables() {
+    let (stdout, _, code) = irvm(&["dump", "--output=executables", &model("system", "matmul")]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("Executables: 1\n"), "{stdout}");
+    assert!(stdout.contains("system-elf-x86_64"), "{stdout}");
+    assert!(
+        stdout.contains("library `matmul_dispatch_0`, 1 entry point"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[0] matmul_dispatch_0_matmul_3x5x4_f32  bindings 3, constants 0"),
+        "{stdout}"
+    );
+    let (stdout, _, _) = irvm(&["dump", "--output=executables", &model("", "matmul")]);
+    assert!(
+        stdout.contains("vmvx-bytecode-fb")
+            && stdout.contains("[0] matmul_dispatch_0_matmul_3x5x4_f32"),
+        "{stdout}"
+    );
+}
+
+/// The system loader knows libraries by path (`/proc/self/fd/N`): loading
+/// two different libraries from many threads, each freed while the other
+/// loads, must never hand one back for the other.
+#[test]
+fn concurrent_loads_get_their_own_library() {
+    let (Some(plain), Some(with_constant)) = (testlib(&[]), testlib(&["CONSTANTS=1"])) else {
+        return;
+    };
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (plain, with_constant) = (&plain, &with_constant);
+            s.spawn(move || {
+                for i in 0..40 {
+                    if (i + t) % 2 == 0 {
+                        load(plain, &[], DeviceKind::Sync).unwrap();
+                    } else {
+                        load(with_constant, &[9], DeviceKind::Sync).unwrap();
+                    }
+                }
+            });
+        }
+    });
+}
