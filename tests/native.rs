@@ -495,3 +495,36 @@ fn concurrent_loads_get_their_own_library() {
         }
     });
 }
+
+/// Native workgroups cannot be cut short, but the context's deadline and
+/// interrupt are checked before each one.
+#[test]
+fn deadline_and_interrupt_stop_native_dispatches_between_workgroups() {
+    let Some(lib) = testlib(&[]) else { return };
+    for &kind in DEVICES {
+        let mut ctx = irvm::Context::new(&irvm::Instance::new());
+        let exe = Executable::load(
+            FORMAT,
+            lib.clone(),
+            &[],
+            ctx.resources().clone(),
+            &device(kind),
+        )
+        .unwrap();
+        let run = |exe: &Executable| {
+            exe.dispatch(Dispatch {
+                function: 0,
+                workgroups: [4, 1, 1],
+                constants: &[0],
+                bindings: vec![buffer(4 * 32), buffer(20)],
+            })
+        };
+        run(&exe).unwrap();
+        ctx.interrupt_handle().interrupt();
+        assert_eq!(run(&exe).unwrap_err().code, StatusCode::Cancelled, "{kind:?}");
+        run(&exe).unwrap(); // the interrupt is taken once
+        ctx.set_deadline(Some(std::time::Instant::now()));
+        let e = run(&exe).unwrap_err();
+        assert_eq!(e.code, StatusCode::DeadlineExceeded, "{kind:?}: {e}");
+    }
+}
