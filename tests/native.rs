@@ -521,7 +521,11 @@ fn deadline_and_interrupt_stop_native_dispatches_between_workgroups() {
         };
         run(&exe).unwrap();
         ctx.interrupt_handle().interrupt();
-        assert_eq!(run(&exe).unwrap_err().code, StatusCode::Cancelled, "{kind:?}");
+        assert_eq!(
+            run(&exe).unwrap_err().code,
+            StatusCode::Cancelled,
+            "{kind:?}"
+        );
         run(&exe).unwrap(); // the interrupt is taken once
         ctx.set_deadline(Some(std::time::Instant::now()));
         let e = run(&exe).unwrap_err();

@@ -99,7 +99,8 @@ pub use loader::{AbiError, LoadError, Module};
 pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
 pub use refs::{
-    Buffer, HostObject, List, RawBytes, Ref, RefType, TypeDef, ValueType, BUFFER_ALIGNMENT,
+    Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, ValueType,
+    BUFFER_ALIGNMENT,
 };
 pub use resources::{ContextResources, MemoryCharge};
 pub use trap::{StatusCode, Trap, TrapFrame};

@@ -318,6 +318,192 @@ enum Owner {
     /// A range of another buffer's bytes ([`Buffer::view`]); holding the
     /// root buffer (never itself a view) keeps them alive.
     View(Arc<Buffer>),
+    /// Memory of a [`BufferPool`], given back to it on drop.
+    Pooled(#[allow(dead_code)] PoolSlot),
+}
+
+/// Memory a [`BufferPool`] hands out: `len` zero-initialized (when fresh)
+/// bytes aligned to [`BUFFER_ALIGNMENT`], on the heap or, when large, an
+/// anonymous mapping.
+struct Block {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    /// Keeps a large block mapped; `None`: a heap allocation of exactly
+    /// `len` bytes, aligned, freed on drop.
+    map: Option<memmap2::MmapMut>,
+}
+
+// SAFETY: a block exclusively owns its memory (heap allocation or
+// mapping); the pointer is only used by the buffer that holds the block,
+// under that buffer's lease rules.
+unsafe impl Send for Block {}
+// SAFETY: as above; `&Block` gives no access to the bytes.
+unsafe impl Sync for Block {}
+
+impl Block {
+    /// Fresh zeroed memory, as [`Buffer::new`] allocates it (`len > 0`).
+    fn fresh(len: usize) -> Result<Block, Trap> {
+        let too_big = || {
+            Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("cannot allocate a buffer of {len} bytes"),
+            )
+        };
+        if len >= MAPPED_BUFFER_BYTES && cfg!(not(miri)) {
+            let mut map = memmap2::MmapMut::map_anon(len).map_err(|_| too_big())?;
+            #[cfg(target_os = "linux")]
+            {
+                // Only a hint: without huge pages the buffer works the same.
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
+            let ptr = std::ptr::NonNull::new(map.as_mut_ptr()).ok_or_else(too_big)?;
+            return Ok(Block {
+                ptr,
+                len,
+                map: Some(map),
+            });
+        }
+        let layout =
+            std::alloc::Layout::from_size_align(len, BUFFER_ALIGNMENT).map_err(|_| too_big())?;
+        // SAFETY: `layout` has non-zero size (callers pass len > 0).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = std::ptr::NonNull::new(ptr).ok_or_else(too_big)?;
+        Ok(Block {
+            ptr,
+            len,
+            map: None,
+        })
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.map.is_none() {
+            // SAFETY: a heap block came from `alloc_zeroed` in `fresh` with
+            // exactly this layout (len > 0) and only this block owns it.
+            unsafe {
+                std::alloc::dealloc(
+                    self.ptr.as_ptr(),
+                    std::alloc::Layout::from_size_align_unchecked(self.len, BUFFER_ALIGNMENT),
+                )
+            }
+        }
+    }
+}
+
+/// A pooled buffer's block and where it goes back to.
+struct PoolSlot {
+    block: Option<Block>,
+    pool: std::sync::Weak<PoolShared>,
+}
+
+impl Drop for PoolSlot {
+    fn drop(&mut self) {
+        if let (Some(block), Some(pool)) = (self.block.take(), self.pool.upgrade()) {
+            pool.give_back(block);
+        }
+    }
+}
+
+struct PoolShared {
+    free: Mutex<Vec<Block>>,
+    /// Most bytes kept in `free`.
+    max_bytes: usize,
+}
+
+impl PoolShared {
+    fn give_back(&self, block: Block) {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = free.iter().map(|b| b.len).sum();
+        if held.saturating_add(block.len) <= self.max_bytes {
+            free.push(block);
+        }
+        // Otherwise `block` drops here and its memory is freed.
+    }
+}
+
+/// Recycles the memory of dropped buffers for new buffers of the same
+/// length, as a device allocator reuses freed blocks: a program that
+/// allocates the same tensors on every call then touches no new pages and
+/// zeroes nothing after the first call.
+///
+/// A recycled buffer is **not** zeroed: it holds what the dropped buffer
+/// last held (initialized bytes, never uninitialized memory). That is the
+/// contract of IREE's HAL allocations, whose contents are undefined until
+/// written; give each context its own pool so that only its own data can
+/// come back to it. Fresh buffers are zeroed as [`Buffer::new`]'s are.
+///
+/// ```
+/// use irvm::BufferPool;
+/// let pool = BufferPool::new(1 << 20);
+/// let a = pool.allocate(4096)?;
+/// a.with_bytes_mut(|b| b[0] = 7)?;
+/// drop(a);
+/// let b = pool.allocate(4096)?; // the same memory, not zeroed
+/// assert_eq!(b.to_vec()[0], 7);
+/// assert_eq!(pool.allocate(100)?.to_vec(), vec![0; 100]); // fresh
+/// # Ok::<(), irvm::Trap>(())
+/// ```
+#[derive(Clone)]
+pub struct BufferPool {
+    shared: Arc<PoolShared>,
+}
+
+impl fmt::Debug for BufferPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufferPool")
+            .field("max_bytes", &self.shared.max_bytes)
+            .finish()
+    }
+}
+
+impl BufferPool {
+    /// A pool that keeps at most `max_bytes` of dropped buffers' memory.
+    pub fn new(max_bytes: usize) -> BufferPool {
+        BufferPool {
+            shared: Arc::new(PoolShared {
+                free: Mutex::new(Vec::new()),
+                max_bytes,
+            }),
+        }
+    }
+
+    /// A mutable buffer of `len` bytes, [`BUFFER_ALIGNMENT`]-aligned: the
+    /// memory of a dropped buffer of this length when the pool holds one
+    /// (its old contents), else fresh zeroed memory.
+    pub fn allocate(&self, len: usize) -> Result<Buffer, Trap> {
+        if len == 0 {
+            return Ok(Buffer::from_vec(Vec::new()));
+        }
+        let reused = {
+            let mut free = self.shared.free.lock().unwrap_or_else(|e| e.into_inner());
+            free.iter()
+                .position(|b| b.len == len)
+                .map(|i| free.swap_remove(i))
+        };
+        let block = match reused {
+            Some(b) => b,
+            None => Block::fresh(len)?,
+        };
+        Ok(Buffer {
+            ptr: block.ptr,
+            len,
+            mutable: true,
+            lease: new_lease(),
+            owns_lease: true,
+            owner: Owner::Pooled(PoolSlot {
+                block: Some(block),
+                pool: Arc::downgrade(&self.shared),
+            }),
+            charge: None,
+        })
+    }
+
+    /// Bytes of dropped buffers the pool holds now.
+    pub fn held_bytes(&self) -> usize {
+        let free = self.shared.free.lock().unwrap_or_else(|e| e.into_inner());
+        free.iter().map(|b| b.len).sum()
+    }
 }
 
 /// Alignment of the bytes of every buffer [`Buffer::new`] allocates (IREE's
@@ -1530,6 +1716,38 @@ impl std::ops::DerefMut for ItemsMut<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pools_recycle_by_length_within_their_cap() {
+        let pool = BufferPool::new(3000);
+        let a = pool.allocate(1000).unwrap();
+        let b = pool.allocate(2500).unwrap();
+        a.with_bytes_mut(|x| x.fill(9)).unwrap();
+        let a_ptr = a.ptr;
+        // A view keeps the memory out of the pool until it is dropped too.
+        let a = Arc::new(a);
+        let view = Buffer::view(&a, 10, 10).unwrap();
+        drop(a);
+        assert_eq!(pool.held_bytes(), 0);
+        drop(view);
+        assert_eq!(pool.held_bytes(), 1000);
+        drop(b); // 1000 + 2500 > 3000: freed, not kept
+        assert_eq!(pool.held_bytes(), 1000);
+        let c = pool.allocate(1000).unwrap();
+        assert_eq!(c.ptr, a_ptr);
+        assert_eq!(c.to_vec(), vec![9; 1000]);
+        assert_eq!(c.ptr.as_ptr() as usize % BUFFER_ALIGNMENT, 0);
+        // Buffers outliving their pool free their memory.
+        drop(pool);
+        drop(c);
+        // Large blocks are mappings; they are recycled the same way.
+        let pool = BufferPool::new(8 << 20);
+        let big = pool.allocate(MAPPED_BUFFER_BYTES).unwrap();
+        assert!(big.to_vec().iter().all(|&x| x == 0));
+        drop(big);
+        assert_eq!(pool.held_bytes(), MAPPED_BUFFER_BYTES);
+        assert_eq!(pool.allocate(0).unwrap().len(), 0);
+    }
+
     use super::*;
 
     #[test]

@@ -912,7 +912,8 @@ fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let (_types, _usage) = (a.i32()?, a.i32()?);
     let size = a.i64()?;
     let _flags = a.i64()?;
-    match Allocator.allocate(size, &state.resources) {
+    let allocator = state.device.allocator.clone();
+    match allocator.allocate(size, &state.resources) {
         Ok(buffer) => {
             queue_epilogue(a, signal, Ok(()))?;
             one(obj(type_names::BUFFER, buffer))
@@ -1281,7 +1282,7 @@ mod tests {
         )
         .unwrap()
         .remove(0);
-        let target = Allocator.allocate(8, &state.resources).unwrap();
+        let target = Allocator::new().allocate(8, &state.resources).unwrap();
         let target_ref = Value::Ref(HostRef::new(type_names::BUFFER, target.clone()).to_ref());
         let null = Value::Ref(Ref::Null);
         let read = |state: &mut HalState, src: i64, len: i64| {

@@ -67,7 +67,7 @@ impl Device {
         HostRef::new(
             type_names::DEVICE,
             Device {
-                allocator: HostRef::new(type_names::ALLOCATOR, Allocator),
+                allocator: HostRef::new(type_names::ALLOCATOR, Allocator::new()),
                 config,
             },
         )
@@ -106,13 +106,38 @@ fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 /// The device allocator: host memory, 64-byte aligned
-/// ([`irvm::BUFFER_ALIGNMENT`]).
-pub struct Allocator;
+/// ([`irvm::BUFFER_ALIGNMENT`]), recycling the memory of freed buffers of
+/// the same length ([`irvm::BufferPool`], up to [`Allocator::POOL_BYTES`]
+/// kept): a program that allocates the same tensors on every call pays
+/// for fresh zeroed pages once, as IREE's allocator reuses freed blocks.
+pub struct Allocator {
+    pool: irvm::BufferPool,
+}
+
+impl Default for Allocator {
+    fn default() -> Allocator {
+        Allocator::new()
+    }
+}
 
 impl Allocator {
-    /// A zero-filled buffer of `length` bytes, at most the context's
+    /// Most bytes of freed buffers kept for reuse (not charged to the
+    /// context's budget: the memory of buffers it no longer holds).
+    pub const POOL_BYTES: usize = 256 << 20;
+
+    /// An allocator with an empty pool (one per device: recycled memory
+    /// holds only this device's own earlier data).
+    pub fn new() -> Allocator {
+        Allocator {
+            pool: irvm::BufferPool::new(Self::POOL_BYTES),
+        }
+    }
+
+    /// A buffer of `length` bytes, at most the context's
     /// `max_buffer_bytes`, charged to the context's memory budget
-    /// ([`irvm::ContextResources::charge_memory`]).
+    /// ([`irvm::ContextResources::charge_memory`]). Its contents are
+    /// undefined, as in IREE: zeros when fresh, a freed buffer's bytes
+    /// when recycled.
     pub fn allocate(
         &self,
         length: i64,
@@ -133,7 +158,7 @@ impl Allocator {
         }
         let charge =
             resources.charge_memory(len as u64, &format!("hal allocation of {len} bytes"))?;
-        let storage = Ref::from(Buffer::new(len)?);
+        let storage = Ref::from(self.pool.allocate(len)?);
         Ok(HalBuffer {
             storage,
             offset: 0,
@@ -463,11 +488,11 @@ mod tests {
         };
         let ctx = irvm::Context::with_limits(&irvm::Instance::new(), limits);
         let memory = ctx.resources();
-        let b = Allocator.allocate(16, memory).unwrap();
-        assert!(Allocator.allocate(25, memory).is_err());
-        let c = Allocator.allocate(24, memory).unwrap();
+        let b = Allocator::new().allocate(16, memory).unwrap();
+        assert!(Allocator::new().allocate(25, memory).is_err());
+        let c = Allocator::new().allocate(24, memory).unwrap();
         assert_eq!(memory.memory_in_use(), 40);
-        let Err(err) = Allocator.allocate(1, memory) else {
+        let Err(err) = Allocator::new().allocate(1, memory) else {
             panic!("allocation past the budget succeeded");
         };
         assert_eq!(err.code, StatusCode::ResourceExhausted);
