@@ -102,7 +102,7 @@ pub use refs::{
     Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, ValueType,
     BUFFER_ALIGNMENT,
 };
-pub use resources::{ContextResources, MemoryCharge};
+pub use resources::{ContextResources, MemoryCharge, StopCheck};
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use value::{format_g, format_g_precision, Value};
 

@@ -67,6 +67,39 @@ struct Share {
     interrupt: OnceLock<Arc<AtomicBool>>,
 }
 
+/// A context's interrupt flag and deadline, taken by
+/// [`ContextResources::stop_check`]; cheap to check from several threads.
+#[derive(Clone, Debug)]
+pub struct StopCheck {
+    interrupt: Option<Arc<AtomicBool>>,
+    deadline: Option<Instant>,
+}
+
+impl StopCheck {
+    /// CANCELLED when the context was interrupted (taking the interrupt),
+    /// DEADLINE_EXCEEDED past the deadline, else `Ok`.
+    #[inline]
+    pub fn check(&self) -> Result<(), Trap> {
+        if let Some(flag) = &self.interrupt {
+            if flag.load(Ordering::Relaxed) && flag.swap(false, Ordering::Relaxed) {
+                return Err(Trap::new(
+                    crate::trap::StatusCode::Cancelled,
+                    "interrupted by the embedder",
+                ));
+            }
+        }
+        if let Some(deadline) = self.deadline {
+            if Instant::now() >= deadline {
+                return Err(Trap::new(
+                    crate::trap::StatusCode::DeadlineExceeded,
+                    "deadline exceeded",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Bytes charged to a context's memory budget through
 /// [`ContextResources::charge_memory`]; given back when dropped (on any
 /// thread).
@@ -137,25 +170,19 @@ impl ContextResources {
     /// Whether the caller should stop now: CANCELLED when its context was
     /// interrupted (the interrupt is taken, as the interpreter takes it),
     /// DEADLINE_EXCEEDED past its deadline. For host code that runs long
-    /// without bytecode, such as native kernels between workgroups.
+    /// without bytecode, such as native kernels between workgroups; see
+    /// [`ContextResources::stop_check`] for a check made many times.
     pub fn check_stop(&self) -> Result<(), Trap> {
-        if let Some(flag) = self.share.interrupt.get() {
-            if flag.swap(false, Ordering::Relaxed) {
-                return Err(Trap::new(
-                    crate::trap::StatusCode::Cancelled,
-                    "interrupted by the embedder",
-                ));
-            }
+        self.stop_check().check()
+    }
+
+    /// The interrupt flag and deadline as they are now, for host code that
+    /// checks them many times (`StopCheck::check` reads no lock).
+    pub fn stop_check(&self) -> StopCheck {
+        StopCheck {
+            interrupt: self.share.interrupt.get().cloned(),
+            deadline: self.deadline(),
         }
-        if let Some(deadline) = self.deadline() {
-            if Instant::now() >= deadline {
-                return Err(Trap::new(
-                    crate::trap::StatusCode::DeadlineExceeded,
-                    "deadline exceeded",
-                ));
-            }
-        }
-        Ok(())
     }
 
     /// Runs `f` on `other` (a context the host module owns) with the

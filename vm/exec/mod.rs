@@ -16,7 +16,7 @@ use crate::budget::{Charge, MemoryBudget};
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
 use crate::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
-use crate::program::{aux_list, flatten, Function, Signature, NONE};
+use crate::program::{aux_list, Function, Signature, NONE};
 use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
 use crate::value::Value;
@@ -607,21 +607,28 @@ fn marshal_results(
 fn read_values(st: &mut Stack, base: (usize, usize), regs: &[u32], kinds: &[u8]) -> Vec<Value> {
     regs.iter()
         .zip(kinds)
-        .map(|(&reg, &k)| match k {
-            b'i' => Value::I32(st.i32s[base.0 + reg as usize] as i32),
-            b'f' => Value::F32(f32::from_bits(st.i32s[base.0 + reg as usize])),
-            b'I' => Value::I64(read64(&st.i32s, base.0 + reg as usize) as i64),
-            b'F' => Value::F64(f64::from_bits(read64(&st.i32s, base.0 + reg as usize))),
-            _ => {
-                let at = base.1 + (reg as u16 & REF_INDEX_MASK) as usize;
-                Value::Ref(if reg as u16 & REF_MOVE_BIT != 0 {
-                    std::mem::take(&mut st.refs[at])
-                } else {
-                    st.refs[at].clone()
-                })
-            }
-        })
+        .map(|(&reg, &k)| read_value(st, base, reg, k))
         .collect()
+}
+
+/// Register `reg` of the frame at `base` as a value of kind `k`
+/// (`i I f F r`); a ref operand with the move bit is taken.
+#[inline]
+fn read_value(st: &mut Stack, base: (usize, usize), reg: u32, k: u8) -> Value {
+    match k {
+        b'i' => Value::I32(st.i32s[base.0 + reg as usize] as i32),
+        b'f' => Value::F32(f32::from_bits(st.i32s[base.0 + reg as usize])),
+        b'I' => Value::I64(read64(&st.i32s, base.0 + reg as usize) as i64),
+        b'F' => Value::F64(f64::from_bits(read64(&st.i32s, base.0 + reg as usize))),
+        _ => {
+            let at = base.1 + (reg as u16 & REF_INDEX_MASK) as usize;
+            Value::Ref(if reg as u16 & REF_MOVE_BIT != 0 {
+                std::mem::take(&mut st.refs[at])
+            } else {
+                st.refs[at].clone()
+            })
+        }
+    }
 }
 
 fn write_host_results(
@@ -696,34 +703,61 @@ fn check_alignment(align: i32) -> Result<(), Trap> {
 
 /// Inserts each span's element count before its elements, the layout host
 /// functions receive for variadic arguments.
-fn insert_span_counts(sig: &Signature, sizes: &[u16], flat: Vec<Value>) -> Vec<Value> {
-    let Some(cc) = &sig.cconv else { return flat };
-    let mut out = Vec::with_capacity(flat.len() + sizes.len());
-    let mut it = flat.into_iter();
-    let args = cc
-        .args
-        .iter()
-        .filter(|k| **k != crate::loader::ValueKind::Void);
-    for (k, &n) in args.zip(sizes) {
+/// The values of a variadic import call, as host functions take them:
+/// each span argument is its count (the segment size) followed by its
+/// elements; registers `args` are read in the order of the expanded
+/// calling convention (the verifier checked their kinds against it).
+pub(super) fn read_variadic(
+    st: &mut Stack,
+    base: (usize, usize),
+    args: &[u32],
+    sig: &Signature,
+    sizes: &[u32],
+) -> Vec<Value> {
+    use crate::loader::ValueKind;
+    fn read(
+        st: &mut Stack,
+        base: (usize, usize),
+        regs: &mut std::slice::Iter<'_, u32>,
+        kinds: &[ValueKind],
+        out: &mut Vec<Value>,
+    ) {
+        for k in kinds {
+            let code = match k {
+                ValueKind::I32 => b'i',
+                ValueKind::I64 => b'I',
+                ValueKind::F32 => b'f',
+                ValueKind::F64 => b'F',
+                ValueKind::Ref => b'r',
+                ValueKind::Void => continue,
+                // Nested spans are flattened without a count of their own.
+                ValueKind::Span(inner) => {
+                    read(st, base, regs, inner, out);
+                    continue;
+                }
+            };
+            let Some(&reg) = regs.next() else { return };
+            out.push(read_value(st, base, reg, code));
+        }
+    }
+    let Some(cc) = &sig.cconv else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(args.len() + sizes.len());
+    let mut regs = args.iter();
+    let params = cc.args.iter().filter(|k| **k != ValueKind::Void);
+    for (k, &size) in params.zip(sizes) {
         match k {
-            crate::loader::ValueKind::Span(inner) => {
-                out.push(Value::I32(n as i32));
-                let per = {
-                    let mut v = Vec::new();
-                    flatten(inner, &mut v);
-                    v.len()
-                };
-                for _ in 0..(per * n as usize) {
-                    if let Some(v) = it.next() {
-                        out.push(v);
-                    }
+            ValueKind::Span(inner) => {
+                // Segment sizes are 16-bit in the encoding.
+                let n = size as u16;
+                out.push(Value::I32(i32::from(n)));
+                for _ in 0..n {
+                    read(st, base, &mut regs, inner, &mut out);
                 }
             }
-            _ => {
-                if let Some(v) = it.next() {
-                    out.push(v);
-                }
-            }
+            // A plain argument's segment size is ignored, as IREE does.
+            other => read(st, base, &mut regs, std::slice::from_ref(other), &mut out),
         }
     }
     out

@@ -10,12 +10,12 @@ use crate::budget::Charge;
 use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
 use crate::host::HostOutcome;
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
-use crate::program::{aux_list, expand_variadic, Inst, NONE};
+use crate::program::{aux_list, Inst, NONE};
 use crate::refs::{Buffer, List, Ref, TypeDef};
 use crate::trap::{StatusCode, Trap};
 
 use super::{
-    bytecode, check_alignment, insert_span_counts, marshal_args, push_frame, read_values,
+    bytecode, check_alignment, marshal_args, push_frame, read_values, read_variadic,
     write_host_results, Suspended,
 };
 
@@ -407,10 +407,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                     let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
                     let sig = bytecode(modules, cur).import_sigs[imp].clone();
                     let values = if variadic {
-                        let sizes16: Vec<u16> = sizes.iter().map(|&s| s as u16).collect();
-                        let kinds = expand_variadic(&sig, &sizes16).unwrap_or_default();
-                        let flat = read_values(st, caller_base, args, &kinds);
-                        insert_span_counts(&sig, &sizes16, flat)
+                        read_variadic(st, caller_base, args, &sig, sizes)
                     } else {
                         read_values(st, caller_base, args, &sig.args)
                     };

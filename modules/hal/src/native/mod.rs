@@ -410,10 +410,11 @@ impl NativeExecutable {
                 state: &state,
                 function: export.function,
                 counts: [cx, cy, cz],
+                stop: resources.stop_check(),
             };
             match &pool {
-                None => call.run_serial(scratch.slot(0), resources),
-                Some(pool) => call.run_parallel(pool, &mut scratch, total, resources),
+                None => call.run_serial(scratch.slot(0)),
+                Some(pool) => call.run_parallel(pool, &mut scratch, total),
             }
             .map_err(|t| Trap::new(t.code, format!("dispatch `{}`: {}", export.name, t.message)))
         })?
@@ -426,6 +427,8 @@ struct Call<'a> {
     state: &'a DispatchState,
     function: DispatchFn,
     counts: [u32; 3],
+    /// The context's interrupt and deadline, checked before each workgroup.
+    stop: irvm::StopCheck,
 }
 
 // SAFETY: a `Call` only hands its pointers (bindings, constants, tables) to
@@ -434,14 +437,21 @@ struct Call<'a> {
 unsafe impl Sync for Call<'_> {}
 
 impl Call<'_> {
-    /// Runs workgroup (x, y, z) with local memory `scratch`.
-    fn run_one(&self, [x, y, z]: [u32; 3], scratch: (*mut u8, usize)) -> Result<(), Trap> {
+    /// Runs workgroup (x, y, z) with local memory `scratch` on processor
+    /// `processor`.
+    fn run_one(
+        &self,
+        [x, y, z]: [u32; 3],
+        scratch: (*mut u8, usize),
+        processor: u32,
+    ) -> Result<(), Trap> {
+        self.stop.check()?;
         let workgroup = WorkgroupState {
             workgroup_id_x: x,
             workgroup_id_y: y,
             workgroup_id_z: z as u16,
             reserved: 0,
-            processor_id: processor_id(),
+            processor_id: processor,
             local_memory: if scratch.1 == 0 {
                 std::ptr::null_mut()
             } else {
@@ -467,18 +477,14 @@ impl Call<'_> {
         }
     }
 
-    fn run_serial(
-        &self,
-        scratch: (*mut u8, usize),
-        resources: &ContextResources,
-    ) -> Result<(), Trap> {
+    fn run_serial(&self, scratch: (*mut u8, usize)) -> Result<(), Trap> {
         let _flush = FlushDenormals::begin();
+        let processor = processor_id();
         let [cx, cy, cz] = self.counts;
         for z in 0..cz {
             for y in 0..cy {
                 for x in 0..cx {
-                    resources.check_stop()?;
-                    self.run_one([x, y, z], scratch)?;
+                    self.run_one([x, y, z], scratch, processor)?;
                 }
             }
         }
@@ -490,22 +496,25 @@ impl Call<'_> {
         pool: &rayon::ThreadPool,
         scratch: &mut LocalMemory,
         total: u64,
-        resources: &ContextResources,
     ) -> Result<(), Trap> {
         use rayon::prelude::*;
         let [cx, cy, _] = self.counts;
         let slots = SlotTable::new(scratch);
         pool.install(|| {
-            (0..total)
-                .into_par_iter()
-                .try_for_each_init(FlushDenormals::begin, |_flush, i| {
-                    resources.check_stop()?;
+            (0..total).into_par_iter().try_for_each_init(
+                // Per run of workgroups on one worker: flushing on, and
+                // the worker's processor and local memory slot.
+                || {
+                    let slot = rayon::current_thread_index().unwrap_or(0);
+                    (FlushDenormals::begin(), processor_id(), slots.get(slot))
+                },
+                |(_, processor, scratch), i| {
                     let x = (i % u64::from(cx)) as u32;
                     let y = ((i / u64::from(cx)) % u64::from(cy)) as u32;
                     let z = (i / (u64::from(cx) * u64::from(cy))) as u32;
-                    let slot = rayon::current_thread_index().unwrap_or(0);
-                    self.run_one([x, y, z], slots.get(slot))
-                })
+                    self.run_one([x, y, z], *scratch, *processor)
+                },
+            )
         })
     }
 }
