@@ -118,6 +118,9 @@ pub(crate) struct Stack {
     frames: Vec<Frame>,
     suspended: Option<Suspended>,
     entry_results: Vec<u8>,
+    /// Argument vector of host calls, kept (empty) between calls so that
+    /// a call allocates none.
+    host_args: Vec<Value>,
     /// The bytes of `i32s` and `refs` charged to the context's memory
     /// budget (`None`: not charged, for stacks made without a context).
     memory: Option<Charge>,
@@ -605,10 +608,38 @@ fn marshal_results(
 
 /// Reads argument values for a host call.
 fn read_values(st: &mut Stack, base: (usize, usize), regs: &[u32], kinds: &[u8]) -> Vec<Value> {
-    regs.iter()
-        .zip(kinds)
-        .map(|(&reg, &k)| read_value(st, base, reg, k))
-        .collect()
+    let mut out = Vec::with_capacity(regs.len());
+    read_values_into(st, base, regs, kinds, &mut out);
+    out
+}
+
+/// [`read_values`] appending to `out`.
+fn read_values_into(
+    st: &mut Stack,
+    base: (usize, usize),
+    regs: &[u32],
+    kinds: &[u8],
+    out: &mut Vec<Value>,
+) {
+    for (&reg, &k) in regs.iter().zip(kinds) {
+        let v = read_value(st, base, reg, k);
+        out.push(v);
+    }
+}
+
+/// The host-call argument vector of `st` (empty), to give back with
+/// [`Stack::put_host_args`].
+pub(super) fn take_host_args(st: &mut Stack) -> Vec<Value> {
+    std::mem::take(&mut st.host_args)
+}
+
+impl Stack {
+    /// Gives back the vector [`take_host_args`] lent, emptied (dropping
+    /// the arguments the call did not take).
+    pub(super) fn put_host_args(&mut self, mut args: Vec<Value>) {
+        args.clear();
+        self.host_args = args;
+    }
 }
 
 /// Register `reg` of the frame at `base` as a value of kind `k`
@@ -707,13 +738,14 @@ fn check_alignment(align: i32) -> Result<(), Trap> {
 /// each span argument is its count (the segment size) followed by its
 /// elements; registers `args` are read in the order of the expanded
 /// calling convention (the verifier checked their kinds against it).
-pub(super) fn read_variadic(
+pub(super) fn read_variadic_into(
     st: &mut Stack,
     base: (usize, usize),
     args: &[u32],
     sig: &Signature,
     sizes: &[u32],
-) -> Vec<Value> {
+    out: &mut Vec<Value>,
+) {
     use crate::loader::ValueKind;
     fn read(
         st: &mut Stack,
@@ -741,9 +773,9 @@ pub(super) fn read_variadic(
         }
     }
     let Some(cc) = &sig.cconv else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::with_capacity(args.len() + sizes.len());
+    out.reserve(args.len() + sizes.len());
     let mut regs = args.iter();
     let params = cc.args.iter().filter(|k| **k != ValueKind::Void);
     for (k, &size) in params.zip(sizes) {
@@ -753,12 +785,11 @@ pub(super) fn read_variadic(
                 let n = size as u16;
                 out.push(Value::I32(i32::from(n)));
                 for _ in 0..n {
-                    read(st, base, &mut regs, inner, &mut out);
+                    read(st, base, &mut regs, inner, out);
                 }
             }
             // A plain argument's segment size is ignored, as IREE does.
-            other => read(st, base, &mut regs, std::slice::from_ref(other), &mut out),
+            other => read(st, base, &mut regs, std::slice::from_ref(other), out),
         }
     }
-    out
 }

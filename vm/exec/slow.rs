@@ -15,8 +15,8 @@ use crate::refs::{Buffer, List, Ref, TypeDef};
 use crate::trap::{StatusCode, Trap};
 
 use super::{
-    bytecode, check_alignment, marshal_args, push_frame, read_values, read_variadic,
-    write_host_results, Suspended,
+    bytecode, check_alignment, marshal_args, push_frame, read_values_into, read_variadic_into,
+    take_host_args, write_host_results, Suspended,
 };
 
 /// Executes `i`, an instruction of the top frame that the hot loop does not
@@ -406,11 +406,12 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 Ok(index) => {
                     let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
                     let sig = bytecode(modules, cur).import_sigs[imp].clone();
-                    let values = if variadic {
-                        read_variadic(st, caller_base, args, &sig, sizes)
+                    let mut values = take_host_args(st);
+                    if variadic {
+                        read_variadic_into(st, caller_base, args, &sig, sizes, &mut values);
                     } else {
-                        read_values(st, caller_base, args, &sig.args)
-                    };
+                        read_values_into(st, caller_base, args, &sig.args, &mut values);
+                    }
                     let result_kinds = &sig.results;
                     let outcome = match &mut modules[target_module as usize] {
                         Registered::Host(h) => {
@@ -418,6 +419,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                             resources.lend_fuel(hooks.fuel);
                             let outcome = h.state.call(index as usize, &values);
                             resources.reclaim_fuel(&mut hooks.fuel);
+                            st.put_host_args(values);
                             outcome
                         }
                         Registered::Bytecode(_) => {
