@@ -438,7 +438,7 @@ fn limits_cover_dispatches_and_hal_allocations() {
         let (code, stderr) = run(&format!("--max-memory-bytes={m}"));
         code == Some(1)
             && stderr.contains("RESOURCE_EXHAUSTED")
-            && stderr.contains("hal allocation of 60 bytes")
+            && stderr.contains("a hal allocation needs 60 more bytes")
     });
     assert!(
         hal_refused,

@@ -914,16 +914,18 @@ impl Buffer {
         buffers: &[&Buffer],
         f: impl FnOnce(&[RawBytes]) -> R,
     ) -> Result<R, Trap> {
-        let mut words: Vec<&AtomicU64> = buffers
-            .iter()
-            .filter(|b| b.mutable)
-            .map(|b| b.lease_word())
-            .collect();
-        words.sort_by_key(|w| *w as *const AtomicU64 as usize);
-        words.dedup_by_key(|w| *w as *const AtomicU64 as usize);
-        let mut guards = Vec::with_capacity(words.len());
-        for word in words {
-            guards.push(crate::lease::borrow(word, false).map_err(conflict)?);
+        // Each distinct allocation once: a word is borrowed by the first
+        // mutable buffer that uses it (quadratic, for the few bindings a
+        // dispatch has).
+        let mut guards = Vec::with_capacity(buffers.len());
+        for (k, b) in buffers.iter().enumerate() {
+            let word = b.lease_word();
+            let seen = buffers[..k]
+                .iter()
+                .any(|e| e.mutable && std::ptr::eq(e.lease_word(), word));
+            if b.mutable && !seen {
+                guards.push(crate::lease::borrow(word, false).map_err(conflict)?);
+            }
         }
         let parts: Vec<RawBytes> = buffers
             .iter()

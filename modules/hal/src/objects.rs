@@ -156,8 +156,9 @@ impl Allocator {
                 format!("hal buffer of {len} bytes exceeds the limit of {max} bytes"),
             ));
         }
-        let charge =
-            resources.charge_memory(len as u64, &format!("hal allocation of {len} bytes"))?;
+        // (No formatted description: this runs on every allocation; the
+        // error names the size itself.)
+        let charge = resources.charge_memory(len as u64, "a hal allocation")?;
         let storage = Ref::from(self.pool.allocate(len)?);
         Ok(HalBuffer {
             storage,
@@ -496,7 +497,10 @@ mod tests {
             panic!("allocation past the budget succeeded");
         };
         assert_eq!(err.code, StatusCode::ResourceExhausted);
-        assert!(err.message.contains("hal allocation of 1 bytes"), "{err}");
+        assert!(
+            err.message.contains("a hal allocation needs 1 more bytes"),
+            "{err}"
+        );
         drop(c);
         assert_eq!(memory.memory_in_use(), 16);
         assert!(b.subspan(8, 8).is_ok());

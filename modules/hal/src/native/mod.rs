@@ -385,8 +385,13 @@ impl NativeExecutable {
         let mut scratch = LocalMemory::new(local_memory, workers)?;
         let refs: Vec<&Buffer> = buffers.iter().map(|b| &**b).collect();
         Buffer::with_raw_parts(&refs, |parts: &[RawBytes]| {
-            let ptrs: Vec<*mut c_void> = parts.iter().map(|p| p.ptr.cast::<c_void>()).collect();
-            let lengths: Vec<usize> = parts.iter().map(|p| p.len).collect();
+            // At most MAX_BINDING_COUNT bindings (checked at load): on the stack.
+            let mut ptrs = [std::ptr::null_mut::<c_void>(); abi::MAX_BINDING_COUNT as usize];
+            let mut lengths = [0usize; abi::MAX_BINDING_COUNT as usize];
+            for (k, p) in parts.iter().enumerate() {
+                ptrs[k] = p.ptr.cast::<c_void>();
+                lengths[k] = p.len;
+            }
             let state = DispatchState {
                 workgroup_size_x: 1,
                 workgroup_size_y: 1,
