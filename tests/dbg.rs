@@ -129,7 +129,14 @@ fn fib_example_breakpoint_on_a_source_line() {
         ),
         (4, 3, 5)
     );
-    assert_eq!(r[10].1, ["[fib returned]", "result[0]: i32=832040"]);
+    assert_eq!(
+        r[10].1,
+        [
+            "Run till exit from #0  fib (module.fib+0x00000033) at fib.mlir:9:10",
+            "[fib returned]",
+            "result[0]: i32=832040"
+        ]
+    );
 }
 
 #[test]
@@ -213,7 +220,11 @@ fn calls_without_debug_info_step_by_instruction() {
     );
     assert_eq!(register(&r[5].1, "%i0"), 2);
     // finish returns to the caller, right after its call.
-    assert_eq!(r[7].1[0], "fib (vm_bench.fib+0x00000040)");
+    assert_eq!(
+        r[7].1[0],
+        "Run till exit from #0  fib (vm_bench.fib+0x00000001)"
+    );
+    assert_eq!(r[7].1[1], "fib (vm_bench.fib+0x00000040)");
     assert_eq!(r[8].1.len(), 1);
     // No debug info: step is one instruction.
     assert_eq!(r[9].1[0], "fib (vm_bench.fib+0x00000047)");
@@ -235,7 +246,7 @@ fn calls_without_debug_info_step_by_instruction() {
 }
 
 #[test]
-fn failures_stop_the_program_with_the_source_line() {
+fn traps_stop_in_the_faulting_frame() {
     let m = format!("--module={}", data("divz.vmfb").display());
     let (out, code) = dbg(
         &[
@@ -244,17 +255,32 @@ fn failures_stop_the_program_with_the_source_line() {
             "--input=7".into(),
             "--input=0".into(),
         ],
-        "run\nbt\ncontinue\n",
+        "run\nbt\ninfo registers\nprint %i1\np/x %i2\ncontinue\nbt\n",
     );
     assert_eq!(code, 1, "{out}");
     let r = replies(&out);
-    assert_eq!(r[0].1[0], "[main failed]");
+    // The stop reason is the status; the stop is at the failing line.
     assert_eq!(
-        r[0].1[1],
+        r[0].1,
+        [
+            "Program stopped: INVALID_ARGUMENT: integer division by zero",
+            "main (module.main+0x0000000F) at divz.mlir:2:8",
+            "2\t  %q = arith.divsi %a, %b : i32"
+        ]
+    );
+    assert_eq!(r[1].1[0], "#0  module.main+0x0000000F divz.mlir:2:8");
+    // The registers as they were when it failed: a + 1 and the zero.
+    assert_eq!(register(&r[2].1, "%i2"), 8);
+    assert_eq!(register(&r[2].1, "%i1"), 0);
+    assert_eq!(r[3].1, ["%i1 = 0"]);
+    assert_eq!(r[4].1, ["%i2 = 0x8"]);
+    // continue ends the program with the failure.
+    assert_eq!(r[5].1[0], "[main failed]");
+    assert_eq!(
+        r[5].1[1],
         "divz.mlir:2:8: error: INVALID_ARGUMENT: integer division by zero"
     );
-    assert_eq!(r[1].1, ["error: the program is not being run (use `run`)"]);
-    assert_eq!(r[2].1, ["error: the program is not being run (use `run`)"]);
+    assert_eq!(r[6].1, ["error: the program is not being run (use `run`)"]);
 }
 
 #[test]
@@ -273,10 +299,10 @@ fn mistakes_get_clear_messages() {
         errors,
         [
             "error: unknown command `frobnicate` (try `help`)",
-            "error: break needs a location: FILE:LINE, FUNCTION or *OFFSET",
+            "error: break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET",
             "error: bad breakpoint `nosuch`: no function of that name",
             "error: bad breakpoint `x.mlir:abc`: `abc` is not a line number",
-            "error: unknown info command `colors` (breakpoints, registers, frame)",
+            "error: unknown info command `colors` (breakpoints, registers, frame, args, display)",
             "error: the program is not being run (use `run`)",
             "[alloc returned]",
             "result[0]: i64=8",
@@ -323,10 +349,15 @@ fn step_into_and_finish_out_of_a_call() {
             "        called from calls.mlir:5:1"
         ]
     );
-    // finish returns to the line after the call.
+    // finish returns to the line after the call, with the value.
     assert_eq!(
-        stop(4),
-        "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13"
+        r[4].1,
+        [
+            "Run till exit from #0  fn1 (module.fn1+0x00000001)",
+            "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13",
+            "14\t    %acc1 = arith.addi %acc, %sq : i32",
+            "Value returned is $1 = 0"
+        ]
     );
     assert_eq!(
         stop(5),
@@ -381,4 +412,366 @@ fn batch_file_sessions() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr)
         .contains("cannot read --batch file /nonexistent/script"));
+}
+
+fn frames_args(input: &str) -> Vec<String> {
+    vec![
+        format!("--module={}", data("frames.vmasm").display()),
+        "--function=main".into(),
+        format!("--input={input}"),
+    ]
+}
+
+/// `tests/data/frames.vmasm` is VM assembly whose every instruction has a
+/// location in `tests/data/frames.src` (so both functions have lines).
+#[test]
+fn frames_are_selected_with_up_down_and_frame() {
+    let script = "break twice\nrun\nbt\nup\ninfo registers\nlist\nup\ndown\nframe 1\nprint %i0\n\
+                  info frame\ninfo args\ndown\ndown\nframe 2\nframe\nprint %i0\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(
+        r[2].1,
+        [
+            "#0  frames.twice+0x00000001 frames.src:3:7",
+            "#1  frames.main+0x00000001 frames.src:8:7"
+        ]
+    );
+    assert_eq!(
+        r[3].1,
+        [
+            "#1  frames.main+0x00000001 frames.src:8:7",
+            "8\t  a = twice(n)"
+        ]
+    );
+    // Registers follow the selected frame: main has 17 i32 slots, refs.
+    assert!(r[4].1.iter().any(|l| l.starts_with("%r1 ")), "{:?}", r[4].1);
+    assert!(
+        r[4].1.iter().any(|l| l.starts_with("%i8:9    i64")),
+        "{:?}",
+        r[4].1
+    );
+    // list centres on the selected frame's line.
+    assert!(
+        r[5].1.contains(&"=>8\t  a = twice(n)".to_string()),
+        "{:?}",
+        r[5].1
+    );
+    assert_eq!(r[6].1, ["error: Initial frame selected; you cannot go up."]);
+    assert_eq!(r[7].1[0], "#0  frames.twice+0x00000001 frames.src:3:7");
+    assert_eq!(r[8].1[0], "#1  frames.main+0x00000001 frames.src:8:7");
+    assert_eq!(r[9].1, ["%i0 = 5"]);
+    assert_eq!(
+        r[10].1,
+        [
+            "Stack level 1, frame at main (frames.main+0x00000001) at frames.src:8:7:",
+            " caller of frame at frames.twice+0x00000001 frames.src:3:7",
+            " Arglist: %i0=5",
+            " 17 i32 register slots, 2 ref registers"
+        ]
+    );
+    assert_eq!(r[11].1, ["%i0 = 5"]);
+    assert_eq!(
+        r[13].1,
+        ["error: Bottom (innermost) frame selected; you cannot go down."]
+    );
+    assert_eq!(r[14].1, ["error: no frame 2 (the stack has 2 frames)"]);
+    assert_eq!(r[15].1[0], "#0  frames.twice+0x00000001 frames.src:3:7");
+}
+
+#[test]
+fn finish_prints_the_returned_value() {
+    let script = "break twice\nrun\nfinish\nc\nup\nfinish\n";
+    let (out, code) = dbg(&frames_args("5"), script);
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[2].1,
+        [
+            "Run till exit from #0  twice (frames.twice+0x00000001) at frames.src:3:7",
+            "main (frames.main+0x0000000E) at frames.src:9:7",
+            "9\t  b = twice(a)",
+            "Value returned is $1 = 10"
+        ]
+    );
+    // finish in the selected outer frame runs the program to its end.
+    assert_eq!(
+        r[5].1,
+        [
+            "Run till exit from #1  main (frames.main+0x0000000E) at frames.src:9:7",
+            "[main returned]",
+            "result[0]: i32=10"
+        ]
+    );
+}
+
+#[test]
+fn print_shows_lists_buffers_and_formats() {
+    let script = "break 13\nrun\nprint %r0\nprint %r1\np/x %i14\np/t %i14\np/d %i14\np/f %i14\n\
+                  p %i8:9\np/x %i8:9\np %i0 == 5\np %i0 > 10\np %r0 == 0\np %r7\np %i0 <\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(r[2].1, ["%r0 = !vm.list<i32>[3] {10, 20, 5}"]);
+    assert_eq!(
+        r[3].1,
+        ["%r1 = !vm.buffer[20] {00 00 00 00 2a 00 00 00 00 00 00 00 00 00 00 00 ...}"]
+    );
+    assert_eq!(r[4].1, ["%i14 = 0x2a"]);
+    assert_eq!(r[5].1, ["%i14 = 101010"]);
+    assert_eq!(r[6].1, ["%i14 = 42"]);
+    assert_eq!(r[7].1, ["%i14 = 5.88545e-44"]);
+    assert_eq!(r[8].1, ["%i8:9 = 20"]);
+    assert_eq!(r[9].1, ["%i8:9 = 0x14"]);
+    assert_eq!(r[10].1, ["%i0 == 5 = 1"]);
+    assert_eq!(r[11].1, ["%i0 > 10 = 0"]);
+    assert_eq!(r[12].1, ["%r0 == 0 = 0"]);
+    assert_eq!(
+        r[13].1,
+        ["error: cannot print `%r7`: %r7 is out of range (the frame has 2 ref registers)"]
+    );
+    assert_eq!(
+        r[14].1,
+        ["error: cannot print `%i0 <`: cannot evaluate `%i0 <`: `` is neither a register (%iN, %iN:M, %rN) nor a number"]
+    );
+}
+
+#[test]
+fn tensors_print_shape_type_and_elements() {
+    let m = format!("--module={}", data("tensor.vmfb").display());
+    let (out, code) = dbg(
+        &[
+            m,
+            "--function=double".into(),
+            "--input=4xf32=1,2,3,4".into(),
+        ],
+        "start\nprint %r0\nc\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[1].1, ["%r0 = !hal.buffer_view 4xf32=1 2 3 4"]);
+    assert_eq!(r[2].1[0], "[double returned]");
+}
+
+#[test]
+fn conditions_ignore_counts_and_hit_counts() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=12".into()];
+    // Line 11 is blank: the breakpoint moves to line 12, the next with code.
+    let script =
+        "break fib.mlir:11 if %i1 == 3\nrun\np %i1\ninfo breakpoints\ncondition 1 %i1 > 4\n\
+                  c\np %i1\ncondition 1\nignore 1 2\nc\np %i1\ninfo breakpoints\ndisable 1\n\
+                  tbreak 13\nc\np %i1\ninfo breakpoints\nenable 1\nc\np %i1\ndelete 1\nc\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1,
+        ["Breakpoint 1 at fib (module.fib+0x00000033) at fib.mlir:12:13 (1 location)"]
+    );
+    assert_eq!(r[2].1, ["%i1 = 3"]);
+    assert_eq!(
+        r[3].1,
+        [
+            "Num     Type           Disp Enb What",
+            "1       breakpoint     keep y   fib (module.fib+0x00000033) at fib.mlir:12:13",
+            "\tstop only if %i1 == 3",
+            "\tbreakpoint already hit 1 time"
+        ]
+    );
+    assert_eq!(r[6].1, ["%i1 = 5"]);
+    assert_eq!(r[7].1, ["Breakpoint 1 now unconditional."]);
+    assert_eq!(r[8].1, ["Will ignore next 2 crossings of breakpoint 1."]);
+    // Hits 3 and 4 (i = 6 and 7) are ignored; hits count them all.
+    assert_eq!(r[10].1, ["%i1 = 8"]);
+    assert!(
+        r[11]
+            .1
+            .contains(&"\tbreakpoint already hit 5 times".to_string()),
+        "{:?}",
+        r[11].1
+    );
+    assert_eq!(
+        r[13].1,
+        ["Temporary breakpoint 2 at fib (module.fib+0x0000003A) at fib.mlir:13:11 (1 location)"]
+    );
+    assert_eq!(
+        r[14].1[..2],
+        [
+            "Temporary breakpoint 2, fib (module.fib+0x0000003A) at fib.mlir:13:11",
+            "13\t    %k1 = arith.addi %k, %one : i32"
+        ]
+    );
+    assert_eq!(r[15].1, ["%i1 = 8"]);
+    // The temporary breakpoint is gone; 1 is disabled.
+    assert_eq!(r[16].1[1].split_whitespace().nth(3), Some("n"));
+    assert_eq!(r[16].1.len(), 3, "{:?}", r[16].1);
+    assert_eq!(
+        r[18].1[0],
+        "Breakpoint 1, fib (module.fib+0x00000033) at fib.mlir:12:13"
+    );
+    assert_eq!(r[19].1, ["%i1 = 9"]);
+    assert_eq!(r[21].1, ["[fib returned]", "result[0]: i32=144"]);
+}
+
+#[test]
+fn display_until_advance_and_start() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=3".into()];
+    let script = "start\ndisplay %i1\ndisplay/x %i4\nnext\ninfo display\nundisplay 1\nadvance 13\n\
+                  until\nuntil\nuntil\nundisplay\nuntil\nadvance 12\nundisplay 7\n";
+    let (out, _) = dbg(&args, script);
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1,
+        [
+            "fib (module.fib+0x00000001) at fib.mlir:4:11",
+            "4\t  %zero = arith.constant 0 : i32"
+        ]
+    );
+    assert_eq!(r[1].1, ["1: %i1 = 0"]);
+    assert_eq!(r[2].1, ["2: /x %i4 = 0x0"]);
+    // Displays are shown after each stop.
+    assert_eq!(r[3].1[2..], ["1: %i1 = 0", "2: /x %i4 = 0x0"]);
+    assert_eq!(
+        r[4].1,
+        [
+            "Auto-display expressions now in effect:",
+            "Num Enb Expression",
+            "1:   y  %i1",
+            "2:   y  %i4"
+        ]
+    );
+    assert_eq!(
+        r[6].1,
+        [
+            "fib (module.fib+0x0000003A) at fib.mlir:13:11",
+            "13\t    %k1 = arith.addi %k, %one : i32",
+            "2: /x %i4 = 0x1"
+        ]
+    );
+    assert_eq!(r[7].1[0], "fib (module.fib+0x00000041) at fib.mlir:14:5");
+    // At the end of the loop body, until does not go back to the
+    // condition: it runs the remaining iterations to the return.
+    assert_eq!(r[8].1[0], "fib (module.fib+0x00000051) at fib.mlir:3:1");
+    assert_eq!(r[8].1[2], "2: /x %i4 = 0x3");
+    // until in the outermost frame's last line runs to the end.
+    assert_eq!(r[9].1[0], "[fib returned]");
+    assert_eq!(r[11].1, ["error: the program is not being run (use `run`)"]);
+    assert_eq!(r[12].1, ["error: the program is not being run (use `run`)"]);
+    assert_eq!(r[13].1, ["error: no display number 7"]);
+}
+
+#[test]
+fn list_goes_on_and_takes_ranges_and_functions() {
+    let args = frames_args("5");
+    let script = "list\nlist\nlist\nlist 3,4\nlist main\nbreak twice\nrun\nlist\nlist\nlist 99\n\
+                  list nosuch\nlist 5,2\n";
+    let (out, _) = dbg(&args, script);
+    let r = replies(&out);
+    // Before running: the entry function's file from its first line.
+    assert_eq!(r[0].1.len(), 10);
+    assert_eq!(
+        r[0].1[0],
+        "  1\t# Pseudo source of frames.vmasm (tests/dbg.rs, tests/dap.rs): one statement a line."
+    );
+    assert_eq!(r[1].1[0], "  11\t  bytes = buffer(20, fill 0x2a at 4)");
+    assert_eq!(r[1].1.len(), 4, "the file has 14 lines: {:?}", r[1].1);
+    assert_eq!(
+        r[2].1,
+        ["error: Line number 15 out of range; \"frames.src\" has 14 lines."]
+    );
+    assert_eq!(r[3].1, ["  3\t  y = x + x", "  4\t  return y"]);
+    assert_eq!(r[4].1[0], "  3\t  y = x + x");
+    assert!(r[4].1.contains(&"  8\t  a = twice(n)".to_string()));
+    // After a stop: around the stop line, then on from there.
+    assert_eq!(
+        r[7].1[0],
+        "  1\t# Pseudo source of frames.vmasm (tests/dbg.rs, tests/dap.rs): one statement a line."
+    );
+    assert!(r[7].1.contains(&"=>3\t  y = x + x".to_string()));
+    assert_eq!(r[8].1[0], "  11\t  bytes = buffer(20, fill 0x2a at 4)");
+    assert_eq!(
+        r[9].1,
+        ["error: Line number 94 out of range; \"frames.src\" has 14 lines."]
+    );
+    assert_eq!(
+        r[10].1,
+        ["error: bad breakpoint `nosuch`: no function of that name"]
+    );
+    assert_eq!(r[11].1, ["error: bad range 5,2"]);
+}
+
+#[test]
+fn completion_of_commands_files_and_functions() {
+    let args = frames_args("5");
+    let (out, _) = dbg(
+        &args,
+        "complete ad\ncomplete b tw\ncomplete break fr\ncomplete info re\ncomplete list m\n",
+    );
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["advance"]);
+    assert_eq!(r[1].1, ["b twice"]);
+    assert_eq!(r[2].1, ["break frames.src:"]);
+    assert_eq!(r[3].1, ["info registers"]);
+    assert_eq!(r[4].1, ["list main"]);
+}
+
+/// Ctrl-C while the program runs (no breakpoints) stops it where it is;
+/// `continue` goes on, and a second Ctrl-C stops it again.
+#[test]
+fn sigint_pauses_a_running_program() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args([
+            "dbg".to_string(),
+            format!("--module={}", data("spin.vmfb").display()),
+            "--function=spin".into(),
+            "--input=1000000000000".into(),
+            "--interruptible".into(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("irvm dbg starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let pid = child.id() as i32;
+    let mut seen = Vec::new();
+    let mut read_until = |want: &str, seen: &mut Vec<String>| loop {
+        let mut line = String::new();
+        let n = stdout.read_line(&mut line).expect("read");
+        assert!(n > 0, "irvm dbg ended early: {seen:?}");
+        seen.push(line.trim_end().to_string());
+        if line.contains(want) {
+            return;
+        }
+    };
+    for round in 0..2 {
+        let cmd = if round == 0 { "run\n" } else { "continue\n" };
+        stdin.write_all(cmd.as_bytes()).expect("command");
+        stdin.flush().expect("flush");
+        read_until(cmd.trim(), &mut seen);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        // SAFETY: signalling our own child process.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+        read_until("Program received signal SIGINT", &mut seen);
+        read_until("spin (module.spin+", &mut seen);
+    }
+    stdin
+        .write_all(b"info registers\nkill\nquit\n")
+        .expect("commands");
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).expect("rest");
+    let status = child.wait().expect("exit");
+    assert!(status.success(), "{seen:?} {rest}");
+    // The loop counter moved on: it is the first pair, below n.
+    let counter = rest
+        .lines()
+        .find_map(|l| l.strip_prefix("%i2:3    i64  "))
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or_else(|| panic!("no counter in {rest}"));
+    assert!(counter > 0 && counter < 1_000_000_000_000, "{counter}");
+    assert!(rest.contains("[Inferior 1 killed]"), "{rest}");
 }

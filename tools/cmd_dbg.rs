@@ -1,17 +1,20 @@
 //! `irvm dbg`: an interactive source-level debugger with gdb's command
-//! words, over [`irvm::debugger::Debugger`]. In a terminal it edits lines
-//! and keeps history (rustyline); otherwise, or with `--batch FILE`, it
-//! reads one command per line, echoing each after the `(irvm) ` prompt, so
-//! sessions can be scripted and tested.
+//! words, over [`irvm::debugger::Debugger`]. In a terminal it edits lines,
+//! keeps history and completes commands, files and functions (rustyline);
+//! otherwise, or with `--batch FILE`, it reads one command per line,
+//! echoing each after the `(irvm) ` prompt, so sessions can be scripted and
+//! tested.
 
 use std::collections::HashMap;
 use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 
-use irvm::debugger::{CodeAddress, Debugger, Stop};
-use irvm::disasm::Disassembler;
-use irvm::isa::Bank;
+use irvm::debugger::{
+    BreakpointHit, BreakpointRequest, CodeAddress, DebugCommandError, Debugger, Format,
+    PauseHandle, RefFormatter, Stop,
+};
 use irvm::Value;
 
 use crate::cmd_run::{describe_trap, load_context, parse_input, LimitArgs};
@@ -35,6 +38,11 @@ pub struct DbgArgs {
     /// Read commands from FILE instead of the terminal.
     #[arg(long)]
     batch: Option<PathBuf>,
+    /// Let Ctrl-C (SIGINT) pause the running program even without
+    /// breakpoints (the default in a terminal; it keeps the interpreter's
+    /// checked loop, so a program without breakpoints runs slower).
+    #[arg(long)]
+    interruptible: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -51,9 +59,190 @@ pub fn main(args: DbgArgs) -> ExitCode {
     }
 }
 
+/// Loads the modules, finds the function and parses its inputs: a
+/// debugger ready to run (shared with `irvm dap`).
+pub fn prepare(
+    modules: &[String],
+    function: &str,
+    inputs: &[String],
+    limits: &LimitArgs,
+) -> Result<Debugger, String> {
+    let ctx = load_context(modules, limits)?;
+    let main_module = ctx
+        .module_names()
+        .last()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let name = function.trim_start_matches('@');
+    let func = ctx
+        .function(&format!("{main_module}.{name}"))
+        .map_err(|e| e.to_string())?;
+    let kinds = crate::cmd_run::input_kinds(&func);
+    if inputs.len() != kinds.len() {
+        return Err(format!(
+            "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
+            kinds.len(),
+            inputs.len()
+        ));
+    }
+    let values: Vec<Value> = inputs
+        .iter()
+        .zip(&kinds)
+        .map(|(t, &k)| parse_input(t, k))
+        .collect::<Result<_, _>>()?;
+    let mut dbg = Debugger::new(ctx, func, values);
+    dbg.set_ref_formatter(Some(hal_formatter()));
+    Ok(dbg)
+}
+
+/// Most elements of a buffer view a one-line rendering shows.
+const VIEW_PREVIEW_ELEMENTS: usize = 16;
+
+/// Renders `!hal.buffer_view` objects: shape, element type and the first
+/// elements (`!hal.buffer_view 4xf32=1 2 3 4`).
+pub fn hal_formatter() -> RefFormatter {
+    Arc::new(|r: &irvm::Ref| {
+        let value = Value::Ref(r.clone());
+        let view = irvm_hal::BufferView::from_value(&value)?;
+        let text = irvm_hal::format_buffer_view(view, VIEW_PREVIEW_ELEMENTS)
+            .unwrap_or_else(|t| format!("<{}: {}>", t.code, t.message));
+        Some(format!("!hal.buffer_view {text}"))
+    })
+}
+
+/// The source directories a session searches: `--source-dir`s, each
+/// module's directory, the current directory.
+pub fn source_search_path(source_dirs: &[PathBuf], modules: &[String]) -> Vec<PathBuf> {
+    let mut dirs = source_dirs.to_vec();
+    for m in modules {
+        if let Some(dir) = Path::new(m).parent() {
+            dirs.push(dir.to_path_buf());
+        }
+    }
+    dirs.push(PathBuf::from("."));
+    dirs
+}
+
+/// The commands, for `help` and completion.
+const COMMANDS: &[&str] = &[
+    "advance",
+    "backtrace",
+    "break",
+    "complete",
+    "condition",
+    "continue",
+    "delete",
+    "disable",
+    "disassemble",
+    "display",
+    "down",
+    "enable",
+    "finish",
+    "frame",
+    "help",
+    "kill",
+    "ignore",
+    "info",
+    "list",
+    "next",
+    "print",
+    "quit",
+    "run",
+    "start",
+    "step",
+    "stepi",
+    "tbreak",
+    "undisplay",
+    "until",
+    "up",
+    "where",
+];
+
+/// Commands whose argument is a location (completed with files and
+/// functions).
+const LOCATION_COMMANDS: &[&str] = &[
+    "break", "b", "br", "tbreak", "list", "l", "advance", "until", "u",
+];
+
+/// The completions of the word before `pos` in `line`: where it starts and
+/// the candidates.
+pub fn complete(
+    line: &str,
+    pos: usize,
+    files: &[String],
+    functions: &[String],
+) -> (usize, Vec<String>) {
+    let pos = pos.min(line.len());
+    let head = line.get(..pos).unwrap_or(line);
+    let start = head.rfind(char::is_whitespace).map(|i| i + 1).unwrap_or(0);
+    let word = &head[start..];
+    let first = head[..start].split_whitespace().next();
+    let mut out: Vec<String> = match first {
+        None => COMMANDS
+            .iter()
+            .filter(|c| c.starts_with(word))
+            .map(|c| c.to_string())
+            .collect(),
+        Some("info" | "i") => ["args", "breakpoints", "display", "frame", "registers"]
+            .iter()
+            .filter(|c| c.starts_with(word))
+            .map(|c| c.to_string())
+            .collect(),
+        Some(cmd) if LOCATION_COMMANDS.contains(&cmd) => {
+            let mut v: Vec<String> = functions
+                .iter()
+                .filter(|f| f.starts_with(word))
+                .cloned()
+                .collect();
+            for f in files {
+                let base = Path::new(f)
+                    .file_name()
+                    .and_then(|b| b.to_str())
+                    .unwrap_or(f);
+                for name in [f.as_str(), base] {
+                    if name.starts_with(word) {
+                        v.push(format!("{name}:"));
+                    }
+                }
+            }
+            v
+        }
+        Some(_) => Vec::new(),
+    };
+    out.sort();
+    out.dedup();
+    (start, out)
+}
+
+/// Line completion in a terminal.
+struct Completion {
+    files: Vec<String>,
+    functions: Vec<String>,
+}
+
+impl rustyline::completion::Completer for Completion {
+    type Candidate = String;
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        Ok(complete(line, pos, &self.files, &self.functions))
+    }
+}
+impl rustyline::hint::Hinter for Completion {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for Completion {}
+impl rustyline::validate::Validator for Completion {}
+impl rustyline::Helper for Completion {}
+
+type LineEditor = rustyline::Editor<Completion, rustyline::history::DefaultHistory>;
+
 /// Where commands come from.
 enum Input {
-    Editor(Box<rustyline::DefaultEditor>),
+    Editor(Box<LineEditor>),
     Lines(Box<dyn BufRead>),
 }
 
@@ -61,12 +250,16 @@ impl Input {
     /// The next command line, `None` at the end.
     fn next(&mut self) -> Option<String> {
         match self {
-            Input::Editor(ed) => match ed.readline("(irvm) ") {
-                Ok(line) => {
-                    let _ = ed.add_history_entry(line.as_str());
-                    Some(line)
+            Input::Editor(ed) => loop {
+                match ed.readline("(irvm) ") {
+                    Ok(line) => {
+                        let _ = ed.add_history_entry(line.as_str());
+                        return Some(line);
+                    }
+                    // Ctrl-C at the prompt clears the line, as in gdb.
+                    Err(rustyline::error::ReadlineError::Interrupted) => continue,
+                    Err(_) => return None,
                 }
-                Err(_) => None,
             },
             Input::Lines(r) => {
                 let mut line = String::new();
@@ -83,62 +276,74 @@ impl Input {
     }
 }
 
+/// The handle SIGINT pauses through (set once, read by the handler).
+static SIGINT_PAUSE: OnceLock<PauseHandle> = OnceLock::new();
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    if let Some(h) = SIGINT_PAUSE.get() {
+        h.pause();
+    }
+}
+
+/// Makes SIGINT (Ctrl-C) pause the program instead of ending the process.
+fn install_sigint(handle: PauseHandle) {
+    if SIGINT_PAUSE.set(handle).is_err() {
+        return;
+    }
+    // SAFETY: `sigaction` is given a zeroed, then filled, struct that lives
+    // across the call; the handler only loads a OnceLock (an atomic read)
+    // and stores to an atomic flag, both async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
+    }
+}
+
 /// The session's state besides the debugger.
 struct Session {
     dbg: Debugger,
     source_dirs: Vec<PathBuf>,
     sources: HashMap<String, Option<Vec<String>>>,
     function: String,
+    /// Where `list` goes on: file and next line to show.
+    list_next: Option<(String, i32)>,
+    /// gdb's value history counter (`$1`, `$2`, ...).
+    history: u32,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
 fn session(args: &DbgArgs) -> Result<bool, String> {
-    let ctx = load_context(&args.modules, &args.limits)?;
-    let main_module = ctx
-        .module_names()
-        .last()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
-    let name = args.function.trim_start_matches('@').to_string();
-    let func = ctx
-        .function(&format!("{main_module}.{name}"))
-        .map_err(|e| e.to_string())?;
-    let kinds = crate::cmd_run::input_kinds(&func);
-    if args.inputs.len() != kinds.len() {
-        return Err(format!(
-            "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
-            kinds.len(),
-            args.inputs.len()
-        ));
-    }
-    let values: Vec<Value> = args
-        .inputs
-        .iter()
-        .zip(&kinds)
-        .map(|(t, &k)| parse_input(t, k))
-        .collect::<Result<_, _>>()?;
-    let mut source_dirs = args.source_dirs.clone();
-    for m in &args.modules {
-        if let Some(dir) = Path::new(m).parent() {
-            source_dirs.push(dir.to_path_buf());
-        }
-    }
-    source_dirs.push(PathBuf::from("."));
-    let mut s = Session {
-        dbg: Debugger::new(ctx, func, values),
-        source_dirs,
-        sources: HashMap::new(),
-        function: name,
-    };
+    let mut dbg = prepare(&args.modules, &args.function, &args.inputs, &args.limits)?;
     let interactive = args.batch.is_none() && std::io::stdin().is_terminal();
+    if interactive || args.interruptible {
+        dbg.set_interruptible(true);
+        install_sigint(dbg.pause_handle());
+    }
+    let mut s = Session {
+        source_dirs: source_search_path(&args.source_dirs, &args.modules),
+        sources: HashMap::new(),
+        function: args.function.trim_start_matches('@').to_string(),
+        list_next: None,
+        history: 0,
+        dbg,
+    };
     let mut input = match &args.batch {
         Some(path) => {
             let f = std::fs::File::open(path)
                 .map_err(|e| format!("cannot read --batch file {}: {e}", path.display()))?;
             Input::Lines(Box::new(std::io::BufReader::new(f)))
         }
-        None if interactive => match rustyline::DefaultEditor::new() {
-            Ok(ed) => Input::Editor(Box::new(ed)),
+        None if interactive => match LineEditor::new() {
+            Ok(mut ed) => {
+                ed.set_helper(Some(Completion {
+                    files: s.dbg.source_files().into_iter().collect(),
+                    functions: s.dbg.function_names().into_iter().collect(),
+                }));
+                Input::Editor(Box::new(ed))
+            }
             Err(_) => Input::Lines(Box::new(std::io::BufReader::new(std::io::stdin()))),
         },
         None => Input::Lines(Box::new(std::io::BufReader::new(std::io::stdin()))),
@@ -174,50 +379,162 @@ enum Flow {
 
 const HELP: &str = "\
 commands (gdb's words):
-  break FILE:LINE | FUNCTION | *OFFSET   set a breakpoint (b)
-  delete [N]                             delete breakpoint N, or all
-  info breakpoints | registers | frame   show breakpoints, registers (i r), the frame
-  run                                    start the program (r)
+  break LOCATION [if COND]               set a breakpoint (b); LOCATION is FILE:LINE, LINE,
+                                         FUNCTION or *OFFSET; COND compares registers and
+                                         numbers (%i3 == 5, %i0:1 > 10)
+  tbreak LOCATION [if COND]              a breakpoint deleted when it stops
+  condition N [COND]                     set (or remove) breakpoint N's condition
+  ignore N COUNT                         do not stop at breakpoint N the next COUNT times
+  enable|disable|delete [N...]           breakpoints N, or all (d = delete)
+  info breakpoints|registers|frame|args|display
+  run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
   step | next                            next source line, into / over calls (s, n)
   stepi                                  one instruction (si)
-  finish                                 run until the current function returns
+  until | advance LOCATION               past the current line (u) / to LOCATION, or the frame's return
+  finish                                 run until the selected frame returns
   backtrace                              the call stack (bt, where)
-  print %iN | %iN:M | %rN                a register (p)
-  list                                   source lines around the current one (l)
-  disassemble                            the current function, `=>` at the current instruction
+  up [N] | down [N] | frame [N]          select a frame (f)
+  print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p)
+  display[/FMT] EXPR | undisplay [N]     show EXPR at every stop
+  list [A,B | FUNCTION | LINE | FILE:LINE]  source lines (l); again to go on
+  disassemble                            the function, `=>` at the current instruction
+  complete TEXT                          the completions of TEXT
+  kill                                   abandon the running program
   quit                                   leave (q)";
+
+/// Breakpoint numbers in `rest` (`None`: all).
+fn numbers(rest: &str) -> Result<Option<Vec<u32>>, String> {
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    rest.split_whitespace()
+        .map(|n| {
+            n.parse::<u32>()
+                .map_err(|_| format!("`{n}` is not a breakpoint number"))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Splits `LOCATION if COND`.
+fn split_condition(rest: &str) -> (String, Option<String>) {
+    let padded = format!(" {rest}");
+    match padded.find(" if ") {
+        Some(at) => (
+            padded[..at].trim().to_string(),
+            Some(padded[at + 4..].trim().to_string()),
+        ),
+        None if padded.trim_end().ends_with(" if") => (
+            padded.trim_end().trim_end_matches(" if").trim().to_string(),
+            Some(String::new()),
+        ),
+        None => (rest.trim().to_string(), None),
+    }
+}
+
+/// `print/x` → (`print`, format).
+fn split_format(word: &str) -> Result<(&str, Format), String> {
+    match word.split_once('/') {
+        Some((w, f)) => Ok((w, Format::from_letter(f).map_err(|e| e.to_string())?)),
+        None => Ok((word, Format::Natural)),
+    }
+}
 
 impl Session {
     fn command(&mut self, line: &str) -> Result<Flow, String> {
         let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let rest = rest.trim();
-        let e = |e: irvm::debugger::DebugCommandError| e.to_string();
+        let (word, format) = split_format(word)?;
+        let e = |e: DebugCommandError| e.to_string();
         match word {
-            "break" | "b" | "br" => {
-                let b = self.dbg.set_breakpoint(rest).map_err(e)?;
+            "break" | "b" | "br" | "tbreak" | "tb" => {
+                let (spec, condition) = split_condition(rest);
+                if condition.as_deref() == Some("") {
+                    return Err("`if` needs a condition".into());
+                }
+                let b = self
+                    .dbg
+                    .add_breakpoint(BreakpointRequest {
+                        spec,
+                        condition,
+                        hit_condition: None,
+                        temporary: word.starts_with('t'),
+                    })
+                    .map_err(e)?;
                 let n = b.addresses.len();
-                let first = &b.addresses[0];
+                let Some(first) = b.addresses.first() else {
+                    return Err("the breakpoint resolved to no address".into());
+                };
                 outln!(
-                    "Breakpoint {} at {} ({n} location{})",
+                    "{} {} at {} ({n} location{})",
+                    if b.temporary {
+                        "Temporary breakpoint"
+                    } else {
+                        "Breakpoint"
+                    },
                     b.id,
                     self.describe_address(first),
                     if n == 1 { "" } else { "s" }
                 );
             }
-            "delete" | "d" => {
-                let id = if rest.is_empty() {
-                    None
-                } else {
-                    Some(
-                        rest.parse()
-                            .map_err(|_| format!("`{rest}` is not a breakpoint number"))?,
-                    )
-                };
-                self.dbg.delete_breakpoint(id).map_err(e)?;
+            "condition" => {
+                let (n, cond) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let id: u32 = n
+                    .parse()
+                    .map_err(|_| format!("`{n}` is not a breakpoint number"))?;
+                let cond = cond.trim();
+                self.dbg
+                    .set_condition(id, (!cond.is_empty()).then_some(cond))
+                    .map_err(e)?;
+                if cond.is_empty() {
+                    outln!("Breakpoint {id} now unconditional.");
+                }
             }
+            "ignore" => {
+                let mut parts = rest.split_whitespace();
+                let (Some(n), Some(count), None) = (parts.next(), parts.next(), parts.next())
+                else {
+                    return Err("usage: ignore N COUNT".into());
+                };
+                let id: u32 = n
+                    .parse()
+                    .map_err(|_| format!("`{n}` is not a breakpoint number"))?;
+                let count: u32 = count
+                    .parse()
+                    .map_err(|_| format!("`{count}` is not a count"))?;
+                self.dbg.set_ignore_count(id, count).map_err(e)?;
+                match count {
+                    0 => outln!("Will stop next time breakpoint {id} is reached."),
+                    1 => outln!("Will ignore next crossing of breakpoint {id}."),
+                    _ => outln!("Will ignore next {count} crossings of breakpoint {id}."),
+                }
+            }
+            "enable" | "disable" => {
+                let on = word == "enable";
+                match numbers(rest)? {
+                    None => self.dbg.enable_breakpoint(None, on).map_err(e)?,
+                    Some(ids) => {
+                        for id in ids {
+                            self.dbg.enable_breakpoint(Some(id), on).map_err(e)?;
+                        }
+                    }
+                }
+            }
+            "delete" | "d" => match numbers(rest)? {
+                None => self.dbg.delete_breakpoint(None).map_err(e)?,
+                Some(ids) => {
+                    for id in ids {
+                        self.dbg.delete_breakpoint(Some(id)).map_err(e)?;
+                    }
+                }
+            },
             "run" | "r" => {
                 let stop = self.dbg.run().map_err(e)?;
+                self.report(stop);
+            }
+            "start" => {
+                let stop = self.dbg.start(true).map_err(e)?;
                 self.report(stop);
             }
             "continue" | "c" | "cont" => {
@@ -236,24 +553,121 @@ impl Session {
                 let stop = self.dbg.step_instruction().map_err(e)?;
                 self.report(stop);
             }
+            "until" | "u" => {
+                let stop = if rest.is_empty() {
+                    self.dbg.until()
+                } else {
+                    self.dbg.advance(rest)
+                }
+                .map_err(e)?;
+                self.report(stop);
+            }
+            "advance" => {
+                if rest.is_empty() {
+                    return Err(
+                        "advance needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET".into(),
+                    );
+                }
+                let stop = self.dbg.advance(rest).map_err(e)?;
+                self.report(stop);
+            }
             "finish" | "fin" => {
+                let n = self.dbg.selected_frame();
+                self.require_frames()?;
+                if let Some((a, _)) = self.dbg.frame_location(n) {
+                    outln!("Run till exit from #{n}  {}", self.describe_address(&a));
+                }
                 let stop = self.dbg.finish().map_err(e)?;
                 self.report(stop);
             }
             "backtrace" | "bt" | "where" => self.backtrace()?,
+            "up" | "down" => {
+                let count: usize = if rest.is_empty() {
+                    1
+                } else {
+                    rest.parse()
+                        .map_err(|_| format!("`{rest}` is not a number"))?
+                };
+                let frames = self.require_frames()?.len();
+                let now = self.dbg.selected_frame();
+                let target = if word == "up" {
+                    if now + 1 >= frames {
+                        return Err("Initial frame selected; you cannot go up.".into());
+                    }
+                    (now + count).min(frames - 1)
+                } else {
+                    if now == 0 {
+                        return Err("Bottom (innermost) frame selected; you cannot go down.".into());
+                    }
+                    now.saturating_sub(count)
+                };
+                self.dbg.select_frame(target).map_err(e)?;
+                self.show_frame(target);
+            }
+            "frame" | "f" => {
+                let n = if rest.is_empty() {
+                    self.dbg.selected_frame()
+                } else {
+                    rest.parse()
+                        .map_err(|_| format!("`{rest}` is not a frame number"))?
+                };
+                self.dbg.select_frame(n).map_err(e)?;
+                self.show_frame(n);
+            }
             "info" | "i" => match rest {
                 "breakpoints" | "b" | "break" => self.info_breakpoints(),
                 "registers" | "r" | "reg" => self.info_registers()?,
                 "frame" | "f" => self.info_frame()?,
-                _ => {
-                    return Err(format!(
-                        "unknown info command `{rest}` (breakpoints, registers, frame)"
-                    ))
+                "args" => self.info_args()?,
+                "display" => self.info_display(),
+                _ => return Err(format!(
+                    "unknown info command `{rest}` (breakpoints, registers, frame, args, display)"
+                )),
+            },
+            "print" | "p" => {
+                self.require_frames()?;
+                let v = self
+                    .dbg
+                    .evaluate(rest, self.dbg.selected_frame())
+                    .map_err(|e| format!("cannot print `{rest}`: {e}"))?;
+                outln!("{rest} = {}", self.dbg.format_value(&v, format));
+            }
+            "display" => {
+                if rest.is_empty() {
+                    self.show_displays();
+                } else {
+                    let id = self.dbg.add_display(rest, format).map_err(e)?;
+                    if self.dbg.is_running() {
+                        let shown = self.dbg.displays();
+                        if let Some(d) = shown.iter().find(|d| d.0 == id) {
+                            Self::show_display(d);
+                        }
+                    }
+                }
+            }
+            "undisplay" => match numbers(rest)? {
+                None => self.dbg.remove_display(None).map_err(e)?,
+                Some(ids) => {
+                    for id in ids {
+                        self.dbg.remove_display(Some(id)).map_err(e)?;
+                    }
                 }
             },
-            "print" | "p" => self.print(rest)?,
-            "list" | "l" => self.list()?,
+            "list" | "l" => self.list(rest)?,
             "disassemble" | "disas" => self.disassemble()?,
+            "complete" => {
+                let files: Vec<String> = self.dbg.source_files().into_iter().collect();
+                let functions: Vec<String> = self.dbg.function_names().into_iter().collect();
+                let (start, words) = complete(rest, rest.len(), &files, &functions);
+                for w in words {
+                    outln!("{}{w}", &rest[..start]);
+                }
+            }
+            "kill" | "k" => {
+                self.dbg.require_running_program().map_err(e)?;
+                self.dbg.kill();
+                outln!("[Inferior 1 killed]");
+            }
             "help" | "h" => outln!("{HELP}"),
             "quit" | "q" | "exit" => return Ok(Flow::Quit),
             _ => return Err(format!("unknown command `{word}` (try `help`)")),
@@ -272,22 +686,96 @@ impl Session {
     }
 
     fn report(&mut self, stop: Stop) {
+        self.list_next = None;
         match stop {
-            Stop::Breakpoint(id) => {
+            Stop::Breakpoint(BreakpointHit {
+                id,
+                temporary,
+                condition_error,
+            }) => {
                 outln!();
-                self.show_current(&format!("Breakpoint {id}, "));
+                if let Some(message) = condition_error {
+                    outln!("Error in testing condition for breakpoint {id}:\n{message}");
+                }
+                let kind = if temporary {
+                    "Temporary breakpoint"
+                } else {
+                    "Breakpoint"
+                };
+                self.show_current(&format!("{kind} {id}, "));
             }
-            Stop::Step => self.show_current(""),
+            Stop::Entry | Stop::Step => self.show_current(""),
+            Stop::Paused => {
+                outln!();
+                outln!("Program received signal SIGINT, Interrupt.");
+                self.show_current("");
+            }
+            Stop::Returned(values) => {
+                self.show_current("");
+                for v in &values {
+                    self.history += 1;
+                    let text = self
+                        .dbg
+                        .format_value(&irvm::debugger::DebugValue::from_value(v), Format::Natural);
+                    outln!("Value returned is ${} = {text}", self.history);
+                }
+            }
+            Stop::Exception(trap) => {
+                outln!();
+                outln!("Program stopped: {}: {}", trap.code, trap.message);
+                self.show_current("");
+            }
             Stop::Finished(values) => {
                 outln!("[{} returned]", self.function);
                 for (i, v) in values.iter().enumerate() {
-                    outln!("result[{i}]: {v}");
+                    let text = crate::result_format::format_value(v).unwrap_or_else(|e| e);
+                    outln!("result[{i}]: {text}");
                 }
+                return;
             }
-            Stop::Trapped(trap) => {
+            Stop::Failed(trap) => {
                 outln!("[{} failed]", self.function);
                 outln!("{}", describe_trap("dbg", &trap));
+                return;
             }
+        }
+        self.show_displays();
+    }
+
+    fn show_display(d: &(u32, String, Format, Result<String, DebugCommandError>)) {
+        let (id, text, format, value) = d;
+        let fmt = match format {
+            Format::Natural => "",
+            Format::Hex => "/x ",
+            Format::Decimal => "/d ",
+            Format::Binary => "/t ",
+            Format::Float => "/f ",
+        };
+        match value {
+            Ok(v) => outln!("{id}: {fmt}{text} = {v}"),
+            Err(e) => outln!("{id}: {fmt}{text} = <error: {e}>"),
+        }
+    }
+
+    fn show_displays(&self) {
+        if !self.dbg.is_running() {
+            return;
+        }
+        for d in self.dbg.displays() {
+            Self::show_display(&d);
+        }
+    }
+
+    fn info_display(&self) {
+        let shown = self.dbg.displays();
+        if shown.is_empty() {
+            outln!("There are no auto-display expressions now.");
+            return;
+        }
+        outln!("Auto-display expressions now in effect:");
+        outln!("Num Enb Expression");
+        for (id, text, _, _) in shown {
+            outln!("{id}:   y  {text}");
         }
     }
 
@@ -297,30 +785,39 @@ impl Session {
             return;
         };
         outln!("{prefix}{}", self.describe_address(&a));
-        let source = pos.as_ref().and_then(|p| {
+        self.show_source_or_instruction(&a, pos.as_ref());
+    }
+
+    fn show_source_or_instruction(
+        &mut self,
+        a: &CodeAddress,
+        pos: Option<&irvm::loader::SourcePosition>,
+    ) {
+        let source = pos.and_then(|p| {
             self.source_line(&p.file, p.line)
                 .map(|t| format!("{}\t{t}", p.line))
         });
         match source {
             Some(text) => outln!("{text}"),
             None => {
-                if let Some(text) = self.instruction_text(&a) {
+                if let Some(text) = self.dbg.instruction_text(a) {
                     outln!("=> {text}");
                 }
             }
         }
     }
 
-    fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
-        let (_, m) = self
-            .dbg
-            .context()
-            .bytecode_modules()
-            .into_iter()
-            .find(|(n, _)| *n == a.module)?;
-        Disassembler::new(m)
-            .instruction_text(a.function as usize, a.offset, None)
-            .ok()
+    /// `#N  frame` and its source line (`frame`, `up`, `down`).
+    fn show_frame(&mut self, n: usize) {
+        self.list_next = None;
+        let frames = self.dbg.frames();
+        let Some(f) = frames.get(n) else {
+            return;
+        };
+        outln!("#{n}  {}", f.frame);
+        if let Some((a, pos)) = self.dbg.frame_location(n) {
+            self.show_source_or_instruction(&a, pos.as_ref());
+        }
     }
 
     /// Line `line` (1-based) of source `file`, when the file can be found.
@@ -362,13 +859,55 @@ impl Session {
 
     fn info_frame(&self) -> Result<(), String> {
         let frames = self.require_frames()?;
-        let f = &frames[0];
-        outln!("frame #0: {}", f.frame);
+        let n = self.dbg.selected_frame();
+        let Some(f) = frames.get(n) else {
+            return Err(format!("no frame {n}"));
+        };
+        let place = match self.dbg.frame_location(n) {
+            Some((a, _)) => self.describe_address(&a),
+            None => f.frame.to_string(),
+        };
+        outln!("Stack level {n}, frame at {place}:");
+        if let Some(caller) = frames.get(n + 1) {
+            outln!(
+                " called by frame at {}",
+                caller.frame.to_string().lines().next().unwrap_or("")
+            );
+        }
+        if n > 0 {
+            if let Some(callee) = frames.get(n - 1) {
+                outln!(
+                    " caller of frame at {}",
+                    callee.frame.to_string().lines().next().unwrap_or("")
+                );
+            }
+        }
+        let args = self.dbg.arguments(n).map_err(|e| e.to_string())?;
+        let list: Vec<String> = args
+            .iter()
+            .map(|(r, v)| format!("{r}={}", self.dbg.format_value(v, Format::Natural)))
+            .collect();
+        outln!(" Arglist: {}", list.join(", "));
         outln!(
-            "{} i32 register slots, {} ref registers",
+            " {} i32 register slots, {} ref registers",
             f.i32s.len(),
             f.refs.len()
         );
+        Ok(())
+    }
+
+    fn info_args(&self) -> Result<(), String> {
+        self.require_frames()?;
+        let args = self
+            .dbg
+            .arguments(self.dbg.selected_frame())
+            .map_err(|e| e.to_string())?;
+        if args.is_empty() {
+            outln!("No arguments.");
+        }
+        for (r, v) in args {
+            outln!("{r} = {}", self.dbg.format_value(&v, Format::Natural));
+        }
         Ok(())
     }
 
@@ -378,118 +917,163 @@ impl Session {
             outln!("No breakpoints.");
             return;
         }
-        outln!("Num  What");
+        outln!("Num     Type           Disp Enb What");
         for b in bps {
             let places: Vec<String> = b
                 .addresses
                 .iter()
                 .map(|a| self.describe_address(a))
                 .collect();
-            outln!("{:<4} {}  [{}]", b.id, b.spec, places.join("; "));
+            outln!(
+                "{:<7} {:<14} {:<4} {:<3} {}",
+                b.id,
+                "breakpoint",
+                if b.temporary { "del" } else { "keep" },
+                if b.enabled { "y" } else { "n" },
+                places.join("; ")
+            );
+            if let Some(c) = &b.condition {
+                outln!("\tstop only if {}", c.text());
+            }
+            if let Some(h) = &b.hit_condition {
+                outln!("\tstop only on hits {h:?}");
+            }
+            match b.hits {
+                0 => {}
+                1 => outln!("\tbreakpoint already hit 1 time"),
+                n => outln!("\tbreakpoint already hit {n} times"),
+            }
+            if b.ignore_count > 0 {
+                outln!(
+                    "\tWill ignore next {} crossings of breakpoint.",
+                    b.ignore_count
+                );
+            }
         }
     }
 
-    /// Registers of the current frame, typed by how the function uses them.
+    /// Registers of the selected frame, typed by how the function uses them.
     fn info_registers(&self) -> Result<(), String> {
-        let frames = self.require_frames()?;
-        let f = &frames[0];
-        let banks = self
+        self.require_frames()?;
+        let regs = self
             .dbg
-            .register_banks(&f.frame.module, f.frame.ordinal.unwrap_or(0));
-        let mut r = 0usize;
-        while r < f.i32s.len() {
-            let bank = banks.get(&(r as u16)).copied().unwrap_or(Bank::I32);
-            let (name, text, width) = register_value(&f.i32s, r, bank);
-            outln!("{name:<8} {:<4} {text}", bank.name());
-            r += width;
-        }
-        for (k, v) in f.refs.iter().enumerate() {
-            outln!("{:<8} ref  {v}", format!("%r{k}"));
+            .registers(self.dbg.selected_frame())
+            .map_err(|e| e.to_string())?;
+        for (r, v) in regs {
+            let ty = match &v {
+                irvm::debugger::DebugValue::Ref(_) => "ref".to_string(),
+                other => other.type_name(),
+            };
+            outln!(
+                "{:<8} {ty:<4} {}",
+                r.to_string(),
+                self.dbg.format_value(&v, Format::Natural)
+            );
         }
         Ok(())
     }
 
-    fn print(&self, what: &str) -> Result<(), String> {
-        let frames = self.require_frames()?;
-        let f = &frames[0];
-        let bad = || format!("cannot print `{what}`: expected %iN, %iN:M or %rN");
-        if let Some(n) = what.strip_prefix("%r") {
-            let k: usize = n.parse().map_err(|_| bad())?;
-            let v = f.refs.get(k).ok_or_else(|| {
-                format!(
-                    "%r{k} is out of range (the frame has {} ref registers)",
-                    f.refs.len()
-                )
-            })?;
-            outln!("%r{k} = {v}");
-            return Ok(());
-        }
-        let body = what.strip_prefix("%i").ok_or_else(bad)?;
-        let (k, pair) = match body.split_once(':') {
-            Some((a, b)) => {
-                let a: usize = a.parse().map_err(|_| bad())?;
-                let b: usize = b.parse().map_err(|_| bad())?;
-                if Some(b) != a.checked_add(1) {
-                    return Err(format!("`{what}` is not a register pair (%iN:N+1)"));
-                }
-                (a, true)
-            }
-            None => (body.parse().map_err(|_| bad())?, false),
+    /// `list` with gdb's arguments: none (around the stop, or on from the
+    /// last listing), `A,B`, `LINE`, `FILE:LINE`, `FUNCTION`.
+    fn list(&mut self, rest: &str) -> Result<(), String> {
+        let not_found = |file: &str| format!("source file `{file}` not found (use --source-dir)");
+        let default_file = || {
+            self.dbg.default_source_file().ok_or_else(|| {
+                "no source file known (the module has no debug information)".to_string()
+            })
         };
-        if k.saturating_add(usize::from(pair)) >= f.i32s.len() {
+        let current = self
+            .dbg
+            .selected_location()
+            .and_then(|(_, p)| p)
+            .map(|p| (p.file, p.line));
+        let (file, first, last) = if rest.is_empty() {
+            match (&self.list_next, &current) {
+                (Some((f, next)), _) => (f.clone(), *next, next.saturating_add(9)),
+                (None, Some((f, line))) => {
+                    let first = line.saturating_sub(5).max(1);
+                    (f.clone(), first, first.saturating_add(9))
+                }
+                (None, None) => {
+                    if !self.dbg.is_running() {
+                        let file = default_file()?;
+                        (file, 1, 10)
+                    } else {
+                        return Err(
+                            "no source position here (the module has no debug information)".into(),
+                        );
+                    }
+                }
+            }
+        } else if let Some((a, b)) = rest.split_once(',') {
+            let file = match &current {
+                Some((f, _)) => f.clone(),
+                None => default_file()?,
+            };
+            let a: i32 = a
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{}` is not a line number", a.trim()))?;
+            let b: i32 = b
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{}` is not a line number", b.trim()))?;
+            if b < a {
+                return Err(format!("bad range {a},{b}"));
+            }
+            (file, a.max(1), b)
+        } else {
+            let (file, center) = if let Ok(line) = rest.parse::<i32>() {
+                let file = match &current {
+                    Some((f, _)) => f.clone(),
+                    None => default_file()?,
+                };
+                (file, line)
+            } else if let Some((f, l)) = rest.rsplit_once(':') {
+                let line: i32 = l
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("`{l}` is not a line number"))?;
+                (f.to_string(), line)
+            } else {
+                let p = self
+                    .dbg
+                    .function_position(rest)
+                    .map_err(|e| e.to_string())?;
+                (p.file, p.line)
+            };
+            let first = center.saturating_sub(5).max(1);
+            (file, first, first.saturating_add(9))
+        };
+        let lines = self.source(&file).ok_or_else(|| not_found(&file))?.clone();
+        let total = lines.len() as i32;
+        if first > total {
             return Err(format!(
-                "{what} is out of range (the frame has {} i32 registers)",
-                f.i32s.len()
+                "Line number {first} out of range; \"{file}\" has {total} lines."
             ));
         }
-        let banks = self
-            .dbg
-            .register_banks(&f.frame.module, f.frame.ordinal.unwrap_or(0));
-        let bank = match (pair, banks.get(&(k as u16))) {
-            (true, Some(Bank::F64)) => Bank::F64,
-            (true, _) => Bank::I64,
-            (false, Some(Bank::F32)) => Bank::F32,
-            (false, _) => Bank::I32,
-        };
-        let (name, text, _) = register_value(&f.i32s, k, bank);
-        outln!("{name} = {text}");
-        Ok(())
-    }
-
-    fn list(&mut self) -> Result<(), String> {
-        let (_, pos) = self
-            .dbg
-            .current()
-            .ok_or("the program is not being run (use `run`)")?;
-        let pos = pos.ok_or("no source position here (the module has no debug information)")?;
-        let first = pos.line.saturating_sub(5).max(1);
-        let file = pos.file.clone();
-        let lines = self
-            .source(&file)
-            .ok_or_else(|| format!("source file `{file}` not found (use --source-dir)"))?
-            .clone();
-        for n in first..first.saturating_add(10) {
+        let mark = current
+            .as_ref()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, l)| *l);
+        for n in first..=last.min(total) {
             if let Some(text) = lines.get(n as usize - 1) {
-                let mark = if n == pos.line { "=>" } else { "  " };
-                outln!("{mark}{n}\t{text}");
+                let m = if Some(n) == mark { "=>" } else { "  " };
+                outln!("{m}{n}\t{text}");
             }
         }
+        self.list_next = Some((file, last.min(total).saturating_add(1)));
         Ok(())
     }
 
     fn disassemble(&self) -> Result<(), String> {
         let (a, _) = self
             .dbg
-            .current()
+            .selected_location()
             .ok_or("the program is not being run (use `run`)")?;
-        let ctx = self.dbg.context();
-        let (_, m) = ctx
-            .bytecode_modules()
-            .into_iter()
-            .find(|(n, _)| *n == a.module)
-            .ok_or("module not found")?;
-        let lines = Disassembler::new(m)
-            .function_lines(a.function as usize, None)
+        let lines = self
+            .dbg
+            .disassemble(&a.module, a.function)
             .map_err(|e| e.to_string())?;
         outln!("Dump of {}:", self.dbg.function_name(&a));
         for (offset, text) in lines {
@@ -506,7 +1090,7 @@ const MAX_SOURCE_BYTES: u64 = 16 << 20;
 /// The text of a source file a module's debug locations name, if it is a
 /// regular file of at most [`MAX_SOURCE_BYTES`] (a location may name
 /// `/dev/zero`, a FIFO or a huge file: those are not read).
-fn read_source(path: &Path) -> Option<String> {
+pub fn read_source(path: &Path) -> Option<String> {
     use std::io::Read;
     let meta = std::fs::metadata(path).ok()?;
     if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
@@ -519,26 +1103,4 @@ fn read_source(path: &Path) -> Option<String> {
         .read_to_string(&mut text)
         .ok()?;
     Some(text)
-}
-
-/// A register's name, its value as text and how many slots it spans.
-fn register_value(slots: &[u32], r: usize, bank: Bank) -> (String, String, usize) {
-    let lo = slots.get(r).copied().unwrap_or(0);
-    let hi = slots.get(r + 1).copied();
-    match (bank, hi) {
-        (Bank::I64, Some(hi)) => {
-            let v = (lo as u64 | (hi as u64) << 32) as i64;
-            (format!("%i{r}:{}", r + 1), format!("{v}"), 2)
-        }
-        (Bank::F64, Some(hi)) => {
-            let v = f64::from_bits(lo as u64 | (hi as u64) << 32);
-            (format!("%i{r}:{}", r + 1), irvm::format_g(v), 2)
-        }
-        (Bank::F32, _) => (
-            format!("%i{r}"),
-            irvm::format_g(f32::from_bits(lo) as f64),
-            1,
-        ),
-        _ => (format!("%i{r}"), format!("{}", lo as i32), 1),
-    }
 }

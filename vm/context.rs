@@ -354,6 +354,9 @@ pub struct Context {
     pub(crate) memory: Arc<crate::budget::MemoryBudget>,
     /// What host modules see of the context ([`crate::ContextResources`]).
     pub(crate) resources: crate::ContextResources,
+    /// `Some` while a debugger asks to see the frames of a failed call:
+    /// the frames as they were when the last call trapped.
+    pub(crate) trap_frames: Option<Vec<FrameInfo>>,
 }
 
 impl Drop for Context {
@@ -436,6 +439,8 @@ pub struct FrameInfo {
     pub i32s: Vec<u32>,
     /// The ref registers, summarized (`(null)`, `!vm.buffer[16]`, ...).
     pub refs: Vec<String>,
+    /// The ref registers themselves (for inspecting lists and buffers).
+    pub ref_values: Vec<Ref>,
 }
 
 impl Context {
@@ -475,6 +480,7 @@ impl Context {
                 r
             },
             memory,
+            trap_frames: None,
         }
     }
 
@@ -570,6 +576,32 @@ impl Context {
         self.hooks.resume_quietly = false;
     }
 
+    /// Whether a call that traps leaves its frames, registers included, for
+    /// [`Context::take_trap_frames`] (a debugger stopping in the faulting
+    /// frame). Off by default: the frames are copied only while it is on.
+    pub fn keep_trap_frames(&mut self, keep: bool) {
+        self.trap_frames = keep.then(Vec::new);
+    }
+
+    /// The frames of the last call that trapped, innermost first (the top
+    /// frame at the failing instruction), while [`Context::keep_trap_frames`]
+    /// is on; empty otherwise or once taken.
+    pub fn take_trap_frames(&mut self) -> Vec<FrameInfo> {
+        self.trap_frames
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Records the frames of a call that is failing (before they are
+    /// released), when asked to.
+    pub(crate) fn record_trap_frames(&mut self) {
+        if self.trap_frames.is_some() {
+            let frames = self.frames();
+            self.trap_frames = Some(frames);
+        }
+    }
+
     /// The frames of a paused or yielded call, innermost first, with their
     /// registers; empty when no call is suspended.
     pub fn frames(&self) -> Vec<FrameInfo> {
@@ -588,6 +620,7 @@ impl Context {
                     frame: self.describe(module, func.ordinal, offset),
                     i32s: i32s.to_vec(),
                     refs: refs.iter().map(|r| r.to_string()).collect(),
+                    ref_values: refs.to_vec(),
                 }
             })
             .collect()

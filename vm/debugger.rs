@@ -1,8 +1,12 @@
 //! A source-level debugger over a [`Context`]: breakpoints at source lines,
-//! functions and bytecode offsets, and gdb's stepping commands (`stepi`,
-//! `step`, `next`, `finish`, `continue`), built on the interpreter's
-//! [`Observer`] hook and paused calls. `irvm dbg` is a command line around
-//! it; embedders can drive it directly.
+//! functions and bytecode offsets (with conditions, hit counts, ignore
+//! counts, temporary ones), gdb's stepping commands (`stepi`, `step`,
+//! `next`, `until`, `advance`, `finish`, `continue`), stops at traps inside
+//! the faulting frame, pausing a running program from another thread or a
+//! signal handler, frame selection, and typed views of registers, lists and
+//! buffers. It is built on the interpreter's [`Observer`] hook and paused
+//! calls. `irvm dbg` (gdb's commands) and `irvm dap` (the Debug Adapter
+//! Protocol) are front ends over it; embedders can drive it directly.
 //!
 //! Lines come from the modules' debug databases: a *line table* lists, per
 //! function, the bytecode offsets where a new source line starts. Source
@@ -10,15 +14,27 @@
 //! same line entered again from a later point, like the next iteration of a
 //! one-line loop). Without debug information, `step` and `next` fall back to
 //! instruction stepping.
+//!
+//! Cost: while nothing needs watching (no enabled breakpoint, no step in
+//! progress, not [`Debugger::set_interruptible`]) the observer is detached
+//! and the program runs in the interpreter's plain loop, as fast as
+//! without a debugger.
 
-use std::collections::{BTreeMap, HashMap};
+mod expr;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use self::expr::{
+    describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
+    RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
+};
 use crate::context::{CallState, Context, FrameInfo};
 use crate::debug::{Control, ExecView, Observer};
 use crate::decode::{Decoder, Operand};
 use crate::func::Func;
-use crate::isa::{Bank, Field, Opcode, I32_INDEX_MASK};
+use crate::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
 use crate::loader::{Module, SourcePosition};
 use crate::trap::Trap;
 use crate::value::Value;
@@ -35,6 +51,65 @@ pub struct CodeAddress {
     pub offset: u32,
 }
 
+/// When a breakpoint's hits make it stop (DAP's `hitCondition`): `N` or
+/// `== N` (the Nth hit), `>= N`, `> N`, `< N`, `<= N`, `% N` (every Nth).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HitCondition {
+    /// Exactly the Nth hit.
+    Equal(u32),
+    /// From the Nth hit on.
+    AtLeast(u32),
+    /// After the Nth hit.
+    Greater(u32),
+    /// Before the Nth hit.
+    Less(u32),
+    /// Up to the Nth hit.
+    AtMost(u32),
+    /// Every Nth hit.
+    Multiple(u32),
+}
+
+impl HitCondition {
+    /// Parses `5`, `== 5`, `>= 5`, `> 5`, `< 5`, `<= 5` or `% 5`.
+    pub fn parse(text: &str) -> Result<HitCondition, DebugCommandError> {
+        let t = text.trim();
+        type Make = fn(u32) -> HitCondition;
+        let ops: [(&str, Make); 6] = [
+            ("==", HitCondition::Equal),
+            (">=", HitCondition::AtLeast),
+            ("<=", HitCondition::AtMost),
+            (">", HitCondition::Greater),
+            ("<", HitCondition::Less),
+            ("%", HitCondition::Multiple),
+        ];
+        let (make, number) = ops
+            .iter()
+            .find_map(|(op, make)| t.strip_prefix(op).map(|rest| (*make, rest)))
+            .unwrap_or((HitCondition::Equal, t));
+        let n: u32 = number.trim().parse().map_err(|_| {
+            DebugCommandError(format!(
+                "bad hit condition `{t}` (expected N, == N, >= N, > N, < N, <= N or % N)"
+            ))
+        })?;
+        if matches!(make(n), HitCondition::Multiple(0)) {
+            return err(format!("bad hit condition `{t}`: % 0"));
+        }
+        Ok(make(n))
+    }
+
+    /// Whether the `hits`th hit stops.
+    pub fn satisfied(self, hits: u32) -> bool {
+        match self {
+            HitCondition::Equal(n) => hits == n,
+            HitCondition::AtLeast(n) => hits >= n,
+            HitCondition::Greater(n) => hits > n,
+            HitCondition::Less(n) => hits < n,
+            HitCondition::AtMost(n) => hits <= n,
+            HitCondition::Multiple(n) => n != 0 && hits % n == 0,
+        }
+    }
+}
+
 /// A breakpoint and the addresses it resolved to.
 #[derive(Clone, Debug)]
 pub struct Breakpoint {
@@ -44,19 +119,69 @@ pub struct Breakpoint {
     pub spec: String,
     /// Every address it stops at.
     pub addresses: Vec<CodeAddress>,
+    /// For a source line: the line it is at (the first line with code at
+    /// or after the one asked for).
+    pub line: Option<i32>,
+    /// Disabled breakpoints keep their place but never stop.
+    pub enabled: bool,
+    /// Deleted when it stops the program (`tbreak`).
+    pub temporary: bool,
+    /// Stops only where this holds (`break ... if COND`, `condition N`).
+    pub condition: Option<Expr>,
+    /// Stops only on the hits this admits.
+    pub hit_condition: Option<HitCondition>,
+    /// The next this many hits do not stop (`ignore N COUNT`).
+    pub ignore_count: u32,
+    /// How often the program reached it with its condition holding.
+    pub hits: u32,
+}
+
+/// What a new breakpoint is: where (a spec as [`Debugger::add_breakpoint`]
+/// reads it) and when it stops.
+#[derive(Clone, Debug, Default)]
+pub struct BreakpointRequest {
+    /// `FILE:LINE`, `LINE`, `FUNCTION`, `*OFFSET`.
+    pub spec: String,
+    /// An expression ([`Expr`]) that must hold.
+    pub condition: Option<String>,
+    /// A [`HitCondition`].
+    pub hit_condition: Option<String>,
+    /// Deleted at its first stop.
+    pub temporary: bool,
+}
+
+/// A breakpoint that stopped the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BreakpointHit {
+    /// Its number.
+    pub id: u32,
+    /// It was temporary, and is now deleted.
+    pub temporary: bool,
+    /// Its condition could not be evaluated (the program stops, as gdb's).
+    pub condition_error: Option<String>,
 }
 
 /// Why the program stopped.
 #[derive(Debug)]
 pub enum Stop {
-    /// At a breakpoint (its id), before the instruction.
-    Breakpoint(u32),
-    /// A step command completed.
+    /// Started and stopped before its first instruction.
+    Entry,
+    /// At a breakpoint, before the instruction.
+    Breakpoint(BreakpointHit),
+    /// A step command (`stepi`, `step`, `next`, `until`, `advance`)
+    /// completed.
     Step,
+    /// `finish`: the frame returned these values; stopped in its caller.
+    Returned(Vec<Value>),
+    /// Stopped by a [`PauseHandle`].
+    Paused,
+    /// The program trapped; stopped in the faulting frame, which can be
+    /// inspected. Going on ends the program with [`Stop::Failed`].
+    Exception(Trap),
     /// The entry function returned these values.
     Finished(Vec<Value>),
-    /// The program failed.
-    Trapped(Trap),
+    /// The program ended with this failure.
+    Failed(Trap),
 }
 
 /// What the debugger's errors say (bad breakpoint specs, commands that need
@@ -67,6 +192,23 @@ pub struct DebugCommandError(pub String);
 
 fn err<T>(message: impl Into<String>) -> Result<T, DebugCommandError> {
     Err(DebugCommandError(message.into()))
+}
+
+const NOT_RUNNING: &str = "the program is not being run (use `run`)";
+
+/// Stops a running program at its next instruction, from any thread or a
+/// signal handler (it only stores to an atomic flag). The program must be
+/// watched: see [`Debugger::set_interruptible`].
+#[derive(Clone, Debug, Default)]
+pub struct PauseHandle {
+    flag: Arc<AtomicBool>,
+}
+
+impl PauseHandle {
+    /// Requests the pause.
+    pub fn pause(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
 }
 
 /// How the observer decides to pause.
@@ -85,8 +227,33 @@ enum Mode {
         from_offset: u32,
         from_depth: usize,
     },
-    /// Once the frame at `depth` has returned.
-    Finish { depth: usize },
+    /// At the start of a line after this one in the frame, or when the
+    /// frame returns (`until`).
+    Until {
+        from: Option<(String, i32)>,
+        from_offset: u32,
+        depth: usize,
+    },
+    /// Once the frame at `depth` has returned; `returns` maps the offsets
+    /// of its function's `vm.return`s to their registers (for the values).
+    Finish {
+        depth: usize,
+        returns: Arc<HashMap<u32, Vec<u16>>>,
+        kinds: Arc<Vec<char>>,
+    },
+    /// At one of `targets`, or when the frame at `depth` returns.
+    Advance {
+        targets: Arc<HashSet<CodeAddress>>,
+        depth: usize,
+    },
+}
+
+/// Why the observer paused.
+enum Reason {
+    Breakpoint(BreakpointHit),
+    Pause,
+    Step,
+    Returned(Vec<Value>),
 }
 
 /// State shared between the [`Debugger`] and its observer (which lives
@@ -94,10 +261,11 @@ enum Mode {
 #[derive(Default)]
 struct Shared {
     breakpoints: Vec<Breakpoint>,
-    mode: Mode,
-    hit: Option<u32>,
     /// (module, function) -> line table, filled lazily.
     lines: HashMap<(String, u32), Arc<LineTable>>,
+    /// (module, function) -> how the function uses its i32 registers.
+    banks: HashMap<(String, u32), Arc<BTreeMap<u16, Bank>>>,
+    reason: Option<Reason>,
 }
 
 /// Per function: offset -> source position, and which offsets start a line.
@@ -165,26 +333,150 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-struct StopObserver {
-    shared: Arc<Mutex<Shared>>,
+/// The register use of a function, cached in `shared`.
+fn cached_banks(
+    shared: &mut Shared,
+    module: &Module,
+    name: &str,
+    function: u32,
+) -> Arc<BTreeMap<u16, Bank>> {
+    shared
+        .banks
+        .entry((name.to_string(), function))
+        .or_insert_with(|| Arc::new(banks_of(module, function)))
+        .clone()
 }
 
-impl Observer for StopObserver {
-    fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
-        let mut shared = lock(&self.shared);
-        let here = (view.module_name, view.function, view.offset);
-        if let Some(b) = shared.breakpoints.iter().find(|b| {
-            b.addresses
-                .iter()
-                .any(|a| (a.module.as_str(), a.function, a.offset) == here)
-        }) {
-            shared.hit = Some(b.id);
-            return Control::Pause;
+struct StopObserver {
+    shared: Arc<Mutex<Shared>>,
+    pause: Arc<AtomicBool>,
+    /// (function, offset) of every enabled breakpoint address: a quick
+    /// filter before the module name is compared.
+    watch: HashSet<(u32, u32)>,
+    mode: Mode,
+    /// The first instruction is the one the program paused at: it runs
+    /// without stopping again.
+    skip_first: bool,
+    /// `finish`: what the frame's `vm.return` returned.
+    returned: Option<Vec<Value>>,
+    /// The line table of the function last asked about.
+    last_table: Option<(String, u32, Arc<LineTable>)>,
+}
+
+impl StopObserver {
+    fn line_table(&mut self, view: &ExecView<'_>) -> Arc<LineTable> {
+        if let Some((m, f, t)) = &self.last_table {
+            if *f == view.function && m == view.module_name {
+                return t.clone();
+            }
         }
-        let pause = match shared.mode.clone() {
-            Mode::Run => false,
-            Mode::Instruction => true,
-            Mode::Finish { depth } => view.depth < depth,
+        let table = lock(&self.shared)
+            .lines
+            .entry((view.module_name.to_string(), view.function))
+            .or_insert_with(|| Arc::new(LineTable::build(view.module, view.function)))
+            .clone();
+        self.last_table = Some((view.module_name.to_string(), view.function, table.clone()));
+        table
+    }
+
+    /// The breakpoint that stops here, counting hits of every breakpoint
+    /// whose condition holds.
+    fn breakpoint_hit(&mut self, view: &ExecView<'_>) -> Option<BreakpointHit> {
+        let mut shared = lock(&self.shared);
+        let banks = cached_banks(&mut shared, view.module, view.module_name, view.function);
+        let regs = RegisterFile {
+            i32s: view.i32_registers(),
+            refs: view.ref_registers(),
+            banks: &banks,
+        };
+        let here = (view.module_name, view.function, view.offset);
+        let mut chosen = None;
+        for b in shared.breakpoints.iter_mut() {
+            if !b.enabled
+                || !b
+                    .addresses
+                    .iter()
+                    .any(|a| (a.module.as_str(), a.function, a.offset) == here)
+            {
+                continue;
+            }
+            let (holds, error) = match &b.condition {
+                None => (true, None),
+                Some(c) => match c.holds(&regs) {
+                    Ok(h) => (h, None),
+                    Err(e) => (true, Some(e.0)),
+                },
+            };
+            if !holds {
+                continue;
+            }
+            b.hits = b.hits.saturating_add(1);
+            if b.ignore_count > 0 {
+                b.ignore_count -= 1;
+                continue;
+            }
+            if b.hit_condition.is_some_and(|h| !h.satisfied(b.hits)) {
+                continue;
+            }
+            if chosen.is_none() {
+                chosen = Some(BreakpointHit {
+                    id: b.id,
+                    temporary: b.temporary,
+                    condition_error: error,
+                });
+            }
+        }
+        chosen
+    }
+
+    fn mode_stops(&mut self, view: &ExecView<'_>) -> Option<Reason> {
+        match self.mode.clone() {
+            Mode::Run => None,
+            Mode::Instruction => Some(Reason::Step),
+            Mode::Finish {
+                depth,
+                returns,
+                kinds,
+            } => {
+                if view.depth < depth {
+                    return Some(Reason::Returned(self.returned.take().unwrap_or_default()));
+                }
+                if view.depth == depth {
+                    if let Some(regs) = returns.get(&view.offset) {
+                        self.returned = Some(return_values(view, regs, &kinds));
+                    }
+                }
+                None
+            }
+            Mode::Advance { targets, depth } => {
+                let here = CodeAddress {
+                    module: view.module_name.to_string(),
+                    function: view.function,
+                    offset: view.offset,
+                };
+                (view.depth < depth || targets.contains(&here)).then_some(Reason::Step)
+            }
+            Mode::Until {
+                from,
+                from_offset,
+                depth,
+            } => {
+                if view.depth < depth {
+                    return Some(Reason::Step);
+                }
+                if view.depth > depth {
+                    return None;
+                }
+                let table = self.line_table(view);
+                if table.positions.is_empty() {
+                    return Some(Reason::Step);
+                }
+                let start = table.starts.get(&view.offset)?;
+                let other_line = from
+                    .as_ref()
+                    .is_none_or(|(file, line)| (&start.file, start.line) != (file, *line));
+                (other_line && view.offset > from_offset).then_some(Reason::Step)
+            }
             Mode::Line {
                 max_depth,
                 from,
@@ -192,38 +484,95 @@ impl Observer for StopObserver {
                 from_depth,
             } => {
                 if view.depth > max_depth {
-                    false
-                } else if view.depth < from_depth {
-                    // Returned to a caller: stop at once.
-                    true
-                } else {
-                    let key = (view.module_name.to_string(), view.function);
-                    let table = shared
-                        .lines
-                        .entry(key)
-                        .or_insert_with(|| Arc::new(LineTable::build(view.module, view.function)))
-                        .clone();
-                    match (table.starts.get(&view.offset), &from) {
-                        // No line information at all: behave like stepi.
-                        _ if table.positions.is_empty() => true,
-                        (Some(start), Some((file, line))) => {
-                            (&start.file, start.line) != (file, *line)
-                                || view.depth != from_depth
-                                || view.offset <= from_offset
-                        }
-                        (Some(_), None) => true,
-                        (None, _) => false,
-                    }
+                    return None;
                 }
+                if view.depth < from_depth {
+                    // Returned to a caller: stop at once.
+                    return Some(Reason::Step);
+                }
+                let table = self.line_table(view);
+                let stop = match (table.starts.get(&view.offset), &from) {
+                    // No line information at all: behave like stepi.
+                    _ if table.positions.is_empty() => true,
+                    (Some(start), Some((file, line))) => {
+                        (&start.file, start.line) != (file, *line)
+                            || view.depth != from_depth
+                            || view.offset <= from_offset
+                    }
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                stop.then_some(Reason::Step)
             }
-        };
-        if pause {
-            shared.hit = None;
-            Control::Pause
-        } else {
-            Control::Continue
         }
     }
+}
+
+impl Observer for StopObserver {
+    fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
+        if std::mem::take(&mut self.skip_first) {
+            return Control::Continue;
+        }
+        let reason = if self.pause.load(Ordering::Relaxed) {
+            self.pause.store(false, Ordering::Relaxed);
+            Some(Reason::Pause)
+        } else if self.watch.contains(&(view.function, view.offset)) {
+            match self.breakpoint_hit(view) {
+                Some(hit) => Some(Reason::Breakpoint(hit)),
+                None => self.mode_stops(view),
+            }
+        } else {
+            self.mode_stops(view)
+        };
+        match reason {
+            Some(r) => {
+                lock(&self.shared).reason = Some(r);
+                Control::Pause
+            }
+            None => Control::Continue,
+        }
+    }
+}
+
+/// The values a `vm.return` is about to return, by the function's result
+/// kinds (calling-convention letters).
+fn return_values(view: &ExecView<'_>, regs: &[u16], kinds: &[char]) -> Vec<Value> {
+    let i32s = view.i32_registers();
+    let slot = |k: u16| {
+        i32s.get((k & I32_INDEX_MASK) as usize)
+            .copied()
+            .unwrap_or(0)
+    };
+    let wide = |k: u16| slot(k) as u64 | (slot(k + 1) as u64) << 32;
+    regs.iter()
+        .enumerate()
+        .map(|(i, &r)| {
+            if r & REF_BANK_BIT != 0 {
+                let v = view
+                    .ref_registers()
+                    .get((r & REF_INDEX_MASK) as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                return Value::Ref(v);
+            }
+            match kinds.get(i) {
+                Some('I') => Value::I64(wide(r) as i64),
+                Some('F') => Value::F64(f64::from_bits(wide(r))),
+                Some('f') => Value::F32(f32::from_bits(slot(r))),
+                _ => Value::I32(slot(r) as i32),
+            }
+        })
+        .collect()
+}
+
+/// Where the program is.
+enum State {
+    /// Not started, or ended.
+    Idle,
+    /// Paused inside the call.
+    Paused,
+    /// Stopped at a trap, with the frames as they were.
+    Trapped { trap: Trap, frames: Vec<FrameInfo> },
 }
 
 /// A program under the debugger: a context, the function to run and its
@@ -233,30 +582,50 @@ pub struct Debugger {
     entry: Func,
     args: Vec<Value>,
     shared: Arc<Mutex<Shared>>,
-    running: bool,
+    state: State,
     next_id: u32,
+    selected: usize,
+    pause: PauseHandle,
+    interruptible: bool,
+    displays: Vec<(u32, Expr, Format)>,
+    next_display: u32,
+    formatter: Option<RefFormatter>,
 }
 
+/// A register and its value, as [`Debugger::registers`] lists them.
+pub type RegisterValue = (RegisterRef, DebugValue);
+
 impl Debugger {
-    /// Prepares to debug `entry(args)` in `ctx` (attaches the observer).
-    pub fn new(mut ctx: Context, entry: Func, args: Vec<Value>) -> Debugger {
-        let shared = Arc::new(Mutex::new(Shared::default()));
-        ctx.set_observer(Some(Box::new(StopObserver {
-            shared: shared.clone(),
-        })));
+    /// Prepares to debug `entry(args)` in `ctx`.
+    pub fn new(ctx: Context, entry: Func, args: Vec<Value>) -> Debugger {
         Debugger {
             ctx,
             entry,
             args,
-            shared,
-            running: false,
+            shared: Arc::new(Mutex::new(Shared::default())),
+            state: State::Idle,
             next_id: 1,
+            selected: 0,
+            pause: PauseHandle::default(),
+            interruptible: false,
+            displays: Vec::new(),
+            next_display: 1,
+            formatter: None,
         }
     }
 
-    /// Whether the program has been started and has not finished.
+    /// Whether the program has been started and has not ended (it may be
+    /// stopped at a trap).
     pub fn is_running(&self) -> bool {
-        self.running
+        !matches!(self.state, State::Idle)
+    }
+
+    /// The trap the program is stopped at, if it is.
+    pub fn trap(&self) -> Option<&Trap> {
+        match &self.state {
+            State::Trapped { trap, .. } => Some(trap),
+            _ => None,
+        }
     }
 
     /// The context (for inspection).
@@ -264,40 +633,146 @@ impl Debugger {
         &self.ctx
     }
 
+    /// The function being debugged.
+    pub fn entry(&self) -> &Func {
+        &self.entry
+    }
+
+    /// A handle that pauses the running program (Ctrl-C, DAP's `pause`).
+    pub fn pause_handle(&self) -> PauseHandle {
+        self.pause.clone()
+    }
+
+    /// Whether the program is watched before every instruction even when
+    /// nothing else needs it, so that [`PauseHandle::pause`] can stop it
+    /// anywhere. It runs slower then (the interpreter's hooked loop);
+    /// otherwise a pause takes effect only while breakpoints are enabled or
+    /// a step is in progress.
+    pub fn set_interruptible(&mut self, on: bool) {
+        self.interruptible = on;
+    }
+
+    /// Renders host objects (`!hal.buffer_view`, ...) in values.
+    pub fn set_ref_formatter(&mut self, f: Option<RefFormatter>) {
+        self.formatter = f;
+    }
+
+    /// The host-object renderer, if set.
+    pub fn ref_formatter(&self) -> Option<&RefFormatter> {
+        self.formatter.as_ref()
+    }
+
+    // ----------------------------------------------------------------------
+    // Breakpoints
+
     /// The breakpoints, in creation order.
     pub fn breakpoints(&self) -> Vec<Breakpoint> {
         lock(&self.shared).breakpoints.clone()
     }
 
     /// Sets a breakpoint from a gdb-style spec: `FILE:LINE` (every function
-    /// with code on that line of a file whose name ends with FILE),
+    /// with code on that line of a file whose name ends with FILE, or on
+    /// the next line that has code), `LINE` (in the current file),
     /// `FUNCTION` (its first instruction), or `*OFFSET` (a bytecode offset,
-    /// decimal or 0x-hex, in the current function or else the entry
-    /// function).
+    /// decimal or 0x-hex, in the selected frame's function or else the
+    /// entry function).
     pub fn set_breakpoint(&mut self, spec: &str) -> Result<Breakpoint, DebugCommandError> {
-        let spec = spec.trim();
-        let addresses = if let Some(off) = spec.strip_prefix('*') {
-            self.resolve_offset(off)?
-        } else if let Some((file, line)) = spec.rsplit_once(':') {
-            let line: i32 = line.parse().map_err(|_| {
-                DebugCommandError(format!(
-                    "bad breakpoint `{spec}`: `{line}` is not a line number"
-                ))
-            })?;
-            self.resolve_line(file, line)?
-        } else if !spec.is_empty() {
-            self.resolve_function(spec)?
-        } else {
-            return err("break needs a location: FILE:LINE, FUNCTION or *OFFSET");
-        };
-        let b = Breakpoint {
-            id: self.next_id,
+        self.add_breakpoint(BreakpointRequest {
+            spec: spec.to_string(),
+            ..Default::default()
+        })
+    }
+
+    /// Sets a breakpoint with a condition, hit condition or as temporary.
+    pub fn add_breakpoint(
+        &mut self,
+        req: BreakpointRequest,
+    ) -> Result<Breakpoint, DebugCommandError> {
+        let condition = req
+            .condition
+            .as_deref()
+            .filter(|c| !c.trim().is_empty())
+            .map(Expr::parse)
+            .transpose()?;
+        let hit_condition = req
+            .hit_condition
+            .as_deref()
+            .filter(|c| !c.trim().is_empty())
+            .map(HitCondition::parse)
+            .transpose()?;
+        let spec = req.spec.trim();
+        let (addresses, line) = self.resolve(spec)?;
+        Ok(self.insert(Breakpoint {
+            id: 0,
             spec: spec.to_string(),
             addresses,
-        };
+            line,
+            enabled: true,
+            temporary: req.temporary,
+            condition,
+            hit_condition,
+            ignore_count: 0,
+            hits: 0,
+        }))
+    }
+
+    /// Sets a breakpoint at one instruction (DAP's instruction
+    /// breakpoints).
+    pub fn add_address_breakpoint(
+        &mut self,
+        address: CodeAddress,
+        condition: Option<&str>,
+    ) -> Result<Breakpoint, DebugCommandError> {
+        let m = self.module(&address.module)?;
+        if !instruction_offsets(m, address.function).contains(&address.offset) {
+            return err(format!(
+                "no instruction starts at offset {:#x} of {}.{}",
+                address.offset,
+                address.module,
+                self.function_name(&address)
+            ));
+        }
+        let condition = condition
+            .filter(|c| !c.trim().is_empty())
+            .map(Expr::parse)
+            .transpose()?;
+        let spec = format!(
+            "*{}.{}+{:#x}",
+            address.module,
+            self.function_name(&address),
+            address.offset
+        );
+        Ok(self.insert(Breakpoint {
+            id: 0,
+            spec,
+            addresses: vec![address],
+            line: None,
+            enabled: true,
+            temporary: false,
+            condition,
+            hit_condition: None,
+            ignore_count: 0,
+            hits: 0,
+        }))
+    }
+
+    fn insert(&mut self, mut b: Breakpoint) -> Breakpoint {
+        b.id = self.next_id;
         self.next_id += 1;
         lock(&self.shared).breakpoints.push(b.clone());
-        Ok(b)
+        b
+    }
+
+    fn with_breakpoint<T>(
+        &mut self,
+        id: u32,
+        f: impl FnOnce(&mut Breakpoint) -> T,
+    ) -> Result<T, DebugCommandError> {
+        let mut shared = lock(&self.shared);
+        match shared.breakpoints.iter_mut().find(|b| b.id == id) {
+            Some(b) => Ok(f(b)),
+            None => err(format!("no breakpoint number {id}")),
+        }
     }
 
     /// Deletes breakpoint `id`, or all with `None`.
@@ -316,6 +791,72 @@ impl Debugger {
         Ok(())
     }
 
+    /// Enables or disables breakpoint `id`, or all with `None`.
+    pub fn enable_breakpoint(
+        &mut self,
+        id: Option<u32>,
+        on: bool,
+    ) -> Result<(), DebugCommandError> {
+        match id {
+            Some(id) => self.with_breakpoint(id, |b| b.enabled = on),
+            None => {
+                for b in lock(&self.shared).breakpoints.iter_mut() {
+                    b.enabled = on;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets (or with `None`/empty removes) breakpoint `id`'s condition.
+    pub fn set_condition(
+        &mut self,
+        id: u32,
+        condition: Option<&str>,
+    ) -> Result<(), DebugCommandError> {
+        let parsed = condition
+            .filter(|c| !c.trim().is_empty())
+            .map(Expr::parse)
+            .transpose()?;
+        self.with_breakpoint(id, |b| b.condition = parsed)
+    }
+
+    /// Makes breakpoint `id` ignore its next `count` hits.
+    pub fn set_ignore_count(&mut self, id: u32, count: u32) -> Result<(), DebugCommandError> {
+        self.with_breakpoint(id, |b| b.ignore_count = count)
+    }
+
+    /// Where a spec stops, and the source line it resolved to.
+    fn resolve(&self, spec: &str) -> Result<(Vec<CodeAddress>, Option<i32>), DebugCommandError> {
+        if let Some(off) = spec.strip_prefix('*') {
+            return Ok((self.resolve_offset(off)?, None));
+        }
+        if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
+            let file = self.default_source_file().ok_or_else(|| {
+                DebugCommandError(format!(
+                    "bad breakpoint `{spec}`: no current source file (use FILE:LINE)"
+                ))
+            })?;
+            let line = parse_line(spec, spec)?;
+            let (a, l) = self.resolve_line(&file, line)?;
+            return Ok((a, Some(l)));
+        }
+        if let Some((file, line)) = spec.rsplit_once(':') {
+            let line = parse_line(spec, line)?;
+            let (a, l) = self.resolve_line(file, line)?;
+            return Ok((a, Some(l)));
+        }
+        if spec.is_empty() {
+            return err("break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET");
+        }
+        Ok((self.resolve_function(spec)?, None))
+    }
+
+    /// Resolves a location spec (as for breakpoints) to its addresses.
+    pub fn resolve_location(&self, spec: &str) -> Result<Vec<CodeAddress>, DebugCommandError> {
+        Ok(self.resolve(spec.trim())?.0)
+    }
+
     fn resolve_offset(&self, text: &str) -> Result<Vec<CodeAddress>, DebugCommandError> {
         let t = text.trim();
         let offset = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
@@ -323,7 +864,8 @@ impl Debugger {
             None => t.parse().ok(),
         }
         .ok_or_else(|| DebugCommandError(format!("bad breakpoint `*{text}`: not an offset")))?;
-        let (module, function) = match self.ctx.frames().first() {
+        let frames = self.frames();
+        let (module, function) = match frames.get(self.selected).or(frames.first()) {
             Some(f) => (f.frame.module.clone(), f.frame.ordinal.unwrap_or(0)),
             None => self.entry_address()?,
         };
@@ -399,8 +941,9 @@ impl Debugger {
         Ok(found)
     }
 
-    fn resolve_line(&self, file: &str, line: i32) -> Result<Vec<CodeAddress>, DebugCommandError> {
-        let mut found = Vec::new();
+    /// Every line start of a file, by line.
+    fn line_starts(&self, file: &str) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
+        let mut lines: BTreeMap<i32, Vec<CodeAddress>> = BTreeMap::new();
         let mut any_debug_info = false;
         for (mname, m) in self.ctx.bytecode_modules() {
             if m.debug_database().is_none() {
@@ -410,8 +953,8 @@ impl Debugger {
             for ordinal in 0..m.function_count() as u32 {
                 let table = LineTable::build(m, ordinal);
                 for (&offset, pos) in &table.starts {
-                    if pos.line == line && file_matches(&pos.file, file) {
-                        found.push(CodeAddress {
+                    if file_matches(&pos.file, file) {
+                        lines.entry(pos.line).or_default().push(CodeAddress {
                             module: mname.to_string(),
                             function: ordinal,
                             offset,
@@ -420,25 +963,130 @@ impl Debugger {
                 }
             }
         }
+        (any_debug_info, lines)
+    }
+
+    fn resolve_line(
+        &self,
+        file: &str,
+        line: i32,
+    ) -> Result<(Vec<CodeAddress>, i32), DebugCommandError> {
+        let (any_debug_info, lines) = self.line_starts(file);
         if !any_debug_info {
             return err(format!(
                 "bad breakpoint `{file}:{line}`: no module has debug information (use FUNCTION or *OFFSET)"
             ));
         }
-        if found.is_empty() {
+        if lines.is_empty() {
             return err(format!(
-                "bad breakpoint `{file}:{line}`: no code at that line"
+                "bad breakpoint `{file}:{line}`: no code from file `{file}`"
             ));
         }
-        Ok(found)
+        match lines.range(line..).next() {
+            Some((&l, addresses)) => Ok((addresses.clone(), l)),
+            None => err(format!(
+                "bad breakpoint `{file}:{line}`: no code at or after that line"
+            )),
+        }
     }
 
+    /// The lines of `file` that have code (where line breakpoints stop).
+    pub fn lines_with_code(&self, file: &str) -> BTreeSet<i32> {
+        self.line_starts(file).1.into_keys().collect()
+    }
+
+    /// The source files named in the modules' debug information.
+    pub fn source_files(&self) -> BTreeSet<String> {
+        let mut files = BTreeSet::new();
+        for (_, m) in self.ctx.bytecode_modules() {
+            for ordinal in 0..m.function_count() as u32 {
+                for pos in LineTable::build(m, ordinal).starts.values() {
+                    files.insert(pos.file.clone());
+                }
+            }
+        }
+        files
+    }
+
+    /// The names of the bytecode functions.
+    pub fn function_names(&self) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        for (_, m) in self.ctx.bytecode_modules() {
+            for ordinal in 0..m.function_count() as u32 {
+                if let Some(n) = function_name(m, ordinal) {
+                    names.insert(n);
+                }
+            }
+        }
+        names
+    }
+
+    /// The source position of a function's first instruction.
+    pub fn function_position(&self, name: &str) -> Result<SourcePosition, DebugCommandError> {
+        let addresses = self.resolve_function(name.trim())?;
+        for a in &addresses {
+            let m = self.module(&a.module)?;
+            let table = LineTable::build(m, a.function);
+            if let Some(p) = table.positions.values().next() {
+                return Ok(p.clone());
+            }
+        }
+        err(format!("function `{name}` has no source position"))
+    }
+
+    /// The file `break LINE` and `list` use: the selected frame's, else the
+    /// entry function's.
+    pub fn default_source_file(&self) -> Option<String> {
+        if let Some((_, Some(p))) = self.selected_location() {
+            return Some(p.file);
+        }
+        let (module, function) = self.entry_address().ok()?;
+        let m = self.module(&module).ok()?;
+        let table = LineTable::build(m, function);
+        if let Some(p) = table.positions.values().next() {
+            return Some(p.file.clone());
+        }
+        self.source_files().into_iter().next()
+    }
+
+    // ----------------------------------------------------------------------
+    // Running
+
     fn go(&mut self, mode: Mode) -> Result<Stop, DebugCommandError> {
-        lock(&self.shared).mode = mode;
-        let mut state = if self.running {
+        if let State::Trapped { .. } = self.state {
+            // Nothing runs past a trap: the program ends with it.
+            return match std::mem::replace(&mut self.state, State::Idle) {
+                State::Trapped { trap, .. } => Ok(Stop::Failed(trap)),
+                _ => err(NOT_RUNNING),
+            };
+        }
+        let resuming = matches!(self.state, State::Paused);
+        let watch: HashSet<(u32, u32)> = lock(&self.shared)
+            .breakpoints
+            .iter()
+            .filter(|b| b.enabled)
+            .flat_map(|b| b.addresses.iter().map(|a| (a.function, a.offset)))
+            .collect();
+        let needed = self.interruptible || !watch.is_empty() || !matches!(mode, Mode::Run);
+        if needed {
+            self.ctx.set_observer(Some(Box::new(StopObserver {
+                shared: self.shared.clone(),
+                pause: self.pause.flag.clone(),
+                watch,
+                mode,
+                skip_first: resuming,
+                returned: None,
+                last_table: None,
+            })));
+        } else {
+            self.ctx.set_observer(None);
+        }
+        lock(&self.shared).reason = None;
+        let mut state = if resuming {
             self.ctx.resume()
         } else {
-            self.running = true;
+            self.ctx.keep_trap_frames(true);
+            self.state = State::Paused;
             self.ctx.begin_call(&self.entry, &self.args)
         };
         // A yield is not a stop: resume at once, in the same mode, as often
@@ -446,38 +1094,89 @@ impl Debugger {
         while let Ok(CallState::Yielded) = state {
             state = self.ctx.resume();
         }
-        lock(&self.shared).mode = Mode::Run;
+        self.ctx.set_observer(None);
+        self.selected = 0;
         Ok(match state {
-            Ok(CallState::Paused) => match lock(&self.shared).hit.take() {
-                Some(id) => Stop::Breakpoint(id),
-                None => Stop::Step,
-            },
-            Ok(CallState::Yielded) => unreachable!("yields are resumed above"),
+            Ok(CallState::Paused) => {
+                self.state = State::Paused;
+                let reason = lock(&self.shared).reason.take();
+                match reason {
+                    Some(Reason::Breakpoint(hit)) => {
+                        if hit.temporary {
+                            let _ = self.delete_breakpoint(Some(hit.id));
+                        }
+                        Stop::Breakpoint(hit)
+                    }
+                    Some(Reason::Pause) => Stop::Paused,
+                    Some(Reason::Returned(values)) => Stop::Returned(values),
+                    Some(Reason::Step) | None => Stop::Step,
+                }
+            }
+            Ok(CallState::Yielded) => {
+                self.state = State::Idle;
+                return err("the program yielded and could not be resumed");
+            }
             Ok(CallState::Done(values)) => {
-                self.running = false;
+                self.state = State::Idle;
                 Stop::Finished(values)
             }
             Err(trap) => {
-                self.running = false;
-                Stop::Trapped(trap)
+                let frames = self.ctx.take_trap_frames();
+                if frames.is_empty() {
+                    self.state = State::Idle;
+                    Stop::Failed(trap)
+                } else {
+                    self.state = State::Trapped {
+                        trap: trap.clone(),
+                        frames,
+                    };
+                    Stop::Exception(trap)
+                }
             }
         })
     }
 
+    fn restart(&mut self) {
+        if matches!(self.state, State::Paused) {
+            self.ctx.abandon();
+        }
+        self.state = State::Idle;
+    }
+
     /// Starts the program (from the beginning; a running one is abandoned).
     pub fn run(&mut self) -> Result<Stop, DebugCommandError> {
-        if self.running {
-            self.ctx.abandon();
-            self.running = false;
-        }
+        self.restart();
         self.go(Mode::Run)
     }
 
+    /// Starts the program, stopping before its first instruction when
+    /// `stop_on_entry` ([`Stop::Entry`]).
+    pub fn start(&mut self, stop_on_entry: bool) -> Result<Stop, DebugCommandError> {
+        if !stop_on_entry {
+            return self.run();
+        }
+        self.restart();
+        Ok(match self.go(Mode::Instruction)? {
+            Stop::Step => Stop::Entry,
+            other => other,
+        })
+    }
+
+    /// Abandons the running program.
+    pub fn kill(&mut self) {
+        self.restart();
+    }
+
+    /// An error unless a program is running (or stopped at a trap).
+    pub fn require_running_program(&self) -> Result<(), DebugCommandError> {
+        self.require_running()
+    }
+
     fn require_running(&self) -> Result<(), DebugCommandError> {
-        if self.running {
+        if self.is_running() {
             Ok(())
         } else {
-            err("the program is not being run (use `run`)")
+            err(NOT_RUNNING)
         }
     }
 
@@ -493,63 +1192,144 @@ impl Debugger {
         self.go(Mode::Instruction)
     }
 
-    fn line_mode(&self, over: bool) -> Mode {
-        let frames = self.ctx.frames();
-        let depth = frames.len();
-        let (from, from_offset) = match self.current() {
-            Some((a, pos)) => (pos.map(|p| (p.file, p.line)), a.offset),
-            None => (None, 0),
-        };
-        Mode::Line {
-            max_depth: if over { depth } else { usize::MAX },
-            from,
-            from_offset,
-            from_depth: depth,
+    /// (file, line) and offset of the top frame, and the depth.
+    fn here(&self) -> (Option<(String, i32)>, u32, usize) {
+        let depth = self.frames().len();
+        match self.current() {
+            Some((a, pos)) => (pos.map(|p| (p.file, p.line)), a.offset, depth),
+            None => (None, 0, depth),
         }
     }
 
     /// Runs to the start of another source line, entering calls.
     pub fn step(&mut self) -> Result<Stop, DebugCommandError> {
         self.require_running()?;
-        let mode = self.line_mode(false);
-        self.go(mode)
+        let (from, from_offset, depth) = self.here();
+        self.go(Mode::Line {
+            max_depth: usize::MAX,
+            from,
+            from_offset,
+            from_depth: depth,
+        })
     }
 
     /// `next`: runs to the start of another source line in this frame (or a
     /// caller), stepping over calls.
     pub fn step_over(&mut self) -> Result<Stop, DebugCommandError> {
         self.require_running()?;
-        let mode = self.line_mode(true);
-        self.go(mode)
+        let (from, from_offset, depth) = self.here();
+        self.go(Mode::Line {
+            max_depth: depth,
+            from,
+            from_offset,
+            from_depth: depth,
+        })
     }
 
-    /// Runs until the current function returns.
+    /// `until`: like `next`, but never stops at a line before the current
+    /// one in this frame (so a loop's back edge runs the loop to its end).
+    pub fn until(&mut self) -> Result<Stop, DebugCommandError> {
+        self.require_running()?;
+        let (from, from_offset, depth) = self.here();
+        self.go(Mode::Until {
+            from,
+            from_offset,
+            depth,
+        })
+    }
+
+    /// `advance LOCATION`: runs until the location is reached, or the
+    /// selected frame returns.
+    pub fn advance(&mut self, spec: &str) -> Result<Stop, DebugCommandError> {
+        self.require_running()?;
+        let targets: HashSet<CodeAddress> = self.resolve_location(spec)?.into_iter().collect();
+        let depth = self.frames().len().saturating_sub(self.selected);
+        self.go(Mode::Advance {
+            targets: Arc::new(targets),
+            depth,
+        })
+    }
+
+    /// Runs until the selected frame returns ([`Stop::Returned`] with its
+    /// values; [`Stop::Finished`] for the entry function).
     pub fn finish(&mut self) -> Result<Stop, DebugCommandError> {
         self.require_running()?;
-        let depth = self.ctx.frames().len();
-        self.go(Mode::Finish { depth })
+        let frames = self.frames();
+        let depth = frames.len().saturating_sub(self.selected);
+        let (returns, kinds) = match frames.get(self.selected) {
+            Some(f) => {
+                let module = self.module(&f.frame.module)?;
+                let function = f.frame.ordinal.unwrap_or(0);
+                (
+                    return_registers(module, function),
+                    result_kinds(module, function),
+                )
+            }
+            None => (HashMap::new(), Vec::new()),
+        };
+        self.go(Mode::Finish {
+            depth,
+            returns: Arc::new(returns),
+            kinds: Arc::new(kinds),
+        })
     }
 
-    /// The frames of the stopped program, innermost first.
+    // ----------------------------------------------------------------------
+    // Inspecting
+
+    /// The frames of the stopped program, innermost first (at a trap, as
+    /// they were when it trapped).
     pub fn frames(&self) -> Vec<FrameInfo> {
-        if self.running {
-            self.ctx.frames()
-        } else {
-            Vec::new()
+        match &self.state {
+            State::Idle => Vec::new(),
+            State::Paused => self.ctx.frames(),
+            State::Trapped { frames, .. } => frames.clone(),
         }
+    }
+
+    /// The selected frame (0 = innermost; every stop selects 0).
+    pub fn selected_frame(&self) -> usize {
+        self.selected
+    }
+
+    /// Selects frame `n` (`frame N`, `up`, `down`).
+    pub fn select_frame(&mut self, n: usize) -> Result<(), DebugCommandError> {
+        let count = self.frames().len();
+        if count == 0 {
+            return err(NOT_RUNNING);
+        }
+        if n >= count {
+            return err(format!("no frame {n} (the stack has {count} frames)"));
+        }
+        self.selected = n;
+        Ok(())
+    }
+
+    fn address_of(f: &FrameInfo) -> Option<CodeAddress> {
+        Some(CodeAddress {
+            module: f.frame.module.clone(),
+            function: f.frame.ordinal?,
+            offset: f.frame.offset?,
+        })
     }
 
     /// Where the program is stopped: address, and source position when the
     /// module has debug information.
     pub fn current(&self) -> Option<(CodeAddress, Option<SourcePosition>)> {
-        let top = self.frames().into_iter().next()?;
-        let address = CodeAddress {
-            module: top.frame.module.clone(),
-            function: top.frame.ordinal?,
-            offset: top.frame.offset?,
-        };
+        self.frame_location(0)
+    }
+
+    /// Where frame `n` is (its call instruction for callers).
+    pub fn frame_location(&self, n: usize) -> Option<(CodeAddress, Option<SourcePosition>)> {
+        let frames = self.frames();
+        let address = Self::address_of(frames.get(n)?)?;
         let pos = self.position_of(&address);
         Some((address, pos))
+    }
+
+    /// Where the selected frame is.
+    pub fn selected_location(&self) -> Option<(CodeAddress, Option<SourcePosition>)> {
+        self.frame_location(self.selected)
     }
 
     /// The source position of an address, if known.
@@ -569,27 +1349,318 @@ impl Debugger {
     /// The register types of a function, inferred from how its
     /// instructions use each i32 register (i32, i64 pair, f32, f64 pair).
     pub fn register_banks(&self, module: &str, function: u32) -> BTreeMap<u16, Bank> {
-        let mut banks = BTreeMap::new();
-        let Ok(m) = self.module(module) else {
-            return banks;
+        match self.module(module) {
+            Ok(m) => banks_of(m, function),
+            Err(_) => BTreeMap::new(),
+        }
+    }
+
+    fn frame(&self, n: usize) -> Result<FrameInfo, DebugCommandError> {
+        let mut frames = self.frames();
+        if frames.is_empty() {
+            return err(NOT_RUNNING);
+        }
+        if n >= frames.len() {
+            return err(format!("no frame {n}"));
+        }
+        Ok(frames.swap_remove(n))
+    }
+
+    fn banks_for(&self, f: &FrameInfo) -> Arc<BTreeMap<u16, Bank>> {
+        let function = f.frame.ordinal.unwrap_or(0);
+        match self.module(&f.frame.module) {
+            Ok(m) => cached_banks(&mut lock(&self.shared), m, &f.frame.module, function),
+            Err(_) => Arc::new(BTreeMap::new()),
+        }
+    }
+
+    /// The registers of frame `n`, typed by how the function uses them
+    /// (pairs once, as `%iN:N+1`), then the refs.
+    pub fn registers(&self, n: usize) -> Result<Vec<RegisterValue>, DebugCommandError> {
+        let f = self.frame(n)?;
+        let banks = self.banks_for(&f);
+        let file = RegisterFile {
+            i32s: &f.i32s,
+            refs: &f.ref_values,
+            banks: &banks,
         };
-        let Some(code) = m.function_bytecode(function as usize) else {
-            return banks;
+        let mut out = Vec::new();
+        let mut r = 0usize;
+        while r < f.i32s.len() {
+            let k = r as u16;
+            let wide = matches!(banks.get(&k), Some(Bank::I64 | Bank::F64)) && r + 1 < f.i32s.len();
+            let reg = if wide {
+                RegisterRef::Pair(k)
+            } else {
+                RegisterRef::I32(k)
+            };
+            out.push((reg, file.read(reg)?));
+            r += if wide { 2 } else { 1 };
+        }
+        for k in 0..f.ref_values.len() {
+            let reg = RegisterRef::Ref(k as u16);
+            out.push((reg, file.read(reg)?));
+        }
+        Ok(out)
+    }
+
+    /// The arguments of frame `n`'s function, where the calling convention
+    /// put them (their registers may have been reused since).
+    pub fn arguments(&self, n: usize) -> Result<Vec<RegisterValue>, DebugCommandError> {
+        let f = self.frame(n)?;
+        let m = self.module(&f.frame.module)?;
+        let kinds = param_kinds(m, f.frame.ordinal.unwrap_or(0));
+        let banks = self.banks_for(&f);
+        let file = RegisterFile {
+            i32s: &f.i32s,
+            refs: &f.ref_values,
+            banks: &banks,
         };
-        for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
-            if inst.op == Opcode::Block {
-                continue;
-            }
-            for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
-                if let (Field::Reg(bank, _), Operand::Reg(r)) = (field, operand) {
-                    if *bank != Bank::Ref {
-                        banks.entry(r & I32_INDEX_MASK).or_insert(*bank);
-                    }
+        let (mut s, mut r) = (0u16, 0u16);
+        let mut out = Vec::new();
+        for k in kinds {
+            let (reg, value) = match k {
+                'r' => {
+                    r += 1;
+                    let reg = RegisterRef::Ref(r - 1);
+                    (reg, file.read(reg)?)
+                }
+                'I' | 'F' => {
+                    s = s.div_ceil(2) * 2;
+                    s += 2;
+                    let reg = RegisterRef::Pair(s - 2);
+                    let v = file.read(reg)?;
+                    let v = match (k, v) {
+                        ('F', DebugValue::I64(bits)) => {
+                            DebugValue::F64(f64::from_bits(bits as u64))
+                        }
+                        (_, v) => v,
+                    };
+                    (reg, v)
+                }
+                _ => {
+                    s += 1;
+                    let reg = RegisterRef::I32(s - 1);
+                    let v = file.read(reg)?;
+                    let v = match (k, v) {
+                        ('f', DebugValue::I32(bits)) => {
+                            DebugValue::F32(f32::from_bits(bits as u32))
+                        }
+                        (_, v) => v,
+                    };
+                    (reg, v)
+                }
+            };
+            out.push((reg, value));
+        }
+        Ok(out)
+    }
+
+    /// Evaluates an expression ([`Expr`]) in frame `n`.
+    pub fn evaluate(&self, expr: &str, n: usize) -> Result<DebugValue, DebugCommandError> {
+        let e = Expr::parse(expr)?;
+        self.evaluate_expr(&e, n)
+    }
+
+    fn evaluate_expr(&self, e: &Expr, n: usize) -> Result<DebugValue, DebugCommandError> {
+        let f = self.frame(n)?;
+        let banks = self.banks_for(&f);
+        e.evaluate(&RegisterFile {
+            i32s: &f.i32s,
+            refs: &f.ref_values,
+            banks: &banks,
+        })
+    }
+
+    /// A value as text: refs through [`describe_ref`] and the host-object
+    /// renderer.
+    pub fn format_value(&self, v: &DebugValue, format: Format) -> String {
+        v.format(format, self.formatter.as_ref())
+    }
+
+    /// Adds an expression shown at every stop (`display`); returns its
+    /// number.
+    pub fn add_display(&mut self, expr: &str, format: Format) -> Result<u32, DebugCommandError> {
+        let e = Expr::parse(expr)?;
+        let id = self.next_display;
+        self.next_display += 1;
+        self.displays.push((id, e, format));
+        Ok(id)
+    }
+
+    /// Removes display `id`, or all with `None`.
+    pub fn remove_display(&mut self, id: Option<u32>) -> Result<(), DebugCommandError> {
+        match id {
+            None => self.displays.clear(),
+            Some(id) => {
+                let before = self.displays.len();
+                self.displays.retain(|(d, _, _)| *d != id);
+                if before == self.displays.len() {
+                    return err(format!("no display number {id}"));
                 }
             }
         }
-        banks
+        Ok(())
     }
+
+    /// The displays evaluated in the selected frame: number, expression
+    /// text, and its value as text (or why it cannot be evaluated).
+    pub fn displays(&self) -> Vec<(u32, String, Format, Result<String, DebugCommandError>)> {
+        self.displays
+            .iter()
+            .map(|(id, e, fmt)| {
+                let v = self
+                    .evaluate_expr(e, self.selected)
+                    .map(|v| self.format_value(&v, *fmt));
+                (*id, e.text().to_string(), *fmt, v)
+            })
+            .collect()
+    }
+
+    /// A function's instructions: offset and text.
+    pub fn disassemble(
+        &self,
+        module: &str,
+        function: u32,
+    ) -> Result<Vec<(u32, String)>, DebugCommandError> {
+        let m = self.module(module)?;
+        crate::disasm::Disassembler::new(m)
+            .function_lines(function as usize, None)
+            .map_err(|e| DebugCommandError(e.to_string()))
+    }
+
+    /// The text of the instruction at an address.
+    pub fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
+        let m = self.module(&a.module).ok()?;
+        crate::disasm::Disassembler::new(m)
+            .instruction_text(a.function as usize, a.offset, None)
+            .ok()
+    }
+
+    /// A number for an address (DAP's memory references): the module's
+    /// place among the bytecode modules, the function and the offset.
+    pub fn address_reference(&self, a: &CodeAddress) -> Option<u64> {
+        let index = self
+            .ctx
+            .bytecode_modules()
+            .iter()
+            .position(|(n, _)| *n == a.module)?;
+        if index > 0xFF || a.function > 0xFF_FFFF {
+            return None;
+        }
+        Some((index as u64) << 56 | (a.function as u64) << 32 | a.offset as u64)
+    }
+
+    /// The address of a number [`Debugger::address_reference`] made.
+    pub fn address_from_reference(&self, r: u64) -> Option<CodeAddress> {
+        let modules = self.ctx.bytecode_modules();
+        let (name, m) = modules.get((r >> 56) as usize)?;
+        let function = ((r >> 32) & 0xFF_FFFF) as u32;
+        if function as usize >= m.function_count() {
+            return None;
+        }
+        Some(CodeAddress {
+            module: name.to_string(),
+            function,
+            offset: r as u32,
+        })
+    }
+}
+
+fn parse_line(spec: &str, line: &str) -> Result<i32, DebugCommandError> {
+    line.trim().parse().map_err(|_| {
+        DebugCommandError(format!(
+            "bad breakpoint `{spec}`: `{line}` is not a line number"
+        ))
+    })
+}
+
+/// How a function uses its i32 registers (the first use decides).
+fn banks_of(m: &Module, function: u32) -> BTreeMap<u16, Bank> {
+    let mut banks = BTreeMap::new();
+    let Some(code) = m.function_bytecode(function as usize) else {
+        return banks;
+    };
+    for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
+        if inst.op == Opcode::Block {
+            continue;
+        }
+        for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
+            if let (Field::Reg(bank, _), Operand::Reg(r)) = (field, operand) {
+                if *bank != Bank::Ref {
+                    banks.entry(r & I32_INDEX_MASK).or_insert(*bank);
+                }
+            }
+        }
+    }
+    // Arguments the code never names still have their declared types.
+    let (mut s, kinds) = (0u16, param_kinds(m, function));
+    for k in kinds {
+        match k {
+            'i' => s += 1,
+            'f' => {
+                banks.entry(s).or_insert(Bank::F32);
+                s += 1;
+            }
+            'I' | 'F' => {
+                s = s.div_ceil(2) * 2;
+                let bank = if k == 'I' { Bank::I64 } else { Bank::F64 };
+                banks.entry(s).or_insert(bank);
+                s += 2;
+            }
+            _ => {}
+        }
+    }
+    banks
+}
+
+/// The calling convention's (parameter, result) letters of a function.
+fn cconv_kinds(m: &Module, function: u32) -> (Vec<char>, Vec<char>) {
+    let Some(cc) = m
+        .function_signature(function as usize)
+        .and_then(|s| s.calling_convention)
+    else {
+        return (Vec::new(), Vec::new());
+    };
+    let body = cc.strip_prefix('0').unwrap_or(cc);
+    let (params, results) = body.split_once('_').unwrap_or((body, ""));
+    let keep = |s: &str| {
+        s.chars()
+            .filter(|c| matches!(c, 'i' | 'I' | 'f' | 'F' | 'r'))
+            .collect()
+    };
+    (keep(params), keep(results))
+}
+
+fn param_kinds(m: &Module, function: u32) -> Vec<char> {
+    cconv_kinds(m, function).0
+}
+
+fn result_kinds(m: &Module, function: u32) -> Vec<char> {
+    cconv_kinds(m, function).1
+}
+
+/// The offsets of a function's `vm.return`s and their registers.
+fn return_registers(m: &Module, function: u32) -> HashMap<u32, Vec<u16>> {
+    let mut out = HashMap::new();
+    let Some(code) = m.function_bytecode(function as usize) else {
+        return out;
+    };
+    for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
+        if inst.op != Opcode::Return {
+            continue;
+        }
+        let regs = inst
+            .operands
+            .iter()
+            .find_map(|o| match o {
+                Operand::Regs(list) => Some(list.iter().collect()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        out.insert(inst.offset as u32, regs);
+    }
+    out
 }
 
 /// Whether a recorded file name matches what the user typed (equal, or

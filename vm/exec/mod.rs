@@ -447,6 +447,7 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
             // instruction: a host function that yields forever is bounded.
             if let Err(e) = ctx.hooks.charge_resume() {
                 let e = with_backtrace(ctx, e);
+                ctx.record_trap_frames();
                 ctx.stack.clear();
                 return Err(e);
             }
@@ -465,6 +466,7 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
             match outcome {
                 Err(e) => {
                     let e = with_backtrace(ctx, e);
+                    ctx.record_trap_frames();
                     ctx.stack.clear();
                     Err(e)
                 }
@@ -489,6 +491,7 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
                     let (ib, rb) = (frame.i32_base as usize, frame.ref_base as usize);
                     if let Err(e) = write_host_results(st, ib, rb, &dst, &kinds, values) {
                         let e = with_backtrace(ctx, e);
+                        ctx.record_trap_frames();
                         ctx.stack.clear();
                         return Err(e);
                     }
@@ -516,6 +519,7 @@ fn run_with_backtrace(ctx: &mut Context) -> Result<CallState, Trap> {
         Ok(s) => Ok(s),
         Err(e) => {
             let e = with_backtrace(ctx, e);
+            ctx.record_trap_frames();
             ctx.stack.clear();
             Err(e)
         }

@@ -1,0 +1,542 @@
+//! What the debugger evaluates and prints: register references (`%i3`,
+//! `%i0:1`, `%r2`), constants, and one comparison between two of them
+//! (`%i3 == 5`, `%i0:1 > 10`), the values they yield, and how those print
+//! in gdb's formats (`/x`, `/d`, `/t`, `/f`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::isa::Bank;
+use crate::refs::{Ref, TypeDef};
+use crate::value::{format_g, Value};
+
+use super::DebugCommandError;
+
+/// A register a command names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegisterRef {
+    /// `%iN`: one i32 slot (an f32 when the function uses it as one).
+    I32(u16),
+    /// `%iN:N+1`: an i64 (or f64) in two slots.
+    Pair(u16),
+    /// `%rN`: a ref register.
+    Ref(u16),
+}
+
+impl RegisterRef {
+    /// Parses `%iN`, `%iN:N+1` or `%rN`.
+    pub fn parse(text: &str) -> Result<RegisterRef, DebugCommandError> {
+        let t = text.trim();
+        let bad = || {
+            DebugCommandError(format!(
+                "`{t}` is not a register (expected %iN, %iN:M or %rN)"
+            ))
+        };
+        let number = |s: &str| s.parse::<u16>().map_err(|_| bad());
+        if let Some(n) = t.strip_prefix("%r") {
+            return Ok(RegisterRef::Ref(number(n)?));
+        }
+        let body = t.strip_prefix("%i").ok_or_else(bad)?;
+        match body.split_once(':') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if Some(b) != a.checked_add(1) {
+                    return Err(DebugCommandError(format!(
+                        "`{t}` is not a register pair (%iN:N+1)"
+                    )));
+                }
+                Ok(RegisterRef::Pair(a))
+            }
+            None => Ok(RegisterRef::I32(number(body)?)),
+        }
+    }
+}
+
+impl std::fmt::Display for RegisterRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegisterRef::I32(n) => write!(f, "%i{n}"),
+            RegisterRef::Pair(n) => write!(f, "%i{n}:{}", u32::from(*n) + 1),
+            RegisterRef::Ref(n) => write!(f, "%r{n}"),
+        }
+    }
+}
+
+/// A value the debugger shows.
+#[derive(Clone, Debug)]
+pub enum DebugValue {
+    /// A 32-bit integer register or constant.
+    I32(i32),
+    /// A 64-bit integer (register pair or constant).
+    I64(i64),
+    /// An f32 register.
+    F32(f32),
+    /// An f64 register pair or a constant with a fraction.
+    F64(f64),
+    /// The result of a comparison.
+    Bool(bool),
+    /// A ref register or list element.
+    Ref(Ref),
+    /// Text (a row of buffer bytes, a host object's rendering).
+    Text(String),
+}
+
+/// gdb's print formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    /// As the value's type prints.
+    #[default]
+    Natural,
+    /// `/x`: the bits in hexadecimal.
+    Hex,
+    /// `/d`: a signed decimal integer.
+    Decimal,
+    /// `/t`: the bits in binary.
+    Binary,
+    /// `/f`: the bits as a floating-point number of the same width.
+    Float,
+}
+
+impl Format {
+    /// The format of a `/x`-style letter.
+    pub fn from_letter(letter: &str) -> Result<Format, DebugCommandError> {
+        Ok(match letter {
+            "x" => Format::Hex,
+            "d" => Format::Decimal,
+            "t" => Format::Binary,
+            "f" => Format::Float,
+            "" => Format::Natural,
+            other => {
+                return Err(DebugCommandError(format!(
+                    "undefined output format `{other}` (x, d, t or f)"
+                )))
+            }
+        })
+    }
+}
+
+impl DebugValue {
+    /// The value of a VM value (a list element, a result).
+    pub fn from_value(v: &Value) -> DebugValue {
+        match v {
+            Value::I32(x) => DebugValue::I32(*x),
+            Value::I64(x) => DebugValue::I64(*x),
+            Value::F32(x) => DebugValue::F32(*x),
+            Value::F64(x) => DebugValue::F64(*x),
+            Value::Ref(r) => DebugValue::Ref(r.clone()),
+            Value::None => DebugValue::Ref(Ref::Null),
+        }
+    }
+
+    /// The type's name as the debugger shows it.
+    pub fn type_name(&self) -> String {
+        match self {
+            DebugValue::I32(_) => "i32".into(),
+            DebugValue::I64(_) => "i64".into(),
+            DebugValue::F32(_) => "f32".into(),
+            DebugValue::F64(_) => "f64".into(),
+            DebugValue::Bool(_) => "i1".into(),
+            DebugValue::Ref(r) => match r {
+                Ref::Null => "ref".into(),
+                Ref::Buffer(_) => "!vm.buffer".into(),
+                Ref::List(l) => format!("!vm.list<{}>", type_def_name(l.element_type())),
+                Ref::Host(h) => format!("!{}", h.type_name().trim_start_matches('!')),
+            },
+            DebugValue::Text(_) => "text".into(),
+        }
+    }
+
+    /// The bits and their width, for the bit-level formats.
+    fn bits(&self) -> Option<(u64, u32)> {
+        Some(match self {
+            DebugValue::I32(v) => (*v as u32 as u64, 32),
+            DebugValue::F32(v) => (v.to_bits() as u64, 32),
+            DebugValue::I64(v) => (*v as u64, 64),
+            DebugValue::F64(v) => (v.to_bits(), 64),
+            DebugValue::Bool(b) => (*b as u64, 1),
+            _ => return None,
+        })
+    }
+
+    /// The value as text in `format`; refs print as [`describe_ref`].
+    pub fn format(&self, format: Format, host: Option<&RefFormatter>) -> String {
+        if let DebugValue::Ref(r) = self {
+            return describe_ref(r, host);
+        }
+        if let DebugValue::Text(t) = self {
+            return t.clone();
+        }
+        let Some((bits, width)) = self.bits() else {
+            return String::new();
+        };
+        match format {
+            Format::Natural => match self {
+                DebugValue::I32(v) => v.to_string(),
+                DebugValue::I64(v) => v.to_string(),
+                DebugValue::F32(v) => format_g(*v as f64),
+                DebugValue::F64(v) => format_g(*v),
+                DebugValue::Bool(b) => u8::from(*b).to_string(),
+                _ => String::new(),
+            },
+            Format::Hex => format!("{bits:#x}"),
+            Format::Binary => format!("{bits:b}"),
+            Format::Decimal => match self {
+                DebugValue::F32(v) => (*v as i64).to_string(),
+                DebugValue::F64(v) => (*v as i64).to_string(),
+                _ if width == 32 => (bits as u32 as i32).to_string(),
+                _ => (bits as i64).to_string(),
+            },
+            Format::Float => match width {
+                32 => format_g(f32::from_bits(bits as u32) as f64),
+                64 => format_g(f64::from_bits(bits)),
+                _ => bits.to_string(),
+            },
+        }
+    }
+
+    /// A number for comparisons: integers exactly, floats as f64.
+    fn number(&self) -> Option<Number> {
+        Some(match self {
+            DebugValue::I32(v) => Number::Int(*v as i128),
+            DebugValue::I64(v) => Number::Int(*v as i128),
+            DebugValue::Bool(b) => Number::Int(*b as i128),
+            DebugValue::F32(v) => Number::Float(*v as f64),
+            DebugValue::F64(v) => Number::Float(*v),
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i128),
+    Float(f64),
+}
+
+/// A type of list elements as the VM names it.
+pub fn type_def_name(t: TypeDef) -> String {
+    match t {
+        TypeDef::Value(v) => format!("{v:?}").to_lowercase(),
+        TypeDef::Ref(r) => format!("!{}", r.name().trim_start_matches('!')),
+        TypeDef::Any => "?".into(),
+    }
+}
+
+/// Renders host objects (such as `!hal.buffer_view`) the library does not
+/// know; `None` for objects it does not render either.
+pub type RefFormatter = std::sync::Arc<dyn Fn(&Ref) -> Option<String> + Send + Sync>;
+
+/// How many list elements and buffer bytes a one-line rendering shows.
+pub const PREVIEW_ELEMENTS: usize = 16;
+
+/// A ref on one line: `(null)`, `!vm.list<i32>[3] {1, 2, 3}`,
+/// `!vm.buffer[20] {01 02 ...}`, or what `host` makes of a host object.
+pub fn describe_ref(r: &Ref, host: Option<&RefFormatter>) -> String {
+    match r {
+        Ref::Null => "(null)".into(),
+        Ref::List(l) => {
+            let n = l.len();
+            let mut out = format!("!vm.list<{}>[{n}] {{", type_def_name(l.element_type()));
+            for i in 0..n.min(PREVIEW_ELEMENTS) {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match l.get(i as u32) {
+                    Ok(Value::Ref(inner)) => out.push_str(&inner.to_string()),
+                    Ok(v) => {
+                        out.push_str(&DebugValue::from_value(&v).format(Format::Natural, None))
+                    }
+                    Err(_) => out.push('?'),
+                }
+            }
+            if n > PREVIEW_ELEMENTS {
+                out.push_str(", ...");
+            }
+            out.push('}');
+            out
+        }
+        Ref::Buffer(b) => {
+            let n = b.len();
+            let head = b.with_bytes(|bytes| bytes[..n.min(PREVIEW_ELEMENTS)].to_vec());
+            let mut out = format!("!vm.buffer[{n}] {{");
+            for (i, byte) in head.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                let _ = write!(out, "{byte:02x}");
+            }
+            if n > PREVIEW_ELEMENTS {
+                out.push_str(" ...");
+            }
+            out.push('}');
+            out
+        }
+        Ref::Host(_) => host.and_then(|f| f(r)).unwrap_or_else(|| r.to_string()),
+    }
+}
+
+/// Most children a list or buffer expands to.
+pub const MAX_CHILDREN: usize = 1024;
+
+/// The parts a ref expands to (a DAP variable's children): a list's
+/// elements, a buffer's bytes in rows of 16 (the first [`MAX_CHILDREN`]).
+pub fn ref_children(r: &Ref) -> Vec<(String, DebugValue)> {
+    match r {
+        Ref::List(l) => (0..l.len().min(MAX_CHILDREN))
+            .map(|i| {
+                let v = l
+                    .get(i as u32)
+                    .map(|v| DebugValue::from_value(&v))
+                    .unwrap_or_else(|t| DebugValue::Text(format!("<{}>", t.message)));
+                (format!("[{i}]"), v)
+            })
+            .collect(),
+        Ref::Buffer(b) => {
+            let n = b.len().min(MAX_CHILDREN * 16);
+            let bytes = b.with_bytes(|bytes| bytes[..n].to_vec());
+            let mut rows = vec![("length".to_string(), DebugValue::I64(b.len() as i64))];
+            for (k, row) in bytes.chunks(16).enumerate() {
+                let text: Vec<String> = row.iter().map(|x| format!("{x:02x}")).collect();
+                rows.push((
+                    format!("[{:#06x}]", k * 16),
+                    DebugValue::Text(text.join(" ")),
+                ));
+            }
+            rows
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a ref has children ([`ref_children`]).
+pub fn expandable(r: &Ref) -> bool {
+    matches!(r, Ref::List(_) | Ref::Buffer(_))
+}
+
+/// One side of an expression.
+#[derive(Clone, Debug)]
+enum Term {
+    Register(RegisterRef),
+    Int(i64),
+    Float(f64),
+}
+
+/// A comparison operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// An expression: a term, or two compared (`%i3 == 5`, `%i0:1 > 10`,
+/// `%i2 != %i4`).
+#[derive(Clone, Debug)]
+pub struct Expr {
+    text: String,
+    lhs: Term,
+    cmp: Option<(Cmp, Term)>,
+}
+
+/// A frame's registers, as expressions read them: the i32 slots, the refs,
+/// and how the function uses each i32 slot (for f32/f64).
+pub struct RegisterFile<'a> {
+    /// The i32 register slots.
+    pub i32s: &'a [u32],
+    /// The ref registers.
+    pub refs: &'a [Ref],
+    /// What each i32 slot holds, as the function's instructions use it.
+    pub banks: &'a BTreeMap<u16, Bank>,
+}
+
+impl RegisterFile<'_> {
+    /// The value of a register, typed by the function's use of it.
+    pub fn read(&self, r: RegisterRef) -> Result<DebugValue, DebugCommandError> {
+        let out_of_range = |what: &str, n: usize| {
+            DebugCommandError(format!(
+                "{r} is out of range (the frame has {n} {what} registers)"
+            ))
+        };
+        match r {
+            RegisterRef::Ref(k) => self
+                .refs
+                .get(k as usize)
+                .map(|v| DebugValue::Ref(v.clone()))
+                .ok_or_else(|| out_of_range("ref", self.refs.len())),
+            RegisterRef::I32(k) => {
+                let v = *self
+                    .i32s
+                    .get(k as usize)
+                    .ok_or_else(|| out_of_range("i32", self.i32s.len()))?;
+                Ok(match self.banks.get(&k) {
+                    Some(Bank::F32) => DebugValue::F32(f32::from_bits(v)),
+                    _ => DebugValue::I32(v as i32),
+                })
+            }
+            RegisterRef::Pair(k) => {
+                let at = k as usize;
+                let (Some(&lo), Some(&hi)) = (self.i32s.get(at), self.i32s.get(at + 1)) else {
+                    return Err(out_of_range("i32", self.i32s.len()));
+                };
+                let bits = lo as u64 | (hi as u64) << 32;
+                Ok(match self.banks.get(&k) {
+                    Some(Bank::F64) => DebugValue::F64(f64::from_bits(bits)),
+                    _ => DebugValue::I64(bits as i64),
+                })
+            }
+        }
+    }
+}
+
+impl Expr {
+    /// Parses an expression.
+    pub fn parse(text: &str) -> Result<Expr, DebugCommandError> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(DebugCommandError("an expression is needed".into()));
+        }
+        const OPS: [(&str, Cmp); 6] = [
+            ("==", Cmp::Eq),
+            ("!=", Cmp::Ne),
+            ("<=", Cmp::Le),
+            (">=", Cmp::Ge),
+            ("<", Cmp::Lt),
+            (">", Cmp::Gt),
+        ];
+        let found = OPS
+            .iter()
+            .filter_map(|(s, c)| t.find(s).map(|at| (at, *s, *c)))
+            .min_by_key(|(at, s, _)| (*at, std::cmp::Reverse(s.len())));
+        let (lhs, cmp) = match found {
+            Some((at, s, c)) => {
+                let (a, b) = (&t[..at], &t[at + s.len()..]);
+                (parse_term(a, t)?, Some((c, parse_term(b, t)?)))
+            }
+            None => (parse_term(t, t)?, None),
+        };
+        Ok(Expr {
+            text: t.to_string(),
+            lhs,
+            cmp,
+        })
+    }
+
+    /// The text it was parsed from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Its value in a frame.
+    pub fn evaluate(&self, regs: &RegisterFile<'_>) -> Result<DebugValue, DebugCommandError> {
+        let lhs = term_value(&self.lhs, regs)?;
+        let Some((cmp, rhs)) = &self.cmp else {
+            return Ok(lhs);
+        };
+        let rhs = term_value(rhs, regs)?;
+        let ordering = match (&lhs, &rhs) {
+            (DebugValue::Ref(a), DebugValue::Ref(b)) => {
+                return equality(*cmp, a.ptr_eq(b), &self.text)
+            }
+            (DebugValue::Ref(a), DebugValue::I32(0) | DebugValue::I64(0))
+            | (DebugValue::I32(0) | DebugValue::I64(0), DebugValue::Ref(a)) => {
+                return equality(*cmp, a.is_null(), &self.text)
+            }
+            _ => {
+                let (Some(a), Some(b)) = (lhs.number(), rhs.number()) else {
+                    return Err(DebugCommandError(format!(
+                        "cannot compare {} with {} in `{}`",
+                        lhs.type_name(),
+                        rhs.type_name(),
+                        self.text
+                    )));
+                };
+                match (a, b) {
+                    (Number::Int(a), Number::Int(b)) => Some(a.cmp(&b)),
+                    (a, b) => {
+                        let f = |n| match n {
+                            Number::Int(i) => i as f64,
+                            Number::Float(x) => x,
+                        };
+                        f(a).partial_cmp(&f(b))
+                    }
+                }
+            }
+        };
+        use std::cmp::Ordering::*;
+        let result = match (cmp, ordering) {
+            (Cmp::Ne, None) => true,
+            (_, None) => false,
+            (Cmp::Eq, Some(o)) => o == Equal,
+            (Cmp::Ne, Some(o)) => o != Equal,
+            (Cmp::Lt, Some(o)) => o == Less,
+            (Cmp::Le, Some(o)) => o != Greater,
+            (Cmp::Gt, Some(o)) => o == Greater,
+            (Cmp::Ge, Some(o)) => o != Less,
+        };
+        Ok(DebugValue::Bool(result))
+    }
+
+    /// Whether it holds in a frame (a non-zero, non-null value).
+    pub fn holds(&self, regs: &RegisterFile<'_>) -> Result<bool, DebugCommandError> {
+        Ok(match self.evaluate(regs)? {
+            DebugValue::Bool(b) => b,
+            DebugValue::I32(v) => v != 0,
+            DebugValue::I64(v) => v != 0,
+            DebugValue::F32(v) => v != 0.0,
+            DebugValue::F64(v) => v != 0.0,
+            DebugValue::Ref(r) => !r.is_null(),
+            DebugValue::Text(t) => !t.is_empty(),
+        })
+    }
+}
+
+fn equality(cmp: Cmp, equal: bool, text: &str) -> Result<DebugValue, DebugCommandError> {
+    match cmp {
+        Cmp::Eq => Ok(DebugValue::Bool(equal)),
+        Cmp::Ne => Ok(DebugValue::Bool(!equal)),
+        _ => Err(DebugCommandError(format!(
+            "refs compare only with == and != (in `{text}`)"
+        ))),
+    }
+}
+
+fn term_value(t: &Term, regs: &RegisterFile<'_>) -> Result<DebugValue, DebugCommandError> {
+    Ok(match t {
+        Term::Register(r) => regs.read(*r)?,
+        Term::Int(v) => match i32::try_from(*v) {
+            Ok(small) => DebugValue::I32(small),
+            Err(_) => DebugValue::I64(*v),
+        },
+        Term::Float(v) => DebugValue::F64(*v),
+    })
+}
+
+fn parse_term(text: &str, whole: &str) -> Result<Term, DebugCommandError> {
+    let t = text.trim();
+    if t.starts_with('%') {
+        return RegisterRef::parse(t).map(Term::Register);
+    }
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    let int = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => u64::from_str_radix(hex, 16).ok().map(|v| v as i64),
+        None => digits.parse::<i64>().ok(),
+    };
+    if let Some(v) = int {
+        return Ok(Term::Int(if negative { v.wrapping_neg() } else { v }));
+    }
+    match t.parse::<f64>() {
+        Ok(v) if !t.is_empty() && t.chars().any(|c| c.is_ascii_digit()) => Ok(Term::Float(v)),
+        _ => Err(DebugCommandError(format!(
+            "cannot evaluate `{whole}`: `{t}` is neither a register (%iN, %iN:M, %rN) nor a number"
+        ))),
+    }
+}
