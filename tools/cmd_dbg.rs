@@ -620,9 +620,11 @@ impl Session {
                 "frame" | "f" => self.info_frame()?,
                 "args" => self.info_args()?,
                 "display" => self.info_display(),
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "unknown info command `{rest}` (breakpoints, registers, frame, args, display)"
-                )),
+                ))
+                }
             },
             "print" | "p" => {
                 self.require_frames()?;

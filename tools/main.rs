@@ -11,6 +11,7 @@ use std::process::ExitCode;
 mod stdout;
 mod cmd_as;
 mod cmd_bench;
+mod cmd_dap;
 mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
@@ -43,6 +44,8 @@ enum Command {
     Bench(cmd_bench::BenchArgs),
     /// Debug a function at source level (gdb's commands).
     Dbg(cmd_dbg::DbgArgs),
+    /// Serve the Debug Adapter Protocol on stdin/stdout (for editors).
+    Dap(cmd_dap::DapArgs),
 }
 
 /// The long flags subcommand `name` of `cmd` declares (see
@@ -88,5 +91,6 @@ fn main() -> ExitCode {
         Command::As(args) => cmd_as::main(args),
         Command::Bench(args) => cmd_bench::main(args),
         Command::Dbg(args) => cmd_dbg::main(args),
+        Command::Dap(args) => cmd_dap::main(args),
     }
 }

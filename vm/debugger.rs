@@ -1061,6 +1061,8 @@ impl Debugger {
             };
         }
         let resuming = matches!(self.state, State::Paused);
+        // A pause asked for while stopped is stale.
+        self.pause.flag.store(false, Ordering::Relaxed);
         let watch: HashSet<(u32, u32)> = lock(&self.shared)
             .breakpoints
             .iter()

@@ -1,0 +1,974 @@
+//! `irvm dap`: a Debug Adapter Protocol server on stdin/stdout, so editors
+//! (VS Code, Neovim's nvim-dap, ...) can debug IREE VM programs. It is a
+//! second front end over [`irvm::debugger::Debugger`], like `irvm dbg`.
+//!
+//! Messages are JSON bodies after a `Content-Length: N` header and a blank
+//! line. A reader thread parses them and hands them to the session; it
+//! also pauses the running program at once on `pause`, `terminate` and
+//! `disconnect` (the session is busy running it then). Everything written
+//! to stdout is a protocol message: the program's results go out as
+//! `output` events.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+use clap::{Args, FromArgMatches};
+use irvm::debugger::{
+    expandable, ref_children, BreakpointRequest, CodeAddress, DebugValue, Debugger, Format,
+    PauseHandle, Stop,
+};
+use irvm::{Ref, Value};
+use serde_json::{json, Map, Value as Json};
+
+use crate::cmd_run::LimitArgs;
+
+/// Arguments of `irvm dap` (everything else comes in `launch`).
+#[derive(clap::Args)]
+pub struct DapArgs {}
+
+/// Largest message body accepted.
+const MAX_BODY_BYTES: usize = 16 << 20;
+/// Longest header line accepted.
+const MAX_HEADER_BYTES: u64 = 4096;
+
+/// What the reader thread hands over.
+enum Incoming {
+    /// A parsed message.
+    Message(Json),
+    /// A message that is not JSON (the stream goes on).
+    Malformed(String),
+    /// The stream cannot go on (bad framing, read error, end of input).
+    End(Option<String>),
+}
+
+/// Runs `irvm dap`.
+pub fn main(_args: DapArgs) -> ExitCode {
+    let control = Arc::new(Control::default());
+    let (tx, rx) = channel();
+    let reader_control = control.clone();
+    std::thread::spawn(move || read_messages(std::io::stdin().lock(), tx, &reader_control));
+    let mut server = Server {
+        out: std::io::stdout(),
+        seq: 1,
+        control,
+        session: None,
+        vars: Vec::new(),
+        trap_filter: false,
+        source_bps: HashMap::new(),
+        function_bps: Vec::new(),
+        instruction_bps: Vec::new(),
+        ended: false,
+    };
+    server.serve(rx)
+}
+
+/// What the reader thread shares with the session.
+#[derive(Default)]
+struct Control {
+    /// The running program's pause handle, once launched.
+    pause: Mutex<Option<PauseHandle>>,
+    /// `terminate` or `disconnect` came while the program ran: its stop is
+    /// not reported.
+    quitting: AtomicBool,
+}
+
+impl Control {
+    fn pause(&self) {
+        if let Some(p) = self
+            .pause
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            p.pause();
+        }
+    }
+}
+
+/// Reads framed messages until the stream ends or breaks.
+fn read_messages(mut input: impl BufRead, tx: Sender<Incoming>, control: &Control) {
+    loop {
+        let outcome = read_message(&mut input);
+        let message = match outcome {
+            Ok(Some(body)) => match serde_json::from_slice::<Json>(&body) {
+                Ok(m) if m.is_object() => {
+                    if m.get("type").and_then(Json::as_str) == Some("request") {
+                        match m.get("command").and_then(Json::as_str) {
+                            Some("pause") => control.pause(),
+                            Some("terminate" | "disconnect") => {
+                                control.quitting.store(true, Ordering::Relaxed);
+                                control.pause();
+                            }
+                            _ => {}
+                        }
+                    }
+                    Incoming::Message(m)
+                }
+                Ok(_) => Incoming::Malformed("a message must be a JSON object".into()),
+                Err(e) => Incoming::Malformed(format!("message is not JSON: {e}")),
+            },
+            Ok(None) => Incoming::End(None),
+            Err(e) => Incoming::End(Some(e)),
+        };
+        let end = matches!(message, Incoming::End(_));
+        if tx.send(message).is_err() || end {
+            return;
+        }
+    }
+}
+
+/// One message body; `None` at a clean end of input.
+fn read_message(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
+    let mut length: Option<usize> = None;
+    let mut first = true;
+    loop {
+        let mut line = Vec::new();
+        let n = input
+            .by_ref()
+            .take(MAX_HEADER_BYTES)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("reading a message header: {e}"))?;
+        if n == 0 {
+            if first {
+                return Ok(None);
+            }
+            return Err("input ended inside a message header".into());
+        }
+        first = false;
+        if line.last() != Some(&b'\n') {
+            return Err(format!(
+                "a header line is longer than {MAX_HEADER_BYTES} bytes (expected `Content-Length: N`)"
+            ));
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.is_empty() {
+            break;
+        }
+        let Some((name, value)) = text.split_once(':') else {
+            return Err(format!(
+                "bad header line `{text}` (expected `Content-Length: N`)"
+            ));
+        };
+        if name.trim().eq_ignore_ascii_case("content-length") {
+            let n: usize = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad Content-Length `{}`", value.trim()))?;
+            if n > MAX_BODY_BYTES {
+                return Err(format!(
+                    "Content-Length {n} is over the limit of {MAX_BODY_BYTES} bytes"
+                ));
+            }
+            length = Some(n);
+        }
+    }
+    let n = length.ok_or("a message header without Content-Length")?;
+    let mut body = vec![0u8; n];
+    input
+        .read_exact(&mut body)
+        .map_err(|e| format!("reading a {n}-byte message body: {e}"))?;
+    Ok(Some(body))
+}
+
+/// The launched program.
+struct Session {
+    dbg: Debugger,
+    function: String,
+    stop_on_entry: bool,
+    source_dirs: Vec<PathBuf>,
+    started: bool,
+}
+
+/// What a `variablesReference` stands for (valid until the next run).
+enum VarRef {
+    /// One bank of a frame's registers.
+    Bank { frame: usize, bank: &'static str },
+    /// The children of a list or buffer.
+    Children(Ref),
+}
+
+/// A request's failure: the message the client shows.
+type Reply = Result<Json, String>;
+
+struct Server {
+    out: std::io::Stdout,
+    seq: u64,
+    control: Arc<Control>,
+    session: Option<Session>,
+    vars: Vec<VarRef>,
+    trap_filter: bool,
+    /// Breakpoint ids per source path (setBreakpoints replaces them).
+    source_bps: HashMap<String, Vec<u32>>,
+    function_bps: Vec<u32>,
+    instruction_bps: Vec<u32>,
+    /// The program ended (exited and terminated were sent).
+    ended: bool,
+}
+
+/// The string field `key` of `args`.
+fn str_arg<'a>(args: &'a Json, key: &str) -> Result<Option<&'a str>, String> {
+    match args.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(s)) => Ok(Some(s)),
+        Some(_) => Err(format!("`{key}` must be a string")),
+    }
+}
+
+/// The array-of-strings field `key` of `args`.
+fn strings_arg(args: &Json, key: &str) -> Result<Vec<String>, String> {
+    match args.get(key) {
+        None | Some(Json::Null) => Ok(Vec::new()),
+        Some(Json::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Json::String(s) => Ok(s.clone()),
+                Json::Number(n) => Ok(n.to_string()),
+                _ => Err(format!("`{key}` must be an array of strings")),
+            })
+            .collect(),
+        Some(_) => Err(format!("`{key}` must be an array of strings")),
+    }
+}
+
+/// The integer field `key` of `args`.
+fn int_arg(args: &Json, key: &str) -> Result<Option<i64>, String> {
+    match args.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| format!("`{key}` must be an integer")),
+    }
+}
+
+/// The limits of a `launch` request, read as `irvm run`'s flags.
+fn limits_from(args: &Json) -> Result<LimitArgs, String> {
+    const KEYS: [(&str, &str); 7] = [
+        ("fuel", "fuel"),
+        ("timeout", "timeout"),
+        ("maxStackDepth", "max-stack-depth"),
+        ("maxStackBytes", "max-stack-bytes"),
+        ("maxBufferBytes", "max-buffer-bytes"),
+        ("maxListElements", "max-list-elements"),
+        ("maxMemoryBytes", "max-memory-bytes"),
+    ];
+    let mut argv = vec!["limits".to_string()];
+    for (camel, flag) in KEYS {
+        let value = args.get(camel).or_else(|| args.get(flag));
+        match value {
+            None | Some(Json::Null) => {}
+            Some(Json::Number(n)) => argv.push(format!("--{flag}={n}")),
+            Some(Json::String(s)) => argv.push(format!("--{flag}={s}")),
+            Some(_) => return Err(format!("`{camel}` must be a number")),
+        }
+    }
+    let cmd = LimitArgs::augment_args(clap::Command::new("limits"));
+    let matches = cmd.try_get_matches_from(argv).map_err(|e| {
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or("bad limit")
+            .to_string()
+    })?;
+    LimitArgs::from_arg_matches(&matches).map_err(|e| e.to_string())
+}
+
+/// Parses `0x...` (or decimal) memory references.
+fn parse_reference(text: &str) -> Option<u64> {
+    let t = text.trim();
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    }
+}
+
+impl Server {
+    fn send(&mut self, mut message: Map<String, Json>) {
+        message.insert("seq".into(), json!(self.seq));
+        self.seq += 1;
+        let body = Json::Object(message).to_string();
+        let mut out = self.out.lock();
+        let written =
+            write!(out, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| out.flush());
+        if written.is_err() {
+            // The client is gone: nothing more can be said.
+            std::process::exit(1);
+        }
+    }
+
+    fn event(&mut self, event: &str, body: Json) {
+        let mut m = Map::new();
+        m.insert("type".into(), json!("event"));
+        m.insert("event".into(), json!(event));
+        if !body.is_null() {
+            m.insert("body".into(), body);
+        }
+        self.send(m);
+    }
+
+    fn respond(&mut self, request_seq: i64, command: &str, reply: Reply) {
+        let mut m = Map::new();
+        m.insert("type".into(), json!("response"));
+        m.insert("request_seq".into(), json!(request_seq));
+        m.insert("command".into(), json!(command));
+        match reply {
+            Ok(body) => {
+                m.insert("success".into(), json!(true));
+                if !body.is_null() {
+                    m.insert("body".into(), body);
+                }
+            }
+            Err(message) => {
+                m.insert("success".into(), json!(false));
+                m.insert("message".into(), json!(message));
+            }
+        }
+        self.send(m);
+    }
+
+    fn output(&mut self, category: &str, text: &str) {
+        self.event("output", json!({"category": category, "output": text}));
+    }
+
+    fn serve(&mut self, rx: Receiver<Incoming>) -> ExitCode {
+        loop {
+            let Ok(incoming) = rx.recv() else {
+                return ExitCode::FAILURE;
+            };
+            let message = match incoming {
+                Incoming::Message(m) => m,
+                Incoming::Malformed(e) => {
+                    eprintln!("irvm dap: {e}");
+                    self.output("important", &format!("irvm dap: {e}\n"));
+                    continue;
+                }
+                Incoming::End(None) => return ExitCode::SUCCESS,
+                Incoming::End(Some(e)) => {
+                    eprintln!("irvm dap: {e}");
+                    self.output("important", &format!("irvm dap: {e}\n"));
+                    return ExitCode::FAILURE;
+                }
+            };
+            if message.get("type").and_then(Json::as_str) != Some("request") {
+                continue; // responses to reverse requests, events: nothing to do
+            }
+            let seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
+            let Some(command) = message.get("command").and_then(Json::as_str) else {
+                self.respond(seq, "", Err("a request needs a `command`".into()));
+                continue;
+            };
+            let command = command.to_string();
+            let args = message.get("arguments").cloned().unwrap_or(Json::Null);
+            if !(args.is_null() || args.is_object()) {
+                self.respond(seq, &command, Err("`arguments` must be an object".into()));
+                continue;
+            }
+            if command == "disconnect" {
+                if let Some(s) = self.session.as_mut() {
+                    s.dbg.kill();
+                }
+                self.respond(seq, &command, Ok(Json::Null));
+                return ExitCode::SUCCESS;
+            }
+            self.request(seq, &command, &args);
+        }
+    }
+
+    fn session(&mut self) -> Result<&mut Session, String> {
+        self.session
+            .as_mut()
+            .ok_or_else(|| "no program: send `launch` first".to_string())
+    }
+
+    fn request(&mut self, seq: i64, command: &str, args: &Json) {
+        let reply = match command {
+            "initialize" => Ok(self.capabilities()),
+            "launch" => self.launch(args),
+            "setBreakpoints" => self.set_breakpoints(args),
+            "setFunctionBreakpoints" => self.set_function_breakpoints(args),
+            "setExceptionBreakpoints" => self.set_exception_breakpoints(args),
+            "setInstructionBreakpoints" => self.set_instruction_breakpoints(args),
+            "threads" => Ok(json!({"threads": [{"id": 1, "name": "main"}]})),
+            "stackTrace" => self.stack_trace(args),
+            "scopes" => self.scopes(args),
+            "variables" => self.variables(args),
+            "evaluate" => self.evaluate(args),
+            "disassemble" => self.disassemble(args),
+            "pause" => {
+                // The reader thread paused a running program already.
+                Ok(Json::Null)
+            }
+            "terminate" => {
+                self.control.quitting.store(false, Ordering::Relaxed);
+                if let Some(s) = self.session.as_mut() {
+                    s.dbg.kill();
+                }
+                self.respond(seq, command, Ok(Json::Null));
+                self.end_program(None);
+                return;
+            }
+            "configurationDone" | "continue" | "next" | "stepIn" | "stepOut" => {
+                match self.prepare_run(command, args) {
+                    Ok(()) => {
+                        let body = if command == "continue" {
+                            json!({"allThreadsContinued": true})
+                        } else {
+                            Json::Null
+                        };
+                        self.respond(seq, command, Ok(body));
+                        self.run(command, args);
+                    }
+                    Err(e) => self.respond(seq, command, Err(e)),
+                }
+                return;
+            }
+            other => Err(format!("unknown request `{other}`")),
+        };
+        self.respond(seq, command, reply);
+    }
+
+    fn capabilities(&self) -> Json {
+        json!({
+            "supportsConfigurationDoneRequest": true,
+            "supportsFunctionBreakpoints": true,
+            "supportsConditionalBreakpoints": true,
+            "supportsHitConditionalBreakpoints": true,
+            "supportsEvaluateForHovers": true,
+            "supportsSteppingGranularity": true,
+            "supportsInstructionBreakpoints": true,
+            "supportsDisassembleRequest": true,
+            "supportsTerminateRequest": true,
+            "exceptionBreakpointFilters": [
+                {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
+            ]
+        })
+    }
+
+    fn launch(&mut self, args: &Json) -> Reply {
+        if self.session.is_some() {
+            return Err("a program is already launched".into());
+        }
+        let modules = strings_arg(args, "modules")?;
+        if modules.is_empty() {
+            return Err("`modules` must list at least one module".into());
+        }
+        let function = str_arg(args, "function")?
+            .ok_or("`function` is required (the exported function to debug)")?
+            .to_string();
+        let inputs = strings_arg(args, "inputs")?;
+        let stop_on_entry = match args.get("stopOnEntry") {
+            None | Some(Json::Null) => false,
+            Some(Json::Bool(b)) => *b,
+            Some(_) => return Err("`stopOnEntry` must be true or false".into()),
+        };
+        let source_dirs: Vec<PathBuf> = strings_arg(args, "sourceDirs")?
+            .into_iter()
+            .map(PathBuf::from)
+            .collect();
+        let limits = limits_from(args)?;
+        let mut dbg = crate::cmd_dbg::prepare(&modules, &function, &inputs, &limits)?;
+        // `pause` must stop the program anywhere.
+        dbg.set_interruptible(true);
+        *self.control.pause.lock().unwrap_or_else(|e| e.into_inner()) = Some(dbg.pause_handle());
+        self.session = Some(Session {
+            dbg,
+            function: function.trim_start_matches('@').to_string(),
+            stop_on_entry,
+            source_dirs: crate::cmd_dbg::source_search_path(&source_dirs, &modules),
+            started: false,
+        });
+        self.event("initialized", Json::Null);
+        Ok(Json::Null)
+    }
+
+    /// A DAP breakpoint for a debugger breakpoint.
+    fn breakpoint_json(&self, b: &irvm::debugger::Breakpoint, asked_line: Option<i64>) -> Json {
+        let mut j = json!({"id": b.id, "verified": true});
+        if let Some(line) = b.line {
+            j["line"] = json!(line);
+            if asked_line.is_some_and(|a| a != i64::from(line)) {
+                j["message"] = json!(format!("moved to line {line}, the next line with code"));
+            }
+        }
+        if let (Some(s), Some(a)) = (self.session.as_ref(), b.addresses.first()) {
+            if let Some(r) = s.dbg.address_reference(a) {
+                j["instructionReference"] = json!(format!("{r:#x}"));
+            }
+        }
+        j
+    }
+
+    fn clear(&mut self, ids: Vec<u32>) -> Result<(), String> {
+        let s = self.session()?;
+        for id in ids {
+            // Gone already when a temporary one stopped: nothing to do.
+            let _ = s.dbg.delete_breakpoint(Some(id));
+        }
+        Ok(())
+    }
+
+    fn set_breakpoints(&mut self, args: &Json) -> Reply {
+        let path = args
+            .get("source")
+            .and_then(|s| s.get("path").or_else(|| s.get("name")))
+            .and_then(Json::as_str)
+            .ok_or("`source.path` is required")?
+            .to_string();
+        let wanted: Vec<Json> = match args.get("breakpoints") {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(a)) => a.clone(),
+            Some(_) => return Err("`breakpoints` must be an array".into()),
+        };
+        let old = self.source_bps.remove(&path).unwrap_or_default();
+        self.clear(old)?;
+        let mut ids = Vec::new();
+        let mut out = Vec::new();
+        for w in &wanted {
+            let line = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
+            let req = BreakpointRequest {
+                spec: format!("{path}:{line}"),
+                condition: str_arg(w, "condition")?.map(str::to_string),
+                hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
+                temporary: false,
+            };
+            let added = self.session()?.dbg.add_breakpoint(req);
+            match added {
+                Ok(b) => {
+                    ids.push(b.id);
+                    out.push(self.breakpoint_json(&b, Some(line)));
+                }
+                Err(e) => out.push(json!({"verified": false, "line": line, "message": e.0})),
+            }
+        }
+        self.source_bps.insert(path, ids);
+        Ok(json!({"breakpoints": out}))
+    }
+
+    fn set_function_breakpoints(&mut self, args: &Json) -> Reply {
+        let wanted: Vec<Json> = match args.get("breakpoints") {
+            Some(Json::Array(a)) => a.clone(),
+            None | Some(Json::Null) => Vec::new(),
+            Some(_) => return Err("`breakpoints` must be an array".into()),
+        };
+        let old = std::mem::take(&mut self.function_bps);
+        self.clear(old)?;
+        let mut out = Vec::new();
+        for w in &wanted {
+            let name = str_arg(w, "name")?.ok_or("a function breakpoint needs a `name`")?;
+            let req = BreakpointRequest {
+                spec: name.to_string(),
+                condition: str_arg(w, "condition")?.map(str::to_string),
+                hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
+                temporary: false,
+            };
+            let added = self.session()?.dbg.add_breakpoint(req);
+            match added {
+                Ok(b) => {
+                    self.function_bps.push(b.id);
+                    out.push(self.breakpoint_json(&b, None));
+                }
+                Err(e) => out.push(json!({"verified": false, "message": e.0})),
+            }
+        }
+        Ok(json!({"breakpoints": out}))
+    }
+
+    fn set_instruction_breakpoints(&mut self, args: &Json) -> Reply {
+        let wanted: Vec<Json> = match args.get("breakpoints") {
+            Some(Json::Array(a)) => a.clone(),
+            None | Some(Json::Null) => Vec::new(),
+            Some(_) => return Err("`breakpoints` must be an array".into()),
+        };
+        let old = std::mem::take(&mut self.instruction_bps);
+        self.clear(old)?;
+        let mut out = Vec::new();
+        for w in &wanted {
+            let reference = str_arg(w, "instructionReference")?
+                .ok_or("an instruction breakpoint needs an `instructionReference`")?;
+            let offset = int_arg(w, "offset")?.unwrap_or(0);
+            let condition = str_arg(w, "condition")?.map(str::to_string);
+            let s = self.session()?;
+            let address = parse_reference(reference)
+                .and_then(|r| r.checked_add_signed(offset))
+                .and_then(|r| s.dbg.address_from_reference(r));
+            let added = match address {
+                Some(a) => s
+                    .dbg
+                    .add_address_breakpoint(a, condition.as_deref())
+                    .map_err(|e| e.0),
+                None => Err(format!(
+                    "`{reference}` (+{offset}) is not an instruction address"
+                )),
+            };
+            match added {
+                Ok(b) => {
+                    self.instruction_bps.push(b.id);
+                    out.push(self.breakpoint_json(&b, None));
+                }
+                Err(e) => out.push(json!({"verified": false, "message": e})),
+            }
+        }
+        Ok(json!({"breakpoints": out}))
+    }
+
+    fn set_exception_breakpoints(&mut self, args: &Json) -> Reply {
+        let filters = strings_arg(args, "filters")?;
+        if let Some(bad) = filters.iter().find(|f| f.as_str() != "trap") {
+            return Err(format!(
+                "unknown exception filter `{bad}` (the one filter is `trap`)"
+            ));
+        }
+        self.trap_filter = !filters.is_empty();
+        Ok(
+            json!({"breakpoints": filters.iter().map(|_| json!({"verified": true})).collect::<Vec<_>>()}),
+        )
+    }
+
+    /// Checks that the run request can go ahead.
+    fn prepare_run(&mut self, command: &str, _args: &Json) -> Result<(), String> {
+        if self.ended {
+            return Err("the program has ended".into());
+        }
+        let s = self.session()?;
+        match command {
+            "configurationDone" if s.started => Err("the program is already running".into()),
+            "configurationDone" => Ok(()),
+            _ if !s.started => Err("the program has not started (send `configurationDone`)".into()),
+            _ => s.dbg.require_running_program().map_err(|e| e.0),
+        }
+    }
+
+    fn run(&mut self, command: &str, args: &Json) {
+        self.vars.clear();
+        let instruction = args.get("granularity").and_then(Json::as_str) == Some("instruction");
+        let Some(s) = self.session.as_mut() else {
+            return;
+        };
+        if command == "configurationDone" {
+            s.started = true;
+            let function = s.function.clone();
+            self.output("stdout", &format!("EXEC @{function}\n"));
+        }
+        let Some(s) = self.session.as_mut() else {
+            return;
+        };
+        let stop = match command {
+            "configurationDone" => s.dbg.start(s.stop_on_entry),
+            "continue" => s.dbg.continue_(),
+            "next" | "stepIn" if instruction => s.dbg.step_instruction(),
+            "next" => s.dbg.step_over(),
+            "stepIn" => s.dbg.step(),
+            _ => s.dbg.finish(),
+        };
+        match stop {
+            Ok(stop) => self.report(stop),
+            Err(e) => self.output("stderr", &format!("irvm dap: {}\n", e.0)),
+        }
+    }
+
+    fn report(&mut self, stop: Stop) {
+        if self.control.quitting.swap(false, Ordering::Relaxed) {
+            // terminate/disconnect is next in the queue.
+            return;
+        }
+        let stopped =
+            |reason: &str| json!({"reason": reason, "threadId": 1, "allThreadsStopped": true});
+        match stop {
+            Stop::Entry => self.event("stopped", stopped("entry")),
+            Stop::Step | Stop::Returned(_) => self.event("stopped", stopped("step")),
+            Stop::Paused => self.event("stopped", stopped("pause")),
+            Stop::Breakpoint(hit) => {
+                let mut body = stopped("breakpoint");
+                body["hitBreakpointIds"] = json!([hit.id]);
+                if let Some(e) = hit.condition_error {
+                    body["text"] = json!(format!(
+                        "error in the condition of breakpoint {}: {e}",
+                        hit.id
+                    ));
+                }
+                self.event("stopped", body);
+            }
+            Stop::Exception(trap) => {
+                if self.trap_filter {
+                    let mut body = stopped("exception");
+                    let text = format!("{}: {}", trap.code, trap.message);
+                    body["text"] = json!(text);
+                    body["description"] = json!(format!("Trapped: {text}"));
+                    self.event("stopped", body);
+                } else if let Some(s) = self.session.as_mut() {
+                    // Not asked to stop at traps: the program ends.
+                    match s.dbg.continue_() {
+                        Ok(stop) => self.report(stop),
+                        Err(e) => self.output("stderr", &format!("irvm dap: {}\n", e.0)),
+                    }
+                }
+            }
+            Stop::Finished(values) => {
+                let text = results_text(&values);
+                self.output("stdout", &text);
+                self.end_program(Some(0));
+            }
+            Stop::Failed(trap) => {
+                let text = crate::cmd_run::describe_trap("run", &trap);
+                self.output("stderr", &format!("{text}\n"));
+                self.end_program(Some(1));
+            }
+        }
+    }
+
+    fn end_program(&mut self, exit_code: Option<i32>) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        if let Some(code) = exit_code {
+            self.event("exited", json!({"exitCode": code}));
+        }
+        self.event("terminated", Json::Null);
+    }
+
+    fn frame_arg(&mut self, args: &Json) -> Result<usize, String> {
+        let id = int_arg(args, "frameId")?.unwrap_or(1);
+        let n = usize::try_from(id - 1).map_err(|_| format!("no frame with id {id}"))?;
+        let count = self.session()?.dbg.frames().len();
+        if n >= count {
+            return Err(format!("no frame with id {id}"));
+        }
+        Ok(n)
+    }
+
+    fn stack_trace(&mut self, args: &Json) -> Reply {
+        let start = int_arg(args, "startFrame")?.unwrap_or(0).max(0) as usize;
+        let levels = int_arg(args, "levels")?.unwrap_or(0).max(0) as usize;
+        let s = self.session()?;
+        let frames = s.dbg.frames();
+        let total = frames.len();
+        let end = if levels == 0 {
+            total
+        } else {
+            (start + levels).min(total)
+        };
+        let mut out = Vec::new();
+        for n in start..end {
+            let Some((address, pos)) = s.dbg.frame_location(n) else {
+                continue;
+            };
+            let name = s.dbg.function_name(&address);
+            let mut frame = json!({
+                "id": n + 1,
+                "name": format!("{}.{name}", address.module),
+                "line": 0,
+                "column": 0,
+            });
+            if let Some(r) = s.dbg.address_reference(&address) {
+                frame["instructionPointerReference"] = json!(format!("{r:#x}"));
+            }
+            if let Some(p) = pos {
+                frame["line"] = json!(p.line);
+                frame["column"] = json!(p.col);
+                frame["source"] = source_json(&s.source_dirs, &p.file);
+            } else {
+                frame["presentationHint"] = json!("subtle");
+            }
+            out.push(frame);
+        }
+        Ok(json!({"stackFrames": out, "totalFrames": total}))
+    }
+
+    fn scopes(&mut self, args: &Json) -> Reply {
+        let frame = self.frame_arg(args)?;
+        let regs = self.session()?.dbg.registers(frame).map_err(|e| e.0)?;
+        let mut scopes = Vec::new();
+        for bank in ["i32", "i64", "f32", "f64", "ref"] {
+            let count = regs.iter().filter(|(_, v)| bank_of(v) == bank).count();
+            if count == 0 {
+                continue;
+            }
+            self.vars.push(VarRef::Bank { frame, bank });
+            scopes.push(json!({
+                "name": format!("{bank} registers"),
+                "presentationHint": "registers",
+                "variablesReference": self.vars.len(),
+                "namedVariables": count,
+                "expensive": false,
+            }));
+        }
+        Ok(json!({"scopes": scopes}))
+    }
+
+    /// A DAP variable for a value (its children registered when it has some).
+    fn variable(&mut self, name: String, v: &DebugValue) -> Json {
+        let s = self.session.as_ref();
+        let text = s
+            .map(|s| s.dbg.format_value(v, Format::Natural))
+            .unwrap_or_default();
+        let reference = match v {
+            DebugValue::Ref(r) if expandable(r) => {
+                self.vars.push(VarRef::Children(r.clone()));
+                self.vars.len()
+            }
+            _ => 0,
+        };
+        json!({"name": name, "value": text, "type": v.type_name(), "variablesReference": reference})
+    }
+
+    fn variables(&mut self, args: &Json) -> Reply {
+        let id = int_arg(args, "variablesReference")?.ok_or("`variablesReference` is required")?;
+        let index =
+            usize::try_from(id - 1).map_err(|_| format!("no variables with reference {id}"))?;
+        let items: Vec<(String, DebugValue)> = match self.vars.get(index) {
+            Some(VarRef::Bank { frame, bank }) => {
+                let (frame, bank) = (*frame, *bank);
+                self.session()?
+                    .dbg
+                    .registers(frame)
+                    .map_err(|e| e.0)?
+                    .into_iter()
+                    .filter(|(_, v)| bank_of(v) == bank)
+                    .map(|(r, v)| (r.to_string(), v))
+                    .collect()
+            }
+            Some(VarRef::Children(r)) => ref_children(r),
+            None => return Err(format!("no variables with reference {id}")),
+        };
+        let out: Vec<Json> = items
+            .into_iter()
+            .map(|(n, v)| self.variable(n, &v))
+            .collect();
+        Ok(json!({"variables": out}))
+    }
+
+    fn evaluate(&mut self, args: &Json) -> Reply {
+        let expr = str_arg(args, "expression")?
+            .ok_or("`expression` is required")?
+            .to_string();
+        let frame = if args.get("frameId").is_some() {
+            self.frame_arg(args)?
+        } else {
+            0
+        };
+        let v = self
+            .session()?
+            .dbg
+            .evaluate(&expr, frame)
+            .map_err(|e| e.0)?;
+        let var = self.variable(expr, &v);
+        Ok(json!({
+            "result": var["value"],
+            "type": var["type"],
+            "variablesReference": var["variablesReference"],
+        }))
+    }
+
+    fn disassemble(&mut self, args: &Json) -> Reply {
+        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
+        let offset = int_arg(args, "offset")?.unwrap_or(0);
+        let first = int_arg(args, "instructionOffset")?.unwrap_or(0);
+        let count = int_arg(args, "instructionCount")?.ok_or("`instructionCount` is required")?;
+        let count =
+            usize::try_from(count).map_err(|_| "`instructionCount` must not be negative")?;
+        if count > 100_000 {
+            return Err("`instructionCount` is too large".into());
+        }
+        let s = self.session()?;
+        let address = parse_reference(reference)
+            .and_then(|r| r.checked_add_signed(offset))
+            .and_then(|r| s.dbg.address_from_reference(r))
+            .ok_or_else(|| format!("`{reference}` is not an instruction address"))?;
+        let lines = s
+            .dbg
+            .disassemble(&address.module, address.function)
+            .map_err(|e| e.0)?;
+        let at = lines
+            .iter()
+            .position(|(o, _)| *o >= address.offset)
+            .unwrap_or(lines.len()) as i64;
+        let mut out = Vec::new();
+        for k in 0..count as i64 {
+            let index = at + first + k;
+            let entry = usize::try_from(index).ok().and_then(|i| lines.get(i));
+            match entry {
+                Some((o, text)) => {
+                    let a = CodeAddress {
+                        offset: *o,
+                        ..address.clone()
+                    };
+                    let r = s.dbg.address_reference(&a).unwrap_or(0);
+                    let mut j = json!({"address": format!("{r:#x}"), "instruction": text});
+                    if let Some(p) = s.dbg.position_of(&a) {
+                        j["line"] = json!(p.line);
+                        j["column"] = json!(p.col);
+                        j["location"] = source_json(&s.source_dirs, &p.file);
+                    }
+                    if index == at {
+                        j["symbol"] = json!(s.dbg.function_name(&a));
+                    }
+                    out.push(j);
+                }
+                None => out.push(json!({
+                    "address": format!("{:#x}", index.max(0)),
+                    "instruction": "",
+                    "presentationHint": "invalid",
+                })),
+            }
+        }
+        Ok(json!({"instructions": out}))
+    }
+}
+
+/// The bank a register value belongs to.
+fn bank_of(v: &DebugValue) -> &'static str {
+    match v {
+        DebugValue::I64(_) => "i64",
+        DebugValue::F32(_) => "f32",
+        DebugValue::F64(_) => "f64",
+        DebugValue::Ref(_) => "ref",
+        _ => "i32",
+    }
+}
+
+/// A DAP source: the file as found in the search path (absolute), or as
+/// recorded.
+fn source_json(dirs: &[PathBuf], file: &str) -> Json {
+    let found = dirs
+        .iter()
+        .map(|d| d.join(file))
+        .chain([PathBuf::from(file)])
+        .find(|p| p.is_file())
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p));
+    let name = std::path::Path::new(file)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(file);
+    match found {
+        Some(p) => json!({"name": name, "path": p.display().to_string()}),
+        None => json!({"name": name, "path": file, "presentationHint": "deemphasize"}),
+    }
+}
+
+/// The results as `irvm run` prints them.
+fn results_text(values: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, v) in values.iter().enumerate() {
+        match irvm_hal::BufferView::from_value(v) {
+            Some(view) => {
+                let text = irvm_hal::format_buffer_view(view, irvm_hal::DEFAULT_MAX_ELEMENTS)
+                    .unwrap_or_else(|t| {
+                        format!("{}; formatting result {i}: {}", t.code, t.message)
+                    });
+                out.push_str(&format!("result[{i}]: hal.buffer_view\n{text}\n"));
+            }
+            None => {
+                let text = crate::result_format::format_value(v).unwrap_or_else(|e| e);
+                out.push_str(&format!("result[{i}]: {text}\n"));
+            }
+        }
+    }
+    out
+}
