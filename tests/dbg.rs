@@ -775,3 +775,47 @@ fn sigint_pauses_a_running_program() {
     assert!(counter > 0 && counter < 1_000_000_000_000, "{counter}");
     assert!(rest.contains("[Inferior 1 killed]"), "{rest}");
 }
+
+/// The library's pause flag (`Context::set_pause_flag`, what Ctrl-C and
+/// DAP's `pause` use) stops the plain loop and the hooked one (here made
+/// active by a fuel budget); resuming finishes with the right result.
+#[test]
+fn pause_flag_stops_both_loops_and_resume_finishes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let n: i64 = 30_000_000;
+    let expected = (0..n).fold(0i64, |acc, i| acc.wrapping_add(i ^ 3));
+    for fuel in [None, Some(u64::MAX)] {
+        let module = irvm::Module::from_file(data("spin.vmfb")).expect("module");
+        let mut ctx = irvm::Context::new(&irvm::Instance::new());
+        ctx.register_module(module).expect("registers");
+        ctx.set_fuel(fuel);
+        let flag = Arc::new(AtomicBool::new(false));
+        ctx.set_pause_flag(Some(flag.clone()));
+        let f = ctx.function("module.spin").expect("spin");
+        let setter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                flag.store(true, Ordering::Relaxed);
+            })
+        };
+        let state = ctx.begin_call(&f, &[irvm::Value::I64(n)]).expect("runs");
+        setter.join().expect("setter");
+        assert!(matches!(state, irvm::CallState::Paused), "fuel {fuel:?}");
+        assert!(!flag.load(Ordering::Relaxed), "the request is taken");
+        let frames = ctx.frames();
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].frame.function, "spin");
+        ctx.set_pause_flag(None);
+        match ctx.resume().expect("resumes") {
+            irvm::CallState::Done(values) => {
+                assert!(
+                    matches!(values.as_slice(), [irvm::Value::I64(v)] if *v == expected),
+                    "fuel {fuel:?}: {values:?}"
+                )
+            }
+            _ => panic!("not done"),
+        }
+    }
+}

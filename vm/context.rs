@@ -569,6 +569,16 @@ impl Context {
         crate::debug::InterruptHandle { flag: flag.clone() }
     }
 
+    /// Pauses this context's running invocation when `flag` turns true
+    /// (`None`: no pause flag). The call returns [`CallState::Paused`] and
+    /// [`Context::resume`] goes on; the flag is cleared when it is seen.
+    /// Unlike an observer it costs almost nothing: the plain loop checks it
+    /// at backward branches, calls and out-of-line instructions only (the
+    /// hooked loop before every instruction). Debuggers use it for Ctrl-C.
+    pub fn set_pause_flag(&mut self, flag: Option<Arc<std::sync::atomic::AtomicBool>>) {
+        self.hooks.pause = flag;
+    }
+
     /// Attaches (or with `None` detaches) an observer that sees every
     /// instruction before it runs and may pause there.
     pub fn set_observer(&mut self, observer: Option<Box<dyn crate::debug::Observer>>) {

@@ -350,9 +350,9 @@ fn cached_banks(
 struct StopObserver {
     shared: Arc<Mutex<Shared>>,
     pause: Arc<AtomicBool>,
-    /// (function, offset) of every enabled breakpoint address: a quick
+    /// [`watch_key`]s of every enabled breakpoint address, sorted: a quick
     /// filter before the module name is compared.
-    watch: HashSet<(u32, u32)>,
+    watch: Vec<u64>,
     mode: Mode,
     /// The first instruction is the one the program paused at: it runs
     /// without stopping again.
@@ -516,7 +516,12 @@ impl Observer for StopObserver {
         let reason = if self.pause.load(Ordering::Relaxed) {
             self.pause.store(false, Ordering::Relaxed);
             Some(Reason::Pause)
-        } else if self.watch.contains(&(view.function, view.offset)) {
+        } else if !self.watch.is_empty()
+            && self
+                .watch
+                .binary_search(&watch_key(view.function, view.offset))
+                .is_ok()
+        {
             match self.breakpoint_hit(view) {
                 Some(hit) => Some(Reason::Breakpoint(hit)),
                 None => self.mode_stops(view),
@@ -532,6 +537,11 @@ impl Observer for StopObserver {
             None => Control::Continue,
         }
     }
+}
+
+/// A function and offset as one number, for the observer's quick filter.
+fn watch_key(function: u32, offset: u32) -> u64 {
+    (function as u64) << 32 | offset as u64
 }
 
 /// The values a `vm.return` is about to return, by the function's result
@@ -643,11 +653,11 @@ impl Debugger {
         self.pause.clone()
     }
 
-    /// Whether the program is watched before every instruction even when
-    /// nothing else needs it, so that [`PauseHandle::pause`] can stop it
-    /// anywhere. It runs slower then (the interpreter's hooked loop);
-    /// otherwise a pause takes effect only while breakpoints are enabled or
-    /// a step is in progress.
+    /// Whether [`PauseHandle::pause`] can stop the program while nothing
+    /// else watches it (no enabled breakpoint, no step): the context's
+    /// pause flag is then polled at backward branches and calls (a copy of
+    /// the plain loop; about as fast). Off, a pause takes effect only
+    /// while breakpoints are enabled or a step is in progress.
     pub fn set_interruptible(&mut self, on: bool) {
         self.interruptible = on;
     }
@@ -1063,13 +1073,19 @@ impl Debugger {
         let resuming = matches!(self.state, State::Paused);
         // A pause asked for while stopped is stale.
         self.pause.flag.store(false, Ordering::Relaxed);
-        let watch: HashSet<(u32, u32)> = lock(&self.shared)
+        let mut watch: Vec<u64> = lock(&self.shared)
             .breakpoints
             .iter()
             .filter(|b| b.enabled)
-            .flat_map(|b| b.addresses.iter().map(|a| (a.function, a.offset)))
+            .flat_map(|b| b.addresses.iter().map(|a| watch_key(a.function, a.offset)))
             .collect();
-        let needed = self.interruptible || !watch.is_empty() || !matches!(mode, Mode::Run);
+        watch.sort_unstable();
+        watch.dedup();
+        // Without breakpoints or a step the program runs in the plain loop;
+        // a pause request then reaches it through the context's pause flag.
+        let needed = !watch.is_empty() || !matches!(mode, Mode::Run);
+        let flag = (self.interruptible && !needed).then(|| self.pause.flag.clone());
+        self.ctx.set_pause_flag(flag);
         if needed {
             self.ctx.set_observer(Some(Box::new(StopObserver {
                 shared: self.shared.clone(),
@@ -1097,6 +1113,7 @@ impl Debugger {
             state = self.ctx.resume();
         }
         self.ctx.set_observer(None);
+        self.ctx.set_pause_flag(None);
         self.selected = 0;
         Ok(match state {
             Ok(CallState::Paused) => {
@@ -1111,7 +1128,10 @@ impl Debugger {
                     }
                     Some(Reason::Pause) => Stop::Paused,
                     Some(Reason::Returned(values)) => Stop::Returned(values),
-                    Some(Reason::Step) | None => Stop::Step,
+                    Some(Reason::Step) => Stop::Step,
+                    // Only the pause flag stops a program nothing observes.
+                    None if !needed => Stop::Paused,
+                    None => Stop::Step,
                 }
             }
             Ok(CallState::Yielded) => {

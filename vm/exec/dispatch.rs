@@ -103,16 +103,40 @@ pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
     // this thread returns (vm/lease.rs).
     let _run = crate::lease::RunGuard::enter();
     if ctx.hooks.active() {
-        run_loop::<true>(ctx)
+        run_loop::<true, false>(ctx)
+    } else if ctx.hooks.pause.is_some() {
+        run_loop::<false, true>(ctx)
     } else {
-        run_loop::<false>(ctx)
+        run_loop::<false, false>(ctx)
     }
 }
 
-fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
+/// Whether a pause was asked for (and takes the request).
+#[inline(always)]
+fn pause_requested(flag: &Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -> bool {
+    use std::sync::atomic::Ordering;
+    match flag {
+        Some(f) if f.load(Ordering::Relaxed) => {
+            f.store(false, Ordering::Relaxed);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The loop. `HOOKED`: the per-instruction hooks run before each
+/// instruction. `POLL` (plain loop only): the pause flag is polled at
+/// backward branches, calls and after out-of-line instructions, so a
+/// debugger can stop a running program without the hooks' cost.
+fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
     // This thread's buffer-lease token, read once (vm/lease.rs).
     let token = crate::lease::token();
+    let pause = if POLL { ctx.hooks.pause.clone() } else { None };
     loop {
+        if POLL && pause_requested(&pause) {
+            ctx.stack.suspended = Some(Suspended::Pause);
+            return Ok(CallState::Paused);
+        }
         let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);
         register_macros!($, regs, refs);
         macro_rules! tri {
@@ -131,6 +155,12 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 // instruction of this function; `rel` is its byte distance
                 // from the branch at `$at` (program::relativize_branches).
                 ip = unsafe { $at.byte_offset($rel as i32 as isize) };
+                if POLL && ($rel as i32) < 0 && pause_requested(&pause) {
+                    // Stop before the target: the branch is complete.
+                    save_ip(&mut ctx.stack, ip);
+                    ctx.stack.suspended = Some(Suspended::Pause);
+                    return Ok(CallState::Paused);
+                }
             }};
         }
         macro_rules! remap {
@@ -747,6 +777,12 @@ fn run_loop<const HOOKED: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
                 // ---- calls within the module, returns (see `call`) -------------------------
                 Opcode::Call if i.x & IMPORT_ORDINAL_BIT == 0 => {
                     (ip, regs, refs) = tri!(call::enter(ctx, i, ip));
+                    if POLL && pause_requested(&pause) {
+                        // Stop before the callee's first instruction.
+                        save_ip(&mut ctx.stack, ip);
+                        ctx.stack.suspended = Some(Suspended::Pause);
+                        return Ok(CallState::Paused);
+                    }
                 }
                 Opcode::Call => {
                     save_ip(&mut ctx.stack, ip);

@@ -23,6 +23,10 @@ pub(crate) struct Hooks {
     /// Set by an [`crate::debug::InterruptHandle`].
     pub interrupt: Option<Arc<AtomicBool>>,
     pub observer: Option<Box<dyn Observer>>,
+    /// Set to ask for a pause ([`crate::Context::set_pause_flag`]). It does
+    /// not make the hooked loop needed: the plain loop has a copy that
+    /// polls it at backward branches and calls.
+    pub pause: Option<Arc<AtomicBool>>,
     /// The next instruction is the one a pause stopped at: do not ask the
     /// observer about it again.
     pub resume_quietly: bool,
@@ -147,6 +151,12 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
         hooks.tick = hooks.tick.wrapping_add(1);
         if hooks.tick % DEADLINE_POLL == 0 && Instant::now() >= deadline {
             return Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
+        }
+    }
+    if let Some(p) = &hooks.pause {
+        if p.load(Ordering::Relaxed) {
+            p.store(false, Ordering::Relaxed);
+            return Ok(true);
         }
     }
     if hooks.observer.is_none() {
