@@ -352,8 +352,21 @@ fn pause_stops_a_long_loop_and_terminate_ends_it() {
     std::thread::sleep(Duration::from_millis(100));
     c.ok("pause", json!({"threadId": 1}));
     assert_eq!(c.event("stopped")["body"]["reason"], "pause");
+    // terminate while it runs: it stops, and no stop is reported.
+    c.ok("continue", json!({"threadId": 1}));
+    std::thread::sleep(Duration::from_millis(100));
     c.ok("terminate", json!({}));
     c.event("terminated");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    // Requests with out-of-range numbers are errors.
+    let r = c.request("scopes", json!({"frameId": i64::MIN}));
+    assert_eq!(r["message"], format!("no frame with id {}", i64::MIN));
+    let r = c.request("variables", json!({"variablesReference": i64::MIN}));
+    assert_eq!(r["success"], false);
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
 }
@@ -589,4 +602,51 @@ fn bad_messages_get_errors_not_panics() {
     );
     assert_eq!(c.finish(), 1);
     assert_eq!(Client::start().finish(), 0);
+}
+
+#[test]
+fn source_breakpoint_conditions_and_hit_conditions() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["8"], "sourceDirs": [path("")]}),
+    );
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [
+            {"line": 13, "condition": "%i1 >= 2", "hitCondition": "% 2"},
+            {"line": 12, "condition": "%i1 =="},
+            {"line": 12, "hitCondition": "often"}
+        ]}),
+    );
+    let bps = set["breakpoints"].as_array().expect("breakpoints");
+    assert_eq!(bps[0]["verified"], true);
+    assert_eq!(bps[1]["verified"], false);
+    assert!(
+        bps[1]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("cannot evaluate")),
+        "{}",
+        bps[1]
+    );
+    assert_eq!(bps[2]["verified"], false);
+    assert!(
+        bps[2]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("bad hit condition")),
+        "{}",
+        bps[2]
+    );
+    c.ok("configurationDone", json!({}));
+    // The condition holds from i = 2; every second of those hits stops.
+    for want in ["3", "5", "7"] {
+        assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+        let (frame, vars) = top_frame(&mut c);
+        assert_eq!(frame["line"], 13);
+        assert_eq!(var(&vars, "%i1"), want);
+        c.ok("continue", json!({"threadId": 1}));
+    }
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
 }

@@ -706,7 +706,8 @@ fn completion_of_commands_files_and_functions() {
     let args = frames_args("5");
     let (out, _) = dbg(
         &args,
-        "complete ad\ncomplete b tw\ncomplete break fr\ncomplete info re\ncomplete list m\n",
+        "complete ad\ncomplete b tw\ncomplete break fr\ncomplete info re\ncomplete list m\n\
+         complete b\u{3000}tw\n",
     );
     let r = replies(&out);
     assert_eq!(r[0].1, ["advance"]);
@@ -714,6 +715,8 @@ fn completion_of_commands_files_and_functions() {
     assert_eq!(r[2].1, ["break frames.src:"]);
     assert_eq!(r[3].1, ["info registers"]);
     assert_eq!(r[4].1, ["list main"]);
+    // A multi-byte space separates words too.
+    assert_eq!(r[5].1, ["b\u{3000}twice"]);
 }
 
 /// Ctrl-C while the program runs (no breakpoints) stops it where it is;

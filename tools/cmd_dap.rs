@@ -735,7 +735,10 @@ impl Server {
 
     fn frame_arg(&mut self, args: &Json) -> Result<usize, String> {
         let id = int_arg(args, "frameId")?.unwrap_or(1);
-        let n = usize::try_from(id - 1).map_err(|_| format!("no frame with id {id}"))?;
+        let n = id
+            .checked_sub(1)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| format!("no frame with id {id}"))?;
         let count = self.session()?.dbg.frames().len();
         if n >= count {
             return Err(format!("no frame with id {id}"));
@@ -752,7 +755,7 @@ impl Server {
         let end = if levels == 0 {
             total
         } else {
-            (start + levels).min(total)
+            start.saturating_add(levels).min(total)
         };
         let mut out = Vec::new();
         for n in start..end {
@@ -820,8 +823,10 @@ impl Server {
 
     fn variables(&mut self, args: &Json) -> Reply {
         let id = int_arg(args, "variablesReference")?.ok_or("`variablesReference` is required")?;
-        let index =
-            usize::try_from(id - 1).map_err(|_| format!("no variables with reference {id}"))?;
+        let index = id
+            .checked_sub(1)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| format!("no variables with reference {id}"))?;
         let items: Vec<(String, DebugValue)> = match self.vars.get(index) {
             Some(VarRef::Bank { frame, bank }) => {
                 let (frame, bank) = (*frame, *bank);
@@ -891,7 +896,7 @@ impl Server {
             .unwrap_or(lines.len()) as i64;
         let mut out = Vec::new();
         for k in 0..count as i64 {
-            let index = at + first + k;
+            let index = at.saturating_add(first).saturating_add(k);
             let entry = usize::try_from(index).ok().and_then(|i| lines.get(i));
             match entry {
                 Some((o, text)) => {

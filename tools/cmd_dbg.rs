@@ -174,7 +174,12 @@ pub fn complete(
 ) -> (usize, Vec<String>) {
     let pos = pos.min(line.len());
     let head = line.get(..pos).unwrap_or(line);
-    let start = head.rfind(char::is_whitespace).map(|i| i + 1).unwrap_or(0);
+    let start = head
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, c)| i + c.len_utf8())
+        .unwrap_or(0);
     let word = &head[start..];
     let first = head[..start].split_whitespace().next();
     let mut out: Vec<String> = match first {

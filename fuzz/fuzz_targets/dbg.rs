@@ -111,7 +111,7 @@ fuzz_target!(|data: &[u8]| {
         };
         let end = match stop {
             Some(Ok(Stop::Finished(v))) => Some(outcome(&Ok(v))),
-            Some(Ok(Stop::Trapped(t))) => Some(outcome(&Err(t))),
+            Some(Ok(Stop::Exception(t) | Stop::Failed(t))) => Some(outcome(&Err(t))),
             _ => None,
         };
         if starts == 1 && first.is_none() {
@@ -123,7 +123,7 @@ fuzz_target!(|data: &[u8]| {
         starts = 1;
         let end = match dbg.run() {
             Ok(Stop::Finished(v)) => Some(outcome(&Ok(v))),
-            Ok(Stop::Trapped(t)) => Some(outcome(&Err(t))),
+            Ok(Stop::Exception(t) | Stop::Failed(t)) => Some(outcome(&Err(t))),
             _ => None,
         };
         first = first.or(end);
@@ -134,7 +134,7 @@ fuzz_target!(|data: &[u8]| {
         guard += 1;
         let end = match dbg.continue_() {
             Ok(Stop::Finished(v)) => Some(outcome(&Ok(v))),
-            Ok(Stop::Trapped(t)) => Some(outcome(&Err(t))),
+            Ok(Stop::Exception(t) | Stop::Failed(t)) => Some(outcome(&Err(t))),
             _ => None,
         };
         if starts == 1 && first.is_none() {
