@@ -275,7 +275,7 @@ fn traps_stop_with_the_status_then_end_the_program() {
     let mut c = Client::start();
     launch(
         &mut c,
-        json!({"modules": [path("frames.vmasm")], "function": "main", "inputs": ["3"], "sourceDirs": [path("")]}),
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["3"], "sourceDirs": [path("")]}),
     );
     c.ok("setExceptionBreakpoints", json!({"filters": ["trap"]}));
     c.ok("configurationDone", json!({}));
@@ -376,7 +376,7 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
     let mut c = Client::start();
     launch(
         &mut c,
-        json!({"modules": [path("frames.vmasm")], "function": "main", "inputs": ["5"],
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
                "sourceDirs": [path("")], "stopOnEntry": true, "fuel": 1000000}),
     );
     let fbs = c.ok(

@@ -416,14 +416,14 @@ fn batch_file_sessions() {
 
 fn frames_args(input: &str) -> Vec<String> {
     vec![
-        format!("--module={}", data("frames.vmasm").display()),
+        format!("--module={}", data("dbg/frames.vmasm").display()),
         "--function=main".into(),
         format!("--input={input}"),
     ]
 }
 
-/// `tests/data/frames.vmasm` is VM assembly whose every instruction has a
-/// location in `tests/data/frames.src` (so both functions have lines).
+/// `tests/data/dbg/frames.vmasm` is VM assembly whose every instruction has a
+/// location in `tests/data/dbg/frames.src` (so both functions have lines).
 #[test]
 fn frames_are_selected_with_up_down_and_frame() {
     let script = "break twice\nrun\nbt\nup\ninfo registers\nlist\nup\ndown\nframe 1\nprint %i0\n\
