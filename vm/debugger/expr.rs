@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::isa::Bank;
+use crate::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
 use crate::refs::{Ref, TypeDef};
 use crate::value::{format_g, Value};
 
@@ -32,9 +32,26 @@ impl RegisterRef {
                 "`{t}` is not a register (expected %iN, %iN:M or %rN)"
             ))
         };
-        let number = |s: &str| s.parse::<u16>().map_err(|_| bad());
+        let number = |s: &str| -> Result<u64, DebugCommandError> {
+            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            // All digits: too many of them is a number out of range.
+            Ok(s.parse::<u64>().unwrap_or(u64::MAX))
+        };
+        let in_range = |n: u64, max: u16, bank: &str| {
+            u16::try_from(n).ok().filter(|&n| n <= max).ok_or_else(|| {
+                DebugCommandError(format!(
+                    "`{t}` is out of range ({bank} registers are numbered 0 to {max})"
+                ))
+            })
+        };
         if let Some(n) = t.strip_prefix("%r") {
-            return Ok(RegisterRef::Ref(number(n)?));
+            return Ok(RegisterRef::Ref(in_range(
+                number(n)?,
+                REF_INDEX_MASK,
+                "ref",
+            )?));
         }
         let body = t.strip_prefix("%i").ok_or_else(bad)?;
         match body.split_once(':') {
@@ -45,9 +62,14 @@ impl RegisterRef {
                         "`{t}` is not a register pair (%iN:N+1)"
                     )));
                 }
-                Ok(RegisterRef::Pair(a))
+                in_range(b, I32_INDEX_MASK, "i32")?;
+                Ok(RegisterRef::Pair(in_range(a, I32_INDEX_MASK, "i32")?))
             }
-            None => Ok(RegisterRef::I32(number(body)?)),
+            None => Ok(RegisterRef::I32(in_range(
+                number(body)?,
+                I32_INDEX_MASK,
+                "i32",
+            )?)),
         }
     }
 }
