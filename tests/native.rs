@@ -532,3 +532,22 @@ fn deadline_and_interrupt_stop_native_dispatches_between_workgroups() {
         assert_eq!(e.code, StatusCode::DeadlineExceeded, "{kind:?}: {e}");
     }
 }
+
+#[test]
+fn the_debugger_shows_dispatches_in_its_transcript() {
+    let script = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(script.path(), "run\nquit\n").unwrap();
+    let m = format!("--module={}", model("system", "matmul"));
+    let batch = format!("--batch={}", script.path().display());
+    let mut args = vec!["dbg", &m, &batch];
+    args.extend(MATMUL_INPUTS);
+    let (stdout, stderr, code) = irvm(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let dispatch = stdout
+        .find("[hal.dispatch] matmul_dispatch_0::matmul_dispatch_0_matmul_3x5x4_f32 (system-elf-x86_64) workgroups 1x1x1")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        dispatch < stdout.find("[matmul returned]").unwrap(),
+        "{stdout}"
+    );
+}

@@ -49,6 +49,8 @@ pub struct DbgArgs {
 
 /// Runs `irvm dbg`.
 pub fn main(args: DbgArgs) -> ExitCode {
+    // Dispatches show in the transcript, as the host-level events they are.
+    crate::tensor_io::print_dispatches(crate::tensor_io::DispatchLines::Stdout);
     match session(&args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

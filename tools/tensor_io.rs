@@ -58,23 +58,50 @@ impl DeviceArgs {
 static DEVICE: OnceLock<hal::DeviceOptions> = OnceLock::new();
 
 /// Sets the device the `hal` module is made with; with `trace_dispatches`
-/// each dispatch is printed to stderr (`--trace-execution`) as
-/// `[hal.dispatch] EXECUTABLE::ENTRY (FORMAT) workgroups XxYxZ`.
+/// each dispatch is printed to stderr (`--trace-execution`).
 pub fn set_device(args: &DeviceArgs, trace_dispatches: bool) -> Result<(), String> {
-    let mut options = args.options()?;
-    if trace_dispatches {
-        options.on_dispatch = Some(hal::DispatchHook(std::sync::Arc::new(
-            |e: &hal::DispatchEvent<'_>| {
-                let [x, y, z] = e.workgroups;
-                eprintln!(
-                    "[hal.dispatch] {}::{} ({}) workgroups {x}x{y}x{z}",
-                    e.executable, e.entry, e.format
-                );
-            },
-        )));
-    }
+    let options = args.options()?;
     let _ = DEVICE.set(options);
+    if trace_dispatches {
+        print_dispatches(DispatchLines::Stderr);
+    }
     Ok(())
+}
+
+/// Where the `hal` module's dispatches are printed, one line each:
+/// `[hal.dispatch] EXECUTABLE::ENTRY (FORMAT) workgroups XxYxZ`.
+#[derive(Clone, Copy, Debug)]
+pub enum DispatchLines {
+    /// `irvm run --trace-execution`, next to the instruction trace.
+    Stderr,
+    /// `irvm dbg`, in the session's transcript.
+    Stdout,
+}
+
+static DISPATCH_LINES: OnceLock<DispatchLines> = OnceLock::new();
+
+/// Prints every dispatch of the `hal` modules made from now on.
+pub fn print_dispatches(lines: DispatchLines) {
+    let _ = DISPATCH_LINES.set(lines);
+}
+
+fn dispatch_hook(lines: DispatchLines) -> hal::DispatchHook {
+    hal::DispatchHook(std::sync::Arc::new(move |e: &hal::DispatchEvent<'_>| {
+        let [x, y, z] = e.workgroups;
+        let line = format!(
+            "[hal.dispatch] {}::{} ({}) workgroups {x}x{y}x{z}",
+            e.executable, e.entry, e.format
+        );
+        match lines {
+            DispatchLines::Stderr => eprintln!("{line}"),
+            DispatchLines::Stdout => {
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+        }
+    }))
 }
 
 /// Registers the `hal` module in `ctx` unless a module named `hal` is
@@ -83,7 +110,10 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal") {
         return Ok(());
     }
-    let options = DEVICE.get().cloned().unwrap_or_default();
+    let mut options = DEVICE.get().cloned().unwrap_or_default();
+    if let Some(&lines) = DISPATCH_LINES.get() {
+        options.on_dispatch = Some(dispatch_hook(lines));
+    }
     let module = hal::hal_module_with(options)
         .map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
     ctx.register_host_module(&module).map_err(|e| e.to_string())
