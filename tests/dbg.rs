@@ -549,7 +549,12 @@ fn tensors_print_shape_type_and_elements() {
     assert_eq!(code, 0, "{out}");
     let r = replies(&out);
     assert_eq!(r[1].1, ["%r0 = !hal.buffer_view 4xf32=1 2 3 4"]);
-    assert_eq!(r[2].1[0], "[double returned]");
+    // The dispatch shows in the transcript as the program runs.
+    assert_eq!(
+        r[2].1[0],
+        "[hal.dispatch] module::double_dispatch_0_elementwise_4_f32 (vmvx-bytecode-fb) workgroups 1x1x1"
+    );
+    assert_eq!(r[2].1[1], "[double returned]");
 }
 
 #[test]
