@@ -68,9 +68,6 @@ impl Instance {
 /// Why modules could not be put together into a context.
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
-    /// A module of that name is already registered.
-    #[error("a module named '{0}' is already registered in this context")]
-    DuplicateModule(String),
     /// A required import has no provider: its module is not registered
     /// (`provider_registered` false) or does not export the function.
     #[error(
@@ -646,18 +643,10 @@ impl Context {
         self.modules.iter().map(|m| m.name()).collect()
     }
 
-    fn check_unique(&self, name: &str) -> Result<(), LinkError> {
-        if self.modules.iter().any(|m| m.name() == name) {
-            return Err(LinkError::DuplicateModule(name.to_string()));
-        }
-        Ok(())
-    }
-
     /// Registers a host module (its functions become importable by modules
     /// registered after it).
     pub fn register_host_module(&mut self, module: &dyn HostModule) -> Result<(), LinkError> {
         let name = module.name().to_string();
-        self.check_unique(&name)?;
         let mut funcs = Vec::new();
         for f in module.functions() {
             let sig = Signature::parse(&f.calling_convention).map_err(|message| {
@@ -691,9 +680,13 @@ impl Context {
     /// Registers a bytecode module: checks its dependencies, resolves its
     /// imports against the modules registered before it, verifies and
     /// pre-decodes every function, creates its state and runs `__init`.
+    ///
+    /// A module may share its name with one registered before it (as in
+    /// IREE's context): both stay registered, and names resolve to the
+    /// newest, so the later one hides the earlier from imports of modules
+    /// registered after it and from [`Context::function`].
     pub fn register_module(&mut self, module: Module) -> Result<(), LinkError> {
         let name = module.name().to_string();
-        self.check_unique(&name)?;
         // Module state sizes come from the file: bound them before allocating.
         let state = module.def().module_state();
         for (what, value, limit) in [
@@ -719,7 +712,7 @@ impl Context {
         }
         // Dependencies.
         for dep in module.dependencies() {
-            let found = self.modules.iter().find(|m| m.name() == dep.name);
+            let found = self.modules.iter().rev().find(|m| m.name() == dep.name);
             match found {
                 Some(m) if m.version() >= dep.minimum_version => {}
                 Some(m) if !dep.optional => {
@@ -977,16 +970,18 @@ impl Context {
         }
     }
 
-    /// Finds a function by `module.function`, or by bare name in the most
-    /// recently registered module that exports it. The error names the
-    /// module and lists what it exports.
+    /// Finds a function by `module.function` (in the most recently
+    /// registered module of that name, which hides earlier ones), or by bare
+    /// name in the most recently registered module that exports it. The
+    /// error names the module and lists what it exports.
     pub fn function(&self, name: &str) -> Result<Func, LookupError> {
         let (m, f) = match name.split_once('.') {
             Some((m, f)) if self.modules.iter().any(|r| r.name() == m) => (Some(m), f),
             _ => (None, name),
         };
+        let newest = m.and_then(|m| self.modules.iter().rposition(|r| r.name() == m));
         for (i, r) in self.modules.iter().enumerate().rev() {
-            if m.is_some_and(|m| m != r.name()) {
+            if newest.is_some_and(|n| n != i) {
                 continue;
             }
             if let Some((target, sig)) = r.export(i as u32, f) {
@@ -1057,7 +1052,7 @@ impl Context {
     /// registered module).
     pub fn exports(&self, module: Option<&str>) -> Vec<String> {
         let r = match module {
-            Some(m) => self.modules.iter().find(|r| r.name() == m),
+            Some(m) => self.modules.iter().rev().find(|r| r.name() == m),
             None => self.modules.last(),
         };
         match r {
