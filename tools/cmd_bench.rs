@@ -16,7 +16,7 @@ use crate::cmd_run::{load_context, parse_input, LimitArgs};
 pub struct BenchArgs {
     /// A module to load (`.vmfb`, or a dynamic host module
     /// `lib.so[@entry][?key=value&...]`); repeat to load several, in order.
-    #[arg(long = "module", required = true)]
+    #[arg(long = "module")]
     modules: Vec<String>,
     /// An exported function of the last module to time; repeat for several.
     /// Without it, every export of the last module that takes no arguments.
@@ -53,8 +53,49 @@ pub struct BenchArgs {
     /// ... in this format (`json`, `console` or `csv`).
     #[arg(long = "benchmark_out_format", default_value = "json")]
     out_format: String,
+    /// Print the benchmarks' names (after `--benchmark_filter`) and exit.
+    #[arg(long = "benchmark_list_tests")]
+    list_tests: bool,
+    /// Seconds each benchmark runs untimed before its first repetition.
+    #[arg(long = "benchmark_min_warmup_time", default_value_t = 0.0)]
+    min_warmup_time: f64,
+    /// One batch (`--batch_size` calls) and one repetition per benchmark,
+    /// whatever the other flags say: checks that everything runs.
+    #[arg(long = "benchmark_dry_run")]
+    dry_run: bool,
+    /// With repetitions, report only the `_mean`/`_median`/`_stddev`/`_cv`
+    /// rows (on stdout and in `--benchmark_out`).
+    #[arg(long = "benchmark_report_aggregates_only")]
+    report_aggregates_only: bool,
+    /// With repetitions, show only the aggregate rows on stdout
+    /// (`--benchmark_out` still gets every row).
+    #[arg(long = "benchmark_display_aggregates_only")]
+    display_aggregates_only: bool,
+    /// `key=value,...` pairs added to the report's context (the console
+    /// header lines and the JSON `context` object).
+    #[arg(long = "benchmark_context")]
+    context: Option<String>,
+    /// Calls per timed step: the iteration count is a multiple of it.
+    #[arg(long = "batch_size", default_value_t = 1)]
+    batch_size: u32,
+    /// Keep the results of the last call and print, write or check them
+    /// after the table as `irvm run` does (`--output`, `--expected_output`;
+    /// one `--function`).
+    #[arg(long = "enable_output_processing")]
+    enable_output_processing: bool,
+    #[command(flatten)]
+    results: crate::tensor_io::ResultArgs,
+    /// Print every executed instruction to stderr (every timed call too).
+    #[arg(long = "trace-execution")]
+    trace_execution: bool,
+    /// After the benchmarks, print to stderr the load time, the time spent
+    /// benchmarking, the calls to host functions and the most memory held.
+    #[arg(long = "print_statistics")]
+    print_statistics: bool,
     #[command(flatten)]
     device: crate::tensor_io::DeviceArgs,
+    #[command(flatten)]
+    queries: crate::hal_query::HalQueryArgs,
     /// Limits for the whole run (loading, `__init` and every timed call
     /// together); none by default, so timings use the plain loop.
     #[command(flatten)]
@@ -63,8 +104,11 @@ pub struct BenchArgs {
 
 /// Runs `irvm bench`.
 pub fn main(args: BenchArgs) -> ExitCode {
+    if let Some(code) = args.queries.answer("bench") {
+        return code;
+    }
     match bench(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(message) => {
             eprintln!("irvm bench: {message}");
             ExitCode::FAILURE
@@ -128,35 +172,58 @@ fn process_cpu_time() -> Duration {
     )
 }
 
+/// How one repetition runs.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    min_time: MinTime,
+    /// Calls per step (`--batch_size`): iterations are a multiple of it.
+    batch_size: u64,
+    /// Untimed calls before timing (`--benchmark_min_warmup_time`).
+    warmup: Duration,
+}
+
+/// `n` rounded up to a multiple of `step` (at least one step).
+fn round_up(n: u64, step: u64) -> u64 {
+    n.max(1).div_ceil(step).saturating_mul(step)
+}
+
+/// Times `func`; returns the sample and the results of the last call.
 fn measure(
     ctx: &mut Context,
     func: &Func,
     args: &[Value],
-    min_time: MinTime,
-) -> Result<Sample, String> {
-    // Warm up once (and surface a failing function before timing it).
-    ctx.invoke(func, args).map_err(|e| e.to_string())?;
-    let (min_time, mut batch) = match min_time {
-        MinTime::Wall(d) => (d, 1u64),
-        MinTime::Iterations(n) => (Duration::ZERO, n),
+    plan: Plan,
+) -> Result<(Sample, Vec<Value>), String> {
+    // Warm up once (and surface a failing function before timing it), then
+    // for as long as asked.
+    let mut last = ctx.invoke(func, args).map_err(|e| e.to_string())?;
+    let warming = Instant::now();
+    while warming.elapsed() < plan.warmup {
+        last = ctx.invoke(func, args).map_err(|e| e.to_string())?;
+    }
+    let step = plan.batch_size.max(1);
+    let (min_time, mut batch) = match plan.min_time {
+        MinTime::Wall(d) => (d, step),
+        MinTime::Iterations(n) => (Duration::ZERO, round_up(n, step)),
     };
     let mut iterations = 0u64;
     let (wall0, cpu0) = (Instant::now(), process_cpu_time());
     loop {
         for _ in 0..batch {
-            ctx.invoke(func, args).map_err(|e| e.to_string())?;
+            last = ctx.invoke(func, args).map_err(|e| e.to_string())?;
         }
         iterations += batch;
         let wall = wall0.elapsed();
         if wall >= min_time || iterations >= 1_000_000_000 {
-            return Ok(Sample {
+            let sample = Sample {
                 iterations,
                 wall,
                 cpu: process_cpu_time().saturating_sub(cpu0),
-            });
+            };
+            return Ok((sample, last));
         }
         // Grow batches so that clock reads stay negligible.
-        batch = (batch * 2).min(1 << 20);
+        batch = round_up((batch * 2).min(1 << 20), step);
     }
 }
 
@@ -405,6 +472,10 @@ struct MachineContext {
     /// (type, level, size in bytes, CPUs sharing it).
     caches: Vec<(String, u32, u64, usize)>,
     load_avg: [f64; 3],
+    /// Address-space randomization (`/proc/sys/kernel/randomize_va_space`).
+    aslr_enabled: bool,
+    /// `--benchmark_context` pairs.
+    custom: std::collections::BTreeMap<String, String>,
 }
 
 fn machine_context() -> MachineContext {
@@ -465,6 +536,8 @@ fn machine_context() -> MachineContext {
         mhz_per_cpu,
         caches,
         load_avg,
+        aslr_enabled: read("/proc/sys/kernel/randomize_va_space").trim() != "0",
+        custom: Default::default(),
     }
 }
 
@@ -496,7 +569,8 @@ fn iso_date() -> String {
     )
 }
 
-/// Google Benchmark's context lines (it prints them to stderr).
+/// Google Benchmark's context lines (it prints them to stderr), then the
+/// `--benchmark_context` pairs.
 fn console_header(m: &MachineContext) -> String {
     let mut s = format!(
         "{}\nRunning {}\nRun on ({} X {:.2} MHz CPU s)\nCPU Caches:\n",
@@ -513,7 +587,29 @@ fn console_header(m: &MachineContext) -> String {
         "Load Average: {:.2}, {:.2}, {:.2}\n",
         m.load_avg[0], m.load_avg[1], m.load_avg[2]
     ));
+    for (key, value) in &m.custom {
+        s.push_str(&format!("{key}: {value}\n"));
+    }
     s
+}
+
+/// The `--benchmark_context` pairs (`k=v,k2=v2`), sorted by key as Google
+/// Benchmark keeps them, with `dry_run` when `--benchmark_dry_run` is on.
+fn custom_context(
+    text: Option<&str>,
+    dry_run: bool,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let mut pairs = std::collections::BTreeMap::new();
+    for pair in text.unwrap_or("").split(',').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            format!("INVALID_ARGUMENT; --benchmark_context `{pair}` is not key=value")
+        })?;
+        pairs.insert(key.to_string(), value.to_string());
+    }
+    if dry_run {
+        pairs.insert("dry_run".to_string(), "true".to_string());
+    }
+    Ok(pairs)
 }
 
 fn json(rows: &[Row], unit: Unit, m: &MachineContext) -> String {
@@ -563,19 +659,27 @@ fn json(rows: &[Row], unit: Unit, m: &MachineContext) -> String {
             serde_json::Value::Object(o)
         })
         .collect();
+    let mut context = json!({
+        "date": m.date,
+        "host_name": m.host_name,
+        "executable": m.executable,
+        "num_cpus": m.num_cpus,
+        "mhz_per_cpu": m.mhz_per_cpu.round() as i64,
+        "cpu_scaling_enabled": false,
+        "aslr_enabled": m.aslr_enabled,
+        "caches": caches,
+        "load_avg": m.load_avg,
+        "library_version": concat!("irvm ", env!("CARGO_PKG_VERSION")),
+        "library_build_type": if cfg!(debug_assertions) { "debug" } else { "release" },
+        "json_schema_version": 1
+    });
+    if let Some(o) = context.as_object_mut() {
+        for (key, value) in &m.custom {
+            o.insert(key.clone(), json!(value));
+        }
+    }
     let doc = json!({
-        "context": {
-            "date": m.date,
-            "host_name": m.host_name,
-            "executable": m.executable,
-            "num_cpus": m.num_cpus,
-            "mhz_per_cpu": m.mhz_per_cpu.round() as i64,
-            "cpu_scaling_enabled": false,
-            "caches": caches,
-            "load_avg": m.load_avg,
-            "library_build_type": if cfg!(debug_assertions) { "debug" } else { "release" },
-            "json_schema_version": 1
-        },
+        "context": context,
         "benchmarks": benchmarks
     });
     let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -591,12 +695,25 @@ fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> Strin
     }
 }
 
-fn bench(args: &BenchArgs) -> Result<(), String> {
-    crate::tensor_io::set_device(&args.device, false)?;
+fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
+    crate::tensor_io::set_device(&args.device, args.trace_execution, args.print_statistics)?;
     let min_time = parse_min_time(&args.min_time)?;
     let unit = Unit::parse(&args.time_unit)?;
     let format = Format::parse("benchmark_format", &args.format)?;
     let out_format = Format::parse("benchmark_out_format", &args.out_format)?;
+    if args.batch_size == 0 {
+        return Err("INVALID_ARGUMENT; --batch_size must be at least 1".into());
+    }
+    let warmup = Duration::try_from_secs_f64(args.min_warmup_time)
+        .ok()
+        .filter(|d| d.as_secs() < 1_000_000)
+        .ok_or_else(|| {
+            format!(
+                "INVALID_ARGUMENT; --benchmark_min_warmup_time `{}` is not a number of seconds",
+                args.min_warmup_time
+            )
+        })?;
+    let custom = custom_context(args.context.as_deref(), args.dry_run)?;
     let filter = match &args.filter {
         None => None,
         Some(f) => {
@@ -613,12 +730,19 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
             Some((exclude, re))
         }
     };
+    let loading = Instant::now();
     let mut ctx = load_context(&args.modules, &args.limits)?;
+    let load_time = loading.elapsed();
     let main_module = ctx
         .module_names()
         .last()
         .map(|s| s.to_string())
         .unwrap_or_default();
+    if args.enable_output_processing && args.functions.len() != 1 {
+        return Err(
+            "INVALID_ARGUMENT; output processing requires one function; use --function".into(),
+        );
+    }
     let names: Vec<String> = if args.functions.is_empty() {
         ctx.exports(Some(&main_module))
             .into_iter()
@@ -653,6 +777,12 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
             args.filter.as_deref().unwrap_or("")
         ));
     }
+    if args.list_tests {
+        for name in &names {
+            outln!("{}", bm_name(name));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut plans = Vec::new();
     for name in &names {
         let func = ctx
@@ -675,30 +805,94 @@ fn bench(args: &BenchArgs) -> Result<(), String> {
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
         plans.push((name.clone(), func, values));
     }
-    let machine = machine_context();
+    if args.trace_execution {
+        ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
+            std::io::stderr(),
+        )))));
+    }
+    let mut machine = machine_context();
+    machine.custom = custom;
     if format == Format::Console {
         eprint!("{}", console_header(&machine));
     }
-    let repetitions = args.repetitions.max(1);
+    let batch_size = u64::from(args.batch_size);
+    let (plan, repetitions) = if args.dry_run {
+        let plan = Plan {
+            min_time: MinTime::Iterations(batch_size),
+            batch_size,
+            warmup: Duration::ZERO,
+        };
+        (plan, 1)
+    } else {
+        let plan = Plan {
+            min_time,
+            batch_size,
+            warmup,
+        };
+        (plan, args.repetitions.max(1))
+    };
+    let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
+    let running = Instant::now();
     let mut rows = Vec::new();
+    let mut last = Vec::new();
     for (family, (name, func, values)) in plans.iter().enumerate() {
         let mut reps = Vec::new();
         for index in 0..repetitions {
-            let s = measure(&mut ctx, func, values, min_time)
+            let plan = Plan {
+                warmup: if index == 0 {
+                    plan.warmup
+                } else {
+                    Duration::ZERO
+                },
+                ..plan
+            };
+            let (s, results) = measure(&mut ctx, func, values, plan)
                 .map_err(|e| format!("benchmark `{name}` failed: {e}"))?;
+            last = results;
             reps.push(row(&bm_name(name), family, repetitions, index, &s));
         }
         let summary = aggregates(&reps);
         rows.extend(reps);
         rows.extend(summary);
     }
-    let text = render(format, &rows, unit, &machine);
+    let run_time = running.elapsed();
+    // With repetitions, the aggregates can stand for the runs.
+    let aggregates_only = |only: bool, rows: &[Row]| -> Vec<Row> {
+        if only && repetitions > 1 {
+            rows.iter()
+                .filter(|r| r.aggregate.is_some())
+                .cloned()
+                .collect()
+        } else {
+            rows.to_vec()
+        }
+    };
+    let reported = aggregates_only(args.report_aggregates_only, &rows);
+    let shown = aggregates_only(args.display_aggregates_only, &reported);
+    let text = render(format, &shown, unit, &machine);
     outln!("{}", text.strip_suffix('\n').unwrap_or(&text));
     if let Some(path) = &args.out {
-        std::fs::write(path, render(out_format, &rows, unit, &machine))
+        std::fs::write(path, render(out_format, &reported, unit, &machine))
             .map_err(|e| format!("cannot write --benchmark_out '{}': {e}", path.display()))?;
     }
-    Ok(())
+    if args.print_statistics {
+        let figures = crate::cmd_run::RunFigures {
+            load: load_time,
+            run: ("benchmarks", run_time),
+            imports: ctx.host_calls() - imports,
+            dispatches: crate::tensor_io::dispatch_count() - dispatches,
+        };
+        crate::cmd_run::print_statistics(None, &ctx, &figures);
+    }
+    if args.enable_output_processing {
+        let outcome = args
+            .results
+            .emit(&last, crate::result_format::format_value)?;
+        if let crate::tensor_io::Outcome::Mismatch = outcome {
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -734,6 +928,8 @@ mod tests {
             wall: Duration::from_millis(ms * 10),
             cpu: Duration::from_millis(ms * 10),
         };
+        assert_eq!(round_up(10, 4), 12);
+        assert_eq!(round_up(0, 3), 3);
         let reps: Vec<Row> = [2, 4, 9]
             .iter()
             .enumerate()

@@ -12,7 +12,7 @@ pub struct RunArgs {
     /// A module to load: a `.vmfb` file (`-`: read from stdin), or a
     /// dynamic host module `lib.so[@entry][?key=value&...]`. Repeat to load
     /// several, in order; the function is looked up in the last one.
-    #[arg(long = "module", required = true)]
+    #[arg(long = "module")]
     modules: Vec<String>,
     /// The exported function to invoke; may be left out when the module
     /// exports one function (besides `__`-prefixed and `$` ones), as with
@@ -24,6 +24,8 @@ pub struct RunArgs {
     inputs: Vec<String>,
     #[command(flatten)]
     device: crate::tensor_io::DeviceArgs,
+    #[command(flatten)]
+    queries: crate::hal_query::HalQueryArgs,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -42,7 +44,7 @@ pub struct RunArgs {
 
 /// What `--print_statistics` counts while the program runs.
 #[derive(Default)]
-struct Counts {
+pub struct Counts {
     instructions: u64,
     calls: u64,
     deepest: usize,
@@ -74,35 +76,58 @@ impl irvm::Observer for Counter {
     }
 }
 
-fn print_statistics(
-    counts: &Counts,
-    ctx: &Context,
-    load: std::time::Duration,
-    run: std::time::Duration,
-) {
+/// Figures measured around a run for `--print_statistics`.
+pub struct RunFigures {
+    /// Loading the modules and running their `__init`.
+    pub load: std::time::Duration,
+    /// What the run timed, and how long it took.
+    pub run: (&'static str, std::time::Duration),
+    /// Calls from bytecode to host functions (imports of the hal and of
+    /// dynamic modules) during the run.
+    pub imports: u64,
+    /// hal dispatches during the run.
+    pub dispatches: u64,
+}
+
+/// Prints `--print_statistics` to stderr: the figures, the counts (when the
+/// run was observed) and the most memory the context held.
+pub fn print_statistics(counts: Option<&Counts>, ctx: &Context, f: &RunFigures) {
+    let ms = |d: std::time::Duration| format!("{:.3} ms", d.as_secs_f64() * 1e3);
+    let line = |label: &str, value: String| eprintln!("  {:<29}{value}", format!("{label}:"));
     eprintln!("[[ irvm statistics ]]");
-    eprintln!(
-        "  load time (modules, __init): {:.3} ms",
-        load.as_secs_f64() * 1e3
+    line("load time (modules, __init)", ms(f.load));
+    line(&format!("run time ({})", f.run.0), ms(f.run.1));
+    if let Some(c) = counts {
+        line(
+            "instructions executed",
+            format!(
+                "{} (the program's; vmvx kernels run in their executables' own contexts)",
+                c.instructions
+            ),
+        );
+        line(
+            "calls into bytecode",
+            format!("{} (the entry call included)", c.calls),
+        );
+    }
+    line(
+        "imports called",
+        format!(
+            "{} (host functions: the hal's, dynamic modules')",
+            f.imports
+        ),
     );
-    eprintln!(
-        "  run time (the call):         {:.3} ms",
-        run.as_secs_f64() * 1e3
-    );
-    eprintln!(
-        "  instructions executed:       {} (the program's; vmvx kernels run in their executables' own contexts)",
-        counts.instructions
-    );
-    eprintln!(
-        "  calls:                       {} into bytecode (the entry call included), {} to host functions",
-        counts.calls,
-        ctx.host_calls()
-    );
-    eprintln!("  deepest call stack:          {} frames", counts.deepest);
-    eprintln!(
-        "  most memory held:            {} bytes (buffers, lists, register stacks, globals; now {})",
-        ctx.memory_peak(),
-        ctx.memory_in_use()
+    line("dispatches", f.dispatches.to_string());
+    if let Some(c) = counts {
+        line("deepest call stack", format!("{} frames", c.deepest));
+    }
+    line(
+        "most memory held",
+        format!(
+            "{} bytes (buffers, lists, register stacks, globals; now {})",
+            ctx.memory_peak(),
+            ctx.memory_in_use()
+        ),
     );
 }
 
@@ -260,6 +285,13 @@ pub fn module_from_stdin() -> Result<Module, String> {
 }
 
 pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, String> {
+    if modules.is_empty() {
+        return Err(
+            "INVALID_ARGUMENT; no user module specified; use --module=file.vmfb to load \
+                    from a file or --module=- to load from stdin"
+                .into(),
+        );
+    }
     let instance = Instance::new();
     let mut ctx = Context::new(&instance);
     limits.apply(&mut ctx)?;
@@ -363,6 +395,9 @@ pub fn describe_trap(tool: &str, trap: &irvm::Trap) -> String {
 
 /// Runs `irvm run`.
 pub fn main(args: RunArgs) -> ExitCode {
+    if let Some(code) = args.queries.answer("run") {
+        return code;
+    }
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Setup(message)) => {
@@ -378,7 +413,7 @@ pub fn main(args: RunArgs) -> ExitCode {
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
-    crate::tensor_io::set_device(&args.device, args.trace_execution)?;
+    crate::tensor_io::set_device(&args.device, args.trace_execution, args.print_statistics)?;
     let loading = std::time::Instant::now();
     let mut ctx = load_context(&args.modules, &args.limits)?;
     let load_time = loading.elapsed();
@@ -425,11 +460,18 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         ctx.set_observer(tracer);
     }
     outln!("EXEC @{name}");
+    let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
     let running = std::time::Instant::now();
     let invoked = ctx.invoke(&func, &values);
     if args.print_statistics {
         let counts = counts.lock().unwrap_or_else(|e| e.into_inner());
-        print_statistics(&counts, &ctx, load_time, running.elapsed());
+        let figures = RunFigures {
+            load: load_time,
+            run: ("the call", running.elapsed()),
+            imports: ctx.host_calls() - imports,
+            dispatches: crate::tensor_io::dispatch_count() - dispatches,
+        };
+        print_statistics(Some(&counts), &ctx, &figures);
     }
     let results = invoked.map_err(Failure::Trap)?;
     match args

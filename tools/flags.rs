@@ -8,38 +8,120 @@
 //!   irvm declares it with;
 //! - a boolean flag may carry `=true`/`=false` (`--trace_execution=false`);
 //! - flags of iree-run-module / iree-benchmark-module that mean nothing for
-//!   irvm's CPU runtime (GPU drivers, device profiling and capture, task
-//!   topology, allocator and plugin selection) are accepted and ignored
-//!   ([`IGNORED`]).
+//!   irvm's CPU runtime (GPU drivers, device profiling, capture and replay,
+//!   task-system tuning, allocator and plugin selection) are accepted and
+//!   ignored ([`IGNORED`], and [`IGNORED_BY_BENCH`] for `irvm bench`).
 
 use std::collections::HashSet;
 
-/// IREE flag families (prefixes) and flags irvm accepts and ignores.
-pub const IGNORED: &[&str] = &[
-    "cuda_",
-    "hip_",
-    "vulkan_",
-    "device_profiling_",
-    "device_capture_",
-    "device_replay_",
-    "task_",
-    "device_allocator",
-    "device_lead_allocator",
-    "executable_plugin",
-    "instrument_file",
-    "agents_md",
-    "parameter_mode",
-    "module_mode",
-    "print_device_statistics",
+/// IREE flags irvm accepts and ignores, with the reason: a name ending in
+/// `*` stands for every flag that starts with it. (A flag irvm declares
+/// itself, such as `--task_topology_max_group_count`, is acted on even
+/// when a family here covers it.)
+pub const IGNORED: &[(&str, &str)] = &[
+    ("cuda_*", "CUDA driver settings; irvm has no GPU drivers"),
+    ("hip_*", "HIP driver settings; irvm has no GPU drivers"),
+    ("vulkan_*", "Vulkan driver settings; irvm has no GPU drivers"),
+    (
+        "task_*",
+        "IREE task-system tuning (worker spin, stacks, local memory, topology); \
+         irvm's local-task pool takes only --task_topology_max_group_count",
+    ),
+    (
+        "dump_task_topologies",
+        "prints IREE's task-system topology, which irvm does not have",
+    ),
+    (
+        "device_profiling_*",
+        "HAL profiling sessions and bundles; use --print_statistics",
+    ),
+    (
+        "print_device_statistics",
+        "HAL profiling statistics; use --print_statistics",
+    ),
+    ("device_capture_*", "external capture tools (RenderDoc, Metal)"),
+    ("device_replay_*", "HAL replay capture, which irvm does not record"),
+    ("agents_md", "guidance for HAL replay capture, which irvm does not record"),
+    (
+        "device_allocator",
+        "allocator wrappers; irvm's device has one host allocator",
+    ),
+    (
+        "device_lead_allocator",
+        "lead device of several; irvm has one device",
+    ),
+    (
+        "executable_plugin",
+        "executable import plugins; irvm provides none (a library that needs one is refused, naming the import)",
+    ),
+    ("instrument_file", "instrumentation data, which irvm does not collect"),
+    (
+        "module_mode",
+        "preload or mmap; irvm reads each module into memory either way",
+    ),
+    (
+        "parameter_mode",
+        "parameter file I/O; irvm loads no parameter archives (--parameters is refused)",
+    ),
 ];
+
+/// Flags of iree-benchmark-module (and its Google Benchmark library) that
+/// `irvm bench` accepts and ignores, besides [`IGNORED`].
+pub const IGNORED_BY_BENCH: &[(&str, &str)] = &[
+    (
+        "batch_concurrency",
+        "concurrent invocations within a batch; irvm runs a batch's invocations one after another",
+    ),
+    (
+        "dispatch_statistics",
+        "per-dispatch rows from HAL profiling, which irvm does not have",
+    ),
+    ("benchmark_color", "irvm's console table has no colors"),
+    (
+        "benchmark_counters_tabular",
+        "user counters as columns; irvm's rows have none besides items_per_second",
+    ),
+    (
+        "benchmark_enable_random_interleaving",
+        "irvm runs the benchmarks in order",
+    ),
+    ("v", "Google Benchmark's log verbosity"),
+];
+
+/// Whether `name` (underscore spelling) is one of `list`'s flags.
+pub fn is_listed(list: &[(&str, &str)], name: &str) -> bool {
+    list.iter().any(|(flag, _)| match flag.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == *flag,
+    })
+}
+
+/// The table of ignored flags for `--help` (after the options).
+pub fn ignored_help(lists: &[&[(&str, &str)]]) -> String {
+    let mut text = String::from(
+        "IREE flags accepted and ignored (they mean nothing for irvm's CPU runtime):\n",
+    );
+    for list in lists {
+        for (flag, why) in *list {
+            text.push_str(&format!("  --{flag}\n          {why}\n"));
+        }
+    }
+    text.push_str(
+        "Every flag may be spelled with `_` or `-` (`--print_statistics`, `--print-statistics`), \
+         booleans take `=true`/`=false`, and --flagfile=PATH reads one flag per line.",
+    );
+    text
+}
 
 /// Deepest nesting of flagfiles (a file naming itself would not end).
 const MAX_FLAGFILE_DEPTH: usize = 16;
 
-/// The long flags a subcommand declares, and which of them take no value.
+/// The long flags a subcommand declares, which of them take no value, and
+/// the IREE flags it ignores.
 pub struct Known {
     pub names: HashSet<String>,
     pub switches: HashSet<String>,
+    pub ignored: Vec<&'static [(&'static str, &'static str)]>,
 }
 
 /// Rewrites `args` (program name first) for clap; errors name the flagfile
@@ -88,7 +170,7 @@ pub fn normalize(
             }),
             None => {
                 let underscored = name.replace('-', "_");
-                if !IGNORED.iter().any(|p| underscored.starts_with(p)) {
+                if !known.ignored.iter().any(|l| is_listed(l, &underscored)) {
                     out.push(arg);
                 }
             }
@@ -169,6 +251,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect(),
             switches: ["trace-execution".to_string()].into_iter().collect(),
+            ignored: vec![IGNORED],
         })
     }
 

@@ -16,6 +16,7 @@ mod cmd_dbg;
 mod cmd_dump;
 mod cmd_run;
 mod flags;
+mod hal_query;
 mod result_format;
 mod scalar_input;
 mod tensor_io;
@@ -55,6 +56,7 @@ fn known_flags(cmd: &clap::Command, name: &str) -> Option<flags::Known> {
     let mut known = flags::Known {
         names: Default::default(),
         switches: Default::default(),
+        ignored: ignored_by(name),
     };
     for arg in sub.get_arguments() {
         let takes_value = arg.get_action().takes_values();
@@ -68,9 +70,27 @@ fn known_flags(cmd: &clap::Command, name: &str) -> Option<flags::Known> {
     Some(known)
 }
 
+/// The lists of IREE flags subcommand `name` accepts and ignores.
+fn ignored_by(name: &str) -> Vec<&'static [(&'static str, &'static str)]> {
+    match name {
+        "run" | "dbg" => vec![flags::IGNORED],
+        "bench" => vec![flags::IGNORED, flags::IGNORED_BY_BENCH],
+        _ => Vec::new(),
+    }
+}
+
 fn main() -> ExitCode {
-    // A later value of a flag replaces an earlier one (flagfiles).
-    let cmd = Cli::command().mut_subcommands(|s| s.args_override_self(true));
+    // A later value of a flag replaces an earlier one (flagfiles); `--help`
+    // of the commands that take IREE's flags lists those irvm ignores.
+    let cmd = Cli::command().mut_subcommands(|s| {
+        let lists = ignored_by(s.get_name());
+        let s = s.args_override_self(true);
+        if lists.is_empty() {
+            s
+        } else {
+            s.after_help(flags::ignored_help(&lists))
+        }
+    });
     let args = match flags::normalize(std::env::args().collect(), |name| known_flags(&cmd, name)) {
         Ok(args) => args,
         Err(e) => {

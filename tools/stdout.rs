@@ -15,6 +15,23 @@ pub fn write_line(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Writes `args` to stdout as [`write_line`] does, without a newline.
+pub fn write_text(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        let _ = writeln!(std::io::stderr(), "irvm: writing to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// `print!` that exits with status 1 instead of panicking when stdout
+/// cannot be written.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::stdout::write_text(format_args!($($arg)*))
+    };
+}
+
 /// `println!` that exits with status 1 instead of panicking when stdout
 /// cannot be written.
 macro_rules! outln {

@@ -57,10 +57,29 @@ impl DeviceArgs {
 /// The device [`ensure_hal`] makes (set once by the command's flags).
 static DEVICE: OnceLock<hal::DeviceOptions> = OnceLock::new();
 
+/// Dispatches run since the program started (counted when
+/// [`set_device`] is asked to).
+static DISPATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Whether [`DISPATCHES`] counts (`--print_statistics`).
+static COUNT_DISPATCHES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Dispatches counted so far (`--print_statistics`).
+pub fn dispatch_count() -> u64 {
+    DISPATCHES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Sets the device the `hal` module is made with; with `trace_dispatches`
-/// each dispatch is printed to stderr (`--trace-execution`).
-pub fn set_device(args: &DeviceArgs, trace_dispatches: bool) -> Result<(), String> {
+/// each dispatch is printed to stderr (`--trace-execution`) as
+/// `[hal.dispatch] EXECUTABLE::ENTRY (FORMAT) workgroups XxYxZ`; with
+/// `count_dispatches` each is counted ([`dispatch_count`]).
+pub fn set_device(
+    args: &DeviceArgs,
+    trace_dispatches: bool,
+    count_dispatches: bool,
+) -> Result<(), String> {
     let options = args.options()?;
+    COUNT_DISPATCHES.store(count_dispatches, std::sync::atomic::Ordering::Relaxed);
     let _ = DEVICE.set(options);
     if trace_dispatches {
         print_dispatches(DispatchLines::Stderr);
@@ -85,8 +104,12 @@ pub fn print_dispatches(lines: DispatchLines) {
     let _ = DISPATCH_LINES.set(lines);
 }
 
-fn dispatch_hook(lines: DispatchLines) -> hal::DispatchHook {
+fn dispatch_hook(lines: Option<DispatchLines>, count: bool) -> hal::DispatchHook {
     hal::DispatchHook(std::sync::Arc::new(move |e: &hal::DispatchEvent<'_>| {
+        if count {
+            DISPATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let Some(lines) = lines else { return };
         let [x, y, z] = e.workgroups;
         let line = format!(
             "[hal.dispatch] {}::{} ({}) workgroups {x}x{y}x{z}",
@@ -111,8 +134,10 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
         return Ok(());
     }
     let mut options = DEVICE.get().cloned().unwrap_or_default();
-    if let Some(&lines) = DISPATCH_LINES.get() {
-        options.on_dispatch = Some(dispatch_hook(lines));
+    let lines = DISPATCH_LINES.get().copied();
+    let count = COUNT_DISPATCHES.load(std::sync::atomic::Ordering::Relaxed);
+    if lines.is_some() || count {
+        options.on_dispatch = Some(dispatch_hook(lines, count));
     }
     let module = hal::hal_module_with(options)
         .map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
