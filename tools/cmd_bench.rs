@@ -738,12 +738,14 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         .last()
         .map(|s| s.to_string())
         .unwrap_or_default();
-    if args.enable_output_processing && args.functions.len() != 1 {
+    // An empty --function (a flagfile's `--function=""` default) is none.
+    let functions: Vec<&String> = args.functions.iter().filter(|f| !f.is_empty()).collect();
+    if args.enable_output_processing && functions.len() != 1 {
         return Err(
             "INVALID_ARGUMENT; output processing requires one function; use --function".into(),
         );
     }
-    let names: Vec<String> = if args.functions.is_empty() {
+    let names: Vec<String> = if functions.is_empty() {
         ctx.exports(Some(&main_module))
             .into_iter()
             .filter(|name| name != "__init")
@@ -753,7 +755,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             })
             .collect()
     } else {
-        args.functions
+        functions
             .iter()
             .map(|f| f.trim_start_matches('@').to_string())
             .collect()
@@ -800,7 +802,9 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             .inputs
             .iter()
             .zip(&kinds)
-            .map(|(t, &k)| parse_input(t, k))
+            .map(|(t, &k)| {
+                parse_input(t, k).map_err(|e| format!("{e}; parsing input `{}`", t.trim()))
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
         plans.push((name.clone(), func, values));

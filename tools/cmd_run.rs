@@ -337,14 +337,28 @@ pub fn input_kinds(func: &irvm::Func) -> Vec<char> {
 pub fn parse_input(text: &str, kind: char) -> Result<Value, String> {
     let t = text.trim();
     if kind == 'r' {
+        // As the reference: `(null)` and `(ignored)` are a null ref.
+        if t == "(null)" || t == "(ignored)" {
+            return Ok(Value::Ref(irvm::Ref::Null));
+        }
         return crate::tensor_io::parse_buffer_view_input(text);
     }
     if t.is_empty() {
         return Err("INVALID_ARGUMENT; no value specified for input".into());
     }
+    // Files and storage hold tensors, not scalars; the reference's
+    // messages.
+    if t.starts_with(['@', '+', '*']) && !t.ends_with(".npy") {
+        return Err(
+            "UNIMPLEMENTED; only numpy (.npy) files are supported for metadata-less \
+                    variant I/O"
+                .into(),
+        );
+    }
     if t.starts_with(['@', '+', '*', '&']) {
         return Err(format!(
-            "UNIMPLEMENTED; input `{text}`: file and storage inputs are not supported"
+            "INVALID_ARGUMENT; function signature mismatch: expected cconv type `r` but \
+             provided type `{kind}`"
         ));
     }
     let ty = match kind {
@@ -422,7 +436,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .last()
         .map(|s| s.to_string())
         .unwrap_or_default();
-    let only = match &args.function {
+    // An empty --function (a flagfile's `--function=""` default) is none.
+    let only = match args.function.as_deref().filter(|f| !f.is_empty()) {
         Some(f) => f.trim_start_matches('@').to_string(),
         None => only_export(&ctx, &main_module)?,
     };
@@ -432,21 +447,33 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .map_err(|e| e.to_string())?;
     let kinds = crate::cmd_run::input_kinds(&func);
     let sig = format!("`{}` ({})", func.name(), func.calling_convention());
-    if args.inputs.len() != kinds.len() {
+    // As iree-run-module: each input takes the next parameter, so one too
+    // many fails while parsing (before EXEC), one too few when invoking.
+    let mut values = Vec::with_capacity(kinds.len());
+    for (k, text) in args.inputs.iter().enumerate() {
+        let Some(&kind) = kinds.get(k) else {
+            return Err(Failure::Setup(format!(
+                "INVALID_ARGUMENT; function expected fewer input values; parsing input `{}`; \
+                 parsing function inputs; {sig}",
+                text.trim()
+            )));
+        };
+        values.push(parse_input(text, kind).map_err(|e| {
+            format!(
+                "{e}; parsing input `{}`; parsing function inputs; {sig}",
+                text.trim()
+            )
+        })?);
+    }
+    if values.len() < kinds.len() {
         outln!("EXEC @{name}");
         return Err(Failure::Setup(format!(
-            "INVALID_ARGUMENT; expected {} arguments but passed {}; invoking function {sig}",
+            "INVALID_ARGUMENT; input list and function mismatch; expected {} arguments but \
+             passed {}; invoking function '{name}'; {sig}",
             kinds.len(),
-            args.inputs.len()
+            values.len()
         )));
     }
-    let values = args
-        .inputs
-        .iter()
-        .zip(&kinds)
-        .map(|(t, &k)| parse_input(t, k))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{e}; parsing function inputs; {sig}"))?;
     let tracer: Option<Box<dyn irvm::Observer>> = args.trace_execution.then(|| {
         Box::new(irvm::ExecutionTracer::new(Box::new(std::io::stderr()))) as Box<dyn irvm::Observer>
     });

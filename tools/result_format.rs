@@ -9,14 +9,21 @@
 
 use irvm::{List, Ref, TypeDef, Value, ValueType};
 
-/// The text after `result[i]: ` for `value` (without the final newline).
-pub fn format_value(value: &Value) -> Result<String, String> {
+/// The text after `result[i]: ` for `value` (without the final newline);
+/// buffer views, also those inside lists, print at most `max_elements`
+/// elements (`--output_max_element_count`).
+pub fn format_value(value: &Value, max_elements: usize) -> Result<String, String> {
     let mut out = String::new();
-    format_into(value, None, &mut out)?;
+    format_into(value, None, max_elements, &mut out)?;
     Ok(out)
 }
 
-fn format_into(value: &Value, narrow: Option<ValueType>, out: &mut String) -> Result<(), String> {
+fn format_into(
+    value: &Value,
+    narrow: Option<ValueType>,
+    max_elements: usize,
+    out: &mut String,
+) -> Result<(), String> {
     match value {
         Value::None | Value::Ref(Ref::Null) => out.push_str("(null)"),
         Value::I32(v) => match narrow {
@@ -27,7 +34,7 @@ fn format_into(value: &Value, narrow: Option<ValueType>, out: &mut String) -> Re
         Value::I64(_) | Value::F32(_) | Value::F64(_) => out.push_str(&value.to_string()),
         Value::Ref(Ref::List(list)) => {
             out.push_str("vm.list\n");
-            format_list(list, out)?;
+            format_list(list, max_elements, out)?;
         }
         Value::Ref(Ref::Buffer(_)) => out.push_str("vm.buffer\n(no printer)"),
         Value::Ref(r @ Ref::Host(host)) => {
@@ -37,8 +44,7 @@ fn format_into(value: &Value, narrow: Option<ValueType>, out: &mut String) -> Re
             let as_value = Value::Ref(r.clone());
             match irvm_hal::BufferView::from_value(&as_value) {
                 Some(view) => {
-                    let text = irvm_hal::format_buffer_view(view, irvm_hal::DEFAULT_MAX_ELEMENTS)
-                        .map_err(|t| {
+                    let text = irvm_hal::format_buffer_view(view, max_elements).map_err(|t| {
                         format!("{}; formatting a buffer view: {}", t.code, t.message)
                     })?;
                     out.push_str(&text);
@@ -50,7 +56,7 @@ fn format_into(value: &Value, narrow: Option<ValueType>, out: &mut String) -> Re
     Ok(())
 }
 
-fn format_list(list: &List, out: &mut String) -> Result<(), String> {
+fn format_list(list: &List, max_elements: usize, out: &mut String) -> Result<(), String> {
     let narrow = match list.element_type() {
         TypeDef::Value(t @ (ValueType::I8 | ValueType::I16)) => Some(t),
         _ => None,
@@ -60,7 +66,7 @@ fn format_list(list: &List, out: &mut String) -> Result<(), String> {
             .get(i as u32)
             .map_err(|t| format!("{}; reading list element {i}: {}", t.code, t.message))?;
         out.push_str(&format!("child_list[{i}]: "));
-        format_into(&element, narrow, out)?;
+        format_into(&element, narrow, max_elements, out)?;
         out.push('\n');
     }
     Ok(())
