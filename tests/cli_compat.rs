@@ -1081,6 +1081,26 @@ fn bench_flags_as_iree_benchmark_module() {
         "--benchmark_context=k=v",
     ]);
     assert!(ours.stderr.contains("\nk: v\n"), "{}", ours.stderr);
+    // Warm-up time before timing; every call traced.
+    let started = std::time::Instant::now();
+    let ours = run_tool(
+        irvm_bin(),
+        &[
+            "bench".to_string(),
+            module.clone(),
+            "--function=which".into(),
+            "--benchmark_min_time=3x".into(),
+            "--benchmark_min_warmup_time=0.3".into(),
+            "--trace_execution".into(),
+        ],
+    );
+    assert_eq!(ours.status, Some(0), "{}", ours.stderr);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+    assert!(
+        ours.stderr.matches("vm.return").count() >= 4,
+        "{}",
+        &ours.stderr[..ours.stderr.len().min(2000)]
+    );
     // The last call's results, printed or checked after the table.
     for (extra, tail, status) in [
         (None, "result[0]: i32=1\n", 0),
