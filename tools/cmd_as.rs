@@ -59,7 +59,10 @@ pub fn main(args: AsArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
         let mut out = std::io::stdout().lock();
-        out.write_all(&bytes).and_then(|()| out.flush())
+        if let Err(e) = out.write_all(&bytes).and_then(|()| out.flush()) {
+            crate::stdout::fail(e);
+        }
+        Ok(())
     } else {
         std::fs::write(PathBuf::from(&args.output), &bytes)
     };

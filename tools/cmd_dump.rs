@@ -85,7 +85,9 @@ pub fn main(args: DumpArgs) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     let (text, result) = dump(&args);
     let written = stdout.write_all(&text).and_then(|()| stdout.flush());
-    let result = result.and(written.map_err(|e| format!("writing output: {e}")));
+    if let Err(e) = written {
+        crate::stdout::fail(e);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -80,14 +80,6 @@ fn ignored_by(name: &str) -> Vec<&'static [(&'static str, &'static str)]> {
 }
 
 fn main() -> ExitCode {
-    // Like the C tools, end quietly when stdout is a pipe whose reader has
-    // gone (`irvm run ... | head -1`): the default action of SIGPIPE, which
-    // Rust's runtime replaces with EPIPE errors.
-    // SAFETY: setting a signal's disposition to its default before any
-    // other thread exists has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     // A later value of a flag replaces an earlier one (flagfiles); `--help`
     // of the commands that take IREE's flags lists those irvm ignores.
     let cmd = Cli::command().mut_subcommands(|s| {

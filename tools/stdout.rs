@@ -1,6 +1,8 @@
 //! Writing to standard output without panicking: `println!` panics when
-//! stdout is a closed pipe (`irvm run ... | head -0`). `outln!` reports the
-//! failure on stderr and exits with status 1 instead.
+//! stdout is a closed pipe (`irvm run ... | head -0`). `outln!` exits with
+//! status 1 instead: quietly when the reader has gone (as the C tools, which
+//! SIGPIPE kills, say nothing), with a message on stderr for other errors
+//! (a full disk).
 
 use std::io::Write;
 
@@ -9,18 +11,24 @@ use std::io::Write;
 pub fn write_line(args: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_fmt(args).and_then(|()| out.write_all(b"\n")) {
+        fail(e);
+    }
+}
+
+/// Ends the process after a failed write to stdout (see the module doc).
+pub fn fail(e: std::io::Error) -> ! {
+    if e.kind() != std::io::ErrorKind::BrokenPipe {
         // stderr may be closed as well: nothing more to say then.
         let _ = writeln!(std::io::stderr(), "irvm: writing to standard output: {e}");
-        std::process::exit(1);
     }
+    std::process::exit(1);
 }
 
 /// Writes `args` to stdout as [`write_line`] does, without a newline.
 pub fn write_text(args: std::fmt::Arguments<'_>) {
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
-        let _ = writeln!(std::io::stderr(), "irvm: writing to standard output: {e}");
-        std::process::exit(1);
+        fail(e);
     }
 }
 
