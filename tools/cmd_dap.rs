@@ -970,7 +970,8 @@ fn results_text(values: &[Value]) -> String {
                 out.push_str(&format!("result[{i}]: hal.buffer_view\n{text}\n"));
             }
             None => {
-                let text = crate::result_format::format_value(v).unwrap_or_else(|e| e);
+                let text = crate::result_format::format_value(v, irvm_hal::DEFAULT_MAX_ELEMENTS)
+                    .unwrap_or_else(|e| e);
                 out.push_str(&format!("result[{i}]: {text}\n"));
             }
         }

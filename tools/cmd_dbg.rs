@@ -737,7 +737,9 @@ impl Session {
             Stop::Finished(values) => {
                 outln!("[{} returned]", self.function);
                 for (i, v) in values.iter().enumerate() {
-                    let text = crate::result_format::format_value(v).unwrap_or_else(|e| e);
+                    let text =
+                        crate::result_format::format_value(v, irvm_hal::DEFAULT_MAX_ELEMENTS)
+                            .unwrap_or_else(|e| e);
                     outln!("result[{i}]: {text}");
                 }
                 return;
