@@ -508,3 +508,78 @@ fn a_buffer_view_shape_beyond_its_buffer_traps_at_create() {
         );
     }
 }
+
+#[test]
+fn expected_outputs_read_numpy_and_raw_files_as_inputs_do() {
+    // `--expected_output` takes every spelling `--input` takes: `@f.npy`
+    // (the file's first array), `+f.npy` (its next), `SHAPExTYPE=@f.bin`
+    // (raw bytes). The results of `add` are written with `--output`, then
+    // checked against the files: the right file matches, another fails.
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let module = models_dir().join("add.vmfb");
+    let dir = std::env::temp_dir().join(format!("irvm-expected-npy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[String]| {
+        let out = Command::new(irvm)
+            .arg("run")
+            .arg(format!("--module={}", module.display()))
+            .args(["--function=add", "--input=2x3xf32=1,2,3,4,5,6"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let npy = dir.join("r.npy");
+    let raw = dir.join("r.bin");
+    let (_, _, err) = run(&[
+        "--input=2x3xf32=10".into(),
+        format!("--output=@{}", npy.display()),
+    ]);
+    assert!(err.is_empty(), "{err}");
+    let (_, _, err) = run(&[
+        "--input=2x3xf32=20".into(),
+        format!("--output=+{}", npy.display()),
+    ]);
+    assert!(err.is_empty(), "{err}");
+    let (_, _, err) = run(&[
+        "--input=2x3xf32=10".into(),
+        format!("--output=@{}", raw.display()),
+    ]);
+    assert!(err.is_empty(), "{err}");
+    let ok = "[SUCCESS] all function outputs matched their expected values.";
+    for (input, expected) in [
+        ("10", format!("@{}", npy.display())),
+        ("10", format!("2x3xf32=@{}", raw.display())),
+        // `+` on a file not yet opened reads from its start.
+        ("10", format!("+{}", npy.display())),
+    ] {
+        let (code, out, err) = run(&[
+            format!("--input=2x3xf32={input}"),
+            format!("--expected_output={expected}"),
+        ]);
+        assert_eq!(code, Some(0), "{expected}: {out}{err}");
+        assert!(out.contains(ok), "{expected}: {out}");
+    }
+    // The file's first array is not the result of other inputs.
+    let (code, out, err) = run(&[
+        "--input=2x3xf32=20".into(),
+        format!("--expected_output=@{}", npy.display()),
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("[FAILED] result[0]"), "{out}");
+    // A missing file names itself.
+    let (code, _, err) = run(&[
+        "--input=2x3xf32=10".into(),
+        format!("--expected_output=@{}", dir.join("none.npy").display()),
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("none.npy") && err.contains("parsing expected"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

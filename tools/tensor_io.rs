@@ -500,6 +500,13 @@ impl ResultArgs {
                 ))
             }
         };
+        // As iree-run-module, the expected values read their NumPy files
+        // afresh: `+f.npy` continues a file opened by an earlier expected
+        // value, not one the inputs read.
+        npy_streams()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         let mut all = true;
         for (i, (text, v)) in self.expected.iter().zip(results).enumerate() {
             // `(ignored)` skips a result; for a ref result `(null)` does too
@@ -531,12 +538,15 @@ impl ResultArgs {
                 }
                 continue;
             }
-            let want = hal::parse_buffer_view(text).map_err(|t| {
-                format!(
-                    "{}; {}; parsing expected function outputs",
-                    t.code, t.message
-                )
-            })?;
+            // Parsed as a buffer-view `--input` is: a literal, raw bytes
+            // (`4xf32=@raw.bin`) or NumPy arrays (`@f.npy`, `+f.npy`).
+            let parsed = parse_buffer_view_input(text)
+                .map_err(|e| format!("{e}; parsing expected function outputs"))?;
+            let Some(want) = hal::BufferView::from_value(&parsed) else {
+                return Err(format!(
+                    "INVALID_ARGUMENT; expected output `{text}` is not a buffer view"
+                ));
+            };
             let Some(have) = hal::BufferView::from_value(v) else {
                 outln!("[FAILED] result[{i}]: expected a buffer view, got {v}");
                 all = false;
