@@ -583,3 +583,23 @@ fn expected_outputs_read_numpy_and_raw_files_as_inputs_do() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_huge_worker_count_is_clamped_as_in_iree() {
+    // iree-run-module clamps --task_topology_max_group_count to 256; so
+    // does irvm, instead of starting 20,000 threads.
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let module = models_dir().join("embedded/add.vmfb");
+    let started = std::time::Instant::now();
+    let out = Command::new(irvm)
+        .arg("run")
+        .arg(format!("--module={}", module.display()))
+        .args(["--function=add", "--input=2x3xf32=1", "--input=2x3xf32=2"])
+        .arg("--task_topology_max_group_count=20000")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.ends_with("2x3xf32=[3 3 3][3 3 3]\n"), "{stdout}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

@@ -31,7 +31,8 @@ pub struct DeviceArgs {
     /// way. Other drivers (cuda, vulkan, ...) are not available.
     #[arg(long = "device", default_value = "local-task")]
     pub device: String,
-    /// Workers of `local-task` (0: one per core).
+    /// Workers of `local-task` (0: one per core; more than 256 is 256, as
+    /// in IREE).
     #[arg(long = "task_topology_max_group_count", default_value_t = 0)]
     pub max_group_count: usize,
     /// Load only vmvx bytecode executables: native (llvm-cpu) executables

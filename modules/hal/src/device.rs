@@ -15,7 +15,7 @@ pub enum DeviceKind {
     /// pool made on the first dispatch). vmvx executables still run on the
     /// calling thread: their bytecode runs in one private context.
     Task {
-        /// Worker threads (at least 1).
+        /// Worker threads (at least 1; at most [`MAX_WORKERS`] start).
         workers: usize,
     },
 }
@@ -82,25 +82,31 @@ impl Default for DeviceOptions {
     }
 }
 
-/// The cores this process may use (at least 1).
+/// The most workers a `local-task` pool has; larger counts are clamped to
+/// it, as IREE clamps `--task_topology_max_group_count` to its
+/// `IREE_TASK_TOPOLOGY_MAX_GROUP_COUNT`.
+pub const MAX_WORKERS: usize = 256;
+
+/// The cores this process may use (at least 1, at most [`MAX_WORKERS`]).
 pub fn default_workers() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
+        .min(MAX_WORKERS)
 }
 
 impl DeviceOptions {
     /// Options for the device IREE's `--device=URI` names: `local-sync` or
     /// `local-task` (optionally followed by `://` and a path, which is
     /// ignored); `workers` (`--task_topology_max_group_count`, 0 or `None`:
-    /// every core) sizes the task pool.
+    /// every core; at most [`MAX_WORKERS`]) sizes the task pool.
     pub fn from_uri(uri: &str, workers: Option<usize>) -> Result<DeviceOptions, String> {
         let driver = uri.split("://").next().unwrap_or(uri);
         let kind = match driver {
             "local-sync" => DeviceKind::Sync,
             "local-task" => DeviceKind::Task {
                 workers: match workers {
-                    Some(n) if n > 0 => n,
+                    Some(n) if n > 0 => n.min(MAX_WORKERS),
                     _ => default_workers(),
                 },
             },
@@ -129,7 +135,7 @@ impl DeviceOptions {
     pub fn concurrency(&self) -> usize {
         match self.kind {
             DeviceKind::Sync => 1,
-            DeviceKind::Task { workers } => workers.max(1),
+            DeviceKind::Task { workers } => workers.clamp(1, MAX_WORKERS),
         }
     }
 }
@@ -159,7 +165,7 @@ impl DeviceConfig {
         };
         let pool = self.pool.get_or_init(|| {
             rayon::ThreadPoolBuilder::new()
-                .num_threads(workers.max(1))
+                .num_threads(workers.clamp(1, MAX_WORKERS))
                 .thread_name(|i| format!("irvm-hal-worker-{i}"))
                 .build()
                 .map(Arc::new)
@@ -197,6 +203,20 @@ mod tests {
                 workers: default_workers()
             }
         );
+        // As IREE, a count past the limit is clamped, not refused.
+        assert_eq!(
+            DeviceOptions::from_uri("local-task", Some(20_000))
+                .unwrap()
+                .kind,
+            DeviceKind::Task {
+                workers: MAX_WORKERS
+            }
+        );
+        let huge = DeviceConfig::new(DeviceOptions {
+            kind: DeviceKind::Task { workers: 1 << 40 },
+            ..DeviceOptions::default()
+        });
+        assert_eq!(huge.options.concurrency(), MAX_WORKERS);
         let e = DeviceOptions::from_uri("cuda", None).unwrap_err();
         assert!(e.contains("`cuda`"), "{e}");
     }

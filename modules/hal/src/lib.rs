@@ -43,7 +43,9 @@ mod text;
 mod vmvx;
 
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
-pub use self::device::{DeviceConfig, DeviceKind, DeviceOptions, DispatchEvent, DispatchHook};
+pub use self::device::{
+    DeviceConfig, DeviceKind, DeviceOptions, DispatchEvent, DispatchHook, MAX_WORKERS,
+};
 pub use self::element::ElementType;
 pub use self::executable::{
     supports_format, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS, VMVX_FORMAT,
