@@ -553,9 +553,9 @@ impl ResultArgs {
                 all = false;
                 continue;
             };
-            if let Some(why) = self.mismatch(&want, have, exact)? {
+            if let Some(why) = self.mismatch(want, have, exact)? {
                 all = false;
-                let expected_text = self.format(&want, i)?;
+                let expected_text = self.format(want, i)?;
                 outln!(
                     "[FAILED] result[{i}]: {why}; expected that the view is equal to contents of \
                      a view of {}\n  expected:\n{expected_text}\n  actual:\n{}",

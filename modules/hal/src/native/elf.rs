@@ -20,18 +20,71 @@ const MAX_IMAGE: u64 = 256 << 20;
 const FOOTER_MAGIC: &[u8; 8] = b"IREEDBG\0";
 const FOOTER_LEN: usize = 8 + 4 + 4 + 4 * 8;
 
-fn invalid(message: impl Into<String>) -> Trap {
+pub(super) fn invalid(message: impl Into<String>) -> Trap {
     Trap::new(StatusCode::InvalidArgument, message.into())
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+pub(super) fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(
+        b.get(at..at.checked_add(2)?)?.try_into().ok()?,
+    ))
 }
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+pub(super) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+pub(super) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
+}
+
+/// One loadable segment (`PT_LOAD`) as the loader maps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Where its bytes start in the file.
+    pub offset: u64,
+    /// Where it is mapped, relative to the load base.
+    pub vaddr: u64,
+    /// Bytes mapped from the file.
+    pub filesz: u64,
+    /// Bytes mapped in all (the rest zero).
+    pub memsz: u64,
+    /// `PF_X`: machine code.
+    pub exec: bool,
+    /// `PF_W`: written by relocations.
+    pub write: bool,
+}
+
+/// The loadable segments of a checked library, in address order.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// Its `PT_LOAD` segments.
+    pub loads: Vec<Segment>,
+}
+
+impl Layout {
+    /// Whether `len` bytes at `offset` from the load base lie in one
+    /// segment (in a code segment with `code`).
+    pub fn contains(&self, offset: u64, len: u64, code: bool) -> bool {
+        self.loads.iter().any(|s| {
+            offset >= s.vaddr
+                && offset
+                    .checked_add(len)
+                    .is_some_and(|e| e <= s.vaddr + s.memsz)
+                && (s.exec || !code)
+        })
+    }
+
+    /// How many bytes from `offset` to the end of its segment (0 if
+    /// `offset` is in none).
+    pub fn remaining(&self, offset: u64) -> u64 {
+        self.loads
+            .iter()
+            .find(|s| offset >= s.vaddr && offset < s.vaddr + s.memsz)
+            .map_or(0, |s| s.vaddr + s.memsz - offset)
+    }
 }
 
 /// The shared object inside executable `data` of `format`: all of it, or
@@ -92,20 +145,23 @@ pub fn check_header(image: &[u8]) -> Result<(), Trap> {
     Ok(())
 }
 
-/// Checks what the system loader will map before it maps it: the program
-/// headers lie in `image`, every loadable segment's file bytes are in
+/// Checks what the system loader will map and read before it maps it:
+/// the program headers lie in `image`; every loadable segment is
+/// readable, in address order, without overlap, and its file bytes are in
 /// `image` (a segment reaching past the end would be mapped past the end
-/// of the file, and touching it would kill the process with SIGBUS), and
-/// the tables the dynamic section points the loader at lie in loaded
-/// memory. This catches truncated and misassembled libraries; it cannot
-/// make arbitrary machine code safe (see docs/HOSTILE_INPUT.md).
-pub fn check_layout(image: &[u8]) -> Result<(), Trap> {
+/// of the file, and touching it would kill the process with SIGBUS);
+/// every other segment the loader reads lies in a loadable one; and the
+/// dynamic section with every table it points the loader at is sound
+/// (`dynamic.rs`). This catches truncated, corrupted and misassembled
+/// libraries; it cannot make arbitrary machine code safe (see
+/// docs/HOSTILE_INPUT.md).
+pub fn check_layout(image: &[u8]) -> Result<Layout, Trap> {
     check_header(image)?;
     let bad = |what: String| invalid(format!("native executable: {what}"));
     let phoff = u64_at(image, 0x20).unwrap_or(u64::MAX);
     let phentsize = u64::from(u16_at(image, 0x36).unwrap_or(0));
     let phnum = u64::from(u16_at(image, 0x38).unwrap_or(0));
-    if phentsize < 56 || phnum == 0 {
+    if phentsize != 56 || phnum == 0 {
         return Err(bad("no usable program headers".into()));
     }
     let end = phnum
@@ -118,16 +174,23 @@ pub fn check_layout(image: &[u8]) -> Result<(), Trap> {
             image.len()
         )));
     }
-    let mut loads: Vec<(u64, u64)> = Vec::new();
+    let mut loads: Vec<Segment> = Vec::new();
+    let mut others = Vec::new();
     let mut dynamic = None;
     for k in 0..phnum {
         let at = (phoff + k * phentsize) as usize;
         let p_type = u32_at(image, at).unwrap_or(0);
+        let flags = u32_at(image, at + 4).unwrap_or(0);
         let field = |o: usize| u64_at(image, at + o).unwrap_or(u64::MAX);
         let (offset, vaddr, filesz, memsz) = (field(8), field(16), field(32), field(40));
         let file_end = offset.saturating_add(filesz);
         let mem_end = vaddr.saturating_add(memsz);
         match p_type {
+            // PT_NULL, PT_GNU_STACK: nothing is read. PT_GNU_RELRO: the
+            // loader only changes the protection of whole pages inside it
+            // (a range outside the mapping makes dlopen fail cleanly).
+            0 | 0x6474_e551 | 0x6474_e552 => {}
+            // PT_LOAD
             1 => {
                 if file_end > image.len() as u64 || filesz > memsz || mem_end > MAX_IMAGE {
                     return Err(bad(format!(
@@ -136,59 +199,58 @@ pub fn check_layout(image: &[u8]) -> Result<(), Trap> {
                         image.len()
                     )));
                 }
-                loads.push((vaddr, mem_end));
-            }
-            2 => {
-                if file_end > image.len() as u64 {
-                    return Err(bad(format!("dynamic segment {k} reaches past the file")));
+                if flags & 4 == 0 {
+                    return Err(bad(format!("loadable segment {k} is not readable")));
                 }
-                dynamic = Some((offset as usize, filesz as usize));
+                if loads.last().is_some_and(|p| vaddr < p.vaddr + p.memsz) {
+                    return Err(bad(format!(
+                        "loadable segment {k} at {vaddr:#x} is out of address order or \
+                         overlaps the one before"
+                    )));
+                }
+                loads.push(Segment {
+                    offset,
+                    vaddr,
+                    filesz,
+                    memsz,
+                    exec: flags & 1 != 0,
+                    write: flags & 2 != 0,
+                });
             }
-            _ => {}
+            // PT_DYNAMIC
+            2 => {
+                if dynamic.replace((vaddr, filesz)).is_some() {
+                    return Err(bad("two dynamic segments".into()));
+                }
+            }
+            // PT_TLS: thread-local storage, which executable libraries
+            // never have.
+            7 => return Err(bad("the library has thread-local storage (PT_TLS)".into())),
+            // PT_INTERP, PT_NOTE, PT_PHDR, PT_GNU_EH_FRAME, PT_GNU_PROPERTY
+            // and the rest: must lie in the pages the loads map.
+            _ => others.push((k, p_type, vaddr, memsz)),
         }
     }
     if loads.is_empty() {
         return Err(bad("no loadable segments".into()));
     }
-    let mapped = |addr: u64, len: u64| {
-        loads
-            .iter()
-            .any(|&(start, end)| addr >= start && addr.saturating_add(len) <= end)
+    let layout = Layout { loads };
+    let in_pages = |vaddr: u64, memsz: u64| {
+        layout.loads.iter().any(|s| {
+            let end = (s.vaddr + s.memsz).div_ceil(4096) * 4096;
+            vaddr >= s.vaddr && vaddr.checked_add(memsz).is_some_and(|e| e <= end)
+        })
     };
-    if let Some((at, len)) = dynamic {
-        let mut rela = (0u64, 0u64);
-        for entry in image[at..at + len].chunks_exact(16) {
-            let tag = u64_at(entry, 0).unwrap_or(0);
-            let val = u64_at(entry, 8).unwrap_or(0);
-            match tag {
-                0 => break,
-                // DT_HASH, DT_STRTAB, DT_SYMTAB, DT_GNU_HASH: tables the
-                // loader reads at these addresses.
-                4 | 5 | 6 | 0x6fff_fef5 if !mapped(val, 8) => {
-                    return Err(bad(format!(
-                        "dynamic table (tag {tag:#x}) at {val:#x} is outside the loaded segments"
-                    )))
-                }
-                7 => rela.0 = val,
-                8 => rela.1 = val,
-                // DT_FLAGS_1 with DF_1_NODELETE: such a library stays
-                // loaded after it is closed, under a path irvm reuses.
-                0x6fff_fffb if val & 0x8 != 0 => {
-                    return Err(bad(
-                        "library asks never to be unloaded (DF_1_NODELETE)".into()
-                    ))
-                }
-                _ => {}
-            }
-        }
-        if rela.1 > 0 && !mapped(rela.0, rela.1) {
+    for (k, p_type, vaddr, memsz) in others {
+        if memsz > 0 && !in_pages(vaddr, memsz) {
             return Err(bad(format!(
-                "relocations at {:#x} ({} bytes) are outside the loaded segments",
-                rela.0, rela.1
+                "segment {k} (type {p_type:#x}) at {vaddr:#x} is outside the loaded segments"
             )));
         }
     }
-    Ok(())
+    let (dyn_addr, dyn_len) = dynamic.ok_or_else(|| bad("no dynamic segment".into()))?;
+    super::dynamic::check(image, &layout.loads, dyn_addr, dyn_len)?;
+    Ok(layout)
 }
 
 /// One export as the library table describes it.

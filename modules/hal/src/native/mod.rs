@@ -19,9 +19,10 @@
 
 pub mod abi;
 pub mod cpu;
+mod dynamic;
 pub mod elf;
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use irvm::{Buffer, ContextResources, RawBytes, Ref, StatusCode, Trap};
@@ -56,6 +57,8 @@ pub struct NativeExecutable {
     environment: Box<Environment>,
     /// Executable-level constants (kept alive for `environment`).
     _constants: Box<[u32]>,
+    /// The null import functions and contexts `environment` points at.
+    _imports: (Box<[Option<abi::ImportFn>]>, Box<[*const c_void]>),
     /// Keeps the code and tables mapped; dropped after the fields above.
     _library: libloading::Library,
     /// The in-memory file the library was loaded from, closed only after
@@ -78,16 +81,56 @@ fn failed(message: impl Into<String>) -> Trap {
     Trap::new(StatusCode::FailedPrecondition, message.into())
 }
 
-/// Reads a NUL-terminated string the library points at (`None` for null).
-///
-/// # Safety
-/// `p` is null or points at a NUL-terminated string that stays mapped.
-unsafe fn c_string(p: *const std::ffi::c_char) -> Option<String> {
-    if p.is_null() {
-        None
-    } else {
-        // SAFETY: per the function's contract.
-        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+/// The loaded library's segments at their addresses: every pointer the
+/// runtime takes from the library is checked against them before it is
+/// read or called, so a corrupted table is refused, not followed.
+struct Mapped {
+    /// The load base (`l_addr`): segment addresses are relative to it.
+    base: usize,
+    layout: elf::Layout,
+}
+
+impl Mapped {
+    /// The offset from the base of `p` when `count` values of `T` there
+    /// lie in one segment (in code with `code`) and `p` is aligned for `T`.
+    fn offset<T>(&self, p: *const T, count: usize, code: bool) -> Option<u64> {
+        let at = (p as usize).checked_sub(self.base)? as u64;
+        let len = std::mem::size_of::<T>().checked_mul(count)? as u64;
+        ((p as usize) % std::mem::align_of::<T>() == 0 && self.layout.contains(at, len, code))
+            .then_some(at)
+    }
+
+    /// Checks that `p` points at `count` values of `T` in the library's
+    /// data; `what` names them in the error.
+    fn table<T>(&self, p: *const T, count: usize, what: &str) -> Result<(), Trap> {
+        self.offset(p, count, false)
+            .map(|_| ())
+            .ok_or_else(|| failed(format!("executable {what} points outside the library")))
+    }
+
+    /// Whether `f` is an address in the library's code.
+    fn is_code(&self, f: usize) -> bool {
+        self.offset(f as *const u8, 1, true).is_some()
+    }
+
+    /// The NUL-terminated string at `p` (`None` for null); it must end
+    /// inside the segment it starts in, within 4 KiB.
+    fn string(&self, p: *const std::ffi::c_char, what: &str) -> Result<Option<String>, Trap> {
+        if p.is_null() {
+            return Ok(None);
+        }
+        let outside = || failed(format!("executable {what} points outside the library"));
+        let at = self.offset(p, 1, false).ok_or_else(outside)?;
+        let len = self.layout.remaining(at).min(4096) as usize;
+        // SAFETY: `len` bytes from `p` lie in one mapped segment of the
+        // loaded library (checked just above), which stays mapped while
+        // the library is loaded.
+        let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
+        let end = bytes
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| failed(format!("executable {what} is not NUL-terminated")))?;
+        Ok(Some(String::from_utf8_lossy(&bytes[..end]).into_owned()))
     }
 }
 
@@ -115,8 +158,9 @@ impl NativeExecutable {
             ));
         }
         let image = elf::library_bytes(format, data)?;
-        elf::check_layout(image)?;
-        let (library, file) = open_in_memory(image)?;
+        let layout = elf::check_layout(image)?;
+        let (library, file, base) = open_in_memory(image)?;
+        let mapped = Mapped { base, layout };
         // SAFETY: the symbol is the library query function of IREE's ABI;
         // its type is `abi::QueryFn`.
         let query: abi::QueryFn = unsafe {
@@ -129,6 +173,12 @@ impl NativeExecutable {
                     )
                 })?
         };
+        if !mapped.is_code(query as usize) {
+            return Err(failed(format!(
+                "executable library's `{}` is not in its code",
+                abi::QUERY_SYMBOL
+            )));
+        }
         let constants: Box<[u32]> = constants.into();
         let mut environment = Box::new(Environment {
             constants: if constants.is_empty() {
@@ -150,17 +200,19 @@ impl NativeExecutable {
                 abi::LIBRARY_VERSION
             )));
         }
-        // SAFETY: a non-null result points at the library's v0 table, whose
-        // first field is the header pointer; it is static data of the
-        // library, mapped while `library` lives.
-        let table: &LibraryV0 = unsafe { &*(header_ptr as *const LibraryV0) };
+        let table_ptr = header_ptr as *const LibraryV0;
+        mapped.table(table_ptr, 1, "library table")?;
+        // SAFETY: the v0 table lies, aligned, in a mapped segment of the
+        // library (checked just above), static data mapped while `library`
+        // lives.
+        let table: &LibraryV0 = unsafe { &*table_ptr };
         if table.header.is_null() {
             return Err(failed("executable library returned no header"));
         }
-        // SAFETY: non-null header of the mapped library.
+        mapped.table(table.header, 1, "library header")?;
+        // SAFETY: the header lies, aligned, in a mapped segment (checked).
         let header = unsafe { &*table.header };
-        // SAFETY: header name: null or a string of the library.
-        let name = unsafe { c_string(header.name) }.unwrap_or_default();
+        let name = mapped.string(header.name, "name")?.unwrap_or_default();
         if header.version > abi::LIBRARY_VERSION {
             return Err(failed(format!(
                 "executable `{name}` was built for library version {:08X}, newer than the \
@@ -179,16 +231,22 @@ impl NativeExecutable {
             ));
         }
         let imports = &table.imports;
+        let mut import_funcs: Box<[Option<abi::ImportFn>]> = Box::new([]);
+        let mut import_contexts: Box<[*const c_void]> = Box::new([]);
         if imports.count > 0 {
             if imports.symbols.is_null() {
                 return Err(failed(format!(
                     "executable `{name}` declares imports without names"
                 )));
             }
+            mapped.table(imports.symbols, imports.count as usize, "import table")?;
             let mut optional = 0usize;
             for i in 0..imports.count as usize {
-                // SAFETY: `symbols` holds `count` string pointers.
-                let symbol = unsafe { c_string(*imports.symbols.add(i)) }.unwrap_or_default();
+                // SAFETY: `symbols` holds `count` string pointers in a
+                // mapped segment (checked above).
+                let symbol = mapped
+                    .string(unsafe { *imports.symbols.add(i) }, "import name")?
+                    .unwrap_or_default();
                 match symbol.strip_prefix('?') {
                     Some(_) => optional += 1,
                     None => {
@@ -203,13 +261,11 @@ impl NativeExecutable {
                 }
             }
             // Optional imports resolve to null; the thunk is set as IREE sets it.
-            let nulls: &'static [Option<abi::ImportFn>] =
-                Box::leak(vec![None; optional].into_boxed_slice());
-            let contexts: &'static [*const c_void] =
-                Box::leak(vec![std::ptr::null(); optional].into_boxed_slice());
+            import_funcs = vec![None; optional].into_boxed_slice();
+            import_contexts = vec![std::ptr::null(); optional].into_boxed_slice();
             environment.import_thunk = Some(call_import);
-            environment.import_funcs = nulls.as_ptr();
-            environment.import_contexts = contexts.as_ptr();
+            environment.import_funcs = import_funcs.as_ptr();
+            environment.import_contexts = import_contexts.as_ptr();
         }
         if table.constants.count as usize != constants.len() {
             return Err(failed(format!(
@@ -230,18 +286,20 @@ impl NativeExecutable {
                 "executable exports must provide functions, dispatch attributes and names",
             ));
         }
-        let mut exports = Vec::with_capacity(ex.count as usize);
-        for i in 0..ex.count as usize {
-            // SAFETY: the three tables hold `count` entries each (checked
-            // non-null above), static data of the mapped library.
-            let (attrs, function, export_name) = unsafe {
-                (
-                    *ex.attrs.add(i),
-                    *ex.ptrs.add(i),
-                    c_string(*ex.names.add(i)),
-                )
-            };
-            let export_name = export_name
+        let count = ex.count as usize;
+        if count > 0 {
+            mapped.table(ex.attrs, count, "export attributes")?;
+            mapped.table(ex.ptrs, count, "export functions")?;
+            mapped.table(ex.names, count, "export names")?;
+        }
+        let mut exports = Vec::with_capacity(count);
+        for i in 0..count {
+            // SAFETY: the three tables hold `count` entries each in mapped
+            // segments of the library (checked above).
+            let (attrs, function, export_name) =
+                unsafe { (*ex.attrs.add(i), *ex.ptrs.add(i), *ex.names.add(i)) };
+            let export_name = mapped
+                .string(export_name, "export name")?
                 .filter(|n| !n.is_empty())
                 .ok_or_else(|| failed(format!("executable export {i} missing function name")))?;
             if u32::from(attrs.constant_count) > abi::MAX_CONSTANT_COUNT {
@@ -267,6 +325,11 @@ impl NativeExecutable {
             let function = function.ok_or_else(|| {
                 failed(format!("executable export `{export_name}` has no function"))
             })?;
+            if !mapped.is_code(function as usize) {
+                return Err(failed(format!(
+                    "executable export `{export_name}` is not in the library's code"
+                )));
+            }
             exports.push(Export {
                 name: export_name,
                 function,
@@ -278,6 +341,7 @@ impl NativeExecutable {
             exports,
             environment,
             _constants: constants,
+            _imports: (import_funcs, import_contexts),
             _library: library,
             _file: file,
         })
@@ -605,7 +669,7 @@ impl SlotTable {
 /// Maps `image` with the system loader from an anonymous in-memory file
 /// (returned too: it must stay open while the library is loaded).
 #[cfg(target_os = "linux")]
-fn open_in_memory(image: &[u8]) -> Result<(libloading::Library, std::fs::File), Trap> {
+fn open_in_memory(image: &[u8]) -> Result<(libloading::Library, std::fs::File, usize), Trap> {
     use std::io::Write;
     use std::os::fd::FromRawFd;
     let name = c"irvm-executable";
@@ -646,11 +710,28 @@ fn open_in_memory(image: &[u8]) -> Result<(libloading::Library, std::fs::File), 
             format!("the system loader refused the native executable: {e}"),
         )
     })?;
-    Ok((library.into(), file))
+    let handle = library.into_raw();
+    let mut map: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `handle` is a live handle from dlopen; RTLD_DI_LINKMAP stores
+    // a pointer to its `struct link_map`, whose first field is the load
+    // base `l_addr` (glibc's <link.h>).
+    let base = unsafe {
+        let ok = libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) == 0;
+        (ok && !map.is_null()).then(|| *map.cast::<usize>())
+    };
+    // SAFETY: `handle` came from `into_raw` just above and is owned again.
+    let library = unsafe { libloading::os::unix::Library::from_raw(handle) };
+    let base = base.ok_or_else(|| {
+        Trap::new(
+            StatusCode::Unavailable,
+            "the system loader did not say where it loaded the native executable",
+        )
+    })?;
+    Ok((library.into(), file, base))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_in_memory(_: &[u8]) -> Result<(libloading::Library, std::fs::File), Trap> {
+fn open_in_memory(_: &[u8]) -> Result<(libloading::Library, std::fs::File, usize), Trap> {
     Err(Trap::new(
         StatusCode::Unavailable,
         "native executables are loaded only on Linux",
