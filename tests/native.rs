@@ -472,6 +472,44 @@ fn dump_lists_executables() {
     );
 }
 
+/// A module compiled for two backends
+/// (`tests/data/native/multi_target_mlp.vmfb`, from `tests/models/mlp.mlir`
+/// with `iree-compile --iree-hal-target-device=local
+/// --iree-hal-local-target-device-backends=vmvx
+/// --iree-hal-local-target-device-backends=llvm-cpu`) lists its format
+/// names apart from its blobs: dump names each blob by what it is, and
+/// the model runs with native code and, with `--vmvx_only`, on vmvx.
+#[test]
+fn a_module_for_two_backends_dumps_and_runs_either_way() {
+    let module = root().join("tests/data/native/multi_target_mlp.vmfb");
+    let module = module.display().to_string();
+    let (stdout, _, code) = irvm(&["dump", "--output=executables", &module]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("Executables: 2\n"), "{stdout}");
+    assert!(
+        stdout.contains("] embedded-elf-x86_64, 4128 bytes: library `predict_dispatch_0`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("] vmvx-bytecode-fb, 2613 bytes: module `module`"),
+        "{stdout}"
+    );
+    let args = std::fs::read_to_string(root().join("tests/models/mlp.args")).unwrap();
+    let expected = std::fs::read_to_string(root().join("tests/models/mlp.expected")).unwrap();
+    for extra in [None, Some("--vmvx_only"), Some("--device=local-sync")] {
+        let mut all = vec!["run".to_string(), format!("--module={module}")];
+        all.extend(args.lines().map(str::to_string));
+        all.extend(extra.map(str::to_string));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let (stdout, stderr, code) = irvm(&all);
+        assert_eq!(
+            (code, stdout.as_str()),
+            (0, expected.as_str()),
+            "{extra:?}: {stderr}"
+        );
+    }
+}
+
 /// The system loader knows libraries by path (`/proc/self/fd/N`): loading
 /// two different libraries from many threads, each freed while the other
 /// loads, must never hand one back for the other.

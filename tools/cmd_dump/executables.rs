@@ -33,11 +33,19 @@ pub fn write_executables(module: &Module, out: &mut String) -> Result<(), String
             .and_then(|p| module.rodata(p))
             .filter(|p| is_format_name(p))
             .map(|p| String::from_utf8_lossy(p).into_owned());
+        // The rodata before a blob names its format only when the name
+        // fits the blob (a module for several targets may list its format
+        // names apart from the blobs).
+        let vmvx_named = named.as_deref() == Some(irvm_hal::VMVX_FORMAT);
         if data.starts_with(b"\x7fELF") {
             found += 1;
-            let format = named.unwrap_or_else(|| "ELF shared object".into());
+            let format = named
+                .filter(|_| !vmvx_named)
+                .unwrap_or_else(|| "ELF shared object".into());
             let _ = write!(text, "  .rodata[{i:3}] {format}, {} bytes", data.len());
-            match elf::library_bytes(&format, data).and_then(elf::inspect) {
+            // A system library's debug footer is found by its magic, so a
+            // misleading name cannot hide it.
+            match elf::library_bytes("system-elf", data).and_then(elf::inspect) {
                 Ok(lib) => {
                     let _ = writeln!(
                         text,
@@ -70,23 +78,15 @@ pub fn write_executables(module: &Module, out: &mut String) -> Result<(), String
                     let _ = writeln!(text, ": unreadable library table ({})", t.message);
                 }
             }
-        } else if data.get(4..8) == Some(b"IREE")
-            || data.starts_with(b"PK\x03\x04")
-            || named.as_deref() == Some(irvm_hal::VMVX_FORMAT)
-        {
+        } else if data.get(4..8) == Some(b"IREE") || data.starts_with(b"PK\x03\x04") || vmvx_named {
+            // A bytecode module inside a module's rodata is a vmvx
+            // executable (its kernels may import `vmvx.*` or be plain
+            // loops, so imports do not tell).
             let Ok(exe) = Module::from_bytes(data.to_vec()) else {
                 continue;
             };
-            if !exe
-                .imports()
-                .iter()
-                .any(|im| im.full_name.starts_with("vmvx."))
-                && named.is_none()
-            {
-                continue;
-            }
             found += 1;
-            let format = named.unwrap_or_else(|| irvm_hal::VMVX_FORMAT.into());
+            let format = irvm_hal::VMVX_FORMAT;
             let entries: Vec<_> = exe
                 .exports()
                 .into_iter()

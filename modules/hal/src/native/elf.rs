@@ -97,8 +97,11 @@ pub fn library_bytes<'a>(format: &str, data: &'a [u8]) -> Result<&'a [u8], Trap>
     if &footer[..8] != FOOTER_MAGIC {
         return Ok(data);
     }
+    // As IREE's system library loader: the library starts at the data's
+    // first byte (the footer's library offset is not read) and the sizes
+    // are checked against all of the data.
     let size = u64_at(footer, 24).unwrap_or(u64::MAX);
-    let body = (data.len() - FOOTER_LEN) as u64;
+    let body = data.len() as u64;
     let debug_end = u64_at(footer, 32)
         .zip(u64_at(footer, 40))
         .and_then(|(o, s)| o.checked_add(s))
