@@ -422,6 +422,34 @@ fn devices_and_worker_counts_give_the_same_results() {
         stderr.contains("`cuda`") && stderr.contains("local-sync"),
         "{stderr}"
     );
+    // As iree-run-module: a device path and a zero worker limit are
+    // errors (with its messages), but only for a program that needs a hal
+    // device; local-sync has no workers to limit.
+    let mut add = vec![
+        "run".to_string(),
+        format!("--module={}", model("embedded", "add")),
+    ];
+    add.extend(["--function=add", "--input=2x3xf32=1", "--input=2x3xf32=2"].map(String::from));
+    let fib = root().join("examples/fib.vmasm").display().to_string();
+    for (flag, message) in [
+        ("--device=local-task://0", "NOT_FOUND; device paths not yet implemented; creating device 'local-task://0'"),
+        ("--device=local-sync://x", "NOT_FOUND; device paths not yet implemented; creating device 'local-sync://x'"),
+        ("--task_topology_max_group_count=0", "NOT_FOUND; --task_topology_nodes=current selected 1 node(s) but none contain any usable cores"),
+        ("--device=cuda", "no HAL driver"),
+    ] {
+        let mut args: Vec<&str> = add.iter().map(String::as_str).collect();
+        args.push(flag);
+        let (_, stderr, code) = irvm(&args);
+        assert_eq!(code, 1, "{flag}");
+        assert!(stderr.contains(message), "{flag}: {stderr}");
+        let (stdout, stderr, code) = irvm(&["run", &format!("--module={fib}"), "--function=fib", "--input=5", flag]);
+        assert_eq!((code, stdout.as_str()), (0, "EXEC @fib\nresult[0]: i32=5\n"), "{flag}: {stderr}");
+    }
+    let mut args: Vec<&str> = add.iter().map(String::as_str).collect();
+    args.extend(["--device=local-sync", "--task_topology_max_group_count=0"]);
+    let (stdout, stderr, code) = irvm(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.ends_with("2x3xf32=[3 3 3][3 3 3]\n"), "{stdout}");
 }
 
 #[test]

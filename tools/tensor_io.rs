@@ -31,9 +31,10 @@ pub struct DeviceArgs {
     /// way. Other drivers (cuda, vulkan, ...) are not available.
     #[arg(long = "device", default_value = "local-task")]
     pub device: String,
-    /// Workers of `local-task` (0: one per core; more than 256 is 256, as
-    /// in IREE).
-    #[arg(long = "task_topology_max_group_count", default_value_t = 0)]
+    /// The most workers of `local-task`: one per core up to this many (as
+    /// in IREE: 64 by default, at most 256; 0 leaves no worker and is an
+    /// error).
+    #[arg(long = "task_topology_max_group_count", default_value_t = 64)]
     pub max_group_count: usize,
     /// Load only vmvx bytecode executables: native (llvm-cpu) executables
     /// are machine code from the module and run with this process's
@@ -47,16 +48,31 @@ pub struct DeviceArgs {
 impl DeviceArgs {
     /// The device options these flags ask for.
     pub fn options(&self) -> Result<hal::DeviceOptions, String> {
-        let count = (self.max_group_count > 0).then_some(self.max_group_count);
-        let mut options = hal::DeviceOptions::from_uri(&self.device, count)
-            .map_err(|e| format!("NOT_FOUND; --device={}: {e}", self.device))?;
+        let count = hal::default_workers().min(self.max_group_count);
+        let mut options = hal::DeviceOptions::from_uri(&self.device, Some(count)).map_err(|e| {
+            match e.starts_with("device paths") {
+                true => format!("NOT_FOUND; {e}"),
+                false => format!("NOT_FOUND; --device={}: {e}", self.device),
+            }
+        })?;
+        if count == 0 && matches!(options.kind, hal::DeviceKind::Task { .. }) {
+            // iree-run-module's words when its topology has no worker.
+            return Err(
+                "NOT_FOUND; --task_topology_nodes=current selected 1 node(s) but none \
+                 contain any usable cores; no executors created; creating driver for device \
+                 'local-task'"
+                    .into(),
+            );
+        }
         options.native_executables = !self.vmvx_only;
         Ok(options)
     }
 }
 
-/// The device [`ensure_hal`] makes (set once by the command's flags).
-static DEVICE: OnceLock<hal::DeviceOptions> = OnceLock::new();
+/// The device [`ensure_hal`] makes (set once by the command's flags), or
+/// why the flags name none: as with iree-run-module, that is an error only
+/// for a program that needs the `hal` module.
+static DEVICE: OnceLock<Result<hal::DeviceOptions, String>> = OnceLock::new();
 
 /// Dispatches run since the program started (counted when
 /// [`set_device`] is asked to).
@@ -79,7 +95,7 @@ pub fn set_device(
     trace_dispatches: bool,
     count_dispatches: bool,
 ) -> Result<(), String> {
-    let options = args.options()?;
+    let options = args.options();
     COUNT_DISPATCHES.store(count_dispatches, std::sync::atomic::Ordering::Relaxed);
     let _ = DEVICE.set(options);
     if trace_dispatches {
@@ -134,7 +150,11 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal") {
         return Ok(());
     }
-    let mut options = DEVICE.get().cloned().unwrap_or_default();
+    let mut options = match DEVICE.get() {
+        Some(Ok(options)) => options.clone(),
+        Some(Err(e)) => return Err(e.clone()),
+        None => hal::DeviceOptions::default(),
+    };
     let lines = DISPATCH_LINES.get().copied();
     let count = COUNT_DISPATCHES.load(std::sync::atomic::Ordering::Relaxed);
     if lines.is_some() || count {

@@ -97,11 +97,16 @@ pub fn default_workers() -> usize {
 
 impl DeviceOptions {
     /// Options for the device IREE's `--device=URI` names: `local-sync` or
-    /// `local-task` (optionally followed by `://` and a path, which is
-    /// ignored); `workers` (`--task_topology_max_group_count`, 0 or `None`:
+    /// `local-task`, optionally followed by `://` (a path after it is
+    /// refused, as IREE's CPU drivers refuse it); `workers` (`--task_topology_max_group_count`, 0 or `None`:
     /// every core; at most [`MAX_WORKERS`]) sizes the task pool.
     pub fn from_uri(uri: &str, workers: Option<usize>) -> Result<DeviceOptions, String> {
-        let driver = uri.split("://").next().unwrap_or(uri);
+        let (driver, path) = uri.split_once("://").unwrap_or((uri, ""));
+        if !path.is_empty() && matches!(driver, "local-sync" | "local-task") {
+            return Err(format!(
+                "device paths not yet implemented; creating device '{uri}'"
+            ));
+        }
         let kind = match driver {
             "local-sync" => DeviceKind::Sync,
             "local-task" => DeviceKind::Task {
@@ -217,6 +222,8 @@ mod tests {
             ..DeviceOptions::default()
         });
         assert_eq!(huge.options.concurrency(), MAX_WORKERS);
+        let e = DeviceOptions::from_uri("local-task://0", None).unwrap_err();
+        assert!(e.contains("device paths not yet implemented"), "{e}");
         let e = DeviceOptions::from_uri("cuda", None).unwrap_err();
         assert!(e.contains("`cuda`"), "{e}");
     }

@@ -44,7 +44,8 @@ mod vmvx;
 
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 pub use self::device::{
-    DeviceConfig, DeviceKind, DeviceOptions, DispatchEvent, DispatchHook, MAX_WORKERS,
+    default_workers, DeviceConfig, DeviceKind, DeviceOptions, DispatchEvent, DispatchHook,
+    MAX_WORKERS,
 };
 pub use self::element::ElementType;
 pub use self::executable::{
