@@ -245,6 +245,16 @@ impl Ref {
         Trap::new(StatusCode::InvalidArgument, format!("{what} {problem}"))
     }
 
+    /// The list this is, if it is one (the interpreter's fast path; the
+    /// errors come from [`Ref::list`]).
+    #[inline]
+    pub(crate) fn list_fast(&self) -> Option<&List> {
+        match self {
+            Ref::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
     /// The list, or an error when null or not a list.
     #[inline]
     pub fn list(&self) -> Result<&Arc<List>, Trap> {
@@ -1524,6 +1534,48 @@ impl List {
                 ))
             }
             s => Ok(s.convert(as_type)),
+        }
+    }
+
+    /// The bits of element `i` when it is stored as exactly `as_type`, one
+    /// of i32, i64, f32, f64 (the common case of `vm.list.get.*`, taken by
+    /// the interpreter's fast path); `None` for anything that needs a
+    /// conversion or an error, which the full getters handle.
+    #[inline]
+    pub(crate) fn get_bits(&self, i: u32, as_type: ValueType) -> Option<u64> {
+        match (self.items().get(i as usize)?, as_type) {
+            (Slot::I32(v), ValueType::I32) => Some(*v as u32 as u64),
+            (Slot::I64(v), ValueType::I64) => Some(*v as u64),
+            (Slot::F32(v), ValueType::F32) => Some(v.to_bits() as u64),
+            (Slot::F64(v), ValueType::F64) => Some(v.to_bits()),
+            _ => None,
+        }
+    }
+
+    /// Sets element `i` of a list whose element type is exactly `as_type`
+    /// (i32, i64, f32 or f64) to `bits` (the common case of
+    /// `vm.list.set.*`); `false`, with nothing changed, for anything else,
+    /// which the full setters handle.
+    #[inline]
+    pub(crate) fn set_bits(&self, i: u32, as_type: ValueType, bits: u64) -> bool {
+        if self.element != TypeDef::Value(as_type) {
+            return false;
+        }
+        let value = match as_type {
+            ValueType::I32 => Slot::I32(bits as u32 as i32),
+            ValueType::I64 => Slot::I64(bits as i64),
+            ValueType::F32 => Slot::F32(f32::from_bits(bits as u32)),
+            ValueType::F64 => Slot::F64(f64::from_bits(bits)),
+            _ => return false,
+        };
+        // A list of values holds no refs: no edge for the cycle collector
+        // moves, and the old element needs no release.
+        match self.items().get_mut(i as usize) {
+            Some(slot) => {
+                *slot = value;
+                true
+            }
+            None => false,
         }
     }
 

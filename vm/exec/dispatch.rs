@@ -12,7 +12,7 @@
 use crate::context::{CallState, Context, Registered};
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::{Inst, NONE, NO_REMAP};
-use crate::refs::Ref;
+use crate::refs::{Ref, ValueType};
 use crate::trap::Trap;
 
 use super::cmath::{self, Bin, Un};
@@ -849,6 +849,65 @@ fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<C
                         None => out_of_line!(i),
                     }
                 }
+                // ---- list elements stored as the type asked for; any
+                // conversion, bad index or null list goes out of line
+                // (nothing has changed yet, so the slow path starts over).
+                Opcode::ListGetI32 | Opcode::ListGetF32 => {
+                    let t = if i.op == Opcode::ListGetI32 {
+                        ValueType::I32
+                    } else {
+                        ValueType::F32
+                    };
+                    match rref!(i.a)
+                        .list_fast()
+                        .and_then(|l| l.get_bits(ri!(i.b) as u32, t))
+                    {
+                        Some(v) => wi!(i.c, v as u32),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::ListGetI64 | Opcode::ListGetF64 => {
+                    let t = if i.op == Opcode::ListGetI64 {
+                        ValueType::I64
+                    } else {
+                        ValueType::F64
+                    };
+                    match rref!(i.a)
+                        .list_fast()
+                        .and_then(|l| l.get_bits(ri!(i.b) as u32, t))
+                    {
+                        Some(v) => wl!(i.c, v as i64),
+                        None => out_of_line!(i),
+                    }
+                }
+                Opcode::ListSetI32 | Opcode::ListSetF32 => {
+                    let t = if i.op == Opcode::ListSetI32 {
+                        ValueType::I32
+                    } else {
+                        ValueType::F32
+                    };
+                    let v = u64::from(ri!(i.c) as u32);
+                    if !rref!(i.a)
+                        .list_fast()
+                        .is_some_and(|l| l.set_bits(ri!(i.b) as u32, t, v))
+                    {
+                        out_of_line!(i)
+                    }
+                }
+                Opcode::ListSetI64 | Opcode::ListSetF64 => {
+                    let t = if i.op == Opcode::ListSetI64 {
+                        ValueType::I64
+                    } else {
+                        ValueType::F64
+                    };
+                    let v = rl!(i.c) as u64;
+                    if !rref!(i.a)
+                        .list_fast()
+                        .is_some_and(|l| l.set_bits(ri!(i.b) as u32, t, v))
+                    {
+                        out_of_line!(i)
+                    }
+                }
                 // Everything else: out of line.
                 Opcode::GlobalLoadRef
                 | Opcode::GlobalStoreRef
@@ -859,10 +918,6 @@ fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<C
                 | Opcode::ListReserve
                 | Opcode::ListSize
                 | Opcode::ListResize
-                | Opcode::ListGetI32
-                | Opcode::ListSetI32
-                | Opcode::ListGetI64
-                | Opcode::ListSetI64
                 | Opcode::ListGetRef
                 | Opcode::ListSetRef
                 | Opcode::SelectRef
@@ -893,12 +948,8 @@ fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<C
                 | Opcode::DiscardRefs
                 | Opcode::CallYieldable
                 | Opcode::CallVariadicYieldable
-                | Opcode::ListGetF32
-                | Opcode::ListSetF32
                 | Opcode::SwitchF32
                 | Opcode::BufferFillF32
-                | Opcode::ListGetF64
-                | Opcode::ListSetF64
                 | Opcode::SwitchF64
                 | Opcode::BufferFillF64 => out_of_line!(i),
             }
