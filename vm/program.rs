@@ -703,10 +703,11 @@ fn relativize_branches(code: &mut Vec<Inst>, offsets: &mut Vec<u32>, aux: &[u32]
     }
 }
 
-/// Lets conditional branches do their edges' block-argument remapping
-/// themselves instead of jumping through a stub: `c`/`d` (`cond_br`) or `d`
-/// (fused compare-branch, true edge only) hold the remap's aux position.
-/// With `fold` false only the "no remap" markers are set (stubs stay).
+/// Lets branches do their edges' block-argument remapping themselves
+/// instead of jumping through a stub: `y` (`br`), `c`/`d` (`cond_br`) or
+/// `d` (fused compare-branch, true edge only) hold the remap's aux
+/// position. With `fold` false only `br` folds (its `y` has 32 bits) and
+/// the "no remap" markers are set (the other stubs stay).
 fn fold_remap_stubs(code: &mut [Inst], stub_start: usize, fold: bool) {
     let stub = |code: &[Inst], t: u32| -> Option<(u32, u16)> {
         let s = code.get(t as usize)?;
@@ -720,6 +721,17 @@ fn fold_remap_stubs(code: &mut [Inst], stub_start: usize, fold: bool) {
     for k in 0..stub_start {
         let inst = code[k];
         match inst.op {
+            // A `br` keeps its remap's aux position in `y` (32 bits, so no
+            // size limit): it remaps and jumps in one instruction.
+            Opcode::Br if inst.y == NONE => {
+                if let Some(s) = code.get(inst.x as usize).filter(|s| {
+                    (inst.x as usize) >= stub_start && s.op == Opcode::Br && s.y != NONE
+                }) {
+                    let (t, r) = (s.x, s.y);
+                    code[k].x = t;
+                    code[k].y = r;
+                }
+            }
             Opcode::CondBr => {
                 code[k].c = NO_REMAP;
                 code[k].d = NO_REMAP;
@@ -1096,6 +1108,35 @@ mod tests {
                 Opcode::Block,
             ]
         );
+    }
+
+    #[test]
+    fn a_br_with_block_arguments_takes_its_stub_remap_itself() {
+        // `br` at 1 goes to the stub at 3 (remap at aux 0, target 0), as
+        // branch resolution makes it; after folding it remaps and jumps
+        // itself, and the stub is no longer a target.
+        let mut code = vec![
+            Inst::new(Opcode::ConstI32Zero),
+            Inst {
+                x: 3,
+                ..Inst::new(Opcode::Br)
+            },
+            Inst::new(Opcode::Block),
+            Inst {
+                x: 0,
+                y: 0,
+                ..Inst::new(Opcode::Br)
+            },
+        ];
+        for fold in [true, false] {
+            let mut c = code.clone();
+            fold_remap_stubs(&mut c, 3, fold);
+            assert_eq!((c[1].x, c[1].y), (0, 0), "fold {fold}");
+        }
+        // A `br` to a stub-less target stays as it is.
+        code[1].x = 0;
+        fold_remap_stubs(&mut code, 3, true);
+        assert_eq!((code[1].x, code[1].y), (0, NONE));
     }
 
     #[test]
