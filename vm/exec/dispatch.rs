@@ -849,62 +849,22 @@ fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<C
                         None => out_of_line!(i),
                     }
                 }
-                // ---- list elements stored as the type asked for; any
-                // conversion, bad index or null list goes out of line
-                // (nothing has changed yet, so the slow path starts over).
-                Opcode::ListGetI32 | Opcode::ListGetF32 => {
-                    let t = if i.op == Opcode::ListGetI32 {
-                        ValueType::I32
-                    } else {
-                        ValueType::F32
-                    };
-                    match rref!(i.a)
-                        .list_fast()
-                        .and_then(|l| l.get_bits(ri!(i.b) as u32, t))
-                    {
-                        Some(v) => wi!(i.c, v as u32),
-                        None => out_of_line!(i),
-                    }
-                }
-                Opcode::ListGetI64 | Opcode::ListGetF64 => {
-                    let t = if i.op == Opcode::ListGetI64 {
-                        ValueType::I64
-                    } else {
-                        ValueType::F64
-                    };
-                    match rref!(i.a)
-                        .list_fast()
-                        .and_then(|l| l.get_bits(ri!(i.b) as u32, t))
-                    {
-                        Some(v) => wl!(i.c, v as i64),
-                        None => out_of_line!(i),
-                    }
-                }
-                Opcode::ListSetI32 | Opcode::ListSetF32 => {
-                    let t = if i.op == Opcode::ListSetI32 {
-                        ValueType::I32
-                    } else {
-                        ValueType::F32
-                    };
-                    let v = u64::from(ri!(i.c) as u32);
-                    if !rref!(i.a)
-                        .list_fast()
-                        .is_some_and(|l| l.set_bits(ri!(i.b) as u32, t, v))
-                    {
-                        out_of_line!(i)
-                    }
-                }
-                Opcode::ListSetI64 | Opcode::ListSetF64 => {
-                    let t = if i.op == Opcode::ListSetI64 {
-                        ValueType::I64
-                    } else {
-                        ValueType::F64
-                    };
-                    let v = rl!(i.c) as u64;
-                    if !rref!(i.a)
-                        .list_fast()
-                        .is_some_and(|l| l.set_bits(ri!(i.b) as u32, t, v))
-                    {
+                // ---- list elements stored as the type asked for, in one
+                // small arm: the work is in `list_element` (a larger arm
+                // here costs every other handler registers). Any conversion,
+                // bad index or null list goes out of line; nothing has
+                // changed then, so the slow path starts over.
+                Opcode::ListGetI32
+                | Opcode::ListGetF32
+                | Opcode::ListGetI64
+                | Opcode::ListGetF64
+                | Opcode::ListSetI32
+                | Opcode::ListSetF32
+                | Opcode::ListSetI64
+                | Opcode::ListSetF64 => {
+                    // SAFETY: the verifier checked the instruction's
+                    // registers against this frame's windows.
+                    if !unsafe { list_element(i, regs, refs) } {
                         out_of_line!(i)
                     }
                 }
@@ -954,5 +914,50 @@ fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<C
                 | Opcode::BufferFillF64 => out_of_line!(i),
             }
         }
+    }
+}
+
+/// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the
+/// element is stored as (get) or the list holds exactly (set) the type the
+/// instruction names; `false`, with nothing written, for everything else.
+///
+/// # Safety
+/// `regs` and `refs` are the frame's register windows and `i`'s registers
+/// were verified in range for them (`program::compile`).
+#[inline(never)]
+unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> bool {
+    register_macros!($, regs, refs);
+    let Some(list) = rref!(i.a).list_fast() else {
+        return false;
+    };
+    let at = ri!(i.b) as u32;
+    let (t, get) = match i.op {
+        Opcode::ListGetI32 => (ValueType::I32, true),
+        Opcode::ListGetF32 => (ValueType::F32, true),
+        Opcode::ListGetI64 => (ValueType::I64, true),
+        Opcode::ListGetF64 => (ValueType::F64, true),
+        Opcode::ListSetI32 => (ValueType::I32, false),
+        Opcode::ListSetF32 => (ValueType::F32, false),
+        Opcode::ListSetI64 => (ValueType::I64, false),
+        _ => (ValueType::F64, false),
+    };
+    let wide = matches!(t, ValueType::I64 | ValueType::F64);
+    if get {
+        let Some(v) = list.get_bits(at, t) else {
+            return false;
+        };
+        if wide {
+            wl!(i.c, v as i64);
+        } else {
+            wi!(i.c, v as u32);
+        }
+        true
+    } else {
+        let v = if wide {
+            rl!(i.c) as u64
+        } else {
+            u64::from(ri!(i.c) as u32)
+        };
+        list.set_bits(at, t, v)
     }
 }
