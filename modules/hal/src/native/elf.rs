@@ -14,6 +14,8 @@ const MACHINE_X86_64: u16 = 62;
 const TYPE_SHARED: u16 = 3;
 /// Largest image the static reader lays out.
 const MAX_IMAGE: u64 = 256 << 20;
+/// The page size the loader maps segments with.
+const PAGE: u64 = 4096;
 
 /// IREE's optional footer after a system library: `IREEDBG\0`, version,
 /// flags, then library offset/size and debug offset/size (u64 each).
@@ -180,6 +182,7 @@ pub fn check_layout(image: &[u8]) -> Result<Layout, Trap> {
     let mut loads: Vec<Segment> = Vec::new();
     let mut others = Vec::new();
     let mut dynamic = None;
+    let mut relro = None;
     for k in 0..phnum {
         let at = (phoff + k * phentsize) as usize;
         let p_type = u32_at(image, at).unwrap_or(0);
@@ -189,10 +192,11 @@ pub fn check_layout(image: &[u8]) -> Result<Layout, Trap> {
         let file_end = offset.saturating_add(filesz);
         let mem_end = vaddr.saturating_add(memsz);
         match p_type {
-            // PT_NULL, PT_GNU_STACK: nothing is read. PT_GNU_RELRO: the
-            // loader only changes the protection of whole pages inside it
-            // (a range outside the mapping makes dlopen fail cleanly).
-            0 | 0x6474_e551 | 0x6474_e552 => {}
+            // PT_NULL, PT_GNU_STACK: nothing is read.
+            0 | 0x6474_e551 => {}
+            // PT_GNU_RELRO: the pages the loader makes read-only after
+            // relocating (checked below).
+            0x6474_e552 => relro = Some((k, vaddr, memsz)),
             // PT_LOAD
             1 => {
                 if file_end > image.len() as u64 || filesz > memsz || mem_end > MAX_IMAGE {
@@ -205,10 +209,31 @@ pub fn check_layout(image: &[u8]) -> Result<Layout, Trap> {
                 if flags & 4 == 0 {
                     return Err(bad(format!("loadable segment {k} is not readable")));
                 }
-                if loads.last().is_some_and(|p| vaddr < p.vaddr + p.memsz) {
+                // The loader maps whole pages: a page shared with the
+                // segment before would be mapped twice, with one
+                // protection.
+                if loads.last().is_some_and(|p| {
+                    vaddr / PAGE * PAGE < (p.vaddr + p.memsz).div_ceil(PAGE) * PAGE
+                }) {
                     return Err(bad(format!(
                         "loadable segment {k} at {vaddr:#x} is out of address order or \
-                         overlaps the one before"
+                         shares a page with the one before"
+                    )));
+                }
+                // File bytes in the same order, each mapped once: a segment
+                // whose offset points at another's bytes (code mapped from
+                // data) is damage.
+                if loads.last().is_some_and(|p| offset < p.offset + p.filesz) {
+                    return Err(bad(format!(
+                        "loadable segment {k}'s file bytes at {offset:#x} are out of order or \
+                         overlap the segment before's"
+                    )));
+                }
+                // Code past its file bytes would be zero bytes run as code.
+                if flags & 1 != 0 && filesz != memsz {
+                    return Err(bad(format!(
+                        "executable segment {k} has {filesz} bytes in the file but {memsz} \
+                         in memory"
                     )));
                 }
                 loads.push(Segment {
@@ -248,6 +273,29 @@ pub fn check_layout(image: &[u8]) -> Result<Layout, Trap> {
         if memsz > 0 && !in_pages(vaddr, memsz) {
             return Err(bad(format!(
                 "segment {k} (type {p_type:#x}) at {vaddr:#x} is outside the loaded segments"
+            )));
+        }
+    }
+    // The loader makes the whole pages inside PT_GNU_RELRO read-only,
+    // wherever they are: they must be pages of one writable data segment
+    // (never code, nor memory outside the library). Segments share no
+    // pages (checked above).
+    if let Some((k, vaddr, memsz)) = relro {
+        let (start, end) = (
+            vaddr / PAGE * PAGE,
+            vaddr.saturating_add(memsz) / PAGE * PAGE,
+        );
+        let inside = start >= end
+            || layout.loads.iter().any(|s| {
+                s.write
+                    && !s.exec
+                    && start >= s.vaddr / PAGE * PAGE
+                    && end <= (s.vaddr + s.memsz).div_ceil(PAGE) * PAGE
+            });
+        if !inside {
+            return Err(bad(format!(
+                "the read-only-after-relocation segment {k} (PT_GNU_RELRO, {vaddr:#x}, \
+                 {memsz} bytes) is not inside one writable data segment"
             )));
         }
     }
