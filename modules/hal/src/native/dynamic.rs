@@ -16,6 +16,7 @@ use super::elf::{invalid, u32_at, u64_at, Segment};
 const DT_NULL: u64 = 0;
 const DT_NEEDED: u64 = 1;
 const DT_PLTRELSZ: u64 = 2;
+const DT_PLTGOT: u64 = 3;
 const DT_HASH: u64 = 4;
 const DT_STRTAB: u64 = 5;
 const DT_SYMTAB: u64 = 6;
@@ -36,6 +37,10 @@ const DT_INIT_ARRAY: u64 = 25;
 const DT_FINI_ARRAY: u64 = 26;
 const DT_RUNPATH: u64 = 29;
 const DT_PREINIT_ARRAY: u64 = 32;
+const DT_RELRSZ: u64 = 35;
+const DT_RELR: u64 = 36;
+const DT_RELRENT: u64 = 37;
+const DT_RELACOUNT: u64 = 0x6fff_fff9;
 const DT_GNU_HASH: u64 = 0x6fff_fef5;
 const DT_VERSYM: u64 = 0x6fff_fff0;
 const DT_FLAGS_1: u64 = 0x6fff_fffb;
@@ -99,11 +104,13 @@ struct Tags {
     hash: Option<u64>,
     gnu_hash: Option<u64>,
     rela: Option<u64>,
-    relasz: u64,
+    relasz: Option<u64>,
     relaent: Option<u64>,
+    relacount: Option<u64>,
     jmprel: Option<u64>,
-    pltrelsz: u64,
+    pltrelsz: Option<u64>,
     pltrel: Option<u64>,
+    pltgot: Option<u64>,
     versym: Option<u64>,
     init: Option<u64>,
     fini: Option<u64>,
@@ -134,11 +141,13 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
             DT_HASH => tags.hash = Some(val),
             DT_GNU_HASH => tags.gnu_hash = Some(val),
             DT_RELA => tags.rela = Some(val),
-            DT_RELASZ => tags.relasz = val,
+            DT_RELASZ => tags.relasz = Some(val),
             DT_RELAENT => tags.relaent = Some(val),
+            DT_RELACOUNT => tags.relacount = Some(val),
             DT_JMPREL => tags.jmprel = Some(val),
-            DT_PLTRELSZ => tags.pltrelsz = val,
+            DT_PLTRELSZ => tags.pltrelsz = Some(val),
             DT_PLTREL => tags.pltrel = Some(val),
+            DT_PLTGOT => tags.pltgot = Some(val),
             DT_VERSYM => tags.versym = Some(val),
             DT_INIT => tags.init = Some(val),
             DT_FINI => tags.fini = Some(val),
@@ -146,6 +155,14 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
             DT_REL | DT_TEXTREL => {
                 return Err(bad(format!(
                     "dynamic tag {tag:#x} (REL relocations or text relocations), which x86-64 \
+                     executable libraries never have"
+                )))
+            }
+            // glibc applies RELR relocations without the checks RELA ones
+            // get here.
+            DT_RELRSZ | DT_RELR | DT_RELRENT => {
+                return Err(bad(format!(
+                    "dynamic tag {tag:#x}: the library has RELR relocations, which IREE's \
                      executable libraries never have"
                 )))
             }
@@ -209,7 +226,8 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
     if let Some(at) = tags.hash {
         symbols = Some(check_hash(&mem, at).ok_or_else(|| {
             bad(format!(
-                "the DT_HASH table at {at:#x} is malformed or outside the file"
+                "the DT_HASH table at {at:#x} is malformed (no buckets, an index past its \
+                 chains, or a chain that loops) or outside the file"
             ))
         })?);
     }
@@ -232,6 +250,16 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
         if u64::from(u32_at(sym, 0).unwrap_or(u32::MAX)) >= strsz {
             return Err(bad(format!("symbol {i} has a name past the string table")));
         }
+        // STT_TLS needs thread-local storage the library does not have;
+        // the loader calls an STT_GNU_IFUNC symbol's value as a function
+        // while relocating and in dlsym.
+        if matches!(sym[4] & 0xf, 6 | 10) {
+            return Err(bad(format!(
+                "symbol {i} is of type {} (thread-local or indirect function), which IREE's \
+                 executable libraries never have",
+                sym[4] & 0xf
+            )));
+        }
     }
     if let Some(at) = tags.versym {
         if mem.file(at, symbols * 2).is_none() {
@@ -240,18 +268,90 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
             )));
         }
     }
+    // The loader reads a table's size and entry size without checking
+    // they are there (a missing one is a null dereference inside dlopen),
+    // and asserts DT_PLTREL is DT_RELA whenever it is present.
     let mut tables = Vec::new();
     if let Some(at) = tags.rela {
-        tables.push(("DT_RELA", at, tags.relasz));
-    }
-    if let Some(at) = tags.jmprel {
-        if tags.pltrel != Some(DT_RELA) {
-            return Err(bad("PLT relocations that are not DT_RELA".into()));
+        let size = tags
+            .relasz
+            .ok_or_else(|| bad("DT_RELA without DT_RELASZ".into()))?;
+        if tags.relaent.is_none() {
+            return Err(bad("DT_RELA without DT_RELAENT".into()));
         }
-        tables.push(("DT_JMPREL", at, tags.pltrelsz));
+        tables.push(("DT_RELA", at, size));
+    }
+    if tags.jmprel.is_some() || tags.pltrel.is_some() {
+        if tags.pltrel != Some(DT_RELA) {
+            return Err(bad(
+                "PLT relocations that are not DT_RELA (DT_PLTREL)".into()
+            ));
+        }
+        let at = tags
+            .jmprel
+            .ok_or_else(|| bad("DT_PLTREL without DT_JMPREL".into()))?;
+        let size = tags
+            .pltrelsz
+            .ok_or_else(|| bad("DT_JMPREL without DT_PLTRELSZ".into()))?;
+        tables.push(("DT_JMPREL", at, size));
+    }
+    // The loader takes DT_RELASZ to include the PLT relocations when both
+    // tables end at the same address, and subtracts DT_PLTRELSZ from it.
+    let mut relative_room = tags.relasz.unwrap_or(0);
+    if let [(_, rela, relasz), (_, jmprel, pltrelsz)] = tables[..] {
+        if rela.checked_add(relasz) == jmprel.checked_add(pltrelsz) {
+            relative_room = relasz.checked_sub(pltrelsz).ok_or_else(|| {
+                bad(format!(
+                    "DT_RELA ({relasz} bytes) and DT_JMPREL ({pltrelsz} bytes) end together, \
+                     but the PLT relocations are the larger"
+                ))
+            })?;
+        }
+    }
+    // The first DT_RELACOUNT relocations are applied as relative ones, and
+    // the loader asserts (aborting the process) that they are.
+    if let Some(count) = tags.relacount {
+        let (Some(at), true) = (tags.rela, count <= relative_room / RELA) else {
+            return Err(bad(format!(
+                "DT_RELACOUNT {count} is more than the DT_RELA relocations"
+            )));
+        };
+        for i in 0..count {
+            let info = mem
+                .file(at + i * RELA + 8, 8)
+                .and_then(|b| u64_at(b, 0))
+                .unwrap_or(0);
+            if info & 0xffff_ffff != 8 {
+                return Err(bad(format!(
+                    "DT_RELACOUNT {count}, but DT_RELA relocation {i} is not R_X86_64_RELATIVE"
+                )));
+            }
+        }
+    }
+    // glibc resolves the PLT's GOT slots only through DT_JMPREL (with
+    // RTLD_NOW no lazy resolver is installed): every PLT relocation is a
+    // jump slot, the slots in order after the three reserved words at
+    // DT_PLTGOT, as linkers lay them out. (A slot without its relocation
+    // would be a jump to address 0 when the code calls it.)
+    if let Some(&(_, at, size)) = tables.iter().find(|t| t.0 == "DT_JMPREL") {
+        let got = tags
+            .pltgot
+            .ok_or_else(|| bad("DT_JMPREL without DT_PLTGOT".into()))?;
+        for i in 0..size / RELA {
+            let entry = mem.file(at + i * RELA, 16).unwrap_or(&[]);
+            let (offset, info) = (u64_at(entry, 0), u64_at(entry, 8));
+            let slot = got.checked_add(24 + 8 * i);
+            if info.map(|v| v & 0xffff_ffff) != Some(7) || offset != slot {
+                return Err(bad(format!(
+                    "DT_JMPREL relocation {i} is not the R_X86_64_JUMP_SLOT of GOT slot {} \
+                     (DT_PLTGOT {got:#x})",
+                    i + 3
+                )));
+            }
+        }
     }
     for (what, at, size) in tables {
-        check_relocations(&mem, at, size, symbols)
+        check_relocations(&mem, at, size, table)
             .map_err(|why| bad(format!("{what} relocations at {at:#x}: {why}")))?;
     }
     Ok(())
@@ -259,8 +359,10 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
 
 /// Checks the relocation table at `at` (`size` bytes): every entry is of
 /// a type the loader applies, writes inside a writable segment, and names
-/// a symbol below `symbols`.
-fn check_relocations(mem: &Memory<'_>, at: u64, size: u64, symbols: u64) -> Result<(), String> {
+/// a symbol of `symtab` (the symbols the hash table holds) that the loader
+/// can resolve.
+fn check_relocations(mem: &Memory<'_>, at: u64, size: u64, symtab: &[u8]) -> Result<(), String> {
+    let symbols = (symtab.len() as u64) / SYM;
     if size % RELA != 0 || size / RELA > MAX_ENTRIES {
         return Err(format!("{size} bytes is not a whole number of entries"));
     }
@@ -289,11 +391,26 @@ fn check_relocations(mem: &Memory<'_>, at: u64, size: u64, symbols: u64) -> Resu
                 "entry {i} names symbol {symbol}, not one of the {symbols} the hash table holds"
             ));
         }
+        // A symbol bound locally (STB_LOCAL, or a visibility other than
+        // the default) is not looked up elsewhere: for an undefined one
+        // the loader takes the load base as its address.
+        if SYMBOL_RELOCATIONS.contains(&kind) {
+            let sym = &symtab[(symbol * SYM) as usize..][..SYM as usize];
+            let local = sym[4] >> 4 == 0 || sym[5] & 3 != 0;
+            if local && u16::from_le_bytes([sym[6], sym[7]]) == 0 {
+                return Err(format!(
+                    "entry {i} names symbol {symbol}, undefined but bound locally or with \
+                     non-default visibility"
+                ));
+            }
+        }
     }
     Ok(())
 }
 
-/// Checks a SysV hash table; returns its symbol count (`nchain`).
+/// Checks a SysV hash table; returns its symbol count (`nchain`). The
+/// loader follows a chain until symbol 0 without counting steps, so the
+/// chains must not loop: no symbol is reached twice.
 fn check_hash(mem: &Memory<'_>, at: u64) -> Option<u64> {
     let head = mem.file(at, 8)?;
     let (nbucket, nchain) = (u64::from(u32_at(head, 0)?), u64::from(u32_at(head, 4)?));
@@ -301,10 +418,21 @@ fn check_hash(mem: &Memory<'_>, at: u64) -> Option<u64> {
         return None;
     }
     let words = mem.file(at, 4 * (2 + nbucket + nchain))?;
-    let all_in_range = words[8..]
-        .chunks_exact(4)
-        .all(|w| u64::from(u32_at(w, 0).unwrap_or(u32::MAX)) < nchain);
-    all_in_range.then_some(nchain)
+    let word = |i: u64| u64::from(u32_at(words, (4 * (2 + i)) as usize).unwrap_or(u32::MAX));
+    if (0..nbucket + nchain).any(|i| word(i) >= nchain) {
+        return None;
+    }
+    let mut seen = vec![false; nchain as usize];
+    for b in 0..nbucket {
+        let mut symbol = word(b);
+        while symbol != 0 {
+            if std::mem::replace(&mut seen[symbol as usize], true) {
+                return None;
+            }
+            symbol = word(nbucket + symbol);
+        }
+    }
+    Some(nchain)
 }
 
 /// Checks a GNU hash table; returns one more than the highest symbol its
