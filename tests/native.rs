@@ -184,6 +184,25 @@ fn libraries_irvm_cannot_host_are_refused_by_name() {
     );
 }
 
+/// A library that hands the runtime pointers outside itself (its table,
+/// a name, an export function into data) is refused before any of them
+/// is followed (`Mapped` in modules/hal/src/native/mod.rs).
+#[test]
+fn pointers_outside_the_library_are_refused() {
+    for (variant, message) in [
+        ("HOSTILE=1", "library table points outside the library"),
+        ("HOSTILE=2", "name points outside the library"),
+        ("HOSTILE=3", "export `record` is not in the library's code"),
+    ] {
+        let Some(lib) = testlib(&[variant]) else {
+            return;
+        };
+        let e = load(&lib, &[], DeviceKind::Sync).err().unwrap();
+        assert_eq!(e.code, StatusCode::FailedPrecondition, "{variant}: {e}");
+        assert!(e.message.contains(message), "{variant}: {e}");
+    }
+}
+
 #[test]
 fn failing_workgroups_and_mismatched_dispatches_are_errors() {
     let Some(lib) = testlib(&[]) else { return };

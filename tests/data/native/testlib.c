@@ -8,6 +8,10 @@
  *   VERSION=N        reports another library version
  *   NO_LIBRARY       the query function returns null
  *   CONSTANTS=N      declares N executable-level constants
+ *   HOSTILE=N        hands the runtime a pointer outside the library: 1 the
+ *                    table (a fixed low address), 2 the library name (the
+ *                    runtime's own environment), 3 an export function (the
+ *                    header, data)
  *
  * Entry points:
  *   record   writes, for workgroup (x,y,z), a record of 8 u32 into binding
@@ -138,8 +142,16 @@ static int fail(const environment_t* env, const dispatch_state_t* d,
   return (int)d->constants[0];
 }
 
-static const header_t header = {VERSION, "irvm_testlib", 0, SANITIZER};
+#ifndef HOSTILE
+#define HOSTILE 0
+#endif
+static const environment_t* seen_environment;
+static header_t header = {VERSION, "irvm_testlib", 0, SANITIZER};
+#if HOSTILE == 3
+static const dispatch_fn ptrs[] = {(dispatch_fn)(const void*)&header, fail};
+#else
 static const dispatch_fn ptrs[] = {record, fail};
+#endif
 static const attrs_t attrs[] = {
     {0, 1, 1, 2, 1, 1, 1, 0, {0}},
     {0, 0, 1, 0, 1, 1, 1, 0, {0}},
@@ -165,7 +177,12 @@ static const library_t library = {
 
 const library_t** iree_hal_executable_library_query(
     uint32_t max_version, const environment_t* environment) {
-  (void)environment;
+  seen_environment = environment;
+#if HOSTILE == 1
+  return (const library_t**)(uintptr_t)0x10000;
+#elif HOSTILE == 2
+  header.name = (const char*)seen_environment;
+#endif
 #ifdef NO_LIBRARY
   return 0;
 #else
