@@ -292,8 +292,7 @@ impl<'a> Args<'a> {
     /// A `!vm.buffer` read as text.
     fn string(&mut self) -> Result<String, Trap> {
         let r = self.vm_buffer()?;
-        let b = r.buffer("string")?;
-        Ok(b.with_bytes(|bytes| String::from_utf8_lossy(bytes).into_owned()))
+        text_of(r)
     }
 
     fn buffer(&mut self) -> Result<HostRef<HalBuffer>, Trap> {
@@ -398,6 +397,13 @@ fn buffer_allocation_flag(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
     one(1i32)
 }
 
+/// The text of a `!vm.buffer` argument (read only when needed: the
+/// asserts' messages are read only when an assert fails).
+fn text_of(r: &Ref) -> Result<String, Trap> {
+    let b = r.buffer("string")?;
+    Ok(b.with_bytes(|bytes| String::from_utf8_lossy(bytes).into_owned()))
+}
+
 fn buffer_allocation_preserve(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     a.buffer()?;
     none()
@@ -405,10 +411,11 @@ fn buffer_allocation_preserve(_: &mut HalState, a: &mut Args) -> Result<Vec<Valu
 
 fn buffer_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let buffer = a.buffer()?;
-    let message = a.string()?;
+    let message = a.vm_buffer()?;
     let _: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
     let minimum = a.i64()?;
     if (buffer.length as i128) < minimum as i128 {
+        let message = text_of(message)?;
         return Err(a.error(
             StatusCode::InvalidArgument,
             format!(
@@ -490,11 +497,14 @@ fn dims(a: &mut Args) -> Result<Vec<i64>, Trap> {
 
 fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let view = a.view()?;
-    let message = a.string()?;
+    let message = a.vm_buffer()?;
     let element_type = ElementType(a.i32()? as u32);
     let encoding = a.i32()? as u32;
     let shape = dims(a)?;
-    let fail = |m: String| a.error(StatusCode::InvalidArgument, format!("{message} {m}"));
+    let fail = |m: String| match text_of(message) {
+        Ok(message) => a.error(StatusCode::InvalidArgument, format!("{message} {m}")),
+        Err(e) => e,
+    };
     if view.element_type != element_type {
         return Err(fail(format!(
             "element type mismatch; expected {} ({:08X}) but have {} ({:08X})",
