@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use irvm::dynamic::DynamicModule;
-use irvm::{Context, Instance, Module};
+use irvm::{Context, Engine, Instance, Module};
 
 fn suite_dir() -> Option<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/iree-vm-tests");
@@ -33,7 +33,20 @@ struct Outcome {
     failures: Vec<String>,
 }
 
-fn run_module(path: &Path, out: &mut Outcome, hooked: bool) {
+/// How a conformance function runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Tier {
+    /// The interpreter's plain loop.
+    Plain,
+    /// The hooked loop (a fuel budget), which runs fused instructions one
+    /// at a time.
+    Hooked,
+    /// Compiled code (`Engine::Jit`: every function compiled at its first
+    /// run, entered at its entry and loop heads).
+    Compiled,
+}
+
+fn run_module(path: &Path, out: &mut Outcome, tier: Tier) {
     let name = path.file_stem().unwrap().to_string_lossy().to_string();
     let module = match Module::from_file(path) {
         Ok(m) => m,
@@ -71,7 +84,12 @@ fn run_module(path: &Path, out: &mut Outcome, hooked: bool) {
                 .push(format!("{name}.{export}: link failed: {e}"));
             continue;
         }
-        if hooked {
+        ctx.set_engine(if tier == Tier::Compiled {
+            Engine::Jit
+        } else {
+            Engine::Interp
+        });
+        if tier == Tier::Hooked {
             // A fuel budget switches to the hooked copy of the loop, which
             // runs fused instructions one at a time: same results expected.
             ctx.set_fuel(Some(u64::MAX));
@@ -108,14 +126,15 @@ fn iree_vm_conformance_suite() {
         passed: 0,
         failures: Vec::new(),
     };
-    for hooked in [false, true] {
+    let tiers = [Tier::Plain, Tier::Hooked, Tier::Compiled];
+    for tier in tiers {
         for m in &modules {
-            run_module(m, &mut out, hooked);
+            run_module(m, &mut out, tier);
         }
     }
     let total = out.passed + out.failures.len();
     eprintln!(
-        "conformance: {}/{} function runs (304 x plain and hooked loop) behave as the convention says",
+        "conformance: {}/{} function runs (304 x plain loop, hooked loop, compiled) behave as the convention says",
         out.passed, total
     );
     for f in &out.failures {
@@ -126,7 +145,7 @@ fn iree_vm_conformance_suite() {
         "{} conformance failures",
         out.failures.len()
     );
-    assert_eq!(total, 2 * 304, "304 functions, plain and hooked loop");
+    assert_eq!(total, 3 * 304, "304 functions, plain, hooked and compiled");
 }
 
 /// The suite again from its `.vmasm` sources: `Module::from_file`
@@ -150,7 +169,7 @@ fn iree_vm_conformance_suite_from_assembly_source() {
         failures: Vec::new(),
     };
     for m in &sources {
-        run_module(m, &mut out, false);
+        run_module(m, &mut out, Tier::Plain);
     }
     eprintln!(
         "conformance from .vmasm: {}/{} functions behave as the convention says",

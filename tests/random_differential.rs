@@ -25,8 +25,9 @@
 //! `ASM_TWIN`): yields become branches, `switch.ref` a `br_table`. irvm
 //! must print the same for the program and its twin.
 //!
-//! Engines: `irvm run` on the text (plain loop), with `--fuel` (the hooked
-//! loop) and on the twin, always; with the reference tools installed also
+//! Engines: `irvm run` on the text (plain loop, `--engine=interp`), with
+//! `--fuel` (the hooked loop), compiled (`--engine=jit`: every function
+//! compiled at its first run) and on the twin, always; with the reference tools installed also
 //! `iree-as-module` + `iree-run-module` on the twin, irvm on the
 //! reference's `.vmfb`, and the assembler mode: `irvm as`'s `.vmfb` of the
 //! twin and of the program with only its yields rewritten under
@@ -1444,14 +1445,20 @@ fn check(seed: u64, length: usize, reference: Option<&Reference>, dir: &Path, ta
         }
     }
     for inputs in input_sets(seed) {
-        let plain = run(irvm, &["run"], &source, &inputs);
+        let plain = run(irvm, &["run", "--engine=interp"], &source, &inputs);
         let hooked = run(irvm, &["run", "--fuel=100000000"], &source, &inputs);
+        let compiled = run(irvm, &["run", "--engine=jit"], &source, &inputs);
         let twin_run = run(irvm, &["run"], &twin, &inputs);
-        tally.runs += 3;
+        tally.runs += 4;
         tally.completed += usize::from(plain.1 == 0);
         if hooked != plain {
             diverged(format!(
                 "{inputs:?}: hooked loop\n{hooked:?}\nplain loop\n{plain:?}"
+            ));
+        }
+        if compiled != plain {
+            diverged(format!(
+                "{inputs:?}: compiled (--engine=jit)\n{compiled:?}\nplain loop\n{plain:?}"
             ));
         }
         if twin_run != plain {

@@ -157,12 +157,25 @@ pub struct LimitArgs {
     /// stacks, module globals), in bytes; default 8 GiB.
     #[arg(long = "max-memory-bytes")]
     max_memory_bytes: Option<u64>,
+    /// How bytecode runs: `interp` (interpret every instruction), `jit`
+    /// (compile every function to machine code when it first runs) or
+    /// `auto` (compile functions whose loops are hot). Default: the
+    /// IRVM_ENGINE environment variable, else auto. Results are the same.
+    #[arg(long, value_parser = parse_engine)]
+    engine: Option<irvm::Engine>,
+}
+
+fn parse_engine(s: &str) -> Result<irvm::Engine, String> {
+    s.parse()
 }
 
 impl LimitArgs {
     /// Applies the limits to `ctx` (the timeout counts from now: it bounds
     /// loading, `__init` and the call together).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
+        if let Some(engine) = self.engine {
+            ctx.set_engine(engine);
+        }
         ctx.set_fuel(self.fuel);
         if let Some(t) = self.timeout {
             let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {

@@ -354,6 +354,8 @@ pub struct Context {
     /// `Some` while a debugger asks to see the frames of a failed call:
     /// the frames as they were when the last call trapped.
     pub(crate) trap_frames: Option<Vec<FrameInfo>>,
+    /// Which tier runs bytecode ([`Context::set_engine`]).
+    pub(crate) engine: crate::Engine,
 }
 
 impl Drop for Context {
@@ -478,7 +480,20 @@ impl Context {
             },
             memory,
             trap_frames: None,
+            engine: crate::engine::default_engine(),
         }
+    }
+
+    /// Chooses how bytecode runs: interpreted, compiled, or compiled once
+    /// hot (the default, [`crate::Engine::Auto`]). Results and traps are
+    /// the same either way; see [`crate::Engine`].
+    pub fn set_engine(&mut self, engine: crate::Engine) {
+        self.engine = engine;
+    }
+
+    /// How bytecode runs in this context ([`Context::set_engine`]).
+    pub fn engine(&self) -> crate::Engine {
+        self.engine
     }
 
     /// The bytecode modules of the context with their names, in

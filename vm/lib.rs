@@ -75,9 +75,11 @@ pub mod debugger;
 mod decode;
 pub mod disasm;
 pub mod dynamic;
+mod engine;
 mod exec;
 mod func;
 mod host;
+mod jit;
 mod lease;
 // The instruction table, public for irvm's own tools, tests and fuzz
 // targets only: hidden, not part of the API (no stability promise).
@@ -93,6 +95,7 @@ mod value;
 pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
+pub use engine::Engine;
 pub use func::{CallParams, CallResults, Func, LookupError, TypedFunc, ValType};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 pub use loader::{AbiError, LoadError, Module};

@@ -10,7 +10,9 @@
 //! were spilled to the stack and reloaded on every instruction).
 
 use crate::context::{CallState, Context, Registered};
+use crate::engine::Engine;
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
+use crate::jit::JitEnv;
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::refs::{Ref, ValueType};
 use crate::trap::Trap;
@@ -53,7 +55,7 @@ fn save_ip(st: &mut Stack, ip: *const Inst) {
 /// `s` and `d` must be ref ordinals inside the window at `refs`.
 #[cold]
 #[inline(never)]
-unsafe fn remap_ref(refs: *mut Ref, s: u16, d: u16) {
+pub(crate) unsafe fn remap_ref(refs: *mut Ref, s: u16, d: u16) {
     let moved = s & REF_MOVE_BIT != 0;
     let (s, d) = ((s & REF_INDEX_MASK) as usize, (d & REF_INDEX_MASK) as usize);
     // SAFETY: per the contract, both indices are inside the window.
@@ -87,6 +89,54 @@ fn global<const N: usize>(g: &mut [u8], off: u32) -> Option<&mut [u8; N]> {
     g.get_mut(off..off.checked_add(N)?)?.try_into().ok()
 }
 
+/// Runs the top frame in compiled code when its function is compiled (or
+/// hot enough to compile now) and its pc is a place compiled code starts
+/// at; true when it ran (the frame's pc is then the instruction compiled
+/// code stopped before, for the interpreter).
+#[inline(never)]
+fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
+    let Some(top) = ctx.stack.frames.last() else {
+        return false;
+    };
+    let (func, pc) = (top.func.get(), top.pc);
+    if func.jit.refused() {
+        return false;
+    }
+    let code = match func.jit.code() {
+        Some(code) => code,
+        None => {
+            if ctx.engine != Engine::Jit && !func.jit.heat_up(Engine::HOT_BACK_EDGES) {
+                return false;
+            }
+            match crate::jit::compile(func) {
+                Some(code) => code,
+                None => return false,
+            }
+        }
+    };
+    if !code.enters_at(pc, ctx.engine == Engine::Jit) {
+        return false;
+    }
+    let (_, regs, refs) = cursor(&mut ctx.stack);
+    let globals = rwdata(ctx);
+    let mut env = JitEnv {
+        refs,
+        rwdata: globals.as_mut_ptr(),
+        rwdata_len: globals.len() as u64,
+        token,
+        fault: 0,
+    };
+    // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
+    // `func`, and `env` holds its module's globals; nothing else touches
+    // them until the code returns (it calls only `jit::helpers`, which
+    // touch the ref window and buffers, never the stacks).
+    let next = unsafe { code.run(regs, &mut env, pc) };
+    if let Some(top) = ctx.stack.frames.last_mut() {
+        top.pc = next;
+    }
+    true
+}
+
 #[cold]
 #[inline(never)]
 fn fault(st: &mut Stack, ip: *const Inst, e: Trap) -> Trap {
@@ -103,11 +153,17 @@ pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
     // this thread returns (vm/lease.rs).
     let _run = crate::lease::RunGuard::enter();
     if ctx.hooks.active() {
-        run_loop::<true, false>(ctx)
+        run_loop::<true, false, NO_JIT>(ctx)
     } else if ctx.hooks.pause.is_some() {
-        run_loop::<false, true>(ctx)
+        run_loop::<false, true, NO_JIT>(ctx)
+    } else if ctx.engine != Engine::Interp && crate::jit::available() {
+        if ctx.engine == Engine::Jit {
+            run_loop::<false, false, JIT_EAGER>(ctx)
+        } else {
+            run_loop::<false, false, JIT_HOT>(ctx)
+        }
     } else {
-        run_loop::<false, false>(ctx)
+        run_loop::<false, false, NO_JIT>(ctx)
     }
 }
 
@@ -124,118 +180,152 @@ fn pause_requested(flag: &Option<std::sync::Arc<std::sync::atomic::AtomicBool>>)
     }
 }
 
+/// `run_loop`'s `JIT`: interpret only.
+const NO_JIT: u8 = 0;
+/// Enter compiled code at hot loops (`Engine::Auto`).
+const JIT_HOT: u8 = 1;
+/// Enter compiled code at every function entry and loop (`Engine::Jit`).
+const JIT_EAGER: u8 = 2;
+
 /// The loop. `HOOKED`: the per-instruction hooks run before each
 /// instruction. `POLL` (plain loop only): the pause flag is polled at
 /// backward branches, calls and after out-of-line instructions, so a
-/// debugger can stop a running program without the hooks' cost.
-fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<CallState, Trap> {
+/// debugger can stop a running program without the hooks' cost. `JIT`
+/// (plain loop only): leave for compiled code (`vm/jit`) at loop back
+/// edges, and with `JIT_EAGER` at calls, of functions that have it.
+fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
+    ctx: &mut Context,
+) -> Result<CallState, Trap> {
     // This thread's buffer-lease token, read once (vm/lease.rs).
     let token = crate::lease::token();
     let pause = if POLL { ctx.hooks.pause.clone() } else { None };
+    // JIT: set after compiled code returns, so that the instruction it
+    // stopped before runs here before compiled code is entered again.
+    let mut interpret_next = false;
     loop {
         if POLL && pause_requested(&pause) {
             ctx.stack.suspended = Some(Suspended::Pause);
             return Ok(CallState::Paused);
         }
+        // JIT: whether to leave for compiled code at back edges (and, with
+        // `Engine::Jit`, at calls) of the top frame's function.
+        let mut jit_here = false;
+        if JIT != NO_JIT {
+            if interpret_next {
+                interpret_next = false;
+            } else {
+                interpret_next = enter_compiled(ctx, token);
+            }
+            let eager = JIT == JIT_EAGER;
+            jit_here = ctx.stack.frames.last().is_some_and(|f| {
+                !f.func.jit.refused() && f.func.jit.code().is_none_or(|c| eager || c.has_loop_heads)
+            });
+        }
         let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);
         register_macros!($, regs, refs);
-        macro_rules! tri {
-            ($e:expr) => {
-                match $e {
-                    Ok(v) => v,
-                    Err(e) => return Err(fault(&mut ctx.stack, ip, e)),
-                }
-            };
-        }
-        // Hot branches hold targets and remap records as distances from the
-        // branch instruction `at` (see `program::relativize_branches`).
-        macro_rules! jump {
-            ($at:expr, $rel:expr) => {{
-                // SAFETY: the verifier resolved every target to an
-                // instruction of this function; `rel` is its byte distance
-                // from the branch at `$at` (program::relativize_branches).
-                ip = unsafe { $at.byte_offset($rel as i32 as isize) };
-                if POLL && ($rel as i32) < 0 && pause_requested(&pause) {
-                    // Stop before the target: the branch is complete.
-                    save_ip(&mut ctx.stack, ip);
-                    ctx.stack.suspended = Some(Suspended::Pause);
-                    return Ok(CallState::Paused);
-                }
-            }};
-        }
-        macro_rules! remap {
-            ($at:expr, $rel:expr) => {{
-                // SAFETY: `rel` is the distance from the branch to its remap
-                // record inside this function's code, whose register pairs
-                // the verifier checked (same bank, in range).
-                let rec = unsafe { $at.add($rel as usize) };
-                // SAFETY: the record's first instruction exists.
-                let first = unsafe { &*rec };
-                let n = first.x as usize;
-                if n == 1 && first.a & 0x8000 == 0 {
-                    // The common case: one i32 block argument.
-                    wi!(first.b, ri!(first.a));
-                } else {
-                    for k in 0..n {
-                        // SAFETY: the record spans ceil(n / 2) instructions.
-                        let e = unsafe { &*rec.add(k / 2) };
-                        let (s, d) = if k & 1 == 0 { (e.a, e.b) } else { (e.c, e.d) };
-                        if s & 0x8000 != 0 {
-                            // SAFETY: the verifier checked both ref registers.
-                            unsafe { remap_ref(refs, s, d) };
-                        } else {
-                            wi!(d, ri!(s));
+        'dispatch: loop {
+            macro_rules! tri {
+                ($e:expr) => {
+                    match $e {
+                        Ok(v) => v,
+                        Err(e) => return Err(fault(&mut ctx.stack, ip, e)),
+                    }
+                };
+            }
+            // Hot branches hold targets and remap records as distances from the
+            // branch instruction `at` (see `program::relativize_branches`).
+            macro_rules! jump {
+                ($at:expr, $rel:expr) => {{
+                    // SAFETY: the verifier resolved every target to an
+                    // instruction of this function; `rel` is its byte distance
+                    // from the branch at `$at` (program::relativize_branches).
+                    ip = unsafe { $at.byte_offset($rel as i32 as isize) };
+                    if JIT != NO_JIT && jit_here && ($rel as i32) < 0 {
+                        // A loop's back edge: compiled code (once hot) takes it
+                        // from the loop head.
+                        save_ip(&mut ctx.stack, ip);
+                        break 'dispatch;
+                    }
+                    if POLL && ($rel as i32) < 0 && pause_requested(&pause) {
+                        // Stop before the target: the branch is complete.
+                        save_ip(&mut ctx.stack, ip);
+                        ctx.stack.suspended = Some(Suspended::Pause);
+                        return Ok(CallState::Paused);
+                    }
+                }};
+            }
+            macro_rules! remap {
+                ($at:expr, $rel:expr) => {{
+                    // SAFETY: `rel` is the distance from the branch to its remap
+                    // record inside this function's code, whose register pairs
+                    // the verifier checked (same bank, in range).
+                    let rec = unsafe { $at.add($rel as usize) };
+                    // SAFETY: the record's first instruction exists.
+                    let first = unsafe { &*rec };
+                    let n = first.x as usize;
+                    if n == 1 && first.a & 0x8000 == 0 {
+                        // The common case: one i32 block argument.
+                        wi!(first.b, ri!(first.a));
+                    } else {
+                        for k in 0..n {
+                            // SAFETY: the record spans ceil(n / 2) instructions.
+                            let e = unsafe { &*rec.add(k / 2) };
+                            let (s, d) = if k & 1 == 0 { (e.a, e.b) } else { (e.c, e.d) };
+                            if s & 0x8000 != 0 {
+                                // SAFETY: the verifier checked both ref registers.
+                                unsafe { remap_ref(refs, s, d) };
+                            } else {
+                                wi!(d, ri!(s));
+                            }
                         }
                     }
-                }
-            }};
-        }
-        // Writes the comparison to `$dst`, then branches: true edge to `x`
-        // (remapping by record `d` when set), false edge to `y`. The hooked
-        // loop only compares and goes on to the original `cond_br` that
-        // follows, so observers see both instructions.
-        macro_rules! cmp_br {
-            ($at:expr, $i:ident, $dst:expr, $cond:expr) => {{
-                let v = $cond;
-                wi!($dst, v as i32);
-                if HOOKED {
-                    // `ip` already points at the `cond_br`.
-                } else if v {
-                    if $i.d != NO_REMAP {
-                        remap!($at, $i.d);
+                }};
+            }
+            // Writes the comparison to `$dst`, then branches: true edge to `x`
+            // (remapping by record `d` when set), false edge to `y`. The hooked
+            // loop only compares and goes on to the original `cond_br` that
+            // follows, so observers see both instructions.
+            macro_rules! cmp_br {
+                ($at:expr, $i:ident, $dst:expr, $cond:expr) => {{
+                    let v = $cond;
+                    wi!($dst, v as i32);
+                    if HOOKED {
+                        // `ip` already points at the `cond_br`.
+                    } else if v {
+                        if $i.d != NO_REMAP {
+                            remap!($at, $i.d);
+                        }
+                        jump!($at, $i.x);
+                    } else {
+                        jump!($at, $i.y);
+                    }
+                }};
+            }
+            // `br` at `$at`: block arguments, then the jump.
+            macro_rules! br {
+                ($at:expr, $i:ident) => {{
+                    if $i.y != NONE {
+                        remap!($at, $i.y);
                     }
                     jump!($at, $i.x);
-                } else {
-                    jump!($at, $i.y);
-                }
-            }};
-        }
-        // `br` at `$at`: block arguments, then the jump.
-        macro_rules! br {
-            ($at:expr, $i:ident) => {{
-                if $i.y != NONE {
-                    remap!($at, $i.y);
-                }
-                jump!($at, $i.x);
-            }};
-        }
-        macro_rules! buffer {
-            ($r:expr, $what:expr) => {
-                tri!(rref!($r).buffer($what))
-            };
-        }
-        // Runs `$i` through the slow path, then leaves the inner loop to
-        // reload the cursor from the top frame.
-        macro_rules! out_of_line {
-            ($i:expr) => {{
-                save_ip(&mut ctx.stack, ip);
-                match slow::step(ctx, *$i)? {
-                    Some(state) => return Ok(state),
-                    None => break,
-                }
-            }};
-        }
-        loop {
+                }};
+            }
+            macro_rules! buffer {
+                ($r:expr, $what:expr) => {
+                    tri!(rref!($r).buffer($what))
+                };
+            }
+            // Runs `$i` through the slow path, then leaves the inner loop to
+            // reload the cursor from the top frame.
+            macro_rules! out_of_line {
+                ($i:expr) => {{
+                    save_ip(&mut ctx.stack, ip);
+                    match slow::step(ctx, *$i)? {
+                        Some(state) => return Ok(state),
+                        None => break,
+                    }
+                }};
+            }
             let at = ip;
             if HOOKED {
                 match hooks::before(ctx, at) {
@@ -777,6 +867,11 @@ fn run_loop<const HOOKED: bool, const POLL: bool>(ctx: &mut Context) -> Result<C
                 // ---- calls within the module, returns (see `call`) -------------------------
                 Opcode::Call if i.x & IMPORT_ORDINAL_BIT == 0 => {
                     (ip, regs, refs) = tri!(call::enter(ctx, i, ip));
+                    if JIT == JIT_EAGER {
+                        // Compile and enter every function at its entry.
+                        save_ip(&mut ctx.stack, ip);
+                        break 'dispatch;
+                    }
                     if POLL && pause_requested(&pause) {
                         // Stop before the callee's first instruction.
                         save_ip(&mut ctx.stack, ip);

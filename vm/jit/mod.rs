@@ -1,0 +1,175 @@
+//! The compiling tier: hot functions become machine code (Cranelift), which
+//! the interpreter enters at loop heads and function entries.
+//!
+//! Compiled code works on the frame's i32 register window in place: it
+//! loads the registers it uses at entry, keeps them in machine registers,
+//! and writes every result through to the window as it goes. So at every
+//! instruction boundary the window holds exactly what the interpreter would
+//! have there, and leaving compiled code is just returning the index of the
+//! next instruction to interpret. It leaves before any instruction it does
+//! not translate (calls, returns, refs, lists, yields, ...) and before any
+//! instruction that would trap (a zero divisor, a bad buffer access, a
+//! global out of range): the interpreter then executes that instruction, so
+//! every trap, host call and frame change happens in one place, with the
+//! same function, offset and source line in both tiers.
+//!
+//! The code is position-independent and calls the runtime only through
+//! addresses it holds as constants (`helpers`), so a function is compiled
+//! once into its own executable mapping with no linking.
+
+#[cfg(feature = "jit")]
+mod helpers;
+#[cfg(feature = "jit")]
+mod translate;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
+
+use crate::program::Function;
+use crate::refs::Ref;
+
+/// What compiled code reads of the running context, passed by pointer.
+#[repr(C)]
+pub(crate) struct JitEnv {
+    /// The frame's ref register window.
+    pub refs: *mut Ref,
+    /// The module's global storage.
+    pub rwdata: *mut u8,
+    /// Its length in bytes.
+    pub rwdata_len: u64,
+    /// This thread's buffer-lease token (`vm/lease.rs`).
+    pub token: u64,
+    /// Set by a helper that could not complete (compiled code then leaves
+    /// before the instruction, for the interpreter to trap on it).
+    pub fault: u32,
+}
+
+/// A compiled function's entry: `(i32 window, env, start index) -> index of
+/// the next instruction for the interpreter`.
+type EntryFn = unsafe extern "C" fn(*mut u32, *mut JitEnv, u32) -> u32;
+
+/// One function's machine code.
+pub(crate) struct JitCode {
+    /// The executable mapping that holds the code.
+    #[cfg(feature = "jit")]
+    _mem: memmap2::Mmap,
+    entry: EntryFn,
+    /// Which instruction indices compiled code can start at (the function's
+    /// entry and every branch target).
+    entries: Box<[bool]>,
+    /// The heads of loops that run round entirely in compiled code: where
+    /// `Engine::Auto` enters.
+    loop_heads: Box<[bool]>,
+    /// Whether any `loop_heads` is set.
+    pub has_loop_heads: bool,
+    /// Bytes of machine code.
+    #[allow(dead_code)]
+    pub size: usize,
+}
+
+impl JitCode {
+    /// Whether to start compiled code at instruction `pc`: any entry when
+    /// `eager` (`Engine::Jit`), else only a loop head.
+    #[inline]
+    pub fn enters_at(&self, pc: u32, eager: bool) -> bool {
+        let set = if eager {
+            &self.entries
+        } else {
+            &self.loop_heads
+        };
+        set.get(pc as usize).copied().unwrap_or(false)
+    }
+
+    /// Runs from instruction `pc` (an entry: [`JitCode::enters_at`]) until
+    /// an instruction the interpreter must execute; returns its index.
+    ///
+    /// # Safety
+    /// `regs` is the i32 register window of a frame of the function this
+    /// code was compiled from (at least `i32_count` slots) and `env` holds
+    /// that frame's ref window and its module's global storage; nothing
+    /// else accesses either while the code runs.
+    #[inline]
+    pub unsafe fn run(&self, regs: *mut u32, env: &mut JitEnv, pc: u32) -> u32 {
+        // SAFETY: the caller's contract is the one the translator assumed:
+        // the verifier proved every register operand inside the window,
+        // and branch targets, remap records and entries are instruction
+        // indices of this function (translate::compile).
+        unsafe { (self.entry)(regs, env, pc) }
+    }
+}
+
+/// A function's compiled code, made once (when hot) and shared by every
+/// frame of it.
+#[derive(Default)]
+pub(crate) struct JitSlot {
+    /// Back edges taken in the interpreter so far (`Engine::Auto`).
+    heat: AtomicU32,
+    /// `Some(None)`: compiling was tried and the function is interpreted.
+    code: OnceLock<Option<JitCode>>,
+}
+
+impl std::fmt::Debug for JitSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.code.get() {
+            None => "not compiled",
+            Some(None) => "interpreted",
+            Some(Some(_)) => "compiled",
+        };
+        f.write_str(state)
+    }
+}
+
+impl JitSlot {
+    /// The code, if compiled.
+    #[inline]
+    pub fn code(&self) -> Option<&JitCode> {
+        self.code.get().and_then(Option::as_ref)
+    }
+
+    /// Whether compiling was tried and failed (or is unavailable), so the
+    /// interpreter need not come back here.
+    #[inline]
+    pub fn refused(&self) -> bool {
+        matches!(self.code.get(), Some(None))
+    }
+
+    /// Counts one back edge; true once `threshold` have been counted.
+    #[inline]
+    pub fn heat_up(&self, threshold: u32) -> bool {
+        let h = self.heat.load(Ordering::Relaxed);
+        if h >= threshold {
+            return true;
+        }
+        self.heat.store(h + 1, Ordering::Relaxed);
+        h + 1 >= threshold
+    }
+}
+
+/// Compiles `func` (once; later calls return the same result).
+pub(crate) fn compile(func: &Function) -> Option<&JitCode> {
+    func.jit
+        .code
+        .get_or_init(|| {
+            #[cfg(feature = "jit")]
+            {
+                translate::compile(func)
+            }
+            #[cfg(not(feature = "jit"))]
+            {
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// Whether this build can compile on this machine.
+pub(crate) fn available() -> bool {
+    #[cfg(feature = "jit")]
+    {
+        translate::isa().is_some()
+    }
+    #[cfg(not(feature = "jit"))]
+    {
+        false
+    }
+}

@@ -1,0 +1,1403 @@
+//! Pre-decoded instructions to Cranelift IR to machine code.
+//!
+//! Registers: every i32 slot the function uses is a Cranelift variable
+//! (`S`), and so is each typed view the code reads: `F` (an f32 in a slot),
+//! `W` (an i64 starting at a slot) and `D` (an f64). A write defines the
+//! written view and every other view over the same slots (bit casts,
+//! splits, joins: pure values that Cranelift drops when nothing reads
+//! them), and stores the value to the register window, so the window is
+//! always current and leaving needs no spill. Block arguments are
+//! variable copies (two slot copies of an i64 become one 64-bit copy).
+//!
+//! The instruction set translated is the interpreter's hot loop minus calls,
+//! returns and refs (buffer accesses call `helpers`). Semantics follow
+//! `exec/dispatch.rs` operation for operation: `fma.f32` is a multiply then
+//! an add (as in the interpreter and the reference, not a fused
+//! multiply-add), `min`/`max` are the same compare-and-select, signed
+//! division of MIN by -1 wraps. Everything else, and everything that could
+//! trap, leaves for the interpreter.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, InstBuilder, JumpTableData, MemFlags, Signature, Type, UserFuncName,
+    Value,
+};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+
+use super::{helpers, JitCode, JitEnv};
+
+/// Cranelift's block (the ISA has a `Block` opcode too).
+type ClBlock = Block;
+use crate::isa::{Bank, Field, Opcode, REF_BANK_BIT, REF_INDEX_MASK};
+use crate::program::{Function, Inst, NONE, NO_REMAP};
+
+/// The host's code generator, built once.
+pub(super) fn isa() -> Option<&'static OwnedTargetIsa> {
+    static ISA: OnceLock<Option<OwnedTargetIsa>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        flags.set("opt_level", "speed").ok()?;
+        flags.set("enable_verifier", "false").ok()?;
+        let builder = cranelift_native::builder().ok()?;
+        builder.finish(settings::Flags::new(flags)).ok()
+    })
+    .as_ref()
+}
+
+/// The instruction whose semantics a (possibly fused) instruction starts
+/// with: a fused pair runs its first half here and its second half as the
+/// next instruction, which stays in place; a fused compare-branch writes
+/// its comparison and the `cond_br` after it branches.
+fn first_half(op: Opcode) -> Opcode {
+    match op {
+        Opcode::CmpEqI32Br => Opcode::CmpEqI32,
+        Opcode::CmpNeI32Br => Opcode::CmpNeI32,
+        Opcode::CmpLtI32SBr => Opcode::CmpLtI32S,
+        Opcode::CmpLtI32UBr => Opcode::CmpLtI32U,
+        Opcode::CmpNzI32Br => Opcode::CmpNzI32,
+        Opcode::CmpEqI64Br => Opcode::CmpEqI64,
+        Opcode::CmpNeI64Br => Opcode::CmpNeI64,
+        Opcode::CmpLtI64SBr => Opcode::CmpLtI64S,
+        Opcode::AddI32ThenCmpLtI32SBr
+        | Opcode::AddI32ThenBr
+        | Opcode::AddI32ThenBrToCmpLtI32SBr => Opcode::AddI32,
+        Opcode::AddI64ThenCmpLtI64SBr
+        | Opcode::AddI64ThenBr
+        | Opcode::AddI64ThenAddI64
+        | Opcode::AddI64ThenBrToCmpLtI64SBr => Opcode::AddI64,
+        Opcode::BufferLoadI32ThenAddI32 | Opcode::BufferLoadI32ThenAddI64 => Opcode::BufferLoadI32,
+        Opcode::FmaI64ThenAddI64 => Opcode::FmaI64,
+        Opcode::BufferLoadF32ThenBufferLoadF32 | Opcode::BufferLoadF32ThenFmaF32ThenStoreF32 => {
+            Opcode::BufferLoadF32
+        }
+        Opcode::FmaF32ThenBufferStoreF32 => Opcode::FmaF32,
+        other => other,
+    }
+}
+
+// View bits per slot.
+const S: u8 = 1;
+const F: u8 = 2;
+const W: u8 = 4;
+const D: u8 = 8;
+
+fn var(view: u8, slot: usize) -> Variable {
+    let k = match view {
+        S => 0,
+        F => 1,
+        W => 2,
+        _ => 3,
+    };
+    Variable::from_u32((slot * 4 + k) as u32)
+}
+
+/// The register operands of `op` (the fields `a, b, c, d` in order), with
+/// their banks, from the ISA table.
+fn reg_fields(op: Opcode) -> impl Iterator<Item = Bank> {
+    op.info().fields.iter().filter_map(|f| match f {
+        Field::Reg(bank, _) => Some(*bank),
+        Field::RefMove(_) => Some(Bank::Ref),
+        _ => None,
+    })
+}
+
+/// Target instruction index of a relative branch field of the branch at `k`.
+fn target(k: usize, rel: u32) -> usize {
+    let size = std::mem::size_of::<Inst>() as i64;
+    (k as i64 + i64::from(rel as i32) / size) as usize
+}
+
+/// The (source, destination) pairs of the remap record at `rec`.
+fn remap_pairs(code: &[Inst], rec: usize) -> Option<Vec<(u16, u16)>> {
+    let n = code.get(rec)?.x as usize;
+    let mut out = Vec::with_capacity(n);
+    for k in 0..n {
+        let e = code.get(rec + k / 2)?;
+        out.push(if k & 1 == 0 { (e.a, e.b) } else { (e.c, e.d) });
+    }
+    Some(out)
+}
+
+/// One outgoing edge of a branch: target and block arguments.
+struct Edge {
+    to: usize,
+    remap: Option<Vec<(u16, u16)>>,
+}
+
+/// The edges of a translated branch at `k`, if it is one.
+fn edges(code: &[Inst], k: usize) -> Option<Vec<Edge>> {
+    let i = &code[k];
+    let rec = |rel: usize| remap_pairs(code, k + rel);
+    Some(match i.op {
+        Opcode::Br => vec![Edge {
+            to: target(k, i.x),
+            remap: if i.y == NONE {
+                None
+            } else {
+                Some(rec(i.y as usize)?)
+            },
+        }],
+        Opcode::CondBr => vec![
+            Edge {
+                to: target(k, i.x),
+                remap: if i.c == NO_REMAP {
+                    None
+                } else {
+                    Some(rec(i.c as usize)?)
+                },
+            },
+            Edge {
+                to: target(k, i.y),
+                remap: if i.d == NO_REMAP {
+                    None
+                } else {
+                    Some(rec(i.d as usize)?)
+                },
+            },
+        ],
+        _ => return None,
+    })
+}
+
+/// Whether the translator handles `op` (after [`first_half`]) itself;
+/// everything else leaves for the interpreter.
+fn translated(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        ConstI32Zero
+            | ConstF32Zero
+            | ConstI32
+            | ConstF32
+            | ConstI64Zero
+            | ConstF64Zero
+            | ConstI64
+            | ConstF64
+            | SelectI32
+            | SelectF32
+            | SelectI64
+            | SelectF64
+            | AddI32
+            | SubI32
+            | MulI32
+            | DivI32S
+            | DivI32U
+            | RemI32S
+            | RemI32U
+            | FmaI32
+            | AbsI32
+            | MinI32S
+            | MinI32U
+            | MaxI32S
+            | MaxI32U
+            | NotI32
+            | AndI32
+            | OrI32
+            | XorI32
+            | CtlzI32
+            | ShlI32
+            | ShrI32S
+            | ShrI32U
+            | AddI64
+            | SubI64
+            | MulI64
+            | DivI64S
+            | DivI64U
+            | RemI64S
+            | RemI64U
+            | FmaI64
+            | AbsI64
+            | MinI64S
+            | MinI64U
+            | MaxI64S
+            | MaxI64U
+            | NotI64
+            | AndI64
+            | OrI64
+            | XorI64
+            | CtlzI64
+            | ShlI64
+            | ShrI64S
+            | ShrI64U
+            | TruncI32I8
+            | TruncI32I16
+            | TruncI64I32
+            | ExtI8I32S
+            | ExtI8I32U
+            | ExtI16I32S
+            | ExtI16I32U
+            | ExtI32I64S
+            | ExtI32I64U
+            | CmpEqI32
+            | CmpNeI32
+            | CmpLtI32S
+            | CmpLtI32U
+            | CmpNzI32
+            | CmpEqI64
+            | CmpNeI64
+            | CmpLtI64S
+            | CmpLtI64U
+            | CmpNzI64
+            | Br
+            | CondBr
+            | BufferLoadI8U
+            | BufferLoadI8S
+            | BufferLoadI16U
+            | BufferLoadI16S
+            | BufferLoadI32
+            | BufferLoadF32
+            | BufferLoadI64
+            | BufferLoadF64
+            | BufferStoreI8
+            | BufferStoreI16
+            | BufferStoreI32
+            | BufferStoreF32
+            | BufferStoreI64
+            | BufferStoreF64
+            | GlobalLoadI32
+            | GlobalLoadF32
+            | GlobalStoreI32
+            | GlobalStoreF32
+            | GlobalLoadIndirectI32
+            | GlobalLoadIndirectF32
+            | GlobalStoreIndirectI32
+            | GlobalStoreIndirectF32
+            | GlobalLoadI64
+            | GlobalLoadF64
+            | GlobalStoreI64
+            | GlobalStoreF64
+            | GlobalLoadIndirectI64
+            | GlobalLoadIndirectF64
+            | GlobalStoreIndirectI64
+            | GlobalStoreIndirectF64
+            | AddF32
+            | SubF32
+            | MulF32
+            | DivF32
+            | FmaF32
+            | AbsF32
+            | NegF32
+            | MinF32
+            | MaxF32
+            | SqrtF32
+            | RsqrtF32
+            | CastSI32F32
+            | CastUI32F32
+            | CastSI64F32
+            | BitcastI32F32
+            | BitcastF32I32
+            | CmpEqF32O
+            | CmpEqF32U
+            | CmpNeF32O
+            | CmpNeF32U
+            | CmpLtF32O
+            | CmpLtF32U
+            | CmpLteF32O
+            | CmpLteF32U
+            | CmpNanF32
+            | AddF64
+            | SubF64
+            | MulF64
+            | DivF64
+            | FmaF64
+            | AbsF64
+            | NegF64
+            | MinF64
+            | MaxF64
+            | SqrtF64
+            | RsqrtF64
+            | TruncF64F32
+            | ExtF32F64
+            | CastSI32F64
+            | CastUI32F64
+            | CastSI64F64
+            | BitcastI64F64
+            | BitcastF64I64
+            | CmpEqF64O
+            | CmpEqF64U
+            | CmpNeF64O
+            | CmpNeF64U
+            | CmpLtF64O
+            | CmpLtF64U
+            | CmpLteF64O
+            | CmpLteF64U
+            | CmpNanF64
+    )
+}
+
+/// Compiles `func`; `None` when it has nothing worth compiling or the code
+/// generator refuses it (the interpreter then runs it).
+pub(super) fn compile(func: &Function) -> Option<JitCode> {
+    let isa = isa()?;
+    let code = &func.code[..];
+    let guard = func.guard as usize;
+    let n32 = func.i32_count as usize;
+
+    // Block starts: the entry and every branch target (all inside the body).
+    let mut starts = vec![false; guard + 1];
+    starts[0] = true;
+    let mut useful = false;
+    for k in 0..guard {
+        let op = code[k].op;
+        if let Some(es) = edges(code, k) {
+            for e in es {
+                if e.to >= guard {
+                    // A remap stub of a huge function: not translated.
+                    return None;
+                }
+                starts[e.to] = true;
+            }
+        }
+        useful |= translated(first_half(op)) && op != Opcode::Br;
+    }
+    if !useful {
+        return None;
+    }
+    // Loop heads worth entering when hot: the targets of back edges whose
+    // loop body (the instructions from the head to the back edge) is all
+    // translated. A loop that leaves for the interpreter on its way round
+    // (a call, a list access) would pay an entry and an exit per iteration.
+    let mut heads = vec![false; guard];
+    let mut dirty = vec![false; guard];
+    for k in 0..guard {
+        for e in edges(code, k).unwrap_or_default() {
+            if e.to <= k {
+                let clean = code[e.to..=k].iter().all(|i| translated(first_half(i.op)));
+                heads[e.to] = true;
+                dirty[e.to] |= !clean;
+            }
+        }
+    }
+    for (h, d) in heads.iter_mut().zip(&dirty) {
+        *h &= !*d;
+    }
+
+    // The views each slot needs.
+    let mut views = vec![0u8; n32 + 1];
+    let mut mark = |slot: u16, bank: Bank| {
+        let s = slot as usize;
+        let (bits, wide) = match bank {
+            Bank::I32 => (S, false),
+            Bank::F32 => (S | F, false),
+            Bank::I64 => (S | W, true),
+            Bank::F64 => (S | W | D, true),
+            Bank::Ref => return,
+        };
+        if s < n32 {
+            views[s] |= bits;
+            if wide && s + 1 < n32 {
+                views[s + 1] |= S;
+            }
+        }
+    };
+    for k in 0..guard {
+        let i = &code[k];
+        let op = first_half(i.op);
+        if !translated(op) {
+            continue;
+        }
+        for (bank, r) in reg_fields(op).zip([i.a, i.b, i.c, i.d]) {
+            mark(r, bank);
+        }
+        if let Some(es) = edges(code, k) {
+            for e in es {
+                for (s, d) in e.remap.unwrap_or_default() {
+                    if s & REF_BANK_BIT == 0 {
+                        mark(s, Bank::I32);
+                        mark(d, Bank::I32);
+                    }
+                }
+            }
+        }
+    }
+
+    let ptr = isa.pointer_type();
+    let call_conv = isa.default_call_conv();
+    let mut sig = Signature::new(call_conv);
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(types::I32));
+    sig.returns.push(AbiParam::new(types::I32));
+    let mut clif =
+        cranelift_codegen::ir::Function::with_name_signature(UserFuncName::default(), sig);
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut clif, &mut fctx);
+
+    for (s, &v) in views.iter().enumerate().take(n32) {
+        for (bit, ty) in [
+            (S, types::I32),
+            (F, types::F32),
+            (W, types::I64),
+            (D, types::F64),
+        ] {
+            if v & bit != 0 {
+                b.declare_var(var(bit, s), ty);
+            }
+        }
+    }
+
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let regs = b.block_params(entry)[0];
+    let env = b.block_params(entry)[1];
+    let start = b.block_params(entry)[2];
+    let window = MemFlags::trusted();
+    let unaligned = MemFlags::new().with_notrap();
+    for (s, &v) in views.iter().enumerate().take(n32) {
+        let off = (s * 4) as i32;
+        if v & S != 0 {
+            let x = b.ins().load(types::I32, window, regs, off);
+            b.def_var(var(S, s), x);
+        }
+        if v & F != 0 {
+            let x = b.ins().load(types::F32, window, regs, off);
+            b.def_var(var(F, s), x);
+        }
+        if v & W != 0 {
+            let x = b.ins().load(types::I64, unaligned, regs, off);
+            b.def_var(var(W, s), x);
+        }
+        if v & D != 0 {
+            let x = b.ins().load(types::F64, unaligned, regs, off);
+            b.def_var(var(D, s), x);
+        }
+    }
+    let env_flags = MemFlags::trusted();
+    let rwdata = b.ins().load(
+        ptr,
+        env_flags,
+        env,
+        std::mem::offset_of!(JitEnv, rwdata) as i32,
+    );
+    let rwdata_len = b.ins().load(
+        types::I64,
+        env_flags,
+        env,
+        std::mem::offset_of!(JitEnv, rwdata_len) as i32,
+    );
+
+    let mut blocks: HashMap<usize, Block> = HashMap::new();
+    for (k, &s) in starts.iter().enumerate().take(guard) {
+        if s {
+            blocks.insert(k, b.create_block());
+        }
+    }
+    // Entry dispatch on the start index; anything not an entry returns it.
+    let not_entry = b.create_block();
+    let table: Vec<_> = (0..guard)
+        .map(|k| {
+            let blk = blocks.get(&k).copied().unwrap_or(not_entry);
+            b.func.dfg.block_call(blk, &[])
+        })
+        .collect();
+    let default = b.func.dfg.block_call(not_entry, &[]);
+    let jt = b.create_jump_table(JumpTableData::new(default, &table));
+    b.ins().br_table(start, jt);
+    b.switch_to_block(not_entry);
+    b.ins().return_(&[start]);
+
+    let mut t = Tx {
+        b,
+        regs,
+        env,
+        ptr,
+        views: &views,
+        exits: HashMap::new(),
+    };
+    let mut open = false;
+    for k in 0..guard {
+        if let Some(&blk) = blocks.get(&k) {
+            if open {
+                t.b.ins().jump(blk, &[]);
+            }
+            t.b.switch_to_block(blk);
+            open = true;
+        }
+        if !open {
+            continue;
+        }
+        open = t.inst(code, k, &blocks, rwdata, rwdata_len);
+    }
+    if open {
+        let v = t.b.ins().iconst(types::I32, guard as i64);
+        t.b.ins().return_(&[v]);
+    }
+    t.fill_exits();
+    t.b.seal_all_blocks();
+    t.b.finalize();
+
+    let mut ctx = cranelift_codegen::Context::for_function(clif);
+    let compiled = ctx.compile(&**isa, &mut ControlPlane::default()).ok()?;
+    if !compiled.buffer.relocs().is_empty() {
+        return None;
+    }
+    let bytes = compiled.code_buffer();
+    let mut mem = memmap2::MmapMut::map_anon(bytes.len().max(1)).ok()?;
+    mem[..bytes.len()].copy_from_slice(bytes);
+    let mem = mem.make_exec().ok()?;
+    // SAFETY: the mapping holds the code Cranelift generated for the
+    // signature `(ptr, ptr, i32) -> i32` in the platform's C calling
+    // convention, with no relocations left to apply; it lives as long as
+    // the `JitCode` that holds both.
+    let entry = unsafe { std::mem::transmute::<*const u8, super::EntryFn>(mem.as_ptr()) };
+    let mut entries = starts;
+    entries.truncate(guard);
+    Some(JitCode {
+        _mem: mem,
+        entry,
+        entries: entries.into_boxed_slice(),
+        has_loop_heads: heads.contains(&true),
+        loop_heads: heads.into_boxed_slice(),
+        size: bytes.len(),
+    })
+}
+
+/// The translator's state while emitting one function.
+struct Tx<'a, 'v> {
+    b: FunctionBuilder<'a>,
+    regs: Value,
+    env: Value,
+    ptr: Type,
+    views: &'v [u8],
+    /// Blocks that leave for the interpreter at an instruction index.
+    exits: HashMap<usize, Block>,
+}
+
+impl Tx<'_, '_> {
+    fn has(&self, slot: usize, view: u8) -> bool {
+        self.views.get(slot).is_some_and(|v| v & view != 0)
+    }
+
+    fn i32(&mut self, r: u16) -> Value {
+        self.b.use_var(var(S, r as usize))
+    }
+    fn f32(&mut self, r: u16) -> Value {
+        self.b.use_var(var(F, r as usize))
+    }
+    fn i64(&mut self, r: u16) -> Value {
+        self.b.use_var(var(W, r as usize))
+    }
+    fn f64(&mut self, r: u16) -> Value {
+        self.b.use_var(var(D, r as usize))
+    }
+
+    /// Redefines the wide views starting at `base` from its two slots.
+    fn rejoin(&mut self, base: usize) {
+        if !(self.has(base, W) || self.has(base, D)) {
+            return;
+        }
+        let lo = self.b.use_var(var(S, base));
+        let hi = self.b.use_var(var(S, base + 1));
+        let lo = self.b.ins().uextend(types::I64, lo);
+        let hi = self.b.ins().uextend(types::I64, hi);
+        let hi = self.b.ins().ishl_imm(hi, 32);
+        let w = self.b.ins().bor(lo, hi);
+        if self.has(base, W) {
+            self.b.def_var(var(W, base), w);
+        }
+        if self.has(base, D) {
+            let d = self.b.ins().bitcast(types::F64, MemFlags::new(), w);
+            self.b.def_var(var(D, base), d);
+        }
+    }
+
+    /// Writes one slot, given as an i32 and/or an f32 value.
+    fn set32(&mut self, r: u16, iv: Option<Value>, fv: Option<Value>) {
+        let s = r as usize;
+        let off = (s * 4) as i32;
+        let iv = match (iv, fv) {
+            (Some(iv), _) => {
+                self.b.ins().store(MemFlags::trusted(), iv, self.regs, off);
+                iv
+            }
+            (None, Some(fv)) => {
+                self.b.ins().store(MemFlags::trusted(), fv, self.regs, off);
+                self.b.ins().bitcast(types::I32, MemFlags::new(), fv)
+            }
+            (None, None) => unreachable!("a write of no value"),
+        };
+        self.b.def_var(var(S, s), iv);
+        if self.has(s, F) {
+            let fv = match fv {
+                Some(fv) => fv,
+                None => self.b.ins().bitcast(types::F32, MemFlags::new(), iv),
+            };
+            self.b.def_var(var(F, s), fv);
+        }
+        if s > 0 {
+            self.rejoin(s - 1);
+        }
+        self.rejoin(s);
+    }
+
+    fn set_i32(&mut self, r: u16, v: Value) {
+        self.set32(r, Some(v), None);
+    }
+    fn set_f32(&mut self, r: u16, v: Value) {
+        self.set32(r, None, Some(v));
+    }
+
+    /// Writes two slots, given as an i64 and/or an f64 value.
+    fn set64(&mut self, r: u16, wv: Option<Value>, dv: Option<Value>) {
+        let s = r as usize;
+        let off = (s * 4) as i32;
+        let flags = MemFlags::new().with_notrap();
+        let wv = match (wv, dv) {
+            (Some(wv), _) => {
+                self.b.ins().store(flags, wv, self.regs, off);
+                wv
+            }
+            (None, Some(dv)) => {
+                self.b.ins().store(flags, dv, self.regs, off);
+                self.b.ins().bitcast(types::I64, MemFlags::new(), dv)
+            }
+            (None, None) => unreachable!("a write of no value"),
+        };
+        if self.has(s, W) {
+            self.b.def_var(var(W, s), wv);
+        }
+        if self.has(s, D) {
+            let dv = match dv {
+                Some(dv) => dv,
+                None => self.b.ins().bitcast(types::F64, MemFlags::new(), wv),
+            };
+            self.b.def_var(var(D, s), dv);
+        }
+        let lo = self.b.ins().ireduce(types::I32, wv);
+        let hi = self.b.ins().ushr_imm(wv, 32);
+        let hi = self.b.ins().ireduce(types::I32, hi);
+        for (slot, v) in [(s, lo), (s + 1, hi)] {
+            self.b.def_var(var(S, slot), v);
+            if self.has(slot, F) {
+                let f = self.b.ins().bitcast(types::F32, MemFlags::new(), v);
+                self.b.def_var(var(F, slot), f);
+            }
+        }
+        if s > 0 {
+            self.rejoin(s - 1);
+        }
+        self.rejoin(s + 1);
+    }
+
+    fn set_i64(&mut self, r: u16, v: Value) {
+        self.set64(r, Some(v), None);
+    }
+    fn set_f64(&mut self, r: u16, v: Value) {
+        self.set64(r, None, Some(v));
+    }
+
+    /// A block that returns `k` (leaves for the interpreter before it);
+    /// filled by [`Tx::fill_exits`] once everything else is emitted.
+    fn exit(&mut self, k: usize) -> Block {
+        if let Some(&blk) = self.exits.get(&k) {
+            return blk;
+        }
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.exits.insert(k, blk);
+        blk
+    }
+
+    fn fill_exits(&mut self) {
+        let mut exits: Vec<(usize, Block)> = self.exits.drain().collect();
+        exits.sort_unstable();
+        for (k, blk) in exits {
+            self.b.switch_to_block(blk);
+            let v = self.b.ins().iconst(types::I32, k as i64);
+            self.b.ins().return_(&[v]);
+        }
+    }
+
+    /// Leaves for the interpreter at `k` when `cond` is nonzero.
+    fn exit_if(&mut self, cond: Value, k: usize) {
+        let out = self.exit(k);
+        let cont = self.b.create_block();
+        self.b.ins().brif(cond, out, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    /// The block arguments of an edge, in order, as the interpreter's
+    /// remap does them (one slot or ref at a time).
+    fn remap(&mut self, pairs: &[(u16, u16)]) {
+        let mut k = 0;
+        while k < pairs.len() {
+            let (s, d) = pairs[k];
+            if s & REF_BANK_BIT != 0 {
+                let f = self
+                    .b
+                    .ins()
+                    .iconst(self.ptr, helpers::remap_ref as *const () as usize as i64);
+                let mut sig = Signature::new(self.b.func.signature.call_conv);
+                sig.params.push(AbiParam::new(self.ptr));
+                sig.params.push(AbiParam::new(types::I32));
+                sig.params.push(AbiParam::new(types::I32));
+                let sig = self.b.import_signature(sig);
+                let sv = self.b.ins().iconst(types::I32, i64::from(s));
+                let dv = self.b.ins().iconst(types::I32, i64::from(d));
+                self.b.ins().call_indirect(sig, f, &[self.env, sv, dv]);
+                k += 1;
+                continue;
+            }
+            // An i64/f64 moved as its two slots, when the second copy does
+            // not read what the first wrote.
+            if let Some(&(s2, d2)) = pairs.get(k + 1) {
+                let (su, du) = (s as usize, d as usize);
+                if s2 == s + 1 && d2 == d + 1 && d != s + 1 && self.has(su, W) {
+                    let wv = self.i64(s);
+                    let dv = (self.has(su, D) && self.has(du, D)).then(|| self.f64(s));
+                    self.set64(d, Some(wv), dv);
+                    k += 2;
+                    continue;
+                }
+            }
+            let iv = self.i32(s);
+            let fv = (self.has(s as usize, F) && self.has(d as usize, F)).then(|| self.f32(s));
+            self.set32(d, Some(iv), fv);
+            k += 1;
+        }
+    }
+
+    /// Emits the jump of an edge (with its block arguments).
+    fn edge(&mut self, e: &Edge, blocks: &HashMap<usize, Block>) {
+        if let Some(pairs) = &e.remap {
+            self.remap(pairs);
+        }
+        let blk = blocks[&e.to];
+        self.b.ins().jump(blk, &[]);
+    }
+
+    fn call(
+        &mut self,
+        f: usize,
+        params: &[Type],
+        ret: Option<Type>,
+        args: &[Value],
+    ) -> Option<Value> {
+        let mut sig = Signature::new(self.b.func.signature.call_conv);
+        for &p in params {
+            sig.params.push(AbiParam::new(p));
+        }
+        if let Some(r) = ret {
+            sig.returns.push(AbiParam::new(r));
+        }
+        let sig = self.b.import_signature(sig);
+        let callee = self.b.ins().iconst(self.ptr, f as i64);
+        let call = self.b.ins().call_indirect(sig, callee, args);
+        self.b.inst_results(call).first().copied()
+    }
+
+    /// Loads element `index` of `N` bytes from the buffer in ref register
+    /// `reg`, leaving at `k` on failure.
+    fn buffer_load(&mut self, k: usize, n: usize, reg: u16, index: Value) -> Value {
+        let f = match n {
+            1 => helpers::buffer_load::<1> as *const () as usize,
+            2 => helpers::buffer_load::<2> as *const () as usize,
+            4 => helpers::buffer_load::<4> as *const () as usize,
+            _ => helpers::buffer_load::<8> as *const () as usize,
+        };
+        let r = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(reg & REF_INDEX_MASK));
+        let v = self
+            .call(
+                f,
+                &[self.ptr, types::I32, types::I64],
+                Some(types::I64),
+                &[self.env, r, index],
+            )
+            .expect("a result");
+        let fault = self.b.ins().load(
+            types::I32,
+            MemFlags::trusted(),
+            self.env,
+            std::mem::offset_of!(JitEnv, fault) as i32,
+        );
+        self.exit_if(fault, k);
+        v
+    }
+
+    fn buffer_store(&mut self, k: usize, n: usize, reg: u16, index: Value, value: Value) {
+        let f = match n {
+            1 => helpers::buffer_store::<1> as *const () as usize,
+            2 => helpers::buffer_store::<2> as *const () as usize,
+            4 => helpers::buffer_store::<4> as *const () as usize,
+            _ => helpers::buffer_store::<8> as *const () as usize,
+        };
+        let r = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(reg & REF_INDEX_MASK));
+        let ok = self
+            .call(
+                f,
+                &[self.ptr, types::I32, types::I64, types::I64],
+                Some(types::I32),
+                &[self.env, r, index, value],
+            )
+            .expect("a result");
+        let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+        self.exit_if(failed, k);
+    }
+
+    /// The address of `n` bytes of global storage at byte `off` (an i64),
+    /// leaving at `k` when out of range.
+    fn global(&mut self, k: usize, off: Value, n: i64, rwdata: Value, len: Value) -> Value {
+        let end = self.b.ins().iadd_imm(off, n);
+        let out = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, len);
+        self.exit_if(out, k);
+        let off = if self.ptr == types::I64 {
+            off
+        } else {
+            self.b.ins().ireduce(self.ptr, off)
+        };
+        self.b.ins().iadd(rwdata, off)
+    }
+
+    fn bool32(&mut self, c: Value) -> Value {
+        self.b.ins().uextend(types::I32, c)
+    }
+
+    /// Translates instruction `k`; false when control does not fall
+    /// through to `k + 1`.
+    fn inst(
+        &mut self,
+        code: &[Inst],
+        k: usize,
+        blocks: &HashMap<usize, Block>,
+        rwdata: Value,
+        rwdata_len: Value,
+    ) -> bool {
+        use Opcode::*;
+        let i = code[k];
+        let op = first_half(i.op);
+        if !translated(op) {
+            let v = self.b.ins().iconst(types::I32, k as i64);
+            self.b.ins().return_(&[v]);
+            return false;
+        }
+        let g = MemFlags::new().with_notrap();
+        macro_rules! bin32 {
+            ($f:ident) => {{
+                let (x, y) = (self.i32(i.a), self.i32(i.b));
+                let v = self.b.ins().$f(x, y);
+                self.set_i32(i.c, v);
+            }};
+        }
+        macro_rules! bin64 {
+            ($f:ident) => {{
+                let (x, y) = (self.i64(i.a), self.i64(i.b));
+                let v = self.b.ins().$f(x, y);
+                self.set_i64(i.c, v);
+            }};
+        }
+        macro_rules! binf32 {
+            ($f:ident) => {{
+                let (x, y) = (self.f32(i.a), self.f32(i.b));
+                let v = self.b.ins().$f(x, y);
+                self.set_f32(i.c, v);
+            }};
+        }
+        macro_rules! binf64 {
+            ($f:ident) => {{
+                let (x, y) = (self.f64(i.a), self.f64(i.b));
+                let v = self.b.ins().$f(x, y);
+                self.set_f64(i.c, v);
+            }};
+        }
+        macro_rules! icmp32 {
+            ($cc:expr) => {{
+                let (x, y) = (self.i32(i.a), self.i32(i.b));
+                let c = self.b.ins().icmp($cc, x, y);
+                let v = self.bool32(c);
+                self.set_i32(i.c, v);
+            }};
+        }
+        macro_rules! icmp64 {
+            ($cc:expr) => {{
+                let (x, y) = (self.i64(i.a), self.i64(i.b));
+                let c = self.b.ins().icmp($cc, x, y);
+                let v = self.bool32(c);
+                self.set_i32(i.c, v);
+            }};
+        }
+        macro_rules! fcmp32 {
+            ($cc:expr) => {{
+                let (x, y) = (self.f32(i.a), self.f32(i.b));
+                let c = self.b.ins().fcmp($cc, x, y);
+                let v = self.bool32(c);
+                self.set_i32(i.c, v);
+            }};
+        }
+        macro_rules! fcmp64 {
+            ($cc:expr) => {{
+                let (x, y) = (self.f64(i.a), self.f64(i.b));
+                let c = self.b.ins().fcmp($cc, x, y);
+                let v = self.bool32(c);
+                self.set_i32(i.c, v);
+            }};
+        }
+        macro_rules! un32 {
+            (|$x:ident| $body:expr) => {{
+                let $x = self.i32(i.a);
+                let v = $body;
+                self.set_i32(i.b, v);
+            }};
+        }
+        // Division: a zero divisor leaves (the interpreter traps); a
+        // divisor of -1 is computed without the hardware's overflow trap.
+        macro_rules! div {
+            ($ty:expr, $read:ident, $set:ident, $op:ident, $m1:ident) => {{
+                let (x, y) = (self.$read(i.a), self.$read(i.b));
+                let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
+                self.exit_if(zero, k);
+                let m1 = self.b.ins().icmp_imm(IntCC::Equal, y, -1);
+                let one = self.b.ins().iconst($ty, 1);
+                let safe = self.b.ins().select(m1, one, y);
+                let q = self.b.ins().$op(x, safe);
+                let alt = $m1!(self, x, $ty);
+                let v = self.b.ins().select(m1, alt, q);
+                self.$set(i.c, v);
+            }};
+        }
+        macro_rules! neg {
+            ($s:expr, $x:expr, $ty:expr) => {
+                $s.b.ins().ineg($x)
+            };
+        }
+        macro_rules! zero {
+            ($s:expr, $x:expr, $ty:expr) => {
+                $s.b.ins().iconst($ty, 0)
+            };
+        }
+        macro_rules! udiv {
+            ($ty:expr, $read:ident, $set:ident, $op:ident) => {{
+                let (x, y) = (self.$read(i.a), self.$read(i.b));
+                let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
+                self.exit_if(zero, k);
+                let v = self.b.ins().$op(x, y);
+                self.$set(i.c, v);
+            }};
+        }
+        match op {
+            ConstI32Zero | ConstF32Zero => {
+                let v = self.b.ins().iconst(types::I32, 0);
+                self.set_i32(i.a, v);
+            }
+            ConstI32 | ConstF32 => {
+                let v = self.b.ins().iconst(types::I32, i64::from(i.x as i32));
+                self.set_i32(i.a, v);
+            }
+            ConstI64Zero | ConstF64Zero => {
+                let v = self.b.ins().iconst(types::I64, 0);
+                self.set_i64(i.a, v);
+            }
+            ConstI64 | ConstF64 => {
+                let bits = ((i.y as u64) << 32 | i.x as u64) as i64;
+                let v = self.b.ins().iconst(types::I64, bits);
+                self.set_i64(i.a, v);
+            }
+            SelectI32 => {
+                let (c, x, y) = (self.i32(i.a), self.i32(i.b), self.i32(i.c));
+                let v = self.b.ins().select(c, x, y);
+                self.set_i32(i.d, v);
+            }
+            SelectF32 => {
+                let (c, x, y) = (self.i32(i.a), self.f32(i.b), self.f32(i.c));
+                let v = self.b.ins().select(c, x, y);
+                self.set_f32(i.d, v);
+            }
+            SelectI64 => {
+                let (c, x, y) = (self.i32(i.a), self.i64(i.b), self.i64(i.c));
+                let v = self.b.ins().select(c, x, y);
+                self.set_i64(i.d, v);
+            }
+            SelectF64 => {
+                let (c, x, y) = (self.i32(i.a), self.f64(i.b), self.f64(i.c));
+                let v = self.b.ins().select(c, x, y);
+                self.set_f64(i.d, v);
+            }
+            AddI32 => bin32!(iadd),
+            SubI32 => bin32!(isub),
+            MulI32 => bin32!(imul),
+            DivI32S => div!(types::I32, i32, set_i32, sdiv, neg),
+            RemI32S => div!(types::I32, i32, set_i32, srem, zero),
+            DivI32U => udiv!(types::I32, i32, set_i32, udiv),
+            RemI32U => udiv!(types::I32, i32, set_i32, urem),
+            FmaI32 => {
+                let (x, y, z) = (self.i32(i.a), self.i32(i.b), self.i32(i.c));
+                let m = self.b.ins().imul(x, y);
+                let v = self.b.ins().iadd(m, z);
+                self.set_i32(i.d, v);
+            }
+            AbsI32 => un32!(|x| self.b.ins().iabs(x)),
+            MinI32S => bin32!(smin),
+            MinI32U => bin32!(umin),
+            MaxI32S => bin32!(smax),
+            MaxI32U => bin32!(umax),
+            NotI32 => un32!(|x| self.b.ins().bnot(x)),
+            AndI32 => bin32!(band),
+            OrI32 => bin32!(bor),
+            XorI32 => bin32!(bxor),
+            CtlzI32 => un32!(|x| self.b.ins().clz(x)),
+            ShlI32 | ShrI32S | ShrI32U => {
+                let (x, y) = (self.i32(i.a), self.i32(i.b));
+                let y = self.b.ins().band_imm(y, 31);
+                let v = match op {
+                    ShlI32 => self.b.ins().ishl(x, y),
+                    ShrI32S => self.b.ins().sshr(x, y),
+                    _ => self.b.ins().ushr(x, y),
+                };
+                self.set_i32(i.c, v);
+            }
+            AddI64 => bin64!(iadd),
+            SubI64 => bin64!(isub),
+            MulI64 => bin64!(imul),
+            DivI64S => div!(types::I64, i64, set_i64, sdiv, neg),
+            RemI64S => div!(types::I64, i64, set_i64, srem, zero),
+            DivI64U => udiv!(types::I64, i64, set_i64, udiv),
+            RemI64U => udiv!(types::I64, i64, set_i64, urem),
+            FmaI64 => {
+                let (x, y, z) = (self.i64(i.a), self.i64(i.b), self.i64(i.c));
+                let m = self.b.ins().imul(x, y);
+                let v = self.b.ins().iadd(m, z);
+                self.set_i64(i.d, v);
+            }
+            AbsI64 | NotI64 | CtlzI64 => {
+                let x = self.i64(i.a);
+                let v = match op {
+                    AbsI64 => self.b.ins().iabs(x),
+                    NotI64 => self.b.ins().bnot(x),
+                    _ => self.b.ins().clz(x),
+                };
+                self.set_i64(i.b, v);
+            }
+            MinI64S => bin64!(smin),
+            MinI64U => bin64!(umin),
+            MaxI64S => bin64!(smax),
+            MaxI64U => bin64!(umax),
+            AndI64 => bin64!(band),
+            OrI64 => bin64!(bor),
+            XorI64 => bin64!(bxor),
+            ShlI64 | ShrI64S | ShrI64U => {
+                let (x, y) = (self.i64(i.a), self.i32(i.b));
+                let y = self.b.ins().band_imm(y, 63);
+                let y = self.b.ins().uextend(types::I64, y);
+                let v = match op {
+                    ShlI64 => self.b.ins().ishl(x, y),
+                    ShrI64S => self.b.ins().sshr(x, y),
+                    _ => self.b.ins().ushr(x, y),
+                };
+                self.set_i64(i.c, v);
+            }
+            TruncI32I8 => un32!(|x| self.b.ins().band_imm(x, 0xFF)),
+            TruncI32I16 => un32!(|x| self.b.ins().band_imm(x, 0xFFFF)),
+            ExtI8I32U => un32!(|x| self.b.ins().band_imm(x, 0xFF)),
+            ExtI16I32U => un32!(|x| self.b.ins().band_imm(x, 0xFFFF)),
+            ExtI8I32S => un32!(|x| {
+                let n = self.b.ins().ireduce(types::I8, x);
+                self.b.ins().sextend(types::I32, n)
+            }),
+            ExtI16I32S => un32!(|x| {
+                let n = self.b.ins().ireduce(types::I16, x);
+                self.b.ins().sextend(types::I32, n)
+            }),
+            TruncI64I32 => {
+                let x = self.i64(i.a);
+                let v = self.b.ins().ireduce(types::I32, x);
+                self.set_i32(i.b, v);
+            }
+            ExtI32I64S | ExtI32I64U => {
+                let x = self.i32(i.a);
+                let v = if op == ExtI32I64S {
+                    self.b.ins().sextend(types::I64, x)
+                } else {
+                    self.b.ins().uextend(types::I64, x)
+                };
+                self.set_i64(i.b, v);
+            }
+            CmpEqI32 => icmp32!(IntCC::Equal),
+            CmpNeI32 => icmp32!(IntCC::NotEqual),
+            CmpLtI32S => icmp32!(IntCC::SignedLessThan),
+            CmpLtI32U => icmp32!(IntCC::UnsignedLessThan),
+            CmpNzI32 => un32!(|x| {
+                let c = self.b.ins().icmp_imm(IntCC::NotEqual, x, 0);
+                self.bool32(c)
+            }),
+            CmpEqI64 => icmp64!(IntCC::Equal),
+            CmpNeI64 => icmp64!(IntCC::NotEqual),
+            CmpLtI64S => icmp64!(IntCC::SignedLessThan),
+            CmpLtI64U => icmp64!(IntCC::UnsignedLessThan),
+            CmpNzI64 => {
+                let x = self.i64(i.a);
+                let c = self.b.ins().icmp_imm(IntCC::NotEqual, x, 0);
+                let v = self.bool32(c);
+                self.set_i32(i.b, v);
+            }
+            Br => {
+                let es = edges(code, k).expect("a branch");
+                self.edge(&es[0], blocks);
+                return false;
+            }
+            CondBr => {
+                let es = edges(code, k).expect("a branch");
+                let c = self.i32(i.a);
+                // Edges with block arguments go through a block of their own.
+                let dest: Vec<(ClBlock, bool)> = es
+                    .iter()
+                    .map(|e| match e.remap {
+                        None => (blocks[&e.to], false),
+                        Some(_) => (self.b.create_block(), true),
+                    })
+                    .collect();
+                self.b.ins().brif(c, dest[0].0, &[], dest[1].0, &[]);
+                for (e, &(blk, own)) in es.iter().zip(&dest) {
+                    if own {
+                        self.b.switch_to_block(blk);
+                        self.edge(e, blocks);
+                    }
+                }
+                return false;
+            }
+            BufferLoadI8U | BufferLoadI8S | BufferLoadI16U | BufferLoadI16S | BufferLoadI32
+            | BufferLoadF32 => {
+                let n = match op {
+                    BufferLoadI8U | BufferLoadI8S => 1,
+                    BufferLoadI16U | BufferLoadI16S => 2,
+                    _ => 4,
+                };
+                let index = self.i64(i.b);
+                let v = self.buffer_load(k, n, i.a, index);
+                let v = match op {
+                    BufferLoadI8S => {
+                        let n = self.b.ins().ireduce(types::I8, v);
+                        self.b.ins().sextend(types::I32, n)
+                    }
+                    BufferLoadI16S => {
+                        let n = self.b.ins().ireduce(types::I16, v);
+                        self.b.ins().sextend(types::I32, n)
+                    }
+                    _ => self.b.ins().ireduce(types::I32, v),
+                };
+                self.set_i32(i.c, v);
+            }
+            BufferLoadI64 | BufferLoadF64 => {
+                let index = self.i64(i.b);
+                let v = self.buffer_load(k, 8, i.a, index);
+                self.set_i64(i.c, v);
+            }
+            BufferStoreI8 | BufferStoreI16 | BufferStoreI32 | BufferStoreF32 => {
+                let n = match op {
+                    BufferStoreI8 => 1,
+                    BufferStoreI16 => 2,
+                    _ => 4,
+                };
+                let index = self.i64(i.b);
+                let v = self.i32(i.c);
+                let v = self.b.ins().uextend(types::I64, v);
+                self.buffer_store(k, n, i.a, index, v);
+            }
+            BufferStoreI64 | BufferStoreF64 => {
+                let index = self.i64(i.b);
+                let v = self.i64(i.c);
+                self.buffer_store(k, 8, i.a, index, v);
+            }
+            GlobalLoadI32 | GlobalLoadF32 | GlobalLoadI64 | GlobalLoadF64 => {
+                let off = self.b.ins().iconst(types::I64, i64::from(i.x));
+                let wide = matches!(op, GlobalLoadI64 | GlobalLoadF64);
+                let at = self.global(k, off, if wide { 8 } else { 4 }, rwdata, rwdata_len);
+                if wide {
+                    let v = self.b.ins().load(types::I64, g, at, 0);
+                    self.set_i64(i.a, v);
+                } else {
+                    let v = self.b.ins().load(types::I32, g, at, 0);
+                    self.set_i32(i.a, v);
+                }
+            }
+            GlobalStoreI32 | GlobalStoreF32 | GlobalStoreI64 | GlobalStoreF64 => {
+                let off = self.b.ins().iconst(types::I64, i64::from(i.x));
+                let wide = matches!(op, GlobalStoreI64 | GlobalStoreF64);
+                let at = self.global(k, off, if wide { 8 } else { 4 }, rwdata, rwdata_len);
+                let v = if wide { self.i64(i.a) } else { self.i32(i.a) };
+                self.b.ins().store(g, v, at, 0);
+            }
+            GlobalLoadIndirectI32
+            | GlobalLoadIndirectF32
+            | GlobalLoadIndirectI64
+            | GlobalLoadIndirectF64 => {
+                let off = self.i32(i.a);
+                let off = self.b.ins().uextend(types::I64, off);
+                let wide = matches!(op, GlobalLoadIndirectI64 | GlobalLoadIndirectF64);
+                let at = self.global(k, off, if wide { 8 } else { 4 }, rwdata, rwdata_len);
+                if wide {
+                    let v = self.b.ins().load(types::I64, g, at, 0);
+                    self.set_i64(i.b, v);
+                } else {
+                    let v = self.b.ins().load(types::I32, g, at, 0);
+                    self.set_i32(i.b, v);
+                }
+            }
+            GlobalStoreIndirectI32
+            | GlobalStoreIndirectF32
+            | GlobalStoreIndirectI64
+            | GlobalStoreIndirectF64 => {
+                let off = self.i32(i.a);
+                let off = self.b.ins().uextend(types::I64, off);
+                let wide = matches!(op, GlobalStoreIndirectI64 | GlobalStoreIndirectF64);
+                let at = self.global(k, off, if wide { 8 } else { 4 }, rwdata, rwdata_len);
+                let v = if wide { self.i64(i.b) } else { self.i32(i.b) };
+                self.b.ins().store(g, v, at, 0);
+            }
+            AddF32 => binf32!(fadd),
+            SubF32 => binf32!(fsub),
+            MulF32 => binf32!(fmul),
+            DivF32 => binf32!(fdiv),
+            FmaF32 => {
+                let (x, y, z) = (self.f32(i.a), self.f32(i.b), self.f32(i.c));
+                let m = self.b.ins().fmul(x, y);
+                let v = self.b.ins().fadd(m, z);
+                self.set_f32(i.d, v);
+            }
+            AbsF32 | NegF32 | SqrtF32 | RsqrtF32 => {
+                let x = self.f32(i.a);
+                let v = match op {
+                    AbsF32 => self.b.ins().fabs(x),
+                    NegF32 => self.b.ins().fneg(x),
+                    SqrtF32 => self.b.ins().sqrt(x),
+                    _ => {
+                        let r = self.b.ins().sqrt(x);
+                        let one = self.b.ins().f32const(1.0);
+                        self.b.ins().fdiv(one, r)
+                    }
+                };
+                self.set_f32(i.b, v);
+            }
+            MinF32 | MaxF32 => {
+                // min: `if y < x { y } else { x }`; max: `if x < y { y } else { x }`.
+                let (x, y) = (self.f32(i.a), self.f32(i.b));
+                let c = if op == MinF32 {
+                    self.b.ins().fcmp(FloatCC::LessThan, y, x)
+                } else {
+                    self.b.ins().fcmp(FloatCC::LessThan, x, y)
+                };
+                let v = self.b.ins().select(c, y, x);
+                self.set_f32(i.c, v);
+            }
+            CastSI32F32 | CastUI32F32 => {
+                let x = self.i32(i.a);
+                let v = if op == CastSI32F32 {
+                    self.b.ins().fcvt_from_sint(types::F32, x)
+                } else {
+                    self.b.ins().fcvt_from_uint(types::F32, x)
+                };
+                self.set_f32(i.b, v);
+            }
+            CastSI64F32 => {
+                let x = self.i64(i.a);
+                let v = self.b.ins().fcvt_from_sint(types::F32, x);
+                self.set_f32(i.b, v);
+            }
+            BitcastI32F32 | BitcastF32I32 => {
+                let x = self.i32(i.a);
+                self.set_i32(i.b, x);
+            }
+            CmpEqF32O => fcmp32!(FloatCC::Equal),
+            CmpEqF32U => fcmp32!(FloatCC::UnorderedOrEqual),
+            CmpNeF32O | CmpNeF32U => fcmp32!(FloatCC::NotEqual),
+            CmpLtF32O => fcmp32!(FloatCC::LessThan),
+            CmpLtF32U => fcmp32!(FloatCC::UnorderedOrLessThan),
+            CmpLteF32O => fcmp32!(FloatCC::LessThanOrEqual),
+            CmpLteF32U => fcmp32!(FloatCC::UnorderedOrLessThanOrEqual),
+            CmpNanF32 => {
+                let x = self.f32(i.a);
+                let c = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                let v = self.bool32(c);
+                self.set_i32(i.b, v);
+            }
+            AddF64 => binf64!(fadd),
+            SubF64 => binf64!(fsub),
+            MulF64 => binf64!(fmul),
+            DivF64 => binf64!(fdiv),
+            FmaF64 => {
+                let (x, y, z) = (self.f64(i.a), self.f64(i.b), self.f64(i.c));
+                let m = self.b.ins().fmul(x, y);
+                let v = self.b.ins().fadd(m, z);
+                self.set_f64(i.d, v);
+            }
+            AbsF64 | NegF64 | SqrtF64 | RsqrtF64 => {
+                let x = self.f64(i.a);
+                let v = match op {
+                    AbsF64 => self.b.ins().fabs(x),
+                    NegF64 => self.b.ins().fneg(x),
+                    SqrtF64 => self.b.ins().sqrt(x),
+                    _ => {
+                        let r = self.b.ins().sqrt(x);
+                        let one = self.b.ins().f64const(1.0);
+                        self.b.ins().fdiv(one, r)
+                    }
+                };
+                self.set_f64(i.b, v);
+            }
+            MinF64 | MaxF64 => {
+                let (x, y) = (self.f64(i.a), self.f64(i.b));
+                let c = if op == MinF64 {
+                    self.b.ins().fcmp(FloatCC::LessThan, y, x)
+                } else {
+                    self.b.ins().fcmp(FloatCC::LessThan, x, y)
+                };
+                let v = self.b.ins().select(c, y, x);
+                self.set_f64(i.c, v);
+            }
+            TruncF64F32 => {
+                let x = self.f64(i.a);
+                let v = self.b.ins().fdemote(types::F32, x);
+                self.set_f32(i.b, v);
+            }
+            ExtF32F64 => {
+                let x = self.f32(i.a);
+                let v = self.b.ins().fpromote(types::F64, x);
+                self.set_f64(i.b, v);
+            }
+            CastSI32F64 | CastUI32F64 => {
+                let x = self.i32(i.a);
+                let v = if op == CastSI32F64 {
+                    self.b.ins().fcvt_from_sint(types::F64, x)
+                } else {
+                    self.b.ins().fcvt_from_uint(types::F64, x)
+                };
+                self.set_f64(i.b, v);
+            }
+            CastSI64F64 => {
+                let x = self.i64(i.a);
+                let v = self.b.ins().fcvt_from_sint(types::F64, x);
+                self.set_f64(i.b, v);
+            }
+            BitcastI64F64 | BitcastF64I64 => {
+                let x = self.i64(i.a);
+                self.set_i64(i.b, x);
+            }
+            CmpEqF64O => fcmp64!(FloatCC::Equal),
+            CmpEqF64U => fcmp64!(FloatCC::UnorderedOrEqual),
+            CmpNeF64O | CmpNeF64U => fcmp64!(FloatCC::NotEqual),
+            CmpLtF64O => fcmp64!(FloatCC::LessThan),
+            CmpLtF64U => fcmp64!(FloatCC::UnorderedOrLessThan),
+            CmpLteF64O => fcmp64!(FloatCC::LessThanOrEqual),
+            CmpLteF64U => fcmp64!(FloatCC::UnorderedOrLessThanOrEqual),
+            CmpNanF64 => {
+                let x = self.f64(i.a);
+                let c = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                let v = self.bool32(c);
+                self.set_i32(i.b, v);
+            }
+            _ => unreachable!("{op:?} is listed as translated"),
+        }
+        true
+    }
+}
