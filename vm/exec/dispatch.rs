@@ -1020,7 +1020,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
 /// `regs` and `refs` are the frame's register windows and `i`'s registers
 /// were verified in range for them (`program::compile`).
 #[inline(never)]
-unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> bool {
+pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> bool {
     register_macros!($, regs, refs);
     let Some(list) = rref!(i.a).list_fast() else {
         return false;

@@ -26,7 +26,7 @@ mod regs;
 mod call;
 pub(crate) mod cmath;
 mod dispatch;
-pub(crate) use dispatch::remap_ref;
+pub(crate) use dispatch::{list_element, remap_ref};
 pub(crate) mod hooks;
 mod slow;
 

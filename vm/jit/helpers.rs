@@ -70,3 +70,21 @@ pub(super) unsafe extern "C" fn remap_ref(env: *mut JitEnv, s: u32, d: u32) {
     // SAFETY: per the contract.
     unsafe { crate::exec::remap_ref((*env).refs, s as u16, d as u16) }
 }
+
+/// `vm.list.get/set` of i32, i64, f32 and f64 through the interpreter's own
+/// fast path (`exec::list_element`), on the register window in memory
+/// (compiled code writes every register through, so it is current);
+/// nonzero when done. Zero changes nothing: the interpreter then runs the
+/// instruction (conversions, bad indices, null lists).
+///
+/// # Safety
+/// `inst` is an instruction of the function whose frame's windows are
+/// `regs` and `env.refs` (its registers verified in range for them).
+pub(super) unsafe extern "C" fn list_element(
+    env: *mut JitEnv,
+    inst: *const crate::program::Inst,
+    regs: *mut u32,
+) -> u32 {
+    // SAFETY: per the contract.
+    unsafe { crate::exec::list_element(&*inst, regs, (*env).refs) as u32 }
+}

@@ -623,6 +623,12 @@ impl Tx<'_, '_> {
             }
             (None, None) => unreachable!("a write of no value"),
         };
+        self.def32(s, iv, fv);
+    }
+
+    /// Defines the views over slot `s` after it became `iv` (`fv`: the
+    /// same bits as an f32, when at hand).
+    fn def32(&mut self, s: usize, iv: Value, fv: Option<Value>) {
         self.b.def_var(var(S, s), iv);
         if self.has(s, F) {
             let fv = match fv {
@@ -644,6 +650,20 @@ impl Tx<'_, '_> {
         self.set32(r, None, Some(v));
     }
 
+    /// Defines the views of slot `r` from the window, after a helper wrote
+    /// it there.
+    fn reload32(&mut self, r: u16) {
+        let v = self.b.ins().load(types::I32, MemFlags::trusted(), self.regs, i32::from(r) * 4);
+        self.def32(r as usize, v, None);
+    }
+
+    /// [`Tx::reload32`] for an i64/f64 at `r`.
+    fn reload64(&mut self, r: u16) {
+        let flags = MemFlags::new().with_notrap();
+        let v = self.b.ins().load(types::I64, flags, self.regs, i32::from(r) * 4);
+        self.def64(r as usize, v, None);
+    }
+
     /// Writes two slots, given as an i64 and/or an f64 value.
     fn set64(&mut self, r: u16, wv: Option<Value>, dv: Option<Value>) {
         let s = r as usize;
@@ -660,6 +680,12 @@ impl Tx<'_, '_> {
             }
             (None, None) => unreachable!("a write of no value"),
         };
+        self.def64(s, wv, dv);
+    }
+
+    /// Defines the views over slots `s` and `s + 1` after they became `wv`
+    /// (`dv`: the same bits as an f64, when at hand).
+    fn def64(&mut self, s: usize, wv: Value, dv: Option<Value>) {
         if self.has(s, W) {
             self.b.def_var(var(W, s), wv);
         }
@@ -1208,6 +1234,27 @@ impl Tx<'_, '_> {
                 let index = self.i64(i.b);
                 let v = self.i64(i.c);
                 self.buffer_store(k, 8, i.a, index, v);
+            }
+            ListGetI32 | ListGetF32 | ListGetI64 | ListGetF64 | ListSetI32 | ListSetF32
+            | ListSetI64 | ListSetF64 => {
+                let f = helpers::list_element as *const () as usize;
+                let inst = self.b.ins().iconst(self.ptr, &code[k] as *const Inst as i64);
+                let done = self
+                    .call(
+                        f,
+                        &[self.ptr, self.ptr, self.ptr],
+                        Some(types::I32),
+                        &[self.env, inst, self.regs],
+                    )
+                    .expect("a result");
+                let failed = self.b.ins().icmp_imm(IntCC::Equal, done, 0);
+                self.exit_if(failed, k);
+                // A get wrote its result to the window: take it from there.
+                match op {
+                    ListGetI32 | ListGetF32 => self.reload32(i.c),
+                    ListGetI64 | ListGetF64 => self.reload64(i.c),
+                    _ => {}
+                }
             }
             GlobalLoadI32 | GlobalLoadF32 | GlobalLoadI64 | GlobalLoadF64 => {
                 let off = self.b.ins().iconst(types::I64, i64::from(i.x));
