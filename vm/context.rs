@@ -496,6 +496,23 @@ impl Context {
         self.engine
     }
 
+    /// How many of the context's bytecode functions have been compiled to
+    /// machine code so far, and the bytes of that code.
+    pub fn compiled_functions(&self) -> (usize, usize) {
+        let mut count = (0, 0);
+        for m in &self.modules {
+            if let Registered::Bytecode(b) = m {
+                for f in &b.funcs {
+                    if let Some(code) = f.jit.code() {
+                        count.0 += 1;
+                        count.1 += code.size;
+                    }
+                }
+            }
+        }
+        count
+    }
+
     /// The bytecode modules of the context with their names, in
     /// registration order.
     pub fn bytecode_modules(&self) -> Vec<(&str, &Module)> {

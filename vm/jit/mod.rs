@@ -63,7 +63,6 @@ pub(crate) struct JitCode {
     /// Whether any `loop_heads` is set.
     pub has_loop_heads: bool,
     /// Bytes of machine code.
-    #[allow(dead_code)]
     pub size: usize,
 }
 

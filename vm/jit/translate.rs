@@ -653,14 +653,20 @@ impl Tx<'_, '_> {
     /// Defines the views of slot `r` from the window, after a helper wrote
     /// it there.
     fn reload32(&mut self, r: u16) {
-        let v = self.b.ins().load(types::I32, MemFlags::trusted(), self.regs, i32::from(r) * 4);
+        let v = self
+            .b
+            .ins()
+            .load(types::I32, MemFlags::trusted(), self.regs, i32::from(r) * 4);
         self.def32(r as usize, v, None);
     }
 
     /// [`Tx::reload32`] for an i64/f64 at `r`.
     fn reload64(&mut self, r: u16) {
         let flags = MemFlags::new().with_notrap();
-        let v = self.b.ins().load(types::I64, flags, self.regs, i32::from(r) * 4);
+        let v = self
+            .b
+            .ins()
+            .load(types::I64, flags, self.regs, i32::from(r) * 4);
         self.def64(r as usize, v, None);
     }
 
@@ -1238,7 +1244,10 @@ impl Tx<'_, '_> {
             ListGetI32 | ListGetF32 | ListGetI64 | ListGetF64 | ListSetI32 | ListSetF32
             | ListSetI64 | ListSetF64 => {
                 let f = helpers::list_element as *const () as usize;
-                let inst = self.b.ins().iconst(self.ptr, &code[k] as *const Inst as i64);
+                let inst = self
+                    .b
+                    .ins()
+                    .iconst(self.ptr, &code[k] as *const Inst as i64);
                 let done = self
                     .call(
                         f,

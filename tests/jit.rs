@@ -1,0 +1,125 @@
+//! The compiling tier (`vm/jit`) as an embedder sees it: `Engine::Auto`
+//! compiles a hot loop and not a brief one, every engine returns the same
+//! results, and a trap inside compiled code is reported exactly as the
+//! interpreter reports it (same function, offset and message).
+
+use irvm::{Context, Engine, Instance, Module, Value};
+
+const SOURCE: &str = r#"
+vm.module @jitmod version 0
+vm.export @sum
+vm.export @div_at
+vm.func @sum(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  vm.br ^bb1(%i1->%i3, %i1->%i4)
+^bb1:
+  %i5 = vm.cmp.lt.i32.s %i3, %i0
+  vm.cond_br %i5, ^bb2(), ^bb3()
+^bb2:
+  %i6 = vm.xor.i32 %i4, %i3
+  %i4 = vm.add.i32 %i6, %i3
+  %i3 = vm.add.i32 %i3, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.return %i4
+}
+vm.func @div_at(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  %i4 = vm.const.i32 1000000
+  vm.br ^bb1(%i2->%i5, %i2->%i6)
+^bb1:
+  %i7 = vm.cmp.lt.i32.s %i5, %i0
+  vm.cond_br %i7, ^bb2(), ^bb3()
+^bb2:
+  %i8 = vm.sub.i32 %i1, %i5
+  %i8 = vm.div.i32.s %i4, %i8
+  %i6 = vm.add.i32 %i6, %i8
+  %i5 = vm.add.i32 %i5, %i3
+  vm.br ^bb1()
+^bb3:
+  vm.return %i6
+}
+"#;
+
+fn context(engine: Engine) -> Context {
+    let bytes = irvm::asm::assemble(SOURCE, "jit.vmasm").expect("assembles");
+    let module = Module::from_bytes(bytes).expect("loads");
+    let mut ctx = Context::new(&Instance::new());
+    ctx.set_engine(engine);
+    ctx.register_module(module).expect("registers");
+    ctx
+}
+
+/// The call's results as text (values print as the CLI prints them).
+fn call(ctx: &mut Context, name: &str, args: &[Value]) -> Result<String, String> {
+    let f = ctx.function(name).expect("exported");
+    ctx.invoke(&f, args)
+        .map(|v| format!("{v:?}"))
+        .map_err(|t| t.to_string())
+}
+
+#[test]
+fn auto_compiles_a_hot_loop_and_not_a_brief_one() {
+    let mut ctx = context(Engine::Auto);
+    let brief = call(&mut ctx, "sum", &[Value::I32(100)]).unwrap();
+    assert_eq!(
+        ctx.compiled_functions().0,
+        0,
+        "100 iterations stay interpreted"
+    );
+    let hot = call(&mut ctx, "sum", &[Value::I32(1_000_000)]).unwrap();
+    if Engine::compiler_available() {
+        let (n, bytes) = ctx.compiled_functions();
+        assert_eq!(n, 1, "the hot loop's function is compiled");
+        assert!(bytes > 0);
+    }
+    let mut interp = context(Engine::Interp);
+    assert_eq!(call(&mut interp, "sum", &[Value::I32(100)]).unwrap(), brief);
+    assert_eq!(
+        call(&mut interp, "sum", &[Value::I32(1_000_000)]).unwrap(),
+        hot
+    );
+    assert_eq!(interp.compiled_functions().0, 0, "interp never compiles");
+}
+
+#[test]
+fn every_engine_gives_the_same_results() {
+    for n in [0, 1, 7, 20_001, 300_000] {
+        let expect = call(&mut context(Engine::Interp), "sum", &[Value::I32(n)]).unwrap();
+        for engine in [Engine::Jit, Engine::Auto] {
+            let got = call(&mut context(engine), "sum", &[Value::I32(n)]).unwrap();
+            assert_eq!(got, expect, "sum({n}) on {engine}");
+        }
+    }
+}
+
+#[test]
+fn a_trap_in_compiled_code_reads_as_the_interpreters() {
+    // The divisor reaches zero at iteration k: after 50,000 iterations
+    // Auto has compiled the loop, so the trap happens in compiled code
+    // (which leaves before the division for the interpreter to trap).
+    for k in [3, 50_000] {
+        let args = [Value::I32(100_000), Value::I32(k)];
+        let expect = call(&mut context(Engine::Interp), "div_at", &args).unwrap_err();
+        assert!(expect.contains("div_at"), "{expect}");
+        for engine in [Engine::Jit, Engine::Auto] {
+            let got = call(&mut context(engine), "div_at", &args).unwrap_err();
+            assert_eq!(got, expect, "k = {k} on {engine}");
+        }
+    }
+}
+
+#[test]
+fn engine_names_parse_and_print() {
+    for e in [Engine::Interp, Engine::Jit, Engine::Auto] {
+        assert_eq!(e.to_string().parse::<Engine>(), Ok(e));
+    }
+    assert!("fast"
+        .parse::<Engine>()
+        .unwrap_err()
+        .contains("interp, jit or auto"));
+}
