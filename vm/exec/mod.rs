@@ -26,6 +26,7 @@ mod regs;
 mod call;
 pub(crate) mod cmath;
 mod dispatch;
+#[cfg(feature = "jit")]
 pub(crate) use dispatch::{list_element, remap_ref};
 pub(crate) mod hooks;
 mod slow;
