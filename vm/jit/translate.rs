@@ -588,6 +588,26 @@ impl Tx<'_, '_> {
         self.b.use_var(var(D, r as usize))
     }
 
+    /// Register `r` read as `bank`.
+    fn get(&mut self, r: u16, bank: Bank) -> Value {
+        match bank {
+            Bank::I64 => self.i64(r),
+            Bank::F32 => self.f32(r),
+            Bank::F64 => self.f64(r),
+            _ => self.i32(r),
+        }
+    }
+
+    /// Writes `v` to register `r` as `bank`.
+    fn put(&mut self, r: u16, bank: Bank, v: Value) {
+        match bank {
+            Bank::I64 => self.set_i64(r, v),
+            Bank::F32 => self.set_f32(r, v),
+            Bank::F64 => self.set_f64(r, v),
+            _ => self.set_i32(r, v),
+        }
+    }
+
     /// Redefines the wide views starting at `base` from its two slots.
     fn rejoin(&mut self, base: usize) {
         if !(self.has(base, W) || self.has(base, D)) {
@@ -916,62 +936,25 @@ impl Tx<'_, '_> {
             return false;
         }
         let g = MemFlags::new().with_notrap();
-        macro_rules! bin32 {
+        // The bank of the first register operand: what the arithmetic
+        // and comparison arms below read (and, but for comparisons, write).
+        let bank = reg_fields(op).next().unwrap_or(Bank::I32);
+        let ity = if bank == Bank::I64 {
+            types::I64
+        } else {
+            types::I32
+        };
+        macro_rules! bin {
             ($f:ident) => {{
-                let (x, y) = (self.i32(i.a), self.i32(i.b));
+                let (x, y) = (self.get(i.a, bank), self.get(i.b, bank));
                 let v = self.b.ins().$f(x, y);
-                self.set_i32(i.c, v);
+                self.put(i.c, bank, v);
             }};
         }
-        macro_rules! bin64 {
-            ($f:ident) => {{
-                let (x, y) = (self.i64(i.a), self.i64(i.b));
-                let v = self.b.ins().$f(x, y);
-                self.set_i64(i.c, v);
-            }};
-        }
-        macro_rules! binf32 {
-            ($f:ident) => {{
-                let (x, y) = (self.f32(i.a), self.f32(i.b));
-                let v = self.b.ins().$f(x, y);
-                self.set_f32(i.c, v);
-            }};
-        }
-        macro_rules! binf64 {
-            ($f:ident) => {{
-                let (x, y) = (self.f64(i.a), self.f64(i.b));
-                let v = self.b.ins().$f(x, y);
-                self.set_f64(i.c, v);
-            }};
-        }
-        macro_rules! icmp32 {
-            ($cc:expr) => {{
-                let (x, y) = (self.i32(i.a), self.i32(i.b));
-                let c = self.b.ins().icmp($cc, x, y);
-                let v = self.bool32(c);
-                self.set_i32(i.c, v);
-            }};
-        }
-        macro_rules! icmp64 {
-            ($cc:expr) => {{
-                let (x, y) = (self.i64(i.a), self.i64(i.b));
-                let c = self.b.ins().icmp($cc, x, y);
-                let v = self.bool32(c);
-                self.set_i32(i.c, v);
-            }};
-        }
-        macro_rules! fcmp32 {
-            ($cc:expr) => {{
-                let (x, y) = (self.f32(i.a), self.f32(i.b));
-                let c = self.b.ins().fcmp($cc, x, y);
-                let v = self.bool32(c);
-                self.set_i32(i.c, v);
-            }};
-        }
-        macro_rules! fcmp64 {
-            ($cc:expr) => {{
-                let (x, y) = (self.f64(i.a), self.f64(i.b));
-                let c = self.b.ins().fcmp($cc, x, y);
+        macro_rules! cmp {
+            ($f:ident, $cc:expr) => {{
+                let (x, y) = (self.get(i.a, bank), self.get(i.b, bank));
+                let c = self.b.ins().$f($cc, x, y);
                 let v = self.bool32(c);
                 self.set_i32(i.c, v);
             }};
@@ -984,38 +967,39 @@ impl Tx<'_, '_> {
             }};
         }
         // Division: a zero divisor leaves (the interpreter traps); a
-        // divisor of -1 is computed without the hardware's overflow trap.
+        // signed divisor of -1 is computed without the hardware's overflow
+        // trap (`$m1`: the result then, `ineg` or zero).
         macro_rules! div {
-            ($ty:expr, $read:ident, $set:ident, $op:ident, $m1:ident) => {{
-                let (x, y) = (self.$read(i.a), self.$read(i.b));
+            ($op:ident, $m1:ident) => {{
+                let (x, y) = (self.get(i.a, bank), self.get(i.b, bank));
                 let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
                 self.exit_if(zero, k);
                 let m1 = self.b.ins().icmp_imm(IntCC::Equal, y, -1);
-                let one = self.b.ins().iconst($ty, 1);
+                let one = self.b.ins().iconst(ity, 1);
                 let safe = self.b.ins().select(m1, one, y);
                 let q = self.b.ins().$op(x, safe);
-                let alt = $m1!(self, x, $ty);
+                let alt = $m1!(x);
                 let v = self.b.ins().select(m1, alt, q);
-                self.$set(i.c, v);
+                self.put(i.c, bank, v);
             }};
         }
         macro_rules! neg {
-            ($s:expr, $x:expr, $ty:expr) => {
-                $s.b.ins().ineg($x)
+            ($x:expr) => {
+                self.b.ins().ineg($x)
             };
         }
         macro_rules! zero {
-            ($s:expr, $x:expr, $ty:expr) => {
-                $s.b.ins().iconst($ty, 0)
+            ($x:expr) => {
+                self.b.ins().iconst(ity, 0)
             };
         }
         macro_rules! udiv {
-            ($ty:expr, $read:ident, $set:ident, $op:ident) => {{
-                let (x, y) = (self.$read(i.a), self.$read(i.b));
+            ($op:ident) => {{
+                let (x, y) = (self.get(i.a, bank), self.get(i.b, bank));
                 let zero = self.b.ins().icmp_imm(IntCC::Equal, y, 0);
                 self.exit_if(zero, k);
                 let v = self.b.ins().$op(x, y);
-                self.$set(i.c, v);
+                self.put(i.c, bank, v);
             }};
         }
         match op {
@@ -1036,49 +1020,54 @@ impl Tx<'_, '_> {
                 let v = self.b.ins().iconst(types::I64, bits);
                 self.set_i64(i.a, v);
             }
-            SelectI32 => {
-                let (c, x, y) = (self.i32(i.a), self.i32(i.b), self.i32(i.c));
+            SelectI32 | SelectF32 | SelectI64 | SelectF64 => {
+                // The condition is an i32; the values are of the result's bank.
+                let vb = reg_fields(op).nth(1).unwrap_or(Bank::I32);
+                let (c, x, y) = (self.i32(i.a), self.get(i.b, vb), self.get(i.c, vb));
                 let v = self.b.ins().select(c, x, y);
-                self.set_i32(i.d, v);
+                self.put(i.d, vb, v);
             }
-            SelectF32 => {
-                let (c, x, y) = (self.i32(i.a), self.f32(i.b), self.f32(i.c));
-                let v = self.b.ins().select(c, x, y);
-                self.set_f32(i.d, v);
+            AddI32 | AddI64 => bin!(iadd),
+            SubI32 | SubI64 => bin!(isub),
+            MulI32 | MulI64 => bin!(imul),
+            DivI32S | DivI64S => div!(sdiv, neg),
+            RemI32S | RemI64S => div!(srem, zero),
+            DivI32U | DivI64U => udiv!(udiv),
+            RemI32U | RemI64U => udiv!(urem),
+            FmaI32 | FmaI64 | FmaF32 | FmaF64 => {
+                // A multiply then an add, also for floats (not fused), as the
+                // interpreter and the reference compute it.
+                let float = matches!(bank, Bank::F32 | Bank::F64);
+                let (x, y, z) = (
+                    self.get(i.a, bank),
+                    self.get(i.b, bank),
+                    self.get(i.c, bank),
+                );
+                let v = if float {
+                    let m = self.b.ins().fmul(x, y);
+                    self.b.ins().fadd(m, z)
+                } else {
+                    let m = self.b.ins().imul(x, y);
+                    self.b.ins().iadd(m, z)
+                };
+                self.put(i.d, bank, v);
             }
-            SelectI64 => {
-                let (c, x, y) = (self.i32(i.a), self.i64(i.b), self.i64(i.c));
-                let v = self.b.ins().select(c, x, y);
-                self.set_i64(i.d, v);
+            AbsI32 | AbsI64 | NotI32 | NotI64 | CtlzI32 | CtlzI64 => {
+                let x = self.get(i.a, bank);
+                let v = match op {
+                    AbsI32 | AbsI64 => self.b.ins().iabs(x),
+                    NotI32 | NotI64 => self.b.ins().bnot(x),
+                    _ => self.b.ins().clz(x),
+                };
+                self.put(i.b, bank, v);
             }
-            SelectF64 => {
-                let (c, x, y) = (self.i32(i.a), self.f64(i.b), self.f64(i.c));
-                let v = self.b.ins().select(c, x, y);
-                self.set_f64(i.d, v);
-            }
-            AddI32 => bin32!(iadd),
-            SubI32 => bin32!(isub),
-            MulI32 => bin32!(imul),
-            DivI32S => div!(types::I32, i32, set_i32, sdiv, neg),
-            RemI32S => div!(types::I32, i32, set_i32, srem, zero),
-            DivI32U => udiv!(types::I32, i32, set_i32, udiv),
-            RemI32U => udiv!(types::I32, i32, set_i32, urem),
-            FmaI32 => {
-                let (x, y, z) = (self.i32(i.a), self.i32(i.b), self.i32(i.c));
-                let m = self.b.ins().imul(x, y);
-                let v = self.b.ins().iadd(m, z);
-                self.set_i32(i.d, v);
-            }
-            AbsI32 => un32!(|x| self.b.ins().iabs(x)),
-            MinI32S => bin32!(smin),
-            MinI32U => bin32!(umin),
-            MaxI32S => bin32!(smax),
-            MaxI32U => bin32!(umax),
-            NotI32 => un32!(|x| self.b.ins().bnot(x)),
-            AndI32 => bin32!(band),
-            OrI32 => bin32!(bor),
-            XorI32 => bin32!(bxor),
-            CtlzI32 => un32!(|x| self.b.ins().clz(x)),
+            MinI32S | MinI64S => bin!(smin),
+            MinI32U | MinI64U => bin!(umin),
+            MaxI32S | MaxI64S => bin!(smax),
+            MaxI32U | MaxI64U => bin!(umax),
+            AndI32 | AndI64 => bin!(band),
+            OrI32 | OrI64 => bin!(bor),
+            XorI32 | XorI64 => bin!(bxor),
             ShlI32 | ShrI32S | ShrI32U => {
                 let (x, y) = (self.i32(i.a), self.i32(i.b));
                 let y = self.b.ins().band_imm(y, 31);
@@ -1089,35 +1078,6 @@ impl Tx<'_, '_> {
                 };
                 self.set_i32(i.c, v);
             }
-            AddI64 => bin64!(iadd),
-            SubI64 => bin64!(isub),
-            MulI64 => bin64!(imul),
-            DivI64S => div!(types::I64, i64, set_i64, sdiv, neg),
-            RemI64S => div!(types::I64, i64, set_i64, srem, zero),
-            DivI64U => udiv!(types::I64, i64, set_i64, udiv),
-            RemI64U => udiv!(types::I64, i64, set_i64, urem),
-            FmaI64 => {
-                let (x, y, z) = (self.i64(i.a), self.i64(i.b), self.i64(i.c));
-                let m = self.b.ins().imul(x, y);
-                let v = self.b.ins().iadd(m, z);
-                self.set_i64(i.d, v);
-            }
-            AbsI64 | NotI64 | CtlzI64 => {
-                let x = self.i64(i.a);
-                let v = match op {
-                    AbsI64 => self.b.ins().iabs(x),
-                    NotI64 => self.b.ins().bnot(x),
-                    _ => self.b.ins().clz(x),
-                };
-                self.set_i64(i.b, v);
-            }
-            MinI64S => bin64!(smin),
-            MinI64U => bin64!(umin),
-            MaxI64S => bin64!(smax),
-            MaxI64U => bin64!(umax),
-            AndI64 => bin64!(band),
-            OrI64 => bin64!(bor),
-            XorI64 => bin64!(bxor),
             ShlI64 | ShrI64S | ShrI64U => {
                 let (x, y) = (self.i64(i.a), self.i32(i.b));
                 let y = self.b.ins().band_imm(y, 63);
@@ -1155,18 +1115,14 @@ impl Tx<'_, '_> {
                 };
                 self.set_i64(i.b, v);
             }
-            CmpEqI32 => icmp32!(IntCC::Equal),
-            CmpNeI32 => icmp32!(IntCC::NotEqual),
-            CmpLtI32S => icmp32!(IntCC::SignedLessThan),
-            CmpLtI32U => icmp32!(IntCC::UnsignedLessThan),
+            CmpEqI32 | CmpEqI64 => cmp!(icmp, IntCC::Equal),
+            CmpNeI32 | CmpNeI64 => cmp!(icmp, IntCC::NotEqual),
+            CmpLtI32S | CmpLtI64S => cmp!(icmp, IntCC::SignedLessThan),
+            CmpLtI32U | CmpLtI64U => cmp!(icmp, IntCC::UnsignedLessThan),
             CmpNzI32 => un32!(|x| {
                 let c = self.b.ins().icmp_imm(IntCC::NotEqual, x, 0);
                 self.bool32(c)
             }),
-            CmpEqI64 => icmp64!(IntCC::Equal),
-            CmpNeI64 => icmp64!(IntCC::NotEqual),
-            CmpLtI64S => icmp64!(IntCC::SignedLessThan),
-            CmpLtI64U => icmp64!(IntCC::UnsignedLessThan),
             CmpNzI64 => {
                 let x = self.i64(i.a);
                 let c = self.b.ins().icmp_imm(IntCC::NotEqual, x, 0);
@@ -1311,40 +1267,38 @@ impl Tx<'_, '_> {
                 let v = if wide { self.i64(i.b) } else { self.i32(i.b) };
                 self.b.ins().store(g, v, at, 0);
             }
-            AddF32 => binf32!(fadd),
-            SubF32 => binf32!(fsub),
-            MulF32 => binf32!(fmul),
-            DivF32 => binf32!(fdiv),
-            FmaF32 => {
-                let (x, y, z) = (self.f32(i.a), self.f32(i.b), self.f32(i.c));
-                let m = self.b.ins().fmul(x, y);
-                let v = self.b.ins().fadd(m, z);
-                self.set_f32(i.d, v);
-            }
-            AbsF32 | NegF32 | SqrtF32 | RsqrtF32 => {
-                let x = self.f32(i.a);
+            AddF32 | AddF64 => bin!(fadd),
+            SubF32 | SubF64 => bin!(fsub),
+            MulF32 | MulF64 => bin!(fmul),
+            DivF32 | DivF64 => bin!(fdiv),
+            AbsF32 | AbsF64 | NegF32 | NegF64 | SqrtF32 | SqrtF64 | RsqrtF32 | RsqrtF64 => {
+                let x = self.get(i.a, bank);
                 let v = match op {
-                    AbsF32 => self.b.ins().fabs(x),
-                    NegF32 => self.b.ins().fneg(x),
-                    SqrtF32 => self.b.ins().sqrt(x),
+                    AbsF32 | AbsF64 => self.b.ins().fabs(x),
+                    NegF32 | NegF64 => self.b.ins().fneg(x),
+                    SqrtF32 | SqrtF64 => self.b.ins().sqrt(x),
                     _ => {
                         let r = self.b.ins().sqrt(x);
-                        let one = self.b.ins().f32const(1.0);
+                        let one = if bank == Bank::F64 {
+                            self.b.ins().f64const(1.0)
+                        } else {
+                            self.b.ins().f32const(1.0)
+                        };
                         self.b.ins().fdiv(one, r)
                     }
                 };
-                self.set_f32(i.b, v);
+                self.put(i.b, bank, v);
             }
-            MinF32 | MaxF32 => {
+            MinF32 | MinF64 | MaxF32 | MaxF64 => {
                 // min: `if y < x { y } else { x }`; max: `if x < y { y } else { x }`.
-                let (x, y) = (self.f32(i.a), self.f32(i.b));
-                let c = if op == MinF32 {
+                let (x, y) = (self.get(i.a, bank), self.get(i.b, bank));
+                let c = if matches!(op, MinF32 | MinF64) {
                     self.b.ins().fcmp(FloatCC::LessThan, y, x)
                 } else {
                     self.b.ins().fcmp(FloatCC::LessThan, x, y)
                 };
                 let v = self.b.ins().select(c, y, x);
-                self.set_f32(i.c, v);
+                self.put(i.c, bank, v);
             }
             CastSI32F32 | CastUI32F32 => {
                 let x = self.i32(i.a);
@@ -1364,52 +1318,18 @@ impl Tx<'_, '_> {
                 let x = self.i32(i.a);
                 self.set_i32(i.b, x);
             }
-            CmpEqF32O => fcmp32!(FloatCC::Equal),
-            CmpEqF32U => fcmp32!(FloatCC::UnorderedOrEqual),
-            CmpNeF32O | CmpNeF32U => fcmp32!(FloatCC::NotEqual),
-            CmpLtF32O => fcmp32!(FloatCC::LessThan),
-            CmpLtF32U => fcmp32!(FloatCC::UnorderedOrLessThan),
-            CmpLteF32O => fcmp32!(FloatCC::LessThanOrEqual),
-            CmpLteF32U => fcmp32!(FloatCC::UnorderedOrLessThanOrEqual),
-            CmpNanF32 => {
-                let x = self.f32(i.a);
+            CmpEqF32O | CmpEqF64O => cmp!(fcmp, FloatCC::Equal),
+            CmpEqF32U | CmpEqF64U => cmp!(fcmp, FloatCC::UnorderedOrEqual),
+            CmpNeF32O | CmpNeF32U | CmpNeF64O | CmpNeF64U => cmp!(fcmp, FloatCC::NotEqual),
+            CmpLtF32O | CmpLtF64O => cmp!(fcmp, FloatCC::LessThan),
+            CmpLtF32U | CmpLtF64U => cmp!(fcmp, FloatCC::UnorderedOrLessThan),
+            CmpLteF32O | CmpLteF64O => cmp!(fcmp, FloatCC::LessThanOrEqual),
+            CmpLteF32U | CmpLteF64U => cmp!(fcmp, FloatCC::UnorderedOrLessThanOrEqual),
+            CmpNanF32 | CmpNanF64 => {
+                let x = self.get(i.a, bank);
                 let c = self.b.ins().fcmp(FloatCC::Unordered, x, x);
                 let v = self.bool32(c);
                 self.set_i32(i.b, v);
-            }
-            AddF64 => binf64!(fadd),
-            SubF64 => binf64!(fsub),
-            MulF64 => binf64!(fmul),
-            DivF64 => binf64!(fdiv),
-            FmaF64 => {
-                let (x, y, z) = (self.f64(i.a), self.f64(i.b), self.f64(i.c));
-                let m = self.b.ins().fmul(x, y);
-                let v = self.b.ins().fadd(m, z);
-                self.set_f64(i.d, v);
-            }
-            AbsF64 | NegF64 | SqrtF64 | RsqrtF64 => {
-                let x = self.f64(i.a);
-                let v = match op {
-                    AbsF64 => self.b.ins().fabs(x),
-                    NegF64 => self.b.ins().fneg(x),
-                    SqrtF64 => self.b.ins().sqrt(x),
-                    _ => {
-                        let r = self.b.ins().sqrt(x);
-                        let one = self.b.ins().f64const(1.0);
-                        self.b.ins().fdiv(one, r)
-                    }
-                };
-                self.set_f64(i.b, v);
-            }
-            MinF64 | MaxF64 => {
-                let (x, y) = (self.f64(i.a), self.f64(i.b));
-                let c = if op == MinF64 {
-                    self.b.ins().fcmp(FloatCC::LessThan, y, x)
-                } else {
-                    self.b.ins().fcmp(FloatCC::LessThan, x, y)
-                };
-                let v = self.b.ins().select(c, y, x);
-                self.set_f64(i.c, v);
             }
             TruncF64F32 => {
                 let x = self.f64(i.a);
@@ -1438,19 +1358,6 @@ impl Tx<'_, '_> {
             BitcastI64F64 | BitcastF64I64 => {
                 let x = self.i64(i.a);
                 self.set_i64(i.b, x);
-            }
-            CmpEqF64O => fcmp64!(FloatCC::Equal),
-            CmpEqF64U => fcmp64!(FloatCC::UnorderedOrEqual),
-            CmpNeF64O | CmpNeF64U => fcmp64!(FloatCC::NotEqual),
-            CmpLtF64O => fcmp64!(FloatCC::LessThan),
-            CmpLtF64U => fcmp64!(FloatCC::UnorderedOrLessThan),
-            CmpLteF64O => fcmp64!(FloatCC::LessThanOrEqual),
-            CmpLteF64U => fcmp64!(FloatCC::UnorderedOrLessThanOrEqual),
-            CmpNanF64 => {
-                let x = self.f64(i.a);
-                let c = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-                let v = self.bool32(c);
-                self.set_i32(i.b, v);
             }
             _ => unreachable!("{op:?} is listed as translated"),
         }
