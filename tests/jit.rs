@@ -123,3 +123,56 @@ fn engine_names_parse_and_print() {
         .unwrap_err()
         .contains("interp, jit or auto"));
 }
+
+/// `irvm run` with the given flags on a corpus program: (stdout, stderr,
+/// exit code).
+fn irvm_run(flags: &[&str]) -> (String, String, Option<i32>) {
+    let module = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benchmarks/corpus/nested_i64.vmfb"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args([
+            "run",
+            &format!("--module={module}"),
+            "--function=nested_i64",
+        ])
+        .args(flags)
+        .env_remove("IRVM_ENGINE")
+        .output()
+        .expect("irvm runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn the_cli_engine_flag_changes_nothing_printed() {
+    let interp = irvm_run(&["--input=300", "--engine=interp"]);
+    assert_eq!(interp.2, Some(0), "{interp:?}");
+    for engine in ["--engine=jit", "--engine=auto"] {
+        assert_eq!(irvm_run(&["--input=300", engine]), interp, "{engine}");
+    }
+    // Hooks (a trace, fuel) interpret whatever the engine: the same trace
+    // and the same exhaustion point.
+    for hook in [
+        &["--input=3", "--trace-execution"][..],
+        &["--input=300", "--fuel=5000"],
+    ] {
+        let want = irvm_run(&[hook, &["--engine=interp"]].concat());
+        assert_eq!(
+            irvm_run(&[hook, &["--engine=jit"]].concat()),
+            want,
+            "{hook:?}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_engine_is_a_clear_error() {
+    let (_, err, code) = irvm_run(&["--input=3", "--engine=fast"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("unknown engine 'fast'"), "{err}");
+}
