@@ -176,3 +176,170 @@ fn an_unknown_engine_is_a_clear_error() {
     assert_ne!(code, Some(0));
     assert!(err.contains("unknown engine 'fast'"), "{err}");
 }
+
+/// Buffers in compiled code: compiled code resolves a register's buffer
+/// once (lease and all) and then checks only bounds; a ref block argument
+/// changes which buffer a register holds; traps (out of range, read-only)
+/// happen after 50,000 iterations, inside compiled code.
+const BUFFERS: &str = r#"
+vm.module @jitbuf version 0
+vm.rodata[0] = 0102030405060708
+vm.export @alternate
+vm.export @store_until
+vm.export @rodata_store_at
+vm.export @accumulate
+vm.func @alternate(%i0:1: i64) -> (i32) {
+^bb0:
+  %i2:3 = vm.const.i64 64
+  %i4:5 = vm.const.i64 32
+  %i6 = vm.const.i32 16
+  %r0 = vm.buffer.alloc %i2:3, %i6
+  %r1 = vm.buffer.alloc %i4:5, %i6
+  %i8:9 = vm.const.i64.zero
+  %i10:11 = vm.const.i64 16
+  %i12 = vm.const.i32 3
+  vm.buffer.fill.i32 %r0, %i8:9, %i10:11, %i12
+  %i12 = vm.const.i32 5
+  %i14:15 = vm.const.i64 8
+  vm.buffer.fill.i32 %r1, %i8:9, %i14:15, %i12
+  %i16:17 = vm.const.i64 1
+  %i18:19 = vm.const.i64 7
+  %i20 = vm.const.i32.zero
+  vm.br ^bb1(%i8->%i22, %i9->%i23)
+^bb1:
+  %i24 = vm.cmp.lt.i64.s %i22:23, %i0:1
+  vm.cond_br %i24, ^bb2(), ^bb3()
+^bb2:
+  %i26:27 = vm.and.i64 %i22:23, %i18:19
+  %i28 = vm.buffer.load.i32 %r0, %i26:27
+  %i20 = vm.add.i32 %i20, %i28
+  %i28 = vm.trunc.i64.i32 %i22:23
+  vm.buffer.store.i32 %i28, %r0, %i26:27
+  %i22:23 = vm.add.i64 %i22:23, %i16:17
+  vm.br ^bb1(%r0->%r2, %r1->%r0, %r2->%r1)
+^bb3:
+  vm.return %i20
+}
+vm.func @store_until(%i0:1: i64, %i2:3: i64) -> (i32) {
+^bb0:
+  %i4:5 = vm.const.i64 4
+  %i4:5 = vm.mul.i64 %i2:3, %i4:5
+  %i6 = vm.const.i32 16
+  %r0 = vm.buffer.alloc %i4:5, %i6
+  %i8:9 = vm.const.i64.zero
+  %i10:11 = vm.const.i64 1
+  vm.br ^bb1(%i8->%i12, %i9->%i13)
+^bb1:
+  %i14 = vm.cmp.lt.i64.s %i12:13, %i0:1
+  vm.cond_br %i14, ^bb2(), ^bb3()
+^bb2:
+  %i15 = vm.trunc.i64.i32 %i12:13
+  vm.buffer.store.i32 %i15, %r0, %i12:13
+  %i12:13 = vm.add.i64 %i12:13, %i10:11
+  vm.br ^bb1()
+^bb3:
+  %i12:13 = vm.sub.i64 %i12:13, %i10:11
+  %i15 = vm.buffer.load.i32 %r0, %i12:13
+  vm.return %i15
+}
+vm.func @rodata_store_at(%i0:1: i64, %i2:3: i64) -> (i32) {
+^bb0:
+  %r0 = vm.const.ref.rodata 0
+  %i4:5 = vm.const.i64.zero
+  %i6:7 = vm.const.i64 1
+  %i8:9 = vm.const.i64 7
+  %i10 = vm.const.i32.zero
+  vm.br ^bb1(%i4->%i12, %i5->%i13)
+^bb1:
+  %i14 = vm.cmp.lt.i64.s %i12:13, %i0:1
+  vm.cond_br %i14, ^bb2(), ^bb5()
+^bb2:
+  %i16:17 = vm.and.i64 %i12:13, %i8:9
+  %i15 = vm.buffer.load.i8.u %r0, %i16:17
+  %i10 = vm.add.i32 %i10, %i15
+  %i18 = vm.cmp.lt.i64.s %i12:13, %i2:3
+  vm.cond_br %i18, ^bb4(), ^bb3()
+^bb3:
+  vm.buffer.store.i8 %i15, %r0, %i16:17
+  vm.br ^bb4()
+^bb4:
+  %i12:13 = vm.add.i64 %i12:13, %i6:7
+  vm.br ^bb1()
+^bb5:
+  vm.return %i10
+}
+vm.func @accumulate(%i0:1: i64) -> (i64) {
+^bb0:
+  %i2:3 = vm.const.i64 8
+  %i4 = vm.const.i32 8
+  %r0 = vm.buffer.alloc %i2:3, %i4
+  %i6:7 = vm.const.i64.zero
+  %i8:9 = vm.const.i64 1
+  vm.br ^bb1(%i6->%i10, %i7->%i11)
+^bb1:
+  %i12 = vm.cmp.lt.i64.s %i10:11, %i0:1
+  vm.cond_br %i12, ^bb2(), ^bb3()
+^bb2:
+  %i14:15 = vm.buffer.load.i64 %r0, %i6:7
+  %i14:15 = vm.add.i64 %i14:15, %i10:11
+  vm.buffer.store.i64 %i14:15, %r0, %i6:7
+  %i10:11 = vm.add.i64 %i10:11, %i8:9
+  vm.br ^bb1()
+^bb3:
+  %i14:15 = vm.buffer.load.i64 %r0, %i6:7
+  vm.return %i14:15
+}
+"#;
+
+fn buffers_context(engine: Engine) -> Context {
+    let bytes = irvm::asm::assemble(BUFFERS, "jitbuf.vmasm").expect("assembles");
+    let module = Module::from_bytes(bytes).expect("loads");
+    let mut ctx = Context::new(&Instance::new());
+    ctx.set_engine(engine);
+    ctx.register_module(module).expect("registers");
+    ctx
+}
+
+#[test]
+fn buffers_in_compiled_code_behave_as_interpreted() {
+    let cases: Vec<(&str, Vec<Value>)> = vec![
+        // Two buffers trade registers every iteration.
+        ("alternate", vec![Value::I64(100_001)]),
+        ("alternate", vec![Value::I64(3)]),
+        // In range throughout, then out of range at 60,000.
+        ("store_until", vec![Value::I64(59_999), Value::I64(60_000)]),
+        ("store_until", vec![Value::I64(100_000), Value::I64(60_000)]),
+        // Reads of rodata, then a store to it at iteration 50,000.
+        (
+            "rodata_store_at",
+            vec![Value::I64(70_000), Value::I64(80_000)],
+        ),
+        (
+            "rodata_store_at",
+            vec![Value::I64(70_000), Value::I64(50_000)],
+        ),
+        // Load, add and store the same element (a read, then a write).
+        ("accumulate", vec![Value::I64(200_000)]),
+    ];
+    for (name, args) in cases {
+        let want = call(&mut buffers_context(Engine::Interp), name, &args);
+        for engine in [Engine::Jit, Engine::Auto] {
+            let got = call(&mut buffers_context(engine), name, &args);
+            assert_eq!(got, want, "{name}{args:?} on {engine}");
+        }
+    }
+    let trap = call(
+        &mut buffers_context(Engine::Auto),
+        "store_until",
+        &[Value::I64(100_000), Value::I64(60_000)],
+    )
+    .unwrap_err();
+    assert!(trap.contains("store_until"), "{trap}");
+    let trap = call(
+        &mut buffers_context(Engine::Auto),
+        "rodata_store_at",
+        &[Value::I64(70_000), Value::I64(50_000)],
+    )
+    .unwrap_err();
+    assert!(trap.contains("rodata_store_at"), "{trap}");
+}

@@ -75,6 +75,7 @@ pub mod debugger;
 mod decode;
 pub mod disasm;
 pub mod dynamic;
+mod element_lock;
 mod engine;
 mod exec;
 mod func;

@@ -9,7 +9,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::sync::{Mutex, MutexGuard, RwLockReadGuard};
+use std::sync::{Mutex, RwLockReadGuard};
 
 use crate::loader::Module;
 use crate::trap::{StatusCode, Trap};
@@ -990,6 +990,46 @@ impl Buffer {
         }
     }
 
+    /// The bytes and their length when this thread may access them for
+    /// the rest of the current run without further checks: reading when
+    /// the buffer is read-only or this thread holds its lease, writing
+    /// when it holds the lease with no closure borrow live (the checks
+    /// `load_as`/`store_as` make per access). Takes the lease as their slow
+    /// paths do; `None` when they would not take the fast path then (the
+    /// caller falls back to them, to trap or wait as they do).
+    ///
+    /// The verdict holds until this thread's run ends or host code on this
+    /// thread borrows the buffer: only then can the lease word change (other
+    /// threads wait for or refuse a leased buffer, `vm/lease.rs`).
+    #[cfg(feature = "jit")]
+    pub(crate) fn run_access(
+        self: &Arc<Self>,
+        token: u64,
+        write: bool,
+    ) -> Option<(*mut u8, usize)> {
+        let allowed = |w: u64| {
+            if write {
+                self.mutable && w == token
+            } else {
+                (w ^ token) < crate::lease::MUT || !self.mutable
+            }
+        };
+        let fast = allowed(self.lease_word().load(Ordering::Relaxed));
+        // A mutable buffer this run does not hold yet: take it, as the
+        // interpreter's slow paths do.
+        let taken = || {
+            self.mutable
+                && crate::lease::in_run()
+                && crate::lease::acquire_for_run(self)
+                && allowed(self.lease_word().load(Ordering::Relaxed))
+        };
+        if fast || taken() {
+            Some((self.ptr.as_ptr(), self.len))
+        } else {
+            None
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn load_slow<const N: usize>(self: &Arc<Self>, index: u64) -> Result<[u8; N], Trap> {
@@ -1293,7 +1333,7 @@ fn zero_slot(t: ValueType) -> Slot {
 /// variants.
 pub struct List {
     element: TypeDef,
-    items: Mutex<Vec<Slot>>,
+    items: crate::element_lock::ElementLock<Vec<Slot>>,
     /// The context memory the element storage holds, when a program
     /// allocated or grew the list (see [`List::reserve_charged`]).
     charge: std::sync::Mutex<Option<crate::budget::Charge>>,
@@ -1327,7 +1367,7 @@ impl Drop for List {
     /// dropped meanwhile appends its elements to, so the depth of nested
     /// drops stays constant.
     fn drop(&mut self) {
-        let items = std::mem::take(self.items.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let items = std::mem::take(self.items.get_mut());
         if !items
             .iter()
             .any(|s| matches!(s, Slot::Ref(Ref::List(_) | Ref::Host(_))))
@@ -1395,7 +1435,7 @@ impl List {
         })?;
         Ok(List {
             element,
-            items: Mutex::new(v),
+            items: crate::element_lock::ElementLock::new(v),
             charge: std::sync::Mutex::new(None),
         })
     }
@@ -1483,7 +1523,7 @@ impl List {
     /// Calls `f` with every list this list holds. Returns false (without
     /// calling `f`) when the contents are borrowed right now.
     pub(crate) fn for_each_list(&self, mut f: impl FnMut(&Arc<List>)) -> bool {
-        let Ok(items) = self.items.try_lock() else {
+        let Some(items) = self.items.try_lock() else {
             return false;
         };
         for slot in items.iter() {
@@ -1498,16 +1538,17 @@ impl List {
     /// after the borrow ends). Empty when the contents are borrowed.
     pub(crate) fn take_items(&self) -> Vec<impl Sized> {
         match self.items.try_lock() {
-            Ok(mut items) => std::mem::take(&mut *items),
-            Err(_) => Vec::new(),
+            Some(mut items) => std::mem::take(&mut *items),
+            None => Vec::new(),
         }
     }
 
-    /// The elements, locked. A panic while they were locked cannot leave
-    /// them inconsistent (every update is a single assignment), so a
-    /// poisoned lock is used as is.
-    fn items(&self) -> MutexGuard<'_, Vec<Slot>> {
-        self.items.lock().unwrap_or_else(|e| e.into_inner())
+    /// The elements, locked (see `element_lock` for why not a `Mutex`). A
+    /// panic while they are locked releases them; it cannot leave them
+    /// inconsistent, every update being a single assignment or `Vec` call.
+    #[inline]
+    fn items(&self) -> crate::element_lock::ElementGuard<'_, Vec<Slot>> {
+        self.items.lock()
     }
 
     /// The elements, locked for a change. For a list that may hold lists,
@@ -1751,7 +1792,7 @@ impl List {
 /// A list's elements locked for a change (`List::items_mut`); field order
 /// releases the elements before the collector's guard.
 struct ItemsMut<'a> {
-    items: MutexGuard<'a, Vec<Slot>>,
+    items: crate::element_lock::ElementGuard<'a, Vec<Slot>>,
     _edges: Option<RwLockReadGuard<'static, ()>>,
 }
 

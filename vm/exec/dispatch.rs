@@ -125,6 +125,7 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
         rwdata_len: globals.len() as u64,
         token,
         fault: 0,
+        access_len: 0,
     };
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
     // `func`, and `env` holds its module's globals; nothing else touches

@@ -27,7 +27,7 @@ mod call;
 pub(crate) mod cmath;
 mod dispatch;
 #[cfg(feature = "jit")]
-pub(crate) use dispatch::{list_element, remap_ref};
+pub(crate) use dispatch::remap_ref;
 pub(crate) mod hooks;
 mod slow;
 

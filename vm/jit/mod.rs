@@ -42,6 +42,8 @@ pub(crate) struct JitEnv {
     /// Set by a helper that could not complete (compiled code then leaves
     /// before the instruction, for the interpreter to trap on it).
     pub fault: u32,
+    /// The byte length `helpers::buffer_access` reports with a pointer.
+    pub access_len: u64,
 }
 
 /// A compiled function's entry: `(i32 window, env, start index) -> index of

@@ -165,6 +165,47 @@ fn edges(code: &[Inst], k: usize) -> Option<Vec<Edge>> {
     })
 }
 
+/// Whether `op` (after [`first_half`]) loads or stores a buffer element
+/// (its buffer is ref register `a`).
+fn buffer_access(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        BufferLoadI8U
+            | BufferLoadI8S
+            | BufferLoadI16U
+            | BufferLoadI16S
+            | BufferLoadI32
+            | BufferLoadF32
+            | BufferLoadI64
+            | BufferLoadF64
+            | BufferStoreI8
+            | BufferStoreI16
+            | BufferStoreI32
+            | BufferStoreF32
+            | BufferStoreI64
+            | BufferStoreF64
+    )
+}
+
+/// The variables caching a ref register's buffer for direct access (after
+/// every slot's views): its bytes, their length, and the access resolved
+/// so far (0 none, 1 read, 2 read and write).
+fn buffer_vars(n32: usize, r: u16) -> [Variable; 3] {
+    let base = (n32 + 2) * 4 + (r & REF_INDEX_MASK) as usize * 3;
+    [0, 1, 2].map(|j| Variable::from_u32((base + j) as u32))
+}
+
+/// The integer type of `n` bytes.
+fn int_type(n: usize) -> Type {
+    match n {
+        1 => types::I8,
+        2 => types::I16,
+        4 => types::I32,
+        _ => types::I64,
+    }
+}
+
 /// Whether the translator handles `op` (after [`first_half`]) itself;
 /// everything else leaves for the interpreter.
 fn translated(op: Opcode) -> bool {
@@ -260,6 +301,14 @@ fn translated(op: Opcode) -> bool {
             | BufferStoreF32
             | BufferStoreI64
             | BufferStoreF64
+            | ListGetI32
+            | ListGetF32
+            | ListGetI64
+            | ListGetF64
+            | ListSetI32
+            | ListSetF32
+            | ListSetI64
+            | ListSetF64
             | GlobalLoadI32
             | GlobalLoadF32
             | GlobalStoreI32
@@ -469,6 +518,25 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
             b.def_var(var(D, s), x);
         }
     }
+    // The buffers compiled code accesses directly, none resolved yet.
+    let mut buffers: Vec<u16> = (0..guard)
+        .filter(|&k| buffer_access(first_half(code[k].op)))
+        .map(|k| code[k].a & REF_INDEX_MASK)
+        .collect();
+    buffers.sort_unstable();
+    buffers.dedup();
+    for &r in &buffers {
+        let [p, l, m] = buffer_vars(n32, r);
+        b.declare_var(p, ptr);
+        b.declare_var(l, types::I64);
+        b.declare_var(m, types::I32);
+        let zp = b.ins().iconst(ptr, 0);
+        let zl = b.ins().iconst(types::I64, 0);
+        let zm = b.ins().iconst(types::I32, 0);
+        b.def_var(p, zp);
+        b.def_var(l, zl);
+        b.def_var(m, zm);
+    }
     let env_flags = MemFlags::trusted();
     let rwdata = b.ins().load(
         ptr,
@@ -510,6 +578,8 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
         ptr,
         views: &views,
         exits: HashMap::new(),
+        n32,
+        buffers: &buffers,
     };
     let mut open = false;
     for k in 0..guard {
@@ -568,6 +638,10 @@ struct Tx<'a, 'v> {
     views: &'v [u8],
     /// Blocks that leave for the interpreter at an instruction index.
     exits: HashMap<usize, Block>,
+    /// The function's i32 slot count (numbering the buffer variables).
+    n32: usize,
+    /// The ref registers with cached buffers (sorted).
+    buffers: &'v [u16],
 }
 
 impl Tx<'_, '_> {
@@ -668,26 +742,6 @@ impl Tx<'_, '_> {
     }
     fn set_f32(&mut self, r: u16, v: Value) {
         self.set32(r, None, Some(v));
-    }
-
-    /// Defines the views of slot `r` from the window, after a helper wrote
-    /// it there.
-    fn reload32(&mut self, r: u16) {
-        let v = self
-            .b
-            .ins()
-            .load(types::I32, MemFlags::trusted(), self.regs, i32::from(r) * 4);
-        self.def32(r as usize, v, None);
-    }
-
-    /// [`Tx::reload32`] for an i64/f64 at `r`.
-    fn reload64(&mut self, r: u16) {
-        let flags = MemFlags::new().with_notrap();
-        let v = self
-            .b
-            .ins()
-            .load(types::I64, flags, self.regs, i32::from(r) * 4);
-        self.def64(r as usize, v, None);
     }
 
     /// Writes two slots, given as an i64 and/or an f64 value.
@@ -794,6 +848,10 @@ impl Tx<'_, '_> {
                 let sv = self.b.ins().iconst(types::I32, i64::from(s));
                 let dv = self.b.ins().iconst(types::I32, i64::from(d));
                 self.b.ins().call_indirect(sig, f, &[self.env, sv, dv]);
+                // Both registers may hold another ref now (a move empties
+                // the source): their cached buffers are gone.
+                self.forget_buffer(s);
+                self.forget_buffer(d);
                 k += 1;
                 continue;
             }
@@ -845,58 +903,105 @@ impl Tx<'_, '_> {
         self.b.inst_results(call).first().copied()
     }
 
-    /// Loads element `index` of `N` bytes from the buffer in ref register
-    /// `reg`, leaving at `k` on failure.
-    fn buffer_load(&mut self, k: usize, n: usize, reg: u16, index: Value) -> Value {
-        let f = match n {
-            1 => helpers::buffer_load::<1> as *const () as usize,
-            2 => helpers::buffer_load::<2> as *const () as usize,
-            4 => helpers::buffer_load::<4> as *const () as usize,
-            _ => helpers::buffer_load::<8> as *const () as usize,
-        };
-        let r = self
-            .b
-            .ins()
-            .iconst(types::I32, i64::from(reg & REF_INDEX_MASK));
-        let v = self
-            .call(
-                f,
-                &[self.ptr, types::I32, types::I64],
-                Some(types::I64),
-                &[self.env, r, index],
-            )
-            .expect("a result");
-        let fault = self.b.ins().load(
-            types::I32,
-            MemFlags::trusted(),
-            self.env,
-            std::mem::offset_of!(JitEnv, fault) as i32,
-        );
-        self.exit_if(fault, k);
-        v
+    /// Drops what is cached of ref register `r`'s buffer.
+    fn forget_buffer(&mut self, r: u16) {
+        let r = r & REF_INDEX_MASK;
+        if self.buffers.binary_search(&r).is_ok() {
+            let [_, _, m] = buffer_vars(self.n32, r);
+            let zero = self.b.ins().iconst(types::I32, 0);
+            self.b.def_var(m, zero);
+        }
     }
 
-    fn buffer_store(&mut self, k: usize, n: usize, reg: u16, index: Value, value: Value) {
-        let f = match n {
-            1 => helpers::buffer_store::<1> as *const () as usize,
-            2 => helpers::buffer_store::<2> as *const () as usize,
-            4 => helpers::buffer_store::<4> as *const () as usize,
-            _ => helpers::buffer_store::<8> as *const () as usize,
-        };
+    /// The address of element `index` (an i64) of `n` bytes in the buffer
+    /// in ref register `reg`, for a read or a write, leaving at `k` when the
+    /// interpreter must do it (it then traps or takes its slow path).
+    ///
+    /// The first access to a register's buffer on a way through the code
+    /// asks `helpers::buffer_access` for the bytes, which checks the
+    /// buffer's lease as the interpreter's fast path does; the answer is
+    /// kept in variables until the register changes (a ref block
+    /// argument) or the code returns. Every access then checks only its
+    /// bounds, as the interpreter does.
+    fn buffer_address(&mut self, k: usize, n: usize, reg: u16, index: Value, write: bool) -> Value {
+        let [pv, lv, mv] = buffer_vars(self.n32, reg);
+        let need: i64 = if write { 2 } else { 1 };
+        let mode = self.b.use_var(mv);
+        let missing = self.b.ins().icmp_imm(IntCC::SignedLessThan, mode, need);
+        let resolve = self.b.create_block();
+        let ready = self.b.create_block();
+        self.b.ins().brif(missing, resolve, &[], ready, &[]);
+        self.b.set_cold_block(resolve);
+        self.b.switch_to_block(resolve);
         let r = self
             .b
             .ins()
             .iconst(types::I32, i64::from(reg & REF_INDEX_MASK));
-        let ok = self
+        let w = self.b.ins().iconst(types::I32, i64::from(write));
+        let p = self
             .call(
-                f,
-                &[self.ptr, types::I32, types::I64, types::I64],
-                Some(types::I32),
-                &[self.env, r, index, value],
+                helpers::buffer_access as *const () as usize,
+                &[self.ptr, types::I32, types::I32],
+                Some(self.ptr),
+                &[self.env, r, w],
             )
             .expect("a result");
-        let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
-        self.exit_if(failed, k);
+        let null = self.b.ins().icmp_imm(IntCC::Equal, p, 0);
+        self.exit_if(null, k);
+        let len = self.b.ins().load(
+            types::I64,
+            MemFlags::trusted(),
+            self.env,
+            std::mem::offset_of!(JitEnv, access_len) as i32,
+        );
+        let m = self.b.ins().iconst(types::I32, need);
+        self.b.def_var(pv, p);
+        self.b.def_var(lv, len);
+        self.b.def_var(mv, m);
+        self.b.ins().jump(ready, &[]);
+        self.b.switch_to_block(ready);
+        let p = self.b.use_var(pv);
+        let len = self.b.use_var(lv);
+        // In bounds when index < len / n (`load_as`).
+        let shift = n.trailing_zeros() as i64;
+        let count = self.b.ins().ushr_imm(len, shift);
+        let out = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, index, count);
+        self.exit_if(out, k);
+        let off = self.b.ins().ishl_imm(index, shift);
+        let off = if self.ptr == types::I64 {
+            off
+        } else {
+            self.b.ins().ireduce(self.ptr, off)
+        };
+        self.b.ins().iadd(p, off)
+    }
+
+    /// Loads element `index` of `N` bytes from the buffer in ref register
+    /// `reg`, zero-extended to an i64, leaving at `k` on failure.
+    fn buffer_load(&mut self, k: usize, n: usize, reg: u16, index: Value) -> Value {
+        let at = self.buffer_address(k, n, reg, index, false);
+        let ty = int_type(n);
+        let v = self.b.ins().load(ty, MemFlags::new().with_notrap(), at, 0);
+        if n == 8 {
+            v
+        } else {
+            self.b.ins().uextend(types::I64, v)
+        }
+    }
+
+    /// Stores the low `N` bytes of `value` (an i64) at element `index` of
+    /// the buffer in ref register `reg`, leaving at `k` on failure.
+    fn buffer_store(&mut self, k: usize, n: usize, reg: u16, index: Value, value: Value) {
+        let at = self.buffer_address(k, n, reg, index, true);
+        let v = if n == 8 {
+            value
+        } else {
+            self.b.ins().ireduce(int_type(n), value)
+        };
+        self.b.ins().store(MemFlags::new().with_notrap(), v, at, 0);
     }
 
     /// The address of `n` bytes of global storage at byte `off` (an i64),
@@ -1199,26 +1304,65 @@ impl Tx<'_, '_> {
             }
             ListGetI32 | ListGetF32 | ListGetI64 | ListGetF64 | ListSetI32 | ListSetF32
             | ListSetI64 | ListSetF64 => {
-                let f = helpers::list_element as *const () as usize;
-                let inst = self
+                let r = self
                     .b
                     .ins()
-                    .iconst(self.ptr, &code[k] as *const Inst as i64);
-                let done = self
-                    .call(
-                        f,
-                        &[self.ptr, self.ptr, self.ptr],
-                        Some(types::I32),
-                        &[self.env, inst, self.regs],
-                    )
-                    .expect("a result");
-                let failed = self.b.ins().icmp_imm(IntCC::Equal, done, 0);
-                self.exit_if(failed, k);
-                // A get wrote its result to the window: take it from there.
+                    .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+                let index = self.i32(i.b);
                 match op {
-                    ListGetI32 | ListGetF32 => self.reload32(i.c),
-                    ListGetI64 | ListGetF64 => self.reload64(i.c),
-                    _ => {}
+                    ListGetI32 | ListGetF32 | ListGetI64 | ListGetF64 => {
+                        let f = match op {
+                            ListGetI32 => helpers::list_get::<0> as *const () as usize,
+                            ListGetF32 => helpers::list_get::<1> as *const () as usize,
+                            ListGetI64 => helpers::list_get::<2> as *const () as usize,
+                            _ => helpers::list_get::<3> as *const () as usize,
+                        };
+                        let v = self
+                            .call(
+                                f,
+                                &[self.ptr, types::I32, types::I32],
+                                Some(types::I64),
+                                &[self.env, r, index],
+                            )
+                            .expect("a result");
+                        let fault = self.b.ins().load(
+                            types::I32,
+                            MemFlags::trusted(),
+                            self.env,
+                            std::mem::offset_of!(JitEnv, fault) as i32,
+                        );
+                        self.exit_if(fault, k);
+                        if matches!(op, ListGetI64 | ListGetF64) {
+                            self.set_i64(i.c, v);
+                        } else {
+                            let v = self.b.ins().ireduce(types::I32, v);
+                            self.set_i32(i.c, v);
+                        }
+                    }
+                    _ => {
+                        let f = match op {
+                            ListSetI32 => helpers::list_set::<0> as *const () as usize,
+                            ListSetF32 => helpers::list_set::<1> as *const () as usize,
+                            ListSetI64 => helpers::list_set::<2> as *const () as usize,
+                            _ => helpers::list_set::<3> as *const () as usize,
+                        };
+                        let v = if matches!(op, ListSetI64 | ListSetF64) {
+                            self.i64(i.c)
+                        } else {
+                            let v = self.i32(i.c);
+                            self.b.ins().uextend(types::I64, v)
+                        };
+                        let ok = self
+                            .call(
+                                f,
+                                &[self.ptr, types::I32, types::I32, types::I64],
+                                Some(types::I32),
+                                &[self.env, r, index, v],
+                            )
+                            .expect("a result");
+                        let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+                        self.exit_if(failed, k);
+                    }
                 }
             }
             GlobalLoadI32 | GlobalLoadF32 | GlobalLoadI64 | GlobalLoadF64 => {
