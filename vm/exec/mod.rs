@@ -713,11 +713,11 @@ fn div_zero() -> Trap {
     Trap::new(StatusCode::InvalidArgument, "integer division by zero")
 }
 
-fn cast_f32_si32(x: f32) -> i32 {
+pub(crate) fn cast_f32_si32(x: f32) -> i32 {
     // IREE: (int32_t)lroundf(x): round half away from zero via a 64-bit long.
     lround(x as f64) as i32
 }
-fn lround(x: f64) -> i64 {
+pub(crate) fn lround(x: f64) -> i64 {
     // x86-64 glibc returns LONG_MIN for NaN and out-of-range inputs.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
     let r = x.round();

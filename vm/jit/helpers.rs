@@ -7,6 +7,11 @@
 //! traps, or takes its slow path).
 
 use super::JitEnv;
+use crate::exec::{
+    self,
+    cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
+};
+use crate::isa::Opcode;
 
 /// Resolves the buffer in ref register `reg` for direct access by compiled
 /// code (reading, or reading and writing when `write` is nonzero): its
@@ -101,4 +106,81 @@ pub(super) unsafe extern "C" fn list_set<const T: u8>(
     let r = unsafe { &*env.refs.add(reg as usize) };
     r.list_fast()
         .is_some_and(|l| l.set_bits(index, list_type(T), bits)) as u32
+}
+
+/// Defines, for each listed opcode, a helper computing it exactly as the
+/// interpreter's arm does (the same functions of `exec::cmath` and
+/// `exec`), and `pure_op`, which gives a helper's address. The helpers'
+/// operand and result types are the opcode's register banks in the ISA
+/// table (every field but the last read, the last written), which the
+/// translator passes and receives in the C calling convention.
+macro_rules! pure_ops {
+    ($($op:ident => |$($x:ident: $t:ty),+| -> $r:ty { $body:expr })*) => {
+        /// The address of the helper computing `op` (a pure operation of
+        /// registers: math functions, rounding, float-to-int casts), if
+        /// one exists.
+        pub(super) fn pure_op(op: Opcode) -> Option<usize> {
+            $(
+                #[allow(non_snake_case)]
+                extern "C" fn $op($($x: $t),+) -> $r {
+                    $body
+                }
+            )*
+            match op {
+                $(Opcode::$op => Some($op as *const () as usize),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+pure_ops! {
+    AtanF32 => |x: f32| -> f32 { un_f32(Un::Atan, x) }
+    CosF32 => |x: f32| -> f32 { un_f32(Un::Cos, x) }
+    SinF32 => |x: f32| -> f32 { un_f32(Un::Sin, x) }
+    ExpF32 => |x: f32| -> f32 { un_f32(Un::Exp, x) }
+    Exp2F32 => |x: f32| -> f32 { un_f32(Un::Exp2, x) }
+    Expm1F32 => |x: f32| -> f32 { un_f32(Un::Expm1, x) }
+    LogF32 => |x: f32| -> f32 { un_f32(Un::Log, x) }
+    Log10F32 => |x: f32| -> f32 { un_f32(Un::Log10, x) }
+    Log1pF32 => |x: f32| -> f32 { un_f32(Un::Log1p, x) }
+    Log2F32 => |x: f32| -> f32 { un_f32(Un::Log2, x) }
+    TanhF32 => |x: f32| -> f32 { un_f32(Un::Tanh, x) }
+    ErfF32 => |x: f32| -> f32 { un_f32(Un::Erf, x) }
+    Atan2F32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Atan2, x, y) }
+    PowF32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Pow, x, y) }
+    RemF32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Remainder, x, y) }
+    CeilF32 => |x: f32| -> f32 { cmath::ceil_f32(x) }
+    FloorF32 => |x: f32| -> f32 { cmath::floor_f32(x) }
+    RoundF32 => |x: f32| -> f32 { cmath::round_f32(x) }
+    RoundF32Even => |x: f32| -> f32 { cmath::round_even_f32(x) }
+    CastUI64F32 => |x: i64| -> f32 { x as u64 as f32 }
+    CastF32SI32 => |x: f32| -> i32 { exec::cast_f32_si32(x) }
+    CastF32UI32 => |x: f32| -> i32 { exec::lround(x as f64) as u32 as i32 }
+    CastF32SI64 => |x: f32| -> i64 { exec::lround(x as f64) }
+    CastF32UI64 => |x: f32| -> i64 { cmath::cast_f32_ui64(x) }
+    AtanF64 => |x: f64| -> f64 { un_f64(Un::Atan, x) }
+    CosF64 => |x: f64| -> f64 { un_f64(Un::Cos, x) }
+    SinF64 => |x: f64| -> f64 { un_f64(Un::Sin, x) }
+    ExpF64 => |x: f64| -> f64 { un_f64(Un::Exp, x) }
+    Exp2F64 => |x: f64| -> f64 { un_f64(Un::Exp2, x) }
+    Expm1F64 => |x: f64| -> f64 { un_f64(Un::Expm1, x) }
+    LogF64 => |x: f64| -> f64 { un_f64(Un::Log, x) }
+    Log10F64 => |x: f64| -> f64 { un_f64(Un::Log10, x) }
+    Log1pF64 => |x: f64| -> f64 { un_f64(Un::Log1p, x) }
+    Log2F64 => |x: f64| -> f64 { un_f64(Un::Log2, x) }
+    TanhF64 => |x: f64| -> f64 { un_f64(Un::Tanh, x) }
+    ErfF64 => |x: f64| -> f64 { un_f64(Un::Erf, x) }
+    Atan2F64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Atan2, x, y) }
+    PowF64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Pow, x, y) }
+    RemF64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Remainder, x, y) }
+    CeilF64 => |x: f64| -> f64 { cmath::ceil_f64(x) }
+    FloorF64 => |x: f64| -> f64 { cmath::floor_f64(x) }
+    RoundF64 => |x: f64| -> f64 { cmath::round_f64(x) }
+    RoundF64Even => |x: f64| -> f64 { cmath::round_even_f64(x) }
+    CastUI64F64 => |x: i64| -> f64 { x as u64 as f64 }
+    CastF64SI32 => |x: f64| -> i32 { exec::lround(x as f32 as f64) as i32 }
+    CastF64UI32 => |x: f64| -> i32 { exec::lround(x as f32 as f64) as u32 as i32 }
+    CastF64SI64 => |x: f64| -> i64 { exec::lround(x) }
+    CastF64UI64 => |x: f64| -> i64 { exec::lround(x) }
 }

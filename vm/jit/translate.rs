@@ -10,7 +10,12 @@
 //! variable copies (two slot copies of an i64 become one 64-bit copy).
 //!
 //! The instruction set translated is the interpreter's hot loop minus calls,
-//! returns and refs (buffer accesses call `helpers`). Semantics follow
+//! returns and refs. Buffer elements are loaded and stored inline: the
+//! first access to a register's buffer asks `helpers::buffer_access` (the
+//! interpreter's lease checks), later ones check only bounds. List
+//! elements, math functions (`exp`, `tanh`, ...), rounding and
+//! float-to-int casts call `helpers`, which run the interpreter's own
+//! functions. Semantics follow
 //! `exec/dispatch.rs` operation for operation: `fma.f32` is a multiply then
 //! an add (as in the interpreter and the reference, not a fused
 //! multiply-add), `min`/`max` are the same compare-and-select, signed
@@ -196,6 +201,16 @@ fn buffer_vars(n32: usize, r: u16) -> [Variable; 3] {
     [0, 1, 2].map(|j| Variable::from_u32((base + j) as u32))
 }
 
+/// The Cranelift type of a register of `bank` (not refs).
+fn bank_type(bank: Bank) -> Type {
+    match bank {
+        Bank::I64 => types::I64,
+        Bank::F32 => types::F32,
+        Bank::F64 => types::F64,
+        _ => types::I32,
+    }
+}
+
 /// The integer type of `n` bytes.
 fn int_type(n: usize) -> Type {
     match n {
@@ -210,174 +225,175 @@ fn int_type(n: usize) -> Type {
 /// everything else leaves for the interpreter.
 fn translated(op: Opcode) -> bool {
     use Opcode::*;
-    matches!(
-        op,
-        ConstI32Zero
-            | ConstF32Zero
-            | ConstI32
-            | ConstF32
-            | ConstI64Zero
-            | ConstF64Zero
-            | ConstI64
-            | ConstF64
-            | SelectI32
-            | SelectF32
-            | SelectI64
-            | SelectF64
-            | AddI32
-            | SubI32
-            | MulI32
-            | DivI32S
-            | DivI32U
-            | RemI32S
-            | RemI32U
-            | FmaI32
-            | AbsI32
-            | MinI32S
-            | MinI32U
-            | MaxI32S
-            | MaxI32U
-            | NotI32
-            | AndI32
-            | OrI32
-            | XorI32
-            | CtlzI32
-            | ShlI32
-            | ShrI32S
-            | ShrI32U
-            | AddI64
-            | SubI64
-            | MulI64
-            | DivI64S
-            | DivI64U
-            | RemI64S
-            | RemI64U
-            | FmaI64
-            | AbsI64
-            | MinI64S
-            | MinI64U
-            | MaxI64S
-            | MaxI64U
-            | NotI64
-            | AndI64
-            | OrI64
-            | XorI64
-            | CtlzI64
-            | ShlI64
-            | ShrI64S
-            | ShrI64U
-            | TruncI32I8
-            | TruncI32I16
-            | TruncI64I32
-            | ExtI8I32S
-            | ExtI8I32U
-            | ExtI16I32S
-            | ExtI16I32U
-            | ExtI32I64S
-            | ExtI32I64U
-            | CmpEqI32
-            | CmpNeI32
-            | CmpLtI32S
-            | CmpLtI32U
-            | CmpNzI32
-            | CmpEqI64
-            | CmpNeI64
-            | CmpLtI64S
-            | CmpLtI64U
-            | CmpNzI64
-            | Br
-            | CondBr
-            | BufferLoadI8U
-            | BufferLoadI8S
-            | BufferLoadI16U
-            | BufferLoadI16S
-            | BufferLoadI32
-            | BufferLoadF32
-            | BufferLoadI64
-            | BufferLoadF64
-            | BufferStoreI8
-            | BufferStoreI16
-            | BufferStoreI32
-            | BufferStoreF32
-            | BufferStoreI64
-            | BufferStoreF64
-            | ListGetI32
-            | ListGetF32
-            | ListGetI64
-            | ListGetF64
-            | ListSetI32
-            | ListSetF32
-            | ListSetI64
-            | ListSetF64
-            | GlobalLoadI32
-            | GlobalLoadF32
-            | GlobalStoreI32
-            | GlobalStoreF32
-            | GlobalLoadIndirectI32
-            | GlobalLoadIndirectF32
-            | GlobalStoreIndirectI32
-            | GlobalStoreIndirectF32
-            | GlobalLoadI64
-            | GlobalLoadF64
-            | GlobalStoreI64
-            | GlobalStoreF64
-            | GlobalLoadIndirectI64
-            | GlobalLoadIndirectF64
-            | GlobalStoreIndirectI64
-            | GlobalStoreIndirectF64
-            | AddF32
-            | SubF32
-            | MulF32
-            | DivF32
-            | FmaF32
-            | AbsF32
-            | NegF32
-            | MinF32
-            | MaxF32
-            | SqrtF32
-            | RsqrtF32
-            | CastSI32F32
-            | CastUI32F32
-            | CastSI64F32
-            | BitcastI32F32
-            | BitcastF32I32
-            | CmpEqF32O
-            | CmpEqF32U
-            | CmpNeF32O
-            | CmpNeF32U
-            | CmpLtF32O
-            | CmpLtF32U
-            | CmpLteF32O
-            | CmpLteF32U
-            | CmpNanF32
-            | AddF64
-            | SubF64
-            | MulF64
-            | DivF64
-            | FmaF64
-            | AbsF64
-            | NegF64
-            | MinF64
-            | MaxF64
-            | SqrtF64
-            | RsqrtF64
-            | TruncF64F32
-            | ExtF32F64
-            | CastSI32F64
-            | CastUI32F64
-            | CastSI64F64
-            | BitcastI64F64
-            | BitcastF64I64
-            | CmpEqF64O
-            | CmpEqF64U
-            | CmpNeF64O
-            | CmpNeF64U
-            | CmpLtF64O
-            | CmpLtF64U
-            | CmpLteF64O
-            | CmpLteF64U
-            | CmpNanF64
-    )
+    helpers::pure_op(op).is_some()
+        || matches!(
+            op,
+            ConstI32Zero
+                | ConstF32Zero
+                | ConstI32
+                | ConstF32
+                | ConstI64Zero
+                | ConstF64Zero
+                | ConstI64
+                | ConstF64
+                | SelectI32
+                | SelectF32
+                | SelectI64
+                | SelectF64
+                | AddI32
+                | SubI32
+                | MulI32
+                | DivI32S
+                | DivI32U
+                | RemI32S
+                | RemI32U
+                | FmaI32
+                | AbsI32
+                | MinI32S
+                | MinI32U
+                | MaxI32S
+                | MaxI32U
+                | NotI32
+                | AndI32
+                | OrI32
+                | XorI32
+                | CtlzI32
+                | ShlI32
+                | ShrI32S
+                | ShrI32U
+                | AddI64
+                | SubI64
+                | MulI64
+                | DivI64S
+                | DivI64U
+                | RemI64S
+                | RemI64U
+                | FmaI64
+                | AbsI64
+                | MinI64S
+                | MinI64U
+                | MaxI64S
+                | MaxI64U
+                | NotI64
+                | AndI64
+                | OrI64
+                | XorI64
+                | CtlzI64
+                | ShlI64
+                | ShrI64S
+                | ShrI64U
+                | TruncI32I8
+                | TruncI32I16
+                | TruncI64I32
+                | ExtI8I32S
+                | ExtI8I32U
+                | ExtI16I32S
+                | ExtI16I32U
+                | ExtI32I64S
+                | ExtI32I64U
+                | CmpEqI32
+                | CmpNeI32
+                | CmpLtI32S
+                | CmpLtI32U
+                | CmpNzI32
+                | CmpEqI64
+                | CmpNeI64
+                | CmpLtI64S
+                | CmpLtI64U
+                | CmpNzI64
+                | Br
+                | CondBr
+                | BufferLoadI8U
+                | BufferLoadI8S
+                | BufferLoadI16U
+                | BufferLoadI16S
+                | BufferLoadI32
+                | BufferLoadF32
+                | BufferLoadI64
+                | BufferLoadF64
+                | BufferStoreI8
+                | BufferStoreI16
+                | BufferStoreI32
+                | BufferStoreF32
+                | BufferStoreI64
+                | BufferStoreF64
+                | ListGetI32
+                | ListGetF32
+                | ListGetI64
+                | ListGetF64
+                | ListSetI32
+                | ListSetF32
+                | ListSetI64
+                | ListSetF64
+                | GlobalLoadI32
+                | GlobalLoadF32
+                | GlobalStoreI32
+                | GlobalStoreF32
+                | GlobalLoadIndirectI32
+                | GlobalLoadIndirectF32
+                | GlobalStoreIndirectI32
+                | GlobalStoreIndirectF32
+                | GlobalLoadI64
+                | GlobalLoadF64
+                | GlobalStoreI64
+                | GlobalStoreF64
+                | GlobalLoadIndirectI64
+                | GlobalLoadIndirectF64
+                | GlobalStoreIndirectI64
+                | GlobalStoreIndirectF64
+                | AddF32
+                | SubF32
+                | MulF32
+                | DivF32
+                | FmaF32
+                | AbsF32
+                | NegF32
+                | MinF32
+                | MaxF32
+                | SqrtF32
+                | RsqrtF32
+                | CastSI32F32
+                | CastUI32F32
+                | CastSI64F32
+                | BitcastI32F32
+                | BitcastF32I32
+                | CmpEqF32O
+                | CmpEqF32U
+                | CmpNeF32O
+                | CmpNeF32U
+                | CmpLtF32O
+                | CmpLtF32U
+                | CmpLteF32O
+                | CmpLteF32U
+                | CmpNanF32
+                | AddF64
+                | SubF64
+                | MulF64
+                | DivF64
+                | FmaF64
+                | AbsF64
+                | NegF64
+                | MinF64
+                | MaxF64
+                | SqrtF64
+                | RsqrtF64
+                | TruncF64F32
+                | ExtF32F64
+                | CastSI32F64
+                | CastUI32F64
+                | CastSI64F64
+                | BitcastI64F64
+                | BitcastF64I64
+                | CmpEqF64O
+                | CmpEqF64U
+                | CmpNeF64O
+                | CmpNeF64U
+                | CmpLtF64O
+                | CmpLtF64U
+                | CmpLteF64O
+                | CmpLteF64U
+                | CmpNanF64
+        )
 }
 
 /// Compiles `func`; `None` when it has nothing worth compiling or the code
@@ -1503,7 +1519,22 @@ impl Tx<'_, '_> {
                 let x = self.i64(i.a);
                 self.set_i64(i.b, x);
             }
-            _ => unreachable!("{op:?} is listed as translated"),
+            _ => {
+                let Some(f) = helpers::pure_op(op) else {
+                    unreachable!("{op:?} is listed as translated")
+                };
+                // Every register but the last is an operand, the last the
+                // result (the ISA table's layout of these operations).
+                let banks: Vec<Bank> = reg_fields(op).collect();
+                let regs = [i.a, i.b, i.c, i.d];
+                let n = banks.len() - 1;
+                let args: Vec<Value> = (0..n).map(|j| self.get(regs[j], banks[j])).collect();
+                let params: Vec<Type> = banks[..n].iter().map(|&b| bank_type(b)).collect();
+                let v = self
+                    .call(f, &params, Some(bank_type(banks[n])), &args)
+                    .expect("a result");
+                self.put(regs[n], banks[n], v);
+            }
         }
         true
     }
