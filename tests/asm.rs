@@ -904,3 +904,42 @@ fn constant_spellings_read_as_the_reference_reads_them() {
         common::report_missing_peer();
     }
 }
+
+/// An i64/f64 argument after an odd number of i32 slots starts at the next
+/// even slot, where the runtime puts it (IREE's rule); the assembler
+/// expects it there and the value arrives.
+#[test]
+fn wide_arguments_take_even_slots() {
+    let source = "vm.module @m version 0\nvm.export @f\nvm.export @g\n\
+        vm.func @f(%i0: i32, %i2:3: i64) -> (i64) {\n^bb0:\n  vm.return %i2:3\n}\n\
+        vm.func @g(%i0: i32, %i2:3: f64, %i4: i32) -> (i32) {\n^bb0:\n  %i5 = vm.add.i32 %i0, %i4\n  vm.return %i5\n}\n";
+    let module = Module::from_assembly(source, "wide.vmasm").expect("assembles");
+    let mut ctx = irvm::Context::new(&irvm::Instance::new());
+    ctx.register_module(module).expect("registers");
+    let f = ctx.function("f").unwrap();
+    let out = ctx
+        .invoke(&f, &[irvm::Value::I32(7), irvm::Value::I64(100_000)])
+        .unwrap();
+    assert_eq!(format!("{out:?}"), "[I64(100000)]");
+    let g = ctx.function("g").unwrap();
+    let out = ctx
+        .invoke(
+            &g,
+            &[
+                irvm::Value::I32(7),
+                irvm::Value::F64(1.5),
+                irvm::Value::I32(5),
+            ],
+        )
+        .unwrap();
+    assert_eq!(format!("{out:?}"), "[I32(12)]");
+    // The packed spelling is refused with the slot it should use.
+    let packed = source.replace("%i2:3: i64", "%i1:2: i64");
+    let errors = irvm::asm::assemble(&packed, "wide.vmasm").unwrap_err().0;
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.message.contains("expected %i2:3 here")),
+        "{errors:?}"
+    );
+}

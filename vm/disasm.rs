@@ -16,7 +16,7 @@
 //! vm.rodata[0] = 48656C6C6F                     one per rodata segment
 //!                                               (blank line if any above)
 //! vm.export @f                                  per export of the function
-//! vm.func @f(%i0: i32, %i1:2: i64) -> (i32) {   signature from the cconv
+//! vm.func @f(%i0: i32, %i2:3: i64) -> (i32) {   signature from the cconv
 //! ^bb0:                                         at every block marker
 //!   %i0 = vm.add.i32 %i0, %i0                   two-space indent
 //! }
@@ -646,7 +646,7 @@ fn separate_top_level_item(out: &mut String, start: usize) {
     }
 }
 
-/// Writes `(%i0: i32, %i1:2: i64, %r0: !vm.ref<?>) -> (i32)` for the
+/// Writes `(%i0: i32, %i2:3: i64, %r0: !vm.ref<?>) -> (i32)` for the
 /// calling convention `cconv` (no convention: `() -> ()`). On an
 /// unsupported kind the text written so far stays in `out`.
 fn write_signature(out: &mut String, cconv: Option<&str>) -> Result<(), String> {
@@ -665,6 +665,8 @@ fn write_signature(out: &mut String, cconv: Option<&str>) -> Result<(), String> 
                 i32_ordinal += 1;
             }
             'I' | 'F' => {
+                // At the next even slot, where the runtime puts it.
+                i32_ordinal = i32_ordinal.div_ceil(2) * 2;
                 let _ = write!(
                     out,
                     "%i{i32_ordinal}:{}: {}",
@@ -943,7 +945,7 @@ mod tests {
         assert_eq!(sig(Some("0v_v")).unwrap(), "() -> ()");
         assert_eq!(
             sig(Some("0iIrf_Fr")).unwrap(),
-            "(%i0: i32, %i1:2: i64, %r0: !vm.ref<?>, %i3: f32) -> (f64, !vm.ref<?>)"
+            "(%i0: i32, %i2:3: i64, %r0: !vm.ref<?>, %i4: f32) -> (f64, !vm.ref<?>)"
         );
         assert_eq!(sig(Some("0i")).unwrap(), "(%i0: i32) -> ()");
         assert!(sig(Some("0CiD_v")).unwrap_err().contains("'C'"));

@@ -737,6 +737,11 @@ impl<'s> Assembler<'s> {
                 .ok_or_else(|| Diag::new("expected an argument like '%i0: i32'", item))?;
             let (reg, ty) = (item[..colon].trim(), item[colon + 1..].trim());
             let kind = cconv_kind(ty)?;
+            if matches!(kind, 'I' | 'F') {
+                // An i64/f64 argument starts at an even slot, as the
+                // runtime places it (`exec::marshal_args`, IREE's rule).
+                next_i32 = next_i32.div_ceil(2) * 2;
+            }
             let expected = match kind {
                 'r' => format!("%r{next_ref}"),
                 'I' | 'F' => format!("%i{next_i32}:{}", next_i32 + 1),

@@ -140,6 +140,19 @@ fn load() -> Table {
     }
 }
 
+/// The address of the C library function `un_f32(f, _)` calls, when it
+/// calls one (compiled code then calls it directly, `vm/jit/helpers.rs`).
+#[cfg(feature = "jit")]
+pub(crate) fn un_f32_symbol(f: Un) -> Option<usize> {
+    table().f32_un[f as usize].map(|g| g as usize)
+}
+
+/// [`un_f32_symbol`] for `un_f64`.
+#[cfg(feature = "jit")]
+pub(crate) fn un_f64_symbol(f: Un) -> Option<usize> {
+    table().f64_un[f as usize].map(|g| g as usize)
+}
+
 /// `f(x)` for an f32 one-operand instruction.
 #[inline]
 pub(crate) fn un_f32(f: Un, x: f32) -> f32 {

@@ -113,9 +113,11 @@ pub(super) unsafe extern "C" fn list_set<const T: u8>(
 /// `exec`), and `pure_op`, which gives a helper's address. The helpers'
 /// operand and result types are the opcode's register banks in the ISA
 /// table (every field but the last read, the last written), which the
-/// translator passes and receives in the C calling convention.
+/// translator passes and receives in the C calling convention. `libc` names
+/// the C library function the interpreter's own call ends in, when there
+/// is one: compiled code then calls that directly.
 macro_rules! pure_ops {
-    ($($op:ident => |$($x:ident: $t:ty),+| -> $r:ty { $body:expr })*) => {
+    ($($op:ident => |$($x:ident: $t:ty),+| -> $r:ty { $body:expr } $(, libc = $direct:expr)?)*) => {
         /// The address of the helper computing `op` (a pure operation of
         /// registers: math functions, rounding, float-to-int casts), if
         /// one exists.
@@ -127,7 +129,12 @@ macro_rules! pure_ops {
                 }
             )*
             match op {
-                $(Opcode::$op => Some($op as *const () as usize),)*
+                $(Opcode::$op => {
+                    $(if let Some(f) = $direct {
+                        return Some(f);
+                    })?
+                    Some($op as *const () as usize)
+                })*
                 _ => None,
             }
         }
@@ -135,18 +142,18 @@ macro_rules! pure_ops {
 }
 
 pure_ops! {
-    AtanF32 => |x: f32| -> f32 { un_f32(Un::Atan, x) }
-    CosF32 => |x: f32| -> f32 { un_f32(Un::Cos, x) }
-    SinF32 => |x: f32| -> f32 { un_f32(Un::Sin, x) }
-    ExpF32 => |x: f32| -> f32 { un_f32(Un::Exp, x) }
-    Exp2F32 => |x: f32| -> f32 { un_f32(Un::Exp2, x) }
-    Expm1F32 => |x: f32| -> f32 { un_f32(Un::Expm1, x) }
-    LogF32 => |x: f32| -> f32 { un_f32(Un::Log, x) }
-    Log10F32 => |x: f32| -> f32 { un_f32(Un::Log10, x) }
-    Log1pF32 => |x: f32| -> f32 { un_f32(Un::Log1p, x) }
-    Log2F32 => |x: f32| -> f32 { un_f32(Un::Log2, x) }
-    TanhF32 => |x: f32| -> f32 { un_f32(Un::Tanh, x) }
-    ErfF32 => |x: f32| -> f32 { un_f32(Un::Erf, x) }
+    AtanF32 => |x: f32| -> f32 { un_f32(Un::Atan, x) }, libc = cmath::un_f32_symbol(Un::Atan)
+    CosF32 => |x: f32| -> f32 { un_f32(Un::Cos, x) }, libc = cmath::un_f32_symbol(Un::Cos)
+    SinF32 => |x: f32| -> f32 { un_f32(Un::Sin, x) }, libc = cmath::un_f32_symbol(Un::Sin)
+    ExpF32 => |x: f32| -> f32 { un_f32(Un::Exp, x) }, libc = cmath::un_f32_symbol(Un::Exp)
+    Exp2F32 => |x: f32| -> f32 { un_f32(Un::Exp2, x) }, libc = cmath::un_f32_symbol(Un::Exp2)
+    Expm1F32 => |x: f32| -> f32 { un_f32(Un::Expm1, x) }, libc = cmath::un_f32_symbol(Un::Expm1)
+    LogF32 => |x: f32| -> f32 { un_f32(Un::Log, x) }, libc = cmath::un_f32_symbol(Un::Log)
+    Log10F32 => |x: f32| -> f32 { un_f32(Un::Log10, x) }, libc = cmath::un_f32_symbol(Un::Log10)
+    Log1pF32 => |x: f32| -> f32 { un_f32(Un::Log1p, x) }, libc = cmath::un_f32_symbol(Un::Log1p)
+    Log2F32 => |x: f32| -> f32 { un_f32(Un::Log2, x) }, libc = cmath::un_f32_symbol(Un::Log2)
+    TanhF32 => |x: f32| -> f32 { un_f32(Un::Tanh, x) }, libc = cmath::un_f32_symbol(Un::Tanh)
+    ErfF32 => |x: f32| -> f32 { un_f32(Un::Erf, x) }, libc = cmath::un_f32_symbol(Un::Erf)
     Atan2F32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Atan2, x, y) }
     PowF32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Pow, x, y) }
     RemF32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Remainder, x, y) }
@@ -159,18 +166,18 @@ pure_ops! {
     CastF32UI32 => |x: f32| -> i32 { exec::lround(x as f64) as u32 as i32 }
     CastF32SI64 => |x: f32| -> i64 { exec::lround(x as f64) }
     CastF32UI64 => |x: f32| -> i64 { cmath::cast_f32_ui64(x) }
-    AtanF64 => |x: f64| -> f64 { un_f64(Un::Atan, x) }
-    CosF64 => |x: f64| -> f64 { un_f64(Un::Cos, x) }
-    SinF64 => |x: f64| -> f64 { un_f64(Un::Sin, x) }
-    ExpF64 => |x: f64| -> f64 { un_f64(Un::Exp, x) }
-    Exp2F64 => |x: f64| -> f64 { un_f64(Un::Exp2, x) }
-    Expm1F64 => |x: f64| -> f64 { un_f64(Un::Expm1, x) }
-    LogF64 => |x: f64| -> f64 { un_f64(Un::Log, x) }
-    Log10F64 => |x: f64| -> f64 { un_f64(Un::Log10, x) }
-    Log1pF64 => |x: f64| -> f64 { un_f64(Un::Log1p, x) }
-    Log2F64 => |x: f64| -> f64 { un_f64(Un::Log2, x) }
-    TanhF64 => |x: f64| -> f64 { un_f64(Un::Tanh, x) }
-    ErfF64 => |x: f64| -> f64 { un_f64(Un::Erf, x) }
+    AtanF64 => |x: f64| -> f64 { un_f64(Un::Atan, x) }, libc = cmath::un_f64_symbol(Un::Atan)
+    CosF64 => |x: f64| -> f64 { un_f64(Un::Cos, x) }, libc = cmath::un_f64_symbol(Un::Cos)
+    SinF64 => |x: f64| -> f64 { un_f64(Un::Sin, x) }, libc = cmath::un_f64_symbol(Un::Sin)
+    ExpF64 => |x: f64| -> f64 { un_f64(Un::Exp, x) }, libc = cmath::un_f64_symbol(Un::Exp)
+    Exp2F64 => |x: f64| -> f64 { un_f64(Un::Exp2, x) }, libc = cmath::un_f64_symbol(Un::Exp2)
+    Expm1F64 => |x: f64| -> f64 { un_f64(Un::Expm1, x) }, libc = cmath::un_f64_symbol(Un::Expm1)
+    LogF64 => |x: f64| -> f64 { un_f64(Un::Log, x) }, libc = cmath::un_f64_symbol(Un::Log)
+    Log10F64 => |x: f64| -> f64 { un_f64(Un::Log10, x) }, libc = cmath::un_f64_symbol(Un::Log10)
+    Log1pF64 => |x: f64| -> f64 { un_f64(Un::Log1p, x) }, libc = cmath::un_f64_symbol(Un::Log1p)
+    Log2F64 => |x: f64| -> f64 { un_f64(Un::Log2, x) }, libc = cmath::un_f64_symbol(Un::Log2)
+    TanhF64 => |x: f64| -> f64 { un_f64(Un::Tanh, x) }, libc = cmath::un_f64_symbol(Un::Tanh)
+    ErfF64 => |x: f64| -> f64 { un_f64(Un::Erf, x) }, libc = cmath::un_f64_symbol(Un::Erf)
     Atan2F64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Atan2, x, y) }
     PowF64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Pow, x, y) }
     RemF64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Remainder, x, y) }
