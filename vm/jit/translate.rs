@@ -194,8 +194,9 @@ fn buffer_access(op: Opcode) -> bool {
 }
 
 /// The variables caching a ref register's buffer for direct access (after
-/// every slot's views): its bytes, their length, and the access resolved
-/// so far (0 none, 1 read, 2 read and write).
+/// every slot's views): its bytes, the length that may be read and the
+/// length that may be written (each 0 until resolved, so an unresolved
+/// access fails the bounds check and takes the resolving path).
 fn buffer_vars(n32: usize, r: u16) -> [Variable; 3] {
     let base = (n32 + 2) * 4 + (r & REF_INDEX_MASK) as usize * 3;
     [0, 1, 2].map(|j| Variable::from_u32((base + j) as u32))
@@ -542,16 +543,15 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
     buffers.sort_unstable();
     buffers.dedup();
     for &r in &buffers {
-        let [p, l, m] = buffer_vars(n32, r);
+        let [p, rl, wl] = buffer_vars(n32, r);
         b.declare_var(p, ptr);
-        b.declare_var(l, types::I64);
-        b.declare_var(m, types::I32);
+        b.declare_var(rl, types::I64);
+        b.declare_var(wl, types::I64);
         let zp = b.ins().iconst(ptr, 0);
         let zl = b.ins().iconst(types::I64, 0);
-        let zm = b.ins().iconst(types::I32, 0);
         b.def_var(p, zp);
-        b.def_var(l, zl);
-        b.def_var(m, zm);
+        b.def_var(rl, zl);
+        b.def_var(wl, zl);
     }
     let env_flags = MemFlags::trusted();
     let rwdata = b.ins().load(
@@ -923,9 +923,10 @@ impl Tx<'_, '_> {
     fn forget_buffer(&mut self, r: u16) {
         let r = r & REF_INDEX_MASK;
         if self.buffers.binary_search(&r).is_ok() {
-            let [_, _, m] = buffer_vars(self.n32, r);
-            let zero = self.b.ins().iconst(types::I32, 0);
-            self.b.def_var(m, zero);
+            let [_, rl, wl] = buffer_vars(self.n32, r);
+            let zero = self.b.ins().iconst(types::I64, 0);
+            self.b.def_var(rl, zero);
+            self.b.def_var(wl, zero);
         }
     }
 
@@ -937,16 +938,24 @@ impl Tx<'_, '_> {
     /// asks `helpers::buffer_access` for the bytes, which checks the
     /// buffer's lease as the interpreter's fast path does; the answer is
     /// kept in variables until the register changes (a ref block
-    /// argument) or the code returns. Every access then checks only its
-    /// bounds, as the interpreter does.
+    /// argument) or the code returns. Every access checks only its bounds,
+    /// as the interpreter does: until resolved, the cached lengths are 0,
+    /// so the bounds check itself sends the first access (and a write
+    /// after reads) to the resolving path.
     fn buffer_address(&mut self, k: usize, n: usize, reg: u16, index: Value, write: bool) -> Value {
-        let [pv, lv, mv] = buffer_vars(self.n32, reg);
-        let need: i64 = if write { 2 } else { 1 };
-        let mode = self.b.use_var(mv);
-        let missing = self.b.ins().icmp_imm(IntCC::SignedLessThan, mode, need);
+        let [pv, rlv, wlv] = buffer_vars(self.n32, reg);
+        let shift = n.trailing_zeros() as i64;
+        // In bounds when index < len / n (`load_as`); an unresolved
+        // buffer has length 0 here.
+        let len = self.b.use_var(if write { wlv } else { rlv });
+        let count = self.b.ins().ushr_imm(len, shift);
+        let out = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, index, count);
         let resolve = self.b.create_block();
         let ready = self.b.create_block();
-        self.b.ins().brif(missing, resolve, &[], ready, &[]);
+        self.b.ins().brif(out, resolve, &[], ready, &[]);
         self.b.set_cold_block(resolve);
         self.b.switch_to_block(resolve);
         let r = self
@@ -970,22 +979,21 @@ impl Tx<'_, '_> {
             self.env,
             std::mem::offset_of!(JitEnv, access_len) as i32,
         );
-        let m = self.b.ins().iconst(types::I32, need);
         self.b.def_var(pv, p);
-        self.b.def_var(lv, len);
-        self.b.def_var(mv, m);
-        self.b.ins().jump(ready, &[]);
-        self.b.switch_to_block(ready);
-        let p = self.b.use_var(pv);
-        let len = self.b.use_var(lv);
-        // In bounds when index < len / n (`load_as`).
-        let shift = n.trailing_zeros() as i64;
+        self.b.def_var(rlv, len);
+        if write {
+            self.b.def_var(wlv, len);
+        }
+        // Resolved, and still out of range: the interpreter traps.
         let count = self.b.ins().ushr_imm(len, shift);
         let out = self
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, index, count);
         self.exit_if(out, k);
+        self.b.ins().jump(ready, &[]);
+        self.b.switch_to_block(ready);
+        let p = self.b.use_var(pv);
         let off = self.b.ins().ishl_imm(index, shift);
         let off = if self.ptr == types::I64 {
             off
