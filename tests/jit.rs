@@ -343,3 +343,64 @@ fn buffers_in_compiled_code_behave_as_interpreted() {
     .unwrap_err();
     assert!(trap.contains("rodata_store_at"), "{trap}");
 }
+
+/// The hal's vmvx executables run with the device's engine
+/// (`DeviceOptions::engine`, which `irvm run --engine` sets): under `Jit`
+/// the kernel is compiled, under `Interp` nothing is, and both compute the
+/// same. Uses `../shared/benchmarks/vmvx/bmm_exe.vmfb` (a 256x256x256
+/// matmul kernel iree-compile emitted); skips without it.
+#[test]
+fn vmvx_executables_follow_the_device_engine() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/benchmarks/vmvx/bmm_exe.vmfb"
+    );
+    let Ok(bytes) = std::fs::read(path) else {
+        eprintln!("skipping: {path} is absent");
+        return;
+    };
+    let run = |engine: Engine| {
+        let device = irvm_hal::DeviceConfig::new(irvm_hal::DeviceOptions {
+            kind: irvm_hal::DeviceKind::Sync,
+            engine: Some(engine),
+            ..irvm_hal::DeviceOptions::default()
+        });
+        let exe = irvm_hal::Executable::load(
+            irvm_hal::VMVX_FORMAT,
+            bytes.clone(),
+            &[],
+            irvm::ContextResources::detached(),
+            &device,
+        )
+        .expect("loads");
+        let matrix = |fill: f32| {
+            let b = irvm::Buffer::new(256 * 256 * 4).unwrap();
+            let mut bytes = Vec::with_capacity(256 * 256 * 4);
+            for k in 0..256 * 256 {
+                bytes.extend_from_slice(&(fill * (k % 7) as f32).to_le_bytes());
+            }
+            b.with_bytes_mut(|m| m.copy_from_slice(&bytes)).unwrap();
+            irvm::Ref::from(b)
+        };
+        let (a, b, c) = (matrix(1.0), matrix(0.5), matrix(0.0));
+        exe.dispatch(irvm_hal::Dispatch {
+            function: 0,
+            workgroups: [2, 1, 1],
+            constants: &[],
+            bindings: vec![a, b, c.clone()],
+        })
+        .expect("dispatches");
+        let irvm::Ref::Buffer(out) = c else {
+            unreachable!()
+        };
+        (out.to_vec(), exe.compiled_functions().0)
+    };
+    let (interp, none) = run(Engine::Interp);
+    assert_eq!(none, 0, "Interp compiles nothing");
+    assert!(interp.iter().any(|&x| x != 0), "the kernel wrote results");
+    let (jit, compiled) = run(Engine::Jit);
+    assert_eq!(jit, interp, "same results");
+    if Engine::compiler_available() {
+        assert!(compiled >= 1, "Jit compiled the kernel");
+    }
+}

@@ -696,7 +696,12 @@ fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> Strin
 }
 
 fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
-    crate::tensor_io::set_device(&args.device, args.trace_execution, args.print_statistics)?;
+    crate::tensor_io::set_device(
+        &args.device,
+        args.trace_execution,
+        args.print_statistics,
+        args.limits.engine,
+    )?;
     let min_time = parse_min_time(&args.min_time)?;
     let unit = Unit::parse(&args.time_unit)?;
     let format = Format::parse("benchmark_format", &args.format)?;

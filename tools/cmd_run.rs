@@ -162,7 +162,7 @@ pub struct LimitArgs {
     /// `auto` (compile functions whose loops are hot). Default: the
     /// IRVM_ENGINE environment variable, else auto. Results are the same.
     #[arg(long, value_parser = parse_engine)]
-    engine: Option<irvm::Engine>,
+    pub engine: Option<irvm::Engine>,
 }
 
 fn parse_engine(s: &str) -> Result<irvm::Engine, String> {
@@ -440,7 +440,12 @@ pub fn main(args: RunArgs) -> ExitCode {
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
-    crate::tensor_io::set_device(&args.device, args.trace_execution, args.print_statistics)?;
+    crate::tensor_io::set_device(
+        &args.device,
+        args.trace_execution,
+        args.print_statistics,
+        args.limits.engine,
+    )?;
     let loading = std::time::Instant::now();
     let mut ctx = load_context(&args.modules, &args.limits)?;
     let load_time = loading.elapsed();

@@ -89,13 +89,18 @@ pub fn dispatch_count() -> u64 {
 /// Sets the device the `hal` module is made with; with `trace_dispatches`
 /// each dispatch is printed to stderr (`--trace-execution`) as
 /// `[hal.dispatch] EXECUTABLE::ENTRY (FORMAT) workgroups XxYxZ`; with
-/// `count_dispatches` each is counted ([`dispatch_count`]).
+/// `count_dispatches` each is counted ([`dispatch_count`]); `engine`
+/// (`--engine`) also runs vmvx executables.
 pub fn set_device(
     args: &DeviceArgs,
     trace_dispatches: bool,
     count_dispatches: bool,
+    engine: Option<irvm::Engine>,
 ) -> Result<(), String> {
-    let options = args.options();
+    let options = args.options().map(|mut o| {
+        o.engine = engine;
+        o
+    });
     COUNT_DISPATCHES.store(count_dispatches, std::sync::atomic::Ordering::Relaxed);
     let _ = DEVICE.set(options);
     if trace_dispatches {

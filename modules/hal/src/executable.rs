@@ -69,7 +69,12 @@ impl Executable {
         device: &Arc<DeviceConfig>,
     ) -> Result<Executable, Trap> {
         let kind = if format == VMVX_FORMAT {
-            Kind::Vmvx(Box::new(VmvxExecutable::load(data, constants, resources)?))
+            Kind::Vmvx(Box::new(VmvxExecutable::load(
+                data,
+                constants,
+                resources,
+                device.options.engine,
+            )?))
         } else if crate::native::NATIVE_FORMATS.contains(&format) {
             if !device.options.native_executables {
                 return Err(Trap::new(
@@ -129,6 +134,20 @@ impl Executable {
         match &self.kind {
             Kind::Vmvx(v) => v.entries.iter().map(|e| e.name.clone()).collect(),
             Kind::Native { code, .. } => code.export_names().map(str::to_string).collect(),
+        }
+    }
+
+    /// The functions of a vmvx executable compiled to machine code so far,
+    /// and their code bytes (`Context::compiled_functions` of its
+    /// context); `(0, 0)` for a native executable.
+    pub fn compiled_functions(&self) -> (usize, usize) {
+        match &self.kind {
+            Kind::Vmvx(v) => v
+                .context
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .compiled_functions(),
+            Kind::Native { .. } => (0, 0),
         }
     }
 
@@ -210,6 +229,7 @@ impl VmvxExecutable {
         data: Vec<u8>,
         constants: &[u32],
         resources: irvm::ContextResources,
+        engine: Option<irvm::Engine>,
     ) -> Result<VmvxExecutable, Trap> {
         let module = Module::from_bytes(data)
             .map_err(|e| invalid(format!("loading vmvx executable: {e}")))?;
@@ -242,6 +262,9 @@ impl VmvxExecutable {
         }
         let instance = Instance::new();
         let mut context = Context::new(&instance);
+        if let Some(engine) = engine {
+            context.set_engine(engine);
+        }
         context
             .register_host_module(
                 &super::vmvx::vmvx_module()
