@@ -46,7 +46,12 @@ vm.func @div_at(%i0: i32, %i1: i32) -> (i32) {
 "#;
 
 fn context(engine: Engine) -> Context {
-    let bytes = irvm::asm::assemble(SOURCE, "jit.vmasm").expect("assembles");
+    context_of(SOURCE, engine)
+}
+
+/// A context of `engine` with the module assembled from `source`.
+fn context_of(source: &str, engine: Engine) -> Context {
+    let bytes = irvm::asm::assemble(source, "jit.vmasm").expect("assembles");
     let module = Module::from_bytes(bytes).expect("loads");
     let mut ctx = Context::new(&Instance::new());
     ctx.set_engine(engine);
@@ -292,12 +297,7 @@ vm.func @accumulate(%i0:1: i64) -> (i64) {
 "#;
 
 fn buffers_context(engine: Engine) -> Context {
-    let bytes = irvm::asm::assemble(BUFFERS, "jitbuf.vmasm").expect("assembles");
-    let module = Module::from_bytes(bytes).expect("loads");
-    let mut ctx = Context::new(&Instance::new());
-    ctx.set_engine(engine);
-    ctx.register_module(module).expect("registers");
-    ctx
+    context_of(BUFFERS, engine)
 }
 
 #[test]

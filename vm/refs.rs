@@ -972,7 +972,7 @@ impl Buffer {
         index: u64,
     ) -> Result<[u8; N], Trap> {
         let w = self.lease_word().load(Ordering::Relaxed);
-        if index < (self.len / N) as u64 && ((w ^ token) < crate::lease::MUT || !self.mutable) {
+        if index < (self.len / N) as u64 && self.readable_with(w, token) {
             let mut out = [0u8; N];
             // SAFETY: `index * N + N <= len` (checked above), the bytes are
             // alive (`owner`); the buffer is read-only, or this thread
@@ -1001,6 +1001,22 @@ impl Buffer {
     /// The verdict holds until this thread's run ends or host code on this
     /// thread borrows the buffer: only then can the lease word change (other
     /// threads wait for or refuse a leased buffer, `vm/lease.rs`).
+    /// Whether the thread with `token` may read the bytes without further
+    /// checks when the lease word is `w`: it holds the lease (closure
+    /// borrows of its own do not matter for reading), or the buffer is
+    /// read-only.
+    #[inline(always)]
+    fn readable_with(&self, w: u64, token: u64) -> bool {
+        (w ^ token) < crate::lease::MUT || !self.mutable
+    }
+
+    /// Whether it may write them: it holds the lease with no closure
+    /// borrow live (a buffer is leased only when mutable).
+    #[inline(always)]
+    fn writable_with(&self, w: u64, token: u64) -> bool {
+        w == token
+    }
+
     #[cfg(feature = "jit")]
     pub(crate) fn run_access(
         self: &Arc<Self>,
@@ -1009,9 +1025,9 @@ impl Buffer {
     ) -> Option<(*mut u8, usize)> {
         let allowed = |w: u64| {
             if write {
-                self.mutable && w == token
+                self.mutable && self.writable_with(w, token)
             } else {
-                (w ^ token) < crate::lease::MUT || !self.mutable
+                self.readable_with(w, token)
             }
         };
         let fast = allowed(self.lease_word().load(Ordering::Relaxed));
@@ -1068,7 +1084,9 @@ impl Buffer {
         index: u64,
         value: [u8; N],
     ) -> Result<(), Trap> {
-        if index < (self.len / N) as u64 && self.lease_word().load(Ordering::Relaxed) == token {
+        if index < (self.len / N) as u64
+            && self.writable_with(self.lease_word().load(Ordering::Relaxed), token)
+        {
             // SAFETY: in bounds as in `load`; this thread holds the lease
             // with no closure borrow live (the word is exactly its token),
             // and a buffer is leased only when mutable (`store_slow`).

@@ -1468,19 +1468,20 @@ impl Tx<'_, '_> {
                 let v = self.b.ins().select(c, y, x);
                 self.put(i.c, bank, v);
             }
-            CastSI32F32 | CastUI32F32 => {
-                let x = self.i32(i.a);
-                let v = if op == CastSI32F32 {
-                    self.b.ins().fcvt_from_sint(types::F32, x)
+            CastSI32F32 | CastUI32F32 | CastSI64F32 | CastSI32F64 | CastUI32F64 | CastSI64F64 => {
+                // Integer (operand bank) to float (result bank).
+                let [from, to]: [Bank; 2] = reg_fields(op)
+                    .collect::<Vec<_>>()
+                    .try_into()
+                    .expect("a conversion has two registers");
+                let x = self.get(i.a, from);
+                let ty = bank_type(to);
+                let v = if matches!(op, CastUI32F32 | CastUI32F64) {
+                    self.b.ins().fcvt_from_uint(ty, x)
                 } else {
-                    self.b.ins().fcvt_from_uint(types::F32, x)
+                    self.b.ins().fcvt_from_sint(ty, x)
                 };
-                self.set_f32(i.b, v);
-            }
-            CastSI64F32 => {
-                let x = self.i64(i.a);
-                let v = self.b.ins().fcvt_from_sint(types::F32, x);
-                self.set_f32(i.b, v);
+                self.put(i.b, to, v);
             }
             BitcastI32F32 | BitcastF32I32 => {
                 let x = self.i32(i.a);
@@ -1507,20 +1508,6 @@ impl Tx<'_, '_> {
             ExtF32F64 => {
                 let x = self.f32(i.a);
                 let v = self.b.ins().fpromote(types::F64, x);
-                self.set_f64(i.b, v);
-            }
-            CastSI32F64 | CastUI32F64 => {
-                let x = self.i32(i.a);
-                let v = if op == CastSI32F64 {
-                    self.b.ins().fcvt_from_sint(types::F64, x)
-                } else {
-                    self.b.ins().fcvt_from_uint(types::F64, x)
-                };
-                self.set_f64(i.b, v);
-            }
-            CastSI64F64 => {
-                let x = self.i64(i.a);
-                let v = self.b.ins().fcvt_from_sint(types::F64, x);
                 self.set_f64(i.b, v);
             }
             BitcastI64F64 | BitcastF64I64 => {
