@@ -404,3 +404,134 @@ fn vmvx_executables_follow_the_device_engine() {
         assert!(compiled >= 1, "Jit compiled the kernel");
     }
 }
+
+/// Compiled code stores registers back only where it leaves, and only
+/// those the interpreter may read from there on. Each function here leaves
+/// compiled code in a different way with values it computed still needed
+/// by interpreted instructions: a `vm.fail` of status 0 (which goes on),
+/// a call inside the loop, a loop exit that reads an i64 as its two halves
+/// and an f32/f64 by their bits, and a value computed, overwritten and
+/// computed again around exits.
+const WRITEBACK: &str = r#"
+vm.module @wb version 0
+vm.export @after_fail
+vm.export @call_in_loop
+vm.export @halves
+vm.export @rewritten
+vm.func @id(%i0: i32) -> (i32) {
+^bb0:
+  vm.return %i0
+}
+vm.func @after_fail(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i3 = vm.const.i32 40503
+  vm.br ^bb1(%i1->%i4, %i1->%i5)
+^bb1:
+  %i6 = vm.cmp.lt.i32.s %i4, %i0
+  vm.cond_br %i6, ^bb2(), ^bb3()
+^bb2:
+  %i5 = vm.mul.i32 %i5, %i3
+  %i5 = vm.xor.i32 %i5, %i4
+  %i7 = vm.add.i32 %i5, %i2
+  vm.fail %i1, "status 0: goes on"
+  %i5 = vm.add.i32 %i7, %i5
+  %i4 = vm.add.i32 %i4, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.return %i5
+}
+vm.func @call_in_loop(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i3 = vm.const.i32 7
+  vm.br ^bb1(%i1->%i4, %i1->%i5)
+^bb1:
+  %i6 = vm.cmp.lt.i32.s %i4, %i0
+  vm.cond_br %i6, ^bb2(), ^bb3()
+^bb2:
+  %i8 = vm.mul.i32 %i4, %i3
+  %i9 = vm.add.i32 %i8, %i5
+  %i10 = vm.call @id(%i9)
+  %i5 = vm.xor.i32 %i10, %i8
+  %i4 = vm.add.i32 %i4, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.return %i5
+}
+vm.func @halves(%i0: i32) -> (i32, i32, i32, i32, i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i4:5 = vm.const.i64 6700417
+  %i6 = vm.const.f32 0.5
+  %i8:9 = vm.const.f64 0.25
+  %i10 = vm.const.f32 1.0009765625
+  vm.br ^bb1(%i1->%i3)
+^bb1:
+  %i7 = vm.cmp.lt.i32.s %i3, %i0
+  vm.cond_br %i7, ^bb2(), ^bb3()
+^bb2:
+  %i4:5 = vm.mul.i64 %i4:5, %i4:5
+  %i6 = vm.mul.f32 %i6, %i10
+  %i11:12 = vm.ext.f32.f64 %i6
+  %i8:9 = vm.add.f64 %i8:9, %i11:12
+  %i3 = vm.add.i32 %i3, %i2
+  vm.br ^bb1()
+^bb3:
+  %i13 = vm.call @id(%i5)
+  %i14 = vm.call @id(%i4)
+  %i15 = vm.call @id(%i6)
+  %i16 = vm.call @id(%i9)
+  %i17 = vm.call @id(%i8)
+  vm.return %i13, %i14, %i15, %i16, %i17
+}
+vm.func @rewritten(%i0: i32) -> (i32, i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i3 = vm.const.i32 3
+  vm.br ^bb1(%i1->%i4, %i1->%i5)
+^bb1:
+  %i6 = vm.cmp.lt.i32.s %i4, %i0
+  vm.cond_br %i6, ^bb2(), ^bb4()
+^bb2:
+  %i7 = vm.mul.i32 %i4, %i3
+  %i8 = vm.and.i32 %i4, %i3
+  vm.cond_br %i8, ^bb3(), ^bb5()
+^bb3:
+  %i7 = vm.add.i32 %i7, %i2
+  %i5 = vm.add.i32 %i5, %i7
+  %i4 = vm.add.i32 %i4, %i2
+  vm.br ^bb1()
+^bb5:
+  %i9 = vm.call @id(%i7)
+  %i7 = vm.sub.i32 %i9, %i2
+  %i5 = vm.xor.i32 %i5, %i7
+  %i4 = vm.add.i32 %i4, %i2
+  vm.br ^bb1()
+^bb4:
+  %i10 = vm.call @id(%i7)
+  vm.return %i5, %i10
+}
+"#;
+
+#[test]
+fn exits_store_what_the_interpreter_reads() {
+    for name in ["after_fail", "call_in_loop", "halves", "rewritten"] {
+        for n in [1, 2, 5, 30_000, 100_000] {
+            let args = [Value::I32(n)];
+            let expect = call(&mut context_of(WRITEBACK, Engine::Interp), name, &args).unwrap();
+            for engine in [Engine::Jit, Engine::Auto] {
+                let mut ctx = context_of(WRITEBACK, engine);
+                let got = call(&mut ctx, name, &args).unwrap();
+                assert_eq!(got, expect, "{name}({n}) on {engine}");
+                if engine == Engine::Jit && Engine::compiler_available() {
+                    assert!(ctx.compiled_functions().0 >= 1, "{name} compiled");
+                }
+            }
+        }
+    }
+}

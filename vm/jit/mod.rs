@@ -1,12 +1,12 @@
 //! The compiling tier: hot functions become machine code (Cranelift), which
 //! the interpreter enters at loop heads and function entries.
 //!
-//! Compiled code works on the frame's i32 register window in place: it
-//! loads the registers it uses at entry, keeps them in machine registers,
-//! and writes every result through to the window as it goes. So at every
-//! instruction boundary the window holds exactly what the interpreter would
-//! have there, and leaving compiled code is just returning the index of the
-//! next instruction to interpret. It leaves before any instruction it does
+//! Compiled code works on the frame's i32 register window: it loads the
+//! registers it uses at entry and keeps them in machine registers. When it
+//! leaves, it stores the registers it changed that the interpreter may
+//! still read (`writeback`), so the window then holds everything the rest
+//! of the function can observe, and returns the index of the next
+//! instruction to interpret. It leaves before any instruction it does
 //! not translate (calls, returns, refs, lists, yields, ...) and before any
 //! instruction that would trap (a zero divisor, a bad buffer access, a
 //! global out of range): the interpreter then executes that instruction, so
@@ -21,6 +21,8 @@
 mod helpers;
 #[cfg(feature = "jit")]
 mod translate;
+#[cfg(feature = "jit")]
+mod writeback;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;

@@ -5,9 +5,11 @@
 //! `W` (an i64 starting at a slot) and `D` (an f64). A write defines the
 //! written view and every other view over the same slots (bit casts,
 //! splits, joins: pure values that Cranelift drops when nothing reads
-//! them), and stores the value to the register window, so the window is
-//! always current and leaving needs no spill. Block arguments are
-//! variable copies (two slot copies of an i64 become one 64-bit copy).
+//! them); the translator records the slots each instruction writes. Every
+//! way out is an exit block (`Tx::exit`) that stores the slots
+//! `writeback::plan` names for that instruction, then returns its index.
+//! Block arguments are variable copies (two slot copies of an i64 become
+//! one 64-bit copy).
 //!
 //! The instruction set translated is the interpreter's hot loop minus calls,
 //! returns and refs. Buffer elements are loaded and stored inline: the
@@ -35,7 +37,7 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
-use super::{helpers, JitCode, JitEnv};
+use super::{helpers, writeback, JitCode, JitEnv};
 
 /// Cranelift's block (the ISA has a `Block` opcode too).
 type ClBlock = Block;
@@ -59,7 +61,7 @@ pub(super) fn isa() -> Option<&'static OwnedTargetIsa> {
 /// with: a fused pair runs its first half here and its second half as the
 /// next instruction, which stays in place; a fused compare-branch writes
 /// its comparison and the `cond_br` after it branches.
-fn first_half(op: Opcode) -> Opcode {
+pub(super) fn first_half(op: Opcode) -> Opcode {
     match op {
         Opcode::CmpEqI32Br => Opcode::CmpEqI32,
         Opcode::CmpNeI32Br => Opcode::CmpNeI32,
@@ -130,13 +132,13 @@ fn remap_pairs(code: &[Inst], rec: usize) -> Option<Vec<(u16, u16)>> {
 }
 
 /// One outgoing edge of a branch: target and block arguments.
-struct Edge {
-    to: usize,
-    remap: Option<Vec<(u16, u16)>>,
+pub(super) struct Edge {
+    pub to: usize,
+    pub remap: Option<Vec<(u16, u16)>>,
 }
 
 /// The edges of a translated branch at `k`, if it is one.
-fn edges(code: &[Inst], k: usize) -> Option<Vec<Edge>> {
+pub(super) fn edges(code: &[Inst], k: usize) -> Option<Vec<Edge>> {
     let i = &code[k];
     let rec = |rel: usize| remap_pairs(code, k + rel);
     Some(match i.op {
@@ -224,7 +226,7 @@ fn int_type(n: usize) -> Type {
 
 /// Whether the translator handles `op` (after [`first_half`]) itself;
 /// everything else leaves for the interpreter.
-fn translated(op: Opcode) -> bool {
+pub(super) fn translated(op: Opcode) -> bool {
     use Opcode::*;
     helpers::pure_op(op).is_some()
         || matches!(
@@ -596,6 +598,8 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
         exits: HashMap::new(),
         n32,
         buffers: &buffers,
+        cur: 0,
+        writes: Vec::new(),
     };
     let mut open = false;
     for k in 0..guard {
@@ -609,13 +613,14 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
         if !open {
             continue;
         }
+        t.cur = k;
         open = t.inst(code, k, &blocks, rwdata, rwdata_len);
     }
     if open {
-        let v = t.b.ins().iconst(types::I32, guard as i64);
-        t.b.ins().return_(&[v]);
+        let out = t.exit(guard);
+        t.b.ins().jump(out, &[]);
     }
-    t.fill_exits();
+    t.fill_exits(func);
     t.b.seal_all_blocks();
     t.b.finalize();
 
@@ -658,6 +663,10 @@ struct Tx<'a, 'v> {
     n32: usize,
     /// The ref registers with cached buffers (sorted).
     buffers: &'v [u16],
+    /// The instruction being translated.
+    cur: usize,
+    /// Every (instruction, slot) the code writes (`writeback::plan`).
+    writes: Vec<(usize, u16)>,
 }
 
 impl Tx<'_, '_> {
@@ -721,18 +730,12 @@ impl Tx<'_, '_> {
     /// Writes one slot, given as an i32 and/or an f32 value.
     fn set32(&mut self, r: u16, iv: Option<Value>, fv: Option<Value>) {
         let s = r as usize;
-        let off = (s * 4) as i32;
         let iv = match (iv, fv) {
-            (Some(iv), _) => {
-                self.b.ins().store(MemFlags::trusted(), iv, self.regs, off);
-                iv
-            }
-            (None, Some(fv)) => {
-                self.b.ins().store(MemFlags::trusted(), fv, self.regs, off);
-                self.b.ins().bitcast(types::I32, MemFlags::new(), fv)
-            }
+            (Some(iv), _) => iv,
+            (None, Some(fv)) => self.b.ins().bitcast(types::I32, MemFlags::new(), fv),
             (None, None) => unreachable!("a write of no value"),
         };
+        self.writes.push((self.cur, r));
         self.def32(s, iv, fv);
     }
 
@@ -763,19 +766,13 @@ impl Tx<'_, '_> {
     /// Writes two slots, given as an i64 and/or an f64 value.
     fn set64(&mut self, r: u16, wv: Option<Value>, dv: Option<Value>) {
         let s = r as usize;
-        let off = (s * 4) as i32;
-        let flags = MemFlags::new().with_notrap();
         let wv = match (wv, dv) {
-            (Some(wv), _) => {
-                self.b.ins().store(flags, wv, self.regs, off);
-                wv
-            }
-            (None, Some(dv)) => {
-                self.b.ins().store(flags, dv, self.regs, off);
-                self.b.ins().bitcast(types::I64, MemFlags::new(), dv)
-            }
+            (Some(wv), _) => wv,
+            (None, Some(dv)) => self.b.ins().bitcast(types::I64, MemFlags::new(), dv),
             (None, None) => unreachable!("a write of no value"),
         };
+        self.writes.push((self.cur, r));
+        self.writes.push((self.cur, r + 1));
         self.def64(s, wv, dv);
     }
 
@@ -827,11 +824,46 @@ impl Tx<'_, '_> {
         blk
     }
 
-    fn fill_exits(&mut self) {
+    /// Emits every exit: the stores of the registers the interpreter
+    /// needs from there (`writeback::plan`), then the return of its index.
+    fn fill_exits(&mut self, func: &Function) {
         let mut exits: Vec<(usize, Block)> = self.exits.drain().collect();
         exits.sort_unstable();
+        let at: Vec<usize> = exits.iter().map(|e| e.0).collect();
+        let plan = writeback::plan(
+            &func.code,
+            &func.aux,
+            func.guard as usize,
+            self.n32,
+            &self.writes,
+            &at,
+        );
         for (k, blk) in exits {
             self.b.switch_to_block(blk);
+            let slots = plan.get(&k).map(Vec::as_slice).unwrap_or_default();
+            let mut j = 0;
+            while j < slots.len() {
+                // Each slot from the widest view the code keeps of it, so
+                // that the values derived for the narrower views (halves,
+                // bit casts) are needed nowhere and vanish.
+                let s = slots[j] as usize;
+                let off = (s * 4) as i32;
+                if slots.get(j + 1) == Some(&(slots[j] + 1)) && self.has(s, W) {
+                    let v = self.b.use_var(var(W, s));
+                    self.b
+                        .ins()
+                        .store(MemFlags::new().with_notrap(), v, self.regs, off);
+                    j += 2;
+                    continue;
+                }
+                let v = if self.has(s, F) {
+                    self.b.use_var(var(F, s))
+                } else {
+                    self.b.use_var(var(S, s))
+                };
+                self.b.ins().store(MemFlags::trusted(), v, self.regs, off);
+                j += 1;
+            }
             let v = self.b.ins().iconst(types::I32, k as i64);
             self.b.ins().return_(&[v]);
         }
@@ -1060,8 +1092,8 @@ impl Tx<'_, '_> {
         let i = code[k];
         let op = first_half(i.op);
         if !translated(op) {
-            let v = self.b.ins().iconst(types::I32, k as i64);
-            self.b.ins().return_(&[v]);
+            let out = self.exit(k);
+            self.b.ins().jump(out, &[]);
             return false;
         }
         let g = MemFlags::new().with_notrap();

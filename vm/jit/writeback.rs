@@ -1,0 +1,407 @@
+//! What compiled code writes back to the register window when it leaves.
+//!
+//! Compiled code keeps registers in machine registers and stores them to
+//! the frame's i32 window only when it returns to the interpreter, and then
+//! only the slots it changed on its way there (*dirty*) that the
+//! interpreter may still read (*live*). A slot the rest of the function
+//! overwrites before reading it is never observed, so leaving it stale
+//! cannot change what the program computes; nothing else reads the window
+//! of a frame that runs compiled code (a debugger, a trace or any other
+//! hook keeps the whole run in the interpreter).
+//!
+//! Both sets are classic dataflow problems, solved per block of the
+//! function:
+//! - liveness, backwards over every instruction, interpreted or not, from
+//!   the register operands the ISA table declares (an instruction whose
+//!   reads or successors are not known here counts as reading every slot);
+//! - dirtiness, forwards over the compiled code only, from the slots the
+//!   translator actually wrote ([`Tx::record_write`](super::translate)),
+//!   starting clean at every entry.
+//!
+//! Functions too large for the analysis's memory bound write back every
+//! slot they wrote anywhere, which is always correct.
+
+use std::collections::HashMap;
+
+use crate::isa::{Access, Bank, Field, Opcode, REF_BANK_BIT};
+use crate::program::{aux_list, Inst};
+
+use super::translate::{edges, first_half, translated, Edge};
+
+/// Above this many words of bits (slots / 64 × instructions) the analysis
+/// is skipped and every written slot is stored at every exit.
+const WORD_BUDGET: usize = 1 << 22;
+
+/// A set of i32 slots.
+#[derive(Clone, PartialEq, Eq)]
+struct Slots(Vec<u64>);
+
+impl Slots {
+    fn empty(n: usize) -> Slots {
+        Slots(vec![0; n.div_ceil(64)])
+    }
+    fn all(n: usize) -> Slots {
+        let mut s = Slots::empty(n);
+        for k in 0..n {
+            s.insert(k);
+        }
+        s
+    }
+    /// Inserts `k` when it is below `n` (list operands may name the slot
+    /// after the last).
+    fn insert_below(&mut self, k: usize, n: usize) {
+        if k < n {
+            self.insert(k);
+        }
+    }
+    fn insert(&mut self, k: usize) {
+        if let Some(w) = self.0.get_mut(k / 64) {
+            *w |= 1 << (k % 64);
+        }
+    }
+    fn remove(&mut self, k: usize) {
+        if let Some(w) = self.0.get_mut(k / 64) {
+            *w &= !(1 << (k % 64));
+        }
+    }
+    fn contains(&self, k: usize) -> bool {
+        self.0.get(k / 64).is_some_and(|w| w & (1 << (k % 64)) != 0)
+    }
+    fn union(&mut self, other: &Slots) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a |= b;
+        }
+    }
+    fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            (0..64)
+                .filter(move |b| bits & (1 << b) != 0)
+                .map(move |b| w * 64 + b)
+        })
+    }
+}
+
+/// Where control goes after an instruction, as far as liveness needs it.
+enum Flow {
+    /// To the next instruction.
+    Next,
+    /// Along these branch edges (with their block arguments).
+    Edges(Vec<Edge>),
+    /// Nowhere in this frame (`return`).
+    Stop,
+    /// Somewhere this analysis does not follow: the instruction counts as
+    /// reading every slot.
+    Unknown,
+}
+
+/// One instruction's effect on the i32 slots, for the analysis.
+struct Effect {
+    uses: Vec<usize>,
+    defs: Vec<usize>,
+    flow: Flow,
+}
+
+/// The slots of register `r` read or written as `bank` (none for refs).
+fn slots_of(r: u16, bank: Bank, out: &mut Vec<usize>) {
+    match bank {
+        Bank::Ref => {}
+        Bank::I64 | Bank::F64 => out.extend([r as usize, r as usize + 1]),
+        _ => out.push(r as usize),
+    }
+}
+
+/// Registers of an `Any` list: i32 ordinals read as two slots (their width
+/// is not known here; the extra slot only makes more live), refs skipped.
+fn list_uses(list: &[u32], out: &mut Vec<usize>) {
+    for &r in list {
+        let r = r as u16;
+        if r & REF_BANK_BIT == 0 {
+            out.extend([r as usize, r as usize + 1]);
+        }
+    }
+}
+
+fn effect(code: &[Inst], aux: &[u32], k: usize) -> Effect {
+    let i = &code[k];
+    let op = first_half(i.op);
+    let mut e = Effect {
+        uses: Vec::new(),
+        defs: Vec::new(),
+        flow: Flow::Next,
+    };
+    match op {
+        Opcode::Br | Opcode::CondBr => {
+            if op == Opcode::CondBr {
+                e.uses.push(i.a as usize);
+            }
+            e.flow = match edges(code, k) {
+                Some(es) => Flow::Edges(es),
+                None => Flow::Unknown,
+            };
+        }
+        Opcode::Return => {
+            list_uses(aux_list(aux, i.x, 0), &mut e.uses);
+            e.flow = Flow::Stop;
+        }
+        Opcode::Fail => {
+            // A status of 0 fails nothing: execution goes on.
+            e.uses.push(i.a as usize);
+        }
+        Opcode::Call => {
+            // Aux record: [n, args...] [m, results...]. A result writes at
+            // least its first slot.
+            list_uses(aux_list(aux, i.y, 0), &mut e.uses);
+            for &r in aux_list(aux, i.y, 1) {
+                let r = r as u16;
+                if r & REF_BANK_BIT == 0 {
+                    e.defs.push(r as usize);
+                }
+            }
+        }
+        Opcode::DiscardRefs => {}
+        _ => {
+            // Plain instructions: register fields fill `a, b, c, d` in
+            // order; anything with lists, targets or more registers is
+            // not followed.
+            let regs = [i.a, i.b, i.c, i.d];
+            let mut n = 0;
+            for f in op.info().fields {
+                let (bank, access) = match *f {
+                    Field::Reg(bank, access) => (bank, access),
+                    Field::RefMove(access) => (Bank::Ref, access),
+                    Field::ConstI16
+                    | Field::Const(_)
+                    | Field::GlobalAttr
+                    | Field::FuncAttr
+                    | Field::RodataAttr
+                    | Field::TypeId
+                    | Field::StringAttr => continue,
+                    _ => {
+                        e.flow = Flow::Unknown;
+                        return e;
+                    }
+                };
+                let Some(&r) = regs.get(n) else {
+                    e.flow = Flow::Unknown;
+                    return e;
+                };
+                n += 1;
+                match access {
+                    Access::Read => slots_of(r, bank, &mut e.uses),
+                    Access::Write => slots_of(r, bank, &mut e.defs),
+                }
+            }
+        }
+    }
+    e
+}
+
+/// Liveness backwards through the block arguments of an edge: the
+/// interpreter applies the moves in order, so they are undone in reverse.
+fn through_remap(live: &Slots, e: &Edge, n32: usize) -> Slots {
+    let mut l = live.clone();
+    if let Some(pairs) = &e.remap {
+        for &(s, d) in pairs.iter().rev() {
+            if s & REF_BANK_BIT == 0 {
+                l.remove(d as usize);
+                l.insert_below(s as usize, n32);
+            }
+        }
+    }
+    l
+}
+
+/// For each exit index in `exits` (an instruction compiled code leaves
+/// before, or `guard`), the slots to store there, ascending. `writes` are
+/// the (instruction, slot) pairs the translator wrote; an edge's block
+/// arguments count as written by its branch.
+pub(super) fn plan(
+    code: &[Inst],
+    aux: &[u32],
+    guard: usize,
+    n32: usize,
+    writes: &[(usize, u16)],
+    exits: &[usize],
+) -> HashMap<usize, Vec<u16>> {
+    let mut written: Vec<Vec<usize>> = vec![Vec::new(); guard];
+    let mut any = Slots::empty(n32);
+    for &(k, s) in writes {
+        if let Some(w) = written.get_mut(k) {
+            w.push(s as usize);
+        }
+        any.insert(s as usize);
+    }
+    let fallback = || {
+        let all: Vec<u16> = any.members().map(|s| s as u16).collect();
+        exits.iter().map(|&k| (k, all.clone())).collect()
+    };
+    if n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
+        return fallback();
+    }
+
+    let effects: Vec<Effect> = (0..guard).map(|k| effect(code, aux, k)).collect();
+    let compiled: Vec<bool> = (0..guard)
+        .map(|k| translated(first_half(code[k].op)))
+        .collect();
+
+    // Blocks: leaders are the entry, branch targets and whatever follows
+    // an instruction that does not simply go on.
+    let mut leader = vec![false; guard + 1];
+    leader[0] = true;
+    leader[guard] = true;
+    for (k, e) in effects.iter().enumerate() {
+        match &e.flow {
+            Flow::Next => {}
+            Flow::Edges(es) => {
+                leader[k + 1] = true;
+                for ed in es {
+                    if ed.to < guard {
+                        leader[ed.to] = true;
+                    }
+                }
+            }
+            Flow::Stop | Flow::Unknown => leader[k + 1] = true,
+        }
+    }
+    let starts: Vec<usize> = (0..guard).filter(|&k| leader[k]).collect();
+    let mut block_of = vec![usize::MAX; guard + 1];
+    for (b, &s) in starts.iter().enumerate() {
+        block_of[s] = b;
+    }
+    let end_of = |b: usize| starts.get(b + 1).copied().unwrap_or(guard);
+    let nb = starts.len();
+    let all = Slots::all(n32);
+
+    // Liveness: a block's live-in from its successors' live-ins.
+    let step_back = |live: &mut Slots, e: &Effect| {
+        if matches!(e.flow, Flow::Unknown) {
+            *live = all.clone();
+            return;
+        }
+        for &d in &e.defs {
+            live.remove(d);
+        }
+        for &u in &e.uses {
+            live.insert_below(u, n32);
+        }
+    };
+    let live_after = |b: usize, live_in: &[Slots]| -> Slots {
+        let end = end_of(b);
+        let last = &effects[end - 1];
+        match &last.flow {
+            Flow::Next => match block_of.get(end).copied() {
+                Some(nb) if end < guard && nb != usize::MAX => live_in[nb].clone(),
+                _ => all.clone(),
+            },
+            Flow::Edges(es) => {
+                let mut l = Slots::empty(n32);
+                for ed in es {
+                    match block_of.get(ed.to).copied() {
+                        Some(t) if ed.to < guard && t != usize::MAX => {
+                            l.union(&through_remap(&live_in[t], ed, n32))
+                        }
+                        _ => l.union(&all),
+                    }
+                }
+                l
+            }
+            Flow::Stop => Slots::empty(n32),
+            Flow::Unknown => all.clone(),
+        }
+    };
+    let mut live_in = vec![Slots::empty(n32); nb];
+    loop {
+        let mut changed = false;
+        for b in (0..nb).rev() {
+            let mut l = live_after(b, &live_in);
+            for k in (starts[b]..end_of(b)).rev() {
+                step_back(&mut l, &effects[k]);
+            }
+            if l != live_in[b] {
+                live_in[b] = l;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    // Dirtiness: forwards through compiled code; entries start clean.
+    let mut dirty_in = vec![Slots::empty(n32); nb];
+    loop {
+        let mut changed = false;
+        for b in 0..nb {
+            let mut d = dirty_in[b].clone();
+            let mut reaches_end = true;
+            for k in starts[b]..end_of(b) {
+                if !compiled[k] {
+                    reaches_end = false;
+                    break;
+                }
+                for &s in &written[k] {
+                    d.insert(s);
+                }
+            }
+            if !reaches_end {
+                continue;
+            }
+            // Compiled code goes on along a branch's edges, else to the
+            // next instruction.
+            let end = end_of(b);
+            let targets: Vec<usize> = match edges(code, end - 1) {
+                Some(es) => es.iter().map(|e| e.to).collect(),
+                None => vec![end],
+            };
+            for t in targets {
+                if let Some(&tb) = block_of.get(t).filter(|&&tb| t < guard && tb != usize::MAX) {
+                    let before = dirty_in[tb].clone();
+                    dirty_in[tb].union(&d);
+                    changed |= dirty_in[tb] != before;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    // Each exit's block, walked once in each direction.
+    let mut by_block: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut out = HashMap::new();
+    for &k in exits {
+        if k >= guard {
+            out.insert(k, any.members().map(|s| s as u16).collect());
+            continue;
+        }
+        let b = starts.partition_point(|&s| s <= k) - 1;
+        by_block.entry(b).or_default().push(k);
+    }
+    for (b, mut ks) in by_block {
+        ks.sort_unstable();
+        let (start, end) = (starts[b], end_of(b));
+        let mut dirty_at = HashMap::new();
+        let mut d = dirty_in[b].clone();
+        for (k, w) in written.iter().enumerate().take(end).skip(start) {
+            if ks.binary_search(&k).is_ok() {
+                dirty_at.insert(k, d.clone());
+            }
+            for &s in w {
+                d.insert(s);
+            }
+        }
+        let mut l = live_after(b, &live_in);
+        for k in (start..end).rev() {
+            step_back(&mut l, &effects[k]);
+            if let Some(d) = dirty_at.get(&k) {
+                let slots = d
+                    .members()
+                    .filter(|&s| l.contains(s))
+                    .map(|s| s as u16)
+                    .collect();
+                out.insert(k, slots);
+            }
+        }
+    }
+    out
+}
