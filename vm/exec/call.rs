@@ -1,9 +1,11 @@
 //! The fast paths of calls between bytecode functions of one module and of
 //! returns: out of line (called from the hot loop) but without the slow
-//! path's general set-up. Imports, variadic and yieldable calls go through
+//! path's general set-up, and of calls of imports linked to another
+//! bytecode module. Host imports, variadic and yieldable calls go through
 //! [`super::slow::step`].
 
-use crate::context::{CallState, Context};
+use crate::context::{CallState, Context, ImportTarget};
+use crate::isa::IMPORT_ORDINAL_BIT;
 use crate::program::{aux_list, Function, Inst};
 use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
@@ -62,6 +64,40 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cu
         marshal_args(st, caller_base, (base, rbase), args, &f.arg_kinds);
     }
     Ok(window_cursor(st, f.code.as_ptr(), base, rbase))
+}
+
+/// `vm.call` of import `i.x` when it is linked to a function of another
+/// bytecode module of the context: pushes the callee's frame (in its own
+/// module) and passes the arguments, as [`enter`] does within a module.
+/// The hot loop has saved the caller's pc (the instruction after the call);
+/// the loop then goes on from the new top frame. Returns false, touching
+/// nothing, for any other import (host functions, unresolved optional
+/// imports), which [`super::slow::step`] handles.
+#[inline(never)]
+pub(super) fn enter_import(ctx: &mut Context, i: &Inst) -> Result<bool, Trap> {
+    let limit = ctx.stack_limit();
+    let st = &mut ctx.stack;
+    let Some(caller) = st.frames.last_mut() else {
+        return Err(no_frame("call"));
+    };
+    let imp = (i.x & !IMPORT_ORDINAL_BIT) as usize;
+    let (module, ordinal) = match bytecode(&mut ctx.modules, caller.module).imports.get(imp) {
+        Some(&ImportTarget::Bytecode { module, ordinal }) => (module, ordinal),
+        _ => return Ok(false),
+    };
+    // The function outlives the reference even when `frames` reallocates
+    // (see `FuncRef`).
+    let cfunc: &Function = caller.func.get();
+    // Aux record of a plain call: [n, args...] [m, results...].
+    let rec = i.y as usize;
+    let nargs = cfunc.aux[rec] as usize;
+    let args = &cfunc.aux[rec + 1..rec + 1 + nargs];
+    caller.ret = (rec + 1 + nargs) as u32;
+    let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
+    let callee = &bytecode(&mut ctx.modules, module).funcs[ordinal as usize];
+    let (base, rbase) = push_frame(st, module, callee, limit)?;
+    marshal_args(st, caller_base, (base, rbase), args, &callee.arg_kinds);
+    Ok(true)
 }
 
 #[cold]

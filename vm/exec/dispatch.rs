@@ -882,6 +882,10 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                 }
                 Opcode::Call => {
                     save_ip(&mut ctx.stack, ip);
+                    if tri!(call::enter_import(ctx, i)) {
+                        // Go on in the callee's frame.
+                        break;
+                    }
                     match slow::step(ctx, *i)? {
                         Some(state) => return Ok(state),
                         None => break,
