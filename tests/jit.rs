@@ -535,3 +535,218 @@ fn exits_store_what_the_interpreter_reads() {
         }
     }
 }
+
+/// A kernel as iree-compile's vmvx executables are: it takes its buffers
+/// out of a list (`vm.list.get.ref`), loops over them and discards them
+/// (`vm.discard.refs`), called from another module through an import. Both
+/// ref instructions are compiled, and `Engine::Auto` enters the kernel at
+/// its entry once hot. `pick` takes a different buffer out of the list
+/// into the same register every 1024 iterations inside its loop, and a
+/// list entry of another type (read as null) traps at the end; `drop_at`
+/// discards its buffer register inside the loop.
+const KERNEL: &str = r#"
+vm.module @kern version 0
+vm.type !vm.buffer
+vm.export @sum
+vm.export @pick
+vm.export @drop_at
+vm.func @sum(%r0: !vm.ref<?>, %i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %r1 = vm.list.get.ref %r0, %i0 : !vm.buffer
+  %i2 = vm.const.i32 1
+  %i3 = vm.add.i32 %i0, %i2
+  %r2 = vm.list.get.ref %r0, %i3 : !vm.buffer
+  vm.discard.refs %r0
+  %i4 = vm.const.i32.zero
+  %i6:7 = vm.const.i64.zero
+  %i8:9 = vm.const.i64 1
+  %i12:13 = vm.ext.i32.i64.s %i1
+  vm.br ^bb1(%i6->%i10, %i7->%i11)
+^bb1:
+  %i14 = vm.cmp.lt.i64.s %i10:11, %i12:13
+  vm.cond_br %i14, ^bb2(), ^bb3()
+^bb2:
+  %i15 = vm.buffer.load.i32 %r1, %i10:11
+  %i16 = vm.buffer.load.i32 %r2, %i10:11
+  %i4 = vm.add.i32 %i4, %i15
+  %i4 = vm.xor.i32 %i4, %i16
+  vm.buffer.store.i32 %i4, %r2, %i10:11
+  %i10:11 = vm.add.i64 %i10:11, %i8:9
+  vm.br ^bb1()
+^bb3:
+  vm.discard.refs %r1, %r2
+  vm.return %i4
+}
+vm.func @pick(%r0: !vm.ref<?>, %i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i3 = vm.const.i32 10
+  %i5:6 = vm.const.i64 7
+  vm.br ^bb1(%i1->%i7, %i1->%i8)
+^bb1:
+  %i9 = vm.cmp.lt.i32.s %i7, %i0
+  vm.cond_br %i9, ^bb2(), ^bb3()
+^bb2:
+  %i10 = vm.shr.i32.u %i7, %i3
+  %r1 = vm.list.get.ref %r0, %i10 : !vm.buffer
+  %i11:12 = vm.ext.i32.i64.u %i7
+  %i11:12 = vm.and.i64 %i11:12, %i5:6
+  %i13 = vm.buffer.load.i32 %r1, %i11:12
+  %i8 = vm.add.i32 %i8, %i13
+  %i7 = vm.add.i32 %i7, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.discard.refs %r1
+  vm.return %i8
+}
+vm.func @drop_at(%r0: !vm.ref<?>, %i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  %r1 = vm.list.get.ref %r0, %i3 : !vm.buffer
+  %i5:6 = vm.const.i64 7
+  vm.br ^bb1(%i2->%i7, %i2->%i8)
+^bb1:
+  %i9 = vm.cmp.lt.i32.s %i7, %i0
+  vm.cond_br %i9, ^bb2(), ^bb5()
+^bb2:
+  %i10 = vm.cmp.eq.i32 %i7, %i1
+  vm.cond_br %i10, ^bb3(), ^bb4()
+^bb3:
+  vm.discard.refs %r1
+  vm.br ^bb4()
+^bb4:
+  %i11:12 = vm.ext.i32.i64.u %i7
+  %i11:12 = vm.and.i64 %i11:12, %i5:6
+  %i13 = vm.buffer.load.i32 %r1, %i11:12
+  %i8 = vm.add.i32 %i8, %i13
+  %i7 = vm.add.i32 %i7, %i3
+  vm.br ^bb1()
+^bb5:
+  vm.return %i8
+}
+"#;
+
+const KERNEL_APP: &str = r#"
+vm.module @app version 0
+vm.type !vm.buffer
+vm.type !vm.list<!vm.opaque>
+vm.import @kern.sum cconv "0rii_i"
+vm.import @kern.pick cconv "0ri_i"
+vm.import @kern.drop_at cconv "0rii_i"
+vm.export @run
+vm.export @pick_from
+vm.export @drop_from
+vm.func @buffers(%i0: i32) -> (!vm.ref<?>) {
+^bb0:
+  %i1 = vm.const.i32 64
+  %r0 = vm.list.alloc %i1 : !vm.list<!vm.opaque>
+  vm.list.resize %r0, %i1
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  %i4:5 = vm.ext.i32.i64.s %i0
+  %i6:7 = vm.const.i64 4
+  %i6:7 = vm.mul.i64 %i4:5, %i6:7
+  %i8 = vm.const.i32 16
+  %i10:11 = vm.const.i64.zero
+  vm.br ^bb1(%i2->%i12)
+^bb1:
+  %i13 = vm.cmp.lt.i32.s %i12, %i1
+  vm.cond_br %i13, ^bb2(), ^bb3()
+^bb2:
+  %r1 = vm.buffer.alloc %i6:7, %i8
+  %i14 = vm.mul.i32 %i12, %i8
+  %i14 = vm.add.i32 %i14, %i3
+  vm.buffer.fill.i32 %r1, %i10:11, %i4:5, %i14
+  vm.list.set.ref %r0, %i12, %r1
+  %i12 = vm.add.i32 %i12, %i3
+  vm.br ^bb1()
+^bb3:
+  %i15 = vm.const.i32 63
+  vm.list.set.ref %r0, %i15, %r0
+  vm.return %r0
+}
+vm.func @run(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %r0 = vm.call @buffers(%i1)
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  %i4 = vm.const.i32 31
+  vm.br ^bb1(%i2->%i5, %i2->%i6)
+^bb1:
+  %i7 = vm.cmp.lt.i32.s %i5, %i0
+  vm.cond_br %i7, ^bb2(), ^bb3()
+^bb2:
+  %i8 = vm.and.i32 %i5, %i4
+  %i9 = vm.call @kern.sum(%r0, %i8, %i1)
+  %i6 = vm.xor.i32 %i6, %i9
+  %i6 = vm.add.i32 %i6, %i5
+  %i5 = vm.add.i32 %i5, %i3
+  vm.br ^bb1()
+^bb3:
+  vm.return %i6
+}
+vm.func @pick_from(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 8
+  %r0 = vm.call @buffers(%i1)
+  %i2 = vm.call @kern.pick(%r0, %i0)
+  vm.return %i2
+}
+vm.func @drop_from(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.const.i32 8
+  %r0 = vm.call @buffers(%i2)
+  %i3 = vm.call @kern.drop_at(%r0, %i0, %i1)
+  vm.return %i3
+}
+"#;
+
+fn kernel_context(engine: Engine) -> Context {
+    let mut ctx = Context::new(&Instance::new());
+    ctx.set_engine(engine);
+    for source in [KERNEL, KERNEL_APP] {
+        let bytes = irvm::asm::assemble(source, "kernel.vmasm").expect("assembles");
+        ctx.register_module(Module::from_bytes(bytes).expect("loads"))
+            .expect("registers");
+    }
+    ctx
+}
+
+#[test]
+fn kernels_taking_buffers_from_lists_run_compiled_as_interpreted() {
+    let cases: Vec<(&str, Vec<Value>)> = vec![
+        // 3000 calls of 64 iterations: Auto compiles the kernel after about
+        // 300 calls and then enters it at its entry.
+        ("run", vec![Value::I32(3000), Value::I32(64)]),
+        ("run", vec![Value::I32(5), Value::I32(1)]),
+        // A different buffer every 1024 iterations, inside the loop.
+        ("pick_from", vec![Value::I32(40_000)]),
+        // Entry 63 is the list itself: read as null, then the load traps.
+        ("pick_from", vec![Value::I32(70_000)]),
+        // The buffer register is discarded at iteration 50,000 (compiled
+        // by then): the next load traps on the null register.
+        ("drop_from", vec![Value::I32(60_000), Value::I32(50_000)]),
+        ("drop_from", vec![Value::I32(40_000), Value::I32(50_000)]),
+    ];
+    for (name, args) in cases {
+        let want = call(&mut kernel_context(Engine::Interp), name, &args);
+        for engine in [Engine::Jit, Engine::Auto] {
+            let mut ctx = kernel_context(engine);
+            let got = call(&mut ctx, name, &args);
+            assert_eq!(got, want, "{name}{args:?} on {engine}");
+            if name == "run" && matches!(args[0], Value::I32(3000)) && Engine::compiler_available()
+            {
+                assert!(ctx.compiled_functions().0 >= 1, "the kernel compiled");
+            }
+        }
+    }
+    let trap = call(
+        &mut kernel_context(Engine::Auto),
+        "pick_from",
+        &[Value::I32(70_000)],
+    )
+    .unwrap_err();
+    assert!(trap.contains("pick"), "{trap}");
+}

@@ -103,17 +103,28 @@ pub enum TypeDef {
 }
 
 impl TypeDef {
+    /// Whether `r` may be stored where this type is expected (null always
+    /// may).
+    #[inline]
+    pub fn admits(self, r: &Ref) -> bool {
+        match (self, r.ref_type()) {
+            (_, None) | (TypeDef::Any, _) => true,
+            (TypeDef::Ref(t), Some(u)) => t == u,
+            _ => false,
+        }
+    }
+
     /// Checks that `r` may be stored where this type is expected (IREE's
     /// "retain or move checked": null always passes).
     #[inline]
     pub fn check_ref(self, r: &Ref) -> Result<(), Trap> {
-        match (self, r.ref_type()) {
-            (_, None) | (TypeDef::Any, _) => Ok(()),
-            (TypeDef::Ref(t), Some(u)) if t == u => Ok(()),
-            _ => Err(Trap::new(
+        if self.admits(r) {
+            Ok(())
+        } else {
+            Err(Trap::new(
                 StatusCode::InvalidArgument,
                 "source ref type mismatch",
-            )),
+            ))
         }
     }
 }

@@ -108,7 +108,7 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
             if ctx.engine != Engine::Jit && !func.jit.heat_up(Engine::HOT_BACK_EDGES) {
                 return false;
             }
-            match crate::jit::compile(func) {
+            match crate::jit::compile(func, ctx.engine == Engine::Jit) {
                 Some(code) => code,
                 None => return false,
             }
@@ -117,20 +117,26 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
     if !code.enters_at(pc, ctx.engine == Engine::Jit) {
         return false;
     }
+    let module = top.module as usize;
     let (_, regs, refs) = cursor(&mut ctx.stack);
-    let globals = rwdata(ctx);
+    let Some(Registered::Bytecode(state)) = ctx.modules.get_mut(module) else {
+        return false;
+    };
     let mut env = JitEnv {
         refs,
-        rwdata: globals.as_mut_ptr(),
-        rwdata_len: globals.len() as u64,
+        rwdata: state.rwdata.as_mut_ptr(),
+        rwdata_len: state.rwdata.len() as u64,
         token,
         fault: 0,
         access_len: 0,
+        types: state.types.as_ptr(),
+        types_len: state.types.len(),
     };
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
-    // `func`, and `env` holds its module's globals; nothing else touches
-    // them until the code returns (it calls only `jit::helpers`, which
-    // touch the ref window and buffers, never the stacks).
+    // `func`, and `env` holds its module's globals and type table; nothing
+    // else touches them until the code returns (it calls only
+    // `jit::helpers`, which touch the ref window and buffers, never the
+    // stacks or the module's state).
     let next = unsafe { code.run(regs, &mut env, pc) };
     if let Some(top) = ctx.stack.frames.last_mut() {
         top.pc = next;

@@ -11,7 +11,7 @@ use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
 use crate::host::HostOutcome;
 use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::{aux_list, Inst, NONE};
-use crate::refs::{Buffer, List, Ref, TypeDef};
+use crate::refs::{Buffer, List, Ref};
 use crate::trap::{StatusCode, Trap};
 
 use super::{
@@ -279,11 +279,8 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             let ty = type_of!(i.x);
             let l = list!(i.a).clone();
             let v = tri!(l.get_ref(ri!(i.b) as u32, i.c & REF_MOVE_BIT != 0));
-            let v = match (ty, v.ref_type()) {
-                (_, None) | (TypeDef::Any, _) => v,
-                (TypeDef::Ref(t), Some(u)) if t == u => v,
-                _ => Ref::Null,
-            };
+            // An element of another type reads as null.
+            let v = if ty.admits(&v) { v } else { Ref::Null };
             wref!(i.c, v);
         }
         Opcode::ListSetRef => {

@@ -11,7 +11,8 @@ use crate::exec::{
     self,
     cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
 };
-use crate::isa::Opcode;
+use crate::isa::{Opcode, REF_INDEX_MASK, REF_MOVE_BIT};
+use crate::refs::Ref;
 
 /// Resolves the buffer in ref register `reg` for direct access by compiled
 /// code (reading, or reading and writing when `write` is nonzero): its
@@ -49,6 +50,57 @@ pub(super) unsafe extern "C" fn buffer_access(env: *mut JitEnv, reg: u32, write:
 pub(super) unsafe extern "C" fn remap_ref(env: *mut JitEnv, s: u32, d: u32) {
     // SAFETY: per the contract.
     unsafe { crate::exec::remap_ref((*env).refs, s as u16, d as u16) }
+}
+
+/// `vm.list.get.ref`: element `index` of the list in ref register `list`
+/// into ref register `dst` (taking it out of the list when `dst` carries
+/// the move bit), read as null when it is not of the module's type `ty`,
+/// as the interpreter does. Nonzero when done; zero, with nothing changed,
+/// when the interpreter must run it (a null or non-list register, an index
+/// out of range, a list of values).
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref registers `list` and `dst` (verified in range).
+pub(super) unsafe extern "C" fn list_get_ref(
+    env: *mut JitEnv,
+    list: u32,
+    index: u32,
+    dst: u32,
+    ty: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &mut *env };
+    // SAFETY: `types` is this context's type table of the module, of
+    // `types_len` entries, alive while the code runs.
+    let types = unsafe { std::slice::from_raw_parts(env.types, env.types_len) };
+    let Some(&ty) = types.get(ty as usize) else {
+        return 0;
+    };
+    let take = dst as u16 & REF_MOVE_BIT != 0;
+    // SAFETY: per the contract, `list` is in range. The borrow ends before
+    // `dst` (which may be the same register) is written.
+    let got = match unsafe { &*env.refs.add(list as usize) }.list_fast() {
+        Some(l) => l.get_ref(index, take),
+        None => return 0,
+    };
+    let Ok(v) = got else {
+        return 0;
+    };
+    let v = if ty.admits(&v) { v } else { Ref::Null };
+    // SAFETY: per the contract, `dst` without its move bit is in range.
+    unsafe { *env.refs.add((dst as u16 & REF_INDEX_MASK) as usize) = v };
+    1
+}
+
+/// `vm.discard.refs` of ref register `reg`: releases what it holds.
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref register `reg` (verified in range).
+pub(super) unsafe extern "C" fn discard_ref(env: *mut JitEnv, reg: u32) {
+    // SAFETY: per the contract.
+    unsafe { *(*env).refs.add(reg as usize) = Ref::Null };
 }
 
 /// The element type a list helper's `T` names: 0 i32, 1 f32, 2 i64, 3 f64.

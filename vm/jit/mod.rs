@@ -7,7 +7,8 @@
 //! still read (`writeback`), so the window then holds everything the rest
 //! of the function can observe, and returns the index of the next
 //! instruction to interpret. It leaves before any instruction it does
-//! not translate (calls, returns, refs, lists, yields, ...) and before any
+//! not translate (calls, returns, most ref instructions, yields, ...) and
+//! before any
 //! instruction that would trap (a zero divisor, a bad buffer access, a
 //! global out of range): the interpreter then executes that instruction, so
 //! every trap, host call and frame change happens in one place, with the
@@ -46,6 +47,10 @@ pub(crate) struct JitEnv {
     pub fault: u32,
     /// The byte length `helpers::buffer_access` reports with a pointer.
     pub access_len: u64,
+    /// The module's type table (this context's), for ref type checks.
+    pub types: *const crate::refs::TypeDef,
+    /// Its length.
+    pub types_len: usize,
 }
 
 /// A compiled function's entry: `(i32 window, env, start index) -> index of
@@ -58,10 +63,12 @@ pub(crate) struct JitCode {
     #[cfg(feature = "jit")]
     _mem: memmap2::Mmap,
     entry: EntryFn,
-    /// Which instruction indices compiled code can start at (the function's
-    /// entry and every branch target).
+    /// Which instruction indices compiled code can start at: the
+    /// function's entry and every branch target when compiled eagerly, else
+    /// the loop heads.
     entries: Box<[bool]>,
-    /// The heads of loops that run round entirely in compiled code: where
+    /// The heads of loops that run round entirely in compiled code, and the
+    /// function's entry when compiled code leads from there into one: where
     /// `Engine::Auto` enters.
     loop_heads: Box<[bool]>,
     /// Whether any `loop_heads` is set.
@@ -148,17 +155,22 @@ impl JitSlot {
     }
 }
 
-/// Compiles `func` (once; later calls return the same result).
-pub(crate) fn compile(func: &Function) -> Option<&JitCode> {
+/// Compiles `func` (once; later calls return the same result), entered
+/// anywhere when `eager` (`Engine::Jit`), else at its hot loop heads only
+/// (`Engine::Auto`). Whichever engine compiles a function first decides:
+/// the code is shared by every context of the module, and is correct
+/// wherever it is entered.
+pub(crate) fn compile(func: &Function, eager: bool) -> Option<&JitCode> {
     func.jit
         .code
         .get_or_init(|| {
             #[cfg(feature = "jit")]
             {
-                translate::compile(func)
+                translate::compile(func, eager)
             }
             #[cfg(not(feature = "jit"))]
             {
+                let _ = eager;
                 None
             }
         })

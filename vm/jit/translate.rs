@@ -12,7 +12,9 @@
 //! one 64-bit copy).
 //!
 //! The instruction set translated is the interpreter's hot loop minus calls,
-//! returns and refs. Buffer elements are loaded and stored inline: the
+//! returns and most ref instructions (`vm.list.get.ref` and
+//! `vm.discard.refs`, which start and end every vmvx kernel, call
+//! `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
 //! elements, math functions (`exp`, `tanh`, ...), rounding and
@@ -42,7 +44,7 @@ use super::{helpers, writeback, JitCode, JitEnv};
 /// Cranelift's block (the ISA has a `Block` opcode too).
 type ClBlock = Block;
 use crate::isa::{Bank, Field, Opcode, REF_BANK_BIT, REF_INDEX_MASK};
-use crate::program::{Function, Inst, NONE, NO_REMAP};
+use crate::program::{aux_list, Function, Inst, NONE, NO_REMAP};
 
 /// The host's code generator, built once.
 pub(super) fn isa() -> Option<&'static OwnedTargetIsa> {
@@ -328,6 +330,8 @@ pub(super) fn translated(op: Opcode) -> bool {
                 | ListSetF32
                 | ListSetI64
                 | ListSetF64
+                | ListGetRef
+                | DiscardRefs
                 | GlobalLoadI32
                 | GlobalLoadF32
                 | GlobalStoreI32
@@ -400,8 +404,11 @@ pub(super) fn translated(op: Opcode) -> bool {
 }
 
 /// Compiles `func`; `None` when it has nothing worth compiling or the code
-/// generator refuses it (the interpreter then runs it).
-pub(super) fn compile(func: &Function) -> Option<JitCode> {
+/// generator refuses it (the interpreter then runs it). With `eager` the
+/// code can be entered at the function's entry and every branch target
+/// (`Engine::Jit`); otherwise only at the loop heads `Engine::Auto` enters,
+/// and the code nothing else reaches is left out.
+pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
     let isa = isa()?;
     let code = &func.code[..];
     let guard = func.guard as usize;
@@ -444,6 +451,26 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
     }
     for (h, d) in heads.iter_mut().zip(&dirty) {
         *h &= !*d;
+    }
+    // Auto also enters at the function's entry when compiled code leads
+    // from there into such a loop (a kernel's set-up before its loop):
+    // the set-up then runs compiled too, instead of once per call in the
+    // interpreter before the loop head is reached.
+    let mut seen = vec![false; guard];
+    let mut todo = vec![0usize];
+    while let Some(k) = todo.pop() {
+        if k >= guard || seen[k] || heads[0] {
+            continue;
+        }
+        seen[k] = true;
+        if heads[k] {
+            heads[0] = true;
+        } else if translated(first_half(code[k].op)) {
+            match edges(code, k) {
+                Some(es) => todo.extend(es.iter().map(|e| e.to)),
+                None => todo.push(k + 1),
+            }
+        }
     }
 
     // The views each slot needs.
@@ -575,11 +602,20 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
             blocks.insert(k, b.create_block());
         }
     }
+    // Where compiled code may start.
+    let entries: Vec<bool> = if eager {
+        starts[..guard].to_vec()
+    } else {
+        heads.clone()
+    };
     // Entry dispatch on the start index; anything not an entry returns it.
     let not_entry = b.create_block();
     let table: Vec<_> = (0..guard)
         .map(|k| {
-            let blk = blocks.get(&k).copied().unwrap_or(not_entry);
+            let blk = match blocks.get(&k) {
+                Some(&blk) if entries[k] => blk,
+                _ => not_entry,
+            };
             b.func.dfg.block_call(blk, &[])
         })
         .collect();
@@ -600,6 +636,7 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
         buffers: &buffers,
         cur: 0,
         writes: Vec::new(),
+        aux: &func.aux,
     };
     let mut open = false;
     for k in 0..guard {
@@ -638,8 +675,6 @@ pub(super) fn compile(func: &Function) -> Option<JitCode> {
     // convention, with no relocations left to apply; it lives as long as
     // the `JitCode` that holds both.
     let entry = unsafe { std::mem::transmute::<*const u8, super::EntryFn>(mem.as_ptr()) };
-    let mut entries = starts;
-    entries.truncate(guard);
     Some(JitCode {
         _mem: mem,
         entry,
@@ -667,6 +702,8 @@ struct Tx<'a, 'v> {
     cur: usize,
     /// Every (instruction, slot) the code writes (`writeback::plan`).
     writes: Vec<(usize, u16)>,
+    /// The function's aux records (`vm.discard.refs` lists).
+    aux: &'v [u32],
 }
 
 impl Tx<'_, '_> {
@@ -1419,6 +1456,42 @@ impl Tx<'_, '_> {
                         let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
                         self.exit_if(failed, k);
                     }
+                }
+            }
+            ListGetRef => {
+                // List `a`, index `b`, type `x`, destination `c` (with the
+                // move bit: take the element out).
+                let list = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+                let index = self.i32(i.b);
+                let dst = self.b.ins().iconst(types::I32, i64::from(i.c));
+                let ty = self.b.ins().iconst(types::I32, i64::from(i.x));
+                let ok = self
+                    .call(
+                        helpers::list_get_ref as *const () as usize,
+                        &[self.ptr, types::I32, types::I32, types::I32, types::I32],
+                        Some(types::I32),
+                        &[self.env, list, index, dst, ty],
+                    )
+                    .expect("a result");
+                let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+                self.exit_if(failed, k);
+                // The register holds another ref now.
+                self.forget_buffer(i.c);
+            }
+            DiscardRefs => {
+                for &r in aux_list(self.aux, i.x, 0) {
+                    let r = r as u16 & REF_INDEX_MASK;
+                    let reg = self.b.ins().iconst(types::I32, i64::from(r));
+                    self.call(
+                        helpers::discard_ref as *const () as usize,
+                        &[self.ptr, types::I32],
+                        None,
+                        &[self.env, reg],
+                    );
+                    self.forget_buffer(r);
                 }
             }
             GlobalLoadI32 | GlobalLoadF32 | GlobalLoadI64 | GlobalLoadF64 => {
