@@ -405,3 +405,76 @@ pub(super) fn plan(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::NONE;
+
+    fn inst(op: Opcode, a: u16, x: u32) -> Inst {
+        Inst {
+            op,
+            a,
+            b: 0,
+            c: 0,
+            d: 0,
+            x,
+            y: NONE,
+        }
+    }
+
+    /// `%i1 = 5; %i1 = 6; return %i1` with an exit before each.
+    fn rewrite() -> (Vec<Inst>, Vec<u32>) {
+        let code = vec![
+            inst(Opcode::ConstI32, 1, 5),
+            inst(Opcode::ConstI32, 1, 6),
+            inst(Opcode::Return, 0, 0),
+            inst(Opcode::Block, 0, 0),
+        ];
+        // The return's operand list: one register, %i1.
+        (code, vec![1, 1])
+    }
+
+    #[test]
+    fn a_slot_overwritten_before_it_is_read_is_not_stored() {
+        let (code, aux) = rewrite();
+        let writes = [(0, 1), (1, 1)];
+        let plan = plan(&code, &aux, 3, 4, &writes, &[1, 2]);
+        assert_eq!(plan[&1], Vec::<u16>::new(), "dead before the rewrite");
+        assert_eq!(plan[&2], vec![1], "the return reads it");
+    }
+
+    #[test]
+    fn nothing_written_on_the_way_is_stored() {
+        let (code, aux) = rewrite();
+        let plan = plan(&code, &aux, 3, 4, &[], &[2]);
+        assert_eq!(plan[&2], Vec::<u16>::new());
+    }
+
+    #[test]
+    fn a_fail_of_status_zero_goes_on() {
+        // `%i1 = 5; vm.fail %i2; return %i1`: the interpreter runs the fail
+        // and, on status 0, the return, which reads %i1.
+        let code = vec![
+            inst(Opcode::ConstI32, 1, 5),
+            inst(Opcode::Fail, 2, 0),
+            inst(Opcode::Return, 0, 0),
+            inst(Opcode::Block, 0, 0),
+        ];
+        let plan = plan(&code, &[1, 1], 3, 4, &[(0, 1)], &[1]);
+        assert_eq!(plan[&1], vec![1]);
+    }
+
+    #[test]
+    fn past_the_budget_every_written_slot_is_stored() {
+        // 1024 words of slots times 4097 instructions is over the budget:
+        // no analysis, so even the dead slot is stored.
+        let n32 = 1 << 16;
+        let mut code: Vec<Inst> = (0..4096).map(|_| inst(Opcode::ConstI32, 1, 5)).collect();
+        code.push(inst(Opcode::Return, 0, 0));
+        code.push(inst(Opcode::Block, 0, 0));
+        let plan = plan(&code, &[0], 4097, n32, &[(0, 1), (1, 7)], &[1, 4096]);
+        assert_eq!(plan[&1], vec![1, 7]);
+        assert_eq!(plan[&4096], vec![1, 7]);
+    }
+}
