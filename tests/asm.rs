@@ -933,6 +933,18 @@ fn wide_arguments_take_even_slots() {
         )
         .unwrap();
     assert_eq!(format!("{out:?}"), "[I32(12)]");
+    // The disassembly names the slots the runtime reads (iree-dump-module
+    // prints the packed `%i1:2` here, which would read the wrong slots).
+    let text = disassemble_module(
+        &Module::from_assembly(source, "wide.vmasm").expect("assembles"),
+        &DisasmOptions::default(),
+    )
+    .expect("disassembles");
+    assert!(text.contains("@f(%i0: i32, %i2:3: i64)"), "{text}");
+    assert!(
+        text.contains("@g(%i0: i32, %i2:3: f64, %i4: i32)"),
+        "{text}"
+    );
     // The packed spelling is refused with the slot it should use.
     let packed = source.replace("%i2:3: i64", "%i1:2: i64");
     let errors = irvm::asm::assemble(&packed, "wide.vmasm").unwrap_err().0;
