@@ -10,7 +10,9 @@ use crate::program::{aux_list, Function, Inst};
 use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
 
-use super::{bytecode, marshal_args, marshal_results, pop_frame, push_frame, read_values, Stack};
+use super::{
+    bytecode, marshal_args, marshal_results, pop_frame, push_frame, read_values, Frame, Stack,
+};
 
 /// Where the loop is: the next instruction and the register windows.
 pub(super) type Cursor = (*const Inst, *mut u32, *mut Ref);
@@ -36,12 +38,8 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cu
     // SAFETY: `next` points into the caller's code (one past the call, which
     // is never the function's last instruction: a guard follows).
     caller.pc = unsafe { next.offset_from(cfunc.code.as_ptr()) } as u32;
-    // Aux record of a plain call: [n, args...] [m, results...].
-    let rec = i.y as usize;
-    let nargs = cfunc.aux[rec] as usize;
-    let args = &cfunc.aux[rec + 1..rec + 1 + nargs];
-    caller.ret = (rec + 1 + nargs) as u32;
-    let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
+    let (args, caller_base) = call_record(caller, cfunc, i);
+    let nargs = args.len();
     let module = caller.module;
     let callee = &bytecode(&mut ctx.modules, module).funcs[i.x as usize];
     let f: &Function = callee;
@@ -88,16 +86,27 @@ pub(super) fn enter_import(ctx: &mut Context, i: &Inst) -> Result<bool, Trap> {
     // The function outlives the reference even when `frames` reallocates
     // (see `FuncRef`).
     let cfunc: &Function = caller.func.get();
-    // Aux record of a plain call: [n, args...] [m, results...].
-    let rec = i.y as usize;
-    let nargs = cfunc.aux[rec] as usize;
-    let args = &cfunc.aux[rec + 1..rec + 1 + nargs];
-    caller.ret = (rec + 1 + nargs) as u32;
-    let caller_base = (caller.i32_base as usize, caller.ref_base as usize);
+    let (args, caller_base) = call_record(caller, cfunc, i);
     let callee = &bytecode(&mut ctx.modules, module).funcs[ordinal as usize];
     let (base, rbase) = push_frame(st, module, callee, limit)?;
     marshal_args(st, caller_base, (base, rbase), args, &callee.arg_kinds);
     Ok(true)
+}
+
+/// The argument registers of plain call `i` of `cfunc` (its aux record:
+/// `[n, args...] [m, results...]`) and the caller's window bases; records
+/// in `caller` where the results go.
+#[inline(always)]
+fn call_record<'f>(
+    caller: &mut Frame,
+    cfunc: &'f Function,
+    i: &Inst,
+) -> (&'f [u32], (usize, usize)) {
+    let rec = i.y as usize;
+    let nargs = cfunc.aux[rec] as usize;
+    caller.ret = (rec + 1 + nargs) as u32;
+    let bases = (caller.i32_base as usize, caller.ref_base as usize);
+    (&cfunc.aux[rec + 1..rec + 1 + nargs], bases)
 }
 
 #[cold]

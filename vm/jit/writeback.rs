@@ -15,7 +15,7 @@
 //!   the register operands the ISA table declares (an instruction whose
 //!   reads or successors are not known here counts as reading every slot);
 //! - dirtiness, forwards over the compiled code only, from the slots the
-//!   translator actually wrote ([`Tx::record_write`](super::translate)),
+//!   translator recorded as written (`Tx::writes` in `translate.rs`),
 //!   starting clean at every entry.
 //!
 //! Functions too large for the analysis's memory bound write back every
