@@ -1,6 +1,6 @@
 //! `irvm dap`: a Debug Adapter Protocol server on stdin/stdout, so editors
 //! (VS Code, Neovim's nvim-dap, ...) can debug IREE VM programs. It is a
-//! second front end over [`irvm::debugger::Debugger`], like `irvm dbg`.
+//! second front end over [`irvm_debugger::Debugger`], like `irvm dbg`.
 //!
 //! Messages are JSON bodies after a `Content-Length: N` header and a blank
 //! line. A reader thread parses them and hands them to the session; it
@@ -18,11 +18,11 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use clap::{Args, FromArgMatches};
-use irvm::debugger::{
+use irvm::{Ref, Value};
+use irvm_debugger::{
     expandable, ref_children, BreakpointRequest, CodeAddress, DebugValue, Debugger, Format,
     PauseHandle, Stop,
 };
-use irvm::{Ref, Value};
 use serde_json::{json, Map, Value as Json};
 
 use crate::cmd_run::LimitArgs;
@@ -488,7 +488,7 @@ impl Server {
     }
 
     /// A DAP breakpoint for a debugger breakpoint.
-    fn breakpoint_json(&self, b: &irvm::debugger::Breakpoint, asked_line: Option<i64>) -> Json {
+    fn breakpoint_json(&self, b: &irvm_debugger::Breakpoint, asked_line: Option<i64>) -> Json {
         let mut j = json!({"id": b.id, "verified": true});
         if let Some(line) = b.line {
             j["line"] = json!(line);

@@ -1,5 +1,5 @@
 //! `irvm dbg`: an interactive source-level debugger with gdb's command
-//! words, over [`irvm::debugger::Debugger`]. In a terminal it edits lines,
+//! words, over [`irvm_debugger::Debugger`]. In a terminal it edits lines,
 //! keeps history and completes commands, files and functions (rustyline);
 //! otherwise, or with `--batch FILE`, it reads one command per line,
 //! echoing each after the `(irvm) ` prompt, so sessions can be scripted and
@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 
-use irvm::debugger::{
+use irvm::Value;
+use irvm_debugger::{
     BreakpointHit, BreakpointRequest, CodeAddress, DebugCommandError, Debugger, Format,
     PauseHandle, RefFormatter, Stop,
 };
-use irvm::Value;
 
 use crate::cmd_run::{describe_trap, load_context, parse_input, LimitArgs};
 
@@ -725,7 +725,7 @@ impl Session {
                     self.history += 1;
                     let text = self
                         .dbg
-                        .format_value(&irvm::debugger::DebugValue::from_value(v), Format::Natural);
+                        .format_value(&irvm_debugger::DebugValue::from_value(v), Format::Natural);
                     outln!("Value returned is ${} = {text}", self.history);
                 }
             }
@@ -972,7 +972,7 @@ impl Session {
             .map_err(|e| e.to_string())?;
         for (r, v) in regs {
             let ty = match &v {
-                irvm::debugger::DebugValue::Ref(_) => "ref".to_string(),
+                irvm_debugger::DebugValue::Ref(_) => "ref".to_string(),
                 other => other.type_name(),
             };
             outln!(

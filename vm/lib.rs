@@ -50,16 +50,17 @@
 //! ```
 //!
 //! Beside the items on this page: [`asm`] assembles VM assembly,
-//! [`disasm`] prints a module as `iree-dump-module` does, [`debugger`] is
-//! the source-level debugger behind `irvm dbg`, [`dynamic`] loads host
-//! modules from shared libraries, and [`loader`] has the loader's
+//! [`disasm`] prints a module as `iree-dump-module` does, [`dynamic`] loads
+//! host modules from shared libraries, and [`loader`] has the loader's
 //! accessors for a module's imports, exports, rodata and debug database.
 //! Resource limits are [`Limits`] (with [`Context::set_fuel`],
 //! [`Context::set_deadline`] and [`Context::interrupt_handle`]); tools that
 //! watch every instruction attach an [`Observer`].
 //!
-//! The crate is the `vm/` package of the irvm workspace; the command line
-//! and the host modules are packages of their own (see `ARCHITECTURE.md`).
+//! The crate is the `vm/` package of the irvm workspace; the command line,
+//! the source-level debugger behind `irvm dbg` (`irvm-debugger`, built on
+//! this API) and the host modules are packages of their own (see
+//! `ARCHITECTURE.md`).
 
 #![warn(missing_docs)]
 
@@ -71,8 +72,10 @@ pub mod c_number;
 mod context;
 mod cycles;
 mod debug;
-pub mod debugger;
-mod decode;
+// The bytecode decoder, public for irvm's own debugger, tools and tests
+// only: hidden, not part of the API (no stability promise).
+#[doc(hidden)]
+pub mod decode;
 pub mod disasm;
 pub mod dynamic;
 mod element_lock;

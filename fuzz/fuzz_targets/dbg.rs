@@ -8,7 +8,7 @@
 
 mod gen_program;
 
-use irvm::debugger::{Debugger, Stop};
+use irvm_debugger::{Debugger, Stop};
 use irvm::{Context, Instance, Limits, Module, Ref, Value};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;

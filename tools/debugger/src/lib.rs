@@ -19,6 +19,15 @@
 //! progress, not [`Debugger::set_interruptible`]) the observer is detached
 //! and the program runs in the interpreter's plain loop, as fast as
 //! without a debugger.
+//!
+//! The crate (`irvm-debugger`, `tools/debugger/` of the irvm workspace)
+//! is built on irvm's public API: [`Context`]'s paused calls, pause flag
+//! and kept trap frames, the [`Observer`] hook, the loader's debug
+//! database, and, for the register types and return values it reads from
+//! bytecode, irvm's hidden instruction table and decoder (`irvm::isa`,
+//! `irvm::decode`).
+
+#![warn(missing_docs)]
 
 mod expr;
 
@@ -30,14 +39,10 @@ pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
-use crate::context::{CallState, Context, FrameInfo};
-use crate::debug::{Control, ExecView, Observer};
-use crate::decode::{Decoder, Operand};
-use crate::func::Func;
-use crate::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
-use crate::loader::{Module, SourcePosition};
-use crate::trap::Trap;
-use crate::value::Value;
+use irvm::decode::{Decoder, Operand};
+use irvm::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::loader::SourcePosition;
+use irvm::{CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Trap, Value};
 
 /// Where execution stops: a bytecode module (by name), an internal
 /// function ordinal and a bytecode offset.
@@ -1546,7 +1551,7 @@ impl Debugger {
         function: u32,
     ) -> Result<Vec<(u32, String)>, DebugCommandError> {
         let m = self.module(module)?;
-        crate::disasm::Disassembler::new(m)
+        irvm::disasm::Disassembler::new(m)
             .function_lines(function as usize, None)
             .map_err(|e| DebugCommandError(e.to_string()))
     }
@@ -1554,7 +1559,7 @@ impl Debugger {
     /// The text of the instruction at an address.
     pub fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
         let m = self.module(&a.module).ok()?;
-        crate::disasm::Disassembler::new(m)
+        irvm::disasm::Disassembler::new(m)
             .instruction_text(a.function as usize, a.offset, None)
             .ok()
     }

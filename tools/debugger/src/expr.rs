@@ -6,9 +6,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
-use crate::refs::{Ref, TypeDef};
-use crate::value::{format_g, Value};
+use irvm::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
+use irvm::{format_g, Ref, TypeDef, Value};
 
 use super::DebugCommandError;
 
