@@ -11,7 +11,7 @@
 
 use irvm::Trap;
 
-use super::elf::{invalid, u32_at, u64_at, Segment};
+use super::elf::{malformed, u32_at, u64_at, Segment};
 
 const DT_NULL: u64 = 0;
 const DT_NEEDED: u64 = 1;
@@ -120,20 +120,37 @@ struct Tags {
 /// Checks the dynamic section at `dyn_addr` (`len` bytes) of `image`,
 /// whose loadable segments are `loads`.
 pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) -> Result<(), Trap> {
-    let bad = |what: String| invalid(format!("native executable: {what}"));
     let mem = Memory { image, loads };
     let section = mem
         .file(dyn_addr, len)
-        .ok_or_else(|| bad("the dynamic section is outside the loaded file bytes".into()))?;
+        .ok_or_else(|| malformed("the dynamic section is outside the loaded file bytes".into()))?;
+    let tags = read_tags(section)?;
+    let (strtab, strsz, symtab) = required_tags(&tags)?;
+    check_string_table(&mem, strtab, strsz)?;
+    check_entry_sizes(&tags)?;
+    check_string_tags(&tags, strsz)?;
+    check_init_fini(&mem, &tags)?;
+    let symbols = symbol_count(&mem, &tags)?;
+    let table = check_symbols(&mem, symtab, symbols, strsz)?;
+    check_symbol_versions(&mem, &tags, symbols)?;
+    let tables = relocation_tables(&tags)?;
+    check_relative_relocations(&mem, &tags, &tables)?;
+    check_plt_slots(&mem, &tags, &tables)?;
+    for (what, at, size) in tables {
+        check_relocations(&mem, at, size, table)
+            .map_err(|why| malformed(format!("{what} relocations at {at:#x}: {why}")))?;
+    }
+    Ok(())
+}
+
+/// Reads the dynamic section's tags up to its `DT_NULL`, refusing those
+/// IREE's executable libraries never have.
+fn read_tags(section: &[u8]) -> Result<Tags, Trap> {
     let mut tags = Tags::default();
-    let mut terminated = false;
     for entry in section.chunks_exact(16) {
         let (tag, val) = (u64_at(entry, 0).unwrap_or(0), u64_at(entry, 8).unwrap_or(0));
         match tag {
-            DT_NULL => {
-                terminated = true;
-                break;
-            }
+            DT_NULL => return Ok(tags),
             DT_STRTAB => tags.strtab = Some(val),
             DT_STRSZ => tags.strsz = Some(val),
             DT_SYMTAB => tags.symtab = Some(val),
@@ -153,7 +170,7 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
             DT_FINI => tags.fini = Some(val),
             DT_NEEDED | DT_SONAME | DT_RPATH | DT_RUNPATH => tags.strings.push((tag, val)),
             DT_REL | DT_TEXTREL => {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "dynamic tag {tag:#x} (REL relocations or text relocations), which x86-64 \
                      executable libraries never have"
                 )))
@@ -161,113 +178,162 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
             // glibc applies RELR relocations without the checks RELA ones
             // get here.
             DT_RELRSZ | DT_RELR | DT_RELRENT => {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "dynamic tag {tag:#x}: the library has RELR relocations, which IREE's \
                      executable libraries never have"
                 )))
             }
             DT_INIT_ARRAY | DT_FINI_ARRAY | DT_PREINIT_ARRAY => {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "dynamic tag {tag:#x}: the library has initializer or finalizer arrays, \
                      which IREE's executable libraries never have"
                 )))
             }
             DT_VERDEF | DT_VERNEED => {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "dynamic tag {tag:#x}: the library has symbol versions, which IREE's \
                      executable libraries never have"
                 )))
             }
             DT_FLAGS_1 if val & NODELETE != 0 => {
-                return Err(bad(
-                    "library asks never to be unloaded (DF_1_NODELETE)".into()
+                return Err(malformed(
+                    "library asks never to be unloaded (DF_1_NODELETE)".into(),
                 ))
             }
             _ => {}
         }
     }
-    if !terminated {
-        return Err(bad("the dynamic section has no DT_NULL end".into()));
-    }
-    let need = |v: Option<u64>, what: &str| v.ok_or_else(|| bad(format!("no {what} tag")));
+    Err(malformed("the dynamic section has no DT_NULL end".into()))
+}
+
+/// The string table's address and size and the symbol table's address,
+/// which every library has.
+fn required_tags(tags: &Tags) -> Result<(u64, u64, u64), Trap> {
+    let need = |v: Option<u64>, what: &str| v.ok_or_else(|| malformed(format!("no {what} tag")));
     let strtab = need(tags.strtab, "DT_STRTAB")?;
     let strsz = need(tags.strsz, "DT_STRSZ")?;
     let symtab = need(tags.symtab, "DT_SYMTAB")?;
+    Ok((strtab, strsz, symtab))
+}
+
+/// Checks the string table lies in the file and ends with a NUL.
+fn check_string_table(mem: &Memory<'_>, strtab: u64, strsz: u64) -> Result<(), Trap> {
     match mem.file(strtab, strsz) {
-        Some(strings) if strings.last() == Some(&0) => {}
-        Some(_) => return Err(bad("the string table does not end with a NUL".into())),
-        None => {
-            return Err(bad(format!(
-                "string table at {strtab:#x} ({strsz} bytes) is outside the loaded file bytes"
-            )))
-        }
+        Some(strings) if strings.last() == Some(&0) => Ok(()),
+        Some(_) => Err(malformed("the string table does not end with a NUL".into())),
+        None => Err(malformed(format!(
+            "string table at {strtab:#x} ({strsz} bytes) is outside the loaded file bytes"
+        ))),
     }
+}
+
+/// Checks symbol and relocation entries have the x86-64 sizes.
+fn check_entry_sizes(tags: &Tags) -> Result<(), Trap> {
     if tags.syment.is_some_and(|e| e != SYM) || tags.relaent.is_some_and(|e| e != RELA) {
-        return Err(bad("symbol or relocation entries are not 24 bytes".into()));
+        return Err(malformed(
+            "symbol or relocation entries are not 24 bytes".into(),
+        ));
     }
+    Ok(())
+}
+
+/// Checks the tags that name strings (`DT_NEEDED`, `DT_SONAME`, ...)
+/// name them inside the string table.
+fn check_string_tags(tags: &Tags, strsz: u64) -> Result<(), Trap> {
     for &(tag, at) in &tags.strings {
         if at >= strsz {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "dynamic tag {tag:#x} names string {at}, past the {strsz}-byte string table"
             )));
         }
     }
+    Ok(())
+}
+
+/// Checks `DT_INIT` and `DT_FINI`, when present, are in the library's code.
+fn check_init_fini(mem: &Memory<'_>, tags: &Tags) -> Result<(), Trap> {
     for (what, at) in [("DT_INIT", tags.init), ("DT_FINI", tags.fini)] {
         if let Some(at) = at {
             if !mem.segment(at, 1).is_some_and(|s| s.exec) {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "{what} at {at:#x} is not in the library's code"
                 )));
             }
         }
     }
-    // The symbol count: the hash tables bound every lookup the loader makes.
+    Ok(())
+}
+
+/// The symbol count: the hash tables bound every lookup the loader makes.
+fn symbol_count(mem: &Memory<'_>, tags: &Tags) -> Result<u64, Trap> {
     let mut symbols = None;
     if let Some(at) = tags.hash {
-        symbols = Some(check_hash(&mem, at).ok_or_else(|| {
-            bad(format!(
+        symbols = Some(check_hash(mem, at).ok_or_else(|| {
+            malformed(format!(
                 "the DT_HASH table at {at:#x} is malformed (no buckets, an index past its \
                  chains, or a chain that loops) or outside the file"
             ))
         })?);
     }
     if let Some(at) = tags.gnu_hash {
-        let n = check_gnu_hash(&mem, at).ok_or_else(|| {
-            bad(format!(
+        let n = check_gnu_hash(mem, at).ok_or_else(|| {
+            malformed(format!(
                 "the DT_GNU_HASH table at {at:#x} is malformed or outside the file"
             ))
         })?;
         symbols = Some(symbols.map_or(n, |m: u64| m.max(n)));
     }
-    let symbols =
-        symbols.ok_or_else(|| bad("no DT_HASH or DT_GNU_HASH symbol hash table".into()))?;
+    symbols.ok_or_else(|| malformed("no DT_HASH or DT_GNU_HASH symbol hash table".into()))
+}
+
+/// Checks the `symbols` symbols at `symtab`: in the file, named inside the
+/// string table, of no type the loader would mishandle; returns their bytes.
+fn check_symbols<'m>(
+    mem: &'m Memory<'_>,
+    symtab: u64,
+    symbols: u64,
+    strsz: u64,
+) -> Result<&'m [u8], Trap> {
     let table = mem.file(symtab, symbols * SYM).ok_or_else(|| {
-        bad(format!(
+        malformed(format!(
             "{symbols} symbols at {symtab:#x} are outside the file"
         ))
     })?;
     for (i, sym) in table.chunks_exact(SYM as usize).enumerate() {
         if u64::from(u32_at(sym, 0).unwrap_or(u32::MAX)) >= strsz {
-            return Err(bad(format!("symbol {i} has a name past the string table")));
+            return Err(malformed(format!(
+                "symbol {i} has a name past the string table"
+            )));
         }
         // STT_TLS needs thread-local storage the library does not have;
         // the loader calls an STT_GNU_IFUNC symbol's value as a function
         // while relocating and in dlsym.
         if matches!(sym[4] & 0xf, 6 | 10) {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "symbol {i} is of type {} (thread-local or indirect function), which IREE's \
                  executable libraries never have",
                 sym[4] & 0xf
             )));
         }
     }
+    Ok(table)
+}
+
+/// Checks the symbol version table, when present, is in the file.
+fn check_symbol_versions(mem: &Memory<'_>, tags: &Tags, symbols: u64) -> Result<(), Trap> {
     if let Some(at) = tags.versym {
         if mem.file(at, symbols * 2).is_none() {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "symbol versions at {at:#x} are outside the file"
             )));
         }
     }
+    Ok(())
+}
+
+/// The relocation tables the loader applies (name, address, size), with
+/// the tags each needs present.
+fn relocation_tables(tags: &Tags) -> Result<Vec<(&'static str, u64, u64)>, Trap> {
     // The loader reads a table's size and entry size without checking
     // they are there (a missing one is a null dereference inside dlopen),
     // and asserts DT_PLTREL is DT_RELA whenever it is present.
@@ -275,33 +341,42 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
     if let Some(at) = tags.rela {
         let size = tags
             .relasz
-            .ok_or_else(|| bad("DT_RELA without DT_RELASZ".into()))?;
+            .ok_or_else(|| malformed("DT_RELA without DT_RELASZ".into()))?;
         if tags.relaent.is_none() {
-            return Err(bad("DT_RELA without DT_RELAENT".into()));
+            return Err(malformed("DT_RELA without DT_RELAENT".into()));
         }
         tables.push(("DT_RELA", at, size));
     }
     if tags.jmprel.is_some() || tags.pltrel.is_some() {
         if tags.pltrel != Some(DT_RELA) {
-            return Err(bad(
-                "PLT relocations that are not DT_RELA (DT_PLTREL)".into()
+            return Err(malformed(
+                "PLT relocations that are not DT_RELA (DT_PLTREL)".into(),
             ));
         }
         let at = tags
             .jmprel
-            .ok_or_else(|| bad("DT_PLTREL without DT_JMPREL".into()))?;
+            .ok_or_else(|| malformed("DT_PLTREL without DT_JMPREL".into()))?;
         let size = tags
             .pltrelsz
-            .ok_or_else(|| bad("DT_JMPREL without DT_PLTRELSZ".into()))?;
+            .ok_or_else(|| malformed("DT_JMPREL without DT_PLTRELSZ".into()))?;
         tables.push(("DT_JMPREL", at, size));
     }
+    Ok(tables)
+}
+
+/// Checks the first `DT_RELACOUNT` relocations are relative ones.
+fn check_relative_relocations(
+    mem: &Memory<'_>,
+    tags: &Tags,
+    tables: &[(&str, u64, u64)],
+) -> Result<(), Trap> {
     // The loader takes DT_RELASZ to include the PLT relocations when both
     // tables end at the same address, and subtracts DT_PLTRELSZ from it.
     let mut relative_room = tags.relasz.unwrap_or(0);
     if let [(_, rela, relasz), (_, jmprel, pltrelsz)] = tables[..] {
         if rela.checked_add(relasz) == jmprel.checked_add(pltrelsz) {
             relative_room = relasz.checked_sub(pltrelsz).ok_or_else(|| {
-                bad(format!(
+                malformed(format!(
                     "DT_RELA ({relasz} bytes) and DT_JMPREL ({pltrelsz} bytes) end together, \
                      but the PLT relocations are the larger"
                 ))
@@ -312,7 +387,7 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
     // the loader asserts (aborting the process) that they are.
     if let Some(count) = tags.relacount {
         let (Some(at), true) = (tags.rela, count <= relative_room / RELA) else {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "DT_RELACOUNT {count} is more than the DT_RELA relocations"
             )));
         };
@@ -322,12 +397,17 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
                 .and_then(|b| u64_at(b, 0))
                 .unwrap_or(0);
             if info & 0xffff_ffff != 8 {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "DT_RELACOUNT {count}, but DT_RELA relocation {i} is not R_X86_64_RELATIVE"
                 )));
             }
         }
     }
+    Ok(())
+}
+
+/// Checks every PLT relocation is the jump slot of its GOT slot.
+fn check_plt_slots(mem: &Memory<'_>, tags: &Tags, tables: &[(&str, u64, u64)]) -> Result<(), Trap> {
     // glibc resolves the PLT's GOT slots only through DT_JMPREL (with
     // RTLD_NOW no lazy resolver is installed): every PLT relocation is a
     // jump slot, the slots in order after the three reserved words at
@@ -336,23 +416,19 @@ pub(super) fn check(image: &[u8], loads: &[Segment], dyn_addr: u64, len: u64) ->
     if let Some(&(_, at, size)) = tables.iter().find(|t| t.0 == "DT_JMPREL") {
         let got = tags
             .pltgot
-            .ok_or_else(|| bad("DT_JMPREL without DT_PLTGOT".into()))?;
+            .ok_or_else(|| malformed("DT_JMPREL without DT_PLTGOT".into()))?;
         for i in 0..size / RELA {
             let entry = mem.file(at + i * RELA, 16).unwrap_or(&[]);
             let (offset, info) = (u64_at(entry, 0), u64_at(entry, 8));
             let slot = got.checked_add(24 + 8 * i);
             if info.map(|v| v & 0xffff_ffff) != Some(7) || offset != slot {
-                return Err(bad(format!(
+                return Err(malformed(format!(
                     "DT_JMPREL relocation {i} is not the R_X86_64_JUMP_SLOT of GOT slot {} \
                      (DT_PLTGOT {got:#x})",
                     i + 3
                 )));
             }
         }
-    }
-    for (what, at, size) in tables {
-        check_relocations(&mem, at, size, table)
-            .map_err(|why| bad(format!("{what} relocations at {at:#x}: {why}")))?;
     }
     Ok(())
 }

@@ -26,6 +26,12 @@ pub(super) fn invalid(message: impl Into<String>) -> Trap {
     Trap::new(StatusCode::InvalidArgument, message.into())
 }
 
+/// The error for a library the layout checks refuse: an [`invalid`]
+/// `native executable: {what}`.
+pub(super) fn malformed(what: String) -> Trap {
+    invalid(format!("native executable: {what}"))
+}
+
 pub(super) fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(
         b.get(at..at.checked_add(2)?)?.try_into().ok()?,
@@ -162,146 +168,212 @@ pub fn check_header(image: &[u8]) -> Result<(), Trap> {
 /// docs/HOSTILE_INPUT.md).
 pub fn check_layout(image: &[u8]) -> Result<Layout, Trap> {
     check_header(image)?;
-    let bad = |what: String| invalid(format!("native executable: {what}"));
+    let (phoff, phnum) = program_header_table(image)?;
+    let headers = read_program_headers(image, phoff, phnum)?;
+    let layout = Layout {
+        loads: headers.loads,
+    };
+    check_other_segments(&layout, &headers.others)?;
+    check_relro(&layout, headers.relro)?;
+    let (dyn_addr, dyn_len) = headers
+        .dynamic
+        .ok_or_else(|| malformed("no dynamic segment".into()))?;
+    super::dynamic::check(image, &layout.loads, dyn_addr, dyn_len)?;
+    Ok(layout)
+}
+
+/// Bytes of one `Elf64_Phdr`.
+const PHDR: u64 = 56;
+
+/// The program headers, sorted by what the loader does with them.
+struct ProgramHeaders {
+    /// `PT_LOAD`, checked.
+    loads: Vec<Segment>,
+    /// The other segments the loader reads: (index, type, address, size).
+    others: Vec<(u64, u32, u64, u64)>,
+    /// `PT_DYNAMIC`: (address, file size).
+    dynamic: Option<(u64, u64)>,
+    /// `PT_GNU_RELRO`: (index, address, size).
+    relro: Option<(u64, u64, u64)>,
+}
+
+/// The program header table's offset and entry count, checked to lie in
+/// `image`.
+fn program_header_table(image: &[u8]) -> Result<(u64, u64), Trap> {
     let phoff = u64_at(image, 0x20).unwrap_or(u64::MAX);
     let phentsize = u64::from(u16_at(image, 0x36).unwrap_or(0));
     let phnum = u64::from(u16_at(image, 0x38).unwrap_or(0));
-    if phentsize != 56 || phnum == 0 {
-        return Err(bad("no usable program headers".into()));
+    if phentsize != PHDR || phnum == 0 {
+        return Err(malformed("no usable program headers".into()));
     }
     let end = phnum
         .checked_mul(phentsize)
         .and_then(|n| n.checked_add(phoff))
         .unwrap_or(u64::MAX);
     if end > image.len() as u64 {
-        return Err(bad(format!(
+        return Err(malformed(format!(
             "program headers end at byte {end}, past the {} bytes of the file",
             image.len()
         )));
     }
-    let mut loads: Vec<Segment> = Vec::new();
-    let mut others = Vec::new();
-    let mut dynamic = None;
-    let mut relro = None;
+    Ok((phoff, phnum))
+}
+
+/// Reads the `phnum` program headers at `phoff`, checking each loadable
+/// segment against the ones before it and refusing thread-local storage
+/// and a second dynamic segment.
+fn read_program_headers(image: &[u8], phoff: u64, phnum: u64) -> Result<ProgramHeaders, Trap> {
+    let mut headers = ProgramHeaders {
+        loads: Vec::new(),
+        others: Vec::new(),
+        dynamic: None,
+        relro: None,
+    };
     for k in 0..phnum {
-        let at = (phoff + k * phentsize) as usize;
+        let at = (phoff + k * PHDR) as usize;
         let p_type = u32_at(image, at).unwrap_or(0);
         let flags = u32_at(image, at + 4).unwrap_or(0);
         let field = |o: usize| u64_at(image, at + o).unwrap_or(u64::MAX);
         let (offset, vaddr, filesz, memsz) = (field(8), field(16), field(32), field(40));
-        let file_end = offset.saturating_add(filesz);
-        let mem_end = vaddr.saturating_add(memsz);
         match p_type {
             // PT_NULL, PT_GNU_STACK: nothing is read.
             0 | 0x6474_e551 => {}
             // PT_GNU_RELRO: the pages the loader makes read-only after
-            // relocating (checked below).
-            0x6474_e552 => relro = Some((k, vaddr, memsz)),
+            // relocating (checked by `check_relro`).
+            0x6474_e552 => headers.relro = Some((k, vaddr, memsz)),
             // PT_LOAD
             1 => {
-                if file_end > image.len() as u64 || filesz > memsz || mem_end > MAX_IMAGE {
-                    return Err(bad(format!(
-                        "loadable segment {k} (file bytes {offset}..{file_end}, memory \
-                         {vaddr}..{mem_end}) does not fit the {} bytes of the file",
-                        image.len()
-                    )));
-                }
-                if flags & 4 == 0 {
-                    return Err(bad(format!("loadable segment {k} is not readable")));
-                }
-                // The loader maps whole pages: a page shared with the
-                // segment before would be mapped twice, with one
-                // protection.
-                if loads.last().is_some_and(|p| {
-                    vaddr / PAGE * PAGE < (p.vaddr + p.memsz).div_ceil(PAGE) * PAGE
-                }) {
-                    return Err(bad(format!(
-                        "loadable segment {k} at {vaddr:#x} is out of address order or \
-                         shares a page with the one before"
-                    )));
-                }
-                // File bytes in the same order, each mapped once: a segment
-                // whose offset points at another's bytes (code mapped from
-                // data) is damage.
-                if loads.last().is_some_and(|p| offset < p.offset + p.filesz) {
-                    return Err(bad(format!(
-                        "loadable segment {k}'s file bytes at {offset:#x} are out of order or \
-                         overlap the segment before's"
-                    )));
-                }
-                // Code past its file bytes would be zero bytes run as code.
-                if flags & 1 != 0 && filesz != memsz {
-                    return Err(bad(format!(
-                        "executable segment {k} has {filesz} bytes in the file but {memsz} \
-                         in memory"
-                    )));
-                }
-                loads.push(Segment {
+                let segment = Segment {
                     offset,
                     vaddr,
                     filesz,
                     memsz,
                     exec: flags & 1 != 0,
                     write: flags & 2 != 0,
-                });
+                };
+                check_load(image, k, flags, &segment, headers.loads.last())?;
+                headers.loads.push(segment);
             }
             // PT_DYNAMIC
             2 => {
-                if dynamic.replace((vaddr, filesz)).is_some() {
-                    return Err(bad("two dynamic segments".into()));
+                if headers.dynamic.replace((vaddr, filesz)).is_some() {
+                    return Err(malformed("two dynamic segments".into()));
                 }
             }
             // PT_TLS: thread-local storage, which executable libraries
             // never have.
-            7 => return Err(bad("the library has thread-local storage (PT_TLS)".into())),
+            7 => {
+                return Err(malformed(
+                    "the library has thread-local storage (PT_TLS)".into(),
+                ))
+            }
             // PT_INTERP, PT_NOTE, PT_PHDR, PT_GNU_EH_FRAME, PT_GNU_PROPERTY
             // and the rest: must lie in the pages the loads map.
-            _ => others.push((k, p_type, vaddr, memsz)),
+            _ => headers.others.push((k, p_type, vaddr, memsz)),
         }
     }
-    if loads.is_empty() {
-        return Err(bad("no loadable segments".into()));
+    if headers.loads.is_empty() {
+        return Err(malformed("no loadable segments".into()));
     }
-    let layout = Layout { loads };
+    Ok(headers)
+}
+
+/// Checks loadable segment `k` (program header `flags`): its file bytes
+/// are in `image`, it is readable, and it comes after `previous` in
+/// address and file order without sharing a page with it.
+fn check_load(
+    image: &[u8],
+    k: u64,
+    flags: u32,
+    s: &Segment,
+    previous: Option<&Segment>,
+) -> Result<(), Trap> {
+    let (offset, vaddr, filesz, memsz) = (s.offset, s.vaddr, s.filesz, s.memsz);
+    let file_end = offset.saturating_add(filesz);
+    let mem_end = vaddr.saturating_add(memsz);
+    if file_end > image.len() as u64 || filesz > memsz || mem_end > MAX_IMAGE {
+        return Err(malformed(format!(
+            "loadable segment {k} (file bytes {offset}..{file_end}, memory \
+             {vaddr}..{mem_end}) does not fit the {} bytes of the file",
+            image.len()
+        )));
+    }
+    if flags & 4 == 0 {
+        return Err(malformed(format!("loadable segment {k} is not readable")));
+    }
+    // The loader maps whole pages: a page shared with the segment before
+    // would be mapped twice, with one protection.
+    if previous.is_some_and(|p| vaddr / PAGE * PAGE < (p.vaddr + p.memsz).div_ceil(PAGE) * PAGE) {
+        return Err(malformed(format!(
+            "loadable segment {k} at {vaddr:#x} is out of address order or \
+             shares a page with the one before"
+        )));
+    }
+    // File bytes in the same order, each mapped once: a segment whose
+    // offset points at another's bytes (code mapped from data) is damage.
+    if previous.is_some_and(|p| offset < p.offset + p.filesz) {
+        return Err(malformed(format!(
+            "loadable segment {k}'s file bytes at {offset:#x} are out of order or \
+             overlap the segment before's"
+        )));
+    }
+    // Code past its file bytes would be zero bytes run as code.
+    if s.exec && filesz != memsz {
+        return Err(malformed(format!(
+            "executable segment {k} has {filesz} bytes in the file but {memsz} \
+             in memory"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the segments that are not loaded (`others`, as
+/// [`ProgramHeaders`] lists them) lie in the pages the loads map.
+fn check_other_segments(layout: &Layout, others: &[(u64, u32, u64, u64)]) -> Result<(), Trap> {
     let in_pages = |vaddr: u64, memsz: u64| {
         layout.loads.iter().any(|s| {
             let end = (s.vaddr + s.memsz).div_ceil(4096) * 4096;
             vaddr >= s.vaddr && vaddr.checked_add(memsz).is_some_and(|e| e <= end)
         })
     };
-    for (k, p_type, vaddr, memsz) in others {
+    for &(k, p_type, vaddr, memsz) in others {
         if memsz > 0 && !in_pages(vaddr, memsz) {
-            return Err(bad(format!(
+            return Err(malformed(format!(
                 "segment {k} (type {p_type:#x}) at {vaddr:#x} is outside the loaded segments"
             )));
         }
     }
+    Ok(())
+}
+
+/// Checks `PT_GNU_RELRO` (index, address, size), when present, covers
+/// only pages of one writable data segment.
+fn check_relro(layout: &Layout, relro: Option<(u64, u64, u64)>) -> Result<(), Trap> {
     // The loader makes the whole pages inside PT_GNU_RELRO read-only,
     // wherever they are: they must be pages of one writable data segment
     // (never code, nor memory outside the library). Segments share no
-    // pages (checked above).
-    if let Some((k, vaddr, memsz)) = relro {
-        let (start, end) = (
-            vaddr / PAGE * PAGE,
-            vaddr.saturating_add(memsz) / PAGE * PAGE,
-        );
-        let inside = start >= end
-            || layout.loads.iter().any(|s| {
-                s.write
-                    && !s.exec
-                    && start >= s.vaddr / PAGE * PAGE
-                    && end <= (s.vaddr + s.memsz).div_ceil(PAGE) * PAGE
-            });
-        if !inside {
-            return Err(bad(format!(
-                "the read-only-after-relocation segment {k} (PT_GNU_RELRO, {vaddr:#x}, \
-                 {memsz} bytes) is not inside one writable data segment"
-            )));
-        }
+    // pages (checked by `check_load`).
+    let Some((k, vaddr, memsz)) = relro else {
+        return Ok(());
+    };
+    let (start, end) = (
+        vaddr / PAGE * PAGE,
+        vaddr.saturating_add(memsz) / PAGE * PAGE,
+    );
+    let inside = start >= end
+        || layout.loads.iter().any(|s| {
+            s.write
+                && !s.exec
+                && start >= s.vaddr / PAGE * PAGE
+                && end <= (s.vaddr + s.memsz).div_ceil(PAGE) * PAGE
+        });
+    if !inside {
+        return Err(malformed(format!(
+            "the read-only-after-relocation segment {k} (PT_GNU_RELRO, {vaddr:#x}, \
+             {memsz} bytes) is not inside one writable data segment"
+        )));
     }
-    let (dyn_addr, dyn_len) = dynamic.ok_or_else(|| bad("no dynamic segment".into()))?;
-    super::dynamic::check(image, &layout.loads, dyn_addr, dyn_len)?;
-    Ok(layout)
+    Ok(())
 }
 
 /// One export as the library table describes it.

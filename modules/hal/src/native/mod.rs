@@ -58,7 +58,7 @@ pub struct NativeExecutable {
     /// Executable-level constants (kept alive for `environment`).
     _constants: Box<[u32]>,
     /// The null import functions and contexts `environment` points at.
-    _imports: (Box<[Option<abi::ImportFn>]>, Box<[*const c_void]>),
+    _imports: ImportSlots,
     /// Keeps the code and tables mapped; dropped after the fields above.
     _library: libloading::Library,
     /// The in-memory file the library was loaded from, closed only after
@@ -148,200 +148,263 @@ unsafe extern "C" fn call_import(
     unsafe { function(params, context, reserved) }
 }
 
+/// The null import functions and contexts an [`Environment`] points at.
+type ImportSlots = (Box<[Option<abi::ImportFn>]>, Box<[*const c_void]>);
+
+/// The shared object inside `data`, when this host loads `format`.
+fn library_image<'a>(format: &str, data: &'a [u8]) -> Result<&'a [u8], Trap> {
+    if !NATIVE_FORMATS.contains(&format) {
+        return Err(Trap::new(
+            StatusCode::NotFound,
+            format!("no executable loader for format `{format}` on this host"),
+        ));
+    }
+    elf::library_bytes(format, data)
+}
+
+/// The library's query function, checked to be in its code.
+fn query_function(library: &libloading::Library, mapped: &Mapped) -> Result<abi::QueryFn, Trap> {
+    // SAFETY: the symbol is the library query function of IREE's ABI;
+    // its type is `abi::QueryFn`.
+    let query: abi::QueryFn = unsafe {
+        *library
+            .get::<abi::QueryFn>(abi::QUERY_SYMBOL.as_bytes())
+            .map_err(|_| {
+                Trap::new(
+                    StatusCode::NotFound,
+                    format!("executable library has no `{}` export", abi::QUERY_SYMBOL),
+                )
+            })?
+    };
+    if !mapped.is_code(query as usize) {
+        return Err(failed(format!(
+            "executable library's `{}` is not in its code",
+            abi::QUERY_SYMBOL
+        )));
+    }
+    Ok(query)
+}
+
+/// The environment every call of the library sees: `constants`, no
+/// imports (yet) and this processor's features.
+fn environment_for(constants: &[u32]) -> Box<Environment> {
+    Box::new(Environment {
+        constants: if constants.is_empty() {
+            std::ptr::null()
+        } else {
+            constants.as_ptr()
+        },
+        import_thunk: None,
+        import_funcs: std::ptr::null(),
+        import_contexts: std::ptr::null(),
+        processor: cpu::processor_data(),
+    })
+}
+
+/// Asks the library for its v0 table, checked to lie in its data; it
+/// stays valid while `library` is loaded.
+fn library_table<'l>(
+    _library: &'l libloading::Library,
+    query: abi::QueryFn,
+    environment: &Environment,
+    mapped: &Mapped,
+) -> Result<&'l LibraryV0, Trap> {
+    // SAFETY: calling the library's query function as its ABI says,
+    // with an environment that outlives the library's use of it.
+    let header_ptr = unsafe { query(abi::LIBRARY_VERSION, environment) };
+    if header_ptr.is_null() {
+        return Err(failed(format!(
+            "executable does not support this version of the runtime ({:08X})",
+            abi::LIBRARY_VERSION
+        )));
+    }
+    let table_ptr = header_ptr as *const LibraryV0;
+    mapped.table(table_ptr, 1, "library table")?;
+    // SAFETY: the v0 table lies, aligned, in a mapped segment of the
+    // library (checked just above), static data mapped while `library`
+    // lives.
+    Ok(unsafe { &*table_ptr })
+}
+
+/// Checks the library's header (version, sanitizer); returns its name.
+fn check_library_header(table: &LibraryV0, mapped: &Mapped) -> Result<String, Trap> {
+    if table.header.is_null() {
+        return Err(failed("executable library returned no header"));
+    }
+    mapped.table(table.header, 1, "library header")?;
+    // SAFETY: the header lies, aligned, in a mapped segment (checked).
+    let header = unsafe { &*table.header };
+    let name = mapped.string(header.name, "name")?.unwrap_or_default();
+    if header.version > abi::LIBRARY_VERSION {
+        return Err(failed(format!(
+            "executable `{name}` was built for library version {:08X}, newer than the \
+             runtime's ({:08X})",
+            header.version,
+            abi::LIBRARY_VERSION
+        )));
+    }
+    if header.sanitizer != 0 {
+        return Err(Trap::new(
+            StatusCode::Unavailable,
+            format!(
+                "executable `{name}` requires a sanitizer (kind {}); irvm runs none",
+                header.sanitizer
+            ),
+        ));
+    }
+    Ok(name)
+}
+
+/// Refuses required imports (irvm provides none) and points `environment`
+/// at null slots for the optional ones; returns those slots.
+fn resolve_imports(
+    imports: &abi::ImportTable,
+    name: &str,
+    mapped: &Mapped,
+    environment: &mut Environment,
+) -> Result<ImportSlots, Trap> {
+    if imports.count == 0 {
+        return Ok((Box::new([]), Box::new([])));
+    }
+    if imports.symbols.is_null() {
+        return Err(failed(format!(
+            "executable `{name}` declares imports without names"
+        )));
+    }
+    mapped.table(imports.symbols, imports.count as usize, "import table")?;
+    let mut optional = 0usize;
+    for i in 0..imports.count as usize {
+        // SAFETY: `symbols` holds `count` string pointers in a
+        // mapped segment (checked above).
+        let symbol = mapped
+            .string(unsafe { *imports.symbols.add(i) }, "import name")?
+            .unwrap_or_default();
+        match symbol.strip_prefix('?') {
+            Some(_) => optional += 1,
+            None => {
+                return Err(Trap::new(
+                    StatusCode::NotFound,
+                    format!(
+                        "executable `{name}` requires import `{symbol}`, which irvm \
+                         does not provide (it provides no executable imports or plugins)"
+                    ),
+                ))
+            }
+        }
+    }
+    // Optional imports resolve to null; the thunk is set as IREE sets it.
+    let import_funcs: Box<[Option<abi::ImportFn>]> = vec![None; optional].into_boxed_slice();
+    let import_contexts: Box<[*const c_void]> = vec![std::ptr::null(); optional].into_boxed_slice();
+    environment.import_thunk = Some(call_import);
+    environment.import_funcs = import_funcs.as_ptr();
+    environment.import_contexts = import_contexts.as_ptr();
+    Ok((import_funcs, import_contexts))
+}
+
+/// Checks the library takes as many executable-level constants as given.
+fn check_constant_count(table: &LibraryV0, given: usize) -> Result<(), Trap> {
+    if table.constants.count as usize != given {
+        return Err(failed(format!(
+            "executable requires {} constants but caller provided {}; must match",
+            table.constants.count, given
+        )));
+    }
+    Ok(())
+}
+
+/// The library's exports, each checked: a name, constant and binding
+/// counts within IREE's limits, and a function in the library's code.
+fn read_exports(ex: &abi::ExportTable, name: &str, mapped: &Mapped) -> Result<Vec<Export>, Trap> {
+    if ex.count > MAX_EXPORTS {
+        return Err(failed(format!(
+            "executable `{name}` declares {} exports (at most {MAX_EXPORTS})",
+            ex.count
+        )));
+    }
+    if ex.count > 0 && (ex.attrs.is_null() || ex.names.is_null() || ex.ptrs.is_null()) {
+        return Err(failed(
+            "executable exports must provide functions, dispatch attributes and names",
+        ));
+    }
+    let count = ex.count as usize;
+    if count > 0 {
+        mapped.table(ex.attrs, count, "export attributes")?;
+        mapped.table(ex.ptrs, count, "export functions")?;
+        mapped.table(ex.names, count, "export names")?;
+    }
+    let mut exports = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: the three tables hold `count` entries each in mapped
+        // segments of the library (checked above).
+        let (attrs, function, export_name) =
+            unsafe { (*ex.attrs.add(i), *ex.ptrs.add(i), *ex.names.add(i)) };
+        let export_name = mapped
+            .string(export_name, "export name")?
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| failed(format!("executable export {i} missing function name")))?;
+        check_export_counts(&attrs)?;
+        let function = function
+            .ok_or_else(|| failed(format!("executable export `{export_name}` has no function")))?;
+        if !mapped.is_code(function as usize) {
+            return Err(failed(format!(
+                "executable export `{export_name}` is not in the library's code"
+            )));
+        }
+        exports.push(Export {
+            name: export_name,
+            function,
+            attrs,
+        });
+    }
+    Ok(exports)
+}
+
+/// Checks an export's constant and binding counts against IREE's limits.
+fn check_export_counts(attrs: &DispatchAttrs) -> Result<(), Trap> {
+    if u32::from(attrs.constant_count) > abi::MAX_CONSTANT_COUNT {
+        return Err(Trap::new(
+            StatusCode::OutOfRange,
+            format!(
+                "dispatch requiring {} constants exceeds limit of {}",
+                attrs.constant_count,
+                abi::MAX_CONSTANT_COUNT
+            ),
+        ));
+    }
+    if u32::from(attrs.binding_count) > abi::MAX_BINDING_COUNT {
+        return Err(Trap::new(
+            StatusCode::OutOfRange,
+            format!(
+                "dispatch requiring {} bindings exceeds limit of {}",
+                attrs.binding_count,
+                abi::MAX_BINDING_COUNT
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl NativeExecutable {
     /// Loads `data` of native `format` with executable-level `constants`.
     pub fn load(format: &str, data: &[u8], constants: &[u32]) -> Result<NativeExecutable, Trap> {
-        if !NATIVE_FORMATS.contains(&format) {
-            return Err(Trap::new(
-                StatusCode::NotFound,
-                format!("no executable loader for format `{format}` on this host"),
-            ));
-        }
-        let image = elf::library_bytes(format, data)?;
+        let image = library_image(format, data)?;
         let layout = elf::check_layout(image)?;
         let (library, file, base) = open_in_memory(image)?;
         let mapped = Mapped { base, layout };
-        // SAFETY: the symbol is the library query function of IREE's ABI;
-        // its type is `abi::QueryFn`.
-        let query: abi::QueryFn = unsafe {
-            *library
-                .get::<abi::QueryFn>(abi::QUERY_SYMBOL.as_bytes())
-                .map_err(|_| {
-                    Trap::new(
-                        StatusCode::NotFound,
-                        format!("executable library has no `{}` export", abi::QUERY_SYMBOL),
-                    )
-                })?
-        };
-        if !mapped.is_code(query as usize) {
-            return Err(failed(format!(
-                "executable library's `{}` is not in its code",
-                abi::QUERY_SYMBOL
-            )));
-        }
+        let query = query_function(&library, &mapped)?;
         let constants: Box<[u32]> = constants.into();
-        let mut environment = Box::new(Environment {
-            constants: if constants.is_empty() {
-                std::ptr::null()
-            } else {
-                constants.as_ptr()
-            },
-            import_thunk: None,
-            import_funcs: std::ptr::null(),
-            import_contexts: std::ptr::null(),
-            processor: cpu::processor_data(),
-        });
-        // SAFETY: calling the library's query function as its ABI says,
-        // with an environment that outlives the library's use of it.
-        let header_ptr = unsafe { query(abi::LIBRARY_VERSION, &*environment) };
-        if header_ptr.is_null() {
-            return Err(failed(format!(
-                "executable does not support this version of the runtime ({:08X})",
-                abi::LIBRARY_VERSION
-            )));
-        }
-        let table_ptr = header_ptr as *const LibraryV0;
-        mapped.table(table_ptr, 1, "library table")?;
-        // SAFETY: the v0 table lies, aligned, in a mapped segment of the
-        // library (checked just above), static data mapped while `library`
-        // lives.
-        let table: &LibraryV0 = unsafe { &*table_ptr };
-        if table.header.is_null() {
-            return Err(failed("executable library returned no header"));
-        }
-        mapped.table(table.header, 1, "library header")?;
-        // SAFETY: the header lies, aligned, in a mapped segment (checked).
-        let header = unsafe { &*table.header };
-        let name = mapped.string(header.name, "name")?.unwrap_or_default();
-        if header.version > abi::LIBRARY_VERSION {
-            return Err(failed(format!(
-                "executable `{name}` was built for library version {:08X}, newer than the \
-                 runtime's ({:08X})",
-                header.version,
-                abi::LIBRARY_VERSION
-            )));
-        }
-        if header.sanitizer != 0 {
-            return Err(Trap::new(
-                StatusCode::Unavailable,
-                format!(
-                    "executable `{name}` requires a sanitizer (kind {}); irvm runs none",
-                    header.sanitizer
-                ),
-            ));
-        }
-        let imports = &table.imports;
-        let mut import_funcs: Box<[Option<abi::ImportFn>]> = Box::new([]);
-        let mut import_contexts: Box<[*const c_void]> = Box::new([]);
-        if imports.count > 0 {
-            if imports.symbols.is_null() {
-                return Err(failed(format!(
-                    "executable `{name}` declares imports without names"
-                )));
-            }
-            mapped.table(imports.symbols, imports.count as usize, "import table")?;
-            let mut optional = 0usize;
-            for i in 0..imports.count as usize {
-                // SAFETY: `symbols` holds `count` string pointers in a
-                // mapped segment (checked above).
-                let symbol = mapped
-                    .string(unsafe { *imports.symbols.add(i) }, "import name")?
-                    .unwrap_or_default();
-                match symbol.strip_prefix('?') {
-                    Some(_) => optional += 1,
-                    None => {
-                        return Err(Trap::new(
-                            StatusCode::NotFound,
-                            format!(
-                                "executable `{name}` requires import `{symbol}`, which irvm \
-                                 does not provide (it provides no executable imports or plugins)"
-                            ),
-                        ))
-                    }
-                }
-            }
-            // Optional imports resolve to null; the thunk is set as IREE sets it.
-            import_funcs = vec![None; optional].into_boxed_slice();
-            import_contexts = vec![std::ptr::null(); optional].into_boxed_slice();
-            environment.import_thunk = Some(call_import);
-            environment.import_funcs = import_funcs.as_ptr();
-            environment.import_contexts = import_contexts.as_ptr();
-        }
-        if table.constants.count as usize != constants.len() {
-            return Err(failed(format!(
-                "executable requires {} constants but caller provided {}; must match",
-                table.constants.count,
-                constants.len()
-            )));
-        }
-        let ex = &table.exports;
-        if ex.count > MAX_EXPORTS {
-            return Err(failed(format!(
-                "executable `{name}` declares {} exports (at most {MAX_EXPORTS})",
-                ex.count
-            )));
-        }
-        if ex.count > 0 && (ex.attrs.is_null() || ex.names.is_null() || ex.ptrs.is_null()) {
-            return Err(failed(
-                "executable exports must provide functions, dispatch attributes and names",
-            ));
-        }
-        let count = ex.count as usize;
-        if count > 0 {
-            mapped.table(ex.attrs, count, "export attributes")?;
-            mapped.table(ex.ptrs, count, "export functions")?;
-            mapped.table(ex.names, count, "export names")?;
-        }
-        let mut exports = Vec::with_capacity(count);
-        for i in 0..count {
-            // SAFETY: the three tables hold `count` entries each in mapped
-            // segments of the library (checked above).
-            let (attrs, function, export_name) =
-                unsafe { (*ex.attrs.add(i), *ex.ptrs.add(i), *ex.names.add(i)) };
-            let export_name = mapped
-                .string(export_name, "export name")?
-                .filter(|n| !n.is_empty())
-                .ok_or_else(|| failed(format!("executable export {i} missing function name")))?;
-            if u32::from(attrs.constant_count) > abi::MAX_CONSTANT_COUNT {
-                return Err(Trap::new(
-                    StatusCode::OutOfRange,
-                    format!(
-                        "dispatch requiring {} constants exceeds limit of {}",
-                        attrs.constant_count,
-                        abi::MAX_CONSTANT_COUNT
-                    ),
-                ));
-            }
-            if u32::from(attrs.binding_count) > abi::MAX_BINDING_COUNT {
-                return Err(Trap::new(
-                    StatusCode::OutOfRange,
-                    format!(
-                        "dispatch requiring {} bindings exceeds limit of {}",
-                        attrs.binding_count,
-                        abi::MAX_BINDING_COUNT
-                    ),
-                ));
-            }
-            let function = function.ok_or_else(|| {
-                failed(format!("executable export `{export_name}` has no function"))
-            })?;
-            if !mapped.is_code(function as usize) {
-                return Err(failed(format!(
-                    "executable export `{export_name}` is not in the library's code"
-                )));
-            }
-            exports.push(Export {
-                name: export_name,
-                function,
-                attrs,
-            });
-        }
+        let mut environment = environment_for(&constants);
+        let table = library_table(&library, query, &environment, &mapped)?;
+        let name = check_library_header(table, &mapped)?;
+        let imports = resolve_imports(&table.imports, &name, &mapped, &mut environment)?;
+        check_constant_count(table, constants.len())?;
+        let exports = read_exports(&table.exports, &name, &mapped)?;
         Ok(NativeExecutable {
             name,
             exports,
             environment,
             _constants: constants,
-            _imports: (import_funcs, import_contexts),
+            _imports: imports,
             _library: library,
             _file: file,
         })
