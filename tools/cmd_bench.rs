@@ -695,6 +695,7 @@ fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> Strin
     }
 }
 
+/// Loads the modules, times the functions and reports the results.
 fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     crate::tensor_io::set_device(
         &args.device,
@@ -702,6 +703,77 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         args.print_statistics,
         args.limits.engine,
     )?;
+    let Settings {
+        min_time,
+        unit,
+        format,
+        out_format,
+        warmup,
+        custom,
+        filter,
+    } = parse_settings(args)?;
+    let loading = Instant::now();
+    let mut ctx = load_context(&args.modules, &args.limits)?;
+    let load_time = loading.elapsed();
+    let main_module = last_module_name(&ctx);
+    let names = benchmark_names(&ctx, &main_module, args, filter.as_ref())?;
+    if args.list_tests {
+        for name in &names {
+            outln!("{}", bm_name(name));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let calls = prepare_calls(&ctx, &main_module, &names, &args.inputs)?;
+    if args.trace_execution {
+        ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
+            std::io::stderr(),
+        )))));
+    }
+    let mut machine = machine_context();
+    machine.custom = custom;
+    if format == Format::Console {
+        eprint!("{}", console_header(&machine));
+    }
+    let (plan, repetitions) = run_plan(args, min_time, warmup);
+    let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
+    let running = Instant::now();
+    let (rows, last) = run_benchmarks(&mut ctx, &calls, plan, repetitions)?;
+    let run_time = running.elapsed();
+    let formats = (format, out_format);
+    report(args, &rows, repetitions, unit, formats, &machine)?;
+    if args.print_statistics {
+        let figures = crate::cmd_run::RunFigures {
+            load: load_time,
+            run: ("benchmarks", run_time),
+            imports: ctx.host_calls() - imports,
+            dispatches: crate::tensor_io::dispatch_count() - dispatches,
+        };
+        crate::cmd_run::print_statistics(None, &ctx, &figures);
+    }
+    process_outputs(args, &last)
+}
+
+/// The flags that say how to time and report, checked before anything is
+/// loaded.
+struct Settings {
+    min_time: MinTime,
+    unit: Unit,
+    /// `--benchmark_format`.
+    format: Format,
+    /// `--benchmark_out_format`.
+    out_format: Format,
+    warmup: Duration,
+    /// `--benchmark_context` (and `dry_run`).
+    custom: std::collections::BTreeMap<String, String>,
+    /// `--benchmark_filter`: whether it excludes, and its pattern.
+    filter: Option<(bool, regex::Regex)>,
+}
+
+/// A function to time: its name, the function and its arguments.
+type Call = (String, Func, Vec<Value>);
+
+/// Parses and checks the timing and reporting flags.
+fn parse_settings(args: &BenchArgs) -> Result<Settings, String> {
     let min_time = parse_min_time(&args.min_time)?;
     let unit = Unit::parse(&args.time_unit)?;
     let format = Format::parse("benchmark_format", &args.format)?;
@@ -721,28 +793,53 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     let custom = custom_context(args.context.as_deref(), args.dry_run)?;
     let filter = match &args.filter {
         None => None,
-        Some(f) => {
-            let (exclude, pattern) = match f.strip_prefix('-') {
-                Some(p) => (true, p),
-                None => (false, f.as_str()),
-            };
-            let pattern = if pattern == "all" { "." } else { pattern };
-            let re = regex::Regex::new(pattern).map_err(|e| {
-                format!(
-                    "INVALID_ARGUMENT; --benchmark_filter `{f}` is not a regular expression: {e}"
-                )
-            })?;
-            Some((exclude, re))
-        }
+        Some(f) => Some(parse_filter(f)?),
     };
-    let loading = Instant::now();
-    let mut ctx = load_context(&args.modules, &args.limits)?;
-    let load_time = loading.elapsed();
-    let main_module = ctx
-        .module_names()
+    Ok(Settings {
+        min_time,
+        unit,
+        format,
+        out_format,
+        warmup,
+        custom,
+        filter,
+    })
+}
+
+/// `--benchmark_filter`: a leading `-` excludes, `all` is every benchmark.
+fn parse_filter(f: &str) -> Result<(bool, regex::Regex), String> {
+    let (exclude, pattern) = match f.strip_prefix('-') {
+        Some(p) => (true, p),
+        None => (false, f),
+    };
+    let pattern = if pattern == "all" { "." } else { pattern };
+    let re = regex::Regex::new(pattern).map_err(|e| {
+        format!("INVALID_ARGUMENT; --benchmark_filter `{f}` is not a regular expression: {e}")
+    })?;
+    Ok((exclude, re))
+}
+
+/// The name of the module loaded last (whose functions are timed).
+fn last_module_name(ctx: &Context) -> String {
+    ctx.module_names()
         .last()
         .map(|s| s.to_string())
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// A benchmark's name, as Google Benchmark's reports show it.
+fn bm_name(name: &str) -> String {
+    format!("BM_{name}/process_time/real_time")
+}
+
+/// The functions to time: the `--function`s, or every export of
+/// `main_module` that takes no arguments, then those `filter` keeps.
+fn benchmark_names(
+    ctx: &Context,
+    main_module: &str,
+    args: &BenchArgs,
+    filter: Option<&(bool, regex::Regex)>,
+) -> Result<Vec<String>, String> {
     // An empty --function (a flagfile's `--function=""` default) is none.
     let functions: Vec<&String> = args.functions.iter().filter(|f| !f.is_empty()).collect();
     if args.enable_output_processing && functions.len() != 1 {
@@ -751,7 +848,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         );
     }
     let names: Vec<String> = if functions.is_empty() {
-        ctx.exports(Some(&main_module))
+        ctx.exports(Some(main_module))
             .into_iter()
             .filter(|name| name != "__init")
             .filter(|name| {
@@ -770,10 +867,9 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             "NOT_FOUND; module `{main_module}` exports no function without arguments; name one with --function"
         ));
     }
-    let bm_name = |name: &str| format!("BM_{name}/process_time/real_time");
     let names: Vec<String> = names
         .into_iter()
-        .filter(|n| match &filter {
+        .filter(|n| match filter {
             None => true,
             Some((exclude, re)) => re.is_match(&bm_name(n)) != *exclude,
         })
@@ -784,27 +880,30 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             args.filter.as_deref().unwrap_or("")
         ));
     }
-    if args.list_tests {
-        for name in &names {
-            outln!("{}", bm_name(name));
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut plans = Vec::new();
-    for name in &names {
+    Ok(names)
+}
+
+/// Looks up each function and parses the `--input`s for it.
+fn prepare_calls(
+    ctx: &Context,
+    main_module: &str,
+    names: &[String],
+    inputs: &[String],
+) -> Result<Vec<Call>, String> {
+    let mut calls = Vec::new();
+    for name in names {
         let func = ctx
             .function(&format!("{main_module}.{name}"))
             .map_err(|e| e.to_string())?;
         let kinds = crate::cmd_run::input_kinds(&func);
-        if args.inputs.len() != kinds.len() {
+        if inputs.len() != kinds.len() {
             return Err(format!(
                 "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
                 kinds.len(),
-                args.inputs.len()
+                inputs.len()
             ));
         }
-        let values = args
-            .inputs
+        let values = inputs
             .iter()
             .zip(&kinds)
             .map(|(t, &k)| {
@@ -812,20 +911,16 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
-        plans.push((name.clone(), func, values));
+        calls.push((name.clone(), func, values));
     }
-    if args.trace_execution {
-        ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
-            std::io::stderr(),
-        )))));
-    }
-    let mut machine = machine_context();
-    machine.custom = custom;
-    if format == Format::Console {
-        eprint!("{}", console_header(&machine));
-    }
+    Ok(calls)
+}
+
+/// How each repetition runs, and how many there are (one batch and one
+/// repetition for `--benchmark_dry_run`).
+fn run_plan(args: &BenchArgs, min_time: MinTime, warmup: Duration) -> (Plan, u32) {
     let batch_size = u64::from(args.batch_size);
-    let (plan, repetitions) = if args.dry_run {
+    if args.dry_run {
         let plan = Plan {
             min_time: MinTime::Iterations(batch_size),
             batch_size,
@@ -839,12 +934,21 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             warmup,
         };
         (plan, args.repetitions.max(1))
-    };
-    let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
-    let running = Instant::now();
+    }
+}
+
+/// Times every call `repetitions` times (warming up before the first);
+/// returns the rows (each call's repetitions, then their aggregates) and
+/// the results of the last call.
+fn run_benchmarks(
+    ctx: &mut Context,
+    calls: &[Call],
+    plan: Plan,
+    repetitions: u32,
+) -> Result<(Vec<Row>, Vec<Value>), String> {
     let mut rows = Vec::new();
     let mut last = Vec::new();
-    for (family, (name, func, values)) in plans.iter().enumerate() {
+    for (family, (name, func, values)) in calls.iter().enumerate() {
         let mut reps = Vec::new();
         for index in 0..repetitions {
             let plan = Plan {
@@ -855,7 +959,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
                 },
                 ..plan
             };
-            let (s, results) = measure(&mut ctx, func, values, plan)
+            let (s, results) = measure(ctx, func, values, plan)
                 .map_err(|e| format!("benchmark `{name}` failed: {e}"))?;
             last = results;
             reps.push(row(&bm_name(name), family, repetitions, index, &s));
@@ -864,39 +968,52 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         rows.extend(reps);
         rows.extend(summary);
     }
-    let run_time = running.elapsed();
-    // With repetitions, the aggregates can stand for the runs.
-    let aggregates_only = |only: bool, rows: &[Row]| -> Vec<Row> {
-        if only && repetitions > 1 {
-            rows.iter()
-                .filter(|r| r.aggregate.is_some())
-                .cloned()
-                .collect()
-        } else {
-            rows.to_vec()
-        }
-    };
-    let reported = aggregates_only(args.report_aggregates_only, &rows);
-    let shown = aggregates_only(args.display_aggregates_only, &reported);
-    let text = render(format, &shown, unit, &machine);
+    Ok((rows, last))
+}
+
+/// With repetitions and `only`, the aggregate rows of `rows` (they can
+/// stand for the runs); else all of them.
+fn aggregates_only(only: bool, repetitions: u32, rows: &[Row]) -> Vec<Row> {
+    if only && repetitions > 1 {
+        rows.iter()
+            .filter(|r| r.aggregate.is_some())
+            .cloned()
+            .collect()
+    } else {
+        rows.to_vec()
+    }
+}
+
+/// Prints the rows on stdout (`--benchmark_format`) and writes them to
+/// `--benchmark_out` (`--benchmark_out_format`), each as the
+/// aggregates-only flags say.
+fn report(
+    args: &BenchArgs,
+    rows: &[Row],
+    repetitions: u32,
+    unit: Unit,
+    (format, out_format): (Format, Format),
+    machine: &MachineContext,
+) -> Result<(), String> {
+    let reported = aggregates_only(args.report_aggregates_only, repetitions, rows);
+    let shown = aggregates_only(args.display_aggregates_only, repetitions, &reported);
+    let text = render(format, &shown, unit, machine);
     outln!("{}", text.strip_suffix('\n').unwrap_or(&text));
     if let Some(path) = &args.out {
-        std::fs::write(path, render(out_format, &reported, unit, &machine))
+        std::fs::write(path, render(out_format, &reported, unit, machine))
             .map_err(|e| format!("cannot write --benchmark_out '{}': {e}", path.display()))?;
     }
-    if args.print_statistics {
-        let figures = crate::cmd_run::RunFigures {
-            load: load_time,
-            run: ("benchmarks", run_time),
-            imports: ctx.host_calls() - imports,
-            dispatches: crate::tensor_io::dispatch_count() - dispatches,
-        };
-        crate::cmd_run::print_statistics(None, &ctx, &figures);
-    }
+    Ok(())
+}
+
+/// With `--enable_output_processing`, prints, writes or checks the last
+/// call's results as `irvm run` does; the exit code says whether they
+/// matched.
+fn process_outputs(args: &BenchArgs, last: &[Value]) -> Result<ExitCode, String> {
     if args.enable_output_processing {
         let outcome = args
             .results
-            .emit(&last, crate::result_format::format_value)?;
+            .emit(last, crate::result_format::format_value)?;
         if let crate::tensor_io::Outcome::Mismatch = outcome {
             return Ok(ExitCode::FAILURE);
         }
