@@ -742,15 +742,22 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     let formats = (format, out_format);
     report(args, &rows, repetitions, unit, formats, &machine)?;
     if args.print_statistics {
-        let figures = crate::cmd_run::RunFigures {
-            load: load_time,
-            run: ("benchmarks", run_time),
-            imports: ctx.host_calls() - imports,
-            dispatches: crate::tensor_io::dispatch_count() - dispatches,
-        };
-        crate::cmd_run::print_statistics(None, &ctx, &figures);
+        print_run_statistics(&ctx, load_time, run_time, (imports, dispatches));
     }
     process_outputs(args, &last)
+}
+
+/// `--print_statistics`: load and benchmark times, and the host calls and
+/// dispatches since the counts `before` (taken before the benchmarks).
+fn print_run_statistics(ctx: &Context, load: Duration, run: Duration, before: (u64, u64)) {
+    let (imports, dispatches) = before;
+    let figures = crate::cmd_run::RunFigures {
+        load,
+        run: ("benchmarks", run),
+        imports: ctx.host_calls() - imports,
+        dispatches: crate::tensor_io::dispatch_count() - dispatches,
+    };
+    crate::cmd_run::print_statistics(None, ctx, &figures);
 }
 
 /// The flags that say how to time and report, checked before anything is
