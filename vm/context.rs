@@ -344,7 +344,7 @@ pub struct Context {
     pub(crate) limits: Limits,
     pub(crate) hooks: crate::exec::hooks::Hooks,
     /// Lists allocated by bytecode, for the cycle collector.
-    pub(crate) lists: crate::cycles::ListTracker,
+    pub(crate) lists: crate::refs::list::cycles::ListTracker,
     /// Host functions called from bytecode ([`Context::host_calls`]).
     pub(crate) host_calls: u64,
     /// What the context's programs hold against `Limits::max_memory_bytes`.

@@ -69,19 +69,16 @@ pub mod asm;
 mod budget;
 pub mod c_number;
 mod context;
-mod cycles;
 mod debug;
 pub mod debugger;
 mod decode;
 pub mod disasm;
 pub mod dynamic;
-mod element_lock;
 mod engine;
 mod exec;
 mod func;
 mod host;
 mod jit;
-mod lease;
 // The instruction table, public for irvm's own tools, tests and fuzz
 // targets only: hidden, not part of the API (no stability promise).
 #[doc(hidden)]
