@@ -1225,19 +1225,20 @@ impl Context {
     pub(crate) fn describe(&self, module: u32, ordinal: u32, offset: u32) -> TrapFrame {
         match self.modules.get(module as usize) {
             Some(Registered::Bytecode(b)) => {
+                let db = b.module.debug_database();
                 let function = b
                     .names
                     .get(ordinal as usize)
                     .cloned()
                     .flatten()
                     .unwrap_or_else(|| {
-                        function_local_name(&b.module, ordinal)
+                        db.and_then(|db| db.function_local_name(ordinal))
                             .unwrap_or_else(|| format!("fn{ordinal}"))
                     });
-                let (location, source) = match location_index(&b.module, &b.names, ordinal, offset)
-                {
-                    Some((db, loc)) => (Some(db.render(loc)), db.call_chain(loc)),
-                    None => (None, Vec::new()),
+                let loc = db.and_then(|db| db.location_index(ordinal, offset, &b.names));
+                let (location, source) = match (db, loc) {
+                    (Some(db), Some(loc)) => (Some(db.render(loc)), db.call_chain(loc)),
+                    _ => (None, Vec::new()),
                 };
                 TrapFrame {
                     module: b.name.clone(),
@@ -1270,36 +1271,6 @@ impl Context {
             },
         }
     }
-}
-
-/// The debug database of `module` and the location-table index of
-/// `offset` in function `ordinal`, when the module has one.
-pub(crate) fn location_index<'m>(
-    module: &'m Module,
-    names: &[Option<String>],
-    ordinal: u32,
-    offset: u32,
-) -> Option<(crate::loader::DebugDatabase<'m>, i64)> {
-    let db = module.debug_database()?;
-    let lname = function_local_name(module, ordinal)
-        .or_else(|| names.get(ordinal as usize).cloned().flatten())
-        .or_else(|| {
-            module
-                .exports()
-                .iter()
-                .find(|e| e.internal_ordinal == ordinal as usize)
-                .map(|e| e.local_name.to_string())
-        })?;
-    let map = db.source_map_for(ordinal as usize, Some(&lname))?;
-    let loc = map.location_at(offset)?;
-    Some((db, loc as i64))
-}
-
-fn function_local_name(module: &Module, ordinal: u32) -> Option<String> {
-    let db = module.debug_database()?;
-    let map = db.source_map(ordinal as usize)?;
-    let n = map.local_name();
-    (!n.is_empty()).then(|| n.to_string())
 }
 
 fn check_args(name: &str, sig: &Signature, args: &[Value]) -> Result<(), Trap> {
