@@ -94,10 +94,12 @@ pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
 pub use engine::Engine;
-pub use func::{CallParams, CallResults, Func, LookupError, TypedFunc, ValType};
+pub use func::{
+    CallParams, CallResults, Func, HostRef, HostValue, LookupError, TypedFunc, ValType,
+};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 pub use loader::{AbiError, LoadError, Module};
-pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
+pub use native::{HostResults, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
 pub use refs::{
     Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, ValueType,
