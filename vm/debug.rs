@@ -86,8 +86,8 @@ impl ExecView<'_> {
     /// The source position of the instruction, from the module's debug
     /// database (matched to the function by name, see `SourceMap`).
     pub fn source_position(&self) -> Option<crate::loader::SourcePosition> {
-        let (db, loc) =
-            crate::context::location_index(self.module, &[], self.function, self.offset)?;
+        let db = self.module.debug_database()?;
+        let loc = db.location_index(self.function, self.offset, &[])?;
         db.source_position(loc)
     }
 

@@ -5,11 +5,19 @@
 //! `@entry_name` (another entry point than `irvm_module_create`) and
 //! `?key=value&key2=value2` (creation parameters the module sees), the form
 //! `iree-run-module --module=` accepts for its dynamic modules.
+//!
+//! A loaded [`DynamicModule`] is a [`HostModule`]: its state converts the
+//! VM's values to the ABI's raw values and back at every call.
 
 use irvm_plugin_abi as abi;
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
+use crate::program::Signature;
+use crate::trap::{StatusCode, Trap};
+use crate::value::Value;
 
 /// Why a dynamic module could not be loaded or called.
 #[derive(Debug, thiserror::Error)]
@@ -496,6 +504,133 @@ impl DynamicState {
             )
         };
         check_status(status, &err)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Dynamic modules as host modules.
+
+impl HostModule for DynamicModule {
+    fn name(&self) -> &str {
+        DynamicModule::name(self)
+    }
+    fn version(&self) -> u32 {
+        DynamicModule::version(self)
+    }
+    fn functions(&self) -> Vec<HostFunctionDecl> {
+        self.exports()
+            .iter()
+            .map(|e| HostFunctionDecl {
+                name: e.name.clone(),
+                calling_convention: e.calling_convention.clone(),
+            })
+            .collect()
+    }
+    fn instantiate(&self) -> Result<Box<dyn HostState>, Trap> {
+        let state = self
+            .create_state()
+            .map_err(|e| Trap::new(StatusCode::from_u32(e.code), e.message))?;
+        let results = self
+            .exports()
+            .iter()
+            .map(|e| {
+                Signature::parse(&e.calling_convention)
+                    .map(|s| s.results)
+                    .unwrap_or_default()
+            })
+            .collect();
+        Ok(Box::new(DynamicHostState { state, results }))
+    }
+}
+
+struct DynamicHostState {
+    state: DynamicState,
+    results: Vec<Vec<u8>>,
+}
+
+fn to_raw(v: &Value) -> Result<abi::RawValue, Trap> {
+    Ok(match v {
+        Value::I32(x) => abi::RawValue {
+            kind: abi::KIND_I32,
+            bits: *x as u32 as u64,
+        },
+        Value::I64(x) => abi::RawValue {
+            kind: abi::KIND_I64,
+            bits: *x as u64,
+        },
+        Value::F32(x) => abi::RawValue {
+            kind: abi::KIND_F32,
+            bits: x.to_bits() as u64,
+        },
+        Value::F64(x) => abi::RawValue {
+            kind: abi::KIND_F64,
+            bits: x.to_bits(),
+        },
+        _ => {
+            return Err(Trap::new(
+                StatusCode::Unimplemented,
+                "dynamic modules cannot take references",
+            ))
+        }
+    })
+}
+
+impl DynamicHostState {
+    fn result_slots(&self, index: usize) -> Vec<abi::RawValue> {
+        self.results
+            .get(index)
+            .map(|kinds| {
+                kinds
+                    .iter()
+                    .map(|k| abi::RawValue {
+                        kind: match k {
+                            b'I' => abi::KIND_I64,
+                            b'f' => abi::KIND_F32,
+                            b'F' => abi::KIND_F64,
+                            _ => abi::KIND_I32,
+                        },
+                        bits: 0,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn finish(outcome: DynamicOutcome, raw: &[abi::RawValue]) -> HostOutcome {
+        match outcome {
+            DynamicOutcome::Deferred => HostOutcome::Deferred,
+            DynamicOutcome::Done => HostOutcome::Done(
+                raw.iter()
+                    .map(|r| match r.kind {
+                        abi::KIND_I64 => Value::I64(r.bits as i64),
+                        abi::KIND_F32 => Value::F32(f32::from_bits(r.bits as u32)),
+                        abi::KIND_F64 => Value::F64(f64::from_bits(r.bits)),
+                        _ => Value::I32(r.bits as u32 as i32),
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl HostState for DynamicHostState {
+    fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap> {
+        let raw_args = args.iter().map(to_raw).collect::<Result<Vec<_>, _>>()?;
+        let mut results = self.result_slots(index);
+        let outcome = self
+            .state
+            .call(index as u32, &raw_args, &mut results)
+            .map_err(|e| Trap::new(StatusCode::from_u32(e.code), e.message))?;
+        Ok(Self::finish(outcome, &results))
+    }
+
+    fn resume(&mut self, index: usize) -> Result<HostOutcome, Trap> {
+        let mut results = self.result_slots(index);
+        let outcome = self
+            .state
+            .resume(index as u32, &mut results)
+            .map_err(|e| Trap::new(StatusCode::from_u32(e.code), e.message))?;
+        Ok(Self::finish(outcome, &results))
     }
 }
 

@@ -70,7 +70,6 @@ pub mod asm;
 mod budget;
 pub mod c_number;
 mod context;
-mod cycles;
 mod debug;
 // The bytecode decoder, public for irvm's own debugger, tools and tests
 // only: hidden, not part of the API (no stability promise).
@@ -78,13 +77,11 @@ mod debug;
 pub mod decode;
 pub mod disasm;
 pub mod dynamic;
-mod element_lock;
 mod engine;
 mod exec;
 mod func;
 mod host;
 mod jit;
-mod lease;
 // The instruction table, public for irvm's own tools, tests and fuzz
 // targets only: hidden, not part of the API (no stability promise).
 #[doc(hidden)]
@@ -100,10 +97,12 @@ pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
 pub use engine::Engine;
-pub use func::{CallParams, CallResults, Func, LookupError, TypedFunc, ValType};
+pub use func::{
+    CallParams, CallResults, Func, HostRef, HostValue, LookupError, TypedFunc, ValType,
+};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 pub use loader::{AbiError, LoadError, Module};
-pub use native::{HostRef, HostResults, HostValue, IntoHostFunc, NativeModule};
+pub use native::{HostResults, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
 pub use refs::{
     Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, ValueType,

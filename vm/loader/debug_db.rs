@@ -421,6 +421,43 @@ impl fmt::Debug for DebugDatabase<'_> {
     }
 }
 
+/// What the VM asks of a module's debug database when it names a frame
+/// (backtraces, debuggers, execution traces).
+impl DebugDatabase<'_> {
+    /// The name the source map stored at position `ordinal` gives its
+    /// function, when it gives one.
+    pub(crate) fn function_local_name(&self, ordinal: u32) -> Option<String> {
+        let map = self.source_map(ordinal as usize)?;
+        let n = map.local_name();
+        (!n.is_empty()).then(|| n.to_string())
+    }
+
+    /// The location-table index of bytecode `offset` in internal function
+    /// `ordinal`. The function's source map is matched by its local name:
+    /// the one its positional source map gives, else `names[ordinal]` (the
+    /// caller's name for it, if any), else the name of an export of it.
+    pub(crate) fn location_index(
+        &self,
+        ordinal: u32,
+        offset: u32,
+        names: &[Option<String>],
+    ) -> Option<i64> {
+        let lname = self
+            .function_local_name(ordinal)
+            .or_else(|| names.get(ordinal as usize).cloned().flatten())
+            .or_else(|| {
+                self.module
+                    .exports()
+                    .iter()
+                    .find(|e| e.internal_ordinal == ordinal as usize)
+                    .map(|e| e.local_name.to_string())
+            })?;
+        let map = self.source_map_for(ordinal as usize, Some(&lname))?;
+        let loc = map.location_at(offset)?;
+        Some(loc as i64)
+    }
+}
+
 impl<'a> SourceMap<'a> {
     /// Name of the function this map describes.
     pub fn local_name(&self) -> &'a str {

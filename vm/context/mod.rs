@@ -1,18 +1,26 @@
 //! [`Instance`] (the type registry shared by contexts) and [`Context`] (the
 //! modules of one program, their per-context state, and the import links
 //! between them), plus the embedding API to look up and call functions.
+//!
+//! Registering modules is the child module `link`; what registration
+//! leaves behind for each module (functions, import links, globals) is
+//! `state`.
 
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use crate::exec::{self, Stack};
 use crate::func::{CallParams, CallResults, Func, FuncTarget, LookupError, TypedFunc};
-use crate::host::{HostModule, HostState};
 use crate::loader::Module;
-use crate::program::{self, Function, ModuleFacts, Signature, VerifyError};
-use crate::refs::{Buffer, Ref, RefType, TypeDef, ValueType};
+use crate::program::Signature;
+use crate::refs::{Ref, RefType, TypeDef, ValueType};
 use crate::trap::{StatusCode, Trap, TrapFrame};
 use crate::value::Value;
+
+mod link;
+mod state;
+
+pub use link::LinkError;
+pub(crate) use state::{BytecodeInstance, ImportTarget, Registered};
 
 /// The registry of reference types, shared by every context created from
 /// it (and across threads).
@@ -62,194 +70,6 @@ impl Instance {
             "!vm.opaque" => TypeDef::Any,
             n => TypeDef::Ref(self.lookup_type(n.strip_prefix('!')?)?),
         })
-    }
-}
-
-/// Why modules could not be put together into a context.
-#[derive(Debug, thiserror::Error)]
-pub enum LinkError {
-    /// A required import has no provider: its module is not registered
-    /// (`provider_registered` false) or does not export the function.
-    #[error(
-        "NOT_FOUND; {}; resolving module '{module}' imports",
-        if *provider_registered {
-            format!("module '{provider}' does not export '{import}'")
-        } else {
-            format!("module '{provider}' required for import '{import}' is not registered with the context")
-        }
-    )]
-    MissingImport {
-        /// The importing module.
-        module: String,
-        /// The fully qualified import name.
-        import: String,
-        /// The module the import names.
-        provider: String,
-        /// Whether a module of that name is registered.
-        provider_registered: bool,
-    },
-    /// The provider's calling convention differs from the import's.
-    #[error(
-        "INVALID_ARGUMENT; import function {import} signature mismatch between {module} and \
-         source {provider}; expected {expected} but got {found}; resolving module '{module}' imports"
-    )]
-    SignatureMismatch {
-        /// The importing module.
-        module: String,
-        /// The import name.
-        import: String,
-        /// The exporting module.
-        provider: String,
-        /// The import's calling convention.
-        expected: String,
-        /// The export's calling convention.
-        found: String,
-    },
-    /// A required module dependency is missing or too old.
-    #[error("module '{module}' depends on '{dependency}' version >= {minimum}, {found}")]
-    Dependency {
-        /// The dependent module.
-        module: String,
-        /// The dependency name.
-        dependency: String,
-        /// Minimum version required.
-        minimum: u32,
-        /// What was found.
-        found: String,
-    },
-    /// A type named in the module's type table is not registered.
-    #[error("module '{module}': no type registered with name '{name}'")]
-    UnknownType {
-        /// The module.
-        module: String,
-        /// The type name.
-        name: String,
-    },
-    /// The module's state needs more than the context allows (or a
-    /// negative amount).
-    #[error("module '{module}': {what} is {value}, outside the context's limit 0..={limit} (see Limits)")]
-    StateLimit {
-        /// The module.
-        module: String,
-        /// Which quantity (`global_bytes_capacity`, `global_ref_count`).
-        what: &'static str,
-        /// The module's value.
-        value: i64,
-        /// The limit.
-        limit: u64,
-    },
-    /// A calling convention string is malformed.
-    #[error("module '{module}': {what} has a malformed calling convention `{cconv}`: {message}")]
-    BadSignature {
-        /// The module.
-        module: String,
-        /// Which function or import.
-        what: String,
-        /// The string.
-        cconv: String,
-        /// The parse error.
-        message: String,
-    },
-    /// A function failed bytecode verification.
-    #[error("module '{module}', function '{function}': {source}")]
-    Verify {
-        /// The module.
-        module: String,
-        /// The function's name (or ordinal).
-        function: String,
-        /// Details.
-        source: VerifyError,
-    },
-    /// The module's initializer failed.
-    #[error("module '{module}' failed to initialize: {trap}")]
-    Init {
-        /// The module.
-        module: String,
-        /// The failure.
-        trap: Trap,
-    },
-}
-
-/// Where an import of a bytecode module leads.
-#[derive(Clone, Debug)]
-pub(crate) enum ImportTarget {
-    /// An optional import nobody provides.
-    Unresolved,
-    /// An internal function of another bytecode module of the context.
-    Bytecode { module: u32, ordinal: u32 },
-    /// A function of a host module.
-    Host { module: u32, index: u32 },
-}
-
-/// A bytecode module registered in a context, with its state.
-pub(crate) struct BytecodeInstance {
-    pub module: Module,
-    pub name: String,
-    pub funcs: Vec<Arc<Function>>,
-    pub signatures: Vec<Signature>,
-    pub import_sigs: Vec<Arc<Signature>>,
-    pub import_names: Vec<String>,
-    pub imports: Vec<ImportTarget>,
-    pub types: Vec<TypeDef>,
-    pub rodata: Vec<Arc<Buffer>>,
-    pub rwdata: Vec<u8>,
-    pub global_refs: Vec<Ref>,
-    /// The globals' share of the context's memory budget.
-    pub _state_charge: crate::budget::Charge,
-    pub exports: HashMap<String, u32>,
-    pub names: Vec<Option<String>>,
-}
-
-/// A host module registered in a context, with its state.
-pub(crate) struct HostInstance {
-    pub name: String,
-    pub version: u32,
-    pub funcs: Vec<(String, Signature)>,
-    pub state: Box<dyn HostState>,
-}
-
-pub(crate) enum Registered {
-    Bytecode(Box<BytecodeInstance>),
-    Host(HostInstance),
-}
-
-impl Registered {
-    fn name(&self) -> &str {
-        match self {
-            Registered::Bytecode(b) => &b.name,
-            Registered::Host(h) => &h.name,
-        }
-    }
-    fn version(&self) -> u32 {
-        match self {
-            Registered::Bytecode(b) => b.module.version(),
-            Registered::Host(h) => h.version,
-        }
-    }
-    /// Finds export `name`: (target, signature).
-    fn export(&self, index: u32, name: &str) -> Option<(ImportTarget, Signature)> {
-        match self {
-            Registered::Bytecode(b) => {
-                let &ord = b.exports.get(name)?;
-                Some((
-                    ImportTarget::Bytecode {
-                        module: index,
-                        ordinal: ord,
-                    },
-                    b.signatures[ord as usize].clone(),
-                ))
-            }
-            Registered::Host(h) => {
-                let i = h.funcs.iter().position(|(n, _)| n == name)?;
-                Some((
-                    ImportTarget::Host {
-                        module: index,
-                        index: i as u32,
-                    },
-                    h.funcs[i].1.clone(),
-                ))
-            }
-        }
     }
 }
 
@@ -344,7 +164,7 @@ pub struct Context {
     pub(crate) limits: Limits,
     pub(crate) hooks: crate::exec::hooks::Hooks,
     /// Lists allocated by bytecode, for the cycle collector.
-    pub(crate) lists: crate::cycles::ListTracker,
+    pub(crate) lists: crate::refs::list::cycles::ListTracker,
     /// Host functions called from bytecode ([`Context::host_calls`]).
     pub(crate) host_calls: u64,
     /// What the context's programs hold against `Limits::max_memory_bytes`.
@@ -675,333 +495,6 @@ impl Context {
         self.modules.iter().map(|m| m.name()).collect()
     }
 
-    /// Registers a host module (its functions become importable by modules
-    /// registered after it).
-    pub fn register_host_module(&mut self, module: &dyn HostModule) -> Result<(), LinkError> {
-        let name = module.name().to_string();
-        let mut funcs = Vec::new();
-        for f in module.functions() {
-            let sig = Signature::parse(&f.calling_convention).map_err(|message| {
-                LinkError::BadSignature {
-                    module: name.clone(),
-                    what: format!("function '{}'", f.name),
-                    cconv: f.calling_convention.clone(),
-                    message,
-                }
-            })?;
-            funcs.push((f.name, sig));
-        }
-        for t in module.ref_types() {
-            self.instance.register_type(t.trim_start_matches('!'));
-        }
-        let state = module
-            .instantiate_in(&self.resources)
-            .map_err(|trap| LinkError::Init {
-                module: name.clone(),
-                trap,
-            })?;
-        self.modules.push(Registered::Host(HostInstance {
-            name,
-            version: module.version(),
-            funcs,
-            state,
-        }));
-        Ok(())
-    }
-
-    /// Registers a bytecode module: checks its dependencies, resolves its
-    /// imports against the modules registered before it, verifies and
-    /// pre-decodes every function, creates its state and runs `__init`.
-    ///
-    /// A module may share its name with one registered before it (as in
-    /// IREE's context): both stay registered, and names resolve to the
-    /// newest, so the later one hides the earlier from imports of modules
-    /// registered after it and from [`Context::function`].
-    pub fn register_module(&mut self, module: Module) -> Result<(), LinkError> {
-        let name = module.name().to_string();
-        // Module state sizes come from the file: bound them before allocating.
-        let state = module.def().module_state();
-        for (what, value, limit) in [
-            (
-                "global_bytes_capacity",
-                state.map_or(0, |s| s.global_bytes_capacity()),
-                self.limits.max_global_bytes,
-            ),
-            (
-                "global_ref_count",
-                state.map_or(0, |s| s.global_ref_count()),
-                self.limits.max_global_refs,
-            ),
-        ] {
-            if value < 0 || value as u64 > limit {
-                return Err(LinkError::StateLimit {
-                    module: name,
-                    what,
-                    value: value.into(),
-                    limit,
-                });
-            }
-        }
-        // Dependencies.
-        for dep in module.dependencies() {
-            let found = self.modules.iter().rev().find(|m| m.name() == dep.name);
-            match found {
-                Some(m) if m.version() >= dep.minimum_version => {}
-                Some(m) if !dep.optional => {
-                    return Err(LinkError::Dependency {
-                        module: name,
-                        dependency: dep.name.to_string(),
-                        minimum: dep.minimum_version,
-                        found: format!("found version {}", m.version()),
-                    })
-                }
-                None if !dep.optional => {
-                    return Err(LinkError::Dependency {
-                        module: name,
-                        dependency: dep.name.to_string(),
-                        minimum: dep.minimum_version,
-                        found: "but it is not registered".to_string(),
-                    })
-                }
-                _ => {}
-            }
-        }
-        // Types.
-        let mut types = Vec::new();
-        for t in module.types() {
-            let td = self
-                .instance
-                .resolve_type_name(t)
-                .ok_or_else(|| LinkError::UnknownType {
-                    module: name.clone(),
-                    name: t.to_string(),
-                })?;
-            types.push(td);
-        }
-        // Signatures of internal functions.
-        let mut signatures = Vec::with_capacity(module.function_count());
-        let export_list = module.exports();
-        let mut names: Vec<Option<String>> = vec![None; module.function_count()];
-        for e in &export_list {
-            if names[e.internal_ordinal].is_none() {
-                names[e.internal_ordinal] = Some(e.local_name.to_string());
-            }
-        }
-        for ord in 0..module.function_count() {
-            let cconv = module
-                .function_signature(ord)
-                .and_then(|s| s.calling_convention)
-                .unwrap_or("0v_v");
-            let sig = Signature::parse(cconv).map_err(|message| LinkError::BadSignature {
-                module: name.clone(),
-                what: format!("function {ord}"),
-                cconv: cconv.to_string(),
-                message,
-            })?;
-            // Only imports may be variadic: an internal function's
-            // registers are laid out by its fixed argument list.
-            if sig.variadic {
-                return Err(LinkError::BadSignature {
-                    module: name.clone(),
-                    what: format!("function {ord}"),
-                    cconv: cconv.to_string(),
-                    message: "internal functions cannot have variadic (`C...D`) arguments".into(),
-                });
-            }
-            signatures.push(sig);
-        }
-        // Imports.
-        let mut import_sigs = Vec::new();
-        let mut import_names = Vec::new();
-        let mut imports = Vec::new();
-        for imp in module.imports() {
-            let cconv = imp.calling_convention.unwrap_or("0v_v");
-            let sig = Signature::parse(cconv).map_err(|message| LinkError::BadSignature {
-                module: name.clone(),
-                what: format!("import '{}'", imp.full_name),
-                cconv: cconv.to_string(),
-                message,
-            })?;
-            let target = self.resolve_import(&name, imp.full_name, &sig, imp.optional)?;
-            import_sigs.push(sig);
-            import_names.push(imp.full_name.to_string());
-            imports.push(target);
-        }
-        // Verify and pre-decode.
-        let facts = ModuleFacts {
-            function_count: module.function_count(),
-            signatures: &signatures,
-            imports: &import_sigs,
-            type_count: types.len(),
-            rodata_count: module.rodata_count(),
-            global_bytes: module.global_bytes_capacity(),
-            global_refs: module.global_ref_count(),
-        };
-        let mut funcs = Vec::with_capacity(module.function_count());
-        #[allow(clippy::needless_range_loop)]
-        for ord in 0..module.function_count() {
-            let fname = || {
-                names[ord]
-                    .clone()
-                    .unwrap_or_else(|| format!("ordinal {ord}"))
-            };
-            let (desc, code) = match (
-                module.function_descriptor(ord),
-                module.function_bytecode(ord),
-            ) {
-                (Some(d), Some(c)) => (d, c),
-                _ => {
-                    return Err(LinkError::Verify {
-                        module: name.clone(),
-                        function: fname(),
-                        source: VerifyError {
-                            ordinal: ord as u32,
-                            offset: 0,
-                            message: "missing function descriptor".into(),
-                        },
-                    })
-                }
-            };
-            let f = program::compile(
-                code,
-                ord as u32,
-                desc.i32_register_count,
-                desc.ref_register_count,
-                desc.block_count,
-                desc.requirements | module.requirements(),
-                &facts,
-            )
-            .map_err(|source| LinkError::Verify {
-                module: name.clone(),
-                function: fname(),
-                source,
-            })?;
-            funcs.push(Arc::new(f));
-        }
-        let rodata = (0..module.rodata_count())
-            .map(|i| {
-                let range = module.rodata_range(i).unwrap_or(0..0);
-                Arc::new(Buffer::rodata(module.clone(), range))
-            })
-            .collect();
-        let exports = export_list
-            .iter()
-            .map(|e| (e.local_name.to_string(), e.internal_ordinal as u32))
-            .collect::<HashMap<_, _>>();
-        let has_init = exports.get("__init").copied();
-        // Module globals: charged to the memory budget and allocated
-        // fallibly (their sizes come from the file, within Limits).
-        let (nbytes, nrefs) = (module.global_bytes_capacity(), module.global_ref_count());
-        let state_bytes = (nbytes as u64)
-            .saturating_add((nrefs as u64).saturating_mul(std::mem::size_of::<Ref>() as u64));
-        let state_charge =
-            crate::budget::Charge::new(&self.memory, state_bytes, "the module's globals").map_err(
-                |trap| LinkError::Init {
-                    module: name.clone(),
-                    trap,
-                },
-            )?;
-        let no_memory = || LinkError::Init {
-            module: name.clone(),
-            trap: Trap::new(
-                StatusCode::ResourceExhausted,
-                format!("cannot allocate {state_bytes} bytes of module globals"),
-            ),
-        };
-        let mut rwdata = Vec::new();
-        rwdata.try_reserve_exact(nbytes).map_err(|_| no_memory())?;
-        rwdata.resize(nbytes, 0u8);
-        let mut global_refs = Vec::new();
-        global_refs
-            .try_reserve_exact(nrefs)
-            .map_err(|_| no_memory())?;
-        global_refs.resize(nrefs, Ref::Null);
-        let instance = BytecodeInstance {
-            rwdata,
-            global_refs,
-            _state_charge: state_charge,
-            name: name.clone(),
-            module,
-            funcs,
-            signatures,
-            import_sigs: import_sigs.into_iter().map(Arc::new).collect(),
-            import_names,
-            imports,
-            types,
-            rodata,
-            exports,
-            names,
-        };
-        self.modules.push(Registered::Bytecode(Box::new(instance)));
-        if let Some(ord) = has_init {
-            let f = Func::new(
-                self.id,
-                FuncTarget::Bytecode {
-                    module: self.modules.len() as u32 - 1,
-                    ordinal: ord,
-                },
-                format!("{name}.__init"),
-                Signature::default(),
-            );
-            if let Err(trap) = self.invoke(&f, &[]) {
-                // No frame may outlive its function (see `exec::FuncRef`).
-                // A call suspended elsewhere made `invoke` fail before
-                // pushing any frame of this module, and is kept.
-                if !self.stack.is_suspended() {
-                    self.stack.clear();
-                }
-                self.modules.pop();
-                return Err(LinkError::Init { module: name, trap });
-            }
-        }
-        Ok(())
-    }
-
-    fn resolve_import(
-        &self,
-        module: &str,
-        full_name: &str,
-        sig: &Signature,
-        optional: bool,
-    ) -> Result<ImportTarget, LinkError> {
-        let found = full_name.split_once('.').and_then(|(m, f)| {
-            self.modules
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(_, r)| r.name() == m)
-                .and_then(|(i, r)| r.export(i as u32, f))
-        });
-        match found {
-            Some((target, export_sig)) => {
-                // The calling conventions must be equal as written, spans
-                // included (as the reference's context does): a variadic
-                // import never links to a plain export whose flattened kinds
-                // happen to match.
-                if export_sig.text() != sig.text() {
-                    return Err(LinkError::SignatureMismatch {
-                        module: module.to_string(),
-                        import: full_name.to_string(),
-                        provider: full_name.split_once('.').map_or("", |p| p.0).to_string(),
-                        expected: sig.text(),
-                        found: export_sig.text(),
-                    });
-                }
-                Ok(target)
-            }
-            None if optional => Ok(ImportTarget::Unresolved),
-            None => {
-                let provider = full_name.split_once('.').map_or(full_name, |p| p.0);
-                Err(LinkError::MissingImport {
-                    module: module.to_string(),
-                    import: full_name.to_string(),
-                    provider: provider.to_string(),
-                    provider_registered: self.modules.iter().any(|r| r.name() == provider),
-                })
-            }
-        }
-    }
-
     /// Finds a function by `module.function` (in the most recently
     /// registered module of that name, which hides earlier ones), or by bare
     /// name in the most recently registered module that exports it. The
@@ -1225,19 +718,20 @@ impl Context {
     pub(crate) fn describe(&self, module: u32, ordinal: u32, offset: u32) -> TrapFrame {
         match self.modules.get(module as usize) {
             Some(Registered::Bytecode(b)) => {
+                let db = b.module.debug_database();
                 let function = b
                     .names
                     .get(ordinal as usize)
                     .cloned()
                     .flatten()
                     .unwrap_or_else(|| {
-                        function_local_name(&b.module, ordinal)
+                        db.and_then(|db| db.function_local_name(ordinal))
                             .unwrap_or_else(|| format!("fn{ordinal}"))
                     });
-                let (location, source) = match location_index(&b.module, &b.names, ordinal, offset)
-                {
-                    Some((db, loc)) => (Some(db.render(loc)), db.call_chain(loc)),
-                    None => (None, Vec::new()),
+                let loc = db.and_then(|db| db.location_index(ordinal, offset, &b.names));
+                let (location, source) = match (db, loc) {
+                    (Some(db), Some(loc)) => (Some(db.render(loc)), db.call_chain(loc)),
+                    _ => (None, Vec::new()),
                 };
                 TrapFrame {
                     module: b.name.clone(),
@@ -1270,36 +764,6 @@ impl Context {
             },
         }
     }
-}
-
-/// The debug database of `module` and the location-table index of
-/// `offset` in function `ordinal`, when the module has one.
-pub(crate) fn location_index<'m>(
-    module: &'m Module,
-    names: &[Option<String>],
-    ordinal: u32,
-    offset: u32,
-) -> Option<(crate::loader::DebugDatabase<'m>, i64)> {
-    let db = module.debug_database()?;
-    let lname = function_local_name(module, ordinal)
-        .or_else(|| names.get(ordinal as usize).cloned().flatten())
-        .or_else(|| {
-            module
-                .exports()
-                .iter()
-                .find(|e| e.internal_ordinal == ordinal as usize)
-                .map(|e| e.local_name.to_string())
-        })?;
-    let map = db.source_map_for(ordinal as usize, Some(&lname))?;
-    let loc = map.location_at(offset)?;
-    Some((db, loc as i64))
-}
-
-fn function_local_name(module: &Module, ordinal: u32) -> Option<String> {
-    let db = module.debug_database()?;
-    let map = db.source_map(ordinal as usize)?;
-    let n = map.local_name();
-    (!n.is_empty()).then(|| n.to_string())
 }
 
 fn check_args(name: &str, sig: &Signature, args: &[Value]) -> Result<(), Trap> {

@@ -1,328 +1,18 @@
-//! Reference-counted VM objects: byte buffers, lists, and objects of types
-//! that host modules register. A [`Ref`] is a counted handle (or null);
-//! cloning retains, dropping releases, and "move" operands transfer the
-//! handle without touching the count.
+//! `!vm.buffer`: byte buffers ([`Buffer`]), the pool that recycles their
+//! memory ([`BufferPool`]), and the bytes lent to native code
+//! ([`RawBytes`]). Every access to a mutable buffer's bytes happens under
+//! its thread lease (the child module `lease`).
 
-use std::any::Any;
-use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::sync::{Mutex, RwLockReadGuard};
+use std::sync::Mutex;
 
 use crate::loader::Module;
 use crate::trap::{StatusCode, Trap};
 
-/// Identity of a reference type. Built-in types have fixed ids; host types
-/// get theirs from a process-wide registry by name ([`RefType::named`]),
-/// so an id means the same type in every [`Instance`](crate::Instance).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RefType(pub u32);
-
-/// Names of the host-registered types, indexed by `id - FIRST_HOST`.
-static HOST_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
-impl RefType {
-    /// `!vm.buffer`.
-    pub const BUFFER: RefType = RefType(1);
-    /// `!vm.list<...>`.
-    pub const LIST: RefType = RefType(2);
-    /// First id handed out to host-registered types.
-    pub const FIRST_HOST: u32 = 16;
-
-    /// The host type named `name` (without `!`, e.g. `env.counter`),
-    /// registering it on first use.
-    pub fn named(name: &str) -> RefType {
-        if let Some(t) = RefType::lookup(name) {
-            return t;
-        }
-        let mut types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = types.iter().position(|t| t == name) {
-            return RefType(RefType::FIRST_HOST + i as u32);
-        }
-        types.push(name.to_string());
-        RefType(RefType::FIRST_HOST + types.len() as u32 - 1)
-    }
-
-    /// The type named `name` (without `!`), if built in or registered.
-    pub fn lookup(name: &str) -> Option<RefType> {
-        match name {
-            "vm.buffer" => return Some(RefType::BUFFER),
-            n if n.starts_with("vm.list") => return Some(RefType::LIST),
-            _ => {}
-        }
-        let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-        types
-            .iter()
-            .position(|t| t == name)
-            .map(|i| RefType(RefType::FIRST_HOST + i as u32))
-    }
-
-    /// The type's name (without `!`).
-    pub fn name(self) -> String {
-        match self {
-            RefType::BUFFER => "vm.buffer".into(),
-            RefType::LIST => "vm.list".into(),
-            RefType(id) => {
-                let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-                id.checked_sub(RefType::FIRST_HOST)
-                    .and_then(|i| types.get(i as usize).cloned())
-                    .unwrap_or_else(|| format!("type#{id}"))
-            }
-        }
-    }
-}
-
-/// A primitive element type (of lists and variants).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ValueType {
-    /// 8-bit integer.
-    I8,
-    /// 16-bit integer.
-    I16,
-    /// 32-bit integer.
-    I32,
-    /// 64-bit integer.
-    I64,
-    /// 32-bit float.
-    F32,
-    /// 64-bit float.
-    F64,
-}
-
-/// What an entry of a module's type table denotes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TypeDef {
-    /// A primitive type.
-    Value(ValueType),
-    /// A reference type.
-    Ref(RefType),
-    /// Any type (`!vm.opaque`, `?`): variant storage, no type checks.
-    Any,
-}
-
-impl TypeDef {
-    /// Whether `r` may be stored where this type is expected (null always
-    /// may).
-    #[inline]
-    pub fn admits(self, r: &Ref) -> bool {
-        match (self, r.ref_type()) {
-            (_, None) | (TypeDef::Any, _) => true,
-            (TypeDef::Ref(t), Some(u)) => t == u,
-            _ => false,
-        }
-    }
-
-    /// Checks that `r` may be stored where this type is expected (IREE's
-    /// "retain or move checked": null always passes).
-    #[inline]
-    pub fn check_ref(self, r: &Ref) -> Result<(), Trap> {
-        if self.admits(r) {
-            Ok(())
-        } else {
-            Err(Trap::new(
-                StatusCode::InvalidArgument,
-                "source ref type mismatch",
-            ))
-        }
-    }
-}
-
-/// A host object behind a reference of a host-registered type.
-pub struct HostObject {
-    ty: RefType,
-    type_name: Arc<str>,
-    value: Box<dyn Any + Send + Sync>,
-}
-
-impl HostObject {
-    /// Wraps `value` as an object of registered type `ty` named `type_name`.
-    /// Objects are shared by every holder of a ref, on any thread, hence
-    /// `Send + Sync` (use atomics or a `Mutex` for state that changes).
-    ///
-    /// # Panics
-    /// When `ty` is a built-in type (`!vm.buffer`, `!vm.list`): a host
-    /// object must not pass type checks as one of those.
-    pub fn new(
-        ty: RefType,
-        type_name: impl Into<Arc<str>>,
-        value: Box<dyn Any + Send + Sync>,
-    ) -> Self {
-        let type_name = type_name.into();
-        assert!(
-            ty.0 >= RefType::FIRST_HOST,
-            "a host object cannot have the built-in type `{type_name}`"
-        );
-        HostObject {
-            ty,
-            type_name,
-            value,
-        }
-    }
-    /// The object's type.
-    pub fn ref_type(&self) -> RefType {
-        self.ty
-    }
-    /// The registered name of the object's type.
-    pub fn type_name(&self) -> &str {
-        &self.type_name
-    }
-    /// The wrapped value, if it is a `T`.
-    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
-        self.value.downcast_ref()
-    }
-}
-
-impl Ref {
-    /// A new object of host type `type_name` (without `!`) holding `value`.
-    ///
-    /// # Panics
-    /// When `type_name` names a built-in type (`vm.buffer`, `vm.list...`).
-    pub fn host<T: Send + Sync + 'static>(type_name: &str, value: T) -> Ref {
-        let ty = RefType::named(type_name);
-        Ref::Host(Arc::new(HostObject::new(ty, type_name, Box::new(value))))
-    }
-
-    /// The host object's value, if this is a host object holding a `T`.
-    pub fn downcast<T: 'static>(&self) -> Option<&T> {
-        match self {
-            Ref::Host(h) => h.downcast_ref(),
-            _ => None,
-        }
-    }
-}
-
-/// A counted reference to a VM object, or null.
-#[derive(Clone, Default)]
-pub enum Ref {
-    /// The null reference.
-    #[default]
-    Null,
-    /// A `!vm.buffer`.
-    Buffer(Arc<Buffer>),
-    /// A `!vm.list`.
-    List(Arc<List>),
-    /// An object of a host-registered type.
-    Host(Arc<HostObject>),
-}
-
-impl Ref {
-    /// Whether this is the null reference.
-    #[inline]
-    pub fn is_null(&self) -> bool {
-        matches!(self, Ref::Null)
-    }
-
-    /// The object's type, or `None` for null.
-    #[inline]
-    pub fn ref_type(&self) -> Option<RefType> {
-        match self {
-            Ref::Null => None,
-            Ref::Buffer(_) => Some(RefType::BUFFER),
-            Ref::List(_) => Some(RefType::LIST),
-            Ref::Host(h) => Some(h.ty),
-        }
-    }
-
-    /// Whether both refer to the same object (or both are null).
-    pub fn ptr_eq(&self, other: &Ref) -> bool {
-        match (self, other) {
-            (Ref::Null, Ref::Null) => true,
-            (Ref::Buffer(a), Ref::Buffer(b)) => Arc::ptr_eq(a, b),
-            (Ref::List(a), Ref::List(b)) => Arc::ptr_eq(a, b),
-            (Ref::Host(a), Ref::Host(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
-    }
-
-    /// The buffer, or an error naming `what` when null or not a buffer.
-    #[inline(always)]
-    pub fn buffer(&self, what: &'static str) -> Result<&Arc<Buffer>, Trap> {
-        match self {
-            Ref::Buffer(b) => Ok(b),
-            other => Err(other.not_a_buffer(what)),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn not_a_buffer(&self, what: &'static str) -> Trap {
-        let problem = if self.is_null() {
-            "is null"
-        } else {
-            "is not a !vm.buffer"
-        };
-        Trap::new(StatusCode::InvalidArgument, format!("{what} {problem}"))
-    }
-
-    /// The list this is, if it is one (the interpreter's fast path; the
-    /// errors come from [`Ref::list`]).
-    #[inline]
-    pub(crate) fn list_fast(&self) -> Option<&List> {
-        match self {
-            Ref::List(l) => Some(l),
-            _ => None,
-        }
-    }
-
-    /// The list, or an error when null or not a list.
-    #[inline]
-    pub fn list(&self) -> Result<&Arc<List>, Trap> {
-        match self {
-            Ref::List(l) => Ok(l),
-            Ref::Null => Err(Trap::new(StatusCode::InvalidArgument, "list is null")),
-            _ => Err(Trap::new(
-                StatusCode::InvalidArgument,
-                "list is not a !vm.list",
-            )),
-        }
-    }
-
-    /// Number of strong handles to the object (0 for null).
-    pub fn ref_count(&self) -> usize {
-        match self {
-            Ref::Null => 0,
-            Ref::Buffer(b) => Arc::strong_count(b),
-            Ref::List(l) => Arc::strong_count(l),
-            Ref::Host(h) => Arc::strong_count(h),
-        }
-    }
-}
-
-impl From<Buffer> for Ref {
-    /// A new counted handle to `buffer`.
-    fn from(buffer: Buffer) -> Ref {
-        Ref::Buffer(Arc::new(buffer))
-    }
-}
-
-impl From<List> for Ref {
-    /// A new counted handle to `list`.
-    fn from(list: List) -> Ref {
-        Ref::List(Arc::new(list))
-    }
-}
-
-impl fmt::Display for Ref {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Ref::Null => f.write_str("(null)"),
-            Ref::Buffer(b) => write!(f, "!vm.buffer[{}]", b.len()),
-            Ref::List(l) => write!(f, "!vm.list[{}]", l.len()),
-            Ref::Host(h) => write!(f, "!{}", h.type_name),
-        }
-    }
-}
-
-impl fmt::Debug for Ref {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Buffers
+pub(crate) mod lease;
 
 /// Who keeps a buffer's bytes alive.
 enum Owner {
@@ -574,7 +264,7 @@ pub struct Buffer {
     len: usize,
     mutable: bool,
     /// The thread lease and closure borrows of these bytes (see
-    /// `vm/lease.rs`): a word a root buffer allocates (`Box::into_raw`,
+    /// `vm/refs/buffer/lease.rs`): a word a root buffer allocates (`Box::into_raw`,
     /// freed in `Drop`) and its views share (kept alive by `owner`). One
     /// pointer load away on the interpreter's path, with no branch.
     lease: std::ptr::NonNull<AtomicU64>,
@@ -589,7 +279,7 @@ pub struct Buffer {
 // in alive through `owner`); the raw pointer is never reassigned and is only
 // dereferenced for `len` bytes. Every access to the bytes of a mutable
 // buffer is made by the thread that holds its lease word (shared by all
-// views of one allocation; `vm/lease.rs`), taken with Acquire and given
+// views of one allocation; `vm/refs/buffer/lease.rs`), taken with Acquire and given
 // back with Release, so accesses from different threads are ordered; on
 // the holding thread, the word's borrow field keeps a `&mut [u8]` from
 // coexisting with any other slice or interpreter access. Read-only buffers
@@ -661,10 +351,10 @@ fn in_use() -> Trap {
     )
 }
 
-fn conflict(c: crate::lease::Conflict) -> Trap {
+fn conflict(c: lease::Conflict) -> Trap {
     match c {
-        crate::lease::Conflict::ThisThread => in_use(),
-        crate::lease::Conflict::OtherThread => other_thread(),
+        lease::Conflict::ThisThread => in_use(),
+        lease::Conflict::OtherThread => other_thread(),
     }
 }
 
@@ -852,8 +542,8 @@ impl Buffer {
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
         match self.read(f) {
             Ok(out) => out,
-            Err(crate::lease::Conflict::ThisThread) => panic!("buffer already borrowed mutably"),
-            Err(crate::lease::Conflict::OtherThread) => {
+            Err(lease::Conflict::ThisThread) => panic!("buffer already borrowed mutably"),
+            Err(lease::Conflict::OtherThread) => {
                 panic!("buffer is in use by another thread's running context")
             }
         }
@@ -861,9 +551,9 @@ impl Buffer {
 
     /// Runs `f` over the bytes under a shared closure borrow; a conflicting
     /// borrow is returned without calling `f`.
-    fn read<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R, crate::lease::Conflict> {
+    fn read<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Result<R, lease::Conflict> {
         let guard = if self.mutable {
-            Some(crate::lease::borrow(self.lease_word(), true)?)
+            Some(lease::borrow(self.lease_word(), true)?)
         } else {
             None
         };
@@ -893,7 +583,7 @@ impl Buffer {
         if !self.mutable {
             return Err(read_only());
         }
-        let guard = crate::lease::borrow(self.lease_word(), false).map_err(conflict)?;
+        let guard = lease::borrow(self.lease_word(), false).map_err(conflict)?;
         // SAFETY: as in `with_bytes`; the borrow field was 0 and is now
         // `MUT`, so no other slice of these bytes is live and the
         // interpreter does not touch them until `guard` ends.
@@ -945,7 +635,7 @@ impl Buffer {
                 .iter()
                 .any(|e| e.mutable && std::ptr::eq(e.lease_word(), word));
             if b.mutable && !seen {
-                guards.push(crate::lease::borrow(word, false).map_err(conflict)?);
+                guards.push(lease::borrow(word, false).map_err(conflict)?);
             }
         }
         let parts: Vec<RawBytes> = buffers
@@ -971,7 +661,7 @@ impl Buffer {
     /// lease until it returns; outside, the load is one closure borrow.
     #[inline(always)]
     pub fn load<const N: usize>(self: &Arc<Self>, index: u64) -> Result<[u8; N], Trap> {
-        self.load_as(crate::lease::token(), index)
+        self.load_as(lease::token(), index)
     }
 
     /// [`Buffer::load`] for a caller that has read this thread's lease
@@ -1011,14 +701,14 @@ impl Buffer {
     ///
     /// The verdict holds until this thread's run ends or host code on this
     /// thread borrows the buffer: only then can the lease word change (other
-    /// threads wait for or refuse a leased buffer, `vm/lease.rs`).
+    /// threads wait for or refuse a leased buffer, `vm/refs/buffer/lease.rs`).
     /// Whether the thread with `token` may read the bytes without further
     /// checks when the lease word is `w`: it holds the lease (closure
     /// borrows of its own do not matter for reading), or the buffer is
     /// read-only.
     #[inline(always)]
     fn readable_with(&self, w: u64, token: u64) -> bool {
-        (w ^ token) < crate::lease::MUT || !self.mutable
+        (w ^ token) < lease::MUT || !self.mutable
     }
 
     /// Whether it may write them: it holds the lease with no closure
@@ -1046,8 +736,8 @@ impl Buffer {
         // interpreter's slow paths do.
         let taken = || {
             self.mutable
-                && crate::lease::in_run()
-                && crate::lease::acquire_for_run(self)
+                && lease::in_run()
+                && lease::acquire_for_run(self)
                 && allowed(self.lease_word().load(Ordering::Relaxed))
         };
         if fast || taken() {
@@ -1063,17 +753,17 @@ impl Buffer {
         if index >= (self.len / N) as u64 {
             return Err(self.access_error(index, N, false));
         }
-        if !crate::lease::in_run() {
+        if !lease::in_run() {
             // One shared closure borrow around the read (waits for other
             // threads); under it the fast path's check holds.
-            let _guard = crate::lease::borrow(self.lease_word(), true).map_err(conflict)?;
+            let _guard = lease::borrow(self.lease_word(), true).map_err(conflict)?;
             return self.load(index);
         }
-        if !crate::lease::acquire_for_run(self) {
+        if !lease::acquire_for_run(self) {
             return Err(other_thread());
         }
         let w = self.lease_word().load(Ordering::Relaxed);
-        if (w ^ crate::lease::token()) < crate::lease::MUT {
+        if (w ^ lease::token()) < lease::MUT {
             self.load(index)
         } else {
             Err(in_use())
@@ -1084,7 +774,7 @@ impl Buffer {
     /// [`Buffer::load`]).
     #[inline(always)]
     pub fn store<const N: usize>(self: &Arc<Self>, index: u64, value: [u8; N]) -> Result<(), Trap> {
-        self.store_as(crate::lease::token(), index, value)
+        self.store_as(lease::token(), index, value)
     }
 
     /// [`Buffer::store`] with this thread's token read by the caller.
@@ -1124,14 +814,14 @@ impl Buffer {
         if index >= (self.len / N) as u64 || !self.mutable {
             return Err(self.access_error(index, N, true));
         }
-        if !crate::lease::in_run() {
+        if !lease::in_run() {
             let at = index as usize * N;
             return self.with_bytes_mut(|b| b[at..at + N].copy_from_slice(&value));
         }
-        if !crate::lease::acquire_for_run(self) {
+        if !lease::acquire_for_run(self) {
             return Err(other_thread());
         }
-        if self.lease_word().load(Ordering::Relaxed) == crate::lease::token() {
+        if self.lease_word().load(Ordering::Relaxed) == lease::token() {
             self.store(index, value)
         } else {
             Err(in_use())
@@ -1287,559 +977,10 @@ fn siphash24(data: &[u8]) -> u64 {
     v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 
-// ---------------------------------------------------------------------------
-// Lists
-
-/// One element of a list.
-#[derive(Clone, Debug, Default)]
-enum Slot {
-    #[default]
-    Empty,
-    I8(i8),
-    I16(i16),
-    I32(i32),
-    I64(i64),
-    F32(f32),
-    F64(f64),
-    Ref(Ref),
-}
-
-impl Slot {
-    fn value_type(&self) -> Option<ValueType> {
-        Some(match self {
-            Slot::I8(_) => ValueType::I8,
-            Slot::I16(_) => ValueType::I16,
-            Slot::I32(_) => ValueType::I32,
-            Slot::I64(_) => ValueType::I64,
-            Slot::F32(_) => ValueType::F32,
-            Slot::F64(_) => ValueType::F64,
-            _ => return None,
-        })
-    }
-
-    /// IREE's value conversion between list element types: integer widths
-    /// convert by sign extension or truncation, f32 and f64 convert to each
-    /// other, anything else reads as zero.
-    fn convert(&self, to: ValueType) -> Slot {
-        let from = match self.value_type() {
-            Some(t) => t,
-            None => return zero_slot(to),
-        };
-        if from == to {
-            return self.clone();
-        }
-        let as_int = match *self {
-            Slot::I8(v) => Some(v as i64),
-            Slot::I16(v) => Some(v as i64),
-            Slot::I32(v) => Some(v as i64),
-            Slot::I64(v) => Some(v),
-            _ => None,
-        };
-        match (as_int, to, self) {
-            (Some(v), ValueType::I8, _) => Slot::I8(v as i8),
-            (Some(v), ValueType::I16, _) => Slot::I16(v as i16),
-            (Some(v), ValueType::I32, _) => Slot::I32(v as i32),
-            (Some(v), ValueType::I64, _) => Slot::I64(v),
-            (None, ValueType::F64, Slot::F32(f)) => Slot::F64(*f as f64),
-            (None, ValueType::F32, Slot::F64(f)) => Slot::F32(*f as f32),
-            _ => zero_slot(to),
-        }
-    }
-}
-
-fn zero_slot(t: ValueType) -> Slot {
-    match t {
-        ValueType::I8 => Slot::I8(0),
-        ValueType::I16 => Slot::I16(0),
-        ValueType::I32 => Slot::I32(0),
-        ValueType::I64 => Slot::I64(0),
-        ValueType::F32 => Slot::F32(0.0),
-        ValueType::F64 => Slot::F64(0.0),
-    }
-}
-
-/// A `!vm.list`: a growable sequence of values of one element type, or of
-/// variants.
-pub struct List {
-    element: TypeDef,
-    items: crate::element_lock::ElementLock<Vec<Slot>>,
-    /// The context memory the element storage holds, when a program
-    /// allocated or grew the list (see [`List::reserve_charged`]).
-    charge: std::sync::Mutex<Option<crate::budget::Charge>>,
-}
-
-/// What a list costs besides its elements: the `List` and the counts of
-/// its `Arc`.
-const LIST_OVERHEAD_BYTES: u64 = std::mem::size_of::<List>() as u64 + 16;
-
-thread_local! {
-    /// Refs whose release a [`List`] drop further up this thread's stack
-    /// has taken over (`None`: no list drop in progress).
-    static PENDING_RELEASES: RefCell<Option<Vec<Ref>>> = const { RefCell::new(None) };
-}
-
-/// Ends the drain of [`PENDING_RELEASES`] also when a host object's drop
-/// panics (the refs still queued then leak rather than drop twice).
-struct DrainGuard;
-
-impl Drop for DrainGuard {
-    fn drop(&mut self) {
-        let _ = PENDING_RELEASES.try_with(|p| p.borrow_mut().take());
-    }
-}
-
-impl Drop for List {
-    /// Releases the elements without recursion: dropping a list of lists
-    /// (or of host objects holding lists) a million deep would otherwise
-    /// take a million nested drops and overflow the thread's stack. The
-    /// outermost list drop on a thread drains a queue that every list
-    /// dropped meanwhile appends its elements to, so the depth of nested
-    /// drops stays constant.
-    fn drop(&mut self) {
-        let items = std::mem::take(self.items.get_mut());
-        if !items
-            .iter()
-            .any(|s| matches!(s, Slot::Ref(Ref::List(_) | Ref::Host(_))))
-        {
-            return;
-        }
-        let mut refs: Vec<Ref> = items
-            .into_iter()
-            .filter_map(|s| match s {
-                Slot::Ref(r) => Some(r),
-                _ => None,
-            })
-            .collect();
-        // Already draining on this thread: queue the elements and return.
-        let queued = PENDING_RELEASES.try_with(|p| {
-            let mut p = p.borrow_mut();
-            match p.as_mut() {
-                Some(queue) => {
-                    queue.append(&mut refs);
-                    true
-                }
-                None => {
-                    *p = Some(Vec::new());
-                    false
-                }
-            }
-        });
-        if queued != Ok(false) {
-            // Queued, or the thread is exiting (no queue): plain drop.
-            return;
-        }
-        let _guard = DrainGuard;
-        loop {
-            // Each list these release queues its own elements.
-            drop(refs);
-            refs = PENDING_RELEASES.with(|p| {
-                p.borrow_mut()
-                    .as_mut()
-                    .map(std::mem::take)
-                    .unwrap_or_default()
-            });
-            if refs.is_empty() {
-                break;
-            }
-        }
-    }
-}
-
-fn index_error(i: u32, n: usize) -> Trap {
-    Trap::new(
-        StatusCode::OutOfRange,
-        format!("index {i} out of bounds ({n})"),
-    )
-}
-
-impl List {
-    /// An empty list with room for `capacity` elements.
-    pub fn new(element: TypeDef, capacity: u32) -> Result<List, Trap> {
-        let mut v = Vec::new();
-        v.try_reserve(capacity as usize).map_err(|_| {
-            Trap::new(
-                StatusCode::ResourceExhausted,
-                format!("cannot allocate a list of capacity {capacity}"),
-            )
-        })?;
-        Ok(List {
-            element,
-            items: crate::element_lock::ElementLock::new(v),
-            charge: std::sync::Mutex::new(None),
-        })
-    }
-
-    /// The element type.
-    pub fn element_type(&self) -> TypeDef {
-        self.element
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.items().len()
-    }
-
-    /// Whether the list is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Ensures room for `capacity` elements.
-    pub fn reserve(&self, capacity: u32) -> Result<(), Trap> {
-        let mut items = self.items_mut();
-        let extra = (capacity as usize).saturating_sub(items.len());
-        items
-            .try_reserve(extra)
-            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
-    }
-
-    /// [`List::reserve`] for a program: the element storage after it is
-    /// charged to `budget` first (failing, unchanged, when the budget has
-    /// not that much left), and grown exactly (no amortized slack a program
-    /// could pile up uncharged).
-    pub(crate) fn reserve_charged(
-        &self,
-        capacity: u32,
-        budget: &std::sync::Arc<crate::budget::MemoryBudget>,
-    ) -> Result<(), Trap> {
-        let mut items = self.items_mut();
-        let want = (capacity as usize).max(items.capacity());
-        // The elements, and the list itself with its reference counts.
-        let bytes = (want as u64)
-            .saturating_mul(std::mem::size_of::<Slot>() as u64)
-            .saturating_add(LIST_OVERHEAD_BYTES);
-        let mut charge = self.charge.lock().unwrap_or_else(|e| e.into_inner());
-        let charge = charge.get_or_insert_with(|| crate::budget::Charge::empty(budget));
-        charge.resize(bytes, "a list")?;
-        let extra = want.saturating_sub(items.len());
-        items
-            .try_reserve_exact(extra)
-            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
-    }
-
-    /// [`List::resize`] for a program, charged as [`List::reserve_charged`].
-    pub(crate) fn resize_charged(
-        &self,
-        size: u32,
-        budget: &std::sync::Arc<crate::budget::MemoryBudget>,
-    ) -> Result<(), Trap> {
-        self.reserve_charged(size, budget)?;
-        self.resize(size)
-    }
-
-    /// Grows (with empty or zero elements) or truncates to `size`.
-    pub fn resize(&self, size: u32) -> Result<(), Trap> {
-        self.reserve(size)?;
-        let fill = self.new_slot();
-        // Dropped elements are released after the lock is given back.
-        let dropped = {
-            let mut items = self.items_mut();
-            let keep = (size as usize).min(items.len());
-            let tail = items.split_off(keep);
-            items.resize(size as usize, fill);
-            tail
-        };
-        drop(dropped);
-        Ok(())
-    }
-
-    /// Whether elements of this list can be lists (`!vm.list<!vm.list<..>>`
-    /// or variants): only such lists can be part of a reference cycle.
-    pub(crate) fn may_hold_lists(&self) -> bool {
-        matches!(self.element, TypeDef::Any | TypeDef::Ref(RefType::LIST))
-    }
-
-    /// Calls `f` with every list this list holds. Returns false (without
-    /// calling `f`) when the contents are borrowed right now.
-    pub(crate) fn for_each_list(&self, mut f: impl FnMut(&Arc<List>)) -> bool {
-        let Some(items) = self.items.try_lock() else {
-            return false;
-        };
-        for slot in items.iter() {
-            if let Slot::Ref(Ref::List(l)) = slot {
-                f(l);
-            }
-        }
-        true
-    }
-
-    /// Removes and returns all elements (the cycle collector drops them
-    /// after the borrow ends). Empty when the contents are borrowed.
-    pub(crate) fn take_items(&self) -> Vec<impl Sized> {
-        match self.items.try_lock() {
-            Some(mut items) => std::mem::take(&mut *items),
-            None => Vec::new(),
-        }
-    }
-
-    /// The elements, locked (see `element_lock` for why not a `Mutex`). A
-    /// panic while they are locked releases them; it cannot leave them
-    /// inconsistent, every update being a single assignment or `Vec` call.
-    #[inline]
-    fn items(&self) -> crate::element_lock::ElementGuard<'_, Vec<Slot>> {
-        self.items.lock()
-    }
-
-    /// The elements, locked for a change. For a list that may hold lists,
-    /// the change also holds the cycle collector off (`cycles::EDGES`):
-    /// the collector must not see edges between lists move while it works.
-    fn items_mut(&self) -> ItemsMut<'_> {
-        let edges = self.may_hold_lists().then(crate::cycles::edge_change);
-        ItemsMut {
-            items: self.items(),
-            _edges: edges,
-        }
-    }
-
-    fn get_slot(&self, i: u32, as_type: ValueType) -> Result<Slot, Trap> {
-        let items = self.items();
-        let slot = items
-            .get(i as usize)
-            .ok_or_else(|| index_error(i, items.len()))?;
-        match slot {
-            Slot::Ref(_) | Slot::Empty if !matches!(self.element, TypeDef::Value(_)) => {
-                Err(Trap::new(
-                    StatusCode::FailedPrecondition,
-                    format!("variant at index {i} is not a value type"),
-                ))
-            }
-            s => Ok(s.convert(as_type)),
-        }
-    }
-
-    /// The bits of element `i` when it is stored as exactly `as_type`, one
-    /// of i32, i64, f32, f64 (the common case of `vm.list.get.*`, taken by
-    /// the interpreter's fast path); `None` for anything that needs a
-    /// conversion or an error, which the full getters handle.
-    #[inline]
-    pub(crate) fn get_bits(&self, i: u32, as_type: ValueType) -> Option<u64> {
-        match (self.items().get(i as usize)?, as_type) {
-            (Slot::I32(v), ValueType::I32) => Some(*v as u32 as u64),
-            (Slot::I64(v), ValueType::I64) => Some(*v as u64),
-            (Slot::F32(v), ValueType::F32) => Some(v.to_bits() as u64),
-            (Slot::F64(v), ValueType::F64) => Some(v.to_bits()),
-            _ => None,
-        }
-    }
-
-    /// Sets element `i` of a list whose element type is exactly `as_type`
-    /// (i32, i64, f32 or f64) to `bits` (the common case of
-    /// `vm.list.set.*`); `false`, with nothing changed, for anything else,
-    /// which the full setters handle.
-    #[inline]
-    pub(crate) fn set_bits(&self, i: u32, as_type: ValueType, bits: u64) -> bool {
-        if self.element != TypeDef::Value(as_type) {
-            return false;
-        }
-        let value = match as_type {
-            ValueType::I32 => Slot::I32(bits as u32 as i32),
-            ValueType::I64 => Slot::I64(bits as i64),
-            ValueType::F32 => Slot::F32(f32::from_bits(bits as u32)),
-            ValueType::F64 => Slot::F64(f64::from_bits(bits)),
-            _ => return false,
-        };
-        // A list of values holds no refs: no edge for the cycle collector
-        // moves, and the old element needs no release.
-        match self.items().get_mut(i as usize) {
-            Some(slot) => {
-                *slot = value;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Element `i` as an i32 (converted like IREE does).
-    pub fn get_i32(&self, i: u32) -> Result<i32, Trap> {
-        match self.get_slot(i, ValueType::I32)? {
-            Slot::I32(v) => Ok(v),
-            _ => Ok(0),
-        }
-    }
-    /// Element `i` as an i64.
-    pub fn get_i64(&self, i: u32) -> Result<i64, Trap> {
-        match self.get_slot(i, ValueType::I64)? {
-            Slot::I64(v) => Ok(v),
-            _ => Ok(0),
-        }
-    }
-    /// Element `i` as an f32.
-    pub fn get_f32(&self, i: u32) -> Result<f32, Trap> {
-        match self.get_slot(i, ValueType::F32)? {
-            Slot::F32(v) => Ok(v),
-            _ => Ok(0.0),
-        }
-    }
-    /// Element `i` as an f64.
-    pub fn get_f64(&self, i: u32) -> Result<f64, Trap> {
-        match self.get_slot(i, ValueType::F64)? {
-            Slot::F64(v) => Ok(v),
-            _ => Ok(0.0),
-        }
-    }
-
-    /// A new element: zero in a list of values, empty otherwise.
-    fn new_slot(&self) -> Slot {
-        match self.element {
-            TypeDef::Value(t) => zero_slot(t),
-            _ => Slot::Empty,
-        }
-    }
-
-    /// `value` as this list stores it: converted to the element type, or
-    /// refused by a list of refs.
-    fn value_slot(&self, value: Slot) -> Result<Slot, Trap> {
-        match self.element {
-            TypeDef::Value(t) => Ok(value.convert(t)),
-            TypeDef::Any => Ok(value),
-            TypeDef::Ref(_) => Err(Trap::new(
-                StatusCode::FailedPrecondition,
-                "list cannot store values",
-            )),
-        }
-    }
-
-    /// `r` as this list stores it: type-checked, or refused by a list of
-    /// values.
-    fn ref_slot(&self, r: Ref) -> Result<Slot, Trap> {
-        match self.element {
-            TypeDef::Value(_) => Err(Trap::new(
-                StatusCode::FailedPrecondition,
-                "list cannot store refs",
-            )),
-            t => {
-                t.check_ref(&r)?;
-                Ok(Slot::Ref(r))
-            }
-        }
-    }
-
-    /// Replaces element `i` with `slot` (already checked).
-    fn replace(&self, i: u32, slot: Slot) -> Result<(), Trap> {
-        let mut items = self.items_mut();
-        let n = items.len();
-        let dst = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        let old = std::mem::replace(dst, slot);
-        drop(items);
-        drop(old); // released outside the lock (it may be a list)
-        Ok(())
-    }
-
-    fn set_slot(&self, i: u32, value: Slot) -> Result<(), Trap> {
-        self.replace(i, self.value_slot(value)?)
-    }
-
-    /// Sets element `i` to an i32.
-    pub fn set_i32(&self, i: u32, v: i32) -> Result<(), Trap> {
-        self.set_slot(i, Slot::I32(v))
-    }
-    /// Sets element `i` to an i64.
-    pub fn set_i64(&self, i: u32, v: i64) -> Result<(), Trap> {
-        self.set_slot(i, Slot::I64(v))
-    }
-    /// Sets element `i` to an f32.
-    pub fn set_f32(&self, i: u32, v: f32) -> Result<(), Trap> {
-        self.set_slot(i, Slot::F32(v))
-    }
-    /// Sets element `i` to an f64.
-    pub fn set_f64(&self, i: u32, v: f64) -> Result<(), Trap> {
-        self.set_slot(i, Slot::F64(v))
-    }
-
-    /// Element `i` as a reference; `take` moves it out (leaving the slot
-    /// empty) instead of retaining.
-    pub fn get_ref(&self, i: u32, take: bool) -> Result<Ref, Trap> {
-        let mut items = self.items_mut();
-        let n = items.len();
-        let slot = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        match self.element {
-            TypeDef::Value(_) => Err(Trap::new(
-                StatusCode::FailedPrecondition,
-                "list does not store refs",
-            )),
-            _ => match slot {
-                Slot::Ref(r) => Ok(if take { std::mem::take(r) } else { r.clone() }),
-                Slot::Empty => Ok(Ref::Null),
-                _ => Err(Trap::new(
-                    StatusCode::FailedPrecondition,
-                    format!("variant at index {i} is not a ref"),
-                )),
-            },
-        }
-    }
-
-    /// Sets element `i` to a reference (type-checked for typed ref lists).
-    pub fn set_ref(&self, i: u32, r: Ref) -> Result<(), Trap> {
-        self.replace(i, self.ref_slot(r)?)
-    }
-
-    /// Element `i` as a [`Value`](crate::Value).
-    pub fn get(&self, i: u32) -> Result<crate::Value, Trap> {
-        use crate::Value;
-        let items = self.items();
-        let slot = items
-            .get(i as usize)
-            .ok_or_else(|| index_error(i, items.len()))?;
-        Ok(match slot {
-            Slot::Empty => Value::None,
-            Slot::I8(v) => Value::I32(*v as i32),
-            Slot::I16(v) => Value::I32(*v as i32),
-            Slot::I32(v) => Value::I32(*v),
-            Slot::I64(v) => Value::I64(*v),
-            Slot::F32(v) => Value::F32(*v),
-            Slot::F64(v) => Value::F64(*v),
-            Slot::Ref(r) => Value::Ref(r.clone()),
-        })
-    }
-
-    /// Appends a value (converted to the element type for typed lists).
-    ///
-    /// One step under the list's lock: pushes from several threads each
-    /// land in their own element.
-    pub fn push(&self, v: crate::Value) -> Result<(), Trap> {
-        use crate::Value;
-        let slot = match v {
-            Value::I32(x) => self.value_slot(Slot::I32(x))?,
-            Value::I64(x) => self.value_slot(Slot::I64(x))?,
-            Value::F32(x) => self.value_slot(Slot::F32(x))?,
-            Value::F64(x) => self.value_slot(Slot::F64(x))?,
-            Value::Ref(r) => self.ref_slot(r)?,
-            Value::None => self.new_slot(),
-        };
-        let mut items = self.items_mut();
-        if items.len() >= u32::MAX as usize {
-            return Err(Trap::new(StatusCode::ResourceExhausted, "list is full"));
-        }
-        items
-            .try_reserve(1)
-            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))?;
-        items.push(slot);
-        Ok(())
-    }
-}
-
-/// A list's elements locked for a change (`List::items_mut`); field order
-/// releases the elements before the collector's guard.
-struct ItemsMut<'a> {
-    items: crate::element_lock::ElementGuard<'a, Vec<Slot>>,
-    _edges: Option<RwLockReadGuard<'static, ()>>,
-}
-
-impl std::ops::Deref for ItemsMut<'_> {
-    type Target = Vec<Slot>;
-    fn deref(&self) -> &Vec<Slot> {
-        &self.items
-    }
-}
-
-impl std::ops::DerefMut for ItemsMut<'_> {
-    fn deref_mut(&mut self) -> &mut Vec<Slot> {
-        &mut self.items
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn pools_recycle_by_length_within_their_cap() {
         let pool = BufferPool::new(3000);
@@ -1871,8 +1012,6 @@ mod tests {
         assert_eq!(pool.held_bytes(), MAPPED_BUFFER_BYTES);
         assert_eq!(pool.allocate(0).unwrap().len(), 0);
     }
-
-    use super::*;
 
     #[test]
     fn buffer_bounds_and_fill() {
@@ -1917,16 +1056,6 @@ mod tests {
         let empty = Arc::new(Buffer::new(0).unwrap());
         assert!(empty.load::<1>(0).is_err());
         assert!(empty.with_bytes(|x| x.is_empty()));
-    }
-
-    #[test]
-    fn list_conversions() {
-        let l = List::new(TypeDef::Value(ValueType::I8), 0).unwrap();
-        l.resize(2).unwrap();
-        l.set_i32(0, 0x1FF).unwrap();
-        assert_eq!(l.get_i32(0).unwrap(), -1);
-        assert!(l.get_i32(2).is_err());
-        assert!(l.set_ref(0, Ref::Null).is_err());
     }
 
     #[test]

@@ -1,18 +1,23 @@
 //! Functions of a context as the embedder sees them: [`Func`] (found by
 //! [`Context::function`], with its parameter and result [`ValType`]s),
 //! [`TypedFunc`] (a function whose signature was checked once against Rust
-//! types, then called with plain Rust values), and [`LookupError`].
+//! types, then called with plain Rust values), and [`LookupError`]. The
+//! conversion of those Rust values, [`HostValue`] (shared with host
+//! functions) and [`HostRef`], is the child module `host_value`.
 
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::context::{CallState, Context};
-use crate::native::HostValue;
 use crate::program::Signature;
 use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
 use crate::value::Value;
+
+mod host_value;
+
+pub use host_value::{HostRef, HostValue};
 
 /// The type of a function parameter or result: what one element of a
 /// calling convention (`0iIfFr_...`) denotes.
@@ -368,7 +373,7 @@ single_call_value!(i64);
 single_call_value!(f32);
 single_call_value!(f64);
 single_call_value!(Ref);
-single_call_value!(crate::HostRef<H>, H);
+single_call_value!(HostRef<H>, H);
 
 macro_rules! tuple_call_values {
     ($n:literal; $($t:ident $i:tt),+) => {

@@ -1,0 +1,595 @@
+//! `!vm.list`: growable sequences of values of one element type
+//! ([`ValueType`]) or of variants ([`List`]), with IREE's conversions
+//! between element types. The elements sit behind an element lock (the
+//! child module `element_lock`); lists that can hold lists are tracked for
+//! the cycle collector (the child module `cycles`).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::RwLockReadGuard;
+
+use super::{Ref, RefType, TypeDef};
+use crate::trap::{StatusCode, Trap};
+
+pub(crate) mod cycles;
+pub(crate) mod element_lock;
+
+/// A primitive element type (of lists and variants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    /// 8-bit integer.
+    I8,
+    /// 16-bit integer.
+    I16,
+    /// 32-bit integer.
+    I32,
+    /// 64-bit integer.
+    I64,
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+}
+
+/// One element of a list.
+#[derive(Clone, Debug, Default)]
+enum Slot {
+    #[default]
+    Empty,
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    Ref(Ref),
+}
+
+impl Slot {
+    fn value_type(&self) -> Option<ValueType> {
+        Some(match self {
+            Slot::I8(_) => ValueType::I8,
+            Slot::I16(_) => ValueType::I16,
+            Slot::I32(_) => ValueType::I32,
+            Slot::I64(_) => ValueType::I64,
+            Slot::F32(_) => ValueType::F32,
+            Slot::F64(_) => ValueType::F64,
+            _ => return None,
+        })
+    }
+
+    /// IREE's value conversion between list element types: integer widths
+    /// convert by sign extension or truncation, f32 and f64 convert to each
+    /// other, anything else reads as zero.
+    fn convert(&self, to: ValueType) -> Slot {
+        let from = match self.value_type() {
+            Some(t) => t,
+            None => return zero_slot(to),
+        };
+        if from == to {
+            return self.clone();
+        }
+        let as_int = match *self {
+            Slot::I8(v) => Some(v as i64),
+            Slot::I16(v) => Some(v as i64),
+            Slot::I32(v) => Some(v as i64),
+            Slot::I64(v) => Some(v),
+            _ => None,
+        };
+        match (as_int, to, self) {
+            (Some(v), ValueType::I8, _) => Slot::I8(v as i8),
+            (Some(v), ValueType::I16, _) => Slot::I16(v as i16),
+            (Some(v), ValueType::I32, _) => Slot::I32(v as i32),
+            (Some(v), ValueType::I64, _) => Slot::I64(v),
+            (None, ValueType::F64, Slot::F32(f)) => Slot::F64(*f as f64),
+            (None, ValueType::F32, Slot::F64(f)) => Slot::F32(*f as f32),
+            _ => zero_slot(to),
+        }
+    }
+}
+
+fn zero_slot(t: ValueType) -> Slot {
+    match t {
+        ValueType::I8 => Slot::I8(0),
+        ValueType::I16 => Slot::I16(0),
+        ValueType::I32 => Slot::I32(0),
+        ValueType::I64 => Slot::I64(0),
+        ValueType::F32 => Slot::F32(0.0),
+        ValueType::F64 => Slot::F64(0.0),
+    }
+}
+
+/// A `!vm.list`: a growable sequence of values of one element type, or of
+/// variants.
+pub struct List {
+    element: TypeDef,
+    items: element_lock::ElementLock<Vec<Slot>>,
+    /// The context memory the element storage holds, when a program
+    /// allocated or grew the list (see [`List::reserve_charged`]).
+    charge: std::sync::Mutex<Option<crate::budget::Charge>>,
+}
+
+/// What a list costs besides its elements: the `List` and the counts of
+/// its `Arc`.
+const LIST_OVERHEAD_BYTES: u64 = std::mem::size_of::<List>() as u64 + 16;
+
+thread_local! {
+    /// Refs whose release a [`List`] drop further up this thread's stack
+    /// has taken over (`None`: no list drop in progress).
+    static PENDING_RELEASES: RefCell<Option<Vec<Ref>>> = const { RefCell::new(None) };
+}
+
+/// Ends the drain of [`PENDING_RELEASES`] also when a host object's drop
+/// panics (the refs still queued then leak rather than drop twice).
+struct DrainGuard;
+
+impl Drop for DrainGuard {
+    fn drop(&mut self) {
+        let _ = PENDING_RELEASES.try_with(|p| p.borrow_mut().take());
+    }
+}
+
+impl Drop for List {
+    /// Releases the elements without recursion: dropping a list of lists
+    /// (or of host objects holding lists) a million deep would otherwise
+    /// take a million nested drops and overflow the thread's stack. The
+    /// outermost list drop on a thread drains a queue that every list
+    /// dropped meanwhile appends its elements to, so the depth of nested
+    /// drops stays constant.
+    fn drop(&mut self) {
+        let items = std::mem::take(self.items.get_mut());
+        if !items
+            .iter()
+            .any(|s| matches!(s, Slot::Ref(Ref::List(_) | Ref::Host(_))))
+        {
+            return;
+        }
+        let mut refs: Vec<Ref> = items
+            .into_iter()
+            .filter_map(|s| match s {
+                Slot::Ref(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        // Already draining on this thread: queue the elements and return.
+        let queued = PENDING_RELEASES.try_with(|p| {
+            let mut p = p.borrow_mut();
+            match p.as_mut() {
+                Some(queue) => {
+                    queue.append(&mut refs);
+                    true
+                }
+                None => {
+                    *p = Some(Vec::new());
+                    false
+                }
+            }
+        });
+        if queued != Ok(false) {
+            // Queued, or the thread is exiting (no queue): plain drop.
+            return;
+        }
+        let _guard = DrainGuard;
+        loop {
+            // Each list these release queues its own elements.
+            drop(refs);
+            refs = PENDING_RELEASES.with(|p| {
+                p.borrow_mut()
+                    .as_mut()
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            });
+            if refs.is_empty() {
+                break;
+            }
+        }
+    }
+}
+
+fn index_error(i: u32, n: usize) -> Trap {
+    Trap::new(
+        StatusCode::OutOfRange,
+        format!("index {i} out of bounds ({n})"),
+    )
+}
+
+impl List {
+    /// An empty list with room for `capacity` elements.
+    pub fn new(element: TypeDef, capacity: u32) -> Result<List, Trap> {
+        let mut v = Vec::new();
+        v.try_reserve(capacity as usize).map_err(|_| {
+            Trap::new(
+                StatusCode::ResourceExhausted,
+                format!("cannot allocate a list of capacity {capacity}"),
+            )
+        })?;
+        Ok(List {
+            element,
+            items: element_lock::ElementLock::new(v),
+            charge: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// The element type.
+    pub fn element_type(&self) -> TypeDef {
+        self.element
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.items().len()
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ensures room for `capacity` elements.
+    pub fn reserve(&self, capacity: u32) -> Result<(), Trap> {
+        let mut items = self.items_mut();
+        let extra = (capacity as usize).saturating_sub(items.len());
+        items
+            .try_reserve(extra)
+            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
+    }
+
+    /// [`List::reserve`] for a program: the element storage after it is
+    /// charged to `budget` first (failing, unchanged, when the budget has
+    /// not that much left), and grown exactly (no amortized slack a program
+    /// could pile up uncharged).
+    pub(crate) fn reserve_charged(
+        &self,
+        capacity: u32,
+        budget: &std::sync::Arc<crate::budget::MemoryBudget>,
+    ) -> Result<(), Trap> {
+        let mut items = self.items_mut();
+        let want = (capacity as usize).max(items.capacity());
+        // The elements, and the list itself with its reference counts.
+        let bytes = (want as u64)
+            .saturating_mul(std::mem::size_of::<Slot>() as u64)
+            .saturating_add(LIST_OVERHEAD_BYTES);
+        let mut charge = self.charge.lock().unwrap_or_else(|e| e.into_inner());
+        let charge = charge.get_or_insert_with(|| crate::budget::Charge::empty(budget));
+        charge.resize(bytes, "a list")?;
+        let extra = want.saturating_sub(items.len());
+        items
+            .try_reserve_exact(extra)
+            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
+    }
+
+    /// [`List::resize`] for a program, charged as [`List::reserve_charged`].
+    pub(crate) fn resize_charged(
+        &self,
+        size: u32,
+        budget: &std::sync::Arc<crate::budget::MemoryBudget>,
+    ) -> Result<(), Trap> {
+        self.reserve_charged(size, budget)?;
+        self.resize(size)
+    }
+
+    /// Grows (with empty or zero elements) or truncates to `size`.
+    pub fn resize(&self, size: u32) -> Result<(), Trap> {
+        self.reserve(size)?;
+        let fill = self.new_slot();
+        // Dropped elements are released after the lock is given back.
+        let dropped = {
+            let mut items = self.items_mut();
+            let keep = (size as usize).min(items.len());
+            let tail = items.split_off(keep);
+            items.resize(size as usize, fill);
+            tail
+        };
+        drop(dropped);
+        Ok(())
+    }
+
+    /// Whether elements of this list can be lists (`!vm.list<!vm.list<..>>`
+    /// or variants): only such lists can be part of a reference cycle.
+    pub(crate) fn may_hold_lists(&self) -> bool {
+        matches!(self.element, TypeDef::Any | TypeDef::Ref(RefType::LIST))
+    }
+
+    /// Calls `f` with every list this list holds. Returns false (without
+    /// calling `f`) when the contents are borrowed right now.
+    pub(crate) fn for_each_list(&self, mut f: impl FnMut(&Arc<List>)) -> bool {
+        let Some(items) = self.items.try_lock() else {
+            return false;
+        };
+        for slot in items.iter() {
+            if let Slot::Ref(Ref::List(l)) = slot {
+                f(l);
+            }
+        }
+        true
+    }
+
+    /// Removes and returns all elements (the cycle collector drops them
+    /// after the borrow ends). Empty when the contents are borrowed.
+    pub(crate) fn take_items(&self) -> Vec<impl Sized> {
+        match self.items.try_lock() {
+            Some(mut items) => std::mem::take(&mut *items),
+            None => Vec::new(),
+        }
+    }
+
+    /// The elements, locked (see `element_lock` for why not a `Mutex`). A
+    /// panic while they are locked releases them; it cannot leave them
+    /// inconsistent, every update being a single assignment or `Vec` call.
+    #[inline]
+    fn items(&self) -> element_lock::ElementGuard<'_, Vec<Slot>> {
+        self.items.lock()
+    }
+
+    /// The elements, locked for a change. For a list that may hold lists,
+    /// the change also holds the cycle collector off (`cycles::EDGES`):
+    /// the collector must not see edges between lists move while it works.
+    fn items_mut(&self) -> ItemsMut<'_> {
+        let edges = self.may_hold_lists().then(cycles::edge_change);
+        ItemsMut {
+            items: self.items(),
+            _edges: edges,
+        }
+    }
+
+    fn get_slot(&self, i: u32, as_type: ValueType) -> Result<Slot, Trap> {
+        let items = self.items();
+        let slot = items
+            .get(i as usize)
+            .ok_or_else(|| index_error(i, items.len()))?;
+        match slot {
+            Slot::Ref(_) | Slot::Empty if !matches!(self.element, TypeDef::Value(_)) => {
+                Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    format!("variant at index {i} is not a value type"),
+                ))
+            }
+            s => Ok(s.convert(as_type)),
+        }
+    }
+
+    /// The bits of element `i` when it is stored as exactly `as_type`, one
+    /// of i32, i64, f32, f64 (the common case of `vm.list.get.*`, taken by
+    /// the interpreter's fast path); `None` for anything that needs a
+    /// conversion or an error, which the full getters handle.
+    #[inline]
+    pub(crate) fn get_bits(&self, i: u32, as_type: ValueType) -> Option<u64> {
+        match (self.items().get(i as usize)?, as_type) {
+            (Slot::I32(v), ValueType::I32) => Some(*v as u32 as u64),
+            (Slot::I64(v), ValueType::I64) => Some(*v as u64),
+            (Slot::F32(v), ValueType::F32) => Some(v.to_bits() as u64),
+            (Slot::F64(v), ValueType::F64) => Some(v.to_bits()),
+            _ => None,
+        }
+    }
+
+    /// Sets element `i` of a list whose element type is exactly `as_type`
+    /// (i32, i64, f32 or f64) to `bits` (the common case of
+    /// `vm.list.set.*`); `false`, with nothing changed, for anything else,
+    /// which the full setters handle.
+    #[inline]
+    pub(crate) fn set_bits(&self, i: u32, as_type: ValueType, bits: u64) -> bool {
+        if self.element != TypeDef::Value(as_type) {
+            return false;
+        }
+        let value = match as_type {
+            ValueType::I32 => Slot::I32(bits as u32 as i32),
+            ValueType::I64 => Slot::I64(bits as i64),
+            ValueType::F32 => Slot::F32(f32::from_bits(bits as u32)),
+            ValueType::F64 => Slot::F64(f64::from_bits(bits)),
+            _ => return false,
+        };
+        // A list of values holds no refs: no edge for the cycle collector
+        // moves, and the old element needs no release.
+        match self.items().get_mut(i as usize) {
+            Some(slot) => {
+                *slot = value;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Element `i` as an i32 (converted like IREE does).
+    pub fn get_i32(&self, i: u32) -> Result<i32, Trap> {
+        match self.get_slot(i, ValueType::I32)? {
+            Slot::I32(v) => Ok(v),
+            _ => Ok(0),
+        }
+    }
+    /// Element `i` as an i64.
+    pub fn get_i64(&self, i: u32) -> Result<i64, Trap> {
+        match self.get_slot(i, ValueType::I64)? {
+            Slot::I64(v) => Ok(v),
+            _ => Ok(0),
+        }
+    }
+    /// Element `i` as an f32.
+    pub fn get_f32(&self, i: u32) -> Result<f32, Trap> {
+        match self.get_slot(i, ValueType::F32)? {
+            Slot::F32(v) => Ok(v),
+            _ => Ok(0.0),
+        }
+    }
+    /// Element `i` as an f64.
+    pub fn get_f64(&self, i: u32) -> Result<f64, Trap> {
+        match self.get_slot(i, ValueType::F64)? {
+            Slot::F64(v) => Ok(v),
+            _ => Ok(0.0),
+        }
+    }
+
+    /// A new element: zero in a list of values, empty otherwise.
+    fn new_slot(&self) -> Slot {
+        match self.element {
+            TypeDef::Value(t) => zero_slot(t),
+            _ => Slot::Empty,
+        }
+    }
+
+    /// `value` as this list stores it: converted to the element type, or
+    /// refused by a list of refs.
+    fn value_slot(&self, value: Slot) -> Result<Slot, Trap> {
+        match self.element {
+            TypeDef::Value(t) => Ok(value.convert(t)),
+            TypeDef::Any => Ok(value),
+            TypeDef::Ref(_) => Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "list cannot store values",
+            )),
+        }
+    }
+
+    /// `r` as this list stores it: type-checked, or refused by a list of
+    /// values.
+    fn ref_slot(&self, r: Ref) -> Result<Slot, Trap> {
+        match self.element {
+            TypeDef::Value(_) => Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "list cannot store refs",
+            )),
+            t => {
+                t.check_ref(&r)?;
+                Ok(Slot::Ref(r))
+            }
+        }
+    }
+
+    /// Replaces element `i` with `slot` (already checked).
+    fn replace(&self, i: u32, slot: Slot) -> Result<(), Trap> {
+        let mut items = self.items_mut();
+        let n = items.len();
+        let dst = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
+        let old = std::mem::replace(dst, slot);
+        drop(items);
+        drop(old); // released outside the lock (it may be a list)
+        Ok(())
+    }
+
+    fn set_slot(&self, i: u32, value: Slot) -> Result<(), Trap> {
+        self.replace(i, self.value_slot(value)?)
+    }
+
+    /// Sets element `i` to an i32.
+    pub fn set_i32(&self, i: u32, v: i32) -> Result<(), Trap> {
+        self.set_slot(i, Slot::I32(v))
+    }
+    /// Sets element `i` to an i64.
+    pub fn set_i64(&self, i: u32, v: i64) -> Result<(), Trap> {
+        self.set_slot(i, Slot::I64(v))
+    }
+    /// Sets element `i` to an f32.
+    pub fn set_f32(&self, i: u32, v: f32) -> Result<(), Trap> {
+        self.set_slot(i, Slot::F32(v))
+    }
+    /// Sets element `i` to an f64.
+    pub fn set_f64(&self, i: u32, v: f64) -> Result<(), Trap> {
+        self.set_slot(i, Slot::F64(v))
+    }
+
+    /// Element `i` as a reference; `take` moves it out (leaving the slot
+    /// empty) instead of retaining.
+    pub fn get_ref(&self, i: u32, take: bool) -> Result<Ref, Trap> {
+        let mut items = self.items_mut();
+        let n = items.len();
+        let slot = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
+        match self.element {
+            TypeDef::Value(_) => Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "list does not store refs",
+            )),
+            _ => match slot {
+                Slot::Ref(r) => Ok(if take { std::mem::take(r) } else { r.clone() }),
+                Slot::Empty => Ok(Ref::Null),
+                _ => Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    format!("variant at index {i} is not a ref"),
+                )),
+            },
+        }
+    }
+
+    /// Sets element `i` to a reference (type-checked for typed ref lists).
+    pub fn set_ref(&self, i: u32, r: Ref) -> Result<(), Trap> {
+        self.replace(i, self.ref_slot(r)?)
+    }
+
+    /// Element `i` as a [`Value`](crate::Value).
+    pub fn get(&self, i: u32) -> Result<crate::Value, Trap> {
+        use crate::Value;
+        let items = self.items();
+        let slot = items
+            .get(i as usize)
+            .ok_or_else(|| index_error(i, items.len()))?;
+        Ok(match slot {
+            Slot::Empty => Value::None,
+            Slot::I8(v) => Value::I32(*v as i32),
+            Slot::I16(v) => Value::I32(*v as i32),
+            Slot::I32(v) => Value::I32(*v),
+            Slot::I64(v) => Value::I64(*v),
+            Slot::F32(v) => Value::F32(*v),
+            Slot::F64(v) => Value::F64(*v),
+            Slot::Ref(r) => Value::Ref(r.clone()),
+        })
+    }
+
+    /// Appends a value (converted to the element type for typed lists).
+    ///
+    /// One step under the list's lock: pushes from several threads each
+    /// land in their own element.
+    pub fn push(&self, v: crate::Value) -> Result<(), Trap> {
+        use crate::Value;
+        let slot = match v {
+            Value::I32(x) => self.value_slot(Slot::I32(x))?,
+            Value::I64(x) => self.value_slot(Slot::I64(x))?,
+            Value::F32(x) => self.value_slot(Slot::F32(x))?,
+            Value::F64(x) => self.value_slot(Slot::F64(x))?,
+            Value::Ref(r) => self.ref_slot(r)?,
+            Value::None => self.new_slot(),
+        };
+        let mut items = self.items_mut();
+        if items.len() >= u32::MAX as usize {
+            return Err(Trap::new(StatusCode::ResourceExhausted, "list is full"));
+        }
+        items
+            .try_reserve(1)
+            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))?;
+        items.push(slot);
+        Ok(())
+    }
+}
+
+/// A list's elements locked for a change (`List::items_mut`); field order
+/// releases the elements before the collector's guard.
+struct ItemsMut<'a> {
+    items: element_lock::ElementGuard<'a, Vec<Slot>>,
+    _edges: Option<RwLockReadGuard<'static, ()>>,
+}
+
+impl std::ops::Deref for ItemsMut<'_> {
+    type Target = Vec<Slot>;
+    fn deref(&self) -> &Vec<Slot> {
+        &self.items
+    }
+}
+
+impl std::ops::DerefMut for ItemsMut<'_> {
+    fn deref_mut(&mut self) -> &mut Vec<Slot> {
+        &mut self.items
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_conversions() {
+        let l = List::new(TypeDef::Value(ValueType::I8), 0).unwrap();
+        l.resize(2).unwrap();
+        l.set_i32(0, 0x1FF).unwrap();
+        assert_eq!(l.get_i32(0).unwrap(), -1);
+        assert!(l.get_i32(2).is_err());
+        assert!(l.set_ref(0, Ref::Null).is_err());
+    }
+}

@@ -1,0 +1,311 @@
+//! Reference-counted VM objects: byte buffers, lists, and objects of types
+//! that host modules register. A [`Ref`] is a counted handle (or null);
+//! cloning retains, dropping releases, and "move" operands transfer the
+//! handle without touching the count.
+//!
+//! This module has the handle, the reference types ([`RefType`],
+//! [`TypeDef`]) and host objects; the built-in objects are children:
+//! `buffer` (`!vm.buffer`, with its thread lease) and `list`
+//! (`!vm.list`, with its element lock and the cycle collector).
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::trap::{StatusCode, Trap};
+
+pub(crate) mod buffer;
+pub(crate) mod list;
+
+pub use buffer::{Buffer, BufferPool, RawBytes, BUFFER_ALIGNMENT};
+pub use list::{List, ValueType};
+
+/// Identity of a reference type. Built-in types have fixed ids; host types
+/// get theirs from a process-wide registry by name ([`RefType::named`]),
+/// so an id means the same type in every [`Instance`](crate::Instance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefType(pub u32);
+
+/// Names of the host-registered types, indexed by `id - FIRST_HOST`.
+static HOST_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+impl RefType {
+    /// `!vm.buffer`.
+    pub const BUFFER: RefType = RefType(1);
+    /// `!vm.list<...>`.
+    pub const LIST: RefType = RefType(2);
+    /// First id handed out to host-registered types.
+    pub const FIRST_HOST: u32 = 16;
+
+    /// The host type named `name` (without `!`, e.g. `env.counter`),
+    /// registering it on first use.
+    pub fn named(name: &str) -> RefType {
+        if let Some(t) = RefType::lookup(name) {
+            return t;
+        }
+        let mut types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = types.iter().position(|t| t == name) {
+            return RefType(RefType::FIRST_HOST + i as u32);
+        }
+        types.push(name.to_string());
+        RefType(RefType::FIRST_HOST + types.len() as u32 - 1)
+    }
+
+    /// The type named `name` (without `!`), if built in or registered.
+    pub fn lookup(name: &str) -> Option<RefType> {
+        match name {
+            "vm.buffer" => return Some(RefType::BUFFER),
+            n if n.starts_with("vm.list") => return Some(RefType::LIST),
+            _ => {}
+        }
+        let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        types
+            .iter()
+            .position(|t| t == name)
+            .map(|i| RefType(RefType::FIRST_HOST + i as u32))
+    }
+
+    /// The type's name (without `!`).
+    pub fn name(self) -> String {
+        match self {
+            RefType::BUFFER => "vm.buffer".into(),
+            RefType::LIST => "vm.list".into(),
+            RefType(id) => {
+                let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+                id.checked_sub(RefType::FIRST_HOST)
+                    .and_then(|i| types.get(i as usize).cloned())
+                    .unwrap_or_else(|| format!("type#{id}"))
+            }
+        }
+    }
+}
+
+/// What an entry of a module's type table denotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TypeDef {
+    /// A primitive type.
+    Value(ValueType),
+    /// A reference type.
+    Ref(RefType),
+    /// Any type (`!vm.opaque`, `?`): variant storage, no type checks.
+    Any,
+}
+
+impl TypeDef {
+    /// Whether `r` may be stored where this type is expected (null always
+    /// may).
+    #[inline]
+    pub fn admits(self, r: &Ref) -> bool {
+        match (self, r.ref_type()) {
+            (_, None) | (TypeDef::Any, _) => true,
+            (TypeDef::Ref(t), Some(u)) => t == u,
+            _ => false,
+        }
+    }
+
+    /// Checks that `r` may be stored where this type is expected (IREE's
+    /// "retain or move checked": null always passes).
+    #[inline]
+    pub fn check_ref(self, r: &Ref) -> Result<(), Trap> {
+        if self.admits(r) {
+            Ok(())
+        } else {
+            Err(Trap::new(
+                StatusCode::InvalidArgument,
+                "source ref type mismatch",
+            ))
+        }
+    }
+}
+
+/// A host object behind a reference of a host-registered type.
+pub struct HostObject {
+    ty: RefType,
+    type_name: Arc<str>,
+    value: Box<dyn Any + Send + Sync>,
+}
+
+impl HostObject {
+    /// Wraps `value` as an object of registered type `ty` named `type_name`.
+    /// Objects are shared by every holder of a ref, on any thread, hence
+    /// `Send + Sync` (use atomics or a `Mutex` for state that changes).
+    ///
+    /// # Panics
+    /// When `ty` is a built-in type (`!vm.buffer`, `!vm.list`): a host
+    /// object must not pass type checks as one of those.
+    pub fn new(
+        ty: RefType,
+        type_name: impl Into<Arc<str>>,
+        value: Box<dyn Any + Send + Sync>,
+    ) -> Self {
+        let type_name = type_name.into();
+        assert!(
+            ty.0 >= RefType::FIRST_HOST,
+            "a host object cannot have the built-in type `{type_name}`"
+        );
+        HostObject {
+            ty,
+            type_name,
+            value,
+        }
+    }
+    /// The object's type.
+    pub fn ref_type(&self) -> RefType {
+        self.ty
+    }
+    /// The registered name of the object's type.
+    pub fn type_name(&self) -> &str {
+        &self.type_name
+    }
+    /// The wrapped value, if it is a `T`.
+    pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
+        self.value.downcast_ref()
+    }
+}
+
+impl Ref {
+    /// A new object of host type `type_name` (without `!`) holding `value`.
+    ///
+    /// # Panics
+    /// When `type_name` names a built-in type (`vm.buffer`, `vm.list...`).
+    pub fn host<T: Send + Sync + 'static>(type_name: &str, value: T) -> Ref {
+        let ty = RefType::named(type_name);
+        Ref::Host(Arc::new(HostObject::new(ty, type_name, Box::new(value))))
+    }
+
+    /// The host object's value, if this is a host object holding a `T`.
+    pub fn downcast<T: 'static>(&self) -> Option<&T> {
+        match self {
+            Ref::Host(h) => h.downcast_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// A counted reference to a VM object, or null.
+#[derive(Clone, Default)]
+pub enum Ref {
+    /// The null reference.
+    #[default]
+    Null,
+    /// A `!vm.buffer`.
+    Buffer(Arc<Buffer>),
+    /// A `!vm.list`.
+    List(Arc<List>),
+    /// An object of a host-registered type.
+    Host(Arc<HostObject>),
+}
+
+impl Ref {
+    /// Whether this is the null reference.
+    #[inline]
+    pub fn is_null(&self) -> bool {
+        matches!(self, Ref::Null)
+    }
+
+    /// The object's type, or `None` for null.
+    #[inline]
+    pub fn ref_type(&self) -> Option<RefType> {
+        match self {
+            Ref::Null => None,
+            Ref::Buffer(_) => Some(RefType::BUFFER),
+            Ref::List(_) => Some(RefType::LIST),
+            Ref::Host(h) => Some(h.ty),
+        }
+    }
+
+    /// Whether both refer to the same object (or both are null).
+    pub fn ptr_eq(&self, other: &Ref) -> bool {
+        match (self, other) {
+            (Ref::Null, Ref::Null) => true,
+            (Ref::Buffer(a), Ref::Buffer(b)) => Arc::ptr_eq(a, b),
+            (Ref::List(a), Ref::List(b)) => Arc::ptr_eq(a, b),
+            (Ref::Host(a), Ref::Host(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// The buffer, or an error naming `what` when null or not a buffer.
+    #[inline(always)]
+    pub fn buffer(&self, what: &'static str) -> Result<&Arc<Buffer>, Trap> {
+        match self {
+            Ref::Buffer(b) => Ok(b),
+            other => Err(other.not_a_buffer(what)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_a_buffer(&self, what: &'static str) -> Trap {
+        let problem = if self.is_null() {
+            "is null"
+        } else {
+            "is not a !vm.buffer"
+        };
+        Trap::new(StatusCode::InvalidArgument, format!("{what} {problem}"))
+    }
+
+    /// The list this is, if it is one (the interpreter's fast path; the
+    /// errors come from [`Ref::list`]).
+    #[inline]
+    pub(crate) fn list_fast(&self) -> Option<&List> {
+        match self {
+            Ref::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The list, or an error when null or not a list.
+    #[inline]
+    pub fn list(&self) -> Result<&Arc<List>, Trap> {
+        match self {
+            Ref::List(l) => Ok(l),
+            Ref::Null => Err(Trap::new(StatusCode::InvalidArgument, "list is null")),
+            _ => Err(Trap::new(
+                StatusCode::InvalidArgument,
+                "list is not a !vm.list",
+            )),
+        }
+    }
+
+    /// Number of strong handles to the object (0 for null).
+    pub fn ref_count(&self) -> usize {
+        match self {
+            Ref::Null => 0,
+            Ref::Buffer(b) => Arc::strong_count(b),
+            Ref::List(l) => Arc::strong_count(l),
+            Ref::Host(h) => Arc::strong_count(h),
+        }
+    }
+}
+
+impl From<Buffer> for Ref {
+    /// A new counted handle to `buffer`.
+    fn from(buffer: Buffer) -> Ref {
+        Ref::Buffer(Arc::new(buffer))
+    }
+}
+
+impl From<List> for Ref {
+    /// A new counted handle to `list`.
+    fn from(list: List) -> Ref {
+        Ref::List(Arc::new(list))
+    }
+}
+
+impl fmt::Display for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ref::Null => f.write_str("(null)"),
+            Ref::Buffer(b) => write!(f, "!vm.buffer[{}]", b.len()),
+            Ref::List(l) => write!(f, "!vm.list[{}]", l.len()),
+            Ref::Host(h) => write!(f, "!{}", h.type_name),
+        }
+    }
+}
+
+impl fmt::Debug for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
