@@ -3,21 +3,9 @@
 //! and the messages for mistakes.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(rel);
-    p.exists().then_some(p)
-}
-
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use crate::common::paths::{data, shared};
 
 /// Runs `irvm dbg ARGS` with `script` on stdin: (stdout, exit code).
 fn dbg(args: &[String], script: &str) -> (String, i32) {
