@@ -108,7 +108,7 @@ const I64_CONSTS: &[i64] = &[
     1 << 53,
 ];
 /// Float constants normal in both widths (iree-as-module refuses literals
-/// that overflow or underflow: tests/asm.rs and `asm::text`).
+/// that overflow or underflow: tests/all/asm.rs and `asm::text`).
 const F_CONSTS: &[&str] = &[
     "0",
     "1",
@@ -345,7 +345,7 @@ impl FuncGen<'_> {
     /// value bank, indexed by a pool i32 (usually out of range, sometimes in).
     fn switch(&mut self) {
         // Not switch.i64/f64: the reference truncates their values to 32
-        // bits (docs/COMPATIBILITY.md; tests/compatibility.rs covers them).
+        // bits (docs/COMPATIBILITY.md; tests/all/compatibility.rs covers them).
         let (bank, suffix) = *self.rng.pick(&[(Bank::I32, "i32"), (Bank::F32, "f32")]);
         let index = if self.rng.chance(50) {
             let r = name(Bank::I32, self.pools.fresh(Bank::I32));
@@ -1421,7 +1421,7 @@ fn check(seed: u64, length: usize, reference: Option<&Reference>, dir: &Path, ta
             // Neither assembler records module dependencies, so
             // iree-run-module registers no hal for these programs; irvm
             // runs iree-as-module's bytecode (the hal calls meet the
-            // reference in tests/models.rs, on iree-compile's output).
+            // reference in tests/all/models.rs, on iree-compile's output).
             let irvm_on_theirs = run(irvm, &["run"], &theirs, &inputs);
             tally.runs += 1;
             if irvm_on_theirs != plain {
