@@ -7,15 +7,20 @@
 //! CLI findings run `irvm` as the child. Library findings re-run this test
 //! binary as the child, filtered to the one test, with `IRVM_HOSTILE_CHILD`
 //! set: the test body then runs for real inside the bounds.
+//!
+//! A test binary of its own, not a module of `tests/all`: the library
+//! findings re-run this binary as the child under a memory rlimit sized
+//! for it, and filter it to one test by name, so the child must be this
+//! small binary holding only these tests.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "common/bounded.rs"]
-mod bounded;
-use bounded::{bounded, Outcome};
+mod common;
+use common::bounded::{bounded, Outcome};
+use common::cli::{irvm_bin, yieldable_plugin};
 
 use irvm::{Context, Instance, Limits, Module, Value};
 
@@ -23,7 +28,7 @@ const MIB: u64 = 1 << 20;
 
 /// `irvm ARGS` under the bounds.
 fn irvm(args: &[&str], memory: u64, wall: Duration) -> Outcome {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irvm"));
+    let mut cmd = Command::new(irvm_bin());
     cmd.args(args).stdin(Stdio::null());
     bounded(cmd, memory, wall)
 }
@@ -497,18 +502,6 @@ fn bulk_operations_charge_fuel_and_see_the_deadline() {
     );
     o.assert_error("bulk operation of 16777216 bytes");
     assert!(o.elapsed < Duration::from_secs(15), "{o:#?}");
-}
-
-/// Finds `libyieldable_test.so` next to the test binaries.
-fn yieldable_plugin() -> Option<PathBuf> {
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_irvm"));
-    let dir = exe.parent()?.to_path_buf();
-    [
-        dir.join("libyieldable_test.so"),
-        dir.join("deps").join("libyieldable_test.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
 }
 
 /// Resuming a host call that yields costs fuel and sees the deadline

@@ -16,6 +16,12 @@
 use irvm::isa::{Access, Bank, Field, ListKind, Opcode, OpcodeSet, INSTRUCTIONS};
 use libfuzzer_sys::arbitrary::Unstructured;
 
+/// Instruction lines in the canonical syntax, printed as the tests'
+/// generators print theirs.
+#[path = "../../tests/common/instruction_text.rs"]
+mod instruction_text;
+use instruction_text::instruction_line;
+
 /// Writable i32 registers (f32 values live here too).
 const I32_POOL: u16 = 12;
 /// Loop counter, the constant one and the constant zero (never written by
@@ -184,21 +190,10 @@ impl Gen<'_, '_> {
     fn instruction(&mut self) -> R<String> {
         let info = *self.u.choose(&self.table)?;
         let mut texts = Vec::with_capacity(info.fields.len());
-        let mut results = Vec::new();
-        for (k, f) in info.fields.iter().enumerate() {
+        for f in info.fields {
             let t = match *f {
-                Field::Reg(bank, access) => {
-                    if access == Access::Write {
-                        results.push(k);
-                    }
-                    self.reg(bank, access)?
-                }
-                Field::RefMove(access) => {
-                    if access == Access::Write {
-                        results.push(k);
-                    }
-                    self.ref_reg(access == Access::Read)?
-                }
+                Field::Reg(bank, access) => self.reg(bank, access)?,
+                Field::RefMove(access) => self.ref_reg(access == Access::Read)?,
                 Field::Const(bank) => self.constant(bank)?,
                 Field::TypeId => {
                     if info.op == Opcode::ListAlloc {
@@ -235,40 +230,7 @@ impl Gen<'_, '_> {
             };
             texts.push(t);
         }
-        // Results the syntax template does not place go before ` = `.
-        let placed = |k: usize| info.syntax.contains(&format!("{{{k}}}"));
-        let lhs: Vec<&str> = results
-            .iter()
-            .filter(|&&k| !placed(k))
-            .map(|&k| texts[k].as_str())
-            .collect();
-        let operands = if info.syntax.is_empty() {
-            texts
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| !results.contains(k))
-                .map(|(_, t)| t.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        } else {
-            let mut s = info.syntax.to_string();
-            for (k, t) in texts.iter().enumerate() {
-                s = s.replace(&format!("{{{k}}}"), t);
-            }
-            s
-        };
-        let mut line = String::new();
-        if !lhs.is_empty() {
-            line.push_str(&lhs.join(", "));
-            line.push_str(" = ");
-        }
-        line.push_str("vm.");
-        line.push_str(info.mnemonic);
-        if !operands.is_empty() {
-            line.push(' ');
-            line.push_str(&operands);
-        }
-        Ok(line)
+        Ok(instruction_line(info, &texts))
     }
 
     fn emit(&mut self, out: &mut String, text: &str) {

@@ -1,9 +1,7 @@
 //! Running a child process under a memory rlimit and a wall-clock bound,
 //! so a crash or hang of the subject shows as a failed test (with the
 //! child's exit status and output), never as a hung or killed test run.
-//! Shared by `hostile.rs` and `native_mutation.rs` (`#[path]` module).
-
-#![allow(dead_code)] // each includer uses part of it
+//! Used by `hostile.rs` and `all/native_mutation.rs`.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};

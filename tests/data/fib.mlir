@@ -1,4 +1,4 @@
-// Iterative Fibonacci for the debugger tests (tests/dbg.rs, tests/dap.rs).
+// Iterative Fibonacci for the debugger tests (tests/all/dbg.rs, tests/all/dap.rs).
 
 func.func @fib(%n: i32) -> i32 {
   %zero = arith.constant 0 : i32

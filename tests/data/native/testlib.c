@@ -1,4 +1,4 @@
-/* A hand-written executable library for tests/native.rs, following the
+/* A hand-written executable library for tests/all/native.rs, following the
  * executable library ABI (version 0.6) that iree-compile's llvm-cpu output
  * uses. Built by the test with `cc -shared -fPIC -nostdlib`; macros pick
  * the variant:

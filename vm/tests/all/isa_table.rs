@@ -4,13 +4,11 @@
 
 use irvm::isa::{Access, Bank, Field, ListKind, Opcode, OpcodeSet, INSTRUCTIONS};
 use serde_json::Value;
-use std::path::PathBuf;
+
+use crate::paths::shared;
 
 fn isa_json() -> Option<Value> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/reference/isa.json"
-    ));
+    let p = shared("reference/isa.json")?;
     let text = std::fs::read_to_string(&p).ok()?;
     serde_json::from_str(&text).ok()
 }

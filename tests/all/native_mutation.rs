@@ -26,9 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-#[path = "common/bounded.rs"]
-mod bounded;
-use bounded::{bounded, Outcome};
+use crate::common::bounded::{bounded, Outcome};
 
 const MIB: u64 = 1 << 20;
 const DEFAULT_MUTANTS: usize = 300;

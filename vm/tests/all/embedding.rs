@@ -12,12 +12,11 @@ use irvm::{
     ValType, Value,
 };
 
+use crate::paths::data;
+
 fn module() -> Module {
-    Module::from_assembly_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/embedding.vmasm"
-    ))
-    .expect("tests/data/embedding.vmasm assembles")
+    Module::from_assembly_file(data("embedding.vmasm"))
+        .expect("tests/data/embedding.vmasm assembles")
 }
 
 fn context(instance: &Arc<Instance>) -> Context {

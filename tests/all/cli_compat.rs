@@ -3,14 +3,12 @@
 //! status are recorded here from iree-run-module 3.13; with the reference
 //! tools installed, the test also runs iree-run-module and compares live.
 
-mod common;
+use crate::common;
+use crate::common::cli::irvm_bin;
+use crate::common::paths::repo_file;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-fn repo(rel: &str) -> String {
-    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
 
 /// stdout and exit status of `program` with `args`, stdin from `stdin`.
 fn run(program: &Path, args: &[String], stdin: Option<&str>) -> (String, i32) {
@@ -33,7 +31,7 @@ const ADD: &str = "EXEC @add\nresult[0]: hal.buffer_view\n2x3xf32=[3 3 3][3 3 3]
 
 #[test]
 fn command_lines_behave_as_with_iree_run_module() {
-    let add = format!("--module={}", repo("tests/models/add.vmfb"));
+    let add = format!("--module={}", repo_file("tests/models/add.vmfb"));
     let inputs = || vec!["--input=2x3xf32=1".to_string(), "--input=2x3xf32=2".into()];
     let dir = tempfile::tempdir().unwrap();
     let flagfile = dir.path().join("flags");
@@ -47,7 +45,7 @@ fn command_lines_behave_as_with_iree_run_module() {
     let assembled = Command::new(env!("CARGO_BIN_EXE_irvm"))
         .args(["as", "-o"])
         .arg(&several)
-        .arg(repo("tests/data/embedding.vmasm"))
+        .arg(repo_file("tests/data/embedding.vmasm"))
         .status()
         .unwrap();
     assert!(assembled.success());
@@ -97,7 +95,7 @@ fn command_lines_behave_as_with_iree_run_module() {
         (
             "the module on stdin",
             with(vec!["--module=-".into(), "--function=add".into()], inputs()),
-            Some(repo("tests/models/add.vmfb")),
+            Some(repo_file("tests/models/add.vmfb")),
             ADD,
             0,
         ),
@@ -180,10 +178,6 @@ fn run_tool(program: &Path, args: &[String]) -> Out {
     }
 }
 
-fn irvm_bin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_irvm"))
-}
-
 fn peer(tool: &str) -> Option<std::path::PathBuf> {
     common::peer_bin(&[tool]).map(|b| b.join(tool))
 }
@@ -216,7 +210,7 @@ struct Recorded {
 }
 
 fn read_record() -> std::collections::BTreeMap<String, Recorded> {
-    let text = std::fs::read_to_string(repo(RECORD)).unwrap_or_default();
+    let text = std::fs::read_to_string(repo_file(RECORD)).unwrap_or_default();
     let mut cases = std::collections::BTreeMap::new();
     let mut key: Option<String> = None;
     let mut current = Recorded::default();
@@ -265,7 +259,7 @@ fn write_record(new: &std::collections::BTreeMap<String, Recorded>) {
             text.push_str(&format!("### message {m}\n"));
         }
     }
-    std::fs::write(repo(RECORD), text).unwrap();
+    std::fs::write(repo_file(RECORD), text).unwrap();
 }
 
 static RECORD_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -351,7 +345,7 @@ fn check_cases(cases: &[Probe], variants: &[Variant]) {
 /// `tests/data/NAME.vmasm` assembled into `dir` by irvm, and by
 /// iree-as-module when installed: (irvm's, iree-as-module's).
 fn assemble(name: &str, dir: &Path) -> (String, Option<String>) {
-    let source = repo(&format!("tests/data/{name}.vmasm"));
+    let source = repo_file(&format!("tests/data/{name}.vmasm"));
     let ours = dir.join(format!("{name}.irvm.vmfb"));
     let status = Command::new(irvm_bin())
         .args(["as", "-o"])
@@ -442,7 +436,7 @@ fn every_value_kind_prints_as_iree_run_module_prints_it() {
 fn buffer_views_print_as_iree_run_module_prints_them() {
     let dir = tempfile::tempdir().unwrap();
     let (ours, theirs) = assemble("value_views", dir.path());
-    let add = format!("--module={}", repo("tests/models/add.vmfb"));
+    let add = format!("--module={}", repo_file("tests/models/add.vmfb"));
     let rows: &[(&str, &[&str])] = &[
         ("pass", &["--input=f32=5"]),
         ("pass", &["--input=0x3xf32="]),
@@ -579,7 +573,7 @@ fn scalar_inputs_and_input_counts_as_iree_run_module() {
         "count/too_few_scalars",
         &["--module={M}", "--function=echo_f64"],
     ));
-    let add = format!("--module={}", repo("tests/models/add.vmfb"));
+    let add = format!("--module={}", repo_file("tests/models/add.vmfb"));
     cases.push(probe_with_message(
         "count/too_many_tensors",
         &[
@@ -700,7 +694,7 @@ fn device_queries_answer_without_a_module() {
         &[
             "run".into(),
             "--parameters=weights.irpa".into(),
-            format!("--module={}", repo("tests/models/add.vmfb")),
+            format!("--module={}", repo_file("tests/models/add.vmfb")),
         ],
     );
     assert_eq!(out.status, Some(1));
@@ -829,7 +823,7 @@ fn help_names(help: &str, flag: &str) -> bool {
 /// reference installed, the reference's output for the same command line).
 #[test]
 fn every_reference_flag_is_accepted_in_both_spellings() {
-    let add = format!("--module={}", repo("tests/models/add.vmfb"));
+    let add = format!("--module={}", repo_file("tests/models/add.vmfb"));
     let inputs = ["--input=2x3xf32=1".to_string(), "--input=2x3xf32=2".into()];
     for (tool, sub) in [
         ("iree-run-module", "run"),
@@ -918,7 +912,7 @@ fn every_reference_flag_is_accepted_in_both_spellings() {
 /// `irvm bench --help` print.
 #[test]
 fn readme_lists_the_ignored_flags() {
-    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo_file("README.md")).unwrap();
     for sub in ["run", "bench"] {
         let help = run_tool(irvm_bin(), &[sub.into(), "--help".into()]);
         let section = help
@@ -1190,7 +1184,7 @@ fn print_statistics_figures() {
         }
     }
     let err = stats(&[
-        format!("--module={}", repo("tests/models/add.vmfb")),
+        format!("--module={}", repo_file("tests/models/add.vmfb")),
         format!("--module={views}"),
         "--function=pass".into(),
         "--input=2xf32=1".into(),
@@ -1199,7 +1193,7 @@ fn print_statistics_figures() {
     assert_eq!(figure(&err, "dispatches"), 0, "{err}");
     for k in [2u64, 5] {
         let args = [
-            format!("--module={}", repo("tests/models/loop.vmfb")),
+            format!("--module={}", repo_file("tests/models/loop.vmfb")),
             "--function=loop".into(),
             "--input=4xf32=0.5 0.25 -0.5 1".into(),
             format!("--input={k}"),
@@ -1223,7 +1217,7 @@ fn print_statistics_figures() {
         irvm_bin(),
         &[
             "bench".into(),
-            format!("--module={}", repo("tests/models/loop.vmfb")),
+            format!("--module={}", repo_file("tests/models/loop.vmfb")),
             "--function=loop".into(),
             "--input=4xf32=0.5 0.25 -0.5 1".into(),
             "--input=3".into(),
@@ -1244,12 +1238,12 @@ fn a_closed_stdout_ends_quietly() {
     for args in [
         vec![
             "run".to_string(),
-            format!("--module={}", repo("tests/models/add.vmfb")),
+            format!("--module={}", repo_file("tests/models/add.vmfb")),
             "--input=2x3xf32=1".into(),
             "--input=2x3xf32=2".into(),
         ],
         vec!["run".to_string(), "--list_devices".into()],
-        vec!["dump".to_string(), repo("tests/models/add.vmfb")],
+        vec!["dump".to_string(), repo_file("tests/models/add.vmfb")],
     ] {
         // A pipe whose read end is closed before irvm starts.
         let mut fds = [0; 2];

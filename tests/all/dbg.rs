@@ -3,21 +3,9 @@
 //! and the messages for mistakes.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(rel);
-    p.exists().then_some(p)
-}
-
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use crate::common::paths::{data, shared};
 
 /// Runs `irvm dbg ARGS` with `script` on stdin: (stdout, exit code).
 fn dbg(args: &[String], script: &str) -> (String, i32) {
@@ -317,7 +305,7 @@ fn mistakes_get_clear_messages() {
 }
 
 /// `tests/data/calls.vmfb` is compiled from `tests/data/calls.mlir` like
-/// `divz.vmfb` (see tests/limits.rs); `square` is `noinline`, so the loop
+/// `divz.vmfb` (see tests/all/limits.rs); `square` is `noinline`, so the loop
 /// really calls it. iree-compile writes a source map for the last function
 /// only, so inside `square` stepping is per instruction.
 #[test]
@@ -677,7 +665,7 @@ fn list_goes_on_and_takes_ranges_and_functions() {
     assert_eq!(r[0].1.len(), 10);
     assert_eq!(
         r[0].1[0],
-        "  1\t# Pseudo source of frames.vmasm (tests/dbg.rs, tests/dap.rs): one statement a line."
+        "  1\t# Pseudo source of frames.vmasm (tests/all/dbg.rs, tests/all/dap.rs): one statement a line."
     );
     assert_eq!(r[1].1[0], "  11\t  bytes = buffer(20, fill 0x2a at 4)");
     assert_eq!(r[1].1.len(), 4, "the file has 14 lines: {:?}", r[1].1);
@@ -691,7 +679,7 @@ fn list_goes_on_and_takes_ranges_and_functions() {
     // After a stop: around the stop line, then on from there.
     assert_eq!(
         r[7].1[0],
-        "  1\t# Pseudo source of frames.vmasm (tests/dbg.rs, tests/dap.rs): one statement a line."
+        "  1\t# Pseudo source of frames.vmasm (tests/all/dbg.rs, tests/all/dap.rs): one statement a line."
     );
     assert!(r[7].1.contains(&"=>3\t  y = x + x".to_string()));
     assert_eq!(r[8].1[0], "  11\t  bytes = buffer(20, fill 0x2a at 4)");

@@ -5,18 +5,14 @@
 //! `iree-as-module --output=tests/data/limits.vmfb tests/data/limits.vmasm`.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use irvm::{
     CallState, Context, Control, ExecView, Instance, Limits, Module, Observer, StatusCode, Value,
 };
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use crate::common::cli::irvm;
+use crate::common::paths::data;
 
 fn context() -> Context {
     let instance = Instance::new();
@@ -158,18 +154,6 @@ fn an_observer_pauses_before_each_instruction() {
     // Detached, calls run straight through.
     ctx.set_observer(None);
     assert_eq!(i64_result(call(&mut ctx, "alloc", &[Value::I64(3)])), 3);
-}
-
-fn irvm(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .args(args)
-        .output()
-        .expect("irvm runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
 }
 
 #[test]

@@ -14,11 +14,10 @@ use irvm::{Buffer, ContextResources, Ref, StatusCode};
 use irvm_hal::native::elf;
 use irvm_hal::{DeviceConfig, DeviceKind, DeviceOptions, Dispatch, Executable};
 
-const FORMAT: &str = "system-elf-x86_64";
+use crate::common::cli::irvm;
+use crate::common::paths::repo;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+const FORMAT: &str = "system-elf-x86_64";
 
 /// Builds the test library with `defines`; `None` (after saying so) when
 /// there is no C compiler.
@@ -28,7 +27,7 @@ fn testlib(defines: &[&str]) -> Option<Vec<u8>> {
         .args(["-shared", "-fPIC", "-nostdlib", "-O1", "-o"])
         .arg(out.path())
         .args(defines.iter().map(|d| format!("-D{d}")))
-        .arg(root().join("tests/data/native/testlib.c"))
+        .arg(repo().join("tests/data/native/testlib.c"))
         .status();
     match status {
         Ok(s) if s.success() => Some(std::fs::read(out.path()).unwrap()),
@@ -323,7 +322,7 @@ fn a_device_without_native_executables_refuses_them() {
 fn corpus_native_modules() -> Vec<PathBuf> {
     let mut v = Vec::new();
     for variant in ["embedded", "system"] {
-        for e in std::fs::read_dir(root().join("tests/models").join(variant)).unwrap() {
+        for e in std::fs::read_dir(repo().join("tests/models").join(variant)).unwrap() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "vmfb") {
                 v.push(p);
@@ -367,20 +366,8 @@ fn the_static_reader_agrees_with_the_loader_on_the_corpus() {
     assert!(libraries >= 40);
 }
 
-fn irvm(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 fn model(variant: &str, name: &str) -> String {
-    let p: &Path = &root()
+    let p: &Path = &repo()
         .join("tests/models")
         .join(variant)
         .join(format!("{name}.vmfb"));
@@ -417,7 +404,7 @@ fn vmvx_only_refuses_native_modules_at_initialization() {
 #[test]
 fn devices_and_worker_counts_give_the_same_results() {
     let m = format!("--module={}", model("system", "conv2d"));
-    let conv = std::fs::read_to_string(root().join("tests/models/conv2d.args")).unwrap();
+    let conv = std::fs::read_to_string(repo().join("tests/models/conv2d.args")).unwrap();
     let conv: Vec<&str> = conv.lines().filter(|l| !l.is_empty()).collect();
     let mut outputs = Vec::new();
     for flags in [
@@ -449,7 +436,7 @@ fn devices_and_worker_counts_give_the_same_results() {
         format!("--module={}", model("embedded", "add")),
     ];
     add.extend(["--function=add", "--input=2x3xf32=1", "--input=2x3xf32=2"].map(String::from));
-    let fib = root().join("examples/fib.vmasm").display().to_string();
+    let fib = repo().join("examples/fib.vmasm").display().to_string();
     for (flag, message) in [
         ("--device=local-task://0", "NOT_FOUND; device paths not yet implemented; creating device 'local-task://0'"),
         ("--device=local-sync://x", "NOT_FOUND; device paths not yet implemented; creating device 'local-sync://x'"),
@@ -528,7 +515,7 @@ fn dump_lists_executables() {
 /// the model runs with native code and, with `--vmvx_only`, on vmvx.
 #[test]
 fn a_module_for_two_backends_dumps_and_runs_either_way() {
-    let module = root().join("tests/data/native/multi_target_mlp.vmfb");
+    let module = repo().join("tests/data/native/multi_target_mlp.vmfb");
     let module = module.display().to_string();
     let (stdout, _, code) = irvm(&["dump", "--output=executables", &module]);
     assert_eq!(code, 0);
@@ -541,8 +528,8 @@ fn a_module_for_two_backends_dumps_and_runs_either_way() {
         stdout.contains("] vmvx-bytecode-fb, 2613 bytes: module `module`"),
         "{stdout}"
     );
-    let args = std::fs::read_to_string(root().join("tests/models/mlp.args")).unwrap();
-    let expected = std::fs::read_to_string(root().join("tests/models/mlp.expected")).unwrap();
+    let args = std::fs::read_to_string(repo().join("tests/models/mlp.args")).unwrap();
+    let expected = std::fs::read_to_string(repo().join("tests/models/mlp.expected")).unwrap();
     for extra in [None, Some("--vmvx_only"), Some("--device=local-sync")] {
         let mut all = vec!["run".to_string(), format!("--module={module}")];
         all.extend(args.lines().map(str::to_string));

@@ -9,23 +9,11 @@ use std::path::{Path, PathBuf};
 use irvm::dynamic::DynamicModule;
 use irvm::{Context, Engine, Instance, Module};
 
+use crate::common::cli::yieldable_plugin;
+
 fn suite_dir() -> Option<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/iree-vm-tests");
     d.is_dir().then_some(d)
-}
-
-/// The yieldable_test plugin built by this workspace, if present.
-fn yieldable_test_lib() -> Option<PathBuf> {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    for profile in ["debug", "release"] {
-        for sub in ["", "deps"] {
-            let p = target.join(profile).join(sub).join("libyieldable_test.so");
-            if p.exists() {
-                return Some(p);
-            }
-        }
-    }
-    None
 }
 
 struct Outcome {
@@ -69,7 +57,7 @@ fn run_module(path: &Path, out: &mut Outcome, tier: Tier) {
             .iter()
             .any(|i| i.full_name.starts_with("yieldable_test."))
         {
-            let Some(lib) = yieldable_test_lib() else {
+            let Some(lib) = yieldable_plugin() else {
                 out.failures
                     .push(format!("{name}.{export}: libyieldable_test.so not built"));
                 continue;
@@ -206,7 +194,7 @@ fn iree_vm_conformance_suite_through_irvm_run() {
         }
     }
     assert_eq!(jobs.len(), 304);
-    let yieldable = yieldable_test_lib();
+    let yieldable = yieldable_plugin();
     let run_one = |(path, export): &(PathBuf, String)| -> Option<String> {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"));
         cmd.arg("run");

@@ -2,23 +2,12 @@
 //! and errors.
 
 use std::path::PathBuf;
-use std::process::Command;
+
+use crate::common::cli::irvm;
+use crate::common::paths::shared;
 
 fn vm_bench() -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/benchmarks/vm_bench.vmfb");
-    p.exists().then_some(p)
-}
-
-fn irvm(args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .args(args)
-        .output()
-        .expect("irvm runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
+    shared("benchmarks/vm_bench.vmfb")
 }
 
 /// The rows of the table: (name, iterations).

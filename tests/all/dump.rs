@@ -16,16 +16,8 @@ use std::process::{Command, Output};
 use irvm::disasm::{disassemble_module, DisasmError, DisasmOptions, FunctionFilter};
 use irvm::Module;
 
-mod common;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shared_dir() -> Option<PathBuf> {
-    let dir = root().join("../shared");
-    dir.is_dir().then_some(dir)
-}
+use crate::common;
+use crate::common::paths::{repo, shared_dir};
 
 /// `.vmfb` files in `dir`, sorted.
 fn vmfbs_in(dir: &Path) -> Vec<PathBuf> {
@@ -125,7 +117,7 @@ fn every_mode_matches_iree_dump_module() {
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut modules = Vec::new();
-    let mut mlir_files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/mlir"))
+    let mut mlir_files: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/mlir"))
         .expect("tests/mlir")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
@@ -137,22 +129,7 @@ fn every_mode_matches_iree_dump_module() {
             .path()
             .join(mlir.file_stem().expect("stem"))
             .with_extension("vmfb");
-        let status = Command::new(peer.join("iree-compile"))
-            .args([
-                "--iree-hal-target-device=local",
-                "--iree-hal-local-target-device-backends=vmvx",
-                "--iree-input-demote-f64-to-f32=false",
-            ])
-            .arg(mlir)
-            .arg("-o")
-            .arg(&out)
-            .status()
-            .expect("run iree-compile");
-        assert!(
-            status.success(),
-            "iree-compile failed on {}",
-            mlir.display()
-        );
+        common::compile_mlir(&peer, mlir, &out);
         modules.push(out);
     }
     match shared_dir() {

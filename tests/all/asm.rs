@@ -12,18 +12,16 @@
 use std::path::{Path, PathBuf};
 
 use irvm::disasm::{disassemble_module, DisasmOptions};
-use irvm::isa::{Access, Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
+use irvm::isa::{Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
 use irvm::Module;
 
-mod common;
-
-fn manifest() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common;
+use crate::common::instruction_text::instruction_line;
+use crate::common::paths::repo;
 
 /// `.vmasm` files with their reference `.vmfb` beside them.
 fn shared_sources() -> Option<Vec<PathBuf>> {
-    let root = manifest().join("../shared/conformance");
+    let root = repo().join("../shared/conformance");
     if !root.is_dir() {
         return None;
     }
@@ -38,7 +36,7 @@ fn shared_sources() -> Option<Vec<PathBuf>> {
 }
 
 fn fixture_sources() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(manifest().join("tests/data"))
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/data"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "vmasm"))
@@ -190,7 +188,7 @@ fn fixtures_assemble_and_round_trip() {
 #[test]
 fn irvm_as_writes_a_module_and_reads_stdin() {
     let dir = tempfile::tempdir().unwrap();
-    let source = manifest().join("tests/data/limits.vmasm");
+    let source = repo().join("tests/data/limits.vmasm");
     let out = dir.path().join("m.vmfb");
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
         .args(["as", "-o"])
@@ -457,13 +455,6 @@ fn random_operand(rng: &mut Rng, field: &Field, blocks: usize, functions: usize)
     }
 }
 
-fn is_result(field: &Field) -> bool {
-    matches!(
-        field,
-        Field::Reg(_, Access::Write) | Field::RefMove(Access::Write) | Field::Results(_)
-    )
-}
-
 /// One instruction line in the canonical syntax: results, mnemonic, then
 /// the operands (plain list or the table's syntax template).
 fn random_instruction(rng: &mut Rng, blocks: usize, functions: usize) -> String {
@@ -483,58 +474,7 @@ fn random_instruction(rng: &mut Rng, blocks: usize, functions: usize) -> String 
             }
         })
         .collect();
-    let mut placed = vec![false; operands.len()];
-    let mut body = String::new();
-    if info.syntax.is_empty() {
-        let parts: Vec<&str> = info
-            .fields
-            .iter()
-            .zip(&operands)
-            .filter(|(f, o)| !is_result(f) && !o.is_empty())
-            .map(|(_, o)| o.as_str())
-            .collect();
-        body = parts.join(", ");
-    } else {
-        let mut rest = info.syntax;
-        while !rest.is_empty() {
-            if let Some(r) = rest.strip_prefix("{{") {
-                body.push('{');
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix("}}") {
-                body.push('}');
-                rest = r;
-            } else if rest.starts_with('{') {
-                let close = rest.find('}').unwrap();
-                let i: usize = rest[1..close].parse().unwrap();
-                body.push_str(&operands[i]);
-                placed[i] = true;
-                rest = &rest[close + 1..];
-            } else {
-                body.push_str(&rest[..1]);
-                rest = &rest[1..];
-            }
-        }
-    }
-    let results: Vec<&str> = info
-        .fields
-        .iter()
-        .zip(&operands)
-        .enumerate()
-        .filter(|(i, (f, o))| is_result(f) && !placed[*i] && !o.is_empty())
-        .map(|(_, (_, o))| o.as_str())
-        .collect();
-    let mut line = String::new();
-    if !results.is_empty() {
-        line.push_str(&results.join(", "));
-        line.push_str(" = ");
-    }
-    line.push_str("vm.");
-    line.push_str(info.mnemonic);
-    if !body.is_empty() {
-        line.push(' ');
-        line.push_str(&body);
-    }
-    line
+    instruction_line(info, &operands)
 }
 
 fn random_program(rng: &mut Rng) -> String {
@@ -586,7 +526,7 @@ fn random_programs_from_the_isa_table_reassemble_to_identical_bytes() {
 
 #[test]
 fn locations_fill_the_debug_database_and_locate_traps() {
-    let source = manifest().join("examples/fib.vmasm");
+    let source = repo().join("examples/fib.vmasm");
     let module = Module::from_file(&source).unwrap();
     let db = module
         .debug_database()
@@ -633,7 +573,7 @@ fn reference_tools_read_our_output() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(manifest().join("examples/fib.vmasm")).unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/fib.vmasm")).unwrap();
     let path = dir.path().join("fib.vmfb");
     std::fs::write(&path, irvm::asm::assemble(&text, "fib.vmasm").unwrap()).unwrap();
     let dump = std::process::Command::new(bin.join("iree-dump-module"))
@@ -688,7 +628,7 @@ fn named_globals_are_laid_out_like_the_reference() {
 /// diagnostics or a module, never a panic.
 #[test]
 fn fuzz_regressions_do_not_panic() {
-    let dir = manifest().join("tests/data/asm_regressions");
+    let dir = repo().join("tests/data/asm_regressions");
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).to_string();
@@ -730,7 +670,7 @@ fn irvm_as(source: &Path, out: &Path) {
 
 #[test]
 fn reference_spellings_assemble_and_run() {
-    let source = manifest().join("tests/data/reference_syntax.vmasm");
+    let source = repo().join("tests/data/reference_syntax.vmasm");
     let dir = tempfile::tempdir().unwrap();
     let ours = dir.path().join("ours.vmfb");
     irvm_as(&source, &ours);
@@ -788,7 +728,7 @@ fn reference_spellings_assemble_and_run() {
 
 #[test]
 fn switch_ref_records_the_operand_type() {
-    let source = manifest().join("tests/data/switch_ref.vmasm");
+    let source = repo().join("tests/data/switch_ref.vmasm");
     let module = Module::from_file(&source).unwrap();
     assert!(
         !module.types().iter().any(|t| t.contains("vm.ref<?>")),

@@ -49,6 +49,9 @@ use std::process::Command;
 
 use irvm::isa::{Access, Bank, Field, InstrInfo, Opcode, OpcodeSet, INSTRUCTIONS};
 
+use crate::common;
+use crate::common::instruction_text::instruction_line;
+
 /// A small deterministic generator (xorshift64*), so a seed names a program.
 struct Rng(u64);
 
@@ -105,7 +108,7 @@ const I64_CONSTS: &[i64] = &[
     1 << 53,
 ];
 /// Float constants normal in both widths (iree-as-module refuses literals
-/// that overflow or underflow: tests/asm.rs and `asm::text`).
+/// that overflow or underflow: tests/all/asm.rs and `asm::text`).
 const F_CONSTS: &[&str] = &[
     "0",
     "1",
@@ -212,49 +215,6 @@ fn is_division(op: Opcode) -> bool {
     )
 }
 
-/// One instruction line from field texts (results first, then the plain
-/// list or the syntax template filled in).
-fn render(info: &InstrInfo, texts: &[String]) -> String {
-    let in_template: BTreeSet<usize> = (0..info.fields.len())
-        .filter(|i| info.syntax.contains(&format!("{{{i}}}")))
-        .collect();
-    let results: Vec<&str> = info
-        .fields
-        .iter()
-        .enumerate()
-        .filter(|(i, f)| matches!(f, Field::Reg(_, Access::Write)) && !in_template.contains(i))
-        .map(|(i, _)| texts[i].as_str())
-        .collect();
-    let operands = if info.syntax.is_empty() {
-        info.fields
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !matches!(f, Field::Reg(_, Access::Write)))
-            .map(|(i, _)| texts[i].clone())
-            .collect::<Vec<_>>()
-            .join(", ")
-    } else {
-        let mut s = info.syntax.to_string();
-        for i in &in_template {
-            s = s.replace(&format!("{{{i}}}"), &texts[*i]);
-        }
-        s
-    };
-    let mut line = String::from("  ");
-    if !results.is_empty() {
-        line.push_str(&results.join(", "));
-        line.push_str(" = ");
-    }
-    line.push_str("vm.");
-    line.push_str(info.mnemonic);
-    if !operands.is_empty() {
-        line.push(' ');
-        line.push_str(&operands);
-    }
-    line.push('\n');
-    line
-}
-
 /// A generated program and the mnemonics it uses.
 struct Program {
     text: String,
@@ -331,7 +291,7 @@ impl FuncGen<'_> {
                 texts[i] = self.pools.write(self.rng, bank);
             }
         }
-        let text = render(info, &texts);
+        let text = format!("  {}\n", instruction_line(info, &texts));
         self.line(info.mnemonic, text);
     }
 
@@ -385,7 +345,7 @@ impl FuncGen<'_> {
     /// value bank, indexed by a pool i32 (usually out of range, sometimes in).
     fn switch(&mut self) {
         // Not switch.i64/f64: the reference truncates their values to 32
-        // bits (docs/COMPATIBILITY.md; tests/compatibility.rs covers them).
+        // bits (docs/COMPATIBILITY.md; tests/all/compatibility.rs covers them).
         let (bank, suffix) = *self.rng.pick(&[(Bank::I32, "i32"), (Bank::F32, "f32")]);
         let index = if self.rng.chance(50) {
             let r = name(Bank::I32, self.pools.fresh(Bank::I32));
@@ -1301,15 +1261,6 @@ fn input_sets(seed: u64) -> Vec<[String; 4]> {
     ]
 }
 
-fn peer_bin() -> Option<PathBuf> {
-    let dir = std::env::var_os("IREE_PEER_BIN")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/irvm-iree-peer/bin"))
-        })?;
-    (dir.join("iree-run-module").exists() && dir.join("iree-as-module").exists()).then_some(dir)
-}
-
 /// The reference tools: the native binaries behind the Python wrappers
 /// when they can be found (10x faster to start), else the wrappers.
 struct Reference {
@@ -1318,7 +1269,7 @@ struct Reference {
 }
 
 fn reference() -> Option<Reference> {
-    let bin = peer_bin()?;
+    let bin = common::peer_bin(&["iree-run-module", "iree-as-module"])?;
     let native = bin.join("../lib/python3.11/site-packages/iree/_runtime_libs");
     let pick = |tool: &str| {
         let n = native.join(tool);
@@ -1470,7 +1421,7 @@ fn check(seed: u64, length: usize, reference: Option<&Reference>, dir: &Path, ta
             // Neither assembler records module dependencies, so
             // iree-run-module registers no hal for these programs; irvm
             // runs iree-as-module's bytecode (the hal calls meet the
-            // reference in tests/models.rs, on iree-compile's output).
+            // reference in tests/all/models.rs, on iree-compile's output).
             let irvm_on_theirs = run(irvm, &["run"], &theirs, &inputs);
             tally.runs += 1;
             if irvm_on_theirs != plain {

@@ -16,9 +16,11 @@ use irvm::{
     Value, ValueType,
 };
 
+use crate::paths;
+
 fn data(name: &str) -> Module {
-    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    Module::from_assembly_file(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    let path = paths::data(name);
+    Module::from_assembly_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// A context running tests/data/shared_buffers.vmasm whose `host.pause`

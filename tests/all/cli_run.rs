@@ -3,31 +3,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(rel);
-    p.exists().then_some(p)
-}
-
-fn irvm(args: &[String]) -> (String, String, i32) {
-    irvm_with_stdin(args, None)
-}
-
-/// `irvm args`, its stdin read from the file `stdin` when given.
-fn irvm_with_stdin(args: &[String], stdin: Option<&str>) -> (String, String, i32) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irvm"));
-    cmd.args(args);
-    if let Some(path) = stdin {
-        cmd.stdin(std::fs::File::open(path).unwrap());
-    }
-    let out = cmd.output().unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+use crate::common::cli::{irvm, irvm_with_stdin};
+use crate::common::paths::{repo_file, shared};
 
 #[test]
 fn runs_examples_like_iree_run_module() {
@@ -77,11 +54,7 @@ fn errors_exit_1_with_a_message() {
         err.contains("OUT_OF_RANGE") && err.contains("vm_bench.buffer_reduce_unrolled+0x"),
         "{err}"
     );
-    let (_, err, code) = irvm(&[
-        "run".into(),
-        "--module=/nonexistent.vmfb".into(),
-        "--function=f".into(),
-    ]);
+    let (_, err, code) = irvm(&["run", "--module=/nonexistent.vmfb", "--function=f"]);
     assert_eq!(code, 1);
     assert!(err.contains("/nonexistent.vmfb"), "{err}");
 }
@@ -121,15 +94,11 @@ fn host_module_from_a_shared_library() {
     );
 }
 
-fn repo(rel: &str) -> String {
-    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
-
 const ADD_OUT: &str = "EXEC @add\nresult[0]: hal.buffer_view\n2x3xf32=[3 3 3][3 3 3]\n";
 
 #[test]
 fn iree_flag_spellings_flagfiles_and_device_flags() {
-    let module = format!("--module={}", repo("tests/models/add.vmfb"));
+    let module = format!("--module={}", repo_file("tests/models/add.vmfb"));
     let inputs = ["--input=2x3xf32=1".to_string(), "--input=2x3xf32=2".into()];
     // IREE's underscore spellings, a boolean with a value, device flags of
     // other drivers (ignored), and irvm's own dashed spellings.
@@ -161,7 +130,7 @@ fn iree_flag_spellings_flagfiles_and_device_flags() {
     args.extend(inputs.iter().cloned());
     let (out, err, code) = irvm(&args);
     assert_eq!((out.as_str(), code), (ADD_OUT, 0), "{err}");
-    let (_, err, code) = irvm(&["run".into(), "--flagfile=/nonexistent/flags".into()]);
+    let (_, err, code) = irvm(&["run", "--flagfile=/nonexistent/flags"]);
     assert_eq!(code, 2);
     assert!(
         err.contains("cannot read flagfile '/nonexistent/flags'"),
@@ -182,7 +151,7 @@ fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
         "--input=2x3xf32=1".into(),
         "--input=2x3xf32=2".into(),
     ];
-    let (out, err, code) = irvm_with_stdin(&args, Some(&repo("tests/models/add.vmfb")));
+    let (out, err, code) = irvm_with_stdin(&args, Some(&repo_file("tests/models/add.vmfb")));
     assert_eq!((out.as_str(), code), (ADD_OUT, 0), "{err}");
     let args = [
         "run".to_string(),
@@ -190,18 +159,18 @@ fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
         "--function=fib".into(),
         "--input=10".into(),
     ];
-    let (out, _, code) = irvm_with_stdin(&args, Some(&repo("examples/fib.vmasm")));
+    let (out, _, code) = irvm_with_stdin(&args, Some(&repo_file("examples/fib.vmasm")));
     assert_eq!((out.as_str(), code), ("EXEC @fib\nresult[0]: i32=55\n", 0));
     let (out, _, code) = irvm_with_stdin(
-        &["dump".into(), "--output=metadata".into(), "-".into()],
-        Some(&repo("tests/models/add.vmfb")),
+        &["dump", "--output=metadata", "-"],
+        Some(&repo_file("tests/models/add.vmfb")),
     );
     assert_eq!(code, 0);
     assert!(out.contains("@module : version 0"), "{out}");
     // Several exports: the reference's message, and the list.
     let (_, err, code) = irvm(&[
         "run".into(),
-        format!("--module={}", repo("tests/data/embedding.vmasm")),
+        format!("--module={}", repo_file("tests/data/embedding.vmasm")),
     ]);
     assert_eq!(code, 1);
     assert!(
@@ -217,7 +186,7 @@ fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
 fn files_that_are_not_modules_get_plain_errors() {
     let (_, err, code) = irvm(&[
         "run".into(),
-        format!("--module={}", repo("tests/models/add.mlir")),
+        format!("--module={}", repo_file("tests/models/add.mlir")),
         "--function=add".into(),
     ]);
     assert_eq!(code, 1);
@@ -225,17 +194,17 @@ fn files_that_are_not_modules_get_plain_errors() {
         err.contains("this is MLIR source, not a module; compile it with iree-compile"),
         "{err}"
     );
-    let (_, err, code) = irvm(&["dump".into(), repo("tests/models/add.mlir")]);
+    let (_, err, code) = irvm(&["dump".into(), repo_file("tests/models/add.mlir")]);
     assert_eq!(code, 1);
     assert!(err.contains("this is MLIR source"), "{err}");
     let (_, err, code) = irvm(&[
         "run".into(),
-        format!("--module={}", repo("tests")),
+        format!("--module={}", repo_file("tests")),
         "--function=f".into(),
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("Is a directory"), "{err}");
-    let (out, _, code) = irvm(&["--version".into()]);
+    let (out, _, code) = irvm(&["--version"]);
     assert_eq!(code, 0);
     assert!(out.contains("bytecode 17.0"), "{out}");
 }
@@ -250,7 +219,7 @@ fn irvm_as_refuses_a_terminal_stdout() {
             &format!(
                 "{} as {}",
                 env!("CARGO_BIN_EXE_irvm"),
-                repo("examples/fib.vmasm")
+                repo_file("examples/fib.vmasm")
             ),
             "/dev/null",
         ])
@@ -272,7 +241,7 @@ fn print_statistics_counts_the_run() {
     // fib(10), recursive: 177 calls, 10 frames deep.
     let (out, err, code) = irvm(&[
         "run".into(),
-        format!("--module={}", repo("examples/fib.vmasm")),
+        format!("--module={}", repo_file("examples/fib.vmasm")),
         "--function=fib".into(),
         "--input=10".into(),
         "--print_statistics".into(),
@@ -298,7 +267,7 @@ fn print_statistics_counts_the_run() {
     // Host calls (the hal's) are counted too.
     let (_, err, code) = irvm(&[
         "run".into(),
-        format!("--module={}", repo("tests/models/add.vmfb")),
+        format!("--module={}", repo_file("tests/models/add.vmfb")),
         "--input=2x3xf32=1".into(),
         "--input=2x3xf32=2".into(),
         "--print-statistics".into(),

@@ -5,15 +5,18 @@ use std::path::{Path, PathBuf};
 use irvm::loader::abi::describe_attr;
 use irvm::loader::{CallingConvention, LoadError, Location, Module};
 
+use crate::paths;
+
 /// Folder with the shared conformance and example modules, if present.
 fn shared_dir() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared"));
-    if dir.is_dir() {
-        Some(dir.to_path_buf())
-    } else {
-        eprintln!("SKIP: {} not found", dir.display());
-        None
+    let dir = paths::shared_dir();
+    if dir.is_none() {
+        eprintln!(
+            "SKIP: {} not found",
+            paths::repo().join("../shared").display()
+        );
     }
+    dir
 }
 
 /// Every shared `.vmfb`, sorted.

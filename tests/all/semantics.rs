@@ -8,7 +8,8 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
+use crate::common::paths::repo;
 
 /// (function, inputs, result lines after `EXEC @f`, exit code).
 type Case = (
@@ -142,10 +143,6 @@ const CASES: &[Case] = &[
     ("list_of", &["100000000"], &["result[0]: i32=100000000"], 0),
 ];
 
-fn manifest() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Result lines (after `EXEC @f`), exit code and stderr of one run.
 fn run(program: &Path, pre: &[&str], module: &Path, case: &Case) -> (Vec<String>, i32, String) {
     let mut cmd = Command::new(program);
@@ -167,7 +164,7 @@ fn run(program: &Path, pre: &[&str], module: &Path, case: &Case) -> (Vec<String>
 
 #[test]
 fn irvm_prints_what_the_reference_prints() {
-    let source = manifest().join("tests/data/semantics.vmasm");
+    let source = repo().join("tests/data/semantics.vmasm");
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     for case in CASES {
         let (lines, code, _) = run(irvm, &["run"], &source, case);
@@ -198,7 +195,7 @@ fn the_reference_agrees_with_the_expectations() {
     let vmfb = tmp.path().join("semantics.vmfb");
     let status = Command::new(peer.join("iree-as-module"))
         .arg(format!("--output={}", vmfb.display()))
-        .arg(manifest().join("tests/data/semantics.vmasm"))
+        .arg(repo().join("tests/data/semantics.vmasm"))
         .status()
         .expect("iree-as-module");
     assert!(status.success());
@@ -215,7 +212,7 @@ fn the_reference_agrees_with_the_expectations() {
 
 #[test]
 fn vm_fail_keeps_the_low_five_bits_of_the_status() {
-    let source = manifest().join("tests/data/semantics.vmasm");
+    let source = repo().join("tests/data/semantics.vmasm");
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     for (input, name) in [
         ("100", "DEADLINE_EXCEEDED"),
@@ -285,7 +282,7 @@ fn stdout_of(program: &Path, pre: &[&str], module: &Path, function: &str) -> Str
 
 #[test]
 fn ref_results_print_like_the_reference() {
-    let source = manifest().join("tests/data/ref_results.vmasm");
+    let source = repo().join("tests/data/ref_results.vmasm");
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     let peer = common::peer_bin(&["iree-run-module", "iree-as-module"]);
     let tmp = tempfile::tempdir().unwrap();

@@ -6,17 +6,7 @@ use irvm::dynamic::{DynamicModule, DynamicModuleError, DynamicOutcome};
 use irvm_plugin_abi::{RawValue, KIND_I32};
 use std::path::PathBuf;
 
-/// Finds `libyieldable_test.so` next to the test binaries.
-fn plugin_path() -> Option<PathBuf> {
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_irvm"));
-    let dir = exe.parent()?.to_path_buf();
-    [
-        dir.join("libyieldable_test.so"),
-        dir.join("deps").join("libyieldable_test.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-}
+use crate::common::cli::yieldable_plugin;
 
 fn i32v(x: i32) -> RawValue {
     RawValue {
@@ -27,7 +17,7 @@ fn i32v(x: i32) -> RawValue {
 
 #[test]
 fn yieldable_test_plugin_loads_and_yields() {
-    let Some(path) = plugin_path() else {
+    let Some(path) = yieldable_plugin() else {
         eprintln!("skipping: libyieldable_test.so not built (run cargo test --workspace)");
         return;
     };
@@ -60,7 +50,7 @@ fn yieldable_test_plugin_loads_and_yields() {
 
 #[test]
 fn entry_point_and_params_from_the_spec() {
-    let Some(path) = plugin_path() else {
+    let Some(path) = yieldable_plugin() else {
         eprintln!("skipping: libyieldable_test.so not built");
         return;
     };

@@ -8,11 +8,20 @@
 //! (every run is bounded by fuel, depth and allocation limits).
 //!
 //! `IRVM_MUTANTS=N` changes the total (default 100,000).
+//!
+//! A test binary of its own, not a module of `vm/tests/all`: to keep the
+//! expected panics quiet it replaces the process's panic hook for the whole
+//! run, which would hide the panic messages of tests running beside it (and
+//! race with any other test that swaps the hook).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use irvm::{Context, Instance, Limits, Module, Ref, ValType, Value};
+
+#[allow(dead_code)] // uses part of it
+#[path = "../../tests/common/paths.rs"]
+mod paths;
 
 /// splitmix64: small, seedable, good enough to spread mutations.
 struct Rng(u64);
@@ -35,7 +44,7 @@ impl Rng {
 }
 
 fn seed_modules() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = paths::repo();
     let mut dirs = vec![root.join("tests/data"), root.join("examples")];
     let shared = root.join("../shared");
     if shared.is_dir() {

@@ -7,33 +7,11 @@
 //! them into `~/.cache/irvm-iree-peer/bin`, or set `IREE_PEER_BIN`);
 //! skipped with a message when they are absent.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-mod common;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn compile(peer: &Path, mlir: &Path, out: &Path) {
-    let status = Command::new(peer.join("iree-compile"))
-        .args([
-            "--iree-hal-target-device=local",
-            "--iree-hal-local-target-device-backends=vmvx",
-            "--iree-input-demote-f64-to-f32=false",
-        ])
-        .arg(mlir)
-        .arg("-o")
-        .arg(out)
-        .status()
-        .expect("run iree-compile");
-    assert!(
-        status.success(),
-        "iree-compile failed on {}",
-        mlir.display()
-    );
-}
+use crate::common;
+use crate::common::paths::repo;
 
 fn run(cmd: &mut Command) -> (String, i32) {
     let out = cmd.output().expect("run");
@@ -60,14 +38,14 @@ fn irvm_run_matches_iree_run_module() {
         "globals",
     ] {
         let out = tmp.path().join(format!("{name}.vmfb"));
-        compile(
+        common::compile_mlir(
             &peer,
-            &root().join("tests/mlir").join(format!("{name}.mlir")),
+            &repo().join("tests/mlir").join(format!("{name}.mlir")),
             &out,
         );
         modules.insert(name, out);
     }
-    let shared = root().join("../shared");
+    let shared = repo().join("../shared");
     let mut cases: Vec<(PathBuf, &str, Vec<&str>)> = vec![
         (modules["scalar_i32"].clone(), "arith", vec!["17", "-5"]),
         (

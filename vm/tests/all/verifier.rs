@@ -170,7 +170,7 @@ fn import_resolved_of_an_internal_function() {
 
 #[test]
 fn discarding_an_i32_register() {
-    // Found by tests/mutation.rs (a mutated list_ops module): the ISA types
+    // Found by vm/tests/mutation.rs (a mutated list_ops module): the ISA types
     // the operand list as "any", so the assembler lets this through.
     let bytes = assemble(
         "vm.module @v version 0\nvm.export @f\nvm.func @f() -> () {\n^bb0:\n  \

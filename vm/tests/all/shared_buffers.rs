@@ -12,12 +12,11 @@ use std::time::Duration;
 
 use irvm::{Buffer, Context, Instance, Module, NativeModule, Ref, StatusCode};
 
+use crate::paths::data;
+
 fn module() -> Module {
-    Module::from_assembly_file(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/shared_buffers.vmasm"
-    ))
-    .expect("tests/data/shared_buffers.vmasm assembles")
+    Module::from_assembly_file(data("shared_buffers.vmasm"))
+        .expect("tests/data/shared_buffers.vmasm assembles")
 }
 
 /// A context whose `host.pause` runs `pause`.

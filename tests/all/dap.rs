@@ -3,18 +3,13 @@
 //! events) and sessions over the test modules.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use crate::common::paths::data;
 
 fn path(name: &str) -> String {
     data(name).display().to_string()

@@ -1,0 +1,31 @@
+//! The integration tests of the `irvm` command line and of the library
+//! through it, in one test binary (one link instead of one per file), a
+//! module per topic. Helpers they share are in `tests/common`.
+//!
+//! Tests that need a process of their own have their own binary:
+//! `tests/hostile.rs` (re-runs itself as a bounded child). The tests of the
+//! library alone are in `vm/tests` and run with `cargo test -p irvm`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod asm;
+mod cli_bench;
+mod cli_compat;
+mod cli_run;
+mod compatibility;
+mod conformance;
+mod corpus;
+mod dap;
+mod dbg;
+mod differential;
+mod dump;
+mod dynamic_modules;
+mod jit;
+mod limits;
+mod linking;
+mod models;
+mod native;
+mod native_mutation;
+mod random_differential;
+mod semantics;
