@@ -11,8 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use irvm::disasm::{disassemble_module, DisasmOptions};
-use irvm::isa::{Access, Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
+use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
+use irvm::bytecode::isa::{Access, Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
 use irvm::Module;
 
 mod common;

@@ -30,11 +30,11 @@ pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
+use crate::bytecode::decode::{Decoder, Operand};
+use crate::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
 use crate::context::{CallState, Context, FrameInfo};
 use crate::debug::{Control, ExecView, Observer};
-use crate::decode::{Decoder, Operand};
 use crate::func::Func;
-use crate::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
 use crate::loader::{Module, SourcePosition};
 use crate::trap::Trap;
 use crate::value::Value;
@@ -1546,7 +1546,7 @@ impl Debugger {
         function: u32,
     ) -> Result<Vec<(u32, String)>, DebugCommandError> {
         let m = self.module(module)?;
-        crate::disasm::Disassembler::new(m)
+        crate::bytecode::disasm::Disassembler::new(m)
             .function_lines(function as usize, None)
             .map_err(|e| DebugCommandError(e.to_string()))
     }
@@ -1554,7 +1554,7 @@ impl Debugger {
     /// The text of the instruction at an address.
     pub fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
         let m = self.module(&a.module).ok()?;
-        crate::disasm::Disassembler::new(m)
+        crate::bytecode::disasm::Disassembler::new(m)
             .instruction_text(a.function as usize, a.offset, None)
             .ok()
     }

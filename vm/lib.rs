@@ -50,7 +50,8 @@
 //! ```
 //!
 //! Beside the items on this page: [`asm`] assembles VM assembly,
-//! [`disasm`] prints a module as `iree-dump-module` does, [`debugger`] is
+//! [`bytecode::disasm`] prints a module as `iree-dump-module` does and
+//! [`bytecode::decode`] walks a function's bytecode, [`debugger`] is
 //! the source-level debugger behind `irvm dbg`, [`dynamic`] loads host
 //! modules from shared libraries, and [`loader`] has the loader's
 //! accessors for a module's imports, exports, rodata and debug database.
@@ -67,13 +68,12 @@ pub mod loader;
 
 pub mod asm;
 mod budget;
+pub mod bytecode;
 pub mod c_number;
 mod context;
 mod cycles;
 mod debug;
 pub mod debugger;
-mod decode;
-pub mod disasm;
 pub mod dynamic;
 mod element_lock;
 mod engine;
@@ -82,10 +82,6 @@ mod func;
 mod host;
 mod jit;
 mod lease;
-// The instruction table, public for irvm's own tools, tests and fuzz
-// targets only: hidden, not part of the API (no stability promise).
-#[doc(hidden)]
-pub mod isa;
 mod native;
 mod program;
 mod refs;

@@ -21,8 +21,8 @@
 
 use std::collections::HashMap;
 
-use crate::decode::{decode_at, Operand};
-use crate::isa::{
+use crate::bytecode::decode::{decode_at, Operand};
+use crate::bytecode::isa::{
     Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
 };
 use crate::loader::{CallingConvention, ValueKind};
@@ -370,8 +370,12 @@ pub(crate) fn compile(
         // Extension instructions need their feature declared (by the
         // function or the module).
         let needed = match inst.op.info().set {
-            crate::isa::OpcodeSet::ExtF32 => Some((crate::loader::FeatureBits::EXT_F32, "EXT_F32")),
-            crate::isa::OpcodeSet::ExtF64 => Some((crate::loader::FeatureBits::EXT_F64, "EXT_F64")),
+            crate::bytecode::isa::OpcodeSet::ExtF32 => {
+                Some((crate::loader::FeatureBits::EXT_F32, "EXT_F32"))
+            }
+            crate::bytecode::isa::OpcodeSet::ExtF64 => {
+                Some((crate::loader::FeatureBits::EXT_F64, "EXT_F64"))
+            }
             _ => None,
         };
         if let Some((bit, name)) = needed {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
+use crate::bytecode::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
 use crate::refs::{Ref, TypeDef};
 use crate::value::{format_g, Value};
 

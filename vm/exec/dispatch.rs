@@ -9,9 +9,9 @@
 //! all three in machine registers (with one big loop over the whole ISA they
 //! were spilled to the stack and reloaded on every instruction).
 
+use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{CallState, Context, Registered};
 use crate::engine::Engine;
-use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::jit::JitEnv;
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::refs::{Ref, ValueType};

@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use crate::budget::{Charge, MemoryBudget};
 
+use crate::bytecode::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
-use crate::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::{aux_list, Function, Signature, NONE};
 use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};

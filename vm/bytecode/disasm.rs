@@ -1,11 +1,11 @@
 //! The disassembler: prints a module as the VM assembly text that IREE 3.13's
 //! `iree-dump-module --output=disassembly` prints, byte for byte.
 //!
-//! Everything instruction-specific comes from the ISA table ([`crate::isa`]):
+//! Everything instruction-specific comes from the ISA table ([`crate::bytecode::isa`]):
 //! the decoder yields each instruction's operands in field order, each
 //! [`Field`] kind says how its operand is written (register names by bank,
 //! constants, attributes, block references, lists), and the instruction's
-//! [`InstrInfo::syntax`](crate::isa::InstrInfo::syntax) template places the
+//! [`InstrInfo::syntax`](crate::bytecode::isa::InstrInfo::syntax) template places the
 //! operands when they are not a plain list. The rest of this file is the
 //! module layout around the instructions:
 //!
@@ -28,8 +28,8 @@
 
 use std::fmt::Write as _;
 
-use crate::decode::{DecodeError, Decoder, Instruction, Operand, RemapList, U16List};
-use crate::isa::{
+use crate::bytecode::decode::{DecodeError, Decoder, Instruction, Operand, RemapList, U16List};
+use crate::bytecode::isa::{
     Access, Bank, Field, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
     REF_MOVE_BIT,
 };
@@ -377,7 +377,8 @@ impl<'m> Disassembler<'m> {
             function: function.clone(),
             source,
         };
-        let inst = crate::decode::decode_at(code, offset as usize).map_err(decode_error)?;
+        let inst =
+            crate::bytecode::decode::decode_at(code, offset as usize).map_err(decode_error)?;
         // Branch labels need the block list of the whole function.
         let blocks = if inst
             .operands
@@ -503,7 +504,7 @@ impl<'m> Disassembler<'m> {
         Ok(())
     }
 
-    /// Fills an [`InstrInfo::syntax`](crate::isa::InstrInfo::syntax)
+    /// Fills an [`InstrInfo::syntax`](crate::bytecode::isa::InstrInfo::syntax)
     /// template with the instruction's operands.
     fn expand_template(
         &self,
@@ -618,7 +619,7 @@ impl<'m> Disassembler<'m> {
 /// Prints `module` as iree-dump-module's disassembly does.
 ///
 /// ```no_run
-/// use irvm::disasm::{disassemble_module, DisasmOptions};
+/// use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
 /// let module = irvm::Module::from_file("fib.vmfb")?;
 /// print!("{}", disassemble_module(&module, &DisasmOptions::default())?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -876,7 +877,7 @@ fn template_fields(template: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::{OpcodeSet, INSTRUCTIONS};
+    use crate::bytecode::isa::{OpcodeSet, INSTRUCTIONS};
 
     #[test]
     fn templates_split_into_text_and_fields() {
