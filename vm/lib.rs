@@ -49,12 +49,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Beside the items on this page: [`asm`] assembles VM assembly,
-//! [`bytecode::disasm`] prints a module as `iree-dump-module` does and
-//! [`bytecode::decode`] walks a function's bytecode, [`debugger`] is
-//! the source-level debugger behind `irvm dbg`, [`dynamic`] loads host
-//! modules from shared libraries, and [`loader`] has the loader's
-//! accessors for a module's imports, exports, rodata and debug database.
+//! Beside the items on this page: [`asm`] assembles VM assembly (cargo
+//! feature `asm`, on by default, which also lets [`Module::from_file`] read
+//! `.vmasm` text), [`bytecode::disasm`] prints a module as
+//! `iree-dump-module` does and [`bytecode::decode`] walks a function's
+//! bytecode, [`debugger`] is the source-level debugger behind `irvm dbg`,
+//! [`dynamic`] loads host modules from shared libraries, and [`loader`] has
+//! the loader's accessors for a module's imports, exports, rodata and debug
+//! database.
 //! Resource limits are [`Limits`] (with [`Context::set_fuel`],
 //! [`Context::set_deadline`] and [`Context::interrupt_handle`]); tools that
 //! watch every instruction attach an [`Observer`].
@@ -66,6 +68,7 @@
 
 pub mod loader;
 
+#[cfg(feature = "asm")]
 pub mod asm;
 mod budget;
 pub mod bytecode;
@@ -82,6 +85,7 @@ mod func;
 mod host;
 mod jit;
 mod lease;
+mod module_source;
 mod native;
 mod program;
 mod refs;

@@ -9,8 +9,9 @@
 //!   `iree-dump-module --output=disassembly` does.
 //!
 //! The layers above read bytecode only through these: the verifier and
-//! pre-decoder (`program`), the debugger, and the assembler
-//! ([`asm`](crate::asm), the disassembler's inverse, which writes it).
+//! pre-decoder (`program`), the debugger, and the assembler (`asm`, the
+//! disassembler's inverse, which writes it: a sibling layer, since it
+//! writes whole modules and is an optional feature).
 
 pub mod decode;
 pub mod disasm;
