@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use irvm::disasm::{DisasmOptions, Disassembler, FunctionFilter};
+use irvm::bytecode::disasm::{DisasmOptions, Disassembler, FunctionFilter};
 use irvm::Module;
 
 mod executables;

@@ -93,8 +93,8 @@ impl ExecView<'_> {
 
     /// The value of a register as a trace shows it: i32 and i64 as signed
     /// integers, f32/f64 like `%g`, refs by type and size.
-    pub fn register_text(&self, bank: crate::isa::Bank, reg: u16) -> Option<String> {
-        use crate::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
+    pub fn register_text(&self, bank: crate::bytecode::isa::Bank, reg: u16) -> Option<String> {
+        use crate::bytecode::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
         let slot = |k: usize| self.i32s.get(k).copied();
         let r = (reg & I32_INDEX_MASK) as usize;
         let wide = || Some(slot(r)? as u64 | (slot(r + 1)? as u64) << 32);
@@ -125,7 +125,7 @@ impl ExecutionTracer {
 
 impl Observer for ExecutionTracer {
     fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
-        let dis = crate::disasm::Disassembler::new(view.module);
+        let dis = crate::bytecode::disasm::Disassembler::new(view.module);
         let name = dis.function_name(view.function as usize);
         let values = |bank, reg| view.register_text(bank, reg);
         let text = dis

@@ -49,10 +49,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Beside the items on this page: [`asm`] assembles VM assembly,
-//! [`disasm`] prints a module as `iree-dump-module` does, [`dynamic`] loads
-//! host modules from shared libraries, and [`loader`] has the loader's
-//! accessors for a module's imports, exports, rodata and debug database.
+//! Beside the items on this page: [`asm`] assembles VM assembly (cargo
+//! feature `asm`, on by default, which also lets [`Module::from_file`] read
+//! `.vmasm` text), [`bytecode::disasm`] prints a module as
+//! `iree-dump-module` does and [`bytecode::decode`] walks a function's
+//! bytecode, [`dynamic`] loads host modules from shared libraries, and [`loader`] has
+//! the loader's accessors for a module's imports, exports, rodata and debug
+//! database.
 //! Resource limits are [`Limits`] (with [`Context::set_fuel`],
 //! [`Context::set_deadline`] and [`Context::interrupt_handle`]); tools that
 //! watch every instruction attach an [`Observer`].
@@ -66,26 +69,20 @@
 
 pub mod loader;
 
+#[cfg(feature = "asm")]
 pub mod asm;
 mod budget;
+pub mod bytecode;
 pub mod c_number;
 mod context;
 mod debug;
-// The bytecode decoder, public for irvm's own debugger, tools and tests
-// only: hidden, not part of the API (no stability promise).
-#[doc(hidden)]
-pub mod decode;
-pub mod disasm;
 pub mod dynamic;
 mod engine;
 mod exec;
 mod func;
 mod host;
 mod jit;
-// The instruction table, public for irvm's own tools, tests and fuzz
-// targets only: hidden, not part of the API (no stability promise).
-#[doc(hidden)]
-pub mod isa;
+mod module_source;
 mod native;
 mod program;
 mod refs;

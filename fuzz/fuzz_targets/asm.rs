@@ -3,7 +3,7 @@
 //! assembles again to a module with the same disassembly. Never a panic.
 #![no_main]
 
-use irvm::disasm::{disassemble_module, DisasmOptions};
+use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
 use irvm::Module;
 use libfuzzer_sys::fuzz_target;
 

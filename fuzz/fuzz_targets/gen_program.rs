@@ -6,14 +6,14 @@
 //! `lib` and `app`; `app` imports every function of `lib`. Functions take
 //! i32 and ref arguments and return an i32 (and maybe a ref). Bodies are
 //! blocks of straight-line instructions picked from the ISA table
-//! (`irvm::isa::INSTRUCTIONS`: every instruction whose fields are registers,
+//! (`irvm::bytecode::isa::INSTRUCTIONS`: every instruction whose fields are registers,
 //! constants, types and globals), ended by a forward branch, a conditional
 //! branch, a `vm.yield`, a `vm.call.yieldable`, a counted loop back edge or
 //! a return. Calls go only to later functions (and from `app` into `lib`),
 //! and a function with a loop makes no calls, so every program terminates
 //! and the plain loop (no fuel) can run it.
 
-use irvm::isa::{Access, Bank, Field, ListKind, Opcode, OpcodeSet, INSTRUCTIONS};
+use irvm::bytecode::isa::{Access, Bank, Field, ListKind, Opcode, OpcodeSet, INSTRUCTIONS};
 use libfuzzer_sys::arbitrary::Unstructured;
 
 /// Instruction lines in the canonical syntax, printed as the tests'
@@ -87,7 +87,7 @@ pub struct Program {
 
 /// The straight-line instructions the generator may emit: those whose
 /// fields it can fill.
-fn straight_line() -> Vec<&'static irvm::isa::InstrInfo> {
+fn straight_line() -> Vec<&'static irvm::bytecode::isa::InstrInfo> {
     INSTRUCTIONS
         .iter()
         .filter(|i| i.set != OpcodeSet::Internal)
@@ -132,7 +132,7 @@ fn straight_line() -> Vec<&'static irvm::isa::InstrInfo> {
 
 struct Gen<'a, 'b> {
     u: &'b mut Unstructured<'a>,
-    table: Vec<&'static irvm::isa::InstrInfo>,
+    table: Vec<&'static irvm::bytecode::isa::InstrInfo>,
     /// Line counter of the text being written (for `loc`).
     line: u32,
     with_locations: bool,

@@ -3,7 +3,7 @@
 //! and disassemble, never panic.
 #![no_main]
 
-use irvm::disasm::{disassemble_module, DisasmOptions};
+use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
 use irvm::{Context, Instance, Module};
 use libfuzzer_sys::fuzz_target;
 

@@ -11,8 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use irvm::disasm::{disassemble_module, DisasmOptions};
-use irvm::isa::{Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
+use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
+use irvm::bytecode::isa::{Bank, Field, ListKind, OpcodeSet, INSTRUCTIONS};
 use irvm::Module;
 
 use crate::common;

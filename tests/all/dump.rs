@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use irvm::disasm::{disassemble_module, DisasmError, DisasmOptions, FunctionFilter};
+use irvm::bytecode::disasm::{disassemble_module, DisasmError, DisasmOptions, FunctionFilter};
 use irvm::Module;
 
 use crate::common;

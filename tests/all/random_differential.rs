@@ -2,7 +2,7 @@
 //! table, run through every engine available, which must print the same.
 //!
 //! Each program is VM assembly (`vm.module @p`) whose functions compute
-//! through random instructions chosen from `irvm::isa::INSTRUCTIONS` (every
+//! through random instructions chosen from `irvm::bytecode::isa::INSTRUCTIONS` (every
 //! instruction whose operands are i32/i64/f32/f64 registers or constants:
 //! arithmetic, bitwise, shifts, compares, selects, casts, math), threaded
 //! with structured pieces that cover the rest of the table: counted loops
@@ -47,7 +47,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use irvm::isa::{Access, Bank, Field, InstrInfo, Opcode, OpcodeSet, INSTRUCTIONS};
+use irvm::bytecode::isa::{Access, Bank, Field, InstrInfo, Opcode, OpcodeSet, INSTRUCTIONS};
 
 use crate::common;
 use crate::common::instruction_text::instruction_line;

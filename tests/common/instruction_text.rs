@@ -7,7 +7,7 @@
 //! `all/random_differential.rs`) and of the fuzz targets
 //! (`fuzz/fuzz_targets/gen_program.rs`, by `#[path]`) print with it.
 
-use irvm::isa::{Access, Field, InstrInfo};
+use irvm::bytecode::isa::{Access, Field, InstrInfo};
 
 /// Whether `field` is written by the instruction (printed before ` = `
 /// unless the syntax template places it).

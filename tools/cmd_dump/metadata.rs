@@ -208,7 +208,7 @@ fn write_signature_summary(
     attr_indent: usize,
 ) -> Result<(), String> {
     if let Some(cconv) = signature.and_then(|s| s.calling_convention()) {
-        let (arguments, results) = irvm::disasm::cconv_fragments(cconv)
+        let (arguments, results) = irvm::bytecode::disasm::cconv_fragments(cconv)
             .map_err(|e| format!("calling convention {cconv:?}: {e}"))?;
         out.push('(');
         write_cconv_fragment(out, arguments)

@@ -4,8 +4,8 @@
 //! says how that text is parsed and encoded. Nothing here lists
 //! instructions.
 
-use crate::disasm::{is_result, TemplatePiece, TemplatePieces};
-use crate::isa::{
+use crate::bytecode::disasm::{is_result, TemplatePiece, TemplatePieces};
+use crate::bytecode::isa::{
     Access, Bank, Field, InstrInfo, ListKind, Opcode, OpcodeSet, INSTRUCTIONS, REF_BANK_BIT,
     REF_MOVE_BIT,
 };

@@ -194,7 +194,7 @@ impl ModuleDraft {
                 .ok_or_else(|| format!("expected a function ordinal after '{module}:'"));
         }
         if let Some(i) = self.imports.iter().position(|imp| imp.full_name == name) {
-            return Ok(Some(crate::isa::IMPORT_ORDINAL_BIT | i as u32));
+            return Ok(Some(crate::bytecode::isa::IMPORT_ORDINAL_BIT | i as u32));
         }
         Ok(self.internal_function(name).map(|i| i as u32))
     }
@@ -790,7 +790,7 @@ impl<'s> Assembler<'s> {
         let start = self.draft.bytecode.len();
         self.draft
             .bytecode
-            .push(crate::isa::Opcode::Block.info().code);
+            .push(crate::bytecode::isa::Opcode::Block.info().code);
         self.func = Some(FunctionState {
             name: name.to_string(),
             cconv: format!("0{}_{}", or_v(args), or_v(results)),
@@ -848,7 +848,7 @@ impl<'s> Assembler<'s> {
             } else {
                 self.draft
                     .bytecode
-                    .push(crate::isa::Opcode::Block.info().code);
+                    .push(crate::bytecode::isa::Opcode::Block.info().code);
                 func.blocks += 1;
                 pc
             };

@@ -4,8 +4,8 @@
 //! bytecode module. Host imports, variadic and yieldable calls go through
 //! [`super::slow::step`].
 
+use crate::bytecode::isa::IMPORT_ORDINAL_BIT;
 use crate::context::{CallState, Context, ImportTarget};
-use crate::isa::IMPORT_ORDINAL_BIT;
 use crate::program::{aux_list, Function, Inst};
 use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};

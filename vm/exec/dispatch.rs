@@ -9,9 +9,9 @@
 //! all three in machine registers (with one big loop over the whole ISA they
 //! were spilled to the stack and reloaded on every instruction).
 
+use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{CallState, Context, Registered};
 use crate::engine::Engine;
-use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::jit::JitEnv;
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::refs::{Ref, ValueType};
@@ -240,12 +240,12 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                 };
             }
             // Hot branches hold targets and remap records as distances from the
-            // branch instruction `at` (see `program::relativize_branches`).
+            // branch instruction `at` (see `program::fuse::relativize_branches`).
             macro_rules! jump {
                 ($at:expr, $rel:expr) => {{
                     // SAFETY: the verifier resolved every target to an
                     // instruction of this function; `rel` is its byte distance
-                    // from the branch at `$at` (program::relativize_branches).
+                    // from the branch at `$at` (program::fuse::relativize_branches).
                     ip = unsafe { $at.byte_offset($rel as i32 as isize) };
                     if JIT != NO_JIT && jit_here && ($rel as i32) < 0 {
                         // A loop's back edge: compiled code (once hot) takes it
@@ -510,7 +510,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                         jump!(at, i.y);
                     }
                 }
-                // Fused compare-and-branch (see program::fuse_compare_branches).
+                // Fused compare-and-branch (see program::fuse::fuse_compare_branches).
                 Opcode::CmpEqI32Br => cmp_br!(at, i, i.c, ri!(i.a) == ri!(i.b)),
                 Opcode::CmpNeI32Br => cmp_br!(at, i, i.c, ri!(i.a) != ri!(i.b)),
                 Opcode::CmpLtI32SBr => cmp_br!(at, i, i.c, ri!(i.a) < ri!(i.b)),
@@ -544,7 +544,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                         tri!(buffer!(i.a, "source_buffer").load_as::<4>(token, rl!(i.b) as u64));
                     wi!(i.c, u32::from_le_bytes(v));
                 }
-                // ---- fused pairs (program::PAIRS): the first half here, the
+                // ---- fused pairs (program::fuse::PAIRS): the first half here, the
                 // second from the next instruction; the hooked loop runs only
                 // the first half and dispatches the second itself.
                 Opcode::AddI32ThenCmpLtI32SBr => {
@@ -552,7 +552,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                         bin_i32!(i, |x, y| x.wrapping_add(y));
                     } else {
                         // SAFETY: the second instruction of a pair is the next
-                        // instruction of the body (program::fuse_pairs).
+                        // instruction of the body (program::fuse::fuse_pairs).
                         let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
                         loop {
                             bin_i32!(i, |x, y| x.wrapping_add(y));
@@ -584,7 +584,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                     bin_i32!(i, |x, y| x.wrapping_add(y));
                     if !HOOKED {
                         // SAFETY: the second instruction of a pair is the next
-                        // instruction of the body (program::fuse_pairs).
+                        // instruction of the body (program::fuse::fuse_pairs).
                         let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
                         br!(jat, j);
                     }
@@ -629,7 +629,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                         let (jat, j) = unsafe { (at.add(1), &*at.add(1)) };
                         br!(jat, j);
                         // The branch's target is a fused compare-branch
-                        // (program::fuse_pairs checked it).
+                        // (program::fuse::fuse_pairs checked it).
                         let kat = ip;
                         // SAFETY: `ip` is the verified branch target.
                         let k = unsafe { &*kat };
@@ -644,7 +644,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                         br!(jat, j);
                         let kat = ip;
                         // SAFETY: `ip` is the verified branch target, a
-                        // fused compare-branch (program::fuse_pairs).
+                        // fused compare-branch (program::fuse::fuse_pairs).
                         let k = unsafe { &*kat };
                         cmp_br!(kat, k, k.c, rl!(k.a) < rl!(k.b));
                     }
@@ -685,7 +685,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                     wi!(i.c, v);
                     if !HOOKED {
                         // SAFETY: the triple's other two instructions follow
-                        // it in the body (program::fuse_pairs).
+                        // it in the body (program::fuse::fuse_pairs).
                         let (j, k) = unsafe { (&*at.add(1), &*at.add(2)) };
                         let c = if j.c == i.c {
                             f32::from_bits(v)

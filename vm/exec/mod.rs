@@ -13,9 +13,9 @@ use std::sync::Arc;
 
 use crate::budget::{Charge, MemoryBudget};
 
+use crate::bytecode::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
-use crate::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::{aux_list, Function, Signature, NONE};
 use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
@@ -85,7 +85,7 @@ pub(crate) struct Frame {
     /// in progress (NONE when not calling).
     ret: u32,
     /// Bytes of the reference's VM stack that this frame and the frames
-    /// below it would occupy (see [`frame_bytes`]).
+    /// below it would occupy (see [`frame_bytes`](crate::program::frame_bytes)).
     stack_end: u32,
 }
 
@@ -336,16 +336,6 @@ fn push_frame(
 pub(crate) struct StackLimit {
     pub frames: usize,
     pub bytes: u64,
-}
-
-/// The size of a bytecode function's frame on IREE's VM stack: the frame
-/// header and bytecode frame storage (128 bytes together on x86-64), then
-/// the i32 registers (4 bytes each) and the ref registers (16 bytes each),
-/// each area rounded up to 16 bytes (`iree_vm_bytecode_function_enter`).
-pub(crate) fn frame_bytes(i32_count: u16, ref_count: u16) -> u32 {
-    const HEADER: u32 = 128;
-    let align = |n: u32| (n + 15) & !15;
-    HEADER + align(i32_count as u32 * 4) + align(ref_count as u32 * 16)
 }
 
 #[cold]

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use crate::budget::Charge;
+use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
 use crate::host::HostOutcome;
-use crate::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::{aux_list, Inst, NONE};
 use crate::refs::{Buffer, List, Ref};
 use crate::trap::{StatusCode, Trap};

@@ -7,11 +7,11 @@
 //! traps, or takes its slow path).
 
 use super::JitEnv;
+use crate::bytecode::isa::{Opcode, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::exec::{
     self,
     cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
 };
-use crate::isa::{Opcode, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::refs::Ref;
 
 /// Resolves the buffer in ref register `reg` for direct access by compiled

@@ -43,7 +43,7 @@ use super::{helpers, writeback, JitCode, JitEnv};
 
 /// Cranelift's block (the ISA has a `Block` opcode too).
 type ClBlock = Block;
-use crate::isa::{Bank, Field, Opcode, REF_BANK_BIT, REF_INDEX_MASK};
+use crate::bytecode::isa::{Bank, Field, Opcode, REF_BANK_BIT, REF_INDEX_MASK};
 use crate::program::{aux_list, Function, Inst, NONE, NO_REMAP};
 
 /// The host's code generator, built once.

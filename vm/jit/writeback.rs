@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 
-use crate::isa::{Access, Bank, Field, Opcode, REF_BANK_BIT};
+use crate::bytecode::isa::{Access, Bank, Field, Opcode, REF_BANK_BIT};
 use crate::program::{aux_list, Inst};
 
 use super::translate::{edges, first_half, translated, Edge};

@@ -169,9 +169,11 @@ pub enum LoadError {
         file_len: u64,
     },
 
-    /// The file is VM assembly text that does not assemble.
+    /// The file is VM assembly text that does not assemble (made by the
+    /// text layer above the loader, `vm/module_source.rs`).
+    #[cfg(feature = "asm")]
     #[error("{0}")]
-    Assembly(#[from] crate::asm::AsmErrors),
+    Assembly(#[source] crate::asm::AsmErrors),
 
     /// A size computation overflowed.
     #[error("size overflow while computing {what}")]

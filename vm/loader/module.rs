@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::path::Path;
 use std::sync::Arc;
 
 use super::archive::{self, ArchiveLayout};
@@ -91,37 +90,6 @@ pub struct FunctionDescriptor {
 }
 
 impl Module {
-    /// Loads the file at `path` and verifies it. A file of at most
-    /// [`PRIVATE_COPY_BYTES`](crate::loader::PRIVATE_COPY_BYTES) (16 MiB) is
-    /// read into a private copy, so changing or truncating the file
-    /// afterwards cannot affect the module. A larger file is mapped and
-    /// never read into memory (pages are faulted in as accessors touch
-    /// them); it must not be truncated or modified while the module (or a
-    /// clone) is alive: the mapping would change under the loader's checks,
-    /// and a truncated page kills the process with SIGBUS.
-    ///
-    /// A file of VM assembly text (`.vmasm`: its first word is
-    /// `vm.module`) is assembled in memory first, as `irvm as` would.
-    pub fn from_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
-        let path = path.as_ref();
-        let bytes = ModuleBytes::read_or_map_file(path)?;
-        if crate::asm::looks_like_assembly(bytes.as_slice()) {
-            return Module::from_assembly_file(path);
-        }
-        Module::load(bytes)
-    }
-
-    /// Assembles the VM assembly file at `path` and loads the result.
-    pub fn from_assembly_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
-        Module::load(ModuleBytes::from(crate::asm::assemble_file(path.as_ref())?))
-    }
-
-    /// Assembles VM assembly `source` (named `file` in diagnostics) and
-    /// loads the result.
-    pub fn from_assembly(source: &str, file: &str) -> Result<Module, LoadError> {
-        Module::load(ModuleBytes::from(crate::asm::assemble(source, file)?))
-    }
-
     /// Verifies a module held in memory (`Vec<u8>`, `Arc<[u8]>` or
     /// `&'static [u8]`), taking ownership of it.
     pub fn from_bytes(bytes: impl Into<ModuleBytes>) -> Result<Module, LoadError> {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use irvm::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
+use irvm::bytecode::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
 use irvm::{format_g, Ref, TypeDef, Value};
 
 use super::DebugCommandError;

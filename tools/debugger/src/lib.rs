@@ -24,8 +24,8 @@
 //! is built on irvm's public API: [`Context`]'s paused calls, pause flag
 //! and kept trap frames, the [`Observer`] hook, the loader's debug
 //! database, and, for the register types and return values it reads from
-//! bytecode, irvm's hidden instruction table and decoder (`irvm::isa`,
-//! `irvm::decode`).
+//! bytecode, irvm's hidden instruction table and decoder (`irvm::bytecode::isa`,
+//! `irvm::bytecode::decode`).
 
 #![warn(missing_docs)]
 
@@ -39,8 +39,8 @@ pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
-use irvm::decode::{Decoder, Operand};
-use irvm::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::bytecode::decode::{Decoder, Operand};
+use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
 use irvm::loader::SourcePosition;
 use irvm::{CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Trap, Value};
 
@@ -1551,7 +1551,7 @@ impl Debugger {
         function: u32,
     ) -> Result<Vec<(u32, String)>, DebugCommandError> {
         let m = self.module(module)?;
-        irvm::disasm::Disassembler::new(m)
+        irvm::bytecode::disasm::Disassembler::new(m)
             .function_lines(function as usize, None)
             .map_err(|e| DebugCommandError(e.to_string()))
     }
@@ -1559,7 +1559,7 @@ impl Debugger {
     /// The text of the instruction at an address.
     pub fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
         let m = self.module(&a.module).ok()?;
-        irvm::disasm::Disassembler::new(m)
+        irvm::bytecode::disasm::Disassembler::new(m)
             .instruction_text(a.function as usize, a.offset, None)
             .ok()
     }

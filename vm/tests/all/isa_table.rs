@@ -2,7 +2,7 @@
 //! (`../shared/reference/isa.json`, read at run time; skipped when absent):
 //! every instruction's set, opcode, mnemonic and operand layout must agree.
 
-use irvm::isa::{Access, Bank, Field, ListKind, Opcode, OpcodeSet, INSTRUCTIONS};
+use irvm::bytecode::isa::{Access, Bank, Field, ListKind, Opcode, OpcodeSet, INSTRUCTIONS};
 use serde_json::Value;
 
 use crate::paths::shared;

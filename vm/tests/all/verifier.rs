@@ -4,7 +4,7 @@
 //! write the violation — and expects registration to fail with a message
 //! naming the module, the function and the bytecode offset.
 
-use irvm::disasm::Disassembler;
+use irvm::bytecode::disasm::Disassembler;
 use irvm::{Context, Instance, Module};
 
 /// Assembles `source` (module `v`, function `f` first).

@@ -2,8 +2,21 @@
 //! instructions with their offsets. Malformed bytecode is an error, never a
 //! panic. Used by the disassembler, verifier, assembler tests and debugger;
 //! the interpreter pre-decodes from the same [`Instruction`] values.
+//! Public for tools outside the library (debuggers, analyzers) that read
+//! bytecode themselves.
+//!
+//! ```
+//! use irvm::bytecode::decode::{decode_at, Operand};
+//!
+//! // `%i2 = vm.const.i32 7`: opcode 0x0D, the constant, the result register.
+//! let code = [0x0D, 0x07, 0x00, 0x00, 0x00, 0x02, 0x00];
+//! let inst = decode_at(&code, 0)?;
+//! assert_eq!(inst.op.info().mnemonic, "const.i32");
+//! assert!(matches!(inst.operands[..], [Operand::I32(7), Operand::Reg(2)]));
+//! # Ok::<(), irvm::bytecode::decode::DecodeError>(())
+//! ```
 
-use crate::isa::{Field, Opcode, OpcodeSet, PREFIX_EXT_F32, PREFIX_EXT_F64};
+use crate::bytecode::isa::{Field, Opcode, OpcodeSet, PREFIX_EXT_F32, PREFIX_EXT_F64};
 
 /// What went wrong while decoding bytecode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,11 +1,11 @@
 //! The disassembler: prints a module as the VM assembly text that IREE 3.13's
 //! `iree-dump-module --output=disassembly` prints, byte for byte.
 //!
-//! Everything instruction-specific comes from the ISA table ([`crate::isa`]):
+//! Everything instruction-specific comes from the ISA table ([`crate::bytecode::isa`]):
 //! the decoder yields each instruction's operands in field order, each
 //! [`Field`] kind says how its operand is written (register names by bank,
 //! constants, attributes, block references, lists), and the instruction's
-//! [`InstrInfo::syntax`](crate::isa::InstrInfo::syntax) template places the
+//! [`InstrInfo::syntax`](crate::bytecode::isa::InstrInfo::syntax) template places the
 //! operands when they are not a plain list. The rest of this file is the
 //! module layout around the instructions:
 //!
@@ -28,8 +28,10 @@
 
 use std::fmt::Write as _;
 
-use crate::decode::{DecodeError, Decoder, Instruction, Operand, RemapList, U16List};
-use crate::isa::{
+use crate::bytecode::decode::{
+    decode_at, DecodeError, Decoder, Instruction, Operand, RemapList, U16List,
+};
+use crate::bytecode::isa::{
     Access, Bank, Field, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK,
     REF_MOVE_BIT,
 };
@@ -174,6 +176,34 @@ impl BlockList {
     }
 }
 
+/// One internal function's bytecode as the printers take it.
+struct FunctionCode<'m> {
+    code: &'m [u8],
+    /// Blocks its descriptor declares.
+    block_count: u16,
+    /// The name it is printed under ([`Disassembler::function_name`]).
+    name: String,
+}
+
+impl<'m> FunctionCode<'m> {
+    /// A decoding failure, reported against this function.
+    fn decode_error(&self, source: DecodeError) -> DisasmError {
+        DisasmError::Decode {
+            function: self.name.clone(),
+            source,
+        }
+    }
+
+    /// Every instruction, and the blocks (checked against the descriptor).
+    fn decode_all(&self) -> Result<(Vec<Instruction<'m>>, BlockList), DisasmError> {
+        let instructions = Decoder::new(self.code, 0, self.code.len())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|source| self.decode_error(source))?;
+        let blocks = find_blocks(&instructions, self.block_count, self.code.len(), &self.name)?;
+        Ok((instructions, blocks))
+    }
+}
+
 /// What the operand printer needs to know about the instruction at hand.
 struct Site<'a> {
     function: &'a str,
@@ -277,24 +307,8 @@ impl<'m> Disassembler<'m> {
         bytecode_offsets: bool,
         out: &mut String,
     ) -> Result<(), DisasmError> {
-        let count = self.module.function_count();
-        let no_such_function = DisasmError::NoSuchFunction { ordinal, count };
-        let descriptor = self
-            .module
-            .function_descriptor(ordinal)
-            .ok_or(no_such_function.clone())?;
-        let code = self
-            .module
-            .function_bytecode(ordinal)
-            .ok_or(no_such_function)?;
-        let function = self.function_name(ordinal);
-        let instructions = Decoder::new(code, 0, code.len())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|source| DisasmError::Decode {
-                function: function.clone(),
-                source,
-            })?;
-        let blocks = find_blocks(&instructions, descriptor.block_count, code.len(), &function)?;
+        let body = self.function_code(ordinal)?;
+        let (instructions, blocks) = body.decode_all()?;
         for inst in &instructions {
             let indent = if inst.op == Opcode::Block { "" } else { "  " };
             if bytecode_offsets {
@@ -302,7 +316,7 @@ impl<'m> Disassembler<'m> {
             }
             out.push_str(indent);
             let site = Site {
-                function: &function,
+                function: &body.name,
                 offset: inst.offset,
                 blocks: &blocks,
                 values: None,
@@ -321,34 +335,11 @@ impl<'m> Disassembler<'m> {
         ordinal: usize,
         values: Option<&RegisterValues<'_>>,
     ) -> Result<Vec<(u32, String)>, DisasmError> {
-        let count = self.module.function_count();
-        let no_such_function = DisasmError::NoSuchFunction { ordinal, count };
-        let descriptor = self
-            .module
-            .function_descriptor(ordinal)
-            .ok_or(no_such_function.clone())?;
-        let code = self
-            .module
-            .function_bytecode(ordinal)
-            .ok_or(no_such_function)?;
-        let function = self.function_name(ordinal);
-        let instructions = Decoder::new(code, 0, code.len())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|source| DisasmError::Decode {
-                function: function.clone(),
-                source,
-            })?;
-        let blocks = find_blocks(&instructions, descriptor.block_count, code.len(), &function)?;
+        let body = self.function_code(ordinal)?;
+        let (instructions, blocks) = body.decode_all()?;
         let mut lines = Vec::with_capacity(instructions.len());
         for inst in &instructions {
-            let site = Site {
-                function: &function,
-                offset: inst.offset,
-                blocks: &blocks,
-                values,
-            };
-            let mut text = String::new();
-            self.write_instruction(inst, &site, &mut text)?;
+            let text = self.instruction_line(inst, &body, &blocks, values)?;
             lines.push((inst.offset as u32, text));
         }
         Ok(lines)
@@ -362,6 +353,44 @@ impl<'m> Disassembler<'m> {
         offset: u32,
         values: Option<&RegisterValues<'_>>,
     ) -> Result<String, DisasmError> {
+        let body = self.function_code(ordinal)?;
+        let inst = decode_at(body.code, offset as usize).map_err(|e| body.decode_error(e))?;
+        // Branch labels need the block list of the whole function.
+        let blocks = if inst
+            .operands
+            .iter()
+            .any(|o| matches!(o, Operand::Target(_) | Operand::Cases(_)))
+        {
+            body.decode_all()?.1
+        } else {
+            BlockList::default()
+        };
+        self.instruction_line(&inst, &body, &blocks, values)
+    }
+
+    /// The text of instruction `inst` of function `body`, without indent
+    /// or line end.
+    fn instruction_line(
+        &self,
+        inst: &Instruction<'_>,
+        body: &FunctionCode<'_>,
+        blocks: &BlockList,
+        values: Option<&RegisterValues<'_>>,
+    ) -> Result<String, DisasmError> {
+        let site = Site {
+            function: &body.name,
+            offset: inst.offset,
+            blocks,
+            values,
+        };
+        let mut text = String::new();
+        self.write_instruction(inst, &site, &mut text)?;
+        Ok(text)
+    }
+
+    /// The bytecode of internal function `ordinal`, with what printing it
+    /// needs of its descriptor and its printed name.
+    fn function_code(&self, ordinal: usize) -> Result<FunctionCode<'m>, DisasmError> {
         let count = self.module.function_count();
         let no_such_function = DisasmError::NoSuchFunction { ordinal, count };
         let descriptor = self
@@ -372,34 +401,11 @@ impl<'m> Disassembler<'m> {
             .module
             .function_bytecode(ordinal)
             .ok_or(no_such_function)?;
-        let function = self.function_name(ordinal);
-        let decode_error = |source| DisasmError::Decode {
-            function: function.clone(),
-            source,
-        };
-        let inst = crate::decode::decode_at(code, offset as usize).map_err(decode_error)?;
-        // Branch labels need the block list of the whole function.
-        let blocks = if inst
-            .operands
-            .iter()
-            .any(|o| matches!(o, Operand::Target(_) | Operand::Cases(_)))
-        {
-            let all = Decoder::new(code, 0, code.len())
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(decode_error)?;
-            find_blocks(&all, descriptor.block_count, code.len(), &function)?
-        } else {
-            BlockList::default()
-        };
-        let site = Site {
-            function: &function,
-            offset: inst.offset,
-            blocks: &blocks,
-            values,
-        };
-        let mut text = String::new();
-        self.write_instruction(&inst, &site, &mut text)?;
-        Ok(text)
+        Ok(FunctionCode {
+            code,
+            block_count: descriptor.block_count,
+            name: self.function_name(ordinal),
+        })
     }
 
     /// `vm.type`, `vm.import` and `vm.rodata` lines, then a blank line if
@@ -503,7 +509,7 @@ impl<'m> Disassembler<'m> {
         Ok(())
     }
 
-    /// Fills an [`InstrInfo::syntax`](crate::isa::InstrInfo::syntax)
+    /// Fills an [`InstrInfo::syntax`](crate::bytecode::isa::InstrInfo::syntax)
     /// template with the instruction's operands.
     fn expand_template(
         &self,
@@ -618,7 +624,7 @@ impl<'m> Disassembler<'m> {
 /// Prints `module` as iree-dump-module's disassembly does.
 ///
 /// ```no_run
-/// use irvm::disasm::{disassemble_module, DisasmOptions};
+/// use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
 /// let module = irvm::Module::from_file("fib.vmfb")?;
 /// print!("{}", disassemble_module(&module, &DisasmOptions::default())?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -876,7 +882,7 @@ fn template_fields(template: &str) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isa::{OpcodeSet, INSTRUCTIONS};
+    use crate::bytecode::isa::{OpcodeSet, INSTRUCTIONS};
 
     #[test]
     fn templates_split_into_text_and_fields() {

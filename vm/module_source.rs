@@ -1,0 +1,53 @@
+//! Where a [`Module`] comes from, one layer above the loader: a file, which
+//! holds bytecode or, with the `asm` feature (on by default), VM assembly
+//! text; and, with that feature, assembly source in memory. The loader
+//! (`vm/loader/`) reads only bytecode; text is assembled here first, as
+//! `irvm as` would, and its errors become [`LoadError::Assembly`].
+
+use std::path::Path;
+
+use crate::loader::{LoadError, Module, ModuleBytes};
+
+impl Module {
+    /// Loads the file at `path` and verifies it. A file of at most
+    /// [`PRIVATE_COPY_BYTES`](crate::loader::PRIVATE_COPY_BYTES) (16 MiB) is
+    /// read into a private copy, so changing or truncating the file
+    /// afterwards cannot affect the module. A larger file is mapped and
+    /// never read into memory (pages are faulted in as accessors touch
+    /// them); it must not be truncated or modified while the module (or a
+    /// clone) is alive: the mapping would change under the loader's checks,
+    /// and a truncated page kills the process with SIGBUS.
+    ///
+    /// With the `asm` feature, a file of VM assembly text (`.vmasm`: its
+    /// first word is `vm.module`) is assembled in memory first, as
+    /// `irvm as` would.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
+        let path = path.as_ref();
+        let bytes = ModuleBytes::read_or_map_file(path)?;
+        #[cfg(feature = "asm")]
+        if crate::asm::looks_like_assembly(bytes.as_slice()) {
+            return Module::from_assembly_file(path);
+        }
+        Module::from_bytes(bytes)
+    }
+
+    /// Assembles the VM assembly file at `path` and loads the result.
+    #[cfg(feature = "asm")]
+    pub fn from_assembly_file(path: impl AsRef<Path>) -> Result<Module, LoadError> {
+        Module::from_bytes(crate::asm::assemble_file(path.as_ref())?)
+    }
+
+    /// Assembles VM assembly `source` (named `file` in diagnostics) and
+    /// loads the result.
+    #[cfg(feature = "asm")]
+    pub fn from_assembly(source: &str, file: &str) -> Result<Module, LoadError> {
+        Module::from_bytes(crate::asm::assemble(source, file)?)
+    }
+}
+
+#[cfg(feature = "asm")]
+impl From<crate::asm::AsmErrors> for LoadError {
+    fn from(errors: crate::asm::AsmErrors) -> Self {
+        LoadError::Assembly(errors)
+    }
+}
