@@ -384,10 +384,13 @@ fn format_time(t: f64) -> String {
 fn human_rate(rate: f64) -> String {
     for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
         if rate >= scale {
-            return format!("{}{suffix}", irvm::format_g_precision(rate / scale, 6));
+            return format!(
+                "{}{suffix}",
+                irvm::number_text::format_g_precision(rate / scale, 6)
+            );
         }
     }
-    irvm::format_g_precision(rate, 6)
+    irvm::number_text::format_g_precision(rate, 6)
 }
 
 fn console(rows: &[Row], unit: Unit) -> String {
@@ -453,10 +456,10 @@ fn csv(rows: &[Row], unit: Unit) -> String {
             "\"{}\",{},{},{},{},,{},,,",
             r.name,
             r.iterations,
-            irvm::format_g_precision(real, 6),
-            irvm::format_g_precision(cpu, 6),
+            irvm::number_text::format_g_precision(real, 6),
+            irvm::number_text::format_g_precision(cpu, 6),
             unit.name(),
-            irvm::format_g_precision(r.items_per_second, 6)
+            irvm::number_text::format_g_precision(r.items_per_second, 6)
         );
     }
     out

@@ -9,7 +9,7 @@
 //! when no digits were read, when the integer overflows `long`/`long long`,
 //! when a float underflows to zero, or when the text does not fit its
 //! scratch buffer (15 characters for i32, 31 for the others). irvm calls
-//! the same C functions the same way (`irvm::c_number`, which tensor
+//! the same C functions the same way (`irvm::number_text`, which tensor
 //! elements use too), so the values are the same bits.
 
 use irvm::Value;
@@ -26,7 +26,7 @@ pub fn parse_scalar(text: &str, kind: char) -> Option<Value> {
             _ => None,
         };
     }
-    use irvm::c_number::{atod, atof, atoi_i32, atoi_i64};
+    use irvm::number_text::{atod, atof, atoi_i32, atoi_i64};
     match kind {
         'i' => atoi_i32(text).map(Value::I32),
         'I' => atoi_i64(text).map(Value::I64),

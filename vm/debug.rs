@@ -100,9 +100,9 @@ impl ExecView<'_> {
         let wide = || Some(slot(r)? as u64 | (slot(r + 1)? as u64) << 32);
         Some(match bank {
             Bank::I32 => (slot(r)? as i32).to_string(),
-            Bank::F32 => crate::value::format_g(f32::from_bits(slot(r)?) as f64),
+            Bank::F32 => crate::number_text::format_g(f32::from_bits(slot(r)?) as f64),
             Bank::I64 => (wide()? as i64).to_string(),
-            Bank::F64 => crate::value::format_g(f64::from_bits(wide()?)),
+            Bank::F64 => crate::number_text::format_g(f64::from_bits(wide()?)),
             Bank::Ref => self.refs.get((reg & REF_INDEX_MASK) as usize)?.to_string(),
         })
     }

@@ -73,7 +73,6 @@ pub mod loader;
 pub mod asm;
 mod budget;
 pub mod bytecode;
-pub mod c_number;
 mod context;
 mod debug;
 pub mod dynamic;
@@ -84,6 +83,7 @@ mod host;
 mod jit;
 mod module_source;
 mod native;
+pub mod number_text;
 mod program;
 mod refs;
 mod resources;
@@ -107,7 +107,7 @@ pub use refs::{
 };
 pub use resources::{ContextResources, MemoryCharge, StopCheck};
 pub use trap::{StatusCode, Trap, TrapFrame};
-pub use value::{format_g, format_g_precision, Value};
+pub use value::Value;
 
 // Compile-time checks: contexts and what calls return move between threads.
 const _: () = {

@@ -15,7 +15,7 @@ use super::text::{
     edit_distance, find_word, match_literal, parse_quoted, parse_uint, split_commas,
 };
 use super::{Diag, FunctionState, ModuleDraft};
-use crate::c_number::{assembler_f32, assembler_f64, atoi_i32, atoi_i64};
+use crate::number_text::{assembler_f32, assembler_f64, atoi_i32, atoi_i64};
 
 /// Largest i32-bank register ordinal an operand can name.
 const MAX_I32_REGISTER: u32 = 0x3FFF;
@@ -381,7 +381,7 @@ fn parse_field<'s>(
         ),
         Field::Const(bank) => match bank {
             // The reference's `iree_string_view_atoi_*` and `strtof`/
-            // `strtod` (crate::c_number): `017` is octal, trailing text
+            // `strtod` (crate::number_text): `017` is octal, trailing text
             // after an integer is ignored, an i32 keeps the low bits.
             Bank::I32 => Parsed::U32(atoi_i32(text).ok_or_else(|| bad("an i32 constant"))? as u32),
             Bank::I64 => Parsed::U64(

@@ -36,7 +36,7 @@ use crate::bytecode::isa::{
     REF_MOVE_BIT,
 };
 use crate::loader::{DebugDatabase, ExportDecl, ImportDecl, Module};
-use crate::value::format_g_precision;
+use crate::number_text::format_g_precision;
 
 /// Which functions [`Disassembler::write_module`] prints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

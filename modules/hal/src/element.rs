@@ -2,7 +2,7 @@
 //! byte, bit width in the low byte), their names (`f32`, `si8`, `i1`) and
 //! how one element is parsed from and printed as text.
 
-use irvm::format_g;
+use irvm::number_text::format_g;
 
 /// A HAL element type as bytecode passes it (`0x21000020` is `f32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,7 +105,7 @@ impl ElementType {
     /// Writes the element `text` into `out` (`byte_size` bytes, native
     /// little-endian), with IREE's range rules per type.
     pub fn parse_element(self, text: &str, out: &mut [u8]) -> Result<(), String> {
-        use crate::c_number::{atod, atof, atoi_i32, atoi_i64, atoi_u32, atoi_u64};
+        use irvm::number_text::{atod, atof, atoi_i32, atoi_i64, atoi_u32, atoi_u64};
         // The cases and range checks of IREE's iree_hal_parse_element_unsafe
         // (hal/string_util.c): the C type each reads through, then a bound.
         let bad = || format!("failed to parse element '{text}' as {}", self.name());

@@ -30,7 +30,6 @@
 //! let y = BufferView::from_value(&out[0]).unwrap().to_vec::<f32>().unwrap();
 //! ```
 
-pub use irvm::c_number;
 mod command;
 mod device;
 mod element;

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use irvm::bytecode::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
-use irvm::{format_g, Ref, TypeDef, Value};
+use irvm::number_text::format_g;
+use irvm::{Ref, TypeDef, Value};
 
 use super::DebugCommandError;
 
