@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use crate::exec::{self, Stack};
+use crate::exec::{self, Stack, TieredFunction};
 use crate::func::{CallParams, CallResults, Func, FuncTarget, LookupError, TypedFunc};
 use crate::host::{HostModule, HostState};
 use crate::loader::Module;
-use crate::program::{self, Function, ModuleFacts, Signature, VerifyError};
+use crate::program::{self, ModuleFacts, Signature, VerifyError};
 use crate::refs::{Buffer, Ref, RefType, TypeDef, ValueType};
 use crate::trap::{StatusCode, Trap, TrapFrame};
 use crate::value::Value;
@@ -185,7 +185,7 @@ pub(crate) enum ImportTarget {
 pub(crate) struct BytecodeInstance {
     pub module: Module,
     pub name: String,
-    pub funcs: Vec<Arc<Function>>,
+    pub funcs: Vec<Arc<TieredFunction>>,
     pub signatures: Vec<Signature>,
     pub import_sigs: Vec<Arc<Signature>>,
     pub import_names: Vec<String>,
@@ -876,7 +876,7 @@ impl Context {
                 function: fname(),
                 source,
             })?;
-            funcs.push(Arc::new(f));
+            funcs.push(Arc::new(TieredFunction::new(f)));
         }
         let rodata = (0..module.rodata_count())
             .map(|i| {

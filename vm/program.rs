@@ -153,8 +153,6 @@ pub(crate) struct Function {
     pub arg_kinds: Box<[u8]>,
     /// Flattened result kinds of the signature.
     pub result_kinds: Box<[u8]>,
-    /// Machine code for this function, once hot (`vm/jit`).
-    pub jit: crate::jit::JitSlot,
 }
 
 /// Why a function failed verification.
@@ -447,7 +445,6 @@ pub(crate) fn compile(
         results_are_slots: sig.results.iter().all(|k| matches!(k, b'i' | b'f')),
         arg_kinds: sig.args.clone().into_boxed_slice(),
         result_kinds: sig.results.clone().into_boxed_slice(),
-        jit: Default::default(),
     })
 }
 
