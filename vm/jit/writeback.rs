@@ -401,14 +401,15 @@ impl<'c> BlockGraph<'c> {
         loop {
             let mut changed = false;
             for b in 0..nb {
+                let (start, end) = (self.starts[b], self.end_of(b));
                 let mut d = dirty_in[b].clone();
                 let mut reaches_end = true;
-                for k in self.starts[b]..self.end_of(b) {
-                    if !self.compiled[k] {
+                for (w, &compiled) in written[start..end].iter().zip(&self.compiled[start..end]) {
+                    if !compiled {
                         reaches_end = false;
                         break;
                     }
-                    for &s in &written[k] {
+                    for &s in w {
                         d.insert(s);
                     }
                 }
@@ -417,7 +418,6 @@ impl<'c> BlockGraph<'c> {
                 }
                 // Compiled code goes on along a branch's edges, else to the
                 // next instruction.
-                let end = self.end_of(b);
                 let targets: Vec<usize> = match edges(self.code, end - 1) {
                     Some(es) => es.iter().map(|e| e.to).collect(),
                     None => vec![end],
