@@ -12,10 +12,11 @@ use super::state::{
     rodata_buffers, BytecodeInstance, Globals, HostInstance, ImportTarget, Registered,
 };
 use super::Context;
+use crate::exec::TieredFunction;
 use crate::func::{Func, FuncTarget};
 use crate::host::HostModule;
 use crate::loader::Module;
-use crate::program::{self, Function, ModuleFacts, Signature, VerifyError};
+use crate::program::{self, ModuleFacts, Signature, VerifyError};
 use crate::refs::TypeDef;
 use crate::trap::Trap;
 
@@ -450,7 +451,7 @@ fn verify_functions(
     signatures: &[Signature],
     imports: &LinkedImports,
     types: &[TypeDef],
-) -> Result<Vec<Arc<Function>>, LinkError> {
+) -> Result<Vec<Arc<TieredFunction>>, LinkError> {
     let facts = ModuleFacts {
         function_count: module.function_count(),
         signatures,
@@ -499,7 +500,7 @@ fn verify_functions(
             function: fname(),
             source,
         })?;
-        funcs.push(Arc::new(f));
+        funcs.push(Arc::new(TieredFunction::new(f)));
     }
     Ok(funcs)
 }

@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::budget::{Charge, MemoryBudget};
+use crate::exec::TieredFunction;
 use crate::host::HostState;
 use crate::loader::Module;
-use crate::program::{Function, Signature};
+use crate::program::Signature;
 use crate::refs::{Buffer, Ref, TypeDef};
 use crate::trap::{StatusCode, Trap};
 
@@ -29,7 +30,7 @@ pub(crate) enum ImportTarget {
 pub(crate) struct BytecodeInstance {
     pub module: Module,
     pub name: String,
-    pub funcs: Vec<Arc<Function>>,
+    pub funcs: Vec<Arc<TieredFunction>>,
     pub signatures: Vec<Signature>,
     pub import_sigs: Vec<Arc<Signature>>,
     pub import_names: Vec<String>,

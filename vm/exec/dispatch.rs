@@ -108,7 +108,7 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
             if ctx.engine != Engine::Jit && !func.jit.heat_up(Engine::HOT_BACK_EDGES) {
                 return false;
             }
-            match crate::jit::compile(func, ctx.engine == Engine::Jit) {
+            match func.jit.compile(func, ctx.engine == Engine::Jit) {
                 Some(code) => code,
                 None => return false,
             }

@@ -30,9 +30,12 @@ mod dispatch;
 pub(crate) use dispatch::remap_ref;
 pub(crate) mod hooks;
 mod slow;
+mod tiered;
+pub(crate) use tiered::TieredFunction;
 
-/// The function of a frame: a pointer to a [`Function`] that an `Arc` in
-/// the context's module list (`BytecodeInstance::funcs`) owns.
+/// The function of a frame: a pointer to a [`TieredFunction`] (the
+/// [`Function`] and its compiled-code slot) that an `Arc` in the context's
+/// module list (`BytecodeInstance::funcs`) owns.
 ///
 /// Frames hold this instead of an `Arc` so that calls touch no reference
 /// count (an atomic one since contexts are `Send`; see docs/PERFORMANCE.md).
@@ -42,33 +45,35 @@ mod slow;
 /// failed, after which no frame of it exists (`Context::register_module`
 /// clears the stack first); `Context`'s drop releases the stack first.
 #[derive(Clone, Copy)]
-pub(crate) struct FuncRef(NonNull<Function>);
+pub(crate) struct FuncRef(NonNull<TieredFunction>);
 
-// SAFETY: a `FuncRef` is a shared reference to an immutable `Function`
-// (plain data, `Send + Sync`) owned by the same context, which moves
+// SAFETY: a `FuncRef` is a shared reference to a `TieredFunction` (an
+// immutable `Function`, plain data, and a `JitSlot` of atomics and a
+// `OnceLock`: both `Send + Sync`) owned by the same context, which moves
 // between threads as a whole.
 unsafe impl Send for FuncRef {}
 
 impl FuncRef {
     #[inline(always)]
-    fn new(f: &Arc<Function>) -> FuncRef {
+    fn new(f: &Arc<TieredFunction>) -> FuncRef {
         FuncRef(NonNull::from(&**f))
     }
 
     /// The function, for as long as the caller needs it while the frame
     /// that held this exists (see the type's invariant).
     #[inline(always)]
-    fn get<'a>(self) -> &'a Function {
+    fn get<'a>(self) -> &'a TieredFunction {
         // SAFETY: the pointee is alive while any frame of this context
-        // exists (the invariant above), and is never mutated.
+        // exists (the invariant above), and is never mutated (its slot
+        // changes only through atomics and a `OnceLock`).
         unsafe { self.0.as_ref() }
     }
 }
 
 impl std::ops::Deref for FuncRef {
-    type Target = Function;
+    type Target = TieredFunction;
     #[inline(always)]
-    fn deref(&self) -> &Function {
+    fn deref(&self) -> &TieredFunction {
         self.get()
     }
 }
@@ -202,7 +207,8 @@ impl Stack {
                 .refs
                 .get(rb..rb + f.func.ref_count as usize)
                 .unwrap_or(&[]);
-            (f.module, f.func.get(), f.pc as usize, i32s, refs)
+            let func: &Function = f.func.get();
+            (f.module, func, f.pc as usize, i32s, refs)
         })
     }
     pub(crate) fn clear(&mut self) {
@@ -295,7 +301,7 @@ fn bytecode(modules: &mut [Registered], m: u32) -> &mut crate::context::Bytecode
 fn push_frame(
     stack: &mut Stack,
     module: u32,
-    func: &Arc<Function>,
+    func: &Arc<TieredFunction>,
     limit: StackLimit,
 ) -> Result<(usize, usize), Trap> {
     let below = stack.frames.last().map_or(0, |f| f.stack_end);

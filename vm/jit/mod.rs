@@ -109,7 +109,8 @@ impl JitCode {
 }
 
 /// A function's compiled code, made once (when hot) and shared by every
-/// frame of it.
+/// frame of it. The executor keeps one beside each function
+/// (`exec::TieredFunction`); the program layer does not know of it.
 #[derive(Default)]
 pub(crate) struct JitSlot {
     /// Back edges taken in the interpreter so far (`Engine::Auto`).
@@ -153,28 +154,28 @@ impl JitSlot {
         self.heat.store(h + 1, Ordering::Relaxed);
         h + 1 >= threshold
     }
-}
 
-/// Compiles `func` (once; later calls return the same result), entered
-/// anywhere when `eager` (`Engine::Jit`), else at its hot loop heads only
-/// (`Engine::Auto`). Whichever engine compiles a function first decides:
-/// the code is shared by every context of the module, and is correct
-/// wherever it is entered.
-pub(crate) fn compile(func: &Function, eager: bool) -> Option<&JitCode> {
-    func.jit
-        .code
-        .get_or_init(|| {
-            #[cfg(feature = "jit")]
-            {
-                translate::compile(func, eager)
-            }
-            #[cfg(not(feature = "jit"))]
-            {
-                let _ = eager;
-                None
-            }
-        })
-        .as_ref()
+    /// Compiles `func`, the function this slot belongs to (once; later
+    /// calls return the same result), entered anywhere when `eager`
+    /// (`Engine::Jit`), else at its hot loop heads only (`Engine::Auto`).
+    /// Whichever engine compiles a function first decides: the code is
+    /// shared by every frame of the function, and is correct wherever it
+    /// is entered.
+    pub fn compile(&self, func: &Function, eager: bool) -> Option<&JitCode> {
+        self.code
+            .get_or_init(|| {
+                #[cfg(feature = "jit")]
+                {
+                    translate::compile(func, eager)
+                }
+                #[cfg(not(feature = "jit"))]
+                {
+                    let _ = (func, eager);
+                    None
+                }
+            })
+            .as_ref()
+    }
 }
 
 /// Whether this build can compile on this machine.

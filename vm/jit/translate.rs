@@ -174,27 +174,43 @@ pub(super) fn edges(code: &[Inst], k: usize) -> Option<Vec<Edge>> {
     })
 }
 
-/// Whether `op` (after [`first_half`]) loads or stores a buffer element
-/// (its buffer is ref register `a`).
-fn buffer_access(op: Opcode) -> bool {
+/// A buffer element load or store that compiled code performs inline: its
+/// buffer is ref register `a`, its element index the i64 register `b`, the
+/// value register `c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BufferElement {
+    /// The element's size in bytes.
+    bytes: usize,
+    /// Whether it stores `c` (else it loads into `c`).
+    store: bool,
+    /// Whether a load narrower than 32 bits sign-extends (else it
+    /// zero-extends).
+    signed: bool,
+}
+
+/// What `op` (after [`first_half`]) does to a buffer element, if it loads
+/// or stores one: the one list of the buffer accesses compiled code makes
+/// inline (a unit test checks it against the ISA table).
+fn buffer_element(op: Opcode) -> Option<BufferElement> {
     use Opcode::*;
-    matches!(
-        op,
-        BufferLoadI8U
-            | BufferLoadI8S
-            | BufferLoadI16U
-            | BufferLoadI16S
-            | BufferLoadI32
-            | BufferLoadF32
-            | BufferLoadI64
-            | BufferLoadF64
-            | BufferStoreI8
-            | BufferStoreI16
-            | BufferStoreI32
-            | BufferStoreF32
-            | BufferStoreI64
-            | BufferStoreF64
-    )
+    let (bytes, store, signed) = match op {
+        BufferLoadI8U => (1, false, false),
+        BufferLoadI8S => (1, false, true),
+        BufferLoadI16U => (2, false, false),
+        BufferLoadI16S => (2, false, true),
+        BufferLoadI32 | BufferLoadF32 => (4, false, false),
+        BufferLoadI64 | BufferLoadF64 => (8, false, false),
+        BufferStoreI8 => (1, true, false),
+        BufferStoreI16 => (2, true, false),
+        BufferStoreI32 | BufferStoreF32 => (4, true, false),
+        BufferStoreI64 | BufferStoreF64 => (8, true, false),
+        _ => return None,
+    };
+    Some(BufferElement {
+        bytes,
+        store,
+        signed,
+    })
 }
 
 /// The variables caching a ref register's buffer for direct access (after
@@ -231,6 +247,7 @@ fn int_type(n: usize) -> Type {
 pub(super) fn translated(op: Opcode) -> bool {
     use Opcode::*;
     helpers::pure_op(op).is_some()
+        || buffer_element(op).is_some()
         || matches!(
             op,
             ConstI32Zero
@@ -308,20 +325,6 @@ pub(super) fn translated(op: Opcode) -> bool {
                 | CmpNzI64
                 | Br
                 | CondBr
-                | BufferLoadI8U
-                | BufferLoadI8S
-                | BufferLoadI16U
-                | BufferLoadI16S
-                | BufferLoadI32
-                | BufferLoadF32
-                | BufferLoadI64
-                | BufferLoadF64
-                | BufferStoreI8
-                | BufferStoreI16
-                | BufferStoreI32
-                | BufferStoreF32
-                | BufferStoreI64
-                | BufferStoreF64
                 | ListGetI32
                 | ListGetF32
                 | ListGetI64
@@ -412,32 +415,73 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
     let isa = isa()?;
     let code = &func.code[..];
     let guard = func.guard as usize;
-    let n32 = func.i32_count as usize;
-
-    // Block starts: the entry and every branch target (all inside the body).
-    let mut starts = vec![false; guard + 1];
-    starts[0] = true;
-    let mut useful = false;
-    for k in 0..guard {
-        let op = code[k].op;
-        if let Some(es) = edges(code, k) {
-            for e in es {
-                if e.to >= guard {
-                    // A remap stub of a huge function: not translated.
-                    return None;
-                }
-                starts[e.to] = true;
-            }
-        }
-        useful |= translated(first_half(op)) && op != Opcode::Br;
-    }
-    if !useful {
+    let starts = block_starts(code, guard)?;
+    if !worth_compiling(code, guard) {
         return None;
     }
-    // Loop heads worth entering when hot: the targets of back edges whose
-    // loop body (the instructions from the head to the back edge) is all
-    // translated. A loop that leaves for the interpreter on its way round
-    // (a call, a list access) would pay an entry and an exit per iteration.
+    let heads = auto_entries(code, guard);
+    // Where compiled code may start.
+    let entries: Vec<bool> = if eager {
+        starts[..guard].to_vec()
+    } else {
+        heads.clone()
+    };
+    let clif = emit_ir(func, isa, &starts, &entries);
+    let (mem, entry, size) = emit_machine_code(clif, isa)?;
+    Some(JitCode {
+        _mem: mem,
+        entry,
+        entries: entries.into_boxed_slice(),
+        has_loop_heads: heads.contains(&true),
+        loop_heads: heads.into_boxed_slice(),
+        size,
+    })
+}
+
+/// Which of the body's instructions start a block (the entry and every
+/// branch target), with one more entry for `guard`; `None` when a branch
+/// leads into the remap stubs after the guard (a huge function's, which
+/// are not translated).
+fn block_starts(code: &[Inst], guard: usize) -> Option<Vec<bool>> {
+    let mut starts = vec![false; guard + 1];
+    starts[0] = true;
+    for k in 0..guard {
+        for e in edges(code, k).unwrap_or_default() {
+            if e.to >= guard {
+                return None;
+            }
+            starts[e.to] = true;
+        }
+    }
+    Some(starts)
+}
+
+/// Whether the body has any translated instruction but a plain `br`:
+/// otherwise compiled code would only ever leave again.
+fn worth_compiling(code: &[Inst], guard: usize) -> bool {
+    code[..guard]
+        .iter()
+        .any(|i| translated(first_half(i.op)) && i.op != Opcode::Br)
+}
+
+/// Where `Engine::Auto` enters: the heads of the loops that run round
+/// entirely in compiled code ([`clean_loop_heads`]), and the function's
+/// entry when compiled code leads from there into one (a kernel's set-up
+/// before its loop: the set-up then runs compiled too, instead of once per
+/// call in the interpreter before the loop head is reached).
+fn auto_entries(code: &[Inst], guard: usize) -> Vec<bool> {
+    let mut heads = clean_loop_heads(code, guard);
+    if entry_leads_into_loop(code, guard, &heads) {
+        heads[0] = true;
+    }
+    heads
+}
+
+/// The targets of back edges whose loop body (the instructions from the
+/// head to the back edge) is all translated. A loop that leaves for the
+/// interpreter on its way round (a call, a list access) would pay an entry
+/// and an exit per iteration, so its head is not one.
+fn clean_loop_heads(code: &[Inst], guard: usize) -> Vec<bool> {
     let mut heads = vec![false; guard];
     let mut dirty = vec![false; guard];
     for k in 0..guard {
@@ -452,28 +496,37 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
     for (h, d) in heads.iter_mut().zip(&dirty) {
         *h &= !*d;
     }
-    // Auto also enters at the function's entry when compiled code leads
-    // from there into such a loop (a kernel's set-up before its loop):
-    // the set-up then runs compiled too, instead of once per call in the
-    // interpreter before the loop head is reached.
+    heads
+}
+
+/// Whether the function's entry is one of `heads`, or compiled code
+/// reaches one of them from the entry through translated instructions.
+fn entry_leads_into_loop(code: &[Inst], guard: usize, heads: &[bool]) -> bool {
     let mut seen = vec![false; guard];
     let mut todo = vec![0usize];
     while let Some(k) = todo.pop() {
-        if k >= guard || seen[k] || heads[0] {
+        if k >= guard || seen[k] {
             continue;
         }
         seen[k] = true;
         if heads[k] {
-            heads[0] = true;
-        } else if translated(first_half(code[k].op)) {
+            return true;
+        }
+        if translated(first_half(code[k].op)) {
             match edges(code, k) {
                 Some(es) => todo.extend(es.iter().map(|e| e.to)),
                 None => todo.push(k + 1),
             }
         }
     }
+    false
+}
 
-    // The views each slot needs.
+/// The views (`S`, `F`, `W`, `D` bits) each of the `n32` i32 slots needs:
+/// those of the register operands of translated instructions, and a plain
+/// slot for both ends of every i32 block argument (one more entry past the
+/// last slot, never set).
+fn slot_views(code: &[Inst], guard: usize, n32: usize) -> Vec<u8> {
     let mut views = vec![0u8; n32 + 1];
     let mut mark = |slot: u16, bank: Bank| {
         let s = slot as usize;
@@ -511,20 +564,93 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
             }
         }
     }
+    views
+}
 
+/// The ref registers (indices, sorted, once each) whose buffers compiled
+/// code accesses directly.
+fn buffer_registers(code: &[Inst], guard: usize) -> Vec<u16> {
+    let mut buffers: Vec<u16> = code[..guard]
+        .iter()
+        .filter(|i| buffer_element(first_half(i.op)).is_some())
+        .map(|i| i.a & REF_INDEX_MASK)
+        .collect();
+    buffers.sort_unstable();
+    buffers.dedup();
+    buffers
+}
+
+/// The signature of compiled code ([`super::EntryFn`]): `(i32 window, env,
+/// start index) -> next index`, in the platform's C calling convention.
+fn entry_signature(isa: &OwnedTargetIsa) -> Signature {
     let ptr = isa.pointer_type();
-    let call_conv = isa.default_call_conv();
-    let mut sig = Signature::new(call_conv);
+    let mut sig = Signature::new(isa.default_call_conv());
     sig.params.push(AbiParam::new(ptr));
     sig.params.push(AbiParam::new(ptr));
     sig.params.push(AbiParam::new(types::I32));
     sig.returns.push(AbiParam::new(types::I32));
-    let mut clif =
-        cranelift_codegen::ir::Function::with_name_signature(UserFuncName::default(), sig);
+    sig
+}
+
+/// The Cranelift IR of `func`: the entry's set-up, a dispatch on the start
+/// index to the blocks that are `entries`, the translated body, and its
+/// exits with their write-backs.
+fn emit_ir(
+    func: &Function,
+    isa: &OwnedTargetIsa,
+    starts: &[bool],
+    entries: &[bool],
+) -> cranelift_codegen::ir::Function {
+    let code = &func.code[..];
+    let guard = func.guard as usize;
+    let n32 = func.i32_count as usize;
+    let views = slot_views(code, guard, n32);
+    let buffers = buffer_registers(code, guard);
+    let ptr = isa.pointer_type();
+    let mut clif = cranelift_codegen::ir::Function::with_name_signature(
+        UserFuncName::default(),
+        entry_signature(isa),
+    );
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut clif, &mut fctx);
+    declare_slot_vars(&mut b, &views[..n32]);
 
-    for (s, &v) in views.iter().enumerate().take(n32) {
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let regs = b.block_params(entry)[0];
+    let env = b.block_params(entry)[1];
+    let start = b.block_params(entry)[2];
+    load_window(&mut b, regs, &views[..n32]);
+    clear_buffer_vars(&mut b, &buffers, n32, ptr);
+    let (rwdata, rwdata_len) = load_globals(&mut b, env, ptr);
+    let blocks = create_blocks(&mut b, &starts[..guard]);
+    dispatch_on_start(&mut b, &blocks, &entries[..guard], start);
+
+    let mut t = Tx {
+        b,
+        regs,
+        env,
+        ptr,
+        views: &views,
+        exits: HashMap::new(),
+        n32,
+        buffers: &buffers,
+        cur: 0,
+        writes: Vec::new(),
+        aux: &func.aux,
+    };
+    t.body(code, guard, &blocks, rwdata, rwdata_len);
+    t.fill_exits(func);
+    t.b.seal_all_blocks();
+    t.b.finalize();
+    clif
+}
+
+/// Declares a variable for each view a slot needs (`views`: one entry per
+/// slot).
+fn declare_slot_vars(b: &mut FunctionBuilder, views: &[u8]) {
+    for (s, &v) in views.iter().enumerate() {
         for (bit, ty) in [
             (S, types::I32),
             (F, types::F32),
@@ -536,16 +662,13 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
             }
         }
     }
+}
 
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let regs = b.block_params(entry)[0];
-    let env = b.block_params(entry)[1];
-    let start = b.block_params(entry)[2];
+/// Loads every view a slot needs from the register window at `regs`.
+fn load_window(b: &mut FunctionBuilder, regs: Value, views: &[u8]) {
     let window = MemFlags::trusted();
     let unaligned = MemFlags::new().with_notrap();
-    for (s, &v) in views.iter().enumerate().take(n32) {
+    for (s, &v) in views.iter().enumerate() {
         let off = (s * 4) as i32;
         if v & S != 0 {
             let x = b.ins().load(types::I32, window, regs, off);
@@ -564,14 +687,12 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
             b.def_var(var(D, s), x);
         }
     }
-    // The buffers compiled code accesses directly, none resolved yet.
-    let mut buffers: Vec<u16> = (0..guard)
-        .filter(|&k| buffer_access(first_half(code[k].op)))
-        .map(|k| code[k].a & REF_INDEX_MASK)
-        .collect();
-    buffers.sort_unstable();
-    buffers.dedup();
-    for &r in &buffers {
+}
+
+/// Declares the cache variables of each of `buffers` ([`buffer_vars`]),
+/// none resolved yet: a null pointer and lengths of 0.
+fn clear_buffer_vars(b: &mut FunctionBuilder, buffers: &[u16], n32: usize, ptr: Type) {
+    for &r in buffers {
         let [p, rl, wl] = buffer_vars(n32, r);
         b.declare_var(p, ptr);
         b.declare_var(rl, types::I64);
@@ -582,6 +703,11 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
         b.def_var(rl, zl);
         b.def_var(wl, zl);
     }
+}
+
+/// Loads the module's global storage and its length from the [`JitEnv`]
+/// at `env`.
+fn load_globals(b: &mut FunctionBuilder, env: Value, ptr: Type) -> (Value, Value) {
     let env_flags = MemFlags::trusted();
     let rwdata = b.ins().load(
         ptr,
@@ -595,22 +721,30 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
         env,
         std::mem::offset_of!(JitEnv, rwdata_len) as i32,
     );
+    (rwdata, rwdata_len)
+}
 
-    let mut blocks: HashMap<usize, Block> = HashMap::new();
-    for (k, &s) in starts.iter().enumerate().take(guard) {
+/// A Cranelift block for each instruction that starts one.
+fn create_blocks(b: &mut FunctionBuilder, starts: &[bool]) -> HashMap<usize, Block> {
+    let mut blocks = HashMap::new();
+    for (k, &s) in starts.iter().enumerate() {
         if s {
             blocks.insert(k, b.create_block());
         }
     }
-    // Where compiled code may start.
-    let entries: Vec<bool> = if eager {
-        starts[..guard].to_vec()
-    } else {
-        heads.clone()
-    };
-    // Entry dispatch on the start index; anything not an entry returns it.
+    blocks
+}
+
+/// The entry's dispatch on the start index: a jump table to the block of
+/// each of `entries`; any other index is returned as it is.
+fn dispatch_on_start(
+    b: &mut FunctionBuilder,
+    blocks: &HashMap<usize, Block>,
+    entries: &[bool],
+    start: Value,
+) {
     let not_entry = b.create_block();
-    let table: Vec<_> = (0..guard)
+    let table: Vec<_> = (0..entries.len())
         .map(|k| {
             let blk = match blocks.get(&k) {
                 Some(&blk) if entries[k] => blk,
@@ -624,43 +758,15 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
     b.ins().br_table(start, jt);
     b.switch_to_block(not_entry);
     b.ins().return_(&[start]);
+}
 
-    let mut t = Tx {
-        b,
-        regs,
-        env,
-        ptr,
-        views: &views,
-        exits: HashMap::new(),
-        n32,
-        buffers: &buffers,
-        cur: 0,
-        writes: Vec::new(),
-        aux: &func.aux,
-    };
-    let mut open = false;
-    for k in 0..guard {
-        if let Some(&blk) = blocks.get(&k) {
-            if open {
-                t.b.ins().jump(blk, &[]);
-            }
-            t.b.switch_to_block(blk);
-            open = true;
-        }
-        if !open {
-            continue;
-        }
-        t.cur = k;
-        open = t.inst(code, k, &blocks, rwdata, rwdata_len);
-    }
-    if open {
-        let out = t.exit(guard);
-        t.b.ins().jump(out, &[]);
-    }
-    t.fill_exits(func);
-    t.b.seal_all_blocks();
-    t.b.finalize();
-
+/// Generates machine code for `clif` and maps it executable: the mapping,
+/// its entry and its size in bytes; `None` when the code generator refuses
+/// the function or the code needs relocations.
+fn emit_machine_code(
+    clif: cranelift_codegen::ir::Function,
+    isa: &OwnedTargetIsa,
+) -> Option<(memmap2::Mmap, super::EntryFn, usize)> {
     let mut ctx = cranelift_codegen::Context::for_function(clif);
     let compiled = ctx.compile(&**isa, &mut ControlPlane::default()).ok()?;
     if !compiled.buffer.relocs().is_empty() {
@@ -675,14 +781,7 @@ pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
     // convention, with no relocations left to apply; it lives as long as
     // the `JitCode` that holds both.
     let entry = unsafe { std::mem::transmute::<*const u8, super::EntryFn>(mem.as_ptr()) };
-    Some(JitCode {
-        _mem: mem,
-        entry,
-        entries: entries.into_boxed_slice(),
-        has_loop_heads: heads.contains(&true),
-        loop_heads: heads.into_boxed_slice(),
-        size: bytes.len(),
-    })
+    Some((mem, entry, bytes.len()))
 }
 
 /// The translator's state while emitting one function.
@@ -859,6 +958,39 @@ impl Tx<'_, '_> {
         self.b.set_cold_block(blk);
         self.exits.insert(k, blk);
         blk
+    }
+
+    /// Translates the body (the instructions before `guard`) block by
+    /// block: code no branch reaches after a block that does not fall
+    /// through is skipped, and a body that runs off its end leaves at the
+    /// guard.
+    fn body(
+        &mut self,
+        code: &[Inst],
+        guard: usize,
+        blocks: &HashMap<usize, Block>,
+        rwdata: Value,
+        rwdata_len: Value,
+    ) {
+        let mut open = false;
+        for k in 0..guard {
+            if let Some(&blk) = blocks.get(&k) {
+                if open {
+                    self.b.ins().jump(blk, &[]);
+                }
+                self.b.switch_to_block(blk);
+                open = true;
+            }
+            if !open {
+                continue;
+            }
+            self.cur = k;
+            open = self.inst(code, k, blocks, rwdata, rwdata_len);
+        }
+        if open {
+            let out = self.exit(guard);
+            self.b.ins().jump(out, &[]);
+        }
     }
 
     /// Emits every exit: the stores of the registers the interpreter
@@ -1097,6 +1229,34 @@ impl Tx<'_, '_> {
         self.b.ins().store(MemFlags::new().with_notrap(), v, at, 0);
     }
 
+    /// Translates the buffer element access `e` of instruction `i` (at
+    /// `k`): an element loaded into register `c`, or `c` stored.
+    fn buffer_element(&mut self, k: usize, i: &Inst, e: BufferElement) {
+        let index = self.i64(i.b);
+        if e.store {
+            let v = if e.bytes == 8 {
+                self.i64(i.c)
+            } else {
+                let v = self.i32(i.c);
+                self.b.ins().uextend(types::I64, v)
+            };
+            self.buffer_store(k, e.bytes, i.a, index, v);
+            return;
+        }
+        let v = self.buffer_load(k, e.bytes, i.a, index);
+        if e.bytes == 8 {
+            self.set_i64(i.c, v);
+            return;
+        }
+        let v = if e.signed {
+            let n = self.b.ins().ireduce(int_type(e.bytes), v);
+            self.b.ins().sextend(types::I32, n)
+        } else {
+            self.b.ins().ireduce(types::I32, v)
+        };
+        self.set_i32(i.c, v);
+    }
+
     /// The address of `n` bytes of global storage at byte `off` (an i64),
     /// leaving at `k` when out of range.
     fn global(&mut self, k: usize, off: Value, n: i64, rwdata: Value, len: Value) -> Value {
@@ -1132,6 +1292,10 @@ impl Tx<'_, '_> {
             let out = self.exit(k);
             self.b.ins().jump(out, &[]);
             return false;
+        }
+        if let Some(e) = buffer_element(op) {
+            self.buffer_element(k, &i, e);
+            return true;
         }
         let g = MemFlags::new().with_notrap();
         // The bank of the first register operand: what the arithmetic
@@ -1351,49 +1515,6 @@ impl Tx<'_, '_> {
                     }
                 }
                 return false;
-            }
-            BufferLoadI8U | BufferLoadI8S | BufferLoadI16U | BufferLoadI16S | BufferLoadI32
-            | BufferLoadF32 => {
-                let n = match op {
-                    BufferLoadI8U | BufferLoadI8S => 1,
-                    BufferLoadI16U | BufferLoadI16S => 2,
-                    _ => 4,
-                };
-                let index = self.i64(i.b);
-                let v = self.buffer_load(k, n, i.a, index);
-                let v = match op {
-                    BufferLoadI8S => {
-                        let n = self.b.ins().ireduce(types::I8, v);
-                        self.b.ins().sextend(types::I32, n)
-                    }
-                    BufferLoadI16S => {
-                        let n = self.b.ins().ireduce(types::I16, v);
-                        self.b.ins().sextend(types::I32, n)
-                    }
-                    _ => self.b.ins().ireduce(types::I32, v),
-                };
-                self.set_i32(i.c, v);
-            }
-            BufferLoadI64 | BufferLoadF64 => {
-                let index = self.i64(i.b);
-                let v = self.buffer_load(k, 8, i.a, index);
-                self.set_i64(i.c, v);
-            }
-            BufferStoreI8 | BufferStoreI16 | BufferStoreI32 | BufferStoreF32 => {
-                let n = match op {
-                    BufferStoreI8 => 1,
-                    BufferStoreI16 => 2,
-                    _ => 4,
-                };
-                let index = self.i64(i.b);
-                let v = self.i32(i.c);
-                let v = self.b.ins().uextend(types::I64, v);
-                self.buffer_store(k, n, i.a, index, v);
-            }
-            BufferStoreI64 | BufferStoreF64 => {
-                let index = self.i64(i.b);
-                let v = self.i64(i.c);
-                self.buffer_store(k, 8, i.a, index, v);
             }
             ListGetI32 | ListGetF32 | ListGetI64 | ListGetF64 | ListSetI32 | ListSetF32
             | ListSetI64 | ListSetF64 => {
@@ -1637,5 +1758,57 @@ impl Tx<'_, '_> {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytecode::isa::{Access, OpcodeSet, INSTRUCTIONS};
+
+    /// [`buffer_element`] names exactly the ISA table's `buffer.load.*`
+    /// and `buffer.store.*` instructions, with the width, direction and
+    /// signedness their mnemonics say and the operand layout (buffer,
+    /// i64 index, value) the translator reads.
+    #[test]
+    fn buffer_elements_match_the_isa_table() {
+        let mut seen = 0;
+        for info in INSTRUCTIONS.iter().filter(|i| i.set != OpcodeSet::Internal) {
+            let m = info.mnemonic;
+            let kind = m
+                .strip_prefix("buffer.load.")
+                .map(|t| (t, false))
+                .or_else(|| m.strip_prefix("buffer.store.").map(|t| (t, true)));
+            let Some((ty, store)) = kind else {
+                assert_eq!(buffer_element(info.op), None, "{m}");
+                continue;
+            };
+            seen += 1;
+            let bits: usize = ty[1..]
+                .split('.')
+                .next()
+                .and_then(|b| b.parse().ok())
+                .unwrap_or_else(|| panic!("{m}: no width"));
+            let expected = BufferElement {
+                bytes: bits / 8,
+                store,
+                signed: ty.ends_with(".s"),
+            };
+            assert_eq!(buffer_element(info.op), Some(expected), "{m}");
+            let access = if store { Access::Read } else { Access::Write };
+            assert!(
+                matches!(
+                    info.fields,
+                    [
+                        Field::Reg(Bank::Ref, Access::Read),
+                        Field::Reg(Bank::I64, Access::Read),
+                        Field::Reg(bank, a),
+                    ] if *bank != Bank::Ref && *a == access
+                ),
+                "{m}: operands {:?}",
+                info.fields
+            );
+        }
+        assert_eq!(seen, 14, "the table's buffer loads and stores");
     }
 }

@@ -223,6 +223,19 @@ pub(super) fn plan(
     writes: &[(usize, u16)],
     exits: &[usize],
 ) -> HashMap<usize, Vec<u16>> {
+    let (written, any) = written_slots(writes, guard, n32);
+    if n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
+        return store_every_written_slot(&any, exits);
+    }
+    let f = BlockGraph::new(code, aux, guard, n32);
+    let live_in = f.live_in();
+    let dirty_in = f.dirty_in(&written);
+    f.exit_slots(&written, &any, &live_in, &dirty_in, exits)
+}
+
+/// The slots each instruction before `guard` writes, and every slot
+/// written anywhere.
+fn written_slots(writes: &[(usize, u16)], guard: usize, n32: usize) -> (Vec<Vec<usize>>, Slots) {
     let mut written: Vec<Vec<usize>> = vec![Vec::new(); guard];
     let mut any = Slots::empty(n32);
     for &(k, s) in writes {
@@ -231,179 +244,248 @@ pub(super) fn plan(
         }
         any.insert(s as usize);
     }
-    let fallback = || {
-        let all: Vec<u16> = any.members().map(|s| s as u16).collect();
-        exits.iter().map(|&k| (k, all.clone())).collect()
-    };
-    if n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
-        return fallback();
-    }
+    (written, any)
+}
 
-    let effects: Vec<Effect> = (0..guard).map(|k| effect(code, aux, k)).collect();
-    let compiled: Vec<bool> = (0..guard)
-        .map(|k| translated(first_half(code[k].op)))
-        .collect();
+/// The plan without the analysis: every slot written anywhere (`any`) is
+/// stored at every exit.
+fn store_every_written_slot(any: &Slots, exits: &[usize]) -> HashMap<usize, Vec<u16>> {
+    let all: Vec<u16> = any.members().map(|s| s as u16).collect();
+    exits.iter().map(|&k| (k, all.clone())).collect()
+}
 
-    // Blocks: leaders are the entry, branch targets and whatever follows
-    // an instruction that does not simply go on.
-    let mut leader = vec![false; guard + 1];
-    leader[0] = true;
-    leader[guard] = true;
-    for (k, e) in effects.iter().enumerate() {
-        match &e.flow {
-            Flow::Next => {}
-            Flow::Edges(es) => {
-                leader[k + 1] = true;
-                for ed in es {
-                    if ed.to < guard {
-                        leader[ed.to] = true;
+/// A function's body (the instructions before `guard`) cut into blocks,
+/// with what the analysis needs of each instruction.
+struct BlockGraph<'c> {
+    code: &'c [Inst],
+    guard: usize,
+    n32: usize,
+    /// Each instruction's effect on the slots.
+    effects: Vec<Effect>,
+    /// Whether each instruction is translated (compiled code runs it).
+    compiled: Vec<bool>,
+    /// The first instruction of each block, ascending.
+    starts: Vec<usize>,
+    /// The block each instruction starts (`usize::MAX` where none does),
+    /// with one more entry for `guard`.
+    block_of: Vec<usize>,
+    /// Every slot.
+    all: Slots,
+}
+
+impl<'c> BlockGraph<'c> {
+    /// Cuts the body into blocks: leaders are the entry, branch targets
+    /// and whatever follows an instruction that does not simply go on.
+    fn new(code: &'c [Inst], aux: &[u32], guard: usize, n32: usize) -> BlockGraph<'c> {
+        let effects: Vec<Effect> = (0..guard).map(|k| effect(code, aux, k)).collect();
+        let compiled: Vec<bool> = (0..guard)
+            .map(|k| translated(first_half(code[k].op)))
+            .collect();
+        let mut leader = vec![false; guard + 1];
+        leader[0] = true;
+        leader[guard] = true;
+        for (k, e) in effects.iter().enumerate() {
+            match &e.flow {
+                Flow::Next => {}
+                Flow::Edges(es) => {
+                    leader[k + 1] = true;
+                    for ed in es {
+                        if ed.to < guard {
+                            leader[ed.to] = true;
+                        }
                     }
                 }
+                Flow::Stop | Flow::Unknown => leader[k + 1] = true,
             }
-            Flow::Stop | Flow::Unknown => leader[k + 1] = true,
+        }
+        let starts: Vec<usize> = (0..guard).filter(|&k| leader[k]).collect();
+        let mut block_of = vec![usize::MAX; guard + 1];
+        for (b, &s) in starts.iter().enumerate() {
+            block_of[s] = b;
+        }
+        BlockGraph {
+            code,
+            guard,
+            n32,
+            effects,
+            compiled,
+            starts,
+            block_of,
+            all: Slots::all(n32),
         }
     }
-    let starts: Vec<usize> = (0..guard).filter(|&k| leader[k]).collect();
-    let mut block_of = vec![usize::MAX; guard + 1];
-    for (b, &s) in starts.iter().enumerate() {
-        block_of[s] = b;
-    }
-    let end_of = |b: usize| starts.get(b + 1).copied().unwrap_or(guard);
-    let nb = starts.len();
-    let all = Slots::all(n32);
 
-    // Liveness: a block's live-in from its successors' live-ins.
-    let step_back = |live: &mut Slots, e: &Effect| {
+    /// One past the last instruction of block `b`.
+    fn end_of(&self, b: usize) -> usize {
+        self.starts.get(b + 1).copied().unwrap_or(self.guard)
+    }
+
+    /// The block that starts at instruction `k` (below `guard`), if one
+    /// does.
+    fn block_at(&self, k: usize) -> Option<usize> {
+        match self.block_of.get(k).copied() {
+            Some(b) if k < self.guard && b != usize::MAX => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Liveness backwards over instruction `e`: `live` before it, from
+    /// `live` after it.
+    fn step_back(&self, live: &mut Slots, e: &Effect) {
         if matches!(e.flow, Flow::Unknown) {
-            *live = all.clone();
+            *live = self.all.clone();
             return;
         }
         for &d in &e.defs {
             live.remove(d);
         }
         for &u in &e.uses {
-            live.insert_below(u, n32);
+            live.insert_below(u, self.n32);
         }
-    };
-    let live_after = |b: usize, live_in: &[Slots]| -> Slots {
-        let end = end_of(b);
-        let last = &effects[end - 1];
+    }
+
+    /// The slots live at the end of block `b`, from its successors'
+    /// live-ins.
+    fn live_after(&self, b: usize, live_in: &[Slots]) -> Slots {
+        let end = self.end_of(b);
+        let last = &self.effects[end - 1];
         match &last.flow {
-            Flow::Next => match block_of.get(end).copied() {
-                Some(nb) if end < guard && nb != usize::MAX => live_in[nb].clone(),
-                _ => all.clone(),
+            Flow::Next => match self.block_at(end) {
+                Some(nb) => live_in[nb].clone(),
+                None => self.all.clone(),
             },
             Flow::Edges(es) => {
-                let mut l = Slots::empty(n32);
+                let mut l = Slots::empty(self.n32);
                 for ed in es {
-                    match block_of.get(ed.to).copied() {
-                        Some(t) if ed.to < guard && t != usize::MAX => {
-                            l.union(&through_remap(&live_in[t], ed, n32))
-                        }
-                        _ => l.union(&all),
+                    match self.block_at(ed.to) {
+                        Some(t) => l.union(&through_remap(&live_in[t], ed, self.n32)),
+                        None => l.union(&self.all),
                     }
                 }
                 l
             }
-            Flow::Stop => Slots::empty(n32),
-            Flow::Unknown => all.clone(),
-        }
-    };
-    let mut live_in = vec![Slots::empty(n32); nb];
-    loop {
-        let mut changed = false;
-        for b in (0..nb).rev() {
-            let mut l = live_after(b, &live_in);
-            for k in (starts[b]..end_of(b)).rev() {
-                step_back(&mut l, &effects[k]);
-            }
-            if l != live_in[b] {
-                live_in[b] = l;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
+            Flow::Stop => Slots::empty(self.n32),
+            Flow::Unknown => self.all.clone(),
         }
     }
 
-    // Dirtiness: forwards through compiled code; entries start clean.
-    let mut dirty_in = vec![Slots::empty(n32); nb];
-    loop {
-        let mut changed = false;
-        for b in 0..nb {
-            let mut d = dirty_in[b].clone();
-            let mut reaches_end = true;
-            for k in starts[b]..end_of(b) {
-                if !compiled[k] {
-                    reaches_end = false;
-                    break;
+    /// Liveness: each block's live-in, iterated to the fixed point.
+    fn live_in(&self) -> Vec<Slots> {
+        let nb = self.starts.len();
+        let mut live_in = vec![Slots::empty(self.n32); nb];
+        loop {
+            let mut changed = false;
+            for b in (0..nb).rev() {
+                let mut l = self.live_after(b, &live_in);
+                for k in (self.starts[b]..self.end_of(b)).rev() {
+                    self.step_back(&mut l, &self.effects[k]);
                 }
-                for &s in &written[k] {
+                if l != live_in[b] {
+                    live_in[b] = l;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        live_in
+    }
+
+    /// Dirtiness: the slots compiled code may have changed on its way into
+    /// each block, forwards through compiled code from entries that start
+    /// clean, iterated to the fixed point.
+    fn dirty_in(&self, written: &[Vec<usize>]) -> Vec<Slots> {
+        let nb = self.starts.len();
+        let mut dirty_in = vec![Slots::empty(self.n32); nb];
+        loop {
+            let mut changed = false;
+            for b in 0..nb {
+                let (start, end) = (self.starts[b], self.end_of(b));
+                let mut d = dirty_in[b].clone();
+                let mut reaches_end = true;
+                for (w, &compiled) in written[start..end].iter().zip(&self.compiled[start..end]) {
+                    if !compiled {
+                        reaches_end = false;
+                        break;
+                    }
+                    for &s in w {
+                        d.insert(s);
+                    }
+                }
+                if !reaches_end {
+                    continue;
+                }
+                // Compiled code goes on along a branch's edges, else to the
+                // next instruction.
+                let targets: Vec<usize> = match edges(self.code, end - 1) {
+                    Some(es) => es.iter().map(|e| e.to).collect(),
+                    None => vec![end],
+                };
+                for t in targets {
+                    if let Some(tb) = self.block_at(t) {
+                        let before = dirty_in[tb].clone();
+                        dirty_in[tb].union(&d);
+                        changed |= dirty_in[tb] != before;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        dirty_in
+    }
+
+    /// Each exit's slots: those dirty and live there (every slot written
+    /// anywhere, `any`, at `guard`), each exit's block walked once in each
+    /// direction.
+    fn exit_slots(
+        &self,
+        written: &[Vec<usize>],
+        any: &Slots,
+        live_in: &[Slots],
+        dirty_in: &[Slots],
+        exits: &[usize],
+    ) -> HashMap<usize, Vec<u16>> {
+        let mut by_block: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut out = HashMap::new();
+        for &k in exits {
+            if k >= self.guard {
+                out.insert(k, any.members().map(|s| s as u16).collect());
+                continue;
+            }
+            let b = self.starts.partition_point(|&s| s <= k) - 1;
+            by_block.entry(b).or_default().push(k);
+        }
+        for (b, mut ks) in by_block {
+            ks.sort_unstable();
+            let (start, end) = (self.starts[b], self.end_of(b));
+            let mut dirty_at = HashMap::new();
+            let mut d = dirty_in[b].clone();
+            for (k, w) in written.iter().enumerate().take(end).skip(start) {
+                if ks.binary_search(&k).is_ok() {
+                    dirty_at.insert(k, d.clone());
+                }
+                for &s in w {
                     d.insert(s);
                 }
             }
-            if !reaches_end {
-                continue;
-            }
-            // Compiled code goes on along a branch's edges, else to the
-            // next instruction.
-            let end = end_of(b);
-            let targets: Vec<usize> = match edges(code, end - 1) {
-                Some(es) => es.iter().map(|e| e.to).collect(),
-                None => vec![end],
-            };
-            for t in targets {
-                if let Some(&tb) = block_of.get(t).filter(|&&tb| t < guard && tb != usize::MAX) {
-                    let before = dirty_in[tb].clone();
-                    dirty_in[tb].union(&d);
-                    changed |= dirty_in[tb] != before;
+            let mut l = self.live_after(b, live_in);
+            for k in (start..end).rev() {
+                self.step_back(&mut l, &self.effects[k]);
+                if let Some(d) = dirty_at.get(&k) {
+                    let slots = d
+                        .members()
+                        .filter(|&s| l.contains(s))
+                        .map(|s| s as u16)
+                        .collect();
+                    out.insert(k, slots);
                 }
             }
         }
-        if !changed {
-            break;
-        }
+        out
     }
-
-    // Each exit's block, walked once in each direction.
-    let mut by_block: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut out = HashMap::new();
-    for &k in exits {
-        if k >= guard {
-            out.insert(k, any.members().map(|s| s as u16).collect());
-            continue;
-        }
-        let b = starts.partition_point(|&s| s <= k) - 1;
-        by_block.entry(b).or_default().push(k);
-    }
-    for (b, mut ks) in by_block {
-        ks.sort_unstable();
-        let (start, end) = (starts[b], end_of(b));
-        let mut dirty_at = HashMap::new();
-        let mut d = dirty_in[b].clone();
-        for (k, w) in written.iter().enumerate().take(end).skip(start) {
-            if ks.binary_search(&k).is_ok() {
-                dirty_at.insert(k, d.clone());
-            }
-            for &s in w {
-                d.insert(s);
-            }
-        }
-        let mut l = live_after(b, &live_in);
-        for k in (start..end).rev() {
-            step_back(&mut l, &effects[k]);
-            if let Some(d) = dirty_at.get(&k) {
-                let slots = d
-                    .members()
-                    .filter(|&s| l.contains(s))
-                    .map(|s| s as u16)
-                    .collect();
-                out.insert(k, slots);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

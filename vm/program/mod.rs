@@ -109,8 +109,6 @@ pub(crate) struct Function {
     pub arg_kinds: Box<[u8]>,
     /// Flattened result kinds of the signature.
     pub result_kinds: Box<[u8]>,
-    /// Machine code for this function, once hot (`vm/jit`).
-    pub jit: crate::jit::JitSlot,
 }
 
 /// Reads list `k` (0-based) of the aux record at `rec`.
@@ -180,6 +178,5 @@ fn finish(b: Builder<'_>, guard: usize) -> Function {
         results_are_slots: sig.results.iter().all(|k| matches!(k, b'i' | b'f')),
         arg_kinds: sig.args.clone().into_boxed_slice(),
         result_kinds: sig.results.clone().into_boxed_slice(),
-        jit: Default::default(),
     }
 }
