@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::loader::Module;
-use crate::refs::Ref;
+use crate::values::Ref;
 
 /// What the interpreter does after asking an [`Observer`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

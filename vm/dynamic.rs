@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 use crate::program::Signature;
 use crate::trap::{StatusCode, Trap};
-use crate::value::Value;
+use crate::values::Value;
 
 /// Why a dynamic module could not be loaded or called.
 #[derive(Debug, thiserror::Error)]

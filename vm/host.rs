@@ -8,7 +8,7 @@
 //! (`vm/dynamic.rs`) is one loaded from a shared library.
 
 use crate::trap::{StatusCode, Trap};
-use crate::value::Value;
+use crate::values::Value;
 
 /// How a host call ended.
 #[derive(Clone, Debug)]

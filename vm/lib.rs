@@ -85,10 +85,9 @@ mod module_source;
 mod native;
 pub mod number_text;
 mod program;
-mod refs;
 mod resources;
 mod trap;
-mod value;
+mod values;
 
 pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
@@ -101,13 +100,12 @@ pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 pub use loader::{AbiError, LoadError, Module};
 pub use native::{HostResults, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
-pub use refs::{
-    Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, ValueType,
-    BUFFER_ALIGNMENT,
-};
 pub use resources::{ContextResources, MemoryCharge, StopCheck};
 pub use trap::{StatusCode, Trap, TrapFrame};
-pub use value::Value;
+pub use values::{
+    Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, Value, ValueType,
+    BUFFER_ALIGNMENT,
+};
 
 // Compile-time checks: contexts and what calls return move between threads.
 const _: () = {

@@ -48,6 +48,26 @@ impl Module {
 #[cfg(feature = "asm")]
 impl From<crate::asm::AsmErrors> for LoadError {
     fn from(errors: crate::asm::AsmErrors) -> Self {
-        LoadError::Assembly(errors)
+        LoadError::Assembly(Box::new(errors))
+    }
+}
+
+#[cfg(all(test, feature = "asm"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assembly_errors_keep_their_positions_through_the_load_error() {
+        let source = "vm.module @m version 0\nvm.func @f() {\n^bb0:\n  vm.frobnicate\n}\n";
+        let Err(LoadError::Assembly(errors)) = Module::from_assembly(source, "m.vmasm") else {
+            panic!("text that does not assemble must be a LoadError::Assembly");
+        };
+        let errors = errors
+            .downcast_ref::<crate::asm::AsmErrors>()
+            .expect("the box holds the assembler's errors");
+        let direct = crate::asm::assemble(source, "m.vmasm").unwrap_err();
+        assert_eq!(*errors, direct);
+        assert_eq!(errors.0[0].file, "m.vmasm");
+        assert!(errors.0[0].line > 1, "{errors}");
     }
 }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use crate::func::HostValue;
 use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
 use crate::trap::{StatusCode, Trap};
-use crate::value::Value;
+use crate::values::Value;
 
 mod sealed {
     pub trait SealedResults {}

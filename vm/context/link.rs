@@ -17,8 +17,8 @@ use crate::func::{Func, FuncTarget};
 use crate::host::HostModule;
 use crate::loader::Module;
 use crate::program::{self, ModuleFacts, Signature, VerifyError};
-use crate::refs::TypeDef;
 use crate::trap::Trap;
+use crate::values::TypeDef;
 
 /// Why modules could not be put together into a context.
 #[derive(Debug, thiserror::Error)]

@@ -12,9 +12,9 @@ use crate::exec::{self, Stack};
 use crate::func::{CallParams, CallResults, Func, FuncTarget, LookupError, TypedFunc};
 use crate::loader::Module;
 use crate::program::Signature;
-use crate::refs::{Ref, RefType, TypeDef, ValueType};
 use crate::trap::{StatusCode, Trap, TrapFrame};
-use crate::value::Value;
+use crate::values::Value;
+use crate::values::{Ref, RefType, TypeDef, ValueType};
 
 mod link;
 mod state;
@@ -164,7 +164,7 @@ pub struct Context {
     pub(crate) limits: Limits,
     pub(crate) hooks: crate::exec::hooks::Hooks,
     /// Lists allocated by bytecode, for the cycle collector.
-    pub(crate) lists: crate::refs::list::cycles::ListTracker,
+    pub(crate) lists: crate::values::list::cycles::ListTracker,
     /// Host functions called from bytecode ([`Context::host_calls`]).
     pub(crate) host_calls: u64,
     /// What the context's programs hold against `Limits::max_memory_bytes`.

@@ -12,8 +12,8 @@ use crate::exec::TieredFunction;
 use crate::host::HostState;
 use crate::loader::Module;
 use crate::program::Signature;
-use crate::refs::{Buffer, Ref, TypeDef};
 use crate::trap::{StatusCode, Trap};
+use crate::values::{Buffer, Ref, TypeDef};
 
 /// Where an import of a bytecode module leads.
 #[derive(Clone, Debug)]

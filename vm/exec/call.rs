@@ -7,8 +7,8 @@
 use crate::bytecode::isa::IMPORT_ORDINAL_BIT;
 use crate::context::{CallState, Context, ImportTarget};
 use crate::program::{aux_list, Function, Inst};
-use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
+use crate::values::Ref;
 
 use super::{
     bytecode, marshal_args, marshal_results, pop_frame, push_frame, read_values, Frame, Stack,

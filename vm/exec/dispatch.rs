@@ -14,8 +14,8 @@ use crate::context::{CallState, Context, Registered};
 use crate::engine::Engine;
 use crate::jit::JitEnv;
 use crate::program::{Inst, NONE, NO_REMAP};
-use crate::refs::{Ref, ValueType};
 use crate::trap::Trap;
+use crate::values::{Ref, ValueType};
 
 use super::cmath::{self, Bin, Un};
 use super::{call, cast_f32_si32, div_zero, hooks, lround, slow, Stack, Suspended};
@@ -157,8 +157,8 @@ fn fault(st: &mut Stack, ip: *const Inst, e: Trap) -> Trap {
 /// carries no per-instruction check.
 pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
     // Buffer leases taken by this run go back when the outermost run on
-    // this thread returns (vm/refs/buffer/lease.rs).
-    let _run = crate::refs::buffer::lease::RunGuard::enter();
+    // this thread returns (vm/values/buffer/lease.rs).
+    let _run = crate::values::buffer::lease::RunGuard::enter();
     if ctx.hooks.active() {
         run_loop::<true, false, NO_JIT>(ctx)
     } else if ctx.hooks.pause.is_some() {
@@ -203,8 +203,8 @@ const JIT_EAGER: u8 = 2;
 fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
     ctx: &mut Context,
 ) -> Result<CallState, Trap> {
-    // This thread's buffer-lease token, read once (vm/refs/buffer/lease.rs).
-    let token = crate::refs::buffer::lease::token();
+    // This thread's buffer-lease token, read once (vm/values/buffer/lease.rs).
+    let token = crate::values::buffer::lease::token();
     let pause = if POLL { ctx.hooks.pause.clone() } else { None };
     // JIT: set after compiled code returns, so that the instruction it
     // stopped before runs here before compiled code is entered again.

@@ -17,9 +17,9 @@ use crate::bytecode::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
 use crate::program::{aux_list, Function, Signature, NONE};
-use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
-use crate::value::Value;
+use crate::values::Ref;
+use crate::values::Value;
 
 #[macro_use]
 mod regs;

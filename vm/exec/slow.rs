@@ -11,8 +11,8 @@ use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_
 use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
 use crate::host::HostOutcome;
 use crate::program::{aux_list, Inst, NONE};
-use crate::refs::{Buffer, List, Ref};
 use crate::trap::{StatusCode, Trap};
+use crate::values::{Buffer, List, Ref};
 
 use super::{
     bytecode, check_alignment, marshal_args, push_frame, read_values_into, read_variadic_into,

@@ -9,8 +9,8 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use super::ValType;
-use crate::refs::{HostObject, Ref, RefType};
-use crate::value::Value;
+use crate::values::Value;
+use crate::values::{HostObject, Ref, RefType};
 
 mod sealed {
     pub trait Sealed {}

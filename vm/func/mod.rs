@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use crate::context::{CallState, Context};
 use crate::program::Signature;
-use crate::refs::Ref;
 use crate::trap::{StatusCode, Trap};
-use crate::value::Value;
+use crate::values::Ref;
+use crate::values::Value;
 
 mod host_value;
 

@@ -12,7 +12,7 @@ use crate::exec::{
     self,
     cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
 };
-use crate::refs::Ref;
+use crate::values::Ref;
 
 /// Resolves the buffer in ref register `reg` for direct access by compiled
 /// code (reading, or reading and writing when `write` is nonzero): its
@@ -29,7 +29,7 @@ pub(super) unsafe extern "C" fn buffer_access(env: *mut JitEnv, reg: u32, write:
     let env = unsafe { &mut *env };
     // SAFETY: per the contract, `env` is valid and `reg` in range.
     let r = unsafe { &*env.refs.add(reg as usize) };
-    let crate::refs::Ref::Buffer(b) = r else {
+    let crate::values::Ref::Buffer(b) = r else {
         return std::ptr::null_mut();
     };
     match b.run_access(env.token, write != 0) {
@@ -104,8 +104,8 @@ pub(super) unsafe extern "C" fn discard_ref(env: *mut JitEnv, reg: u32) {
 }
 
 /// The element type a list helper's `T` names: 0 i32, 1 f32, 2 i64, 3 f64.
-fn list_type(t: u8) -> crate::refs::ValueType {
-    use crate::refs::ValueType;
+fn list_type(t: u8) -> crate::values::ValueType {
+    use crate::values::ValueType;
     match t {
         0 => ValueType::I32,
         1 => ValueType::F32,

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use crate::program::Function;
-use crate::refs::Ref;
+use crate::values::Ref;
 
 /// What compiled code reads of the running context, passed by pointer.
 #[repr(C)]
@@ -48,7 +48,7 @@ pub(crate) struct JitEnv {
     /// The byte length `helpers::buffer_access` reports with a pointer.
     pub access_len: u64,
     /// The module's type table (this context's), for ref type checks.
-    pub types: *const crate::refs::TypeDef,
+    pub types: *const crate::values::TypeDef,
     /// Its length.
     pub types_len: usize,
 }

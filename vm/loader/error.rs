@@ -169,11 +169,13 @@ pub enum LoadError {
         file_len: u64,
     },
 
-    /// The file is VM assembly text that does not assemble (made by the
-    /// text layer above the loader, `vm/module_source.rs`).
+    /// The file is VM assembly text that does not assemble. Made by the
+    /// text layer above the loader (`vm/module_source.rs`), so the loader
+    /// names no assembler type: the box holds an `irvm::asm::AsmErrors`
+    /// (downcast it to read each error's file, line and column).
     #[cfg(feature = "asm")]
     #[error("{0}")]
-    Assembly(#[source] crate::asm::AsmErrors),
+    Assembly(#[source] Box<dyn std::error::Error + Send + Sync>),
 
     /// A size computation overflowed.
     #[error("size overflow while computing {what}")]

@@ -264,7 +264,7 @@ pub struct Buffer {
     len: usize,
     mutable: bool,
     /// The thread lease and closure borrows of these bytes (see
-    /// `vm/refs/buffer/lease.rs`): a word a root buffer allocates (`Box::into_raw`,
+    /// `vm/values/buffer/lease.rs`): a word a root buffer allocates (`Box::into_raw`,
     /// freed in `Drop`) and its views share (kept alive by `owner`). One
     /// pointer load away on the interpreter's path, with no branch.
     lease: std::ptr::NonNull<AtomicU64>,
@@ -279,7 +279,7 @@ pub struct Buffer {
 // in alive through `owner`); the raw pointer is never reassigned and is only
 // dereferenced for `len` bytes. Every access to the bytes of a mutable
 // buffer is made by the thread that holds its lease word (shared by all
-// views of one allocation; `vm/refs/buffer/lease.rs`), taken with Acquire and given
+// views of one allocation; `vm/values/buffer/lease.rs`), taken with Acquire and given
 // back with Release, so accesses from different threads are ordered; on
 // the holding thread, the word's borrow field keeps a `&mut [u8]` from
 // coexisting with any other slice or interpreter access. Read-only buffers
@@ -701,7 +701,7 @@ impl Buffer {
     ///
     /// The verdict holds until this thread's run ends or host code on this
     /// thread borrows the buffer: only then can the lease word change (other
-    /// threads wait for or refuse a leased buffer, `vm/refs/buffer/lease.rs`).
+    /// threads wait for or refuse a leased buffer, `vm/values/buffer/lease.rs`).
     /// Whether the thread with `token` may read the bytes without further
     /// checks when the lease word is `w`: it holds the lease (closure
     /// borrows of its own do not matter for reading), or the buffer is

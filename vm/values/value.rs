@@ -3,8 +3,8 @@
 
 use std::fmt;
 
+use super::Ref;
 use crate::number_text::format_g;
-use crate::refs::Ref;
 
 /// A typed value: a primitive or a reference.
 #[derive(Clone, Debug, Default)]

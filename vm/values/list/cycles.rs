@@ -37,7 +37,7 @@ pub(crate) fn edge_change() -> RwLockReadGuard<'static, ()> {
     EDGES.read().unwrap_or_else(|e| e.into_inner())
 }
 
-use crate::refs::List;
+use crate::values::List;
 
 /// The lists allocated by one context's bytecode, held weakly.
 #[derive(Default)]
@@ -135,7 +135,7 @@ impl ListTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::refs::{Ref, TypeDef};
+    use crate::values::{Ref, TypeDef};
 
     fn list() -> Arc<List> {
         let l = Arc::new(List::new(TypeDef::Any, 1).unwrap());

@@ -1,12 +1,15 @@
-//! Reference-counted VM objects: byte buffers, lists, and objects of types
-//! that host modules register. A [`Ref`] is a counted handle (or null);
-//! cloning retains, dropping releases, and "move" operands transfer the
-//! handle without touching the count.
+//! The VM's values: a [`Value`] (an i32, i64, f32, f64 or reference) and
+//! the reference-counted objects a reference points at: byte buffers,
+//! lists, and objects of types that host modules register. A [`Ref`] is a
+//! counted handle (or null); cloning retains, dropping releases, and
+//! "move" operands transfer the handle without touching the count.
 //!
 //! This module has the handle, the reference types ([`RefType`],
-//! [`TypeDef`]) and host objects; the built-in objects are children:
-//! `buffer` (`!vm.buffer`, with its thread lease) and `list`
-//! (`!vm.list`, with its element lock and the cycle collector).
+//! [`TypeDef`]) and host objects; the rest are children: `value`
+//! ([`Value`], which holds a `Ref`, and which a list's elements are read
+//! and written as, so the two live together), `buffer` (`!vm.buffer`,
+//! with its thread lease) and `list` (`!vm.list`, with its element lock
+//! and the cycle collector).
 
 use std::any::Any;
 use std::fmt;
@@ -16,9 +19,11 @@ use crate::trap::{StatusCode, Trap};
 
 pub(crate) mod buffer;
 pub(crate) mod list;
+mod value;
 
 pub use buffer::{Buffer, BufferPool, RawBytes, BUFFER_ALIGNMENT};
 pub use list::{List, ValueType};
+pub use value::Value;
 
 /// Identity of a reference type. Built-in types have fixed ids; host types
 /// get theirs from a process-wide registry by name ([`RefType::named`]),

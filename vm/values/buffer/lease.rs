@@ -30,7 +30,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use crate::refs::Buffer;
+use crate::values::Buffer;
 
 /// Bits of the borrow field.
 pub(crate) const BORROW_BITS: u32 = 24;
