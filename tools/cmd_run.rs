@@ -162,10 +162,10 @@ pub struct LimitArgs {
     /// `auto` (compile functions whose loops are hot). Default: the
     /// IRVM_ENGINE environment variable, else auto. Results are the same.
     #[arg(long, value_parser = parse_engine)]
-    pub engine: Option<irvm::Engine>,
+    pub engine: Option<irvm::Tier>,
 }
 
-fn parse_engine(s: &str) -> Result<irvm::Engine, String> {
+fn parse_engine(s: &str) -> Result<irvm::Tier, String> {
     s.parse()
 }
 
@@ -174,7 +174,7 @@ impl LimitArgs {
     /// loading, `__init` and the call together).
     pub fn apply(&self, ctx: &mut Context) -> Result<(), String> {
         if let Some(engine) = self.engine {
-            ctx.set_engine(engine);
+            ctx.set_tier(engine);
         }
         ctx.set_fuel(self.fuel);
         if let Some(t) = self.timeout {

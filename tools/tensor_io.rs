@@ -95,10 +95,10 @@ pub fn set_device(
     args: &DeviceArgs,
     trace_dispatches: bool,
     count_dispatches: bool,
-    engine: Option<irvm::Engine>,
+    engine: Option<irvm::Tier>,
 ) -> Result<(), String> {
     let options = args.options().map(|mut o| {
-        o.engine = engine;
+        o.tier = engine;
         o
     });
     COUNT_DISPATCHES.store(count_dispatches, std::sync::atomic::Ordering::Relaxed);

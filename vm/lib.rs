@@ -76,7 +76,6 @@ pub mod bytecode;
 mod context;
 mod debug;
 pub mod dynamic;
-mod engine;
 mod exec;
 mod func;
 mod host;
@@ -86,13 +85,13 @@ mod native;
 pub mod number_text;
 mod program;
 mod resources;
+mod tier;
 mod trap;
 mod values;
 
 pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
-pub use engine::Engine;
 pub use func::{
     CallParams, CallResults, Func, HostRef, HostValue, LookupError, TypedFunc, ValType,
 };
@@ -101,6 +100,7 @@ pub use loader::{AbiError, LoadError, Module};
 pub use native::{HostResults, IntoHostFunc, NativeModule};
 pub use program::VerifyError;
 pub use resources::{ContextResources, MemoryCharge, StopCheck};
+pub use tier::Tier;
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use values::{
     Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, Value, ValueType,

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use irvm::dynamic::DynamicModule;
-use irvm::{Context, Engine, Instance, Module};
+use irvm::{Context, Instance, Module, Tier};
 
 use crate::common::cli::yieldable_plugin;
 
@@ -23,18 +23,18 @@ struct Outcome {
 
 /// How a conformance function runs.
 #[derive(Clone, Copy, PartialEq)]
-enum Tier {
+enum Runner {
     /// The interpreter's plain loop.
     Plain,
     /// The hooked loop (a fuel budget), which runs fused instructions one
     /// at a time.
     Hooked,
-    /// Compiled code (`Engine::Jit`: every function compiled at its first
+    /// Compiled code (`Tier::Jit`: every function compiled at its first
     /// run, entered at its entry and loop heads).
     Compiled,
 }
 
-fn run_module(path: &Path, out: &mut Outcome, tier: Tier) {
+fn run_module(path: &Path, out: &mut Outcome, runner: Runner) {
     let name = path.file_stem().unwrap().to_string_lossy().to_string();
     let module = match Module::from_file(path) {
         Ok(m) => m,
@@ -72,12 +72,12 @@ fn run_module(path: &Path, out: &mut Outcome, tier: Tier) {
                 .push(format!("{name}.{export}: link failed: {e}"));
             continue;
         }
-        ctx.set_engine(if tier == Tier::Compiled {
-            Engine::Jit
+        ctx.set_tier(if runner == Runner::Compiled {
+            Tier::Jit
         } else {
-            Engine::Interp
+            Tier::Interp
         });
-        if tier == Tier::Hooked {
+        if runner == Runner::Hooked {
             // A fuel budget switches to the hooked copy of the loop, which
             // runs fused instructions one at a time: same results expected.
             ctx.set_fuel(Some(u64::MAX));
@@ -114,10 +114,10 @@ fn iree_vm_conformance_suite() {
         passed: 0,
         failures: Vec::new(),
     };
-    let tiers = [Tier::Plain, Tier::Hooked, Tier::Compiled];
-    for tier in tiers {
+    let runners = [Runner::Plain, Runner::Hooked, Runner::Compiled];
+    for runner in runners {
         for m in &modules {
-            run_module(m, &mut out, tier);
+            run_module(m, &mut out, runner);
         }
     }
     let total = out.passed + out.failures.len();
@@ -157,7 +157,7 @@ fn iree_vm_conformance_suite_from_assembly_source() {
         failures: Vec::new(),
     };
     for m in &sources {
-        run_module(m, &mut out, Tier::Plain);
+        run_module(m, &mut out, Runner::Plain);
     }
     eprintln!(
         "conformance from .vmasm: {}/{} functions behave as the convention says",

@@ -1,9 +1,9 @@
-//! The compiling tier (`vm/jit`) as an embedder sees it: `Engine::Auto`
+//! The compiling tier (`vm/jit`) as an embedder sees it: `Tier::Auto`
 //! compiles a hot loop and not a brief one, every engine returns the same
 //! results, and a trap inside compiled code is reported exactly as the
 //! interpreter reports it (same function, offset and message).
 
-use irvm::{Context, Engine, Instance, Module, Value};
+use irvm::{Context, Instance, Module, Tier, Value};
 
 const SOURCE: &str = r#"
 vm.module @jitmod version 0
@@ -45,16 +45,16 @@ vm.func @div_at(%i0: i32, %i1: i32) -> (i32) {
 }
 "#;
 
-fn context(engine: Engine) -> Context {
+fn context(engine: Tier) -> Context {
     context_of(SOURCE, engine)
 }
 
 /// A context of `engine` with the module assembled from `source`.
-fn context_of(source: &str, engine: Engine) -> Context {
+fn context_of(source: &str, engine: Tier) -> Context {
     let bytes = irvm::asm::assemble(source, "jit.vmasm").expect("assembles");
     let module = Module::from_bytes(bytes).expect("loads");
     let mut ctx = Context::new(&Instance::new());
-    ctx.set_engine(engine);
+    ctx.set_tier(engine);
     ctx.register_module(module).expect("registers");
     ctx
 }
@@ -69,7 +69,7 @@ fn call(ctx: &mut Context, name: &str, args: &[Value]) -> Result<String, String>
 
 #[test]
 fn auto_compiles_a_hot_loop_and_not_a_brief_one() {
-    let mut ctx = context(Engine::Auto);
+    let mut ctx = context(Tier::Auto);
     let brief = call(&mut ctx, "sum", &[Value::I32(100)]).unwrap();
     assert_eq!(
         ctx.compiled_functions().0,
@@ -77,12 +77,12 @@ fn auto_compiles_a_hot_loop_and_not_a_brief_one() {
         "100 iterations stay interpreted"
     );
     let hot = call(&mut ctx, "sum", &[Value::I32(1_000_000)]).unwrap();
-    if Engine::compiler_available() {
+    if Tier::compiler_available() {
         let (n, bytes) = ctx.compiled_functions();
         assert_eq!(n, 1, "the hot loop's function is compiled");
         assert!(bytes > 0);
     }
-    let mut interp = context(Engine::Interp);
+    let mut interp = context(Tier::Interp);
     assert_eq!(call(&mut interp, "sum", &[Value::I32(100)]).unwrap(), brief);
     assert_eq!(
         call(&mut interp, "sum", &[Value::I32(1_000_000)]).unwrap(),
@@ -94,8 +94,8 @@ fn auto_compiles_a_hot_loop_and_not_a_brief_one() {
 #[test]
 fn every_engine_gives_the_same_results() {
     for n in [0, 1, 7, 20_001, 300_000] {
-        let expect = call(&mut context(Engine::Interp), "sum", &[Value::I32(n)]).unwrap();
-        for engine in [Engine::Jit, Engine::Auto] {
+        let expect = call(&mut context(Tier::Interp), "sum", &[Value::I32(n)]).unwrap();
+        for engine in [Tier::Jit, Tier::Auto] {
             let got = call(&mut context(engine), "sum", &[Value::I32(n)]).unwrap();
             assert_eq!(got, expect, "sum({n}) on {engine}");
         }
@@ -109,9 +109,9 @@ fn a_trap_in_compiled_code_reads_as_the_interpreters() {
     // (which leaves before the division for the interpreter to trap).
     for k in [3, 50_000] {
         let args = [Value::I32(100_000), Value::I32(k)];
-        let expect = call(&mut context(Engine::Interp), "div_at", &args).unwrap_err();
+        let expect = call(&mut context(Tier::Interp), "div_at", &args).unwrap_err();
         assert!(expect.contains("div_at"), "{expect}");
-        for engine in [Engine::Jit, Engine::Auto] {
+        for engine in [Tier::Jit, Tier::Auto] {
             let got = call(&mut context(engine), "div_at", &args).unwrap_err();
             assert_eq!(got, expect, "k = {k} on {engine}");
         }
@@ -120,11 +120,11 @@ fn a_trap_in_compiled_code_reads_as_the_interpreters() {
 
 #[test]
 fn engine_names_parse_and_print() {
-    for e in [Engine::Interp, Engine::Jit, Engine::Auto] {
-        assert_eq!(e.to_string().parse::<Engine>(), Ok(e));
+    for e in [Tier::Interp, Tier::Jit, Tier::Auto] {
+        assert_eq!(e.to_string().parse::<Tier>(), Ok(e));
     }
     assert!("fast"
-        .parse::<Engine>()
+        .parse::<Tier>()
         .unwrap_err()
         .contains("interp, jit or auto"));
 }
@@ -296,7 +296,7 @@ vm.func @accumulate(%i0:1: i64) -> (i64) {
 }
 "#;
 
-fn buffers_context(engine: Engine) -> Context {
+fn buffers_context(engine: Tier) -> Context {
     context_of(BUFFERS, engine)
 }
 
@@ -322,21 +322,21 @@ fn buffers_in_compiled_code_behave_as_interpreted() {
         ("accumulate", vec![Value::I64(200_000)]),
     ];
     for (name, args) in cases {
-        let want = call(&mut buffers_context(Engine::Interp), name, &args);
-        for engine in [Engine::Jit, Engine::Auto] {
+        let want = call(&mut buffers_context(Tier::Interp), name, &args);
+        for engine in [Tier::Jit, Tier::Auto] {
             let got = call(&mut buffers_context(engine), name, &args);
             assert_eq!(got, want, "{name}{args:?} on {engine}");
         }
     }
     let trap = call(
-        &mut buffers_context(Engine::Auto),
+        &mut buffers_context(Tier::Auto),
         "store_until",
         &[Value::I64(100_000), Value::I64(60_000)],
     )
     .unwrap_err();
     assert!(trap.contains("store_until"), "{trap}");
     let trap = call(
-        &mut buffers_context(Engine::Auto),
+        &mut buffers_context(Tier::Auto),
         "rodata_store_at",
         &[Value::I64(70_000), Value::I64(50_000)],
     )
@@ -345,7 +345,7 @@ fn buffers_in_compiled_code_behave_as_interpreted() {
 }
 
 /// The hal's vmvx executables run with the device's engine
-/// (`DeviceOptions::engine`, which `irvm run --engine` sets): under `Jit`
+/// (`DeviceOptions::tier`, which `irvm run --engine` sets): under `Jit`
 /// the kernel is compiled, under `Interp` nothing is, and both compute the
 /// same. Uses `../shared/benchmarks/vmvx/bmm_exe.vmfb` (a 256x256x256
 /// matmul kernel iree-compile emitted); skips without it.
@@ -359,10 +359,10 @@ fn vmvx_executables_follow_the_device_engine() {
         eprintln!("skipping: {path} is absent");
         return;
     };
-    let run = |engine: Engine| {
+    let run = |engine: Tier| {
         let device = irvm_hal::DeviceConfig::new(irvm_hal::DeviceOptions {
             kind: irvm_hal::DeviceKind::Sync,
-            engine: Some(engine),
+            tier: Some(engine),
             ..irvm_hal::DeviceOptions::default()
         });
         let exe = irvm_hal::Executable::load(
@@ -395,12 +395,12 @@ fn vmvx_executables_follow_the_device_engine() {
         };
         (out.to_vec(), exe.compiled_functions().0)
     };
-    let (interp, none) = run(Engine::Interp);
+    let (interp, none) = run(Tier::Interp);
     assert_eq!(none, 0, "Interp compiles nothing");
     assert!(interp.iter().any(|&x| x != 0), "the kernel wrote results");
-    let (jit, compiled) = run(Engine::Jit);
+    let (jit, compiled) = run(Tier::Jit);
     assert_eq!(jit, interp, "same results");
-    if Engine::compiler_available() {
+    if Tier::compiler_available() {
         assert!(compiled >= 1, "Jit compiled the kernel");
     }
 }
@@ -523,12 +523,12 @@ fn exits_store_what_the_interpreter_reads() {
     for name in ["after_fail", "call_in_loop", "halves", "rewritten"] {
         for n in [1, 2, 5, 30_000, 100_000] {
             let args = [Value::I32(n)];
-            let expect = call(&mut context_of(WRITEBACK, Engine::Interp), name, &args).unwrap();
-            for engine in [Engine::Jit, Engine::Auto] {
+            let expect = call(&mut context_of(WRITEBACK, Tier::Interp), name, &args).unwrap();
+            for engine in [Tier::Jit, Tier::Auto] {
                 let mut ctx = context_of(WRITEBACK, engine);
                 let got = call(&mut ctx, name, &args).unwrap();
                 assert_eq!(got, expect, "{name}({n}) on {engine}");
-                if engine == Engine::Jit && Engine::compiler_available() {
+                if engine == Tier::Jit && Tier::compiler_available() {
                     assert!(ctx.compiled_functions().0 >= 1, "{name} compiled");
                 }
             }
@@ -539,7 +539,7 @@ fn exits_store_what_the_interpreter_reads() {
 /// A kernel as iree-compile's vmvx executables are: it takes its buffers
 /// out of a list (`vm.list.get.ref`), loops over them and discards them
 /// (`vm.discard.refs`), called from another module through an import. Both
-/// ref instructions are compiled, and `Engine::Auto` enters the kernel at
+/// ref instructions are compiled, and `Tier::Auto` enters the kernel at
 /// its entry once hot. `pick` takes a different buffer out of the list
 /// into the same register every 1024 iterations inside its loop, and a
 /// list entry of another type (read as null) traps at the end; `drop_at`
@@ -703,9 +703,9 @@ vm.func @drop_from(%i0: i32, %i1: i32) -> (i32) {
 }
 "#;
 
-fn kernel_context(engine: Engine) -> Context {
+fn kernel_context(engine: Tier) -> Context {
     let mut ctx = Context::new(&Instance::new());
-    ctx.set_engine(engine);
+    ctx.set_tier(engine);
     for source in [KERNEL, KERNEL_APP] {
         let bytes = irvm::asm::assemble(source, "kernel.vmasm").expect("assembles");
         ctx.register_module(Module::from_bytes(bytes).expect("loads"))
@@ -731,19 +731,18 @@ fn kernels_taking_buffers_from_lists_run_compiled_as_interpreted() {
         ("drop_from", vec![Value::I32(40_000), Value::I32(50_000)]),
     ];
     for (name, args) in cases {
-        let want = call(&mut kernel_context(Engine::Interp), name, &args);
-        for engine in [Engine::Jit, Engine::Auto] {
+        let want = call(&mut kernel_context(Tier::Interp), name, &args);
+        for engine in [Tier::Jit, Tier::Auto] {
             let mut ctx = kernel_context(engine);
             let got = call(&mut ctx, name, &args);
             assert_eq!(got, want, "{name}{args:?} on {engine}");
-            if name == "run" && matches!(args[0], Value::I32(3000)) && Engine::compiler_available()
-            {
+            if name == "run" && matches!(args[0], Value::I32(3000)) && Tier::compiler_available() {
                 assert!(ctx.compiled_functions().0 >= 1, "the kernel compiled");
             }
         }
     }
     let trap = call(
-        &mut kernel_context(Engine::Auto),
+        &mut kernel_context(Tier::Auto),
         "pick_from",
         &[Value::I32(70_000)],
     )

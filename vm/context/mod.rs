@@ -174,8 +174,8 @@ pub struct Context {
     /// `Some` while a debugger asks to see the frames of a failed call:
     /// the frames as they were when the last call trapped.
     pub(crate) trap_frames: Option<Vec<FrameInfo>>,
-    /// Which tier runs bytecode ([`Context::set_engine`]).
-    pub(crate) engine: crate::Engine,
+    /// Which tier runs bytecode ([`Context::set_tier`]).
+    pub(crate) tier: crate::Tier,
 }
 
 impl Drop for Context {
@@ -300,20 +300,20 @@ impl Context {
             },
             memory,
             trap_frames: None,
-            engine: crate::engine::default_engine(),
+            tier: crate::tier::default_tier(),
         }
     }
 
     /// Chooses how bytecode runs: interpreted, compiled, or compiled once
-    /// hot (the default, [`crate::Engine::Auto`]). Results and traps are
-    /// the same either way; see [`crate::Engine`].
-    pub fn set_engine(&mut self, engine: crate::Engine) {
-        self.engine = engine;
+    /// hot (the default, [`crate::Tier::Auto`]). Results and traps are
+    /// the same either way; see [`crate::Tier`].
+    pub fn set_tier(&mut self, tier: crate::Tier) {
+        self.tier = tier;
     }
 
-    /// How bytecode runs in this context ([`Context::set_engine`]).
-    pub fn engine(&self) -> crate::Engine {
-        self.engine
+    /// How bytecode runs in this context ([`Context::set_tier`]).
+    pub fn tier(&self) -> crate::Tier {
+        self.tier
     }
 
     /// How many of the context's bytecode functions have been compiled to

@@ -11,9 +11,9 @@
 
 use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{CallState, Context, Registered};
-use crate::engine::Engine;
 use crate::jit::JitEnv;
 use crate::program::{Inst, NONE, NO_REMAP};
+use crate::tier::Tier;
 use crate::trap::Trap;
 use crate::values::{Ref, ValueType};
 
@@ -105,16 +105,16 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
     let code = match func.jit.code() {
         Some(code) => code,
         None => {
-            if ctx.engine != Engine::Jit && !func.jit.heat_up(Engine::HOT_BACK_EDGES) {
+            if ctx.tier != Tier::Jit && !func.jit.heat_up(Tier::HOT_BACK_EDGES) {
                 return false;
             }
-            match func.jit.compile(func, ctx.engine == Engine::Jit) {
+            match func.jit.compile(func, ctx.tier == Tier::Jit) {
                 Some(code) => code,
                 None => return false,
             }
         }
     };
-    if !code.enters_at(pc, ctx.engine == Engine::Jit) {
+    if !code.enters_at(pc, ctx.tier == Tier::Jit) {
         return false;
     }
     let module = top.module as usize;
@@ -163,8 +163,8 @@ pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
         run_loop::<true, false, NO_JIT>(ctx)
     } else if ctx.hooks.pause.is_some() {
         run_loop::<false, true, NO_JIT>(ctx)
-    } else if ctx.engine != Engine::Interp && crate::jit::available() {
-        if ctx.engine == Engine::Jit {
+    } else if ctx.tier != Tier::Interp && crate::jit::available() {
+        if ctx.tier == Tier::Jit {
             run_loop::<false, false, JIT_EAGER>(ctx)
         } else {
             run_loop::<false, false, JIT_HOT>(ctx)
@@ -189,9 +189,9 @@ fn pause_requested(flag: &Option<std::sync::Arc<std::sync::atomic::AtomicBool>>)
 
 /// `run_loop`'s `JIT`: interpret only.
 const NO_JIT: u8 = 0;
-/// Enter compiled code at hot loops (`Engine::Auto`).
+/// Enter compiled code at hot loops (`Tier::Auto`).
 const JIT_HOT: u8 = 1;
-/// Enter compiled code at every function entry and loop (`Engine::Jit`).
+/// Enter compiled code at every function entry and loop (`Tier::Jit`).
 const JIT_EAGER: u8 = 2;
 
 /// The loop. `HOOKED`: the per-instruction hooks run before each
@@ -215,7 +215,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
             return Ok(CallState::Paused);
         }
         // JIT: whether to leave for compiled code at back edges (and, with
-        // `Engine::Jit`, at calls) of the top frame's function.
+        // `Tier::Jit`, at calls) of the top frame's function.
         let mut jit_here = false;
         if JIT != NO_JIT {
             if interpret_next {

@@ -69,7 +69,7 @@ pub(crate) struct JitCode {
     entries: Box<[bool]>,
     /// The heads of loops that run round entirely in compiled code, and the
     /// function's entry when compiled code leads from there into one: where
-    /// `Engine::Auto` enters.
+    /// `Tier::Auto` enters.
     loop_heads: Box<[bool]>,
     /// Whether any `loop_heads` is set.
     pub has_loop_heads: bool,
@@ -79,7 +79,7 @@ pub(crate) struct JitCode {
 
 impl JitCode {
     /// Whether to start compiled code at instruction `pc`: any entry when
-    /// `eager` (`Engine::Jit`), else only a loop head.
+    /// `eager` (`Tier::Jit`), else only a loop head.
     #[inline]
     pub fn enters_at(&self, pc: u32, eager: bool) -> bool {
         let set = if eager {
@@ -113,7 +113,7 @@ impl JitCode {
 /// (`exec::TieredFunction`); the program layer does not know of it.
 #[derive(Default)]
 pub(crate) struct JitSlot {
-    /// Back edges taken in the interpreter so far (`Engine::Auto`).
+    /// Back edges taken in the interpreter so far (`Tier::Auto`).
     heat: AtomicU32,
     /// `Some(None)`: compiling was tried and the function is interpreted.
     code: OnceLock<Option<JitCode>>,
@@ -157,7 +157,7 @@ impl JitSlot {
 
     /// Compiles `func`, the function this slot belongs to (once; later
     /// calls return the same result), entered anywhere when `eager`
-    /// (`Engine::Jit`), else at its hot loop heads only (`Engine::Auto`).
+    /// (`Tier::Jit`), else at its hot loop heads only (`Tier::Auto`).
     /// Whichever engine compiles a function first decides: the code is
     /// shared by every frame of the function, and is correct wherever it
     /// is entered.

@@ -409,7 +409,7 @@ pub(super) fn translated(op: Opcode) -> bool {
 /// Compiles `func`; `None` when it has nothing worth compiling or the code
 /// generator refuses it (the interpreter then runs it). With `eager` the
 /// code can be entered at the function's entry and every branch target
-/// (`Engine::Jit`); otherwise only at the loop heads `Engine::Auto` enters,
+/// (`Tier::Jit`); otherwise only at the loop heads `Tier::Auto` enters,
 /// and the code nothing else reaches is left out.
 pub(super) fn compile(func: &Function, eager: bool) -> Option<JitCode> {
     let isa = isa()?;
@@ -464,7 +464,7 @@ fn worth_compiling(code: &[Inst], guard: usize) -> bool {
         .any(|i| translated(first_half(i.op)) && i.op != Opcode::Br)
 }
 
-/// Where `Engine::Auto` enters: the heads of the loops that run round
+/// Where `Tier::Auto` enters: the heads of the loops that run round
 /// entirely in compiled code ([`clean_loop_heads`]), and the function's
 /// entry when compiled code leads from there into one (a kernel's set-up
 /// before its loop: the set-up then runs compiled too, instead of once per

@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use irvm::{Context, Engine, Instance, Module, Value};
+use irvm::{Context, Tier, Instance, Module, Value};
 
 fn run(args: &[String]) -> Result<(), String> {
     let [module, function, input, rest @ ..] = args else {
@@ -20,15 +20,15 @@ fn run(args: &[String]) -> Result<(), String> {
         .parse()
         .map_err(|e| format!("INPUT `{input}` is not an i32: {e}"))?;
     let engine = match rest.first().map(String::as_str) {
-        None | Some("auto") => Engine::Auto,
-        Some("interp") => Engine::Interp,
-        Some("jit") => Engine::Jit,
+        None | Some("auto") => Tier::Auto,
+        Some("interp") => Tier::Interp,
+        Some("jit") => Tier::Jit,
         Some(other) => return Err(format!("unknown engine `{other}` (auto, interp or jit)")),
     };
     let start = Instant::now();
     let module = Module::from_file(module).map_err(|e| format!("{module}: {e}"))?;
     let mut ctx = Context::new(&Instance::new());
-    ctx.set_engine(engine);
+    ctx.set_tier(engine);
     ctx.register_module(module).map_err(|e| e.to_string())?;
     let func = ctx.function(function).map_err(|e| e.to_string())?;
     let results = ctx

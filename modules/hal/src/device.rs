@@ -66,10 +66,10 @@ pub struct DeviceOptions {
     pub native_executables: bool,
     /// Called before each dispatch runs (`None`: nothing is told).
     pub on_dispatch: Option<DispatchHook>,
-    /// How vmvx executables' bytecode runs (`Context::set_engine` of the
+    /// How vmvx executables' bytecode runs (`Context::set_tier` of the
     /// context each executable gets); `None`: the default, the
-    /// `IRVM_ENGINE` environment variable, else `Engine::Auto`.
-    pub engine: Option<irvm::Engine>,
+    /// `IRVM_ENGINE` environment variable, else `Tier::Auto`.
+    pub tier: Option<irvm::Tier>,
 }
 
 impl Default for DeviceOptions {
@@ -82,7 +82,7 @@ impl Default for DeviceOptions {
             },
             native_executables: true,
             on_dispatch: None,
-            engine: None,
+            tier: None,
         }
     }
 }

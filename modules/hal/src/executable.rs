@@ -73,7 +73,7 @@ impl Executable {
                 data,
                 constants,
                 resources,
-                device.options.engine,
+                device.options.tier,
             )?))
         } else if crate::native::NATIVE_FORMATS.contains(&format) {
             if !device.options.native_executables {
@@ -229,7 +229,7 @@ impl VmvxExecutable {
         data: Vec<u8>,
         constants: &[u32],
         resources: irvm::ContextResources,
-        engine: Option<irvm::Engine>,
+        tier: Option<irvm::Tier>,
     ) -> Result<VmvxExecutable, Trap> {
         let module = Module::from_bytes(data)
             .map_err(|e| invalid(format!("loading vmvx executable: {e}")))?;
@@ -262,8 +262,8 @@ impl VmvxExecutable {
         }
         let instance = Instance::new();
         let mut context = Context::new(&instance);
-        if let Some(engine) = engine {
-            context.set_engine(engine);
+        if let Some(tier) = tier {
+            context.set_tier(tier);
         }
         context
             .register_host_module(

@@ -4,7 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// How a context executes bytecode functions ([`crate::Context::set_engine`],
+/// The execution tier: how a context runs bytecode functions
+/// ([`crate::Context::set_tier`],
 /// `irvm run --engine`; a new context starts from the `IRVM_ENGINE`
 /// environment variable, else `Auto`).
 ///
@@ -17,21 +18,21 @@ use std::str::FromStr;
 /// the next loop back edge. Builds without the `jit` feature, and platforms
 /// Cranelift does not support, always interpret.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Engine {
+pub enum Tier {
     /// Interpret every instruction.
     Interp,
     /// Compile every function the first time it runs (at its entry or at a
     /// loop back edge), however briefly it runs. For testing the compiler.
     Jit,
     /// Interpret, and compile a function once its loops have taken
-    /// [`Engine::HOT_BACK_EDGES`] back edges (the default).
+    /// [`Tier::HOT_BACK_EDGES`] back edges (the default).
     #[default]
     Auto,
 }
 
-impl Engine {
+impl Tier {
     /// Back edges a function's loops take in the interpreter before
-    /// [`Engine::Auto`] compiles it: tens of microseconds of interpretation,
+    /// [`Tier::Auto`] compiles it: tens of microseconds of interpretation,
     /// a fraction of what compiling a function costs, so code that runs
     /// briefly never pays for the compiler.
     pub const HOT_BACK_EDGES: u32 = 20_000;
@@ -43,12 +44,12 @@ impl Engine {
     }
 }
 
-/// A new context's engine: `IRVM_ENGINE` (`interp`, `jit` or `auto`) when
-/// set to one of those, else [`Engine::Auto`]. The variable lets a whole
+/// A new context's tier: `IRVM_ENGINE` (`interp`, `jit` or `auto`) when
+/// set to one of those, else [`Tier::Auto`]. The variable lets a whole
 /// test suite, or a program embedding irvm, run on one tier without code
 /// changes.
-pub(crate) fn default_engine() -> Engine {
-    static DEFAULT: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+pub(crate) fn default_tier() -> Tier {
+    static DEFAULT: std::sync::OnceLock<Tier> = std::sync::OnceLock::new();
     *DEFAULT.get_or_init(|| {
         std::env::var("IRVM_ENGINE")
             .ok()
@@ -57,13 +58,13 @@ pub(crate) fn default_engine() -> Engine {
     })
 }
 
-impl FromStr for Engine {
+impl FromStr for Tier {
     type Err = String;
-    fn from_str(s: &str) -> Result<Engine, String> {
+    fn from_str(s: &str) -> Result<Tier, String> {
         match s {
-            "interp" => Ok(Engine::Interp),
-            "jit" => Ok(Engine::Jit),
-            "auto" => Ok(Engine::Auto),
+            "interp" => Ok(Tier::Interp),
+            "jit" => Ok(Tier::Jit),
+            "auto" => Ok(Tier::Auto),
             other => Err(format!(
                 "unknown engine '{other}' (expected interp, jit or auto)"
             )),
@@ -71,12 +72,12 @@ impl FromStr for Engine {
     }
 }
 
-impl fmt::Display for Engine {
+impl fmt::Display for Tier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Engine::Interp => "interp",
-            Engine::Jit => "jit",
-            Engine::Auto => "auto",
+            Tier::Interp => "interp",
+            Tier::Jit => "jit",
+            Tier::Auto => "auto",
         })
     }
 }
