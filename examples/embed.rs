@@ -6,7 +6,7 @@
 //! (the default path; the module imports `native_import_module.add_1`,
 //! which the host module below provides).
 
-use irvm::{Context, Instance, Module, NativeModule, Trap};
+use irvm::{Context, Module, NativeModule, Trap, TypeRegistry};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
@@ -14,8 +14,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "../shared/conformance/module_benchmark.vmfb".into());
     let module = Module::from_file(&path)?;
 
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     // A host module from plain closures; the calling convention (`0i_i`)
     // comes from the closure's types, and imports resolve by name.
     let host = NativeModule::new("native_import_module", 1).wrap("add_1", |x: i32| x + 1);

@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use irvm::{Context, HostRef, Instance, Module, NativeModule, Trap};
+use irvm::{Context, HostRef, Module, NativeModule, Trap, TypeRegistry};
 
 /// The host object behind `!env.counter`. Host objects are shared by every
 /// holder of a ref, possibly on several threads, so their mutable state is
@@ -66,8 +66,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/counter.vmfb");
     let module = Module::from_file(path)?;
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&env)?;
     ctx.register_module(module)?;
 

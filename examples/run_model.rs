@@ -3,12 +3,12 @@
 //!
 //! Run with `cargo run --example run_model`.
 
-use irvm::{Context, Instance, Module};
+use irvm::{Context, Module, TypeRegistry};
 use irvm_hal::{hal_module, BufferView};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/mlp.vmfb");
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&hal_module()?)?;
     ctx.register_module(Module::from_file(path)?)?;
     let predict = ctx.function("module.predict")?;

@@ -22,7 +22,7 @@ mod common;
 use common::bounded::{bounded, Outcome};
 use common::cli::{irvm_bin, yieldable_plugin};
 
-use irvm::{Context, Instance, Limits, Module, Value};
+use irvm::{Context, Limits, Module, TypeRegistry, Value};
 
 const MIB: u64 = 1 << 20;
 
@@ -588,8 +588,8 @@ fn memory_budget_is_given_back_and_holds_from_init() {
          %r1 = vm.buffer.alloc %i2:3, %i4\n  %i5 = vm.const.i32.zero\n  \
          vm.list.set.ref %r0, %i5, %R1\n  vm.return %R0\n}\n",
     );
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_module(m).expect("registers");
     let f = ctx.function("m.f").expect("f");
     // The register stacks stay at their high-water mark: measure after
@@ -609,7 +609,7 @@ fn memory_budget_is_given_back_and_holds_from_init() {
          %i2 = vm.const.i32 16\n  %r0 = vm.buffer.alloc %i0:1, %i2\n  vm.return\n}\n",
     );
     let mut ctx = Context::with_limits(
-        &instance,
+        &registry,
         Limits {
             max_memory_bytes: 50_000,
             ..Limits::default()
@@ -653,8 +653,8 @@ fn verify_time(n: usize, yieldable: bool) -> Duration {
     (0..7)
         .map(|_| {
             let m = Module::from_bytes(bytes.clone()).expect("loads");
-            let instance = Instance::new();
-            let mut ctx = Context::new(&instance);
+            let registry = TypeRegistry::new();
+            let mut ctx = Context::new(&registry);
             let start = Instant::now();
             ctx.register_module(m).expect("verifies");
             start.elapsed()

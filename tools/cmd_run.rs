@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use irvm::dynamic::{DynamicModule, DynamicModuleSpec};
-use irvm::{Context, Instance, Module, Value};
+use irvm::{Context, Module, TypeRegistry, Value};
 
 /// Arguments of `irvm run`.
 #[derive(clap::Args)]
@@ -305,8 +305,8 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
                 .into(),
         );
     }
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     limits.apply(&mut ctx)?;
     for spec in modules {
         if DynamicModuleSpec::looks_dynamic(spec) {

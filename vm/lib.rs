@@ -10,7 +10,7 @@
 //! thread (it is used from one thread at a time).
 //!
 //! ```
-//! use irvm::{Context, Instance, Module, NativeModule};
+//! use irvm::{Context, TypeRegistry, Module, NativeModule};
 //!
 //! // A module (here assembled from text; `Module::from_file` loads .vmfb)
 //! // that imports a host function.
@@ -29,8 +29,8 @@
 //!     "app.vmasm",
 //! )?;
 //!
-//! let instance = Instance::new();
-//! let mut ctx = Context::new(&instance);
+//! let registry = TypeRegistry::new();
+//! let mut ctx = Context::new(&registry);
 //! // Host functions are plain closures; their types give the calling
 //! // convention (`0i_i`).
 //! ctx.register_host_module(&NativeModule::new("env", 1).wrap("twice", |x: i32| 2 * x))?;
@@ -89,7 +89,7 @@ mod tier;
 mod trap;
 mod values;
 
-pub use context::{CallState, Context, FrameInfo, Instance, Limits, LinkError};
+pub use context::{CallState, Context, FrameInfo, Limits, LinkError, TypeRegistry};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
 pub use func::{

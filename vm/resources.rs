@@ -30,7 +30,7 @@ const NO_FUEL: u64 = u64::MAX;
 /// [`crate::HostModule::instantiate_in`]).
 ///
 /// ```
-/// use irvm::{Context, Instance, Limits, NativeModule, StatusCode, Value};
+/// use irvm::{Context, TypeRegistry, Limits, NativeModule, StatusCode, Value};
 ///
 /// // A host module whose `grab` holds the bytes it is asked for, charged
 /// // to the calling context's memory budget.
@@ -41,7 +41,7 @@ const NO_FUEL: u64 = u64::MAX;
 ///         Ok(vec![])
 ///     })?;
 /// let limits = Limits { max_memory_bytes: 1000, ..Limits::default() };
-/// let mut ctx = Context::with_limits(&Instance::new(), limits);
+/// let mut ctx = Context::with_limits(&TypeRegistry::new(), limits);
 /// ctx.register_host_module(&pool)?;
 /// let grab = ctx.function("pool.grab")?;
 /// ctx.invoke(&grab, &[Value::I32(600)])?;
@@ -196,7 +196,7 @@ impl ContextResources {
     /// stacks of `other` stay charged to its own budget.)
     ///
     /// ```
-    /// use irvm::{Context, Instance, Limits, Module, NativeModule, StatusCode, Value};
+    /// use irvm::{Context, TypeRegistry, Limits, Module, NativeModule, StatusCode, Value};
     /// use std::sync::Mutex;
     ///
     /// // A host module that runs bytecode of its own (which allocates a
@@ -208,7 +208,7 @@ impl ContextResources {
     ///     "inner.vmasm",
     /// )?;
     /// let runner = NativeModule::with_context_state("runner", 1, move |res| {
-    ///     let mut own = Context::new(&Instance::new());
+    ///     let mut own = Context::new(&TypeRegistry::new());
     ///     own.register_module(inner.clone()).expect("registers");
     ///     (res.clone(), Mutex::new(own))
     /// })
@@ -219,7 +219,7 @@ impl ContextResources {
     ///     Ok(vec![])
     /// })?;
     /// let limits = Limits { max_memory_bytes: 1 << 20, ..Limits::default() };
-    /// let mut ctx = Context::with_limits(&Instance::new(), limits);
+    /// let mut ctx = Context::with_limits(&TypeRegistry::new(), limits);
     /// ctx.register_host_module(&runner)?;
     /// let alloc = ctx.function("runner.alloc")?;
     /// ctx.invoke(&alloc, &[Value::I64(1000)])?;

@@ -9,13 +9,13 @@
 mod gen_program;
 
 use irvm_debugger::{Debugger, Stop};
-use irvm::{Context, Instance, Limits, Module, Ref, Value};
+use irvm::{Context, TypeRegistry, Limits, Module, Ref, Value};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 
 fn context(lib: &[u8], app: &[u8]) -> Context {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.set_limits(Limits {
         max_buffer_bytes: 1 << 16,
         max_list_elements: 1 << 12,

@@ -4,7 +4,7 @@
 #![no_main]
 
 use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
-use irvm::{Context, Instance, Module};
+use irvm::{Context, TypeRegistry, Module};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -12,8 +12,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let _ = disassemble_module(&module, &DisasmOptions::default());
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.set_fuel(Some(10_000));
     let _ = ctx.register_module(module);
 });

@@ -8,7 +8,7 @@
 
 mod gen_program;
 
-use irvm::{Context, Control, ExecView, Instance, Limits, Module, Observer, Ref, StatusCode, Value};
+use irvm::{Context, Control, ExecView, TypeRegistry, Limits, Module, Observer, Ref, StatusCode, Value};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 
@@ -24,8 +24,8 @@ impl Observer for Counting {
 }
 
 fn context(lib: &[u8], app: &[u8]) -> Context {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.set_limits(Limits {
         max_buffer_bytes: 1 << 16,
         max_list_elements: 1 << 12,

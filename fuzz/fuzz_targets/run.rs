@@ -3,7 +3,7 @@
 //! small limits. Traps are fine; panics, crashes and hangs are bugs.
 #![no_main]
 
-use irvm::{Context, Instance, Limits, Module, Ref, ValType, Value};
+use irvm::{Context, TypeRegistry, Limits, Module, Ref, ValType, Value};
 use libfuzzer_sys::fuzz_target;
 
 fn zero(t: &ValType) -> Value {
@@ -20,8 +20,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(module) = Module::from_bytes(data.to_vec()) else {
         return;
     };
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.set_limits(Limits {
         max_stack_depth: 64,
         max_buffer_bytes: 1 << 20,

@@ -854,7 +854,7 @@ fn wide_arguments_take_even_slots() {
         vm.func @f(%i0: i32, %i2:3: i64) -> (i64) {\n^bb0:\n  vm.return %i2:3\n}\n\
         vm.func @g(%i0: i32, %i2:3: f64, %i4: i32) -> (i32) {\n^bb0:\n  %i5 = vm.add.i32 %i0, %i4\n  vm.return %i5\n}\n";
     let module = Module::from_assembly(source, "wide.vmasm").expect("assembles");
-    let mut ctx = irvm::Context::new(&irvm::Instance::new());
+    let mut ctx = irvm::Context::new(&irvm::TypeRegistry::new());
     ctx.register_module(module).expect("registers");
     let f = ctx.function("f").unwrap();
     let out = ctx

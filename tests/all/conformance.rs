@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use irvm::dynamic::DynamicModule;
-use irvm::{Context, Instance, Module, Tier};
+use irvm::{Context, Module, Tier, TypeRegistry};
 
 use crate::common::cli::yieldable_plugin;
 
@@ -50,8 +50,8 @@ fn run_module(path: &Path, out: &mut Outcome, runner: Runner) {
         .collect();
     for export in &exports {
         // A fresh context per function, as IREE's runner does.
-        let instance = Instance::new();
-        let mut ctx = Context::new(&instance);
+        let registry = TypeRegistry::new();
+        let mut ctx = Context::new(&registry);
         if module
             .imports()
             .iter()

@@ -783,7 +783,7 @@ fn pause_flag_stops_both_loops_and_resume_finishes() {
     let expected = (0..n).fold(0i64, |acc, i| acc.wrapping_add(i ^ 3));
     for fuel in [None, Some(u64::MAX)] {
         let module = irvm::Module::from_file(data("spin.vmfb")).expect("module");
-        let mut ctx = irvm::Context::new(&irvm::Instance::new());
+        let mut ctx = irvm::Context::new(&irvm::TypeRegistry::new());
         ctx.register_module(module).expect("registers");
         ctx.set_fuel(fuel);
         let flag = Arc::new(AtomicBool::new(false));

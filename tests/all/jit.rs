@@ -3,7 +3,7 @@
 //! results, and a trap inside compiled code is reported exactly as the
 //! interpreter reports it (same function, offset and message).
 
-use irvm::{Context, Instance, Module, Tier, Value};
+use irvm::{Context, Module, Tier, TypeRegistry, Value};
 
 const SOURCE: &str = r#"
 vm.module @jitmod version 0
@@ -53,7 +53,7 @@ fn context(engine: Tier) -> Context {
 fn context_of(source: &str, engine: Tier) -> Context {
     let bytes = irvm::asm::assemble(source, "jit.vmasm").expect("assembles");
     let module = Module::from_bytes(bytes).expect("loads");
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.set_tier(engine);
     ctx.register_module(module).expect("registers");
     ctx
@@ -704,7 +704,7 @@ vm.func @drop_from(%i0: i32, %i1: i32) -> (i32) {
 "#;
 
 fn kernel_context(engine: Tier) -> Context {
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.set_tier(engine);
     for source in [KERNEL, KERNEL_APP] {
         let bytes = irvm::asm::assemble(source, "kernel.vmasm").expect("assembles");

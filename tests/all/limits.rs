@@ -8,15 +8,16 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use irvm::{
-    CallState, Context, Control, ExecView, Instance, Limits, Module, Observer, StatusCode, Value,
+    CallState, Context, Control, ExecView, Limits, Module, Observer, StatusCode, TypeRegistry,
+    Value,
 };
 
 use crate::common::cli::irvm;
 use crate::common::paths::data;
 
 fn context() -> Context {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     let module = Module::from_file(data("limits.vmfb")).expect("limits.vmfb loads");
     ctx.register_module(module).expect("links");
     ctx
@@ -292,8 +293,8 @@ fn module_state_sizes_are_bounded_before_allocation() {
                     continue;
                 }
             };
-            let instance = Instance::new();
-            let mut ctx = Context::new(&instance);
+            let registry = TypeRegistry::new();
+            let mut ctx = Context::new(&registry);
             let t0 = Instant::now();
             let e = ctx.register_module(m).unwrap_err().to_string();
             assert!(t0.elapsed() < Duration::from_secs(1));

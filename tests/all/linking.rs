@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use irvm::{
-    CallState, Context, HostRef, Instance, LinkError, Module, NativeModule, Ref, StatusCode, Trap,
-    Value,
+    CallState, Context, HostRef, LinkError, Module, NativeModule, Ref, StatusCode, Trap,
+    TypeRegistry, Value,
 };
 
 use crate::common::cli::irvm;
@@ -48,8 +48,8 @@ fn a_imports_b_through_irvm_run() {
 
 #[test]
 fn a_imports_b_through_the_api() {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_module(load("lib_b.vmfb")).unwrap();
     ctx.register_module(load("app_a.vmfb")).unwrap();
     let main = ctx.function("app_a.main").unwrap();
@@ -65,8 +65,8 @@ fn a_imports_b_through_the_api() {
 
 #[test]
 fn a_without_b_names_the_missing_module() {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     let e = ctx.register_module(load("app_a.vmfb")).unwrap_err();
     assert!(matches!(e, LinkError::MissingImport { .. }));
     assert_eq!(
@@ -86,7 +86,7 @@ fn a_without_b_names_the_missing_module() {
         "{err}"
     );
     // A registered module that lacks the function is named as such.
-    let mut ctx = Context::new(&instance);
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&NativeModule::new("lib_b", 3).wrap("widen", |x: i32| x as i64))
         .unwrap();
     let e = ctx.register_module(load("app_a.vmfb")).unwrap_err();
@@ -113,8 +113,8 @@ fn signature_mismatch_names_both_modules_and_signatures() {
          and source lib_b; expected 0ii_i but got 0II_I; resolving module 'app_a' imports"
     );
     // A host module providing the import with the wrong types, too.
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     let host = NativeModule::new("lib_b", 3)
         .wrap("add", |a: i32, b: i32| a as f32 + b as f32)
         .wrap("widen", |x: i32| x as i64);
@@ -128,8 +128,8 @@ fn signature_mismatch_names_both_modules_and_signatures() {
 
 #[test]
 fn host_module_can_provide_what_a_bytecode_module_imports() {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     let host = NativeModule::new("lib_b", 3)
         .wrap("add", |a: i32, b: i32| a.wrapping_mul(10) + b)
         .wrap("widen", |x: i32| x as i64 * 1000);
@@ -142,9 +142,9 @@ fn host_module_can_provide_what_a_bytecode_module_imports() {
 
 #[test]
 fn dependencies_with_minimum_versions() {
-    let instance = Instance::new();
+    let registry = TypeRegistry::new();
     // Missing.
-    let mut ctx = Context::new(&instance);
+    let mut ctx = Context::new(&registry);
     let e = ctx.register_module(load("tensor.vmfb")).unwrap_err();
     assert!(matches!(e, LinkError::Dependency { .. }), "{e}");
     assert!(
@@ -152,7 +152,7 @@ fn dependencies_with_minimum_versions() {
         "{e}"
     );
     // Too old.
-    let mut ctx = Context::new(&instance);
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&NativeModule::new("hal", 6))
         .unwrap();
     let e = ctx.register_module(load("tensor.vmfb")).unwrap_err();
@@ -169,7 +169,7 @@ fn dependencies_with_minimum_versions() {
         .fold(NativeModule::new("hal", 7), |m, t| {
             m.ref_type(format!("hal.{t}"))
         });
-    let mut ctx = Context::new(&instance);
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&hal).unwrap();
     let e = ctx.register_module(load("tensor.vmfb")).unwrap_err();
     assert!(
@@ -203,8 +203,8 @@ fn calling_conventions_come_from_closure_types() {
     assert_eq!(m.signature("fallible"), Some("0r_v"));
     assert_eq!(m.signature("eight"), Some("0iiiiiiii_i"));
     // Called through a context with typed values.
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&m).unwrap();
     let pair = ctx.function("m.pair").unwrap();
     let r = ctx.invoke(&pair, &[Value::I64(1 << 33 | 5)]).unwrap();
@@ -241,9 +241,9 @@ fn per_context_state_lives_and_dies_with_its_context() {
         t.calls += by;
         t.calls
     });
-    let instance = Instance::new();
-    let mut a = Context::new(&instance);
-    let mut b = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut a = Context::new(&registry);
+    let mut b = Context::new(&registry);
     a.register_host_module(&module).unwrap();
     b.register_host_module(&module).unwrap();
     assert_eq!(live.load(Relaxed), 2);
@@ -291,8 +291,8 @@ fn counter_module() -> Module {
 #[test]
 fn host_ref_types_travel_through_registers_and_lists() {
     let printed = Arc::new(Mutex::new(Vec::new()));
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&counter_env(printed.clone()))
         .unwrap();
     ctx.register_module(counter_module()).unwrap();
@@ -306,8 +306,8 @@ fn host_ref_types_travel_through_registers_and_lists() {
 
 #[test]
 fn host_ref_arguments_are_type_checked() {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&counter_env(Default::default()))
         .unwrap();
     let add = ctx.function("env.counter_add").unwrap();
@@ -336,8 +336,8 @@ fn host_ref_arguments_are_type_checked() {
 
 #[test]
 fn a_panicking_host_function_fails_its_call() {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     let m = NativeModule::new("lib_b", 3)
         .wrap("add", |a: i32, b: i32| -> i32 {
             if b == 0 {
@@ -374,8 +374,8 @@ fn a_panicking_host_function_fails_its_call() {
 
 #[test]
 fn a_yielding_call_driven_step_by_step() {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_module(load("yields.vmfb")).unwrap();
     let f = ctx.function("yields.count_up").unwrap();
     let mut state = ctx.begin_call(&f, &[Value::I32(10)]).unwrap();

@@ -245,10 +245,10 @@ fn malformed_tensor_input_fails_cleanly() {
 
 #[test]
 fn library_api_runs_a_model_and_reads_the_tensor_back() {
-    use irvm::{Context, Instance, Module};
+    use irvm::{Context, Module, TypeRegistry};
     use irvm_hal::{hal_module, BufferView};
 
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&hal_module().unwrap()).unwrap();
     ctx.register_module(Module::from_file(models_dir().join("matmul.vmfb")).unwrap())
         .unwrap();
@@ -281,10 +281,10 @@ fn library_api_runs_a_model_and_reads_the_tensor_back() {
 
 #[test]
 fn a_wrong_ref_type_from_the_host_traps_with_a_message() {
-    use irvm::{Context, Instance, Module, Value};
+    use irvm::{Context, Module, TypeRegistry, Value};
     use irvm_hal::hal_module;
 
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&hal_module().unwrap()).unwrap();
     ctx.register_module(Module::from_file(models_dir().join("add.vmfb")).unwrap())
         .unwrap();
@@ -302,7 +302,7 @@ fn a_wrong_ref_type_from_the_host_traps_with_a_message() {
 /// `vm.fail` messages shortened so it assembles) with each `from` replaced
 /// by its `to`, run on a 4x8 input: the trap it ends in.
 fn misuse(edits: &[(&str, &str)]) -> irvm::Trap {
-    use irvm::{Context, Instance, Module};
+    use irvm::{Context, Module, TypeRegistry};
     use irvm_hal::{hal_module, BufferView};
 
     let path = models_dir().join("misuse/mlp.vmasm");
@@ -312,7 +312,7 @@ fn misuse(edits: &[(&str, &str)]) -> irvm::Trap {
         source = source.replacen(from, to, 1);
     }
     let module = Module::from_assembly(&source, "mlp.vmasm").unwrap();
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&hal_module().unwrap()).unwrap();
     let trap = match ctx.register_module(module) {
         Err(irvm::LinkError::Init { trap, .. }) => return trap,
@@ -332,11 +332,11 @@ const DISPATCH: &str =
 
 #[test]
 fn the_unchanged_misuse_fixture_runs() {
-    use irvm::{Context, Instance, Module};
+    use irvm::{Context, Module, TypeRegistry};
     use irvm_hal::{hal_module, BufferView};
 
     let path = models_dir().join("misuse/mlp.vmasm");
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&hal_module().unwrap()).unwrap();
     ctx.register_module(Module::from_file(&path).unwrap())
         .unwrap();
@@ -450,11 +450,11 @@ fn limits_cover_dispatches_and_hal_allocations() {
 
 #[test]
 fn one_fuel_figure_bounds_program_and_dispatches() {
-    use irvm::{Context, Instance, Module};
+    use irvm::{Context, Module, TypeRegistry};
     use irvm_hal::{hal_module, BufferView};
 
     let run = |fuel: u64| {
-        let mut ctx = Context::new(&Instance::new());
+        let mut ctx = Context::new(&TypeRegistry::new());
         ctx.register_host_module(&hal_module().unwrap()).unwrap();
         ctx.register_module(Module::from_file(models_dir().join("matmul.vmfb")).unwrap())
             .unwrap();

@@ -574,7 +574,7 @@ fn concurrent_loads_get_their_own_library() {
 fn deadline_and_interrupt_stop_native_dispatches_between_workgroups() {
     let Some(lib) = testlib(&[]) else { return };
     for &kind in DEVICES {
-        let mut ctx = irvm::Context::new(&irvm::Instance::new());
+        let mut ctx = irvm::Context::new(&irvm::TypeRegistry::new());
         let exe = Executable::load(
             FORMAT,
             lib.clone(),

@@ -1483,7 +1483,7 @@ fn generated_programs_assemble_in_both_spellings() {
         for text in [&program.text, &program.twin, &program.runnable] {
             let module = irvm::Module::from_assembly(text, "p.vmasm")
                 .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-            let instance = irvm::Instance::new();
+            let instance = irvm::TypeRegistry::new();
             let mut ctx = irvm::Context::new(&instance);
             if text.contains("@hal.") {
                 ctx.register_host_module(&irvm_hal::hal_module().unwrap())

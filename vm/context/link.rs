@@ -151,7 +151,7 @@ impl Context {
             funcs.push((f.name, sig));
         }
         for t in module.ref_types() {
-            self.instance.register_type(t.trim_start_matches('!'));
+            self.registry.register_type(t.trim_start_matches('!'));
         }
         let state = module
             .instantiate_in(&self.resources)
@@ -273,13 +273,13 @@ impl Context {
         Ok(())
     }
 
-    /// The module's type table, each name resolved against the instance's
+    /// The module's type table, each name resolved against the registry's
     /// types.
     fn resolve_types(&self, module: &Module, name: &str) -> Result<Vec<TypeDef>, LinkError> {
         let mut types = Vec::new();
         for t in module.types() {
             let td = self
-                .instance
+                .registry
                 .resolve_type_name(t)
                 .ok_or_else(|| LinkError::UnknownType {
                     module: name.to_string(),

@@ -1,4 +1,4 @@
-//! [`Instance`] (the type registry shared by contexts) and [`Context`] (the
+//! [`TypeRegistry`] (the type registry shared by contexts) and [`Context`] (the
 //! modules of one program, their per-context state, and the import links
 //! between them), plus the embedding API to look up and call functions.
 //!
@@ -25,15 +25,15 @@ pub(crate) use state::{BytecodeInstance, ImportTarget, Registered};
 /// The registry of reference types, shared by every context created from
 /// it (and across threads).
 #[derive(Debug)]
-pub struct Instance {
-    /// Host types registered through this instance (for listing).
+pub struct TypeRegistry {
+    /// Host types registered through this registry (for listing).
     types: RwLock<Vec<RefType>>,
 }
 
-impl Instance {
-    /// A new instance with the built-in types (`vm.buffer`, `vm.list`).
-    pub fn new() -> Arc<Instance> {
-        Arc::new(Instance {
+impl TypeRegistry {
+    /// A new registry with the built-in types (`vm.buffer`, `vm.list`).
+    pub fn new() -> Arc<TypeRegistry> {
+        Arc::new(TypeRegistry {
             types: RwLock::new(Vec::new()),
         })
     }
@@ -104,7 +104,7 @@ pub enum CallState<T = Vec<Value>> {
 /// is used from one thread at a time (`&mut self`).
 ///
 /// ```
-/// use irvm::{CallState, Context, Instance, Limits, Module, StatusCode};
+/// use irvm::{CallState, Context, TypeRegistry, Limits, Module, StatusCode};
 ///
 /// let module = Module::from_assembly(
 ///     r#"
@@ -127,8 +127,8 @@ pub enum CallState<T = Vec<Value>> {
 /// "#,
 ///     "counter.vmasm",
 /// )?;
-/// let instance = Instance::new();
-/// let mut ctx = Context::with_limits(&instance, Limits { max_stack_depth: 256, ..Limits::default() });
+/// let registry = TypeRegistry::new();
+/// let mut ctx = Context::with_limits(&registry, Limits { max_stack_depth: 256, ..Limits::default() });
 /// ctx.register_module(module)?;
 ///
 /// // Two results come back as a tuple; the yield is resumed by `call`.
@@ -155,7 +155,7 @@ pub enum CallState<T = Vec<Value>> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Context {
-    instance: Arc<Instance>,
+    registry: Arc<TypeRegistry>,
     /// Unique per context in the process: a [`Func`] remembers it, so a
     /// function is only ever called in the context it was found in.
     id: u64,
@@ -270,22 +270,22 @@ impl Context {
         }
     }
 
-    /// An empty context over `instance`'s types.
-    pub fn new(instance: &Arc<Instance>) -> Context {
-        Context::with_limits(instance, Limits::default())
+    /// An empty context over `registry`'s types.
+    pub fn new(registry: &Arc<TypeRegistry>) -> Context {
+        Context::with_limits(registry, Limits::default())
     }
 
-    /// An empty context over `instance`'s types with `limits` in force
+    /// An empty context over `registry`'s types with `limits` in force
     /// from the start: they bound every module's `__init` as much as the
     /// calls that follow. (Fuel, deadline and interrupt are set with
     /// [`Context::set_fuel`], [`Context::set_deadline`] and
     /// [`Context::interrupt_handle`]; set them, too, before registering
     /// modules whose initializers should be bounded.)
-    pub fn with_limits(instance: &Arc<Instance>, limits: Limits) -> Context {
+    pub fn with_limits(registry: &Arc<TypeRegistry>, limits: Limits) -> Context {
         let memory = crate::budget::MemoryBudget::new(limits.max_memory_bytes);
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Context {
-            instance: instance.clone(),
+            registry: registry.clone(),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             modules: Vec::new(),
             stack: Stack::with_budget(&memory),
@@ -485,9 +485,9 @@ impl Context {
             .collect()
     }
 
-    /// The instance whose types this context uses.
-    pub fn instance(&self) -> &Arc<Instance> {
-        &self.instance
+    /// The registry whose types this context uses.
+    pub fn type_registry(&self) -> &Arc<TypeRegistry> {
+        &self.registry
     }
 
     /// Names of the registered modules, in registration order.
@@ -549,12 +549,12 @@ impl Context {
     /// mismatch is an error naming both signatures.
     ///
     /// ```
-    /// # use irvm::{Context, Instance, Module};
+    /// # use irvm::{Context, TypeRegistry, Module};
     /// # let module = Module::from_assembly(
     /// #     "vm.module @m version 0\nvm.export @add\n\
     /// #      vm.func @add(%i0: i32, %i1: i32) -> (i32) {\n^bb0:\n\
     /// #      %i2 = vm.add.i32 %i0, %i1\nvm.return %i2\n}\n", "m.vmasm").unwrap();
-    /// # let mut ctx = Context::new(&Instance::new());
+    /// # let mut ctx = Context::new(&TypeRegistry::new());
     /// # ctx.register_module(module).unwrap();
     /// let add = ctx.typed_func::<(i32, i32), i32>("add")?;
     /// assert_eq!(add.call(&mut ctx, (40, 2))?, 42);

@@ -17,7 +17,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use irvm::{Context, Instance, Limits, Module, Ref, ValType, Value};
+use irvm::{Context, Limits, Module, Ref, TypeRegistry, ValType, Value};
 
 #[allow(dead_code)] // uses part of it
 #[path = "../../tests/common/paths.rs"]
@@ -165,8 +165,8 @@ fn exercise(bytes: Vec<u8>, tally: &mut Tally) {
         return;
     };
     tally.loaded += 1;
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.set_limits(Limits {
         max_buffer_bytes: 1 << 20,
         max_list_elements: 1 << 12,

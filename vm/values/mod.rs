@@ -27,7 +27,7 @@ pub use value::Value;
 
 /// Identity of a reference type. Built-in types have fixed ids; host types
 /// get theirs from a process-wide registry by name ([`RefType::named`]),
-/// so an id means the same type in every [`Instance`](crate::Instance).
+/// so an id means the same type in every [`TypeRegistry`](crate::TypeRegistry).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RefType(pub u32);
 

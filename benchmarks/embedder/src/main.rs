@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use irvm::{Context, Tier, Instance, Module, Value};
+use irvm::{Context, Tier, TypeRegistry, Module, Value};
 
 fn run(args: &[String]) -> Result<(), String> {
     let [module, function, input, rest @ ..] = args else {
@@ -27,7 +27,7 @@ fn run(args: &[String]) -> Result<(), String> {
     };
     let start = Instant::now();
     let module = Module::from_file(module).map_err(|e| format!("{module}: {e}"))?;
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.set_tier(engine);
     ctx.register_module(module).map_err(|e| e.to_string())?;
     let func = ctx.function(function).map_err(|e| e.to_string())?;

@@ -9,7 +9,8 @@ use crate::device::DeviceConfig;
 use crate::native::NativeExecutable;
 
 use irvm::{
-    Buffer, Context, Func, Instance, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, Value,
+    Buffer, Context, Func, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, TypeRegistry,
+    Value,
 };
 
 /// The executable format irvm loads.
@@ -260,8 +261,8 @@ impl VmvxExecutable {
             let pages = attr("local_memory") / LOCAL_MEMORY_PAGE;
             declared.push((export.local_name.to_string(), pages * LOCAL_MEMORY_PAGE));
         }
-        let instance = Instance::new();
-        let mut context = Context::new(&instance);
+        let registry = TypeRegistry::new();
+        let mut context = Context::new(&registry);
         if let Some(tier) = tier {
             context.set_tier(tier);
         }

@@ -18,10 +18,10 @@
 //!   text forms iree-run-module reads and prints.
 //!
 //! ```no_run
-//! use irvm::{Context, Instance, Module};
+//! use irvm::{Context, TypeRegistry, Module};
 //! use irvm_hal::{hal_module, BufferView};
 //!
-//! let mut ctx = Context::new(&Instance::new());
+//! let mut ctx = Context::new(&TypeRegistry::new());
 //! ctx.register_host_module(&hal_module().unwrap()).unwrap();
 //! ctx.register_module(Module::from_file("mlp.vmfb").unwrap()).unwrap();
 //! let predict = ctx.function("module.predict").unwrap();

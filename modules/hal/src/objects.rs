@@ -487,7 +487,7 @@ mod tests {
             max_memory_bytes: 40,
             ..irvm::Limits::default()
         };
-        let ctx = irvm::Context::with_limits(&irvm::Instance::new(), limits);
+        let ctx = irvm::Context::with_limits(&irvm::TypeRegistry::new(), limits);
         let memory = ctx.resources();
         let b = Allocator::new().allocate(16, memory).unwrap();
         assert!(Allocator::new().allocate(25, memory).is_err());

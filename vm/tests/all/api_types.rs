@@ -3,8 +3,8 @@
 //! only makes the checks part of `cargo test`.
 
 use irvm::{
-    Buffer, CallState, Context, Func, HostRef, Instance, LinkError, List, LookupError, Module,
-    NativeModule, Ref, Trap, TypedFunc, Value,
+    Buffer, CallState, Context, Func, HostRef, LinkError, List, LookupError, Module, NativeModule,
+    Ref, Trap, TypeRegistry, TypedFunc, Value,
 };
 
 fn send<T: Send>() {}
@@ -27,7 +27,7 @@ fn contexts_and_call_results_cross_threads() {
     send_sync::<Func>();
     send_sync::<TypedFunc<(i32, i64, f32, f64), (Ref, i32)>>();
     send_sync::<NativeModule<Vec<u8>>>();
-    send_sync::<std::sync::Arc<Instance>>();
+    send_sync::<std::sync::Arc<TypeRegistry>>();
 }
 
 /// The shapes typed calls have: parameters and results as Rust values,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::Arc;
 
 use irvm::{
-    CallState, Context, HostRef, Instance, LookupError, Module, NativeModule, Ref, StatusCode,
+    CallState, Context, HostRef, LookupError, Module, NativeModule, Ref, StatusCode, TypeRegistry,
     ValType, Value,
 };
 
@@ -19,8 +19,8 @@ fn module() -> Module {
         .expect("tests/data/embedding.vmasm assembles")
 }
 
-fn context(instance: &Arc<Instance>) -> Context {
-    let mut ctx = Context::new(instance);
+fn context(registry: &Arc<TypeRegistry>) -> Context {
+    let mut ctx = Context::new(registry);
     ctx.register_module(module()).expect("module registers");
     ctx
 }
@@ -41,8 +41,8 @@ fn host() -> NativeModule {
 
 #[test]
 fn typed_calls_take_and_return_rust_values() {
-    let instance = Instance::new();
-    let mut ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = context(&registry);
     let add = ctx.typed_func::<(i32, i32), i32>("add").unwrap();
     assert_eq!(add.call(&mut ctx, (40, 2)).unwrap(), 42);
     // Several results come back as a tuple, in order; i64, f32, f64.
@@ -68,8 +68,8 @@ fn typed_calls_take_and_return_rust_values() {
 
 #[test]
 fn typed_calls_carry_host_objects() {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&host()).unwrap();
     let new = ctx
         .typed_func::<i32, HostRef<Tally>>("host.tally_new")
@@ -91,8 +91,8 @@ fn typed_calls_carry_host_objects() {
 
 #[test]
 fn typed_calls_yield_through_begin_and_resume() {
-    let instance = Instance::new();
-    let mut ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = context(&registry);
     let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
     let mut state = count_up.begin_call(&mut ctx, 10).unwrap();
     let mut yields = 0;
@@ -107,8 +107,8 @@ fn typed_calls_yield_through_begin_and_resume() {
 
 #[test]
 fn only_the_pending_function_resumes_its_call() {
-    let instance = Instance::new();
-    let mut ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = context(&registry);
     let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
     let count_pair = ctx.typed_func::<i32, (i32, i32)>("count_pair").unwrap();
     assert_eq!(
@@ -138,8 +138,8 @@ fn only_the_pending_function_resumes_its_call() {
 
 #[test]
 fn wrong_signatures_are_errors_naming_both() {
-    let instance = Instance::new();
-    let ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let ctx = context(&registry);
     let e = ctx.typed_func::<(i64, i32), i32>("add").unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -169,8 +169,8 @@ fn wrong_signatures_are_errors_naming_both() {
 
 #[test]
 fn missing_exports_are_errors_listing_the_exports() {
-    let instance = Instance::new();
-    let ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let ctx = context(&registry);
     let e = ctx.function("embedding.sub").unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -178,7 +178,7 @@ fn missing_exports_are_errors_listing_the_exports() {
          divmod, make_buffer, length, count_up, count_pair"
     );
     // Without a module name, every module's exports are listed.
-    let mut ctx = context(&instance);
+    let mut ctx = context(&registry);
     ctx.register_host_module(&host()).unwrap();
     let e = ctx.typed_func::<(), ()>("sub").unwrap_err();
     match e {
@@ -203,8 +203,8 @@ fn missing_exports_are_errors_listing_the_exports() {
 
 #[test]
 fn funcs_report_their_types() {
-    let instance = Instance::new();
-    let ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let ctx = context(&registry);
     let mix = ctx.function("mix").unwrap();
     assert_eq!(mix.name(), "embedding.mix");
     assert_eq!(mix.params(), [ValType::I64, ValType::F64, ValType::F32]);
@@ -215,9 +215,9 @@ fn funcs_report_their_types() {
 
 #[test]
 fn a_func_is_called_only_in_its_own_context() {
-    let instance = Instance::new();
-    let mut a = context(&instance);
-    let mut b = context(&instance);
+    let registry = TypeRegistry::new();
+    let mut a = context(&registry);
+    let mut b = context(&registry);
     let add = a.typed_func::<(i32, i32), i32>("add").unwrap();
     assert_eq!(add.call(&mut a, (1, 2)).unwrap(), 3);
     let e = add.call(&mut b, (1, 2)).unwrap_err();
@@ -226,8 +226,8 @@ fn a_func_is_called_only_in_its_own_context() {
 
 #[test]
 fn a_context_moves_to_another_thread_and_runs_there() {
-    let instance = Instance::new();
-    let mut ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = context(&registry);
     ctx.register_host_module(&host()).unwrap();
     let add = ctx.typed_func::<(i32, i32), i32>("add").unwrap();
     let make = ctx.typed_func::<i64, Ref>("make_buffer").unwrap();
@@ -274,8 +274,8 @@ impl irvm::Observer for PanicAt {
 
 #[test]
 fn a_panic_inside_a_resumed_call_leaves_the_context_usable() {
-    let instance = Instance::new();
-    let mut ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = context(&registry);
     let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
     let make = ctx.typed_func::<i64, Ref>("make_buffer").unwrap();
     let length = ctx.typed_func::<Ref, i64>("length").unwrap();
@@ -300,8 +300,8 @@ fn a_panic_inside_a_resumed_call_leaves_the_context_usable() {
 
 #[test]
 fn registering_while_a_call_is_pending_fails_and_registers_nothing() {
-    let instance = Instance::new();
-    let mut ctx = context(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = context(&registry);
     let count_up = ctx.typed_func::<i32, i32>("count_up").unwrap();
     assert_eq!(
         count_up.begin_call(&mut ctx, 1).unwrap(),
@@ -326,8 +326,8 @@ fn registering_while_a_call_is_pending_fails_and_registers_nothing() {
 
 #[test]
 fn another_contexts_typed_func_does_not_resume_a_pending_call() {
-    let instance = Instance::new();
-    let (mut a, b) = (context(&instance), context(&instance));
+    let registry = TypeRegistry::new();
+    let (mut a, b) = (context(&registry), context(&registry));
     let count_a = a.typed_func::<i32, i32>("count_up").unwrap();
     let count_b = b.typed_func::<i32, i32>("count_up").unwrap();
     assert_eq!(count_a.begin_call(&mut a, 1).unwrap(), CallState::Yielded);

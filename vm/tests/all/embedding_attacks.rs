@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use irvm::{
-    Buffer, Context, HostRef, Instance, List, Module, NativeModule, Ref, StatusCode, TypeDef,
+    Buffer, Context, HostRef, List, Module, NativeModule, Ref, StatusCode, TypeDef, TypeRegistry,
     Value, ValueType,
 };
 
@@ -26,7 +26,7 @@ fn data(name: &str) -> Module {
 /// A context running tests/data/shared_buffers.vmasm whose `host.pause`
 /// runs `pause`.
 fn shared_buffers(pause: impl Fn() + Send + Sync + 'static) -> Context {
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&NativeModule::new("host", 1).wrap("pause", pause))
         .unwrap();
     ctx.register_module(data("shared_buffers.vmasm")).unwrap();
@@ -48,7 +48,7 @@ fn bulk_reads_of_a_buffer_held_by_another_run_trap() {
     let runner = std::thread::spawn(move || store_pause.call(&mut holder, (arg, 7)));
     held_rx.recv().unwrap();
 
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_module(data("bulk_reads.vmasm")).unwrap();
     let hash = ctx.typed_func::<Ref, i64>("hash").unwrap();
     let clone = ctx.typed_func::<Ref, Ref>("clone").unwrap();
@@ -69,7 +69,7 @@ fn bulk_reads_of_a_buffer_held_by_another_run_trap() {
 
 #[test]
 fn bulk_reads_inside_a_mutable_borrow_trap() {
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_module(data("bulk_reads.vmasm")).unwrap();
     let hash = ctx.typed_func::<Ref, i64>("hash").unwrap();
     let buffer = Arc::new(Buffer::new(16).unwrap());
@@ -112,7 +112,7 @@ fn a_view_dropped_during_a_run_gives_its_roots_lease_back() {
 
 #[test]
 fn the_collector_keeps_lists_another_thread_is_moving() {
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_module(data("moved_lists.vmasm")).unwrap();
     let pair = ctx.typed_func::<(), (Ref, Ref)>("pair").unwrap();
     for _round in 0..3 {
@@ -194,7 +194,7 @@ fn a_panic_whose_payload_panics_on_drop_is_still_a_trap() {
         }
         x
     });
-    let mut ctx = Context::new(&Instance::new());
+    let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&host).unwrap();
     let boom = ctx.typed_func::<i32, i32>("host.boom").unwrap();
     let e = boom.call(&mut ctx, 1).unwrap_err();

@@ -5,7 +5,7 @@
 //! part: the compare may overwrite the add's operand, the add may write the
 //! compare's bound.
 
-use irvm::{Context, Instance, Module, Value};
+use irvm::{Context, Module, TypeRegistry, Value};
 
 const PROGRAM: &str = r#"vm.module @loops version 0
 vm.type !vm.buffer
@@ -175,8 +175,8 @@ fn run(name: &str, args: &[Value], hooked: bool) -> Vec<Value> {
 }
 
 fn try_run(name: &str, args: &[Value], hooked: bool) -> Result<Vec<Value>, irvm::Trap> {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_module(Module::from_assembly(PROGRAM, "loops.vmasm").unwrap())
         .unwrap();
     if hooked {

@@ -6,7 +6,7 @@
 
 use std::cell::Cell;
 
-use irvm::{Context, HostRef, Instance, Module, NativeModule, Ref, StatusCode, Trap, Value};
+use irvm::{Context, HostRef, Module, NativeModule, Ref, StatusCode, Trap, TypeRegistry, Value};
 
 thread_local! {
     static CREATED: Cell<usize> = const { Cell::new(0) };
@@ -158,8 +158,8 @@ fn env() -> NativeModule<()> {
 }
 
 fn context() -> Context {
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_host_module(&env()).unwrap();
     ctx.register_module(Module::from_assembly(PROGRAM, "rc.vmasm").unwrap())
         .unwrap();

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use irvm::{Buffer, Context, Instance, Module, NativeModule, Ref, StatusCode};
+use irvm::{Buffer, Context, Module, NativeModule, Ref, StatusCode, TypeRegistry};
 
 use crate::paths::data;
 
@@ -20,9 +20,9 @@ fn module() -> Module {
 }
 
 /// A context whose `host.pause` runs `pause`.
-fn context(instance: &Arc<Instance>, pause: impl Fn() + Send + Sync + 'static) -> Context {
+fn context(registry: &Arc<TypeRegistry>, pause: impl Fn() + Send + Sync + 'static) -> Context {
     let host = NativeModule::new("host", 1).wrap("pause", pause);
-    let mut ctx = Context::new(instance);
+    let mut ctx = Context::new(registry);
     ctx.register_host_module(&host).expect("host registers");
     ctx.register_module(module()).expect("module registers");
     ctx
@@ -38,7 +38,7 @@ fn element(buffer: &Buffer, i: usize) -> i32 {
 
 #[test]
 fn a_run_holds_its_buffers_until_it_returns() {
-    let instance = Instance::new();
+    let registry = TypeRegistry::new();
     let buffer = shared_buffer();
     // The first context stops inside `host.pause`, after its first store,
     // until the test lets it go.
@@ -46,7 +46,7 @@ fn a_run_holds_its_buffers_until_it_returns() {
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let holding_tx = Mutex::new(holding_tx);
     let go_rx = Mutex::new(go_rx);
-    let mut first = context(&instance, move || {
+    let mut first = context(&registry, move || {
         holding_tx.lock().unwrap().send(()).unwrap();
         go_rx.lock().unwrap().recv().unwrap();
     });
@@ -58,7 +58,7 @@ fn a_run_holds_its_buffers_until_it_returns() {
     holding_rx.recv().unwrap();
 
     // A second context on this thread cannot touch the buffer meanwhile.
-    let mut second = context(&instance, || {});
+    let mut second = context(&registry, || {});
     let bump = second.typed_func::<(Ref, i32), i32>("bump").unwrap();
     let e = bump
         .call(&mut second, (Ref::Buffer(buffer.clone()), 1))
@@ -96,11 +96,11 @@ fn a_run_holds_its_buffers_until_it_returns() {
 
 #[test]
 fn contexts_on_two_threads_share_a_buffer_soundly() {
-    let instance = Instance::new();
+    let registry = TypeRegistry::new();
     let buffer = shared_buffer();
     let workers: Vec<_> = (0..2)
         .map(|_| {
-            let mut ctx = context(&instance, || {});
+            let mut ctx = context(&registry, || {});
             let buffer = buffer.clone();
             std::thread::spawn(move || {
                 let bump = ctx.typed_func::<(Ref, i32), i32>("bump").unwrap();

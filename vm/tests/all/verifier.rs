@@ -5,7 +5,7 @@
 //! naming the module, the function and the bytecode offset.
 
 use irvm::bytecode::disasm::Disassembler;
-use irvm::{Context, Instance, Module};
+use irvm::{Context, Module, TypeRegistry};
 
 /// Assembles `source` (module `v`, function `f` first).
 fn assemble(source: &str) -> Vec<u8> {
@@ -63,8 +63,8 @@ fn assert_rejected(bytes: Vec<u8>, offset: u32, fragment: &str) {
         Ok(m) => m,
         Err(e) => panic!("expected the verifier to reject, but the loader did: {e}"),
     };
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     let err = ctx
         .register_module(module)
         .err()
@@ -143,8 +143,8 @@ fn i64_pair_at_an_odd_register_runs_as_in_the_reference() {
     let (at, _) = locate(&bytes, "%i4:5 = vm.add.i64");
     put_u16(&mut bytes, at + 1, 1);
     put_u16(&mut bytes, at + 3, 1);
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_module(Module::from_bytes(bytes).unwrap())
         .expect("odd pairs verify");
     let f = ctx.function("v.f").unwrap();
@@ -178,8 +178,8 @@ fn discarding_an_i32_register() {
     );
     let (_, offset) = locate(&bytes, "vm.discard.refs");
     let module = Module::from_bytes(bytes).unwrap();
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     let err = ctx.register_module(module).unwrap_err().to_string();
     assert!(
         err.contains(&format!(
@@ -314,8 +314,8 @@ fn f32_instruction_without_the_feature() {
     patch_descriptor(&mut bytes, |d| {
         d[8..12].copy_from_slice(&0u32.to_le_bytes())
     });
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_module(Module::from_bytes(bytes.clone()).unwrap())
         .expect("the module-level EXT_F32 bit suffices");
     let root = flatbuffers::size_prefixed_root::<BytecodeModuleDef>(&bytes).unwrap();
@@ -350,8 +350,8 @@ fn rounded_register_count_holds_the_arguments() {
     patch_descriptor(&mut bytes, |d| {
         d[16..18].copy_from_slice(&3u16.to_le_bytes())
     });
-    let instance = Instance::new();
-    let mut ctx = Context::new(&instance);
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
     ctx.register_module(Module::from_bytes(bytes).unwrap())
         .expect("accepted");
 }
@@ -376,8 +376,8 @@ fn list_of_unknown_element_type_is_refused_at_load() {
              %r0 = vm.list.alloc %i0 : !vm.list<{element}>\n  %i1 = vm.list.size %r0\n  vm.return %i1\n}}\n"
         );
         let module = Module::from_assembly(&source, "v.vmasm").unwrap();
-        let instance = Instance::new();
-        let mut ctx = Context::new(&instance);
+        let registry = TypeRegistry::new();
+        let mut ctx = Context::new(&registry);
         let err = ctx
             .register_module(module)
             .expect_err("refused")
