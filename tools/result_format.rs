@@ -7,7 +7,7 @@
 //! way, without indentation); a buffer view its contents; anything else
 //! `(no printer)`. A null ref or unset list element is `(null)`.
 
-use irvm::{List, Ref, TypeDef, Value, ValueType};
+use irvm::{ElementType, List, Ref, TypeDef, Value};
 
 /// The text after `result[i]: ` for `value` (without the final newline);
 /// buffer views, also those inside lists, print at most `max_elements`
@@ -20,15 +20,15 @@ pub fn format_value(value: &Value, max_elements: usize) -> Result<String, String
 
 fn format_into(
     value: &Value,
-    narrow: Option<ValueType>,
+    narrow: Option<ElementType>,
     max_elements: usize,
     out: &mut String,
 ) -> Result<(), String> {
     match value {
         Value::None | Value::Ref(Ref::Null) => out.push_str("(null)"),
         Value::I32(v) => match narrow {
-            Some(ValueType::I8) => out.push_str(&format!("i8={}", *v as i8)),
-            Some(ValueType::I16) => out.push_str(&format!("i16={}", *v as i16)),
+            Some(ElementType::I8) => out.push_str(&format!("i8={}", *v as i8)),
+            Some(ElementType::I16) => out.push_str(&format!("i16={}", *v as i16)),
             _ => out.push_str(&value.to_string()),
         },
         Value::I64(_) | Value::F32(_) | Value::F64(_) => out.push_str(&value.to_string()),
@@ -58,7 +58,7 @@ fn format_into(
 
 fn format_list(list: &List, max_elements: usize, out: &mut String) -> Result<(), String> {
     let narrow = match list.element_type() {
-        TypeDef::Value(t @ (ValueType::I8 | ValueType::I16)) => Some(t),
+        TypeDef::Value(t @ (ElementType::I8 | ElementType::I16)) => Some(t),
         _ => None,
     };
     for i in 0..list.len() {

@@ -103,7 +103,7 @@ pub use resources::{ContextResources, MemoryCharge, StopCheck};
 pub use tier::Tier;
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use values::{
-    Buffer, BufferPool, HostObject, List, RawBytes, Ref, RefType, TypeDef, Value, ValueType,
+    Buffer, BufferPool, ElementType, HostObject, List, RawBytes, Ref, RefType, TypeDef, Value,
     BUFFER_ALIGNMENT,
 };
 

@@ -14,7 +14,7 @@ use crate::loader::Module;
 use crate::program::Signature;
 use crate::trap::{StatusCode, Trap, TrapFrame};
 use crate::values::Value;
-use crate::values::{Ref, RefType, TypeDef, ValueType};
+use crate::values::{ElementType, Ref, RefType, TypeDef};
 
 mod link;
 mod state;
@@ -61,12 +61,12 @@ impl TypeRegistry {
     /// names its element `?` and fails to load).
     pub fn resolve_type_name(&self, full_name: &str) -> Option<TypeDef> {
         Some(match full_name {
-            "i8" => TypeDef::Value(ValueType::I8),
-            "i16" => TypeDef::Value(ValueType::I16),
-            "i32" => TypeDef::Value(ValueType::I32),
-            "i64" => TypeDef::Value(ValueType::I64),
-            "f32" => TypeDef::Value(ValueType::F32),
-            "f64" => TypeDef::Value(ValueType::F64),
+            "i8" => TypeDef::Value(ElementType::I8),
+            "i16" => TypeDef::Value(ElementType::I16),
+            "i32" => TypeDef::Value(ElementType::I32),
+            "i64" => TypeDef::Value(ElementType::I64),
+            "f32" => TypeDef::Value(ElementType::F32),
+            "f64" => TypeDef::Value(ElementType::F64),
             "!vm.opaque" => TypeDef::Any,
             n => TypeDef::Ref(self.lookup_type(n.strip_prefix('!')?)?),
         })

@@ -15,7 +15,7 @@ use crate::jit::JitEnv;
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::tier::Tier;
 use crate::trap::Trap;
-use crate::values::{Ref, ValueType};
+use crate::values::{ElementType, Ref};
 
 use super::cmath::{self, Bin, Un};
 use super::{call, cast_f32_si32, div_zero, hooks, lround, slow, Stack, Suspended};
@@ -1038,16 +1038,16 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
     };
     let at = ri!(i.b) as u32;
     let (t, get) = match i.op {
-        Opcode::ListGetI32 => (ValueType::I32, true),
-        Opcode::ListGetF32 => (ValueType::F32, true),
-        Opcode::ListGetI64 => (ValueType::I64, true),
-        Opcode::ListGetF64 => (ValueType::F64, true),
-        Opcode::ListSetI32 => (ValueType::I32, false),
-        Opcode::ListSetF32 => (ValueType::F32, false),
-        Opcode::ListSetI64 => (ValueType::I64, false),
-        _ => (ValueType::F64, false),
+        Opcode::ListGetI32 => (ElementType::I32, true),
+        Opcode::ListGetF32 => (ElementType::F32, true),
+        Opcode::ListGetI64 => (ElementType::I64, true),
+        Opcode::ListGetF64 => (ElementType::F64, true),
+        Opcode::ListSetI32 => (ElementType::I32, false),
+        Opcode::ListSetF32 => (ElementType::F32, false),
+        Opcode::ListSetI64 => (ElementType::I64, false),
+        _ => (ElementType::F64, false),
     };
-    let wide = matches!(t, ValueType::I64 | ValueType::F64);
+    let wide = matches!(t, ElementType::I64 | ElementType::F64);
     if get {
         let Some(v) = list.get_bits(at, t) else {
             return false;

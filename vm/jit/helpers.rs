@@ -104,13 +104,13 @@ pub(super) unsafe extern "C" fn discard_ref(env: *mut JitEnv, reg: u32) {
 }
 
 /// The element type a list helper's `T` names: 0 i32, 1 f32, 2 i64, 3 f64.
-fn list_type(t: u8) -> crate::values::ValueType {
-    use crate::values::ValueType;
+fn list_type(t: u8) -> crate::values::ElementType {
+    use crate::values::ElementType;
     match t {
-        0 => ValueType::I32,
-        1 => ValueType::F32,
-        2 => ValueType::I64,
-        _ => ValueType::F64,
+        0 => ElementType::I32,
+        1 => ElementType::F32,
+        2 => ElementType::I64,
+        _ => ElementType::F64,
     }
 }
 

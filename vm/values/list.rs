@@ -1,5 +1,5 @@
 //! `!vm.list`: growable sequences of values of one element type
-//! ([`ValueType`]) or of variants ([`List`]), with IREE's conversions
+//! ([`ElementType`]) or of variants ([`List`]), with IREE's conversions
 //! between element types. The elements sit behind an element lock (the
 //! child module `element_lock`); lists that can hold lists are tracked for
 //! the cycle collector (the child module `cycles`).
@@ -16,7 +16,7 @@ pub(crate) mod element_lock;
 
 /// A primitive element type (of lists and variants).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ValueType {
+pub enum ElementType {
     /// 8-bit integer.
     I8,
     /// 16-bit integer.
@@ -46,14 +46,14 @@ enum Slot {
 }
 
 impl Slot {
-    fn value_type(&self) -> Option<ValueType> {
+    fn value_type(&self) -> Option<ElementType> {
         Some(match self {
-            Slot::I8(_) => ValueType::I8,
-            Slot::I16(_) => ValueType::I16,
-            Slot::I32(_) => ValueType::I32,
-            Slot::I64(_) => ValueType::I64,
-            Slot::F32(_) => ValueType::F32,
-            Slot::F64(_) => ValueType::F64,
+            Slot::I8(_) => ElementType::I8,
+            Slot::I16(_) => ElementType::I16,
+            Slot::I32(_) => ElementType::I32,
+            Slot::I64(_) => ElementType::I64,
+            Slot::F32(_) => ElementType::F32,
+            Slot::F64(_) => ElementType::F64,
             _ => return None,
         })
     }
@@ -61,7 +61,7 @@ impl Slot {
     /// IREE's value conversion between list element types: integer widths
     /// convert by sign extension or truncation, f32 and f64 convert to each
     /// other, anything else reads as zero.
-    fn convert(&self, to: ValueType) -> Slot {
+    fn convert(&self, to: ElementType) -> Slot {
         let from = match self.value_type() {
             Some(t) => t,
             None => return zero_slot(to),
@@ -77,25 +77,25 @@ impl Slot {
             _ => None,
         };
         match (as_int, to, self) {
-            (Some(v), ValueType::I8, _) => Slot::I8(v as i8),
-            (Some(v), ValueType::I16, _) => Slot::I16(v as i16),
-            (Some(v), ValueType::I32, _) => Slot::I32(v as i32),
-            (Some(v), ValueType::I64, _) => Slot::I64(v),
-            (None, ValueType::F64, Slot::F32(f)) => Slot::F64(*f as f64),
-            (None, ValueType::F32, Slot::F64(f)) => Slot::F32(*f as f32),
+            (Some(v), ElementType::I8, _) => Slot::I8(v as i8),
+            (Some(v), ElementType::I16, _) => Slot::I16(v as i16),
+            (Some(v), ElementType::I32, _) => Slot::I32(v as i32),
+            (Some(v), ElementType::I64, _) => Slot::I64(v),
+            (None, ElementType::F64, Slot::F32(f)) => Slot::F64(*f as f64),
+            (None, ElementType::F32, Slot::F64(f)) => Slot::F32(*f as f32),
             _ => zero_slot(to),
         }
     }
 }
 
-fn zero_slot(t: ValueType) -> Slot {
+fn zero_slot(t: ElementType) -> Slot {
     match t {
-        ValueType::I8 => Slot::I8(0),
-        ValueType::I16 => Slot::I16(0),
-        ValueType::I32 => Slot::I32(0),
-        ValueType::I64 => Slot::I64(0),
-        ValueType::F32 => Slot::F32(0.0),
-        ValueType::F64 => Slot::F64(0.0),
+        ElementType::I8 => Slot::I8(0),
+        ElementType::I16 => Slot::I16(0),
+        ElementType::I32 => Slot::I32(0),
+        ElementType::I64 => Slot::I64(0),
+        ElementType::F32 => Slot::F32(0.0),
+        ElementType::F64 => Slot::F64(0.0),
     }
 }
 
@@ -332,7 +332,7 @@ impl List {
         }
     }
 
-    fn get_slot(&self, i: u32, as_type: ValueType) -> Result<Slot, Trap> {
+    fn get_slot(&self, i: u32, as_type: ElementType) -> Result<Slot, Trap> {
         let items = self.items();
         let slot = items
             .get(i as usize)
@@ -353,12 +353,12 @@ impl List {
     /// the interpreter's fast path); `None` for anything that needs a
     /// conversion or an error, which the full getters handle.
     #[inline]
-    pub(crate) fn get_bits(&self, i: u32, as_type: ValueType) -> Option<u64> {
+    pub(crate) fn get_bits(&self, i: u32, as_type: ElementType) -> Option<u64> {
         match (self.items().get(i as usize)?, as_type) {
-            (Slot::I32(v), ValueType::I32) => Some(*v as u32 as u64),
-            (Slot::I64(v), ValueType::I64) => Some(*v as u64),
-            (Slot::F32(v), ValueType::F32) => Some(v.to_bits() as u64),
-            (Slot::F64(v), ValueType::F64) => Some(v.to_bits()),
+            (Slot::I32(v), ElementType::I32) => Some(*v as u32 as u64),
+            (Slot::I64(v), ElementType::I64) => Some(*v as u64),
+            (Slot::F32(v), ElementType::F32) => Some(v.to_bits() as u64),
+            (Slot::F64(v), ElementType::F64) => Some(v.to_bits()),
             _ => None,
         }
     }
@@ -368,15 +368,15 @@ impl List {
     /// `vm.list.set.*`); `false`, with nothing changed, for anything else,
     /// which the full setters handle.
     #[inline]
-    pub(crate) fn set_bits(&self, i: u32, as_type: ValueType, bits: u64) -> bool {
+    pub(crate) fn set_bits(&self, i: u32, as_type: ElementType, bits: u64) -> bool {
         if self.element != TypeDef::Value(as_type) {
             return false;
         }
         let value = match as_type {
-            ValueType::I32 => Slot::I32(bits as u32 as i32),
-            ValueType::I64 => Slot::I64(bits as i64),
-            ValueType::F32 => Slot::F32(f32::from_bits(bits as u32)),
-            ValueType::F64 => Slot::F64(f64::from_bits(bits)),
+            ElementType::I32 => Slot::I32(bits as u32 as i32),
+            ElementType::I64 => Slot::I64(bits as i64),
+            ElementType::F32 => Slot::F32(f32::from_bits(bits as u32)),
+            ElementType::F64 => Slot::F64(f64::from_bits(bits)),
             _ => return false,
         };
         // A list of values holds no refs: no edge for the cycle collector
@@ -392,28 +392,28 @@ impl List {
 
     /// Element `i` as an i32 (converted like IREE does).
     pub fn get_i32(&self, i: u32) -> Result<i32, Trap> {
-        match self.get_slot(i, ValueType::I32)? {
+        match self.get_slot(i, ElementType::I32)? {
             Slot::I32(v) => Ok(v),
             _ => Ok(0),
         }
     }
     /// Element `i` as an i64.
     pub fn get_i64(&self, i: u32) -> Result<i64, Trap> {
-        match self.get_slot(i, ValueType::I64)? {
+        match self.get_slot(i, ElementType::I64)? {
             Slot::I64(v) => Ok(v),
             _ => Ok(0),
         }
     }
     /// Element `i` as an f32.
     pub fn get_f32(&self, i: u32) -> Result<f32, Trap> {
-        match self.get_slot(i, ValueType::F32)? {
+        match self.get_slot(i, ElementType::F32)? {
             Slot::F32(v) => Ok(v),
             _ => Ok(0.0),
         }
     }
     /// Element `i` as an f64.
     pub fn get_f64(&self, i: u32) -> Result<f64, Trap> {
-        match self.get_slot(i, ValueType::F64)? {
+        match self.get_slot(i, ElementType::F64)? {
             Slot::F64(v) => Ok(v),
             _ => Ok(0.0),
         }
@@ -585,7 +585,7 @@ mod tests {
 
     #[test]
     fn list_conversions() {
-        let l = List::new(TypeDef::Value(ValueType::I8), 0).unwrap();
+        let l = List::new(TypeDef::Value(ElementType::I8), 0).unwrap();
         l.resize(2).unwrap();
         l.set_i32(0, 0x1FF).unwrap();
         assert_eq!(l.get_i32(0).unwrap(), -1);

@@ -22,7 +22,7 @@ pub(crate) mod list;
 mod value;
 
 pub use buffer::{Buffer, BufferPool, RawBytes, BUFFER_ALIGNMENT};
-pub use list::{List, ValueType};
+pub use list::{ElementType, List};
 pub use value::Value;
 
 /// Identity of a reference type. Built-in types have fixed ids; host types
@@ -89,7 +89,7 @@ impl RefType {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TypeDef {
     /// A primitive type.
-    Value(ValueType),
+    Value(ElementType),
     /// A reference type.
     Ref(RefType),
     /// Any type (`!vm.opaque`, `?`): variant storage, no type checks.

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use irvm::{
-    Buffer, Context, HostRef, List, Module, NativeModule, Ref, StatusCode, TypeDef, TypeRegistry,
-    Value, ValueType,
+    Buffer, Context, ElementType, HostRef, List, Module, NativeModule, Ref, StatusCode, TypeDef,
+    TypeRegistry, Value,
 };
 
 use crate::paths;
@@ -159,7 +159,7 @@ fn the_collector_keeps_lists_another_thread_is_moving() {
 
 #[test]
 fn pushes_from_several_threads_all_land() {
-    let list = Arc::new(List::new(TypeDef::Value(ValueType::I32), 0).unwrap());
+    let list = Arc::new(List::new(TypeDef::Value(ElementType::I32), 0).unwrap());
     std::thread::scope(|s| {
         for t in 0..4 {
             let list = list.clone();
