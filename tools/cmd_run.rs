@@ -235,7 +235,7 @@ fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
 
 /// The loader's error for `path`, or a plainer one when the file is MLIR
 /// source rather than a module.
-pub fn explain_load_error(path: &str, e: irvm::LoadError) -> String {
+pub fn explain_load_error(path: &str, e: irvm::errors::LoadError) -> String {
     use std::io::Read;
     let mut head = Vec::new();
     let looks_like_mlir = std::fs::File::open(path)

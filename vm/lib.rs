@@ -76,6 +76,7 @@ pub mod bytecode;
 mod context;
 mod debug;
 pub mod dynamic;
+pub mod errors;
 mod exec;
 mod func;
 mod host;
@@ -89,16 +90,13 @@ mod tier;
 mod trap;
 mod values;
 
-pub use context::{CallState, Context, FrameInfo, Limits, LinkError, TypeRegistry};
+pub use context::{CallState, Context, FrameInfo, Limits, TypeRegistry};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
-pub use func::{
-    CallParams, CallResults, Func, HostRef, HostValue, LookupError, TypedFunc, ValType,
-};
+pub use func::{CallParams, CallResults, Func, HostRef, HostValue, TypedFunc, ValType};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
-pub use loader::{AbiError, LoadError, Module};
+pub use loader::Module;
 pub use native::{HostResults, IntoHostFunc, NativeModule};
-pub use program::VerifyError;
 pub use resources::{ContextResources, MemoryCharge, StopCheck};
 pub use tier::Tier;
 pub use trap::{StatusCode, Trap, TrapFrame};
@@ -119,7 +117,7 @@ const _: () = {
     assert_send_sync::<Module>();
     assert_send_sync::<Func>();
     assert_send_sync::<TypedFunc<(i32, i64), (f32, Ref)>>();
-    assert_send_sync::<LookupError>();
+    assert_send_sync::<errors::LookupError>();
     assert_send::<CallState<(i32, f64)>>();
     assert_send_sync::<NativeModule<()>>();
 };

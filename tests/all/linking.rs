@@ -17,9 +17,9 @@
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use irvm::errors::LinkError;
 use irvm::{
-    CallState, Context, HostRef, LinkError, Module, NativeModule, Ref, StatusCode, Trap,
-    TypeRegistry, Value,
+    CallState, Context, HostRef, Module, NativeModule, Ref, StatusCode, Trap, TypeRegistry, Value,
 };
 
 use crate::common::cli::irvm;

@@ -315,7 +315,7 @@ fn misuse(edits: &[(&str, &str)]) -> irvm::Trap {
     let mut ctx = Context::new(&TypeRegistry::new());
     ctx.register_host_module(&hal_module().unwrap()).unwrap();
     let trap = match ctx.register_module(module) {
-        Err(irvm::LinkError::Init { trap, .. }) => return trap,
+        Err(irvm::errors::LinkError::Init { trap, .. }) => return trap,
         Err(e) => panic!("{e}"),
         Ok(()) => {
             let predict = ctx.function("module.predict").unwrap();

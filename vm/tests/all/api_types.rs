@@ -2,9 +2,10 @@
 //! the typed-call signatures. The file passes by compiling; each `#[test]`
 //! only makes the checks part of `cargo test`.
 
+use irvm::errors::{LinkError, LookupError};
 use irvm::{
-    Buffer, CallState, Context, Func, HostRef, LinkError, List, LookupError, Module, NativeModule,
-    Ref, Trap, TypeRegistry, TypedFunc, Value,
+    Buffer, CallState, Context, Func, HostRef, List, Module, NativeModule, Ref, Trap, TypeRegistry,
+    TypedFunc, Value,
 };
 
 fn send<T: Send>() {}

@@ -7,9 +7,10 @@
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 use std::sync::Arc;
 
+use irvm::errors::LookupError;
 use irvm::{
-    CallState, Context, HostRef, LookupError, Module, NativeModule, Ref, StatusCode, TypeRegistry,
-    ValType, Value,
+    CallState, Context, HostRef, Module, NativeModule, Ref, StatusCode, TypeRegistry, ValType,
+    Value,
 };
 
 use crate::paths::data;
