@@ -40,7 +40,7 @@ pub(crate) struct JitEnv {
     pub rwdata: *mut u8,
     /// Its length in bytes.
     pub rwdata_len: u64,
-    /// This thread's buffer-lease token (`vm/lease.rs`).
+    /// This thread's buffer-lease token (`vm/values/buffer/lease.rs`).
     pub token: u64,
     /// Set by a helper that could not complete (compiled code then leaves
     /// before the instruction, for the interpreter to trap on it).

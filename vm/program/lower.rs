@@ -300,7 +300,7 @@ fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<()
                 for &r in &regs {
                     // The ISA types discard.refs' list as "any", but only
                     // refs can be discarded: an i32 ordinal there would be
-                    // used as a ref register index (found by tests/mutation.rs).
+                    // used as a ref register index (found by vm/tests/mutation.rs).
                     if op == Opcode::DiscardRefs && r & REF_BANK_BIT == 0 {
                         return Err(b.err(format!(
                             "vm.discard.refs operand %i{} is not a ref register",

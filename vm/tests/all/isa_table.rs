@@ -1,4 +1,4 @@
-//! Cross-checks `vm/isa.rs` against IREE's machine-readable ISA description
+//! Cross-checks `vm/bytecode/isa.rs` against IREE's machine-readable ISA description
 //! (`../shared/reference/isa.json`, read at run time; skipped when absent):
 //! every instruction's set, opcode, mnemonic and operand layout must agree.
 

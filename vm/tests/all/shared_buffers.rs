@@ -1,5 +1,5 @@
 //! One buffer shared by contexts on different threads: every access is
-//! made under the buffer's thread lease (vm/lease.rs), so sharing is sound
+//! made under the buffer's thread lease (vm/values/buffer/lease.rs), so sharing is sound
 //! from safe code. A run that meets a buffer another thread's run holds
 //! fails cleanly; closures wait for it; views share their root's lease.
 //!
