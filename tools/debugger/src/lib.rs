@@ -24,8 +24,8 @@
 //! is built on irvm's public API: [`Context`]'s paused calls, pause flag
 //! and kept trap frames, the [`Observer`] hook, the loader's debug
 //! database, and, for the register types and return values it reads from
-//! bytecode, irvm's hidden instruction table and decoder (`irvm::bytecode::isa`,
-//! `irvm::bytecode::decode`).
+//! bytecode, irvm's decoder (`irvm::bytecode::decode`) and its hidden
+//! instruction table (`irvm::bytecode::isa`).
 
 #![warn(missing_docs)]
 
