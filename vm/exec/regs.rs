@@ -18,14 +18,12 @@
 /// locals; the first argument must be a literal `$`.
 macro_rules! register_macros {
     ($d:tt, $regs:ident, $refs:ident) => {
-        #[allow(unused_macros)]
         macro_rules! ri {
             ($d r:expr) => {
                 // SAFETY: see `exec::regs`; register ordinal verified in range.
                 unsafe { *$regs.add($d r as usize) as i32 }
             };
         }
-        #[allow(unused_macros)]
         macro_rules! wi {
             ($d r:expr, $d v:expr) => {{
                 let v = $d v as u32;
@@ -33,14 +31,12 @@ macro_rules! register_macros {
                 unsafe { *$regs.add($d r as usize) = v }
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! rl {
             ($d r:expr) => {
                 // SAFETY: see `exec::regs`; both slots of the pair are in range.
                 unsafe { ($regs.add($d r as usize) as *const i64).read_unaligned() }
             };
         }
-        #[allow(unused_macros)]
         macro_rules! wl {
             ($d r:expr, $d v:expr) => {{
                 let v: i64 = $d v;
@@ -48,38 +44,52 @@ macro_rules! register_macros {
                 unsafe { ($regs.add($d r as usize) as *mut i64).write_unaligned(v) }
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "`dispatch::list_element` leaves it unused; not `expect`: the hot loop and the slow path use it"
+        )]
         macro_rules! rf {
             ($d r:expr) => {
                 f32::from_bits(ri!($d r) as u32)
             };
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "`dispatch::list_element` leaves it unused; not `expect`: the hot loop and the slow path use it"
+        )]
         macro_rules! wf {
             ($d r:expr, $d v:expr) => {
                 wi!($d r, f32::to_bits($d v))
             };
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "`dispatch::list_element` leaves it unused; not `expect`: the hot loop and the slow path use it"
+        )]
         macro_rules! rd {
             ($d r:expr) => {
                 f64::from_bits(rl!($d r) as u64)
             };
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "`dispatch::list_element` leaves it unused; not `expect`: the hot loop and the slow path use it"
+        )]
         macro_rules! wd {
             ($d r:expr, $d v:expr) => {
                 wl!($d r, f64::to_bits($d v) as i64)
             };
         }
-        #[allow(unused_macros)]
         macro_rules! rref {
             ($d r:expr) => {
                 // SAFETY: see `exec::regs`; ref ordinal verified in range.
                 unsafe { &*$refs.add(($d r as u16 & REF_INDEX_MASK) as usize) }
             };
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "`dispatch::list_element` leaves it unused; not `expect`: the hot loop and the slow path use it"
+        )]
         macro_rules! wref {
             ($d r:expr, $d v:expr) => {{
                 let v: Ref = $d v;
@@ -89,7 +99,10 @@ macro_rules! register_macros {
             }};
         }
         // Retains, or moves when the operand carries the move bit.
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "`dispatch::list_element` leaves it unused; not `expect`: the hot loop and the slow path use it"
+        )]
         macro_rules! take_ref {
             ($d r:expr) => {{
                 let r = $d r as u16;
@@ -101,7 +114,10 @@ macro_rules! register_macros {
                 }
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! bin_i32 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = ri!($d i.a);
@@ -109,7 +125,10 @@ macro_rules! register_macros {
                 wi!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! bin_i64 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rl!($d i.a);
@@ -117,21 +136,30 @@ macro_rules! register_macros {
                 wl!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! un_i32 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = ri!($d i.a);
                 wi!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! un_i64 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = rl!($d i.a);
                 wl!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! bin_f32 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rf!($d i.a);
@@ -139,14 +167,20 @@ macro_rules! register_macros {
                 wf!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! un_f32 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = rf!($d i.a);
                 wf!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! bin_f64 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rd!($d i.a);
@@ -154,14 +188,20 @@ macro_rules! register_macros {
                 wd!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! un_f64 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = rd!($d i.a);
                 wd!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! cmp_f32 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rf!($d i.a);
@@ -169,7 +209,10 @@ macro_rules! register_macros {
                 wi!($d i.c, ($d body) as i32);
             }};
         }
-        #[allow(unused_macros)]
+        #[allow(
+            unused_macros,
+            reason = "an arithmetic shape: only the hot loop uses it; not `expect`: unused in `dispatch::list_element` and the slow path"
+        )]
         macro_rules! cmp_f64 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rd!($d i.a);
