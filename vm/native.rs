@@ -131,11 +131,15 @@ macro_rules! into_host_func {
                 let args: String = kinds.iter().collect();
                 format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
             }
+            #[expect(
+                clippy::allow_attributes,
+                reason = "the allow below cannot be an `expect`: which of its lints fire depends on the arity"
+            )]
             #[allow(
                 non_snake_case,
                 unused_mut,
                 unused_variables,
-                reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`; not `expect`: which of these fire depends on the arity"
+                reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`"
             )]
             fn into_callback(self, name: String) -> Callback<S> {
                 Arc::new(move |state: &mut S, args: &[Value]| {
@@ -161,11 +165,15 @@ macro_rules! into_host_func {
                 let args: String = kinds.iter().collect();
                 format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
             }
+            #[expect(
+                clippy::allow_attributes,
+                reason = "the allow below cannot be an `expect`: which of its lints fire depends on the arity"
+            )]
             #[allow(
                 non_snake_case,
                 unused_mut,
                 unused_variables,
-                reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`; not `expect`: which of these fire depends on the arity"
+                reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`"
             )]
             fn into_callback(self, name: String) -> Callback<S> {
                 Arc::new(move |_: &mut S, args: &[Value]| {
