@@ -398,7 +398,13 @@ fn deep_host_object_list_chain_drops_without_recursion() {
     ) {
         return assert_child_passed(&o);
     }
-    struct Holder(#[allow(dead_code)] irvm::Ref);
+    struct Holder(
+        #[expect(
+            dead_code,
+            reason = "never read: the holder owns the next list of the chain, which dropping it drops"
+        )]
+        irvm::Ref,
+    );
     let mut next = irvm::Ref::Null;
     for _ in 0..1_000_000 {
         let list = irvm::List::new(irvm::TypeDef::Any, 1).expect("list");

@@ -81,7 +81,7 @@ macro_rules! tuple_results {
             fn kinds() -> String {
                 [$($t::TYPE.code()),+].iter().collect()
             }
-            #[allow(non_snake_case)]
+            #[expect(non_snake_case, reason = "the tuple's fields are bound to its type parameters' names")]
             fn into_values(self) -> Result<Vec<Value>, Trap> {
                 let ($($t,)+) = self;
                 Ok(vec![$($t.into_value()),+])
@@ -131,7 +131,16 @@ macro_rules! into_host_func {
                 let args: String = kinds.iter().collect();
                 format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
             }
-            #[allow(non_snake_case, unused_mut, unused_variables)]
+            #[expect(
+                clippy::allow_attributes,
+                reason = "the allow below cannot be an `expect`: which of its lints fire depends on the arity"
+            )]
+            #[allow(
+                non_snake_case,
+                unused_mut,
+                unused_variables,
+                reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`"
+            )]
             fn into_callback(self, name: String) -> Callback<S> {
                 Arc::new(move |state: &mut S, args: &[Value]| {
                     let mut it = args.iter().enumerate();
@@ -156,7 +165,16 @@ macro_rules! into_host_func {
                 let args: String = kinds.iter().collect();
                 format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
             }
-            #[allow(non_snake_case, unused_mut, unused_variables)]
+            #[expect(
+                clippy::allow_attributes,
+                reason = "the allow below cannot be an `expect`: which of its lints fire depends on the arity"
+            )]
+            #[allow(
+                non_snake_case,
+                unused_mut,
+                unused_variables,
+                reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`"
+            )]
             fn into_callback(self, name: String) -> Callback<S> {
                 Arc::new(move |_: &mut S, args: &[Value]| {
                     let mut it = args.iter().enumerate();

@@ -81,7 +81,14 @@ pub struct Program {
     /// The signatures of `app`'s exported functions, by name.
     pub app_exports: Vec<(String, Sig)>,
     /// Source lines of `app` that carry code (for breakpoints).
-    #[allow(dead_code)]
+    #[expect(
+        clippy::allow_attributes,
+        reason = "the allow below cannot be an `expect`: the `dbg` target reads the field"
+    )]
+    #[allow(
+        dead_code,
+        reason = "the `programs` target, which includes this file too, never reads it"
+    )]
     pub lines: u32,
 }
 

@@ -7,7 +7,7 @@
 //! library's own tests (`vm/tests`) and the fuzz targets include those
 //! files too (by `#[path]`).
 
-#![allow(dead_code)] // each test binary uses part of it
+#![expect(dead_code, reason = "each test binary uses part of it")]
 
 pub mod bounded;
 pub mod cli;

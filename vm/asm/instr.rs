@@ -178,7 +178,6 @@ fn template_field_set(info: &InstrInfo) -> Vec<usize> {
 
 /// Hands plain comma-separated items to `fields`; a list field takes every
 /// item the fixed fields after it leave.
-#[allow(clippy::too_many_arguments)]
 fn assign_items<'s>(
     draft: &mut ModuleDraft,
     func: &mut FunctionState,

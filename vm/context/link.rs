@@ -462,7 +462,10 @@ fn verify_functions(
         global_refs: module.global_ref_count(),
     };
     let mut funcs = Vec::with_capacity(module.function_count());
-    #[allow(clippy::needless_range_loop)]
+    #[expect(
+        clippy::needless_range_loop,
+        reason = "`ord` is the function's ordinal too: the module's accessors and the errors take it"
+    )]
     for ord in 0..module.function_count() {
         let fname = || {
             names[ord]

@@ -230,6 +230,8 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
         }
         let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);
         register_macros!($, regs, refs);
+        value_macros!($, regs, refs);
+        shape_macros!($);
         'dispatch: loop {
             macro_rules! tri {
                 ($e:expr) => {

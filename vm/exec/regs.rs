@@ -4,8 +4,12 @@
 //! `register_macros!($, regs, refs)` defines, in the caller's scope, the
 //! macros that read and write the current frame's registers through the raw
 //! window pointers `regs: *mut u32` and `refs: *mut Ref` (the caller's
-//! locals of those names), plus the small "shape" macros of the arithmetic
-//! handlers (`bin_i32!`, `un_f64!`, `cmp_f32!`, ...).
+//! locals of those names): `ri!`, `wi!`, `rl!`, `wl!`, `rref!`.
+//! `value_macros!($, regs, refs)` adds the float and reference ones (`rf!`,
+//! `wd!`, `wref!`, `take_ref!`, ...), and `shape_macros!($)` the small
+//! "shape" macros of the arithmetic handlers (`bin_i32!`, `un_f64!`,
+//! `cmp_f32!`, ...). Each caller expands only the sets it uses, so no
+//! macro is defined unused.
 //!
 //! SAFETY (all register accesses): the frame's windows
 //! `i32s[i32_base..i32_base + i32_count]` and `refs[ref_base..ref_base +
@@ -16,16 +20,17 @@
 
 /// Defines the register access macros over the caller's `regs`/`refs`
 /// locals; the first argument must be a literal `$`.
+// Not rustfmt: it indents the inner macros' rules one level deeper on
+// every run.
+#[rustfmt::skip]
 macro_rules! register_macros {
     ($d:tt, $regs:ident, $refs:ident) => {
-        #[allow(unused_macros)]
         macro_rules! ri {
             ($d r:expr) => {
                 // SAFETY: see `exec::regs`; register ordinal verified in range.
                 unsafe { *$regs.add($d r as usize) as i32 }
             };
         }
-        #[allow(unused_macros)]
         macro_rules! wi {
             ($d r:expr, $d v:expr) => {{
                 let v = $d v as u32;
@@ -33,14 +38,12 @@ macro_rules! register_macros {
                 unsafe { *$regs.add($d r as usize) = v }
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! rl {
             ($d r:expr) => {
                 // SAFETY: see `exec::regs`; both slots of the pair are in range.
                 unsafe { ($regs.add($d r as usize) as *const i64).read_unaligned() }
             };
         }
-        #[allow(unused_macros)]
         macro_rules! wl {
             ($d r:expr, $d v:expr) => {{
                 let v: i64 = $d v;
@@ -48,38 +51,40 @@ macro_rules! register_macros {
                 unsafe { ($regs.add($d r as usize) as *mut i64).write_unaligned(v) }
             }};
         }
-        #[allow(unused_macros)]
-        macro_rules! rf {
-            ($d r:expr) => {
-                f32::from_bits(ri!($d r) as u32)
-            };
-        }
-        #[allow(unused_macros)]
-        macro_rules! wf {
-            ($d r:expr, $d v:expr) => {
-                wi!($d r, f32::to_bits($d v))
-            };
-        }
-        #[allow(unused_macros)]
-        macro_rules! rd {
-            ($d r:expr) => {
-                f64::from_bits(rl!($d r) as u64)
-            };
-        }
-        #[allow(unused_macros)]
-        macro_rules! wd {
-            ($d r:expr, $d v:expr) => {
-                wl!($d r, f64::to_bits($d v) as i64)
-            };
-        }
-        #[allow(unused_macros)]
         macro_rules! rref {
             ($d r:expr) => {
                 // SAFETY: see `exec::regs`; ref ordinal verified in range.
                 unsafe { &*$refs.add(($d r as u16 & REF_INDEX_MASK) as usize) }
             };
         }
-        #[allow(unused_macros)]
+    };
+}
+
+/// Defines the float and reference macros over the caller's `regs`/`refs`
+/// locals, after `register_macros!`; the first argument must be a literal
+/// `$`.
+macro_rules! value_macros {
+    ($d:tt, $regs:ident, $refs:ident) => {
+        macro_rules! rf {
+            ($d r:expr) => {
+                f32::from_bits(ri!($d r) as u32)
+            };
+        }
+        macro_rules! wf {
+            ($d r:expr, $d v:expr) => {
+                wi!($d r, f32::to_bits($d v))
+            };
+        }
+        macro_rules! rd {
+            ($d r:expr) => {
+                f64::from_bits(rl!($d r) as u64)
+            };
+        }
+        macro_rules! wd {
+            ($d r:expr, $d v:expr) => {
+                wl!($d r, f64::to_bits($d v) as i64)
+            };
+        }
         macro_rules! wref {
             ($d r:expr, $d v:expr) => {{
                 let v: Ref = $d v;
@@ -89,7 +94,6 @@ macro_rules! register_macros {
             }};
         }
         // Retains, or moves when the operand carries the move bit.
-        #[allow(unused_macros)]
         macro_rules! take_ref {
             ($d r:expr) => {{
                 let r = $d r as u16;
@@ -101,7 +105,17 @@ macro_rules! register_macros {
                 }
             }};
         }
-        #[allow(unused_macros)]
+    };
+}
+
+/// Defines the "shape" macros of the arithmetic handlers, after
+/// `register_macros!` and `value_macros!`; the argument must be a literal
+/// `$`.
+// Not rustfmt: it indents the inner macros' rules one level deeper on
+// every run.
+#[rustfmt::skip]
+macro_rules! shape_macros {
+    ($d:tt) => {
         macro_rules! bin_i32 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = ri!($d i.a);
@@ -109,7 +123,6 @@ macro_rules! register_macros {
                 wi!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! bin_i64 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rl!($d i.a);
@@ -117,21 +130,18 @@ macro_rules! register_macros {
                 wl!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! un_i32 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = ri!($d i.a);
                 wi!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! un_i64 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = rl!($d i.a);
                 wl!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! bin_f32 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rf!($d i.a);
@@ -139,14 +149,12 @@ macro_rules! register_macros {
                 wf!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! un_f32 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = rf!($d i.a);
                 wf!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! bin_f64 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rd!($d i.a);
@@ -154,14 +162,12 @@ macro_rules! register_macros {
                 wd!($d i.c, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! un_f64 {
             ($d i:ident, |$d x:ident| $d body:expr) => {{
                 let $d x = rd!($d i.a);
                 wd!($d i.b, $d body);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! cmp_f32 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rf!($d i.a);
@@ -169,7 +175,6 @@ macro_rules! register_macros {
                 wi!($d i.c, ($d body) as i32);
             }};
         }
-        #[allow(unused_macros)]
         macro_rules! cmp_f64 {
             ($d i:ident, |$d x:ident, $d y:ident| $d body:expr) => {{
                 let $d x = rd!($d i.a);

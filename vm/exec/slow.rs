@@ -47,6 +47,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
     // SAFETY: as above.
     let refs: *mut Ref = unsafe { st.refs.as_mut_ptr().add(ref_base) };
     register_macros!($, regs, refs);
+    value_macros!($, regs, refs);
 
     macro_rules! jump {
         ($t:expr) => {{

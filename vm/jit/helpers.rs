@@ -175,7 +175,7 @@ macro_rules! pure_ops {
         /// one exists.
         pub(super) fn pure_op(op: Opcode) -> Option<usize> {
             $(
-                #[allow(non_snake_case)]
+                #[expect(non_snake_case, reason = "each helper is named after its opcode's variant")]
                 extern "C" fn $op($($x: $t),+) -> $r {
                     $body
                 }

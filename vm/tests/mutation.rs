@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use irvm::{Context, Limits, Module, Ref, TypeRegistry, ValType, Value};
 
-#[allow(dead_code)] // uses part of it
+#[expect(dead_code, reason = "this test uses part of it")]
 #[path = "../../tests/common/paths.rs"]
 mod paths;
 

@@ -20,9 +20,21 @@ enum Owner {
     /// frees on drop; nothing when `len` is 0 (the pointer is dangling).
     Heap,
     /// A module's file bytes (a rodata segment borrowed from the mapping).
-    Module(#[allow(dead_code)] Module),
+    Module(
+        #[expect(
+            dead_code,
+            reason = "never read: held to keep the module's bytes alive"
+        )]
+        Module,
+    ),
     /// An anonymous mapping (large buffers), unmapped on drop.
-    Mapped(#[allow(dead_code)] memmap2::MmapMut),
+    Mapped(
+        #[expect(
+            dead_code,
+            reason = "never read: held so that dropping the buffer unmaps it"
+        )]
+        memmap2::MmapMut,
+    ),
     /// A heap allocation of exactly `len` bytes aligned to
     /// [`BUFFER_ALIGNMENT`] (`Buffer::new`), freed on drop.
     Aligned,
@@ -30,7 +42,13 @@ enum Owner {
     /// root buffer (never itself a view) keeps them alive.
     View(Arc<Buffer>),
     /// Memory of a [`BufferPool`], given back to it on drop.
-    Pooled(#[allow(dead_code)] PoolSlot),
+    Pooled(
+        #[expect(
+            dead_code,
+            reason = "never read: held so that dropping the buffer returns the memory to the pool"
+        )]
+        PoolSlot,
+    ),
 }
 
 /// Memory a [`BufferPool`] hands out: `len` zero-initialized (when fresh)

@@ -679,7 +679,6 @@ pub mod glue {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     unsafe extern "C" fn begin_call<P: HostModulePlugin>(
         module: *mut c_void,
         state: *mut c_void,

@@ -33,7 +33,6 @@ fn contexts_and_call_results_cross_threads() {
 
 /// The shapes typed calls have: parameters and results as Rust values,
 /// tuples for several, `()` for none, errors as `Trap`/`LookupError`.
-#[allow(dead_code)]
 fn typed_signatures(ctx: &mut Context) -> Result<(), Box<dyn std::error::Error>> {
     let add: TypedFunc<(i32, i32), i32> = ctx.typed_func("add")?;
     let _: Result<i32, Trap> = add.call(ctx, (40, 2));

@@ -7,7 +7,7 @@
 //! panic hook while it runs).
 
 /// Where the fixtures are: the repository's `tests/common/paths.rs`.
-#[allow(dead_code)] // each topic uses part of it
+#[expect(dead_code, reason = "the topics use part of it")]
 #[path = "../../../tests/common/paths.rs"]
 mod paths;
 
