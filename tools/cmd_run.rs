@@ -287,7 +287,7 @@ pub fn module_from_stdin() -> Result<Module, String> {
             "loading module '-': stdin holds more than {MAX_STDIN_MODULE_BYTES} bytes"
         ));
     }
-    let loaded = if irvm::asm::looks_like_assembly(&bytes) {
+    let loaded = if irvm::Module::looks_like_assembly(&bytes) {
         let text = String::from_utf8(bytes)
             .map_err(|_| "loading module '-': VM assembly is not UTF-8".to_string())?;
         Module::from_assembly(&text, "<stdin>")

@@ -9,7 +9,7 @@
 //! | [`AbiError`] | parsing a calling convention or reflection attribute |
 //! | [`DebugError`] | reading a module's debug database |
 //! | [`DecodeError`], [`DisasmError`] | decoding and printing bytecode |
-//! | [`AsmError`], [`AsmErrors`] | assembling VM assembly text (feature `asm`) |
+//! | `AsmError`, `AsmErrors` (feature `asm`) | assembling VM assembly text |
 //! | [`VerifyError`] | verifying a function when its module is registered |
 //! | [`LinkError`] | registering a module in a [`Context`](crate::Context) (dependencies, imports, verification, `__init`) |
 //! | [`LookupError`] | finding a function by name and signature |

@@ -49,7 +49,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Beside the items on this page: [`asm`] assembles VM assembly (cargo
+//! Beside the items on this page: `asm` assembles VM assembly (cargo
 //! feature `asm`, on by default, which also lets [`Module::from_file`] read
 //! `.vmasm` text), [`bytecode::disasm`] prints a module as
 //! `iree-dump-module` does and [`bytecode::decode`] walks a function's

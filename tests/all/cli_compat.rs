@@ -153,7 +153,7 @@ fn command_lines_behave_as_with_iree_run_module() {
 // Recorded reference output. `tests/data/cli_compat.expected` holds, for
 // every case below, the stdout and exit status of iree-run-module 3.13 (and,
 // where a case checks it, the core of its error message), recorded with
-// `IRVM_RECORD=1 cargo test --release --test cli_compat` on a machine with
+// `IRVM_RECORD=1 cargo test --release --test all cli_compat` on a machine with
 // the reference tools. Each case runs irvm and compares with the record;
 // with the reference tools installed it also runs them and compares live.
 // ---------------------------------------------------------------------------

@@ -28,6 +28,7 @@ fn check(root: Option<&Path>) -> (bool, String) {
 fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("vm/top")).unwrap();
+    std::fs::create_dir_all(dir.path().join("vm/base")).unwrap();
     std::fs::write(
         dir.path().join("ARCHITECTURE.md"),
         "# x\n\n## Layers\n\n| layer | modules | what |\n| --- | --- | --- |\n\
@@ -125,4 +126,79 @@ fn a_module_missing_from_the_table_fails() {
         out.contains("vm/stray: not in ARCHITECTURE.md's layer table"),
         "{out}"
     );
+}
+
+/// Ways a path to a higher layer can be spelled, each caught: from
+/// `vm/base/inner.rs` (module `base::inner`) to `top`.
+#[test]
+fn every_spelling_of_a_path_counts() {
+    let spellings = [
+        "use super::super::top::Up;\n",
+        "use crate::{base::{x}, top::Up};\n",
+        "const S: &str = \"vm/*\";\nuse crate::top::Up;\n/* note */\n",
+        "#[cfg(test)]\nmod t {\n    const B: &str = \"{\";\n}\nuse crate::top::Up;\n",
+        "fn f() { let _ = crate::up!(); }\n",
+    ];
+    for (i, inner) in spellings.iter().enumerate() {
+        let dir = tree(&[
+            ("base/mod.rs", "mod inner;\n"),
+            ("base/inner.rs", inner),
+            (
+                "top/mod.rs",
+                "#[macro_export]\nmacro_rules! up { () => { 1 } }\n",
+            ),
+            ("peer.rs", ""),
+        ]);
+        let (ok, out) = check(Some(dir.path()));
+        assert!(!ok, "spelling {i} slipped through: {out}");
+        assert!(
+            out.contains("`base` (base) imports `top`"),
+            "spelling {i}: {out}"
+        );
+    }
+    // `super::` that stays inside the module is no import.
+    let dir = tree(&[
+        ("base/mod.rs", "mod inner;\npub struct Thing;\n"),
+        ("base/inner.rs", "use super::Thing;\n"),
+        ("top/mod.rs", ""),
+        ("peer.rs", ""),
+    ]);
+    let (ok, out) = check(Some(dir.path()));
+    assert!(ok, "{out}");
+}
+
+/// What would hide a file or a path from the check is refused outright.
+#[test]
+fn constructs_that_hide_paths_are_refused() {
+    let cases: [(&str, &str, &str); 3] = [
+        (
+            "base.rs",
+            "#[path = \"top/x.rs\"]\nmod x;\n",
+            "a #[path] attribute",
+        ),
+        (
+            "base.rs",
+            "extern crate self as me;\n",
+            "`extern crate self`",
+        ),
+        (
+            "lib.rs",
+            "mod glue { pub use crate::top::Up; }\n",
+            "inline module `glue`",
+        ),
+    ];
+    for (file, text, says) in cases {
+        let mut files = vec![("top/mod.rs", ""), ("peer.rs", "")];
+        if file != "base.rs" {
+            files.push(("base.rs", ""));
+        }
+        let dir = tree(&files);
+        let path = dir.path().join("vm").join(file);
+        let mut old = std::fs::read_to_string(&path).unwrap_or_default();
+        old.push_str(text);
+        std::fs::write(&path, old).unwrap();
+        let (ok, out) = check(Some(dir.path()));
+        assert!(!ok, "{text}: {out}");
+        assert!(out.contains(says), "{text}: {out}");
+    }
 }

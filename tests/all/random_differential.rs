@@ -37,9 +37,9 @@
 //! assembler records module dependencies, so iree-run-module registers no
 //! hal for them.
 //!
-//! `cargo test --test random_differential` runs a fixed-seed slice (CI);
-//! `IRVM_DIFF_SECONDS=1200 IRVM_DIFF_SEED=7 cargo test --release --test
-//! random_differential long_run -- --ignored --nocapture` runs a long one
+//! `cargo test --test all random_differential` runs a fixed-seed slice (CI);
+//! `IRVM_DIFF_SECONDS=1200 IRVM_DIFF_SEED=7 cargo test --release --test all
+//! random_differential::long_run -- --ignored --nocapture` runs a long one
 //! and prints its tally (recorded in docs/COMPATIBILITY.md).
 
 use std::collections::BTreeSet;

@@ -358,23 +358,6 @@ pub fn assemble_file(path: &std::path::Path) -> Result<Vec<u8>, AsmErrors> {
     }
 }
 
-/// Whether `bytes` look like assembly text rather than a binary module:
-/// the first word that is not whitespace or a comment is `vm.module`.
-pub fn looks_like_assembly(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(4096)];
-    let text = match std::str::from_utf8(head) {
-        Ok(t) => t,
-        Err(e) => match std::str::from_utf8(&head[..e.valid_up_to()]) {
-            Ok(t) => t,
-            Err(_) => return false,
-        },
-    };
-    text.lines()
-        .map(|l| strip_comment(l).trim())
-        .find(|l| !l.is_empty())
-        .is_some_and(|l| l.starts_with("vm.module"))
-}
-
 struct Assembler<'s> {
     file: String,
     draft: ModuleDraft,

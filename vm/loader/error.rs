@@ -177,6 +177,14 @@ pub enum LoadError {
     #[error("{0}")]
     Assembly(#[source] Box<dyn std::error::Error + Send + Sync>),
 
+    /// The file is VM assembly text, and this build of the library has no
+    /// assembler (its `asm` feature is off).
+    #[error(
+        "the file is VM assembly text (its first line is `vm.module`), and this build of irvm \
+         reads bytecode only: enable the irvm library's `asm` feature to assemble it"
+    )]
+    AssemblyNotBuiltIn,
+
     /// A size computation overflowed.
     #[error("size overflow while computing {what}")]
     Overflow {
