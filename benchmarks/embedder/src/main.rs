@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use irvm::{Context, Tier, TypeRegistry, Module, Value};
+use irvm::{Context, Module, Tier, TypeRegistry, Value};
 
 fn run(args: &[String]) -> Result<(), String> {
     let [module, function, input, rest @ ..] = args else {
