@@ -162,3 +162,10 @@ mod send_sync {
         assert_send_sync::<super::Device>();
     }
 }
+
+/// The repository's README.md, whose Rust examples (the library and this
+/// crate together) are compiled as this crate's doctests, so they keep up
+/// with the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
