@@ -316,14 +316,15 @@ impl Context {
         self.tier
     }
 
-    /// How many of the context's bytecode functions have been compiled to
-    /// machine code so far, and the bytes of that code.
+    /// How many machine-code copies of the context's bytecode functions
+    /// have been made so far (one per function, or two when it ran both
+    /// with and without limits set), and the bytes of that code.
     pub fn compiled_functions(&self) -> (usize, usize) {
         let mut count = (0, 0);
         for m in &self.modules {
             if let Registered::Bytecode(b) = m {
                 for f in &b.funcs {
-                    if let Some(code) = f.jit.code() {
+                    for code in f.jit.codes() {
                         count.0 += 1;
                         count.1 += code.size;
                     }

@@ -11,7 +11,7 @@
 
 use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{CallState, Context, Registered};
-use crate::jit::JitEnv;
+use crate::jit::{Checks, JitEnv};
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::tier::Tier;
 use crate::trap::Trap;
@@ -99,16 +99,16 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
         return false;
     };
     let (func, pc) = (top.func.get(), top.pc);
-    if func.jit.refused() {
+    if func.jit.refused(Checks::None) {
         return false;
     }
-    let code = match func.jit.code() {
+    let code = match func.jit.code(Checks::None) {
         Some(code) => code,
         None => {
             if ctx.tier != Tier::Jit && !func.jit.heat_up(Tier::HOT_BACK_EDGES) {
                 return false;
             }
-            match func.jit.compile(func, ctx.tier == Tier::Jit) {
+            match func.jit.compile(func, ctx.tier == Tier::Jit, Checks::None) {
                 Some(code) => code,
                 None => return false,
             }
@@ -225,7 +225,7 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
             }
             let eager = JIT == JIT_EAGER;
             jit_here = ctx.stack.frames.last().is_some_and(|f| {
-                !f.func.jit.refused() && f.func.jit.code().is_none_or(|c| eager || c.has_loop_heads)
+                !f.func.jit.refused(Checks::None) && f.func.jit.code(Checks::None).is_none_or(|c| eager || c.has_loop_heads)
             });
         }
         let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);

@@ -108,40 +108,59 @@ impl JitCode {
     }
 }
 
-/// A function's compiled code, made once (when hot) and shared by every
-/// frame of it. The executor keeps one beside each function
+/// Which copy of a function's machine code a context runs: without any
+/// limit check, or with the checks a context with limits needs (fuel
+/// charged per straight run of instructions, the stop word polled at loop
+/// back edges). A context without limits never pays for them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[expect(dead_code, reason = "the interpreter's limited loops use Limits in the next commit")]
+pub(crate) enum Checks {
+    /// No fuel, deadline, interrupt or pause is set.
+    None = 0,
+    /// Fuel is counted and the stop word polled (`exec::limits`).
+    Limits = 1,
+}
+
+/// A function's compiled code, made once per [`Checks`] (when hot) and
+/// shared by every frame of it. The executor keeps one beside each function
 /// (`exec::TieredFunction`); the program layer does not know of it.
 #[derive(Default)]
 pub(crate) struct JitSlot {
     /// Back edges taken in the interpreter so far (`Tier::Auto`).
     heat: AtomicU32,
-    /// `Some(None)`: compiling was tried and the function is interpreted.
-    code: OnceLock<Option<JitCode>>,
+    /// Per [`Checks`]: `Some(None)`: compiling was tried and the function
+    /// is interpreted.
+    code: [OnceLock<Option<JitCode>>; 2],
 }
 
 impl std::fmt::Debug for JitSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = match self.code.get() {
+        let state = |c: &OnceLock<Option<JitCode>>| match c.get() {
             None => "not compiled",
             Some(None) => "interpreted",
             Some(Some(_)) => "compiled",
         };
-        f.write_str(state)
+        write!(f, "{} / {} with limits", state(&self.code[0]), state(&self.code[1]))
     }
 }
 
 impl JitSlot {
-    /// The code, if compiled.
+    /// The code for `checks`, if compiled.
     #[inline]
-    pub fn code(&self) -> Option<&JitCode> {
-        self.code.get().and_then(Option::as_ref)
+    pub fn code(&self, checks: Checks) -> Option<&JitCode> {
+        self.code[checks as usize].get().and_then(Option::as_ref)
     }
 
-    /// Whether compiling was tried and failed (or is unavailable), so the
-    /// interpreter need not come back here.
+    /// Every copy compiled so far.
+    pub fn codes(&self) -> impl Iterator<Item = &JitCode> {
+        self.code.iter().filter_map(|c| c.get().and_then(Option::as_ref))
+    }
+
+    /// Whether compiling for `checks` was tried and failed (or is
+    /// unavailable), so the interpreter need not come back here.
     #[inline]
-    pub fn refused(&self) -> bool {
-        matches!(self.code.get(), Some(None))
+    pub fn refused(&self, checks: Checks) -> bool {
+        matches!(self.code[checks as usize].get(), Some(None))
     }
 
     /// Counts one back edge; true once `threshold` have been counted.
@@ -155,22 +174,22 @@ impl JitSlot {
         h + 1 >= threshold
     }
 
-    /// Compiles `func`, the function this slot belongs to (once; later
-    /// calls return the same result), entered anywhere when `eager`
-    /// (`Tier::Jit`), else at its hot loop heads only (`Tier::Auto`).
-    /// Whichever engine compiles a function first decides: the code is
-    /// shared by every frame of the function, and is correct wherever it
-    /// is entered.
-    pub fn compile(&self, func: &Function, eager: bool) -> Option<&JitCode> {
-        self.code
+    /// Compiles `func`, the function this slot belongs to, with `checks`
+    /// (once per `checks`; later calls return the same result), entered
+    /// anywhere when `eager` (`Tier::Jit`), else at its hot loop heads only
+    /// (`Tier::Auto`). Whichever engine compiles a function first decides:
+    /// the code is shared by every frame of the function, and is correct
+    /// wherever it is entered.
+    pub fn compile(&self, func: &Function, eager: bool, checks: Checks) -> Option<&JitCode> {
+        self.code[checks as usize]
             .get_or_init(|| {
                 #[cfg(feature = "jit")]
                 {
-                    translate::compile(func, eager)
+                    translate::compile(func, eager, checks)
                 }
                 #[cfg(not(feature = "jit"))]
                 {
-                    let _ = (func, eager);
+                    let _ = (func, eager, checks);
                     None
                 }
             })
