@@ -118,6 +118,9 @@ pub fn print_statistics(counts: Option<&Counts>, ctx: &Context, f: &RunFigures) 
         ),
     );
     line("dispatches", f.dispatches.to_string());
+    if let Some(fuel) = ctx.fuel() {
+        line("fuel left", fuel.to_string());
+    }
     if let Some(c) = counts {
         line("deepest call stack", format!("{} frames", c.deepest));
     }

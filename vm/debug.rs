@@ -10,7 +10,6 @@
 //! deadline, and asks the observer whether to pause.
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::loader::Module;
@@ -63,22 +62,23 @@ impl ExecView<'_> {
 }
 
 /// Stops a running (or the next) invocation of a context from any thread:
-/// the interpreter ends it with `CANCELLED` at the next instruction.
-/// Obtained from [`crate::Context::interrupt_handle`].
-#[derive(Clone, Debug, Default)]
+/// the interpreter or compiled code ends it with `CANCELLED` at the next
+/// loop back edge or call. Obtained from
+/// [`crate::Context::interrupt_handle`].
+#[derive(Clone, Debug)]
 pub struct InterruptHandle {
-    pub(crate) flag: Arc<AtomicBool>,
+    pub(crate) stop: Arc<crate::stop::StopWord>,
 }
 
 impl InterruptHandle {
     /// Requests the interruption.
     pub fn interrupt(&self) {
-        self.flag.store(true, Ordering::Relaxed);
+        self.stop.interrupt();
     }
 
     /// Whether an interruption is pending.
     pub fn is_interrupted(&self) -> bool {
-        self.flag.load(Ordering::Relaxed)
+        self.stop.interrupt_pending()
     }
 }
 

@@ -86,6 +86,7 @@ mod native;
 pub mod number_text;
 mod program;
 mod resources;
+mod stop;
 mod tier;
 mod trap;
 mod values;

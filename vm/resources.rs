@@ -12,11 +12,12 @@
 //! left, so a host function sees and spends the caller's fuel.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::budget::{Charge, MemoryBudget};
 use crate::context::Context;
+use crate::stop::StopWord;
 use crate::trap::Trap;
 
 /// `fuel` value meaning "no fuel budget".
@@ -64,14 +65,17 @@ struct Share {
     /// Fuel left while a host call runs ([`NO_FUEL`]: unlimited).
     fuel: AtomicU64,
     deadline: Mutex<Option<Instant>>,
-    interrupt: OnceLock<Arc<AtomicBool>>,
+    /// The context's stop word (interrupt, deadline).
+    stop: Arc<StopWord>,
+    /// Whether the context handed out an interrupt handle.
+    interruptible: AtomicBool,
 }
 
 /// A context's interrupt flag and deadline, taken by
 /// [`ContextResources::stop_check`]; cheap to check from several threads.
 #[derive(Clone, Debug)]
 pub struct StopCheck {
-    interrupt: Option<Arc<AtomicBool>>,
+    stop: Arc<StopWord>,
     deadline: Option<Instant>,
 }
 
@@ -80,13 +84,8 @@ impl StopCheck {
     /// DEADLINE_EXCEEDED past the deadline, else `Ok`.
     #[inline]
     pub fn check(&self) -> Result<(), Trap> {
-        if let Some(flag) = &self.interrupt {
-            if flag.load(Ordering::Relaxed) && flag.swap(false, Ordering::Relaxed) {
-                return Err(Trap::new(
-                    crate::trap::StatusCode::Cancelled,
-                    "interrupted by the embedder",
-                ));
-            }
+        if self.stop.interrupt_pending() {
+            self.stop.check(None)?;
         }
         if let Some(deadline) = self.deadline {
             if Instant::now() >= deadline {
@@ -109,14 +108,15 @@ pub struct MemoryCharge {
 }
 
 impl ContextResources {
-    pub(crate) fn new(memory: &Arc<MemoryBudget>) -> ContextResources {
+    pub(crate) fn new(memory: &Arc<MemoryBudget>, stop: &Arc<StopWord>) -> ContextResources {
         ContextResources {
             share: Arc::new(Share {
                 memory: memory.clone(),
                 max_buffer_bytes: AtomicU64::new(u64::MAX),
                 fuel: AtomicU64::new(NO_FUEL),
                 deadline: Mutex::new(None),
-                interrupt: OnceLock::new(),
+                stop: stop.clone(),
+                interruptible: AtomicBool::new(false),
             }),
         }
     }
@@ -124,7 +124,7 @@ impl ContextResources {
     /// Resources of no context: an unlimited budget, no fuel, deadline or
     /// interrupt (for host states made outside a context).
     pub fn detached() -> ContextResources {
-        ContextResources::new(&MemoryBudget::new(u64::MAX))
+        ContextResources::new(&MemoryBudget::new(u64::MAX), &StopWord::new())
     }
 
     /// Charges `bytes` for `what` to the context's memory budget; fails
@@ -180,7 +180,7 @@ impl ContextResources {
     /// checks them many times (`StopCheck::check` reads no lock).
     pub fn stop_check(&self) -> StopCheck {
         StopCheck {
-            interrupt: self.share.interrupt.get().cloned(),
+            stop: self.share.stop.clone(),
             deadline: self.deadline(),
         }
     }
@@ -230,14 +230,15 @@ impl ContextResources {
     pub fn run_within<R>(&self, other: &mut Context, f: impl FnOnce(&mut Context) -> R) -> R {
         let saved_fuel = other.hooks.fuel;
         let saved_deadline = other.hooks.deadline;
-        let saved_interrupt = other.hooks.interrupt.take();
+        let saved_stop = std::mem::replace(&mut other.hooks.stop, self.share.stop.clone());
+        let saved_interruptible = other.hooks.interruptible;
         let saved_memory = std::mem::replace(&mut other.memory, self.share.memory.clone());
         let saved_max_buffer = other.limits.max_buffer_bytes;
         other.limits.max_buffer_bytes = saved_max_buffer.min(self.max_buffer_bytes());
         let fuel = self.fuel();
         other.hooks.fuel = fuel;
         other.hooks.deadline = self.deadline();
-        other.hooks.interrupt = self.share.interrupt.get().cloned();
+        other.hooks.interruptible = self.share.interruptible.load(Ordering::Relaxed);
         // `other` gets its own settings back even when `f` panics.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *other)));
         if fuel.is_some() {
@@ -246,7 +247,8 @@ impl ContextResources {
         }
         other.hooks.fuel = saved_fuel;
         other.hooks.deadline = saved_deadline;
-        other.hooks.interrupt = saved_interrupt;
+        other.hooks.stop = saved_stop;
+        other.hooks.interruptible = saved_interruptible;
         other.memory = saved_memory;
         other.limits.max_buffer_bytes = saved_max_buffer;
         match result {
@@ -279,7 +281,7 @@ impl ContextResources {
             .unwrap_or_else(|e| e.into_inner()) = deadline;
     }
 
-    pub(crate) fn set_interrupt(&self, flag: &Arc<AtomicBool>) {
-        let _ = self.share.interrupt.set(flag.clone());
+    pub(crate) fn set_interruptible(&self) {
+        self.share.interruptible.store(true, Ordering::Relaxed);
     }
 }

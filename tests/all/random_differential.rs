@@ -26,7 +26,7 @@
 //! must print the same for the program and its twin.
 //!
 //! Engines: `irvm run` on the text (plain loop, `--engine=interp`), with
-//! `--fuel` (the hooked loop), compiled (`--engine=jit`: every function
+//! `--fuel` (the fueled loop), compiled (`--engine=jit`: every function
 //! compiled at its first run) and on the twin, always; with the reference tools installed also
 //! `iree-as-module` + `iree-run-module` on the twin, irvm on the
 //! reference's `.vmfb`, and the assembler mode: `irvm as`'s `.vmfb` of the
@@ -36,6 +36,13 @@
 //! reference through irvm on iree-as-module's output only: neither
 //! assembler records module dependencies, so iree-run-module registers no
 //! hal for them.
+//!
+//! Fuel is exact across engines: the hooked loop (`--print_statistics`
+//! observes every instruction and reports the fuel left) measures what a
+//! run costs, then the run is repeated with one unit less than that (it
+//! must run out, at the same instruction everywhere), exactly that (it
+//! must not) and less again, in the hooked loop, the fueled interpreter,
+//! compiled code (`--engine=jit`) and the default tier: all print the same.
 //!
 //! `cargo test --test all random_differential` runs a fixed-seed slice (CI);
 //! `IRVM_DIFF_SECONDS=1200 IRVM_DIFF_SEED=7 cargo test --release --test all
@@ -1289,12 +1296,28 @@ fn reference() -> Option<Reference> {
 /// reported as `TIMEOUT` (the reference hangs on some programs:
 /// docs/COMPATIBILITY.md).
 fn run(program: &Path, pre: &[&str], module: &Path, inputs: &[String; 4]) -> (String, i32) {
+    run_capturing(program, pre, module, inputs, false)
+}
+
+/// [`run`], with stderr after stdout when `stderr` is set (the
+/// statistics block left out).
+fn run_capturing(
+    program: &Path,
+    pre: &[&str],
+    module: &Path,
+    inputs: &[String; 4],
+    stderr: bool,
+) -> (String, i32) {
     let mut cmd = Command::new(program);
     cmd.args(pre)
         .arg(format!("--module={}", module.display()))
         .arg("--function=main")
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
+        .stderr(if stderr {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        });
     for i in inputs {
         cmd.arg(format!("--input={i}"));
     }
@@ -1304,6 +1327,13 @@ fn run(program: &Path, pre: &[&str], module: &Path, inputs: &[String; 4]) -> (St
         let mut text = Vec::new();
         let _ = std::io::Read::read_to_end(&mut stdout, &mut text);
         text
+    });
+    let err_reader = child.stderr.take().map(|mut e| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut e, &mut text);
+            text
+        })
     });
     let start = std::time::Instant::now();
     let status = loop {
@@ -1317,7 +1347,24 @@ fn run(program: &Path, pre: &[&str], module: &Path, inputs: &[String; 4]) -> (St
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     };
-    let text = String::from_utf8_lossy(&reader.join().expect("reader")).into_owned();
+    let mut text = String::from_utf8_lossy(&reader.join().expect("reader")).into_owned();
+    if let Some(r) = err_reader {
+        let err = String::from_utf8_lossy(&r.join().expect("reader")).into_owned();
+        text.push_str("--- stderr\n");
+        let mut in_statistics = false;
+        for line in err.lines() {
+            if line.starts_with("[[ irvm statistics ]]") {
+                in_statistics = true;
+                continue;
+            }
+            if in_statistics && line.starts_with("  ") {
+                continue;
+            }
+            in_statistics = false;
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
     match status {
         Some(status) => (text, status.code().unwrap_or(-1)),
         None => (format!("{text}TIMEOUT"), -2),
@@ -1395,7 +1442,12 @@ fn check(seed: u64, length: usize, reference: Option<&Reference>, dir: &Path, ta
             return;
         }
     }
-    for inputs in input_sets(seed) {
+    for (n, inputs) in input_sets(seed).into_iter().enumerate() {
+        if n < 2 {
+            for d in fuel_divergences(irvm, &source, &inputs, seed) {
+                diverged(format!("fuel: {d}"));
+            }
+        }
         let plain = run(irvm, &["run", "--engine=interp"], &source, &inputs);
         let hooked = run(irvm, &["run", "--fuel=100000000"], &source, &inputs);
         let compiled = run(irvm, &["run", "--engine=jit"], &source, &inputs);
@@ -1452,6 +1504,59 @@ fn check(seed: u64, length: usize, reference: Option<&Reference>, dir: &Path, ta
             }
         }
     }
+}
+
+/// The fuel a run of `source` costs, from the hooked loop's statistics.
+fn fuel_cost(irvm: &Path, source: &Path, inputs: &[String; 4]) -> Option<u64> {
+    const BUDGET: u64 = 1 << 40;
+    let mut cmd = Command::new(irvm);
+    cmd.arg("run")
+        .arg(format!("--fuel={BUDGET}"))
+        .arg("--print_statistics")
+        .arg(format!("--module={}", source.display()))
+        .arg("--function=main");
+    for i in inputs {
+        cmd.arg(format!("--input={i}"));
+    }
+    let out = cmd.output().ok()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let left = err
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("fuel left:"))?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(BUDGET - left)
+}
+
+/// Runs `source` with fuel just below, at and well below what it costs in
+/// every engine; returns the disagreements.
+fn fuel_divergences(irvm: &Path, source: &Path, inputs: &[String; 4], seed: u64) -> Vec<String> {
+    let Some(cost) = fuel_cost(irvm, source, inputs) else {
+        return vec!["the hooked loop reported no fuel left".into()];
+    };
+    let mut found = Vec::new();
+    let mut rng = Rng::new(seed ^ cost);
+    let below = rng.below(cost.max(1) as usize) as u64;
+    for fuel in [cost.saturating_sub(1), cost, below] {
+        let fuel_arg = format!("--fuel={fuel}");
+        let hooked = run_capturing(
+            irvm,
+            &["run", &fuel_arg, "--print_statistics"],
+            source,
+            inputs,
+            true,
+        );
+        for engine in ["--engine=interp", "--engine=jit", "--engine=auto"] {
+            let got = run_capturing(irvm, &["run", &fuel_arg, engine], source, inputs, true);
+            if got != hooked {
+                found.push(format!(
+                    "{inputs:?} with --fuel={fuel} (the run costs {cost}): {engine}\n{got:?}\nthe hooked loop\n{hooked:?}"
+                ));
+            }
+        }
+    }
+    found
 }
 
 fn report(tally: &Tally) -> String {

@@ -283,6 +283,7 @@ impl Context {
     /// modules whose initializers should be bounded.)
     pub fn with_limits(registry: &Arc<TypeRegistry>, limits: Limits) -> Context {
         let memory = crate::budget::MemoryBudget::new(limits.max_memory_bytes);
+        let stop = crate::stop::StopWord::new();
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Context {
             registry: registry.clone(),
@@ -290,11 +291,14 @@ impl Context {
             modules: Vec::new(),
             stack: Stack::with_budget(&memory),
             limits,
-            hooks: Default::default(),
+            hooks: crate::exec::hooks::Hooks {
+                stop: stop.clone(),
+                ..Default::default()
+            },
             lists: Default::default(),
             host_calls: 0,
             resources: {
-                let r = crate::ContextResources::new(&memory);
+                let r = crate::ContextResources::new(&memory, &stop);
                 r.set_max_buffer_bytes(limits.max_buffer_bytes);
                 r
             },
@@ -393,8 +397,11 @@ impl Context {
     }
 
     /// Gives invocations a budget of `fuel` instructions in total (`None`:
-    /// unlimited). Running out fails the call with RESOURCE_EXHAUSTED.
-    /// While set, the interpreter runs its hooked loop (a little slower).
+    /// unlimited). Running out fails the call with RESOURCE_EXHAUSTED, at
+    /// the same instruction in every tier: the interpreter and compiled code
+    /// charge whole straight runs of instructions at once, and when a run
+    /// costs more than is left, go on one instruction at a time.
+    /// Bulk work (buffer fills, copies, ...) costs a unit per 64 bytes on top.
     pub fn set_fuel(&mut self, fuel: Option<u64>) {
         self.hooks.fuel = fuel;
     }
@@ -405,26 +412,32 @@ impl Context {
     }
 
     /// Fails invocations still running at `deadline` with DEADLINE_EXCEEDED
-    /// (`None`: no deadline). The clock is read every 1024 instructions.
+    /// (`None`: no deadline). No loop reads the clock: a watchdog thread
+    /// (one for the process) raises the context's stop word when the
+    /// deadline comes, and the interpreter and compiled code see it at the
+    /// next loop back edge or call.
     pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
         self.hooks.deadline = deadline;
+        self.hooks.stop.arm(deadline);
         self.resources.set_deadline(deadline);
     }
 
-    /// A handle that stops this context's running invocation from another
-    /// thread (CANCELLED). Creating one switches to the hooked loop.
+    /// A handle that stops this context's running (or next) invocation
+    /// from another thread (CANCELLED), at its next loop back edge or call.
     pub fn interrupt_handle(&mut self) -> crate::debug::InterruptHandle {
-        let flag = self.hooks.interrupt.get_or_insert_with(Default::default);
-        self.resources.set_interrupt(flag);
-        crate::debug::InterruptHandle { flag: flag.clone() }
+        self.hooks.interruptible = true;
+        self.resources.set_interruptible();
+        crate::debug::InterruptHandle {
+            stop: self.hooks.stop.clone(),
+        }
     }
 
     /// Pauses this context's running invocation when `flag` turns true
     /// (`None`: no pause flag). The call returns [`CallState::Paused`] and
     /// [`Context::resume`] goes on; the flag is cleared when it is seen.
-    /// Unlike an observer it costs almost nothing: the plain loop checks it
-    /// at backward branches, calls and out-of-line instructions only (the
-    /// hooked loop before every instruction). Debuggers use it for Ctrl-C.
+    /// Unlike an observer it costs almost nothing: the loops check it at
+    /// backward branches and calls only, with the stop word (the hooked
+    /// loop before every instruction). Debuggers use it for Ctrl-C.
     pub fn set_pause_flag(&mut self, flag: Option<Arc<std::sync::atomic::AtomicBool>>) {
         self.hooks.pause = flag;
     }

@@ -11,14 +11,19 @@
 
 use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{CallState, Context, Registered};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use crate::jit::{Checks, JitEnv};
+use crate::program::runs::{self, RunRole, LONG_RUN};
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::tier::Tier;
 use crate::trap::Trap;
 use crate::values::{ElementType, Ref};
 
 use super::cmath::{self, Bin, Un};
-use super::{call, cast_f32_si32, div_zero, hooks, lround, slow, Stack, Suspended};
+use super::hooks::{self, LoopKind};
+use super::{call, cast_f32_si32, div_zero, lround, slow, Stack, Suspended};
 
 /// The current frame's instruction pointer and register windows.
 fn cursor(st: &mut Stack) -> (*const Inst, *mut u32, *mut Ref) {
@@ -89,38 +94,50 @@ fn global<const N: usize>(g: &mut [u8], off: u32) -> Option<&mut [u8; N]> {
     g.get_mut(off..off.checked_add(N)?)?.try_into().ok()
 }
 
-/// Runs the top frame in compiled code when its function is compiled (or
-/// hot enough to compile now) and its pc is a place compiled code starts
-/// at; true when it ran (the frame's pc is then the instruction compiled
-/// code stopped before, for the interpreter).
+/// What [`enter_compiled`] did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entered {
+    /// Nothing: no code for this place.
+    No,
+    /// Compiled code ran; the frame's pc is where it stopped.
+    Ran,
+    /// Compiled code ran and stopped where the fuel left does not pay for
+    /// the next run (uncharged): the hooked loop goes on from there.
+    FuelShort,
+}
+
+/// Runs the top frame in compiled code (the copy for `checks`) when its
+/// function is compiled (or hot enough to compile now) and its pc is a
+/// place compiled code starts at. On return the frame's pc is the
+/// instruction compiled code stopped before, for the interpreter.
 #[inline(never)]
-fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
+fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
     let Some(top) = ctx.stack.frames.last() else {
-        return false;
+        return Entered::No;
     };
     let (func, pc) = (top.func.get(), top.pc);
-    if func.jit.refused(Checks::None) {
-        return false;
+    if func.jit.refused(checks) {
+        return Entered::No;
     }
-    let code = match func.jit.code(Checks::None) {
+    let code = match func.jit.code(checks) {
         Some(code) => code,
         None => {
             if ctx.tier != Tier::Jit && !func.jit.heat_up(Tier::HOT_BACK_EDGES) {
-                return false;
+                return Entered::No;
             }
-            match func.jit.compile(func, ctx.tier == Tier::Jit, Checks::None) {
+            match func.jit.compile(func, ctx.tier == Tier::Jit, checks) {
                 Some(code) => code,
-                None => return false,
+                None => return Entered::No,
             }
         }
     };
     if !code.enters_at(pc, ctx.tier == Tier::Jit) {
-        return false;
+        return Entered::No;
     }
     let module = top.module as usize;
     let (_, regs, refs) = cursor(&mut ctx.stack);
     let Some(Registered::Bytecode(state)) = ctx.modules.get_mut(module) else {
-        return false;
+        return Entered::No;
     };
     let mut env = JitEnv {
         refs,
@@ -131,6 +148,10 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
         access_len: 0,
         types: state.types.as_ptr(),
         types_len: state.types.len(),
+        stop: ctx.hooks.stop.bits(),
+        pause: pause_word(&ctx.hooks.pause),
+        fuel: ctx.hooks.fuel.unwrap_or(u64::MAX),
+        fuel_short: 0,
     };
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
     // `func`, and `env` holds its module's globals and type table; nothing
@@ -141,7 +162,22 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
     if let Some(top) = ctx.stack.frames.last_mut() {
         top.pc = next;
     }
-    true
+    if let Some(f) = &mut ctx.hooks.fuel {
+        *f = env.fuel;
+    }
+    if env.fuel_short != 0 {
+        Entered::FuelShort
+    } else {
+        Entered::Ran
+    }
+}
+
+/// A pause flag that is never raised, for loops without one.
+static NEVER: AtomicBool = AtomicBool::new(false);
+
+/// The pause flag to poll: the one set, else [`NEVER`].
+fn pause_word(flag: &Option<Arc<AtomicBool>>) -> &AtomicBool {
+    flag.as_deref().unwrap_or(&NEVER)
 }
 
 #[cold]
@@ -151,81 +187,188 @@ fn fault(st: &mut Stack, ip: *const Inst, e: Trap) -> Trap {
     e
 }
 
+/// The fuel of the straight run from `ip`, an instruction of the top
+/// frame's function (`program::runs`).
+#[inline(always)]
+fn run_fuel(st: &Stack, ip: *const Inst) -> u64 {
+    // SAFETY: `ip` is an instruction of the top frame's code.
+    let n = unsafe { (*ip).run };
+    if n != LONG_RUN {
+        return n as u64;
+    }
+    long_run_fuel(st, ip)
+}
+
+#[cold]
+#[inline(never)]
+fn long_run_fuel(st: &Stack, ip: *const Inst) -> u64 {
+    let Some(top) = st.frames.last() else {
+        return LONG_RUN as u64;
+    };
+    // SAFETY: `ip` points into the top frame's code.
+    let k = unsafe { ip.offset_from(top.func.code.as_ptr()) } as usize;
+    top.func.runs.get(k).map_or(LONG_RUN as u64, |&n| n as u64)
+}
+
+/// After a trap at the instruction before `ip` in a fueled loop: gives
+/// back the fuel paid for the rest of its run, which did not execute, so
+/// the fuel left is what the hooked loop would leave.
+#[cold]
+#[inline(never)]
+fn refund_after_trap(ctx: &mut Context, ip: *const Inst) {
+    // SAFETY: `ip` is one past an instruction of the top frame's code.
+    let f = unsafe { ip.sub(1) };
+    // SAFETY: as above.
+    if runs::role(unsafe { (*f).op }) != RunRole::Alone {
+        let rest = run_fuel(&ctx.stack, f).saturating_sub(1);
+        ctx.hooks.return_fuel(rest);
+    }
+}
+
+/// Hands the top frame, stopped before an instruction whose run is not
+/// paid for, to the hooked loop, which charges one instruction at a time
+/// and so runs out of fuel at the exact instruction.
+#[cold]
+#[inline(never)]
+fn run_exact(ctx: &mut Context) -> Result<CallState, Trap> {
+    run_loop::<true, PLAIN, false>(ctx)
+}
+
+/// Stops before the top frame's pc for a pause; in a fueled loop the run
+/// paid for from there is given back first (a suspended call is never
+/// charged ahead: whichever loop resumes it charges).
+#[cold]
+#[inline(never)]
+fn pause_here(ctx: &mut Context, fueled: bool) -> Result<CallState, Trap> {
+    if fueled {
+        if let Some(top) = ctx.stack.frames.last() {
+            let ip = top.func.code.as_ptr().wrapping_add(top.pc as usize);
+            let paid = run_fuel(&ctx.stack, ip);
+            ctx.hooks.return_fuel(paid);
+        }
+    }
+    ctx.stack.suspended = Some(Suspended::Pause);
+    Ok(CallState::Paused)
+}
+
+/// Answers a raised stop word or pause flag: `Err` to end the invocation
+/// (interrupt, deadline), `Ok(true)` to pause, `Ok(false)` when the word
+/// was stale.
+#[cold]
+#[inline(never)]
+fn attend(ctx: &mut Context) -> Result<bool, Trap> {
+    if ctx.hooks.stop.raised() {
+        ctx.hooks.check_stop()?;
+    }
+    if let Some(p) = &ctx.hooks.pause {
+        if p.swap(false, Ordering::Relaxed) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Runs the top frame until the entry frame returns, the program yields or
-/// pauses, or something fails. The hooked copy of the loop (fuel, deadline,
-/// interrupt, observer) is used only while a hook is set, so the plain copy
-/// carries no per-instruction check.
+/// pauses, or something fails, in the copy of the loop the context's
+/// settings need ([`LoopKind`]): the plain one checks nothing; the polled
+/// one reads the stop word and pause flag at back edges and calls; the
+/// fueled one also charges fuel per straight run; the hooked one runs an
+/// observer before every instruction. The first three enter compiled code
+/// (the copy with the same checks) unless the tier is `Interp`.
 pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
     // Buffer leases taken by this run go back when the outermost run on
     // this thread returns (vm/values/buffer/lease.rs).
     let _run = crate::values::buffer::lease::RunGuard::enter();
-    if ctx.hooks.active() {
-        run_loop::<true, false, NO_JIT>(ctx)
-    } else if ctx.hooks.pause.is_some() {
-        run_loop::<false, true, NO_JIT>(ctx)
-    } else if ctx.tier != Tier::Interp && crate::jit::available() {
-        if ctx.tier == Tier::Jit {
-            run_loop::<false, false, JIT_EAGER>(ctx)
-        } else {
-            run_loop::<false, false, JIT_HOT>(ctx)
+    let jit = ctx.tier != Tier::Interp && crate::jit::available();
+    match ctx.hooks.loop_kind() {
+        LoopKind::Hooked => run_loop::<true, PLAIN, false>(ctx),
+        LoopKind::Plain if jit => run_loop::<false, PLAIN, true>(ctx),
+        LoopKind::Plain => run_loop::<false, PLAIN, false>(ctx),
+        LoopKind::Polled if jit => run_loop::<false, POLLED, true>(ctx),
+        LoopKind::Polled => run_loop::<false, POLLED, false>(ctx),
+        LoopKind::Fueled => {
+            // A call starts (or resumes) with its first run unpaid.
+            let Some(top) = ctx.stack.frames.last() else {
+                return run_loop::<true, PLAIN, false>(ctx);
+            };
+            let ip = top.func.code.as_ptr().wrapping_add(top.pc as usize);
+            if !ctx.hooks.take_fuel(run_fuel(&ctx.stack, ip)) {
+                return run_exact(ctx);
+            }
+            if jit {
+                run_loop::<false, FUELED, true>(ctx)
+            } else {
+                run_loop::<false, FUELED, false>(ctx)
+            }
         }
-    } else {
-        run_loop::<false, false, NO_JIT>(ctx)
     }
 }
 
-/// Whether a pause was asked for (and takes the request).
-#[inline(always)]
-fn pause_requested(flag: &Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -> bool {
-    use std::sync::atomic::Ordering;
-    match flag {
-        Some(f) if f.load(Ordering::Relaxed) => {
-            f.store(false, Ordering::Relaxed);
-            true
-        }
-        _ => false,
-    }
-}
-
-/// `run_loop`'s `JIT`: interpret only.
-const NO_JIT: u8 = 0;
-/// Enter compiled code at hot loops (`Tier::Auto`).
-const JIT_HOT: u8 = 1;
-/// Enter compiled code at every function entry and loop (`Tier::Jit`).
-const JIT_EAGER: u8 = 2;
+/// `run_loop`'s `LIMITS`: nothing is checked.
+const PLAIN: u8 = 0;
+/// The stop word and pause flag are polled at back edges and calls.
+const POLLED: u8 = 1;
+/// Polled, and fuel is charged per straight run.
+const FUELED: u8 = 2;
 
 /// The loop. `HOOKED`: the per-instruction hooks run before each
-/// instruction. `POLL` (plain loop only): the pause flag is polled at
-/// backward branches, calls and after out-of-line instructions, so a
-/// debugger can stop a running program without the hooks' cost. `JIT`
-/// (plain loop only): leave for compiled code (`vm/jit`) at loop back
-/// edges, and with `JIT_EAGER` at calls, of functions that have it.
-fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
+/// instruction (`LIMITS` is then `PLAIN` and `JIT` false: the hooks check
+/// everything). `LIMITS` (see [`run`]): what the fast loop checks. `JIT`:
+/// leave for compiled code (`vm/jit`) at loop back edges, and with
+/// `Tier::Jit` at calls, of functions that have it.
+fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
     ctx: &mut Context,
 ) -> Result<CallState, Trap> {
     // This thread's buffer-lease token, read once (vm/values/buffer/lease.rs).
     let token = crate::values::buffer::lease::token();
-    let pause = if POLL { ctx.hooks.pause.clone() } else { None };
+    let checks = if LIMITS == PLAIN {
+        Checks::None
+    } else {
+        Checks::Limits
+    };
+    let eager = ctx.tier == Tier::Jit;
+    let stop = ctx.hooks.stop.clone();
+    let pause_flag = ctx.hooks.pause.clone();
+    let pause = pause_word(&pause_flag);
+    let fueled = LIMITS == FUELED;
+    // Whether to stop: one load of each word.
+    let raised = || stop.raised() || pause.load(Ordering::Relaxed);
     // JIT: set after compiled code returns, so that the instruction it
     // stopped before runs here before compiled code is entered again.
     let mut interpret_next = false;
     loop {
-        if POLL && pause_requested(&pause) {
-            ctx.stack.suspended = Some(Suspended::Pause);
-            return Ok(CallState::Paused);
+        if LIMITS != PLAIN && raised() {
+            match attend(ctx) {
+                Ok(false) => {}
+                Ok(true) => return pause_here(ctx, fueled),
+                Err(e) => return Err(e),
+            }
         }
         // JIT: whether to leave for compiled code at back edges (and, with
         // `Tier::Jit`, at calls) of the top frame's function.
         let mut jit_here = false;
-        if JIT != NO_JIT {
+        if JIT {
             if interpret_next {
                 interpret_next = false;
             } else {
-                interpret_next = enter_compiled(ctx, token);
+                match enter_compiled(ctx, token, checks) {
+                    Entered::No => {}
+                    Entered::Ran => {
+                        interpret_next = true;
+                        if LIMITS != PLAIN && raised() {
+                            // Compiled code stopped at a back edge for it.
+                            continue;
+                        }
+                    }
+                    Entered::FuelShort => return run_exact(ctx),
+                }
             }
-            let eager = JIT == JIT_EAGER;
             jit_here = ctx.stack.frames.last().is_some_and(|f| {
-                !f.func.jit.refused(Checks::None) && f.func.jit.code(Checks::None).is_none_or(|c| eager || c.has_loop_heads)
+                !f.func.jit.refused(checks)
+                    && f.func
+                        .jit
+                        .code(checks)
+                        .is_none_or(|c| eager || c.has_loop_heads)
             });
         }
         let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);
@@ -237,7 +380,49 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                 ($e:expr) => {
                     match $e {
                         Ok(v) => v,
-                        Err(e) => return Err(fault(&mut ctx.stack, ip, e)),
+                        Err(e) => {
+                            if fueled {
+                                refund_after_trap(ctx, ip);
+                            }
+                            return Err(fault(&mut ctx.stack, ip, e));
+                        }
+                    }
+                };
+            }
+            // Fueled loop: pays for the run at `ip` (where control just
+            // arrived by a branch, call or return), or hands the frame,
+            // stopped there, to the hooked loop.
+            macro_rules! pay_run {
+                () => {
+                    if fueled && !ctx.hooks.take_fuel(run_fuel(&ctx.stack, ip)) {
+                        save_ip(&mut ctx.stack, ip);
+                        return run_exact(ctx);
+                    }
+                };
+            }
+            // Fueled loop: pays the one unit of an instruction that stands
+            // alone (`program::runs`), or hands the frame, stopped before
+            // it at `$at`, to the hooked loop.
+            macro_rules! pay_alone {
+                ($at:expr) => {
+                    if fueled && !ctx.hooks.take_fuel(1) {
+                        save_ip(&mut ctx.stack, $at);
+                        return run_exact(ctx);
+                    }
+                };
+            }
+            // Polled loops: stops here (a back edge taken or a call
+            // entered; `ip` is where the frame goes on) when the stop word
+            // or pause flag is raised.
+            macro_rules! poll {
+                () => {
+                    if LIMITS != PLAIN && raised() {
+                        save_ip(&mut ctx.stack, ip);
+                        match attend(ctx) {
+                            Ok(false) => {}
+                            Ok(true) => return pause_here(ctx, fueled),
+                            Err(e) => return Err(e),
+                        }
                     }
                 };
             }
@@ -249,17 +434,16 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                     // instruction of this function; `rel` is its byte distance
                     // from the branch at `$at` (program::fuse::relativize_branches).
                     ip = unsafe { $at.byte_offset($rel as i32 as isize) };
-                    if JIT != NO_JIT && jit_here && ($rel as i32) < 0 {
-                        // A loop's back edge: compiled code (once hot) takes it
-                        // from the loop head.
-                        save_ip(&mut ctx.stack, ip);
-                        break 'dispatch;
-                    }
-                    if POLL && ($rel as i32) < 0 && pause_requested(&pause) {
-                        // Stop before the target: the branch is complete.
-                        save_ip(&mut ctx.stack, ip);
-                        ctx.stack.suspended = Some(Suspended::Pause);
-                        return Ok(CallState::Paused);
+                    pay_run!();
+                    // A back edge (a block branching to itself included).
+                    if ($rel as i32) <= 0 {
+                        poll!();
+                        if JIT && jit_here {
+                            // A loop's back edge: compiled code (once hot) takes it
+                            // from the loop head.
+                            save_ip(&mut ctx.stack, ip);
+                            break 'dispatch;
+                        }
                     }
                 }};
             }
@@ -326,14 +510,45 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
             }
             // Runs `$i` through the slow path, then leaves the inner loop to
             // reload the cursor from the top frame.
+            // An instruction that stands alone (`program::runs`) pays its
+            // unit before it runs and the run it leads to after; the others
+            // were paid for with their run.
             macro_rules! out_of_line {
                 ($i:expr) => {{
+                    let alone = fueled && runs::role($i.op) == RunRole::Alone;
+                    if alone {
+                        // `$i` is the instruction at `at`.
+                        pay_alone!(std::ptr::from_ref($i));
+                    }
                     save_ip(&mut ctx.stack, ip);
-                    match slow::step(ctx, *$i)? {
-                        Some(state) => return Ok(state),
-                        None => break,
+                    match slow::step(ctx, *$i) {
+                        Err(e) => {
+                            if fueled {
+                                refund_after_trap(ctx, ip);
+                            }
+                            return Err(e);
+                        }
+                        Ok(Some(state)) => return Ok(state),
+                        Ok(None) => {
+                            if alone {
+                                pay_top_run!();
+                            }
+                            break;
+                        }
                     }
                 }};
+            }
+            // Fueled loop: pays for the run at the top frame's pc (after an
+            // instruction that may have changed frames).
+            macro_rules! pay_top_run {
+                () => {
+                    if fueled {
+                        let (next, _, _) = cursor(&mut ctx.stack);
+                        if !ctx.hooks.take_fuel(run_fuel(&ctx.stack, next)) {
+                            return run_exact(ctx);
+                        }
+                    }
+                };
             }
             let at = ip;
             if HOOKED {
@@ -875,34 +1090,44 @@ fn run_loop<const HOOKED: bool, const POLL: bool, const JIT: u8>(
                 Opcode::CmpNanF64 => wi!(i.b, rd!(i.a).is_nan() as i32),
                 // ---- calls within the module, returns (see `call`) -------------------------
                 Opcode::Call if i.x & IMPORT_ORDINAL_BIT == 0 => {
+                    pay_alone!(at);
                     (ip, regs, refs) = tri!(call::enter(ctx, i, ip));
-                    if JIT == JIT_EAGER {
+                    // Stops before the callee's first instruction.
+                    pay_run!();
+                    poll!();
+                    if JIT && eager {
                         // Compile and enter every function at its entry.
                         save_ip(&mut ctx.stack, ip);
                         break 'dispatch;
                     }
-                    if POLL && pause_requested(&pause) {
-                        // Stop before the callee's first instruction.
-                        save_ip(&mut ctx.stack, ip);
-                        ctx.stack.suspended = Some(Suspended::Pause);
-                        return Ok(CallState::Paused);
-                    }
                 }
                 Opcode::Call => {
+                    pay_alone!(at);
                     save_ip(&mut ctx.stack, ip);
                     if tri!(call::enter_import(ctx, i)) {
                         // Go on in the callee's frame.
+                        pay_top_run!();
                         break;
                     }
-                    match slow::step(ctx, *i)? {
-                        Some(state) => return Ok(state),
-                        None => break,
+                    match slow::step(ctx, *i) {
+                        Err(e) => return Err(e),
+                        Ok(Some(state)) => return Ok(state),
+                        Ok(None) => {
+                            pay_top_run!();
+                            break;
+                        }
                     }
                 }
-                Opcode::Return => match tri!(call::leave(ctx, i)) {
-                    Ok(cursor) => (ip, regs, refs) = cursor,
-                    Err(state) => return Ok(state),
-                },
+                Opcode::Return => {
+                    pay_alone!(at);
+                    match tri!(call::leave(ctx, i)) {
+                        Ok(cursor) => {
+                            (ip, regs, refs) = cursor;
+                            pay_run!();
+                        }
+                        Err(state) => return Ok(state),
+                    }
+                }
                 // Globals of 32 and 64 bits in place; an offset outside
                 // the module's storage goes out of line, where it traps.
                 Opcode::GlobalLoadI32 | Opcode::GlobalLoadF32 => {

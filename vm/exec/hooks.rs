@@ -1,5 +1,7 @@
-//! The per-instruction hook of the hooked copy of the dispatch loop: fuel,
-//! deadline, interrupt flag and observer (see `crate::debug`).
+//! The per-instruction hook of the hooked copy of the dispatch loop
+//! (observers, and fuel counted one instruction at a time when a fast path
+//! finds too little left for a whole run), and the limits every loop
+//! shares: fuel, deadline, interrupt and pause.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -8,10 +10,8 @@ use std::time::Instant;
 use crate::context::{Context, Registered};
 use crate::debug::{Control, ExecView, Observer};
 use crate::program::Inst;
+use crate::stop::StopWord;
 use crate::trap::{StatusCode, Trap};
-
-/// How often (in instructions) the deadline reads the clock.
-const DEADLINE_POLL: u32 = 1024;
 
 /// Limits and observers of a context's invocations.
 #[derive(Default)]
@@ -20,26 +20,75 @@ pub(crate) struct Hooks {
     pub fuel: Option<u64>,
     /// Wall-clock limit of an invocation, as an instant.
     pub deadline: Option<Instant>,
-    /// Set by an [`crate::debug::InterruptHandle`].
-    pub interrupt: Option<Arc<AtomicBool>>,
+    /// The word the loops poll at back edges and calls (`crate::stop`):
+    /// the context's own, or while it runs on another's behalf, that one's.
+    pub stop: Arc<StopWord>,
+    /// Whether an [`crate::debug::InterruptHandle`] was handed out, so the
+    /// word must be polled even without a deadline.
+    pub interruptible: bool,
     pub observer: Option<Box<dyn Observer>>,
-    /// Set to ask for a pause ([`crate::Context::set_pause_flag`]). It does
-    /// not make the hooked loop needed: the plain loop has a copy that
-    /// polls it at backward branches and calls.
+    /// Set to ask for a pause ([`crate::Context::set_pause_flag`]), polled
+    /// with the stop word.
     pub pause: Option<Arc<AtomicBool>>,
     /// The next instruction is the one a pause stopped at: do not ask the
     /// observer about it again.
     pub resume_quietly: bool,
-    tick: u32,
+}
+
+/// Which loop a context's invocations need.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum LoopKind {
+    /// No limit, observer or pause flag: nothing is checked.
+    Plain,
+    /// The stop word and pause flag are polled at back edges and calls.
+    Polled,
+    /// Polled, and fuel is charged per straight run (`program::runs`).
+    Fueled,
+    /// An observer sees every instruction (the hooked loop).
+    Hooked,
 }
 
 impl Hooks {
-    /// Whether the hooked loop is needed.
-    pub fn active(&self) -> bool {
-        self.fuel.is_some()
-            || self.deadline.is_some()
-            || self.interrupt.is_some()
-            || self.observer.is_some()
+    /// The loop the current settings need.
+    pub fn loop_kind(&self) -> LoopKind {
+        if self.observer.is_some() {
+            LoopKind::Hooked
+        } else if self.fuel.is_some() {
+            LoopKind::Fueled
+        } else if self.deadline.is_some() || self.interruptible || self.pause.is_some() {
+            LoopKind::Polled
+        } else {
+            LoopKind::Plain
+        }
+    }
+
+    /// Takes `n` units of fuel if that many are left (always, without a
+    /// fuel budget).
+    #[inline(always)]
+    pub fn take_fuel(&mut self, n: u64) -> bool {
+        match &mut self.fuel {
+            Some(f) if *f >= n => {
+                *f -= n;
+                true
+            }
+            Some(_) => false,
+            None => true,
+        }
+    }
+
+    /// Gives back `n` units taken for instructions that did not run.
+    #[cold]
+    pub fn return_fuel(&mut self, n: u64) {
+        if let Some(f) = &mut self.fuel {
+            *f = f.saturating_add(n);
+        }
+    }
+
+    /// What a raised stop word asks for (see [`StopWord::check`]).
+    #[cold]
+    #[inline(never)]
+    pub fn check_stop(&self) -> Result<(), Trap> {
+        self.stop.check(self.deadline)
     }
 }
 
@@ -48,8 +97,7 @@ impl Hooks {
 /// instruction's own.
 pub(crate) const BULK_BYTES_PER_FUEL: u64 = 64;
 
-/// Bulk work of at least this many bytes makes the next instruction read
-/// the clock (instead of waiting for the next [`DEADLINE_POLL`] tick).
+/// Bulk work of at least this many bytes reads the clock before it starts.
 const BULK_CLOCK_BYTES: u64 = 1 << 20;
 
 impl Hooks {
@@ -59,7 +107,7 @@ impl Hooks {
     /// when the work is large. Nothing to do without hooks.
     #[inline]
     pub(crate) fn charge_bulk(&mut self, bytes: u64) -> Result<(), Trap> {
-        if bytes < BULK_BYTES_PER_FUEL || !self.active() {
+        if bytes < BULK_BYTES_PER_FUEL || (self.fuel.is_none() && self.deadline.is_none()) {
             return Ok(());
         }
         self.charge_bulk_slow(bytes)
@@ -87,8 +135,6 @@ impl Hooks {
                 if Instant::now() >= deadline {
                     return Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
                 }
-                // Read the clock again right after the work.
-                self.tick = DEADLINE_POLL - 1;
             }
         }
         Ok(())
@@ -108,18 +154,8 @@ impl Hooks {
             }
             *fuel -= 1;
         }
-        if let Some(flag) = &self.interrupt {
-            if flag.swap(false, Ordering::Relaxed) {
-                return Err(Trap::new(
-                    StatusCode::Cancelled,
-                    "interrupted by the embedder",
-                ));
-            }
-        }
-        if let Some(deadline) = self.deadline {
-            if Instant::now() >= deadline {
-                return Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
-            }
+        if self.stop.raised() {
+            self.check_stop()?;
         }
         Ok(())
     }
@@ -139,23 +175,15 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
         }
         *fuel -= 1;
     }
-    if let Some(flag) = &hooks.interrupt {
-        if flag.swap(false, Ordering::Relaxed) {
-            return Err(Trap::new(
-                StatusCode::Cancelled,
-                "interrupted by the embedder",
-            ));
-        }
-    }
-    if let Some(deadline) = hooks.deadline {
-        hooks.tick = hooks.tick.wrapping_add(1);
-        if hooks.tick % DEADLINE_POLL == 0 && Instant::now() >= deadline {
-            return Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
-        }
+    if hooks.stop.raised() {
+        hooks.check_stop()?;
     }
     if let Some(p) = &hooks.pause {
         if p.load(Ordering::Relaxed) {
             p.store(false, Ordering::Relaxed);
+            // The instruction does not run now: its unit is taken again
+            // when it does.
+            hooks.return_fuel(1);
             return Ok(true);
         }
     }
@@ -208,5 +236,8 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
         }
     };
     ctx.hooks.observer = Some(observer);
+    if control == Control::Pause {
+        ctx.hooks.return_fuel(1);
+    }
     Ok(control == Control::Pause)
 }

@@ -51,6 +51,17 @@ pub(crate) struct JitEnv {
     pub types: *const crate::values::TypeDef,
     /// Its length.
     pub types_len: usize,
+    /// The context's stop word (`crate::stop`), polled at back edges by
+    /// code with [`Checks::Limits`].
+    pub stop: *const std::sync::atomic::AtomicU32,
+    /// The pause flag polled with it.
+    pub pause: *const std::sync::atomic::AtomicBool,
+    /// Fuel left (in and out; `u64::MAX` without a budget), charged per
+    /// straight run by code with [`Checks::Limits`].
+    pub fuel: u64,
+    /// Set when the code stopped because the fuel left did not pay for the
+    /// next run (which is then not charged).
+    pub fuel_short: u32,
 }
 
 /// A compiled function's entry: `(i32 window, env, start index) -> index of
@@ -113,7 +124,6 @@ impl JitCode {
 /// charged per straight run of instructions, the stop word polled at loop
 /// back edges). A context without limits never pays for them.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[expect(dead_code, reason = "the interpreter's limited loops use Limits in the next commit")]
 pub(crate) enum Checks {
     /// No fuel, deadline, interrupt or pause is set.
     None = 0,
@@ -140,7 +150,12 @@ impl std::fmt::Debug for JitSlot {
             Some(None) => "interpreted",
             Some(Some(_)) => "compiled",
         };
-        write!(f, "{} / {} with limits", state(&self.code[0]), state(&self.code[1]))
+        write!(
+            f,
+            "{} / {} with limits",
+            state(&self.code[0]),
+            state(&self.code[1])
+        )
     }
 }
 
@@ -153,7 +168,9 @@ impl JitSlot {
 
     /// Every copy compiled so far.
     pub fn codes(&self) -> impl Iterator<Item = &JitCode> {
-        self.code.iter().filter_map(|c| c.get().and_then(Option::as_ref))
+        self.code
+            .iter()
+            .filter_map(|c| c.get().and_then(Option::as_ref))
     }
 
     /// Whether compiling for `checks` was tried and failed (or is

@@ -412,9 +412,6 @@ pub(super) fn translated(op: Opcode) -> bool {
 /// (`Tier::Jit`); otherwise only at the loop heads `Tier::Auto` enters,
 /// and the code nothing else reaches is left out.
 pub(super) fn compile(func: &Function, eager: bool, checks: Checks) -> Option<JitCode> {
-    // The limit checks are emitted by a later commit; until then both
-    // copies are the same code.
-    let _ = checks;
     let isa = isa()?;
     let code = &func.code[..];
     let guard = func.guard as usize;
@@ -429,7 +426,7 @@ pub(super) fn compile(func: &Function, eager: bool, checks: Checks) -> Option<Ji
     } else {
         heads.clone()
     };
-    let clif = emit_ir(func, isa, &starts, &entries);
+    let clif = emit_ir(func, isa, &starts, &entries, checks);
     let (mem, entry, size) = emit_machine_code(clif, isa)?;
     Some(JitCode {
         _mem: mem,
@@ -603,6 +600,7 @@ fn emit_ir(
     isa: &OwnedTargetIsa,
     starts: &[bool],
     entries: &[bool],
+    checks: Checks,
 ) -> cranelift_codegen::ir::Function {
     let code = &func.code[..];
     let guard = func.guard as usize;
@@ -627,6 +625,7 @@ fn emit_ir(
     load_window(&mut b, regs, &views[..n32]);
     clear_buffer_vars(&mut b, &buffers, n32, ptr);
     let (rwdata, rwdata_len) = load_globals(&mut b, env, ptr);
+    let limits = (checks == Checks::Limits).then(|| load_limits(&mut b, env, ptr, n32));
     let blocks = create_blocks(&mut b, &starts[..guard]);
     dispatch_on_start(&mut b, &blocks, &entries[..guard], start);
 
@@ -642,6 +641,9 @@ fn emit_ir(
         cur: 0,
         writes: Vec::new(),
         aux: &func.aux,
+        limits,
+        runs: &func.runs,
+        short_exits: Vec::new(),
     };
     t.body(code, guard, &blocks, rwdata, rwdata_len);
     t.fill_exits(func);
@@ -806,6 +808,48 @@ struct Tx<'a, 'v> {
     writes: Vec<(usize, u16)>,
     /// The function's aux records (`vm.discard.refs` lists).
     aux: &'v [u32],
+    /// With [`Checks::Limits`]: where the stop word and pause flag are,
+    /// and the fuel variable.
+    limits: Option<Limits>,
+    /// The function's run lengths (`program::runs`), the fuel each edge
+    /// charges.
+    runs: &'v [u32],
+    /// Exits that set `JitEnv::fuel_short` first, with their index.
+    short_exits: Vec<(Block, usize)>,
+}
+
+/// What code with [`Checks::Limits`] keeps of the limits.
+#[derive(Clone, Copy)]
+struct Limits {
+    /// The address of the stop word (`crate::stop`).
+    stop: Value,
+    /// The address of the pause flag.
+    pause: Value,
+    /// The fuel left (loaded at entry, stored back at every exit).
+    fuel: Variable,
+}
+
+/// Loads what [`Limits`] keeps from the env at the entry; the fuel
+/// variable is numbered after the slot views (in the gap before the
+/// buffer variables).
+fn load_limits(b: &mut FunctionBuilder, env: Value, ptr: Type, n32: usize) -> Limits {
+    let flags = MemFlags::trusted().with_readonly();
+    let stop = b
+        .ins()
+        .load(ptr, flags, env, std::mem::offset_of!(JitEnv, stop) as i32);
+    let pause = b
+        .ins()
+        .load(ptr, flags, env, std::mem::offset_of!(JitEnv, pause) as i32);
+    let fuel = Variable::from_u32((n32 * 4) as u32);
+    b.declare_var(fuel, types::I64);
+    let f = b.ins().load(
+        types::I64,
+        MemFlags::trusted(),
+        env,
+        std::mem::offset_of!(JitEnv, fuel) as i32,
+    );
+    b.def_var(fuel, f);
+    Limits { stop, pause, fuel }
 }
 
 impl Tx<'_, '_> {
@@ -999,6 +1043,18 @@ impl Tx<'_, '_> {
     /// Emits every exit: the stores of the registers the interpreter
     /// needs from there (`writeback::plan`), then the return of its index.
     fn fill_exits(&mut self, func: &Function) {
+        for (blk, k) in std::mem::take(&mut self.short_exits) {
+            self.b.switch_to_block(blk);
+            let one = self.b.ins().iconst(types::I32, 1);
+            self.b.ins().store(
+                MemFlags::trusted(),
+                one,
+                self.env,
+                std::mem::offset_of!(JitEnv, fuel_short) as i32,
+            );
+            let out = self.exits[&k];
+            self.b.ins().jump(out, &[]);
+        }
         let mut exits: Vec<(usize, Block)> = self.exits.drain().collect();
         exits.sort_unstable();
         let at: Vec<usize> = exits.iter().map(|e| e.0).collect();
@@ -1035,6 +1091,15 @@ impl Tx<'_, '_> {
                 };
                 self.b.ins().store(MemFlags::trusted(), v, self.regs, off);
                 j += 1;
+            }
+            if let Some(l) = self.limits {
+                let fuel = self.b.use_var(l.fuel);
+                self.b.ins().store(
+                    MemFlags::trusted(),
+                    fuel,
+                    self.env,
+                    std::mem::offset_of!(JitEnv, fuel) as i32,
+                );
             }
             let v = self.b.ins().iconst(types::I32, k as i64);
             self.b.ins().return_(&[v]);
@@ -1094,13 +1159,48 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Emits the jump of an edge (with its block arguments).
+    /// Emits the jump of an edge (with its block arguments). With
+    /// [`Checks::Limits`] the edge then pays for the run at its target
+    /// (leaving there unpaid, for the hooked loop, when the fuel left does
+    /// not), and a back edge polls the stop word and pause flag (leaving at
+    /// its target when either is raised).
     fn edge(&mut self, e: &Edge, blocks: &HashMap<usize, Block>) {
         if let Some(pairs) = &e.remap {
             self.remap(pairs);
         }
+        if let Some(l) = self.limits {
+            let cost = i64::from(self.runs.get(e.to).copied().unwrap_or(0));
+            let fuel = self.b.use_var(l.fuel);
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
+            let out = self.fuel_short_exit(e.to);
+            let paid = self.b.create_block();
+            self.b.ins().brif(short, out, &[], paid, &[]);
+            self.b.switch_to_block(paid);
+            let left = self.b.ins().iadd_imm(fuel, -cost);
+            self.b.def_var(l.fuel, left);
+            if e.to <= self.cur {
+                let flags = MemFlags::new().with_notrap();
+                let stop = self.b.ins().load(types::I32, flags, l.stop, 0);
+                let pause = self.b.ins().uload8(types::I32, flags, l.pause, 0);
+                let raised = self.b.ins().bor(stop, pause);
+                self.exit_if(raised, e.to);
+            }
+        }
         let blk = blocks[&e.to];
         self.b.ins().jump(blk, &[]);
+    }
+
+    /// A block that leaves at `k` with `JitEnv::fuel_short` set (filled
+    /// by [`Tx::fill_exits`]).
+    fn fuel_short_exit(&mut self, k: usize) -> Block {
+        if let Some(&(blk, _)) = self.short_exits.iter().find(|e| e.1 == k) {
+            return blk;
+        }
+        self.exit(k);
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.short_exits.push((blk, k));
+        blk
     }
 
     fn call(
@@ -1506,8 +1606,8 @@ impl Tx<'_, '_> {
                 let dest: Vec<(ClBlock, bool)> = es
                     .iter()
                     .map(|e| match e.remap {
-                        None => (blocks[&e.to], false),
-                        Some(_) => (self.b.create_block(), true),
+                        None if self.limits.is_none() => (blocks[&e.to], false),
+                        _ => (self.b.create_block(), true),
                     })
                     .collect();
                 self.b.ins().brif(c, dest[0].0, &[], dest[1].0, &[]);

@@ -502,6 +502,7 @@ mod tests {
             d: 0,
             x,
             y: NONE,
+            run: 0,
         }
     }
 

@@ -30,6 +30,7 @@
 
 mod fuse;
 mod lower;
+pub(crate) mod runs;
 mod signature;
 mod verify;
 
@@ -52,6 +53,10 @@ pub(crate) struct Inst {
     pub d: u16,
     pub x: u32,
     pub y: u32,
+    /// Instructions from this one to the end of its straight run, the fuel
+    /// the fast paths charge on arriving here ([`runs`]; [`runs::LONG_RUN`]:
+    /// see [`Function::runs`]). Fills the padding after `op`.
+    pub run: u16,
 }
 
 impl Inst {
@@ -65,9 +70,13 @@ impl Inst {
             d: 0,
             x: NONE,
             y: NONE,
+            run: 0,
         }
     }
 }
+
+// The run length fills padding: an instruction stays 20 bytes.
+const _: () = assert!(std::mem::size_of::<Inst>() == 20);
 
 /// "No remap" marker in the 16-bit remap fields of conditional branches.
 pub(crate) const NO_REMAP: u16 = u16::MAX;
@@ -109,6 +118,8 @@ pub(crate) struct Function {
     pub arg_kinds: Box<[u8]>,
     /// Flattened result kinds of the signature.
     pub result_kinds: Box<[u8]>,
+    /// Every instruction's run length in full ([`Inst::run`], [`runs`]).
+    pub runs: Box<[u32]>,
 }
 
 /// Reads list `k` (0-based) of the aux record at `rec`.
@@ -162,9 +173,11 @@ pub(crate) fn compile(
 
 /// The compiled function: the builder's code and records, with what calls
 /// need of its signature.
-fn finish(b: Builder<'_>, guard: usize) -> Function {
+fn finish(mut b: Builder<'_>, guard: usize) -> Function {
+    let runs = runs::mark_runs(&mut b.code);
     let sig = b.sig;
     Function {
+        runs,
         code: b.code,
         aux: b.aux,
         strings: b.strings,

@@ -1,0 +1,112 @@
+//! Straight runs, the unit in which the fast loops and compiled code charge
+//! fuel (`Context::set_fuel`).
+//!
+//! Fuel is one unit per executed instruction of the lowered code (remap
+//! stubs included), as the hooked loop counts it, one at a time. The fast
+//! paths count whole runs instead: a *run* is a maximal sequence of
+//! [`RunRole::Straight`] instructions that control enters only at its top or
+//! by falling through, ending at the first branch ([`RunRole::Ends`]) or
+//! just before an instruction that stands alone ([`RunRole::Alone`]: calls,
+//! returns, yields, bulk work, table branches, the guard). Each
+//! instruction's [`Inst::run`] is the number of instructions from it to the
+//! end of its run, so control arriving at `pc` by a branch, a call, a
+//! return or after an instruction that stands alone is charged `run[pc]`
+//! at once, and everything up to the next such point is paid for. Alone
+//! instructions charge their own unit, and the run after them, themselves.
+//!
+//! When the fuel left is less than a charge, the fast path stops before
+//! charging and the hooked loop takes over, charging one instruction at a
+//! time: fuel runs out at the same instruction in every engine.
+
+use crate::bytecode::isa::Opcode;
+
+use super::Inst;
+
+/// How an instruction takes part in straight runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum RunRole {
+    /// Inside a run: falls through to the next instruction (or traps).
+    Straight,
+    /// Ends the run it is in: a branch the fast loop takes inline.
+    Ends,
+    /// In no run: charges its own unit, and the run it leads to, itself.
+    Alone,
+}
+
+/// The role of `op` (an opcode of lowered code, fused ones included).
+pub(crate) fn role(op: Opcode) -> RunRole {
+    use Opcode::*;
+    match op {
+        Br | CondBr => RunRole::Ends,
+        // Leave the frame or run other code.
+        Call | CallVariadic | CallYieldable | CallVariadicYieldable | Return | Yield => {
+            RunRole::Alone
+        }
+        // Charge fuel for their bytes (`Hooks::charge_bulk`).
+        BufferAlloc | BufferClone | BufferCopy | BufferCompare | BufferFillI8 | BufferFillI16
+        | BufferFillI32 | BufferFillI64 | BufferFillF32 | BufferFillF64 | BufferHash
+        | ListAlloc | ListReserve | ListResize => RunRole::Alone,
+        // A branch taken out of line, a pause, a failure, and the guard
+        // that ends every body.
+        BrTable | CondBreak | Break | Fail | Block => RunRole::Alone,
+        _ => RunRole::Straight,
+    }
+}
+
+/// [`Inst::run`] when the run is longer than it holds: read
+/// [`super::Function::runs`] instead.
+pub(crate) const LONG_RUN: u16 = u16::MAX;
+
+/// Computes every instruction's run length (see the module doc) into
+/// `code[k].run` (saturated at [`LONG_RUN`]) and returns them in full.
+pub(super) fn mark_runs(code: &mut [Inst]) -> Box<[u32]> {
+    let mut runs = vec![0u32; code.len()];
+    let mut next = 0u32;
+    for k in (0..code.len()).rev() {
+        let n = match role(code[k].op) {
+            RunRole::Alone => 0,
+            RunRole::Ends => 1,
+            RunRole::Straight => next.saturating_add(1),
+        };
+        runs[k] = n;
+        code[k].run = u16::try_from(n).unwrap_or(LONG_RUN).min(LONG_RUN);
+        next = n;
+    }
+    runs.into_boxed_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_count_to_the_branch_and_stop_before_alone_instructions() {
+        let ops = [
+            Opcode::ConstI32Zero,
+            Opcode::AddI32,
+            Opcode::Call,
+            Opcode::AddI32,
+            Opcode::CondBr,
+            Opcode::AddI32,
+            Opcode::Br,
+            Opcode::Block,
+        ];
+        let mut code: Vec<Inst> = ops.iter().map(|&op| Inst::new(op)).collect();
+        let runs = mark_runs(&mut code);
+        assert_eq!(&runs[..], &[2, 1, 0, 2, 1, 2, 1, 0]);
+        assert!(code
+            .iter()
+            .zip(runs.iter())
+            .all(|(i, &r)| i.run as u32 == r));
+    }
+
+    #[test]
+    fn long_runs_saturate_in_the_instruction() {
+        let mut code = vec![Inst::new(Opcode::AddI32); 70_000];
+        code.push(Inst::new(Opcode::Br));
+        let runs = mark_runs(&mut code);
+        assert_eq!(runs[0], 70_001);
+        assert_eq!(code[0].run, LONG_RUN);
+        assert_eq!(code[70_000 - 10].run, 11);
+    }
+}
