@@ -765,3 +765,302 @@ fn truncating_the_module_file_while_running_is_harmless() {
     assert_eq!(status.code(), Some(0), "stdout {rest}");
     assert!(rest.contains("result[0]: i32=43"), "{rest}");
 }
+
+// ---------------------------------------------------------------------------
+// vmvx executables run inside the program's limits (issue 33)
+//
+// A vmvx executable is a bytecode module (the kernel) embedded in a hal
+// program and loaded by `hal.executable.create` into a context of its own.
+// The host program below is written by hand (not by iree-compile) so that
+// each test can embed the kernel it needs; it needs no binding, so its
+// kernels are plain assembly.
+
+/// The parameters of a vmvx entry function (`0rrriiiiiiiii_v`): local
+/// memory, constants, bindings, workgroup id, size and count.
+const ENTRY_PARAMS: &str = "%r0: !vm.ref<?>, %r1: !vm.ref<?>, %r2: !vm.ref<?>, %i0: i32, \
+    %i1: i32, %i2: i32, %i3: i32, %i4: i32, %i5: i32, %i6: i32, %i7: i32, %i8: i32";
+
+/// A loop that never ends (a function body).
+const SPIN_BODY: &str = "^bb0:\n  %i9 = vm.const.i32 1\n  vm.br ^bb1()\n^bb1:\n  \
+    vm.cond_br %i9, ^bb1(), ^bb2()\n^bb2:\n  vm.return\n}\n";
+
+/// A 2 GB `vm.buffer.alloc` (a function body).
+const ALLOC_2GB_BODY: &str = "^bb0:\n  %i10:11 = vm.const.i64 2147483648\n  \
+    %i12 = vm.const.i32 16\n  %r3 = vm.buffer.alloc %i10:11, %i12\n  \
+    vm.discard.refs %r3\n  vm.return\n}\n";
+
+/// A kernel module `@k`: `functions`, then the entry point `main` (which
+/// runs `main_body`, starting after it has let go of its ref arguments,
+/// as IREE's compiled kernels do).
+fn kernel(functions: &str, main_body: &str) -> String {
+    format!(
+        "vm.module @k version 0\nvm.type !vm.buffer\nvm.type !vm.list<i32>\n\n{functions}\n\
+         vm.export @main\nvm.func @main({ENTRY_PARAMS}) -> () {{\n^bb0:\n  \
+         vm.discard.refs %r0, %r1, %r2\n{main_body}  vm.return\n}}\n"
+    )
+}
+
+/// A hal program whose `main` loads `kernel` (assembly) as a
+/// `vmvx-bytecode-fb` executable (with one executable-level constant when
+/// `constants`), records a dispatch of its entry 0 on one workgroup with
+/// no bindings, submits it and waits for it.
+fn vmvx_host(kernel: &str, constants: bool) -> String {
+    let bytes = irvm::asm::assemble(kernel, "kernel.vmasm").unwrap_or_else(|e| panic!("{e}"));
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02X}")).collect::<String>();
+    let constants = if constants {
+        "vm.const.ref.rodata 2"
+    } else {
+        "vm.const.ref.zero"
+    };
+    format!(
+        "vm.module @host version 0\nvm.type !hal.command_buffer\nvm.type !hal.device\n\
+         vm.type !hal.executable\nvm.type !hal.fence\nvm.type !vm.buffer\n\
+         vm.import @hal.command_buffer.create cconv \"0riiIi_r\"\n\
+         vm.import @hal.command_buffer.dispatch cconv \"0rrIiiiICiDCiirIID_v\"\n\
+         vm.import @hal.command_buffer.finalize cconv \"0r_v\"\n\
+         vm.import @hal.device.queue.execute cconv \"0rIrrrI_v\"\n\
+         vm.import @hal.devices.get cconv \"0i_r\"\n\
+         vm.import @hal.executable.create cconv \"0rIrrr_r\"\n\
+         vm.import @hal.fence.await cconv \"0iICrD_i\"\n\
+         vm.import @hal.fence.create cconv \"0rI_r\"\n\
+         vm.rodata[0] = {format}\nvm.rodata[1] = {kernel}\nvm.rodata[2] = 2A000000\n\n\
+         vm.export @main\nvm.func @main() -> () {{\n^bb0:\n  %i0 = vm.const.i32.zero\n  \
+         %i1 = vm.const.i32 1\n  %i2 = vm.const.i32 3\n  %i3 = vm.const.i32 -1\n  \
+         %i4:5 = vm.const.i64 -1\n  %i6:7 = vm.const.i64.zero\n  \
+         %r0 = vm.call @hal.devices.get(%i0)\n  %r1 = vm.const.ref.rodata 0\n  \
+         %r2 = vm.const.ref.rodata 1\n  %r3 = vm.const.ref.zero\n  %r7 = {constants}\n  \
+         %r4 = vm.call @hal.executable.create(%r0, %i4, %r1, %r2, %r7)\n  \
+         %r5 = vm.call @hal.command_buffer.create(%r0, %i0, %i2, %i4, %i0)\n  \
+         vm.call.variadic @hal.command_buffer.dispatch segments[65535, 65535, 65535, 65535, \
+         65535, 65535, 65535, 0, 0](%r5, %r4, %i6, %i1, %i1, %i1, %i6)\n  \
+         vm.call @hal.command_buffer.finalize(%r5)\n  \
+         %r6 = vm.call @hal.fence.create(%r0, %i6)\n  \
+         vm.call @hal.device.queue.execute(%r0, %i4, %r3, %r6, %r5, %i6)\n  \
+         vm.call.variadic.yieldable @hal.fence.await segments[65535, 65535, 1](%i3, %i6, %r6) \
+         -> ^bb1(%i8)\n^bb1:\n  vm.return\n}}\n",
+        format = hex(b"vmvx-bytecode-fb"),
+        kernel = hex(&bytes),
+    )
+}
+
+/// `irvm run --function=main` of the hal program `host` with `flags`,
+/// once interpreted (`--engine=interp`) and once on the default engine:
+/// each engine's name and outcome.
+fn run_vmvx_host(host: &str, flags: &[&str]) -> Vec<(&'static str, Outcome)> {
+    let dir = scratch();
+    let m = write_asm(dir.path(), "host", host);
+    let module = module_arg(&m);
+    [("interp", Some("--engine=interp")), ("default", None)]
+        .into_iter()
+        .map(|(engine, flag)| {
+            let mut args = vec!["run", module.as_str(), "--function=main"];
+            args.extend(flag);
+            args.extend(flags);
+            (engine, irvm(&args, 1024 * MIB, Duration::from_secs(60)))
+        })
+        .collect()
+}
+
+/// Asserts every run failed cleanly with `code` and each of `needles` on
+/// stderr, within `within`.
+fn assert_vmvx_failure(runs: &[(&str, Outcome)], code: &str, needles: &[&str], within: Duration) {
+    for (engine, o) in runs {
+        o.assert_error(code);
+        for needle in needles {
+            assert!(o.stderr.contains(needle), "{engine}: no `{needle}`: {o:#?}");
+        }
+        assert!(o.elapsed < within, "{engine}: took {:?}: {o:#?}", o.elapsed);
+    }
+}
+
+/// IREE's refusal of an export of another convention (from
+/// `iree_hal_vmvx_executable_verify_entry_point`): INVALID_ARGUMENT naming
+/// the export, the expected and the actual convention.
+fn assert_refused_export(runs: &[(&str, Outcome)], export: &str, cconv: &str) {
+    let export = format!("entry point `{export}`");
+    let conventions = format!("expected '0rrriiiiiiiii_v' but got '{cconv}'");
+    assert_vmvx_failure(
+        runs,
+        "INVALID_ARGUMENT",
+        &["hal.executable.create", &export, &conventions],
+        Duration::from_secs(10),
+    );
+}
+
+/// A vmvx kernel's `__init` ran in a fresh context without the program's
+/// limits: an endless loop hung `irvm run --timeout=2 --fuel=100000`.
+/// IREE's vmvx loader takes every export as an entry point and refuses
+/// one whose convention is not the entry's, so an `__init()` is refused
+/// before anything runs; an `__init` of the entry's convention is
+/// accepted (IREE then calls it with no arguments) and runs on the
+/// program's deadline and fuel.
+#[test]
+fn vmvx_init_loop_is_refused_or_bounded() {
+    let plain = vmvx_host(
+        &kernel(
+            &format!("vm.export @__init\nvm.func @__init() -> () {{\n{SPIN_BODY}"),
+            "",
+        ),
+        false,
+    );
+    let entry_shaped = vmvx_host(
+        &kernel(
+            &format!("vm.export @__init\nvm.func @__init({ENTRY_PARAMS}) -> () {{\n{SPIN_BODY}"),
+            "",
+        ),
+        false,
+    );
+    for flag in ["--timeout=2", "--fuel=100000"] {
+        assert_refused_export(&run_vmvx_host(&plain, &[flag]), "__init", "0v_v");
+    }
+    assert_vmvx_failure(
+        &run_vmvx_host(&entry_shaped, &["--timeout=2"]),
+        "DEADLINE_EXCEEDED",
+        &["hal.executable.create", "`__init`"],
+        Duration::from_secs(10),
+    );
+    assert_vmvx_failure(
+        &run_vmvx_host(&entry_shaped, &["--fuel=100000"]),
+        "RESOURCE_EXHAUSTED",
+        &["hal.executable.create", "`__init`", "fuel"],
+        Duration::from_secs(10),
+    );
+}
+
+/// A 2 GB `vm.buffer.alloc` in a kernel's `__init` passed
+/// `--max-memory-bytes=100000000`: it was charged to the executable's own
+/// context. Now an `__init()` is refused, as IREE refuses it, and an
+/// entry-shaped one allocates from the program's budget.
+#[test]
+fn vmvx_init_allocation_is_refused_or_charged_to_the_program() {
+    let plain = vmvx_host(
+        &kernel(
+            &format!("vm.export @__init\nvm.func @__init() -> () {{\n{ALLOC_2GB_BODY}"),
+            "",
+        ),
+        false,
+    );
+    let entry_shaped = vmvx_host(
+        &kernel(
+            &format!(
+                "vm.export @__init\nvm.func @__init({ENTRY_PARAMS}) -> () {{\n{ALLOC_2GB_BODY}"
+            ),
+            "",
+        ),
+        false,
+    );
+    let budget = ["--max-memory-bytes=100000000"];
+    assert_refused_export(&run_vmvx_host(&plain, &budget), "__init", "0v_v");
+    assert_vmvx_failure(
+        &run_vmvx_host(&entry_shaped, &budget),
+        "RESOURCE_EXHAUSTED",
+        &["`__init`", "max-memory-bytes"],
+        Duration::from_secs(10),
+    );
+}
+
+/// `__set_constants` was called outside the program's limits, like
+/// `__init`. IREE never runs it: the setter iree-compile writes
+/// (`__set_constants(!vm.buffer)`, `0r_v`) is refused as an entry point of
+/// another convention, and one of the entry's convention, which takes
+/// twelve arguments where the constants are one, fails before it runs (or
+/// when no constants are given, for want of them). irvm refuses all three
+/// the same way, before any allocation.
+#[test]
+fn vmvx_set_constants_is_refused_before_it_runs() {
+    let setter = |params: &str| {
+        kernel(
+            &format!(
+                "vm.export @__set_constants\nvm.func @__set_constants({params}) -> () {{\n\
+                 {ALLOC_2GB_BODY}"
+            ),
+            "",
+        )
+    };
+    let budget = ["--max-memory-bytes=100000000"];
+    let plain = vmvx_host(&setter("%r0: !vm.ref<?>"), true);
+    assert_refused_export(&run_vmvx_host(&plain, &budget), "__set_constants", "0r_v");
+    let entry_shaped = vmvx_host(&setter(ENTRY_PARAMS), true);
+    let runs = run_vmvx_host(&entry_shaped, &budget);
+    assert_vmvx_failure(
+        &runs,
+        "INVALID_ARGUMENT",
+        &["`k`", "__set_constants expects 12 arguments"],
+        Duration::from_secs(10),
+    );
+    for (engine, o) in &runs {
+        assert!(!o.stderr.contains("more bytes"), "{engine}: it ran: {o:#?}");
+    }
+    let without_constants = vmvx_host(&setter(ENTRY_PARAMS), false);
+    assert_vmvx_failure(
+        &run_vmvx_host(&without_constants, &budget),
+        "INVALID_ARGUMENT",
+        &["requires executable-level constants but none were provided"],
+        Duration::from_secs(10),
+    );
+}
+
+/// A kernel's calls ignored the program's stack limits: with
+/// `--max-stack-depth=50` it recursed 5,000 deep. The executable's context
+/// now runs under the smaller of the two contexts' stack limits (depth and
+/// bytes); without them the same kernel runs to its end.
+#[test]
+fn vmvx_kernel_recursion_obeys_the_stack_limits() {
+    let host = vmvx_host(
+        &kernel(
+            "vm.func @rec(%i0: i32) -> () {\n^bb0:\n  vm.cond_br %i0, ^bb1(), ^bb2()\n^bb1:\n  \
+             %i1 = vm.const.i32 1\n  %i0 = vm.sub.i32 %i0, %i1\n  vm.call @rec(%i0)\n  \
+             vm.return\n^bb2:\n  vm.return\n}\n",
+            "  %i9 = vm.const.i32 5000\n  vm.call @rec(%i9)\n",
+        ),
+        false,
+    );
+    for (engine, o) in run_vmvx_host(&host, &[]) {
+        o.assert_clean_exit();
+        assert_eq!(o.code, Some(0), "{engine}: {o:#?}");
+    }
+    assert_vmvx_failure(
+        &run_vmvx_host(&host, &["--max-stack-depth=50"]),
+        "RESOURCE_EXHAUSTED",
+        &["dispatch `main`", "call depth exceeds 50"],
+        Duration::from_secs(10),
+    );
+    assert_vmvx_failure(
+        &run_vmvx_host(&host, &["--max-stack-bytes=4000"]),
+        "RESOURCE_EXHAUSTED",
+        &["dispatch `main`", "max_stack_bytes"],
+        Duration::from_secs(10),
+    );
+}
+
+/// A kernel's lists ignored `--max-list-elements=10`: it grew a list to
+/// 1,000 elements. Now the kernel stops at the program's limit; without it
+/// the same kernel runs to its end.
+#[test]
+fn vmvx_kernel_list_growth_obeys_the_list_limit() {
+    let host = vmvx_host(
+        &kernel(
+            "",
+            "  %i9 = vm.const.i32 1\n  %i10 = vm.const.i32 1000\n  \
+             %r3 = vm.list.alloc %i9 : !vm.list<i32>\n  vm.br ^bb1()\n^bb1:\n  \
+             %i11 = vm.list.size %r3\n  %i11 = vm.add.i32 %i11, %i9\n  \
+             vm.list.resize %r3, %i11\n  %i12 = vm.cmp.lt.i32.s %i11, %i10\n  \
+             vm.cond_br %i12, ^bb1(), ^bb2()\n^bb2:\n  vm.discard.refs %r3\n",
+        ),
+        false,
+    );
+    for (engine, o) in run_vmvx_host(&host, &[]) {
+        o.assert_clean_exit();
+        assert_eq!(o.code, Some(0), "{engine}: {o:#?}");
+    }
+    assert_vmvx_failure(
+        &run_vmvx_host(&host, &["--max-list-elements=10"]),
+        "RESOURCE_EXHAUSTED",
+        &[
+            "dispatch `main`",
+            "list of 11 elements",
+            "max-list-elements",
+        ],
+        Duration::from_secs(10),
+    );
+}

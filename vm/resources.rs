@@ -1,17 +1,18 @@
 //! [`ContextResources`]: the handle through which a host module's
 //! per-context state reaches the resources of the context it is registered
-//! in: its memory budget ([`crate::Limits::max_memory_bytes`]), and its
-//! fuel, deadline and interrupt flag. A host module that allocates on a
-//! program's behalf charges the program's budget; one that runs bytecode
-//! in a context of its own (the hal's vmvx executables) runs it on the
-//! calling program's fuel, deadline and interrupt with
+//! in: its memory budget ([`crate::Limits::max_memory_bytes`]), its
+//! fuel, deadline and interrupt flag, and its stack, buffer and list
+//! limits. A host module that allocates on a program's behalf charges the
+//! program's budget; one that runs bytecode in a context of its own (the
+//! hal's vmvx executables) runs it on the calling program's fuel,
+//! deadline, interrupt, budget and limits with
 //! [`ContextResources::run_within`].
 //!
 //! The fuel lives in the context's interpreter hooks while bytecode runs;
 //! around each host call the context lends it here and takes back what is
 //! left, so a host function sees and spends the caller's fuel.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -62,6 +63,12 @@ struct Share {
     memory: Arc<MemoryBudget>,
     /// [`crate::Limits::max_buffer_bytes`] of the context.
     max_buffer_bytes: AtomicU64,
+    /// [`crate::Limits::max_stack_depth`] of the context.
+    max_stack_depth: AtomicU64,
+    /// [`crate::Limits::max_stack_bytes`] of the context.
+    max_stack_bytes: AtomicU64,
+    /// [`crate::Limits::max_list_elements`] of the context.
+    max_list_elements: AtomicU32,
     /// Fuel left while a host call runs ([`NO_FUEL`]: unlimited).
     fuel: AtomicU64,
     deadline: Mutex<Option<Instant>>,
@@ -113,6 +120,9 @@ impl ContextResources {
             share: Arc::new(Share {
                 memory: memory.clone(),
                 max_buffer_bytes: AtomicU64::new(u64::MAX),
+                max_stack_depth: AtomicU64::new(u64::MAX),
+                max_stack_bytes: AtomicU64::new(u64::MAX),
+                max_list_elements: AtomicU32::new(u32::MAX),
                 fuel: AtomicU64::new(NO_FUEL),
                 deadline: Mutex::new(None),
                 stop: stop.clone(),
@@ -146,8 +156,40 @@ impl ContextResources {
         self.share.max_buffer_bytes.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn set_max_buffer_bytes(&self, bytes: u64) {
-        self.share.max_buffer_bytes.store(bytes, Ordering::Relaxed);
+    /// The context's deepest call stack, in frames
+    /// ([`crate::Limits::max_stack_depth`]).
+    pub fn max_stack_depth(&self) -> usize {
+        usize::try_from(self.share.max_stack_depth.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+    }
+
+    /// The context's largest call stack, in bytes
+    /// ([`crate::Limits::max_stack_bytes`]).
+    pub fn max_stack_bytes(&self) -> u64 {
+        self.share.max_stack_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The context's largest list, in elements
+    /// ([`crate::Limits::max_list_elements`]).
+    pub fn max_list_elements(&self) -> u32 {
+        self.share.max_list_elements.load(Ordering::Relaxed)
+    }
+
+    /// Records the context's limits that [`ContextResources::run_within`]
+    /// applies to another context (`max_memory_bytes` is the budget's).
+    pub(crate) fn set_limits(&self, limits: &crate::Limits) {
+        let share = &self.share;
+        share
+            .max_buffer_bytes
+            .store(limits.max_buffer_bytes, Ordering::Relaxed);
+        share
+            .max_stack_depth
+            .store(limits.max_stack_depth as u64, Ordering::Relaxed);
+        share
+            .max_stack_bytes
+            .store(limits.max_stack_bytes, Ordering::Relaxed);
+        share
+            .max_list_elements
+            .store(limits.max_list_elements, Ordering::Relaxed);
     }
 
     /// The caller's fuel left during a host call (`None`: unlimited).
@@ -190,8 +232,15 @@ impl ContextResources {
     /// instructions `other` runs are taken from the caller's fuel, `other`
     /// stops at the caller's deadline and when the caller is interrupted,
     /// and the buffers and lists it allocates meanwhile are charged to the
-    /// caller's budget (and held against it for as long as they live),
-    /// within the smaller of the two contexts' largest-buffer limits.
+    /// caller's budget (and held against it for as long as they live).
+    /// Within `f`, `other` also runs under the smaller of the two
+    /// contexts' [`crate::Limits`] for the largest buffer
+    /// (`max_buffer_bytes`), the deepest and largest call stack
+    /// (`max_stack_depth`, `max_stack_bytes`: counted on `other`'s own
+    /// stack, whose frames are not added to the caller's) and the largest
+    /// list (`max_list_elements`). This holds for whatever `f` runs,
+    /// including the `__init` of a module `f` registers in `other` (whose
+    /// globals are then charged to the caller's budget too).
     /// `other`'s own settings are restored afterwards. (The register
     /// stacks of `other` stay charged to its own budget.)
     ///
@@ -235,6 +284,12 @@ impl ContextResources {
         let saved_memory = std::mem::replace(&mut other.memory, self.share.memory.clone());
         let saved_max_buffer = other.limits.max_buffer_bytes;
         other.limits.max_buffer_bytes = saved_max_buffer.min(self.max_buffer_bytes());
+        let saved_max_stack_depth = other.limits.max_stack_depth;
+        other.limits.max_stack_depth = saved_max_stack_depth.min(self.max_stack_depth());
+        let saved_max_stack_bytes = other.limits.max_stack_bytes;
+        other.limits.max_stack_bytes = saved_max_stack_bytes.min(self.max_stack_bytes());
+        let saved_max_list = other.limits.max_list_elements;
+        other.limits.max_list_elements = saved_max_list.min(self.max_list_elements());
         let fuel = self.fuel();
         other.hooks.fuel = fuel;
         other.hooks.deadline = self.deadline();
@@ -251,6 +306,9 @@ impl ContextResources {
         other.hooks.interruptible = saved_interruptible;
         other.memory = saved_memory;
         other.limits.max_buffer_bytes = saved_max_buffer;
+        other.limits.max_stack_depth = saved_max_stack_depth;
+        other.limits.max_stack_bytes = saved_max_stack_bytes;
+        other.limits.max_list_elements = saved_max_list;
         match result {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),

@@ -299,7 +299,7 @@ impl Context {
             host_calls: 0,
             resources: {
                 let r = crate::ContextResources::new(&memory, &stop);
-                r.set_max_buffer_bytes(limits.max_buffer_bytes);
+                r.set_limits(&limits);
                 r
             },
             memory,
@@ -364,7 +364,7 @@ impl Context {
     pub fn set_limits(&mut self, limits: Limits) {
         self.limits = limits;
         self.memory.set_limit(limits.max_memory_bytes);
-        self.resources.set_max_buffer_bytes(limits.max_buffer_bytes);
+        self.resources.set_limits(&limits);
     }
 
     /// Bytes the context's programs hold now against

@@ -166,7 +166,10 @@ impl Hooks {
 #[inline(never)]
 pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
     let hooks = &mut ctx.hooks;
-    if let Some(fuel) = hooks.fuel.as_mut() {
+    // SAFETY: `at` is an instruction of the top frame's code (the loop's
+    // `ip`).
+    let free = crate::program::runs::is_stub(unsafe { &*at });
+    if let (Some(fuel), false) = (hooks.fuel.as_mut(), free) {
         if *fuel == 0 {
             return Err(Trap::new(
                 StatusCode::ResourceExhausted,
@@ -183,7 +186,9 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
             p.store(false, Ordering::Relaxed);
             // The instruction does not run now: its unit is taken again
             // when it does.
-            hooks.return_fuel(1);
+            if !free {
+                hooks.return_fuel(1);
+            }
             return Ok(true);
         }
     }
@@ -236,7 +241,7 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
         }
     };
     ctx.hooks.observer = Some(observer);
-    if control == Control::Pause {
+    if control == Control::Pause && !free {
         ctx.hooks.return_fuel(1);
     }
     Ok(control == Control::Pause)

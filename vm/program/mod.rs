@@ -174,7 +174,7 @@ pub(crate) fn compile(
 /// The compiled function: the builder's code and records, with what calls
 /// need of its signature.
 fn finish(mut b: Builder<'_>, guard: usize) -> Function {
-    let runs = runs::mark_runs(&mut b.code);
+    let runs = runs::mark_runs(&mut b.code, guard);
     let sig = b.sig;
     Function {
         runs,

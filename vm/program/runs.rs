@@ -1,8 +1,14 @@
 //! Straight runs, the unit in which the fast loops and compiled code charge
 //! fuel (`Context::set_fuel`).
 //!
-//! Fuel is one unit per executed instruction of the lowered code (remap
-//! stubs included), as the hooked loop counts it, one at a time. The fast
+//! Fuel is one unit per executed instruction of the lowered code, as the
+//! hooked loop counts it, one at a time. Remap stubs (the `br`s after the
+//! guard that carry a branch's block arguments where they could not be
+//! folded into it) are free: whether a branch goes through one depends on
+//! the loop (the hooked loop takes a fused compare-branch's `cond_br`, with
+//! both remaps folded, the fast loop its false edge through a stub), so
+//! counting them would make fuel depend on the engine. A stub is marked by
+//! `run == 0` on a `br` ([`is_stub`]). The fast
 //! paths count whole runs instead: a *run* is a maximal sequence of
 //! [`RunRole::Straight`] instructions that control enters only at its top or
 //! by falling through, ending at the first branch ([`RunRole::Ends`]) or
@@ -57,12 +63,22 @@ pub(crate) fn role(op: Opcode) -> RunRole {
 /// [`super::Function::runs`] instead.
 pub(crate) const LONG_RUN: u16 = u16::MAX;
 
+/// Whether `inst` is a remap stub, which costs no fuel.
+#[inline(always)]
+pub(crate) fn is_stub(inst: &Inst) -> bool {
+    inst.run == 0 && inst.op == Opcode::Br
+}
+
 /// Computes every instruction's run length (see the module doc) into
-/// `code[k].run` (saturated at [`LONG_RUN`]) and returns them in full.
-pub(super) fn mark_runs(code: &mut [Inst]) -> Box<[u32]> {
+/// `code[k].run` (saturated at [`LONG_RUN`]) and returns them in full;
+/// everything after `guard` (remap stubs and records) gets 0.
+pub(super) fn mark_runs(code: &mut [Inst], guard: usize) -> Box<[u32]> {
     let mut runs = vec![0u32; code.len()];
+    for inst in code.iter_mut().skip(guard + 1) {
+        inst.run = 0;
+    }
     let mut next = 0u32;
-    for k in (0..code.len()).rev() {
+    for k in (0..code.len().min(guard + 1)).rev() {
         let n = match role(code[k].op) {
             RunRole::Alone => 0,
             RunRole::Ends => 1,
@@ -92,8 +108,11 @@ mod tests {
             Opcode::Block,
         ];
         let mut code: Vec<Inst> = ops.iter().map(|&op| Inst::new(op)).collect();
-        let runs = mark_runs(&mut code);
-        assert_eq!(&runs[..], &[2, 1, 0, 2, 1, 2, 1, 0]);
+        // A remap stub after the guard.
+        code.push(Inst::new(Opcode::Br));
+        let runs = mark_runs(&mut code, 7);
+        assert_eq!(&runs[..], &[2, 1, 0, 2, 1, 2, 1, 0, 0]);
+        assert!(is_stub(&code[8]) && !is_stub(&code[6]));
         assert!(code
             .iter()
             .zip(runs.iter())
@@ -104,7 +123,7 @@ mod tests {
     fn long_runs_saturate_in_the_instruction() {
         let mut code = vec![Inst::new(Opcode::AddI32); 70_000];
         code.push(Inst::new(Opcode::Br));
-        let runs = mark_runs(&mut code);
+        let runs = mark_runs(&mut code, 70_001);
         assert_eq!(runs[0], 70_001);
         assert_eq!(code[0].run, LONG_RUN);
         assert_eq!(code[70_000 - 10].run, 11);

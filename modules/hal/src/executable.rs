@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::device::DeviceConfig;
 use crate::native::NativeExecutable;
 
+use irvm::errors::LinkError;
 use irvm::{
     Buffer, Context, Func, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, TypeRegistry,
     Value,
@@ -226,6 +227,17 @@ fn invalid(message: String) -> Trap {
 }
 
 impl VmvxExecutable {
+    /// Loads a vmvx executable as IREE's vmvx loader does
+    /// (`iree_hal_vmvx_executable_create` in
+    /// `runtime/src/iree/hal/local/loaders/vmvx_module_loader.c`): every
+    /// export of the module is an entry point, in export order, and must
+    /// have the entry calling convention ([`ENTRY_SIGNATURE`]), names
+    /// starting with `__` included; anything else is refused before any of
+    /// the module's code runs. Then the module is registered (running its
+    /// exported `__init`, if any) and its exported `__set_constants`, if
+    /// any, is called with the constants, both on `resources` (the loading
+    /// program's fuel, deadline, interrupt, memory budget and limits, see
+    /// [`irvm::ContextResources::run_within`]).
     fn load(
         data: Vec<u8>,
         constants: &[u32],
@@ -248,13 +260,16 @@ impl VmvxExecutable {
                     .and_then(|(_, v)| v.parse::<usize>().ok())
                     .unwrap_or(0)
             };
-            if export.local_name.starts_with("__") {
-                continue;
-            }
             if cconv != ENTRY_SIGNATURE {
+                let special = if export.local_name.starts_with("__") {
+                    " (every export of a vmvx executable is an entry point, `__`-prefixed \
+                     ones included, as IREE's vmvx loader takes them)"
+                } else {
+                    ""
+                };
                 return Err(invalid(format!(
                     "executable entry point `{}` does not match the expected calling \
-                     convention; expected '{ENTRY_SIGNATURE}' but got '{cconv}'",
+                     convention; expected '{ENTRY_SIGNATURE}' but got '{cconv}'{special}",
                     export.local_name
                 )));
             }
@@ -272,9 +287,21 @@ impl VmvxExecutable {
                     .map_err(|e| invalid(format!("building the vmvx module: {e}")))?,
             )
             .map_err(|e| invalid(format!("linking vmvx executable: {e}")))?;
-        context
-            .register_module(module)
-            .map_err(|e| invalid(format!("linking vmvx executable: {e}")))?;
+        // Registration runs the module's `__init`: on the loading
+        // program's fuel, deadline, interrupt, budget and limits.
+        resources
+            .run_within(&mut context, |context| context.register_module(module))
+            .map_err(|e| match e {
+                LinkError::Init { trap, .. } => Trap::new(
+                    trap.code,
+                    format!(
+                        "initializing vmvx executable `{module_name}` (its globals and \
+                         `__init`): {}",
+                        trap.message
+                    ),
+                ),
+                e => invalid(format!("linking vmvx executable: {e}")),
+            })?;
         let mut entries = Vec::new();
         for (name, local_memory) in declared {
             let func = context
@@ -297,10 +324,25 @@ impl VmvxExecutable {
                             .into(),
                     ));
                 }
+                // IREE passes the constants as one `!vm.buffer` argument.
+                // An export of the only convention accepted above takes
+                // twelve, so this call is refused before any code runs;
+                // IREE fails here too before running any (OUT_OF_RANGE:
+                // `iree_hal_vmvx_executable_set_constants` gives its
+                // argument list too little storage).
                 let bytes: Vec<u8> = constants.iter().flat_map(|c| c.to_le_bytes()).collect();
-                let list = List::new(TypeDef::Ref(RefType::BUFFER), 1)?;
-                list.push(Value::Ref(Ref::from(Buffer::from_vec(bytes))))?;
-                context.invoke(&set, &[Value::Ref(Ref::from(list))])?;
+                let buffer = Value::Ref(Ref::from(Buffer::from_vec(bytes)));
+                resources
+                    .run_within(&mut context, |context| context.invoke(&set, &[buffer]))
+                    .map_err(|t| {
+                        Trap::new(
+                            t.code,
+                            format!(
+                                "setting the constants of vmvx executable `{module_name}`: {}",
+                                t.message
+                            ),
+                        )
+                    })?;
             }
             None if !constants.is_empty() => {
                 return Err(invalid(format!(

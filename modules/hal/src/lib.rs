@@ -76,8 +76,10 @@ pub const UNIMPLEMENTED: &[&str] = &[
 /// The `hal` host module: register it in a context before modules that
 /// import `hal`. Its allocations are charged to the context's memory budget
 /// ([`irvm::Limits::max_memory_bytes`], each at most
-/// [`irvm::Limits::max_buffer_bytes`]), and dispatched kernels run on the
-/// context's fuel, deadline and interrupt ([`irvm::ContextResources`]).
+/// [`irvm::Limits::max_buffer_bytes`]), and dispatched kernels (and a
+/// vmvx executable's `__init`) run on the context's fuel, deadline,
+/// interrupt, budget and stack, buffer and list limits
+/// ([`irvm::ContextResources::run_within`]).
 pub fn hal_module() -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
     hal_module_with(DeviceOptions::default())
 }
