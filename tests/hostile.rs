@@ -117,6 +117,41 @@ fn init_loop_obeys_fuel_and_timeout_in_every_command() {
     }
 }
 
+/// A compiled loop stops at `--timeout` and `--fuel` in every engine, and
+/// a deadline does not switch the compiling tier off: the loop is compiled
+/// with its checks and ends in about the time asked for (before, any limit
+/// sent every run to the instruction-by-instruction loop).
+#[test]
+fn compiled_loops_obey_timeout_and_fuel_in_every_engine() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        "vm.module @m version 0\nvm.export @f\nvm.func @f() -> () {\n^bb0:\n  \
+         %i0 = vm.const.i32.zero\n  %i1 = vm.const.i32 1\n  vm.br ^bb1()\n^bb1:\n  \
+         %i0 = vm.add.i32 %i0, %i1\n  %i2 = vm.cmp.nz.i32 %i1\n  \
+         vm.cond_br %i2, ^bb1(), ^bb2()\n^bb2:\n  vm.return\n}\n",
+    );
+    let module = module_arg(&m);
+    for engine in ["--engine=interp", "--engine=jit", "--engine=auto"] {
+        for (flag, expected) in [
+            ("--timeout=1", "DEADLINE_EXCEEDED"),
+            ("--fuel=300000000", "RESOURCE_EXHAUSTED"),
+        ] {
+            let o = irvm(
+                &["run", "--function=f", engine, flag, &module],
+                256 * MIB,
+                Duration::from_secs(60),
+            );
+            o.assert_error(expected);
+            assert!(
+                o.elapsed < Duration::from_secs(15),
+                "{engine} {flag}: {o:#?}"
+            );
+        }
+    }
+}
+
 /// `--max-buffer-bytes` bounds what `__init` allocates (it allocated 3 GB
 /// despite `--max-buffer-bytes=1000`).
 #[test]

@@ -302,3 +302,152 @@ fn module_state_sizes_are_bounded_before_allocation() {
         }
     }
 }
+
+/// A loop compiled code takes (arithmetic in the body), ending in a call.
+const LOOP_TEXT: &str = "vm.module @lim version 0
+vm.export @sum
+vm.func @sum(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  vm.br ^bb1()
+^bb1:
+  %i1 = vm.add.i32 %i1, %i2
+  %i4 = vm.mul.i32 %i2, %i2
+  %i1 = vm.xor.i32 %i1, %i4
+  %i2 = vm.add.i32 %i2, %i3
+  %i5 = vm.cmp.lt.i32.s %i2, %i0
+  vm.cond_br %i5, ^bb1(), ^bb2()
+^bb2:
+  %i6 = vm.call @twice(%i1)
+  vm.return %i6
+}
+vm.func @twice(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.add.i32 %i0, %i0
+  vm.return %i1
+}
+vm.export @forever
+vm.func @forever() -> () {
+^bb0:
+  %i0 = vm.const.i32.zero
+  %i1 = vm.const.i32 1
+  vm.br ^bb1()
+^bb1:
+  %i0 = vm.add.i32 %i0, %i1
+  %i2 = vm.cmp.nz.i32 %i1
+  vm.cond_br %i2, ^bb1(), ^bb2()
+^bb2:
+  vm.return
+}
+";
+
+fn loop_context(tier: irvm::Tier) -> Context {
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.set_tier(tier);
+    let module = Module::from_assembly(LOOP_TEXT, "lim.vmasm").expect("assembles");
+    ctx.register_module(module).expect("links");
+    ctx
+}
+
+/// Sees every instruction and does nothing: forces the hooked loop, which
+/// counts fuel one instruction at a time (the reference for the others).
+struct Watch;
+
+impl Observer for Watch {
+    fn before_instruction(&mut self, _: &ExecView<'_>) -> Control {
+        Control::Continue
+    }
+}
+
+/// What a call with `fuel` did: its result or trap (code, function,
+/// offset) and the fuel left.
+fn fueled_outcome(tier: Option<irvm::Tier>, fuel: u64, n: i32) -> (String, Option<u64>) {
+    let mut ctx = loop_context(tier.unwrap_or(irvm::Tier::Interp));
+    if tier.is_none() {
+        ctx.set_observer(Some(Box::new(Watch)));
+    }
+    ctx.set_fuel(Some(fuel));
+    let f = ctx.function("lim.sum").expect("export");
+    let what = match ctx.invoke(&f, &[Value::I32(n)]) {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => format!(
+            "{:?} at {}+{:?}",
+            e.code, e.backtrace[0].function, e.backtrace[0].offset
+        ),
+    };
+    (what, ctx.fuel())
+}
+
+const TIERS: [irvm::Tier; 3] = [irvm::Tier::Interp, irvm::Tier::Jit, irvm::Tier::Auto];
+
+#[test]
+fn fuel_runs_out_at_the_same_instruction_in_every_tier() {
+    // The whole call's cost, from the hooked loop.
+    let budget = 1 << 30;
+    let (done, left) = fueled_outcome(None, budget, 5_000);
+    let cost = budget - left.expect("fuel set");
+    assert!(done.starts_with('['), "{done}");
+    let mut fuels: Vec<u64> = (0..40).collect();
+    fuels.extend([cost - 2, cost - 1, cost, cost + 1, cost / 2, cost / 3 + 7]);
+    for fuel in fuels {
+        let expected = fueled_outcome(None, fuel, 5_000);
+        for tier in TIERS {
+            assert_eq!(
+                fueled_outcome(Some(tier), fuel, 5_000),
+                expected,
+                "--fuel={fuel} (the call costs {cost}) in {tier:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn compiled_code_keeps_running_with_limits() {
+    if !irvm::Tier::compiler_available() {
+        eprintln!("no compiling tier on this machine");
+        return;
+    }
+    for tier in [irvm::Tier::Jit, irvm::Tier::Auto] {
+        let mut ctx = loop_context(tier);
+        ctx.set_fuel(Some(u64::MAX / 2));
+        ctx.set_deadline(Some(Instant::now() + Duration::from_secs(3600)));
+        let _handle = ctx.interrupt_handle();
+        let f = ctx.function("lim.sum").expect("export");
+        let r = ctx.invoke(&f, &[Value::I32(100_000)]).expect("runs");
+        assert_eq!(r.len(), 1);
+        assert!(
+            ctx.compiled_functions().0 > 0,
+            "{tier:?}: limits must not switch the compiling tier off"
+        );
+    }
+}
+
+#[test]
+fn deadline_and_interrupt_stop_every_tier() {
+    for tier in TIERS {
+        let mut ctx = loop_context(tier);
+        let f = ctx.function("lim.forever").expect("export");
+        ctx.set_deadline(Some(Instant::now() + Duration::from_millis(50)));
+        let t0 = Instant::now();
+        let e = ctx.invoke(&f, &[]).unwrap_err();
+        assert_eq!(e.code, StatusCode::DeadlineExceeded, "{tier:?}: {e}");
+        assert!(t0.elapsed() < Duration::from_secs(2), "{tier:?}");
+        ctx.set_deadline(None);
+
+        let handle = ctx.interrupt_handle();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            handle.interrupt();
+        });
+        let e = ctx.invoke(&f, &[]).unwrap_err();
+        t.join().unwrap();
+        assert_eq!(e.code, StatusCode::Cancelled, "{tier:?}: {e}");
+        // Fuel bounds it as well, in whichever tier.
+        ctx.set_fuel(Some(10_000_000));
+        let e = ctx.invoke(&f, &[]).unwrap_err();
+        assert_eq!(e.code, StatusCode::ResourceExhausted, "{tier:?}: {e}");
+        assert_eq!(ctx.fuel(), Some(0));
+    }
+}
