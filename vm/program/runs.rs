@@ -85,7 +85,7 @@ pub(super) fn mark_runs(code: &mut [Inst], guard: usize) -> Box<[u32]> {
             RunRole::Straight => next.saturating_add(1),
         };
         runs[k] = n;
-        code[k].run = u16::try_from(n).unwrap_or(LONG_RUN).min(LONG_RUN);
+        code[k].run = u16::try_from(n).unwrap_or(LONG_RUN);
         next = n;
     }
     runs.into_boxed_slice()
