@@ -1,6 +1,7 @@
-//! A context's stop word: the one word the fast loops and compiled code
-//! read at loop back edges and calls to learn that an invocation must stop
-//! (an interrupt from another thread, or the deadline passed). Reading it
+//! A context's stop word: the one word the fast loops read at loop back
+//! edges and calls (and compiled code's callers each time it hands back
+//! its slice of fuel) to learn that an invocation must stop (an interrupt
+//! from another thread, or the deadline passed). Reading it
 //! costs a load and a branch that is never taken; the work of deciding is
 //! done elsewhere: [`crate::debug::InterruptHandle`] sets
 //! [`INTERRUPT`], and the deadline watchdog (one thread for the process,
@@ -39,11 +40,6 @@ impl StopWord {
     /// A word with nothing requested.
     pub fn new() -> Arc<StopWord> {
         Arc::new(StopWord::default())
-    }
-
-    /// The word itself, for compiled code to read.
-    pub fn bits(&self) -> &AtomicU32 {
-        &self.bits
     }
 
     /// Whether anything is requested (the fast loops' check).

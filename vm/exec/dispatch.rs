@@ -104,7 +104,16 @@ enum Entered {
     /// Compiled code ran and stopped where the fuel left does not pay for
     /// the next run (uncharged): the hooked loop goes on from there.
     FuelShort,
+    /// Compiled code spent its slice of fuel and stopped before a run it
+    /// did not pay for (the interpreter pays, then reads the stop word).
+    SliceEnd,
 }
+
+/// The most fuel compiled code is given at once: it comes back to the
+/// interpreter, which reads the stop word, at least this often (about a
+/// tenth of a millisecond of compiled code), instead of loading the word
+/// at every back edge.
+const SLICE: u64 = 1 << 18;
 
 /// Runs the top frame in compiled code (the copy for `checks`) when its
 /// function is compiled (or hot enough to compile now) and its pc is a
@@ -148,11 +157,10 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         access_len: 0,
         types: state.types.as_ptr(),
         types_len: state.types.len(),
-        stop: ctx.hooks.stop.bits(),
-        pause: pause_word(&ctx.hooks.pause),
-        fuel: ctx.hooks.fuel.unwrap_or(u64::MAX),
+        fuel: ctx.hooks.fuel.unwrap_or(u64::MAX).min(SLICE),
         fuel_short: 0,
     };
+    let slice = env.fuel;
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
     // `func`, and `env` holds its module's globals and type table; nothing
     // else touches them until the code returns (it calls only
@@ -162,13 +170,22 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
     if let Some(top) = ctx.stack.frames.last_mut() {
         top.pc = next;
     }
-    if let Some(f) = &mut ctx.hooks.fuel {
-        *f = env.fuel;
+    let spent = slice.saturating_sub(env.fuel);
+    let left = match &mut ctx.hooks.fuel {
+        Some(f) => {
+            *f = f.saturating_sub(spent);
+            *f
+        }
+        None => u64::MAX,
+    };
+    if env.fuel_short == 0 {
+        return Entered::Ran;
     }
-    if env.fuel_short != 0 {
+    let ip = func.code.as_ptr().wrapping_add(next as usize);
+    if left < run_fuel(&ctx.stack, ip) {
         Entered::FuelShort
     } else {
-        Entered::Ran
+        Entered::SliceEnd
     }
 }
 
@@ -356,11 +373,21 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                     Entered::Ran => {
                         interpret_next = true;
                         if LIMITS != PLAIN && raised() {
-                            // Compiled code stopped at a back edge for it.
+                            // Answer a raised word before going on.
                             continue;
                         }
                     }
                     Entered::FuelShort => return run_exact(ctx),
+                    Entered::SliceEnd => {
+                        // Pay for the run compiled code stopped before,
+                        // then read the stop word at the top of the loop.
+                        interpret_next = true;
+                        let (next, _, _) = cursor(&mut ctx.stack);
+                        if !ctx.hooks.take_fuel(run_fuel(&ctx.stack, next)) {
+                            return run_exact(ctx);
+                        }
+                        continue;
+                    }
                 }
             }
             jit_here = ctx.stack.frames.last().is_some_and(|f| {

@@ -51,13 +51,8 @@ pub(crate) struct JitEnv {
     pub types: *const crate::values::TypeDef,
     /// Its length.
     pub types_len: usize,
-    /// The context's stop word (`crate::stop`), polled at back edges by
-    /// code with [`Checks::Limits`].
-    pub stop: *const std::sync::atomic::AtomicU32,
-    /// The pause flag polled with it.
-    pub pause: *const std::sync::atomic::AtomicBool,
-    /// Fuel left (in and out; `u64::MAX` without a budget), charged per
-    /// straight run by code with [`Checks::Limits`].
+    /// The fuel code with [`Checks::Limits`] may spend (in and out),
+    /// charged per straight run: at most a slice of the context's.
     pub fuel: u64,
     /// Set when the code stopped because the fuel left did not pay for the
     /// next run (which is then not charged).
@@ -121,13 +116,14 @@ impl JitCode {
 
 /// Which copy of a function's machine code a context runs: without any
 /// limit check, or with the checks a context with limits needs (fuel
-/// charged per straight run of instructions, the stop word polled at loop
-/// back edges). A context without limits never pays for them.
+/// charged per straight run of instructions, from a slice the interpreter
+/// hands it, so that it comes back to read the stop word). A context
+/// without limits never pays for them.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Checks {
     /// No fuel, deadline, interrupt or pause is set.
     None = 0,
-    /// Fuel is counted and the stop word polled (`exec::limits`).
+    /// Fuel is counted (`program::runs`).
     Limits = 1,
 }
 

@@ -625,7 +625,7 @@ fn emit_ir(
     load_window(&mut b, regs, &views[..n32]);
     clear_buffer_vars(&mut b, &buffers, n32, ptr);
     let (rwdata, rwdata_len) = load_globals(&mut b, env, ptr);
-    let limits = (checks == Checks::Limits).then(|| load_limits(&mut b, env, ptr, n32));
+    let limits = (checks == Checks::Limits).then(|| load_limits(&mut b, env, n32));
     let blocks = create_blocks(&mut b, &starts[..guard]);
     dispatch_on_start(&mut b, &blocks, &entries[..guard], start);
 
@@ -818,28 +818,20 @@ struct Tx<'a, 'v> {
     short_exits: Vec<(Block, usize)>,
 }
 
-/// What code with [`Checks::Limits`] keeps of the limits.
+/// What code with [`Checks::Limits`] keeps of the limits: the fuel it
+/// may spend (loaded at entry, stored back at every exit). The interpreter
+/// gives it at most a slice of the fuel left (`exec::dispatch::SLICE`),
+/// so running out of it is also how compiled code comes back to have the
+/// stop word read: no load on any edge.
 #[derive(Clone, Copy)]
 struct Limits {
-    /// The address of the stop word (`crate::stop`).
-    stop: Value,
-    /// The address of the pause flag.
-    pause: Value,
-    /// The fuel left (loaded at entry, stored back at every exit).
     fuel: Variable,
 }
 
 /// Loads what [`Limits`] keeps from the env at the entry; the fuel
 /// variable is numbered after the slot views (in the gap before the
 /// buffer variables).
-fn load_limits(b: &mut FunctionBuilder, env: Value, ptr: Type, n32: usize) -> Limits {
-    let flags = MemFlags::trusted().with_readonly();
-    let stop = b
-        .ins()
-        .load(ptr, flags, env, std::mem::offset_of!(JitEnv, stop) as i32);
-    let pause = b
-        .ins()
-        .load(ptr, flags, env, std::mem::offset_of!(JitEnv, pause) as i32);
+fn load_limits(b: &mut FunctionBuilder, env: Value, n32: usize) -> Limits {
     let fuel = Variable::from_u32((n32 * 4) as u32);
     b.declare_var(fuel, types::I64);
     let f = b.ins().load(
@@ -849,7 +841,7 @@ fn load_limits(b: &mut FunctionBuilder, env: Value, ptr: Type, n32: usize) -> Li
         std::mem::offset_of!(JitEnv, fuel) as i32,
     );
     b.def_var(fuel, f);
-    Limits { stop, pause, fuel }
+    Limits { fuel }
 }
 
 impl Tx<'_, '_> {
@@ -1160,10 +1152,10 @@ impl Tx<'_, '_> {
     }
 
     /// Emits the jump of an edge (with its block arguments). With
-    /// [`Checks::Limits`] the edge then pays for the run at its target
-    /// (leaving there unpaid, for the hooked loop, when the fuel left does
-    /// not), and a back edge polls the stop word and pause flag (leaving at
-    /// its target when either is raised).
+    /// [`Checks::Limits`] the edge then pays for the run at its target,
+    /// or leaves there unpaid when the fuel it was given does not (for the
+    /// interpreter to pay, read the stop word, or go on one instruction at
+    /// a time when the fuel has run out).
     fn edge(&mut self, e: &Edge, blocks: &HashMap<usize, Block>) {
         if let Some(pairs) = &e.remap {
             self.remap(pairs);
@@ -1178,13 +1170,6 @@ impl Tx<'_, '_> {
             self.b.switch_to_block(paid);
             let left = self.b.ins().iadd_imm(fuel, -cost);
             self.b.def_var(l.fuel, left);
-            if e.to <= self.cur {
-                let flags = MemFlags::new().with_notrap();
-                let stop = self.b.ins().load(types::I32, flags, l.stop, 0);
-                let pause = self.b.ins().uload8(types::I32, flags, l.pause, 0);
-                let raised = self.b.ins().bor(stop, pause);
-                self.exit_if(raised, e.to);
-            }
         }
         let blk = blocks[&e.to];
         self.b.ins().jump(blk, &[]);
