@@ -1152,15 +1152,16 @@ impl Tx<'_, '_> {
     }
 
     /// Emits the jump of an edge (with its block arguments). With
-    /// [`Checks::Limits`] the edge then pays for the run at its target,
+    /// [`Checks::Limits`] and `pay` the edge then pays for the run at its
+    /// target (a `cond_br` pays before it branches),
     /// or leaves there unpaid when the fuel it was given does not (for the
     /// interpreter to pay, read the stop word, or go on one instruction at
     /// a time when the fuel has run out).
-    fn edge(&mut self, e: &Edge, blocks: &HashMap<usize, Block>) {
+    fn edge(&mut self, e: &Edge, blocks: &HashMap<usize, Block>, pay: bool) {
         if let Some(pairs) = &e.remap {
             self.remap(pairs);
         }
-        if let Some(l) = self.limits {
+        if let (Some(l), true) = (self.limits, pay) {
             let cost = i64::from(self.runs.get(e.to).copied().unwrap_or(0));
             let fuel = self.b.use_var(l.fuel);
             let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
@@ -1581,17 +1582,51 @@ impl Tx<'_, '_> {
             }
             Br => {
                 let es = edges(code, k).expect("a branch");
-                self.edge(&es[0], blocks);
+                self.edge(&es[0], blocks, true);
                 return false;
             }
             CondBr => {
                 let es = edges(code, k).expect("a branch");
                 let c = self.i32(i.a);
+                if let Some(l) = self.limits {
+                    // Pay for the target's run before branching (one
+                    // select and compare on the hot path); when the fuel
+                    // given does not, a cold block takes the edge to an
+                    // unpaid exit at its target.
+                    let cost = |t: &Edge| i64::from(self.runs.get(t.to).copied().unwrap_or(0));
+                    let (ct, cf) = (cost(&es[0]), cost(&es[1]));
+                    let vt = self.b.ins().iconst(types::I64, ct);
+                    let vf = self.b.ins().iconst(types::I64, cf);
+                    let cost = self.b.ins().select(c, vt, vf);
+                    let fuel = self.b.use_var(l.fuel);
+                    let short = self.b.ins().icmp(IntCC::UnsignedLessThan, fuel, cost);
+                    let slow = self.b.create_block();
+                    self.b.set_cold_block(slow);
+                    let paid = self.b.create_block();
+                    self.b.ins().brif(short, slow, &[], paid, &[]);
+                    self.b.switch_to_block(slow);
+                    let short_edges = [self.b.create_block(), self.b.create_block()];
+                    self.b
+                        .ins()
+                        .brif(c, short_edges[0], &[], short_edges[1], &[]);
+                    for (e, &blk) in es.iter().zip(&short_edges) {
+                        self.b.set_cold_block(blk);
+                        self.b.switch_to_block(blk);
+                        if let Some(pairs) = &e.remap {
+                            self.remap(pairs);
+                        }
+                        let out = self.fuel_short_exit(e.to);
+                        self.b.ins().jump(out, &[]);
+                    }
+                    self.b.switch_to_block(paid);
+                    let left = self.b.ins().isub(fuel, cost);
+                    self.b.def_var(l.fuel, left);
+                }
                 // Edges with block arguments go through a block of their own.
                 let dest: Vec<(ClBlock, bool)> = es
                     .iter()
                     .map(|e| match e.remap {
-                        None if self.limits.is_none() => (blocks[&e.to], false),
+                        None => (blocks[&e.to], false),
                         _ => (self.b.create_block(), true),
                     })
                     .collect();
@@ -1599,7 +1634,7 @@ impl Tx<'_, '_> {
                 for (e, &(blk, own)) in es.iter().zip(&dest) {
                     if own {
                         self.b.switch_to_block(blk);
-                        self.edge(e, blocks);
+                        self.edge(e, blocks, false);
                     }
                 }
                 return false;
