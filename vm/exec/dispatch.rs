@@ -108,7 +108,10 @@ fn enter_compiled(ctx: &mut Context, token: u64) -> bool {
             if ctx.tier != Tier::Jit && !func.jit.heat_up(Tier::HOT_BACK_EDGES) {
                 return false;
             }
-            match func.jit.compile(func, ctx.tier == Tier::Jit, Checks::None) {
+            match func
+                .jit
+                .compile(func, ctx.tier == Tier::Jit, Checks::None, &ctx.memory)
+            {
                 Some(code) => code,
                 None => return false,
             }
