@@ -33,6 +33,10 @@
 //! | generated, at most 200 instructions, optimized | | 79 ms (additions) | 10 MB |
 //! | generated, 150,000 to 600,000 units, unoptimized | | 680 ms | 100 MB |
 //! | hostile: 100,000 additions over 2,000 registers | 206 M | before: 53 s and 1.7 GB, then a panic in Cranelift | |
+//!
+//! A compile runs on the calling thread when the function has at most
+//! [`MAX_FOREGROUND_UNITS`] (every real kernel), else, with `Tier::Auto`,
+//! on a background thread (`background.rs`) while the interpreter runs on.
 
 use std::sync::OnceLock;
 
@@ -54,6 +58,12 @@ pub(crate) const MAX_UNITS: u64 = 150_000;
 /// e-graph optimizer (`opt_level=none`), whose cost per instruction can
 /// reach half a millisecond: the largest real kernel has 125.
 pub(crate) const MAX_OPTIMIZED_INSTRUCTIONS: u64 = 200;
+
+/// At most this many units compile on the calling thread (every real
+/// kernel: at most 30 ms; the slowest generated function, additions the
+/// optimizer rewrites, 80 ms); with `Tier::Auto`, larger functions compile
+/// in the background.
+pub(crate) const MAX_FOREGROUND_UNITS: u64 = 25_000;
 
 /// Bytes of heap a compile is charged per unit: the most measured was
 /// 200 (unoptimized, many exits).
@@ -190,6 +200,9 @@ fn may_leave(op: Opcode) -> bool {
 pub(crate) struct Plan {
     /// Whether the e-graph optimizer runs.
     pub optimize: bool,
+    /// Whether it compiles on the background thread (else on the calling
+    /// thread).
+    pub background: bool,
     /// The most heap the compile is expected to take, charged to the
     /// context's memory budget while it runs.
     pub memory: u64,
@@ -224,6 +237,7 @@ pub(crate) fn plan(func: &Function) -> Result<Plan, CompileRefusal> {
     };
     Ok(Plan {
         optimize,
+        background: units > MAX_FOREGROUND_UNITS,
         memory: BYTES_PER_COMPILE + units * BYTES_PER_UNIT + optimizer,
     })
 }
@@ -300,13 +314,13 @@ mod tests {
 
     #[test]
     fn plans_follow_the_limits() {
-        // Small: optimized.
+        // Small: optimized, on the calling thread.
         let small = plan(&function(&additions(20, 8))).expect("compiled");
-        assert!(small.optimize);
+        assert!(small.optimize && !small.background);
         assert!(small.memory > BYTES_PER_COMPILE + 20 * BYTES_PER_OPTIMIZED_INSTRUCTION);
-        // More instructions than the optimizer takes.
+        // More instructions than the optimizer takes, in the background.
         let long = plan(&function(&additions(600, 64))).expect("compiled");
-        assert!(!long.optimize);
+        assert!(!long.optimize && long.background);
         // Too large.
         let size = size_of(&additions(3000, 256));
         assert!(size.units() > MAX_UNITS);

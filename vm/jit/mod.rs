@@ -19,6 +19,8 @@
 //! once into its own executable mapping with no linking.
 
 #[cfg(feature = "jit")]
+mod background;
+#[cfg(feature = "jit")]
 mod bounds;
 #[cfg(feature = "jit")]
 mod helpers;
@@ -216,14 +218,21 @@ pub(crate) struct Request {
 /// shared by every frame of it. The executor keeps one beside each function
 /// (`exec::TieredFunction`); the program layer does not know of it.
 ///
-/// Per copy the slot is *not compiled*, *ready* (`code` holds the machine
-/// code) or *refused* (`code` holds why not).
+/// Per copy the slot is *not compiled*, *compiling* (a background compile
+/// runs: `compiling` is set), *ready* (`code` holds the machine code) or
+/// *refused* (`code` holds why not); a background result moves into `code`
+/// the next time the interpreter asks ([`JitSlot::compile`]), or when the
+/// context counts its compiled functions.
 #[derive(Default)]
 pub(crate) struct JitSlot {
     /// Back edges taken in the interpreter so far (`Tier::Auto`).
     heat: AtomicU32,
     /// Per [`Checks`]: the code, or why the function is interpreted.
     code: [OnceLock<Outcome>; 2],
+    /// Per [`Checks`]: the background compile under way, if one was
+    /// started.
+    #[cfg(feature = "jit")]
+    compiling: [OnceLock<Arc<background::Pending>>; 2],
 }
 
 impl std::fmt::Debug for JitSlot {
@@ -251,15 +260,18 @@ impl JitSlot {
             .and_then(|c| c.as_ref().ok())
     }
 
-    /// Every copy compiled so far.
+    /// Every copy compiled so far (finished background compiles included).
     pub fn codes(&self) -> impl Iterator<Item = &JitCode> {
+        self.land_all();
         self.code
             .iter()
             .filter_map(|c| c.get().and_then(|c| c.as_ref().ok()))
     }
 
-    /// Why each copy that was refused for a reason worth reporting was.
+    /// Why each copy that was refused for a reason worth reporting was
+    /// (finished background compiles included).
     pub fn refusals(&self) -> impl Iterator<Item = &CompileRefusal> {
+        self.land_all();
         self.code.iter().filter_map(|c| match c.get() {
             Some(Err(Some(why))) => Some(why),
             _ => None,
@@ -294,7 +306,9 @@ impl JitSlot {
     /// Within bounds (`bounds.rs`): a function too large is refused; the
     /// compile's memory is charged to `budget` while it runs, and refused
     /// when it does not fit; a panic in the code generator is caught and
-    /// the function refused.
+    /// the function refused. A function that is not small compiles in the
+    /// background unless `eager`: `None` then until its code is ready, and
+    /// the interpreter runs on meanwhile.
     pub fn compile(
         &self,
         func: &Function,
@@ -314,10 +328,35 @@ impl JitSlot {
                 #[cfg(test)]
                 panic: tests::PANIC_IN_COMPILE.with(std::cell::Cell::get),
             };
+            if let Some(pending) = self.compiling[checks as usize].get() {
+                let outcome = pending.take()?;
+                return slot.get_or_init(|| outcome).as_ref().ok();
+            }
             let plan = match bounds::plan(func) {
                 Ok(plan) => plan,
                 Err(why) => return slot.get_or_init(|| Err(Some(why))).as_ref().ok(),
             };
+            if plan.background && !eager {
+                let pending = Arc::new(background::Pending::default());
+                let job = background::Job {
+                    func: func.clone(),
+                    request,
+                    plan,
+                    budget: budget.clone(),
+                    pending: Arc::downgrade(&pending),
+                };
+                match background::submit(job) {
+                    Ok(()) => {
+                        let _ = self.compiling[checks as usize].set(pending);
+                        return None;
+                    }
+                    // No worker thread: compile here (still within bounds).
+                    Err(job) => {
+                        let outcome = compile_now(func, job.request, &plan, budget);
+                        return slot.get_or_init(|| outcome).as_ref().ok();
+                    }
+                }
+            }
             let outcome = compile_now(func, request, &plan, budget);
             slot.get_or_init(|| outcome).as_ref().ok()
         }
@@ -325,6 +364,18 @@ impl JitSlot {
         {
             let _ = (func, eager, budget);
             slot.get_or_init(|| Err(None)).as_ref().ok()
+        }
+    }
+
+    /// Moves the results of finished background compiles into `code`.
+    fn land_all(&self) {
+        #[cfg(feature = "jit")]
+        for (slot, pending) in self.code.iter().zip(&self.compiling) {
+            if slot.get().is_none() {
+                if let Some(outcome) = pending.get().and_then(|p| p.take()) {
+                    let _ = slot.set(outcome);
+                }
+            }
         }
     }
 }
@@ -387,7 +438,8 @@ mod tests {
 
     thread_local! {
         /// Set by a test: compiles asked for on this thread panic inside
-        /// the code generator's place.
+        /// the code generator's place (in the background too: the request
+        /// carries it).
         pub(super) static PANIC_IN_COMPILE: Cell<bool> = const { Cell::new(false) };
     }
 
@@ -455,11 +507,26 @@ mod tests {
             bounds::measure(&b.funcs[0]).units()
         }
 
-        /// A function of more instructions than the optimizer takes.
-        fn unoptimized_sized() -> String {
+        /// Waits (up to a minute) until the background compile of `ctx`'s
+        /// function has landed, compiled or refused.
+        fn settle(ctx: &Context) {
+            let start = std::time::Instant::now();
+            while ctx.compiled_functions().0 == 0
+                && ctx.functions_left_to_interpreter().is_empty()
+                && start.elapsed() < std::time::Duration::from_secs(60)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+
+        /// A function between the foreground and the overall limit.
+        fn background_sized() -> String {
             let source = wide(400, 40);
             let u = units(&source);
-            assert!(u <= bounds::MAX_UNITS, "{u} units: too large");
+            assert!(
+                u > bounds::MAX_FOREGROUND_UNITS && u <= bounds::MAX_UNITS,
+                "{u} units: not a background compile"
+            );
             source
         }
 
@@ -468,7 +535,9 @@ mod tests {
             if !Tier::compiler_available() {
                 return;
             }
-            let big = unoptimized_sized();
+            let big = background_sized();
+            // Small functions compile on this thread (and eagerly with
+            // Tier::Jit); larger ones in the background with Tier::Auto.
             for (source, tier, n) in [
                 (SMALL, Tier::Jit, 1000),
                 (SMALL, Tier::Auto, 100_000),
@@ -481,6 +550,7 @@ mod tests {
                 let got = sum(&mut ctx, n);
                 PANIC_IN_COMPILE.with(|p| p.set(false));
                 assert_eq!(got, want, "{tier}");
+                settle(&ctx);
                 let left = ctx.functions_left_to_interpreter();
                 assert_eq!(left.len(), 1, "{tier}: {left:?}");
                 assert_eq!(
@@ -503,9 +573,53 @@ mod tests {
                 assert_eq!(sum(&mut ctx, n), want);
                 let mut fresh = context(source, tier, Limits::default());
                 assert_eq!(sum(&mut fresh, n), want);
+                settle(&fresh);
                 assert_eq!(fresh.compiled_functions().0, 1, "{tier}");
                 assert!(fresh.functions_left_to_interpreter().is_empty());
             }
+        }
+
+        #[test]
+        fn a_large_function_compiles_in_the_background_and_is_entered_when_ready() {
+            if !Tier::compiler_available() {
+                return;
+            }
+            let source = background_sized();
+            let want = sum(
+                &mut context(&source, Tier::Interp, Limits::default()),
+                50_000,
+            );
+            let mut ctx = context(&source, Tier::Auto, Limits::default());
+            // The loop gets hot after 20,000 passes; the call goes on
+            // interpreting while the function compiles.
+            assert_eq!(sum(&mut ctx, 50_000), want);
+            settle(&ctx);
+            assert_eq!(ctx.compiled_functions().0, 1);
+            assert_eq!(sum(&mut ctx, 50_000), want, "compiled");
+        }
+
+        #[test]
+        fn a_context_dropped_while_its_function_compiles_is_harmless() {
+            if !Tier::compiler_available() {
+                return;
+            }
+            let source = background_sized();
+            let want = sum(
+                &mut context(&source, Tier::Interp, Limits::default()),
+                20_010,
+            );
+            for _ in 0..4 {
+                let mut ctx = context(&source, Tier::Auto, Limits::default());
+                // Hot at the very end of the call: the compile starts and
+                // the context goes while it runs (or before it starts).
+                assert_eq!(sum(&mut ctx, 20_010), want);
+                drop(ctx);
+            }
+            // The worker goes on serving.
+            let mut ctx = context(&source, Tier::Auto, Limits::default());
+            assert_eq!(sum(&mut ctx, 20_010), want);
+            settle(&ctx);
+            assert_eq!(ctx.compiled_functions().0, 1);
         }
 
         #[test]
