@@ -1098,4 +1098,149 @@ fn vmvx_kernel_list_growth_obeys_the_list_limit() {
         ],
         Duration::from_secs(10),
     );
+// The compiling tier (issue 33): bounded compiles
+
+/// A module with `f(n)`: `n` passes through a loop (hot for the default
+/// engine), then `body` additions over `regs` i32 registers in one
+/// straight line, then the sum of the first 64 registers.
+fn straight_line_after_a_hot_loop(body: usize, regs: usize) -> String {
+    let mut s = String::from(
+        "vm.module @m version 0\n\nvm.export @f\nvm.func @f(%i0: i32) -> (i32) {\n^bb0:\n  \
+         %i1 = vm.const.i32 1\n  %i2 = vm.const.i32.zero\n  vm.br ^bb1()\n^bb1:\n  \
+         %i2 = vm.add.i32 %i2, %i1\n  %i3 = vm.cmp.lt.i32.s %i2, %i0\n  \
+         vm.cond_br %i3, ^bb1(), ^bb2()\n^bb2:\n",
+    );
+    let spread = regs - 3;
+    for k in 0..body {
+        let (d, a, b) = (
+            3 + (k * 7919) % spread,
+            3 + (k * 104_729 + 1) % spread,
+            3 + (k * 31 + 2) % spread,
+        );
+        s.push_str(&format!("  %i{d} = vm.add.i32 %i{a}, %i{b}\n"));
+        if k % 1000 == 0 {
+            s.push_str(&format!("  %i{d} = vm.add.i32 %i{d}, %i1\n"));
+        }
+    }
+    s.push_str("  %i0 = vm.const.i32.zero\n");
+    for r in 1..64.min(regs) {
+        s.push_str(&format!("  %i0 = vm.add.i32 %i0, %i{r}\n"));
+    }
+    s.push_str("  vm.return %i0\n}\n");
+    s
+}
+
+/// `irvm run` of `f(30000)` in `module` with `engine`, printing statistics,
+/// under a 256 MiB address-space limit.
+fn run_f(module: &Path, engine: &str, extra: &[&str]) -> Outcome {
+    let module = module_arg(module);
+    let engine = format!("--engine={engine}");
+    let mut args = vec![
+        "run",
+        module.as_str(),
+        "--function=f",
+        "--input=30000",
+        engine.as_str(),
+        "--print_statistics",
+    ];
+    args.extend(extra);
+    irvm(&args, 256 * MIB, Duration::from_secs(120))
+}
+
+/// The values of the `--print_statistics` lines labelled `label`.
+fn statistics<'a>(o: &'a Outcome, label: &str) -> Vec<&'a str> {
+    o.stderr
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix(label)?.strip_prefix(':'))
+        .map(str::trim)
+        .collect()
+}
+
+/// The interpreter's answer, and that every engine gives it quickly,
+/// leaving the function to the interpreter as too large to compile.
+fn assert_too_large_is_interpreted(module: &Path) {
+    let want = run_f(module, "interp", &[]);
+    want.assert_clean_exit();
+    assert_eq!(want.code, Some(0), "{want:#?}");
+    for engine in ["auto", "jit"] {
+        let o = run_f(module, engine, &["--max-memory-bytes=10000000"]);
+        o.assert_clean_exit();
+        assert_eq!(o.code, Some(0), "{engine}: {o:#?}");
+        assert_eq!(o.stdout, want.stdout, "{engine}");
+        let left = statistics(&o, "left to the interpreter");
+        assert_eq!(left.len(), 1, "{engine}: {o:#?}");
+        assert!(
+            left[0].starts_with("m.f: too large to compile: size "),
+            "{engine}: {o:#?}"
+        );
+        assert!(o.elapsed < Duration::from_secs(10), "{engine}: {o:#?}");
+    }
+}
+
+/// 100,000 additions over 2,000 registers after a hot loop: the default
+/// engine compiled the function, and Cranelift panicked after 36 s and
+/// 1.7 GB (despite `--max-memory-bytes=10000000`); the interpreter answers
+/// in 0.05 s. Now it is too large to compile, on every engine.
+#[test]
+fn a_huge_function_after_a_hot_loop_is_interpreted() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        &straight_line_after_a_hot_loop(100_000, 2_000),
+    );
+    assert_too_large_is_interpreted(&m);
+}
+
+/// 30,000 additions over 16,000 registers: `--engine=jit` did not answer
+/// in 120 s; the interpreter answers in 0.04 s.
+#[test]
+fn a_function_over_many_registers_is_interpreted() {
+    let dir = scratch();
+    let m = write_asm(
+        dir.path(),
+        "m",
+        &straight_line_after_a_hot_loop(30_000, 16_000),
+    );
+    assert_too_large_is_interpreted(&m);
+}
+
+/// A compile is charged to the memory budget while it runs: with a budget
+/// too small for it, the function stays interpreted (same result) and the
+/// statistics say why.
+#[test]
+fn a_compile_over_the_memory_budget_is_refused() {
+    let dir = scratch();
+    // Small enough to compile on the calling thread with either engine.
+    let m = write_asm(dir.path(), "m", &straight_line_after_a_hot_loop(100, 64));
+    let want = run_f(&m, "interp", &[]);
+    assert_eq!(want.code, Some(0), "{want:#?}");
+    for engine in ["auto", "jit"] {
+        let o = run_f(&m, engine, &["--max-memory-bytes=1000000"]);
+        o.assert_clean_exit();
+        assert_eq!(o.code, Some(0), "{engine}: {o:#?}");
+        assert_eq!(o.stdout, want.stdout, "{engine}");
+        let left = statistics(&o, "left to the interpreter");
+        assert_eq!(left.len(), 1, "{engine}: {o:#?}");
+        assert!(
+            left[0].starts_with("m.f: compiling would need ")
+                && left[0].contains("--max-memory-bytes"),
+            "{engine}: {o:#?}"
+        );
+        assert!(
+            statistics(&o, "compiled functions")[0].starts_with("0 "),
+            "{o:#?}"
+        );
+        // With the default budget it compiles.
+        let o = run_f(&m, engine, &[]);
+        assert_eq!(o.stdout, want.stdout, "{engine}");
+        assert!(
+            statistics(&o, "compiled functions")[0].starts_with("1 "),
+            "{o:#?}"
+        );
+        assert!(
+            statistics(&o, "left to the interpreter").is_empty(),
+            "{o:#?}"
+        );
+    }
 }

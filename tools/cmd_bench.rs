@@ -89,7 +89,8 @@ pub struct BenchArgs {
     #[arg(long = "trace-execution")]
     trace_execution: bool,
     /// After the benchmarks, print to stderr the load time, the time spent
-    /// benchmarking, the calls to host functions and the most memory held.
+    /// benchmarking, the calls to host functions, the most memory held, the
+    /// functions compiled and those left to the interpreter with why.
     #[arg(long = "print_statistics")]
     print_statistics: bool,
     #[command(flatten)]

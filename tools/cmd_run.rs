@@ -36,8 +36,11 @@ pub struct RunArgs {
     trace_execution: bool,
     /// After the call, print to stderr what a user tuning a program wants:
     /// load and run time, instructions executed, calls, the deepest call
-    /// stack and the most memory held (counting runs the instruction-by-
-    /// instruction loop, so the run is slower).
+    /// stack, the most memory held, the functions compiled and those left
+    /// to the interpreter with why (counting runs the instruction-by-
+    /// instruction loop, so the run is slower and compiles nothing; with
+    /// `--engine=jit` or `--engine=auto` given, the run is not counted and
+    /// compiles as it would without this flag).
     #[arg(long = "print_statistics")]
     print_statistics: bool,
 }
@@ -90,7 +93,9 @@ pub struct RunFigures {
 }
 
 /// Prints `--print_statistics` to stderr: the figures, the counts (when the
-/// run was observed) and the most memory the context held.
+/// run was observed), the most memory the context held, how many functions
+/// were compiled, and each function the compiling tier left to the
+/// interpreter with the reason (`Context::functions_left_to_interpreter`).
 pub fn print_statistics(counts: Option<&Counts>, ctx: &Context, f: &RunFigures) {
     let ms = |d: std::time::Duration| format!("{:.3} ms", d.as_secs_f64() * 1e3);
     let line = |label: &str, value: String| eprintln!("  {:<29}{value}", format!("{label}:"));
@@ -132,6 +137,17 @@ pub fn print_statistics(counts: Option<&Counts>, ctx: &Context, f: &RunFigures) 
             ctx.memory_in_use()
         ),
     );
+    let (compiled, bytes) = ctx.compiled_functions();
+    line(
+        "compiled functions",
+        format!("{compiled} ({bytes} bytes of machine code; vmvx kernels compile in their executables' own contexts)"),
+    );
+    for left in ctx.functions_left_to_interpreter() {
+        line(
+            "left to the interpreter",
+            format!("{}.{}: {}", left.module, left.function, left.reason),
+        );
+    }
 }
 
 /// Resource limits shared by the commands that run code.
@@ -499,7 +515,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         Box::new(irvm::ExecutionTracer::new(Box::new(std::io::stderr()))) as Box<dyn irvm::Observer>
     });
     let counts = std::sync::Arc::new(std::sync::Mutex::new(Counts::default()));
-    if args.print_statistics {
+    // Counting observes every instruction, so the interpreter runs them
+    // all; an engine asked for by name (`--engine=jit|auto`) runs as it
+    // would without the flag, and the counts are left out.
+    let counted = args.print_statistics
+        && !matches!(args.limits.engine, Some(irvm::Tier::Jit | irvm::Tier::Auto));
+    if counted {
         ctx.set_observer(Some(Box::new(Counter {
             counts: counts.clone(),
             inner: tracer,
@@ -519,7 +540,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             imports: ctx.host_calls() - imports,
             dispatches: crate::tensor_io::dispatch_count() - dispatches,
         };
-        print_statistics(Some(&counts), &ctx, &figures);
+        print_statistics(counted.then_some(&*counts), &ctx, &figures);
     }
     let results = invoked.map_err(Failure::Trap)?;
     match args

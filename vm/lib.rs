@@ -96,6 +96,7 @@ pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
 pub use func::{CallParams, CallResults, Func, HostRef, HostValue, TypedFunc, ValType};
 pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
+pub use jit::{CompileRefusal, LeftToInterpreter};
 pub use loader::Module;
 pub use native::{HostResults, IntoHostFunc, NativeModule};
 pub use resources::{ContextResources, MemoryCharge, StopCheck};

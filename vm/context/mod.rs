@@ -338,6 +338,35 @@ impl Context {
         count
     }
 
+    /// The bytecode functions the compiling tier has left to the
+    /// interpreter so far for a reason worth knowing, with the reason: too
+    /// large to compile within the compiling tier's bounds, a compile that
+    /// did not fit in the memory budget, or a code generator that failed
+    /// (its panic caught, its message kept). Functions with nothing worth
+    /// compiling, never hot, or still compiling in the background are not
+    /// listed. Such functions run in the interpreter, with the same
+    /// results. `irvm run --print_statistics` prints these.
+    pub fn functions_left_to_interpreter(&self) -> Vec<crate::jit::LeftToInterpreter> {
+        let mut out = Vec::new();
+        for (m, r) in self.modules.iter().enumerate() {
+            let Registered::Bytecode(b) = r else {
+                continue;
+            };
+            for (ordinal, f) in b.funcs.iter().enumerate() {
+                let mut reasons: Vec<&crate::jit::CompileRefusal> = f.jit.refusals().collect();
+                reasons.dedup();
+                for reason in reasons {
+                    out.push(crate::jit::LeftToInterpreter {
+                        module: b.name.clone(),
+                        function: self.describe(m as u32, ordinal as u32, 0).function,
+                        reason: reason.clone(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// The bytecode modules of the context with their names, in
     /// registration order.
     pub fn bytecode_modules(&self) -> Vec<(&str, &Module)> {

@@ -134,7 +134,10 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
             if ctx.tier != Tier::Jit && !func.jit.heat_up(Tier::HOT_BACK_EDGES) {
                 return Entered::No;
             }
-            match func.jit.compile(func, ctx.tier == Tier::Jit, checks) {
+            match func
+                .jit
+                .compile(func, ctx.tier == Tier::Jit, checks, &ctx.memory)
+            {
                 Some(code) => code,
                 None => return Entered::No,
             }

@@ -19,6 +19,10 @@
 //! once into its own executable mapping with no linking.
 
 #[cfg(feature = "jit")]
+mod background;
+#[cfg(feature = "jit")]
+mod bounds;
+#[cfg(feature = "jit")]
 mod helpers;
 #[cfg(feature = "jit")]
 mod translate;
@@ -26,8 +30,11 @@ mod translate;
 mod writeback;
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+#[cfg(feature = "jit")]
+use crate::budget::Charge;
+use crate::budget::MemoryBudget;
 use crate::program::Function;
 use crate::values::Ref;
 
@@ -127,24 +134,116 @@ pub(crate) enum Checks {
     Limits = 1,
 }
 
+/// Why the compiling tier left a function to the interpreter (see
+/// [`crate::Context::functions_left_to_interpreter`]). The function runs
+/// the same either way, only slower.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CompileRefusal {
+    /// The function is larger than the compiling tier takes on: its size
+    /// in the units of docs/HOSTILE_INPUT.md ("Compiling": instructions and
+    /// blocks times the registers they touch), and the limit. Cranelift's
+    /// time and memory grow faster than a function's length, so a bound
+    /// on the size bounds every compile (to about 150 ms and 40 MB).
+    TooLarge {
+        /// The function's size.
+        units: u64,
+        /// The most the compiling tier takes on.
+        limit: u64,
+    },
+    /// Compiling it would take more memory than the context's budget
+    /// (`Limits::max_memory_bytes`) had left.
+    OverMemoryBudget {
+        /// The memory the compile would have been charged.
+        bytes: u64,
+    },
+    /// The code generator failed: it panicked (a bug in it, caught; the
+    /// default panic hook has printed where), with this message.
+    CompilerFailed {
+        /// The panic's message.
+        message: String,
+    },
+}
+
+impl std::fmt::Display for CompileRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompileRefusal::TooLarge { units, limit } => {
+                write!(
+                    f,
+                    "too large to compile: size {units} over the limit of {limit}"
+                )
+            }
+            CompileRefusal::OverMemoryBudget { bytes } => write!(
+                f,
+                "compiling would need {bytes} bytes, more than the memory budget had left \
+                 (Limits::max_memory_bytes, irvm --max-memory-bytes)"
+            ),
+            CompileRefusal::CompilerFailed { message } => {
+                write!(f, "the compiler failed: {message}")
+            }
+        }
+    }
+}
+
+/// A bytecode function the compiling tier left to the interpreter, and why
+/// ([`crate::Context::functions_left_to_interpreter`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftToInterpreter {
+    /// The module's name.
+    pub module: String,
+    /// The function's name (its export's, else the debug database's, else
+    /// `fn<ordinal>`).
+    pub function: String,
+    /// Why it was not compiled.
+    pub reason: CompileRefusal,
+}
+
+/// How a compile ended: the code, or why the function stays interpreted
+/// (`None`: it had nothing worth compiling, or the code generator
+/// declined it without failing).
+pub(crate) type Outcome = Result<JitCode, Option<CompileRefusal>>;
+
+/// What a compile is asked for, besides the function.
+#[cfg(feature = "jit")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Request {
+    /// Entered anywhere (`Tier::Jit`), else at hot loop heads only.
+    pub eager: bool,
+    /// The copy to make.
+    pub checks: Checks,
+    /// Tests only: the compile panics inside the code generator's place.
+    #[cfg(test)]
+    pub panic: bool,
+}
+
 /// A function's compiled code, made once per [`Checks`] (when hot) and
 /// shared by every frame of it. The executor keeps one beside each function
 /// (`exec::TieredFunction`); the program layer does not know of it.
+///
+/// Per copy the slot is *not compiled*, *compiling* (a background compile
+/// runs: `compiling` is set), *ready* (`code` holds the machine code) or
+/// *refused* (`code` holds why not); a background result moves into `code`
+/// the next time the interpreter asks ([`JitSlot::compile`]), or when the
+/// context counts its compiled functions.
 #[derive(Default)]
 pub(crate) struct JitSlot {
     /// Back edges taken in the interpreter so far (`Tier::Auto`).
     heat: AtomicU32,
-    /// Per [`Checks`]: `Some(None)`: compiling was tried and the function
-    /// is interpreted.
-    code: [OnceLock<Option<JitCode>>; 2],
+    /// Per [`Checks`]: the code, or why the function is interpreted.
+    code: [OnceLock<Outcome>; 2],
+    /// Per [`Checks`]: the background compile under way, if one was
+    /// started.
+    #[cfg(feature = "jit")]
+    compiling: [OnceLock<Arc<background::Pending>>; 2],
 }
 
 impl std::fmt::Debug for JitSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = |c: &OnceLock<Option<JitCode>>| match c.get() {
+        let state = |c: &OnceLock<Outcome>| match c.get() {
             None => "not compiled",
-            Some(None) => "interpreted",
-            Some(Some(_)) => "compiled",
+            Some(Err(_)) => "interpreted",
+            Some(Ok(_)) => "compiled",
         };
         write!(
             f,
@@ -159,21 +258,34 @@ impl JitSlot {
     /// The code for `checks`, if compiled.
     #[inline]
     pub fn code(&self, checks: Checks) -> Option<&JitCode> {
-        self.code[checks as usize].get().and_then(Option::as_ref)
+        self.code[checks as usize]
+            .get()
+            .and_then(|c| c.as_ref().ok())
     }
 
-    /// Every copy compiled so far.
+    /// Every copy compiled so far (finished background compiles included).
     pub fn codes(&self) -> impl Iterator<Item = &JitCode> {
+        self.land_all();
         self.code
             .iter()
-            .filter_map(|c| c.get().and_then(Option::as_ref))
+            .filter_map(|c| c.get().and_then(|c| c.as_ref().ok()))
+    }
+
+    /// Why each copy that was refused for a reason worth reporting was
+    /// (finished background compiles included).
+    pub fn refusals(&self) -> impl Iterator<Item = &CompileRefusal> {
+        self.land_all();
+        self.code.iter().filter_map(|c| match c.get() {
+            Some(Err(Some(why))) => Some(why),
+            _ => None,
+        })
     }
 
     /// Whether compiling for `checks` was tried and failed (or is
     /// unavailable), so the interpreter need not come back here.
     #[inline]
     pub fn refused(&self, checks: Checks) -> bool {
-        matches!(self.code[checks as usize].get(), Some(None))
+        matches!(self.code[checks as usize].get(), Some(Err(_)))
     }
 
     /// Counts one back edge; true once `threshold` have been counted.
@@ -193,20 +305,121 @@ impl JitSlot {
     /// (`Tier::Auto`). Whichever engine compiles a function first decides:
     /// the code is shared by every frame of the function, and is correct
     /// wherever it is entered.
-    pub fn compile(&self, func: &Function, eager: bool, checks: Checks) -> Option<&JitCode> {
-        self.code[checks as usize]
-            .get_or_init(|| {
-                #[cfg(feature = "jit")]
-                {
-                    translate::compile(func, eager, checks)
+    ///
+    /// Within bounds (`bounds.rs`): a function too large is refused; the
+    /// compile's memory is charged to `budget` while it runs, and refused
+    /// when it does not fit; a panic in the code generator is caught and
+    /// the function refused. A function that is not small compiles in the
+    /// background unless `eager`: `None` then until its code is ready, and
+    /// the interpreter runs on meanwhile.
+    pub fn compile(
+        &self,
+        func: &Function,
+        eager: bool,
+        checks: Checks,
+        budget: &Arc<MemoryBudget>,
+    ) -> Option<&JitCode> {
+        let slot = &self.code[checks as usize];
+        if let Some(done) = slot.get() {
+            return done.as_ref().ok();
+        }
+        #[cfg(feature = "jit")]
+        {
+            let request = Request {
+                eager,
+                checks,
+                #[cfg(test)]
+                panic: tests::PANIC_IN_COMPILE.with(std::cell::Cell::get),
+            };
+            if let Some(pending) = self.compiling[checks as usize].get() {
+                let outcome = pending.take()?;
+                return slot.get_or_init(|| outcome).as_ref().ok();
+            }
+            let plan = match bounds::plan(func) {
+                Ok(plan) => plan,
+                Err(why) => return slot.get_or_init(|| Err(Some(why))).as_ref().ok(),
+            };
+            if plan.background && !eager {
+                let pending = Arc::new(background::Pending::default());
+                let job = background::Job {
+                    func: func.clone(),
+                    request,
+                    plan,
+                    budget: budget.clone(),
+                    pending: Arc::downgrade(&pending),
+                };
+                match background::submit(job) {
+                    Ok(()) => {
+                        let _ = self.compiling[checks as usize].set(pending);
+                        return None;
+                    }
+                    // No worker thread: compile here (still within bounds).
+                    Err(job) => {
+                        let outcome = compile_now(func, job.request, &plan, budget);
+                        return slot.get_or_init(|| outcome).as_ref().ok();
+                    }
                 }
-                #[cfg(not(feature = "jit"))]
-                {
-                    let _ = (func, eager, checks);
-                    None
+            }
+            let outcome = compile_now(func, request, &plan, budget);
+            slot.get_or_init(|| outcome).as_ref().ok()
+        }
+        #[cfg(not(feature = "jit"))]
+        {
+            let _ = (func, eager, budget);
+            slot.get_or_init(|| Err(None)).as_ref().ok()
+        }
+    }
+
+    /// Moves the results of finished background compiles into `code`.
+    fn land_all(&self) {
+        #[cfg(feature = "jit")]
+        for (slot, pending) in self.code.iter().zip(&self.compiling) {
+            if slot.get().is_none() {
+                if let Some(outcome) = pending.get().and_then(|p| p.take()) {
+                    let _ = slot.set(outcome);
                 }
-            })
-            .as_ref()
+            }
+        }
+    }
+}
+
+/// Compiles `func` on this thread as `plan` says, the plan's memory
+/// charged to `budget` while it runs (or refused when it does not fit),
+/// and a panic inside the code generator caught and reported as the
+/// refusal's message. Nothing shared is left half-changed by a panic: the
+/// code generators (`OnceLock`s) exist before it starts, and everything
+/// else the compile touches is its own.
+#[cfg(feature = "jit")]
+fn compile_now(
+    func: &Function,
+    request: Request,
+    plan: &bounds::Plan,
+    budget: &Arc<MemoryBudget>,
+) -> Outcome {
+    let Ok(_charge) = Charge::new(budget, plan.memory, "compiling a function") else {
+        return Err(Some(CompileRefusal::OverMemoryBudget {
+            bytes: plan.memory,
+        }));
+    };
+    let isa = plan.isa().ok_or(None)?;
+    let compile = || {
+        #[cfg(test)]
+        if request.panic {
+            panic!("a compiler panic the tests asked for");
+        }
+        translate::compile(func, request.eager, request.checks, isa)
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)) {
+        Ok(Some(code)) => Ok(code),
+        Ok(None) => Err(None),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(Some(CompileRefusal::CompilerFailed { message }))
+        }
     }
 }
 
@@ -219,5 +432,267 @@ pub(crate) fn available() -> bool {
     #[cfg(not(feature = "jit"))]
     {
         false
+    }
+}
+
+#[cfg(all(test, feature = "jit"))]
+mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Set by a test: compiles asked for on this thread panic inside
+        /// the code generator's place (in the background too: the request
+        /// carries it).
+        pub(super) static PANIC_IN_COMPILE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    #[cfg(feature = "asm")]
+    mod bounded {
+        use super::PANIC_IN_COMPILE;
+        use crate::jit::bounds;
+        use crate::{CompileRefusal, Context, Limits, Module, Tier, TypeRegistry, Value};
+
+        /// `sum(n)`: a small hot loop, compiled on the calling thread.
+        const SMALL: &str = "vm.module @m version 0\nvm.export @sum\n\
+            vm.func @sum(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32.zero\n  \
+            %i2 = vm.const.i32 1\n  vm.br ^bb1(%i1->%i3, %i1->%i4)\n^bb1:\n  \
+            %i5 = vm.cmp.lt.i32.s %i3, %i0\n  vm.cond_br %i5, ^bb2(), ^bb3()\n^bb2:\n  \
+            %i6 = vm.xor.i32 %i4, %i3\n  %i4 = vm.add.i32 %i6, %i3\n  \
+            %i3 = vm.add.i32 %i3, %i2\n  vm.br ^bb1()\n^bb3:\n  vm.return %i4\n}\n";
+
+        /// `sum(n)`: `n` passes of a loop of `body` additions over `regs`
+        /// registers (3 and up), then the sum of the first 32.
+        fn wide(body: usize, regs: u16) -> String {
+            let mut s = String::from(
+                "vm.module @m version 0\nvm.export @sum\nvm.func @sum(%i0: i32) -> (i32) {\n\
+                 ^bb0:\n  %i1 = vm.const.i32 1\n  vm.br ^bb1()\n^bb1:\n",
+            );
+            for k in 0..body {
+                let (d, a, b) = (
+                    3 + (k * 7) % (regs as usize - 3),
+                    3 + k % (regs as usize - 3),
+                    3 + (k * 13 + 5) % (regs as usize - 3),
+                );
+                s.push_str(&format!(
+                    "  %i{d} = vm.add.i32 %i{a}, %i{b}\n  %i{d} = vm.add.i32 %i{d}, %i1\n"
+                ));
+            }
+            s.push_str("  %i0 = vm.sub.i32 %i0, %i1\n  %i2 = vm.cmp.nz.i32 %i0\n  vm.cond_br %i2, ^bb1(), ^bb2()\n^bb2:\n  %i2 = vm.const.i32.zero\n");
+            for r in 3..regs.min(35) {
+                s.push_str(&format!("  %i2 = vm.add.i32 %i2, %i{r}\n"));
+            }
+            s.push_str("  vm.return %i2\n}\n");
+            s
+        }
+
+        fn context(source: &str, tier: Tier, limits: Limits) -> Context {
+            let mut ctx = Context::with_limits(&TypeRegistry::new(), limits);
+            ctx.set_tier(tier);
+            ctx.register_module(Module::from_assembly(source, "m.vmasm").expect("assembles"))
+                .expect("registers");
+            ctx
+        }
+
+        fn sum(ctx: &mut Context, n: i32) -> i32 {
+            let f = ctx.function("m.sum").expect("exported");
+            match ctx.invoke(&f, &[Value::I32(n)]).expect("runs")[..] {
+                [Value::I32(v)] => v,
+                ref other => panic!("{other:?}"),
+            }
+        }
+
+        /// The function's size in the compiling tier's units.
+        fn units(source: &str) -> u64 {
+            let ctx = context(source, Tier::Interp, Limits::default());
+            let crate::context::Registered::Bytecode(b) = &ctx.modules[0] else {
+                unreachable!("one bytecode module")
+            };
+            bounds::measure(&b.funcs[0]).units()
+        }
+
+        /// Waits (up to a minute) until the background compile of `ctx`'s
+        /// function has landed, compiled or refused.
+        fn settle(ctx: &Context) {
+            let start = std::time::Instant::now();
+            while ctx.compiled_functions().0 == 0
+                && ctx.functions_left_to_interpreter().is_empty()
+                && start.elapsed() < std::time::Duration::from_secs(60)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+
+        /// A function between the foreground and the overall limit.
+        fn background_sized() -> String {
+            let source = wide(400, 40);
+            let u = units(&source);
+            assert!(
+                u > bounds::MAX_FOREGROUND_UNITS && u <= bounds::MAX_UNITS,
+                "{u} units: not a background compile"
+            );
+            source
+        }
+
+        #[test]
+        fn a_panic_in_the_compiler_leaves_the_function_to_the_interpreter() {
+            if !Tier::compiler_available() {
+                return;
+            }
+            let big = background_sized();
+            // Small functions compile on this thread (and eagerly with
+            // Tier::Jit); larger ones in the background with Tier::Auto.
+            for (source, tier, n) in [
+                (SMALL, Tier::Jit, 1000),
+                (SMALL, Tier::Auto, 100_000),
+                (big.as_str(), Tier::Jit, 30),
+                (big.as_str(), Tier::Auto, 30_000),
+            ] {
+                let want = sum(&mut context(source, Tier::Interp, Limits::default()), n);
+                let mut ctx = context(source, tier, Limits::default());
+                PANIC_IN_COMPILE.with(|p| p.set(true));
+                let got = sum(&mut ctx, n);
+                PANIC_IN_COMPILE.with(|p| p.set(false));
+                assert_eq!(got, want, "{tier}");
+                settle(&ctx);
+                let left = ctx.functions_left_to_interpreter();
+                assert_eq!(left.len(), 1, "{tier}: {left:?}");
+                assert_eq!(
+                    (left[0].module.as_str(), left[0].function.as_str()),
+                    ("m", "sum")
+                );
+                assert_eq!(
+                    left[0].reason,
+                    CompileRefusal::CompilerFailed {
+                        message: "a compiler panic the tests asked for".into()
+                    }
+                );
+                assert_eq!(
+                    left[0].reason.to_string(),
+                    "the compiler failed: a compiler panic the tests asked for"
+                );
+                assert_eq!(ctx.compiled_functions().0, 0);
+                // The function stays interpreted, and nothing was left
+                // poisoned: it runs again, and compiles in a new context.
+                assert_eq!(sum(&mut ctx, n), want);
+                let mut fresh = context(source, tier, Limits::default());
+                assert_eq!(sum(&mut fresh, n), want);
+                settle(&fresh);
+                assert_eq!(fresh.compiled_functions().0, 1, "{tier}");
+                assert!(fresh.functions_left_to_interpreter().is_empty());
+            }
+        }
+
+        #[test]
+        fn a_large_function_compiles_in_the_background_and_is_entered_when_ready() {
+            if !Tier::compiler_available() {
+                return;
+            }
+            let source = background_sized();
+            let want = sum(
+                &mut context(&source, Tier::Interp, Limits::default()),
+                50_000,
+            );
+            let mut ctx = context(&source, Tier::Auto, Limits::default());
+            // The loop gets hot after 20,000 passes; the call goes on
+            // interpreting while the function compiles.
+            assert_eq!(sum(&mut ctx, 50_000), want);
+            settle(&ctx);
+            assert_eq!(ctx.compiled_functions().0, 1);
+            assert_eq!(sum(&mut ctx, 50_000), want, "compiled");
+        }
+
+        #[test]
+        fn a_context_dropped_while_its_function_compiles_is_harmless() {
+            if !Tier::compiler_available() {
+                return;
+            }
+            let source = background_sized();
+            let want = sum(
+                &mut context(&source, Tier::Interp, Limits::default()),
+                20_010,
+            );
+            for _ in 0..4 {
+                let mut ctx = context(&source, Tier::Auto, Limits::default());
+                // Hot at the very end of the call: the compile starts and
+                // the context goes while it runs (or before it starts).
+                assert_eq!(sum(&mut ctx, 20_010), want);
+                drop(ctx);
+            }
+            // The worker goes on serving.
+            let mut ctx = context(&source, Tier::Auto, Limits::default());
+            assert_eq!(sum(&mut ctx, 20_010), want);
+            settle(&ctx);
+            assert_eq!(ctx.compiled_functions().0, 1);
+        }
+
+        #[test]
+        fn a_compile_that_does_not_fit_the_memory_budget_is_refused() {
+            if !Tier::compiler_available() {
+                return;
+            }
+            let limits = Limits {
+                max_memory_bytes: 1 << 20,
+                ..Limits::default()
+            };
+            for (tier, n) in [(Tier::Jit, 1000), (Tier::Auto, 100_000)] {
+                // What the call holds (its registers) in the interpreter.
+                let mut interp = context(SMALL, Tier::Interp, limits);
+                let want = sum(&mut interp, n);
+                let mut ctx = context(SMALL, tier, limits);
+                assert_eq!(sum(&mut ctx, n), want);
+                let left = ctx.functions_left_to_interpreter();
+                assert_eq!(left.len(), 1, "{left:?}");
+                assert!(
+                    matches!(left[0].reason, CompileRefusal::OverMemoryBudget { bytes } if bytes > 1 << 20),
+                    "{left:?}"
+                );
+                assert!(left[0].reason.to_string().contains("--max-memory-bytes"));
+                assert_eq!(
+                    ctx.memory_in_use(),
+                    interp.memory_in_use(),
+                    "nothing stays charged"
+                );
+            }
+            // With the default budget, the compile's charge is taken and
+            // given back.
+            let mut interp = context(SMALL, Tier::Interp, Limits::default());
+            let want = sum(&mut interp, 1000);
+            let mut ctx = context(SMALL, Tier::Jit, Limits::default());
+            assert_eq!(sum(&mut ctx, 1000), want);
+            assert_eq!(ctx.compiled_functions().0, 1);
+            assert_eq!(ctx.memory_in_use(), interp.memory_in_use());
+            assert!(
+                ctx.memory_peak() > interp.memory_peak() + (1 << 20),
+                "the compile was charged"
+            );
+        }
+
+        #[test]
+        fn a_function_over_the_limit_is_interpreted() {
+            let source = wide(3000, 400);
+            let u = units(&source);
+            assert!(u > bounds::MAX_UNITS, "{u}");
+            let want = sum(&mut context(&source, Tier::Interp, Limits::default()), 3);
+            for tier in [Tier::Jit, Tier::Auto] {
+                let n = if tier == Tier::Jit { 3 } else { 20_010 };
+                let want = if tier == Tier::Jit {
+                    want
+                } else {
+                    sum(&mut context(&source, Tier::Interp, Limits::default()), n)
+                };
+                let mut ctx = context(&source, tier, Limits::default());
+                assert_eq!(sum(&mut ctx, n), want);
+                if Tier::compiler_available() {
+                    let left = ctx.functions_left_to_interpreter();
+                    assert_eq!(
+                        left.iter().map(|l| &l.reason).collect::<Vec<_>>(),
+                        [&CompileRefusal::TooLarge {
+                            units: u,
+                            limit: bounds::MAX_UNITS
+                        }]
+                    );
+                }
+            }
+        }
     }
 }

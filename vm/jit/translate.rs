@@ -410,9 +410,14 @@ pub(super) fn translated(op: Opcode) -> bool {
 /// generator refuses it (the interpreter then runs it). With `eager` the
 /// code can be entered at the function's entry and every branch target
 /// (`Tier::Jit`); otherwise only at the loop heads `Tier::Auto` enters,
-/// and the code nothing else reaches is left out.
-pub(super) fn compile(func: &Function, eager: bool, checks: Checks) -> Option<JitCode> {
-    let isa = isa()?;
+/// and the code nothing else reaches is left out. `isa` is the code
+/// generator `bounds::Plan` chose (with or without the optimizer).
+pub(super) fn compile(
+    func: &Function,
+    eager: bool,
+    checks: Checks,
+    isa: &OwnedTargetIsa,
+) -> Option<JitCode> {
     let code = &func.code[..];
     let guard = func.guard as usize;
     let starts = block_starts(code, guard)?;

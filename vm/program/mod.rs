@@ -93,7 +93,7 @@ pub(crate) struct ModuleFacts<'a> {
 }
 
 /// A pre-decoded, verified function.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Function {
     pub code: Vec<Inst>,
     pub aux: Vec<u32>,
