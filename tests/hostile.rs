@@ -1098,6 +1098,9 @@ fn vmvx_kernel_list_growth_obeys_the_list_limit() {
         ],
         Duration::from_secs(10),
     );
+}
+
+// ---------------------------------------------------------------------------
 // The compiling tier (issue 33): bounded compiles
 
 /// A module with `f(n)`: `n` passes through a loop (hot for the default
