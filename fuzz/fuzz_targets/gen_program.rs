@@ -19,7 +19,7 @@ use libfuzzer_sys::arbitrary::Unstructured;
 /// Instruction lines in the canonical syntax, printed as the tests'
 /// generators print theirs.
 #[path = "../../tests/common/instruction_text.rs"]
-mod instruction_text;
+pub mod instruction_text;
 use instruction_text::instruction_line;
 
 /// Writable i32 registers (f32 values live here too).
