@@ -173,7 +173,8 @@ pub struct LimitArgs {
     #[arg(long = "max-list-elements")]
     max_list_elements: Option<u32>,
     /// Most memory the programs may hold at once (buffers, lists, register
-    /// stacks, module globals), in bytes; default 8 GiB.
+    /// stacks, module globals, and a compile while it runs), in bytes;
+    /// default 8 GiB.
     #[arg(long = "max-memory-bytes")]
     max_memory_bytes: Option<u64>,
     /// How bytecode runs: `interp` (interpret every instruction), `jit`

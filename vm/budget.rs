@@ -1,6 +1,7 @@
 //! A context's memory budget ([`crate::Limits::max_memory_bytes`]): the
 //! bytes its programs hold in buffers they allocate or clone, in lists they
-//! allocate or grow, in register stacks and in module globals. Each holder
+//! allocate or grow, in register stacks and in module globals, and what a
+//! compile of the compiling tier may take while it runs. Each holder
 //! keeps a [`Charge`] that returns its bytes when it is dropped, so the
 //! budget counts what is alive, wherever the holder ends up (another
 //! context's list, the embedder). Atomic counters: a charge may be released

@@ -221,8 +221,10 @@ pub struct Limits {
     /// elements and the list itself), the register stacks and the module
     /// globals. Exceeding it fails the allocation with RESOURCE_EXHAUSTED.
     /// Memory is given back when its holder is dropped, wherever it went.
-    /// Rodata (the module file) and host modules' own objects are not
-    /// counted.
+    /// A compile of the compiling tier is charged too while it runs (an
+    /// estimate from the function's size; one that does not fit leaves the
+    /// function to the interpreter). Rodata (the module file) and host
+    /// modules' own objects are not counted.
     pub max_memory_bytes: u64,
 }
 
