@@ -230,6 +230,14 @@ fn long_run_fuel(st: &Stack, ip: *const Inst) -> u64 {
     top.func.runs.get(k).map_or(LONG_RUN as u64, |&n| n as u64)
 }
 
+/// The fuel of the straight run at the top frame's pc (0 without a frame).
+fn top_run_fuel(st: &Stack) -> u64 {
+    match st.frames.last() {
+        Some(top) => run_fuel(st, top.func.code.as_ptr().wrapping_add(top.pc as usize)),
+        None => 0,
+    }
+}
+
 /// After a trap at the instruction before `ip` in a fueled loop: gives
 /// back the fuel paid for the rest of its run, which did not execute, so
 /// the fuel left is what the hooked loop would leave.
@@ -261,11 +269,8 @@ fn run_exact(ctx: &mut Context) -> Result<CallState, Trap> {
 #[inline(never)]
 fn pause_here(ctx: &mut Context, fueled: bool) -> Result<CallState, Trap> {
     if fueled {
-        if let Some(top) = ctx.stack.frames.last() {
-            let ip = top.func.code.as_ptr().wrapping_add(top.pc as usize);
-            let paid = run_fuel(&ctx.stack, ip);
-            ctx.hooks.return_fuel(paid);
-        }
+        let paid = top_run_fuel(&ctx.stack);
+        ctx.hooks.return_fuel(paid);
     }
     ctx.stack.suspended = Some(Suspended::Pause);
     Ok(CallState::Paused)
@@ -308,11 +313,7 @@ pub(super) fn run(ctx: &mut Context) -> Result<CallState, Trap> {
         LoopKind::Polled => run_loop::<false, POLLED, false>(ctx),
         LoopKind::Fueled => {
             // A call starts (or resumes) with its first run unpaid.
-            let Some(top) = ctx.stack.frames.last() else {
-                return run_loop::<true, PLAIN, false>(ctx);
-            };
-            let ip = top.func.code.as_ptr().wrapping_add(top.pc as usize);
-            if !ctx.hooks.take_fuel(run_fuel(&ctx.stack, ip)) {
+            if !ctx.hooks.take_fuel(top_run_fuel(&ctx.stack)) {
                 return run_exact(ctx);
             }
             if jit {
@@ -385,8 +386,7 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         // Pay for the run compiled code stopped before,
                         // then read the stop word at the top of the loop.
                         interpret_next = true;
-                        let (next, _, _) = cursor(&mut ctx.stack);
-                        if !ctx.hooks.take_fuel(run_fuel(&ctx.stack, next)) {
+                        if !ctx.hooks.take_fuel(top_run_fuel(&ctx.stack)) {
                             return run_exact(ctx);
                         }
                         continue;
@@ -572,11 +572,8 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
             // instruction that may have changed frames).
             macro_rules! pay_top_run {
                 () => {
-                    if fueled {
-                        let (next, _, _) = cursor(&mut ctx.stack);
-                        if !ctx.hooks.take_fuel(run_fuel(&ctx.stack, next)) {
-                            return run_exact(ctx);
-                        }
+                    if fueled && !ctx.hooks.take_fuel(top_run_fuel(&ctx.stack)) {
+                        return run_exact(ctx);
                     }
                 };
             }

@@ -42,7 +42,6 @@
 use std::sync::OnceLock;
 
 use cranelift_codegen::isa::OwnedTargetIsa;
-use cranelift_codegen::settings::{self, Configurable};
 
 use crate::bytecode::isa::{Bank, Field, Opcode, REF_BANK_BIT, REF_INDEX_MASK};
 use crate::program::Function;
@@ -247,14 +246,8 @@ pub(crate) fn plan(func: &Function) -> Result<Plan, CompileRefusal> {
 /// above [`MAX_OPTIMIZED_INSTRUCTIONS`]), built once.
 fn unoptimizing_isa() -> Option<&'static OwnedTargetIsa> {
     static ISA: OnceLock<Option<OwnedTargetIsa>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        let mut flags = settings::builder();
-        flags.set("opt_level", "none").ok()?;
-        flags.set("enable_verifier", "false").ok()?;
-        let builder = cranelift_native::builder().ok()?;
-        builder.finish(settings::Flags::new(flags)).ok()
-    })
-    .as_ref()
+    ISA.get_or_init(|| super::translate::host_isa("none"))
+        .as_ref()
 }
 
 #[cfg(all(test, feature = "asm"))]

@@ -49,14 +49,17 @@ use crate::program::{aux_list, Function, Inst, NONE, NO_REMAP};
 /// The host's code generator, built once.
 pub(super) fn isa() -> Option<&'static OwnedTargetIsa> {
     static ISA: OnceLock<Option<OwnedTargetIsa>> = OnceLock::new();
-    ISA.get_or_init(|| {
-        let mut flags = settings::builder();
-        flags.set("opt_level", "speed").ok()?;
-        flags.set("enable_verifier", "false").ok()?;
-        let builder = cranelift_native::builder().ok()?;
-        builder.finish(settings::Flags::new(flags)).ok()
-    })
-    .as_ref()
+    ISA.get_or_init(|| host_isa("speed")).as_ref()
+}
+
+/// A code generator for this host at Cranelift's `opt_level` (`speed`,
+/// `none`), without the IR verifier.
+pub(super) fn host_isa(opt_level: &str) -> Option<OwnedTargetIsa> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", opt_level).ok()?;
+    flags.set("enable_verifier", "false").ok()?;
+    let builder = cranelift_native::builder().ok()?;
+    builder.finish(settings::Flags::new(flags)).ok()
 }
 
 /// The instruction whose semantics a (possibly fused) instruction starts
