@@ -42,6 +42,12 @@ impl StopWord {
         Arc::new(StopWord::default())
     }
 
+    /// The word compiled code with `Checks::Polled` loads (nonzero:
+    /// something is requested).
+    pub fn bits(&self) -> &AtomicU32 {
+        &self.bits
+    }
+
     /// Whether anything is requested (the fast loops' check).
     #[inline(always)]
     pub fn raised(&self) -> bool {

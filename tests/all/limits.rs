@@ -409,18 +409,34 @@ fn compiled_code_keeps_running_with_limits() {
         eprintln!("no compiling tier on this machine");
         return;
     }
-    for tier in [irvm::Tier::Jit, irvm::Tier::Auto] {
-        let mut ctx = loop_context(tier);
-        ctx.set_fuel(Some(u64::MAX / 2));
-        ctx.set_deadline(Some(Instant::now() + Duration::from_secs(3600)));
-        let _handle = ctx.interrupt_handle();
-        let f = ctx.function("lim.sum").expect("export");
-        let r = ctx.invoke(&f, &[Value::I32(100_000)]).expect("runs");
-        assert_eq!(r.len(), 1);
-        assert!(
-            ctx.compiled_functions().0 > 0,
-            "{tier:?}: limits must not switch the compiling tier off"
-        );
+    // Fuel (the copy that counts it), a deadline alone and an interrupt
+    // handle alone (the copy that reads the stop word at loop heads).
+    for (fuel, deadline, handle) in [
+        (true, true, true),
+        (false, true, false),
+        (false, false, true),
+    ] {
+        for tier in [irvm::Tier::Jit, irvm::Tier::Auto] {
+            let mut ctx = loop_context(tier);
+            if fuel {
+                ctx.set_fuel(Some(u64::MAX / 2));
+            }
+            if deadline {
+                ctx.set_deadline(Some(Instant::now() + Duration::from_secs(3600)));
+            }
+            let _handle = handle.then(|| ctx.interrupt_handle());
+            let f = ctx.function("lim.sum").expect("export");
+            let r = ctx.invoke(&f, &[Value::I32(100_000)]).expect("runs");
+            let mut interp = loop_context(irvm::Tier::Interp);
+            let g = interp.function("lim.sum").expect("export");
+            let plain = interp.invoke(&g, &[Value::I32(100_000)]).expect("runs");
+            assert_eq!(format!("{r:?}"), format!("{plain:?}"));
+            assert!(
+                ctx.compiled_functions().0 > 0,
+                "{tier:?} (fuel {fuel}, deadline {deadline}, handle {handle}): limits must \
+                 not switch the compiling tier off"
+            );
+        }
     }
 }
 

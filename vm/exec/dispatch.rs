@@ -162,6 +162,7 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         types_len: state.types.len(),
         fuel: ctx.hooks.fuel.unwrap_or(u64::MAX).min(SLICE),
         fuel_short: 0,
+        stop: ctx.hooks.stop.bits(),
     };
     let slice = env.fuel;
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
@@ -342,10 +343,12 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
 ) -> Result<CallState, Trap> {
     // This thread's buffer-lease token, read once (vm/values/buffer/lease.rs).
     let token = crate::values::buffer::lease::token();
-    let checks = if LIMITS == PLAIN {
-        Checks::None
-    } else {
-        Checks::Limits
+    // A pause flag is not polled by compiled code: with one set, the
+    // fuel-counting copy brings control back at least every slice.
+    let checks = match LIMITS {
+        PLAIN => Checks::None,
+        POLLED if ctx.hooks.pause.is_none() => Checks::Polled,
+        _ => Checks::Limits,
     };
     let eager = ctx.tier == Tier::Jit;
     let stop = ctx.hooks.stop.clone();

@@ -62,8 +62,12 @@ pub(crate) struct JitEnv {
     /// charged per straight run: at most a slice of the context's.
     pub fuel: u64,
     /// Set when the code stopped because the fuel left did not pay for the
-    /// next run (which is then not charged).
+    /// next run (which is then not charged), or, with [`Checks::Polled`],
+    /// because the stop word was raised at a back edge.
     pub fuel_short: u32,
+    /// The context's stop word (`crate::stop::StopWord`), which code with
+    /// [`Checks::Polled`] loads at every back edge.
+    pub stop: *const std::sync::atomic::AtomicU32,
 }
 
 /// A compiled function's entry: `(i32 window, env, start index) -> index of
@@ -122,16 +126,25 @@ impl JitCode {
 }
 
 /// Which copy of a function's machine code a context runs: without any
-/// limit check, or with the checks a context with limits needs (fuel
-/// charged per straight run of instructions, from a slice the interpreter
-/// hands it, so that it comes back to read the stop word). A context
-/// without limits never pays for them.
+/// limit check; with the stop word read at every back edge (a deadline or
+/// an interrupt handle, no fuel); or with fuel charged per straight run of
+/// instructions, from a slice the interpreter hands it, so that it comes
+/// back to read the stop word. A context without limits never pays for
+/// them.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Checks {
     /// No fuel, deadline, interrupt or pause is set.
     None = 0,
-    /// Fuel is counted (`program::runs`).
+    /// Fuel is counted (`program::runs`), or a pause flag is set.
     Limits = 1,
+    /// A deadline or interrupt handle, no fuel: one load and test of the
+    /// stop word at every back edge.
+    Polled = 2,
+}
+
+impl Checks {
+    /// How many copies there are (the length of per-copy arrays).
+    pub const COUNT: usize = 3;
 }
 
 /// Why the compiling tier left a function to the interpreter (see
@@ -232,11 +245,11 @@ pub(crate) struct JitSlot {
     /// Back edges taken in the interpreter so far (`Tier::Auto`).
     heat: AtomicU32,
     /// Per [`Checks`]: the code, or why the function is interpreted.
-    code: [OnceLock<Outcome>; 2],
+    code: [OnceLock<Outcome>; Checks::COUNT],
     /// Per [`Checks`]: the background compile under way, if one was
     /// started.
     #[cfg(feature = "jit")]
-    compiling: [OnceLock<Arc<background::Pending>>; 2],
+    compiling: [OnceLock<Arc<background::Pending>>; Checks::COUNT],
 }
 
 impl std::fmt::Debug for JitSlot {
@@ -248,9 +261,10 @@ impl std::fmt::Debug for JitSlot {
         };
         write!(
             f,
-            "{} / {} with limits",
+            "{} / {} with fuel / {} polled",
             state(&self.code[0]),
-            state(&self.code[1])
+            state(&self.code[1]),
+            state(&self.code[2])
         )
     }
 }

@@ -485,6 +485,20 @@ fn auto_entries(code: &[Inst], guard: usize) -> Vec<bool> {
     heads
 }
 
+/// The targets of back edges: where code with [`Checks::Polled`] reads
+/// the stop word.
+fn loop_heads(code: &[Inst], guard: usize) -> Vec<bool> {
+    let mut heads = vec![false; guard];
+    for k in 0..guard {
+        for e in edges(code, k).unwrap_or_default() {
+            if e.to <= k {
+                heads[e.to] = true;
+            }
+        }
+    }
+    heads
+}
+
 /// The targets of back edges whose loop body (the instructions from the
 /// head to the back edge) is all translated. A loop that leaves for the
 /// interpreter on its way round (a call, a list access) would pay an entry
@@ -652,6 +666,7 @@ fn emit_ir(
         limits,
         runs: &func.runs,
         short_exits: Vec::new(),
+        polled: checks == Checks::Polled,
     };
     t.body(code, guard, &blocks, rwdata, rwdata_len);
     t.fill_exits(func);
@@ -816,14 +831,15 @@ struct Tx<'a, 'v> {
     writes: Vec<(usize, u16)>,
     /// The function's aux records (`vm.discard.refs` lists).
     aux: &'v [u32],
-    /// With [`Checks::Limits`]: where the stop word and pause flag are,
-    /// and the fuel variable.
+    /// With [`Checks::Limits`]: the fuel variable.
     limits: Option<Limits>,
     /// The function's run lengths (`program::runs`), the fuel each edge
     /// charges.
     runs: &'v [u32],
     /// Exits that set `JitEnv::fuel_short` first, with their index.
     short_exits: Vec<(Block, usize)>,
+    /// [`Checks::Polled`]: back edges load the stop word.
+    polled: bool,
 }
 
 /// What code with [`Checks::Limits`] keeps of the limits: the fuel it
@@ -1020,6 +1036,11 @@ impl Tx<'_, '_> {
         rwdata_len: Value,
     ) {
         let mut open = false;
+        let heads = if self.polled {
+            loop_heads(code, guard)
+        } else {
+            Vec::new()
+        };
         for k in 0..guard {
             if let Some(&blk) = blocks.get(&k) {
                 if open {
@@ -1027,6 +1048,9 @@ impl Tx<'_, '_> {
                 }
                 self.b.switch_to_block(blk);
                 open = true;
+                if heads.get(k) == Some(&true) {
+                    self.poll(k);
+                }
             }
             if !open {
                 continue;
@@ -1159,12 +1183,14 @@ impl Tx<'_, '_> {
         }
     }
 
-    /// Emits the jump of an edge (with its block arguments). With
-    /// [`Checks::Limits`] and `pay` the edge then pays for the run at its
-    /// target (a `cond_br` pays before it branches),
-    /// or leaves there unpaid when the fuel it was given does not (for the
-    /// interpreter to pay, read the stop word, or go on one instruction at
-    /// a time when the fuel has run out).
+    /// Emits the jump of an edge (with its block arguments). With `pay`,
+    /// the edge then checks what its copy checks: with [`Checks::Limits`]
+    /// it pays for the run at its target (a `cond_br` pays before it
+    /// branches), or leaves there unpaid when the fuel it was given does
+    /// not (for the interpreter to pay, read the stop word, or go on one
+    /// instruction at a time when the fuel has run out); with
+    /// [`Checks::Polled`], a back edge leaves there when the stop word is
+    /// raised.
     fn edge(&mut self, e: &Edge, blocks: &HashMap<usize, Block>, pay: bool) {
         if let Some(pairs) = &e.remap {
             self.remap(pairs);
@@ -1182,6 +1208,27 @@ impl Tx<'_, '_> {
         }
         let blk = blocks[&e.to];
         self.b.ins().jump(blk, &[]);
+    }
+
+    /// With [`Checks::Polled`], at the head of a loop: leaves there when
+    /// the stop word is raised (the state is the instruction's own, so the
+    /// interpreter reads the word and goes on from there).
+    fn poll(&mut self, k: usize) {
+        let at = std::mem::offset_of!(JitEnv, stop) as i32;
+        let word = self
+            .b
+            .ins()
+            .load(self.ptr, MemFlags::trusted(), self.env, at);
+        // Atomic, so that no load of it is merged with another: the
+        // watchdog thread writes it.
+        let bits = self
+            .b
+            .ins()
+            .atomic_load(types::I32, MemFlags::trusted(), word);
+        let out = self.fuel_short_exit(k);
+        let on = self.b.create_block();
+        self.b.ins().brif(bits, out, &[], on, &[]);
+        self.b.switch_to_block(on);
     }
 
     /// A block that leaves at `k` with `JitEnv::fuel_short` set (filled
@@ -1213,8 +1260,28 @@ impl Tx<'_, '_> {
         }
         let sig = self.b.import_signature(sig);
         let callee = self.b.ins().iconst(self.ptr, f as i64);
+        // The fuel goes to the env and back around the call, so that it
+        // is not live across it: a value that is needs one of the few
+        // callee-saved registers, and a loop with a helper call on its
+        // way out (buffer_reduce's) spilled three of its values in every
+        // iteration to make room for it.
+        let fuel_at = std::mem::offset_of!(JitEnv, fuel) as i32;
+        if let Some(l) = self.limits {
+            let fuel = self.b.use_var(l.fuel);
+            self.b
+                .ins()
+                .store(MemFlags::trusted(), fuel, self.env, fuel_at);
+        }
         let call = self.b.ins().call_indirect(sig, callee, args);
-        self.b.inst_results(call).first().copied()
+        let result = self.b.inst_results(call).first().copied();
+        if let Some(l) = self.limits {
+            let fuel = self
+                .b
+                .ins()
+                .load(types::I64, MemFlags::trusted(), self.env, fuel_at);
+            self.b.def_var(l.fuel, fuel);
+        }
+        result
     }
 
     /// Drops what is cached of ref register `r`'s buffer.
