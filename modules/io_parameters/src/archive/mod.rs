@@ -1,0 +1,112 @@
+//! Parameter archive formats: each reader turns a whole file's bytes into
+//! the list of its entries, checked against the file's length, without
+//! copying any parameter's data.
+//!
+//! - [`irpa`]: IREE's own parameter archive (`.irpa`).
+//! - [`safetensors`]: Hugging Face's safetensors (`.safetensors`).
+//! - [`gguf`]: ggml's GGUF, versions 2 and 3 (`.gguf`).
+
+pub mod gguf;
+pub mod irpa;
+pub mod safetensors;
+
+use std::path::Path;
+
+/// The formats irvm reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// IREE parameter archive.
+    Irpa,
+    /// safetensors.
+    Safetensors,
+    /// GGUF (v2, v3).
+    Gguf,
+}
+
+impl Format {
+    /// The format of `path` by its extension, as IREE picks it
+    /// (`.irpa`, `.safetensors`, `.gguf`; case-insensitive).
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "irpa" => Some(Format::Irpa),
+            "safetensors" => Some(Format::Safetensors),
+            "gguf" => Some(Format::Gguf),
+            _ => None,
+        }
+    }
+
+    /// The format's usual file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Irpa => "irpa",
+            Format::Safetensors => "safetensors",
+            Format::Gguf => "gguf",
+        }
+    }
+}
+
+/// Where an entry's bytes come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryData {
+    /// `length` bytes of the file from byte `offset` (absolute, checked:
+    /// `offset + length` is at most the file's length).
+    Data {
+        /// First byte, from the start of the file.
+        offset: u64,
+        /// Length in bytes.
+        length: u64,
+    },
+    /// `length` bytes repeating `pattern` (1 to 16 bytes; `length` is not
+    /// necessarily a multiple of it: the last repetition is cut short).
+    Splat {
+        /// The repeated bytes.
+        pattern: Vec<u8>,
+        /// Length in bytes.
+        length: u64,
+    },
+}
+
+impl EntryData {
+    /// The entry's length in bytes.
+    pub fn length(&self) -> u64 {
+        match self {
+            EntryData::Data { length, .. } | EntryData::Splat { length, .. } => *length,
+        }
+    }
+}
+
+/// One named parameter of an archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchiveEntry {
+    /// The key modules name it by.
+    pub key: String,
+    /// Its bytes.
+    pub data: EntryData,
+    /// The format's own description of it, for `irvm params dump`
+    /// (irpa: the entry's metadata bytes; safetensors: dtype and shape;
+    /// gguf: the ggml type and dimensions), as text.
+    pub info: String,
+}
+
+/// Why an archive could not be read: the problem and where in the file.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("{format:?} archive: {message} (at byte {offset})")]
+pub struct ArchiveError {
+    /// The format being read.
+    pub format: Format,
+    /// What is wrong.
+    pub message: String,
+    /// The byte of the file where it was found.
+    pub offset: u64,
+}
+
+/// Reads every entry of `bytes`, a whole file in `format`. Entries are in
+/// file order; a key that appears twice is an error (IREE refuses it too).
+pub fn read_entries(format: Format, bytes: &[u8]) -> Result<Vec<ArchiveEntry>, ArchiveError> {
+    match format {
+        Format::Irpa => irpa::read(bytes),
+        Format::Safetensors => safetensors::read(bytes),
+        Format::Gguf => gguf::read(bytes),
+    }
+}
