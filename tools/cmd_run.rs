@@ -156,9 +156,12 @@ pub struct LimitArgs {
     /// Stop after this many instructions (RESOURCE_EXHAUSTED).
     #[arg(long)]
     fuel: Option<u64>,
-    /// Stop when the call has run this many seconds (DEADLINE_EXCEEDED).
-    #[arg(long)]
-    timeout: Option<f64>,
+    /// Stop when the command has run this many seconds: loading, `__init`
+    /// and the call (DEADLINE_EXCEEDED). A decimal number of seconds, 0 or
+    /// more; one past what the clock can represent (`inf` included) sets
+    /// no deadline.
+    #[arg(long, value_parser = parse_timeout)]
+    timeout: Option<std::time::Duration>,
     /// Deepest call stack, in frames (RESOURCE_EXHAUSTED beyond).
     #[arg(long = "max-stack-depth")]
     max_stack_depth: Option<usize>,
@@ -185,6 +188,19 @@ pub struct LimitArgs {
     pub engine: Option<irvm::Tier>,
 }
 
+/// `--timeout`: seconds, 0 or more; `Duration::MAX` for one past what a
+/// `Duration` holds (no deadline).
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let t: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of seconds (such as 2 or 0.5)".to_string())?;
+    if t.is_nan() || t < 0.0 {
+        return Err("a timeout is 0 or more seconds".into());
+    }
+    Ok(std::time::Duration::try_from_secs_f64(t).unwrap_or(std::time::Duration::MAX))
+}
+
 fn parse_engine(s: &str) -> Result<irvm::Tier, String> {
     s.parse()
 }
@@ -197,10 +213,7 @@ impl LimitArgs {
             ctx.set_tier(engine);
         }
         ctx.set_fuel(self.fuel);
-        if let Some(t) = self.timeout {
-            let d = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
-                format!("INVALID_ARGUMENT; --timeout `{t}` is not a number of seconds")
-            })?;
+        if let Some(d) = self.timeout {
             // A timeout beyond what the clock can represent is no deadline.
             ctx.set_deadline(std::time::Instant::now().checked_add(d));
         }

@@ -200,6 +200,41 @@ impl ContextResources {
         }
     }
 
+    /// Charges bulk work of `bytes` bytes that a host call is about to do
+    /// for the caller (a fill or copy of the hal's, say) as the interpreter
+    /// charges `vm.buffer.fill`: one unit of fuel per 64 bytes, taken
+    /// before the work, which must not be done when this fails
+    /// (RESOURCE_EXHAUSTED, the fuel then spent); from 1 MiB the deadline
+    /// and interrupt are checked too.
+    pub fn charge_bulk(&self, bytes: u64) -> Result<(), Trap> {
+        use crate::exec::hooks::{BULK_BYTES_PER_FUEL, BULK_CLOCK_BYTES};
+        let cost = bytes / BULK_BYTES_PER_FUEL;
+        if cost > 0 {
+            let fuel = &self.share.fuel;
+            let mut left = fuel.load(Ordering::Relaxed);
+            while left != NO_FUEL {
+                let next = left.saturating_sub(cost);
+                match fuel.compare_exchange_weak(left, next, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) if left < cost => {
+                        return Err(Trap::new(
+                            crate::StatusCode::ResourceExhausted,
+                            format!(
+                                "fuel exhausted: the invocation ran out of its instruction \
+                                 budget (a bulk operation of {bytes} bytes costs {cost})"
+                            ),
+                        ))
+                    }
+                    Ok(_) => break,
+                    Err(now) => left = now,
+                }
+            }
+        }
+        if bytes >= BULK_CLOCK_BYTES {
+            self.check_stop()?;
+        }
+        Ok(())
+    }
+
     /// The context's deadline, if any.
     pub fn deadline(&self) -> Option<Instant> {
         *self
@@ -341,5 +376,24 @@ impl ContextResources {
 
     pub(crate) fn set_interruptible(&self) {
         self.share.interruptible.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_work_of_a_host_call_is_paid_from_the_fuel_it_was_lent() {
+        let r = ContextResources::detached();
+        // No fuel lent: free.
+        r.charge_bulk(1 << 20).expect("unlimited");
+        r.lend_fuel(Some(10));
+        r.charge_bulk(63).expect("under 64 bytes is free");
+        r.charge_bulk(64 * 4).expect("4 of 10");
+        assert_eq!(r.fuel(), Some(6));
+        let e = r.charge_bulk(64 * 7).expect_err("7 of 6");
+        assert_eq!(e.code, crate::StatusCode::ResourceExhausted);
+        assert_eq!(r.fuel(), Some(0));
     }
 }

@@ -895,3 +895,35 @@ fn wide_arguments_take_even_slots() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn a_br_table_past_its_16_bit_case_count_is_refused_by_name() {
+    // 65,535 cases fit the 16-bit count field; one more would wrap it to 0.
+    let table = |n: usize| {
+        let cases: Vec<String> = (0..n).map(|i| format!("{i}: ^bb1()")).collect();
+        format!(
+            "vm.module @bt version 0
+vm.export @f
+vm.func @f(%i0: i32) -> (i32) {{
+^bb0:
+  vm.br_table %i0 {{ default: ^bb1(), {} }}
+^bb1:
+  vm.return %i0
+}}",
+            cases.join(", ")
+        )
+    };
+    let most = u16::MAX as usize;
+    if let Err(e) = Module::from_assembly(&table(most), "bt.vmasm") {
+        panic!("65,535 cases must assemble: {}", &e.to_string()[..300]);
+    }
+    for n in [most + 1, most + 2] {
+        let e = Module::from_assembly(&table(n), "bt.vmasm").expect_err("too many cases");
+        assert!(
+            e.to_string()
+                .contains("too many cases: a br_table has at most 65535"),
+            "{n} cases: {}",
+            &e.to_string()[..200.min(e.to_string().len())]
+        );
+    }
+}

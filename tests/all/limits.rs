@@ -191,9 +191,96 @@ fn irvm_run_limit_flags() {
     let (out, _, code) = irvm(&["run", &m, "--function=alloc", "--input=4096"]);
     assert_eq!(code, 0);
     assert_eq!(out, "EXEC @alloc\nresult[0]: i64=4096\n");
-    let (_, err, code) = irvm(&["run", &m, "--function=spin", "--timeout=-1"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("--timeout"), "{err}");
+    // Not a timeout: usage errors (exit 2) naming the flag.
+    for bad in ["-1", "NaN", "soon", ""] {
+        let t = format!("--timeout={bad}");
+        let (_, err, code) = irvm(&["run", &m, "--function=spin", &t]);
+        assert_eq!(code, 2, "{t}: {err}");
+        assert!(err.contains("--timeout"), "{t}: {err}");
+    }
+    // Past what the clock represents: no deadline, however it is spelled.
+    for huge in ["1e19", "1e400", "inf", "18446744073709551616"] {
+        let t = format!("--timeout={huge}");
+        let (out, err, code) = irvm(&["run", &m, "--function=alloc", "--input=8", &t]);
+        assert_eq!(code, 0, "{t}: {err}");
+        assert!(out.contains("i64=8"), "{t}: {out}");
+    }
+}
+
+/// A module whose `recurse` calls itself forever with a frame of `regs`
+/// i32 registers.
+fn recursion(regs: usize) -> Module {
+    let text = format!(
+        "vm.module @deep version 0
+vm.export @recurse
+vm.func @recurse(%i0: i32) -> (i32) {{
+^bb0:
+  %i{last} = vm.const.i32 1
+  %i0 = vm.add.i32 %i0, %i{last}
+  %i0 = vm.call @deep:0(%i0)
+  vm.return %i0
+}}",
+        last = regs - 1
+    );
+    Module::from_assembly(&text, "deep.vmasm").expect("assembles")
+}
+
+#[test]
+fn the_register_slot_bound_is_named_when_it_is_the_one_hit() {
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.register_module(recursion(1000)).expect("links");
+    let mut limits = ctx.limits();
+    limits.max_stack_depth = 10_000_000;
+    limits.max_stack_bytes = 1 << 40;
+    ctx.set_limits(limits);
+    let f = ctx.function("deep.recurse").expect("export");
+    let e = ctx.invoke(&f, &[Value::I32(0)]).unwrap_err();
+    assert_eq!(e.code, StatusCode::ResourceExhausted);
+    assert!(
+        e.message
+            .contains("i32 register slots all frames may hold together"),
+        "{e}"
+    );
+}
+
+#[test]
+fn deep_recursion_of_small_frames_stays_within_the_memory_budget() {
+    // Frames of 4 registers: the frame records cost more than the
+    // registers, and both are charged.
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.register_module(recursion(4)).expect("links");
+    let budget = 40 << 20;
+    let mut limits = ctx.limits();
+    limits.max_stack_depth = 100_000_000;
+    limits.max_stack_bytes = 1 << 40;
+    limits.max_memory_bytes = budget;
+    ctx.set_limits(limits);
+    let f = ctx.function("deep.recurse").expect("export");
+    let e = ctx.invoke(&f, &[Value::I32(0)]).unwrap_err();
+    assert_eq!(e.code, StatusCode::ResourceExhausted, "{e}");
+    assert!(e.message.contains("call stack"), "{e}");
+    let peak = ctx.memory_peak();
+    assert!(peak <= budget, "held {peak} of a budget of {budget}");
+}
+
+/// The byte offset of `lim.forever`'s `vm.br ^bb1()` (two constants of 3
+/// and 7 bytes after the block marker at 0); the loop starts after it.
+const FOREVER_ENTRY_BRANCH: u32 = 0x0B;
+
+#[test]
+fn a_deadline_names_an_instruction_of_the_loop_that_ran() {
+    // lim.forever is `^bb0: br ^bb1` then a loop at ^bb1: the trap must
+    // point into the loop, not at the branch that entered it, in every
+    // tier.
+    for tier in TIERS {
+        let mut ctx = loop_context(tier);
+        let f = ctx.function("lim.forever").expect("export");
+        ctx.set_deadline(Some(Instant::now() + Duration::from_millis(30)));
+        let e = ctx.invoke(&f, &[]).unwrap_err();
+        assert_eq!(e.code, StatusCode::DeadlineExceeded, "{tier:?}: {e}");
+        let at = e.backtrace[0].offset.expect("an offset");
+        assert!(at > FOREVER_ENTRY_BRANCH, "{tier:?}: trap at {at:#x}: {e}");
+    }
 }
 
 #[test]

@@ -464,6 +464,16 @@ fn parse_field<'s>(
                 let (index, dest) = case
                     .split_once(':')
                     .ok_or_else(|| Diag::new("expected a case like '0: ^bb1()'", case))?;
+                if cases.len() >= usize::from(u16::MAX) {
+                    return Err(Diag::new(
+                        format!(
+                            "too many cases: a br_table has at most {} (the bytecode counts \
+                             them in 16 bits)",
+                            u16::MAX
+                        ),
+                        index.trim(),
+                    ));
+                }
                 if parse_uint(index, u64::from(u16::MAX)) != Some(cases.len() as u64) {
                     return Err(Diag::new(
                         format!(

@@ -277,6 +277,19 @@ fn pause_here(ctx: &mut Context, fueled: bool) -> Result<CallState, Trap> {
     Ok(CallState::Paused)
 }
 
+/// A stop (deadline, interrupt) found before the top frame's next
+/// instruction ran: the backtrace names that instruction, the first of a
+/// loop when it was found at a back edge (a frame's reported instruction
+/// is the one before its pc: the one under way).
+#[cold]
+#[inline(never)]
+fn stopped_before_next(ctx: &mut Context, e: Trap) -> Trap {
+    if let Some(f) = ctx.stack.frames.last_mut() {
+        f.pc = f.pc.saturating_add(1);
+    }
+    e
+}
+
 /// Answers a raised stop word or pause flag: `Err` to end the invocation
 /// (interrupt, deadline), `Ok(true)` to pause, `Ok(false)` when the word
 /// was stale.
@@ -365,7 +378,7 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
             match attend(ctx) {
                 Ok(false) => {}
                 Ok(true) => return pause_here(ctx, fueled),
-                Err(e) => return Err(e),
+                Err(e) => return Err(stopped_before_next(ctx, e)),
             }
         }
         // JIT: whether to leave for compiled code at back edges (and, with
@@ -454,7 +467,7 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         match attend(ctx) {
                             Ok(false) => {}
                             Ok(true) => return pause_here(ctx, fueled),
-                            Err(e) => return Err(e),
+                            Err(e) => return Err(stopped_before_next(ctx, e)),
                         }
                     }
                 };

@@ -98,7 +98,7 @@ impl Hooks {
 pub(crate) const BULK_BYTES_PER_FUEL: u64 = 64;
 
 /// Bulk work of at least this many bytes reads the clock before it starts.
-const BULK_CLOCK_BYTES: u64 = 1 << 20;
+pub(crate) const BULK_CLOCK_BYTES: u64 = 1 << 20;
 
 impl Hooks {
     /// Charges `bytes` of bulk work before it is done: fuel in proportion

@@ -91,7 +91,7 @@ pub(crate) struct Frame {
     ret: u32,
     /// Bytes of the reference's VM stack that this frame and the frames
     /// below it would occupy (see [`frame_bytes`](crate::program::frame_bytes)).
-    stack_end: u32,
+    stack_end: u64,
 }
 
 enum Suspended {
@@ -128,8 +128,9 @@ pub(crate) struct Stack {
     /// Argument vector of host calls, kept (empty) between calls so that
     /// a call allocates none.
     host_args: Vec<Value>,
-    /// The bytes of `i32s` and `refs` charged to the context's memory
-    /// budget (`None`: not charged, for stacks made without a context).
+    /// The bytes of `i32s`, `refs` and `frames` charged to the context's
+    /// memory budget (`None`: not charged, for stacks made without a
+    /// context).
     memory: Option<Charge>,
 }
 
@@ -159,8 +160,11 @@ impl Stack {
         } else {
             self.refs.len()
         };
-        let bytes = (new_i.max(self.i32s.capacity()) * 4)
-            .saturating_add(new_r.max(self.refs.capacity()) * std::mem::size_of::<Ref>());
+        let bytes = self.charged_bytes(
+            new_i.max(self.i32s.capacity()),
+            new_r.max(self.refs.capacity()),
+            self.frames.capacity(),
+        );
         if let Some(charge) = &mut self.memory {
             charge.resize(bytes as u64, "growing the register stacks")?;
         }
@@ -179,6 +183,35 @@ impl Stack {
         self.i32s.resize(new_i, 0);
         self.refs.resize(new_r, Ref::Null);
         Ok(())
+    }
+
+    /// What register storage for `i32s` slots and `refs` refs and a frame
+    /// vector of `frames` frames cost against the memory budget.
+    fn charged_bytes(&self, i32s: usize, refs: usize, frames: usize) -> usize {
+        (i32s * 4)
+            .saturating_add(refs * std::mem::size_of::<Ref>())
+            .saturating_add(frames * std::mem::size_of::<Frame>())
+    }
+
+    /// Makes room for one more frame, charging the frame vector's growth
+    /// to the memory budget first (a deep recursion of small frames holds
+    /// more in frames than in registers).
+    #[cold]
+    #[inline(never)]
+    fn grow_frames(&mut self) -> Result<(), Trap> {
+        let new_f = (self.frames.capacity() * 2).max(16);
+        let bytes = self.charged_bytes(self.i32s.capacity(), self.refs.capacity(), new_f);
+        if let Some(charge) = &mut self.memory {
+            charge.resize(bytes as u64, "growing the call stack")?;
+        }
+        self.frames
+            .try_reserve_exact(new_f - self.frames.len())
+            .map_err(|_| {
+                Trap::new(
+                    StatusCode::ResourceExhausted,
+                    format!("cannot allocate a call stack of {new_f} frames"),
+                )
+            })
     }
 
     pub(crate) fn is_suspended(&self) -> bool {
@@ -305,17 +338,15 @@ fn push_frame(
     limit: StackLimit,
 ) -> Result<(usize, usize), Trap> {
     let below = stack.frames.last().map_or(0, |f| f.stack_end);
-    let stack_end = below.saturating_add(func.frame_bytes);
+    let stack_end = below + u64::from(func.frame_bytes);
     if stack.frames.len() >= limit.frames
-        || stack_end as u64 > limit.bytes
+        || stack_end > limit.bytes
         || stack.i32_top + func.i32_count as usize > MAX_REGISTER_SLOTS
     {
-        return Err(stack_overflow(
-            stack.frames.len(),
-            below,
-            func.frame_bytes,
-            limit,
-        ));
+        return Err(stack_overflow(stack, below, func, limit));
+    }
+    if stack.frames.len() == stack.frames.capacity() {
+        stack.grow_frames()?;
     }
     let (n, nr) = (func.i32_count as usize, func.ref_count as usize);
     // Windows that do not fit the storage grow it, fallibly and charged
@@ -346,14 +377,22 @@ pub(crate) struct StackLimit {
 
 #[cold]
 #[inline(never)]
-fn stack_overflow(depth: usize, used: u32, frame: u32, limit: StackLimit) -> Trap {
+fn stack_overflow(stack: &Stack, used: u64, func: &TieredFunction, limit: StackLimit) -> Trap {
+    let depth = stack.frames.len();
+    let frame = func.frame_bytes;
     let message = if depth >= limit.frames {
         format!("VM stack overflow: call depth exceeds {depth}")
-    } else {
+    } else if used + u64::from(frame) > limit.bytes {
         format!(
             "VM stack overflow: a frame of {frame} bytes on {used} bytes in use \
              exceeds the stack's {} bytes (Limits::max_stack_bytes)",
             limit.bytes
+        )
+    } else {
+        format!(
+            "VM stack overflow: a frame of {} i32 registers on {} in use (in {depth} frames) \
+             exceeds the {MAX_REGISTER_SLOTS} i32 register slots all frames may hold together",
+            func.i32_count, stack.i32_top
         )
     };
     Trap::new(StatusCode::ResourceExhausted, message)

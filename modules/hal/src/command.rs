@@ -166,7 +166,13 @@ impl CommandBuffer {
     /// Runs every command in order against binding table `table`. (The
     /// buffer stays locked meanwhile; nothing a command runs can reach
     /// this buffer: dispatches run in the executable's own context.)
-    pub fn execute(&self, table: &[Binding]) -> Result<(), Trap> {
+    /// Fills, updates and copies are charged to the caller's fuel
+    /// ([`irvm::ContextResources::charge_bulk`]) before they run.
+    pub fn execute(
+        &self,
+        table: &[Binding],
+        resources: &irvm::ContextResources,
+    ) -> Result<(), Trap> {
         let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if !s.finalized {
             return Err(Trap::new(
@@ -175,13 +181,17 @@ impl CommandBuffer {
             ));
         }
         for command in &s.commands {
-            run(command, table)?;
+            run(command, table, resources)?;
         }
         Ok(())
     }
 }
 
-fn run(command: &Command, table: &[Binding]) -> Result<(), Trap> {
+fn run(
+    command: &Command,
+    table: &[Binding],
+    resources: &irvm::ContextResources,
+) -> Result<(), Trap> {
     match command {
         Command::Fill {
             target,
@@ -201,6 +211,7 @@ fn run(command: &Command, table: &[Binding]) -> Result<(), Trap> {
                 ));
             }
             let bytes = pattern.to_le_bytes();
+            resources.charge_bulk(t.length)?;
             t.with_bytes_mut(|b| {
                 for chunk in b.chunks_exact_mut(n) {
                     chunk.copy_from_slice(&bytes[..n]);
@@ -209,10 +220,12 @@ fn run(command: &Command, table: &[Binding]) -> Result<(), Trap> {
         }
         Command::Update { target, data } => {
             let t = target.resolve(table)?.subspan(0, data.len() as i64)?;
+            resources.charge_bulk(t.length)?;
             t.with_bytes_mut(|b| b.copy_from_slice(data))
         }
         Command::Copy { source, target } => {
             let s = source.resolve(table)?;
+            resources.charge_bulk(s.length)?;
             let bytes = s.to_vec()?;
             let t = target.resolve(table)?.subspan(0, bytes.len() as i64)?;
             t.with_bytes_mut(|b| b.copy_from_slice(&bytes))

@@ -171,8 +171,10 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
 ];
 
 /// Reads one call's flattened arguments in order, with errors naming the
-/// function and argument.
+/// function and argument: how the `hal` module's exports, and other host
+/// modules that take hal objects (`io_parameters`), read theirs.
 pub struct Args<'a> {
+    module: &'a str,
     function: &'a str,
     values: &'a [Value],
     next: usize,
@@ -181,7 +183,13 @@ pub struct Args<'a> {
 impl<'a> Args<'a> {
     /// A reader over `values` for export `function`.
     pub fn new(function: &'a str, values: &'a [Value]) -> Args<'a> {
+        Args::in_module("hal", function, values)
+    }
+
+    /// A reader over `values` for export `function` of module `module`.
+    pub fn in_module(module: &'a str, function: &'a str, values: &'a [Value]) -> Args<'a> {
         Args {
+            module,
             function,
             values,
             next: 0,
@@ -190,7 +198,10 @@ impl<'a> Args<'a> {
 
     /// An error of this call.
     pub fn error(&self, code: StatusCode, message: impl std::fmt::Display) -> Trap {
-        Trap::new(code, format!("hal.{}: {message}", self.function))
+        Trap::new(
+            code,
+            format!("{}.{}: {message}", self.module, self.function),
+        )
     }
 
     fn value(&mut self) -> Result<&'a Value, Trap> {
@@ -201,7 +212,7 @@ impl<'a> Args<'a> {
             .ok_or_else(|| self.error(StatusCode::InvalidArgument, format!("argument {k} missing")))
     }
 
-    fn i32(&mut self) -> Result<i32, Trap> {
+    pub fn i32(&mut self) -> Result<i32, Trap> {
         let k = self.next;
         match self.value()? {
             Value::I32(v) => Ok(*v),
@@ -212,7 +223,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    fn i64(&mut self) -> Result<i64, Trap> {
+    pub fn i64(&mut self) -> Result<i64, Trap> {
         let k = self.next;
         match self.value()? {
             Value::I64(v) => Ok(*v),
@@ -234,7 +245,7 @@ impl<'a> Args<'a> {
         })
     }
 
-    fn any_ref(&mut self) -> Result<&'a Ref, Trap> {
+    pub fn any_ref(&mut self) -> Result<&'a Ref, Trap> {
         let k = self.next;
         match self.value()? {
             Value::Ref(r) => Ok(r),
@@ -277,7 +288,7 @@ impl<'a> Args<'a> {
     }
 
     /// A `!vm.buffer` ref (checked).
-    fn vm_buffer(&mut self) -> Result<&'a Ref, Trap> {
+    pub fn vm_buffer(&mut self) -> Result<&'a Ref, Trap> {
         let k = self.next;
         let r = self.any_ref()?;
         match r {
@@ -290,12 +301,12 @@ impl<'a> Args<'a> {
     }
 
     /// A `!vm.buffer` read as text.
-    fn string(&mut self) -> Result<String, Trap> {
+    pub fn string(&mut self) -> Result<String, Trap> {
         let r = self.vm_buffer()?;
         text_of(r)
     }
 
-    fn buffer(&mut self) -> Result<HostRef<HalBuffer>, Trap> {
+    pub fn buffer(&mut self) -> Result<HostRef<HalBuffer>, Trap> {
         self.object(type_names::BUFFER)
     }
 
@@ -307,7 +318,7 @@ impl<'a> Args<'a> {
         self.object(type_names::BUFFER_VIEW)
     }
 
-    fn device(&mut self) -> Result<HostRef<Device>, Trap> {
+    pub fn device(&mut self) -> Result<HostRef<Device>, Trap> {
         self.object(type_names::DEVICE)
     }
 
@@ -315,11 +326,11 @@ impl<'a> Args<'a> {
         self.object(type_names::COMMAND_BUFFER)
     }
 
-    fn fence_or_null(&mut self) -> Result<Option<HostRef<Fence>>, Trap> {
+    pub fn fence_or_null(&mut self) -> Result<Option<HostRef<Fence>>, Trap> {
         self.object_or_null(type_names::FENCE)
     }
 
-    fn offset(&mut self) -> Result<u64, Trap> {
+    pub fn offset(&mut self) -> Result<u64, Trap> {
         let k = self.next;
         let v = self.i64()?;
         u64::try_from(v).map_err(|_| {
@@ -950,7 +961,7 @@ fn queue_barrier(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn queue_fill(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_fill(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let signal = queue_prologue(a)?;
     let buffer = a.buffer()?;
     let offset = a.offset()?;
@@ -968,12 +979,12 @@ fn queue_fill(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
         pattern,
         pattern_length,
     };
-    let result = run_once(command);
+    let result = run_once(command, &state.resources);
     queue_epilogue(a, signal, result)?;
     none()
 }
 
-fn queue_copy(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_copy(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let signal = queue_prologue(a)?;
     let source = a.buffer()?;
     let source_offset = a.offset()?;
@@ -995,12 +1006,12 @@ fn queue_copy(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
             length,
         },
     };
-    let result = run_once(command);
+    let result = run_once(command, &state.resources);
     queue_epilogue(a, signal, result)?;
     none()
 }
 
-fn queue_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_update(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let signal = queue_prologue(a)?;
     let source = a.vm_buffer()?.clone();
     let source_offset = a.offset()?;
@@ -1012,15 +1023,18 @@ fn queue_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
         .subspan(source_offset, length)
         .and_then(|s| {
             let data = s.to_vec()?;
-            run_once(Command::Update {
-                target: BufferRef {
-                    slot: 0,
-                    buffer: Some(target),
-                    offset: target_offset,
-                    length,
+            run_once(
+                Command::Update {
+                    target: BufferRef {
+                        slot: 0,
+                        buffer: Some(target),
+                        offset: target_offset,
+                        length,
+                    },
+                    data,
                 },
-                data,
-            })
+                &state.resources,
+            )
         });
     queue_epilogue(a, signal, result)?;
     none()
@@ -1053,7 +1067,7 @@ fn file_from_memory(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     one(obj(type_names::FILE, File { contents }))
 }
 
-fn queue_read(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_read(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let signal = queue_prologue(a)?;
     let file: HostRef<File> = a.object(type_names::FILE)?;
     let source_offset = a.offset()?;
@@ -1066,15 +1080,18 @@ fn queue_read(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
         .subspan(source_offset, length)
         .and_then(|s| s.to_vec())
         .and_then(|data| {
-            run_once(Command::Update {
-                target: BufferRef {
-                    slot: 0,
-                    buffer: Some(target),
-                    offset: target_offset,
-                    length,
+            run_once(
+                Command::Update {
+                    target: BufferRef {
+                        slot: 0,
+                        buffer: Some(target),
+                        offset: target_offset,
+                        length,
+                    },
+                    data,
                 },
-                data,
-            })
+                &state.resources,
+            )
         });
     queue_epilogue(a, signal, result)?;
     none()
@@ -1094,23 +1111,23 @@ fn queue_write(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
 }
 
 /// Runs one command now, as a one-command buffer with no binding table.
-fn run_once(command: Command) -> Result<(), Trap> {
+fn run_once(command: Command, resources: &irvm::ContextResources) -> Result<(), Trap> {
     let cb = CommandBuffer::new(0);
     cb.record(command)?;
     cb.finalize()?;
-    cb.execute(&[])
+    cb.execute(&[], resources)
 }
 
-fn queue_execute(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_execute(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let signal = queue_prologue(a)?;
     let cb = a.command_buffer()?;
     let _flags = a.i64()?;
-    let result = cb.execute(&[]);
+    let result = cb.execute(&[], &state.resources);
     queue_epilogue(a, signal, result)?;
     none()
 }
 
-fn queue_execute_indirect(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_execute_indirect(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let signal = queue_prologue(a)?;
     let cb = a.command_buffer()?;
     let _flags = a.i64()?;
@@ -1126,7 +1143,7 @@ fn queue_execute_indirect(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
             length,
         });
     }
-    let result = cb.execute(&table);
+    let result = cb.execute(&table, &state.resources);
     queue_epilogue(a, signal, result)?;
     none()
 }
