@@ -41,6 +41,12 @@ enum Owner {
     /// A range of another buffer's bytes ([`Buffer::view`]); holding the
     /// root buffer (never itself a view) keeps them alive.
     View(Arc<Buffer>),
+    /// Read-only bytes an embedder lends ([`Buffer::borrowed`]): a file
+    /// mapping of model weights, say.
+    Borrowed(
+        #[expect(dead_code, reason = "never read: held to keep the lent bytes alive")]
+        Arc<dyn AsRef<[u8]> + Send + Sync>,
+    ),
     /// Memory of a [`BufferPool`], given back to it on drop.
     Pooled(
         #[expect(
@@ -501,6 +507,37 @@ impl Buffer {
             owner: Owner::Module(module),
             charge: None,
         }
+    }
+
+    /// A read-only view of `range` of `bytes`, which the buffer keeps alive
+    /// (no bytes are copied): how host modules hand programs memory they
+    /// own, such as a memory-mapped parameter archive. `bytes` must not
+    /// change while the buffer lives (its `as_ref` must give the same
+    /// slice every time). A range outside `bytes` is an `OUT_OF_RANGE`
+    /// error.
+    pub fn borrowed(
+        bytes: Arc<dyn AsRef<[u8]> + Send + Sync>,
+        range: Range<usize>,
+    ) -> Result<Buffer, Trap> {
+        let all = (*bytes).as_ref();
+        let Some(slice) = all.get(range.clone()) else {
+            return Err(out_of_range(
+                range.start,
+                range.end.saturating_sub(range.start),
+                1,
+                all.len(),
+            ));
+        };
+        let (ptr, len) = (slice.as_ptr() as *mut u8, slice.len());
+        Ok(Buffer {
+            ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
+            len,
+            mutable: false,
+            lease: new_lease(),
+            owns_lease: true,
+            owner: Owner::Borrowed(bytes),
+            charge: None,
+        })
     }
 
     /// Length in bytes.
