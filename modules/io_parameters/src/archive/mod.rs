@@ -5,9 +5,17 @@
 //! - [`irpa`]: IREE's own parameter archive (`.irpa`).
 //! - [`safetensors`]: Hugging Face's safetensors (`.safetensors`).
 //! - [`gguf`]: ggml's GGUF, versions 2 and 3 (`.gguf`).
+//!
+//! [`irpa_writer`] writes `.irpa` archives laid out as IREE's tools write
+//! them. The readers use checked arithmetic only, allocate in proportion
+//! to the file's length at most, and return an error, never panic, on any
+//! bytes (the fuzz targets `params_irpa`, `params_safetensors` and
+//! `params_gguf` check it).
 
+mod bytes;
 pub mod gguf;
 pub mod irpa;
+pub mod irpa_writer;
 pub mod safetensors;
 
 use std::path::Path;
@@ -102,11 +110,45 @@ pub struct ArchiveError {
 }
 
 /// Reads every entry of `bytes`, a whole file in `format`. Entries are in
-/// file order; a key that appears twice is an error (IREE refuses it too).
+/// file order. A key that appears twice is listed twice, as IREE's parsers
+/// list it: IREE's parameter index (`parameter_index.c`) adds entries
+/// without looking for an earlier one of the same key, and its lookup
+/// returns the first; an index built on these entries should do the same
+/// (first wins) to resolve parameters as IREE does.
 pub fn read_entries(format: Format, bytes: &[u8]) -> Result<Vec<ArchiveEntry>, ArchiveError> {
     match format {
         Format::Irpa => irpa::read(bytes),
         Format::Safetensors => safetensors::read(bytes),
         Format::Gguf => gguf::read(bytes),
     }
+}
+
+/// A whole file's bytes, memory-mapped read-only (an empty file maps to no
+/// bytes).
+pub struct FileBytes {
+    map: Option<memmap2::Mmap>,
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+/// Maps the file at `path` to read it with [`read_entries`].
+pub fn map_file(path: &Path) -> std::io::Result<FileBytes> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(FileBytes { map: None });
+    }
+    // SAFETY: the map is read-only and private to this process. Another
+    // process truncating or rewriting the file while it is mapped could
+    // change the bytes under the readers (or fault on a truncated page);
+    // like IREE, which maps parameter files too, irvm assumes parameter
+    // files are not modified while in use. The readers check every offset
+    // against the length mapped here, so changed bytes give wrong entries
+    // or errors, not reads outside the map.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(FileBytes { map: Some(map) })
 }
