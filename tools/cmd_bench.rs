@@ -97,6 +97,8 @@ pub struct BenchArgs {
     device: crate::tensor_io::DeviceArgs,
     #[command(flatten)]
     queries: crate::hal_query::HalQueryArgs,
+    #[command(flatten)]
+    parameters: crate::parameters::ParameterArgs,
     /// Limits for the whole run (loading, `__init` and every timed call
     /// together); none by default, so timings use the plain loop.
     #[command(flatten)]
@@ -701,6 +703,7 @@ fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> Strin
 
 /// Loads the modules, times the functions and reports the results.
 fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
+    crate::parameters::set(&args.parameters);
     crate::tensor_io::set_device(
         &args.device,
         args.trace_execution,

@@ -472,6 +472,14 @@ impl Server {
             .map(PathBuf::from)
             .collect();
         let limits = limits_from(args)?;
+        // `parameters`: `--parameters` values (`[scope=]FILE`);
+        // `parameterMode`: `file` or `preload`.
+        crate::parameters::set(&crate::parameters::ParameterArgs {
+            parameters: strings_arg(args, "parameters")?,
+            parameter_mode: str_arg(args, "parameterMode")?
+                .unwrap_or("file")
+                .to_string(),
+        });
         let mut dbg = crate::cmd_dbg::prepare(&modules, &function, &inputs, &limits)?;
         // `pause` must stop the program anywhere.
         dbg.set_interruptible(true);

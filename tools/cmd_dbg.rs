@@ -45,10 +45,13 @@ pub struct DbgArgs {
     interruptible: bool,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    parameters: crate::parameters::ParameterArgs,
 }
 
 /// Runs `irvm dbg`.
 pub fn main(args: DbgArgs) -> ExitCode {
+    crate::parameters::set(&args.parameters);
     // Dispatches show in the transcript, as the host-level events they are.
     crate::tensor_io::print_dispatches(crate::tensor_io::DispatchLines::Stdout);
     match session(&args) {

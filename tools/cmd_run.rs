@@ -27,6 +27,8 @@ pub struct RunArgs {
     #[command(flatten)]
     queries: crate::hal_query::HalQueryArgs,
     #[command(flatten)]
+    parameters: crate::parameters::ParameterArgs,
+    #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
     results: crate::tensor_io::ResultArgs,
@@ -354,6 +356,9 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             if crate::tensor_io::needs_hal(&m) {
                 crate::tensor_io::ensure_hal(&mut ctx)?;
             }
+            if crate::parameters::needs_io_parameters(&m) {
+                crate::parameters::ensure_io_parameters(&mut ctx)?;
+            }
             ctx.register_module(m).map_err(|e| e.to_string())?;
         }
     }
@@ -473,6 +478,7 @@ pub fn main(args: RunArgs) -> ExitCode {
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
+    crate::parameters::set(&args.parameters);
     crate::tensor_io::set_device(
         &args.device,
         args.trace_execution,

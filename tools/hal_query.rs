@@ -1,8 +1,7 @@
 //! iree-run-module's questions about drivers and devices
 //! (`--list_drivers`, `--list_devices[=DRIVER]`, `--dump_devices[=DRIVER]`),
-//! answered for irvm's own CPU device, and `--parameters`, which irvm
-//! refuses. As in the reference, a question is answered instead of running
-//! anything, and needs no `--module`.
+//! answered for irvm's own CPU device. As in the reference, a question is
+//! answered instead of running anything, and needs no `--module`.
 
 use std::process::ExitCode;
 
@@ -33,10 +32,6 @@ pub struct HalQueryArgs {
     /// `--device=` spelling, then exit.
     #[arg(long = "dump_devices", num_args = 0..=1, default_missing_value = "")]
     dump_devices: Option<String>,
-    /// Parameter archives (.irpa, .gguf, .safetensors): refused, irvm does
-    /// not provide IREE's io_parameters module.
-    #[arg(long = "parameters")]
-    parameters: Vec<String>,
 }
 
 /// A line of 76 `=` under a `# `, as the reference frames its sections.
@@ -61,7 +56,7 @@ fn drivers(name: &str) -> Result<Vec<&'static str>, String> {
 impl HalQueryArgs {
     /// Answers the first question asked (drivers, then devices, then the
     /// device dump) and returns the exit code, or `None` when none was
-    /// asked; refuses `--parameters`.
+    /// asked.
     pub fn answer(&self, tool: &str) -> Option<ExitCode> {
         let fail = |message: String| {
             eprintln!("irvm {tool}: {message}");
@@ -109,12 +104,6 @@ impl HalQueryArgs {
                 }
                 Err(e) => fail(e),
             };
-        }
-        if let Some(p) = self.parameters.first() {
-            return fail(format!(
-                "UNIMPLEMENTED; --parameters={p}: irvm does not load parameter archives \
-                 (it provides no io_parameters module)"
-            ));
         }
         None
     }

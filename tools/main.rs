@@ -17,6 +17,7 @@ mod cmd_dump;
 mod cmd_run;
 mod flags;
 mod hal_query;
+mod parameters;
 mod result_format;
 mod scalar_input;
 mod tensor_io;

@@ -1,0 +1,339 @@
+//! The parameter index: which archive files feed each scope, and where
+//! each key's bytes are.
+//!
+//! As in IREE's tools, every `--parameters=[scope=]FILE` adds one file to
+//! its scope's index (the empty scope when none is named); a scope may be
+//! fed by several files in mixed formats, and a key found in two of them
+//! resolves to the first file added.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use irvm::{StatusCode, Trap};
+
+use crate::archive::{read_entries, ArchiveEntry, ArchiveError, Format};
+
+/// Why a parameter file could not be added to an index.
+#[derive(Debug, thiserror::Error)]
+pub enum ParameterError {
+    /// The file could not be opened or mapped.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The file's extension names no format irvm reads.
+    #[error(
+        "{path}: unhandled parameter file format: .{extension} (irvm reads .irpa, \
+         .safetensors and .gguf)"
+    )]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its extension.
+        extension: String,
+    },
+    /// The file is not a well-formed archive of its format.
+    #[error("{name}: {source}")]
+    Archive {
+        /// The file (or the name given to bytes).
+        name: String,
+        /// What is wrong, and where.
+        source: ArchiveError,
+    },
+}
+
+impl ParameterError {
+    /// The status code the reference tools fail with for this error.
+    pub fn code(&self) -> StatusCode {
+        match self {
+            ParameterError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                StatusCode::NotFound
+            }
+            ParameterError::Io { .. } => StatusCode::Unavailable,
+            ParameterError::UnknownFormat { .. } => StatusCode::Unimplemented,
+            ParameterError::Archive { .. } => StatusCode::InvalidArgument,
+        }
+    }
+}
+
+/// The bytes of one archive: a read-only mapping of its file, or memory.
+pub(crate) enum ArchiveBytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl AsRef<[u8]> for ArchiveBytes {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            ArchiveBytes::Mapped(map) => map,
+            ArchiveBytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+/// One archive in an index: its bytes and its entries by key.
+pub struct ArchiveFile {
+    name: String,
+    format: Format,
+    bytes: Arc<ArchiveBytes>,
+    entries: Vec<ArchiveEntry>,
+    /// The first entry of each key.
+    by_key: HashMap<String, usize>,
+}
+
+impl ArchiveFile {
+    fn new(name: String, format: Format, bytes: ArchiveBytes) -> Result<Self, ParameterError> {
+        let entries =
+            read_entries(format, bytes.as_ref()).map_err(|source| ParameterError::Archive {
+                name: name.clone(),
+                source,
+            })?;
+        let mut by_key = HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            by_key.entry(e.key.clone()).or_insert(i);
+        }
+        Ok(ArchiveFile {
+            name,
+            format,
+            bytes: Arc::new(bytes),
+            entries,
+            by_key,
+        })
+    }
+
+    /// The file's path as given (or the name given to bytes).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Its entries, in file order.
+    pub fn entries(&self) -> &[ArchiveEntry] {
+        &self.entries
+    }
+
+    /// The whole archive's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_ref().as_ref()
+    }
+
+    /// The bytes, shared, for zero-copy buffers over them.
+    pub(crate) fn shared_bytes(&self) -> Arc<dyn AsRef<[u8]> + Send + Sync> {
+        self.bytes.clone()
+    }
+}
+
+/// One scope's files, in the order they were added.
+struct Scope {
+    name: String,
+    files: Vec<Arc<ArchiveFile>>,
+}
+
+/// How [`ParameterIndex::add_file`] opens a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Map the file; pages are read when first used (IREE's `file` mode
+    /// reads each parameter with file I/O when it is loaded: the same
+    /// bytes, without a second copy).
+    #[default]
+    Map,
+    /// Map the file and read every page now (IREE's `preload`).
+    Preload,
+}
+
+/// A parameter's archive and entry, found by [`ParameterIndex::lookup`].
+pub struct Resolved<'a> {
+    /// The archive holding it.
+    pub file: &'a Arc<ArchiveFile>,
+    /// Its entry.
+    pub entry: &'a ArchiveEntry,
+}
+
+/// Parameter archives by scope: what the `io_parameters` module reads.
+///
+/// ```no_run
+/// use irvm_io_parameters::ParameterIndex;
+///
+/// let mut index = ParameterIndex::new();
+/// index.add_file("model", "weights.irpa")?;   // --parameters=model=weights.irpa
+/// index.add_file("", "extra.safetensors")?;   // --parameters=extra.safetensors
+/// # Ok::<(), irvm_io_parameters::ParameterError>(())
+/// ```
+#[derive(Default)]
+pub struct ParameterIndex {
+    scopes: Vec<Scope>,
+}
+
+impl ParameterIndex {
+    /// An index with no scopes.
+    pub fn new() -> ParameterIndex {
+        ParameterIndex::default()
+    }
+
+    /// Maps `path` and adds its parameters to `scope` (`""`: the scope of
+    /// parameters a module names without one). The format comes from the
+    /// extension (`.irpa`, `.safetensors`, `.gguf`), as in IREE.
+    pub fn add_file(&mut self, scope: &str, path: impl AsRef<Path>) -> Result<(), ParameterError> {
+        self.add_file_with(scope, path, OpenMode::Map)
+    }
+
+    /// [`ParameterIndex::add_file`], opening the file as `mode` says.
+    pub fn add_file_with(
+        &mut self,
+        scope: &str,
+        path: impl AsRef<Path>,
+        mode: OpenMode,
+    ) -> Result<(), ParameterError> {
+        let path = path.as_ref();
+        let format = Format::from_path(path).ok_or_else(|| ParameterError::UnknownFormat {
+            path: path.to_path_buf(),
+            extension: path
+                .extension()
+                .map(|e| e.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        })?;
+        let io = |source| ParameterError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut options = memmap2::MmapOptions::new();
+        if mode == OpenMode::Preload {
+            options.populate();
+        }
+        // An empty file cannot be mapped; it is no archive either, which
+        // the reader says.
+        let bytes = if file.metadata().map_err(io)?.len() == 0 {
+            ArchiveBytes::Owned(Vec::new())
+        } else {
+            // SAFETY: the mapping is read-only and nothing in irvm writes
+            // the file. Another process that truncates the file while it
+            // is mapped makes later reads of the lost pages fault
+            // (SIGBUS): documented in docs/PARAMETERS.md, as for module
+            // files (docs/HOSTILE_INPUT.md).
+            ArchiveBytes::Mapped(unsafe { options.map(&file) }.map_err(io)?)
+        };
+        let archive = ArchiveFile::new(path.display().to_string(), format, bytes)?;
+        self.push(scope, archive);
+        Ok(())
+    }
+
+    /// Adds the parameters of an archive held in memory (`name` names it
+    /// in messages).
+    pub fn add_bytes(
+        &mut self,
+        scope: &str,
+        name: &str,
+        format: Format,
+        bytes: Vec<u8>,
+    ) -> Result<(), ParameterError> {
+        let archive = ArchiveFile::new(name.to_string(), format, ArchiveBytes::Owned(bytes))?;
+        self.push(scope, archive);
+        Ok(())
+    }
+
+    fn push(&mut self, scope: &str, archive: ArchiveFile) {
+        let archive = Arc::new(archive);
+        match self.scopes.iter_mut().find(|s| s.name == scope) {
+            Some(s) => s.files.push(archive),
+            None => self.scopes.push(Scope {
+                name: scope.to_string(),
+                files: vec![archive],
+            }),
+        }
+    }
+
+    /// The scopes, in the order they were first added.
+    pub fn scopes(&self) -> impl Iterator<Item = &str> {
+        self.scopes.iter().map(|s| s.name.as_str())
+    }
+
+    /// The archives of `scope`, in the order they were added.
+    pub fn files(&self, scope: &str) -> &[Arc<ArchiveFile>] {
+        self.scopes
+            .iter()
+            .find(|s| s.name == scope)
+            .map_or(&[], |s| &s.files)
+    }
+
+    /// Whether any scope is `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s.name == scope)
+    }
+
+    /// The parameter `key` of `scope`: NOT_FOUND, with the reference's
+    /// messages, when the scope or the key is not there.
+    pub fn lookup(&self, scope: &str, key: &str) -> Result<Resolved<'_>, Trap> {
+        let s = self
+            .scopes
+            .iter()
+            .find(|s| s.name == scope)
+            .ok_or_else(|| no_provider(scope))?;
+        for file in &s.files {
+            if let Some(&i) = file.by_key.get(key) {
+                return Ok(Resolved {
+                    file,
+                    entry: &file.entries[i],
+                });
+            }
+        }
+        Err(Trap::new(
+            StatusCode::NotFound,
+            format!("no parameter found in index with key '{key}'"),
+        ))
+    }
+}
+
+/// No scope `scope` (IREE: no provider handles it).
+pub(crate) fn no_provider(scope: &str) -> Trap {
+    Trap::new(
+        StatusCode::NotFound,
+        format!("no provider registered that handles scopes like '{scope}'"),
+    )
+}
+
+/// Splits a `--parameters` value, `[scope=]FILE`, at its first `=` as IREE
+/// does: `("", FILE)` without one.
+pub fn parse_parameter_flag(value: &str) -> (&str, &str) {
+    match value.split_once('=') {
+        Some((scope, path)) => (scope, path),
+        None => ("", value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_splits_at_its_first_equals_sign() {
+        assert_eq!(parse_parameter_flag("a.irpa"), ("", "a.irpa"));
+        assert_eq!(parse_parameter_flag("model=a.irpa"), ("model", "a.irpa"));
+        assert_eq!(parse_parameter_flag("m=b=c.gguf"), ("m", "b=c.gguf"));
+        assert_eq!(parse_parameter_flag("=a.irpa"), ("", "a.irpa"));
+    }
+
+    #[test]
+    fn unknown_extensions_and_missing_files_are_named() {
+        let mut index = ParameterIndex::new();
+        let e = index.add_file("", "weights.bin").unwrap_err();
+        assert_eq!(e.code(), StatusCode::Unimplemented);
+        assert!(e.to_string().contains("weights.bin"), "{e}");
+        let e = index.add_file("", "/nonexistent/w.irpa").unwrap_err();
+        assert_eq!(e.code(), StatusCode::NotFound);
+        assert!(e.to_string().contains("/nonexistent/w.irpa"), "{e}");
+        let e = index.lookup("x", "k").err().expect("no scope");
+        assert_eq!(e.code, StatusCode::NotFound);
+        assert!(e
+            .message
+            .contains("no provider registered that handles scopes like 'x'"));
+    }
+}
