@@ -59,10 +59,6 @@ pub const IGNORED: &[(&str, &str)] = &[
         "module_mode",
         "preload or mmap; irvm reads each module into memory either way",
     ),
-    (
-        "parameter_mode",
-        "parameter file I/O; irvm loads no parameter archives (--parameters is refused)",
-    ),
 ];
 
 /// Flags of iree-benchmark-module (and its Google Benchmark library) that

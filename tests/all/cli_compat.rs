@@ -652,7 +652,7 @@ fn modules_of_one_name_as_iree_run_module_links_them() {
 /// `--list_drivers`, `--list_devices[=D]` and `--dump_devices[=D]` answer
 /// without a module; irvm lists its two CPU drivers (the device lines are
 /// the reference's, the driver descriptions irvm's own); without any
-/// `--module` the reference's error; `--parameters` is refused.
+/// `--module` the reference's error.
 #[test]
 fn device_queries_answer_without_a_module() {
     let cases = vec![
@@ -689,22 +689,6 @@ fn device_queries_answer_without_a_module() {
             assert!(theirs.stdout.lines().any(|l| l.starts_with(&prefix)));
         }
     }
-    let out = run_tool(
-        irvm_bin(),
-        &[
-            "run".into(),
-            "--parameters=weights.irpa".into(),
-            format!("--module={}", repo_file("tests/models/add.vmfb")),
-        ],
-    );
-    assert_eq!(out.status, Some(1));
-    assert!(
-        out.stderr.contains(
-            "UNIMPLEMENTED; --parameters=weights.irpa: irvm does not load parameter archives"
-        ),
-        "{}",
-        out.stderr
-    );
 }
 
 /// The flags `--help` of a reference tool lists: (name, default value as

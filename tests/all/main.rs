@@ -28,5 +28,6 @@ mod linking;
 mod models;
 mod native;
 mod native_mutation;
+mod parameters;
 mod random_differential;
 mod semantics;

@@ -1,0 +1,216 @@
+//! Programs whose weights live in parameter archives, run as users run
+//! them: `irvm run --parameters=[scope=]FILE`, every format, scoped and
+//! unscoped keys, several archives in a scope, a mutable global
+//! initialized from a parameter, and the errors the reference gives
+//! (compared live with iree-run-module when it is installed).
+//! The modules and archives: tests/data/params/run/README.md.
+
+use std::path::PathBuf;
+
+use crate::common::cli::irvm;
+use crate::common::paths::repo;
+
+fn file(name: &str) -> String {
+    repo()
+        .join("tests/data/params/run")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `irvm run` of `module`'s `function` on `input` with `params`
+/// (`--parameters` values, names relative to the fixture directory):
+/// stdout, stderr, exit code.
+fn run(module: &str, function: &str, input: &str, params: &[&str]) -> (String, String, i32) {
+    let mut args = vec![
+        "run".to_string(),
+        format!("--module={}", file(module)),
+        format!("--function={function}"),
+        format!("--input={input}"),
+    ];
+    for p in params {
+        let (scope, name) = match p.split_once('=') {
+            Some((s, n)) => (format!("{s}="), n),
+            None => (String::new(), *p),
+        };
+        args.push(format!("--parameters={scope}{}", file(name)));
+    }
+    irvm(&args)
+}
+
+/// The tensor line of a single-result run.
+fn tensor(out: &str) -> &str {
+    out.lines().last().unwrap_or("")
+}
+
+#[test]
+fn every_format_gives_the_weights_to_the_program() {
+    // x * w + b with w = [1.5, 2.5, -3, 4], b = [0.25, 0.5, 0.75, 1].
+    for archive in ["wb.safetensors", "wb.irpa"] {
+        let scoped = format!("model={archive}");
+        let (out, err, code) = run("m.vmfb", "main", "4xf32=1,2,3,4", &[&scoped, archive]);
+        assert_eq!(code, 0, "{archive}: {err}");
+        assert_eq!(tensor(&out), "4xf32=1.75 5.5 -8.25 17", "{archive}");
+    }
+    // Splats: w = 2, b = 0.5.
+    let (out, err, code) = run(
+        "m.vmfb",
+        "main",
+        "4xf32=1,2,3,4",
+        &["model=model.irpa", "un.irpa"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tensor(&out), "4xf32=2.5 4.5 6.5 8.5");
+}
+
+#[test]
+fn the_first_archive_with_a_key_wins_and_formats_mix_in_a_scope() {
+    // `b` is in both unscoped archives: the splat (first) wins, then the
+    // safetensors one when it comes first.
+    let (out, err, code) = run(
+        "m.vmfb",
+        "main",
+        "4xf32=1,2,3,4",
+        &["model=wb.irpa", "un.irpa", "wb.safetensors"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tensor(&out), "4xf32=2 5.5 -8.5 16.5");
+    let (out, err, code) = run(
+        "m.vmfb",
+        "main",
+        "4xf32=1,2,3,4",
+        &["model=wb.irpa", "wb.safetensors", "un.irpa"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tensor(&out), "4xf32=1.75 5.5 -8.25 17");
+}
+
+#[test]
+fn a_mutable_global_starts_from_its_parameter() {
+    let (out, err, code) = run("g.vmfb", "step", "4xf32=1,1,1,1", &["wb.irpa"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tensor(&out), "4xf32=1.25 1.5 1.75 2");
+}
+
+#[test]
+fn missing_scopes_keys_and_files_fail_as_the_reference_does() {
+    // No archive for the unscoped `b`.
+    let (_, err, code) = run("m.vmfb", "main", "4xf32=1,2,3,4", &["model=wb.irpa"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("NOT_FOUND; no provider registered that handles scopes like ''"),
+        "{err}"
+    );
+    // The scope is there, the key is not.
+    let (_, err, code) = run(
+        "m.vmfb",
+        "main",
+        "4xf32=1,2,3,4",
+        &["model=un.irpa", "wb.irpa"],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("NOT_FOUND; no parameter found in index with key 'w'"),
+        "{err}"
+    );
+    // A file that is not there, and one of no known format.
+    let (_, err, code) = run(
+        "m.vmfb",
+        "main",
+        "4xf32=1,2,3,4",
+        &["model=absent.irpa", "wb.irpa"],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("absent.irpa"), "{err}");
+    let (_, err, code) = run("m.vmfb", "main", "4xf32=1,2,3,4", &["model=README.md"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("unhandled parameter file format: .md"),
+        "{err}"
+    );
+    // A bad mode is refused when archives are opened.
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        format!("--module={}", file("m.vmfb")),
+        "--function=main".into(),
+        "--input=4xf32=1,2,3,4".into(),
+        format!("--parameters={}", file("wb.irpa")),
+        "--parameter_mode=mmapped".into(),
+    ];
+    let (_, err, code) = irvm(&args);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("unrecognized --parameter_mode= value 'mmapped'"),
+        "{err}"
+    );
+    args[5] = "--parameter_mode=preload".into();
+    args.push(format!("--parameters=model={}", file("wb.irpa")));
+    let (out, err, code) = irvm(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tensor(&out), "4xf32=1.75 5.5 -8.25 17");
+}
+
+#[test]
+fn archives_are_opened_only_for_programs_that_import_io_parameters() {
+    // The reference ignores --parameters for other programs.
+    let add = repo().join("tests/models/add.vmfb");
+    let args: Vec<String> = vec![
+        "run".into(),
+        format!("--module={}", add.display()),
+        "--parameters=absent.irpa".into(),
+    ];
+    let (_, err, code) = irvm(&args);
+    assert!(!err.contains("absent.irpa"), "{err}");
+    assert_ne!(code, 101);
+}
+
+#[test]
+fn results_match_iree_run_module() {
+    let Some(dir) = crate::common::peer_bin(&["iree-run-module"]) else {
+        crate::common::report_missing_peer();
+        return;
+    };
+    let reference: PathBuf = dir.join("iree-run-module");
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "m.vmfb",
+            "main",
+            "4xf32=1,2,3,4",
+            &["model=wb.safetensors", "wb.safetensors"],
+        ),
+        (
+            "m.vmfb",
+            "main",
+            "4xf32=1,2,3,4",
+            &["model=wb.irpa", "un.irpa", "wb.irpa"],
+        ),
+        (
+            "m.vmfb",
+            "main",
+            "4xf32=1,2,3,4",
+            &["model=model.irpa", "un.irpa"],
+        ),
+        ("g.vmfb", "step", "4xf32=1,1,1,1", &["wb.irpa"]),
+    ];
+    for (module, function, input, params) in cases {
+        let (ours, err, code) = run(module, function, input, params);
+        assert_eq!(code, 0, "{err}");
+        let mut cmd = std::process::Command::new(&reference);
+        cmd.arg(format!("--module={}", file(module)))
+            .arg(format!("--function={function}"))
+            .arg(format!("--input={input}"));
+        for p in params.iter() {
+            let (scope, name) = match p.split_once('=') {
+                Some((s, n)) => (format!("{s}="), n),
+                None => (String::new(), *p),
+            };
+            cmd.arg(format!("--parameters={scope}{}", file(name)));
+        }
+        let theirs = cmd.output().expect("iree-run-module runs");
+        assert_eq!(
+            ours,
+            String::from_utf8_lossy(&theirs.stdout),
+            "{module} {params:?}"
+        );
+    }
+}
