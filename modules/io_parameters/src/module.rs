@@ -426,6 +426,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn aligned_parameters_of_a_mapped_archive_are_not_copied() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/params/run/wb.irpa"
+        );
+        let mut index = ParameterIndex::new();
+        index.add_file("", path).expect("the test archive reads");
+        let r = index.lookup("", "w").expect("w is there");
+        let span = Span {
+            key: "w".into(),
+            parameter_offset: 0,
+            buffer_offset: 0,
+            length: 16,
+        };
+        let b = mapped(&r, &span).expect("aligned in the mapping: a buffer over it");
+        let storage = b.storage.buffer("storage").expect("a buffer");
+        assert!(!storage.is_mutable(), "read-only");
+        let range = data_range(&r, &span).expect("a DATA entry");
+        let start = r.file.bytes()[range].as_ptr();
+        storage.with_bytes(|bytes| assert_eq!(bytes.as_ptr(), start, "the mapping itself"));
+        // Four bytes in, the bytes are no longer aligned: copied instead.
+        let inner = Span {
+            parameter_offset: 4,
+            length: 8,
+            ..span
+        };
+        assert!(mapped(&r, &inner).is_none());
+    }
+
+    #[test]
     fn a_splat_repeats_its_pattern_and_cuts_the_last_short() {
         let mut b = [0u8; 7];
         splat(&mut b, &[1, 2, 3]);
