@@ -80,6 +80,10 @@ pub struct ArchiveFile {
     name: String,
     format: Format,
     bytes: Arc<ArchiveBytes>,
+    /// The open file of a mapped archive: copies read through it (file
+    /// I/O), not through the mapping, so that the process does not hold
+    /// the file's pages as well as the copy.
+    file: Option<std::fs::File>,
     entries: Vec<ArchiveEntry>,
     /// The first entry of each key.
     by_key: HashMap<String, usize>,
@@ -100,6 +104,7 @@ impl ArchiveFile {
             name,
             format,
             bytes: Arc::new(bytes),
+            file: None,
             entries,
             by_key,
         })
@@ -123,6 +128,25 @@ impl ArchiveFile {
     /// The whole archive's bytes.
     pub fn bytes(&self) -> &[u8] {
         self.bytes.as_ref().as_ref()
+    }
+
+    /// Reads `dest.len()` bytes of the archive from byte `offset` into
+    /// `dest`: with file I/O for a file (a file that shrank since it was
+    /// opened is an error here, not a fault), else from memory.
+    pub(crate) fn read_at(&self, offset: u64, dest: &mut [u8]) -> Result<(), String> {
+        if let Some(file) = &self.file {
+            use std::os::unix::fs::FileExt;
+            return file
+                .read_exact_at(dest, offset)
+                .map_err(|e| format!("reading {} at byte {offset}: {e}", self.name));
+        }
+        let start = usize::try_from(offset).map_err(|_| "offset too large".to_string())?;
+        let source = start
+            .checked_add(dest.len())
+            .and_then(|end| self.bytes().get(start..end))
+            .ok_or_else(|| format!("{}: bytes {offset}.. lie outside the archive", self.name))?;
+        dest.copy_from_slice(source);
+        Ok(())
     }
 
     /// The bytes, shared, for zero-copy buffers over them.
@@ -221,7 +245,8 @@ impl ParameterIndex {
             // files (docs/HOSTILE_INPUT.md).
             ArchiveBytes::Mapped(unsafe { options.map(&file) }.map_err(io)?)
         };
-        let archive = ArchiveFile::new(path.display().to_string(), format, bytes)?;
+        let mut archive = ArchiveFile::new(path.display().to_string(), format, bytes)?;
+        archive.file = Some(file);
         self.push(scope, archive);
         Ok(())
     }
@@ -319,6 +344,38 @@ mod tests {
         assert_eq!(parse_parameter_flag("model=a.irpa"), ("model", "a.irpa"));
         assert_eq!(parse_parameter_flag("m=b=c.gguf"), ("m", "b=c.gguf"));
         assert_eq!(parse_parameter_flag("=a.irpa"), ("", "a.irpa"));
+    }
+
+    #[test]
+    fn a_copy_from_a_file_that_shrank_is_an_error_not_a_fault() {
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/params/run/wb.irpa"
+        );
+        let dir = std::env::temp_dir().join(format!("irvm-shrink-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("wb.irpa");
+        std::fs::copy(source, &path).unwrap();
+        let mut index = ParameterIndex::new();
+        index.add_file("", &path).unwrap();
+        let r = index.lookup("", "w").unwrap();
+        let crate::archive::EntryData::Data { offset, .. } = r.entry.data else {
+            panic!("w is stored data");
+        };
+        let mut bytes = [0u8; 16];
+        r.file
+            .read_at(offset, &mut bytes)
+            .expect("reads while whole");
+        assert_eq!(bytes[..4], 1.5f32.to_le_bytes());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        let e = r.file.read_at(offset, &mut bytes).unwrap_err();
+        assert!(e.contains("wb.irpa"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

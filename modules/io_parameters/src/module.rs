@@ -268,12 +268,13 @@ fn read_into(
     match &r.entry.data {
         EntryData::Data { .. } => {
             let range = data_range(r, span).ok_or_else(|| out_of_file(r, span))?;
-            let source = r
-                .file
-                .bytes()
-                .get(range)
-                .ok_or_else(|| out_of_file(r, span))?;
-            part.with_bytes_mut(|b| b.copy_from_slice(source))
+            part.with_bytes_mut(|b| r.file.read_at(range.start as u64, b))?
+                .map_err(|e| {
+                    Trap::new(
+                        StatusCode::DataLoss,
+                        format!("parameter `{}`: {e}", span.key),
+                    )
+                })
         }
         EntryData::Splat { pattern, .. } => {
             // The pattern continues from the parameter offset.
