@@ -2,7 +2,7 @@
 //!
 //! One clap subcommand per file; each mirrors the IREE tool of the same job
 //! (`run` ~ iree-run-module, `dump` ~ iree-dump-module, `as` ~ iree-as-module,
-//! `bench` ~ iree-benchmark-module).
+//! `bench` ~ iree-benchmark-module, `params` ~ the parameter tools).
 
 use clap::{CommandFactory, FromArgMatches, Subcommand};
 use std::process::ExitCode;
@@ -14,6 +14,7 @@ mod cmd_bench;
 mod cmd_dap;
 mod cmd_dbg;
 mod cmd_dump;
+mod cmd_params;
 mod cmd_run;
 mod flags;
 mod hal_query;
@@ -48,6 +49,9 @@ enum Command {
     Dbg(cmd_dbg::DbgArgs),
     /// Serve the Debug Adapter Protocol on stdin/stdout (for editors).
     Dap(cmd_dap::DapArgs),
+    /// Dump, create and convert parameter archives (like
+    /// iree-dump-parameters, iree-create-parameters, iree-convert-parameters).
+    Params(cmd_params::ParamsArgs),
 }
 
 /// The long flags subcommand `name` of `cmd` declares (see
@@ -113,5 +117,6 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd_bench::main(args),
         Command::Dbg(args) => cmd_dbg::main(args),
         Command::Dap(args) => cmd_dap::main(args),
+        Command::Params(args) => cmd_params::main(args),
     }
 }

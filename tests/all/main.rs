@@ -29,5 +29,6 @@ mod models;
 mod native;
 mod native_mutation;
 mod parameters;
+mod params;
 mod random_differential;
 mod semantics;

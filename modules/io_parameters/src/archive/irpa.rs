@@ -12,11 +12,14 @@
 //! storage segment). Names and metadata are ranges of the metadata segment.
 //!
 //! Linked archives: IREE 3.13's parser checks each linked header's magic,
-//! version and size at its own offset, but then reads the segment table and
-//! entries of the *first* header for every archive of the chain (it casts
-//! the start of the file instead of the header's position), so a file of
-//! two archives lists the first one's entries twice. This reader reads each
-//! archive's own header (`linked_archives_read_their_own_tables`).
+//! version and size at its own offset, but then takes the entry count and
+//! segment table of the *first* header for every archive of the chain (it
+//! casts the start of the file instead of the header's position) and
+//! applies them at the linked header's position, so a linked file is
+//! misread or refused (`tests/data/params/data.irpa` linked to
+//! `splats.irpa`: "entry table truncated"). This reader reads each
+//! archive's own header (`linked_archives_read_their_own_tables`, and
+//! `tests/all/params.rs` against the reference tool).
 //!
 //! Every offset and size is 64-bit and checked: an entry past 4 GiB is
 //! read as any other, and a range that wraps or leaves its segment or the
@@ -665,7 +668,7 @@ mod tests {
         let bytes = linked();
         let entries = read(&bytes).unwrap();
         let keys: Vec<_> = entries.iter().map(|e| e.key.as_str()).collect();
-        // IREE 3.13 lists `s`, `d`, `e` twice here (see the module doc).
+        // IREE 3.13 misreads this file (see the module doc).
         assert_eq!(keys, ["s", "d", "e", "x"]);
         let EntryData::Data { offset, length } = entries[3].data else {
             panic!()
