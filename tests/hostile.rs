@@ -1176,7 +1176,16 @@ fn assert_too_large_is_interpreted(module: &Path) {
             left[0].starts_with("m.f: too large to compile: size "),
             "{engine}: {o:#?}"
         );
-        assert!(o.elapsed < Duration::from_secs(10), "{engine}: {o:#?}");
+        // Not compiling it costs about what the interpreter alone costs
+        // (loading a module this size is most of it; in a debug build
+        // under load that alone can take seconds): measured against the
+        // interpreter's run, not a fixed bound.
+        assert!(
+            o.elapsed < want.elapsed * 3 + Duration::from_secs(5),
+            "{engine}: {:?} against {:?} interpreted: {o:#?}",
+            o.elapsed,
+            want.elapsed
+        );
     }
 }
 

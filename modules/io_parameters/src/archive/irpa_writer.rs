@@ -268,6 +268,8 @@ impl<'a> ArchiveWriter<'a> {
             put(&mut head, length);
         }
 
+        // The entry table starts aligned, even when it is empty.
+        head.resize(usize::try_from(table_start).map_err(|_| big())?, 0);
         let mut entries = Vec::with_capacity(self.entries.len());
         let mut meta_at = 0u64;
         for (e, at) in self.entries.iter().zip(relative) {
