@@ -1215,12 +1215,18 @@ impl Tx<'_, '_> {
     /// interpreter reads the word and goes on from there).
     fn poll(&mut self, k: usize) {
         let at = std::mem::offset_of!(JitEnv, stop) as i32;
-        let word = self
-            .b
-            .ins()
-            .load(self.ptr, MemFlags::trusted(), self.env, at);
-        // Atomic, so that no load of it is merged with another: the
-        // watchdog thread writes it.
+        // The env's pointer to the word does not change during a call:
+        // read-only and movable, so this load is hoisted out of the loop
+        // (one load a pass instead of two: loop_sum's pass went from 10
+        // host instructions to 9; 6 without the poll).
+        let word = self.b.ins().load(
+            self.ptr,
+            MemFlags::trusted().with_readonly().with_can_move(),
+            self.env,
+            at,
+        );
+        // Atomic, so that no load of the word itself is merged with
+        // another or hoisted: the watchdog thread writes it.
         let bits = self
             .b
             .ins()
