@@ -217,6 +217,7 @@ fn measure(
         }
         iterations += batch;
         let wall = wall0.elapsed();
+        crate::parameters::check_intact()?;
         if wall >= min_time || iterations >= 1_000_000_000 {
             let sample = Sample {
                 iterations,

@@ -563,10 +563,15 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         print_statistics(counted.then_some(&*counts), &ctx, &figures);
     }
     let results = invoked.map_err(Failure::Trap)?;
-    match args
+    // Results computed from an archive that shrank meanwhile are not
+    // printed (and a result that is a view of the archive is checked
+    // again once printed).
+    crate::parameters::check_intact()?;
+    let outcome = args
         .results
-        .emit(&results, crate::result_format::format_value)?
-    {
+        .emit(&results, crate::result_format::format_value)?;
+    crate::parameters::check_intact()?;
+    match outcome {
         crate::tensor_io::Outcome::Done => Ok(()),
         crate::tensor_io::Outcome::Mismatch => Err(Failure::Mismatch),
     }

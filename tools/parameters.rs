@@ -99,3 +99,16 @@ pub fn ensure_io_parameters(ctx: &mut Context) -> Result<(), String> {
         .map_err(|e| format!("INTERNAL; building the io_parameters module: {e}"))?;
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
+
+/// Fails with DATA_LOSS when an archive of the flags' index shrank while
+/// mapped and a read found its lost pages (they read as zeros): the
+/// results of the call are then discarded. `Ok` when no index was built.
+pub fn check_intact() -> Result<(), String> {
+    let guard = SETTINGS.lock().unwrap_or_else(|e| e.into_inner());
+    match guard.as_ref().and_then(|s| s.index.as_ref()) {
+        Some(index) => index
+            .check_intact()
+            .map_err(|e| format!("{}; {e}", e.code())),
+        None => Ok(()),
+    }
+}

@@ -78,6 +78,7 @@ mod debug;
 pub mod dynamic;
 pub mod errors;
 mod exec;
+pub mod file_map;
 mod func;
 mod host;
 mod jit;

@@ -214,3 +214,72 @@ fn results_match_iree_run_module() {
         );
     }
 }
+
+/// Through the Rust API, as `examples/run_with_parameters.rs` does: an
+/// index over a mapped archive, registered in a context. Another process
+/// then truncates the archive under the mapping; the next call reads the
+/// lost pages as zeros instead of dying of SIGBUS, and
+/// `ParameterIndex::check_intact` reports DATA_LOSS naming the file.
+#[test]
+fn an_archive_truncated_while_mapped_is_data_loss_not_a_crash() {
+    use std::sync::Arc;
+
+    use irvm::{Context, Module, StatusCode, TypeRegistry};
+    use irvm_hal::{hal_module, BufferView};
+    use irvm_io_parameters::archive::irpa_writer::{ArchiveWriter, Contents};
+    use irvm_io_parameters::{io_parameters_module, ParameterIndex};
+
+    let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let (w, b) = (f32s(&[1.5, 2.5, -3.0, 4.0]), f32s(&[0.25, 0.5, 0.75, 1.0]));
+    // 64 KiB ahead of `w` and `b`, so their bytes lie past the first page.
+    let mut writer = ArchiveWriter::new();
+    writer
+        .add_data("pad", b"", 64, 64 << 10, Contents::Zeros)
+        .unwrap();
+    writer
+        .add_data("w", b"", 64, 16, Contents::Bytes(&w))
+        .unwrap();
+    writer
+        .add_data("b", b"", 64, 16, Contents::Bytes(&b))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.irpa");
+    writer
+        .write(&mut std::fs::File::create(&path).unwrap())
+        .unwrap();
+
+    let mut index = ParameterIndex::new();
+    index.add_file("model", &path).unwrap();
+    index.add_file("", &path).unwrap();
+    let index = Arc::new(index);
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    ctx.register_host_module(&io_parameters_module(index.clone()).unwrap())
+        .unwrap();
+    ctx.register_module(Module::from_file(file("m.vmfb")).unwrap())
+        .unwrap();
+    let main = ctx.function("module.main").unwrap();
+    let call = |ctx: &mut Context| {
+        let x = BufferView::from_slice(&[4], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let results = ctx.invoke(&main, &[x.into_value()]).unwrap();
+        BufferView::from_value(&results[0])
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    assert_eq!(call(&mut ctx), [1.75, 5.5, -8.25, 17.0]);
+    index.check_intact().unwrap();
+
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    // The weights now read as zeros: x * 0 + 0.
+    assert_eq!(call(&mut ctx), [0.0; 4]);
+    let e = index.check_intact().unwrap_err();
+    assert_eq!(e.code(), StatusCode::DataLoss);
+    let text = e.to_string();
+    assert!(text.contains("big.irpa") && text.contains("shrank"), "{text}");
+}

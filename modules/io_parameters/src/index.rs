@@ -36,6 +36,17 @@ pub enum ParameterError {
         /// Its extension.
         extension: String,
     },
+    /// The file shrank while mapped, and a read found pages it no longer
+    /// has: they read as zeros, so what was computed from them is wrong.
+    #[error(
+        "{path}: the parameter file shrank while in use (another process truncated or \
+         rewrote it); its lost pages read as zeros, so results computed from it are \
+         discarded"
+    )]
+    Shrank {
+        /// The file.
+        path: String,
+    },
     /// The file is not a well-formed archive of its format.
     #[error("{name}: {source}")]
     Archive {
@@ -56,13 +67,14 @@ impl ParameterError {
             ParameterError::Io { .. } => StatusCode::Unavailable,
             ParameterError::UnknownFormat { .. } => StatusCode::Unimplemented,
             ParameterError::Archive { .. } => StatusCode::InvalidArgument,
+            ParameterError::Shrank { .. } => StatusCode::DataLoss,
         }
     }
 }
 
 /// The bytes of one archive: a read-only mapping of its file, or memory.
 pub(crate) enum ArchiveBytes {
-    Mapped(memmap2::Mmap),
+    Mapped(irvm::file_map::FileMap),
     Owned(Vec<u8>),
 }
 
@@ -108,6 +120,12 @@ impl ArchiveFile {
             entries,
             by_key,
         })
+    }
+
+    /// Whether the file shrank while mapped and a read found its lost
+    /// pages (read as zeros instead).
+    pub fn lost(&self) -> bool {
+        matches!(&*self.bytes, ArchiveBytes::Mapped(map) if map.lost())
     }
 
     /// The file's path as given (or the name given to bytes).
@@ -229,21 +247,16 @@ impl ParameterIndex {
             source,
         };
         let file = std::fs::File::open(path).map_err(io)?;
-        let mut options = memmap2::MmapOptions::new();
-        if mode == OpenMode::Preload {
-            options.populate();
-        }
         // An empty file cannot be mapped; it is no archive either, which
         // the reader says.
         let bytes = if file.metadata().map_err(io)?.len() == 0 {
             ArchiveBytes::Owned(Vec::new())
         } else {
-            // SAFETY: the mapping is read-only and nothing in irvm writes
-            // the file. Another process that truncates the file while it
-            // is mapped makes later reads of the lost pages fault
-            // (SIGBUS): documented in docs/PARAMETERS.md, as for module
-            // files (docs/HOSTILE_INPUT.md).
-            ArchiveBytes::Mapped(unsafe { options.map(&file) }.map_err(io)?)
+            // Pages the file loses later (another process truncates it)
+            // read as zeros rather than killing the process, and
+            // `ParameterIndex::check_intact` reports the loss.
+            let map = irvm::file_map::FileMap::new(&file, mode == OpenMode::Preload).map_err(io)?;
+            ArchiveBytes::Mapped(map)
         };
         let mut archive = ArchiveFile::new(path.display().to_string(), format, bytes)?;
         archive.file = Some(file);
@@ -287,6 +300,21 @@ impl ParameterIndex {
             .iter()
             .find(|s| s.name == scope)
             .map_or(&[], |s| &s.files)
+    }
+
+    /// Fails with [`ParameterError::Shrank`] (DATA_LOSS) naming the first
+    /// file that shrank while mapped and was read past its new end since
+    /// it was added. Check after each call that used the index's
+    /// parameters: the lost pages read as zeros, so its results are wrong.
+    pub fn check_intact(&self) -> Result<(), ParameterError> {
+        for scope in &self.scopes {
+            if let Some(f) = scope.files.iter().find(|f| f.lost()) {
+                return Err(ParameterError::Shrank {
+                    path: f.name.clone(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Whether any scope is `scope`.

@@ -124,9 +124,18 @@ pub fn read_entries(format: Format, bytes: &[u8]) -> Result<Vec<ArchiveEntry>, A
 }
 
 /// A whole file's bytes, memory-mapped read-only (an empty file maps to no
-/// bytes).
+/// bytes). Pages the file loses while mapped read as zeros
+/// ([`irvm::file_map`]); [`FileBytes::lost`] says whether that happened.
 pub struct FileBytes {
-    map: Option<memmap2::Mmap>,
+    map: Option<irvm::file_map::FileMap>,
+}
+
+impl FileBytes {
+    /// Whether the file shrank under the map and a read found its lost
+    /// pages (they read as zeros): what was read is not what the file held.
+    pub fn lost(&self) -> bool {
+        self.map.as_ref().is_some_and(|m| m.lost())
+    }
 }
 
 impl std::ops::Deref for FileBytes {
@@ -136,19 +145,15 @@ impl std::ops::Deref for FileBytes {
     }
 }
 
-/// Maps the file at `path` to read it with [`read_entries`].
+/// Maps the file at `path` to read it with [`read_entries`]. The readers
+/// check every offset against the length mapped here, so bytes another
+/// process changes meanwhile give wrong entries or errors, never reads
+/// outside the map; a file that shrinks reads as zeros past its new end.
 pub fn map_file(path: &Path) -> std::io::Result<FileBytes> {
     let file = std::fs::File::open(path)?;
     if file.metadata()?.len() == 0 {
         return Ok(FileBytes { map: None });
     }
-    // SAFETY: the map is read-only and private to this process. Another
-    // process truncating or rewriting the file while it is mapped could
-    // change the bytes under the readers (or fault on a truncated page);
-    // like IREE, which maps parameter files too, irvm assumes parameter
-    // files are not modified while in use. The readers check every offset
-    // against the length mapped here, so changed bytes give wrong entries
-    // or errors, not reads outside the map.
-    let map = unsafe { memmap2::Mmap::map(&file)? };
+    let map = irvm::file_map::FileMap::new(&file, false)?;
     Ok(FileBytes { map: Some(map) })
 }
