@@ -172,7 +172,11 @@ fn install() {
 }
 
 /// The SIGBUS handler: async-signal-safe (atomics and `mmap` only).
-extern "C" fn on_sigbus(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+extern "C" fn on_sigbus(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let addr = unsafe { (*info).si_addr() } as usize;
     let page = PAGE.load(Ordering::Relaxed);

@@ -128,6 +128,11 @@ fn missing_scopes_keys_and_files_fail_as_the_reference_does() {
         err.contains("unhandled parameter file format: .md"),
         "{err}"
     );
+    // A missing file is NOT_FOUND whatever its extension: the reference
+    // opens the file before it looks at the name.
+    let (_, err, code) = run("m.vmfb", "main", "4xf32=1,2,3,4", &["model=absent.bin"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("NOT_FOUND; --parameters=model="), "{err}");
     // A bad mode is refused when archives are opened.
     let mut args: Vec<String> = vec![
         "run".into(),
@@ -281,5 +286,8 @@ fn an_archive_truncated_while_mapped_is_data_loss_not_a_crash() {
     let e = index.check_intact().unwrap_err();
     assert_eq!(e.code(), StatusCode::DataLoss);
     let text = e.to_string();
-    assert!(text.contains("big.irpa") && text.contains("shrank"), "{text}");
+    assert!(
+        text.contains("big.irpa") && text.contains("shrank"),
+        "{text}"
+    );
 }

@@ -235,6 +235,14 @@ impl ParameterIndex {
         mode: OpenMode,
     ) -> Result<(), ParameterError> {
         let path = path.as_ref();
+        let io = |source| ParameterError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        // In IREE's order: the file is opened (a missing one is NOT_FOUND
+        // whatever its name), then its extension names the format, then
+        // it is mapped (a directory cannot be: NOT_FOUND in IREE too).
+        let file = std::fs::File::open(path).map_err(io)?;
         let format = Format::from_path(path).ok_or_else(|| ParameterError::UnknownFormat {
             path: path.to_path_buf(),
             extension: path
@@ -242,14 +250,16 @@ impl ParameterIndex {
                 .map(|e| e.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         })?;
-        let io = |source| ParameterError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(io)?;
+        let metadata = file.metadata().map_err(io)?;
+        if metadata.is_dir() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "a directory, not an archive file",
+            )));
+        }
         // An empty file cannot be mapped; it is no archive either, which
         // the reader says.
-        let bytes = if file.metadata().map_err(io)?.len() == 0 {
+        let bytes = if metadata.len() == 0 {
             ArchiveBytes::Owned(Vec::new())
         } else {
             // Pages the file loses later (another process truncates it)
@@ -409,12 +419,23 @@ mod tests {
     #[test]
     fn unknown_extensions_and_missing_files_are_named() {
         let mut index = ParameterIndex::new();
-        let e = index.add_file("", "weights.bin").unwrap_err();
+        let toml = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+        let e = index.add_file("", toml).unwrap_err();
         assert_eq!(e.code(), StatusCode::Unimplemented);
-        assert!(e.to_string().contains("weights.bin"), "{e}");
+        assert!(e.to_string().contains("Cargo.toml"), "{e}");
         let e = index.add_file("", "/nonexistent/w.irpa").unwrap_err();
         assert_eq!(e.code(), StatusCode::NotFound);
         assert!(e.to_string().contains("/nonexistent/w.irpa"), "{e}");
+        // As in IREE, a missing file is NOT_FOUND before its extension is
+        // looked at, and a directory is not mapped (NOT_FOUND there too).
+        let e = index.add_file("", "/nonexistent/w.bin").unwrap_err();
+        assert_eq!(e.code(), StatusCode::NotFound, "{e}");
+        let dir = std::env::temp_dir().join(format!("irvm-dir-{}.irpa", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = index.add_file("", &dir).unwrap_err();
+        std::fs::remove_dir(&dir).ok();
+        assert_eq!(e.code(), StatusCode::NotFound, "{e}");
+        assert!(e.to_string().contains("a directory"), "{e}");
         let e = index.lookup("x", "k").err().expect("no scope");
         assert_eq!(e.code, StatusCode::NotFound);
         assert!(e
