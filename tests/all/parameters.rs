@@ -133,6 +133,31 @@ fn missing_scopes_keys_and_files_fail_as_the_reference_does() {
     let (_, err, code) = run("m.vmfb", "main", "4xf32=1,2,3,4", &["model=absent.bin"]);
     assert_eq!(code, 1);
     assert!(err.contains("NOT_FOUND; --parameters=model="), "{err}");
+    // An archive cut short is OUT_OF_RANGE, as IREE's readers say; a bad
+    // magic INVALID_ARGUMENT.
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(file("wb.irpa")).unwrap();
+    let short = dir.path().join("short.irpa");
+    std::fs::write(&short, &bytes[..50]).unwrap();
+    let mut bad = bytes.clone();
+    bad[0] = b'X';
+    let bad_magic = dir.path().join("bad.irpa");
+    std::fs::write(&bad_magic, &bad).unwrap();
+    for (path, code_name) in [(&short, "OUT_OF_RANGE"), (&bad_magic, "INVALID_ARGUMENT")] {
+        let (_, err, code) = irvm(&[
+            "run".into(),
+            format!("--module={}", file("m.vmfb")),
+            "--function=main".into(),
+            "--input=4xf32=1,2,3,4".into(),
+            format!("--parameters=model={}", path.display()),
+            format!("--parameters={}", file("wb.irpa")),
+        ]);
+        assert_eq!(code, 1);
+        assert!(
+            err.starts_with(&format!("irvm run: {code_name}; --parameters=model=")),
+            "{err}"
+        );
+    }
     // A bad mode is refused when archives are opened.
     let mut args: Vec<String> = vec![
         "run".into(),

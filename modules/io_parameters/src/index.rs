@@ -66,6 +66,7 @@ impl ParameterError {
             }
             ParameterError::Io { .. } => StatusCode::Unavailable,
             ParameterError::UnknownFormat { .. } => StatusCode::Unimplemented,
+            ParameterError::Archive { source, .. } if source.out_of_range => StatusCode::OutOfRange,
             ParameterError::Archive { .. } => StatusCode::InvalidArgument,
             ParameterError::Shrank { .. } => StatusCode::DataLoss,
         }

@@ -107,6 +107,10 @@ pub struct ArchiveError {
     pub message: String,
     /// The byte of the file where it was found.
     pub offset: u64,
+    /// Whether the file ends before something it declares (a header, a
+    /// segment, an entry): IREE's readers call that OUT_OF_RANGE, other
+    /// bad values INVALID_ARGUMENT.
+    pub out_of_range: bool,
 }
 
 /// Reads every entry of `bytes`, a whole file in `format`. Entries are in

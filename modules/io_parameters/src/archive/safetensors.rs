@@ -51,6 +51,15 @@ fn fail(offset: u64, message: String) -> ArchiveError {
         format: Format::Safetensors,
         message,
         offset,
+        out_of_range: false,
+    }
+}
+
+/// [`fail`] for a file that ends before what it declares.
+fn short(offset: u64, message: String) -> ArchiveError {
+    ArchiveError {
+        out_of_range: true,
+        ..fail(offset, message)
     }
 }
 
@@ -81,7 +90,7 @@ impl<'de> serde::Deserialize<'de> for Members {
 pub fn read(bytes: &[u8]) -> Result<Vec<ArchiveEntry>, ArchiveError> {
     let file_len = bytes.len() as u64;
     let header_len = u64_at(bytes, 0).ok_or_else(|| {
-        fail(
+        short(
             0,
             format!(
                 "file truncated: the 8-byte header length does not fit in the {file_len}-byte file"
@@ -89,7 +98,7 @@ pub fn read(bytes: &[u8]) -> Result<Vec<ArchiveEntry>, ArchiveError> {
         )
     })?;
     if header_len > file_len - 8 {
-        return Err(fail(
+        return Err(short(
             0,
             format!(
                 "the header says it is {header_len} bytes, but only {} follow the length",
