@@ -40,15 +40,14 @@ struct Slot {
     lost: AtomicBool,
 }
 
-#[allow(clippy::declare_interior_mutable_const)]
-const FREE: Slot = Slot {
-    claimed: AtomicBool::new(false),
-    start: AtomicUsize::new(0),
-    end: AtomicUsize::new(0),
-    lost: AtomicBool::new(false),
-};
-
-static SLOTS: [Slot; MAX_GUARDED] = [FREE; MAX_GUARDED];
+static SLOTS: [Slot; MAX_GUARDED] = [const {
+    Slot {
+        claimed: AtomicBool::new(false),
+        start: AtomicUsize::new(0),
+        end: AtomicUsize::new(0),
+        lost: AtomicBool::new(false),
+    }
+}; MAX_GUARDED];
 static INSTALL: Once = Once::new();
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 static PAGE: AtomicUsize = AtomicUsize::new(4096);

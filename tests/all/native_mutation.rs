@@ -310,10 +310,18 @@ fn subjects() -> Vec<Subject> {
             let Ok(args) = std::fs::read_to_string(dir.join(format!("{stem}.args"))) else {
                 continue;
             };
+            // Archives are the corpus's input files (`in--FILE`).
+            let archive = |file: &str| dir.join(format!("in--{file}")).display().to_string();
             let args = args
                 .lines()
                 .filter(|l| !l.is_empty())
-                .map(str::to_string)
+                .map(|l| match l.strip_prefix("--parameters=") {
+                    Some(v) => match v.split_once('=') {
+                        Some((scope, file)) => format!("--parameters={scope}={}", archive(file)),
+                        None => format!("--parameters={}", archive(v)),
+                    },
+                    None => l.to_string(),
+                })
                 .collect();
             let name = format!("{variant}/{stem}");
             out.push(locate(&name, std::fs::read(&p).unwrap(), args));

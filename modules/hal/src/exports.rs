@@ -330,6 +330,36 @@ impl<'a> Args<'a> {
         self.object_or_null(type_names::FENCE)
     }
 
+    /// Reads the arguments every queue operation starts with (device,
+    /// queue affinity, wait fence, signal fence) and waits: the device is
+    /// synchronous, so a wait fence must already be signalled. A failed
+    /// one fails the signal fence too, as IREE's queues do.
+    pub fn queue_prologue(&mut self) -> Result<(HostRef<Device>, Option<HostRef<Fence>>), Trap> {
+        let device = self.device()?;
+        let _affinity = self.i64()?;
+        let wait = self.fence_or_null()?;
+        let signal = self.fence_or_null()?;
+        if let Some(w) = &wait {
+            match w.status() {
+                Some(Ok(())) => {}
+                Some(Err((code, message))) => {
+                    if let Some(s) = &signal {
+                        s.fail(code, message.clone());
+                    }
+                    return Err(self.error(code, format!("waited-on fence failed: {message}")));
+                }
+                None => {
+                    return Err(self.error(
+                        StatusCode::FailedPrecondition,
+                        "queue operation waits on a fence nothing has signalled; irvm's device \
+                         is synchronous, so it would wait forever",
+                    ))
+                }
+            }
+        }
+        Ok((device, signal))
+    }
+
     pub fn offset(&mut self) -> Result<u64, Trap> {
         let k = self.next;
         let v = self.i64()?;
@@ -874,29 +904,7 @@ fn device_query_i64(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
 /// fence has been signalled (the device is synchronous: nothing could
 /// signal it later) and returns the signal fence.
 fn queue_prologue(a: &mut Args) -> Result<Option<HostRef<Fence>>, Trap> {
-    a.device()?;
-    let _affinity = a.i64()?;
-    let wait = a.fence_or_null()?;
-    let signal = a.fence_or_null()?;
-    if let Some(w) = &wait {
-        match w.status() {
-            Some(Ok(())) => {}
-            Some(Err((code, message))) => {
-                if let Some(s) = &signal {
-                    s.fail(code, message.clone());
-                }
-                return Err(a.error(code, format!("waited-on fence failed: {message}")));
-            }
-            None => {
-                return Err(a.error(
-                    StatusCode::FailedPrecondition,
-                    "queue operation waits on a fence nothing has signalled; irvm's device \
-                     is synchronous, so it would wait forever",
-                ))
-            }
-        }
-    }
-    Ok(signal)
+    Ok(a.queue_prologue()?.1)
 }
 
 /// Signals `signal` on success or fails it (and the call) on error.
@@ -905,20 +913,20 @@ fn queue_epilogue(
     signal: Option<HostRef<Fence>>,
     result: Result<(), Trap>,
 ) -> Result<(), Trap> {
-    match result {
-        Ok(()) => {
-            if let Some(s) = signal {
-                s.signal();
-            }
-            Ok(())
-        }
-        Err(t) => {
-            if let Some(s) = signal {
-                s.fail(t.code, t.message.clone());
-            }
-            Err(a.error(t.code, t.message))
+    signal_after(signal, result).map_err(|t| a.error(t.code, t.message))
+}
+
+/// Ends a queue operation as IREE's synchronous queue does: signals
+/// `signal` when `result` is a success, fails it with the error otherwise,
+/// and returns `result` unchanged.
+pub fn signal_after<T>(signal: Option<HostRef<Fence>>, result: Result<T, Trap>) -> Result<T, Trap> {
+    if let Some(s) = signal {
+        match &result {
+            Ok(_) => s.signal(),
+            Err(t) => s.fail(t.code, t.message.clone()),
         }
     }
+    result
 }
 
 fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {

@@ -50,7 +50,7 @@ pub use self::element::ElementType;
 pub use self::executable::{
     supports_format, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS, VMVX_FORMAT,
 };
-pub use self::exports::{Args, File, HalState, EXPORTS};
+pub use self::exports::{signal_after, Args, File, HalState, EXPORTS};
 pub use self::objects::{
     shape_text, type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer,
 };

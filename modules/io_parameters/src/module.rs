@@ -14,7 +14,7 @@ use irvm::{
     Buffer, ContextResources, HostRef, List, NativeModule, Ref, RefType, StatusCode, Trap, TypeDef,
     Value,
 };
-use irvm_hal::{type_names, Args, Fence, HalBuffer};
+use irvm_hal::{signal_after, type_names, Args, HalBuffer};
 
 use crate::archive::EntryData;
 use crate::index::{no_provider, ParameterIndex, Resolved};
@@ -158,48 +158,30 @@ fn scope(a: &mut Args) -> Result<String, Trap> {
     Ok(b.with_bytes(|bytes| String::from_utf8_lossy(bytes).into_owned()))
 }
 
-/// Reads `device, queue affinity, wait fence, signal fence` and checks the
-/// wait fence as the hal's queue operations do (the device is
-/// synchronous: nothing could signal it later). Returns the device and
-/// the signal fence.
-type Prologue = (HostRef<irvm_hal::Device>, Option<HostRef<Fence>>);
-
-fn queue_prologue(a: &mut Args) -> Result<Prologue, Trap> {
-    let device = a.device()?;
-    let _affinity = a.i64()?;
-    let wait = a.fence_or_null()?;
-    let signal = a.fence_or_null()?;
-    if let Some(w) = &wait {
-        match w.status() {
-            Some(Ok(())) => {}
-            Some(Err((code, message))) => {
-                if let Some(s) = &signal {
-                    s.fail(code, message.clone());
-                }
-                return Err(a.error(code, format!("waited-on fence failed: {message}")));
-            }
-            None => {
-                return Err(a.error(
-                    StatusCode::FailedPrecondition,
-                    "waits on a fence nothing has signalled; irvm's device is synchronous, \
-                     so it would wait forever",
-                ))
-            }
-        }
-    }
-    Ok((device, signal))
+/// The key table, key data and span table every export ends with.
+struct SpanTables {
+    keys: Ref,
+    key_data: Ref,
+    spans: Ref,
 }
 
-/// Signals `signal` after `result`, or fails it with the error, as IREE's
-/// batch does.
-fn finish<T>(signal: Option<HostRef<Fence>>, result: Result<T, Trap>) -> Result<T, Trap> {
-    if let Some(s) = signal {
-        match &result {
-            Ok(_) => s.signal(),
-            Err(t) => s.fail(t.code, t.message.clone()),
-        }
+impl SpanTables {
+    fn read(a: &mut Args) -> Result<SpanTables, Trap> {
+        Ok(SpanTables {
+            keys: a.vm_buffer()?.clone(),
+            key_data: a.vm_buffer()?.clone(),
+            spans: a.vm_buffer()?.clone(),
+        })
     }
-    result
+
+    /// The spans, decoded once `scope` is known to be in the index
+    /// (NOT_FOUND in the reference's words otherwise).
+    fn decode(&self, index: &ParameterIndex, scope: &str) -> Result<Vec<Span>, Trap> {
+        if !index.has_scope(scope) {
+            return Err(no_provider(scope));
+        }
+        spans(&self.keys, &self.key_data, &self.spans)
+    }
 }
 
 /// Checks that `span` lies inside the parameter.
@@ -304,19 +286,12 @@ fn out_of_file(r: &Resolved<'_>, span: &Span) -> Trap {
 /// read-only buffer over the mapping (no copy); anything else is copied
 /// once into a buffer of the device's allocator; a splat is a fill.
 fn load(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap> {
-    let (device, signal) = queue_prologue(a)?;
+    let (device, signal) = a.queue_prologue()?;
     let scope = scope(a)?;
     let (_target_affinity, _memory_types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
-    let (table, data, span_table) = (
-        a.vm_buffer()?.clone(),
-        a.vm_buffer()?.clone(),
-        a.vm_buffer()?.clone(),
-    );
+    let tables = SpanTables::read(a)?;
     let result = (|| {
-        if !state.index.has_scope(&scope) {
-            return Err(no_provider(&scope));
-        }
-        let spans = spans(&table, &data, &span_table)?;
+        let spans = tables.decode(&state.index, &scope)?;
         let count = u32::try_from(spans.len())
             .map_err(|_| Trap::new(StatusCode::OutOfRange, "too many parameters in one load"))?;
         let list = List::new(TypeDef::Ref(RefType::named(type_names::BUFFER)), count)?;
@@ -339,7 +314,7 @@ fn load(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap> {
         }
         Ok(list)
     })();
-    let list = finish(signal, result)?;
+    let list = signal_after(signal, result)?;
     Ok(vec![Value::Ref(Ref::from(list))])
 }
 
@@ -364,26 +339,19 @@ fn mapped(r: &Resolved<'_>, span: &Span) -> Option<HalBuffer> {
 /// buffer, key table, key data, spans)`: reads each span of its parameter
 /// into the target buffer at the span's buffer offset.
 fn gather(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap> {
-    let (_, signal) = queue_prologue(a)?;
+    let (_, signal) = a.queue_prologue()?;
     let scope = scope(a)?;
     let target = a.buffer()?;
-    let (table, data, span_table) = (
-        a.vm_buffer()?.clone(),
-        a.vm_buffer()?.clone(),
-        a.vm_buffer()?.clone(),
-    );
+    let tables = SpanTables::read(a)?;
     let result = (|| {
-        if !state.index.has_scope(&scope) {
-            return Err(no_provider(&scope));
-        }
-        for span in spans(&table, &data, &span_table)? {
+        for span in tables.decode(&state.index, &scope)? {
             let r = state.index.lookup(&scope, &span.key)?;
             check_range(&r, &span)?;
             read_into(state, &r, &span, &target)?;
         }
         Ok(())
     })();
-    finish(signal, result)?;
+    signal_after(signal, result)?;
     Ok(Vec::new())
 }
 
@@ -392,20 +360,13 @@ fn gather(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap>
 /// by IREE's tools, so writing any parameter is PERMISSION_DENIED; keys
 /// and ranges are checked first, as the reference does.
 fn scatter(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap> {
-    let (_, signal) = queue_prologue(a)?;
+    let (_, signal) = a.queue_prologue()?;
     let _source = a.buffer()?;
     let scope = scope(a)?;
-    let (table, data, span_table) = (
-        a.vm_buffer()?.clone(),
-        a.vm_buffer()?.clone(),
-        a.vm_buffer()?.clone(),
-    );
+    let tables = SpanTables::read(a)?;
     let result = (|| {
-        if !state.index.has_scope(&scope) {
-            return Err(no_provider(&scope));
-        }
         // The first parameter named decides: it is missing, or read-only.
-        if let Some(span) = spans(&table, &data, &span_table)?.first() {
+        if let Some(span) = tables.decode(&state.index, &scope)?.first() {
             state.index.lookup(&scope, &span.key)?;
             return Err(Trap::new(
                 StatusCode::PermissionDenied,
@@ -418,7 +379,7 @@ fn scatter(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap
         }
         Ok(())
     })();
-    finish(signal, result)?;
+    signal_after(signal, result)?;
     Ok(Vec::new())
 }
 

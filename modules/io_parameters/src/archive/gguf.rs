@@ -132,20 +132,11 @@ mod value {
 }
 
 fn fail(offset: u64, message: String) -> ArchiveError {
-    ArchiveError {
-        format: Format::Gguf,
-        message,
-        offset,
-        out_of_range: false,
-    }
+    ArchiveError::new(Format::Gguf, offset, message)
 }
 
-/// [`fail`] for a file that ends before what it declares.
 fn short(offset: u64, message: String) -> ArchiveError {
-    ArchiveError {
-        out_of_range: true,
-        ..fail(offset, message)
-    }
+    ArchiveError::short(Format::Gguf, offset, message)
 }
 
 /// A position in the file and the reads that advance it.

@@ -115,20 +115,11 @@ pub fn read_raw(bytes: &[u8]) -> Result<Vec<IrpaEntry<'_>>, ArchiveError> {
 }
 
 fn fail(offset: u64, message: String) -> ArchiveError {
-    ArchiveError {
-        format: Format::Irpa,
-        message,
-        offset,
-        out_of_range: false,
-    }
+    ArchiveError::new(Format::Irpa, offset, message)
 }
 
-/// [`fail`] for a file that ends before what it declares.
 fn short(offset: u64, message: String) -> ArchiveError {
-    ArchiveError {
-        out_of_range: true,
-        ..fail(offset, message)
-    }
+    ArchiveError::short(Format::Irpa, offset, message)
 }
 
 /// A `(offset, length)` pair of the format.

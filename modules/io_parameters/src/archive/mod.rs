@@ -113,6 +113,26 @@ pub struct ArchiveError {
     pub out_of_range: bool,
 }
 
+impl ArchiveError {
+    /// A bad value in a `format` file, found at byte `offset`.
+    pub fn new(format: Format, offset: u64, message: String) -> ArchiveError {
+        ArchiveError {
+            format,
+            message,
+            offset,
+            out_of_range: false,
+        }
+    }
+
+    /// A `format` file that ends before what it declares (OUT_OF_RANGE).
+    pub fn short(format: Format, offset: u64, message: String) -> ArchiveError {
+        ArchiveError {
+            out_of_range: true,
+            ..ArchiveError::new(format, offset, message)
+        }
+    }
+}
+
 /// Reads every entry of `bytes`, a whole file in `format`. Entries are in
 /// file order. A key that appears twice is listed twice, as IREE's parsers
 /// list it: IREE's parameter index (`parameter_index.c`) adds entries

@@ -47,20 +47,11 @@ pub const DTYPES: &[(&str, u64)] = &[
 pub const METADATA_KEY: &str = "__metadata__";
 
 fn fail(offset: u64, message: String) -> ArchiveError {
-    ArchiveError {
-        format: Format::Safetensors,
-        message,
-        offset,
-        out_of_range: false,
-    }
+    ArchiveError::new(Format::Safetensors, offset, message)
 }
 
-/// [`fail`] for a file that ends before what it declares.
 fn short(offset: u64, message: String) -> ArchiveError {
-    ArchiveError {
-        out_of_range: true,
-        ..fail(offset, message)
-    }
+    ArchiveError::short(Format::Safetensors, offset, message)
 }
 
 /// The header's members in order, duplicates kept.
