@@ -233,6 +233,18 @@ impl Scopes {
     }
 
     /// The bytes of a DATA entry.
+    /// A DATA_LOSS message naming the first input that changed since it
+    /// was read (truncated or rewritten by another process).
+    fn changed(&self) -> Result<(), String> {
+        match self.files.iter().find(|(_, bytes)| bytes.lost()) {
+            Some((path, _)) => Err(format!(
+                "DATA_LOSS; {path} changed while it was read (another process truncated or \
+                 rewrote it); nothing was written"
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn bytes(&self, p: &Param) -> Option<&[u8]> {
         let EntryData::Data { offset, length } = p.data else {
             return None;
@@ -336,7 +348,12 @@ fn extract(scopes: &Scopes, flag: &str) -> Result<(), String> {
     let bytes = scopes
         .bytes(p)
         .ok_or_else(|| format!("`{shown}` is a splat: it has no bytes in the file to extract"))?;
-    std::fs::write(path, bytes).map_err(|e| format!("cannot write {path}: {e}"))
+    let written = std::fs::write(path, bytes);
+    if let Err(e) = scopes.changed() {
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    written.map_err(|e| format!("cannot write {path}: {e}"))
 }
 
 /// A parsed `SHAPExTYPE[=VALUE]`: the entry's length and its pattern
@@ -409,7 +426,7 @@ fn create(args: CreateArgs) -> Result<(), String> {
             .add_data(&key, b"", args.alignment, length, contents)
             .map_err(|e| format!("`{flag}`: {e}"))?;
     }
-    write_archive(&writer, Path::new(&args.output), args.quiet)
+    write_archive(&writer, Path::new(&args.output), args.quiet, || Ok(()))
 }
 
 fn convert(args: ConvertArgs) -> Result<(), String> {
@@ -494,13 +511,18 @@ fn convert(args: ConvertArgs) -> Result<(), String> {
             added.map_err(|e| format!("{}: entry `{}`: {e}", scopes.files[p.file].0, p.key))?;
         }
     }
-    write_archive(&writer, Path::new(&output), args.quiet)
+    write_archive(&writer, Path::new(&output), args.quiet, || scopes.changed())
 }
 
 /// Writes `writer`'s archive to `path` through a temporary file in the
 /// same directory, renamed over `path` once complete; prints its table
 /// unless `quiet`.
-fn write_archive(writer: &ArchiveWriter<'_>, path: &Path, quiet: bool) -> Result<(), String> {
+fn write_archive(
+    writer: &ArchiveWriter<'_>,
+    path: &Path,
+    quiet: bool,
+    inputs_intact: impl Fn() -> Result<(), String>,
+) -> Result<(), String> {
     let shown = path.display();
     writer.layout().map_err(|e| format!("{shown}: {e}"))?;
     let dir = match path.parent() {
@@ -521,10 +543,15 @@ fn write_archive(writer: &ArchiveWriter<'_>, path: &Path, quiet: bool) -> Result
             let layout = writer.write(&mut file)?;
             file.sync_all()?;
             drop(file);
-            std::fs::rename(&temp, path)?;
             Ok(layout)
         });
-    let layout = match written {
+    // An input that changed meanwhile (a read of a lost page fails, or
+    // reads zeros) is the cause to name, not the output.
+    if let Err(e) = inputs_intact() {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e);
+    }
+    let layout = match written.and_then(|layout| std::fs::rename(&temp, path).map(|()| layout)) {
         Ok(layout) => layout,
         Err(e) => {
             let _ = std::fs::remove_file(&temp);

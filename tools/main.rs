@@ -84,6 +84,21 @@ fn ignored_by(name: &str) -> Vec<&'static [(&'static str, &'static str)]> {
     }
 }
 
+/// `raw` with each byte outside printable ASCII as `\xNN`, quoted.
+fn escaped_bytes(raw: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::from("'");
+    for &b in raw.as_bytes() {
+        if (0x20..0x7f).contains(&b) && b != b'\\' && b != b'\'' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out.push('\'');
+    out
+}
+
 fn main() -> ExitCode {
     // A later value of a flag replaces an earlier one (flagfiles); `--help`
     // of the commands that take IREE's flags lists those irvm ignores.
@@ -96,7 +111,21 @@ fn main() -> ExitCode {
             s.after_help(flags::ignored_help(&lists))
         }
     });
-    let args = match flags::normalize(std::env::args().collect(), |name| known_flags(&cmd, name)) {
+    let mut utf8 = Vec::new();
+    for (i, arg) in std::env::args_os().enumerate() {
+        match arg.into_string() {
+            Ok(arg) => utf8.push(arg),
+            Err(raw) => {
+                eprintln!(
+                    "irvm: argument {i} is not valid UTF-8: {} (irvm reads its arguments, file \
+                     names included, as UTF-8)",
+                    escaped_bytes(&raw)
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let args = match flags::normalize(utf8, |name| known_flags(&cmd, name)) {
         Ok(args) => args,
         Err(e) => {
             eprintln!("irvm: {e}");

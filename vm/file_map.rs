@@ -29,7 +29,7 @@ use std::sync::Once;
 use memmap2::{Mmap, MmapOptions};
 
 /// How many maps the SIGBUS handler guards at once.
-pub const MAX_GUARDED: usize = 256;
+pub const MAX_GUARDED: usize = 1024;
 
 /// One registered address range. `end == 0` means free; ranges are
 /// published by storing `start` before `end` (both read by the handler).

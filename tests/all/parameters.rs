@@ -312,7 +312,45 @@ fn an_archive_truncated_while_mapped_is_data_loss_not_a_crash() {
     assert_eq!(e.code(), StatusCode::DataLoss);
     let text = e.to_string();
     assert!(
-        text.contains("big.irpa") && text.contains("shrank"),
+        text.contains("big.irpa") && text.contains("changed while in use"),
         "{text}"
     );
+}
+
+/// Found by an outside attack: an argument that is not UTF-8 panicked
+/// (exit 101) in every command, and a FIFO given as an archive blocked
+/// forever in `open` (as it does iree-run-module).
+#[test]
+fn arguments_that_are_not_utf8_and_fifos_are_refused_cleanly() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let base = [
+        OsString::from("run"),
+        OsString::from(format!("--module={}", file("m.vmfb"))),
+        OsString::from("--function=main"),
+        OsString::from("--input=4xf32=1"),
+    ];
+    let mut args = base.to_vec();
+    args.push(OsString::from_vec(b"--parameters=\xff.irpa".to_vec()));
+    let (_, err, code) = irvm(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("argument 5 is not valid UTF-8: '--parameters=\\xff.irpa'"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("f.irpa");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("mkfifo is not available; the FIFO case is skipped");
+        return;
+    }
+    let mut args = base.to_vec();
+    args.push(OsString::from(format!("--parameters={}", fifo.display())));
+    let (_, err, code) = irvm(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    let (_, err, code) = irvm(&["params", "dump", &fifo.display().to_string()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
 }

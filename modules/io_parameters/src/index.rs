@@ -36,14 +36,16 @@ pub enum ParameterError {
         /// Its extension.
         extension: String,
     },
-    /// The file shrank while mapped, and a read found pages it no longer
-    /// has: they read as zeros, so what was computed from them is wrong.
+    /// The file changed while in use: it shrank, and a read found pages it
+    /// no longer has (they read as zeros), or its size or modification
+    /// time is not what it was when it was opened (another process
+    /// truncated or rewrote it). What was computed from it is not what
+    /// the file held.
     #[error(
-        "{path}: the parameter file shrank while in use (another process truncated or \
-         rewrote it); its lost pages read as zeros, so results computed from it are \
-         discarded"
+        "{path}: the parameter file changed while in use (another process truncated or \
+         rewrote it), so results computed from it are discarded"
     )]
-    Shrank {
+    Changed {
         /// The file.
         path: String,
     },
@@ -68,7 +70,7 @@ impl ParameterError {
             ParameterError::UnknownFormat { .. } => StatusCode::Unimplemented,
             ParameterError::Archive { source, .. } if source.out_of_range => StatusCode::OutOfRange,
             ParameterError::Archive { .. } => StatusCode::InvalidArgument,
-            ParameterError::Shrank { .. } => StatusCode::DataLoss,
+            ParameterError::Changed { .. } => StatusCode::DataLoss,
         }
     }
 }
@@ -97,6 +99,8 @@ pub struct ArchiveFile {
     /// I/O), not through the mapping, so that the process does not hold
     /// the file's pages as well as the copy.
     file: Option<std::fs::File>,
+    /// The file's length and modification time when it was mapped.
+    opened: Option<(u64, Option<std::time::SystemTime>)>,
     entries: Vec<ArchiveEntry>,
     /// The first entry of each key.
     by_key: HashMap<String, usize>,
@@ -118,15 +122,27 @@ impl ArchiveFile {
             format,
             bytes: Arc::new(bytes),
             file: None,
+            opened: None,
             entries,
             by_key,
         })
     }
 
-    /// Whether the file shrank while mapped and a read found its lost
-    /// pages (read as zeros instead).
+    /// Whether the file changed since it was mapped: a read found pages
+    /// it lost (they read as zeros), or its length or modification time
+    /// differs from when it was opened (a truncation inside the last page,
+    /// or bytes rewritten in place, which the mapping shows).
     pub fn lost(&self) -> bool {
-        matches!(&*self.bytes, ArchiveBytes::Mapped(map) if map.lost())
+        if matches!(&*self.bytes, ArchiveBytes::Mapped(map) if map.lost()) {
+            return true;
+        }
+        match (&self.file, &self.opened) {
+            (Some(file), Some(opened)) => match file.metadata() {
+                Ok(m) => (m.len(), m.modified().ok()) != *opened,
+                Err(_) => true,
+            },
+            _ => false,
+        }
     }
 
     /// The file's path as given (or the name given to bytes).
@@ -243,7 +259,7 @@ impl ParameterIndex {
         // In IREE's order: the file is opened (a missing one is NOT_FOUND
         // whatever its name), then its extension names the format, then
         // it is mapped (a directory cannot be: NOT_FOUND in IREE too).
-        let file = std::fs::File::open(path).map_err(io)?;
+        let file = crate::archive::open_file(path).map_err(io)?;
         let format = Format::from_path(path).ok_or_else(|| ParameterError::UnknownFormat {
             path: path.to_path_buf(),
             extension: path
@@ -267,9 +283,21 @@ impl ParameterIndex {
             // read as zeros rather than killing the process, and
             // `ParameterIndex::check_intact` reports the loss.
             let map = irvm::file_map::FileMap::new(&file, mode == OpenMode::Preload).map_err(io)?;
-            ArchiveBytes::Mapped(map)
+            if map.guarded() {
+                ArchiveBytes::Mapped(map)
+            } else {
+                // Past `MAX_GUARDED` maps, a lost page would kill the
+                // process: read the file into memory instead.
+                drop(map);
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut &file, &mut bytes).map_err(io)?;
+                ArchiveBytes::Owned(bytes)
+            }
         };
         let mut archive = ArchiveFile::new(path.display().to_string(), format, bytes)?;
+        if matches!(*archive.bytes, ArchiveBytes::Mapped(_)) {
+            archive.opened = Some((metadata.len(), metadata.modified().ok()));
+        }
         archive.file = Some(file);
         self.push(scope, archive);
         Ok(())
@@ -313,14 +341,13 @@ impl ParameterIndex {
             .map_or(&[], |s| &s.files)
     }
 
-    /// Fails with [`ParameterError::Shrank`] (DATA_LOSS) naming the first
-    /// file that shrank while mapped and was read past its new end since
-    /// it was added. Check after each call that used the index's
+    /// Fails with [`ParameterError::Changed`] (DATA_LOSS) naming the first
+    /// file that changed since it was added ([`ArchiveFile::lost`]). Check after each call that used the index's
     /// parameters: the lost pages read as zeros, so its results are wrong.
     pub fn check_intact(&self) -> Result<(), ParameterError> {
         for scope in &self.scopes {
             if let Some(f) = scope.files.iter().find(|f| f.lost()) {
-                return Err(ParameterError::Shrank {
+                return Err(ParameterError::Changed {
                     path: f.name.clone(),
                 });
             }
@@ -383,6 +410,90 @@ mod tests {
         assert_eq!(parse_parameter_flag("model=a.irpa"), ("model", "a.irpa"));
         assert_eq!(parse_parameter_flag("m=b=c.gguf"), ("m", "b=c.gguf"));
         assert_eq!(parse_parameter_flag("=a.irpa"), ("", "a.irpa"));
+    }
+
+    #[test]
+    fn past_the_guarded_maps_an_archive_is_read_into_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.irpa");
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/data/params/run/wb.irpa"
+            ),
+            &path,
+        )
+        .unwrap();
+        // Take every free slot of the SIGBUS guard.
+        let mut held = Vec::new();
+        loop {
+            let f = std::fs::File::open(&path).unwrap();
+            let map = irvm::file_map::FileMap::new(&f, false).unwrap();
+            if !map.guarded() {
+                break;
+            }
+            held.push(map);
+            assert!(held.len() <= irvm::file_map::MAX_GUARDED);
+        }
+        let mut index = ParameterIndex::new();
+        index.add_file("", &path).unwrap();
+        let archive = &index.files("")[0];
+        // Another test may have freed a slot meanwhile; otherwise the
+        // archive is a private copy, which no truncation reaches.
+        if matches!(*archive.bytes, ArchiveBytes::Owned(_)) {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+            let r = index.lookup("", "w").unwrap();
+            assert_eq!(r.entry.data.length(), 16);
+            index.check_intact().unwrap();
+        }
+        drop(held);
+    }
+
+    /// Bytes rewritten in place, or a cut inside the last page, never
+    /// fault: the file's length and modification time tell.
+    #[test]
+    fn a_file_rewritten_in_place_is_reported_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.irpa");
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/data/params/run/wb.irpa"
+            ),
+            &path,
+        )
+        .unwrap();
+        let mut index = ParameterIndex::new();
+        index.add_file("", &path).unwrap();
+        index.check_intact().unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(std::time::SystemTime::UNIX_EPOCH).unwrap();
+        let e = index.check_intact().unwrap_err();
+        assert_eq!(e.code(), StatusCode::DataLoss);
+        assert!(e.to_string().contains("changed while in use"), "{e}");
+    }
+
+    /// What `irvm params convert` and `dump --extract` check before
+    /// they keep what they wrote.
+    #[test]
+    fn mapped_file_bytes_report_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.irpa");
+        std::fs::copy(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/params/run/wb.irpa"),
+            &path,
+        )
+        .unwrap();
+        let bytes = crate::archive::map_file(&path).unwrap();
+        assert!(!bytes.lost());
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_len(100).unwrap();
+        assert!(bytes.lost());
     }
 
     #[test]

@@ -72,7 +72,10 @@ pub fn io_parameters_module(
 
 /// One parameter a call names: its key and span.
 struct Span {
+    /// The key's text ([`Name`]).
     key: String,
+    /// Whether the key's bytes are UTF-8 (no archive key is otherwise).
+    key_utf8: bool,
     parameter_offset: u64,
     buffer_offset: u64,
     length: u64,
@@ -130,15 +133,14 @@ fn spans(key_table: &Ref, key_data: &Ref, spans: &Ref) -> Result<Vec<Span>, Trap
                 ),
             ));
         }
-        let key = data.with_bytes(|d| {
-            String::from_utf8_lossy(&d[offset as usize..end as usize]).into_owned()
-        });
+        let key = data.with_bytes(|d| Name::of(&d[offset as usize..end as usize]));
         let (parameter_offset, buffer_offset, length) = spans.with_bytes(|s| {
             let at = i * SPAN_BYTES;
             (u64_at(s, at), u64_at(s, at + 8), u64_at(s, at + 16))
         });
         out.push(Span {
-            key,
+            key: key.text,
+            key_utf8: key.utf8,
             parameter_offset,
             buffer_offset,
             length,
@@ -147,15 +149,56 @@ fn spans(key_table: &Ref, key_data: &Ref, spans: &Ref) -> Result<Vec<Span>, Trap
     Ok(out)
 }
 
-/// The scope a call names: a `!vm.buffer`'s text, or null (the empty
+/// A scope or key as a program names it. Bytes that are not UTF-8 name
+/// nothing (every archive key and scope is text): their `text` shows them
+/// with each stray byte as `\xNN`, as IREE prints them.
+struct Name {
+    text: String,
+    utf8: bool,
+}
+
+impl Name {
+    fn of(bytes: &[u8]) -> Name {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Name {
+                text: text.to_string(),
+                utf8: true,
+            },
+            Err(_) => {
+                let mut text = String::new();
+                for chunk in bytes.utf8_chunks() {
+                    text.push_str(chunk.valid());
+                    for b in chunk.invalid() {
+                        text.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                Name { text, utf8: false }
+            }
+        }
+    }
+}
+
+/// The scope a call names: a `!vm.buffer`'s bytes, or null (the empty
 /// scope, as IREE reads a null buffer).
-fn scope(a: &mut Args) -> Result<String, Trap> {
+fn scope(a: &mut Args) -> Result<Name, Trap> {
     let r = a.any_ref()?;
     if r.is_null() {
-        return Ok(String::new());
+        return Ok(Name::of(b""));
     }
     let b = r.buffer("parameter scope")?;
-    Ok(b.with_bytes(|bytes| String::from_utf8_lossy(bytes).into_owned()))
+    Ok(b.with_bytes(Name::of))
+}
+
+/// The parameter `span` names in `scope`: NOT_FOUND, in the reference's
+/// words, when it is not there.
+fn lookup<'i>(index: &'i ParameterIndex, scope: &Name, span: &Span) -> Result<Resolved<'i>, Trap> {
+    if !span.key_utf8 {
+        return Err(Trap::new(
+            StatusCode::NotFound,
+            format!("no parameter found in index with key '{}'", span.key),
+        ));
+    }
+    index.lookup(&scope.text, &span.key)
 }
 
 /// The key table, key data and span table every export ends with.
@@ -176,9 +219,9 @@ impl SpanTables {
 
     /// The spans, decoded once `scope` is known to be in the index
     /// (NOT_FOUND in the reference's words otherwise).
-    fn decode(&self, index: &ParameterIndex, scope: &str) -> Result<Vec<Span>, Trap> {
-        if !index.has_scope(scope) {
-            return Err(no_provider(scope));
+    fn decode(&self, index: &ParameterIndex, scope: &Name) -> Result<Vec<Span>, Trap> {
+        if !scope.utf8 || !index.has_scope(&scope.text) {
+            return Err(no_provider(&scope.text));
         }
         spans(&self.keys, &self.key_data, &self.spans)
     }
@@ -296,7 +339,7 @@ fn load(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap> {
             .map_err(|_| Trap::new(StatusCode::OutOfRange, "too many parameters in one load"))?;
         let list = List::new(TypeDef::Ref(RefType::named(type_names::BUFFER)), count)?;
         for span in &spans {
-            let r = state.index.lookup(&scope, &span.key)?;
+            let r = lookup(&state.index, &scope, span)?;
             check_range(&r, span)?;
             let buffer = match mapped(&r, span) {
                 Some(b) => b,
@@ -345,7 +388,7 @@ fn gather(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap>
     let tables = SpanTables::read(a)?;
     let result = (|| {
         for span in tables.decode(&state.index, &scope)? {
-            let r = state.index.lookup(&scope, &span.key)?;
+            let r = lookup(&state.index, &scope, &span)?;
             check_range(&r, &span)?;
             read_into(state, &r, &span, &target)?;
         }
@@ -367,7 +410,7 @@ fn scatter(state: &mut ParametersState, a: &mut Args) -> Result<Vec<Value>, Trap
     let result = (|| {
         // The first parameter named decides: it is missing, or read-only.
         if let Some(span) = tables.decode(&state.index, &scope)?.first() {
-            state.index.lookup(&scope, &span.key)?;
+            lookup(&state.index, &scope, span)?;
             return Err(Trap::new(
                 StatusCode::PermissionDenied,
                 format!(
@@ -398,6 +441,7 @@ mod tests {
         let r = index.lookup("", "w").expect("w is there");
         let span = Span {
             key: "w".into(),
+            key_utf8: true,
             parameter_offset: 0,
             buffer_offset: 0,
             length: 16,
@@ -415,6 +459,51 @@ mod tests {
             ..span
         };
         assert!(mapped(&r, &inner).is_none());
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_name_nothing_and_print_escaped() {
+        let n = Name::of(b"k\xf8");
+        assert!(!n.utf8);
+        assert_eq!(n.text, "k\\xf8");
+        let n = Name::of("w\u{e9}".as_bytes());
+        assert!(n.utf8);
+        assert_eq!(n.text, "w\u{e9}");
+        // An escaped key does not find an archive key spelled that way.
+        let mut writer = crate::archive::irpa_writer::ArchiveWriter::new();
+        writer.add_splat("k\\xf8", b"", &[1], 4).unwrap();
+        let mut bytes = std::io::Cursor::new(Vec::new());
+        writer.write(&mut bytes).unwrap();
+        let mut index = ParameterIndex::new();
+        index
+            .add_bytes(
+                "",
+                "k.irpa",
+                crate::archive::Format::Irpa,
+                bytes.into_inner(),
+            )
+            .unwrap();
+        let span = Span {
+            key: Name::of(b"k\xf8").text,
+            key_utf8: false,
+            parameter_offset: 0,
+            buffer_offset: 0,
+            length: 4,
+        };
+        let e = lookup(&index, &Name::of(b""), &span)
+            .err()
+            .expect("not found");
+        assert_eq!(e.code, StatusCode::NotFound);
+        assert!(e.message.contains("key 'k\\xf8'"), "{}", e.message);
+        assert!(lookup(
+            &index,
+            &Name::of(b""),
+            &Span {
+                key_utf8: true,
+                ..span
+            }
+        )
+        .is_ok());
     }
 
     #[test]

@@ -217,6 +217,13 @@ impl<'a> Cursor<'a> {
                 if let Some(size) = fixed {
                     return self.skip(count, size, "an array").map(drop);
                 }
+                if element != value::STRING && element != value::ARRAY {
+                    // Refused even when the array is empty, as IREE does.
+                    return Err(fail(
+                        at,
+                        format!("unknown metadata value type {element} in an array"),
+                    ));
+                }
                 // Strings take at least 8 bytes, arrays 12: a count the
                 // bytes left cannot hold fails before the loop.
                 let least = if element == value::ARRAY { 12 } else { 8 };
@@ -701,6 +708,19 @@ pub(crate) mod tests {
             .data(4)
             .build();
         assert!(message(&bytes).contains("nested"));
+    }
+
+    #[test]
+    fn an_empty_array_of_an_unknown_type_is_refused() {
+        let mut v = Vec::new();
+        v.extend_from_slice(&99u32.to_le_bytes());
+        v.extend_from_slice(&0u64.to_le_bytes());
+        let bytes = Gguf::new()
+            .kv("a", value::ARRAY, &v)
+            .tensor("t", &[1], 0, 0)
+            .data(4)
+            .build();
+        assert!(message(&bytes).contains("unknown metadata value type 99"));
     }
 
     #[test]

@@ -147,18 +147,47 @@ pub fn read_entries(format: Format, bytes: &[u8]) -> Result<Vec<ArchiveEntry>, A
     }
 }
 
+/// Opens `path` to read an archive without waiting on it: a FIFO (which
+/// would block until a writer came) or another special file is refused;
+/// a directory is opened (the caller says so).
+pub fn open_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() && !kind.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket or device cannot hold an archive)",
+        ));
+    }
+    Ok(file)
+}
+
 /// A whole file's bytes, memory-mapped read-only (an empty file maps to no
 /// bytes). Pages the file loses while mapped read as zeros
 /// ([`irvm::file_map`]); [`FileBytes::lost`] says whether that happened.
 pub struct FileBytes {
     map: Option<irvm::file_map::FileMap>,
+    /// The open file, with its length and modification time when mapped.
+    file: Option<(std::fs::File, u64, Option<std::time::SystemTime>)>,
 }
 
 impl FileBytes {
-    /// Whether the file shrank under the map and a read found its lost
-    /// pages (they read as zeros): what was read is not what the file held.
+    /// Whether the file changed since it was mapped: a read found pages it
+    /// lost (they read as zeros), or its length or modification time is
+    /// not what it was (truncated or rewritten): what was read is not what
+    /// the file held.
     pub fn lost(&self) -> bool {
-        self.map.as_ref().is_some_and(|m| m.lost())
+        if self.map.as_ref().is_some_and(|m| m.lost()) {
+            return true;
+        }
+        self.file.as_ref().is_some_and(|(f, len, modified)| {
+            f.metadata()
+                .map_or(true, |m| m.len() != *len || m.modified().ok() != *modified)
+        })
     }
 }
 
@@ -174,10 +203,23 @@ impl std::ops::Deref for FileBytes {
 /// process changes meanwhile give wrong entries or errors, never reads
 /// outside the map; a file that shrinks reads as zeros past its new end.
 pub fn map_file(path: &Path) -> std::io::Result<FileBytes> {
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.len() == 0 {
-        return Ok(FileBytes { map: None });
+    let file = open_file(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "a directory, not an archive file",
+        ));
+    }
+    let metadata = file.metadata()?;
+    if metadata.len() == 0 {
+        return Ok(FileBytes {
+            map: None,
+            file: None,
+        });
     }
     let map = irvm::file_map::FileMap::new(&file, false)?;
-    Ok(FileBytes { map: Some(map) })
+    Ok(FileBytes {
+        map: Some(map),
+        file: Some((file, metadata.len(), metadata.modified().ok())),
+    })
 }
