@@ -92,12 +92,16 @@ impl Default for DeviceOptions {
 /// `IREE_TASK_TOPOLOGY_MAX_GROUP_COUNT`.
 pub const MAX_WORKERS: usize = 256;
 
-/// The cores this process may use (at least 1, at most [`MAX_WORKERS`]).
+/// The cores this process may use (at least 1, at most [`MAX_WORKERS`]),
+/// asked once per process (the answer reads cgroup files).
 pub fn default_workers() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(MAX_WORKERS)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(MAX_WORKERS)
+    })
 }
 
 impl DeviceOptions {

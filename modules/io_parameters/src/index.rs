@@ -485,7 +485,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.irpa");
         std::fs::copy(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/params/run/wb.irpa"),
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/data/params/run/wb.irpa"
+            ),
             &path,
         )
         .unwrap();
