@@ -432,6 +432,7 @@ mod tests {
 
     #[test]
     fn aligned_parameters_of_a_mapped_archive_are_not_copied() {
+        let _slots = crate::index::tests::hold_guard_slots();
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/data/params/run/wb.irpa"
