@@ -779,7 +779,9 @@ fn sigint_pauses_a_running_program() {
 fn pause_flag_stops_both_loops_and_resume_finishes() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    let n: i64 = 30_000_000;
+    // Long enough that the request, made 20 ms in, finds the call running
+    // even in compiled code (about 1 ns an iteration) on a loaded machine.
+    let n: i64 = 400_000_000;
     let expected = (0..n).fold(0i64, |acc, i| acc.wrapping_add(i ^ 3));
     for fuel in [None, Some(u64::MAX)] {
         let module = irvm::Module::from_file(data("spin.vmfb")).expect("module");
@@ -792,7 +794,7 @@ fn pause_flag_stops_both_loops_and_resume_finishes() {
         let setter = {
             let flag = flag.clone();
             std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::thread::sleep(std::time::Duration::from_millis(20));
                 flag.store(true, Ordering::Relaxed);
             })
         };
