@@ -718,6 +718,13 @@ impl Server {
                 }
             }
             Stop::Finished(values) => {
+                // Results computed from an archive that changed meanwhile
+                // are not shown (as `irvm run`).
+                if let Err(e) = crate::parameters::check_intact() {
+                    self.output("stderr", &format!("irvm dap: {e}\n"));
+                    self.end_program(Some(1));
+                    return;
+                }
                 let text = results_text(&values);
                 self.output("stdout", &text);
                 self.end_program(Some(0));

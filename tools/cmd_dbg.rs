@@ -738,6 +738,13 @@ impl Session {
                 self.show_current("");
             }
             Stop::Finished(values) => {
+                // Results computed from an archive that changed meanwhile
+                // are not shown (as `irvm run`).
+                if let Err(e) = crate::parameters::check_intact() {
+                    outln!("[{} failed]", self.function);
+                    outln!("irvm dbg: {e}");
+                    return;
+                }
                 outln!("[{} returned]", self.function);
                 for (i, v) in values.iter().enumerate() {
                     let text =

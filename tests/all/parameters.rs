@@ -354,3 +354,68 @@ fn arguments_that_are_not_utf8_and_fifos_are_refused_cleanly() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("not a regular file"), "{err}");
 }
+
+/// `irvm dbg` stopped at a breakpoint while another process truncates the
+/// archive: `continue` ends the call with DATA_LOSS naming the file, not
+/// with results computed from zeros (nor SIGBUS).
+#[test]
+fn dbg_reports_an_archive_that_changed_during_the_session() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.irpa");
+    let (_, err, code) = irvm(&[
+        "params".to_string(),
+        "create".into(),
+        "--quiet".into(),
+        format!("--output={}", big.display()),
+        "--data=pad=16384xf32".into(),
+        "--data=w=4xf32=1.5".into(),
+        "--data=b=4xf32=0.25".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let mut child = std::process::Command::new(crate::common::cli::irvm_bin())
+        .args([
+            "dbg".to_string(),
+            format!("--module={}", file("m.vmfb")),
+            "--function=main".into(),
+            "--input=4xf32=1,2,3,4".into(),
+            format!("--parameters=model={}", big.display()),
+            format!("--parameters={}", big.display()),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("irvm dbg starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    stdin.write_all(b"break main\nrun\n").unwrap();
+    stdin.flush().unwrap();
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "{seen}");
+        seen.push_str(&line);
+        if line.starts_with("Breakpoint 1, main") {
+            break;
+        }
+    }
+    std::fs::File::options()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    stdin.write_all(b"continue\nquit\n").unwrap();
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.code().is_some(), "{status:?}");
+    assert!(rest.contains("[main failed]"), "{rest}");
+    assert!(
+        rest.contains("DATA_LOSS; ") && rest.contains("big.irpa: the parameter file changed"),
+        "{rest}"
+    );
+    assert!(!rest.contains("result[0]"), "{rest}");
+}
