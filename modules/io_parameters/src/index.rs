@@ -412,6 +412,22 @@ pub(crate) mod tests {
         SLOTS.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A copy of the test archive `wb.irpa` in a directory of its own, to
+    /// truncate or rewrite.
+    fn copy_of_wb() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.irpa");
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/data/params/run/wb.irpa"
+            ),
+            &path,
+        )
+        .unwrap();
+        (dir, path)
+    }
+
     #[test]
     fn a_flag_splits_at_its_first_equals_sign() {
         assert_eq!(parse_parameter_flag("a.irpa"), ("", "a.irpa"));
@@ -423,16 +439,7 @@ pub(crate) mod tests {
     #[test]
     fn past_the_guarded_maps_an_archive_is_read_into_memory() {
         let _slots = hold_guard_slots();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.irpa");
-        std::fs::copy(
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../tests/data/params/run/wb.irpa"
-            ),
-            &path,
-        )
-        .unwrap();
+        let (_dir, path) = copy_of_wb();
         // Take every free slot of the SIGBUS guard.
         let mut held = Vec::new();
         loop {
@@ -468,16 +475,7 @@ pub(crate) mod tests {
     #[test]
     fn a_file_rewritten_in_place_is_reported_changed() {
         let _slots = hold_guard_slots();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.irpa");
-        std::fs::copy(
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../tests/data/params/run/wb.irpa"
-            ),
-            &path,
-        )
-        .unwrap();
+        let (_dir, path) = copy_of_wb();
         let mut index = ParameterIndex::new();
         index.add_file("", &path).unwrap();
         index.check_intact().unwrap();
@@ -492,16 +490,7 @@ pub(crate) mod tests {
     /// they keep what they wrote.
     #[test]
     fn mapped_file_bytes_report_a_change() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.irpa");
-        std::fs::copy(
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../tests/data/params/run/wb.irpa"
-            ),
-            &path,
-        )
-        .unwrap();
+        let (_dir, path) = copy_of_wb();
         let bytes = crate::archive::map_file(&path).unwrap();
         assert!(!bytes.lost());
         let f = std::fs::File::options().write(true).open(&path).unwrap();
