@@ -94,6 +94,8 @@ pub struct BenchArgs {
     #[arg(long = "print_statistics")]
     print_statistics: bool,
     #[command(flatten)]
+    profile: crate::profile::ProfileArgs,
+    #[command(flatten)]
     device: crate::tensor_io::DeviceArgs,
     #[command(flatten)]
     queries: crate::hal_query::HalQueryArgs,
@@ -210,10 +212,22 @@ fn measure(
         MinTime::Iterations(n) => (Duration::ZERO, round_up(n, step)),
     };
     let mut iterations = 0u64;
+    let profile = crate::profile::current();
     let (wall0, cpu0) = (Instant::now(), process_cpu_time());
     loop {
+        let started = profile.as_ref().map(|p| p.now_ns());
         for _ in 0..batch {
             last = ctx.invoke(func, args).map_err(|e| e.to_string())?;
+        }
+        if let (Some(p), Some(start)) = (&profile, started) {
+            let calls = if batch == 1 { "call" } else { "calls" };
+            let what = format!("{} ({batch} timed {calls})", func.name());
+            p.span(
+                irvm::profile::SpanKind::Invocation,
+                &what,
+                start,
+                p.now_ns(),
+            );
         }
         iterations += batch;
         let wall = wall0.elapsed();
@@ -704,6 +718,7 @@ fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> Strin
 
 /// Loads the modules, times the functions and reports the results.
 fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
+    crate::profile::start(&args.profile, args.print_statistics)?;
     crate::parameters::set(&args.parameters);
     crate::tensor_io::set_device(
         &args.device,
@@ -745,12 +760,34 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     let (plan, repetitions) = run_plan(args, min_time, warmup);
     let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
     let running = Instant::now();
-    let (rows, last) = run_benchmarks(&mut ctx, &calls, plan, repetitions)?;
+    let benchmarked = run_benchmarks(&mut ctx, &calls, plan, repetitions);
     let run_time = running.elapsed();
+    let profiled = crate::profile::finish();
+    if let Some(data) = &profiled {
+        crate::profile::write_files(
+            &args.profile,
+            data,
+            &crate::profile::RunInfo {
+                tool: "irvm bench",
+                modules: &args.modules,
+                functions: &names.iter().map(|n| format!("@{n}")).collect::<Vec<_>>(),
+                device: crate::tensor_io::device_label(),
+            },
+        )?;
+    }
+    let (rows, last) = benchmarked?;
     let formats = (format, out_format);
     report(args, &rows, repetitions, unit, formats, &machine)?;
     if args.print_statistics {
         print_run_statistics(&ctx, load_time, run_time, (imports, dispatches));
+        if let Some(data) = &profiled {
+            crate::profile::summary::print(
+                data,
+                crate::tensor_io::device_workers(),
+                run_time,
+                args.trace_execution,
+            );
+        }
     }
     process_outputs(args, &last)
 }

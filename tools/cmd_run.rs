@@ -45,6 +45,8 @@ pub struct RunArgs {
     /// compiles as it would without this flag).
     #[arg(long = "print_statistics")]
     print_statistics: bool,
+    #[command(flatten)]
+    profile: crate::profile::ProfileArgs,
 }
 
 /// What `--print_statistics` counts while the program runs.
@@ -343,6 +345,10 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
     let registry = TypeRegistry::new();
     let mut ctx = Context::new(&registry);
     limits.apply(&mut ctx)?;
+    // Profiled from the start: `__init` creates the executables.
+    if let Some(p) = crate::profile::current() {
+        ctx.set_profile(Some(p));
+    }
     for spec in modules {
         if DynamicModuleSpec::looks_dynamic(spec) {
             let m = DynamicModule::load_spec(spec).map_err(|e| e.to_string())?;
@@ -478,6 +484,7 @@ pub fn main(args: RunArgs) -> ExitCode {
 }
 
 fn run(args: &RunArgs) -> Result<(), Failure> {
+    crate::profile::start(&args.profile, args.print_statistics)?;
     crate::parameters::set(&args.parameters);
     crate::tensor_io::set_device(
         &args.device,
@@ -551,16 +558,48 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     outln!("EXEC @{name}");
     let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
     let running = std::time::Instant::now();
+    let profile = crate::profile::current();
+    let started = profile.as_ref().map(|p| p.now_ns());
     let invoked = ctx.invoke(&func, &values);
+    let run_time = running.elapsed();
+    if let (Some(p), Some(start)) = (&profile, started) {
+        p.span(
+            irvm::profile::SpanKind::Invocation,
+            &format!("@{name}"),
+            start,
+            p.now_ns(),
+        );
+    }
+    let profiled = crate::profile::finish();
     if args.print_statistics {
         let counts = counts.lock().unwrap_or_else(|e| e.into_inner());
         let figures = RunFigures {
             load: load_time,
-            run: ("the call", running.elapsed()),
+            run: ("the call", run_time),
             imports: ctx.host_calls() - imports,
             dispatches: crate::tensor_io::dispatch_count() - dispatches,
         };
         print_statistics(counted.then_some(&*counts), &ctx, &figures);
+        if let Some(data) = &profiled {
+            crate::profile::summary::print(
+                data,
+                crate::tensor_io::device_workers(),
+                run_time,
+                counted || args.trace_execution,
+            );
+        }
+    }
+    if let Some(data) = &profiled {
+        crate::profile::write_files(
+            &args.profile,
+            data,
+            &crate::profile::RunInfo {
+                tool: "irvm run",
+                modules: &args.modules,
+                functions: &[format!("@{name}")],
+                device: crate::tensor_io::device_label(),
+            },
+        )?;
     }
     let results = invoked.map_err(Failure::Trap)?;
     // Results computed from an archive that shrank meanwhile are not

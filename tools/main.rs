@@ -19,6 +19,7 @@ mod cmd_run;
 mod flags;
 mod hal_query;
 mod parameters;
+mod profile;
 mod result_format;
 mod scalar_input;
 mod tensor_io;

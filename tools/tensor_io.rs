@@ -81,6 +81,31 @@ static DISPATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 /// Whether [`DISPATCHES`] counts (`--print_statistics`).
 static COUNT_DISPATCHES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The workers of the device [`set_device`] set: 0 for `local-sync`.
+pub fn device_workers() -> usize {
+    match DEVICE.get() {
+        Some(Ok(o)) => match o.kind {
+            hal::DeviceKind::Sync => 0,
+            hal::DeviceKind::Task { .. } => o.concurrency(),
+        },
+        _ => 0,
+    }
+}
+
+/// The device [`set_device`] set, as the profile names it.
+pub fn device_label() -> String {
+    match DEVICE.get() {
+        Some(Ok(o)) => match o.kind {
+            hal::DeviceKind::Sync => "local-sync".into(),
+            hal::DeviceKind::Task { .. } => {
+                let n = o.concurrency();
+                format!("local-task, {n} worker{}", if n == 1 { "" } else { "s" })
+            }
+        },
+        _ => "no device".into(),
+    }
+}
+
 /// Dispatches counted so far (`--print_statistics`).
 pub fn dispatch_count() -> u64 {
     DISPATCHES.load(std::sync::atomic::Ordering::Relaxed)

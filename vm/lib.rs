@@ -85,6 +85,7 @@ mod jit;
 mod module_source;
 mod native;
 pub mod number_text;
+pub mod profile;
 mod program;
 mod resources;
 mod stop;

@@ -76,6 +76,11 @@ struct Share {
     stop: Arc<StopWord>,
     /// Whether the context handed out an interrupt handle.
     interruptible: AtomicBool,
+    /// The profile recording the context ([`crate::Context::set_profile`]).
+    profile: Mutex<Option<Arc<crate::profile::Profile>>>,
+    /// While a host call made from bytecode runs under a profile: the
+    /// source location of the call.
+    call_site: Mutex<Option<String>>,
 }
 
 /// A context's interrupt flag and deadline, taken by
@@ -127,6 +132,8 @@ impl ContextResources {
                 deadline: Mutex::new(None),
                 stop: stop.clone(),
                 interruptible: AtomicBool::new(false),
+                profile: Mutex::new(None),
+                call_site: Mutex::new(None),
             }),
         }
     }
@@ -233,6 +240,41 @@ impl ContextResources {
             self.check_stop()?;
         }
         Ok(())
+    }
+
+    /// The profile recording the context, if any
+    /// ([`crate::Context::set_profile`]): a host module records what it
+    /// does on the program's behalf in it (the `hal` module records its
+    /// dispatches).
+    pub fn profile(&self) -> Option<Arc<crate::profile::Profile>> {
+        self.share
+            .profile
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_profile(&self, profile: Option<Arc<crate::profile::Profile>>) {
+        *self.share.profile.lock().unwrap_or_else(|e| e.into_inner()) = profile;
+    }
+
+    /// While the context is profiled and a host function called from
+    /// bytecode runs: the source location (`file:line:col`) of the call,
+    /// when the calling module has debug information.
+    pub fn call_site(&self) -> Option<String> {
+        self.share
+            .call_site
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_call_site(&self, location: Option<String>) {
+        *self
+            .share
+            .call_site
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = location;
     }
 
     /// The context's deadline, if any.

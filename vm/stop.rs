@@ -22,6 +22,9 @@ use crate::trap::{StatusCode, Trap};
 pub(crate) const INTERRUPT: u32 = 1;
 /// [`StopWord`] bit: the context's deadline may have passed.
 pub(crate) const DEADLINE: u32 = 2;
+/// [`StopWord`] bit: a profile's sampling thread asks for a sample of the
+/// call stack (`crate::profile`); taken by the loop that answers it.
+pub(crate) const SAMPLE: u32 = 4;
 
 /// The stop word of a context (shared with the contexts that run on its
 /// behalf, see `ContextResources::run_within`).
@@ -64,6 +67,17 @@ impl StopWord {
         self.bits.load(Ordering::Relaxed) & INTERRUPT != 0
     }
 
+    /// Asks the running loop for a sample of its call stack.
+    pub fn request_sample(&self) {
+        self.bits.fetch_or(SAMPLE, Ordering::Relaxed);
+    }
+
+    /// Takes a pending sample request: true when there was one.
+    pub fn take_sample(&self) -> bool {
+        self.bits.load(Ordering::Relaxed) & SAMPLE != 0
+            && self.bits.fetch_and(!SAMPLE, Ordering::Relaxed) & SAMPLE != 0
+    }
+
     /// Takes a pending interrupt: true when there was one.
     fn take_interrupt(&self) -> bool {
         self.bits.fetch_and(!INTERRUPT, Ordering::Relaxed) & INTERRUPT != 0
@@ -96,7 +110,8 @@ impl StopWord {
 
     /// What the word asks for, decided: CANCELLED for an interrupt (taken),
     /// DEADLINE_EXCEEDED when `deadline` has passed, else `Ok` (a
-    /// [`DEADLINE`] left from an earlier deadline is cleared).
+    /// [`DEADLINE`] left from an earlier deadline is cleared). A
+    /// [`SAMPLE`] request is left for the loop to take.
     #[cold]
     #[inline(never)]
     pub fn check(&self, deadline: Option<Instant>) -> Result<(), Trap> {

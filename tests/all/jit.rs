@@ -388,6 +388,7 @@ fn vmvx_executables_follow_the_device_engine() {
             workgroups: [2, 1, 1],
             constants: &[],
             bindings: vec![a, b, c.clone()],
+            location: None,
         })
         .expect("dispatches");
         let irvm::Ref::Buffer(out) = c else {

@@ -30,5 +30,6 @@ mod native;
 mod native_mutation;
 mod parameters;
 mod params;
+mod profile;
 mod random_differential;
 mod semantics;

@@ -93,6 +93,7 @@ fn every_workgroup_runs_once_on_every_device() {
             workgroups: [cx, cy, cz],
             constants: &[77],
             bindings: vec![out.clone(), info.clone()],
+            location: None,
         })
         .unwrap();
         let w = words(&out);
@@ -120,6 +121,7 @@ fn bindings_may_be_views_of_one_buffer() {
         workgroups: [2, 1, 1],
         constants: &[5],
         bindings: vec![a, b],
+        location: None,
     })
     .unwrap();
     let w: Vec<u32> = root
@@ -144,6 +146,7 @@ fn executable_constants_reach_the_library() {
         workgroups: [1, 1, 1],
         constants: &[0],
         bindings: vec![out.clone(), info],
+        location: None,
     })
     .unwrap();
     assert_eq!(words(&out)[6], 1234);
@@ -214,6 +217,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 workgroups: [3, 2, 1],
                 constants: &[3],
                 bindings: vec![],
+                location: None,
             })
             .unwrap_err();
         assert_eq!(e.code, StatusCode::Internal, "{kind:?}");
@@ -225,6 +229,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 workgroups: [1, 1, 1],
                 constants: &[1],
                 bindings: vec![buffer(32)],
+                location: None,
             })
             .unwrap_err();
         assert_eq!(e.code, StatusCode::InvalidArgument);
@@ -239,6 +244,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 workgroups: [1, 1, 1],
                 constants: &[],
                 bindings: vec![buffer(32), buffer(20)],
+                location: None,
             })
             .unwrap_err();
         assert!(
@@ -252,6 +258,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 workgroups: [1, 1, 1],
                 constants: &[],
                 bindings: vec![],
+                location: None,
             })
             .unwrap_err();
         assert_eq!(e.code, StatusCode::OutOfRange);
@@ -261,6 +268,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 workgroups: [1 << 13, 1 << 13, 1],
                 constants: &[1],
                 bindings: vec![buffer(32), buffer(20)],
+                location: None,
             })
             .unwrap_err();
         assert_eq!(e.code, StatusCode::ResourceExhausted);
@@ -589,6 +597,7 @@ fn deadline_and_interrupt_stop_native_dispatches_between_workgroups() {
                 workgroups: [4, 1, 1],
                 constants: &[0],
                 bindings: vec![buffer(4 * 32), buffer(20)],
+                location: None,
             })
         };
         run(&exe).unwrap();

@@ -463,6 +463,45 @@ impl Context {
         }
     }
 
+    /// Records the context's invocations in `profile` (or stops, with
+    /// `None`): host calls timed (waits apart), the call stack sampled as
+    /// [`crate::profile::ProfileOptions::sample_every`] says (the
+    /// interpreter then polls as it does for a deadline), and host modules
+    /// see the profile through [`crate::ContextResources::profile`].
+    ///
+    /// ```
+    /// use irvm::profile::{Profile, ProfileOptions};
+    /// use irvm::{Context, Module, TypeRegistry, Value};
+    ///
+    /// let module = Module::from_assembly(
+    ///     "vm.module @m version 0\nvm.export @spin\n\
+    ///      vm.func @spin(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32.zero\n  \
+    ///      %i2 = vm.const.i32 1\n  vm.br ^bb1(%i1->%i3)\n^bb1:\n  \
+    ///      %i3 = vm.add.i32 %i3, %i2\n  %i4 = vm.cmp.lt.i32.s %i3, %i0\n  \
+    ///      vm.cond_br %i4, ^bb1(), ^bb2()\n^bb2:\n  vm.return %i3\n}\n",
+    ///     "spin.vmasm",
+    /// )?;
+    /// let mut ctx = Context::new(&TypeRegistry::new());
+    /// ctx.register_module(module)?;
+    /// let profile = Profile::new(ProfileOptions::default());
+    /// ctx.set_profile(Some(profile.clone()));
+    /// let spin = ctx.function("m.spin")?;
+    /// ctx.invoke(&spin, &[Value::I32(20_000_000)])?;
+    /// profile.finish();
+    /// let data = profile.data();
+    /// // Sampled: every stack is the one function.
+    /// assert!(!data.stacks.is_empty());
+    /// assert!(data.frames.iter().all(|f| f.function == "m.spin"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_profile(&mut self, profile: Option<Arc<crate::profile::Profile>>) {
+        if let Some(p) = &profile {
+            p.attach(&self.hooks.stop);
+        }
+        self.resources.set_profile(profile.clone());
+        self.hooks.profile = profile.map(|p| crate::exec::profiling::ProfileHook::new(p, self.id));
+    }
+
     /// Pauses this context's running invocation when `flag` turns true
     /// (`None`: no pause flag). The call returns [`CallState::Paused`] and
     /// [`Context::resume`] goes on; the flag is cleared when it is seen.
@@ -761,53 +800,7 @@ impl Context {
 
     /// Describes a frame for backtraces: module, function name, location.
     pub(crate) fn describe(&self, module: u32, ordinal: u32, offset: u32) -> TrapFrame {
-        match self.modules.get(module as usize) {
-            Some(Registered::Bytecode(b)) => {
-                let db = b.module.debug_database();
-                let function = b
-                    .names
-                    .get(ordinal as usize)
-                    .cloned()
-                    .flatten()
-                    .unwrap_or_else(|| {
-                        db.and_then(|db| db.function_local_name(ordinal))
-                            .unwrap_or_else(|| format!("fn{ordinal}"))
-                    });
-                let loc = db.and_then(|db| db.location_index(ordinal, offset, &b.names));
-                let (location, source) = match (db, loc) {
-                    (Some(db), Some(loc)) => (Some(db.render(loc)), db.call_chain(loc)),
-                    _ => (None, Vec::new()),
-                };
-                TrapFrame {
-                    module: b.name.clone(),
-                    function,
-                    ordinal: Some(ordinal),
-                    offset: Some(offset),
-                    location,
-                    source,
-                }
-            }
-            Some(Registered::Host(h)) => TrapFrame {
-                module: h.name.clone(),
-                function: h
-                    .funcs
-                    .get(ordinal as usize)
-                    .map(|f| f.0.clone())
-                    .unwrap_or_default(),
-                ordinal: None,
-                offset: None,
-                location: None,
-                source: Vec::new(),
-            },
-            None => TrapFrame {
-                module: "?".into(),
-                function: "?".into(),
-                ordinal: None,
-                offset: None,
-                location: None,
-                source: Vec::new(),
-            },
-        }
+        describe_frame(&self.modules, module, ordinal, offset)
     }
 }
 
@@ -850,5 +843,62 @@ pub(crate) fn kind_name(k: u8) -> &'static str {
         b'F' => "f64",
         b'r' => "a ref",
         _ => "nothing",
+    }
+}
+
+/// Describes frame (`module`, function `ordinal`, bytecode `offset`) of a
+/// context whose modules are `modules`: module, function name, location.
+pub(crate) fn describe_frame(
+    modules: &[Registered],
+    module: u32,
+    ordinal: u32,
+    offset: u32,
+) -> TrapFrame {
+    match modules.get(module as usize) {
+        Some(Registered::Bytecode(b)) => {
+            let db = b.module.debug_database();
+            let function = b
+                .names
+                .get(ordinal as usize)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| {
+                    db.and_then(|db| db.function_local_name(ordinal))
+                        .unwrap_or_else(|| format!("fn{ordinal}"))
+                });
+            let loc = db.and_then(|db| db.location_index(ordinal, offset, &b.names));
+            let (location, source) = match (db, loc) {
+                (Some(db), Some(loc)) => (Some(db.render(loc)), db.call_chain(loc)),
+                _ => (None, Vec::new()),
+            };
+            TrapFrame {
+                module: b.name.clone(),
+                function,
+                ordinal: Some(ordinal),
+                offset: Some(offset),
+                location,
+                source,
+            }
+        }
+        Some(Registered::Host(h)) => TrapFrame {
+            module: h.name.clone(),
+            function: h
+                .funcs
+                .get(ordinal as usize)
+                .map(|f| f.0.clone())
+                .unwrap_or_default(),
+            ordinal: None,
+            offset: None,
+            location: None,
+            source: Vec::new(),
+        },
+        None => TrapFrame {
+            module: "?".into(),
+            function: "?".into(),
+            ordinal: None,
+            offset: None,
+            location: None,
+            source: Vec::new(),
+        },
     }
 }

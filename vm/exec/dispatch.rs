@@ -298,6 +298,9 @@ fn stopped_before_next(ctx: &mut Context, e: Trap) -> Trap {
 fn attend(ctx: &mut Context) -> Result<bool, Trap> {
     if ctx.hooks.stop.raised() {
         ctx.hooks.check_stop()?;
+        if ctx.hooks.stop.take_sample() {
+            super::profiling::take_sample(ctx, None);
+        }
     }
     if let Some(p) = &ctx.hooks.pause {
         if p.swap(false, Ordering::Relaxed) {

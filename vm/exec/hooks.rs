@@ -33,6 +33,8 @@ pub(crate) struct Hooks {
     /// The next instruction is the one a pause stopped at: do not ask the
     /// observer about it again.
     pub resume_quietly: bool,
+    /// The profile recording this context ([`crate::Context::set_profile`]).
+    pub profile: Option<super::profiling::ProfileHook>,
 }
 
 /// Which loop a context's invocations need.
@@ -55,7 +57,11 @@ impl Hooks {
             LoopKind::Hooked
         } else if self.fuel.is_some() {
             LoopKind::Fueled
-        } else if self.deadline.is_some() || self.interruptible || self.pause.is_some() {
+        } else if self.deadline.is_some()
+            || self.interruptible
+            || self.pause.is_some()
+            || self.profile.as_ref().is_some_and(|p| p.sampled)
+        {
             LoopKind::Polled
         } else {
             LoopKind::Plain
@@ -180,7 +186,11 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
     }
     if hooks.stop.raised() {
         hooks.check_stop()?;
+        if hooks.stop.take_sample() {
+            super::profiling::take_sample(ctx, Some(at));
+        }
     }
+    let hooks = &mut ctx.hooks;
     if let Some(p) = &hooks.pause {
         if p.load(Ordering::Relaxed) {
             p.store(false, Ordering::Relaxed);

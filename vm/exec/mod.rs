@@ -29,6 +29,7 @@ mod dispatch;
 #[cfg(feature = "jit")]
 pub(crate) use dispatch::remap_ref;
 pub(crate) mod hooks;
+pub(crate) mod profiling;
 mod slow;
 mod tiered;
 pub(crate) use tiered::TieredFunction;
@@ -414,6 +415,9 @@ pub(crate) fn begin(
     args: &[Value],
 ) -> Result<CallState, Trap> {
     ctx.stack.clear();
+    if let Some(p) = ctx.hooks.profile.as_mut() {
+        p.restart();
+    }
     let limit = ctx.stack_limit();
     let func = &bytecode(&mut ctx.modules, module).funcs[ordinal as usize];
     push_frame(&mut ctx.stack, module, func, limit)?;

@@ -411,6 +411,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                         read_values_into(st, caller_base, args, &sig.args, &mut values);
                     }
                     let result_kinds = &sig.results;
+                    let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
                     let outcome = match &mut modules[target_module as usize] {
                         Registered::Host(h) => {
                             *host_calls += 1;
@@ -418,6 +419,12 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                             let outcome = h.state.call(index as usize, &values);
                             resources.reclaim_fuel(&mut hooks.fuel);
                             st.put_host_args(values);
+                            if let Some(timing) = timing {
+                                let function = h.funcs.get(index as usize).map_or("?", |f| &f.0);
+                                super::profiling::host_call_ends(
+                                    hooks, resources, timing, &h.name, function,
+                                );
+                            }
                             outcome
                         }
                         Registered::Bytecode(_) => {

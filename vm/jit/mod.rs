@@ -417,6 +417,7 @@ fn compile_now(
         }));
     };
     let isa = plan.isa().ok_or(None)?;
+    let started = crate::profile::any_active().then(std::time::Instant::now);
     let compile = || {
         #[cfg(test)]
         if request.panic {
@@ -424,7 +425,19 @@ fn compile_now(
         }
         translate::compile(func, request.eager, request.checks, isa)
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)) {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile));
+    if let Some(start) = started {
+        crate::profile::compile_event(
+            &format!(
+                "compile function {} ({} instructions)",
+                func.ordinal,
+                func.code.len()
+            ),
+            start,
+            std::time::Instant::now(),
+        );
+    }
+    match outcome {
         Ok(Some(code)) => Ok(code),
         Ok(None) => Err(None),
         Err(payload) => {

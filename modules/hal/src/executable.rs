@@ -167,22 +167,62 @@ impl Executable {
         })
     }
 
-    /// Runs every workgroup of `dispatch`.
+    /// The resources of the context that loaded it.
+    fn resources(&self) -> &irvm::ContextResources {
+        match &self.kind {
+            Kind::Vmvx(v) => &v.resources,
+            Kind::Native { resources, .. } => resources,
+        }
+    }
+
+    /// Where entry `function` came from in the source, when the
+    /// executable says (native libraries' location tables).
+    fn export_location(&self, function: i64) -> Option<String> {
+        let ordinal = usize::try_from(function).ok()?;
+        match &self.kind {
+            Kind::Native { code, .. } => code.export_location(ordinal).map(str::to_owned),
+            Kind::Vmvx(_) => None,
+        }
+    }
+
+    /// The name of entry `function` (`?` when out of range).
+    fn entry_name(&self, function: i64) -> String {
+        let names = self.entry_names();
+        usize::try_from(function)
+            .ok()
+            .and_then(|i| names.get(i))
+            .map_or_else(|| "?".to_owned(), String::clone)
+    }
+
+    /// Runs every workgroup of `dispatch`. When the loading context is
+    /// profiled ([`irvm::ContextResources::profile`]), the dispatch is
+    /// recorded on the calling thread's track, and each batch of
+    /// workgroups on the track of the thread that ran it.
     pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
         if let Some(hook) = &self.device.options.on_dispatch {
-            let names = self.entry_names();
-            let entry = usize::try_from(dispatch.function)
-                .ok()
-                .and_then(|i| names.get(i))
-                .map_or("?", String::as_str);
+            let entry = self.entry_name(dispatch.function);
             (hook.0)(&crate::device::DispatchEvent {
                 executable: &self.name,
                 format: &self.format,
-                entry,
+                entry: &entry,
                 workgroups: dispatch.workgroups,
             });
         }
-        match &self.kind {
+        let profiled = self.resources().profile().map(|profile| {
+            let site = profile.dispatch_site(irvm::profile::DispatchSite {
+                executable: self.name.clone(),
+                format: self.format.clone(),
+                entry: self.entry_name(dispatch.function),
+                workgroups: dispatch.workgroups,
+                location: self
+                    .export_location(dispatch.function)
+                    .or_else(|| dispatch.location.map(str::to_owned)),
+            });
+            let start = profile.now_ns();
+            (profile, site, start)
+        });
+        let workgroups = dispatch.workgroups.iter().map(|&n| u64::from(n)).product();
+        let result = match &self.kind {
             Kind::Vmvx(v) => v.dispatch(dispatch),
             Kind::Native {
                 code,
@@ -193,10 +233,22 @@ impl Executable {
                 dispatch.workgroups,
                 dispatch.constants,
                 &dispatch.bindings,
-                device,
-                resources,
+                crate::native::DispatchTarget {
+                    device,
+                    resources,
+                    profile: profiled.as_ref().map(|(p, site, _)| (&**p, *site)),
+                },
             ),
+        };
+        if let Some((profile, site, start)) = profiled {
+            let end = profile.now_ns();
+            if matches!(self.kind, Kind::Vmvx(_)) {
+                // vmvx workgroups run on the calling thread, in order.
+                profile.batch(site, start, end, workgroups);
+            }
+            profile.dispatch(site, start, end);
         }
+        result
     }
 }
 
@@ -220,6 +272,8 @@ pub struct Dispatch<'a> {
     pub constants: &'a [u32],
     /// Binding buffers (`!vm.buffer` views of the bound ranges).
     pub bindings: Vec<Ref>,
+    /// Source location of the op that recorded it, when known.
+    pub location: Option<&'a str>,
 }
 
 fn invalid(message: String) -> Trap {

@@ -823,7 +823,7 @@ fn constants_and_bindings(a: &mut Args) -> Result<(Vec<u32>, Vec<BufferRef>), Tr
     Ok((constants, bindings))
 }
 
-fn command_buffer_dispatch(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_dispatch(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     let cb = a.command_buffer()?;
     let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
     let function = a.i64()?;
@@ -839,11 +839,15 @@ fn command_buffer_dispatch(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>,
             workgroups: Workgroups::Static(workgroups),
             constants,
             bindings,
+            location: state.resources.call_site(),
         },
     )
 }
 
-fn command_buffer_dispatch_indirect(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_dispatch_indirect(
+    state: &mut HalState,
+    a: &mut Args,
+) -> Result<Vec<Value>, Trap> {
     let cb = a.command_buffer()?;
     let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
     let function = a.i64()?;
@@ -867,6 +871,7 @@ fn command_buffer_dispatch_indirect(_: &mut HalState, a: &mut Args) -> Result<Ve
             workgroups: Workgroups::Indirect(counts),
             constants,
             bindings,
+            location: state.resources.call_site(),
         },
     )
 }

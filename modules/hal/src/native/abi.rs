@@ -141,6 +141,16 @@ pub struct ExportTable {
     pub stage_locations: *const c_void,
 }
 
+/// `iree_hal_executable_source_location_v0_t`: where an export came from
+/// (`source_locations` holds one per export).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SourceLocation {
+    pub line: u32,
+    pub path_length: u32,
+    pub path: *const c_char,
+}
+
 /// `iree_hal_executable_constant_table_v0_t`.
 #[repr(C)]
 pub struct ConstantTable {
@@ -191,5 +201,7 @@ mod tests {
         assert_eq!(offset_of!(LibraryV0, constants), 104);
         assert_eq!(size_of::<LibraryV0>(), 128);
         assert_eq!(offset_of!(LibraryHeader, sanitizer), 20);
+        assert_eq!(size_of::<SourceLocation>(), 16);
+        assert_eq!(offset_of!(SourceLocation, path), 8);
     }
 }

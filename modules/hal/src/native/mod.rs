@@ -46,6 +46,9 @@ struct Export {
     name: String,
     function: DispatchFn,
     attrs: DispatchAttrs,
+    /// `file:line` of the op the export was made from, when the library
+    /// carries source locations (profiles show it).
+    location: Option<String>,
 }
 
 /// A loaded native executable.
@@ -354,9 +357,33 @@ fn read_exports(ex: &abi::ExportTable, name: &str, mapped: &Mapped) -> Result<Ve
             name: export_name,
             function,
             attrs,
+            location: source_location(ex, i, mapped),
         });
     }
     Ok(exports)
+}
+
+/// Export `i`'s source location (`path:line`), read from the library's
+/// optional location table; a table or path outside the library's data
+/// is debug information missing, not an error.
+fn source_location(ex: &abi::ExportTable, i: usize, mapped: &Mapped) -> Option<String> {
+    let table = ex.source_locations.cast::<abi::SourceLocation>();
+    if table.is_null() || mapped.table(table, ex.count as usize, "").is_err() {
+        return None;
+    }
+    // SAFETY: the table holds `count` entries in the library's data
+    // (checked above) and `i < count`.
+    let loc = unsafe { *table.add(i) };
+    let len = loc.path_length as usize;
+    if loc.path.is_null() || len == 0 || len > 4096 {
+        return None;
+    }
+    let path = loc.path.cast::<u8>();
+    mapped.table(path, len, "").ok()?;
+    // SAFETY: `len` bytes at `path` lie in the library's data (checked
+    // above), which stays mapped while the library is loaded.
+    let bytes = unsafe { std::slice::from_raw_parts(path, len) };
+    Some(format!("{}:{}", String::from_utf8_lossy(bytes), loc.line))
 }
 
 /// Checks an export's constant and binding counts against IREE's limits.
@@ -420,6 +447,12 @@ impl NativeExecutable {
         self.exports.iter().map(|e| e.name.as_str())
     }
 
+    /// Where export `ordinal` came from in the source (`file:line`), when
+    /// the library says.
+    pub fn export_location(&self, ordinal: usize) -> Option<&str> {
+        self.exports.get(ordinal)?.location.as_deref()
+    }
+
     /// The ordinal of export `name`.
     pub fn lookup(&self, name: &str) -> Option<usize> {
         self.exports.iter().position(|e| e.name == name)
@@ -433,9 +466,13 @@ impl NativeExecutable {
         workgroups: [u32; 3],
         constants: &[u32],
         bindings: &[Ref],
-        device: &DeviceConfig,
-        resources: &ContextResources,
+        on: DispatchTarget<'_>,
     ) -> Result<(), Trap> {
+        let DispatchTarget {
+            device,
+            resources,
+            profile,
+        } = on;
         let export = usize::try_from(function)
             .ok()
             .and_then(|i| self.exports.get(i))
@@ -543,14 +580,28 @@ impl NativeExecutable {
                 function: export.function,
                 counts: [cx, cy, cz],
                 stop: resources.stop_check(),
+                profile,
             };
             match &pool {
                 None => call.run_serial(scratch.slot(0)),
-                Some(pool) => call.run_parallel(pool, &mut scratch, total),
+                Some(pool) => call.run_parallel(pool, &mut scratch, total, workers),
             }
             .map_err(|t| Trap::new(t.code, format!("dispatch `{}`: {}", export.name, t.message)))
         })?
     }
+}
+
+/// Where a native dispatch runs: the device (its worker pool), the
+/// resources of the context that loaded the executable (interrupt,
+/// deadline, memory), and the profile recording it with the dispatch's
+/// site there.
+pub struct DispatchTarget<'a> {
+    /// The device.
+    pub device: &'a DeviceConfig,
+    /// The loading context's resources.
+    pub resources: &'a ContextResources,
+    /// The profile and the dispatch's site, while profiled.
+    pub profile: Option<(&'a irvm::profile::Profile, u32)>,
 }
 
 /// What one dispatch's workgroups share.
@@ -561,6 +612,34 @@ struct Call<'a> {
     counts: [u32; 3],
     /// The context's interrupt and deadline, checked before each workgroup.
     stop: irvm::StopCheck,
+    /// The profile recording the dispatch, and its site there.
+    profile: Option<(&'a irvm::profile::Profile, u32)>,
+}
+
+/// A run of workgroups on one worker while profiled: recorded as one batch
+/// when the run ends (the worker's rayon job drops it).
+struct BatchTimer<'a> {
+    profile: &'a irvm::profile::Profile,
+    site: u32,
+    start: u64,
+    workgroups: u64,
+    /// Each worker's last batch end, for the barrier.
+    last_end: &'a [std::sync::atomic::AtomicU64],
+    worker: usize,
+}
+
+impl Drop for BatchTimer<'_> {
+    fn drop(&mut self) {
+        if self.workgroups == 0 {
+            return;
+        }
+        let end = self.profile.now_ns();
+        self.profile
+            .batch(self.site, self.start, end, self.workgroups);
+        if let Some(slot) = self.last_end.get(self.worker) {
+            slot.fetch_max(end, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 // SAFETY: a `Call` only hands its pointers (bindings, constants, tables) to
@@ -613,14 +692,22 @@ impl Call<'_> {
         let _flush = FlushDenormals::begin();
         let processor = processor_id();
         let [cx, cy, cz] = self.counts;
-        for z in 0..cz {
-            for y in 0..cy {
-                for x in 0..cx {
-                    self.run_one([x, y, z], scratch, processor)?;
+        let start = self.profile.map(|(p, _)| p.now_ns());
+        let result = (|| {
+            for z in 0..cz {
+                for y in 0..cy {
+                    for x in 0..cx {
+                        self.run_one([x, y, z], scratch, processor)?;
+                    }
                 }
             }
+            Ok(())
+        })();
+        if let (Some((p, site)), Some(start)) = (self.profile, start) {
+            let total = u64::from(cx) * u64::from(cy) * u64::from(cz);
+            p.batch(site, start, p.now_ns(), total);
         }
-        Ok(())
+        result
     }
 
     fn run_parallel(
@@ -628,26 +715,63 @@ impl Call<'_> {
         pool: &rayon::ThreadPool,
         scratch: &mut LocalMemory,
         total: u64,
+        workers: usize,
     ) -> Result<(), Trap> {
         use rayon::prelude::*;
+        use std::sync::atomic::{AtomicU64, Ordering};
         let [cx, cy, _] = self.counts;
         let slots = SlotTable::new(scratch);
-        pool.install(|| {
+        let last_end: Vec<AtomicU64> = match self.profile {
+            Some(_) => (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            None => Vec::new(),
+        };
+        let result = pool.install(|| {
             (0..total).into_par_iter().try_for_each_init(
-                // Per run of workgroups on one worker: flushing on, and
-                // the worker's processor and local memory slot.
+                // Per run of workgroups on one worker: flushing on, the
+                // worker's processor and local memory slot, and while
+                // profiled the run's timer.
                 || {
                     let slot = rayon::current_thread_index().unwrap_or(0);
-                    (FlushDenormals::begin(), processor_id(), slots.get(slot))
+                    let timer = self.profile.map(|(profile, site)| BatchTimer {
+                        profile,
+                        site,
+                        start: profile.now_ns(),
+                        workgroups: 0,
+                        last_end: &last_end,
+                        worker: slot,
+                    });
+                    (
+                        FlushDenormals::begin(),
+                        processor_id(),
+                        slots.get(slot),
+                        timer,
+                    )
                 },
-                |(_, processor, scratch), i| {
+                |(_, processor, scratch, timer), i| {
                     let x = (i % u64::from(cx)) as u32;
                     let y = ((i / u64::from(cx)) % u64::from(cy)) as u32;
                     let z = (i / (u64::from(cx) * u64::from(cy))) as u32;
+                    if let Some(t) = timer {
+                        t.workgroups += 1;
+                    }
                     self.run_one([x, y, z], *scratch, *processor)
                 },
             )
-        })
+        });
+        if let Some((profile, site)) = self.profile {
+            // The barrier: from the first worker out of work to the end.
+            let ends: Vec<u64> = last_end
+                .iter()
+                .map(|e| e.load(Ordering::Relaxed))
+                .filter(|&e| e > 0)
+                .collect();
+            let end = profile.now_ns();
+            if let Some(&first_idle) = ends.iter().min() {
+                let unused = workers.saturating_sub(ends.len()) as u64;
+                profile.barrier(site, first_idle, end, unused);
+            }
+        }
+        result
     }
 }
 

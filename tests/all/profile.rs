@@ -1,0 +1,456 @@
+//! `--profile` and the profile's part of `--print_statistics`, as users
+//! drive them: a model's dispatches on the timeline of each worker, the
+//! trace loading as Chrome's format, the page drawn by a real browser, the
+//! sampled VM profile as folded stacks and tables.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::common::cli::irvm;
+use crate::common::paths::repo_file;
+
+/// The embedded-ELF build of the conv2d model (several workgroups).
+fn conv2d_args() -> Vec<String> {
+    let args = std::fs::read_to_string(repo_file("tests/models/conv2d.args")).expect("args");
+    let mut v = vec![format!(
+        "--module={}",
+        repo_file("tests/models/embedded/conv2d.vmfb")
+    )];
+    v.extend(args.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+    v
+}
+
+fn load_trace(path: &Path) -> Json {
+    let text = std::fs::read_to_string(path).expect("the trace was written");
+    serde_json::from_str(&text).expect("the trace is JSON")
+}
+
+fn events(trace: &Json) -> &Vec<Json> {
+    trace["traceEvents"].as_array().expect("traceEvents")
+}
+
+/// The name of each thread (`tid`) the trace names.
+fn thread_names(trace: &Json) -> Vec<(u64, String)> {
+    events(trace)
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| {
+            (
+                e["tid"].as_u64().expect("tid"),
+                e["args"]["name"].as_str().expect("name").to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_models_dispatches_land_on_each_workers_track() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("trace.json");
+    let mut args = vec!["run".to_string(), "--device=local-task".into()];
+    args.push("--task_topology_max_group_count=2".into());
+    args.extend(conv2d_args());
+    args.push(format!("--profile={}", json.display()));
+    args.push("--print_statistics".into());
+    let (out, err, code) = irvm(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("result[0]"), "{out}");
+    let trace = load_trace(&json);
+    let names = thread_names(&trace);
+    assert!(
+        names.iter().any(|(_, n)| n == "VM (main thread)"),
+        "{names:?}"
+    );
+    let spans: Vec<&Json> = events(&trace).iter().filter(|e| e["ph"] == "X").collect();
+    // Every span is well formed: a time, a duration, a thread named.
+    for s in &spans {
+        assert!(
+            s["ts"].as_f64().is_some() && s["dur"].as_f64().unwrap() >= 0.0,
+            "{s}"
+        );
+        let tid = s["tid"].as_u64().unwrap();
+        assert!(names.iter().any(|(t, _)| *t == tid), "unnamed thread {tid}");
+    }
+    let dispatches: Vec<&&Json> = spans.iter().filter(|s| s["cat"] == "dispatch").collect();
+    assert!(!dispatches.is_empty(), "no dispatch span");
+    for d in &dispatches {
+        assert!(
+            d["args"]["entry"]
+                .as_str()
+                .unwrap()
+                .starts_with("conv2d_dispatch"),
+            "{d}"
+        );
+        assert_eq!(d["args"]["format"], "embedded-elf-x86_64");
+        let wg = d["args"]["workgroups"].as_str().unwrap();
+        assert_eq!(wg.split('x').count(), 3, "{wg}");
+    }
+    // The workgroups run on the workers' own tracks, inside the dispatch.
+    let batches: Vec<&&Json> = spans.iter().filter(|s| s["cat"] == "workgroups").collect();
+    assert!(!batches.is_empty(), "no workgroup batch");
+    let run: u64 = batches
+        .iter()
+        .map(|b| b["args"]["workgroups run"].as_u64().unwrap())
+        .sum();
+    let per_dispatch: u64 = dispatches
+        .iter()
+        .map(|d| {
+            d["args"]["workgroups"]
+                .as_str()
+                .unwrap()
+                .split('x')
+                .map(|n| n.parse::<u64>().unwrap())
+                .product::<u64>()
+        })
+        .sum();
+    assert_eq!(run, per_dispatch, "every workgroup is in one batch");
+    for b in &batches {
+        let tid = b["tid"].as_u64().unwrap();
+        let name = &names.iter().find(|(t, _)| *t == tid).unwrap().1;
+        assert!(name.starts_with("worker "), "a batch on {name}");
+    }
+    // Host calls are on the VM's track; memory in use is a counter.
+    assert!(spans
+        .iter()
+        .any(|s| s["cat"] == "host" && s["name"] == "hal.command_buffer.dispatch"));
+    assert!(events(&trace)
+        .iter()
+        .any(|e| e["ph"] == "C" && e["args"]["bytes"].as_u64().is_some()));
+    // --print_statistics ranks the dispatches and says how busy the
+    // workers were.
+    assert!(
+        err.contains("dispatches by total time (top 1 of 1)"),
+        "{err}"
+    );
+    assert!(err.contains("conv2d_dispatch_0"), "{err}");
+    assert!(err.contains("of 2 workers over the run"), "{err}");
+}
+
+#[test]
+fn print_statistics_alone_ranks_dispatches_without_a_timeline() {
+    let mut args = vec!["run".to_string(), "--device=local-sync".into()];
+    args.extend(conv2d_args());
+    args.push("--print_statistics".into());
+    let (_, err, code) = irvm(&args);
+    assert_eq!(code, 0, "{err}");
+    let table: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.contains("dispatches by total time"))
+        .collect();
+    assert!(table.len() > 2, "{err}");
+    // # total share count mean entry: the one dispatch has all the time.
+    let row: Vec<&str> = table[2].split_whitespace().collect();
+    assert_eq!(row[0], "1", "{err}");
+    assert_eq!(row[2], "100.0%", "{err}");
+    assert_eq!(row[3], "1", "{err}");
+    assert!(
+        err.contains("local-sync: workgroups run on the calling thread"),
+        "{err}"
+    );
+    // Without --profile nothing is sampled.
+    assert!(!err.contains("VM time by function"), "{err}");
+}
+
+fn call_in_loop() -> String {
+    format!(
+        "--module={}",
+        repo_file("benchmarks/corpus/call_in_loop.vmfb")
+    )
+}
+
+#[test]
+fn a_bytecode_program_gets_folded_stacks_and_time_per_function_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let folded = dir.path().join("vm.folded");
+    let (out, err, code) = irvm(&[
+        "run".to_string(),
+        call_in_loop(),
+        "--input=3000000".into(),
+        format!("--profile={}", folded.display()),
+        "--print_statistics".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("result[0]: i32="), "{out}");
+    let text = std::fs::read_to_string(&folded).unwrap();
+    let mut total = 0u64;
+    for line in text.lines() {
+        // frames;joined;by;semicolons MICROSECONDS
+        let (stack, us) = line.rsplit_once(' ').expect("a count");
+        total += us.parse::<u64>().expect("an integer count");
+        assert!(stack.split(';').all(|f| f.starts_with("module.")), "{line}");
+        assert!(stack.contains("call_in_loop.mlir:"), "{line}");
+    }
+    // The samples cover the run: at least half of the call's time.
+    let call_ms: f64 = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("run time (the call):"))
+        .and_then(|v| v.trim().trim_end_matches(" ms").parse().ok())
+        .expect("run time");
+    assert!(
+        total as f64 / 1e3 > call_ms * 0.5,
+        "{total} us sampled of a {call_ms} ms call"
+    );
+    // The tables: functions, then lines (exact: --print_statistics runs
+    // every instruction through the counting loop).
+    assert!(err.contains("VM time by function"), "{err}");
+    assert!(
+        err.contains("sampled at the instruction under way"),
+        "{err}"
+    );
+    let lines: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.contains("VM time by source line"))
+        .skip(1)
+        .collect();
+    assert!(lines.len() >= 3, "several lines share the time: {err}");
+    assert!(lines[0].contains("call_in_loop.mlir:"), "{err}");
+}
+
+#[test]
+fn compiled_code_is_sampled_and_its_compiles_are_on_the_timeline() {
+    // The fast loops with the compiling tier: samples land at loop heads.
+    let dir = tempfile::tempdir().unwrap();
+    let folded = dir.path().join("jit.folded");
+    let json = dir.path().join("jit.json");
+    let (_, err, code) = irvm(&[
+        "run".to_string(),
+        call_in_loop(),
+        "--input=20000000".into(),
+        "--engine=jit".into(),
+        format!("--profile={}", folded.display()),
+        format!("--profile={}", json.display()),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&folded).unwrap();
+    assert!(!text.is_empty(), "compiled code was never sampled");
+    let trace = load_trace(&json);
+    let compiles: Vec<&Json> = events(&trace)
+        .iter()
+        .filter(|e| e["cat"] == "compile")
+        .collect();
+    assert!(!compiles.is_empty(), "no compile on the timeline");
+    assert!(compiles[0]["name"]
+        .as_str()
+        .unwrap()
+        .starts_with("compile function "));
+    // The sampled stack has a thread of its own in the trace.
+    assert!(thread_names(&trace)
+        .iter()
+        .any(|(_, n)| n == "VM (main thread): VM functions (sampled)"));
+    assert!(events(&trace)
+        .iter()
+        .any(|e| e["cat"] == "vm" && e["name"] == "module.call_in_loop"));
+}
+
+#[test]
+fn vmvx_workgroups_run_on_the_calling_thread_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("vmvx.json");
+    let args = std::fs::read_to_string(repo_file("tests/models/conv2d.args")).unwrap();
+    let mut argv = vec![
+        "run".to_string(),
+        "--device=local-task".into(),
+        format!("--module={}", repo_file("tests/models/conv2d.vmfb")),
+        format!("--profile={}", json.display()),
+        "--print_statistics".into(),
+    ];
+    argv.extend(args.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+    let (_, err, code) = irvm(&argv);
+    assert_eq!(code, 0, "{err}");
+    let trace = load_trace(&json);
+    let main_tid = thread_names(&trace)
+        .iter()
+        .find(|(_, n)| n == "VM (main thread)")
+        .map(|(t, _)| *t)
+        .unwrap();
+    let batch = events(&trace)
+        .iter()
+        .find(|e| e["cat"] == "workgroups")
+        .expect("a batch");
+    assert_eq!(batch["tid"].as_u64(), Some(main_tid));
+    assert_eq!(batch["args"]["format"], "vmvx-bytecode-fb");
+    assert!(err.contains("the calling thread ran workgroups"), "{err}");
+}
+
+#[test]
+fn bench_writes_a_trace_with_the_timed_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let mut args = vec![
+        "bench".to_string(),
+        "--device=local-task".into(),
+        "--benchmark_min_time=5x".into(),
+    ];
+    args.extend(conv2d_args());
+    args.push(format!("--profile={}", json.display()));
+    let (_, err, code) = irvm(&args);
+    assert_eq!(code, 0, "{err}");
+    let trace = load_trace(&json);
+    let invocations: Vec<&Json> = events(&trace)
+        .iter()
+        .filter(|e| e["cat"] == "invocation")
+        .collect();
+    assert!(
+        invocations
+            .iter()
+            .any(|e| e["name"].as_str().unwrap().contains("timed call")),
+        "{invocations:?}"
+    );
+    let dispatches = events(&trace)
+        .iter()
+        .filter(|e| e["cat"] == "dispatch")
+        .count();
+    assert!(dispatches >= 6, "warm-up and 5 timed calls: {dispatches}");
+    assert_eq!(trace["otherData"]["tool"], "irvm bench");
+}
+
+#[test]
+fn a_profile_file_of_unknown_kind_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("trace.txt");
+    let (out, err, code) = irvm(&[
+        "run".to_string(),
+        call_in_loop(),
+        "--input=10".into(),
+        format!("--profile={}", bad.display()),
+    ]);
+    assert_ne!(code, 0);
+    assert!(out.is_empty(), "nothing ran: {out}");
+    assert!(err.contains("--profile="), "{err}");
+    assert!(
+        err.contains(".json") && err.contains(".html") && err.contains(".folded"),
+        "{err}"
+    );
+    assert!(!bad.exists());
+    // A file that cannot be written is an error naming it, after the run.
+    let (_, err, code) = irvm(&[
+        "run".to_string(),
+        call_in_loop(),
+        "--input=10".into(),
+        "--profile=/nonexistent-dir/p.json".into(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("writing --profile=/nonexistent-dir/p.json"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_trapping_call_still_writes_its_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("trap.json");
+    // Too few inputs traps at the call.
+    let (_, err, code) = irvm(&[
+        "run".to_string(),
+        format!(
+            "--module={}",
+            repo_file("tests/models/embedded/conv2d.vmfb")
+        ),
+        "--function=conv2d".into(),
+        "--input=1x6x6x2xf32=1".into(),
+        "--input=3x3x2x4xi32=1".into(),
+        format!("--profile={}", json.display()),
+    ]);
+    assert_ne!(code, 0, "{err}");
+    load_trace(&json);
+}
+
+/// The Chromium the page test drives: `IRVM_CHROMIUM`, else
+/// `/usr/bin/chromium` (`.ci/run` installs it).
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("IRVM_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    path.exists().then_some(path)
+}
+
+/// Chromium, headless, as this machine's closed network wants it.
+fn headless(browser: &Path, profile: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,900",
+    ]);
+    cmd.arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+#[test]
+fn the_page_draws_tracks_bars_and_the_dispatch_table_in_a_browser() {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "skipping: no Chromium at /usr/bin/chromium (set IRVM_CHROMIUM; .ci/run installs \
+             Debian's chromium)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("profile.html");
+    let mut args = vec![
+        "run".to_string(),
+        "--device=local-task".into(),
+        "--task_topology_max_group_count=2".into(),
+    ];
+    args.extend(conv2d_args());
+    args.push(format!("--profile={}", page.display()));
+    let (_, err, code) = irvm(&args);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: no script, style or image is fetched.
+    for needle in ["src=", "<link", "@import", "https://"] {
+        assert!(
+            !html.contains(needle),
+            "the page fetches something: {needle}"
+        );
+    }
+    let out = headless(&browser, &dir.path().join("chromium"))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The script ran and drew: a track per thread, bars in them.
+    assert!(dom.contains("data-label=\"VM (main thread)\""), "{dom}");
+    assert!(dom.contains("data-label=\"worker "), "{dom}");
+    assert!(dom.contains("class=\"span cat-workgroups\""), "{dom}");
+    assert!(dom.contains("class=\"span cat-dispatch\""), "{dom}");
+    let bars: usize = dom
+        .split("data-bars=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the timeline counts its bars");
+    assert!(bars >= 3, "{bars} bars");
+    // The table ranks the dispatch, with its source location.
+    let table = dom
+        .split("<table id=\"dispatches\">")
+        .nth(1)
+        .expect("the dispatch table");
+    let body = table.split("</tbody>").next().unwrap();
+    assert!(body.contains("conv2d_dispatch_0"), "{body}");
+    assert!(body.contains("100.0%"), "{body}");
+    // And a screenshot shows it (a PNG of the window's size).
+    let png = dir.path().join("shot.png");
+    let shot = headless(&browser, &dir.path().join("chromium2"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(shot.status.success());
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+}

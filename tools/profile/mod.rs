@@ -1,0 +1,247 @@
+//! `--profile=FILE` for `irvm run` and `irvm bench`, and the profile's
+//! part of `--print_statistics`: a [`Profile`] made before the modules
+//! load, attached to the program's context, and written out when the run
+//! ends in the format the file name says:
+//! - `.json`: Chrome's trace event format (Perfetto, chrome://tracing),
+//!   [`chrome`];
+//! - `.html`: a self-contained page drawing the timeline and the table of
+//!   dispatches, [`page`];
+//! - `.folded`: folded stacks of the sampled VM profile, for flamegraph
+//!   tools, [`folded`].
+
+use std::sync::{Arc, OnceLock};
+
+use irvm::profile::{Profile, ProfileData, ProfileOptions};
+
+pub mod chrome;
+pub mod folded;
+pub mod page;
+pub mod summary;
+
+/// The `--profile` flag.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ProfileArgs {
+    /// Record where the time goes and write it to FILE when the run ends:
+    /// `.json` a Chrome trace (open in ui.perfetto.dev or
+    /// chrome://tracing) with one track per thread (the VM's calls, host
+    /// calls and waits; each worker's batches of workgroups; compiles),
+    /// `.html` a page that draws it with a table of the dispatches by
+    /// time, `.folded` the sampled VM stacks for flamegraph tools. Repeat
+    /// for several files. With `--print_statistics`, the statistics add
+    /// the VM time by function and by source line.
+    #[arg(long = "profile", value_name = "FILE")]
+    pub files: Vec<String>,
+}
+
+/// What a profile file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Chrome,
+    Page,
+    Folded,
+}
+
+fn format_of(path: &str) -> Result<Format, String> {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".json") {
+        Ok(Format::Chrome)
+    } else if lower.ends_with(".html") || lower.ends_with(".htm") {
+        Ok(Format::Page)
+    } else if lower.ends_with(".folded") {
+        Ok(Format::Folded)
+    } else {
+        Err(format!(
+            "INVALID_ARGUMENT; --profile={path}: the file name must end in .json (Chrome \
+             trace), .html (timeline page) or .folded (folded stacks)"
+        ))
+    }
+}
+
+/// The run's profile, made by [`start`] (a process runs one program).
+static PROFILE: OnceLock<Arc<Profile>> = OnceLock::new();
+
+/// Makes the run's profile when `--profile` or `--print_statistics` asks
+/// for one: a timeline and stack samples with `--profile`, only the
+/// dispatch totals for `--print_statistics` alone. Checks the file names
+/// first.
+pub fn start(args: &ProfileArgs, statistics: bool) -> Result<(), String> {
+    for f in &args.files {
+        format_of(f)?;
+    }
+    let wanted = !args.files.is_empty();
+    if !wanted && !statistics {
+        return Ok(());
+    }
+    let options = if wanted {
+        ProfileOptions::default()
+    } else {
+        ProfileOptions {
+            timeline: false,
+            sample_every: None,
+            ..ProfileOptions::default()
+        }
+    };
+    let _ = PROFILE.set(Profile::new(options));
+    Ok(())
+}
+
+/// The run's profile, if [`start`] made one.
+pub fn current() -> Option<Arc<Profile>> {
+    PROFILE.get().cloned()
+}
+
+/// Stops recording and returns what was recorded.
+pub fn finish() -> Option<ProfileData> {
+    let p = PROFILE.get()?;
+    p.finish();
+    Some(p.data())
+}
+
+/// What the writers say about the run.
+pub struct RunInfo<'a> {
+    /// `irvm run` or `irvm bench`.
+    pub tool: &'a str,
+    /// The module files.
+    pub modules: &'a [String],
+    /// The function(s) called.
+    pub functions: &'a [String],
+    /// The device (`local-task`, 2 workers).
+    pub device: String,
+}
+
+/// Writes every `--profile` file.
+pub fn write_files(args: &ProfileArgs, data: &ProfileData, info: &RunInfo) -> Result<(), String> {
+    for path in &args.files {
+        let text = match format_of(path)? {
+            Format::Chrome => chrome::trace_json(data, info),
+            Format::Page => page::html(data, info),
+            Format::Folded => folded::stacks(data),
+        };
+        std::fs::write(path, text).map_err(|e| format!("writing --profile={path}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Nanoseconds as microseconds, as trace viewers read timestamps.
+pub(crate) fn micros(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// A track's name as the viewers show it: `VM (main)` for the main
+/// thread, `worker N` for the hal's workers, else the thread's name.
+pub(crate) fn track_label(name: &str) -> String {
+    if name == "main" {
+        "VM (main thread)".into()
+    } else if let Some(n) = name.strip_prefix("irvm-hal-worker-") {
+        format!("worker {n}")
+    } else if name == "irvm-jit" || name.contains("compile") {
+        format!("compiler ({name})")
+    } else {
+        name.to_owned()
+    }
+}
+
+/// A span of the sampled VM stack, made from consecutive samples that
+/// share the frame at `depth`.
+pub(crate) struct SampledSpan {
+    pub track: u32,
+    pub frame: u32,
+    pub depth: usize,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// The samples as nested spans per track: a frame's span lasts while the
+/// samples that follow each other have it at the same depth.
+pub(crate) fn sampled_spans(data: &ProfileData) -> Vec<SampledSpan> {
+    let mut by_track: std::collections::BTreeMap<u32, Vec<&irvm::profile::SamplePoint>> =
+        Default::default();
+    for s in &data.samples {
+        by_track.entry(s.track).or_default().push(s);
+    }
+    let mut out = Vec::new();
+    for (track, mut points) in by_track {
+        points.sort_by_key(|p| p.start_ns);
+        let mut open: Vec<(u32, u64)> = Vec::new();
+        let mut prev_end = 0u64;
+        let close =
+            |open: &mut Vec<(u32, u64)>, keep: usize, at: u64, out: &mut Vec<SampledSpan>| {
+                while open.len() > keep {
+                    let depth = open.len() - 1;
+                    let (frame, start) = open.pop().expect("open frame");
+                    out.push(SampledSpan {
+                        track,
+                        frame,
+                        depth,
+                        start_ns: start,
+                        end_ns: at.max(start),
+                    });
+                }
+            };
+        for p in points {
+            let stack = data
+                .stacks
+                .get(p.stack as usize)
+                .map_or(&[][..], Vec::as_slice);
+            // A gap (the program outside bytecode) ends every frame.
+            if p.start_ns > prev_end {
+                close(&mut open, 0, prev_end, &mut out);
+            }
+            let same = open
+                .iter()
+                .zip(stack)
+                .take_while(|((f, _), g)| f == *g)
+                .count();
+            close(&mut open, same, p.start_ns, &mut out);
+            for &f in &stack[same..] {
+                open.push((f, p.start_ns));
+            }
+            prev_end = p.end_ns;
+        }
+        close(&mut open, 0, prev_end, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use irvm::profile::SamplePoint;
+
+    #[test]
+    fn samples_merge_into_nested_spans() {
+        let data = ProfileData {
+            stacks: vec![vec![0], vec![0, 1], vec![0, 2]],
+            samples: [
+                (0, 10, 0),
+                (10, 20, 1),
+                (20, 30, 1),
+                (30, 40, 2),
+                (50, 60, 0),
+            ]
+            .iter()
+            .map(|&(start_ns, end_ns, stack)| SamplePoint {
+                track: 0,
+                start_ns,
+                end_ns,
+                stack,
+            })
+            .collect(),
+            ..ProfileData::default()
+        };
+        let mut spans: Vec<_> = sampled_spans(&data)
+            .into_iter()
+            .map(|s| (s.frame, s.depth, s.start_ns, s.end_ns))
+            .collect();
+        spans.sort();
+        assert_eq!(
+            spans,
+            vec![
+                (0, 0, 0, 40),
+                (0, 0, 50, 60),
+                (1, 1, 10, 30),
+                (2, 1, 30, 40)
+            ]
+        );
+    }
+}
