@@ -744,6 +744,19 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         for name in &names {
             outln!("{}", bm_name(name));
         }
+        // Nothing ran: the profile holds the loading alone.
+        if let Some(data) = crate::profile::finish() {
+            crate::profile::write_files(
+                &args.profile,
+                &data,
+                &crate::profile::RunInfo {
+                    tool: "irvm bench",
+                    modules: &args.modules,
+                    functions: &[],
+                    device: crate::tensor_io::device_label(),
+                },
+            )?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let calls = prepare_calls(&ctx, &main_module, &names, &args.inputs)?;
@@ -759,12 +772,15 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     }
     let (plan, repetitions) = run_plan(args, min_time, warmup);
     let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
+    crate::profile::measure_from_here();
     let running = Instant::now();
     let benchmarked = run_benchmarks(&mut ctx, &calls, plan, repetitions);
     let run_time = running.elapsed();
     let profiled = crate::profile::finish();
-    if let Some(data) = &profiled {
-        crate::profile::write_files(
+    // The profile is written whatever happened, after the report; one that
+    // cannot be written is reported and fails the run.
+    let write = |profiled: &Option<irvm::profile::ProfileData>| match profiled {
+        Some(data) => crate::profile::write_files(
             &args.profile,
             data,
             &crate::profile::RunInfo {
@@ -773,11 +789,21 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
                 functions: &names.iter().map(|n| format!("@{n}")).collect::<Vec<_>>(),
                 device: crate::tensor_io::device_label(),
             },
-        )?;
-    }
-    let (rows, last) = benchmarked?;
+        ),
+        None => Ok(()),
+    };
+    let (rows, last) = match benchmarked {
+        Ok(done) => done,
+        Err(e) => {
+            if let Err(w) = write(&profiled) {
+                eprintln!("irvm bench: {w}");
+            }
+            return Err(e);
+        }
+    };
     let formats = (format, out_format);
     report(args, &rows, repetitions, unit, formats, &machine)?;
+    write(&profiled)?;
     if args.print_statistics {
         print_run_statistics(&ctx, load_time, run_time, (imports, dispatches));
         if let Some(data) = &profiled {

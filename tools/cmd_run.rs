@@ -557,6 +557,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     outln!("EXEC @{name}");
     let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
+    crate::profile::measure_from_here();
     let running = std::time::Instant::now();
     let profile = crate::profile::current();
     let started = profile.as_ref().map(|p| p.now_ns());
@@ -589,8 +590,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             );
         }
     }
+    // A profile that cannot be written is reported, and the results or
+    // the trap still are; the exit status says it failed.
+    let mut unwritten = false;
     if let Some(data) = &profiled {
-        crate::profile::write_files(
+        if let Err(e) = crate::profile::write_files(
             &args.profile,
             data,
             &crate::profile::RunInfo {
@@ -599,7 +603,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
                 functions: &[format!("@{name}")],
                 device: crate::tensor_io::device_label(),
             },
-        )?;
+        ) {
+            eprintln!("irvm run: {e}");
+            unwritten = true;
+        }
     }
     let results = invoked.map_err(Failure::Trap)?;
     // Results computed from an archive that shrank meanwhile are not
@@ -611,7 +618,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .emit(&results, crate::result_format::format_value)?;
     crate::parameters::check_intact()?;
     match outcome {
-        crate::tensor_io::Outcome::Done => Ok(()),
-        crate::tensor_io::Outcome::Mismatch => Err(Failure::Mismatch),
+        crate::tensor_io::Outcome::Done if !unwritten => Ok(()),
+        // Already reported: fail without another message.
+        _ => Err(Failure::Mismatch),
     }
 }

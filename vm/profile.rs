@@ -36,7 +36,7 @@
 //! assert_eq!(data.names[data.events[0].name as usize], "main");
 //! ```
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
@@ -58,13 +58,13 @@ pub struct ProfileOptions {
 }
 
 impl Default for ProfileOptions {
-    /// A timeline of at most 4 million events, and the stack sampled
+    /// A timeline of at most a million events (about 50 MB), and the stack sampled
     /// every 250 µs.
     fn default() -> ProfileOptions {
         ProfileOptions {
             timeline: true,
             sample_every: Some(Duration::from_micros(250)),
-            max_events: 4_000_000,
+            max_events: 1_000_000,
         }
     }
 }
@@ -84,7 +84,8 @@ pub enum SpanKind {
     /// Workgroups of one dispatch run one after another on one thread.
     Batch,
     /// The end of a dispatch on `local-task`: from the first worker left
-    /// with nothing more to do until the last workgroup finished.
+    /// with nothing more to do until the issuing thread sees the last
+    /// workgroup done.
     Barrier,
     /// A fill, copy or update of buffer bytes (the hal's transfer
     /// commands).
@@ -220,6 +221,8 @@ pub struct ProfileData {
     pub events: Vec<Event>,
     /// Events past [`ProfileOptions::max_events`], not kept.
     pub dropped_events: u64,
+    /// [`ProfileOptions::max_events`] of the profile.
+    pub max_events: usize,
     /// Dispatch sites, by id.
     pub sites: Vec<DispatchSite>,
     /// Their totals, by site id.
@@ -273,6 +276,8 @@ pub(crate) type FrameKey = (u64, u32, u32, u32);
 #[derive(Debug, Default)]
 struct Samples {
     frames: Vec<SampledFrame>,
+    /// Each frame's location, shared with the host calls made there.
+    locations: Vec<Option<Arc<str>>>,
     frame_ids: HashMap<FrameKey, u32>,
     host_ids: HashMap<String, u32>,
     stacks: Vec<Vec<u32>>,
@@ -425,6 +430,19 @@ impl Profile {
         );
     }
 
+    /// Starts the totals again (each track's busy time, each dispatch
+    /// site's count and time), so that they cover what runs from now on
+    /// (the timeline and samples are kept): `irvm run` calls it before the
+    /// call it measures, after the modules' initializers ran.
+    pub fn reset_totals(&self) {
+        for t in &mut lock(&self.timeline).tracks {
+            t.busy_ns = 0;
+        }
+        for t in &mut lock(&self.sites).totals {
+            *t = SiteTotals::default();
+        }
+    }
+
     /// Records counter `name` at `value`, now, on the calling thread's
     /// track.
     pub fn counter(&self, name: &str, value: u64) {
@@ -503,7 +521,8 @@ impl Profile {
 
     /// Records the barrier at the end of a dispatch of `site`: from
     /// `start_ns`, when the first of its workers had nothing more to do,
-    /// to `end_ns`; `unused` workers ran none of its workgroups.
+    /// to `end_ns`, when the issuing thread saw the last workgroup done;
+    /// `unused` workers ran none of its workgroups.
     pub fn barrier(&self, site: u32, start_ns: u64, end_ns: u64, unused: u64) {
         let name = self.site_entry(site);
         self.span_with(
@@ -563,25 +582,33 @@ impl Profile {
         self.finished.store(true, Ordering::Relaxed);
     }
 
-    /// The id of the frame at `key`, described by `describe` the first
-    /// time it is seen.
-    pub(crate) fn frame_id(&self, key: FrameKey, describe: impl FnOnce() -> SampledFrame) -> u32 {
+    /// The ids of the frames at `keys`, each described by `describe` the
+    /// first time it is seen; and the last one's source location.
+    pub(crate) fn frame_ids(
+        &self,
+        keys: &[FrameKey],
+        describe: impl Fn(usize) -> SampledFrame,
+    ) -> (Vec<u32>, Option<Arc<str>>) {
         let mut s = lock(&self.samples);
-        if let Some(&id) = s.frame_ids.get(&key) {
-            return id;
+        let mut ids = Vec::with_capacity(keys.len());
+        for (k, key) in keys.iter().enumerate() {
+            let id = match s.frame_ids.get(key) {
+                Some(&id) => id,
+                None => {
+                    let id = s.frames.len() as u32;
+                    let frame = describe(k);
+                    s.locations.push(frame.location.as_deref().map(Arc::from));
+                    s.frames.push(frame);
+                    s.frame_ids.insert(*key, id);
+                    id
+                }
+            };
+            ids.push(id);
         }
-        let id = s.frames.len() as u32;
-        s.frames.push(describe());
-        s.frame_ids.insert(key, id);
-        id
-    }
-
-    /// The source location of frame `id`.
-    pub(crate) fn frame_location(&self, id: u32) -> Option<String> {
-        lock(&self.samples)
-            .frames
-            .get(id as usize)
-            .and_then(|f| f.location.clone())
+        let last = ids
+            .last()
+            .and_then(|&id| s.locations.get(id as usize).cloned().flatten());
+        (ids, last)
     }
 
     fn stack_id(s: &mut Samples, stack: &[u32]) -> u32 {
@@ -626,6 +653,7 @@ impl Profile {
                     function: format!("[host] {function}"),
                     location: None,
                 });
+                s.locations.push(None);
                 s.host_ids.insert(function.to_owned(), id);
                 id
             }
@@ -649,6 +677,7 @@ impl Profile {
             names: t.names.clone(),
             events: t.events.clone(),
             dropped_events: t.dropped,
+            max_events: self.options.max_events,
             sites: sites.sites.clone(),
             site_totals: sites.totals.clone(),
             frames: s.frames.clone(),
@@ -753,12 +782,14 @@ mod tests {
     #[test]
     fn samples_share_stacks_and_host_leaves() {
         let p = Profile::new(ProfileOptions::default());
-        let f = p.frame_id((0, 0, 0, 0), || SampledFrame {
+        let (ids, loc) = p.frame_ids(&[(0, 0, 0, 0)], |_| SampledFrame {
             function: "m.f".into(),
             location: Some("a.mlir:1:1".into()),
         });
-        let again = p.frame_id((0, 0, 0, 0), || unreachable!("described once"));
-        assert_eq!(f, again);
+        let f = ids[0];
+        assert_eq!(loc.as_deref(), Some("a.mlir:1:1"));
+        let (again, _) = p.frame_ids(&[(0, 0, 0, 0)], |_| unreachable!("described once"));
+        assert_eq!(f, again[0]);
         p.sample(&[f], 0, 100);
         p.sample(&[f], 100, 150);
         p.host_sample(&[f], "hal.fence.await", 70);
@@ -771,6 +802,5 @@ mod tests {
             "[host] hal.fence.await"
         );
         assert_eq!(d.samples.len(), 2);
-        assert_eq!(p.frame_location(f).as_deref(), Some("a.mlir:1:1"));
     }
 }

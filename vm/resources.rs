@@ -80,7 +80,7 @@ struct Share {
     profile: Mutex<Option<Arc<crate::profile::Profile>>>,
     /// While a host call made from bytecode runs under a profile: the
     /// source location of the call.
-    call_site: Mutex<Option<String>>,
+    call_site: Mutex<Option<Arc<str>>>,
 }
 
 /// A context's interrupt flag and deadline, taken by
@@ -261,7 +261,7 @@ impl ContextResources {
     /// While the context is profiled and a host function called from
     /// bytecode runs: the source location (`file:line:col`) of the call,
     /// when the calling module has debug information.
-    pub fn call_site(&self) -> Option<String> {
+    pub fn call_site(&self) -> Option<Arc<str>> {
         self.share
             .call_site
             .lock()
@@ -269,7 +269,7 @@ impl ContextResources {
             .clone()
     }
 
-    pub(crate) fn set_call_site(&self, location: Option<String>) {
+    pub(crate) fn set_call_site(&self, location: Option<Arc<str>>) {
         *self
             .share
             .call_site

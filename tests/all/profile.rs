@@ -110,6 +110,20 @@ fn a_models_dispatches_land_on_each_workers_track() {
         let name = &names.iter().find(|(t, _)| *t == tid).unwrap().1;
         assert!(name.starts_with("worker "), "a batch on {name}");
     }
+    // The native library names the source line of each export.
+    for d in &dispatches {
+        assert_eq!(d["args"]["location"], "conv2d.mlir:1", "{d}");
+    }
+    // The end of the dispatch, once a worker is out of work, is a barrier.
+    assert!(spans.iter().any(|s| s["cat"] == "barrier"
+        && s["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("barrier after conv2d_dispatch")));
+    // The wait for the result's fence is a wait.
+    assert!(spans
+        .iter()
+        .any(|s| s["cat"] == "wait" && s["name"] == "hal.fence.await"));
     // Host calls are on the VM's track; memory in use is a counter.
     assert!(spans
         .iter()
@@ -125,6 +139,43 @@ fn a_models_dispatches_land_on_each_workers_track() {
     );
     assert!(err.contains("conv2d_dispatch_0"), "{err}");
     assert!(err.contains("of 2 workers over the run"), "{err}");
+}
+
+#[test]
+fn fills_and_copies_are_transfers_and_host_calls_are_leaves_of_the_vm_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("loop.json");
+    let folded = dir.path().join("loop.folded");
+    let args = std::fs::read_to_string(repo_file("tests/models/loop.args")).unwrap();
+    let mut argv = vec![
+        "run".to_string(),
+        format!("--module={}", repo_file("tests/models/embedded/loop.vmfb")),
+        format!("--profile={}", json.display()),
+        format!("--profile={}", folded.display()),
+    ];
+    argv.extend(args.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+    let (_, err, code) = irvm(&argv);
+    assert_eq!(code, 0, "{err}");
+    let trace = load_trace(&json);
+    let transfers: Vec<&Json> = events(&trace)
+        .iter()
+        .filter(|e| e["cat"] == "transfer")
+        .collect();
+    assert!(!transfers.is_empty(), "no transfer span");
+    for t in &transfers {
+        assert!(
+            ["fill", "copy", "update"].contains(&t["name"].as_str().unwrap()),
+            "{t}"
+        );
+        assert!(t["args"]["bytes"].as_u64().unwrap() > 0, "{t}");
+    }
+    let stacks = std::fs::read_to_string(&folded).unwrap();
+    assert!(
+        stacks
+            .lines()
+            .any(|l| l.contains(";[host] hal.device.queue.execute")),
+        "{stacks}"
+    );
 }
 
 #[test]
@@ -323,18 +374,16 @@ fn a_profile_file_of_unknown_kind_is_refused_before_anything_runs() {
         "{err}"
     );
     assert!(!bad.exists());
-    // A file that cannot be written is an error naming it, after the run.
-    let (_, err, code) = irvm(&[
+    // A file that cannot be made is an error naming it, before the run.
+    let (out, err, code) = irvm(&[
         "run".to_string(),
         call_in_loop(),
         "--input=10".into(),
         "--profile=/nonexistent-dir/p.json".into(),
     ]);
     assert_ne!(code, 0);
-    assert!(
-        err.contains("writing --profile=/nonexistent-dir/p.json"),
-        "{err}"
-    );
+    assert!(out.is_empty(), "nothing ran: {out}");
+    assert!(err.contains("--profile=/nonexistent-dir/p.json"), "{err}");
 }
 
 #[test]
@@ -423,7 +472,44 @@ fn the_page_draws_tracks_bars_and_the_dispatch_table_in_a_browser() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The script ran and drew: a track per thread, bars in them.
+    check_drawn(&dom);
+    // And a screenshot shows it (a PNG of the window's size).
+    let png = dir.path().join("shot.png");
+    let shot = headless(&browser, &dir.path().join("chromium2"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(shot.status.success());
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+
+    // Names cannot break the page: a module whose file name opens an HTML
+    // comment and a script still gets its page drawn.
+    let odd = dir.path().join("m<!--<script>.vmfb");
+    std::fs::copy(repo_file("tests/models/embedded/conv2d.vmfb"), &odd).unwrap();
+    let page = dir.path().join("odd.html");
+    let mut args = vec![
+        "run".to_string(),
+        "--device=local-task".into(),
+        "--task_topology_max_group_count=2".into(),
+    ];
+    args.extend(conv2d_args().into_iter().skip(1));
+    args.push(format!("--module={}", odd.display()));
+    args.push(format!("--profile={}", page.display()));
+    let (_, err, code) = irvm(&args);
+    assert_eq!(code, 0, "{err}");
+    let out = headless(&browser, &dir.path().join("chromium3"))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    check_drawn(&String::from_utf8_lossy(&out.stdout));
+}
+
+/// The page's script ran and drew: a track per thread, bars in them, the
+/// dispatch ranked with its source line.
+fn check_drawn(dom: &str) {
     assert!(dom.contains("data-label=\"VM (main thread)\""), "{dom}");
     assert!(dom.contains("data-label=\"worker "), "{dom}");
     assert!(dom.contains("class=\"span cat-workgroups\""), "{dom}");
@@ -435,7 +521,6 @@ fn the_page_draws_tracks_bars_and_the_dispatch_table_in_a_browser() {
         .and_then(|n| n.parse().ok())
         .expect("the timeline counts its bars");
     assert!(bars >= 3, "{bars} bars");
-    // The table ranks the dispatch, with its source location.
     let table = dom
         .split("<table id=\"dispatches\">")
         .nth(1)
@@ -443,14 +528,105 @@ fn the_page_draws_tracks_bars_and_the_dispatch_table_in_a_browser() {
     let body = table.split("</tbody>").next().unwrap();
     assert!(body.contains("conv2d_dispatch_0"), "{body}");
     assert!(body.contains("100.0%"), "{body}");
-    // And a screenshot shows it (a PNG of the window's size).
-    let png = dir.path().join("shot.png");
-    let shot = headless(&browser, &dir.path().join("chromium2"))
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs");
-    assert!(shot.status.success());
-    let bytes = std::fs::read(&png).expect("a screenshot");
-    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(body.contains("conv2d.mlir:1"), "{body}");
+}
+
+/// Writes `text` as `NAME.vmasm` in `dir` and assembles it to `NAME.vmfb`.
+fn assemble(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.vmasm"));
+    let out = dir.join(format!("{name}.vmfb"));
+    std::fs::write(&src, text).unwrap();
+    let (_, err, code) = irvm(&[
+        "as".to_string(),
+        "-o".into(),
+        out.display().to_string(),
+        src.display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn a_loop_free_callee_gets_its_own_time_in_every_engine() {
+    // `main` calls `heavy` in a loop; `heavy` is straight-line code with no
+    // loop or call, so only the poll before its return can see it on top.
+    let mut heavy = String::new();
+    for k in 0..400 {
+        heavy.push_str(&format!(
+            "  %i0 = vm.mul.i32 %i0, %i0\n  %i1 = vm.const.i32 {k}\n  %i0 = vm.add.i32 %i0, %i1\n"
+        ));
+    }
+    let text = format!(
+        "vm.module @leaf version 0\n\
+         vm.func @heavy(%i0: i32) -> (i32) {{\n^bb0:\n{heavy}  vm.return %i0\n}}\n\
+         vm.export @main\n\
+         vm.func @main(%i0: i32) -> (i32) {{\n^bb0:\n  %i1 = vm.const.i32.zero\n  vm.br ^bb1()\n\
+         ^bb1:\n  %i1 = vm.call @heavy(%i1)\n  %i2 = vm.const.i32 1\n  %i0 = vm.sub.i32 %i0, %i2\n  \
+         vm.cond_br %i0, ^bb1(), ^bb2()\n^bb2:\n  vm.return %i1\n}}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let module = assemble(dir.path(), "leaf", &text);
+    for engine in ["interp", "jit", "auto"] {
+        let folded = dir.path().join(format!("{engine}.folded"));
+        let (_, err, code) = irvm(&[
+            "run".to_string(),
+            format!("--module={}", module.display()),
+            "--function=main".into(),
+            "--input=100000".into(),
+            format!("--engine={engine}"),
+            format!("--profile={}", folded.display()),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let (mut callee, mut all) = (0u64, 0u64);
+        for line in std::fs::read_to_string(&folded).unwrap().lines() {
+            let (stack, us) = line.rsplit_once(' ').unwrap();
+            let us: u64 = us.parse().unwrap();
+            all += us;
+            if stack.split(';').count() == 2 {
+                callee += us;
+            }
+        }
+        assert!(
+            callee * 10 > all * 8,
+            "{engine}: the callee got {callee} of {all} us"
+        );
+    }
+}
+
+#[test]
+fn deep_recursion_is_sampled_with_its_middle_elided() {
+    let text = "vm.module @deep version 0\n\
+        vm.func @down(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32.zero\n  \
+        %i2 = vm.cmp.eq.i32 %i0, %i1\n  vm.cond_br %i2, ^bb1(), ^bb2()\n^bb1:\n  vm.return %i1\n\
+        ^bb2:\n  %i7 = vm.const.i32 1\n  %i3 = vm.sub.i32 %i0, %i7\n  %i3 = vm.call @down(%i3)\n  \
+        %i3 = vm.add.i32 %i3, %i7\n  vm.return %i3\n}\n\
+        vm.export @main\n\
+        vm.func @main(%i0: i32, %i1: i32) -> (i32) {\n^bb0:\n  %i5 = vm.const.i32.zero\n  vm.br ^bb1()\n\
+        ^bb1:\n  %i6 = vm.call @down(%i1)\n  %i5 = vm.add.i32 %i5, %i6\n  %i7 = vm.const.i32 1\n  \
+        %i0 = vm.sub.i32 %i0, %i7\n  vm.cond_br %i0, ^bb1(), ^bb2()\n^bb2:\n  vm.return %i5\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let module = assemble(dir.path(), "deep", text);
+    let folded = dir.path().join("deep.folded");
+    let json = dir.path().join("deep.json");
+    let (out, err, code) = irvm(&[
+        "run".to_string(),
+        format!("--module={}", module.display()),
+        "--function=main".into(),
+        "--input=3000".into(),
+        "--input=5000".into(),
+        format!("--profile={}", folded.display()),
+        format!("--profile={}", json.display()),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("i32=15000000"), "{out}");
+    let text = std::fs::read_to_string(&folded).unwrap();
+    assert!(text.contains("[deeper frames elided]"), "{text}");
+    for line in text.lines() {
+        let frames = line.split(';').count();
+        assert!(frames <= 128, "{frames} frames kept");
+    }
+    // Bounded output: a distinct stack per sampled depth of at most 128
+    // frames, not 5000 frames per sample.
+    assert!(std::fs::metadata(&json).unwrap().len() < 64 << 20);
+    load_trace(&json);
 }

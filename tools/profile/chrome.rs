@@ -48,7 +48,10 @@ pub fn trace_json(data: &ProfileData, info: &RunInfo) -> String {
         ),
     );
     let sampled = sampled_spans(data);
-    for (k, t) in data.tracks.iter().enumerate() {
+    let mut order: Vec<usize> = (0..data.tracks.len()).collect();
+    order.sort_by_key(|&k| super::track_order(&data.tracks[k].name));
+    for (rank, &k) in order.iter().enumerate() {
+        let t = &data.tracks[k];
         let tid = k as u32 + 1;
         push(
             &mut out,
@@ -61,7 +64,7 @@ pub fn trace_json(data: &ProfileData, info: &RunInfo) -> String {
             &mut out,
             format!(
                 "{{\"ph\":\"M\",\"pid\":1,\"tid\":{tid},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
-                2 * k + 1
+                2 * rank + 1
             ),
         );
         if sampled.iter().any(|s| s.track == k as u32) {
@@ -77,7 +80,7 @@ pub fn trace_json(data: &ProfileData, info: &RunInfo) -> String {
                 &mut out,
                 format!(
                     "{{\"ph\":\"M\",\"pid\":1,\"tid\":{stid},\"name\":\"thread_sort_index\",\"args\":{{\"sort_index\":{}}}}}",
-                    2 * k + 2
+                    2 * rank + 2
                 ),
             );
         }

@@ -45,7 +45,7 @@ fn format_of(path: &str) -> Result<Format, String> {
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".json") {
         Ok(Format::Chrome)
-    } else if lower.ends_with(".html") || lower.ends_with(".htm") {
+    } else if lower.ends_with(".html") {
         Ok(Format::Page)
     } else if lower.ends_with(".folded") {
         Ok(Format::Folded)
@@ -65,21 +65,28 @@ static PROFILE: OnceLock<Arc<Profile>> = OnceLock::new();
 /// dispatch totals for `--print_statistics` alone. Checks the file names
 /// first.
 pub fn start(args: &ProfileArgs, statistics: bool) -> Result<(), String> {
+    let mut timeline = false;
     for f in &args.files {
-        format_of(f)?;
+        timeline |= format_of(f)? != Format::Folded;
+    }
+    // Each file is made now, so that one that cannot be written fails
+    // before anything runs, not after.
+    for f in &args.files {
+        std::fs::File::create(f).map_err(|e| format!("--profile={f}: {e}"))?;
     }
     let wanted = !args.files.is_empty();
     if !wanted && !statistics {
         return Ok(());
     }
-    let options = if wanted {
-        ProfileOptions::default()
-    } else {
-        ProfileOptions {
-            timeline: false,
-            sample_every: None,
-            ..ProfileOptions::default()
-        }
+    let options = ProfileOptions {
+        // Folded stacks need the samples, not the timeline.
+        timeline,
+        sample_every: if wanted {
+            ProfileOptions::default().sample_every
+        } else {
+            None
+        },
+        ..ProfileOptions::default()
     };
     let _ = PROFILE.set(Profile::new(options));
     Ok(())
@@ -88,6 +95,14 @@ pub fn start(args: &ProfileArgs, statistics: bool) -> Result<(), String> {
 /// The run's profile, if [`start`] made one.
 pub fn current() -> Option<Arc<Profile>> {
     PROFILE.get().cloned()
+}
+
+/// Starts the profile's totals again: what `--print_statistics` ranks
+/// covers what runs from now on (the modules' initializers ran before).
+pub fn measure_from_here() {
+    if let Some(p) = PROFILE.get() {
+        p.reset_totals();
+    }
 }
 
 /// Stops recording and returns what was recorded.
@@ -109,8 +124,19 @@ pub struct RunInfo<'a> {
     pub device: String,
 }
 
-/// Writes every `--profile` file.
+/// Writes every `--profile` file; says on stderr (as `tool`) when the
+/// timeline was longer than the profile keeps.
 pub fn write_files(args: &ProfileArgs, data: &ProfileData, info: &RunInfo) -> Result<(), String> {
+    if args.files.is_empty() {
+        return Ok(());
+    }
+    if data.dropped_events > 0 {
+        eprintln!(
+            "{}: the profile's timeline kept its first {} events and left out {} later ones \
+             (the dispatch totals, busy times and samples cover the whole run)",
+            info.tool, data.max_events, data.dropped_events
+        );
+    }
     for path in &args.files {
         let text = match format_of(path)? {
             Format::Chrome => chrome::trace_json(data, info),
@@ -141,6 +167,21 @@ pub(crate) fn track_label(name: &str) -> String {
     }
 }
 
+/// The order tracks are shown in: the main thread, the hal's workers by
+/// number, then the rest by name.
+pub(crate) fn track_order(name: &str) -> (u8, u64, String) {
+    if name == "main" {
+        (0, 0, String::new())
+    } else if let Some(n) = name
+        .strip_prefix("irvm-hal-worker-")
+        .and_then(|n| n.parse().ok())
+    {
+        (1, n, String::new())
+    } else {
+        (2, 0, name.to_owned())
+    }
+}
+
 /// A span of the sampled VM stack, made from consecutive samples that
 /// share the frame at `depth`.
 pub(crate) struct SampledSpan {
@@ -152,8 +193,18 @@ pub(crate) struct SampledSpan {
 }
 
 /// The samples as nested spans per track: a frame's span lasts while the
-/// samples that follow each other have it at the same depth.
+/// samples that follow each other have it at the same depth; at most
+/// [`ProfileData::max_events`] of them, the earliest.
 pub(crate) fn sampled_spans(data: &ProfileData) -> Vec<SampledSpan> {
+    let mut spans = all_sampled_spans(data);
+    if spans.len() > data.max_events {
+        spans.sort_by_key(|s| s.start_ns);
+        spans.truncate(data.max_events);
+    }
+    spans
+}
+
+fn all_sampled_spans(data: &ProfileData) -> Vec<SampledSpan> {
     let mut by_track: std::collections::BTreeMap<u32, Vec<&irvm::profile::SamplePoint>> =
         Default::default();
     for s in &data.samples {
@@ -211,6 +262,7 @@ mod tests {
     #[test]
     fn samples_merge_into_nested_spans() {
         let data = ProfileData {
+            max_events: 100,
             stacks: vec![vec![0], vec![0, 1], vec![0, 2]],
             samples: [
                 (0, 10, 0),

@@ -24,7 +24,8 @@
 
   // Rows: each track, then its sampled stack when it has one.
   var rows = [];
-  data.tracks.forEach(function (label, k) {
+  data.track_order.forEach(function (k) {
+    var label = data.tracks[k];
     var spans = data.spans.filter(function (s) { return s[0] === k; });
     var depth = 0;
     spans.forEach(function (s) { depth = Math.max(depth, s[1] + 1); });
@@ -143,8 +144,11 @@
 
   var summary = esc(data.tool) + " " + esc(data.modules) + (data.called ? " (" + esc(data.called) + ")" : "") +
     ", " + esc(data.device) + ": " + fmtUs(data.elapsed_us) + " recorded, " + data.spans.length + " spans";
-  if (data.dropped || data.page_dropped) {
-    summary += " (" + (data.dropped + data.page_dropped) + " more not shown: only the longest are kept)";
+  if (data.dropped) {
+    summary += "; the timeline kept the first events recorded and left out " + data.dropped + " later ones";
+  }
+  if (data.page_dropped) {
+    summary += "; this page draws the longest spans and leaves out " + data.page_dropped + " shorter ones";
   }
   document.getElementById("summary").innerHTML = summary;
   var cats = ["invocation", "host", "wait", "dispatch", "workgroups", "barrier", "transfer", "compile", "vm"];

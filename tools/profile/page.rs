@@ -17,10 +17,12 @@ use super::{micros, sampled_spans, track_label, RunInfo};
 pub const MAX_PAGE_SPANS: usize = 200_000;
 
 fn quoted(s: &str) -> String {
-    // `</` must not close the script element the JSON sits in.
+    // No `<` at all inside the script element the JSON sits in: `</script`
+    // would close it, and `<!--` with `<script` would make the parser skip
+    // past its real end.
     serde_json::to_string(s)
         .unwrap_or_else(|_| "\"?\"".into())
-        .replace("</", "<\\/")
+        .replace('<', "\\u003c")
 }
 
 /// Nesting depth of each span of one track: a span inside another (the
@@ -65,6 +67,15 @@ pub fn html(data: &ProfileData, info: &RunInfo) -> String {
             json.push(',');
         }
         let _ = write!(json, "{}", quoted(&track_label(&t.name)));
+    }
+    json.push_str("],\"track_order\":[");
+    let mut order: Vec<usize> = (0..data.tracks.len()).collect();
+    order.sort_by_key(|&k| super::track_order(&data.tracks[k].name));
+    for (k, t) in order.iter().enumerate() {
+        if k > 0 {
+            json.push(',');
+        }
+        let _ = write!(json, "{t}");
     }
     json.push_str("],\"names\":[");
     for (k, n) in data.names.iter().enumerate() {
@@ -215,6 +226,7 @@ mod tests {
 
     #[test]
     fn the_data_cannot_close_its_script_element() {
-        assert_eq!(quoted("</script>"), "\"<\\/script>\"");
+        assert_eq!(quoted("</script>"), "\"\\u003c/script>\"");
+        assert!(!quoted("<!--<script>").contains('<'));
     }
 }

@@ -1166,6 +1166,13 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 }
                 Opcode::Return => {
                     pay_alone!(at);
+                    // Polled loops also answer the stop word before a
+                    // return, so a sample taken in code without loops or
+                    // calls still finds its function on top.
+                    if LIMITS != PLAIN && raised() {
+                        ip = at;
+                        poll!();
+                    }
                     match tri!(call::leave(ctx, i)) {
                         Ok(cursor) => {
                             (ip, regs, refs) = cursor;

@@ -27,6 +27,9 @@ pub(crate) struct ProfileHook {
     pub host_ns: u64,
     /// The memory in use the timeline's counter last showed.
     pub last_memory: u64,
+    /// `module.function` of each host function called, by (module,
+    /// function index).
+    host_names: rustc_hash::FxHashMap<(u32, u32), Arc<str>>,
 }
 
 impl ProfileHook {
@@ -42,6 +45,7 @@ impl ProfileHook {
             last_ns: now,
             host_ns: 0,
             last_memory: 0,
+            host_names: Default::default(),
         }
     }
 
@@ -65,25 +69,63 @@ fn frame_pc(f: &Frame, top: bool, top_pc: Option<usize>, in_call: bool) -> usize
     }
 }
 
-/// The frame ids of the stack, outermost first.
+/// Frames of a sampled stack kept: the outermost [`OUTER_FRAMES`], a
+/// marker, and the innermost rest; a deeper stack (deep recursion) would
+/// cost a hash lookup per frame per sample and a copy per distinct depth.
+const MAX_SAMPLED_FRAMES: usize = 128;
+/// Outermost frames kept of a stack deeper than [`MAX_SAMPLED_FRAMES`].
+const OUTER_FRAMES: usize = 32;
+/// The marker frame's key: no context has this id.
+const ELIDED_KEY: crate::profile::FrameKey = (u64::MAX, 0, 0, 0);
+
+/// The frame ids of the stack, outermost first (at most
+/// [`MAX_SAMPLED_FRAMES`], the middle of a deeper one elided), and the top
+/// frame's source location.
 fn stack_ids(
     hook: &ProfileHook,
     modules: &[Registered],
     stack: &Stack,
     top_pc: Option<usize>,
     in_call: bool,
-) -> Vec<u32> {
+) -> (Vec<u32>, Option<Arc<str>>) {
     let n = stack.frames.len();
-    let mut ids = Vec::with_capacity(n);
-    for (k, f) in stack.frames.iter().enumerate() {
+    let inner_from = if n > MAX_SAMPLED_FRAMES {
+        n - (MAX_SAMPLED_FRAMES - OUTER_FRAMES - 1)
+    } else {
+        OUTER_FRAMES.min(n)
+    };
+    // `None`: the marker where frames were left out.
+    let mut kept: Vec<Option<(usize, u32)>> = Vec::with_capacity(n.min(MAX_SAMPLED_FRAMES));
+    for k in (0..OUTER_FRAMES.min(n)).chain(inner_from..n) {
+        if k == inner_from && n > MAX_SAMPLED_FRAMES {
+            kept.push(None);
+        }
+        let f = &stack.frames[k];
         let pc = frame_pc(f, k + 1 == n, top_pc, in_call);
         let offsets = &f.func.offsets;
         let offset = offsets
             .get(pc.min(offsets.len().saturating_sub(1)))
             .copied()
             .unwrap_or(0);
-        let key = (hook.context, f.module, f.func.ordinal, offset);
-        ids.push(hook.profile.frame_id(key, || {
+        kept.push(Some((k, offset)));
+    }
+    let keys: Vec<crate::profile::FrameKey> = kept
+        .iter()
+        .map(|k| match k {
+            Some((k, offset)) => {
+                let f = &stack.frames[*k];
+                (hook.context, f.module, f.func.ordinal, *offset)
+            }
+            None => ELIDED_KEY,
+        })
+        .collect();
+    hook.profile.frame_ids(&keys, |i| match kept[i] {
+        None => SampledFrame {
+            function: "[deeper frames elided]".into(),
+            location: None,
+        },
+        Some((k, offset)) => {
+            let f = &stack.frames[k];
             let d = describe_frame(modules, f.module, f.func.ordinal, offset);
             SampledFrame {
                 function: format!("{}.{}", d.module, d.function),
@@ -92,9 +134,8 @@ fn stack_ids(
                 // one, else none.
                 location: d.source.iter().find(|p| p.line > 0).map(|p| p.to_string()),
             }
-        }));
-    }
-    ids
+        }
+    })
 }
 
 /// Answers a sample request: records the stack, weighted by the time
@@ -127,7 +168,7 @@ pub(crate) fn take_sample(ctx: &mut Context, at: Option<*const Inst>) {
     if ran == 0 || stack.frames.is_empty() {
         return;
     }
-    let ids = stack_ids(hook, modules, stack, top_pc, false);
+    let (ids, _) = stack_ids(hook, modules, stack, top_pc, false);
     hook.profile.sample(&ids, now - ran, now);
 }
 
@@ -149,8 +190,7 @@ pub(crate) fn host_call_begins(
     resources: &crate::ContextResources,
 ) -> Option<HostCallTiming> {
     let hook = hooks.profile.as_mut()?;
-    let ids = stack_ids(hook, modules, stack, None, true);
-    let location = ids.last().and_then(|&id| hook.profile.frame_location(id));
+    let (ids, location) = stack_ids(hook, modules, stack, None, true);
     resources.set_call_site(location);
     Some(HostCallTiming {
         start_ns: hook.timed.then(|| hook.profile.now_ns()),
@@ -165,6 +205,7 @@ pub(crate) fn host_call_ends(
     hooks: &mut super::hooks::Hooks,
     resources: &crate::ContextResources,
     timing: HostCallTiming,
+    callee: (u32, u32),
     module: &str,
     function: &str,
 ) {
@@ -178,7 +219,11 @@ pub(crate) fn host_call_ends(
     let end = hook.profile.now_ns();
     let ns = end.saturating_sub(start_ns);
     hook.host_ns += ns;
-    let name = format!("{module}.{function}");
+    let name = hook
+        .host_names
+        .entry(callee)
+        .or_insert_with(|| Arc::from(format!("{module}.{function}")))
+        .clone();
     let kind = if function.ends_with("await") || function.contains("wait") {
         SpanKind::Wait
     } else {

@@ -422,7 +422,12 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                             if let Some(timing) = timing {
                                 let function = h.funcs.get(index as usize).map_or("?", |f| &f.0);
                                 super::profiling::host_call_ends(
-                                    hooks, resources, timing, &h.name, function,
+                                    hooks,
+                                    resources,
+                                    timing,
+                                    (target_module, index),
+                                    &h.name,
+                                    function,
                                 );
                             }
                             outcome

@@ -839,7 +839,7 @@ fn command_buffer_dispatch(state: &mut HalState, a: &mut Args) -> Result<Vec<Val
             workgroups: Workgroups::Static(workgroups),
             constants,
             bindings,
-            location: state.resources.call_site(),
+            location: state.resources.call_site().map(|l| l.to_string()),
         },
     )
 }
@@ -871,7 +871,7 @@ fn command_buffer_dispatch_indirect(
             workgroups: Workgroups::Indirect(counts),
             constants,
             bindings,
-            location: state.resources.call_site(),
+            location: state.resources.call_site().map(|l| l.to_string()),
         },
     )
 }
