@@ -1,8 +1,11 @@
-//! The tensor-program corpus (`tests/models/`, made by
-//! `scripts/make-model-corpus`): every recorded iree-run-module run is
-//! replayed through `irvm run` and must match its stdout and exit status
-//! byte for byte. When the reference tools are installed, each run is also
-//! compared against a live `iree-run-module` on the same committed module.
+//! The tensor-program corpora, replayed through `irvm run`: every recorded
+//! iree-run-module run must match its stdout, exit status and written
+//! files byte for byte. `tests/models/` (made by
+//! `scripts/make-model-corpus`) holds hand-written and generated programs;
+//! `tests/onnx/` (made by `scripts/make-onnx-corpus`) ONNX's own backend
+//! test cases imported with iree-import-onnx. When the reference tools
+//! are installed, each run is also compared against a live
+//! `iree-run-module` on the same committed module.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,10 +16,31 @@ fn models_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models")
 }
 
-/// The module variants of each model: vmvx in `tests/models/`, llvm-cpu
-/// (native code) in `embedded/` and `system/`, each with its own recorded
-/// output (float results may differ between backends).
-const VARIANTS: &[&str] = &["", "embedded", "system"];
+/// One recorded corpus: its folder and the module variants in it (each
+/// with its own recorded output: float results may differ between
+/// backends).
+struct Corpus {
+    dir: PathBuf,
+    /// `""` for vmvx in the folder itself, else the subfolder of an
+    /// llvm-cpu (native code) variant.
+    variants: &'static [&'static str],
+}
+
+/// `tests/models/`: vmvx, and llvm-cpu in `embedded/` and `system/`.
+fn models() -> Corpus {
+    Corpus {
+        dir: models_dir(),
+        variants: &["", "embedded", "system"],
+    }
+}
+
+/// `tests/onnx/`: vmvx, and llvm-cpu in `embedded/`.
+fn onnx() -> Corpus {
+    Corpus {
+        dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx"),
+        variants: &["", "embedded"],
+    }
+}
 
 /// One recorded run: the module, its arguments, the expected stdout and
 /// exit status.
@@ -24,6 +48,8 @@ struct Case {
     name: String,
     /// Where the module and the recorded output are.
     dir: PathBuf,
+    /// The corpus folder: its `.args`, `.differs` and `in--` files.
+    inputs: PathBuf,
     /// The native variants also run on `--device=local-sync`.
     native: bool,
     module: PathBuf,
@@ -35,21 +61,24 @@ struct Case {
     differs: bool,
 }
 
-fn cases() -> Vec<Case> {
-    let mut cases: Vec<Case> = VARIANTS.iter().flat_map(|v| variant_cases(v)).collect();
+fn cases(corpus: &Corpus) -> Vec<Case> {
+    let mut cases: Vec<Case> = corpus
+        .variants
+        .iter()
+        .flat_map(|v| variant_cases(&corpus.dir, v))
+        .collect();
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     cases
 }
 
-fn variant_cases(variant: &str) -> Vec<Case> {
+fn variant_cases(inputs: &Path, variant: &str) -> Vec<Case> {
     if !variant.is_empty() && !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
         return Vec::new(); // native code for x86-64 Linux only
     }
-    let inputs = models_dir();
     let dir = inputs.join(variant);
     let mut cases = Vec::new();
-    let mut entries: Vec<_> = std::fs::read_dir(&inputs)
-        .expect("tests/models exists")
+    let mut entries: Vec<_> = std::fs::read_dir(inputs)
+        .expect("the corpus folder exists")
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "args"))
         .collect();
@@ -83,6 +112,7 @@ fn variant_cases(variant: &str) -> Vec<Case> {
             native: !variant.is_empty(),
             module: dir.join(format!("{model}.vmfb")),
             dir: dir.clone(),
+            inputs: inputs.to_path_buf(),
             args,
             expected,
             status,
@@ -92,10 +122,10 @@ fn variant_cases(variant: &str) -> Vec<Case> {
     cases
 }
 
-/// The corpus's input files (`in--NAME`, copied as `NAME` into the
+/// A corpus's input files (`in--NAME`, copied as `NAME` into the
 /// directory of each run whose arguments name it).
-fn input_files() -> Vec<(String, PathBuf)> {
-    let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(models_dir())
+fn input_files(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter_map(|p| {
@@ -166,7 +196,7 @@ fn runs_here(case: &Case) -> bool {
 
 /// The input files `case`'s arguments name (a run reads no other).
 fn inputs_of(case: &Case) -> Vec<(String, PathBuf)> {
-    input_files()
+    input_files(&case.inputs)
         .into_iter()
         .filter(|(name, _)| case.args.iter().any(|a| a.contains(name.as_str())))
         .collect()
@@ -212,83 +242,132 @@ fn run_in(program: &Path, prefix: &[&str], case: &Case, dir: &Path) -> (Vec<u8>,
     )
 }
 
-#[test]
-fn corpus_matches_the_recorded_reference_output() {
-    let cases = cases();
-    assert!(cases.len() >= 10, "corpus has {} runs", cases.len());
+/// Replays every run of `cases` through `irvm run` (the native variants
+/// on `local-task` and `local-sync`), on `threads` threads; returns what
+/// differs from the recording.
+fn replay(cases: &[Case], threads: usize) -> Vec<String> {
+    let runs: Vec<(&Case, &'static str)> = cases
+        .iter()
+        .filter(|c| runs_here(c))
+        .flat_map(|c| {
+            let devices: &[&'static str] = if c.native {
+                &["--device=local-task", "--device=local-sync"]
+            } else {
+                &["--device=local-task"]
+            };
+            devices.iter().map(move |d| (c, *d))
+        })
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(case, device)) = runs.get(k) else {
+                    break;
+                };
+                let found = replay_one(case, device);
+                failures.lock().unwrap().extend(found);
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap();
+    failures.sort();
+    failures
+}
+
+/// One run of `case` on `device` against its recording.
+fn replay_one(case: &Case, device: &str) -> Vec<String> {
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     let mut failures = Vec::new();
-    let runs = cases.iter().filter(|c| runs_here(c)).flat_map(|c| {
-        let devices: &[&'static str] = if c.native {
-            &["--device=local-task", "--device=local-sync"]
-        } else {
-            &["--device=local-task"]
-        };
-        devices.iter().map(move |d| (c, *d))
-    });
-    for (case, device) in runs {
-        let work = tempfile::tempdir().unwrap();
-        let (stdout, status, stderr) = run_in(irvm, &["run", device], case, work.path());
-        // Files the run wrote (--output=@FILE) against the recorded CASE--FILE.
-        let inputs: Vec<String> = inputs_of(case).into_iter().map(|(n, _)| n).collect();
-        let mut written: Vec<String> = std::fs::read_dir(work.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| !inputs.contains(n))
-            .collect();
-        written.sort();
-        let stem = case.name.rsplit('/').next().unwrap_or(&case.name);
-        let prefix = format!("{stem}--");
-        let mut recorded: Vec<String> = std::fs::read_dir(&case.dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter_map(|n| n.strip_prefix(&prefix).map(str::to_string))
-            .collect();
-        recorded.sort();
-        if written != recorded {
+    let work = tempfile::tempdir().unwrap();
+    let (stdout, status, stderr) = run_in(irvm, &["run", device], case, work.path());
+    // Files the run wrote (--output=@FILE) against the recorded CASE--FILE.
+    let inputs: Vec<String> = inputs_of(case).into_iter().map(|(n, _)| n).collect();
+    let mut written: Vec<String> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !inputs.contains(n))
+        .collect();
+    written.sort();
+    let stem = case.name.rsplit('/').next().unwrap_or(&case.name);
+    let prefix = format!("{stem}--");
+    let mut recorded: Vec<String> = std::fs::read_dir(&case.dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_prefix(&prefix).map(str::to_string))
+        .collect();
+    recorded.sort();
+    if written != recorded {
+        failures.push(format!(
+            "{} ({device}): wrote {written:?}, expected {recorded:?}\n--- stderr\n{stderr}",
+            case.name
+        ));
+    }
+    for f in &recorded {
+        let ours = std::fs::read(work.path().join(f)).unwrap_or_default();
+        let theirs = std::fs::read(case.dir.join(format!("{prefix}{f}"))).unwrap();
+        if ours != theirs {
             failures.push(format!(
-                "{}: wrote {written:?}, expected {recorded:?}",
+                "{} ({device}): {f} differs from the recorded file",
                 case.name
             ));
-        }
-        for f in &recorded {
-            let ours = std::fs::read(work.path().join(f)).unwrap_or_default();
-            let theirs = std::fs::read(case.dir.join(format!("{prefix}{f}"))).unwrap();
-            if ours != theirs {
-                failures.push(format!("{}: {f} differs from the recorded file", case.name));
-            }
-        }
-        if stdout != case.expected || status != case.status {
-            failures.push(format!(
-                "{} ({device}): exit {status} (want {})\n--- irvm stdout\n{}--- expected\n{}--- stderr\n{stderr}",
-                case.name,
-                case.status,
-                String::from_utf8_lossy(&stdout),
-                String::from_utf8_lossy(&case.expected)
-            ));
-        }
-        if case.status != 0 && case.name.contains("wrong_") {
-            assert!(
-                stderr.contains("hal.buffer_view.assert") && !stderr.contains("panicked"),
-                "{}: failure should be the module's own assertion, got: {stderr}",
-                case.name
-            );
         }
     }
+    if stdout != case.expected || status != case.status {
+        failures.push(format!(
+            "{} ({device}): exit {status} (want {})\n--- irvm stdout\n{}--- expected\n{}--- stderr\n{stderr}",
+            case.name,
+            case.status,
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&case.expected)
+        ));
+    }
+    if case.status != 0 && case.name.contains("wrong_") {
+        assert!(
+            stderr.contains("hal.buffer_view.assert") && !stderr.contains("panicked"),
+            "{}: failure should be the module's own assertion, got: {stderr}",
+            case.name
+        );
+    }
+    failures
+}
+
+#[test]
+fn corpus_matches_the_recorded_reference_output() {
+    let cases = cases(&models());
+    assert!(cases.len() >= 10, "corpus has {} runs", cases.len());
+    let failures = replay(&cases, 1);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
-fn corpus_matches_a_live_reference_run() {
+fn onnx_corpus_matches_the_recorded_reference_output() {
+    // Hundreds of short runs: on as many threads as the machine has cores.
+    let cases = cases(&onnx());
+    assert!(
+        cases.len() >= 100,
+        "the ONNX corpus has {} runs",
+        cases.len()
+    );
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let failures = replay(&cases, threads);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs every case of `corpus` with a live `iree-run-module` and with
+/// `irvm run`, and compares stdout, exit status and written files.
+fn compare_live(corpus: &Corpus) {
     let Some(peer) = common::peer_bin(&["iree-run-module"]) else {
         common::report_missing_peer();
         return;
     };
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
-    for case in cases().iter().filter(|c| runs_here(c)) {
+    for case in cases(corpus).iter().filter(|c| runs_here(c)) {
         if case.differs {
             eprintln!(
-                "{}: not compared (irvm differs on purpose: tests/models/{}.differs)",
+                "{}: not compared (irvm differs on purpose: {}.differs)",
                 case.name,
                 case.name.rsplit('/').next().unwrap_or(&case.name)
             );
@@ -324,6 +403,11 @@ fn corpus_matches_a_live_reference_run() {
             case.name
         );
     }
+}
+
+#[test]
+fn corpus_matches_a_live_reference_run() {
+    compare_live(&models());
 }
 
 #[test]
