@@ -203,6 +203,19 @@ fn inputs_of(case: &Case) -> Vec<(String, PathBuf)> {
 }
 
 fn run_in(program: &Path, prefix: &[&str], case: &Case, dir: &Path) -> (Vec<u8>, i32, String) {
+    run_within(program, prefix, case, dir, None).expect("no time limit")
+}
+
+/// `run_in` killed after `wall` (with everything it started: the
+/// reference's `bin/` tools are Python wrappers around the binaries):
+/// `None` when it ran out of time.
+fn run_within(
+    program: &Path,
+    prefix: &[&str],
+    case: &Case,
+    dir: &Path,
+    wall: Option<std::time::Duration>,
+) -> Option<(Vec<u8>, i32, String)> {
     let inputs = inputs_of(case);
     for (name, path) in &inputs {
         std::fs::copy(path, dir.join(name)).unwrap();
@@ -216,13 +229,16 @@ fn run_in(program: &Path, prefix: &[&str], case: &Case, dir: &Path) -> (Vec<u8>,
             path
         })
         .collect();
-    let out = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .current_dir(dir)
         .args(prefix)
         .arg(format!("--module={}", case.module.display()))
-        .args(&case.args)
-        .output()
-        .unwrap();
+        .args(&case.args);
+    let out = match wall {
+        None => command.output().unwrap(),
+        Some(wall) => output_within(command, wall)?,
+    };
     for path in generated {
         std::fs::remove_file(path).unwrap();
     }
@@ -235,11 +251,57 @@ fn run_in(program: &Path, prefix: &[&str], case: &Case, dir: &Path) -> (Vec<u8>,
             case.name
         );
     }
-    (
+    Some((
         out.stdout,
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    ))
+}
+
+/// Runs `command` (its stdout and stderr captured) in a process group of
+/// its own, and kills the whole group after `wall`: `None` then.
+fn output_within(mut command: Command, wall: std::time::Duration) -> Option<std::process::Output> {
+    use std::process::Stdio;
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    // Drained on threads so that a chatty child cannot block on a pipe.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut out, &mut v);
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut err, &mut v);
+        v
+    });
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(std::process::Output {
+                status,
+                stdout: out.join().unwrap(),
+                stderr: err.join().unwrap(),
+            });
+        }
+        if start.elapsed() > wall {
+            #[cfg(unix)]
+            {
+                let group = libc::pid_t::try_from(child.id()).expect("a pid");
+                // SAFETY: signals the process group the child leads (made
+                // above), which holds only what this run started.
+                unsafe { libc::kill(-group, libc::SIGKILL) };
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Replays every run of `cases` through `irvm run` (the native variants
@@ -258,16 +320,25 @@ fn replay(cases: &[Case], threads: usize) -> Vec<String> {
             devices.iter().map(move |d| (c, *d))
         })
         .collect();
+    on_threads(&runs, threads, |&(case, device)| replay_one(case, device))
+}
+
+/// `check` on every item on `threads` threads; what they found, sorted.
+fn on_threads<T: Sync>(
+    items: &[T],
+    threads: usize,
+    check: impl Fn(&T) -> Vec<String> + Sync,
+) -> Vec<String> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..threads.max(1) {
             s.spawn(|| loop {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(case, device)) = runs.get(k) else {
+                let Some(item) = items.get(k) else {
                     break;
                 };
-                let found = replay_one(case, device);
+                let found = check(item);
                 failures.lock().unwrap().extend(found);
             });
         }
@@ -357,57 +428,95 @@ fn onnx_corpus_matches_the_recorded_reference_output() {
 }
 
 /// Runs every case of `corpus` with a live `iree-run-module` and with
-/// `irvm run`, and compares stdout, exit status and written files.
-fn compare_live(corpus: &Corpus) {
+/// `irvm run` on `threads` threads, and compares stdout, exit status and
+/// written files.
+fn compare_live(corpus: &Corpus, threads: usize) {
     let Some(peer) = common::peer_bin(&["iree-run-module"]) else {
         common::report_missing_peer();
         return;
     };
-    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
-    for case in cases(corpus).iter().filter(|c| runs_here(c)) {
+    let cases: Vec<Case> = cases(corpus).into_iter().filter(runs_here).collect();
+    let failures = on_threads(&cases, threads, |case| {
         if case.differs {
             eprintln!(
                 "{}: not compared (irvm differs on purpose: {}.differs)",
                 case.name,
                 case.name.rsplit('/').next().unwrap_or(&case.name)
             );
-            continue;
+            return Vec::new();
         }
-        let (their_dir, our_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let (theirs, their_status, _) =
-            run_in(&peer.join("iree-run-module"), &[], case, their_dir.path());
-        let (ours, our_status, stderr) = run_in(irvm, &["run"], case, our_dir.path());
-        assert_eq!(
-            (String::from_utf8_lossy(&ours), our_status),
-            (String::from_utf8_lossy(&theirs), their_status),
-            "{}: irvm stderr: {stderr}",
+        compare_one_live(&peer, case)
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// How long a live reference run may take (the longest takes about a
+/// second).
+const LIVE_WALL: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// One case run by the reference and by irvm: what differs.
+fn compare_one_live(peer: &Path, case: &Case) -> Vec<String> {
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let (their_dir, our_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // iree-run-module 3.13 now and then hangs (test_bernoulli on llvm-cpu
+    // waits on a futex forever; tests/onnx/README.md): such a run is not
+    // compared.
+    // The native binary where setup-iree-peer linked one (`native/` beside
+    // `bin/`): the `bin/` tool is a Python wrapper that costs a Python
+    // start per run.
+    let reference = peer
+        .parent()
+        .map(|d| d.join("native/iree-run-module"))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| peer.join("iree-run-module"));
+    let Some((theirs, their_status, _)) =
+        run_within(&reference, &[], case, their_dir.path(), Some(LIVE_WALL))
+    else {
+        eprintln!(
+            "{}: iree-run-module hung (over {LIVE_WALL:?}): not compared",
             case.name
         );
-        let files = |d: &Path| {
-            let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .map(|p| {
-                    (
-                        p.file_name().unwrap().to_string_lossy().into_owned(),
-                        std::fs::read(&p).unwrap(),
-                    )
-                })
-                .collect();
-            v.sort();
-            v
-        };
-        assert!(
-            files(our_dir.path()) == files(their_dir.path()),
-            "{}: written files differ",
-            case.name
-        );
+        return Vec::new();
+    };
+    let (ours, our_status, stderr) = run_in(irvm, &["run"], case, our_dir.path());
+    let mut failures = Vec::new();
+    if (&ours, our_status) != (&theirs, their_status) {
+        failures.push(format!(
+            "{}: exit {our_status} (iree-run-module {their_status})\n--- irvm stdout\n{}--- iree-run-module stdout\n{}--- irvm stderr\n{stderr}",
+            case.name,
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs),
+        ));
     }
+    let files = |d: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    if files(our_dir.path()) != files(their_dir.path()) {
+        failures.push(format!("{}: written files differ", case.name));
+    }
+    failures
 }
 
 #[test]
 fn corpus_matches_a_live_reference_run() {
-    compare_live(&models());
+    compare_live(&models(), 1);
+}
+
+#[test]
+fn onnx_corpus_matches_a_live_reference_run() {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    compare_live(&onnx(), threads);
 }
 
 #[test]
