@@ -18,6 +18,7 @@ mod cmd_params;
 mod cmd_run;
 mod flags;
 mod hal_query;
+mod npy;
 mod parameters;
 mod profile;
 mod result_format;

@@ -250,7 +250,7 @@ fn check_input_size(bytes: u64) -> Result<(), String> {
 
 /// Exactly `len` bytes from the start of `reader`, allocated fallibly; an
 /// early end is iree-run-module's OUT_OF_RANGE.
-fn read_exactly(reader: impl std::io::Read, len: u64) -> Result<Vec<u8>, String> {
+pub(crate) fn read_exactly(reader: impl std::io::Read, len: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let n = usize::try_from(len).map_err(|_| format!("RESOURCE_EXHAUSTED; {len} bytes"))?;
     let mut bytes = Vec::new();
@@ -293,102 +293,9 @@ fn npy_input(path: &str, reopen: bool) -> Result<Value, String> {
     let Some(reader) = streams.get_mut(path) else {
         return Err(format!("INTERNAL; `{path}` not open"));
     };
-    let view = read_npy(reader).map_err(|e| format!("{e} (in `{path}`)"))?;
+    let view =
+        crate::npy::read(reader, check_input_size).map_err(|e| format!("{e}; reading `{path}`"))?;
     Ok(view.into_value())
-}
-
-/// The longest `.npy` header read (NumPy writes a few hundred bytes).
-const MAX_NPY_HEADER: usize = 1 << 20;
-
-/// The next array of a `.npy` v1/v2/v3 stream; reads only its bytes, so an
-/// endless or huge file costs no more than the array (bounded by the input
-/// limit).
-fn read_npy(reader: &mut impl std::io::Read) -> Result<hal::BufferView, String> {
-    let bad = |m: &str| format!("INVALID_ARGUMENT; not a NumPy array: {m}");
-    let mut prelude = [0u8; 10];
-    reader
-        .read_exact(&mut prelude)
-        .map_err(|_| bad("missing the NUMPY magic (or no more arrays in the file)"))?;
-    if &prelude[..6] != b"\x93NUMPY" {
-        return Err(bad(
-            "missing the NUMPY magic (or no more arrays in the file)",
-        ));
-    }
-    let header_len = match prelude[6] {
-        1 => u16::from_le_bytes([prelude[8], prelude[9]]) as usize,
-        2 | 3 => {
-            let mut more = [0u8; 2];
-            reader
-                .read_exact(&mut more)
-                .map_err(|_| bad("truncated header"))?;
-            u32::from_le_bytes([prelude[8], prelude[9], more[0], more[1]]) as usize
-        }
-        _ => return Err(bad("unknown format version")),
-    };
-    if header_len > MAX_NPY_HEADER {
-        return Err(bad(&format!(
-            "a header of {header_len} bytes (at most {MAX_NPY_HEADER} are read)"
-        )));
-    }
-    let header =
-        read_exactly(&mut *reader, header_len as u64).map_err(|_| bad("truncated header"))?;
-    let header = std::str::from_utf8(&header).map_err(|_| bad("header is not text"))?;
-    // A key given twice counts with its last value, as in NumPy's own
-    // reader (a Python dict literal).
-    let field = |key: &str| -> Option<&str> {
-        let at = header.rfind(&format!("'{key}':"))? + key.len() + 3;
-        Some(header[at..].trim_start())
-    };
-    let descr = field("descr")
-        .and_then(|d| d.strip_prefix('\''))
-        .and_then(|d| d.split('\'').next())
-        .ok_or_else(|| bad("no descr"))?;
-    if field("fortran_order").is_some_and(|f| f.starts_with("True")) {
-        return Err("UNIMPLEMENTED; Fortran-order NumPy arrays are not supported".into());
-    }
-    let shape_text = field("shape")
-        .and_then(|s| s.strip_prefix('('))
-        .and_then(|s| s.split(')').next())
-        .ok_or_else(|| bad("no shape"))?;
-    let shape = shape_text
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .map(|d| d.parse::<i64>().map_err(|_| bad("bad shape")))
-        .collect::<Result<Vec<_>, _>>()?;
-    let name = match descr {
-        "<f2" => "f16",
-        "<f4" => "f32",
-        "<f8" => "f64",
-        "|b1" => "i1",
-        "|i1" => "i8",
-        "|u1" => "ui8",
-        "<i2" => "i16",
-        "<u2" => "ui16",
-        "<i4" => "i32",
-        "<u4" => "ui32",
-        "<i8" => "i64",
-        "<u8" => "ui64",
-        other => {
-            return Err(format!(
-                "UNIMPLEMENTED; NumPy type `{other}` is not supported"
-            ))
-        }
-    };
-    let element_type = hal::ElementType::parse(name).map_err(|e| bad(&e))?;
-    let count = shape
-        .iter()
-        .try_fold(1usize, |a, &d| {
-            usize::try_from(d).ok().and_then(|d| a.checked_mul(d))
-        })
-        .ok_or_else(|| bad("shape too large"))?;
-    let len = count
-        .checked_mul(element_type.byte_size())
-        .ok_or_else(|| bad("shape too large"))? as u64;
-    check_input_size(len)?;
-    let data = read_exactly(&mut *reader, len).map_err(|_| bad("truncated data"))?;
-    hal::BufferView::from_bytes(&shape, element_type, data)
-        .map_err(|t| format!("{}; {}", t.code, t.message))
 }
 
 /// iree-run-module's result flags: where results go and what they are
@@ -506,19 +413,29 @@ impl ResultArgs {
                 ))
             }
         };
-        let view = view.ok_or_else(|| {
-            format!(
-                "UNIMPLEMENTED; output {i} is not a buffer view and cannot be written to `{path}`"
-            )
-        })?;
-        let data = view
-            .buffer
-            .to_vec()
-            .map_err(|t| format!("{}; reading result {i}: {}", t.code, t.message))?;
+        // A buffer view's shape, element type and bytes; a scalar is a 0-d
+        // array of its type, as iree-run-module writes it.
+        let (dims, ty, data) = match (view, v) {
+            (Some(view), _) => {
+                let data = view
+                    .buffer
+                    .to_vec()
+                    .map_err(|t| format!("{}; reading result {i}: {}", t.code, t.message))?;
+                (view.shape.clone(), view.element_type, data)
+            }
+            (None, Value::I32(x)) => (vec![], hal::ElementType::I32, x.to_le_bytes().to_vec()),
+            (None, Value::I64(x)) => (vec![], hal::ElementType::I64, x.to_le_bytes().to_vec()),
+            (None, Value::F32(x)) => (vec![], hal::ElementType::F32, x.to_le_bytes().to_vec()),
+            (None, Value::F64(x)) => (vec![], hal::ElementType::F64, x.to_le_bytes().to_vec()),
+            (None, _) => {
+                return Err(format!(
+                    "UNIMPLEMENTED; output {i} is not a buffer view or a number and cannot be \
+                     written to `{path}`"
+                ))
+            }
+        };
         let bytes = if path.ends_with(".npy") {
-            let mut out = npy_header(view).map_err(|e| format!("{e}; writing `{path}`"))?;
-            out.extend_from_slice(&data);
-            out
+            crate::npy::write(&dims, ty, &data).map_err(|e| format!("{e}; writing `{path}`"))?
         } else {
             data
         };
@@ -685,52 +602,6 @@ impl ResultArgs {
         }
         Ok(None)
     }
-}
-
-/// The NumPy `.npy` (version 1.0) header of `view`: magic, header length,
-/// the dict padded with spaces to a multiple of 64 bytes in all.
-fn npy_header(view: &hal::BufferView) -> Result<Vec<u8>, String> {
-    let descr = match view.element_type.name().as_str() {
-        "f16" => "<f2",
-        "f32" => "<f4",
-        "f64" => "<f8",
-        "i1" => "|b1",
-        "i8" | "si8" => "|i1",
-        "ui8" => "|u1",
-        "i16" | "si16" => "<i2",
-        "ui16" => "<u2",
-        "i32" | "si32" => "<i4",
-        "ui32" => "<u4",
-        "i64" | "si64" => "<i8",
-        "ui64" => "<u8",
-        other => {
-            return Err(format!(
-                "UNIMPLEMENTED; no NumPy type for element type {other}"
-            ))
-        }
-    };
-    let shape = match view.shape.as_slice() {
-        [] => "()".to_string(),
-        [d] => format!("({d},)"),
-        dims => format!(
-            "({})",
-            dims.iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let total = (10 + dict.len() + 1).div_ceil(64) * 64;
-    while 10 + dict.len() + 1 < total {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let len = u16::try_from(dict.len()).map_err(|_| "INVALID_ARGUMENT; npy header too long")?;
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    Ok(out)
 }
 
 /// The `--input` kind letter of a scalar result, or `None` for refs.

@@ -36,6 +36,7 @@ fn irvm_run_matches_iree_run_module() {
         "scalar_f64",
         "loops",
         "globals",
+        "fpowi",
     ] {
         let out = tmp.path().join(format!("{name}.vmfb"));
         common::compile_mlir(
@@ -74,6 +75,14 @@ fn irvm_run_matches_iree_run_module() {
         (modules["scalar_f64"].clone(), "arith", vec!["1.5", "3.25"]),
         (modules["scalar_f64"].clone(), "math", vec!["0.5"]),
         (modules["scalar_f64"].clone(), "compare", vec!["-2", "2"]),
+        (modules["fpowi"].clone(), "powi_f32", vec!["123", "1.1"]),
+        (modules["fpowi"].clone(), "powi_f32", vec!["-41", "-1.3"]),
+        (
+            modules["fpowi"].clone(),
+            "powi_f64",
+            vec!["4294967297", "1.0000001"],
+        ),
+        (modules["fpowi"].clone(), "powi_f64", vec!["-777", "0.999"]),
         (modules["loops"].clone(), "gcd", vec!["1071", "462"]),
         (modules["loops"].clone(), "collatz", vec!["27"]),
         (modules["loops"].clone(), "harmonic", vec!["1000"]),

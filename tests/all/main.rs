@@ -28,6 +28,7 @@ mod linking;
 mod models;
 mod native;
 mod native_mutation;
+mod numpy_io;
 mod parameters;
 mod params;
 mod profile;

@@ -308,3 +308,67 @@ fn ref_results_print_like_the_reference() {
         }
     }
 }
+
+/// `vm.fpowi.f32`/`vm.fpowi.f64` (`tests/mlir/fpowi.mlir`, compiled by
+/// iree-compile 3.13 to `tests/data/fpowi.vmfb`): base, exponent, and the
+/// result bits iree-run-module 3.13 wrote (`--output=@r.bin`). Binary
+/// powering on the exponent's low 32 bits, not `pow`: 1.0000001^1e6 is
+/// off `powf` in the 5th digit, 2^32 + 1 is 1, i64::MAX is -1.
+const FPOWI: &[(&str, &str, u32, u64)] = &[
+    ("1.0000001", "1000000", 0x3f903382, 0x3ff1aec7b1e247a3),
+    ("1.0000001", "-1000000", 0x3f633cf1, 0x3fecf46d9c3c66c6),
+    ("1.1", "123", 0x47f10214, 0x40fe203c545d07b1),
+    ("0.999", "-777", 0x400b3f72, 0x4001680119710983),
+    ("-1.3", "-41", 0xb7b2a77e, 0xbef654ec98629cb4),
+    ("1.0000001", "4294967297", 0x3f800001, 0x3ff000001ad7f29b),
+    (
+        "0.5",
+        "-9223372036854775808",
+        0x3f800000,
+        0x3ff0000000000000,
+    ),
+    (
+        "1.0000001",
+        "9223372036854775807",
+        0x3f7ffffe,
+        0x3fefffffca501b24,
+    ),
+    ("nan", "0", 0x3f800000, 0x3ff0000000000000),
+    ("-0.0", "-3", 0xff800000, 0xfff0000000000000),
+    ("2", "-200", 0x00000000, 0x3370000000000000),
+    ("3", "40", 0x5f28b8b4, 0x43e517168a4523fd),
+];
+
+#[test]
+fn fpowi_matches_the_reference_bit_for_bit() {
+    let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
+    let module = common::paths::data("fpowi.vmfb");
+    let dir = tempfile::tempdir().unwrap();
+    // The interpreter, and compiled code (the helper the compiling tier
+    // calls for it).
+    for engine in ["--engine=interp", "--engine=jit"] {
+        for &(base, exponent, f32_bits, f64_bits) in FPOWI {
+            let out = dir.path().join("r.bin");
+            let _ = std::fs::remove_file(&out);
+            for (function, target) in [("powi_f32", "@"), ("powi_f64", "+")] {
+                let status = Command::new(irvm)
+                    .args(["run", engine])
+                    .arg(format!("--module={}", module.display()))
+                    .arg(format!("--function={function}"))
+                    .args([format!("--input={exponent}"), format!("--input={base}")])
+                    .arg(format!("--output={target}{}", out.display()))
+                    .output()
+                    .unwrap();
+                assert!(status.status.success(), "{status:?}");
+            }
+            let bytes = std::fs::read(&out).unwrap();
+            let got32 = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+            let got64 = u64::from_le_bytes(bytes[4..12].try_into().unwrap());
+            assert_eq!(
+                (got32, got64),
+                (f32_bits, f64_bits),
+                "{engine} {base}^{exponent}: {got32:#x} {got64:#x}"
+            );
+        }
+    }
+}

@@ -503,6 +503,7 @@ macro_rules! for_each_instruction {
             ExtF32 0x3B CastF32UI64 "cast.f32.ui64" (conv(F32, I64));
             ExtF32 0x3C CastSI64F32 "cast.si64.f32" (conv(I64, F32));
             ExtF32 0x3D CastUI64F32 "cast.ui64.f32" (conv(I64, F32));
+            ExtF32 0x3E FPowIF32 "fpowi.f32" ([Reg(F32, R), Reg(I64, R), Reg(F32, W)]);
             // ---- ext_f64 -------------------------------------------------------------------------
             ExtF64 0x00 GlobalLoadF64 "global.load.f64" (gload(F64), syntax::GLOBAL_LOAD);
             ExtF64 0x01 GlobalStoreF64 "global.store.f64" (gstore(F64), syntax::GLOBAL_STORE);
@@ -568,6 +569,7 @@ macro_rules! for_each_instruction {
             ExtF64 0x3D MinF64 "min.f64" (binary(F64));
             ExtF64 0x3E MaxF64 "max.f64" (binary(F64));
             ExtF64 0x3F RoundF64Even "round.f64.even" (unary(F64));
+            ExtF64 0x40 FPowIF64 "fpowi.f64" ([Reg(F64, R), Reg(I64, R), Reg(F64, W)]);
             // ---- internal: fused compare-and-branch superinstructions ------------------------------
             // Never in bytecode (no prefix selects this set): the pre-decoder
             // fuses `cmp.* %a, %b -> %c` followed by `cond_br %c` into one of

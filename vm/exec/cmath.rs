@@ -316,6 +316,50 @@ pub(crate) fn round_even_f64(x: f64) -> f64 {
     r
 }
 
+/// Defines the reference's `vm.fpowi.*` for one float type (IREE 3.13):
+/// `x` to the power of the exponent's low 32 bits as a signed `int` (the
+/// C integer power function it calls takes an `int`), by binary powering
+/// in that type: one product per set bit of `|n|`, the base squared
+/// between bits, and the reciprocal of the product for a negative `n`.
+/// `x^0` is 1, NaN and infinities included. (Checked bit for bit against
+/// iree-run-module: a product of roundings, not `powf`.)
+macro_rules! powi {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        #[inline]
+        pub(crate) fn $name(x: $t, n: i64) -> $t {
+            let n = n as i32;
+            let mut bits = n.unsigned_abs();
+            let (mut base, mut product) = (x, 1.0);
+            loop {
+                if bits & 1 != 0 {
+                    product *= base;
+                }
+                bits >>= 1;
+                if bits == 0 {
+                    break;
+                }
+                base *= base;
+            }
+            if n < 0 {
+                1.0 / product
+            } else {
+                product
+            }
+        }
+    };
+}
+powi!(
+    /// `vm.fpowi.f32`.
+    powi_f32,
+    f32
+);
+powi!(
+    /// `vm.fpowi.f64`.
+    powi_f64,
+    f64
+);
+
 /// x86-64's `cvttss2si`/`cvttsd2si` to 64 bits: truncation, and
 /// `i64::MIN` (the "integer indefinite") for NaN and out-of-range values.
 #[inline]

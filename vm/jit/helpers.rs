@@ -208,6 +208,7 @@ pure_ops! {
     ErfF32 => |x: f32| -> f32 { un_f32(Un::Erf, x) }, libc = cmath::un_f32_symbol(Un::Erf)
     Atan2F32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Atan2, x, y) }
     PowF32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Pow, x, y) }
+    FPowIF32 => |x: f32, n: i64| -> f32 { cmath::powi_f32(x, n) }
     RemF32 => |x: f32, y: f32| -> f32 { bin_f32(Bin::Remainder, x, y) }
     CeilF32 => |x: f32| -> f32 { cmath::ceil_f32(x) }
     FloorF32 => |x: f32| -> f32 { cmath::floor_f32(x) }
@@ -232,6 +233,7 @@ pure_ops! {
     ErfF64 => |x: f64| -> f64 { un_f64(Un::Erf, x) }, libc = cmath::un_f64_symbol(Un::Erf)
     Atan2F64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Atan2, x, y) }
     PowF64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Pow, x, y) }
+    FPowIF64 => |x: f64, n: i64| -> f64 { cmath::powi_f64(x, n) }
     RemF64 => |x: f64, y: f64| -> f64 { bin_f64(Bin::Remainder, x, y) }
     CeilF64 => |x: f64| -> f64 { cmath::ceil_f64(x) }
     FloorF64 => |x: f64| -> f64 { cmath::floor_f64(x) }

@@ -8,15 +8,24 @@ use irvm::number_text::format_g;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ElementType(pub u32);
 
-/// Numerical-type bytes (IREE's `iree_hal_numerical_type_t`).
-mod numerical {
+/// Numerical-type bytes (IREE's `iree_hal_numerical_type_t`), the top byte
+/// of an [`ElementType`].
+pub mod numerical {
+    /// Opaque data (`*8`, NumPy's `V`).
     pub const UNKNOWN: u32 = 0x00;
+    /// Signless integers (`i32`).
     pub const INTEGER: u32 = 0x10;
+    /// Signed integers (`si32`, NumPy's `i`).
     pub const SIGNED: u32 = 0x11;
+    /// Unsigned integers (`ui32`, NumPy's `u`).
     pub const UNSIGNED: u32 = 0x12;
+    /// Booleans (IREE's `BOOL_8`, printed `i1`; NumPy's `b`).
     pub const BOOLEAN: u32 = 0x13;
+    /// IEEE floats (`f32`).
     pub const FLOAT_IEEE: u32 = 0x21;
+    /// Brain floats (`bf16`).
     pub const FLOAT_BRAIN: u32 = 0x22;
+    /// Complex floats (`cf64`, NumPy's `c`).
     pub const FLOAT_COMPLEX: u32 = 0x23;
 }
 
@@ -43,8 +52,22 @@ impl ElementType {
         ElementType((numerical << 24) | (bits & 0xFF))
     }
 
-    fn numerical(self) -> u32 {
+    /// The numerical type (top byte: one of [`numerical`]'s values).
+    pub fn numerical(self) -> u32 {
         self.0 >> 24
+    }
+
+    /// Whether data of this type may be passed where `expected` is
+    /// asked for, by IREE's rule for `hal.buffer_view.assert`: an opaque
+    /// type (numerical type 0) passes for anything, integers of one width
+    /// pass for each other whatever their signedness (booleans are
+    /// integers: an 8-bit bool passes for `i8`), anything else only for
+    /// itself.
+    pub fn satisfies(self, expected: ElementType) -> bool {
+        let integer = |t: ElementType| t.numerical() & 0xF0 == numerical::INTEGER;
+        self.numerical() == numerical::UNKNOWN
+            || (integer(self) && integer(expected) && self.bits() == expected.bits())
+            || self == expected
     }
 
     /// Width in bits.

@@ -546,19 +546,22 @@ fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
         Ok(message) => a.error(StatusCode::InvalidArgument, format!("{message} {m}")),
         Err(e) => e,
     };
-    if view.element_type != element_type {
+    // As IREE: the encoding first (an opaque one, 0, passes), then the
+    // element type by IREE's compatibility rule (opaque data, and integers
+    // of the expected width whatever their signedness, pass).
+    if view.encoding != 0 && view.encoding != encoding {
+        return Err(fail(format!(
+            "encoding mismatch; expected {encoding:08X} but have {:08X}",
+            view.encoding
+        )));
+    }
+    if !view.element_type.satisfies(element_type) {
         return Err(fail(format!(
             "element type mismatch; expected {} ({:08X}) but have {} ({:08X})",
             element_type.name(),
             element_type.0,
             view.element_type.name(),
             view.element_type.0
-        )));
-    }
-    if view.encoding != encoding {
-        return Err(fail(format!(
-            "encoding mismatch; expected {encoding:08X} but have {:08X}",
-            view.encoding
         )));
     }
     if view.shape.len() != shape.len() {

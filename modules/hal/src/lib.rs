@@ -46,7 +46,7 @@ pub use self::device::{
     default_workers, DeviceConfig, DeviceKind, DeviceOptions, DispatchEvent, DispatchHook,
     MAX_WORKERS,
 };
-pub use self::element::ElementType;
+pub use self::element::{numerical, ElementType};
 pub use self::executable::{
     supports_format, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS, VMVX_FORMAT,
 };
