@@ -90,7 +90,9 @@ pub struct BenchArgs {
     trace_execution: bool,
     /// After the benchmarks, print to stderr the load time, the time spent
     /// benchmarking, the calls to host functions, the most memory held, the
-    /// functions compiled and those left to the interpreter with why.
+    /// functions compiled and those left to the interpreter with why, the
+    /// ten dispatches that took the most time and the workers' busy
+    /// fraction.
     #[arg(long = "print_statistics")]
     print_statistics: bool,
     #[command(flatten)]

@@ -39,7 +39,8 @@ pub struct RunArgs {
     /// After the call, print to stderr what a user tuning a program wants:
     /// load and run time, instructions executed, calls, the deepest call
     /// stack, the most memory held, the functions compiled and those left
-    /// to the interpreter with why (counting runs the instruction-by-
+    /// to the interpreter with why, the ten dispatches that took the most
+    /// time and the workers' busy fraction (counting runs the instruction-by-
     /// instruction loop, so the run is slower and compiles nothing; with
     /// `--engine=jit` or `--engine=auto` given, the run is not counted and
     /// compiles as it would without this flag).

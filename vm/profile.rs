@@ -284,6 +284,9 @@ struct Samples {
     stack_ids: HashMap<Vec<u32>, u32>,
     stack_ns: Vec<u64>,
     points: Vec<SamplePoint>,
+    /// A host call's stack while it is looked up (kept to save an
+    /// allocation per call).
+    scratch: Vec<u32>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -642,8 +645,10 @@ impl Profile {
         }
     }
 
-    /// Adds a host call of `function` that took `ns` under `stack`.
-    pub(crate) fn host_sample(&self, stack: &[u32], function: &str, ns: u64) {
+    /// A host function's ids: its name in the timeline and its leaf frame
+    /// (`[host] module.function`) in the samples ([`Profile::host_call`]).
+    pub(crate) fn host_function_ids(&self, function: &str) -> (u32, u32) {
+        let name = Profile::name_id(&mut lock(&self.timeline), function);
         let mut s = lock(&self.samples);
         let leaf = match s.host_ids.get(function) {
             Some(&id) => id,
@@ -658,11 +663,47 @@ impl Profile {
                 id
             }
         };
-        let mut full = Vec::with_capacity(stack.len() + 1);
+        (name, leaf)
+    }
+
+    /// Records a host call of the function with `ids`
+    /// ([`Profile::host_function_ids`]) made under `stack`, from
+    /// `start_ns` to `end_ns`: a span of `kind` on the calling thread's
+    /// track, and its time under the stack with the call as the leaf.
+    pub(crate) fn host_call(
+        &self,
+        kind: SpanKind,
+        (name, leaf): (u32, u32),
+        stack: &[u32],
+        start_ns: u64,
+        end_ns: u64,
+    ) {
+        if self.options.timeline {
+            let track = self.current_track();
+            let mut t = lock(&self.timeline);
+            self.push(
+                &mut t,
+                Event {
+                    track,
+                    kind: EventKind::Span {
+                        kind,
+                        site: None,
+                        count: 0,
+                    },
+                    name,
+                    start_ns,
+                    dur_ns: end_ns.saturating_sub(start_ns),
+                },
+            );
+        }
+        let mut s = lock(&self.samples);
+        let mut full = std::mem::take(&mut s.scratch);
+        full.clear();
         full.extend_from_slice(stack);
         full.push(leaf);
         let id = Profile::stack_id(&mut s, &full);
-        s.stack_ns[id as usize] += ns;
+        s.scratch = full;
+        s.stack_ns[id as usize] += end_ns.saturating_sub(start_ns);
     }
 
     /// A copy of everything recorded so far.
@@ -792,7 +833,8 @@ mod tests {
         assert_eq!(f, again[0]);
         p.sample(&[f], 0, 100);
         p.sample(&[f], 100, 150);
-        p.host_sample(&[f], "hal.fence.await", 70);
+        let ids = p.host_function_ids("hal.fence.await");
+        p.host_call(SpanKind::Wait, ids, &[f], 200, 270);
         let d = p.data();
         assert_eq!(d.stacks.len(), 2);
         assert_eq!(d.stack_ns[0], 150);

@@ -27,9 +27,9 @@ pub(crate) struct ProfileHook {
     pub host_ns: u64,
     /// The memory in use the timeline's counter last showed.
     pub last_memory: u64,
-    /// `module.function` of each host function called, by (module,
-    /// function index).
-    host_names: rustc_hash::FxHashMap<(u32, u32), Arc<str>>,
+    /// Each host function called, by (module, function index): whether
+    /// it waits, and its ids in the profile.
+    host_functions: rustc_hash::FxHashMap<(u32, u32), (SpanKind, (u32, u32))>,
 }
 
 impl ProfileHook {
@@ -45,7 +45,7 @@ impl ProfileHook {
             last_ns: now,
             host_ns: 0,
             last_memory: 0,
-            host_names: Default::default(),
+            host_functions: Default::default(),
         }
     }
 
@@ -190,10 +190,32 @@ pub(crate) fn host_call_begins(
     resources: &crate::ContextResources,
 ) -> Option<HostCallTiming> {
     let hook = hooks.profile.as_mut()?;
+    if !hook.timed {
+        // Dispatch totals alone: only the call site is wanted.
+        let top = stack.frames.len().saturating_sub(1);
+        let location = stack.frames.get(top).and_then(|f| {
+            let pc = frame_pc(f, true, None, true);
+            let offset = f.func.offsets.get(pc).copied().unwrap_or(0);
+            let key = (hook.context, f.module, f.func.ordinal, offset);
+            let (_, location) = hook.profile.frame_ids(&[key], |_| {
+                let d = describe_frame(modules, f.module, f.func.ordinal, offset);
+                SampledFrame {
+                    function: format!("{}.{}", d.module, d.function),
+                    location: d.source.iter().find(|p| p.line > 0).map(|p| p.to_string()),
+                }
+            });
+            location
+        });
+        resources.set_call_site(location);
+        return Some(HostCallTiming {
+            start_ns: None,
+            stack: Vec::new(),
+        });
+    }
     let (ids, location) = stack_ids(hook, modules, stack, None, true);
     resources.set_call_site(location);
     Some(HostCallTiming {
-        start_ns: hook.timed.then(|| hook.profile.now_ns()),
+        start_ns: Some(hook.profile.now_ns()),
         stack: ids,
     })
 }
@@ -219,18 +241,20 @@ pub(crate) fn host_call_ends(
     let end = hook.profile.now_ns();
     let ns = end.saturating_sub(start_ns);
     hook.host_ns += ns;
-    let name = hook
-        .host_names
-        .entry(callee)
-        .or_insert_with(|| Arc::from(format!("{module}.{function}")))
-        .clone();
-    let kind = if function.ends_with("await") || function.contains("wait") {
-        SpanKind::Wait
-    } else {
-        SpanKind::HostCall
-    };
-    hook.profile.span(kind, &name, start_ns, end);
-    hook.profile.host_sample(&timing.stack, &name, ns);
+    let profile = &hook.profile;
+    let &mut (kind, ids) = hook.host_functions.entry(callee).or_insert_with(|| {
+        let kind = if function.ends_with("await") || function.contains("wait") {
+            SpanKind::Wait
+        } else {
+            SpanKind::HostCall
+        };
+        (
+            kind,
+            profile.host_function_ids(&format!("{module}.{function}")),
+        )
+    });
+    hook.profile
+        .host_call(kind, ids, &timing.stack, start_ns, end);
     let memory = resources.memory_in_use();
     if memory != hook.last_memory {
         hook.last_memory = memory;
