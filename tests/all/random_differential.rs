@@ -193,8 +193,29 @@ fn name(bank: Bank, r: u32) -> String {
 
 /// Whether every field is a value register or a constant (the instructions
 /// the generator composes freely), with at least one result.
+/// Instructions of the table the generator leaves out, with why: the
+/// programs are compared with what the reference's own assembler makes of
+/// them, and iree-as-module 3.13 cannot spell these. Their semantics are
+/// checked against iree-compile's output instead (`tests/mlir/fpowi.mlir`,
+/// `semantics::fpowi_matches_the_reference_bit_for_bit`).
+const NOT_GENERATED: &[(&str, &str)] = &[
+    (
+        "fpowi.f32",
+        "iree-as-module reads its i64 exponent as a scalar register and refuses the pair",
+    ),
+    (
+        "fpowi.f64",
+        "iree-as-module reads its i64 exponent as a scalar register and refuses the pair",
+    ),
+];
+
+fn is_generated(mnemonic: &str) -> bool {
+    !NOT_GENERATED.iter().any(|(m, _)| *m == mnemonic)
+}
+
 fn is_value_instruction(info: &InstrInfo) -> bool {
     info.set != OpcodeSet::Internal
+        && is_generated(info.mnemonic)
         && !info.mnemonic.starts_with("global.")
         && info.fields.iter().all(|f| match f {
             Field::Reg(b, _) => *b != Bank::Ref,
@@ -1562,7 +1583,7 @@ fn fuel_divergences(irvm: &Path, source: &Path, inputs: &[String; 4], seed: u64)
 fn report(tally: &Tally) -> String {
     let values: BTreeSet<&str> = INSTRUCTIONS
         .iter()
-        .filter(|i| i.set != OpcodeSet::Internal)
+        .filter(|i| i.set != OpcodeSet::Internal && is_generated(i.mnemonic))
         .map(|i| i.mnemonic)
         .collect();
     let missing: Vec<&&str> = values.difference(&tally.used).collect();
@@ -1610,7 +1631,7 @@ fn generator_covers_the_isa_table() {
     }
     let table: BTreeSet<&str> = INSTRUCTIONS
         .iter()
-        .filter(|i| i.set != OpcodeSet::Internal)
+        .filter(|i| i.set != OpcodeSet::Internal && is_generated(i.mnemonic))
         .map(|i| i.mnemonic)
         .collect();
     let missing: Vec<&&str> = table.difference(&used).collect();
