@@ -81,9 +81,18 @@ impl<T: Send + Sync + 'static> HostRef<T> {
     /// # Panics
     /// When `type_name` names a built-in type (`vm.buffer`, `vm.list...`).
     pub fn new(type_name: &str, value: T) -> HostRef<T> {
-        let ty = RefType::named(type_name);
+        HostRef::of_type(RefType::named(type_name), value)
+    }
+
+    /// A new object of registered host type `ty` holding `value` (what
+    /// [`HostRef::new`] does after looking the name up: a host module that
+    /// makes many objects looks its types up once).
+    ///
+    /// # Panics
+    /// When `ty` is built in or not registered.
+    pub fn of_type(ty: RefType, value: T) -> HostRef<T> {
         HostRef {
-            object: Arc::new(HostObject::new(ty, type_name, Box::new(value))),
+            object: HostObject::new(ty, value),
             _type: PhantomData,
         }
     }

@@ -31,8 +31,11 @@ pub use value::Value;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RefType(pub u32);
 
-/// Names of the host-registered types, indexed by `id - FIRST_HOST`.
-static HOST_TYPES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+/// Names of the host-registered types, indexed by `id - FIRST_HOST`. A
+/// name is leaked once, when its type is registered (types are never
+/// unregistered, and a program registers a handful), so that every object
+/// can name its type without a count or a copy.
+static HOST_TYPES: std::sync::RwLock<Vec<&'static str>> = std::sync::RwLock::new(Vec::new());
 
 impl RefType {
     /// `!vm.buffer`.
@@ -48,11 +51,11 @@ impl RefType {
         if let Some(t) = RefType::lookup(name) {
             return t;
         }
-        let mut types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = types.iter().position(|t| t == name) {
+        let mut types = HOST_TYPES.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = types.iter().position(|t| *t == name) {
             return RefType(RefType::FIRST_HOST + i as u32);
         }
-        types.push(name.to_string());
+        types.push(Box::leak(name.to_owned().into_boxed_str()));
         RefType(RefType::FIRST_HOST + types.len() as u32 - 1)
     }
 
@@ -63,11 +66,19 @@ impl RefType {
             n if n.starts_with("vm.list") => return Some(RefType::LIST),
             _ => {}
         }
-        let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        let types = HOST_TYPES.read().unwrap_or_else(|e| e.into_inner());
         types
             .iter()
-            .position(|t| t == name)
+            .position(|t| *t == name)
             .map(|i| RefType(RefType::FIRST_HOST + i as u32))
+    }
+
+    /// The registered name of a host type (`None` for built-in and
+    /// unregistered ids).
+    pub fn host_name(self) -> Option<&'static str> {
+        let i = self.0.checked_sub(RefType::FIRST_HOST)?;
+        let types = HOST_TYPES.read().unwrap_or_else(|e| e.into_inner());
+        types.get(i as usize).copied()
     }
 
     /// The type's name (without `!`).
@@ -75,12 +86,9 @@ impl RefType {
         match self {
             RefType::BUFFER => "vm.buffer".into(),
             RefType::LIST => "vm.list".into(),
-            RefType(id) => {
-                let types = HOST_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-                id.checked_sub(RefType::FIRST_HOST)
-                    .and_then(|i| types.get(i as usize).cloned())
-                    .unwrap_or_else(|| format!("type#{id}"))
-            }
+            RefType(id) => self
+                .host_name()
+                .map_or_else(|| format!("type#{id}"), str::to_owned),
         }
     }
 }
@@ -123,36 +131,37 @@ impl TypeDef {
     }
 }
 
-/// A host object behind a reference of a host-registered type.
-pub struct HostObject {
+/// A host object behind a reference of a host-registered type: its type
+/// and the value, in one allocation with the reference count (a
+/// `HostObject<T>` made by [`HostObject::new`] is used as the unsized
+/// `HostObject`, whose value is `dyn Any`).
+pub struct HostObject<V: ?Sized = dyn Any + Send + Sync> {
     ty: RefType,
-    type_name: Arc<str>,
-    value: Box<dyn Any + Send + Sync>,
+    type_name: &'static str,
+    value: V,
 }
 
 impl HostObject {
-    /// Wraps `value` as an object of registered type `ty` named `type_name`.
+    /// A counted object of registered host type `ty` holding `value`.
     /// Objects are shared by every holder of a ref, on any thread, hence
     /// `Send + Sync` (use atomics or a `Mutex` for state that changes).
     ///
     /// # Panics
-    /// When `ty` is a built-in type (`!vm.buffer`, `!vm.list`): a host
-    /// object must not pass type checks as one of those.
-    pub fn new(
-        ty: RefType,
-        type_name: impl Into<Arc<str>>,
-        value: Box<dyn Any + Send + Sync>,
-    ) -> Self {
-        let type_name = type_name.into();
-        assert!(
-            ty.0 >= RefType::FIRST_HOST,
-            "a host object cannot have the built-in type `{type_name}`"
-        );
-        HostObject {
+    /// When `ty` is a built-in type (`!vm.buffer`, `!vm.list`) or was not
+    /// registered ([`RefType::named`]): a host object must not pass type
+    /// checks as one of those.
+    pub fn new<T: Any + Send + Sync>(ty: RefType, value: T) -> Arc<HostObject> {
+        let Some(type_name) = ty.host_name() else {
+            panic!(
+                "a host object needs a registered host type, not `{}`",
+                ty.name()
+            )
+        };
+        Arc::new(HostObject {
             ty,
             type_name,
             value,
-        }
+        })
     }
     /// The object's type.
     pub fn ref_type(&self) -> RefType {
@@ -160,7 +169,7 @@ impl HostObject {
     }
     /// The registered name of the object's type.
     pub fn type_name(&self) -> &str {
-        &self.type_name
+        self.type_name
     }
     /// The wrapped value, if it is a `T`.
     pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
@@ -174,8 +183,7 @@ impl Ref {
     /// # Panics
     /// When `type_name` names a built-in type (`vm.buffer`, `vm.list...`).
     pub fn host<T: Send + Sync + 'static>(type_name: &str, value: T) -> Ref {
-        let ty = RefType::named(type_name);
-        Ref::Host(Arc::new(HostObject::new(ty, type_name, Box::new(value))))
+        Ref::Host(HostObject::new(RefType::named(type_name), value))
     }
 
     /// The host object's value, if this is a host object holding a `T`.

@@ -10,7 +10,8 @@ use super::device::{DeviceConfig, DeviceOptions};
 use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
-    dense_byte_size, shape_text, type_names, Allocator, BufferView, Device, Fence, HalBuffer,
+    dense_byte_size, hal_types, shape_text, type_names, Allocator, BufferView, Device, Fence,
+    HalBuffer, HalType,
 };
 
 /// Per-context state of the `hal` module: its one device and the calling
@@ -380,8 +381,8 @@ fn one(v: impl Into<Value>) -> Result<Vec<Value>, Trap> {
     Ok(vec![v.into()])
 }
 
-fn obj<T: Send + Sync + 'static>(type_name: &str, value: T) -> Value {
-    Value::Ref(HostRef::new(type_name, value).to_ref())
+fn obj<T: Send + Sync + 'static>(ty: &HalType, value: T) -> Value {
+    Value::Ref(ty.object(value).to_ref())
 }
 
 fn nothing(_: &mut HalState, _: &mut Args) -> Result<Vec<Value>, Trap> {
@@ -397,7 +398,7 @@ fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
     let buffer = allocator
         .allocate(size, &state.resources)
         .map_err(|t| a.error(t.code, t.message))?;
-    one(obj(type_names::BUFFER, buffer))
+    one(obj(&hal_types::BUFFER, buffer))
 }
 
 fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
@@ -414,7 +415,7 @@ fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
                 format!("import: {}", t.message),
             )
         })?;
-    one(obj(type_names::BUFFER, buffer))
+    one(obj(&hal_types::BUFFER, buffer))
 }
 
 fn allocator_select(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
@@ -526,14 +527,21 @@ fn buffer_subspan(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
             ),
         )
     })?;
-    one(obj(type_names::BUFFER, sub))
+    one(obj(&hal_types::BUFFER, sub))
 }
 
 // --- buffer views -----------------------------------------------------------
 
-fn dims(a: &mut Args) -> Result<Vec<i64>, Trap> {
+/// A shape: ranks up to 8 need no allocation.
+type Dims = smallvec::SmallVec<[i64; 8]>;
+
+fn dims(a: &mut Args) -> Result<Dims, Trap> {
     let n = a.count()?;
-    (0..n).map(|_| a.i64()).collect()
+    let mut shape = Dims::with_capacity(n);
+    for _ in 0..n {
+        shape.push(a.i64()?);
+    }
+    Ok(shape)
 }
 
 fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
@@ -603,7 +611,7 @@ fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
     let length = a.i64()?;
     let element_type = ElementType(a.i32()? as u32);
     let encoding = a.i32()? as u32;
-    let shape = dims(a)?;
+    let shape = dims(a)?.into_vec();
     let buffer = if offset == 0 && length == buffer.length as i64 {
         buffer
     } else {
@@ -617,7 +625,7 @@ fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
                 ),
             )
         })?;
-        HostRef::new(type_names::BUFFER, sub)
+        hal_types::BUFFER.object(sub)
     };
     let need = dense_byte_size(&shape, element_type).map_err(|t| a.error(t.code, t.message))?;
     if need > buffer.length {
@@ -631,7 +639,7 @@ fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
         ));
     }
     one(obj(
-        type_names::BUFFER_VIEW,
+        &hal_types::BUFFER_VIEW,
         BufferView {
             buffer,
             shape,
@@ -691,7 +699,7 @@ fn command_buffer_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
         )
     })?;
     one(obj(
-        type_names::COMMAND_BUFFER,
+        &hal_types::COMMAND_BUFFER,
         CommandBuffer::new(capacity),
     ))
 }
@@ -953,7 +961,7 @@ fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     match allocator.allocate(size, &state.resources) {
         Ok(buffer) => {
             queue_epilogue(a, signal, Ok(()))?;
-            one(obj(type_names::BUFFER, buffer))
+            one(obj(&hal_types::BUFFER, buffer))
         }
         Err(t) => {
             queue_epilogue(a, signal, Err(t))?;
@@ -1080,7 +1088,7 @@ fn file_from_memory(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     let contents = HalBuffer::over(buffer)?
         .subspan(offset, length)
         .map_err(|t| a.error(t.code, t.message))?;
-    one(obj(type_names::FILE, File { contents }))
+    one(obj(&hal_types::FILE, File { contents }))
 }
 
 fn queue_read(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
@@ -1195,7 +1203,7 @@ fn executable_create(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
     let config = state.device.config.clone();
     let executable = Executable::load(&format, data, &constants, state.resources.clone(), &config)
         .map_err(|t| a.error(t.code, t.message))?;
-    one(obj(type_names::EXECUTABLE, executable))
+    one(obj(&hal_types::EXECUTABLE, executable))
 }
 
 fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
@@ -1326,7 +1334,7 @@ mod tests {
         .unwrap()
         .remove(0);
         let target = Allocator::new().allocate(8, &state.resources).unwrap();
-        let target_ref = Value::Ref(HostRef::new(type_names::BUFFER, target.clone()).to_ref());
+        let target_ref = Value::Ref(hal_types::BUFFER.object(target.clone()).to_ref());
         let null = Value::Ref(Ref::Null);
         let read = |state: &mut HalState, src: i64, len: i64| {
             call(

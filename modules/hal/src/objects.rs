@@ -50,6 +50,54 @@ pub mod type_names {
     ];
 }
 
+/// A hal object type: its name and its registered id, looked up once (the
+/// hal makes several objects per call; [`HostRef::new`] would look the
+/// name up each time).
+pub struct HalType {
+    name: &'static str,
+    id: std::sync::OnceLock<irvm::RefType>,
+}
+
+impl HalType {
+    const fn new(name: &'static str) -> HalType {
+        HalType {
+            name,
+            id: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The type's id, registered on first use.
+    pub fn id(&self) -> irvm::RefType {
+        *self.id.get_or_init(|| irvm::RefType::named(self.name))
+    }
+
+    /// A new object of this type holding `value`.
+    pub fn object<T: Send + Sync + 'static>(&self, value: T) -> HostRef<T> {
+        HostRef::of_type(self.id(), value)
+    }
+}
+
+/// The hal types objects are made of, per call.
+pub mod hal_types {
+    use super::{type_names, HalType};
+    /// `!hal.allocator`
+    pub static ALLOCATOR: HalType = HalType::new(type_names::ALLOCATOR);
+    /// `!hal.buffer`
+    pub static BUFFER: HalType = HalType::new(type_names::BUFFER);
+    /// `!hal.buffer_view`
+    pub static BUFFER_VIEW: HalType = HalType::new(type_names::BUFFER_VIEW);
+    /// `!hal.command_buffer`
+    pub static COMMAND_BUFFER: HalType = HalType::new(type_names::COMMAND_BUFFER);
+    /// `!hal.device`
+    pub static DEVICE: HalType = HalType::new(type_names::DEVICE);
+    /// `!hal.executable`
+    pub static EXECUTABLE: HalType = HalType::new(type_names::EXECUTABLE);
+    /// `!hal.fence`
+    pub static FENCE: HalType = HalType::new(type_names::FENCE);
+    /// `!hal.file`
+    pub static FILE: HalType = HalType::new(type_names::FILE);
+}
+
 /// The CPU device: every queue operation runs when it is submitted;
 /// dispatches of native executables run on the calling thread
 /// (`local-sync`) or over a worker pool (`local-task`), as its
@@ -64,13 +112,10 @@ pub struct Device {
 impl Device {
     /// A device with its allocator.
     pub fn new(config: Arc<DeviceConfig>) -> HostRef<Device> {
-        HostRef::new(
-            type_names::DEVICE,
-            Device {
-                allocator: HostRef::new(type_names::ALLOCATOR, Allocator::new()),
-                config,
-            },
-        )
+        hal_types::DEVICE.object(Device {
+            allocator: hal_types::ALLOCATOR.object(Allocator::new()),
+            config,
+        })
     }
 
     /// `hal.device.query.i64`: the value of `category`/`key`, if the device
@@ -332,7 +377,7 @@ impl BufferView {
         let storage = Buffer::new(bytes.len())?;
         storage.with_bytes_mut(|b| b.copy_from_slice(&bytes))?;
         Ok(BufferView {
-            buffer: HostRef::new(type_names::BUFFER, HalBuffer::over(Ref::from(storage))?),
+            buffer: hal_types::BUFFER.object(HalBuffer::over(Ref::from(storage))?),
             shape: shape.to_vec(),
             element_type,
             encoding: 1,
@@ -368,7 +413,7 @@ impl BufferView {
     /// This view as a VM value (a `!hal.buffer_view` ref) to pass to a
     /// function.
     pub fn into_value(self) -> Value {
-        Value::Ref(HostRef::new(type_names::BUFFER_VIEW, self).to_ref())
+        Value::Ref(hal_types::BUFFER_VIEW.object(self).to_ref())
     }
 
     /// The buffer view a VM value holds, if it holds one.
@@ -433,12 +478,9 @@ pub struct Fence {
 impl Fence {
     /// A pending fence (or a signalled one).
     pub fn new(signalled: bool) -> HostRef<Fence> {
-        HostRef::new(
-            type_names::FENCE,
-            Fence {
-                state: Mutex::new(signalled.then_some(Ok(()))),
-            },
-        )
+        hal_types::FENCE.object(Fence {
+            state: Mutex::new(signalled.then_some(Ok(()))),
+        })
     }
 
     /// Marks the fence signalled (a failed fence stays failed).
