@@ -37,6 +37,7 @@ mod executable;
 mod exports;
 mod fpu;
 pub mod native;
+pub mod numpy_dtype;
 mod objects;
 mod text;
 mod vmvx;
