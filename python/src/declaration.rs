@@ -104,7 +104,13 @@ fn tensor(ty: &str) -> Option<(Vec<Option<i64>>, ElementType)> {
     let inner = inner.split(',').next()?.trim();
     let mut parts: Vec<&str> = inner.split('x').collect();
     let element = parts.pop()?;
-    let element = ElementType::parse(element).ok()?;
+    let element = match ElementType::parse(element).ok()? {
+        // `i1` tensors travel as IREE's 8-bit booleans.
+        t if t.numerical() == irvm_hal::numerical::INTEGER && t.bits() == 1 => {
+            ElementType::new(irvm_hal::numerical::BOOLEAN, 8)
+        }
+        t => t,
+    };
     let dims = parts
         .into_iter()
         .map(|d| match d {

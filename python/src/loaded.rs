@@ -154,7 +154,8 @@ fn needs(module: &Module, name: &str) -> bool {
 /// Load IREE VM modules and return them as one object whose exported
 /// functions are attributes and items.
 ///
-/// modules: paths (str or os.PathLike) of .vmfb (or .vmasm) files, bytes,
+/// modules: paths (str or os.PathLike) of .vmfb (or .vmasm) files, bytes
+///     (bytecode, or VM assembly text),
 ///     or buffer objects; several link in order (later modules import
 ///     from earlier ones), and functions are looked up in the last one.
 /// device: "local-task" (dispatches over a worker pool, the default) or
@@ -237,6 +238,20 @@ pub fn load(
                         format!("loading module '{p}': {e}"),
                     )
                 })?,
+                Source::Bytes(b) if Module::looks_like_assembly(&b) => {
+                    let text = String::from_utf8(b).map_err(|_| {
+                        (
+                            StatusCode::InvalidArgument,
+                            format!("loading module {k}: VM assembly is not UTF-8"),
+                        )
+                    })?;
+                    Module::from_assembly(&text, &format!("<module {k}>")).map_err(|e| {
+                        (
+                            StatusCode::InvalidArgument,
+                            format!("loading module {k}: {e}"),
+                        )
+                    })?
+                }
                 Source::Bytes(b) => Module::from_bytes(b).map_err(|e| {
                     (
                         StatusCode::InvalidArgument,
