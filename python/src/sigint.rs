@@ -6,8 +6,12 @@
 //! handler on the main thread, which raises `KeyboardInterrupt`.
 //!
 //! The handler is installed at the first call from the main thread and put
-//! back in front whenever Python has replaced it (`signal.signal`); where
-//! SIGINT is ignored or left to the default action, nothing is installed.
+//! back in front when Python has replaced it (`signal.signal`): the SIGINT
+//! action is looked at (a system call, about half a microsecond) by a call
+//! that starts more than [`RECHECK`] after the last look, so short calls in
+//! a loop pay nothing. A handler replaced less than that before a call
+//! starts leaves that call to end before Ctrl-C is seen. Where SIGINT is
+//! ignored or left to the default action, nothing is installed.
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::SeqCst};
 
@@ -24,6 +28,29 @@ static PREVIOUS: AtomicUsize = AtomicUsize::new(0);
 static PREVIOUS_FLAGS: AtomicUsize = AtomicUsize::new(0);
 /// `pthread_self()` of Python's main thread (signals are handled there).
 static MAIN_THREAD: AtomicU64 = AtomicU64::new(0);
+/// When the SIGINT action was last looked at (nanoseconds since [`EPOCH`],
+/// plus one; 0: never), and whether ours was in front then.
+static LAST_LOOK: AtomicU64 = AtomicU64::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// How long a look at the SIGINT action is trusted.
+const RECHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether our handler is in front, looking again when the last look is
+/// older than [`RECHECK`].
+fn installed() -> bool {
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    let now = epoch.elapsed().as_nanos() as u64 + 1;
+    let last = LAST_LOOK.load(SeqCst);
+    if last != 0 && now - last < RECHECK.as_nanos() as u64 {
+        return INSTALLED.load(SeqCst);
+    }
+    let ok = ensure_installed();
+    INSTALLED.store(ok, SeqCst);
+    LAST_LOOK.store(now, SeqCst);
+    ok
+}
 
 /// Records which thread is Python's main thread.
 pub fn set_main_thread(ident: u64) {
@@ -102,7 +129,7 @@ impl CallGuard {
     pub fn new(handle: &InterruptHandle) -> CallGuard {
         // SAFETY: pthread_self has no preconditions.
         let this = unsafe { libc::pthread_self() } as u64;
-        if this != MAIN_THREAD.load(SeqCst) || !ensure_installed() {
+        if this != MAIN_THREAD.load(SeqCst) || !installed() {
             return CallGuard { armed: false };
         }
         ACTIVE.store(handle as *const InterruptHandle as *mut _, SeqCst);

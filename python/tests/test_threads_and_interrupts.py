@@ -114,7 +114,17 @@ try:
     m.spin()
 except KeyboardInterrupt:
     second = time.monotonic() - sent["at"]
-print(json.dumps({"outcome": outcome, "latency": latency, "second": second, "fib": fib.fib(20)}))
+# After Python re-installs its handler (signal.signal), irvm's is put back
+# in front by the next call that starts.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+time.sleep(0.1)
+threading.Timer(0.2, interrupt).start()
+try:
+    m.spin()
+except KeyboardInterrupt:
+    third = time.monotonic() - sent["at"]
+print(json.dumps({"outcome": outcome, "latency": latency, "second": second, "third": third,
+                  "fib": fib.fib(20)}))
 """
 
 
@@ -130,4 +140,5 @@ def test_ctrl_c_interrupts_a_call_within_100_ms():
     assert result["outcome"] == "KeyboardInterrupt"
     assert result["latency"] < 0.1, result
     assert result["second"] < 0.1, result
+    assert result["third"] < 0.1, result
     assert result["fib"] == 6765
