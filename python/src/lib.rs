@@ -28,6 +28,8 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::OpaqueRef>()?;
     m.add_class::<results::VmBytes>()?;
     m.add_function(wrap_pyfunction!(loaded::load, m)?)?;
+    m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;
+    m.add_function(wrap_pyfunction!(loaded::_inspect, m)?)?;
     let main: u64 = py
         .import("threading")?
         .call_method0("main_thread")?

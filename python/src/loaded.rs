@@ -23,10 +23,21 @@ use crate::errors::{from_text, from_trap, vm_error};
 /// A context and the settings every call applies.
 pub struct Loaded {
     ctx: Mutex<Context>,
+    names: Mutex<Names>,
     interrupt: InterruptHandle,
     fuel: Option<u64>,
     timeout: Option<Duration>,
     max_input_bytes: u64,
+    /// The device of the `hal` module, registered with the first module
+    /// that imports it.
+    device: hal::DeviceOptions,
+    /// The archives of the `io_parameters` module, likewise.
+    index: Option<Arc<ParameterIndex>>,
+}
+
+/// What the registered modules are called.
+#[derive(Default)]
+struct Names {
     /// The last module's name: bare names are looked up there first.
     main: String,
     /// The last module's runnable exports, in order.
@@ -35,7 +46,134 @@ pub struct Loaded {
     declarations: HashMap<String, String>,
 }
 
+/// How `load` (and `irvm.compat`'s contexts) set up a context.
+pub struct Settings {
+    device: hal::DeviceOptions,
+    index: Option<Arc<ParameterIndex>>,
+    fuel: Option<u64>,
+    timeout: Option<Duration>,
+    max_memory_bytes: Option<u64>,
+    tier: Option<Tier>,
+}
+
+impl Settings {
+    /// The settings of `load`'s keyword arguments, checked.
+    pub fn new(
+        py: Python<'_>,
+        device: &str,
+        parameters: Option<&Bound<'_, PyAny>>,
+        fuel: Option<u64>,
+        timeout: Option<f64>,
+        max_memory_bytes: Option<u64>,
+        engine: Option<&str>,
+    ) -> PyResult<Settings> {
+        let tier = engine
+            .map(|e| e.parse::<Tier>().map_err(PyValueError::new_err))
+            .transpose()?;
+        let timeout = match timeout {
+            Some(t) if t.is_nan() || t < 0.0 => {
+                return Err(PyValueError::new_err("timeout is 0 or more seconds"))
+            }
+            Some(t) => Some(Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX)),
+            None => None,
+        };
+        let mut device_options = hal::DeviceOptions::from_uri(device, Some(hal::default_workers()))
+            .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("device '{device}': {e}")))?;
+        device_options.tier = tier;
+        let index = parameters.map(parameter_index).transpose()?.map(Arc::new);
+        Ok(Settings {
+            device: device_options,
+            index,
+            fuel,
+            timeout,
+            max_memory_bytes,
+            tier,
+        })
+    }
+}
+
 impl Loaded {
+    /// A context with no module yet.
+    pub fn new(settings: Settings) -> Loaded {
+        let mut ctx = Context::new(&TypeRegistry::new());
+        let mut limits = ctx.limits();
+        if let Some(n) = settings.max_memory_bytes {
+            limits.max_memory_bytes = n;
+        }
+        ctx.set_limits(limits);
+        if let Some(t) = settings.tier {
+            ctx.set_tier(t);
+        }
+        let interrupt = ctx.interrupt_handle();
+        Loaded {
+            ctx: Mutex::new(ctx),
+            names: Mutex::new(Names::default()),
+            interrupt,
+            fuel: settings.fuel,
+            timeout: settings.timeout,
+            max_input_bytes: limits.max_memory_bytes,
+            device: settings.device,
+            index: settings.index,
+        }
+    }
+
+    /// Registers `sources` in order (each module's `__init` runs on the
+    /// fuel and within the timeout), with the hal and io_parameters modules
+    /// before the first module that imports them.
+    fn add(&self, sources: Vec<Source>) -> Result<(), (StatusCode, String)> {
+        let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        ctx.set_fuel(self.fuel);
+        if let Some(t) = self.timeout {
+            ctx.set_deadline(Instant::now().checked_add(t));
+        }
+        for (k, source) in sources.into_iter().enumerate() {
+            let module = read_module(k, source)?;
+            if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
+                let m = hal::hal_module_with(self.device.clone())
+                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+                ctx.register_host_module(&m).map_err(link_error)?;
+            }
+            if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
+                let index = self.index.clone().ok_or((
+                    StatusCode::NotFound,
+                    format!(
+                        "module '{}' imports io_parameters: pass its archives with parameters=",
+                        module.name()
+                    ),
+                ))?;
+                let m = io_parameters_module(index)
+                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+                ctx.register_host_module(&m).map_err(link_error)?;
+            }
+            let main = module.name().to_string();
+            let mut exports = Vec::new();
+            for e in module.exports() {
+                if let Some(sig) = module.function_signature(e.internal_ordinal) {
+                    if let Some((_, d)) =
+                        sig.attrs.iter().find(|(k, _)| *k == "iree.abi.declaration")
+                    {
+                        names
+                            .declarations
+                            .insert(format!("{main}.{}", e.local_name), d.to_string());
+                    }
+                }
+                if !e.local_name.starts_with("__") && !e.local_name.contains('$') {
+                    exports.push(e.local_name.to_string());
+                }
+            }
+            ctx.register_module(module).map_err(link_error)?;
+            names.main = main;
+            names.exports = exports;
+        }
+        if let Some(index) = &self.index {
+            index
+                .check_intact()
+                .map_err(|e| (e.code(), e.to_string()))?;
+        }
+        Ok(())
+    }
+
     /// Applies the per-call settings (fuel, deadline) and runs `f` on the
     /// context with the GIL released and Ctrl-C armed; a SIGINT raises
     /// `KeyboardInterrupt` (through Python's own handler) once `f` returns.
@@ -155,9 +293,9 @@ fn needs(module: &Module, name: &str) -> bool {
 /// functions are attributes and items.
 ///
 /// modules: paths (str or os.PathLike) of .vmfb (or .vmasm) files, bytes
-///     (bytecode, or VM assembly text),
-///     or buffer objects; several link in order (later modules import
-///     from earlier ones), and functions are looked up in the last one.
+///     (bytecode, or VM assembly text) or buffer objects; several link in
+///     order (later modules import from earlier ones), and functions are
+///     looked up in the last one.
 /// device: "local-task" (dispatches over a worker pool, the default) or
 ///     "local-sync" (on the calling thread), for modules that use the hal.
 /// parameters: parameter archives (.irpa, .safetensors, .gguf) for modules
@@ -193,126 +331,94 @@ pub fn load(
     if modules.is_empty() {
         return Err(PyTypeError::new_err("load() needs at least one module"));
     }
-    let sources = modules
-        .iter()
-        .map(|m| source_of(&m))
-        .collect::<PyResult<Vec<_>>>()?;
-    let tier = engine
-        .map(|e| e.parse::<Tier>().map_err(PyValueError::new_err))
-        .transpose()?;
-    let timeout = match timeout {
-        Some(t) if t.is_nan() || t < 0.0 => {
-            return Err(PyValueError::new_err("timeout is 0 or more seconds"))
-        }
-        Some(t) => Some(Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX)),
-        None => None,
-    };
-    let mut options = hal::DeviceOptions::from_uri(device, Some(hal::default_workers()))
-        .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("device '{device}': {e}")))?;
-    options.tier = tier;
-    let index = parameters.map(parameter_index).transpose()?.map(Arc::new);
+    let settings = Settings::new(
+        py,
+        device,
+        parameters,
+        fuel,
+        timeout,
+        max_memory_bytes,
+        engine,
+    )?;
+    let loaded = context(settings);
+    loaded.add(py, modules)?;
+    Ok(loaded)
+}
 
-    let built = py.detach(move || -> Result<_, (StatusCode, String)> {
-        let mut ctx = Context::new(&TypeRegistry::new());
-        let mut limits = ctx.limits();
-        if let Some(n) = max_memory_bytes {
-            limits.max_memory_bytes = n;
-        }
-        ctx.set_limits(limits);
-        if let Some(t) = tier {
-            ctx.set_tier(t);
-        }
-        ctx.set_fuel(fuel);
-        if let Some(t) = timeout {
-            ctx.set_deadline(Instant::now().checked_add(t));
-        }
-        let interrupt = ctx.interrupt_handle();
-        let mut declarations = HashMap::new();
-        let mut main = String::new();
-        let mut exports = Vec::new();
-        for (k, source) in sources.into_iter().enumerate() {
-            let module = match source {
-                Source::Path(p) => Module::from_file(&p).map_err(|e| {
-                    (
-                        StatusCode::InvalidArgument,
-                        format!("loading module '{p}': {e}"),
-                    )
-                })?,
-                Source::Bytes(b) if Module::looks_like_assembly(&b) => {
-                    let text = String::from_utf8(b).map_err(|_| {
-                        (
-                            StatusCode::InvalidArgument,
-                            format!("loading module {k}: VM assembly is not UTF-8"),
-                        )
-                    })?;
-                    Module::from_assembly(&text, &format!("<module {k}>")).map_err(|e| {
-                        (
-                            StatusCode::InvalidArgument,
-                            format!("loading module {k}: {e}"),
-                        )
-                    })?
-                }
-                Source::Bytes(b) => Module::from_bytes(b).map_err(|e| {
-                    (
-                        StatusCode::InvalidArgument,
-                        format!("loading module {k}: {e}"),
-                    )
-                })?,
-            };
-            if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
-                let m = hal::hal_module_with(options.clone())
-                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
-                ctx.register_host_module(&m).map_err(link_error)?;
-            }
-            if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
-                let index = index.clone().ok_or((
-                    StatusCode::NotFound,
-                    format!(
-                        "module '{}' imports io_parameters: pass its archives with parameters=",
-                        module.name()
-                    ),
-                ))?;
-                let m = io_parameters_module(index)
-                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
-                ctx.register_host_module(&m).map_err(link_error)?;
-            }
-            main = module.name().to_string();
-            exports.clear();
-            for e in module.exports() {
-                if let Some(sig) = module.function_signature(e.internal_ordinal) {
-                    if let Some((_, d)) =
-                        sig.attrs.iter().find(|(k, _)| *k == "iree.abi.declaration")
-                    {
-                        declarations.insert(format!("{main}.{}", e.local_name), d.to_string());
-                    }
-                }
-                if !e.local_name.starts_with("__") && !e.local_name.contains('$') {
-                    exports.push(e.local_name.to_string());
-                }
-            }
-            ctx.register_module(module).map_err(link_error)?;
-        }
-        if let Some(index) = &index {
-            index
-                .check_intact()
-                .map_err(|e| (e.code(), e.to_string()))?;
-        }
-        Ok(Loaded {
-            ctx: Mutex::new(ctx),
-            interrupt,
-            fuel,
-            timeout,
-            max_input_bytes: limits.max_memory_bytes,
-            main,
-            exports,
-            declarations,
-        })
-    });
-    let loaded = built.map_err(|(code, text)| from_text(py, &text, code))?;
-    Ok(LoadedModule {
-        inner: Arc::new(loaded),
+/// A `Module` with no module loaded yet (`irvm.compat`'s contexts add
+/// theirs with `_add`).
+#[pyfunction]
+#[pyo3(signature = (device="local-task", parameters=None, fuel=None, timeout=None, max_memory_bytes=None, engine=None))]
+pub fn _context(
+    py: Python<'_>,
+    device: &str,
+    parameters: Option<&Bound<'_, PyAny>>,
+    fuel: Option<u64>,
+    timeout: Option<f64>,
+    max_memory_bytes: Option<u64>,
+    engine: Option<&str>,
+) -> PyResult<LoadedModule> {
+    let settings = Settings::new(
+        py,
+        device,
+        parameters,
+        fuel,
+        timeout,
+        max_memory_bytes,
+        engine,
+    )?;
+    Ok(context(settings))
+}
+
+fn context(settings: Settings) -> LoadedModule {
+    LoadedModule {
+        inner: Arc::new(Loaded::new(settings)),
         functions: Mutex::new(HashMap::new()),
-    })
+    }
+}
+
+/// A module read from `source` (the `k`th given).
+fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)> {
+    let invalid = |e: String| (StatusCode::InvalidArgument, e);
+    match source {
+        Source::Path(p) => {
+            Module::from_file(&p).map_err(|e| invalid(format!("loading module '{p}': {e}")))
+        }
+        Source::Bytes(b) if Module::looks_like_assembly(&b) => {
+            let text = String::from_utf8(b)
+                .map_err(|_| invalid(format!("loading module {k}: VM assembly is not UTF-8")))?;
+            Module::from_assembly(&text, &format!("<module {k}>"))
+                .map_err(|e| invalid(format!("loading module {k}: {e}")))
+        }
+        Source::Bytes(b) => {
+            Module::from_bytes(b).map_err(|e| invalid(format!("loading module {k}: {e}")))
+        }
+    }
+}
+
+/// The name, version and exports (with their reflection attributes) of a
+/// module, without loading it into a context: what `irvm.compat.VmModule`
+/// shows before the module is added to one.
+#[pyfunction]
+pub fn _inspect(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let module =
+        read_module(0, source_of(source)?).map_err(|(code, text)| from_text(py, &text, code))?;
+    let exports = PyList::empty(py);
+    for e in module.exports() {
+        let attrs = PyDict::new(py);
+        if let Some(sig) = module.function_signature(e.internal_ordinal) {
+            for (k, v) in sig.attrs {
+                attrs.set_item(k, v)?;
+            }
+            attrs.set_item("__cconv__", sig.calling_convention)?;
+        }
+        exports.append((e.local_name, attrs))?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("name", module.name())?;
+    out.set_item("version", module.version())?;
+    out.set_item("exports", exports)?;
+    Ok(out.into_any().unbind())
 }
 
 fn link_error(e: irvm::errors::LinkError) -> (StatusCode, String) {
@@ -331,6 +437,29 @@ pub struct LoadedModule {
 }
 
 impl LoadedModule {
+    /// Registers more modules in this context, in order.
+    fn add(&self, py: Python<'_>, modules: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let sources = modules
+            .iter()
+            .map(|m| source_of(&m))
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = &self.inner;
+        py.detach(|| inner.add(sources))
+            .map_err(|(code, text)| from_text(py, &text, code))?;
+        // Names may now find functions of the new modules.
+        self.functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        Ok(())
+    }
+
+    /// (the last module's name, its exports)
+    fn names(&self) -> (String, Vec<String>) {
+        let names = self.inner.names.lock().unwrap_or_else(|e| e.into_inner());
+        (names.main.clone(), names.exports.clone())
+    }
+
     fn function(&self, py: Python<'_>, name: &str) -> PyResult<Option<Py<Function>>> {
         if let Some(f) = self
             .functions
@@ -340,21 +469,23 @@ impl LoadedModule {
         {
             return Ok(Some(f.clone_ref(py)));
         }
-        let full = if name.contains('.') {
-            name.to_string()
-        } else {
-            format!("{}.{name}", self.inner.main)
-        };
-        let found = {
+        let (found, declared) = {
             let ctx = self.inner.ctx.lock().unwrap_or_else(|e| e.into_inner());
-            ctx.function(&full).or_else(|_| ctx.function(name))
+            let names = self.inner.names.lock().unwrap_or_else(|e| e.into_inner());
+            let full = if name.contains('.') {
+                name.to_string()
+            } else {
+                format!("{}.{name}", names.main)
+            };
+            let found = ctx.function(&full).or_else(|_| ctx.function(name));
+            let declared = found
+                .as_ref()
+                .ok()
+                .and_then(|f| names.declarations.get(f.name()))
+                .and_then(|d| declaration::parse(d));
+            (found, declared)
         };
         let Ok(func) = found else { return Ok(None) };
-        let declared = self
-            .inner
-            .declarations
-            .get(func.name())
-            .and_then(|d| declaration::parse(d));
         let signature = signature_text(&func, declared.as_ref());
         let f = Py::new(
             py,
@@ -381,21 +512,28 @@ impl LoadedModule {
                 return Ok(f);
             }
         }
+        let (main, exports) = self.names();
         Err(PyAttributeError::new_err(format!(
-            "module '{}' has no exported function '{name}' (exports: {})",
-            self.inner.main,
-            self.inner.exports.join(", ")
+            "module '{main}' has no exported function '{name}' (exports: {})",
+            exports.join(", ")
         )))
     }
 
     fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<Function>> {
         self.function(py, name)?.ok_or_else(|| {
+            let (main, exports) = self.names();
             PyKeyError::new_err(format!(
-                "no exported function '{name}' (exports of '{}': {})",
-                self.inner.main,
-                self.inner.exports.join(", ")
+                "no exported function '{name}' (exports of '{main}': {})",
+                exports.join(", ")
             ))
         })
+    }
+
+    /// Loads more modules into this context, linked after those there
+    /// (`irvm.compat`'s `SystemContext.add_vm_module`).
+    #[pyo3(signature = (*modules))]
+    fn _add(&self, py: Python<'_>, modules: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.add(py, modules)
     }
 
     fn __contains__(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
@@ -403,27 +541,24 @@ impl LoadedModule {
     }
 
     fn __dir__(&self) -> Vec<String> {
-        self.inner.exports.clone()
+        self.names().1
     }
 
     /// The exported functions of the last module, in order.
     #[getter]
     fn exports(&self) -> Vec<String> {
-        self.inner.exports.clone()
+        self.names().1
     }
 
     /// The name of the last module (where bare function names are looked up).
     #[getter]
     fn name(&self) -> String {
-        self.inner.main.clone()
+        self.names().0
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "<irvm.Module '{}' exports: {}>",
-            self.inner.main,
-            self.inner.exports.join(", ")
-        )
+        let (main, exports) = self.names();
+        format!("<irvm.Module '{main}' exports: {}>", exports.join(", "))
     }
 }
 
@@ -457,8 +592,20 @@ fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>
     )
 }
 
-/// An exported function: call it with numpy arrays, lists and scalars;
-/// `copy=False` refuses inputs that cannot be used in place.
+/// An exported function: `f(*args, copy=None)`.
+///
+/// Arguments: numpy arrays (any object with the buffer protocol) for
+/// tensors, checked against the declared shape and dtype before the call
+/// (InvalidArgumentError naming the argument); lists and Python scalars
+/// made into arrays of the declared dtype; int and float for scalar
+/// arguments; None for a null reference. An array that is C-contiguous,
+/// of the declared dtype and 64-byte aligned is used in place (read-only
+/// to the program); any other is copied once, and copy=False raises
+/// ValueError instead of copying.
+///
+/// Results: numpy arrays over the VM's buffers (no copy; they keep the
+/// buffer alive after the module is gone), int, float, lists, None; a
+/// tuple when there are several. The GIL is released during the call.
 #[pyclass(name = "Function", module = "irvm", frozen)]
 pub struct Function {
     inner: Arc<Loaded>,
