@@ -98,3 +98,34 @@ def test_an_input_used_in_place_outlives_the_callers_reference(passthrough):
     del b
     gc.collect()
     assert y.tolist() == [7, 8, 9]  # the VM buffer holds the array
+
+
+# Writes the i32 7 at byte 0 of its argument's buffer (hal.buffer.store).
+POKE = b"""vm.module @poke version 0
+vm.type !hal.buffer
+vm.type !hal.buffer_view
+vm.import @hal.buffer_view.buffer cconv "0r_r"
+vm.import @hal.buffer.store cconv "0irIi_v"
+vm.export @poke
+vm.func @poke(%r0: !hal.buffer_view) -> () {
+^bb0:
+  %r1 = vm.call @hal.buffer_view.buffer(%r0)
+  %i0 = vm.const.i32 7
+  %i2:3 = vm.const.i64.zero
+  %i1 = vm.const.i32 4
+  vm.call @hal.buffer.store(%i0, %r1, %i2:3, %i1)
+  vm.return
+}
+"""
+
+
+def test_an_input_used_in_place_is_read_only_to_the_program():
+    poke = irvm.load(POKE).poke
+    a = aligned(4, np.int32)
+    with pytest.raises(irvm.PermissionDeniedError):
+        poke(a)
+    assert a.tolist() == [0, 0, 0, 0]
+    # A copied input is the program's to write; the caller's array is untouched.
+    b = aligned(4, np.int32, misalign=4)
+    poke(b)
+    assert b.tolist() == [0, 0, 0, 0]
