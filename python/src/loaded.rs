@@ -11,7 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use irvm::{
-    Context, Func, InterruptHandle, Module, StatusCode, Tier, TypeRegistry, ValType, Value,
+    Context, Func, InterruptHandle, Module, NativeModule, StatusCode, Tier, TypeRegistry, ValType,
+    Value,
 };
 use irvm_hal as hal;
 use irvm_io_parameters::{io_parameters_module, OpenMode, ParameterIndex};
@@ -29,8 +30,9 @@ pub struct Loaded {
     timeout: Option<Duration>,
     max_input_bytes: u64,
     /// The device of the `hal` module, registered with the first module
-    /// that imports it.
+    /// that imports it, and what names it in [`shared_hal`]'s cache.
     device: hal::DeviceOptions,
+    device_key: String,
     /// The archives of the `io_parameters` module, likewise.
     index: Option<Arc<ParameterIndex>>,
 }
@@ -49,6 +51,7 @@ struct Names {
 /// How `load` (and `irvm.compat`'s contexts) set up a context.
 pub struct Settings {
     device: hal::DeviceOptions,
+    device_key: String,
     index: Option<Arc<ParameterIndex>>,
     fuel: Option<u64>,
     timeout: Option<Duration>,
@@ -83,6 +86,7 @@ impl Settings {
         let index = parameters.map(parameter_index).transpose()?.map(Arc::new);
         Ok(Settings {
             device: device_options,
+            device_key: format!("{device} {tier:?}"),
             index,
             fuel,
             timeout,
@@ -113,6 +117,7 @@ impl Loaded {
             timeout: settings.timeout,
             max_input_bytes: limits.max_memory_bytes,
             device: settings.device,
+            device_key: settings.device_key,
             index: settings.index,
         }
     }
@@ -130,9 +135,8 @@ impl Loaded {
         for (k, source) in sources.into_iter().enumerate() {
             let module = read_module(k, source)?;
             if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
-                let m = hal::hal_module_with(self.device.clone())
-                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
-                ctx.register_host_module(&m).map_err(link_error)?;
+                let m = shared_hal(&self.device_key, &self.device)?;
+                ctx.register_host_module(&*m).map_err(link_error)?;
             }
             if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
                 let index = self.index.clone().ok_or((
@@ -279,6 +283,27 @@ fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
             .map_err(|e| vm_error(py, e.code(), &format!("parameters {path}: {e}")))?;
     }
     Ok(index)
+}
+
+/// The `hal` module for a device, made once per process and device (a
+/// module registers in any number of contexts): its contexts share one
+/// device configuration, so `local-task` starts its worker pool once, as
+/// iree.runtime caches its device. Loading then costs no thread starts.
+fn shared_hal(
+    key: &str,
+    options: &hal::DeviceOptions,
+) -> Result<Arc<NativeModule<hal::HalState>>, (StatusCode, String)> {
+    type Cache = Mutex<Vec<(String, Arc<NativeModule<hal::HalState>>)>>;
+    static CACHE: Cache = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, m)) = cache.iter().find(|(k, _)| k == key) {
+        return Ok(m.clone());
+    }
+    let m = hal::hal_module_sharing(hal::DeviceConfig::new(options.clone()))
+        .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+    let m = Arc::new(m);
+    cache.push((key.to_string(), m.clone()));
+    Ok(m)
 }
 
 fn needs(module: &Module, name: &str) -> bool {
