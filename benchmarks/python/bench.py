@@ -8,7 +8,8 @@ Each prints one JSON line: microseconds per call of a scalar function
 (fib(1), tests/data/fib.vmfb), per call of a small MLP on llvm-cpu
 (tests/models/embedded/mlp.vmfb, 4x8 f32 in, 4x3 out), of a dense layer
 (tests/models/embedded/dense_weights.vmfb, 2x64 in, 64x32 weights), and
-of loading the MLP into a fresh context plus its first call. Each figure
+of loading into a fresh context plus the first call: the llvm-cpu MLP, the
+vmvx MLP (tests/models/mlp.vmfb) and fib. Each figure
 is the best of several repetitions (the machine is shared)."""
 
 import json
@@ -22,6 +23,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 FIB = str(REPO / "tests" / "data" / "fib.vmfb")
 MLP = str(REPO / "tests" / "models" / "embedded" / "mlp.vmfb")
 DENSE = str(REPO / "tests" / "models" / "embedded" / "dense_weights.vmfb")
+MLP_VMVX = str(REPO / "tests" / "models" / "mlp.vmfb")
 
 
 def best_per_call(f, calls, repeats=7):
@@ -66,6 +68,8 @@ def main(runtime):
     dense = load(DENSE, "dense")
     out["dense_us"] = best_per_call(lambda: to_host(dense(d)), 5_000)
     out["load_first_call_us"] = best_per_call(lambda: to_host(load(MLP, "predict")(x)), 50)
+    out["load_first_call_vmvx_us"] = best_per_call(lambda: to_host(load(MLP_VMVX, "predict")(x)), 50)
+    out["load_first_call_fib_us"] = best_per_call(lambda: load(FIB, "fib")(1), 50)
     print(json.dumps(out))
 
 
