@@ -127,7 +127,6 @@ impl Loaded {
     /// before the first module that imports them.
     fn add(&self, sources: Vec<Source>) -> Result<(), (StatusCode, String)> {
         let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
-        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
         ctx.set_fuel(self.fuel);
         if let Some(t) = self.timeout {
             ctx.set_deadline(Instant::now().checked_add(t));
@@ -152,14 +151,13 @@ impl Loaded {
             }
             let main = module.name().to_string();
             let mut exports = Vec::new();
+            let mut declarations = Vec::new();
             for e in module.exports() {
                 if let Some(sig) = module.function_signature(e.internal_ordinal) {
                     if let Some((_, d)) =
                         sig.attrs.iter().find(|(k, _)| *k == "iree.abi.declaration")
                     {
-                        names
-                            .declarations
-                            .insert(format!("{main}.{}", e.local_name), d.to_string());
+                        declarations.push((format!("{main}.{}", e.local_name), d.to_string()));
                     }
                 }
                 if !e.local_name.starts_with("__") && !e.local_name.contains('$') {
@@ -167,6 +165,9 @@ impl Loaded {
                 }
             }
             ctx.register_module(module).map_err(link_error)?;
+            // Held briefly: readers of the names hold the GIL.
+            let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+            names.declarations.extend(declarations);
             names.main = main;
             names.exports = exports;
         }
@@ -494,23 +495,25 @@ impl LoadedModule {
         {
             return Ok(Some(f.clone_ref(py)));
         }
-        let (found, declared) = {
-            let ctx = self.inner.ctx.lock().unwrap_or_else(|e| e.into_inner());
-            let names = self.inner.names.lock().unwrap_or_else(|e| e.into_inner());
+        // Looked up without the GIL: a call running on another thread holds
+        // the context until it returns.
+        let inner = &self.inner;
+        let (found, declared) = py.detach(|| {
+            let ctx = inner.ctx.lock().unwrap_or_else(|e| e.into_inner());
+            let names = inner.names.lock().unwrap_or_else(|e| e.into_inner());
             let full = if name.contains('.') {
                 name.to_string()
             } else {
                 format!("{}.{name}", names.main)
             };
-            let found = ctx.function(&full).or_else(|_| ctx.function(name));
+            let found = ctx.function(&full).or_else(|_| ctx.function(name)).ok();
             let declared = found
                 .as_ref()
-                .ok()
                 .and_then(|f| names.declarations.get(f.name()))
                 .and_then(|d| declaration::parse(d));
             (found, declared)
-        };
-        let Ok(func) = found else { return Ok(None) };
+        });
+        let Some(func) = found else { return Ok(None) };
         let signature = signature_text(&func, declared.as_ref());
         let f = Py::new(
             py,

@@ -173,3 +173,20 @@ def test_parameters_from_an_archive():
     np.testing.assert_allclose(y, [1.75, 5.5, -8.25, 17])
     with pytest.raises(irvm.NotFoundError, match="parameters="):
         irvm.load(run / "m.vmfb")
+
+
+def test_lists_buffers_and_null_refs_as_results():
+    m = irvm.load(DATA / "ref_results.vmasm")
+    assert m.lst() == [0, 42, 0]
+    assert m.fl() == [0.0, 1.5]
+    nested = m.nested()
+    assert nested[0] == [0, 7, 0, 0]
+    assert nested[1].dtype == np.uint8 and nested[1].tolist() == [1, 2, 3, 4]
+    assert not nested[1].flags.writeable  # rodata of the module
+    assert nested[2] == -5 and nested[3] is None
+    assert m.nul() is None
+    assert m.bufs() == [None, None]
+    assert m.empty() == []
+    b = m.buf()
+    del m
+    assert b.tolist() == [1, 2, 3, 4]  # keeps the module's rodata alive
