@@ -13,7 +13,9 @@ them. Differences: failures are irvm's ``VmError`` subclasses (with
 ``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``, as
 iree.runtime's are; ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink`` is refused (irvm's hal does not deliver
-``hal.buffer_view.trace`` to Python yet).
+``hal.buffer_view.trace`` to Python yet); ``ParameterIndex`` takes archive
+files (``load``), not in-memory entries; the hal and io_parameters modules
+are registered before the program's modules.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ __all__ = [
     "HalElementType",
     "HalModuleDebugSink",
     "MappedMemory",
+    "ParameterIndex",
+    "ParameterProvider",
     "MemoryType",
     "SystemContext",
     "VmContext",
@@ -49,6 +53,7 @@ __all__ = [
     "VmVariantList",
     "asdevicearray",
     "create_hal_module",
+    "create_io_parameters_module",
     "get_device",
     "get_driver",
     "get_first_device",
@@ -554,6 +559,66 @@ def create_hal_module(instance: VmInstance, device: Optional[HalDevice] = None, 
     return _HalModule(device or HalDevice("local-task"))
 
 
+# --- parameters ------------------------------------------------------------------
+
+
+class ParameterIndex:
+    """Parameter archives (.irpa, .safetensors, .gguf) by file: `load` adds
+    one (memory-mapped); in-memory entries (`add_buffer`, `add_splat`) are
+    not supported by irvm.compat yet."""
+
+    def __init__(self):
+        self._files: list[str] = []
+
+    def load(self, file_path: str | os.PathLike, format: Optional[str] = None, readable: bool = True,
+             writable: bool = False, mmap: Optional[bool] = None, *, mode: Optional[str] = None) -> None:
+        if writable:
+            raise NotImplementedError("irvm.compat: parameter archives are read-only")
+        self._files.append(os.fspath(file_path))
+
+    def _refuse(self, what: str):
+        raise NotImplementedError(f"irvm.compat: ParameterIndex.{what} is not supported yet (use load with a file)")
+
+    def add_buffer(self, key: str, buffer: Any, **kwargs) -> None:
+        self._refuse("add_buffer")
+
+    def add_splat(self, key: str, pattern: Any, total_length: int, **kwargs) -> None:
+        self._refuse("add_splat")
+
+    def create_provider(self, *, scope: str = "", max_concurrent_operations: Optional[int] = None) -> "ParameterProvider":
+        return ParameterProvider(scope, list(self._files))
+
+
+class ParameterProvider:
+    """The archives of a ParameterIndex under one scope."""
+
+    def __init__(self, scope: str, files: list[str]):
+        self.scope = scope
+        self.files = files
+
+
+class _ParametersModule:
+    """The `io_parameters` module create_io_parameters_module returns: the
+    archives of its providers, by scope (irvm registers the module itself)."""
+
+    name = "io_parameters"
+    version = 0
+
+    def __init__(self, providers: Sequence[ParameterProvider]):
+        self.providers = list(providers)
+
+    def lookup_function(self, name: str, linkage: int = 2) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "<VmModule io_parameters>"
+
+
+def create_io_parameters_module(instance: VmInstance, *providers: ParameterProvider) -> _ParametersModule:
+    """The io_parameters module over `providers` (scoped archives)."""
+    return _ParametersModule(providers)
+
+
 # --- contexts and calls ------------------------------------------------------------
 
 
@@ -582,23 +647,28 @@ class VmContext:
         self._instance = instance
         self._context = None
         self._device: Optional[HalDevice] = None
+        self._parameters: dict = {}
         if modules:
             self.register_modules(modules)
 
     def _ensure(self):
         if self._context is None:
             device = self._device.uri if self._device is not None else "local-task"
-            self._context = _irvm._context(device=device)
+            self._context = _irvm._context(device=device, parameters=self._parameters or None)
         return self._context
 
     def register_modules(self, modules: Sequence[Any]) -> None:
         """Registers modules in order; a hal module picks the device."""
         sources = []
         for m in modules:
-            if isinstance(m, _HalModule):
-                if self._context is not None:
-                    raise ValueError("irvm.compat: register the hal module before other modules")
-                self._device = m.device
+            if isinstance(m, (_HalModule, _ParametersModule)):
+                if self._context is not None or sources:
+                    raise ValueError(f"irvm.compat: register the {m.name} module before other modules")
+                if isinstance(m, _HalModule):
+                    self._device = m.device
+                else:
+                    for p in m.providers:
+                        self._parameters.setdefault(p.scope, []).extend(p.files)
                 continue
             sources.append(m._source)
         if sources:

@@ -92,6 +92,22 @@ SCRIPTS = {
         y = out.map().asarray(out.shape, ireert.HalElementType.map_to_dtype(out.element_type))
         RESULT = {"y": np.array(y), "shape": out.shape, "size": len(results)}
     """,
+    "parameters": """
+        config = ireert.Config("local-task")
+        scoped = ireert.ParameterIndex()
+        scoped.load(DATA + "/params/run/wb.irpa")
+        unscoped = ireert.ParameterIndex()
+        unscoped.load(DATA + "/params/run/wb.safetensors")
+        params = ireert.create_io_parameters_module(
+            config.vm_instance,
+            scoped.create_provider(scope="model"),
+            unscoped.create_provider(scope=""),
+        )
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        y = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32))
+        RESULT = {"y": y.to_host()}
+    """,
     "errors_are_value_errors": """
         m = ireert.load_vm_flatbuffer_file(MODELS + "/mlp.vmfb", driver="local-task")
         try:
