@@ -123,14 +123,30 @@ try:
     m.spin()
 except KeyboardInterrupt:
     third = time.monotonic() - sent["at"]
+# A program of llvm-cpu dispatches in a loop (tests/models/embedded/loop.mlir).
+import numpy as np
+native = irvm.load(sys.argv[3])
+threading.Timer(0.2, interrupt).start()
+try:
+    native.loop(np.ones(4, np.float32), 2_000_000_000)
+except KeyboardInterrupt:
+    dispatching = time.monotonic() - sent["at"]
+y = native.loop(np.ones(4, np.float32), 2)
 print(json.dumps({"outcome": outcome, "latency": latency, "second": second, "third": third,
-                  "fib": fib.fib(20)}))
+                  "dispatching": dispatching, "fib": fib.fib(20), "loop": y.tolist()}))
 """
 
 
 def test_ctrl_c_interrupts_a_call_within_100_ms():
     child = subprocess.run(
-        [sys.executable, "-c", CTRL_C, str(DATA / "limits.vmfb"), str(EXAMPLES / "fib.vmasm")],
+        [
+            sys.executable,
+            "-c",
+            CTRL_C,
+            str(DATA / "limits.vmfb"),
+            str(EXAMPLES / "fib.vmasm"),
+            str(MODELS / "embedded" / "loop.vmfb"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -141,4 +157,6 @@ def test_ctrl_c_interrupts_a_call_within_100_ms():
     assert result["latency"] < 0.1, result
     assert result["second"] < 0.1, result
     assert result["third"] < 0.1, result
+    assert result["dispatching"] < 0.1, result
     assert result["fib"] == 6765
+    assert len(result["loop"]) == 4
