@@ -190,3 +190,39 @@ def test_lists_buffers_and_null_refs_as_results():
     b = m.buf()
     del m
     assert b.tolist() == [1, 2, 3, 4]  # keeps the module's rodata alive
+
+
+# Returns its buffer view as is (no declared tensor type: any element type).
+IDENTITY = b"""vm.module @identity version 0
+vm.type !hal.buffer
+vm.type !hal.buffer_view
+vm.import @hal.buffer_view.buffer cconv "0r_r"
+vm.export @same
+vm.func @same(%r0: !hal.buffer_view) -> (!hal.buffer_view) {
+^bb0:
+  vm.return %r0
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+        np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    ],
+)
+def test_every_numpy_dtype_iree_has_goes_in_and_out(dtype):
+    m = irvm.load(IDENTITY)
+    x = (np.arange(12).reshape(3, 4) % 2 == 0) if dtype is np.bool_ else np.arange(12).reshape(3, 4).astype(dtype)
+    y = m.same(x)
+    assert y.dtype == np.dtype(dtype) and y.shape == (3, 4)
+    np.testing.assert_array_equal(y, x)
+
+
+def test_big_endian_and_object_arrays_are_refused():
+    m = irvm.load(IDENTITY)
+    with pytest.raises(irvm.InvalidArgumentError, match="big-endian"):
+        m.same(np.arange(4, dtype=">i4"))
+    with pytest.raises(irvm.InvalidArgumentError, match="unsupported element format 'O'"):
+        m.same(np.array([object()]))
