@@ -9,8 +9,6 @@ use std::io::BufRead;
 
 use irvm_hal as hal;
 
-use hal::numerical;
-
 /// The longest `.npy` header read (NumPy writes a few hundred bytes; IREE
 /// reads any length: this bound keeps a hostile file from making irvm
 /// allocate gigabytes for a header).
@@ -19,55 +17,7 @@ const MAX_HEADER: usize = 1 << 20;
 /// Most dimensions a shape may have (IREE's bound).
 const MAX_RANK: usize = 128;
 
-/// The element type IREE reads a NumPy `descr` as: the byte-order mark
-/// (`|`, `=`, `<` or none; `>` is refused), the kind letter and the width
-/// in bytes (`<f4` is `f32`, `|b1` an 8-bit boolean, `<i8` an `si64`,
-/// `|V3` 24 bits of opaque data).
-pub fn element_type(descr: &str) -> Result<hal::ElementType, String> {
-    let rest = match descr.as_bytes().first() {
-        Some(b'|' | b'=' | b'<') => &descr[1..],
-        Some(b'>') => {
-            return Err(format!(
-                "UNIMPLEMENTED; big-endian data type '{descr}' unsupported"
-            ))
-        }
-        _ => descr,
-    };
-    let mut chars = rest.chars();
-    let Some(kind) = chars.next() else {
-        return Err("INVALID_ARGUMENT; descr missing kind".into());
-    };
-    let numerical = match kind {
-        'b' => numerical::BOOLEAN,
-        'i' => numerical::SIGNED,
-        'u' => numerical::UNSIGNED,
-        'f' => numerical::FLOAT_IEEE,
-        'c' => numerical::FLOAT_COMPLEX,
-        'V' => numerical::UNKNOWN,
-        other => return Err(format!("UNIMPLEMENTED; unsupported data type {other}")),
-    };
-    let width = irvm::number_text::atoi_u32(chars.as_str())
-        .ok_or_else(|| "INVALID_ARGUMENT; invalid descr byte width".to_string())?;
-    // IREE packs the bit count unmasked below the numerical type.
-    Ok(hal::ElementType((numerical << 24) | width.wrapping_mul(8)))
-}
-
-/// The NumPy `descr` IREE writes for `ty`: `|` for one-byte elements, `<`
-/// otherwise, the kind letter of its numerical type, the width in bytes.
-pub fn descr(ty: hal::ElementType) -> Result<String, String> {
-    let kind = match ty.numerical() {
-        numerical::UNKNOWN => 'V',
-        numerical::BOOLEAN => 'b',
-        numerical::INTEGER | numerical::SIGNED => 'i',
-        numerical::UNSIGNED => 'u',
-        numerical::FLOAT_IEEE => 'f',
-        numerical::FLOAT_COMPLEX => 'c',
-        _ => return Err("UNIMPLEMENTED; unsupported data encoding".into()),
-    };
-    let bytes = ty.byte_size();
-    let order = if bytes == 1 { '|' } else { '<' };
-    Ok(format!("{order}{kind}{bytes}"))
-}
+pub use hal::numpy_dtype::{descr, element_type};
 
 /// The next `key: value` of a header dictionary's text, and what follows
 /// it; values are `True`, `False`, `'text'` or `(tuple)`, each followed by

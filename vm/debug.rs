@@ -80,6 +80,13 @@ impl InterruptHandle {
     pub fn is_interrupted(&self) -> bool {
         self.stop.interrupt_pending()
     }
+
+    /// Withdraws an interruption no invocation has seen yet (one requested
+    /// just as the call it was meant for returned), so that it does not
+    /// cancel the next call; returns whether one was pending.
+    pub fn clear(&self) -> bool {
+        self.stop.take_interrupt()
+    }
 }
 
 impl ExecView<'_> {

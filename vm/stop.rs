@@ -79,7 +79,7 @@ impl StopWord {
     }
 
     /// Takes a pending interrupt: true when there was one.
-    fn take_interrupt(&self) -> bool {
+    pub(crate) fn take_interrupt(&self) -> bool {
         self.bits.fetch_and(!INTERRUPT, Ordering::Relaxed) & INTERRUPT != 0
     }
 

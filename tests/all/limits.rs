@@ -99,6 +99,17 @@ fn interrupt_from_another_thread() {
 }
 
 #[test]
+fn a_cleared_interrupt_does_not_cancel_the_next_call() {
+    let mut ctx = context();
+    let handle = ctx.interrupt_handle();
+    handle.interrupt();
+    assert!(handle.is_interrupted());
+    assert!(handle.clear());
+    assert!(!handle.is_interrupted() && !handle.clear());
+    assert_eq!(i64_result(call(&mut ctx, "alloc", &[Value::I64(2)])), 2);
+}
+
+#[test]
 fn deadline_ends_a_long_call() {
     let mut ctx = context();
     ctx.set_deadline(Some(Instant::now() + Duration::from_millis(50)));

@@ -37,6 +37,7 @@ mod executable;
 mod exports;
 mod fpu;
 pub mod native;
+pub mod numpy_dtype;
 mod objects;
 mod text;
 mod vmvx;
@@ -102,9 +103,28 @@ pub fn hal_module() -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
 pub fn hal_module_with(
     options: DeviceOptions,
 ) -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
-    let mut module = NativeModule::with_context_state("hal", HAL_VERSION, move |resources| {
-        HalState::with_device(resources.clone(), options.clone())
-    });
+    hal_module_from(move |resources| HalState::with_device(resources.clone(), options.clone()))
+}
+
+/// [`hal_module_with`] whose contexts all use one device configuration,
+/// `config`, and so one `local-task` worker pool (started at the first
+/// dispatch of any of them, shared by those running at once): for
+/// embedders that make many short-lived contexts, as IREE's Python runtime
+/// reuses one cached device. The module itself may be registered in any
+/// number of contexts.
+pub fn hal_module_sharing(
+    config: std::sync::Arc<DeviceConfig>,
+) -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
+    hal_module_from(move |resources| HalState {
+        device: Device::new(config.clone()),
+        resources: resources.clone(),
+    })
+}
+
+fn hal_module_from(
+    state: impl Fn(&irvm::ContextResources) -> HalState + Send + Sync + 'static,
+) -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
+    let mut module = NativeModule::with_context_state("hal", HAL_VERSION, state);
     for name in type_names::ALL {
         module = module.ref_type(*name);
     }

@@ -1,0 +1,922 @@
+"""iree.runtime's API on irvm: change one import line.
+
+    import irvm.compat as ireert          # was: import iree.runtime as ireert
+
+    config = ireert.Config("local-task")
+    ctx = ireert.SystemContext(config=config)
+    ctx.add_vm_module(ireert.VmModule.mmap(ctx.instance, "mlp.vmfb"))
+    y = ctx.modules.module.predict(x).to_host()
+
+Semantics follow iree.runtime 3.13 on its CPU drivers, ``local-sync`` and
+``local-task``; other drivers (cuda, vulkan, ...) raise RuntimeError naming
+them. Differences: failures are irvm's ``VmError`` subclasses (with
+``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``, as
+iree.runtime's are; ``DeviceArray`` results are views of the VM's memory
+(no copy); ``HalModuleDebugSink`` is refused (irvm's hal does not deliver
+``hal.buffer_view.trace`` to Python yet); ``ParameterIndex`` takes archive
+files (``load``), not in-memory entries; the hal and io_parameters modules
+are registered before the program's modules.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+import numpy.lib.mixins
+
+from . import _irvm
+
+__all__ = [
+    "BoundModule",
+    "BufferUsage",
+    "Config",
+    "DeviceArray",
+    "FunctionInvoker",
+    "HalAllocator",
+    "HalBufferView",
+    "HalDevice",
+    "HalDriver",
+    "HalElementType",
+    "HalModuleDebugSink",
+    "MappedMemory",
+    "ParameterIndex",
+    "ParameterProvider",
+    "MemoryType",
+    "SystemContext",
+    "VmContext",
+    "VmFunction",
+    "VmInstance",
+    "VmModule",
+    "VmVariantList",
+    "asdevicearray",
+    "create_hal_module",
+    "create_io_parameters_module",
+    "get_device",
+    "get_driver",
+    "get_first_device",
+    "load_vm_flatbuffer",
+    "load_vm_flatbuffer_file",
+    "load_vm_module",
+    "load_vm_modules",
+    "query_available_drivers",
+]
+
+_DRIVERS = ("local-sync", "local-task")
+
+
+# --- errors ------------------------------------------------------------------
+
+_AS_VALUE_ERROR: dict = {}
+
+
+def _as_value_error(error: _irvm.VmError) -> _irvm.VmError:
+    """The same error as an instance of a subclass that is also a ValueError
+    (iree.runtime raises ValueError for failed calls)."""
+    cls = type(error)
+    if isinstance(error, ValueError):
+        return error
+    compat = _AS_VALUE_ERROR.get(cls)
+    if compat is None:
+        compat = type(cls.__name__, (cls, ValueError), {"__module__": "irvm.compat"})
+        _AS_VALUE_ERROR[cls] = compat
+    out = compat(*error.args)
+    out.status, out.location, out.backtrace = error.status, error.location, error.backtrace
+    return out
+
+
+# --- element types -------------------------------------------------------------
+
+
+class HalElementType(enum.IntEnum):
+    """IREE's HAL element types (numerical type in the top byte, bits below)."""
+
+    NONE = 0x0
+    OPAQUE_8 = 0x8
+    OPAQUE_16 = 0x10
+    OPAQUE_32 = 0x20
+    OPAQUE_64 = 0x40
+    INT_4 = 0x10000004
+    INT_8 = 0x10000008
+    INT_16 = 0x10000010
+    INT_32 = 0x10000020
+    INT_64 = 0x10000040
+    SINT_4 = 0x11000004
+    SINT_8 = 0x11000008
+    SINT_16 = 0x11000010
+    SINT_32 = 0x11000020
+    SINT_64 = 0x11000040
+    UINT_4 = 0x12000004
+    UINT_8 = 0x12000008
+    UINT_16 = 0x12000010
+    UINT_32 = 0x12000020
+    UINT_64 = 0x12000040
+    BOOL_8 = 0x13000008
+    FLOAT_16 = 0x21000010
+    FLOAT_32 = 0x21000020
+    FLOAT_64 = 0x21000040
+    BFLOAT_16 = 0x22000010
+    COMPLEX_64 = 0x23000040
+    COMPLEX_128 = 0x23000080
+    FLOAT_8_E5M2 = 0x24000008
+    FLOAT_8_E4M3_FN = 0x25000008
+    FLOAT_8_E5M2_FNUZ = 0x26000008
+    FLOAT_8_E4M3_FNUZ = 0x27000008
+    FLOAT_8_E8M0_FNU = 0x28000008
+
+    @staticmethod
+    def map_to_dtype(element_type: "HalElementType") -> np.dtype:
+        """The numpy dtype of an element type (ValueError when numpy has none)."""
+        dtype = _ELEMENT_TO_DTYPE.get(HalElementType(element_type))
+        if dtype is None:
+            raise ValueError(f"no numpy dtype for {HalElementType(element_type).name}")
+        return np.dtype(dtype)
+
+    @staticmethod
+    def is_byte_aligned(element_type: "HalElementType") -> bool:
+        """Whether elements take whole bytes."""
+        return int(element_type) & 0xFF and (int(element_type) & 0xFF) % 8 == 0
+
+    @staticmethod
+    def dense_byte_count(element_type: "HalElementType") -> int:
+        """Bytes one element takes."""
+        return ((int(element_type) & 0xFF) + 7) // 8
+
+
+_ELEMENT_TO_DTYPE = {
+    HalElementType.INT_8: np.int8,
+    HalElementType.INT_16: np.int16,
+    HalElementType.INT_32: np.int32,
+    HalElementType.INT_64: np.int64,
+    HalElementType.SINT_8: np.int8,
+    HalElementType.SINT_16: np.int16,
+    HalElementType.SINT_32: np.int32,
+    HalElementType.SINT_64: np.int64,
+    HalElementType.UINT_8: np.uint8,
+    HalElementType.UINT_16: np.uint16,
+    HalElementType.UINT_32: np.uint32,
+    HalElementType.UINT_64: np.uint64,
+    HalElementType.BOOL_8: np.bool_,
+    HalElementType.FLOAT_16: np.float16,
+    HalElementType.FLOAT_32: np.float32,
+    HalElementType.FLOAT_64: np.float64,
+    HalElementType.COMPLEX_64: np.complex64,
+    HalElementType.COMPLEX_128: np.complex128,
+}
+
+_DTYPE_TO_ELEMENT = {
+    np.dtype(np.int8): HalElementType.SINT_8,
+    np.dtype(np.int16): HalElementType.SINT_16,
+    np.dtype(np.int32): HalElementType.SINT_32,
+    np.dtype(np.int64): HalElementType.SINT_64,
+    np.dtype(np.uint8): HalElementType.UINT_8,
+    np.dtype(np.uint16): HalElementType.UINT_16,
+    np.dtype(np.uint32): HalElementType.UINT_32,
+    np.dtype(np.uint64): HalElementType.UINT_64,
+    np.dtype(np.bool_): HalElementType.BOOL_8,
+    np.dtype(np.float16): HalElementType.FLOAT_16,
+    np.dtype(np.float32): HalElementType.FLOAT_32,
+    np.dtype(np.float64): HalElementType.FLOAT_64,
+    np.dtype(np.complex64): HalElementType.COMPLEX_64,
+    np.dtype(np.complex128): HalElementType.COMPLEX_128,
+}
+
+
+class MemoryType(enum.IntFlag):
+    """HAL memory types (accepted for compatibility; all memory is host memory)."""
+
+    NONE = 0
+    OPTIMAL = 1
+    HOST_VISIBLE = 2
+    HOST_COHERENT = 4
+    HOST_CACHED = 8
+    HOST_LOCAL = 70
+    DEVICE_VISIBLE = 16
+    DEVICE_LOCAL = 48
+
+
+class BufferUsage(enum.IntFlag):
+    """HAL buffer usages (accepted for compatibility)."""
+
+    NONE = 0
+    TRANSFER_SOURCE = 1
+    TRANSFER_TARGET = 2
+    TRANSFER = 3
+    DISPATCH_INDIRECT_PARAMS = 256
+    DISPATCH_UNIFORM_READ = 512
+    DISPATCH_STORAGE_READ = 1024
+    DISPATCH_STORAGE_WRITE = 2048
+    DISPATCH_STORAGE = 3072
+    DISPATCH_IMAGE_READ = 4096
+    DISPATCH_IMAGE_WRITE = 8192
+    DISPATCH_IMAGE = 12288
+    SHARING_EXPORT = 65536
+    SHARING_REPLICATE = 131072
+    SHARING_CONCURRENT = 262144
+    SHARING_IMMUTABLE = 524288
+    MAPPING_SCOPED = 16777216
+    MAPPING_PERSISTENT = 33554432
+    MAPPING_OPTIONAL = 67108864
+    MAPPING_ACCESS_RANDOM = 134217728
+    MAPPING_ACCESS_SEQUENTIAL_WRITE = 268435456
+    MAPPING = 150994944
+    DEFAULT = 3075
+
+
+# --- drivers and devices ------------------------------------------------------
+
+
+def _check_driver(name: str) -> str:
+    driver = name.split("://", 1)[0]
+    if driver not in _DRIVERS:
+        raise RuntimeError(
+            f"HAL driver '{driver}' is not available in irvm: its devices are the CPU "
+            f"drivers {', '.join(_DRIVERS)} (GPU drivers such as cuda and vulkan are not "
+            "provided)"
+        )
+    return name
+
+
+def query_available_drivers() -> list[str]:
+    """The drivers irvm provides: local-sync and local-task."""
+    return list(_DRIVERS)
+
+
+class HalDriver:
+    """A HAL driver (local-sync or local-task)."""
+
+    def __init__(self, name: str):
+        self.name = _check_driver(name)
+
+    def create_default_device(self) -> "HalDevice":
+        return HalDevice(self.name)
+
+    def create_device_by_uri(self, uri: str) -> "HalDevice":
+        return HalDevice(uri)
+
+    def query_available_devices(self) -> list[dict]:
+        return [{"device_id": 0, "path": "", "name": self.name}]
+
+    def __repr__(self) -> str:
+        return f"<HalDriver {self.name}>"
+
+
+class HalDevice:
+    """A CPU device; modules run on it through the contexts that use it."""
+
+    def __init__(self, uri: str = "local-task"):
+        self.uri = _check_driver(uri)
+        self.driver = uri.split("://", 1)[0]
+        self.allocator = HalAllocator(self)
+
+    def __repr__(self) -> str:
+        return f"<HalDevice {self.uri}>"
+
+
+def get_driver(name: str) -> HalDriver:
+    """The driver named `name` (RuntimeError for drivers irvm does not have)."""
+    return HalDriver(name)
+
+
+def get_device(uri: str, cache: bool = True) -> HalDevice:
+    """A device by URI (`local-task`, `local-sync`)."""
+    return HalDevice(uri)
+
+
+def get_first_device(uris: Optional[Sequence[str]] = None, cache: bool = True) -> HalDevice:
+    """The first device of `uris` that irvm has (default: local-task)."""
+    errors = []
+    for uri in uris or ["local-task"]:
+        try:
+            return HalDevice(uri)
+        except RuntimeError as e:
+            errors.append(str(e))
+    raise RuntimeError("Could not create device. " + "; ".join(errors))
+
+
+class HalBufferView:
+    """A tensor: host memory with a shape and an element type."""
+
+    def __init__(self, array: np.ndarray, element_type: Optional[int] = None):
+        self._array = array
+        if element_type is None:
+            element_type = _DTYPE_TO_ELEMENT.get(array.dtype, HalElementType.OPAQUE_8)
+        self._element_type = HalElementType(element_type)
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self._array.shape)
+
+    @property
+    def element_type(self) -> HalElementType:
+        return self._element_type
+
+    @property
+    def byte_length(self) -> int:
+        return self._array.nbytes
+
+    def map(self) -> "MappedMemory":
+        return MappedMemory(self._array)
+
+    def __repr__(self) -> str:
+        dims = "x".join(str(d) for d in self._array.shape)
+        return f"<HalBufferView {dims}x{self._element_type.name}>"
+
+
+class MappedMemory:
+    """Host access to a buffer view's bytes."""
+
+    def __init__(self, array: np.ndarray):
+        self._array = array
+
+    def asarray(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
+        flat = self._array.reshape(-1).view(np.uint8)
+        return flat.view(dtype).reshape(shape)
+
+
+class HalAllocator:
+    """The device's allocator: copies host data into buffer views."""
+
+    def __init__(self, device: HalDevice):
+        self._device = device
+
+    def allocate_buffer_copy(
+        self,
+        memory_type: int = MemoryType.DEVICE_LOCAL,
+        allowed_usage: int = BufferUsage.DEFAULT,
+        device: Optional[HalDevice] = None,
+        buffer: Any = None,
+        element_type: Optional[int] = None,
+    ) -> HalBufferView:
+        """A buffer view holding a copy of `buffer` (an array-like)."""
+        array = np.array(buffer, copy=True, order="C")
+        return HalBufferView(array, element_type)
+
+
+# --- arrays --------------------------------------------------------------------
+
+
+class DeviceArray(numpy.lib.mixins.NDArrayOperatorsMixin):
+    """A result tensor. irvm's device memory is host memory, so the array is
+    always host accessible: `to_host()` returns a numpy view of the VM's
+    buffer (no copy)."""
+
+    def __init__(self, device: Any, buffer_view: Any, implicit_host_transfer: bool = True, override_dtype=None):
+        self._device = device
+        array = buffer_view._array if isinstance(buffer_view, HalBufferView) else np.asarray(buffer_view)
+        if override_dtype is not None:
+            array = array.view(override_dtype)
+        self._host_array = array
+        self._buffer_view = buffer_view if isinstance(buffer_view, HalBufferView) else HalBufferView(array)
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._host_array if not copy else self._host_array.copy()
+        return self._host_array.astype(dtype, copy=bool(copy) if copy is not None else True)
+
+    def __array_function__(self, func, types, args, kwargs):
+        def host(x):
+            return x._host_array if isinstance(x, DeviceArray) else x
+
+        return func(*[host(a) for a in args], **{k: host(v) for k, v in kwargs.items()})
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        def host(x):
+            return x._host_array if isinstance(x, DeviceArray) else x
+
+        if kwargs.get("out") is not None:
+            kwargs = dict(kwargs, out=tuple(host(o) for o in kwargs["out"]))
+        return getattr(ufunc, method)(*[host(i) for i in inputs], **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<IREE DeviceArray: shape={np.shape(self._host_array)}, dtype={self.dtype}>"
+
+    @property
+    def is_host_accessible(self) -> bool:
+        return True
+
+    def to_host(self) -> np.ndarray:
+        return self._host_array
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._host_array.dtype
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self._host_array.shape)
+
+    @property
+    def size(self) -> int:
+        return self._host_array.size
+
+    def __len__(self) -> int:
+        return len(self._host_array)
+
+    def astype(self, dtype, casting="unsafe", copy=True) -> np.ndarray:
+        return self._host_array.astype(dtype, casting=casting, copy=copy)
+
+    def reshape(self, *args) -> np.ndarray:
+        return self._host_array.reshape(*args)
+
+    def __iter__(self):
+        return iter(self._host_array)
+
+    def __getitem__(self, index):
+        return self._host_array[index]
+
+    def __reduce__(self):
+        return (np.asarray, (self._host_array.copy(),))
+
+
+def asdevicearray(device: HalDevice, a: Any, dtype=None, *, implicit_host_transfer: bool = False,
+                  memory_type=MemoryType.DEVICE_LOCAL, allowed_usage=BufferUsage.DEFAULT,
+                  element_type: Optional[int] = None) -> DeviceArray:
+    """A DeviceArray of `a` (a copy unless it already is one of `dtype`)."""
+    if isinstance(a, DeviceArray) and (dtype is None or a.dtype == np.dtype(dtype)):
+        return a
+    array = np.array(np.asarray(a), dtype=dtype, copy=True, order="C")
+    return DeviceArray(device, HalBufferView(array, element_type))
+
+
+# --- modules -------------------------------------------------------------------
+
+
+class VmInstance:
+    """A VM instance (irvm needs none; kept for the API's shape)."""
+
+
+class VmFunction:
+    """An exported function of a VmModule: name, ordinal, reflection."""
+
+    def __init__(self, module: "VmModule", name: str, ordinal: int, reflection: dict, cconv: Optional[str]):
+        self._module = module
+        self.name = name
+        self.ordinal = ordinal
+        self.linkage = 2  # export
+        self.reflection = reflection
+        self._cconv = cconv
+
+    @property
+    def module_name(self) -> str:
+        return self._module.name
+
+    def __repr__(self) -> str:
+        return f"<VmFunction {self.name}({self._cconv or ''}), reflection = {self.reflection}>"
+
+
+class VmModule:
+    """A bytecode module, read but not yet in a context."""
+
+    def __init__(self, source: Any, destroy_callback: Optional[Callable[[], None]] = None):
+        info = _irvm._inspect(source)
+        self._source = source
+        self._destroy_callback = destroy_callback
+        self.name: str = info["name"]
+        self.version: int = info["version"]
+        self._functions = {}
+        for ordinal, (name, attrs) in enumerate(info["exports"]):
+            attrs = dict(attrs)
+            cconv = attrs.pop("__cconv__", None)
+            self._functions[name] = VmFunction(self, name, ordinal, attrs, cconv)
+
+    def __del__(self):
+        callback = getattr(self, "_destroy_callback", None)
+        if callback is not None:
+            self._destroy_callback = None
+            callback()
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self._functions)
+
+    def lookup_function(self, name: str, linkage: int = 2) -> Optional[VmFunction]:
+        """The export `name`, or None."""
+        return self._functions.get(name)
+
+    @property
+    def stashed_flatbuffer_blob(self) -> Any:
+        return self._source
+
+    @staticmethod
+    def mmap(instance: VmInstance, filepath: str | os.PathLike, destroy_callback=None) -> "VmModule":
+        """A module from a file (memory-mapped)."""
+        return VmModule(os.fspath(filepath), destroy_callback)
+
+    @staticmethod
+    def from_flatbuffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
+        return VmModule(bytes(memoryview(buffer)))
+
+    @staticmethod
+    def from_buffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
+        return VmModule(bytes(memoryview(buffer)))
+
+    @staticmethod
+    def copy_buffer(instance: VmInstance, buffer: Any) -> "VmModule":
+        return VmModule(bytes(memoryview(buffer)))
+
+    @staticmethod
+    def wrap_buffer(instance: VmInstance, buffer: Any, destroy_callback=None) -> "VmModule":
+        return VmModule(bytes(memoryview(buffer)), destroy_callback)
+
+    def __repr__(self) -> str:
+        return f"<VmModule {self.name} : [{', '.join(self._functions)}]>"
+
+
+class _HalModule:
+    """The `hal` module create_hal_module returns: it names the device the
+    context's programs run on (irvm registers its hal module itself)."""
+
+    name = "hal"
+    version = 7
+
+    def __init__(self, device: HalDevice):
+        self.device = device
+
+    def __repr__(self) -> str:
+        return f"<VmModule hal : device {self.device.uri}>"
+
+
+class HalModuleDebugSink:
+    """iree.runtime's sink for `hal.buffer_view.trace`: not supported by irvm yet."""
+
+    def __init__(self, callback: Callable):
+        self.callback = callback
+
+
+def create_hal_module(instance: VmInstance, device: Optional[HalDevice] = None, devices=None,
+                      debug_sink: Optional[HalModuleDebugSink] = None) -> _HalModule:
+    """The hal module for `device`."""
+    if debug_sink is not None:
+        raise NotImplementedError(
+            "irvm.compat: HalModuleDebugSink is not supported yet (irvm's hal does not "
+            "deliver hal.buffer_view.trace to Python)"
+        )
+    if device is None and devices:
+        device = devices[0]
+    return _HalModule(device or HalDevice("local-task"))
+
+
+# --- parameters ------------------------------------------------------------------
+
+
+class ParameterIndex:
+    """Parameter archives (.irpa, .safetensors, .gguf) by file: `load` adds
+    one (memory-mapped); in-memory entries (`add_buffer`, `add_splat`) are
+    not supported by irvm.compat yet."""
+
+    def __init__(self):
+        self._files: list[str] = []
+
+    def load(self, file_path: str | os.PathLike, format: Optional[str] = None, readable: bool = True,
+             writable: bool = False, mmap: Optional[bool] = None, *, mode: Optional[str] = None) -> None:
+        if writable:
+            raise NotImplementedError("irvm.compat: parameter archives are read-only")
+        self._files.append(os.fspath(file_path))
+
+    def _refuse(self, what: str):
+        raise NotImplementedError(f"irvm.compat: ParameterIndex.{what} is not supported yet (use load with a file)")
+
+    def add_buffer(self, key: str, buffer: Any, **kwargs) -> None:
+        self._refuse("add_buffer")
+
+    def add_splat(self, key: str, pattern: Any, total_length: int, **kwargs) -> None:
+        self._refuse("add_splat")
+
+    def create_provider(self, *, scope: str = "", max_concurrent_operations: Optional[int] = None) -> "ParameterProvider":
+        return ParameterProvider(scope, list(self._files))
+
+
+class ParameterProvider:
+    """The archives of a ParameterIndex under one scope."""
+
+    def __init__(self, scope: str, files: list[str]):
+        self.scope = scope
+        self.files = files
+
+
+class _ParametersModule:
+    """The `io_parameters` module create_io_parameters_module returns: the
+    archives of its providers, by scope (irvm registers the module itself)."""
+
+    name = "io_parameters"
+    version = 0
+
+    def __init__(self, providers: Sequence[ParameterProvider]):
+        self.providers = list(providers)
+
+    def lookup_function(self, name: str, linkage: int = 2) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "<VmModule io_parameters>"
+
+
+def create_io_parameters_module(instance: VmInstance, *providers: ParameterProvider) -> _ParametersModule:
+    """The io_parameters module over `providers` (scoped archives)."""
+    return _ParametersModule(providers)
+
+
+# --- contexts and calls ------------------------------------------------------------
+
+
+def _to_vm(arg: Any) -> Any:
+    if isinstance(arg, DeviceArray):
+        return arg._host_array
+    if isinstance(arg, HalBufferView):
+        return arg._array
+    if isinstance(arg, VmVariantList):
+        return [_to_vm(v) for v in arg._items]
+    return arg
+
+
+def _from_vm(device: Any, value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return DeviceArray(device, HalBufferView(value))
+    if isinstance(value, list):
+        return [_from_vm(device, v) for v in value]
+    return value
+
+
+class VmContext:
+    """Modules linked in one context (iree.runtime's low-level API)."""
+
+    def __init__(self, instance: VmInstance, modules: Optional[Sequence[Any]] = None):
+        self._instance = instance
+        self._context = None
+        self._device: Optional[HalDevice] = None
+        self._parameters: dict = {}
+        if modules:
+            self.register_modules(modules)
+
+    def _ensure(self):
+        if self._context is None:
+            device = self._device.uri if self._device is not None else "local-task"
+            self._context = _irvm._context(device=device, parameters=self._parameters or None)
+        return self._context
+
+    def register_modules(self, modules: Sequence[Any]) -> None:
+        """Registers modules in order; a hal module picks the device."""
+        sources = []
+        for m in modules:
+            if isinstance(m, (_HalModule, _ParametersModule)):
+                if self._context is not None or sources:
+                    raise ValueError(f"irvm.compat: register the {m.name} module before other modules")
+                if isinstance(m, _HalModule):
+                    self._device = m.device
+                else:
+                    for p in m.providers:
+                        self._parameters.setdefault(p.scope, []).extend(p.files)
+                continue
+            sources.append(m._source)
+        if sources:
+            try:
+                self._ensure()._add(*sources)
+            except _irvm.VmError as e:
+                raise _as_value_error(e) from None
+
+    @property
+    def context_id(self) -> int:
+        return id(self)
+
+    def _function(self, function: VmFunction):
+        return self._ensure()[f"{function.module_name}.{function.name}"]
+
+    def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
+        """Calls `function` with the values of `arg_list`, appending its results to `ret_list`."""
+        f = self._function(function)
+        try:
+            results = f(*[_to_vm(v) for v in arg_list._items])
+        except _irvm.VmError as e:
+            raise _as_value_error(e) from None
+        if results is None:
+            results = ()
+        elif not isinstance(results, tuple):
+            results = (results,)
+        for r in results:
+            ret_list._items.append(HalBufferView(r) if isinstance(r, np.ndarray) else r)
+
+
+class VmVariantList:
+    """A list of VM values (ints, floats, buffer views, lists)."""
+
+    def __init__(self, capacity: int = 0):
+        self._items: list = []
+
+    def push_int(self, value: int) -> None:
+        self._items.append(int(value))
+
+    def push_float(self, value: float) -> None:
+        self._items.append(float(value))
+
+    def push_ref(self, ref: Any) -> None:
+        self._items.append(ref)
+
+    def push_list(self, value: "VmVariantList") -> None:
+        self._items.append(value)
+
+    def get_as_int(self, index: int) -> int:
+        return int(self._items[index])
+
+    def get_as_float(self, index: int) -> float:
+        return float(self._items[index])
+
+    def get_as_object(self, index: int, clazz: type = object) -> Any:
+        value = self._items[index]
+        if clazz is HalBufferView and isinstance(value, np.ndarray):
+            return HalBufferView(value)
+        if clazz is not object and not isinstance(value, clazz):
+            raise ValueError(f"item {index} is {type(value).__name__}, not {clazz.__name__}")
+        return value
+
+    def get_as_list(self, index: int) -> "VmVariantList":
+        value = self._items[index]
+        if isinstance(value, VmVariantList):
+            return value
+        out = VmVariantList(len(value))
+        out._items = list(value)
+        return out
+
+    def get_variant(self, index: int) -> Any:
+        return self._items[index]
+
+    @property
+    def size(self) -> int:
+        return len(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"<VmVariantList({len(self._items)}): {self._items!r}>"
+
+
+class FunctionInvoker:
+    """A function bound to its context: call it with arrays and scalars;
+    tensor results come back as DeviceArray."""
+
+    def __init__(self, context: "SystemContext", function: Any, vm_function: Optional[VmFunction] = None):
+        self._context = context
+        self._function = function
+        self._vm_function = vm_function
+
+    @property
+    def vm_function(self) -> Optional[VmFunction]:
+        return self._vm_function
+
+    def __call__(self, *args, **kwargs):
+        try:
+            results = self._function(*[_to_vm(a) for a in args])
+        except _irvm.VmError as e:
+            raise _as_value_error(e) from None
+        device = self._context.config.device
+        if isinstance(results, tuple):
+            return tuple(_from_vm(device, r) for r in results)
+        return _from_vm(device, results)
+
+    def __repr__(self) -> str:
+        return repr(self._vm_function) if self._vm_function is not None else repr(self._function)
+
+
+class BoundModule:
+    """A module in a SystemContext: functions as attributes and items."""
+
+    def __init__(self, context: "SystemContext", vm_module: VmModule):
+        self._context = context
+        self._vm_module = vm_module
+
+    @property
+    def name(self) -> str:
+        return self._vm_module.name
+
+    @property
+    def vm_module(self) -> VmModule:
+        return self._vm_module
+
+    def __getattr__(self, name: str) -> FunctionInvoker:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str) -> FunctionInvoker:
+        vm_function = self._vm_module.lookup_function(name)
+        if vm_function is None:
+            raise KeyError(f"Function '{name}' not found in module '{self}'")
+        f = self._context._vm_context._function(vm_function)
+        return FunctionInvoker(self._context, f, vm_function)
+
+    def __repr__(self) -> str:
+        return f"<BoundModule {self._vm_module!r}>"
+
+
+class BoundModules(dict):
+    """The modules of a SystemContext by name, also as attributes."""
+
+    def __getattr__(self, name: str) -> BoundModule:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class Config:
+    """A device and the hal module for it."""
+
+    def __init__(self, driver_name: Optional[str] = None, *, device: Optional[HalDevice] = None):
+        if device is not None and driver_name is not None:
+            raise ValueError("Either 'device' or 'driver_name' can be specified (not both)")
+        if device is None:
+            device = get_first_device(driver_name.split(",") if driver_name is not None else None)
+        self.device = device
+        self.vm_instance = VmInstance()
+        self.default_vm_modules = (create_hal_module(self.vm_instance, device),)
+
+
+class SystemContext:
+    """A context with the config's device; modules are added in order and
+    reached as `ctx.modules.NAME.FUNCTION`."""
+
+    def __init__(self, vm_modules: Optional[Sequence[VmModule]] = None, config: Optional[Config] = None):
+        self._config = config if config is not None else Config()
+        self._is_dynamic = vm_modules is None
+        self._vm_context = VmContext(self._config.vm_instance, self._config.default_vm_modules)
+        self._bound_modules = BoundModules()
+        if vm_modules is not None:
+            self._vm_context.register_modules(vm_modules)
+            for m in vm_modules:
+                self._bound_modules[m.name] = BoundModule(self, m)
+
+    @property
+    def vm_context(self) -> VmContext:
+        return self._vm_context
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self._is_dynamic
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def instance(self) -> VmInstance:
+        return self._config.vm_instance
+
+    @property
+    def modules(self) -> BoundModules:
+        return self._bound_modules
+
+    def add_vm_modules(self, vm_modules: Sequence[VmModule]) -> None:
+        assert self._is_dynamic, "Cannot 'add_module' on a static context"
+        for m in vm_modules:
+            if m.name in self._bound_modules:
+                raise ValueError(f"Attempt to register duplicate VmModule: '{m.name}'")
+        self._vm_context.register_modules(vm_modules)
+        for m in vm_modules:
+            self._bound_modules[m.name] = BoundModule(self, m)
+
+    def add_vm_module(self, vm_module: VmModule) -> None:
+        self.add_vm_modules((vm_module,))
+
+
+def load_vm_modules(*vm_modules: VmModule, config: Optional[Config] = None) -> list[BoundModule]:
+    """Loads modules into a new SystemContext and returns them bound."""
+    context = SystemContext(vm_modules=vm_modules, config=config)
+    return [context.modules[m.name] for m in vm_modules]
+
+
+def load_vm_module(vm_module: VmModule, config: Optional[Config] = None) -> BoundModule:
+    """Loads a module into a new SystemContext and returns it bound."""
+    return load_vm_modules(vm_module, config=config)[0]
+
+
+_BACKEND_TO_DRIVER = {"llvm-cpu": "local-task", "vmvx": "local-task"}
+
+
+def _create_config(*, driver: Optional[str] = None, backend: Optional[str] = None) -> Config:
+    if driver is None and backend is None:
+        raise ValueError("Either 'driver' or 'backend' must be specified, but got 'None' for both.")
+    if backend is not None and driver is not None:
+        raise ValueError("Cannot specify both 'driver' and a 'backend' to infer the driver from.")
+    if backend is not None:
+        if backend not in _BACKEND_TO_DRIVER:
+            raise RuntimeError(f"backend '{backend}' is not available in irvm (llvm-cpu and vmvx are)")
+        driver = _BACKEND_TO_DRIVER[backend]
+    return Config(driver)
+
+
+def load_vm_flatbuffer(vm_flatbuffer: bytes, *, driver: Optional[str] = None,
+                       backend: Optional[str] = None) -> BoundModule:
+    """Loads a module from bytes into a callable module."""
+    config = _create_config(driver=driver, backend=backend)
+    return load_vm_module(VmModule.copy_buffer(config.vm_instance, vm_flatbuffer), config)
+
+
+def load_vm_flatbuffer_file(path: str | os.PathLike, *, driver: Optional[str] = None,
+                            backend: Optional[str] = None, destroy_callback=None) -> BoundModule:
+    """Loads a module file (memory-mapped) into a callable module."""
+    config = _create_config(driver=driver, backend=backend)
+    return load_vm_module(VmModule.mmap(config.vm_instance, path, destroy_callback), config)

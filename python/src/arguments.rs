@@ -1,0 +1,428 @@
+//! Python values to VM arguments, by the function's signature and its
+//! declared tensor types: numpy arrays (anything with the buffer protocol),
+//! lists and Python scalars.
+//!
+//! The zero-copy rule: an array that is C-contiguous, of the declared
+//! element type and 64-byte aligned becomes a read-only VM buffer over its
+//! own memory (the buffer keeps the array alive); anything else is copied
+//! once into a fresh 64-byte-aligned buffer, or, with `copy=False`, refused.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
+
+use irvm::{Buffer, HostRef, Ref, StatusCode, ValType, Value};
+use irvm_hal::{type_names, BufferView, ElementType, HalBuffer};
+
+use crate::declaration::{dims_text, Declared};
+use crate::errors::vm_error;
+
+/// What an argument is converted for: the function (for messages), the
+/// argument's position, its declaration, and the copy policy.
+pub struct Slot<'a> {
+    /// `module.function`.
+    pub function: &'a str,
+    /// Position of the argument.
+    pub index: usize,
+    /// The declared argument, when the module has reflection.
+    pub declared: Option<&'a Declared>,
+    /// `Some(false)`: refuse to copy; otherwise copy when the rule says so.
+    pub copy: Option<bool>,
+    /// Most bytes one copied or wrapped input may have.
+    pub max_bytes: u64,
+}
+
+impl Slot<'_> {
+    fn what(&self) -> String {
+        match self.declared {
+            Some(d) => format!(
+                "argument {} (%{}: {}) of {}",
+                self.index, d.name, d.text, self.function
+            ),
+            None => format!("argument {} of {}", self.index, self.function),
+        }
+    }
+
+    fn invalid(&self, py: Python<'_>, message: String) -> PyErr {
+        vm_error(
+            py,
+            StatusCode::InvalidArgument,
+            &format!("{}: {message}", self.what()),
+        )
+    }
+}
+
+/// Converts `obj` to a value of type `ty` for `slot`.
+pub fn convert(obj: &Bound<'_, PyAny>, ty: ValType, slot: &Slot<'_>) -> PyResult<Value> {
+    let py = obj.py();
+    match ty {
+        ValType::I32 | ValType::I64 => {
+            if obj.is_instance_of::<PyFloat>() {
+                return Err(slot.invalid(py, "expects an integer, got a float".into()));
+            }
+            let v: i64 = obj.extract().map_err(|_| {
+                slot.invalid(py, format!("expects an integer, got {}", type_name(obj)))
+            })?;
+            Ok(match ty {
+                ValType::I32 => Value::I32(i32::try_from(v).or_else(|_| {
+                    // Unsigned 32-bit values pass as their bit pattern.
+                    u32::try_from(v)
+                        .map(|u| u as i32)
+                        .map_err(|_| slot.invalid(py, format!("{v} does not fit in i32")))
+                })?),
+                _ => Value::I64(v),
+            })
+        }
+        ValType::F32 | ValType::F64 => {
+            let v: f64 = obj.extract().map_err(|_| {
+                slot.invalid(py, format!("expects a float, got {}", type_name(obj)))
+            })?;
+            Ok(match ty {
+                ValType::F32 => Value::F32(v as f32),
+                _ => Value::F64(v),
+            })
+        }
+        ValType::Ref => convert_ref(obj, slot),
+    }
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "an object".into())
+}
+
+fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
+    let py = obj.py();
+    if obj.is_none() {
+        return Ok(Value::Ref(Ref::Null));
+    }
+    if let Ok(r) = obj.cast::<crate::results::OpaqueRef>() {
+        return Ok(Value::Ref(r.get().value.clone()));
+    }
+    let declared = slot.declared.and_then(|d| d.tensor.as_ref());
+    let is_sequence = obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>();
+    let is_scalar = obj.is_instance_of::<PyInt>()
+        || obj.is_instance_of::<PyFloat>()
+        || obj.is_instance_of::<PyBool>();
+    if is_sequence || is_scalar {
+        // Python data: made into an array of the declared type (a copy by
+        // nature, so `copy=False` does not apply).
+        let Some((_, element)) = declared else {
+            return Err(slot.invalid(
+                py,
+                "the function declares no tensor type for it; pass a numpy array".into(),
+            ));
+        };
+        let dtype = numpy_dtype_name(*element).ok_or_else(|| {
+            slot.invalid(py, format!("numpy has no dtype for {}", element.name()))
+        })?;
+        let array = py
+            .import("numpy")?
+            .call_method1("asarray", (obj, dtype))
+            .map_err(|e| slot.invalid(py, format!("cannot be made a {dtype} array: {e}")))?;
+        let copy_allowed = Slot {
+            copy: None,
+            ..*slot
+        };
+        return from_buffer(&array, &copy_allowed);
+    }
+    from_buffer(obj, slot)
+}
+
+/// The numpy dtype name for an element type, if numpy has one.
+pub fn numpy_dtype_name(t: ElementType) -> Option<&'static str> {
+    use irvm_hal::numerical as n;
+    Some(match (t.numerical(), t.byte_size()) {
+        (n::BOOLEAN, 1) => "bool",
+        (n::INTEGER | n::SIGNED, 1) => "int8",
+        (n::INTEGER | n::SIGNED, 2) => "int16",
+        (n::INTEGER | n::SIGNED, 4) => "int32",
+        (n::INTEGER | n::SIGNED, 8) => "int64",
+        (n::INTEGER, _) if t.bits() == 1 => "bool",
+        (n::UNSIGNED, 1) => "uint8",
+        (n::UNSIGNED, 2) => "uint16",
+        (n::UNSIGNED, 4) => "uint32",
+        (n::UNSIGNED, 8) => "uint64",
+        (n::FLOAT_IEEE, 2) => "float16",
+        (n::FLOAT_IEEE, 4) => "float32",
+        (n::FLOAT_IEEE, 8) => "float64",
+        (n::FLOAT_COMPLEX, 8) => "complex64",
+        (n::FLOAT_COMPLEX, 16) => "complex128",
+        _ => return None,
+    })
+}
+
+/// Whether data of type `have` may be passed for `want`: the same type, or
+/// integers of one width whatever their signedness (numpy's `int32` for a
+/// signless `i32`, `bool` for `i1`), as IREE's buffer view check allows.
+fn compatible(have: ElementType, want: ElementType) -> bool {
+    let integer = |t: ElementType| t.numerical() & 0xF0 == irvm_hal::numerical::INTEGER;
+    have.satisfies(want) || (integer(have) && integer(want) && have.byte_size() == want.byte_size())
+}
+
+/// A `Py_buffer` released when dropped (the GIL is held throughout).
+struct Exported(ffi::Py_buffer);
+
+impl Drop for Exported {
+    fn drop(&mut self) {
+        // SAFETY: the view was filled by a successful PyObject_GetBuffer
+        // and is released once, here, with the GIL held (it never leaves
+        // the conversion, which runs under the GIL).
+        unsafe { ffi::PyBuffer_Release(&mut self.0) }
+    }
+}
+
+/// The element type of a buffer's struct-module format (`f`, `<i`, `Zd`,
+/// `?`) and item size, through IREE's numpy table.
+fn element_of_format(format: &str, itemsize: usize) -> Result<ElementType, String> {
+    let body = format.trim_start_matches(['@', '=', '<']);
+    if body.starts_with(['>', '!']) && itemsize > 1 {
+        return Err(format!(
+            "big-endian data (format '{format}') is not supported"
+        ));
+    }
+    let body = body.trim_start_matches(['>', '!']);
+    let kind = match body {
+        "?" => 'b',
+        "b" | "h" | "i" | "l" | "q" | "n" => 'i',
+        "B" | "H" | "I" | "L" | "Q" | "N" => 'u',
+        "e" | "f" | "d" => 'f',
+        "Zf" | "Zd" => 'c',
+        _ => return Err(format!("unsupported element format '{format}'")),
+    };
+    irvm_hal::numpy_dtype::element_type(&format!("<{kind}{itemsize}"))
+}
+
+/// Memory of a Python object a VM buffer borrows: the object is kept alive
+/// (so numpy cannot free or resize the array) while the VM holds it.
+struct ArrayMemory {
+    ptr: *const u8,
+    len: usize,
+    _owner: Py<PyAny>,
+}
+
+// SAFETY: the bytes are never written through this type (the VM buffer over
+// them is read-only) and stay valid while `_owner` is alive; dropping the
+// owner without the GIL defers the decref to PyO3's reference pool.
+unsafe impl Send for ArrayMemory {}
+// SAFETY: as for Send: shared access only reads.
+unsafe impl Sync for ArrayMemory {}
+
+impl AsRef<[u8]> for ArrayMemory {
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `ptr` addresses `len` bytes of the owner's memory, valid
+        // while the owner lives (this value holds it), never moved.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// A buffer-protocol object (numpy array) as a `!hal.buffer_view`.
+fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
+    let py = obj.py();
+    // SAFETY: a zeroed Py_buffer is the documented initial state; it is
+    // filled by PyObject_GetBuffer below before any use.
+    let mut view: ffi::Py_buffer = unsafe { std::mem::zeroed() };
+    // SAFETY: `obj` is a live object (GIL held) and `view` is writable.
+    let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut view, ffi::PyBUF_RECORDS_RO) };
+    if rc != 0 {
+        let cause = PyErr::take(py);
+        return Err(slot.invalid(
+            py,
+            format!(
+                "expects a numpy array (or a list, or None), got {}{}",
+                type_name(obj),
+                cause.map(|e| format!(" ({e})")).unwrap_or_default()
+            ),
+        ));
+    }
+    let view = Exported(view);
+    let v = &view.0;
+    let ndim = usize::try_from(v.ndim).unwrap_or(0);
+    let itemsize = usize::try_from(v.itemsize).unwrap_or(0);
+    // SAFETY: with PyBUF_RECORDS_RO the exporter fills `shape` and
+    // `strides` with `ndim` entries each (NULL only when ndim is 0).
+    let (shape, strides): (Vec<isize>, Vec<isize>) = unsafe {
+        if ndim == 0 || v.shape.is_null() {
+            (Vec::new(), Vec::new())
+        } else {
+            (
+                std::slice::from_raw_parts(v.shape, ndim).to_vec(),
+                if v.strides.is_null() {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(v.strides, ndim).to_vec()
+                },
+            )
+        }
+    };
+    let format = if v.format.is_null() {
+        "B".to_string()
+    } else {
+        // SAFETY: a non-null format is a NUL-terminated string owned by
+        // the exporter while the view lives.
+        unsafe { CStr::from_ptr(v.format) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let have = element_of_format(&format, itemsize).map_err(|e| slot.invalid(py, e))?;
+    let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let element = match slot.declared.and_then(|d| d.tensor.as_ref()) {
+        Some((want_dims, want)) => {
+            let shape_ok = want_dims.len() == dims.len()
+                && want_dims
+                    .iter()
+                    .zip(&dims)
+                    .all(|(w, h)| w.is_none_or(|w| w == *h));
+            let dtype_ok = compatible(have, *want);
+            if !shape_ok || !dtype_ok {
+                return Err(slot.invalid(
+                    py,
+                    format!(
+                        "expects a {} array of {} (tensor<{}x{}>), got a {} array of {}",
+                        shape_words(
+                            &want_dims
+                                .iter()
+                                .map(|d| d.unwrap_or(-1))
+                                .collect::<Vec<_>>(),
+                            true
+                        ),
+                        numpy_dtype_name(*want).unwrap_or("?"),
+                        dims_text(want_dims),
+                        want.name(),
+                        shape_words(&dims, false),
+                        numpy_dtype_name(have).unwrap_or(&format),
+                    ),
+                ));
+            }
+            *want
+        }
+        None => have,
+    };
+    let len = usize::try_from(v.len).unwrap_or(0);
+    if len as u64 > slot.max_bytes {
+        return Err(vm_error(
+            py,
+            StatusCode::ResourceExhausted,
+            &format!(
+                "{}: an input of {len} bytes exceeds max_memory_bytes ({})",
+                slot.what(),
+                slot.max_bytes
+            ),
+        ));
+    }
+    // SAFETY: `view` describes a valid exported buffer.
+    let contiguous = unsafe { ffi::PyBuffer_IsContiguous(v, b'C' as std::ffi::c_char) } == 1;
+    let aligned = (v.buf as usize) % irvm::BUFFER_ALIGNMENT == 0;
+    let storage = if contiguous && aligned {
+        let memory = ArrayMemory {
+            ptr: v.buf as *const u8,
+            len,
+            _owner: obj.clone().unbind(),
+        };
+        Buffer::borrowed(Arc::new(memory), 0..len).map_err(|t| crate::errors::from_trap(py, &t))?
+    } else {
+        if slot.copy == Some(false) {
+            let why = if !contiguous {
+                "it is not C-contiguous".to_string()
+            } else {
+                format!("its data at {:#x} is not 64-byte aligned", v.buf as usize)
+            };
+            return Err(PyValueError::new_err(format!(
+                "{}: copy=False, but the array cannot be used in place: {why}",
+                slot.what()
+            )));
+        }
+        let buffer = Buffer::new(len).map_err(|t| crate::errors::from_trap(py, &t))?;
+        buffer
+            .with_bytes_mut(|out| gather(v.buf as *const u8, &shape, &strides, itemsize, out))
+            .map_err(|t| crate::errors::from_trap(py, &t))?;
+        buffer
+    };
+    drop(view);
+    let hal_buffer =
+        HalBuffer::over(Ref::from(storage)).map_err(|t| crate::errors::from_trap(py, &t))?;
+    Ok(BufferView {
+        buffer: HostRef::new(type_names::BUFFER, hal_buffer),
+        shape: dims,
+        element_type: element,
+        encoding: 1,
+    }
+    .into_value())
+}
+
+/// `4x8` (`?` for a dynamic dimension when `declared`), or `scalar`.
+fn shape_words(dims: &[i64], declared: bool) -> String {
+    if dims.is_empty() {
+        return "0-d".into();
+    }
+    let parts: Vec<String> = dims
+        .iter()
+        .map(|&d| {
+            if declared && d < 0 {
+                "?".into()
+            } else {
+                d.to_string()
+            }
+        })
+        .collect();
+    parts.join("x")
+}
+
+/// Copies the elements of a strided array at `base` into `out` in C order.
+fn gather(base: *const u8, shape: &[isize], strides: &[isize], itemsize: usize, out: &mut [u8]) {
+    if out.is_empty() {
+        return;
+    }
+    if strides.is_empty() {
+        // SAFETY: a view without strides is C-contiguous and `out.len()`
+        // bytes long (its `len`).
+        unsafe { std::ptr::copy_nonoverlapping(base, out.as_mut_ptr(), out.len()) };
+        return;
+    }
+    let mut index = vec![0isize; shape.len()];
+    let mut written = 0;
+    loop {
+        let offset: isize = index.iter().zip(strides).map(|(i, s)| i * s).sum();
+        // SAFETY: each index is below its dimension, so `offset` addresses
+        // an element inside the exporter's memory (what strides promise);
+        // `written + itemsize <= out.len()` since `out` holds every element.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                base.offset(offset),
+                out.as_mut_ptr().add(written),
+                itemsize,
+            )
+        };
+        written += itemsize;
+        // The next index in C order.
+        let mut k = shape.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            index[k] += 1;
+            if index[k] < shape[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+}
+
+/// A `TypeError` for a wrong number of arguments.
+pub fn arity_error(function: &str, signature: &str, want: usize, got: usize) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{function} takes {want} argument{} ({signature}), {got} given",
+        if want == 1 { "" } else { "s" }
+    ))
+}

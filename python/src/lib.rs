@@ -1,0 +1,40 @@
+//! The `irvm` Python package's extension (`irvm._irvm`): load IREE VM
+//! modules into a context with the hal and io_parameters host modules, and
+//! call their exports with numpy arrays and Python scalars.
+//!
+//! - [`load`]: `irvm.load(*modules, device=..., parameters=..., fuel=...,
+//!   timeout=..., max_memory_bytes=..., engine=...)`.
+//! - `loaded.rs`: the loaded module and its functions (GIL released during
+//!   calls, Ctrl-C through `sigint.rs`).
+//! - `arguments.rs`/`results.rs`: values in and out (zero-copy by rule).
+//! - `declaration.rs`: the functions' declared tensor types.
+//! - `errors.rs`: `irvm.VmError` and its subclasses.
+
+mod arguments;
+mod declaration;
+mod errors;
+mod loaded;
+mod results;
+mod sigint;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    errors::register(m)?;
+    m.add_class::<loaded::LoadedModule>()?;
+    m.add_class::<loaded::Function>()?;
+    m.add_class::<results::OpaqueRef>()?;
+    m.add_class::<results::VmBytes>()?;
+    m.add_function(wrap_pyfunction!(loaded::load, m)?)?;
+    m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;
+    m.add_function(wrap_pyfunction!(loaded::_inspect, m)?)?;
+    let main: u64 = py
+        .import("threading")?
+        .call_method0("main_thread")?
+        .getattr("ident")?
+        .extract()?;
+    sigint::set_main_thread(main);
+    Ok(())
+}

@@ -1,0 +1,711 @@
+//! `irvm.load` and what it returns: a context holding the given modules
+//! (linked in order, with the `hal` and `io_parameters` host modules when
+//! they import them) whose exported functions are attributes and items.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use irvm::{
+    Context, Func, InterruptHandle, Module, NativeModule, StatusCode, Tier, TypeRegistry, ValType,
+    Value,
+};
+use irvm_hal as hal;
+use irvm_io_parameters::{io_parameters_module, OpenMode, ParameterIndex};
+
+use crate::arguments::{self, Slot};
+use crate::declaration::{self, Declared};
+use crate::errors::{from_text, from_trap, vm_error};
+
+/// A context and the settings every call applies.
+pub struct Loaded {
+    ctx: Mutex<Context>,
+    names: Mutex<Names>,
+    interrupt: InterruptHandle,
+    fuel: Option<u64>,
+    timeout: Option<Duration>,
+    max_input_bytes: u64,
+    /// The device of the `hal` module, registered with the first module
+    /// that imports it, and what names it in [`shared_hal`]'s cache.
+    device: hal::DeviceOptions,
+    device_key: String,
+    /// The archives of the `io_parameters` module, likewise.
+    index: Option<Arc<ParameterIndex>>,
+}
+
+/// What the registered modules are called.
+#[derive(Default)]
+struct Names {
+    /// The last module's name: bare names are looked up there first.
+    main: String,
+    /// The last module's runnable exports, in order.
+    exports: Vec<String>,
+    /// `module.function` to its `iree.abi.declaration`.
+    declarations: HashMap<String, String>,
+}
+
+/// How `load` (and `irvm.compat`'s contexts) set up a context.
+pub struct Settings {
+    device: hal::DeviceOptions,
+    device_key: String,
+    index: Option<Arc<ParameterIndex>>,
+    fuel: Option<u64>,
+    timeout: Option<Duration>,
+    max_memory_bytes: Option<u64>,
+    tier: Option<Tier>,
+}
+
+impl Settings {
+    /// The settings of `load`'s keyword arguments, checked.
+    pub fn new(
+        py: Python<'_>,
+        device: &str,
+        parameters: Option<&Bound<'_, PyAny>>,
+        fuel: Option<u64>,
+        timeout: Option<f64>,
+        max_memory_bytes: Option<u64>,
+        engine: Option<&str>,
+    ) -> PyResult<Settings> {
+        let tier = engine
+            .map(|e| e.parse::<Tier>().map_err(PyValueError::new_err))
+            .transpose()?;
+        let timeout = match timeout {
+            Some(t) if t.is_nan() || t < 0.0 => {
+                return Err(PyValueError::new_err("timeout is 0 or more seconds"))
+            }
+            Some(t) => Some(Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX)),
+            None => None,
+        };
+        let mut device_options = hal::DeviceOptions::from_uri(device, Some(hal::default_workers()))
+            .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("device '{device}': {e}")))?;
+        device_options.tier = tier;
+        let index = parameters.map(parameter_index).transpose()?.map(Arc::new);
+        Ok(Settings {
+            device: device_options,
+            device_key: format!("{device} {tier:?}"),
+            index,
+            fuel,
+            timeout,
+            max_memory_bytes,
+            tier,
+        })
+    }
+}
+
+impl Loaded {
+    /// A context with no module yet.
+    pub fn new(settings: Settings) -> Loaded {
+        let mut ctx = Context::new(&TypeRegistry::new());
+        let mut limits = ctx.limits();
+        if let Some(n) = settings.max_memory_bytes {
+            limits.max_memory_bytes = n;
+        }
+        ctx.set_limits(limits);
+        if let Some(t) = settings.tier {
+            ctx.set_tier(t);
+        }
+        let interrupt = ctx.interrupt_handle();
+        Loaded {
+            ctx: Mutex::new(ctx),
+            names: Mutex::new(Names::default()),
+            interrupt,
+            fuel: settings.fuel,
+            timeout: settings.timeout,
+            max_input_bytes: limits.max_memory_bytes,
+            device: settings.device,
+            device_key: settings.device_key,
+            index: settings.index,
+        }
+    }
+
+    /// Registers `sources` in order (each module's `__init` runs on the
+    /// fuel and within the timeout), with the hal and io_parameters modules
+    /// before the first module that imports them.
+    fn add(&self, sources: Vec<Source>) -> Result<(), (StatusCode, String)> {
+        let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        ctx.set_fuel(self.fuel);
+        if let Some(t) = self.timeout {
+            ctx.set_deadline(Instant::now().checked_add(t));
+        }
+        for (k, source) in sources.into_iter().enumerate() {
+            let module = read_module(k, source)?;
+            if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
+                let m = shared_hal(&self.device_key, &self.device)?;
+                ctx.register_host_module(&*m).map_err(link_error)?;
+            }
+            if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
+                let index = self.index.clone().ok_or((
+                    StatusCode::NotFound,
+                    format!(
+                        "module '{}' imports io_parameters: pass its archives with parameters=",
+                        module.name()
+                    ),
+                ))?;
+                let m = io_parameters_module(index)
+                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+                ctx.register_host_module(&m).map_err(link_error)?;
+            }
+            let main = module.name().to_string();
+            let mut exports = Vec::new();
+            let mut declarations = Vec::new();
+            for e in module.exports() {
+                if let Some(sig) = module.function_signature(e.internal_ordinal) {
+                    if let Some((_, d)) =
+                        sig.attrs.iter().find(|(k, _)| *k == "iree.abi.declaration")
+                    {
+                        declarations.push((format!("{main}.{}", e.local_name), d.to_string()));
+                    }
+                }
+                if !e.local_name.starts_with("__") && !e.local_name.contains('$') {
+                    exports.push(e.local_name.to_string());
+                }
+            }
+            ctx.register_module(module).map_err(link_error)?;
+            // Held briefly: readers of the names hold the GIL.
+            let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+            names.declarations.extend(declarations);
+            names.main = main;
+            names.exports = exports;
+        }
+        if let Some(index) = &self.index {
+            index
+                .check_intact()
+                .map_err(|e| (e.code(), e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Applies the per-call settings (fuel, deadline) and runs `f` on the
+    /// context with the GIL released and Ctrl-C armed; a SIGINT raises
+    /// `KeyboardInterrupt` (through Python's own handler) once `f` returns.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Context) -> Result<T, irvm::Trap> + Send,
+    ) -> PyResult<T> {
+        let (outcome, interrupted) = py.detach(|| {
+            let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+            if self.fuel.is_some() {
+                ctx.set_fuel(self.fuel);
+            }
+            if let Some(t) = self.timeout {
+                ctx.set_deadline(Instant::now().checked_add(t));
+            }
+            let guard = crate::sigint::CallGuard::new(&self.interrupt);
+            let outcome = f(&mut ctx);
+            let interrupted = guard.finish();
+            if interrupted {
+                // One that came as the call returned must not cancel the next.
+                self.interrupt.clear();
+            }
+            (outcome, interrupted)
+        });
+        if interrupted {
+            // SAFETY: called with the GIL held, on the main thread (the
+            // guard arms only there); runs Python's signal handlers.
+            if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        outcome.map_err(|t| from_trap(py, &t))
+    }
+}
+
+/// The modules given to `load`, read with the GIL held.
+enum Source {
+    Path(String),
+    Bytes(Vec<u8>),
+}
+
+fn source_of(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Source::Path(s.to_str()?.to_string()));
+    }
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Source::Bytes(b.as_bytes().to_vec()));
+    }
+    let py = obj.py();
+    let os = py.import("os")?;
+    if obj.hasattr("__fspath__")? {
+        let p = os.call_method1("fspath", (obj,))?;
+        return Ok(Source::Path(p.extract()?));
+    }
+    // Any buffer: bytearray, memoryview, mmap, a uint8 array.
+    match py
+        .import("builtins")?
+        .getattr("memoryview")?
+        .call1((obj,))
+        .and_then(|m| m.call_method0("tobytes"))
+    {
+        Ok(b) => Ok(Source::Bytes(b.cast::<PyBytes>()?.as_bytes().to_vec())),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "a module is a path, bytes or a buffer object, not {}",
+            obj.get_type().name()?
+        ))),
+    }
+}
+
+/// The parameter archives `parameters` names: a path, a `{scope: path or
+/// [paths]}` dict, or a list of paths and `"scope=path"` strings.
+fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
+    let py = obj.py();
+    let mut files: Vec<(String, String)> = Vec::new();
+    let path_of = |o: &Bound<'_, PyAny>| -> PyResult<String> {
+        py.import("os")?.call_method1("fspath", (o,))?.extract()
+    };
+    if let Ok(d) = obj.cast::<PyDict>() {
+        for (scope, paths) in d.iter() {
+            let scope: String = scope.extract()?;
+            if paths.is_instance_of::<PyList>() || paths.is_instance_of::<PyTuple>() {
+                for p in paths.try_iter()? {
+                    files.push((scope.clone(), path_of(&p?)?));
+                }
+            } else {
+                files.push((scope, path_of(&paths)?));
+            }
+        }
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        for item in obj.try_iter()? {
+            let text = path_of(&item?)?;
+            let (scope, path) = irvm_io_parameters::parse_parameter_flag(&text);
+            files.push((scope.to_string(), path.to_string()));
+        }
+    } else {
+        files.push((String::new(), path_of(obj)?));
+    }
+    let mut index = ParameterIndex::new();
+    for (scope, path) in files {
+        index
+            .add_file_with(&scope, &path, OpenMode::Map)
+            .map_err(|e| vm_error(py, e.code(), &format!("parameters {path}: {e}")))?;
+    }
+    Ok(index)
+}
+
+/// The `hal` module for a device, made once per process and device (a
+/// module registers in any number of contexts): its contexts share one
+/// device configuration, so `local-task` starts its worker pool once, as
+/// iree.runtime caches its device. Loading then costs no thread starts.
+fn shared_hal(
+    key: &str,
+    options: &hal::DeviceOptions,
+) -> Result<Arc<NativeModule<hal::HalState>>, (StatusCode, String)> {
+    type Cache = Mutex<Vec<(String, Arc<NativeModule<hal::HalState>>)>>;
+    static CACHE: Cache = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, m)) = cache.iter().find(|(k, _)| k == key) {
+        return Ok(m.clone());
+    }
+    let m = hal::hal_module_sharing(hal::DeviceConfig::new(options.clone()))
+        .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+    let m = Arc::new(m);
+    cache.push((key.to_string(), m.clone()));
+    Ok(m)
+}
+
+fn needs(module: &Module, name: &str) -> bool {
+    module.dependencies().iter().any(|d| d.name == name)
+        || module
+            .imports()
+            .iter()
+            .any(|i| i.full_name.starts_with(&format!("{name}.")))
+}
+
+/// Load IREE VM modules and return them as one object whose exported
+/// functions are attributes and items.
+///
+/// modules: paths (str or os.PathLike) of .vmfb (or .vmasm) files, bytes
+///     (bytecode, or VM assembly text) or buffer objects; several link in
+///     order (later modules import from earlier ones), and functions are
+///     looked up in the last one.
+/// device: "local-task" (dispatches over a worker pool, the default) or
+///     "local-sync" (on the calling thread), for modules that use the hal.
+/// parameters: parameter archives (.irpa, .safetensors, .gguf) for modules
+///     that import io_parameters: a path, {scope: path or [paths]}, or a
+///     list of paths and "scope=path" strings.
+/// fuel: instructions each call (and loading) may execute
+///     (ResourceExhaustedError beyond).
+/// timeout: seconds each call (and loading) may run (DeadlineExceededError).
+/// max_memory_bytes: most memory the programs may hold at once, inputs
+///     included (ResourceExhaustedError beyond).
+/// engine: "interp", "jit" or "auto" (the default): how bytecode runs; the
+///     results are the same.
+///
+/// Calls release the GIL, so threads calling different modules run in
+/// parallel; Ctrl-C interrupts a call on the main thread (KeyboardInterrupt)
+/// and leaves the module usable. Errors are irvm.VmError subclasses.
+#[pyfunction]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the Python signature: one keyword argument each"
+)]
+#[pyo3(signature = (*modules, device="local-task", parameters=None, fuel=None, timeout=None, max_memory_bytes=None, engine=None))]
+pub fn load(
+    py: Python<'_>,
+    modules: &Bound<'_, PyTuple>,
+    device: &str,
+    parameters: Option<&Bound<'_, PyAny>>,
+    fuel: Option<u64>,
+    timeout: Option<f64>,
+    max_memory_bytes: Option<u64>,
+    engine: Option<&str>,
+) -> PyResult<LoadedModule> {
+    if modules.is_empty() {
+        return Err(PyTypeError::new_err("load() needs at least one module"));
+    }
+    let settings = Settings::new(
+        py,
+        device,
+        parameters,
+        fuel,
+        timeout,
+        max_memory_bytes,
+        engine,
+    )?;
+    let loaded = context(settings);
+    loaded.add(py, modules)?;
+    Ok(loaded)
+}
+
+/// A `Module` with no module loaded yet (`irvm.compat`'s contexts add
+/// theirs with `_add`).
+#[pyfunction]
+#[pyo3(signature = (device="local-task", parameters=None, fuel=None, timeout=None, max_memory_bytes=None, engine=None))]
+pub fn _context(
+    py: Python<'_>,
+    device: &str,
+    parameters: Option<&Bound<'_, PyAny>>,
+    fuel: Option<u64>,
+    timeout: Option<f64>,
+    max_memory_bytes: Option<u64>,
+    engine: Option<&str>,
+) -> PyResult<LoadedModule> {
+    let settings = Settings::new(
+        py,
+        device,
+        parameters,
+        fuel,
+        timeout,
+        max_memory_bytes,
+        engine,
+    )?;
+    Ok(context(settings))
+}
+
+fn context(settings: Settings) -> LoadedModule {
+    LoadedModule {
+        inner: Arc::new(Loaded::new(settings)),
+        functions: Mutex::new(HashMap::new()),
+    }
+}
+
+/// A module read from `source` (the `k`th given).
+fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)> {
+    let invalid = |e: String| (StatusCode::InvalidArgument, e);
+    match source {
+        Source::Path(p) => {
+            Module::from_file(&p).map_err(|e| invalid(format!("loading module '{p}': {e}")))
+        }
+        Source::Bytes(b) if Module::looks_like_assembly(&b) => {
+            let text = String::from_utf8(b)
+                .map_err(|_| invalid(format!("loading module {k}: VM assembly is not UTF-8")))?;
+            Module::from_assembly(&text, &format!("<module {k}>"))
+                .map_err(|e| invalid(format!("loading module {k}: {e}")))
+        }
+        Source::Bytes(b) => {
+            Module::from_bytes(b).map_err(|e| invalid(format!("loading module {k}: {e}")))
+        }
+    }
+}
+
+/// The name, version and exports (with their reflection attributes) of a
+/// module, without loading it into a context: what `irvm.compat.VmModule`
+/// shows before the module is added to one.
+#[pyfunction]
+pub fn _inspect(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let module =
+        read_module(0, source_of(source)?).map_err(|(code, text)| from_text(py, &text, code))?;
+    let exports = PyList::empty(py);
+    for e in module.exports() {
+        let attrs = PyDict::new(py);
+        if let Some(sig) = module.function_signature(e.internal_ordinal) {
+            for (k, v) in sig.attrs {
+                attrs.set_item(k, v)?;
+            }
+            attrs.set_item("__cconv__", sig.calling_convention)?;
+        }
+        exports.append((e.local_name, attrs))?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("name", module.name())?;
+    out.set_item("version", module.version())?;
+    out.set_item("exports", exports)?;
+    Ok(out.into_any().unbind())
+}
+
+fn link_error(e: irvm::errors::LinkError) -> (StatusCode, String) {
+    if let irvm::errors::LinkError::Init { trap, .. } = &e {
+        return (trap.code, e.to_string());
+    }
+    (StatusCode::InvalidArgument, e.to_string())
+}
+
+/// Modules loaded into one context by `irvm.load`: `m.fn(...)`,
+/// `m["fn"](...)` or `m["module.fn"](...)` calls an export.
+#[pyclass(name = "Module", module = "irvm", frozen)]
+pub struct LoadedModule {
+    inner: Arc<Loaded>,
+    functions: Mutex<HashMap<String, Py<Function>>>,
+}
+
+impl LoadedModule {
+    /// Registers more modules in this context, in order.
+    fn add(&self, py: Python<'_>, modules: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let sources = modules
+            .iter()
+            .map(|m| source_of(&m))
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = &self.inner;
+        py.detach(|| inner.add(sources))
+            .map_err(|(code, text)| from_text(py, &text, code))?;
+        // Names may now find functions of the new modules.
+        self.functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        Ok(())
+    }
+
+    /// (the last module's name, its exports)
+    fn names(&self) -> (String, Vec<String>) {
+        let names = self.inner.names.lock().unwrap_or_else(|e| e.into_inner());
+        (names.main.clone(), names.exports.clone())
+    }
+
+    fn function(&self, py: Python<'_>, name: &str) -> PyResult<Option<Py<Function>>> {
+        if let Some(f) = self
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            return Ok(Some(f.clone_ref(py)));
+        }
+        // Looked up without the GIL: a call running on another thread holds
+        // the context until it returns.
+        let inner = &self.inner;
+        let (found, declared) = py.detach(|| {
+            let ctx = inner.ctx.lock().unwrap_or_else(|e| e.into_inner());
+            let names = inner.names.lock().unwrap_or_else(|e| e.into_inner());
+            let full = if name.contains('.') {
+                name.to_string()
+            } else {
+                format!("{}.{name}", names.main)
+            };
+            let found = ctx.function(&full).or_else(|_| ctx.function(name)).ok();
+            let declared = found
+                .as_ref()
+                .and_then(|f| names.declarations.get(f.name()))
+                .and_then(|d| declaration::parse(d));
+            (found, declared)
+        });
+        let Some(func) = found else { return Ok(None) };
+        let signature = signature_text(&func, declared.as_ref());
+        let f = Py::new(
+            py,
+            Function {
+                inner: self.inner.clone(),
+                func,
+                declared,
+                signature,
+            },
+        )?;
+        self.functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), f.clone_ref(py));
+        Ok(Some(f))
+    }
+}
+
+#[pymethods]
+impl LoadedModule {
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<Function>> {
+        if !name.starts_with("__") {
+            if let Some(f) = self.function(py, name)? {
+                return Ok(f);
+            }
+        }
+        let (main, exports) = self.names();
+        Err(PyAttributeError::new_err(format!(
+            "module '{main}' has no exported function '{name}' (exports: {})",
+            exports.join(", ")
+        )))
+    }
+
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<Function>> {
+        self.function(py, name)?.ok_or_else(|| {
+            let (main, exports) = self.names();
+            PyKeyError::new_err(format!(
+                "no exported function '{name}' (exports of '{main}': {})",
+                exports.join(", ")
+            ))
+        })
+    }
+
+    /// Loads more modules into this context, linked after those there
+    /// (`irvm.compat`'s `SystemContext.add_vm_module`).
+    #[pyo3(signature = (*modules))]
+    fn _add(&self, py: Python<'_>, modules: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.add(py, modules)
+    }
+
+    fn __contains__(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        Ok(self.function(py, name)?.is_some())
+    }
+
+    fn __dir__(&self) -> Vec<String> {
+        self.names().1
+    }
+
+    /// The exported functions of the last module, in order.
+    #[getter]
+    fn exports(&self) -> Vec<String> {
+        self.names().1
+    }
+
+    /// The name of the last module (where bare function names are looked up).
+    #[getter]
+    fn name(&self) -> String {
+        self.names().0
+    }
+
+    fn __repr__(&self) -> String {
+        let (main, exports) = self.names();
+        format!("<irvm.Module '{main}' exports: {}>", exports.join(", "))
+    }
+}
+
+/// `name(%input0: tensor<4x8xf32>) -> (tensor<4x3xf32>)` from the
+/// declaration, else from the calling convention's value types.
+fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>) -> String {
+    let kind = |t: &ValType| match t {
+        ValType::I32 => "i32",
+        ValType::I64 => "i64",
+        ValType::F32 => "f32",
+        ValType::F64 => "f64",
+        ValType::Ref => "ref",
+    };
+    let (args, results): (Vec<String>, Vec<String>) = match declared {
+        Some((a, r)) if a.len() == func.params().len() => (
+            a.iter()
+                .map(|d| format!("{}: {}", d.name, d.text))
+                .collect(),
+            r.iter().map(|d| d.text.clone()).collect(),
+        ),
+        _ => (
+            func.params().iter().map(|t| kind(t).to_string()).collect(),
+            func.results().iter().map(|t| kind(t).to_string()).collect(),
+        ),
+    };
+    format!(
+        "{}({}) -> ({})",
+        func.name(),
+        args.join(", "),
+        results.join(", ")
+    )
+}
+
+/// An exported function: `f(*args, copy=None)`.
+///
+/// Arguments: numpy arrays (any object with the buffer protocol) for
+/// tensors, checked against the declared shape and dtype before the call
+/// (InvalidArgumentError naming the argument); lists and Python scalars
+/// made into arrays of the declared dtype; int and float for scalar
+/// arguments; None for a null reference. An array that is C-contiguous,
+/// of the declared dtype and 64-byte aligned is used in place (read-only
+/// to the program); any other is copied once, and copy=False raises
+/// ValueError instead of copying.
+///
+/// Results: numpy arrays over the VM's buffers (no copy; they keep the
+/// buffer alive after the module is gone), int, float, lists, None; a
+/// tuple when there are several. The GIL is released during the call.
+#[pyclass(name = "Function", module = "irvm", frozen)]
+pub struct Function {
+    inner: Arc<Loaded>,
+    func: Func,
+    declared: Option<(Vec<Declared>, Vec<Declared>)>,
+    signature: String,
+}
+
+#[pymethods]
+impl Function {
+    /// The function's signature: argument names and tensor types when the
+    /// module declares them (`iree.abi.declaration`), else value types.
+    #[getter]
+    fn signature(&self) -> String {
+        self.signature.clone()
+    }
+
+    /// `module.function`.
+    #[getter]
+    fn name(&self) -> String {
+        self.func.name().to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<irvm.Function {}>", self.signature)
+    }
+
+    #[pyo3(signature = (*args, copy=None))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let params = self.func.params();
+        if args.len() != params.len() {
+            return Err(arguments::arity_error(
+                self.func.name(),
+                &self.signature,
+                params.len(),
+                args.len(),
+            ));
+        }
+        let declared_args = self
+            .declared
+            .as_ref()
+            .map(|(a, _)| a)
+            .filter(|a| a.len() == params.len());
+        let mut values = Vec::with_capacity(params.len());
+        for (k, (arg, &ty)) in args.iter().zip(params).enumerate() {
+            let slot = Slot {
+                function: self.func.name(),
+                index: k,
+                declared: declared_args.map(|a| &a[k]),
+                copy,
+                max_bytes: self.inner.max_input_bytes,
+            };
+            values.push(arguments::convert(&arg, ty, &slot)?);
+        }
+        let func = &self.func;
+        let results: Vec<Value> = self.inner.run(py, |ctx| ctx.invoke(func, &values))?;
+        drop(values);
+        match results.as_slice() {
+            [] => Ok(py.None()),
+            [one] => crate::results::to_python(py, one),
+            many => {
+                let items = many
+                    .iter()
+                    .map(|v| crate::results::to_python(py, v))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(PyTuple::new(py, items)?.into_any().unbind())
+            }
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! VM results to Python values: buffer views as numpy arrays over the VM's
+//! own memory (no copy; the array keeps the buffer alive, so it outlives
+//! the module), `i32`/`i64` as `int`, `f32`/`f64` as `float`, lists as
+//! lists, null refs as `None`, and other refs as opaque `irvm.Ref` objects
+//! that can be passed back.
+
+use std::ffi::{c_int, CString};
+
+use pyo3::exceptions::PyBufferError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyList;
+
+use irvm::{Buffer, Ref, Value};
+use irvm_hal::{BufferView, ElementType, HalBuffer};
+
+use crate::errors::from_trap;
+
+/// A VM reference Python cannot look into (a `!hal.device`, a host
+/// object): returned as is and accepted back as an argument.
+#[pyclass(name = "Ref", module = "irvm", frozen)]
+pub struct OpaqueRef {
+    /// The reference.
+    pub value: Ref,
+}
+
+#[pymethods]
+impl OpaqueRef {
+    fn __repr__(&self) -> String {
+        format!("<irvm.Ref {}>", self.value)
+    }
+}
+
+/// Bytes of a VM buffer exported through the buffer protocol with a shape
+/// and element format, so that `numpy.asarray` makes an array over them.
+/// Holding it holds the buffer.
+#[pyclass(name = "_VmBytes", module = "irvm", frozen)]
+pub struct VmBytes {
+    _storage: std::sync::Arc<Buffer>,
+    ptr: usize,
+    len: usize,
+    readonly: bool,
+    format: CString,
+    itemsize: isize,
+    shape: Vec<isize>,
+    strides: Vec<isize>,
+}
+
+#[pymethods]
+impl VmBytes {
+    /// Fills `view` with these bytes (the buffer protocol's export).
+    ///
+    /// # Safety
+    /// Called by the interpreter with a writable `Py_buffer`.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        let this = slf.get();
+        if this.readonly && flags & ffi::PyBUF_WRITABLE != 0 {
+            return Err(PyBufferError::new_err(
+                "the VM buffer is read-only (a constant of the module, or an input used in place)",
+            ));
+        }
+        // SAFETY: `view` is the caller's writable Py_buffer; every pointer
+        // stored in it (format, shape, strides, buf) points into `this`
+        // (or the buffer it holds), which `obj` keeps alive until the view
+        // is released.
+        unsafe {
+            (*view).obj = slf.clone().into_any().into_ptr();
+            (*view).buf = this.ptr as *mut std::ffi::c_void;
+            (*view).len = this.len as isize;
+            (*view).readonly = this.readonly as c_int;
+            (*view).itemsize = this.itemsize;
+            (*view).format = if flags & ffi::PyBUF_FORMAT != 0 {
+                this.format.as_ptr() as *mut std::ffi::c_char
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).ndim = this.shape.len() as c_int;
+            (*view).shape = if flags & ffi::PyBUF_ND != 0 {
+                this.shape.as_ptr() as *mut isize
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
+                this.strides.as_ptr() as *mut isize
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = std::ptr::null_mut();
+        }
+        Ok(())
+    }
+}
+
+/// The struct-module format of an element type numpy reads (`<f`, `<i`,
+/// `?`); types numpy has no dtype for (bf16, opaque) are exported as
+/// unsigned integers of their width.
+fn format_of(t: ElementType) -> &'static str {
+    use irvm_hal::numerical as n;
+    match (t.numerical(), t.byte_size()) {
+        (n::BOOLEAN, 1) => "?",
+        (n::INTEGER, _) if t.bits() == 1 => "?",
+        (n::INTEGER | n::SIGNED, 1) => "b",
+        (n::INTEGER | n::SIGNED, 2) => "<h",
+        (n::INTEGER | n::SIGNED, 4) => "<i",
+        (n::INTEGER | n::SIGNED, 8) => "<q",
+        (n::FLOAT_IEEE, 2) => "<e",
+        (n::FLOAT_IEEE, 4) => "<f",
+        (n::FLOAT_IEEE, 8) => "<d",
+        (n::FLOAT_COMPLEX, 8) => "<Zf",
+        (n::FLOAT_COMPLEX, 16) => "<Zd",
+        (_, 1) => "B",
+        (_, 2) => "<H",
+        (_, 4) => "<I",
+        (_, 8) => "<Q",
+        _ => "B",
+    }
+}
+
+static AS_ARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `numpy.asarray`, looked up once.
+fn as_array(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    Ok(AS_ARRAY
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("numpy")?.getattr("asarray")?.unbind())
+        })?
+        .bind(py))
+}
+
+/// A numpy array over `bytes` (a HAL buffer's range) with `shape` and
+/// element type `t`.
+fn array_over(
+    py: Python<'_>,
+    buffer: &HalBuffer,
+    shape: &[i64],
+    t: ElementType,
+) -> PyResult<Py<PyAny>> {
+    let storage = buffer
+        .storage
+        .buffer("a result's buffer")
+        .map_err(|e| from_trap(py, &e))?
+        .clone();
+    let itemsize = t.byte_size().max(1);
+    let count = shape.iter().try_fold(1u64, |acc, &d| {
+        u64::try_from(d).ok().and_then(|d| acc.checked_mul(d))
+    });
+    let Some(count) = count.filter(|c| c.checked_mul(itemsize as u64).is_some()) else {
+        return Err(crate::errors::vm_error(
+            py,
+            irvm::StatusCode::InvalidArgument,
+            &format!("a result has an invalid shape {shape:?}"),
+        ));
+    };
+    let len = count * itemsize as u64;
+    if buffer.length < len {
+        return Err(crate::errors::vm_error(
+            py,
+            irvm::StatusCode::OutOfRange,
+            &format!(
+                "a result's {}-byte buffer is shorter than its {} shape needs",
+                buffer.length,
+                irvm_hal::shape_text(shape, t)
+            ),
+        ));
+    }
+    // The buffer's bytes do not move while it lives (fixed at creation):
+    // the start address is read once, under a short borrow.
+    let base = Buffer::with_raw_parts(&[&*storage], |parts| parts[0].ptr as usize)
+        .map_err(|e| from_trap(py, &e))?;
+    let ptr = base + buffer.offset as usize;
+    let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+    let mut strides = vec![itemsize as isize; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * shape[k + 1].max(1);
+    }
+    let readonly = !storage.is_mutable();
+    let bytes = VmBytes {
+        _storage: storage,
+        ptr,
+        len: len as usize,
+        readonly,
+        format: CString::new(format_of(t)).unwrap_or_default(),
+        itemsize: itemsize as isize,
+        shape,
+        strides,
+    };
+    let bytes = Bound::new(py, bytes)?;
+    Ok(as_array(py)?.call1((bytes,))?.unbind())
+}
+
+/// One VM value as a Python value.
+pub fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
+    Ok(match value {
+        Value::I32(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Value::I64(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Value::F32(v) => (*v as f64).into_pyobject(py)?.into_any().unbind(),
+        Value::F64(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Value::Ref(r) => ref_to_python(py, r)?,
+        _ => py.None(),
+    })
+}
+
+fn ref_to_python(py: Python<'_>, r: &Ref) -> PyResult<Py<PyAny>> {
+    match r {
+        Ref::Null => Ok(py.None()),
+        Ref::List(list) => {
+            let out = PyList::empty(py);
+            for i in 0..list.len() {
+                let v = list.get(i as u32).map_err(|e| from_trap(py, &e))?;
+                out.append(to_python(py, &v)?)?;
+            }
+            Ok(out.into_any().unbind())
+        }
+        Ref::Buffer(b) => {
+            let hal = HalBuffer::over(Ref::Buffer(b.clone())).map_err(|e| from_trap(py, &e))?;
+            array_over(
+                py,
+                &hal,
+                &[b.len() as i64],
+                ElementType::new(irvm_hal::numerical::UNSIGNED, 8),
+            )
+        }
+        Ref::Host(_) => {
+            if let Some(view) = r.downcast::<BufferView>() {
+                return array_over(py, &view.buffer, &view.shape, view.element_type);
+            }
+            Ok(Py::new(py, OpaqueRef { value: r.clone() })?.into_any())
+        }
+    }
+}

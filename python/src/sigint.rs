@@ -1,0 +1,156 @@
+//! Ctrl-C during a call: while the main thread runs a VM call (without the
+//! GIL), a SIGINT handler chained in front of Python's raises the call's
+//! interrupt (the stop word the VM's loops poll at back edges and calls,
+//! and the hal before each workgroup), then hands the signal to Python's
+//! own handler. When the call returns, `PyErr_CheckSignals` runs Python's
+//! handler on the main thread, which raises `KeyboardInterrupt`.
+//!
+//! The handler is installed at the first call from the main thread and put
+//! back in front when Python has replaced it (`signal.signal`): the SIGINT
+//! action is looked at (a system call, about half a microsecond) by a call
+//! that starts more than [`RECHECK`] after the last look, so short calls in
+//! a loop pay nothing. A handler replaced less than that before a call
+//! starts leaves that call to end before Ctrl-C is seen. Where SIGINT is
+//! ignored or left to the default action, nothing is installed.
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::SeqCst};
+
+use irvm::InterruptHandle;
+
+/// The interrupt of the call the main thread is running, or null.
+static ACTIVE: AtomicPtr<InterruptHandle> = AtomicPtr::new(std::ptr::null_mut());
+/// Handlers running now (the guard waits for 0 before the handle may go).
+static IN_HANDLER: AtomicUsize = AtomicUsize::new(0);
+/// A SIGINT arrived during a call.
+static SEEN: AtomicBool = AtomicBool::new(false);
+/// The handler ours replaced, and its `sa_flags`.
+static PREVIOUS: AtomicUsize = AtomicUsize::new(0);
+static PREVIOUS_FLAGS: AtomicUsize = AtomicUsize::new(0);
+/// `pthread_self()` of Python's main thread (signals are handled there).
+static MAIN_THREAD: AtomicU64 = AtomicU64::new(0);
+/// When the SIGINT action was last looked at (nanoseconds since [`EPOCH`],
+/// plus one; 0: never), and whether ours was in front then.
+static LAST_LOOK: AtomicU64 = AtomicU64::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// How long a look at the SIGINT action is trusted.
+const RECHECK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether our handler is in front, looking again when the last look is
+/// older than [`RECHECK`].
+fn installed() -> bool {
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    let now = epoch.elapsed().as_nanos() as u64 + 1;
+    let last = LAST_LOOK.load(SeqCst);
+    if last != 0 && now - last < RECHECK.as_nanos() as u64 {
+        return INSTALLED.load(SeqCst);
+    }
+    let ok = ensure_installed();
+    INSTALLED.store(ok, SeqCst);
+    LAST_LOOK.store(now, SeqCst);
+    ok
+}
+
+/// Records which thread is Python's main thread.
+pub fn set_main_thread(ident: u64) {
+    MAIN_THREAD.store(ident, SeqCst);
+}
+
+extern "C" fn on_sigint(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
+    IN_HANDLER.fetch_add(1, SeqCst);
+    let active = ACTIVE.load(SeqCst);
+    if !active.is_null() {
+        SEEN.store(true, SeqCst);
+        // SAFETY: a non-null ACTIVE points at the handle of a running call,
+        // which `CallGuard::drop` keeps alive until IN_HANDLER is back to 0
+        // after clearing ACTIVE. `interrupt` is one atomic or: safe in a
+        // signal handler.
+        unsafe { (*active).interrupt() };
+    }
+    IN_HANDLER.fetch_sub(1, SeqCst);
+    let previous = PREVIOUS.load(SeqCst);
+    if previous == libc::SIG_DFL || previous == libc::SIG_IGN || previous == 0 {
+        return;
+    }
+    if PREVIOUS_FLAGS.load(SeqCst) & libc::SA_SIGINFO as usize != 0 {
+        // SAFETY: the previous action was installed with SA_SIGINFO, so its
+        // address is a three-argument handler.
+        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+            unsafe { std::mem::transmute(previous) };
+        f(signal, info, context);
+    } else {
+        // SAFETY: without SA_SIGINFO the previous action's address is a
+        // one-argument handler (not SIG_DFL/SIG_IGN, excluded above).
+        let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(previous) };
+        f(signal);
+    }
+}
+
+/// Puts `on_sigint` in front of the current SIGINT action; false when
+/// SIGINT is ignored or has its default action (nothing to chain to).
+fn ensure_installed() -> bool {
+    // SAFETY: querying and setting a signal action with valid, zeroed
+    // `sigaction` structs.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) != 0 {
+            return false;
+        }
+        let ours = on_sigint as *const () as usize;
+        if current.sa_sigaction == ours {
+            return true;
+        }
+        if current.sa_sigaction == libc::SIG_DFL || current.sa_sigaction == libc::SIG_IGN {
+            return false;
+        }
+        PREVIOUS_FLAGS.store(current.sa_flags as usize, SeqCst);
+        PREVIOUS.store(current.sa_sigaction, SeqCst);
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = ours;
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        action.sa_mask = current.sa_mask;
+        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut()) == 0
+    }
+}
+
+/// Makes SIGINT interrupt the call `handle` stops while it lives; nothing
+/// when the calling thread is not Python's main thread.
+pub struct CallGuard {
+    armed: bool,
+}
+
+impl CallGuard {
+    /// Arms Ctrl-C for a call about to run on this thread.
+    pub fn new(handle: &InterruptHandle) -> CallGuard {
+        // SAFETY: pthread_self has no preconditions.
+        let this = unsafe { libc::pthread_self() } as u64;
+        if this != MAIN_THREAD.load(SeqCst) || !installed() {
+            return CallGuard { armed: false };
+        }
+        ACTIVE.store(handle as *const InterruptHandle as *mut _, SeqCst);
+        CallGuard { armed: true }
+    }
+
+    /// Disarms; returns whether a SIGINT arrived while armed.
+    pub fn finish(self) -> bool {
+        let armed = self.armed;
+        drop(self);
+        armed && SEEN.swap(false, SeqCst)
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            ACTIVE.store(std::ptr::null_mut(), SeqCst);
+            while IN_HANDLER.load(SeqCst) != 0 {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}

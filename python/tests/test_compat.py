@@ -1,0 +1,199 @@
+"""irvm.compat: scripts written the way iree.runtime users write them, run
+with `import irvm.compat as ireert`; when iree.runtime 3.13 is installed
+(the peer environment of ../shared/tools/setup-iree-peer), each script also
+runs there, with `import iree.runtime as ireert`, and the results must be
+equal."""
+
+import pickle
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+
+import irvm
+import irvm.compat
+from conftest import DATA, MODELS, peer_python
+
+# Each script reads the names MODELS and DATA (paths as strings) and leaves
+# its results in RESULT (a dict of plain values and numpy arrays).
+SCRIPTS = {
+    "system_context": """
+        config = ireert.Config("local-task")
+        ctx = ireert.SystemContext(config=config)
+        vm_module = ireert.VmModule.mmap(ctx.instance, MODELS + "/mlp.vmfb")
+        ctx.add_vm_module(vm_module)
+        x = np.arange(32, dtype=np.float32).reshape(4, 8) / 10
+        y = ctx.modules.module.predict(x)
+        RESULT = {
+            "host": y.to_host(),
+            "array": np.asarray(y),
+            "shape": list(y.shape),
+            "dtype": str(y.dtype),
+            "item": ctx.modules.module["predict"](x).to_host(),
+            "names": vm_module.function_names,
+            "name": vm_module.name,
+            "reflection": vm_module.lookup_function("predict").reflection,
+            "missing": vm_module.lookup_function("nope"),
+            "in_modules": "module" in ctx.modules,
+        }
+    """,
+    "load_vm_flatbuffer_file": """
+        m = ireert.load_vm_flatbuffer_file(MODELS + "/embedded/mlp.vmfb", driver="local-sync")
+        y = m.predict(np.ones((4, 8), np.float32))
+        RESULT = {"y": y.to_host(), "doubled": np.asarray(y * 2), "sum": float(np.sum(y.to_host()))}
+    """,
+    "load_vm_flatbuffer_bytes": """
+        with open(MODELS + "/add_i32.vmfb", "rb") as f:
+            data = f.read()
+        m = ireert.load_vm_flatbuffer(data, backend="vmvx")
+        a = np.array([1, 2, 3, 4], np.int32)
+        RESULT = {"sum": m.add_i32(a, a * 10).to_host()}
+    """,
+    "several_results_and_modules": """
+        config = ireert.Config("local-task")
+        inst = config.vm_instance
+        m1 = ireert.VmModule.from_flatbuffer(inst, open(MODELS + "/argmax_min.vmfb", "rb").read())
+        bound = ireert.load_vm_modules(m1, config=config)
+        x = np.arange(15, dtype=np.float32).reshape(3, 5)
+        hi, lo, total = bound[0].stats(x)
+        RESULT = {"hi": hi.to_host(), "lo": lo.to_host(), "total": total.to_host()}
+    """,
+    "element_types": """
+        E = ireert.HalElementType
+        RESULT = {
+            "f32": int(E.FLOAT_32),
+            "bool": int(E.BOOL_8),
+            "si64": int(E.SINT_64),
+            "dtype": str(E.map_to_dtype(E.FLOAT_16)),
+            "bytes": E.dense_byte_count(E.FLOAT_64),
+        }
+    """,
+    "low_level_invoke": """
+        inst = ireert.VmInstance()
+        device = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, device)
+        module = ireert.VmModule.mmap(inst, MODELS + "/mlp.vmfb")
+        context = ireert.VmContext(inst, modules=[hal, module])
+        f = module.lookup_function("predict")
+        args = ireert.VmVariantList(1)
+        x = np.full((4, 8), 0.5, np.float32)
+        bv = device.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL,
+            allowed_usage=ireert.BufferUsage.DEFAULT,
+            device=device,
+            buffer=x,
+            element_type=ireert.HalElementType.FLOAT_32,
+        )
+        args.push_ref(bv)
+        results = ireert.VmVariantList(1)
+        context.invoke(f, args, results)
+        out = results.get_as_object(0, ireert.HalBufferView)
+        y = out.map().asarray(out.shape, ireert.HalElementType.map_to_dtype(out.element_type))
+        RESULT = {"y": np.array(y), "shape": out.shape, "size": len(results)}
+    """,
+    "parameters": """
+        config = ireert.Config("local-task")
+        scoped = ireert.ParameterIndex()
+        scoped.load(DATA + "/params/run/wb.irpa")
+        unscoped = ireert.ParameterIndex()
+        unscoped.load(DATA + "/params/run/wb.safetensors")
+        params = ireert.create_io_parameters_module(
+            config.vm_instance,
+            scoped.create_provider(scope="model"),
+            unscoped.create_provider(scope=""),
+        )
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        y = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32))
+        RESULT = {"y": y.to_host()}
+    """,
+    "errors_are_value_errors": """
+        m = ireert.load_vm_flatbuffer_file(MODELS + "/mlp.vmfb", driver="local-task")
+        try:
+            m.predict(np.ones((3, 8), np.float32))
+            caught = None
+        except ValueError:
+            caught = "ValueError"
+        RESULT = {"caught": caught}
+    """,
+    "gpu_drivers_are_refused": """
+        try:
+            ireert.Config("cuda")
+            caught = None
+        except RuntimeError:
+            caught = "RuntimeError"
+        RESULT = {"caught": caught}
+    """,
+}
+
+
+def run_here(source):
+    scope = {"ireert": irvm.compat, "np": np, "MODELS": str(MODELS), "DATA": str(DATA)}
+    exec(textwrap.dedent(source), scope)
+    return scope["RESULT"]
+
+
+PEER_RUNNER = """
+import pickle, sys
+import numpy as np
+import iree.runtime as ireert
+scope = {"ireert": ireert, "np": np, "MODELS": sys.argv[1], "DATA": sys.argv[2]}
+exec(sys.stdin.read(), scope)
+sys.stdout.buffer.write(pickle.dumps(scope["RESULT"]))
+"""
+
+
+def run_in_iree(source):
+    python = peer_python()
+    if python is None:
+        pytest.skip("iree.runtime is not installed (../shared/tools/setup-iree-peer): not compared live")
+    done = subprocess.run(
+        [python, "-c", PEER_RUNNER, str(MODELS), str(DATA)],
+        input=textwrap.dedent(source).encode(),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return pickle.loads(done.stdout)
+
+
+def assert_same(ours, theirs, path="RESULT"):
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and set(ours) == set(theirs), path
+        for k in theirs:
+            assert_same(ours[k], theirs[k], f"{path}[{k!r}]")
+    elif isinstance(theirs, np.ndarray):
+        assert isinstance(ours, np.ndarray), path
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, path
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=0, err_msg=path)
+    elif isinstance(theirs, float):
+        assert ours == pytest.approx(theirs, rel=1e-6), path
+    else:
+        assert ours == theirs, path
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_script_runs_on_irvm_compat(name):
+    run_here(SCRIPTS[name])
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_script_gives_what_iree_runtime_gives(name):
+    ours = run_here(SCRIPTS[name])
+    theirs = run_in_iree(SCRIPTS[name])
+    assert_same(ours, theirs)
+
+
+def test_irvm_errors_keep_their_details_through_compat():
+    m = irvm.compat.load_vm_flatbuffer_file(MODELS / "mlp.vmfb", driver="local-task")
+    with pytest.raises(irvm.InvalidArgumentError) as e:
+        m.predict(np.ones((3, 8), np.float32))
+    assert isinstance(e.value, ValueError)
+    assert e.value.status == "INVALID_ARGUMENT"
+
+
+def test_debug_sink_is_refused_clearly():
+    sink = irvm.compat.HalModuleDebugSink(lambda *a: None)
+    with pytest.raises(NotImplementedError, match="HalModuleDebugSink"):
+        irvm.compat.create_hal_module(irvm.compat.VmInstance(), irvm.compat.get_device("local-task"), debug_sink=sink)

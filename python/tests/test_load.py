@@ -1,0 +1,228 @@
+"""irvm.load: modules from paths and bytes, linked in order; exports as
+attributes and items with a signature; scalar, list and array arguments and
+results; devices, engines and limits."""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import irvm
+from conftest import DATA, EXAMPLES, MODELS
+
+
+def test_scalar_function_from_a_vmasm_path():
+    m = irvm.load(str(EXAMPLES / "fib.vmasm"))
+    assert m.fib(20) == 6765
+    assert m["fib"](10) == 55
+    assert m.fib.signature == "fib_example.fib(i32) -> (i32)"
+    assert m.exports == ["fib"]
+    assert m.name == "fib_example"
+    assert "fib" in dir(m)
+
+
+def test_paths_bytes_and_buffers_load_alike():
+    path = MODELS / "mlp.vmfb"
+    data = path.read_bytes()
+    x = np.ones((4, 8), np.float32)
+    want = irvm.load(path).predict(x)  # os.PathLike
+    for source in (str(path), data, bytearray(data), memoryview(data), np.frombuffer(data, np.uint8)):
+        np.testing.assert_array_equal(irvm.load(source).predict(x), want)
+
+
+def test_tensor_signature_comes_from_the_declaration():
+    m = irvm.load(MODELS / "mlp.vmfb")
+    assert m.predict.signature == "module.predict(input0: tensor<4x8xf32>) -> (tensor<4x3xf32>)"
+    assert repr(m.predict) == "<irvm.Function module.predict(input0: tensor<4x8xf32>) -> (tensor<4x3xf32>)>"
+
+
+def test_mlp_result_matches_iree_run_module():
+    # tests/models/mlp.expected: 4x3xf32=[4.1 3.8 4.3] four times.
+    for path in (MODELS / "mlp.vmfb", MODELS / "embedded" / "mlp.vmfb", MODELS / "system" / "mlp.vmfb"):
+        for device in ("local-task", "local-sync"):
+            y = irvm.load(path, device=device).predict(np.ones((4, 8), np.float32))
+            assert isinstance(y, np.ndarray) and y.dtype == np.float32 and y.shape == (4, 3)
+            np.testing.assert_allclose(y, [[4.1, 3.8, 4.3]] * 4, rtol=1e-6)
+
+
+def test_modules_link_in_order():
+    # app_a imports lib_b.add and lib_b.widen: lib_b comes first.
+    m = irvm.load(DATA / "lib_b.vmfb", DATA / "app_a.vmfb")
+    assert m.main(21) == 42
+    assert m["lib_b.add"](2, 3) == 5
+    with pytest.raises(irvm.NotFoundError, match="lib_b"):
+        irvm.load(DATA / "app_a.vmfb")
+
+
+def test_lists_and_python_scalars_become_arrays_of_the_declared_type():
+    m = irvm.load(MODELS / "add_i32.vmfb")
+    y = m.add_i32([1, 2, 3, 4], np.array([10, 20, 30, 40], np.int32))
+    assert y.dtype == np.int32
+    assert y.tolist() == [11, 22, 33, 44]
+    # A tensor<f32> from a Python float: 0-d.
+    m = irvm.load(MODELS / "add.vmfb")
+    y = m.add([[1, 2, 3], [4, 5, 6]], np.full((2, 3), 0.5, np.float32))
+    np.testing.assert_array_equal(y, np.array([[1.5, 2.5, 3.5], [4.5, 5.5, 6.5]], np.float32))
+
+
+def test_several_results_are_a_tuple():
+    m = irvm.load(MODELS / "argmax_min.vmfb")
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    out = m.stats(x)
+    assert isinstance(out, tuple) and len(out) == 3
+    np.testing.assert_allclose(out[0], x.max(axis=1))
+    np.testing.assert_allclose(out[1], x.min(axis=1))
+    assert out[2].shape == () and float(out[2]) == pytest.approx(x.sum())
+
+
+def test_scalar_arguments_typed_by_the_signature():
+    m = irvm.load(MODELS / "loop.vmfb")
+    y = m.loop(np.ones(4, np.float32), 3)
+    assert y.shape == (4,)
+    with pytest.raises(irvm.InvalidArgumentError, match="expects an integer"):
+        m.loop(np.ones(4, np.float32), 3.5)
+
+
+@pytest.mark.parametrize(
+    "function, dtype",
+    [
+        ("add_i8", np.int8),
+        ("add_i16", np.int16),
+        ("add_i32", np.int32),
+        ("add_i64", np.int64),
+        ("add_f64", np.float64),
+    ],
+)
+def test_element_types_in_and_out(function, dtype):
+    m = irvm.load(DATA / "npy_types.vmfb")
+    shape = (2, 2) if function == "add_i8" else (3,)
+    a = np.arange(np.prod(shape), dtype=dtype).reshape(shape)
+    y = m[function](a, a)
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(y, a + a)
+
+
+def test_booleans_and_halves():
+    m = irvm.load(DATA / "npy_types.vmfb")
+    np.testing.assert_array_equal(m["not"](np.array([True, False, True, False])), [False, True, False, True])
+    h = np.array([1.5, -2.0, 0.25], np.float16)
+    y = m.pass_f16(h, h)
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(y, h)
+
+
+def test_scalar_results_of_each_type():
+    i32, i64, f32, f64 = irvm.load(DATA / "npy_types.vmfb").scalars(7)
+    assert [type(v) for v in (i32, i64, f32, f64)] == [int, int, float, float]
+
+
+def test_dynamic_shapes_and_empty_tensors():
+    m = irvm.load(MODELS / "dynamic.vmfb")
+    assert m.dynamic.signature.startswith("module.dynamic(input0: tensor<?x?xf32>)")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(m.dynamic(x), x * x)
+    assert m.dynamic(np.zeros((0, 3), np.float32)).shape == (0, 3)
+
+
+def test_engines_give_the_same_results():
+    results = {e: irvm.load(EXAMPLES / "fib.vmasm", engine=e).fib(25) for e in ("interp", "jit", "auto")}
+    assert set(results.values()) == {75025}
+    with pytest.raises(ValueError, match="unknown engine"):
+        irvm.load(EXAMPLES / "fib.vmasm", engine="fast")
+
+
+def test_fuel_bounds_each_call():
+    m = irvm.load(EXAMPLES / "fib.vmasm", fuel=1000)
+    assert m.fib(5) == 5
+    assert m.fib(5) == 5  # the budget is per call
+    with pytest.raises(irvm.ResourceExhaustedError) as e:
+        m.fib(25)
+    assert e.value.status == "RESOURCE_EXHAUSTED"
+    assert m.fib(5) == 5
+
+
+def test_timeout_bounds_each_call():
+    m = irvm.load(DATA / "limits.vmfb", timeout=0.2)
+    with pytest.raises(irvm.DeadlineExceededError) as e:
+        m.spin()
+    assert isinstance(e.value, TimeoutError)
+    assert e.value.status == "DEADLINE_EXCEEDED"
+
+
+def test_max_memory_bytes_bounds_allocations_and_inputs():
+    m = irvm.load(DATA / "limits.vmfb", max_memory_bytes=1 << 20)
+    assert m.alloc(1000) == 1000
+    with pytest.raises(irvm.ResourceExhaustedError):
+        m.alloc(2 << 20)
+    mlp = irvm.load(MODELS / "dynamic.vmfb", max_memory_bytes=1 << 16)
+    with pytest.raises(irvm.ResourceExhaustedError, match="max_memory_bytes"):
+        mlp.dynamic(np.zeros((256, 256), np.float32))
+
+
+def test_other_devices_are_refused():
+    with pytest.raises(irvm.NotFoundError, match="cuda"):
+        irvm.load(MODELS / "mlp.vmfb", device="cuda")
+
+
+def test_parameters_from_an_archive():
+    run = DATA / "params" / "run"
+    m = irvm.load(run / "m.vmfb", parameters={"model": run / "wb.irpa", "": run / "wb.safetensors"})
+    y = m.main(np.array([1, 2, 3, 4], np.float32))
+    # x * w + b with w = [1.5, 2.5, -3, 4], b = [0.25, 0.5, 0.75, 1].
+    np.testing.assert_allclose(y, [1.75, 5.5, -8.25, 17])
+    with pytest.raises(irvm.NotFoundError, match="parameters="):
+        irvm.load(run / "m.vmfb")
+
+
+def test_lists_buffers_and_null_refs_as_results():
+    m = irvm.load(DATA / "ref_results.vmasm")
+    assert m.lst() == [0, 42, 0]
+    assert m.fl() == [0.0, 1.5]
+    nested = m.nested()
+    assert nested[0] == [0, 7, 0, 0]
+    assert nested[1].dtype == np.uint8 and nested[1].tolist() == [1, 2, 3, 4]
+    assert not nested[1].flags.writeable  # rodata of the module
+    assert nested[2] == -5 and nested[3] is None
+    assert m.nul() is None
+    assert m.bufs() == [None, None]
+    assert m.empty() == []
+    b = m.buf()
+    del m
+    assert b.tolist() == [1, 2, 3, 4]  # keeps the module's rodata alive
+
+
+# Returns its buffer view as is (no declared tensor type: any element type).
+IDENTITY = b"""vm.module @identity version 0
+vm.type !hal.buffer
+vm.type !hal.buffer_view
+vm.import @hal.buffer_view.buffer cconv "0r_r"
+vm.export @same
+vm.func @same(%r0: !hal.buffer_view) -> (!hal.buffer_view) {
+^bb0:
+  vm.return %r0
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+        np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    ],
+)
+def test_every_numpy_dtype_iree_has_goes_in_and_out(dtype):
+    m = irvm.load(IDENTITY)
+    x = (np.arange(12).reshape(3, 4) % 2 == 0) if dtype is np.bool_ else np.arange(12).reshape(3, 4).astype(dtype)
+    y = m.same(x)
+    assert y.dtype == np.dtype(dtype) and y.shape == (3, 4)
+    np.testing.assert_array_equal(y, x)
+
+
+def test_big_endian_and_object_arrays_are_refused():
+    m = irvm.load(IDENTITY)
+    with pytest.raises(irvm.InvalidArgumentError, match="big-endian"):
+        m.same(np.arange(4, dtype=">i4"))
+    with pytest.raises(irvm.InvalidArgumentError, match="unsupported element format 'O'"):
+        m.same(np.array([object()]))

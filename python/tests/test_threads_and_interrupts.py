@@ -1,0 +1,162 @@
+"""Calls release the GIL (other threads run Python and call other modules
+meanwhile), any thread may call, and Ctrl-C interrupts a call on the main
+thread within 100 ms, leaving the module usable."""
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+import irvm
+from conftest import COUNT_VMASM, DATA, EXAMPLES, MODELS
+
+
+def test_a_call_on_one_module_does_not_hold_up_calls_on_another():
+    # spin() loops until its 1.5 s deadline; meanwhile this thread runs
+    # Python and calls a second module, which could not happen if the first
+    # call held the GIL or a lock the second needs.
+    spinning = irvm.load(DATA / "limits.vmfb", timeout=1.5)
+    other = irvm.load(EXAMPLES / "fib.vmasm")
+    outcome = {}
+
+    def spin():
+        start = time.monotonic()
+        try:
+            spinning.spin()
+        except irvm.DeadlineExceededError:
+            outcome["spin"] = (start, time.monotonic())
+
+    t = threading.Thread(target=spin)
+    t.start()
+    time.sleep(0.1)
+    done = []
+    for _ in range(20):
+        assert other.fib(15) == 610
+        done.append(time.monotonic())
+    python_work = sum(range(100000))
+    done.append(time.monotonic())
+    t.join()
+    start, end = outcome["spin"]
+    assert python_work == 4999950000
+    # Everything above finished while spin() was still running.
+    assert done[-1] < end, (done[-1] - start, end - start)
+    assert end - start >= 1.4
+
+
+def test_two_threads_calling_two_modules_both_progress():
+    # Two loops of the same length on two modules from two threads: each
+    # call starts before the other ends (they overlap in time).
+    a, b = irvm.load(COUNT_VMASM), irvm.load(COUNT_VMASM)
+    n = 200_000_000
+    t0 = time.monotonic()
+    a.count(n)
+    single = time.monotonic() - t0
+    spans = {}
+
+    def run(name, m):
+        s = time.monotonic()
+        assert m.count(n) == n
+        spans[name] = (s, time.monotonic())
+
+    threads = [threading.Thread(target=run, args=(k, m)) for k, m in (("a", a), ("b", b))]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    both = time.monotonic() - t0
+    (s1, e1), (s2, e2) = spans["a"], spans["b"]
+    assert s1 < e2 and s2 < e1  # the calls overlapped
+    print(f"one call {single:.3f} s, two in parallel {both:.3f} s")
+
+
+def test_any_thread_may_call_one_module():
+    m = irvm.load(MODELS / "mlp.vmfb")
+    out = [None] * 8
+
+    def run(k):
+        out[k] = m.predict(np.full((4, 8), 1, np.float32))
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for y in out:
+        np.testing.assert_allclose(y, [[4.1, 3.8, 4.3]] * 4, rtol=1e-6)
+
+
+# Run in a child process, so that a failure cannot interrupt pytest itself:
+# SIGINT is sent to the child's own process from a timer thread while the
+# main thread is in an endless VM loop (limits.spin).
+CTRL_C = r"""
+import json, os, signal, sys, threading, time
+import irvm
+m = irvm.load(sys.argv[1])
+fib = irvm.load(sys.argv[2])
+sent = {}
+def interrupt():
+    sent["at"] = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Timer(0.3, interrupt).start()
+outcome = "returned"
+try:
+    m.spin()
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+latency = time.monotonic() - sent["at"]
+# The module is still usable, and a second Ctrl-C works the same way.
+threading.Timer(0.2, interrupt).start()
+try:
+    m.spin()
+except KeyboardInterrupt:
+    second = time.monotonic() - sent["at"]
+# After Python re-installs its handler (signal.signal), irvm's is put back
+# in front by the next call that starts.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+time.sleep(0.1)
+threading.Timer(0.2, interrupt).start()
+try:
+    m.spin()
+except KeyboardInterrupt:
+    third = time.monotonic() - sent["at"]
+# A program of llvm-cpu dispatches in a loop (tests/models/embedded/loop.mlir).
+import numpy as np
+native = irvm.load(sys.argv[3])
+threading.Timer(0.2, interrupt).start()
+try:
+    native.loop(np.ones(4, np.float32), 2_000_000_000)
+except KeyboardInterrupt:
+    dispatching = time.monotonic() - sent["at"]
+y = native.loop(np.ones(4, np.float32), 2)
+print(json.dumps({"outcome": outcome, "latency": latency, "second": second, "third": third,
+                  "dispatching": dispatching, "fib": fib.fib(20), "loop": y.tolist()}))
+"""
+
+
+def test_ctrl_c_interrupts_a_call_within_100_ms():
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CTRL_C,
+            str(DATA / "limits.vmfb"),
+            str(EXAMPLES / "fib.vmasm"),
+            str(MODELS / "embedded" / "loop.vmfb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result["outcome"] == "KeyboardInterrupt"
+    assert result["latency"] < 0.1, result
+    assert result["second"] < 0.1, result
+    assert result["third"] < 0.1, result
+    assert result["dispatching"] < 0.1, result
+    assert result["fib"] == 6765
+    assert len(result["loop"]) == 4

@@ -1,0 +1,131 @@
+"""The zero-copy rule, checked by address: inputs that are C-contiguous, of
+the declared dtype and 64-byte aligned are used in place, others copied
+once (copy=False refuses); results are arrays over the VM's buffers that
+keep them alive."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import irvm
+from conftest import DATA, MODELS
+
+
+def aligned(n, dtype, misalign=0):
+    """An n-element array of dtype whose data starts `misalign` bytes past a
+    64-byte boundary."""
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.zeros(n * itemsize + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + misalign
+    a = raw[start : start + n * itemsize].view(dtype)
+    assert a.ctypes.data % 64 == misalign
+    return a
+
+
+def address(a):
+    return a.__array_interface__["data"][0]
+
+
+@pytest.fixture
+def passthrough():
+    # pass_f16(a, b) returns b: the result is the buffer the VM was given.
+    return irvm.load(DATA / "npy_types.vmfb").pass_f16
+
+
+def test_an_aligned_contiguous_array_is_used_in_place(passthrough):
+    b = aligned(3, np.float16)
+    b[:] = [1, 2, 3]
+    y = passthrough(b, b)
+    assert address(y) == address(b)
+    assert y.tolist() == [1, 2, 3]
+    # The VM was given it read-only, so its result view is read-only too.
+    assert not y.flags.writeable
+
+
+def test_a_read_only_array_is_used_in_place(passthrough):
+    b = aligned(3, np.float16)
+    b.flags.writeable = False
+    assert address(passthrough(b, b)) == address(b)
+
+
+def test_a_misaligned_array_is_copied_once_to_an_aligned_buffer(passthrough):
+    b = aligned(3, np.float16, misalign=2)
+    b[:] = [4, 5, 6]
+    y = passthrough(b, b)
+    assert address(y) != address(b)
+    assert address(y) % 64 == 0
+    assert y.tolist() == [4, 5, 6]
+
+
+def test_a_strided_array_is_copied_in_c_order(passthrough):
+    base = np.arange(6, dtype=np.float16)
+    b = base[::2]
+    assert not b.flags.c_contiguous
+    y = passthrough(b, b)
+    assert y.tolist() == [0, 2, 4]
+    t = np.arange(6, dtype=np.float32).reshape(2, 3).T  # Fortran order
+    m = irvm.load(MODELS / "dynamic.vmfb")
+    np.testing.assert_array_equal(m.dynamic(t), t * t)
+
+
+def test_copy_false_refuses_what_cannot_be_used_in_place(passthrough):
+    ok = aligned(3, np.float16)
+    assert address(passthrough(ok, ok, copy=False)) == address(ok)
+    with pytest.raises(ValueError, match="not 64-byte aligned"):
+        passthrough(ok, aligned(3, np.float16, misalign=2), copy=False)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        passthrough(ok, np.arange(6, dtype=np.float16)[::2], copy=False)
+
+
+def test_results_keep_the_vm_buffer_alive_after_the_module_is_dropped():
+    m = irvm.load(MODELS / "mlp.vmfb")
+    y = m.predict(np.ones((4, 8), np.float32))
+    del m
+    gc.collect()
+    # Fresh allocations would reuse freed memory: make some, then read y.
+    junk = [irvm.load(MODELS / "mlp.vmfb").predict(np.zeros((4, 8), np.float32)) for _ in range(5)]
+    np.testing.assert_allclose(y, [[4.1, 3.8, 4.3]] * 4, rtol=1e-6)
+    assert y.flags.writeable  # the program's own buffer: mutable
+    assert address(y) % 64 == 0
+    del junk
+
+
+def test_an_input_used_in_place_outlives_the_callers_reference(passthrough):
+    b = aligned(3, np.float16)
+    b[:] = [7, 8, 9]
+    y = passthrough(b, b)
+    del b
+    gc.collect()
+    assert y.tolist() == [7, 8, 9]  # the VM buffer holds the array
+
+
+# Writes the i32 7 at byte 0 of its argument's buffer (hal.buffer.store).
+POKE = b"""vm.module @poke version 0
+vm.type !hal.buffer
+vm.type !hal.buffer_view
+vm.import @hal.buffer_view.buffer cconv "0r_r"
+vm.import @hal.buffer.store cconv "0irIi_v"
+vm.export @poke
+vm.func @poke(%r0: !hal.buffer_view) -> () {
+^bb0:
+  %r1 = vm.call @hal.buffer_view.buffer(%r0)
+  %i0 = vm.const.i32 7
+  %i2:3 = vm.const.i64.zero
+  %i1 = vm.const.i32 4
+  vm.call @hal.buffer.store(%i0, %r1, %i2:3, %i1)
+  vm.return
+}
+"""
+
+
+def test_an_input_used_in_place_is_read_only_to_the_program():
+    poke = irvm.load(POKE).poke
+    a = aligned(4, np.int32)
+    with pytest.raises(irvm.PermissionDeniedError):
+        poke(a)
+    assert a.tolist() == [0, 0, 0, 0]
+    # A copied input is the program's to write; the caller's array is untouched.
+    b = aligned(4, np.int32, misalign=4)
+    poke(b)
+    assert b.tolist() == [0, 0, 0, 0]
