@@ -9,22 +9,25 @@
 //! to stdout is a protocol message: the program's results go out as
 //! `output` events.
 
+mod disassembly;
+mod sources;
+
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use clap::{Args, FromArgMatches};
 use irvm::{Ref, Value};
 use irvm_debugger::{
-    expandable, ref_children, BreakpointRequest, CodeAddress, DebugValue, Debugger, Format,
-    PauseHandle, Stop,
+    expandable, ref_children, BreakpointRequest, DebugValue, Debugger, Format, PauseHandle, Stop,
 };
 use serde_json::{json, Map, Value as Json};
 
+use self::disassembly::{Bases, DisassembleRequest, MAX_INSTRUCTIONS};
+use self::sources::Sources;
 use crate::cmd_run::LimitArgs;
 
 /// Arguments of `irvm dap` (everything else comes in `launch`).
@@ -54,6 +57,7 @@ pub fn main(_args: DapArgs) -> ExitCode {
     std::thread::spawn(move || read_messages(std::io::stdin().lock(), tx, &reader_control));
     let mut server = Server {
         out: std::io::stdout(),
+        rx,
         seq: 1,
         control,
         session: None,
@@ -63,8 +67,10 @@ pub fn main(_args: DapArgs) -> ExitCode {
         function_bps: Vec::new(),
         instruction_bps: Vec::new(),
         ended: false,
+        bases: Bases { line: 1, column: 1 },
+        sources: Sources::default(),
     };
-    server.serve(rx)
+    server.serve()
 }
 
 /// What the reader thread shares with the session.
@@ -72,43 +78,33 @@ pub fn main(_args: DapArgs) -> ExitCode {
 struct Control {
     /// The running program's pause handle, once launched.
     pause: Mutex<Option<PauseHandle>>,
-    /// `terminate` or `disconnect` came while the program ran: its stop is
-    /// not reported.
-    quitting: AtomicBool,
 }
 
 impl Control {
-    fn pause(&self) {
+    /// Stops a running program briefly so that the session serves what
+    /// came (a program that is not running stops at once when it goes on,
+    /// then goes on after the messages are served).
+    fn interrupt(&self) {
         if let Some(p) = self
             .pause
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
         {
-            p.pause();
+            p.interrupt();
         }
     }
 }
 
-/// Reads framed messages until the stream ends or breaks.
+/// Reads framed messages until the stream ends or breaks. Each one is
+/// handed over, then the running program is interrupted so that the
+/// session serves it at once.
 fn read_messages(mut input: impl BufRead, tx: Sender<Incoming>, control: &Control) {
     loop {
         let outcome = read_message(&mut input);
         let message = match outcome {
             Ok(Some(body)) => match serde_json::from_slice::<Json>(&body) {
-                Ok(m) if m.is_object() => {
-                    if m.get("type").and_then(Json::as_str) == Some("request") {
-                        match m.get("command").and_then(Json::as_str) {
-                            Some("pause") => control.pause(),
-                            Some("terminate" | "disconnect") => {
-                                control.quitting.store(true, Ordering::Relaxed);
-                                control.pause();
-                            }
-                            _ => {}
-                        }
-                    }
-                    Incoming::Message(m)
-                }
+                Ok(m) if m.is_object() => Incoming::Message(m),
                 Ok(_) => Incoming::Malformed("a message must be a JSON object".into()),
                 Err(e) => Incoming::Malformed(format!("message is not JSON: {e}")),
             },
@@ -116,7 +112,11 @@ fn read_messages(mut input: impl BufRead, tx: Sender<Incoming>, control: &Contro
             Err(e) => Incoming::End(Some(e)),
         };
         let end = matches!(message, Incoming::End(_));
-        if tx.send(message).is_err() || end {
+        if tx.send(message).is_err() {
+            return;
+        }
+        control.interrupt();
+        if end {
             return;
         }
     }
@@ -181,7 +181,6 @@ struct Session {
     dbg: Debugger,
     function: String,
     stop_on_entry: bool,
-    source_dirs: Vec<PathBuf>,
     started: bool,
 }
 
@@ -196,8 +195,25 @@ enum VarRef {
 /// A request's failure: the message the client shows.
 type Reply = Result<Json, String>;
 
+/// What serving a message leads to.
+enum Next {
+    /// Go on (serving, or running the program).
+    Serve,
+    /// The program was running and is now stopped by `pause` (answered).
+    Paused,
+    /// The program was running and ended (`terminate`).
+    Ended,
+    /// The adapter exits with this status.
+    Exit(ExitCode),
+}
+
+/// Message of requests that need a stopped program, while it runs (the
+/// spec's `notStopped`).
+const NOT_STOPPED: &str = "notStopped";
+
 struct Server {
     out: std::io::Stdout,
+    rx: Receiver<Incoming>,
     seq: u64,
     control: Arc<Control>,
     session: Option<Session>,
@@ -209,6 +225,10 @@ struct Server {
     instruction_bps: Vec<u32>,
     /// The program ended (exited and terminated were sent).
     ended: bool,
+    /// The client's line and column bases (`linesStartAt1`,
+    /// `columnsStartAt1`).
+    bases: Bases,
+    sources: Sources,
 }
 
 /// The string field `key` of `args`.
@@ -312,6 +332,9 @@ impl Server {
         self.send(m);
     }
 
+    /// Sends a response. A failure carries its message twice, as the
+    /// schema's `ErrorResponse` has it: `message`, and `body.error` (a
+    /// `Message` the client shows).
     fn respond(&mut self, request_seq: i64, command: &str, reply: Reply) {
         let mut m = Map::new();
         m.insert("type".into(), json!("response"));
@@ -325,8 +348,17 @@ impl Server {
                 }
             }
             Err(message) => {
+                let format = if message == NOT_STOPPED {
+                    "the program is running (pause it first)".to_string()
+                } else {
+                    message.clone()
+                };
                 m.insert("success".into(), json!(false));
                 m.insert("message".into(), json!(message));
+                m.insert(
+                    "body".into(),
+                    json!({"error": {"id": 1, "format": format, "showUser": false}}),
+                );
             }
         }
         self.send(m);
@@ -336,47 +368,110 @@ impl Server {
         self.event("output", json!({"category": category, "output": text}));
     }
 
-    fn serve(&mut self, rx: Receiver<Incoming>) -> ExitCode {
+    fn serve(&mut self) -> ExitCode {
         loop {
-            let Ok(incoming) = rx.recv() else {
+            let Ok(incoming) = self.rx.recv() else {
                 return ExitCode::FAILURE;
             };
-            let message = match incoming {
-                Incoming::Message(m) => m,
-                Incoming::Malformed(e) => {
-                    eprintln!("irvm dap: {e}");
-                    self.output("important", &format!("irvm dap: {e}\n"));
-                    continue;
-                }
-                Incoming::End(None) => return ExitCode::SUCCESS,
-                Incoming::End(Some(e)) => {
-                    eprintln!("irvm dap: {e}");
-                    self.output("important", &format!("irvm dap: {e}\n"));
-                    return ExitCode::FAILURE;
-                }
-            };
-            if message.get("type").and_then(Json::as_str) != Some("request") {
-                continue; // responses to reverse requests, events: nothing to do
+            if let Next::Exit(code) = self.handle(incoming, false) {
+                return code;
             }
-            let seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
-            let Some(command) = message.get("command").and_then(Json::as_str) else {
-                self.respond(seq, "", Err("a request needs a `command`".into()));
-                continue;
-            };
-            let command = command.to_string();
-            let args = message.get("arguments").cloned().unwrap_or(Json::Null);
-            if !(args.is_null() || args.is_object()) {
-                self.respond(seq, &command, Err("`arguments` must be an object".into()));
-                continue;
+        }
+    }
+
+    /// Serves one message; `running`: the program is running (stopped
+    /// only by an interrupt).
+    fn handle(&mut self, incoming: Incoming, running: bool) -> Next {
+        let message = match incoming {
+            Incoming::Message(m) => m,
+            Incoming::Malformed(e) => {
+                eprintln!("irvm dap: {e}");
+                self.output("important", &format!("irvm dap: {e}\n"));
+                return Next::Serve;
             }
-            if command == "disconnect" {
+            Incoming::End(end) => {
+                // The client is gone: the program is stopped with it.
+                if let Some(s) = self.session.as_mut() {
+                    s.dbg.kill();
+                }
+                let Some(e) = end else {
+                    return Next::Exit(ExitCode::SUCCESS);
+                };
+                eprintln!("irvm dap: {e}");
+                self.output("important", &format!("irvm dap: {e}\n"));
+                return Next::Exit(ExitCode::FAILURE);
+            }
+        };
+        if message.get("type").and_then(Json::as_str) != Some("request") {
+            return Next::Serve; // responses to reverse requests, events: nothing to do
+        }
+        let seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
+        let Some(command) = message.get("command").and_then(Json::as_str) else {
+            self.respond(seq, "", Err("a request needs a `command`".into()));
+            return Next::Serve;
+        };
+        let command = command.to_string();
+        let args = message.get("arguments").cloned().unwrap_or(Json::Null);
+        if !(args.is_null() || args.is_object()) {
+            self.respond(seq, &command, Err("`arguments` must be an object".into()));
+            return Next::Serve;
+        }
+        match command.as_str() {
+            "disconnect" => {
                 if let Some(s) = self.session.as_mut() {
                     s.dbg.kill();
                 }
                 self.respond(seq, &command, Ok(Json::Null));
-                return ExitCode::SUCCESS;
+                Next::Exit(ExitCode::SUCCESS)
             }
-            self.request(seq, &command, &args);
+            "terminate" => {
+                if let Some(s) = self.session.as_mut() {
+                    s.dbg.kill();
+                }
+                self.respond(seq, &command, Ok(Json::Null));
+                self.end_program(None);
+                if running {
+                    Next::Ended
+                } else {
+                    Next::Serve
+                }
+            }
+            "pause" if running => {
+                self.respond(seq, &command, Ok(Json::Null));
+                Next::Paused
+            }
+            "stackTrace" | "scopes" | "variables" | "evaluate" if running => {
+                self.respond(seq, &command, Err(NOT_STOPPED.into()));
+                Next::Serve
+            }
+            "configurationDone" | "continue" | "next" | "stepIn" | "stepOut" | "launch"
+                if running =>
+            {
+                self.respond(seq, &command, Err("the program is already running".into()));
+                Next::Serve
+            }
+            "configurationDone" | "continue" | "next" | "stepIn" | "stepOut" => {
+                match self.prepare_run(&command) {
+                    Ok(()) => {
+                        let body = if command == "continue" {
+                            json!({"allThreadsContinued": true})
+                        } else {
+                            Json::Null
+                        };
+                        self.respond(seq, &command, Ok(body));
+                        self.run(&command, &args)
+                    }
+                    Err(e) => {
+                        self.respond(seq, &command, Err(e));
+                        Next::Serve
+                    }
+                }
+            }
+            _ => {
+                let reply = self.request(&command, &args);
+                self.respond(seq, &command, reply);
+                Next::Serve
+            }
         }
     }
 
@@ -386,9 +481,10 @@ impl Server {
             .ok_or_else(|| "no program: send `launch` first".to_string())
     }
 
-    fn request(&mut self, seq: i64, command: &str, args: &Json) {
-        let reply = match command {
-            "initialize" => Ok(self.capabilities()),
+    /// The requests that do not run the program.
+    fn request(&mut self, command: &str, args: &Json) -> Reply {
+        match command {
+            "initialize" => self.initialize(args),
             "launch" => self.launch(args),
             "setBreakpoints" => self.set_breakpoints(args),
             "setFunctionBreakpoints" => self.set_function_breakpoints(args),
@@ -400,37 +496,24 @@ impl Server {
             "variables" => self.variables(args),
             "evaluate" => self.evaluate(args),
             "disassemble" => self.disassemble(args),
-            "pause" => {
-                // The reader thread paused a running program already.
-                Ok(Json::Null)
-            }
-            "terminate" => {
-                self.control.quitting.store(false, Ordering::Relaxed);
-                if let Some(s) = self.session.as_mut() {
-                    s.dbg.kill();
-                }
-                self.respond(seq, command, Ok(Json::Null));
-                self.end_program(None);
-                return;
-            }
-            "configurationDone" | "continue" | "next" | "stepIn" | "stepOut" => {
-                match self.prepare_run(command, args) {
-                    Ok(()) => {
-                        let body = if command == "continue" {
-                            json!({"allThreadsContinued": true})
-                        } else {
-                            Json::Null
-                        };
-                        self.respond(seq, command, Ok(body));
-                        self.run(command, args);
-                    }
-                    Err(e) => self.respond(seq, command, Err(e)),
-                }
-                return;
-            }
+            "source" => self.source(args),
+            // Stopped already (or not started): nothing to do.
+            "pause" => Ok(Json::Null),
             other => Err(format!("unknown request `{other}`")),
+        }
+    }
+
+    fn initialize(&mut self, args: &Json) -> Reply {
+        let base = |key: &str| match args.get(key) {
+            None | Some(Json::Null) => Ok(1),
+            Some(Json::Bool(b)) => Ok(i64::from(*b)),
+            Some(_) => Err(format!("`{key}` must be true or false")),
         };
-        self.respond(seq, command, reply);
+        self.bases = Bases {
+            line: base("linesStartAt1")?,
+            column: base("columnsStartAt1")?,
+        };
+        Ok(self.capabilities())
     }
 
     fn capabilities(&self) -> Json {
@@ -448,6 +531,11 @@ impl Server {
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
         })
+    }
+
+    /// A line as the client counts.
+    fn line_out(&self, line: i32) -> i64 {
+        i64::from(line) - 1 + self.bases.line
     }
 
     fn launch(&mut self, args: &Json) -> Reply {
@@ -481,14 +569,14 @@ impl Server {
                 .to_string(),
         });
         let mut dbg = crate::cmd_dbg::prepare(&modules, &function, &inputs, &limits)?;
-        // `pause` must stop the program anywhere.
+        // Requests must reach the program anywhere.
         dbg.set_interruptible(true);
         *self.control.pause.lock().unwrap_or_else(|e| e.into_inner()) = Some(dbg.pause_handle());
+        self.sources = Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules));
         self.session = Some(Session {
             dbg,
             function: function.trim_start_matches('@').to_string(),
             stop_on_entry,
-            source_dirs: crate::cmd_dbg::source_search_path(&source_dirs, &modules),
             started: false,
         });
         self.event("initialized", Json::Null);
@@ -499,9 +587,12 @@ impl Server {
     fn breakpoint_json(&self, b: &irvm_debugger::Breakpoint, asked_line: Option<i64>) -> Json {
         let mut j = json!({"id": b.id, "verified": true});
         if let Some(line) = b.line {
-            j["line"] = json!(line);
+            j["line"] = json!(self.line_out(line));
             if asked_line.is_some_and(|a| a != i64::from(line)) {
-                j["message"] = json!(format!("moved to line {line}, the next line with code"));
+                j["message"] = json!(format!(
+                    "moved to line {}, the next line with code",
+                    self.line_out(line)
+                ));
             }
         }
         if let (Some(s), Some(a)) = (self.session.as_ref(), b.addresses.first()) {
@@ -522,10 +613,9 @@ impl Server {
     }
 
     fn set_breakpoints(&mut self, args: &Json) -> Reply {
-        let path = args
-            .get("source")
-            .and_then(|s| s.get("path").or_else(|| s.get("name")))
-            .and_then(Json::as_str)
+        let source = args.get("source").ok_or("`source` is required")?;
+        let path = str_arg(source, "path")?
+            .or(str_arg(source, "name")?)
             .ok_or("`source.path` is required")?
             .to_string();
         let wanted: Vec<Json> = match args.get("breakpoints") {
@@ -535,23 +625,31 @@ impl Server {
         };
         let old = self.source_bps.remove(&path).unwrap_or_default();
         self.clear(old)?;
+        let recorded = self.session()?.dbg.source_files();
+        let files = self.sources.recorded_files(&path, &recorded);
         let mut ids = Vec::new();
         let mut out = Vec::new();
         for w in &wanted {
-            let line = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
+            let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
+            // The debugger counts from 1.
+            let line = asked - self.bases.line + 1;
+            let Ok(line32) = i32::try_from(line) else {
+                out.push(json!({"verified": false, "line": asked, "message": format!("no line {asked}")}));
+                continue;
+            };
             let req = BreakpointRequest {
-                spec: format!("{path}:{line}"),
+                spec: format!("{path}:{asked}"),
                 condition: str_arg(w, "condition")?.map(str::to_string),
                 hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
                 temporary: false,
             };
-            let added = self.session()?.dbg.add_breakpoint(req);
+            let added = self.session()?.dbg.add_line_breakpoint(&files, line32, req);
             match added {
                 Ok(b) => {
                     ids.push(b.id);
                     out.push(self.breakpoint_json(&b, Some(line)));
                 }
-                Err(e) => out.push(json!({"verified": false, "line": line, "message": e.0})),
+                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e.0})),
             }
         }
         self.source_bps.insert(path, ids);
@@ -639,7 +737,7 @@ impl Server {
     }
 
     /// Checks that the run request can go ahead.
-    fn prepare_run(&mut self, command: &str, _args: &Json) -> Result<(), String> {
+    fn prepare_run(&mut self, command: &str) -> Result<(), String> {
         if self.ended {
             return Err("the program has ended".into());
         }
@@ -652,11 +750,13 @@ impl Server {
         }
     }
 
-    fn run(&mut self, command: &str, args: &Json) {
+    /// Runs the program for a request, serving the requests that come
+    /// meanwhile, until it stops, ends or the client goes.
+    fn run(&mut self, command: &str, args: &Json) -> Next {
         self.vars.clear();
         let instruction = args.get("granularity").and_then(Json::as_str) == Some("instruction");
         let Some(s) = self.session.as_mut() else {
-            return;
+            return Next::Serve;
         };
         if command == "configurationDone" {
             s.started = true;
@@ -664,9 +764,9 @@ impl Server {
             self.output("stdout", &format!("EXEC @{function}\n"));
         }
         let Some(s) = self.session.as_mut() else {
-            return;
+            return Next::Serve;
         };
-        let stop = match command {
+        let mut stop = match command {
             "configurationDone" => s.dbg.start(s.stop_on_entry),
             "continue" => s.dbg.continue_(),
             "next" | "stepIn" if instruction => s.dbg.step_instruction(),
@@ -674,25 +774,67 @@ impl Server {
             "stepIn" => s.dbg.step(),
             _ => s.dbg.finish(),
         };
-        match stop {
-            Ok(stop) => self.report(stop),
-            Err(e) => self.output("stderr", &format!("irvm dap: {}\n", e.0)),
+        loop {
+            match stop {
+                Ok(Stop::Interrupted) => match self.serve_while_running() {
+                    Next::Serve => {}
+                    Next::Paused => {
+                        self.event("stopped", stopped_body("pause"));
+                        return Next::Serve;
+                    }
+                    Next::Ended => return Next::Serve,
+                    Next::Exit(code) => return Next::Exit(code),
+                },
+                // Not asked to stop at traps: the program ends.
+                Ok(Stop::Exception(_)) if !self.trap_filter => {}
+                Ok(stop) => {
+                    self.report(stop);
+                    return Next::Serve;
+                }
+                Err(e) => {
+                    self.output("stderr", &format!("irvm dap: {}\n", e.0));
+                    return Next::Serve;
+                }
+            }
+            let Some(s) = self.session.as_mut() else {
+                return Next::Serve;
+            };
+            stop = if s.dbg.trap().is_some() {
+                s.dbg.continue_()
+            } else {
+                s.dbg.resume()
+            };
         }
     }
 
-    fn report(&mut self, stop: Stop) {
-        if self.control.quitting.swap(false, Ordering::Relaxed) {
-            // terminate/disconnect is next in the queue.
-            return;
+    /// Serves the messages that came while the program ran (it is
+    /// stopped by an interrupt now). Stops at a `pause`: what follows it
+    /// is served with the program stopped.
+    fn serve_while_running(&mut self) -> Next {
+        while let Ok(incoming) = self.rx.try_recv() {
+            match self.handle(incoming, true) {
+                Next::Serve => {}
+                other => return other,
+            }
         }
-        let stopped =
-            |reason: &str| json!({"reason": reason, "threadId": 1, "allThreadsStopped": true});
+        Next::Serve
+    }
+
+    /// Reports a stop (not an interrupt) to the client.
+    fn report(&mut self, stop: Stop) {
         match stop {
-            Stop::Entry => self.event("stopped", stopped("entry")),
-            Stop::Step | Stop::Returned(_) => self.event("stopped", stopped("step")),
-            Stop::Paused => self.event("stopped", stopped("pause")),
+            Stop::Entry => self.event("stopped", stopped_body("entry")),
+            Stop::Step | Stop::Returned(_) => self.event("stopped", stopped_body("step")),
+            Stop::Paused | Stop::Interrupted => self.event("stopped", stopped_body("pause")),
             Stop::Breakpoint(hit) => {
-                let mut body = stopped("breakpoint");
+                let reason = if self.function_bps.contains(&hit.id) {
+                    "function breakpoint"
+                } else if self.instruction_bps.contains(&hit.id) {
+                    "instruction breakpoint"
+                } else {
+                    "breakpoint"
+                };
+                let mut body = stopped_body(reason);
                 body["hitBreakpointIds"] = json!([hit.id]);
                 if let Some(e) = hit.condition_error {
                     body["text"] = json!(format!(
@@ -703,19 +845,11 @@ impl Server {
                 self.event("stopped", body);
             }
             Stop::Exception(trap) => {
-                if self.trap_filter {
-                    let mut body = stopped("exception");
-                    let text = format!("{}: {}", trap.code, trap.message);
-                    body["text"] = json!(text);
-                    body["description"] = json!(format!("Trapped: {text}"));
-                    self.event("stopped", body);
-                } else if let Some(s) = self.session.as_mut() {
-                    // Not asked to stop at traps: the program ends.
-                    match s.dbg.continue_() {
-                        Ok(stop) => self.report(stop),
-                        Err(e) => self.output("stderr", &format!("irvm dap: {}\n", e.0)),
-                    }
-                }
+                let mut body = stopped_body("exception");
+                let text = format!("{}: {}", trap.code, trap.message);
+                body["text"] = json!(text);
+                body["description"] = json!(format!("Trapped: {text}"));
+                self.event("stopped", body);
             }
             Stop::Finished(values) => {
                 // Results computed from an archive that changed meanwhile
@@ -764,7 +898,10 @@ impl Server {
     fn stack_trace(&mut self, args: &Json) -> Reply {
         let start = int_arg(args, "startFrame")?.unwrap_or(0).max(0) as usize;
         let levels = int_arg(args, "levels")?.unwrap_or(0).max(0) as usize;
-        let s = self.session()?;
+        let (line_base, column_base) = (self.bases.line, self.bases.column);
+        let Some(s) = self.session.as_ref() else {
+            return Err("no program: send `launch` first".into());
+        };
         let frames = s.dbg.frames();
         let total = frames.len();
         let end = if levels == 0 {
@@ -788,10 +925,18 @@ impl Server {
                 frame["instructionPointerReference"] = json!(format!("{r:#x}"));
             }
             if let Some(p) = pos {
-                frame["line"] = json!(p.line);
-                frame["column"] = json!(p.col);
-                frame["source"] = source_json(&s.source_dirs, &p.file);
-            } else {
+                frame["line"] = json!(i64::from(p.line) - 1 + line_base);
+                frame["column"] = json!(i64::from(p.col) - 1 + column_base);
+                frame["source"] = self.sources.source_json(&p.file);
+            } else if !s.dbg.has_positions(&address.module, address.function) {
+                // No debug information: the function's disassembly.
+                if let Ok(listing) = sources::listing(&s.dbg, &address) {
+                    if let Some(&line) = listing.lines.get(&address.offset) {
+                        frame["line"] = json!(line - 1 + line_base);
+                        frame["column"] = json!(column_base);
+                        frame["source"] = self.sources.generated_json(&s.dbg, &address);
+                    }
+                }
                 frame["presentationHint"] = json!("subtle");
             }
             out.push(frame);
@@ -799,6 +944,23 @@ impl Server {
         Ok(json!({"stackFrames": out, "totalFrames": total}))
     }
 
+    fn source(&mut self, args: &Json) -> Reply {
+        let reference = match args.get("source").map(|s| int_arg(s, "sourceReference")) {
+            Some(r) => r?,
+            None => None,
+        };
+        let reference = match reference {
+            Some(r) => r,
+            None => int_arg(args, "sourceReference")?.ok_or("`sourceReference` is required")?,
+        };
+        let address = self
+            .sources
+            .referenced(reference)
+            .ok_or_else(|| format!("no source with reference {reference}"))?;
+        let s = self.session()?;
+        let listing = sources::listing(&s.dbg, &address)?;
+        Ok(json!({"content": listing.text, "mimeType": "text/x-vmasm"}))
+    }
     fn scopes(&mut self, args: &Json) -> Reply {
         let frame = self.frame_arg(args)?;
         let regs = self.session()?.dbg.registers(frame).map_err(|e| e.0)?;
@@ -889,56 +1051,29 @@ impl Server {
     fn disassemble(&mut self, args: &Json) -> Reply {
         let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
         let offset = int_arg(args, "offset")?.unwrap_or(0);
-        let first = int_arg(args, "instructionOffset")?.unwrap_or(0);
+        let instruction_offset = int_arg(args, "instructionOffset")?.unwrap_or(0);
         let count = int_arg(args, "instructionCount")?.ok_or("`instructionCount` is required")?;
         let count =
             usize::try_from(count).map_err(|_| "`instructionCount` must not be negative")?;
-        if count > 100_000 {
-            return Err("`instructionCount` is too large".into());
+        if count > MAX_INSTRUCTIONS {
+            return Err(format!(
+                "`instructionCount` {count} is over the limit of {MAX_INSTRUCTIONS}"
+            ));
         }
-        let s = self.session()?;
-        let address = parse_reference(reference)
+        let reference = parse_reference(reference)
             .and_then(|r| r.checked_add_signed(offset))
-            .and_then(|r| s.dbg.address_from_reference(r))
-            .ok_or_else(|| format!("`{reference}` is not an instruction address"))?;
-        let lines = s
-            .dbg
-            .disassemble(&address.module, address.function)
-            .map_err(|e| e.0)?;
-        let at = lines
-            .iter()
-            .position(|(o, _)| *o >= address.offset)
-            .unwrap_or(lines.len()) as i64;
-        let mut out = Vec::new();
-        for k in 0..count as i64 {
-            let index = at.saturating_add(first).saturating_add(k);
-            let entry = usize::try_from(index).ok().and_then(|i| lines.get(i));
-            match entry {
-                Some((o, text)) => {
-                    let a = CodeAddress {
-                        offset: *o,
-                        ..address.clone()
-                    };
-                    let r = s.dbg.address_reference(&a).unwrap_or(0);
-                    let mut j = json!({"address": format!("{r:#x}"), "instruction": text});
-                    if let Some(p) = s.dbg.position_of(&a) {
-                        j["line"] = json!(p.line);
-                        j["column"] = json!(p.col);
-                        j["location"] = source_json(&s.source_dirs, &p.file);
-                    }
-                    if index == at {
-                        j["symbol"] = json!(s.dbg.function_name(&a));
-                    }
-                    out.push(j);
-                }
-                None => out.push(json!({
-                    "address": format!("{:#x}", index.max(0)),
-                    "instruction": "",
-                    "presentationHint": "invalid",
-                })),
-            }
-        }
-        Ok(json!({"instructions": out}))
+            .ok_or_else(|| format!("`{reference}` (+{offset}) is not an instruction address"))?;
+        let Some(s) = self.session.as_ref() else {
+            return Err("no program: send `launch` first".into());
+        };
+        let request = DisassembleRequest {
+            reference,
+            instruction_offset,
+            count,
+        };
+        let instructions =
+            disassembly::disassemble(&s.dbg, &mut self.sources, &request, &self.bases)?;
+        Ok(json!({"instructions": instructions}))
     }
 }
 
@@ -953,23 +1088,9 @@ fn bank_of(v: &DebugValue) -> &'static str {
     }
 }
 
-/// A DAP source: the file as found in the search path (absolute), or as
-/// recorded.
-fn source_json(dirs: &[PathBuf], file: &str) -> Json {
-    let found = dirs
-        .iter()
-        .map(|d| d.join(file))
-        .chain([PathBuf::from(file)])
-        .find(|p| p.is_file())
-        .map(|p| std::fs::canonicalize(&p).unwrap_or(p));
-    let name = std::path::Path::new(file)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(file);
-    match found {
-        Some(p) => json!({"name": name, "path": p.display().to_string()}),
-        None => json!({"name": name, "path": file, "presentationHint": "deemphasize"}),
-    }
+/// A `stopped` event's body.
+fn stopped_body(reason: &str) -> Json {
+    json!({"reason": reason, "threadId": 1, "allThreadsStopped": true})
 }
 
 /// The results as `irvm run` prints them.

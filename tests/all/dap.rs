@@ -402,7 +402,7 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
     // The function breakpoint's hit condition: its second hit stops.
     c.ok("continue", json!({"threadId": 1}));
     let stopped = c.event("stopped");
-    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    assert_eq!(stopped["body"]["reason"], "function breakpoint");
     let e = c.ok("evaluate", json!({"expression": "%i0", "frameId": 1}));
     assert_eq!(e["result"], "10");
     let e = c.request("evaluate", json!({"expression": "%i99", "frameId": 1}));
@@ -462,7 +462,10 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
         "the middle of an instruction"
     );
     c.ok("continue", json!({"threadId": 1}));
-    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    assert_eq!(
+        c.event("stopped")["body"]["reason"],
+        "instruction breakpoint"
+    );
     let (frame, _) = top_frame(&mut c);
     assert_eq!(frame["line"], 11);
     assert_eq!(frame["instructionPointerReference"], store["address"]);

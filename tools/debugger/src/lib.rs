@@ -180,6 +180,9 @@ pub enum Stop {
     Returned(Vec<Value>),
     /// Stopped by a [`PauseHandle`].
     Paused,
+    /// Stopped by [`PauseHandle::interrupt`]: the command in progress is
+    /// not done; [`Debugger::resume`] goes on with it.
+    Interrupted,
     /// The program trapped; stopped in the faulting frame, which can be
     /// inspected. Going on ends the program with [`Stop::Failed`].
     Exception(Trap),
@@ -199,6 +202,9 @@ fn err<T>(message: impl Into<String>) -> Result<T, DebugCommandError> {
     Err(DebugCommandError(message.into()))
 }
 
+/// What [`Debugger::address_reference`] adds to offsets.
+pub const REFERENCE_OFFSET_BIAS: u64 = 1 << 31;
+
 const NOT_RUNNING: &str = "the program is not being run (use `run`)";
 
 /// Stops a running program at its next instruction, from any thread or a
@@ -207,11 +213,23 @@ const NOT_RUNNING: &str = "the program is not being run (use `run`)";
 #[derive(Clone, Debug, Default)]
 pub struct PauseHandle {
     flag: Arc<AtomicBool>,
+    /// The stop asked for is an interrupt, not a pause.
+    interrupt: Arc<AtomicBool>,
 }
 
 impl PauseHandle {
     /// Requests the pause.
     pub fn pause(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Requests a stop that is not the user's: the command in progress
+    /// stops with [`Stop::Interrupted`] so that its caller can do something
+    /// (DAP: serve a request that came meanwhile), then goes on with
+    /// [`Debugger::resume`]. Unlike a pause, an interrupt asked for while
+    /// the program is stopped is kept: the next command stops at once.
+    pub fn interrupt(&self) {
+        self.interrupt.store(true, Ordering::Relaxed);
         self.flag.store(true, Ordering::Relaxed);
     }
 }
@@ -274,9 +292,17 @@ struct Shared {
 }
 
 /// Per function: offset -> source position, and which offsets start a line.
+///
+/// A `vm.return` placed in the function's file on a line before the one of
+/// its first instruction is at the compiler's own location: IREE gives the
+/// final `vm.return` it makes (the `func.func`'s `return` became a branch
+/// to it) the location of the function itself (`func.func @fib` at 1:1).
+/// Such instructions have no line (`None`), so stepping never stops there
+/// and frames there show no line. (Other instructions before the first
+/// line are code inlined from functions above it, and keep their lines.)
 #[derive(Default)]
 struct LineTable {
-    positions: BTreeMap<u32, SourcePosition>,
+    positions: BTreeMap<u32, Option<SourcePosition>>,
     starts: BTreeMap<u32, SourcePosition>,
 }
 
@@ -292,18 +318,31 @@ impl LineTable {
         };
         let mut entries: Vec<(i32, i32)> = map.entries().collect();
         entries.sort();
+        let positions: Vec<(u32, SourcePosition)> = entries
+            .into_iter()
+            .filter_map(|(offset, loc)| {
+                Some((u32::try_from(offset).ok()?, db.source_position(loc as i64)?))
+            })
+            .collect();
+        let entry = positions.first().map(|(_, p)| (p.file.clone(), p.line));
+        let returns = return_registers(module, function);
         let mut previous: Option<(String, i32)> = None;
-        for (offset, loc) in entries {
-            let (Ok(offset), Some(pos)) = (u32::try_from(offset), db.source_position(loc as i64))
-            else {
+        for (offset, pos) in positions {
+            let synthetic = returns.contains_key(&offset)
+                && entry
+                    .as_ref()
+                    .is_some_and(|(file, line)| *file == pos.file && pos.line < *line);
+            if synthetic {
+                previous = None;
+                table.positions.insert(offset, None);
                 continue;
-            };
+            }
             let key = Some((pos.file.clone(), pos.line));
             if key != previous {
                 table.starts.insert(offset, pos.clone());
             }
             previous = key;
-            table.positions.insert(offset, pos);
+            table.positions.insert(offset, Some(pos));
         }
         table
     }
@@ -311,7 +350,10 @@ impl LineTable {
     /// The position of the instruction at `offset` (the entry at or before
     /// it: source maps list the first instruction of each location run).
     fn position(&self, offset: u32) -> Option<&SourcePosition> {
-        self.positions.range(..=offset).next_back().map(|(_, p)| p)
+        self.positions
+            .range(..=offset)
+            .next_back()
+            .and_then(|(_, p)| p.as_ref())
     }
 }
 
@@ -605,6 +647,8 @@ pub struct Debugger {
     displays: Vec<(u32, Expr, Format)>,
     next_display: u32,
     formatter: Option<RefFormatter>,
+    /// The mode of the command an interrupt stopped.
+    interrupted: Option<Mode>,
 }
 
 /// A register and its value, as [`Debugger::registers`] lists them.
@@ -626,6 +670,7 @@ impl Debugger {
             displays: Vec::new(),
             next_display: 1,
             formatter: None,
+            interrupted: None,
         }
     }
 
@@ -703,6 +748,49 @@ impl Debugger {
         &mut self,
         req: BreakpointRequest,
     ) -> Result<Breakpoint, DebugCommandError> {
+        let spec = req.spec.trim();
+        let (addresses, line) = self.resolve(spec)?;
+        self.add_resolved(&req, addresses, line)
+    }
+
+    /// Sets a breakpoint at `line` (or the next line with code) of the
+    /// source files `files`, named exactly as the debug information records
+    /// them ([`Debugger::source_files`]); `req.spec` is only its label.
+    /// Front ends that know which file the user means (DAP's absolute
+    /// paths) use this instead of `FILE:LINE`'s suffix match.
+    pub fn add_line_breakpoint(
+        &mut self,
+        files: &BTreeSet<String>,
+        line: i32,
+        req: BreakpointRequest,
+    ) -> Result<Breakpoint, DebugCommandError> {
+        let spec = req.spec.trim();
+        let (any_debug_info, lines) = self.line_starts_where(|f| files.contains(f));
+        if !any_debug_info {
+            return err(format!(
+                "bad breakpoint `{spec}`: no module has debug information (use FUNCTION or *OFFSET)"
+            ));
+        }
+        if lines.is_empty() {
+            return err(format!(
+                "bad breakpoint `{spec}`: the debug information has no code from this file"
+            ));
+        }
+        let Some((&at, addresses)) = lines.range(line..).next() else {
+            return err(format!(
+                "bad breakpoint `{spec}`: no code at or after line {line}"
+            ));
+        };
+        let addresses = addresses.clone();
+        self.add_resolved(&req, addresses, Some(at))
+    }
+
+    fn add_resolved(
+        &mut self,
+        req: &BreakpointRequest,
+        addresses: Vec<CodeAddress>,
+        line: Option<i32>,
+    ) -> Result<Breakpoint, DebugCommandError> {
         let condition = req
             .condition
             .as_deref()
@@ -715,11 +803,9 @@ impl Debugger {
             .filter(|c| !c.trim().is_empty())
             .map(HitCondition::parse)
             .transpose()?;
-        let spec = req.spec.trim();
-        let (addresses, line) = self.resolve(spec)?;
         Ok(self.insert(Breakpoint {
             id: 0,
-            spec: spec.to_string(),
+            spec: req.spec.trim().to_string(),
             addresses,
             line,
             enabled: true,
@@ -958,6 +1044,15 @@ impl Debugger {
 
     /// Every line start of a file, by line.
     fn line_starts(&self, file: &str) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
+        self.line_starts_where(|recorded| file_matches(recorded, file))
+    }
+
+    /// Every line start of the files `wanted` admits, by line; and whether
+    /// any module has debug information.
+    fn line_starts_where(
+        &self,
+        wanted: impl Fn(&str) -> bool,
+    ) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
         let mut lines: BTreeMap<i32, Vec<CodeAddress>> = BTreeMap::new();
         let mut any_debug_info = false;
         for (mname, m) in self.ctx.bytecode_modules() {
@@ -968,7 +1063,7 @@ impl Debugger {
             for ordinal in 0..m.function_count() as u32 {
                 let table = LineTable::build(m, ordinal);
                 for (&offset, pos) in &table.starts {
-                    if file_matches(&pos.file, file) {
+                    if wanted(&pos.file) {
                         lines.entry(pos.line).or_default().push(CodeAddress {
                             module: mname.to_string(),
                             function: ordinal,
@@ -1042,7 +1137,7 @@ impl Debugger {
         for a in &addresses {
             let m = self.module(&a.module)?;
             let table = LineTable::build(m, a.function);
-            if let Some(p) = table.positions.values().next() {
+            if let Some(p) = table.positions.values().flatten().next() {
                 return Ok(p.clone());
             }
         }
@@ -1058,7 +1153,7 @@ impl Debugger {
         let (module, function) = self.entry_address().ok()?;
         let m = self.module(&module).ok()?;
         let table = LineTable::build(m, function);
-        if let Some(p) = table.positions.values().next() {
+        if let Some(p) = table.positions.values().flatten().next() {
             return Some(p.file.clone());
         }
         self.source_files().into_iter().next()
@@ -1068,6 +1163,26 @@ impl Debugger {
     // Running
 
     fn go(&mut self, mode: Mode) -> Result<Stop, DebugCommandError> {
+        let resuming = matches!(self.state, State::Paused);
+        self.go_from(mode, resuming)
+    }
+
+    /// Goes on with the command an interrupt stopped
+    /// ([`Stop::Interrupted`]), in the same mode: breakpoints at the
+    /// instruction it stopped before still stop there. Without an
+    /// interrupted command, an error.
+    pub fn resume(&mut self) -> Result<Stop, DebugCommandError> {
+        self.require_running()?;
+        match self.interrupted.take() {
+            Some(mode) => self.go_from(mode, false),
+            None => err("no interrupted command to go on with"),
+        }
+    }
+
+    /// Runs in `mode`; `skip_first`: the instruction it stopped at runs
+    /// without stopping again.
+    fn go_from(&mut self, mode: Mode, skip_first: bool) -> Result<Stop, DebugCommandError> {
+        self.interrupted = None;
         if let State::Trapped { .. } = self.state {
             // Nothing runs past a trap: the program ends with it.
             return match std::mem::replace(&mut self.state, State::Idle) {
@@ -1076,8 +1191,11 @@ impl Debugger {
             };
         }
         let resuming = matches!(self.state, State::Paused);
-        // A pause asked for while stopped is stale.
-        self.pause.flag.store(false, Ordering::Relaxed);
+        // A pause asked for while stopped is stale; an interrupt is not.
+        if !self.pause.interrupt.load(Ordering::Relaxed) {
+            self.pause.flag.store(false, Ordering::Relaxed);
+        }
+        let kept_mode = mode.clone();
         let mut watch: Vec<u64> = lock(&self.shared)
             .breakpoints
             .iter()
@@ -1097,7 +1215,7 @@ impl Debugger {
                 pause: self.pause.flag.clone(),
                 watch,
                 mode,
-                skip_first: resuming,
+                skip_first,
                 returned: None,
                 last_table: None,
             })));
@@ -1120,10 +1238,17 @@ impl Debugger {
         self.ctx.set_observer(None);
         self.ctx.set_pause_flag(None);
         self.selected = 0;
+        let interrupted = self.pause.interrupt.swap(false, Ordering::Relaxed);
         Ok(match state {
             Ok(CallState::Paused) => {
                 self.state = State::Paused;
                 let reason = lock(&self.shared).reason.take();
+                // Only the pause flag stops a program nothing observes.
+                let paused = matches!(reason, Some(Reason::Pause)) || (reason.is_none() && !needed);
+                if paused && interrupted {
+                    self.interrupted = Some(kept_mode);
+                    return Ok(Stop::Interrupted);
+                }
                 match reason {
                     Some(Reason::Breakpoint(hit)) => {
                         if hit.temporary {
@@ -1184,7 +1309,8 @@ impl Debugger {
         }
         self.restart();
         Ok(match self.go(Mode::Instruction)? {
-            Stop::Step => Stop::Entry,
+            // Any stop before the first instruction is the entry.
+            Stop::Step | Stop::Interrupted => Stop::Entry,
             other => other,
         })
     }
@@ -1565,32 +1691,69 @@ impl Debugger {
     }
 
     /// A number for an address (DAP's memory references): the module's
-    /// place among the bytecode modules, the function and the offset.
+    /// place among the bytecode modules (top byte), the function (next 24
+    /// bits) and the offset plus [`REFERENCE_OFFSET_BIAS`] (low 32 bits),
+    /// so that the numbers just before and after a function's code (a
+    /// disassembly view's filler) still name the function.
     pub fn address_reference(&self, a: &CodeAddress) -> Option<u64> {
         let index = self
             .ctx
             .bytecode_modules()
             .iter()
             .position(|(n, _)| *n == a.module)?;
-        if index > 0xFF || a.function > 0xFF_FFFF {
+        if index > 0xFF || a.function > 0xFF_FFFF || u64::from(a.offset) >= REFERENCE_OFFSET_BIAS {
             return None;
         }
-        Some((index as u64) << 56 | (a.function as u64) << 32 | a.offset as u64)
+        Some(
+            (index as u64) << 56
+                | (a.function as u64) << 32
+                | (u64::from(a.offset) + REFERENCE_OFFSET_BIAS),
+        )
     }
 
-    /// The address of a number [`Debugger::address_reference`] made.
-    pub fn address_from_reference(&self, r: u64) -> Option<CodeAddress> {
+    /// The function a number [`Debugger::address_reference`] made (or one
+    /// near it) falls in, and its offset there (negative before the code,
+    /// possibly past its end): `None` when it names no function.
+    pub fn reference_place(&self, r: u64) -> Option<(CodeAddress, i64)> {
         let modules = self.ctx.bytecode_modules();
         let (name, m) = modules.get((r >> 56) as usize)?;
         let function = ((r >> 32) & 0xFF_FFFF) as u32;
         if function as usize >= m.function_count() {
             return None;
         }
-        Some(CodeAddress {
+        let offset = (r & 0xFFFF_FFFF) as i64 - REFERENCE_OFFSET_BIAS as i64;
+        let address = CodeAddress {
             module: name.to_string(),
             function,
-            offset: r as u32,
-        })
+            offset: u32::try_from(offset).unwrap_or(0),
+        };
+        Some((address, offset))
+    }
+
+    /// The address of a number [`Debugger::address_reference`] made.
+    pub fn address_from_reference(&self, r: u64) -> Option<CodeAddress> {
+        match self.reference_place(r)? {
+            (a, offset) if offset >= 0 => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The offsets of a function's instructions (block markers left out)
+    /// and the length of its code.
+    pub fn instruction_offsets(&self, module: &str, function: u32) -> (Vec<u32>, u32) {
+        let Ok(m) = self.module(module) else {
+            return (Vec::new(), 0);
+        };
+        let length = m
+            .function_bytecode(function as usize)
+            .map_or(0, |c| u32::try_from(c.len()).unwrap_or(u32::MAX));
+        (instruction_offsets(m, function), length)
+    }
+
+    /// Whether a function has source positions (debug information).
+    pub fn has_positions(&self, module: &str, function: u32) -> bool {
+        self.module(module)
+            .is_ok_and(|m| !LineTable::build(m, function).positions.is_empty())
     }
 }
 
