@@ -648,3 +648,341 @@ fn source_breakpoint_conditions_and_hit_conditions() {
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
 }
+
+impl Client {
+    /// Waits for `irvm dap` to exit (failing after [`WAIT`]); its status.
+    fn exit_status(mut self) -> i32 {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code().unwrap_or(-1);
+            }
+            if start.elapsed() > WAIT {
+                let _ = self.child.kill();
+                panic!("irvm dap did not exit within {WAIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `spin` over a count it does not finish soon, launched and running.
+fn spinning() -> Client {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["1000000000000"], "sourceDirs": [path("")]}),
+    );
+    c.ok("configurationDone", json!({}));
+    std::thread::sleep(Duration::from_millis(200));
+    c
+}
+
+#[test]
+fn requests_are_served_while_the_program_runs() {
+    let mut c = spinning();
+    // threads is answered; frames need a stopped program (`notStopped`).
+    let threads = c.ok("threads", json!({}));
+    assert_eq!(threads["threads"][0]["id"], 1);
+    let r = c.request("stackTrace", json!({"threadId": 1}));
+    assert_eq!(r["success"], false);
+    assert_eq!(r["message"], "notStopped");
+    assert_eq!(
+        r["body"]["error"]["format"],
+        "the program is running (pause it first)"
+    );
+    let r = c.request("continue", json!({"threadId": 1}));
+    assert_eq!(r["message"], "the program is already running");
+    // A breakpoint set during the loop stops it at once.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 13}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true);
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"][0],
+        set["breakpoints"][0]["id"]
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], 13);
+    // Cleared, running again, then the pause: its answer comes before its
+    // stopped event.
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    c.ok("pause", json!({"threadId": 1}));
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "stopped before the pause response: {:?}",
+        c.events
+    );
+    assert_eq!(c.event("stopped")["body"]["reason"], "pause");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.exit_status(), 0);
+}
+
+#[test]
+fn the_adapter_ends_the_program_and_exits_when_stdin_closes() {
+    let mut c = spinning();
+    drop(c.stdin.take());
+    assert_eq!(c.exit_status(), 0);
+}
+
+#[test]
+fn error_responses_carry_a_message_body() {
+    let mut c = Client::start();
+    let r = c.request("frobnicate", json!({}));
+    assert_eq!(r["success"], false);
+    assert_eq!(r["body"]["error"]["format"], "unknown request `frobnicate`");
+    assert!(r["body"]["error"]["id"].is_i64(), "{r}");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn step_out_of_the_outermost_frame_runs_to_the_end() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
+               "sourceDirs": [path("")], "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok("stepOut", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    let r = c.request("next", json!({"threadId": 1}));
+    assert_eq!(r["message"], "the program has ended");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn the_last_step_does_not_land_on_the_function_line() {
+    // fib's final vm.return is at `func.func @fib` (3:1), the compiler's
+    // location: stepping from the loop condition ends the program.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["0"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 8}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    c.ok("next", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn lines_and_columns_from_zero() {
+    let mut c = Client::start();
+    c.ok(
+        "initialize",
+        json!({"adapterID": "irvm", "linesStartAt1": false, "columnsStartAt1": false}),
+    );
+    c.ok(
+        "launch",
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
+    );
+    // Line 10 from 0 is line 11 (blank): it moves to 12, 11 from 0.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 10}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["line"], 11);
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(
+        (frame["line"].clone(), frame["column"].clone()),
+        (json!(11), json!(12))
+    );
+    let dis = c.ok(
+        "disassemble",
+        json!({"memoryReference": frame["instructionPointerReference"], "instructionCount": 1}),
+    );
+    assert_eq!(dis["instructions"][0]["line"], 11);
+    assert_eq!(dis["instructions"][0]["column"], 12);
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+/// An address as a number.
+fn address(v: &Value) -> u64 {
+    let text = v.as_str().expect("an address");
+    u64::from_str_radix(text.trim_start_matches("0x"), 16).expect("hex")
+}
+
+#[test]
+fn disassemble_as_the_disassembly_view_asks() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 13}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let (frame, _) = top_frame(&mut c);
+    let ip = frame["instructionPointerReference"].clone();
+    let dis = c.ok(
+        "disassemble",
+        json!({"memoryReference": ip, "instructionOffset": -200, "instructionCount": 400, "resolveSymbols": true}),
+    );
+    let insts = dis["instructions"].as_array().expect("instructions");
+    assert_eq!(insts.len(), 400);
+    // Addresses strictly increase; the function's 9 instructions sit
+    // between filler entries; the stopped-at one is entry 200.
+    let addresses: Vec<u64> = insts.iter().map(|i| address(&i["address"])).collect();
+    assert!(addresses.windows(2).all(|w| w[0] < w[1]), "{addresses:x?}");
+    assert_eq!(insts[200]["address"], ip);
+    let real: Vec<usize> = (0..400)
+        .filter(|&k| insts[k]["presentationHint"] != "invalid")
+        .collect();
+    assert_eq!(real.len(), 9, "{real:?}");
+    assert!(
+        real.windows(2).all(|w| w[1] == w[0] + 1),
+        "contiguous: {real:?}"
+    );
+    assert!(real[0] > 0 && *real.last().expect("last") < 399);
+    assert!(insts[real[0] - 1]["instruction"] == "" && insts[real[8] + 1]["instruction"] == "");
+    // Block labels are symbols of the instructions they start.
+    assert!(insts
+        .iter()
+        .all(|i| !i["instruction"].as_str().unwrap_or("").starts_with('^')));
+    assert_eq!(insts[real[0]]["symbol"], "fib");
+    let symbols: Vec<&str> = insts.iter().filter_map(|i| i["symbol"].as_str()).collect();
+    assert_eq!(symbols, ["fib", "fib ^bb1", "fib ^bb2", "fib ^bb3"]);
+    assert_eq!(insts[200]["instruction"], "%i1 = vm.add.i32 %i1, %i2");
+    // Scrolling up from the first filler entry: more filler just below.
+    let first = insts[0]["address"].clone();
+    let up = c.ok(
+        "disassemble",
+        json!({"memoryReference": first, "instructionOffset": -50, "instructionCount": 50}),
+    );
+    let up = up["instructions"].as_array().expect("instructions");
+    assert_eq!(up.len(), 50);
+    assert!(up.iter().all(|i| i["presentationHint"] == "invalid"));
+    assert_eq!(address(&up[49]["address"]) + 1, addresses[0]);
+    // Past the end, and from there backwards: the same instructions.
+    let last = insts[real[8]]["address"].clone();
+    let back = c.ok(
+        "disassemble",
+        json!({"memoryReference": last, "instructionOffset": -8, "instructionCount": 12}),
+    );
+    let back = back["instructions"].as_array().expect("instructions");
+    assert_eq!(back[..9], insts[real[0]..=real[8]]);
+    assert_eq!(back[9]["presentationHint"], "invalid");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+/// A temporary directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("irvm-dap-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn sources_keep_the_clients_path_and_match_whole_paths() {
+    let dir = scratch("sources");
+    // The project opened through a symlink.
+    let link = dir.join("project");
+    std::os::unix::fs::symlink(data(""), &link).expect("symlink");
+    // Another file of the same name elsewhere.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).expect("other dir");
+    std::fs::copy(data("fib.mlir"), other.join("fib.mlir")).expect("copy");
+    let through_link = link.join("fib.mlir").display().to_string();
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [link.join("fib.vmfb").display().to_string()], "function": "fib", "inputs": ["3"]}),
+    );
+    let elsewhere = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": other.join("fib.mlir").display().to_string()}, "breakpoints": [{"line": 12}]}),
+    );
+    assert_eq!(elsewhere["breakpoints"][0]["verified"], false);
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": through_link}, "breakpoints": [{"line": 13}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true);
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"],
+        json!([set["breakpoints"][0]["id"]])
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["source"]["path"], through_link.as_str());
+    assert_eq!(frame["source"]["name"], "fib.mlir");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn functions_without_debug_information_show_their_disassembly() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"],
+               "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frame = &st["stackFrames"][0];
+    assert_eq!(frame["source"]["name"], "app_a.main (VM disassembly)");
+    let reference = frame["source"]["sourceReference"].clone();
+    assert!(reference.as_i64().is_some_and(|r| r > 0), "{frame}");
+    // Line 1 is a header, 2 the block label, 3 the first instruction.
+    assert_eq!(frame["line"], 3);
+    let text = c.ok(
+        "source",
+        json!({"source": frame["source"], "sourceReference": reference}),
+    );
+    let lines: Vec<&str> = text["content"].as_str().expect("content").lines().collect();
+    assert_eq!(lines[1], "^bb0:");
+    assert!(
+        lines[2].contains("vm.call @lib_b.add(%i0, %i0)"),
+        "{lines:?}"
+    );
+    let r = c.request("source", json!({"sourceReference": 99}));
+    assert_eq!(r["message"], "no source with reference 99");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
