@@ -986,3 +986,58 @@ fn functions_without_debug_information_show_their_disassembly() {
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
 }
+
+/// Where the protocol's JSON schema is: `IRVM_DAP_SCHEMA`, or where
+/// `.ci/run` puts it.
+fn dap_schema() -> Option<std::path::PathBuf> {
+    let path = match std::env::var_os("IRVM_DAP_SCHEMA") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?)
+            .join(".cache/irvm-dap-schema/debugAdapterProtocol.json"),
+    };
+    path.is_file().then_some(path)
+}
+
+#[test]
+fn microsofts_test_harness_with_every_message_checked_against_the_schema() {
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dap-node");
+    let node_works = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node_works {
+        eprintln!("skipping: no `node` on PATH (.ci/run runs this suite with Debian's or the machine's node)");
+        return;
+    }
+    if !suite
+        .join("node_modules/@vscode/debugadapter-testsupport")
+        .is_dir()
+    {
+        eprintln!(
+            "skipping: tests/dap-node has no node_modules (run `npm ci` there; .ci/run does)"
+        );
+        return;
+    }
+    let Some(schema) = dap_schema() else {
+        eprintln!(
+            "skipping: no debugAdapterProtocol.json (set IRVM_DAP_SCHEMA; .ci/run fetches it to \
+             ~/.cache/irvm-dap-schema)"
+        );
+        return;
+    };
+    let out = Command::new("node")
+        .arg("--test")
+        .current_dir(&suite)
+        .env("IRVM_BIN", env!("CARGO_BIN_EXE_irvm"))
+        .env("IRVM_DAP_SCHEMA", schema)
+        .output()
+        .expect("node runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the node suite failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("# fail 0"), "{text}");
+    assert!(!text.contains("# pass 0"), "{text}");
+}
