@@ -10,12 +10,14 @@
 //! `output` events.
 
 mod disassembly;
+mod names;
 mod sources;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +29,7 @@ use irvm_debugger::{
 use serde_json::{json, Map, Value as Json};
 
 use self::disassembly::{Bases, DisassembleRequest, MAX_INSTRUCTIONS};
+use self::names::SourceNames;
 use self::sources::Sources;
 use crate::cmd_run::LimitArgs;
 
@@ -69,6 +72,7 @@ pub fn main(_args: DapArgs) -> ExitCode {
         ended: false,
         bases: Bases { line: 1, column: 1 },
         sources: Sources::default(),
+        names: HashMap::new(),
     };
     server.serve()
 }
@@ -188,6 +192,8 @@ struct Session {
 enum VarRef {
     /// One bank of a frame's registers.
     Bank { frame: usize, bank: &'static str },
+    /// The source names of a frame's function.
+    Names { frame: usize },
     /// The children of a list or buffer.
     Children(Ref),
 }
@@ -229,6 +235,8 @@ struct Server {
     /// `columnsStartAt1`).
     bases: Bases,
     sources: Sources,
+    /// Source names per (module, function), made on first use.
+    names: HashMap<(String, u32), Rc<SourceNames>>,
 }
 
 /// The string field `key` of `args`.
@@ -965,6 +973,17 @@ impl Server {
         let frame = self.frame_arg(args)?;
         let regs = self.session()?.dbg.registers(frame).map_err(|e| e.0)?;
         let mut scopes = Vec::new();
+        let names = self.names_of(frame)?;
+        if !names.by_name.is_empty() {
+            self.vars.push(VarRef::Names { frame });
+            scopes.push(json!({
+                "name": "Source names",
+                "presentationHint": "locals",
+                "variablesReference": self.vars.len(),
+                "namedVariables": names.by_name.len(),
+                "expensive": false,
+            }));
+        }
         for bank in ["i32", "i64", "f32", "f64", "ref"] {
             let count = regs.iter().filter(|(_, v)| bank_of(v) == bank).count();
             if count == 0 {
@@ -1017,6 +1036,7 @@ impl Server {
                     .collect()
             }
             Some(VarRef::Children(r)) => ref_children(r),
+            Some(VarRef::Names { frame }) => return self.name_variables(*frame),
             None => return Err(format!("no variables with reference {id}")),
         };
         let out: Vec<Json> = items
@@ -1035,10 +1055,15 @@ impl Server {
         } else {
             0
         };
+        // Over the source text a name is the source's, even one spelled
+        // like a register (`%i1`); elsewhere registers come first.
+        let hover = args.get("context").and_then(Json::as_str) == Some("hover");
+        let names = self.names_of(frame)?;
+        let vm_expr = names.substitute(&expr, hover)?;
         let v = self
             .session()?
             .dbg
-            .evaluate(&expr, frame)
+            .evaluate(&vm_expr, frame)
             .map_err(|e| e.0)?;
         let var = self.variable(expr, &v);
         Ok(json!({
@@ -1046,6 +1071,61 @@ impl Server {
             "type": var["type"],
             "variablesReference": var["variablesReference"],
         }))
+    }
+
+    /// The source names of frame `frame`'s function.
+    fn names_of(&mut self, frame: usize) -> Result<Rc<SourceNames>, String> {
+        let s = self
+            .session
+            .as_ref()
+            .ok_or("no program: send `launch` first")?;
+        let Some((a, _)) = s.dbg.frame_location(frame) else {
+            return Ok(Rc::new(SourceNames::default()));
+        };
+        let key = (a.module.clone(), a.function);
+        if let Some(n) = self.names.get(&key) {
+            return Ok(n.clone());
+        }
+        let names = Rc::new(SourceNames::of(
+            &s.dbg,
+            &self.sources,
+            &a.module,
+            a.function,
+        ));
+        self.names.insert(key, names.clone());
+        Ok(names)
+    }
+
+    /// The "Source names" scope: each name with its register's value.
+    fn name_variables(&mut self, frame: usize) -> Reply {
+        let names = self.names_of(frame)?;
+        let mut out = Vec::new();
+        for name in names.by_name.keys() {
+            let register = match names.register(name) {
+                Some(Ok(r)) => r,
+                Some(Err(why)) => {
+                    out.push(json!({"name": name, "value": why, "variablesReference": 0}));
+                    continue;
+                }
+                None => continue,
+            };
+            let v = self
+                .session()?
+                .dbg
+                .evaluate(&register.to_string(), frame)
+                .map_err(|e| e.0)?;
+            let mut var = self.variable(name.clone(), &v);
+            let shared = names.sharing(name, register);
+            let place = if shared.is_empty() {
+                format!("{register}")
+            } else {
+                format!("{register}, shared with {}", shared.join(", "))
+            };
+            var["type"] = json!(format!("{} in {place}", v.type_name()));
+            var["evaluateName"] = json!(register.to_string());
+            out.push(var);
+        }
+        Ok(json!({"variables": out}))
     }
 
     fn disassemble(&mut self, args: &Json) -> Reply {

@@ -1041,3 +1041,102 @@ fn microsofts_test_harness_with_every_message_checked_against_the_schema() {
     assert!(text.contains("# fail 0"), "{text}");
     assert!(!text.contains("# pass 0"), "{text}");
 }
+
+/// The variables of the frame's "Source names" scope.
+fn source_names(c: &mut Client, frame: &Value) -> Vec<Value> {
+    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
+    let scope = scopes["scopes"][0].clone();
+    assert_eq!(scope["name"], "Source names", "{scopes}");
+    let vars = c.ok(
+        "variables",
+        json!({"variablesReference": scope["variablesReference"]}),
+    );
+    vars["variables"].as_array().expect("variables").clone()
+}
+
+#[test]
+fn source_names_in_variables_hover_and_evaluate() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    c.ok("continue", json!({"threadId": 1}));
+    c.event("stopped");
+    let (frame, _) = top_frame(&mut c);
+    let vars = source_names(&mut c, &frame);
+    let by_name = |n: &str| {
+        vars.iter()
+            .find(|v| v["name"] == n)
+            .unwrap_or_else(|| panic!("{n} not in {vars:?}"))
+            .clone()
+    };
+    // Second iteration, before the yield: k1 = 2, next = 1 + 1.
+    assert_eq!(by_name("%one")["value"], "1");
+    assert_eq!(by_name("%one")["type"], "i32 in %i2");
+    assert_eq!(by_name("%one")["evaluateName"], "%i2");
+    assert_eq!(by_name("%k1")["value"], "2");
+    assert_eq!(by_name("%k1")["type"], "i32 in %i1, shared with %zero");
+    assert_eq!(by_name("%next")["value"], "2");
+    assert_eq!(by_name("%next")["type"], "i32 in %i5, shared with %more");
+    let names: Vec<&str> = vars.iter().filter_map(|v| v["name"].as_str()).collect();
+    assert_eq!(names, ["%k1", "%more", "%next", "%one", "%zero"]);
+    let hover = c.ok(
+        "evaluate",
+        json!({"expression": "%k1", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(hover["result"], "2");
+    let watch = c.ok(
+        "evaluate",
+        json!({"expression": "%next >= %one", "frameId": frame["id"], "context": "watch"}),
+    );
+    assert_eq!(watch["result"], "1");
+    let r = c.request(
+        "evaluate",
+        json!({"expression": "%s", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(
+        r["message"],
+        "`%s` is neither a register nor a source name of this function"
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn a_source_name_spelled_like_a_register_is_the_sources_over_the_text() {
+    // spin.mlir names `%i1 = arith.addi %i, %one : i64`.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["10"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 15}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frame = st["stackFrames"][0].clone();
+    let hover = c.ok(
+        "evaluate",
+        json!({"expression": "%i1", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(hover["result"], "1");
+    assert_eq!(hover["type"], "i64");
+    let repl = c.ok(
+        "evaluate",
+        json!({"expression": "%i1", "frameId": frame["id"], "context": "repl"}),
+    );
+    // The VM's %i1: one i32 slot (here the high half of an i64 pair).
+    assert_eq!(repl["type"], "i32");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}

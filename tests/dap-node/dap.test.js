@@ -154,6 +154,10 @@ test('a breakpoint in fib.mlir stops with registers, hover and the result', asyn
   assert.equal(vars.body.variables.find((v) => v.name === '%i0').value, '6');
   const hover = await dc.evaluateRequest({ expression: '%i0', frameId: frame.id, context: 'hover' });
   assert.equal(hover.body.result, '6');
+  // A source name under the mouse in fib.mlir.
+  const one = await dc.evaluateRequest({ expression: '%one', frameId: frame.id, context: 'hover' });
+  assert.equal(one.body.result, '1');
+  assert.equal(scopes.body.scopes[0].name, 'Source names');
   await dc.setBreakpointsRequest({ source: { path: data('fib.mlir') }, breakpoints: [] });
   await Promise.all([
     dc.continueRequest({ threadId: 1 }),

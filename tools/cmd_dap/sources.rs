@@ -52,6 +52,11 @@ impl Sources {
         Some(absolute(&found))
     }
 
+    /// The text of a recorded file, if it is on disk.
+    pub fn read(&self, recorded: &str) -> Option<String> {
+        std::fs::read_to_string(self.locate(recorded)?).ok()
+    }
+
     /// The recorded files (of `recorded`) that are the client's `path`:
     /// the same file on disk (through symlinks); a recorded bare file name
     /// that is not on disk matches by name, as the debug information says

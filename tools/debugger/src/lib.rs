@@ -40,7 +40,9 @@ pub use self::expr::{
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
 use irvm::bytecode::decode::{Decoder, Operand};
-use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::bytecode::isa::{
+    Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
+};
 use irvm::loader::SourcePosition;
 use irvm::{CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Trap, Value};
 
@@ -1748,6 +1750,50 @@ impl Debugger {
             .function_bytecode(function as usize)
             .map_or(0, |c| u32::try_from(c.len()).unwrap_or(u32::MAX));
         (instruction_offsets(m, function), length)
+    }
+
+    /// The registers each instruction of a function writes (its results),
+    /// by instruction offset, in order: i64 and f64 results as pairs.
+    pub fn register_writes(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+        let Ok(m) = self.module(module) else {
+            return Vec::new();
+        };
+        let Some(code) = m.function_bytecode(function as usize) else {
+            return Vec::new();
+        };
+        let banks = banks_of(m, function);
+        let register = |r: u16, bank: Option<Bank>| {
+            if r & REF_BANK_BIT != 0 || bank == Some(Bank::Ref) {
+                return RegisterRef::Ref(r & REF_INDEX_MASK);
+            }
+            let k = r & I32_INDEX_MASK;
+            match bank.or_else(|| banks.get(&k).copied()) {
+                Some(Bank::I64 | Bank::F64) => RegisterRef::Pair(k),
+                _ => RegisterRef::I32(k),
+            }
+        };
+        let mut out = Vec::new();
+        for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
+            let mut written = Vec::new();
+            for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
+                match (field, operand) {
+                    (Field::Reg(bank, Access::Write), Operand::Reg(r)) => {
+                        written.push(register(*r, Some(*bank)));
+                    }
+                    (Field::RefMove(Access::Write), Operand::Reg(r)) => {
+                        written.push(register(*r, Some(Bank::Ref)));
+                    }
+                    (Field::Results(_), Operand::Regs(list)) => {
+                        written.extend(list.iter().map(|r| register(r, None)));
+                    }
+                    _ => {}
+                }
+            }
+            if !written.is_empty() {
+                out.push((inst.offset as u32, written));
+            }
+        }
+        out
     }
 
     /// Whether a function has source positions (debug information).
