@@ -1140,3 +1140,87 @@ fn a_source_name_spelled_like_a_register_is_the_sources_over_the_text() {
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
 }
+
+#[test]
+fn the_vscode_extension_packages_and_finds_irvm() {
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode");
+    let npx_works = Command::new("npx")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !npx_works {
+        eprintln!("skipping: no `npx` on PATH (.ci/run packages the extension with npm's)");
+        return;
+    }
+    if !extension.join("node_modules/@vscode/vsce").is_dir() {
+        eprintln!(
+            "skipping: editors/vscode has no node_modules (run `npm ci` there; .ci/run does)"
+        );
+        return;
+    }
+    // The extension's own test: finding irvm through the setting and PATH.
+    let out = Command::new("node")
+        .arg("--test")
+        .current_dir(&extension)
+        .output()
+        .expect("node runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("# fail 0"), "{text}");
+    // The README's packaging command.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let vsix = dir.path().join("irvm-debug.vsix");
+    let out = Command::new("npx")
+        .args([
+            "@vscode/vsce",
+            "package",
+            "--allow-missing-repository",
+            "--skip-license",
+            "--out",
+        ])
+        .arg(&vsix)
+        .current_dir(&extension)
+        .stdin(Stdio::null())
+        .output()
+        .expect("npx runs");
+    assert!(
+        out.status.success(),
+        "vsce package failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The package holds the extension and its manifest declares the
+    // debugger (read back with Python's zipfile, as .ci/run has python3).
+    let listing = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             names = sorted(n for n in z.namelist() if n.startswith('extension/'))\n\
+             manifest = json.loads(z.read('extension/package.json'))\n\
+             print(json.dumps({'files': names, 'debuggers': manifest['contributes']['debuggers'],\n\
+                               'breakpoints': manifest['contributes']['breakpoints']}))",
+        ])
+        .arg(&vsix)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        listing.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listing.stderr)
+    );
+    let package: Value = serde_json::from_slice(&listing.stdout).expect("json");
+    assert_eq!(
+        package["files"],
+        json!([
+            "extension/extension.js",
+            "extension/find-irvm.js",
+            "extension/package.json",
+            "extension/readme.md"
+        ])
+    );
+    assert_eq!(package["debuggers"][0]["type"], "irvm");
+    assert_eq!(
+        package["breakpoints"],
+        json!([{"language": "mlir"}, {"language": "vmasm"}])
+    );
+}
