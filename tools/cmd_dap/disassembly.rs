@@ -73,6 +73,7 @@ pub fn disassemble(
         super::sources::listing(dbg, &place).ok()
     };
     let name = dbg.function_name(&place);
+    let positions = dbg.instruction_positions(&place.module, place.function);
     let mut out = Vec::with_capacity(req.count);
     let mut last_location: Option<Json> = None;
     for k in 0..req.count as i64 {
@@ -120,7 +121,7 @@ pub fn disassemble(
         } else if let Some(l) = label {
             j["symbol"] = json!(format!("{name} {l}"));
         }
-        let (location, line, column) = match (&listing, dbg.position_of(&a)) {
+        let (location, line, column) = match (&listing, positions.get(&offset)) {
             (_, Some(p)) => (
                 sources.source_json(&p.file),
                 Some(i64::from(p.line)),

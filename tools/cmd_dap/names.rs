@@ -36,16 +36,12 @@ impl SourceNames {
         let mut texts: HashMap<String, Option<Vec<String>>> = HashMap::new();
         // (file, line, column) -> (name, register), the last write wins.
         let mut at: BTreeMap<(String, i32, i32), (String, RegisterRef)> = BTreeMap::new();
+        let positions = dbg.instruction_positions(module, function);
         for (offset, written) in dbg.register_writes(module, function) {
             let [register] = written[..] else {
                 continue;
             };
-            let address = irvm_debugger::CodeAddress {
-                module: module.to_string(),
-                function,
-                offset,
-            };
-            let Some(p) = dbg.position_of(&address) else {
+            let Some(p) = positions.get(&offset).cloned() else {
                 continue;
             };
             let lines = texts.entry(p.file.clone()).or_insert_with(|| {

@@ -1796,6 +1796,23 @@ impl Debugger {
         out
     }
 
+    /// The source position of each instruction of a function that has one
+    /// (one pass over its line table, for front ends that need many).
+    pub fn instruction_positions(
+        &self,
+        module: &str,
+        function: u32,
+    ) -> BTreeMap<u32, SourcePosition> {
+        let Ok(m) = self.module(module) else {
+            return BTreeMap::new();
+        };
+        let table = LineTable::build(m, function);
+        instruction_offsets(m, function)
+            .into_iter()
+            .filter_map(|o| Some((o, table.position(o)?.clone())))
+            .collect()
+    }
+
     /// Whether a function has source positions (debug information).
     pub fn has_positions(&self, module: &str, function: u32) -> bool {
         self.module(module)
