@@ -893,6 +893,17 @@ fn disassemble_as_the_disassembly_view_asks() {
     assert_eq!(up.len(), 50);
     assert!(up.iter().all(|i| i["presentationHint"] == "invalid"));
     assert_eq!(address(&up[49]["address"]) + 1, addresses[0]);
+    // Offsets beyond any address: an error, not a crash.
+    for far in [i64::MIN, i64::MAX] {
+        let r = c.request(
+            "disassemble",
+            json!({"memoryReference": ip, "instructionOffset": far, "instructionCount": 2}),
+        );
+        assert_eq!(
+            r["message"], "the address range of this function is exhausted",
+            "{r}"
+        );
+    }
     // Past the end, and from there backwards: the same instructions.
     let last = insts[real[8]]["address"].clone();
     let back = c.ok(

@@ -81,9 +81,11 @@ pub fn disassemble(
             .saturating_add(req.instruction_offset)
             .saturating_add(k);
         let address = if i < 0 {
-            reference_at(i64::from(first) + i)
+            i64::from(first).checked_add(i).and_then(reference_at)
         } else if i >= n {
-            reference_at(i64::from(length) + (i - n))
+            (i - n)
+                .checked_add(i64::from(length))
+                .and_then(reference_at)
         } else {
             None
         };
