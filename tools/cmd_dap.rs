@@ -640,7 +640,7 @@ impl Server {
         for w in &wanted {
             let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
             // The debugger counts from 1.
-            let line = asked - self.bases.line + 1;
+            let line = asked.saturating_add(1 - self.bases.line);
             let Ok(line32) = i32::try_from(line) else {
                 out.push(json!({"verified": false, "line": asked, "message": format!("no line {asked}")}));
                 continue;

@@ -816,6 +816,12 @@ fn lines_and_columns_from_zero() {
         json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 10}]}),
     );
     assert_eq!(set["breakpoints"][0]["line"], 11);
+    let far = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 10}, {"line": i64::MIN}, {"line": i64::MAX}]}),
+    );
+    assert_eq!(far["breakpoints"][1]["verified"], false);
+    assert_eq!(far["breakpoints"][2]["verified"], false);
     c.ok("configurationDone", json!({}));
     assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
     let (frame, _) = top_frame(&mut c);

@@ -49,7 +49,7 @@ impl SourceNames {
             });
             let Some(text) = lines
                 .as_ref()
-                .and_then(|l| l.get(usize::try_from(p.line - 1).ok()?))
+                .and_then(|l| l.get(usize::try_from(p.line.checked_sub(1)?).ok()?))
             else {
                 continue;
             };
@@ -124,7 +124,10 @@ impl SourceNames {
 /// The `%name` a source line defines with the op at column `col` (from
 /// 1): the text before the op is `%name =` (one result).
 fn defined_name(line: &str, col: i32) -> Option<String> {
-    let before: String = line.chars().take(usize::try_from(col - 1).ok()?).collect();
+    let before: String = line
+        .chars()
+        .take(usize::try_from(col.checked_sub(1)?).ok()?)
+        .collect();
     let lhs = before.trim_end().strip_suffix('=')?.trim();
     let name = lhs.strip_prefix('%')?;
     let valid = !name.is_empty()
