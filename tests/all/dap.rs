@@ -1103,7 +1103,10 @@ fn source_names_in_variables_hover_and_evaluate() {
     assert_eq!(by_name("%next")["value"], "2");
     assert_eq!(by_name("%next")["type"], "i32 in %i5, shared with %more");
     let names: Vec<&str> = vars.iter().filter_map(|v| v["name"].as_str()).collect();
-    assert_eq!(names, ["%k1", "%more", "%next", "%one", "%zero"]);
+    assert_eq!(names, ["%k1", "%more", "%n", "%next", "%one", "%zero"]);
+    // The argument, where the calling convention put it.
+    assert_eq!(by_name("%n")["value"], "6");
+    assert_eq!(by_name("%n")["type"], "i32 in %i0");
     let hover = c.ok(
         "evaluate",
         json!({"expression": "%k1", "frameId": frame["id"], "context": "hover"}),
@@ -1148,6 +1151,14 @@ fn a_source_name_spelled_like_a_register_is_the_sources_over_the_text() {
     );
     assert_eq!(hover["result"], "1");
     assert_eq!(hover["type"], "i64");
+    let n = c.ok(
+        "evaluate",
+        json!({"expression": "%n", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(
+        (n["result"].clone(), n["type"].clone()),
+        (json!("10"), json!("i64"))
+    );
     let repl = c.ok(
         "evaluate",
         json!({"expression": "%i1", "frameId": frame["id"], "context": "repl"}),

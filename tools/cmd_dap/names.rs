@@ -13,7 +13,11 @@
 //!   regions of a function): the name is ambiguous; it is listed with its
 //!   registers and has no single value.
 //! - Names with several results (`%res:3 = ...`) and ops writing several
-//!   registers are left out.
+//!   registers are left out, and so are block arguments (`^bb0(%k: i32)`).
+//!
+//! The function's own arguments (`func.func @fib(%n: i32)`, found in the
+//! files its locations name) are named too, at the registers the calling
+//! convention puts them in, when their number is the function's.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -57,8 +61,22 @@ impl SourceNames {
                 at.insert((p.file, p.line, p.col), (name, register));
             }
         }
+        let mut named: Vec<(String, RegisterRef)> = at.into_values().collect();
+        let function_name = dbg.function_name(&irvm_debugger::CodeAddress {
+            module: module.to_string(),
+            function,
+            offset: 0,
+        });
+        let registers = dbg.argument_registers(module, function);
+        let arguments = texts
+            .values()
+            .flatten()
+            .find_map(|lines| argument_names(&lines.join("\n"), &function_name))
+            .filter(|a| a.len() == registers.len())
+            .unwrap_or_default();
+        named.extend(arguments.into_iter().zip(registers));
         let mut names = SourceNames::default();
-        for (name, register) in at.into_values() {
+        for (name, register) in named {
             names
                 .by_name
                 .entry(name.clone())
@@ -135,6 +153,42 @@ fn defined_name(line: &str, col: i32) -> Option<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-'));
     valid.then(|| lhs.to_string())
+}
+
+/// The argument names of `func.func @name(...)` in a source text.
+fn argument_names(text: &str, name: &str) -> Option<Vec<String>> {
+    let marker = format!("@{name}(");
+    let at = text.match_indices(&marker).find_map(|(at, _)| {
+        let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+        text[line_start..at].contains("func").then_some(at)
+    })?;
+    let body = &text[at + marker.len()..];
+    let mut depth = 0usize;
+    let mut pieces = vec![String::new()];
+    for c in body.chars() {
+        match c {
+            '(' | '<' | '[' | '{' => depth += 1,
+            ')' if depth == 0 => break,
+            ')' | '>' | ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                pieces.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        pieces.last_mut()?.push(c);
+    }
+    if pieces.len() == 1 && pieces[0].trim().is_empty() {
+        return Some(Vec::new());
+    }
+    pieces
+        .iter()
+        .map(|p| {
+            let (lhs, _) = p.split_once(':')?;
+            let lhs = lhs.trim();
+            (lhs.starts_with('%') && lhs.len() > 1).then(|| lhs.to_string())
+        })
+        .collect()
 }
 
 /// `a, b and c`.

@@ -1571,44 +1571,28 @@ impl Debugger {
             refs: &f.ref_values,
             banks: &banks,
         };
-        let (mut s, mut r) = (0u16, 0u16);
         let mut out = Vec::new();
-        for k in kinds {
-            let (reg, value) = match k {
-                'r' => {
-                    r += 1;
-                    let reg = RegisterRef::Ref(r - 1);
-                    (reg, file.read(reg)?)
-                }
-                'I' | 'F' => {
-                    s = s.div_ceil(2) * 2;
-                    s += 2;
-                    let reg = RegisterRef::Pair(s - 2);
-                    let v = file.read(reg)?;
-                    let v = match (k, v) {
-                        ('F', DebugValue::I64(bits)) => {
-                            DebugValue::F64(f64::from_bits(bits as u64))
-                        }
-                        (_, v) => v,
-                    };
-                    (reg, v)
-                }
-                _ => {
-                    s += 1;
-                    let reg = RegisterRef::I32(s - 1);
-                    let v = file.read(reg)?;
-                    let v = match (k, v) {
-                        ('f', DebugValue::I32(bits)) => {
-                            DebugValue::F32(f32::from_bits(bits as u32))
-                        }
-                        (_, v) => v,
-                    };
-                    (reg, v)
-                }
+        for (k, reg) in argument_layout(&kinds) {
+            let v = match (k, file.read(reg)?) {
+                ('F', DebugValue::I64(bits)) => DebugValue::F64(f64::from_bits(bits as u64)),
+                ('f', DebugValue::I32(bits)) => DebugValue::F32(f32::from_bits(bits as u32)),
+                (_, v) => v,
             };
-            out.push((reg, value));
+            out.push((reg, v));
         }
         Ok(out)
+    }
+
+    /// The registers the calling convention puts a function's arguments
+    /// in, in order.
+    pub fn argument_registers(&self, module: &str, function: u32) -> Vec<RegisterRef> {
+        match self.module(module) {
+            Ok(m) => argument_layout(&param_kinds(m, function))
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Evaluates an expression ([`Expr`]) in frame `n`.
@@ -1883,6 +1867,31 @@ fn cconv_kinds(m: &Module, function: u32) -> (Vec<char>, Vec<char>) {
             .collect()
     };
     (keep(params), keep(results))
+}
+
+/// Where the calling convention puts arguments of these kinds: refs in
+/// order, i32/f32 in the next slot, i64/f64 in the next even pair.
+fn argument_layout(kinds: &[char]) -> Vec<(char, RegisterRef)> {
+    let (mut s, mut r) = (0u16, 0u16);
+    let mut out = Vec::new();
+    for &k in kinds {
+        let reg = match k {
+            'r' => {
+                r = r.saturating_add(1);
+                RegisterRef::Ref(r - 1)
+            }
+            'I' | 'F' => {
+                s = s.div_ceil(2).saturating_mul(2).saturating_add(2);
+                RegisterRef::Pair(s - 2)
+            }
+            _ => {
+                s = s.saturating_add(1);
+                RegisterRef::I32(s - 1)
+            }
+        };
+        out.push((k, reg));
+    }
+    out
 }
 
 fn param_kinds(m: &Module, function: u32) -> Vec<char> {
