@@ -302,6 +302,8 @@ struct Shared {
 /// Such instructions have no line (`None`), so stepping never stops there
 /// and frames there show no line. (Other instructions before the first
 /// line are code inlined from functions above it, and keep their lines.)
+/// Instructions at a location with no file position (`loc(unknown)`) have
+/// no line either.
 #[derive(Default)]
 struct LineTable {
     positions: BTreeMap<u32, Option<SourcePosition>>,
@@ -320,25 +322,32 @@ impl LineTable {
         };
         let mut entries: Vec<(i32, i32)> = map.entries().collect();
         entries.sort();
-        let positions: Vec<(u32, SourcePosition)> = entries
+        // An entry whose location names no file position (an unknown
+        // location) is no line, not the line before it.
+        let positions: Vec<(u32, Option<SourcePosition>)> = entries
             .into_iter()
             .filter_map(|(offset, loc)| {
-                Some((u32::try_from(offset).ok()?, db.source_position(loc as i64)?))
+                Some((u32::try_from(offset).ok()?, db.source_position(loc as i64)))
             })
             .collect();
-        let entry = positions.first().map(|(_, p)| (p.file.clone(), p.line));
+        let entry = positions
+            .iter()
+            .find_map(|(_, p)| p.as_ref().map(|p| (p.file.clone(), p.line)));
         let returns = return_registers(module, function);
         let mut previous: Option<(String, i32)> = None;
         for (offset, pos) in positions {
-            let synthetic = returns.contains_key(&offset)
-                && entry
-                    .as_ref()
-                    .is_some_and(|(file, line)| *file == pos.file && pos.line < *line);
-            if synthetic {
+            let pos = pos.filter(|pos| {
+                let synthetic = returns.contains_key(&offset)
+                    && entry
+                        .as_ref()
+                        .is_some_and(|(file, line)| *file == pos.file && pos.line < *line);
+                !synthetic
+            });
+            let Some(pos) = pos else {
                 previous = None;
                 table.positions.insert(offset, None);
                 continue;
-            }
+            };
             let key = Some((pos.file.clone(), pos.line));
             if key != previous {
                 table.starts.insert(offset, pos.clone());
