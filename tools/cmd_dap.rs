@@ -24,7 +24,8 @@ use std::sync::{Arc, Mutex};
 use clap::{Args, FromArgMatches};
 use irvm::{Ref, Value};
 use irvm_debugger::{
-    expandable, ref_children, BreakpointRequest, DebugValue, Debugger, Format, PauseHandle, Stop,
+    expandable, ref_children, BreakpointRequest, CodeAddress, DebugValue, Debugger, Format,
+    PauseHandle, Stop,
 };
 use serde_json::{json, Map, Value as Json};
 
@@ -622,15 +623,18 @@ impl Server {
 
     fn set_breakpoints(&mut self, args: &Json) -> Reply {
         let source = args.get("source").ok_or("`source` is required")?;
-        let path = str_arg(source, "path")?
-            .or(str_arg(source, "name")?)
-            .ok_or("`source.path` is required")?
-            .to_string();
         let wanted: Vec<Json> = match args.get("breakpoints") {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(a)) => a.clone(),
             Some(_) => return Err("`breakpoints` must be an array".into()),
         };
+        if let Some(reference) = int_arg(source, "sourceReference")?.filter(|r| *r > 0) {
+            return self.set_listing_breakpoints(reference, &wanted);
+        }
+        let path = str_arg(source, "path")?
+            .or(str_arg(source, "name")?)
+            .ok_or("`source.path` is required")?
+            .to_string();
         let old = self.source_bps.remove(&path).unwrap_or_default();
         self.clear(old)?;
         let recorded = self.session()?.dbg.source_files();
@@ -661,6 +665,52 @@ impl Server {
             }
         }
         self.source_bps.insert(path, ids);
+        Ok(json!({"breakpoints": out}))
+    }
+
+    /// Breakpoints in the disassembly of a function without debug
+    /// information (a `sourceReference`): a line stops at its instruction,
+    /// a label or header line at the next instruction.
+    fn set_listing_breakpoints(&mut self, reference: i64, wanted: &[Json]) -> Reply {
+        let key = format!("sourceReference {reference}");
+        let old = self.source_bps.remove(&key).unwrap_or_default();
+        self.clear(old)?;
+        let function = self
+            .sources
+            .referenced(reference)
+            .ok_or_else(|| format!("no source with reference {reference}"))?;
+        let listing = sources::listing(&self.session()?.dbg, &function)?;
+        let mut by_line: Vec<(i64, u32)> = listing.lines.iter().map(|(o, l)| (*l, *o)).collect();
+        by_line.sort_unstable();
+        let mut ids = Vec::new();
+        let mut out = Vec::new();
+        for w in wanted {
+            let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
+            let line = asked.saturating_add(1 - self.bases.line);
+            let Some(&(at, offset)) = by_line.iter().find(|(l, _)| *l >= line) else {
+                out.push(json!({"verified": false, "line": asked, "message": "no instruction at or after this line"}));
+                continue;
+            };
+            let condition = str_arg(w, "condition")?.map(str::to_string);
+            let address = CodeAddress {
+                offset,
+                ..function.clone()
+            };
+            let added = self
+                .session()?
+                .dbg
+                .add_address_breakpoint(address, condition.as_deref());
+            match added {
+                Ok(b) => {
+                    ids.push(b.id);
+                    let mut j = self.breakpoint_json(&b, None);
+                    j["line"] = json!(at - 1 + self.bases.line);
+                    out.push(j);
+                }
+                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e.0})),
+            }
+        }
+        self.source_bps.insert(key, ids);
         Ok(json!({"breakpoints": out}))
     }
 

@@ -983,7 +983,7 @@ fn functions_without_debug_information_show_their_disassembly() {
     assert_eq!(c.event("stopped")["body"]["reason"], "entry");
     let st = c.ok("stackTrace", json!({"threadId": 1}));
     let frame = &st["stackFrames"][0];
-    assert_eq!(frame["source"]["name"], "app_a.main (VM disassembly)");
+    assert_eq!(frame["source"]["name"], "app_a.main.vmasm");
     let reference = frame["source"]["sourceReference"].clone();
     assert!(reference.as_i64().is_some_and(|r| r > 0), "{frame}");
     // Line 1 is a header, 2 the block label, 3 the first instruction.
@@ -1000,6 +1000,31 @@ fn functions_without_debug_information_show_their_disassembly() {
     );
     let r = c.request("source", json!({"sourceReference": 99}));
     assert_eq!(r["message"], "no source with reference 99");
+    // A breakpoint in that document: the label line 2 moves to line 3's
+    // instruction; line 4 is the second call.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": frame["source"], "breakpoints": [{"line": 2}, {"line": 4}, {"line": 9}]}),
+    );
+    let bps = set["breakpoints"].as_array().expect("breakpoints");
+    assert_eq!(
+        (bps[0]["verified"].clone(), bps[0]["line"].clone()),
+        (json!(true), json!(3))
+    );
+    assert_eq!(
+        (bps[1]["verified"].clone(), bps[1]["line"].clone()),
+        (json!(true), json!(4))
+    );
+    assert_eq!(bps[2]["verified"], false);
+    c.ok(
+        "setBreakpoints",
+        json!({"source": frame["source"], "breakpoints": [{"line": 4}]}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    assert_eq!(st["stackFrames"][0]["line"], 4);
+    assert!(lines[3].contains("vm.call @lib_b.widen"), "{lines:?}");
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
 }

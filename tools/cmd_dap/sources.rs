@@ -137,7 +137,9 @@ impl Sources {
     pub fn generated_json(&mut self, dbg: &Debugger, a: &CodeAddress) -> Json {
         let reference = self.reference_for(a);
         json!({
-            "name": format!("{}.{} (VM disassembly)", a.module, dbg.function_name(a)),
+            // `.vmasm`: editors that know the language (the VS Code
+            // extension contributes it) allow breakpoints in it.
+            "name": format!("{}.{}.vmasm", a.module, dbg.function_name(a)),
             "sourceReference": reference,
             "presentationHint": "deemphasize",
             "origin": "disassembly: the function has no debug information",
