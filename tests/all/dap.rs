@@ -1277,3 +1277,61 @@ fn the_vscode_extension_packages_and_finds_irvm() {
         json!([{"language": "mlir"}, {"language": "vmasm"}])
     );
 }
+
+/// `main` calls `count`, a loop of N iterations, on line 8; line 9 adds.
+const COUNTING: &str = "vm.module @m version 0\nvm.type i32\n\
+vm.func @count(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.const.i32.zero loc(\"m.src\":2:3)\n\
+  %i3 = vm.const.i32 1 loc(\"m.src\":2:3)\n\
+  vm.br ^bb1() loc(\"m.src\":2:3)\n\
+^bb1:\n\
+  %i2 = vm.cmp.lt.i32.s %i1, %i0 loc(\"m.src\":3:3)\n\
+  vm.cond_br %i2, ^bb2(), ^bb3() loc(\"m.src\":3:3)\n\
+^bb2:\n\
+  %i1 = vm.add.i32 %i1, %i3 loc(\"m.src\":4:3)\n\
+  vm.br ^bb1() loc(\"m.src\":4:3)\n\
+^bb3:\n\
+  vm.return %i1 loc(\"m.src\":5:3)\n}\n\
+vm.export @main\n\
+vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.call @m:0(%i0) loc(\"m.src\":8:3)\n\
+  %i2 = vm.add.i32 %i1, %i1 loc(\"m.src\":9:3)\n\
+  vm.return %i2 loc(\"m.src\":10:3)\n}\n";
+
+#[test]
+fn a_request_during_a_step_over_a_long_call_does_not_end_the_step() {
+    let dir = scratch("step");
+    let module = dir.join("m.vmasm");
+    std::fs::write(&module, COUNTING).expect("module");
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [module.display().to_string()], "function": "main", "inputs": ["1000000"],
+               "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok("next", json!({"threadId": 1}));
+    // Served while the step runs (its answer comes before the stop).
+    c.ok("threads", json!({}));
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "nosuch"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], false);
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "step");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    assert_eq!(st["totalFrames"], 1);
+    assert_eq!(st["stackFrames"][0]["line"], 9);
+    let e = c.ok("evaluate", json!({"expression": "%i1", "frameId": 1}));
+    assert_eq!(e["result"], "1000000");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
