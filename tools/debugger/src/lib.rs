@@ -3,8 +3,9 @@
 //! counts, temporary ones), gdb's stepping commands (`stepi`, `step`,
 //! `next`, `until`, `advance`, `finish`, `continue`), stops at traps inside
 //! the faulting frame, pausing a running program from another thread or a
-//! signal handler, frame selection, and typed views of registers, lists and
-//! buffers. It is built on the interpreter's [`Observer`] hook and paused
+//! signal handler (or interrupting the command in progress so that a front
+//! end serves a request, then resuming it), frame selection, and typed views
+//! of registers, lists and buffers. It is built on the interpreter's [`Observer`] hook and paused
 //! calls. `irvm dbg` (gdb's commands) and `irvm dap` (the Debug Adapter
 //! Protocol) are front ends over it; embedders can drive it directly.
 //!
