@@ -6,6 +6,7 @@
 
 const vscode = require('vscode');
 const { findIrvm } = require('./find-irvm');
+const { nameAt } = require('./hover-name');
 
 /** Starts `irvm dap` for each debug session. */
 class IrvmAdapterFactory {
@@ -23,9 +24,25 @@ class IrvmAdapterFactory {
   }
 }
 
+/**
+ * The `%name` under the mouse for a hover while debugging: VS Code's word
+ * would leave out the `%`.
+ */
+const hoverNames = {
+  provideEvaluatableExpression(document, position) {
+    const found = nameAt(document.lineAt(position.line).text, position.character);
+    if (!found) {
+      return undefined;
+    }
+    const range = new vscode.Range(position.line, found.start, position.line, found.end);
+    return new vscode.EvaluatableExpression(range);
+  },
+};
+
 function activate(context) {
   context.subscriptions.push(
     vscode.debug.registerDebugAdapterDescriptorFactory('irvm', new IrvmAdapterFactory()),
+    vscode.languages.registerEvaluatableExpressionProvider(['mlir', 'vmasm'], hoverNames),
   );
 }
 
