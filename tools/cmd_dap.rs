@@ -30,7 +30,7 @@ use irvm_debugger::{
 use serde_json::{json, Map, Value as Json};
 
 use self::disassembly::{Bases, DisassembleRequest, MAX_INSTRUCTIONS};
-use self::names::SourceNames;
+use self::names::{FunctionNames, SourceNames};
 use self::sources::Sources;
 use crate::cmd_run::LimitArgs;
 
@@ -237,7 +237,7 @@ struct Server {
     bases: Bases,
     sources: Sources,
     /// Source names per (module, function), made on first use.
-    names: HashMap<(String, u32), Rc<SourceNames>>,
+    names: HashMap<(String, u32), Rc<FunctionNames>>,
 }
 
 /// The string field `key` of `args`.
@@ -995,7 +995,6 @@ impl Server {
                         frame["source"] = self.sources.generated_json(&s.dbg, &address);
                     }
                 }
-                frame["presentationHint"] = json!("subtle");
             }
             out.push(frame);
         }
@@ -1109,12 +1108,14 @@ impl Server {
         // like a register (`%i1`); elsewhere registers come first.
         let hover = args.get("context").and_then(Json::as_str) == Some("hover");
         let names = self.names_of(frame)?;
-        let vm_expr = names.substitute(&expr, hover)?;
+        // Editors leave the `%` out of the word under the mouse.
+        let hovered = hover.then(|| names.hovered(expr.trim())).flatten();
+        let vm_expr = names.substitute(hovered.as_deref().unwrap_or(&expr), hover)?;
         let v = self
             .session()?
             .dbg
             .evaluate(&vm_expr, frame)
-            .map_err(|e| e.0)?;
+            .map_err(|e| in_terms_of(e.0, &vm_expr, &expr))?;
         let var = self.variable(expr, &v);
         Ok(json!({
             "result": var["value"],
@@ -1129,21 +1130,24 @@ impl Server {
             .session
             .as_ref()
             .ok_or("no program: send `launch` first")?;
-        let Some((a, _)) = s.dbg.frame_location(frame) else {
+        let Some((a, position)) = s.dbg.frame_location(frame) else {
             return Ok(Rc::new(SourceNames::default()));
         };
         let key = (a.module.clone(), a.function);
-        if let Some(n) = self.names.get(&key) {
-            return Ok(n.clone());
-        }
-        let names = Rc::new(SourceNames::of(
-            &s.dbg,
-            &self.sources,
-            &a.module,
-            a.function,
-        ));
-        self.names.insert(key, names.clone());
-        Ok(names)
+        let function = match self.names.get(&key) {
+            Some(n) => n.clone(),
+            None => {
+                let n = Rc::new(FunctionNames::of(
+                    &s.dbg,
+                    &self.sources,
+                    &a.module,
+                    a.function,
+                ));
+                self.names.insert(key, n.clone());
+                n
+            }
+        };
+        Ok(Rc::new(function.at(position.as_ref())))
     }
 
     /// The "Source names" scope: each name with its register's value.
@@ -1204,6 +1208,20 @@ impl Server {
         let instructions =
             disassembly::disassemble(&s.dbg, &mut self.sources, &request, &self.bases)?;
         Ok(json!({"instructions": instructions}))
+    }
+}
+
+/// An error about the expression `evaluated` said in terms of what the
+/// user typed (`typed`, with source names where `evaluated` has registers).
+fn in_terms_of(message: String, evaluated: &str, typed: &str) -> String {
+    if evaluated == typed {
+        return message;
+    }
+    let quoted = format!("`{evaluated}`");
+    if message.contains(&quoted) {
+        message.replace(&quoted, &format!("`{typed}`"))
+    } else {
+        format!("`{typed}` (as `{evaluated}`): {message}")
     }
 }
 

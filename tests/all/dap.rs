@@ -988,6 +988,12 @@ fn functions_without_debug_information_show_their_disassembly() {
     assert!(reference.as_i64().is_some_and(|r| r > 0), "{frame}");
     // Line 1 is a header, 2 the block label, 3 the first instruction.
     assert_eq!(frame["line"], 3);
+    // Nothing that makes VS Code pass over the frame where it stopped.
+    assert!(
+        frame.get("presentationHint").is_none()
+            && frame["source"].get("presentationHint").is_none(),
+        "{frame}"
+    );
     let text = c.ok(
         "source",
         json!({"source": frame["source"], "sourceReference": reference}),
@@ -1211,7 +1217,8 @@ fn the_vscode_extension_packages_and_finds_irvm() {
         );
         return;
     }
-    // The extension's own test: finding irvm through the setting and PATH.
+    // The extension's own tests: finding irvm through the setting and
+    // PATH, and the `%name` under the mouse.
     let out = Command::new("node")
         .arg("--test")
         .current_dir(&extension)
@@ -1267,6 +1274,7 @@ fn the_vscode_extension_packages_and_finds_irvm() {
         json!([
             "extension/extension.js",
             "extension/find-irvm.js",
+            "extension/hover-name.js",
             "extension/package.json",
             "extension/readme.md"
         ])
@@ -1331,6 +1339,212 @@ fn a_request_during_a_step_over_a_long_call_does_not_end_the_step() {
     assert_eq!(st["stackFrames"][0]["line"], 9);
     let e = c.ok("evaluate", json!({"expression": "%i1", "frameId": 1}));
     assert_eq!(e["result"], "1000000");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The values of the "Source names" scope of the top frame, by name.
+fn named_values(c: &mut Client) -> Vec<(String, String, String)> {
+    let (frame, _) = top_frame(c);
+    source_names(c, &frame)
+        .iter()
+        .map(|v| {
+            let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (text("name"), text("value"), text("type"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_hovered_word_without_its_percent_sign_is_the_source_name() {
+    // VS Code's and nvim-dap's word under the mouse leaves out the `%`.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    c.ok("continue", json!({"threadId": 1}));
+    c.event("stopped");
+    let hover = |c: &mut Client, e: &str| {
+        c.request(
+            "evaluate",
+            json!({"expression": e, "frameId": 1, "context": "hover"}),
+        )
+    };
+    // Second iteration, before the yield: k1 = 2, next = 1 + 1.
+    assert_eq!(hover(&mut c, "next")["body"]["result"], "2");
+    assert_eq!(hover(&mut c, "k1")["body"]["result"], "2");
+    assert_eq!(hover(&mut c, "n")["body"]["result"], "6");
+    // A bare register spelling is nothing the source names: an error.
+    let r = hover(&mut c, "i5");
+    assert_eq!(r["success"], false, "{r}");
+    // Outside a hover a bare word is not a source name.
+    let r = c.request(
+        "evaluate",
+        json!({"expression": "next", "frameId": 1, "context": "watch"}),
+    );
+    assert_eq!(r["success"], false, "{r}");
+    // An error names what was typed, not the registers it stands for.
+    let r = c.request(
+        "evaluate",
+        json!({"expression": "%next +", "frameId": 1, "context": "watch"}),
+    );
+    let message = r["message"].as_str().expect("message");
+    assert!(
+        message.contains("%next +") && !message.contains("%i5"),
+        "{message}"
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn registers_that_overlap_are_shared() {
+    // spin.mlir line 14: %more (an i32 in %i10) and %x, %acc1 (the i64
+    // pair %i10:11) overlap.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["10"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 14}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let names = named_values(&mut c);
+    let type_of = |n: &str| {
+        names
+            .iter()
+            .find(|(name, _, _)| name == n)
+            .unwrap_or_else(|| panic!("{n} not in {names:?}"))
+            .2
+            .clone()
+    };
+    assert_eq!(type_of("%more"), "i32 in %i10, shared with %acc1, %x");
+    assert_eq!(type_of("%x"), "i64 in %i10:11, shared with %acc1, %more");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn arguments_are_named_only_inside_their_functions_text() {
+    // divz.mlir: @quot is inlined into @main; the trap is on quot's line,
+    // where `%a` is quot's argument, not main's.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("divz.vmfb")], "function": "main", "inputs": ["1", "0"],
+               "sourceDirs": [path("")]}),
+    );
+    c.ok("setExceptionBreakpoints", json!({"filters": ["trap"]}));
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "exception");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    assert_eq!(st["stackFrames"][0]["line"], 2);
+    let hover = |c: &mut Client, e: &str| {
+        c.request(
+            "evaluate",
+            json!({"expression": e, "frameId": 1, "context": "hover"}),
+        )
+    };
+    assert_eq!(hover(&mut c, "%a")["success"], false);
+    assert_eq!(hover(&mut c, "%b")["success"], false);
+    assert_eq!(hover(&mut c, "%s")["body"]["result"], "2");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+/// `main` calls `g`; the text calls `g` before defining it.
+const CALLER_FIRST: &str = "vm.module @c version 0\nvm.type i32\n\
+vm.func @g(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.add.i32 %i0, %i0 loc(\"c.mlir\":6:8)\n\
+  vm.return %i1 loc(\"c.mlir\":7:3)\n}\n\
+vm.export @main\n\
+vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.call @c:0(%i0) loc(\"c.mlir\":2:8)\n\
+  vm.return %i1 loc(\"c.mlir\":3:3)\n}\n";
+
+const CALLER_FIRST_MLIR: &str = r"func.func @main(%n: i32) -> i32 {
+  %r = func.call @g(%n) : (i32) -> i32
+  return %r : i32
+}
+func.func @g(%a: i32) -> i32 {
+  %v = arith.addi %a, %a : i32
+  return %v : i32
+}
+";
+
+#[test]
+fn argument_names_come_from_the_definition_not_a_call() {
+    let dir = scratch("call-first");
+    std::fs::write(dir.join("c.vmasm"), CALLER_FIRST).expect("module");
+    std::fs::write(dir.join("c.mlir"), CALLER_FIRST_MLIR).expect("source");
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [dir.join("c.vmasm").display().to_string()], "function": "main",
+               "inputs": ["3"]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": dir.join("c.mlir").display().to_string()}, "breakpoints": [{"line": 6}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let names: Vec<(String, String)> = named_values(&mut c)
+        .into_iter()
+        .map(|(n, v, _)| (n, v))
+        .collect();
+    assert_eq!(
+        names,
+        [("%a".into(), "3".into()), ("%v".into(), "0".into())]
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_path_recorded_on_another_machine_is_found_by_its_trailing_components() {
+    let dir = scratch("moved");
+    let project = dir.join("proj");
+    std::fs::create_dir_all(&project).expect("project dir");
+    let module = "vm.module @m version 0\nvm.type i32\nvm.export @main\n\
+        vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n\
+        %i1 = vm.mul.i32 %i0, %i0 loc(\"/home/ci/build/proj/m.mlir\":2:8)\n\
+        vm.return %i1 loc(\"/home/ci/build/proj/m.mlir\":3:3)\n}\n";
+    std::fs::write(dir.join("m.vmasm"), module).expect("module");
+    let text =
+        "func.func @main(%n: i32) -> i32 {\n  %w = arith.muli %n, %n : i32\n  return %w : i32\n}\n";
+    std::fs::write(project.join("m.mlir"), text).expect("source");
+    // A decoy with the same name, less of the path in common.
+    std::fs::write(dir.join("m.mlir"), "// not this one\n").expect("decoy");
+    let source = project.join("m.mlir").display().to_string();
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [dir.join("m.vmasm").display().to_string()], "function": "main",
+               "inputs": ["3"], "sourceDirs": [dir.display().to_string()]}),
+    );
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source}, "breakpoints": [{"line": 2}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["source"]["path"], source.as_str());
+    assert_eq!(frame["line"], 2);
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
     let _ = std::fs::remove_dir_all(&dir);

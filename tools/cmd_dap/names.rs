@@ -15,17 +15,37 @@
 //! - Names with several results (`%res:3 = ...`) and ops writing several
 //!   registers are left out, and so are block arguments (`^bb0(%k: i32)`).
 //!
-//! The function's own arguments (`func.func @fib(%n: i32)`, found in the
-//! files its locations name) are named too, at the registers the calling
-//! convention puts them in, when their number is the function's.
+//! - Registers that overlap (`%i10` and the pair `%i10:11`) are shared
+//!   as much as one register is.
+//!
+//! The function's own arguments (`func.func @fib(%n: i32)`, its definition
+//! found in the files its locations name; a `func.call @fib(` is no
+//! definition) are named too, at the registers the calling convention puts
+//! them in, when their number is the function's, and only while the
+//! instruction is located inside that function's body in the text (an
+//! instruction of a callee inlined into it is located in the callee's
+//! text, where the names mean the callee's arguments).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use irvm::loader::SourcePosition;
 use irvm_debugger::{Debugger, RegisterRef};
 
 use super::sources::Sources;
 
-/// The source names of one function.
+/// What the text says of one function's names, wherever it stopped.
+#[derive(Default)]
+pub struct FunctionNames {
+    /// `%name = ...` lines: each name with the register it is written to.
+    defined: Vec<(String, RegisterRef)>,
+    /// The arguments with their registers.
+    arguments: Vec<(String, RegisterRef)>,
+    /// Where the function's definition is: the recorded file, and its
+    /// first and last lines (from 1).
+    body: Option<(String, i32, i32)>,
+}
+
+/// The source names of one function at one instruction.
 #[derive(Default)]
 pub struct SourceNames {
     /// `%name` -> the registers it names.
@@ -34,9 +54,9 @@ pub struct SourceNames {
     pub by_register: BTreeMap<RegisterRef, BTreeSet<String>>,
 }
 
-impl SourceNames {
+impl FunctionNames {
     /// The names of the function `function` of `module`.
-    pub fn of(dbg: &Debugger, sources: &Sources, module: &str, function: u32) -> SourceNames {
+    pub fn of(dbg: &Debugger, sources: &Sources, module: &str, function: u32) -> FunctionNames {
         let mut texts: HashMap<String, Option<Vec<String>>> = HashMap::new();
         // (file, line, column) -> (name, register), the last write wins.
         let mut at: BTreeMap<(String, i32, i32), (String, RegisterRef)> = BTreeMap::new();
@@ -61,20 +81,44 @@ impl SourceNames {
                 at.insert((p.file, p.line, p.col), (name, register));
             }
         }
-        let mut named: Vec<(String, RegisterRef)> = at.into_values().collect();
+        let defined: Vec<(String, RegisterRef)> = at.into_values().collect();
         let function_name = dbg.function_name(&irvm_debugger::CodeAddress {
             module: module.to_string(),
             function,
             offset: 0,
         });
         let registers = dbg.argument_registers(module, function);
-        let arguments = texts
-            .values()
-            .flatten()
-            .find_map(|lines| argument_names(&lines.join("\n"), &function_name))
-            .filter(|a| a.len() == registers.len())
-            .unwrap_or_default();
-        named.extend(arguments.into_iter().zip(registers));
+        let found = texts.iter().find_map(|(file, lines)| {
+            let (names, first, last) = definition(lines.as_ref()?, &function_name)?;
+            Some((names, (file.clone(), first, last)))
+        });
+        let (arguments, body) = match found {
+            Some((names, body)) if names.len() == registers.len() => {
+                (names.into_iter().zip(registers).collect(), Some(body))
+            }
+            _ => (Vec::new(), None),
+        };
+        FunctionNames {
+            defined,
+            arguments,
+            body,
+        }
+    }
+
+    /// The names at an instruction located at `position`: the arguments
+    /// only inside the function's own body (or where nothing is located).
+    pub fn at(&self, position: Option<&SourcePosition>) -> SourceNames {
+        let arguments_hold = match (position, &self.body) {
+            (None, _) => true,
+            (Some(p), Some((file, first, last))) => {
+                p.file == *file && (*first..=*last).contains(&p.line)
+            }
+            (Some(_), None) => false,
+        };
+        let mut named = self.defined.clone();
+        if arguments_hold {
+            named.extend(self.arguments.iter().cloned());
+        }
         let mut names = SourceNames::default();
         for (name, register) in named {
             names
@@ -86,7 +130,9 @@ impl SourceNames {
         }
         names
     }
+}
 
+impl SourceNames {
     /// The register a name stands for, or why it stands for none.
     pub fn register(&self, name: &str) -> Option<Result<RegisterRef, String>> {
         let registers = self.by_name.get(name)?;
@@ -99,12 +145,28 @@ impl SourceNames {
         })
     }
 
-    /// The other names sharing `name`'s register.
+    /// The other names sharing `name`'s register (or a part of it).
     pub fn sharing(&self, name: &str, register: RegisterRef) -> Vec<String> {
-        self.by_register
-            .get(&register)
-            .map(|n| n.iter().filter(|o| *o != name).cloned().collect())
-            .unwrap_or_default()
+        let shared: BTreeSet<&String> = self
+            .by_register
+            .iter()
+            .filter(|(r, _)| overlap(**r, register))
+            .flat_map(|(_, n)| n)
+            .filter(|o| *o != name)
+            .collect();
+        shared.into_iter().cloned().collect()
+    }
+
+    /// The name a bare word under the mouse means: `next` is `%next` when
+    /// the function has that name (editors leave the `%` out of the word
+    /// they hover).
+    pub fn hovered(&self, word: &str) -> Option<String> {
+        let bare = !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-'));
+        let name = format!("%{word}");
+        (bare && self.by_name.contains_key(&name)).then_some(name)
     }
 
     /// `expr` with the source names in it replaced by their registers.
@@ -155,14 +217,66 @@ fn defined_name(line: &str, col: i32) -> Option<String> {
     valid.then(|| lhs.to_string())
 }
 
-/// The argument names of `func.func @name(...)` in a source text.
-fn argument_names(text: &str, name: &str) -> Option<Vec<String>> {
+/// Whether `a` and `b` share a slot.
+fn overlap(a: RegisterRef, b: RegisterRef) -> bool {
+    let slots = |r: RegisterRef| match r {
+        RegisterRef::I32(n) => Some((u32::from(n), u32::from(n))),
+        RegisterRef::Pair(n) => Some((u32::from(n), u32::from(n) + 1)),
+        RegisterRef::Ref(_) => None,
+    };
+    match (slots(a), slots(b)) {
+        (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
+        _ => a == b,
+    }
+}
+
+/// The definition of `func.func @name(...)` (or `func @name(`, with or
+/// without a visibility) in a source's lines: its argument names and its
+/// first and last lines (from 1).
+fn definition(lines: &[String], name: &str) -> Option<(Vec<String>, i32, i32)> {
     let marker = format!("@{name}(");
-    let at = text.match_indices(&marker).find_map(|(at, _)| {
-        let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
-        text[line_start..at].contains("func").then_some(at)
+    let (first, column) = lines.iter().enumerate().find_map(|(n, line)| {
+        line.match_indices(&marker).find_map(|(at, _)| {
+            let mut before = line[..at].trim_end();
+            for visibility in ["private", "public", "nested"] {
+                before = before.strip_suffix(visibility).unwrap_or(before).trim_end();
+            }
+            let keyword = before.rsplit([' ', '\t']).next();
+            matches!(keyword, Some("func" | "func.func")).then_some((n, at))
+        })
     })?;
-    let body = &text[at + marker.len()..];
+    let text = lines[first..].join("\n");
+    let names = argument_names(&text[column + marker.len()..])?;
+    let last = body_end(&lines[first..]).map_or(first, |n| first + n);
+    Some((
+        names,
+        i32::try_from(first + 1).ok()?,
+        i32::try_from(last + 1).ok()?,
+    ))
+}
+
+/// The line (counted in `lines`) that closes the body opened by the first
+/// line ending in `{`.
+fn body_end(lines: &[String]) -> Option<usize> {
+    let open = lines.iter().position(|l| l.trim_end().ends_with('{'))?;
+    let mut depth = 0i64;
+    for (n, line) in lines.iter().enumerate().skip(open) {
+        for c in line.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth <= 0 {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// The names of an argument list (the text after its `(`).
+fn argument_names(body: &str) -> Option<Vec<String>> {
     let mut depth = 0usize;
     let mut pieces = vec![String::new()];
     for c in body.chars() {

@@ -41,14 +41,31 @@ impl Sources {
     }
 
     /// Where a recorded file is on disk (absolute, symlinks kept), if it
-    /// is.
+    /// is: an absolute path as it is, a relative one under the search
+    /// path; else (a path recorded on another machine,
+    /// `/home/ci/build/proj/m.mlir`) by its trailing components under the
+    /// search path, the longest that names a file winning (`proj/m.mlir`
+    /// before `m.mlir`), as `irvm dbg` binds breakpoints by suffix.
     fn locate(&self, recorded: &str) -> Option<PathBuf> {
         let file = Path::new(recorded);
-        let found = if file.is_absolute() {
+        let exact = if file.is_absolute() {
             file.is_file().then(|| file.to_path_buf())
         } else {
             self.dirs.iter().map(|d| d.join(file)).find(|p| p.is_file())
-        }?;
+        };
+        let found = exact.or_else(|| {
+            let parts: Vec<_> = file
+                .components()
+                .filter(|c| matches!(c, std::path::Component::Normal(_)))
+                .collect();
+            (1..parts.len()).rev().find_map(|n| {
+                let tail: PathBuf = parts[parts.len() - n..].iter().collect();
+                self.dirs
+                    .iter()
+                    .map(|d| d.join(&tail))
+                    .find(|p| p.is_file())
+            })
+        })?;
         Some(absolute(&found))
     }
 
@@ -102,8 +119,10 @@ impl Sources {
             }
             None => json!({
                 "name": name,
-                "presentationHint": "deemphasize",
-                "origin": format!("`{recorded}` (not found on disk; add its folder to `sourceDirs`)"),
+                "origin": format!(
+                    "`{recorded}`, not found: neither that path nor its trailing \
+                     components under `sourceDirs` or the modules' folders name a file"
+                ),
             }),
         }
     }
@@ -141,7 +160,6 @@ impl Sources {
             // extension contributes it) allow breakpoints in it.
             "name": format!("{}.{}.vmasm", a.module, dbg.function_name(a)),
             "sourceReference": reference,
-            "presentationHint": "deemphasize",
             "origin": "disassembly: the function has no debug information",
         })
     }
