@@ -18,10 +18,12 @@ use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use clap::{Args, FromArgMatches};
+use irvm::loader::SourcePosition;
 use irvm::{Ref, Value};
 use irvm_debugger::{
     expandable, ref_children, BreakpointRequest, CodeAddress, DebugValue, Debugger, Format,
@@ -60,9 +62,8 @@ pub fn main(_args: DapArgs) -> ExitCode {
     let reader_control = control.clone();
     std::thread::spawn(move || read_messages(std::io::stdin().lock(), tx, &reader_control));
     let mut server = Server {
-        out: std::io::stdout(),
         rx,
-        seq: 1,
+        seq: Arc::new(AtomicU64::new(1)),
         control,
         session: None,
         vars: Vec::new(),
@@ -219,9 +220,9 @@ enum Next {
 const NOT_STOPPED: &str = "notStopped";
 
 struct Server {
-    out: std::io::Stdout,
     rx: Receiver<Incoming>,
-    seq: u64,
+    /// The next message's sequence number (logpoints write too).
+    seq: Arc<AtomicU64>,
     control: Arc<Control>,
     session: Option<Session>,
     vars: Vec<VarRef>,
@@ -308,6 +309,19 @@ fn limits_from(args: &Json) -> Result<LimitArgs, String> {
     LimitArgs::from_arg_matches(&matches).map_err(|e| e.to_string())
 }
 
+/// Writes a message to stdout with the next sequence number.
+fn write_message(seq: &AtomicU64, mut message: Map<String, Json>) {
+    message.insert("seq".into(), json!(seq.fetch_add(1, Ordering::Relaxed)));
+    let body = Json::Object(message).to_string();
+    let mut out = std::io::stdout().lock();
+    let written =
+        write!(out, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| out.flush());
+    if written.is_err() {
+        // The client is gone: nothing more can be said.
+        std::process::exit(1);
+    }
+}
+
 /// Parses `0x...` (or decimal) memory references.
 fn parse_reference(text: &str) -> Option<u64> {
     let t = text.trim();
@@ -318,17 +332,8 @@ fn parse_reference(text: &str) -> Option<u64> {
 }
 
 impl Server {
-    fn send(&mut self, mut message: Map<String, Json>) {
-        message.insert("seq".into(), json!(self.seq));
-        self.seq += 1;
-        let body = Json::Object(message).to_string();
-        let mut out = self.out.lock();
-        let written =
-            write!(out, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| out.flush());
-        if written.is_err() {
-            // The client is gone: nothing more can be said.
-            std::process::exit(1);
-        }
+    fn send(&mut self, message: Map<String, Json>) {
+        write_message(&self.seq, message);
     }
 
     fn event(&mut self, event: &str, body: Json) {
@@ -536,6 +541,7 @@ impl Server {
             "supportsInstructionBreakpoints": true,
             "supportsDisassembleRequest": true,
             "supportsTerminateRequest": true,
+            "supportsLogPoints": true,
             "exceptionBreakpointFilters": [
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
@@ -580,6 +586,18 @@ impl Server {
         let mut dbg = crate::cmd_dbg::prepare(&modules, &function, &inputs, &limits)?;
         // Requests must reach the program anywhere.
         dbg.set_interruptible(true);
+        // Logpoints' messages go out as the program reaches them.
+        let seq = self.seq.clone();
+        dbg.set_log_sink(Some(Box::new(move |text| {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("event"));
+            m.insert("event".into(), json!("output"));
+            m.insert(
+                "body".into(),
+                json!({"category": "console", "output": format!("{text}\n")}),
+            );
+            write_message(&seq, m);
+        })));
         *self.control.pause.lock().unwrap_or_else(|e| e.into_inner()) = Some(dbg.pause_handle());
         self.sources = Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules));
         self.session = Some(Session {
@@ -651,17 +669,18 @@ impl Server {
             };
             let req = BreakpointRequest {
                 spec: format!("{path}:{asked}"),
-                condition: str_arg(w, "condition")?.map(str::to_string),
+                condition: None,
                 hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
                 temporary: false,
             };
             let added = self.session()?.dbg.add_line_breakpoint(&files, line32, req);
+            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
                     ids.push(b.id);
                     out.push(self.breakpoint_json(&b, Some(line)));
                 }
-                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e.0})),
+                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e})),
             }
         }
         self.source_bps.insert(path, ids);
@@ -691,15 +710,12 @@ impl Server {
                 out.push(json!({"verified": false, "line": asked, "message": "no instruction at or after this line"}));
                 continue;
             };
-            let condition = str_arg(w, "condition")?.map(str::to_string);
             let address = CodeAddress {
                 offset,
                 ..function.clone()
             };
-            let added = self
-                .session()?
-                .dbg
-                .add_address_breakpoint(address, condition.as_deref());
+            let added = self.session()?.dbg.add_address_breakpoint(address, None);
+            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
                     ids.push(b.id);
@@ -707,7 +723,7 @@ impl Server {
                     j["line"] = json!(at - 1 + self.bases.line);
                     out.push(j);
                 }
-                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e.0})),
+                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e})),
             }
         }
         self.source_bps.insert(key, ids);
@@ -727,20 +743,63 @@ impl Server {
             let name = str_arg(w, "name")?.ok_or("a function breakpoint needs a `name`")?;
             let req = BreakpointRequest {
                 spec: name.to_string(),
-                condition: str_arg(w, "condition")?.map(str::to_string),
+                condition: None,
                 hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
                 temporary: false,
             };
             let added = self.session()?.dbg.add_breakpoint(req);
+            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
                     self.function_bps.push(b.id);
                     out.push(self.breakpoint_json(&b, None));
                 }
-                Err(e) => out.push(json!({"verified": false, "message": e.0})),
+                Err(e) => out.push(json!({"verified": false, "message": e})),
             }
         }
         Ok(json!({"breakpoints": out}))
+    }
+
+    /// Gives a new breakpoint the condition and log message of the
+    /// client's breakpoint `w`, with source names (at the breakpoint's
+    /// first instruction) in them; when they are bad, the breakpoint is
+    /// deleted and the reason returned.
+    fn refine(
+        &mut self,
+        b: irvm_debugger::Breakpoint,
+        w: &Json,
+    ) -> Result<irvm_debugger::Breakpoint, String> {
+        let outcome = self.refine_or_fail(&b, w);
+        if outcome.is_err() {
+            let _ = self.session()?.dbg.delete_breakpoint(Some(b.id));
+        }
+        outcome.map(|()| b)
+    }
+
+    fn refine_or_fail(&mut self, b: &irvm_debugger::Breakpoint, w: &Json) -> Result<(), String> {
+        let condition = str_arg(w, "condition")?.filter(|c| !c.trim().is_empty());
+        let log = str_arg(w, "logMessage")?;
+        if condition.is_none() && log.is_none() {
+            return Ok(());
+        }
+        let names = match b.addresses.first() {
+            Some(a) => {
+                let position = self.session()?.dbg.position_of(a);
+                self.names_at(a, position.as_ref())?
+            }
+            None => Rc::new(SourceNames::default()),
+        };
+        if let Some(c) = condition {
+            let vm = names.substitute(c, false)?;
+            let set = self.session()?.dbg.set_condition(b.id, Some(&vm));
+            set.map_err(|e| in_terms_of(e.0, &vm, c))?;
+        }
+        if let Some(message) = log {
+            let vm = names.substitute_in_braces(message)?;
+            let set = self.session()?.dbg.set_log_message(b.id, Some(&vm));
+            set.map_err(|e| e.0)?;
+        }
+        Ok(())
     }
 
     fn set_instruction_breakpoints(&mut self, args: &Json) -> Reply {
@@ -756,20 +815,17 @@ impl Server {
             let reference = str_arg(w, "instructionReference")?
                 .ok_or("an instruction breakpoint needs an `instructionReference`")?;
             let offset = int_arg(w, "offset")?.unwrap_or(0);
-            let condition = str_arg(w, "condition")?.map(str::to_string);
             let s = self.session()?;
             let address = parse_reference(reference)
                 .and_then(|r| r.checked_add_signed(offset))
                 .and_then(|r| s.dbg.address_from_reference(r));
             let added = match address {
-                Some(a) => s
-                    .dbg
-                    .add_address_breakpoint(a, condition.as_deref())
-                    .map_err(|e| e.0),
+                Some(a) => s.dbg.add_address_breakpoint(a, None).map_err(|e| e.0),
                 None => Err(format!(
                     "`{reference}` (+{offset}) is not an instruction address"
                 )),
             };
+            let added = added.and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
                     self.instruction_bps.push(b.id);
@@ -1133,6 +1189,19 @@ impl Server {
         let Some((a, position)) = s.dbg.frame_location(frame) else {
             return Ok(Rc::new(SourceNames::default()));
         };
+        self.names_at(&a, position.as_ref())
+    }
+
+    /// The source names at the instruction `a` (located at `position`).
+    fn names_at(
+        &mut self,
+        a: &CodeAddress,
+        position: Option<&SourcePosition>,
+    ) -> Result<Rc<SourceNames>, String> {
+        let s = self
+            .session
+            .as_ref()
+            .ok_or("no program: send `launch` first")?;
         let key = (a.module.clone(), a.function);
         let function = match self.names.get(&key) {
             Some(n) => n.clone(),
@@ -1147,7 +1216,7 @@ impl Server {
                 n
             }
         };
-        Ok(Rc::new(function.at(position.as_ref())))
+        Ok(Rc::new(function.at(position)))
     }
 
     /// The "Source names" scope: each name with its register's value.

@@ -1549,3 +1549,72 @@ fn a_path_recorded_on_another_machine_is_found_by_its_trailing_components() {
     assert_eq!(c.finish(), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn logpoints_log_without_stopping_and_conditions_take_source_names() {
+    let mut c = Client::start();
+    let caps = launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
+    );
+    assert_eq!(caps["supportsLogPoints"], true);
+    // Line 14 (the yield) runs after %k1 and %next are computed.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [
+            {"line": 14, "logMessage": "k1 = {%k1}, next = {%next} {{literally}}"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let bad = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "fib", "condition": "%nosuch == 1"},
+                               {"name": "fib", "logMessage": "{%nosuch}"}]}),
+    );
+    for b in bad["breakpoints"].as_array().expect("breakpoints") {
+        assert_eq!(b["verified"], false, "{b}");
+        assert!(
+            b["message"].as_str().is_some_and(|m| m.contains("%nosuch")),
+            "{b}"
+        );
+    }
+    c.ok("configurationDone", json!({}));
+    c.event("terminated");
+    let logged: Vec<String> = c
+        .events
+        .iter()
+        .filter(|e| e["event"] == "output" && e["body"]["category"] == "console")
+        .filter_map(|e| e["body"]["output"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            "k1 = 1, next = 1 {literally}\n",
+            "k1 = 2, next = 2 {literally}\n",
+            "k1 = 3, next = 3 {literally}\n"
+        ]
+    );
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    assert_eq!(c.finish(), 0);
+
+    // A condition in source names stops only where it holds.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14, "condition": "%k1 == 4"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let k1 = c.ok("evaluate", json!({"expression": "%k1", "frameId": 1}));
+    assert_eq!(k1["result"], "4");
+    c.ok("continue", json!({"threadId": 1}));
+    c.event("terminated");
+    assert_eq!(c.finish(), 0);
+}

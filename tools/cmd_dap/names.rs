@@ -201,6 +201,34 @@ impl SourceNames {
     }
 }
 
+impl SourceNames {
+    /// A logpoint's message with the source names inside its `{...}`
+    /// parts replaced by their registers (the text outside stays).
+    pub fn substitute_in_braces(&self, message: &str) -> Result<String, String> {
+        let mut out = String::new();
+        let mut rest = message;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            if rest[open..].starts_with("{{") {
+                out.push_str("{{");
+                rest = &rest[open + 2..];
+                continue;
+            }
+            let Some(close) = rest[open..].find('}') else {
+                out.push_str(&rest[open..]);
+                return Ok(out);
+            };
+            let inner = &rest[open + 1..open + close];
+            out.push('{');
+            out.push_str(&self.substitute(inner, false)?);
+            out.push('}');
+            rest = &rest[open + close + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
 /// The `%name` a source line defines with the op at column `col` (from
 /// 1): the text before the op is `%name =` (one result).
 fn defined_name(line: &str, col: i32) -> Option<String> {

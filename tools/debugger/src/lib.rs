@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod expr;
+mod logpoint;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +41,10 @@ pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
+pub use self::logpoint::LogMessage;
+
+/// Where logpoints' messages go, as the program reaches them.
+pub type LogSink = Box<dyn FnMut(String) + Send>;
 use irvm::bytecode::decode::{Decoder, Operand};
 use irvm::bytecode::isa::{
     Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
@@ -142,6 +147,9 @@ pub struct Breakpoint {
     pub ignore_count: u32,
     /// How often the program reached it with its condition holding.
     pub hits: u32,
+    /// A logpoint: where it would stop, this message goes to the
+    /// [`LogSink`] and the program goes on.
+    pub log_message: Option<LogMessage>,
 }
 
 /// What a new breakpoint is: where (a spec as [`Debugger::add_breakpoint`]
@@ -292,6 +300,8 @@ struct Shared {
     /// (module, function) -> how the function uses its i32 registers.
     banks: HashMap<(String, u32), Arc<BTreeMap<u16, Bank>>>,
     reason: Option<Reason>,
+    /// Where logpoints' messages go.
+    log_sink: Option<LogSink>,
 }
 
 /// Per function: offset -> source position, and which offsets start a line.
@@ -450,6 +460,7 @@ impl StopObserver {
         };
         let here = (view.module_name, view.function, view.offset);
         let mut chosen = None;
+        let mut logged = Vec::new();
         for b in shared.breakpoints.iter_mut() {
             if !b.enabled
                 || !b
@@ -477,12 +488,21 @@ impl StopObserver {
             if b.hit_condition.is_some_and(|h| !h.satisfied(b.hits)) {
                 continue;
             }
+            if let Some(message) = &b.log_message {
+                logged.push(message.render(&regs));
+                continue;
+            }
             if chosen.is_none() {
                 chosen = Some(BreakpointHit {
                     id: b.id,
                     temporary: b.temporary,
                     condition_error: error,
                 });
+            }
+        }
+        if let Some(sink) = shared.log_sink.as_mut() {
+            for message in logged {
+                sink(message);
             }
         }
         chosen
@@ -826,6 +846,7 @@ impl Debugger {
             hit_condition,
             ignore_count: 0,
             hits: 0,
+            log_message: None,
         }))
     }
 
@@ -866,6 +887,7 @@ impl Debugger {
             hit_condition: None,
             ignore_count: 0,
             hits: 0,
+            log_message: None,
         }))
     }
 
@@ -932,6 +954,22 @@ impl Debugger {
             .map(Expr::parse)
             .transpose()?;
         self.with_breakpoint(id, |b| b.condition = parsed)
+    }
+
+    /// Makes breakpoint `id` a logpoint with this message ([`LogMessage`]),
+    /// or (`None`) a breakpoint that stops again.
+    pub fn set_log_message(
+        &mut self,
+        id: u32,
+        message: Option<&str>,
+    ) -> Result<(), DebugCommandError> {
+        let parsed = message.map(LogMessage::parse).transpose()?;
+        self.with_breakpoint(id, |b| b.log_message = parsed)
+    }
+
+    /// Where logpoints' messages go (`None`: nowhere).
+    pub fn set_log_sink(&mut self, sink: Option<LogSink>) {
+        lock(&self.shared).log_sink = sink;
     }
 
     /// Makes breakpoint `id` ignore its next `count` hits.
