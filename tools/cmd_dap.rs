@@ -646,8 +646,9 @@ impl Server {
             Some(Json::Array(a)) => a.clone(),
             Some(_) => return Err("`breakpoints` must be an array".into()),
         };
-        if let Some(reference) = int_arg(source, "sourceReference")?.filter(|r| *r > 0) {
-            return self.set_listing_breakpoints(reference, &wanted);
+        let reference = int_arg(source, "sourceReference")?.filter(|r| *r > 0);
+        if let Some(function) = self.listed_function(source, reference)? {
+            return self.set_listing_breakpoints(function, &wanted);
         }
         let path = str_arg(source, "path")?
             .or(str_arg(source, "name")?)
@@ -687,17 +688,53 @@ impl Server {
         Ok(json!({"breakpoints": out}))
     }
 
+    /// The function whose disassembly document a breakpoint's `source`
+    /// names: by its name `MODULE.FUNCTION.vmasm` when that is a function
+    /// without debug information and no file of that path is on disk
+    /// (references are the session's own: a client restarting a session
+    /// sends the previous one's), else by its `sourceReference`; `None`
+    /// for a file.
+    fn listed_function(
+        &mut self,
+        source: &Json,
+        reference: Option<i64>,
+    ) -> Result<Option<CodeAddress>, String> {
+        let name = str_arg(source, "name")?;
+        let path = str_arg(source, "path")?;
+        let on_disk = path.is_some_and(|p| std::path::Path::new(p).is_file());
+        let dbg = &self.session()?.dbg;
+        let by_name = name
+            .and_then(|n| n.strip_suffix(".vmasm"))
+            .filter(|_| !on_disk)
+            .and_then(|n| dbg.resolve_location(n).ok())
+            .and_then(|found| match &found[..] {
+                [a] if !dbg.has_positions(&a.module, a.function) => Some(CodeAddress {
+                    offset: 0,
+                    ..a.clone()
+                }),
+                _ => None,
+            });
+        if let Some(function) = by_name {
+            self.sources.reference_for(&function);
+            return Ok(Some(function));
+        }
+        match reference {
+            Some(r) => self
+                .sources
+                .referenced(r)
+                .map(Some)
+                .ok_or_else(|| format!("no source with reference {r}")),
+            None => Ok(None),
+        }
+    }
+
     /// Breakpoints in the disassembly of a function without debug
-    /// information (a `sourceReference`): a line stops at its instruction,
-    /// a label or header line at the next instruction.
-    fn set_listing_breakpoints(&mut self, reference: i64, wanted: &[Json]) -> Reply {
-        let key = format!("sourceReference {reference}");
+    /// information: a line stops at its instruction, a label or header
+    /// line at the next instruction.
+    fn set_listing_breakpoints(&mut self, function: CodeAddress, wanted: &[Json]) -> Reply {
+        let key = format!("disassembly of {}.{}", function.module, function.function);
         let old = self.source_bps.remove(&key).unwrap_or_default();
         self.clear(old)?;
-        let function = self
-            .sources
-            .referenced(reference)
-            .ok_or_else(|| format!("no source with reference {reference}"))?;
         let listing = sources::listing(&self.session()?.dbg, &function)?;
         let mut by_line: Vec<(i64, u32)> = listing.lines.iter().map(|(o, l)| (*l, *o)).collect();
         by_line.sort_unstable();
@@ -1066,10 +1103,17 @@ impl Server {
             Some(r) => r,
             None => int_arg(args, "sourceReference")?.ok_or("`sourceReference` is required")?,
         };
-        let address = self
-            .sources
-            .referenced(reference)
-            .ok_or_else(|| format!("no source with reference {reference}"))?;
+        let named = match args.get("source") {
+            Some(source) => self.listed_function(source, Some(reference))?,
+            None => None,
+        };
+        let address = match named {
+            Some(a) => a,
+            None => self
+                .sources
+                .referenced(reference)
+                .ok_or_else(|| format!("no source with reference {reference}"))?,
+        };
         let s = self.session()?;
         let listing = sources::listing(&s.dbg, &address)?;
         Ok(json!({"content": listing.text, "mimeType": "text/x-vmasm"}))

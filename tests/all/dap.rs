@@ -1618,3 +1618,41 @@ fn logpoints_log_without_stopping_and_conditions_take_source_names() {
     c.event("terminated");
     assert_eq!(c.finish(), 0);
 }
+
+#[test]
+fn disassembly_breakpoints_survive_a_restart_by_their_documents_name() {
+    // A new session's references are its own: the client sends the old
+    // session's reference with the document's name.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"]}),
+    );
+    let stale = json!({"name": "app_a.main.vmasm", "sourceReference": 7});
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": stale, "breakpoints": [{"line": 4}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let text = c.ok("source", json!({"source": stale, "sourceReference": 7}));
+    assert!(
+        text["content"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("// app_a.main:")),
+        "{text}"
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frame = &st["stackFrames"][0];
+    assert_eq!(frame["source"]["name"], "app_a.main.vmasm");
+    assert_eq!(frame["line"], 4);
+    // An unknown reference without a name of such a function: an error.
+    let r = c.request(
+        "setBreakpoints",
+        json!({"source": {"name": "nosuch.vmasm", "sourceReference": 7}, "breakpoints": [{"line": 4}]}),
+    );
+    assert_eq!(r["message"], "no source with reference 7");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
