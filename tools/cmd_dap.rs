@@ -72,6 +72,7 @@ pub fn main(_args: DapArgs) -> ExitCode {
         function_bps: Vec::new(),
         instruction_bps: Vec::new(),
         ended: false,
+        initialized: false,
         bases: Bases { line: 1, column: 1 },
         sources: Sources::default(),
         names: HashMap::new(),
@@ -147,6 +148,9 @@ fn read_message(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
         }
         first = false;
         if line.last() != Some(&b'\n') {
+            if (n as u64) < MAX_HEADER_BYTES {
+                return Err("input ended inside a message header".into());
+            }
             return Err(format!(
                 "a header line is longer than {MAX_HEADER_BYTES} bytes (expected `Content-Length: N`)"
             ));
@@ -188,6 +192,8 @@ struct Session {
     function: String,
     stop_on_entry: bool,
     started: bool,
+    /// `noDebug`: the program runs without stopping.
+    no_debug: bool,
 }
 
 /// What a `variablesReference` stands for (valid until the next run).
@@ -233,6 +239,8 @@ struct Server {
     instruction_bps: Vec<u32>,
     /// The program ended (exited and terminated were sent).
     ended: bool,
+    /// `initialize` came.
+    initialized: bool,
     /// The client's line and column bases (`linesStartAt1`,
     /// `columnsStartAt1`).
     bases: Bases,
@@ -277,19 +285,22 @@ fn int_arg(args: &Json, key: &str) -> Result<Option<i64>, String> {
     }
 }
 
+/// The limit attributes of `launch`, with the `irvm run` flags they are
+/// (which are accepted as attribute names too).
+const LIMIT_KEYS: [(&str, &str); 7] = [
+    ("fuel", "fuel"),
+    ("timeout", "timeout"),
+    ("maxStackDepth", "max-stack-depth"),
+    ("maxStackBytes", "max-stack-bytes"),
+    ("maxBufferBytes", "max-buffer-bytes"),
+    ("maxListElements", "max-list-elements"),
+    ("maxMemoryBytes", "max-memory-bytes"),
+];
+
 /// The limits of a `launch` request, read as `irvm run`'s flags.
 fn limits_from(args: &Json) -> Result<LimitArgs, String> {
-    const KEYS: [(&str, &str); 7] = [
-        ("fuel", "fuel"),
-        ("timeout", "timeout"),
-        ("maxStackDepth", "max-stack-depth"),
-        ("maxStackBytes", "max-stack-bytes"),
-        ("maxBufferBytes", "max-buffer-bytes"),
-        ("maxListElements", "max-list-elements"),
-        ("maxMemoryBytes", "max-memory-bytes"),
-    ];
     let mut argv = vec!["limits".to_string()];
-    for (camel, flag) in KEYS {
+    for (camel, flag) in LIMIT_KEYS {
         let value = args.get(camel).or_else(|| args.get(flag));
         match value {
             None | Some(Json::Null) => {}
@@ -320,6 +331,44 @@ fn write_message(seq: &AtomicU64, mut message: Map<String, Json>) {
         // The client is gone: nothing more can be said.
         std::process::exit(1);
     }
+}
+
+/// The launch attributes `irvm dap` reads (the VS Code extension declares
+/// them all), and those clients add.
+const LAUNCH_ATTRIBUTES: [&str; 21] = [
+    "modules",
+    "function",
+    "inputs",
+    "stopOnEntry",
+    "noDebug",
+    "sourceDirs",
+    "parameters",
+    "parameterMode",
+    "fuel",
+    "timeout",
+    "maxStackDepth",
+    "maxStackBytes",
+    "maxBufferBytes",
+    "maxListElements",
+    "maxMemoryBytes",
+    // Added by clients: the configuration's own fields.
+    "type",
+    "request",
+    "name",
+    "cwd",
+    "env",
+    "console",
+];
+
+/// The first launch attribute that is not read (nor a client's own:
+/// `type`, `__sessionId`, ...), if any.
+fn unknown_launch_attribute(args: &Json) -> Option<String> {
+    let known = |k: &str| {
+        LAUNCH_ATTRIBUTES.contains(&k)
+            || k.starts_with("__")
+            || LIMIT_KEYS.iter().any(|(_, flag)| *flag == k)
+    };
+    args.as_object()?.keys().find(|k| !known(k)).cloned()
 }
 
 /// Parses `0x...` (or decimal) memory references.
@@ -439,11 +488,14 @@ impl Server {
                 Next::Exit(ExitCode::SUCCESS)
             }
             "terminate" => {
+                // A program that started ends here, as `irvm run` ends one
+                // that is stopped: exit code 1.
+                let started = self.session.as_ref().is_some_and(|s| s.started);
                 if let Some(s) = self.session.as_mut() {
                     s.dbg.kill();
                 }
                 self.respond(seq, &command, Ok(Json::Null));
-                self.end_program(None);
+                self.end_program(started.then_some(1));
                 if running {
                     Next::Ended
                 } else {
@@ -489,6 +541,21 @@ impl Server {
         }
     }
 
+    /// The launch asked for `noDebug`.
+    fn no_debug(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.no_debug)
+    }
+
+    /// The answer to a breakpoints request under `noDebug`: none set.
+    fn no_breakpoints(args: &Json) -> Reply {
+        let count = match args.get("breakpoints") {
+            Some(Json::Array(a)) => a.len(),
+            _ => 0,
+        };
+        let refused = json!({"verified": false, "message": "the launch asked for noDebug: the program runs without stopping"});
+        Ok(json!({"breakpoints": vec![refused; count]}))
+    }
+
     fn session(&mut self) -> Result<&mut Session, String> {
         self.session
             .as_mut()
@@ -500,6 +567,14 @@ impl Server {
         match command {
             "initialize" => self.initialize(args),
             "launch" => self.launch(args),
+            "setBreakpoints"
+            | "setFunctionBreakpoints"
+            | "setInstructionBreakpoints"
+            | "setExceptionBreakpoints"
+                if self.no_debug() =>
+            {
+                Self::no_breakpoints(args)
+            }
             "setBreakpoints" => self.set_breakpoints(args),
             "setFunctionBreakpoints" => self.set_function_breakpoints(args),
             "setExceptionBreakpoints" => self.set_exception_breakpoints(args),
@@ -518,6 +593,10 @@ impl Server {
     }
 
     fn initialize(&mut self, args: &Json) -> Reply {
+        if self.initialized {
+            return Err("already initialized (`initialize` comes once)".into());
+        }
+        self.initialized = true;
         let base = |key: &str| match args.get(key) {
             None | Some(Json::Null) => Ok(1),
             Some(Json::Bool(b)) => Ok(i64::from(*b)),
@@ -565,11 +644,19 @@ impl Server {
             .ok_or("`function` is required (the exported function to debug)")?
             .to_string();
         let inputs = strings_arg(args, "inputs")?;
-        let stop_on_entry = match args.get("stopOnEntry") {
-            None | Some(Json::Null) => false,
-            Some(Json::Bool(b)) => *b,
-            Some(_) => return Err("`stopOnEntry` must be true or false".into()),
+        if let Some(unknown) = unknown_launch_attribute(args) {
+            self.output(
+                "important",
+                &format!("irvm dap: unknown launch attribute `{unknown}` (ignored)\n"),
+            );
+        }
+        let flag = |key: &str| match args.get(key) {
+            None | Some(Json::Null) => Ok(false),
+            Some(Json::Bool(b)) => Ok(*b),
+            Some(_) => Err(format!("`{key}` must be true or false")),
         };
+        let no_debug = flag("noDebug")?;
+        let stop_on_entry = flag("stopOnEntry")? && !no_debug;
         let source_dirs: Vec<PathBuf> = strings_arg(args, "sourceDirs")?
             .into_iter()
             .map(PathBuf::from)
@@ -605,6 +692,7 @@ impl Server {
             function: function.trim_start_matches('@').to_string(),
             stop_on_entry,
             started: false,
+            no_debug,
         });
         self.event("initialized", Json::Null);
         Ok(Json::Null)
@@ -937,7 +1025,7 @@ impl Server {
                     Next::Exit(code) => return Next::Exit(code),
                 },
                 // Not asked to stop at traps: the program ends.
-                Ok(Stop::Exception(_)) if !self.trap_filter => {}
+                Ok(Stop::Exception(_)) if !self.trap_filter || self.no_debug() => {}
                 Ok(stop) => {
                     self.report(stop);
                     return Next::Serve;

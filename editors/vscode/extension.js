@@ -4,23 +4,28 @@
 
 'use strict';
 
+const os = require('node:os');
 const vscode = require('vscode');
 const { findIrvm } = require('./find-irvm');
 const { nameAt } = require('./hover-name');
 
 /** Starts `irvm dap` for each debug session. */
 class IrvmAdapterFactory {
-  createDebugAdapterDescriptor() {
+  createDebugAdapterDescriptor(session) {
     const setting = vscode.workspace.getConfiguration('irvm').get('path');
-    const irvm = findIrvm(setting, process.env.PATH, process.platform);
-    if (!irvm) {
-      const where = setting ? `irvm.path (${setting}) names no file` : 'no `irvm` on PATH';
-      vscode.window.showErrorMessage(
-        `irvm debugger: ${where}. Install irvm (cargo install --path . in its repository) or set irvm.path.`,
+    const folder = session.workspaceFolder || (vscode.workspace.workspaceFolders || [])[0];
+    const found = findIrvm(setting, process.env.PATH, process.platform, {
+      workspaceFolder: folder ? folder.uri.fsPath : undefined,
+      home: os.homedir(),
+    });
+    if (found.error) {
+      // VS Code shows a thrown error's message as the one reason the
+      // session did not start.
+      throw new Error(
+        `irvm debugger: ${found.error}. Install irvm (cargo install --path . in its repository) or set irvm.path.`,
       );
-      return undefined;
     }
-    return new vscode.DebugAdapterExecutable(irvm, ['dap']);
+    return new vscode.DebugAdapterExecutable(found.path, ['dap']);
   }
 }
 

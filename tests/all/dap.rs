@@ -352,6 +352,10 @@ fn pause_stops_a_long_loop_and_terminate_ends_it() {
     std::thread::sleep(Duration::from_millis(100));
     c.ok("terminate", json!({}));
     c.event("terminated");
+    // `exited` (as `irvm run` ends a stopped program: 1) came first.
+    let exited = c.events.iter().position(|e| e["event"] == "exited");
+    assert!(exited.is_some(), "{:?}", c.events);
+    assert_eq!(c.events[exited.unwrap_or(0)]["body"]["exitCode"], 1);
     assert!(
         c.events.iter().all(|e| e["event"] != "stopped"),
         "{:?}",
@@ -1655,4 +1659,99 @@ fn disassembly_breakpoints_survive_a_restart_by_their_documents_name() {
     assert_eq!(r["message"], "no source with reference 7");
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn every_launch_attribute_the_extension_declares_is_read_and_no_debug_runs_through() {
+    let manifest =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode/package.json");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).expect("package.json"))
+            .expect("json");
+    let declared = manifest["contributes"]["debuggers"][0]["configurationAttributes"]["launch"]
+        ["properties"]
+        .as_object()
+        .expect("launch attributes")
+        .clone();
+    // A value of each declared type (a number and a string for `timeout`).
+    let mut args = json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"],
+                          "sourceDirs": [path("")], "type": "irvm", "request": "launch",
+                          "name": "fib", "__sessionId": "x"});
+    for (key, spec) in &declared {
+        if args.get(key).is_some() {
+            continue;
+        }
+        let kinds: Vec<&str> = match &spec["type"] {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(t) => t.iter().filter_map(Value::as_str).collect(),
+            other => panic!("{key}: type {other}"),
+        };
+        args[key] = match (key.as_str(), kinds[0]) {
+            ("parameterMode", _) => json!("file"),
+            ("parameters", _) => json!([]),
+            (_, "integer" | "number") => json!(1_000_000_000),
+            (_, "boolean") => json!(false),
+            (_, "string") => json!("1000"),
+            (_, "array") => json!([]),
+            (_, t) => panic!("{key}: type {t}"),
+        };
+    }
+    assert_eq!(declared["timeout"]["type"], json!(["number", "string"]));
+    let mut c = Client::start();
+    launch(&mut c, args.clone());
+    c.ok("disconnect", json!({}));
+    let warned = c.events.iter().any(|e| {
+        e["body"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("unknown launch attribute"))
+    });
+    assert!(!warned, "{:?}", c.events);
+    assert_eq!(c.finish(), 0);
+
+    // An attribute nobody reads is said so; `noDebug` runs to the end
+    // with breakpoints refused.
+    args["stopOnEntry"] = json!(true);
+    args["noDebug"] = json!(true);
+    args["sourceDir"] = json!("typo");
+    let mut c = Client::start();
+    launch(&mut c, args);
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 13}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], false);
+    c.ok("configurationDone", json!({}));
+    c.event("terminated");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    let said = c.events.iter().any(|e| {
+        e["body"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("unknown launch attribute `sourceDir`"))
+    });
+    assert!(said, "{:?}", c.events);
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn a_second_initialize_is_refused_and_a_cut_header_is_said_so() {
+    let mut c = Client::start();
+    c.ok("initialize", json!({"adapterID": "irvm"}));
+    let r = c.request("initialize", json!({"adapterID": "irvm"}));
+    assert_eq!(
+        r["message"],
+        "already initialized (`initialize` comes once)"
+    );
+    // The input ends in the middle of a header line.
+    c.write_raw(b"Content-Len");
+    drop(c.stdin.take());
+    let e = c.event("output");
+    assert_eq!(
+        e["body"]["output"],
+        "irvm dap: input ended inside a message header\n"
+    );
+    assert_eq!(c.finish(), 1);
 }

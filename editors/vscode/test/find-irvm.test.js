@@ -1,5 +1,7 @@
 // findIrvm against real files: a temporary PATH with and without an
-// executable `irvm`, and the setting naming a file or nothing.
+// executable `irvm`, and the setting naming a file, a folder, something
+// not executable or nothing, spelled with ${workspaceFolder}, ~ or
+// relative to the workspace folder.
 
 'use strict';
 
@@ -21,14 +23,25 @@ test('irvm is found on PATH, the setting first', () => {
   // Not executable yet: not found.
   fs.chmodSync(irvm, 0o644);
   const envPath = [empty, bin].join(path.delimiter);
-  assert.equal(findIrvm('', envPath, 'linux'), null);
+  assert.deepEqual(findIrvm('', envPath, 'linux'), { error: 'no irvm on PATH' });
   fs.chmodSync(irvm, 0o755);
-  assert.equal(findIrvm('', envPath, 'linux'), irvm);
-  assert.equal(findIrvm('', empty, 'linux'), null);
-  // The setting wins when it names a file, and is an error otherwise.
+  assert.deepEqual(findIrvm('', envPath, 'linux'), { path: irvm });
+  assert.deepEqual(findIrvm('', empty, 'linux'), { error: 'no irvm on PATH' });
+  // The setting wins when it names an executable file.
   const other = path.join(root, 'my-irvm');
   fs.writeFileSync(other, '');
-  assert.equal(findIrvm(other, envPath, 'linux'), other);
-  assert.equal(findIrvm(path.join(root, 'nothing'), envPath, 'linux'), null);
+  fs.chmodSync(other, 0o755);
+  assert.deepEqual(findIrvm(other, envPath, 'linux'), { path: other });
+  // ${workspaceFolder}, ~ and relative paths.
+  const where = { workspaceFolder: root, home: bin };
+  assert.deepEqual(findIrvm('${workspaceFolder}/my-irvm', '', 'linux', where), { path: other });
+  assert.deepEqual(findIrvm('my-irvm', '', 'linux', where), { path: other });
+  assert.deepEqual(findIrvm('~/irvm', '', 'linux', where), { path: irvm });
+  assert.match(findIrvm('my-irvm', '', 'linux', {}).error, /relative and no workspace folder/);
+  // What is not an executable file is said so.
+  assert.match(findIrvm(path.join(root, 'nothing'), envPath, 'linux').error, /does not exist/);
+  assert.match(findIrvm(bin, envPath, 'linux').error, /is a directory/);
+  fs.chmodSync(other, 0o644);
+  assert.match(findIrvm(other, envPath, 'linux').error, /is not executable/);
   fs.rmSync(root, { recursive: true });
 });
