@@ -18,7 +18,7 @@ use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -85,6 +85,11 @@ pub fn main(_args: DapArgs) -> ExitCode {
 struct Control {
     /// The running program's pause handle, once launched.
     pause: Mutex<Option<PauseHandle>>,
+    /// Ends the running program even inside a long host call (a dispatch),
+    /// once launched.
+    cancel: Mutex<Option<irvm::InterruptHandle>>,
+    /// `cancel` was used: a CANCELLED trap is the client's doing.
+    cancelled: AtomicBool,
 }
 
 impl Control {
@@ -99,6 +104,22 @@ impl Control {
             .as_ref()
         {
             p.interrupt();
+        }
+    }
+
+    /// Ends the running program (for `terminate`, `disconnect` or the
+    /// client going): a host call in progress is cut at its next check
+    /// (a vmvx kernel's loop back edge, a native dispatch's next
+    /// workgroup), not waited for.
+    fn cancel(&self) {
+        if let Some(c) = self
+            .cancel
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            self.cancelled.store(true, Ordering::Relaxed);
+            c.interrupt();
         }
     }
 }
@@ -119,10 +140,17 @@ fn read_messages(mut input: impl BufRead, tx: Sender<Incoming>, control: &Contro
             Err(e) => Incoming::End(Some(e)),
         };
         let end = matches!(message, Incoming::End(_));
+        let ends_program = end
+            || matches!(&message, Incoming::Message(m)
+                if m.get("type").and_then(Json::as_str) == Some("request")
+                    && matches!(m.get("command").and_then(Json::as_str), Some("terminate" | "disconnect")));
         if tx.send(message).is_err() {
             return;
         }
         control.interrupt();
+        if ends_program {
+            control.cancel();
+        }
         if end {
             return;
         }
@@ -686,6 +714,11 @@ impl Server {
             write_message(&seq, m);
         })));
         *self.control.pause.lock().unwrap_or_else(|e| e.into_inner()) = Some(dbg.pause_handle());
+        *self
+            .control
+            .cancel
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(dbg.cancel_handle());
         self.sources = Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules));
         self.session = Some(Session {
             dbg,
@@ -1024,6 +1057,16 @@ impl Server {
                     Next::Ended => return Next::Serve,
                     Next::Exit(code) => return Next::Exit(code),
                 },
+                // Ended by the client (terminate, disconnect, gone): what
+                // asked for it is served, nothing is reported.
+                Ok(Stop::Exception(_) | Stop::Failed(_))
+                    if self.control.cancelled.load(Ordering::Relaxed) =>
+                {
+                    match self.serve_while_running() {
+                        Next::Exit(code) => return Next::Exit(code),
+                        _ => return Next::Serve,
+                    }
+                }
                 // Not asked to stop at traps: the program ends.
                 Ok(Stop::Exception(_)) if !self.trap_filter || self.no_debug() => {}
                 Ok(stop) => {

@@ -1755,3 +1755,52 @@ fn a_second_initialize_is_refused_and_a_cut_header_is_said_so() {
     );
     assert_eq!(c.finish(), 1);
 }
+
+/// A launch whose dispatch (a vmvx kernel over 8000x8000 floats) runs
+/// for seconds in one host call.
+fn long_dispatch() -> Client {
+    let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/dynamic.vmfb");
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [model.display().to_string()], "function": "dynamic",
+               "inputs": ["8000x8000xf32=@/dev/zero"]}),
+    );
+    c.ok("configurationDone", json!({}));
+    // Inside the dispatch by now.
+    std::thread::sleep(Duration::from_millis(700));
+    c
+}
+
+#[test]
+fn terminate_and_stdin_closing_cut_a_long_dispatch() {
+    let mut c = long_dispatch();
+    let asked = std::time::Instant::now();
+    c.ok("terminate", json!({}));
+    c.event("terminated");
+    // Waiting for the dispatch takes seconds; it is cut at once.
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "terminate took {:?}",
+        asked.elapsed()
+    );
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"
+            && !e["body"]["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("CANCELLED"))),
+        "{:?}",
+        c.events
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+
+    let c = long_dispatch();
+    let asked = std::time::Instant::now();
+    assert_eq!(c.finish(), 0);
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "exiting took {:?}",
+        asked.elapsed()
+    );
+}

@@ -967,6 +967,16 @@ impl Debugger {
         self.with_breakpoint(id, |b| b.log_message = parsed)
     }
 
+    /// A handle that ends the running program with CANCELLED from another
+    /// thread, even inside a long host call: the VM's interrupt, which a
+    /// dispatch's kernels (vmvx: at loop back edges; native: between
+    /// workgroups) check too, unlike the [`PauseHandle`], which stops only
+    /// before a bytecode instruction of the program itself. Not a pause:
+    /// the program cannot go on after it.
+    pub fn cancel_handle(&mut self) -> irvm::InterruptHandle {
+        self.ctx.interrupt_handle()
+    }
+
     /// Where logpoints' messages go (`None`: nowhere).
     pub fn set_log_sink(&mut self, sink: Option<LogSink>) {
         lock(&self.shared).log_sink = sink;
