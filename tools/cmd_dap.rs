@@ -363,7 +363,7 @@ fn write_message(seq: &AtomicU64, mut message: Map<String, Json>) {
 
 /// The launch attributes `irvm dap` reads (the VS Code extension declares
 /// them all), and those clients add.
-const LAUNCH_ATTRIBUTES: [&str; 21] = [
+const LAUNCH_ATTRIBUTES: &[&str] = &[
     "modules",
     "function",
     "inputs",
@@ -379,10 +379,20 @@ const LAUNCH_ATTRIBUTES: [&str; 21] = [
     "maxBufferBytes",
     "maxListElements",
     "maxMemoryBytes",
-    // Added by clients: the configuration's own fields.
+    // The configuration's own fields, and those VS Code gives every
+    // debugger (it sends them along).
     "type",
     "request",
     "name",
+    "preLaunchTask",
+    "postDebugTask",
+    "internalConsoleOptions",
+    "debugServer",
+    "presentation",
+    "suppressMultipleSessionWarning",
+    "windows",
+    "osx",
+    "linux",
     "cwd",
     "env",
     "console",

@@ -1676,7 +1676,8 @@ fn every_launch_attribute_the_extension_declares_is_read_and_no_debug_runs_throu
     // A value of each declared type (a number and a string for `timeout`).
     let mut args = json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"],
                           "sourceDirs": [path("")], "type": "irvm", "request": "launch",
-                          "name": "fib", "__sessionId": "x"});
+                          "name": "fib", "__sessionId": "x", "preLaunchTask": "build",
+                          "presentation": {"hidden": false}});
     for (key, spec) in &declared {
         if args.get(key).is_some() {
             continue;
