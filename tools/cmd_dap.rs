@@ -9,15 +9,21 @@
 //! to stdout is a protocol message: the program's results go out as
 //! `output` events.
 
+mod disassembly;
+mod names;
+mod sources;
+
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use clap::{Args, FromArgMatches};
+use irvm::loader::SourcePosition;
 use irvm::{Ref, Value};
 use irvm_debugger::{
     expandable, ref_children, BreakpointRequest, CodeAddress, DebugValue, Debugger, Format,
@@ -25,6 +31,9 @@ use irvm_debugger::{
 };
 use serde_json::{json, Map, Value as Json};
 
+use self::disassembly::{Bases, DisassembleRequest, MAX_INSTRUCTIONS};
+use self::names::{FunctionNames, SourceNames};
+use self::sources::Sources;
 use crate::cmd_run::LimitArgs;
 
 /// Arguments of `irvm dap` (everything else comes in `launch`).
@@ -53,8 +62,8 @@ pub fn main(_args: DapArgs) -> ExitCode {
     let reader_control = control.clone();
     std::thread::spawn(move || read_messages(std::io::stdin().lock(), tx, &reader_control));
     let mut server = Server {
-        out: std::io::stdout(),
-        seq: 1,
+        rx,
+        seq: Arc::new(AtomicU64::new(1)),
         control,
         session: None,
         vars: Vec::new(),
@@ -63,8 +72,12 @@ pub fn main(_args: DapArgs) -> ExitCode {
         function_bps: Vec::new(),
         instruction_bps: Vec::new(),
         ended: false,
+        initialized: false,
+        bases: Bases { line: 1, column: 1 },
+        sources: Sources::default(),
+        names: HashMap::new(),
     };
-    server.serve(rx)
+    server.serve()
 }
 
 /// What the reader thread shares with the session.
@@ -72,43 +85,54 @@ pub fn main(_args: DapArgs) -> ExitCode {
 struct Control {
     /// The running program's pause handle, once launched.
     pause: Mutex<Option<PauseHandle>>,
-    /// `terminate` or `disconnect` came while the program ran: its stop is
-    /// not reported.
-    quitting: AtomicBool,
+    /// Ends the running program even inside a long host call (a dispatch),
+    /// once launched.
+    cancel: Mutex<Option<irvm::InterruptHandle>>,
+    /// `cancel` was used: a CANCELLED trap is the client's doing.
+    cancelled: AtomicBool,
 }
 
 impl Control {
-    fn pause(&self) {
+    /// Stops a running program briefly so that the session serves what
+    /// came (a program that is not running stops at once when it goes on,
+    /// then goes on after the messages are served).
+    fn interrupt(&self) {
         if let Some(p) = self
             .pause
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
         {
-            p.pause();
+            p.interrupt();
+        }
+    }
+
+    /// Ends the running program (for `terminate`, `disconnect` or the
+    /// client going): a host call in progress is cut at its next check
+    /// (a vmvx kernel's loop back edge, a native dispatch's next
+    /// workgroup), not waited for.
+    fn cancel(&self) {
+        if let Some(c) = self
+            .cancel
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            self.cancelled.store(true, Ordering::Relaxed);
+            c.interrupt();
         }
     }
 }
 
-/// Reads framed messages until the stream ends or breaks.
+/// Reads framed messages until the stream ends or breaks. Each one is
+/// handed over, then the running program is interrupted so that the
+/// session serves it at once.
 fn read_messages(mut input: impl BufRead, tx: Sender<Incoming>, control: &Control) {
     loop {
         let outcome = read_message(&mut input);
         let message = match outcome {
             Ok(Some(body)) => match serde_json::from_slice::<Json>(&body) {
-                Ok(m) if m.is_object() => {
-                    if m.get("type").and_then(Json::as_str) == Some("request") {
-                        match m.get("command").and_then(Json::as_str) {
-                            Some("pause") => control.pause(),
-                            Some("terminate" | "disconnect") => {
-                                control.quitting.store(true, Ordering::Relaxed);
-                                control.pause();
-                            }
-                            _ => {}
-                        }
-                    }
-                    Incoming::Message(m)
-                }
+                Ok(m) if m.is_object() => Incoming::Message(m),
                 Ok(_) => Incoming::Malformed("a message must be a JSON object".into()),
                 Err(e) => Incoming::Malformed(format!("message is not JSON: {e}")),
             },
@@ -116,7 +140,18 @@ fn read_messages(mut input: impl BufRead, tx: Sender<Incoming>, control: &Contro
             Err(e) => Incoming::End(Some(e)),
         };
         let end = matches!(message, Incoming::End(_));
-        if tx.send(message).is_err() || end {
+        let ends_program = end
+            || matches!(&message, Incoming::Message(m)
+                if m.get("type").and_then(Json::as_str) == Some("request")
+                    && matches!(m.get("command").and_then(Json::as_str), Some("terminate" | "disconnect")));
+        if tx.send(message).is_err() {
+            return;
+        }
+        control.interrupt();
+        if ends_program {
+            control.cancel();
+        }
+        if end {
             return;
         }
     }
@@ -141,6 +176,9 @@ fn read_message(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
         }
         first = false;
         if line.last() != Some(&b'\n') {
+            if (n as u64) < MAX_HEADER_BYTES {
+                return Err("input ended inside a message header".into());
+            }
             return Err(format!(
                 "a header line is longer than {MAX_HEADER_BYTES} bytes (expected `Content-Length: N`)"
             ));
@@ -181,14 +219,17 @@ struct Session {
     dbg: Debugger,
     function: String,
     stop_on_entry: bool,
-    source_dirs: Vec<PathBuf>,
     started: bool,
+    /// `noDebug`: the program runs without stopping.
+    no_debug: bool,
 }
 
 /// What a `variablesReference` stands for (valid until the next run).
 enum VarRef {
     /// One bank of a frame's registers.
     Bank { frame: usize, bank: &'static str },
+    /// The source names of a frame's function.
+    Names { frame: usize },
     /// The children of a list or buffer.
     Children(Ref),
 }
@@ -196,9 +237,26 @@ enum VarRef {
 /// A request's failure: the message the client shows.
 type Reply = Result<Json, String>;
 
+/// What serving a message leads to.
+enum Next {
+    /// Go on (serving, or running the program).
+    Serve,
+    /// The program was running and is now stopped by `pause` (answered).
+    Paused,
+    /// The program was running and ended (`terminate`).
+    Ended,
+    /// The adapter exits with this status.
+    Exit(ExitCode),
+}
+
+/// Message of requests that need a stopped program, while it runs (the
+/// spec's `notStopped`).
+const NOT_STOPPED: &str = "notStopped";
+
 struct Server {
-    out: std::io::Stdout,
-    seq: u64,
+    rx: Receiver<Incoming>,
+    /// The next message's sequence number (logpoints write too).
+    seq: Arc<AtomicU64>,
     control: Arc<Control>,
     session: Option<Session>,
     vars: Vec<VarRef>,
@@ -209,6 +267,14 @@ struct Server {
     instruction_bps: Vec<u32>,
     /// The program ended (exited and terminated were sent).
     ended: bool,
+    /// `initialize` came.
+    initialized: bool,
+    /// The client's line and column bases (`linesStartAt1`,
+    /// `columnsStartAt1`).
+    bases: Bases,
+    sources: Sources,
+    /// Source names per (module, function), made on first use.
+    names: HashMap<(String, u32), Rc<FunctionNames>>,
 }
 
 /// The string field `key` of `args`.
@@ -247,19 +313,22 @@ fn int_arg(args: &Json, key: &str) -> Result<Option<i64>, String> {
     }
 }
 
+/// The limit attributes of `launch`, with the `irvm run` flags they are
+/// (which are accepted as attribute names too).
+const LIMIT_KEYS: [(&str, &str); 7] = [
+    ("fuel", "fuel"),
+    ("timeout", "timeout"),
+    ("maxStackDepth", "max-stack-depth"),
+    ("maxStackBytes", "max-stack-bytes"),
+    ("maxBufferBytes", "max-buffer-bytes"),
+    ("maxListElements", "max-list-elements"),
+    ("maxMemoryBytes", "max-memory-bytes"),
+];
+
 /// The limits of a `launch` request, read as `irvm run`'s flags.
 fn limits_from(args: &Json) -> Result<LimitArgs, String> {
-    const KEYS: [(&str, &str); 7] = [
-        ("fuel", "fuel"),
-        ("timeout", "timeout"),
-        ("maxStackDepth", "max-stack-depth"),
-        ("maxStackBytes", "max-stack-bytes"),
-        ("maxBufferBytes", "max-buffer-bytes"),
-        ("maxListElements", "max-list-elements"),
-        ("maxMemoryBytes", "max-memory-bytes"),
-    ];
     let mut argv = vec!["limits".to_string()];
-    for (camel, flag) in KEYS {
+    for (camel, flag) in LIMIT_KEYS {
         let value = args.get(camel).or_else(|| args.get(flag));
         match value {
             None | Some(Json::Null) => {}
@@ -279,6 +348,67 @@ fn limits_from(args: &Json) -> Result<LimitArgs, String> {
     LimitArgs::from_arg_matches(&matches).map_err(|e| e.to_string())
 }
 
+/// Writes a message to stdout with the next sequence number.
+fn write_message(seq: &AtomicU64, mut message: Map<String, Json>) {
+    message.insert("seq".into(), json!(seq.fetch_add(1, Ordering::Relaxed)));
+    let body = Json::Object(message).to_string();
+    let mut out = std::io::stdout().lock();
+    let written =
+        write!(out, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| out.flush());
+    if written.is_err() {
+        // The client is gone: nothing more can be said.
+        std::process::exit(1);
+    }
+}
+
+/// The launch attributes `irvm dap` reads (the VS Code extension declares
+/// them all), and those clients add.
+const LAUNCH_ATTRIBUTES: &[&str] = &[
+    "modules",
+    "function",
+    "inputs",
+    "stopOnEntry",
+    "noDebug",
+    "sourceDirs",
+    "parameters",
+    "parameterMode",
+    "fuel",
+    "timeout",
+    "maxStackDepth",
+    "maxStackBytes",
+    "maxBufferBytes",
+    "maxListElements",
+    "maxMemoryBytes",
+    // The configuration's own fields, and those VS Code gives every
+    // debugger (it sends them along).
+    "type",
+    "request",
+    "name",
+    "preLaunchTask",
+    "postDebugTask",
+    "internalConsoleOptions",
+    "debugServer",
+    "presentation",
+    "suppressMultipleSessionWarning",
+    "windows",
+    "osx",
+    "linux",
+    "cwd",
+    "env",
+    "console",
+];
+
+/// The first launch attribute that is not read (nor a client's own:
+/// `type`, `__sessionId`, ...), if any.
+fn unknown_launch_attribute(args: &Json) -> Option<String> {
+    let known = |k: &str| {
+        LAUNCH_ATTRIBUTES.contains(&k)
+            || k.starts_with("__")
+            || LIMIT_KEYS.iter().any(|(_, flag)| *flag == k)
+    };
+    args.as_object()?.keys().find(|k| !known(k)).cloned()
+}
+
 /// Parses `0x...` (or decimal) memory references.
 fn parse_reference(text: &str) -> Option<u64> {
     let t = text.trim();
@@ -289,17 +419,8 @@ fn parse_reference(text: &str) -> Option<u64> {
 }
 
 impl Server {
-    fn send(&mut self, mut message: Map<String, Json>) {
-        message.insert("seq".into(), json!(self.seq));
-        self.seq += 1;
-        let body = Json::Object(message).to_string();
-        let mut out = self.out.lock();
-        let written =
-            write!(out, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| out.flush());
-        if written.is_err() {
-            // The client is gone: nothing more can be said.
-            std::process::exit(1);
-        }
+    fn send(&mut self, message: Map<String, Json>) {
+        write_message(&self.seq, message);
     }
 
     fn event(&mut self, event: &str, body: Json) {
@@ -312,6 +433,9 @@ impl Server {
         self.send(m);
     }
 
+    /// Sends a response. A failure carries its message twice, as the
+    /// schema's `ErrorResponse` has it: `message`, and `body.error` (a
+    /// `Message` the client shows).
     fn respond(&mut self, request_seq: i64, command: &str, reply: Reply) {
         let mut m = Map::new();
         m.insert("type".into(), json!("response"));
@@ -325,8 +449,17 @@ impl Server {
                 }
             }
             Err(message) => {
+                let format = if message == NOT_STOPPED {
+                    "the program is running (pause it first)".to_string()
+                } else {
+                    message.clone()
+                };
                 m.insert("success".into(), json!(false));
                 m.insert("message".into(), json!(message));
+                m.insert(
+                    "body".into(),
+                    json!({"error": {"id": 1, "format": format, "showUser": false}}),
+                );
             }
         }
         self.send(m);
@@ -336,48 +469,129 @@ impl Server {
         self.event("output", json!({"category": category, "output": text}));
     }
 
-    fn serve(&mut self, rx: Receiver<Incoming>) -> ExitCode {
+    fn serve(&mut self) -> ExitCode {
         loop {
-            let Ok(incoming) = rx.recv() else {
+            let Ok(incoming) = self.rx.recv() else {
                 return ExitCode::FAILURE;
             };
-            let message = match incoming {
-                Incoming::Message(m) => m,
-                Incoming::Malformed(e) => {
-                    eprintln!("irvm dap: {e}");
-                    self.output("important", &format!("irvm dap: {e}\n"));
-                    continue;
-                }
-                Incoming::End(None) => return ExitCode::SUCCESS,
-                Incoming::End(Some(e)) => {
-                    eprintln!("irvm dap: {e}");
-                    self.output("important", &format!("irvm dap: {e}\n"));
-                    return ExitCode::FAILURE;
-                }
-            };
-            if message.get("type").and_then(Json::as_str) != Some("request") {
-                continue; // responses to reverse requests, events: nothing to do
+            if let Next::Exit(code) = self.handle(incoming, false) {
+                return code;
             }
-            let seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
-            let Some(command) = message.get("command").and_then(Json::as_str) else {
-                self.respond(seq, "", Err("a request needs a `command`".into()));
-                continue;
-            };
-            let command = command.to_string();
-            let args = message.get("arguments").cloned().unwrap_or(Json::Null);
-            if !(args.is_null() || args.is_object()) {
-                self.respond(seq, &command, Err("`arguments` must be an object".into()));
-                continue;
+        }
+    }
+
+    /// Serves one message; `running`: the program is running (stopped
+    /// only by an interrupt).
+    fn handle(&mut self, incoming: Incoming, running: bool) -> Next {
+        let message = match incoming {
+            Incoming::Message(m) => m,
+            Incoming::Malformed(e) => {
+                eprintln!("irvm dap: {e}");
+                self.output("important", &format!("irvm dap: {e}\n"));
+                return Next::Serve;
             }
-            if command == "disconnect" {
+            Incoming::End(end) => {
+                // The client is gone: the program is stopped with it.
+                if let Some(s) = self.session.as_mut() {
+                    s.dbg.kill();
+                }
+                let Some(e) = end else {
+                    return Next::Exit(ExitCode::SUCCESS);
+                };
+                eprintln!("irvm dap: {e}");
+                self.output("important", &format!("irvm dap: {e}\n"));
+                return Next::Exit(ExitCode::FAILURE);
+            }
+        };
+        if message.get("type").and_then(Json::as_str) != Some("request") {
+            return Next::Serve; // responses to reverse requests, events: nothing to do
+        }
+        let seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
+        let Some(command) = message.get("command").and_then(Json::as_str) else {
+            self.respond(seq, "", Err("a request needs a `command`".into()));
+            return Next::Serve;
+        };
+        let command = command.to_string();
+        let args = message.get("arguments").cloned().unwrap_or(Json::Null);
+        if !(args.is_null() || args.is_object()) {
+            self.respond(seq, &command, Err("`arguments` must be an object".into()));
+            return Next::Serve;
+        }
+        match command.as_str() {
+            "disconnect" => {
                 if let Some(s) = self.session.as_mut() {
                     s.dbg.kill();
                 }
                 self.respond(seq, &command, Ok(Json::Null));
-                return ExitCode::SUCCESS;
+                Next::Exit(ExitCode::SUCCESS)
             }
-            self.request(seq, &command, &args);
+            "terminate" => {
+                // A program that started ends here, as `irvm run` ends one
+                // that is stopped: exit code 1.
+                let started = self.session.as_ref().is_some_and(|s| s.started);
+                if let Some(s) = self.session.as_mut() {
+                    s.dbg.kill();
+                }
+                self.respond(seq, &command, Ok(Json::Null));
+                self.end_program(started.then_some(1));
+                if running {
+                    Next::Ended
+                } else {
+                    Next::Serve
+                }
+            }
+            "pause" if running => {
+                self.respond(seq, &command, Ok(Json::Null));
+                Next::Paused
+            }
+            "stackTrace" | "scopes" | "variables" | "evaluate" if running => {
+                self.respond(seq, &command, Err(NOT_STOPPED.into()));
+                Next::Serve
+            }
+            "configurationDone" | "continue" | "next" | "stepIn" | "stepOut" | "launch"
+                if running =>
+            {
+                self.respond(seq, &command, Err("the program is already running".into()));
+                Next::Serve
+            }
+            "configurationDone" | "continue" | "next" | "stepIn" | "stepOut" => {
+                match self.prepare_run(&command) {
+                    Ok(()) => {
+                        let body = if command == "continue" {
+                            json!({"allThreadsContinued": true})
+                        } else {
+                            Json::Null
+                        };
+                        self.respond(seq, &command, Ok(body));
+                        self.run(&command, &args)
+                    }
+                    Err(e) => {
+                        self.respond(seq, &command, Err(e));
+                        Next::Serve
+                    }
+                }
+            }
+            _ => {
+                let reply = self.request(&command, &args);
+                self.respond(seq, &command, reply);
+                Next::Serve
+            }
         }
+    }
+
+    /// The launch asked for `noDebug`.
+    fn no_debug(&self) -> bool {
+        self.session.as_ref().is_some_and(|s| s.no_debug)
+    }
+
+    /// The answer to a breakpoints request under `noDebug`: none set.
+    fn no_breakpoints(args: &Json) -> Reply {
+        let count = match args.get("breakpoints") {
+            Some(Json::Array(a)) => a.len(),
+            _ => 0,
+        };
+        let refused = json!({"verified": false, "message": "the launch asked for noDebug: the program runs without stopping"});
+        Ok(json!({"breakpoints": vec![refused; count]}))
     }
 
     fn session(&mut self) -> Result<&mut Session, String> {
@@ -386,10 +600,19 @@ impl Server {
             .ok_or_else(|| "no program: send `launch` first".to_string())
     }
 
-    fn request(&mut self, seq: i64, command: &str, args: &Json) {
-        let reply = match command {
-            "initialize" => Ok(self.capabilities()),
+    /// The requests that do not run the program.
+    fn request(&mut self, command: &str, args: &Json) -> Reply {
+        match command {
+            "initialize" => self.initialize(args),
             "launch" => self.launch(args),
+            "setBreakpoints"
+            | "setFunctionBreakpoints"
+            | "setInstructionBreakpoints"
+            | "setExceptionBreakpoints"
+                if self.no_debug() =>
+            {
+                Self::no_breakpoints(args)
+            }
             "setBreakpoints" => self.set_breakpoints(args),
             "setFunctionBreakpoints" => self.set_function_breakpoints(args),
             "setExceptionBreakpoints" => self.set_exception_breakpoints(args),
@@ -400,37 +623,28 @@ impl Server {
             "variables" => self.variables(args),
             "evaluate" => self.evaluate(args),
             "disassemble" => self.disassemble(args),
-            "pause" => {
-                // The reader thread paused a running program already.
-                Ok(Json::Null)
-            }
-            "terminate" => {
-                self.control.quitting.store(false, Ordering::Relaxed);
-                if let Some(s) = self.session.as_mut() {
-                    s.dbg.kill();
-                }
-                self.respond(seq, command, Ok(Json::Null));
-                self.end_program(None);
-                return;
-            }
-            "configurationDone" | "continue" | "next" | "stepIn" | "stepOut" => {
-                match self.prepare_run(command, args) {
-                    Ok(()) => {
-                        let body = if command == "continue" {
-                            json!({"allThreadsContinued": true})
-                        } else {
-                            Json::Null
-                        };
-                        self.respond(seq, command, Ok(body));
-                        self.run(command, args);
-                    }
-                    Err(e) => self.respond(seq, command, Err(e)),
-                }
-                return;
-            }
+            "source" => self.source(args),
+            // Stopped already (or not started): nothing to do.
+            "pause" => Ok(Json::Null),
             other => Err(format!("unknown request `{other}`")),
+        }
+    }
+
+    fn initialize(&mut self, args: &Json) -> Reply {
+        if self.initialized {
+            return Err("already initialized (`initialize` comes once)".into());
+        }
+        self.initialized = true;
+        let base = |key: &str| match args.get(key) {
+            None | Some(Json::Null) => Ok(1),
+            Some(Json::Bool(b)) => Ok(i64::from(*b)),
+            Some(_) => Err(format!("`{key}` must be true or false")),
         };
-        self.respond(seq, command, reply);
+        self.bases = Bases {
+            line: base("linesStartAt1")?,
+            column: base("columnsStartAt1")?,
+        };
+        Ok(self.capabilities())
     }
 
     fn capabilities(&self) -> Json {
@@ -444,10 +658,16 @@ impl Server {
             "supportsInstructionBreakpoints": true,
             "supportsDisassembleRequest": true,
             "supportsTerminateRequest": true,
+            "supportsLogPoints": true,
             "exceptionBreakpointFilters": [
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
         })
+    }
+
+    /// A line as the client counts.
+    fn line_out(&self, line: i32) -> i64 {
+        i64::from(line) - 1 + self.bases.line
     }
 
     fn launch(&mut self, args: &Json) -> Reply {
@@ -462,11 +682,19 @@ impl Server {
             .ok_or("`function` is required (the exported function to debug)")?
             .to_string();
         let inputs = strings_arg(args, "inputs")?;
-        let stop_on_entry = match args.get("stopOnEntry") {
-            None | Some(Json::Null) => false,
-            Some(Json::Bool(b)) => *b,
-            Some(_) => return Err("`stopOnEntry` must be true or false".into()),
+        if let Some(unknown) = unknown_launch_attribute(args) {
+            self.output(
+                "important",
+                &format!("irvm dap: unknown launch attribute `{unknown}` (ignored)\n"),
+            );
+        }
+        let flag = |key: &str| match args.get(key) {
+            None | Some(Json::Null) => Ok(false),
+            Some(Json::Bool(b)) => Ok(*b),
+            Some(_) => Err(format!("`{key}` must be true or false")),
         };
+        let no_debug = flag("noDebug")?;
+        let stop_on_entry = flag("stopOnEntry")? && !no_debug;
         let source_dirs: Vec<PathBuf> = strings_arg(args, "sourceDirs")?
             .into_iter()
             .map(PathBuf::from)
@@ -481,15 +709,33 @@ impl Server {
                 .to_string(),
         });
         let mut dbg = crate::cmd_dbg::prepare(&modules, &function, &inputs, &limits)?;
-        // `pause` must stop the program anywhere.
+        // Requests must reach the program anywhere.
         dbg.set_interruptible(true);
+        // Logpoints' messages go out as the program reaches them.
+        let seq = self.seq.clone();
+        dbg.set_log_sink(Some(Box::new(move |text| {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("event"));
+            m.insert("event".into(), json!("output"));
+            m.insert(
+                "body".into(),
+                json!({"category": "console", "output": format!("{text}\n")}),
+            );
+            write_message(&seq, m);
+        })));
         *self.control.pause.lock().unwrap_or_else(|e| e.into_inner()) = Some(dbg.pause_handle());
+        *self
+            .control
+            .cancel
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(dbg.cancel_handle());
+        self.sources = Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules));
         self.session = Some(Session {
             dbg,
             function: function.trim_start_matches('@').to_string(),
             stop_on_entry,
-            source_dirs: crate::cmd_dbg::source_search_path(&source_dirs, &modules),
             started: false,
+            no_debug,
         });
         self.event("initialized", Json::Null);
         Ok(Json::Null)
@@ -499,9 +745,12 @@ impl Server {
     fn breakpoint_json(&self, b: &irvm_debugger::Breakpoint, asked_line: Option<i64>) -> Json {
         let mut j = json!({"id": b.id, "verified": true});
         if let Some(line) = b.line {
-            j["line"] = json!(line);
+            j["line"] = json!(self.line_out(line));
             if asked_line.is_some_and(|a| a != i64::from(line)) {
-                j["message"] = json!(format!("moved to line {line}, the next line with code"));
+                j["message"] = json!(format!(
+                    "moved to line {}, the next line with code",
+                    self.line_out(line)
+                ));
             }
         }
         if let (Some(s), Some(a)) = (self.session.as_ref(), b.addresses.first()) {
@@ -522,39 +771,130 @@ impl Server {
     }
 
     fn set_breakpoints(&mut self, args: &Json) -> Reply {
-        let path = args
-            .get("source")
-            .and_then(|s| s.get("path").or_else(|| s.get("name")))
-            .and_then(Json::as_str)
-            .ok_or("`source.path` is required")?
-            .to_string();
+        let source = args.get("source").ok_or("`source` is required")?;
         let wanted: Vec<Json> = match args.get("breakpoints") {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(a)) => a.clone(),
             Some(_) => return Err("`breakpoints` must be an array".into()),
         };
+        let reference = int_arg(source, "sourceReference")?.filter(|r| *r > 0);
+        if let Some(function) = self.listed_function(source, reference)? {
+            return self.set_listing_breakpoints(function, &wanted);
+        }
+        let path = str_arg(source, "path")?
+            .or(str_arg(source, "name")?)
+            .ok_or("`source.path` is required")?
+            .to_string();
         let old = self.source_bps.remove(&path).unwrap_or_default();
         self.clear(old)?;
+        let recorded = self.session()?.dbg.source_files();
+        let files = self.sources.recorded_files(&path, &recorded);
         let mut ids = Vec::new();
         let mut out = Vec::new();
         for w in &wanted {
-            let line = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
+            let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
+            // The debugger counts from 1.
+            let line = asked.saturating_add(1 - self.bases.line);
+            let Ok(line32) = i32::try_from(line) else {
+                out.push(json!({"verified": false, "line": asked, "message": format!("no line {asked}")}));
+                continue;
+            };
             let req = BreakpointRequest {
-                spec: format!("{path}:{line}"),
-                condition: str_arg(w, "condition")?.map(str::to_string),
+                spec: format!("{path}:{asked}"),
+                condition: None,
                 hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
                 temporary: false,
             };
-            let added = self.session()?.dbg.add_breakpoint(req);
+            let added = self.session()?.dbg.add_line_breakpoint(&files, line32, req);
+            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
                     ids.push(b.id);
                     out.push(self.breakpoint_json(&b, Some(line)));
                 }
-                Err(e) => out.push(json!({"verified": false, "line": line, "message": e.0})),
+                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e})),
             }
         }
         self.source_bps.insert(path, ids);
+        Ok(json!({"breakpoints": out}))
+    }
+
+    /// The function whose disassembly document a breakpoint's `source`
+    /// names: by its name `MODULE.FUNCTION.vmasm` when that is a function
+    /// without debug information and no file of that path is on disk
+    /// (references are the session's own: a client restarting a session
+    /// sends the previous one's), else by its `sourceReference`; `None`
+    /// for a file.
+    fn listed_function(
+        &mut self,
+        source: &Json,
+        reference: Option<i64>,
+    ) -> Result<Option<CodeAddress>, String> {
+        let name = str_arg(source, "name")?;
+        let path = str_arg(source, "path")?;
+        let on_disk = path.is_some_and(|p| std::path::Path::new(p).is_file());
+        let dbg = &self.session()?.dbg;
+        let by_name = name
+            .and_then(|n| n.strip_suffix(".vmasm"))
+            .filter(|_| !on_disk)
+            .and_then(|n| dbg.resolve_location(n).ok())
+            .and_then(|found| match &found[..] {
+                [a] if !dbg.has_positions(&a.module, a.function) => Some(CodeAddress {
+                    offset: 0,
+                    ..a.clone()
+                }),
+                _ => None,
+            });
+        if let Some(function) = by_name {
+            self.sources.reference_for(&function);
+            return Ok(Some(function));
+        }
+        match reference {
+            Some(r) => self
+                .sources
+                .referenced(r)
+                .map(Some)
+                .ok_or_else(|| format!("no source with reference {r}")),
+            None => Ok(None),
+        }
+    }
+
+    /// Breakpoints in the disassembly of a function without debug
+    /// information: a line stops at its instruction, a label or header
+    /// line at the next instruction.
+    fn set_listing_breakpoints(&mut self, function: CodeAddress, wanted: &[Json]) -> Reply {
+        let key = format!("disassembly of {}.{}", function.module, function.function);
+        let old = self.source_bps.remove(&key).unwrap_or_default();
+        self.clear(old)?;
+        let listing = sources::listing(&self.session()?.dbg, &function)?;
+        let mut by_line: Vec<(i64, u32)> = listing.lines.iter().map(|(o, l)| (*l, *o)).collect();
+        by_line.sort_unstable();
+        let mut ids = Vec::new();
+        let mut out = Vec::new();
+        for w in wanted {
+            let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
+            let line = asked.saturating_add(1 - self.bases.line);
+            let Some(&(at, offset)) = by_line.iter().find(|(l, _)| *l >= line) else {
+                out.push(json!({"verified": false, "line": asked, "message": "no instruction at or after this line"}));
+                continue;
+            };
+            let address = CodeAddress {
+                offset,
+                ..function.clone()
+            };
+            let added = self.session()?.dbg.add_address_breakpoint(address, None);
+            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
+            match added {
+                Ok(b) => {
+                    ids.push(b.id);
+                    let mut j = self.breakpoint_json(&b, None);
+                    j["line"] = json!(at - 1 + self.bases.line);
+                    out.push(j);
+                }
+                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e})),
+            }
+        }
+        self.source_bps.insert(key, ids);
         Ok(json!({"breakpoints": out}))
     }
 
@@ -571,20 +911,63 @@ impl Server {
             let name = str_arg(w, "name")?.ok_or("a function breakpoint needs a `name`")?;
             let req = BreakpointRequest {
                 spec: name.to_string(),
-                condition: str_arg(w, "condition")?.map(str::to_string),
+                condition: None,
                 hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
                 temporary: false,
             };
             let added = self.session()?.dbg.add_breakpoint(req);
+            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
                     self.function_bps.push(b.id);
                     out.push(self.breakpoint_json(&b, None));
                 }
-                Err(e) => out.push(json!({"verified": false, "message": e.0})),
+                Err(e) => out.push(json!({"verified": false, "message": e})),
             }
         }
         Ok(json!({"breakpoints": out}))
+    }
+
+    /// Gives a new breakpoint the condition and log message of the
+    /// client's breakpoint `w`, with source names (at the breakpoint's
+    /// first instruction) in them; when they are bad, the breakpoint is
+    /// deleted and the reason returned.
+    fn refine(
+        &mut self,
+        b: irvm_debugger::Breakpoint,
+        w: &Json,
+    ) -> Result<irvm_debugger::Breakpoint, String> {
+        let outcome = self.refine_or_fail(&b, w);
+        if outcome.is_err() {
+            let _ = self.session()?.dbg.delete_breakpoint(Some(b.id));
+        }
+        outcome.map(|()| b)
+    }
+
+    fn refine_or_fail(&mut self, b: &irvm_debugger::Breakpoint, w: &Json) -> Result<(), String> {
+        let condition = str_arg(w, "condition")?.filter(|c| !c.trim().is_empty());
+        let log = str_arg(w, "logMessage")?;
+        if condition.is_none() && log.is_none() {
+            return Ok(());
+        }
+        let names = match b.addresses.first() {
+            Some(a) => {
+                let position = self.session()?.dbg.position_of(a);
+                self.names_at(a, position.as_ref())?
+            }
+            None => Rc::new(SourceNames::default()),
+        };
+        if let Some(c) = condition {
+            let vm = names.substitute(c, false)?;
+            let set = self.session()?.dbg.set_condition(b.id, Some(&vm));
+            set.map_err(|e| in_terms_of(e.0, &vm, c))?;
+        }
+        if let Some(message) = log {
+            let vm = names.substitute_in_braces(message)?;
+            let set = self.session()?.dbg.set_log_message(b.id, Some(&vm));
+            set.map_err(|e| e.0)?;
+        }
+        Ok(())
     }
 
     fn set_instruction_breakpoints(&mut self, args: &Json) -> Reply {
@@ -600,20 +983,17 @@ impl Server {
             let reference = str_arg(w, "instructionReference")?
                 .ok_or("an instruction breakpoint needs an `instructionReference`")?;
             let offset = int_arg(w, "offset")?.unwrap_or(0);
-            let condition = str_arg(w, "condition")?.map(str::to_string);
             let s = self.session()?;
             let address = parse_reference(reference)
                 .and_then(|r| r.checked_add_signed(offset))
                 .and_then(|r| s.dbg.address_from_reference(r));
             let added = match address {
-                Some(a) => s
-                    .dbg
-                    .add_address_breakpoint(a, condition.as_deref())
-                    .map_err(|e| e.0),
+                Some(a) => s.dbg.add_address_breakpoint(a, None).map_err(|e| e.0),
                 None => Err(format!(
                     "`{reference}` (+{offset}) is not an instruction address"
                 )),
             };
+            let added = added.and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
                     self.instruction_bps.push(b.id);
@@ -639,7 +1019,7 @@ impl Server {
     }
 
     /// Checks that the run request can go ahead.
-    fn prepare_run(&mut self, command: &str, _args: &Json) -> Result<(), String> {
+    fn prepare_run(&mut self, command: &str) -> Result<(), String> {
         if self.ended {
             return Err("the program has ended".into());
         }
@@ -652,11 +1032,13 @@ impl Server {
         }
     }
 
-    fn run(&mut self, command: &str, args: &Json) {
+    /// Runs the program for a request, serving the requests that come
+    /// meanwhile, until it stops, ends or the client goes.
+    fn run(&mut self, command: &str, args: &Json) -> Next {
         self.vars.clear();
         let instruction = args.get("granularity").and_then(Json::as_str) == Some("instruction");
         let Some(s) = self.session.as_mut() else {
-            return;
+            return Next::Serve;
         };
         if command == "configurationDone" {
             s.started = true;
@@ -664,9 +1046,9 @@ impl Server {
             self.output("stdout", &format!("EXEC @{function}\n"));
         }
         let Some(s) = self.session.as_mut() else {
-            return;
+            return Next::Serve;
         };
-        let stop = match command {
+        let mut stop = match command {
             "configurationDone" => s.dbg.start(s.stop_on_entry),
             "continue" => s.dbg.continue_(),
             "next" | "stepIn" if instruction => s.dbg.step_instruction(),
@@ -674,25 +1056,77 @@ impl Server {
             "stepIn" => s.dbg.step(),
             _ => s.dbg.finish(),
         };
-        match stop {
-            Ok(stop) => self.report(stop),
-            Err(e) => self.output("stderr", &format!("irvm dap: {}\n", e.0)),
+        loop {
+            match stop {
+                Ok(Stop::Interrupted) => match self.serve_while_running() {
+                    Next::Serve => {}
+                    Next::Paused => {
+                        self.event("stopped", stopped_body("pause"));
+                        return Next::Serve;
+                    }
+                    Next::Ended => return Next::Serve,
+                    Next::Exit(code) => return Next::Exit(code),
+                },
+                // Ended by the client (terminate, disconnect, gone): what
+                // asked for it is served, nothing is reported.
+                Ok(Stop::Exception(_) | Stop::Failed(_))
+                    if self.control.cancelled.load(Ordering::Relaxed) =>
+                {
+                    match self.serve_while_running() {
+                        Next::Exit(code) => return Next::Exit(code),
+                        _ => return Next::Serve,
+                    }
+                }
+                // Not asked to stop at traps: the program ends.
+                Ok(Stop::Exception(_)) if !self.trap_filter || self.no_debug() => {}
+                Ok(stop) => {
+                    self.report(stop);
+                    return Next::Serve;
+                }
+                Err(e) => {
+                    self.output("stderr", &format!("irvm dap: {}\n", e.0));
+                    return Next::Serve;
+                }
+            }
+            let Some(s) = self.session.as_mut() else {
+                return Next::Serve;
+            };
+            stop = if s.dbg.trap().is_some() {
+                s.dbg.continue_()
+            } else {
+                s.dbg.resume()
+            };
         }
     }
 
-    fn report(&mut self, stop: Stop) {
-        if self.control.quitting.swap(false, Ordering::Relaxed) {
-            // terminate/disconnect is next in the queue.
-            return;
+    /// Serves the messages that came while the program ran (it is
+    /// stopped by an interrupt now). Stops at a `pause`: what follows it
+    /// is served with the program stopped.
+    fn serve_while_running(&mut self) -> Next {
+        while let Ok(incoming) = self.rx.try_recv() {
+            match self.handle(incoming, true) {
+                Next::Serve => {}
+                other => return other,
+            }
         }
-        let stopped =
-            |reason: &str| json!({"reason": reason, "threadId": 1, "allThreadsStopped": true});
+        Next::Serve
+    }
+
+    /// Reports a stop (not an interrupt) to the client.
+    fn report(&mut self, stop: Stop) {
         match stop {
-            Stop::Entry => self.event("stopped", stopped("entry")),
-            Stop::Step | Stop::Returned(_) => self.event("stopped", stopped("step")),
-            Stop::Paused => self.event("stopped", stopped("pause")),
+            Stop::Entry => self.event("stopped", stopped_body("entry")),
+            Stop::Step | Stop::Returned(_) => self.event("stopped", stopped_body("step")),
+            Stop::Paused | Stop::Interrupted => self.event("stopped", stopped_body("pause")),
             Stop::Breakpoint(hit) => {
-                let mut body = stopped("breakpoint");
+                let reason = if self.function_bps.contains(&hit.id) {
+                    "function breakpoint"
+                } else if self.instruction_bps.contains(&hit.id) {
+                    "instruction breakpoint"
+                } else {
+                    "breakpoint"
+                };
+                let mut body = stopped_body(reason);
                 body["hitBreakpointIds"] = json!([hit.id]);
                 if let Some(e) = hit.condition_error {
                     body["text"] = json!(format!(
@@ -703,19 +1137,11 @@ impl Server {
                 self.event("stopped", body);
             }
             Stop::Exception(trap) => {
-                if self.trap_filter {
-                    let mut body = stopped("exception");
-                    let text = format!("{}: {}", trap.code, trap.message);
-                    body["text"] = json!(text);
-                    body["description"] = json!(format!("Trapped: {text}"));
-                    self.event("stopped", body);
-                } else if let Some(s) = self.session.as_mut() {
-                    // Not asked to stop at traps: the program ends.
-                    match s.dbg.continue_() {
-                        Ok(stop) => self.report(stop),
-                        Err(e) => self.output("stderr", &format!("irvm dap: {}\n", e.0)),
-                    }
-                }
+                let mut body = stopped_body("exception");
+                let text = format!("{}: {}", trap.code, trap.message);
+                body["text"] = json!(text);
+                body["description"] = json!(format!("Trapped: {text}"));
+                self.event("stopped", body);
             }
             Stop::Finished(values) => {
                 // Results computed from an archive that changed meanwhile
@@ -764,7 +1190,10 @@ impl Server {
     fn stack_trace(&mut self, args: &Json) -> Reply {
         let start = int_arg(args, "startFrame")?.unwrap_or(0).max(0) as usize;
         let levels = int_arg(args, "levels")?.unwrap_or(0).max(0) as usize;
-        let s = self.session()?;
+        let (line_base, column_base) = (self.bases.line, self.bases.column);
+        let Some(s) = self.session.as_ref() else {
+            return Err("no program: send `launch` first".into());
+        };
         let frames = s.dbg.frames();
         let total = frames.len();
         let end = if levels == 0 {
@@ -788,21 +1217,63 @@ impl Server {
                 frame["instructionPointerReference"] = json!(format!("{r:#x}"));
             }
             if let Some(p) = pos {
-                frame["line"] = json!(p.line);
-                frame["column"] = json!(p.col);
-                frame["source"] = source_json(&s.source_dirs, &p.file);
-            } else {
-                frame["presentationHint"] = json!("subtle");
+                frame["line"] = json!(i64::from(p.line) - 1 + line_base);
+                frame["column"] = json!(i64::from(p.col) - 1 + column_base);
+                frame["source"] = self.sources.source_json(&p.file);
+            } else if !s.dbg.has_positions(&address.module, address.function) {
+                // No debug information: the function's disassembly.
+                if let Ok(listing) = sources::listing(&s.dbg, &address) {
+                    if let Some(&line) = listing.lines.get(&address.offset) {
+                        frame["line"] = json!(line - 1 + line_base);
+                        frame["column"] = json!(column_base);
+                        frame["source"] = self.sources.generated_json(&s.dbg, &address);
+                    }
+                }
             }
             out.push(frame);
         }
         Ok(json!({"stackFrames": out, "totalFrames": total}))
     }
 
+    fn source(&mut self, args: &Json) -> Reply {
+        let reference = match args.get("source").map(|s| int_arg(s, "sourceReference")) {
+            Some(r) => r?,
+            None => None,
+        };
+        let reference = match reference {
+            Some(r) => r,
+            None => int_arg(args, "sourceReference")?.ok_or("`sourceReference` is required")?,
+        };
+        let named = match args.get("source") {
+            Some(source) => self.listed_function(source, Some(reference))?,
+            None => None,
+        };
+        let address = match named {
+            Some(a) => a,
+            None => self
+                .sources
+                .referenced(reference)
+                .ok_or_else(|| format!("no source with reference {reference}"))?,
+        };
+        let s = self.session()?;
+        let listing = sources::listing(&s.dbg, &address)?;
+        Ok(json!({"content": listing.text, "mimeType": "text/x-vmasm"}))
+    }
     fn scopes(&mut self, args: &Json) -> Reply {
         let frame = self.frame_arg(args)?;
         let regs = self.session()?.dbg.registers(frame).map_err(|e| e.0)?;
         let mut scopes = Vec::new();
+        let names = self.names_of(frame)?;
+        if !names.by_name.is_empty() {
+            self.vars.push(VarRef::Names { frame });
+            scopes.push(json!({
+                "name": "Source names",
+                "presentationHint": "locals",
+                "variablesReference": self.vars.len(),
+                "namedVariables": names.by_name.len(),
+                "expensive": false,
+            }));
+        }
         for bank in ["i32", "i64", "f32", "f64", "ref"] {
             let count = regs.iter().filter(|(_, v)| bank_of(v) == bank).count();
             if count == 0 {
@@ -855,6 +1326,7 @@ impl Server {
                     .collect()
             }
             Some(VarRef::Children(r)) => ref_children(r),
+            Some(VarRef::Names { frame }) => return self.name_variables(*frame),
             None => return Err(format!("no variables with reference {id}")),
         };
         let out: Vec<Json> = items
@@ -873,11 +1345,18 @@ impl Server {
         } else {
             0
         };
+        // Over the source text a name is the source's, even one spelled
+        // like a register (`%i1`); elsewhere registers come first.
+        let hover = args.get("context").and_then(Json::as_str) == Some("hover");
+        let names = self.names_of(frame)?;
+        // Editors leave the `%` out of the word under the mouse.
+        let hovered = hover.then(|| names.hovered(expr.trim())).flatten();
+        let vm_expr = names.substitute(hovered.as_deref().unwrap_or(&expr), hover)?;
         let v = self
             .session()?
             .dbg
-            .evaluate(&expr, frame)
-            .map_err(|e| e.0)?;
+            .evaluate(&vm_expr, frame)
+            .map_err(|e| in_terms_of(e.0, &vm_expr, &expr))?;
         let var = self.variable(expr, &v);
         Ok(json!({
             "result": var["value"],
@@ -886,59 +1365,117 @@ impl Server {
         }))
     }
 
+    /// The source names of frame `frame`'s function.
+    fn names_of(&mut self, frame: usize) -> Result<Rc<SourceNames>, String> {
+        let s = self
+            .session
+            .as_ref()
+            .ok_or("no program: send `launch` first")?;
+        let Some((a, position)) = s.dbg.frame_location(frame) else {
+            return Ok(Rc::new(SourceNames::default()));
+        };
+        self.names_at(&a, position.as_ref())
+    }
+
+    /// The source names at the instruction `a` (located at `position`).
+    fn names_at(
+        &mut self,
+        a: &CodeAddress,
+        position: Option<&SourcePosition>,
+    ) -> Result<Rc<SourceNames>, String> {
+        let s = self
+            .session
+            .as_ref()
+            .ok_or("no program: send `launch` first")?;
+        let key = (a.module.clone(), a.function);
+        let function = match self.names.get(&key) {
+            Some(n) => n.clone(),
+            None => {
+                let n = Rc::new(FunctionNames::of(
+                    &s.dbg,
+                    &self.sources,
+                    &a.module,
+                    a.function,
+                ));
+                self.names.insert(key, n.clone());
+                n
+            }
+        };
+        Ok(Rc::new(function.at(position)))
+    }
+
+    /// The "Source names" scope: each name with its register's value.
+    fn name_variables(&mut self, frame: usize) -> Reply {
+        let names = self.names_of(frame)?;
+        let mut out = Vec::new();
+        for name in names.by_name.keys() {
+            let register = match names.register(name) {
+                Some(Ok(r)) => r,
+                Some(Err(why)) => {
+                    out.push(json!({"name": name, "value": why, "variablesReference": 0}));
+                    continue;
+                }
+                None => continue,
+            };
+            let v = self
+                .session()?
+                .dbg
+                .evaluate(&register.to_string(), frame)
+                .map_err(|e| e.0)?;
+            let mut var = self.variable(name.clone(), &v);
+            let shared = names.sharing(name, register);
+            let place = if shared.is_empty() {
+                format!("{register}")
+            } else {
+                format!("{register}, shared with {}", shared.join(", "))
+            };
+            var["type"] = json!(format!("{} in {place}", v.type_name()));
+            var["evaluateName"] = json!(register.to_string());
+            out.push(var);
+        }
+        Ok(json!({"variables": out}))
+    }
+
     fn disassemble(&mut self, args: &Json) -> Reply {
         let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
         let offset = int_arg(args, "offset")?.unwrap_or(0);
-        let first = int_arg(args, "instructionOffset")?.unwrap_or(0);
+        let instruction_offset = int_arg(args, "instructionOffset")?.unwrap_or(0);
         let count = int_arg(args, "instructionCount")?.ok_or("`instructionCount` is required")?;
         let count =
             usize::try_from(count).map_err(|_| "`instructionCount` must not be negative")?;
-        if count > 100_000 {
-            return Err("`instructionCount` is too large".into());
+        if count > MAX_INSTRUCTIONS {
+            return Err(format!(
+                "`instructionCount` {count} is over the limit of {MAX_INSTRUCTIONS}"
+            ));
         }
-        let s = self.session()?;
-        let address = parse_reference(reference)
+        let reference = parse_reference(reference)
             .and_then(|r| r.checked_add_signed(offset))
-            .and_then(|r| s.dbg.address_from_reference(r))
-            .ok_or_else(|| format!("`{reference}` is not an instruction address"))?;
-        let lines = s
-            .dbg
-            .disassemble(&address.module, address.function)
-            .map_err(|e| e.0)?;
-        let at = lines
-            .iter()
-            .position(|(o, _)| *o >= address.offset)
-            .unwrap_or(lines.len()) as i64;
-        let mut out = Vec::new();
-        for k in 0..count as i64 {
-            let index = at.saturating_add(first).saturating_add(k);
-            let entry = usize::try_from(index).ok().and_then(|i| lines.get(i));
-            match entry {
-                Some((o, text)) => {
-                    let a = CodeAddress {
-                        offset: *o,
-                        ..address.clone()
-                    };
-                    let r = s.dbg.address_reference(&a).unwrap_or(0);
-                    let mut j = json!({"address": format!("{r:#x}"), "instruction": text});
-                    if let Some(p) = s.dbg.position_of(&a) {
-                        j["line"] = json!(p.line);
-                        j["column"] = json!(p.col);
-                        j["location"] = source_json(&s.source_dirs, &p.file);
-                    }
-                    if index == at {
-                        j["symbol"] = json!(s.dbg.function_name(&a));
-                    }
-                    out.push(j);
-                }
-                None => out.push(json!({
-                    "address": format!("{:#x}", index.max(0)),
-                    "instruction": "",
-                    "presentationHint": "invalid",
-                })),
-            }
-        }
-        Ok(json!({"instructions": out}))
+            .ok_or_else(|| format!("`{reference}` (+{offset}) is not an instruction address"))?;
+        let Some(s) = self.session.as_ref() else {
+            return Err("no program: send `launch` first".into());
+        };
+        let request = DisassembleRequest {
+            reference,
+            instruction_offset,
+            count,
+        };
+        let instructions =
+            disassembly::disassemble(&s.dbg, &mut self.sources, &request, &self.bases)?;
+        Ok(json!({"instructions": instructions}))
+    }
+}
+
+/// An error about the expression `evaluated` said in terms of what the
+/// user typed (`typed`, with source names where `evaluated` has registers).
+fn in_terms_of(message: String, evaluated: &str, typed: &str) -> String {
+    if evaluated == typed {
+        return message;
+    }
+    let quoted = format!("`{evaluated}`");
+    if message.contains(&quoted) {
+        message.replace(&quoted, &format!("`{typed}`"))
+    } else {
+        format!("`{typed}` (as `{evaluated}`): {message}")
     }
 }
 
@@ -953,23 +1490,9 @@ fn bank_of(v: &DebugValue) -> &'static str {
     }
 }
 
-/// A DAP source: the file as found in the search path (absolute), or as
-/// recorded.
-fn source_json(dirs: &[PathBuf], file: &str) -> Json {
-    let found = dirs
-        .iter()
-        .map(|d| d.join(file))
-        .chain([PathBuf::from(file)])
-        .find(|p| p.is_file())
-        .map(|p| std::fs::canonicalize(&p).unwrap_or(p));
-    let name = std::path::Path::new(file)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(file);
-    match found {
-        Some(p) => json!({"name": name, "path": p.display().to_string()}),
-        None => json!({"name": name, "path": file, "presentationHint": "deemphasize"}),
-    }
+/// A `stopped` event's body.
+fn stopped_body(reason: &str) -> Json {
+    json!({"reason": reason, "threadId": 1, "allThreadsStopped": true})
 }
 
 /// The results as `irvm run` prints them.

@@ -717,7 +717,7 @@ impl Session {
                 self.show_current(&format!("{kind} {id}, "));
             }
             Stop::Entry | Stop::Step => self.show_current(""),
-            Stop::Paused => {
+            Stop::Paused | Stop::Interrupted => {
                 outln!();
                 outln!("Program received signal SIGINT, Interrupt.");
                 self.show_current("");

@@ -352,6 +352,10 @@ fn pause_stops_a_long_loop_and_terminate_ends_it() {
     std::thread::sleep(Duration::from_millis(100));
     c.ok("terminate", json!({}));
     c.event("terminated");
+    // `exited` (as `irvm run` ends a stopped program: 1) came first.
+    let exited = c.events.iter().position(|e| e["event"] == "exited");
+    assert!(exited.is_some(), "{:?}", c.events);
+    assert_eq!(c.events[exited.unwrap_or(0)]["body"]["exitCode"], 1);
     assert!(
         c.events.iter().all(|e| e["event"] != "stopped"),
         "{:?}",
@@ -402,7 +406,7 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
     // The function breakpoint's hit condition: its second hit stops.
     c.ok("continue", json!({"threadId": 1}));
     let stopped = c.event("stopped");
-    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    assert_eq!(stopped["body"]["reason"], "function breakpoint");
     let e = c.ok("evaluate", json!({"expression": "%i0", "frameId": 1}));
     assert_eq!(e["result"], "10");
     let e = c.request("evaluate", json!({"expression": "%i99", "frameId": 1}));
@@ -462,7 +466,10 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
         "the middle of an instruction"
     );
     c.ok("continue", json!({"threadId": 1}));
-    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    assert_eq!(
+        c.event("stopped")["body"]["reason"],
+        "instruction breakpoint"
+    );
     let (frame, _) = top_frame(&mut c);
     assert_eq!(frame["line"], 11);
     assert_eq!(frame["instructionPointerReference"], store["address"]);
@@ -644,4 +651,1157 @@ fn source_breakpoint_conditions_and_hit_conditions() {
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
+}
+
+impl Client {
+    /// Waits for `irvm dap` to exit (failing after [`WAIT`]); its status.
+    fn exit_status(mut self) -> i32 {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status.code().unwrap_or(-1);
+            }
+            if start.elapsed() > WAIT {
+                let _ = self.child.kill();
+                panic!("irvm dap did not exit within {WAIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `spin` over a count it does not finish soon, launched and running.
+fn spinning() -> Client {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["1000000000000"], "sourceDirs": [path("")]}),
+    );
+    c.ok("configurationDone", json!({}));
+    std::thread::sleep(Duration::from_millis(200));
+    c
+}
+
+#[test]
+fn requests_are_served_while_the_program_runs() {
+    let mut c = spinning();
+    // threads is answered; frames need a stopped program (`notStopped`).
+    let threads = c.ok("threads", json!({}));
+    assert_eq!(threads["threads"][0]["id"], 1);
+    let r = c.request("stackTrace", json!({"threadId": 1}));
+    assert_eq!(r["success"], false);
+    assert_eq!(r["message"], "notStopped");
+    assert_eq!(
+        r["body"]["error"]["format"],
+        "the program is running (pause it first)"
+    );
+    let r = c.request("continue", json!({"threadId": 1}));
+    assert_eq!(r["message"], "the program is already running");
+    // A breakpoint set during the loop stops it at once.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 13}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true);
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"][0],
+        set["breakpoints"][0]["id"]
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], 13);
+    // Cleared, running again, then the pause: its answer comes before its
+    // stopped event.
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    c.ok("pause", json!({"threadId": 1}));
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "stopped before the pause response: {:?}",
+        c.events
+    );
+    assert_eq!(c.event("stopped")["body"]["reason"], "pause");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.exit_status(), 0);
+}
+
+#[test]
+fn the_adapter_ends_the_program_and_exits_when_stdin_closes() {
+    let mut c = spinning();
+    drop(c.stdin.take());
+    assert_eq!(c.exit_status(), 0);
+}
+
+#[test]
+fn error_responses_carry_a_message_body() {
+    let mut c = Client::start();
+    let r = c.request("frobnicate", json!({}));
+    assert_eq!(r["success"], false);
+    assert_eq!(r["body"]["error"]["format"], "unknown request `frobnicate`");
+    assert!(r["body"]["error"]["id"].is_i64(), "{r}");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn step_out_of_the_outermost_frame_runs_to_the_end() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
+               "sourceDirs": [path("")], "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok("stepOut", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    let r = c.request("next", json!({"threadId": 1}));
+    assert_eq!(r["message"], "the program has ended");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn the_last_step_does_not_land_on_the_function_line() {
+    // fib's final vm.return is at `func.func @fib` (3:1), the compiler's
+    // location: stepping from the loop condition ends the program.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["0"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 8}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    c.ok("next", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn lines_and_columns_from_zero() {
+    let mut c = Client::start();
+    c.ok(
+        "initialize",
+        json!({"adapterID": "irvm", "linesStartAt1": false, "columnsStartAt1": false}),
+    );
+    c.ok(
+        "launch",
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
+    );
+    // Line 10 from 0 is line 11 (blank): it moves to 12, 11 from 0.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 10}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["line"], 11);
+    let far = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 10}, {"line": i64::MIN}, {"line": i64::MAX}]}),
+    );
+    assert_eq!(far["breakpoints"][1]["verified"], false);
+    assert_eq!(far["breakpoints"][2]["verified"], false);
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(
+        (frame["line"].clone(), frame["column"].clone()),
+        (json!(11), json!(12))
+    );
+    let dis = c.ok(
+        "disassemble",
+        json!({"memoryReference": frame["instructionPointerReference"], "instructionCount": 1}),
+    );
+    assert_eq!(dis["instructions"][0]["line"], 11);
+    assert_eq!(dis["instructions"][0]["column"], 12);
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+/// An address as a number.
+fn address(v: &Value) -> u64 {
+    let text = v.as_str().expect("an address");
+    u64::from_str_radix(text.trim_start_matches("0x"), 16).expect("hex")
+}
+
+#[test]
+fn disassemble_as_the_disassembly_view_asks() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 13}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let (frame, _) = top_frame(&mut c);
+    let ip = frame["instructionPointerReference"].clone();
+    let dis = c.ok(
+        "disassemble",
+        json!({"memoryReference": ip, "instructionOffset": -200, "instructionCount": 400, "resolveSymbols": true}),
+    );
+    let insts = dis["instructions"].as_array().expect("instructions");
+    assert_eq!(insts.len(), 400);
+    // Addresses strictly increase; the function's 9 instructions sit
+    // between filler entries; the stopped-at one is entry 200.
+    let addresses: Vec<u64> = insts.iter().map(|i| address(&i["address"])).collect();
+    assert!(addresses.windows(2).all(|w| w[0] < w[1]), "{addresses:x?}");
+    assert_eq!(insts[200]["address"], ip);
+    let real: Vec<usize> = (0..400)
+        .filter(|&k| insts[k]["presentationHint"] != "invalid")
+        .collect();
+    assert_eq!(real.len(), 9, "{real:?}");
+    assert!(
+        real.windows(2).all(|w| w[1] == w[0] + 1),
+        "contiguous: {real:?}"
+    );
+    assert!(real[0] > 0 && *real.last().expect("last") < 399);
+    assert!(insts[real[0] - 1]["instruction"] == "" && insts[real[8] + 1]["instruction"] == "");
+    // Block labels are symbols of the instructions they start.
+    assert!(insts
+        .iter()
+        .all(|i| !i["instruction"].as_str().unwrap_or("").starts_with('^')));
+    assert_eq!(insts[real[0]]["symbol"], "fib");
+    let symbols: Vec<&str> = insts.iter().filter_map(|i| i["symbol"].as_str()).collect();
+    assert_eq!(symbols, ["fib", "fib ^bb1", "fib ^bb2", "fib ^bb3"]);
+    assert_eq!(insts[200]["instruction"], "%i1 = vm.add.i32 %i1, %i2");
+    // Scrolling up from the first filler entry: more filler just below.
+    let first = insts[0]["address"].clone();
+    let up = c.ok(
+        "disassemble",
+        json!({"memoryReference": first, "instructionOffset": -50, "instructionCount": 50}),
+    );
+    let up = up["instructions"].as_array().expect("instructions");
+    assert_eq!(up.len(), 50);
+    assert!(up.iter().all(|i| i["presentationHint"] == "invalid"));
+    assert_eq!(address(&up[49]["address"]) + 1, addresses[0]);
+    // Offsets beyond any address: an error, not a crash.
+    for far in [i64::MIN, i64::MAX] {
+        let r = c.request(
+            "disassemble",
+            json!({"memoryReference": ip, "instructionOffset": far, "instructionCount": 2}),
+        );
+        assert_eq!(
+            r["message"], "the address range of this function is exhausted",
+            "{r}"
+        );
+    }
+    // Past the end, and from there backwards: the same instructions.
+    let last = insts[real[8]]["address"].clone();
+    let back = c.ok(
+        "disassemble",
+        json!({"memoryReference": last, "instructionOffset": -8, "instructionCount": 12}),
+    );
+    let back = back["instructions"].as_array().expect("instructions");
+    assert_eq!(back[..9], insts[real[0]..=real[8]]);
+    assert_eq!(back[9]["presentationHint"], "invalid");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+/// A temporary directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("irvm-dap-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn sources_keep_the_clients_path_and_match_whole_paths() {
+    let dir = scratch("sources");
+    // The project opened through a symlink.
+    let link = dir.join("project");
+    std::os::unix::fs::symlink(data(""), &link).expect("symlink");
+    // Another file of the same name elsewhere.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).expect("other dir");
+    std::fs::copy(data("fib.mlir"), other.join("fib.mlir")).expect("copy");
+    let through_link = link.join("fib.mlir").display().to_string();
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [link.join("fib.vmfb").display().to_string()], "function": "fib", "inputs": ["3"]}),
+    );
+    let elsewhere = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": other.join("fib.mlir").display().to_string()}, "breakpoints": [{"line": 12}]}),
+    );
+    assert_eq!(elsewhere["breakpoints"][0]["verified"], false);
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": through_link}, "breakpoints": [{"line": 13}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true);
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"],
+        json!([set["breakpoints"][0]["id"]])
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["source"]["path"], through_link.as_str());
+    assert_eq!(frame["source"]["name"], "fib.mlir");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn functions_without_debug_information_show_their_disassembly() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"],
+               "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frame = &st["stackFrames"][0];
+    assert_eq!(frame["source"]["name"], "app_a.main.vmasm");
+    let reference = frame["source"]["sourceReference"].clone();
+    assert!(reference.as_i64().is_some_and(|r| r > 0), "{frame}");
+    // Line 1 is a header, 2 the block label, 3 the first instruction.
+    assert_eq!(frame["line"], 3);
+    // Nothing that makes VS Code pass over the frame where it stopped.
+    assert!(
+        frame.get("presentationHint").is_none()
+            && frame["source"].get("presentationHint").is_none(),
+        "{frame}"
+    );
+    let text = c.ok(
+        "source",
+        json!({"source": frame["source"], "sourceReference": reference}),
+    );
+    let lines: Vec<&str> = text["content"].as_str().expect("content").lines().collect();
+    assert_eq!(lines[1], "^bb0:");
+    assert!(
+        lines[2].contains("vm.call @lib_b.add(%i0, %i0)"),
+        "{lines:?}"
+    );
+    let r = c.request("source", json!({"sourceReference": 99}));
+    assert_eq!(r["message"], "no source with reference 99");
+    // A breakpoint in that document: the label line 2 moves to line 3's
+    // instruction; line 4 is the second call.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": frame["source"], "breakpoints": [{"line": 2}, {"line": 4}, {"line": 9}]}),
+    );
+    let bps = set["breakpoints"].as_array().expect("breakpoints");
+    assert_eq!(
+        (bps[0]["verified"].clone(), bps[0]["line"].clone()),
+        (json!(true), json!(3))
+    );
+    assert_eq!(
+        (bps[1]["verified"].clone(), bps[1]["line"].clone()),
+        (json!(true), json!(4))
+    );
+    assert_eq!(bps[2]["verified"], false);
+    c.ok(
+        "setBreakpoints",
+        json!({"source": frame["source"], "breakpoints": [{"line": 4}]}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    assert_eq!(st["stackFrames"][0]["line"], 4);
+    assert!(lines[3].contains("vm.call @lib_b.widen"), "{lines:?}");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+/// Where the protocol's JSON schema is: `IRVM_DAP_SCHEMA`, or where
+/// `.ci/run` puts it.
+fn dap_schema() -> Option<std::path::PathBuf> {
+    let path = match std::env::var_os("IRVM_DAP_SCHEMA") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?)
+            .join(".cache/irvm-dap-schema/debugAdapterProtocol.json"),
+    };
+    path.is_file().then_some(path)
+}
+
+#[test]
+fn microsofts_test_harness_with_every_message_checked_against_the_schema() {
+    let suite = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dap-node");
+    let node_works = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !node_works {
+        eprintln!("skipping: no `node` on PATH (.ci/run runs this suite with Debian's or the machine's node)");
+        return;
+    }
+    if !suite
+        .join("node_modules/@vscode/debugadapter-testsupport")
+        .is_dir()
+    {
+        eprintln!(
+            "skipping: tests/dap-node has no node_modules (run `npm ci` there; .ci/run does)"
+        );
+        return;
+    }
+    let Some(schema) = dap_schema() else {
+        eprintln!(
+            "skipping: no debugAdapterProtocol.json (set IRVM_DAP_SCHEMA; .ci/run fetches it to \
+             ~/.cache/irvm-dap-schema)"
+        );
+        return;
+    };
+    let out = Command::new("node")
+        .arg("--test")
+        .current_dir(&suite)
+        .env("IRVM_BIN", env!("CARGO_BIN_EXE_irvm"))
+        .env("IRVM_DAP_SCHEMA", schema)
+        .output()
+        .expect("node runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the node suite failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("# fail 0"), "{text}");
+    assert!(!text.contains("# pass 0"), "{text}");
+}
+
+/// The variables of the frame's "Source names" scope.
+fn source_names(c: &mut Client, frame: &Value) -> Vec<Value> {
+    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
+    let scope = scopes["scopes"][0].clone();
+    assert_eq!(scope["name"], "Source names", "{scopes}");
+    let vars = c.ok(
+        "variables",
+        json!({"variablesReference": scope["variablesReference"]}),
+    );
+    vars["variables"].as_array().expect("variables").clone()
+}
+
+#[test]
+fn source_names_in_variables_hover_and_evaluate() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    c.ok("continue", json!({"threadId": 1}));
+    c.event("stopped");
+    let (frame, _) = top_frame(&mut c);
+    let vars = source_names(&mut c, &frame);
+    let by_name = |n: &str| {
+        vars.iter()
+            .find(|v| v["name"] == n)
+            .unwrap_or_else(|| panic!("{n} not in {vars:?}"))
+            .clone()
+    };
+    // Second iteration, before the yield: k1 = 2, next = 1 + 1.
+    assert_eq!(by_name("%one")["value"], "1");
+    assert_eq!(by_name("%one")["type"], "i32 in %i2");
+    assert_eq!(by_name("%one")["evaluateName"], "%i2");
+    assert_eq!(by_name("%k1")["value"], "2");
+    assert_eq!(by_name("%k1")["type"], "i32 in %i1, shared with %zero");
+    assert_eq!(by_name("%next")["value"], "2");
+    assert_eq!(by_name("%next")["type"], "i32 in %i5, shared with %more");
+    let names: Vec<&str> = vars.iter().filter_map(|v| v["name"].as_str()).collect();
+    assert_eq!(names, ["%k1", "%more", "%n", "%next", "%one", "%zero"]);
+    // The argument, where the calling convention put it.
+    assert_eq!(by_name("%n")["value"], "6");
+    assert_eq!(by_name("%n")["type"], "i32 in %i0");
+    let hover = c.ok(
+        "evaluate",
+        json!({"expression": "%k1", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(hover["result"], "2");
+    let watch = c.ok(
+        "evaluate",
+        json!({"expression": "%next >= %one", "frameId": frame["id"], "context": "watch"}),
+    );
+    assert_eq!(watch["result"], "1");
+    let r = c.request(
+        "evaluate",
+        json!({"expression": "%s", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(
+        r["message"],
+        "`%s` is neither a register nor a source name of this function"
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn a_source_name_spelled_like_a_register_is_the_sources_over_the_text() {
+    // spin.mlir names `%i1 = arith.addi %i, %one : i64`.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["10"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 15}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frame = st["stackFrames"][0].clone();
+    let hover = c.ok(
+        "evaluate",
+        json!({"expression": "%i1", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(hover["result"], "1");
+    assert_eq!(hover["type"], "i64");
+    let n = c.ok(
+        "evaluate",
+        json!({"expression": "%n", "frameId": frame["id"], "context": "hover"}),
+    );
+    assert_eq!(
+        (n["result"].clone(), n["type"].clone()),
+        (json!("10"), json!("i64"))
+    );
+    let repl = c.ok(
+        "evaluate",
+        json!({"expression": "%i1", "frameId": frame["id"], "context": "repl"}),
+    );
+    // The VM's %i1: one i32 slot (here the high half of an i64 pair).
+    assert_eq!(repl["type"], "i32");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn the_vscode_extension_packages_and_finds_irvm() {
+    let extension = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode");
+    let npx_works = Command::new("npx")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !npx_works {
+        eprintln!("skipping: no `npx` on PATH (.ci/run packages the extension with npm's)");
+        return;
+    }
+    if !extension.join("node_modules/@vscode/vsce").is_dir() {
+        eprintln!(
+            "skipping: editors/vscode has no node_modules (run `npm ci` there; .ci/run does)"
+        );
+        return;
+    }
+    // The extension's own tests: finding irvm through the setting and
+    // PATH, and the `%name` under the mouse.
+    let out = Command::new("node")
+        .arg("--test")
+        .current_dir(&extension)
+        .output()
+        .expect("node runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("# fail 0"), "{text}");
+    // The README's packaging command.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let vsix = dir.path().join("irvm-debug.vsix");
+    let out = Command::new("npx")
+        .args([
+            "@vscode/vsce",
+            "package",
+            "--allow-missing-repository",
+            "--skip-license",
+            "--out",
+        ])
+        .arg(&vsix)
+        .current_dir(&extension)
+        .stdin(Stdio::null())
+        .output()
+        .expect("npx runs");
+    assert!(
+        out.status.success(),
+        "vsce package failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The package holds the extension and its manifest declares the
+    // debugger (read back with Python's zipfile, as .ci/run has python3).
+    let listing = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             names = sorted(n for n in z.namelist() if n.startswith('extension/'))\n\
+             manifest = json.loads(z.read('extension/package.json'))\n\
+             print(json.dumps({'files': names, 'debuggers': manifest['contributes']['debuggers'],\n\
+                               'breakpoints': manifest['contributes']['breakpoints']}))",
+        ])
+        .arg(&vsix)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        listing.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listing.stderr)
+    );
+    let package: Value = serde_json::from_slice(&listing.stdout).expect("json");
+    assert_eq!(
+        package["files"],
+        json!([
+            "extension/extension.js",
+            "extension/find-irvm.js",
+            "extension/hover-name.js",
+            "extension/package.json",
+            "extension/readme.md"
+        ])
+    );
+    assert_eq!(package["debuggers"][0]["type"], "irvm");
+    assert_eq!(
+        package["breakpoints"],
+        json!([{"language": "mlir"}, {"language": "vmasm"}])
+    );
+}
+
+/// `main` calls `count`, a loop of N iterations, on line 8; line 9 adds.
+const COUNTING: &str = "vm.module @m version 0\nvm.type i32\n\
+vm.func @count(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.const.i32.zero loc(\"m.src\":2:3)\n\
+  %i3 = vm.const.i32 1 loc(\"m.src\":2:3)\n\
+  vm.br ^bb1() loc(\"m.src\":2:3)\n\
+^bb1:\n\
+  %i2 = vm.cmp.lt.i32.s %i1, %i0 loc(\"m.src\":3:3)\n\
+  vm.cond_br %i2, ^bb2(), ^bb3() loc(\"m.src\":3:3)\n\
+^bb2:\n\
+  %i1 = vm.add.i32 %i1, %i3 loc(\"m.src\":4:3)\n\
+  vm.br ^bb1() loc(\"m.src\":4:3)\n\
+^bb3:\n\
+  vm.return %i1 loc(\"m.src\":5:3)\n}\n\
+vm.export @main\n\
+vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.call @m:0(%i0) loc(\"m.src\":8:3)\n\
+  %i2 = vm.add.i32 %i1, %i1 loc(\"m.src\":9:3)\n\
+  vm.return %i2 loc(\"m.src\":10:3)\n}\n";
+
+#[test]
+fn a_request_during_a_step_over_a_long_call_does_not_end_the_step() {
+    let dir = scratch("step");
+    let module = dir.join("m.vmasm");
+    std::fs::write(&module, COUNTING).expect("module");
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [module.display().to_string()], "function": "main", "inputs": ["1000000"],
+               "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok("next", json!({"threadId": 1}));
+    // Served while the step runs (its answer comes before the stop).
+    c.ok("threads", json!({}));
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "nosuch"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], false);
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "step");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    assert_eq!(st["totalFrames"], 1);
+    assert_eq!(st["stackFrames"][0]["line"], 9);
+    let e = c.ok("evaluate", json!({"expression": "%i1", "frameId": 1}));
+    assert_eq!(e["result"], "1000000");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The values of the "Source names" scope of the top frame, by name.
+fn named_values(c: &mut Client) -> Vec<(String, String, String)> {
+    let (frame, _) = top_frame(c);
+    source_names(c, &frame)
+        .iter()
+        .map(|v| {
+            let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            (text("name"), text("value"), text("type"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_hovered_word_without_its_percent_sign_is_the_source_name() {
+    // VS Code's and nvim-dap's word under the mouse leaves out the `%`.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    c.ok("continue", json!({"threadId": 1}));
+    c.event("stopped");
+    let hover = |c: &mut Client, e: &str| {
+        c.request(
+            "evaluate",
+            json!({"expression": e, "frameId": 1, "context": "hover"}),
+        )
+    };
+    // Second iteration, before the yield: k1 = 2, next = 1 + 1.
+    assert_eq!(hover(&mut c, "next")["body"]["result"], "2");
+    assert_eq!(hover(&mut c, "k1")["body"]["result"], "2");
+    assert_eq!(hover(&mut c, "n")["body"]["result"], "6");
+    // A bare register spelling is nothing the source names: an error.
+    let r = hover(&mut c, "i5");
+    assert_eq!(r["success"], false, "{r}");
+    // Outside a hover a bare word is not a source name.
+    let r = c.request(
+        "evaluate",
+        json!({"expression": "next", "frameId": 1, "context": "watch"}),
+    );
+    assert_eq!(r["success"], false, "{r}");
+    // An error names what was typed, not the registers it stands for.
+    let r = c.request(
+        "evaluate",
+        json!({"expression": "%next +", "frameId": 1, "context": "watch"}),
+    );
+    let message = r["message"].as_str().expect("message");
+    assert!(
+        message.contains("%next +") && !message.contains("%i5"),
+        "{message}"
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn registers_that_overlap_are_shared() {
+    // spin.mlir line 14: %more (an i32 in %i10) and %x, %acc1 (the i64
+    // pair %i10:11) overlap.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["10"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 14}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let names = named_values(&mut c);
+    let type_of = |n: &str| {
+        names
+            .iter()
+            .find(|(name, _, _)| name == n)
+            .unwrap_or_else(|| panic!("{n} not in {names:?}"))
+            .2
+            .clone()
+    };
+    assert_eq!(type_of("%more"), "i32 in %i10, shared with %acc1, %x");
+    assert_eq!(type_of("%x"), "i64 in %i10:11, shared with %acc1, %more");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn arguments_are_named_only_inside_their_functions_text() {
+    // divz.mlir: @quot is inlined into @main; the trap is on quot's line,
+    // where `%a` is quot's argument, not main's.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("divz.vmfb")], "function": "main", "inputs": ["1", "0"],
+               "sourceDirs": [path("")]}),
+    );
+    c.ok("setExceptionBreakpoints", json!({"filters": ["trap"]}));
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "exception");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    assert_eq!(st["stackFrames"][0]["line"], 2);
+    let hover = |c: &mut Client, e: &str| {
+        c.request(
+            "evaluate",
+            json!({"expression": e, "frameId": 1, "context": "hover"}),
+        )
+    };
+    assert_eq!(hover(&mut c, "%a")["success"], false);
+    assert_eq!(hover(&mut c, "%b")["success"], false);
+    assert_eq!(hover(&mut c, "%s")["body"]["result"], "2");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+/// `main` calls `g`; the text calls `g` before defining it.
+const CALLER_FIRST: &str = "vm.module @c version 0\nvm.type i32\n\
+vm.func @g(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.add.i32 %i0, %i0 loc(\"c.mlir\":6:8)\n\
+  vm.return %i1 loc(\"c.mlir\":7:3)\n}\n\
+vm.export @main\n\
+vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n\
+  %i1 = vm.call @c:0(%i0) loc(\"c.mlir\":2:8)\n\
+  vm.return %i1 loc(\"c.mlir\":3:3)\n}\n";
+
+const CALLER_FIRST_MLIR: &str = r"func.func @main(%n: i32) -> i32 {
+  %r = func.call @g(%n) : (i32) -> i32
+  return %r : i32
+}
+func.func @g(%a: i32) -> i32 {
+  %v = arith.addi %a, %a : i32
+  return %v : i32
+}
+";
+
+#[test]
+fn argument_names_come_from_the_definition_not_a_call() {
+    let dir = scratch("call-first");
+    std::fs::write(dir.join("c.vmasm"), CALLER_FIRST).expect("module");
+    std::fs::write(dir.join("c.mlir"), CALLER_FIRST_MLIR).expect("source");
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [dir.join("c.vmasm").display().to_string()], "function": "main",
+               "inputs": ["3"]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": dir.join("c.mlir").display().to_string()}, "breakpoints": [{"line": 6}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let names: Vec<(String, String)> = named_values(&mut c)
+        .into_iter()
+        .map(|(n, v, _)| (n, v))
+        .collect();
+    assert_eq!(
+        names,
+        [("%a".into(), "3".into()), ("%v".into(), "0".into())]
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_path_recorded_on_another_machine_is_found_by_its_trailing_components() {
+    let dir = scratch("moved");
+    let project = dir.join("proj");
+    std::fs::create_dir_all(&project).expect("project dir");
+    let module = "vm.module @m version 0\nvm.type i32\nvm.export @main\n\
+        vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n\
+        %i1 = vm.mul.i32 %i0, %i0 loc(\"/home/ci/build/proj/m.mlir\":2:8)\n\
+        vm.return %i1 loc(\"/home/ci/build/proj/m.mlir\":3:3)\n}\n";
+    std::fs::write(dir.join("m.vmasm"), module).expect("module");
+    let text =
+        "func.func @main(%n: i32) -> i32 {\n  %w = arith.muli %n, %n : i32\n  return %w : i32\n}\n";
+    std::fs::write(project.join("m.mlir"), text).expect("source");
+    // A decoy with the same name, less of the path in common.
+    std::fs::write(dir.join("m.mlir"), "// not this one\n").expect("decoy");
+    let source = project.join("m.mlir").display().to_string();
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [dir.join("m.vmasm").display().to_string()], "function": "main",
+               "inputs": ["3"], "sourceDirs": [dir.display().to_string()]}),
+    );
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source}, "breakpoints": [{"line": 2}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["source"]["path"], source.as_str());
+    assert_eq!(frame["line"], 2);
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn logpoints_log_without_stopping_and_conditions_take_source_names() {
+    let mut c = Client::start();
+    let caps = launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
+    );
+    assert_eq!(caps["supportsLogPoints"], true);
+    // Line 14 (the yield) runs after %k1 and %next are computed.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [
+            {"line": 14, "logMessage": "k1 = {%k1}, next = {%next} {{literally}}"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let bad = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "fib", "condition": "%nosuch == 1"},
+                               {"name": "fib", "logMessage": "{%nosuch}"}]}),
+    );
+    for b in bad["breakpoints"].as_array().expect("breakpoints") {
+        assert_eq!(b["verified"], false, "{b}");
+        assert!(
+            b["message"].as_str().is_some_and(|m| m.contains("%nosuch")),
+            "{b}"
+        );
+    }
+    c.ok("configurationDone", json!({}));
+    c.event("terminated");
+    let logged: Vec<String> = c
+        .events
+        .iter()
+        .filter(|e| e["event"] == "output" && e["body"]["category"] == "console")
+        .filter_map(|e| e["body"]["output"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            "k1 = 1, next = 1 {literally}\n",
+            "k1 = 2, next = 2 {literally}\n",
+            "k1 = 3, next = 3 {literally}\n"
+        ]
+    );
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    assert_eq!(c.finish(), 0);
+
+    // A condition in source names stops only where it holds.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14, "condition": "%k1 == 4"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let k1 = c.ok("evaluate", json!({"expression": "%k1", "frameId": 1}));
+    assert_eq!(k1["result"], "4");
+    c.ok("continue", json!({"threadId": 1}));
+    c.event("terminated");
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn disassembly_breakpoints_survive_a_restart_by_their_documents_name() {
+    // A new session's references are its own: the client sends the old
+    // session's reference with the document's name.
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"]}),
+    );
+    let stale = json!({"name": "app_a.main.vmasm", "sourceReference": 7});
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": stale, "breakpoints": [{"line": 4}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let text = c.ok("source", json!({"source": stale, "sourceReference": 7}));
+    assert!(
+        text["content"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("// app_a.main:")),
+        "{text}"
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frame = &st["stackFrames"][0];
+    assert_eq!(frame["source"]["name"], "app_a.main.vmasm");
+    assert_eq!(frame["line"], 4);
+    // An unknown reference without a name of such a function: an error.
+    let r = c.request(
+        "setBreakpoints",
+        json!({"source": {"name": "nosuch.vmasm", "sourceReference": 7}, "breakpoints": [{"line": 4}]}),
+    );
+    assert_eq!(r["message"], "no source with reference 7");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn every_launch_attribute_the_extension_declares_is_read_and_no_debug_runs_through() {
+    let manifest =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode/package.json");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).expect("package.json"))
+            .expect("json");
+    let declared = manifest["contributes"]["debuggers"][0]["configurationAttributes"]["launch"]
+        ["properties"]
+        .as_object()
+        .expect("launch attributes")
+        .clone();
+    // A value of each declared type (a number and a string for `timeout`).
+    let mut args = json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"],
+                          "sourceDirs": [path("")], "type": "irvm", "request": "launch",
+                          "name": "fib", "__sessionId": "x", "preLaunchTask": "build",
+                          "presentation": {"hidden": false}});
+    for (key, spec) in &declared {
+        if args.get(key).is_some() {
+            continue;
+        }
+        let kinds: Vec<&str> = match &spec["type"] {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(t) => t.iter().filter_map(Value::as_str).collect(),
+            other => panic!("{key}: type {other}"),
+        };
+        args[key] = match (key.as_str(), kinds[0]) {
+            ("parameterMode", _) => json!("file"),
+            ("parameters", _) => json!([]),
+            (_, "integer" | "number") => json!(1_000_000_000),
+            (_, "boolean") => json!(false),
+            (_, "string") => json!("1000"),
+            (_, "array") => json!([]),
+            (_, t) => panic!("{key}: type {t}"),
+        };
+    }
+    assert_eq!(declared["timeout"]["type"], json!(["number", "string"]));
+    let mut c = Client::start();
+    launch(&mut c, args.clone());
+    c.ok("disconnect", json!({}));
+    let warned = c.events.iter().any(|e| {
+        e["body"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("unknown launch attribute"))
+    });
+    assert!(!warned, "{:?}", c.events);
+    assert_eq!(c.finish(), 0);
+
+    // An attribute nobody reads is said so; `noDebug` runs to the end
+    // with breakpoints refused.
+    args["stopOnEntry"] = json!(true);
+    args["noDebug"] = json!(true);
+    args["sourceDir"] = json!("typo");
+    let mut c = Client::start();
+    launch(&mut c, args);
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 13}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], false);
+    c.ok("configurationDone", json!({}));
+    c.event("terminated");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{:?}",
+        c.events
+    );
+    let said = c.events.iter().any(|e| {
+        e["body"]["output"]
+            .as_str()
+            .is_some_and(|o| o.contains("unknown launch attribute `sourceDir`"))
+    });
+    assert!(said, "{:?}", c.events);
+    assert_eq!(c.finish(), 0);
+}
+
+#[test]
+fn a_second_initialize_is_refused_and_a_cut_header_is_said_so() {
+    let mut c = Client::start();
+    c.ok("initialize", json!({"adapterID": "irvm"}));
+    let r = c.request("initialize", json!({"adapterID": "irvm"}));
+    assert_eq!(
+        r["message"],
+        "already initialized (`initialize` comes once)"
+    );
+    // The input ends in the middle of a header line.
+    c.write_raw(b"Content-Len");
+    drop(c.stdin.take());
+    let e = c.event("output");
+    assert_eq!(
+        e["body"]["output"],
+        "irvm dap: input ended inside a message header\n"
+    );
+    assert_eq!(c.finish(), 1);
+}
+
+/// A launch whose dispatch (a vmvx kernel over 8000x8000 floats) runs
+/// for seconds in one host call.
+fn long_dispatch() -> Client {
+    let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/dynamic.vmfb");
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [model.display().to_string()], "function": "dynamic",
+               "inputs": ["8000x8000xf32=@/dev/zero"]}),
+    );
+    c.ok("configurationDone", json!({}));
+    // Inside the dispatch by now.
+    std::thread::sleep(Duration::from_millis(700));
+    c
+}
+
+#[test]
+fn terminate_and_stdin_closing_cut_a_long_dispatch() {
+    let mut c = long_dispatch();
+    let asked = std::time::Instant::now();
+    c.ok("terminate", json!({}));
+    c.event("terminated");
+    // Waiting for the dispatch takes seconds; it is cut at once.
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "terminate took {:?}",
+        asked.elapsed()
+    );
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"
+            && !e["body"]["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("CANCELLED"))),
+        "{:?}",
+        c.events
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+
+    let c = long_dispatch();
+    let asked = std::time::Instant::now();
+    assert_eq!(c.finish(), 0);
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "exiting took {:?}",
+        asked.elapsed()
+    );
 }

@@ -644,11 +644,11 @@ fn display_until_advance_and_start() {
     );
     assert_eq!(r[7].1[0], "fib (module.fib+0x00000041) at fib.mlir:14:5");
     // At the end of the loop body, until does not go back to the
-    // condition: it runs the remaining iterations to the return.
-    assert_eq!(r[8].1[0], "fib (module.fib+0x00000051) at fib.mlir:3:1");
-    assert_eq!(r[8].1[2], "2: /x %i4 = 0x3");
-    // until in the outermost frame's last line runs to the end.
-    assert_eq!(r[9].1[0], "[fib returned]");
+    // condition: it runs the remaining iterations, and the final
+    // `vm.return` is at the function's own location (fib.mlir:3:1), which
+    // is no line: the program ends.
+    assert_eq!(r[8].1[0], "[fib returned]");
+    assert_eq!(r[9].1, ["error: the program is not being run (use `run`)"]);
     assert_eq!(r[11].1, ["error: the program is not being run (use `run`)"]);
     assert_eq!(r[12].1, ["error: the program is not being run (use `run`)"]);
     assert_eq!(r[13].1, ["error: no display number 7"]);
@@ -816,4 +816,34 @@ fn pause_flag_stops_both_loops_and_resume_finishes() {
             _ => panic!("not done"),
         }
     }
+}
+
+/// An instruction at a location with no file position (`loc("made-up")`,
+/// a name without a place) has no line: it does not take the line before.
+#[test]
+fn locations_without_a_file_position_are_no_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("u.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @u version 0\nvm.type i32\nvm.export @main\n\
+         vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n\
+         \x20 %i1 = vm.add.i32 %i0, %i0 loc(\"u.src\":2:3)\n\
+         \x20 %i2 = vm.add.i32 %i1, %i1 loc(\"made-up\")\n\
+         \x20 %i3 = vm.add.i32 %i2, %i2 loc(\"u.src\":3:3)\n\
+         \x20 vm.return %i3 loc(\"u.src\":4:3)\n}\n",
+    )
+    .unwrap();
+    let args = [
+        format!("--module={}", module.display()),
+        "--function=main".into(),
+        "--input=1".into(),
+    ];
+    let (out, code) = dbg(&args, "start\nstepi\nnext\nnext\n");
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert!(r[0].1[0].ends_with("at u.src:2:3"), "{:?}", r[0].1);
+    assert!(!r[1].1[0].contains(" at "), "{:?}", r[1].1);
+    assert!(r[2].1[0].ends_with("at u.src:3:3"), "{:?}", r[2].1);
+    assert!(r[3].1[0].ends_with("at u.src:4:3"), "{:?}", r[3].1);
 }

@@ -13,7 +13,7 @@ use irvm::{Ref, TypeDef, Value};
 use super::DebugCommandError;
 
 /// A register a command names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RegisterRef {
     /// `%iN`: one i32 slot (an f32 when the function uses it as one).
     I32(u16),

@@ -3,8 +3,9 @@
 //! counts, temporary ones), gdb's stepping commands (`stepi`, `step`,
 //! `next`, `until`, `advance`, `finish`, `continue`), stops at traps inside
 //! the faulting frame, pausing a running program from another thread or a
-//! signal handler, frame selection, and typed views of registers, lists and
-//! buffers. It is built on the interpreter's [`Observer`] hook and paused
+//! signal handler (or interrupting the command in progress so that a front
+//! end serves a request, then resuming it), frame selection, and typed views
+//! of registers, lists and buffers. It is built on the interpreter's [`Observer`] hook and paused
 //! calls. `irvm dbg` (gdb's commands) and `irvm dap` (the Debug Adapter
 //! Protocol) are front ends over it; embedders can drive it directly.
 //!
@@ -30,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod expr;
+mod logpoint;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,8 +41,14 @@ pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
+pub use self::logpoint::LogMessage;
+
+/// Where logpoints' messages go, as the program reaches them.
+pub type LogSink = Box<dyn FnMut(String) + Send>;
 use irvm::bytecode::decode::{Decoder, Operand};
-use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::bytecode::isa::{
+    Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
+};
 use irvm::loader::SourcePosition;
 use irvm::{CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Trap, Value};
 
@@ -139,6 +147,9 @@ pub struct Breakpoint {
     pub ignore_count: u32,
     /// How often the program reached it with its condition holding.
     pub hits: u32,
+    /// A logpoint: where it would stop, this message goes to the
+    /// [`LogSink`] and the program goes on.
+    pub log_message: Option<LogMessage>,
 }
 
 /// What a new breakpoint is: where (a spec as [`Debugger::add_breakpoint`]
@@ -180,6 +191,9 @@ pub enum Stop {
     Returned(Vec<Value>),
     /// Stopped by a [`PauseHandle`].
     Paused,
+    /// Stopped by [`PauseHandle::interrupt`]: the command in progress is
+    /// not done; [`Debugger::resume`] goes on with it.
+    Interrupted,
     /// The program trapped; stopped in the faulting frame, which can be
     /// inspected. Going on ends the program with [`Stop::Failed`].
     Exception(Trap),
@@ -199,6 +213,9 @@ fn err<T>(message: impl Into<String>) -> Result<T, DebugCommandError> {
     Err(DebugCommandError(message.into()))
 }
 
+/// What [`Debugger::address_reference`] adds to offsets.
+pub const REFERENCE_OFFSET_BIAS: u64 = 1 << 31;
+
 const NOT_RUNNING: &str = "the program is not being run (use `run`)";
 
 /// Stops a running program at its next instruction, from any thread or a
@@ -207,11 +224,23 @@ const NOT_RUNNING: &str = "the program is not being run (use `run`)";
 #[derive(Clone, Debug, Default)]
 pub struct PauseHandle {
     flag: Arc<AtomicBool>,
+    /// The stop asked for is an interrupt, not a pause.
+    interrupt: Arc<AtomicBool>,
 }
 
 impl PauseHandle {
     /// Requests the pause.
     pub fn pause(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Requests a stop that is not the user's: the command in progress
+    /// stops with [`Stop::Interrupted`] so that its caller can do something
+    /// (DAP: serve a request that came meanwhile), then goes on with
+    /// [`Debugger::resume`]. Unlike a pause, an interrupt asked for while
+    /// the program is stopped is kept: the next command stops at once.
+    pub fn interrupt(&self) {
+        self.interrupt.store(true, Ordering::Relaxed);
         self.flag.store(true, Ordering::Relaxed);
     }
 }
@@ -271,12 +300,24 @@ struct Shared {
     /// (module, function) -> how the function uses its i32 registers.
     banks: HashMap<(String, u32), Arc<BTreeMap<u16, Bank>>>,
     reason: Option<Reason>,
+    /// Where logpoints' messages go.
+    log_sink: Option<LogSink>,
 }
 
 /// Per function: offset -> source position, and which offsets start a line.
+///
+/// A `vm.return` placed in the function's file on a line before the one of
+/// its first instruction is at the compiler's own location: IREE gives the
+/// final `vm.return` it makes (the `func.func`'s `return` became a branch
+/// to it) the location of the function itself (`func.func @fib` at 1:1).
+/// Such instructions have no line (`None`), so stepping never stops there
+/// and frames there show no line. (Other instructions before the first
+/// line are code inlined from functions above it, and keep their lines.)
+/// Instructions at a location with no file position (`loc(unknown)`) have
+/// no line either.
 #[derive(Default)]
 struct LineTable {
-    positions: BTreeMap<u32, SourcePosition>,
+    positions: BTreeMap<u32, Option<SourcePosition>>,
     starts: BTreeMap<u32, SourcePosition>,
 }
 
@@ -292,10 +333,30 @@ impl LineTable {
         };
         let mut entries: Vec<(i32, i32)> = map.entries().collect();
         entries.sort();
+        // An entry whose location names no file position (an unknown
+        // location) is no line, not the line before it.
+        let positions: Vec<(u32, Option<SourcePosition>)> = entries
+            .into_iter()
+            .filter_map(|(offset, loc)| {
+                Some((u32::try_from(offset).ok()?, db.source_position(loc as i64)))
+            })
+            .collect();
+        let entry = positions
+            .iter()
+            .find_map(|(_, p)| p.as_ref().map(|p| (p.file.clone(), p.line)));
+        let returns = return_registers(module, function);
         let mut previous: Option<(String, i32)> = None;
-        for (offset, loc) in entries {
-            let (Ok(offset), Some(pos)) = (u32::try_from(offset), db.source_position(loc as i64))
-            else {
+        for (offset, pos) in positions {
+            let pos = pos.filter(|pos| {
+                let synthetic = returns.contains_key(&offset)
+                    && entry
+                        .as_ref()
+                        .is_some_and(|(file, line)| *file == pos.file && pos.line < *line);
+                !synthetic
+            });
+            let Some(pos) = pos else {
+                previous = None;
+                table.positions.insert(offset, None);
                 continue;
             };
             let key = Some((pos.file.clone(), pos.line));
@@ -303,7 +364,7 @@ impl LineTable {
                 table.starts.insert(offset, pos.clone());
             }
             previous = key;
-            table.positions.insert(offset, pos);
+            table.positions.insert(offset, Some(pos));
         }
         table
     }
@@ -311,7 +372,10 @@ impl LineTable {
     /// The position of the instruction at `offset` (the entry at or before
     /// it: source maps list the first instruction of each location run).
     fn position(&self, offset: u32) -> Option<&SourcePosition> {
-        self.positions.range(..=offset).next_back().map(|(_, p)| p)
+        self.positions
+            .range(..=offset)
+            .next_back()
+            .and_then(|(_, p)| p.as_ref())
     }
 }
 
@@ -396,6 +460,7 @@ impl StopObserver {
         };
         let here = (view.module_name, view.function, view.offset);
         let mut chosen = None;
+        let mut logged = Vec::new();
         for b in shared.breakpoints.iter_mut() {
             if !b.enabled
                 || !b
@@ -423,12 +488,21 @@ impl StopObserver {
             if b.hit_condition.is_some_and(|h| !h.satisfied(b.hits)) {
                 continue;
             }
+            if let Some(message) = &b.log_message {
+                logged.push(message.render(&regs));
+                continue;
+            }
             if chosen.is_none() {
                 chosen = Some(BreakpointHit {
                     id: b.id,
                     temporary: b.temporary,
                     condition_error: error,
                 });
+            }
+        }
+        if let Some(sink) = shared.log_sink.as_mut() {
+            for message in logged {
+                sink(message);
             }
         }
         chosen
@@ -605,6 +679,8 @@ pub struct Debugger {
     displays: Vec<(u32, Expr, Format)>,
     next_display: u32,
     formatter: Option<RefFormatter>,
+    /// The mode of the command an interrupt stopped.
+    interrupted: Option<Mode>,
 }
 
 /// A register and its value, as [`Debugger::registers`] lists them.
@@ -626,6 +702,7 @@ impl Debugger {
             displays: Vec::new(),
             next_display: 1,
             formatter: None,
+            interrupted: None,
         }
     }
 
@@ -703,6 +780,49 @@ impl Debugger {
         &mut self,
         req: BreakpointRequest,
     ) -> Result<Breakpoint, DebugCommandError> {
+        let spec = req.spec.trim();
+        let (addresses, line) = self.resolve(spec)?;
+        self.add_resolved(&req, addresses, line)
+    }
+
+    /// Sets a breakpoint at `line` (or the next line with code) of the
+    /// source files `files`, named exactly as the debug information records
+    /// them ([`Debugger::source_files`]); `req.spec` is only its label.
+    /// Front ends that know which file the user means (DAP's absolute
+    /// paths) use this instead of `FILE:LINE`'s suffix match.
+    pub fn add_line_breakpoint(
+        &mut self,
+        files: &BTreeSet<String>,
+        line: i32,
+        req: BreakpointRequest,
+    ) -> Result<Breakpoint, DebugCommandError> {
+        let spec = req.spec.trim();
+        let (any_debug_info, lines) = self.line_starts_where(|f| files.contains(f));
+        if !any_debug_info {
+            return err(format!(
+                "bad breakpoint `{spec}`: no module has debug information (use FUNCTION or *OFFSET)"
+            ));
+        }
+        if lines.is_empty() {
+            return err(format!(
+                "bad breakpoint `{spec}`: the debug information has no code from this file"
+            ));
+        }
+        let Some((&at, addresses)) = lines.range(line..).next() else {
+            return err(format!(
+                "bad breakpoint `{spec}`: no code at or after line {line}"
+            ));
+        };
+        let addresses = addresses.clone();
+        self.add_resolved(&req, addresses, Some(at))
+    }
+
+    fn add_resolved(
+        &mut self,
+        req: &BreakpointRequest,
+        addresses: Vec<CodeAddress>,
+        line: Option<i32>,
+    ) -> Result<Breakpoint, DebugCommandError> {
         let condition = req
             .condition
             .as_deref()
@@ -715,11 +835,9 @@ impl Debugger {
             .filter(|c| !c.trim().is_empty())
             .map(HitCondition::parse)
             .transpose()?;
-        let spec = req.spec.trim();
-        let (addresses, line) = self.resolve(spec)?;
         Ok(self.insert(Breakpoint {
             id: 0,
-            spec: spec.to_string(),
+            spec: req.spec.trim().to_string(),
             addresses,
             line,
             enabled: true,
@@ -728,6 +846,7 @@ impl Debugger {
             hit_condition,
             ignore_count: 0,
             hits: 0,
+            log_message: None,
         }))
     }
 
@@ -768,6 +887,7 @@ impl Debugger {
             hit_condition: None,
             ignore_count: 0,
             hits: 0,
+            log_message: None,
         }))
     }
 
@@ -834,6 +954,32 @@ impl Debugger {
             .map(Expr::parse)
             .transpose()?;
         self.with_breakpoint(id, |b| b.condition = parsed)
+    }
+
+    /// Makes breakpoint `id` a logpoint with this message ([`LogMessage`]),
+    /// or (`None`) a breakpoint that stops again.
+    pub fn set_log_message(
+        &mut self,
+        id: u32,
+        message: Option<&str>,
+    ) -> Result<(), DebugCommandError> {
+        let parsed = message.map(LogMessage::parse).transpose()?;
+        self.with_breakpoint(id, |b| b.log_message = parsed)
+    }
+
+    /// A handle that ends the running program with CANCELLED from another
+    /// thread, even inside a long host call: the VM's interrupt, which a
+    /// dispatch's kernels (vmvx: at loop back edges; native: between
+    /// workgroups) check too, unlike the [`PauseHandle`], which stops only
+    /// before a bytecode instruction of the program itself. Not a pause:
+    /// the program cannot go on after it.
+    pub fn cancel_handle(&mut self) -> irvm::InterruptHandle {
+        self.ctx.interrupt_handle()
+    }
+
+    /// Where logpoints' messages go (`None`: nowhere).
+    pub fn set_log_sink(&mut self, sink: Option<LogSink>) {
+        lock(&self.shared).log_sink = sink;
     }
 
     /// Makes breakpoint `id` ignore its next `count` hits.
@@ -958,6 +1104,15 @@ impl Debugger {
 
     /// Every line start of a file, by line.
     fn line_starts(&self, file: &str) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
+        self.line_starts_where(|recorded| file_matches(recorded, file))
+    }
+
+    /// Every line start of the files `wanted` admits, by line; and whether
+    /// any module has debug information.
+    fn line_starts_where(
+        &self,
+        wanted: impl Fn(&str) -> bool,
+    ) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
         let mut lines: BTreeMap<i32, Vec<CodeAddress>> = BTreeMap::new();
         let mut any_debug_info = false;
         for (mname, m) in self.ctx.bytecode_modules() {
@@ -968,7 +1123,7 @@ impl Debugger {
             for ordinal in 0..m.function_count() as u32 {
                 let table = LineTable::build(m, ordinal);
                 for (&offset, pos) in &table.starts {
-                    if file_matches(&pos.file, file) {
+                    if wanted(&pos.file) {
                         lines.entry(pos.line).or_default().push(CodeAddress {
                             module: mname.to_string(),
                             function: ordinal,
@@ -1042,7 +1197,7 @@ impl Debugger {
         for a in &addresses {
             let m = self.module(&a.module)?;
             let table = LineTable::build(m, a.function);
-            if let Some(p) = table.positions.values().next() {
+            if let Some(p) = table.positions.values().flatten().next() {
                 return Ok(p.clone());
             }
         }
@@ -1058,7 +1213,7 @@ impl Debugger {
         let (module, function) = self.entry_address().ok()?;
         let m = self.module(&module).ok()?;
         let table = LineTable::build(m, function);
-        if let Some(p) = table.positions.values().next() {
+        if let Some(p) = table.positions.values().flatten().next() {
             return Some(p.file.clone());
         }
         self.source_files().into_iter().next()
@@ -1068,6 +1223,26 @@ impl Debugger {
     // Running
 
     fn go(&mut self, mode: Mode) -> Result<Stop, DebugCommandError> {
+        let resuming = matches!(self.state, State::Paused);
+        self.go_from(mode, resuming)
+    }
+
+    /// Goes on with the command an interrupt stopped
+    /// ([`Stop::Interrupted`]), in the same mode: breakpoints at the
+    /// instruction it stopped before still stop there. Without an
+    /// interrupted command, an error.
+    pub fn resume(&mut self) -> Result<Stop, DebugCommandError> {
+        self.require_running()?;
+        match self.interrupted.take() {
+            Some(mode) => self.go_from(mode, false),
+            None => err("no interrupted command to go on with"),
+        }
+    }
+
+    /// Runs in `mode`; `skip_first`: the instruction it stopped at runs
+    /// without stopping again.
+    fn go_from(&mut self, mode: Mode, skip_first: bool) -> Result<Stop, DebugCommandError> {
+        self.interrupted = None;
         if let State::Trapped { .. } = self.state {
             // Nothing runs past a trap: the program ends with it.
             return match std::mem::replace(&mut self.state, State::Idle) {
@@ -1076,8 +1251,11 @@ impl Debugger {
             };
         }
         let resuming = matches!(self.state, State::Paused);
-        // A pause asked for while stopped is stale.
-        self.pause.flag.store(false, Ordering::Relaxed);
+        // A pause asked for while stopped is stale; an interrupt is not.
+        if !self.pause.interrupt.load(Ordering::Relaxed) {
+            self.pause.flag.store(false, Ordering::Relaxed);
+        }
+        let kept_mode = mode.clone();
         let mut watch: Vec<u64> = lock(&self.shared)
             .breakpoints
             .iter()
@@ -1097,7 +1275,7 @@ impl Debugger {
                 pause: self.pause.flag.clone(),
                 watch,
                 mode,
-                skip_first: resuming,
+                skip_first,
                 returned: None,
                 last_table: None,
             })));
@@ -1120,10 +1298,17 @@ impl Debugger {
         self.ctx.set_observer(None);
         self.ctx.set_pause_flag(None);
         self.selected = 0;
+        let interrupted = self.pause.interrupt.swap(false, Ordering::Relaxed);
         Ok(match state {
             Ok(CallState::Paused) => {
                 self.state = State::Paused;
                 let reason = lock(&self.shared).reason.take();
+                // Only the pause flag stops a program nothing observes.
+                let paused = matches!(reason, Some(Reason::Pause)) || (reason.is_none() && !needed);
+                if paused && interrupted {
+                    self.interrupted = Some(kept_mode);
+                    return Ok(Stop::Interrupted);
+                }
                 match reason {
                     Some(Reason::Breakpoint(hit)) => {
                         if hit.temporary {
@@ -1184,7 +1369,8 @@ impl Debugger {
         }
         self.restart();
         Ok(match self.go(Mode::Instruction)? {
-            Stop::Step => Stop::Entry,
+            // Any stop before the first instruction is the entry.
+            Stop::Step | Stop::Interrupted => Stop::Entry,
             other => other,
         })
     }
@@ -1443,44 +1629,28 @@ impl Debugger {
             refs: &f.ref_values,
             banks: &banks,
         };
-        let (mut s, mut r) = (0u16, 0u16);
         let mut out = Vec::new();
-        for k in kinds {
-            let (reg, value) = match k {
-                'r' => {
-                    r += 1;
-                    let reg = RegisterRef::Ref(r - 1);
-                    (reg, file.read(reg)?)
-                }
-                'I' | 'F' => {
-                    s = s.div_ceil(2) * 2;
-                    s += 2;
-                    let reg = RegisterRef::Pair(s - 2);
-                    let v = file.read(reg)?;
-                    let v = match (k, v) {
-                        ('F', DebugValue::I64(bits)) => {
-                            DebugValue::F64(f64::from_bits(bits as u64))
-                        }
-                        (_, v) => v,
-                    };
-                    (reg, v)
-                }
-                _ => {
-                    s += 1;
-                    let reg = RegisterRef::I32(s - 1);
-                    let v = file.read(reg)?;
-                    let v = match (k, v) {
-                        ('f', DebugValue::I32(bits)) => {
-                            DebugValue::F32(f32::from_bits(bits as u32))
-                        }
-                        (_, v) => v,
-                    };
-                    (reg, v)
-                }
+        for (k, reg) in argument_layout(&kinds) {
+            let v = match (k, file.read(reg)?) {
+                ('F', DebugValue::I64(bits)) => DebugValue::F64(f64::from_bits(bits as u64)),
+                ('f', DebugValue::I32(bits)) => DebugValue::F32(f32::from_bits(bits as u32)),
+                (_, v) => v,
             };
-            out.push((reg, value));
+            out.push((reg, v));
         }
         Ok(out)
+    }
+
+    /// The registers the calling convention puts a function's arguments
+    /// in, in order.
+    pub fn argument_registers(&self, module: &str, function: u32) -> Vec<RegisterRef> {
+        match self.module(module) {
+            Ok(m) => argument_layout(&param_kinds(m, function))
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Evaluates an expression ([`Expr`]) in frame `n`.
@@ -1565,32 +1735,130 @@ impl Debugger {
     }
 
     /// A number for an address (DAP's memory references): the module's
-    /// place among the bytecode modules, the function and the offset.
+    /// place among the bytecode modules (top byte), the function (next 24
+    /// bits) and the offset plus [`REFERENCE_OFFSET_BIAS`] (low 32 bits),
+    /// so that the numbers just before and after a function's code (a
+    /// disassembly view's filler) still name the function.
     pub fn address_reference(&self, a: &CodeAddress) -> Option<u64> {
         let index = self
             .ctx
             .bytecode_modules()
             .iter()
             .position(|(n, _)| *n == a.module)?;
-        if index > 0xFF || a.function > 0xFF_FFFF {
+        if index > 0xFF || a.function > 0xFF_FFFF || u64::from(a.offset) >= REFERENCE_OFFSET_BIAS {
             return None;
         }
-        Some((index as u64) << 56 | (a.function as u64) << 32 | a.offset as u64)
+        Some(
+            (index as u64) << 56
+                | (a.function as u64) << 32
+                | (u64::from(a.offset) + REFERENCE_OFFSET_BIAS),
+        )
     }
 
-    /// The address of a number [`Debugger::address_reference`] made.
-    pub fn address_from_reference(&self, r: u64) -> Option<CodeAddress> {
+    /// The function a number [`Debugger::address_reference`] made (or one
+    /// near it) falls in, and its offset there (negative before the code,
+    /// possibly past its end): `None` when it names no function.
+    pub fn reference_place(&self, r: u64) -> Option<(CodeAddress, i64)> {
         let modules = self.ctx.bytecode_modules();
         let (name, m) = modules.get((r >> 56) as usize)?;
         let function = ((r >> 32) & 0xFF_FFFF) as u32;
         if function as usize >= m.function_count() {
             return None;
         }
-        Some(CodeAddress {
+        let offset = (r & 0xFFFF_FFFF) as i64 - REFERENCE_OFFSET_BIAS as i64;
+        let address = CodeAddress {
             module: name.to_string(),
             function,
-            offset: r as u32,
-        })
+            offset: u32::try_from(offset).unwrap_or(0),
+        };
+        Some((address, offset))
+    }
+
+    /// The address of a number [`Debugger::address_reference`] made.
+    pub fn address_from_reference(&self, r: u64) -> Option<CodeAddress> {
+        match self.reference_place(r)? {
+            (a, offset) if offset >= 0 => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The offsets of a function's instructions (block markers left out)
+    /// and the length of its code.
+    pub fn instruction_offsets(&self, module: &str, function: u32) -> (Vec<u32>, u32) {
+        let Ok(m) = self.module(module) else {
+            return (Vec::new(), 0);
+        };
+        let length = m
+            .function_bytecode(function as usize)
+            .map_or(0, |c| u32::try_from(c.len()).unwrap_or(u32::MAX));
+        (instruction_offsets(m, function), length)
+    }
+
+    /// The registers each instruction of a function writes (its results),
+    /// by instruction offset, in order: i64 and f64 results as pairs.
+    pub fn register_writes(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+        let Ok(m) = self.module(module) else {
+            return Vec::new();
+        };
+        let Some(code) = m.function_bytecode(function as usize) else {
+            return Vec::new();
+        };
+        let banks = banks_of(m, function);
+        let register = |r: u16, bank: Option<Bank>| {
+            if r & REF_BANK_BIT != 0 || bank == Some(Bank::Ref) {
+                return RegisterRef::Ref(r & REF_INDEX_MASK);
+            }
+            let k = r & I32_INDEX_MASK;
+            match bank.or_else(|| banks.get(&k).copied()) {
+                Some(Bank::I64 | Bank::F64) => RegisterRef::Pair(k),
+                _ => RegisterRef::I32(k),
+            }
+        };
+        let mut out = Vec::new();
+        for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
+            let mut written = Vec::new();
+            for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
+                match (field, operand) {
+                    (Field::Reg(bank, Access::Write), Operand::Reg(r)) => {
+                        written.push(register(*r, Some(*bank)));
+                    }
+                    (Field::RefMove(Access::Write), Operand::Reg(r)) => {
+                        written.push(register(*r, Some(Bank::Ref)));
+                    }
+                    (Field::Results(_), Operand::Regs(list)) => {
+                        written.extend(list.iter().map(|r| register(r, None)));
+                    }
+                    _ => {}
+                }
+            }
+            if !written.is_empty() {
+                out.push((inst.offset as u32, written));
+            }
+        }
+        out
+    }
+
+    /// The source position of each instruction of a function that has one
+    /// (one pass over its line table, for front ends that need many).
+    pub fn instruction_positions(
+        &self,
+        module: &str,
+        function: u32,
+    ) -> BTreeMap<u32, SourcePosition> {
+        let Ok(m) = self.module(module) else {
+            return BTreeMap::new();
+        };
+        let table = LineTable::build(m, function);
+        instruction_offsets(m, function)
+            .into_iter()
+            .filter_map(|o| Some((o, table.position(o)?.clone())))
+            .collect()
+    }
+
+    /// Whether a function has source positions (debug information).
+    pub fn has_positions(&self, module: &str, function: u32) -> bool {
+        self.module(module)
+            .is_ok_and(|m| !LineTable::build(m, function).positions.is_empty())
     }
 }
 
@@ -1657,6 +1925,31 @@ fn cconv_kinds(m: &Module, function: u32) -> (Vec<char>, Vec<char>) {
             .collect()
     };
     (keep(params), keep(results))
+}
+
+/// Where the calling convention puts arguments of these kinds: refs in
+/// order, i32/f32 in the next slot, i64/f64 in the next even pair.
+fn argument_layout(kinds: &[char]) -> Vec<(char, RegisterRef)> {
+    let (mut s, mut r) = (0u16, 0u16);
+    let mut out = Vec::new();
+    for &k in kinds {
+        let reg = match k {
+            'r' => {
+                r = r.saturating_add(1);
+                RegisterRef::Ref(r - 1)
+            }
+            'I' | 'F' => {
+                s = s.div_ceil(2).saturating_mul(2).saturating_add(2);
+                RegisterRef::Pair(s - 2)
+            }
+            _ => {
+                s = s.saturating_add(1);
+                RegisterRef::I32(s - 1)
+            }
+        };
+        out.push((k, reg));
+    }
+    out
 }
 
 fn param_kinds(m: &Module, function: u32) -> Vec<char> {
