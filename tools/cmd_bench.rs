@@ -939,7 +939,7 @@ fn benchmark_names(
     } else {
         functions
             .iter()
-            .map(|f| f.trim_start_matches('@').to_string())
+            .map(|f| crate::flags::function_name(f).to_string())
             .collect()
     };
     if names.is_empty() {

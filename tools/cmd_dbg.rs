@@ -78,7 +78,7 @@ pub fn prepare(
         .last()
         .map(|s| s.to_string())
         .unwrap_or_default();
-    let name = function.trim_start_matches('@');
+    let name = crate::flags::function_name(function);
     let func = ctx
         .function(&format!("{main_module}.{name}"))
         .map_err(|e| e.to_string())?;
@@ -335,7 +335,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     let mut s = Session {
         source_dirs: source_search_path(&args.source_dirs, &args.modules),
         sources: HashMap::new(),
-        function: args.function.trim_start_matches('@').to_string(),
+        function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
         history: 0,
         dbg,

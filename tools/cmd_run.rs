@@ -503,7 +503,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         .unwrap_or_default();
     // An empty --function (a flagfile's `--function=""` default) is none.
     let only = match args.function.as_deref().filter(|f| !f.is_empty()) {
-        Some(f) => f.trim_start_matches('@').to_string(),
+        Some(f) => crate::flags::function_name(f).to_string(),
         None => only_export(&ctx, &main_module)?,
     };
     let name = only.as_str();

@@ -84,6 +84,19 @@ pub const IGNORED_BY_BENCH: &[(&str, &str)] = &[
     ("v", "Google Benchmark's log verbosity"),
 ];
 
+/// The function a `--function` value names, as iree-run-module reads it:
+/// surrounding whitespace trimmed, then one pair of double quotes around a
+/// non-empty name stripped (`"main"` is `main`; `""` stays `""`, as there),
+/// then a leading `@` (MLIR's spelling, which irvm also takes).
+pub fn function_name(value: &str) -> &str {
+    let value = value.trim();
+    let value = match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(inner) if !inner.is_empty() => inner,
+        _ => value,
+    };
+    value.strip_prefix('@').unwrap_or(value)
+}
+
 /// Whether `name` (underscore spelling) is one of `list`'s flags.
 pub fn is_listed(list: &[(&str, &str)], name: &str) -> bool {
     list.iter().any(|(flag, _)| match flag.strip_suffix('*') {
@@ -318,5 +331,18 @@ mod tests {
             norm(&["irvm", "run", "--", "--flagfile=/dev/zero"]),
             ["irvm", "run", "--", "--flagfile=/dev/zero"]
         );
+    }
+
+    #[test]
+    fn function_names_as_iree_run_module_reads_them() {
+        assert_eq!(function_name("main"), "main");
+        assert_eq!(function_name("\"main\""), "main");
+        assert_eq!(function_name(" \"main\" "), "main");
+        assert_eq!(function_name("\" main\""), " main");
+        assert_eq!(function_name("\"\""), "\"\"");
+        assert_eq!(function_name("\"\"main\"\""), "\"main\"");
+        assert_eq!(function_name("'main'"), "'main'");
+        assert_eq!(function_name("@main"), "main");
+        assert_eq!(function_name("\"main"), "\"main");
     }
 }

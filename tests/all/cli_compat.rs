@@ -93,6 +93,27 @@ fn command_lines_behave_as_with_iree_run_module() {
             0,
         ),
         (
+            "a quoted --function, with spaces around the quotes",
+            with(vec![add.clone(), "--function= \"add\" ".into()], inputs()),
+            None,
+            ADD,
+            0,
+        ),
+        (
+            "an empty quoted --function is a name, not the default",
+            with(vec![add.clone(), "--function=\"\"".into()], inputs()),
+            None,
+            "",
+            1,
+        ),
+        (
+            "quotes inside the quotes stay",
+            with(vec![add.clone(), "--function=\"\"add\"\"".into()], inputs()),
+            None,
+            "",
+            1,
+        ),
+        (
             "the module on stdin",
             with(vec!["--module=-".into(), "--function=add".into()], inputs()),
             Some(repo_file("tests/models/add.vmfb")),
