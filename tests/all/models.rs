@@ -413,6 +413,37 @@ fn corpus_matches_the_recorded_reference_output() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Every case of the ONNX corpus has the MLIR its modules were compiled
+/// from beside it, defining the function its runs call.
+#[test]
+fn onnx_corpus_cases_keep_their_mlir_source() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx");
+    let mut cases = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "args") {
+            continue;
+        }
+        cases += 1;
+        let args = std::fs::read_to_string(&path).unwrap();
+        let function = args
+            .lines()
+            .find_map(|l| l.strip_prefix("--function="))
+            .unwrap_or_else(|| panic!("{}: no --function", path.display()));
+        let mlir = path.with_extension("mlir");
+        let source =
+            std::fs::read_to_string(&mlir).unwrap_or_else(|e| panic!("{}: {e}", mlir.display()));
+        // MLIR quotes names that are not identifiers (`@"torch-jit-export"`).
+        assert!(
+            source.contains(&format!("func.func @{function}("))
+                || source.contains(&format!("func.func @\"{function}\"(")),
+            "{} does not define @{function}",
+            mlir.display()
+        );
+    }
+    assert!(cases > 200, "only {cases} cases in {}", dir.display());
+}
+
 #[test]
 fn onnx_corpus_matches_the_recorded_reference_output() {
     // Hundreds of short runs: on as many threads as the machine has cores.

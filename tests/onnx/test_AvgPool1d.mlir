@@ -1,0 +1,12 @@
+module {
+  func.func @"torch-jit-export"(%arg0: !torch.vtensor<[2,3,6],f32>) -> !torch.vtensor<[2,3,3],f32> attributes {torch.onnx_meta.ir_version = 3 : si64, torch.onnx_meta.opset_version = 17 : si64, torch.onnx_meta.producer_name = "pytorch", torch.onnx_meta.producer_version = "0.3"} {
+    %none = torch.constant.none
+    %0 = torch.operator "onnx.Constant"() {torch.onnx.value = dense<3> : tensor<1xsi64>} : () -> !torch.vtensor<[1],si64> 
+    %1 = torch.operator "onnx.Unsqueeze"(%arg0, %0) : (!torch.vtensor<[2,3,6],f32>, !torch.vtensor<[1],si64>) -> !torch.vtensor<[2,3,6,1],f32> 
+    %2 = torch.operator "onnx.AveragePool"(%1) {torch.onnx.kernel_shape = [2 : si64, 1 : si64], torch.onnx.pads = [0 : si64, 0 : si64, 0 : si64, 0 : si64], torch.onnx.strides = [2 : si64, 1 : si64]} : (!torch.vtensor<[2,3,6,1],f32>) -> !torch.vtensor<[2,3,3,1],f32> 
+    %3 = torch.operator "onnx.Constant"() {torch.onnx.value = dense<3> : tensor<1xsi64>} : () -> !torch.vtensor<[1],si64> 
+    %4 = torch.operator "onnx.Squeeze"(%2, %3) : (!torch.vtensor<[2,3,3,1],f32>, !torch.vtensor<[1],si64>) -> !torch.vtensor<[2,3,3],f32> 
+    return %4 : !torch.vtensor<[2,3,3],f32>
+  }
+}
+

@@ -1,0 +1,23 @@
+module {
+  func.func @"torch-jit-export"(%arg0: !torch.vtensor<[2,3,6,6],f32>) -> !torch.vtensor<[2,3,6,6],f32> attributes {torch.onnx_meta.ir_version = 3 : si64, torch.onnx_meta.opset_version = 17 : si64, torch.onnx_meta.producer_name = "pytorch", torch.onnx_meta.producer_version = "0.3"} {
+    %0 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_1> : tensor<3xf32>} : () -> !torch.vtensor<[3],f32> 
+    %1 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_2> : tensor<3xf32>} : () -> !torch.vtensor<[3],f32> 
+    %2 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_3> : tensor<3xf32>} : () -> !torch.vtensor<[3],f32> 
+    %3 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_4> : tensor<3xf32>} : () -> !torch.vtensor<[3],f32> 
+    %none = torch.constant.none
+    %4 = torch.operator "onnx.BatchNormalization"(%arg0, %0, %1, %2, %3) {torch.onnx.epsilon = 9.99999974E-6 : f32, torch.onnx.momentum = 0.899999976 : f32} : (!torch.vtensor<[2,3,6,6],f32>, !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>, !torch.vtensor<[3],f32>) -> !torch.vtensor<[2,3,6,6],f32> 
+    return %4 : !torch.vtensor<[2,3,6,6],f32>
+  }
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      _1: "0x08000000D88A3C3F4E8B143F42EABF3E",
+      _2: "0x08000000000000000000000000000000",
+      _3: "0x08000000000000000000000000000000",
+      _4: "0x080000000000803F0000803F0000803F"
+    }
+  }
+#-}
+

@@ -1,0 +1,19 @@
+module {
+  func.func @"torch-jit-export"(%arg0: !torch.vtensor<[2,3,6,6],f32>) -> !torch.vtensor<[2,4,3,3],f32> attributes {torch.onnx_meta.ir_version = 3 : si64, torch.onnx_meta.opset_version = 17 : si64, torch.onnx_meta.producer_name = "pytorch", torch.onnx_meta.producer_version = "0.3"} {
+    %0 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_1> : tensor<4x3x3x3xf32>} : () -> !torch.vtensor<[4,3,3,3],f32> 
+    %1 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_2> : tensor<4xf32>} : () -> !torch.vtensor<[4],f32> 
+    %none = torch.constant.none
+    %2 = torch.operator "onnx.Conv"(%arg0, %0, %1) {torch.onnx.dilations = [1 : si64, 1 : si64], torch.onnx.group = 1 : si64, torch.onnx.kernel_shape = [3 : si64, 3 : si64], torch.onnx.pads = [1 : si64, 1 : si64, 1 : si64, 1 : si64], torch.onnx.strides = [2 : si64, 2 : si64]} : (!torch.vtensor<[2,3,6,6],f32>, !torch.vtensor<[4,3,3,3],f32>, !torch.vtensor<[4],f32>) -> !torch.vtensor<[2,4,3,3],f32> 
+    return %2 : !torch.vtensor<[2,4,3,3],f32>
+  }
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      _1: "0x080000008732203E7EC48FBD94D9713D8892EABCC07068BB60F4C8BCC06C1B3C2AF1D93D4B9B35BEF2D6A43DA89F39BD906409BC923091BD9804853C997691BD00DE8ABB40C503BD183F24BE905C213DA1C3BEBD1011143C0ADCB4BD5F1B073E60A2FDBD80915D3B27FB113EE7120C3EF02304BEA2E1803D03173E3E65CDC3BD4A80EC3D6103BFBD802EB8BD40AA693D66FF9A3D80C6273CC72E0A3E7032AABD287F60BDF47F3A3DD54F3E3E9E61C53D685CA7BD9B7C0DBE4EA531BE749A67BD738FD5BD7D3D9DBD38A88ABC14F109BEC0C9CF3CF07EFD3C421082BD2A02FF3D304E62BC0287F43DF56C173E05E027BE70CF65BCF8B412BD0869DCBDE021DCBB35ABFFBD39B21C3ED53435BEA09746BC94CC04BE5CBF1CBE71AB283EE4440ABEAD05373EFF16203E1218D63D786BA4BCD9A934BE6C609EBD02BE23BE114C32BEAE1E863D68E223BD38ECDABC20489BBB2ACE993DAE6FCE3D19333B3E40CA513D875232BE9C7CDFBDF0640CBEEA5DB93D1FEE203EC41F1EBD23BD1B3EB026DDBC2871A9BDB685FF3D62DFBC3D3359213E0C0C22BEBE51F73D6ADEAD3DCFE1223EA46016BD60C98ABBF8AE40BE11D0013E723AB3BD",
+      _2: "0x08000000B0D87BBDD3E0283E703845BC1DF61E3E"
+    }
+  }
+#-}
+

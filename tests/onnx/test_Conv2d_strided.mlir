@@ -1,0 +1,19 @@
+module {
+  func.func @"torch-jit-export"(%arg0: !torch.vtensor<[2,3,6,6],f32>) -> !torch.vtensor<[2,4,2,2],f32> attributes {torch.onnx_meta.ir_version = 3 : si64, torch.onnx_meta.opset_version = 17 : si64, torch.onnx_meta.producer_name = "pytorch", torch.onnx_meta.producer_version = "0.3"} {
+    %0 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_1> : tensor<4x3x3x3xf32>} : () -> !torch.vtensor<[4,3,3,3],f32> 
+    %1 = torch.operator "onnx.Constant"() {torch.onnx.value = dense_resource<_2> : tensor<4xf32>} : () -> !torch.vtensor<[4],f32> 
+    %none = torch.constant.none
+    %2 = torch.operator "onnx.Conv"(%arg0, %0, %1) {torch.onnx.dilations = [1 : si64, 1 : si64], torch.onnx.group = 1 : si64, torch.onnx.kernel_shape = [3 : si64, 3 : si64], torch.onnx.pads = [0 : si64, 0 : si64, 0 : si64, 0 : si64], torch.onnx.strides = [2 : si64, 2 : si64]} : (!torch.vtensor<[2,3,6,6],f32>, !torch.vtensor<[4,3,3,3],f32>, !torch.vtensor<[4],f32>) -> !torch.vtensor<[2,4,2,2],f32> 
+    return %2 : !torch.vtensor<[2,4,2,2],f32>
+  }
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      _1: "0x08000000190F0B3EC821F33CFA3A8E3D30B6153DF45E0DBE9A3FFF3D3510F7BD37501FBE9EA6D43D1F160C3E7E51E5BD00DFE23AD2B8A0BDC88229BD862BB83D200ABFBBAC730BBE9637BCBDCEE8B1BDA27AF4BD1DFE0A3E7EA184BD3A9E39BE7F0C3B3E8EDAAE3D5438233DE018B23C589295BC78406EBD6BBE38BEC3AC363EDE01BE3DD83D48BD00076C3A1F6CF3BD1AFDFC3D0066BC3C1C281EBEB855BE3CD54D173E6A5AC53D9E478F3D84A7033D0C234BBD1C7A773DCDF50F3E4CE73CBE6278F63D11C937BE3E05C73D8DAA393E0AE89B3D129A803DB9F308BE4E5BD8BD5A8935BE05A611BEA88F4EBDFD88403EB9AA073E0A13CF3D144F05BEA6FA1ABE246404BE3A1DA73DD0E11DBE00D1B9BB2F1521BE8FF02F3EB12A3E3E80D3E9BA6008B4BC57AA293EAE8399BD0D3820BEC8DEE13CC597BFBDE8088ABCBF813F3EAC5286BD3ACB883D980BDC3CC05CCE3CC2AFE93DD9C7013E1469CABDD8B9303DE02D84BCB8DD2FBE9E67ABBD8B5937BE501131BCF30E3D3E704401BCBE69F63DB0D2BA3C80DEB53B78762BBE12C3D03D749E1F3DFA85BB3D98A7A7BCBFE92D3E394E1C3EA8F06BBD3835043D718F143E03A9073E",
+      _2: "0x08000000232BB5BD96FAF83DA8619CBC03002F3E"
+    }
+  }
+#-}
+

@@ -1,0 +1,8 @@
+module {
+  func.func @"torch-jit-export"(%arg0: !torch.vtensor<[2,3,5,5,5],f32>) -> !torch.vtensor<[2,3,2,2,2],f32> attributes {torch.onnx_meta.ir_version = 3 : si64, torch.onnx_meta.opset_version = 17 : si64, torch.onnx_meta.producer_name = "pytorch", torch.onnx_meta.producer_version = "0.3"} {
+    %none = torch.constant.none
+    %0 = torch.operator "onnx.MaxPool"(%arg0) {torch.onnx.kernel_shape = [2 : si64, 2 : si64, 2 : si64], torch.onnx.pads = [0 : si64, 0 : si64, 0 : si64, 0 : si64, 0 : si64, 0 : si64], torch.onnx.strides = [2 : si64, 2 : si64, 2 : si64]} : (!torch.vtensor<[2,3,5,5,5],f32>) -> !torch.vtensor<[2,3,2,2,2],f32> 
+    return %0 : !torch.vtensor<[2,3,2,2,2],f32>
+  }
+}
+
