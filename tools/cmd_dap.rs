@@ -60,10 +60,14 @@ pub fn main(_args: DapArgs) -> ExitCode {
     let control = Arc::new(Control::default());
     let (tx, rx) = channel();
     let reader_control = control.clone();
-    std::thread::spawn(move || read_messages(std::io::stdin().lock(), tx, &reader_control));
+    let seq = Arc::new(AtomicU64::new(1));
+    let reader_seq = seq.clone();
+    std::thread::spawn(move || {
+        read_messages(std::io::stdin().lock(), tx, &reader_control, &reader_seq)
+    });
     let mut server = Server {
         rx,
-        seq: Arc::new(AtomicU64::new(1)),
+        seq,
         control,
         session: None,
         vars: Vec::new(),
@@ -90,6 +94,15 @@ struct Control {
     cancel: Mutex<Option<irvm::InterruptHandle>>,
     /// `cancel` was used: a CANCELLED trap is the client's doing.
     cancelled: AtomicBool,
+    /// The program is running (a request that runs it was answered and
+    /// its stop is not yet reported). Held while a response from the
+    /// reader thread is written, and set false before the stop's events
+    /// go out, so the reader never answers after `stopped` or `exited`.
+    running: Mutex<bool>,
+    /// The reader thread answered a `pause` of the running program: the
+    /// session reports the stop (`stopped`, reason `pause`) at the next
+    /// instruction.
+    pause_asked: AtomicBool,
 }
 
 impl Control {
@@ -105,6 +118,46 @@ impl Control {
         {
             p.interrupt();
         }
+    }
+
+    /// Marks the program as running or not (see [`Control::running`]).
+    fn set_running(&self, on: bool) {
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) = on;
+    }
+
+    /// Answers the requests that need no state of the program, from the
+    /// reader thread, so that they are answered at once even while the
+    /// session is inside a long host call (a dispatch): `threads` always,
+    /// and `pause` of a running program (its `stopped` event follows at
+    /// the program's next instruction). Whether it answered.
+    fn answer(&self, seq: &AtomicU64, message: &Json) -> bool {
+        if message.get("type").and_then(Json::as_str) != Some("request") {
+            return false;
+        }
+        let request_seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
+        let body = match message.get("command").and_then(Json::as_str) {
+            Some("threads")
+                if message
+                    .get("arguments")
+                    .is_none_or(|a| a.is_null() || a.is_object()) =>
+            {
+                json!({"threads": [{"id": 1, "name": "main"}]})
+            }
+            Some("pause") => {
+                let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+                if !*running {
+                    return false;
+                }
+                write_message(seq, response(request_seq, "pause", Ok(Json::Null)));
+                self.pause_asked.store(true, Ordering::Relaxed);
+                self.interrupt();
+                return true;
+            }
+            _ => return false,
+        };
+        let command = message.get("command").and_then(Json::as_str).unwrap_or("");
+        write_message(seq, response(request_seq, command, Ok(body)));
+        true
     }
 
     /// Ends the running program (for `terminate`, `disconnect` or the
@@ -127,11 +180,17 @@ impl Control {
 /// Reads framed messages until the stream ends or breaks. Each one is
 /// handed over, then the running program is interrupted so that the
 /// session serves it at once.
-fn read_messages(mut input: impl BufRead, tx: Sender<Incoming>, control: &Control) {
+fn read_messages(
+    mut input: impl BufRead,
+    tx: Sender<Incoming>,
+    control: &Control,
+    seq: &AtomicU64,
+) {
     loop {
         let outcome = read_message(&mut input);
         let message = match outcome {
             Ok(Some(body)) => match serde_json::from_slice::<Json>(&body) {
+                Ok(m) if m.is_object() && control.answer(seq, &m) => continue,
                 Ok(m) if m.is_object() => Incoming::Message(m),
                 Ok(_) => Incoming::Malformed("a message must be a JSON object".into()),
                 Err(e) => Incoming::Malformed(format!("message is not JSON: {e}")),
@@ -361,6 +420,38 @@ fn write_message(seq: &AtomicU64, mut message: Map<String, Json>) {
     }
 }
 
+/// A response. A failure carries its message twice, as the
+/// schema's `ErrorResponse` has it: `message`, and `body.error` (a
+/// `Message` the client shows).
+fn response(request_seq: i64, command: &str, reply: Reply) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("type".into(), json!("response"));
+    m.insert("request_seq".into(), json!(request_seq));
+    m.insert("command".into(), json!(command));
+    match reply {
+        Ok(body) => {
+            m.insert("success".into(), json!(true));
+            if !body.is_null() {
+                m.insert("body".into(), body);
+            }
+        }
+        Err(message) => {
+            let format = if message == NOT_STOPPED {
+                "the program is running (pause it first)".to_string()
+            } else {
+                message.clone()
+            };
+            m.insert("success".into(), json!(false));
+            m.insert("message".into(), json!(message));
+            m.insert(
+                "body".into(),
+                json!({"error": {"id": 1, "format": format, "showUser": false}}),
+            );
+        }
+    }
+    m
+}
+
 /// The launch attributes `irvm dap` reads (the VS Code extension declares
 /// them all), and those clients add.
 const LAUNCH_ATTRIBUTES: &[&str] = &[
@@ -433,36 +524,9 @@ impl Server {
         self.send(m);
     }
 
-    /// Sends a response. A failure carries its message twice, as the
-    /// schema's `ErrorResponse` has it: `message`, and `body.error` (a
-    /// `Message` the client shows).
+    /// Sends a response ([`response`]).
     fn respond(&mut self, request_seq: i64, command: &str, reply: Reply) {
-        let mut m = Map::new();
-        m.insert("type".into(), json!("response"));
-        m.insert("request_seq".into(), json!(request_seq));
-        m.insert("command".into(), json!(command));
-        match reply {
-            Ok(body) => {
-                m.insert("success".into(), json!(true));
-                if !body.is_null() {
-                    m.insert("body".into(), body);
-                }
-            }
-            Err(message) => {
-                let format = if message == NOT_STOPPED {
-                    "the program is running (pause it first)".to_string()
-                } else {
-                    message.clone()
-                };
-                m.insert("success".into(), json!(false));
-                m.insert("message".into(), json!(message));
-                m.insert(
-                    "body".into(),
-                    json!({"error": {"id": 1, "format": format, "showUser": false}}),
-                );
-            }
-        }
-        self.send(m);
+        self.send(response(request_seq, command, reply));
     }
 
     fn output(&mut self, category: &str, text: &str) {
@@ -532,6 +596,7 @@ impl Server {
                 if let Some(s) = self.session.as_mut() {
                     s.dbg.kill();
                 }
+                self.stop_running();
                 self.respond(seq, &command, Ok(Json::Null));
                 self.end_program(started.then_some(1));
                 if running {
@@ -542,6 +607,7 @@ impl Server {
             }
             "pause" if running => {
                 self.respond(seq, &command, Ok(Json::Null));
+                self.stop_running();
                 Next::Paused
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" if running => {
@@ -1035,6 +1101,21 @@ impl Server {
     /// Runs the program for a request, serving the requests that come
     /// meanwhile, until it stops, ends or the client goes.
     fn run(&mut self, command: &str, args: &Json) -> Next {
+        self.control.set_running(true);
+        let next = self.run_until_stopped(command, args);
+        self.stop_running();
+        next
+    }
+
+    /// The program stopped running: the reader thread answers no more
+    /// `pause` (and one it answered is done with). Called before the
+    /// stop's events go out.
+    fn stop_running(&mut self) {
+        self.control.set_running(false);
+        self.control.pause_asked.store(false, Ordering::Relaxed);
+    }
+
+    fn run_until_stopped(&mut self, command: &str, args: &Json) -> Next {
         self.vars.clear();
         let instruction = args.get("granularity").and_then(Json::as_str) == Some("instruction");
         let Some(s) = self.session.as_mut() else {
@@ -1058,6 +1139,13 @@ impl Server {
         };
         loop {
             match stop {
+                // The reader thread answered a `pause`: stopped, what
+                // came meanwhile is served with the program stopped.
+                Ok(Stop::Interrupted) if self.control.pause_asked.load(Ordering::Relaxed) => {
+                    self.stop_running();
+                    self.event("stopped", stopped_body("pause"));
+                    return Next::Serve;
+                }
                 Ok(Stop::Interrupted) => match self.serve_while_running() {
                     Next::Serve => {}
                     Next::Paused => {
@@ -1080,10 +1168,12 @@ impl Server {
                 // Not asked to stop at traps: the program ends.
                 Ok(Stop::Exception(_)) if !self.trap_filter || self.no_debug() => {}
                 Ok(stop) => {
+                    self.stop_running();
                     self.report(stop);
                     return Next::Serve;
                 }
                 Err(e) => {
+                    self.stop_running();
                     self.output("stderr", &format!("irvm dap: {}\n", e.0));
                     return Next::Serve;
                 }

@@ -1805,3 +1805,51 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
         asked.elapsed()
     );
 }
+
+#[test]
+fn threads_and_pause_are_answered_inside_a_long_dispatch() {
+    let mut c = long_dispatch();
+    // The session is inside the dispatch's host call: the reader thread
+    // answers.
+    let asked = std::time::Instant::now();
+    let threads = c.ok("threads", json!({}));
+    let threads_took = asked.elapsed();
+    assert_eq!(threads["threads"][0]["id"], 1);
+    assert!(
+        threads_took < Duration::from_secs(1),
+        "threads took {threads_took:?}"
+    );
+    let asked = std::time::Instant::now();
+    c.ok("pause", json!({"threadId": 1}));
+    let pause_took = asked.elapsed();
+    assert!(
+        pause_took < Duration::from_secs(1),
+        "pause took {pause_took:?}"
+    );
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "stopped before the pause response: {:?}",
+        c.events
+    );
+    // The stop comes when the dispatch returns, at the next instruction.
+    let stopped = c.event("stopped");
+    let stopped_after = asked.elapsed();
+    assert_eq!(stopped["body"]["reason"], "pause");
+    eprintln!(
+        "inside the dispatch: threads answered in {threads_took:?}, pause in \
+         {pause_took:?}, stopped {stopped_after:?} after the pause"
+    );
+    assert!(
+        stopped_after > pause_took + Duration::from_millis(200),
+        "the dispatch had ended before the pause: stopped {stopped_after:?} after it"
+    );
+    // Stopped in the program, with its frames, and it goes on to its end.
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], 2, "{frame}");
+    assert_eq!(frame["source"]["name"], "dynamic.mlir", "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}
