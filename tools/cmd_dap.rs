@@ -4,8 +4,11 @@
 //!
 //! Messages are JSON bodies after a `Content-Length: N` header and a blank
 //! line. A reader thread parses them and hands them to the session; it
-//! also pauses the running program at once on `pause`, `terminate` and
-//! `disconnect` (the session is busy running it then). Everything written
+//! also interrupts the running program for each so the session serves it
+//! (the session is busy running it then), ends it at once on `terminate`
+//! and `disconnect`, and itself answers the requests that need nothing of
+//! the program (`threads`, and `pause` while it runs), which are so
+//! answered even inside a long host call. Everything written
 //! to stdout is a protocol message: the program's results go out as
 //! `output` events.
 
