@@ -1759,18 +1759,26 @@ fn a_second_initialize_is_refused_and_a_cut_header_is_said_so() {
 
 /// A launch whose dispatch (a vmvx kernel over 8000x8000 floats) runs
 /// for seconds in one host call.
-fn long_dispatch() -> Client {
+/// A launch of `dynamic` over an `n`x`n` tensor: one vmvx dispatch that
+/// takes seconds in a debug build (8000: about 8 s idle, 17 s on a loaded
+/// 2-core machine).
+fn long_dispatch_of(n: u32) -> Client {
     let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/dynamic.vmfb");
     let mut c = Client::start();
     launch(
         &mut c,
         json!({"modules": [model.display().to_string()], "function": "dynamic",
-               "inputs": ["8000x8000xf32=@/dev/zero"]}),
+               "inputs": [format!("{n}x{n}xf32=@/dev/zero")]}),
     );
     c.ok("configurationDone", json!({}));
     // Inside the dispatch by now.
     std::thread::sleep(Duration::from_millis(700));
     c
+}
+
+/// A dispatch long enough to be cut.
+fn long_dispatch() -> Client {
+    long_dispatch_of(8000)
 }
 
 #[test]
@@ -1808,7 +1816,9 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
 
 #[test]
 fn threads_and_pause_are_answered_inside_a_long_dispatch() {
-    let mut c = long_dispatch();
+    // Not cut: the stop waits for the dispatch, which must end within the
+    // client's 20 s wait for a message even on a loaded machine.
+    let mut c = long_dispatch_of(5000);
     // The session is inside the dispatch's host call: the reader thread
     // answers.
     let asked = std::time::Instant::now();
@@ -1844,9 +1854,11 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
         "the dispatch had ended before the pause: stopped {stopped_after:?} after it"
     );
     // Stopped in the program, with its frames, and it goes on to its end.
+    // iree-compile 3.13 stored a source map for `__init` only, so the
+    // frame in `dynamic` shows its disassembly.
     let (frame, _) = top_frame(&mut c);
-    assert_eq!(frame["line"], 2, "{frame}");
-    assert_eq!(frame["source"]["name"], "dynamic.mlir", "{frame}");
+    assert_eq!(frame["name"], "module.dynamic", "{frame}");
+    assert_eq!(frame["source"]["name"], "module.dynamic.vmasm", "{frame}");
     c.ok("continue", json!({"threadId": 1}));
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.event("terminated");

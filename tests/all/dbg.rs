@@ -847,3 +847,39 @@ fn locations_without_a_file_position_are_no_line() {
     assert!(r[2].1[0].ends_with("at u.src:3:3"), "{:?}", r[2].1);
     assert!(r[3].1[0].ends_with("at u.src:4:3"), "{:?}", r[3].1);
 }
+
+/// A module from iree-compile 3.13 stores a source map for its last
+/// function only (`__init` here): `dynamic` is found by its export name,
+/// and a line's breakpoint is placed in `__init` alone, once per place (the
+/// map was taken as the first function's too, by position, as IREE's
+/// runtime does).
+#[test]
+fn functions_are_named_by_export_when_source_maps_are_fewer() {
+    let module = format!(
+        "--module={}",
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/models/dynamic.vmfb")
+            .display()
+    );
+    let (out, status) = dbg(
+        &[
+            module,
+            "--function=dynamic".into(),
+            "--input=2x2xf32=3".into(),
+        ],
+        "break dynamic.mlir:2\nbreak dynamic\nrun\nbt\ncontinue\nquit\n",
+    );
+    assert_eq!(status, 0, "{out}");
+    assert!(
+        out.contains(
+            "Breakpoint 1 at __init (module.__init+0x00000265) at dynamic.mlir:2:8 (3 locations)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Breakpoint 2 at dynamic (module.dynamic+0x00000001)"),
+        "{out}"
+    );
+    assert!(out.contains("#0  module.dynamic+0x00000001"), "{out}");
+    assert!(out.contains("2x2xf32=[9 9][9 9]"), "{out}");
+}

@@ -288,6 +288,18 @@ impl<'a> DebugDatabase<'a> {
         })
     }
 
+    /// The source map stored at position `function_ordinal`, when the
+    /// database has one per function (only then does a position name a
+    /// function: iree-compile 3.13 stores only the last function's map, at
+    /// position 0, and IREE's runtime, which reads maps by position, then
+    /// gives the first function the last one's name and locations).
+    pub fn positional_source_map(&self, function_ordinal: usize) -> Option<SourceMap<'a>> {
+        if self.source_map_count() != self.module.function_count() {
+            return None;
+        }
+        self.source_map(function_ordinal)
+    }
+
     /// Source map of internal function `function_ordinal`.
     ///
     /// When the database has one source map per function they are matched
@@ -424,10 +436,10 @@ impl fmt::Debug for DebugDatabase<'_> {
 /// What the VM asks of a module's debug database when it names a frame
 /// (backtraces, debuggers, execution traces).
 impl DebugDatabase<'_> {
-    /// The name the source map stored at position `ordinal` gives its
-    /// function, when it gives one.
+    /// The name the source map of function `ordinal` gives it, when the
+    /// database has one map per function and that map names it.
     pub(crate) fn function_local_name(&self, ordinal: u32) -> Option<String> {
-        let map = self.source_map(ordinal as usize)?;
+        let map = self.positional_source_map(ordinal as usize)?;
         let n = map.local_name();
         (!n.is_empty()).then(|| n.to_string())
     }

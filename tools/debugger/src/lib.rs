@@ -384,7 +384,7 @@ impl LineTable {
 fn function_name(module: &Module, function: u32) -> Option<String> {
     let from_db = module
         .debug_database()
-        .and_then(|db| db.source_map(function as usize))
+        .and_then(|db| db.positional_source_map(function as usize))
         .map(|m| m.local_name().to_string())
         .filter(|n| !n.is_empty());
     from_db.or_else(|| {

@@ -769,6 +769,9 @@ fn source_maps_match_by_name_when_fewer_than_functions() {
     );
     let db = module.debug_database().unwrap();
     assert!(db.source_map_for(0, None).is_none());
+    // A position names no function when the maps are fewer.
+    assert!(db.positional_source_map(0).is_none());
+    assert!(db.positional_source_map(1).is_none());
     assert_eq!(db.source_map_for(1, None).unwrap().local_name(), "f1");
     assert_eq!(db.source_map_for(0, Some("f1")).unwrap().local_name(), "f1");
     assert_eq!(db.location_at(1, 1), Some(0));
