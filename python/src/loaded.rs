@@ -3,6 +3,7 @@
 //! they import them) whose exported functions are attributes and items.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,7 @@ use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use irvm::loader::ModuleBytes;
 use irvm::{
     Context, Func, InterruptHandle, Module, NativeModule, StatusCode, Tier, TypeRegistry, ValType,
     Value,
@@ -20,6 +22,7 @@ use irvm_io_parameters::{io_parameters_module, OpenMode, ParameterIndex};
 use crate::arguments::{self, Slot};
 use crate::declaration::{self, Declared};
 use crate::errors::{from_text, from_trap, vm_error};
+use crate::module_cache;
 
 /// A context and the settings every call applies.
 pub struct Loaded {
@@ -403,23 +406,43 @@ fn context(settings: Settings) -> LoadedModule {
     }
 }
 
-/// A module read from `source` (the `k`th given).
+/// A module read from `source` (the `k`th given). Bytecode of up to
+/// [`irvm::loader::PRIVATE_COPY_BYTES`] comes from [`module_cache`] when
+/// equal bytes were loaded before.
 fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)> {
     let invalid = |e: String| (StatusCode::InvalidArgument, e);
-    match source {
+    let bytes = match source {
         Source::Path(p) => {
-            Module::from_file(&p).map_err(|e| invalid(format!("loading module '{p}': {e}")))
+            let failed = |e: String| invalid(format!("loading module '{p}': {e}"));
+            let bytes =
+                ModuleBytes::read_or_map_file(Path::new(&p)).map_err(|e| failed(e.to_string()))?;
+            if matches!(bytes, ModuleBytes::Mapped(_)) {
+                return Module::from_bytes(bytes).map_err(|e| failed(e.to_string()));
+            }
+            if Module::looks_like_assembly(bytes.as_slice()) {
+                return Module::from_file(&p).map_err(|e| failed(e.to_string()));
+            }
+            if let Some(m) = module_cache::cached(bytes.as_slice()) {
+                return Ok(m);
+            }
+            let m = Module::from_bytes(bytes).map_err(|e| failed(e.to_string()))?;
+            module_cache::keep(&m);
+            return Ok(m);
         }
-        Source::Bytes(b) if Module::looks_like_assembly(&b) => {
-            let text = String::from_utf8(b)
-                .map_err(|_| invalid(format!("loading module {k}: VM assembly is not UTF-8")))?;
-            Module::from_assembly(&text, &format!("<module {k}>"))
-                .map_err(|e| invalid(format!("loading module {k}: {e}")))
-        }
-        Source::Bytes(b) => {
-            Module::from_bytes(b).map_err(|e| invalid(format!("loading module {k}: {e}")))
-        }
+        Source::Bytes(b) => b,
+    };
+    if Module::looks_like_assembly(&bytes) {
+        let text = String::from_utf8(bytes)
+            .map_err(|_| invalid(format!("loading module {k}: VM assembly is not UTF-8")))?;
+        return Module::from_assembly(&text, &format!("<module {k}>"))
+            .map_err(|e| invalid(format!("loading module {k}: {e}")));
     }
+    if let Some(m) = module_cache::cached(&bytes) {
+        return Ok(m);
+    }
+    let m = Module::from_bytes(bytes).map_err(|e| invalid(format!("loading module {k}: {e}")))?;
+    module_cache::keep(&m);
+    Ok(m)
 }
 
 /// The name, version and exports (with their reflection attributes) of a
