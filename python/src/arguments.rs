@@ -322,7 +322,18 @@ fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
     // SAFETY: `view` describes a valid exported buffer.
     let contiguous = unsafe { ffi::PyBuffer_IsContiguous(v, b'C' as std::ffi::c_char) } == 1;
     let aligned = (v.buf as usize) % irvm::BUFFER_ALIGNMENT == 0;
-    let storage = if contiguous && aligned {
+    let storage = if contiguous && aligned && v.readonly == 0 {
+        // A writable array: the program reads and writes it in place.
+        let owner: Arc<Py<PyAny>> = Arc::new(obj.clone().unbind());
+        // SAFETY: `v.buf` addresses `len` writable bytes (the exporter said
+        // so: not read-only) that stay put while the exporting object
+        // lives; `owner` holds it (and so its memory) for as long as the
+        // buffer lives. The VM's accesses go through the buffer's thread
+        // lease. Not covered: Python code writing the array on another
+        // thread while a call that received it runs (the GIL is released);
+        // that is the caller's race, as with any array shared by threads.
+        unsafe { Buffer::foreign_mut(v.buf as *mut u8, len, owner) }
+    } else if contiguous && aligned {
         let memory = ArrayMemory {
             ptr: v.buf as *const u8,
             len,
