@@ -650,9 +650,10 @@ fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>
 /// (InvalidArgumentError naming the argument); lists and Python scalars
 /// made into arrays of the declared dtype; int and float for scalar
 /// arguments; None for a null reference. An array that is C-contiguous,
-/// of the declared dtype and 64-byte aligned is used in place (read-only
-/// to the program); any other is copied once, and copy=False raises
-/// ValueError instead of copying.
+/// of the declared dtype and 64-byte aligned is used in place (the
+/// program may write a writable one; a read-only one stays immutable); any
+/// other is copied once, and copy=False raises ValueError instead of
+/// copying.
 ///
 /// Results: numpy arrays over the VM's buffers (no copy; they keep the
 /// buffer alive after the module is gone), int, float, lists, None; a

@@ -226,3 +226,17 @@ def test_big_endian_and_object_arrays_are_refused():
         m.same(np.arange(4, dtype=">i4"))
     with pytest.raises(irvm.InvalidArgumentError, match="unsupported element format 'O'"):
         m.same(np.array([object()]))
+
+
+def test_loading_the_same_module_again_reuses_it_per_process_safely():
+    # A second load of equal bytes (path or bytes) reuses the module's
+    # lowered functions and its llvm-cpu library; each load is still its
+    # own context, and dropping one leaves the others working.
+    path = MODELS / "embedded" / "mlp.vmfb"
+    x = np.ones((4, 8), np.float32)
+    loads = [irvm.load(path), irvm.load(path.read_bytes()), irvm.load(str(path))]
+    for m in loads:
+        np.testing.assert_allclose(m.predict(x), [[4.1, 3.8, 4.3]] * 4, rtol=1e-6)
+    del loads[0]
+    for m in loads:
+        np.testing.assert_allclose(m.predict(x * 0), [[0.1, 0.0, 0.3]] * 4, rtol=1e-6, atol=1e-7)
