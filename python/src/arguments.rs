@@ -15,7 +15,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
 
-use irvm::{Buffer, HostRef, Ref, StatusCode, ValType, Value};
+use irvm::{Buffer, HostRef, List, Ref, StatusCode, TypeDef, ValType, Value};
 use irvm_hal::{type_names, BufferView, ElementType, HalBuffer};
 
 use crate::declaration::{dims_text, Declared};
@@ -110,6 +110,10 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
     let is_scalar = obj.is_instance_of::<PyInt>()
         || obj.is_instance_of::<PyFloat>()
         || obj.is_instance_of::<PyBool>();
+    if is_sequence && declared.is_none() {
+        // Not a tensor: a `!vm.list` of the items.
+        return list_of(obj, slot).map(Value::Ref);
+    }
     if is_sequence || is_scalar {
         // Python data: made into an array of the declared type (a copy by
         // nature, so `copy=False` does not apply).
@@ -133,6 +137,37 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         return from_buffer(&array, &copy_allowed);
     }
     from_buffer(obj, slot)
+}
+
+/// A Python list or tuple as a `!vm.list<?>` (variants), as iree.runtime's
+/// `VmVariantList` holds them: `int` (and `bool`) as i64, `float` as f64,
+/// lists and tuples as nested lists, `None` as a null ref, arrays as buffer
+/// views of their own dtype and shape.
+fn list_of(seq: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Ref> {
+    let py = seq.py();
+    let items = seq.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    let trap = |t: irvm::Trap| crate::errors::from_trap(py, &t);
+    let capacity = u32::try_from(items.len())
+        .map_err(|_| slot.invalid(py, format!("a list of {} items is too long", items.len())))?;
+    let list = List::new(TypeDef::Any, capacity).map_err(trap)?;
+    let element = Slot {
+        declared: None,
+        ..*slot
+    };
+    for item in &items {
+        let value =
+            if item.is_instance_of::<PyInt>() {
+                Value::I64(item.extract().map_err(|_| {
+                    slot.invalid(py, format!("list item {item} does not fit in i64"))
+                })?)
+            } else if item.is_instance_of::<PyFloat>() {
+                Value::F64(item.extract()?)
+            } else {
+                convert_ref(item, &element)?
+            };
+        list.push(value).map_err(trap)?;
+    }
+    Ok(Ref::from(list))
 }
 
 /// The numpy dtype name for an element type, if numpy has one.

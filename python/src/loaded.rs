@@ -72,6 +72,7 @@ impl Settings {
         timeout: Option<f64>,
         max_memory_bytes: Option<u64>,
         engine: Option<&str>,
+        trace: Option<Py<PyAny>>,
     ) -> PyResult<Settings> {
         let tier = engine
             .map(|e| e.parse::<Tier>().map_err(PyValueError::new_err))
@@ -86,10 +87,17 @@ impl Settings {
         let mut device_options = hal::DeviceOptions::from_uri(device, Some(hal::default_workers()))
             .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("device '{device}': {e}")))?;
         device_options.tier = tier;
+        let shared = trace.is_none();
+        device_options.on_trace = trace.map(trace_hook);
         let index = parameters.map(parameter_index).transpose()?.map(Arc::new);
         Ok(Settings {
             device: device_options,
-            device_key: format!("{device} {tier:?}"),
+            // A device with a trace callback is this context's alone.
+            device_key: if shared {
+                format!("{device} {tier:?}")
+            } else {
+                String::new()
+            },
             index,
             fuel,
             timeout,
@@ -137,8 +145,14 @@ impl Loaded {
         for (k, source) in sources.into_iter().enumerate() {
             let module = read_module(k, source)?;
             if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
-                let m = shared_hal(&self.device_key, &self.device)?;
-                ctx.register_host_module(&*m).map_err(link_error)?;
+                if self.device_key.is_empty() {
+                    let m = hal::hal_module_sharing(hal::DeviceConfig::new(self.device.clone()))
+                        .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+                    ctx.register_host_module(&m).map_err(link_error)?;
+                } else {
+                    let m = shared_hal(&self.device_key, &self.device)?;
+                    ctx.register_host_module(&*m).map_err(link_error)?;
+                }
             }
             if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
                 let index = self.index.clone().ok_or((
@@ -289,6 +303,39 @@ fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
     Ok(index)
 }
 
+/// `hal.buffer_view.trace` delivered to `callback(key, arrays,
+/// element_types)`: numpy arrays over the traced buffer views (as results
+/// are) and their HAL element types (ints; the array's dtype cannot say
+/// signless `i32` from `si32`). What the callback raises fails the call
+/// (UNKNOWN, with the exception's text), as iree.runtime's debug sink does.
+fn trace_hook(callback: Py<PyAny>) -> hal::TraceHook {
+    hal::TraceHook(Arc::new(move |key: &str, views: &[irvm::Ref]| {
+        Python::attach(|py| {
+            let element_types: Vec<u32> = views
+                .iter()
+                .map(|r| {
+                    r.downcast::<hal::BufferView>()
+                        .map_or(0, |v| v.element_type.0)
+                })
+                .collect();
+            let arrays = views
+                .iter()
+                .map(|r| crate::results::to_python(py, &Value::Ref(r.clone())))
+                .collect::<PyResult<Vec<_>>>()
+                .and_then(|a| PyList::new(py, a));
+            arrays
+                .and_then(|a| callback.call1(py, (key, a, element_types)))
+                .map(|_| ())
+                .map_err(|e| {
+                    irvm::Trap::new(
+                        StatusCode::Unknown,
+                        format!("debug sink callback for '{key}' raised {e}"),
+                    )
+                })
+        })
+    }))
+}
+
 /// The `hal` module for a device, made once per process and device (a
 /// module registers in any number of contexts): its contexts share one
 /// device configuration, so `local-task` starts its worker pool once, as
@@ -368,6 +415,7 @@ pub fn load(
         timeout,
         max_memory_bytes,
         engine,
+        None,
     )?;
     let loaded = context(settings);
     loaded.add(py, modules)?;
@@ -375,9 +423,14 @@ pub fn load(
 }
 
 /// A `Module` with no module loaded yet (`irvm.compat`'s contexts add
-/// theirs with `_add`).
+/// theirs with `_add`); `trace(key, arrays, element_types)` is given each
+/// `hal.buffer_view.trace` (its own hal module then).
 #[pyfunction]
-#[pyo3(signature = (device="local-task", parameters=None, fuel=None, timeout=None, max_memory_bytes=None, engine=None))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the Python signature: one keyword argument each"
+)]
+#[pyo3(signature = (device="local-task", parameters=None, fuel=None, timeout=None, max_memory_bytes=None, engine=None, trace=None))]
 pub fn _context(
     py: Python<'_>,
     device: &str,
@@ -386,6 +439,7 @@ pub fn _context(
     timeout: Option<f64>,
     max_memory_bytes: Option<u64>,
     engine: Option<&str>,
+    trace: Option<Py<PyAny>>,
 ) -> PyResult<LoadedModule> {
     let settings = Settings::new(
         py,
@@ -395,6 +449,7 @@ pub fn _context(
         timeout,
         max_memory_bytes,
         engine,
+        trace,
     )?;
     Ok(context(settings))
 }

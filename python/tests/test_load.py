@@ -240,3 +240,33 @@ def test_loading_the_same_module_again_reuses_it_per_process_safely():
     del loads[0]
     for m in loads:
         np.testing.assert_allclose(m.predict(x * 0), [[0.1, 0.0, 0.3]] * 4, rtol=1e-6, atol=1e-7)
+
+
+# Takes a !vm.list of variants: its size, item 0 as i64, and the list back.
+LISTS = b"""vm.module @lists version 0
+vm.type i32
+vm.type !vm.list<!vm.opaque>
+vm.export @info
+vm.func @info(%r0: !vm.list<!vm.opaque>) -> (i32, i64, !vm.list<!vm.opaque>) {
+^bb0:
+  %i0 = vm.list.size %r0
+  %i1 = vm.const.i32.zero
+  %i2:3 = vm.list.get.i64 %r0, %i1
+  vm.return %i0, %i2:3, %r0
+}
+"""
+
+
+def test_python_lists_are_vm_lists_for_list_parameters():
+    m = irvm.load(LISTS)
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)
+    size, first, back = m.info([1 << 40, 2.5, [3, None], a, None, True])
+    assert size == 6 and first == 1 << 40
+    assert back[:3] == [1 << 40, 2.5, [3, None]]
+    np.testing.assert_array_equal(back[3], a)
+    assert back[3].dtype == np.int16
+    assert back[4] is None and back[5] == 1
+    assert m.info((7,))[:2] == (1, 7)
+    assert m.info([7])[2] == [7]
+    with pytest.raises(irvm.InvalidArgumentError, match="argument 0"):
+        m.info([object()])
