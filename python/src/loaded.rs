@@ -11,6 +11,7 @@ use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use irvm::dynamic::{DynamicModule, DynamicModuleSpec};
 use irvm::loader::ModuleBytes;
 use irvm::{
     Context, Func, InterruptHandle, Module, NativeModule, StatusCode, Tier, TypeRegistry, ValType,
@@ -143,6 +144,18 @@ impl Loaded {
             ctx.set_deadline(Instant::now().checked_add(t));
         }
         for (k, source) in sources.into_iter().enumerate() {
+            if let Source::Dynamic(spec) = &source {
+                // A host module from a shared library, as `irvm run
+                // --module=lib.so[@entry][?key=value]` loads it.
+                let m = DynamicModule::load_spec(spec).map_err(|e| {
+                    (
+                        StatusCode::InvalidArgument,
+                        format!("loading host module '{spec}': {e}"),
+                    )
+                })?;
+                ctx.register_host_module(&m).map_err(link_error)?;
+                continue;
+            }
             let module = read_module(k, source)?;
             if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
                 if self.device_key.is_empty() {
@@ -236,11 +249,22 @@ impl Loaded {
 enum Source {
     Path(String),
     Bytes(Vec<u8>),
+    /// A dynamic host module's spec: `lib.so[@entry][?key=value&...]`.
+    Dynamic(String),
+}
+
+/// A path, or a dynamic host module's spec when it names a shared library.
+fn path_source(path: String) -> Source {
+    if DynamicModuleSpec::looks_dynamic(&path) {
+        Source::Dynamic(path)
+    } else {
+        Source::Path(path)
+    }
 }
 
 fn source_of(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Source::Path(s.to_str()?.to_string()));
+        return Ok(path_source(s.to_str()?.to_string()));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(Source::Bytes(b.as_bytes().to_vec()));
@@ -249,7 +273,7 @@ fn source_of(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
     let os = py.import("os")?;
     if obj.hasattr("__fspath__")? {
         let p = os.call_method1("fspath", (obj,))?;
-        return Ok(Source::Path(p.extract()?));
+        return Ok(path_source(p.extract()?));
     }
     // Any buffer: bytearray, memoryview, mmap, a uint8 array.
     match py
@@ -371,7 +395,9 @@ fn needs(module: &Module, name: &str) -> bool {
 /// modules: paths (str or os.PathLike) of .vmfb (or .vmasm) files, bytes
 ///     (bytecode, or VM assembly text) or buffer objects; several link in
 ///     order (later modules import from earlier ones), and functions are
-///     looked up in the last one.
+///     looked up in the last one. A path to a shared library
+///     ("lib.so[@entry][?key=value]") is a dynamic host module, as
+///     `irvm run --module` loads it.
 /// device: "local-task" (dispatches over a worker pool, the default) or
 ///     "local-sync" (on the calling thread), for modules that use the hal.
 /// parameters: parameter archives (.irpa, .safetensors, .gguf) for modules
@@ -485,6 +511,11 @@ fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)>
             return Ok(m);
         }
         Source::Bytes(b) => b,
+        Source::Dynamic(spec) => {
+            return Err(invalid(format!(
+                "'{spec}' is a host module (a shared library), not a bytecode module"
+            )))
+        }
     };
     if Module::looks_like_assembly(&bytes) {
         let text = String::from_utf8(bytes)

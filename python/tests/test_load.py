@@ -270,3 +270,10 @@ def test_python_lists_are_vm_lists_for_list_parameters():
     assert m.info([7])[2] == [7]
     with pytest.raises(irvm.InvalidArgumentError, match="argument 0"):
         m.info([object()])
+
+
+def test_a_shared_library_path_is_a_dynamic_host_module():
+    # The conformance suite's async_ops runs this way (test_conformance.py);
+    # a library that is not there is a clear error naming it.
+    with pytest.raises(irvm.InvalidArgumentError, match="host module '/nonexistent/libnothing.so'"):
+        irvm.load("/nonexistent/libnothing.so", DATA / "fib.vmfb")
