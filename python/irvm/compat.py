@@ -468,6 +468,12 @@ class VmFunction:
         return f"<VmFunction {self.name}({self._cconv or ''}), reflection = {self.reflection}>"
 
 
+def _immutable(buffer: Any) -> bytes:
+    """`buffer` itself when it is a `bytes` object (immutable: irvm uses it in
+    place), else a copy of its bytes."""
+    return buffer if type(buffer) is bytes else bytes(memoryview(buffer))
+
+
 class VmModule:
     """A bytecode module, read but not yet in a context."""
 
@@ -508,11 +514,14 @@ class VmModule:
 
     @staticmethod
     def from_flatbuffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
-        return VmModule(bytes(memoryview(buffer)))
+        """A module over `buffer`: a `bytes` object is used without a copy
+        (the module keeps it alive); other buffers, which could change
+        after the module is verified, are copied."""
+        return VmModule(_immutable(buffer))
 
     @staticmethod
     def from_buffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
-        return VmModule(bytes(memoryview(buffer)))
+        return VmModule(_immutable(buffer))
 
     @staticmethod
     def copy_buffer(instance: VmInstance, buffer: Any) -> "VmModule":
@@ -520,7 +529,8 @@ class VmModule:
 
     @staticmethod
     def wrap_buffer(instance: VmInstance, buffer: Any, destroy_callback=None) -> "VmModule":
-        return VmModule(bytes(memoryview(buffer)), destroy_callback)
+        """As from_flatbuffer: `bytes` without a copy, other buffers copied."""
+        return VmModule(_immutable(buffer), destroy_callback)
 
     def __repr__(self) -> str:
         return f"<VmModule {self.name} : [{', '.join(self._functions)}]>"

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
 
 use irvm::{Buffer, HostRef, List, Ref, StatusCode, TypeDef, ValType, Value};
 use irvm_hal::{type_names, BufferView, ElementType, HalBuffer};
@@ -236,15 +236,29 @@ fn element_of_format(format: &str, itemsize: usize) -> Result<ElementType, Strin
 
 /// Memory of a Python object a VM buffer borrows: the object is kept alive
 /// (so numpy cannot free or resize the array) while the VM holds it.
-struct ArrayMemory {
+pub(crate) struct ArrayMemory {
     ptr: *const u8,
     len: usize,
     _owner: Py<PyAny>,
 }
 
+impl ArrayMemory {
+    /// The bytes of a `bytes` object (immutable), which this value keeps
+    /// alive: module bytes used without a copy.
+    pub(crate) fn of_bytes(bytes: &Bound<'_, PyBytes>) -> ArrayMemory {
+        let data = bytes.as_bytes();
+        ArrayMemory {
+            ptr: data.as_ptr(),
+            len: data.len(),
+            _owner: bytes.clone().into_any().unbind(),
+        }
+    }
+}
+
 // SAFETY: the bytes are never written through this type (the VM buffer over
-// them is read-only) and stay valid while `_owner` is alive; dropping the
-// owner without the GIL defers the decref to PyO3's reference pool.
+// them is read-only; a `bytes` object cannot change) and stay valid while
+// `_owner` is alive; dropping the owner without the GIL defers the decref
+// to PyO3's reference pool.
 unsafe impl Send for ArrayMemory {}
 // SAFETY: as for Send: shared access only reads.
 unsafe impl Sync for ArrayMemory {}

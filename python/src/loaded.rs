@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use irvm::dynamic::{DynamicModule, DynamicModuleSpec};
-use irvm::loader::ModuleBytes;
+use irvm::loader::{LentBytes, ModuleBytes};
 use irvm::{
     Context, Func, InterruptHandle, Module, NativeModule, StatusCode, Tier, TypeRegistry, ValType,
     Value,
@@ -249,6 +249,8 @@ impl Loaded {
 enum Source {
     Path(String),
     Bytes(Vec<u8>),
+    /// A `bytes` object's memory, not copied.
+    Lent(LentBytes),
     /// A dynamic host module's spec: `lib.so[@entry][?key=value&...]`.
     Dynamic(String),
 }
@@ -267,7 +269,9 @@ fn source_of(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
         return Ok(path_source(s.to_str()?.to_string()));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(Source::Bytes(b.as_bytes().to_vec()));
+        // Immutable: used in place, kept alive by the module.
+        let memory = crate::arguments::ArrayMemory::of_bytes(b);
+        return Ok(Source::Lent(LentBytes(Arc::new(memory))));
     }
     let py = obj.py();
     let os = py.import("os")?;
@@ -511,6 +515,20 @@ fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)>
             return Ok(m);
         }
         Source::Bytes(b) => b,
+        Source::Lent(lent) => {
+            let bytes = (*lent.0).as_ref();
+            if Module::looks_like_assembly(bytes) {
+                // Assembled from a copy of the text.
+                return read_module(k, Source::Bytes(bytes.to_vec()));
+            }
+            if let Some(m) = module_cache::cached(bytes) {
+                return Ok(m);
+            }
+            let m = Module::from_bytes(ModuleBytes::Lent(lent))
+                .map_err(|e| invalid(format!("loading module {k}: {e}")))?;
+            module_cache::keep(&m);
+            return Ok(m);
+        }
         Source::Dynamic(spec) => {
             return Err(invalid(format!(
                 "'{spec}' is a host module (a shared library), not a bytecode module"

@@ -277,3 +277,29 @@ def test_a_shared_library_path_is_a_dynamic_host_module():
     # a library that is not there is a clear error naming it.
     with pytest.raises(irvm.InvalidArgumentError, match="host module '/nonexistent/libnothing.so'"):
         irvm.load("/nonexistent/libnothing.so", DATA / "fib.vmfb")
+
+
+def test_module_bytes_are_used_without_a_copy():
+    import sys
+
+    import irvm.compat  # noqa: F401 (irvm.compat below)
+
+    # Bytes no other test loads (trailing bytes after the module are
+    # ignored), so the module made of them holds this very object.
+    data = (DATA / "fib.vmfb").read_bytes() + b"test_module_bytes_are_used_without_a_copy"
+    before = sys.getrefcount(data)
+    m = irvm.load(data)
+    assert m.fib(10) == 55
+    assert sys.getrefcount(data) == before + 1
+    # A mutable buffer is copied: the module must not change under the VM.
+    mutable = bytearray(data + b", mutable")
+    before = sys.getrefcount(mutable)
+    assert irvm.load(mutable).fib(10) == 55
+    assert sys.getrefcount(mutable) == before
+    # irvm.compat's wrap_buffer passes bytes through: the VmModule holds
+    # them, and so does the module irvm read from them (not a copy).
+    data2 = data + b", compat"
+    before = sys.getrefcount(data2)
+    vm_module = irvm.compat.VmModule.wrap_buffer(irvm.compat.VmInstance(), data2)
+    assert sys.getrefcount(data2) == before + 2
+    del vm_module
