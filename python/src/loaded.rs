@@ -34,7 +34,8 @@ pub struct Loaded {
     timeout: Option<Duration>,
     max_input_bytes: u64,
     /// The device of the `hal` module, registered with the first module
-    /// that imports it, and what names it in [`shared_hal`]'s cache.
+    /// that imports it, and what names it in [`shared_hal`]'s cache (empty:
+    /// a hal module of this context's own, [`Settings::with_trace`]).
     device: hal::DeviceOptions,
     device_key: String,
     /// The archives of the `io_parameters` module, likewise.
@@ -73,7 +74,6 @@ impl Settings {
         timeout: Option<f64>,
         max_memory_bytes: Option<u64>,
         engine: Option<&str>,
-        trace: Option<Py<PyAny>>,
     ) -> PyResult<Settings> {
         let tier = engine
             .map(|e| e.parse::<Tier>().map_err(PyValueError::new_err))
@@ -88,23 +88,27 @@ impl Settings {
         let mut device_options = hal::DeviceOptions::from_uri(device, Some(hal::default_workers()))
             .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("device '{device}': {e}")))?;
         device_options.tier = tier;
-        let shared = trace.is_none();
-        device_options.on_trace = trace.map(trace_hook);
         let index = parameters.map(parameter_index).transpose()?.map(Arc::new);
         Ok(Settings {
             device: device_options,
-            // A device with a trace callback is this context's alone.
-            device_key: if shared {
-                format!("{device} {tier:?}")
-            } else {
-                String::new()
-            },
+            device_key: format!("{device} {tier:?}"),
             index,
             fuel,
             timeout,
             max_memory_bytes,
             tier,
         })
+    }
+}
+
+impl Settings {
+    /// `hal.buffer_view.trace` delivered to `callback` ([`trace_hook`]):
+    /// the context then gets a hal module of its own, not the process's
+    /// shared one (an empty `device_key` says so).
+    fn with_trace(mut self, callback: Py<PyAny>) -> Settings {
+        self.device.on_trace = Some(trace_hook(callback));
+        self.device_key = String::new();
+        self
     }
 }
 
@@ -445,7 +449,6 @@ pub fn load(
         timeout,
         max_memory_bytes,
         engine,
-        None,
     )?;
     let loaded = context(settings);
     loaded.add(py, modules)?;
@@ -479,8 +482,11 @@ pub fn _context(
         timeout,
         max_memory_bytes,
         engine,
-        trace,
     )?;
+    let settings = match trace {
+        Some(t) => settings.with_trace(t),
+        None => settings,
+    };
     Ok(context(settings))
 }
 

@@ -57,7 +57,10 @@ impl Eq for DispatchHook {}
 /// replaced) and the traced buffer views (`!hal.buffer_view` refs). An
 /// error it returns fails the program's call.
 #[derive(Clone)]
-pub struct TraceHook(pub Arc<dyn Fn(&str, &[Ref]) -> Result<(), Trap> + Send + Sync>);
+pub struct TraceHook(pub Arc<TraceFn>);
+
+/// What a [`TraceHook`] calls: `(key, views)`.
+pub type TraceFn = dyn Fn(&str, &[Ref]) -> Result<(), Trap> + Send + Sync;
 
 impl std::fmt::Debug for TraceHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
