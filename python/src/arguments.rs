@@ -3,8 +3,9 @@
 //! lists and Python scalars.
 //!
 //! The zero-copy rule: an array that is C-contiguous, of the declared
-//! element type and 64-byte aligned becomes a read-only VM buffer over its
-//! own memory (the buffer keeps the array alive); anything else is copied
+//! element type and 64-byte aligned becomes a VM buffer over its own memory
+//! (the buffer keeps the array alive): writable when the array is, so a
+//! program's writes change it, else read-only; anything else is copied
 //! once into a fresh 64-byte-aligned buffer, or, with `copy=False`, refused.
 
 use std::ffi::CStr;
