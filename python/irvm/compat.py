@@ -12,8 +12,9 @@ Semantics follow iree.runtime 3.13 on its CPU drivers, ``local-sync`` and
 them. Differences: failures are irvm's ``VmError`` subclasses (with
 ``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``, as
 iree.runtime's are; ``DeviceArray`` results are views of the VM's memory
-(no copy); ``HalModuleDebugSink`` is refused (irvm's hal does not deliver
-``hal.buffer_view.trace`` to Python yet); ``ParameterIndex`` takes archive
+(no copy); ``HalModuleDebugSink``'s callback gets each
+``hal.buffer_view.trace`` (a key and a list of ``HalBufferView``), called on
+the calling thread during the call; ``ParameterIndex`` takes archive
 files (``load``), not in-memory entries; the hal and io_parameters modules
 are registered before the program's modules.
 """
@@ -467,6 +468,12 @@ class VmFunction:
         return f"<VmFunction {self.name}({self._cconv or ''}), reflection = {self.reflection}>"
 
 
+def _immutable(buffer: Any) -> bytes:
+    """`buffer` itself when it is a `bytes` object (immutable: irvm uses it in
+    place), else a copy of its bytes."""
+    return buffer if type(buffer) is bytes else bytes(memoryview(buffer))
+
+
 class VmModule:
     """A bytecode module, read but not yet in a context."""
 
@@ -507,11 +514,14 @@ class VmModule:
 
     @staticmethod
     def from_flatbuffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
-        return VmModule(bytes(memoryview(buffer)))
+        """A module over `buffer`: a `bytes` object is used without a copy
+        (the module keeps it alive); other buffers, which could change
+        after the module is verified, are copied."""
+        return VmModule(_immutable(buffer))
 
     @staticmethod
     def from_buffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
-        return VmModule(bytes(memoryview(buffer)))
+        return VmModule(_immutable(buffer))
 
     @staticmethod
     def copy_buffer(instance: VmInstance, buffer: Any) -> "VmModule":
@@ -519,7 +529,8 @@ class VmModule:
 
     @staticmethod
     def wrap_buffer(instance: VmInstance, buffer: Any, destroy_callback=None) -> "VmModule":
-        return VmModule(bytes(memoryview(buffer)), destroy_callback)
+        """As from_flatbuffer: `bytes` without a copy, other buffers copied."""
+        return VmModule(_immutable(buffer), destroy_callback)
 
     def __repr__(self) -> str:
         return f"<VmModule {self.name} : [{', '.join(self._functions)}]>"
@@ -532,31 +543,33 @@ class _HalModule:
     name = "hal"
     version = 7
 
-    def __init__(self, device: HalDevice):
+    def __init__(self, device: HalDevice, debug_sink: Optional["HalModuleDebugSink"] = None):
         self.device = device
+        self.debug_sink = debug_sink
 
     def __repr__(self) -> str:
         return f"<VmModule hal : device {self.device.uri}>"
 
 
 class HalModuleDebugSink:
-    """iree.runtime's sink for `hal.buffer_view.trace`: not supported by irvm yet."""
+    """Where `hal.buffer_view.trace` goes: `buffer_view_trace_callback(key,
+    buffer_views)` with the trace's key (str) and a list of HalBufferView,
+    called during the call that traces; what it raises fails that call."""
 
-    def __init__(self, callback: Callable):
-        self.callback = callback
+    def __init__(self, buffer_view_trace_callback: Callable):
+        self.buffer_view_trace_callback = buffer_view_trace_callback
+
+    def _deliver(self, key: str, arrays: list, element_types: list) -> None:
+        views = [HalBufferView(a, t or None) for a, t in zip(arrays, element_types)]
+        self.buffer_view_trace_callback(key, views)
 
 
 def create_hal_module(instance: VmInstance, device: Optional[HalDevice] = None, devices=None,
                       debug_sink: Optional[HalModuleDebugSink] = None) -> _HalModule:
-    """The hal module for `device`."""
-    if debug_sink is not None:
-        raise NotImplementedError(
-            "irvm.compat: HalModuleDebugSink is not supported yet (irvm's hal does not "
-            "deliver hal.buffer_view.trace to Python)"
-        )
+    """The hal module for `device`; `debug_sink` receives its traces."""
     if device is None and devices:
         device = devices[0]
-    return _HalModule(device or HalDevice("local-task"))
+    return _HalModule(device or HalDevice("local-task"), debug_sink)
 
 
 # --- parameters ------------------------------------------------------------------
@@ -647,6 +660,7 @@ class VmContext:
         self._instance = instance
         self._context = None
         self._device: Optional[HalDevice] = None
+        self._debug_sink: Optional[HalModuleDebugSink] = None
         self._parameters: dict = {}
         if modules:
             self.register_modules(modules)
@@ -654,7 +668,10 @@ class VmContext:
     def _ensure(self):
         if self._context is None:
             device = self._device.uri if self._device is not None else "local-task"
-            self._context = _irvm._context(device=device, parameters=self._parameters or None)
+            trace = self._debug_sink._deliver if self._debug_sink is not None else None
+            self._context = _irvm._context(
+                device=device, parameters=self._parameters or None, trace=trace
+            )
         return self._context
 
     def register_modules(self, modules: Sequence[Any]) -> None:
@@ -666,6 +683,7 @@ class VmContext:
                     raise ValueError(f"irvm.compat: register the {m.name} module before other modules")
                 if isinstance(m, _HalModule):
                     self._device = m.device
+                    self._debug_sink = m.debug_sink
                 else:
                     for p in m.providers:
                         self._parameters.setdefault(p.scope, []).extend(p.files)

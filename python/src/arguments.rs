@@ -3,8 +3,9 @@
 //! lists and Python scalars.
 //!
 //! The zero-copy rule: an array that is C-contiguous, of the declared
-//! element type and 64-byte aligned becomes a read-only VM buffer over its
-//! own memory (the buffer keeps the array alive); anything else is copied
+//! element type and 64-byte aligned becomes a VM buffer over its own memory
+//! (the buffer keeps the array alive): writable when the array is, so a
+//! program's writes change it, else read-only; anything else is copied
 //! once into a fresh 64-byte-aligned buffer, or, with `copy=False`, refused.
 
 use std::ffi::CStr;
@@ -13,9 +14,9 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
 
-use irvm::{Buffer, HostRef, Ref, StatusCode, ValType, Value};
+use irvm::{Buffer, HostRef, List, Ref, StatusCode, TypeDef, ValType, Value};
 use irvm_hal::{type_names, BufferView, ElementType, HalBuffer};
 
 use crate::declaration::{dims_text, Declared};
@@ -110,6 +111,10 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
     let is_scalar = obj.is_instance_of::<PyInt>()
         || obj.is_instance_of::<PyFloat>()
         || obj.is_instance_of::<PyBool>();
+    if is_sequence && declared.is_none() {
+        // Not a tensor: a `!vm.list` of the items.
+        return list_of(obj, slot).map(Value::Ref);
+    }
     if is_sequence || is_scalar {
         // Python data: made into an array of the declared type (a copy by
         // nature, so `copy=False` does not apply).
@@ -133,6 +138,37 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         return from_buffer(&array, &copy_allowed);
     }
     from_buffer(obj, slot)
+}
+
+/// A Python list or tuple as a `!vm.list<?>` (variants), as iree.runtime's
+/// `VmVariantList` holds them: `int` (and `bool`) as i64, `float` as f64,
+/// lists and tuples as nested lists, `None` as a null ref, arrays as buffer
+/// views of their own dtype and shape.
+fn list_of(seq: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Ref> {
+    let py = seq.py();
+    let items = seq.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    let trap = |t: irvm::Trap| crate::errors::from_trap(py, &t);
+    let capacity = u32::try_from(items.len())
+        .map_err(|_| slot.invalid(py, format!("a list of {} items is too long", items.len())))?;
+    let list = List::new(TypeDef::Any, capacity).map_err(trap)?;
+    let element = Slot {
+        declared: None,
+        ..*slot
+    };
+    for item in &items {
+        let value =
+            if item.is_instance_of::<PyInt>() {
+                Value::I64(item.extract().map_err(|_| {
+                    slot.invalid(py, format!("list item {item} does not fit in i64"))
+                })?)
+            } else if item.is_instance_of::<PyFloat>() {
+                Value::F64(item.extract()?)
+            } else {
+                convert_ref(item, &element)?
+            };
+        list.push(value).map_err(trap)?;
+    }
+    Ok(Ref::from(list))
 }
 
 /// The numpy dtype name for an element type, if numpy has one.
@@ -201,15 +237,29 @@ fn element_of_format(format: &str, itemsize: usize) -> Result<ElementType, Strin
 
 /// Memory of a Python object a VM buffer borrows: the object is kept alive
 /// (so numpy cannot free or resize the array) while the VM holds it.
-struct ArrayMemory {
+pub(crate) struct ArrayMemory {
     ptr: *const u8,
     len: usize,
     _owner: Py<PyAny>,
 }
 
+impl ArrayMemory {
+    /// The bytes of a `bytes` object (immutable), which this value keeps
+    /// alive: module bytes used without a copy.
+    pub(crate) fn of_bytes(bytes: &Bound<'_, PyBytes>) -> ArrayMemory {
+        let data = bytes.as_bytes();
+        ArrayMemory {
+            ptr: data.as_ptr(),
+            len: data.len(),
+            _owner: bytes.clone().into_any().unbind(),
+        }
+    }
+}
+
 // SAFETY: the bytes are never written through this type (the VM buffer over
-// them is read-only) and stay valid while `_owner` is alive; dropping the
-// owner without the GIL defers the decref to PyO3's reference pool.
+// them is read-only; a `bytes` object cannot change) and stay valid while
+// `_owner` is alive; dropping the owner without the GIL defers the decref
+// to PyO3's reference pool.
 unsafe impl Send for ArrayMemory {}
 // SAFETY: as for Send: shared access only reads.
 unsafe impl Sync for ArrayMemory {}
@@ -322,7 +372,18 @@ fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
     // SAFETY: `view` describes a valid exported buffer.
     let contiguous = unsafe { ffi::PyBuffer_IsContiguous(v, b'C' as std::ffi::c_char) } == 1;
     let aligned = (v.buf as usize) % irvm::BUFFER_ALIGNMENT == 0;
-    let storage = if contiguous && aligned {
+    let storage = if contiguous && aligned && v.readonly == 0 {
+        // A writable array: the program reads and writes it in place.
+        let owner: Arc<Py<PyAny>> = Arc::new(obj.clone().unbind());
+        // SAFETY: `v.buf` addresses `len` writable bytes (the exporter said
+        // so: not read-only) that stay put while the exporting object
+        // lives; `owner` holds it (and so its memory) for as long as the
+        // buffer lives. The VM's accesses go through the buffer's thread
+        // lease. Not covered: Python code writing the array on another
+        // thread while a call that received it runs (the GIL is released);
+        // that is the caller's race, as with any array shared by threads.
+        unsafe { Buffer::foreign_mut(v.buf as *mut u8, len, owner) }
+    } else if contiguous && aligned {
         let memory = ArrayMemory {
             ptr: v.buf as *const u8,
             len,

@@ -14,6 +14,7 @@ mod arguments;
 mod declaration;
 mod errors;
 mod loaded;
+mod module_cache;
 mod results;
 mod sigint;
 

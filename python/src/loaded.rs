@@ -3,6 +3,7 @@
 //! they import them) whose exported functions are attributes and items.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -10,6 +11,8 @@ use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+use irvm::dynamic::{DynamicModule, DynamicModuleSpec};
+use irvm::loader::{LentBytes, ModuleBytes};
 use irvm::{
     Context, Func, InterruptHandle, Module, NativeModule, StatusCode, Tier, TypeRegistry, ValType,
     Value,
@@ -20,6 +23,7 @@ use irvm_io_parameters::{io_parameters_module, OpenMode, ParameterIndex};
 use crate::arguments::{self, Slot};
 use crate::declaration::{self, Declared};
 use crate::errors::{from_text, from_trap, vm_error};
+use crate::module_cache;
 
 /// A context and the settings every call applies.
 pub struct Loaded {
@@ -30,7 +34,8 @@ pub struct Loaded {
     timeout: Option<Duration>,
     max_input_bytes: u64,
     /// The device of the `hal` module, registered with the first module
-    /// that imports it, and what names it in [`shared_hal`]'s cache.
+    /// that imports it, and what names it in [`shared_hal`]'s cache (empty:
+    /// a hal module of this context's own, [`Settings::with_trace`]).
     device: hal::DeviceOptions,
     device_key: String,
     /// The archives of the `io_parameters` module, likewise.
@@ -96,6 +101,17 @@ impl Settings {
     }
 }
 
+impl Settings {
+    /// `hal.buffer_view.trace` delivered to `callback` ([`trace_hook`]):
+    /// the context then gets a hal module of its own, not the process's
+    /// shared one (an empty `device_key` says so).
+    fn with_trace(mut self, callback: Py<PyAny>) -> Settings {
+        self.device.on_trace = Some(trace_hook(callback));
+        self.device_key = String::new();
+        self
+    }
+}
+
 impl Loaded {
     /// A context with no module yet.
     pub fn new(settings: Settings) -> Loaded {
@@ -132,10 +148,28 @@ impl Loaded {
             ctx.set_deadline(Instant::now().checked_add(t));
         }
         for (k, source) in sources.into_iter().enumerate() {
+            if let Source::Dynamic(spec) = &source {
+                // A host module from a shared library, as `irvm run
+                // --module=lib.so[@entry][?key=value]` loads it.
+                let m = DynamicModule::load_spec(spec).map_err(|e| {
+                    (
+                        StatusCode::InvalidArgument,
+                        format!("loading host module '{spec}': {e}"),
+                    )
+                })?;
+                ctx.register_host_module(&m).map_err(link_error)?;
+                continue;
+            }
             let module = read_module(k, source)?;
             if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
-                let m = shared_hal(&self.device_key, &self.device)?;
-                ctx.register_host_module(&*m).map_err(link_error)?;
+                if self.device_key.is_empty() {
+                    let m = hal::hal_module_sharing(hal::DeviceConfig::new(self.device.clone()))
+                        .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+                    ctx.register_host_module(&m).map_err(link_error)?;
+                } else {
+                    let m = shared_hal(&self.device_key, &self.device)?;
+                    ctx.register_host_module(&*m).map_err(link_error)?;
+                }
             }
             if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
                 let index = self.index.clone().ok_or((
@@ -219,20 +253,35 @@ impl Loaded {
 enum Source {
     Path(String),
     Bytes(Vec<u8>),
+    /// A `bytes` object's memory, not copied.
+    Lent(LentBytes),
+    /// A dynamic host module's spec: `lib.so[@entry][?key=value&...]`.
+    Dynamic(String),
+}
+
+/// A path, or a dynamic host module's spec when it names a shared library.
+fn path_source(path: String) -> Source {
+    if DynamicModuleSpec::looks_dynamic(&path) {
+        Source::Dynamic(path)
+    } else {
+        Source::Path(path)
+    }
 }
 
 fn source_of(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Source::Path(s.to_str()?.to_string()));
+        return Ok(path_source(s.to_str()?.to_string()));
     }
     if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(Source::Bytes(b.as_bytes().to_vec()));
+        // Immutable: used in place, kept alive by the module.
+        let memory = crate::arguments::ArrayMemory::of_bytes(b);
+        return Ok(Source::Lent(LentBytes(Arc::new(memory))));
     }
     let py = obj.py();
     let os = py.import("os")?;
     if obj.hasattr("__fspath__")? {
         let p = os.call_method1("fspath", (obj,))?;
-        return Ok(Source::Path(p.extract()?));
+        return Ok(path_source(p.extract()?));
     }
     // Any buffer: bytearray, memoryview, mmap, a uint8 array.
     match py
@@ -286,6 +335,39 @@ fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
     Ok(index)
 }
 
+/// `hal.buffer_view.trace` delivered to `callback(key, arrays,
+/// element_types)`: numpy arrays over the traced buffer views (as results
+/// are) and their HAL element types (ints; the array's dtype cannot say
+/// signless `i32` from `si32`). What the callback raises fails the call
+/// (UNKNOWN, with the exception's text), as iree.runtime's debug sink does.
+fn trace_hook(callback: Py<PyAny>) -> hal::TraceHook {
+    hal::TraceHook(Arc::new(move |key: &str, views: &[irvm::Ref]| {
+        Python::attach(|py| {
+            let element_types: Vec<u32> = views
+                .iter()
+                .map(|r| {
+                    r.downcast::<hal::BufferView>()
+                        .map_or(0, |v| v.element_type.0)
+                })
+                .collect();
+            let arrays = views
+                .iter()
+                .map(|r| crate::results::to_python(py, &Value::Ref(r.clone())))
+                .collect::<PyResult<Vec<_>>>()
+                .and_then(|a| PyList::new(py, a));
+            arrays
+                .and_then(|a| callback.call1(py, (key, a, element_types)))
+                .map(|_| ())
+                .map_err(|e| {
+                    irvm::Trap::new(
+                        StatusCode::Unknown,
+                        format!("debug sink callback for '{key}' raised {e}"),
+                    )
+                })
+        })
+    }))
+}
+
 /// The `hal` module for a device, made once per process and device (a
 /// module registers in any number of contexts): its contexts share one
 /// device configuration, so `local-task` starts its worker pool once, as
@@ -321,7 +403,9 @@ fn needs(module: &Module, name: &str) -> bool {
 /// modules: paths (str or os.PathLike) of .vmfb (or .vmasm) files, bytes
 ///     (bytecode, or VM assembly text) or buffer objects; several link in
 ///     order (later modules import from earlier ones), and functions are
-///     looked up in the last one.
+///     looked up in the last one. A path to a shared library
+///     ("lib.so[@entry][?key=value]") is a dynamic host module, as
+///     `irvm run --module` loads it.
 /// device: "local-task" (dispatches over a worker pool, the default) or
 ///     "local-sync" (on the calling thread), for modules that use the hal.
 /// parameters: parameter archives (.irpa, .safetensors, .gguf) for modules
@@ -372,9 +456,14 @@ pub fn load(
 }
 
 /// A `Module` with no module loaded yet (`irvm.compat`'s contexts add
-/// theirs with `_add`).
+/// theirs with `_add`); `trace(key, arrays, element_types)` is given each
+/// `hal.buffer_view.trace` (its own hal module then).
 #[pyfunction]
-#[pyo3(signature = (device="local-task", parameters=None, fuel=None, timeout=None, max_memory_bytes=None, engine=None))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the Python signature: one keyword argument each"
+)]
+#[pyo3(signature = (device="local-task", parameters=None, fuel=None, timeout=None, max_memory_bytes=None, engine=None, trace=None))]
 pub fn _context(
     py: Python<'_>,
     device: &str,
@@ -383,6 +472,7 @@ pub fn _context(
     timeout: Option<f64>,
     max_memory_bytes: Option<u64>,
     engine: Option<&str>,
+    trace: Option<Py<PyAny>>,
 ) -> PyResult<LoadedModule> {
     let settings = Settings::new(
         py,
@@ -393,6 +483,10 @@ pub fn _context(
         max_memory_bytes,
         engine,
     )?;
+    let settings = match trace {
+        Some(t) => settings.with_trace(t),
+        None => settings,
+    };
     Ok(context(settings))
 }
 
@@ -403,23 +497,62 @@ fn context(settings: Settings) -> LoadedModule {
     }
 }
 
-/// A module read from `source` (the `k`th given).
+/// A module read from `source` (the `k`th given). Bytecode of up to
+/// [`irvm::loader::PRIVATE_COPY_BYTES`] comes from [`module_cache`] when
+/// equal bytes were loaded before.
 fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)> {
     let invalid = |e: String| (StatusCode::InvalidArgument, e);
-    match source {
+    let bytes = match source {
         Source::Path(p) => {
-            Module::from_file(&p).map_err(|e| invalid(format!("loading module '{p}': {e}")))
+            let failed = |e: String| invalid(format!("loading module '{p}': {e}"));
+            let bytes =
+                ModuleBytes::read_or_map_file(Path::new(&p)).map_err(|e| failed(e.to_string()))?;
+            if matches!(bytes, ModuleBytes::Mapped(_)) {
+                return Module::from_bytes(bytes).map_err(|e| failed(e.to_string()));
+            }
+            if Module::looks_like_assembly(bytes.as_slice()) {
+                return Module::from_file(&p).map_err(|e| failed(e.to_string()));
+            }
+            if let Some(m) = module_cache::cached(bytes.as_slice()) {
+                return Ok(m);
+            }
+            let m = Module::from_bytes(bytes).map_err(|e| failed(e.to_string()))?;
+            module_cache::keep(&m);
+            return Ok(m);
         }
-        Source::Bytes(b) if Module::looks_like_assembly(&b) => {
-            let text = String::from_utf8(b)
-                .map_err(|_| invalid(format!("loading module {k}: VM assembly is not UTF-8")))?;
-            Module::from_assembly(&text, &format!("<module {k}>"))
-                .map_err(|e| invalid(format!("loading module {k}: {e}")))
+        Source::Bytes(b) => b,
+        Source::Lent(lent) => {
+            let bytes = (*lent.0).as_ref();
+            if Module::looks_like_assembly(bytes) {
+                // Assembled from a copy of the text.
+                return read_module(k, Source::Bytes(bytes.to_vec()));
+            }
+            if let Some(m) = module_cache::cached(bytes) {
+                return Ok(m);
+            }
+            let m = Module::from_bytes(ModuleBytes::Lent(lent))
+                .map_err(|e| invalid(format!("loading module {k}: {e}")))?;
+            module_cache::keep(&m);
+            return Ok(m);
         }
-        Source::Bytes(b) => {
-            Module::from_bytes(b).map_err(|e| invalid(format!("loading module {k}: {e}")))
+        Source::Dynamic(spec) => {
+            return Err(invalid(format!(
+                "'{spec}' is a host module (a shared library), not a bytecode module"
+            )))
         }
+    };
+    if Module::looks_like_assembly(&bytes) {
+        let text = String::from_utf8(bytes)
+            .map_err(|_| invalid(format!("loading module {k}: VM assembly is not UTF-8")))?;
+        return Module::from_assembly(&text, &format!("<module {k}>"))
+            .map_err(|e| invalid(format!("loading module {k}: {e}")));
     }
+    if let Some(m) = module_cache::cached(&bytes) {
+        return Ok(m);
+    }
+    let m = Module::from_bytes(bytes).map_err(|e| invalid(format!("loading module {k}: {e}")))?;
+    module_cache::keep(&m);
+    Ok(m)
 }
 
 /// The name, version and exports (with their reflection attributes) of a
@@ -627,9 +760,10 @@ fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>
 /// (InvalidArgumentError naming the argument); lists and Python scalars
 /// made into arrays of the declared dtype; int and float for scalar
 /// arguments; None for a null reference. An array that is C-contiguous,
-/// of the declared dtype and 64-byte aligned is used in place (read-only
-/// to the program); any other is copied once, and copy=False raises
-/// ValueError instead of copying.
+/// of the declared dtype and 64-byte aligned is used in place (the
+/// program may write a writable one; a read-only one stays immutable); any
+/// other is copied once, and copy=False raises ValueError instead of
+/// copying.
 ///
 /// Results: numpy arrays over the VM's buffers (no copy; they keep the
 /// buffer alive after the module is gone), int, float, lists, None; a

@@ -9,6 +9,8 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models"
 DATA = REPO / "tests" / "data"
 EXAMPLES = REPO / "examples"
+# The package's own test modules (python/tests/data: each .vmfb with its source).
+PYDATA = REPO / "python" / "tests" / "data"
 SHARED = REPO.parent / "shared"
 
 # The Python that has IREE's own runtime (iree.runtime 3.13), set up by

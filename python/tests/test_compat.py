@@ -13,7 +13,7 @@ import pytest
 
 import irvm
 import irvm.compat
-from conftest import DATA, MODELS, peer_python
+from conftest import DATA, MODELS, PYDATA, peer_python
 
 # Each script reads the names MODELS and DATA (paths as strings) and leaves
 # its results in RESULT (a dict of plain values and numpy arrays).
@@ -125,11 +125,42 @@ SCRIPTS = {
             caught = "RuntimeError"
         RESULT = {"caught": caught}
     """,
+    "debug_sink_gets_traces": """
+        seen = []
+        def on_trace(key, views):
+            assert isinstance(views, list)
+            seen.append((key, [(list(v.shape), int(v.element_type),
+                                ireert.DeviceArray(dev, v).to_host().tolist()) for v in views]))
+        config = ireert.Config("local-task")
+        dev = config.device
+        sink = ireert.HalModuleDebugSink(on_trace)
+        hal = ireert.create_hal_module(config.vm_instance, dev, debug_sink=sink)
+        m = ireert.VmModule.mmap(config.vm_instance, PYDATA + "/trace.vmfb")
+        ctx = ireert.VmContext(config.vm_instance, modules=[hal, m])
+        def view(a, et):
+            return dev.allocator.allocate_buffer_copy(memory_type=ireert.MemoryType.DEVICE_LOCAL,
+                allowed_usage=ireert.BufferUsage.DEFAULT, device=dev, buffer=a, element_type=et)
+        args = ireert.VmVariantList(2)
+        args.push_ref(view(np.array([1, 2, 3, 4], np.float32), ireert.HalElementType.FLOAT_32))
+        args.push_ref(view(np.arange(6, dtype=np.int32).reshape(2, 3), ireert.HalElementType.SINT_32))
+        rets = ireert.VmVariantList(1)
+        ctx.invoke(m.lookup_function("traced"), args, rets)
+        def failing(key, views):
+            raise KeyError("from the sink")
+        bad = ireert.VmContext(config.vm_instance, modules=[
+            ireert.create_hal_module(config.vm_instance, dev, debug_sink=ireert.HalModuleDebugSink(failing)), m])
+        try:
+            bad.invoke(m.lookup_function("traced"), args, ireert.VmVariantList(1))
+            raised = None
+        except Exception as e:
+            raised = ("from the sink" in str(e), "hal.buffer_view.trace" in str(e) or "trace" in str(e))
+        RESULT = {"seen": seen, "callback": sink.buffer_view_trace_callback is on_trace, "raised": raised}
+    """,
 }
 
 
 def run_here(source):
-    scope = {"ireert": irvm.compat, "np": np, "MODELS": str(MODELS), "DATA": str(DATA)}
+    scope = {"ireert": irvm.compat, "np": np, "MODELS": str(MODELS), "DATA": str(DATA), "PYDATA": str(PYDATA)}
     exec(textwrap.dedent(source), scope)
     return scope["RESULT"]
 
@@ -138,7 +169,7 @@ PEER_RUNNER = """
 import pickle, sys
 import numpy as np
 import iree.runtime as ireert
-scope = {"ireert": ireert, "np": np, "MODELS": sys.argv[1], "DATA": sys.argv[2]}
+scope = {"ireert": ireert, "np": np, "MODELS": sys.argv[1], "DATA": sys.argv[2], "PYDATA": sys.argv[3]}
 exec(sys.stdin.read(), scope)
 sys.stdout.buffer.write(pickle.dumps(scope["RESULT"]))
 """
@@ -149,7 +180,7 @@ def run_in_iree(source):
     if python is None:
         pytest.skip("iree.runtime is not installed (../shared/tools/setup-iree-peer): not compared live")
     done = subprocess.run(
-        [python, "-c", PEER_RUNNER, str(MODELS), str(DATA)],
+        [python, "-c", PEER_RUNNER, str(MODELS), str(DATA), str(PYDATA)],
         input=textwrap.dedent(source).encode(),
         capture_output=True,
         timeout=120,
@@ -193,7 +224,21 @@ def test_irvm_errors_keep_their_details_through_compat():
     assert e.value.status == "INVALID_ARGUMENT"
 
 
-def test_debug_sink_is_refused_clearly():
-    sink = irvm.compat.HalModuleDebugSink(lambda *a: None)
-    with pytest.raises(NotImplementedError, match="HalModuleDebugSink"):
-        irvm.compat.create_hal_module(irvm.compat.VmInstance(), irvm.compat.get_device("local-task"), debug_sink=sink)
+def test_variant_lists_are_vm_lists():
+    from test_load import LISTS
+
+    ctx = irvm.compat.VmContext(irvm.compat.VmInstance(), modules=[irvm.compat.VmModule.from_flatbuffer(irvm.compat.VmInstance(), LISTS)])
+    args, inner = irvm.compat.VmVariantList(1), irvm.compat.VmVariantList(2)
+    inner.push_int(9)
+    inner.push_float(0.5)
+    outer = irvm.compat.VmVariantList(2)
+    outer.push_int(4)
+    outer.push_list(inner)
+    args.push_list(outer)
+    rets = irvm.compat.VmVariantList(3)
+    f = irvm.compat.VmModule.from_flatbuffer(irvm.compat.VmInstance(), LISTS).lookup_function("info")
+    ctx.invoke(f, args, rets)
+    assert rets.get_as_int(0) == 2 and rets.get_as_int(1) == 4
+    back = rets.get_as_list(2)
+    assert back.get_as_int(0) == 4
+    assert back.get_as_list(1).get_as_float(1) == 0.5

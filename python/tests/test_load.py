@@ -226,3 +226,80 @@ def test_big_endian_and_object_arrays_are_refused():
         m.same(np.arange(4, dtype=">i4"))
     with pytest.raises(irvm.InvalidArgumentError, match="unsupported element format 'O'"):
         m.same(np.array([object()]))
+
+
+def test_loading_the_same_module_again_reuses_it_per_process_safely():
+    # A second load of equal bytes (path or bytes) reuses the module's
+    # lowered functions and its llvm-cpu library; each load is still its
+    # own context, and dropping one leaves the others working.
+    path = MODELS / "embedded" / "mlp.vmfb"
+    x = np.ones((4, 8), np.float32)
+    loads = [irvm.load(path), irvm.load(path.read_bytes()), irvm.load(str(path))]
+    for m in loads:
+        np.testing.assert_allclose(m.predict(x), [[4.1, 3.8, 4.3]] * 4, rtol=1e-6)
+    del loads[0]
+    for m in loads:
+        np.testing.assert_allclose(m.predict(x * 0), [[0.1, 0.0, 0.3]] * 4, rtol=1e-6, atol=1e-7)
+
+
+# Takes a !vm.list of variants: its size, item 0 as i64, and the list back.
+LISTS = b"""vm.module @lists version 0
+vm.type i32
+vm.type !vm.list<!vm.opaque>
+vm.export @info
+vm.func @info(%r0: !vm.list<!vm.opaque>) -> (i32, i64, !vm.list<!vm.opaque>) {
+^bb0:
+  %i0 = vm.list.size %r0
+  %i1 = vm.const.i32.zero
+  %i2:3 = vm.list.get.i64 %r0, %i1
+  vm.return %i0, %i2:3, %r0
+}
+"""
+
+
+def test_python_lists_are_vm_lists_for_list_parameters():
+    m = irvm.load(LISTS)
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)
+    size, first, back = m.info([1 << 40, 2.5, [3, None], a, None, True])
+    assert size == 6 and first == 1 << 40
+    assert back[:3] == [1 << 40, 2.5, [3, None]]
+    np.testing.assert_array_equal(back[3], a)
+    assert back[3].dtype == np.int16
+    assert back[4] is None and back[5] == 1
+    assert m.info((7,))[:2] == (1, 7)
+    assert m.info([7])[2] == [7]
+    with pytest.raises(irvm.InvalidArgumentError, match="argument 0"):
+        m.info([object()])
+
+
+def test_a_shared_library_path_is_a_dynamic_host_module():
+    # The conformance suite's async_ops runs this way (test_conformance.py);
+    # a library that is not there is a clear error naming it.
+    with pytest.raises(irvm.InvalidArgumentError, match="host module '/nonexistent/libnothing.so'"):
+        irvm.load("/nonexistent/libnothing.so", DATA / "fib.vmfb")
+
+
+def test_module_bytes_are_used_without_a_copy():
+    import sys
+
+    import irvm.compat  # noqa: F401 (irvm.compat below)
+
+    # Bytes no other test loads (trailing bytes after the module are
+    # ignored), so the module made of them holds this very object.
+    data = (DATA / "fib.vmfb").read_bytes() + b"test_module_bytes_are_used_without_a_copy"
+    before = sys.getrefcount(data)
+    m = irvm.load(data)
+    assert m.fib(10) == 55
+    assert sys.getrefcount(data) == before + 1
+    # A mutable buffer is copied: the module must not change under the VM.
+    mutable = bytearray(data + b", mutable")
+    before = sys.getrefcount(mutable)
+    assert irvm.load(mutable).fib(10) == 55
+    assert sys.getrefcount(mutable) == before
+    # irvm.compat's wrap_buffer passes bytes through: the VmModule holds
+    # them, and so does the module irvm read from them (not a copy).
+    data2 = data + b", compat"
+    before = sys.getrefcount(data2)
+    vm_module = irvm.compat.VmModule.wrap_buffer(irvm.compat.VmInstance(), data2)
+    assert sys.getrefcount(data2) == before + 2
+    del vm_module

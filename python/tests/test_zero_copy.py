@@ -1,7 +1,8 @@
 """The zero-copy rule, checked by address: inputs that are C-contiguous, of
 the declared dtype and 64-byte aligned are used in place, others copied
-once (copy=False refuses); results are arrays over the VM's buffers that
-keep them alive."""
+once (copy=False refuses); a writable array used in place is a writable
+buffer (the program's writes change it), a read-only one an immutable
+buffer; results are arrays over the VM's buffers that keep them alive."""
 
 import gc
 
@@ -39,14 +40,18 @@ def test_an_aligned_contiguous_array_is_used_in_place(passthrough):
     y = passthrough(b, b)
     assert address(y) == address(b)
     assert y.tolist() == [1, 2, 3]
-    # The VM was given it read-only, so its result view is read-only too.
-    assert not y.flags.writeable
+    # A writable array is a writable buffer, so its result view is writable.
+    assert y.flags.writeable
+    y[0] = 5
+    assert b[0] == 5
 
 
-def test_a_read_only_array_is_used_in_place(passthrough):
+def test_a_read_only_array_is_used_in_place_as_an_immutable_buffer(passthrough):
     b = aligned(3, np.float16)
     b.flags.writeable = False
-    assert address(passthrough(b, b)) == address(b)
+    y = passthrough(b, b)
+    assert address(y) == address(b)
+    assert not y.flags.writeable
 
 
 def test_a_misaligned_array_is_copied_once_to_an_aligned_buffer(passthrough):
@@ -119,13 +124,27 @@ vm.func @poke(%r0: !hal.buffer_view) -> () {
 """
 
 
-def test_an_input_used_in_place_is_read_only_to_the_program():
+def test_a_writable_input_used_in_place_is_written_by_the_program():
     poke = irvm.load(POKE).poke
     a = aligned(4, np.int32)
+    address_before = address(a)
+    poke(a)
+    assert address(a) == address_before
+    assert a.tolist() == [7, 0, 0, 0]
+
+
+def test_a_read_only_input_used_in_place_is_immutable_to_the_program():
+    poke = irvm.load(POKE).poke
+    a = aligned(4, np.int32)
+    a.flags.writeable = False
     with pytest.raises(irvm.PermissionDeniedError):
         poke(a)
     assert a.tolist() == [0, 0, 0, 0]
-    # A copied input is the program's to write; the caller's array is untouched.
+
+
+def test_a_copied_input_is_the_programs_to_write():
+    # The caller's array is untouched.
+    poke = irvm.load(POKE).poke
     b = aligned(4, np.int32, misalign=4)
     poke(b)
     assert b.tolist() == [0, 0, 0, 0]

@@ -928,3 +928,62 @@ fn a_huge_worker_count_is_clamped_as_in_iree() {
     assert!(stdout.ends_with("2x3xf32=[3 3 3][3 3 3]\n"), "{stdout}");
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// `hal.buffer_view.trace` reaches `DeviceOptions::on_trace` with its key
+/// and the traced views (`python/tests/data/trace.mlir`, vmvx); an error
+/// from the hook fails the call.
+#[test]
+fn buffer_view_traces_reach_the_trace_hook() {
+    use std::sync::{Arc, Mutex};
+
+    use irvm::{Context, Module, Ref, StatusCode, Trap, TypeRegistry};
+    use irvm_hal::{hal_module_with, BufferView, DeviceOptions, ElementType, TraceHook};
+
+    let path = common::paths::repo().join("python/tests/data/trace.vmfb");
+    let run = |hook: TraceHook| {
+        let options = DeviceOptions {
+            on_trace: Some(hook),
+            ..DeviceOptions::default()
+        };
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_host_module(&hal_module_with(options).unwrap())
+            .unwrap();
+        ctx.register_module(Module::from_file(&path).unwrap())
+            .unwrap();
+        let traced = ctx.function("module.traced").unwrap();
+        let x = BufferView::from_slice(&[4], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let n = BufferView::from_slice(&[2, 3], &[0i32, 1, 2, 3, 4, 5]).unwrap();
+        ctx.invoke(&traced, &[x.into_value(), n.into_value()])
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    run(TraceHook(Arc::new(move |key: &str, views: &[Ref]| {
+        let shapes: Vec<(Vec<i64>, ElementType)> = views
+            .iter()
+            .map(|r| {
+                let v = r.downcast::<BufferView>().expect("a buffer view");
+                (v.shape.to_vec(), v.element_type)
+            })
+            .collect();
+        record.lock().unwrap().push((key.to_string(), shapes));
+        Ok(())
+    })))
+    .unwrap();
+    let seen = seen.lock().unwrap();
+    let keys: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["doubled", "inputs"]);
+    assert_eq!(seen[0].1, [(vec![4], ElementType::F32)]);
+    assert_eq!(
+        seen[1].1,
+        [(vec![4], ElementType::F32), (vec![2, 3], ElementType::I32)]
+    );
+    let trap = run(TraceHook(Arc::new(|key: &str, _: &[Ref]| {
+        Err(Trap::new(
+            StatusCode::Unknown,
+            format!("sink refused {key}"),
+        ))
+    })))
+    .unwrap_err();
+    assert_eq!(trap.code, StatusCode::Unknown);
+    assert!(trap.message.contains("sink refused doubled"), "{trap}");
+}

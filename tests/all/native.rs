@@ -632,3 +632,39 @@ fn the_debugger_shows_dispatches_in_its_transcript() {
         "{stdout}"
     );
 }
+
+/// The same library bytes with the same constants load once per process
+/// (`library_cache`); other constants or other bytes are another library,
+/// and a library in use outlives the cache's entry for it.
+#[test]
+fn equal_library_bytes_share_one_loaded_library() {
+    use irvm_hal::native::library_cache::{load_shared, KEEP_RECENT};
+    let (Some(with_constant), Some(plain)) = (testlib(&["CONSTANTS=1"]), testlib(&[])) else {
+        return;
+    };
+    let a = load_shared(FORMAT, &with_constant, &[1]).unwrap();
+    let b = load_shared(FORMAT, &with_constant.clone(), &[1]).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    let c = load_shared(FORMAT, &with_constant, &[2]).unwrap();
+    assert!(!Arc::ptr_eq(&a, &c));
+    let d = load_shared(FORMAT, &plain, &[]).unwrap();
+    assert!(!Arc::ptr_eq(&a, &d));
+    // Push `a`'s entry out with other libraries (other constants); `a`
+    // stays usable through the executable holding it.
+    let others: Vec<_> = (0..2 * KEEP_RECENT as u32)
+        .map(|k| load_shared(FORMAT, &with_constant, &[100 + k]).unwrap())
+        .collect();
+    drop(others);
+    let exe = load(&with_constant, &[1], DeviceKind::Sync).unwrap();
+    let (out, info) = (buffer(32), buffer(20));
+    exe.dispatch(Dispatch {
+        function: 0,
+        workgroups: [1, 1, 1],
+        constants: &[0],
+        bindings: vec![out.clone(), info],
+        location: None,
+    })
+    .unwrap();
+    assert_eq!(words(&out)[6], 1);
+    assert_eq!(a.name(), b.name());
+}

@@ -442,8 +442,19 @@ fn internal_signatures(module: &Module, name: &str) -> Result<Vec<Signature>, Li
     Ok(signatures)
 }
 
+/// A module's functions as `program::compile` made them, kept in the
+/// module ([`Module::derived`]) so that registering the same module in
+/// another context copies them instead of verifying and lowering again.
+/// The compilation reads only the module and its type count.
+struct Lowered {
+    type_count: usize,
+    functions: Box<[program::Function]>,
+}
+
 /// Verifies and pre-decodes every internal function (`program::compile`)
 /// against what the module declares; `names` name the functions in errors.
+/// Done once per module: a module registered before is copied from its
+/// [`Lowered`] functions (each context still compiles its own machine code).
 fn verify_functions(
     module: &Module,
     name: &str,
@@ -452,6 +463,17 @@ fn verify_functions(
     imports: &LinkedImports,
     types: &[TypeDef],
 ) -> Result<Vec<Arc<TieredFunction>>, LinkError> {
+    let done = module
+        .derived()
+        .get()
+        .and_then(|d| d.downcast_ref::<Lowered>());
+    if let Some(done) = done.filter(|d| d.type_count == types.len()) {
+        return Ok(done
+            .functions
+            .iter()
+            .map(|f| Arc::new(TieredFunction::new(f.clone())))
+            .collect());
+    }
     let facts = ModuleFacts {
         function_count: module.function_count(),
         signatures,
@@ -505,5 +527,10 @@ fn verify_functions(
         })?;
         funcs.push(Arc::new(TieredFunction::new(f)));
     }
+    // A context racing this one may have set it first: either is the same.
+    let _ = module.derived().set(Box::new(Lowered {
+        type_count: types.len(),
+        functions: funcs.iter().map(|f| program::Function::clone(f)).collect(),
+    }));
     Ok(funcs)
 }

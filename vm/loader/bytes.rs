@@ -19,6 +19,21 @@ pub enum ModuleBytes {
     Owned(Vec<u8>),
     /// Bytes that live for the whole program (e.g. `include_bytes!`).
     Static(&'static [u8]),
+    /// Bytes an embedder lends without a copy (a Python `bytes` object,
+    /// say), kept alive by the module.
+    Lent(LentBytes),
+}
+
+/// Immutable bytes owned elsewhere ([`ModuleBytes::Lent`]): `as_ref` must
+/// give the same slice, with the same contents, every time and for as long
+/// as the value lives (the module is verified once, then trusted).
+#[derive(Clone)]
+pub struct LentBytes(pub Arc<dyn AsRef<[u8]> + Send + Sync>);
+
+impl std::fmt::Debug for LentBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LentBytes({} bytes)", (*self.0).as_ref().len())
+    }
 }
 
 /// Module files up to this size are read into memory instead of mapped.
@@ -86,6 +101,7 @@ impl ModuleBytes {
             ModuleBytes::Shared(bytes) => bytes,
             ModuleBytes::Owned(bytes) => bytes,
             ModuleBytes::Static(bytes) => bytes,
+            ModuleBytes::Lent(bytes) => (*bytes.0).as_ref(),
         }
     }
 }

@@ -1,9 +1,10 @@
 //! [`Module`]: a verified, immutable, cheaply clonable bytecode module with
 //! zero-copy accessors that return plain Rust types.
 
+use std::any::Any;
 use std::fmt;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::archive::{self, ArchiveLayout};
 use super::bytes::ModuleBytes;
@@ -27,6 +28,10 @@ struct Inner {
     layout: ArchiveLayout,
     base: VerifiedBase,
     rodata: Box<[SegmentLoc]>,
+    /// What a layer above made of the module once (the context's verified,
+    /// lowered functions), kept for the next context it is registered in.
+    /// Type-erased: the loader sits below the layers that fill it.
+    derived: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 /// A module this module depends on.
@@ -106,8 +111,15 @@ impl Module {
                 rodata: verified.rodata,
                 bytes,
                 layout,
+                derived: OnceLock::new(),
             }),
         })
+    }
+
+    /// A slot for what the library derives from the module once per module
+    /// (rather than once per context): set at most once, shared by clones.
+    pub(crate) fn derived(&self) -> &OnceLock<Box<dyn Any + Send + Sync>> {
+        &self.inner.derived
     }
 
     /// The whole file (or buffer) the module was loaded from.

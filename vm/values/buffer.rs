@@ -47,6 +47,12 @@ enum Owner {
         #[expect(dead_code, reason = "never read: held to keep the lent bytes alive")]
         Arc<dyn AsRef<[u8]> + Send + Sync>,
     ),
+    /// Writable memory an embedder lends ([`Buffer::foreign_mut`]): a
+    /// writable numpy array used in place, say.
+    Foreign(
+        #[expect(dead_code, reason = "never read: held to keep the lent memory alive")]
+        Arc<dyn std::any::Any + Send + Sync>,
+    ),
     /// Memory of a [`BufferPool`], given back to it on drop.
     Pooled(
         #[expect(
@@ -538,6 +544,35 @@ impl Buffer {
             owner: Owner::Borrowed(bytes),
             charge: None,
         })
+    }
+
+    /// A mutable buffer over `len` bytes at `ptr` that an embedder lends
+    /// (no bytes are copied): programs read and write them in place, as a
+    /// writable numpy array passed to a function. `owner` is kept alive by
+    /// the buffer (and its views) and dropped after the last of them.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes, and not
+    /// move, for as long as `owner` lives. The buffer's thread lease orders
+    /// the VM's own accesses (contexts on different threads, closure
+    /// borrows) but does not cover the embedder: the caller must make sure
+    /// nothing else reads or writes the bytes while a context may access
+    /// them (a Python thread writing the array during a call is a data
+    /// race the lease cannot see).
+    pub unsafe fn foreign_mut(
+        ptr: *mut u8,
+        len: usize,
+        owner: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Buffer {
+        Buffer {
+            ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
+            len,
+            mutable: true,
+            lease: new_lease(),
+            owns_lease: true,
+            owner: Owner::Foreign(owner),
+            charge: None,
+        }
     }
 
     /// Length in bytes.

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use irvm::{StatusCode, Trap};
+use irvm::{Ref, StatusCode, Trap};
 
 /// How dispatches of native executables are run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,30 @@ impl PartialEq for DispatchHook {
 
 impl Eq for DispatchHook {}
 
+/// A function given each `hal.buffer_view.trace` (IREE's debug sink): the
+/// key (the program's tracing label, as UTF-8 text, invalid bytes
+/// replaced) and the traced buffer views (`!hal.buffer_view` refs). An
+/// error it returns fails the program's call.
+#[derive(Clone)]
+pub struct TraceHook(pub Arc<TraceFn>);
+
+/// What a [`TraceHook`] calls: `(key, views)`.
+pub type TraceFn = dyn Fn(&str, &[Ref]) -> Result<(), Trap> + Send + Sync;
+
+impl std::fmt::Debug for TraceHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceHook")
+    }
+}
+
+impl PartialEq for TraceHook {
+    fn eq(&self, other: &TraceHook) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for TraceHook {}
+
 /// Options of the `hal` module's device ([`crate::hal_module_with`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceOptions {
@@ -66,6 +90,9 @@ pub struct DeviceOptions {
     pub native_executables: bool,
     /// Called before each dispatch runs (`None`: nothing is told).
     pub on_dispatch: Option<DispatchHook>,
+    /// Given each `hal.buffer_view.trace` (`None`: traces are checked and
+    /// dropped, as IREE does without a debug sink).
+    pub on_trace: Option<TraceHook>,
     /// How vmvx executables' bytecode runs (`Context::set_tier` of the
     /// context each executable gets); `None`: the default, the
     /// `IRVM_ENGINE` environment variable, else `Tier::Auto`.
@@ -82,6 +109,7 @@ impl Default for DeviceOptions {
             },
             native_executables: true,
             on_dispatch: None,
+            on_trace: None,
             tier: None,
         }
     }

@@ -46,7 +46,7 @@ pub struct Executable {
 enum Kind {
     Vmvx(Box<VmvxExecutable>),
     Native {
-        code: NativeExecutable,
+        code: Arc<NativeExecutable>,
         device: Arc<DeviceConfig>,
         resources: irvm::ContextResources,
     },
@@ -88,7 +88,7 @@ impl Executable {
                 ));
             }
             Kind::Native {
-                code: NativeExecutable::load(format, &data, constants)?,
+                code: crate::native::library_cache::load_shared(format, &data, constants)?,
                 device: device.clone(),
                 resources,
             }

@@ -676,12 +676,24 @@ fn buffer_view_rank(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     one(a.view()?.shape.len() as i32)
 }
 
-fn buffer_view_trace(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
-    // Tracing goes to a debug sink; irvm has none, so this only checks.
-    a.vm_buffer()?;
+fn buffer_view_trace(s: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+    let key = a.vm_buffer()?;
     let n = a.count()?;
+    let mut views = Vec::new();
     for _ in 0..n {
+        let k = a.next;
         a.view()?;
+        if let Some(Value::Ref(r)) = a.values.get(k) {
+            views.push(r.clone());
+        }
+    }
+    // Without a debug sink (`DeviceOptions::on_trace`) this only checks.
+    if let Some(hook) = &s.device.config.options.on_trace {
+        let Ref::Buffer(key) = key else {
+            return none();
+        };
+        let key = key.with_bytes(|b| String::from_utf8_lossy(b).into_owned());
+        (hook.0)(&key, &views).map_err(|t| a.error(t.code, t.message))?;
     }
     none()
 }

@@ -45,7 +45,7 @@ mod vmvx;
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 pub use self::device::{
     default_workers, DeviceConfig, DeviceKind, DeviceOptions, DispatchEvent, DispatchHook,
-    MAX_WORKERS,
+    TraceHook, MAX_WORKERS,
 };
 pub use self::element::{numerical, ElementType};
 pub use self::executable::{

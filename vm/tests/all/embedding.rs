@@ -338,3 +338,29 @@ fn another_contexts_typed_func_does_not_resume_a_pending_call() {
     assert_eq!(count_a.resume(&mut a).unwrap(), CallState::Done(3));
     drop(b);
 }
+
+/// One `Module` registered in several contexts (verified and lowered once,
+/// then copied): each context runs it on its own state, with its own tier.
+#[test]
+fn one_module_registers_in_many_contexts() {
+    let registry = TypeRegistry::new();
+    let m = module();
+    let mut contexts: Vec<Context> = (0..3).map(|_| Context::new(&registry)).collect();
+    contexts[1].set_tier(irvm::Tier::Interp);
+    for ctx in &mut contexts {
+        ctx.register_module(m.clone()).expect("module registers");
+    }
+    for ctx in &mut contexts {
+        let add = ctx.typed_func::<(i32, i32), i32>("add").unwrap();
+        for k in 0..200 {
+            assert_eq!(add.call(ctx, (k, 2)).unwrap(), k + 2);
+        }
+        let divmod = ctx.typed_func::<(i32, i32), (i32, i32)>("divmod").unwrap();
+        assert_eq!(divmod.call(ctx, (7, 2)).unwrap(), (3, 1));
+    }
+    // A context dropped first leaves the others' functions intact.
+    contexts.remove(0);
+    let ctx = &mut contexts[1];
+    let add = ctx.typed_func::<(i32, i32), i32>("add").unwrap();
+    assert_eq!(add.call(ctx, (40, 2)).unwrap(), 42);
+}

@@ -21,6 +21,7 @@ pub mod abi;
 pub mod cpu;
 mod dynamic;
 pub mod elf;
+pub mod library_cache;
 
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
