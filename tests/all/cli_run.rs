@@ -275,3 +275,21 @@ fn print_statistics_counts_the_run() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("imports called:              0 "), "{err}");
 }
+
+/// A trap in `__init`'s first instructions, which iree-compile 3.13 places
+/// at a location without a kind (union tag NONE): the frame has no
+/// location, not an error about one.
+#[test]
+fn an_unknown_location_is_no_location_in_a_backtrace() {
+    let (_, err, code) = irvm(&[
+        "run".into(),
+        format!("--module={}", repo_file("tests/models/add.vmfb")),
+        "--function=add".into(),
+        "--fuel=1".into(),
+        "--input=2x3xf32=1".into(),
+        "--input=2x3xf32=2".into(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("  [0] module.__init+0x"), "{err}");
+    assert!(!err.contains("<error"), "{err}");
+}

@@ -466,7 +466,13 @@ impl DebugDatabase<'_> {
             })?;
         let map = self.source_map_for(ordinal as usize, Some(&lname))?;
         let loc = map.location_at(offset)?;
-        Some(loc as i64)
+        // An entry without a kind (union tag NONE) is an unknown location:
+        // iree-compile 3.13 writes one for `__init`'s first instructions.
+        let tag = self
+            .def
+            .location_table_type()?
+            .get(usize::try_from(loc).ok()?);
+        (tag != schema::LocationTypeDef_::NONE).then_some(loc as i64)
     }
 }
 
