@@ -76,10 +76,19 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
             d.set_item("__doc__", doc)?;
             Ok(d)
         };
+        // Class-level defaults, so that an error made in Python
+        // (`irvm.InvalidArgumentError("boom")`) has the attributes too.
+        let base_namespace = |doc: String| -> PyResult<Bound<'_, PyDict>> {
+            let d = namespace(doc)?;
+            d.set_item("status", "UNKNOWN")?;
+            d.set_item("location", py.None())?;
+            d.set_item("backtrace", PyList::empty(py))?;
+            Ok(d)
+        };
         let base = type_.call1((
             "VmError",
             PyTuple::new(py, [builtins.getattr("Exception")?])?,
-            namespace(
+            base_namespace(
                 "A failure inside irvm: loading, linking or running a module.\n\n\
                  Attributes: status (the IREE status name, e.g. 'INVALID_ARGUMENT'), \
                  location ('file:line:col' of the failing source line when the module has \
@@ -94,11 +103,9 @@ fn classes(py: Python<'_>) -> PyResult<&Classes> {
             if let Some(b) = builtin {
                 bases.push(builtins.getattr(b)?);
             }
-            let class = type_.call1((
-                name,
-                PyTuple::new(py, bases)?,
-                namespace(format!("A VmError with status {}.", status.name()))?,
-            ))?;
+            let class_namespace = namespace(format!("A VmError with status {}.", status.name()))?;
+            class_namespace.set_item("status", status.name())?;
+            let class = type_.call1((name, PyTuple::new(py, bases)?, class_namespace))?;
             by_status.push((status, class.cast_into::<PyType>()?.unbind()));
         }
         Ok::<_, PyErr>(Classes {

@@ -100,24 +100,30 @@ impl VmBytes {
 /// The struct-module format of an element type numpy reads (`<f`, `<i`,
 /// `?`); types numpy has no dtype for (bf16, opaque) are exported as
 /// unsigned integers of their width.
+// Native-order formats (`f`, not `<f`), so that results have numpy's
+// plain dtypes (`float32`) and `memoryview.tolist()` works; the hal's
+// buffers are little-endian, as is every target irvm builds for.
+#[cfg(not(target_endian = "little"))]
+compile_error!("irvm's Python results assume a little-endian host");
+
 fn format_of(t: ElementType) -> &'static str {
     use irvm_hal::numerical as n;
     match (t.numerical(), t.byte_size()) {
         (n::BOOLEAN, 1) => "?",
         (n::INTEGER, _) if t.bits() == 1 => "?",
         (n::INTEGER | n::SIGNED, 1) => "b",
-        (n::INTEGER | n::SIGNED, 2) => "<h",
-        (n::INTEGER | n::SIGNED, 4) => "<i",
-        (n::INTEGER | n::SIGNED, 8) => "<q",
-        (n::FLOAT_IEEE, 2) => "<e",
-        (n::FLOAT_IEEE, 4) => "<f",
-        (n::FLOAT_IEEE, 8) => "<d",
-        (n::FLOAT_COMPLEX, 8) => "<Zf",
-        (n::FLOAT_COMPLEX, 16) => "<Zd",
+        (n::INTEGER | n::SIGNED, 2) => "h",
+        (n::INTEGER | n::SIGNED, 4) => "i",
+        (n::INTEGER | n::SIGNED, 8) => "q",
+        (n::FLOAT_IEEE, 2) => "e",
+        (n::FLOAT_IEEE, 4) => "f",
+        (n::FLOAT_IEEE, 8) => "d",
+        (n::FLOAT_COMPLEX, 8) => "Zf",
+        (n::FLOAT_COMPLEX, 16) => "Zd",
         (_, 1) => "B",
-        (_, 2) => "<H",
-        (_, 4) => "<I",
-        (_, 8) => "<Q",
+        (_, 2) => "H",
+        (_, 4) => "I",
+        (_, 8) => "Q",
         _ => "B",
     }
 }

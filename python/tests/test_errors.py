@@ -94,3 +94,11 @@ def test_load_errors():
         irvm.load(42)
     with pytest.raises(TypeError, match="at least one module"):
         irvm.load()
+
+
+def test_an_error_made_in_python_has_the_attributes_too():
+    e = irvm.InvalidArgumentError("boom")
+    assert e.status == "INVALID_ARGUMENT"
+    assert e.location is None
+    assert e.backtrace == []
+    assert irvm.VmError("x").status == "UNKNOWN"

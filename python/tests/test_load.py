@@ -303,3 +303,11 @@ def test_module_bytes_are_used_without_a_copy():
     vm_module = irvm.compat.VmModule.wrap_buffer(irvm.compat.VmInstance(), data2)
     assert sys.getrefcount(data2) == before + 2
     del vm_module
+
+
+def test_results_have_numpys_plain_dtypes():
+    m = irvm.load(str(MODELS / "add.vmfb"))
+    y = m.add(np.ones((2, 3), np.float32), np.ones((2, 3), np.float32))
+    assert repr(y.dtype) == "dtype('float32')"
+    assert memoryview(y).format == "f"
+    assert memoryview(y).tolist() == [[2.0] * 3] * 2
