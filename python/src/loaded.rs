@@ -221,6 +221,7 @@ impl Loaded {
         py: Python<'_>,
         f: impl FnOnce(&mut Context) -> Result<T, irvm::Trap> + Send,
     ) -> PyResult<T> {
+        let raises = crate::sigint::python_handler_raises(py);
         let (outcome, interrupted) = py.detach(|| {
             let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
             if self.fuel.is_some() {
@@ -229,7 +230,7 @@ impl Loaded {
             if let Some(t) = self.timeout {
                 ctx.set_deadline(Instant::now().checked_add(t));
             }
-            let guard = crate::sigint::CallGuard::new(&self.interrupt);
+            let guard = crate::sigint::CallGuard::new(&self.interrupt, raises);
             let outcome = f(&mut ctx);
             let interrupted = guard.finish();
             if interrupted {

@@ -124,12 +124,40 @@ pub struct CallGuard {
     armed: bool,
 }
 
+/// Whether Python's SIGINT handler is `signal.default_int_handler` (the
+/// one that raises `KeyboardInterrupt`), looked at most every
+/// [`RECHECK`]. A handler of the program's own may choose not to stop
+/// (set a flag, finish the work): then a call is left to end, as
+/// iree.runtime leaves it.
+pub fn python_handler_raises(py: pyo3::Python<'_>) -> bool {
+    use pyo3::types::PyAnyMethods;
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    static RAISES: AtomicBool = AtomicBool::new(true);
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    let now = epoch.elapsed().as_nanos() as u64 + 1;
+    let last = LAST.load(SeqCst);
+    if last != 0 && now - last < RECHECK.as_nanos() as u64 {
+        return RAISES.load(SeqCst);
+    }
+    let raises = (|| -> pyo3::PyResult<bool> {
+        let signal = py.import("signal")?;
+        let current = signal.call_method1("getsignal", (libc::SIGINT,))?;
+        Ok(current.is(&signal.getattr("default_int_handler")?))
+    })()
+    .unwrap_or(true);
+    RAISES.store(raises, SeqCst);
+    LAST.store(now, SeqCst);
+    raises
+}
+
 impl CallGuard {
-    /// Arms Ctrl-C for a call about to run on this thread.
-    pub fn new(handle: &InterruptHandle) -> CallGuard {
+    /// Arms Ctrl-C for a call about to run on this thread, when `raises`
+    /// (Python's handler raises `KeyboardInterrupt`:
+    /// [`python_handler_raises`]).
+    pub fn new(handle: &InterruptHandle, raises: bool) -> CallGuard {
         // SAFETY: pthread_self has no preconditions.
         let this = unsafe { libc::pthread_self() } as u64;
-        if this != MAIN_THREAD.load(SeqCst) || !installed() {
+        if !raises || this != MAIN_THREAD.load(SeqCst) || !installed() {
             return CallGuard { armed: false };
         }
         ACTIVE.store(handle as *const InterruptHandle as *mut _, SeqCst);

@@ -160,3 +160,42 @@ def test_ctrl_c_interrupts_a_call_within_100_ms():
     assert result["dispatching"] < 0.1, result
     assert result["fib"] == 6765
     assert len(result["loop"]) == 4
+
+
+# A SIGINT handler of the program's own that does not raise (set a flag,
+# finish the work) leaves the call to end, as iree.runtime does.
+OWN_HANDLER = r"""
+import json, os, signal, sys, threading, time
+import irvm
+fib = irvm.load(sys.argv[1])
+# A call that takes at least 0.3 s on this build and machine.
+n = 20
+while True:
+    start = time.monotonic()
+    expected = fib.fib(n)
+    if time.monotonic() - start > 0.3 or n >= 40:
+        break
+    n += 1
+seen = []
+signal.signal(signal.SIGINT, lambda *a: seen.append(time.monotonic()))
+time.sleep(0.1)  # past the package's 50 ms look at the handler
+threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.monotonic()
+got = fib.fib(n)
+took = time.monotonic() - start
+print(json.dumps({"got": got, "expected": expected, "seen": len(seen), "took": took}))
+"""
+
+
+def test_a_sigint_handler_that_does_not_raise_leaves_the_call_to_end():
+    child = subprocess.run(
+        [sys.executable, "-c", OWN_HANDLER, str(EXAMPLES / "fib.vmasm")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result["got"] == result["expected"], result
+    assert result["seen"] == 1, result
+    assert result["took"] > 0.1, result
