@@ -604,8 +604,25 @@ impl LoadedModule {
             .map(|m| source_of(&m))
             .collect::<PyResult<Vec<_>>>()?;
         let inner = &self.inner;
-        py.detach(|| inner.add(sources))
-            .map_err(|(code, text)| from_text(py, &text, code))?;
+        // Ctrl-C during a load (a long `__init`) as during a call.
+        let raises = crate::sigint::python_handler_raises(py);
+        let (added, interrupted) = py.detach(|| {
+            let guard = crate::sigint::CallGuard::new(&inner.interrupt, raises);
+            let added = inner.add(sources);
+            let interrupted = guard.finish();
+            if interrupted {
+                inner.interrupt.clear();
+            }
+            (added, interrupted)
+        });
+        if interrupted {
+            // SAFETY: called with the GIL held, on the main thread (the
+            // guard arms only there); runs Python's signal handlers.
+            if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        added.map_err(|(code, text)| from_text(py, &text, code))?;
         // Names may now find functions of the new modules.
         self.functions
             .lock()

@@ -199,3 +199,51 @@ def test_a_sigint_handler_that_does_not_raise_leaves_the_call_to_end():
     assert result["got"] == result["expected"], result
     assert result["seen"] == 1, result
     assert result["took"] > 0.1, result
+
+
+# Ctrl-C during irvm.load: a module whose __init never ends.
+LOAD_CTRL_C = r"""
+import json, os, signal, sys, threading, time
+import irvm
+SPIN_INIT = b'''vm.module @slow_init version 0
+vm.export @__init
+vm.func @__init() -> () {
+^bb0:
+  %i0 = vm.const.i32.zero
+  %i1 = vm.const.i32 1
+  vm.br ^bb1()
+^bb1:
+  %i0 = vm.add.i32 %i0, %i1
+  %i2 = vm.cmp.nz.i32 %i1
+  vm.cond_br %i2, ^bb1(), ^bb2()
+^bb2:
+  vm.return
+}
+'''
+sent = {}
+def interrupt():
+    sent["at"] = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Timer(0.3, interrupt).start()
+outcome = "loaded"
+try:
+    irvm.load(SPIN_INIT)
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+print(json.dumps({"outcome": outcome, "latency": time.monotonic() - sent["at"],
+                  "fib": irvm.load(sys.argv[1]).fib(20)}))
+"""
+
+
+def test_ctrl_c_interrupts_a_load():
+    child = subprocess.run(
+        [sys.executable, "-c", LOAD_CTRL_C, str(EXAMPLES / "fib.vmasm")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result["outcome"] == "KeyboardInterrupt", result
+    assert result["latency"] < 0.1, result
+    assert result["fib"] == 6765
