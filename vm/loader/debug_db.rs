@@ -468,11 +468,14 @@ impl DebugDatabase<'_> {
         let loc = map.location_at(offset)?;
         // An entry without a kind (union tag NONE) is an unknown location:
         // iree-compile 3.13 writes one for `__init`'s first instructions.
-        let tag = self
-            .def
-            .location_table_type()?
-            .get(usize::try_from(loc).ok()?);
-        (tag != schema::LocationTypeDef_::NONE).then_some(loc as i64)
+        // (An index past the table stays, for the frame to say so.)
+        let unknown = self.def.location_table_type().is_some_and(|tags| {
+            usize::try_from(loc)
+                .ok()
+                .filter(|&i| i < tags.len())
+                .is_some_and(|i| tags.get(i) == schema::LocationTypeDef_::NONE)
+        });
+        (!unknown).then_some(loc as i64)
     }
 }
 

@@ -1020,3 +1020,57 @@ fn write_sparse_module() {
     let module = Module::from_file(&out).unwrap();
     assert_eq!(module.rodata(0).unwrap().len() as u64, bytes);
 }
+
+/// Inputs the `run` fuzz target once crashed on (tests/data/fuzz_regressions,
+/// `run-*`), run as it runs them: load, register, call every export with
+/// zero arguments under fuel. Traps are fine; a panic fails the test.
+/// `run-location-past-its-kind-table`: a source map's location index past
+/// the location kind table, read when a trap's frame was described.
+#[test]
+fn fuzz_run_regressions_trap_without_panicking() {
+    use irvm::{Context, Limits, Ref, TypeRegistry, ValType, Value};
+    let dir = paths::data("fuzz_regressions");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("run-") {
+            continue;
+        }
+        seen += 1;
+        let Ok(module) = Module::from_bytes(std::fs::read(&path).unwrap()) else {
+            continue;
+        };
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.set_limits(Limits {
+            max_stack_depth: 64,
+            max_buffer_bytes: 1 << 20,
+            max_list_elements: 1 << 16,
+            ..Limits::default()
+        });
+        ctx.set_fuel(Some(100_000));
+        let module_name = module.name().to_string();
+        if ctx.register_module(module).is_err() {
+            continue;
+        }
+        for export in ctx.exports(Some(&module_name)) {
+            let Ok(f) = ctx.function(&format!("{module_name}.{export}")) else {
+                continue;
+            };
+            let args: Vec<Value> = f
+                .params()
+                .iter()
+                .map(|t| match t {
+                    ValType::I32 => Value::I32(0),
+                    ValType::I64 => Value::I64(0),
+                    ValType::F32 => Value::F32(0.0),
+                    ValType::F64 => Value::F64(0.0),
+                    ValType::Ref => Value::Ref(Ref::Null),
+                })
+                .collect();
+            ctx.set_fuel(Some(20_000));
+            let _ = ctx.invoke(&f, &args);
+        }
+    }
+    assert!(seen > 0, "no run-* input in {}", dir.display());
+}
