@@ -221,8 +221,7 @@ impl Loaded {
         py: Python<'_>,
         f: impl FnOnce(&mut Context) -> Result<T, irvm::Trap> + Send,
     ) -> PyResult<T> {
-        let raises = crate::sigint::python_handler_raises(py);
-        let (outcome, interrupted) = py.detach(|| {
+        let outcome = self.interruptible(py, || {
             let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
             if self.fuel.is_some() {
                 ctx.set_fuel(self.fuel);
@@ -230,8 +229,19 @@ impl Loaded {
             if let Some(t) = self.timeout {
                 ctx.set_deadline(Instant::now().checked_add(t));
             }
+            f(&mut ctx)
+        })?;
+        outcome.map_err(|t| from_trap(py, &t))
+    }
+
+    /// Runs `f` with the GIL released and Ctrl-C armed on this context's
+    /// interrupt (when Python's SIGINT handler raises); a SIGINT raises
+    /// `KeyboardInterrupt` (through Python's own handler) once `f` returns.
+    fn interruptible<T: Send>(&self, py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+        let raises = crate::sigint::python_handler_raises(py);
+        let (outcome, interrupted) = py.detach(|| {
             let guard = crate::sigint::CallGuard::new(&self.interrupt, raises);
-            let outcome = f(&mut ctx);
+            let outcome = f();
             let interrupted = guard.finish();
             if interrupted {
                 // One that came as the call returned must not cancel the next.
@@ -246,7 +256,7 @@ impl Loaded {
                 return Err(PyErr::fetch(py));
             }
         }
-        outcome.map_err(|t| from_trap(py, &t))
+        Ok(outcome)
     }
 }
 
@@ -605,23 +615,7 @@ impl LoadedModule {
             .collect::<PyResult<Vec<_>>>()?;
         let inner = &self.inner;
         // Ctrl-C during a load (a long `__init`) as during a call.
-        let raises = crate::sigint::python_handler_raises(py);
-        let (added, interrupted) = py.detach(|| {
-            let guard = crate::sigint::CallGuard::new(&inner.interrupt, raises);
-            let added = inner.add(sources);
-            let interrupted = guard.finish();
-            if interrupted {
-                inner.interrupt.clear();
-            }
-            (added, interrupted)
-        });
-        if interrupted {
-            // SAFETY: called with the GIL held, on the main thread (the
-            // guard arms only there); runs Python's signal handlers.
-            if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
-                return Err(PyErr::fetch(py));
-            }
-        }
+        let added = inner.interruptible(py, || inner.add(sources))?;
         added.map_err(|(code, text)| from_text(py, &text, code))?;
         // Names may now find functions of the new modules.
         self.functions
