@@ -19,6 +19,15 @@ pub enum HostOutcome {
     Deferred,
 }
 
+/// How a call made with [`HostState::call_into`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostStatus {
+    /// Finished; its results are in the vector the caller passed.
+    Finished,
+    /// The call yielded; the VM will call [`HostState::resume`] later.
+    Deferred,
+}
+
 /// A host module's function table entry.
 #[derive(Clone, Debug)]
 pub struct HostFunctionDecl {
@@ -36,6 +45,25 @@ pub struct HostFunctionDecl {
 pub trait HostState: Send {
     /// Calls function `index` of the module's table.
     fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap>;
+    /// Calls function `index`, appending its results to `results` (empty
+    /// on entry): the form the interpreter calls, one vector serving every
+    /// call of a context. The default calls [`HostState::call`] and moves its
+    /// vector in; a state whose calls are hot writes into `results` instead,
+    /// so a call allocates nothing for its results.
+    fn call_into(
+        &mut self,
+        index: usize,
+        args: &[Value],
+        results: &mut Vec<Value>,
+    ) -> Result<HostStatus, Trap> {
+        match self.call(index, args)? {
+            HostOutcome::Done(values) => {
+                *results = values;
+                Ok(HostStatus::Finished)
+            }
+            HostOutcome::Deferred => Ok(HostStatus::Deferred),
+        }
+    }
     /// Resumes a call of function `index` that returned
     /// [`HostOutcome::Deferred`].
     fn resume(&mut self, index: usize) -> Result<HostOutcome, Trap> {

@@ -97,7 +97,7 @@ pub use context::{CallState, Context, FrameInfo, Limits, TypeRegistry};
 pub use debug::{Control, ExecView, ExecutionTracer, InterruptHandle, Observer};
 pub use dynamic::DynamicModule;
 pub use func::{CallParams, CallResults, Func, HostRef, HostValue, TypedFunc, ValType};
-pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
+pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState, HostStatus};
 pub use jit::{CompileRefusal, LeftToInterpreter};
 pub use loader::Module;
 pub use native::{HostResults, IntoHostFunc, NativeModule};

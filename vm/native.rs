@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use crate::func::HostValue;
-use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState};
+use crate::host::{HostFunctionDecl, HostModule, HostOutcome, HostState, HostStatus};
 use crate::trap::{StatusCode, Trap};
 use crate::values::Value;
 
@@ -93,7 +93,9 @@ tuple_results!(A, B);
 tuple_results!(A, B, C);
 tuple_results!(A, B, C, D);
 
-type Callback<S> = Arc<dyn Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap> + Send + Sync>;
+/// A function of the module: flattened arguments in, results appended to
+/// the vector passed (empty on entry).
+type Callback<S> = Arc<dyn Fn(&mut S, &[Value], &mut Vec<Value>) -> Result<(), Trap> + Send + Sync>;
 
 /// Marks closures that take the module state first.
 pub struct WithState;
@@ -142,7 +144,7 @@ macro_rules! into_host_func {
                 reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`"
             )]
             fn into_callback(self, name: String) -> Callback<S> {
-                Arc::new(move |state: &mut S, args: &[Value]| {
+                Arc::new(move |state: &mut S, args: &[Value], out: &mut Vec<Value>| {
                     let mut it = args.iter().enumerate();
                     $(
                         let $a = match it.next() {
@@ -150,7 +152,8 @@ macro_rules! into_host_func {
                             None => return Err(bad_args(&name, args.len(), "missing".into())),
                         };
                     )*
-                    (self)(state, $($a),*).into_values()
+                    *out = (self)(state, $($a),*).into_values()?;
+                    Ok(())
                 })
             }
         }
@@ -176,7 +179,7 @@ macro_rules! into_host_func {
                 reason = "arguments are bound to the type parameters' names (`A1`..); the zero-argument expansion never reads `it`"
             )]
             fn into_callback(self, name: String) -> Callback<S> {
-                Arc::new(move |_: &mut S, args: &[Value]| {
+                Arc::new(move |_: &mut S, args: &[Value], out: &mut Vec<Value>| {
                     let mut it = args.iter().enumerate();
                     $(
                         let $a = match it.next() {
@@ -184,7 +187,8 @@ macro_rules! into_host_func {
                             None => return Err(bad_args(&name, args.len(), "missing".into())),
                         };
                     )*
-                    (self)($($a),*).into_values()
+                    *out = (self)($($a),*).into_values()?;
+                    Ok(())
                 })
             }
         }
@@ -293,10 +297,27 @@ impl<S: Send + 'static> NativeModule<S> {
 
     /// Like [`NativeModule::func`], with the module state.
     pub fn func_with_state(
-        mut self,
+        self,
         name: impl Into<String>,
         calling_convention: &str,
         f: impl Fn(&mut S, &[Value]) -> Result<Vec<Value>, Trap> + Send + Sync + 'static,
+    ) -> Result<Self, crate::loader::AbiError> {
+        self.func_with_state_into(name, calling_convention, move |state, args, results| {
+            *results = f(state, args)?;
+            Ok(())
+        })
+    }
+
+    /// Like [`NativeModule::func_with_state`], the closure appending its
+    /// results to the vector it is given (empty on entry) instead of
+    /// returning one: a call then allocates nothing for its results, for
+    /// functions called once or more per model invocation (the `hal`
+    /// module's).
+    pub fn func_with_state_into(
+        mut self,
+        name: impl Into<String>,
+        calling_convention: &str,
+        f: impl Fn(&mut S, &[Value], &mut Vec<Value>) -> Result<(), Trap> + Send + Sync + 'static,
     ) -> Result<Self, crate::loader::AbiError> {
         crate::loader::CallingConvention::parse(calling_convention)?;
         self.funcs.push((
@@ -338,6 +359,17 @@ struct NativeState<S> {
 
 impl<S: Send + 'static> HostState for NativeState<S> {
     fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap> {
+        let mut results = Vec::new();
+        self.call_into(index, args, &mut results)?;
+        Ok(HostOutcome::Done(results))
+    }
+
+    fn call_into(
+        &mut self,
+        index: usize,
+        args: &[Value],
+        results: &mut Vec<Value>,
+    ) -> Result<HostStatus, Trap> {
         let f = self.funcs.get(index).ok_or_else(|| {
             Trap::new(
                 StatusCode::NotFound,
@@ -346,9 +378,10 @@ impl<S: Send + 'static> HostState for NativeState<S> {
         })?;
         // A panicking closure fails its call, not the process.
         let state = &mut self.state;
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(state, args))) {
-            Ok(result) => result.map(HostOutcome::Done),
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(state, args, results))) {
+            Ok(result) => result.map(|()| HostStatus::Finished),
             Err(panic) => {
+                results.clear();
                 let what = panic
                     .downcast_ref::<&str>()
                     .map(|s| s.to_string())

@@ -16,7 +16,7 @@ use crate::budget::{Charge, MemoryBudget};
 use crate::bytecode::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
-use crate::program::{aux_list, Function, Signature, NONE};
+use crate::program::{aux_list, Function, Signature, NONE, PLAN_COUNT};
 use crate::trap::{StatusCode, Trap};
 use crate::values::Ref;
 use crate::values::Value;
@@ -126,6 +126,9 @@ pub(crate) struct Stack {
     frames: Vec<Frame>,
     suspended: Option<Suspended>,
     entry_results: Vec<u8>,
+    /// Result vector of host calls ([`crate::host::HostState::call_into`]),
+    /// kept (empty) between calls like `host_args`.
+    host_results: Vec<Value>,
     /// Argument vector of host calls, kept (empty) between calls so that
     /// a call allocates none.
     host_args: Vec<Value>,
@@ -521,7 +524,7 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
                     });
                     Ok(CallState::Yielded)
                 }
-                Ok(HostOutcome::Done(values)) => {
+                Ok(HostOutcome::Done(mut values)) => {
                     let kinds = bytecode(&mut ctx.modules, import_module).import_sigs
                         [import as usize]
                         .results
@@ -530,7 +533,7 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
                     let frame = st.frames.last().expect("suspended frame");
                     let dst = aux_list(&frame.func.aux, results, 0).to_vec();
                     let (ib, rb) = (frame.i32_base as usize, frame.ref_base as usize);
-                    if let Err(e) = write_host_results(st, ib, rb, &dst, &kinds, values) {
+                    if let Err(e) = write_host_results(st, ib, rb, &dst, &kinds, &mut values) {
                         let e = with_backtrace(ctx, e);
                         ctx.record_trap_frames();
                         ctx.stack.clear();
@@ -707,25 +710,29 @@ fn read_value(st: &mut Stack, base: (usize, usize), reg: u32, k: u8) -> Value {
     }
 }
 
+/// Moves a host call's results (`values`, left empty) into the caller's
+/// registers `dst`, checking each against the import's result `kinds`.
 fn write_host_results(
     st: &mut Stack,
     i32_base: usize,
     ref_base: usize,
     dst: &[u32],
     kinds: &[u8],
-    values: Vec<Value>,
+    values: &mut Vec<Value>,
 ) -> Result<(), Trap> {
     if values.len() != kinds.len() {
+        let n = values.len();
+        values.clear();
         return Err(Trap::new(
             StatusCode::Internal,
             format!(
                 "host function returned {} values, expected {}",
-                values.len(),
+                n,
                 kinds.len()
             ),
         ));
     }
-    for ((v, &d), &k) in values.into_iter().zip(dst).zip(kinds) {
+    for ((v, &d), &k) in values.drain(..).zip(dst).zip(kinds) {
         if v.kind_char() as u8 != k {
             return Err(Trap::new(
                 StatusCode::Internal,
@@ -777,64 +784,25 @@ fn check_alignment(align: i32) -> Result<(), Trap> {
     Ok(())
 }
 
-/// Inserts each span's element count before its elements, the layout host
-/// functions receive for variadic arguments.
-/// The values of a variadic import call, as host functions take them:
-/// each span argument is its count (the segment size) followed by its
-/// elements; registers `args` are read in the order of the expanded
-/// calling convention (the verifier checked their kinds against it).
-pub(super) fn read_variadic_into(
+/// The values of a variadic import call, as host functions take them,
+/// read by the call's argument plan (`program::signature::host_call_plan`,
+/// made when the call was lowered): a count word pushes a span's element
+/// count as an `i32`, any other word reads the next register of `args` as
+/// the kind it names (the verifier checked the kinds against the plan's).
+pub(super) fn read_planned_into(
     st: &mut Stack,
     base: (usize, usize),
     args: &[u32],
-    sig: &Signature,
-    sizes: &[u32],
+    plan: &[u32],
     out: &mut Vec<Value>,
 ) {
-    use crate::loader::ValueKind;
-    fn read(
-        st: &mut Stack,
-        base: (usize, usize),
-        regs: &mut std::slice::Iter<'_, u32>,
-        kinds: &[ValueKind],
-        out: &mut Vec<Value>,
-    ) {
-        for k in kinds {
-            let code = match k {
-                ValueKind::I32 => b'i',
-                ValueKind::I64 => b'I',
-                ValueKind::F32 => b'f',
-                ValueKind::F64 => b'F',
-                ValueKind::Ref => b'r',
-                ValueKind::Void => continue,
-                // Nested spans are flattened without a count of their own.
-                ValueKind::Span(inner) => {
-                    read(st, base, regs, inner, out);
-                    continue;
-                }
-            };
-            let Some(&reg) = regs.next() else { return };
-            out.push(read_value(st, base, reg, code));
-        }
-    }
-    let Some(cc) = &sig.cconv else {
-        return;
-    };
-    out.reserve(args.len() + sizes.len());
+    out.reserve(plan.len());
     let mut regs = args.iter();
-    let params = cc.args.iter().filter(|k| **k != ValueKind::Void);
-    for (k, &size) in params.zip(sizes) {
-        match k {
-            ValueKind::Span(inner) => {
-                // Segment sizes are 16-bit in the encoding.
-                let n = size as u16;
-                out.push(Value::I32(i32::from(n)));
-                for _ in 0..n {
-                    read(st, base, &mut regs, inner, out);
-                }
-            }
-            // A plain argument's segment size is ignored, as IREE does.
-            other => read(st, base, &mut regs, std::slice::from_ref(other), out),
+    for &word in plan {
+        if word & PLAN_COUNT != 0 {
+            out.push(Value::I32(i32::from(word as u16)));
+        } else if let Some(&reg) = regs.next() {
+            out.push(read_value(st, base, reg, word as u8));
         }
     }
 }

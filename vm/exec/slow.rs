@@ -9,13 +9,13 @@ use std::sync::Arc;
 use crate::budget::Charge;
 use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
-use crate::host::HostOutcome;
+use crate::host::HostStatus;
 use crate::program::{aux_list, Inst, NONE};
 use crate::trap::{StatusCode, Trap};
 use crate::values::{Buffer, List, Ref};
 
 use super::{
-    bytecode, check_alignment, marshal_args, push_frame, read_values_into, read_variadic_into,
+    bytecode, check_alignment, marshal_args, push_frame, read_planned_into, read_values_into,
     take_host_args, write_host_results, Suspended,
 };
 
@@ -340,17 +340,14 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             let callee = i.x;
             let variadic = matches!(i.op, Opcode::CallVariadic | Opcode::CallVariadicYieldable);
             let yieldable = matches!(i.op, Opcode::CallYieldable | Opcode::CallVariadicYieldable);
-            // Aux record: [sizes]? [args] [target]? [results].
+            // Aux record: [sizes]? [args] [target]? [results] [plan]?
+            // (a variadic call's argument plan, made when it was lowered,
+            // stands for its sizes here).
             let rec = i.y as usize;
             let mut p = rec;
-            let sizes: &[u32] = if variadic {
-                let n = func.aux[p] as usize;
-                let s = &func.aux[p + 1..p + 1 + n];
-                p += 1 + n;
-                s
-            } else {
-                &[]
-            };
+            if variadic {
+                p += 1 + func.aux[p] as usize;
+            }
             let nargs = func.aux[p] as usize;
             let args_at = p + 1;
             p += 1 + nargs;
@@ -406,17 +403,20 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                     let sig = bytecode(modules, cur).import_sigs[imp].clone();
                     let mut values = take_host_args(st);
                     if variadic {
-                        read_variadic_into(st, caller_base, args, &sig, sizes, &mut values);
+                        // The plan follows the results list.
+                        let plan = aux_list(&func.aux, results_at, 1);
+                        read_planned_into(st, caller_base, args, plan, &mut values);
                     } else {
                         read_values_into(st, caller_base, args, &sig.args, &mut values);
                     }
                     let result_kinds = &sig.results;
                     let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
+                    let mut results = std::mem::take(&mut st.host_results);
                     let outcome = match &mut modules[target_module as usize] {
                         Registered::Host(h) => {
                             *host_calls += 1;
                             resources.lend_fuel(hooks.fuel);
-                            let outcome = h.state.call(index as usize, &values);
+                            let outcome = h.state.call_into(index as usize, &values, &mut results);
                             resources.reclaim_fuel(&mut hooks.fuel);
                             st.put_host_args(values);
                             if let Some(timing) = timing {
@@ -437,20 +437,22 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                         }
                     };
                     match tri!(outcome) {
-                        HostOutcome::Done(vals) => {
+                        HostStatus::Finished => {
                             let dst = aux_list(&func.aux, results_at, 0);
-                            tri!(write_host_results(
+                            let written = write_host_results(
                                 st,
                                 caller_base.0,
                                 caller_base.1,
                                 dst,
                                 result_kinds,
-                                vals
-                            ));
+                                &mut results,
+                            );
+                            st.host_results = results;
+                            tri!(written);
                             // The frames hold the pcs to go on from.
                             return Ok(None);
                         }
-                        HostOutcome::Deferred => {
+                        HostStatus::Deferred => {
                             if !yieldable {
                                 tri!(Err(Trap::new(
                                         StatusCode::FailedPrecondition,

@@ -97,6 +97,18 @@ impl<T: Send + Sync + 'static> HostRef<T> {
         }
     }
 
+    /// The object `r` points at, if it is a host object holding a `T` (one
+    /// count taken; null and other types are `None`).
+    pub fn from_ref(r: &Ref) -> Option<HostRef<T>> {
+        match r {
+            Ref::Host(o) if o.downcast_ref::<T>().is_some() => Some(HostRef {
+                object: o.clone(),
+                _type: PhantomData,
+            }),
+            _ => None,
+        }
+    }
+
     /// The handle as a plain [`Ref`].
     pub fn to_ref(&self) -> Ref {
         Ref::Host(self.object.clone())

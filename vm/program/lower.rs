@@ -11,12 +11,14 @@ use std::collections::{HashMap, HashSet};
 #[cfg(doc)]
 use crate::bytecode::decode::Instruction;
 use crate::bytecode::decode::{decode_at, Operand};
-use crate::bytecode::isa::{Bank, Field, ListKind, Opcode, I32_INDEX_MASK, REF_BANK_BIT};
+use crate::bytecode::isa::{
+    Bank, Field, ListKind, Opcode, I32_INDEX_MASK, IMPORT_ORDINAL_BIT, REF_BANK_BIT,
+};
 use crate::loader::FeatureBits;
 
-use super::signature::Signature;
+use super::signature::{host_call_plan, Signature};
 use super::verify::{self, check_func, check_semantics, VerifyError};
-use super::{Inst, ModuleFacts, NONE};
+use super::{aux_list, Inst, ModuleFacts, NONE};
 
 /// A function being lowered: its code so far, and what verification needs.
 pub(super) struct Builder<'f> {
@@ -337,7 +339,32 @@ fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<()
         i += 1;
     }
     check_semantics(b, &inst)?;
+    if matches!(op, Opcode::CallVariadic | Opcode::CallVariadicYieldable) {
+        append_host_call_plan(b, &inst)?;
+    }
     b.code.push(inst);
+    Ok(())
+}
+
+/// Appends a (verified) variadic call's argument plan to its aux record,
+/// which becomes `[sizes] [args] [target]? [results] [plan]`: the
+/// interpreter reads the host function's arguments by it.
+fn append_host_call_plan(b: &mut Builder<'_>, inst: &Inst) -> Result<(), VerifyError> {
+    let import = (inst.x & !IMPORT_ORDINAL_BIT) as usize;
+    let sizes: Vec<u16> = aux_list(&b.aux, inst.y, 0)
+        .iter()
+        .map(|&n| n as u16)
+        .collect();
+    let plan = b
+        .facts
+        .imports
+        .get(import)
+        .and_then(|sig| host_call_plan(sig, &sizes))
+        .ok_or_else(|| {
+            b.err("variadic segment sizes do not match the import's calling convention")
+        })?;
+    b.aux.push(plan.len() as u32);
+    b.aux.extend(plan);
     Ok(())
 }
 

@@ -37,7 +37,7 @@ mod verify;
 use crate::bytecode::isa::Opcode;
 
 use lower::Builder;
-pub(crate) use signature::Signature;
+pub(crate) use signature::{Signature, PLAN_COUNT};
 pub use verify::VerifyError;
 
 /// "No value" marker in `x`/`y`.

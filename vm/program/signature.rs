@@ -63,6 +63,46 @@ impl Signature {
     }
 }
 
+/// In a variadic host call's argument plan ([`host_call_plan`]), the bit
+/// that marks a span's element count (its low 16 bits), passed to the host
+/// function as an `i32`; a word without it is the kind byte (`i I f F r`)
+/// of a value read from the call's next argument register.
+pub(crate) const PLAN_COUNT: u32 = 1 << 31;
+
+/// The argument plan of a variadic import call with segment `sizes`: the
+/// values a host function receives, in order: each span's element count
+/// followed by its elements (spans nested in a span are flattened without a
+/// count of their own; a plain argument's size is ignored, as IREE does).
+/// Made once when the call is lowered, so a call reads its arguments in one
+/// flat pass instead of walking the calling convention. `None` when the
+/// sizes do not match the calling convention.
+pub(super) fn host_call_plan(sig: &Signature, sizes: &[u16]) -> Option<Vec<u32>> {
+    let cc = sig.cconv.as_ref()?;
+    let params: Vec<&ValueKind> = cc.args.iter().filter(|k| **k != ValueKind::Void).collect();
+    if params.len() != sizes.len() {
+        return None;
+    }
+    let mut plan = Vec::new();
+    let mut kinds = Vec::new();
+    for (k, &n) in params.iter().zip(sizes) {
+        kinds.clear();
+        match k {
+            ValueKind::Span(inner) => {
+                plan.push(PLAN_COUNT | u32::from(n));
+                flatten(inner, &mut kinds);
+                for _ in 0..n {
+                    plan.extend(kinds.iter().map(|&c| u32::from(c)));
+                }
+            }
+            other => {
+                flatten(std::slice::from_ref(*other), &mut kinds);
+                plan.extend(kinds.iter().map(|&c| u32::from(c)));
+            }
+        }
+    }
+    Some(plan)
+}
+
 /// Expands a variadic calling convention by segment sizes: each argument
 /// segment is one cconv argument; spans repeat `size` times.
 pub(super) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>> {
@@ -90,4 +130,46 @@ pub(super) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>>
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(cconv: &str, sizes: &[u16]) -> Option<Vec<u32>> {
+        host_call_plan(&Signature::parse(cconv).unwrap(), sizes)
+    }
+
+    #[test]
+    fn a_span_is_its_count_then_its_elements_and_a_plain_argument_ignores_its_size() {
+        let (i, big_i, r) = (u32::from(b'i'), u32::from(b'I'), u32::from(b'r'));
+        // hal.buffer_view.create's shape: r i i CI D; a size of 0xFFFF on a
+        // plain argument (what iree-compile writes) changes nothing.
+        assert_eq!(
+            plan("0riiCID_r", &[0xFFFF, 1, 1, 3]),
+            Some(vec![r, i, i, PLAN_COUNT | 3, big_i, big_i, big_i])
+        );
+        // An empty span is its count alone; a span of tuples repeats the tuple.
+        assert_eq!(plan("0CiD_v", &[0]), Some(vec![PLAN_COUNT]));
+        assert_eq!(
+            plan("0CrID_v", &[2]),
+            Some(vec![PLAN_COUNT | 2, r, big_i, r, big_i])
+        );
+    }
+
+    #[test]
+    fn sizes_that_do_not_match_the_calling_convention_have_no_plan() {
+        assert_eq!(plan("0CiD_v", &[1, 2]), None);
+        assert_eq!(plan("0ii_v", &[1]), None);
+    }
+
+    #[test]
+    fn the_plan_reads_as_many_registers_as_the_verifier_expects() {
+        let sig = Signature::parse("0rCrIID_v").unwrap();
+        for n in [0u16, 1, 5] {
+            let plan = host_call_plan(&sig, &[1, n]).unwrap();
+            let reads = plan.iter().filter(|w| **w & PLAN_COUNT == 0).count();
+            assert_eq!(reads, expand_variadic(&sig, &[1, n]).unwrap().len());
+        }
+    }
 }

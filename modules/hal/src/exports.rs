@@ -3,7 +3,7 @@
 //! values. Those irvm does not implement yet fail with UNIMPLEMENTED naming
 //! the function.
 
-use irvm::{HostRef, HostValue, Ref, StatusCode, Trap, Value};
+use irvm::{HostRef, Ref, StatusCode, Trap, Value};
 
 use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::device::{DeviceConfig, DeviceOptions};
@@ -39,8 +39,61 @@ impl HalState {
     }
 }
 
+/// An export's results: at most two values, held inline, so that a hal
+/// call allocates nothing for its results and hands them to the VM with a
+/// move or two.
+#[derive(Debug)]
+pub struct ExportResults {
+    values: [Value; 2],
+    len: u8,
+}
+
+impl ExportResults {
+    /// No results.
+    pub fn none() -> Self {
+        ExportResults {
+            values: [Value::None, Value::None],
+            len: 0,
+        }
+    }
+
+    /// One result.
+    pub fn one(v: Value) -> Self {
+        ExportResults {
+            values: [v, Value::None],
+            len: 1,
+        }
+    }
+
+    /// Two results.
+    pub fn two(a: Value, b: Value) -> Self {
+        ExportResults {
+            values: [a, b],
+            len: 2,
+        }
+    }
+
+    /// Appends the results to `out`, in order.
+    pub fn move_into(self, out: &mut Vec<Value>) {
+        let [a, b] = self.values;
+        if self.len > 0 {
+            out.push(a);
+        }
+        if self.len > 1 {
+            out.push(b);
+        }
+    }
+}
+
+impl std::ops::Deref for ExportResults {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        &self.values[..usize::from(self.len)]
+    }
+}
+
 /// An export's implementation.
-pub type ExportFn = fn(&mut HalState, &mut Args) -> Result<Vec<Value>, Trap>;
+pub type ExportFn = fn(&mut HalState, &mut Args) -> Result<ExportResults, Trap>;
 
 /// `(name, calling convention, implementation or None if unimplemented)`,
 /// sorted by name as IREE's table is.
@@ -205,33 +258,49 @@ impl<'a> Args<'a> {
         )
     }
 
+    #[inline]
     fn value(&mut self) -> Result<&'a Value, Trap> {
         let k = self.next;
         self.next += 1;
-        self.values
-            .get(k)
-            .ok_or_else(|| self.error(StatusCode::InvalidArgument, format!("argument {k} missing")))
+        match self.values.get(k) {
+            Some(v) => Ok(v),
+            None => Err(self.missing(k)),
+        }
     }
 
+    /// The error for a call with fewer arguments than its reader asks for
+    /// (out of line: the argument readers are inlined into every export).
+    #[cold]
+    #[inline(never)]
+    fn missing(&self, k: usize) -> Trap {
+        self.error(StatusCode::InvalidArgument, format!("argument {k} missing"))
+    }
+
+    /// The error for argument `k`, `got`, where a `wanted` was expected.
+    #[cold]
+    #[inline(never)]
+    fn mistyped(&self, k: usize, wanted: &str, got: &Value) -> Trap {
+        self.error(
+            StatusCode::InvalidArgument,
+            format!("argument {k}: expected {wanted}, got {got}"),
+        )
+    }
+
+    #[inline]
     pub fn i32(&mut self) -> Result<i32, Trap> {
         let k = self.next;
         match self.value()? {
             Value::I32(v) => Ok(*v),
-            other => Err(self.error(
-                StatusCode::InvalidArgument,
-                format!("argument {k}: expected i32, got {other}"),
-            )),
+            other => Err(self.mistyped(k, "i32", other)),
         }
     }
 
+    #[inline]
     pub fn i64(&mut self) -> Result<i64, Trap> {
         let k = self.next;
         match self.value()? {
             Value::I64(v) => Ok(*v),
-            other => Err(self.error(
-                StatusCode::InvalidArgument,
-                format!("argument {k}: expected i64, got {other}"),
-            )),
+            other => Err(self.mistyped(k, "i64", other)),
         }
     }
 
@@ -267,14 +336,12 @@ impl<'a> Args<'a> {
         if r.is_null() {
             return Ok(None);
         }
-        HostRef::<T>::from_value(&Value::Ref(r.clone()))
-            .map(Some)
-            .map_err(|_| {
-                self.error(
-                    StatusCode::InvalidArgument,
-                    format!("argument {k}: expected a !{type_name}, got {r}"),
-                )
-            })
+        HostRef::<T>::from_ref(r).map(Some).ok_or_else(|| {
+            self.error(
+                StatusCode::InvalidArgument,
+                format!("argument {k}: expected a !{type_name}, got {r}"),
+            )
+        })
     }
 
     /// A host object of type `type_name` holding a `T`.
@@ -373,25 +440,25 @@ impl<'a> Args<'a> {
     }
 }
 
-fn none() -> Result<Vec<Value>, Trap> {
-    Ok(Vec::new())
+fn none() -> Result<ExportResults, Trap> {
+    Ok(ExportResults::none())
 }
 
-fn one(v: impl Into<Value>) -> Result<Vec<Value>, Trap> {
-    Ok(vec![v.into()])
+fn one(v: impl Into<Value>) -> Result<ExportResults, Trap> {
+    Ok(ExportResults::one(v.into()))
 }
 
 fn obj<T: Send + Sync + 'static>(ty: &HalType, value: T) -> Value {
     Value::Ref(ty.object(value).to_ref())
 }
 
-fn nothing(_: &mut HalState, _: &mut Args) -> Result<Vec<Value>, Trap> {
+fn nothing(_: &mut HalState, _: &mut Args) -> Result<ExportResults, Trap> {
     none()
 }
 
 // --- allocator ------------------------------------------------------------
 
-fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let allocator: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
     let (_affinity, _types, _usage) = (a.i64()?, a.i32()?, a.i32()?);
     let size = a.i64()?;
@@ -401,7 +468,7 @@ fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, 
     one(obj(&hal_types::BUFFER, buffer))
 }
 
-fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let _: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
     let (_try, _affinity, _types, _usage) = (a.i32()?, a.i64()?, a.i32()?, a.i32()?);
     let source = a.vm_buffer()?.clone();
@@ -418,7 +485,7 @@ fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     one(obj(&hal_types::BUFFER, buffer))
 }
 
-fn allocator_select(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn allocator_select(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let (_types, _usage, _flags) = (a.i32()?, a.i32()?, a.i64()?);
     let n = a.count()?;
     if n == 0 {
@@ -429,12 +496,15 @@ fn allocator_select(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     }
     let device = a.device()?;
     let affinity = a.i64()?;
-    Ok(vec![Value::Ref(device.to_ref()), Value::I64(affinity)])
+    Ok(ExportResults::two(
+        Value::Ref(device.to_ref()),
+        Value::I64(affinity),
+    ))
 }
 
 // --- buffer ---------------------------------------------------------------
 
-fn buffer_allocation_flag(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_allocation_flag(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     a.buffer()?;
     one(1i32)
 }
@@ -446,12 +516,12 @@ fn text_of(r: &Ref) -> Result<String, Trap> {
     Ok(b.with_bytes(|bytes| String::from_utf8_lossy(bytes).into_owned()))
 }
 
-fn buffer_allocation_preserve(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_allocation_preserve(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     a.buffer()?;
     none()
 }
 
-fn buffer_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_assert(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let buffer = a.buffer()?;
     let message = a.vm_buffer()?;
     let _: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
@@ -469,11 +539,11 @@ fn buffer_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn buffer_length(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_length(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     one(a.buffer()?.length as i64)
 }
 
-fn buffer_load(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_load(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let buffer = a.buffer()?;
     let offset = a.offset()?;
     let length = a.i32()?;
@@ -489,7 +559,7 @@ fn buffer_load(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     one(i32::from_le_bytes(word))
 }
 
-fn buffer_store(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_store(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let value = a.i32()?;
     let buffer = a.buffer()?;
     let offset = a.offset()?;
@@ -514,7 +584,7 @@ fn buffer_store(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn buffer_subspan(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_subspan(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let buffer = a.buffer()?;
     let offset = a.offset()?;
     let length = a.i64()?;
@@ -544,7 +614,7 @@ fn dims(a: &mut Args) -> Result<Dims, Trap> {
     Ok(shape)
 }
 
-fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let view = a.view()?;
     let message = a.vm_buffer()?;
     let element_type = ElementType(a.i32()? as u32);
@@ -601,11 +671,11 @@ fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
     none()
 }
 
-fn buffer_view_buffer(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_buffer(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     one(Value::Ref(a.view()?.buffer.to_ref()))
 }
 
-fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let buffer = a.buffer()?;
     let offset = a.offset()?;
     let length = a.i64()?;
@@ -649,7 +719,7 @@ fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap
     ))
 }
 
-fn buffer_view_dim(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_dim(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let view = a.view()?;
     let index = a.i32()?;
     let dim = usize::try_from(index)
@@ -664,19 +734,19 @@ fn buffer_view_dim(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     one(*dim)
 }
 
-fn buffer_view_element_type(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_element_type(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     one(a.view()?.element_type.0 as i32)
 }
 
-fn buffer_view_encoding_type(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_encoding_type(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     one(a.view()?.encoding as i32)
 }
 
-fn buffer_view_rank(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_rank(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     one(a.view()?.shape.len() as i32)
 }
 
-fn buffer_view_trace(s: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn buffer_view_trace(s: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let key = a.vm_buffer()?;
     let n = a.count()?;
     let mut views = Vec::new();
@@ -700,7 +770,7 @@ fn buffer_view_trace(s: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap>
 
 // --- command buffers --------------------------------------------------------
 
-fn command_buffer_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_create(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     a.device()?;
     let (_modes, _categories, _affinity) = (a.i32()?, a.i32()?, a.i64()?);
     let capacity = a.i32()?;
@@ -716,18 +786,18 @@ fn command_buffer_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
     ))
 }
 
-fn command_buffer_finalize(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_finalize(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let cb = a.command_buffer()?;
     cb.finalize().map_err(|t| a.error(t.code, t.message))?;
     none()
 }
 
-fn record(a: &Args, cb: &CommandBuffer, command: Command) -> Result<Vec<Value>, Trap> {
+fn record(a: &Args, cb: &CommandBuffer, command: Command) -> Result<ExportResults, Trap> {
     cb.record(command).map_err(|t| a.error(t.code, t.message))?;
     none()
 }
 
-fn command_buffer_fill(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_fill(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let cb = a.command_buffer()?;
     let buffer = a.buffer_or_null()?;
     let offset = a.offset()?;
@@ -753,7 +823,7 @@ fn command_buffer_fill(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Tra
     )
 }
 
-fn command_buffer_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_update(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let cb = a.command_buffer()?;
     let source = a.vm_buffer()?.clone();
     let source_offset = a.offset()?;
@@ -789,7 +859,7 @@ fn command_buffer_update(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
     record(a, &cb, Command::Update { target, data })
 }
 
-fn command_buffer_copy(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_copy(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let cb = a.command_buffer()?;
     let source_slot = a.i32()? as u32;
     let target_slot = a.i32()? as u32;
@@ -846,7 +916,7 @@ fn constants_and_bindings(a: &mut Args) -> Result<(Vec<u32>, Vec<BufferRef>), Tr
     Ok((constants, bindings))
 }
 
-fn command_buffer_dispatch(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn command_buffer_dispatch(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let cb = a.command_buffer()?;
     let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
     let function = a.i64()?;
@@ -870,7 +940,7 @@ fn command_buffer_dispatch(state: &mut HalState, a: &mut Args) -> Result<Vec<Val
 fn command_buffer_dispatch_indirect(
     state: &mut HalState,
     a: &mut Args,
-) -> Result<Vec<Value>, Trap> {
+) -> Result<ExportResults, Trap> {
     let cb = a.command_buffer()?;
     let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
     let function = a.i64()?;
@@ -901,11 +971,11 @@ fn command_buffer_dispatch_indirect(
 
 // --- devices and queues -----------------------------------------------------
 
-fn devices_count(_: &mut HalState, _: &mut Args) -> Result<Vec<Value>, Trap> {
+fn devices_count(_: &mut HalState, _: &mut Args) -> Result<ExportResults, Trap> {
     one(1i32)
 }
 
-fn devices_get(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn devices_get(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let index = a.i32()?;
     one(if index == 0 {
         state.device.to_ref()
@@ -914,17 +984,17 @@ fn devices_get(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     })
 }
 
-fn device_allocator(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn device_allocator(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     one(Value::Ref(a.device()?.allocator.to_ref()))
 }
 
-fn device_query_i64(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn device_query_i64(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let device = a.device()?;
     let category = a.string()?;
     let key = a.string()?;
     Ok(match device.query_i64(&category, &key) {
-        Some(v) => vec![Value::I32(1), Value::I64(v)],
-        None => vec![Value::I32(0), Value::I64(0)],
+        Some(v) => ExportResults::two(Value::I32(1), Value::I64(v)),
+        None => ExportResults::two(Value::I32(0), Value::I64(0)),
     })
 }
 
@@ -957,7 +1027,7 @@ pub fn signal_after<T>(signal: Option<HostRef<Fence>>, result: Result<T, Trap>) 
     result
 }
 
-fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let pool = a.i64()?;
     if pool != 0 {
@@ -982,7 +1052,7 @@ fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     }
 }
 
-fn queue_dealloca(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_dealloca(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     a.buffer()?;
     let _flags = a.i64()?;
@@ -990,14 +1060,14 @@ fn queue_dealloca(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn queue_barrier(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_barrier(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let _flags = a.i64()?;
     queue_epilogue(a, signal, Ok(()))?;
     none()
 }
 
-fn queue_fill(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_fill(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let buffer = a.buffer()?;
     let offset = a.offset()?;
@@ -1020,7 +1090,7 @@ fn queue_fill(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn queue_copy(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_copy(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let source = a.buffer()?;
     let source_offset = a.offset()?;
@@ -1047,7 +1117,7 @@ fn queue_copy(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn queue_update(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_update(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let source = a.vm_buffer()?.clone();
     let source_offset = a.offset()?;
@@ -1083,7 +1153,7 @@ pub struct File {
     pub contents: HalBuffer,
 }
 
-fn file_from_memory(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn file_from_memory(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     a.device()?;
     let _affinity = a.i64()?;
     let access = a.i32()?;
@@ -1103,7 +1173,7 @@ fn file_from_memory(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> 
     one(obj(&hal_types::FILE, File { contents }))
 }
 
-fn queue_read(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_read(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let file: HostRef<File> = a.object(type_names::FILE)?;
     let source_offset = a.offset()?;
@@ -1133,7 +1203,7 @@ fn queue_read(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn queue_write(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_write(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     a.buffer()?;
     let _source_offset = a.offset()?;
@@ -1154,7 +1224,7 @@ fn run_once(command: Command, resources: &irvm::ContextResources) -> Result<(), 
     cb.execute(&[], resources)
 }
 
-fn queue_execute(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_execute(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let cb = a.command_buffer()?;
     let _flags = a.i64()?;
@@ -1163,7 +1233,7 @@ fn queue_execute(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap>
     none()
 }
 
-fn queue_execute_indirect(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn queue_execute_indirect(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
     let cb = a.command_buffer()?;
     let _flags = a.i64()?;
@@ -1186,7 +1256,7 @@ fn queue_execute_indirect(state: &mut HalState, a: &mut Args) -> Result<Vec<Valu
 
 // --- executables ------------------------------------------------------------
 
-fn executable_create(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn executable_create(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     a.device()?;
     let _affinity = a.i64()?;
     let format = a.string()?;
@@ -1218,7 +1288,7 @@ fn executable_create(state: &mut HalState, a: &mut Args) -> Result<Vec<Value>, T
     one(obj(&hal_types::EXECUTABLE, executable))
 }
 
-fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let executable: HostRef<Executable> = a.object(type_names::EXECUTABLE)?;
     let name = a.string()?;
     let id = executable
@@ -1229,13 +1299,13 @@ fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<Vec<Valu
 
 // --- fences -----------------------------------------------------------------
 
-fn fence_create(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn fence_create(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     a.device()?;
     let _flags = a.i64()?;
     one(Value::Ref(Fence::new(false).to_ref()))
 }
 
-fn fence_join(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn fence_join(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let _flags = a.i64()?;
     let n = a.count()?;
     let mut fences = Vec::new();
@@ -1266,7 +1336,7 @@ fn fence_join(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     one(Value::Ref(joined.to_ref()))
 }
 
-fn fence_query(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn fence_query(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let fence: HostRef<Fence> = a.object(type_names::FENCE)?;
     one(match fence.status() {
         Some(Ok(())) => 0,
@@ -1275,13 +1345,13 @@ fn fence_query(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     })
 }
 
-fn fence_signal(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn fence_signal(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let fence: HostRef<Fence> = a.object(type_names::FENCE)?;
     fence.signal();
     none()
 }
 
-fn fence_fail(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn fence_fail(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let fence: HostRef<Fence> = a.object(type_names::FENCE)?;
     let code = a.i32()?;
     fence.fail(
@@ -1291,7 +1361,7 @@ fn fence_fail(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
     none()
 }
 
-fn fence_await(_: &mut HalState, a: &mut Args) -> Result<Vec<Value>, Trap> {
+fn fence_await(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let timeout_millis = a.i32()?;
     let _flags = a.i64()?;
     let n = a.count()?;
@@ -1322,7 +1392,9 @@ mod tests {
 
     fn call(state: &mut HalState, name: &str, args: &[Value]) -> Result<Vec<Value>, Trap> {
         let (_, _, f) = EXPORTS.iter().find(|e| e.0 == name).unwrap();
-        f.unwrap()(state, &mut Args::new(name, args))
+        let mut results = Vec::new();
+        f.unwrap()(state, &mut Args::new(name, args))?.move_into(&mut results);
+        Ok(results)
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub use self::element::{numerical, ElementType};
 pub use self::executable::{
     supports_format, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS, VMVX_FORMAT,
 };
-pub use self::exports::{signal_after, Args, File, HalState, EXPORTS};
+pub use self::exports::{signal_after, Args, ExportResults, File, HalState, EXPORTS};
 pub use self::objects::{
     shape_text, type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer,
 };
@@ -130,9 +130,14 @@ fn hal_module_from(
     }
     for &(name, cconv, implementation) in EXPORTS {
         module = match implementation {
-            Some(f) => module.func_with_state(name, cconv, move |state: &mut HalState, args| {
-                f(state, &mut exports::Args::new(name, args))
-            })?,
+            Some(f) => module.func_with_state_into(
+                name,
+                cconv,
+                move |state: &mut HalState, args, results| {
+                    f(state, &mut exports::Args::new(name, args))?.move_into(results);
+                    Ok(())
+                },
+            )?,
             None => module.func_with_state(name, cconv, move |_: &mut HalState, _| {
                 Err(Trap::new(
                     StatusCode::Unimplemented,

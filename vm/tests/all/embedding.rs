@@ -364,3 +364,102 @@ fn one_module_registers_in_many_contexts() {
     let add = ctx.typed_func::<(i32, i32), i32>("add").unwrap();
     assert_eq!(add.call(ctx, (40, 2)).unwrap(), 42);
 }
+
+/// Host functions that write their results into the VM's vector
+/// (`func_with_state_into`), with a variadic span of tuples read by the
+/// call site's argument plan, and a `HostState` written by hand that only
+/// implements `call` (the default `call_into` moves its vector in).
+#[test]
+fn variadic_host_calls_and_both_result_forms() {
+    use irvm::{HostFunctionDecl, HostModule, HostOutcome, HostState, Trap};
+
+    // sum(k, [(a, b)...]) = k * Σ a·b, and the pair count.
+    let sums = NativeModule::with_state("sums", 1, || 0i32)
+        .func_with_state_into("dot", "0iCiID_ii", |calls, args, results| {
+            *calls += 1;
+            let Value::I32(k) = args[0] else {
+                panic!("k: {:?}", args[0])
+            };
+            let Value::I32(n) = args[1] else {
+                panic!("count: {:?}", args[1])
+            };
+            let mut total = 0i64;
+            for pair in args[2..].chunks(2) {
+                match pair {
+                    [Value::I32(a), Value::I64(b)] => total += i64::from(*a) * b,
+                    other => panic!("pair {other:?}"),
+                }
+            }
+            assert_eq!(args.len(), 2 + 2 * n as usize);
+            results.push(Value::I32((total * i64::from(k)) as i32));
+            results.push(Value::I32(n + *calls - 1));
+            Ok(())
+        })
+        .unwrap();
+
+    struct Doubler;
+    impl HostState for Doubler {
+        fn call(&mut self, index: usize, args: &[Value]) -> Result<HostOutcome, Trap> {
+            assert_eq!(index, 0);
+            match args {
+                [Value::I32(n), rest @ ..] => {
+                    assert_eq!(rest.len(), *n as usize);
+                    let s: i32 = rest
+                        .iter()
+                        .map(|v| match v {
+                            Value::I32(x) => *x,
+                            other => panic!("{other:?}"),
+                        })
+                        .sum();
+                    Ok(HostOutcome::Done(vec![Value::I32(2 * s)]))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    struct DoublerModule;
+    impl HostModule for DoublerModule {
+        fn name(&self) -> &str {
+            "twice"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn functions(&self) -> Vec<HostFunctionDecl> {
+            vec![HostFunctionDecl {
+                name: "sum".into(),
+                calling_convention: "0CiD_i".into(),
+            }]
+        }
+        fn instantiate(&self) -> Result<Box<dyn HostState>, Trap> {
+            Ok(Box::new(Doubler))
+        }
+    }
+
+    let app = Module::from_assembly(
+        "vm.module @app version 0\n\
+         vm.import @sums.dot cconv \"0iCiID_ii\"\n\
+         vm.import @twice.sum cconv \"0CiD_i\"\n\n\
+         vm.export @main\n\
+         vm.func @main(%i0: i32) -> (i32, i32, i32) {\n^bb0:\n  \
+         %i1 = vm.const.i32 3\n  %i2:3 = vm.const.i64 10\n  %i4:5 = vm.const.i64 -4\n  \
+         %i6, %i7 = vm.call.variadic @sums.dot segments[65535, 2](%i0, %i1, %i2:3, %i0, %i4:5)\n  \
+         %i8 = vm.call.variadic @twice.sum segments[3](%i0, %i1, %i6)\n  \
+         vm.return %i6, %i7, %i8\n}\n",
+        "app.vmasm",
+    )
+    .unwrap();
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
+    ctx.register_host_module(&sums).unwrap();
+    ctx.register_host_module(&DoublerModule).unwrap();
+    ctx.register_module(app).unwrap();
+    let main = ctx.typed_func::<i32, (i32, i32, i32)>("main").unwrap();
+    // x = 5: dot = 5 * (3*10 + 5*(-4)) = 50; twice.sum = 2 * (5 + 3 + 50).
+    assert_eq!(main.call(&mut ctx, 5).unwrap(), (50, 2, 116));
+    // The state counts calls; the VM's result vector is reused between them.
+    assert_eq!(
+        main.call(&mut ctx, 1).unwrap(),
+        (30 - 4, 3, 2 * (1 + 3 + 26))
+    );
+}
