@@ -68,7 +68,22 @@ pub(crate) struct JitEnv {
     /// The context's stop word (`crate::stop::StopWord`), which code with
     /// [`Checks::Polled`] loads at every back edge.
     pub stop: *const std::sync::atomic::AtomicU32,
+    /// The running context, for the calls compiled code makes
+    /// (`exec::compiled_call`); nothing else reads it.
+    pub ctx: *mut crate::context::Context,
+    /// The copy of the code that runs ([`Checks`] as a number): a call
+    /// from compiled code enters the callee's same copy.
+    pub checks: u32,
+    /// The lowest native stack address nested compiled calls may reach
+    /// (the stack grows down): below it a call leaves for the
+    /// interpreter, which unwinds every nested call first.
+    pub native_floor: usize,
 }
+
+/// What compiled code returns instead of an instruction index when a call
+/// it made left compiled code part-way: the frames (the callee's on top)
+/// already say where each goes on.
+pub(crate) const LEFT_IN_CALLEE: u32 = u32::MAX;
 
 /// A compiled function's entry: `(i32 window, env, start index) -> index of
 /// the next instruction for the interpreter`.
@@ -90,6 +105,11 @@ pub(crate) struct JitCode {
     loop_heads: Box<[bool]>,
     /// Whether any `loop_heads` is set.
     pub has_loop_heads: bool,
+    /// Whether the function's entry is an entry worth taking from a call
+    /// (compiled code runs from there into a loop, a return or a call
+    /// before it leaves): calls from compiled code enter it, and
+    /// `Tier::Auto` enters it when a call makes the function hot.
+    pub callable: bool,
     /// Bytes of machine code.
     pub size: usize,
 }
