@@ -7,12 +7,20 @@
 //! still read (`writeback`), so the window then holds everything the rest
 //! of the function can observe, and returns the index of the next
 //! instruction to interpret. It leaves before any instruction it does
-//! not translate (calls, returns, most ref instructions, yields, ...) and
-//! before any
+//! not translate (returns, imports, most ref instructions, yields, ...)
+//! and before any
 //! instruction that would trap (a zero divisor, a bad buffer access, a
 //! global out of range): the interpreter then executes that instruction, so
 //! every trap, host call and frame change happens in one place, with the
 //! same function, offset and source line in both tiers.
+//!
+//! A call of a function of the same module is the exception (in the
+//! copies without fuel): compiled code stores its registers as for an
+//! exit, and `exec::compiled_call` pushes the callee's frame exactly as
+//! the interpreter does, runs the callee's compiled code and performs its
+//! return. Whenever the callee would leave compiled code, the caller
+//! leaves too (with [`LEFT_IN_CALLEE`]), so the interpreter only ever
+//! resumes frames, never a native caller.
 //!
 //! The code is position-independent and calls the runtime only through
 //! addresses it holds as constants (`helpers`), so a function is compiled

@@ -11,10 +11,12 @@
 //! Block arguments are variable copies (two slot copies of an i64 become
 //! one 64-bit copy).
 //!
-//! The instruction set translated is the interpreter's hot loop minus calls,
-//! returns and most ref instructions (`vm.list.get.ref` and
-//! `vm.discard.refs`, which start and end every vmvx kernel, call
-//! `helpers`). Buffer elements are loaded and stored inline: the
+//! The instruction set translated is the interpreter's hot loop minus
+//! returns, calls of imports and most ref instructions (`vm.list.get.ref`
+//! and `vm.discard.refs`, which start and end every vmvx kernel, call
+//! `helpers`). A call within the module is made from compiled code
+//! (`Tx::call_site`, through `exec::compiled_call`) in the copies without
+//! fuel; the copy that counts fuel leaves at it. Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
 //! elements, math functions (`exp`, `tanh`, ...), rounding and
