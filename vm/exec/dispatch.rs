@@ -14,7 +14,7 @@ use crate::context::{CallState, Context, Registered};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::jit::{Checks, JitEnv, LEFT_IN_CALLEE};
+use crate::jit::{Checks, JitEnv};
 use crate::program::runs::{self, RunRole, LONG_RUN};
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::tier::Tier;
@@ -163,25 +163,16 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         fuel: ctx.hooks.fuel.unwrap_or(u64::MAX).min(SLICE),
         fuel_short: 0,
         stop: ctx.hooks.stop.bits(),
-        ctx: std::ptr::null_mut(),
-        checks: checks as u32,
-        native_floor: native_floor(),
     };
     let slice = env.fuel;
-    env.ctx = ctx;
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
     // `func`, and `env` holds its module's globals and type table; nothing
-    // else touches them until the code returns (it calls `jit::helpers`,
-    // which touch the ref window and buffers, and `compiled_call`, which
-    // pushes frames above this one without growing the stacks, and pops
-    // them, through `env.ctx`; this function does not use `ctx` until
-    // then).
+    // else touches them until the code returns (it calls only
+    // `jit::helpers`, which touch the ref window and buffers, never the
+    // stacks or the module's state).
     let next = unsafe { code.run(regs, &mut env, pc) };
-    // A callee that left compiled code has left every frame's pc set.
-    if next != LEFT_IN_CALLEE {
-        if let Some(top) = ctx.stack.frames.last_mut() {
-            top.pc = next;
-        }
+    if let Some(top) = ctx.stack.frames.last_mut() {
+        top.pc = next;
     }
     let spent = slice.saturating_sub(env.fuel);
     let left = match &mut ctx.hooks.fuel {
@@ -194,41 +185,11 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
     if env.fuel_short == 0 {
         return Entered::Ran;
     }
-    if left < top_run_fuel(&ctx.stack) {
+    let ip = func.code.as_ptr().wrapping_add(next as usize);
+    if left < run_fuel(&ctx.stack, ip) {
         Entered::FuelShort
     } else {
         Entered::SliceEnd
-    }
-}
-
-/// The lowest native stack address calls from compiled code may reach
-/// (`compiled_call`): a fixed budget below this frame.
-#[inline(always)]
-fn native_floor() -> usize {
-    #[cfg(feature = "jit")]
-    {
-        super::compiled_call::native_stack_address()
-            .saturating_sub(super::compiled_call::NATIVE_STACK_BYTES)
-    }
-    #[cfg(not(feature = "jit"))]
-    {
-        0
-    }
-}
-
-/// Whether the interpreter, having just pushed the top frame for a call,
-/// should leave for compiled code at its entry (`Tier::Auto`): the
-/// function is compiled and enters there, or is not compiled yet and its
-/// calls made it hot (compiling it is then tried).
-#[inline(always)]
-fn callee_enters_compiled(st: &Stack, checks: Checks) -> bool {
-    let Some(top) = st.frames.last() else {
-        return false;
-    };
-    let slot = &top.func.jit;
-    match slot.code(checks) {
-        Some(code) => code.enters_at(0, false),
-        None => !slot.refused(checks) && slot.heat_up(Tier::HOT_BACK_EDGES),
     }
 }
 
@@ -1182,10 +1143,8 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                     // Stops before the callee's first instruction.
                     pay_run!();
                     poll!();
-                    if JIT && (eager || callee_enters_compiled(&ctx.stack, checks)) {
-                        // Compile and enter every function at its entry
-                        // (`Tier::Jit`), or a hot one that starts compiled
-                        // there.
+                    if JIT && eager {
+                        // Compile and enter every function at its entry.
                         save_ip(&mut ctx.stack, ip);
                         break 'dispatch;
                     }

@@ -25,8 +25,6 @@ use crate::values::Value;
 mod regs;
 mod call;
 pub(crate) mod cmath;
-#[cfg(feature = "jit")]
-pub(crate) mod compiled_call;
 mod dispatch;
 #[cfg(feature = "jit")]
 pub(crate) use dispatch::remap_ref;
@@ -369,23 +367,6 @@ fn push_frame(
         stack_end,
     });
     Ok((i32_base, ref_base))
-}
-
-/// Whether a frame for `func` can be pushed without reaching a limit of
-/// [`push_frame`] and without growing the register stacks or the frame
-/// vector (so that pointers into them stay valid): what a call from
-/// compiled code needs (`compiled_call`); otherwise the interpreter makes
-/// the call.
-#[cfg(feature = "jit")]
-fn fits_without_growth(stack: &Stack, func: &TieredFunction, limit: StackLimit) -> bool {
-    let below = stack.frames.last().map_or(0, |f| f.stack_end);
-    let (n, nr) = (func.i32_count as usize, func.ref_count as usize);
-    stack.frames.len() < limit.frames
-        && stack.frames.len() < stack.frames.capacity()
-        && below + u64::from(func.frame_bytes) <= limit.bytes
-        && stack.i32_top + n <= MAX_REGISTER_SLOTS
-        && stack.i32_top + ((n + 3) & !3).max(4) <= stack.i32s.len()
-        && stack.ref_top + nr <= stack.refs.len()
 }
 
 /// The bounds of a call stack: frames, and bytes of the reference's stack.

@@ -7,20 +7,12 @@
 //! still read (`writeback`), so the window then holds everything the rest
 //! of the function can observe, and returns the index of the next
 //! instruction to interpret. It leaves before any instruction it does
-//! not translate (returns, imports, most ref instructions, yields, ...)
-//! and before any
+//! not translate (calls, returns, most ref instructions, yields, ...) and
+//! before any
 //! instruction that would trap (a zero divisor, a bad buffer access, a
 //! global out of range): the interpreter then executes that instruction, so
 //! every trap, host call and frame change happens in one place, with the
 //! same function, offset and source line in both tiers.
-//!
-//! A call of a function of the same module is the exception (in the
-//! copies without fuel): compiled code stores its registers as for an
-//! exit, and `exec::compiled_call` pushes the callee's frame exactly as
-//! the interpreter does, runs the callee's compiled code and performs its
-//! return. Whenever the callee would leave compiled code, the caller
-//! leaves too (with [`LEFT_IN_CALLEE`]), so the interpreter only ever
-//! resumes frames, never a native caller.
 //!
 //! The code is position-independent and calls the runtime only through
 //! addresses it holds as constants (`helpers`), so a function is compiled
@@ -76,22 +68,7 @@ pub(crate) struct JitEnv {
     /// The context's stop word (`crate::stop::StopWord`), which code with
     /// [`Checks::Polled`] loads at every back edge.
     pub stop: *const std::sync::atomic::AtomicU32,
-    /// The running context, for the calls compiled code makes
-    /// (`exec::compiled_call`); nothing else reads it.
-    pub ctx: *mut crate::context::Context,
-    /// The copy of the code that runs ([`Checks`] as a number): a call
-    /// from compiled code enters the callee's same copy.
-    pub checks: u32,
-    /// The lowest native stack address nested compiled calls may reach
-    /// (the stack grows down): below it a call leaves for the
-    /// interpreter, which unwinds every nested call first.
-    pub native_floor: usize,
 }
-
-/// What compiled code returns instead of an instruction index when a call
-/// it made left compiled code part-way: the frames (the callee's on top)
-/// already say where each goes on.
-pub(crate) const LEFT_IN_CALLEE: u32 = u32::MAX;
 
 /// A compiled function's entry: `(i32 window, env, start index) -> index of
 /// the next instruction for the interpreter`.
@@ -113,11 +90,6 @@ pub(crate) struct JitCode {
     loop_heads: Box<[bool]>,
     /// Whether any `loop_heads` is set.
     pub has_loop_heads: bool,
-    /// Whether the function's entry is an entry worth taking from a call
-    /// (compiled code runs from there into a loop, a return or a call
-    /// before it leaves): calls from compiled code enter it, and
-    /// `Tier::Auto` enters it when a call makes the function hot.
-    pub callable: bool,
     /// Bytes of machine code.
     pub size: usize,
 }

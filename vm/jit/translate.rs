@@ -11,12 +11,10 @@
 //! Block arguments are variable copies (two slot copies of an i64 become
 //! one 64-bit copy).
 //!
-//! The instruction set translated is the interpreter's hot loop minus
-//! returns, calls of imports and most ref instructions (`vm.list.get.ref`
-//! and `vm.discard.refs`, which start and end every vmvx kernel, call
-//! `helpers`). A call within the module is made from compiled code
-//! (`Tx::call_site`, through `exec::compiled_call`) in the copies without
-//! fuel; the copy that counts fuel leaves at it. Buffer elements are loaded and stored inline: the
+//! The instruction set translated is the interpreter's hot loop minus calls,
+//! returns and most ref instructions (`vm.list.get.ref` and
+//! `vm.discard.refs`, which start and end every vmvx kernel, call
+//! `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
 //! elements, math functions (`exp`, `tanh`, ...), rounding and
@@ -41,14 +39,11 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
-use super::{helpers, writeback, Checks, JitCode, JitEnv, LEFT_IN_CALLEE};
+use super::{helpers, writeback, Checks, JitCode, JitEnv};
 
 /// Cranelift's block (the ISA has a `Block` opcode too).
 type ClBlock = Block;
-use crate::bytecode::isa::{
-    Bank, Field, Opcode, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK, REF_MOVE_BIT,
-};
-use crate::exec::compiled_call;
+use crate::bytecode::isa::{Bank, Field, Opcode, REF_BANK_BIT, REF_INDEX_MASK};
 use crate::program::{aux_list, Function, Inst, NONE, NO_REMAP};
 
 /// The host's code generator, built once.
@@ -414,27 +409,6 @@ pub(super) fn translated(op: Opcode) -> bool {
         )
 }
 
-/// Whether `i` is a `vm.call` of a function of the same module: what
-/// compiled code with calls ([`calls_compiled`]) runs without leaving,
-/// through `exec::compiled_call`.
-pub(super) fn internal_call(i: &Inst) -> bool {
-    i.op == Opcode::Call && i.x & IMPORT_ORDINAL_BIT == 0
-}
-
-/// Whether the copy for `checks` makes calls within the module itself.
-/// The copy that counts fuel leaves at every call, as before: fuel is
-/// charged per straight run in the interpreter's order, and the
-/// interpreter charges the call and the callee's first run.
-pub(super) fn calls_compiled(checks: Checks) -> bool {
-    checks != Checks::Limits
-}
-
-/// Whether compiled code runs instruction `i` without leaving: a
-/// translated instruction, or (with `calls`) a call within the module.
-pub(super) fn stays(i: &Inst, calls: bool) -> bool {
-    translated(first_half(i.op)) || (calls && internal_call(i))
-}
-
 /// Compiles `func`; `None` when it has nothing worth compiling or the code
 /// generator refuses it (the interpreter then runs it). With `eager` the
 /// code can be entered at the function's entry and every branch target
@@ -450,27 +424,16 @@ pub(super) fn compile(
     let code = &func.code[..];
     let guard = func.guard as usize;
     let starts = block_starts(code, guard)?;
-    let calls = calls_compiled(checks);
-    if !worth_compiling(code, guard, calls) {
+    if !worth_compiling(code, guard) {
         return None;
     }
-    let heads = auto_entries(code, guard, calls);
-    // A call from compiled code enters at the entry when compiled code
-    // goes on from there to a loop, a call or the return (which the
-    // calling helper performs) before it leaves.
-    let callable = calls
-        && entry_leads_into(code, guard, calls, |k| {
-            heads[k] || internal_call(&code[k]) || code[k].op == Opcode::Return
-        });
+    let heads = auto_entries(code, guard);
     // Where compiled code may start.
-    let mut entries: Vec<bool> = if eager {
+    let entries: Vec<bool> = if eager {
         starts[..guard].to_vec()
     } else {
         heads.clone()
     };
-    if callable {
-        entries[0] = true;
-    }
     let clif = emit_ir(func, isa, &starts, &entries, checks);
     let (mem, entry, size) = emit_machine_code(clif, isa)?;
     Some(JitCode {
@@ -478,7 +441,6 @@ pub(super) fn compile(
         entry,
         entries: entries.into_boxed_slice(),
         has_loop_heads: heads.contains(&true),
-        callable,
         loop_heads: heads.into_boxed_slice(),
         size,
     })
@@ -502,26 +464,22 @@ fn block_starts(code: &[Inst], guard: usize) -> Option<Vec<bool>> {
     Some(starts)
 }
 
-/// Whether the body has any instruction compiled code runs but a plain
-/// `br`: otherwise compiled code would only ever leave again.
-fn worth_compiling(code: &[Inst], guard: usize, calls: bool) -> bool {
+/// Whether the body has any translated instruction but a plain `br`:
+/// otherwise compiled code would only ever leave again.
+fn worth_compiling(code: &[Inst], guard: usize) -> bool {
     code[..guard]
         .iter()
-        .any(|i| stays(i, calls) && i.op != Opcode::Br)
+        .any(|i| translated(first_half(i.op)) && i.op != Opcode::Br)
 }
 
 /// Where `Tier::Auto` enters: the heads of the loops that run round
 /// entirely in compiled code ([`clean_loop_heads`]), and the function's
 /// entry when compiled code leads from there into one (a kernel's set-up
 /// before its loop: the set-up then runs compiled too, instead of once per
-/// call in the interpreter before the loop head is reached) or, with
-/// `calls`, into a call within the module (a recursion without loops
-/// then runs compiled from its outermost call).
-fn auto_entries(code: &[Inst], guard: usize, calls: bool) -> Vec<bool> {
-    let mut heads = clean_loop_heads(code, guard, calls);
-    if entry_leads_into(code, guard, calls, |k| {
-        heads[k] || (calls && internal_call(&code[k]))
-    }) {
+/// call in the interpreter before the loop head is reached).
+fn auto_entries(code: &[Inst], guard: usize) -> Vec<bool> {
+    let mut heads = clean_loop_heads(code, guard);
+    if entry_leads_into_loop(code, guard, &heads) {
         heads[0] = true;
     }
     heads
@@ -545,13 +503,13 @@ fn loop_heads(code: &[Inst], guard: usize) -> Vec<bool> {
 /// head to the back edge) is all translated. A loop that leaves for the
 /// interpreter on its way round (a call, a list access) would pay an entry
 /// and an exit per iteration, so its head is not one.
-fn clean_loop_heads(code: &[Inst], guard: usize, calls: bool) -> Vec<bool> {
+fn clean_loop_heads(code: &[Inst], guard: usize) -> Vec<bool> {
     let mut heads = vec![false; guard];
     let mut dirty = vec![false; guard];
     for k in 0..guard {
         for e in edges(code, k).unwrap_or_default() {
             if e.to <= k {
-                let clean = code[e.to..=k].iter().all(|i| stays(i, calls));
+                let clean = code[e.to..=k].iter().all(|i| translated(first_half(i.op)));
                 heads[e.to] = true;
                 dirty[e.to] |= !clean;
             }
@@ -563,15 +521,9 @@ fn clean_loop_heads(code: &[Inst], guard: usize, calls: bool) -> Vec<bool> {
     heads
 }
 
-/// Whether the function's entry is an instruction `target` accepts, or
-/// compiled code reaches one from the entry through the instructions it
-/// runs ([`stays`]).
-fn entry_leads_into(
-    code: &[Inst],
-    guard: usize,
-    calls: bool,
-    target: impl Fn(usize) -> bool,
-) -> bool {
+/// Whether the function's entry is one of `heads`, or compiled code
+/// reaches one of them from the entry through translated instructions.
+fn entry_leads_into_loop(code: &[Inst], guard: usize, heads: &[bool]) -> bool {
     let mut seen = vec![false; guard];
     let mut todo = vec![0usize];
     while let Some(k) = todo.pop() {
@@ -579,10 +531,10 @@ fn entry_leads_into(
             continue;
         }
         seen[k] = true;
-        if target(k) {
+        if heads[k] {
             return true;
         }
-        if stays(&code[k], calls) {
+        if translated(first_half(code[k].op)) {
             match edges(code, k) {
                 Some(es) => todo.extend(es.iter().map(|e| e.to)),
                 None => todo.push(k + 1),
@@ -715,8 +667,6 @@ fn emit_ir(
         runs: &func.runs,
         short_exits: Vec::new(),
         polled: checks == Checks::Polled,
-        calls: calls_compiled(checks),
-        call_sites: Vec::new(),
     };
     t.body(code, guard, &blocks, rwdata, rwdata_len);
     t.fill_exits(func);
@@ -890,13 +840,6 @@ struct Tx<'a, 'v> {
     short_exits: Vec<(Block, usize)>,
     /// [`Checks::Polled`]: back edges load the stop word.
     polled: bool,
-    /// Calls within the module run from compiled code
-    /// ([`calls_compiled`]).
-    calls: bool,
-    /// Each call site: the block that stores the registers the call and
-    /// the interpreter may read (filled by [`Tx::fill_exits`] as an exit
-    /// at the call is), the call's index, and the block that calls.
-    call_sites: Vec<(Block, usize, Block)>,
 }
 
 /// What code with [`Checks::Limits`] keeps of the limits: the fuel it
@@ -1138,11 +1081,7 @@ impl Tx<'_, '_> {
         }
         let mut exits: Vec<(usize, Block)> = self.exits.drain().collect();
         exits.sort_unstable();
-        let call_sites = std::mem::take(&mut self.call_sites);
-        let mut at: Vec<usize> = exits.iter().map(|e| e.0).collect();
-        at.extend(call_sites.iter().map(|c| c.1));
-        at.sort_unstable();
-        at.dedup();
+        let at: Vec<usize> = exits.iter().map(|e| e.0).collect();
         let plan = writeback::plan(
             &func.code,
             &func.aux,
@@ -1150,21 +1089,33 @@ impl Tx<'_, '_> {
             self.n32,
             &self.writes,
             &at,
-            self.calls,
         );
-        // A call reads its arguments from the window, and the interpreter
-        // reads everything live there when the call leaves compiled code:
-        // the same stores as an exit at the call.
-        for (store, k, call) in call_sites {
-            self.b.switch_to_block(store);
-            let slots = plan.get(&k).map(Vec::as_slice).unwrap_or_default();
-            self.store_slots(slots);
-            self.b.ins().jump(call, &[]);
-        }
         for (k, blk) in exits {
             self.b.switch_to_block(blk);
             let slots = plan.get(&k).map(Vec::as_slice).unwrap_or_default();
-            self.store_slots(slots);
+            let mut j = 0;
+            while j < slots.len() {
+                // Each slot from the widest view the code keeps of it, so
+                // that the values derived for the narrower views (halves,
+                // bit casts) are needed nowhere and vanish.
+                let s = slots[j] as usize;
+                let off = (s * 4) as i32;
+                if slots.get(j + 1) == Some(&(slots[j] + 1)) && self.has(s, W) {
+                    let v = self.b.use_var(var(W, s));
+                    self.b
+                        .ins()
+                        .store(MemFlags::new().with_notrap(), v, self.regs, off);
+                    j += 2;
+                    continue;
+                }
+                let v = if self.has(s, F) {
+                    self.b.use_var(var(F, s))
+                } else {
+                    self.b.use_var(var(S, s))
+                };
+                self.b.ins().store(MemFlags::trusted(), v, self.regs, off);
+                j += 1;
+            }
             if let Some(l) = self.limits {
                 let fuel = self.b.use_var(l.fuel);
                 self.b.ins().store(
@@ -1176,104 +1127,6 @@ impl Tx<'_, '_> {
             }
             let v = self.b.ins().iconst(types::I32, k as i64);
             self.b.ins().return_(&[v]);
-        }
-    }
-
-    /// Stores `slots` (ascending) to the register window.
-    fn store_slots(&mut self, slots: &[u16]) {
-        let mut j = 0;
-        while j < slots.len() {
-            // Each slot from the widest view the code keeps of it, so
-            // that the values derived for the narrower views (halves,
-            // bit casts) are needed nowhere and vanish.
-            let s = slots[j] as usize;
-            let off = (s * 4) as i32;
-            if slots.get(j + 1) == Some(&(slots[j] + 1)) && self.has(s, W) {
-                let v = self.b.use_var(var(W, s));
-                self.b
-                    .ins()
-                    .store(MemFlags::new().with_notrap(), v, self.regs, off);
-                j += 2;
-                continue;
-            }
-            let v = if self.has(s, F) {
-                self.b.use_var(var(F, s))
-            } else {
-                self.b.use_var(var(S, s))
-            };
-            self.b.ins().store(MemFlags::trusted(), v, self.regs, off);
-            j += 1;
-        }
-    }
-
-    /// A `vm.call` of a function of the module at `k`: the registers
-    /// stored as for an exit there, then `exec::compiled_call` pushes the
-    /// callee's frame and runs it (compiled) to its return. Then the
-    /// results are read back from the window and the code goes on. When
-    /// the call did not start (no compiled callee, a stack limit, the
-    /// stop word), the code leaves before the call; when the callee left
-    /// compiled code part-way, it leaves with [`LEFT_IN_CALLEE`] (the
-    /// frames say where each goes on).
-    fn call_site(&mut self, k: usize, i: &Inst) {
-        let store = self.b.create_block();
-        let call = self.b.create_block();
-        self.b.ins().jump(store, &[]);
-        self.call_sites.push((store, k, call));
-        self.b.switch_to_block(call);
-        let at = self.b.ins().iconst(types::I32, k as i64);
-        let outcome = self
-            .call(
-                compiled_call::call_from_compiled as *const () as usize,
-                &[self.ptr, types::I32],
-                Some(types::I32),
-                &[self.env, at],
-            )
-            .expect("a result");
-        let done = self.b.create_block();
-        let out = self.b.create_block();
-        self.b.set_cold_block(out);
-        self.b.ins().brif(outcome, out, &[], done, &[]);
-        self.b.switch_to_block(out);
-        let left = self
-            .b
-            .ins()
-            .icmp_imm(IntCC::Equal, outcome, i64::from(compiled_call::LEFT));
-        let in_callee = self
-            .b
-            .ins()
-            .iconst(types::I32, i64::from(LEFT_IN_CALLEE as i32));
-        let before = self.b.ins().iconst(types::I32, k as i64);
-        let next = self.b.ins().select(left, in_callee, before);
-        self.b.ins().return_(&[next]);
-        self.b.switch_to_block(done);
-        // The results are in the window: both slots of each (an i64 or
-        // f64 fills two; reading the second of an i32 reads what the
-        // window holds, which is the variable's value wherever it is
-        // live, as the stores above made it).
-        for &r in aux_list(self.aux, i.y, 1) {
-            let r = r as u16;
-            if r & REF_BANK_BIT != 0 {
-                self.forget_buffer(r);
-                continue;
-            }
-            for s in [r as usize, r as usize + 1] {
-                if s < self.n32 && self.has(s, S) {
-                    let v = self.b.ins().load(
-                        types::I32,
-                        MemFlags::trusted(),
-                        self.regs,
-                        (s * 4) as i32,
-                    );
-                    self.def32(s, v, None);
-                }
-            }
-        }
-        // An argument moved into the callee left its register empty.
-        for &r in aux_list(self.aux, i.y, 0) {
-            let r = r as u16;
-            if r & REF_BANK_BIT != 0 && r & REF_MOVE_BIT != 0 {
-                self.forget_buffer(r);
-            }
         }
     }
 
@@ -1605,10 +1458,6 @@ impl Tx<'_, '_> {
         use Opcode::*;
         let i = code[k];
         let op = first_half(i.op);
-        if self.calls && internal_call(&i) {
-            self.call_site(k, &i);
-            return true;
-        }
         if !translated(op) {
             let out = self.exit(k);
             self.b.ins().jump(out, &[]);
