@@ -269,7 +269,7 @@ fn calls_give_the_interpreters_results_in_every_engine() {
         assert!(want.starts_with('['), "{name}: {want}");
         for engine in COMPILED {
             let mut ctx = context(engine);
-            // Twice: the second call finds everything compiled.
+            // Twice: the second call finds what was compiled.
             for round in 0..2 {
                 assert_eq!(
                     outcome(&mut ctx, name, &args),
@@ -287,9 +287,8 @@ fn calls_give_the_interpreters_results_in_every_engine() {
 #[test]
 fn a_trap_three_calls_deep_has_the_interpreters_backtrace() {
     // `divide_deep` calls `middle`, `middle` calls `inner`, `inner` calls
-    // `leaf`, which divides by zero at iteration `k`: after 50,000
-    // iterations Auto has compiled all four, and the loop and its calls
-    // run as compiled code.
+    // `leaf`, which divides by zero at iteration `k`: early, and after
+    // 50,000 iterations, when Auto has compiled what it compiles.
     for k in [2, 50_000] {
         let args = [Value::I32(100_000), Value::I32(k)];
         let want = outcome(&mut context(Tier::Interp), "divide_deep", &args);
@@ -322,7 +321,7 @@ fn deep_recursion_meets_the_same_stack_limits_in_every_tier() {
         assert!(want.contains("VM stack overflow"), "{want}");
         for engine in COMPILED {
             let mut ctx = context_with(engine, limits);
-            // Warm up (Auto compiles `down` after 20,000 calls), then
+            // Warm up (20,500 calls, past Auto's threshold), then
             // overflow, twice: the context stays usable.
             for _ in 0..41 {
                 assert_eq!(outcome(&mut ctx, "down", &[Value::I32(500)]), "[I32(500)]");
@@ -410,7 +409,7 @@ fn fuel_runs_out_at_the_same_instruction_through_calls() {
 fn an_interrupt_stops_a_recursion_in_every_engine() {
     for engine in [Tier::Interp, Tier::Jit, Tier::Auto] {
         let mut ctx = context(engine);
-        // Hot first (Auto), then a recursion of minutes, interrupted.
+        // Warmed up first, then a recursion of minutes, interrupted.
         assert_eq!(outcome(&mut ctx, "fib", &[Value::I32(22)]), "[I32(17711)]");
         let handle = ctx.interrupt_handle();
         let stopper = std::thread::spawn(move || {
@@ -424,7 +423,7 @@ fn an_interrupt_stops_a_recursion_in_every_engine() {
         assert_eq!(e.code, StatusCode::Cancelled, "{engine}: {e}");
         assert!(t0.elapsed() < Duration::from_secs(5), "{engine}");
         assert_eq!(e.backtrace.last().map(|b| b.function.as_str()), Some("fib"));
-        // The context goes on, compiled.
+        // The context goes on.
         assert_eq!(outcome(&mut ctx, "fib", &[Value::I32(20)]), "[I32(6765)]");
         // A deadline stops it too.
         ctx.set_deadline(Some(Instant::now() + Duration::from_millis(100)));
