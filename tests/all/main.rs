@@ -22,6 +22,7 @@ mod differential;
 mod dump;
 mod dynamic_modules;
 mod jit;
+mod jit_calls;
 mod layers;
 mod limits;
 mod linking;

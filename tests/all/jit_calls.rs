@@ -1,0 +1,433 @@
+//! Calls in and out of compiled code: whatever the engine, everything an
+//! embedder can observe of calls is what the interpreter gives: results
+//! (i32, i64, f64 and ref arguments and results, several results),
+//! traps three calls deep and their backtraces, stack limits (depth and
+//! bytes, through the API and `irvm run`), fuel, interrupts and deadlines
+//! during a recursion, host imports and callees that cannot be compiled.
+//! Today compiled code leaves at every call (docs/PERFORMANCE.md,
+//! "Compiled calls"); these pin the behaviour a compiled call must keep.
+
+use std::time::{Duration, Instant};
+
+use irvm::{Context, Limits, Module, NativeModule, StatusCode, Tier, TypeRegistry, Value};
+
+use crate::common::cli::irvm;
+
+const SOURCE: &str = r#"
+vm.module @calls version 0
+vm.import @env.twice cconv "0i_i"
+vm.export @fib
+vm.export @down
+vm.export @divide_deep
+vm.export @mixed_loop
+vm.export @buffer_calls
+vm.export @host_calls
+vm.export @uncompiled_calls
+vm.func @fib(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 2
+  %i2 = vm.cmp.lt.i32.s %i0, %i1
+  vm.cond_br %i2, ^bb1(), ^bb2()
+^bb1:
+  vm.return %i0
+^bb2:
+  %i3 = vm.const.i32 1
+  %i4 = vm.sub.i32 %i0, %i3
+  %i4 = vm.call @fib(%i4)
+  %i5 = vm.sub.i32 %i0, %i1
+  %i5 = vm.call @fib(%i5)
+  %i4 = vm.add.i32 %i4, %i5
+  vm.return %i4
+}
+vm.func @down(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.cmp.nz.i32 %i0
+  vm.cond_br %i1, ^bb2(), ^bb1()
+^bb1:
+  vm.return %i0
+^bb2:
+  %i2 = vm.const.i32 1
+  %i3 = vm.sub.i32 %i0, %i2
+  %i3 = vm.call @down(%i3)
+  %i3 = vm.add.i32 %i3, %i2
+  vm.return %i3
+}
+vm.func @leaf(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 1000
+  %i2 = vm.div.i32.s %i1, %i0
+  vm.return %i2
+}
+vm.func @inner(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call @leaf(%i0)
+  %i1 = vm.add.i32 %i1, %i1
+  vm.return %i1
+}
+vm.func @middle(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call @inner(%i0)
+  %i2 = vm.const.i32 1
+  %i1 = vm.add.i32 %i1, %i2
+  vm.return %i1
+}
+vm.func @divide_deep(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  vm.br ^bb1(%i2->%i4, %i2->%i5)
+^bb1:
+  %i6 = vm.cmp.lt.i32.s %i4, %i0
+  vm.cond_br %i6, ^bb2(), ^bb3()
+^bb2:
+  %i7 = vm.sub.i32 %i1, %i4
+  %i7 = vm.call @middle(%i7)
+  %i5 = vm.add.i32 %i5, %i7
+  %i4 = vm.add.i32 %i4, %i3
+  vm.br ^bb1()
+^bb3:
+  vm.return %i5
+}
+vm.func @mixed(%i0:1: i64, %i2:3: f64, %i4: i32) -> (i64, f64, i32) {
+^bb0:
+  %i5 = vm.cmp.nz.i32 %i4
+  vm.cond_br %i5, ^bb2(), ^bb1()
+^bb1:
+  vm.return %i0:1, %i2:3, %i4
+^bb2:
+  %i6 = vm.const.i32 1
+  %i7 = vm.sub.i32 %i4, %i6
+  %i8:9 = vm.const.i64 3
+  %i10:11 = vm.add.i64 %i0:1, %i8:9
+  %i12:13 = vm.const.f64 1.5
+  %i14:15 = vm.mul.f64 %i2:3, %i12:13
+  %i16:17, %i18:19, %i20 = vm.call @mixed(%i10:11, %i14:15, %i7)
+  %i16:17 = vm.add.i64 %i16:17, %i0:1
+  %i18:19 = vm.add.f64 %i18:19, %i2:3
+  %i20 = vm.add.i32 %i20, %i4
+  vm.return %i16:17, %i18:19, %i20
+}
+vm.func @mixed_loop(%i0: i32) -> (i64, f64, i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i3 = vm.const.i32 4
+  %i4:5 = vm.const.i64.zero
+  %i6:7 = vm.const.f64.zero
+  vm.br ^bb1(%i1->%i8, %i1->%i9)
+^bb1:
+  %i10 = vm.cmp.lt.i32.s %i8, %i0
+  vm.cond_br %i10, ^bb2(), ^bb3()
+^bb2:
+  %i12:13 = vm.ext.i32.i64.s %i8
+  %i14:15 = vm.cast.si32.f64 %i8
+  %i16:17, %i18:19, %i20 = vm.call @mixed(%i12:13, %i14:15, %i3)
+  %i4:5 = vm.xor.i64 %i4:5, %i16:17
+  %i6:7 = vm.add.f64 %i6:7, %i18:19
+  %i9 = vm.add.i32 %i9, %i20
+  %i8 = vm.add.i32 %i8, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.return %i4:5, %i6:7, %i9
+}
+vm.func @put(%r0: !vm.buffer, %i0:1: i64, %i2: i32) -> () {
+^bb0:
+  vm.buffer.store.i32 %i2, %r0, %i0:1
+  vm.return
+}
+vm.func @get(%r0: !vm.buffer, %i0:1: i64) -> (i32) {
+^bb0:
+  %i2 = vm.buffer.load.i32 %r0, %i0:1
+  vm.return %i2
+}
+vm.func @same(%r0: !vm.buffer) -> (!vm.buffer) {
+^bb0:
+  vm.return %r0
+}
+vm.func @buffer_calls(%i0: i32) -> (i32) {
+^bb0:
+  %i1:2 = vm.ext.i32.i64.s %i0
+  %i3:4 = vm.const.i64 4
+  %i1:2 = vm.mul.i64 %i1:2, %i3:4
+  %i5 = vm.const.i32 16
+  %r0 = vm.buffer.alloc %i1:2, %i5
+  %i6 = vm.const.i32.zero
+  %i7 = vm.const.i32 1
+  vm.br ^bb1(%i6->%i8)
+^bb1:
+  %i9 = vm.cmp.lt.i32.s %i8, %i0
+  vm.cond_br %i9, ^bb2(), ^bb3(%i6->%i8, %i6->%i14)
+^bb2:
+  %i10:11 = vm.ext.i32.i64.s %i8
+  %i12 = vm.mul.i32 %i8, %i8
+  vm.call @put(%r0, %i10:11, %i12)
+  %i8 = vm.add.i32 %i8, %i7
+  vm.br ^bb1()
+^bb3:
+  %i9 = vm.cmp.lt.i32.s %i8, %i0
+  vm.cond_br %i9, ^bb4(), ^bb5()
+^bb4:
+  %i10:11 = vm.ext.i32.i64.s %i8
+  %r1 = vm.call @same(%r0)
+  %i12 = vm.call @get(%r1, %i10:11)
+  %i14 = vm.xor.i32 %i14, %i12
+  %i8 = vm.add.i32 %i8, %i7
+  vm.br ^bb3()
+^bb5:
+  vm.return %i14
+}
+vm.func @inc(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 1
+  %i0 = vm.add.i32 %i0, %i1
+  vm.return %i0
+}
+vm.func @host_calls(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  vm.br ^bb1(%i1->%i3, %i1->%i4)
+^bb1:
+  %i5 = vm.cmp.lt.i32.s %i3, %i0
+  vm.cond_br %i5, ^bb2(), ^bb3()
+^bb2:
+  %i6 = vm.call @inc(%i3)
+  %i6 = vm.call @env.twice(%i6)
+  %i4 = vm.add.i32 %i4, %i6
+  %i3 = vm.add.i32 %i3, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.return %i4
+}
+vm.func @length_plus(%r0: !vm.buffer, %i0: i32) -> (i32) {
+^bb0:
+  %i1:2 = vm.buffer.length %r0
+  %i3 = vm.trunc.i64.i32 %i1:2
+  %i3 = vm.add.i32 %i3, %i0
+  vm.return %i3
+}
+vm.func @uncompiled_calls(%i0: i32) -> (i32) {
+^bb0:
+  %i1:2 = vm.const.i64 12
+  %i3 = vm.const.i32 16
+  %r0 = vm.buffer.alloc %i1:2, %i3
+  %i4 = vm.const.i32.zero
+  %i5 = vm.const.i32 1
+  vm.br ^bb1(%i4->%i6, %i4->%i7)
+^bb1:
+  %i8 = vm.cmp.lt.i32.s %i6, %i0
+  vm.cond_br %i8, ^bb2(), ^bb3()
+^bb2:
+  %i9 = vm.call @length_plus(%r0, %i6)
+  %i9 = vm.call @inc(%i9)
+  %i7 = vm.xor.i32 %i7, %i9
+  %i6 = vm.add.i32 %i6, %i5
+  vm.br ^bb1()
+^bb3:
+  vm.return %i7
+}
+"#;
+
+fn context_with(engine: Tier, limits: Limits) -> Context {
+    let mut ctx = Context::with_limits(&TypeRegistry::new(), limits);
+    ctx.set_tier(engine);
+    ctx.register_host_module(&NativeModule::new("env", 1).wrap("twice", |x: i32| 2 * x))
+        .expect("host module registers");
+    ctx.register_module(Module::from_assembly(SOURCE, "calls.vmasm").expect("assembles"))
+        .expect("registers");
+    ctx
+}
+
+fn context(engine: Tier) -> Context {
+    context_with(engine, Limits::default())
+}
+
+/// The call's results, or its trap with its backtrace.
+fn outcome(ctx: &mut Context, name: &str, args: &[Value]) -> String {
+    let f = ctx.function(&format!("calls.{name}")).expect("exported");
+    match ctx.invoke(&f, args) {
+        Ok(v) => format!("{v:?}"),
+        // The trap's text names each frame (runs of one frame folded).
+        Err(t) => format!("{t} ({} frames)", t.backtrace.len()),
+    }
+}
+
+const COMPILED: [Tier; 2] = [Tier::Jit, Tier::Auto];
+
+#[test]
+fn calls_give_the_interpreters_results_in_every_engine() {
+    let cases: [(&str, Vec<Value>); 6] = [
+        ("fib", vec![Value::I32(24)]),
+        ("down", vec![Value::I32(5_000)]),
+        ("mixed_loop", vec![Value::I32(30_000)]),
+        ("buffer_calls", vec![Value::I32(30_000)]),
+        ("host_calls", vec![Value::I32(30_000)]),
+        ("uncompiled_calls", vec![Value::I32(30_000)]),
+    ];
+    for (name, args) in cases {
+        let want = outcome(&mut context(Tier::Interp), name, &args);
+        assert!(want.starts_with('['), "{name}: {want}");
+        for engine in COMPILED {
+            let mut ctx = context(engine);
+            // Twice: the second call finds what was compiled.
+            for round in 0..2 {
+                assert_eq!(
+                    outcome(&mut ctx, name, &args),
+                    want,
+                    "{name} on {engine}, round {round}"
+                );
+            }
+            if Tier::compiler_available() && engine == Tier::Jit {
+                assert!(ctx.compiled_functions().0 > 0, "{name} on {engine}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_trap_three_calls_deep_has_the_interpreters_backtrace() {
+    // `divide_deep` calls `middle`, `middle` calls `inner`, `inner` calls
+    // `leaf`, which divides by zero at iteration `k`: early, and after
+    // 50,000 iterations, when Auto has compiled what it compiles.
+    for k in [2, 50_000] {
+        let args = [Value::I32(100_000), Value::I32(k)];
+        let want = outcome(&mut context(Tier::Interp), "divide_deep", &args);
+        assert!(
+            want.contains("division by zero")
+                && want.contains("(4 frames)")
+                && want.contains("calls.divide_deep+"),
+            "{want}"
+        );
+        for engine in COMPILED {
+            let got = outcome(&mut context(engine), "divide_deep", &args);
+            assert_eq!(got, want, "k = {k} on {engine}");
+        }
+    }
+}
+
+#[test]
+fn deep_recursion_meets_the_same_stack_limits_in_every_tier() {
+    let depth = Limits {
+        max_stack_depth: 5_000,
+        ..Limits::default()
+    };
+    let bytes = Limits {
+        max_stack_bytes: 100_000,
+        ..Limits::default()
+    };
+    for limits in [depth, bytes] {
+        let fails = [Value::I32(1_000_000)];
+        let want = outcome(&mut context_with(Tier::Interp, limits), "down", &fails);
+        assert!(want.contains("VM stack overflow"), "{want}");
+        for engine in COMPILED {
+            let mut ctx = context_with(engine, limits);
+            // Warm up (20,500 calls, past Auto's threshold), then
+            // overflow, twice: the context stays usable.
+            for _ in 0..41 {
+                assert_eq!(outcome(&mut ctx, "down", &[Value::I32(500)]), "[I32(500)]");
+            }
+            for round in 0..2 {
+                assert_eq!(
+                    outcome(&mut ctx, "down", &fails),
+                    want,
+                    "{engine}, round {round}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cli_stack_depth_limit_reads_the_same_in_every_engine() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let module = dir.path().join("calls.vmasm");
+    // The module without its host import.
+    let text = SOURCE
+        .replace("vm.import @env.twice cconv \"0i_i\"\n", "")
+        .replace("  %i6 = vm.call @env.twice(%i6)\n", "");
+    std::fs::write(&module, text).expect("writes");
+    let m = format!("--module={}", module.display());
+    let run = |engine: &str| {
+        irvm(&[
+            "run",
+            &m,
+            "--function=down",
+            "--input=100000",
+            "--max-stack-depth=30000",
+            &format!("--engine={engine}"),
+        ])
+    };
+    let (out, err, code) = run("interp");
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("VM stack overflow"), "{err}");
+    for engine in ["jit", "auto"] {
+        assert_eq!(run(engine), (out.clone(), err.clone(), code), "{engine}");
+    }
+}
+
+/// What `fib(n)` did with `fuel`: its result or trap, and the fuel left.
+fn fib_with_fuel(engine: Tier, observed: bool, fuel: u64, n: i32) -> (String, Option<u64>) {
+    let mut ctx = context(engine);
+    if observed {
+        // An observer runs the hooked loop: fuel one instruction at a
+        // time, the reference for the others.
+        ctx.set_observer(Some(Box::new(Watch)));
+    }
+    ctx.set_fuel(Some(fuel));
+    (outcome(&mut ctx, "fib", &[Value::I32(n)]), ctx.fuel())
+}
+
+struct Watch;
+
+impl irvm::Observer for Watch {
+    fn before_instruction(&mut self, _: &irvm::ExecView<'_>) -> irvm::Control {
+        irvm::Control::Continue
+    }
+}
+
+#[test]
+fn fuel_runs_out_at_the_same_instruction_through_calls() {
+    let n = 12;
+    let (done, left) = fib_with_fuel(Tier::Interp, true, 1 << 30, n);
+    assert_eq!(done, "[I32(144)]");
+    let cost = (1 << 30) - left.expect("fuel set");
+    let mut fuels: Vec<u64> = (0..30).collect();
+    fuels.extend([cost / 3, cost / 2 + 1, cost - 1, cost, cost + 1]);
+    for fuel in fuels {
+        let want = fib_with_fuel(Tier::Interp, true, fuel, n);
+        for engine in [Tier::Interp, Tier::Jit, Tier::Auto] {
+            assert_eq!(
+                fib_with_fuel(engine, false, fuel, n),
+                want,
+                "fuel {fuel} (the call costs {cost}) on {engine}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_interrupt_stops_a_recursion_in_every_engine() {
+    for engine in [Tier::Interp, Tier::Jit, Tier::Auto] {
+        let mut ctx = context(engine);
+        // Warmed up first, then a recursion of minutes, interrupted.
+        assert_eq!(outcome(&mut ctx, "fib", &[Value::I32(22)]), "[I32(17711)]");
+        let handle = ctx.interrupt_handle();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            handle.interrupt();
+        });
+        let f = ctx.function("calls.fib").expect("exported");
+        let t0 = Instant::now();
+        let e = ctx.invoke(&f, &[Value::I32(60)]).unwrap_err();
+        stopper.join().expect("joins");
+        assert_eq!(e.code, StatusCode::Cancelled, "{engine}: {e}");
+        assert!(t0.elapsed() < Duration::from_secs(5), "{engine}");
+        assert_eq!(e.backtrace.last().map(|b| b.function.as_str()), Some("fib"));
+        // The context goes on.
+        assert_eq!(outcome(&mut ctx, "fib", &[Value::I32(20)]), "[I32(6765)]");
+        // A deadline stops it too.
+        ctx.set_deadline(Some(Instant::now() + Duration::from_millis(100)));
+        let e = ctx.invoke(&f, &[Value::I32(60)]).unwrap_err();
+        assert_eq!(e.code, StatusCode::DeadlineExceeded, "{engine}: {e}");
+    }
+}
