@@ -1865,3 +1865,115 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     c.ok("disconnect", json!({}));
     assert_eq!(c.finish(), 0);
 }
+
+/// Sends a request inside the long dispatch; its body, and how long the
+/// answer took (under 1 s, and before any stop).
+fn answered_at_once(c: &mut Client, command: &str, arguments: Value) -> Value {
+    let asked = std::time::Instant::now();
+    let body = c.ok(command, arguments);
+    let took = asked.elapsed();
+    eprintln!("inside the dispatch: {command} answered in {took:?}");
+    assert!(took < Duration::from_secs(1), "{command} took {took:?}");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{command} was answered after a stop: {:?}",
+        c.events
+    );
+    body
+}
+
+#[test]
+fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
+    let mut c = long_dispatch_of(5000);
+    // `dynamic` has no debug information: a function breakpoint at its
+    // first instruction (passed already) gives its address.
+    let set = answered_at_once(
+        &mut c,
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "dynamic"}]}),
+    );
+    let entry = &set["breakpoints"][0];
+    assert_eq!(entry["verified"], true, "{set}");
+    let reference = entry["instructionReference"]
+        .as_str()
+        .expect("an instruction reference")
+        .to_string();
+    let listed = answered_at_once(
+        &mut c,
+        "disassemble",
+        json!({"memoryReference": reference, "instructionOffset": 0, "instructionCount": 400}),
+    );
+    let instructions = listed["instructions"].as_array().expect("instructions");
+    let find = |text: &str| {
+        instructions
+            .iter()
+            .find(|i| i["instruction"].as_str().is_some_and(|t| t.contains(text)))
+            .unwrap_or_else(|| panic!("no `{text}` in {listed}"))
+    };
+    let create = find("@hal.buffer_view.create");
+    let ret = find("vm.return");
+    let document = instructions[0]["location"].clone();
+    assert_eq!(document["name"], "module.dynamic.vmasm", "{document}");
+    let text = answered_at_once(
+        &mut c,
+        "source",
+        json!({"source": document, "sourceReference": document["sourceReference"]}),
+    );
+    assert!(
+        text["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("@hal.command_buffer.dispatch")),
+        "{text}"
+    );
+    // Where the program goes after the dispatch: a line of the
+    // disassembly document and an instruction.
+    let line = create["line"].as_i64().expect("a line");
+    let by_line = answered_at_once(
+        &mut c,
+        "setBreakpoints",
+        json!({"source": document, "breakpoints": [{"line": line}]}),
+    );
+    let line_bp = &by_line["breakpoints"][0];
+    assert_eq!(line_bp["verified"], true, "{by_line}");
+    assert_eq!(line_bp["line"], line, "{by_line}");
+    let by_address = answered_at_once(
+        &mut c,
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": ret["address"]}]}),
+    );
+    let address_bp = &by_address["breakpoints"][0];
+    assert_eq!(address_bp["verified"], true, "{by_address}");
+    let answered = std::time::Instant::now();
+    // The dispatch returns, and the program stops where it was asked to.
+    let stopped = c.event("stopped");
+    let stopped_after = answered.elapsed();
+    eprintln!("stopped at the new breakpoint {stopped_after:?} after the last answer");
+    assert!(
+        stopped_after > Duration::from_millis(200),
+        "the dispatch had ended before the requests: stopped {stopped_after:?} after them"
+    );
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([line_bp["id"]]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], line, "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "instruction breakpoint",
+        "{stopped}"
+    );
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"],
+        json!([address_bp["id"]])
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(
+        frame["instructionPointerReference"], ret["address"],
+        "{frame}"
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.finish(), 0);
+}

@@ -8,7 +8,7 @@
 //! labels are not instructions: they name the instruction they start
 //! (`symbol`).
 
-use irvm_debugger::{CodeAddress, Debugger};
+use irvm_debugger::{CodeAddress, DebugInfo};
 use serde_json::{json, Value as Json};
 
 use super::sources::Sources;
@@ -27,6 +27,7 @@ pub struct DisassembleRequest {
 }
 
 /// How positions are written (the client's line and column bases).
+#[derive(Clone, Copy)]
 pub struct Bases {
     /// 1 when lines count from 1, else 0.
     pub line: i64,
@@ -36,7 +37,7 @@ pub struct Bases {
 
 /// The entries the request asks for.
 pub fn disassemble(
-    dbg: &Debugger,
+    dbg: &DebugInfo,
     sources: &mut Sources,
     req: &DisassembleRequest,
     bases: &Bases,
