@@ -34,3 +34,4 @@ mod params;
 mod profile;
 mod random_differential;
 mod semantics;
+mod vscode;
