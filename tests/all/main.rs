@@ -29,6 +29,7 @@ mod models;
 mod native;
 mod native_mutation;
 mod numpy_io;
+mod nvim_dap;
 mod parameters;
 mod params;
 mod profile;
