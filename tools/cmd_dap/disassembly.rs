@@ -74,6 +74,10 @@ pub fn disassemble(
         super::sources::listing(dbg, &place).ok()
     };
     let name = dbg.function_name(&place);
+    // The disassembly document, the same for every instruction.
+    let generated = listing
+        .as_ref()
+        .map(|_| sources.generated_json(dbg, &place));
     let positions = dbg.instruction_positions(&place.module, place.function);
     let mut out = Vec::with_capacity(req.count);
     let mut last_location: Option<Json> = None;
@@ -131,7 +135,7 @@ pub fn disassemble(
                 Some(i64::from(p.col)),
             ),
             (Some(l), None) => (
-                sources.generated_json(dbg, &a),
+                generated.clone().unwrap_or(Json::Null),
                 l.lines.get(&offset).copied(),
                 Some(1),
             ),
