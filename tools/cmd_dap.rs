@@ -12,30 +12,27 @@
 //! to stdout is a protocol message: the program's results go out as
 //! `output` events.
 
+mod code;
 mod disassembly;
 mod names;
 mod sources;
 
-use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use clap::{Args, FromArgMatches};
-use irvm::loader::SourcePosition;
 use irvm::{Ref, Value};
-use irvm_debugger::{
-    expandable, ref_children, BreakpointRequest, CodeAddress, DebugValue, Debugger, Format,
-    PauseHandle, Stop,
-};
+use irvm_debugger::{expandable, ref_children, DebugValue, Debugger, Format, PauseHandle, Stop};
 use serde_json::{json, Map, Value as Json};
 
-use self::disassembly::{Bases, DisassembleRequest, MAX_INSTRUCTIONS};
-use self::names::{FunctionNames, SourceNames};
+use self::code::{sets_breakpoints, CodeRequests, CODE_REQUESTS};
+use self::disassembly::Bases;
+use self::names::SourceNames;
 use self::sources::Sources;
 use crate::cmd_run::LimitArgs;
 
@@ -75,14 +72,10 @@ pub fn main(_args: DapArgs) -> ExitCode {
         session: None,
         vars: Vec::new(),
         trap_filter: false,
-        source_bps: HashMap::new(),
-        function_bps: Vec::new(),
-        instruction_bps: Vec::new(),
         ended: false,
         initialized: false,
         bases: Bases { line: 1, column: 1 },
-        sources: Sources::default(),
-        names: HashMap::new(),
+        code: None,
     };
     server.serve()
 }
@@ -106,6 +99,10 @@ struct Control {
     /// session reports the stop (`stopped`, reason `pause`) at the next
     /// instruction.
     pause_asked: AtomicBool,
+    /// The launched program's debug information and breakpoints: the
+    /// reader thread answers [`CODE_REQUESTS`] from it while the program
+    /// runs.
+    code: Mutex<Option<Arc<Mutex<CodeRequests>>>>,
 }
 
 impl Control {
@@ -130,9 +127,11 @@ impl Control {
 
     /// Answers the requests that need no state of the program, from the
     /// reader thread, so that they are answered at once even while the
-    /// session is inside a long host call (a dispatch): `threads` always,
-    /// and `pause` of a running program (its `stopped` event follows at
-    /// the program's next instruction). Whether it answered.
+    /// session is inside a long host call (a dispatch): `threads` always;
+    /// `pause` of a running program (its `stopped` event follows at the
+    /// program's next instruction); and [`CODE_REQUESTS`] while it runs
+    /// (new breakpoints are verified here and the program is interrupted
+    /// to take them up at its next instruction). Whether it answered.
     fn answer(&self, seq: &AtomicU64, message: &Json) -> bool {
         if message.get("type").and_then(Json::as_str) != Some("request") {
             return false;
@@ -156,10 +155,48 @@ impl Control {
                 self.interrupt();
                 return true;
             }
+            Some(command) if CODE_REQUESTS.contains(&command) => {
+                return self.answer_code_request(seq, request_seq, command, message);
+            }
             _ => return false,
         };
         let command = message.get("command").and_then(Json::as_str).unwrap_or("");
         write_message(seq, response(request_seq, command, Ok(body)));
+        true
+    }
+
+    /// Answers one of [`CODE_REQUESTS`] while the program runs (else the
+    /// session does). Whether it answered.
+    fn answer_code_request(
+        &self,
+        seq: &AtomicU64,
+        request_seq: i64,
+        command: &str,
+        message: &Json,
+    ) -> bool {
+        let args = message.get("arguments").cloned().unwrap_or(Json::Null);
+        if !(args.is_null() || args.is_object()) {
+            return false;
+        }
+        // Held while answering: the session reports no stop meanwhile, so
+        // the response never follows `stopped` or `exited`.
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if !*running {
+            return false;
+        }
+        let Some(code) = self.code.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
+            return false;
+        };
+        let reply = code
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .answer(command, &args);
+        write_message(seq, response(request_seq, command, reply));
+        if sets_breakpoints(command) {
+            // The program takes the new breakpoints up when it next goes
+            // on from an interrupt: at its next instruction.
+            self.interrupt();
+        }
         true
     }
 
@@ -323,10 +360,6 @@ struct Server {
     session: Option<Session>,
     vars: Vec<VarRef>,
     trap_filter: bool,
-    /// Breakpoint ids per source path (setBreakpoints replaces them).
-    source_bps: HashMap<String, Vec<u32>>,
-    function_bps: Vec<u32>,
-    instruction_bps: Vec<u32>,
     /// The program ended (exited and terminated were sent).
     ended: bool,
     /// `initialize` came.
@@ -334,9 +367,9 @@ struct Server {
     /// The client's line and column bases (`linesStartAt1`,
     /// `columnsStartAt1`).
     bases: Bases,
-    sources: Sources,
-    /// Source names per (module, function), made on first use.
-    names: HashMap<(String, u32), Rc<FunctionNames>>,
+    /// The launched program's debug information and breakpoints (shared
+    /// with the reader thread through [`Control::code`]).
+    code: Option<Arc<Mutex<CodeRequests>>>,
 }
 
 /// The string field `key` of `args`.
@@ -653,20 +686,19 @@ impl Server {
         self.session.as_ref().is_some_and(|s| s.no_debug)
     }
 
-    /// The answer to a breakpoints request under `noDebug`: none set.
-    fn no_breakpoints(args: &Json) -> Reply {
-        let count = match args.get("breakpoints") {
-            Some(Json::Array(a)) => a.len(),
-            _ => 0,
-        };
-        let refused = json!({"verified": false, "message": "the launch asked for noDebug: the program runs without stopping"});
-        Ok(json!({"breakpoints": vec![refused; count]}))
-    }
-
     fn session(&mut self) -> Result<&mut Session, String> {
         self.session
             .as_mut()
             .ok_or_else(|| "no program: send `launch` first".to_string())
+    }
+
+    /// The launched program's debug information and breakpoints, locked.
+    fn code(&self) -> Result<MutexGuard<'_, CodeRequests>, String> {
+        let code = self
+            .code
+            .as_ref()
+            .ok_or("no program: send `launch` first")?;
+        Ok(code.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The requests that do not run the program.
@@ -674,25 +706,14 @@ impl Server {
         match command {
             "initialize" => self.initialize(args),
             "launch" => self.launch(args),
-            "setBreakpoints"
-            | "setFunctionBreakpoints"
-            | "setInstructionBreakpoints"
-            | "setExceptionBreakpoints"
-                if self.no_debug() =>
-            {
-                Self::no_breakpoints(args)
-            }
-            "setBreakpoints" => self.set_breakpoints(args),
-            "setFunctionBreakpoints" => self.set_function_breakpoints(args),
+            "setExceptionBreakpoints" if self.no_debug() => code::no_breakpoints(args),
             "setExceptionBreakpoints" => self.set_exception_breakpoints(args),
-            "setInstructionBreakpoints" => self.set_instruction_breakpoints(args),
+            c if CODE_REQUESTS.contains(&c) => self.code()?.answer(c, args),
             "threads" => Ok(json!({"threads": [{"id": 1, "name": "main"}]})),
             "stackTrace" => self.stack_trace(args),
             "scopes" => self.scopes(args),
             "variables" => self.variables(args),
             "evaluate" => self.evaluate(args),
-            "disassemble" => self.disassemble(args),
-            "source" => self.source(args),
             // Stopped already (or not started): nothing to do.
             "pause" => Ok(Json::Null),
             other => Err(format!("unknown request `{other}`")),
@@ -732,11 +753,6 @@ impl Server {
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
         })
-    }
-
-    /// A line as the client counts.
-    fn line_out(&self, line: i32) -> i64 {
-        i64::from(line) - 1 + self.bases.line
     }
 
     fn launch(&mut self, args: &Json) -> Reply {
@@ -798,7 +814,15 @@ impl Server {
             .cancel
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(dbg.cancel_handle());
-        self.sources = Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules));
+        let code = Arc::new(Mutex::new(CodeRequests::new(
+            dbg.debug_info().clone(),
+            dbg.breakpoint_table(),
+            Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules)),
+            self.bases,
+            no_debug,
+        )));
+        *self.control.code.lock().unwrap_or_else(|e| e.into_inner()) = Some(code.clone());
+        self.code = Some(code);
         self.session = Some(Session {
             dbg,
             function: function.trim_start_matches('@').to_string(),
@@ -808,270 +832,6 @@ impl Server {
         });
         self.event("initialized", Json::Null);
         Ok(Json::Null)
-    }
-
-    /// A DAP breakpoint for a debugger breakpoint.
-    fn breakpoint_json(&self, b: &irvm_debugger::Breakpoint, asked_line: Option<i64>) -> Json {
-        let mut j = json!({"id": b.id, "verified": true});
-        if let Some(line) = b.line {
-            j["line"] = json!(self.line_out(line));
-            if asked_line.is_some_and(|a| a != i64::from(line)) {
-                j["message"] = json!(format!(
-                    "moved to line {}, the next line with code",
-                    self.line_out(line)
-                ));
-            }
-        }
-        if let (Some(s), Some(a)) = (self.session.as_ref(), b.addresses.first()) {
-            if let Some(r) = s.dbg.address_reference(a) {
-                j["instructionReference"] = json!(format!("{r:#x}"));
-            }
-        }
-        j
-    }
-
-    fn clear(&mut self, ids: Vec<u32>) -> Result<(), String> {
-        let s = self.session()?;
-        for id in ids {
-            // Gone already when a temporary one stopped: nothing to do.
-            let _ = s.dbg.delete_breakpoint(Some(id));
-        }
-        Ok(())
-    }
-
-    fn set_breakpoints(&mut self, args: &Json) -> Reply {
-        let source = args.get("source").ok_or("`source` is required")?;
-        let wanted: Vec<Json> = match args.get("breakpoints") {
-            None | Some(Json::Null) => Vec::new(),
-            Some(Json::Array(a)) => a.clone(),
-            Some(_) => return Err("`breakpoints` must be an array".into()),
-        };
-        let reference = int_arg(source, "sourceReference")?.filter(|r| *r > 0);
-        if let Some(function) = self.listed_function(source, reference)? {
-            return self.set_listing_breakpoints(function, &wanted);
-        }
-        let path = str_arg(source, "path")?
-            .or(str_arg(source, "name")?)
-            .ok_or("`source.path` is required")?
-            .to_string();
-        let old = self.source_bps.remove(&path).unwrap_or_default();
-        self.clear(old)?;
-        let recorded = self.session()?.dbg.source_files();
-        let files = self.sources.recorded_files(&path, &recorded);
-        let mut ids = Vec::new();
-        let mut out = Vec::new();
-        for w in &wanted {
-            let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
-            // The debugger counts from 1.
-            let line = asked.saturating_add(1 - self.bases.line);
-            let Ok(line32) = i32::try_from(line) else {
-                out.push(json!({"verified": false, "line": asked, "message": format!("no line {asked}")}));
-                continue;
-            };
-            let req = BreakpointRequest {
-                spec: format!("{path}:{asked}"),
-                condition: None,
-                hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
-                temporary: false,
-            };
-            let added = self.session()?.dbg.add_line_breakpoint(&files, line32, req);
-            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
-            match added {
-                Ok(b) => {
-                    ids.push(b.id);
-                    out.push(self.breakpoint_json(&b, Some(line)));
-                }
-                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e})),
-            }
-        }
-        self.source_bps.insert(path, ids);
-        Ok(json!({"breakpoints": out}))
-    }
-
-    /// The function whose disassembly document a breakpoint's `source`
-    /// names: by its name `MODULE.FUNCTION.vmasm` when that is a function
-    /// without debug information and no file of that path is on disk
-    /// (references are the session's own: a client restarting a session
-    /// sends the previous one's), else by its `sourceReference`; `None`
-    /// for a file.
-    fn listed_function(
-        &mut self,
-        source: &Json,
-        reference: Option<i64>,
-    ) -> Result<Option<CodeAddress>, String> {
-        let name = str_arg(source, "name")?;
-        let path = str_arg(source, "path")?;
-        let on_disk = path.is_some_and(|p| std::path::Path::new(p).is_file());
-        let dbg = &self.session()?.dbg;
-        let by_name = name
-            .and_then(|n| n.strip_suffix(".vmasm"))
-            .filter(|_| !on_disk)
-            .and_then(|n| dbg.resolve_location(n).ok())
-            .and_then(|found| match &found[..] {
-                [a] if !dbg.has_positions(&a.module, a.function) => Some(CodeAddress {
-                    offset: 0,
-                    ..a.clone()
-                }),
-                _ => None,
-            });
-        if let Some(function) = by_name {
-            self.sources.reference_for(&function);
-            return Ok(Some(function));
-        }
-        match reference {
-            Some(r) => self
-                .sources
-                .referenced(r)
-                .map(Some)
-                .ok_or_else(|| format!("no source with reference {r}")),
-            None => Ok(None),
-        }
-    }
-
-    /// Breakpoints in the disassembly of a function without debug
-    /// information: a line stops at its instruction, a label or header
-    /// line at the next instruction.
-    fn set_listing_breakpoints(&mut self, function: CodeAddress, wanted: &[Json]) -> Reply {
-        let key = format!("disassembly of {}.{}", function.module, function.function);
-        let old = self.source_bps.remove(&key).unwrap_or_default();
-        self.clear(old)?;
-        let listing = sources::listing(&self.session()?.dbg, &function)?;
-        let mut by_line: Vec<(i64, u32)> = listing.lines.iter().map(|(o, l)| (*l, *o)).collect();
-        by_line.sort_unstable();
-        let mut ids = Vec::new();
-        let mut out = Vec::new();
-        for w in wanted {
-            let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
-            let line = asked.saturating_add(1 - self.bases.line);
-            let Some(&(at, offset)) = by_line.iter().find(|(l, _)| *l >= line) else {
-                out.push(json!({"verified": false, "line": asked, "message": "no instruction at or after this line"}));
-                continue;
-            };
-            let address = CodeAddress {
-                offset,
-                ..function.clone()
-            };
-            let added = self.session()?.dbg.add_address_breakpoint(address, None);
-            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
-            match added {
-                Ok(b) => {
-                    ids.push(b.id);
-                    let mut j = self.breakpoint_json(&b, None);
-                    j["line"] = json!(at - 1 + self.bases.line);
-                    out.push(j);
-                }
-                Err(e) => out.push(json!({"verified": false, "line": asked, "message": e})),
-            }
-        }
-        self.source_bps.insert(key, ids);
-        Ok(json!({"breakpoints": out}))
-    }
-
-    fn set_function_breakpoints(&mut self, args: &Json) -> Reply {
-        let wanted: Vec<Json> = match args.get("breakpoints") {
-            Some(Json::Array(a)) => a.clone(),
-            None | Some(Json::Null) => Vec::new(),
-            Some(_) => return Err("`breakpoints` must be an array".into()),
-        };
-        let old = std::mem::take(&mut self.function_bps);
-        self.clear(old)?;
-        let mut out = Vec::new();
-        for w in &wanted {
-            let name = str_arg(w, "name")?.ok_or("a function breakpoint needs a `name`")?;
-            let req = BreakpointRequest {
-                spec: name.to_string(),
-                condition: None,
-                hit_condition: str_arg(w, "hitCondition")?.map(str::to_string),
-                temporary: false,
-            };
-            let added = self.session()?.dbg.add_breakpoint(req);
-            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
-            match added {
-                Ok(b) => {
-                    self.function_bps.push(b.id);
-                    out.push(self.breakpoint_json(&b, None));
-                }
-                Err(e) => out.push(json!({"verified": false, "message": e})),
-            }
-        }
-        Ok(json!({"breakpoints": out}))
-    }
-
-    /// Gives a new breakpoint the condition and log message of the
-    /// client's breakpoint `w`, with source names (at the breakpoint's
-    /// first instruction) in them; when they are bad, the breakpoint is
-    /// deleted and the reason returned.
-    fn refine(
-        &mut self,
-        b: irvm_debugger::Breakpoint,
-        w: &Json,
-    ) -> Result<irvm_debugger::Breakpoint, String> {
-        let outcome = self.refine_or_fail(&b, w);
-        if outcome.is_err() {
-            let _ = self.session()?.dbg.delete_breakpoint(Some(b.id));
-        }
-        outcome.map(|()| b)
-    }
-
-    fn refine_or_fail(&mut self, b: &irvm_debugger::Breakpoint, w: &Json) -> Result<(), String> {
-        let condition = str_arg(w, "condition")?.filter(|c| !c.trim().is_empty());
-        let log = str_arg(w, "logMessage")?;
-        if condition.is_none() && log.is_none() {
-            return Ok(());
-        }
-        let names = match b.addresses.first() {
-            Some(a) => {
-                let position = self.session()?.dbg.position_of(a);
-                self.names_at(a, position.as_ref())?
-            }
-            None => Rc::new(SourceNames::default()),
-        };
-        if let Some(c) = condition {
-            let vm = names.substitute(c, false)?;
-            let set = self.session()?.dbg.set_condition(b.id, Some(&vm));
-            set.map_err(|e| in_terms_of(e.0, &vm, c))?;
-        }
-        if let Some(message) = log {
-            let vm = names.substitute_in_braces(message)?;
-            let set = self.session()?.dbg.set_log_message(b.id, Some(&vm));
-            set.map_err(|e| e.0)?;
-        }
-        Ok(())
-    }
-
-    fn set_instruction_breakpoints(&mut self, args: &Json) -> Reply {
-        let wanted: Vec<Json> = match args.get("breakpoints") {
-            Some(Json::Array(a)) => a.clone(),
-            None | Some(Json::Null) => Vec::new(),
-            Some(_) => return Err("`breakpoints` must be an array".into()),
-        };
-        let old = std::mem::take(&mut self.instruction_bps);
-        self.clear(old)?;
-        let mut out = Vec::new();
-        for w in &wanted {
-            let reference = str_arg(w, "instructionReference")?
-                .ok_or("an instruction breakpoint needs an `instructionReference`")?;
-            let offset = int_arg(w, "offset")?.unwrap_or(0);
-            let s = self.session()?;
-            let address = parse_reference(reference)
-                .and_then(|r| r.checked_add_signed(offset))
-                .and_then(|r| s.dbg.address_from_reference(r));
-            let added = match address {
-                Some(a) => s.dbg.add_address_breakpoint(a, None).map_err(|e| e.0),
-                None => Err(format!(
-                    "`{reference}` (+{offset}) is not an instruction address"
-                )),
-            };
-            let added = added.and_then(|b| self.refine(b, w));
-            match added {
-                Ok(b) => {
-                    self.instruction_bps.push(b.id);
-                    out.push(self.breakpoint_json(&b, None));
-                }
-                Err(e) => out.push(json!({"verified": false, "message": e})),
-            }
-        }
-        Ok(json!({"breakpoints": out}))
     }
 
     fn set_exception_breakpoints(&mut self, args: &Json) -> Reply {
@@ -1212,9 +972,16 @@ impl Server {
             Stop::Step | Stop::Returned(_) => self.event("stopped", stopped_body("step")),
             Stop::Paused | Stop::Interrupted => self.event("stopped", stopped_body("pause")),
             Stop::Breakpoint(hit) => {
-                let reason = if self.function_bps.contains(&hit.id) {
+                let (function, instruction) = match self.code() {
+                    Ok(c) => (
+                        c.function_bps.contains(&hit.id),
+                        c.instruction_bps.contains(&hit.id),
+                    ),
+                    Err(_) => (false, false),
+                };
+                let reason = if function {
                     "function breakpoint"
-                } else if self.instruction_bps.contains(&hit.id) {
+                } else if instruction {
                     "instruction breakpoint"
                 } else {
                     "breakpoint"
@@ -1287,6 +1054,10 @@ impl Server {
         let Some(s) = self.session.as_ref() else {
             return Err("no program: send `launch` first".into());
         };
+        let Some(code) = self.code.as_ref() else {
+            return Err("no program: send `launch` first".into());
+        };
+        let mut code = code.lock().unwrap_or_else(|e| e.into_inner());
         let frames = s.dbg.frames();
         let total = frames.len();
         let end = if levels == 0 {
@@ -1312,14 +1083,14 @@ impl Server {
             if let Some(p) = pos {
                 frame["line"] = json!(i64::from(p.line) - 1 + line_base);
                 frame["column"] = json!(i64::from(p.col) - 1 + column_base);
-                frame["source"] = self.sources.source_json(&p.file);
+                frame["source"] = code.sources.source_json(&p.file);
             } else if !s.dbg.has_positions(&address.module, address.function) {
                 // No debug information: the function's disassembly.
-                if let Ok(listing) = sources::listing(&s.dbg, &address) {
+                if let Ok(listing) = sources::listing(s.dbg.debug_info(), &address) {
                     if let Some(&line) = listing.lines.get(&address.offset) {
                         frame["line"] = json!(line - 1 + line_base);
                         frame["column"] = json!(column_base);
-                        frame["source"] = self.sources.generated_json(&s.dbg, &address);
+                        frame["source"] = code.sources.generated_json(s.dbg.debug_info(), &address);
                     }
                 }
             }
@@ -1328,30 +1099,6 @@ impl Server {
         Ok(json!({"stackFrames": out, "totalFrames": total}))
     }
 
-    fn source(&mut self, args: &Json) -> Reply {
-        let reference = match args.get("source").map(|s| int_arg(s, "sourceReference")) {
-            Some(r) => r?,
-            None => None,
-        };
-        let reference = match reference {
-            Some(r) => r,
-            None => int_arg(args, "sourceReference")?.ok_or("`sourceReference` is required")?,
-        };
-        let named = match args.get("source") {
-            Some(source) => self.listed_function(source, Some(reference))?,
-            None => None,
-        };
-        let address = match named {
-            Some(a) => a,
-            None => self
-                .sources
-                .referenced(reference)
-                .ok_or_else(|| format!("no source with reference {reference}"))?,
-        };
-        let s = self.session()?;
-        let listing = sources::listing(&s.dbg, &address)?;
-        Ok(json!({"content": listing.text, "mimeType": "text/x-vmasm"}))
-    }
     fn scopes(&mut self, args: &Json) -> Reply {
         let frame = self.frame_arg(args)?;
         let regs = self.session()?.dbg.registers(frame).map_err(|e| e.0)?;
@@ -1467,34 +1214,7 @@ impl Server {
         let Some((a, position)) = s.dbg.frame_location(frame) else {
             return Ok(Rc::new(SourceNames::default()));
         };
-        self.names_at(&a, position.as_ref())
-    }
-
-    /// The source names at the instruction `a` (located at `position`).
-    fn names_at(
-        &mut self,
-        a: &CodeAddress,
-        position: Option<&SourcePosition>,
-    ) -> Result<Rc<SourceNames>, String> {
-        let s = self
-            .session
-            .as_ref()
-            .ok_or("no program: send `launch` first")?;
-        let key = (a.module.clone(), a.function);
-        let function = match self.names.get(&key) {
-            Some(n) => n.clone(),
-            None => {
-                let n = Rc::new(FunctionNames::of(
-                    &s.dbg,
-                    &self.sources,
-                    &a.module,
-                    a.function,
-                ));
-                self.names.insert(key, n.clone());
-                n
-            }
-        };
-        Ok(Rc::new(function.at(position)))
+        Ok(Rc::new(self.code()?.names_at(&a, position.as_ref())))
     }
 
     /// The "Source names" scope: each name with its register's value.
@@ -1527,34 +1247,6 @@ impl Server {
             out.push(var);
         }
         Ok(json!({"variables": out}))
-    }
-
-    fn disassemble(&mut self, args: &Json) -> Reply {
-        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
-        let offset = int_arg(args, "offset")?.unwrap_or(0);
-        let instruction_offset = int_arg(args, "instructionOffset")?.unwrap_or(0);
-        let count = int_arg(args, "instructionCount")?.ok_or("`instructionCount` is required")?;
-        let count =
-            usize::try_from(count).map_err(|_| "`instructionCount` must not be negative")?;
-        if count > MAX_INSTRUCTIONS {
-            return Err(format!(
-                "`instructionCount` {count} is over the limit of {MAX_INSTRUCTIONS}"
-            ));
-        }
-        let reference = parse_reference(reference)
-            .and_then(|r| r.checked_add_signed(offset))
-            .ok_or_else(|| format!("`{reference}` (+{offset}) is not an instruction address"))?;
-        let Some(s) = self.session.as_ref() else {
-            return Err("no program: send `launch` first".into());
-        };
-        let request = DisassembleRequest {
-            reference,
-            instruction_offset,
-            count,
-        };
-        let instructions =
-            disassembly::disassemble(&s.dbg, &mut self.sources, &request, &self.bases)?;
-        Ok(json!({"instructions": instructions}))
     }
 }
 

@@ -152,11 +152,42 @@ impl Client {
         }
     }
 
+    /// Ends the session with `disconnect`; the adapter exits with 0.
+    fn disconnect_cleanly(mut self) {
+        self.ok("disconnect", json!({}));
+        assert_eq!(self.finish(), 0);
+    }
+
+    /// Sets one breakpoint, on `line` of tests/data's `file`, starts the
+    /// launched program and waits for its first stop (returned).
+    fn run_to_line(&mut self, file: &str, line: i64) -> Value {
+        let set = self.ok(
+            "setBreakpoints",
+            json!({"source": {"path": path(file)}, "breakpoints": [{"line": line}]}),
+        );
+        assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+        self.ok("configurationDone", json!({}));
+        self.event("stopped")
+    }
+
     fn finish(mut self) -> i32 {
         drop(self.stdin.take());
         let status = self.child.wait().expect("irvm dap exits");
         status.code().unwrap_or(-1)
     }
+}
+
+/// Launch attributes: `NAME(input)` of tests/data's `NAME.vmfb`, with
+/// tests/data as the source directory.
+fn program(name: &str, input: &str) -> Value {
+    json!({"modules": [path(&format!("{name}.vmfb"))], "function": name, "inputs": [input], "sourceDirs": [path("")]})
+}
+
+/// `irvm dap` started, initialized and launched with these attributes.
+fn launched(args: Value) -> Client {
+    let mut c = Client::start();
+    launch(&mut c, args);
+    c
 }
 
 /// initialize, launch: the capabilities, and the `initialized` event.
@@ -206,10 +237,7 @@ fn var<'a>(vars: &'a [Value], name: &str) -> &'a str {
 #[test]
 fn fib_breakpoints_four_stops_then_the_result() {
     let mut c = Client::start();
-    let caps = launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
-    );
+    let caps = launch(&mut c, program("fib", "6"));
     assert_eq!(caps["supportsConditionalBreakpoints"], true);
     assert_eq!(caps["exceptionBreakpointFilters"][0]["filter"], "trap");
     // Line 11 is blank: the breakpoint moves to 12, the next with code.
@@ -261,15 +289,12 @@ fn fib_breakpoints_four_stops_then_the_result() {
     assert_eq!(out["body"]["output"], "result[0]: i32=8\n");
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.event("terminated");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn traps_stop_with_the_status_then_end_the_program() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["3"], "sourceDirs": [path("")]}),
     );
     c.ok("setExceptionBreakpoints", json!({"filters": ["trap"]}));
@@ -308,17 +333,12 @@ fn traps_stop_with_the_status_then_end_the_program() {
     );
     assert_eq!(c.event("exited")["body"]["exitCode"], 1);
     c.event("terminated");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn pause_stops_a_long_loop_and_terminate_ends_it() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["1000000000000"], "sourceDirs": [path("")]}),
-    );
+    let mut c = launched(program("spin", "1000000000000"));
     c.ok("configurationDone", json!({}));
     std::thread::sleep(Duration::from_millis(300));
     c.ok("pause", json!({"threadId": 1}));
@@ -366,15 +386,12 @@ fn pause_stops_a_long_loop_and_terminate_ends_it() {
     assert_eq!(r["message"], format!("no frame with id {}", i64::MIN));
     let r = c.request("variables", json!({"variablesReference": i64::MIN}));
     assert_eq!(r["success"], false);
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn stepping_evaluation_disassembly_and_other_breakpoints() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
                "sourceDirs": [path("")], "stopOnEntry": true, "fuel": 1000000}),
     );
@@ -516,8 +533,7 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
     assert_eq!(c.event("output")["body"]["output"], "EXEC @main\n");
     assert_eq!(c.event("output")["body"]["output"], "result[0]: i32=10\n");
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
@@ -608,11 +624,7 @@ fn bad_messages_get_errors_not_panics() {
 
 #[test]
 fn source_breakpoint_conditions_and_hit_conditions() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["8"], "sourceDirs": [path("")]}),
-    );
+    let mut c = launched(program("fib", "8"));
     let set = c.ok(
         "setBreakpoints",
         json!({"source": {"path": path("fib.mlir")}, "breakpoints": [
@@ -649,8 +661,7 @@ fn source_breakpoint_conditions_and_hit_conditions() {
         c.ok("continue", json!({"threadId": 1}));
     }
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 impl Client {
@@ -672,11 +683,7 @@ impl Client {
 
 /// `spin` over a count it does not finish soon, launched and running.
 fn spinning() -> Client {
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["1000000000000"], "sourceDirs": [path("")]}),
-    );
+    let mut c = launched(program("spin", "1000000000000"));
     c.ok("configurationDone", json!({}));
     std::thread::sleep(Duration::from_millis(200));
     c
@@ -749,15 +756,12 @@ fn error_responses_carry_a_message_body() {
     assert_eq!(r["success"], false);
     assert_eq!(r["body"]["error"]["format"], "unknown request `frobnicate`");
     assert!(r["body"]["error"]["id"].is_i64(), "{r}");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn step_out_of_the_outermost_frame_runs_to_the_end() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
                "sourceDirs": [path("")], "stopOnEntry": true}),
     );
@@ -773,19 +777,14 @@ fn step_out_of_the_outermost_frame_runs_to_the_end() {
     );
     let r = c.request("next", json!({"threadId": 1}));
     assert_eq!(r["message"], "the program has ended");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn the_last_step_does_not_land_on_the_function_line() {
     // fib's final vm.return is at `func.func @fib` (3:1), the compiler's
     // location: stepping from the loop condition ends the program.
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["0"], "sourceDirs": [path("")]}),
-    );
+    let mut c = launched(program("fib", "0"));
     c.ok(
         "setBreakpoints",
         json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 8}]}),
@@ -799,8 +798,7 @@ fn the_last_step_does_not_land_on_the_function_line() {
         "{:?}",
         c.events
     );
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
@@ -810,10 +808,7 @@ fn lines_and_columns_from_zero() {
         "initialize",
         json!({"adapterID": "irvm", "linesStartAt1": false, "columnsStartAt1": false}),
     );
-    c.ok(
-        "launch",
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
-    );
+    c.ok("launch", program("fib", "3"));
     // Line 10 from 0 is line 11 (blank): it moves to 12, 11 from 0.
     let set = c.ok(
         "setBreakpoints",
@@ -839,8 +834,7 @@ fn lines_and_columns_from_zero() {
     );
     assert_eq!(dis["instructions"][0]["line"], 11);
     assert_eq!(dis["instructions"][0]["column"], 12);
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 /// An address as a number.
@@ -851,17 +845,8 @@ fn address(v: &Value) -> u64 {
 
 #[test]
 fn disassemble_as_the_disassembly_view_asks() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
-    );
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 13}]}),
-    );
-    c.ok("configurationDone", json!({}));
-    c.event("stopped");
+    let mut c = launched(program("fib", "3"));
+    c.run_to_line("fib.mlir", 13);
     let (frame, _) = top_frame(&mut c);
     let ip = frame["instructionPointerReference"].clone();
     let dis = c.ok(
@@ -923,8 +908,7 @@ fn disassemble_as_the_disassembly_view_asks() {
     let back = back["instructions"].as_array().expect("instructions");
     assert_eq!(back[..9], insts[real[0]..=real[8]]);
     assert_eq!(back[9]["presentationHint"], "invalid");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 /// A temporary directory for one test.
@@ -946,9 +930,7 @@ fn sources_keep_the_clients_path_and_match_whole_paths() {
     std::fs::create_dir_all(&other).expect("other dir");
     std::fs::copy(data("fib.mlir"), other.join("fib.mlir")).expect("copy");
     let through_link = link.join("fib.mlir").display().to_string();
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [link.join("fib.vmfb").display().to_string()], "function": "fib", "inputs": ["3"]}),
     );
     let elsewhere = c.ok(
@@ -970,16 +952,13 @@ fn sources_keep_the_clients_path_and_match_whole_paths() {
     let (frame, _) = top_frame(&mut c);
     assert_eq!(frame["source"]["path"], through_link.as_str());
     assert_eq!(frame["source"]["name"], "fib.mlir");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn functions_without_debug_information_show_their_disassembly() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"],
                "stopOnEntry": true}),
     );
@@ -1035,8 +1014,7 @@ fn functions_without_debug_information_show_their_disassembly() {
     let st = c.ok("stackTrace", json!({"threadId": 1}));
     assert_eq!(st["stackFrames"][0]["line"], 4);
     assert!(lines[3].contains("vm.call @lib_b.widen"), "{lines:?}");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 /// Where the protocol's JSON schema is: `IRVM_DAP_SCHEMA`, or where
@@ -1108,17 +1086,8 @@ fn source_names(c: &mut Client, frame: &Value) -> Vec<Value> {
 
 #[test]
 fn source_names_in_variables_hover_and_evaluate() {
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
-    );
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14}]}),
-    );
-    c.ok("configurationDone", json!({}));
-    c.event("stopped");
+    let mut c = launched(program("fib", "6"));
+    c.run_to_line("fib.mlir", 14);
     c.ok("continue", json!({"threadId": 1}));
     c.event("stopped");
     let (frame, _) = top_frame(&mut c);
@@ -1160,24 +1129,14 @@ fn source_names_in_variables_hover_and_evaluate() {
         r["message"],
         "`%s` is neither a register nor a source name of this function"
     );
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn a_source_name_spelled_like_a_register_is_the_sources_over_the_text() {
     // spin.mlir names `%i1 = arith.addi %i, %one : i64`.
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["10"], "sourceDirs": [path("")]}),
-    );
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 15}]}),
-    );
-    c.ok("configurationDone", json!({}));
-    c.event("stopped");
+    let mut c = launched(program("spin", "10"));
+    c.run_to_line("spin.mlir", 15);
     let st = c.ok("stackTrace", json!({"threadId": 1}));
     let frame = st["stackFrames"][0].clone();
     let hover = c.ok(
@@ -1200,8 +1159,7 @@ fn a_source_name_spelled_like_a_register_is_the_sources_over_the_text() {
     );
     // The VM's %i1: one i32 slot (here the high half of an i64 pair).
     assert_eq!(repl["type"], "i32");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
@@ -1315,9 +1273,7 @@ fn a_request_during_a_step_over_a_long_call_does_not_end_the_step() {
     let dir = scratch("step");
     let module = dir.join("m.vmasm");
     std::fs::write(&module, COUNTING).expect("module");
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [module.display().to_string()], "function": "main", "inputs": ["1000000"],
                "stopOnEntry": true}),
     );
@@ -1343,8 +1299,7 @@ fn a_request_during_a_step_over_a_long_call_does_not_end_the_step() {
     assert_eq!(st["stackFrames"][0]["line"], 9);
     let e = c.ok("evaluate", json!({"expression": "%i1", "frameId": 1}));
     assert_eq!(e["result"], "1000000");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1363,17 +1318,8 @@ fn named_values(c: &mut Client) -> Vec<(String, String, String)> {
 #[test]
 fn a_hovered_word_without_its_percent_sign_is_the_source_name() {
     // VS Code's and nvim-dap's word under the mouse leaves out the `%`.
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
-    );
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14}]}),
-    );
-    c.ok("configurationDone", json!({}));
-    c.event("stopped");
+    let mut c = launched(program("fib", "6"));
+    c.run_to_line("fib.mlir", 14);
     c.ok("continue", json!({"threadId": 1}));
     c.event("stopped");
     let hover = |c: &mut Client, e: &str| {
@@ -1405,25 +1351,15 @@ fn a_hovered_word_without_its_percent_sign_is_the_source_name() {
         message.contains("%next +") && !message.contains("%i5"),
         "{message}"
     );
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn registers_that_overlap_are_shared() {
     // spin.mlir line 14: %more (an i32 in %i10) and %x, %acc1 (the i64
     // pair %i10:11) overlap.
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("spin.vmfb")], "function": "spin", "inputs": ["10"], "sourceDirs": [path("")]}),
-    );
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 14}]}),
-    );
-    c.ok("configurationDone", json!({}));
-    c.event("stopped");
+    let mut c = launched(program("spin", "10"));
+    c.run_to_line("spin.mlir", 14);
     let names = named_values(&mut c);
     let type_of = |n: &str| {
         names
@@ -1435,17 +1371,14 @@ fn registers_that_overlap_are_shared() {
     };
     assert_eq!(type_of("%more"), "i32 in %i10, shared with %acc1, %x");
     assert_eq!(type_of("%x"), "i64 in %i10:11, shared with %acc1, %more");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
 fn arguments_are_named_only_inside_their_functions_text() {
     // divz.mlir: @quot is inlined into @main; the trap is on quot's line,
     // where `%a` is quot's argument, not main's.
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [path("divz.vmfb")], "function": "main", "inputs": ["1", "0"],
                "sourceDirs": [path("")]}),
     );
@@ -1463,8 +1396,7 @@ fn arguments_are_named_only_inside_their_functions_text() {
     assert_eq!(hover(&mut c, "%a")["success"], false);
     assert_eq!(hover(&mut c, "%b")["success"], false);
     assert_eq!(hover(&mut c, "%s")["body"]["result"], "2");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 /// `main` calls `g`; the text calls `g` before defining it.
@@ -1492,9 +1424,7 @@ fn argument_names_come_from_the_definition_not_a_call() {
     let dir = scratch("call-first");
     std::fs::write(dir.join("c.vmasm"), CALLER_FIRST).expect("module");
     std::fs::write(dir.join("c.mlir"), CALLER_FIRST_MLIR).expect("source");
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [dir.join("c.vmasm").display().to_string()], "function": "main",
                "inputs": ["3"]}),
     );
@@ -1512,8 +1442,7 @@ fn argument_names_come_from_the_definition_not_a_call() {
         names,
         [("%a".into(), "3".into()), ("%v".into(), "0".into())]
     );
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1533,9 +1462,7 @@ fn a_path_recorded_on_another_machine_is_found_by_its_trailing_components() {
     // A decoy with the same name, less of the path in common.
     std::fs::write(dir.join("m.mlir"), "// not this one\n").expect("decoy");
     let source = project.join("m.mlir").display().to_string();
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [dir.join("m.vmasm").display().to_string()], "function": "main",
                "inputs": ["3"], "sourceDirs": [dir.display().to_string()]}),
     );
@@ -1549,18 +1476,14 @@ fn a_path_recorded_on_another_machine_is_found_by_its_trailing_components() {
     let (frame, _) = top_frame(&mut c);
     assert_eq!(frame["source"]["path"], source.as_str());
     assert_eq!(frame["line"], 2);
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn logpoints_log_without_stopping_and_conditions_take_source_names() {
     let mut c = Client::start();
-    let caps = launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["3"], "sourceDirs": [path("")]}),
-    );
+    let caps = launch(&mut c, program("fib", "3"));
     assert_eq!(caps["supportsLogPoints"], true);
     // Line 14 (the yield) runs after %k1 and %next are computed.
     let set = c.ok(
@@ -1605,11 +1528,7 @@ fn logpoints_log_without_stopping_and_conditions_take_source_names() {
     assert_eq!(c.finish(), 0);
 
     // A condition in source names stops only where it holds.
-    let mut c = Client::start();
-    launch(
-        &mut c,
-        json!({"modules": [path("fib.vmfb")], "function": "fib", "inputs": ["6"], "sourceDirs": [path("")]}),
-    );
+    let mut c = launched(program("fib", "6"));
     c.ok(
         "setBreakpoints",
         json!({"source": {"path": path("fib.mlir")}, "breakpoints": [{"line": 14, "condition": "%k1 == 4"}]}),
@@ -1627,9 +1546,7 @@ fn logpoints_log_without_stopping_and_conditions_take_source_names() {
 fn disassembly_breakpoints_survive_a_restart_by_their_documents_name() {
     // A new session's references are its own: the client sends the old
     // session's reference with the document's name.
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"]}),
     );
     let stale = json!({"name": "app_a.main.vmasm", "sourceReference": 7});
@@ -1657,8 +1574,7 @@ fn disassembly_breakpoints_survive_a_restart_by_their_documents_name() {
         json!({"source": {"name": "nosuch.vmasm", "sourceReference": 7}, "breakpoints": [{"line": 4}]}),
     );
     assert_eq!(r["message"], "no source with reference 7");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 }
 
 #[test]
@@ -1764,9 +1680,7 @@ fn a_second_initialize_is_refused_and_a_cut_header_is_said_so() {
 /// 2-core machine).
 fn long_dispatch_of(n: u32) -> Client {
     let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/dynamic.vmfb");
-    let mut c = Client::start();
-    launch(
-        &mut c,
+    let mut c = launched(
         json!({"modules": [model.display().to_string()], "function": "dynamic",
                "inputs": [format!("{n}x{n}xf32=@/dev/zero")]}),
     );
@@ -1801,8 +1715,7 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
         "{:?}",
         c.events
     );
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
 
     let c = long_dispatch();
     let asked = std::time::Instant::now();
@@ -1862,6 +1775,116 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     c.ok("continue", json!({"threadId": 1}));
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.event("terminated");
-    c.ok("disconnect", json!({}));
-    assert_eq!(c.finish(), 0);
+    c.disconnect_cleanly();
+}
+
+/// Sends a request inside the long dispatch; its body, and how long the
+/// answer took (under 1 s, and before any stop).
+fn answered_at_once(c: &mut Client, command: &str, arguments: Value) -> Value {
+    let asked = std::time::Instant::now();
+    let body = c.ok(command, arguments);
+    let took = asked.elapsed();
+    eprintln!("inside the dispatch: {command} answered in {took:?}");
+    assert!(took < Duration::from_secs(1), "{command} took {took:?}");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "stopped"),
+        "{command} was answered after a stop: {:?}",
+        c.events
+    );
+    body
+}
+
+#[test]
+fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
+    let mut c = long_dispatch_of(5000);
+    // `dynamic` has no debug information: a function breakpoint at its
+    // first instruction (passed already) gives its address.
+    let set = answered_at_once(
+        &mut c,
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "dynamic"}]}),
+    );
+    let entry = &set["breakpoints"][0];
+    assert_eq!(entry["verified"], true, "{set}");
+    let reference = entry["instructionReference"]
+        .as_str()
+        .expect("an instruction reference")
+        .to_string();
+    let listed = answered_at_once(
+        &mut c,
+        "disassemble",
+        json!({"memoryReference": reference, "instructionOffset": 0, "instructionCount": 400}),
+    );
+    let instructions = listed["instructions"].as_array().expect("instructions");
+    let find = |text: &str| {
+        instructions
+            .iter()
+            .find(|i| i["instruction"].as_str().is_some_and(|t| t.contains(text)))
+            .unwrap_or_else(|| panic!("no `{text}` in {listed}"))
+    };
+    let create = find("@hal.buffer_view.create");
+    let ret = find("vm.return");
+    let document = instructions[0]["location"].clone();
+    assert_eq!(document["name"], "module.dynamic.vmasm", "{document}");
+    let text = answered_at_once(
+        &mut c,
+        "source",
+        json!({"source": document, "sourceReference": document["sourceReference"]}),
+    );
+    assert!(
+        text["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("@hal.command_buffer.dispatch")),
+        "{text}"
+    );
+    // Where the program goes after the dispatch: a line of the
+    // disassembly document and an instruction.
+    let line = create["line"].as_i64().expect("a line");
+    let by_line = answered_at_once(
+        &mut c,
+        "setBreakpoints",
+        json!({"source": document, "breakpoints": [{"line": line}]}),
+    );
+    let line_bp = &by_line["breakpoints"][0];
+    assert_eq!(line_bp["verified"], true, "{by_line}");
+    assert_eq!(line_bp["line"], line, "{by_line}");
+    let by_address = answered_at_once(
+        &mut c,
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": ret["address"]}]}),
+    );
+    let address_bp = &by_address["breakpoints"][0];
+    assert_eq!(address_bp["verified"], true, "{by_address}");
+    let answered = std::time::Instant::now();
+    // The dispatch returns, and the program stops where it was asked to.
+    let stopped = c.event("stopped");
+    let stopped_after = answered.elapsed();
+    eprintln!("stopped at the new breakpoint {stopped_after:?} after the last answer");
+    assert!(
+        stopped_after > Duration::from_millis(200),
+        "the dispatch had ended before the requests: stopped {stopped_after:?} after them"
+    );
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([line_bp["id"]]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], line, "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "instruction breakpoint",
+        "{stopped}"
+    );
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"],
+        json!([address_bp["id"]])
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(
+        frame["instructionPointerReference"], ret["address"],
+        "{frame}"
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    c.disconnect_cleanly();
 }

@@ -8,7 +8,7 @@
 //! labels are not instructions: they name the instruction they start
 //! (`symbol`).
 
-use irvm_debugger::{CodeAddress, Debugger};
+use irvm_debugger::{CodeAddress, DebugInfo};
 use serde_json::{json, Value as Json};
 
 use super::sources::Sources;
@@ -27,6 +27,7 @@ pub struct DisassembleRequest {
 }
 
 /// How positions are written (the client's line and column bases).
+#[derive(Clone, Copy)]
 pub struct Bases {
     /// 1 when lines count from 1, else 0.
     pub line: i64,
@@ -36,7 +37,7 @@ pub struct Bases {
 
 /// The entries the request asks for.
 pub fn disassemble(
-    dbg: &Debugger,
+    dbg: &DebugInfo,
     sources: &mut Sources,
     req: &DisassembleRequest,
     bases: &Bases,
@@ -73,6 +74,10 @@ pub fn disassemble(
         super::sources::listing(dbg, &place).ok()
     };
     let name = dbg.function_name(&place);
+    // The disassembly document, the same for every instruction.
+    let generated = listing
+        .as_ref()
+        .map(|_| sources.generated_json(dbg, &place));
     let positions = dbg.instruction_positions(&place.module, place.function);
     let mut out = Vec::with_capacity(req.count);
     let mut last_location: Option<Json> = None;
@@ -130,7 +135,7 @@ pub fn disassemble(
                 Some(i64::from(p.col)),
             ),
             (Some(l), None) => (
-                sources.generated_json(dbg, &a),
+                generated.clone().unwrap_or(Json::Null),
                 l.lines.get(&offset).copied(),
                 Some(1),
             ),

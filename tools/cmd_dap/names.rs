@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use irvm::loader::SourcePosition;
-use irvm_debugger::{Debugger, RegisterRef};
+use irvm_debugger::{DebugInfo, RegisterRef};
 
 use super::sources::Sources;
 
@@ -56,7 +56,7 @@ pub struct SourceNames {
 
 impl FunctionNames {
     /// The names of the function `function` of `module`.
-    pub fn of(dbg: &Debugger, sources: &Sources, module: &str, function: u32) -> FunctionNames {
+    pub fn of(dbg: &DebugInfo, sources: &Sources, module: &str, function: u32) -> FunctionNames {
         let mut texts: HashMap<String, Option<Vec<String>>> = HashMap::new();
         // (file, line, column) -> (name, register), the last write wins.
         let mut at: BTreeMap<(String, i32, i32), (String, RegisterRef)> = BTreeMap::new();

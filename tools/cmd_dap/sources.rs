@@ -8,7 +8,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use irvm_debugger::{CodeAddress, Debugger};
+use irvm_debugger::{CodeAddress, DebugInfo};
 use serde_json::{json, Value as Json};
 
 /// The session's sources.
@@ -153,7 +153,7 @@ impl Sources {
     }
 
     /// A DAP `Source` for the disassembly of the function at `a`.
-    pub fn generated_json(&mut self, dbg: &Debugger, a: &CodeAddress) -> Json {
+    pub fn generated_json(&mut self, dbg: &DebugInfo, a: &CodeAddress) -> Json {
         let reference = self.reference_for(a);
         json!({
             // `.vmasm`: editors that know the language (the VS Code
@@ -167,7 +167,7 @@ impl Sources {
 
 /// The disassembly of the function at `a` as a document: a header line,
 /// then block labels and instructions (each with its bytecode offset).
-pub fn listing(dbg: &Debugger, a: &CodeAddress) -> Result<Listing, String> {
+pub fn listing(dbg: &DebugInfo, a: &CodeAddress) -> Result<Listing, String> {
     let lines = dbg.disassemble(&a.module, a.function).map_err(|e| e.0)?;
     let (offsets, _) = dbg.instruction_offsets(&a.module, a.function);
     let mut text = format!(

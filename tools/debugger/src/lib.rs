@@ -30,25 +30,27 @@
 
 #![warn(missing_docs)]
 
+mod breakpoints;
 mod expr;
+mod info;
 mod logpoint;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use self::breakpoints::BreakpointTable;
 pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
+pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 
 /// Where logpoints' messages go, as the program reaches them.
 pub type LogSink = Box<dyn FnMut(String) + Send>;
 use irvm::bytecode::decode::{Decoder, Operand};
-use irvm::bytecode::isa::{
-    Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
-};
+use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
 use irvm::loader::SourcePosition;
 use irvm::{CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Trap, Value};
 
@@ -300,6 +302,8 @@ struct Shared {
     /// (module, function) -> how the function uses its i32 registers.
     banks: HashMap<(String, u32), Arc<BTreeMap<u16, Bank>>>,
     reason: Option<Reason>,
+    /// The number of the last breakpoint made (0: none yet).
+    next_id: u32,
     /// Where logpoints' messages go.
     log_sink: Option<LogSink>,
 }
@@ -672,7 +676,10 @@ pub struct Debugger {
     args: Vec<Value>,
     shared: Arc<Mutex<Shared>>,
     state: State,
-    next_id: u32,
+    /// The modules' debug information.
+    info: DebugInfo,
+    /// The breakpoints (sharing `shared`).
+    table: BreakpointTable,
     selected: usize,
     pause: PauseHandle,
     interruptible: bool,
@@ -689,13 +696,25 @@ pub type RegisterValue = (RegisterRef, DebugValue);
 impl Debugger {
     /// Prepares to debug `entry(args)` in `ctx`.
     pub fn new(ctx: Context, entry: Func, args: Vec<Value>) -> Debugger {
+        let info = DebugInfo::new(
+            ctx.bytecode_modules()
+                .into_iter()
+                .map(|(n, m)| (n.to_string(), m.clone()))
+                .collect(),
+        );
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let table = BreakpointTable {
+            info: info.clone(),
+            shared: shared.clone(),
+        };
         Debugger {
             ctx,
             entry,
             args,
-            shared: Arc::new(Mutex::new(Shared::default())),
+            shared,
             state: State::Idle,
-            next_id: 1,
+            info,
+            table,
             selected: 0,
             pause: PauseHandle::default(),
             interruptible: false,
@@ -782,72 +801,18 @@ impl Debugger {
     ) -> Result<Breakpoint, DebugCommandError> {
         let spec = req.spec.trim();
         let (addresses, line) = self.resolve(spec)?;
-        self.add_resolved(&req, addresses, line)
+        self.table.add_resolved(&req, addresses, line)
     }
 
     /// Sets a breakpoint at `line` (or the next line with code) of the
-    /// source files `files`, named exactly as the debug information records
-    /// them ([`Debugger::source_files`]); `req.spec` is only its label.
-    /// Front ends that know which file the user means (DAP's absolute
-    /// paths) use this instead of `FILE:LINE`'s suffix match.
+    /// source files `files` ([`BreakpointTable::add_line_breakpoint`]).
     pub fn add_line_breakpoint(
         &mut self,
         files: &BTreeSet<String>,
         line: i32,
         req: BreakpointRequest,
     ) -> Result<Breakpoint, DebugCommandError> {
-        let spec = req.spec.trim();
-        let (any_debug_info, lines) = self.line_starts_where(|f| files.contains(f));
-        if !any_debug_info {
-            return err(format!(
-                "bad breakpoint `{spec}`: no module has debug information (use FUNCTION or *OFFSET)"
-            ));
-        }
-        if lines.is_empty() {
-            return err(format!(
-                "bad breakpoint `{spec}`: the debug information has no code from this file"
-            ));
-        }
-        let Some((&at, addresses)) = lines.range(line..).next() else {
-            return err(format!(
-                "bad breakpoint `{spec}`: no code at or after line {line}"
-            ));
-        };
-        let addresses = addresses.clone();
-        self.add_resolved(&req, addresses, Some(at))
-    }
-
-    fn add_resolved(
-        &mut self,
-        req: &BreakpointRequest,
-        addresses: Vec<CodeAddress>,
-        line: Option<i32>,
-    ) -> Result<Breakpoint, DebugCommandError> {
-        let condition = req
-            .condition
-            .as_deref()
-            .filter(|c| !c.trim().is_empty())
-            .map(Expr::parse)
-            .transpose()?;
-        let hit_condition = req
-            .hit_condition
-            .as_deref()
-            .filter(|c| !c.trim().is_empty())
-            .map(HitCondition::parse)
-            .transpose()?;
-        Ok(self.insert(Breakpoint {
-            id: 0,
-            spec: req.spec.trim().to_string(),
-            addresses,
-            line,
-            enabled: true,
-            temporary: req.temporary,
-            condition,
-            hit_condition,
-            ignore_count: 0,
-            hits: 0,
-            log_message: None,
-        }))
+        self.table.add_line_breakpoint(files, line, req)
     }
 
     /// Sets a breakpoint at one instruction (DAP's instruction
@@ -857,90 +822,12 @@ impl Debugger {
         address: CodeAddress,
         condition: Option<&str>,
     ) -> Result<Breakpoint, DebugCommandError> {
-        let m = self.module(&address.module)?;
-        if !instruction_offsets(m, address.function).contains(&address.offset) {
-            return err(format!(
-                "no instruction starts at offset {:#x} of {}.{}",
-                address.offset,
-                address.module,
-                self.function_name(&address)
-            ));
-        }
-        let condition = condition
-            .filter(|c| !c.trim().is_empty())
-            .map(Expr::parse)
-            .transpose()?;
-        let spec = format!(
-            "*{}.{}+{:#x}",
-            address.module,
-            self.function_name(&address),
-            address.offset
-        );
-        Ok(self.insert(Breakpoint {
-            id: 0,
-            spec,
-            addresses: vec![address],
-            line: None,
-            enabled: true,
-            temporary: false,
-            condition,
-            hit_condition: None,
-            ignore_count: 0,
-            hits: 0,
-            log_message: None,
-        }))
-    }
-
-    fn insert(&mut self, mut b: Breakpoint) -> Breakpoint {
-        b.id = self.next_id;
-        self.next_id += 1;
-        lock(&self.shared).breakpoints.push(b.clone());
-        b
-    }
-
-    fn with_breakpoint<T>(
-        &mut self,
-        id: u32,
-        f: impl FnOnce(&mut Breakpoint) -> T,
-    ) -> Result<T, DebugCommandError> {
-        let mut shared = lock(&self.shared);
-        match shared.breakpoints.iter_mut().find(|b| b.id == id) {
-            Some(b) => Ok(f(b)),
-            None => err(format!("no breakpoint number {id}")),
-        }
+        self.table.add_address_breakpoint(address, condition)
     }
 
     /// Deletes breakpoint `id`, or all with `None`.
     pub fn delete_breakpoint(&mut self, id: Option<u32>) -> Result<(), DebugCommandError> {
-        let mut shared = lock(&self.shared);
-        match id {
-            None => shared.breakpoints.clear(),
-            Some(id) => {
-                let before = shared.breakpoints.len();
-                shared.breakpoints.retain(|b| b.id != id);
-                if shared.breakpoints.len() == before {
-                    return err(format!("no breakpoint number {id}"));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Enables or disables breakpoint `id`, or all with `None`.
-    pub fn enable_breakpoint(
-        &mut self,
-        id: Option<u32>,
-        on: bool,
-    ) -> Result<(), DebugCommandError> {
-        match id {
-            Some(id) => self.with_breakpoint(id, |b| b.enabled = on),
-            None => {
-                for b in lock(&self.shared).breakpoints.iter_mut() {
-                    b.enabled = on;
-                }
-                Ok(())
-            }
-        }
+        self.table.delete_breakpoint(id)
     }
 
     /// Sets (or with `None`/empty removes) breakpoint `id`'s condition.
@@ -949,11 +836,7 @@ impl Debugger {
         id: u32,
         condition: Option<&str>,
     ) -> Result<(), DebugCommandError> {
-        let parsed = condition
-            .filter(|c| !c.trim().is_empty())
-            .map(Expr::parse)
-            .transpose()?;
-        self.with_breakpoint(id, |b| b.condition = parsed)
+        self.table.set_condition(id, condition)
     }
 
     /// Makes breakpoint `id` a logpoint with this message ([`LogMessage`]),
@@ -963,8 +846,24 @@ impl Debugger {
         id: u32,
         message: Option<&str>,
     ) -> Result<(), DebugCommandError> {
-        let parsed = message.map(LogMessage::parse).transpose()?;
-        self.with_breakpoint(id, |b| b.log_message = parsed)
+        self.table.set_log_message(id, message)
+    }
+
+    /// Enables or disables breakpoint `id`, or all with `None`.
+    pub fn enable_breakpoint(
+        &mut self,
+        id: Option<u32>,
+        on: bool,
+    ) -> Result<(), DebugCommandError> {
+        match id {
+            Some(id) => self.table.with_breakpoint(id, |b| b.enabled = on),
+            None => {
+                for b in lock(&self.shared).breakpoints.iter_mut() {
+                    b.enabled = on;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// A handle that ends the running program with CANCELLED from another
@@ -984,7 +883,7 @@ impl Debugger {
 
     /// Makes breakpoint `id` ignore its next `count` hits.
     pub fn set_ignore_count(&mut self, id: u32, count: u32) -> Result<(), DebugCommandError> {
-        self.with_breakpoint(id, |b| b.ignore_count = count)
+        self.table.with_breakpoint(id, |b| b.ignore_count = count)
     }
 
     /// Where a spec stops, and the source line it resolved to.
@@ -999,12 +898,12 @@ impl Debugger {
                 ))
             })?;
             let line = parse_line(spec, spec)?;
-            let (a, l) = self.resolve_line(&file, line)?;
+            let (a, l) = self.table.resolve_line(&file, line)?;
             return Ok((a, Some(l)));
         }
         if let Some((file, line)) = spec.rsplit_once(':') {
             let line = parse_line(spec, line)?;
-            let (a, l) = self.resolve_line(file, line)?;
+            let (a, l) = self.table.resolve_line(file, line)?;
             return Ok((a, Some(l)));
         }
         if spec.is_empty() {
@@ -1063,132 +962,6 @@ impl Debugger {
                 ))
             })?;
         Ok((module.to_string(), e.internal_ordinal as u32))
-    }
-
-    fn module(&self, name: &str) -> Result<&Module, DebugCommandError> {
-        self.ctx
-            .bytecode_modules()
-            .into_iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, m)| m)
-            .ok_or_else(|| DebugCommandError(format!("no bytecode module `{name}`")))
-    }
-
-    fn resolve_function(&self, name: &str) -> Result<Vec<CodeAddress>, DebugCommandError> {
-        let (want_module, local) = match name.rsplit_once('.') {
-            Some((m, f)) => (Some(m), f),
-            None => (None, name),
-        };
-        let mut found = Vec::new();
-        for (mname, m) in self.ctx.bytecode_modules() {
-            if want_module.is_some_and(|w| w != mname) {
-                continue;
-            }
-            for ordinal in 0..m.function_count() as u32 {
-                if function_name(m, ordinal).as_deref() == Some(local) {
-                    if let Some(&offset) = instruction_offsets(m, ordinal).first() {
-                        found.push(CodeAddress {
-                            module: mname.to_string(),
-                            function: ordinal,
-                            offset,
-                        });
-                    }
-                }
-            }
-        }
-        if found.is_empty() {
-            return err(format!("bad breakpoint `{name}`: no function of that name"));
-        }
-        Ok(found)
-    }
-
-    /// Every line start of a file, by line.
-    fn line_starts(&self, file: &str) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
-        self.line_starts_where(|recorded| file_matches(recorded, file))
-    }
-
-    /// Every line start of the files `wanted` admits, by line; and whether
-    /// any module has debug information.
-    fn line_starts_where(
-        &self,
-        wanted: impl Fn(&str) -> bool,
-    ) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
-        let mut lines: BTreeMap<i32, Vec<CodeAddress>> = BTreeMap::new();
-        let mut any_debug_info = false;
-        for (mname, m) in self.ctx.bytecode_modules() {
-            if m.debug_database().is_none() {
-                continue;
-            }
-            any_debug_info = true;
-            for ordinal in 0..m.function_count() as u32 {
-                let table = LineTable::build(m, ordinal);
-                for (&offset, pos) in &table.starts {
-                    if wanted(&pos.file) {
-                        lines.entry(pos.line).or_default().push(CodeAddress {
-                            module: mname.to_string(),
-                            function: ordinal,
-                            offset,
-                        });
-                    }
-                }
-            }
-        }
-        (any_debug_info, lines)
-    }
-
-    fn resolve_line(
-        &self,
-        file: &str,
-        line: i32,
-    ) -> Result<(Vec<CodeAddress>, i32), DebugCommandError> {
-        let (any_debug_info, lines) = self.line_starts(file);
-        if !any_debug_info {
-            return err(format!(
-                "bad breakpoint `{file}:{line}`: no module has debug information (use FUNCTION or *OFFSET)"
-            ));
-        }
-        if lines.is_empty() {
-            return err(format!(
-                "bad breakpoint `{file}:{line}`: no code from file `{file}`"
-            ));
-        }
-        match lines.range(line..).next() {
-            Some((&l, addresses)) => Ok((addresses.clone(), l)),
-            None => err(format!(
-                "bad breakpoint `{file}:{line}`: no code at or after that line"
-            )),
-        }
-    }
-
-    /// The lines of `file` that have code (where line breakpoints stop).
-    pub fn lines_with_code(&self, file: &str) -> BTreeSet<i32> {
-        self.line_starts(file).1.into_keys().collect()
-    }
-
-    /// The source files named in the modules' debug information.
-    pub fn source_files(&self) -> BTreeSet<String> {
-        let mut files = BTreeSet::new();
-        for (_, m) in self.ctx.bytecode_modules() {
-            for ordinal in 0..m.function_count() as u32 {
-                for pos in LineTable::build(m, ordinal).starts.values() {
-                    files.insert(pos.file.clone());
-                }
-            }
-        }
-        files
-    }
-
-    /// The names of the bytecode functions.
-    pub fn function_names(&self) -> BTreeSet<String> {
-        let mut names = BTreeSet::new();
-        for (_, m) in self.ctx.bytecode_modules() {
-            for ordinal in 0..m.function_count() as u32 {
-                if let Some(n) = function_name(m, ordinal) {
-                    names.insert(n);
-                }
-            }
-        }
-        names
     }
 
     /// The source position of a function's first instruction.
@@ -1545,29 +1318,6 @@ impl Debugger {
         self.frame_location(self.selected)
     }
 
-    /// The source position of an address, if known.
-    pub fn position_of(&self, a: &CodeAddress) -> Option<SourcePosition> {
-        let m = self.module(&a.module).ok()?;
-        LineTable::build(m, a.function).position(a.offset).cloned()
-    }
-
-    /// The function name shown for an address.
-    pub fn function_name(&self, a: &CodeAddress) -> String {
-        self.module(&a.module)
-            .ok()
-            .and_then(|m| function_name(m, a.function))
-            .unwrap_or_else(|| format!("fn{}", a.function))
-    }
-
-    /// The register types of a function, inferred from how its
-    /// instructions use each i32 register (i32, i64 pair, f32, f64 pair).
-    pub fn register_banks(&self, module: &str, function: u32) -> BTreeMap<u16, Bank> {
-        match self.module(module) {
-            Ok(m) => banks_of(m, function),
-            Err(_) => BTreeMap::new(),
-        }
-    }
-
     fn frame(&self, n: usize) -> Result<FrameInfo, DebugCommandError> {
         let mut frames = self.frames();
         if frames.is_empty() {
@@ -1641,18 +1391,6 @@ impl Debugger {
         Ok(out)
     }
 
-    /// The registers the calling convention puts a function's arguments
-    /// in, in order.
-    pub fn argument_registers(&self, module: &str, function: u32) -> Vec<RegisterRef> {
-        match self.module(module) {
-            Ok(m) => argument_layout(&param_kinds(m, function))
-                .into_iter()
-                .map(|(_, r)| r)
-                .collect(),
-            Err(_) => Vec::new(),
-        }
-    }
-
     /// Evaluates an expression ([`Expr`]) in frame `n`.
     pub fn evaluate(&self, expr: &str, n: usize) -> Result<DebugValue, DebugCommandError> {
         let e = Expr::parse(expr)?;
@@ -1714,151 +1452,121 @@ impl Debugger {
             .collect()
     }
 
+    // ----------------------------------------------------------------------
+    // The modules' debug information (see [`DebugInfo`])
+
+    /// The program's modules as a shareable, read-only [`DebugInfo`].
+    pub fn debug_info(&self) -> &DebugInfo {
+        &self.info
+    }
+
+    /// The breakpoints as a [`BreakpointTable`] another thread can edit.
+    pub fn breakpoint_table(&self) -> BreakpointTable {
+        self.table.clone()
+    }
+
+    fn module(&self, name: &str) -> Result<&Module, DebugCommandError> {
+        self.info.module(name)
+    }
+
+    fn resolve_function(&self, name: &str) -> Result<Vec<CodeAddress>, DebugCommandError> {
+        self.info.resolve_function(name)
+    }
+
+    /// The lines of `file` that have code (where line breakpoints stop).
+    pub fn lines_with_code(&self, file: &str) -> BTreeSet<i32> {
+        self.info
+            .line_starts_where(|recorded| file_matches(recorded, file))
+            .1
+            .into_keys()
+            .collect()
+    }
+
+    /// The source files named in the modules' debug information.
+    pub fn source_files(&self) -> BTreeSet<String> {
+        self.info.source_files()
+    }
+
+    /// The names of the bytecode functions.
+    pub fn function_names(&self) -> BTreeSet<String> {
+        self.info.function_names()
+    }
+
+    /// The source position of an address, if known.
+    pub fn position_of(&self, a: &CodeAddress) -> Option<SourcePosition> {
+        self.info.position_of(a)
+    }
+
+    /// The function name shown for an address.
+    pub fn function_name(&self, a: &CodeAddress) -> String {
+        self.info.function_name(a)
+    }
+
+    /// The register types of a function ([`DebugInfo::register_banks`]).
+    pub fn register_banks(&self, module: &str, function: u32) -> BTreeMap<u16, Bank> {
+        self.info.register_banks(module, function)
+    }
+
+    /// The registers the calling convention puts a function's arguments
+    /// in, in order.
+    pub fn argument_registers(&self, module: &str, function: u32) -> Vec<RegisterRef> {
+        self.info.argument_registers(module, function)
+    }
+
     /// A function's instructions: offset and text.
     pub fn disassemble(
         &self,
         module: &str,
         function: u32,
     ) -> Result<Vec<(u32, String)>, DebugCommandError> {
-        let m = self.module(module)?;
-        irvm::bytecode::disasm::Disassembler::new(m)
-            .function_lines(function as usize, None)
-            .map_err(|e| DebugCommandError(e.to_string()))
+        self.info.disassemble(module, function)
     }
 
     /// The text of the instruction at an address.
     pub fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
-        let m = self.module(&a.module).ok()?;
-        irvm::bytecode::disasm::Disassembler::new(m)
-            .instruction_text(a.function as usize, a.offset, None)
-            .ok()
+        self.info.instruction_text(a)
     }
 
-    /// A number for an address (DAP's memory references): the module's
-    /// place among the bytecode modules (top byte), the function (next 24
-    /// bits) and the offset plus [`REFERENCE_OFFSET_BIAS`] (low 32 bits),
-    /// so that the numbers just before and after a function's code (a
-    /// disassembly view's filler) still name the function.
+    /// A number for an address ([`DebugInfo::address_reference`]).
     pub fn address_reference(&self, a: &CodeAddress) -> Option<u64> {
-        let index = self
-            .ctx
-            .bytecode_modules()
-            .iter()
-            .position(|(n, _)| *n == a.module)?;
-        if index > 0xFF || a.function > 0xFF_FFFF || u64::from(a.offset) >= REFERENCE_OFFSET_BIAS {
-            return None;
-        }
-        Some(
-            (index as u64) << 56
-                | (a.function as u64) << 32
-                | (u64::from(a.offset) + REFERENCE_OFFSET_BIAS),
-        )
+        self.info.address_reference(a)
     }
 
-    /// The function a number [`Debugger::address_reference`] made (or one
-    /// near it) falls in, and its offset there (negative before the code,
-    /// possibly past its end): `None` when it names no function.
+    /// Where a number [`Debugger::address_reference`] made falls
+    /// ([`DebugInfo::reference_place`]).
     pub fn reference_place(&self, r: u64) -> Option<(CodeAddress, i64)> {
-        let modules = self.ctx.bytecode_modules();
-        let (name, m) = modules.get((r >> 56) as usize)?;
-        let function = ((r >> 32) & 0xFF_FFFF) as u32;
-        if function as usize >= m.function_count() {
-            return None;
-        }
-        let offset = (r & 0xFFFF_FFFF) as i64 - REFERENCE_OFFSET_BIAS as i64;
-        let address = CodeAddress {
-            module: name.to_string(),
-            function,
-            offset: u32::try_from(offset).unwrap_or(0),
-        };
-        Some((address, offset))
+        self.info.reference_place(r)
     }
 
     /// The address of a number [`Debugger::address_reference`] made.
     pub fn address_from_reference(&self, r: u64) -> Option<CodeAddress> {
-        match self.reference_place(r)? {
-            (a, offset) if offset >= 0 => Some(a),
-            _ => None,
-        }
+        self.info.address_from_reference(r)
     }
 
     /// The offsets of a function's instructions (block markers left out)
     /// and the length of its code.
     pub fn instruction_offsets(&self, module: &str, function: u32) -> (Vec<u32>, u32) {
-        let Ok(m) = self.module(module) else {
-            return (Vec::new(), 0);
-        };
-        let length = m
-            .function_bytecode(function as usize)
-            .map_or(0, |c| u32::try_from(c.len()).unwrap_or(u32::MAX));
-        (instruction_offsets(m, function), length)
+        self.info.instruction_offsets(module, function)
     }
 
-    /// The registers each instruction of a function writes (its results),
-    /// by instruction offset, in order: i64 and f64 results as pairs.
+    /// The registers each instruction of a function writes
+    /// ([`DebugInfo::register_writes`]).
     pub fn register_writes(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
-        let Ok(m) = self.module(module) else {
-            return Vec::new();
-        };
-        let Some(code) = m.function_bytecode(function as usize) else {
-            return Vec::new();
-        };
-        let banks = banks_of(m, function);
-        let register = |r: u16, bank: Option<Bank>| {
-            if r & REF_BANK_BIT != 0 || bank == Some(Bank::Ref) {
-                return RegisterRef::Ref(r & REF_INDEX_MASK);
-            }
-            let k = r & I32_INDEX_MASK;
-            match bank.or_else(|| banks.get(&k).copied()) {
-                Some(Bank::I64 | Bank::F64) => RegisterRef::Pair(k),
-                _ => RegisterRef::I32(k),
-            }
-        };
-        let mut out = Vec::new();
-        for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
-            let mut written = Vec::new();
-            for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
-                match (field, operand) {
-                    (Field::Reg(bank, Access::Write), Operand::Reg(r)) => {
-                        written.push(register(*r, Some(*bank)));
-                    }
-                    (Field::RefMove(Access::Write), Operand::Reg(r)) => {
-                        written.push(register(*r, Some(Bank::Ref)));
-                    }
-                    (Field::Results(_), Operand::Regs(list)) => {
-                        written.extend(list.iter().map(|r| register(r, None)));
-                    }
-                    _ => {}
-                }
-            }
-            if !written.is_empty() {
-                out.push((inst.offset as u32, written));
-            }
-        }
-        out
+        self.info.register_writes(module, function)
     }
 
-    /// The source position of each instruction of a function that has one
-    /// (one pass over its line table, for front ends that need many).
+    /// The source position of each instruction of a function that has one.
     pub fn instruction_positions(
         &self,
         module: &str,
         function: u32,
     ) -> BTreeMap<u32, SourcePosition> {
-        let Ok(m) = self.module(module) else {
-            return BTreeMap::new();
-        };
-        let table = LineTable::build(m, function);
-        instruction_offsets(m, function)
-            .into_iter()
-            .filter_map(|o| Some((o, table.position(o)?.clone())))
-            .collect()
+        self.info.instruction_positions(module, function)
     }
 
     /// Whether a function has source positions (debug information).
     pub fn has_positions(&self, module: &str, function: u32) -> bool {
-        self.module(module)
-            .is_ok_and(|m| !LineTable::build(m, function).positions.is_empty())
+        self.info.has_positions(module, function)
     }
 }
 

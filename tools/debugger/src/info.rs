@@ -1,0 +1,310 @@
+//! [`DebugInfo`]: what the debugger reads of the program's modules alone
+//! (functions, instructions, line tables, disassembly, address numbers),
+//! apart from the running context, so that another thread can read it
+//! while the program runs (a front end answering requests inside a long
+//! host call).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use irvm::bytecode::decode::{Decoder, Operand};
+use irvm::bytecode::isa::{Access, Bank, Field, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::loader::SourcePosition;
+use irvm::Module;
+
+use super::{
+    argument_layout, banks_of, err, function_name, instruction_offsets, param_kinds, CodeAddress,
+    DebugCommandError, LineTable, RegisterRef, REFERENCE_OFFSET_BIAS,
+};
+
+/// The bytecode modules of a program, read-only and shared: cloning is
+/// cheap, and it can be sent to and used on any thread.
+#[derive(Clone)]
+pub struct DebugInfo {
+    /// (registered name, module), in registration order.
+    modules: Arc<[(String, Module)]>,
+}
+
+impl DebugInfo {
+    /// The debug side of these modules (by registered name, in the
+    /// context's order: [`DebugInfo::address_reference`] numbers them so).
+    pub fn new(modules: Vec<(String, Module)>) -> DebugInfo {
+        DebugInfo {
+            modules: modules.into(),
+        }
+    }
+
+    /// The modules, by name.
+    pub(crate) fn modules(&self) -> impl Iterator<Item = (&str, &Module)> {
+        self.modules.iter().map(|(n, m)| (n.as_str(), m))
+    }
+
+    pub(crate) fn module(&self, name: &str) -> Result<&Module, DebugCommandError> {
+        self.modules()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| m)
+            .ok_or_else(|| DebugCommandError(format!("no bytecode module `{name}`")))
+    }
+
+    /// The first instruction of every function called `name`
+    /// (`MODULE.FUNCTION` or `FUNCTION`).
+    pub fn resolve_function(&self, name: &str) -> Result<Vec<CodeAddress>, DebugCommandError> {
+        let (want_module, local) = match name.rsplit_once('.') {
+            Some((m, f)) => (Some(m), f),
+            None => (None, name),
+        };
+        let mut found = Vec::new();
+        for (mname, m) in self.modules() {
+            if want_module.is_some_and(|w| w != mname) {
+                continue;
+            }
+            for ordinal in 0..m.function_count() as u32 {
+                if function_name(m, ordinal).as_deref() == Some(local) {
+                    if let Some(&offset) = instruction_offsets(m, ordinal).first() {
+                        found.push(CodeAddress {
+                            module: mname.to_string(),
+                            function: ordinal,
+                            offset,
+                        });
+                    }
+                }
+            }
+        }
+        if found.is_empty() {
+            return err(format!("bad breakpoint `{name}`: no function of that name"));
+        }
+        Ok(found)
+    }
+
+    /// Every line start of the files `wanted` admits, by line; and whether
+    /// any module has debug information.
+    pub(crate) fn line_starts_where(
+        &self,
+        wanted: impl Fn(&str) -> bool,
+    ) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
+        let mut lines: BTreeMap<i32, Vec<CodeAddress>> = BTreeMap::new();
+        let mut any_debug_info = false;
+        for (mname, m) in self.modules() {
+            if m.debug_database().is_none() {
+                continue;
+            }
+            any_debug_info = true;
+            for ordinal in 0..m.function_count() as u32 {
+                let table = LineTable::build(m, ordinal);
+                for (&offset, pos) in &table.starts {
+                    if wanted(&pos.file) {
+                        lines.entry(pos.line).or_default().push(CodeAddress {
+                            module: mname.to_string(),
+                            function: ordinal,
+                            offset,
+                        });
+                    }
+                }
+            }
+        }
+        (any_debug_info, lines)
+    }
+
+    /// The source files named in the modules' debug information.
+    pub fn source_files(&self) -> BTreeSet<String> {
+        let mut files = BTreeSet::new();
+        for (_, m) in self.modules() {
+            for ordinal in 0..m.function_count() as u32 {
+                for pos in LineTable::build(m, ordinal).starts.values() {
+                    files.insert(pos.file.clone());
+                }
+            }
+        }
+        files
+    }
+
+    /// The names of the bytecode functions.
+    pub fn function_names(&self) -> BTreeSet<String> {
+        let mut names = BTreeSet::new();
+        for (_, m) in self.modules() {
+            for ordinal in 0..m.function_count() as u32 {
+                if let Some(n) = function_name(m, ordinal) {
+                    names.insert(n);
+                }
+            }
+        }
+        names
+    }
+
+    /// The source position of an address, if known.
+    pub fn position_of(&self, a: &CodeAddress) -> Option<SourcePosition> {
+        let m = self.module(&a.module).ok()?;
+        LineTable::build(m, a.function).position(a.offset).cloned()
+    }
+
+    /// The function name shown for an address.
+    pub fn function_name(&self, a: &CodeAddress) -> String {
+        self.module(&a.module)
+            .ok()
+            .and_then(|m| function_name(m, a.function))
+            .unwrap_or_else(|| format!("fn{}", a.function))
+    }
+
+    /// The register types of a function, inferred from how its
+    /// instructions use each i32 register (i32, i64 pair, f32, f64 pair).
+    pub fn register_banks(&self, module: &str, function: u32) -> BTreeMap<u16, Bank> {
+        match self.module(module) {
+            Ok(m) => banks_of(m, function),
+            Err(_) => BTreeMap::new(),
+        }
+    }
+
+    /// The registers the calling convention puts a function's arguments
+    /// in, in order.
+    pub fn argument_registers(&self, module: &str, function: u32) -> Vec<RegisterRef> {
+        match self.module(module) {
+            Ok(m) => argument_layout(&param_kinds(m, function))
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// A function's instructions: offset and text.
+    pub fn disassemble(
+        &self,
+        module: &str,
+        function: u32,
+    ) -> Result<Vec<(u32, String)>, DebugCommandError> {
+        let m = self.module(module)?;
+        irvm::bytecode::disasm::Disassembler::new(m)
+            .function_lines(function as usize, None)
+            .map_err(|e| DebugCommandError(e.to_string()))
+    }
+
+    /// The text of the instruction at an address.
+    pub fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
+        let m = self.module(&a.module).ok()?;
+        irvm::bytecode::disasm::Disassembler::new(m)
+            .instruction_text(a.function as usize, a.offset, None)
+            .ok()
+    }
+
+    /// A number for an address (DAP's memory references): the module's
+    /// place among the bytecode modules (top byte), the function (next 24
+    /// bits) and the offset plus [`REFERENCE_OFFSET_BIAS`] (low 32 bits),
+    /// so that the numbers just before and after a function's code (a
+    /// disassembly view's filler) still name the function.
+    pub fn address_reference(&self, a: &CodeAddress) -> Option<u64> {
+        let index = self.modules().position(|(n, _)| n == a.module)?;
+        if index > 0xFF || a.function > 0xFF_FFFF || u64::from(a.offset) >= REFERENCE_OFFSET_BIAS {
+            return None;
+        }
+        Some(
+            (index as u64) << 56
+                | (a.function as u64) << 32
+                | (u64::from(a.offset) + REFERENCE_OFFSET_BIAS),
+        )
+    }
+
+    /// The function a number [`DebugInfo::address_reference`] made (or one
+    /// near it) falls in, and its offset there (negative before the code,
+    /// possibly past its end): `None` when it names no function.
+    pub fn reference_place(&self, r: u64) -> Option<(CodeAddress, i64)> {
+        let (name, m) = self.modules.get((r >> 56) as usize)?;
+        let function = ((r >> 32) & 0xFF_FFFF) as u32;
+        if function as usize >= m.function_count() {
+            return None;
+        }
+        let offset = (r & 0xFFFF_FFFF) as i64 - REFERENCE_OFFSET_BIAS as i64;
+        let address = CodeAddress {
+            module: name.to_string(),
+            function,
+            offset: u32::try_from(offset).unwrap_or(0),
+        };
+        Some((address, offset))
+    }
+
+    /// The address of a number [`DebugInfo::address_reference`] made.
+    pub fn address_from_reference(&self, r: u64) -> Option<CodeAddress> {
+        match self.reference_place(r)? {
+            (a, offset) if offset >= 0 => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The offsets of a function's instructions (block markers left out)
+    /// and the length of its code.
+    pub fn instruction_offsets(&self, module: &str, function: u32) -> (Vec<u32>, u32) {
+        let Ok(m) = self.module(module) else {
+            return (Vec::new(), 0);
+        };
+        let length = m
+            .function_bytecode(function as usize)
+            .map_or(0, |c| u32::try_from(c.len()).unwrap_or(u32::MAX));
+        (instruction_offsets(m, function), length)
+    }
+
+    /// The registers each instruction of a function writes (its results),
+    /// by instruction offset, in order: i64 and f64 results as pairs.
+    pub fn register_writes(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+        let Ok(m) = self.module(module) else {
+            return Vec::new();
+        };
+        let Some(code) = m.function_bytecode(function as usize) else {
+            return Vec::new();
+        };
+        let banks = banks_of(m, function);
+        let register = |r: u16, bank: Option<Bank>| {
+            if r & REF_BANK_BIT != 0 || bank == Some(Bank::Ref) {
+                return RegisterRef::Ref(r & REF_INDEX_MASK);
+            }
+            let k = r & I32_INDEX_MASK;
+            match bank.or_else(|| banks.get(&k).copied()) {
+                Some(Bank::I64 | Bank::F64) => RegisterRef::Pair(k),
+                _ => RegisterRef::I32(k),
+            }
+        };
+        let mut out = Vec::new();
+        for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
+            let mut written = Vec::new();
+            for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
+                match (field, operand) {
+                    (Field::Reg(bank, Access::Write), Operand::Reg(r)) => {
+                        written.push(register(*r, Some(*bank)));
+                    }
+                    (Field::RefMove(Access::Write), Operand::Reg(r)) => {
+                        written.push(register(*r, Some(Bank::Ref)));
+                    }
+                    (Field::Results(_), Operand::Regs(list)) => {
+                        written.extend(list.iter().map(|r| register(r, None)));
+                    }
+                    _ => {}
+                }
+            }
+            if !written.is_empty() {
+                out.push((inst.offset as u32, written));
+            }
+        }
+        out
+    }
+
+    /// The source position of each instruction of a function that has one
+    /// (one pass over its line table, for front ends that need many).
+    pub fn instruction_positions(
+        &self,
+        module: &str,
+        function: u32,
+    ) -> BTreeMap<u32, SourcePosition> {
+        let Ok(m) = self.module(module) else {
+            return BTreeMap::new();
+        };
+        let table = LineTable::build(m, function);
+        instruction_offsets(m, function)
+            .into_iter()
+            .filter_map(|o| Some((o, table.position(o)?.clone())))
+            .collect()
+    }
+
+    /// Whether a function has source positions (debug information).
+    pub fn has_positions(&self, module: &str, function: u32) -> bool {
+        self.module(module)
+            .is_ok_and(|m| !LineTable::build(m, function).positions.is_empty())
+    }
+}
