@@ -692,7 +692,7 @@ impl Stack {
 
 /// Register `reg` of the frame at `base` as a value of kind `k`
 /// (`i I f F r`); a ref operand with the move bit is taken.
-#[inline]
+#[inline(always)]
 fn read_value(st: &mut Stack, base: (usize, usize), reg: u32, k: u8) -> Value {
     match k {
         b'i' => Value::I32(st.i32s[base.0 + reg as usize] as i32),
