@@ -14,6 +14,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::pyclass::CompareOp;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
 
 use irvm::{Buffer, HostRef, List, Ref, StatusCode, TypeDef, ValType, Value};
@@ -127,10 +128,7 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         let dtype = numpy_dtype_name(*element).ok_or_else(|| {
             slot.invalid(py, format!("numpy has no dtype for {}", element.name()))
         })?;
-        let array = py
-            .import("numpy")?
-            .call_method1("asarray", (obj, dtype))
-            .map_err(|e| slot.invalid(py, format!("cannot be made a {dtype} array: {e}")))?;
+        let array = python_data_as(obj, dtype, slot)?;
         let copy_allowed = Slot {
             copy: None,
             ..*slot
@@ -138,6 +136,59 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         return from_buffer(&array, &copy_allowed);
     }
     from_buffer(obj, slot)
+}
+
+/// Python data (a list, tuple or scalar) as a numpy array of `dtype`, by
+/// numpy's `same_kind` casting rule: integers and bools may become floats,
+/// floats narrower floats (rounded), but floats never become integers and
+/// integers never bools; integers out of `dtype`'s range are refused too.
+/// Nothing is truncated silently.
+fn python_data_as<'py>(
+    obj: &Bound<'py, PyAny>,
+    dtype: &str,
+    slot: &Slot<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    let numpy = py.import("numpy")?;
+    let failed = |e: PyErr| slot.invalid(py, format!("cannot be made a {dtype} array: {e}"));
+    let natural = numpy.call_method1("asarray", (obj,)).map_err(failed)?;
+    let natural_dtype = natural.getattr("dtype")?;
+    let castable = numpy
+        .call_method1("can_cast", (&natural_dtype, dtype, "same_kind"))?
+        .is_truthy()?;
+    if !castable {
+        return Err(slot.invalid(
+            py,
+            format!(
+                "{} of {natural_dtype} values cannot be made {dtype} without losing them                  (numpy's same_kind casting); pass a {dtype} array",
+                if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+                    "a list"
+                } else {
+                    "a Python scalar"
+                },
+            ),
+        ));
+    }
+    let array = natural.call_method1("astype", (dtype,)).map_err(failed)?;
+    let integer_kind = |d: &Bound<'_, PyAny>| -> PyResult<bool> {
+        Ok(matches!(
+            d.getattr("kind")?.extract::<String>()?.as_str(),
+            "i" | "u"
+        ))
+    };
+    if integer_kind(&natural_dtype)?
+        && integer_kind(&array.getattr("dtype")?)?
+        && !natural
+            .rich_compare(&array, CompareOp::Eq)?
+            .call_method0("all")?
+            .is_truthy()?
+    {
+        return Err(slot.invalid(
+            py,
+            format!("the values do not all fit in {dtype} (they would wrap around)"),
+        ));
+    }
+    Ok(array)
 }
 
 /// A Python list or tuple as a `!vm.list<?>` (variants), as iree.runtime's

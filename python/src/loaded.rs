@@ -141,7 +141,7 @@ impl Loaded {
     /// Registers `sources` in order (each module's `__init` runs on the
     /// fuel and within the timeout), with the hal and io_parameters modules
     /// before the first module that imports them.
-    fn add(&self, sources: Vec<Source>) -> Result<(), (StatusCode, String)> {
+    fn add(&self, sources: Vec<Source>) -> Result<(), LoadFailure> {
         let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         ctx.set_fuel(self.fuel);
         if let Some(t) = self.timeout {
@@ -591,11 +591,45 @@ pub fn _inspect(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>
     Ok(out.into_any().unbind())
 }
 
-fn link_error(e: irvm::errors::LinkError) -> (StatusCode, String) {
-    if let irvm::errors::LinkError::Init { trap, .. } = &e {
-        return (trap.code, e.to_string());
+/// Why [`Loaded::add`] failed: a status and a text, and the trap when a
+/// module's initializer failed (its frames become the error's
+/// `.backtrace` and `.location`, as for a call).
+pub struct LoadFailure {
+    code: StatusCode,
+    text: String,
+    trap: Option<irvm::Trap>,
+}
+
+impl From<(StatusCode, String)> for LoadFailure {
+    fn from((code, text): (StatusCode, String)) -> LoadFailure {
+        LoadFailure {
+            code,
+            text,
+            trap: None,
+        }
     }
-    (StatusCode::InvalidArgument, e.to_string())
+}
+
+impl LoadFailure {
+    /// The Python exception.
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match &self.trap {
+            Some(trap) => crate::errors::from_text_and_trap(py, &self.text, trap),
+            None => from_text(py, &self.text, self.code),
+        }
+    }
+}
+
+fn link_error(e: irvm::errors::LinkError) -> LoadFailure {
+    let text = e.to_string();
+    match e {
+        irvm::errors::LinkError::Init { trap, .. } => LoadFailure {
+            code: trap.code,
+            text,
+            trap: Some(trap),
+        },
+        _ => (StatusCode::InvalidArgument, text).into(),
+    }
 }
 
 /// Modules loaded into one context by `irvm.load`: `m.fn(...)`,
@@ -616,7 +650,7 @@ impl LoadedModule {
         let inner = &self.inner;
         // Ctrl-C during a load (a long `__init`) as during a call.
         let added = inner.interruptible(py, || inner.add(sources))?;
-        added.map_err(|(code, text)| from_text(py, &text, code))?;
+        added.map_err(|e| e.into_py(py))?;
         // Names may now find functions of the new modules.
         self.functions
             .lock()
@@ -801,6 +835,13 @@ impl Function {
     #[getter]
     fn name(&self) -> String {
         self.func.name().to_string()
+    }
+
+    /// How many arguments the function takes (`irvm.compat` checks calls
+    /// against it to raise iree.runtime's error).
+    #[getter]
+    fn _arity(&self) -> usize {
+        self.func.params().len()
     }
 
     fn __repr__(&self) -> String {
