@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -24,10 +24,14 @@ use crate::arguments::{self, Slot};
 use crate::declaration::{self, Declared};
 use crate::errors::{from_text, from_trap, vm_error};
 use crate::module_cache;
+use crate::turns::{Turn, Turns};
 
 /// A context and the settings every call applies.
 pub struct Loaded {
     ctx: Mutex<Context>,
+    /// Calls (and loads) take turns on the context: a wait for a turn
+    /// can be interrupted, a wait on `ctx`'s mutex could not.
+    turns: Turns,
     names: Mutex<Names>,
     interrupt: InterruptHandle,
     fuel: Option<u64>,
@@ -127,6 +131,7 @@ impl Loaded {
         let interrupt = ctx.interrupt_handle();
         Loaded {
             ctx: Mutex::new(ctx),
+            turns: Turns::default(),
             names: Mutex::new(Names::default()),
             interrupt,
             fuel: settings.fuel,
@@ -221,6 +226,7 @@ impl Loaded {
         py: Python<'_>,
         f: impl FnOnce(&mut Context) -> Result<T, irvm::Trap> + Send,
     ) -> PyResult<T> {
+        let _turn = self.turn(py)?;
         let outcome = self.interruptible(py, || {
             let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
             if self.fuel.is_some() {
@@ -234,11 +240,39 @@ impl Loaded {
         outcome.map_err(|t| from_trap(py, &t))
     }
 
+    /// This context's turn: at once when no other call runs, else waited
+    /// for with the GIL released; Ctrl-C (on the main thread, when
+    /// Python's handler raises) gives up the wait with `KeyboardInterrupt`
+    /// and leaves the running call alone.
+    fn turn(&self, py: Python<'_>) -> PyResult<Turn<'_>> {
+        if let Some(turn) = self.turns.try_take() {
+            return Ok(turn);
+        }
+        check_signals(py)?;
+        let raises = crate::sigint::python_handler_raises(py)?;
+        let (turn, interrupted) = py.detach(|| {
+            let wait = crate::sigint::WaitGuard::new(raises);
+            let turn = self.turns.take(|| wait.seen());
+            (turn, wait.finish())
+        });
+        if interrupted {
+            drop(turn);
+            // SAFETY: called with the GIL held, on the main thread (the
+            // guard arms only there); runs Python's signal handlers.
+            if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            return self.turn(py);
+        }
+        turn.ok_or_else(|| PyRuntimeError::new_err("gave up waiting for the module"))
+    }
+
     /// Runs `f` with the GIL released and Ctrl-C armed on this context's
     /// interrupt (when Python's SIGINT handler raises); a SIGINT raises
     /// `KeyboardInterrupt` (through Python's own handler) once `f` returns.
     fn interruptible<T: Send>(&self, py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-        let raises = crate::sigint::python_handler_raises(py);
+        check_signals(py)?;
+        let raises = crate::sigint::python_handler_raises(py)?;
         let (outcome, interrupted) = py.detach(|| {
             let guard = crate::sigint::CallGuard::new(&self.interrupt, raises);
             let outcome = f();
@@ -258,6 +292,18 @@ impl Loaded {
         }
         Ok(outcome)
     }
+}
+
+/// Runs Python's handlers of signals that came while the GIL was held
+/// (a Ctrl-C while the arguments were converted): `KeyboardInterrupt`
+/// then, before the call starts, rather than lost.
+fn check_signals(py: Python<'_>) -> PyResult<()> {
+    // SAFETY: called with the GIL held; runs pending signal handlers (on
+    // the main thread only, a no-op elsewhere).
+    if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(())
 }
 
 /// The modules given to `load`, read with the GIL held.
@@ -648,6 +694,7 @@ impl LoadedModule {
             .map(|m| source_of(&m))
             .collect::<PyResult<Vec<_>>>()?;
         let inner = &self.inner;
+        let _turn = inner.turn(py)?;
         // Ctrl-C during a load (a long `__init`) as during a call.
         let added = inner.interruptible(py, || inner.add(sources))?;
         added.map_err(|e| e.into_py(py))?;
