@@ -8,6 +8,7 @@
 //! program's writes change it, else read-only; anything else is copied
 //! once into a fresh 64-byte-aligned buffer, or, with `copy=False`, refused.
 
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::sync::Arc;
 
@@ -34,8 +35,11 @@ pub struct Slot<'a> {
     pub declared: Option<&'a Declared>,
     /// `Some(false)`: refuse to copy; otherwise copy when the rule says so.
     pub copy: Option<bool>,
-    /// Most bytes one copied or wrapped input may have.
+    /// Most bytes the call's inputs (copied or used in place) may have
+    /// together: `max_memory_bytes`.
     pub max_bytes: u64,
+    /// Bytes of the call's inputs converted so far (this one's are added).
+    pub inputs: &'a Cell<u64>,
 }
 
 impl Slot<'_> {
@@ -409,17 +413,24 @@ fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         None => have,
     };
     let len = usize::try_from(v.len).unwrap_or(0);
-    if len as u64 > slot.max_bytes {
+    let total = slot.inputs.get().saturating_add(len as u64);
+    if total > slot.max_bytes {
+        let what = if total == len as u64 {
+            format!("an input of {len} bytes")
+        } else {
+            format!("the inputs add up to {total} bytes with this one's {len}")
+        };
         return Err(vm_error(
             py,
             StatusCode::ResourceExhausted,
             &format!(
-                "{}: an input of {len} bytes exceeds max_memory_bytes ({})",
+                "{}: {what}, more than max_memory_bytes ({})",
                 slot.what(),
                 slot.max_bytes
             ),
         ));
     }
+    slot.inputs.set(total);
     // SAFETY: `view` describes a valid exported buffer.
     let contiguous = unsafe { ffi::PyBuffer_IsContiguous(v, b'C' as std::ffi::c_char) } == 1;
     let aligned = (v.buf as usize) % irvm::BUFFER_ALIGNMENT == 0;

@@ -471,8 +471,11 @@ fn needs(module: &Module, name: &str) -> bool {
 /// fuel: instructions each call (and loading) may execute
 ///     (ResourceExhaustedError beyond).
 /// timeout: seconds each call (and loading) may run (DeadlineExceededError).
-/// max_memory_bytes: most memory the programs may hold at once, inputs
-///     included (ResourceExhaustedError beyond).
+/// max_memory_bytes: most memory the programs may hold at once
+///     (ResourceExhaustedError beyond): what they allocate during a call
+///     or the loading; the inputs of one call, added up (copied or used in
+///     place), may not be more either (checked before the call). Results
+///     Python keeps are not counted once returned.
 /// engine: "interp", "jit" or "auto" (the default): how bytecode runs; the
 ///     results are the same.
 ///
@@ -917,6 +920,9 @@ impl Function {
             .map(|(a, _)| a)
             .filter(|a| a.len() == params.len());
         let mut values = Vec::with_capacity(params.len());
+        // The inputs' bytes together, checked against max_memory_bytes
+        // before the call.
+        let inputs = std::cell::Cell::new(0);
         for (k, (arg, &ty)) in args.iter().zip(params).enumerate() {
             let slot = Slot {
                 function: self.func.name(),
@@ -924,6 +930,7 @@ impl Function {
                 declared: declared_args.map(|a| &a[k]),
                 copy,
                 max_bytes: self.inner.max_input_bytes,
+                inputs: &inputs,
             };
             values.push(arguments::convert(&arg, ty, &slot)?);
         }

@@ -5,7 +5,8 @@
 // --iree-vmvx-enable-microkernels --iree-opt-data-tiling: `matmul` packs
 // its operands (vmvx.pack), multiplies them in one workgroup whose
 // vmvx.mmt4d call runs for seconds in a debug build, and unpacks the
-// result; `add` is a quick call (vmvx.add.2d) to see the module still works.
+// result; `add` is a quick call (vmvx.add.2d) to see the module still works;
+// `add_wide` takes two 16 KiB inputs (max_memory_bytes adds them up).
 func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
   %zero = arith.constant 0.0 : f32
   %init = tensor.empty() : tensor<256x256xf32>
@@ -16,4 +17,8 @@ func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<25
 func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %r = arith.addf %a, %b : tensor<4xf32>
   return %r : tensor<4xf32>
+}
+func.func @add_wide(%a: tensor<4096xf32>, %b: tensor<4096xf32>) -> tensor<4096xf32> {
+  %r = arith.addf %a, %b : tensor<4096xf32>
+  return %r : tensor<4096xf32>
 }
