@@ -18,8 +18,14 @@
 use irvm::{ContextResources, NativeModule, Ref, StatusCode, StopCheck, Trap, Value};
 
 /// Work between two looks at the stop word: elements read or written, or
-/// multiply-adds (about a millisecond of kernel time in a release build).
-const POLL_WORK: u64 = 1 << 17;
+/// multiply-adds (tens of microseconds of kernel time in a release build,
+/// a few milliseconds in a debug build; a look is an atomic load and, with
+/// a deadline, a clock read).
+const POLL_WORK: u64 = 1 << 14;
+
+/// Elements a region kernel reads, writes or addresses between two counts
+/// of its work (a small region is counted once).
+const CHUNK: usize = 4096;
 
 /// Looks at the calling program's interrupt flag and deadline every
 /// [`POLL_WORK`] units of work a kernel reports; a kernel with less work
@@ -110,11 +116,22 @@ impl Region<'_> {
         }
         let count = self.size0.checked_mul(self.size1).ok_or_else(overflow)?;
         let mut out = Vec::with_capacity(usize::try_from(count).map_err(|_| overflow())?);
-        for i in 0..self.size0 {
-            poll.tick(self.size1)?;
-            for j in 0..self.size1 {
-                out.push(((self.offset + i * self.stride0 + j * self.stride1) * e) as usize);
+        // Whole rows, about CHUNK elements at a time (a small region at once).
+        let rows = if count <= CHUNK as u64 {
+            self.size0
+        } else {
+            (CHUNK as u64 / self.size1).max(1)
+        };
+        let mut first = 0;
+        while first < self.size0 {
+            let end = (first + rows).min(self.size0);
+            poll.tick((end - first) * self.size1)?;
+            for i in first..end {
+                for j in 0..self.size1 {
+                    out.push(((self.offset + i * self.stride0 + j * self.stride1) * e) as usize);
+                }
             }
+            first = end;
         }
         Ok(out)
     }
@@ -128,10 +145,9 @@ impl Region<'_> {
     ) -> Result<Vec<u64>, Trap> {
         let offsets = self.byte_offsets(kernel, what, poll)?;
         let n = self.element;
-        let row = usize::try_from(self.size1).unwrap_or(usize::MAX).max(1);
         self.buffer.buffer(what)?.with_bytes(|bytes| {
             let mut out = Vec::with_capacity(offsets.len());
-            for chunk in offsets.chunks(row) {
+            for chunk in offsets.chunks(CHUNK) {
                 poll.tick(chunk.len() as u64)?;
                 out.extend(chunk.iter().map(|&o| {
                     let mut word = [0u8; 8];
@@ -153,9 +169,8 @@ impl Region<'_> {
     ) -> Result<(), Trap> {
         let offsets = self.byte_offsets(kernel, what, poll)?;
         let n = self.element;
-        let row = usize::try_from(self.size1).unwrap_or(usize::MAX).max(1);
         self.buffer.buffer(what)?.with_bytes_mut(|bytes| {
-            for (chunk, chunk_values) in offsets.chunks(row).zip(values.chunks(row)) {
+            for (chunk, chunk_values) in offsets.chunks(CHUNK).zip(values.chunks(CHUNK)) {
                 poll.tick(chunk.len() as u64)?;
                 for (&o, v) in chunk.iter().zip(chunk_values) {
                     bytes[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
