@@ -76,6 +76,11 @@ struct Share {
     stop: Arc<StopWord>,
     /// Whether the context handed out an interrupt handle.
     interruptible: AtomicBool,
+    /// While [`ContextResources::run_within`] runs this context for
+    /// another: that one's stop word and deadline, which
+    /// [`ContextResources::stop_check`] then gives (so a host module of
+    /// this context stops when the caller is interrupted).
+    lent_stop: Mutex<Option<StopCheck>>,
     /// The profile recording the context ([`crate::Context::set_profile`]).
     profile: Mutex<Option<Arc<crate::profile::Profile>>>,
     /// While a host call made from bytecode runs under a profile: the
@@ -132,6 +137,7 @@ impl ContextResources {
                 deadline: Mutex::new(None),
                 stop: stop.clone(),
                 interruptible: AtomicBool::new(false),
+                lent_stop: Mutex::new(None),
                 profile: Mutex::new(None),
                 call_site: Mutex::new(None),
             }),
@@ -296,8 +302,19 @@ impl ContextResources {
     }
 
     /// The interrupt flag and deadline as they are now, for host code that
-    /// checks them many times (`StopCheck::check` reads no lock).
+    /// checks them many times (`StopCheck::check` reads no lock). While
+    /// another context runs this one ([`ContextResources::run_within`]),
+    /// they are that context's.
     pub fn stop_check(&self) -> StopCheck {
+        let lent = self
+            .share
+            .lent_stop
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(lent) = lent {
+            return lent;
+        }
         StopCheck {
             stop: self.share.stop.clone(),
             deadline: self.deadline(),
@@ -371,6 +388,7 @@ impl ContextResources {
         other.hooks.fuel = fuel;
         other.hooks.deadline = self.deadline();
         other.hooks.interruptible = self.share.interruptible.load(Ordering::Relaxed);
+        let saved_lent_stop = other.resources.lend_stop(Some(self.stop_check()));
         // `other` gets its own settings back even when `f` panics.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *other)));
         if fuel.is_some() {
@@ -380,6 +398,7 @@ impl ContextResources {
         other.hooks.fuel = saved_fuel;
         other.hooks.deadline = saved_deadline;
         other.hooks.stop = saved_stop;
+        other.resources.lend_stop(saved_lent_stop);
         other.hooks.interruptible = saved_interruptible;
         other.memory = saved_memory;
         other.limits.max_buffer_bytes = saved_max_buffer;
@@ -390,6 +409,19 @@ impl ContextResources {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         }
+    }
+
+    /// Sets the stop word and deadline [`ContextResources::stop_check`]
+    /// gives (`None`: the context's own); returns the previous ones.
+    fn lend_stop(&self, lent: Option<StopCheck>) -> Option<StopCheck> {
+        std::mem::replace(
+            &mut *self
+                .share
+                .lent_stop
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+            lent,
+        )
     }
 
     /// Lends the context's fuel to a host call (see the module doc).

@@ -8,8 +8,9 @@
     y = ctx.modules.module.predict(x).to_host()
 
 Semantics follow iree.runtime 3.13 on its CPU drivers, ``local-sync`` and
-``local-task``; other drivers (cuda, vulkan, ...) raise RuntimeError naming
-them. Differences: failures are irvm's ``VmError`` subclasses (with
+``local-task``; GPU drivers (cuda, hip, vulkan) raise RuntimeError naming
+them, other names ValueError, as iree.runtime 3.13 does on a machine without
+GPU libraries. Differences: failures are irvm's ``VmError`` subclasses (with
 ``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``, as
 iree.runtime's are; ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink``'s callback gets each
@@ -129,11 +130,24 @@ class HalElementType(enum.IntEnum):
 
     @staticmethod
     def map_to_dtype(element_type: "HalElementType") -> np.dtype:
-        """The numpy dtype of an element type (ValueError when numpy has none)."""
-        dtype = _ELEMENT_TO_DTYPE.get(HalElementType(element_type))
-        if dtype is None:
-            raise ValueError(f"no numpy dtype for {HalElementType(element_type).name}")
-        return np.dtype(dtype)
+        """The numpy dtype of an element type, as iree.runtime maps it:
+        bfloat16 and the float8 types are ml_dtypes' (ValueError when
+        ml_dtypes is not installed); ValueError for types numpy has none
+        for (INT_4, OPAQUE_*, NONE)."""
+        element_type = HalElementType(element_type)
+        dtype = _ELEMENT_TO_DTYPE.get(element_type)
+        if dtype is not None:
+            return np.dtype(dtype)
+        ml_name = _ELEMENT_TO_ML_DTYPE.get(element_type)
+        if ml_name is None:
+            raise ValueError(f"Unsupported VM Buffer -> numpy dtype mapping: {element_type.name}")
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise ValueError(
+                f"{element_type.name} maps to ml_dtypes.{ml_name}: install the ml_dtypes package"
+            ) from None
+        return np.dtype(getattr(ml_dtypes, ml_name))
 
     @staticmethod
     def is_byte_aligned(element_type: "HalElementType") -> bool:
@@ -165,6 +179,16 @@ _ELEMENT_TO_DTYPE = {
     HalElementType.FLOAT_64: np.float64,
     HalElementType.COMPLEX_64: np.complex64,
     HalElementType.COMPLEX_128: np.complex128,
+}
+
+# Element types numpy has through the ml_dtypes package (as iree.runtime maps them).
+_ELEMENT_TO_ML_DTYPE = {
+    HalElementType.BFLOAT_16: "bfloat16",
+    HalElementType.FLOAT_8_E4M3_FN: "float8_e4m3fn",
+    HalElementType.FLOAT_8_E4M3_FNUZ: "float8_e4m3fnuz",
+    HalElementType.FLOAT_8_E5M2: "float8_e5m2",
+    HalElementType.FLOAT_8_E5M2_FNUZ: "float8_e5m2fnuz",
+    HalElementType.FLOAT_8_E8M0_FNU: "float8_e8m0fnu",
 }
 
 _DTYPE_TO_ELEMENT = {
@@ -229,14 +253,25 @@ class BufferUsage(enum.IntFlag):
 # --- drivers and devices ------------------------------------------------------
 
 
+# The GPU drivers iree.runtime 3.13's wheel registers: irvm does not provide
+# them, so they fail as iree.runtime's do on a machine without their
+# libraries (RuntimeError, UNAVAILABLE); any other name is not a driver at all
+# (ValueError, NOT_FOUND), as there.
+_GPU_DRIVERS = ("cuda", "hip", "vulkan")
+
+
 def _check_driver(name: str) -> str:
-    driver = name.split("://", 1)[0]
-    if driver not in _DRIVERS:
+    driver, _, rest = name.partition("://")
+    if driver in _GPU_DRIVERS:
         raise RuntimeError(
             f"HAL driver '{driver}' is not available in irvm: its devices are the CPU "
             f"drivers {', '.join(_DRIVERS)} (GPU drivers such as cuda and vulkan are not "
             "provided)"
         )
+    if driver not in _DRIVERS:
+        raise ValueError(f"NOT_FOUND; no driver '{driver}' registered (irvm has {', '.join(_DRIVERS)})")
+    if rest.split("?", 1)[0]:
+        raise ValueError(f"NOT_FOUND; device paths not yet implemented; creating device '{name}'")
     return name
 
 
@@ -277,24 +312,34 @@ class HalDevice:
 
 
 def get_driver(name: str) -> HalDriver:
-    """The driver named `name` (RuntimeError for drivers irvm does not have)."""
+    """The driver named `name`: ValueError for a name that is no driver,
+    RuntimeError for GPU drivers (cuda, hip, vulkan: irvm has none)."""
     return HalDriver(name)
 
 
 def get_device(uri: str, cache: bool = True) -> HalDevice:
-    """A device by URI (`local-task`, `local-sync`)."""
+    """A device by URI (`local-task`, `local-sync`); errors as get_driver's,
+    and ValueError for a device path (`local-task://5`)."""
     return HalDevice(uri)
 
 
 def get_first_device(uris: Optional[Sequence[str]] = None, cache: bool = True) -> HalDevice:
-    """The first device of `uris` that irvm has (default: local-task)."""
-    errors = []
-    for uri in uris or ["local-task"]:
+    """The first device of `uris` that irvm has (default: local-task), as
+    iree.runtime picks it: names that are no driver are skipped; when none
+    is left, RuntimeError if a driver failed (a GPU driver), else ValueError."""
+    if uris is None:
+        uris = [s.strip() for s in os.environ.get("IREE_DEFAULT_DEVICE", "local-task").split(",")]
+    failure = None
+    for uri in uris:
         try:
             return HalDevice(uri)
+        except ValueError:
+            continue
         except RuntimeError as e:
-            errors.append(str(e))
-    raise RuntimeError("Could not create device. " + "; ".join(errors))
+            failure = e
+    if failure is not None:
+        raise RuntimeError("Could not create device. Exception for last tried follows.") from failure
+    raise ValueError(f"No device found from list {list(uris)}")
 
 
 class HalBufferView:
@@ -509,8 +554,11 @@ class VmModule:
 
     @staticmethod
     def mmap(instance: VmInstance, filepath: str | os.PathLike, destroy_callback=None) -> "VmModule":
-        """A module from a file (memory-mapped)."""
-        return VmModule(os.fspath(filepath), destroy_callback)
+        """A module from a file (memory-mapped); FileNotFoundError (an
+        OSError) when it cannot be read, as in iree.runtime."""
+        filepath = os.fspath(filepath)
+        os.stat(filepath)
+        return VmModule(filepath, destroy_callback)
 
     @staticmethod
     def from_flatbuffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
@@ -653,6 +701,18 @@ def _from_vm(device: Any, value: Any) -> Any:
     return value
 
 
+def _check_arity(function: Any, given: int) -> None:
+    """iree.runtime's error for a wrong number of arguments: INVALID_ARGUMENT,
+    a ValueError (irvm's own API raises TypeError, as Python functions do)."""
+    if given != function._arity:
+        raise _as_value_error(
+            _irvm.InvalidArgumentError(
+                f"INVALID_ARGUMENT; input list and function mismatch; expected "
+                f"{function._arity} arguments but passed {given} ({function.signature})"
+            )
+        )
+
+
 class VmContext:
     """Modules linked in one context (iree.runtime's low-level API)."""
 
@@ -705,6 +765,7 @@ class VmContext:
     def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
         """Calls `function` with the values of `arg_list`, appending its results to `ret_list`."""
         f = self._function(function)
+        _check_arity(f, len(arg_list._items))
         try:
             results = f(*[_to_vm(v) for v in arg_list._items])
         except _irvm.VmError as e:
@@ -785,6 +846,9 @@ class FunctionInvoker:
         return self._vm_function
 
     def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise ValueError("kwargs not supported for dynamic dispatch functions")
+        _check_arity(self._function, len(args))
         try:
             results = self._function(*[_to_vm(a) for a in args])
         except _irvm.VmError as e:
@@ -911,7 +975,8 @@ def load_vm_module(vm_module: VmModule, config: Optional[Config] = None) -> Boun
     return load_vm_modules(vm_module, config=config)[0]
 
 
-_BACKEND_TO_DRIVER = {"llvm-cpu": "local-task", "vmvx": "local-task"}
+# iree.runtime's TARGET_BACKEND_TO_DRIVER: an unknown backend is a KeyError.
+_BACKEND_TO_DRIVER = {"llvm-cpu": "local-task", "vmvx": "local-task", "vulkan-spirv": "vulkan"}
 
 
 def _create_config(*, driver: Optional[str] = None, backend: Optional[str] = None) -> Config:
@@ -920,8 +985,6 @@ def _create_config(*, driver: Optional[str] = None, backend: Optional[str] = Non
     if backend is not None and driver is not None:
         raise ValueError("Cannot specify both 'driver' and a 'backend' to infer the driver from.")
     if backend is not None:
-        if backend not in _BACKEND_TO_DRIVER:
-            raise RuntimeError(f"backend '{backend}' is not available in irvm (llvm-cpu and vmvx are)")
         driver = _BACKEND_TO_DRIVER[backend]
     return Config(driver)
 

@@ -8,12 +8,14 @@
 //! program's writes change it, else read-only; anything else is copied
 //! once into a fresh 64-byte-aligned buffer, or, with `copy=False`, refused.
 
+use std::cell::Cell;
 use std::ffi::CStr;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::pyclass::CompareOp;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
 
 use irvm::{Buffer, HostRef, List, Ref, StatusCode, TypeDef, ValType, Value};
@@ -33,8 +35,11 @@ pub struct Slot<'a> {
     pub declared: Option<&'a Declared>,
     /// `Some(false)`: refuse to copy; otherwise copy when the rule says so.
     pub copy: Option<bool>,
-    /// Most bytes one copied or wrapped input may have.
+    /// Most bytes the call's inputs (copied or used in place) may have
+    /// together: `max_memory_bytes`.
     pub max_bytes: u64,
+    /// Bytes of the call's inputs converted so far (this one's are added).
+    pub inputs: &'a Cell<u64>,
 }
 
 impl Slot<'_> {
@@ -127,10 +132,7 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         let dtype = numpy_dtype_name(*element).ok_or_else(|| {
             slot.invalid(py, format!("numpy has no dtype for {}", element.name()))
         })?;
-        let array = py
-            .import("numpy")?
-            .call_method1("asarray", (obj, dtype))
-            .map_err(|e| slot.invalid(py, format!("cannot be made a {dtype} array: {e}")))?;
+        let array = python_data_as(obj, dtype, slot)?;
         let copy_allowed = Slot {
             copy: None,
             ..*slot
@@ -138,6 +140,59 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         return from_buffer(&array, &copy_allowed);
     }
     from_buffer(obj, slot)
+}
+
+/// Python data (a list, tuple or scalar) as a numpy array of `dtype`, by
+/// numpy's `same_kind` casting rule: integers and bools may become floats,
+/// floats narrower floats (rounded), but floats never become integers and
+/// integers never bools; integers out of `dtype`'s range are refused too.
+/// Nothing is truncated silently.
+fn python_data_as<'py>(
+    obj: &Bound<'py, PyAny>,
+    dtype: &str,
+    slot: &Slot<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    let numpy = py.import("numpy")?;
+    let failed = |e: PyErr| slot.invalid(py, format!("cannot be made a {dtype} array: {e}"));
+    let natural = numpy.call_method1("asarray", (obj,)).map_err(failed)?;
+    let natural_dtype = natural.getattr("dtype")?;
+    let castable = numpy
+        .call_method1("can_cast", (&natural_dtype, dtype, "same_kind"))?
+        .is_truthy()?;
+    if !castable {
+        return Err(slot.invalid(
+            py,
+            format!(
+                "{} of {natural_dtype} values cannot be made {dtype} without losing them                  (numpy's same_kind casting); pass a {dtype} array",
+                if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+                    "a list"
+                } else {
+                    "a Python scalar"
+                },
+            ),
+        ));
+    }
+    let array = natural.call_method1("astype", (dtype,)).map_err(failed)?;
+    let integer_kind = |d: &Bound<'_, PyAny>| -> PyResult<bool> {
+        Ok(matches!(
+            d.getattr("kind")?.extract::<String>()?.as_str(),
+            "i" | "u"
+        ))
+    };
+    if integer_kind(&natural_dtype)?
+        && integer_kind(&array.getattr("dtype")?)?
+        && !natural
+            .rich_compare(&array, CompareOp::Eq)?
+            .call_method0("all")?
+            .is_truthy()?
+    {
+        return Err(slot.invalid(
+            py,
+            format!("the values do not all fit in {dtype} (they would wrap around)"),
+        ));
+    }
+    Ok(array)
 }
 
 /// A Python list or tuple as a `!vm.list<?>` (variants), as iree.runtime's
@@ -358,17 +413,24 @@ fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
         None => have,
     };
     let len = usize::try_from(v.len).unwrap_or(0);
-    if len as u64 > slot.max_bytes {
+    let total = slot.inputs.get().saturating_add(len as u64);
+    if total > slot.max_bytes {
+        let what = if total == len as u64 {
+            format!("an input of {len} bytes")
+        } else {
+            format!("the inputs add up to {total} bytes with this one's {len}")
+        };
         return Err(vm_error(
             py,
             StatusCode::ResourceExhausted,
             &format!(
-                "{}: an input of {len} bytes exceeds max_memory_bytes ({})",
+                "{}: {what}, more than max_memory_bytes ({})",
                 slot.what(),
                 slot.max_bytes
             ),
         ));
     }
+    slot.inputs.set(total);
     // SAFETY: `view` describes a valid exported buffer.
     let contiguous = unsafe { ffi::PyBuffer_IsContiguous(v, b'C' as std::ffi::c_char) } == 1;
     let aligned = (v.buf as usize) % irvm::BUFFER_ALIGNMENT == 0;

@@ -135,12 +135,19 @@ pub fn vm_error(py: Python<'_>, status: StatusCode, message: &str) -> PyErr {
 /// The exception for a trap: its status, message, innermost source location
 /// and backtrace.
 pub fn from_trap(py: Python<'_>, trap: &Trap) -> PyErr {
+    from_text_and_trap(py, &trap.to_string(), trap)
+}
+
+/// The exception for a failure described by `text` that a trap caused (a
+/// module's `__init` failing during a load): the trap's status, innermost
+/// source location and backtrace, as for a call.
+pub fn from_text_and_trap(py: Python<'_>, text: &str, trap: &Trap) -> PyErr {
     let location = trap
         .backtrace
         .iter()
         .find_map(|f| f.source.first().map(|p| p.to_string()));
     let backtrace = trap.backtrace.iter().map(|f| f.to_string()).collect();
-    build(py, trap.code, &trap.to_string(), location, backtrace)
+    build(py, trap.code, text, location, backtrace)
 }
 
 /// The exception for an error whose text starts with IREE's `CODE; `

@@ -17,6 +17,7 @@ mod loaded;
 mod module_cache;
 mod results;
 mod sigint;
+mod turns;
 
 use pyo3::prelude::*;
 

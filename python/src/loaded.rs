@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -24,10 +24,14 @@ use crate::arguments::{self, Slot};
 use crate::declaration::{self, Declared};
 use crate::errors::{from_text, from_trap, vm_error};
 use crate::module_cache;
+use crate::turns::{Turn, Turns};
 
 /// A context and the settings every call applies.
 pub struct Loaded {
     ctx: Mutex<Context>,
+    /// Calls (and loads) take turns on the context: a wait for a turn
+    /// can be interrupted, a wait on `ctx`'s mutex could not.
+    turns: Turns,
     names: Mutex<Names>,
     interrupt: InterruptHandle,
     fuel: Option<u64>,
@@ -127,6 +131,7 @@ impl Loaded {
         let interrupt = ctx.interrupt_handle();
         Loaded {
             ctx: Mutex::new(ctx),
+            turns: Turns::default(),
             names: Mutex::new(Names::default()),
             interrupt,
             fuel: settings.fuel,
@@ -141,7 +146,7 @@ impl Loaded {
     /// Registers `sources` in order (each module's `__init` runs on the
     /// fuel and within the timeout), with the hal and io_parameters modules
     /// before the first module that imports them.
-    fn add(&self, sources: Vec<Source>) -> Result<(), (StatusCode, String)> {
+    fn add(&self, sources: Vec<Source>) -> Result<(), LoadFailure> {
         let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         ctx.set_fuel(self.fuel);
         if let Some(t) = self.timeout {
@@ -221,6 +226,7 @@ impl Loaded {
         py: Python<'_>,
         f: impl FnOnce(&mut Context) -> Result<T, irvm::Trap> + Send,
     ) -> PyResult<T> {
+        let _turn = self.turn(py)?;
         let outcome = self.interruptible(py, || {
             let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
             if self.fuel.is_some() {
@@ -234,11 +240,39 @@ impl Loaded {
         outcome.map_err(|t| from_trap(py, &t))
     }
 
+    /// This context's turn: at once when no other call runs, else waited
+    /// for with the GIL released; Ctrl-C (on the main thread, when
+    /// Python's handler raises) gives up the wait with `KeyboardInterrupt`
+    /// and leaves the running call alone.
+    fn turn(&self, py: Python<'_>) -> PyResult<Turn<'_>> {
+        if let Some(turn) = self.turns.try_take() {
+            return Ok(turn);
+        }
+        check_signals(py)?;
+        let raises = crate::sigint::python_handler_raises(py)?;
+        let (turn, interrupted) = py.detach(|| {
+            let wait = crate::sigint::WaitGuard::new(raises);
+            let turn = self.turns.take(|| wait.seen());
+            (turn, wait.finish())
+        });
+        if interrupted {
+            drop(turn);
+            // SAFETY: called with the GIL held, on the main thread (the
+            // guard arms only there); runs Python's signal handlers.
+            if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+            return self.turn(py);
+        }
+        turn.ok_or_else(|| PyRuntimeError::new_err("gave up waiting for the module"))
+    }
+
     /// Runs `f` with the GIL released and Ctrl-C armed on this context's
     /// interrupt (when Python's SIGINT handler raises); a SIGINT raises
     /// `KeyboardInterrupt` (through Python's own handler) once `f` returns.
     fn interruptible<T: Send>(&self, py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-        let raises = crate::sigint::python_handler_raises(py);
+        check_signals(py)?;
+        let raises = crate::sigint::python_handler_raises(py)?;
         let (outcome, interrupted) = py.detach(|| {
             let guard = crate::sigint::CallGuard::new(&self.interrupt, raises);
             let outcome = f();
@@ -258,6 +292,18 @@ impl Loaded {
         }
         Ok(outcome)
     }
+}
+
+/// Runs Python's handlers of signals that came while the GIL was held
+/// (a Ctrl-C while the arguments were converted): `KeyboardInterrupt`
+/// then, before the call starts, rather than lost.
+fn check_signals(py: Python<'_>) -> PyResult<()> {
+    // SAFETY: called with the GIL held; runs pending signal handlers (on
+    // the main thread only, a no-op elsewhere).
+    if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(())
 }
 
 /// The modules given to `load`, read with the GIL held.
@@ -425,8 +471,11 @@ fn needs(module: &Module, name: &str) -> bool {
 /// fuel: instructions each call (and loading) may execute
 ///     (ResourceExhaustedError beyond).
 /// timeout: seconds each call (and loading) may run (DeadlineExceededError).
-/// max_memory_bytes: most memory the programs may hold at once, inputs
-///     included (ResourceExhaustedError beyond).
+/// max_memory_bytes: most memory the programs may hold at once
+///     (ResourceExhaustedError beyond): what they allocate during a call
+///     or the loading; the inputs of one call, added up (copied or used in
+///     place), may not be more either (checked before the call). Results
+///     Python keeps are not counted once returned.
 /// engine: "interp", "jit" or "auto" (the default): how bytecode runs; the
 ///     results are the same.
 ///
@@ -591,11 +640,45 @@ pub fn _inspect(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>
     Ok(out.into_any().unbind())
 }
 
-fn link_error(e: irvm::errors::LinkError) -> (StatusCode, String) {
-    if let irvm::errors::LinkError::Init { trap, .. } = &e {
-        return (trap.code, e.to_string());
+/// Why [`Loaded::add`] failed: a status and a text, and the trap when a
+/// module's initializer failed (its frames become the error's
+/// `.backtrace` and `.location`, as for a call).
+pub struct LoadFailure {
+    code: StatusCode,
+    text: String,
+    trap: Option<irvm::Trap>,
+}
+
+impl From<(StatusCode, String)> for LoadFailure {
+    fn from((code, text): (StatusCode, String)) -> LoadFailure {
+        LoadFailure {
+            code,
+            text,
+            trap: None,
+        }
     }
-    (StatusCode::InvalidArgument, e.to_string())
+}
+
+impl LoadFailure {
+    /// The Python exception.
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match &self.trap {
+            Some(trap) => crate::errors::from_text_and_trap(py, &self.text, trap),
+            None => from_text(py, &self.text, self.code),
+        }
+    }
+}
+
+fn link_error(e: irvm::errors::LinkError) -> LoadFailure {
+    let text = e.to_string();
+    match e {
+        irvm::errors::LinkError::Init { trap, .. } => LoadFailure {
+            code: trap.code,
+            text,
+            trap: Some(trap),
+        },
+        _ => (StatusCode::InvalidArgument, text).into(),
+    }
 }
 
 /// Modules loaded into one context by `irvm.load`: `m.fn(...)`,
@@ -614,9 +697,10 @@ impl LoadedModule {
             .map(|m| source_of(&m))
             .collect::<PyResult<Vec<_>>>()?;
         let inner = &self.inner;
+        let _turn = inner.turn(py)?;
         // Ctrl-C during a load (a long `__init`) as during a call.
         let added = inner.interruptible(py, || inner.add(sources))?;
-        added.map_err(|(code, text)| from_text(py, &text, code))?;
+        added.map_err(|e| e.into_py(py))?;
         // Names may now find functions of the new modules.
         self.functions
             .lock()
@@ -803,6 +887,13 @@ impl Function {
         self.func.name().to_string()
     }
 
+    /// How many arguments the function takes (`irvm.compat` checks calls
+    /// against it to raise iree.runtime's error).
+    #[getter]
+    fn _arity(&self) -> usize {
+        self.func.params().len()
+    }
+
     fn __repr__(&self) -> String {
         format!("<irvm.Function {}>", self.signature)
     }
@@ -829,6 +920,9 @@ impl Function {
             .map(|(a, _)| a)
             .filter(|a| a.len() == params.len());
         let mut values = Vec::with_capacity(params.len());
+        // The inputs' bytes together, checked against max_memory_bytes
+        // before the call.
+        let inputs = std::cell::Cell::new(0);
         for (k, (arg, &ty)) in args.iter().zip(params).enumerate() {
             let slot = Slot {
                 function: self.func.name(),
@@ -836,6 +930,7 @@ impl Function {
                 declared: declared_args.map(|a| &a[k]),
                 copy,
                 max_bytes: self.inner.max_input_bytes,
+                inputs: &inputs,
             };
             values.push(arguments::convert(&arg, ty, &slot)?);
         }

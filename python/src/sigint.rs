@@ -21,8 +21,11 @@ use irvm::InterruptHandle;
 static ACTIVE: AtomicPtr<InterruptHandle> = AtomicPtr::new(std::ptr::null_mut());
 /// Handlers running now (the guard waits for 0 before the handle may go).
 static IN_HANDLER: AtomicUsize = AtomicUsize::new(0);
-/// A SIGINT arrived during a call.
+/// A SIGINT arrived during a call (or a wait for one).
 static SEEN: AtomicBool = AtomicBool::new(false);
+/// The main thread waits for a module's turn ([`WaitGuard`]): a SIGINT is
+/// only recorded (no call of its own runs yet to interrupt).
+static WAITING: AtomicBool = AtomicBool::new(false);
 /// The handler ours replaced, and its `sa_flags`.
 static PREVIOUS: AtomicUsize = AtomicUsize::new(0);
 static PREVIOUS_FLAGS: AtomicUsize = AtomicUsize::new(0);
@@ -71,6 +74,8 @@ extern "C" fn on_sigint(
         // after clearing ACTIVE. `interrupt` is one atomic or: safe in a
         // signal handler.
         unsafe { (*active).interrupt() };
+    } else if WAITING.load(SeqCst) {
+        SEEN.store(true, SeqCst);
     }
     IN_HANDLER.fetch_sub(1, SeqCst);
     let previous = PREVIOUS.load(SeqCst);
@@ -129,7 +134,7 @@ pub struct CallGuard {
 /// [`RECHECK`]. A handler of the program's own may choose not to stop
 /// (set a flag, finish the work): then a call is left to end, as
 /// iree.runtime leaves it.
-pub fn python_handler_raises(py: pyo3::Python<'_>) -> bool {
+pub fn python_handler_raises(py: pyo3::Python<'_>) -> pyo3::PyResult<bool> {
     use pyo3::types::PyAnyMethods;
     static LAST: AtomicU64 = AtomicU64::new(0);
     static RAISES: AtomicBool = AtomicBool::new(true);
@@ -137,17 +142,58 @@ pub fn python_handler_raises(py: pyo3::Python<'_>) -> bool {
     let now = epoch.elapsed().as_nanos() as u64 + 1;
     let last = LAST.load(SeqCst);
     if last != 0 && now - last < RECHECK.as_nanos() as u64 {
-        return RAISES.load(SeqCst);
+        return Ok(RAISES.load(SeqCst));
     }
-    let raises = (|| -> pyo3::PyResult<bool> {
-        let signal = py.import("signal")?;
-        let current = signal.call_method1("getsignal", (libc::SIGINT,))?;
-        Ok(current.is(&signal.getattr("default_int_handler")?))
-    })()
-    .unwrap_or(true);
+    // `signal.getsignal` is Python code: a SIGINT pending since the
+    // arguments were converted runs its handler here, and what that raises
+    // (KeyboardInterrupt) is the caller's to raise, not to drop.
+    let signal = py.import("signal")?;
+    let current = signal.call_method1("getsignal", (libc::SIGINT,))?;
+    let raises = current.is(&signal.getattr("default_int_handler")?);
     RAISES.store(raises, SeqCst);
     LAST.store(now, SeqCst);
-    raises
+    Ok(raises)
+}
+
+/// Makes SIGINT end the main thread's wait for a module's turn
+/// (`crate::turns`) while it lives, without touching the call that holds
+/// the turn (another thread's); nothing on other threads.
+pub struct WaitGuard {
+    armed: bool,
+}
+
+impl WaitGuard {
+    /// Arms Ctrl-C for a wait about to start on this thread, when `raises`
+    /// (as for [`CallGuard::new`]).
+    pub fn new(raises: bool) -> WaitGuard {
+        // SAFETY: pthread_self has no preconditions.
+        let this = unsafe { libc::pthread_self() } as u64;
+        if !raises || this != MAIN_THREAD.load(SeqCst) || !installed() {
+            return WaitGuard { armed: false };
+        }
+        WAITING.store(true, SeqCst);
+        WaitGuard { armed: true }
+    }
+
+    /// Whether a SIGINT arrived while armed.
+    pub fn seen(&self) -> bool {
+        self.armed && SEEN.load(SeqCst)
+    }
+
+    /// Disarms; returns whether a SIGINT arrived while armed.
+    pub fn finish(self) -> bool {
+        let armed = self.armed;
+        drop(self);
+        armed && SEEN.swap(false, SeqCst)
+    }
+}
+
+impl Drop for WaitGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            WAITING.store(false, SeqCst);
+        }
+    }
 }
 
 impl CallGuard {

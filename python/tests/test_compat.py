@@ -117,6 +117,58 @@ SCRIPTS = {
             caught = "ValueError"
         RESULT = {"caught": caught}
     """,
+    "errors_are_the_exceptions_iree_runtime_raises": """
+        def kind(f):
+            try:
+                f()
+            except (FileNotFoundError, KeyError, ValueError, RuntimeError, TypeError) as e:
+                for k in (FileNotFoundError, KeyError, ValueError, RuntimeError, TypeError):
+                    if isinstance(e, k):
+                        return k.__name__
+            return "ok"
+        m = ireert.load_vm_flatbuffer_file(MODELS + "/add_i32.vmfb", driver="local-sync")
+        a = np.array([1, 2, 3, 4], np.int32)
+        ctx = ireert.SystemContext(config=ireert.Config("local-sync"))
+        vm = ireert.VmModule.mmap(ctx.instance, MODELS + "/add_i32.vmfb")
+        ctx.add_vm_module(vm)
+        f = vm.lookup_function("add_i32")
+        E = ireert.HalElementType
+        RESULT = {
+            "too_few": kind(lambda: m.add_i32(a)),
+            "too_many": kind(lambda: m.add_i32(a, a, a)),
+            "none_given": kind(lambda: m.add_i32()),
+            "keywords": kind(lambda: m.add_i32(a, b=a)),
+            "invoke_too_few": kind(lambda: ctx.vm_context.invoke(f, ireert.VmVariantList(0), ireert.VmVariantList(1))),
+            "floats_for_ints": kind(lambda: m.add_i32([1.5, 2.5, 3.7, -4.9], a)),
+            "float32_for_ints": kind(lambda: m.add_i32(np.array([1.5, 2, 3, 4], np.float32), a)),
+            "wrong_shape": kind(lambda: m.add_i32(np.array([1, 2, 3], np.int32), a)),
+            "string": kind(lambda: m.add_i32("x", a)),
+            "unknown_driver": kind(lambda: ireert.Config("nope")),
+            "cuda": kind(lambda: ireert.Config("cuda")),
+            "get_driver": kind(lambda: ireert.get_driver("nope")),
+            "get_device": kind(lambda: ireert.get_device("nope")),
+            "get_device_cuda": kind(lambda: ireert.get_device("cuda")),
+            "device_path": kind(lambda: ireert.get_device("local-task://5")),
+            "first_device": kind(lambda: ireert.get_first_device(["nope", "bad"])),
+            "no_driver_or_backend": kind(lambda: ireert.load_vm_flatbuffer_file(MODELS + "/add_i32.vmfb")),
+            "unknown_backend": kind(lambda: ireert.load_vm_flatbuffer_file(MODELS + "/add_i32.vmfb", backend="rocm")),
+            "missing_file": kind(lambda: ireert.load_vm_flatbuffer_file(MODELS + "/missing.vmfb", driver="local-sync")),
+            "mmap_missing": kind(lambda: ireert.VmModule.mmap(ctx.instance, MODELS + "/missing.vmfb")),
+            "not_a_module": kind(lambda: ireert.VmModule.copy_buffer(ctx.instance, b"garbage" * 20)),
+            "both_driver_and_device": kind(lambda: ireert.Config("local-task", device=ireert.get_device("local-task"))),
+            "missing_function": kind(lambda: ctx.modules.module["nope"]),
+            "int4_dtype": kind(lambda: E.map_to_dtype(E.INT_4)),
+            "opaque_dtype": kind(lambda: E.map_to_dtype(E.OPAQUE_32)),
+        }
+    """,
+    "ml_dtypes_element_types": """
+        E = ireert.HalElementType
+        RESULT = {
+            "bf16": str(E.map_to_dtype(E.BFLOAT_16)),
+            "f8": [str(E.map_to_dtype(e)) for e in (E.FLOAT_8_E4M3_FN, E.FLOAT_8_E4M3_FNUZ, E.FLOAT_8_E5M2,
+                                                     E.FLOAT_8_E5M2_FNUZ, E.FLOAT_8_E8M0_FNU)],
+        }
+    """,
     "gpu_drivers_are_refused": """
         try:
             ireert.Config("cuda")
@@ -204,13 +256,22 @@ def assert_same(ours, theirs, path="RESULT"):
         assert ours == theirs, path
 
 
+def needs_ml_dtypes(name):
+    # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
+    # scripts/test-all installs; iree.runtime depends on it).
+    if name == "ml_dtypes_element_types":
+        pytest.importorskip("ml_dtypes")
+
+
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_script_runs_on_irvm_compat(name):
+    needs_ml_dtypes(name)
     run_here(SCRIPTS[name])
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_script_gives_what_iree_runtime_gives(name):
+    needs_ml_dtypes(name)
     ours = run_here(SCRIPTS[name])
     theirs = run_in_iree(SCRIPTS[name])
     assert_same(ours, theirs)
@@ -242,3 +303,23 @@ def test_variant_lists_are_vm_lists():
     back = rets.get_as_list(2)
     assert back.get_as_int(0) == 4
     assert back.get_as_list(1).get_as_float(1) == 0.5
+
+
+def test_wrong_arity_is_a_value_error_as_in_iree_runtime():
+    m = irvm.compat.load_vm_flatbuffer_file(MODELS / "add_i32.vmfb", driver="local-sync")
+    with pytest.raises(irvm.InvalidArgumentError, match="expected 2 arguments but passed 1") as e:
+        m.add_i32(np.ones(4, np.int32))
+    assert isinstance(e.value, ValueError)
+    # irvm's own API raises TypeError, as a Python function does.
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        irvm.load(MODELS / "add_i32.vmfb").add_i32(np.ones(4, np.int32))
+
+
+def test_element_types_without_ml_dtypes_name_the_package(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # import fails
+    E = irvm.compat.HalElementType
+    with pytest.raises(ValueError, match="ml_dtypes.bfloat16: install the ml_dtypes package"):
+        E.map_to_dtype(E.BFLOAT_16)
+    assert E.map_to_dtype(E.FLOAT_16) == np.float16

@@ -102,3 +102,31 @@ def test_an_error_made_in_python_has_the_attributes_too():
     assert e.location is None
     assert e.backtrace == []
     assert irvm.VmError("x").status == "UNKNOWN"
+
+
+# A module whose __init fails in a function it calls (status 9).
+BAD_INIT = b"""vm.module @bad_init version 0
+vm.export @__init
+vm.func @__init() -> () {
+^bb0:
+  vm.call @setup() loc("bad_init.vmasm":5:3)
+  vm.return
+}
+vm.func @setup() -> () {
+^bb0:
+  %i0 = vm.const.i32 9
+  vm.fail %i0, "setup failed" loc("bad_init.vmasm":11:3)
+}
+"""
+
+
+def test_a_trap_while_loading_has_its_location_and_backtrace():
+    with pytest.raises(irvm.FailedPreconditionError) as e:
+        irvm.load(BAD_INIT)
+    err = e.value
+    assert err.status == "FAILED_PRECONDITION"
+    assert err.location == "bad_init.vmasm:11:3"
+    assert len(err.backtrace) == 2
+    assert err.backtrace[0].startswith("bad_init.setup+0x") and err.backtrace[0].endswith("bad_init.vmasm:11:3")
+    assert err.backtrace[1].startswith("bad_init.__init+0x") and err.backtrace[1].endswith("bad_init.vmasm:5:3")
+    assert "module 'bad_init' failed to initialize" in str(err) and "setup failed" in str(err)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import irvm
-from conftest import DATA, EXAMPLES, MODELS
+from conftest import DATA, EXAMPLES, MODELS, PYDATA
 
 
 def test_scalar_function_from_a_vmasm_path():
@@ -311,3 +311,43 @@ def test_results_have_numpys_plain_dtypes():
     assert repr(y.dtype) == "dtype('float32')"
     assert memoryview(y).format == "f"
     assert memoryview(y).tolist() == [[2.0] * 3] * 2
+
+
+def test_python_data_follows_numpy_same_kind_casting():
+    m = irvm.load(MODELS / "add_i32.vmfb", device="local-sync")
+    a = np.array([1, 2, 3, 4], np.int32)
+    # Integers (and bools) become int32; nothing is truncated silently.
+    assert m.add_i32([10, 20, 30, 40], a).tolist() == [11, 22, 33, 44]
+    assert m.add_i32((True, False, True, False), a).tolist() == [2, 2, 4, 4]
+    with pytest.raises(irvm.InvalidArgumentError, match=r"argument 0 \(%input0: tensor<4xi32>\) of module.add_i32: "
+                       r"a list of float64 values cannot be made int32 without losing them") as e:
+        m.add_i32([1.5, 2.5, 3.7, -4.9], a)
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(irvm.InvalidArgumentError, match="argument 1 .* a list of float64 values"):
+        m.add_i32(a, [1, 2, 3, 4.0])
+    with pytest.raises(irvm.InvalidArgumentError, match="do not all fit in int32"):
+        m.add_i32([2**40, 2, 3, 4], a)
+    with pytest.raises(irvm.InvalidArgumentError, match="do not all fit in int32"):
+        m.add_i32([-(2**31) - 1, 2, 3, 4], a)
+    # Integers to floats: allowed (same kind or safe).
+    mlp = irvm.load(MODELS / "mlp.vmfb", device="local-sync")
+    ints = [[1] * 8] * 4
+    np.testing.assert_array_equal(mlp.predict(ints), mlp.predict(np.ones((4, 8), np.float32)))
+
+
+def test_max_memory_bytes_adds_up_the_inputs_of_a_call():
+    a = np.ones(4096, np.float32)  # 16 KiB: one fits in 24000 bytes, two do not
+    m = irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", max_memory_bytes=24000)
+    with pytest.raises(
+        irvm.ResourceExhaustedError,
+        match=r"argument 1 \(%input1: tensor<4096xf32>\) of module.add_wide: the inputs add up to "
+        r"32768 bytes with this one's 16384, more than max_memory_bytes \(24000\)",
+    ):
+        m.add_wide(a, a)
+    with pytest.raises(irvm.ResourceExhaustedError, match="an input of 16384 bytes, more than"):
+        irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", max_memory_bytes=10000).add_wide(a, a)
+    # Results Python keeps are not counted once returned: ten calls keep
+    # 160 KiB of results under a 40000-byte limit.
+    roomy = irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", max_memory_bytes=40000)
+    kept = [roomy.add_wide(a, a) for _ in range(10)]
+    assert all(k[0] == 2 for k in kept)

@@ -3,15 +3,17 @@ meanwhile), any thread may call, and Ctrl-C interrupts a call on the main
 thread within 100 ms, leaving the module usable."""
 
 import json
+import pathlib
 import subprocess
 import sys
 import threading
 import time
 
 import numpy as np
+import pytest
 
 import irvm
-from conftest import COUNT_VMASM, DATA, EXAMPLES, MODELS
+from conftest import COUNT_VMASM, DATA, EXAMPLES, MODELS, PYDATA
 
 
 def test_a_call_on_one_module_does_not_hold_up_calls_on_another():
@@ -125,6 +127,7 @@ except KeyboardInterrupt:
     third = time.monotonic() - sent["at"]
 # A program of llvm-cpu dispatches in a loop (tests/models/embedded/loop.mlir).
 import numpy as np
+import pytest
 native = irvm.load(sys.argv[3])
 threading.Timer(0.2, interrupt).start()
 try:
@@ -247,3 +250,127 @@ def test_ctrl_c_interrupts_a_load():
     assert result["outcome"] == "KeyboardInterrupt", result
     assert result["latency"] < 0.1, result
     assert result["fib"] == 6765
+
+
+# Ctrl-C inside one long vmvx microkernel call (python/tests/data/long_vmvx.mlir:
+# the matmul's single workgroup is one vmvx.mmt4d call of seconds in a debug
+# build), on both devices; the inputs are 64-byte aligned so the call starts
+# at once (no copy).
+VMVX_CTRL_C = r"""
+import json, os, signal, sys, threading, time
+import numpy as np
+import pytest
+import irvm
+def aligned(shape):
+    n = int(np.prod(shape))
+    raw = np.empty(n + 16, np.float32)
+    start = (-raw.ctypes.data % 64) // 4
+    a = raw[start:start + n].reshape(shape)
+    a[:] = 0.5
+    return a
+a = aligned((256, 256))
+sent = {}
+def interrupt():
+    sent["at"] = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)
+out = {}
+for device in ("local-sync", "local-task"):
+    m = irvm.load(sys.argv[1], device=device)
+    threading.Timer(0.3, interrupt).start()
+    start = time.monotonic()
+    try:
+        m.matmul(a, a)
+        outcome = "returned"
+    except KeyboardInterrupt:
+        outcome = "KeyboardInterrupt"
+    end = time.monotonic()
+    out[device] = {"outcome": outcome, "latency": end - sent["at"], "took": end - start,
+                   "add": m.add(np.ones(4, np.float32), np.ones(4, np.float32)).tolist()}
+print(json.dumps(out))
+"""
+
+
+def test_ctrl_c_interrupts_a_long_vmvx_kernel_within_100_ms():
+    child = subprocess.run(
+        [sys.executable, "-c", VMVX_CTRL_C, str(PYDATA / "long_vmvx.vmfb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    for device, result in json.loads(child.stdout).items():
+        assert result["outcome"] == "KeyboardInterrupt", (device, result)
+        assert result["latency"] < 0.1, (device, result)
+        assert result["add"] == [2.0] * 4, (device, result)
+
+
+def aligned(shape):
+    """A float32 array of 0.5s whose data is 64-byte aligned (used in place:
+    the call starts at once)."""
+    n = int(np.prod(shape))
+    raw = np.empty(n + 16, np.float32)
+    start = (-raw.ctypes.data % 64) // 4
+    a = raw[start : start + n].reshape(shape)
+    a[:] = 0.5
+    return a
+
+
+def test_a_timeout_cuts_a_long_vmvx_kernel():
+    a = aligned((256, 256))
+    m = irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", timeout=0.2)
+    start = time.monotonic()
+    with pytest.raises(irvm.DeadlineExceededError):
+        m.matmul(a, a)
+    assert time.monotonic() - start < 0.2 + 0.1
+    assert m.add(np.ones(4, np.float32), np.ones(4, np.float32)).tolist() == [2.0] * 4
+
+
+# Ctrl-C while the main thread waits for its turn on a module another
+# thread's call holds: KeyboardInterrupt within 100 ms, and the other
+# thread's call goes on to its end.
+WAIT_CTRL_C = r"""
+import json, os, signal, sys, threading, time
+import irvm
+sys.path.insert(0, sys.argv[1])
+from conftest import COUNT_VMASM
+m = irvm.load(COUNT_VMASM)
+n = 400_000_000
+other = {}
+def work():
+    other["result"] = m.count(n)
+    other["end"] = time.monotonic()
+worker = threading.Thread(target=work)
+worker.start()
+time.sleep(0.1)
+sent = {}
+def interrupt():
+    sent["at"] = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Timer(0.2, interrupt).start()
+try:
+    m.count(10)
+    outcome = "returned"
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+latency = time.monotonic() - sent["at"]
+waiting = "end" not in other
+worker.join()
+print(json.dumps({"outcome": outcome, "latency": latency, "other_still_running": waiting,
+                  "other": other["result"], "n": n, "again": m.count(10)}))
+"""
+
+
+def test_ctrl_c_interrupts_a_wait_for_another_threads_call():
+    child = subprocess.run(
+        [sys.executable, "-c", WAIT_CTRL_C, str(pathlib.Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result["other_still_running"], result  # else the wait was not tested
+    assert result["outcome"] == "KeyboardInterrupt", result
+    assert result["latency"] < 0.1, result
+    assert result["other"] == result["n"], result  # not cancelled
+    assert result["again"] == 10

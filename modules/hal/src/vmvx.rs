@@ -10,8 +10,61 @@
 //! A kernel reads its inputs into a scratch vector before writing its
 //! output, so inputs and outputs may alias (bindings are views of one
 //! allocation) without overlapping Rust borrows.
+//!
+//! A kernel over a large tile is one host call: it polls the calling
+//! program's stop word ([`StopPoll`]) as it goes, so an interrupt (Ctrl-C)
+//! or a deadline stops it within milliseconds, not at its end.
 
-use irvm::{NativeModule, Ref, StatusCode, Trap, Value};
+use irvm::{ContextResources, NativeModule, Ref, StatusCode, StopCheck, Trap, Value};
+
+/// Work between two looks at the stop word: elements read or written, or
+/// multiply-adds (tens of microseconds of kernel time in a release build,
+/// a few milliseconds in a debug build; a look is an atomic load and, with
+/// a deadline, a clock read).
+const POLL_WORK: u64 = 1 << 14;
+
+/// Elements a region kernel reads, writes or addresses between two counts
+/// of its work (a small region is counted once).
+const CHUNK: usize = 4096;
+
+/// Looks at the calling program's interrupt flag and deadline every
+/// [`POLL_WORK`] units of work a kernel reports; a kernel with less work
+/// never looks (its stop word is not even fetched).
+struct StopPoll<'a> {
+    resources: &'a ContextResources,
+    check: Option<StopCheck>,
+    left: u64,
+}
+
+impl<'a> StopPoll<'a> {
+    fn new(resources: &'a ContextResources) -> StopPoll<'a> {
+        StopPoll {
+            resources,
+            check: None,
+            left: POLL_WORK,
+        }
+    }
+
+    /// Counts `work` done; CANCELLED or DEADLINE_EXCEEDED when the program
+    /// was stopped.
+    #[inline]
+    fn tick(&mut self, work: u64) -> Result<(), Trap> {
+        if work < self.left {
+            self.left -= work;
+            return Ok(());
+        }
+        self.left = POLL_WORK;
+        self.look()
+    }
+
+    #[cold]
+    fn look(&mut self) -> Result<(), Trap> {
+        let resources = self.resources;
+        self.check
+            .get_or_insert_with(|| resources.stop_check())
+            .check()
+    }
+}
 
 /// A 2-D strided region of a `!vm.buffer`: elements
 /// `offset + i*stride0 + j*stride1` for `i < size0`, `j < size1`.
@@ -28,7 +81,12 @@ struct Region<'a> {
 impl Region<'_> {
     /// The byte offsets of every element, row by row, after checking the
     /// region lies inside the buffer.
-    fn byte_offsets(&self, kernel: &str, what: &'static str) -> Result<Vec<usize>, Trap> {
+    fn byte_offsets(
+        &self,
+        kernel: &str,
+        what: &'static str,
+        poll: &mut StopPoll<'_>,
+    ) -> Result<Vec<usize>, Trap> {
         let len = self.buffer.buffer(what)?.len() as u64;
         if self.size0 == 0 || self.size1 == 0 {
             return Ok(Vec::new());
@@ -58,37 +116,68 @@ impl Region<'_> {
         }
         let count = self.size0.checked_mul(self.size1).ok_or_else(overflow)?;
         let mut out = Vec::with_capacity(usize::try_from(count).map_err(|_| overflow())?);
-        for i in 0..self.size0 {
-            for j in 0..self.size1 {
-                out.push(((self.offset + i * self.stride0 + j * self.stride1) * e) as usize);
+        // Whole rows, about CHUNK elements at a time (a small region at once).
+        let rows = if count <= CHUNK as u64 {
+            self.size0
+        } else {
+            (CHUNK as u64 / self.size1).max(1)
+        };
+        let mut first = 0;
+        while first < self.size0 {
+            let end = (first + rows).min(self.size0);
+            poll.tick((end - first) * self.size1)?;
+            for i in first..end {
+                for j in 0..self.size1 {
+                    out.push(((self.offset + i * self.stride0 + j * self.stride1) * e) as usize);
+                }
             }
+            first = end;
         }
         Ok(out)
     }
 
-    fn read(&self, kernel: &str, what: &'static str) -> Result<Vec<u64>, Trap> {
-        let offsets = self.byte_offsets(kernel, what)?;
+    /// The elements, row by row.
+    fn read(
+        &self,
+        kernel: &str,
+        what: &'static str,
+        poll: &mut StopPoll<'_>,
+    ) -> Result<Vec<u64>, Trap> {
+        let offsets = self.byte_offsets(kernel, what, poll)?;
         let n = self.element;
-        Ok(self.buffer.buffer(what)?.with_bytes(|bytes| {
-            offsets
-                .iter()
-                .map(|&o| {
+        self.buffer.buffer(what)?.with_bytes(|bytes| {
+            let mut out = Vec::with_capacity(offsets.len());
+            for chunk in offsets.chunks(CHUNK) {
+                poll.tick(chunk.len() as u64)?;
+                out.extend(chunk.iter().map(|&o| {
                     let mut word = [0u8; 8];
                     word[..n].copy_from_slice(&bytes[o..o + n]);
                     u64::from_le_bytes(word)
-                })
-                .collect()
-        }))
+                }));
+            }
+            Ok(out)
+        })
     }
 
-    fn write(&self, kernel: &str, what: &'static str, values: &[u64]) -> Result<(), Trap> {
-        let offsets = self.byte_offsets(kernel, what)?;
+    /// Writes `values` (row by row) into the region.
+    fn write(
+        &self,
+        kernel: &str,
+        what: &'static str,
+        values: &[u64],
+        poll: &mut StopPoll<'_>,
+    ) -> Result<(), Trap> {
+        let offsets = self.byte_offsets(kernel, what, poll)?;
         let n = self.element;
         self.buffer.buffer(what)?.with_bytes_mut(|bytes| {
-            for (&o, v) in offsets.iter().zip(values) {
-                bytes[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
+            for (chunk, chunk_values) in offsets.chunks(CHUNK).zip(values.chunks(CHUNK)) {
+                poll.tick(chunk.len() as u64)?;
+                for (&o, v) in chunk.iter().zip(chunk_values) {
+                    bytes[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
+                }
             }
-        })
+            Ok(())
+        })?
     }
 }
 
@@ -280,7 +369,7 @@ fn element_at(kernel: &str, bytes: &[u8], index: u64, size: usize) -> Result<u64
 /// `mmt4d`: `out[i][j] (+)= lhs[i][k] * rhs[j][k]ᵀ` over tiles, f32 (fused
 /// multiply-add in k order, as the reference's x86 tile functions do) or
 /// s8s8s32.
-fn run_mmt4d(args: &[Value]) -> Result<Vec<Value>, Trap> {
+fn run_mmt4d(args: &[Value], poll: &mut StopPoll<'_>) -> Result<Vec<Value>, Trap> {
     let kernel = "mmt4d";
     let mut r = Reader {
         kernel,
@@ -334,6 +423,7 @@ fn run_mmt4d(args: &[Value]) -> Result<Vec<Value>, Trap> {
                     };
                     let mut acc_f = f32::from_bits(init);
                     let mut acc_i = init as i32;
+                    poll.tick(k * k0)?;
                     for kk in 0..k {
                         let lhs_tile = lhs_offset + i * lhs_stride + kk * m0 * k0;
                         let rhs_tile = rhs_offset + j * rhs_stride + kk * n0 * k0;
@@ -376,7 +466,7 @@ fn pack_element_size(kernel: &str, flags: u32, unpack: bool) -> Result<usize, Tr
 /// (swapped by TRANSPOSE_OUTER) and inner `(a, b)` (swapped by
 /// TRANSPOSE_INNER). Packing pads past the 2-D bounds with the padding
 /// value; unpacking drops those elements.
-fn run_pack(args: &[Value], unpack: bool) -> Result<Vec<Value>, Trap> {
+fn run_pack(args: &[Value], unpack: bool, poll: &mut StopPoll<'_>) -> Result<Vec<Value>, Trap> {
     let kernel = if unpack { "unpack" } else { "pack" };
     let mut r = Reader {
         kernel,
@@ -443,6 +533,7 @@ fn run_pack(args: &[Value], unpack: bool) -> Result<Vec<Value>, Trap> {
         for q in 0..q_count {
             let (i, j) = if transpose_outer { (q, p) } else { (p, q) };
             for a in 0..a_count {
+                poll.tick(b_count)?;
                 for b in 0..b_count {
                     let (x, y) = if transpose_inner { (b, a) } else { (a, b) };
                     let tiled = tiled_offset + i * tiled_stride0 + j * tiled_stride1 + x * t1 + y;
@@ -475,7 +566,12 @@ fn kernel_error(kernel: &str, why: &str) -> Trap {
     Trap::new(StatusCode::InvalidArgument, format!("vmvx.{kernel}: {why}"))
 }
 
-fn run_unary(kernel: &'static str, op: Unary, args: &[Value]) -> Result<Vec<Value>, Trap> {
+fn run_unary(
+    kernel: &'static str,
+    op: Unary,
+    args: &[Value],
+    poll: &mut StopPoll<'_>,
+) -> Result<Vec<Value>, Trap> {
     let mut r = Reader {
         kernel,
         values: args,
@@ -485,17 +581,23 @@ fn run_unary(kernel: &'static str, op: Unary, args: &[Value]) -> Result<Vec<Valu
     let mut output = r.region(4)?;
     let (size0, size1) = (r.u64()?, r.u64()?);
     (input.size0, input.size1, output.size0, output.size1) = (size0, size1, size0, size1);
-    let values = input.read(kernel, "in")?;
+    let values = input.read(kernel, "in", poll)?;
+    poll.tick(values.len() as u64)?;
     let results = values
         .iter()
         .map(|&x| op(x as u32).map(u64::from))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|why| kernel_error(kernel, why))?;
-    output.write(kernel, "out", &results)?;
+    output.write(kernel, "out", &results, poll)?;
     Ok(Vec::new())
 }
 
-fn run_binary(kernel: &'static str, op: Binary, args: &[Value]) -> Result<Vec<Value>, Trap> {
+fn run_binary(
+    kernel: &'static str,
+    op: Binary,
+    args: &[Value],
+    poll: &mut StopPoll<'_>,
+) -> Result<Vec<Value>, Trap> {
     let mut r = Reader {
         kernel,
         values: args,
@@ -508,19 +610,25 @@ fn run_binary(kernel: &'static str, op: Binary, args: &[Value]) -> Result<Vec<Va
     for region in [&mut lhs, &mut rhs, &mut out] {
         (region.size0, region.size1) = (size0, size1);
     }
-    let a = lhs.read(kernel, "lhs")?;
-    let b = rhs.read(kernel, "rhs")?;
+    let a = lhs.read(kernel, "lhs", poll)?;
+    let b = rhs.read(kernel, "rhs", poll)?;
+    poll.tick(a.len() as u64)?;
     let results = a
         .iter()
         .zip(&b)
         .map(|(&x, &y)| op(x as u32, y as u32).map(u64::from))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|why| kernel_error(kernel, why))?;
-    out.write(kernel, "out", &results)?;
+    out.write(kernel, "out", &results, poll)?;
     Ok(Vec::new())
 }
 
-fn run_copy(kernel: &'static str, element: usize, args: &[Value]) -> Result<Vec<Value>, Trap> {
+fn run_copy(
+    kernel: &'static str,
+    element: usize,
+    args: &[Value],
+    poll: &mut StopPoll<'_>,
+) -> Result<Vec<Value>, Trap> {
     let mut r = Reader {
         kernel,
         values: args,
@@ -530,12 +638,12 @@ fn run_copy(kernel: &'static str, element: usize, args: &[Value]) -> Result<Vec<
     let mut output = r.region(element)?;
     let (size0, size1) = (r.u64()?, r.u64()?);
     (input.size0, input.size1, output.size0, output.size1) = (size0, size1, size0, size1);
-    let values = input.read(kernel, "in")?;
-    output.write(kernel, "out", &values)?;
+    let values = input.read(kernel, "in", poll)?;
+    output.write(kernel, "out", &values, poll)?;
     Ok(Vec::new())
 }
 
-fn run_fill(args: &[Value]) -> Result<Vec<Value>, Trap> {
+fn run_fill(args: &[Value], poll: &mut StopPoll<'_>) -> Result<Vec<Value>, Trap> {
     let kernel = "fill.2d.x32";
     let mut r = Reader {
         kernel,
@@ -556,13 +664,13 @@ fn run_fill(args: &[Value]) -> Result<Vec<Value>, Trap> {
         size0,
         size1,
     };
-    let count = out.byte_offsets(kernel, "out")?.len();
-    out.write(kernel, "out", &vec![u64::from(value); count])?;
+    let count = out.byte_offsets(kernel, "out", poll)?.len();
+    out.write(kernel, "out", &vec![u64::from(value); count], poll)?;
     Ok(Vec::new())
 }
 
 /// The `vmvx` module (version 0) with its 32 exports.
-pub fn vmvx_module() -> Result<NativeModule, irvm::loader::AbiError> {
+pub fn vmvx_module() -> Result<NativeModule<ContextResources>, irvm::loader::AbiError> {
     let mut entries: Vec<(&'static str, &'static str, Kernel)> = Vec::new();
     for &(name, op) in UNARY {
         entries.push((name, "0rIIIrIIIII_v", Kernel::Unary(op)));
@@ -582,21 +690,26 @@ pub fn vmvx_module() -> Result<NativeModule, irvm::loader::AbiError> {
         entries.push((name, cconv, Kernel::Unimplemented));
     }
     entries.sort_by_key(|e| e.0);
-    let mut module = NativeModule::new("vmvx", 0);
+    // The state is the context's resources: while the hal runs the
+    // executable for a program, they answer with that program's stop word.
+    let mut module = NativeModule::with_context_state("vmvx", 0, ContextResources::clone);
     for (name, cconv, kernel) in entries {
-        module = module.func(name, cconv, move |args: &[Value]| match kernel {
-            Kernel::Unary(op) => run_unary(name, op, args),
-            Kernel::Binary(op) => run_binary(name, op, args),
-            Kernel::Copy(size) => run_copy(name, size, args),
-            Kernel::Fill => run_fill(args),
-            Kernel::Mmt4d => run_mmt4d(args),
-            Kernel::Pack => run_pack(args, false),
-            Kernel::Unpack => run_pack(args, true),
-            Kernel::QueryTileSizes => run_query_tile_sizes(args),
-            Kernel::Unimplemented => Err(Trap::new(
-                StatusCode::Unimplemented,
-                format!("vmvx.{name} is not implemented by irvm yet"),
-            )),
+        module = module.func_with_state(name, cconv, move |resources, args| {
+            let poll = &mut StopPoll::new(resources);
+            match kernel {
+                Kernel::Unary(op) => run_unary(name, op, args, poll),
+                Kernel::Binary(op) => run_binary(name, op, args, poll),
+                Kernel::Copy(size) => run_copy(name, size, args, poll),
+                Kernel::Fill => run_fill(args, poll),
+                Kernel::Mmt4d => run_mmt4d(args, poll),
+                Kernel::Pack => run_pack(args, false, poll),
+                Kernel::Unpack => run_pack(args, true, poll),
+                Kernel::QueryTileSizes => run_query_tile_sizes(args),
+                Kernel::Unimplemented => Err(Trap::new(
+                    StatusCode::Unimplemented,
+                    format!("vmvx.{name} is not implemented by irvm yet"),
+                )),
+            }
         })?;
     }
     Ok(module)
@@ -667,11 +780,13 @@ mod tests {
             i(2),
             i(2),
         ];
-        run_binary("add.2d.i32", BINARY[1].1, &args).unwrap();
+        let resources = ContextResources::detached();
+        let poll = &mut StopPoll::new(&resources);
+        run_binary("add.2d.i32", BINARY[1].1, &args, poll).unwrap();
         assert_eq!(words(&a), vec![1, 12, 23, 4, 35, 46]);
         let mut past_end = args.clone();
         past_end[12] = i(3);
-        assert!(run_binary("add.2d.i32", BINARY[1].1, &past_end).is_err());
+        assert!(run_binary("add.2d.i32", BINARY[1].1, &past_end, poll).is_err());
     }
 
     #[test]
