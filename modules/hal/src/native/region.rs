@@ -10,8 +10,7 @@
 //! 1's, ...) and every worker takes the next few numbers from an atomic
 //! counter until none is left, so a worker done with one dispatch's share
 //! moves on to the next dispatch instead of waiting at a barrier. A region
-//! that is small (see [`INLINE_WORKGROUPS`]) runs on the calling thread:
-//! waking workers would cost more than it saves.
+//! of one workgroup ([`INLINE_WORKGROUPS`]) runs on the calling thread.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,8 +24,9 @@ use crate::device::DeviceConfig;
 use crate::fpu::FlushDenormals;
 
 /// A region with at most this many workgroups in all runs on the calling
-/// thread (measured in docs/PERFORMANCE.md: below it, waking the workers
-/// and joining them costs more than the work saves).
+/// thread: one workgroup cannot be shared, so waking the workers would
+/// only add their wake-up and join. (A larger threshold, from estimated
+/// work, needs measuring on a quiet machine: docs/PERFORMANCE.md.)
 pub const INLINE_WORKGROUPS: u64 = 1;
 
 /// A native dispatch, checked ([`NativeExecutable::prepare`]) and ready to
