@@ -10,9 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use irvm::{Buffer, ContextResources, Ref, StatusCode};
+use irvm::{Buffer, ContextResources, HostRef, Ref, StatusCode};
 use irvm_hal::native::elf;
-use irvm_hal::{DeviceConfig, DeviceKind, DeviceOptions, Dispatch, Executable};
+use irvm_hal::{
+    type_names, BufferRef, Command as HalCommand, CommandBuffer, DeviceConfig, DeviceKind,
+    DeviceOptions, Dispatch, Executable, HalBuffer, Workgroups,
+};
 
 use crate::common::cli::irvm;
 use crate::common::paths::repo;
@@ -83,7 +86,7 @@ fn every_workgroup_runs_once_on_every_device() {
     let processor = irvm_hal::native::cpu::processor_data()[0] as u32;
     for &kind in DEVICES {
         let exe = load(&lib, &[], kind).unwrap();
-        assert_eq!(exe.entry_names(), ["record", "fail"]);
+        assert_eq!(exe.entry_names(), ["record", "fail", "step"]);
         assert_eq!(exe.name(), "irvm_testlib");
         let (cx, cy, cz) = (5u32, 3u32, 4u32);
         let n = (cx * cy * cz) as usize;
@@ -157,6 +160,159 @@ fn executable_constants_reach_the_library() {
             .contains("requires 1 constants but caller provided 0"),
         "{e}"
     );
+}
+
+/// A command buffer over views of one root buffer of `segments` segments
+/// of `n` u32 each (as IREE packs transient buffers), on `exe`.
+struct Recording {
+    exe: HostRef<Executable>,
+    root: Arc<Buffer>,
+    n: usize,
+    commands: CommandBuffer,
+}
+
+impl Recording {
+    fn new(exe: Executable, segments: usize, n: usize) -> Recording {
+        Recording {
+            exe: HostRef::new(type_names::EXECUTABLE, exe),
+            root: Arc::new(Buffer::new(segments * n * 4).unwrap()),
+            n,
+            commands: CommandBuffer::new(0),
+        }
+    }
+
+    fn segment(&self, k: usize) -> BufferRef {
+        let storage = Ref::Buffer(self.root.clone());
+        let buffer = HostRef::new(type_names::BUFFER, HalBuffer::over(storage).unwrap());
+        BufferRef {
+            slot: 0,
+            buffer: Some(buffer),
+            offset: (k * self.n * 4) as u64,
+            length: (self.n * 4) as i64,
+        }
+    }
+
+    /// Records segment `k` = 0, 1, ..., n-1 plus `base`.
+    fn fill(&self, k: usize, base: u32) {
+        let data = (0..self.n as u32)
+            .flat_map(|i| (base + i).to_le_bytes())
+            .collect();
+        let target = self.segment(k);
+        self.commands
+            .record(HalCommand::Update { target, data })
+            .unwrap();
+    }
+
+    /// Records testlib's `step` from segment `from` to `to` with `constant`.
+    fn step(&self, from: usize, to: usize, constant: u32) {
+        self.dispatch("step", [self.n as u32, 1, 1], constant, vec![from, to]);
+    }
+
+    fn dispatch(&self, entry: &str, workgroups: [u32; 3], constant: u32, segments: Vec<usize>) {
+        let command = HalCommand::Dispatch {
+            executable: self.exe.clone(),
+            function: self.exe.lookup(entry).unwrap(),
+            workgroups: Workgroups::Static(workgroups),
+            constants: vec![constant],
+            bindings: segments.into_iter().map(|k| self.segment(k)).collect(),
+            location: None,
+        };
+        self.commands.record(command).unwrap();
+    }
+
+    fn barrier(&self) {
+        self.commands.record(HalCommand::Barrier).unwrap();
+    }
+
+    /// Executes the buffer; the root buffer's words after.
+    fn run(&self) -> Result<Vec<u32>, irvm::Trap> {
+        self.commands.finalize().unwrap();
+        self.commands.execute(&[], &ContextResources::detached())?;
+        Ok(words(&Ref::Buffer(self.root.clone())))
+    }
+}
+
+/// What testlib's `step` computes from `input` with `constant`.
+fn step(input: &[u32], constant: u32) -> Vec<u32> {
+    let n = input.len();
+    (0..n)
+        .map(|i| input[(i + 1) % n].wrapping_mul(3).wrapping_add(constant))
+        .collect()
+}
+
+const TASK_DEVICES: &[DeviceKind] = &[
+    DeviceKind::Task { workers: 1 },
+    DeviceKind::Task { workers: 2 },
+    DeviceKind::Task { workers: 3 },
+];
+
+#[test]
+fn independent_dispatches_between_barriers_give_local_syncs_results() {
+    let Some(lib) = testlib(&[]) else { return };
+    let n = 37;
+    // One region of four dispatches over views of one buffer: three read
+    // segment 0 and write their own segment, one writes records; then,
+    // after a barrier, a region of two that read what the first wrote.
+    let record = |kind| {
+        let r = Recording::new(load(&lib, &[], kind).unwrap(), 12, n);
+        r.fill(0, 100);
+        r.barrier();
+        r.step(0, 1, 1);
+        r.step(0, 2, 2);
+        r.dispatch("record", [3, 2, 1], 9, vec![3, 4]);
+        r.step(0, 5, 5);
+        r.barrier();
+        r.step(1, 6, 6);
+        r.step(2, 7, 7);
+        r.run().unwrap()
+    };
+    let expected = record(DeviceKind::Sync);
+    let seg = |w: &[u32], k: usize| w[k * n..(k + 1) * n].to_vec();
+    let input: Vec<u32> = (100..100 + n as u32).collect();
+    assert_eq!(seg(&expected, 1), step(&input, 1));
+    assert_eq!(seg(&expected, 5), step(&input, 5));
+    assert_eq!(seg(&expected, 6), step(&step(&input, 1), 6));
+    assert_eq!(seg(&expected, 7), step(&step(&input, 2), 7));
+    for &kind in TASK_DEVICES {
+        for round in 0..5 {
+            assert!(record(kind) == expected, "{kind:?}, round {round}");
+        }
+    }
+}
+
+#[test]
+fn a_dependent_chain_across_barriers_keeps_its_order() {
+    let Some(lib) = testlib(&[]) else { return };
+    let n = 64;
+    for &kind in TASK_DEVICES {
+        let r = Recording::new(load(&lib, &[], kind).unwrap(), 9, n);
+        r.fill(0, 1);
+        for k in 0..8 {
+            r.barrier();
+            r.step(k, k + 1, k as u32);
+        }
+        let words = r.run().unwrap();
+        let mut want: Vec<u32> = (1..=n as u32).collect();
+        for k in 0..8 {
+            want = step(&want, k);
+        }
+        assert_eq!(words[8 * n..], want[..], "{kind:?}");
+    }
+}
+
+#[test]
+fn a_trap_in_one_dispatch_of_a_region_names_that_dispatch() {
+    let Some(lib) = testlib(&[]) else { return };
+    for &kind in [DeviceKind::Sync].iter().chain(TASK_DEVICES) {
+        let r = Recording::new(load(&lib, &[], kind).unwrap(), 3, 16);
+        r.step(0, 1, 1);
+        r.dispatch("fail", [4, 1, 1], 7, vec![]);
+        r.step(0, 2, 2);
+        let e = r.run().unwrap_err();
+        assert_eq!(e.code, StatusCode::Internal, "{kind:?}");
+        assert!(e.message.contains("dispatch `fail`"), "{kind:?}: {e}");
+        assert!(e.message.contains("catastrophic error 7"), "{kind:?}: {e}");
+    }
 }
 
 #[test]
@@ -254,7 +410,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
         );
         let e = exe
             .dispatch(Dispatch {
-                function: 2,
+                function: 3,
                 workgroups: [1, 1, 1],
                 constants: &[],
                 bindings: vec![],
@@ -296,7 +452,11 @@ fn bad_native_bytes_are_clean_errors() {
                 assert_eq!(e.code, StatusCode::InvalidArgument, "cut at {cut}: {e}");
                 refused += 1;
             }
-            Ok(exe) => assert_eq!(exe.entry_names(), ["record", "fail"], "cut at {cut}"),
+            Ok(exe) => assert_eq!(
+                exe.entry_names(),
+                ["record", "fail", "step"],
+                "cut at {cut}"
+            ),
         }
     }
     assert!(refused > 10, "{refused} cuts refused");

@@ -105,6 +105,11 @@ pub enum Command {
         /// program is profiled ([`irvm::ContextResources::call_site`]).
         location: Option<String>,
     },
+    /// An execution barrier: the commands after it start only once those
+    /// before it have finished. Dispatches between two barriers may run
+    /// at once (IREE's compiler leaves the barrier out between
+    /// independent dispatches).
+    Barrier,
 }
 
 /// How a dispatch gets its workgroup counts.
@@ -184,20 +189,85 @@ impl CommandBuffer {
             ));
         }
         let profile = resources.profile();
+        // The dispatches since the last barrier or transfer: they run
+        // together when the next one comes (transfers keep their place in
+        // the order: they end a region as a barrier does).
+        let mut region: Vec<&Command> = Vec::new();
         for command in &s.commands {
-            match (&profile, transfer_name(command)) {
-                (Some(p), Some(name)) => {
+            match (command, &profile, transfer_name(command)) {
+                (Command::Dispatch { .. }, ..) => region.push(command),
+                (Command::Barrier, ..) => run_region(&mut region, table)?,
+                (_, Some(p), Some(name)) => {
+                    run_region(&mut region, table)?;
                     let start = p.now_ns();
-                    let bytes = run(command, table, resources)?;
+                    let bytes = run_transfer(command, table, resources)?;
                     p.transfer(name, start, p.now_ns(), bytes);
                 }
                 _ => {
-                    run(command, table, resources)?;
+                    run_region(&mut region, table)?;
+                    run_transfer(command, table, resources)?;
                 }
             }
         }
-        Ok(())
+        run_region(&mut region, table)
     }
+}
+
+/// Runs the dispatches of `region` together
+/// ([`super::executable::dispatch_region`]) and empties it.
+fn run_region(region: &mut Vec<&Command>, table: &[Binding]) -> Result<(), Trap> {
+    if region.is_empty() {
+        return Ok(());
+    }
+    let mut dispatches = Vec::with_capacity(region.len());
+    for command in region.drain(..) {
+        if let Command::Dispatch {
+            executable,
+            function,
+            workgroups,
+            constants,
+            bindings,
+            location,
+        } = command
+        {
+            let workgroups = match workgroups {
+                Workgroups::Static(w) => *w,
+                Workgroups::Indirect(r) => {
+                    let bytes = r.resolve(table)?.subspan(0, 12)?.to_vec()?;
+                    let at = |i: usize| {
+                        u32::from_le_bytes([
+                            bytes[4 * i],
+                            bytes[4 * i + 1],
+                            bytes[4 * i + 2],
+                            bytes[4 * i + 3],
+                        ])
+                    };
+                    [at(0), at(1), at(2)]
+                }
+            };
+            let views = bindings
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    let buf = b.resolve(table).map_err(|t| {
+                        Trap::new(t.code, format!("dispatch binding {i}: {}", t.message))
+                    })?;
+                    buf.vm_view(0, -1)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            dispatches.push((
+                &**executable,
+                Dispatch {
+                    function: *function,
+                    workgroups,
+                    constants,
+                    bindings: views,
+                    location: location.as_deref(),
+                },
+            ));
+        }
+    }
+    super::executable::dispatch_region(dispatches)
 }
 
 /// Fills `target` (a multiple of the pattern's length) with `pattern`
@@ -231,13 +301,13 @@ fn transfer_name(command: &Command) -> Option<&'static str> {
         Command::Fill { .. } => Some("fill"),
         Command::Update { .. } => Some("update"),
         Command::Copy { .. } => Some("copy"),
-        Command::Dispatch { .. } => None,
+        Command::Dispatch { .. } | Command::Barrier => None,
     }
 }
 
-/// Runs one command; returns the bytes a transfer wrote (0 for a
-/// dispatch).
-fn run(
+/// Runs one transfer command (fill, update, copy); returns the bytes it
+/// wrote (0 for any other command, which is not run here).
+fn run_transfer(
     command: &Command,
     table: &[Binding],
     resources: &irvm::ContextResources,
@@ -279,48 +349,7 @@ fn run(
             t.with_bytes_mut(|b| b.copy_from_slice(&bytes))?;
             Ok(t.length)
         }
-        Command::Dispatch {
-            executable,
-            function,
-            workgroups,
-            constants,
-            bindings,
-            location,
-        } => {
-            let workgroups = match workgroups {
-                Workgroups::Static(w) => *w,
-                Workgroups::Indirect(r) => {
-                    let bytes = r.resolve(table)?.subspan(0, 12)?.to_vec()?;
-                    let at = |i: usize| {
-                        u32::from_le_bytes([
-                            bytes[4 * i],
-                            bytes[4 * i + 1],
-                            bytes[4 * i + 2],
-                            bytes[4 * i + 3],
-                        ])
-                    };
-                    [at(0), at(1), at(2)]
-                }
-            };
-            let views = bindings
-                .iter()
-                .enumerate()
-                .map(|(i, b)| {
-                    let buf = b.resolve(table).map_err(|t| {
-                        Trap::new(t.code, format!("dispatch binding {i}: {}", t.message))
-                    })?;
-                    buf.vm_view(0, -1)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            executable.dispatch(Dispatch {
-                function: *function,
-                workgroups,
-                constants,
-                bindings: views,
-                location: location.as_deref(),
-            })?;
-            Ok(0)
-        }
+        Command::Dispatch { .. } | Command::Barrier => Ok(0),
     }
 }
 

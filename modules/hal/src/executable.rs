@@ -194,11 +194,10 @@ impl Executable {
             .map_or_else(|| "?".to_owned(), String::clone)
     }
 
-    /// Runs every workgroup of `dispatch`. When the loading context is
-    /// profiled ([`irvm::ContextResources::profile`]), the dispatch is
-    /// recorded on the calling thread's track, and each batch of
-    /// workgroups on the track of the thread that ran it.
-    pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
+    /// Calls the device's dispatch hook for `dispatch` and, while the
+    /// loading context is profiled, registers its site: returns the
+    /// profile, the site and the dispatch's start.
+    fn announce(&self, dispatch: &Dispatch<'_>) -> Option<(Arc<irvm::profile::Profile>, u32, u64)> {
         if let Some(hook) = &self.device.options.on_dispatch {
             let entry = self.entry_name(dispatch.function);
             (hook.0)(&crate::device::DispatchEvent {
@@ -208,7 +207,7 @@ impl Executable {
                 workgroups: dispatch.workgroups,
             });
         }
-        let profiled = self.resources().profile().map(|profile| {
+        self.resources().profile().map(|profile| {
             let site = profile.dispatch_site(irvm::profile::DispatchSite {
                 executable: self.name.clone(),
                 format: self.format.clone(),
@@ -220,7 +219,15 @@ impl Executable {
             });
             let start = profile.now_ns();
             (profile, site, start)
-        });
+        })
+    }
+
+    /// Runs every workgroup of `dispatch`. When the loading context is
+    /// profiled ([`irvm::ContextResources::profile`]), the dispatch is
+    /// recorded on the calling thread's track, and each batch of
+    /// workgroups on the track of the thread that ran it.
+    pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
+        let profiled = self.announce(&dispatch);
         let workgroups = dispatch.workgroups.iter().map(|&n| u64::from(n)).product();
         let result = match &self.kind {
             Kind::Vmvx(v) => v.dispatch(dispatch),
@@ -249,6 +256,81 @@ impl Executable {
             profile.dispatch(site, start, end);
         }
         result
+    }
+}
+
+/// Runs `dispatches`, recorded one after another with no execution
+/// barrier between them (so their workgroups may run in any order and at
+/// once, as IREE's task executor runs them), each as
+/// [`Executable::dispatch`] would: the device's dispatch hook called and
+/// the dispatch profiled on its site. Native dispatches on one `local-task`
+/// device share one handing-out of workgroups to the workers and one join
+/// ([`crate::native::region::run_region`]); anything else runs one
+/// dispatch after another.
+pub fn dispatch_region(dispatches: Vec<(&Executable, Dispatch<'_>)>) -> Result<(), Trap> {
+    let Some(device) = shared_task_device(&dispatches)? else {
+        for (executable, dispatch) in dispatches {
+            executable.dispatch(dispatch)?;
+        }
+        return Ok(());
+    };
+    // Hooks and sites first, in recording order; the profile handles must
+    // outlive the prepared dispatches that borrow them.
+    let announced: Vec<_> = dispatches.iter().map(|(e, d)| e.announce(d)).collect();
+    let mut prepared = Vec::with_capacity(dispatches.len());
+    let mut spans = Vec::with_capacity(dispatches.len());
+    for ((executable, dispatch), profiled) in dispatches.iter().zip(&announced) {
+        let Kind::Native {
+            code, resources, ..
+        } = &executable.kind
+        else {
+            continue;
+        };
+        let ready = code.prepare(
+            dispatch.function,
+            dispatch.workgroups,
+            dispatch.constants,
+            &dispatch.bindings,
+            resources,
+            profiled.as_ref().map(|(p, site, _)| (&**p, *site)),
+        )?;
+        if let Some(ready) = ready {
+            prepared.push(ready);
+            spans.push(profiled);
+        } else if let Some((profile, site, start)) = profiled {
+            profile.dispatch(*site, *start, profile.now_ns());
+        }
+    }
+    let ends = crate::native::region::run_region(&device, &prepared)?;
+    // Each dispatch on the issuing thread's track: from the region's start
+    // to its own last workgroup's end.
+    for (k, span) in spans.into_iter().enumerate() {
+        if let Some((profile, site, start)) = span {
+            let end = ends.get(k).copied().unwrap_or(0).max(*start);
+            profile.dispatch(*site, *start, end);
+        }
+    }
+    Ok(())
+}
+
+/// The device of `dispatches` when there are several, all native, all on
+/// one `local-task` device (so they can share its workers).
+fn shared_task_device(
+    dispatches: &[(&Executable, Dispatch<'_>)],
+) -> Result<Option<Arc<DeviceConfig>>, Trap> {
+    let mut device: Option<&Arc<DeviceConfig>> = None;
+    for (executable, _) in dispatches {
+        let Kind::Native { device: d, .. } = &executable.kind else {
+            return Ok(None);
+        };
+        match device {
+            Some(first) if !Arc::ptr_eq(first, d) => return Ok(None),
+            _ => device = Some(d),
+        }
+    }
+    match device {
+        Some(d) if dispatches.len() > 1 && d.pool()?.is_some() => Ok(Some(d.clone())),
+        _ => Ok(None),
     }
 }
 

@@ -168,7 +168,11 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
         Some(command_buffer_dispatch_indirect),
     ),
     ("command_buffer.end_debug_group", "0r_v", Some(nothing)),
-    ("command_buffer.execution_barrier", "0riiI_v", Some(nothing)),
+    (
+        "command_buffer.execution_barrier",
+        "0riiI_v",
+        Some(command_buffer_barrier),
+    ),
     (
         "command_buffer.fill_buffer",
         "0rrIIiIiI_v",
@@ -784,6 +788,13 @@ fn command_buffer_create(_: &mut HalState, a: &mut Args) -> Result<ExportResults
         &hal_types::COMMAND_BUFFER,
         CommandBuffer::new(capacity),
     ))
+}
+
+fn command_buffer_barrier(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
+    let cb = a.command_buffer()?;
+    // Stage masks and flags: every barrier orders all commands.
+    let (_source, _target, _flags) = (a.i32()?, a.i32()?, a.i64()?);
+    record(a, &cb, Command::Barrier)
 }
 
 fn command_buffer_finalize(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {

@@ -21,6 +21,11 @@
  *            executable constant (or 0), and processor data word 0's low
  *            32 bits; binding 1 gets the counts and binding lengths.
  *   fail     returns the push constant as its status.
+ *   step     a 1-D grid of n workgroups: workgroup i spins a little, then
+ *            writes binding1[i] = binding0[(i + 1) % n] * 3 + the push
+ *            constant (it reads what another workgroup of the dispatch
+ *            that wrote binding 0 wrote: a dependent dispatch run too
+ *            early reads stale values).
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -142,21 +147,33 @@ static int fail(const environment_t* env, const dispatch_state_t* d,
   return (int)d->constants[0];
 }
 
+static int step(const environment_t* env, const dispatch_state_t* d,
+                const workgroup_state_t* w) {
+  (void)env;
+  uint32_t n = d->workgroup_count_x, i = w->workgroup_id_x;
+  const uint32_t* in = (const uint32_t*)d->binding_ptrs[0];
+  uint32_t* out = (uint32_t*)d->binding_ptrs[1];
+  for (volatile int k = 0; k < 5000; ++k) {}
+  out[i] = in[(i + 1) % n] * 3u + d->constants[0];
+  return 0;
+}
+
 #ifndef HOSTILE
 #define HOSTILE 0
 #endif
 static const environment_t* seen_environment;
 static header_t header = {VERSION, "irvm_testlib", 0, SANITIZER};
 #if HOSTILE == 3
-static const dispatch_fn ptrs[] = {(dispatch_fn)(const void*)&header, fail};
+static const dispatch_fn ptrs[] = {(dispatch_fn)(const void*)&header, fail, step};
 #else
-static const dispatch_fn ptrs[] = {record, fail};
+static const dispatch_fn ptrs[] = {record, fail, step};
 #endif
 static const attrs_t attrs[] = {
     {0, 1, 1, 2, 1, 1, 1, 0, {0}},
     {0, 0, 1, 0, 1, 1, 1, 0, {0}},
+    {0, 0, 1, 2, 1, 1, 1, 0, {0}},
 };
-static const char* const names[] = {"record", "fail"};
+static const char* const names[] = {"record", "fail", "step"};
 #if defined(REQUIRE_IMPORT)
 static const char* const imports[] = {"irvm_test_missing_v1"};
 #elif defined(OPTIONAL_IMPORT)
@@ -170,7 +187,7 @@ static const library_t library = {
 #else
     {0, 0},
 #endif
-    {2, ptrs, attrs, 0, 0, names, 0, 0, 0, 0},
+    {3, ptrs, attrs, 0, 0, names, 0, 0, 0, 0},
     {CONSTANTS},
     {0, 0},
 };

@@ -22,15 +22,16 @@ pub mod cpu;
 mod dynamic;
 pub mod elf;
 pub mod library_cache;
+pub mod region;
 
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use irvm::{Buffer, ContextResources, RawBytes, Ref, StatusCode, Trap};
+use irvm::{Buffer, ContextResources, Ref, StatusCode, Trap};
 
-use self::abi::{DispatchAttrs, DispatchFn, DispatchState, Environment, LibraryV0, WorkgroupState};
+use self::abi::{DispatchAttrs, DispatchFn, Environment, LibraryV0};
+pub use self::region::PreparedDispatch;
 use crate::device::DeviceConfig;
-use crate::fpu::FlushDenormals;
 
 /// The native formats irvm loads on this host.
 pub const NATIVE_FORMATS: &[&str] = if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
@@ -459,24 +460,22 @@ impl NativeExecutable {
         self.exports.iter().position(|e| e.name == name)
     }
 
-    /// Runs every workgroup of export `function` over `workgroups` with
-    /// push `constants` and `bindings` (`!vm.buffer` views), on `device`.
-    pub fn dispatch(
-        &self,
+    /// Checks a dispatch of export `function` over `workgroups` with push
+    /// `constants` and `bindings` (`!vm.buffer` views) for running in a
+    /// region ([`region::run_region`]) on `resources` (the loading
+    /// context's); `None` when it has no workgroups.
+    pub fn prepare<'a>(
+        &'a self,
         function: i64,
         workgroups: [u32; 3],
-        constants: &[u32],
+        constants: &'a [u32],
         bindings: &[Ref],
-        on: DispatchTarget<'_>,
-    ) -> Result<(), Trap> {
-        let DispatchTarget {
-            device,
-            resources,
-            profile,
-        } = on;
-        let export = usize::try_from(function)
+        resources: &'a ContextResources,
+        profile: Option<(&'a irvm::profile::Profile, u32)>,
+    ) -> Result<Option<PreparedDispatch<'a>>, Trap> {
+        let index = usize::try_from(function)
             .ok()
-            .and_then(|i| self.exports.get(i))
+            .filter(|&i| i < self.exports.len())
             .ok_or_else(|| {
                 Trap::new(
                     StatusCode::OutOfRange,
@@ -486,6 +485,7 @@ impl NativeExecutable {
                     ),
                 )
             })?;
+        let export = &self.exports[index];
         let attrs = &export.attrs;
         if constants.len() != usize::from(attrs.constant_count) {
             return Err(Trap::new(
@@ -510,7 +510,7 @@ impl NativeExecutable {
         let [cx, cy, cz] = workgroups;
         let total = u64::from(cx) * u64::from(cy) * u64::from(cz);
         if total == 0 {
-            return Ok(());
+            return Ok(None);
         }
         if total > super::executable::MAX_WORKGROUPS {
             return Err(Trap::new(
@@ -523,12 +523,12 @@ impl NativeExecutable {
                 ),
             ));
         }
-        let cz16 = u16::try_from(cz).map_err(|_| {
-            Trap::new(
+        if u16::try_from(cz).is_err() {
+            return Err(Trap::new(
                 StatusCode::InvalidArgument,
                 format!("workgroup count z {cz} exceeds the ABI's 16-bit limit"),
-            )
-        })?;
+            ));
+        }
         let buffers = bindings
             .iter()
             .enumerate()
@@ -540,55 +540,39 @@ impl NativeExecutable {
                 )),
             })
             .collect::<Result<Vec<Arc<Buffer>>, Trap>>()?;
-        let pool = device.pool()?;
-        let workers = pool.as_ref().map_or(1, |p| p.current_num_threads().max(1));
-        let local_memory = usize::from(attrs.local_memory_pages) * abi::LOCAL_MEMORY_PAGE;
-        let _charge = resources.charge_memory(
-            (local_memory * workers) as u64,
-            "a dispatch's workgroup local memory",
-        )?;
-        let mut scratch = LocalMemory::new(local_memory, workers)?;
-        let refs: Vec<&Buffer> = buffers.iter().map(|b| &**b).collect();
-        Buffer::with_raw_parts(&refs, |parts: &[RawBytes]| {
-            // At most MAX_BINDING_COUNT bindings (checked at load): on the stack.
-            let mut ptrs = [std::ptr::null_mut::<c_void>(); abi::MAX_BINDING_COUNT as usize];
-            let mut lengths = [0usize; abi::MAX_BINDING_COUNT as usize];
-            for (k, p) in parts.iter().enumerate() {
-                ptrs[k] = p.ptr.cast::<c_void>();
-                lengths[k] = p.len;
-            }
-            let state = DispatchState {
-                workgroup_size_x: 1,
-                workgroup_size_y: 1,
-                workgroup_size_z: 1,
-                constant_count: u16::from(attrs.constant_count),
-                workgroup_count_x: cx,
-                workgroup_count_y: cy,
-                workgroup_count_z: cz16,
-                max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
-                binding_count: attrs.binding_count,
-                constants: if constants.is_empty() {
-                    std::ptr::null()
-                } else {
-                    constants.as_ptr()
-                },
-                binding_ptrs: ptrs.as_ptr(),
-                binding_lengths: lengths.as_ptr(),
-            };
-            let call = Call {
-                environment: &self.environment,
-                state: &state,
-                function: export.function,
-                counts: [cx, cy, cz],
-                stop: resources.stop_check(),
-                profile,
-            };
-            match &pool {
-                None => call.run_serial(scratch.slot(0)),
-                Some(pool) => call.run_parallel(pool, &mut scratch, total, workers),
-            }
-            .map_err(|t| Trap::new(t.code, format!("dispatch `{}`: {}", export.name, t.message)))
-        })?
+        Ok(Some(PreparedDispatch {
+            code: self,
+            export: index,
+            counts: workgroups,
+            constants,
+            buffers,
+            resources,
+            profile,
+        }))
+    }
+
+    /// Runs every workgroup of export `function` over `workgroups` with
+    /// push `constants` and `bindings` (`!vm.buffer` views), on `device`:
+    /// a region of one dispatch.
+    pub fn dispatch(
+        &self,
+        function: i64,
+        workgroups: [u32; 3],
+        constants: &[u32],
+        bindings: &[Ref],
+        on: DispatchTarget<'_>,
+    ) -> Result<(), Trap> {
+        let DispatchTarget {
+            device,
+            resources,
+            profile,
+        } = on;
+        match self.prepare(
+            function, workgroups, constants, bindings, resources, profile,
+        )? {
+            Some(prepared) => region::run_region(device, &[prepared]).map(|_| ()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -603,255 +587,6 @@ pub struct DispatchTarget<'a> {
     pub resources: &'a ContextResources,
     /// The profile and the dispatch's site, while profiled.
     pub profile: Option<(&'a irvm::profile::Profile, u32)>,
-}
-
-/// What one dispatch's workgroups share.
-struct Call<'a> {
-    environment: &'a Environment,
-    state: &'a DispatchState,
-    function: DispatchFn,
-    counts: [u32; 3],
-    /// The context's interrupt and deadline, checked before each workgroup.
-    stop: irvm::StopCheck,
-    /// The profile recording the dispatch, and its site there.
-    profile: Option<(&'a irvm::profile::Profile, u32)>,
-}
-
-/// A run of workgroups on one worker while profiled: recorded as one batch
-/// when the run ends (the worker's rayon job drops it).
-struct BatchTimer<'a> {
-    profile: &'a irvm::profile::Profile,
-    site: u32,
-    start: u64,
-    workgroups: u64,
-    /// Each worker's last batch end, for the barrier.
-    last_end: &'a [std::sync::atomic::AtomicU64],
-    worker: usize,
-}
-
-impl Drop for BatchTimer<'_> {
-    fn drop(&mut self) {
-        if self.workgroups == 0 {
-            return;
-        }
-        let end = self.profile.now_ns();
-        self.profile
-            .batch(self.site, self.start, end, self.workgroups);
-        if let Some(slot) = self.last_end.get(self.worker) {
-            slot.fetch_max(end, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-}
-
-// SAFETY: a `Call` only hands its pointers (bindings, constants, tables) to
-// the dispatch function, which the ABI lets run concurrently; the buffers
-// stay borrowed by `Buffer::with_raw_parts` until every worker is joined.
-unsafe impl Sync for Call<'_> {}
-
-impl Call<'_> {
-    /// Runs workgroup (x, y, z) with local memory `scratch` on processor
-    /// `processor`.
-    fn run_one(
-        &self,
-        [x, y, z]: [u32; 3],
-        scratch: (*mut u8, usize),
-        processor: u32,
-    ) -> Result<(), Trap> {
-        self.stop.check()?;
-        let workgroup = WorkgroupState {
-            workgroup_id_x: x,
-            workgroup_id_y: y,
-            workgroup_id_z: z as u16,
-            reserved: 0,
-            processor_id: processor,
-            local_memory: if scratch.1 == 0 {
-                std::ptr::null_mut()
-            } else {
-                scratch.0.cast()
-            },
-            local_memory_size: u32::try_from(scratch.1).unwrap_or(u32::MAX),
-        };
-        // SAFETY: the function is an export of the loaded library, called
-        // with its environment, a dispatch state whose binding pointers
-        // and lengths describe borrowed buffers, and workgroup state with
-        // exclusive local memory of the declared size.
-        let ret = unsafe { (self.function)(self.environment, self.state, &workgroup) };
-        if ret == 0 {
-            Ok(())
-        } else {
-            Err(Trap::new(
-                StatusCode::Internal,
-                format!(
-                    "workgroup ({x}, {y}, {z}): executable entry point returned catastrophic \
-                     error {ret}"
-                ),
-            ))
-        }
-    }
-
-    fn run_serial(&self, scratch: (*mut u8, usize)) -> Result<(), Trap> {
-        let _flush = FlushDenormals::begin();
-        let processor = processor_id();
-        let [cx, cy, cz] = self.counts;
-        let start = self.profile.map(|(p, _)| p.now_ns());
-        let result = (|| {
-            for z in 0..cz {
-                for y in 0..cy {
-                    for x in 0..cx {
-                        self.run_one([x, y, z], scratch, processor)?;
-                    }
-                }
-            }
-            Ok(())
-        })();
-        if let (Some((p, site)), Some(start)) = (self.profile, start) {
-            let total = u64::from(cx) * u64::from(cy) * u64::from(cz);
-            p.batch(site, start, p.now_ns(), total);
-        }
-        result
-    }
-
-    fn run_parallel(
-        &self,
-        pool: &rayon::ThreadPool,
-        scratch: &mut LocalMemory,
-        total: u64,
-        workers: usize,
-    ) -> Result<(), Trap> {
-        use rayon::prelude::*;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        let [cx, cy, _] = self.counts;
-        let slots = SlotTable::new(scratch);
-        let last_end: Vec<AtomicU64> = match self.profile {
-            Some(_) => (0..workers).map(|_| AtomicU64::new(0)).collect(),
-            None => Vec::new(),
-        };
-        let result = pool.install(|| {
-            (0..total).into_par_iter().try_for_each_init(
-                // Per run of workgroups on one worker: flushing on, the
-                // worker's processor and local memory slot, and while
-                // profiled the run's timer.
-                || {
-                    let slot = rayon::current_thread_index().unwrap_or(0);
-                    let timer = self.profile.map(|(profile, site)| BatchTimer {
-                        profile,
-                        site,
-                        start: profile.now_ns(),
-                        workgroups: 0,
-                        last_end: &last_end,
-                        worker: slot,
-                    });
-                    (
-                        FlushDenormals::begin(),
-                        processor_id(),
-                        slots.get(slot),
-                        timer,
-                    )
-                },
-                |(_, processor, scratch, timer), i| {
-                    let x = (i % u64::from(cx)) as u32;
-                    let y = ((i / u64::from(cx)) % u64::from(cy)) as u32;
-                    let z = (i / (u64::from(cx) * u64::from(cy))) as u32;
-                    if let Some(t) = timer {
-                        t.workgroups += 1;
-                    }
-                    self.run_one([x, y, z], *scratch, *processor)
-                },
-            )
-        });
-        if let Some((profile, site)) = self.profile {
-            // The barrier: from the first worker out of work to the end.
-            let ends: Vec<u64> = last_end
-                .iter()
-                .map(|e| e.load(Ordering::Relaxed))
-                .filter(|&e| e > 0)
-                .collect();
-            let end = profile.now_ns();
-            if let Some(&first_idle) = ends.iter().min() {
-                let unused = workers.saturating_sub(ends.len()) as u64;
-                profile.barrier(site, first_idle, end, unused);
-            }
-        }
-        result
-    }
-}
-
-/// The logical processor running this thread.
-fn processor_id() -> u32 {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: sched_getcpu takes no arguments and only reads.
-        let cpu = unsafe { libc::sched_getcpu() };
-        u32::try_from(cpu).unwrap_or(0)
-    }
-    #[cfg(not(target_os = "linux"))]
-    0
-}
-
-/// 64-byte-aligned workgroup local memory, one slot per worker.
-struct LocalMemory {
-    lines: Vec<Line>,
-    per_slot: usize,
-    slot_bytes: usize,
-}
-
-#[repr(C, align(64))]
-#[derive(Clone, Copy)]
-struct Line([u8; 64]);
-
-impl LocalMemory {
-    fn new(bytes: usize, slots: usize) -> Result<LocalMemory, Trap> {
-        let per_slot = bytes.div_ceil(64);
-        let n = per_slot.checked_mul(slots).ok_or_else(|| {
-            Trap::new(
-                StatusCode::ResourceExhausted,
-                "workgroup local memory overflows",
-            )
-        })?;
-        Ok(LocalMemory {
-            lines: vec![Line([0; 64]); n],
-            per_slot,
-            slot_bytes: bytes,
-        })
-    }
-
-    fn slot(&mut self, k: usize) -> (*mut u8, usize) {
-        let start = (k * self.per_slot).min(self.lines.len());
-        (self.lines[start..].as_mut_ptr().cast(), self.slot_bytes)
-    }
-}
-
-/// Each worker's local memory slot, found by its pool index.
-struct SlotTable {
-    base: *mut u8,
-    stride: usize,
-    bytes: usize,
-    slots: usize,
-}
-
-// SAFETY: worker `k` only touches slot `k` (rayon runs one job per worker
-// thread at a time, and the dispatch function does not re-enter the pool),
-// so no two threads use the same bytes; the memory outlives the install.
-unsafe impl Sync for SlotTable {}
-
-impl SlotTable {
-    fn new(memory: &mut LocalMemory) -> SlotTable {
-        let slots = memory.lines.len().checked_div(memory.per_slot).unwrap_or(0);
-        SlotTable {
-            base: memory.lines.as_mut_ptr().cast(),
-            stride: memory.per_slot * 64,
-            bytes: memory.slot_bytes,
-            slots,
-        }
-    }
-
-    fn get(&self, k: usize) -> (*mut u8, usize) {
-        if self.bytes == 0 || k >= self.slots {
-            return (std::ptr::null_mut(), 0);
-        }
-        // SAFETY: `k < slots`, so the slot lies within the allocation.
-        (unsafe { self.base.add(k * self.stride) }, self.bytes)
-    }
 }
 
 /// Maps `image` with the system loader from an anonymous in-memory file
