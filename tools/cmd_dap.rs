@@ -125,6 +125,20 @@ impl Control {
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = on;
     }
 
+    /// The program stopped for a reason the session may report: marks it
+    /// as not running (see [`Control::running`]) when `report` says so,
+    /// deciding under the lock the reader thread answers with, so that no
+    /// request it answered meanwhile is missed. Whether it was marked.
+    fn stop_running_if(&self, report: impl FnOnce() -> bool) -> bool {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if !report() {
+            return false;
+        }
+        *running = false;
+        self.pause_asked.store(false, Ordering::Relaxed);
+        true
+    }
+
     /// Answers the requests that need no state of the program, from the
     /// reader thread, so that they are answered at once even while the
     /// session is inside a long host call (a dispatch): `threads` always;
@@ -444,10 +458,12 @@ fn limits_from(args: &Json) -> Result<LimitArgs, String> {
 }
 
 /// Writes a message to stdout with the next sequence number.
+/// The number is taken while stdout is held, so that numbers rise by one
+/// in the order the messages go out, whichever thread writes.
 fn write_message(seq: &AtomicU64, mut message: Map<String, Json>) {
+    let mut out = std::io::stdout().lock();
     message.insert("seq".into(), json!(seq.fetch_add(1, Ordering::Relaxed)));
     let body = Json::Object(message).to_string();
-    let mut out = std::io::stdout().lock();
     let written =
         write!(out, "Content-Length: {}\r\n\r\n{body}", body.len()).and_then(|()| out.flush());
     if written.is_err() {
@@ -930,6 +946,16 @@ impl Server {
                 }
                 // Not asked to stop at traps: the program ends.
                 Ok(Stop::Exception(_)) if !self.trap_filter || self.no_debug() => {}
+                // A breakpoint the client removed (the reader thread
+                // answered its removal) after the program reached it: the
+                // program goes on.
+                Ok(Stop::Breakpoint(hit)) if !self.stop_at_breakpoint(hit.id) => {
+                    let Some(s) = self.session.as_mut() else {
+                        return Next::Serve;
+                    };
+                    stop = s.dbg.resume();
+                    continue;
+                }
                 Ok(stop) => {
                     self.stop_running();
                     self.report(stop);
@@ -950,6 +976,26 @@ impl Server {
                 s.dbg.resume()
             };
         }
+    }
+
+    /// Whether the program, stopped at breakpoint `id`, reports the stop:
+    /// the breakpoint is still set. Then it is marked as not running, in
+    /// one step with the check (see [`Control::stop_running_if`]).
+    fn stop_at_breakpoint(&mut self, id: u32) -> bool {
+        let code = self
+            .control
+            .code
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some(code) = code else {
+            return true;
+        };
+        self.control.stop_running_if(|| {
+            code.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .has_breakpoint(id)
+        })
     }
 
     /// Serves the messages that came while the program ran (it is

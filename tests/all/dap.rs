@@ -26,6 +26,8 @@ struct Client {
     seq: i64,
     /// Events seen while waiting for something else, oldest first.
     events: Vec<Value>,
+    /// The `seq` of the last message read: each one's is one more.
+    last_seq: i64,
 }
 
 /// Reads one framed message.
@@ -88,6 +90,7 @@ impl Client {
             messages: rx,
             seq: 0,
             events: Vec::new(),
+            last_seq: 0,
         }
     }
 
@@ -108,7 +111,11 @@ impl Client {
 
     fn next_message(&mut self) -> Value {
         match self.messages.recv_timeout(WAIT) {
-            Ok(Ok(m)) => m,
+            Ok(Ok(m)) => {
+                assert_eq!(m["seq"], self.last_seq + 1, "seq out of order: {m}");
+                self.last_seq += 1;
+                m
+            }
             Ok(Err(e)) => panic!("bad message from irvm dap: {e}"),
             Err(_) => panic!(
                 "no message from irvm dap within {WAIT:?}; events: {:?}",
@@ -1815,6 +1822,39 @@ fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
         "disassemble",
         json!({"memoryReference": reference, "instructionOffset": 0, "instructionCount": 400}),
     );
+    // The largest disassembly keeps `threads` behind it waiting briefly;
+    // a larger one is refused.
+    let asked = std::time::Instant::now();
+    let big = c.send(
+        "disassemble",
+        json!({"memoryReference": reference, "instructionOffset": -1000, "instructionCount": 2000}),
+    );
+    let threads = c.ok("threads", json!({}));
+    let threads_took = asked.elapsed();
+    assert_eq!(threads["threads"][0]["id"], 1);
+    let answered = c
+        .events
+        .iter()
+        .position(|m| m["request_seq"] == big)
+        .map(|k| c.events.remove(k))
+        .expect("the disassembly answered before `threads`");
+    assert_eq!(
+        answered["body"]["instructions"].as_array().map(Vec::len),
+        Some(2000)
+    );
+    eprintln!("inside the dispatch: threads behind a 2000-instruction disassembly answered in {threads_took:?}");
+    assert!(
+        threads_took < Duration::from_millis(500),
+        "threads took {threads_took:?}"
+    );
+    let r = c.request(
+        "disassemble",
+        json!({"memoryReference": reference, "instructionCount": 2001}),
+    );
+    assert_eq!(
+        r["message"], "`instructionCount` 2001 is over the limit of 2000",
+        "{r}"
+    );
     let instructions = listed["instructions"].as_array().expect("instructions");
     let find = |text: &str| {
         instructions
@@ -1886,5 +1926,136 @@ fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
     c.ok("continue", json!({"threadId": 1}));
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.event("terminated");
+    c.disconnect_cleanly();
+}
+
+/// `setBreakpoints` of spin.mlir's loop line 13 (`set`) or of none.
+fn spin_breakpoint(c: &mut Client, set: bool) -> i64 {
+    let breakpoints = if set {
+        json!([{"line": 13}])
+    } else {
+        json!([])
+    };
+    c.send(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": breakpoints}),
+    )
+}
+
+#[test]
+fn a_breakpoint_removed_while_the_program_reaches_it_does_not_stop_it() {
+    // Bursts of set and clear while the loop runs: every stop names a
+    // breakpoint the last answer before it left set.
+    let mut c = spinning();
+    let mut stops = 0;
+    for _ in 0..25 {
+        let sent: Vec<i64> = (0..20)
+            .map(|k| spin_breakpoint(&mut c, k % 2 == 0))
+            .collect();
+        let mut answered = 0;
+        let mut set_ids: Vec<Value> = Vec::new();
+        let mut stopped = false;
+        while answered < sent.len() {
+            let m = c.next_message();
+            if m["type"] == "response" {
+                assert_eq!(m["request_seq"], sent[answered], "{m}");
+                assert_eq!(m["success"], true, "{m}");
+                let listed = m["body"]["breakpoints"].as_array().expect("breakpoints");
+                set_ids = listed.iter().map(|b| b["id"].clone()).collect();
+                answered += 1;
+            } else if m["event"] == "stopped" {
+                let hit = &m["body"]["hitBreakpointIds"][0];
+                assert!(
+                    set_ids.contains(hit),
+                    "stopped at breakpoint {hit}, not among {set_ids:?}: {m}"
+                );
+                assert_eq!(m["body"]["reason"], "breakpoint", "{m}");
+                stops += 1;
+                stopped = true;
+            }
+        }
+        // The last answer cleared the line: nothing stops it now.
+        if stopped {
+            c.ok("continue", json!({"threadId": 1}));
+        }
+    }
+    c.ok("pause", json!({"threadId": 1}));
+    let paused = c.event("stopped");
+    assert_eq!(paused["body"]["reason"], "pause", "{paused}");
+    eprintln!("{stops} of 25 bursts stopped at a breakpoint");
+    assert!(stops > 0, "no burst stopped the loop");
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.exit_status(), 0);
+}
+
+#[test]
+fn seq_rises_by_one_while_a_logpoint_writes_and_the_reader_answers() {
+    // A logpoint writes from the session as the reader thread answers
+    // `threads`: the client's check of each message's seq (one more than
+    // the last) sees them all.
+    let mut c = launched(program("spin", "1000000000000"));
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")},
+               "breakpoints": [{"line": 13, "logMessage": "acc {%acc1}"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    for _ in 0..300 {
+        c.ok("threads", json!({}));
+    }
+    assert!(
+        c.events.iter().filter(|e| e["event"] == "output").count() > 10,
+        "the logpoint wrote little"
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.exit_status(), 0);
+}
+
+#[test]
+fn a_bad_breakpoint_entry_fails_the_request_and_changes_nothing() {
+    let mut c = launched(program("fib", "6"));
+    let fib = json!({"path": path("fib.mlir")});
+    let kept = c.ok(
+        "setBreakpoints",
+        json!({"source": fib, "breakpoints": [{"line": 13}]}),
+    );
+    let kept_id = kept["breakpoints"][0]["id"].clone();
+    // The second entry's hitCondition is not a string: nothing is set,
+    // nothing is cleared.
+    let r = c.request(
+        "setBreakpoints",
+        json!({"source": fib, "breakpoints": [{"line": 12}, {"line": 13, "hitCondition": 3}]}),
+    );
+    assert_eq!(r["success"], false, "{r}");
+    assert_eq!(
+        r["message"], "breakpoint 1: `hitCondition` must be a string",
+        "{r}"
+    );
+    for (command, entry) in [
+        (
+            "setFunctionBreakpoints",
+            json!({"name": "fib", "condition": 1}),
+        ),
+        (
+            "setInstructionBreakpoints",
+            json!({"instructionReference": "0x1", "offset": "x"}),
+        ),
+    ] {
+        let r = c.request(command, json!({"breakpoints": [entry]}));
+        assert_eq!(r["success"], false, "{r}");
+    }
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"],
+        json!([kept_id]),
+        "{stopped}"
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], 13, "{frame}");
+    // Cleared: the program runs to its end.
+    c.ok("setBreakpoints", json!({"source": fib, "breakpoints": []}));
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.disconnect_cleanly();
 }

@@ -96,6 +96,11 @@ impl CodeRequests {
         }
     }
 
+    /// Whether breakpoint `id` is set.
+    pub fn has_breakpoint(&self, id: u32) -> bool {
+        self.table.breakpoints().iter().any(|b| b.id == id)
+    }
+
     /// A line as the client counts.
     fn line_out(&self, line: i32) -> i64 {
         i64::from(line) - 1 + self.bases.line
@@ -135,6 +140,7 @@ impl CodeRequests {
             Some(Json::Array(a)) => a.clone(),
             Some(_) => return Err("`breakpoints` must be an array".into()),
         };
+        check_entries(&wanted, "line")?;
         let reference = int_arg(source, "sourceReference")?.filter(|r| *r > 0);
         if let Some(function) = self.listed_function(source, reference)? {
             return self.set_listing_breakpoints(function, &wanted);
@@ -262,6 +268,7 @@ impl CodeRequests {
             None | Some(Json::Null) => Vec::new(),
             Some(_) => return Err("`breakpoints` must be an array".into()),
         };
+        check_entries(&wanted, "name")?;
         let old = std::mem::take(&mut self.function_bps);
         self.clear(old);
         let mut out = Vec::new();
@@ -334,6 +341,7 @@ impl CodeRequests {
             None | Some(Json::Null) => Vec::new(),
             Some(_) => return Err("`breakpoints` must be an array".into()),
         };
+        check_entries(&wanted, "instructionReference")?;
         let old = std::mem::take(&mut self.instruction_bps);
         self.clear(old);
         let mut out = Vec::new();
@@ -429,6 +437,34 @@ impl CodeRequests {
         };
         function.at(position)
     }
+}
+
+/// Checks each of a breakpoints request's entries (`required`: the field
+/// each needs) before anything changes, so that a bad entry fails the
+/// request and leaves the breakpoints as they were.
+fn check_entries(wanted: &[Json], required: &str) -> Result<(), String> {
+    for (i, w) in wanted.iter().enumerate() {
+        let at = |e: String| format!("breakpoint {i}: {e}");
+        if !w.is_object() {
+            return Err(at("must be an object".into()));
+        }
+        for key in ["line", "column", "offset"] {
+            int_arg(w, key).map_err(at)?;
+        }
+        for key in [
+            "condition",
+            "hitCondition",
+            "logMessage",
+            "name",
+            "instructionReference",
+        ] {
+            str_arg(w, key).map_err(at)?;
+        }
+        if w.get(required).is_none_or(Json::is_null) {
+            return Err(at(format!("`{required}` is required")));
+        }
+    }
+    Ok(())
 }
 
 /// The answer to a breakpoints request under `noDebug`: none set.

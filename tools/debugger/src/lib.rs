@@ -1000,10 +1000,11 @@ impl Debugger {
         self.go_from(mode, resuming)
     }
 
-    /// Goes on with the command an interrupt stopped
-    /// ([`Stop::Interrupted`]), in the same mode: breakpoints at the
-    /// instruction it stopped before still stop there. Without an
-    /// interrupted command, an error.
+    /// Goes on with the command an interrupt or a breakpoint stopped
+    /// ([`Stop::Interrupted`], [`Stop::Breakpoint`]), in the same mode:
+    /// breakpoints at the instruction it stopped before still stop there
+    /// (a client resumes after a breakpoint only once it is removed).
+    /// Without such a command, an error.
     pub fn resume(&mut self) -> Result<Stop, DebugCommandError> {
         self.require_running()?;
         match self.interrupted.take() {
@@ -1087,6 +1088,9 @@ impl Debugger {
                         if hit.temporary {
                             let _ = self.delete_breakpoint(Some(hit.id));
                         }
+                        // A client may find the breakpoint removed since
+                        // (by another thread) and go on with the command.
+                        self.interrupted = Some(kept_mode);
                         Stop::Breakpoint(hit)
                     }
                     Some(Reason::Pause) => Stop::Paused,
