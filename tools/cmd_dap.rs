@@ -1020,8 +1020,8 @@ impl Server {
             Stop::Breakpoint(hit) => {
                 let (function, instruction) = match self.code() {
                     Ok(c) => (
-                        c.function_bps.contains(&hit.id),
-                        c.instruction_bps.contains(&hit.id),
+                        c.is_function_breakpoint(hit.id),
+                        c.is_instruction_breakpoint(hit.id),
                     ),
                     Err(_) => (false, false),
                 };

@@ -2059,3 +2059,51 @@ fn a_bad_breakpoint_entry_fails_the_request_and_changes_nothing() {
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.disconnect_cleanly();
 }
+
+#[test]
+fn a_breakpoint_asked_for_again_keeps_its_id() {
+    let mut c = launched(program("fib", "6"));
+    let fib = json!({"path": path("fib.mlir")});
+    let ids = |body: &Value| -> Vec<Value> {
+        body["breakpoints"]
+            .as_array()
+            .expect("breakpoints")
+            .iter()
+            .map(|b| b["id"].clone())
+            .collect()
+    };
+    let first = ids(&c.ok(
+        "setBreakpoints",
+        json!({"source": fib, "breakpoints": [{"line": 13}]}),
+    ));
+    let second = ids(&c.ok(
+        "setBreakpoints",
+        json!({"source": fib, "breakpoints": [{"line": 12}, {"line": 13}]}),
+    ));
+    assert_eq!(second[1], first[0]);
+    assert_ne!(second[0], first[0]);
+    // Another condition is another breakpoint.
+    let third = ids(&c.ok(
+        "setBreakpoints",
+        json!({"source": fib, "breakpoints": [{"line": 12}, {"line": 13, "condition": "%k == 2"}]}),
+    ));
+    assert_eq!(third[0], second[0]);
+    assert_ne!(third[1], second[1]);
+    let function = json!({"breakpoints": [{"name": "fib"}]});
+    let f1 = ids(&c.ok("setFunctionBreakpoints", function.clone()));
+    let f2 = ids(&c.ok("setFunctionBreakpoints", function));
+    assert_eq!(f1, f2);
+    c.ok("setFunctionBreakpoints", json!({"breakpoints": []}));
+    // The kept breakpoint stops the program, under its id.
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["hitBreakpointIds"],
+        json!([third[0]]),
+        "{stopped}"
+    );
+    c.ok("setBreakpoints", json!({"source": fib, "breakpoints": []}));
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.disconnect_cleanly();
+}

@@ -42,12 +42,12 @@ pub struct CodeRequests {
     /// The sources: the files the client named, and the references of
     /// the disassembly documents.
     pub sources: Sources,
-    /// Breakpoint ids per source path (setBreakpoints replaces them).
-    source_bps: HashMap<String, Vec<u32>>,
-    /// The ids of the function breakpoints.
-    pub function_bps: Vec<u32>,
-    /// The ids of the instruction breakpoints.
-    pub instruction_bps: Vec<u32>,
+    /// The breakpoints per source path (setBreakpoints replaces them).
+    source_bps: HashMap<String, Vec<Asked>>,
+    /// The function breakpoints.
+    function_bps: Vec<Asked>,
+    /// The instruction breakpoints.
+    instruction_bps: Vec<Asked>,
     /// Source names per (module, function), made on first use.
     names: HashMap<(String, u32), Arc<FunctionNames>>,
     /// The client's line and column bases.
@@ -94,6 +94,39 @@ impl CodeRequests {
             "source" => self.source(args),
             other => Err(format!("unknown request `{other}`")),
         }
+    }
+
+    /// Whether breakpoint `id` is a function breakpoint.
+    pub fn is_function_breakpoint(&self, id: u32) -> bool {
+        self.function_bps.iter().any(|a| a.id == id)
+    }
+
+    /// Whether breakpoint `id` is an instruction breakpoint.
+    pub fn is_instruction_breakpoint(&self, id: u32) -> bool {
+        self.instruction_bps.iter().any(|a| a.id == id)
+    }
+
+    /// Of the breakpoints `old` that a request replaces, the ones that an
+    /// entry of `wanted` asks for again (the same fields) stay, with
+    /// their ids, as VS Code's own adapters keep them: each entry's, if
+    /// any. The others are deleted.
+    fn keep_asked_again(
+        &mut self,
+        mut old: Vec<Asked>,
+        wanted: &[Json],
+    ) -> Vec<Option<irvm_debugger::Breakpoint>> {
+        let set = self.table.breakpoints();
+        let kept = wanted
+            .iter()
+            .map(|w| {
+                let fields = w.to_string();
+                let at = old.iter().position(|a| a.fields == fields)?;
+                let id = old.remove(at).id;
+                set.iter().find(|b| b.id == id).cloned()
+            })
+            .collect();
+        self.clear(old.into_iter().map(|a| a.id).collect());
+        kept
     }
 
     /// Whether breakpoint `id` is set.
@@ -150,15 +183,20 @@ impl CodeRequests {
             .ok_or("`source.path` is required")?
             .to_string();
         let old = self.source_bps.remove(&path).unwrap_or_default();
-        self.clear(old);
+        let mut kept = self.keep_asked_again(old, &wanted);
         let recorded = self.info.source_files();
         let files = self.sources.recorded_files(&path, &recorded);
         let mut ids = Vec::new();
         let mut out = Vec::new();
-        for w in &wanted {
+        for (w, kept) in wanted.iter().zip(&mut kept) {
             let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
             // The debugger counts from 1.
             let line = asked.saturating_add(1 - self.bases.line);
+            if let Some(b) = kept.take() {
+                ids.push(Asked::of(&b, w));
+                out.push(self.breakpoint_json(&b, Some(line)));
+                continue;
+            }
             let Ok(line32) = i32::try_from(line) else {
                 out.push(json!({"verified": false, "line": asked, "message": format!("no line {asked}")}));
                 continue;
@@ -173,7 +211,7 @@ impl CodeRequests {
             let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
-                    ids.push(b.id);
+                    ids.push(Asked::of(&b, w));
                     out.push(self.breakpoint_json(&b, Some(line)));
                 }
                 Err(e) => out.push(json!({"verified": false, "line": asked, "message": e})),
@@ -229,13 +267,13 @@ impl CodeRequests {
     fn set_listing_breakpoints(&mut self, function: CodeAddress, wanted: &[Json]) -> Reply {
         let key = format!("disassembly of {}.{}", function.module, function.function);
         let old = self.source_bps.remove(&key).unwrap_or_default();
-        self.clear(old);
+        let mut kept = self.keep_asked_again(old, wanted);
         let listing = sources::listing(&self.info, &function)?;
         let mut by_line: Vec<(i64, u32)> = listing.lines.iter().map(|(o, l)| (*l, *o)).collect();
         by_line.sort_unstable();
         let mut ids = Vec::new();
         let mut out = Vec::new();
-        for w in wanted {
+        for (w, kept) in wanted.iter().zip(&mut kept) {
             let asked = int_arg(w, "line")?.ok_or("a source breakpoint needs a `line`")?;
             let line = asked.saturating_add(1 - self.bases.line);
             let Some(&(at, offset)) = by_line.iter().find(|(l, _)| *l >= line) else {
@@ -246,11 +284,16 @@ impl CodeRequests {
                 offset,
                 ..function.clone()
             };
-            let added = self.table.add_address_breakpoint(address, None);
-            let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
+            let added = match kept.take() {
+                Some(b) => Ok(b),
+                None => {
+                    let added = self.table.add_address_breakpoint(address, None);
+                    added.map_err(|e| e.0).and_then(|b| self.refine(b, w))
+                }
+            };
             match added {
                 Ok(b) => {
-                    ids.push(b.id);
+                    ids.push(Asked::of(&b, w));
                     let mut j = self.breakpoint_json(&b, None);
                     j["line"] = json!(at - 1 + self.bases.line);
                     out.push(j);
@@ -270,9 +313,14 @@ impl CodeRequests {
         };
         check_entries(&wanted, "name")?;
         let old = std::mem::take(&mut self.function_bps);
-        self.clear(old);
+        let mut kept = self.keep_asked_again(old, &wanted);
         let mut out = Vec::new();
-        for w in &wanted {
+        for (w, kept) in wanted.iter().zip(&mut kept) {
+            if let Some(b) = kept.take() {
+                self.function_bps.push(Asked::of(&b, w));
+                out.push(self.breakpoint_json(&b, None));
+                continue;
+            }
             let name = str_arg(w, "name")?.ok_or("a function breakpoint needs a `name`")?;
             let req = BreakpointRequest {
                 spec: name.to_string(),
@@ -284,7 +332,7 @@ impl CodeRequests {
             let added = added.map_err(|e| e.0).and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
-                    self.function_bps.push(b.id);
+                    self.function_bps.push(Asked::of(&b, w));
                     out.push(self.breakpoint_json(&b, None));
                 }
                 Err(e) => out.push(json!({"verified": false, "message": e})),
@@ -343,9 +391,14 @@ impl CodeRequests {
         };
         check_entries(&wanted, "instructionReference")?;
         let old = std::mem::take(&mut self.instruction_bps);
-        self.clear(old);
+        let mut kept = self.keep_asked_again(old, &wanted);
         let mut out = Vec::new();
-        for w in &wanted {
+        for (w, kept) in wanted.iter().zip(&mut kept) {
+            if let Some(b) = kept.take() {
+                self.instruction_bps.push(Asked::of(&b, w));
+                out.push(self.breakpoint_json(&b, None));
+                continue;
+            }
             let reference = str_arg(w, "instructionReference")?
                 .ok_or("an instruction breakpoint needs an `instructionReference`")?;
             let offset = int_arg(w, "offset")?.unwrap_or(0);
@@ -361,7 +414,7 @@ impl CodeRequests {
             let added = added.and_then(|b| self.refine(b, w));
             match added {
                 Ok(b) => {
-                    self.instruction_bps.push(b.id);
+                    self.instruction_bps.push(Asked::of(&b, w));
                     out.push(self.breakpoint_json(&b, None));
                 }
                 Err(e) => out.push(json!({"verified": false, "message": e})),
@@ -436,6 +489,22 @@ impl CodeRequests {
             }
         };
         function.at(position)
+    }
+}
+
+/// A breakpoint the client asked for: its id, and the entry's fields as
+/// written (the same entry in a later request keeps the breakpoint).
+struct Asked {
+    id: u32,
+    fields: String,
+}
+
+impl Asked {
+    fn of(b: &irvm_debugger::Breakpoint, entry: &Json) -> Asked {
+        Asked {
+            id: b.id,
+            fields: entry.to_string(),
+        }
     }
 }
 
