@@ -21,7 +21,7 @@ use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -76,6 +76,7 @@ pub fn main(_args: DapArgs) -> ExitCode {
         initialized: false,
         bases: Bases { line: 1, column: 1 },
         code: None,
+        in_hand: false,
     };
     server.serve()
 }
@@ -103,6 +104,11 @@ struct Control {
     /// reader thread answers [`CODE_REQUESTS`] from it while the program
     /// runs.
     code: Mutex<Option<Arc<Mutex<CodeRequests>>>>,
+    /// Messages handed to the session and not yet served (a request that
+    /// runs the program is served once it runs): while there are any, the
+    /// reader thread answers nothing itself, so that every answer follows
+    /// those of the requests sent before it.
+    queued: AtomicUsize,
 }
 
 impl Control {
@@ -148,6 +154,9 @@ impl Control {
     /// to take them up at its next instruction). Whether it answered.
     fn answer(&self, seq: &AtomicU64, message: &Json) -> bool {
         if message.get("type").and_then(Json::as_str) != Some("request") {
+            return false;
+        }
+        if self.queued.load(Ordering::SeqCst) > 0 {
             return false;
         }
         let request_seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
@@ -257,6 +266,7 @@ fn read_messages(
             || matches!(&message, Incoming::Message(m)
                 if m.get("type").and_then(Json::as_str) == Some("request")
                     && matches!(m.get("command").and_then(Json::as_str), Some("terminate" | "disconnect")));
+        control.queued.fetch_add(1, Ordering::SeqCst);
         if tx.send(message).is_err() {
             return;
         }
@@ -384,6 +394,9 @@ struct Server {
     /// The launched program's debug information and breakpoints (shared
     /// with the reader thread through [`Control::code`]).
     code: Option<Arc<Mutex<CodeRequests>>>,
+    /// A message handed over by the reader thread is being served (and
+    /// counts in [`Control::queued`] until it is done with).
+    in_hand: bool,
 }
 
 /// The string field `key` of `args`.
@@ -596,9 +609,23 @@ impl Server {
         }
     }
 
-    /// Serves one message; `running`: the program is running (stopped
-    /// only by an interrupt).
+    /// Serves one message the reader thread handed over; `running`: the
+    /// program is running (stopped only by an interrupt).
     fn handle(&mut self, incoming: Incoming, running: bool) -> Next {
+        self.in_hand = true;
+        let next = self.serve_message(incoming, running);
+        self.done_with_message();
+        next
+    }
+
+    /// The message in hand is served (see [`Control::queued`]).
+    fn done_with_message(&mut self) {
+        if std::mem::take(&mut self.in_hand) {
+            self.control.queued.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn serve_message(&mut self, incoming: Incoming, running: bool) -> Next {
         let message = match incoming {
             Incoming::Message(m) => m,
             Incoming::Malformed(e) => {
@@ -881,6 +908,8 @@ impl Server {
     /// meanwhile, until it stops, ends or the client goes.
     fn run(&mut self, command: &str, args: &Json) -> Next {
         self.control.set_running(true);
+        // Answered and running: the reader thread may answer what follows.
+        self.done_with_message();
         let next = self.run_until_stopped(command, args);
         self.stop_running();
         next

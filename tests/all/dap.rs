@@ -2107,3 +2107,44 @@ fn a_breakpoint_asked_for_again_keeps_its_id() {
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.disconnect_cleanly();
 }
+
+#[test]
+fn a_pause_sent_right_after_a_continue_stops_the_program_it_started() {
+    let mut c = launched(program("spin", "1000000000000"));
+    let stopped = c.run_to_line("spin.mlir", 13);
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": []}),
+    );
+    // Both sent before either is answered: answered in order, and the
+    // pause stops the running program.
+    let go = c.send("continue", json!({"threadId": 1}));
+    let pause = c.send("pause", json!({"threadId": 1}));
+    let mut order = Vec::new();
+    while order.len() < 3 {
+        let m = c.next_message();
+        if m["type"] == "response" {
+            assert_eq!(m["success"], true, "{m}");
+            order.push(m["request_seq"].clone());
+        } else if m["event"] == "stopped" {
+            assert_eq!(m["body"]["reason"], "pause", "{m}");
+            order.push(json!("stopped"));
+        }
+    }
+    assert_eq!(order, vec![json!(go), json!(pause), json!("stopped")]);
+    // Running: `threads` (which the reader thread could answer) sent
+    // behind `stackTrace` (which the session answers) is answered after.
+    c.ok("continue", json!({"threadId": 1}));
+    let mut order = Vec::new();
+    for _ in 0..20 {
+        order.push(c.send("stackTrace", json!({"threadId": 1})));
+        order.push(c.send("threads", json!({})));
+    }
+    for expected in order {
+        let m = c.next_message();
+        assert_eq!(m["request_seq"], expected, "{m}");
+    }
+    c.ok("disconnect", json!({}));
+    assert_eq!(c.exit_status(), 0);
+}
