@@ -74,6 +74,14 @@ fn a_breakpoint_in_real_vs_code_stops_the_session_on_its_line() {
     assert_eq!(record["errors"], serde_json::json!([]), "{record}");
     assert_eq!(record["extensionFound"], true, "{record}");
     assert_eq!(record["launched"], true, "{record}");
+    // fib.mlir is in the extension's language, and the editor's
+    // breakpoint command set a breakpoint there.
+    assert_eq!(record["languageId"], "mlir", "{record}");
+    assert_eq!(
+        record["breakpointLines"],
+        serde_json::json!([12]),
+        "{record}"
+    );
     // VS Code says "read error" when the adapter's stdout closes: only
     // its exit after the session.
     for e in record["adapterErrors"].as_array().expect("adapter errors") {

@@ -1,6 +1,7 @@
 // Test driver, installed next to the irvm extension in a real VS Code (the
 // test in tests/all/vscode.rs, through ../run.js): when IRVM_SESSION_REPORT names a file, it
-// sets a breakpoint in the workspace's fib.mlir, starts the workspace's
+// opens the workspace's fib.mlir and sets a breakpoint with the editor's
+// command, starts the workspace's
 // `irvm` launch configuration, records what the adapter sends through a
 // DebugAdapterTracker, the active stack item and the top frame at each
 // stop, goes on from each, and writes the record as JSON once the session
@@ -107,9 +108,18 @@ async function run(record) {
       record.stackItems.push({ frameId: item.frameId, threadId: item.threadId });
     }
   });
-  vscode.debug.addBreakpoints([
-    new vscode.SourceBreakpoint(new vscode.Location(source, new vscode.Position(line - 1, 0))),
-  ]);
+  // As a user sets it: fib.mlir open in an editor (its language the
+  // extension's), the cursor on the line, the editor's toggle command
+  // (which sets nothing in a language no debugger declares breakpoints for).
+  const document = await vscode.workspace.openTextDocument(source);
+  record.languageId = document.languageId;
+  const editor = await vscode.window.showTextDocument(document);
+  const at = new vscode.Position(line - 1, 0);
+  editor.selection = new vscode.Selection(at, at);
+  await vscode.commands.executeCommand('editor.debug.action.toggleBreakpoint');
+  record.breakpointLines = vscode.debug.breakpoints
+    .filter((b) => b instanceof vscode.SourceBreakpoint)
+    .map((b) => b.location.range.start.line + 1);
   const started = next(vscode.debug.onDidStartDebugSession, (s) => s.type === 'irvm', 'session start');
   const ended = next(vscode.debug.onDidTerminateDebugSession, (s) => s.type === 'irvm', 'session end');
   const launched = await vscode.debug.startDebugging(folder, 'fib in irvm');
