@@ -17,11 +17,82 @@ pub enum ModuleBytes {
     Shared(Arc<[u8]>),
     /// Owned heap bytes.
     Owned(Vec<u8>),
+    /// Heap bytes starting at a 64-byte boundary: a module file read into
+    /// memory (so its rodata segments, 64-byte aligned within the file,
+    /// stay aligned in memory and are used in place).
+    Aligned(AlignedBytes),
     /// Bytes that live for the whole program (e.g. `include_bytes!`).
     Static(&'static [u8]),
     /// Bytes an embedder lends without a copy (a Python `bytes` object,
     /// say), kept alive by the module.
     Lent(LentBytes),
+}
+
+/// Owned heap bytes whose first byte sits at a [`AlignedBytes::ALIGNMENT`]
+/// boundary ([`ModuleBytes::Aligned`]).
+pub struct AlignedBytes {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: `AlignedBytes` owns its allocation exclusively, as a `Box<[u8]>`
+// does; `&AlignedBytes` only reads it.
+unsafe impl Send for AlignedBytes {}
+// SAFETY: as above: shared references only read the bytes.
+unsafe impl Sync for AlignedBytes {}
+
+impl AlignedBytes {
+    /// The alignment of the first byte: what iree-compile aligns rodata
+    /// segments to within a module file.
+    pub const ALIGNMENT: usize = 64;
+
+    fn layout(len: usize) -> Option<std::alloc::Layout> {
+        std::alloc::Layout::from_size_align(len, Self::ALIGNMENT).ok()
+    }
+
+    /// `len` zero bytes; `None` when they cannot be allocated.
+    pub fn zeroed(len: usize) -> Option<AlignedBytes> {
+        if len == 0 {
+            return Some(AlignedBytes {
+                ptr: std::ptr::NonNull::dangling(),
+                len: 0,
+            });
+        }
+        let layout = Self::layout(len)?;
+        // SAFETY: `layout` has a non-zero size (len > 0).
+        let ptr = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?;
+        Some(AlignedBytes { ptr, len })
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: `ptr` is a live allocation of `len` initialised (zeroed,
+        // then written) bytes owned by `self`, or dangling with len 0.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The bytes, to fill.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as in `as_slice`, and `&mut self` is the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBytes {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            if let Some(layout) = Self::layout(self.len) {
+                // SAFETY: allocated in `zeroed` with this same layout.
+                unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) };
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBytes({} bytes)", self.len)
+    }
 }
 
 /// Immutable bytes owned elsewhere ([`ModuleBytes::Lent`]): `as_ref` must
@@ -62,20 +133,17 @@ impl ModuleBytes {
         if len > PRIVATE_COPY_BYTES {
             return ModuleBytes::map_file(path);
         }
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(len as usize)
-            .map_err(|_| io(std::io::ErrorKind::OutOfMemory.into()))?;
-        // At most one byte past the limit: a file that grew meanwhile is
-        // mapped after all.
-        (&mut file)
-            .take(PRIVATE_COPY_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        if bytes.len() as u64 > PRIVATE_COPY_BYTES {
+        let Some(mut bytes) = usize::try_from(len).ok().and_then(AlignedBytes::zeroed) else {
+            return Err(io(std::io::ErrorKind::OutOfMemory.into()));
+        };
+        file.read_exact(bytes.as_mut_slice()).map_err(io)?;
+        // A file that grew while it was read is mapped after all (as it is
+        // now), rather than cut at the size it had.
+        let mut more = [0u8; 1];
+        if file.read(&mut more).map_err(io)? != 0 {
             return ModuleBytes::map_file(path);
         }
-        Ok(ModuleBytes::Owned(bytes))
+        Ok(ModuleBytes::Aligned(bytes))
     }
 
     /// Maps `path` read-only. Nothing is read eagerly; pages are faulted in
@@ -100,6 +168,7 @@ impl ModuleBytes {
             ModuleBytes::Mapped(map) => map,
             ModuleBytes::Shared(bytes) => bytes,
             ModuleBytes::Owned(bytes) => bytes,
+            ModuleBytes::Aligned(bytes) => bytes.as_slice(),
             ModuleBytes::Static(bytes) => bytes,
             ModuleBytes::Lent(bytes) => (*bytes.0).as_ref(),
         }

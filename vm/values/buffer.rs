@@ -501,8 +501,24 @@ impl Buffer {
     /// A read-only view of `range` of `module`'s file bytes (a rodata
     /// segment); no bytes are copied. An out-of-bounds range gives an empty
     /// buffer (the loader has already checked every segment's range).
+    ///
+    /// A segment the module's storage holds at an address that is not
+    /// [`BUFFER_ALIGNMENT`]-aligned (a module file read into the heap, bytes
+    /// an embedder lent) is copied once into an aligned, read-only buffer
+    /// instead: compiled kernels read constants with aligned vector loads
+    /// (an llvm-cpu executable built for an AVX2 host faulted on a
+    /// 16-byte-aligned weight), and iree-compile aligns every segment to 64
+    /// bytes within the file for that reason.
     pub fn rodata(module: Module, range: Range<usize>) -> Buffer {
         let bytes = module.file_bytes().get(range).unwrap_or(&[]);
+        if !bytes.is_empty() && bytes.as_ptr() as usize % BUFFER_ALIGNMENT != 0 {
+            if let Ok(mut copy) = Buffer::new(bytes.len()) {
+                if copy.with_bytes_mut(|b| b.copy_from_slice(bytes)).is_ok() {
+                    copy.mutable = false;
+                    return copy;
+                }
+            }
+        }
         let (ptr, len) = (bytes.as_ptr() as *mut u8, bytes.len());
         Buffer {
             ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
