@@ -251,6 +251,20 @@ impl BufferPool {
 /// HAL allocates host memory 64-byte aligned; kernels may rely on it).
 pub const BUFFER_ALIGNMENT: usize = 64;
 
+/// A copy of `bytes` in a new [`BUFFER_ALIGNMENT`]-aligned buffer (mutable
+/// or not) when they are not empty and start elsewhere; `None` when they
+/// are aligned already, or when no aligned buffer of their size can be
+/// allocated (the caller then uses them where they are).
+fn aligned_copy(bytes: &[u8], mutable: bool) -> Option<Buffer> {
+    if bytes.is_empty() || bytes.as_ptr() as usize % BUFFER_ALIGNMENT == 0 {
+        return None;
+    }
+    let mut copy = Buffer::new(bytes.len()).ok()?;
+    copy.with_bytes_mut(|b| b.copy_from_slice(bytes)).ok()?;
+    copy.mutable = mutable;
+    Some(copy)
+}
+
 /// Buffers at least this large are anonymous mappings that ask for
 /// transparent huge pages: a 2 MiB page costs one fault instead of 512.
 /// `vm_bench`'s 80 MB buffers spent a third of their run in the kernel's
@@ -476,8 +490,15 @@ impl Buffer {
         })
     }
 
-    /// A mutable buffer holding `bytes`.
+    /// A mutable buffer holding `bytes`: their allocation is taken over
+    /// when it starts at a [`BUFFER_ALIGNMENT`] boundary, and copied once
+    /// into an aligned one otherwise (a `Vec<u8>` promises one byte of
+    /// alignment; kernels a hal binds the buffer to may read it with
+    /// aligned vector instructions).
     pub fn from_vec(bytes: Vec<u8>) -> Buffer {
+        if let Some(copy) = aligned_copy(&bytes, true) {
+            return copy;
+        }
         let boxed = bytes.into_boxed_slice();
         let len = boxed.len();
         let ptr = if len == 0 {
@@ -511,13 +532,8 @@ impl Buffer {
     /// bytes within the file for that reason.
     pub fn rodata(module: Module, range: Range<usize>) -> Buffer {
         let bytes = module.file_bytes().get(range).unwrap_or(&[]);
-        if !bytes.is_empty() && bytes.as_ptr() as usize % BUFFER_ALIGNMENT != 0 {
-            if let Ok(mut copy) = Buffer::new(bytes.len()) {
-                if copy.with_bytes_mut(|b| b.copy_from_slice(bytes)).is_ok() {
-                    copy.mutable = false;
-                    return copy;
-                }
-            }
+        if let Some(copy) = aligned_copy(bytes, false) {
+            return copy;
         }
         let (ptr, len) = (bytes.as_ptr() as *mut u8, bytes.len());
         Buffer {
@@ -532,11 +548,14 @@ impl Buffer {
     }
 
     /// A read-only view of `range` of `bytes`, which the buffer keeps alive
-    /// (no bytes are copied): how host modules hand programs memory they
-    /// own, such as a memory-mapped parameter archive. `bytes` must not
-    /// change while the buffer lives (its `as_ref` must give the same
-    /// slice every time). A range outside `bytes` is an `OUT_OF_RANGE`
-    /// error.
+    /// (no bytes are copied when the range starts at a
+    /// [`BUFFER_ALIGNMENT`] boundary): how host modules hand programs
+    /// memory they own, such as a memory-mapped parameter archive. A range
+    /// starting elsewhere is copied once into an aligned read-only buffer,
+    /// as [`Buffer::rodata`] does, since kernels may read it with aligned
+    /// vector instructions. `bytes` must not change while the buffer lives
+    /// (its `as_ref` must give the same slice every time). A range outside
+    /// `bytes` is an `OUT_OF_RANGE` error.
     pub fn borrowed(
         bytes: Arc<dyn AsRef<[u8]> + Send + Sync>,
         range: Range<usize>,
@@ -550,6 +569,9 @@ impl Buffer {
                 all.len(),
             ));
         };
+        if let Some(copy) = aligned_copy(slice, false) {
+            return Ok(copy);
+        }
         let (ptr, len) = (slice.as_ptr() as *mut u8, slice.len());
         Ok(Buffer {
             ptr: std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling()),
@@ -1117,6 +1139,39 @@ mod tests {
         drop(big);
         assert_eq!(pool.held_bytes(), MAPPED_BUFFER_BYTES);
         assert_eq!(pool.allocate(0).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn embedder_bytes_start_aligned_however_they_were_held() {
+        let raw = |b: &Buffer| Buffer::with_raw_parts(&[b], |p| p[0].ptr as usize).unwrap();
+        // malloc gives 16-byte alignment: most of these start off a 64-byte
+        // boundary.
+        let vecs: Vec<Vec<u8>> = (0..16).map(|i| vec![i as u8 + 1; 100]).collect();
+        let unaligned = vecs
+            .into_iter()
+            .find(|v| v.as_ptr() as usize % BUFFER_ALIGNMENT != 0)
+            .expect("a Vec off a 64-byte boundary");
+        let expected = unaligned.clone();
+        let b = Buffer::from_vec(unaligned);
+        assert_eq!(raw(&b) % BUFFER_ALIGNMENT, 0);
+        assert!(b.is_mutable());
+        assert_eq!(b.to_vec(), expected);
+
+        let shared: Arc<Vec<u8>> = Arc::new((0..=255).collect());
+        let base = shared.as_ptr() as usize;
+        let start = (1..BUFFER_ALIGNMENT)
+            .find(|k| (base + k) % BUFFER_ALIGNMENT != 0)
+            .unwrap();
+        let b = Buffer::borrowed(shared.clone(), start..start + 100).unwrap();
+        assert_eq!(raw(&b) % BUFFER_ALIGNMENT, 0);
+        assert!(!b.is_mutable());
+        assert_eq!(b.to_vec(), shared[start..start + 100].to_vec());
+        // An aligned range is lent in place.
+        let start = (0..BUFFER_ALIGNMENT)
+            .find(|k| (base + k) % BUFFER_ALIGNMENT == 0)
+            .unwrap();
+        let b = Buffer::borrowed(shared.clone(), start..start + 100).unwrap();
+        assert_eq!(raw(&b), base + start);
     }
 
     #[test]
