@@ -561,6 +561,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     crate::profile::measure_from_here();
     let running = std::time::Instant::now();
     let profile = crate::profile::current();
+    if profile.is_some() {
+        // Ctrl-C ends the call, not the process: the profile is written.
+        crate::profile::sigint::interrupt_on_sigint(ctx.interrupt_handle());
+    }
     let started = profile.as_ref().map(|p| p.now_ns());
     let invoked = ctx.invoke(&func, &values);
     let run_time = running.elapsed();

@@ -406,6 +406,70 @@ fn a_trapping_call_still_writes_its_profile() {
     load_trace(&json);
 }
 
+/// Runs `irvm TOOL` on spin(10^15) (days) with `--profile`, sends SIGINT
+/// once the tool has printed `first_line` (stdout for `run`, stderr for
+/// `bench`), and returns its exit code,
+/// stderr and the trace it wrote.
+fn interrupted_with_profile(tool: &str, first_line: &str) -> (Option<i32>, String, Json) {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("stopped.json");
+    let mut child = std::process::Command::new(crate::common::cli::irvm_bin())
+        .args([
+            tool.to_string(),
+            format!("--module={}", repo_file("tests/data/spin.vmfb")),
+            "--function=spin".into(),
+            "--input=1000000000000000".into(),
+            format!("--profile={}", json.display()),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("irvm runs");
+    // `run` prints EXEC on stdout, `bench` its context lines on stderr,
+    // just before the call starts.
+    let mut seen = String::new();
+    if tool == "run" {
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        stdout.read_line(&mut seen).expect("read");
+        assert_eq!(seen.trim_end(), first_line);
+    } else {
+        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        while !seen.contains(first_line) {
+            assert!(stderr.read_line(&mut seen).expect("read") > 0, "{seen}");
+        }
+        child.stderr = Some(stderr.into_inner());
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: signalling our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().expect("irvm ends");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let trace = load_trace(&json);
+    (out.status.code(), err, trace)
+}
+
+#[test]
+fn ctrl_c_ends_the_call_and_the_profile_of_what_ran_is_written() {
+    for (tool, first_line) in [("run", "EXEC @spin"), ("bench", "Load Average")] {
+        let (code, err, trace) = interrupted_with_profile(tool, first_line);
+        // Ended by the interrupt (exit status 1 and the trap with its
+        // backtrace), not killed by the signal.
+        assert_eq!(code, Some(1), "irvm {tool}: {err}");
+        assert!(
+            err.contains("CANCELLED") && err.contains("interrupted"),
+            "{err}"
+        );
+        assert!(err.contains("spin.mlir:8"), "a located backtrace: {err}");
+        if tool == "run" {
+            assert!(
+                events(&trace).iter().any(|e| e["name"] == "@spin"),
+                "the interrupted invocation is on the timeline"
+            );
+        }
+    }
+}
+
 /// The Chromium the page test drives: `IRVM_CHROMIUM`, else
 /// `/usr/bin/chromium` (`.ci/run` installs it).
 fn chromium() -> Option<PathBuf> {

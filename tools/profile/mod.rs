@@ -16,6 +16,7 @@ use irvm::profile::{Profile, ProfileData, ProfileOptions};
 pub mod chrome;
 pub mod folded;
 pub mod page;
+pub mod sigint;
 pub mod summary;
 
 /// The `--profile` flag.
