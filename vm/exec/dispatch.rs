@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::jit::{
-    callable_inline, Callee, Callees, Checks, JitEnv, LEFT_IN_CALLEE, MAX_INLINE_RESULTS,
-    RETURNED_BIT,
+    callable_inline, entry_live_slots, Callee, Callees, Checks, JitEnv, LEFT_IN_CALLEE,
+    MAX_INLINE_RESULTS, RETURNED_BIT,
 };
 use crate::program::runs::{self, RunRole, LONG_RUN};
 use crate::program::{Inst, NONE, NO_REMAP};
@@ -278,6 +278,7 @@ pub(super) fn inline_callees(
             frame_bytes: callee.frame_bytes,
             arg_kinds: callee.arg_kinds.to_vec(),
             result_kinds: callee.result_kinds.to_vec(),
+            zeroed: entry_live_slots(callee),
         });
     }
     callees

@@ -142,6 +142,23 @@ pub(crate) struct Callee {
     pub arg_kinds: Vec<u8>,
     /// Result kinds.
     pub result_kinds: Vec<u8>,
+    /// The slots of its window that may be read before written
+    /// ([`entry_live_slots`]): zeroed by the caller unless an argument
+    /// fills them.
+    pub zeroed: Vec<u16>,
+}
+
+/// The i32 slots of `func` that may be read before they are written from
+/// its entry (every slot without the compiling tier).
+pub(crate) fn entry_live_slots(func: &Function) -> Vec<u16> {
+    #[cfg(feature = "jit")]
+    {
+        writeback::live_at_entry(func)
+    }
+    #[cfg(not(feature = "jit"))]
+    {
+        (0..func.i32_count).collect()
+    }
 }
 
 /// The functions a function calls from compiled code, by ordinal.

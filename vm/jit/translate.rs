@@ -893,6 +893,12 @@ fn dispatch_on_start(
         .collect();
     let default = b.func.dfg.block_call(not_entry, &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &table));
+    // The entry (where calls start) without the table's look-up.
+    if let (Some(&first), Some(true)) = (blocks.get(&0), entries.first()) {
+        let indexed = b.create_block();
+        b.ins().brif(start, indexed, &[], first, &[]);
+        b.switch_to_block(indexed);
+    }
     b.ins().br_table(start, jt);
     b.switch_to_block(not_entry);
     b.ins().return_(&[start]);
@@ -1367,13 +1373,34 @@ impl Tx<'_, '_> {
         let go = self.b.create_block();
         self.b.ins().brif(entry, go, &[], before, &[]);
         self.b.switch_to_block(go);
-        // The callee's window: zeroed, then the arguments, placed as the
-        // interpreter places them (`exec::marshal_args`).
-        let zero = self.b.ins().iconst(types::I64, 0);
-        for s in (0..padded).step_by(2) {
-            self.b
-                .ins()
-                .store(MemFlags::trusted(), zero, callee_regs, (s * 4) as i32);
+        // The callee's window: the arguments, placed as the interpreter
+        // places them (`exec::marshal_args`), and zero in every other slot
+        // the callee may read before writing it.
+        let mut filled = vec![false; n];
+        let mut s = 0usize;
+        for &kind in &c.arg_kinds {
+            if matches!(kind, b'I' | b'F') {
+                s = s.div_ceil(2) * 2;
+                if s + 2 <= n {
+                    filled[s] = true;
+                    filled[s + 1] = true;
+                }
+                s += 2;
+            } else {
+                if s < n {
+                    filled[s] = true;
+                }
+                s += 1;
+            }
+        }
+        let zero = self.b.ins().iconst(types::I32, 0);
+        for &z in &c.zeroed {
+            let z = z as usize;
+            if z < n && !filled[z] {
+                self.b
+                    .ins()
+                    .store(MemFlags::trusted(), zero, callee_regs, (z * 4) as i32);
+            }
         }
         let mut s = 0usize;
         for (&r, &kind) in aux_list(self.aux, i.y, 0).iter().zip(&c.arg_kinds) {

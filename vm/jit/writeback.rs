@@ -234,6 +234,22 @@ pub(super) fn plan(
     f.exit_slots(&written, &any, &live_in, &dirty_in, exits)
 }
 
+/// The i32 slots of `func` that may be read before they are written, from
+/// its entry: what must hold zero (as the interpreter leaves a new window)
+/// beyond the arguments when compiled code opens its window. Every slot
+/// when the function is too large for the analysis.
+pub(super) fn live_at_entry(func: &crate::program::Function) -> Vec<u16> {
+    let (code, guard, n32) = (&func.code[..], func.guard as usize, func.i32_count as usize);
+    if guard == 0 || n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
+        return (0..n32 as u16).collect();
+    }
+    let f = BlockGraph::new(code, &func.aux, guard, n32, &|_| false);
+    match f.live_in().first() {
+        Some(live) => live.members().map(|s| s as u16).collect(),
+        None => (0..n32 as u16).collect(),
+    }
+}
+
 /// The slots each instruction before `guard` writes, and every slot
 /// written anywhere.
 fn written_slots(writes: &[(usize, u16)], guard: usize, n32: usize) -> (Vec<Vec<usize>>, Slots) {
