@@ -4,8 +4,8 @@
 //! traps three calls deep and their backtraces, stack limits (depth and
 //! bytes, through the API and `irvm run`), fuel, interrupts and deadlines
 //! during a recursion, host imports and callees that cannot be compiled.
-//! Today compiled code leaves at every call (docs/PERFORMANCE.md,
-//! "Compiled calls"); these pin the behaviour a compiled call must keep.
+//! Calls within a module stay in compiled code (docs/PERFORMANCE.md,
+//! "Compiled calls"); these pin what such a call must keep.
 
 use std::time::{Duration, Instant};
 
