@@ -151,7 +151,9 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
             }
         }
     };
-    if !code.enters_at(pc, ctx.tier == Tier::Jit) && !(pc == 0 && code.callable) {
+    // A callable function also starts at its entry (where calls start).
+    let starts_here = code.enters_at(pc, ctx.tier == Tier::Jit) || (pc == 0 && code.callable);
+    if !starts_here {
         return Entered::No;
     }
     let module = top.module as usize;
