@@ -184,7 +184,14 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         fuel: ctx.hooks.fuel.unwrap_or(u64::MAX).min(SLICE),
         fuel_short: 0,
         stop: ctx.hooks.stop.bits(),
-        frames_end: frames.wrapping_add(frame_room) as usize,
+        // While a profile samples (at the polls of the interpreter's
+        // calls and returns), calls are left to the interpreter, so that a
+        // callee without loops is seen on top as before.
+        frames_end: if crate::profile::any_active() {
+            0
+        } else {
+            frames.wrapping_add(frame_room) as usize
+        },
         stack_bytes: limit.bytes,
         i32s: i32s as usize,
         i32_end: i32s.wrapping_add(i32_room) as usize,
