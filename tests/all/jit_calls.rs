@@ -4,8 +4,8 @@
 //! traps three calls deep and their backtraces, stack limits (depth and
 //! bytes, through the API and `irvm run`), fuel, interrupts and deadlines
 //! during a recursion, host imports and callees that cannot be compiled.
-//! Today compiled code leaves at every call (docs/PERFORMANCE.md,
-//! "Compiled calls"); these pin the behaviour a compiled call must keep.
+//! Calls within a module stay in compiled code (docs/PERFORMANCE.md,
+//! "Compiled calls"); these pin what such a call must keep.
 
 use std::time::{Duration, Instant};
 
@@ -429,5 +429,182 @@ fn an_interrupt_stops_a_recursion_in_every_engine() {
         ctx.set_deadline(Some(Instant::now() + Duration::from_millis(100)));
         let e = ctx.invoke(&f, &[Value::I32(60)]).unwrap_err();
         assert_eq!(e.code, StatusCode::DeadlineExceeded, "{engine}: {e}");
+    }
+}
+
+/// What calls made inside compiled code newly risk: stacks that must grow
+/// part-way through a recursion, a callee compiled after its caller, and
+/// every number type through the call and its return.
+const INLINE_SOURCE: &str = r#"
+vm.module @inline version 0
+vm.export @wide_down
+vm.export @typed_loop
+vm.export @late_callee
+vm.func @wide_down(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.cmp.nz.i32 %i0
+  vm.cond_br %i1, ^bb2(), ^bb1()
+^bb1:
+  vm.return %i0
+^bb2:
+  %i2 = vm.const.i32 1
+  %i47 = vm.sub.i32 %i0, %i2
+  %i47 = vm.call @wide_down(%i47)
+  %i47 = vm.add.i32 %i47, %i0
+  vm.return %i47
+}
+vm.func @typed(%i0: i32, %i1: f32, %i2:3: i64, %i4:5: f64) -> (f64, i32, i64, f32) {
+^bb0:
+  %i6 = vm.const.i32 3
+  %i7 = vm.mul.i32 %i0, %i6
+  %i8 = vm.const.f32 0.5
+  %i9 = vm.mul.f32 %i1, %i8
+  %i10:11 = vm.const.i64 -1000000007
+  %i12:13 = vm.mul.i64 %i2:3, %i10:11
+  %i14:15 = vm.const.f64 2.25
+  %i16:17 = vm.add.f64 %i4:5, %i14:15
+  vm.return %i16:17, %i7, %i12:13, %i9
+}
+vm.func @typed_loop(%i0: i32) -> (f64, i32, i64, f32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i4:5 = vm.const.i64.zero
+  %i6:7 = vm.const.f64.zero
+  %i20 = vm.const.f32 0.0
+  vm.br ^bb1(%i1->%i8, %i1->%i9)
+^bb1:
+  %i10 = vm.cmp.lt.i32.s %i8, %i0
+  vm.cond_br %i10, ^bb2(), ^bb3()
+^bb2:
+  %i11 = vm.cast.si32.f32 %i8
+  %i12:13 = vm.ext.i32.i64.s %i8
+  %i14:15 = vm.cast.si32.f64 %i8
+  %i16:17, %i18, %i22:23, %i19 = vm.call @typed(%i8, %i11, %i12:13, %i14:15)
+  %i6:7 = vm.add.f64 %i6:7, %i16:17
+  %i9 = vm.xor.i32 %i9, %i18
+  %i4:5 = vm.add.i64 %i4:5, %i22:23
+  %i20 = vm.add.f32 %i20, %i19
+  %i8 = vm.add.i32 %i8, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.return %i6:7, %i9, %i4:5, %i20
+}
+vm.func @late_leaf(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 7
+  %i2 = vm.mul.i32 %i0, %i1
+  %i2 = vm.xor.i32 %i2, %i0
+  vm.return %i2
+}
+vm.func @late_callee(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  vm.br ^bb1(%i2->%i4, %i2->%i5)
+^bb1:
+  %i6 = vm.cmp.lt.i32.s %i4, %i0
+  vm.cond_br %i6, ^bb2(), ^bb5()
+^bb2:
+  %i7 = vm.cmp.lt.i32.s %i4, %i1
+  vm.cond_br %i7, ^bb3(), ^bb4()
+^bb3:
+  %i5 = vm.add.i32 %i5, %i4
+  %i4 = vm.add.i32 %i4, %i3
+  vm.br ^bb1()
+^bb4:
+  %i8 = vm.call @late_leaf(%i4)
+  %i5 = vm.add.i32 %i5, %i8
+  %i4 = vm.add.i32 %i4, %i3
+  vm.br ^bb1()
+^bb5:
+  vm.return %i5
+}
+"#;
+
+fn inline_context(engine: Tier) -> Context {
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.set_tier(engine);
+    ctx.register_module(Module::from_assembly(INLINE_SOURCE, "inline.vmasm").expect("assembles"))
+        .expect("registers");
+    ctx
+}
+
+/// `name(args)` in module `inline`: its results or its trap.
+fn inline_outcome(ctx: &mut Context, name: &str, args: &[Value]) -> String {
+    let f = ctx.function(&format!("inline.{name}")).expect("exported");
+    match ctx.invoke(&f, args) {
+        Ok(v) => format!("{v:?}"),
+        Err(t) => format!("{t} ({} frames)", t.backtrace.len()),
+    }
+}
+
+#[test]
+fn a_recursion_that_outgrows_the_stacks_part_way_gives_the_interpreters_result() {
+    // 48 registers a frame: the register and frame stacks start small and
+    // must grow (outside compiled code) many times on the way down, in a
+    // fresh context each time; then again with the stacks grown.
+    // The last reaches the default stack byte limit (1 MiB, 320 bytes a
+    // frame) part-way.
+    for n in [100, 1_000, 3_000, 5_000] {
+        let args = [Value::I32(n)];
+        let want = inline_outcome(&mut inline_context(Tier::Interp), "wide_down", &args);
+        if n <= 3_000 {
+            assert_eq!(want, format!("[I32({})]", n * (n + 1) / 2));
+        } else {
+            assert!(want.contains("VM stack overflow"), "{want}");
+        }
+        for engine in COMPILED {
+            let mut ctx = inline_context(engine);
+            for round in 0..3 {
+                assert_eq!(
+                    inline_outcome(&mut ctx, "wide_down", &args),
+                    want,
+                    "n = {n} on {engine}, round {round}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_number_type_passes_through_a_compiled_call_and_its_return() {
+    for n in [3, 30_000] {
+        let args = [Value::I32(n)];
+        let want = inline_outcome(&mut inline_context(Tier::Interp), "typed_loop", &args);
+        assert!(want.starts_with("[F64("), "{want}");
+        for engine in COMPILED {
+            let mut ctx = inline_context(engine);
+            for round in 0..2 {
+                assert_eq!(
+                    inline_outcome(&mut ctx, "typed_loop", &args),
+                    want,
+                    "n = {n} on {engine}, round {round}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_callee_compiled_after_its_caller_is_called_from_compiled_code() {
+    // The loop runs 30,000 times before its first call: Auto compiles the
+    // caller while the callee has never run; the callee gets hot through
+    // the calls the interpreter makes for the compiled caller, and is
+    // called from compiled code once compiled.
+    let args = [Value::I32(100_000), Value::I32(30_000)];
+    let want = inline_outcome(&mut inline_context(Tier::Interp), "late_callee", &args);
+    for engine in COMPILED {
+        let mut ctx = inline_context(engine);
+        for round in 0..2 {
+            assert_eq!(
+                inline_outcome(&mut ctx, "late_callee", &args),
+                want,
+                "{engine}, round {round}"
+            );
+        }
+        if Tier::compiler_available() {
+            assert_eq!(ctx.compiled_functions().0, 2, "{engine}");
+        }
     }
 }

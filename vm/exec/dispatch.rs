@@ -14,7 +14,10 @@ use crate::context::{CallState, Context, Registered};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::jit::{Checks, JitEnv};
+use crate::jit::{
+    callable_inline, entry_live_slots, Callee, Callees, Checks, JitEnv, LEFT_IN_CALLEE,
+    MAX_INLINE_RESULTS, RETURNED_BIT,
+};
 use crate::program::runs::{self, RunRole, LONG_RUN};
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::tier::Tier;
@@ -23,7 +26,10 @@ use crate::values::{ElementType, Ref};
 
 use super::cmath::{self, Bin, Un};
 use super::hooks::{self, LoopKind};
-use super::{call, cast_f32_si32, div_zero, lround, slow, Stack, Suspended};
+use super::{
+    call, cast_f32_si32, div_zero, lround, slow, Frame, Stack, Suspended, TieredFunction,
+    MAX_REGISTER_SLOTS,
+};
 
 /// The current frame's instruction pointer and register windows.
 fn cursor(st: &mut Stack) -> (*const Inst, *mut u32, *mut Ref) {
@@ -134,20 +140,35 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
             if ctx.tier != Tier::Jit && !func.jit.heat_up(Tier::HOT_BACK_EDGES) {
                 return Entered::No;
             }
+            let module = top.module;
             match func
                 .jit
-                .compile(func, ctx.tier == Tier::Jit, checks, &ctx.memory)
-            {
+                .compile(func, ctx.tier == Tier::Jit, checks, &ctx.memory, || {
+                    inline_callees(ctx, module, func, checks)
+                }) {
                 Some(code) => code,
                 None => return Entered::No,
             }
         }
     };
-    if !code.enters_at(pc, ctx.tier == Tier::Jit) {
+    // A callable function also starts at its entry (where calls start).
+    let starts_here = code.enters_at(pc, ctx.tier == Tier::Jit) || (pc == 0 && code.callable);
+    if !starts_here {
         return Entered::No;
     }
     let module = top.module as usize;
-    let (_, regs, refs) = cursor(&mut ctx.stack);
+    let (stack_end, (i32_base, ref_base)) = (top.stack_end, (top.i32_base, top.ref_base));
+    let limit = ctx.stack_limit();
+    let st = &mut ctx.stack;
+    debug_assert_eq!(st.i32_top, i32_base as usize + func.i32_count as usize);
+    debug_assert_eq!(st.ref_top, ref_base as usize + func.ref_count as usize);
+    let frames = st.frames.as_mut_ptr();
+    let depth = st.frames.len();
+    let frame_room = st.frames.capacity().min(limit.frames);
+    let i32s = st.i32s.as_mut_ptr();
+    let i32_room = st.i32s.len().min(MAX_REGISTER_SLOTS);
+    let ref_top = st.ref_top as u32;
+    let (_, regs, refs) = cursor(st);
     let Some(Registered::Bytecode(state)) = ctx.modules.get_mut(module) else {
         return Entered::No;
     };
@@ -163,16 +184,48 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         fuel: ctx.hooks.fuel.unwrap_or(u64::MAX).min(SLICE),
         fuel_short: 0,
         stop: ctx.hooks.stop.bits(),
+        // While a profile samples (at the polls of the interpreter's
+        // calls and returns), calls are left to the interpreter, so that a
+        // callee without loops is seen on top as before.
+        frames_end: if crate::profile::any_active() {
+            0
+        } else {
+            frames.wrapping_add(frame_room) as usize
+        },
+        stack_bytes: limit.bytes,
+        i32s: i32s as usize,
+        i32_end: i32s.wrapping_add(i32_room) as usize,
+        native_floor: native_stack_address().saturating_sub(NATIVE_STACK_BYTES),
+        module: module as u32,
+        ref_top,
+        innermost: 0,
+        ret: [0; MAX_INLINE_RESULTS],
     };
     let slice = env.fuel;
+    let frame = frames.wrapping_add(depth - 1) as *mut u8;
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
-    // `func`, and `env` holds its module's globals and type table; nothing
-    // else touches them until the code returns (it calls only
-    // `jit::helpers`, which touch the ref window and buffers, never the
-    // stacks or the module's state).
-    let next = unsafe { code.run(regs, &mut env, pc) };
-    if let Some(top) = ctx.stack.frames.last_mut() {
-        top.pc = next;
+    // `func`, whose record is `frame`, and `env` holds its module's globals
+    // and type table and the bounds of the frame vector's capacity and of
+    // the register storage; nothing else touches them until the code
+    // returns (it calls `jit::helpers`, which touch the ref window and
+    // buffers, and the compiled code of functions it calls, which writes
+    // windows above this frame's and frame records past the vector's
+    // length, within those bounds).
+    let next = unsafe { code.run(regs, &mut env, pc, frame, stack_end) };
+    let st = &mut ctx.stack;
+    if next == LEFT_IN_CALLEE {
+        // Calls made in compiled code left part-way: their records are
+        // written, each caller's pc after its call, the innermost's where
+        // it stopped.
+        let top = (env.innermost - frames as usize) / std::mem::size_of::<Frame>();
+        // SAFETY: compiled callers wrote every record from `depth` to
+        // `top` (plain data), all within the capacity (`frames_end`).
+        unsafe { st.frames.set_len(top + 1) };
+        if let Some(f) = st.frames.last() {
+            st.i32_top = f.i32_base as usize + f.func.i32_count as usize;
+        }
+    } else if let Some(top) = st.frames.last_mut() {
+        top.pc = next & !RETURNED_BIT;
     }
     let spent = slice.saturating_sub(env.fuel);
     let left = match &mut ctx.hooks.fuel {
@@ -185,11 +238,74 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
     if env.fuel_short == 0 {
         return Entered::Ran;
     }
-    let ip = func.code.as_ptr().wrapping_add(next as usize);
-    if left < run_fuel(&ctx.stack, ip) {
+    if left < top_run_fuel(&ctx.stack) {
         Entered::FuelShort
     } else {
         Entered::SliceEnd
+    }
+}
+
+/// The most native stack that nested calls in compiled code take (below
+/// the frame that entered compiled code) before a call leaves for the
+/// interpreter: well inside the smallest thread stack Rust gives (2 MiB).
+const NATIVE_STACK_BYTES: usize = 256 << 10;
+
+/// An address in the caller's native stack frame.
+#[inline(always)]
+fn native_stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// What compiled code of `func` (of module `module`) needs of the
+/// functions it may call itself ([`crate::jit::Callee`]): those of the
+/// module it calls with numbers only.
+pub(super) fn inline_callees(
+    ctx: &Context,
+    module: u32,
+    func: &TieredFunction,
+    checks: Checks,
+) -> Callees {
+    let mut callees = Callees::new();
+    let Some(Registered::Bytecode(b)) = ctx.modules.get(module as usize) else {
+        return callees;
+    };
+    for i in &func.code[..func.guard as usize] {
+        if i.op != Opcode::Call || i.x & IMPORT_ORDINAL_BIT != 0 {
+            continue;
+        }
+        let Some(callee) = b.funcs.get(i.x as usize) else {
+            continue;
+        };
+        if !callable_inline(callee) {
+            continue;
+        }
+        callees.entry(i.x).or_insert_with(|| Callee {
+            func: &**callee as *const TieredFunction as usize,
+            entry: callee.jit.entry_cell(checks),
+            i32_count: u32::from(callee.i32_count),
+            frame_bytes: callee.frame_bytes,
+            arg_kinds: callee.arg_kinds.to_vec(),
+            result_kinds: callee.result_kinds.to_vec(),
+            zeroed: entry_live_slots(callee),
+        });
+    }
+    callees
+}
+
+/// Whether the interpreter, having just pushed the top frame for a call,
+/// should leave for compiled code at its entry (`Tier::Auto`): the
+/// function is compiled and callable there, or is not compiled yet and its
+/// calls made it hot (compiling it is then tried).
+#[inline(always)]
+fn callee_enters_compiled(st: &Stack, checks: Checks) -> bool {
+    let Some(top) = st.frames.last() else {
+        return false;
+    };
+    let slot = &top.func.jit;
+    match slot.code(checks) {
+        Some(code) => code.callable || code.enters_at(0, false),
+        None => !slot.refused(checks) && slot.heat_up(Tier::HOT_BACK_EDGES),
     }
 }
 
@@ -1143,9 +1259,12 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                     // Stops before the callee's first instruction.
                     pay_run!();
                     poll!();
-                    if JIT && eager {
-                        // Compile and enter every function at its entry.
+                    if JIT && (eager || callee_enters_compiled(&ctx.stack, checks)) {
+                        // Compile and enter every function at its entry
+                        // (`Tier::Jit`), or one hot or callable there
+                        // (the call has run: the callee's entry is next).
                         save_ip(&mut ctx.stack, ip);
+                        interpret_next = false;
                         break 'dispatch;
                     }
                 }

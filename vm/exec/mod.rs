@@ -46,6 +46,7 @@ pub(crate) use tiered::TieredFunction;
 /// failed, after which no frame of it exists (`Context::register_module`
 /// clears the stack first); `Context`'s drop releases the stack first.
 #[derive(Clone, Copy)]
+#[repr(transparent)]
 pub(crate) struct FuncRef(NonNull<TieredFunction>);
 
 // SAFETY: a `FuncRef` is a shared reference to a `TieredFunction` (an
@@ -79,7 +80,42 @@ impl std::ops::Deref for FuncRef {
     }
 }
 
-/// One activation record.
+/// Where compiled code finds the fields of a [`Frame`] record (it writes
+/// the records of the calls it makes when one leaves compiled code).
+#[derive(Clone, Copy)]
+pub(crate) struct FrameLayout {
+    /// A record's size (the frame vector's stride).
+    pub size: usize,
+    /// `Frame::module` (u32).
+    pub module: usize,
+    /// `Frame::func` (a pointer to the `TieredFunction`).
+    pub func: usize,
+    /// `Frame::pc` (u32).
+    pub pc: usize,
+    /// `Frame::i32_base` (u32).
+    pub i32_base: usize,
+    /// `Frame::ref_base` (u32).
+    pub ref_base: usize,
+    /// `Frame::ret` (u32).
+    pub ret: usize,
+    /// `Frame::stack_end` (u64).
+    pub stack_end: usize,
+}
+
+/// The layout of [`Frame`].
+pub(crate) const FRAME_LAYOUT: FrameLayout = FrameLayout {
+    size: std::mem::size_of::<Frame>(),
+    module: std::mem::offset_of!(Frame, module),
+    func: std::mem::offset_of!(Frame, func),
+    pc: std::mem::offset_of!(Frame, pc),
+    i32_base: std::mem::offset_of!(Frame, i32_base),
+    ref_base: std::mem::offset_of!(Frame, ref_base),
+    ret: std::mem::offset_of!(Frame, ret),
+    stack_end: std::mem::offset_of!(Frame, stack_end),
+};
+
+/// One activation record. Compiled code writes records too
+/// ([`FRAME_LAYOUT`]): every field is plain data, `func` a pointer.
 pub(crate) struct Frame {
     module: u32,
     func: FuncRef,

@@ -52,6 +52,8 @@ pub(super) struct Job {
     /// job runs).
     pub func: Function,
     pub request: Request,
+    /// What the function's compiled calls need of their callees.
+    pub callees: super::Callees,
     pub plan: Plan,
     /// The memory budget of the context that asked; the compile's memory
     /// is charged to it while the compile runs.
@@ -89,6 +91,6 @@ fn run(job: Job) {
     let Some(pending) = job.pending.upgrade() else {
         return;
     };
-    let outcome = super::compile_now(&job.func, job.request, &job.plan, &job.budget);
+    let outcome = super::compile_now(&job.func, job.request, &job.callees, &job.plan, &job.budget);
     pending.finish(outcome);
 }

@@ -14,6 +14,16 @@
 //! every trap, host call and frame change happens in one place, with the
 //! same function, offset and source line in both tiers.
 //!
+//! A call of a function of the same module is the exception, in the
+//! copies without fuel (`calls`): compiled code checks the stack limits
+//! and capacities, stores the arguments into the callee's window and
+//! calls the callee's compiled code directly, which returns its results
+//! through the [`JitEnv`]. The interpreter's frame records of such calls
+//! are written only when a callee leaves compiled code part-way: every
+//! compiled caller then writes its callee's record and its own pc, and
+//! returns [`LEFT_IN_CALLEE`], so the interpreter resumes the innermost
+//! frame, never a native caller.
+//!
 //! The code is position-independent and calls the runtime only through
 //! addresses it holds as constants (`helpers`), so a function is compiled
 //! once into its own executable mapping with no linking.
@@ -68,11 +78,107 @@ pub(crate) struct JitEnv {
     /// The context's stop word (`crate::stop::StopWord`), which code with
     /// [`Checks::Polled`] loads at every back edge.
     pub stop: *const std::sync::atomic::AtomicU32,
+    /// One past the last frame record a call from compiled code may use:
+    /// within the frame vector's capacity and the depth limit.
+    pub frames_end: usize,
+    /// The most bytes of the reference's stack the frames may take
+    /// (`Limits::max_stack_bytes`).
+    pub stack_bytes: u64,
+    /// The start of the i32 register storage.
+    pub i32s: usize,
+    /// One past the last i32 slot a callee's window may reach: within the
+    /// storage and the slot limit.
+    pub i32_end: usize,
+    /// The lowest native stack address a call from compiled code may
+    /// start at (the stack grows down): below it the call is left to the
+    /// interpreter.
+    pub native_floor: usize,
+    /// The running module's index (for frame records).
+    pub module: u32,
+    /// The ref window base of every frame called from compiled code
+    /// (callees called so have no refs).
+    pub ref_top: u32,
+    /// Set by the compiled caller of the innermost callee that left
+    /// compiled code part-way: the address of its frame record.
+    pub innermost: usize,
+    /// The results of the last return from compiled code, one per
+    /// result, each in the low bytes of its word.
+    pub ret: [u64; MAX_INLINE_RESULTS],
 }
 
-/// A compiled function's entry: `(i32 window, env, start index) -> index of
-/// the next instruction for the interpreter`.
-type EntryFn = unsafe extern "C" fn(*mut u32, *mut JitEnv, u32) -> u32;
+/// The most results a function called from compiled code returns.
+pub(crate) const MAX_INLINE_RESULTS: usize = 8;
+
+/// The largest i32 window of a function called from compiled code (its
+/// window is zeroed with unrolled stores).
+pub(crate) const MAX_INLINE_WINDOW: u32 = 64;
+
+/// What compiled code returns instead of an instruction index when a call
+/// it made left compiled code part-way: the frames (the callee's on top)
+/// already say where each goes on. Not an index (functions are shorter).
+pub(crate) const LEFT_IN_CALLEE: u32 = 0x7fff_ffff;
+
+/// Set in what compiled code returns at a `vm.return` whose results it
+/// put in [`JitEnv::ret`]: a caller in compiled code goes on, the
+/// interpreter clears it and performs the return.
+pub(crate) const RETURNED_BIT: u32 = 0x8000_0000;
+
+/// What compiled code knows of a function it calls: the frame record's
+/// function pointer, the cell holding its entry, its window and frame
+/// size and its signature. Only functions without refs whose arguments and
+/// results are numbers (`i`, `f`, `I`, `F`) are called so.
+#[derive(Clone, Debug)]
+pub(crate) struct Callee {
+    /// The `TieredFunction`'s address (what a frame record holds).
+    pub func: usize,
+    /// The address of its slot's entry cell for the copy being compiled
+    /// ([`JitSlot::entry_cell`]): 0 while it has no code to call.
+    pub entry: usize,
+    /// Its i32 window.
+    pub i32_count: u32,
+    /// Its frame's bytes on the reference's stack.
+    pub frame_bytes: u32,
+    /// Argument kinds.
+    pub arg_kinds: Vec<u8>,
+    /// Result kinds.
+    pub result_kinds: Vec<u8>,
+    /// The slots of its window that may be read before written
+    /// ([`entry_live_slots`]): zeroed by the caller unless an argument
+    /// fills them.
+    pub zeroed: Vec<u16>,
+}
+
+/// The i32 slots of `func` that may be read before they are written from
+/// its entry (every slot without the compiling tier).
+pub(crate) fn entry_live_slots(func: &Function) -> Vec<u16> {
+    #[cfg(feature = "jit")]
+    {
+        writeback::live_at_entry(func)
+    }
+    #[cfg(not(feature = "jit"))]
+    {
+        (0..func.i32_count).collect()
+    }
+}
+
+/// The functions a function calls from compiled code, by ordinal.
+pub(crate) type Callees = std::collections::HashMap<u32, Callee>;
+
+/// Whether a function of this shape can be called from compiled code.
+pub(crate) fn callable_inline(func: &Function) -> bool {
+    let numbers = |k: &[u8]| k.iter().all(|k| matches!(k, b'i' | b'f' | b'I' | b'F'));
+    func.ref_count == 0
+        && u32::from(func.i32_count) <= MAX_INLINE_WINDOW
+        && numbers(&func.arg_kinds)
+        && numbers(&func.result_kinds)
+        && func.result_kinds.len() <= MAX_INLINE_RESULTS
+}
+
+/// A compiled function's entry: `(i32 window, env, start index, the
+/// frame's record, the frame's stack end) -> index of the next instruction
+/// for the interpreter` (or [`LEFT_IN_CALLEE`], or an index with
+/// [`RETURNED_BIT`]).
+type EntryFn = unsafe extern "C" fn(*mut u32, *mut JitEnv, u32, *mut u8, u64) -> u32;
 
 /// One function's machine code.
 pub(crate) struct JitCode {
@@ -90,6 +196,11 @@ pub(crate) struct JitCode {
     loop_heads: Box<[bool]>,
     /// Whether any `loop_heads` is set.
     pub has_loop_heads: bool,
+    /// Whether compiled code calls it at its entry (a function of the
+    /// right shape whose compiled code goes on from there to a loop, a
+    /// call or its return before it leaves); `Tier::Auto` enters it there
+    /// too.
+    pub callable: bool,
     /// Bytes of machine code.
     pub size: usize,
 }
@@ -112,16 +223,27 @@ impl JitCode {
     ///
     /// # Safety
     /// `regs` is the i32 register window of a frame of the function this
-    /// code was compiled from (at least `i32_count` slots) and `env` holds
-    /// that frame's ref window and its module's global storage; nothing
-    /// else accesses either while the code runs.
+    /// code was compiled from (at least `i32_count` slots), the top frame,
+    /// whose record is at `frame` (in the frame vector) with `stack_end`;
+    /// `env` holds that frame's ref window, its module's global storage
+    /// and the stacks' bounds; nothing else accesses any of them while the
+    /// code runs.
     #[inline]
-    pub unsafe fn run(&self, regs: *mut u32, env: &mut JitEnv, pc: u32) -> u32 {
+    pub unsafe fn run(
+        &self,
+        regs: *mut u32,
+        env: &mut JitEnv,
+        pc: u32,
+        frame: *mut u8,
+        stack_end: u64,
+    ) -> u32 {
         // SAFETY: the caller's contract is the one the translator assumed:
         // the verifier proved every register operand inside the window,
         // and branch targets, remap records and entries are instruction
-        // indices of this function (translate::compile).
-        unsafe { (self.entry)(regs, env, pc) }
+        // indices of this function (translate::compile); `env`'s stack
+        // fields describe the frame vector and register storage `frame`
+        // and `regs` lie in.
+        unsafe { (self.entry)(regs, env, pc, frame, stack_end) }
     }
 }
 
@@ -250,6 +372,9 @@ pub(crate) struct JitSlot {
     /// started.
     #[cfg(feature = "jit")]
     compiling: [OnceLock<Arc<background::Pending>>; Checks::COUNT],
+    /// Per [`Checks`]: the entry compiled callers call (0 until the code
+    /// is ready and [`JitCode::callable`]).
+    entry: [std::sync::atomic::AtomicUsize; Checks::COUNT],
 }
 
 impl std::fmt::Debug for JitSlot {
@@ -276,6 +401,22 @@ impl JitSlot {
         self.code[checks as usize]
             .get()
             .and_then(|c| c.as_ref().ok())
+    }
+
+    /// The address of the cell compiled callers load the entry of the
+    /// copy for `checks` from (stable: the slot outlives every code that
+    /// calls it, all of one context).
+    pub fn entry_cell(&self, checks: Checks) -> usize {
+        &self.entry[checks as usize] as *const std::sync::atomic::AtomicUsize as usize
+    }
+
+    /// Sets the entry cell of `checks` from its landed code.
+    fn publish(&self, checks: Checks) {
+        if let Some(code) = self.code(checks) {
+            if code.callable {
+                self.entry[checks as usize].store(code.entry as usize, Ordering::Release);
+            }
+        }
     }
 
     /// Every copy compiled so far (finished background compiles included).
@@ -333,6 +474,20 @@ impl JitSlot {
         eager: bool,
         checks: Checks,
         budget: &Arc<MemoryBudget>,
+        callees: impl FnOnce() -> Callees,
+    ) -> Option<&JitCode> {
+        let code = self.compile_inner(func, eager, checks, budget, callees);
+        self.publish(checks);
+        code
+    }
+
+    fn compile_inner(
+        &self,
+        func: &Function,
+        eager: bool,
+        checks: Checks,
+        budget: &Arc<MemoryBudget>,
+        callees: impl FnOnce() -> Callees,
     ) -> Option<&JitCode> {
         let slot = &self.code[checks as usize];
         if let Some(done) = slot.get() {
@@ -350,6 +505,11 @@ impl JitSlot {
                 let outcome = pending.take()?;
                 return slot.get_or_init(|| outcome).as_ref().ok();
             }
+            let callees = if translate::calls_compiled(checks) {
+                callees()
+            } else {
+                Callees::new()
+            };
             let plan = match bounds::plan(func) {
                 Ok(plan) => plan,
                 Err(why) => return slot.get_or_init(|| Err(Some(why))).as_ref().ok(),
@@ -359,6 +519,7 @@ impl JitSlot {
                 let job = background::Job {
                     func: func.clone(),
                     request,
+                    callees,
                     plan,
                     budget: budget.clone(),
                     pending: Arc::downgrade(&pending),
@@ -370,17 +531,17 @@ impl JitSlot {
                     }
                     // No worker thread: compile here (still within bounds).
                     Err(job) => {
-                        let outcome = compile_now(func, job.request, &plan, budget);
+                        let outcome = compile_now(func, job.request, &job.callees, &plan, budget);
                         return slot.get_or_init(|| outcome).as_ref().ok();
                     }
                 }
             }
-            let outcome = compile_now(func, request, &plan, budget);
+            let outcome = compile_now(func, request, &callees, &plan, budget);
             slot.get_or_init(|| outcome).as_ref().ok()
         }
         #[cfg(not(feature = "jit"))]
         {
-            let _ = (func, eager, budget);
+            let _ = (func, eager, budget, callees);
             slot.get_or_init(|| Err(None)).as_ref().ok()
         }
     }
@@ -388,10 +549,11 @@ impl JitSlot {
     /// Moves the results of finished background compiles into `code`.
     fn land_all(&self) {
         #[cfg(feature = "jit")]
-        for (slot, pending) in self.code.iter().zip(&self.compiling) {
+        for (c, (slot, pending)) in self.code.iter().zip(&self.compiling).enumerate() {
             if slot.get().is_none() {
                 if let Some(outcome) = pending.get().and_then(|p| p.take()) {
                     let _ = slot.set(outcome);
+                    self.publish([Checks::None, Checks::Limits, Checks::Polled][c]);
                 }
             }
         }
@@ -408,6 +570,7 @@ impl JitSlot {
 fn compile_now(
     func: &Function,
     request: Request,
+    callees: &Callees,
     plan: &bounds::Plan,
     budget: &Arc<MemoryBudget>,
 ) -> Outcome {
@@ -423,7 +586,7 @@ fn compile_now(
         if request.panic {
             panic!("a compiler panic the tests asked for");
         }
-        translate::compile(func, request.eager, request.checks, isa)
+        translate::compile(func, request.eager, request.checks, callees, isa)
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile));
     if let Some(start) = started {

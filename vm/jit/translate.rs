@@ -11,8 +11,8 @@
 //! Block arguments are variable copies (two slot copies of an i64 become
 //! one 64-bit copy).
 //!
-//! The instruction set translated is the interpreter's hot loop minus calls,
-//! returns and most ref instructions (`vm.list.get.ref` and
+//! The instruction set translated is the interpreter's hot loop minus calls
+//! of imports and of functions with refs, and most ref instructions (`vm.list.get.ref` and
 //! `vm.discard.refs`, which start and end every vmvx kernel, call
 //! `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
@@ -25,6 +25,18 @@
 //! multiply-add), `min`/`max` are the same compare-and-select, signed
 //! division of MIN by -1 wraps. Everything else, and everything that could
 //! trap, leaves for the interpreter.
+//!
+//! Calls and returns (`Tx::inline_call`, `Tx::inline_return`), in the
+//! copies without fuel: a call of a function of the module with numbers
+//! only (`jit::callable_inline`) checks the frame vector's capacity and the
+//! depth, byte, slot and native stack limits (and, polled, the stop word),
+//! zeroes the callee's window above the caller's, stores the arguments
+//! there and calls the entry its slot holds, with the callee's frame
+//! record's address and stack end. A `vm.return` puts its results in
+//! `JitEnv::ret` and returns its index with `RETURNED_BIT`; the caller
+//! reads them into its variables and goes on. The caller's registers stay
+//! in its variables across the call (the callee's window lies above its
+//! own): nothing is stored unless the call leaves compiled code.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -39,11 +51,15 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
-use super::{helpers, writeback, Checks, JitCode, JitEnv};
+use super::{
+    callable_inline, helpers, writeback, Callee, Callees, Checks, JitCode, JitEnv, LEFT_IN_CALLEE,
+    RETURNED_BIT,
+};
 
 /// Cranelift's block (the ISA has a `Block` opcode too).
 type ClBlock = Block;
-use crate::bytecode::isa::{Bank, Field, Opcode, REF_BANK_BIT, REF_INDEX_MASK};
+use crate::bytecode::isa::{Bank, Field, Opcode, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK};
+use crate::exec::FRAME_LAYOUT;
 use crate::program::{aux_list, Function, Inst, NONE, NO_REMAP};
 
 /// The host's code generator, built once.
@@ -419,31 +435,80 @@ pub(super) fn compile(
     func: &Function,
     eager: bool,
     checks: Checks,
+    callees: &Callees,
     isa: &OwnedTargetIsa,
 ) -> Option<JitCode> {
     let code = &func.code[..];
     let guard = func.guard as usize;
     let starts = block_starts(code, guard)?;
-    if !worth_compiling(code, guard) {
+    let calls = Calls {
+        callees,
+        returns: calls_compiled(checks) && callable_inline(func),
+    };
+    if !worth_compiling(code, guard, calls) {
         return None;
     }
-    let heads = auto_entries(code, guard);
+    let heads = auto_entries(code, guard, calls);
+    // Compiled callers call the entry when compiled code goes on from
+    // there to a loop, a call or the return before it leaves.
+    let callable = calls.returns
+        && entry_leads_into(code, guard, calls, |k| {
+            heads[k] || calls.inline(&code[k]).is_some() || code[k].op == Opcode::Return
+        });
     // Where compiled code may start.
-    let entries: Vec<bool> = if eager {
+    let mut entries: Vec<bool> = if eager {
         starts[..guard].to_vec()
     } else {
         heads.clone()
     };
-    let clif = emit_ir(func, isa, &starts, &entries, checks);
+    if callable {
+        entries[0] = true;
+    }
+    let clif = emit_ir(func, isa, &starts, &entries, checks, calls);
     let (mem, entry, size) = emit_machine_code(clif, isa)?;
     Some(JitCode {
         _mem: mem,
         entry,
         entries: entries.into_boxed_slice(),
         has_loop_heads: heads.contains(&true),
+        callable,
         loop_heads: heads.into_boxed_slice(),
         size,
     })
+}
+
+/// Whether the copy for `checks` makes calls itself. The copy that counts
+/// fuel leaves at every call, as before: fuel is charged per straight run
+/// in the interpreter's order, and the interpreter charges the call and
+/// the callee's first run.
+pub(super) fn calls_compiled(checks: Checks) -> bool {
+    checks != Checks::Limits
+}
+
+/// The calls and returns one compile makes in compiled code.
+#[derive(Clone, Copy)]
+pub(super) struct Calls<'c> {
+    /// The functions called from compiled code, by ordinal.
+    callees: &'c Callees,
+    /// Whether `vm.return` hands its results back through the env.
+    returns: bool,
+}
+
+impl Calls<'_> {
+    /// The callee of `i` when it is a call compiled code makes itself.
+    pub(super) fn inline(&self, i: &Inst) -> Option<&Callee> {
+        if i.op == Opcode::Call && i.x & IMPORT_ORDINAL_BIT == 0 {
+            self.callees.get(&i.x)
+        } else {
+            None
+        }
+    }
+
+    /// Whether compiled code runs `i` without leaving: a translated
+    /// instruction or a call it makes.
+    pub(super) fn stays(&self, i: &Inst) -> bool {
+        translated(first_half(i.op)) || self.inline(i).is_some()
+    }
 }
 
 /// Which of the body's instructions start a block (the entry and every
@@ -466,20 +531,24 @@ fn block_starts(code: &[Inst], guard: usize) -> Option<Vec<bool>> {
 
 /// Whether the body has any translated instruction but a plain `br`:
 /// otherwise compiled code would only ever leave again.
-fn worth_compiling(code: &[Inst], guard: usize) -> bool {
+fn worth_compiling(code: &[Inst], guard: usize, calls: Calls) -> bool {
     code[..guard]
         .iter()
-        .any(|i| translated(first_half(i.op)) && i.op != Opcode::Br)
+        .any(|i| calls.stays(i) && i.op != Opcode::Br)
 }
 
 /// Where `Tier::Auto` enters: the heads of the loops that run round
 /// entirely in compiled code ([`clean_loop_heads`]), and the function's
 /// entry when compiled code leads from there into one (a kernel's set-up
 /// before its loop: the set-up then runs compiled too, instead of once per
-/// call in the interpreter before the loop head is reached).
-fn auto_entries(code: &[Inst], guard: usize) -> Vec<bool> {
-    let mut heads = clean_loop_heads(code, guard);
-    if entry_leads_into_loop(code, guard, &heads) {
+/// call in the interpreter before the loop head is reached) or into a call
+/// compiled code makes (a recursion without loops then runs compiled from
+/// its outermost call).
+fn auto_entries(code: &[Inst], guard: usize, calls: Calls) -> Vec<bool> {
+    let mut heads = clean_loop_heads(code, guard, calls);
+    if entry_leads_into(code, guard, calls, |k| {
+        heads[k] || calls.inline(&code[k]).is_some()
+    }) {
         heads[0] = true;
     }
     heads
@@ -503,13 +572,13 @@ fn loop_heads(code: &[Inst], guard: usize) -> Vec<bool> {
 /// head to the back edge) is all translated. A loop that leaves for the
 /// interpreter on its way round (a call, a list access) would pay an entry
 /// and an exit per iteration, so its head is not one.
-fn clean_loop_heads(code: &[Inst], guard: usize) -> Vec<bool> {
+fn clean_loop_heads(code: &[Inst], guard: usize, calls: Calls) -> Vec<bool> {
     let mut heads = vec![false; guard];
     let mut dirty = vec![false; guard];
     for k in 0..guard {
         for e in edges(code, k).unwrap_or_default() {
             if e.to <= k {
-                let clean = code[e.to..=k].iter().all(|i| translated(first_half(i.op)));
+                let clean = code[e.to..=k].iter().all(|i| calls.stays(i));
                 heads[e.to] = true;
                 dirty[e.to] |= !clean;
             }
@@ -521,9 +590,15 @@ fn clean_loop_heads(code: &[Inst], guard: usize) -> Vec<bool> {
     heads
 }
 
-/// Whether the function's entry is one of `heads`, or compiled code
-/// reaches one of them from the entry through translated instructions.
-fn entry_leads_into_loop(code: &[Inst], guard: usize, heads: &[bool]) -> bool {
+/// Whether the function's entry is an instruction `target` accepts, or
+/// compiled code reaches one from the entry through the instructions it
+/// runs.
+fn entry_leads_into(
+    code: &[Inst],
+    guard: usize,
+    calls: Calls,
+    target: impl Fn(usize) -> bool,
+) -> bool {
     let mut seen = vec![false; guard];
     let mut todo = vec![0usize];
     while let Some(k) = todo.pop() {
@@ -531,10 +606,10 @@ fn entry_leads_into_loop(code: &[Inst], guard: usize, heads: &[bool]) -> bool {
             continue;
         }
         seen[k] = true;
-        if heads[k] {
+        if target(k) {
             return true;
         }
-        if translated(first_half(code[k].op)) {
+        if calls.stays(&code[k]) {
             match edges(code, k) {
                 Some(es) => todo.extend(es.iter().map(|e| e.to)),
                 None => todo.push(k + 1),
@@ -548,7 +623,9 @@ fn entry_leads_into_loop(code: &[Inst], guard: usize, heads: &[bool]) -> bool {
 /// those of the register operands of translated instructions, and a plain
 /// slot for both ends of every i32 block argument (one more entry past the
 /// last slot, never set).
-fn slot_views(code: &[Inst], guard: usize, n32: usize) -> Vec<u8> {
+fn slot_views(code: &[Inst], aux: &[u32], func: &Function, calls: Calls) -> Vec<u8> {
+    let guard = func.guard as usize;
+    let n32 = func.i32_count as usize;
     let mut views = vec![0u8; n32 + 1];
     let mut mark = |slot: u16, bank: Bank| {
         let s = slot as usize;
@@ -566,9 +643,31 @@ fn slot_views(code: &[Inst], guard: usize, n32: usize) -> Vec<u8> {
             }
         }
     };
+    let kind_bank = |k: u8| {
+        if matches!(k, b'I' | b'F') {
+            Bank::I64
+        } else {
+            Bank::I32
+        }
+    };
     for k in 0..guard {
         let i = &code[k];
         let op = first_half(i.op);
+        if let Some(c) = calls.inline(i) {
+            for (&r, &kind) in aux_list(aux, i.y, 0).iter().zip(&c.arg_kinds) {
+                mark(r as u16, kind_bank(kind));
+            }
+            for (&r, &kind) in aux_list(aux, i.y, 1).iter().zip(&c.result_kinds) {
+                mark(r as u16, kind_bank(kind));
+            }
+            continue;
+        }
+        if op == Opcode::Return && calls.returns {
+            for (&r, &kind) in aux_list(aux, i.x, 0).iter().zip(&func.result_kinds) {
+                mark(r as u16, kind_bank(kind));
+            }
+            continue;
+        }
         if !translated(op) {
             continue;
         }
@@ -603,13 +702,16 @@ fn buffer_registers(code: &[Inst], guard: usize) -> Vec<u16> {
 }
 
 /// The signature of compiled code ([`super::EntryFn`]): `(i32 window, env,
-/// start index) -> next index`, in the platform's C calling convention.
+/// start index, frame record, stack end) -> next index`, in the platform's
+/// C calling convention.
 fn entry_signature(isa: &OwnedTargetIsa) -> Signature {
     let ptr = isa.pointer_type();
     let mut sig = Signature::new(isa.default_call_conv());
     sig.params.push(AbiParam::new(ptr));
     sig.params.push(AbiParam::new(ptr));
     sig.params.push(AbiParam::new(types::I32));
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(types::I64));
     sig.returns.push(AbiParam::new(types::I32));
     sig
 }
@@ -623,11 +725,12 @@ fn emit_ir(
     starts: &[bool],
     entries: &[bool],
     checks: Checks,
+    calls: Calls,
 ) -> cranelift_codegen::ir::Function {
     let code = &func.code[..];
     let guard = func.guard as usize;
     let n32 = func.i32_count as usize;
-    let views = slot_views(code, guard, n32);
+    let views = slot_views(code, &func.aux, func, calls);
     let buffers = buffer_registers(code, guard);
     let ptr = isa.pointer_type();
     let mut clif = cranelift_codegen::ir::Function::with_name_signature(
@@ -644,6 +747,8 @@ fn emit_ir(
     let regs = b.block_params(entry)[0];
     let env = b.block_params(entry)[1];
     let start = b.block_params(entry)[2];
+    let frame = b.block_params(entry)[3];
+    let stack_end = b.block_params(entry)[4];
     load_window(&mut b, regs, &views[..n32]);
     clear_buffer_vars(&mut b, &buffers, n32, ptr);
     let (rwdata, rwdata_len) = load_globals(&mut b, env, ptr);
@@ -667,6 +772,11 @@ fn emit_ir(
         runs: &func.runs,
         short_exits: Vec::new(),
         polled: checks == Checks::Polled,
+        calls,
+        frame,
+        stack_end,
+        result_kinds: &func.result_kinds,
+        special_exits: Vec::new(),
     };
     t.body(code, guard, &blocks, rwdata, rwdata_len);
     t.fill_exits(func);
@@ -783,6 +893,12 @@ fn dispatch_on_start(
         .collect();
     let default = b.func.dfg.block_call(not_entry, &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &table));
+    // The entry (where calls start) without the table's look-up.
+    if let (Some(&first), Some(true)) = (blocks.get(&0), entries.first()) {
+        let indexed = b.create_block();
+        b.ins().brif(start, indexed, &[], first, &[]);
+        b.switch_to_block(indexed);
+    }
     b.ins().br_table(start, jt);
     b.switch_to_block(not_entry);
     b.ins().return_(&[start]);
@@ -840,6 +956,18 @@ struct Tx<'a, 'v> {
     short_exits: Vec<(Block, usize)>,
     /// [`Checks::Polled`]: back edges load the stop word.
     polled: bool,
+    /// The calls and returns made in compiled code.
+    calls: Calls<'v>,
+    /// The frame's record (in the interpreter's frame vector).
+    frame: Value,
+    /// The frame's stack end (bytes of the reference's stack).
+    stack_end: Value,
+    /// The function's result kinds.
+    result_kinds: &'v [u8],
+    /// Exits that store the registers as for an exit at an index but
+    /// return another value: a return's index with [`RETURNED_BIT`], or
+    /// [`LEFT_IN_CALLEE`] after a call.
+    special_exits: Vec<(Block, usize, u32)>,
 }
 
 /// What code with [`Checks::Limits`] keeps of the limits: the fuel it
@@ -1081,7 +1209,12 @@ impl Tx<'_, '_> {
         }
         let mut exits: Vec<(usize, Block)> = self.exits.drain().collect();
         exits.sort_unstable();
-        let at: Vec<usize> = exits.iter().map(|e| e.0).collect();
+        let special = std::mem::take(&mut self.special_exits);
+        let mut at: Vec<usize> = exits.iter().map(|e| e.0).collect();
+        at.extend(special.iter().map(|e| e.1));
+        at.sort_unstable();
+        at.dedup();
+        let calls = self.calls;
         let plan = writeback::plan(
             &func.code,
             &func.aux,
@@ -1089,10 +1222,36 @@ impl Tx<'_, '_> {
             self.n32,
             &self.writes,
             &at,
+            &|i: &Inst| calls.stays(i),
         );
+        for (blk, k, value) in special {
+            self.b.switch_to_block(blk);
+            let slots = plan.get(&k).map(Vec::as_slice).unwrap_or_default();
+            self.store_slots(slots);
+            let v = self.b.ins().iconst(types::I32, i64::from(value as i32));
+            self.b.ins().return_(&[v]);
+        }
         for (k, blk) in exits {
             self.b.switch_to_block(blk);
             let slots = plan.get(&k).map(Vec::as_slice).unwrap_or_default();
+            self.store_slots(slots);
+            if let Some(l) = self.limits {
+                let fuel = self.b.use_var(l.fuel);
+                self.b.ins().store(
+                    MemFlags::trusted(),
+                    fuel,
+                    self.env,
+                    std::mem::offset_of!(JitEnv, fuel) as i32,
+                );
+            }
+            let v = self.b.ins().iconst(types::I32, k as i64);
+            self.b.ins().return_(&[v]);
+        }
+    }
+
+    /// Stores `slots` (ascending) to the register window.
+    fn store_slots(&mut self, slots: &[u16]) {
+        {
             let mut j = 0;
             while j < slots.len() {
                 // Each slot from the widest view the code keeps of it, so
@@ -1116,17 +1275,248 @@ impl Tx<'_, '_> {
                 self.b.ins().store(MemFlags::trusted(), v, self.regs, off);
                 j += 1;
             }
-            if let Some(l) = self.limits {
-                let fuel = self.b.use_var(l.fuel);
-                self.b.ins().store(
-                    MemFlags::trusted(),
-                    fuel,
-                    self.env,
-                    std::mem::offset_of!(JitEnv, fuel) as i32,
-                );
+        }
+    }
+
+    /// A block that stores the registers as for an exit at `k`, then
+    /// returns `value`.
+    fn special_exit(&mut self, k: usize, value: u32) -> Block {
+        let blk = self.b.create_block();
+        self.b.set_cold_block(blk);
+        self.special_exits.push((blk, k, value));
+        blk
+    }
+
+    /// The address of field `offset` of the env.
+    fn env_load(&mut self, ty: Type, offset: usize) -> Value {
+        self.b
+            .ins()
+            .load(ty, MemFlags::trusted(), self.env, offset as i32)
+    }
+
+    /// `vm.return` at `k` from a function compiled callers call: the
+    /// results go to `JitEnv::ret`, the registers to the window as for an
+    /// exit (for the interpreter, when it entered the code), and the code
+    /// returns `k` with [`RETURNED_BIT`].
+    fn inline_return(&mut self, k: usize, i: &Inst) {
+        let ret = std::mem::offset_of!(JitEnv, ret);
+        let kinds = self.result_kinds;
+        for (j, (&r, &kind)) in aux_list(self.aux, i.x, 0).iter().zip(kinds).enumerate() {
+            let v = if matches!(kind, b'I' | b'F') {
+                self.i64(r as u16)
+            } else {
+                self.i32(r as u16)
+            };
+            self.b
+                .ins()
+                .store(MemFlags::trusted(), v, self.env, (ret + 8 * j) as i32);
+        }
+        let out = self.special_exit(k, k as u32 | RETURNED_BIT);
+        self.b.ins().jump(out, &[]);
+    }
+
+    /// `vm.call` at `k` of `c`, made in compiled code (see the module's
+    /// documentation); it leaves before the call for the interpreter when
+    /// a limit or capacity check fails or the callee has no code to call,
+    /// and with [`LEFT_IN_CALLEE`] when the callee left part-way.
+    fn inline_call(&mut self, k: usize, i: &Inst, c: &Callee) {
+        let lay = FRAME_LAYOUT;
+        let ptr = self.ptr;
+        let n = c.i32_count as usize;
+        let padded = ((n + 3) & !3).max(4);
+        let before = self.exit(k);
+        // The limits and capacities, one compare each.
+        let callee_frame = self.b.ins().iadd_imm(self.frame, lay.size as i64);
+        let callee_frame_end = self.b.ins().iadd_imm(self.frame, 2 * lay.size as i64);
+        let frames_end = self.env_load(ptr, std::mem::offset_of!(JitEnv, frames_end));
+        let deep = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, callee_frame_end, frames_end);
+        let callee_end = self
+            .b
+            .ins()
+            .iadd_imm(self.stack_end, i64::from(c.frame_bytes));
+        let stack_bytes = self.env_load(types::I64, std::mem::offset_of!(JitEnv, stack_bytes));
+        let big = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, callee_end, stack_bytes);
+        let callee_regs = self.b.ins().iadd_imm(self.regs, (self.n32 * 4) as i64);
+        let window_end = self
+            .b
+            .ins()
+            .iadd_imm(self.regs, ((self.n32 + padded) * 4) as i64);
+        let i32_end = self.env_load(ptr, std::mem::offset_of!(JitEnv, i32_end));
+        let wide = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, window_end, i32_end);
+        let sp = self.b.ins().get_stack_pointer(ptr);
+        let floor = self.env_load(ptr, std::mem::offset_of!(JitEnv, native_floor));
+        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, floor);
+        let any = self.b.ins().bor(deep, big);
+        let any = self.b.ins().bor(any, wide);
+        let any = self.b.ins().bor(any, low);
+        let checked = self.b.create_block();
+        self.b.ins().brif(any, before, &[], checked, &[]);
+        self.b.switch_to_block(checked);
+        if self.polled {
+            let stop = self.env_load(ptr, std::mem::offset_of!(JitEnv, stop));
+            let word = self.b.ins().load(types::I32, MemFlags::trusted(), stop, 0);
+            let calm = self.b.create_block();
+            self.b.ins().brif(word, before, &[], calm, &[]);
+            self.b.switch_to_block(calm);
+        }
+        let cell = self.b.ins().iconst(ptr, c.entry as i64);
+        let entry = self.b.ins().load(ptr, MemFlags::trusted(), cell, 0);
+        let go = self.b.create_block();
+        self.b.ins().brif(entry, go, &[], before, &[]);
+        self.b.switch_to_block(go);
+        // The callee's window: the arguments, placed as the interpreter
+        // places them (`exec::marshal_args`), and zero in every other slot
+        // the callee may read before writing it.
+        let mut filled = vec![false; n];
+        let mut s = 0usize;
+        for &kind in &c.arg_kinds {
+            if matches!(kind, b'I' | b'F') {
+                s = s.div_ceil(2) * 2;
+                if s + 2 <= n {
+                    filled[s] = true;
+                    filled[s + 1] = true;
+                }
+                s += 2;
+            } else {
+                if s < n {
+                    filled[s] = true;
+                }
+                s += 1;
             }
-            let v = self.b.ins().iconst(types::I32, k as i64);
-            self.b.ins().return_(&[v]);
+        }
+        let zero = self.b.ins().iconst(types::I32, 0);
+        for &z in &c.zeroed {
+            let z = z as usize;
+            if z < n && !filled[z] {
+                self.b
+                    .ins()
+                    .store(MemFlags::trusted(), zero, callee_regs, (z * 4) as i32);
+            }
+        }
+        let mut s = 0usize;
+        for (&r, &kind) in aux_list(self.aux, i.y, 0).iter().zip(&c.arg_kinds) {
+            let r = r as u16;
+            if matches!(kind, b'I' | b'F') {
+                s = s.div_ceil(2) * 2;
+                if s + 2 <= n {
+                    let v = self.i64(r);
+                    self.b.ins().store(
+                        MemFlags::new().with_notrap(),
+                        v,
+                        callee_regs,
+                        (s * 4) as i32,
+                    );
+                }
+                s += 2;
+            } else {
+                if s < n {
+                    let v = self.i32(r);
+                    self.b
+                        .ins()
+                        .store(MemFlags::trusted(), v, callee_regs, (s * 4) as i32);
+                }
+                s += 1;
+            }
+        }
+        let sig = self.b.import_signature(self.b.func.signature.clone());
+        let start = self.b.ins().iconst(types::I32, 0);
+        let call = self.b.ins().call_indirect(
+            sig,
+            entry,
+            &[callee_regs, self.env, start, callee_frame, callee_end],
+        );
+        let r = self.b.inst_results(call)[0];
+        let returned = self.b.ins().band_imm(r, i64::from(RETURNED_BIT as i32));
+        let done = self.b.create_block();
+        let left = self.b.create_block();
+        self.b.set_cold_block(left);
+        self.b.ins().brif(returned, done, &[], left, &[]);
+
+        // The callee left compiled code: its record, then this frame's
+        // pc and result list, and out with the marker.
+        self.b.switch_to_block(left);
+        let f = MemFlags::trusted();
+        let module = self.env_load(types::I32, std::mem::offset_of!(JitEnv, module));
+        self.b
+            .ins()
+            .store(f, module, callee_frame, lay.module as i32);
+        let func = self.b.ins().iconst(ptr, c.func as i64);
+        self.b.ins().store(f, func, callee_frame, lay.func as i32);
+        let i32s = self.env_load(ptr, std::mem::offset_of!(JitEnv, i32s));
+        let base = self.b.ins().isub(callee_regs, i32s);
+        let base = self.b.ins().ushr_imm(base, 2);
+        let base = if ptr == types::I32 {
+            base
+        } else {
+            self.b.ins().ireduce(types::I32, base)
+        };
+        self.b
+            .ins()
+            .store(f, base, callee_frame, lay.i32_base as i32);
+        let ref_top = self.env_load(types::I32, std::mem::offset_of!(JitEnv, ref_top));
+        self.b
+            .ins()
+            .store(f, ref_top, callee_frame, lay.ref_base as i32);
+        self.b
+            .ins()
+            .store(f, callee_end, callee_frame, lay.stack_end as i32);
+        let marker = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::Equal, r, i64::from(LEFT_IN_CALLEE as i32));
+        let innermost = self.b.create_block();
+        let own = self.b.create_block();
+        self.b.set_cold_block(innermost);
+        self.b.set_cold_block(own);
+        self.b.ins().brif(marker, own, &[], innermost, &[]);
+        self.b.switch_to_block(innermost);
+        self.b.ins().store(f, r, callee_frame, lay.pc as i32);
+        let none = self.b.ins().iconst(types::I32, i64::from(NONE as i32));
+        self.b.ins().store(f, none, callee_frame, lay.ret as i32);
+        self.b.ins().store(
+            f,
+            callee_frame,
+            self.env,
+            std::mem::offset_of!(JitEnv, innermost) as i32,
+        );
+        self.b.ins().jump(own, &[]);
+        self.b.switch_to_block(own);
+        let pc = self.b.ins().iconst(types::I32, (k + 1) as i64);
+        self.b.ins().store(f, pc, self.frame, lay.pc as i32);
+        let nargs = aux_list(self.aux, i.y, 0).len();
+        let ret_at = self
+            .b
+            .ins()
+            .iconst(types::I32, (i.y as usize + 1 + nargs) as i64);
+        self.b.ins().store(f, ret_at, self.frame, lay.ret as i32);
+        let out = self.special_exit(k, LEFT_IN_CALLEE);
+        self.b.ins().jump(out, &[]);
+
+        // Returned: the results into this frame's registers.
+        self.b.switch_to_block(done);
+        let ret = std::mem::offset_of!(JitEnv, ret);
+        for (j, (&d, &kind)) in aux_list(self.aux, i.y, 1)
+            .iter()
+            .zip(&c.result_kinds)
+            .enumerate()
+        {
+            let d = d as u16;
+            if matches!(kind, b'I' | b'F') {
+                let v = self.env_load(types::I64, ret + 8 * j);
+                self.set_i64(d, v);
+            } else {
+                let v = self.env_load(types::I32, ret + 8 * j);
+                self.set_i32(d, v);
+            }
         }
     }
 
@@ -1458,6 +1848,15 @@ impl Tx<'_, '_> {
         use Opcode::*;
         let i = code[k];
         let op = first_half(i.op);
+        let calls = self.calls;
+        if let Some(c) = calls.inline(&i) {
+            self.inline_call(k, &i, c);
+            return true;
+        }
+        if op == Return && calls.returns {
+            self.inline_return(k, &i);
+            return false;
+        }
         if !translated(op) {
             let out = self.exit(k);
             self.b.ins().jump(out, &[]);

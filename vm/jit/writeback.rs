@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use crate::bytecode::isa::{Access, Bank, Field, Opcode, REF_BANK_BIT};
 use crate::program::{aux_list, Inst};
 
-use super::translate::{edges, first_half, translated, Edge};
+use super::translate::{edges, first_half, Edge};
 
 /// Above this many words of bits (slots / 64 × instructions) the analysis
 /// is skipped and every written slot is stored at every exit.
@@ -222,15 +222,32 @@ pub(super) fn plan(
     n32: usize,
     writes: &[(usize, u16)],
     exits: &[usize],
+    stays: &dyn Fn(&Inst) -> bool,
 ) -> HashMap<usize, Vec<u16>> {
     let (written, any) = written_slots(writes, guard, n32);
     if n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
         return store_every_written_slot(&any, exits);
     }
-    let f = BlockGraph::new(code, aux, guard, n32);
+    let f = BlockGraph::new(code, aux, guard, n32, stays);
     let live_in = f.live_in();
     let dirty_in = f.dirty_in(&written);
     f.exit_slots(&written, &any, &live_in, &dirty_in, exits)
+}
+
+/// The i32 slots of `func` that may be read before they are written, from
+/// its entry: what must hold zero (as the interpreter leaves a new window)
+/// beyond the arguments when compiled code opens its window. Every slot
+/// when the function is too large for the analysis.
+pub(super) fn live_at_entry(func: &crate::program::Function) -> Vec<u16> {
+    let (code, guard, n32) = (&func.code[..], func.guard as usize, func.i32_count as usize);
+    if guard == 0 || n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
+        return (0..n32 as u16).collect();
+    }
+    let f = BlockGraph::new(code, &func.aux, guard, n32, &|_| false);
+    match f.live_in().first() {
+        Some(live) => live.members().map(|s| s as u16).collect(),
+        None => (0..n32 as u16).collect(),
+    }
 }
 
 /// The slots each instruction before `guard` writes, and every slot
@@ -262,7 +279,8 @@ struct BlockGraph<'c> {
     n32: usize,
     /// Each instruction's effect on the slots.
     effects: Vec<Effect>,
-    /// Whether each instruction is translated (compiled code runs it).
+    /// Whether compiled code runs each instruction (translated, or a call
+    /// it makes itself).
     compiled: Vec<bool>,
     /// The first instruction of each block, ascending.
     starts: Vec<usize>,
@@ -276,11 +294,15 @@ struct BlockGraph<'c> {
 impl<'c> BlockGraph<'c> {
     /// Cuts the body into blocks: leaders are the entry, branch targets
     /// and whatever follows an instruction that does not simply go on.
-    fn new(code: &'c [Inst], aux: &[u32], guard: usize, n32: usize) -> BlockGraph<'c> {
+    fn new(
+        code: &'c [Inst],
+        aux: &[u32],
+        guard: usize,
+        n32: usize,
+        stays: &dyn Fn(&Inst) -> bool,
+    ) -> BlockGraph<'c> {
         let effects: Vec<Effect> = (0..guard).map(|k| effect(code, aux, k)).collect();
-        let compiled: Vec<bool> = (0..guard)
-            .map(|k| translated(first_half(code[k].op)))
-            .collect();
+        let compiled: Vec<bool> = (0..guard).map(|k| stays(&code[k])).collect();
         let mut leader = vec![false; guard + 1];
         leader[0] = true;
         leader[guard] = true;
@@ -490,6 +512,7 @@ impl<'c> BlockGraph<'c> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::translate::translated;
     use super::*;
     use crate::program::NONE;
 
@@ -522,7 +545,9 @@ mod tests {
     fn a_slot_overwritten_before_it_is_read_is_not_stored() {
         let (code, aux) = rewrite();
         let writes = [(0, 1), (1, 1)];
-        let plan = plan(&code, &aux, 3, 4, &writes, &[1, 2]);
+        let plan = plan(&code, &aux, 3, 4, &writes, &[1, 2], &|i| {
+            translated(first_half(i.op))
+        });
         assert_eq!(plan[&1], Vec::<u16>::new(), "dead before the rewrite");
         assert_eq!(plan[&2], vec![1], "the return reads it");
     }
@@ -530,7 +555,9 @@ mod tests {
     #[test]
     fn nothing_written_on_the_way_is_stored() {
         let (code, aux) = rewrite();
-        let plan = plan(&code, &aux, 3, 4, &[], &[2]);
+        let plan = plan(&code, &aux, 3, 4, &[], &[2], &|i| {
+            translated(first_half(i.op))
+        });
         assert_eq!(plan[&2], Vec::<u16>::new());
     }
 
@@ -544,7 +571,9 @@ mod tests {
             inst(Opcode::Return, 0, 0),
             inst(Opcode::Block, 0, 0),
         ];
-        let plan = plan(&code, &[1, 1], 3, 4, &[(0, 1)], &[1]);
+        let plan = plan(&code, &[1, 1], 3, 4, &[(0, 1)], &[1], &|i| {
+            translated(first_half(i.op))
+        });
         assert_eq!(plan[&1], vec![1]);
     }
 
@@ -556,7 +585,15 @@ mod tests {
         let mut code: Vec<Inst> = (0..4096).map(|_| inst(Opcode::ConstI32, 1, 5)).collect();
         code.push(inst(Opcode::Return, 0, 0));
         code.push(inst(Opcode::Block, 0, 0));
-        let plan = plan(&code, &[0], 4097, n32, &[(0, 1), (1, 7)], &[1, 4096]);
+        let plan = plan(
+            &code,
+            &[0],
+            4097,
+            n32,
+            &[(0, 1), (1, 7)],
+            &[1, 4096],
+            &|i| translated(first_half(i.op)),
+        );
         assert_eq!(plan[&1], vec![1, 7]);
         assert_eq!(plan[&4096], vec![1, 7]);
     }
