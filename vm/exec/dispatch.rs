@@ -195,7 +195,7 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         stack_bytes: limit.bytes,
         i32s: i32s as usize,
         i32_end: i32s.wrapping_add(i32_room) as usize,
-        native_floor: native_stack_address().saturating_sub(NATIVE_STACK_BYTES),
+        native_floor: native_floor(native_stack_address()),
         module: module as u32,
         ref_top,
         innermost: 0,
@@ -249,6 +249,64 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
 /// the frame that entered compiled code) before a call leaves for the
 /// interpreter: well inside the smallest thread stack Rust gives (2 MiB).
 const NATIVE_STACK_BYTES: usize = 256 << 10;
+
+/// Native stack kept free below the lowest frame compiled calls may
+/// reach: room for the interpreter, host calls and signal handlers that
+/// run after compiled code leaves at its floor.
+const NATIVE_STACK_RESERVE: usize = 64 << 10;
+
+/// The lowest address nested compiled calls may take the native stack to
+/// from `sp`: [`NATIVE_STACK_BYTES`] below it, and never closer than
+/// [`NATIVE_STACK_RESERVE`] to the end of this thread's stack (an
+/// embedder's thread may have a small one: Python's `threading.stack_size`
+/// goes down to 32 KiB). With no room left, the floor is `sp` itself and
+/// every compiled call leaves for the interpreter.
+fn native_floor(sp: usize) -> usize {
+    let floor = sp.saturating_sub(NATIVE_STACK_BYTES);
+    match thread_stack_low() {
+        Some(low) => floor.max(low.saturating_add(NATIVE_STACK_RESERVE)).min(sp),
+        None => floor,
+    }
+}
+
+thread_local! {
+    /// This thread's lowest stack address, once asked (0: not yet).
+    static STACK_LOW: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The lowest address of the calling thread's stack, when the system says
+/// (asked once per thread).
+fn thread_stack_low() -> Option<usize> {
+    let known = STACK_LOW.with(|c| c.get());
+    if known != 0 {
+        return Some(known);
+    }
+    let low = ask_stack_low()?;
+    STACK_LOW.with(|c| c.set(low));
+    Some(low)
+}
+
+#[cfg(target_os = "linux")]
+fn ask_stack_low() -> Option<usize> {
+    // SAFETY: `attr` is initialised by `pthread_getattr_np` before it is
+    // read and destroyed after; `addr` and `size` are plain out-values.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let got = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        (got == 0 && !addr.is_null()).then_some(addr as usize)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn ask_stack_low() -> Option<usize> {
+    None
+}
 
 /// An address in the caller's native stack frame.
 #[inline(always)]
