@@ -5,7 +5,8 @@
 //! (a region's workgroups from one counter, `native/region.rs`).
 //!
 //! The threads stay hot between jobs: after one, each spins on the job
-//! epoch for up to [`SPIN`] before parking on a condition variable, so a
+//! epoch (yielding the processor after the first microseconds) for up to
+//! [`SPIN`] before parking on a condition variable, so a
 //! job that follows soon after (the next dispatch region of a command
 //! buffer) starts without a wake-up. IREE's executor parks its workers at
 //! once by default (`--task_worker_spin_us=0`) and wakes them per task.
@@ -172,9 +173,8 @@ impl Drop for Close<'_> {
         let start = Instant::now();
         let mut spins = 0u32;
         while shared.state.load(Ordering::Acquire) & ACTIVE_MASK != 0 {
-            std::hint::spin_loop();
             spins += 1;
-            if spins % 64 == 0 && start.elapsed() > SPIN {
+            if pause(spins, start) {
                 let mut g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
                 while shared.state.load(Ordering::Acquire) & ACTIVE_MASK != 0 {
                     g = shared.done.wait(g).unwrap_or_else(|e| e.into_inner());
@@ -244,9 +244,8 @@ fn next_job(shared: &Shared, seen: u64) -> Option<u64> {
         if epoch_of(state) != seen {
             return Some(state);
         }
-        std::hint::spin_loop();
         spins += 1;
-        if spins % 64 == 0 && start.elapsed() > SPIN {
+        if pause(spins, start) {
             break;
         }
     }
@@ -266,6 +265,30 @@ fn next_job(shared: &Shared, seen: u64) -> Option<u64> {
         false => Some(state),
     }
 }
+
+/// One round of waiting that began at `start`: a CPU spin hint for the
+/// first [`SPIN_ONLY`] rounds, then a yield of the processor (so that on
+/// a machine with more runnable threads than cores the thread waited for
+/// can run); `true` when the waiter should park: once [`SPIN`] has passed
+/// and it has yielded at least [`YIELDS`] times. On a quiet machine a
+/// yield returns at once and the wait is about [`SPIN`]; on a loaded one
+/// each yield lets other threads run for a while, so the waiter stays
+/// awake as long as the machine is busy rather than parking and being
+/// woken late (a parked thread waits for a time slice after its wake-up).
+fn pause(round: u32, start: Instant) -> bool {
+    if round <= SPIN_ONLY {
+        std::hint::spin_loop();
+        return false;
+    }
+    std::thread::yield_now();
+    round > SPIN_ONLY + YIELDS && start.elapsed() > SPIN
+}
+
+/// Rounds of [`pause`] that only spin before it starts yielding.
+const SPIN_ONLY: u32 = 1024;
+
+/// Fewest yields before a waiter parks.
+const YIELDS: u32 = 32;
 
 /// Counts this thread into the job `state` names, unless it was closed
 /// or replaced meanwhile.
