@@ -4,9 +4,9 @@
 //! with its index (the caller is 0); the job itself hands out the work
 //! (a region's workgroups from one counter, `native/region.rs`).
 //!
-//! The threads stay hot between jobs: after one, each spins on the job
-//! epoch (yielding the processor after the first microseconds) for up to
-//! [`SPIN`] before parking on a condition variable, so a
+//! The threads stay hot between jobs: after one, each waits on the job
+//! epoch, spinning and then yielding the processor ([`pause`]: at least
+//! [`SPIN`] and 32 yields), before parking on a condition variable, so a
 //! job that follows soon after (the next dispatch region of a command
 //! buffer) starts without a wake-up. IREE's executor parks its workers at
 //! once by default (`--task_worker_spin_us=0`) and wakes them per task.
@@ -160,7 +160,7 @@ impl Workers {
 }
 
 /// Closes the current job when dropped and waits until no thread is
-/// inside it (spinning for [`SPIN`], then parking).
+/// inside it (as a thread waits for a job: [`pause`], then parked).
 struct Close<'a>(&'a Shared);
 
 impl Drop for Close<'_> {
