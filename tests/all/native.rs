@@ -627,6 +627,31 @@ fn devices_and_worker_counts_give_the_same_results() {
 }
 
 #[test]
+fn vmvx_on_local_task_gives_local_syncs_results() {
+    // vmvx workgroups run on the calling thread whatever the worker count
+    // (docs/PERFORMANCE.md, "Workers that stay hot"); the device's
+    // workers must not change what they compute.
+    let m = format!("--module={}", model("", "conv2d"));
+    let conv = std::fs::read_to_string(repo().join("tests/models/conv2d.args")).unwrap();
+    let conv: Vec<&str> = conv.lines().filter(|l| !l.is_empty()).collect();
+    let mut outputs = Vec::new();
+    for flags in [
+        &["--device=local-sync"][..],
+        &["--device=local-task", "--task_topology_max_group_count=2"],
+        &["--device=local-task", "--task_topology_max_group_count=3"],
+    ] {
+        let mut args = vec!["run", &m];
+        args.extend(flags);
+        args.extend(&conv);
+        let (stdout, stderr, code) = irvm(&args);
+        assert_eq!(code, 0, "{flags:?}: {stderr}");
+        assert!(stdout.contains("xf32="), "{stdout}");
+        outputs.push(stdout);
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]), "{outputs:?}");
+}
+
+#[test]
 fn tracing_shows_dispatches() {
     for (variant, format) in [
         ("embedded", "embedded-elf-x86_64"),

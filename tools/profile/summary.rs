@@ -45,8 +45,9 @@ pub fn ranked_sites(data: &ProfileData) -> Vec<RankedSite> {
 }
 
 /// The busy fraction of the device's threads over `wall`: the hal's
-/// workers (`workers` of them on `local-task`), or the calling thread's
-/// dispatch time on `local-sync` (`workers` 0).
+/// workers on `local-task` (`workers` of them: the calling thread, which
+/// takes workgroups too, and `workers - 1` threads), or the calling
+/// thread's dispatch time on `local-sync` (`workers` 0).
 pub fn busy_line(data: &ProfileData, workers: usize, wall: Duration) -> Option<String> {
     let wall_ns = wall.as_nanos().max(1) as f64;
     let pct = |ns: u64, n: usize| 100.0 * ns as f64 / (wall_ns * n.max(1) as f64);
@@ -68,7 +69,7 @@ pub fn busy_line(data: &ProfileData, workers: usize, wall: Duration) -> Option<S
             Some((n, t.busy_ns))
         })
         .collect();
-    // vmvx workgroups run on the calling thread even on local-task.
+    // The calling thread takes workgroups too (and runs vmvx ones).
     let caller: u64 = data
         .tracks
         .iter()
@@ -79,7 +80,7 @@ pub fn busy_line(data: &ProfileData, workers: usize, wall: Duration) -> Option<S
         return None;
     }
     each.sort();
-    let total: u64 = each.iter().map(|e| e.1).sum();
+    let total: u64 = each.iter().map(|e| e.1).sum::<u64>() + caller;
     let mut line = format!(
         "{:.1}% of {workers} worker{} over the run",
         pct(total, workers),
@@ -99,7 +100,7 @@ pub fn busy_line(data: &ProfileData, workers: usize, wall: Duration) -> Option<S
     }
     if caller > 0 {
         line.push_str(&format!(
-            "; the calling thread ran workgroups {:.1}% of the run (vmvx)",
+            "; the calling thread ran workgroups {:.1}% of the run",
             pct(caller, 1)
         ));
     }

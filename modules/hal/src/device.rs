@@ -6,14 +6,18 @@ use std::sync::{Arc, OnceLock};
 
 use irvm::{Ref, StatusCode, Trap};
 
+use crate::workers::Workers;
+
 /// How dispatches of native executables are run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceKind {
     /// `local-sync`: every workgroup on the calling thread, in order.
     Sync,
-    /// `local-task`: workgroups spread over `workers` threads (a rayon
-    /// pool made on the first dispatch). vmvx executables still run on the
-    /// calling thread: their bytecode runs in one private context.
+    /// `local-task`: workgroups spread over `workers` participants (the
+    /// calling thread and `workers - 1` threads the device starts on its
+    /// first dispatch, [`crate::workers::Workers`]). vmvx executables
+    /// still run on the calling thread: their bytecode runs in one
+    /// private context.
     Task {
         /// Worker threads (at least 1; at most [`MAX_WORKERS`] start).
         workers: usize,
@@ -182,13 +186,14 @@ impl DeviceOptions {
     }
 }
 
-/// A device's options and, for `local-task`, its worker pool (made on
-/// first use and shared by every executable the device loads).
+/// A device's options and, for `local-task`, its workers (started on
+/// first use, shared by every executable the device loads, and stopped
+/// when the last of them drops).
 #[derive(Debug)]
 pub struct DeviceConfig {
     /// What the device was made with.
     pub options: DeviceOptions,
-    pool: OnceLock<Result<Arc<rayon::ThreadPool>, String>>,
+    workers: OnceLock<Result<Workers, String>>,
 }
 
 impl DeviceConfig {
@@ -196,28 +201,24 @@ impl DeviceConfig {
     pub fn new(options: DeviceOptions) -> Arc<DeviceConfig> {
         Arc::new(DeviceConfig {
             options,
-            pool: OnceLock::new(),
+            workers: OnceLock::new(),
         })
     }
 
-    /// The worker pool of a `local-task` device (`None` for `local-sync`).
-    pub fn pool(&self) -> Result<Option<Arc<rayon::ThreadPool>>, Trap> {
+    /// The workers of a `local-task` device (`None` for `local-sync`).
+    pub fn workers(&self) -> Result<Option<&Workers>, Trap> {
         let DeviceKind::Task { workers } = self.options.kind else {
             return Ok(None);
         };
-        let pool = self.pool.get_or_init(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(workers.clamp(1, MAX_WORKERS))
-                .thread_name(|i| format!("irvm-hal-worker-{i}"))
-                .build()
-                .map(Arc::new)
-                .map_err(|e| e.to_string())
-        });
-        match pool {
-            Ok(p) => Ok(Some(p.clone())),
+        let count = workers.clamp(1, MAX_WORKERS);
+        let started = self
+            .workers
+            .get_or_init(|| Workers::start(count).map_err(|e| e.to_string()));
+        match started {
+            Ok(w) => Ok(Some(w)),
             Err(e) => Err(Trap::new(
                 StatusCode::ResourceExhausted,
-                format!("starting the local-task worker pool ({workers} threads): {e}"),
+                format!("starting the local-task workers ({count} threads): {e}"),
             )),
         }
     }
@@ -263,5 +264,20 @@ mod tests {
         assert!(e.contains("device paths not yet implemented"), "{e}");
         let e = DeviceOptions::from_uri("cuda", None).unwrap_err();
         assert!(e.contains("`cuda`"), "{e}");
+    }
+
+    #[test]
+    fn workers_start_on_first_use_and_stop_with_the_device() {
+        let sync = DeviceConfig::new(DeviceOptions::from_uri("local-sync", None).unwrap());
+        assert!(sync.workers().unwrap().is_none());
+        let task = DeviceConfig::new(DeviceOptions::from_uri("local-task", Some(3)).unwrap());
+        assert_eq!(task.workers().unwrap().map(Workers::count), Some(3));
+        // The same workers on every later use.
+        let first: *const Workers = task.workers().unwrap().unwrap();
+        assert!(std::ptr::eq(first, task.workers().unwrap().unwrap()));
+        // Parked, then the device goes: `Workers`' drop joins its threads
+        // (`workers::tests::dropping_parked_workers_ends_every_thread`).
+        std::thread::sleep(crate::workers::SPIN * 50);
+        drop(task);
     }
 }

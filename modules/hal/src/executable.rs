@@ -329,7 +329,7 @@ fn shared_task_device(
         }
     }
     match device {
-        Some(d) if dispatches.len() > 1 && d.pool()?.is_some() => Ok(Some(d.clone())),
+        Some(d) if dispatches.len() > 1 && d.workers()?.is_some() => Ok(Some(d.clone())),
         _ => Ok(None),
     }
 }

@@ -22,6 +22,7 @@ use super::abi::{self, DispatchState, WorkgroupState};
 use super::NativeExecutable;
 use crate::device::DeviceConfig;
 use crate::fpu::FlushDenormals;
+use crate::workers::Workers;
 
 /// A region with at most this many workgroups in all runs on the calling
 /// thread: one workgroup cannot be shared, so waking the workers would
@@ -69,9 +70,10 @@ pub fn run_region(
     if total == 0 {
         return Ok(Vec::new());
     }
-    let pool = device.pool()?;
-    let workers = pool.as_ref().map_or(1, |p| p.current_num_threads().max(1));
-    let pool = pool.filter(|_| total > INLINE_WORKGROUPS);
+    let pool = device.workers()?;
+    let workers = pool.map_or(1, Workers::count);
+    // One participant, or too little to share: all on the calling thread.
+    let pool = pool.filter(|p| p.count() > 1 && total > INLINE_WORKGROUPS);
     // Each dispatch's local memory, a slot per worker, charged to its
     // loading context while the region runs.
     let mut charges = Vec::with_capacity(dispatches.len());
@@ -160,10 +162,10 @@ pub fn run_region(
             idle_since: (0..workers).map(|_| AtomicU64::new(0)).collect(),
         };
         let profile = dispatches.iter().find_map(|d| d.profile);
-        match &pool {
+        match pool {
             None => region.work(0),
             Some(pool) => {
-                pool.broadcast(|ctx| region.work(ctx.index()));
+                pool.run(&|k| region.work(k));
                 if let Some((profile, _)) = profile {
                     region.record_barrier(profile, workers);
                 }
@@ -212,7 +214,8 @@ struct Call<'a> {
 // SAFETY: a `Region` only hands its pointers (bindings, constants, tables,
 // local memory slots) to dispatch functions, which IREE's ABI lets run
 // concurrently; the buffers stay borrowed by `Buffer::with_raw_parts`
-// until every worker is joined (`broadcast` returns after all of them),
+// until every worker is joined (`Workers::run` returns after every thread
+// that entered the job left it),
 // and worker `k` only uses local memory slot `k`.
 unsafe impl Sync for Region<'_> {}
 

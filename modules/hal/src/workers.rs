@@ -1,0 +1,397 @@
+//! The worker threads of a `local-task` device: `n - 1` threads the
+//! device owns plus the thread that submits the work, which takes part
+//! too. A job ([`Workers::run`]) is one function every participant calls
+//! with its index (the caller is 0); the job itself hands out the work
+//! (a region's workgroups from one counter, `native/region.rs`).
+//!
+//! The threads stay hot between jobs: after one, each waits on the job
+//! epoch, spinning and then yielding the processor ([`pause`]: at least
+//! [`SPIN`] and 32 yields), before parking on a condition variable, so a
+//! job that follows soon after (the next dispatch region of a command
+//! buffer) starts without a wake-up. IREE's executor parks its workers at
+//! once by default (`--task_worker_spin_us=0`) and wakes them per task.
+//!
+//! The join waits only for the threads that entered the job: the caller
+//! closes the job when its own share is done, a thread that arrives
+//! after that skips it, so a parked thread slow to wake never holds the
+//! caller up. The threads end, and are joined, when the [`Workers`] drop.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long an idle thread spins on the job epoch before it parks.
+pub const SPIN: Duration = Duration::from_micros(100);
+
+/// A job: called once per participant with its index.
+type Job = dyn Fn(usize) + Sync;
+
+/// `state`'s layout: bits 0-31 the threads inside the current job,
+/// bit 32 set once the job is closed, bits 33-63 the job's epoch.
+const ACTIVE_MASK: u64 = 0xFFFF_FFFF;
+const CLOSED: u64 = 1 << 32;
+const EPOCH_SHIFT: u32 = 33;
+
+fn epoch_of(state: u64) -> u64 {
+    state >> EPOCH_SHIFT
+}
+
+/// What the caller and the threads share.
+struct Shared {
+    /// Epoch, closed flag and count of threads inside the job.
+    state: AtomicU64,
+    /// The current job, valid while its epoch is open or threads are
+    /// inside it.
+    job: UnsafeCell<Option<*const Job>>,
+    /// Threads parked (or about to park) on `wake`.
+    sleepers: AtomicUsize,
+    /// Set when the workers drop: threads leave their loop.
+    shutdown: AtomicBool,
+    /// Set when a job panicked on a thread.
+    panicked: AtomicBool,
+    /// Guards parking on `wake` and `done`.
+    lock: Mutex<()>,
+    /// Signalled when a new job (or the shutdown) is published.
+    wake: Condvar,
+    /// Signalled when the last thread leaves a closed job.
+    done: Condvar,
+}
+
+// SAFETY: `job` is written only by the caller of `Workers::run` (one at
+// a time, `Workers::submit` serializes them) before it publishes the
+// epoch with a release store, and read by threads only after they entered
+// that epoch with an acquire CAS; the caller does not touch it again until
+// every thread that entered has left. Everything else is atomics and
+// std's synchronization types.
+unsafe impl Sync for Shared {}
+// SAFETY: as above; the raw pointer is only dereferenced under that
+// protocol.
+unsafe impl Send for Shared {}
+
+/// A device's worker threads (see the module doc).
+pub struct Workers {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+    /// One job at a time.
+    submit: Mutex<()>,
+    count: usize,
+}
+
+impl std::fmt::Debug for Workers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workers")
+            .field("count", &self.count)
+            .finish()
+    }
+}
+
+impl Workers {
+    /// `count` participants (at least 1): `count - 1` threads named
+    /// `irvm-hal-worker-K`, started now, and the caller of each job.
+    pub fn start(count: usize) -> std::io::Result<Workers> {
+        let count = count.max(1);
+        let shared = Arc::new(Shared {
+            state: AtomicU64::new(CLOSED),
+            job: UnsafeCell::new(None),
+            sleepers: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+            panicked: AtomicBool::new(false),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+            done: Condvar::new(),
+        });
+        let mut workers = Workers {
+            shared: shared.clone(),
+            threads: Vec::with_capacity(count - 1),
+            submit: Mutex::new(()),
+            count,
+        };
+        for index in 1..count {
+            let shared = shared.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("irvm-hal-worker-{index}"))
+                .spawn(move || worker_loop(&shared, index))?;
+            // On an error, `workers` drops here and joins those started.
+            workers.threads.push(thread);
+        }
+        Ok(workers)
+    }
+
+    /// Participants in each job: the threads and the caller.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Runs `job` on every participant, the caller as index 0, and
+    /// returns when every thread that took part has returned from it. A
+    /// thread that comes to the job after the caller's own call returned
+    /// does not run it. A panic in `job` on a thread panics here.
+    pub fn run(&self, job: &(dyn Fn(usize) + Sync)) {
+        if self.threads.is_empty() {
+            job(0);
+            return;
+        }
+        let _one = self.submit.lock().unwrap_or_else(|e| e.into_inner());
+        let shared = &*self.shared;
+        // SAFETY: the lifetime is erased only for the time the job is
+        // published: `Close` below waits, even while unwinding, until no
+        // thread is inside it, and closed jobs are never entered.
+        let erased: *const Job =
+            unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const Job>(job) };
+        // SAFETY: no thread is inside a job (the last run closed its
+        // job and waited for them), so nothing reads `job` now.
+        unsafe { *shared.job.get() = Some(erased) };
+        let epoch = epoch_of(shared.state.load(Ordering::Relaxed)).wrapping_add(1);
+        let open = (epoch << EPOCH_SHIFT) & !(CLOSED | ACTIVE_MASK);
+        shared.state.store(open, Ordering::SeqCst);
+        if shared.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            shared.wake.notify_all();
+        }
+        let close = Close(shared);
+        job(0);
+        drop(close);
+        if shared.panicked.swap(false, Ordering::Relaxed) {
+            panic!("a local-task worker thread panicked while running a job");
+        }
+    }
+}
+
+/// Closes the current job when dropped and waits until no thread is
+/// inside it (as a thread waits for a job: [`pause`], then parked).
+struct Close<'a>(&'a Shared);
+
+impl Drop for Close<'_> {
+    fn drop(&mut self) {
+        let shared = self.0;
+        let state = shared.state.fetch_or(CLOSED, Ordering::AcqRel) | CLOSED;
+        if state & ACTIVE_MASK == 0 {
+            return;
+        }
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while shared.state.load(Ordering::Acquire) & ACTIVE_MASK != 0 {
+            spins += 1;
+            if pause(spins, start) {
+                let mut g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+                while shared.state.load(Ordering::Acquire) & ACTIVE_MASK != 0 {
+                    g = shared.done.wait(g).unwrap_or_else(|e| e.into_inner());
+                }
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        {
+            let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.wake.notify_all();
+        }
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A thread's loop: wait for a new epoch, enter its job if still open,
+/// run it, leave; until shutdown.
+fn worker_loop(shared: &Shared, index: usize) {
+    // Epoch 0 is the state `Workers::start` made, before any job: a
+    // thread that starts after the first job was published still enters.
+    let mut seen = 0;
+    loop {
+        let Some(state) = next_job(shared, seen) else {
+            return;
+        };
+        seen = epoch_of(state);
+        if !enter(shared, state) {
+            continue;
+        }
+        // SAFETY: entered an open job: the caller keeps `job` valid and
+        // unchanged until this thread leaves (see `Shared`'s Sync).
+        let job = unsafe { *shared.job.get() };
+        if let Some(job) = job {
+            // SAFETY: as above, the job outlives this call.
+            let job = unsafe { &*job };
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(index)));
+            if ran.is_err() {
+                shared.panicked.store(true, Ordering::Relaxed);
+            }
+        }
+        let left = shared.state.fetch_sub(1, Ordering::AcqRel) - 1;
+        if left & ACTIVE_MASK == 0 && left & CLOSED != 0 {
+            let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+            shared.done.notify_all();
+        }
+    }
+}
+
+/// Waits for an epoch other than `seen` (spinning, then parked); its
+/// state, or `None` on shutdown.
+fn next_job(shared: &Shared, seen: u64) -> Option<u64> {
+    let start = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        if shared.shutdown.load(Ordering::Relaxed) {
+            return None;
+        }
+        let state = shared.state.load(Ordering::Acquire);
+        if epoch_of(state) != seen {
+            return Some(state);
+        }
+        spins += 1;
+        if pause(spins, start) {
+            break;
+        }
+    }
+    let mut g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+    shared.sleepers.fetch_add(1, Ordering::SeqCst);
+    let state = loop {
+        let state = shared.state.load(Ordering::SeqCst);
+        if shared.shutdown.load(Ordering::SeqCst) || epoch_of(state) != seen {
+            break state;
+        }
+        g = shared.wake.wait(g).unwrap_or_else(|e| e.into_inner());
+    };
+    shared.sleepers.fetch_sub(1, Ordering::SeqCst);
+    drop(g);
+    match shared.shutdown.load(Ordering::SeqCst) {
+        true => None,
+        false => Some(state),
+    }
+}
+
+/// One round of waiting that began at `start`: a CPU spin hint for the
+/// first [`SPIN_ONLY`] rounds, then a yield of the processor (so that on
+/// a machine with more runnable threads than cores the thread waited for
+/// can run); `true` when the waiter should park: once [`SPIN`] has passed
+/// and it has yielded at least [`YIELDS`] times. On a quiet machine a
+/// yield returns at once and the wait is about [`SPIN`]; on a loaded one
+/// each yield lets other threads run for a while, so the waiter stays
+/// awake as long as the machine is busy rather than parking and being
+/// woken late (a parked thread waits for a time slice after its wake-up).
+fn pause(round: u32, start: Instant) -> bool {
+    if round <= SPIN_ONLY {
+        std::hint::spin_loop();
+        return false;
+    }
+    std::thread::yield_now();
+    round > SPIN_ONLY + YIELDS && start.elapsed() > SPIN
+}
+
+/// Rounds of [`pause`] that only spin before it starts yielding.
+const SPIN_ONLY: u32 = 1024;
+
+/// Fewest yields before a waiter parks.
+const YIELDS: u32 = 32;
+
+/// Counts this thread into the job `state` names, unless it was closed
+/// or replaced meanwhile.
+fn enter(shared: &Shared, mut state: u64) -> bool {
+    let epoch = epoch_of(state);
+    loop {
+        if state & CLOSED != 0 || epoch_of(state) != epoch {
+            return false;
+        }
+        match shared.state.compare_exchange_weak(
+            state,
+            state + 1,
+            Ordering::Acquire,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => return true,
+            Err(now) => state = now,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_participant_can_take_part_and_the_join_sees_their_work() {
+        for count in [1, 2, 3, 5] {
+            let workers = Workers::start(count).unwrap();
+            for round in 0..200u64 {
+                let next = AtomicU64::new(0);
+                let sum = AtomicU64::new(0);
+                workers.run(&|_| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= 1000 {
+                        break;
+                    }
+                    sum.fetch_add(i + round, Ordering::Relaxed);
+                });
+                assert_eq!(sum.load(Ordering::Relaxed), 999 * 500 + 1000 * round);
+            }
+        }
+    }
+
+    #[test]
+    fn parked_threads_wake_for_a_later_job() {
+        let workers = Workers::start(3).unwrap();
+        let seen = Mutex::new(Vec::new());
+        std::thread::sleep(SPIN * 20);
+        // Each participant waits (bounded) until all three have come, so
+        // the parked threads must wake for this job.
+        let arrived = AtomicUsize::new(0);
+        workers.run(&|k| {
+            arrived.fetch_add(1, Ordering::SeqCst);
+            let start = Instant::now();
+            while arrived.load(Ordering::SeqCst) < 3 && start.elapsed() < Duration::from_secs(10) {
+                std::thread::yield_now();
+            }
+            seen.lock().unwrap().push(k);
+        });
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn dropping_parked_workers_ends_every_thread() {
+        let workers = Workers::start(4).unwrap();
+        workers.run(&|_| {});
+        // Every thread stops spinning and parks (waited for: on a loaded
+        // machine a thread may not run for a while).
+        let start = Instant::now();
+        while workers.shared.sleepers.load(Ordering::SeqCst) < 3
+            && start.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(SPIN);
+        }
+        assert_eq!(workers.shared.sleepers.load(Ordering::SeqCst), 3);
+        // Each thread holds the shared state until it returns; `drop`
+        // joins them, so none is left when it returns.
+        let shared = Arc::downgrade(&workers.shared);
+        drop(workers);
+        assert!(shared.upgrade().is_none());
+    }
+
+    #[test]
+    fn a_panic_on_a_thread_reaches_the_caller_and_the_workers_go_on() {
+        let workers = Workers::start(2).unwrap();
+        let arrived = AtomicUsize::new(0);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            workers.run(&|k| {
+                arrived.fetch_add(1, Ordering::SeqCst);
+                while arrived.load(Ordering::SeqCst) < 2 {
+                    std::thread::yield_now();
+                }
+                assert_eq!(k, 0, "a worker's failure");
+            })
+        }));
+        assert!(r.is_err());
+        let ran = AtomicUsize::new(0);
+        workers.run(&|_| {
+            ran.fetch_add(1, Ordering::SeqCst);
+        });
+        assert!(ran.load(Ordering::SeqCst) >= 1);
+    }
+}
