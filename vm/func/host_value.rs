@@ -113,6 +113,14 @@ impl<T: Send + Sync + 'static> HostRef<T> {
     pub fn to_ref(&self) -> Ref {
         Ref::Host(self.object.clone())
     }
+
+    /// The value, mutably, when this handle is the object's only one (no
+    /// other handle, ref register or weak reference reaches it), as
+    /// [`Arc::get_mut`]: a host module may then reuse the object for a new
+    /// value instead of allocating another.
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        Arc::get_mut(&mut self.object).and_then(|o| o.downcast_mut::<T>())
+    }
 }
 
 impl<T: Send + Sync + 'static> std::fmt::Debug for HostRef<T> {

@@ -204,18 +204,20 @@ impl Allocator {
         // (No formatted description: this runs on every allocation; the
         // error names the size itself.)
         let charge = resources.charge_memory(len as u64, "a hal allocation")?;
-        let storage = Ref::from(self.pool.allocate(len)?);
+        let storage = Ref::from(charge.held_by(self.pool.allocate(len)?));
         Ok(HalBuffer {
             storage,
             offset: 0,
             length: len as u64,
-            charge: Some(std::sync::Arc::new(charge)),
         })
     }
 }
 
 /// A `!hal.buffer`: a byte range of a `!vm.buffer` (its own allocation, a
-/// subspan of another buffer's, or imported rodata, zero-copy).
+/// subspan of another buffer's, or imported rodata, zero-copy). The memory
+/// the allocator made is charged to the context's memory budget until its
+/// `!vm.buffer` is dropped (the charge is held by the storage,
+/// [`irvm::MemoryCharge::held_by`], so every subspan and view keeps it).
 #[derive(Clone)]
 pub struct HalBuffer {
     /// The memory (a `Ref::Buffer`).
@@ -224,9 +226,6 @@ pub struct HalBuffer {
     pub offset: u64,
     /// Length in bytes.
     pub length: u64,
-    /// The allocation's charge to the context's memory budget (`None` for memory
-    /// the hal did not allocate: imports, embedder tensors).
-    pub charge: Option<std::sync::Arc<irvm::MemoryCharge>>,
 }
 
 impl HalBuffer {
@@ -237,7 +236,6 @@ impl HalBuffer {
             storage,
             offset: 0,
             length,
-            charge: None,
         })
     }
 
@@ -280,7 +278,6 @@ impl HalBuffer {
             storage: self.storage.clone(),
             offset: start,
             length: len,
-            charge: self.charge.clone(),
         })
     }
 
@@ -481,6 +478,12 @@ impl Fence {
         hal_types::FENCE.object(Fence {
             state: Mutex::new(signalled.then_some(Ok(()))),
         })
+    }
+
+    /// Makes the fence pending again (through `&mut`: only a fence no one
+    /// else holds is reset, for reuse).
+    pub fn reset(&mut self) {
+        *self.state.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// Marks the fence signalled (a failed fence stays failed).
