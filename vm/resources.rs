@@ -124,15 +124,6 @@ pub struct MemoryCharge {
     _charge: Charge,
 }
 
-impl MemoryCharge {
-    /// `buffer`, holding this charge until it is dropped (with its views:
-    /// a view holds its parent), so that memory and charge go together
-    /// without a counted handle of their own.
-    pub fn held_by(self, buffer: crate::values::Buffer) -> crate::values::Buffer {
-        buffer.with_charge(self._charge)
-    }
-}
-
 impl ContextResources {
     pub(crate) fn new(memory: &Arc<MemoryBudget>, stop: &Arc<StopWord>) -> ContextResources {
         ContextResources {

@@ -204,20 +204,18 @@ impl Allocator {
         // (No formatted description: this runs on every allocation; the
         // error names the size itself.)
         let charge = resources.charge_memory(len as u64, "a hal allocation")?;
-        let storage = Ref::from(charge.held_by(self.pool.allocate(len)?));
+        let storage = Ref::from(self.pool.allocate(len)?);
         Ok(HalBuffer {
             storage,
             offset: 0,
             length: len as u64,
+            charge: Some(std::sync::Arc::new(charge)),
         })
     }
 }
 
 /// A `!hal.buffer`: a byte range of a `!vm.buffer` (its own allocation, a
-/// subspan of another buffer's, or imported rodata, zero-copy). The memory
-/// the allocator made is charged to the context's memory budget until its
-/// `!vm.buffer` is dropped (the charge is held by the storage,
-/// [`irvm::MemoryCharge::held_by`], so every subspan and view keeps it).
+/// subspan of another buffer's, or imported rodata, zero-copy).
 #[derive(Clone)]
 pub struct HalBuffer {
     /// The memory (a `Ref::Buffer`).
@@ -226,6 +224,12 @@ pub struct HalBuffer {
     pub offset: u64,
     /// Length in bytes.
     pub length: u64,
+    /// The allocation's charge to the context's memory budget (`None` for memory
+    /// the hal did not allocate: imports, embedder tensors). It stays with
+    /// the `!hal.buffer` and its subspans, not with the `!vm.buffer`: an
+    /// embedder that keeps a result's storage past the call (the Python
+    /// package's arrays) no longer counts against the context.
+    pub charge: Option<std::sync::Arc<irvm::MemoryCharge>>,
 }
 
 impl HalBuffer {
@@ -236,6 +240,7 @@ impl HalBuffer {
             storage,
             offset: 0,
             length,
+            charge: None,
         })
     }
 
@@ -278,6 +283,7 @@ impl HalBuffer {
             storage: self.storage.clone(),
             offset: start,
             length: len,
+            charge: self.charge.clone(),
         })
     }
 
