@@ -118,6 +118,17 @@ impl<T: Send + Sync + 'static> HostRef<T> {
     /// other handle, ref register or weak reference reaches it), as
     /// [`Arc::get_mut`]: a host module may then reuse the object for a new
     /// value instead of allocating another.
+    ///
+    /// ```
+    /// use irvm::HostRef;
+    ///
+    /// let mut cell = HostRef::new("doc.cell", 1u32);
+    /// *cell.get_mut().unwrap() = 2;
+    /// let other = cell.clone();
+    /// assert!(cell.get_mut().is_none()); // `other` could see a change
+    /// drop(other);
+    /// assert_eq!(cell.get_mut().copied(), Some(2));
+    /// ```
     pub fn get_mut(&mut self) -> Option<&mut T> {
         Arc::get_mut(&mut self.object).and_then(|o| o.downcast_mut::<T>())
     }
