@@ -113,6 +113,25 @@ impl<T: Send + Sync + 'static> HostRef<T> {
     pub fn to_ref(&self) -> Ref {
         Ref::Host(self.object.clone())
     }
+
+    /// The value, mutably, when this handle is the object's only one (no
+    /// other handle, ref register or weak reference reaches it), as
+    /// [`Arc::get_mut`]: a host module may then reuse the object for a new
+    /// value instead of allocating another.
+    ///
+    /// ```
+    /// use irvm::HostRef;
+    ///
+    /// let mut cell = HostRef::new("doc.cell", 1u32);
+    /// *cell.get_mut().unwrap() = 2;
+    /// let other = cell.clone();
+    /// assert!(cell.get_mut().is_none()); // `other` could see a change
+    /// drop(other);
+    /// assert_eq!(cell.get_mut().copied(), Some(2));
+    /// ```
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        Arc::get_mut(&mut self.object).and_then(|o| o.downcast_mut::<T>())
+    }
 }
 
 impl<T: Send + Sync + 'static> std::fmt::Debug for HostRef<T> {

@@ -175,6 +175,11 @@ impl HostObject {
     pub fn downcast_ref<T: 'static>(&self) -> Option<&T> {
         self.value.downcast_ref()
     }
+    /// The wrapped value, mutably, if it is a `T` (through
+    /// `Arc::get_mut`: only for an object no one else holds).
+    pub fn downcast_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.value.downcast_mut()
+    }
 }
 
 impl Ref {

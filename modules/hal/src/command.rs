@@ -24,11 +24,12 @@ pub struct BufferRef {
     pub length: i64,
 }
 
-/// One entry of a binding table: a buffer range.
+/// One entry of a binding table: a buffer range (the buffer borrowed from
+/// the execution's arguments).
 #[derive(Clone)]
-pub struct Binding {
+pub struct Binding<'a> {
     /// The buffer (`None`: an unbound slot).
-    pub buffer: Option<HostRef<HalBuffer>>,
+    pub buffer: Option<&'a HalBuffer>,
     /// Byte offset.
     pub offset: u64,
     /// Byte length, or -1 for the rest.

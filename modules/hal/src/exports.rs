@@ -21,6 +21,9 @@ pub struct HalState {
     pub device: HostRef<Device>,
     /// The context's memory budget, fuel, deadline and interrupt.
     pub resources: irvm::ContextResources,
+    /// Fences `hal.fence.create` hands out again once the program has let
+    /// go of them.
+    fences: FenceCache,
 }
 
 impl HalState {
@@ -32,10 +35,49 @@ impl HalState {
 
     /// State with a fresh device made with `options`.
     pub fn with_device(resources: irvm::ContextResources, options: DeviceOptions) -> HalState {
+        HalState::on_device(resources, Device::new(DeviceConfig::new(options)))
+    }
+
+    /// State whose `hal.devices.get(0)` is `device`, drawing on `resources`.
+    pub fn on_device(resources: irvm::ContextResources, device: HostRef<Device>) -> HalState {
         HalState {
-            device: Device::new(DeviceConfig::new(options)),
+            device,
             resources,
+            fences: FenceCache::default(),
         }
+    }
+}
+
+/// The last few fences `hal.fence.create` made, kept so that one the
+/// program no longer holds is reset and handed out again instead of a new
+/// allocation: a compiled function's call makes two fences and drops both
+/// before it returns, so a steady run of calls allocates none. A kept
+/// fence is reused only when this cache holds its sole handle
+/// ([`HostRef::get_mut`]), so no one can see it change.
+#[derive(Default)]
+struct FenceCache {
+    fences: Vec<HostRef<Fence>>,
+}
+
+impl FenceCache {
+    /// Fences kept at most (more than a call holds at once in the programs
+    /// iree-compile emits; each is a few words).
+    const KEPT: usize = 4;
+
+    /// A pending fence: a kept one no one else holds, reset, else a new
+    /// one (kept if there is room).
+    fn pending(&mut self) -> HostRef<Fence> {
+        for kept in &mut self.fences {
+            if let Some(fence) = kept.get_mut() {
+                fence.reset();
+                return kept.clone();
+            }
+        }
+        let fence = Fence::new(false);
+        if self.fences.len() < Self::KEPT {
+            self.fences.push(fence.clone());
+        }
+        fence
     }
 }
 
@@ -348,6 +390,55 @@ impl<'a> Args<'a> {
         })
     }
 
+    /// A host object of type `type_name` holding a `T`, or null, borrowed
+    /// from the argument (no count taken: for objects the call only reads).
+    #[inline]
+    fn borrow_or_null<T: Send + Sync + 'static>(
+        &mut self,
+        type_name: &str,
+    ) -> Result<Option<&'a T>, Trap> {
+        let k = self.next;
+        let r = self.any_ref()?;
+        if r.is_null() {
+            return Ok(None);
+        }
+        match r.downcast::<T>() {
+            Some(v) => Ok(Some(v)),
+            None => Err(self.not_a(k, type_name, r)),
+        }
+    }
+
+    /// A host object of type `type_name` holding a `T`, borrowed from the
+    /// argument.
+    #[inline]
+    fn borrow<T: Send + Sync + 'static>(&mut self, type_name: &str) -> Result<&'a T, Trap> {
+        let k = self.next;
+        match self.borrow_or_null(type_name)? {
+            Some(v) => Ok(v),
+            None => Err(self.null_for(k, type_name)),
+        }
+    }
+
+    /// The error for argument `k`, `got`, where a `!type_name` was expected.
+    #[cold]
+    #[inline(never)]
+    fn not_a(&self, k: usize, type_name: &str, got: &Ref) -> Trap {
+        self.error(
+            StatusCode::InvalidArgument,
+            format!("argument {k}: expected a !{type_name}, got {got}"),
+        )
+    }
+
+    /// The error for argument `k`, null, where a `!type_name` was expected.
+    #[cold]
+    #[inline(never)]
+    fn null_for(&self, k: usize, type_name: &str) -> Trap {
+        self.error(
+            StatusCode::InvalidArgument,
+            format!("argument {k}: expected a !{type_name}, got null"),
+        )
+    }
+
     /// A host object of type `type_name` holding a `T`.
     fn object<T: Send + Sync + 'static>(&mut self, type_name: &str) -> Result<HostRef<T>, Trap> {
         let k = self.next;
@@ -409,27 +500,43 @@ impl<'a> Args<'a> {
     pub fn queue_prologue(&mut self) -> Result<(HostRef<Device>, Option<HostRef<Fence>>), Trap> {
         let device = self.device()?;
         let _affinity = self.i64()?;
-        let wait = self.fence_or_null()?;
+        let wait = self.borrow_or_null::<Fence>(type_names::FENCE)?;
         let signal = self.fence_or_null()?;
-        if let Some(w) = &wait {
-            match w.status() {
-                Some(Ok(())) => {}
-                Some(Err((code, message))) => {
-                    if let Some(s) = &signal {
-                        s.fail(code, message.clone());
-                    }
-                    return Err(self.error(code, format!("waited-on fence failed: {message}")));
-                }
-                None => {
-                    return Err(self.error(
-                        StatusCode::FailedPrecondition,
-                        "queue operation waits on a fence nothing has signalled; irvm's device \
-                         is synchronous, so it would wait forever",
-                    ))
-                }
-            }
-        }
+        self.check_wait(wait, signal.as_deref())?;
         Ok((device, signal))
+    }
+
+    /// [`Args::queue_prologue`] for the hal's own queue operations, which
+    /// only read the device and fences: borrowed, no counts taken.
+    fn queue_wait(&mut self) -> Result<Option<&'a Fence>, Trap> {
+        self.borrow::<Device>(type_names::DEVICE)?;
+        let _affinity = self.i64()?;
+        let wait = self.borrow_or_null::<Fence>(type_names::FENCE)?;
+        let signal = self.borrow_or_null::<Fence>(type_names::FENCE)?;
+        self.check_wait(wait, signal)?;
+        Ok(signal)
+    }
+
+    /// Checks that `wait` (if any) has been signalled; a failed one fails
+    /// `signal` too.
+    fn check_wait(&self, wait: Option<&Fence>, signal: Option<&Fence>) -> Result<(), Trap> {
+        let Some(w) = wait else {
+            return Ok(());
+        };
+        match w.status() {
+            Some(Ok(())) => Ok(()),
+            Some(Err((code, message))) => {
+                if let Some(s) = signal {
+                    s.fail(code, message.clone());
+                }
+                Err(self.error(code, format!("waited-on fence failed: {message}")))
+            }
+            None => Err(self.error(
+                StatusCode::FailedPrecondition,
+                "queue operation waits on a fence nothing has signalled; irvm's device \
+                 is synchronous, so it would wait forever",
+            )),
+        }
     }
 
     pub fn offset(&mut self) -> Result<u64, Trap> {
@@ -526,9 +633,9 @@ fn buffer_allocation_preserve(_: &mut HalState, a: &mut Args) -> Result<ExportRe
 }
 
 fn buffer_assert(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
-    let buffer = a.buffer()?;
+    let buffer = a.borrow::<HalBuffer>(type_names::BUFFER)?;
     let message = a.vm_buffer()?;
-    let _: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
+    a.borrow::<Allocator>(type_names::ALLOCATOR)?;
     let minimum = a.i64()?;
     if (buffer.length as i128) < minimum as i128 {
         let message = text_of(message)?;
@@ -618,11 +725,36 @@ fn dims(a: &mut Args) -> Result<Dims, Trap> {
     Ok(shape)
 }
 
+/// Reads a shape argument (count, dimensions) and says whether it is
+/// `have`; stops reading at the first difference.
+fn same_dims(a: &mut Args, have: &[i64]) -> Result<bool, Trap> {
+    if a.count()? != have.len() {
+        return Ok(false);
+    }
+    for &d in have {
+        if a.i64()? != d {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
-    let view = a.view()?;
+    let view = a.borrow::<BufferView>(type_names::BUFFER_VIEW)?;
     let message = a.vm_buffer()?;
     let element_type = ElementType(a.i32()? as u32);
     let encoding = a.i32()? as u32;
+    // The shape the view has passes without being gathered (the common
+    // case, on every call of a compiled function); any other is read again
+    // for the error message.
+    let at_dims = a.next;
+    if view.encoding == encoding
+        && view.element_type.satisfies(element_type)
+        && same_dims(a, &view.shape)?
+    {
+        return none();
+    }
+    a.next = at_dims;
     let shape = dims(a)?;
     let fail = |m: String| match text_of(message) {
         Ok(message) => a.error(StatusCode::InvalidArgument, format!("{message} {m}")),
@@ -676,7 +808,8 @@ fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<ExportResults, T
 }
 
 fn buffer_view_buffer(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
-    one(Value::Ref(a.view()?.buffer.to_ref()))
+    let view = a.borrow::<BufferView>(type_names::BUFFER_VIEW)?;
+    one(Value::Ref(view.buffer.to_ref()))
 }
 
 fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
@@ -996,7 +1129,8 @@ fn devices_get(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap
 }
 
 fn device_allocator(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
-    one(Value::Ref(a.device()?.allocator.to_ref()))
+    let device = a.borrow::<Device>(type_names::DEVICE)?;
+    one(Value::Ref(device.allocator.to_ref()))
 }
 
 fn device_query_i64(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
@@ -1012,29 +1146,32 @@ fn device_query_i64(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Tra
 /// Reads `device, affinity, wait fence, signal fence`, checks the wait
 /// fence has been signalled (the device is synchronous: nothing could
 /// signal it later) and returns the signal fence.
-fn queue_prologue(a: &mut Args) -> Result<Option<HostRef<Fence>>, Trap> {
-    Ok(a.queue_prologue()?.1)
+fn queue_prologue<'a>(a: &mut Args<'a>) -> Result<Option<&'a Fence>, Trap> {
+    a.queue_wait()
 }
 
 /// Signals `signal` on success or fails it (and the call) on error.
-fn queue_epilogue(
-    a: &Args,
-    signal: Option<HostRef<Fence>>,
-    result: Result<(), Trap>,
-) -> Result<(), Trap> {
-    signal_after(signal, result).map_err(|t| a.error(t.code, t.message))
+fn queue_epilogue(a: &Args, signal: Option<&Fence>, result: Result<(), Trap>) -> Result<(), Trap> {
+    settle(signal, &result);
+    result.map_err(|t| a.error(t.code, t.message))
+}
+
+/// Signals `signal` when `result` is a success, fails it with the error
+/// otherwise.
+fn settle<T>(signal: Option<&Fence>, result: &Result<T, Trap>) {
+    if let Some(s) = signal {
+        match result {
+            Ok(_) => s.signal(),
+            Err(t) => s.fail(t.code, t.message.clone()),
+        }
+    }
 }
 
 /// Ends a queue operation as IREE's synchronous queue does: signals
 /// `signal` when `result` is a success, fails it with the error otherwise,
 /// and returns `result` unchanged.
 pub fn signal_after<T>(signal: Option<HostRef<Fence>>, result: Result<T, Trap>) -> Result<T, Trap> {
-    if let Some(s) = signal {
-        match &result {
-            Ok(_) => s.signal(),
-            Err(t) => s.fail(t.code, t.message.clone()),
-        }
-    }
+    settle(signal.as_deref(), &result);
     result
 }
 
@@ -1237,7 +1374,7 @@ fn run_once(command: Command, resources: &irvm::ContextResources) -> Result<(), 
 
 fn queue_execute(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
-    let cb = a.command_buffer()?;
+    let cb = a.borrow::<CommandBuffer>(type_names::COMMAND_BUFFER)?;
     let _flags = a.i64()?;
     let result = cb.execute(&[], &state.resources);
     queue_epilogue(a, signal, result)?;
@@ -1246,12 +1383,12 @@ fn queue_execute(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Tr
 
 fn queue_execute_indirect(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let signal = queue_prologue(a)?;
-    let cb = a.command_buffer()?;
+    let cb = a.borrow::<CommandBuffer>(type_names::COMMAND_BUFFER)?;
     let _flags = a.i64()?;
     let n = a.count()?;
-    let mut table = Vec::with_capacity(n.min(1024));
+    let mut table = BindingTable::with_capacity(n.min(1024));
     for _ in 0..n {
-        let buffer = a.buffer_or_null()?;
+        let buffer = a.borrow_or_null::<HalBuffer>(type_names::BUFFER)?;
         let offset = a.offset()?;
         let length = a.i64()?;
         table.push(Binding {
@@ -1264,6 +1401,10 @@ fn queue_execute_indirect(state: &mut HalState, a: &mut Args) -> Result<ExportRe
     queue_epilogue(a, signal, result)?;
     none()
 }
+
+/// A queue execution's binding table: the tables iree-compile emits have a
+/// few entries, held inline.
+type BindingTable<'a> = smallvec::SmallVec<[Binding<'a>; 8]>;
 
 // --- executables ------------------------------------------------------------
 
@@ -1310,10 +1451,10 @@ fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<ExportRe
 
 // --- fences -----------------------------------------------------------------
 
-fn fence_create(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
-    a.device()?;
+fn fence_create(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
+    a.borrow::<Device>(type_names::DEVICE)?;
     let _flags = a.i64()?;
-    one(Value::Ref(Fence::new(false).to_ref()))
+    one(Value::Ref(state.fences.pending().to_ref()))
 }
 
 fn fence_join(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
@@ -1377,7 +1518,7 @@ fn fence_await(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let _flags = a.i64()?;
     let n = a.count()?;
     for _ in 0..n {
-        let Some(fence) = a.fence_or_null()? else {
+        let Some(fence) = a.borrow_or_null::<Fence>(type_names::FENCE)? else {
             continue;
         };
         match fence.status() {
@@ -1470,5 +1611,114 @@ mod tests {
             ],
         );
         assert_eq!(write.unwrap_err().code, StatusCode::PermissionDenied);
+    }
+
+    fn fence_create(state: &mut HalState) -> Value {
+        let device = Value::Ref(state.device.to_ref());
+        call(state, "fence.create", &[device, Value::I64(0)])
+            .unwrap()
+            .remove(0)
+    }
+
+    fn fence_status(state: &mut HalState, fence: &Value) -> i32 {
+        match call(state, "fence.query", std::slice::from_ref(fence)).unwrap()[..] {
+            [Value::I32(status)] => status,
+            ref other => panic!("fence.query returned {other:?}"),
+        }
+    }
+
+    fn same_object(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Ref(a), Value::Ref(b)) => a.ptr_eq(b),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn fences_let_go_of_are_reset_and_handed_out_again() {
+        let mut state = HalState::new(irvm::ContextResources::detached());
+        let first = fence_create(&mut state);
+        let second = fence_create(&mut state);
+        assert!(
+            !same_object(&first, &second),
+            "a held fence was handed out again"
+        );
+        call(&mut state, "fence.fail", &[first.clone(), Value::I32(13)]).unwrap();
+        call(&mut state, "fence.signal", std::slice::from_ref(&second)).unwrap();
+        assert_eq!(fence_status(&mut state, &first), 13);
+        drop(first);
+        // The failed fence no one holds any more comes back pending; the
+        // signalled one still held keeps its state.
+        let third = fence_create(&mut state);
+        assert_eq!(
+            fence_status(&mut state, &third),
+            StatusCode::Deferred as i32
+        );
+        assert_eq!(fence_status(&mut state, &second), 0);
+        assert_eq!(state.fences.fences.len(), 2, "a new fence was made");
+        assert!(state
+            .fences
+            .fences
+            .iter()
+            .any(|kept| same_object(&Value::Ref(kept.to_ref()), &third)));
+        // Past the cache's room, fences are made and not kept.
+        let held: Vec<Value> = (0..2 * FenceCache::KEPT)
+            .map(|_| fence_create(&mut state))
+            .collect();
+        assert_eq!(state.fences.fences.len(), FenceCache::KEPT);
+        for (i, f) in held.iter().enumerate() {
+            assert_eq!(fence_status(&mut state, f), StatusCode::Deferred as i32);
+            assert!(held[..i].iter().all(|g| !same_object(f, g)));
+        }
+    }
+
+    #[test]
+    fn buffer_view_asserts_name_the_first_difference() {
+        let mut state = HalState::new(irvm::ContextResources::detached());
+        let view = BufferView::from_slice(&[2, 3], &[0f32; 6])
+            .unwrap()
+            .into_value();
+        let message = Value::Ref(Ref::from(Buffer::from_vec(b"input 0".to_vec())));
+        let assert_shape = |state: &mut HalState, ty: ElementType, shape: &[i64]| {
+            let mut args = vec![
+                view.clone(),
+                message.clone(),
+                Value::I32(ty.0 as i32),
+                Value::I32(1),
+                Value::I32(shape.len() as i32),
+            ];
+            args.extend(shape.iter().map(|&d| Value::I64(d)));
+            call(state, "buffer_view.assert", &args).map(|_| ())
+        };
+        assert_shape(&mut state, ElementType::F32, &[2, 3]).unwrap();
+        let err = |r: Result<(), Trap>| r.unwrap_err().message;
+        assert_eq!(
+            err(assert_shape(&mut state, ElementType::F32, &[2, 4])),
+            "hal.buffer_view.assert: input 0 shape dimension 1 mismatch; expected 4 but have 3; \
+             expected shape `2x4`, actual shape `2x3`"
+        );
+        assert_eq!(
+            err(assert_shape(&mut state, ElementType::F32, &[2])),
+            "hal.buffer_view.assert: input 0 shape rank mismatch; expected 1 but have 2"
+        );
+        assert_eq!(
+            err(assert_shape(&mut state, ElementType::F32, &[])),
+            "hal.buffer_view.assert: input 0 shape rank mismatch; expected 0 (scalar) but have 2"
+        );
+        assert!(err(assert_shape(&mut state, ElementType::I32, &[2, 3]))
+            .starts_with("hal.buffer_view.assert: input 0 element type mismatch; expected i32"));
+        // A shape argument cut short is an error, not a pass.
+        let cut = [
+            view.clone(),
+            message.clone(),
+            Value::I32(ElementType::F32.0 as i32),
+            Value::I32(1),
+            Value::I32(2),
+            Value::I64(2),
+        ];
+        assert!(call(&mut state, "buffer_view.assert", &cut)
+            .unwrap_err()
+            .message
+            .contains("argument 6 missing"));
     }
 }

@@ -116,9 +116,8 @@ pub fn hal_module_with(
 pub fn hal_module_sharing(
     config: std::sync::Arc<DeviceConfig>,
 ) -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
-    hal_module_from(move |resources| HalState {
-        device: Device::new(config.clone()),
-        resources: resources.clone(),
+    hal_module_from(move |resources| {
+        HalState::on_device(resources.clone(), Device::new(config.clone()))
     })
 }
 

@@ -225,7 +225,10 @@ pub struct HalBuffer {
     /// Length in bytes.
     pub length: u64,
     /// The allocation's charge to the context's memory budget (`None` for memory
-    /// the hal did not allocate: imports, embedder tensors).
+    /// the hal did not allocate: imports, embedder tensors). It stays with
+    /// the `!hal.buffer` and its subspans, not with the `!vm.buffer`: an
+    /// embedder that keeps a result's storage past the call (the Python
+    /// package's arrays) no longer counts against the context.
     pub charge: Option<std::sync::Arc<irvm::MemoryCharge>>,
 }
 
@@ -481,6 +484,12 @@ impl Fence {
         hal_types::FENCE.object(Fence {
             state: Mutex::new(signalled.then_some(Ok(()))),
         })
+    }
+
+    /// Makes the fence pending again (through `&mut`: only a fence no one
+    /// else holds is reset, for reuse).
+    pub fn reset(&mut self) {
+        *self.state.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// Marks the fence signalled (a failed fence stays failed).
