@@ -751,8 +751,8 @@ pub(crate) fn compile_event(what: &str, start: Instant, end: Instant) {
     }
 }
 
-/// Whether a compile happening now may be recorded somewhere.
-#[cfg(feature = "jit")]
+/// Whether a profile is alive (a compile happening now may be recorded
+/// somewhere; calls in compiled code are left to the interpreter).
 pub(crate) fn any_active() -> bool {
     ANY_ACTIVE.load(Ordering::Relaxed)
 }

@@ -83,6 +83,13 @@ impl std::ops::Deref for FuncRef {
 /// Where compiled code finds the fields of a [`Frame`] record (it writes
 /// the records of the calls it makes when one leaves compiled code).
 #[derive(Clone, Copy)]
+#[cfg_attr(
+    not(feature = "jit"),
+    expect(
+        dead_code,
+        reason = "read by compiled code, which the jit feature builds"
+    )
+)]
 pub(crate) struct FrameLayout {
     /// A record's size (the frame vector's stride).
     pub size: usize,
@@ -103,6 +110,13 @@ pub(crate) struct FrameLayout {
 }
 
 /// The layout of [`Frame`].
+#[cfg_attr(
+    not(feature = "jit"),
+    expect(
+        dead_code,
+        reason = "read by compiled code, which the jit feature builds"
+    )
+)]
 pub(crate) const FRAME_LAYOUT: FrameLayout = FrameLayout {
     size: std::mem::size_of::<Frame>(),
     module: std::mem::offset_of!(Frame, module),

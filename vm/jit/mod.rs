@@ -128,6 +128,13 @@ pub(crate) const RETURNED_BIT: u32 = 0x8000_0000;
 /// size and its signature. Only functions without refs whose arguments and
 /// results are numbers (`i`, `f`, `I`, `F`) are called so.
 #[derive(Clone, Debug)]
+#[cfg_attr(
+    not(feature = "jit"),
+    expect(
+        dead_code,
+        reason = "read by compiled code, which the jit feature builds"
+    )
+)]
 pub(crate) struct Callee {
     /// The `TieredFunction`'s address (what a frame record holds).
     pub func: usize,
