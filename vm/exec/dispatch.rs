@@ -263,49 +263,10 @@ const NATIVE_STACK_RESERVE: usize = 64 << 10;
 /// every compiled call leaves for the interpreter.
 fn native_floor(sp: usize) -> usize {
     let floor = sp.saturating_sub(NATIVE_STACK_BYTES);
-    match thread_stack_low() {
+    match crate::jit::thread_stack_low() {
         Some(low) => floor.max(low.saturating_add(NATIVE_STACK_RESERVE)).min(sp),
         None => floor,
     }
-}
-
-thread_local! {
-    /// This thread's lowest stack address, once asked (0: not yet).
-    static STACK_LOW: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// The lowest address of the calling thread's stack, when the system says
-/// (asked once per thread).
-fn thread_stack_low() -> Option<usize> {
-    let known = STACK_LOW.with(|c| c.get());
-    if known != 0 {
-        return Some(known);
-    }
-    let low = ask_stack_low()?;
-    STACK_LOW.with(|c| c.set(low));
-    Some(low)
-}
-
-#[cfg(target_os = "linux")]
-fn ask_stack_low() -> Option<usize> {
-    // SAFETY: `attr` is initialised by `pthread_getattr_np` before it is
-    // read and destroyed after; `addr` and `size` are plain out-values.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut addr: *mut libc::c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let got = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
-        libc::pthread_attr_destroy(&mut attr);
-        (got == 0 && !addr.is_null()).then_some(addr as usize)
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn ask_stack_low() -> Option<usize> {
-    None
 }
 
 /// An address in the caller's native stack frame.

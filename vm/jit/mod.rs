@@ -567,7 +567,27 @@ impl JitSlot {
     }
 }
 
-/// Compiles `func` on this thread as `plan` says, the plan's memory
+/// Stack a compile needs left on the calling thread (Cranelift's
+/// recursion, more in an unoptimized build): with less, the compile runs
+/// on a thread of its own.
+#[cfg(feature = "jit")]
+const COMPILE_STACK_ROOM: usize = 1 << 20;
+
+/// The stack of that thread.
+#[cfg(feature = "jit")]
+const COMPILE_THREAD_STACK: usize = 8 << 20;
+
+/// Bytes of stack left below this point on the calling thread (unbounded
+/// when the system does not say).
+#[cfg(feature = "jit")]
+fn stack_room() -> usize {
+    let marker = 0u8;
+    let here = std::hint::black_box(&marker) as *const u8 as usize;
+    thread_stack_low().map_or(usize::MAX, |low| here.saturating_sub(low))
+}
+
+/// Compiles `func` as `plan` says (on this thread, or on one with a larger
+/// stack when this one has little left), the plan's memory
 /// charged to `budget` while it runs (or refused when it does not fit),
 /// and a panic inside the code generator caught and reported as the
 /// refusal's message. Nothing shared is left half-changed by a panic: the
@@ -595,7 +615,23 @@ fn compile_now(
         }
         translate::compile(func, request.eager, request.checks, callees, isa)
     };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile));
+    let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile));
+    let outcome = if stack_room() < COMPILE_STACK_ROOM {
+        // An embedder's thread with a small stack: the code generator
+        // runs on a thread of its own (and this one waits for it).
+        std::thread::scope(|scope| {
+            match std::thread::Builder::new()
+                .name("irvm-compile-here".into())
+                .stack_size(COMPILE_THREAD_STACK)
+                .spawn_scoped(scope, run)
+            {
+                Ok(thread) => thread.join().unwrap_or_else(Err),
+                Err(_) => run(),
+            }
+        })
+    } else {
+        run()
+    };
     if let Some(start) = started {
         crate::profile::compile_event(
             &format!(
@@ -619,6 +655,45 @@ fn compile_now(
             Err(Some(CompileRefusal::CompilerFailed { message }))
         }
     }
+}
+
+thread_local! {
+    /// This thread's lowest stack address, once asked (0: not yet).
+    static STACK_LOW: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The lowest address of the calling thread's stack, when the system says
+/// (asked once per thread).
+pub(crate) fn thread_stack_low() -> Option<usize> {
+    let known = STACK_LOW.with(|c| c.get());
+    if known != 0 {
+        return Some(known);
+    }
+    let low = ask_stack_low()?;
+    STACK_LOW.with(|c| c.set(low));
+    Some(low)
+}
+
+#[cfg(target_os = "linux")]
+fn ask_stack_low() -> Option<usize> {
+    // SAFETY: `attr` is initialised by `pthread_getattr_np` before it is
+    // read and destroyed after; `addr` and `size` are plain out-values.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let got = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        (got == 0 && !addr.is_null()).then_some(addr as usize)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn ask_stack_low() -> Option<usize> {
+    None
 }
 
 /// Whether this build can compile on this machine.

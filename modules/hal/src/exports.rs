@@ -778,31 +778,39 @@ fn buffer_view_assert(_: &mut HalState, a: &mut Args) -> Result<ExportResults, T
             view.element_type.0
         )));
     }
-    if view.shape.len() != shape.len() {
+    // As IREE: the rank, then the first differing dimension; either way
+    // both shapes are appended.
+    let text = |dims: &[i64]| {
+        dims.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("x")
+    };
+    let mismatch = if view.shape.len() != shape.len() {
         let scalar = |n: usize| if n == 0 { " (scalar)" } else { "" };
-        return Err(fail(format!(
+        Some(format!(
             "shape rank mismatch; expected {}{} but have {}{}",
             shape.len(),
             scalar(shape.len()),
             view.shape.len(),
             scalar(view.shape.len())
+        ))
+    } else {
+        shape
+            .iter()
+            .zip(&view.shape)
+            .enumerate()
+            .find(|(_, (want, have))| want != have)
+            .map(|(i, (want, have))| {
+                format!("shape dimension {i} mismatch; expected {want} but have {have}")
+            })
+    };
+    if let Some(mismatch) = mismatch {
+        return Err(fail(format!(
+            "{mismatch}; expected shape `{}`, actual shape `{}`",
+            text(&shape),
+            text(&view.shape)
         )));
-    }
-    for (i, (want, have)) in shape.iter().zip(&view.shape).enumerate() {
-        if want != have {
-            let text = |dims: &[i64]| {
-                dims.iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join("x")
-            };
-            return Err(fail(format!(
-                "shape dimension {i} mismatch; expected {want} but have {have}; expected \
-                 shape `{}`, actual shape `{}`",
-                text(&shape),
-                text(&view.shape)
-            )));
-        }
     }
     none()
 }
@@ -1699,11 +1707,13 @@ mod tests {
         );
         assert_eq!(
             err(assert_shape(&mut state, ElementType::F32, &[2])),
-            "hal.buffer_view.assert: input 0 shape rank mismatch; expected 1 but have 2"
+            "hal.buffer_view.assert: input 0 shape rank mismatch; expected 1 but have 2; \
+             expected shape `2`, actual shape `2x3`"
         );
         assert_eq!(
             err(assert_shape(&mut state, ElementType::F32, &[])),
-            "hal.buffer_view.assert: input 0 shape rank mismatch; expected 0 (scalar) but have 2"
+            "hal.buffer_view.assert: input 0 shape rank mismatch; expected 0 (scalar) but have \
+             2; expected shape ``, actual shape `2x3`"
         );
         assert!(err(assert_shape(&mut state, ElementType::I32, &[2, 3]))
             .starts_with("hal.buffer_view.assert: input 0 element type mismatch; expected i32"));
