@@ -33,9 +33,14 @@ pub struct DeviceArgs {
     pub device: String,
     /// The most workers of `local-task`: one per core up to this many (as
     /// in IREE: 64 by default, at most 256; 0 leaves no worker and is an
-    /// error).
-    #[arg(long = "task_topology_max_group_count", default_value_t = 64)]
-    pub max_group_count: usize,
+    /// error; a negative count, which IREE reads as the largest size,
+    /// caps nothing).
+    #[arg(
+        long = "task_topology_max_group_count",
+        default_value_t = 64,
+        allow_negative_numbers = true
+    )]
+    pub max_group_count: i64,
     /// Load only vmvx bytecode executables: native (llvm-cpu) executables
     /// are machine code from the module and run with this process's
     /// rights, so refuse them for modules you do not trust. The device then
@@ -48,7 +53,8 @@ pub struct DeviceArgs {
 impl DeviceArgs {
     /// The device options these flags ask for.
     pub fn options(&self) -> Result<hal::DeviceOptions, String> {
-        let count = hal::default_workers().min(self.max_group_count);
+        let cap = usize::try_from(self.max_group_count).unwrap_or(usize::MAX);
+        let count = hal::default_workers().min(cap);
         let mut options = hal::DeviceOptions::from_uri(&self.device, Some(count)).map_err(|e| {
             match e.starts_with("device paths") {
                 true => format!("NOT_FOUND; {e}"),

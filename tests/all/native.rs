@@ -579,6 +579,8 @@ fn devices_and_worker_counts_give_the_same_results() {
         &["--device=local-sync"][..],
         &["--device=local-task", "--task_topology_max_group_count=1"],
         &["--device=local-task", "--task_topology_max_group_count=3"],
+        // As IREE, which reads a negative count as the largest size.
+        &["--device=local-task", "--task_topology_max_group_count=-1"],
         &["--device=local-task://"],
         &[],
     ] {
