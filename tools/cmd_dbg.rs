@@ -300,16 +300,9 @@ fn install_sigint(handle: PauseHandle) {
     if SIGINT_PAUSE.set(handle).is_err() {
         return;
     }
-    // SAFETY: `sigaction` is given a zeroed, then filled, struct that lives
-    // across the call; the handler only loads a OnceLock (an atomic read)
-    // and stores to an atomic flag, both async-signal-safe.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
-    }
+    // SAFETY: the handler only loads a OnceLock (an atomic read) and
+    // stores to an atomic flag, both async-signal-safe.
+    unsafe { crate::sigint_handler::install(on_sigint) };
 }
 
 /// The session's state besides the debugger.

@@ -23,6 +23,7 @@ mod parameters;
 mod profile;
 mod result_format;
 mod scalar_input;
+mod sigint_handler;
 mod tensor_io;
 
 #[derive(clap::Parser)]

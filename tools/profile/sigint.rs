@@ -38,14 +38,7 @@ pub fn interrupt_on_sigint(handle: InterruptHandle) {
     if ignored || TARGET.set(handle).is_err() {
         return;
     }
-    // SAFETY: `sigaction` gets a zeroed, then filled, struct that lives
-    // across the call; the handler reads a OnceLock (an atomic load), sets
-    // an atomic flag and calls `signal`, all async-signal-safe.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut());
-    }
+    // SAFETY: the handler reads a OnceLock (an atomic load), sets an
+    // atomic flag and calls `signal`, all async-signal-safe.
+    unsafe { crate::sigint_handler::install(on_sigint) };
 }
