@@ -242,9 +242,14 @@ fn context(engine: Tier) -> Context {
     context_with(engine, Limits::default())
 }
 
-/// The call's results, or its trap with its backtrace.
+/// `name(args)` in module `calls`: its results or its trap.
 fn outcome(ctx: &mut Context, name: &str, args: &[Value]) -> String {
-    let f = ctx.function(&format!("calls.{name}")).expect("exported");
+    outcome_in(ctx, "calls", name, args)
+}
+
+/// `name(args)` in `module`: its results, or its trap with its backtrace.
+fn outcome_in(ctx: &mut Context, module: &str, name: &str, args: &[Value]) -> String {
+    let f = ctx.function(&format!("{module}.{name}")).expect("exported");
     match ctx.invoke(&f, args) {
         Ok(v) => format!("{v:?}"),
         // The trap's text names each frame (runs of one frame folded).
@@ -556,15 +561,6 @@ fn inline_context(engine: Tier) -> Context {
     ctx
 }
 
-/// `name(args)` in module `inline`: its results or its trap.
-fn inline_outcome(ctx: &mut Context, name: &str, args: &[Value]) -> String {
-    let f = ctx.function(&format!("inline.{name}")).expect("exported");
-    match ctx.invoke(&f, args) {
-        Ok(v) => format!("{v:?}"),
-        Err(t) => format!("{t} ({} frames)", t.backtrace.len()),
-    }
-}
-
 #[test]
 fn a_recursion_that_outgrows_the_stacks_part_way_gives_the_interpreters_result() {
     // 48 registers a frame: the register and frame stacks start small and
@@ -574,7 +570,12 @@ fn a_recursion_that_outgrows_the_stacks_part_way_gives_the_interpreters_result()
     // frame) part-way.
     for n in [100, 1_000, 3_000, 5_000] {
         let args = [Value::I32(n)];
-        let want = inline_outcome(&mut inline_context(Tier::Interp), "wide_down", &args);
+        let want = outcome_in(
+            &mut inline_context(Tier::Interp),
+            "inline",
+            "wide_down",
+            &args,
+        );
         if n <= 3_000 {
             assert_eq!(want, format!("[I32({})]", n * (n + 1) / 2));
         } else {
@@ -584,7 +585,7 @@ fn a_recursion_that_outgrows_the_stacks_part_way_gives_the_interpreters_result()
             let mut ctx = inline_context(engine);
             for round in 0..3 {
                 assert_eq!(
-                    inline_outcome(&mut ctx, "wide_down", &args),
+                    outcome_in(&mut ctx, "inline", "wide_down", &args),
                     want,
                     "n = {n} on {engine}, round {round}"
                 );
@@ -597,13 +598,18 @@ fn a_recursion_that_outgrows_the_stacks_part_way_gives_the_interpreters_result()
 fn every_number_type_passes_through_a_compiled_call_and_its_return() {
     for n in [3, 30_000] {
         let args = [Value::I32(n)];
-        let want = inline_outcome(&mut inline_context(Tier::Interp), "typed_loop", &args);
+        let want = outcome_in(
+            &mut inline_context(Tier::Interp),
+            "inline",
+            "typed_loop",
+            &args,
+        );
         assert!(want.starts_with("[F64("), "{want}");
         for engine in COMPILED {
             let mut ctx = inline_context(engine);
             for round in 0..2 {
                 assert_eq!(
-                    inline_outcome(&mut ctx, "typed_loop", &args),
+                    outcome_in(&mut ctx, "inline", "typed_loop", &args),
                     want,
                     "n = {n} on {engine}, round {round}"
                 );
@@ -619,12 +625,17 @@ fn a_callee_compiled_after_its_caller_is_called_from_compiled_code() {
     // the calls the interpreter makes for the compiled caller, and is
     // called from compiled code once compiled.
     let args = [Value::I32(100_000), Value::I32(30_000)];
-    let want = inline_outcome(&mut inline_context(Tier::Interp), "late_callee", &args);
+    let want = outcome_in(
+        &mut inline_context(Tier::Interp),
+        "inline",
+        "late_callee",
+        &args,
+    );
     for engine in COMPILED {
         let mut ctx = inline_context(engine);
         for round in 0..2 {
             assert_eq!(
-                inline_outcome(&mut ctx, "late_callee", &args),
+                outcome_in(&mut ctx, "inline", "late_callee", &args),
                 want,
                 "{engine}, round {round}"
             );
