@@ -226,6 +226,10 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         }
     } else if let Some(top) = st.frames.last_mut() {
         top.pc = next & !RETURNED_BIT;
+        if next & RETURNED_BIT != 0 {
+            let base = top.i32_base as usize;
+            put_returned(&mut st.i32s, base, func, top.pc as usize, &env.ret);
+        }
     }
     let spent = slice.saturating_sub(env.fuel);
     let left = match &mut ctx.hooks.fuel {
@@ -242,6 +246,35 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         Entered::FuelShort
     } else {
         Entered::SliceEnd
+    }
+}
+
+/// Puts the results compiled code left in `ret` when it made the
+/// `vm.return` at `k` of `func` (whose window starts at slot `base` of
+/// `i32s`) into the registers that return names, where the interpreter,
+/// running the return next, reads them: compiled code stores them only to
+/// `ret`, which is all a compiled caller reads.
+fn put_returned(
+    i32s: &mut [u32],
+    base: usize,
+    func: &crate::program::Function,
+    k: usize,
+    ret: &[u64],
+) {
+    let Some(i) = func.code.get(k) else {
+        return;
+    };
+    let list = crate::program::aux_list(&func.aux, i.x, 0);
+    for ((&r, &kind), &v) in list.iter().zip(&func.result_kinds).zip(ret) {
+        let s = base + r as usize;
+        if matches!(kind, b'I' | b'F') {
+            if let Some(pair) = i32s.get_mut(s..s + 2) {
+                pair[0] = v as u32;
+                pair[1] = (v >> 32) as u32;
+            }
+        } else if let Some(slot) = i32s.get_mut(s) {
+            *slot = v as u32;
+        }
     }
 }
 

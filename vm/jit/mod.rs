@@ -355,6 +355,9 @@ pub(crate) struct Request {
     pub eager: bool,
     /// The copy to make.
     pub checks: Checks,
+    /// The function's own entry cell for `checks` ([`JitSlot::entry_cell`]):
+    /// calls to it from its own code are made directly.
+    pub own_cell: usize,
     /// Tests only: the compile panics inside the code generator's place.
     #[cfg(test)]
     pub panic: bool,
@@ -505,6 +508,7 @@ impl JitSlot {
             let request = Request {
                 eager,
                 checks,
+                own_cell: self.entry_cell(checks),
                 #[cfg(test)]
                 panic: tests::PANIC_IN_COMPILE.with(std::cell::Cell::get),
             };
@@ -613,7 +617,7 @@ fn compile_now(
         if request.panic {
             panic!("a compiler panic the tests asked for");
         }
-        translate::compile(func, request.eager, request.checks, callees, isa)
+        translate::compile(func, &request, callees, isa)
     };
     let run = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile));
     let outcome = if stack_room() < COMPILE_STACK_ROOM {

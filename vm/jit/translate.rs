@@ -41,14 +41,16 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, InstBuilder, JumpTableData, MemFlags, Signature, Type, UserFuncName,
-    Value,
+    types, AbiParam, Block, ExtFuncData, ExternalName, FuncRef, InstBuilder, JumpTableData,
+    MemFlags, Signature, Type, UserExternalName, UserFuncName, Value,
 };
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::FinalizedRelocTarget;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 use super::{
@@ -433,11 +435,11 @@ pub(super) fn translated(op: Opcode) -> bool {
 /// generator `bounds::Plan` chose (with or without the optimizer).
 pub(super) fn compile(
     func: &Function,
-    eager: bool,
-    checks: Checks,
+    request: &super::Request,
     callees: &Callees,
     isa: &OwnedTargetIsa,
 ) -> Option<JitCode> {
+    let (eager, checks) = (request.eager, request.checks);
     let code = &func.code[..];
     let guard = func.guard as usize;
     let starts = block_starts(code, guard)?;
@@ -464,7 +466,10 @@ pub(super) fn compile(
     if callable {
         entries[0] = true;
     }
-    let clif = emit_ir(func, isa, &starts, &entries, checks, calls);
+    // A callable copy calls itself directly: its code is the one its cell
+    // publishes (the slot's copy is set once, and only it runs).
+    let own_cell = (callable && DIRECT_SELF_CALLS).then_some(request.own_cell);
+    let clif = emit_ir(func, isa, &starts, &entries, checks, calls, own_cell);
     let (mem, entry, size) = emit_machine_code(clif, isa)?;
     Some(JitCode {
         _mem: mem,
@@ -726,6 +731,7 @@ fn emit_ir(
     entries: &[bool],
     checks: Checks,
     calls: Calls,
+    own_cell: Option<usize>,
 ) -> cranelift_codegen::ir::Function {
     let code = &func.code[..];
     let guard = func.guard as usize;
@@ -749,12 +755,16 @@ fn emit_ir(
     let start = b.block_params(entry)[2];
     let frame = b.block_params(entry)[3];
     let stack_end = b.block_params(entry)[4];
-    load_window(&mut b, regs, &views[..n32]);
     clear_buffer_vars(&mut b, &buffers, n32, ptr);
     let (rwdata, rwdata_len) = load_globals(&mut b, env, ptr);
     let limits = (checks == Checks::Limits).then(|| load_limits(&mut b, env, n32));
     let blocks = create_blocks(&mut b, &starts[..guard]);
-    dispatch_on_start(&mut b, &blocks, &entries[..guard], start);
+    let window = Window {
+        regs,
+        views: &views[..n32],
+        at_entry: &entry_views(&views[..n32], &super::entry_live_slots(func)),
+    };
+    dispatch_on_start(&mut b, &blocks, &entries[..guard], start, &window);
 
     let mut t = Tx {
         b,
@@ -777,6 +787,9 @@ fn emit_ir(
         stack_end,
         result_kinds: &func.result_kinds,
         special_exits: Vec::new(),
+        checked_call: None,
+        own_cell,
+        own_ref: None,
     };
     t.body(code, guard, &blocks, rwdata, rwdata_len);
     t.fill_exits(func);
@@ -800,6 +813,45 @@ fn declare_slot_vars(b: &mut FunctionBuilder, views: &[u8]) {
             }
         }
     }
+}
+
+/// The register window a function's entry loads its slots from.
+struct Window<'v> {
+    regs: Value,
+    /// The views each slot needs anywhere in the function.
+    views: &'v [u8],
+    /// The views to load when the code starts at the function's entry:
+    /// only the slots read there before they are written
+    /// ([`entry_views`]).
+    at_entry: &'v [u8],
+}
+
+/// `views` cut to the slots of `live` (the slots the function may read
+/// before writing them, [`super::entry_live_slots`]): an entry at the
+/// function's start loads nothing else. A 64-bit view of slot `s` covers
+/// `s` and `s + 1`, so it stays when either is live. Every other slot's
+/// variable reads as zero until written (Cranelift's value for a variable
+/// with no definition), which no instruction observes.
+fn entry_views(views: &[u8], live: &[u16]) -> Vec<u8> {
+    let mut is_live = vec![false; views.len() + 1];
+    for &s in live {
+        if let Some(l) = is_live.get_mut(s as usize) {
+            *l = true;
+        }
+    }
+    views
+        .iter()
+        .enumerate()
+        .map(|(s, &v)| {
+            let narrow = if is_live[s] { v & (S | F) } else { 0 };
+            let wide = if is_live[s] || is_live[s + 1] {
+                v & (W | D)
+            } else {
+                0
+            };
+            narrow | wide
+        })
+        .collect()
 }
 
 /// Loads every view a slot needs from the register window at `regs`.
@@ -846,7 +898,9 @@ fn clear_buffer_vars(b: &mut FunctionBuilder, buffers: &[u16], n32: usize, ptr: 
 /// Loads the module's global storage and its length from the [`JitEnv`]
 /// at `env`.
 fn load_globals(b: &mut FunctionBuilder, env: Value, ptr: Type) -> (Value, Value) {
-    let env_flags = MemFlags::trusted();
+    // Fixed while compiled code runs: pure loads, dropped by Cranelift
+    // when a function touches no global.
+    let env_flags = MemFlags::trusted().with_readonly().with_can_move();
     let rwdata = b.ins().load(
         ptr,
         env_flags,
@@ -880,6 +934,7 @@ fn dispatch_on_start(
     blocks: &HashMap<usize, Block>,
     entries: &[bool],
     start: Value,
+    window: &Window,
 ) {
     let not_entry = b.create_block();
     let table: Vec<_> = (0..entries.len())
@@ -893,37 +948,70 @@ fn dispatch_on_start(
         .collect();
     let default = b.func.dfg.block_call(not_entry, &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &table));
-    // The entry (where calls start) without the table's look-up.
+    // The entry (where calls start) without the table's look-up, and
+    // loading only the slots live there (most of a callee's window is not).
     if let (Some(&first), Some(true)) = (blocks.get(&0), entries.first()) {
         let indexed = b.create_block();
-        b.ins().brif(start, indexed, &[], first, &[]);
+        let called = b.create_block();
+        b.ins().brif(start, indexed, &[], called, &[]);
+        b.switch_to_block(called);
+        load_window(b, window.regs, window.at_entry);
+        b.ins().jump(first, &[]);
         b.switch_to_block(indexed);
     }
+    load_window(b, window.regs, window.views);
     b.ins().br_table(start, jt);
     b.switch_to_block(not_entry);
     b.ins().return_(&[start]);
 }
 
+/// The name a function's code calls itself by (`Tx::own_ref`).
+const SELF_NAME: UserExternalName = UserExternalName {
+    namespace: 0,
+    index: 0,
+};
+
+/// Whether compiled code calls itself directly: on x86-64, whose call
+/// relocation `emit_machine_code` resolves (elsewhere through the cell).
+const DIRECT_SELF_CALLS: bool = cfg!(target_arch = "x86_64");
+
 /// Generates machine code for `clif` and maps it executable: the mapping,
 /// its entry and its size in bytes; `None` when the code generator refuses
-/// the function or the code needs relocations.
+/// the function or the code needs a relocation other than a call of its
+/// own start.
 fn emit_machine_code(
     clif: cranelift_codegen::ir::Function,
     isa: &OwnedTargetIsa,
 ) -> Option<(memmap2::Mmap, super::EntryFn, usize)> {
+    let names = clif.params.user_named_funcs().clone();
     let mut ctx = cranelift_codegen::Context::for_function(clif);
     let compiled = ctx.compile(&**isa, &mut ControlPlane::default()).ok()?;
-    if !compiled.buffer.relocs().is_empty() {
-        return None;
+    let mut bytes = compiled.code_buffer().to_vec();
+    for reloc in compiled.buffer.relocs() {
+        // A call of the code's own start (offset 0): the 32-bit
+        // displacement from the relocated field, plus its addend.
+        let FinalizedRelocTarget::ExternalName(ExternalName::User(name)) = reloc.target else {
+            return None;
+        };
+        if names.get(name) != Some(&SELF_NAME)
+            || !matches!(reloc.kind, Reloc::X86CallPCRel4 | Reloc::X86PCRel4)
+        {
+            return None;
+        }
+        let at = reloc.offset as usize;
+        let displacement = i32::try_from(reloc.addend - at as i64).ok()?;
+        bytes
+            .get_mut(at..at + 4)?
+            .copy_from_slice(&displacement.to_le_bytes());
     }
-    let bytes = compiled.code_buffer();
     let mut mem = memmap2::MmapMut::map_anon(bytes.len().max(1)).ok()?;
-    mem[..bytes.len()].copy_from_slice(bytes);
+    mem[..bytes.len()].copy_from_slice(&bytes);
     let mem = mem.make_exec().ok()?;
     // SAFETY: the mapping holds the code Cranelift generated for the
     // signature `(ptr, ptr, i32) -> i32` in the platform's C calling
-    // convention, with no relocations left to apply; it lives as long as
-    // the `JitCode` that holds both.
+    // convention, its one kind of relocation (a call of its own start,
+    // relative) applied; it lives as long as the `JitCode` that holds
+    // both.
     let entry = unsafe { std::mem::transmute::<*const u8, super::EntryFn>(mem.as_ptr()) };
     Some((mem, entry, bytes.len()))
 }
@@ -968,6 +1056,19 @@ struct Tx<'a, 'v> {
     /// return another value: a return's index with [`RETURNED_BIT`], or
     /// [`LEFT_IN_CALLEE`] after a call.
     special_exits: Vec<(Block, usize, u32)>,
+    /// The largest callee (frame bytes, padded window slots) whose
+    /// capacity checks an earlier call of the current bytecode block
+    /// passed. Their inputs (this frame's record, stack end and window,
+    /// the env's bounds, the native stack pointer) are the same everywhere
+    /// in the function, and every path to a later call of the block went
+    /// through the earlier call's success, so a later call to a callee no
+    /// larger needs none of them. Reset at each block start.
+    checked_call: Option<(u32, usize)>,
+    /// This function's own entry cell when its code is callable: a call
+    /// to it is a direct `call` of this code's start ([`SELF_NAME`]).
+    own_cell: Option<usize>,
+    /// The function reference such a call uses, once made.
+    own_ref: Option<FuncRef>,
 }
 
 /// What code with [`Checks::Limits`] keeps of the limits: the fuel it
@@ -1175,6 +1276,7 @@ impl Tx<'_, '_> {
                     self.b.ins().jump(blk, &[]);
                 }
                 self.b.switch_to_block(blk);
+                self.checked_call = None;
                 open = true;
                 if heads.get(k) == Some(&true) {
                     self.poll(k);
@@ -1294,10 +1396,26 @@ impl Tx<'_, '_> {
             .load(ty, MemFlags::trusted(), self.env, offset as i32)
     }
 
+    /// Field `offset` of the env, one that nothing writes while compiled
+    /// code runs (the bounds, the stop word's address, the module's
+    /// number, the storage's base: set before `JitCode::run`): a pure
+    /// load, which Cranelift merges with an earlier one of the same field
+    /// (the second call of a function reuses the first's) and hoists.
+    fn env_fixed(&mut self, ty: Type, offset: usize) -> Value {
+        self.b.ins().load(
+            ty,
+            MemFlags::trusted().with_readonly().with_can_move(),
+            self.env,
+            offset as i32,
+        )
+    }
+
     /// `vm.return` at `k` from a function compiled callers call: the
-    /// results go to `JitEnv::ret`, the registers to the window as for an
-    /// exit (for the interpreter, when it entered the code), and the code
-    /// returns `k` with [`RETURNED_BIT`].
+    /// results go to `JitEnv::ret` and the code returns `k` with
+    /// [`RETURNED_BIT`], storing nothing to the window (a compiled caller
+    /// reads `ret`; when the interpreter entered the code, it puts `ret`
+    /// into the return's registers before running the return itself:
+    /// `exec::dispatch::put_returned`).
     fn inline_return(&mut self, k: usize, i: &Inst) {
         let ret = std::mem::offset_of!(JitEnv, ret);
         let kinds = self.result_kinds;
@@ -1311,8 +1429,11 @@ impl Tx<'_, '_> {
                 .ins()
                 .store(MemFlags::trusted(), v, self.env, (ret + 8 * j) as i32);
         }
-        let out = self.special_exit(k, k as u32 | RETURNED_BIT);
-        self.b.ins().jump(out, &[]);
+        let v = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from((k as u32 | RETURNED_BIT) as i32));
+        self.b.ins().return_(&[v]);
     }
 
     /// `vm.call` at `k` of `c`, made in compiled code (see the module's
@@ -1325,54 +1446,65 @@ impl Tx<'_, '_> {
         let n = c.i32_count as usize;
         let padded = ((n + 3) & !3).max(4);
         let before = self.exit(k);
-        // The limits and capacities, one compare each.
+        // The limits and capacities, one compare and branch each (none
+        // when an earlier call of this block checked them for a callee at
+        // least as large: `checked_call`).
         let callee_frame = self.b.ins().iadd_imm(self.frame, lay.size as i64);
-        let callee_frame_end = self.b.ins().iadd_imm(self.frame, 2 * lay.size as i64);
-        let frames_end = self.env_load(ptr, std::mem::offset_of!(JitEnv, frames_end));
-        let deep = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThan, callee_frame_end, frames_end);
         let callee_end = self
             .b
             .ins()
             .iadd_imm(self.stack_end, i64::from(c.frame_bytes));
-        let stack_bytes = self.env_load(types::I64, std::mem::offset_of!(JitEnv, stack_bytes));
-        let big = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThan, callee_end, stack_bytes);
         let callee_regs = self.b.ins().iadd_imm(self.regs, (self.n32 * 4) as i64);
-        let window_end = self
-            .b
-            .ins()
-            .iadd_imm(self.regs, ((self.n32 + padded) * 4) as i64);
-        let i32_end = self.env_load(ptr, std::mem::offset_of!(JitEnv, i32_end));
-        let wide = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThan, window_end, i32_end);
-        let sp = self.b.ins().get_stack_pointer(ptr);
-        let floor = self.env_load(ptr, std::mem::offset_of!(JitEnv, native_floor));
-        let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, floor);
-        let any = self.b.ins().bor(deep, big);
-        let any = self.b.ins().bor(any, wide);
-        let any = self.b.ins().bor(any, low);
-        let checked = self.b.create_block();
-        self.b.ins().brif(any, before, &[], checked, &[]);
-        self.b.switch_to_block(checked);
-        if self.polled {
-            let stop = self.env_load(ptr, std::mem::offset_of!(JitEnv, stop));
-            let word = self.b.ins().load(types::I32, MemFlags::trusted(), stop, 0);
-            let calm = self.b.create_block();
-            self.b.ins().brif(word, before, &[], calm, &[]);
-            self.b.switch_to_block(calm);
+        let covered = self
+            .checked_call
+            .is_some_and(|(bytes, slots)| c.frame_bytes <= bytes && padded <= slots);
+        if !covered {
+            let callee_frame_end = self.b.ins().iadd_imm(self.frame, 2 * lay.size as i64);
+            let frames_end = self.env_fixed(ptr, std::mem::offset_of!(JitEnv, frames_end));
+            let deep = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThan, callee_frame_end, frames_end);
+            self.exit_if(deep, k);
+            let stack_bytes = self.env_fixed(types::I64, std::mem::offset_of!(JitEnv, stack_bytes));
+            let big = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThan, callee_end, stack_bytes);
+            self.exit_if(big, k);
+            let window_end = self
+                .b
+                .ins()
+                .iadd_imm(self.regs, ((self.n32 + padded) * 4) as i64);
+            let i32_end = self.env_fixed(ptr, std::mem::offset_of!(JitEnv, i32_end));
+            let wide = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThan, window_end, i32_end);
+            self.exit_if(wide, k);
+            let sp = self.b.ins().get_stack_pointer(ptr);
+            let floor = self.env_fixed(ptr, std::mem::offset_of!(JitEnv, native_floor));
+            let low = self.b.ins().icmp(IntCC::UnsignedLessThan, sp, floor);
+            self.exit_if(low, k);
         }
-        let cell = self.b.ins().iconst(ptr, c.entry as i64);
-        let entry = self.b.ins().load(ptr, MemFlags::trusted(), cell, 0);
-        let go = self.b.create_block();
-        self.b.ins().brif(entry, go, &[], before, &[]);
-        self.b.switch_to_block(go);
+        if self.polled {
+            let stop = self.env_fixed(ptr, std::mem::offset_of!(JitEnv, stop));
+            let word = self.b.ins().load(types::I32, MemFlags::trusted(), stop, 0);
+            self.exit_if(word, k);
+        }
+        // A call of the function itself needs no look-up: this code is
+        // there. Any other callee's entry is read from its cell (0 until
+        // its code lands).
+        let entry = if self.own_cell == Some(c.entry) {
+            None
+        } else {
+            let cell = self.b.ins().iconst(ptr, c.entry as i64);
+            let entry = self.b.ins().load(ptr, MemFlags::trusted(), cell, 0);
+            let go = self.b.create_block();
+            self.b.ins().brif(entry, go, &[], before, &[]);
+            self.b.switch_to_block(go);
+            Some(entry)
+        };
         // The callee's window: the arguments, placed as the interpreter
         // places them (`exec::marshal_args`), and zero in every other slot
         // the callee may read before writing it.
@@ -1427,13 +1559,18 @@ impl Tx<'_, '_> {
                 s += 1;
             }
         }
-        let sig = self.b.import_signature(self.b.func.signature.clone());
         let start = self.b.ins().iconst(types::I32, 0);
-        let call = self.b.ins().call_indirect(
-            sig,
-            entry,
-            &[callee_regs, self.env, start, callee_frame, callee_end],
-        );
+        let args = [callee_regs, self.env, start, callee_frame, callee_end];
+        let call = match entry {
+            Some(entry) => {
+                let sig = self.b.import_signature(self.b.func.signature.clone());
+                self.b.ins().call_indirect(sig, entry, &args)
+            }
+            None => {
+                let own = self.own_ref();
+                self.b.ins().call(own, &args)
+            }
+        };
         let r = self.b.inst_results(call)[0];
         let returned = self.b.ins().band_imm(r, i64::from(RETURNED_BIT as i32));
         let done = self.b.create_block();
@@ -1445,13 +1582,13 @@ impl Tx<'_, '_> {
         // pc and result list, and out with the marker.
         self.b.switch_to_block(left);
         let f = MemFlags::trusted();
-        let module = self.env_load(types::I32, std::mem::offset_of!(JitEnv, module));
+        let module = self.env_fixed(types::I32, std::mem::offset_of!(JitEnv, module));
         self.b
             .ins()
             .store(f, module, callee_frame, lay.module as i32);
         let func = self.b.ins().iconst(ptr, c.func as i64);
         self.b.ins().store(f, func, callee_frame, lay.func as i32);
-        let i32s = self.env_load(ptr, std::mem::offset_of!(JitEnv, i32s));
+        let i32s = self.env_fixed(ptr, std::mem::offset_of!(JitEnv, i32s));
         let base = self.b.ins().isub(callee_regs, i32s);
         let base = self.b.ins().ushr_imm(base, 2);
         let base = if ptr == types::I32 {
@@ -1462,7 +1599,7 @@ impl Tx<'_, '_> {
         self.b
             .ins()
             .store(f, base, callee_frame, lay.i32_base as i32);
-        let ref_top = self.env_load(types::I32, std::mem::offset_of!(JitEnv, ref_top));
+        let ref_top = self.env_fixed(types::I32, std::mem::offset_of!(JitEnv, ref_top));
         self.b
             .ins()
             .store(f, ref_top, callee_frame, lay.ref_base as i32);
@@ -1518,6 +1655,28 @@ impl Tx<'_, '_> {
                 self.set_i32(d, v);
             }
         }
+        // Each check depends on one of the two sizes only, so passing for
+        // two callees is passing for their larger sizes.
+        let (bytes, slots) = self.checked_call.unwrap_or((0, 0));
+        self.checked_call = Some((bytes.max(c.frame_bytes), slots.max(padded)));
+    }
+
+    /// The reference a call of this function itself uses: a colocated
+    /// function named [`SELF_NAME`], whose one relocation
+    /// `emit_machine_code` resolves to the code's start.
+    fn own_ref(&mut self) -> FuncRef {
+        if let Some(f) = self.own_ref {
+            return f;
+        }
+        let sig = self.b.import_signature(self.b.func.signature.clone());
+        let name = self.b.func.declare_imported_user_function(SELF_NAME);
+        let f = self.b.import_function(ExtFuncData {
+            name: ExternalName::user(name),
+            signature: sig,
+            colocated: true,
+        });
+        self.own_ref = Some(f);
+        f
     }
 
     /// Leaves for the interpreter at `k` when `cond` is nonzero.
