@@ -20,7 +20,10 @@ use crate::common::paths::repo;
 /// (INVALID_ARGUMENT) when `n == constants[1]`, stores `n + 1` at
 /// `out[n]` (an interpreter store), copies that element to `copy[n]`
 /// (`vm.buffer.copy`) and fills `filled[n]` with `n + 1`
-/// (`vm.buffer.fill.i32`): each workgroup touches only its own elements.
+/// (`vm.buffer.fill.i32`): each workgroup touches only its own elements of
+/// the bindings. It also stores `n + 1` into a 16-byte buffer of its
+/// context's own, kept in a ref global (allocated by the first workgroup
+/// a context runs): a buffer that outlives the dispatch.
 const GRID: &str = r#"
 vm.module @grid version 0
 vm.type !vm.buffer
@@ -66,6 +69,17 @@ vm.func @mark(%r0: !vm.buffer, %r1: !vm.buffer, %r2: !vm.list<!vm.buffer>, %i0: 
   vm.buffer.copy %r3, %i28:29, %r4, %i28:29, %i26:27
   %i30:31 = vm.const.i64 1
   vm.buffer.fill.i32 %r5, %i22:23, %i30:31, %i24
+  %r6 = vm.global.load.ref .refs[0] : !vm.buffer
+  %i32 = vm.cmp.nz.ref %r6
+  vm.cond_br %i32, ^bb7(), ^bb6()
+^bb6:
+  %i34:35 = vm.const.i64 16
+  %i36 = vm.const.i32 16
+  %r6 = vm.buffer.alloc %i34:35, %i36
+  vm.global.store.ref %r6, .refs[0] : !vm.buffer
+  vm.br ^bb7()
+^bb7:
+  vm.buffer.store.i32 %i24, %r6, %i10:11
   vm.return
 }
 "#;
@@ -257,6 +271,46 @@ fn interrupts_and_deadlines_stop_a_shared_vmvx_dispatch() {
     eprintln!("deadline after {:?}: {e}", started.elapsed());
     assert_eq!(e.code, StatusCode::DeadlineExceeded, "{e}");
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// Dispatches from inside a program's run (as the hal's exports make
+/// them), one on the calling thread (a single workgroup) and then shared
+/// ones: the executable contexts' own buffers (a ref global) do not stay
+/// leased to the calling thread's run between the two kinds.
+#[test]
+fn serial_and_shared_dispatches_mix_inside_one_run() {
+    let ctx = Context::new(&TypeRegistry::new());
+    let exe = Arc::new(load(&ctx, DeviceKind::Task { workers: 2 }));
+    let outputs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (e, o) = (exe.clone(), outputs.clone());
+    let host = irvm::NativeModule::new("host", 0)
+        .func("go", "0v_v", move |_| {
+            for counts in [[1, 1, 1], [8, 1, 1], [1, 1, 1], [8, 1, 1]] {
+                let b = Bindings::new(8);
+                mark(&e, counts, 10, u32::MAX, &b)?;
+                o.lock().unwrap().push(b.words()[0].clone());
+            }
+            Ok(Vec::new())
+        })
+        .unwrap();
+    let mut ctx = ctx;
+    ctx.register_host_module(&host).unwrap();
+    let program = irvm::Module::from_assembly(
+        "vm.module @prog version 0\nvm.import @host.go cconv \"0v_v\"\n\
+         vm.export @main\nvm.func @main() -> () {\n^bb0:\n  vm.call @host.go()\n  vm.return\n}\n",
+        "prog.vmasm",
+    )
+    .unwrap();
+    ctx.register_module(program).unwrap();
+    let main = ctx.function("prog.main").unwrap();
+    ctx.invoke(&main, &[]).unwrap();
+    let all: Vec<u32> = (1..=8).collect();
+    let mut one = vec![0; 8];
+    one[0] = 1;
+    assert_eq!(
+        *outputs.lock().unwrap(),
+        [one.clone(), all.clone(), one, all]
+    );
 }
 
 /// The bindings stay the program's between dispatches: after a shared

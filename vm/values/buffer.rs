@@ -675,8 +675,10 @@ impl Buffer {
     /// # Panics
     /// When called from inside [`Buffer::with_bytes_mut`] on the same
     /// buffer, or one of its views, on this thread (like `RefCell::borrow`);
-    /// and inside a context's run (a host function) when a context running
-    /// on another thread holds the buffer, since a run must not wait.
+    /// inside a context's run (a host function) when a context running
+    /// on another thread holds the buffer, since a run must not wait; and
+    /// on a thread that adopted a [`RegionLease`] the buffer is lent to
+    /// (its threads reach it through raw pointers only).
     /// (Host functions made with `NativeModule` turn the panic into a trap.)
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
         match self.read(f) {

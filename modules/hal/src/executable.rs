@@ -336,17 +336,20 @@ fn shared_task_device(
 }
 
 /// A vmvx executable: its bytecode in a private context, and one more per
-/// further worker of a `local-task` device once a dispatch shares its
-/// workgroups.
+/// worker of a `local-task` device once a dispatch shares its workgroups.
 struct VmvxExecutable {
     name: String,
-    /// The context made at load: every dispatch on the calling thread,
-    /// and worker 0's share of a shared one.
+    /// The context made at load: every dispatch on the calling thread.
     first: Arc<Mutex<Instance>>,
-    /// Workers 1.. of a `local-task` device: made (as the first, by the
-    /// same `__init` and `__set_constants`) at the first dispatch that
-    /// shares its workgroups, and kept.
-    others: Mutex<Vec<Arc<Mutex<Instance>>>>,
+    /// One per worker of a `local-task` device (the calling thread is
+    /// worker 0): made (as the first, by the same `__init` and
+    /// `__set_constants`) at the first dispatch that shares its workgroups,
+    /// and kept. Not the first: a buffer of the first's (a ref global) that
+    /// a dispatch on the calling thread touched stays leased to the
+    /// program's run until it returns, where a worker under the region's
+    /// token could not reach it; these are only ever run by workers, which
+    /// give back what they leased when the dispatch ends.
+    workers: Mutex<Vec<Arc<Mutex<Instance>>>>,
     entries: Vec<Entry>,
     /// What another instance is made from.
     module: Module,
@@ -433,7 +436,7 @@ impl VmvxExecutable {
         Ok(VmvxExecutable {
             name: module_name,
             first: Arc::new(Mutex::new(first)),
-            others: Mutex::new(Vec::new()),
+            workers: Mutex::new(Vec::new()),
             entries,
             module,
             constants: constants.to_vec(),
@@ -530,28 +533,26 @@ impl VmvxExecutable {
         Ok(Instance { context, funcs })
     }
 
-    /// Instances for `count` workers: the first and `count - 1` others,
-    /// made now when missing (charged to the loading context).
+    /// The instances of `count` workers, made now when missing (charged to
+    /// the loading context).
     fn instances(&self, count: usize) -> Result<Vec<Arc<Mutex<Instance>>>, Trap> {
-        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
+        let mut made = self.workers.lock().unwrap_or_else(|e| e.into_inner());
         let declared: Vec<(String, usize)> = self
             .entries
             .iter()
             .map(|e| (e.name.clone(), e.local_memory))
             .collect();
-        while others.len() + 1 < count {
-            let made = Self::instantiate(
+        while made.len() < count {
+            let instance = Self::instantiate(
                 &self.module,
                 &declared,
                 &self.constants,
                 &self.resources,
                 self.tier,
             )?;
-            others.push(Arc::new(Mutex::new(made)));
+            made.push(Arc::new(Mutex::new(instance)));
         }
-        Ok(std::iter::once(self.first.clone())
-            .chain(others.iter().take(count - 1).cloned())
-            .collect())
+        Ok(made[..count].to_vec())
     }
 
     /// Runs every workgroup of `dispatch`: on every worker of a

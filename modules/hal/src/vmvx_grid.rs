@@ -2,8 +2,10 @@
 //! device.
 //!
 //! Each worker has a context of its own holding the executable's module
-//! ([`Instance`]: worker 0, the calling thread, uses the one made at load;
-//! the others are made at the first shared dispatch and kept), and takes
+//! ([`Instance`], made at the first shared dispatch and kept; worker 0, the
+//! calling thread, has one too, not the context the executable made at
+//! load, whose buffers a dispatch on the calling thread may have left
+//! leased to the program's run), and takes
 //! the next workgroup number from one atomic counter until none is left, as
 //! native regions do (`native/region.rs`). The bindings are lent to the
 //! workers for the dispatch with one region lease
