@@ -27,8 +27,10 @@ pub fn needs_hal(module: &Module) -> bool {
 pub struct DeviceArgs {
     /// The device that runs dispatches: `local-task` (workgroups of native
     /// executables spread over a worker pool) or `local-sync` (all on the
-    /// calling thread). vmvx executables run on the calling thread either
-    /// way. Other drivers (cuda, vulkan, ...) are not available.
+    /// calling thread). On `local-task` vmvx executables share the workers
+    /// too, but under `--fuel` (one budget, spent in program order), which
+    /// keeps them on the calling thread. Other drivers (cuda, vulkan, ...)
+    /// are not available.
     #[arg(long = "device", default_value = "local-task")]
     pub device: String,
     /// The most workers of `local-task`: one per core up to this many (as

@@ -105,8 +105,8 @@ pub use resources::{ContextResources, MemoryCharge, StopCheck};
 pub use tier::Tier;
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use values::{
-    Buffer, BufferPool, ElementType, HostObject, List, RawBytes, Ref, RefType, TypeDef, Value,
-    BUFFER_ALIGNMENT,
+    Buffer, BufferPool, ElementType, HostObject, List, RawBytes, Ref, RefType, RegionLease,
+    TypeDef, Value, BUFFER_ALIGNMENT,
 };
 
 // Compile-time checks: contexts and what calls return move between threads.

@@ -301,6 +301,18 @@ impl ContextResources {
         self.stop_check().check()
     }
 
+    /// A handle on this context's interrupt: what runs on its resources
+    /// (its invocations, and the contexts [`ContextResources::run_within`]
+    /// runs for it) stops at the next check. For host code that runs one
+    /// call on several threads: the first to take an interrupt raises it
+    /// again so that the others stop too, and the leftover is cleared once
+    /// they are joined ([`crate::InterruptHandle::clear`]).
+    pub fn interrupt_handle(&self) -> crate::debug::InterruptHandle {
+        crate::debug::InterruptHandle {
+            stop: self.share.stop.clone(),
+        }
+    }
+
     /// The interrupt flag and deadline as they are now, for host code that
     /// checks them many times (`StopCheck::check` reads no lock). While
     /// another context runs this one ([`ContextResources::run_within`]),

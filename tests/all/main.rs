@@ -36,4 +36,5 @@ mod params;
 mod profile;
 mod random_differential;
 mod semantics;
+mod vmvx_workers;
 mod vscode;

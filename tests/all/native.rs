@@ -630,9 +630,8 @@ fn devices_and_worker_counts_give_the_same_results() {
 
 #[test]
 fn vmvx_on_local_task_gives_local_syncs_results() {
-    // vmvx workgroups run on the calling thread whatever the worker count
-    // (docs/PERFORMANCE.md, "Workers that stay hot"); the device's
-    // workers must not change what they compute.
+    // The device's workers must not change what vmvx kernels compute
+    // (tests/all/vmvx_workers.rs runs models whose dispatches they share).
     let m = format!("--module={}", model("", "conv2d"));
     let conv = std::fs::read_to_string(repo().join("tests/models/conv2d.args")).unwrap();
     let conv: Vec<&str> = conv.lines().filter(|l| !l.is_empty()).collect();

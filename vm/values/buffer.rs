@@ -14,6 +14,8 @@ use crate::trap::{StatusCode, Trap};
 
 pub(crate) mod lease;
 
+pub use lease::RegionLease;
+
 /// Who keeps a buffer's bytes alive.
 enum Owner {
     /// A heap allocation of exactly `len` bytes (align 1) that the buffer
@@ -399,7 +401,16 @@ fn conflict(c: lease::Conflict) -> Trap {
     match c {
         lease::Conflict::ThisThread => in_use(),
         lease::Conflict::OtherThread => other_thread(),
+        lease::Conflict::Region => lent_to_region(),
     }
+}
+
+fn lent_to_region() -> Trap {
+    Trap::new(
+        StatusCode::FailedPrecondition,
+        "buffer is lent to the workers of a dispatch region, which reach its bytes only through \
+         raw pointers; it cannot be borrowed as a slice there",
+    )
 }
 
 fn other_thread() -> Trap {
@@ -664,8 +675,10 @@ impl Buffer {
     /// # Panics
     /// When called from inside [`Buffer::with_bytes_mut`] on the same
     /// buffer, or one of its views, on this thread (like `RefCell::borrow`);
-    /// and inside a context's run (a host function) when a context running
-    /// on another thread holds the buffer, since a run must not wait.
+    /// inside a context's run (a host function) when a context running
+    /// on another thread holds the buffer, since a run must not wait; and
+    /// on a thread that adopted a [`RegionLease`] the buffer is lent to
+    /// (its threads reach it through raw pointers only).
     /// (Host functions made with `NativeModule` turn the panic into a trap.)
     pub fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
         match self.read(f) {
@@ -673,6 +686,9 @@ impl Buffer {
             Err(lease::Conflict::ThisThread) => panic!("buffer already borrowed mutably"),
             Err(lease::Conflict::OtherThread) => {
                 panic!("buffer is in use by another thread's running context")
+            }
+            Err(lease::Conflict::Region) => {
+                panic!("buffer is lent to a dispatch region's workers (raw access only)")
             }
         }
     }
@@ -762,7 +778,10 @@ impl Buffer {
             let seen = buffers[..k]
                 .iter()
                 .any(|e| e.mutable && std::ptr::eq(e.lease_word(), word));
-            if b.mutable && !seen {
+            // A buffer lent to the region this thread adopted is reached
+            // through raw pointers by every adopting thread already: no
+            // borrow to take (the region's lender holds it).
+            if b.mutable && !seen && !lease::held_by_adopted_region(word) {
                 guards.push(lease::borrow(word, false).map_err(conflict)?);
             }
         }
@@ -778,8 +797,74 @@ impl Buffer {
         Ok(out)
     }
 
+    /// Lends `buffers` to several threads at once for the duration of `f`:
+    /// each thread that adopts the [`RegionLease`] `f` is given
+    /// ([`RegionLease::adopt`], unsafe: the adopting threads must not race
+    /// on a byte) runs interpreters that read and write the buffers as if
+    /// it held their thread lease, side by side (how the hal runs the
+    /// workgroups of a vmvx dispatch on every worker of a device).
+    ///
+    /// Every distinct mutable allocation among `buffers` (views of one
+    /// count once) is first borrowed mutably, as by
+    /// [`Buffer::with_raw_parts`] (so the same errors and waits), and
+    /// then held by the region until `f` returns: no other thread, and no
+    /// closure on this thread, touches the bytes meanwhile. `f` must join
+    /// every thread it lets adopt the lease before it returns (the lease
+    /// is borrowed, so scoped threads or a job that joins do).
+    ///
+    /// ```
+    /// use irvm::Buffer;
+    /// use std::sync::Arc;
+    /// let out = Arc::new(Buffer::new(8)?);
+    /// Buffer::lend_to_workers(&[&out], |region| {
+    ///     std::thread::scope(|s| {
+    ///         for k in 0..2u64 {
+    ///             let out = &out;
+    ///             // SAFETY: the two threads store to different bytes.
+    ///             s.spawn(move || unsafe { region.adopt(|| out.store::<4>(k, [k as u8 + 1; 4])) });
+    ///         }
+    ///     })
+    /// })?;
+    /// assert_eq!(out.to_vec(), [1, 1, 1, 1, 2, 2, 2, 2]);
+    /// # Ok::<(), irvm::Trap>(())
+    /// ```
+    pub fn lend_to_workers<R>(
+        buffers: &[&Buffer],
+        f: impl FnOnce(&RegionLease) -> R,
+    ) -> Result<R, Trap> {
+        let mut words: Vec<&AtomicU64> = Vec::with_capacity(buffers.len());
+        for b in buffers {
+            let word = b.lease_word();
+            if b.mutable && !words.iter().any(|w| std::ptr::eq(*w, word)) {
+                words.push(word);
+            }
+        }
+        let (lent, region) = lease::Lent::lend(&words).map_err(conflict)?;
+        let out = f(&region);
+        drop(lent);
+        Ok(out)
+    }
+
+    /// The bytes as a raw pointer when this thread adopted a region that
+    /// holds them (or they are read-only and this thread adopted one):
+    /// how the buffer operations reach region-held bytes without a slice
+    /// (`vm/values/buffer/lease.rs`). `None` otherwise (the closure-borrow
+    /// paths apply).
+    fn region_raw(&self) -> Option<*mut u8> {
+        let region = lease::adopted_region() != 0;
+        let held = if self.mutable {
+            lease::held_by_adopted_region(self.lease_word())
+        } else {
+            region
+        };
+        held.then_some(self.ptr.as_ptr())
+    }
+
     /// A copy of the bytes.
     pub fn to_vec(&self) -> Vec<u8> {
+        if let Some(ptr) = self.region_raw() {
+            return self.region_read(ptr, 0..self.len);
+        }
         self.with_bytes(|b| b.to_vec())
     }
 
@@ -970,6 +1055,26 @@ impl Buffer {
 
     /// Fills `count` elements of `N` bytes starting at element `index`.
     pub fn fill<const N: usize>(&self, index: u64, count: u64, value: [u8; N]) -> Result<(), Trap> {
+        if let (true, Some(ptr)) = (self.mutable, self.region_raw()) {
+            let range = elem_range(index, count, N).filter(|r| r.end <= self.len);
+            let Some(range) = range else {
+                return Err(out_of_range(
+                    (index as usize).wrapping_mul(N),
+                    (count as usize).wrapping_mul(N),
+                    N,
+                    self.len,
+                ));
+            };
+            for at in range.step_by(N) {
+                // SAFETY: `at + N <= len` (the range is checked above and
+                // steps by N from a multiple of N); the bytes are alive
+                // (`owner`) and lent to this thread's region, whose threads
+                // write disjoint bytes (`RegionLease::adopt`'s contract);
+                // no slice of them exists on this thread.
+                unsafe { std::ptr::copy_nonoverlapping(value.as_ptr(), ptr.add(at), N) };
+            }
+            return Ok(());
+        }
         self.with_bytes_mut(|b| {
             let len = b.len();
             let range = elem_range(index, count, N).filter(|r| r.end <= len);
@@ -1001,8 +1106,26 @@ impl Buffer {
     pub fn clone_range(&self, offset: u64, length: u64) -> Result<Buffer, Trap> {
         let r = self.byte_range(offset, length)?;
         let copy = Buffer::new(r.len())?;
+        if let Some(src) = self.region_raw() {
+            let bytes = self.region_read(src, r);
+            copy.with_bytes_mut(|dst| dst.copy_from_slice(&bytes))?;
+            return Ok(copy);
+        }
         self.try_with_bytes(|src| copy.with_bytes_mut(|dst| dst.copy_from_slice(&src[r])))??;
         Ok(copy)
+    }
+
+    /// A copy of `range` (checked against the length by the caller) of
+    /// region-held bytes at `ptr` (from [`Buffer::region_raw`]).
+    fn region_read(&self, ptr: *mut u8, range: Range<usize>) -> Vec<u8> {
+        debug_assert!(range.end <= self.len);
+        let mut out = vec![0u8; range.len()];
+        // SAFETY: `range` lies within the `len` bytes at `ptr` (callers
+        // check it with `byte_range`), alive through `owner`; they are
+        // read-only or lent to this thread's region, whose threads do not
+        // write bytes another reads (`RegionLease::adopt`'s contract).
+        unsafe { std::ptr::copy_nonoverlapping(ptr.add(range.start), out.as_mut_ptr(), out.len()) };
+        out
     }
 
     /// The buffer, holding `charge` of its context's memory budget until it
@@ -1026,6 +1149,51 @@ impl Buffer {
             return Err(read_only());
         }
         let d = dst.byte_range(dst_offset, length)?;
+        match (src.region_raw(), dst.region_raw()) {
+            (Some(sp), Some(dp)) => {
+                // SAFETY: both ranges are checked against their buffers'
+                // lengths; the bytes are alive (`owner`), the destination
+                // is mutable and lent to this thread's region (so is the
+                // source, or it is read-only); `copy` is a memmove, so
+                // overlapping views of one allocation are fine; the
+                // region's threads do not race on these bytes
+                // (`RegionLease::adopt`'s contract).
+                unsafe { std::ptr::copy(sp.add(s.start), dp.add(d.start), d.len()) };
+                return Ok(());
+            }
+            (Some(sp), None) => {
+                let bytes = src.region_read(sp, s);
+                return dst.with_bytes_mut(|db| db[d].copy_from_slice(&bytes));
+            }
+            (None, Some(dp)) => {
+                // The source is another allocation (a view of the
+                // destination's would be region-held too).
+                return src.try_with_bytes(|sb| {
+                    let from = &sb[s];
+                    // SAFETY: `d` is checked against the destination's
+                    // length, its bytes are alive, mutable and lent to this
+                    // thread's region (no racing writer, by the region's
+                    // contract), and `from` is a slice of a different
+                    // allocation, `d.len()` bytes long.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(from.as_ptr(), dp.add(d.start), d.len())
+                    }
+                });
+            }
+            (None, None) => {}
+        }
+        if !Arc::ptr_eq(src, dst) && std::ptr::eq(src.lease_word(), dst.lease_word()) {
+            // Two views of one allocation (an IREE transient buffer's
+            // parts): one borrow of the allocation, then a memmove, since
+            // the views may overlap.
+            return Buffer::with_raw_parts(&[src, dst], |p| {
+                // SAFETY: both ranges are checked against their views'
+                // lengths and the bytes are borrowed mutably for this
+                // closure (one borrow: the views share it); `copy`
+                // allows overlap.
+                unsafe { std::ptr::copy(p[0].ptr.add(s.start), p[1].ptr.add(d.start), d.len()) }
+            });
+        }
         if Arc::ptr_eq(src, dst) {
             dst.with_bytes_mut(|b| b.copy_within(s, d.start))
         } else {
@@ -1043,13 +1211,27 @@ impl Buffer {
     ) -> Result<bool, Trap> {
         let l = lhs.byte_range(lhs_offset, length)?;
         let r = rhs.byte_range(rhs_offset, length)?;
-        lhs.try_with_bytes(|a| rhs.try_with_bytes(|b| a[l] == b[r]))?
+        match (lhs.region_raw(), rhs.region_raw()) {
+            (Some(a), Some(b)) => Ok(lhs.region_read(a, l) == rhs.region_read(b, r)),
+            (Some(a), None) => {
+                let a = lhs.region_read(a, l);
+                rhs.try_with_bytes(|b| a == b[r])
+            }
+            (None, Some(b)) => {
+                let b = rhs.region_read(b, r);
+                lhs.try_with_bytes(|a| a[l] == b)
+            }
+            (None, None) => lhs.try_with_bytes(|a| rhs.try_with_bytes(|b| a[l] == b[r]))?,
+        }
     }
 
     /// SipHash-2-4 (key 00 01 .. 0f) of `length` bytes at `offset`, as IREE
     /// computes `vm.buffer.hash`.
     pub fn hash(&self, offset: u64, length: u64) -> Result<i64, Trap> {
         let r = self.byte_range(offset, length)?;
+        if let Some(ptr) = self.region_raw() {
+            return Ok(siphash24(&self.region_read(ptr, r)) as i64);
+        }
         Ok(self.try_with_bytes(|b| siphash24(&b[r]))? as i64)
     }
 }
@@ -1217,6 +1399,57 @@ mod tests {
         let empty = Arc::new(Buffer::new(0).unwrap());
         assert!(empty.load::<1>(0).is_err());
         assert!(empty.with_bytes(|x| x.is_empty()));
+    }
+
+    #[test]
+    fn a_region_lease_admits_its_adopting_threads_through_raw_access_only() {
+        let all = Arc::new(Buffer::new(16).unwrap());
+        let lo = Arc::new(Buffer::view(&all, 0, 8).unwrap());
+        let hi = Arc::new(Buffer::view(&all, 8, 8).unwrap());
+        let private = Arc::new(Buffer::new(4).unwrap());
+        // A closure borrow on this thread refuses the lending.
+        all.with_bytes(|_| {
+            let e = Buffer::lend_to_workers(&[&lo], |_| ()).unwrap_err();
+            assert_eq!(e.code, StatusCode::FailedPrecondition);
+        });
+        Buffer::lend_to_workers(&[&lo, &hi], |region| {
+            std::thread::scope(|s| {
+                for (k, part) in [&lo, &hi].into_iter().enumerate() {
+                    let private = &private;
+                    // SAFETY: each thread writes only its own view.
+                    s.spawn(move || unsafe {
+                        region.adopt(|| {
+                            part.store::<4>(0, [k as u8 + 1; 4]).unwrap();
+                            part.fill::<4>(1, 1, [k as u8 + 5; 4]).unwrap();
+                            // No slice of a lent buffer on an adopting thread.
+                            let e = part.with_bytes_mut(|_| ()).unwrap_err();
+                            assert_eq!(e.code, StatusCode::FailedPrecondition);
+                            assert!(part.try_with_bytes(|_| ()).is_err());
+                            Buffer::with_raw_parts(&[part], |p| p[0].len).unwrap();
+                            if k == 0 {
+                                // A buffer the adopted run leases is given
+                                // back when the adoption ends.
+                                private.store::<4>(0, [9; 4]).unwrap();
+                            }
+                        })
+                    });
+                }
+            })
+        })
+        .unwrap();
+        // The words are back: this thread and others use the bytes again.
+        assert_eq!(
+            all.to_vec(),
+            [1, 1, 1, 1, 5, 5, 5, 5, 2, 2, 2, 2, 6, 6, 6, 6]
+        );
+        std::thread::scope(|s| {
+            s.spawn(|| private.with_bytes_mut(|b| b[0] = 7).unwrap());
+        });
+        assert_eq!(private.to_vec(), [7, 9, 9, 9]);
+        all.with_bytes_mut(|b| b[0] = 3).unwrap();
+        // Copies between two views of one allocation, outside any region.
+        Buffer::copy(&lo, 0, &hi, 4, 4).unwrap();
+        assert_eq!(all.to_vec()[12..], [3, 1, 1, 1]);
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! Executables: vmvx bytecode (`vmvx-bytecode-fb`: a bytecode module of
 //! its own, loaded into a private [`Context`] behind the `vmvx` host module,
 //! `vmvx.rs`, its microkernels) and native code (llvm-cpu ELF libraries,
-//! `native/`). A dispatch calls one entry function once per workgroup.
+//! `native/`). A dispatch calls one entry function once per workgroup; on a
+//! `local-task` device the workgroups of a vmvx dispatch run on every
+//! worker, each in a context of its own (`vmvx_grid.rs`).
 
 use std::sync::{Arc, Mutex};
 
 use crate::device::DeviceConfig;
 use crate::native::NativeExecutable;
+use crate::vmvx_grid::{Grid, Instance};
 
 use irvm::errors::LinkError;
 use irvm::{
@@ -31,7 +34,6 @@ const LOCAL_MEMORY_PAGE: usize = 4096;
 
 struct Entry {
     name: String,
-    func: Func,
     local_memory: usize,
 }
 
@@ -145,9 +147,10 @@ impl Executable {
     pub fn compiled_functions(&self) -> (usize, usize) {
         match &self.kind {
             Kind::Vmvx(v) => v
-                .context
+                .first
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
+                .context
                 .compiled_functions(),
             Kind::Native { .. } => (0, 0),
         }
@@ -228,9 +231,12 @@ impl Executable {
     /// workgroups on the track of the thread that ran it.
     pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
         let profiled = self.announce(&dispatch);
-        let workgroups = dispatch.workgroups.iter().map(|&n| u64::from(n)).product();
         let result = match &self.kind {
-            Kind::Vmvx(v) => v.dispatch(dispatch),
+            Kind::Vmvx(v) => v.dispatch(
+                dispatch,
+                &self.device,
+                profiled.as_ref().map(|(p, site, _)| (&**p, *site)),
+            ),
             Kind::Native {
                 code,
                 device,
@@ -248,12 +254,7 @@ impl Executable {
             ),
         };
         if let Some((profile, site, start)) = profiled {
-            let end = profile.now_ns();
-            if matches!(self.kind, Kind::Vmvx(_)) {
-                // vmvx workgroups run on the calling thread, in order.
-                profile.batch(site, start, end, workgroups);
-            }
-            profile.dispatch(site, start, end);
+            profile.dispatch(site, start, profile.now_ns());
         }
         result
     }
@@ -334,11 +335,26 @@ fn shared_task_device(
     }
 }
 
-/// A vmvx executable: its bytecode in a private context.
+/// A vmvx executable: its bytecode in a private context, and one more per
+/// worker of a `local-task` device once a dispatch shares its workgroups.
 struct VmvxExecutable {
     name: String,
-    context: Mutex<Context>,
+    /// The context made at load: every dispatch on the calling thread.
+    first: Arc<Mutex<Instance>>,
+    /// One per worker of a `local-task` device (the calling thread is
+    /// worker 0): made (as the first, by the same `__init` and
+    /// `__set_constants`) at the first dispatch that shares its workgroups,
+    /// and kept. Not the first: a buffer of the first's (a ref global) that
+    /// a dispatch on the calling thread touched stays leased to the
+    /// program's run until it returns, where a worker under the region's
+    /// token could not reach it; these are only ever run by workers, which
+    /// give back what they leased when the dispatch ends.
+    workers: Mutex<Vec<Arc<Mutex<Instance>>>>,
     entries: Vec<Entry>,
+    /// What another instance is made from.
+    module: Module,
+    constants: Vec<u32>,
+    tier: Option<irvm::Tier>,
     /// The resources of the context that loaded it: dispatches run on
     /// its fuel, deadline and interrupt.
     resources: irvm::ContextResources,
@@ -412,6 +428,34 @@ impl VmvxExecutable {
             let pages = attr("local_memory") / LOCAL_MEMORY_PAGE;
             declared.push((export.local_name.to_string(), pages * LOCAL_MEMORY_PAGE));
         }
+        let first = Self::instantiate(&module, &declared, constants, &resources, tier)?;
+        let entries = declared
+            .into_iter()
+            .map(|(name, local_memory)| Entry { name, local_memory })
+            .collect();
+        Ok(VmvxExecutable {
+            name: module_name,
+            first: Arc::new(Mutex::new(first)),
+            workers: Mutex::new(Vec::new()),
+            entries,
+            module,
+            constants: constants.to_vec(),
+            tier,
+            resources,
+        })
+    }
+
+    /// A context holding `module`, registered (running its `__init`) and
+    /// given `constants` (its `__set_constants`) on `resources`, and its
+    /// entry functions (`declared`, in order).
+    fn instantiate(
+        module: &Module,
+        declared: &[(String, usize)],
+        constants: &[u32],
+        resources: &irvm::ContextResources,
+        tier: Option<irvm::Tier>,
+    ) -> Result<Instance, Trap> {
+        let module_name = module.name().to_string();
         let registry = TypeRegistry::new();
         let mut context = Context::new(&registry);
         if let Some(tier) = tier {
@@ -426,7 +470,9 @@ impl VmvxExecutable {
         // Registration runs the module's `__init`: on the loading
         // program's fuel, deadline, interrupt, budget and limits.
         resources
-            .run_within(&mut context, |context| context.register_module(module))
+            .run_within(&mut context, |context| {
+                context.register_module(module.clone())
+            })
             .map_err(|e| match e {
                 LinkError::Init { trap, .. } => Trap::new(
                     trap.code,
@@ -438,16 +484,12 @@ impl VmvxExecutable {
                 ),
                 e => invalid(format!("linking vmvx executable: {e}")),
             })?;
-        let mut entries = Vec::new();
-        for (name, local_memory) in declared {
+        let mut funcs = Vec::with_capacity(declared.len());
+        for (name, _) in declared {
             let func = context
                 .function(&format!("{module_name}.{name}"))
                 .map_err(|e| invalid(format!("executable entry `{name}` not found: {e}")))?;
-            entries.push(Entry {
-                name,
-                func,
-                local_memory,
-            });
+            funcs.push(func);
         }
         match context
             .function(&format!("{module_name}.__set_constants"))
@@ -488,29 +530,56 @@ impl VmvxExecutable {
             }
             None => {}
         }
-        Ok(VmvxExecutable {
-            name: module_name,
-            context: Mutex::new(context),
-            entries,
-            resources,
-        })
+        Ok(Instance { context, funcs })
     }
 
-    /// Runs every workgroup of `dispatch`, z outermost and x innermost.
-    fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
-        let entry = usize::try_from(dispatch.function)
+    /// The instances of `count` workers, made now when missing (charged to
+    /// the loading context).
+    fn instances(&self, count: usize) -> Result<Vec<Arc<Mutex<Instance>>>, Trap> {
+        let mut made = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        let declared: Vec<(String, usize)> = self
+            .entries
+            .iter()
+            .map(|e| (e.name.clone(), e.local_memory))
+            .collect();
+        while made.len() < count {
+            let instance = Self::instantiate(
+                &self.module,
+                &declared,
+                &self.constants,
+                &self.resources,
+                self.tier,
+            )?;
+            made.push(Arc::new(Mutex::new(instance)));
+        }
+        Ok(made[..count].to_vec())
+    }
+
+    /// Runs every workgroup of `dispatch`: on every worker of a
+    /// `local-task` `device` (unless the loading context has a fuel limit,
+    /// which is spent in program order), else on the calling thread, z
+    /// outermost and x innermost. While profiled (`profile`: the profile
+    /// and the dispatch's site), each thread's run of workgroups is a batch
+    /// on its track.
+    fn dispatch(
+        &self,
+        dispatch: Dispatch<'_>,
+        device: &DeviceConfig,
+        profile: Option<(&irvm::profile::Profile, u32)>,
+    ) -> Result<(), Trap> {
+        let index = usize::try_from(dispatch.function)
             .ok()
-            .and_then(|i| self.entries.get(i))
-            .ok_or_else(|| {
-                Trap::new(
-                    StatusCode::OutOfRange,
-                    format!(
-                        "function id {} out of range (count: {})",
-                        dispatch.function,
-                        self.entries.len()
-                    ),
-                )
-            })?;
+            .filter(|&i| i < self.entries.len());
+        let entry = index.and_then(|i| self.entries.get(i)).ok_or_else(|| {
+            Trap::new(
+                StatusCode::OutOfRange,
+                format!(
+                    "function id {} out of range (count: {})",
+                    dispatch.function,
+                    self.entries.len()
+                ),
+            )
+        })?;
         let [cx, cy, cz] = dispatch.workgroups;
         let total = cx as u64 * cy as u64 * cz as u64;
         if total > MAX_WORKGROUPS {
@@ -528,6 +597,33 @@ impl VmvxExecutable {
             .iter()
             .flat_map(|c| c.to_le_bytes())
             .collect();
+        let shared = match device.workers()? {
+            Some(pool) if pool.count() > 1 && total > 1 && self.resources.fuel().is_none() => {
+                Some(pool)
+            }
+            _ => None,
+        };
+        if let (Some(pool), Some(index)) = (shared, index) {
+            let workers = pool.count();
+            // Each worker's local memory is the program's, as below.
+            let _local_charge = self.resources.charge_memory(
+                (entry.local_memory as u64).saturating_mul(workers as u64),
+                "a dispatch's workgroup local memory",
+            )?;
+            let instances = self.instances(workers)?;
+            let grid = Grid {
+                entry: index,
+                name: &entry.name,
+                counts: [cx, cy, cz],
+                constants: &bytes,
+                bindings: &dispatch.bindings,
+                local_memory: entry.local_memory,
+                resources: &self.resources,
+                profile,
+            };
+            return crate::vmvx_grid::run(&grid, pool, &instances);
+        }
+        let start = profile.map(|(p, _)| p.now_ns());
         let constants = Ref::from(Buffer::from_vec(bytes));
         let bindings = List::new(
             TypeDef::Ref(RefType::BUFFER),
@@ -544,22 +640,33 @@ impl VmvxExecutable {
             "a dispatch's workgroup local memory",
         )?;
         let local_memory = Ref::from(Buffer::new(entry.local_memory)?);
-        let mut context = self.context.lock().unwrap_or_else(|e| e.into_inner());
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        let Instance { context, funcs } = &mut *first;
+        let func = index
+            .and_then(|i| funcs.get(i))
+            .ok_or_else(|| invalid(format!("executable entry `{}` has no function", entry.name)))?;
         // The kernel's bytecode runs on the calling program's fuel,
         // deadline and interrupt: one budget for program and dispatches.
-        self.resources.run_within(&mut context, |context| {
+        let result = self.resources.run_within(context, |context| {
             Self::run_grid(
                 context,
                 entry,
+                func,
                 [cx, cy, cz],
                 [local_memory, constants, bindings],
             )
-        })
+        });
+        if let (Some((profile, site)), Some(start)) = (profile, start) {
+            // In order, on the calling thread.
+            profile.batch(site, start, profile.now_ns(), total);
+        }
+        result
     }
 
     fn run_grid(
         context: &mut Context,
         entry: &Entry,
+        func: &Func,
         [cx, cy, cz]: [u32; 3],
         [local_memory, constants, bindings]: [Ref; 3],
     ) -> Result<(), Trap> {
@@ -582,7 +689,7 @@ impl VmvxExecutable {
                         as_i32(cy),
                         as_i32(cz),
                     ];
-                    context.invoke(&entry.func, &args).map_err(|t| {
+                    context.invoke(func, &args).map_err(|t| {
                         Trap::new(
                             t.code,
                             format!(

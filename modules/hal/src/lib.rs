@@ -41,6 +41,7 @@ pub mod numpy_dtype;
 mod objects;
 mod text;
 mod vmvx;
+mod vmvx_grid;
 mod workers;
 
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};

@@ -9,13 +9,19 @@
 //!
 //! A kernel reads its inputs into a scratch vector before writing its
 //! output, so inputs and outputs may alias (bindings are views of one
-//! allocation) without overlapping Rust borrows.
+//! allocation). Kernels reach the bytes only through the raw pointers
+//! [`Buffer::with_raw_parts`] lends ([`Raw`]), reading and writing exactly
+//! the elements they address and never forming a slice of a buffer: the
+//! workgroups of a dispatch run at once on a `local-task` device's workers
+//! (`vmvx_grid.rs`), and their kernels write disjoint parts of one output.
 //!
 //! A kernel over a large tile is one host call: it polls the calling
 //! program's stop word ([`StopPoll`]) as it goes, so an interrupt (Ctrl-C)
 //! or a deadline stops it within milliseconds, not at its end.
 
-use irvm::{ContextResources, NativeModule, Ref, StatusCode, StopCheck, Trap, Value};
+use irvm::{
+    Buffer, ContextResources, NativeModule, RawBytes, Ref, StatusCode, StopCheck, Trap, Value,
+};
 
 /// Work between two looks at the stop word: elements read or written, or
 /// multiply-adds (tens of microseconds of kernel time in a release build,
@@ -63,6 +69,76 @@ impl<'a> StopPoll<'a> {
         self.check
             .get_or_insert_with(|| resources.stop_check())
             .check()
+    }
+}
+
+/// A buffer's bytes as [`Buffer::with_raw_parts`] lends them to a kernel:
+/// element reads and writes, each checked against the length, through the
+/// raw pointer (no slice of the bytes is ever formed).
+#[derive(Clone, Copy)]
+struct Raw(RawBytes);
+
+impl Raw {
+    /// The `n <= 8` bytes at byte `at`, little-endian, zero-extended;
+    /// `None` past the end.
+    #[inline]
+    fn get(self, at: usize, n: usize) -> Option<u64> {
+        let end = at.checked_add(n)?;
+        if end > self.0.len || n > 8 {
+            return None;
+        }
+        let mut word = [0u8; 8];
+        // SAFETY: `at + n <= len` and `n <= 8` (checked above). The
+        // pointer and length come from `Buffer::with_raw_parts`, whose
+        // closure is still running (a `Raw` is only made inside it and not
+        // kept), so the bytes are alive and lent; other threads access the
+        // buffer meanwhile only as workers of the same region, which read
+        // no byte another writes (the dispatch contract the hal promises
+        // in `RegionLease::adopt`).
+        unsafe { std::ptr::copy_nonoverlapping(self.0.ptr.add(at), word.as_mut_ptr(), n) };
+        Some(u64::from_le_bytes(word))
+    }
+
+    /// Writes `bytes` at byte `at`; false past the end. The caller checked
+    /// that the buffer is mutable.
+    #[inline]
+    fn put(self, at: usize, bytes: &[u8]) -> bool {
+        match at.checked_add(bytes.len()) {
+            Some(end) if end <= self.0.len => {
+                // SAFETY: in bounds (checked above), alive and lent as in
+                // `get`; the buffer is mutable (the caller checked,
+                // `writable`), and no other thread writes or reads these
+                // bytes meanwhile (the dispatch contract, as in `get`);
+                // `bytes` is a separate allocation.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.0.ptr.add(at), bytes.len())
+                };
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Runs `f` over raw access to `buffers` (views of one allocation may
+/// repeat: they are lent once).
+fn with_raw<R>(buffers: &[&Buffer], f: impl FnOnce(&[Raw]) -> R) -> Result<R, Trap> {
+    Buffer::with_raw_parts(buffers, |parts| {
+        let raws: Vec<Raw> = parts.iter().copied().map(Raw).collect();
+        f(&raws)
+    })
+}
+
+/// The output buffer `what` of `kernel`, refused when read-only.
+fn writable<'a>(r: &'a Ref, kernel: &str, what: &'static str) -> Result<&'a Buffer, Trap> {
+    let b = r.buffer(what)?;
+    if b.is_mutable() {
+        Ok(b)
+    } else {
+        Err(Trap::new(
+            StatusCode::PermissionDenied,
+            format!("vmvx.{kernel}: {what} buffer is read-only"),
+        ))
     }
 }
 
@@ -145,18 +221,17 @@ impl Region<'_> {
     ) -> Result<Vec<u64>, Trap> {
         let offsets = self.byte_offsets(kernel, what, poll)?;
         let n = self.element;
-        self.buffer.buffer(what)?.with_bytes(|bytes| {
+        with_raw(&[self.buffer.buffer(what)?], |raw| {
             let mut out = Vec::with_capacity(offsets.len());
             for chunk in offsets.chunks(CHUNK) {
                 poll.tick(chunk.len() as u64)?;
-                out.extend(chunk.iter().map(|&o| {
-                    let mut word = [0u8; 8];
-                    word[..n].copy_from_slice(&bytes[o..o + n]);
-                    u64::from_le_bytes(word)
-                }));
+                for &o in chunk {
+                    // In range: `byte_offsets` checked the whole region.
+                    out.push(raw[0].get(o, n).ok_or_else(|| past_end(kernel, what))?);
+                }
             }
             Ok(out)
-        })
+        })?
     }
 
     /// Writes `values` (row by row) into the region.
@@ -169,11 +244,13 @@ impl Region<'_> {
     ) -> Result<(), Trap> {
         let offsets = self.byte_offsets(kernel, what, poll)?;
         let n = self.element;
-        self.buffer.buffer(what)?.with_bytes_mut(|bytes| {
+        with_raw(&[writable(self.buffer, kernel, what)?], |raw| {
             for (chunk, chunk_values) in offsets.chunks(CHUNK).zip(values.chunks(CHUNK)) {
                 poll.tick(chunk.len() as u64)?;
                 for (&o, v) in chunk.iter().zip(chunk_values) {
-                    bytes[o..o + n].copy_from_slice(&v.to_le_bytes()[..n]);
+                    if !raw[0].put(o, &v.to_le_bytes()[..n]) {
+                        return Err(past_end(kernel, what));
+                    }
                 }
             }
             Ok(())
@@ -327,48 +404,41 @@ fn run_query_tile_sizes(args: &[Value]) -> Result<Vec<Value>, Trap> {
     Ok(vec![Value::I64(t0), Value::I64(t1)])
 }
 
-/// The bytes of a `!vm.buffer` argument, copied.
-fn bytes_of(r: &Ref, what: &'static str) -> Result<Vec<u8>, Trap> {
-    Ok(r.buffer(what)?.to_vec())
+fn past_end(kernel: &str, what: &str) -> Trap {
+    kernel_error(
+        kernel,
+        &format!("{what} element past the end of its buffer"),
+    )
 }
 
-/// Writes `(byte offset, bytes)` pairs into `r`, each checked.
-fn write_all(kernel: &str, r: &Ref, writes: &[(usize, Vec<u8>)]) -> Result<(), Trap> {
-    let ok = r.buffer("out")?.with_bytes_mut(|b| {
-        for (o, v) in writes {
-            match b.get_mut(*o..o + v.len()) {
-                Some(dst) => dst.copy_from_slice(v),
-                None => return false,
-            }
+/// Writes `(byte offset, bytes)` pairs through `out`, each checked.
+fn write_all(kernel: &str, out: Raw, writes: &[(usize, Vec<u8>)]) -> Result<(), Trap> {
+    for (o, v) in writes {
+        if !out.put(*o, v) {
+            return Err(kernel_error(
+                kernel,
+                "output element past the end of its buffer",
+            ));
         }
-        true
-    })?;
-    if ok {
-        Ok(())
-    } else {
-        Err(kernel_error(
-            kernel,
-            "output element past the end of its buffer",
-        ))
     }
+    Ok(())
 }
 
-fn element_at(kernel: &str, bytes: &[u8], index: u64, size: usize) -> Result<u64, Trap> {
+/// Element `index` (of `size` bytes) read through `raw`.
+fn element_at(kernel: &str, raw: Raw, index: u64, size: usize) -> Result<u64, Trap> {
     let o = usize::try_from(index)
         .ok()
         .and_then(|i| i.checked_mul(size))
         .ok_or_else(|| kernel_error(kernel, "index overflow"))?;
-    let src = bytes
-        .get(o..o + size)
-        .ok_or_else(|| kernel_error(kernel, "input element past the end of its buffer"))?;
-    let mut word = [0u8; 8];
-    word[..size].copy_from_slice(src);
-    Ok(u64::from_le_bytes(word))
+    raw.get(o, size)
+        .ok_or_else(|| kernel_error(kernel, "input element past the end of its buffer"))
 }
 
-/// `mmt4d`: `out[i][j] (+)= lhs[i][k] * rhs[j][k]ᵀ` over tiles, f32 (fused
-/// multiply-add in k order, as the reference's x86 tile functions do) or
-/// s8s8s32.
+/// `mmt4d`: `out[i][j] (+)= lhs[i][k] * rhs[j][k]ᵀ` over tiles, f32 (each
+/// product rounded, then added, in k order: what iree.runtime 3.13's vmvx
+/// module computes; a fused multiply-add differed from it in the last bit
+/// on `tests/models/vmvx_tiles` with python/tests' recorded random input)
+/// or s8s8s32.
 fn run_mmt4d(args: &[Value], poll: &mut StopPoll<'_>) -> Result<Vec<Value>, Trap> {
     let kernel = "mmt4d";
     let mut r = Reader {
@@ -397,57 +467,61 @@ fn run_mmt4d(args: &[Value], poll: &mut StopPoll<'_>) -> Result<Vec<Value>, Trap
         return Ok(Vec::new());
     }
     let in_size = if float { 4 } else { 1 };
-    let (a, b, c) = (
-        bytes_of(lhs, "lhs")?,
-        bytes_of(rhs, "rhs")?,
-        bytes_of(out, "out")?,
-    );
-    let work = m
-        .checked_mul(n)
-        .and_then(|x| x.checked_mul(m0 * n0))
-        .and_then(|x| x.checked_mul(k.max(1) * k0.max(1)))
-        .filter(|&w| w <= 1 << 36)
-        .ok_or_else(|| kernel_error(kernel, "problem too large"))?;
-    let _ = work;
-    let mut writes = Vec::new();
-    for i in 0..m {
-        for j in 0..n {
-            let out_tile = out_offset + i * out_stride + j * m0 * n0;
-            for x in 0..m0 {
-                for y in 0..n0 {
-                    let at = out_tile + x * n0 + y;
-                    let init = if accumulate {
-                        element_at(kernel, &c, at, 4)? as u32
-                    } else {
-                        0
-                    };
-                    let mut acc_f = f32::from_bits(init);
-                    let mut acc_i = init as i32;
-                    poll.tick(k * k0)?;
-                    for kk in 0..k {
-                        let lhs_tile = lhs_offset + i * lhs_stride + kk * m0 * k0;
-                        let rhs_tile = rhs_offset + j * rhs_stride + kk * n0 * k0;
-                        for z in 0..k0 {
-                            let p = element_at(kernel, &a, lhs_tile + x * k0 + z, in_size)?;
-                            let q = element_at(kernel, &b, rhs_tile + y * k0 + z, in_size)?;
-                            if float {
-                                acc_f = f32::from_bits(p as u32)
-                                    .mul_add(f32::from_bits(q as u32), acc_f);
-                            } else {
-                                acc_i = acc_i
-                                    .wrapping_add((p as u8 as i8 as i32) * (q as u8 as i8 as i32));
+    let lent = [
+        lhs.buffer("lhs")?,
+        rhs.buffer("rhs")?,
+        writable(out, kernel, "out")?,
+    ];
+    with_raw(&lent, |raw| {
+        let [a, b, c] = [raw[0], raw[1], raw[2]];
+        let work = m
+            .checked_mul(n)
+            .and_then(|x| x.checked_mul(m0 * n0))
+            .and_then(|x| x.checked_mul(k.max(1) * k0.max(1)))
+            .filter(|&w| w <= 1 << 36)
+            .ok_or_else(|| kernel_error(kernel, "problem too large"))?;
+        let _ = work;
+        let mut writes = Vec::new();
+        for i in 0..m {
+            for j in 0..n {
+                let out_tile = out_offset + i * out_stride + j * m0 * n0;
+                for x in 0..m0 {
+                    for y in 0..n0 {
+                        let at = out_tile + x * n0 + y;
+                        let init = if accumulate {
+                            element_at(kernel, c, at, 4)? as u32
+                        } else {
+                            0
+                        };
+                        let mut acc_f = f32::from_bits(init);
+                        let mut acc_i = init as i32;
+                        poll.tick(k * k0)?;
+                        for kk in 0..k {
+                            let lhs_tile = lhs_offset + i * lhs_stride + kk * m0 * k0;
+                            let rhs_tile = rhs_offset + j * rhs_stride + kk * n0 * k0;
+                            for z in 0..k0 {
+                                let p = element_at(kernel, a, lhs_tile + x * k0 + z, in_size)?;
+                                let q = element_at(kernel, b, rhs_tile + y * k0 + z, in_size)?;
+                                if float {
+                                    acc_f += f32::from_bits(p as u32) * f32::from_bits(q as u32);
+                                } else {
+                                    acc_i = acc_i.wrapping_add(
+                                        (p as u8 as i8 as i32) * (q as u8 as i8 as i32),
+                                    );
+                                }
                             }
                         }
+                        let value = if float { acc_f.to_bits() } else { acc_i as u32 };
+                        let o = usize::try_from(at * 4)
+                            .map_err(|_| kernel_error(kernel, "index overflow"))?;
+                        writes.push((o, value.to_le_bytes().to_vec()));
                     }
-                    let value = if float { acc_f.to_bits() } else { acc_i as u32 };
-                    let o = usize::try_from(at * 4)
-                        .map_err(|_| kernel_error(kernel, "index overflow"))?;
-                    writes.push((o, value.to_le_bytes().to_vec()));
                 }
             }
         }
-    }
-    write_all(kernel, out, &writes)?;
+        // Every input read before any output is written: they may alias.
+        write_all(kernel, c, &writes)
+    })??;
     Ok(Vec::new())
 }
 
@@ -527,38 +601,43 @@ fn run_pack(args: &[Value], unpack: bool, poll: &mut StopPoll<'_>) -> Result<Vec
         .filter(|&x| x <= 1 << 32)
         .ok_or_else(|| kernel_error(kernel, "problem too large"))?;
     let _ = total;
-    let (src_bytes, dst) = (bytes_of(input, "in")?, output);
-    let mut writes = Vec::new();
-    for p in 0..p_count {
-        for q in 0..q_count {
-            let (i, j) = if transpose_outer { (q, p) } else { (p, q) };
-            for a in 0..a_count {
-                poll.tick(b_count)?;
-                for b in 0..b_count {
-                    let (x, y) = if transpose_inner { (b, a) } else { (a, b) };
-                    let tiled = tiled_offset + i * tiled_stride0 + j * tiled_stride1 + x * t1 + y;
-                    let (r0, r1) = (p * a_count + a, q * b_count + b);
-                    let inside = r0 < flat0 && r1 < flat1;
-                    let flat = flat_offset + r0 * flat_stride0 + r1 * flat_stride1;
-                    let (from, to) = if unpack { (tiled, flat) } else { (flat, tiled) };
-                    if unpack && !inside {
-                        continue;
+    let lent = [input.buffer("in")?, writable(output, kernel, "out")?];
+    with_raw(&lent, |raw| {
+        let (src_bytes, dst) = (raw[0], raw[1]);
+        let mut writes = Vec::new();
+        for p in 0..p_count {
+            for q in 0..q_count {
+                let (i, j) = if transpose_outer { (q, p) } else { (p, q) };
+                for a in 0..a_count {
+                    poll.tick(b_count)?;
+                    for b in 0..b_count {
+                        let (x, y) = if transpose_inner { (b, a) } else { (a, b) };
+                        let tiled =
+                            tiled_offset + i * tiled_stride0 + j * tiled_stride1 + x * t1 + y;
+                        let (r0, r1) = (p * a_count + a, q * b_count + b);
+                        let inside = r0 < flat0 && r1 < flat1;
+                        let flat = flat_offset + r0 * flat_stride0 + r1 * flat_stride1;
+                        let (from, to) = if unpack { (tiled, flat) } else { (flat, tiled) };
+                        if unpack && !inside {
+                            continue;
+                        }
+                        let value = if inside {
+                            element_at(kernel, src_bytes, from, size)?
+                        } else {
+                            padding
+                        };
+                        let o = usize::try_from(to)
+                            .ok()
+                            .and_then(|t| t.checked_mul(size))
+                            .ok_or_else(|| kernel_error(kernel, "index overflow"))?;
+                        writes.push((o, value.to_le_bytes()[..size].to_vec()));
                     }
-                    let value = if inside {
-                        element_at(kernel, &src_bytes, from, size)?
-                    } else {
-                        padding
-                    };
-                    let o = usize::try_from(to)
-                        .ok()
-                        .and_then(|t| t.checked_mul(size))
-                        .ok_or_else(|| kernel_error(kernel, "index overflow"))?;
-                    writes.push((o, value.to_le_bytes()[..size].to_vec()));
                 }
             }
         }
-    }
-    write_all(kernel, dst, &writes)?;
+        // Every input read before any output is written: they may alias.
+        write_all(kernel, dst, &writes)
+    })??;
     Ok(Vec::new())
 }
 

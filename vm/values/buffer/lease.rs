@@ -22,6 +22,48 @@
 //!
 //! Read-only buffers (rodata) are never written, so they need no lease.
 //!
+//! ## Region leases: one lease for a dispatch's workers
+//!
+//! The workgroups of one dispatch write disjoint parts of the same output
+//! buffers, and the hal runs them on several threads at once, each in an
+//! interpreter of its own (`RegionLease`). A thread lease admits one
+//! thread; a *region lease* admits a set of threads for the duration of
+//! one region:
+//!
+//! - The lender (`Buffer::lend_to_workers`) takes a mutable closure borrow
+//!   on every distinct mutable allocation it lends, as
+//!   `Buffer::with_raw_parts` does (so it waits for, or refuses, other
+//!   holders exactly as that does), then replaces the word's value with a
+//!   fresh *region token*, a token no thread owns. When the lending closure
+//!   returns (or unwinds) the words go back to the borrow, and the borrow
+//!   ends.
+//! - A worker *adopts* the region token while it runs the region's work
+//!   (`RegionLease::adopt`): its thread's token is the region's, inside a
+//!   run of its own (`DEPTH` 1) with its own list of leased buffers, so the
+//!   interpreter's fast paths (one compare against the token) pass for the
+//!   lent buffers on every adopting thread. Buffers the worker's own runs
+//!   take meanwhile (its executable context's globals, its temporaries) are
+//!   taken with the region token and given back when the adoption ends;
+//!   then the thread gets its own token, runs and leases back.
+//! - An adopting thread forms no slice of a region-held buffer: closure
+//!   borrows of a word that holds the region token are refused
+//!   (`Conflict::Region`: a word holding a region token never has a borrow
+//!   field), and the buffer operations that would use one (bulk fill,
+//!   copy, compare, hash, clone; `Buffer::with_raw_parts`) go through raw
+//!   pointers instead (`Buffer::region_raw`).
+//!
+//! What this relies on: threads sharing a region token make plain
+//! (non-atomic) loads and stores through raw pointers to the same
+//! allocation at once. That is sound as long as no two of them access the
+//! same byte at once with one of them writing, which is the contract of a
+//! dispatch's workgroups in IREE (each writes its own tile; a kernel whose
+//! workgroups overlap races in IREE's runtime too). It is the same contract
+//! `Buffer::with_raw_parts` leaves to the native code it lends pointers
+//! to, which is why `RegionLease::adopt` is `unsafe`: its caller promises
+//! it for the code the adopting threads run. No `&[u8]` or `&mut [u8]` of
+//! a lent buffer exists on any adopting thread, so the aliasing rules of
+//! Rust references are never in play, only the data-race rule.
+//!
 //! Word layout: bits 63..24 the holder's thread token (0: free), bits
 //! 23..0 the holder's closure borrows (0: none, `MUT`: one mutable, else
 //! the number of shared ones).
@@ -52,6 +94,9 @@ thread_local! {
     static LEASED: RefCell<Vec<Weak<Buffer>>> = const { RefCell::new(Vec::new()) };
     /// `LEASED.len()` at which dead entries are next swept out.
     static SWEEP_AT: Cell<usize> = const { Cell::new(64) };
+    /// The region token this thread adopted (`RegionLease::adopt`; 0:
+    /// none), which is then also its `TOKEN`.
+    static REGION: Cell<u64> = const { Cell::new(0) };
 }
 
 /// This thread's token in the word's holder position (never 0).
@@ -68,13 +113,143 @@ pub(crate) fn token() -> u64 {
 #[cold]
 #[inline(never)]
 fn new_token() -> u64 {
-    let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-    // 2^40 threads cannot be created in a process's life; refuse rather
-    // than reuse a token.
-    assert!(n < (1 << 40), "thread tokens exhausted");
-    let t = n << BORROW_BITS;
+    let t = fresh_token();
     TOKEN.with(|c| c.set(t));
     t
+}
+
+/// A token no thread or region has had, in the holder position.
+fn fresh_token() -> u64 {
+    let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
+    // 2^40 threads and regions cannot be made in a process's life (one a
+    // nanosecond would take 13 days); refuse rather than reuse a token.
+    assert!(n < (1 << 40), "thread tokens exhausted");
+    n << BORROW_BITS
+}
+
+/// The region token this thread adopted, when it did (0: none).
+#[inline]
+pub(crate) fn adopted_region() -> u64 {
+    REGION.with(Cell::get)
+}
+
+/// Whether this thread adopted a region whose token `word` holds (with no
+/// borrow field: a region-held word never has one).
+#[inline]
+pub(crate) fn held_by_adopted_region(word: &AtomicU64) -> bool {
+    let region = adopted_region();
+    region != 0 && word.load(Ordering::Relaxed) == region
+}
+
+/// A region token lent to worker threads (see the module doc): the words
+/// of the lent buffers hold it until the lender's scope ends.
+#[derive(Debug)]
+pub struct RegionLease {
+    token: u64,
+}
+
+impl RegionLease {
+    /// Runs `f` on this thread as a holder of the region's lease: the
+    /// interpreter runs `f` makes on this thread read and write the lent
+    /// buffers (and any buffer they lease meanwhile, given back when `f`
+    /// returns) as if this thread held their thread lease, at the same time
+    /// as the region's other adopting threads. Closure borrows of the lent
+    /// buffers are refused inside `f` (FAILED_PRECONDITION, or a panic from
+    /// the panicking [`crate::Buffer::with_bytes`]); raw access
+    /// ([`crate::Buffer::with_raw_parts`], the interpreter's bulk buffer
+    /// operations) works. The thread's own leases and runs are set aside
+    /// meanwhile and restored afterwards, also when `f` unwinds.
+    ///
+    /// # Safety
+    /// The code `f` runs on the adopting threads must not access one byte
+    /// of a lent buffer from two threads at once where either access is a
+    /// write (the contract of a dispatch's workgroups; see the module doc
+    /// of `vm/values/buffer/lease.rs`): such a pair is a data race, which
+    /// the region lease, unlike a thread lease, does not rule out.
+    pub unsafe fn adopt<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _adopted = Adoption::begin(self.token);
+        f()
+    }
+}
+
+/// One thread's adoption of a region token; restores the thread's own
+/// state on drop.
+struct Adoption {
+    token: u64,
+    region: u64,
+    depth: u32,
+    leased: Vec<Weak<Buffer>>,
+    sweep_at: usize,
+}
+
+impl Adoption {
+    fn begin(region: u64) -> Adoption {
+        let token = token();
+        let saved = Adoption {
+            token,
+            region: REGION.with(|r| r.replace(region)),
+            depth: DEPTH.with(|d| d.replace(1)),
+            leased: LEASED.with(|l| std::mem::take(&mut *l.borrow_mut())),
+            sweep_at: SWEEP_AT.with(|s| s.replace(64)),
+        };
+        TOKEN.with(|t| t.set(region));
+        saved
+    }
+}
+
+impl Drop for Adoption {
+    fn drop(&mut self) {
+        // What the adopted runs leased goes back with the region's token
+        // still this thread's.
+        release_all();
+        TOKEN.with(|t| t.set(self.token));
+        REGION.with(|r| r.set(self.region));
+        DEPTH.with(|d| d.set(self.depth));
+        LEASED.with(|l| *l.borrow_mut() = std::mem::take(&mut self.leased));
+        SWEEP_AT.with(|s| s.set(self.sweep_at));
+    }
+}
+
+/// The words of a lent region, turned from this thread's mutable borrows
+/// into the region's token; turned back on drop (before the borrows end).
+pub(crate) struct Lent<'a> {
+    words: Vec<(&'a AtomicU64, u64)>,
+    /// Kept until the words are turned back.
+    _borrows: Vec<BorrowGuard<'a>>,
+}
+
+impl<'a> Lent<'a> {
+    /// Turns each of `words` (distinct, mutable buffers' words) into a
+    /// fresh region's: first a mutable closure borrow of each (waiting or
+    /// refusing as [`borrow`] does), then the region token in its place.
+    pub(crate) fn lend(words: &[&'a AtomicU64]) -> Result<(Lent<'a>, RegionLease), Conflict> {
+        let mut borrows = Vec::with_capacity(words.len());
+        for word in words {
+            borrows.push(borrow(word, false)?);
+        }
+        let region = fresh_token();
+        let mut lent = Lent {
+            words: Vec::with_capacity(words.len()),
+            _borrows: borrows,
+        };
+        for word in words {
+            // This thread's mutable borrow holds the word, so nothing else
+            // changes it: a plain swap, remembered to be swapped back.
+            let was = word.swap(region, Ordering::AcqRel);
+            lent.words.push((word, was));
+        }
+        Ok((lent, RegionLease { token: region }))
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        for (word, was) in &self.words {
+            // Release: the adopting threads' writes, ordered before the
+            // join, are ordered before whoever takes the word next.
+            word.store(*was, Ordering::Release);
+        }
+    }
 }
 
 /// Whether an interpreter run is active on this thread.
@@ -172,6 +347,9 @@ pub(crate) enum Conflict {
     /// must not wait (two runs waiting on each other's buffers would
     /// deadlock).
     OtherThread,
+    /// The buffer is lent to the region this thread adopted, whose threads
+    /// access it through raw pointers only (see the module doc).
+    Region,
 }
 
 /// Holds the lease for a closure borrow: `shared` (several may coexist on
@@ -184,6 +362,9 @@ pub(crate) fn borrow(word: &AtomicU64, shared: bool) -> Result<BorrowGuard<'_>, 
         let cur = word.load(Ordering::Relaxed);
         let holder = cur & !BORROW_MASK;
         let borrows = cur & BORROW_MASK;
+        if holder == me && adopted_region() == me {
+            return Err(Conflict::Region);
+        }
         if holder != 0 && holder != me {
             if in_run() {
                 return Err(Conflict::OtherThread);
