@@ -11,7 +11,7 @@ use crate::trap::{StatusCode, Trap};
 use crate::values::Ref;
 
 use super::{
-    bytecode, marshal_args, marshal_results, pop_frame, push_frame, read_values, Frame, Stack,
+    bytecode, marshal_args, marshal_results, pop_frame, push_frame, read_values_into, Frame, Stack,
 };
 
 /// Where the loop is: the next instruction and the register windows.
@@ -182,8 +182,16 @@ fn leave_general(ctx: &mut Context, i: &Inst) -> Result<Result<Cursor, CallState
     let src = aux_list(&func.aux, i.x, 0);
     if n == 1 {
         // Back to the embedder.
-        let kinds = std::mem::take(&mut st.entry_results);
-        let values = read_values(st, callee_base, src, &kinds);
+        // (The kinds stay: the next call's `begin` overwrites them in
+        // place, no allocation.)
+        let mut values = Vec::with_capacity(src.len());
+        read_values_into(
+            (&st.i32s, &mut st.refs),
+            callee_base,
+            src,
+            &st.entry_results,
+            &mut values,
+        );
         pop_frame(st);
         return Ok(Err(CallState::Done(values)));
     }

@@ -301,7 +301,18 @@ impl Stack {
     pub(crate) fn clear(&mut self) {
         self.frames.clear();
         self.i32_top = 0;
-        self.refs.clear();
+        // Only the frames' windows hold refs (everything at and above
+        // `ref_top` is null): nulling those releases what the last call
+        // left, and the storage keeps its length, so the next call's
+        // first frame opens its windows without growing it again.
+        let top = self.ref_top.min(self.refs.len());
+        for r in &mut self.refs[..top] {
+            *r = Ref::Null;
+        }
+        debug_assert!(
+            self.refs.iter().all(Ref::is_null),
+            "a ref above the top frame's window"
+        );
         self.ref_top = 0;
         self.suspended = None;
     }
@@ -583,7 +594,14 @@ pub(crate) fn resume(ctx: &mut Context) -> Result<CallState, Trap> {
                     let frame = st.frames.last().expect("suspended frame");
                     let dst = aux_list(&frame.func.aux, results, 0).to_vec();
                     let (ib, rb) = (frame.i32_base as usize, frame.ref_base as usize);
-                    if let Err(e) = write_host_results(st, ib, rb, &dst, &kinds, &mut values) {
+                    if let Err(e) = write_host_results(
+                        (&mut st.i32s, &mut st.refs),
+                        ib,
+                        rb,
+                        &dst,
+                        &kinds,
+                        &mut values,
+                    ) {
                         let e = with_backtrace(ctx, e);
                         ctx.record_trap_frames();
                         ctx.stack.clear();
@@ -704,57 +722,43 @@ fn marshal_results(
     }
 }
 
-/// Reads argument values for a host call.
-fn read_values(st: &mut Stack, base: (usize, usize), regs: &[u32], kinds: &[u8]) -> Vec<Value> {
-    let mut out = Vec::with_capacity(regs.len());
-    read_values_into(st, base, regs, kinds, &mut out);
-    out
-}
+/// A stack's register storage, borrowed apart from its other fields (so
+/// that a host call's arguments are read straight into the stack's own
+/// argument vector, and its results written from the stack's own result
+/// vector).
+pub(super) type Registers<'a> = (&'a [u32], &'a mut [Ref]);
 
-/// [`read_values`] appending to `out`.
-fn read_values_into(
-    st: &mut Stack,
+/// Appends the values of registers `regs` of the frame at `base`, read as
+/// `kinds`, to `out` (a ref operand with the move bit is taken).
+pub(super) fn read_values_into(
+    regs_of: Registers<'_>,
     base: (usize, usize),
     regs: &[u32],
     kinds: &[u8],
     out: &mut Vec<Value>,
 ) {
+    let (i32s, refs) = regs_of;
     for (&reg, &k) in regs.iter().zip(kinds) {
-        let v = read_value(st, base, reg, k);
+        let v = read_value(i32s, refs, base, reg, k);
         out.push(v);
-    }
-}
-
-/// The host-call argument vector of `st` (empty), to give back with
-/// [`Stack::put_host_args`].
-pub(super) fn take_host_args(st: &mut Stack) -> Vec<Value> {
-    std::mem::take(&mut st.host_args)
-}
-
-impl Stack {
-    /// Gives back the vector [`take_host_args`] lent, emptied (dropping
-    /// the arguments the call did not take).
-    pub(super) fn put_host_args(&mut self, mut args: Vec<Value>) {
-        args.clear();
-        self.host_args = args;
     }
 }
 
 /// Register `reg` of the frame at `base` as a value of kind `k`
 /// (`i I f F r`); a ref operand with the move bit is taken.
 #[inline(always)]
-fn read_value(st: &mut Stack, base: (usize, usize), reg: u32, k: u8) -> Value {
+fn read_value(i32s: &[u32], refs: &mut [Ref], base: (usize, usize), reg: u32, k: u8) -> Value {
     match k {
-        b'i' => Value::I32(st.i32s[base.0 + reg as usize] as i32),
-        b'f' => Value::F32(f32::from_bits(st.i32s[base.0 + reg as usize])),
-        b'I' => Value::I64(read64(&st.i32s, base.0 + reg as usize) as i64),
-        b'F' => Value::F64(f64::from_bits(read64(&st.i32s, base.0 + reg as usize))),
+        b'i' => Value::I32(i32s[base.0 + reg as usize] as i32),
+        b'f' => Value::F32(f32::from_bits(i32s[base.0 + reg as usize])),
+        b'I' => Value::I64(read64(i32s, base.0 + reg as usize) as i64),
+        b'F' => Value::F64(f64::from_bits(read64(i32s, base.0 + reg as usize))),
         _ => {
             let at = base.1 + (reg as u16 & REF_INDEX_MASK) as usize;
             Value::Ref(if reg as u16 & REF_MOVE_BIT != 0 {
-                std::mem::take(&mut st.refs[at])
+                std::mem::take(&mut refs[at])
             } else {
-                st.refs[at].clone()
+                refs[at].clone()
             })
         }
     }
@@ -762,8 +766,8 @@ fn read_value(st: &mut Stack, base: (usize, usize), reg: u32, k: u8) -> Value {
 
 /// Moves a host call's results (`values`, left empty) into the caller's
 /// registers `dst`, checking each against the import's result `kinds`.
-fn write_host_results(
-    st: &mut Stack,
+pub(super) fn write_host_results(
+    (i32s, refs): (&mut [u32], &mut [Ref]),
     i32_base: usize,
     ref_base: usize,
     dst: &[u32],
@@ -794,11 +798,11 @@ fn write_host_results(
             ));
         }
         match v {
-            Value::I32(x) => st.i32s[i32_base + d as usize] = x as u32,
-            Value::F32(x) => st.i32s[i32_base + d as usize] = x.to_bits(),
-            Value::I64(x) => write64(&mut st.i32s, i32_base + d as usize, x as u64),
-            Value::F64(x) => write64(&mut st.i32s, i32_base + d as usize, x.to_bits()),
-            Value::Ref(r) => st.refs[ref_base + (d as u16 & REF_INDEX_MASK) as usize] = r,
+            Value::I32(x) => i32s[i32_base + d as usize] = x as u32,
+            Value::F32(x) => i32s[i32_base + d as usize] = x.to_bits(),
+            Value::I64(x) => write64(i32s, i32_base + d as usize, x as u64),
+            Value::F64(x) => write64(i32s, i32_base + d as usize, x.to_bits()),
+            Value::Ref(r) => refs[ref_base + (d as u16 & REF_INDEX_MASK) as usize] = r,
             Value::None => {}
         }
     }
@@ -840,7 +844,7 @@ fn check_alignment(align: i32) -> Result<(), Trap> {
 /// count as an `i32`, any other word reads the next register of `args` as
 /// the kind it names (the verifier checked the kinds against the plan's).
 pub(super) fn read_planned_into(
-    st: &mut Stack,
+    (i32s, refs): Registers<'_>,
     base: (usize, usize),
     args: &[u32],
     plan: &[u32],
@@ -852,7 +856,7 @@ pub(super) fn read_planned_into(
         if word & PLAN_COUNT != 0 {
             out.push(Value::I32(i32::from(word as u16)));
         } else if let Some(&reg) = regs.next() {
-            out.push(read_value(st, base, reg, word as u8));
+            out.push(read_value(i32s, refs, base, reg, word as u8));
         }
     }
 }

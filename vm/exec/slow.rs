@@ -16,7 +16,7 @@ use crate::values::{Buffer, List, Ref};
 
 use super::{
     bytecode, check_alignment, marshal_args, push_frame, read_planned_into, read_values_into,
-    take_host_args, write_host_results, Suspended,
+    write_host_results, Suspended,
 };
 
 /// Executes `i`, an instruction of the top frame that the hot loop does not
@@ -26,7 +26,7 @@ use super::{
 #[inline(never)]
 pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap> {
     let stack_limit = ctx.stack_limit();
-    let limits = ctx.limits;
+    let limits = &ctx.limits;
     let modules = &mut ctx.modules;
     let st = &mut ctx.stack;
     let hooks = &mut ctx.hooks;
@@ -232,7 +232,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         }
         Opcode::ListAlloc => {
             let ty = type_of!(i.x);
-            let n = tri!(list_limit(ri!(i.a) as u32, &limits));
+            let n = tri!(list_limit(ri!(i.a) as u32, limits));
             bulk!(n as u64 * LIST_SLOT_BYTES);
             let l = tri!(List::new(ty, 0));
             tri!(l.reserve_charged(n, memory));
@@ -243,7 +243,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             wref!(i.b, Ref::List(l));
         }
         Opcode::ListReserve => {
-            let n = tri!(list_limit(ri!(i.b) as u32, &limits));
+            let n = tri!(list_limit(ri!(i.b) as u32, limits));
             bulk!(n as u64 * LIST_SLOT_BYTES);
             tri!(list!(i.a).reserve_charged(n, memory))
         }
@@ -252,7 +252,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             wi!(i.b, n as i32);
         }
         Opcode::ListResize => {
-            let n = tri!(list_limit(ri!(i.b) as u32, &limits));
+            let n = tri!(list_limit(ri!(i.b) as u32, limits));
             bulk!(n as u64 * LIST_SLOT_BYTES);
             tri!(list!(i.a).resize_charged(n, memory))
         }
@@ -401,24 +401,35 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 Ok(index) => {
                     let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
                     let sig = bytecode(modules, cur).import_sigs[imp].clone();
-                    let mut values = take_host_args(st);
+                    // The arguments are read into, and the results
+                    // written from, vectors the stack keeps (empty between
+                    // calls): a host call allocates nothing for them.
+                    let registers = (&st.i32s[..], &mut st.refs[..]);
                     if variadic {
                         // The plan follows the results list.
                         let plan = aux_list(&func.aux, results_at, 1);
-                        read_planned_into(st, caller_base, args, plan, &mut values);
+                        read_planned_into(registers, caller_base, args, plan, &mut st.host_args);
                     } else {
-                        read_values_into(st, caller_base, args, &sig.args, &mut values);
+                        read_values_into(
+                            registers,
+                            caller_base,
+                            args,
+                            &sig.args,
+                            &mut st.host_args,
+                        );
                     }
                     let result_kinds = &sig.results;
                     let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
-                    let mut results = std::mem::take(&mut st.host_results);
                     let outcome = match &mut modules[target_module as usize] {
                         Registered::Host(h) => {
                             *host_calls += 1;
                             resources.lend_fuel(hooks.fuel);
-                            let outcome = h.state.call_into(index as usize, &values, &mut results);
+                            let outcome = h.state.call_into(
+                                index as usize,
+                                &st.host_args,
+                                &mut st.host_results,
+                            );
                             resources.reclaim_fuel(&mut hooks.fuel);
-                            st.put_host_args(values);
                             if let Some(timing) = timing {
                                 let function = h.funcs.get(index as usize).map_or("?", |f| &f.0);
                                 super::profiling::host_call_ends(
@@ -436,23 +447,29 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                             Err(Trap::new(StatusCode::Internal, "bad import link"))
                         }
                     };
+                    // (Dropping the arguments the call did not take, and
+                    // whatever a failed call left.)
+                    st.host_args.clear();
+                    if outcome.is_err() {
+                        st.host_results.clear();
+                    }
                     match tri!(outcome) {
                         HostStatus::Finished => {
                             let dst = aux_list(&func.aux, results_at, 0);
-                            let written = write_host_results(
-                                st,
+                            tri!(write_host_results(
+                                (&mut st.i32s, &mut st.refs),
                                 caller_base.0,
                                 caller_base.1,
                                 dst,
                                 result_kinds,
-                                &mut results,
-                            );
-                            st.host_results = results;
-                            tri!(written);
+                                &mut st.host_results,
+                            ));
                             // The frames hold the pcs to go on from.
                             return Ok(None);
                         }
                         HostStatus::Deferred => {
+                            // (Its results come when it is resumed.)
+                            st.host_results.clear();
                             if !yieldable {
                                 tri!(Err(Trap::new(
                                         StatusCode::FailedPrecondition,
@@ -529,7 +546,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 StatusCode::InvalidArgument,
                 format!("buffer length {len} is negative")
             )));
-            tri!(buffer_limit(len as u64, &limits));
+            tri!(buffer_limit(len as u64, limits));
             bulk!(len as u64);
             let charge = tri!(Charge::new(memory, buffer_bytes(len as u64), "a buffer"));
             let b = tri!(Buffer::new(len)).with_charge(charge);
@@ -538,7 +555,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::BufferClone => {
             let align = ri!(i.d);
             tri!(check_alignment(align));
-            tri!(buffer_limit(rl!(i.c) as u64, &limits));
+            tri!(buffer_limit(rl!(i.c) as u64, limits));
             let src = buffer!(i.a, "source");
             let bytes = (rl!(i.c) as u64).min(src.len() as u64);
             bulk!(bytes);

@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use irvm::{HostRef, StatusCode, Trap};
 
-use super::executable::{Dispatch, Executable};
-use super::objects::HalBuffer;
+use super::executable::{Dispatch, Executable, RegionDispatches};
+use super::objects::{span_within, HalBuffer};
 
 /// A buffer operand: a buffer, or slot `slot` of the binding table given
 /// at execution; `offset`/`length` are relative to it (`length` -1: to
@@ -39,8 +39,27 @@ pub struct Binding<'a> {
 impl BufferRef {
     /// The buffer range this operand names, given the execution's table.
     fn resolve(&self, table: &[Binding]) -> Result<HalBuffer, Trap> {
+        let (buffer, start, length) = self.resolve_range(table)?;
+        Ok(HalBuffer {
+            storage: buffer.storage.clone(),
+            offset: start,
+            length,
+            charge: buffer.charge.clone(),
+        })
+    }
+
+    /// [`BufferRef::resolve`] borrowed: the buffer and the absolute range
+    /// of its storage this operand names (no counts taken: what a
+    /// dispatch's bindings need, on every execution).
+    fn resolve_range<'t>(
+        &'t self,
+        table: &[Binding<'t>],
+    ) -> Result<(&'t HalBuffer, u64, u64), Trap> {
         match &self.buffer {
-            Some(b) => b.subspan(self.offset, self.length),
+            Some(b) => {
+                let (start, len) = b.range(self.offset, self.length)?;
+                Ok((b, start, len))
+            }
             None => {
                 let entry = table.get(self.slot as usize).ok_or_else(|| {
                     Trap::new(
@@ -58,8 +77,9 @@ impl BufferRef {
                         format!("binding table slot {} is null", self.slot),
                     )
                 })?;
-                b.subspan(entry.offset, entry.length)?
-                    .subspan(self.offset, self.length)
+                let (start, len) = b.range(entry.offset, entry.length)?;
+                let (within, len) = span_within(len, self.offset, self.length)?;
+                Ok((b, start + within, len))
             }
         }
     }
@@ -193,7 +213,7 @@ impl CommandBuffer {
         // The dispatches since the last barrier or transfer: they run
         // together when the next one comes (transfers keep their place in
         // the order: they end a region as a barrier does).
-        let mut region: Vec<&Command> = Vec::new();
+        let mut region = Region::new();
         for command in &s.commands {
             match (command, &profile, transfer_name(command)) {
                 (Command::Dispatch { .. }, ..) => region.push(command),
@@ -214,13 +234,17 @@ impl CommandBuffer {
     }
 }
 
+/// The dispatches recorded since the last barrier or transfer: a few,
+/// held inline.
+type Region<'a> = smallvec::SmallVec<[&'a Command; 8]>;
+
 /// Runs the dispatches of `region` together
 /// ([`super::executable::dispatch_region`]) and empties it.
-fn run_region(region: &mut Vec<&Command>, table: &[Binding]) -> Result<(), Trap> {
+fn run_region(region: &mut Region, table: &[Binding]) -> Result<(), Trap> {
     if region.is_empty() {
         return Ok(());
     }
-    let mut dispatches = Vec::with_capacity(region.len());
+    let mut dispatches = RegionDispatches::with_capacity(region.len());
     for command in region.drain(..) {
         if let Command::Dispatch {
             executable,
@@ -250,10 +274,10 @@ fn run_region(region: &mut Vec<&Command>, table: &[Binding]) -> Result<(), Trap>
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    let buf = b.resolve(table).map_err(|t| {
+                    let (buf, start, len) = b.resolve_range(table).map_err(|t| {
                         Trap::new(t.code, format!("dispatch binding {i}: {}", t.message))
                     })?;
-                    buf.vm_view(0, -1)
+                    buf.storage_view(start, len)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             dispatches.push((

@@ -268,7 +268,7 @@ impl Executable {
 /// device share one handing-out of workgroups to the workers and one join
 /// ([`crate::native::region::run_region`]); anything else runs one
 /// dispatch after another.
-pub fn dispatch_region(dispatches: Vec<(&Executable, Dispatch<'_>)>) -> Result<(), Trap> {
+pub fn dispatch_region(dispatches: RegionDispatches<'_>) -> Result<(), Trap> {
     let Some(device) = shared_task_device(&dispatches)? else {
         for (executable, dispatch) in dispatches {
             executable.dispatch(dispatch)?;
@@ -359,6 +359,10 @@ struct VmvxExecutable {
     /// its fuel, deadline and interrupt.
     resources: irvm::ContextResources,
 }
+
+/// The dispatches of one region with their executables, in recording
+/// order: a few, held inline (no allocation per queue execution).
+pub type RegionDispatches<'a> = smallvec::SmallVec<[(&'a Executable, Dispatch<'a>); 4]>;
 
 /// One dispatch's resolved arguments.
 pub struct Dispatch<'a> {

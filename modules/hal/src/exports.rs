@@ -1195,8 +1195,7 @@ fn queue_alloca(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Tra
     let (_types, _usage) = (a.i32()?, a.i32()?);
     let size = a.i64()?;
     let _flags = a.i64()?;
-    let allocator = state.device.allocator.clone();
-    match allocator.allocate(size, &state.resources) {
+    match state.device.allocator.allocate(size, &state.resources) {
         Ok(buffer) => {
             queue_epilogue(a, signal, Ok(()))?;
             one(obj(&hal_types::BUFFER, buffer))

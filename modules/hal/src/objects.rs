@@ -248,6 +248,12 @@ impl HalBuffer {
     /// view (no copy); `length` -1 means "to the end".
     pub fn vm_view(&self, offset: u64, length: i64) -> Result<Ref, Trap> {
         let (start, len) = self.range(offset, length)?;
+        self.storage_view(start, len)
+    }
+
+    /// The bytes `start..start+len` of this buffer's storage (an absolute
+    /// range [`HalBuffer::range`] checked) as a `!vm.buffer` view.
+    pub fn storage_view(&self, start: u64, len: u64) -> Result<Ref, Trap> {
         let parent = self.storage.buffer("hal buffer storage")?;
         let view = Buffer::view(parent, start as usize, len as usize)?;
         Ok(Ref::from(view))
@@ -256,24 +262,8 @@ impl HalBuffer {
     /// The absolute storage range of `offset..offset+length` (-1: to the
     /// end), checked against this buffer's length.
     pub fn range(&self, offset: u64, length: i64) -> Result<(u64, u64), Trap> {
-        let len = if length == -1 {
-            self.length.checked_sub(offset)
-        } else {
-            u64::try_from(length).ok()
-        };
-        match len {
-            Some(len) if offset.checked_add(len).is_some_and(|e| e <= self.length) => {
-                Ok((self.offset + offset, len))
-            }
-            _ => Err(Trap::new(
-                StatusCode::OutOfRange,
-                format!(
-                    "byte range out of bounds (offset {offset}, length {length}) of a \
-                     buffer of {} bytes",
-                    self.length
-                ),
-            )),
-        }
+        let (start, len) = span_within(self.length, offset, length)?;
+        Ok((self.offset + start, len))
     }
 
     /// A subspan sharing this buffer's memory.
@@ -302,6 +292,26 @@ impl HalBuffer {
         let (s, l) = (self.offset as usize, self.length as usize);
         b.with_bytes_mut(|bytes| bytes.get_mut(s..s + l).map(f))?
             .ok_or_else(|| Trap::new(StatusCode::OutOfRange, "buffer storage too small"))
+    }
+}
+
+/// `offset..offset+length` (-1: to the end) of a range of `total` bytes,
+/// checked: the range's offset and length, relative to its start.
+pub fn span_within(total: u64, offset: u64, length: i64) -> Result<(u64, u64), Trap> {
+    let len = if length == -1 {
+        total.checked_sub(offset)
+    } else {
+        u64::try_from(length).ok()
+    };
+    match len {
+        Some(len) if offset.checked_add(len).is_some_and(|e| e <= total) => Ok((offset, len)),
+        _ => Err(Trap::new(
+            StatusCode::OutOfRange,
+            format!(
+                "byte range out of bounds (offset {offset}, length {length}) of a \
+                 buffer of {total} bytes"
+            ),
+        )),
     }
 }
 

@@ -75,6 +75,14 @@ vm.func @host_error() -> (i32) {
   vm.return %i1
 }
 
+vm.export @make_one
+vm.func @make_one() -> (!env.obj) {
+^bb0:
+  %i0 = vm.const.i32 7
+  %r0 = vm.call @env.make(%i0)
+  vm.return %r0
+}
+
 vm.export @host_panic
 vm.func @host_panic() -> () {
 ^bb0:
@@ -191,10 +199,20 @@ fn every_host_object_is_dropped_once_on_every_path() {
         assert!(err.to_string().contains("host refused"), "{err}");
         assert_eq!(live(), base + 1, "host error leaked");
 
+        // The next host call reads only its own argument: the failed
+        // call's were dropped from the argument vector the stack keeps.
+        let out = call(&mut ctx, "make_one", &[]).unwrap();
+        assert_eq!(live(), base + 2);
+        drop(out);
+        assert_eq!(live(), base + 1, "a host call's result leaked");
+
         // A host panic becomes a trap; the moved argument is released.
         let err = call(&mut ctx, "host_panic", &[]).unwrap_err();
         assert_eq!(err.code, StatusCode::Internal, "{err}");
         assert_eq!(live(), base + 1, "host panic leaked");
+        let out = call(&mut ctx, "make_one", &[]).unwrap();
+        drop(out);
+        assert_eq!(live(), base + 1, "a host call after a panic leaked");
 
         // Fuel exhaustion in a loop holding a ref.
         ctx.set_fuel(Some(1_000));
