@@ -20,6 +20,14 @@
 //!   `FAILED_PRECONDITION` instead of waiting, so two running contexts can
 //!   never deadlock on each other's buffers.
 //!
+//! - A *region* of native work (the hal's workgroups on its worker pool)
+//!   holds the leases of the buffers it was lent under [`REGION`], a holder
+//!   that is no thread, for as long as one of its workgroups may still run,
+//!   which can be after the call that started it returned (a stopped call
+//!   leaves its running workgroups to end in the background). Whoever meets
+//!   a buffer a region holds waits for it, inside a run too: a region waits
+//!   for nothing, so the wait cannot deadlock.
+//!
 //! Read-only buffers (rodata) are never written, so they need no lease.
 //!
 //! Word layout: bits 63..24 the holder's thread token (0: free), bits
@@ -41,6 +49,10 @@ pub(crate) const MUT: u64 = BORROW_MASK;
 
 /// Tokens handed out so far; 40 bits of them outlast any process.
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// The holder of a buffer lent to a region of native work (no thread's
+/// token: those stay below it).
+pub(crate) const REGION: u64 = ((1 << 40) - 1) << BORROW_BITS;
 
 thread_local! {
     /// This thread's token shifted into place (0 until first asked).
@@ -71,7 +83,7 @@ fn new_token() -> u64 {
     let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     // 2^40 threads cannot be created in a process's life; refuse rather
     // than reuse a token.
-    assert!(n < (1 << 40), "thread tokens exhausted");
+    assert!(n < (1 << 40) - 1, "thread tokens exhausted");
     let t = n << BORROW_BITS;
     TOKEN.with(|c| c.set(t));
     t
@@ -137,12 +149,32 @@ fn release(word: &AtomicU64, me: u64) {
 pub(crate) fn acquire_for_run(buffer: &Arc<Buffer>) -> bool {
     let me = token();
     let word = buffer.lease_word();
-    match word.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-        Ok(_) => {
-            remember(buffer);
-            true
+    let mut rounds = 0u32;
+    loop {
+        match word.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => {
+                remember(buffer);
+                return true;
+            }
+            Err(cur) if cur & !BORROW_MASK == REGION => {
+                rounds += 1;
+                wait_round(rounds);
+            }
+            Err(cur) => return cur & !BORROW_MASK == me,
         }
-        Err(cur) => cur & !BORROW_MASK == me,
+    }
+}
+
+/// One round of waiting for a lease held elsewhere: spinning, then
+/// yielding, then sleeping a millisecond at a time (a region's workgroup
+/// may run for seconds).
+fn wait_round(rounds: u32) {
+    if rounds < 64 {
+        std::hint::spin_loop();
+    } else if rounds < 256 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 
@@ -172,6 +204,9 @@ pub(crate) enum Conflict {
     /// must not wait (two runs waiting on each other's buffers would
     /// deadlock).
     OtherThread,
+    /// A region of native work holds the lease (until its last workgroup
+    /// ends).
+    Region,
 }
 
 /// Holds the lease for a closure borrow: `shared` (several may coexist on
@@ -185,15 +220,11 @@ pub(crate) fn borrow(word: &AtomicU64, shared: bool) -> Result<BorrowGuard<'_>, 
         let holder = cur & !BORROW_MASK;
         let borrows = cur & BORROW_MASK;
         if holder != 0 && holder != me {
-            if in_run() {
+            if in_run() && holder != REGION {
                 return Err(Conflict::OtherThread);
             }
             spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            wait_round(spins);
             continue;
         }
         let next = if shared {
@@ -218,6 +249,49 @@ pub(crate) fn borrow(word: &AtomicU64, shared: bool) -> Result<BorrowGuard<'_>, 
             });
         }
     }
+}
+
+/// Takes `word` for a region of native work (as [`REGION`], mutably
+/// borrowed) from no one or from this thread's own run (`Ok` with the
+/// holder it had: 0 or this thread's token). Waits while another thread
+/// holds it outside a run; while a region holds it, or another thread and
+/// a run is active here, returns the conflict for the caller to wait or
+/// fail as it chooses ([`Conflict::Region`], [`Conflict::OtherThread`]).
+pub(crate) fn take_for_region(word: &AtomicU64) -> Result<u64, Conflict> {
+    let me = token();
+    let mut spins = 0u32;
+    loop {
+        let cur = word.load(Ordering::Relaxed);
+        let holder = cur & !BORROW_MASK;
+        if holder == REGION {
+            return Err(Conflict::Region);
+        }
+        if holder != 0 && holder != me {
+            if in_run() {
+                return Err(Conflict::OtherThread);
+            }
+            spins += 1;
+            wait_round(spins);
+            continue;
+        }
+        if cur & BORROW_MASK != 0 {
+            return Err(Conflict::ThisThread);
+        }
+        if word
+            .compare_exchange_weak(cur, REGION | MUT, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            return Ok(holder);
+        }
+    }
+}
+
+/// Gives `word`, taken by [`take_for_region`], to `holder` (0: free; the
+/// token it was taken from, while that thread's run still goes on).
+pub(crate) fn give_back_from_region(word: &AtomicU64, holder: u64) {
+    // The region is the only holder: nothing else writes the word now
+    // (everyone else only compares and swaps from 0 or their own token).
+    word.store(holder, Ordering::Release);
 }
 
 /// Ends a closure borrow (also on unwind); the borrow that took the lease
