@@ -569,4 +569,27 @@ mod tests {
         assert_eq!(e.code, crate::StatusCode::ResourceExhausted);
         assert_eq!(r.fuel(), Some(0));
     }
+
+    #[test]
+    fn background_work_holds_up_the_next_call_until_dropped_or_stopped() {
+        let mut ctx = crate::Context::new(&crate::TypeRegistry::new());
+        let r = ctx.resources().clone();
+        assert!(!r.stop_check().can_stop());
+        r.wait_for_background().expect("none held");
+        let work = r.begin_background();
+        let dropper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(work);
+        });
+        r.wait_for_background().expect("waits for the drop");
+        dropper.join().unwrap();
+        // A stop ends the wait.
+        let handle = ctx.interrupt_handle();
+        assert!(r.stop_check().can_stop());
+        let _held = r.begin_background();
+        handle.interrupt();
+        let e = r.wait_for_background().unwrap_err();
+        assert_eq!(e.code, crate::StatusCode::Cancelled);
+        assert!(e.message.contains("earlier call"), "{e}");
+    }
 }
