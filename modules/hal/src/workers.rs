@@ -468,7 +468,7 @@ fn next_job(shared: &Shared, seen: u64) -> Option<u64> {
 /// each yield lets other threads run for a while, so the waiter stays
 /// awake as long as the machine is busy rather than parking and being
 /// woken late (a parked thread waits for a time slice after its wake-up).
-pub(crate) fn pause(round: u32, start: Instant) -> bool {
+fn pause(round: u32, start: Instant) -> bool {
     if round <= SPIN_ONLY {
         std::hint::spin_loop();
         return false;

@@ -38,7 +38,7 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use irvm::profile::Profile;
 use irvm::{
@@ -190,7 +190,6 @@ fn run_detached(pool: &Workers, region: Arc<Region>) -> Result<DispatchEnds, Tra
         region.release_here();
         return Err(t);
     }
-    let begin = Instant::now();
     let mut spins = 0u32;
     loop {
         if region.ending.load(Ordering::Acquire) == DONE {
@@ -206,9 +205,13 @@ fn run_detached(pool: &Workers, region: Arc<Region>) -> Result<DispatchEnds, Tra
             return region.leave(stop);
         }
         spins += 1;
-        if crate::workers::pause(spins, begin) {
+        // A few rounds of spinning, then parked: the workers are as many
+        // as the cores, and a caller spinning or yielding for longer takes
+        // one from them (measured in docs/PERFORMANCE.md).
+        if spins > WATCH_SPINS {
             let g = region.end_lock.lock().unwrap_or_else(|e| e.into_inner());
             if region.ending.load(Ordering::Acquire) != DONE {
+                region.parked.store(true, Ordering::SeqCst);
                 drop(
                     region
                         .end
@@ -216,9 +219,16 @@ fn run_detached(pool: &Workers, region: Arc<Region>) -> Result<DispatchEnds, Tra
                         .unwrap_or_else(|e| e.into_inner()),
                 );
             }
+        } else {
+            std::hint::spin_loop();
         }
     }
 }
+
+/// Rounds the calling thread of a detached region spins before it parks
+/// (then it is woken by the region's end, or every [`STOP_POLL`] to look at
+/// the stop word).
+const WATCH_SPINS: u32 = 64;
 
 /// [`Region::ending`]: the caller waits for the region.
 const WAITING: u8 = 0;
@@ -265,8 +275,9 @@ struct Region {
     /// [`GONE`], [`RELEASED`]; changed under `end_lock`.
     ending: AtomicU8,
     end_lock: Mutex<Option<Held>>,
-    /// Signalled when the region is [`DONE`].
+    /// Signalled when the region is [`DONE`], if the caller `parked`.
     end: Condvar,
+    parked: AtomicBool,
 }
 
 /// What the region owns so that its workgroups may outlive the call:
@@ -393,6 +404,7 @@ impl Region {
             ending: AtomicU8::new(WAITING),
             end_lock: Mutex::new(None),
             end: Condvar::new(),
+            parked: AtomicBool::new(false),
         };
         if profiled {
             region
@@ -571,7 +583,11 @@ impl Region {
         match self.ending.load(Ordering::Acquire) {
             WAITING => {
                 self.ending.store(DONE, Ordering::Release);
-                self.end.notify_all();
+                // A syscall: only when the caller has parked (it sets
+                // `parked` under the lock before it waits).
+                if self.parked.load(Ordering::SeqCst) {
+                    self.end.notify_all();
+                }
             }
             GONE => {
                 self.ending.store(RELEASED, Ordering::Release);
