@@ -405,7 +405,7 @@ import irvm
 sys.path.insert(0, sys.argv[1])
 from conftest import COUNT_VMASM
 m = irvm.load(COUNT_VMASM)
-n = 400_000_000
+n = 1_500_000_000  # about 1 s compiled: still running when the Ctrl-C comes
 other = {}
 def work():
     other["result"] = m.count(n)
