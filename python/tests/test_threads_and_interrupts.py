@@ -307,9 +307,10 @@ def test_ctrl_c_interrupts_a_long_vmvx_kernel_within_100_ms():
 # Ctrl-C inside one llvm-cpu workgroup of seconds (tests/data/native/
 # long_workgroup.mlir: `spin(x, n)` sums x n times in one workgroup). On
 # local-task the call returns at once and the workgroup ends in the
-# background: the next call waits for it and gives the right result, and a
-# module dropped right after the interrupt is safe. local-sync runs
-# workgroups on the calling thread, so it ends the one running first.
+# background: the next call waits for it (Ctrl-C ends that wait too) and
+# gives the right result, and a module dropped right after the interrupt is
+# safe. local-sync runs workgroups on the calling thread, so it ends the one
+# running first.
 NATIVE_CTRL_C = r"""
 import gc, json, os, signal, sys, threading, time
 import numpy as np
@@ -333,6 +334,8 @@ def interrupted(m, n, after):
 out = {}
 m = irvm.load(sys.argv[1], device="local-task")
 out["task"] = interrupted(m, ENDLESS, 0.3)
+# The next call waits for the workgroup left running; Ctrl-C ends the wait.
+out["wait"] = interrupted(m, 1000, 0.2)
 start = time.monotonic()
 out["task"]["next"] = m.spin(one, 1000).tolist()
 out["task"]["next_waited"] = time.monotonic() - start
@@ -364,6 +367,8 @@ def test_ctrl_c_interrupts_a_long_native_workgroup_within_100_ms():
     # workgroup itself takes seconds).
     assert task["latency"] < 1.0, result
     assert task["next"] == [1000.0], result
+    assert result["wait"]["outcome"] == "KeyboardInterrupt", result
+    assert result["wait"]["latency"] < 1.0, result
     dropped = result["dropped"]
     assert dropped["outcome"] == "KeyboardInterrupt", result
     assert dropped["latency"] < 1.0, result
