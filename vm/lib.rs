@@ -105,7 +105,7 @@ pub use resources::{BackgroundWork, ContextResources, MemoryCharge, StopCheck};
 pub use tier::Tier;
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use values::{
-    Buffer, BufferPool, ElementType, HostObject, List, RawBytes, Ref, RefType, RegionLease,
+    Buffer, BufferPool, ElementType, HostObject, List, NativeRegionLease, RawBytes, Ref, RefType,
     TypeDef, Value, BUFFER_ALIGNMENT,
 };
 

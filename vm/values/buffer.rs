@@ -282,32 +282,32 @@ pub struct RawBytes {
 }
 
 /// The lease of a buffer's allocation held by a region of native work
-/// ([`Buffer::lease_for_region`]); dropping it frees the buffer for
-/// anyone, [`RegionLease::give_back`] hands it back to the thread it was
+/// ([`Buffer::lease_for_native_region`]); dropping it frees the buffer for
+/// anyone, [`NativeRegionLease::give_back`] hands it back to the thread it was
 /// taken from, while that thread's run still goes on.
-pub struct RegionLease {
+pub struct NativeRegionLease {
     root: Arc<Buffer>,
     /// The holder the lease was taken from: 0, or the lending thread's
     /// token (its run had touched the buffer); `None` once given back.
     lender: Option<u64>,
 }
 
-impl std::fmt::Debug for RegionLease {
+impl std::fmt::Debug for NativeRegionLease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegionLease")
+        f.debug_struct("NativeRegionLease")
             .field("bytes", &self.root.len)
             .finish()
     }
 }
 
-impl RegionLease {
+impl NativeRegionLease {
     /// Gives the lease back to the thread it was taken from. Only for the
     /// lending thread while its run goes on (the region ended before its
     /// call did): a run that has ended gave back its leases already, and
     /// one given to it now would never be given back.
     pub fn give_back(mut self) {
         if let Some(lender) = self.lender.take() {
-            lease::give_back_from_region(self.root.lease_word(), lender);
+            lease::give_back_from_native_region(self.root.lease_word(), lender);
         }
     }
 
@@ -317,10 +317,10 @@ impl RegionLease {
     }
 }
 
-impl Drop for RegionLease {
+impl Drop for NativeRegionLease {
     fn drop(&mut self) {
         if self.lender.take().is_some() {
-            lease::give_back_from_region(self.root.lease_word(), 0);
+            lease::give_back_from_native_region(self.root.lease_word(), 0);
         }
     }
 }
@@ -443,7 +443,7 @@ fn conflict(c: lease::Conflict) -> Trap {
     match c {
         lease::Conflict::ThisThread => in_use(),
         lease::Conflict::OtherThread => other_thread(),
-        lease::Conflict::Region => Trap::new(
+        lease::Conflict::NativeRegion => Trap::new(
             StatusCode::FailedPrecondition,
             "buffer is in use by native workgroups still running for an earlier call",
         ),
@@ -719,7 +719,7 @@ impl Buffer {
         match self.read(f) {
             Ok(out) => out,
             Err(lease::Conflict::ThisThread) => panic!("buffer already borrowed mutably"),
-            Err(lease::Conflict::OtherThread | lease::Conflict::Region) => {
+            Err(lease::Conflict::OtherThread | lease::Conflict::NativeRegion) => {
                 panic!("buffer is in use by another thread's running context")
             }
         }
@@ -827,7 +827,7 @@ impl Buffer {
     }
 
     /// Where the bytes are and how many there are, for native code that
-    /// holds the buffer's lease ([`Buffer::lease_for_region`]) or only
+    /// holds the buffer's lease ([`Buffer::lease_for_native_region`]) or only
     /// reads a read-only buffer; the pointer must not be used otherwise.
     pub fn raw_bytes(&self) -> RawBytes {
         RawBytes {
@@ -846,7 +846,7 @@ impl Buffer {
     /// for a *region* of native work: workgroups on a pool of threads that
     /// may go on after the call that started them returned (the hal stops
     /// handing out workgroups when a call is interrupted, and lets those
-    /// running end in the background). While the [`RegionLease`] lives,
+    /// running end in the background). While the [`NativeRegionLease`] lives,
     /// the bytes are the region's: every other borrow, every run's access,
     /// on any thread, waits for it to be given back (it cannot deadlock: a
     /// region waits for nothing). `None` for a read-only buffer, which
@@ -862,7 +862,7 @@ impl Buffer {
     /// use irvm::Buffer;
     /// use std::sync::Arc;
     /// let a = Arc::new(Buffer::new(8)?);
-    /// let lease = a.lease_for_region(&mut || Ok(()))?.expect("mutable");
+    /// let lease = a.lease_for_native_region(&mut || Ok(()))?.expect("mutable");
     /// let raw = a.raw_bytes();
     /// // A worker thread writes through the pointer while the lease lives.
     /// let at = raw.ptr as usize;
@@ -876,23 +876,23 @@ impl Buffer {
     /// assert_eq!(a.to_vec()[3], 7);
     /// # Ok::<(), irvm::Trap>(())
     /// ```
-    pub fn lease_for_region(
+    pub fn lease_for_native_region(
         self: &Arc<Self>,
         wait: &mut dyn FnMut() -> Result<(), Trap>,
-    ) -> Result<Option<RegionLease>, Trap> {
+    ) -> Result<Option<NativeRegionLease>, Trap> {
         if !self.mutable {
             return Ok(None);
         }
         let root = self.lease_root();
         loop {
-            match lease::take_for_region(root.lease_word()) {
+            match lease::take_for_native_region(root.lease_word()) {
                 Ok(holder) => {
-                    return Ok(Some(RegionLease {
+                    return Ok(Some(NativeRegionLease {
                         root,
                         lender: Some(holder),
                     }))
                 }
-                Err(lease::Conflict::Region) => {
+                Err(lease::Conflict::NativeRegion) => {
                     wait()?;
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }

@@ -24,7 +24,7 @@
 //! DEADLINE_EXCEEDED at once, and the workgroups already running end in
 //! the background. Until they do, the context's next call waits for them
 //! (and can be stopped while it waits: [`irvm::BackgroundWork`]), and their
-//! buffers wait for anyone who touches them ([`irvm::RegionLease`]);
+//! buffers wait for anyone who touches them ([`irvm::NativeRegionLease`]);
 //! dropping the context, its modules or the buffers meanwhile is safe. On
 //! `local-sync` the workgroup running ends first (`native/region.rs`).
 //!

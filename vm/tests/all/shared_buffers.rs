@@ -143,7 +143,7 @@ fn views_share_their_roots_lease() {
     assert_eq!(element(&parent, 2), 2);
 }
 
-/// A buffer a region of native work holds (`Buffer::lease_for_region`, the
+/// A buffer a region of native work holds (`Buffer::lease_for_native_region`, the
 /// hal's workgroups ending in the background) makes everyone wait: a run
 /// on another thread (which would trap on another thread's run), a closure
 /// borrow, and another region, whose wait can be given up.
@@ -153,14 +153,14 @@ fn a_region_lease_makes_runs_and_borrows_wait() {
     let buffer = shared_buffer();
     let view = Arc::new(Buffer::view(&buffer, 4, 8).unwrap());
     let lease = view
-        .lease_for_region(&mut || Ok(()))
+        .lease_for_native_region(&mut || Ok(()))
         .expect("free")
         .expect("mutable");
     assert!(lease.covers(&buffer));
     // Another region waits, and gives up when told.
     let mut asked = 0;
     let e = buffer
-        .lease_for_region(&mut || {
+        .lease_for_native_region(&mut || {
             asked += 1;
             match asked {
                 3 => Err(irvm::Trap::new(StatusCode::Cancelled, "stopped")),
@@ -194,5 +194,8 @@ fn a_region_lease_makes_runs_and_borrows_wait() {
     // Read-only buffers need no lease.
     let bytes: Arc<Vec<u8>> = Arc::new(vec![1, 2, 3]);
     let rodata = Arc::new(Buffer::borrowed(bytes, 0..3).unwrap());
-    assert!(rodata.lease_for_region(&mut || Ok(())).unwrap().is_none());
+    assert!(rodata
+        .lease_for_native_region(&mut || Ok(()))
+        .unwrap()
+        .is_none());
 }

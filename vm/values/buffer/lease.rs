@@ -21,7 +21,7 @@
 //!   never deadlock on each other's buffers.
 //!
 //! - A *region* of native work (the hal's workgroups on its worker pool)
-//!   holds the leases of the buffers it was lent under [`REGION`], a holder
+//!   holds the leases of the buffers it was lent under [`NATIVE_REGION`], a holder
 //!   that is no thread, for as long as one of its workgroups may still run,
 //!   which can be after the call that started it returned (a stopped call
 //!   leaves its running workgroups to end in the background). Whoever meets
@@ -52,7 +52,7 @@ static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// The holder of a buffer lent to a region of native work (no thread's
 /// token: those stay below it).
-pub(crate) const REGION: u64 = ((1 << 40) - 1) << BORROW_BITS;
+pub(crate) const NATIVE_REGION: u64 = ((1 << 40) - 1) << BORROW_BITS;
 
 thread_local! {
     /// This thread's token shifted into place (0 until first asked).
@@ -156,7 +156,7 @@ pub(crate) fn acquire_for_run(buffer: &Arc<Buffer>) -> bool {
                 remember(buffer);
                 return true;
             }
-            Err(cur) if cur & !BORROW_MASK == REGION => {
+            Err(cur) if cur & !BORROW_MASK == NATIVE_REGION => {
                 rounds += 1;
                 wait_round(rounds);
             }
@@ -206,7 +206,7 @@ pub(crate) enum Conflict {
     OtherThread,
     /// A region of native work holds the lease (until its last workgroup
     /// ends).
-    Region,
+    NativeRegion,
 }
 
 /// Holds the lease for a closure borrow: `shared` (several may coexist on
@@ -220,7 +220,7 @@ pub(crate) fn borrow(word: &AtomicU64, shared: bool) -> Result<BorrowGuard<'_>, 
         let holder = cur & !BORROW_MASK;
         let borrows = cur & BORROW_MASK;
         if holder != 0 && holder != me {
-            if in_run() && holder != REGION {
+            if in_run() && holder != NATIVE_REGION {
                 return Err(Conflict::OtherThread);
             }
             spins += 1;
@@ -251,20 +251,20 @@ pub(crate) fn borrow(word: &AtomicU64, shared: bool) -> Result<BorrowGuard<'_>, 
     }
 }
 
-/// Takes `word` for a region of native work (as [`REGION`], mutably
+/// Takes `word` for a region of native work (as [`NATIVE_REGION`], mutably
 /// borrowed) from no one or from this thread's own run (`Ok` with the
 /// holder it had: 0 or this thread's token). Waits while another thread
 /// holds it outside a run; while a region holds it, or another thread and
 /// a run is active here, returns the conflict for the caller to wait or
-/// fail as it chooses ([`Conflict::Region`], [`Conflict::OtherThread`]).
-pub(crate) fn take_for_region(word: &AtomicU64) -> Result<u64, Conflict> {
+/// fail as it chooses ([`Conflict::NativeRegion`], [`Conflict::OtherThread`]).
+pub(crate) fn take_for_native_region(word: &AtomicU64) -> Result<u64, Conflict> {
     let me = token();
     let mut spins = 0u32;
     loop {
         let cur = word.load(Ordering::Relaxed);
         let holder = cur & !BORROW_MASK;
-        if holder == REGION {
-            return Err(Conflict::Region);
+        if holder == NATIVE_REGION {
+            return Err(Conflict::NativeRegion);
         }
         if holder != 0 && holder != me {
             if in_run() {
@@ -278,7 +278,12 @@ pub(crate) fn take_for_region(word: &AtomicU64) -> Result<u64, Conflict> {
             return Err(Conflict::ThisThread);
         }
         if word
-            .compare_exchange_weak(cur, REGION | MUT, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange_weak(
+                cur,
+                NATIVE_REGION | MUT,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
             .is_ok()
         {
             return Ok(holder);
@@ -286,9 +291,9 @@ pub(crate) fn take_for_region(word: &AtomicU64) -> Result<u64, Conflict> {
     }
 }
 
-/// Gives `word`, taken by [`take_for_region`], to `holder` (0: free; the
+/// Gives `word`, taken by [`take_for_native_region`], to `holder` (0: free; the
 /// token it was taken from, while that thread's run still goes on).
-pub(crate) fn give_back_from_region(word: &AtomicU64, holder: u64) {
+pub(crate) fn give_back_from_native_region(word: &AtomicU64, holder: u64) {
     // The region is the only holder: nothing else writes the word now
     // (everyone else only compares and swaps from 0 or their own token).
     word.store(holder, Ordering::Release);

@@ -28,7 +28,7 @@
 //!   executables, the constants, the bindings and their leases, local
 //!   memory: [`Held`]), and until the last one ends the loading context
 //!   stays busy ([`irvm::BackgroundWork`]: its next call waits) and the
-//!   buffers stay leased to the region ([`irvm::RegionLease`]: whoever
+//!   buffers stay leased to the region ([`irvm::NativeRegionLease`]: whoever
 //!   touches them waits).
 //!
 //! A region costs one heap allocation in the detached mode (the region,
@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use irvm::profile::Profile;
 use irvm::{
-    BackgroundWork, Buffer, ContextResources, MemoryCharge, Ref, RegionLease, StatusCode,
+    BackgroundWork, Buffer, ContextResources, MemoryCharge, NativeRegionLease, Ref, StatusCode,
     StopCheck, Trap,
 };
 use smallvec::SmallVec;
@@ -288,7 +288,7 @@ struct Held {
     /// Every binding (the binding pointers point into them).
     buffers: SmallVec<[Arc<Buffer>; 16]>,
     /// The leases of the mutable allocations among them.
-    leases: SmallVec<[RegionLease; 8]>,
+    leases: SmallVec<[NativeRegionLease; 8]>,
     /// Local memory charged to the loading contexts.
     charges: SmallVec<[MemoryCharge; 4]>,
     /// The loading contexts kept busy (detached mode, after a stop).
@@ -429,7 +429,7 @@ impl Region {
                 };
                 if b.is_mutable() && !held.leases.iter().any(|l| l.covers(b)) {
                     let mut wait = || stop.check();
-                    if let Some(lease) = b.lease_for_region(&mut wait)? {
+                    if let Some(lease) = b.lease_for_native_region(&mut wait)? {
                         held.leases.push(lease);
                     }
                 }
