@@ -101,12 +101,12 @@ pub use host::{HostFunctionDecl, HostModule, HostOutcome, HostState, HostStatus}
 pub use jit::{CompileRefusal, LeftToInterpreter};
 pub use loader::Module;
 pub use native::{HostResults, IntoHostFunc, NativeModule};
-pub use resources::{ContextResources, MemoryCharge, StopCheck};
+pub use resources::{BackgroundWork, ContextResources, MemoryCharge, StopCheck};
 pub use tier::Tier;
 pub use trap::{StatusCode, Trap, TrapFrame};
 pub use values::{
-    Buffer, BufferPool, ElementType, HostObject, List, RawBytes, Ref, RefType, RegionLease,
-    TypeDef, Value, BUFFER_ALIGNMENT,
+    Buffer, BufferPool, ElementType, HostObject, List, NativeRegionLease, RawBytes, Ref, RefType,
+    RegionLease, TypeDef, Value, BUFFER_ALIGNMENT,
 };
 
 // Compile-time checks: contexts and what calls return move between threads.

@@ -12,9 +12,9 @@
 //! around each host call the context lends it here and takes back what is
 //! left, so a host function sees and spends the caller's fuel.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::budget::{Charge, MemoryBudget};
 use crate::context::Context;
@@ -86,6 +86,12 @@ struct Share {
     /// While a host call made from bytecode runs under a profile: the
     /// source location of the call.
     call_site: Mutex<Option<Arc<str>>>,
+    /// [`BackgroundWork`] held now: work a host module goes on doing for
+    /// the context after the call that started it returned.
+    background: AtomicUsize,
+    /// Guards waiting for `background` to reach 0, on `background_done`.
+    background_lock: Mutex<()>,
+    background_done: Condvar,
 }
 
 /// A context's interrupt flag and deadline, taken by
@@ -94,6 +100,8 @@ struct Share {
 pub struct StopCheck {
     stop: Arc<StopWord>,
     deadline: Option<Instant>,
+    /// Whether the context handed out an interrupt handle.
+    interruptible: bool,
 }
 
 impl StopCheck {
@@ -114,7 +122,42 @@ impl StopCheck {
         }
         Ok(())
     }
+
+    /// Whether anything can stop the context's calls: it handed out an
+    /// interrupt handle ([`crate::Context::interrupt_handle`]) or has a
+    /// deadline. Host code that can answer a stop sooner at some cost (the
+    /// hal leaves native workgroups to its worker threads and watches for
+    /// the stop meanwhile) pays that cost only then.
+    #[inline]
+    pub fn can_stop(&self) -> bool {
+        self.interruptible || self.deadline.is_some()
+    }
 }
+
+/// Work a host module goes on doing for a context after the call that
+/// started it returned ([`ContextResources::begin_background`]): while one
+/// is held, the context's next call waits for it to be dropped before it
+/// runs anything. Dropped on any thread.
+#[derive(Debug)]
+pub struct BackgroundWork {
+    share: Arc<Share>,
+}
+
+impl Drop for BackgroundWork {
+    fn drop(&mut self) {
+        let share = &*self.share;
+        if share.background.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let _g = share
+                .background_lock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            share.background_done.notify_all();
+        }
+    }
+}
+
+/// How often a call waiting for background work looks at its stop word.
+const BACKGROUND_POLL: Duration = Duration::from_millis(5);
 
 /// Bytes charged to a context's memory budget through
 /// [`ContextResources::charge_memory`]; given back when dropped (on any
@@ -140,8 +183,63 @@ impl ContextResources {
                 lent_stop: Mutex::new(None),
                 profile: Mutex::new(None),
                 call_site: Mutex::new(None),
+                background: AtomicUsize::new(0),
+                background_lock: Mutex::new(()),
+                background_done: Condvar::new(),
             }),
         }
+    }
+
+    /// Marks work that goes on for the context after the current call
+    /// returns (native workgroups that were running when the call was
+    /// stopped): until the returned value is dropped, the context's next
+    /// call (`invoke`, `begin_call`, `resume`) waits before it runs
+    /// anything, as [`ContextResources::wait_for_background`].
+    pub fn begin_background(&self) -> BackgroundWork {
+        self.share.background.fetch_add(1, Ordering::SeqCst);
+        BackgroundWork {
+            share: self.share.clone(),
+        }
+    }
+
+    /// Waits until no [`BackgroundWork`] of the context is held; the
+    /// context's interrupt and deadline end the wait (CANCELLED,
+    /// DEADLINE_EXCEEDED), looked at every few milliseconds. One atomic
+    /// load when there is none.
+    #[inline]
+    pub fn wait_for_background(&self) -> Result<(), Trap> {
+        if self.share.background.load(Ordering::SeqCst) == 0 {
+            return Ok(());
+        }
+        self.wait_for_background_slow()
+    }
+
+    #[cold]
+    fn wait_for_background_slow(&self) -> Result<(), Trap> {
+        let stop = self.stop_check();
+        let share = &*self.share;
+        let mut g = share
+            .background_lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        while share.background.load(Ordering::SeqCst) != 0 {
+            if let Err(t) = stop.check() {
+                return Err(Trap::new(
+                    t.code,
+                    format!(
+                        "{} while waiting for the native workgroups an earlier call left \
+                         running",
+                        t.message
+                    ),
+                ));
+            }
+            g = share
+                .background_done
+                .wait_timeout(g, BACKGROUND_POLL)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        Ok(())
     }
 
     /// Resources of no context: an unlimited budget, no fuel, deadline or
@@ -330,6 +428,7 @@ impl ContextResources {
         StopCheck {
             stop: self.share.stop.clone(),
             deadline: self.deadline(),
+            interruptible: self.share.interruptible.load(Ordering::Relaxed),
         }
     }
 
@@ -481,5 +580,28 @@ mod tests {
         let e = r.charge_bulk(64 * 7).expect_err("7 of 6");
         assert_eq!(e.code, crate::StatusCode::ResourceExhausted);
         assert_eq!(r.fuel(), Some(0));
+    }
+
+    #[test]
+    fn background_work_holds_up_the_next_call_until_dropped_or_stopped() {
+        let mut ctx = crate::Context::new(&crate::TypeRegistry::new());
+        let r = ctx.resources().clone();
+        assert!(!r.stop_check().can_stop());
+        r.wait_for_background().expect("none held");
+        let work = r.begin_background();
+        let dropper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(work);
+        });
+        r.wait_for_background().expect("waits for the drop");
+        dropper.join().unwrap();
+        // A stop ends the wait.
+        let handle = ctx.interrupt_handle();
+        assert!(r.stop_check().can_stop());
+        let _held = r.begin_background();
+        handle.interrupt();
+        let e = r.wait_for_background().unwrap_err();
+        assert_eq!(e.code, crate::StatusCode::Cancelled);
+        assert!(e.message.contains("earlier call"), "{e}");
     }
 }

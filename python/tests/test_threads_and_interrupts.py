@@ -304,6 +304,82 @@ def test_ctrl_c_interrupts_a_long_vmvx_kernel_within_100_ms():
         assert result["add"] == [2.0] * 4, (device, result)
 
 
+# Ctrl-C inside one llvm-cpu workgroup of seconds (tests/data/native/
+# long_workgroup.mlir: `spin(x, n)` sums x n times in one workgroup). On
+# local-task the call returns at once and the workgroup ends in the
+# background: the next call waits for it (Ctrl-C ends that wait too) and
+# gives the right result, and a module dropped right after the interrupt is
+# safe. local-sync runs workgroups on the calling thread, so it ends the one
+# running first.
+NATIVE_CTRL_C = r"""
+import gc, json, os, signal, sys, threading, time
+import numpy as np
+import irvm
+ENDLESS = 5_000_000_000  # about 5 s of work on a quiet machine
+one = np.ones(1, np.float32)
+sent = {}
+def interrupt():
+    sent["at"] = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)
+def interrupted(m, n, after):
+    threading.Timer(after, interrupt).start()
+    start = time.monotonic()
+    try:
+        m.spin(one, n)
+        outcome = "returned"
+    except KeyboardInterrupt:
+        outcome = "KeyboardInterrupt"
+    end = time.monotonic()
+    return {"outcome": outcome, "latency": end - sent["at"], "took": end - start}
+out = {}
+m = irvm.load(sys.argv[1], device="local-task")
+out["task"] = interrupted(m, ENDLESS, 0.3)
+# The next call waits for the workgroup left running; Ctrl-C ends the wait.
+out["wait"] = interrupted(m, 1000, 0.2)
+start = time.monotonic()
+out["task"]["next"] = m.spin(one, 1000).tolist()
+out["task"]["next_waited"] = time.monotonic() - start
+# Dropped while its workgroup runs on: safe, and a new module runs.
+out["dropped"] = interrupted(m, ENDLESS, 0.3)
+del m
+gc.collect()
+out["dropped"]["fresh"] = irvm.load(sys.argv[1], device="local-task").spin(one, 1000).tolist()
+m = irvm.load(sys.argv[1], device="local-sync")
+out["sync"] = interrupted(m, 1_500_000_000, 0.1)
+out["sync"]["next"] = m.spin(one, 1000).tolist()
+print(json.dumps(out))
+"""
+
+
+def test_ctrl_c_interrupts_a_long_native_workgroup_within_100_ms():
+    child = subprocess.run(
+        [sys.executable, "-c", NATIVE_CTRL_C, str(DATA / "native" / "long_workgroup.vmfb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    print(result)
+    task = result["task"]
+    assert task["outcome"] == "KeyboardInterrupt", result
+    # 100 ms on a quiet machine; generous here for a loaded one (the
+    # workgroup itself takes seconds).
+    assert task["latency"] < 1.0, result
+    assert task["next"] == [1000.0], result
+    assert result["wait"]["outcome"] == "KeyboardInterrupt", result
+    assert result["wait"]["latency"] < 1.0, result
+    dropped = result["dropped"]
+    assert dropped["outcome"] == "KeyboardInterrupt", result
+    assert dropped["latency"] < 1.0, result
+    assert dropped["fresh"] == [1000.0], result
+    # local-sync cannot cut a workgroup: it ends it (about 1.5 s) first.
+    sync = result["sync"]
+    assert sync["outcome"] == "KeyboardInterrupt", result
+    assert sync["took"] > 0.5, result
+    assert sync["next"] == [1000.0], result
+
+
 def aligned(shape):
     """A float32 array of 0.5s whose data is 64-byte aligned (used in place:
     the call starts at once)."""
@@ -334,7 +410,7 @@ import irvm
 sys.path.insert(0, sys.argv[1])
 from conftest import COUNT_VMASM
 m = irvm.load(COUNT_VMASM)
-n = 400_000_000
+n = 1_500_000_000  # about 1 s compiled: still running when the Ctrl-C comes
 other = {}
 def work():
     other["result"] = m.count(n)

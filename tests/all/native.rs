@@ -854,3 +854,163 @@ fn equal_library_bytes_share_one_loaded_library() {
     assert_eq!(words(&out)[6], 1);
     assert_eq!(a.name(), b.name());
 }
+
+/// `tests/data/native/long_workgroup.vmfb`: `spin(x, n)` sums `x` `n`
+/// times in one llvm-cpu workgroup (about a second per 10^9 on a quiet
+/// machine).
+fn long_workgroup() -> PathBuf {
+    repo().join("tests/data/native/long_workgroup.vmfb")
+}
+
+/// Iterations of a workgroup of about 5 s (more under load): a stop that
+/// waits for it is unmistakable, and one left running in the background
+/// does not hold a core for long.
+const ENDLESS: i64 = 5_000_000_000;
+
+/// Longest a stop of an [`ENDLESS`] workgroup may take (the stop is seen
+/// within a few milliseconds on a quiet machine).
+const PROMPT: f64 = 2.5;
+
+/// A context running `long_workgroup.vmfb` on `kind`, its `spin`, and an
+/// interrupt handle.
+fn spinning(kind: DeviceKind) -> (irvm::Context, irvm::Func, irvm::InterruptHandle) {
+    use irvm::{Context, Module, TypeRegistry};
+    let mut ctx = Context::new(&TypeRegistry::new());
+    let options = DeviceOptions {
+        kind,
+        ..DeviceOptions::default()
+    };
+    ctx.register_host_module(&irvm_hal::hal_module_with(options).unwrap())
+        .unwrap();
+    ctx.register_module(Module::from_file(long_workgroup()).unwrap())
+        .unwrap();
+    let spin = ctx.function("module.spin").unwrap();
+    let interrupt = ctx.interrupt_handle();
+    (ctx, spin, interrupt)
+}
+
+fn spin_args(n: i64) -> [irvm::Value; 2] {
+    let x = irvm_hal::BufferView::from_slice(&[1], &[1.0f32]).unwrap();
+    [x.into_value(), irvm::Value::I64(n)]
+}
+
+fn spin_result(results: &[irvm::Value]) -> f32 {
+    let view = irvm_hal::BufferView::from_value(&results[0]).unwrap();
+    view.to_vec::<f32>().unwrap()[0]
+}
+
+/// An interrupt from the embedder during one workgroup of tens of seconds
+/// on `local-task` returns CANCELLED at once (the workgroup ends in the
+/// background); the context's next call waits for it, and that wait can be
+/// interrupted too; then calls give the right results.
+#[test]
+fn an_interrupt_cuts_a_long_native_workgroup_on_local_task() {
+    for workers in [1, 2] {
+        let (mut ctx, spin, interrupt) = spinning(DeviceKind::Task { workers });
+        let start = std::time::Instant::now();
+        let stopper = {
+            let interrupt = interrupt.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                interrupt.interrupt();
+            })
+        };
+        let e = ctx.invoke(&spin, &spin_args(ENDLESS)).unwrap_err();
+        let took = start.elapsed();
+        stopper.join().unwrap();
+        assert_eq!(e.code, StatusCode::Cancelled, "{e}");
+        assert!(e.message.contains("spin_dispatch_0"), "{e}");
+        assert!(!e.backtrace.is_empty(), "a backtrace: {e}");
+        assert!(took.as_secs_f64() < PROMPT, "took {took:?}");
+        // The workgroup still runs: the next call waits for it, and an
+        // interrupt ends that wait.
+        let stopper = {
+            let interrupt = interrupt.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                interrupt.interrupt();
+            })
+        };
+        let start = std::time::Instant::now();
+        let e = ctx.invoke(&spin, &spin_args(1000)).unwrap_err();
+        stopper.join().unwrap();
+        assert_eq!(e.code, StatusCode::Cancelled, "{e}");
+        assert!(
+            e.message.contains("waiting for the native workgroups"),
+            "{e}"
+        );
+        assert!(start.elapsed().as_secs_f64() < PROMPT);
+        drop(ctx);
+        // A fresh context on another device is not held up; dropping the
+        // first one with its workgroup running was safe.
+        let (mut ctx, spin, _) = spinning(DeviceKind::Task { workers });
+        let r = ctx.invoke(&spin, &spin_args(1000)).unwrap();
+        assert_eq!(spin_result(&r), 1000.0);
+    }
+}
+
+/// After a stop, the next call on the context waits for the workgroup
+/// left running, then runs: here the stopped one is a few seconds long.
+#[test]
+fn the_call_after_a_stop_waits_for_the_workgroup_left_running() {
+    let (mut ctx, spin, interrupt) = spinning(DeviceKind::Task { workers: 2 });
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        interrupt.interrupt();
+    });
+    let start = std::time::Instant::now();
+    let e = ctx.invoke(&spin, &spin_args(ENDLESS)).unwrap_err();
+    let stopped = start.elapsed();
+    stopper.join().unwrap();
+    assert_eq!(e.code, StatusCode::Cancelled, "{e}");
+    assert!(stopped.as_secs_f64() < PROMPT, "took {stopped:?}");
+    let r = ctx.invoke(&spin, &spin_args(1000)).unwrap();
+    assert_eq!(spin_result(&r), 1000.0);
+    assert!(start.elapsed() > stopped * 2, "the next call did not wait");
+    eprintln!(
+        "stopped after {stopped:?}; the next call returned {:?} after the start",
+        start.elapsed()
+    );
+}
+
+/// `--timeout` cuts a long workgroup on `local-task` (DEADLINE_EXCEEDED
+/// with the call's backtrace, and the process exits at once), while
+/// `local-sync`, which runs workgroups on the calling thread, finishes
+/// the one running (documented in docs/COMPATIBILITY.md).
+#[test]
+fn a_deadline_cuts_a_long_native_workgroup_on_local_task_only() {
+    let m = format!("--module={}", long_workgroup().display());
+    let endless = format!("--input={ENDLESS}");
+    let start = std::time::Instant::now();
+    let (stdout, stderr, code) = irvm(&[
+        "run",
+        &m,
+        "--function=spin",
+        "--input=1xf32=1",
+        &endless,
+        "--timeout=0.3",
+    ]);
+    let took = start.elapsed();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.contains("DEADLINE_EXCEEDED"), "{stderr}");
+    assert!(stderr.contains("module.spin+"), "{stderr}");
+    assert!(took.as_secs_f64() < PROMPT, "took {took:?}");
+    // About 1.5 s of work in one workgroup: local-sync ends it first.
+    let start = std::time::Instant::now();
+    let (_, stderr, code) = irvm(&[
+        "run",
+        &m,
+        "--device=local-sync",
+        "--function=spin",
+        "--input=1xf32=1",
+        "--input=1500000000",
+        "--timeout=0.1",
+    ]);
+    let took = start.elapsed();
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("DEADLINE_EXCEEDED"), "{stderr}");
+    assert!(
+        took.as_secs_f64() > 0.5,
+        "local-sync cut the workgroup: {took:?}"
+    );
+}

@@ -726,6 +726,9 @@ impl Context {
                 ),
             ));
         }
+        // Native workgroups a stopped call left running still hold this
+        // context's buffers: wait for them (interruptibly).
+        self.resources.wait_for_background()?;
         let sig = func.parsed.clone();
         match &func.target {
             FuncTarget::Host { module, index } => {
@@ -757,6 +760,7 @@ impl Context {
                 "no yielded call to resume",
             ));
         }
+        self.resources.wait_for_background()?;
         exec::resume(self)
     }
 

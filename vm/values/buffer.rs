@@ -283,6 +283,50 @@ pub struct RawBytes {
     pub len: usize,
 }
 
+/// The lease of a buffer's allocation held by a region of native work
+/// ([`Buffer::lease_for_native_region`]); dropping it frees the buffer for
+/// anyone, [`NativeRegionLease::give_back`] hands it back to the thread it was
+/// taken from, while that thread's run still goes on.
+pub struct NativeRegionLease {
+    root: Arc<Buffer>,
+    /// The holder the lease was taken from: 0, or the lending thread's
+    /// token (its run had touched the buffer); `None` once given back.
+    lender: Option<u64>,
+}
+
+impl std::fmt::Debug for NativeRegionLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeRegionLease")
+            .field("bytes", &self.root.len)
+            .finish()
+    }
+}
+
+impl NativeRegionLease {
+    /// Gives the lease back to the thread it was taken from. Only for the
+    /// lending thread while its run goes on (the region ended before its
+    /// call did): a run that has ended gave back its leases already, and
+    /// one given to it now would never be given back.
+    pub fn give_back(mut self) {
+        if let Some(lender) = self.lender.take() {
+            lease::give_back_from_native_region(self.root.lease_word(), lender);
+        }
+    }
+
+    /// Whether this is the lease of `buffer`'s allocation.
+    pub fn covers(&self, buffer: &Buffer) -> bool {
+        self.root.same_allocation(buffer)
+    }
+}
+
+impl Drop for NativeRegionLease {
+    fn drop(&mut self) {
+        if self.lender.take().is_some() {
+            lease::give_back_from_native_region(self.root.lease_word(), 0);
+        }
+    }
+}
+
 /// A `!vm.buffer`: a byte array, mutable or read-only.
 ///
 /// The bytes are addressed through a raw pointer fixed at creation (heap
@@ -401,7 +445,11 @@ fn conflict(c: lease::Conflict) -> Trap {
     match c {
         lease::Conflict::ThisThread => in_use(),
         lease::Conflict::OtherThread => other_thread(),
-        lease::Conflict::Region => lent_to_region(),
+        lease::Conflict::AdoptedRegion => lent_to_region(),
+        lease::Conflict::NativeRegion => Trap::new(
+            StatusCode::FailedPrecondition,
+            "buffer is in use by native workgroups still running for an earlier call",
+        ),
     }
 }
 
@@ -684,10 +732,10 @@ impl Buffer {
         match self.read(f) {
             Ok(out) => out,
             Err(lease::Conflict::ThisThread) => panic!("buffer already borrowed mutably"),
-            Err(lease::Conflict::OtherThread) => {
+            Err(lease::Conflict::OtherThread | lease::Conflict::NativeRegion) => {
                 panic!("buffer is in use by another thread's running context")
             }
-            Err(lease::Conflict::Region) => {
+            Err(lease::Conflict::AdoptedRegion) => {
                 panic!("buffer is lent to a dispatch region's workers (raw access only)")
             }
         }
@@ -858,6 +906,81 @@ impl Buffer {
             region
         };
         held.then_some(self.ptr.as_ptr())
+    }
+
+    /// Where the bytes are and how many there are, for native code that
+    /// holds the buffer's lease ([`Buffer::lease_for_native_region`]) or only
+    /// reads a read-only buffer; the pointer must not be used otherwise.
+    pub fn raw_bytes(&self) -> RawBytes {
+        RawBytes {
+            ptr: self.ptr.as_ptr(),
+            len: self.len,
+        }
+    }
+
+    /// Whether `self` and `other` are views of one allocation (and share
+    /// one lease).
+    pub fn same_allocation(&self, other: &Buffer) -> bool {
+        std::ptr::eq(self.lease_word(), other.lease_word())
+    }
+
+    /// Takes the lease on this buffer's allocation (shared by its views)
+    /// for a *region* of native work: workgroups on a pool of threads that
+    /// may go on after the call that started them returned (the hal stops
+    /// handing out workgroups when a call is interrupted, and lets those
+    /// running end in the background). While the [`NativeRegionLease`] lives,
+    /// the bytes are the region's: every other borrow, every run's access,
+    /// on any thread, waits for it to be given back (it cannot deadlock: a
+    /// region waits for nothing). `None` for a read-only buffer, which
+    /// needs no lease.
+    ///
+    /// When a closure or another thread's run holds the lease, the answer
+    /// is as [`Buffer::with_raw_parts`]'s (FAILED_PRECONDITION, or a wait
+    /// outside a run). While another region holds it, `wait` is called
+    /// about every millisecond until the lease is free: its error (a stop)
+    /// ends the wait and is returned.
+    ///
+    /// ```
+    /// use irvm::Buffer;
+    /// use std::sync::Arc;
+    /// let a = Arc::new(Buffer::new(8)?);
+    /// let lease = a.lease_for_native_region(&mut || Ok(()))?.expect("mutable");
+    /// let raw = a.raw_bytes();
+    /// // A worker thread writes through the pointer while the lease lives.
+    /// let at = raw.ptr as usize;
+    /// std::thread::spawn(move || {
+    ///     // SAFETY: the region's lease makes the 8 bytes its own.
+    ///     unsafe { *(at as *mut u8).add(3) = 7 }
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// lease.give_back();
+    /// assert_eq!(a.to_vec()[3], 7);
+    /// # Ok::<(), irvm::Trap>(())
+    /// ```
+    pub fn lease_for_native_region(
+        self: &Arc<Self>,
+        wait: &mut dyn FnMut() -> Result<(), Trap>,
+    ) -> Result<Option<NativeRegionLease>, Trap> {
+        if !self.mutable {
+            return Ok(None);
+        }
+        let root = self.lease_root();
+        loop {
+            match lease::take_for_native_region(root.lease_word()) {
+                Ok(holder) => {
+                    return Ok(Some(NativeRegionLease {
+                        root,
+                        lender: Some(holder),
+                    }))
+                }
+                Err(lease::Conflict::NativeRegion) => {
+                    wait()?;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(c) => return Err(conflict(c)),
+            }
+        }
     }
 
     /// A copy of the bytes.

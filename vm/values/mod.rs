@@ -21,7 +21,7 @@ pub(crate) mod buffer;
 pub(crate) mod list;
 mod value;
 
-pub use buffer::{Buffer, BufferPool, RawBytes, RegionLease, BUFFER_ALIGNMENT};
+pub use buffer::{Buffer, BufferPool, NativeRegionLease, RawBytes, RegionLease, BUFFER_ALIGNMENT};
 pub use list::{ElementType, List};
 pub use value::Value;
 

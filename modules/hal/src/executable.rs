@@ -7,6 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use smallvec::SmallVec;
+
 use crate::device::DeviceConfig;
 use crate::native::NativeExecutable;
 use crate::vmvx_grid::{Grid, Instance};
@@ -241,7 +243,8 @@ impl Executable {
                 code,
                 device,
                 resources,
-            } => code.dispatch(
+            } => NativeExecutable::dispatch(
+                code,
                 dispatch.function,
                 dispatch.workgroups,
                 dispatch.constants,
@@ -249,7 +252,7 @@ impl Executable {
                 crate::native::DispatchTarget {
                     device,
                     resources,
-                    profile: profiled.as_ref().map(|(p, site, _)| (&**p, *site)),
+                    profile: profiled.as_ref().map(|(p, site, _)| (p, *site)),
                 },
             ),
         };
@@ -277,9 +280,9 @@ pub fn dispatch_region(dispatches: RegionDispatches<'_>) -> Result<(), Trap> {
     };
     // Hooks and sites first, in recording order; the profile handles must
     // outlive the prepared dispatches that borrow them.
-    let announced: Vec<_> = dispatches.iter().map(|(e, d)| e.announce(d)).collect();
-    let mut prepared = Vec::with_capacity(dispatches.len());
-    let mut spans = Vec::with_capacity(dispatches.len());
+    let announced: SmallVec<[_; 4]> = dispatches.iter().map(|(e, d)| e.announce(d)).collect();
+    let mut prepared: SmallVec<[_; 4]> = SmallVec::new();
+    let mut spans: SmallVec<[_; 4]> = SmallVec::new();
     for ((executable, dispatch), profiled) in dispatches.iter().zip(&announced) {
         let Kind::Native {
             code, resources, ..
@@ -287,13 +290,14 @@ pub fn dispatch_region(dispatches: RegionDispatches<'_>) -> Result<(), Trap> {
         else {
             continue;
         };
-        let ready = code.prepare(
+        let ready = NativeExecutable::prepare(
+            code,
             dispatch.function,
             dispatch.workgroups,
             dispatch.constants,
             &dispatch.bindings,
             resources,
-            profiled.as_ref().map(|(p, site, _)| (&**p, *site)),
+            profiled.as_ref().map(|(p, site, _)| (p, *site)),
         )?;
         if let Some(ready) = ready {
             prepared.push(ready);

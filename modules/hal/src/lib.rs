@@ -17,6 +17,17 @@
 //!   `to_vec`), and [`parse_buffer_view`]/[`format_buffer_view`] for the
 //!   text forms iree-run-module reads and prints.
 //!
+//! Stopping a call: the context's interrupt and deadline are checked
+//! before every workgroup. On `local-task`, a call that can be stopped (its
+//! context handed out an interrupt handle or has a deadline) is also
+//! stopped *during* a long native workgroup: it returns CANCELLED or
+//! DEADLINE_EXCEEDED at once, and the workgroups already running end in
+//! the background. Until they do, the context's next call waits for them
+//! (and can be stopped while it waits: [`irvm::BackgroundWork`]), and their
+//! buffers wait for anyone who touches them ([`irvm::NativeRegionLease`]);
+//! dropping the context, its modules or the buffers meanwhile is safe. On
+//! `local-sync` the workgroup running ends first (`native/region.rs`).
+//!
 //! ```no_run
 //! use irvm::{Context, TypeRegistry, Module};
 //! use irvm_hal::{hal_module, BufferView};

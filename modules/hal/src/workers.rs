@@ -15,6 +15,18 @@
 //! closes the job when its own share is done, a thread that arrives
 //! after that skips it, so a parked thread slow to wake never holds the
 //! caller up. The threads end, and are joined, when the [`Workers`] drop.
+//!
+//! A *detached* job ([`Workers::start_detached`]) is run by threads only:
+//! the `n - 1` threads and one more (index 0, started on the first such
+//! job, parked otherwise, taking no other job), so that the submitter can
+//! return before the job ends (a region whose call was stopped leaves its
+//! running workgroups to end in the background). Each thread that takes
+//! the job up holds it ([`DetachedJob`], in an `Arc`) while it runs its
+//! share, outside the pool's count of threads inside the current job: the
+//! next submission waits only until the detached job says it has nothing
+//! left to hand out ([`DetachedJob::finished`]), and then runs on the
+//! threads not still busy with it (a stopped region's last workgroups do
+//! not hold up another context's regions, only the threads they run on).
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -28,11 +40,36 @@ pub const SPIN: Duration = Duration::from_micros(100);
 /// A job: called once per participant with its index.
 type Job = dyn Fn(usize) + Sync;
 
+/// A job the pool owns, run by its threads only ([`Workers::start_detached`]).
+pub trait DetachedJob: Send + Sync {
+    /// Participant `index`'s share (0 to [`Workers::count`] - 1).
+    fn run(&self, index: usize);
+    /// Whether the job has nothing left to hand out: a thread that enters
+    /// it now does nothing, so it may be closed.
+    fn finished(&self) -> bool;
+}
+
+/// The job the threads run now.
+enum JobRef {
+    None,
+    /// [`Workers::run`]'s, valid while its epoch is open or threads are
+    /// inside it.
+    Borrowed(*const Job),
+    /// [`Workers::start_detached`]'s, held until the next job replaces it.
+    Owned(Arc<dyn DetachedJob>),
+}
+
+/// How often a submitter waiting for a detached job asks whether to give
+/// up.
+const GIVE_UP_POLL: Duration = Duration::from_millis(2);
+
 /// `state`'s layout: bits 0-31 the threads inside the current job,
-/// bit 32 set once the job is closed, bits 33-63 the job's epoch.
+/// bit 32 set once the job is closed, bit 33 set for a detached job,
+/// bits 34-63 the job's epoch.
 const ACTIVE_MASK: u64 = 0xFFFF_FFFF;
 const CLOSED: u64 = 1 << 32;
-const EPOCH_SHIFT: u32 = 33;
+const DETACHED: u64 = 1 << 33;
+const EPOCH_SHIFT: u32 = 34;
 
 fn epoch_of(state: u64) -> u64 {
     state >> EPOCH_SHIFT
@@ -44,13 +81,15 @@ struct Shared {
     state: AtomicU64,
     /// The current job, valid while its epoch is open or threads are
     /// inside it.
-    job: UnsafeCell<Option<*const Job>>,
+    job: UnsafeCell<JobRef>,
     /// Threads parked (or about to park) on `wake`.
     sleepers: AtomicUsize,
     /// Set when the workers drop: threads leave their loop.
     shutdown: AtomicBool,
     /// Set when a job panicked on a thread.
     panicked: AtomicBool,
+    /// Threads running a detached job (of any epoch).
+    detached_inside: AtomicUsize,
     /// Guards parking on `wake` and `done`.
     lock: Mutex<()>,
     /// Signalled when a new job (or the shutdown) is published.
@@ -59,12 +98,14 @@ struct Shared {
     done: Condvar,
 }
 
-// SAFETY: `job` is written only by the caller of `Workers::run` (one at
-// a time, `Workers::submit` serializes them) before it publishes the
-// epoch with a release store, and read by threads only after they entered
-// that epoch with an acquire CAS; the caller does not touch it again until
-// every thread that entered has left. Everything else is atomics and
-// std's synchronization types.
+// SAFETY: `job` is written only by a submitter (`Workers::run`,
+// `Workers::start_detached`; one at a time, `Workers::submit` serializes
+// them) while no thread is inside a job, before it publishes the epoch
+// with a release store, and read by threads only after they entered that
+// epoch with an acquire CAS; the next submitter waits until every thread
+// that entered has left before writing it again. A detached job is
+// `Send + Sync`. Everything else is atomics and std's synchronization
+// types.
 unsafe impl Sync for Shared {}
 // SAFETY: as above; the raw pointer is only dereferenced under that
 // protocol.
@@ -74,7 +115,10 @@ unsafe impl Send for Shared {}
 pub struct Workers {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
-    /// One job at a time.
+    /// The thread that takes part in detached jobs only (index 0), started
+    /// with the first.
+    extra: Mutex<Option<JoinHandle<()>>>,
+    /// One submission at a time.
     submit: Mutex<()>,
     count: usize,
 }
@@ -94,10 +138,11 @@ impl Workers {
         let count = count.max(1);
         let shared = Arc::new(Shared {
             state: AtomicU64::new(CLOSED),
-            job: UnsafeCell::new(None),
+            job: UnsafeCell::new(JobRef::None),
             sleepers: AtomicUsize::new(0),
             shutdown: AtomicBool::new(false),
             panicked: AtomicBool::new(false),
+            detached_inside: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
             done: Condvar::new(),
@@ -105,6 +150,7 @@ impl Workers {
         let mut workers = Workers {
             shared: shared.clone(),
             threads: Vec::with_capacity(count - 1),
+            extra: Mutex::new(None),
             submit: Mutex::new(()),
             count,
         };
@@ -112,7 +158,7 @@ impl Workers {
             let shared = shared.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("irvm-hal-worker-{index}"))
-                .spawn(move || worker_loop(&shared, index))?;
+                .spawn(move || worker_loop(&shared, index, false))?;
             // On an error, `workers` drops here and joins those started.
             workers.threads.push(thread);
         }
@@ -135,21 +181,13 @@ impl Workers {
         }
         let _one = self.submit.lock().unwrap_or_else(|e| e.into_inner());
         let shared = &*self.shared;
+        drain(shared, &mut || false);
         // SAFETY: the lifetime is erased only for the time the job is
         // published: `Close` below waits, even while unwinding, until no
         // thread is inside it, and closed jobs are never entered.
         let erased: *const Job =
             unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), *const Job>(job) };
-        // SAFETY: no thread is inside a job (the last run closed its
-        // job and waited for them), so nothing reads `job` now.
-        unsafe { *shared.job.get() = Some(erased) };
-        let epoch = epoch_of(shared.state.load(Ordering::Relaxed)).wrapping_add(1);
-        let open = (epoch << EPOCH_SHIFT) & !(CLOSED | ACTIVE_MASK);
-        shared.state.store(open, Ordering::SeqCst);
-        if shared.sleepers.load(Ordering::SeqCst) > 0 {
-            let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
-            shared.wake.notify_all();
-        }
+        publish(shared, JobRef::Borrowed(erased));
         let close = Close(shared);
         job(0);
         drop(close);
@@ -157,6 +195,119 @@ impl Workers {
             panic!("a local-task worker thread panicked while running a job");
         }
     }
+
+    /// Hands `job` to the threads (indices 0 to [`Workers::count`] - 1:
+    /// the `count - 1` threads and one more, started now on first use) and
+    /// returns at once; the job runs until it returns on every thread that
+    /// entered it, after the caller has gone if need be. First waits until
+    /// the job before (a detached one may still run) is done, asking
+    /// `give_up` every few milliseconds: `Ok(false)` when it said so (the
+    /// job was not handed out). Err when the extra thread cannot start.
+    pub fn start_detached(
+        &self,
+        job: Arc<dyn DetachedJob>,
+        give_up: &mut dyn FnMut() -> bool,
+    ) -> std::io::Result<bool> {
+        self.start_extra()?;
+        let _one = loop {
+            match self.submit.try_lock() {
+                Ok(g) => break g,
+                Err(std::sync::TryLockError::Poisoned(e)) => break e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if give_up() {
+                        return Ok(false);
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+        };
+        let shared = &*self.shared;
+        if !drain(shared, give_up) {
+            return Ok(false);
+        }
+        publish(shared, JobRef::Owned(job));
+        Ok(true)
+    }
+
+    /// Starts the thread that takes part in detached jobs only, once.
+    fn start_extra(&self) -> std::io::Result<()> {
+        let mut extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
+        if extra.is_none() {
+            let shared = self.shared.clone();
+            *extra = Some(
+                std::thread::Builder::new()
+                    .name("irvm-hal-worker-0".into())
+                    .spawn(move || worker_loop(&shared, 0, true))?,
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Makes `job` the current job under a new epoch and wakes the threads;
+/// the submitter holds `submit` and no thread is inside a job.
+fn publish(shared: &Shared, job: JobRef) {
+    let detached = matches!(job, JobRef::Owned(_));
+    // SAFETY: no thread is inside a job (the caller drained the last one
+    // and holds `submit`), so nothing reads `job` now; the old one (a
+    // detached job's `Arc`) is dropped here.
+    unsafe { *shared.job.get() = job };
+    let epoch = epoch_of(shared.state.load(Ordering::Relaxed)).wrapping_add(1);
+    let mut open = (epoch << EPOCH_SHIFT) & !(CLOSED | DETACHED | ACTIVE_MASK);
+    if detached {
+        open |= DETACHED;
+    }
+    shared.state.store(open, Ordering::SeqCst);
+    if shared.sleepers.load(Ordering::SeqCst) > 0 {
+        let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+        shared.wake.notify_all();
+    }
+}
+
+/// Waits until the current job may be replaced: a detached one finished
+/// ([`DetachedJob::finished`]; threads still running it hold it), then
+/// closed with no thread inside. Asks
+/// `give_up` every [`GIVE_UP_POLL`] while it waits; false when it gave up.
+fn drain(shared: &Shared, give_up: &mut dyn FnMut() -> bool) -> bool {
+    let state = shared.state.load(Ordering::Acquire);
+    if state & CLOSED != 0 && state & ACTIVE_MASK == 0 {
+        return true;
+    }
+    // SAFETY: the caller holds `submit`, so `job` is not written meanwhile;
+    // a detached job stays valid until replaced.
+    let detached = match unsafe { &*shared.job.get() } {
+        JobRef::Owned(job) => Some(job.clone()),
+        _ => None,
+    };
+    if let Some(job) = detached {
+        let start = Instant::now();
+        let mut spins = 0u32;
+        while !job.finished() {
+            spins += 1;
+            if pause(spins, start) {
+                if give_up() {
+                    return false;
+                }
+                std::thread::sleep(GIVE_UP_POLL);
+            }
+        }
+    }
+    let state = shared.state.fetch_or(CLOSED, Ordering::AcqRel) | CLOSED;
+    if state & ACTIVE_MASK == 0 {
+        return true;
+    }
+    let mut g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+    while shared.state.load(Ordering::Acquire) & ACTIVE_MASK != 0 {
+        if give_up() {
+            return false;
+        }
+        g = shared
+            .done
+            .wait_timeout(g, GIVE_UP_POLL)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+    true
 }
 
 /// Closes the current job when dropped and waits until no thread is
@@ -192,15 +343,28 @@ impl Drop for Workers {
             let _g = self.shared.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.shared.wake.notify_all();
         }
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
+        // Threads still running a detached job (workgroups a stopped call
+        // left running) are not waited for: they hold what they use, and
+        // end when their share does.
+        let busy = self.shared.detached_inside.load(Ordering::SeqCst) != 0
+            || self.shared.state.load(Ordering::SeqCst) & ACTIVE_MASK != 0;
+        let extra = self
+            .extra
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        for thread in self.threads.drain(..).chain(extra) {
+            if !busy {
+                let _ = thread.join();
+            }
         }
     }
 }
 
-/// A thread's loop: wait for a new epoch, enter its job if still open,
-/// run it, leave; until shutdown.
-fn worker_loop(shared: &Shared, index: usize) {
+/// A thread's loop: wait for a new epoch, enter its job if still open
+/// (a detached one only, for the thread that takes only those), run it,
+/// leave; until shutdown.
+fn worker_loop(shared: &Shared, index: usize, detached_only: bool) {
     // Epoch 0 is the state `Workers::start` made, before any job: a
     // thread that starts after the first job was published still enters.
     let mut seen = 0;
@@ -209,25 +373,54 @@ fn worker_loop(shared: &Shared, index: usize) {
             return;
         };
         seen = epoch_of(state);
-        if !enter(shared, state) {
+        if (detached_only && state & DETACHED == 0) || !enter(shared, state) {
             continue;
         }
-        // SAFETY: entered an open job: the caller keeps `job` valid and
+        // SAFETY: entered an open job: the submitter keeps `job` valid and
         // unchanged until this thread leaves (see `Shared`'s Sync).
-        let job = unsafe { *shared.job.get() };
-        if let Some(job) = job {
-            // SAFETY: as above, the job outlives this call.
-            let job = unsafe { &*job };
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(index)));
-            if ran.is_err() {
-                shared.panicked.store(true, Ordering::Relaxed);
+        let ran = match unsafe { &*shared.job.get() } {
+            JobRef::Borrowed(job) => {
+                let job = *job;
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    // SAFETY: as above, the job outlives this call.
+                    unsafe { (*job)(index) }
+                }));
+                // Before leaving: the submitter looks once all have left.
+                if ran.is_err() {
+                    shared.panicked.store(true, Ordering::Relaxed);
+                }
+                leave(shared);
+                Ok(())
             }
+            JobRef::Owned(job) => {
+                // Held by this thread from here: it leaves the count of
+                // threads inside the current job at once.
+                let job = job.clone();
+                shared.detached_inside.fetch_add(1, Ordering::SeqCst);
+                leave(shared);
+                let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run(index)));
+                drop(job);
+                shared.detached_inside.fetch_sub(1, Ordering::SeqCst);
+                ran
+            }
+            JobRef::None => {
+                leave(shared);
+                Ok(())
+            }
+        };
+        if ran.is_err() {
+            shared.panicked.store(true, Ordering::Relaxed);
         }
-        let left = shared.state.fetch_sub(1, Ordering::AcqRel) - 1;
-        if left & ACTIVE_MASK == 0 && left & CLOSED != 0 {
-            let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
-            shared.done.notify_all();
-        }
+    }
+}
+
+/// Counts this thread out of the current job; the last one out of a closed
+/// job wakes its submitter.
+fn leave(shared: &Shared) {
+    let left = shared.state.fetch_sub(1, Ordering::AcqRel) - 1;
+    if left & ACTIVE_MASK == 0 && left & CLOSED != 0 {
+        let _g = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
+        shared.done.notify_all();
     }
 }
 
@@ -393,5 +586,124 @@ mod tests {
             ran.fetch_add(1, Ordering::SeqCst);
         });
         assert!(ran.load(Ordering::SeqCst) >= 1);
+    }
+
+    /// A detached job that records who ran it; participant 0 holds on
+    /// until released (a long workgroup).
+    struct Holding {
+        ran: Mutex<Vec<(usize, std::thread::ThreadId)>>,
+        release: AtomicBool,
+        finished: AtomicBool,
+    }
+
+    impl DetachedJob for Holding {
+        fn run(&self, index: usize) {
+            self.ran
+                .lock()
+                .unwrap()
+                .push((index, std::thread::current().id()));
+            self.finished.store(true, Ordering::SeqCst);
+            let start = Instant::now();
+            while index == 0
+                && !self.release.load(Ordering::SeqCst)
+                && start.elapsed() < Duration::from_secs(20)
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+
+        fn finished(&self) -> bool {
+            self.finished.load(Ordering::SeqCst)
+        }
+    }
+
+    fn holding() -> Arc<Holding> {
+        Arc::new(Holding {
+            ran: Mutex::new(Vec::new()),
+            release: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+        })
+    }
+
+    /// Waits (bounded) until `job` was run by `n` participants.
+    fn ran_by(job: &Holding, n: usize) -> Vec<(usize, std::thread::ThreadId)> {
+        let start = Instant::now();
+        while job.ran.lock().unwrap().len() < n && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        job.ran.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn a_detached_job_runs_on_threads_only_and_its_submitter_returns_at_once() {
+        for count in [1, 3] {
+            let workers = Workers::start(count).unwrap();
+            let job = holding();
+            assert!(workers.start_detached(job.clone(), &mut || false).unwrap());
+            let mut ran = ran_by(&job, count);
+            ran.sort_by_key(|r| r.0);
+            let indices: Vec<usize> = ran.iter().map(|r| r.0).collect();
+            assert_eq!(indices, (0..count).collect::<Vec<_>>());
+            assert!(ran.iter().all(|r| r.1 != std::thread::current().id()));
+            job.release.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_finished_detached_job_holds_up_only_the_thread_still_in_it() {
+        let workers = Workers::start(2).unwrap();
+        let job = holding();
+        assert!(workers.start_detached(job.clone(), &mut || false).unwrap());
+        ran_by(&job, 2);
+        // Participant 0 (the extra thread) is still in it; a plain job
+        // runs on the caller and the other thread meanwhile.
+        let sum = AtomicU64::new(0);
+        workers.run(&|k| {
+            sum.fetch_add(k as u64 + 1, Ordering::SeqCst);
+        });
+        assert!(sum.load(Ordering::SeqCst) >= 1);
+        assert!(!job.release.load(Ordering::SeqCst));
+        // And another detached job: it gives up waiting for nothing.
+        let next = holding();
+        assert!(workers.start_detached(next.clone(), &mut || false).unwrap());
+        next.release.store(true, Ordering::SeqCst);
+        job.release.store(true, Ordering::SeqCst);
+        assert_eq!(ran_by(&next, 2).len(), 2);
+    }
+
+    #[test]
+    fn a_submitter_may_give_up_waiting_for_an_unfinished_detached_job() {
+        let workers = Workers::start(2).unwrap();
+        let job = Arc::new(Holding {
+            ran: Mutex::new(Vec::new()),
+            release: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+        });
+        // Never finished while participant 0 holds on.
+        struct Unfinished(Arc<Holding>);
+        impl DetachedJob for Unfinished {
+            fn run(&self, index: usize) {
+                self.0.run(index);
+            }
+            fn finished(&self) -> bool {
+                self.0.release.load(Ordering::SeqCst)
+            }
+        }
+        assert!(workers
+            .start_detached(Arc::new(Unfinished(job.clone())), &mut || false)
+            .unwrap());
+        let mut asked = 0;
+        let started = workers
+            .start_detached(holding(), &mut || {
+                asked += 1;
+                asked > 3
+            })
+            .unwrap();
+        assert!(!started);
+        job.release.store(true, Ordering::SeqCst);
+        let next = holding();
+        next.release.store(true, Ordering::SeqCst);
+        assert!(workers.start_detached(next.clone(), &mut || false).unwrap());
+        assert_eq!(ran_by(&next, 2).len(), 2);
     }
 }

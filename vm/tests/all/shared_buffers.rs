@@ -142,3 +142,60 @@ fn views_share_their_roots_lease() {
     view.store::<4>(1, [2, 0, 0, 0]).unwrap();
     assert_eq!(element(&parent, 2), 2);
 }
+
+/// A buffer a region of native work holds (`Buffer::lease_for_native_region`, the
+/// hal's workgroups ending in the background) makes everyone wait: a run
+/// on another thread (which would trap on another thread's run), a closure
+/// borrow, and another region, whose wait can be given up.
+#[test]
+fn a_region_lease_makes_runs_and_borrows_wait() {
+    let registry = TypeRegistry::new();
+    let buffer = shared_buffer();
+    let view = Arc::new(Buffer::view(&buffer, 4, 8).unwrap());
+    let lease = view
+        .lease_for_native_region(&mut || Ok(()))
+        .expect("free")
+        .expect("mutable");
+    assert!(lease.covers(&buffer));
+    // Another region waits, and gives up when told.
+    let mut asked = 0;
+    let e = buffer
+        .lease_for_native_region(&mut || {
+            asked += 1;
+            match asked {
+                3 => Err(irvm::Trap::new(StatusCode::Cancelled, "stopped")),
+                _ => Ok(()),
+            }
+        })
+        .unwrap_err();
+    assert_eq!(e.code, StatusCode::Cancelled);
+    // A run on another thread waits for the region rather than failing.
+    let done = Arc::new(AtomicBool::new(false));
+    let runner = {
+        let (buffer, done) = (buffer.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut ctx = context(&registry, || {});
+            let bump = ctx.typed_func::<(Ref, i32), i32>("bump").expect("bump");
+            let r = bump.call(&mut ctx, (Ref::Buffer(buffer), 5));
+            done.store(true, Ordering::SeqCst);
+            r
+        })
+    };
+    let reader = {
+        let buffer = buffer.clone();
+        std::thread::spawn(move || element(&buffer, 0))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!done.load(Ordering::SeqCst), "the run did not wait");
+    drop(lease);
+    assert_eq!(runner.join().unwrap().expect("waited, then ran"), 5);
+    // The closure borrow waited too: it read before or after the run.
+    assert!([0, 5].contains(&reader.join().unwrap()));
+    // Read-only buffers need no lease.
+    let bytes: Arc<Vec<u8>> = Arc::new(vec![1, 2, 3]);
+    let rodata = Arc::new(Buffer::borrowed(bytes, 0..3).unwrap());
+    assert!(rodata
+        .lease_for_native_region(&mut || Ok(()))
+        .unwrap()
+        .is_none());
+}

@@ -20,6 +20,14 @@
 //!   `FAILED_PRECONDITION` instead of waiting, so two running contexts can
 //!   never deadlock on each other's buffers.
 //!
+//! - A *region* of native work (the hal's workgroups on its worker pool)
+//!   holds the leases of the buffers it was lent under [`NATIVE_REGION`], a holder
+//!   that is no thread, for as long as one of its workgroups may still run,
+//!   which can be after the call that started it returned (a stopped call
+//!   leaves its running workgroups to end in the background). Whoever meets
+//!   a buffer a region holds waits for it, inside a run too: a region waits
+//!   for nothing, so the wait cannot deadlock.
+//!
 //! Read-only buffers (rodata) are never written, so they need no lease.
 //!
 //! ## Region leases: one lease for a dispatch's workers
@@ -47,7 +55,7 @@
 //!   then the thread gets its own token, runs and leases back.
 //! - An adopting thread forms no slice of a region-held buffer: closure
 //!   borrows of a word that holds the region token are refused
-//!   (`Conflict::Region`: a word holding a region token never has a borrow
+//!   (`Conflict::AdoptedRegion`: a word holding a region token never has a borrow
 //!   field), and the buffer operations that would use one (bulk fill,
 //!   copy, compare, hash, clone; `Buffer::with_raw_parts`) go through raw
 //!   pointers instead (`Buffer::region_raw`).
@@ -83,6 +91,10 @@ pub(crate) const MUT: u64 = BORROW_MASK;
 
 /// Tokens handed out so far; 40 bits of them outlast any process.
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// The holder of a buffer lent to a region of native work (no thread's
+/// token: those stay below it).
+pub(crate) const NATIVE_REGION: u64 = ((1 << 40) - 1) << BORROW_BITS;
 
 thread_local! {
     /// This thread's token shifted into place (0 until first asked).
@@ -122,8 +134,9 @@ fn new_token() -> u64 {
 fn fresh_token() -> u64 {
     let n = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     // 2^40 threads and regions cannot be made in a process's life (one a
-    // nanosecond would take 13 days); refuse rather than reuse a token.
-    assert!(n < (1 << 40), "thread tokens exhausted");
+    // nanosecond would take 13 days); refuse rather than reuse a token
+    // (the last one is `NATIVE_REGION`'s).
+    assert!(n < (1 << 40) - 1, "thread tokens exhausted");
     n << BORROW_BITS
 }
 
@@ -312,12 +325,32 @@ fn release(word: &AtomicU64, me: u64) {
 pub(crate) fn acquire_for_run(buffer: &Arc<Buffer>) -> bool {
     let me = token();
     let word = buffer.lease_word();
-    match word.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
-        Ok(_) => {
-            remember(buffer);
-            true
+    let mut rounds = 0u32;
+    loop {
+        match word.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => {
+                remember(buffer);
+                return true;
+            }
+            Err(cur) if cur & !BORROW_MASK == NATIVE_REGION => {
+                rounds += 1;
+                wait_round(rounds);
+            }
+            Err(cur) => return cur & !BORROW_MASK == me,
         }
-        Err(cur) => cur & !BORROW_MASK == me,
+    }
+}
+
+/// One round of waiting for a lease held elsewhere: spinning, then
+/// yielding, then sleeping a millisecond at a time (a region's workgroup
+/// may run for seconds).
+fn wait_round(rounds: u32) {
+    if rounds < 64 {
+        std::hint::spin_loop();
+    } else if rounds < 256 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 
@@ -349,7 +382,10 @@ pub(crate) enum Conflict {
     OtherThread,
     /// The buffer is lent to the region this thread adopted, whose threads
     /// access it through raw pointers only (see the module doc).
-    Region,
+    AdoptedRegion,
+    /// A region of native work holds the lease (until its last workgroup
+    /// ends).
+    NativeRegion,
 }
 
 /// Holds the lease for a closure borrow: `shared` (several may coexist on
@@ -363,18 +399,14 @@ pub(crate) fn borrow(word: &AtomicU64, shared: bool) -> Result<BorrowGuard<'_>, 
         let holder = cur & !BORROW_MASK;
         let borrows = cur & BORROW_MASK;
         if holder == me && adopted_region() == me {
-            return Err(Conflict::Region);
+            return Err(Conflict::AdoptedRegion);
         }
         if holder != 0 && holder != me {
-            if in_run() {
+            if in_run() && holder != NATIVE_REGION {
                 return Err(Conflict::OtherThread);
             }
             spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            wait_round(spins);
             continue;
         }
         let next = if shared {
@@ -399,6 +431,54 @@ pub(crate) fn borrow(word: &AtomicU64, shared: bool) -> Result<BorrowGuard<'_>, 
             });
         }
     }
+}
+
+/// Takes `word` for a region of native work (as [`NATIVE_REGION`], mutably
+/// borrowed) from no one or from this thread's own run (`Ok` with the
+/// holder it had: 0 or this thread's token). Waits while another thread
+/// holds it outside a run; while a region holds it, or another thread and
+/// a run is active here, returns the conflict for the caller to wait or
+/// fail as it chooses ([`Conflict::NativeRegion`], [`Conflict::OtherThread`]).
+pub(crate) fn take_for_native_region(word: &AtomicU64) -> Result<u64, Conflict> {
+    let me = token();
+    let mut spins = 0u32;
+    loop {
+        let cur = word.load(Ordering::Relaxed);
+        let holder = cur & !BORROW_MASK;
+        if holder == NATIVE_REGION {
+            return Err(Conflict::NativeRegion);
+        }
+        if holder != 0 && holder != me {
+            if in_run() {
+                return Err(Conflict::OtherThread);
+            }
+            spins += 1;
+            wait_round(spins);
+            continue;
+        }
+        if cur & BORROW_MASK != 0 {
+            return Err(Conflict::ThisThread);
+        }
+        if word
+            .compare_exchange_weak(
+                cur,
+                NATIVE_REGION | MUT,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        {
+            return Ok(holder);
+        }
+    }
+}
+
+/// Gives `word`, taken by [`take_for_native_region`], to `holder` (0: free; the
+/// token it was taken from, while that thread's run still goes on).
+pub(crate) fn give_back_from_native_region(word: &AtomicU64, holder: u64) {
+    // The region is the only holder: nothing else writes the word now
+    // (everyone else only compares and swaps from 0 or their own token).
+    word.store(holder, Ordering::Release);
 }
 
 /// Ends a closure borrow (also on unwind); the borrow that took the lease

@@ -27,7 +27,7 @@ pub mod region;
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use irvm::{Buffer, ContextResources, Ref, StatusCode, Trap};
+use irvm::{ContextResources, Ref, StatusCode, Trap};
 
 use self::abi::{DispatchAttrs, DispatchFn, Environment, LibraryV0};
 pub use self::region::PreparedDispatch;
@@ -465,27 +465,27 @@ impl NativeExecutable {
     /// region ([`region::run_region`]) on `resources` (the loading
     /// context's); `None` when it has no workgroups.
     pub fn prepare<'a>(
-        &'a self,
+        this: &'a Arc<NativeExecutable>,
         function: i64,
         workgroups: [u32; 3],
         constants: &'a [u32],
-        bindings: &[Ref],
+        bindings: &'a [Ref],
         resources: &'a ContextResources,
-        profile: Option<(&'a irvm::profile::Profile, u32)>,
+        profile: Option<(&'a Arc<irvm::profile::Profile>, u32)>,
     ) -> Result<Option<PreparedDispatch<'a>>, Trap> {
         let index = usize::try_from(function)
             .ok()
-            .filter(|&i| i < self.exports.len())
+            .filter(|&i| i < this.exports.len())
             .ok_or_else(|| {
                 Trap::new(
                     StatusCode::OutOfRange,
                     format!(
                         "function id {function} out of range (count: {})",
-                        self.exports.len()
+                        this.exports.len()
                     ),
                 )
             })?;
-        let export = &self.exports[index];
+        let export = &this.exports[index];
         let attrs = &export.attrs;
         if constants.len() != usize::from(attrs.constant_count) {
             return Err(Trap::new(
@@ -529,23 +529,22 @@ impl NativeExecutable {
                 format!("workgroup count z {cz} exceeds the ABI's 16-bit limit"),
             ));
         }
-        let buffers = bindings
+        if let Some((i, other)) = bindings
             .iter()
             .enumerate()
-            .map(|(i, r)| match r {
-                Ref::Buffer(b) => Ok(b.clone()),
-                other => Err(Trap::new(
-                    StatusCode::FailedPrecondition,
-                    format!("required binding {i} is {other}; all bindings must be buffers"),
-                )),
-            })
-            .collect::<Result<Vec<Arc<Buffer>>, Trap>>()?;
+            .find(|(_, r)| !matches!(r, Ref::Buffer(_)))
+        {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                format!("required binding {i} is {other}; all bindings must be buffers"),
+            ));
+        }
         Ok(Some(PreparedDispatch {
-            code: self,
+            code: this,
             export: index,
             counts: workgroups,
             constants,
-            buffers,
+            bindings,
             resources,
             profile,
         }))
@@ -555,7 +554,7 @@ impl NativeExecutable {
     /// push `constants` and `bindings` (`!vm.buffer` views), on `device`:
     /// a region of one dispatch.
     pub fn dispatch(
-        &self,
+        this: &Arc<NativeExecutable>,
         function: i64,
         workgroups: [u32; 3],
         constants: &[u32],
@@ -567,8 +566,8 @@ impl NativeExecutable {
             resources,
             profile,
         } = on;
-        match self.prepare(
-            function, workgroups, constants, bindings, resources, profile,
+        match Self::prepare(
+            this, function, workgroups, constants, bindings, resources, profile,
         )? {
             Some(prepared) => region::run_region(device, &[prepared]).map(|_| ()),
             None => Ok(()),
@@ -586,7 +585,7 @@ pub struct DispatchTarget<'a> {
     /// The loading context's resources.
     pub resources: &'a ContextResources,
     /// The profile and the dispatch's site, while profiled.
-    pub profile: Option<(&'a irvm::profile::Profile, u32)>,
+    pub profile: Option<(&'a Arc<irvm::profile::Profile>, u32)>,
 }
 
 /// Maps `image` with the system loader from an anonymous in-memory file

@@ -9,40 +9,76 @@
 //! workgroups are numbered one after another (dispatch 0's, then dispatch
 //! 1's, ...) and every worker takes the next few numbers from an atomic
 //! counter until none is left, so a worker done with one dispatch's share
-//! moves on to the next dispatch instead of waiting at a barrier. A region
-//! of one workgroup ([`INLINE_WORKGROUPS`]) runs on the calling thread.
+//! moves on to the next dispatch instead of waiting at a barrier.
+//!
+//! Where a region runs ([`Mode`]):
+//!
+//! - `local-sync`, and on `local-task` a region of one workgroup
+//!   ([`INLINE_WORKGROUPS`]) whose call cannot be stopped: on the calling
+//!   thread.
+//! - `local-task` when the call cannot be stopped: the calling thread and
+//!   the workers together ([`Workers::run`]).
+//! - `local-task` when the call can be stopped (the context handed out an
+//!   interrupt handle or has a deadline, [`irvm::StopCheck::can_stop`]):
+//!   on the workers only ([`Workers::start_detached`]), while the calling
+//!   thread watches for the region's end and for the stop. On a stop, no
+//!   workgroup is handed out any more and the call returns the stop's
+//!   status at once; the workgroups already running end in the background.
+//!   For that the region owns everything a workgroup touches (the
+//!   executables, the constants, the bindings and their leases, local
+//!   memory: [`Held`]), and until the last one ends the loading context
+//!   stays busy ([`irvm::BackgroundWork`]: its next call waits) and the
+//!   buffers stay leased to the region ([`irvm::NativeRegionLease`]: whoever
+//!   touches them waits).
+//!
+//! A region costs one heap allocation in the detached mode (the region,
+//! with the tables of up to four dispatches inline) and none otherwise,
+//! besides local memory for dispatches that declare some.
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
-use irvm::{Buffer, ContextResources, RawBytes, StatusCode, Trap};
+use irvm::profile::Profile;
+use irvm::{
+    BackgroundWork, Buffer, ContextResources, MemoryCharge, NativeRegionLease, Ref, StatusCode,
+    StopCheck, Trap,
+};
+use smallvec::SmallVec;
 
 use super::abi::{self, DispatchState, WorkgroupState};
 use super::NativeExecutable;
 use crate::device::DeviceConfig;
 use crate::fpu::FlushDenormals;
-use crate::workers::Workers;
+use crate::workers::{DetachedJob, Workers};
 
 /// A region with at most this many workgroups in all runs on the calling
-/// thread: one workgroup cannot be shared, so waking the workers would
-/// only add their wake-up and join. (A larger threshold, from estimated
-/// work, needs measuring on a quiet machine: docs/PERFORMANCE.md.)
+/// thread when its call cannot be stopped: one workgroup cannot be shared,
+/// so waking the workers would only add their wake-up and join. (A larger
+/// threshold, from estimated work, needs measuring on a quiet machine:
+/// docs/PERFORMANCE.md.)
 pub const INLINE_WORKGROUPS: u64 = 1;
+
+/// How often a calling thread that waits for a detached region looks at
+/// its stop word once it has stopped spinning: the latency of an interrupt
+/// or deadline during a long workgroup.
+pub const STOP_POLL: Duration = Duration::from_millis(5);
 
 /// A native dispatch, checked ([`NativeExecutable::prepare`]) and ready to
 /// run in a region.
 pub struct PreparedDispatch<'a> {
-    pub(super) code: &'a NativeExecutable,
+    pub(super) code: &'a Arc<NativeExecutable>,
     /// Index of the export in `code`.
     pub(super) export: usize,
     pub(super) counts: [u32; 3],
     pub(super) constants: &'a [u32],
-    pub(super) buffers: Vec<Arc<Buffer>>,
+    /// The bindings, each checked to be a buffer.
+    pub(super) bindings: &'a [Ref],
     /// The loading context's resources: interrupt, deadline, memory.
     pub(super) resources: &'a ContextResources,
     /// The profile recording the dispatch, and its site there.
-    pub(super) profile: Option<(&'a irvm::profile::Profile, u32)>,
+    pub(super) profile: Option<(&'a Arc<Profile>, u32)>,
 }
 
 impl PreparedDispatch<'_> {
@@ -56,168 +92,249 @@ impl PreparedDispatch<'_> {
     }
 }
 
+/// When each dispatch of a region ended (ns of its profile), while
+/// profiled; empty otherwise.
+pub type DispatchEnds = SmallVec<[u64; 4]>;
+
+/// Where a region's workgroups run (see the module doc).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// On the calling thread.
+    Inline,
+    /// On the calling thread and the workers.
+    Pool,
+    /// On the workers only, the calling thread watching for a stop.
+    Detached,
+}
+
 /// Runs every workgroup of `dispatches` (no barrier between them: their
-/// workgroups may run in any order and at once) on `device`'s workers, or
-/// on the calling thread for `local-sync` and small regions. Returns, when
-/// profiled, when each dispatch's last workgroup ended (ns of its profile);
-/// else nothing. An error names the dispatch and workgroup that failed
-/// (the first in recording order when several do).
+/// workgroups may run in any order and at once) on `device` (see the
+/// module doc for where). Returns, when profiled, when each dispatch's
+/// last workgroup ended. An error names the dispatch and workgroup that
+/// failed (the first in recording order when several do); a stop names
+/// the dispatch whose workgroups were being handed out.
 pub fn run_region(
     device: &DeviceConfig,
     dispatches: &[PreparedDispatch<'_>],
-) -> Result<Vec<u64>, Trap> {
+) -> Result<DispatchEnds, Trap> {
     let total: u64 = dispatches.iter().map(PreparedDispatch::workgroups).sum();
     if total == 0 {
-        return Ok(Vec::new());
+        return Ok(DispatchEnds::new());
     }
     let pool = device.workers()?;
-    let workers = pool.map_or(1, Workers::count);
-    // One participant, or too little to share: all on the calling thread.
-    let pool = pool.filter(|p| p.count() > 1 && total > INLINE_WORKGROUPS);
-    // Each dispatch's local memory, a slot per worker, charged to its
-    // loading context while the region runs.
-    let mut charges = Vec::with_capacity(dispatches.len());
-    let mut memories = Vec::with_capacity(dispatches.len());
-    for d in dispatches {
-        let bytes = d.local_memory();
-        charges.push(d.resources.charge_memory(
-            (bytes * workers) as u64,
-            "a dispatch's workgroup local memory",
-        )?);
-        memories.push(LocalMemory::new(bytes, workers)?);
-    }
-    let slots: Vec<SlotTable> = memories.iter_mut().map(SlotTable::new).collect();
-    // Every dispatch's buffers lent at once: views of one allocation (the
-    // transient buffer several dispatches write parts of) borrow it once.
-    let lent: Vec<&Buffer> = dispatches
+    let stoppable = dispatches
         .iter()
-        .flat_map(|d| d.buffers.iter().map(|b| &**b))
-        .collect();
-    let result = Buffer::with_raw_parts(&lent, |parts: &[RawBytes]| {
-        let mut tables = Vec::with_capacity(dispatches.len());
-        let mut at = 0;
-        for d in dispatches {
-            let n = d.buffers.len();
-            let mine = &parts[at..at + n];
-            at += n;
-            let ptrs: Vec<*mut c_void> = mine.iter().map(|p| p.ptr.cast::<c_void>()).collect();
-            let lengths: Vec<usize> = mine.iter().map(|p| p.len).collect();
-            tables.push((ptrs, lengths));
+        .any(|d| d.resources.stop_check().can_stop());
+    let (mode, pool) = match pool {
+        None => (Mode::Inline, None),
+        Some(p) if stoppable => (Mode::Detached, Some(p)),
+        Some(p) if p.count() > 1 && total > INLINE_WORKGROUPS => (Mode::Pool, Some(p)),
+        Some(p) => (Mode::Inline, Some(p)),
+    };
+    // Every participant that may run a workgroup has its slot of local
+    // memory; `max_concurrency` tells the kernels the pool's size.
+    let workers = pool.map_or(1, Workers::count);
+    let slots = if mode == Mode::Inline { 1 } else { workers };
+    match (mode, pool) {
+        (Mode::Detached, Some(pool)) => {
+            let mut region = Arc::new(Region::new(dispatches, total, workers, slots, true)?);
+            let Some(fixed) = Arc::get_mut(&mut region) else {
+                unreachable!("a region just made has one owner");
+            };
+            fixed.point_tables();
+            run_detached(pool, region)
         }
-        let states: Vec<DispatchState> = dispatches
-            .iter()
-            .zip(&tables)
-            .map(|(d, (ptrs, lengths))| {
-                let attrs = &d.code.exports[d.export].attrs;
-                DispatchState {
-                    workgroup_size_x: 1,
-                    workgroup_size_y: 1,
-                    workgroup_size_z: 1,
-                    constant_count: u16::from(attrs.constant_count),
-                    workgroup_count_x: d.counts[0],
-                    workgroup_count_y: d.counts[1],
-                    // Checked to fit by `prepare`.
-                    workgroup_count_z: d.counts[2] as u16,
-                    max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
-                    binding_count: attrs.binding_count,
-                    constants: if d.constants.is_empty() {
-                        std::ptr::null()
-                    } else {
-                        d.constants.as_ptr()
-                    },
-                    binding_ptrs: ptrs.as_ptr(),
-                    binding_lengths: lengths.as_ptr(),
-                }
-            })
-            .collect();
-        let mut starts = Vec::with_capacity(dispatches.len() + 1);
-        let mut sum = 0u64;
-        for d in dispatches {
-            starts.push(sum);
-            sum += d.workgroups();
-        }
-        starts.push(sum);
-        let region = Region {
-            calls: dispatches
-                .iter()
-                .zip(&states)
-                .zip(&slots)
-                .map(|((d, state), slots)| Call {
-                    environment: &d.code.environment,
-                    state,
-                    function: d.code.exports[d.export].function,
-                    counts: d.counts,
-                    stop: d.resources.stop_check(),
-                    profile: d.profile,
-                    slots,
-                })
-                .collect(),
-            starts,
-            total,
-            chunk: (total / (workers as u64 * 16)).clamp(1, 64),
-            next: AtomicU64::new(0),
-            failed: AtomicBool::new(false),
-            first_error: Mutex::new(None),
-            ends: dispatches.iter().map(|_| AtomicU64::new(0)).collect(),
-            idle_since: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-        };
-        let profile = dispatches.iter().find_map(|d| d.profile);
-        match pool {
-            None => region.work(0),
-            Some(pool) => {
-                pool.run(&|k| region.work(k));
-                if let Some((profile, _)) = profile {
-                    region.record_barrier(profile, workers);
+        (mode, pool) => {
+            let mut region = Region::new(dispatches, total, workers, slots, false)?;
+            region.point_tables();
+            match pool.filter(|_| mode == Mode::Pool) {
+                None => region.work(0),
+                Some(pool) => {
+                    pool.run(&|k| region.work(k));
+                    region.record_barrier(workers);
                 }
             }
+            let outcome = region.finish();
+            region.release_here();
+            outcome
         }
-        region.finish(dispatches)
-    })?;
-    drop(charges);
-    result
+    }
 }
 
-/// What the workers of one region share.
-struct Region<'a> {
-    calls: Vec<Call<'a>>,
+/// Hands `region` to the workers and waits for its end or a stop (see the
+/// module doc).
+fn run_detached(pool: &Workers, region: Arc<Region>) -> Result<DispatchEnds, Trap> {
+    let mut stopped: Option<Trap> = None;
+    let started = pool
+        .start_detached(region.clone(), &mut || {
+            stopped = region.stop_requested();
+            stopped.is_some()
+        })
+        .map_err(|e| {
+            Trap::new(
+                StatusCode::Unavailable,
+                format!("starting a local-task worker thread: {e}"),
+            )
+        });
+    let started = match started {
+        Ok(s) => s,
+        Err(t) => {
+            region.release_here();
+            return Err(t);
+        }
+    };
+    if !started {
+        // Never handed out: nothing ran, the caller gives everything back.
+        let t = stopped.unwrap_or_else(|| Trap::new(StatusCode::Cancelled, "stopped"));
+        let t = region.stop_error(t);
+        region.release_here();
+        return Err(t);
+    }
+    let mut spins = 0u32;
+    loop {
+        if region.ending.load(Ordering::Acquire) == DONE {
+            region.record_barrier(region.idle_since.len());
+            let outcome = region.finish();
+            region.release_here();
+            return outcome;
+        }
+        // A stop seen here, or one a worker took (it failed the region):
+        // return at once, leaving running workgroups to end.
+        let stop = region.stop_requested();
+        if stop.is_some() || region.failed.load(Ordering::Acquire) {
+            return region.leave(stop);
+        }
+        spins += 1;
+        // A few rounds of spinning, then parked: the workers are as many
+        // as the cores, and a caller spinning or yielding for longer takes
+        // one from them (measured in docs/PERFORMANCE.md).
+        if spins > WATCH_SPINS {
+            let g = region.end_lock.lock().unwrap_or_else(|e| e.into_inner());
+            if region.ending.load(Ordering::Acquire) != DONE {
+                region.parked.store(true, Ordering::SeqCst);
+                drop(
+                    region
+                        .end
+                        .wait_timeout(g, STOP_POLL)
+                        .unwrap_or_else(|e| e.into_inner()),
+                );
+            }
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Rounds the calling thread of a detached region spins before it parks
+/// (then it is woken by the region's end, or every [`STOP_POLL`] to look at
+/// the stop word).
+const WATCH_SPINS: u32 = 64;
+
+/// [`Region::ending`]: the caller waits for the region.
+const WAITING: u8 = 0;
+/// Every workgroup ended while the caller waited: it gives back what the
+/// region held.
+const DONE: u8 = 1;
+/// The caller returned (stopped): the last worker out gives back.
+const GONE: u8 = 2;
+/// Given back.
+const RELEASED: u8 = 3;
+
+/// A region: what its workgroups read, and what the workers share.
+struct Region {
+    calls: SmallVec<[Call; 4]>,
     /// `starts[d]`: the region-wide number of dispatch `d`'s first
     /// workgroup; the last entry is `total`.
-    starts: Vec<u64>,
+    starts: SmallVec<[u64; 5]>,
     total: u64,
     /// Workgroups a worker takes at once.
     chunk: u64,
     /// The next workgroup number not yet taken.
     next: AtomicU64,
-    /// Set on the first error: workers stop taking work.
+    /// Set on the first error or stop: workers stop taking work.
     failed: AtomicBool,
     /// The failed workgroup with the lowest number, and its error.
     first_error: Mutex<Option<(u64, Trap)>>,
     /// While profiled: when each dispatch's last workgroup ended.
-    ends: Vec<AtomicU64>,
+    ends: SmallVec<[AtomicU64; 4]>,
     /// While profiled: when each worker ran out of work.
-    idle_since: Vec<AtomicU64>,
+    idle_since: SmallVec<[AtomicU64; 8]>,
+    /// Every dispatch's binding pointers and lengths, one after another
+    /// (each dispatch state points at its own).
+    ptrs: SmallVec<[*mut c_void; 16]>,
+    lengths: SmallVec<[usize; 16]>,
+    /// Every dispatch's push constants, one after another.
+    constants: SmallVec<[u32; 32]>,
+    /// Each dispatch's local memory, a slot per participant.
+    local: SmallVec<[LocalMemory; 4]>,
+    /// Whether the caller does not take part (detached mode).
+    detached: bool,
+    /// Threads inside [`Region::work`] now.
+    running: AtomicUsize,
+    /// Who gives back what the region holds: [`WAITING`], [`DONE`],
+    /// [`GONE`], [`RELEASED`]; changed under `end_lock`.
+    ending: AtomicU8,
+    end_lock: Mutex<Option<Held>>,
+    /// Signalled when the region is [`DONE`], if the caller `parked`.
+    end: Condvar,
+    parked: AtomicBool,
+}
+
+/// What the region owns so that its workgroups may outlive the call:
+/// given back when the last one ends.
+struct Held {
+    /// Each dispatch's executable (its code and environment).
+    code: SmallVec<[Arc<NativeExecutable>; 4]>,
+    /// Every binding (the binding pointers point into them).
+    buffers: SmallVec<[Arc<Buffer>; 16]>,
+    /// The leases of the mutable allocations among them.
+    leases: SmallVec<[NativeRegionLease; 8]>,
+    /// Local memory charged to the loading contexts.
+    charges: SmallVec<[MemoryCharge; 4]>,
+    /// The loading contexts kept busy (detached mode, after a stop).
+    background: SmallVec<[BackgroundWork; 1]>,
+}
+
+impl Held {
+    /// Gives the leases back to the thread they were taken from (the
+    /// calling thread, whose run goes on).
+    fn give_back(self) {
+        for lease in self.leases {
+            lease.give_back();
+        }
+    }
 }
 
 /// One dispatch as its workgroups see it.
-struct Call<'a> {
-    environment: &'a abi::Environment,
-    state: &'a DispatchState,
+struct Call {
+    environment: *const abi::Environment,
+    /// Its binding and constant pointers are set by
+    /// [`Region::point_tables`] once the region is in place.
+    state: DispatchState,
     function: abi::DispatchFn,
+    export: usize,
     counts: [u32; 3],
+    /// Where its bindings and constants start in the region's tables.
+    first_binding: usize,
+    first_constant: usize,
     /// The context's interrupt and deadline, checked before each workgroup.
-    stop: irvm::StopCheck,
-    profile: Option<(&'a irvm::profile::Profile, u32)>,
-    /// Each worker's local memory for this dispatch.
-    slots: &'a SlotTable,
+    stop: StopCheck,
+    /// The loading context's resources (kept busy after a stop).
+    resources: ContextResources,
+    profile: Option<(Arc<Profile>, u32)>,
 }
 
 // SAFETY: a `Region` only hands its pointers (bindings, constants, tables,
-// local memory slots) to dispatch functions, which IREE's ABI lets run
-// concurrently; the buffers stay borrowed by `Buffer::with_raw_parts`
-// until every worker is joined (`Workers::run` returns after every thread
-// that entered the job left it),
-// and worker `k` only uses local memory slot `k`.
-unsafe impl Sync for Region<'_> {}
+// local memory slots, environments) to dispatch functions, which IREE's ABI
+// lets run concurrently. What they point into is owned by the region
+// (`Held`: executables, buffers with their leases; its tables and local
+// memory) and given back only once no workgroup runs or will run
+// (`Region::end_work`, `release_here`), and participant `k` only uses
+// local memory slot `k`.
+unsafe impl Sync for Region {}
+// SAFETY: as above; the raw pointers are into memory the region owns or
+// holds, valid from any thread.
+unsafe impl Send for Region {}
 
 /// A run of one dispatch's workgroups on one worker while profiled,
 /// recorded as one batch when it ends.
@@ -228,17 +345,273 @@ struct Batch {
     workgroups: u64,
 }
 
-impl Region<'_> {
-    /// Worker `worker`'s loop: takes workgroups until none is left or one
-    /// failed.
+impl Region {
+    /// The region of `dispatches` (`total` workgroups in all) for a pool
+    /// of `workers` with local memory for `slots` participants: its
+    /// executables, constants and bindings taken, the bindings' leases
+    /// taken, local memory charged and allocated.
+    fn new(
+        dispatches: &[PreparedDispatch<'_>],
+        total: u64,
+        workers: usize,
+        slots: usize,
+        detached: bool,
+    ) -> Result<Region, Trap> {
+        let mut held = Held {
+            code: SmallVec::new(),
+            buffers: SmallVec::new(),
+            leases: SmallVec::new(),
+            charges: SmallVec::new(),
+            background: SmallVec::new(),
+        };
+        match Self::fill(dispatches, total, workers, slots, detached, &mut held) {
+            Ok(mut region) => {
+                *region.end_lock.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(held);
+                Ok(region)
+            }
+            Err(t) => {
+                held.give_back();
+                Err(t)
+            }
+        }
+    }
+
+    fn fill(
+        dispatches: &[PreparedDispatch<'_>],
+        total: u64,
+        workers: usize,
+        slots: usize,
+        detached: bool,
+        held: &mut Held,
+    ) -> Result<Region, Trap> {
+        let profiled = dispatches.iter().any(|d| d.profile.is_some());
+        let mut region = Region {
+            calls: SmallVec::new(),
+            starts: SmallVec::new(),
+            total,
+            chunk: (total / (workers as u64 * 16)).clamp(1, 64),
+            next: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            first_error: Mutex::new(None),
+            ends: SmallVec::new(),
+            idle_since: SmallVec::new(),
+            ptrs: SmallVec::new(),
+            lengths: SmallVec::new(),
+            constants: SmallVec::new(),
+            local: SmallVec::new(),
+            detached,
+            running: AtomicUsize::new(0),
+            ending: AtomicU8::new(WAITING),
+            end_lock: Mutex::new(None),
+            end: Condvar::new(),
+            parked: AtomicBool::new(false),
+        };
+        if profiled {
+            region
+                .ends
+                .extend((0..dispatches.len()).map(|_| AtomicU64::new(0)));
+            region
+                .idle_since
+                .extend((0..slots).map(|_| AtomicU64::new(0)));
+        }
+        let mut sum = 0u64;
+        for d in dispatches {
+            let stop = d.resources.stop_check();
+            region.starts.push(sum);
+            sum += d.workgroups();
+            // Bindings: kept alive, leased (each allocation once: views of
+            // one transient buffer several dispatches write parts of), and
+            // their bytes' places recorded.
+            let first_binding = region.ptrs.len();
+            for r in d.bindings {
+                let Ref::Buffer(b) = r else {
+                    unreachable!("prepare checked that every binding is a buffer");
+                };
+                if b.is_mutable() && !held.leases.iter().any(|l| l.covers(b)) {
+                    let mut wait = || stop.check();
+                    if let Some(lease) = b.lease_for_native_region(&mut wait)? {
+                        held.leases.push(lease);
+                    }
+                }
+                let raw = b.raw_bytes();
+                region.ptrs.push(raw.ptr.cast::<c_void>());
+                region.lengths.push(raw.len);
+                held.buffers.push(b.clone());
+            }
+            let first_constant = region.constants.len();
+            region.constants.extend_from_slice(d.constants);
+            let bytes = d.local_memory();
+            if bytes > 0 {
+                held.charges.push(d.resources.charge_memory(
+                    (bytes * slots) as u64,
+                    "a dispatch's workgroup local memory",
+                )?);
+            }
+            region.local.push(LocalMemory::new(bytes, slots)?);
+            let export = &d.code.exports[d.export];
+            let attrs = &export.attrs;
+            region.calls.push(Call {
+                environment: &*d.code.environment,
+                state: DispatchState {
+                    workgroup_size_x: 1,
+                    workgroup_size_y: 1,
+                    workgroup_size_z: 1,
+                    constant_count: u16::from(attrs.constant_count),
+                    workgroup_count_x: d.counts[0],
+                    workgroup_count_y: d.counts[1],
+                    // Checked to fit by `prepare`.
+                    workgroup_count_z: d.counts[2] as u16,
+                    max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
+                    binding_count: attrs.binding_count,
+                    constants: std::ptr::null(),
+                    binding_ptrs: std::ptr::null(),
+                    binding_lengths: std::ptr::null(),
+                },
+                function: export.function,
+                export: d.export,
+                counts: d.counts,
+                first_binding,
+                first_constant,
+                stop,
+                resources: d.resources.clone(),
+                profile: d.profile.map(|(p, site)| (p.clone(), site)),
+            });
+            held.code.push(d.code.clone());
+        }
+        region.starts.push(sum);
+        Ok(region)
+    }
+
+    /// Points each dispatch state at its bindings and constants in the
+    /// region's tables, once the region is where it stays (they may be
+    /// inline in it).
+    fn point_tables(&mut self) {
+        let ptrs = self.ptrs.as_ptr();
+        let lengths = self.lengths.as_ptr();
+        let constants = self.constants.as_ptr();
+        for call in &mut self.calls {
+            // SAFETY: `first_binding` and `first_constant` are offsets of
+            // this dispatch's entries in the tables (at most their length,
+            // pointing one past the end only for a dispatch with none).
+            unsafe {
+                call.state.binding_ptrs = ptrs.add(call.first_binding);
+                call.state.binding_lengths = lengths.add(call.first_binding);
+                call.state.constants = if call.state.constant_count == 0 {
+                    std::ptr::null()
+                } else {
+                    constants.add(call.first_constant)
+                };
+            }
+        }
+    }
+
+    /// The stop the caller should answer now: an interrupt (taken) or a
+    /// deadline past, on any dispatch's context.
+    fn stop_requested(&self) -> Option<Trap> {
+        self.calls.iter().find_map(|c| c.stop.check().err())
+    }
+
+    /// `t` (a stop) naming the dispatch whose workgroups were being handed
+    /// out.
+    fn stop_error(&self, t: Trap) -> Trap {
+        let at = self.next.load(Ordering::Relaxed).min(self.total - 1);
+        let d = self.starts.partition_point(|&s| s <= at) - 1;
+        let held = self.end_lock.lock().unwrap_or_else(|e| e.into_inner());
+        match held.as_ref() {
+            Some(h) => {
+                let name = &h.code[d].exports[self.calls[d].export].name;
+                Trap::new(t.code, format!("dispatch `{name}`: {}", t.message))
+            }
+            None => t,
+        }
+    }
+
+    /// The caller's return on a stop (`stop`, or the error a worker
+    /// recorded): no workgroup is handed out any more, and those running
+    /// end in the background with the loading contexts kept busy.
+    fn leave(&self, stop: Option<Trap>) -> Result<DispatchEnds, Trap> {
+        self.failed.store(true, Ordering::SeqCst);
+        let error = match stop {
+            Some(t) => self.stop_error(t),
+            None => match self.finish() {
+                Err(t) => t,
+                Ok(_) => Trap::new(StatusCode::Cancelled, "stopped"),
+            },
+        };
+        let mut held = self.end_lock.lock().unwrap_or_else(|e| e.into_inner());
+        match self.ending.load(Ordering::Acquire) {
+            WAITING if self.running.load(Ordering::SeqCst) > 0 => {
+                // The last worker out gives back (`end_work`).
+                if let Some(h) = held.as_mut() {
+                    h.background
+                        .extend(self.calls.iter().map(|c| c.resources.begin_background()));
+                }
+                self.ending.store(GONE, Ordering::Release);
+            }
+            _ => {
+                // Nothing runs: a thread that enters now sees `failed` and
+                // touches nothing. Given back here, on the lending thread.
+                self.ending.store(RELEASED, Ordering::Release);
+                if let Some(h) = held.take() {
+                    drop(held);
+                    h.give_back();
+                }
+            }
+        }
+        Err(error)
+    }
+
+    /// Gives back what the region holds, on the calling thread (its run
+    /// goes on): the region ended, or never started.
+    fn release_here(&self) {
+        let mut held = self.end_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.ending.store(RELEASED, Ordering::Release);
+        if let Some(h) = held.take() {
+            drop(held);
+            h.give_back();
+        }
+    }
+
+    /// A participant leaves [`Region::work`]: the last one out of a
+    /// detached region ends it (tells the waiting caller, or gives back
+    /// what the region holds when the caller has gone).
+    fn end_work(&self) {
+        if self.running.fetch_sub(1, Ordering::SeqCst) != 1 || !self.detached {
+            return;
+        }
+        let mut held = self.end_lock.lock().unwrap_or_else(|e| e.into_inner());
+        match self.ending.load(Ordering::Acquire) {
+            WAITING => {
+                self.ending.store(DONE, Ordering::Release);
+                // A syscall: only when the caller has parked (it sets
+                // `parked` under the lock before it waits).
+                if self.parked.load(Ordering::SeqCst) {
+                    self.end.notify_all();
+                }
+            }
+            GONE => {
+                self.ending.store(RELEASED, Ordering::Release);
+                // Dropped: leases freed (the caller's run is over or no
+                // longer counts on them), contexts no longer busy.
+                let h = held.take();
+                drop(held);
+                drop(h);
+            }
+            _ => {}
+        }
+    }
+
+    /// Participant `worker`'s loop: takes workgroups until none is left or
+    /// one failed (or the call stopped).
     fn work(&self, worker: usize) {
+        self.running.fetch_add(1, Ordering::SeqCst);
         let _flush = FlushDenormals::begin();
         let processor = processor_id();
         let mut d = 0usize;
         let mut batch: Option<Batch> = None;
         let mut last_end = 0u64;
-        'take: while !self.failed.load(Ordering::Relaxed) {
-            let first = self.next.fetch_add(self.chunk, Ordering::Relaxed);
+        'take: while !self.failed.load(Ordering::SeqCst) {
+            let first = self.next.fetch_add(self.chunk, Ordering::SeqCst);
             if first >= self.total {
                 break;
             }
@@ -253,7 +626,7 @@ impl Region<'_> {
                 let x = (local % u64::from(cx)) as u32;
                 let y = ((local / u64::from(cx)) % u64::from(cy)) as u32;
                 let z = (local / (u64::from(cx) * u64::from(cy))) as u32;
-                if let Some((profile, _)) = call.profile {
+                if let Some((profile, _)) = &call.profile {
                     if batch.as_ref().is_some_and(|b| b.dispatch != d) {
                         self.end_batch(batch.take(), last_end);
                     }
@@ -265,13 +638,16 @@ impl Region<'_> {
                         })
                         .workgroups += 1;
                 }
-                let result = call.run_one([x, y, z], call.slots.get(worker), processor);
-                if let Some((profile, _)) = call.profile {
+                let result = call.run_one([x, y, z], self.local[d].slot(worker), processor);
+                if let Some((profile, _)) = &call.profile {
                     last_end = profile.now_ns();
                     self.ends[d].fetch_max(last_end, Ordering::Relaxed);
                 }
                 if let Err(t) = result {
                     self.fail(i, t);
+                    break 'take;
+                }
+                if self.failed.load(Ordering::Relaxed) {
                     break 'take;
                 }
             }
@@ -282,19 +658,20 @@ impl Region<'_> {
                 slot.store(last_end, Ordering::Relaxed);
             }
         }
+        self.end_work();
     }
 
     /// Records `batch`, ended at `end`, on the calling thread's track.
     fn end_batch(&self, batch: Option<Batch>, end: u64) {
         if let Some(b) = batch {
-            if let Some((profile, site)) = self.calls[b.dispatch].profile {
-                profile.batch(site, b.start, end.max(b.start), b.workgroups);
+            if let Some((profile, site)) = &self.calls[b.dispatch].profile {
+                profile.batch(*site, b.start, end.max(b.start), b.workgroups);
             }
         }
     }
 
     fn fail(&self, workgroup: u64, trap: Trap) {
-        self.failed.store(true, Ordering::Relaxed);
+        self.failed.store(true, Ordering::SeqCst);
         let mut first = self.first_error.lock().unwrap_or_else(|e| e.into_inner());
         if first.as_ref().is_none_or(|(at, _)| workgroup < *at) {
             *first = Some((workgroup, trap));
@@ -303,25 +680,31 @@ impl Region<'_> {
 
     /// The region's barrier while profiled: from the first worker out of
     /// work to now (the join), on the site of the dispatch that ended last.
-    fn record_barrier(&self, profile: &irvm::profile::Profile, workers: usize) {
-        let idle: Vec<u64> = self
-            .idle_since
-            .iter()
-            .map(|e| e.load(Ordering::Relaxed))
-            .filter(|&e| e > 0)
-            .collect();
+    fn record_barrier(&self, workers: usize) {
+        if self.ends.is_empty() {
+            return;
+        }
+        let mut first_idle = u64::MAX;
+        let mut idle = 0usize;
+        for e in &self.idle_since {
+            let at = e.load(Ordering::Relaxed);
+            if at > 0 {
+                first_idle = first_idle.min(at);
+                idle += 1;
+            }
+        }
         let last = (0..self.calls.len())
             .max_by_key(|&d| self.ends[d].load(Ordering::Relaxed))
-            .and_then(|d| self.calls[d].profile);
-        if let (Some(&first_idle), Some((_, site))) = (idle.iter().min(), last) {
-            let unused = workers.saturating_sub(idle.len()) as u64;
-            profile.barrier(site, first_idle, profile.now_ns(), unused);
+            .and_then(|d| self.calls[d].profile.as_ref());
+        if let (true, Some((profile, site))) = (idle > 0, last) {
+            let unused = workers.saturating_sub(idle) as u64;
+            profile.barrier(*site, first_idle, profile.now_ns(), unused);
         }
     }
 
     /// The region's outcome: the first failure in recording order, named
     /// by its dispatch; else each dispatch's end while profiled.
-    fn finish(&self, dispatches: &[PreparedDispatch<'_>]) -> Result<Vec<u64>, Trap> {
+    fn finish(&self) -> Result<DispatchEnds, Trap> {
         let failure = self
             .first_error
             .lock()
@@ -329,24 +712,35 @@ impl Region<'_> {
             .take();
         if let Some((workgroup, t)) = failure {
             let d = self.starts.partition_point(|&s| s <= workgroup) - 1;
-            let name = &dispatches[d].code.exports[dispatches[d].export].name;
-            return Err(Trap::new(
-                t.code,
-                format!("dispatch `{name}`: {}", t.message),
-            ));
+            let held = self.end_lock.lock().unwrap_or_else(|e| e.into_inner());
+            let message = match held.as_ref() {
+                Some(h) => format!(
+                    "dispatch `{}`: {}",
+                    h.code[d].exports[self.calls[d].export].name, t.message
+                ),
+                None => t.message,
+            };
+            return Err(Trap::new(t.code, message));
         }
-        Ok(match dispatches.iter().any(|d| d.profile.is_some()) {
-            true => self
-                .ends
-                .iter()
-                .map(|e| e.load(Ordering::Relaxed))
-                .collect(),
-            false => Vec::new(),
-        })
+        Ok(self
+            .ends
+            .iter()
+            .map(|e| e.load(Ordering::Relaxed))
+            .collect())
     }
 }
 
-impl Call<'_> {
+impl DetachedJob for Region {
+    fn run(&self, index: usize) {
+        self.work(index);
+    }
+
+    fn finished(&self) -> bool {
+        self.failed.load(Ordering::SeqCst) || self.next.load(Ordering::SeqCst) >= self.total
+    }
+}
+
+impl Call {
     /// Runs workgroup (x, y, z) with local memory `scratch` on processor
     /// `processor`.
     fn run_one(
@@ -369,11 +763,12 @@ impl Call<'_> {
             },
             local_memory_size: u32::try_from(scratch.1).unwrap_or(u32::MAX),
         };
-        // SAFETY: the function is an export of the loaded library, called
-        // with its environment, a dispatch state whose binding pointers
-        // and lengths describe borrowed buffers, and workgroup state with
-        // exclusive local memory of the declared size.
-        let ret = unsafe { (self.function)(self.environment, self.state, &workgroup) };
+        // SAFETY: the function is an export of a loaded library the region
+        // holds, called with its environment, a dispatch state whose
+        // binding pointers and lengths describe buffers the region holds
+        // and has leased, and workgroup state with exclusive local memory
+        // of the declared size.
+        let ret = unsafe { (self.function)(self.environment, &self.state, &workgroup) };
         if ret == 0 {
             Ok(())
         } else {
@@ -400,11 +795,15 @@ fn processor_id() -> u32 {
     0
 }
 
-/// 64-byte-aligned workgroup local memory, one slot per worker.
+/// 64-byte-aligned workgroup local memory of one dispatch, one slot per
+/// participant (no allocation when the dispatch declares none).
 struct LocalMemory {
     lines: Vec<Line>,
-    per_slot: usize,
-    slot_bytes: usize,
+    /// `lines`' first byte (the heap allocation does not move).
+    base: *mut u8,
+    stride: usize,
+    bytes: usize,
+    slots: usize,
 }
 
 #[repr(C, align(64))]
@@ -420,35 +819,20 @@ impl LocalMemory {
                 "workgroup local memory overflows",
             )
         })?;
+        let mut lines = vec![Line([0; 64]); n];
+        let base = lines.as_mut_ptr().cast::<u8>();
         Ok(LocalMemory {
-            lines: vec![Line([0; 64]); n],
-            per_slot,
-            slot_bytes: bytes,
+            lines,
+            base,
+            stride: per_slot * 64,
+            bytes,
+            slots,
         })
     }
-}
 
-/// Each worker's local memory slot, found by its pool index.
-struct SlotTable {
-    base: *mut u8,
-    stride: usize,
-    bytes: usize,
-    slots: usize,
-}
-
-impl SlotTable {
-    fn new(memory: &mut LocalMemory) -> SlotTable {
-        let slots = memory.lines.len().checked_div(memory.per_slot).unwrap_or(0);
-        SlotTable {
-            base: memory.lines.as_mut_ptr().cast(),
-            stride: memory.per_slot * 64,
-            bytes: memory.slot_bytes,
-            slots,
-        }
-    }
-
-    fn get(&self, k: usize) -> (*mut u8, usize) {
-        if self.bytes == 0 || k >= self.slots {
+    /// Participant `k`'s slot.
+    fn slot(&self, k: usize) -> (*mut u8, usize) {
+        if self.bytes == 0 || k >= self.slots || self.lines.is_empty() {
             return (std::ptr::null_mut(), 0);
         }
         // SAFETY: `k < slots`, so the slot lies within the allocation.
