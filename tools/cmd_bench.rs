@@ -117,6 +117,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
     match bench(&args) {
         Ok(code) => code,
         Err(message) => {
+            crate::profile::write_after_failure(&args.profile, "irvm bench", &args.modules);
             eprintln!("irvm bench: {message}");
             ExitCode::FAILURE
         }

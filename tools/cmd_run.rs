@@ -470,7 +470,11 @@ pub fn main(args: RunArgs) -> ExitCode {
     if let Some(code) = args.queries.answer("run") {
         return code;
     }
-    match run(&args) {
+    let outcome = run(&args);
+    if outcome.is_err() {
+        crate::profile::write_after_failure(&args.profile, "irvm run", &args.modules);
+    }
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Setup(message)) => {
             eprintln!("irvm run: {message}");

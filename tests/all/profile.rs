@@ -411,6 +411,39 @@ fn a_trapping_call_still_writes_its_profile() {
     load_trace(&json);
 }
 
+#[test]
+fn a_module_failing_to_initialize_still_writes_its_profile() {
+    // vmvx_tiles's __init dispatches a vmvx kernel; 1000 instructions of
+    // fuel end it there. The file made at start-up must then hold the
+    // profile of what ran (a trace, a page, stacks), not stay empty.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("init.json");
+    let html = dir.path().join("init.html");
+    for tool in ["run", "bench"] {
+        for f in [&json, &html] {
+            let _ = std::fs::remove_file(f);
+        }
+        let (_, err, code) = irvm(&[
+            tool.to_string(),
+            format!("--module={}", repo_file("tests/models/vmvx_tiles.vmfb")),
+            "--function=vmvx_tiles".into(),
+            "--input=f32=0.5".into(),
+            "--fuel=1000".into(),
+            format!("--profile={}", json.display()),
+            format!("--profile={}", html.display()),
+        ]);
+        assert_ne!(code, 0, "{tool}: {err}");
+        assert!(err.contains("failed to initialize"), "{tool}: {err}");
+        let trace = load_trace(&json);
+        assert!(
+            thread_names(&trace).iter().any(|(_, n)| n.contains("VM")),
+            "{tool}: {trace}"
+        );
+        let page = std::fs::read_to_string(&html).expect("the page was written");
+        assert!(page.contains("</html>"), "{tool}: {page}");
+    }
+}
+
 /// Runs `irvm TOOL` on spin(10^15) (days) with `--profile`, sends SIGINT
 /// once the tool has printed `first_line` (stdout for `run`, stderr for
 /// `bench`), and returns its exit code,

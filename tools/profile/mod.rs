@@ -9,6 +9,7 @@
 //! - `.folded`: folded stacks of the sampled VM profile, for flamegraph
 //!   tools, [`folded`].
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use irvm::profile::{Profile, ProfileData, ProfileOptions};
@@ -60,6 +61,10 @@ fn format_of(path: &str) -> Result<Format, String> {
 
 /// The run's profile, made by [`start`] (a process runs one program).
 static PROFILE: OnceLock<Arc<Profile>> = OnceLock::new();
+
+/// Set once [`write_files`] has been asked to write the files, so that
+/// [`write_after_failure`] does not write them a second time.
+static WRITTEN: AtomicBool = AtomicBool::new(false);
 
 /// Makes the run's profile when `--profile` or `--print_statistics` asks
 /// for one: a timeline and stack samples with `--profile`, only the
@@ -128,6 +133,7 @@ pub struct RunInfo<'a> {
 /// Writes every `--profile` file; says on stderr (as `tool`) when the
 /// timeline was longer than the profile keeps.
 pub fn write_files(args: &ProfileArgs, data: &ProfileData, info: &RunInfo) -> Result<(), String> {
+    WRITTEN.store(true, Ordering::SeqCst);
     if args.files.is_empty() {
         return Ok(());
     }
@@ -147,6 +153,30 @@ pub fn write_files(args: &ProfileArgs, data: &ProfileData, info: &RunInfo) -> Re
         std::fs::write(path, text).map_err(|e| format!("writing --profile={path}: {e}"))?;
     }
     Ok(())
+}
+
+/// Writes what the profile recorded when the run failed before the tool
+/// wrote it (a module that failed to load or to initialize, a function or
+/// input refused): the files [`start`] made then hold the loading and the
+/// initializers that ran, not nothing. Does nothing when no profile was
+/// started or the files were written; a file that cannot be written is
+/// reported on stderr (the run already failed).
+pub fn write_after_failure(args: &ProfileArgs, tool: &str, modules: &[String]) {
+    if WRITTEN.load(Ordering::SeqCst) {
+        return;
+    }
+    let Some(data) = finish() else {
+        return;
+    };
+    let info = RunInfo {
+        tool,
+        modules,
+        functions: &[],
+        device: crate::tensor_io::device_label(),
+    };
+    if let Err(e) = write_files(args, &data, &info) {
+        eprintln!("{tool}: {e}");
+    }
 }
 
 /// Nanoseconds as microseconds, as trace viewers read timestamps.
