@@ -15,7 +15,9 @@ GPU libraries. Differences: failures are irvm's ``VmError`` subclasses (with
 iree.runtime's are; ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink``'s callback gets each
 ``hal.buffer_view.trace`` (a key and a list of ``HalBufferView``), called on
-the calling thread during the call; ``ParameterIndex`` takes archive
+the calling thread during the call (a call on the same context from there,
+which iree.runtime allows, raises FAILED_PRECONDITION: irvm runs one call at
+a time per context); ``ParameterIndex`` takes archive
 files (``load``), not in-memory entries; the hal and io_parameters modules
 are registered before the program's modules.
 """
@@ -602,7 +604,9 @@ class _HalModule:
 class HalModuleDebugSink:
     """Where `hal.buffer_view.trace` goes: `buffer_view_trace_callback(key,
     buffer_views)` with the trace's key (str) and a list of HalBufferView,
-    called during the call that traces; what it raises fails that call."""
+    called during the call that traces; what it raises fails that call. A
+    call on the same context from the callback raises FAILED_PRECONDITION
+    (iree.runtime runs it; irvm runs one call at a time per context)."""
 
     def __init__(self, buffer_view_trace_callback: Callable):
         self.buffer_view_trace_callback = buffer_view_trace_callback

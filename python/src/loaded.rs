@@ -244,9 +244,21 @@ impl Loaded {
     /// for with the GIL released; Ctrl-C (on the main thread, when
     /// Python's handler raises) gives up the wait with `KeyboardInterrupt`
     /// and leaves the running call alone.
+    /// A call or lookup made from inside a call on this context on the
+    /// same thread (a trace callback) fails with FAILED_PRECONDITION: the
+    /// running call holds the context, so waiting would never end.
     fn turn(&self, py: Python<'_>) -> PyResult<Turn<'_>> {
         if let Some(turn) = self.turns.try_take() {
             return Ok(turn);
+        }
+        if self.turns.held_here() {
+            return Err(vm_error(
+                py,
+                StatusCode::FailedPrecondition,
+                "a call or function lookup on this module from inside one of its own calls \
+                 (a trace callback) would wait for that call forever: irvm runs one call at a \
+                 time per module; make it after the call returns",
+            ));
         }
         check_signals(py)?;
         let raises = crate::sigint::python_handler_raises(py)?;
@@ -724,9 +736,12 @@ impl LoadedModule {
         {
             return Ok(Some(f.clone_ref(py)));
         }
-        // Looked up without the GIL: a call running on another thread holds
-        // the context until it returns.
+        // Looked up in the context's turn, as calls are made: a call
+        // running on another thread holds the context until it returns
+        // (the wait can be given up), and one running on this thread (a
+        // trace callback looking up a function) fails at once.
         let inner = &self.inner;
+        let _turn = inner.turn(py)?;
         let (found, declared) = py.detach(|| {
             let ctx = inner.ctx.lock().unwrap_or_else(|e| e.into_inner());
             let names = inner.names.lock().unwrap_or_else(|e| e.into_inner());

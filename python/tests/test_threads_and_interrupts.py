@@ -450,3 +450,63 @@ def test_ctrl_c_interrupts_a_wait_for_another_threads_call():
     assert result["latency"] < 0.1, result
     assert result["other"] == result["n"], result  # not cancelled
     assert result["again"] == 10
+
+
+# A debug sink callback runs inside the call that traces, on its thread,
+# while that call holds the module. A call on the same module from there
+# (iree.runtime allows it; irvm runs one call at a time per module), or a
+# lookup of a function not looked up yet, fails at once with
+# FAILED_PRECONDITION instead of waiting for itself forever; the outer call
+# goes on and the module stays usable. Run in a child so that a hang fails
+# the test instead of holding up the suite.
+REENTRANT_CALLBACK = r"""
+import json, sys
+import numpy as np
+import irvm, irvm.compat as ireert
+seen = {}
+def on_trace(key, views):
+    if key != "inputs" or "call" in seen:
+        return
+    try:
+        ctx.invoke(m.lookup_function("traced"), args, ireert.VmVariantList(1))
+        seen["call"] = "returned"
+    except irvm.VmError as e:
+        seen["call"] = [e.status, "from inside one of its own calls" in str(e)]
+    try:
+        seen["lookup"] = ["module.nope" in ctx._ensure()]
+    except irvm.VmError as e:
+        seen["lookup"] = [e.status, "from inside one of its own calls" in str(e)]
+config = ireert.Config("local-task")
+dev = config.device
+hal = ireert.create_hal_module(config.vm_instance, dev, debug_sink=ireert.HalModuleDebugSink(on_trace))
+m = ireert.VmModule.mmap(config.vm_instance, sys.argv[1])
+ctx = ireert.VmContext(config.vm_instance, modules=[hal, m])
+def view(a, et):
+    return dev.allocator.allocate_buffer_copy(memory_type=ireert.MemoryType.DEVICE_LOCAL,
+        allowed_usage=ireert.BufferUsage.DEFAULT, device=dev, buffer=a, element_type=et)
+args = ireert.VmVariantList(2)
+args.push_ref(view(np.array([1, 2, 3, 4], np.float32), ireert.HalElementType.FLOAT_32))
+args.push_ref(view(np.arange(6, dtype=np.int32).reshape(2, 3), ireert.HalElementType.SINT_32))
+outer = ireert.VmVariantList(1)
+ctx.invoke(m.lookup_function("traced"), args, outer)
+again = ireert.VmVariantList(1)
+ctx.invoke(m.lookup_function("traced"), args, again)
+seen["outer"] = ireert.DeviceArray(dev, outer.get_as_object(0, ireert.HalBufferView)).to_host().tolist()
+seen["again"] = ireert.DeviceArray(dev, again.get_as_object(0, ireert.HalBufferView)).to_host().tolist()
+print(json.dumps(seen))
+"""
+
+
+def test_a_call_from_inside_its_own_call_fails_instead_of_waiting_for_itself():
+    child = subprocess.run(
+        [sys.executable, "-c", REENTRANT_CALLBACK, str(PYDATA / "trace.vmfb")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert child.returncode == 0, child.stderr
+    seen = json.loads(child.stdout)
+    assert seen["call"] == ["FAILED_PRECONDITION", True], seen
+    assert seen["lookup"] == ["FAILED_PRECONDITION", True], seen
+    assert seen["outer"] == [2.0, 4.0, 6.0, 8.0], seen
+    assert seen["again"] == [2.0, 4.0, 6.0, 8.0], seen
