@@ -1014,3 +1014,42 @@ fn a_deadline_cuts_a_long_native_workgroup_on_local_task_only() {
         "local-sync cut the workgroup: {took:?}"
     );
 }
+
+/// Contexts sharing one `local-task` device, as the Python package's
+/// modules do: once stopped calls left a workgroup running on every thread
+/// of the pool (one here), another context's stoppable call runs its
+/// workgroups on its own thread instead of waiting for those to end (it
+/// waited, and its deadline passed, until the stopped workgroup ended).
+#[test]
+fn a_stoppable_call_runs_while_stopped_workgroups_hold_every_worker() {
+    use irvm::{Context, Module, TypeRegistry};
+    let options = DeviceOptions {
+        kind: DeviceKind::Task { workers: 1 },
+        ..DeviceOptions::default()
+    };
+    let hal = irvm_hal::hal_module_sharing(DeviceConfig::new(options)).unwrap();
+    let context = || {
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_host_module(&hal).unwrap();
+        ctx.register_module(Module::from_file(long_workgroup()).unwrap())
+            .unwrap();
+        let spin = ctx.function("module.spin").unwrap();
+        (ctx, spin)
+    };
+    let (mut stopped, spin) = context();
+    let deadline = |s: f64| std::time::Instant::now() + std::time::Duration::from_secs_f64(s);
+    stopped.set_deadline(Some(deadline(0.2)));
+    let e = stopped.invoke(&spin, &spin_args(ENDLESS)).unwrap_err();
+    assert_eq!(e.code, StatusCode::DeadlineExceeded, "{e}");
+    // The stopped workgroup runs on for seconds on the pool's one thread.
+    let (mut other, spin) = context();
+    let start = std::time::Instant::now();
+    other.set_deadline(Some(deadline(PROMPT)));
+    let r = other.invoke(&spin, &spin_args(1000)).unwrap();
+    assert_eq!(spin_result(&r), 1000.0);
+    assert!(
+        start.elapsed().as_secs_f64() < PROMPT,
+        "{:?}",
+        start.elapsed()
+    );
+}

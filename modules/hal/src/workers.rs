@@ -196,6 +196,14 @@ impl Workers {
         }
     }
 
+    /// Whether every thread that runs detached jobs (the `count - 1`
+    /// threads and the one started for them) is inside one now, as when
+    /// stopped calls left that many workgroups running: a detached job
+    /// started now would wait for one of them to end.
+    pub fn detached_threads_busy(&self) -> bool {
+        self.shared.detached_inside.load(Ordering::SeqCst) >= self.count
+    }
+
     /// Hands `job` to the threads (indices 0 to [`Workers::count`] - 1:
     /// the `count - 1` threads and one more, started now on first use) and
     /// returns at once; the job runs until it returns on every thread that

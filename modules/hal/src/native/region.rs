@@ -29,7 +29,11 @@
 //!   memory: [`Held`]), and until the last one ends the loading context
 //!   stays busy ([`irvm::BackgroundWork`]: its next call waits) and the
 //!   buffers stay leased to the region ([`irvm::NativeRegionLease`]: whoever
-//!   touches them waits).
+//!   touches them waits). When every thread of the pool still runs such
+//!   workgroups ([`Workers::detached_threads_busy`]; a context sharing the
+//!   device whose calls were stopped), the region runs on the calling
+//!   thread instead, stoppable between workgroups as on `local-sync`,
+//!   rather than wait for them to end.
 //!
 //! A region costs one heap allocation in the detached mode (the region,
 //! with the tables of up to four dispatches inline) and none otherwise,
@@ -127,6 +131,11 @@ pub fn run_region(
         .any(|d| d.resources.stop_check().can_stop());
     let (mode, pool) = match pool {
         None => (Mode::Inline, None),
+        // Every thread still runs workgroups that stopped calls (of any
+        // context on this device) left behind: the calling thread runs
+        // this region itself, stoppable between workgroups, rather than
+        // wait for them, which could be forever.
+        Some(p) if stoppable && p.detached_threads_busy() => (Mode::Inline, Some(p)),
         Some(p) if stoppable => (Mode::Detached, Some(p)),
         Some(p) if p.count() > 1 && total > INLINE_WORKGROUPS => (Mode::Pool, Some(p)),
         Some(p) => (Mode::Inline, Some(p)),
