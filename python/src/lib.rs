@@ -2,7 +2,7 @@
 //! modules into a context with the hal and io_parameters host modules, and
 //! call their exports with numpy arrays and Python scalars.
 //!
-//! - [`load`]: `irvm.load(*modules, device=..., parameters=..., fuel=...,
+//! - `load`: `irvm.load(*modules, device=..., parameters=..., fuel=...,
 //!   timeout=..., max_memory_bytes=..., engine=...)`.
 //! - `loaded.rs`: the loaded module and its functions (GIL released during
 //!   calls, Ctrl-C through `sigint.rs`).

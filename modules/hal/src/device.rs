@@ -15,7 +15,7 @@ pub enum DeviceKind {
     Sync,
     /// `local-task`: workgroups spread over `workers` participants (the
     /// calling thread and `workers - 1` threads the device starts on its
-    /// first dispatch, [`crate::workers::Workers`]). vmvx dispatches
+    /// first dispatch, `workers::Workers`). vmvx dispatches
     /// share them too, each worker running workgroups in a context of its
     /// own (`vmvx_grid.rs`), unless the loading context has a fuel limit
     /// (fuel is spent in program order: then on the calling thread).

@@ -11,26 +11,26 @@
 //! counter until none is left, so a worker done with one dispatch's share
 //! moves on to the next dispatch instead of waiting at a barrier.
 //!
-//! Where a region runs ([`Mode`]):
+//! Where a region runs (`Mode`):
 //!
 //! - `local-sync`, and on `local-task` a region of one workgroup
 //!   ([`INLINE_WORKGROUPS`]) whose call cannot be stopped: on the calling
 //!   thread.
 //! - `local-task` when the call cannot be stopped: the calling thread and
-//!   the workers together ([`Workers::run`]).
+//!   the workers together (`Workers::run`).
 //! - `local-task` when the call can be stopped (the context handed out an
 //!   interrupt handle or has a deadline, [`irvm::StopCheck::can_stop`]):
-//!   on the workers only ([`Workers::start_detached`]), while the calling
+//!   on the workers only (`Workers::start_detached`), while the calling
 //!   thread watches for the region's end and for the stop. On a stop, no
 //!   workgroup is handed out any more and the call returns the stop's
 //!   status at once; the workgroups already running end in the background.
 //!   For that the region owns everything a workgroup touches (the
 //!   executables, the constants, the bindings and their leases, local
-//!   memory: [`Held`]), and until the last one ends the loading context
+//!   memory: `Held`), and until the last one ends the loading context
 //!   stays busy ([`irvm::BackgroundWork`]: its next call waits) and the
 //!   buffers stay leased to the region ([`irvm::NativeRegionLease`]: whoever
 //!   touches them waits). When every thread of the pool still runs such
-//!   workgroups ([`Workers::detached_threads_busy`]; a context sharing the
+//!   workgroups (`Workers::detached_threads_busy`; a context sharing the
 //!   device whose calls were stopped), the region runs on the calling
 //!   thread instead, stoppable between workgroups as on `local-sync`,
 //!   rather than wait for them to end.
