@@ -26,6 +26,31 @@ pub const VMVX_FORMAT: &str = "vmvx-bytecode-fb";
 /// constants, bindings, workgroup id xyz, size xyz, count xyz.
 pub const ENTRY_SIGNATURE: &str = "0rrriiiiiiiii_v";
 
+/// The arguments of a vmvx entry function ([`ENTRY_SIGNATURE`]) for
+/// workgroup `(x, y, z)` of a grid of `counts`: local memory, constants and
+/// bindings, the workgroup's id, a workgroup size of 1x1x1, the counts.
+pub(crate) fn entry_args(
+    [local_memory, constants, bindings]: [&Ref; 3],
+    [x, y, z]: [u32; 3],
+    [cx, cy, cz]: [u32; 3],
+) -> [Value; 12] {
+    let as_i32 = |v: u32| Value::I32(v as i32);
+    [
+        Value::Ref(local_memory.clone()),
+        Value::Ref(constants.clone()),
+        Value::Ref(bindings.clone()),
+        as_i32(x),
+        as_i32(y),
+        as_i32(z),
+        as_i32(1),
+        as_i32(1),
+        as_i32(1),
+        as_i32(cx),
+        as_i32(cy),
+        as_i32(cz),
+    ]
+}
+
 /// Most workgroups one dispatch may run (a grid beyond this is refused as
 /// absurd rather than run for hours).
 pub const MAX_WORKGROUPS: u64 = 1 << 24;
@@ -678,25 +703,15 @@ impl VmvxExecutable {
         [cx, cy, cz]: [u32; 3],
         [local_memory, constants, bindings]: [Ref; 3],
     ) -> Result<(), Trap> {
-        let as_i32 = |v: u32| Value::I32(v as i32);
         let _flush = super::fpu::FlushDenormals::begin();
         for z in 0..cz {
             for y in 0..cy {
                 for x in 0..cx {
-                    let args = [
-                        Value::Ref(local_memory.clone()),
-                        Value::Ref(constants.clone()),
-                        Value::Ref(bindings.clone()),
-                        as_i32(x),
-                        as_i32(y),
-                        as_i32(z),
-                        as_i32(1),
-                        as_i32(1),
-                        as_i32(1),
-                        as_i32(cx),
-                        as_i32(cy),
-                        as_i32(cz),
-                    ];
+                    let args = entry_args(
+                        [&local_memory, &constants, &bindings],
+                        [x, y, z],
+                        [cx, cy, cz],
+                    );
                     context.invoke(func, &args).map_err(|t| {
                         Trap::new(
                             t.code,

@@ -168,21 +168,11 @@ impl Shared<'_> {
                 if let Some((profile, _)) = grid.profile {
                     batch.get_or_insert((profile.now_ns(), 0)).1 += 1;
                 }
-                let as_i32 = |v: u32| Value::I32(v as i32);
-                let call = [
-                    Value::Ref(args[0].clone()),
-                    Value::Ref(args[1].clone()),
-                    Value::Ref(args[2].clone()),
-                    as_i32(x),
-                    as_i32(y),
-                    as_i32(z),
-                    as_i32(1),
-                    as_i32(1),
-                    as_i32(1),
-                    as_i32(cx),
-                    as_i32(cy),
-                    as_i32(cz),
-                ];
+                let call = crate::executable::entry_args(
+                    [&args[0], &args[1], &args[2]],
+                    [x, y, z],
+                    [cx, cy, cz],
+                );
                 let result = context.invoke(func, &call);
                 if let Some((profile, _)) = grid.profile {
                     last_end = profile.now_ns();
