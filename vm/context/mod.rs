@@ -20,7 +20,7 @@ mod link;
 mod state;
 
 pub use link::LinkError;
-pub(crate) use state::{BytecodeInstance, ImportTarget, Registered};
+pub(crate) use state::{BytecodeInstance, HostInstance, ImportTarget, Registered};
 
 /// The registry of reference types, shared by every context created from
 /// it (and across threads).

@@ -16,7 +16,7 @@ use crate::budget::{Charge, MemoryBudget};
 use crate::bytecode::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
-use crate::program::{aux_list, Function, Signature, NONE, PLAN_COUNT};
+use crate::program::{aux_list, Function, Signature, NONE};
 use crate::trap::{StatusCode, Trap};
 use crate::values::Ref;
 use crate::values::Value;
@@ -26,6 +26,7 @@ mod regs;
 mod call;
 pub(crate) mod cmath;
 mod dispatch;
+mod host_args;
 #[cfg(feature = "jit")]
 pub(crate) use dispatch::remap_ref;
 pub(crate) mod hooks;
@@ -180,8 +181,8 @@ pub(crate) struct Stack {
     /// kept (empty) between calls like `host_args`.
     host_results: Vec<Value>,
     /// Argument vector of host calls, kept (empty) between calls so that
-    /// a call allocates none.
-    host_args: Vec<Value>,
+    /// a call allocates none; its refs are borrowed from the registers.
+    host_args: host_args::HostArgs,
     /// The bytes of `i32s`, `refs` and `frames` charged to the context's
     /// memory budget (`None`: not charged, for stacks made without a
     /// context).
@@ -836,27 +837,4 @@ fn check_alignment(align: i32) -> Result<(), Trap> {
         ));
     }
     Ok(())
-}
-
-/// The values of a variadic import call, as host functions take them,
-/// read by the call's argument plan (`program::signature::host_call_plan`,
-/// made when the call was lowered): a count word pushes a span's element
-/// count as an `i32`, any other word reads the next register of `args` as
-/// the kind it names (the verifier checked the kinds against the plan's).
-pub(super) fn read_planned_into(
-    (i32s, refs): Registers<'_>,
-    base: (usize, usize),
-    args: &[u32],
-    plan: &[u32],
-    out: &mut Vec<Value>,
-) {
-    out.reserve(plan.len());
-    let mut regs = args.iter();
-    for &word in plan {
-        if word & PLAN_COUNT != 0 {
-            out.push(Value::I32(i32::from(word as u16)));
-        } else if let Some(&reg) = regs.next() {
-            out.push(read_value(i32s, refs, base, reg, word as u8));
-        }
-    }
 }

@@ -8,16 +8,13 @@ use std::sync::Arc;
 
 use crate::budget::Charge;
 use crate::bytecode::isa::{Opcode, IMPORT_ORDINAL_BIT, REF_INDEX_MASK, REF_MOVE_BIT};
-use crate::context::{CallState, Context, ImportTarget, Limits, Registered};
+use crate::context::{CallState, Context, HostInstance, ImportTarget, Limits, Registered};
 use crate::host::HostStatus;
-use crate::program::{aux_list, Inst, NONE};
+use crate::program::{aux_list, Inst, Signature, NONE};
 use crate::trap::{StatusCode, Trap};
 use crate::values::{Buffer, List, Ref};
 
-use super::{
-    bytecode, check_alignment, marshal_args, push_frame, read_planned_into, read_values_into,
-    write_host_results, Suspended,
-};
+use super::{bytecode, check_alignment, marshal_args, push_frame, write_host_results, Suspended};
 
 /// Executes `i`, an instruction of the top frame that the hot loop does not
 /// handle itself. The hot loop has saved the frame's pc (the instruction
@@ -400,7 +397,12 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 }
                 Ok(index) => {
                     let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
-                    let sig = bytecode(modules, cur).import_sigs[imp].clone();
+                    let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
+                    // The caller's import signature and the host module,
+                    // borrowed together (no count taken on the signature).
+                    let Some((sig, h)) = import_and_host(modules, cur, imp, target_module) else {
+                        tri!(Err(Trap::new(StatusCode::Internal, "bad import link")))
+                    };
                     // The arguments are read into, and the results
                     // written from, vectors the stack keeps (empty between
                     // calls): a host call allocates nothing for them.
@@ -408,47 +410,33 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                     if variadic {
                         // The plan follows the results list.
                         let plan = aux_list(&func.aux, results_at, 1);
-                        read_planned_into(registers, caller_base, args, plan, &mut st.host_args);
+                        st.host_args
+                            .read_planned(registers, caller_base, args, plan);
                     } else {
-                        read_values_into(
-                            registers,
-                            caller_base,
-                            args,
-                            &sig.args,
-                            &mut st.host_args,
-                        );
+                        st.host_args.read(registers, caller_base, args, &sig.args);
                     }
                     let result_kinds = &sig.results;
-                    let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
-                    let outcome = match &mut modules[target_module as usize] {
-                        Registered::Host(h) => {
-                            *host_calls += 1;
-                            resources.lend_fuel(hooks.fuel);
-                            let outcome = h.state.call_into(
-                                index as usize,
-                                &st.host_args,
-                                &mut st.host_results,
-                            );
-                            resources.reclaim_fuel(&mut hooks.fuel);
-                            if let Some(timing) = timing {
-                                let function = h.funcs.get(index as usize).map_or("?", |f| &f.0);
-                                super::profiling::host_call_ends(
-                                    hooks,
-                                    resources,
-                                    timing,
-                                    (target_module, index),
-                                    &h.name,
-                                    function,
-                                );
-                            }
-                            outcome
-                        }
-                        Registered::Bytecode(_) => {
-                            Err(Trap::new(StatusCode::Internal, "bad import link"))
-                        }
-                    };
-                    // (Dropping the arguments the call did not take, and
-                    // whatever a failed call left.)
+                    *host_calls += 1;
+                    resources.lend_fuel(hooks.fuel);
+                    let outcome = h.state.call_into(
+                        index as usize,
+                        st.host_args.values(),
+                        &mut st.host_results,
+                    );
+                    resources.reclaim_fuel(&mut hooks.fuel);
+                    if let Some(timing) = timing {
+                        let function = h.funcs.get(index as usize).map_or("?", |f| &f.0);
+                        super::profiling::host_call_ends(
+                            hooks,
+                            resources,
+                            timing,
+                            (target_module, index),
+                            &h.name,
+                            function,
+                        );
+                    }
+                    // (Forgetting the borrowed arguments, dropping those the
+                    // call took by move, and whatever a failed call left.)
                     st.host_args.clear();
                     if outcome.is_err() {
                         st.host_results.clear();
@@ -689,4 +677,29 @@ fn list_limit(elements: u32, limits: &Limits) -> Result<u32, Trap> {
         ));
     }
     Ok(elements)
+}
+
+/// Import `imp`'s signature in bytecode module `caller` and the host
+/// module `host` it is linked to, borrowed together (they are different
+/// modules); `None` when the link does not name a host module.
+fn import_and_host(
+    modules: &mut [Registered],
+    caller: u32,
+    imp: usize,
+    host: u32,
+) -> Option<(&Signature, &mut HostInstance)> {
+    let (caller, host) = (caller as usize, host as usize);
+    let (c, h) = if caller < host {
+        let (low, high) = modules.split_at_mut(host);
+        (&low[caller], &mut high[0])
+    } else if host < caller {
+        let (low, high) = modules.split_at_mut(caller);
+        (&high[0], &mut low[host])
+    } else {
+        return None;
+    };
+    match (c, h) {
+        (Registered::Bytecode(b), Registered::Host(h)) => Some((b.import_sigs.get(imp)?, h)),
+        _ => None,
+    }
 }
