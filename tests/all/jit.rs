@@ -387,7 +387,7 @@ fn vmvx_executables_follow_the_device_engine() {
             function: 0,
             workgroups: [2, 1, 1],
             constants: &[],
-            bindings: vec![a, b, c.clone()],
+            bindings: irvm_hal::BoundRange::each_whole(&[a, b, c.clone()]),
             location: None,
         })
         .expect("dispatches");

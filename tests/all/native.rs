@@ -13,8 +13,8 @@ use std::sync::Arc;
 use irvm::{Buffer, ContextResources, HostRef, Ref, StatusCode};
 use irvm_hal::native::elf;
 use irvm_hal::{
-    type_names, BufferRef, Command as HalCommand, CommandBuffer, DeviceConfig, DeviceKind,
-    DeviceOptions, Dispatch, Executable, HalBuffer, Workgroups,
+    type_names, BoundRange, BufferRef, Command as HalCommand, CommandBuffer, DeviceConfig,
+    DeviceKind, DeviceOptions, Dispatch, Executable, HalBuffer, Workgroups,
 };
 
 use crate::common::cli::irvm;
@@ -95,7 +95,7 @@ fn every_workgroup_runs_once_on_every_device() {
             function: exe.lookup("record").unwrap(),
             workgroups: [cx, cy, cz],
             constants: &[77],
-            bindings: vec![out.clone(), info.clone()],
+            bindings: BoundRange::each_whole(&[out.clone(), info.clone()]),
             location: None,
         })
         .unwrap();
@@ -123,7 +123,7 @@ fn bindings_may_be_views_of_one_buffer() {
         function: 0,
         workgroups: [2, 1, 1],
         constants: &[5],
-        bindings: vec![a, b],
+        bindings: BoundRange::each_whole(&[a, b]),
         location: None,
     })
     .unwrap();
@@ -148,7 +148,7 @@ fn executable_constants_reach_the_library() {
         function: 0,
         workgroups: [1, 1, 1],
         constants: &[0],
-        bindings: vec![out.clone(), info],
+        bindings: BoundRange::each_whole(&[out.clone(), info]),
         location: None,
     })
     .unwrap();
@@ -372,7 +372,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 function: fail,
                 workgroups: [3, 2, 1],
                 constants: &[3],
-                bindings: vec![],
+                bindings: BoundRange::each_whole(&[]),
                 location: None,
             })
             .unwrap_err();
@@ -384,7 +384,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 function: 0,
                 workgroups: [1, 1, 1],
                 constants: &[1],
-                bindings: vec![buffer(32)],
+                bindings: BoundRange::each_whole(&[buffer(32)]),
                 location: None,
             })
             .unwrap_err();
@@ -399,7 +399,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 function: 0,
                 workgroups: [1, 1, 1],
                 constants: &[],
-                bindings: vec![buffer(32), buffer(20)],
+                bindings: BoundRange::each_whole(&[buffer(32), buffer(20)]),
                 location: None,
             })
             .unwrap_err();
@@ -413,7 +413,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 function: 3,
                 workgroups: [1, 1, 1],
                 constants: &[],
-                bindings: vec![],
+                bindings: BoundRange::each_whole(&[]),
                 location: None,
             })
             .unwrap_err();
@@ -423,7 +423,7 @@ fn failing_workgroups_and_mismatched_dispatches_are_errors() {
                 function: 0,
                 workgroups: [1 << 13, 1 << 13, 1],
                 constants: &[1],
-                bindings: vec![buffer(32), buffer(20)],
+                bindings: BoundRange::each_whole(&[buffer(32), buffer(20)]),
                 location: None,
             })
             .unwrap_err();
@@ -782,7 +782,7 @@ fn deadline_and_interrupt_stop_native_dispatches_between_workgroups() {
                 function: 0,
                 workgroups: [4, 1, 1],
                 constants: &[0],
-                bindings: vec![buffer(4 * 32), buffer(20)],
+                bindings: BoundRange::each_whole(&[buffer(4 * 32), buffer(20)]),
                 location: None,
             })
         };
@@ -847,7 +847,7 @@ fn equal_library_bytes_share_one_loaded_library() {
         function: 0,
         workgroups: [1, 1, 1],
         constants: &[0],
-        bindings: vec![out.clone(), info],
+        bindings: BoundRange::each_whole(&[out.clone(), info]),
         location: None,
     })
     .unwrap();

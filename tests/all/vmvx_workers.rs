@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use irvm::profile::{Profile, ProfileOptions};
 use irvm::{Buffer, Context, Ref, StatusCode, Tier, TypeRegistry};
-use irvm_hal::{DeviceConfig, DeviceKind, DeviceOptions, Dispatch, Executable, VMVX_FORMAT};
+use irvm_hal::{
+    BoundRange, DeviceConfig, DeviceKind, DeviceOptions, Dispatch, Executable, VMVX_FORMAT,
+};
 
 use crate::common::cli::irvm;
 use crate::common::paths::repo;
@@ -116,8 +118,11 @@ impl Bindings {
         }
     }
 
-    fn refs(&self) -> Vec<Ref> {
-        vec![self.out.clone(), self.copy.clone(), self.filled.clone()]
+    fn ranges(&self) -> irvm_hal::Bindings<'_> {
+        [&self.out, &self.copy, &self.filled]
+            .into_iter()
+            .map(BoundRange::whole)
+            .collect()
     }
 
     fn words(&self) -> [Vec<u32>; 3] {
@@ -145,7 +150,7 @@ fn mark(
         function: 0,
         workgroups: counts,
         constants: &[spin, fail_at],
-        bindings: b.refs(),
+        bindings: b.ranges(),
         location: None,
     })
 }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use irvm::{HostRef, StatusCode, Trap};
 
-use super::executable::{Dispatch, Executable, RegionDispatches};
+use super::executable::{Bindings, BoundRange, Dispatch, Executable, RegionDispatches};
 use super::objects::{span_within, HalBuffer};
 
 /// A buffer operand: a buffer, or slot `slot` of the binding table given
@@ -270,29 +270,33 @@ fn run_region(region: &mut Region, table: &[Binding]) -> Result<(), Trap> {
                     [at(0), at(1), at(2)]
                 }
             };
-            let views = bindings
+            let ranges = bindings
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    let (buf, start, len) = b.resolve_range(table).map_err(|t| {
+                    let (buf, offset, length) = b.resolve_range(table).map_err(|t| {
                         Trap::new(t.code, format!("dispatch binding {i}: {}", t.message))
                     })?;
-                    buf.storage_view(start, len)
+                    Ok(BoundRange {
+                        buffer: &buf.storage,
+                        offset,
+                        length,
+                    })
                 })
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Bindings<'_>, Trap>>()?;
             dispatches.push((
                 &**executable,
                 Dispatch {
                     function: *function,
                     workgroups,
                     constants,
-                    bindings: views,
+                    bindings: ranges,
                     location: location.as_deref(),
                 },
             ));
         }
     }
-    super::executable::dispatch_region(dispatches)
+    super::executable::dispatch_region(&dispatches)
 }
 
 /// Fills `target` (a multiple of the pattern's length) with `pattern`

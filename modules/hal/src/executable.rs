@@ -14,10 +14,7 @@ use crate::native::NativeExecutable;
 use crate::vmvx_grid::{Grid, Instance};
 
 use irvm::errors::LinkError;
-use irvm::{
-    Buffer, Context, Func, List, Module, Ref, RefType, StatusCode, Trap, TypeDef, TypeRegistry,
-    Value,
-};
+use irvm::{Buffer, Context, Func, Module, Ref, StatusCode, Trap, TypeRegistry, Value};
 
 /// The executable format irvm loads.
 pub const VMVX_FORMAT: &str = "vmvx-bytecode-fb";
@@ -257,7 +254,13 @@ impl Executable {
     /// recorded on the calling thread's track, and each batch of
     /// workgroups on the track of the thread that ran it.
     pub fn dispatch(&self, dispatch: Dispatch<'_>) -> Result<(), Trap> {
-        let profiled = self.announce(&dispatch);
+        self.dispatch_borrowed(&dispatch)
+    }
+
+    /// [`Executable::dispatch`] of a dispatch the caller keeps (a region's,
+    /// which is not moved again).
+    fn dispatch_borrowed(&self, dispatch: &Dispatch<'_>) -> Result<(), Trap> {
+        let profiled = self.announce(dispatch);
         let result = match &self.kind {
             Kind::Vmvx(v) => v.dispatch(
                 dispatch,
@@ -296,10 +299,10 @@ impl Executable {
 /// device share one handing-out of workgroups to the workers and one join
 /// ([`crate::native::region::run_region`]); anything else runs one
 /// dispatch after another.
-pub fn dispatch_region(dispatches: RegionDispatches<'_>) -> Result<(), Trap> {
-    let Some(device) = shared_task_device(&dispatches)? else {
+pub fn dispatch_region(dispatches: &RegionDispatches<'_>) -> Result<(), Trap> {
+    let Some(device) = shared_task_device(dispatches)? else {
         for (executable, dispatch) in dispatches {
-            executable.dispatch(dispatch)?;
+            executable.dispatch_borrowed(dispatch)?;
         }
         return Ok(());
     };
@@ -393,6 +396,79 @@ struct VmvxExecutable {
 /// order: a few, held inline (no allocation per queue execution).
 pub type RegionDispatches<'a> = smallvec::SmallVec<[(&'a Executable, Dispatch<'a>); 4]>;
 
+/// One binding of a dispatch: `length` bytes at byte `offset` of
+/// `buffer` (a `!vm.buffer`), borrowed for the dispatch.
+#[derive(Clone, Copy, Debug)]
+pub struct BoundRange<'a> {
+    /// The buffer (anything else fails the dispatch, FAILED_PRECONDITION).
+    pub buffer: &'a Ref,
+    /// First byte of the range.
+    pub offset: u64,
+    /// Bytes in the range.
+    pub length: u64,
+}
+
+/// A dispatch's bindings: a few, held inline.
+pub type Bindings<'a> = SmallVec<[BoundRange<'a>; 8]>;
+
+impl<'a> BoundRange<'a> {
+    /// All of `buffer` (length 0 when it is not a buffer).
+    pub fn whole(buffer: &'a Ref) -> BoundRange<'a> {
+        let length = match buffer {
+            Ref::Buffer(b) => b.len() as u64,
+            _ => 0,
+        };
+        BoundRange {
+            buffer,
+            offset: 0,
+            length,
+        }
+    }
+
+    /// Each of `buffers`, whole.
+    pub fn each_whole(buffers: &'a [Ref]) -> Bindings<'a> {
+        buffers.iter().map(BoundRange::whole).collect()
+    }
+
+    /// Binding `i`'s buffer and range as `usize`s, checked: a buffer
+    /// (FAILED_PRECONDITION else) holding the whole range (OUT_OF_RANGE
+    /// else).
+    pub fn checked(&self, i: usize) -> Result<(&'a Arc<Buffer>, usize, usize), Trap> {
+        let Ref::Buffer(b) = self.buffer else {
+            return Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                format!(
+                    "required binding {i} is {}; all bindings must be buffers",
+                    self.buffer
+                ),
+            ));
+        };
+        let in_range = self
+            .offset
+            .checked_add(self.length)
+            .is_some_and(|end| end <= b.len() as u64);
+        if !in_range {
+            return Err(Trap::new(
+                StatusCode::OutOfRange,
+                format!(
+                    "binding {i}: range {}+{} is outside its buffer of {} bytes",
+                    self.offset,
+                    self.length,
+                    b.len()
+                ),
+            ));
+        }
+        Ok((b, self.offset as usize, self.length as usize))
+    }
+
+    /// Binding `i` as a `!vm.buffer` view of its range (what a vmvx
+    /// kernel's bindings list holds).
+    pub fn view(&self, i: usize) -> Result<Ref, Trap> {
+        let (b, offset, length) = self.checked(i)?;
+        Ok(Ref::from(Buffer::view(b, offset, length)?))
+    }
+}
+
 /// One dispatch's resolved arguments.
 pub struct Dispatch<'a> {
     /// Entry index (what `executable.lookup.function` returned).
@@ -401,8 +477,9 @@ pub struct Dispatch<'a> {
     pub workgroups: [u32; 3],
     /// Push constants.
     pub constants: &'a [u32],
-    /// Binding buffers (`!vm.buffer` views of the bound ranges).
-    pub bindings: Vec<Ref>,
+    /// The bound byte ranges, borrowed for the dispatch (no views made:
+    /// a vmvx dispatch makes the views its kernels' bindings list holds).
+    pub bindings: Bindings<'a>,
     /// Source location of the op that recorded it, when known.
     pub location: Option<&'a str>,
 }
@@ -563,7 +640,7 @@ impl VmvxExecutable {
             }
             None => {}
         }
-        Ok(Instance { context, funcs })
+        Ok(Instance::new(context, funcs))
     }
 
     /// The instances of `count` workers, made now when missing (charged to
@@ -596,7 +673,7 @@ impl VmvxExecutable {
     /// on its track.
     fn dispatch(
         &self,
-        dispatch: Dispatch<'_>,
+        dispatch: &Dispatch<'_>,
         device: &DeviceConfig,
         profile: Option<(&irvm::profile::Profile, u32)>,
     ) -> Result<(), Trap> {
@@ -630,6 +707,12 @@ impl VmvxExecutable {
             .iter()
             .flat_map(|c| c.to_le_bytes())
             .collect();
+        let views = dispatch
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b.view(i))
+            .collect::<Result<Vec<Ref>, Trap>>()?;
         let shared = match device.workers()? {
             Some(pool) if pool.count() > 1 && total > 1 && self.resources.fuel().is_none() => {
                 Some(pool)
@@ -649,7 +732,7 @@ impl VmvxExecutable {
                 name: &entry.name,
                 counts: [cx, cy, cz],
                 constants: &bytes,
-                bindings: &dispatch.bindings,
+                bindings: &views,
                 local_memory: entry.local_memory,
                 resources: &self.resources,
                 profile,
@@ -657,24 +740,17 @@ impl VmvxExecutable {
             return crate::vmvx_grid::run(&grid, pool, &instances);
         }
         let start = profile.map(|(p, _)| p.now_ns());
-        let constants = Ref::from(Buffer::from_vec(bytes));
-        let bindings = List::new(
-            TypeDef::Ref(RefType::BUFFER),
-            u32::try_from(dispatch.bindings.len()).unwrap_or(u32::MAX),
-        )?;
-        for b in dispatch.bindings {
-            bindings.push(Value::Ref(b))?;
-        }
-        let bindings = Ref::from(bindings);
         // Workgroup local memory is the program's, like the kernels' own
         // allocations (charged through `run_within`).
         let _local_charge = self.resources.charge_memory(
             entry.local_memory as u64,
             "a dispatch's workgroup local memory",
         )?;
-        let local_memory = Ref::from(Buffer::new(entry.local_memory)?);
         let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
-        let Instance { context, funcs } = &mut *first;
+        let [local_memory, constants, bindings] =
+            first.arguments(entry.local_memory, &bytes, &views)?;
+        drop(views);
+        let Instance { context, funcs, .. } = &mut *first;
         let func = index
             .and_then(|i| funcs.get(i))
             .ok_or_else(|| invalid(format!("executable entry `{}` has no function", entry.name)))?;
@@ -689,6 +765,7 @@ impl VmvxExecutable {
                 [local_memory, constants, bindings],
             )
         });
+        first.end_dispatch();
         if let (Some((profile, site)), Some(start)) = (profile, start) {
             // In order, on the calling thread.
             profile.batch(site, start, profile.now_ns(), total);
@@ -725,5 +802,48 @@ impl VmvxExecutable {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bound_range_is_checked_against_its_buffer_and_views_only_its_bytes() {
+        let buf = Ref::from(Buffer::from_vec((0u8..16).collect()));
+        let r = BoundRange {
+            buffer: &buf,
+            offset: 4,
+            length: 8,
+        };
+        let (b, offset, length) = r.checked(0).unwrap();
+        assert_eq!((b.len(), offset, length), (16, 4, 8));
+        let view = r.view(0).unwrap();
+        assert_eq!(
+            view.buffer("v").unwrap().to_vec(),
+            (4u8..12).collect::<Vec<_>>()
+        );
+        assert_eq!(BoundRange::whole(&buf).length, 16);
+
+        for (offset, length) in [(9, 8), (16, 1), (u64::MAX, 2)] {
+            let e = BoundRange {
+                buffer: &buf,
+                offset,
+                length,
+            }
+            .checked(3)
+            .err()
+            .expect("out of range");
+            assert_eq!(e.code, StatusCode::OutOfRange);
+            assert!(e.message.starts_with("binding 3: range"), "{}", e.message);
+        }
+        let null = Ref::Null;
+        let e = BoundRange::whole(&null)
+            .checked(1)
+            .err()
+            .expect("not a buffer");
+        assert_eq!(e.code, StatusCode::FailedPrecondition);
+        assert!(e.message.contains("required binding 1"), "{}", e.message);
     }
 }

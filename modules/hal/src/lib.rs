@@ -62,7 +62,8 @@ pub use self::device::{
 };
 pub use self::element::{numerical, ElementType};
 pub use self::executable::{
-    supports_format, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS, VMVX_FORMAT,
+    supports_format, Bindings, BoundRange, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS,
+    VMVX_FORMAT,
 };
 pub use self::exports::{signal_after, Args, ExportResults, File, HalState, EXPORTS};
 pub use self::objects::{

@@ -39,6 +39,93 @@ use crate::workers::Workers;
 pub struct Instance {
     pub context: Context,
     pub funcs: Vec<Func>,
+    /// The last dispatch's arguments, kept for the next one to fill again
+    /// ([`Instance::arguments`]).
+    kept: Option<KeptArguments>,
+}
+
+/// A dispatch's local memory, constants buffer and bindings list.
+struct KeptArguments {
+    local: Arc<Buffer>,
+    constants: Arc<Buffer>,
+    bindings: Arc<List>,
+}
+
+impl Instance {
+    /// An instance of `funcs` in `context`.
+    pub fn new(context: Context, funcs: Vec<Func>) -> Instance {
+        Instance {
+            context,
+            funcs,
+            kept: None,
+        }
+    }
+
+    /// A dispatch's local memory (`local_memory` bytes), push constants
+    /// (`constants`) and bindings list (`bindings`), as its workgroups'
+    /// entry function takes them. Those of the last dispatch on this
+    /// instance are filled again when nothing else holds them (a kernel
+    /// that kept one gets new ones) and their sizes match, so a dispatch
+    /// allocates none of them; local memory, like IREE's, is not cleared
+    /// between dispatches (a kernel writes what it reads).
+    pub fn arguments(
+        &mut self,
+        local_memory: usize,
+        constants: &[u8],
+        bindings: &[Ref],
+    ) -> Result<[Ref; 3], Trap> {
+        let reusable = |k: &mut KeptArguments| {
+            Arc::get_mut(&mut k.local).is_some_and(|b| b.len() == local_memory)
+                && Arc::get_mut(&mut k.constants).is_some_and(|b| b.len() == constants.len())
+                && Arc::get_mut(&mut k.bindings).is_some()
+        };
+        let mut kept = self.kept.take();
+        if kept.as_mut().is_some_and(|k| !reusable(k)) {
+            kept = None;
+        }
+        let kept = match kept {
+            Some(k) => {
+                k.constants
+                    .with_bytes_mut(|b| b.copy_from_slice(constants))?;
+                k.bindings.resize(0)?;
+                for b in bindings {
+                    k.bindings.push(Value::Ref(b.clone()))?;
+                }
+                k
+            }
+            _ => {
+                let list = List::new(
+                    TypeDef::Ref(RefType::BUFFER),
+                    u32::try_from(bindings.len()).unwrap_or(u32::MAX),
+                )?;
+                for b in bindings {
+                    list.push(Value::Ref(b.clone()))?;
+                }
+                KeptArguments {
+                    local: Arc::new(Buffer::new(local_memory)?),
+                    constants: Arc::new(Buffer::from_vec(constants.to_vec())),
+                    bindings: Arc::new(list),
+                }
+            }
+        };
+        let args = [
+            Ref::Buffer(kept.local.clone()),
+            Ref::Buffer(kept.constants.clone()),
+            Ref::List(kept.bindings.clone()),
+        ];
+        self.kept = Some(kept);
+        Ok(args)
+    }
+
+    /// Empties the kept bindings list once the dispatch has ended, so that
+    /// no binding outlives its call here (an embedder's borrowed memory, a
+    /// transient buffer going back to the pool).
+    pub fn end_dispatch(&mut self) {
+        if let Some(k) = &self.kept {
+            // (Shrinking a list cannot fail.)
+            let _ = k.bindings.resize(0);
+        }
+    }
 }
 
 /// One dispatch, as every worker runs it.
@@ -140,11 +227,12 @@ impl Shared<'_> {
             return;
         };
         let mut instance = instance.lock().unwrap_or_else(|e| e.into_inner());
-        let Instance { context, funcs } = &mut *instance;
+        let args = instance.arguments(grid.local_memory, grid.constants, grid.bindings);
+        let Instance { context, funcs, .. } = &mut *instance;
         let Some(func) = funcs.get(grid.entry) else {
             return;
         };
-        let args = match self.arguments() {
+        let args = match args {
             Ok(args) => args,
             // Before any workgroup of this worker: named after all of them.
             Err(t) => {
@@ -192,26 +280,12 @@ impl Shared<'_> {
                 }
             }
         });
+        drop(args);
+        instance.end_dispatch();
         if let (Some((profile, site)), Some((start, n))) = (grid.profile, batch) {
             // On this worker's track.
             profile.batch(site, start, last_end.max(start), n);
         }
-    }
-
-    /// This worker's local memory, constants and bindings list (the
-    /// bindings themselves are shared).
-    fn arguments(&self) -> Result<[Ref; 3], Trap> {
-        let grid = self.grid;
-        let local = Ref::from(Buffer::new(grid.local_memory)?);
-        let constants = Ref::from(Buffer::from_vec(grid.constants.to_vec()));
-        let bindings = List::new(
-            TypeDef::Ref(RefType::BUFFER),
-            u32::try_from(grid.bindings.len()).unwrap_or(u32::MAX),
-        )?;
-        for b in grid.bindings {
-            bindings.push(Value::Ref(b.clone()))?;
-        }
-        Ok([local, constants, Ref::from(bindings)])
     }
 
     fn fail(&self, workgroup: u64, trap: Trap) {
@@ -225,5 +299,66 @@ impl Shared<'_> {
         if first.as_ref().is_none_or(|(at, _)| workgroup < *at) {
             *first = Some((workgroup, trap));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use irvm::TypeRegistry;
+
+    fn list_of(r: &Ref) -> Arc<List> {
+        match r {
+            Ref::List(l) => l.clone(),
+            _ => panic!("a list"),
+        }
+    }
+
+    #[test]
+    fn a_dispatch_refills_the_last_ones_arguments_unless_something_kept_them() {
+        let mut inst = Instance::new(Context::new(&TypeRegistry::new()), Vec::new());
+        let binding = Ref::from(Buffer::from_vec(vec![9; 8]));
+        let first = inst
+            .arguments(64, &[1, 2, 3, 4], std::slice::from_ref(&binding))
+            .unwrap();
+        assert_eq!(list_of(&first[2]).len(), 1);
+        let first_buffers: Vec<*const Buffer> = first[..2]
+            .iter()
+            .map(|r| Arc::as_ptr(r.buffer("b").unwrap()))
+            .collect();
+        let first_list = Arc::as_ptr(&list_of(&first[2]));
+        drop(first);
+        inst.end_dispatch();
+        assert!(
+            inst.kept.as_ref().unwrap().bindings.is_empty(),
+            "no binding outlives its dispatch"
+        );
+        // Same sizes, nothing holding them: the same objects, refilled.
+        let second = inst
+            .arguments(64, &[5, 6, 7, 8], std::slice::from_ref(&binding))
+            .unwrap();
+        assert_eq!(
+            Arc::as_ptr(second[0].buffer("b").unwrap()),
+            first_buffers[0]
+        );
+        assert_eq!(
+            Arc::as_ptr(second[1].buffer("b").unwrap()),
+            first_buffers[1]
+        );
+        assert_eq!(Arc::as_ptr(&list_of(&second[2])), first_list);
+        assert_eq!(second[1].buffer("b").unwrap().to_vec(), [5, 6, 7, 8]);
+        assert_eq!(list_of(&second[2]).len(), 1);
+        // A kernel kept the constants: the next dispatch gets new ones.
+        let kept_constants = second[1].clone();
+        drop(second);
+        inst.end_dispatch();
+        let third = inst.arguments(64, &[0; 4], &[]).unwrap();
+        assert_ne!(Arc::as_ptr(third[1].buffer("b").unwrap()), first_buffers[1]);
+        assert_eq!(kept_constants.buffer("b").unwrap().to_vec(), [5, 6, 7, 8]);
+        assert_eq!(list_of(&third[2]).len(), 0);
+        drop(third);
+        // Another size of local memory: new.
+        let fourth = inst.arguments(128, &[0; 4], &[]).unwrap();
+        assert_eq!(fourth[0].buffer("b").unwrap().len(), 128);
     }
 }

@@ -204,6 +204,20 @@ impl Workers {
         self.shared.detached_inside.load(Ordering::SeqCst) >= self.count
     }
 
+    /// [`Workers::detached_threads_busy`], asked again while the calling
+    /// thread yields, up to 64 times: a thread whose detached job has just
+    /// ended (its caller already told) leaves it a moment later, and only
+    /// threads that stay inside should send a call to run inline.
+    pub fn detached_threads_stay_busy(&self) -> bool {
+        for _ in 0..64 {
+            if !self.detached_threads_busy() {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        self.detached_threads_busy()
+    }
+
     /// Hands `job` to the threads (indices 0 to [`Workers::count`] - 1:
     /// the `count - 1` threads and one more, started now on first use) and
     /// returns at once; the job runs until it returns on every thread that

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use irvm::{Buffer, ContextResources, Ref};
-use irvm_hal::{DeviceConfig, DeviceKind, DeviceOptions, Dispatch, Executable};
+use irvm_hal::{BoundRange, DeviceConfig, DeviceKind, DeviceOptions, Dispatch, Executable};
 
 struct Counting;
 
@@ -89,8 +89,11 @@ fn allocations_of_a_dispatch(lib: &[u8], kind: DeviceKind, resources: ContextRes
         bindings,
         location: None,
     };
-    exe.dispatch(dispatch(bindings())).unwrap();
-    let d = dispatch(bindings());
+    let first = bindings();
+    exe.dispatch(dispatch(BoundRange::each_whole(&first)))
+        .unwrap();
+    let second = bindings();
+    let d = dispatch(BoundRange::each_whole(&second));
     let before = allocations();
     exe.dispatch(d).unwrap();
     allocations() - before

@@ -27,11 +27,12 @@ pub mod region;
 use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
-use irvm::{ContextResources, Ref, StatusCode, Trap};
+use irvm::{ContextResources, StatusCode, Trap};
 
 use self::abi::{DispatchAttrs, DispatchFn, Environment, LibraryV0};
 pub use self::region::PreparedDispatch;
 use crate::device::DeviceConfig;
+use crate::executable::BoundRange;
 
 /// The native formats irvm loads on this host.
 pub const NATIVE_FORMATS: &[&str] = if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
@@ -461,7 +462,7 @@ impl NativeExecutable {
     }
 
     /// Checks a dispatch of export `function` over `workgroups` with push
-    /// `constants` and `bindings` (`!vm.buffer` views) for running in a
+    /// `constants` and `bindings` (byte ranges of buffers) for running in a
     /// region ([`region::run_region`]) on `resources` (the loading
     /// context's); `None` when it has no workgroups.
     pub fn prepare<'a>(
@@ -469,7 +470,7 @@ impl NativeExecutable {
         function: i64,
         workgroups: [u32; 3],
         constants: &'a [u32],
-        bindings: &'a [Ref],
+        bindings: &'a [BoundRange<'a>],
         resources: &'a ContextResources,
         profile: Option<(&'a Arc<irvm::profile::Profile>, u32)>,
     ) -> Result<Option<PreparedDispatch<'a>>, Trap> {
@@ -529,15 +530,8 @@ impl NativeExecutable {
                 format!("workgroup count z {cz} exceeds the ABI's 16-bit limit"),
             ));
         }
-        if let Some((i, other)) = bindings
-            .iter()
-            .enumerate()
-            .find(|(_, r)| !matches!(r, Ref::Buffer(_)))
-        {
-            return Err(Trap::new(
-                StatusCode::FailedPrecondition,
-                format!("required binding {i} is {other}; all bindings must be buffers"),
-            ));
+        for (i, b) in bindings.iter().enumerate() {
+            b.checked(i)?;
         }
         Ok(Some(PreparedDispatch {
             code: this,
@@ -551,14 +545,14 @@ impl NativeExecutable {
     }
 
     /// Runs every workgroup of export `function` over `workgroups` with
-    /// push `constants` and `bindings` (`!vm.buffer` views), on `device`:
-    /// a region of one dispatch.
+    /// push `constants` and `bindings` (byte ranges of buffers), on
+    /// `device`: a region of one dispatch.
     pub fn dispatch(
         this: &Arc<NativeExecutable>,
         function: i64,
         workgroups: [u32; 3],
         constants: &[u32],
-        bindings: &[Ref],
+        bindings: &[BoundRange<'_>],
         on: DispatchTarget<'_>,
     ) -> Result<(), Trap> {
         let DispatchTarget {

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use irvm::profile::Profile;
 use irvm::{
-    BackgroundWork, Buffer, ContextResources, MemoryCharge, NativeRegionLease, Ref, StatusCode,
+    BackgroundWork, Buffer, ContextResources, MemoryCharge, NativeRegionLease, StatusCode,
     StopCheck, Trap,
 };
 use smallvec::SmallVec;
@@ -54,6 +54,7 @@ use smallvec::SmallVec;
 use super::abi::{self, DispatchState, WorkgroupState};
 use super::NativeExecutable;
 use crate::device::DeviceConfig;
+use crate::executable::BoundRange;
 use crate::fpu::FlushDenormals;
 use crate::workers::{DetachedJob, Workers};
 
@@ -77,8 +78,8 @@ pub struct PreparedDispatch<'a> {
     pub(super) export: usize,
     pub(super) counts: [u32; 3],
     pub(super) constants: &'a [u32],
-    /// The bindings, each checked to be a buffer.
-    pub(super) bindings: &'a [Ref],
+    /// The bindings, each checked to be a range of a buffer.
+    pub(super) bindings: &'a [BoundRange<'a>],
     /// The loading context's resources: interrupt, deadline, memory.
     pub(super) resources: &'a ContextResources,
     /// The profile recording the dispatch, and its site there.
@@ -135,7 +136,7 @@ pub fn run_region(
         // context on this device) left behind: the calling thread runs
         // this region itself, stoppable between workgroups, rather than
         // wait for them, which could be forever.
-        Some(p) if stoppable && p.detached_threads_busy() => (Mode::Inline, Some(p)),
+        Some(p) if stoppable && p.detached_threads_stay_busy() => (Mode::Inline, Some(p)),
         Some(p) if stoppable => (Mode::Detached, Some(p)),
         Some(p) if p.count() > 1 && total > INLINE_WORKGROUPS => (Mode::Pool, Some(p)),
         Some(p) => (Mode::Inline, Some(p)),
@@ -146,15 +147,17 @@ pub fn run_region(
     let slots = if mode == Mode::Inline { 1 } else { workers };
     match (mode, pool) {
         (Mode::Detached, Some(pool)) => {
-            let mut region = Arc::new(Region::new(dispatches, total, workers, slots, true)?);
+            let mut region = Arc::new(Region::empty(total, workers, true));
             let Some(fixed) = Arc::get_mut(&mut region) else {
                 unreachable!("a region just made has one owner");
             };
+            fixed.take(dispatches, workers, slots)?;
             fixed.point_tables();
             run_detached(pool, region)
         }
         (mode, pool) => {
-            let mut region = Region::new(dispatches, total, workers, slots, false)?;
+            let mut region = Region::empty(total, workers, false);
+            region.take(dispatches, workers, slots)?;
             region.point_tables();
             match pool.filter(|_| mode == Mode::Pool) {
                 None => region.work(0),
@@ -355,46 +358,11 @@ struct Batch {
 }
 
 impl Region {
-    /// The region of `dispatches` (`total` workgroups in all) for a pool
-    /// of `workers` with local memory for `slots` participants: its
-    /// executables, constants and bindings taken, the bindings' leases
-    /// taken, local memory charged and allocated.
-    fn new(
-        dispatches: &[PreparedDispatch<'_>],
-        total: u64,
-        workers: usize,
-        slots: usize,
-        detached: bool,
-    ) -> Result<Region, Trap> {
-        let mut held = Held {
-            code: SmallVec::new(),
-            buffers: SmallVec::new(),
-            leases: SmallVec::new(),
-            charges: SmallVec::new(),
-            background: SmallVec::new(),
-        };
-        match Self::fill(dispatches, total, workers, slots, detached, &mut held) {
-            Ok(mut region) => {
-                *region.end_lock.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(held);
-                Ok(region)
-            }
-            Err(t) => {
-                held.give_back();
-                Err(t)
-            }
-        }
-    }
-
-    fn fill(
-        dispatches: &[PreparedDispatch<'_>],
-        total: u64,
-        workers: usize,
-        slots: usize,
-        detached: bool,
-        held: &mut Held,
-    ) -> Result<Region, Trap> {
-        let profiled = dispatches.iter().any(|d| d.profile.is_some());
-        let mut region = Region {
+    /// An empty region of `total` workgroups for a pool of `workers`
+    /// (filled in place by [`Region::take`]: it is large, and a region
+    /// made and then moved would be copied each time).
+    fn empty(total: u64, workers: usize, detached: bool) -> Region {
+        Region {
             calls: SmallVec::new(),
             starts: SmallVec::new(),
             total,
@@ -411,10 +379,53 @@ impl Region {
             detached,
             running: AtomicUsize::new(0),
             ending: AtomicU8::new(WAITING),
-            end_lock: Mutex::new(None),
+            end_lock: Mutex::new(Some(Held {
+                code: SmallVec::new(),
+                buffers: SmallVec::new(),
+                leases: SmallVec::new(),
+                charges: SmallVec::new(),
+                background: SmallVec::new(),
+            })),
             end: Condvar::new(),
             parked: AtomicBool::new(false),
-        };
+        }
+    }
+
+    /// Takes `dispatches` into this empty region, for a pool of `workers`
+    /// with local memory for `slots` participants: their executables,
+    /// constants and bindings taken, the bindings' leases taken, local
+    /// memory charged and allocated. On an error what was taken is given
+    /// back.
+    fn take(
+        &mut self,
+        dispatches: &[PreparedDispatch<'_>],
+        workers: usize,
+        slots: usize,
+    ) -> Result<(), Trap> {
+        let result = self.fill(dispatches, workers, slots);
+        if result.is_err() {
+            let held = self.end_lock.get_mut().unwrap_or_else(|e| e.into_inner());
+            if let Some(h) = held.take() {
+                h.give_back();
+            }
+        }
+        result
+    }
+
+    fn fill(
+        &mut self,
+        dispatches: &[PreparedDispatch<'_>],
+        workers: usize,
+        slots: usize,
+    ) -> Result<(), Trap> {
+        let profiled = dispatches.iter().any(|d| d.profile.is_some());
+        let region = self;
+        let held = region
+            .end_lock
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .ok_or_else(|| Trap::new(StatusCode::Internal, "a region filled twice"))?;
         if profiled {
             region
                 .ends
@@ -432,10 +443,9 @@ impl Region {
             // one transient buffer several dispatches write parts of), and
             // their bytes' places recorded.
             let first_binding = region.ptrs.len();
-            for r in d.bindings {
-                let Ref::Buffer(b) = r else {
-                    unreachable!("prepare checked that every binding is a buffer");
-                };
+            for (i, r) in d.bindings.iter().enumerate() {
+                // (`prepare` checked them: this fails on nothing.)
+                let (b, offset, length) = r.checked(i)?;
                 if b.is_mutable() && !held.leases.iter().any(|l| l.covers(b)) {
                     let mut wait = || stop.check();
                     if let Some(lease) = b.lease_for_native_region(&mut wait)? {
@@ -443,8 +453,12 @@ impl Region {
                     }
                 }
                 let raw = b.raw_bytes();
-                region.ptrs.push(raw.ptr.cast::<c_void>());
-                region.lengths.push(raw.len);
+                // SAFETY: `checked` proved `offset + length` within the
+                // buffer's `raw.len` bytes.
+                region
+                    .ptrs
+                    .push(unsafe { raw.ptr.add(offset) }.cast::<c_void>());
+                region.lengths.push(length);
                 held.buffers.push(b.clone());
             }
             let first_constant = region.constants.len();
@@ -488,7 +502,7 @@ impl Region {
             held.code.push(d.code.clone());
         }
         region.starts.push(sum);
-        Ok(region)
+        Ok(())
     }
 
     /// Points each dispatch state at its bindings and constants in the
