@@ -127,9 +127,12 @@ pub fn run_region(
         return Ok(DispatchEnds::new());
     }
     let pool = device.workers()?;
-    let stoppable = dispatches
+    // (Each a lock and a count: made once per dispatch, here.)
+    let stops: SmallVec<[StopCheck; 4]> = dispatches
         .iter()
-        .any(|d| d.resources.stop_check().can_stop());
+        .map(|d| d.resources.stop_check())
+        .collect();
+    let stoppable = stops.iter().any(StopCheck::can_stop);
     let (mode, pool) = match pool {
         None => (Mode::Inline, None),
         // Every thread still runs workgroups that stopped calls (of any
@@ -151,13 +154,13 @@ pub fn run_region(
             let Some(fixed) = Arc::get_mut(&mut region) else {
                 unreachable!("a region just made has one owner");
             };
-            fixed.take(dispatches, workers, slots)?;
+            fixed.take(dispatches, stops, workers, slots)?;
             fixed.point_tables();
             run_detached(pool, region)
         }
         (mode, pool) => {
             let mut region = Region::empty(total, workers, false);
-            region.take(dispatches, workers, slots)?;
+            region.take(dispatches, stops, workers, slots)?;
             region.point_tables();
             match pool.filter(|_| mode == Mode::Pool) {
                 None => region.work(0),
@@ -297,9 +300,11 @@ struct Region {
 struct Held {
     /// Each dispatch's executable (its code and environment).
     code: SmallVec<[Arc<NativeExecutable>; 4]>,
-    /// Every binding (the binding pointers point into them).
+    /// Every binding (the binding pointers point into them), in a
+    /// detached region: any other region ends before its call returns,
+    /// and the call's command buffer keeps the bindings until then.
     buffers: SmallVec<[Arc<Buffer>; 16]>,
-    /// The leases of the mutable allocations among them.
+    /// The leases of the mutable bindings' allocations.
     leases: SmallVec<[NativeRegionLease; 8]>,
     /// Local memory charged to the loading contexts.
     charges: SmallVec<[MemoryCharge; 4]>,
@@ -331,8 +336,9 @@ struct Call {
     first_constant: usize,
     /// The context's interrupt and deadline, checked before each workgroup.
     stop: StopCheck,
-    /// The loading context's resources (kept busy after a stop).
-    resources: ContextResources,
+    /// The loading context's resources (kept busy after a stop), for a
+    /// detached region only.
+    resources: Option<ContextResources>,
     profile: Option<(Arc<Profile>, u32)>,
 }
 
@@ -340,9 +346,10 @@ struct Call {
 // local memory slots, environments) to dispatch functions, which IREE's ABI
 // lets run concurrently. What they point into is owned by the region
 // (`Held`: executables, buffers with their leases; its tables and local
-// memory) and given back only once no workgroup runs or will run
-// (`Region::end_work`, `release_here`), and participant `k` only uses
-// local memory slot `k`.
+// memory; a region that is not detached holds no buffers, whose call keeps
+// them and does not return before every workgroup has ended) and given
+// back only once no workgroup runs or will run (`Region::end_work`,
+// `release_here`), and participant `k` only uses local memory slot `k`.
 unsafe impl Sync for Region {}
 // SAFETY: as above; the raw pointers are into memory the region owns or
 // holds, valid from any thread.
@@ -399,10 +406,11 @@ impl Region {
     fn take(
         &mut self,
         dispatches: &[PreparedDispatch<'_>],
+        stops: SmallVec<[StopCheck; 4]>,
         workers: usize,
         slots: usize,
     ) -> Result<(), Trap> {
-        let result = self.fill(dispatches, workers, slots);
+        let result = self.fill(dispatches, stops, workers, slots);
         if result.is_err() {
             let held = self.end_lock.get_mut().unwrap_or_else(|e| e.into_inner());
             if let Some(h) = held.take() {
@@ -415,6 +423,7 @@ impl Region {
     fn fill(
         &mut self,
         dispatches: &[PreparedDispatch<'_>],
+        stops: SmallVec<[StopCheck; 4]>,
         workers: usize,
         slots: usize,
     ) -> Result<(), Trap> {
@@ -435,8 +444,8 @@ impl Region {
                 .extend((0..slots).map(|_| AtomicU64::new(0)));
         }
         let mut sum = 0u64;
-        for d in dispatches {
-            let stop = d.resources.stop_check();
+        let detached = region.detached;
+        for (d, stop) in dispatches.iter().zip(stops) {
             region.starts.push(sum);
             sum += d.workgroups();
             // Bindings: kept alive, leased (each allocation once: views of
@@ -459,7 +468,11 @@ impl Region {
                     .ptrs
                     .push(unsafe { raw.ptr.add(offset) }.cast::<c_void>());
                 region.lengths.push(length);
-                held.buffers.push(b.clone());
+                if detached {
+                    // (Else the caller's command buffer keeps it for the
+                    // region's length.)
+                    held.buffers.push(b.clone());
+                }
             }
             let first_constant = region.constants.len();
             region.constants.extend_from_slice(d.constants);
@@ -496,7 +509,7 @@ impl Region {
                 first_binding,
                 first_constant,
                 stop,
-                resources: d.resources.clone(),
+                resources: detached.then(|| d.resources.clone()),
                 profile: d.profile.map(|(p, site)| (p.clone(), site)),
             });
             held.code.push(d.code.clone());
@@ -566,8 +579,9 @@ impl Region {
             WAITING if self.running.load(Ordering::SeqCst) > 0 => {
                 // The last worker out gives back (`end_work`).
                 if let Some(h) = held.as_mut() {
-                    h.background
-                        .extend(self.calls.iter().map(|c| c.resources.begin_background()));
+                    h.background.extend(self.calls.iter().filter_map(|c| {
+                        c.resources.as_ref().map(ContextResources::begin_background)
+                    }));
                 }
                 self.ending.store(GONE, Ordering::Release);
             }
