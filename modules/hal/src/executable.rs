@@ -702,7 +702,7 @@ impl VmvxExecutable {
                 ),
             ));
         }
-        let bytes: Vec<u8> = dispatch
+        let bytes: SmallVec<[u8; 128]> = dispatch
             .constants
             .iter()
             .flat_map(|c| c.to_le_bytes())
@@ -712,7 +712,7 @@ impl VmvxExecutable {
             .iter()
             .enumerate()
             .map(|(i, b)| b.view(i))
-            .collect::<Result<Vec<Ref>, Trap>>()?;
+            .collect::<Result<SmallVec<[Ref; 8]>, Trap>>()?;
         let shared = match device.workers()? {
             Some(pool) if pool.count() > 1 && total > 1 && self.resources.fuel().is_none() => {
                 Some(pool)
