@@ -6,9 +6,10 @@
 //! call moves it) until the call returns. So a ref argument need not be a
 //! counted handle: it is a bitwise copy of the register's handle, never
 //! dropped (forgotten when the call ends). A host function that keeps a ref
-//! clones it, which takes a count as usual. That saves an atomic increment
-//! and decrement per ref argument per call, a fifth of a small model's
-//! per-call host work (docs/PERFORMANCE.md, "Borrowed host-call arguments").
+//! clones it, which takes a count as usual. A ref the call moves out of its
+//! register is held aside (its count keeps the object alive for the call)
+//! and dropped when the call ends. That saves an atomic increment and
+//! decrement per ref argument per call (docs/PERFORMANCE.md, "Round 5").
 
 use crate::bytecode::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::program::PLAN_COUNT;
@@ -20,10 +21,12 @@ use super::{read64, Registers};
 /// that a call allocates nothing for them.
 #[derive(Default)]
 pub(crate) struct HostArgs {
+    /// The arguments: plain values and uncounted copies of refs, none of
+    /// which may be dropped ([`HostArgs::clear`] forgets them all).
     values: Vec<Value>,
-    /// Positions in `values` of the refs read without a count: forgotten by
-    /// [`HostArgs::clear`], never dropped.
-    borrowed: Vec<u32>,
+    /// The refs the call moved out of the caller's registers: their counts,
+    /// dropped by [`HostArgs::clear`].
+    moved: Vec<Ref>,
 }
 
 impl HostArgs {
@@ -89,48 +92,48 @@ impl HostArgs {
             b'F' => Value::F64(f64::from_bits(read64(i32s, base.0 + reg as usize))),
             _ => {
                 let at = base.1 + (reg as u16 & REF_INDEX_MASK) as usize;
-                if reg as u16 & REF_MOVE_BIT != 0 {
-                    // A move: the call owns it (dropped by `clear`).
-                    Value::Ref(std::mem::take(&mut refs[at]))
-                } else if refs[at].is_null() {
-                    Value::Ref(Ref::Null)
+                let slot: &Ref = if reg as u16 & REF_MOVE_BIT != 0 {
+                    // A move: the call holds the count (dropped by `clear`).
+                    self.moved.push(std::mem::take(&mut refs[at]));
+                    let Some(last) = self.moved.last() else {
+                        unreachable!("just pushed")
+                    };
+                    last
                 } else {
-                    self.borrowed.push(self.values.len() as u32);
-                    // SAFETY: a bitwise copy of the register's handle that
-                    // is never dropped: `clear` (which every path out of a
-                    // host call runs, and `Drop` too) forgets it. While it
-                    // exists the register keeps its own counted handle: the
-                    // interpreter holds the stack for the whole call and
-                    // writes no register until `clear` has run, and the host
-                    // function gets only `&[Value]` (it can clone the ref,
-                    // which counts, but not take or drop it). A later move
-                    // of the same register within this argument list takes
-                    // the counted handle into `values`, which `clear` drops
-                    // after forgetting the copy, so the object outlives
-                    // both.
-                    Value::Ref(unsafe { std::ptr::read(&refs[at]) })
-                }
+                    &refs[at]
+                };
+                // SAFETY: a bitwise copy of a handle that is never dropped:
+                // `clear` (which every path out of a host call runs, and
+                // `Drop` too) forgets every value. While it exists the
+                // handle it copies keeps its count: a register, which the
+                // interpreter does not write until `clear` has run (it holds
+                // the stack for the whole call, and the host function gets
+                // only `&[Value]`: it can clone the ref, which counts, but
+                // not take or drop it), or an entry of `moved`, which
+                // `clear` drops only after forgetting the copies. (`moved`
+                // may reallocate; the copies are of the handle, not of its
+                // place.)
+                Value::Ref(unsafe { std::ptr::read(slot) })
             }
         };
         self.values.push(v);
     }
 
-    /// Forgets the borrowed refs and drops the rest (the moved refs).
+    /// Forgets every argument (none holds a count of its own) and drops the
+    /// moved refs.
     pub(crate) fn clear(&mut self) {
-        for &at in &self.borrowed {
-            if let Some(v) = self.values.get_mut(at as usize) {
-                std::mem::forget(std::mem::replace(v, Value::None));
-            }
-        }
-        self.borrowed.clear();
-        self.values.clear();
+        // SAFETY: 0 is within the capacity, and nothing below it is left
+        // to read: the elements are leaked, not dropped, which is what an
+        // uncounted copy needs (the plain values own nothing).
+        unsafe { self.values.set_len(0) };
+        self.moved.clear();
     }
 }
 
 impl Drop for HostArgs {
     fn drop(&mut self) {
         // (A host function that panicked out of the interpreter leaves its
-        // arguments here: the borrowed ones must not be dropped.)
+        // arguments here: none may be dropped.)
         self.clear();
     }
 }
@@ -175,6 +178,33 @@ mod tests {
         drop(kept);
         assert_eq!(counted(&buf), 2);
         assert!(args.values().is_empty());
+    }
+
+    #[test]
+    fn one_register_passed_moved_and_not_in_either_order_keeps_its_object_for_the_call() {
+        for regs in [[0u32, REF_MOVE_BIT as u32], [REF_MOVE_BIT as u32, 0]] {
+            let buf = Ref::from(Buffer::from_vec(vec![4u8; 4]));
+            let mut refs = vec![buf.clone()];
+            let mut args = HostArgs::default();
+            args.read((&[], &mut refs), (0, 0), &regs, b"rr");
+            assert!(refs[0].is_null(), "the move took the register");
+            drop(buf);
+            // The moved handle keeps the object alive through the call: a
+            // copy read before the move or after it still reads it (after
+            // the move the register was null: a null copy).
+            for v in args.values() {
+                if let Some(Ref::Buffer(b)) = v.as_ref() {
+                    assert_eq!(b.to_vec(), [4u8; 4]);
+                }
+            }
+            let live = args
+                .values()
+                .iter()
+                .filter(|v| !matches!(v.as_ref(), Some(Ref::Null)))
+                .count();
+            assert_eq!(live, if regs[0] == 0 { 2 } else { 1 });
+            args.clear();
+        }
     }
 
     #[test]
