@@ -270,30 +270,31 @@ fn run_region(region: &mut Region, table: &[Binding]) -> Result<(), Trap> {
                     [at(0), at(1), at(2)]
                 }
             };
-            let ranges = bindings
-                .iter()
-                .enumerate()
-                .map(|(i, b)| {
-                    let (buf, offset, length) = b.resolve_range(table).map_err(|t| {
-                        Trap::new(t.code, format!("dispatch binding {i}: {}", t.message))
-                    })?;
-                    Ok(BoundRange {
-                        buffer: &buf.storage,
-                        offset,
-                        length,
-                    })
-                })
-                .collect::<Result<Bindings<'_>, Trap>>()?;
+            // Pushed first and filled where it stays (the inline binding
+            // list is a few hundred bytes: built apart, it was copied in).
             dispatches.push((
                 &**executable,
                 Dispatch {
                     function: *function,
                     workgroups,
                     constants,
-                    bindings: ranges,
+                    bindings: Bindings::new(),
                     location: location.as_deref(),
                 },
             ));
+            let Some((_, dispatch)) = dispatches.last_mut() else {
+                unreachable!("a dispatch was just pushed")
+            };
+            for (i, b) in bindings.iter().enumerate() {
+                let (buf, offset, length) = b.resolve_range(table).map_err(|t| {
+                    Trap::new(t.code, format!("dispatch binding {i}: {}", t.message))
+                })?;
+                dispatch.bindings.push(BoundRange {
+                    buffer: &buf.storage,
+                    offset,
+                    length,
+                });
+            }
         }
     }
     super::executable::dispatch_region(&dispatches)

@@ -603,10 +603,14 @@ impl Region {
     fn release_here(&self) {
         let mut held = self.end_lock.lock().unwrap_or_else(|e| e.into_inner());
         self.ending.store(RELEASED, Ordering::Release);
-        if let Some(h) = held.take() {
-            drop(held);
-            h.give_back();
+        // Given back and dropped where it is (it is large: moving it out
+        // copied it).
+        if let Some(h) = held.as_mut() {
+            for lease in h.leases.drain(..) {
+                lease.give_back();
+            }
         }
+        *held = None;
     }
 
     /// A participant leaves [`Region::work`]: the last one out of a
