@@ -307,3 +307,85 @@ fn a_custom_host_state_panicking_out_with_borrowed_arguments_leaves_counts_exact
         "a panicked call's argument leaked or was freed early"
     );
 }
+
+/// A host function that re-enters another context with its borrowed
+/// argument slice as that call's arguments: the inner program keeps the
+/// object in a global and moves it back through a host call of its own;
+/// counts stay exact when both contexts end.
+#[test]
+fn a_host_function_re_entering_another_context_with_its_borrowed_arguments() {
+    const INNER: &str = r#"vm.module @inner version 0
+vm.import @spy.two cconv "0rr_i"
+
+vm.export @keep
+vm.func @keep(%r0: !vm.opaque, %r1: !vm.opaque) -> (i32) {
+^bb0:
+  vm.global.store.ref %r0, .refs[0] : !vm.opaque
+  %i0 = vm.call @spy.two(%r1, %R0)
+  vm.return %i0
+}
+"#;
+    let base = live();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let registry = TypeRegistry::new();
+    let mut inner = Context::new(&registry);
+    inner
+        .register_host_module(&SpyModule {
+            seen: seen.clone(),
+            fail_on: None,
+        })
+        .unwrap();
+    inner
+        .register_module(Module::from_assembly(INNER, "inner.vmasm").unwrap())
+        .unwrap();
+    let keep = inner.function("inner.keep").unwrap();
+    let inner = Arc::new(Mutex::new(inner));
+
+    let outer_program = r#"vm.module @outer version 0
+vm.import @env.make cconv "0i_r"
+vm.import @host.reenter cconv "0rr_i"
+
+vm.export @main
+vm.func @main() -> (i32) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %r0 = vm.call @env.make(%i0)
+  %r1 = vm.call @env.make(%i0)
+  %i1 = vm.call @host.reenter(%r0, %R1)
+  %i2 = vm.call @host.reenter(%r0, %r0)
+  %i3 = vm.add.i32 %i1, %i2
+  vm.return %i3
+}
+"#;
+    let env = NativeModule::<()>::new("env", 1)
+        .ref_type("env.obj")
+        .wrap("make", |_: i32| {
+            CREATED.with(|c| c.set(c.get() + 1));
+            HostRef::new("env.obj", Tracked)
+        });
+    let i = inner.clone();
+    let host = NativeModule::<()>::new("host", 0)
+        .func("reenter", "0rr_i", move |args| {
+            let mut inner = i.lock().unwrap();
+            inner.invoke(&keep, args)
+        })
+        .unwrap();
+    let mut outer = Context::new(&registry);
+    outer.register_host_module(&env).unwrap();
+    outer.register_host_module(&host).unwrap();
+    outer
+        .register_module(Module::from_assembly(outer_program, "outer.vmasm").unwrap())
+        .unwrap();
+    let main = outer.function("outer.main").unwrap();
+    assert_eq!(outer.invoke(&main, &[]).unwrap()[0].as_i32(), Some(4));
+    // r1 went to the spy (kept), r0 to the inner global (kept).
+    assert_eq!(live(), base + 2);
+    drop(outer);
+    assert_eq!(live(), base + 2);
+    seen.lock().unwrap().calls.clear();
+    assert_eq!(live(), base + 1, "the inner global holds the first object");
+    // (The host module's closure holds the inner context too.)
+    drop(host);
+    drop(inner);
+    assert_eq!(live(), base, "the inner context's global leaked");
+}
