@@ -137,6 +137,66 @@ fn bindings_may_be_views_of_one_buffer() {
     assert_eq!(w[16..21], [2, 1, 1, 64, 32]);
 }
 
+/// Bound ranges with offsets into a view (not its root): each binding
+/// pointer is the view's start plus the range's offset, its length the
+/// range's; a range ending at the buffer's last byte is accepted, one
+/// past it refused before any workgroup runs (OUT_OF_RANGE, nothing
+/// written), on every device.
+#[test]
+fn bound_ranges_at_offsets_of_a_view_reach_their_bytes_only() {
+    let Some(lib) = testlib(&[]) else { return };
+    for &kind in DEVICES {
+        let exe = load(&lib, &[], kind).unwrap();
+        let root = Arc::new(Buffer::new(256).unwrap());
+        // The view starts 16 bytes in and ends at the root's last byte.
+        let view = Ref::from(Buffer::view(&root, 16, 240).unwrap());
+        let bindings = |info_offset: u64| {
+            [
+                BoundRange {
+                    buffer: &view,
+                    offset: 8,
+                    length: 64,
+                },
+                BoundRange {
+                    buffer: &view,
+                    offset: info_offset,
+                    length: 20,
+                },
+            ]
+            .into_iter()
+            .collect()
+        };
+        let dispatch = |info_offset| {
+            exe.dispatch(Dispatch {
+                function: exe.lookup("record").unwrap(),
+                workgroups: [2, 1, 1],
+                constants: &[9],
+                bindings: bindings(info_offset),
+                location: None,
+            })
+        };
+        // One past the end: refused, nothing written.
+        let e = dispatch(221).unwrap_err();
+        assert_eq!(e.code, StatusCode::OutOfRange, "{kind:?}: {e}");
+        assert!(root.to_vec().iter().all(|&b| b == 0), "{kind:?}");
+        // Ending at the last byte.
+        dispatch(220).unwrap();
+        let w: Vec<u32> = root
+            .to_vec()
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        // Records at byte 16 + 8 = word 6, 8 words each.
+        assert!(w[..6].iter().all(|&x| x == 0), "{kind:?}: {w:?}");
+        assert_eq!(w[6..10], [1, 0, 0, 0], "{kind:?}");
+        assert_eq!(w[14..18], [1, 1, 0, 0], "{kind:?}");
+        assert_eq!(w[11], 9, "{kind:?}: push constant");
+        assert!(w[22..59].iter().all(|&x| x == 0), "{kind:?}: {w:?}");
+        // Info at byte 16 + 220 = word 59: counts, then the two lengths.
+        assert_eq!(w[59..64], [2, 1, 1, 64, 20], "{kind:?}");
+    }
+}
+
 #[test]
 fn executable_constants_reach_the_library() {
     let Some(lib) = testlib(&["CONSTANTS=1"]) else {

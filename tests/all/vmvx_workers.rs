@@ -454,3 +454,85 @@ fn fuel_keeps_vmvx_workgroups_on_the_calling_thread() {
     }
     assert_eq!(seen.len(), 2, "{seen:?}");
 }
+
+/// A kernel that keeps its bindings list (and constants buffer) in ref
+/// globals: the list is emptied when the dispatch ends, so the caller's
+/// buffers are not kept past the call, and the kernel's later read of the
+/// kept list is a clean OUT_OF_RANGE trap naming the workgroup; the next
+/// dispatch gets a new list and constants (the kept ones are held), and
+/// its results are right, on every device.
+#[test]
+fn a_kernel_keeping_its_bindings_list_keeps_no_binding_past_the_call() {
+    const KEEPER: &str = r#"
+vm.module @keeper version 0
+vm.type !vm.buffer
+vm.type !vm.list<!vm.buffer>
+
+vm.export @keep
+vm.func @keep(%r0: !vm.buffer, %r1: !vm.buffer, %r2: !vm.list<!vm.buffer>, %i0: i32, %i1: i32, %i2: i32, %i3: i32, %i4: i32, %i5: i32, %i6: i32, %i7: i32, %i8: i32) -> () {
+^bb0:
+  %i10:11 = vm.const.i64.zero
+  %i12 = vm.buffer.load.i32 %r1, %i10:11
+  %i13 = vm.const.i32.zero
+  %r3 = vm.global.load.ref .refs[0] : !vm.list<!vm.buffer>
+  %i14 = vm.cmp.nz.ref %r3
+  vm.cond_br %i14, ^bb2(), ^bb1()
+^bb1:
+  vm.global.store.ref %r2, .refs[0] : !vm.list<!vm.buffer>
+  vm.global.store.ref %r1, .refs[1] : !vm.buffer
+  vm.br ^bb3()
+^bb2:
+  %r4 = vm.list.get.ref %r3, %i13 : !vm.buffer
+  vm.buffer.store.i32 %i12, %r4, %i10:11
+  vm.br ^bb3()
+^bb3:
+  %r5 = vm.list.get.ref %r2, %i13 : !vm.buffer
+  %i16:17 = vm.ext.i32.i64.s %i0
+  vm.buffer.store.i32 %i12, %r5, %i16:17
+  vm.return
+}
+"#;
+    for kind in KINDS {
+        let ctx = Context::new(&TypeRegistry::new());
+        let bytes = irvm::asm::assemble(KEEPER, "keeper.vmasm").expect("assembles");
+        let exe = Executable::load(
+            VMVX_FORMAT,
+            bytes,
+            &[],
+            ctx.resources().clone(),
+            &device(kind),
+        )
+        .expect("loads");
+        let run = |out: &Ref, value: u32, groups: u32| {
+            exe.dispatch(Dispatch {
+                function: 0,
+                workgroups: [groups, 1, 1],
+                constants: &[value],
+                bindings: [BoundRange::whole(out)].into_iter().collect(),
+                location: None,
+            })
+        };
+        // One workgroup: the first instance keeps its list.
+        let first = Ref::from(Buffer::new(16).unwrap());
+        run(&first, 7, 1).unwrap();
+        assert_eq!(
+            first.ref_count(),
+            1,
+            "{kind:?}: a kept list held the caller's buffer"
+        );
+        assert_eq!(first.buffer("b").unwrap().to_vec()[..4], [7, 0, 0, 0]);
+        // Its next workgroup reads the kept (emptied) list.
+        let second = Ref::from(Buffer::new(16).unwrap());
+        let e = run(&second, 8, 1).unwrap_err();
+        assert_eq!(e.code, StatusCode::OutOfRange, "{kind:?}: {e}");
+        assert!(e.message.contains("workgroup (0, 0, 0)"), "{kind:?}: {e}");
+        assert_eq!(second.ref_count(), 1, "{kind:?}");
+        // Several workgroups (on the workers where there are several).
+        let third = Ref::from(Buffer::new(16).unwrap());
+        let r = run(&third, 9, 4);
+        assert_eq!(third.ref_count(), 1, "{kind:?}");
+        if let Err(e) = r {
+            assert_eq!(e.code, StatusCode::OutOfRange, "{kind:?}: {e}");
+        }
+    }
+}

@@ -237,4 +237,35 @@ mod tests {
         args.clear();
         assert_eq!(counted(&buf), 2);
     }
+    #[test]
+    fn the_same_register_borrowed_and_moved_in_either_order_is_freed_once() {
+        // The register holds the only count: borrowed then moved, the
+        // vector owns it (the copy is forgotten), and `clear` frees it.
+        let mut refs = vec![Ref::from(Buffer::from_vec(vec![1u8; 8]))];
+        let mut args = HostArgs::default();
+        let regs = [0u32, REF_MOVE_BIT as u32];
+        args.read((&[], &mut refs), (0, 0), &regs, b"rr");
+        assert!(refs[0].is_null());
+        match (&args.values()[0], &args.values()[1]) {
+            (Value::Ref(a), Value::Ref(b)) => {
+                assert!(a.ptr_eq(b));
+                assert_eq!(counted(b), 1);
+                assert_eq!(a.buffer("a").unwrap().to_vec(), vec![1u8; 8]);
+            }
+            other => panic!("{other:?}"),
+        }
+        args.clear();
+        // Moved then borrowed: the second read finds the register empty.
+        let mut refs = vec![Ref::from(Buffer::from_vec(vec![2u8; 8]))];
+        let regs = [REF_MOVE_BIT as u32, 0];
+        args.read((&[], &mut refs), (0, 0), &regs, b"rr");
+        assert!(matches!(&args.values()[1], Value::Ref(Ref::Null)));
+        assert_eq!(counted(args.values()[0].as_ref().unwrap()), 1);
+        // Left in the vector (as by a panicking host function) and the
+        // registers freed first: dropping the vector touches no copy.
+        let mut refs = vec![Ref::from(Buffer::from_vec(vec![3u8; 8]))];
+        args.read((&[], &mut refs), (0, 0), &[0, 0], b"rr");
+        drop(refs);
+        drop(args);
+    }
 }

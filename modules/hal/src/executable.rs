@@ -721,11 +721,8 @@ impl VmvxExecutable {
         };
         if let (Some(pool), Some(index)) = (shared, index) {
             let workers = pool.count();
-            // Each worker's local memory is the program's, as below.
-            let _local_charge = self.resources.charge_memory(
-                (entry.local_memory as u64).saturating_mul(workers as u64),
-                "a dispatch's workgroup local memory",
-            )?;
+            // (Each worker's local memory is the program's, as below:
+            // charged by `Instance::arguments` as long as it is kept.)
             let instances = self.instances(workers)?;
             let grid = Grid {
                 entry: index,
@@ -741,14 +738,11 @@ impl VmvxExecutable {
         }
         let start = profile.map(|(p, _)| p.now_ns());
         // Workgroup local memory is the program's, like the kernels' own
-        // allocations (charged through `run_within`).
-        let _local_charge = self.resources.charge_memory(
-            entry.local_memory as u64,
-            "a dispatch's workgroup local memory",
-        )?;
+        // allocations (charged through `run_within`): `arguments` charges
+        // it for as long as the instance keeps it.
         let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
         let [local_memory, constants, bindings] =
-            first.arguments(entry.local_memory, &bytes, &views)?;
+            first.arguments(&self.resources, entry.local_memory, &bytes, &views)?;
         drop(views);
         let Instance { context, funcs, .. } = &mut *first;
         let func = index

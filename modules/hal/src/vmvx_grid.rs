@@ -28,7 +28,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use irvm::{
-    Buffer, Context, ContextResources, Func, List, Ref, RefType, StatusCode, Trap, TypeDef, Value,
+    Buffer, Context, ContextResources, Func, List, MemoryCharge, Ref, RefType, StatusCode, Trap,
+    TypeDef, Value,
 };
 
 use crate::fpu::FlushDenormals;
@@ -49,6 +50,9 @@ struct KeptArguments {
     local: Arc<Buffer>,
     constants: Arc<Buffer>,
     bindings: Arc<List>,
+    /// The local memory's charge to the loading context's budget, held
+    /// as long as the buffer is kept (between dispatches too).
+    _local_charge: MemoryCharge,
 }
 
 impl Instance {
@@ -67,9 +71,12 @@ impl Instance {
     /// instance are filled again when nothing else holds them (a kernel
     /// that kept one gets new ones) and their sizes match, so a dispatch
     /// allocates none of them; local memory, like IREE's, is not cleared
-    /// between dispatches (a kernel writes what it reads).
+    /// between dispatches (a kernel writes what it reads). Local memory is
+    /// charged to `resources` (the loading context's budget) for as long
+    /// as it is kept, not only while a dispatch runs.
     pub fn arguments(
         &mut self,
+        resources: &ContextResources,
         local_memory: usize,
         constants: &[u8],
         bindings: &[Ref],
@@ -94,6 +101,8 @@ impl Instance {
                 k
             }
             _ => {
+                let local_charge = resources
+                    .charge_memory(local_memory as u64, "a dispatch's workgroup local memory")?;
                 let list = List::new(
                     TypeDef::Ref(RefType::BUFFER),
                     u32::try_from(bindings.len()).unwrap_or(u32::MAX),
@@ -105,6 +114,7 @@ impl Instance {
                     local: Arc::new(Buffer::new(local_memory)?),
                     constants: Arc::new(Buffer::from_vec(constants.to_vec())),
                     bindings: Arc::new(list),
+                    _local_charge: local_charge,
                 }
             }
         };
@@ -227,7 +237,12 @@ impl Shared<'_> {
             return;
         };
         let mut instance = instance.lock().unwrap_or_else(|e| e.into_inner());
-        let args = instance.arguments(grid.local_memory, grid.constants, grid.bindings);
+        let args = instance.arguments(
+            grid.resources,
+            grid.local_memory,
+            grid.constants,
+            grid.bindings,
+        );
         let Instance { context, funcs, .. } = &mut *instance;
         let Some(func) = funcs.get(grid.entry) else {
             return;
@@ -317,9 +332,10 @@ mod tests {
     #[test]
     fn a_dispatch_refills_the_last_ones_arguments_unless_something_kept_them() {
         let mut inst = Instance::new(Context::new(&TypeRegistry::new()), Vec::new());
+        let res = ContextResources::detached();
         let binding = Ref::from(Buffer::from_vec(vec![9; 8]));
         let first = inst
-            .arguments(64, &[1, 2, 3, 4], std::slice::from_ref(&binding))
+            .arguments(&res, 64, &[1, 2, 3, 4], std::slice::from_ref(&binding))
             .unwrap();
         assert_eq!(list_of(&first[2]).len(), 1);
         let first_buffers: Vec<*const Buffer> = first[..2]
@@ -335,7 +351,7 @@ mod tests {
         );
         // Same sizes, nothing holding them: the same objects, refilled.
         let second = inst
-            .arguments(64, &[5, 6, 7, 8], std::slice::from_ref(&binding))
+            .arguments(&res, 64, &[5, 6, 7, 8], std::slice::from_ref(&binding))
             .unwrap();
         assert_eq!(
             Arc::as_ptr(second[0].buffer("b").unwrap()),
@@ -352,13 +368,55 @@ mod tests {
         let kept_constants = second[1].clone();
         drop(second);
         inst.end_dispatch();
-        let third = inst.arguments(64, &[0; 4], &[]).unwrap();
+        let third = inst.arguments(&res, 64, &[0; 4], &[]).unwrap();
         assert_ne!(Arc::as_ptr(third[1].buffer("b").unwrap()), first_buffers[1]);
         assert_eq!(kept_constants.buffer("b").unwrap().to_vec(), [5, 6, 7, 8]);
         assert_eq!(list_of(&third[2]).len(), 0);
         drop(third);
         // Another size of local memory: new.
-        let fourth = inst.arguments(128, &[0; 4], &[]).unwrap();
+        let fourth = inst.arguments(&res, 128, &[0; 4], &[]).unwrap();
         assert_eq!(fourth[0].buffer("b").unwrap().len(), 128);
+    }
+    /// Kept local memory is the program's memory between dispatches too:
+    /// it stays charged to the loading context's budget while kept (it
+    /// was charged only while a dispatch ran, so a program could hold its
+    /// whole budget besides the local memory every executable instance
+    /// kept), once (a refill charges nothing more), and is given back when
+    /// replaced or dropped.
+    #[test]
+    fn kept_local_memory_stays_charged_to_the_budget_until_dropped() {
+        let loader = Context::with_limits(
+            &TypeRegistry::new(),
+            irvm::Limits {
+                max_memory_bytes: 1 << 20,
+                ..irvm::Limits::default()
+            },
+        );
+        let res = loader.resources().clone();
+        let before = res.memory_in_use();
+        let mut inst = Instance::new(Context::new(&TypeRegistry::new()), Vec::new());
+        let args = inst.arguments(&res, 256 << 10, &[0; 4], &[]).unwrap();
+        drop(args);
+        inst.end_dispatch();
+        assert_eq!(
+            res.memory_in_use() - before,
+            256 << 10,
+            "the kept local memory is charged between dispatches"
+        );
+        // Refilled: charged once.
+        drop(inst.arguments(&res, 256 << 10, &[0; 4], &[]).unwrap());
+        inst.end_dispatch();
+        assert_eq!(res.memory_in_use() - before, 256 << 10);
+        // Over the budget with what is kept: refused, naming it.
+        let e = inst
+            .arguments(&res, 2 << 20, &[0; 4], &[])
+            .expect_err("over the budget");
+        assert_eq!(e.code, StatusCode::ResourceExhausted, "{e}");
+        assert!(e.message.contains("workgroup local memory"), "{e}");
+        // Another size replaces it; dropping the instance gives it back.
+        drop(inst.arguments(&res, 128 << 10, &[0; 4], &[]).unwrap());
+        assert_eq!(res.memory_in_use() - before, 128 << 10);
+        drop(inst);
+        assert_eq!(res.memory_in_use(), before);
     }
 }

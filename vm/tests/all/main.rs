@@ -12,6 +12,7 @@
 mod paths;
 
 mod api_types;
+mod borrowed_host_args;
 mod embedding;
 mod embedding_attacks;
 mod fused_loops;
