@@ -401,6 +401,9 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                     // The caller's import signature and the host module,
                     // borrowed together (no count taken on the signature).
                     let Some((sig, h)) = import_and_host(modules, cur, imp, target_module) else {
+                        // (No host call after all: the profile's call site
+                        // `host_call_begins` may have set is cleared.)
+                        resources.set_call_site(None);
                         tri!(Err(Trap::new(StatusCode::Internal, "bad import link")))
                     };
                     // The arguments are read into, and the results

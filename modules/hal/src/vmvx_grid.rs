@@ -237,6 +237,11 @@ impl Shared<'_> {
             return;
         };
         let mut instance = instance.lock().unwrap_or_else(|e| e.into_inner());
+        if instance.funcs.get(grid.entry).is_none() {
+            // (Entries are checked before the dispatch; and no arguments
+            // are taken that `end_dispatch` would have to empty.)
+            return;
+        }
         let args = instance.arguments(
             grid.resources,
             grid.local_memory,
