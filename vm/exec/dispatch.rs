@@ -738,7 +738,14 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         pay_alone!(std::ptr::from_ref($i));
                     }
                     save_ip(&mut ctx.stack, ip);
-                    match slow::step(ctx, *$i) {
+                    // (Calls apart: `slow::call` without `step`'s frame.)
+                    let stepped = match $i.op {
+                        Opcode::CallVariadic
+                        | Opcode::CallYieldable
+                        | Opcode::CallVariadicYieldable => slow::call(ctx, $i),
+                        _ => slow::step(ctx, *$i),
+                    };
+                    match stepped {
                         Err(e) => {
                             if fueled {
                                 refund_after_trap(ctx, ip);
@@ -1328,7 +1335,8 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         pay_top_run!();
                         break;
                     }
-                    match slow::step(ctx, *i) {
+                    // A host function (or an unresolved optional import).
+                    match slow::call(ctx, i) {
                         Err(e) => return Err(e),
                         Ok(Some(state)) => return Ok(state),
                         Ok(None) => {

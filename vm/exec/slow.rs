@@ -22,14 +22,11 @@ use super::{bytecode, check_alignment, marshal_args, push_frame, write_host_resu
 /// `Some` ends the run (the entry frame returned or the program yielded).
 #[inline(never)]
 pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap> {
-    let stack_limit = ctx.stack_limit();
     let limits = &ctx.limits;
     let modules = &mut ctx.modules;
     let st = &mut ctx.stack;
     let hooks = &mut ctx.hooks;
     let memory = &ctx.memory;
-    let resources = &ctx.resources;
-    let host_calls = &mut ctx.host_calls;
 
     let top = st.frames.last().expect("a frame to run");
     let cur = top.module;
@@ -334,151 +331,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         | Opcode::CallYieldable
         | Opcode::CallVariadic
         | Opcode::CallVariadicYieldable => {
-            let callee = i.x;
-            let variadic = matches!(i.op, Opcode::CallVariadic | Opcode::CallVariadicYieldable);
-            let yieldable = matches!(i.op, Opcode::CallYieldable | Opcode::CallVariadicYieldable);
-            // Aux record: [sizes]? [args] [target]? [results] [plan]?
-            // (a variadic call's argument plan, made when it was lowered,
-            // stands for its sizes here).
-            let rec = i.y as usize;
-            let mut p = rec;
-            if variadic {
-                p += 1 + func.aux[p] as usize;
-            }
-            let nargs = func.aux[p] as usize;
-            let args_at = p + 1;
-            p += 1 + nargs;
-            let next_pc = if yieldable {
-                let t = func.aux[p];
-                p += 1;
-                t
-            } else {
-                // SAFETY: `ip` is inside `func.code`.
-                unsafe { ip.offset_from(code) as u32 }
-            };
-            let results_at = p as u32;
-            let args = &func.aux[args_at..args_at + nargs];
-            // Where does the call go?
-            let (target_module, target) = if callee & IMPORT_ORDINAL_BIT != 0 {
-                let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
-                match &state!().imports[imp] {
-                    ImportTarget::Unresolved => {
-                        let name = state!().import_names[imp].clone();
-                        tri!(Err(Trap::new(
-                            StatusCode::NotFound,
-                            format!(
-                                "optional import `{name}` was not resolved and cannot be called"
-                            )
-                        )))
-                    }
-                    ImportTarget::Bytecode { module, ordinal } => (*module, Err(*ordinal)),
-                    ImportTarget::Host { module, index } => (*module, Ok(*index)),
-                }
-            } else {
-                (cur, Err(callee))
-            };
-            let caller_base = {
-                let f = st.frames.last_mut().expect("frame");
-                f.pc = next_pc;
-                f.ret = results_at;
-                (f.i32_base as usize, f.ref_base as usize)
-            };
-            match target {
-                Err(ordinal) => {
-                    // A bytecode function (this module or another).
-                    let callee_fn = &bytecode(modules, target_module).funcs[ordinal as usize];
-                    tri!(push_frame(st, target_module, callee_fn, stack_limit));
-                    let f = st.frames.last().expect("frame");
-                    let callee_base = (f.i32_base as usize, f.ref_base as usize);
-                    let kinds = &bytecode(modules, target_module).signatures[ordinal as usize].args;
-                    marshal_args(st, caller_base, callee_base, args, kinds);
-                    // The frames hold the pcs to go on from.
-                    return Ok(None);
-                }
-                Ok(index) => {
-                    let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
-                    let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
-                    // The caller's import signature and the host module,
-                    // borrowed together (no count taken on the signature).
-                    let Some((sig, h)) = import_and_host(modules, cur, imp, target_module) else {
-                        // (No host call after all: the profile's call site
-                        // `host_call_begins` may have set is cleared.)
-                        resources.set_call_site(None);
-                        tri!(Err(Trap::new(StatusCode::Internal, "bad import link")))
-                    };
-                    // The arguments are read into, and the results
-                    // written from, vectors the stack keeps (empty between
-                    // calls): a host call allocates nothing for them.
-                    let registers = (&st.i32s[..], &mut st.refs[..]);
-                    if variadic {
-                        // The plan follows the results list.
-                        let plan = aux_list(&func.aux, results_at, 1);
-                        st.host_args
-                            .read_planned(registers, caller_base, args, plan);
-                    } else {
-                        st.host_args.read(registers, caller_base, args, &sig.args);
-                    }
-                    let result_kinds = &sig.results;
-                    *host_calls += 1;
-                    resources.lend_fuel(hooks.fuel);
-                    let outcome = h.state.call_into(
-                        index as usize,
-                        st.host_args.values(),
-                        &mut st.host_results,
-                    );
-                    resources.reclaim_fuel(&mut hooks.fuel);
-                    if let Some(timing) = timing {
-                        let function = h.funcs.get(index as usize).map_or("?", |f| &f.0);
-                        super::profiling::host_call_ends(
-                            hooks,
-                            resources,
-                            timing,
-                            (target_module, index),
-                            &h.name,
-                            function,
-                        );
-                    }
-                    // (Forgetting the borrowed arguments, dropping those the
-                    // call took by move, and whatever a failed call left.)
-                    st.host_args.clear();
-                    if outcome.is_err() {
-                        st.host_results.clear();
-                    }
-                    match tri!(outcome) {
-                        HostStatus::Finished => {
-                            let dst = aux_list(&func.aux, results_at, 0);
-                            tri!(write_host_results(
-                                (&mut st.i32s, &mut st.refs),
-                                caller_base.0,
-                                caller_base.1,
-                                dst,
-                                result_kinds,
-                                &mut st.host_results,
-                            ));
-                            // The frames hold the pcs to go on from.
-                            return Ok(None);
-                        }
-                        HostStatus::Deferred => {
-                            // (Its results come when it is resumed.)
-                            st.host_results.clear();
-                            if !yieldable {
-                                tri!(Err(Trap::new(
-                                        StatusCode::FailedPrecondition,
-                                        "host function yielded from a non-yieldable call (use vm.call.yieldable)"
-                                    )))
-                            }
-                            st.suspended = Some(Suspended::HostCall {
-                                module: target_module,
-                                index,
-                                import_module: cur,
-                                import: imp as u32,
-                                results: results_at,
-                            });
-                            return Ok(Some(CallState::Yielded));
-                        }
-                    }
-                }
-            }
+            return call(ctx, &i);
         }
         Opcode::Fail => {
             let code = ri!(i.a) as u32;
@@ -680,6 +533,189 @@ fn list_limit(elements: u32, limits: &Limits) -> Result<u32, Trap> {
         ));
     }
     Ok(elements)
+}
+
+/// A call instruction (`call`, `call.yieldable`, `call.variadic`,
+/// `call.variadic.yieldable`) of the top frame, whose saved pc is the
+/// instruction after it: pushes the callee's frame (a bytecode function),
+/// or makes the host call and writes its results. Apart from [`step`] so
+/// that the hot loop's calls of host functions skip `step`'s large frame.
+/// `Some` ends the run (the call yielded).
+#[inline(never)]
+pub(super) fn call(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Trap> {
+    let stack_limit = ctx.stack_limit();
+    let modules = &mut ctx.modules;
+    let st = &mut ctx.stack;
+    let hooks = &mut ctx.hooks;
+    let resources = &ctx.resources;
+    let host_calls = &mut ctx.host_calls;
+
+    let Some(top) = st.frames.last() else {
+        return Err(Trap::new(StatusCode::Internal, "call without a frame"));
+    };
+    let cur = top.module;
+    // The function outlives the reference even when `frames` reallocates
+    // (see `FuncRef`).
+    let func: &crate::program::Function = top.func.get();
+    let code: *const Inst = func.code.as_ptr();
+    // SAFETY: the saved pc is an instruction index of `func` (see the loop).
+    let ip: *const Inst = unsafe { code.add(top.pc as usize) };
+    macro_rules! tri {
+        ($e:expr) => {
+            match $e {
+                Ok(v) => v,
+                Err(e) => {
+                    if let Some(f) = st.frames.last_mut() {
+                        // SAFETY: `ip` points into `func.code` (one past
+                        // the call at most).
+                        f.pc = unsafe { ip.offset_from(code) } as u32;
+                    }
+                    return Err(e);
+                }
+            }
+        };
+    }
+    let callee = i.x;
+    let variadic = matches!(i.op, Opcode::CallVariadic | Opcode::CallVariadicYieldable);
+    let yieldable = matches!(i.op, Opcode::CallYieldable | Opcode::CallVariadicYieldable);
+    // Aux record: [sizes]? [args] [target]? [results] [plan]?
+    // (a variadic call's argument plan, made when it was lowered,
+    // stands for its sizes here).
+    let rec = i.y as usize;
+    let mut p = rec;
+    if variadic {
+        p += 1 + func.aux[p] as usize;
+    }
+    let nargs = func.aux[p] as usize;
+    let args_at = p + 1;
+    p += 1 + nargs;
+    let next_pc = if yieldable {
+        let t = func.aux[p];
+        p += 1;
+        t
+    } else {
+        // SAFETY: `ip` is inside `func.code`.
+        unsafe { ip.offset_from(code) as u32 }
+    };
+    let results_at = p as u32;
+    let args = &func.aux[args_at..args_at + nargs];
+    // Where does the call go?
+    let (target_module, target) = if callee & IMPORT_ORDINAL_BIT != 0 {
+        let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
+        match &bytecode(modules, cur).imports[imp] {
+            ImportTarget::Unresolved => {
+                let name = bytecode(modules, cur).import_names[imp].clone();
+                tri!(Err(Trap::new(
+                    StatusCode::NotFound,
+                    format!("optional import `{name}` was not resolved and cannot be called")
+                )))
+            }
+            ImportTarget::Bytecode { module, ordinal } => (*module, Err(*ordinal)),
+            ImportTarget::Host { module, index } => (*module, Ok(*index)),
+        }
+    } else {
+        (cur, Err(callee))
+    };
+    let caller_base = {
+        let f = st.frames.last_mut().expect("frame");
+        f.pc = next_pc;
+        f.ret = results_at;
+        (f.i32_base as usize, f.ref_base as usize)
+    };
+    match target {
+        Err(ordinal) => {
+            // A bytecode function (this module or another).
+            let callee_fn = &bytecode(modules, target_module).funcs[ordinal as usize];
+            tri!(push_frame(st, target_module, callee_fn, stack_limit));
+            let f = st.frames.last().expect("frame");
+            let callee_base = (f.i32_base as usize, f.ref_base as usize);
+            let kinds = &bytecode(modules, target_module).signatures[ordinal as usize].args;
+            marshal_args(st, caller_base, callee_base, args, kinds);
+            // The frames hold the pcs to go on from.
+            Ok(None)
+        }
+        Ok(index) => {
+            let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
+            let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
+            // The caller's import signature and the host module,
+            // borrowed together (no count taken on the signature).
+            let Some((sig, h)) = import_and_host(modules, cur, imp, target_module) else {
+                // (No host call after all: the profile's call site
+                // `host_call_begins` may have set is cleared.)
+                resources.set_call_site(None);
+                tri!(Err(Trap::new(StatusCode::Internal, "bad import link")))
+            };
+            // The arguments are read into, and the results
+            // written from, vectors the stack keeps (empty between
+            // calls): a host call allocates nothing for them.
+            let registers = (&st.i32s[..], &mut st.refs[..]);
+            if variadic {
+                // The plan follows the results list.
+                let plan = aux_list(&func.aux, results_at, 1);
+                st.host_args
+                    .read_planned(registers, caller_base, args, plan);
+            } else {
+                st.host_args.read(registers, caller_base, args, &sig.args);
+            }
+            let result_kinds = &sig.results;
+            *host_calls += 1;
+            resources.lend_fuel(hooks.fuel);
+            let outcome =
+                h.state
+                    .call_into(index as usize, st.host_args.values(), &mut st.host_results);
+            resources.reclaim_fuel(&mut hooks.fuel);
+            if let Some(timing) = timing {
+                let function = h.funcs.get(index as usize).map_or("?", |f| &f.0);
+                super::profiling::host_call_ends(
+                    hooks,
+                    resources,
+                    timing,
+                    (target_module, index),
+                    &h.name,
+                    function,
+                );
+            }
+            // (Forgetting the borrowed arguments, dropping those the
+            // call took by move, and whatever a failed call left.)
+            st.host_args.clear();
+            if outcome.is_err() {
+                st.host_results.clear();
+            }
+            match tri!(outcome) {
+                HostStatus::Finished => {
+                    let dst = aux_list(&func.aux, results_at, 0);
+                    tri!(write_host_results(
+                        (&mut st.i32s, &mut st.refs),
+                        caller_base.0,
+                        caller_base.1,
+                        dst,
+                        result_kinds,
+                        &mut st.host_results,
+                    ));
+                    // The frames hold the pcs to go on from.
+                    Ok(None)
+                }
+                HostStatus::Deferred => {
+                    // (Its results come when it is resumed.)
+                    st.host_results.clear();
+                    if !yieldable {
+                        tri!(Err(Trap::new(
+                                    StatusCode::FailedPrecondition,
+                                    "host function yielded from a non-yieldable call (use vm.call.yieldable)"
+                                )))
+                    }
+                    st.suspended = Some(Suspended::HostCall {
+                        module: target_module,
+                        index,
+                        import_module: cur,
+                        import: imp as u32,
+                        results: results_at,
+                    });
+                    Ok(Some(CallState::Yielded))
+                }
+            }
+        }
+    }
 }
 
 /// Import `imp`'s signature in bytecode module `caller` and the host
