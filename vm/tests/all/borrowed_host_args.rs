@@ -7,7 +7,6 @@
 //! dropped. Every object made must be dropped exactly once, and the host
 //! function must see what the registers held.
 
-use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 use irvm::{
@@ -15,26 +14,7 @@ use irvm::{
     Ref, StatusCode, Trap, TypeRegistry, Value,
 };
 
-thread_local! {
-    static CREATED: Cell<usize> = const { Cell::new(0) };
-    static DROPPED: Cell<usize> = const { Cell::new(0) };
-}
-
-struct Tracked;
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        DROPPED.with(|d| d.set(d.get() + 1));
-        assert!(
-            DROPPED.with(Cell::get) <= CREATED.with(Cell::get),
-            "an object was dropped twice"
-        );
-    }
-}
-
-fn live() -> usize {
-    CREATED.with(Cell::get) - DROPPED.with(Cell::get)
-}
+use crate::tracked::{live, Tracked};
 
 const PROGRAM: &str = r#"vm.module @app version 0
 vm.type !env.obj
@@ -178,10 +158,7 @@ impl HostModule for SpyModule {
 fn context(fail_on: Option<usize>) -> (Context, Arc<Mutex<Seen>>) {
     let env = NativeModule::<()>::new("env", 1)
         .ref_type("env.obj")
-        .wrap("make", |_: i32| {
-            CREATED.with(|c| c.set(c.get() + 1));
-            HostRef::new("env.obj", Tracked)
-        });
+        .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
     let seen = Arc::new(Mutex::new(Seen::default()));
     let registry = TypeRegistry::new();
     let mut ctx = Context::new(&registry);
@@ -359,10 +336,7 @@ vm.func @main() -> (i32) {
 "#;
     let env = NativeModule::<()>::new("env", 1)
         .ref_type("env.obj")
-        .wrap("make", |_: i32| {
-            CREATED.with(|c| c.set(c.get() + 1));
-            HostRef::new("env.obj", Tracked)
-        });
+        .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
     let i = inner.clone();
     let host = NativeModule::<()>::new("host", 0)
         .func("reenter", "0rr_i", move |args| {

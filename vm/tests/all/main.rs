@@ -20,4 +20,5 @@ mod isa_table;
 mod loader;
 mod refcounts;
 mod shared_buffers;
+mod tracked;
 mod verifier;

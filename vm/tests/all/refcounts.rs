@@ -4,38 +4,9 @@
 //! interrupts the program. Every object created must be dropped exactly
 //! once: no leak, no double drop.
 
-use std::cell::Cell;
-
 use irvm::{Context, HostRef, Module, NativeModule, Ref, StatusCode, Trap, TypeRegistry, Value};
 
-thread_local! {
-    static CREATED: Cell<usize> = const { Cell::new(0) };
-    static DROPPED: Cell<usize> = const { Cell::new(0) };
-}
-
-struct Tracked;
-
-impl Tracked {
-    fn new() -> Tracked {
-        CREATED.with(|c| c.set(c.get() + 1));
-        Tracked
-    }
-}
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        DROPPED.with(|d| d.set(d.get() + 1));
-        assert!(
-            DROPPED.with(Cell::get) <= CREATED.with(Cell::get),
-            "an object was dropped twice"
-        );
-    }
-}
-
-/// Objects alive now.
-fn live() -> usize {
-    CREATED.with(Cell::get) - DROPPED.with(Cell::get)
-}
+use crate::tracked::{live, Tracked};
 
 const PROGRAM: &str = r#"vm.module @rc version 0
 vm.type !env.obj
