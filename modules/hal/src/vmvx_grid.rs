@@ -95,21 +95,15 @@ impl Instance {
                 k.constants
                     .with_bytes_mut(|b| b.copy_from_slice(constants))?;
                 k.bindings.resize(0)?;
-                for b in bindings {
-                    k.bindings.push(Value::Ref(b.clone()))?;
-                }
                 k
             }
-            _ => {
+            None => {
                 let local_charge = resources
                     .charge_memory(local_memory as u64, "a dispatch's workgroup local memory")?;
                 let list = List::new(
                     TypeDef::Ref(RefType::BUFFER),
                     u32::try_from(bindings.len()).unwrap_or(u32::MAX),
                 )?;
-                for b in bindings {
-                    list.push(Value::Ref(b.clone()))?;
-                }
                 KeptArguments {
                     local: Arc::new(Buffer::new(local_memory)?),
                     constants: Arc::new(Buffer::from_vec(constants.to_vec())),
@@ -118,6 +112,9 @@ impl Instance {
                 }
             }
         };
+        for b in bindings {
+            kept.bindings.push(Value::Ref(b.clone()))?;
+        }
         let args = [
             Ref::Buffer(kept.local.clone()),
             Ref::Buffer(kept.constants.clone()),
