@@ -319,7 +319,10 @@ fn independent_dispatches_between_barriers_give_local_syncs_results() {
         r.barrier();
         r.step(0, 1, 1);
         r.step(0, 2, 2);
-        r.dispatch("record", [3, 2, 1], 9, vec![3, 4]);
+        // (Records of 8 words each: 2x2 workgroups fit in a segment of
+        // 37 words; more would spill into segment 4, which workgroup 0
+        // writes too, and the two would race.)
+        r.dispatch("record", [2, 2, 1], 9, vec![3, 4]);
         r.step(0, 5, 5);
         r.barrier();
         r.step(1, 6, 6);
@@ -333,6 +336,7 @@ fn independent_dispatches_between_barriers_give_local_syncs_results() {
     assert_eq!(seg(&expected, 5), step(&input, 5));
     assert_eq!(seg(&expected, 6), step(&step(&input, 1), 6));
     assert_eq!(seg(&expected, 7), step(&step(&input, 2), 7));
+    assert_eq!(seg(&expected, 4)[..5], [2, 2, 1, 4 * n as u32, 4 * n as u32]);
     for &kind in TASK_DEVICES {
         for round in 0..5 {
             assert!(record(kind) == expected, "{kind:?}, round {round}");
