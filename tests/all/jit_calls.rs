@@ -645,3 +645,54 @@ fn a_callee_compiled_after_its_caller_is_called_from_compiled_code() {
         }
     }
 }
+
+#[test]
+fn contexts_of_one_module_share_its_code_and_each_calls_its_own_functions() {
+    // One module in two contexts, one after the other: the first compiles
+    // the hot functions, the second links that code with its own callees'
+    // addresses instead of compiling again. The first is dropped before
+    // the second runs, so code that still pointed at the first's
+    // functions (their entry cells, the frame records' function) would
+    // read freed memory; the second's results and its trap's backtrace
+    // three calls deep must be the interpreter's.
+    let deep = [Value::I32(100_000), Value::I32(50_000)];
+    let want_fib = outcome(&mut context(Tier::Interp), "fib", &[Value::I32(24)]);
+    let want_trap = outcome(&mut context(Tier::Interp), "divide_deep", &deep);
+    let brief = outcome(&mut context(Tier::Interp), "fib", &[Value::I32(3)]);
+    for engine in COMPILED {
+        let module = Module::from_assembly(SOURCE, "calls.vmasm").expect("assembles");
+        let make = |module: Module| {
+            let mut ctx = Context::new(&TypeRegistry::new());
+            ctx.set_tier(engine);
+            ctx.register_host_module(&NativeModule::new("env", 1).wrap("twice", |x: i32| 2 * x))
+                .expect("host module registers");
+            ctx.register_module(module).expect("registers");
+            ctx
+        };
+        let mut first = make(module.clone());
+        assert_eq!(outcome(&mut first, "fib", &[Value::I32(24)]), want_fib);
+        assert_eq!(outcome(&mut first, "divide_deep", &deep), want_trap);
+        let compiled = first.compiled_functions().0;
+        drop(first);
+        let mut second = make(module);
+        // A call too brief to make anything hot finds fib's code.
+        assert_eq!(outcome(&mut second, "fib", &[Value::I32(3)]), brief);
+        if Tier::compiler_available() {
+            assert!(compiled >= 2, "{engine}: {compiled} compiled in the first");
+            assert!(
+                second.compiled_functions().0 >= 1,
+                "{engine}: the second context linked nothing"
+            );
+        }
+        assert_eq!(
+            outcome(&mut second, "fib", &[Value::I32(24)]),
+            want_fib,
+            "{engine}"
+        );
+        assert_eq!(
+            outcome(&mut second, "divide_deep", &deep),
+            want_trap,
+            "{engine}"
+        );
+    }
+}

@@ -336,7 +336,10 @@ fn independent_dispatches_between_barriers_give_local_syncs_results() {
     assert_eq!(seg(&expected, 5), step(&input, 5));
     assert_eq!(seg(&expected, 6), step(&step(&input, 1), 6));
     assert_eq!(seg(&expected, 7), step(&step(&input, 2), 7));
-    assert_eq!(seg(&expected, 4)[..5], [2, 2, 1, 4 * n as u32, 4 * n as u32]);
+    assert_eq!(
+        seg(&expected, 4)[..5],
+        [2, 2, 1, 4 * n as u32, 4 * n as u32]
+    );
     for &kind in TASK_DEVICES {
         for round in 0..5 {
             assert!(record(kind) == expected, "{kind:?}, round {round}");

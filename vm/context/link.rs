@@ -15,6 +15,7 @@ use super::Context;
 use crate::exec::TieredFunction;
 use crate::func::{Func, FuncTarget};
 use crate::host::HostModule;
+use crate::jit::SharedCode;
 use crate::loader::Module;
 use crate::program::{self, ModuleFacts, Signature, VerifyError};
 use crate::trap::Trap;
@@ -449,12 +450,15 @@ fn internal_signatures(module: &Module, name: &str) -> Result<Vec<Signature>, Li
 struct Lowered {
     type_count: usize,
     functions: Box<[program::Function]>,
+    /// Each function's machine code, compiled once for every context of
+    /// the module (`jit::SharedCode`).
+    shared: Box<[Arc<SharedCode>]>,
 }
 
 /// Verifies and pre-decodes every internal function (`program::compile`)
 /// against what the module declares; `names` name the functions in errors.
 /// Done once per module: a module registered before is copied from its
-/// [`Lowered`] functions (each context still compiles its own machine code).
+/// [`Lowered`] functions (and shares their machine code).
 fn verify_functions(
     module: &Module,
     name: &str,
@@ -471,7 +475,8 @@ fn verify_functions(
         return Ok(done
             .functions
             .iter()
-            .map(|f| Arc::new(TieredFunction::new(f.clone())))
+            .zip(done.shared.iter())
+            .map(|(f, shared)| Arc::new(TieredFunction::new(f.clone(), shared.clone())))
             .collect());
     }
     let facts = ModuleFacts {
@@ -525,12 +530,14 @@ fn verify_functions(
             function: fname(),
             source,
         })?;
-        funcs.push(Arc::new(TieredFunction::new(f)));
+        funcs.push(Arc::new(TieredFunction::new(f, Arc::default())));
     }
-    // A context racing this one may have set it first: either is the same.
+    // A context racing this one may have set it first: either is the same
+    // (only their machine code is not shared).
     let _ = module.derived().set(Box::new(Lowered {
         type_count: types.len(),
         functions: funcs.iter().map(|f| program::Function::clone(f)).collect(),
+        shared: funcs.iter().map(|f| f.jit.shared().clone()).collect(),
     }));
     Ok(funcs)
 }

@@ -137,7 +137,12 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
     let code = match func.jit.code(checks) {
         Some(code) => code,
         None => {
-            if ctx.tier != Tier::Jit && !func.jit.heat_up(Tier::HOT_BACK_EDGES) {
+            // (Code another context of the module compiled is linked at
+            // once: the function is hot there.)
+            if ctx.tier != Tier::Jit
+                && !func.jit.shared_ready(checks, false)
+                && !func.jit.heat_up(Tier::HOT_BACK_EDGES)
+            {
                 return Entered::No;
             }
             let module = top.module;
@@ -348,7 +353,8 @@ pub(super) fn inline_callees(
 /// Whether the interpreter, having just pushed the top frame for a call,
 /// should leave for compiled code at its entry (`Tier::Auto`): the
 /// function is compiled and callable there, or is not compiled yet and its
-/// calls made it hot (compiling it is then tried).
+/// calls made it hot or another context of its module compiled it
+/// (compiling or linking it is then tried).
 #[inline(always)]
 fn callee_enters_compiled(st: &Stack, checks: Checks) -> bool {
     let Some(top) = st.frames.last() else {
@@ -357,7 +363,10 @@ fn callee_enters_compiled(st: &Stack, checks: Checks) -> bool {
     let slot = &top.func.jit;
     match slot.code(checks) {
         Some(code) => code.callable || code.enters_at(0, false),
-        None => !slot.refused(checks) && slot.heat_up(Tier::HOT_BACK_EDGES),
+        None => {
+            !slot.refused(checks)
+                && (slot.shared_ready(checks, false) || slot.heat_up(Tier::HOT_BACK_EDGES))
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! ([`FuncRef`](super::FuncRef)) and the interpreter's checks of the slot
 //! cost no more than a field read.
 
-use crate::jit::JitSlot;
+use std::sync::Arc;
+
+use crate::jit::{JitSlot, SharedCode};
 use crate::program::Function;
 
 /// A verified function and its slot in the compiling tier (heat, machine
@@ -24,11 +26,12 @@ pub(crate) struct TieredFunction {
 }
 
 impl TieredFunction {
-    /// `function`, not compiled yet.
-    pub(crate) fn new(function: Function) -> TieredFunction {
+    /// `function`, not compiled yet; its machine code shared with the
+    /// other contexts of its module through `shared`.
+    pub(crate) fn new(function: Function, shared: Arc<SharedCode>) -> TieredFunction {
         TieredFunction {
             function,
-            jit: JitSlot::default(),
+            jit: JitSlot::new(shared),
         }
     }
 }

@@ -7,7 +7,9 @@
 //! budget (an `Arc`), and only a weak handle on its `Pending`. A context
 //! dropped while its function compiles drops the slot and the `Pending`
 //! with it: a job not started yet is skipped, and the result of one that
-//! is running is dropped when the worker lets go of it.
+//! is running is dropped when the worker lets go of it. The image a job
+//! makes goes to the module's [`SharedCode`] too, where the module's other
+//! contexts find it; its result is this context's copy of it, linked.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Sender};
@@ -17,7 +19,7 @@ use crate::budget::MemoryBudget;
 use crate::program::Function;
 
 use super::bounds::Plan;
-use super::{Outcome, Request};
+use super::{Outcome, Request, SharedCode};
 
 /// A compile on the worker thread, and where its result lands.
 #[derive(Default)]
@@ -60,6 +62,10 @@ pub(super) struct Job {
     pub budget: Arc<MemoryBudget>,
     /// Where the result goes, while the slot that waits for it exists.
     pub pending: Weak<Pending>,
+    /// The module's shared images, and the copy's key there: the image
+    /// goes there too, for the module's other contexts.
+    pub shared: Arc<SharedCode>,
+    pub key: usize,
 }
 
 /// Hands `job` to the worker thread, starting the thread on first use;
@@ -86,11 +92,14 @@ pub(super) fn submit(job: Job) -> Result<(), Box<Job>> {
     }
 }
 
-/// Runs `job` on the worker thread, unless nobody waits for it any more.
+/// Runs `job` on the worker thread, unless nobody waits for it any more
+/// (then another context of the module may compile the function).
 fn run(job: Job) {
     let Some(pending) = job.pending.upgrade() else {
+        job.shared.abandon(job.key);
         return;
     };
-    let outcome = super::compile_now(&job.func, job.request, &job.callees, &job.plan, &job.budget);
-    pending.finish(outcome);
+    let image = super::compile_now(&job.func, job.request, &job.callees, &job.plan, &job.budget);
+    job.shared.finish(job.key, &image);
+    pending.finish(super::linked(&image, &job.callees));
 }

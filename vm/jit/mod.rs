@@ -25,8 +25,14 @@
 //! frame, never a native caller.
 //!
 //! The code is position-independent and calls the runtime only through
-//! addresses it holds as constants (`helpers`), so a function is compiled
-//! once into its own executable mapping with no linking.
+//! addresses it holds as constants (`helpers`). The only addresses of one
+//! context it holds are its callees' (their entry cells and function
+//! records), left as relocations: a function is compiled once per module
+//! into a [`CodeImage`] ([`SharedCode`], kept with the module's lowered
+//! functions), and each context that runs it maps its own copy with its
+//! own callees' addresses filled in (`translate::link`). So the contexts
+//! of one module (a vmvx executable's, one per worker) compile each hot
+//! function once between them, not once each.
 
 #[cfg(feature = "jit")]
 mod background;
@@ -39,6 +45,8 @@ mod translate;
 #[cfg(feature = "jit")]
 mod writeback;
 
+#[cfg(feature = "jit")]
+use std::sync::atomic::AtomicU8;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -186,6 +194,118 @@ pub(crate) fn callable_inline(func: &Function) -> bool {
 /// for the interpreter` (or [`LEFT_IN_CALLEE`], or an index with
 /// [`RETURNED_BIT`]).
 type EntryFn = unsafe extern "C" fn(*mut u32, *mut JitEnv, u32, *mut u8, u64) -> u32;
+
+/// One function's machine code before it is linked into a context: the
+/// bytes, where its callees' addresses go, and where it can be entered.
+#[cfg(feature = "jit")]
+pub(crate) struct CodeImage {
+    bytes: Box<[u8]>,
+    relocs: Box<[AddressReloc]>,
+    entries: Box<[bool]>,
+    loop_heads: Box<[bool]>,
+    has_loop_heads: bool,
+    callable: bool,
+}
+
+/// Which address of a callee compiled code holds.
+#[cfg(feature = "jit")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CalleeAddress {
+    /// [`Callee::func`].
+    Function = 0,
+    /// [`Callee::entry`].
+    EntryCell = 1,
+}
+
+/// An 8-byte field of a [`CodeImage`] that holds `callee`'s address
+/// `what` plus `addend`.
+#[cfg(feature = "jit")]
+struct AddressReloc {
+    offset: u32,
+    callee: u32,
+    what: CalleeAddress,
+    addend: i64,
+}
+
+/// How a compile for one copy ended, shared by the contexts of a module:
+/// the image, or why the function stays interpreted.
+#[cfg(feature = "jit")]
+type ImageOutcome = Result<Arc<CodeImage>, Option<CompileRefusal>>;
+
+/// A function's compiled images, shared by every context of its module
+/// (kept with the module's lowered functions, `context/link.rs`): per
+/// [`Checks`] and per engine (`Tier::Auto` or `Tier::Jit`, whose code is
+/// entered at different places), whether one context is compiling it and
+/// how that ended. A context that finds an image links it
+/// (`translate::link`) instead of compiling; one that finds a compile under
+/// way interprets meanwhile. A refusal for want of memory is one
+/// context's budget, not the function's: it is not shared (another context
+/// may try).
+#[derive(Default)]
+pub(crate) struct SharedCode {
+    #[cfg(feature = "jit")]
+    state: [AtomicU8; 2 * Checks::COUNT],
+    #[cfg(feature = "jit")]
+    images: [OnceLock<ImageOutcome>; 2 * Checks::COUNT],
+}
+
+#[cfg(feature = "jit")]
+const IDLE: u8 = 0;
+#[cfg(feature = "jit")]
+const COMPILING: u8 = 1;
+#[cfg(feature = "jit")]
+const DONE: u8 = 2;
+
+#[cfg(feature = "jit")]
+impl SharedCode {
+    fn key(checks: Checks, eager: bool) -> usize {
+        checks as usize * 2 + usize::from(eager)
+    }
+
+    /// The outcome another context's compile left for `key`, if any.
+    fn done(&self, key: usize) -> Option<&ImageOutcome> {
+        if self.state[key].load(Ordering::Acquire) == DONE {
+            self.images[key].get()
+        } else {
+            None
+        }
+    }
+
+    /// Claims the compile of `key` for the caller: false when another
+    /// context is compiling it or has done so.
+    fn claim(&self, key: usize) -> bool {
+        self.state[key]
+            .compare_exchange(IDLE, COMPILING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Records how the claimed compile of `key` ended.
+    fn finish(&self, key: usize, outcome: &ImageOutcome) {
+        if let Err(Some(CompileRefusal::OverMemoryBudget { .. })) = outcome {
+            self.abandon(key);
+            return;
+        }
+        let _ = self.images[key].set(outcome.clone());
+        self.state[key].store(DONE, Ordering::Release);
+    }
+
+    /// Gives the claimed compile of `key` up (nobody waits for it): another
+    /// context may compile it.
+    fn abandon(&self, key: usize) {
+        let _ =
+            self.state[key].compare_exchange(COMPILING, IDLE, Ordering::AcqRel, Ordering::Acquire);
+    }
+}
+
+/// What a context makes of a shared outcome: `image` linked with its own
+/// callees.
+#[cfg(feature = "jit")]
+fn linked(image: &ImageOutcome, callees: &Callees) -> Outcome {
+    match image {
+        Ok(image) => translate::link(image, callees).ok_or(None),
+        Err(why) => Err(why.clone()),
+    }
+}
 
 /// One function's machine code.
 pub(crate) struct JitCode {
@@ -376,6 +496,8 @@ pub(crate) struct Request {
 pub(crate) struct JitSlot {
     /// Back edges taken in the interpreter so far (`Tier::Auto`).
     heat: AtomicU32,
+    /// The images the contexts of the function's module share.
+    shared: Arc<SharedCode>,
     /// Per [`Checks`]: the code, or why the function is interpreted.
     code: [OnceLock<Outcome>; Checks::COUNT],
     /// Per [`Checks`]: the background compile under way, if one was
@@ -405,6 +527,38 @@ impl std::fmt::Debug for JitSlot {
 }
 
 impl JitSlot {
+    /// A slot for a function of a module whose contexts share `shared`.
+    pub fn new(shared: Arc<SharedCode>) -> JitSlot {
+        JitSlot {
+            shared,
+            ..JitSlot::default()
+        }
+    }
+
+    /// The images this function shares with the other contexts of its
+    /// module.
+    pub fn shared(&self) -> &Arc<SharedCode> {
+        &self.shared
+    }
+
+    /// Whether another context of the module has compiled the copy for
+    /// `checks` (`eager`: for `Tier::Jit`), so that this one need not wait
+    /// for the function to get hot before it links the code.
+    #[inline]
+    pub fn shared_ready(&self, checks: Checks, eager: bool) -> bool {
+        #[cfg(feature = "jit")]
+        {
+            self.shared
+                .done(SharedCode::key(checks, eager))
+                .is_some_and(Result::is_ok)
+        }
+        #[cfg(not(feature = "jit"))]
+        {
+            let _ = (checks, eager);
+            false
+        }
+    }
+
     /// The code for `checks`, if compiled.
     #[inline]
     pub fn code(&self, checks: Checks) -> Option<&JitCode> {
@@ -516,14 +670,36 @@ impl JitSlot {
                 let outcome = pending.take()?;
                 return slot.get_or_init(|| outcome).as_ref().ok();
             }
-            let callees = if translate::calls_compiled(checks) {
-                callees()
-            } else {
-                Callees::new()
+            let callees = || {
+                if translate::calls_compiled(checks) {
+                    callees()
+                } else {
+                    Callees::new()
+                }
             };
+            // Another context of the module compiled it, or is compiling
+            // it (this one interprets meanwhile).
+            let key = SharedCode::key(checks, eager);
+            if let Some(image) = self.shared.done(key) {
+                let outcome = linked(image, &callees());
+                return slot.get_or_init(|| outcome).as_ref().ok();
+            }
+            if !self.shared.claim(key) {
+                return self.shared.done(key).and_then(|image| {
+                    slot.get_or_init(|| linked(image, &callees())).as_ref().ok()
+                });
+            }
+            let callees = callees();
             let plan = match bounds::plan(func) {
                 Ok(plan) => plan,
-                Err(why) => return slot.get_or_init(|| Err(Some(why))).as_ref().ok(),
+                Err(why) => {
+                    let outcome = Err(Some(why));
+                    self.shared.finish(key, &outcome);
+                    return slot
+                        .get_or_init(|| linked(&outcome, &callees))
+                        .as_ref()
+                        .ok();
+                }
             };
             if plan.background && !eager {
                 let pending = Arc::new(background::Pending::default());
@@ -534,6 +710,8 @@ impl JitSlot {
                     plan,
                     budget: budget.clone(),
                     pending: Arc::downgrade(&pending),
+                    shared: self.shared.clone(),
+                    key,
                 };
                 match background::submit(job) {
                     Ok(()) => {
@@ -542,12 +720,16 @@ impl JitSlot {
                     }
                     // No worker thread: compile here (still within bounds).
                     Err(job) => {
-                        let outcome = compile_now(func, job.request, &job.callees, &plan, budget);
+                        let image = compile_now(func, job.request, &job.callees, &plan, budget);
+                        self.shared.finish(key, &image);
+                        let outcome = linked(&image, &job.callees);
                         return slot.get_or_init(|| outcome).as_ref().ok();
                     }
                 }
             }
-            let outcome = compile_now(func, request, &callees, &plan, budget);
+            let image = compile_now(func, request, &callees, &plan, budget);
+            self.shared.finish(key, &image);
+            let outcome = linked(&image, &callees);
             slot.get_or_init(|| outcome).as_ref().ok()
         }
         #[cfg(not(feature = "jit"))]
@@ -604,7 +786,7 @@ fn compile_now(
     callees: &Callees,
     plan: &bounds::Plan,
     budget: &Arc<MemoryBudget>,
-) -> Outcome {
+) -> ImageOutcome {
     let Ok(_charge) = Charge::new(budget, plan.memory, "compiling a function") else {
         return Err(Some(CompileRefusal::OverMemoryBudget {
             bytes: plan.memory,
@@ -648,7 +830,7 @@ fn compile_now(
         );
     }
     match outcome {
-        Ok(Some(code)) => Ok(code),
+        Ok(Some(image)) => Ok(Arc::new(image)),
         Ok(None) => Err(None),
         Err(payload) => {
             let message = payload

@@ -44,9 +44,10 @@ use std::sync::OnceLock;
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::Imm64;
 use cranelift_codegen::ir::{
-    types, AbiParam, Block, ExtFuncData, ExternalName, FuncRef, InstBuilder, JumpTableData,
-    MemFlags, Signature, Type, UserExternalName, UserFuncName, Value,
+    types, AbiParam, Block, ExtFuncData, ExternalName, FuncRef, GlobalValueData, InstBuilder,
+    JumpTableData, MemFlags, Signature, Type, UserExternalName, UserFuncName, Value,
 };
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -54,8 +55,8 @@ use cranelift_codegen::FinalizedRelocTarget;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 use super::{
-    callable_inline, helpers, writeback, Callee, Callees, Checks, JitCode, JitEnv, LEFT_IN_CALLEE,
-    RETURNED_BIT,
+    callable_inline, helpers, writeback, AddressReloc, Callee, CalleeAddress, Callees, Checks,
+    CodeImage, JitCode, JitEnv, LEFT_IN_CALLEE, RETURNED_BIT,
 };
 
 /// Cranelift's block (the ISA has a `Block` opcode too).
@@ -427,8 +428,9 @@ pub(super) fn translated(op: Opcode) -> bool {
         )
 }
 
-/// Compiles `func`; `None` when it has nothing worth compiling or the code
-/// generator refuses it (the interpreter then runs it). With `eager` the
+/// Compiles `func` into an image that [`link`] makes runnable in any
+/// context of its module; `None` when it has nothing worth compiling or
+/// the code generator refuses it (the interpreter then runs it). With `eager` the
 /// code can be entered at the function's entry and every branch target
 /// (`Tier::Jit`); otherwise only at the loop heads `Tier::Auto` enters,
 /// and the code nothing else reaches is left out. `isa` is the code
@@ -438,7 +440,7 @@ pub(super) fn compile(
     request: &super::Request,
     callees: &Callees,
     isa: &OwnedTargetIsa,
-) -> Option<JitCode> {
+) -> Option<CodeImage> {
     let (eager, checks) = (request.eager, request.checks);
     let code = &func.code[..];
     let guard = func.guard as usize;
@@ -470,15 +472,14 @@ pub(super) fn compile(
     // publishes (the slot's copy is set once, and only it runs).
     let own_cell = (callable && DIRECT_SELF_CALLS).then_some(request.own_cell);
     let clif = emit_ir(func, isa, &starts, &entries, checks, calls, own_cell);
-    let (mem, entry, size) = emit_machine_code(clif, isa)?;
-    Some(JitCode {
-        _mem: mem,
-        entry,
+    let (bytes, relocs) = emit_machine_code(clif, isa)?;
+    Some(CodeImage {
+        bytes: bytes.into_boxed_slice(),
+        relocs: relocs.into_boxed_slice(),
         entries: entries.into_boxed_slice(),
         has_loop_heads: heads.contains(&true),
         callable,
         loop_heads: heads.into_boxed_slice(),
-        size,
     })
 }
 
@@ -971,49 +972,107 @@ const SELF_NAME: UserExternalName = UserExternalName {
     index: 0,
 };
 
+/// The namespace of the names [`Tx::callee_address`] gives callees'
+/// addresses (index: the callee's ordinal times two, plus the
+/// [`CalleeAddress`]).
+const ADDRESS_NAMESPACE: u32 = 1;
+
+fn address_name(ordinal: u32, what: CalleeAddress) -> UserExternalName {
+    UserExternalName {
+        namespace: ADDRESS_NAMESPACE,
+        index: ordinal.wrapping_mul(2) | what as u32,
+    }
+}
+
 /// Whether compiled code calls itself directly: on x86-64, whose call
 /// relocation `emit_machine_code` resolves (elsewhere through the cell).
 const DIRECT_SELF_CALLS: bool = cfg!(target_arch = "x86_64");
 
-/// Generates machine code for `clif` and maps it executable: the mapping,
-/// its entry and its size in bytes; `None` when the code generator refuses
-/// the function or the code needs a relocation other than a call of its
-/// own start.
+/// Generates machine code for `clif`: its bytes, with the calls of its
+/// own start resolved (relative, so they hold wherever the bytes are
+/// mapped), and the places of the callee addresses [`link`] fills in;
+/// `None` when the code generator refuses the function or the code needs
+/// any other relocation.
 fn emit_machine_code(
     clif: cranelift_codegen::ir::Function,
     isa: &OwnedTargetIsa,
-) -> Option<(memmap2::Mmap, super::EntryFn, usize)> {
+) -> Option<(Vec<u8>, Vec<AddressReloc>)> {
     let names = clif.params.user_named_funcs().clone();
     let mut ctx = cranelift_codegen::Context::for_function(clif);
     let compiled = ctx.compile(&**isa, &mut ControlPlane::default()).ok()?;
     let mut bytes = compiled.code_buffer().to_vec();
+    let mut addresses = Vec::new();
     for reloc in compiled.buffer.relocs() {
-        // A call of the code's own start (offset 0): the 32-bit
-        // displacement from the relocated field, plus its addend.
         let FinalizedRelocTarget::ExternalName(ExternalName::User(name)) = reloc.target else {
             return None;
         };
-        if names.get(name) != Some(&SELF_NAME)
-            || !matches!(reloc.kind, Reloc::X86CallPCRel4 | Reloc::X86PCRel4)
-        {
-            return None;
-        }
+        let name = names.get(name)?;
         let at = reloc.offset as usize;
-        let displacement = i32::try_from(reloc.addend - at as i64).ok()?;
-        bytes
-            .get_mut(at..at + 4)?
-            .copy_from_slice(&displacement.to_le_bytes());
+        match (name.namespace, reloc.kind) {
+            // A callee's address: 8 bytes, filled in per context.
+            (ADDRESS_NAMESPACE, Reloc::Abs8) if at + 8 <= bytes.len() => {
+                addresses.push(AddressReloc {
+                    offset: reloc.offset,
+                    callee: name.index >> 1,
+                    what: if name.index & 1 == CalleeAddress::EntryCell as u32 {
+                        CalleeAddress::EntryCell
+                    } else {
+                        CalleeAddress::Function
+                    },
+                    addend: reloc.addend,
+                });
+            }
+            // A call of the code's own start (offset 0): the 32-bit
+            // displacement from the relocated field, plus its addend.
+            _ if *name == SELF_NAME
+                && matches!(reloc.kind, Reloc::X86CallPCRel4 | Reloc::X86PCRel4) =>
+            {
+                let displacement = i32::try_from(reloc.addend - at as i64).ok()?;
+                bytes
+                    .get_mut(at..at + 4)?
+                    .copy_from_slice(&displacement.to_le_bytes());
+            }
+            _ => return None,
+        }
     }
-    let mut mem = memmap2::MmapMut::map_anon(bytes.len().max(1)).ok()?;
-    mem[..bytes.len()].copy_from_slice(&bytes);
+    Some((bytes, addresses))
+}
+
+/// `image` made runnable in one context: mapped executable with the
+/// addresses of that context's callees (`callees`, as the context gave
+/// them for the compile) filled in; `None` when a callee is missing or no
+/// mapping could be made.
+pub(super) fn link(image: &CodeImage, callees: &Callees) -> Option<JitCode> {
+    let mut mem = memmap2::MmapMut::map_anon(image.bytes.len().max(1)).ok()?;
+    mem[..image.bytes.len()].copy_from_slice(&image.bytes);
+    for r in image.relocs.iter() {
+        let c = callees.get(&r.callee)?;
+        let address = match r.what {
+            CalleeAddress::EntryCell => c.entry,
+            CalleeAddress::Function => c.func,
+        };
+        let value = (address as i64).wrapping_add(r.addend);
+        let at = r.offset as usize;
+        mem.get_mut(at..at + 8)?
+            .copy_from_slice(&value.to_le_bytes());
+    }
     let mem = mem.make_exec().ok()?;
     // SAFETY: the mapping holds the code Cranelift generated for the
     // signature `(ptr, ptr, i32) -> i32` in the platform's C calling
-    // convention, its one kind of relocation (a call of its own start,
-    // relative) applied; it lives as long as the `JitCode` that holds
-    // both.
+    // convention, its relocations applied (calls of its own start,
+    // relative; its callees' addresses, absolute, from this context's
+    // callees, which outlive the code: `Callee`); it lives as long as the
+    // `JitCode` that holds both.
     let entry = unsafe { std::mem::transmute::<*const u8, super::EntryFn>(mem.as_ptr()) };
-    Some((mem, entry, bytes.len()))
+    Some(JitCode {
+        _mem: mem,
+        entry,
+        entries: image.entries.clone(),
+        has_loop_heads: image.has_loop_heads,
+        callable: image.callable,
+        loop_heads: image.loop_heads.clone(),
+        size: image.bytes.len(),
+    })
 }
 
 /// The translator's state while emitting one function.
@@ -1498,7 +1557,7 @@ impl Tx<'_, '_> {
         let entry = if self.own_cell == Some(c.entry) {
             None
         } else {
-            let cell = self.b.ins().iconst(ptr, c.entry as i64);
+            let cell = self.callee_address(i.x, CalleeAddress::EntryCell);
             let entry = self.b.ins().load(ptr, MemFlags::trusted(), cell, 0);
             let go = self.b.create_block();
             self.b.ins().brif(entry, go, &[], before, &[]);
@@ -1586,7 +1645,7 @@ impl Tx<'_, '_> {
         self.b
             .ins()
             .store(f, module, callee_frame, lay.module as i32);
-        let func = self.b.ins().iconst(ptr, c.func as i64);
+        let func = self.callee_address(i.x, CalleeAddress::Function);
         self.b.ins().store(f, func, callee_frame, lay.func as i32);
         let i32s = self.env_fixed(ptr, std::mem::offset_of!(JitEnv, i32s));
         let base = self.b.ins().isub(callee_regs, i32s);
@@ -1659,6 +1718,23 @@ impl Tx<'_, '_> {
         // two callees is passing for their larger sizes.
         let (bytes, slots) = self.checked_call.unwrap_or((0, 0));
         self.checked_call = Some((bytes.max(c.frame_bytes), slots.max(padded)));
+    }
+
+    /// An address of callee `ordinal` (`what`) as a relocated constant:
+    /// the code is made once per module and linked into each context
+    /// with that context's addresses ([`link`]).
+    fn callee_address(&mut self, ordinal: u32, what: CalleeAddress) -> Value {
+        let name = self
+            .b
+            .func
+            .declare_imported_user_function(address_name(ordinal, what));
+        let gv = self.b.create_global_value(GlobalValueData::Symbol {
+            name: ExternalName::user(name),
+            offset: Imm64::new(0),
+            colocated: false,
+            tls: false,
+        });
+        self.b.ins().symbol_value(self.ptr, gv)
     }
 
     /// The reference a call of this function itself uses: a colocated
