@@ -148,6 +148,14 @@ pub fn run_region(
     // memory; `max_concurrency` tells the kernels the pool's size.
     let workers = pool.map_or(1, Workers::count);
     let slots = if mode == Mode::Inline { 1 } else { workers };
+    if let ([d], Mode::Inline, [_]) = (dispatches, mode, &stops[..]) {
+        if d.profile.is_none() {
+            let Some(stop) = stops.into_iter().next() else {
+                unreachable!("one dispatch, one stop check")
+            };
+            return run_one_here(d, stop, workers).map(|()| DispatchEnds::new());
+        }
+    }
     match (mode, pool) {
         (Mode::Detached, Some(pool)) => {
             let mut region = Arc::new(Region::empty(total, workers, true));
@@ -174,6 +182,97 @@ pub fn run_region(
             outcome
         }
     }
+}
+
+/// One dispatch, not profiled, on the calling thread: what a region does
+/// for it (bindings checked and leased, local memory charged, workgroups
+/// in order, each after a look at the stop word, the first failure named
+/// by the dispatch), without a region: nothing is shared with another
+/// thread, so nothing is built to be (the small model's one dispatch per
+/// call; docs/PERFORMANCE.md, "Per-call overhead").
+fn run_one_here(d: &PreparedDispatch<'_>, stop: StopCheck, workers: usize) -> Result<(), Trap> {
+    let export = &d.code.exports[d.export];
+    let attrs = &export.attrs;
+    let mut leases: SmallVec<[NativeRegionLease; 4]> = SmallVec::new();
+    let mut ptrs: SmallVec<[*mut c_void; 8]> = SmallVec::new();
+    let mut lengths: SmallVec<[usize; 8]> = SmallVec::new();
+    let mut bind = || -> Result<(), Trap> {
+        for (i, r) in d.bindings.iter().enumerate() {
+            // (`prepare` checked them: this fails on nothing.)
+            let (b, offset, length) = r.checked(i)?;
+            if b.is_mutable() && !leases.iter().any(|l| l.covers(b)) {
+                let mut wait = || stop.check();
+                if let Some(lease) = b.lease_for_native_region(&mut wait)? {
+                    leases.push(lease);
+                }
+            }
+            let raw = b.raw_bytes();
+            // SAFETY: `checked` proved `offset + length` within the
+            // buffer's `raw.len` bytes.
+            ptrs.push(unsafe { raw.ptr.add(offset) }.cast::<c_void>());
+            lengths.push(length);
+        }
+        Ok(())
+    };
+    let bound = bind();
+    let outcome = bound.and_then(|()| {
+        let bytes = d.local_memory();
+        let _charge = (bytes > 0)
+            .then(|| {
+                d.resources
+                    .charge_memory(bytes as u64, "a dispatch's workgroup local memory")
+            })
+            .transpose()?;
+        let local = LocalMemory::new(bytes, 1)?;
+        let call = Call {
+            environment: &*d.code.environment,
+            state: DispatchState {
+                workgroup_size_x: 1,
+                workgroup_size_y: 1,
+                workgroup_size_z: 1,
+                constant_count: u16::from(attrs.constant_count),
+                workgroup_count_x: d.counts[0],
+                workgroup_count_y: d.counts[1],
+                // Checked to fit by `prepare`.
+                workgroup_count_z: d.counts[2] as u16,
+                max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
+                binding_count: attrs.binding_count,
+                constants: if d.constants.is_empty() {
+                    std::ptr::null()
+                } else {
+                    d.constants.as_ptr()
+                },
+                binding_ptrs: ptrs.as_ptr(),
+                binding_lengths: lengths.as_ptr(),
+            },
+            function: export.function,
+            export: d.export,
+            counts: d.counts,
+            first_binding: 0,
+            first_constant: 0,
+            stop,
+            resources: None,
+            profile: None,
+        };
+        let _flush = FlushDenormals::begin();
+        let processor = processor_id();
+        let [cx, cy, cz] = d.counts;
+        for z in 0..cz {
+            for y in 0..cy {
+                for x in 0..cx {
+                    call.run_one([x, y, z], local.slot(0), processor)
+                        .map_err(|t| {
+                            Trap::new(t.code, format!("dispatch `{}`: {}", export.name, t.message))
+                        })?;
+                }
+            }
+        }
+        Ok(())
+    });
+    for lease in leases {
+        lease.give_back();
+    }
+    outcome
 }
 
 /// Hands `region` to the workers and waits for its end or a stop (see the
