@@ -37,7 +37,10 @@
 //!
 //! A region costs one heap allocation in the detached mode (the region,
 //! with the tables of up to four dispatches inline) and none otherwise,
-//! besides local memory for dispatches that declare some.
+//! besides local memory for dispatches that declare some. A region of one
+//! dispatch that runs on the calling thread, not profiled, is not built
+//! at all (`run_one_here`: its tables on the stack, nothing made to be
+//! shared).
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
