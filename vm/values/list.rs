@@ -272,15 +272,25 @@ impl List {
     pub fn resize(&self, size: u32) -> Result<(), Trap> {
         self.reserve(size)?;
         let fill = self.new_slot();
-        // Dropped elements are released after the lock is given back.
-        let dropped = {
+        // Dropped elements are released after the lock is given back: up
+        // to eight held here, more in a vector (`Vec::split_off` allocated
+        // a vector even for none, and a new buffer for the list when it
+        // kept nothing: two allocations per vmvx dispatch, which empties
+        // and refills its bindings list).
+        let mut few: [Slot; 8] = Default::default();
+        let mut more = Vec::new();
+        {
             let mut items = self.items_mut();
             let keep = (size as usize).min(items.len());
-            let tail = items.split_off(keep);
+            for (k, slot) in items.drain(keep..).enumerate() {
+                match few.get_mut(k) {
+                    Some(f) => *f = slot,
+                    None => more.push(slot),
+                }
+            }
             items.resize(size as usize, fill);
-            tail
-        };
-        drop(dropped);
+        }
+        drop((few, more));
         Ok(())
     }
 
@@ -591,5 +601,27 @@ mod tests {
         assert_eq!(l.get_i32(0).unwrap(), -1);
         assert!(l.get_i32(2).is_err());
         assert!(l.set_ref(0, Ref::Null).is_err());
+    }
+
+    #[test]
+    fn shrinking_releases_the_dropped_elements_and_keeps_the_rest() {
+        // Twelve refs to one buffer: shrinking to 10 drops two (held
+        // inline until the lock is given back), to 0 the other ten (eight
+        // inline, two in a vector); growing again fills with nulls.
+        let b = Arc::new(crate::Buffer::new(4).unwrap());
+        let l = List::new(TypeDef::Ref(RefType::BUFFER), 0).unwrap();
+        for _ in 0..12 {
+            l.push(crate::Value::Ref(Ref::Buffer(b.clone()))).unwrap();
+        }
+        assert_eq!(Arc::strong_count(&b), 13);
+        l.resize(10).unwrap();
+        assert_eq!((l.len(), Arc::strong_count(&b)), (10, 11));
+        assert!(matches!(l.get_ref(9, false).unwrap(), Ref::Buffer(_)));
+        l.resize(0).unwrap();
+        assert_eq!((l.len(), Arc::strong_count(&b)), (0, 1));
+        l.resize(0).unwrap();
+        l.resize(3).unwrap();
+        assert!(matches!(l.get_ref(2, false).unwrap(), Ref::Null));
+        assert_eq!(Arc::strong_count(&b), 1);
     }
 }

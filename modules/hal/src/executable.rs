@@ -461,10 +461,14 @@ impl<'a> BoundRange<'a> {
         Ok((b, self.offset as usize, self.length as usize))
     }
 
-    /// Binding `i` as a `!vm.buffer` view of its range (what a vmvx
-    /// kernel's bindings list holds).
+    /// Binding `i` as a `!vm.buffer` of its range (what a vmvx kernel's
+    /// bindings list holds): the buffer itself when the range is all of it,
+    /// else a view of the range.
     pub fn view(&self, i: usize) -> Result<Ref, Trap> {
         let (b, offset, length) = self.checked(i)?;
+        if offset == 0 && length == b.len() {
+            return Ok(Ref::Buffer(b.clone()));
+        }
         Ok(Ref::from(Buffer::view(b, offset, length)?))
     }
 }
