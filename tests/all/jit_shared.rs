@@ -397,3 +397,77 @@ fn a_module_loaded_twice_shares_no_code() {
         "not shared in one load"
     );
 }
+
+#[test]
+fn contexts_made_run_and_dropped_at_random_on_eight_threads_keep_their_results() {
+    // Four loads of one function (hot near the end of most calls), eight
+    // threads making contexts of them for a few seconds: either engine,
+    // plain, fuel or polled, some with a budget too small to compile;
+    // most dropped at once (their compiles given up), some kept a while
+    // and called again. Every call gets the interpreter's sum, and each
+    // load's function is still compiled by a fresh context at the end.
+    let modules: Vec<Module> = (0..4)
+        .map(|_| Module::from_assembly(&lopsided(400, 40), "m.vmasm").expect("assembles"))
+        .collect();
+    let ns = [19_995, 20_005, 20_030, 40_000];
+    let wants: Vec<i32> = ns
+        .iter()
+        .map(|&n| {
+            sum(
+                &mut context_of(&modules[0], Tier::Interp, Limits::default()),
+                n,
+            )
+            .unwrap()
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(4);
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let (modules, wants) = (&modules, &wants);
+            s.spawn(move || {
+                let mut seed = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(t + 1);
+                let mut next = move || {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed
+                };
+                let mut kept: Vec<Context> = Vec::new();
+                while Instant::now() < deadline {
+                    let m = &modules[(next() % 4) as usize];
+                    let tier = [Tier::Auto, Tier::Jit, Tier::Auto][(next() % 3) as usize];
+                    let limits = if next() % 5 == 0 {
+                        Limits {
+                            max_memory_bytes: 1 << 20,
+                            ..Limits::default()
+                        }
+                    } else {
+                        Limits::default()
+                    };
+                    let mut ctx = context_of(m, tier, limits);
+                    match next() % 4 {
+                        0 => ctx.set_fuel(Some(u64::MAX / 4)),
+                        1 => ctx.set_deadline(Some(Instant::now() + Duration::from_secs(3600))),
+                        _ => {}
+                    }
+                    let k = (next() % 4) as usize;
+                    assert_eq!(sum(&mut ctx, ns[k]), Ok(wants[k]), "{tier} {limits:?}");
+                    if next() % 3 == 0 {
+                        kept.push(ctx);
+                        if kept.len() > 3 {
+                            let i = (next() % 4) as usize;
+                            let mut old = kept.swap_remove(i);
+                            assert_eq!(sum(&mut old, ns[k]), Ok(wants[k]));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if Tier::compiler_available() {
+        for m in &modules {
+            let mut fresh = context_of(m, Tier::Auto, Limits::default());
+            assert!(compiles_within_a_minute(&mut fresh, 20_005, wants[1]));
+        }
+    }
+}
