@@ -471,3 +471,43 @@ fn contexts_made_run_and_dropped_at_random_on_eight_threads_keep_their_results()
         }
     }
 }
+
+#[test]
+fn contexts_that_change_engine_between_calls_keep_their_results() {
+    // The Auto and Jit copies are shared apart (entered at different
+    // places): contexts switching engines between calls, on a module
+    // whose other contexts compiled either copy, keep the interpreter's
+    // results, calls and trap included.
+    let source = many_callees(6);
+    let cases = [
+        ("hub", vec![Value::I32(21_000)]),
+        ("ping", vec![Value::I32(300), Value::I32(5)]),
+        ("ping", vec![Value::I32(300), Value::I32(0)]),
+    ];
+    let module = Module::from_assembly(&source, "m.vmasm").expect("assembles");
+    let interp: Vec<String> = {
+        let mut ctx = context_of(&module, Tier::Interp, Limits::default());
+        cases.iter().map(|(f, a)| call(&mut ctx, f, a)).collect()
+    };
+    let mut auto = context_of(&module, Tier::Auto, Limits::default());
+    let mut jit = context_of(&module, Tier::Jit, Limits::default());
+    for round in 0..4 {
+        for ctx in [&mut auto, &mut jit] {
+            let got: Vec<String> = cases.iter().map(|(f, a)| call(ctx, f, a)).collect();
+            assert_eq!(got, interp, "round {round}, {}", ctx.tier());
+            let next = if ctx.tier() == Tier::Jit {
+                Tier::Auto
+            } else {
+                Tier::Jit
+            };
+            ctx.set_tier(next);
+        }
+        let mut fresh = context_of(
+            &module,
+            [Tier::Auto, Tier::Jit][round % 2],
+            Limits::default(),
+        );
+        let got: Vec<String> = cases.iter().map(|(f, a)| call(&mut fresh, f, a)).collect();
+        assert_eq!(got, interp, "round {round}, fresh");
+    }
+}
