@@ -511,3 +511,41 @@ fn contexts_that_change_engine_between_calls_keep_their_results() {
         assert_eq!(got, interp, "round {round}, fresh");
     }
 }
+
+#[test]
+fn code_another_context_compiled_runs_in_a_later_contexts_init() {
+    // `__init` calls a hot loop and a trapping-free chain of calls: the
+    // first context compiles them while registering; the next links them
+    // while registering (its module's state being set up), and its global
+    // holds what the interpreter's does.
+    let source = "vm.module @m version 0\nvm.global.i32 mutable @g = 0 : i32\n\
+        vm.export @__init\nvm.export @get\n\
+        vm.func @step(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32 3\n  \
+        %i0 = vm.mul.i32 %i0, %i1\n  %i1 = vm.const.i32 1\n  %i0 = vm.add.i32 %i0, %i1\n  \
+        vm.return %i0\n}\n\
+        vm.func @__init() -> () {\n^bb0:\n  %i0 = vm.const.i32.zero\n  \
+        %i1 = vm.const.i32 1\n  %i2 = vm.const.i32 50000\n  vm.br ^bb1(%i0->%i3, %i0->%i4)\n\
+        ^bb1:\n  %i5 = vm.cmp.lt.i32.s %i3, %i2\n  vm.cond_br %i5, ^bb2(), ^bb3()\n^bb2:\n  \
+        %i6 = vm.call @step(%i3)\n  %i4 = vm.xor.i32 %i4, %i6\n  %i3 = vm.add.i32 %i3, %i1\n  \
+        vm.br ^bb1()\n^bb3:\n  vm.global.store.i32 %i4, @g\n  vm.return\n}\n\
+        vm.func @get() -> (i32) {\n^bb0:\n  %i0 = vm.global.load.i32 @g\n  vm.return %i0\n}\n";
+    let module = Module::from_assembly(source, "m.vmasm").expect("assembles");
+    let get = |ctx: &mut Context| {
+        let f = ctx.function("m.get").expect("exported");
+        format!("{:?}", ctx.invoke(&f, &[]))
+    };
+    let want = get(&mut context_of(&module, Tier::Interp, Limits::default()));
+    for engine in [Tier::Auto, Tier::Jit] {
+        let module = Module::from_assembly(source, "m.vmasm").expect("assembles");
+        let mut first = context_of(&module, engine, Limits::default());
+        assert_eq!(get(&mut first), want, "{engine}");
+        if Tier::compiler_available() {
+            assert!(first.compiled_functions().0 >= 1, "{engine}");
+        }
+        drop(first);
+        for _ in 0..3 {
+            let mut next = context_of(&module, engine, Limits::default());
+            assert_eq!(get(&mut next), want, "{engine}");
+        }
+    }
+}
