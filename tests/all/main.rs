@@ -23,6 +23,7 @@ mod dump;
 mod dynamic_modules;
 mod jit;
 mod jit_calls;
+mod jit_shared;
 mod layers;
 mod limits;
 mod linking;

@@ -381,6 +381,48 @@ fn vmvx_models_give_the_same_results_on_every_worker_count() {
     assert_eq!(stdout, expected);
 }
 
+/// The names of the compiles a Chrome trace shows (`compile function N
+/// (M instructions)`, one per compile), in the order they ended.
+fn compile_events(trace: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .filter(|n| n.starts_with("compile function "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The contexts of a vmvx executable (the loading one and one per worker)
+/// share its compiled kernels (`jit::SharedCode`): with `--engine=jit`,
+/// where each context would otherwise compile every kernel it runs, each
+/// kernel compiles once whatever the worker count.
+#[test]
+fn each_vmvx_kernel_compiles_once_whatever_the_worker_count() {
+    if !Tier::compiler_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for flags in WORKER_COUNTS {
+        let trace = dir.path().join("compiles.json");
+        let profile = format!("--profile={}", trace.display());
+        let mut all = flags.to_vec();
+        all.extend(["--engine=jit", &profile]);
+        let (_, stderr, code) = run_model("vmvx_tiles", &all);
+        assert_eq!(code, 0, "{flags:?}: {stderr}");
+        let compiles = compile_events(&trace);
+        let mut once = compiles.clone();
+        once.sort();
+        once.dedup();
+        // The program's functions and the executable's kernels.
+        assert!(once.len() >= 4, "{flags:?}: {compiles:?}");
+        assert_eq!(compiles.len(), once.len(), "{flags:?}: {compiles:?}");
+    }
+}
+
 /// The names of the threads a Chrome trace shows workgroup batches on.
 fn batch_threads(trace: &std::path::Path) -> Vec<String> {
     let text = std::fs::read_to_string(trace).unwrap();

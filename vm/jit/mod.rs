@@ -908,7 +908,7 @@ mod tests {
     #[cfg(feature = "asm")]
     mod bounded {
         use super::PANIC_IN_COMPILE;
-        use crate::jit::bounds;
+        use crate::jit::{bounds, CalleeAddress, Checks, SharedCode};
         use crate::{CompileRefusal, Context, Limits, Module, Tier, TypeRegistry, Value};
 
         /// `sum(n)`: a small hot loop, compiled on the calling thread.
@@ -1154,6 +1154,78 @@ mod tests {
                             units: u,
                             limit: bounds::MAX_UNITS
                         }]
+                    );
+                }
+            }
+        }
+
+        /// A loop calling `@twice` and `@inc` (ordinals 0 and 1), then
+        /// `@loop` itself (ordinal 2).
+        const CALLER: &str = "vm.module @m version 0\nvm.export @sum\n\
+            vm.func @twice(%i0: i32) -> (i32) {\n^bb0:\n  %i0 = vm.add.i32 %i0, %i0\n  \
+            vm.return %i0\n}\n\
+            vm.func @inc(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32 1\n  \
+            %i0 = vm.add.i32 %i0, %i1\n  vm.return %i0\n}\n\
+            vm.func @sum(%i0: i32) -> (i32) {\n^bb0:\n  %i1 = vm.const.i32.zero\n  \
+            %i2 = vm.const.i32 1\n  vm.br ^bb1(%i1->%i3, %i1->%i4)\n^bb1:\n  \
+            %i5 = vm.cmp.lt.i32.s %i3, %i0\n  vm.cond_br %i5, ^bb2(), ^bb3()\n^bb2:\n  \
+            %i6 = vm.call @twice(%i3)\n  %i6 = vm.call @inc(%i6)\n  \
+            %i4 = vm.xor.i32 %i4, %i6\n  %i3 = vm.add.i32 %i3, %i2\n  vm.br ^bb1()\n\
+            ^bb3:\n  vm.return %i4\n}\n";
+
+        #[test]
+        #[cfg_attr(miri, ignore = "compiles and runs machine code")]
+        fn linked_code_holds_its_own_contexts_callee_addresses() {
+            // Each context's copy of the shared image: every relocated
+            // field is that context's own callee's entry cell or function
+            // (a wrong cell, one that stays 0, would still give right
+            // results, every call going through the interpreter).
+            if !Tier::compiler_available() {
+                return;
+            }
+            let module = Module::from_assembly(CALLER, "m.vmasm").expect("assembles");
+            let make = || {
+                let mut ctx = Context::new(&TypeRegistry::new());
+                ctx.set_tier(Tier::Jit);
+                ctx.register_module(module.clone()).expect("registers");
+                ctx
+            };
+            let want = sum(&mut context(CALLER, Tier::Interp, Limits::default()), 1000);
+            let mut first = make();
+            assert_eq!(sum(&mut first, 1000), want);
+            let mut second = make();
+            assert_eq!(sum(&mut second, 1000), want);
+            for (which, ctx) in [("first", &first), ("second", &second)] {
+                let crate::context::Registered::Bytecode(b) = &ctx.modules[0] else {
+                    unreachable!("one bytecode module")
+                };
+                let caller = &b.funcs[2];
+                let key = SharedCode::key(Checks::None, true);
+                let Some(Ok(image)) = caller.jit.shared().done(key) else {
+                    panic!("{which}: no shared image");
+                };
+                let code = caller.jit.code(Checks::None).expect("compiled");
+                assert_eq!(
+                    image.relocs.len(),
+                    4,
+                    "{which}: two callees, two addresses each"
+                );
+                for r in image.relocs.iter() {
+                    let callee = &b.funcs[r.callee as usize];
+                    let address = match r.what {
+                        CalleeAddress::EntryCell => callee.jit.entry_cell(Checks::None),
+                        CalleeAddress::Function => {
+                            &**callee as *const crate::exec::TieredFunction as usize
+                        }
+                    };
+                    let at = r.offset as usize;
+                    let field: [u8; 8] = code._mem[at..at + 8].try_into().expect("8 bytes");
+                    assert_eq!(
+                        i64::from_le_bytes(field),
+                        (address as i64).wrapping_add(r.addend),
+                        "{which}: callee {} {:?}",
+                        r.callee,
+                        r.what
                     );
                 }
             }
