@@ -11,6 +11,10 @@
 //!   finds the loop hot and compiles it, in the background when it is
 //!   large.
 //!
+//! The programs run once more on `Tier::Jit` in a context made from the
+//! same modules after the first is dropped, which links the code the
+//! first compiled instead of compiling it.
+//!
 //! Every tier must end each call the same way (the same results or the
 //! same trap), and no compile may fail: a panic inside the code generator
 //! is caught and the function interpreted, so the results would agree, but
@@ -26,13 +30,23 @@ use libfuzzer_sys::fuzz_target;
 
 use gen_program::instruction_text::instruction_line;
 
+fn load(bytes: &[u8]) -> Module {
+    Module::from_bytes(bytes.to_vec())
+        .unwrap_or_else(|e| panic!("generated module does not load: {e}"))
+}
+
 fn context(modules: &[&[u8]], tier: Tier) -> Context {
+    let modules: Vec<Module> = modules.iter().map(|b| load(b)).collect();
+    context_of(&modules, tier)
+}
+
+/// A context of `tier` with `modules` registered (clones of one `Module`
+/// share its compiled code between contexts).
+fn context_of(modules: &[Module], tier: Tier) -> Context {
     let mut ctx = Context::new(&TypeRegistry::new());
     ctx.set_tier(tier);
-    for bytes in modules {
-        let module = Module::from_bytes(bytes.to_vec())
-            .unwrap_or_else(|e| panic!("generated module does not load: {e}"));
-        ctx.register_module(module)
+    for module in modules {
+        ctx.register_module(module.clone())
             .unwrap_or_else(|e| panic!("generated module does not register: {e}"));
     }
     ctx
@@ -64,27 +78,47 @@ fn assemble(text: &str, file: &str) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("generated program does not assemble:\n{e}\n{text}"))
 }
 
-/// Runs `gen_program`'s program on the interpreter and on `Tier::Jit`.
+/// Runs `gen_program`'s program on the interpreter and on `Tier::Jit`,
+/// then once more on `Tier::Jit` in a context made after the first is
+/// dropped, from the same modules: it links the code the first compiled
+/// (`jit::SharedCode`) with its own callees' addresses.
 fn program(u: &mut Unstructured<'_>) -> Result<()> {
     let program = gen_program::generate(u, false)?;
     let text = format!("{}\n{}", program.lib, program.app);
     let lib = assemble(&program.lib, "lib.vmasm");
     let app = assemble(&program.app, "app.vmasm");
     let mut interp = context(&[&lib, &app], Tier::Interp);
-    let mut jit = context(&[&lib, &app], Tier::Jit);
-    for (name, sig) in &program.app_exports {
-        let mut args: Vec<Value> = (0..sig.i32_args)
-            .map(|k| Value::I32(k as i32 * 3 - 1))
-            .collect();
-        args.extend((0..sig.ref_args).map(|_| Value::Ref(Ref::Null)));
-        let name = format!("app.{name}");
-        let f = interp.function(&name).expect("export");
-        let want = interp.invoke(&f, &args);
-        let f = jit.function(&name).expect("export");
-        let got = jit.invoke(&f, &args);
-        assert_eq!(outcome(&want), outcome(&got), "{name} on jit\n{text}");
+    let shared = [load(&lib), load(&app)];
+    let mut jit = context_of(&shared, Tier::Jit);
+    let calls: Vec<(String, Vec<Value>)> = program
+        .app_exports
+        .iter()
+        .map(|(name, sig)| {
+            let mut args: Vec<Value> = (0..sig.i32_args)
+                .map(|k| Value::I32(k as i32 * 3 - 1))
+                .collect();
+            args.extend((0..sig.ref_args).map(|_| Value::Ref(Ref::Null)));
+            (format!("app.{name}"), args)
+        })
+        .collect();
+    let mut wants = Vec::with_capacity(calls.len());
+    for (name, args) in &calls {
+        let f = interp.function(name).expect("export");
+        let want = outcome(&interp.invoke(&f, args));
+        let f = jit.function(name).expect("export");
+        let got = jit.invoke(&f, args);
+        assert_eq!(want, outcome(&got), "{name} on jit\n{text}");
+        wants.push(want);
     }
     assert_no_compiler_failure(&jit, &text);
+    drop(jit);
+    let mut linked = context_of(&shared, Tier::Jit);
+    for ((name, args), want) in calls.iter().zip(&wants) {
+        let f = linked.function(name).expect("export");
+        let got = linked.invoke(&f, args);
+        assert_eq!(*want, outcome(&got), "{name} on jit, linked code\n{text}");
+    }
+    assert_no_compiler_failure(&linked, &text);
     Ok(())
 }
 

@@ -352,12 +352,18 @@ impl Gen<'_, '_> {
                 // (Not in the entry block, which sets the counter.)
                 _ if looping && b > 0 => {
                     // Counted back edge: at most `trips` passes in total.
-                    self.emit(out, &format!("%i{COUNTER} = vm.sub.i32 %i{COUNTER}, %i{ONE}"));
+                    self.emit(
+                        out,
+                        &format!("%i{COUNTER} = vm.sub.i32 %i{COUNTER}, %i{ONE}"),
+                    );
                     self.emit(
                         out,
                         &format!("%i{SCRATCH} = vm.cmp.lt.i32.s %i{ZERO}, %i{COUNTER}"),
                     );
-                    self.emit(out, &format!("vm.cond_br %i{SCRATCH}, ^bb{b}(), ^bb{}()", b + 1));
+                    self.emit(
+                        out,
+                        &format!("vm.cond_br %i{SCRATCH}, ^bb{b}(), ^bb{}()", b + 1),
+                    );
                 }
                 _ => {
                     self.emit(out, &format!("vm.br ^bb{}()", b + 1));
