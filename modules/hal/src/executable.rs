@@ -510,7 +510,9 @@ impl VmvxExecutable {
         resources: irvm::ContextResources,
         tier: Option<irvm::Tier>,
     ) -> Result<VmvxExecutable, Trap> {
-        let module = Module::from_bytes(data)
+        // (Equal bytes loaded before give the same module: verified and
+        // lowered once, its kernels compiled once.)
+        let module = crate::vmvx_modules::load(data)
             .map_err(|e| invalid(format!("loading vmvx executable: {e}")))?;
         let module_name = module.name().to_string();
         let mut declared = Vec::new();

@@ -53,6 +53,7 @@ mod objects;
 mod text;
 mod vmvx;
 mod vmvx_grid;
+mod vmvx_modules;
 mod workers;
 
 pub use self::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
