@@ -94,6 +94,40 @@ impl PreparedDispatch<'_> {
         self.counts.iter().map(|&n| u64::from(n)).product()
     }
 
+    /// Its workgroups' view of it, for a pool of `workers`: the dispatch
+    /// state without its tables (null: the caller points them), at the
+    /// start of the region's tables, held by no context.
+    fn call(&self, stop: StopCheck, workers: usize) -> Call {
+        let export = &self.code.exports[self.export];
+        let attrs = &export.attrs;
+        Call {
+            environment: &*self.code.environment,
+            state: DispatchState {
+                workgroup_size_x: 1,
+                workgroup_size_y: 1,
+                workgroup_size_z: 1,
+                constant_count: u16::from(attrs.constant_count),
+                workgroup_count_x: self.counts[0],
+                workgroup_count_y: self.counts[1],
+                // Checked to fit by `prepare`.
+                workgroup_count_z: self.counts[2] as u16,
+                max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
+                binding_count: attrs.binding_count,
+                constants: std::ptr::null(),
+                binding_ptrs: std::ptr::null(),
+                binding_lengths: std::ptr::null(),
+            },
+            function: export.function,
+            export: self.export,
+            counts: self.counts,
+            first_binding: 0,
+            first_constant: 0,
+            stop,
+            resources: None,
+            profile: self.profile.map(|(p, site)| (p.clone(), site)),
+        }
+    }
+
     fn local_memory(&self) -> usize {
         usize::from(self.code.exports[self.export].attrs.local_memory_pages)
             * abi::LOCAL_MEMORY_PAGE
@@ -195,7 +229,6 @@ pub fn run_region(
 /// call; docs/PERFORMANCE.md, "Per-call overhead").
 fn run_one_here(d: &PreparedDispatch<'_>, stop: StopCheck, workers: usize) -> Result<(), Trap> {
     let export = &d.code.exports[d.export];
-    let attrs = &export.attrs;
     let mut leases: SmallVec<[NativeRegionLease; 4]> = SmallVec::new();
     let mut ptrs: SmallVec<[*mut c_void; 8]> = SmallVec::new();
     let mut lengths: SmallVec<[usize; 8]> = SmallVec::new();
@@ -227,36 +260,14 @@ fn run_one_here(d: &PreparedDispatch<'_>, stop: StopCheck, workers: usize) -> Re
             })
             .transpose()?;
         let local = LocalMemory::new(bytes, 1)?;
-        let call = Call {
-            environment: &*d.code.environment,
-            state: DispatchState {
-                workgroup_size_x: 1,
-                workgroup_size_y: 1,
-                workgroup_size_z: 1,
-                constant_count: u16::from(attrs.constant_count),
-                workgroup_count_x: d.counts[0],
-                workgroup_count_y: d.counts[1],
-                // Checked to fit by `prepare`.
-                workgroup_count_z: d.counts[2] as u16,
-                max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
-                binding_count: attrs.binding_count,
-                constants: if d.constants.is_empty() {
-                    std::ptr::null()
-                } else {
-                    d.constants.as_ptr()
-                },
-                binding_ptrs: ptrs.as_ptr(),
-                binding_lengths: lengths.as_ptr(),
-            },
-            function: export.function,
-            export: d.export,
-            counts: d.counts,
-            first_binding: 0,
-            first_constant: 0,
-            stop,
-            resources: None,
-            profile: None,
+        let mut call = d.call(stop, workers);
+        call.state.constants = if d.constants.is_empty() {
+            std::ptr::null()
+        } else {
+            d.constants.as_ptr()
         };
+        call.state.binding_ptrs = ptrs.as_ptr();
+        call.state.binding_lengths = lengths.as_ptr();
         let _flush = FlushDenormals::begin();
         let processor = processor_id();
         let [cx, cy, cz] = d.counts;
@@ -586,34 +597,11 @@ impl Region {
                 )?);
             }
             region.local.push(LocalMemory::new(bytes, slots)?);
-            let export = &d.code.exports[d.export];
-            let attrs = &export.attrs;
-            region.calls.push(Call {
-                environment: &*d.code.environment,
-                state: DispatchState {
-                    workgroup_size_x: 1,
-                    workgroup_size_y: 1,
-                    workgroup_size_z: 1,
-                    constant_count: u16::from(attrs.constant_count),
-                    workgroup_count_x: d.counts[0],
-                    workgroup_count_y: d.counts[1],
-                    // Checked to fit by `prepare`.
-                    workgroup_count_z: d.counts[2] as u16,
-                    max_concurrency: u8::try_from(workers).unwrap_or(u8::MAX),
-                    binding_count: attrs.binding_count,
-                    constants: std::ptr::null(),
-                    binding_ptrs: std::ptr::null(),
-                    binding_lengths: std::ptr::null(),
-                },
-                function: export.function,
-                export: d.export,
-                counts: d.counts,
-                first_binding,
-                first_constant,
-                stop,
-                resources: detached.then(|| d.resources.clone()),
-                profile: d.profile.map(|(p, site)| (p.clone(), site)),
-            });
+            let mut call = d.call(stop, workers);
+            call.first_binding = first_binding;
+            call.first_constant = first_constant;
+            call.resources = detached.then(|| d.resources.clone());
+            region.calls.push(call);
             held.code.push(d.code.clone());
         }
         region.starts.push(sum);
