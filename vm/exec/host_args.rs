@@ -69,7 +69,7 @@ impl HostArgs {
         let mut regs = args.iter();
         for &word in plan {
             if word & PLAN_COUNT != 0 {
-                self.values.push(Value::I32(i32::from(word as u16)));
+                push_plain(&mut self.values, u64::from(word as u16), b'i');
             } else if let Some(&reg) = regs.next() {
                 self.push_register(i32s, refs, base, reg, word as u8);
             }
@@ -85,11 +85,15 @@ impl HostArgs {
         reg: u32,
         k: u8,
     ) {
-        let v = match k {
-            b'i' => Value::I32(i32s[base.0 + reg as usize] as i32),
-            b'f' => Value::F32(f32::from_bits(i32s[base.0 + reg as usize])),
-            b'I' => Value::I64(read64(i32s, base.0 + reg as usize) as i64),
-            b'F' => Value::F64(f64::from_bits(read64(i32s, base.0 + reg as usize))),
+        // (Each kind is pushed by a function of its own: one push after
+        // the match made the value in a local, written in pieces and read
+        // back whole, a failed store forward per argument.)
+        let at32 = base.0 + reg as usize;
+        match k {
+            b'i' => push_plain(&mut self.values, u64::from(i32s[at32]), b'i'),
+            b'f' => push_plain(&mut self.values, u64::from(i32s[at32]), b'f'),
+            b'I' => push_plain(&mut self.values, read64(i32s, at32), b'I'),
+            b'F' => push_plain(&mut self.values, read64(i32s, at32), b'F'),
             _ => {
                 let at = base.1 + (reg as u16 & REF_INDEX_MASK) as usize;
                 let slot: &Ref = if reg as u16 & REF_MOVE_BIT != 0 {
@@ -113,10 +117,9 @@ impl HostArgs {
                 // `clear` drops only after forgetting the copies. (`moved`
                 // may reallocate; the copies are of the handle, not of its
                 // place.)
-                Value::Ref(unsafe { std::ptr::read(slot) })
+                push_ref(&mut self.values, unsafe { std::ptr::read(slot) });
             }
-        };
-        self.values.push(v);
+        }
     }
 
     /// Forgets every argument (none holds a count of its own) and drops the
@@ -128,6 +131,51 @@ impl HostArgs {
         unsafe { self.values.set_len(0) };
         self.moved.clear();
     }
+}
+
+/// Pushes a plain value of kind `k` from its register bits.
+#[inline(always)]
+fn push_plain(values: &mut Vec<Value>, bits: u64, k: u8) {
+    room_for_one(values);
+    let v = match k {
+        b'i' => Value::I32(bits as u32 as i32),
+        b'f' => Value::F32(f32::from_bits(bits as u32)),
+        b'I' => Value::I64(bits as i64),
+        _ => Value::F64(f64::from_bits(bits)),
+    };
+    let len = values.len();
+    // SAFETY: `room_for_one` made the capacity exceed the length.
+    unsafe {
+        values.as_mut_ptr().add(len).write(v);
+        values.set_len(len + 1);
+    }
+}
+
+/// Pushes a ref (see [`HostArgs::read`] on why it is an uncounted copy).
+#[inline(always)]
+fn push_ref(values: &mut Vec<Value>, r: Ref) {
+    room_for_one(values);
+    let len = values.len();
+    // SAFETY: `room_for_one` made the capacity exceed the length.
+    unsafe {
+        values.as_mut_ptr().add(len).write(Value::Ref(r));
+        values.set_len(len + 1);
+    }
+}
+
+/// Makes room for one more value (the readers reserved for all already,
+/// so this never grows in practice).
+#[inline(always)]
+fn room_for_one(values: &mut Vec<Value>) {
+    if values.len() == values.capacity() {
+        grow(values);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow(values: &mut Vec<Value>) {
+    values.reserve(1);
 }
 
 impl Drop for HostArgs {

@@ -671,12 +671,8 @@ fn marshal_args(
             b'i' | b'f' if s >= n32 => s += 1,
             b'r' => {
                 let src = caller.1 + (reg as u16 & REF_INDEX_MASK) as usize;
-                let v = if reg as u16 & REF_MOVE_BIT != 0 {
-                    std::mem::take(&mut st.refs[src])
-                } else {
-                    st.refs[src].clone()
-                };
-                st.refs[callee.1 + r] = v;
+                let take = reg as u16 & REF_MOVE_BIT != 0;
+                Ref::copy_within(&mut st.refs, src, callee.1 + r, take);
                 r += 1;
             }
             b'I' | b'F' => {
@@ -707,12 +703,8 @@ fn marshal_results(
         match k {
             b'r' => {
                 let from = callee.1 + (s as u16 & REF_INDEX_MASK) as usize;
-                let v = if s as u16 & REF_MOVE_BIT != 0 {
-                    std::mem::take(&mut st.refs[from])
-                } else {
-                    st.refs[from].clone()
-                };
-                st.refs[caller.1 + (d as u16 & REF_INDEX_MASK) as usize] = v;
+                let to = caller.1 + (d as u16 & REF_INDEX_MASK) as usize;
+                Ref::copy_within(&mut st.refs, from, to, s as u16 & REF_MOVE_BIT != 0);
             }
             b'I' | b'F' => {
                 let v = read64(&st.i32s, callee.0 + s as usize);
@@ -787,26 +779,30 @@ pub(super) fn write_host_results(
             ),
         ));
     }
-    for ((v, &d), &k) in values.drain(..).zip(dst).zip(kinds) {
+    // (Read in place and the refs taken out, not drained: a drained value
+    // goes through a local written in two pieces and read back across
+    // them, a failed store forward per result.)
+    for ((v, &d), &k) in values.iter_mut().zip(dst).zip(kinds) {
         if v.kind_char() as u8 != k {
+            let found = v.kind_char();
+            values.clear();
             return Err(Trap::new(
                 StatusCode::Internal,
-                format!(
-                    "host function returned {}, expected {}",
-                    v.kind_char(),
-                    kind_name(k)
-                ),
+                format!("host function returned {found}, expected {}", kind_name(k)),
             ));
         }
         match v {
-            Value::I32(x) => i32s[i32_base + d as usize] = x as u32,
+            Value::I32(x) => i32s[i32_base + d as usize] = *x as u32,
             Value::F32(x) => i32s[i32_base + d as usize] = x.to_bits(),
-            Value::I64(x) => write64(i32s, i32_base + d as usize, x as u64),
+            Value::I64(x) => write64(i32s, i32_base + d as usize, *x as u64),
             Value::F64(x) => write64(i32s, i32_base + d as usize, x.to_bits()),
-            Value::Ref(r) => refs[ref_base + (d as u16 & REF_INDEX_MASK) as usize] = r,
+            Value::Ref(r) => {
+                refs[ref_base + (d as u16 & REF_INDEX_MASK) as usize] = std::mem::take(r)
+            }
             Value::None => {}
         }
     }
+    values.clear();
     Ok(())
 }
 

@@ -215,6 +215,57 @@ pub enum Ref {
 }
 
 impl Ref {
+    /// Takes the reference, leaving null, copying its fields one by one
+    /// (see [`Value::take_into`] on why not the whole value at once).
+    #[inline]
+    pub(crate) fn take_fieldwise(&mut self) -> Ref {
+        // SAFETY: each handle is read out once and the place overwritten
+        // with null without dropping it, so the count read out is the
+        // place's own: moved, neither copied nor lost.
+        unsafe {
+            let taken = match self {
+                Ref::Null => Ref::Null,
+                Ref::Buffer(a) => Ref::Buffer(std::ptr::read(a)),
+                Ref::List(a) => Ref::List(std::ptr::read(a)),
+                Ref::Host(a) => Ref::Host(std::ptr::read(a)),
+            };
+            std::ptr::write(self, Ref::Null);
+            taken
+        }
+    }
+
+    /// `refs[to] = refs[from].clone()` (or `std::mem::take(&mut
+    /// refs[from])` when `take`), copied field by field into place (see
+    /// [`Value::take_into`] on why not the whole value at once).
+    #[inline]
+    pub(crate) fn copy_within(refs: &mut [Ref], from: usize, to: usize, take: bool) {
+        if from == to {
+            // (A ref moved or copied onto itself stays.)
+            return;
+        }
+        drop(std::mem::take(&mut refs[to]));
+        let src = &mut refs[from];
+        // SAFETY: a taken handle is read out once and its place
+        // overwritten with null without dropping it (moved, not copied);
+        // a kept one is cloned, which counts. `refs[to]` holds null, which
+        // owns nothing, when it is overwritten without a drop.
+        unsafe {
+            let copied = match src {
+                Ref::Null => Ref::Null,
+                Ref::Buffer(a) if take => Ref::Buffer(std::ptr::read(a)),
+                Ref::Buffer(a) => Ref::Buffer(Arc::clone(a)),
+                Ref::List(a) if take => Ref::List(std::ptr::read(a)),
+                Ref::List(a) => Ref::List(Arc::clone(a)),
+                Ref::Host(a) if take => Ref::Host(std::ptr::read(a)),
+                Ref::Host(a) => Ref::Host(Arc::clone(a)),
+            };
+            if take {
+                std::ptr::write(src, Ref::Null);
+            }
+            std::ptr::write(&mut refs[to], copied);
+        }
+    }
+
     /// Whether this is the null reference.
     #[inline]
     pub fn is_null(&self) -> bool {

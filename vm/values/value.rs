@@ -25,6 +25,39 @@ pub enum Value {
 }
 
 impl Value {
+    /// Moves the value to the end of `out`, leaving [`Value::None`] here.
+    ///
+    /// The same as `out.push(std::mem::take(self))`, but copied field by
+    /// field into place: a value made moments ago was written in pieces,
+    /// and the whole-value copy a push makes reads it back across them, a
+    /// load the processor cannot forward from its store buffer (it waits
+    /// for the stores to land, a dozen cycles and more). Host functions
+    /// that return values made just before pay that once per result.
+    #[inline]
+    pub fn take_into(&mut self, out: &mut Vec<Value>) {
+        if out.len() == out.capacity() {
+            out.reserve(1);
+        }
+        let moved = match self {
+            Value::I32(x) => Value::I32(*x),
+            Value::I64(x) => Value::I64(*x),
+            Value::F32(x) => Value::F32(*x),
+            Value::F64(x) => Value::F64(*x),
+            Value::Ref(r) => Value::Ref(r.take_fieldwise()),
+            Value::None => Value::None,
+        };
+        let len = out.len();
+        // SAFETY: the capacity exceeds the length (reserved above), and
+        // the slot past the length is written once before the length
+        // covers it.
+        unsafe {
+            out.as_mut_ptr().add(len).write(moved);
+            out.set_len(len + 1);
+        }
+        // (The ref, if any, was taken: nothing is dropped here.)
+        *self = Value::None;
+    }
+
     /// The calling-convention character of this value's kind (`i`, `I`, ...).
     pub fn kind_char(&self) -> char {
         match self {

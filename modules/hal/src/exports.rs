@@ -115,15 +115,13 @@ impl ExportResults {
         }
     }
 
-    /// Appends the results to `out`, in order.
-    pub fn move_into(self, out: &mut Vec<Value>) {
-        let [a, b] = self.values;
-        if self.len > 0 {
-            out.push(a);
+    /// Moves the results to the end of `out`, in order, leaving none
+    /// (field by field, in place: see [`Value::take_into`]).
+    pub fn take_into(&mut self, out: &mut Vec<Value>) {
+        for v in &mut self.values[..usize::from(self.len)] {
+            v.take_into(out);
         }
-        if self.len > 1 {
-            out.push(b);
-        }
+        self.len = 0;
     }
 }
 
@@ -1552,7 +1550,7 @@ mod tests {
     fn call(state: &mut HalState, name: &str, args: &[Value]) -> Result<Vec<Value>, Trap> {
         let (_, _, f) = EXPORTS.iter().find(|e| e.0 == name).unwrap();
         let mut results = Vec::new();
-        f.unwrap()(state, &mut Args::new(name, args))?.move_into(&mut results);
+        f.unwrap()(state, &mut Args::new(name, args))?.take_into(&mut results);
         Ok(results)
     }
 

@@ -148,8 +148,16 @@ fn hal_module_from(
                 name,
                 cconv,
                 move |state: &mut HalState, args, results| {
-                    f(state, &mut exports::Args::new(name, args))?.move_into(results);
-                    Ok(())
+                    // (The results are moved out where the export left
+                    // them: `?` would copy them whole first.)
+                    let mut outcome = f(state, &mut exports::Args::new(name, args));
+                    match &mut outcome {
+                        Ok(values) => {
+                            values.take_into(results);
+                            Ok(())
+                        }
+                        Err(_) => outcome.map(drop),
+                    }
                 },
             )?,
             None => module.func_with_state(name, cconv, move |_: &mut HalState, _| {
