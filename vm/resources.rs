@@ -72,6 +72,12 @@ struct Share {
     /// Fuel left while a host call runs ([`NO_FUEL`]: unlimited).
     fuel: AtomicU64,
     deadline: Mutex<Option<Instant>>,
+    /// Whether `deadline`, `lent_stop` and `profile` are set (each written
+    /// under its lock): the calls that ask on every dispatch find them
+    /// unset without taking a lock (two atomic operations each).
+    has_deadline: AtomicBool,
+    stop_lent: AtomicBool,
+    profiled: AtomicBool,
     /// The context's stop word (interrupt, deadline).
     stop: Arc<StopWord>,
     /// Whether the context handed out an interrupt handle.
@@ -182,6 +188,9 @@ impl ContextResources {
                 interruptible: AtomicBool::new(false),
                 lent_stop: Mutex::new(None),
                 profile: Mutex::new(None),
+                has_deadline: AtomicBool::new(false),
+                stop_lent: AtomicBool::new(false),
+                profiled: AtomicBool::new(false),
                 call_site: Mutex::new(None),
                 background: AtomicUsize::new(0),
                 background_lock: Mutex::new(()),
@@ -351,6 +360,9 @@ impl ContextResources {
     /// does on the program's behalf in it (the `hal` module records its
     /// dispatches).
     pub fn profile(&self) -> Option<Arc<crate::profile::Profile>> {
+        if !self.share.profiled.load(Ordering::Acquire) {
+            return None;
+        }
         self.share
             .profile
             .lock()
@@ -359,7 +371,11 @@ impl ContextResources {
     }
 
     pub(crate) fn set_profile(&self, profile: Option<Arc<crate::profile::Profile>>) {
-        *self.share.profile.lock().unwrap_or_else(|e| e.into_inner()) = profile;
+        let mut slot = self.share.profile.lock().unwrap_or_else(|e| e.into_inner());
+        self.share
+            .profiled
+            .store(profile.is_some(), Ordering::Release);
+        *slot = profile;
     }
 
     /// While the context is profiled and a host function called from
@@ -383,6 +399,9 @@ impl ContextResources {
 
     /// The context's deadline, if any.
     pub fn deadline(&self) -> Option<Instant> {
+        if !self.share.has_deadline.load(Ordering::Acquire) {
+            return None;
+        }
         *self
             .share
             .deadline
@@ -416,6 +435,13 @@ impl ContextResources {
     /// another context runs this one ([`ContextResources::run_within`]),
     /// they are that context's.
     pub fn stop_check(&self) -> StopCheck {
+        if !self.share.stop_lent.load(Ordering::Acquire) {
+            return StopCheck {
+                stop: self.share.stop.clone(),
+                deadline: self.deadline(),
+                interruptible: self.share.interruptible.load(Ordering::Relaxed),
+            };
+        }
         let lent = self
             .share
             .lent_stop
@@ -525,14 +551,15 @@ impl ContextResources {
     /// Sets the stop word and deadline [`ContextResources::stop_check`]
     /// gives (`None`: the context's own); returns the previous ones.
     fn lend_stop(&self, lent: Option<StopCheck>) -> Option<StopCheck> {
-        std::mem::replace(
-            &mut *self
-                .share
-                .lent_stop
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-            lent,
-        )
+        let mut slot = self
+            .share
+            .lent_stop
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.share
+            .stop_lent
+            .store(lent.is_some(), Ordering::Release);
+        std::mem::replace(&mut *slot, lent)
     }
 
     /// Lends the context's fuel to a host call (see the module doc).
@@ -552,11 +579,15 @@ impl ContextResources {
     }
 
     pub(crate) fn set_deadline(&self, deadline: Option<Instant>) {
-        *self
+        let mut slot = self
             .share
             .deadline
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = deadline;
+            .unwrap_or_else(|e| e.into_inner());
+        self.share
+            .has_deadline
+            .store(deadline.is_some(), Ordering::Release);
+        *slot = deadline;
     }
 
     pub(crate) fn set_interruptible(&self) {

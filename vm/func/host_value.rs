@@ -130,6 +130,11 @@ impl<T: Send + Sync + 'static> HostRef<T> {
     /// assert_eq!(cell.get_mut().copied(), Some(2));
     /// ```
     pub fn get_mut(&mut self) -> Option<&mut T> {
+        // (A plain read first: a handle others share is refused without
+        // the atomic operation `Arc::get_mut` makes to be sure.)
+        if Arc::strong_count(&self.object) != 1 {
+            return None;
+        }
         Arc::get_mut(&mut self.object).and_then(|o| o.downcast_mut::<T>())
     }
 }

@@ -37,6 +37,21 @@ pub struct RefType(pub u32);
 /// can name its type without a count or a copy.
 static HOST_TYPES: std::sync::RwLock<Vec<&'static str>> = std::sync::RwLock::new(Vec::new());
 
+/// The same names for [`RefType::host_name`], read without a lock (every
+/// host object made asks for its type's name): written once each, under
+/// `HOST_TYPES`'s write lock, in segments that double in size (segment
+/// `k` holds ids `64 * (2^k - 1)` onwards), so that none moves.
+static HOST_TYPE_NAMES: [std::sync::OnceLock<Box<[std::sync::OnceLock<&'static str>]>>;
+    NAME_SEGMENTS] = [const { std::sync::OnceLock::new() }; NAME_SEGMENTS];
+const NAME_SEGMENTS: usize = 24;
+const FIRST_SEGMENT: usize = 64;
+
+/// Segment and place in it of host type number `i` (0 for the first).
+fn name_slot(i: usize) -> (usize, usize) {
+    let segment = (i / FIRST_SEGMENT + 1).ilog2() as usize;
+    (segment, i - FIRST_SEGMENT * ((1 << segment) - 1))
+}
+
 impl RefType {
     /// `!vm.buffer`.
     pub const BUFFER: RefType = RefType(1);
@@ -55,7 +70,17 @@ impl RefType {
         if let Some(i) = types.iter().position(|t| *t == name) {
             return RefType(RefType::FIRST_HOST + i as u32);
         }
-        types.push(Box::leak(name.to_owned().into_boxed_str()));
+        let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+        let (segment, at) = name_slot(types.len());
+        if let Some(names) = HOST_TYPE_NAMES.get(segment) {
+            let names = names.get_or_init(|| {
+                (0..FIRST_SEGMENT << segment)
+                    .map(|_| std::sync::OnceLock::new())
+                    .collect()
+            });
+            let _ = names[at].set(leaked);
+        }
+        types.push(leaked);
         RefType(RefType::FIRST_HOST + types.len() as u32 - 1)
     }
 
@@ -76,9 +101,9 @@ impl RefType {
     /// The registered name of a host type (`None` for built-in and
     /// unregistered ids).
     pub fn host_name(self) -> Option<&'static str> {
-        let i = self.0.checked_sub(RefType::FIRST_HOST)?;
-        let types = HOST_TYPES.read().unwrap_or_else(|e| e.into_inner());
-        types.get(i as usize).copied()
+        let i = self.0.checked_sub(RefType::FIRST_HOST)? as usize;
+        let (segment, at) = name_slot(i);
+        HOST_TYPE_NAMES.get(segment)?.get()?.get(at)?.get().copied()
     }
 
     /// The type's name (without `!`).
@@ -376,5 +401,38 @@ impl fmt::Display for Ref {
 impl fmt::Debug for Ref {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_type_names_are_placed_in_segments_that_double() {
+        assert_eq!(name_slot(0), (0, 0));
+        assert_eq!(name_slot(63), (0, 63));
+        assert_eq!(name_slot(64), (1, 0));
+        assert_eq!(name_slot(191), (1, 127));
+        assert_eq!(name_slot(192), (2, 0));
+        assert_eq!(name_slot(447), (2, 255));
+        assert_eq!(name_slot(448), (3, 0));
+    }
+
+    #[test]
+    fn every_registered_type_names_itself_past_the_first_segment() {
+        let types: Vec<(RefType, String)> = (0..300)
+            .map(|i| {
+                let name = format!("segment_test.type{i}");
+                (RefType::named(&name), name)
+            })
+            .collect();
+        for (t, name) in &types {
+            assert_eq!(t.host_name(), Some(name.as_str()));
+            assert_eq!(RefType::lookup(name), Some(*t));
+            assert_eq!(RefType::named(name), *t, "registered once");
+        }
+        assert_eq!(RefType::BUFFER.host_name(), None);
+        assert_eq!(RefType(u32::MAX).host_name(), None);
     }
 }

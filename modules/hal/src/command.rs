@@ -2,7 +2,7 @@
 //! synchronously when a queue executes the buffer (with a binding table for
 //! the commands whose buffers are table slots).
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use irvm::{HostRef, StatusCode, Trap};
 
@@ -144,57 +144,53 @@ pub enum Workgroups {
 /// A command buffer: recorded, finalized, then executed any number of
 /// times.
 pub struct CommandBuffer {
-    state: Mutex<Recording>,
+    /// The commands while recording.
+    recording: Mutex<Vec<Command>>,
+    /// The commands once finalized: read without a lock by every execute.
+    finalized: OnceLock<Vec<Command>>,
     /// Binding-table size the buffer was created for.
     pub binding_capacity: u32,
-}
-
-struct Recording {
-    commands: Vec<Command>,
-    finalized: bool,
 }
 
 impl CommandBuffer {
     /// An empty command buffer.
     pub fn new(binding_capacity: u32) -> CommandBuffer {
         CommandBuffer {
-            state: Mutex::new(Recording {
-                commands: Vec::new(),
-                finalized: false,
-            }),
+            recording: Mutex::new(Vec::new()),
+            finalized: OnceLock::new(),
             binding_capacity,
         }
     }
 
     /// Appends `command` (an error once finalized).
     pub fn record(&self, command: Command) -> Result<(), Trap> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if s.finalized {
+        let mut commands = self.recording.lock().unwrap_or_else(|e| e.into_inner());
+        if self.finalized.get().is_some() {
             return Err(Trap::new(
                 StatusCode::FailedPrecondition,
                 "command buffer is finalized and cannot record more commands",
             ));
         }
-        s.commands.push(command);
+        commands.push(command);
         Ok(())
     }
 
     /// Ends recording.
     pub fn finalize(&self) -> Result<(), Trap> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if s.finalized {
+        // (Under the recording lock: a `record` racing with this one
+        // either lands before or finds the buffer finalized.)
+        let mut commands = self.recording.lock().unwrap_or_else(|e| e.into_inner());
+        if self.finalized.set(std::mem::take(&mut *commands)).is_err() {
             return Err(Trap::new(
                 StatusCode::FailedPrecondition,
                 "command buffer is already finalized",
             ));
         }
-        s.finalized = true;
         Ok(())
     }
 
-    /// Runs every command in order against binding table `table`. (The
-    /// buffer stays locked meanwhile; nothing a command runs can reach
-    /// this buffer: dispatches run in the executable's own context.)
+    /// Runs every command in order against binding table `table` (the
+    /// commands of a finalized buffer do not change: no lock is taken).
     /// Fills, updates and copies are charged to the caller's fuel
     /// ([`irvm::ContextResources::charge_bulk`]) before they run.
     pub fn execute(
@@ -202,19 +198,18 @@ impl CommandBuffer {
         table: &[Binding],
         resources: &irvm::ContextResources,
     ) -> Result<(), Trap> {
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if !s.finalized {
+        let Some(commands) = self.finalized.get() else {
             return Err(Trap::new(
                 StatusCode::FailedPrecondition,
                 "command buffer must be finalized before it is executed",
             ));
-        }
+        };
         let profile = resources.profile();
         // The dispatches since the last barrier or transfer: they run
         // together when the next one comes (transfers keep their place in
         // the order: they end a region as a barrier does).
         let mut region = Region::new();
-        for command in &s.commands {
+        for command in commands {
             match (command, &profile, transfer_name(command)) {
                 (Command::Dispatch { .. }, ..) => region.push(command),
                 (Command::Barrier, ..) => run_region(&mut region, table)?,

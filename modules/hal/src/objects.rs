@@ -2,7 +2,8 @@
 //! `!hal.buffer`, `!hal.buffer_view`, `!hal.fence`) and the typed
 //! [`BufferView`] constructors a Rust embedder uses.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use super::device::DeviceConfig;
 
@@ -484,41 +485,58 @@ pub fn shape_text(shape: &[i64], element_type: ElementType) -> String {
 /// so every fence a queue operation signals is signalled before the
 /// operation's call returns.
 pub struct Fence {
-    /// `None` while pending, then the outcome.
-    pub state: Mutex<Option<Result<(), (StatusCode, String)>>>,
+    /// [`PENDING`], [`SIGNALLED`] or [`FAILED`] (then `failure` is set):
+    /// read without a lock, since every host call that takes a fence asks
+    /// (a mutex cost two atomic operations a query).
+    state: AtomicU8,
+    /// Why the fence failed.
+    failure: OnceLock<(StatusCode, String)>,
 }
+
+const PENDING: u8 = 0;
+const SIGNALLED: u8 = 1;
+const FAILED: u8 = 2;
 
 impl Fence {
     /// A pending fence (or a signalled one).
     pub fn new(signalled: bool) -> HostRef<Fence> {
         hal_types::FENCE.object(Fence {
-            state: Mutex::new(signalled.then_some(Ok(()))),
+            state: AtomicU8::new(if signalled { SIGNALLED } else { PENDING }),
+            failure: OnceLock::new(),
         })
     }
 
     /// Makes the fence pending again (through `&mut`: only a fence no one
     /// else holds is reset, for reuse).
     pub fn reset(&mut self) {
-        *self.state.get_mut().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.state.get_mut() = PENDING;
+        self.failure = OnceLock::new();
     }
 
     /// Marks the fence signalled (a failed fence stays failed).
     pub fn signal(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if s.is_none() {
-            *s = Some(Ok(()));
-        }
+        let _ =
+            self.state
+                .compare_exchange(PENDING, SIGNALLED, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// Marks the fence failed with `code`.
+    /// Marks the fence failed with `code` (the first failure's message is
+    /// the one kept).
     pub fn fail(&self, code: StatusCode, message: String) {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        *s = Some(Err((code, message)));
+        let _ = self.failure.set((code, message));
+        // (After the failure is set: a reader that sees FAILED finds it.)
+        self.state.store(FAILED, Ordering::Release);
     }
 
     /// The outcome so far.
     pub fn status(&self) -> Option<Result<(), (StatusCode, String)>> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        match self.state.load(Ordering::Acquire) {
+            PENDING => None,
+            SIGNALLED => Some(Ok(())),
+            _ => Some(Err(self.failure.get().cloned().unwrap_or_else(|| {
+                (StatusCode::Internal, "fence failed without a reason".into())
+            }))),
+        }
     }
 }
 
