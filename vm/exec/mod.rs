@@ -524,7 +524,7 @@ pub(crate) fn begin(
                 s += 2;
             }
             Value::Ref(x) => {
-                st.refs[r] = x.clone();
+                st.refs[r].assign_clone_of(x);
                 r += 1;
             }
             Value::None => {}

@@ -259,6 +259,22 @@ impl Ref {
         }
     }
 
+    /// `*self = src.clone()`, the clone written field by field into place
+    /// (see [`Value::take_into`] on why not the whole value at once).
+    #[inline]
+    pub(crate) fn assign_clone_of(&mut self, src: &Ref) {
+        drop(std::mem::take(self));
+        let copied = match src {
+            Ref::Null => Ref::Null,
+            Ref::Buffer(a) => Ref::Buffer(Arc::clone(a)),
+            Ref::List(a) => Ref::List(Arc::clone(a)),
+            Ref::Host(a) => Ref::Host(Arc::clone(a)),
+        };
+        // SAFETY: `self` holds null (taken above), which owns nothing, so
+        // overwriting it without a drop loses nothing.
+        unsafe { std::ptr::write(self, copied) };
+    }
+
     /// `refs[to] = refs[from].clone()` (or `std::mem::take(&mut
     /// refs[from])` when `take`), copied field by field into place (see
     /// [`Value::take_into`] on why not the whole value at once).
