@@ -424,6 +424,85 @@ impl fmt::Debug for Ref {
 mod tests {
     use super::*;
 
+    fn count(r: &Ref) -> usize {
+        match r {
+            Ref::Buffer(b) => Arc::strong_count(b),
+            Ref::List(l) => Arc::strong_count(l),
+            Ref::Host(h) => Arc::strong_count(h),
+            Ref::Null => 0,
+        }
+    }
+
+    #[test]
+    fn refs_copied_field_by_field_keep_their_counts_right() {
+        let buf = Ref::from(Buffer::from_vec(vec![1u8, 2]));
+        let host = Ref::host("fieldwise_test.cell", 7u32);
+        let list = Ref::List(Arc::new(
+            List::new(TypeDef::Ref(RefType::BUFFER), 1).expect("list"),
+        ));
+        for r in [buf, host, list] {
+            // Copied (counted), moved (not), onto itself (unchanged), over
+            // a live ref (the old one released).
+            let other = Ref::from(Buffer::from_vec(vec![9u8]));
+            let mut refs = vec![r.clone(), Ref::Null, other.clone()];
+            assert_eq!(count(&r), 2);
+            Ref::copy_within(&mut refs, 0, 1, false);
+            assert_eq!(count(&r), 3);
+            assert!(refs[0].ptr_eq(&r) && refs[1].ptr_eq(&r));
+            Ref::copy_within(&mut refs, 1, 1, true);
+            assert!(refs[1].ptr_eq(&r), "moved onto itself, it stays");
+            Ref::copy_within(&mut refs, 1, 2, true);
+            assert!(refs[1].is_null() && refs[2].ptr_eq(&r));
+            assert_eq!(count(&r), 3, "a move takes no count");
+            assert_eq!(count(&other), 1, "the ref it replaced was released");
+            refs[1].assign_clone_of(&r);
+            assert_eq!(count(&r), 4);
+            refs[1].assign_clone_of(&Ref::Null);
+            assert_eq!(count(&r), 3);
+            let mut taken = refs[2].take_fieldwise();
+            assert!(refs[2].is_null() && taken.ptr_eq(&r));
+            assert_eq!(count(&r), 3);
+            // Into a value vector and out again.
+            let mut v = Value::Ref(std::mem::take(&mut taken));
+            let mut out = Vec::new();
+            v.take_into(&mut out);
+            assert!(matches!(v, Value::None));
+            assert!(matches!(&out[0], Value::Ref(x) if x.ptr_eq(&r)));
+            assert_eq!(count(&r), 3);
+            drop(out);
+            drop(refs);
+            assert_eq!(count(&r), 1);
+        }
+    }
+
+    #[test]
+    fn plain_values_taken_into_a_vector_keep_their_bits() {
+        let mut out = Vec::with_capacity(1);
+        for mut v in [
+            Value::I32(-5),
+            Value::I64(i64::MIN),
+            Value::F32(f32::from_bits(0x7fc0_0001)),
+            Value::F64(-0.0),
+            Value::None,
+        ] {
+            fn bits(v: &Value) -> (char, u64) {
+                let b = match v {
+                    Value::I32(x) => *x as u32 as u64,
+                    Value::I64(x) => *x as u64,
+                    Value::F32(x) => u64::from(x.to_bits()),
+                    Value::F64(x) => x.to_bits(),
+                    _ => 0,
+                };
+                (v.kind_char(), b)
+            }
+            let before = bits(&v);
+            v.take_into(&mut out);
+            assert!(matches!(v, Value::None));
+            assert_eq!(bits(out.last().expect("pushed")), before);
+        }
+        assert_eq!(out.len(), 5, "grew past its first capacity");
+    }
+
     #[test]
     fn host_type_names_are_placed_in_segments_that_double() {
         assert_eq!(name_slot(0), (0, 0));
