@@ -23,29 +23,42 @@ pub const VMVX_FORMAT: &str = "vmvx-bytecode-fb";
 /// constants, bindings, workgroup id xyz, size xyz, count xyz.
 pub const ENTRY_SIGNATURE: &str = "0rrriiiiiiiii_v";
 
-/// The arguments of a vmvx entry function ([`ENTRY_SIGNATURE`]) for
-/// workgroup `(x, y, z)` of a grid of `counts`: local memory, constants and
-/// bindings, the workgroup's id, a workgroup size of 1x1x1, the counts.
-pub(crate) fn entry_args(
-    [local_memory, constants, bindings]: [&Ref; 3],
-    [x, y, z]: [u32; 3],
-    [cx, cy, cz]: [u32; 3],
-) -> [Value; 12] {
-    let as_i32 = |v: u32| Value::I32(v as i32);
-    [
-        Value::Ref(local_memory.clone()),
-        Value::Ref(constants.clone()),
-        Value::Ref(bindings.clone()),
-        as_i32(x),
-        as_i32(y),
-        as_i32(z),
-        as_i32(1),
-        as_i32(1),
-        as_i32(1),
-        as_i32(cx),
-        as_i32(cy),
-        as_i32(cz),
-    ]
+/// The arguments of a vmvx entry function ([`ENTRY_SIGNATURE`]): local
+/// memory, constants and bindings, the workgroup's id, a workgroup size of
+/// 1x1x1, the grid's counts. Made once per dispatch (the refs moved in, so
+/// a workgroup's call counts no references of its own); each workgroup
+/// sets only its id.
+pub(crate) struct EntryArgs([Value; 12]);
+
+impl EntryArgs {
+    pub(crate) fn new(
+        [local_memory, constants, bindings]: [Ref; 3],
+        [cx, cy, cz]: [u32; 3],
+    ) -> Self {
+        let as_i32 = |v: u32| Value::I32(v as i32);
+        EntryArgs([
+            Value::Ref(local_memory),
+            Value::Ref(constants),
+            Value::Ref(bindings),
+            as_i32(0),
+            as_i32(0),
+            as_i32(0),
+            as_i32(1),
+            as_i32(1),
+            as_i32(1),
+            as_i32(cx),
+            as_i32(cy),
+            as_i32(cz),
+        ])
+    }
+
+    /// The arguments for workgroup `(x, y, z)`.
+    pub(crate) fn for_workgroup(&mut self, [x, y, z]: [u32; 3]) -> &[Value] {
+        self.0[3] = Value::I32(x as i32);
+        self.0[4] = Value::I32(y as i32);
+        self.0[5] = Value::I32(z as i32);
+        &self.0
+    }
 }
 
 /// Most workgroups one dispatch may run (a grid beyond this is refused as
@@ -778,26 +791,24 @@ impl VmvxExecutable {
         entry: &Entry,
         func: &Func,
         [cx, cy, cz]: [u32; 3],
-        [local_memory, constants, bindings]: [Ref; 3],
+        arguments: [Ref; 3],
     ) -> Result<(), Trap> {
         let _flush = super::fpu::FlushDenormals::begin();
+        let mut args = EntryArgs::new(arguments, [cx, cy, cz]);
         for z in 0..cz {
             for y in 0..cy {
                 for x in 0..cx {
-                    let args = entry_args(
-                        [&local_memory, &constants, &bindings],
-                        [x, y, z],
-                        [cx, cy, cz],
-                    );
-                    context.invoke(func, &args).map_err(|t| {
-                        Trap::new(
-                            t.code,
-                            format!(
-                                "dispatch `{}` workgroup ({x}, {y}, {z}): {}",
-                                entry.name, t.message
-                            ),
-                        )
-                    })?;
+                    context
+                        .invoke(func, args.for_workgroup([x, y, z]))
+                        .map_err(|t| {
+                            Trap::new(
+                                t.code,
+                                format!(
+                                    "dispatch `{}` workgroup ({x}, {y}, {z}): {}",
+                                    entry.name, t.message
+                                ),
+                            )
+                        })?;
                 }
             }
         }

@@ -249,8 +249,8 @@ impl Shared<'_> {
         let Some(func) = funcs.get(grid.entry) else {
             return;
         };
-        let args = match args {
-            Ok(args) => args,
+        let mut args = match args {
+            Ok(args) => crate::executable::EntryArgs::new(args, grid.counts),
             // Before any workgroup of this worker: named after all of them.
             Err(t) => {
                 let t = Trap::new(t.code, format!("dispatch `{}`: {}", grid.name, t.message));
@@ -258,7 +258,7 @@ impl Shared<'_> {
             }
         };
         let _flush = FlushDenormals::begin();
-        let [cx, cy, cz] = grid.counts;
+        let [cx, cy, _] = grid.counts;
         let mut batch: Option<(u64, u64)> = None;
         let mut last_end = 0;
         grid.resources.run_within(context, |context| {
@@ -273,12 +273,7 @@ impl Shared<'_> {
                 if let Some((profile, _)) = grid.profile {
                     batch.get_or_insert((profile.now_ns(), 0)).1 += 1;
                 }
-                let call = crate::executable::entry_args(
-                    [&args[0], &args[1], &args[2]],
-                    [x, y, z],
-                    [cx, cy, cz],
-                );
-                let result = context.invoke(func, &call);
+                let result = context.invoke(func, args.for_workgroup([x, y, z]));
                 if let Some((profile, _)) = grid.profile {
                     last_end = profile.now_ns();
                 }
