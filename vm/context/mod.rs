@@ -729,7 +729,7 @@ impl Context {
         // Native workgroups a stopped call left running still hold this
         // context's buffers: wait for them (interruptibly).
         self.resources.wait_for_background()?;
-        let sig = func.parsed.clone();
+        let sig = &func.parsed;
         match &func.target {
             FuncTarget::Host { module, index } => {
                 let Some(Registered::Host(h)) = self.modules.get_mut(*module as usize) else {
@@ -747,7 +747,7 @@ impl Context {
                 }
             }
             FuncTarget::Bytecode { module, ordinal } => {
-                exec::begin(self, *module, *ordinal, &sig, args)
+                exec::begin(self, *module, *ordinal, sig, args)
             }
         }
     }

@@ -114,6 +114,22 @@ impl<T: Send + Sync + 'static> HostRef<T> {
         Ref::Host(self.object.clone())
     }
 
+    /// The handle as a plain [`Ref`], moved (no count taken or dropped).
+    ///
+    /// ```
+    /// use irvm::HostRef;
+    /// let cell = HostRef::new("doc.moved_cell", 5u32);
+    /// let kept = cell.clone();
+    /// let r = cell.into_ref();
+    /// assert_eq!(r.downcast::<u32>(), Some(&5));
+    /// drop(r);
+    /// let mut kept = kept;
+    /// assert!(kept.get_mut().is_some(), "the moved handle was the only other one");
+    /// ```
+    pub fn into_ref(self) -> Ref {
+        Ref::Host(self.object)
+    }
+
     /// The value, mutably, when this handle is the object's only one (no
     /// other handle, ref register or weak reference reaches it), as
     /// [`Arc::get_mut`]: a host module may then reuse the object for a new

@@ -558,7 +558,7 @@ fn one(v: impl Into<Value>) -> Result<ExportResults, Trap> {
 }
 
 fn obj<T: Send + Sync + 'static>(ty: &HalType, value: T) -> Value {
-    Value::Ref(ty.object(value).to_ref())
+    Value::Ref(ty.object(value).into_ref())
 }
 
 fn nothing(_: &mut HalState, _: &mut Args) -> Result<ExportResults, Trap> {
@@ -1459,7 +1459,7 @@ fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<ExportRe
 fn fence_create(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     a.borrow::<Device>(type_names::DEVICE)?;
     let _flags = a.i64()?;
-    one(Value::Ref(state.fences.pending().to_ref()))
+    one(Value::Ref(state.fences.pending().into_ref()))
 }
 
 fn fence_join(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
@@ -1490,7 +1490,7 @@ fn fence_join(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
         Some(Err((code, message))) => joined.fail(code, message),
         None => {}
     }
-    one(Value::Ref(joined.to_ref()))
+    one(Value::Ref(joined.into_ref()))
 }
 
 fn fence_query(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {

@@ -427,7 +427,7 @@ impl BufferView {
     /// This view as a VM value (a `!hal.buffer_view` ref) to pass to a
     /// function.
     pub fn into_value(self) -> Value {
-        Value::Ref(hal_types::BUFFER_VIEW.object(self).to_ref())
+        Value::Ref(hal_types::BUFFER_VIEW.object(self).into_ref())
     }
 
     /// The buffer view a VM value holds, if it holds one.
