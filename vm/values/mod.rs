@@ -421,6 +421,9 @@ impl fmt::Debug for Ref {
 }
 
 #[cfg(test)]
+mod fieldwise_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
