@@ -316,6 +316,11 @@ impl Stack {
         );
         self.ref_top = 0;
         self.suspended = None;
+        // (A host state whose `call_into` panicked out of the interpreter
+        // leaves what it appended to the results, and the arguments it was
+        // given: the next call's host functions append to an empty vector.)
+        self.host_results.clear();
+        self.host_args.clear();
     }
 
     /// Opens the windows of a new top frame: `n` zeroed i32 slots and `nr`
