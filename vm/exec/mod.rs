@@ -33,6 +33,9 @@ pub(crate) mod hooks;
 pub(crate) mod profiling;
 mod slow;
 mod tiered;
+
+#[cfg(test)]
+mod host_results_tests;
 pub(crate) use tiered::TieredFunction;
 
 /// The function of a frame: a pointer to a [`TieredFunction`] (the
