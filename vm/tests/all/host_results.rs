@@ -383,3 +383,100 @@ vm.func @echo() -> (!env.obj) {
     drop(ctx);
     assert_eq!(live(), base);
 }
+
+/// A host state that yields once, then on resume returns its argument (a
+/// ref) once (`good`) or twice for one result (`bad`).
+struct YieldsThenReturns {
+    kept: Option<Ref>,
+}
+
+impl HostState for YieldsThenReturns {
+    fn call(&mut self, _: usize, args: &[Value]) -> Result<irvm::HostOutcome, Trap> {
+        self.kept = args[0].as_ref().cloned();
+        Ok(irvm::HostOutcome::Deferred)
+    }
+    fn resume(&mut self, index: usize) -> Result<irvm::HostOutcome, Trap> {
+        let r = self.kept.take().unwrap_or(Ref::Null);
+        Ok(irvm::HostOutcome::Done(match index {
+            0 => vec![Value::Ref(r)],
+            _ => vec![Value::Ref(r.clone()), Value::Ref(r)],
+        }))
+    }
+}
+
+struct YieldingModule;
+
+impl HostModule for YieldingModule {
+    fn name(&self) -> &str {
+        "yielding"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn functions(&self) -> Vec<HostFunctionDecl> {
+        ["good", "bad"]
+            .into_iter()
+            .map(|name| HostFunctionDecl {
+                name: name.into(),
+                calling_convention: "0r_r".into(),
+            })
+            .collect()
+    }
+    fn instantiate(&self) -> Result<Box<dyn HostState>, Trap> {
+        Ok(Box::new(YieldsThenReturns { kept: None }))
+    }
+}
+
+#[test]
+fn refs_returned_by_a_resumed_host_call_are_counted_exactly() {
+    const YIELDING: &str = r#"vm.module @y version 0
+vm.type !env.obj
+vm.import @env.make cconv "0i_r"
+vm.import @yielding.good cconv "0r_r"
+vm.import @yielding.bad cconv "0r_r"
+
+vm.export @good
+vm.func @good() -> (!env.obj) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %r0 = vm.call @env.make(%i0)
+  vm.call.yieldable @yielding.good(%R0) -> ^bb1(%r0)
+^bb1:
+  vm.return %r0
+}
+
+vm.export @bad
+vm.func @bad() -> (!env.obj) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %r0 = vm.call @env.make(%i0)
+  vm.call.yieldable @yielding.bad(%r0) -> ^bb1(%r1)
+^bb1:
+  vm.return %r1
+}
+"#;
+    let base = live();
+    let env = NativeModule::<()>::new("env", 1)
+        .ref_type("env.obj")
+        .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
+    ctx.register_host_module(&env).unwrap();
+    ctx.register_host_module(&YieldingModule).unwrap();
+    ctx.register_module(Module::from_assembly(YIELDING, "y.vmasm").unwrap())
+        .unwrap();
+    let good = ctx.function("y.good").unwrap();
+    let bad = ctx.function("y.bad").unwrap();
+    for _ in 0..2 {
+        let out = ctx.invoke(&good, &[]).unwrap();
+        assert_eq!(out[0].as_ref().unwrap().ref_count(), 1);
+        assert_eq!(live(), base + 1);
+        drop(out);
+        assert_eq!(live(), base);
+        let e = ctx.invoke(&bad, &[]).unwrap_err();
+        assert!(e.message.contains("returned 2 values, expected 1"), "{e}");
+        assert_eq!(live(), base, "a resumed call's extra result leaked");
+    }
+    drop(ctx);
+    assert_eq!(live(), base);
+}
