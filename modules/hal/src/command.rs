@@ -386,14 +386,14 @@ mod tests {
     #[test]
     fn a_buffer_recorded_and_finalized_from_several_threads_keeps_every_accepted_command() {
         let resources = irvm::ContextResources::detached();
-        for round in 0..100 {
+        for round in 0..if cfg!(miri) { 3 } else { 100 } {
             let buffer = CommandBuffer::new(0);
             let accepted = AtomicUsize::new(0);
             let finalized = AtomicUsize::new(0);
             std::thread::scope(|s| {
                 for _ in 0..3 {
                     s.spawn(|| {
-                        for _ in 0..50 {
+                        for _ in 0..if cfg!(miri) { 5 } else { 50 } {
                             if buffer.record(Command::Barrier).is_ok() {
                                 accepted.fetch_add(1, Ordering::SeqCst);
                             }
