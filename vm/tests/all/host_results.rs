@@ -480,3 +480,82 @@ vm.func @bad() -> (!env.obj) {
     drop(ctx);
     assert_eq!(live(), base);
 }
+
+/// Bytecode calls (`marshal_args`/`marshal_results`, `Ref::copy_within`):
+/// a callee returning one register twice (borrowed, then moved last), its
+/// argument unchanged, and one argument passed twice (borrowed and moved).
+#[test]
+fn a_bytecode_callee_returning_one_register_twice_or_its_argument_counts_exactly() {
+    const CALLS: &str = r#"vm.module @c version 0
+vm.type !env.obj
+vm.import @env.make cconv "0i_r"
+
+vm.func @twice(%r0: !env.obj) -> (!env.obj, !env.obj) {
+^bb0:
+  vm.return %r0, %R0
+}
+
+vm.func @same(%r0: !env.obj, %r1: !env.obj) -> (!env.obj) {
+^bb0:
+  vm.return %R1
+}
+
+vm.export @twice_into_two
+vm.func @twice_into_two() -> (!env.obj, !env.obj, !env.obj) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %r0 = vm.call @env.make(%i0)
+  %r1, %r2 = vm.call @twice(%r0)
+  vm.return %r0, %r1, %r2
+}
+
+vm.export @twice_over_the_argument
+vm.func @twice_over_the_argument() -> (!env.obj, !env.obj) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %r0 = vm.call @env.make(%i0)
+  %r0, %r1 = vm.call @twice(%R0)
+  vm.return %r0, %r1
+}
+
+vm.export @argument_twice_borrowed_then_moved
+vm.func @argument_twice_borrowed_then_moved() -> (!env.obj) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %r0 = vm.call @env.make(%i0)
+  %r1 = vm.call @same(%r0, %R0)
+  vm.return %r1
+}
+"#;
+    let base = live();
+    let env = NativeModule::<()>::new("env", 1)
+        .ref_type("env.obj")
+        .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
+    ctx.register_host_module(&env).unwrap();
+    ctx.register_module(Module::from_assembly(CALLS, "c.vmasm").unwrap())
+        .unwrap();
+    for (name, n) in [
+        ("twice_into_two", 3),
+        ("twice_over_the_argument", 2),
+        ("argument_twice_borrowed_then_moved", 1),
+    ] {
+        let out = run_in(&mut ctx, "c", name);
+        let r = refs(&out);
+        assert_eq!(r.len(), n, "{name}");
+        assert!(r.iter().all(|x| x.ptr_eq(&r[0])), "{name}");
+        // The results and `refs`'s clones.
+        assert_eq!(r[0].ref_count(), 2 * n, "{name}");
+        assert_eq!(live(), base + 1);
+        drop((out, r));
+        assert_eq!(live(), base, "{name}");
+    }
+    drop(ctx);
+    assert_eq!(live(), base);
+}
+
+fn run_in(ctx: &mut Context, module: &str, name: &str) -> Vec<Value> {
+    let f = ctx.function(&format!("{module}.{name}")).unwrap();
+    ctx.invoke(&f, &[]).unwrap()
+}
