@@ -33,6 +33,9 @@ pub(crate) mod hooks;
 pub(crate) mod profiling;
 mod slow;
 mod tiered;
+
+#[cfg(test)]
+mod host_results_tests;
 pub(crate) use tiered::TieredFunction;
 
 /// The function of a frame: a pointer to a [`TieredFunction`] (the
@@ -316,6 +319,11 @@ impl Stack {
         );
         self.ref_top = 0;
         self.suspended = None;
+        // (A host state whose `call_into` panicked out of the interpreter
+        // leaves what it appended to the results, and the arguments it was
+        // given: the next call's host functions append to an empty vector.)
+        self.host_results.clear();
+        self.host_args.clear();
     }
 
     /// Opens the windows of a new top frame: `n` zeroed i32 slots and `nr`

@@ -421,6 +421,9 @@ impl fmt::Debug for Ref {
 }
 
 #[cfg(test)]
+mod fieldwise_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -529,5 +532,51 @@ mod tests {
         }
         assert_eq!(RefType::BUFFER.host_name(), None);
         assert_eq!(RefType(u32::MAX).host_name(), None);
+    }
+
+    #[test]
+    fn host_types_registered_from_many_threads_at_once_name_themselves() {
+        // Enough types across the threads to fill past the first two name
+        // segments (64 and 192 ids), whatever the other tests registered.
+        let (threads, each) = if cfg!(miri) { (4, 60) } else { (8, 100) };
+        std::thread::scope(|s| {
+            let mut workers = Vec::new();
+            for t in 0..threads {
+                workers.push(s.spawn(move || {
+                    (0..each)
+                        .map(|i| {
+                            let name = format!("many_threads_test.t{t}.n{i}");
+                            let ty = RefType::named(&name);
+                            // Named as soon as the id is handed out.
+                            assert_eq!(ty.host_name(), Some(name.as_str()));
+                            (ty, name)
+                        })
+                        .collect::<Vec<_>>()
+                }));
+            }
+            // A reader asks for names while the writers register: an id it
+            // finds named is that name's id.
+            s.spawn(|| {
+                for round in 0..if cfg!(miri) { 2 } else { 50 } {
+                    for id in RefType::FIRST_HOST..RefType::FIRST_HOST + 1200 {
+                        if let Some(name) = RefType(id).host_name() {
+                            assert_eq!(RefType::lookup(name), Some(RefType(id)), "round {round}");
+                        }
+                    }
+                }
+            });
+            let mut all: Vec<(RefType, String)> = workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect();
+            for (ty, name) in &all {
+                assert_eq!(ty.host_name(), Some(name.as_str()));
+                assert_eq!(RefType::named(name), *ty, "registered once");
+            }
+            all.sort_by_key(|(ty, _)| ty.0);
+            all.dedup_by_key(|(ty, _)| ty.0);
+            assert_eq!(all.len(), threads * each, "an id handed out twice");
+            assert!(all.last().unwrap().0 .0 - RefType::FIRST_HOST >= 192);
+        });
     }
 }

@@ -380,7 +380,54 @@ fn run_transfer(
 
 #[cfg(test)]
 mod tests {
-    use super::fill_pattern;
+    use super::{fill_pattern, Command, CommandBuffer};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_buffer_recorded_and_finalized_from_several_threads_keeps_every_accepted_command() {
+        let resources = irvm::ContextResources::detached();
+        for round in 0..if cfg!(miri) { 3 } else { 100 } {
+            let buffer = CommandBuffer::new(0);
+            let accepted = AtomicUsize::new(0);
+            let finalized = AtomicUsize::new(0);
+            std::thread::scope(|s| {
+                for _ in 0..3 {
+                    s.spawn(|| {
+                        for _ in 0..if cfg!(miri) { 5 } else { 50 } {
+                            if buffer.record(Command::Barrier).is_ok() {
+                                accepted.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    });
+                }
+                for _ in 0..2 {
+                    s.spawn(|| {
+                        // Executing before the finalize is refused, never
+                        // half-read.
+                        let _ = buffer.execute(&[], &resources);
+                        if buffer.finalize().is_ok() {
+                            finalized.fetch_add(1, Ordering::SeqCst);
+                        }
+                    });
+                }
+            });
+            assert_eq!(finalized.load(Ordering::SeqCst), 1, "round {round}");
+            let kept = buffer.finalized.get().map(Vec::len);
+            assert_eq!(kept, Some(accepted.load(Ordering::SeqCst)), "round {round}");
+            assert!(buffer.record(Command::Barrier).is_err());
+            assert!(buffer.finalize().is_err());
+            assert_eq!(
+                buffer.finalized.get().map(Vec::len),
+                kept,
+                "a second finalize changed the commands"
+            );
+            buffer.execute(&[], &resources).unwrap();
+        }
+        let unfinished = CommandBuffer::new(0);
+        unfinished.record(Command::Barrier).unwrap();
+        let e = unfinished.execute(&[], &resources).unwrap_err();
+        assert!(e.message.contains("must be finalized"), "{e}");
+    }
 
     #[test]
     fn fills_repeat_the_pattern_to_the_last_byte() {

@@ -545,6 +545,72 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_fence_failed_twice_keeps_the_first_failure_as_iree_does() {
+        // (IREE's semaphores keep the first failure status and drop later
+        // ones: `iree_hal_task_semaphore_fail`.)
+        let fence = Fence::new(false);
+        fence.fail(StatusCode::Aborted, "first".into());
+        fence.fail(StatusCode::DataLoss, "second".into());
+        fence.signal();
+        assert_eq!(
+            fence.status(),
+            Some(Err((StatusCode::Aborted, "first".into())))
+        );
+        // A signalled fence failed later is failed.
+        let fence = Fence::new(true);
+        fence.fail(StatusCode::Cancelled, "late".into());
+        assert_eq!(
+            fence.status(),
+            Some(Err((StatusCode::Cancelled, "late".into())))
+        );
+    }
+
+    #[test]
+    fn fences_signalled_failed_and_queried_from_many_threads_stay_consistent() {
+        let codes = [
+            StatusCode::Aborted,
+            StatusCode::Cancelled,
+            StatusCode::DataLoss,
+            StatusCode::Internal,
+        ];
+        for round in 0..if cfg!(miri) { 4 } else { 200 } {
+            let fence = Fence::new(false);
+            std::thread::scope(|s| {
+                for (i, code) in codes.iter().enumerate() {
+                    let fence = &fence;
+                    s.spawn(move || {
+                        if (i + round) % 2 == 0 {
+                            fence.signal();
+                        }
+                        fence.fail(*code, format!("{code:?}"));
+                    });
+                }
+                // A reader sees pending, signalled, then failed, and every
+                // failure it sees carries its own message.
+                let fence = &fence;
+                s.spawn(move || {
+                    let mut failed = false;
+                    for _ in 0..if cfg!(miri) { 20 } else { 1000 } {
+                        match fence.status() {
+                            None => assert!(!failed),
+                            Some(Ok(())) => assert!(!failed, "failed, then signalled"),
+                            Some(Err((code, message))) => {
+                                failed = true;
+                                assert_eq!(message, format!("{code:?}"));
+                            }
+                        }
+                    }
+                });
+            });
+            let Some(Err((code, message))) = fence.status() else {
+                panic!("round {round}: not failed");
+            };
+            assert!(codes.contains(&code));
+            assert_eq!(message, format!("{code:?}"), "round {round}");
+        }
+    }
+
+    #[test]
     fn device_id_patterns() {
         assert!(glob_match("local*", "local-sync"));
         assert!(!glob_match("cuda*", "local-sync"));

@@ -16,6 +16,7 @@ mod borrowed_host_args;
 mod embedding;
 mod embedding_attacks;
 mod fused_loops;
+mod host_results;
 mod isa_table;
 mod loader;
 mod refcounts;
