@@ -371,11 +371,7 @@ impl ContextResources {
     }
 
     pub(crate) fn set_profile(&self, profile: Option<Arc<crate::profile::Profile>>) {
-        let mut slot = self.share.profile.lock().unwrap_or_else(|e| e.into_inner());
-        self.share
-            .profiled
-            .store(profile.is_some(), Ordering::Release);
-        *slot = profile;
+        replace_flagged(&self.share.profile, &self.share.profiled, profile);
     }
 
     /// While the context is profiled and a host function called from
@@ -551,15 +547,7 @@ impl ContextResources {
     /// Sets the stop word and deadline [`ContextResources::stop_check`]
     /// gives (`None`: the context's own); returns the previous ones.
     fn lend_stop(&self, lent: Option<StopCheck>) -> Option<StopCheck> {
-        let mut slot = self
-            .share
-            .lent_stop
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.share
-            .stop_lent
-            .store(lent.is_some(), Ordering::Release);
-        std::mem::replace(&mut *slot, lent)
+        replace_flagged(&self.share.lent_stop, &self.share.stop_lent, lent)
     }
 
     /// Lends the context's fuel to a host call (see the module doc).
@@ -579,20 +567,21 @@ impl ContextResources {
     }
 
     pub(crate) fn set_deadline(&self, deadline: Option<Instant>) {
-        let mut slot = self
-            .share
-            .deadline
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        self.share
-            .has_deadline
-            .store(deadline.is_some(), Ordering::Release);
-        *slot = deadline;
+        replace_flagged(&self.share.deadline, &self.share.has_deadline, deadline);
     }
 
     pub(crate) fn set_interruptible(&self) {
         self.share.interruptible.store(true, Ordering::Relaxed);
     }
+}
+
+/// Puts `value` in `slot` and says in `is_set` whether it is `Some`
+/// (under the slot's lock, so that a reader that finds the flag set and
+/// then takes the lock sees the value); returns the previous value.
+fn replace_flagged<T>(slot: &Mutex<Option<T>>, is_set: &AtomicBool, value: Option<T>) -> Option<T> {
+    let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
+    is_set.store(value.is_some(), Ordering::Release);
+    std::mem::replace(&mut *held, value)
 }
 
 #[cfg(test)]
