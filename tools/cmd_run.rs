@@ -311,8 +311,9 @@ pub fn explain_load_error(path: &str, e: irvm::errors::LoadError) -> String {
 /// Most bytes `--module=-` reads from stdin.
 const MAX_STDIN_MODULE_BYTES: u64 = 4 << 30;
 
-/// A module read from stdin (`--module=-`): bytecode, or VM assembly text.
-pub fn module_from_stdin() -> Result<Module, String> {
+/// All of stdin, at most [`MAX_STDIN_MODULE_BYTES`] (one more byte tells
+/// the caller it held more).
+fn read_stdin_module_bytes() -> Result<Vec<u8>, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -320,6 +321,39 @@ pub fn module_from_stdin() -> Result<Module, String> {
         .take(MAX_STDIN_MODULE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("loading module '-': cannot read stdin: {e}"))?;
+    Ok(bytes)
+}
+
+/// [`read_stdin_module_bytes`], given up on at `deadline` (`--timeout`
+/// covers loading): the read runs on a thread of its own, left blocked
+/// when the deadline passes first (the command is about to exit).
+fn read_stdin_module_bytes_until(deadline: Option<std::time::Instant>) -> Result<Vec<u8>, String> {
+    let Some(deadline) = deadline else {
+        return read_stdin_module_bytes();
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("irvm-stdin-module".into())
+        .spawn(move || {
+            let _ = tx.send(read_stdin_module_bytes());
+        })
+        .map_err(|e| format!("loading module '-': cannot start the stdin reader: {e}"))?;
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    match rx.recv_timeout(left) {
+        Ok(read) => read,
+        Err(_) => Err(
+            "DEADLINE_EXCEEDED; loading module '-': stdin was not read to its end within \
+             --timeout"
+                .to_string(),
+        ),
+    }
+}
+
+/// A module read from stdin (`--module=-`): bytecode, or VM assembly text;
+/// given up on at `deadline` (DEADLINE_EXCEEDED) when stdin has not ended
+/// by then.
+pub fn module_from_stdin(deadline: Option<std::time::Instant>) -> Result<Module, String> {
+    let bytes = read_stdin_module_bytes_until(deadline)?;
     if bytes.len() as u64 > MAX_STDIN_MODULE_BYTES {
         return Err(format!(
             "loading module '-': stdin holds more than {MAX_STDIN_MODULE_BYTES} bytes"
@@ -356,7 +390,7 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             ctx.register_host_module(&m).map_err(|e| e.to_string())?;
         } else {
             let m = if spec == "-" {
-                module_from_stdin()?
+                module_from_stdin(ctx.resources().deadline())?
             } else {
                 Module::from_file(spec).map_err(|e| explain_load_error(spec, e))?
             };
