@@ -32,14 +32,73 @@ pub fn irvm_with_stdin<S: AsRef<OsStr>>(args: &[S], stdin: Option<&str>) -> (Str
     )
 }
 
-/// The `yieldable_test` plugin (a cdylib of this workspace) that the same
-/// build put beside `irvm`, if present.
+/// The `yieldable_test` plugin (a cdylib of this workspace), built for the
+/// profile `irvm` was built with ([`workspace_plugin`]).
 pub fn yieldable_plugin() -> Option<PathBuf> {
+    workspace_plugin("yieldable_test")
+}
+
+/// The shared library of the workspace's plugin crate `name` (a cdylib
+/// under tests/plugins) beside `irvm`. `cargo test --test all` builds only
+/// the root package, so a plugin may be missing (a profile it was never
+/// built for) or stale (its source changed since): the first call for
+/// each plugin runs `cargo build -p NAME` for the same profile and target
+/// directory (a no-op when it is fresh). `None`, with the reason on stderr,
+/// only when that build fails and no earlier build is there.
+pub fn workspace_plugin(name: &str) -> Option<PathBuf> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static BUILT: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
     let dir = irvm_bin().parent()?;
-    [
-        dir.join("libyieldable_test.so"),
-        dir.join("deps").join("libyieldable_test.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
+    let mut built = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if !built.contains_key(name) {
+        let ok = build_plugin(name, dir);
+        built.insert(name.to_string(), ok);
+    }
+    drop(built);
+    let file = format!("lib{name}.so");
+    [dir.join(&file), dir.join("deps").join(&file)]
+        .into_iter()
+        .find(|p| p.exists())
+}
+
+/// `cargo build -p NAME` into the profile directory `dir` (TARGET/PROFILE)
+/// that `irvm` came from; whether it succeeded.
+fn build_plugin(name: &str, dir: &Path) -> bool {
+    let (Some(profile), Some(target)) = (dir.file_name().and_then(|p| p.to_str()), dir.parent())
+    else {
+        return false;
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "--quiet", "-p", name, "--target-dir"])
+        .arg(target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    // The `dev` profile's directory is `debug`.
+    match profile {
+        "debug" => {}
+        "release" => {
+            cmd.arg("--release");
+        }
+        other => {
+            cmd.args(["--profile", other]);
+        }
+    }
+    match cmd.output() {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            eprintln!(
+                "building the {name} plugin ({profile}) failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("building the {name} plugin: cannot run cargo: {e}");
+            false
+        }
+    }
 }
