@@ -1,6 +1,5 @@
 //! `irvm run` as users drive it: output format, exit codes, error messages.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use crate::common::cli::{irvm, irvm_with_stdin};
@@ -66,17 +65,7 @@ fn host_module_from_a_shared_library() {
         eprintln!("skipping: ../shared/conformance not present");
         return;
     };
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
-    let lib = ["debug", "release"]
-        .iter()
-        .flat_map(|p| {
-            [
-                target.join(p).join("libnative_import_module.so"),
-                target.join(p).join("deps/libnative_import_module.so"),
-            ]
-        })
-        .find(|p| p.exists());
-    let Some(lib) = lib else {
+    let Some(lib) = crate::common::cli::workspace_plugin("native_import_module") else {
         eprintln!("skipping: libnative_import_module.so not built");
         return;
     };
@@ -139,6 +128,49 @@ fn iree_flag_spellings_flagfiles_and_device_flags() {
     // Unknown flags are still usage errors.
     let (_, err, code) = irvm(&["run".into(), module, "--no_such_flag=1".into()]);
     assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn timeout_covers_a_module_read_from_a_stdin_that_never_ends() {
+    // `--timeout` counts loading: a writer that keeps stdin open without
+    // sending the module is given up on at the deadline, not waited for.
+    let started = std::time::Instant::now();
+    let mut child = Command::new(crate::common::cli::irvm_bin())
+        .args(["run", "--module=-", "--function=fib", "--timeout=0.3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held open (not dropped) until the command has exited.
+    let stdin = child.stdin.take().unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("DEADLINE_EXCEEDED") && err.contains("loading module '-'"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // Without a timeout the same module still loads from stdin.
+    let args = [
+        "run",
+        "--module=-",
+        "--function=fib",
+        "--input=10",
+        "--timeout=60",
+    ];
+    let (out, err, code) = irvm_with_stdin(&args, Some(&repo_file("examples/fib.vmasm")));
+    assert_eq!(
+        (out.as_str(), code),
+        ("EXEC @fib\nresult[0]: i32=55\n", 0),
+        "{err}"
+    );
 }
 
 #[test]
