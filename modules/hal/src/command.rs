@@ -319,6 +319,63 @@ fn fill_pattern(target: &mut [u8], pattern: &[u8]) {
     rest.copy_from_slice(&block[..k]);
 }
 
+/// Copies `source`'s bytes over `target` (the same length): straight from
+/// one to the other when they are different allocations (stopping between
+/// pieces at the context's deadline or interrupt), through a copy of the
+/// source when they share one (the ranges may overlap).
+fn copy_between(
+    source: &HalBuffer,
+    target: &HalBuffer,
+    resources: &irvm::ContextResources,
+) -> Result<(), Trap> {
+    let from = source.storage.buffer("hal buffer storage")?;
+    let to = target.storage.buffer("hal buffer storage")?;
+    if from.same_allocation(to) {
+        let bytes = source.to_vec()?;
+        return target.with_bytes_mut(|b| b.copy_from_slice(&bytes));
+    }
+    let (s, l) = (source.offset as usize, source.length as usize);
+    from.with_bytes(|src| {
+        let src = src
+            .get(s..s + l)
+            .ok_or_else(|| Trap::new(StatusCode::OutOfRange, "buffer storage too small"))?;
+        target.with_bytes_mut(|b| {
+            in_stoppable_chunks(
+                b.len(),
+                || resources.check_stop(),
+                |range| b[range.clone()].copy_from_slice(&src[range]),
+            )
+        })?
+    })
+}
+
+/// Bytes a fill or copy writes between two looks at the context's
+/// deadline and interrupt: one look per 8 MiB (about a millisecond of
+/// memory bandwidth), so a single transfer of gigabytes stops within
+/// milliseconds of its deadline. A multiple of 64, so the pieces of a fill
+/// keep its pattern's phase.
+const TRANSFER_CHUNK_BYTES: usize = 8 << 20;
+
+/// Runs `work` over `0..len` in pieces of [`TRANSFER_CHUNK_BYTES`],
+/// asking `stop` before each piece after the first (the caller asked
+/// before the whole): the first error stops the rest.
+fn in_stoppable_chunks(
+    len: usize,
+    mut stop: impl FnMut() -> Result<(), Trap>,
+    mut work: impl FnMut(std::ops::Range<usize>),
+) -> Result<(), Trap> {
+    let mut start = 0;
+    while start < len {
+        if start > 0 {
+            stop()?;
+        }
+        let end = len.min(start + TRANSFER_CHUNK_BYTES);
+        work(start..end);
+        start = end;
+    }
+    Ok(())
+}
+
 /// The profile's name of a transfer command (`None` for dispatches,
 /// which the executable records itself).
 fn transfer_name(command: &Command) -> Option<&'static str> {
@@ -357,7 +414,13 @@ fn run_transfer(
             }
             let bytes = pattern.to_le_bytes();
             resources.charge_bulk(t.length)?;
-            t.with_bytes_mut(|b| fill_pattern(b, &bytes[..n]))?;
+            t.with_bytes_mut(|b| {
+                in_stoppable_chunks(
+                    b.len(),
+                    || resources.check_stop(),
+                    |range| fill_pattern(&mut b[range], &bytes[..n]),
+                )
+            })??;
             Ok(t.length)
         }
         Command::Update { target, data } => {
@@ -369,9 +432,8 @@ fn run_transfer(
         Command::Copy { source, target } => {
             let s = source.resolve(table)?;
             resources.charge_bulk(s.length)?;
-            let bytes = s.to_vec()?;
-            let t = target.resolve(table)?.subspan(0, bytes.len() as i64)?;
-            t.with_bytes_mut(|b| b.copy_from_slice(&bytes))?;
+            let t = target.resolve(table)?.subspan(0, s.length as i64)?;
+            copy_between(&s, &t, resources)?;
             Ok(t.length)
         }
         Command::Dispatch { .. } | Command::Barrier => Ok(0),
@@ -427,6 +489,117 @@ mod tests {
         unfinished.record(Command::Barrier).unwrap();
         let e = unfinished.execute(&[], &resources).unwrap_err();
         assert!(e.message.contains("must be finalized"), "{e}");
+    }
+
+    #[test]
+    fn copies_between_buffers_and_within_one_buffer_overlapping() {
+        use super::{BufferRef, HalBuffer};
+        use irvm::{Buffer, HostRef, Ref};
+        let resources = irvm::ContextResources::detached();
+        let buffer_of = |bytes: Vec<u8>| {
+            HostRef::new(
+                "hal.buffer",
+                HalBuffer::over(Ref::from(Buffer::from_vec(bytes))).unwrap(),
+            )
+        };
+        let range = |b: &HostRef<HalBuffer>, offset: u64, length: i64| BufferRef {
+            slot: 0,
+            buffer: Some(b.clone()),
+            offset,
+            length,
+        };
+        let run = |source: BufferRef, target: BufferRef| {
+            let cb = CommandBuffer::new(0);
+            cb.record(Command::Copy { source, target }).unwrap();
+            cb.finalize().unwrap();
+            cb.execute(&[], &resources)
+        };
+        // Two buffers: the source's range lands at the target's offset.
+        let a = buffer_of((0..16).collect());
+        let b = buffer_of(vec![0xEE; 16]);
+        run(range(&a, 4, 8), range(&b, 2, 8)).unwrap();
+        let mut want = vec![0xEE; 16];
+        want[2..10].copy_from_slice(&(4..12).collect::<Vec<u8>>());
+        assert_eq!(b.to_vec().unwrap(), want);
+        // One buffer, overlapping ranges, both directions: as memmove.
+        for (from, to) in [(0u64, 3u64), (5, 1)] {
+            let c = buffer_of((0..16).collect());
+            run(range(&c, from, 10), range(&c, to, 10)).unwrap();
+            let mut want: Vec<u8> = (0..16).collect();
+            want.copy_within(from as usize..from as usize + 10, to as usize);
+            assert_eq!(c.to_vec().unwrap(), want, "{from} -> {to}");
+        }
+        // Past one piece: a fill keeps its pattern's phase across the
+        // pieces, a copy lands whole.
+        let len = super::TRANSFER_CHUNK_BYTES + 24;
+        let big = buffer_of(vec![0; len]);
+        let fill = CommandBuffer::new(0);
+        fill.record(Command::Fill {
+            target: range(&big, 0, -1),
+            pattern: 0x0807_0605_0403_0201,
+            pattern_length: 8,
+        })
+        .unwrap();
+        fill.finalize().unwrap();
+        fill.execute(&[], &resources).unwrap();
+        let filled = big.to_vec().unwrap();
+        assert!(filled
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b as usize == i % 8 + 1));
+        let copy = buffer_of(vec![0; len]);
+        run(range(&big, 0, -1), range(&copy, 0, -1)).unwrap();
+        assert!(copy.to_vec().unwrap() == filled);
+        // A target shorter than the source is refused, nothing written.
+        let d = buffer_of(vec![1; 4]);
+        assert!(run(range(&a, 0, 8), range(&d, 0, -1)).is_err());
+        assert_eq!(d.to_vec().unwrap(), vec![1; 4]);
+    }
+
+    #[test]
+    fn long_transfers_look_at_the_stop_between_pieces_and_end_at_the_first_no() {
+        use super::{in_stoppable_chunks, TRANSFER_CHUNK_BYTES as C};
+        let stopped = || Err(irvm::Trap::new(irvm::StatusCode::DeadlineExceeded, "late"));
+        for (len, pieces) in [(0, 0), (1, 1), (C, 1), (C + 1, 2), (3 * C, 3)] {
+            let mut seen = Vec::new();
+            let mut asked = 0;
+            in_stoppable_chunks(
+                len,
+                || {
+                    asked += 1;
+                    Ok(())
+                },
+                |r| seen.push(r),
+            )
+            .unwrap();
+            assert_eq!(seen.len(), pieces, "{len}");
+            assert_eq!(asked, pieces.saturating_sub(1), "{len}");
+            // The pieces cover the range in order, each but the last whole.
+            let mut next = 0;
+            for r in &seen {
+                assert_eq!(r.start, next);
+                assert!(r.end - r.start == C || r.end == len);
+                next = r.end;
+            }
+            assert_eq!(next, len);
+        }
+        // A stop on the second look: two pieces done, the rest not.
+        let mut done = 0;
+        let mut looks = 0;
+        let e = in_stoppable_chunks(
+            5 * C,
+            || {
+                looks += 1;
+                if looks == 2 {
+                    stopped()
+                } else {
+                    Ok(())
+                }
+            },
+            |_| done += 1,
+        )
+        .unwrap_err();
+        assert_eq!((done, e.code), (2, irvm::StatusCode::DeadlineExceeded));
     }
 
     #[test]
