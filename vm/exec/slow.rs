@@ -14,6 +14,8 @@ use crate::program::{aux_list, Inst, Signature, NONE};
 use crate::trap::{StatusCode, Trap};
 use crate::values::{Buffer, List, Ref};
 
+use super::hooks::Hooks;
+
 use super::{bytecode, check_alignment, marshal_args, push_frame, write_host_results, Suspended};
 
 /// Executes `i`, an instruction of the top frame that the hot loop does not
@@ -365,22 +367,46 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::BufferFillI8 => {
             bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 1));
             let v = [ri!(i.d) as u8];
-            tri!(buffer!(i.a, "buffer").fill::<1>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+            tri!(fill_in_pieces::<1>(
+                buffer!(i.a, "buffer"),
+                rl!(i.b) as u64,
+                rl!(i.c) as u64,
+                v,
+                hooks
+            ));
         }
         Opcode::BufferFillI16 => {
             bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 2));
             let v = (ri!(i.d) as u16).to_le_bytes();
-            tri!(buffer!(i.a, "buffer").fill::<2>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+            tri!(fill_in_pieces::<2>(
+                buffer!(i.a, "buffer"),
+                rl!(i.b) as u64,
+                rl!(i.c) as u64,
+                v,
+                hooks
+            ));
         }
         Opcode::BufferFillI32 | Opcode::BufferFillF32 => {
             bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 4));
             let v = (ri!(i.d) as u32).to_le_bytes();
-            tri!(buffer!(i.a, "buffer").fill::<4>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+            tri!(fill_in_pieces::<4>(
+                buffer!(i.a, "buffer"),
+                rl!(i.b) as u64,
+                rl!(i.c) as u64,
+                v,
+                hooks
+            ));
         }
         Opcode::BufferFillI64 | Opcode::BufferFillF64 => {
             bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 8));
             let v = rl!(i.d).to_le_bytes();
-            tri!(buffer!(i.a, "buffer").fill::<8>(rl!(i.b) as u64, rl!(i.c) as u64, v));
+            tri!(fill_in_pieces::<8>(
+                buffer!(i.a, "buffer"),
+                rl!(i.b) as u64,
+                rl!(i.c) as u64,
+                v,
+                hooks
+            ));
         }
         Opcode::BufferAlloc => {
             let len = rl!(i.a);
@@ -415,12 +441,13 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             let src = buffer!(i.a, "source_buffer").clone();
             let dst = buffer!(i.c, "target_buffer").clone();
             bulk!((rl!(i.x) as u64).min(src.len() as u64));
-            tri!(Buffer::copy(
+            tri!(copy_in_pieces(
                 &src,
                 rl!(i.b) as u64,
                 &dst,
                 rl!(i.d) as u64,
-                rl!(i.x) as u64
+                rl!(i.x) as u64,
+                hooks
             ));
         }
         Opcode::BufferCompare => {
@@ -495,6 +522,111 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
 const LIST_SLOT_BYTES: u64 = 16;
 
 /// Bytes of a fill of `count` elements of `n` bytes (at most the buffer).
+/// Bytes a `vm.buffer.fill` or `vm.buffer.copy` does between two looks at
+/// the stop word when the context can be stopped (a deadline, an
+/// interrupt handle): 8 MiB, about a millisecond of memory bandwidth, so a
+/// fill of gigabytes ends within milliseconds of its deadline rather than
+/// when it is done. A multiple of every element size.
+const PIECE_BYTES: u64 = 8 << 20;
+
+/// Whether bulk work of `bytes` is done in pieces with looks at the stop
+/// word between them: when it is longer than one piece and something can
+/// stop the context.
+fn in_pieces(hooks: &Hooks, bytes: u64, piece: u64) -> bool {
+    bytes > piece && hooks.loop_kind() != super::hooks::LoopKind::Plain
+}
+
+/// [`Buffer::fill`] of `count` elements from `index`, in pieces of
+/// [`PIECE_BYTES`] with a look at the stop word before each piece but the
+/// first when [`in_pieces`] says so. The whole range is checked first: a
+/// fill out of range writes nothing, as in one piece.
+fn fill_in_pieces<const N: usize>(
+    buffer: &Buffer,
+    index: u64,
+    count: u64,
+    value: [u8; N],
+    hooks: &Hooks,
+) -> Result<(), Trap> {
+    fill_in_pieces_of::<N>(buffer, index, count, value, hooks, PIECE_BYTES)
+}
+
+/// [`fill_in_pieces`] with pieces of `piece` bytes (a multiple of `N`).
+fn fill_in_pieces_of<const N: usize>(
+    buffer: &Buffer,
+    index: u64,
+    count: u64,
+    value: [u8; N],
+    hooks: &Hooks,
+    piece: u64,
+) -> Result<(), Trap> {
+    let bytes = count.saturating_mul(N as u64);
+    if !in_pieces(hooks, bytes, piece)
+        || index.saturating_add(count).saturating_mul(N as u64) > buffer.len() as u64
+    {
+        return buffer.fill::<N>(index, count, value);
+    }
+    let per_piece = piece / N as u64;
+    let mut done = 0;
+    while done < count {
+        if done > 0 {
+            hooks.check_stop()?;
+        }
+        let n = per_piece.min(count - done);
+        buffer.fill::<N>(index + done, n, value)?;
+        done += n;
+    }
+    Ok(())
+}
+
+/// [`Buffer::copy`], in pieces as [`fill_in_pieces`]: front to back, or
+/// back to front when the target starts inside the source in the same
+/// allocation (so no piece overwrites bytes a later one still reads).
+fn copy_in_pieces(
+    src: &Arc<Buffer>,
+    src_offset: u64,
+    dst: &Arc<Buffer>,
+    dst_offset: u64,
+    length: u64,
+    hooks: &Hooks,
+) -> Result<(), Trap> {
+    copy_in_pieces_of(src, src_offset, dst, dst_offset, length, hooks, PIECE_BYTES)
+}
+
+/// [`copy_in_pieces`] with pieces of `piece` bytes.
+fn copy_in_pieces_of(
+    src: &Arc<Buffer>,
+    src_offset: u64,
+    dst: &Arc<Buffer>,
+    dst_offset: u64,
+    length: u64,
+    hooks: &Hooks,
+    piece: u64,
+) -> Result<(), Trap> {
+    let in_range = |b: &Buffer, offset: u64| offset.saturating_add(length) <= b.len() as u64;
+    if !in_pieces(hooks, length, piece)
+        || !in_range(src, src_offset)
+        || !in_range(dst, dst_offset)
+        || !dst.is_mutable()
+    {
+        return Buffer::copy(src, src_offset, dst, dst_offset, length);
+    }
+    // Within one allocation the addresses decide the direction: views of
+    // it may overlap whatever their own offsets.
+    let start = |b: &Buffer, offset: u64| b.raw_bytes().ptr as usize + offset as usize;
+    let backwards = dst.same_allocation(src) && start(dst, dst_offset) > start(src, src_offset);
+    let pieces = length.div_ceil(piece);
+    for k in 0..pieces {
+        if k > 0 {
+            hooks.check_stop()?;
+        }
+        let k_piece = if backwards { pieces - 1 - k } else { k };
+        let at = k_piece * piece;
+        let n = piece.min(length - at);
+        Buffer::copy(src, src_offset + at, dst, dst_offset + at, n)?;
+    }
+    Ok(())
+}
+
 fn fill_bytes(b: &Buffer, count: i64, n: u64) -> u64 {
     (count as u64).saturating_mul(n).min(b.len() as u64)
 }
@@ -742,3 +874,6 @@ fn import_and_host(
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod bulk_pieces_tests;
