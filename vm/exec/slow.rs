@@ -143,6 +143,23 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             tri!(hooks.charge_bulk($bytes))
         };
     }
+    // `vm.buffer.fill.*` of `$n`-byte elements of value `$v` (its bytes):
+    // charged as bulk work, then done in pieces (`fill_in_pieces`).
+    macro_rules! buffer_fill {
+        ($n:literal, $v:expr) => {{
+            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), $n));
+            let v = $v;
+            let (index, count) = (rl!(i.b) as u64, rl!(i.c) as u64);
+            tri!(fill_in_pieces::<$n>(
+                buffer!(i.a, "buffer"),
+                index,
+                count,
+                v,
+                hooks,
+                PIECE_BYTES
+            ));
+        }};
+    }
     macro_rules! type_of {
         ($t:expr) => {
             state!().types[$t as usize]
@@ -364,50 +381,12 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 }
             }
         }
-        Opcode::BufferFillI8 => {
-            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 1));
-            let v = [ri!(i.d) as u8];
-            tri!(fill_in_pieces::<1>(
-                buffer!(i.a, "buffer"),
-                rl!(i.b) as u64,
-                rl!(i.c) as u64,
-                v,
-                hooks
-            ));
-        }
-        Opcode::BufferFillI16 => {
-            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 2));
-            let v = (ri!(i.d) as u16).to_le_bytes();
-            tri!(fill_in_pieces::<2>(
-                buffer!(i.a, "buffer"),
-                rl!(i.b) as u64,
-                rl!(i.c) as u64,
-                v,
-                hooks
-            ));
-        }
+        Opcode::BufferFillI8 => buffer_fill!(1, [ri!(i.d) as u8]),
+        Opcode::BufferFillI16 => buffer_fill!(2, (ri!(i.d) as u16).to_le_bytes()),
         Opcode::BufferFillI32 | Opcode::BufferFillF32 => {
-            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 4));
-            let v = (ri!(i.d) as u32).to_le_bytes();
-            tri!(fill_in_pieces::<4>(
-                buffer!(i.a, "buffer"),
-                rl!(i.b) as u64,
-                rl!(i.c) as u64,
-                v,
-                hooks
-            ));
+            buffer_fill!(4, (ri!(i.d) as u32).to_le_bytes())
         }
-        Opcode::BufferFillI64 | Opcode::BufferFillF64 => {
-            bulk!(fill_bytes(buffer!(i.a, "buffer"), rl!(i.c), 8));
-            let v = rl!(i.d).to_le_bytes();
-            tri!(fill_in_pieces::<8>(
-                buffer!(i.a, "buffer"),
-                rl!(i.b) as u64,
-                rl!(i.c) as u64,
-                v,
-                hooks
-            ));
-        }
+        Opcode::BufferFillI64 | Opcode::BufferFillF64 => buffer_fill!(8, rl!(i.d).to_le_bytes()),
         Opcode::BufferAlloc => {
             let len = rl!(i.a);
             let align = ri!(i.b);
@@ -447,7 +426,8 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
                 &dst,
                 rl!(i.d) as u64,
                 rl!(i.x) as u64,
-                hooks
+                hooks,
+                PIECE_BYTES
             ));
         }
         Opcode::BufferCompare => {
@@ -537,21 +517,10 @@ fn in_pieces(hooks: &Hooks, bytes: u64, piece: u64) -> bool {
 }
 
 /// [`Buffer::fill`] of `count` elements from `index`, in pieces of
-/// [`PIECE_BYTES`] with a look at the stop word before each piece but the
-/// first when [`in_pieces`] says so. The whole range is checked first: a
+/// `piece` bytes ([`PIECE_BYTES`]; a multiple of `N`) with a look at the
+/// stop word before each piece but the first when [`in_pieces`] says so. The whole range is checked first: a
 /// fill out of range writes nothing, as in one piece.
 fn fill_in_pieces<const N: usize>(
-    buffer: &Buffer,
-    index: u64,
-    count: u64,
-    value: [u8; N],
-    hooks: &Hooks,
-) -> Result<(), Trap> {
-    fill_in_pieces_of::<N>(buffer, index, count, value, hooks, PIECE_BYTES)
-}
-
-/// [`fill_in_pieces`] with pieces of `piece` bytes (a multiple of `N`).
-fn fill_in_pieces_of<const N: usize>(
     buffer: &Buffer,
     index: u64,
     count: u64,
@@ -582,18 +551,6 @@ fn fill_in_pieces_of<const N: usize>(
 /// back to front when the target starts inside the source in the same
 /// allocation (so no piece overwrites bytes a later one still reads).
 fn copy_in_pieces(
-    src: &Arc<Buffer>,
-    src_offset: u64,
-    dst: &Arc<Buffer>,
-    dst_offset: u64,
-    length: u64,
-    hooks: &Hooks,
-) -> Result<(), Trap> {
-    copy_in_pieces_of(src, src_offset, dst, dst_offset, length, hooks, PIECE_BYTES)
-}
-
-/// [`copy_in_pieces`] with pieces of `piece` bytes.
-fn copy_in_pieces_of(
     src: &Arc<Buffer>,
     src_offset: u64,
     dst: &Arc<Buffer>,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{copy_in_pieces_of, fill_in_pieces_of, PIECE_BYTES};
+use super::{copy_in_pieces, fill_in_pieces, PIECE_BYTES};
 use crate::exec::hooks::Hooks;
 use crate::stop::StopWord;
 use crate::trap::StatusCode;
@@ -12,31 +12,12 @@ use crate::values::Buffer;
 
 /// Pieces of 64 bytes here (8 MiB in use): the same code, small buffers.
 const P: usize = 64;
+/// [`P`] as the helpers take it.
+const PIECE: u64 = P as u64;
 
 #[test]
 fn a_piece_holds_whole_elements_of_every_size() {
     assert_eq!(PIECE_BYTES % 64, 0);
-}
-
-fn fill_in_pieces<const N: usize>(
-    b: &Buffer,
-    index: u64,
-    count: u64,
-    value: [u8; N],
-    hooks: &Hooks,
-) -> Result<(), crate::trap::Trap> {
-    fill_in_pieces_of::<N>(b, index, count, value, hooks, P as u64)
-}
-
-fn copy_in_pieces(
-    src: &Arc<Buffer>,
-    src_offset: u64,
-    dst: &Arc<Buffer>,
-    dst_offset: u64,
-    length: u64,
-    hooks: &Hooks,
-) -> Result<(), crate::trap::Trap> {
-    copy_in_pieces_of(src, src_offset, dst, dst_offset, length, hooks, P as u64)
 }
 
 /// Hooks of a context that can be interrupted (so work is done in pieces).
@@ -59,7 +40,7 @@ fn a_fill_in_pieces_writes_what_one_fill_writes() {
         let b = Buffer::from_vec(vec![0xAA; len]);
         // Elements 3.. of 4 bytes, past two piece boundaries.
         let count = (len / 4 - 5) as u64;
-        fill_in_pieces::<4>(&b, 3, count, [1, 2, 3, 4], &hooks).unwrap();
+        fill_in_pieces::<4>(&b, 3, count, [1, 2, 3, 4], &hooks, PIECE).unwrap();
         let got = b.to_vec();
         let mut want = vec![0xAA; len];
         for k in 3..3 + count as usize {
@@ -67,7 +48,7 @@ fn a_fill_in_pieces_writes_what_one_fill_writes() {
         }
         assert!(got == want);
         // Out of range: refused whole, nothing written.
-        let e = fill_in_pieces::<4>(&b, 1, (len / 4) as u64, [9; 4], &hooks).unwrap_err();
+        let e = fill_in_pieces::<4>(&b, 1, (len / 4) as u64, [9; 4], &hooks, PIECE).unwrap_err();
         assert_eq!(e.code, StatusCode::OutOfRange);
         assert!(b.to_vec() == want);
     }
@@ -87,7 +68,7 @@ fn copies_in_pieces_move_overlapping_bytes_as_memmove_does() {
         for hooks in [Hooks::default(), stoppable()] {
             // One buffer.
             let b = Arc::new(Buffer::from_vec(numbered(len)));
-            copy_in_pieces(&b, from as u64, &b, to as u64, n as u64, &hooks).unwrap();
+            copy_in_pieces(&b, from as u64, &b, to as u64, n as u64, &hooks, PIECE).unwrap();
             let mut want = numbered(len);
             want.copy_within(from..from + n, to);
             assert!(b.to_vec() == want, "{from} -> {to}");
@@ -95,7 +76,7 @@ fn copies_in_pieces_move_overlapping_bytes_as_memmove_does() {
             let root = Arc::new(Buffer::from_vec(numbered(len)));
             let view = |at: usize| Arc::new(Buffer::view(&root, at, len - at).unwrap());
             let (sv, tv) = (view(1), view(9));
-            copy_in_pieces(&sv, from as u64, &tv, to as u64, n as u64, &hooks).unwrap();
+            copy_in_pieces(&sv, from as u64, &tv, to as u64, n as u64, &hooks, PIECE).unwrap();
             let mut want = numbered(len);
             want.copy_within(1 + from..1 + from + n, 9 + to);
             assert!(root.to_vec() == want, "views: {from} -> {to}");
@@ -105,7 +86,7 @@ fn copies_in_pieces_move_overlapping_bytes_as_memmove_does() {
     let hooks = stoppable();
     let src = Arc::new(Buffer::from_vec(numbered(len)));
     let dst = Arc::new(Buffer::from_vec(vec![0; len]));
-    copy_in_pieces(&src, 7, &dst, 3, n as u64, &hooks).unwrap();
+    copy_in_pieces(&src, 7, &dst, 3, n as u64, &hooks, PIECE).unwrap();
     let mut want = vec![0; len];
     want[3..3 + n].copy_from_slice(&numbered(len)[7..7 + n]);
     assert!(dst.to_vec() == want);
@@ -119,7 +100,7 @@ fn a_stop_raised_during_the_work_ends_it_at_the_next_piece() {
     // before the second ends it.
     hooks.stop.interrupt();
     let b = Buffer::from_vec(vec![0; 3 * P]);
-    let e = fill_in_pieces::<1>(&b, 0, 3 * P as u64, [5], &hooks).unwrap_err();
+    let e = fill_in_pieces::<1>(&b, 0, 3 * P as u64, [5], &hooks, PIECE).unwrap_err();
     assert_eq!(e.code, StatusCode::Cancelled);
     let got = b.to_vec();
     assert!(got[..P].iter().all(|&x| x == 5));
@@ -128,13 +109,13 @@ fn a_stop_raised_during_the_work_ends_it_at_the_next_piece() {
     hooks.stop.interrupt();
     let src = Arc::new(Buffer::from_vec(vec![3; 3 * P]));
     let dst = Arc::new(Buffer::from_vec(vec![0; 3 * P]));
-    let e = copy_in_pieces(&src, 0, &dst, 0, 3 * P as u64, &hooks).unwrap_err();
+    let e = copy_in_pieces(&src, 0, &dst, 0, 3 * P as u64, &hooks, PIECE).unwrap_err();
     assert_eq!(e.code, StatusCode::Cancelled);
     let got = dst.to_vec();
     assert!(got[..P].iter().all(|&x| x == 3) && got[P..].iter().all(|&x| x == 0));
     // Without anything that can stop the context: one piece, no look.
     let plain = Hooks::default();
     plain.stop.interrupt();
-    fill_in_pieces::<1>(&b, 0, 3 * P as u64, [6], &plain).unwrap();
+    fill_in_pieces::<1>(&b, 0, 3 * P as u64, [6], &plain, PIECE).unwrap();
     assert!(b.to_vec().iter().all(|&x| x == 6));
 }
