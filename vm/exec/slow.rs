@@ -409,8 +409,16 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             let bytes = (rl!(i.c) as u64).min(src.len() as u64);
             bulk!(bytes);
             let charge = tri!(Charge::new(memory, buffer_bytes(bytes), "a buffer"));
-            let b = tri!(src.clone_range(rl!(i.b) as u64, rl!(i.c) as u64)).with_charge(charge);
-            wref!(i.x, Ref::Buffer(Arc::new(b)));
+            let (offset, length) = (rl!(i.b) as u64, rl!(i.c) as u64);
+            let b = tri!(clone_in_pieces(
+                src,
+                offset,
+                length,
+                charge,
+                hooks,
+                PIECE_BYTES
+            ));
+            wref!(i.x, Ref::Buffer(b));
         }
         Opcode::BufferLength => {
             let n = buffer!(i.a, "buffer").len();
@@ -434,18 +442,27 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             let l = buffer!(i.a, "lhs_buffer").clone();
             let r = buffer!(i.c, "rhs_buffer").clone();
             bulk!((rl!(i.x) as u64).min(l.len() as u64));
-            let eq = tri!(Buffer::compare(
+            let eq = tri!(compare_in_pieces(
                 &l,
                 rl!(i.b) as u64,
                 &r,
                 rl!(i.d) as u64,
-                rl!(i.x) as u64
+                rl!(i.x) as u64,
+                hooks,
+                PIECE_BYTES
             ));
             wi!(i.y, eq as i32);
         }
         Opcode::BufferHash => {
             bulk!((rl!(i.c) as u64).min(buffer!(i.a, "source_buffer").len() as u64));
-            let h = tri!(buffer!(i.a, "source_buffer").hash(rl!(i.b) as u64, rl!(i.c) as u64));
+            let (offset, length) = (rl!(i.b) as u64, rl!(i.c) as u64);
+            let piece = if in_pieces(hooks, length, PIECE_BYTES) {
+                PIECE_BYTES as usize
+            } else {
+                usize::MAX
+            };
+            let source = buffer!(i.a, "source_buffer");
+            let h = tri!(source.hash_in_pieces(offset, length, piece, || hooks.check_stop()));
             wl!(i.d, h);
         }
         Opcode::CastAnyRef => {
@@ -582,6 +599,58 @@ fn copy_in_pieces(
         Buffer::copy(src, src_offset + at, dst, dst_offset + at, n)?;
     }
     Ok(())
+}
+
+/// `vm.buffer.compare` in pieces as [`fill_in_pieces`]: both ranges are
+/// checked whole first, and the first piece that differs ends the work.
+fn compare_in_pieces(
+    lhs: &Buffer,
+    lhs_offset: u64,
+    rhs: &Buffer,
+    rhs_offset: u64,
+    length: u64,
+    hooks: &Hooks,
+    piece: u64,
+) -> Result<bool, Trap> {
+    if !in_pieces(hooks, length, piece) {
+        return Buffer::compare(lhs, lhs_offset, rhs, rhs_offset, length);
+    }
+    lhs.check_range(lhs_offset, length)?;
+    rhs.check_range(rhs_offset, length)?;
+    let mut at = 0;
+    while at < length {
+        if at > 0 {
+            hooks.check_stop()?;
+        }
+        let n = piece.min(length - at);
+        if !Buffer::compare(lhs, lhs_offset + at, rhs, rhs_offset + at, n)? {
+            return Ok(false);
+        }
+        at += n;
+    }
+    Ok(true)
+}
+
+/// `vm.buffer.clone`: a new buffer holding `charge`, with a copy of
+/// `length` bytes at `offset` made in pieces as [`copy_in_pieces`] (the
+/// range checked whole first).
+fn clone_in_pieces(
+    src: &Arc<Buffer>,
+    offset: u64,
+    length: u64,
+    charge: Charge,
+    hooks: &Hooks,
+    piece: u64,
+) -> Result<Arc<Buffer>, Trap> {
+    if !in_pieces(hooks, length, piece) {
+        return Ok(Arc::new(
+            src.clone_range(offset, length)?.with_charge(charge),
+        ));
+    }
+    src.check_range(offset, length)?;
+    let copy = Arc::new(Buffer::new(length as usize)?.with_charge(charge));
+    copy_in_pieces(src, offset, &copy, 0, length, hooks, piece)?;
+    Ok(copy)
 }
 
 fn fill_bytes(b: &Buffer, count: i64, n: u64) -> u64 {

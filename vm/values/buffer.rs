@@ -1351,11 +1351,58 @@ impl Buffer {
     /// SipHash-2-4 (key 00 01 .. 0f) of `length` bytes at `offset`, as IREE
     /// computes `vm.buffer.hash`.
     pub fn hash(&self, offset: u64, length: u64) -> Result<i64, Trap> {
+        self.hash_in_pieces(offset, length, usize::MAX, || Ok(()))
+    }
+
+    /// [`Buffer::hash`] over pieces of `piece` bytes (a multiple of 8;
+    /// `usize::MAX`: one piece),
+    /// calling `between` before each piece but the first: its error ends
+    /// the work (how the interpreter stops a hash of gigabytes at a
+    /// deadline). The whole range is checked first.
+    pub(crate) fn hash_in_pieces(
+        &self,
+        offset: u64,
+        length: u64,
+        piece: usize,
+        mut between: impl FnMut() -> Result<(), Trap>,
+    ) -> Result<i64, Trap> {
+        debug_assert!(piece % 8 == 0 || piece == usize::MAX);
         let r = self.byte_range(offset, length)?;
-        if let Some(ptr) = self.region_raw() {
-            return Ok(siphash24(&self.region_read(ptr, r)) as i64);
+        let mut hasher = SipHash24::new();
+        let mut at = r.start;
+        loop {
+            if at > r.start {
+                between()?;
+            }
+            let end = r.end.min(at.saturating_add(piece));
+            if end == r.end {
+                let whole = (end - at) / 8 * 8;
+                let h = self.with_range(at..end, |b| {
+                    let (blocks, tail) = b.split_at(whole);
+                    hasher.blocks(blocks);
+                    hasher.finish(tail)
+                })?;
+                return Ok(h as i64);
+            }
+            self.with_range(at..end, |b| hasher.blocks(b))?;
+            at = end;
         }
-        Ok(self.try_with_bytes(|b| siphash24(&b[r]))? as i64)
+    }
+
+    /// Runs `f` over the bytes `range` (checked by the caller): a copy of
+    /// them when the buffer is lent to this thread's region, else a shared
+    /// borrow (FAILED_PRECONDITION where one cannot be had).
+    fn with_range<R>(&self, range: Range<usize>, f: impl FnOnce(&[u8]) -> R) -> Result<R, Trap> {
+        if let Some(ptr) = self.region_raw() {
+            return Ok(f(&self.region_read(ptr, range)));
+        }
+        self.try_with_bytes(|b| f(&b[range]))
+    }
+
+    /// Whether `offset..offset+length` lies within the buffer
+    /// (OUT_OF_RANGE naming the range when not).
+    pub(crate) fn check_range(&self, offset: u64, length: u64) -> Result<(), Trap> {
+        self.byte_range(offset, length).map(|_| ())
     }
 }
 
@@ -1365,16 +1412,40 @@ fn elem_range(index: u64, count: u64, size: usize) -> Option<Range<usize>> {
     Some(start..start.checked_add(len)?)
 }
 
+/// SipHash-2-4 of `data` with the key 00 01 .. 0f, in one part.
+#[cfg(test)]
 fn siphash24(data: &[u8]) -> u64 {
-    let k0 = u64::from_le_bytes([0, 1, 2, 3, 4, 5, 6, 7]);
-    let k1 = u64::from_le_bytes([8, 9, 10, 11, 12, 13, 14, 15]);
-    let mut v = [
-        0x736f6d6570736575 ^ k0,
-        0x646f72616e646f6d ^ k1,
-        0x6c7967656e657261 ^ k0,
-        0x7465646279746573 ^ k1,
-    ];
-    fn round(v: &mut [u64; 4]) {
+    let whole = data.len() / 8 * 8;
+    let mut hasher = SipHash24::new();
+    hasher.blocks(&data[..whole]);
+    hasher.finish(&data[whole..])
+}
+
+/// SipHash-2-4 (key 00 01 .. 0f) fed in parts: whole 8-byte blocks, then
+/// the last 0 to 7 bytes.
+struct SipHash24 {
+    v: [u64; 4],
+    /// Bytes fed so far.
+    len: u64,
+}
+
+impl SipHash24 {
+    fn new() -> SipHash24 {
+        let k0 = u64::from_le_bytes([0, 1, 2, 3, 4, 5, 6, 7]);
+        let k1 = u64::from_le_bytes([8, 9, 10, 11, 12, 13, 14, 15]);
+        SipHash24 {
+            v: [
+                0x736f6d6570736575 ^ k0,
+                0x646f72616e646f6d ^ k1,
+                0x6c7967656e657261 ^ k0,
+                0x7465646279746573 ^ k1,
+            ],
+            len: 0,
+        }
+    }
+
+    fn round(&mut self) {
+        let v = &mut self.v;
         v[0] = v[0].wrapping_add(v[1]);
         v[1] = v[1].rotate_left(13) ^ v[0];
         v[0] = v[0].rotate_left(32);
@@ -1386,28 +1457,38 @@ fn siphash24(data: &[u8]) -> u64 {
         v[1] = v[1].rotate_left(17) ^ v[2];
         v[2] = v[2].rotate_left(32);
     }
-    let chunks = data.chunks_exact(8);
-    let tail = chunks.remainder();
-    for c in chunks {
-        let m = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        v[3] ^= m;
-        round(&mut v);
-        round(&mut v);
-        v[0] ^= m;
+
+    /// Feeds whole blocks (`data.len()` a multiple of 8).
+    fn blocks(&mut self, data: &[u8]) {
+        debug_assert!(data.len() % 8 == 0);
+        for c in data.chunks_exact(8) {
+            let m = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.v[3] ^= m;
+            self.round();
+            self.round();
+            self.v[0] ^= m;
+        }
+        self.len = self.len.wrapping_add(data.len() as u64);
     }
-    let mut b = (data.len() as u64) << 56;
-    for (i, byte) in tail.iter().enumerate() {
-        b |= (*byte as u64) << (8 * i);
+
+    /// Feeds the last `tail` bytes (fewer than 8) and gives the hash.
+    fn finish(&mut self, tail: &[u8]) -> u64 {
+        debug_assert!(tail.len() < 8);
+        let len = self.len.wrapping_add(tail.len() as u64);
+        let mut b = len << 56;
+        for (i, byte) in tail.iter().enumerate() {
+            b |= (*byte as u64) << (8 * i);
+        }
+        self.v[3] ^= b;
+        self.round();
+        self.round();
+        self.v[0] ^= b;
+        self.v[2] ^= 0xff;
+        for _ in 0..4 {
+            self.round();
+        }
+        self.v[0] ^ self.v[1] ^ self.v[2] ^ self.v[3]
     }
-    v[3] ^= b;
-    round(&mut v);
-    round(&mut v);
-    v[0] ^= b;
-    v[2] ^= 0xff;
-    for _ in 0..4 {
-        round(&mut v);
-    }
-    v[0] ^ v[1] ^ v[2] ^ v[3]
 }
 
 #[cfg(test)]

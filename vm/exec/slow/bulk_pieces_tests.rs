@@ -119,3 +119,74 @@ fn a_stop_raised_during_the_work_ends_it_at_the_next_piece() {
     fill_in_pieces::<1>(&b, 0, 3 * P as u64, [6], &plain, PIECE).unwrap();
     assert!(b.to_vec().iter().all(|&x| x == 6));
 }
+
+#[test]
+fn hashes_compares_and_clones_in_pieces_give_what_one_piece_gives() {
+    use super::{clone_in_pieces, compare_in_pieces};
+    use crate::budget::{Charge, MemoryBudget};
+    let len = 3 * P + 13;
+    let b = Arc::new(Buffer::from_vec(numbered(len)));
+    let hooks = stoppable();
+    // Hashes: every length around the piece and block boundaries.
+    for (offset, n) in [(0, 0), (1, 7), (0, P), (3, P + 1), (5, 2 * P + 9), (0, len)] {
+        let whole = b.hash(offset as u64, n as u64).unwrap();
+        let pieces = b
+            .hash_in_pieces(offset as u64, n as u64, P, || hooks.check_stop())
+            .unwrap();
+        assert_eq!(pieces, whole, "{offset} {n}");
+    }
+    // Compares: equal, a difference in the first and in the last piece.
+    let other = Arc::new(Buffer::from_vec(numbered(len)));
+    let cmp =
+        |l: &Buffer, r: &Buffer, n: usize| compare_in_pieces(l, 0, r, 0, n as u64, &hooks, PIECE);
+    assert!(cmp(&b, &other, len).unwrap());
+    for at in [2, len - 1] {
+        let mut bytes = numbered(len);
+        bytes[at] ^= 1;
+        let changed = Buffer::from_vec(bytes);
+        assert!(!cmp(&b, &changed, len).unwrap(), "{at}");
+    }
+    // Out of range: an error even when the first piece already differs.
+    let mut bytes = numbered(len);
+    bytes[0] ^= 1;
+    let differs = Buffer::from_vec(bytes);
+    let e = compare_in_pieces(&b, 0, &differs, 1, len as u64, &hooks, PIECE).unwrap_err();
+    assert_eq!(e.code, StatusCode::OutOfRange);
+    // Clones: the bytes, charged to the budget while the clone lives.
+    let budget = MemoryBudget::new(u64::MAX);
+    let charge = Charge::new(&budget, 2 * P as u64, "a buffer").unwrap();
+    let copy = clone_in_pieces(&b, 9, 2 * P as u64, charge, &hooks, PIECE).unwrap();
+    assert!(copy.to_vec() == numbered(len)[9..9 + 2 * P]);
+    assert_eq!(budget.used(), 2 * P as u64);
+    drop(copy);
+    assert_eq!(budget.used(), 0);
+}
+
+#[test]
+fn a_stop_ends_a_hash_compare_or_clone_at_the_next_piece() {
+    use super::{clone_in_pieces, compare_in_pieces};
+    use crate::budget::{Charge, MemoryBudget};
+    let hooks = stoppable();
+    let b = Arc::new(Buffer::from_vec(numbered(4 * P)));
+    let mut looks = 0;
+    let e = b
+        .hash_in_pieces(0, 4 * P as u64, P, || {
+            looks += 1;
+            hooks.stop.interrupt();
+            hooks.check_stop()
+        })
+        .unwrap_err();
+    assert_eq!((e.code, looks), (StatusCode::Cancelled, 1));
+    hooks.stop.interrupt();
+    let e = compare_in_pieces(&b, 0, &b, 0, 4 * P as u64, &hooks, PIECE).unwrap_err();
+    assert_eq!(e.code, StatusCode::Cancelled);
+    // A stopped clone is dropped: nothing stays charged.
+    let budget = MemoryBudget::new(u64::MAX);
+    let charge = Charge::new(&budget, 4 * P as u64, "a buffer").unwrap();
+    hooks.stop.interrupt();
+    let Err(e) = clone_in_pieces(&b, 0, 4 * P as u64, charge, &hooks, PIECE) else {
+        panic!("the clone was not stopped")
+    };
+    assert_eq!(e.code, StatusCode::Cancelled);
+    assert_eq!(budget.used(), 0);
+}
