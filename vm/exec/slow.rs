@@ -579,8 +579,8 @@ fn fill_in_pieces_of<const N: usize>(
 }
 
 /// [`Buffer::copy`], in pieces as [`fill_in_pieces`]: front to back, or
-/// back to front when the target starts inside the source in the same
-/// allocation (so no piece overwrites bytes a later one still reads).
+/// back to front when the target starts inside the source in memory (so
+/// no piece overwrites bytes a later one still reads).
 fn copy_in_pieces(
     src: &Arc<Buffer>,
     src_offset: u64,
@@ -610,10 +610,13 @@ fn copy_in_pieces_of(
     {
         return Buffer::copy(src, src_offset, dst, dst_offset, length);
     }
-    // Within one allocation the addresses decide the direction: views of
-    // it may overlap whatever their own offsets.
-    let start = |b: &Buffer, offset: u64| b.raw_bytes().ptr as usize + offset as usize;
-    let backwards = dst.same_allocation(src) && start(dst, dst_offset) > start(src, src_offset);
+    // The addresses decide the direction: views of one allocation may
+    // overlap whatever their own offsets, and so may two allocations an
+    // embedder lent over the same memory (`Buffer::foreign_mut`). Bytes
+    // apart go front to back.
+    let start = |b: &Buffer, offset: u64| b.raw_bytes().ptr as u64 + offset;
+    let (from, to) = (start(src, src_offset), start(dst, dst_offset));
+    let backwards = to > from && to < from.saturating_add(length);
     let pieces = length.div_ceil(piece);
     for k in 0..pieces {
         if k > 0 {
