@@ -276,9 +276,13 @@ fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
 pub fn explain_load_error(path: &str, e: irvm::errors::LoadError) -> String {
     use std::io::Read;
     let mut head = Vec::new();
-    let looks_like_mlir = std::fs::File::open(path)
-        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
-        .is_ok()
+    // Only a regular file is opened again (opening a FIFO would wait for a
+    // writer).
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let looks_like_mlir = regular
+        && std::fs::File::open(path)
+            .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+            .is_ok()
         && std::str::from_utf8(&head).is_ok_and(|text| {
             let code = text
                 .lines()
