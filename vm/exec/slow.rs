@@ -521,7 +521,6 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
 /// Bulk-work bytes charged per list element a program allocates.
 const LIST_SLOT_BYTES: u64 = 16;
 
-/// Bytes of a fill of `count` elements of `n` bytes (at most the buffer).
 /// Bytes a `vm.buffer.fill` or `vm.buffer.copy` does between two looks at
 /// the stop word when the context can be stopped (a deadline, an
 /// interrupt handle): 8 MiB, about a millisecond of memory bandwidth, so a
@@ -630,6 +629,7 @@ fn copy_in_pieces_of(
     Ok(())
 }
 
+/// Bytes of a fill of `count` elements of `n` bytes (at most the buffer).
 fn fill_bytes(b: &Buffer, count: i64, n: u64) -> u64 {
     (count as u64).saturating_mul(n).min(b.len() as u64)
 }
