@@ -358,6 +358,9 @@ fn read_stdin_module_bytes_until(deadline: Option<std::time::Instant>) -> Result
 /// by then.
 pub fn module_from_stdin(deadline: Option<std::time::Instant>) -> Result<Module, String> {
     let bytes = read_stdin_module_bytes_until(deadline)?;
+    if bytes.is_empty() {
+        return Err("loading module '-': stdin is empty (no module was piped in)".to_string());
+    }
     if bytes.len() as u64 > MAX_STDIN_MODULE_BYTES {
         return Err(format!(
             "loading module '-': stdin holds more than {MAX_STDIN_MODULE_BYTES} bytes"
@@ -380,6 +383,12 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
                     from a file or --module=- to load from stdin"
                 .into(),
         );
+    }
+    let from_stdin = modules.iter().filter(|m| *m == "-").count();
+    if from_stdin > 1 {
+        return Err(format!(
+            "INVALID_ARGUMENT; --module=- is given {from_stdin} times: stdin holds one module"
+        ));
     }
     let registry = TypeRegistry::new();
     let mut ctx = Context::new(&registry);

@@ -217,6 +217,28 @@ fn a_module_path_that_is_a_fifo_is_refused_not_waited_for() {
 }
 
 #[test]
+fn an_empty_stdin_and_a_second_module_from_stdin_are_named_as_such() {
+    // Not "truncated module: 0 bytes after the archive header".
+    let (_, err, code) = irvm_with_stdin(
+        &["run", "--module=-", "--function=fib", "--timeout=60"],
+        Some("/dev/null"),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("loading module '-': stdin is empty"), "{err}");
+    // stdin holds one module: a second `--module=-` would read nothing.
+    let fib = repo_file("examples/fib.vmasm");
+    let (_, err, code) = irvm_with_stdin(
+        &["run", "--module=-", "--module=-", "--function=fib"],
+        Some(&fib),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("INVALID_ARGUMENT; --module=- is given 2 times"),
+        "{err}"
+    );
+}
+
+#[test]
 fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
     // `--module=-` (bytecode or assembly), and no `--function` when the
     // module exports one runnable function (`__init` does not count).
