@@ -276,9 +276,13 @@ fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
 pub fn explain_load_error(path: &str, e: irvm::errors::LoadError) -> String {
     use std::io::Read;
     let mut head = Vec::new();
-    let looks_like_mlir = std::fs::File::open(path)
-        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
-        .is_ok()
+    // Only a regular file is opened again (opening a FIFO would wait for a
+    // writer).
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let looks_like_mlir = regular
+        && std::fs::File::open(path)
+            .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+            .is_ok()
         && std::str::from_utf8(&head).is_ok_and(|text| {
             let code = text
                 .lines()
@@ -354,6 +358,9 @@ fn read_stdin_module_bytes_until(deadline: Option<std::time::Instant>) -> Result
 /// by then.
 pub fn module_from_stdin(deadline: Option<std::time::Instant>) -> Result<Module, String> {
     let bytes = read_stdin_module_bytes_until(deadline)?;
+    if bytes.is_empty() {
+        return Err("loading module '-': stdin is empty (no module was piped in)".to_string());
+    }
     if bytes.len() as u64 > MAX_STDIN_MODULE_BYTES {
         return Err(format!(
             "loading module '-': stdin holds more than {MAX_STDIN_MODULE_BYTES} bytes"
@@ -376,6 +383,12 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
                     from a file or --module=- to load from stdin"
                 .into(),
         );
+    }
+    let from_stdin = modules.iter().filter(|m| *m == "-").count();
+    if from_stdin > 1 {
+        return Err(format!(
+            "INVALID_ARGUMENT; --module=- is given {from_stdin} times: stdin holds one module"
+        ));
     }
     let registry = TypeRegistry::new();
     let mut ctx = Context::new(&registry);

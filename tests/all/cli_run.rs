@@ -174,6 +174,71 @@ fn timeout_covers_a_module_read_from_a_stdin_that_never_ends() {
 }
 
 #[test]
+fn a_module_path_that_is_a_fifo_is_refused_not_waited_for() {
+    // Opening a FIFO blocks until a writer comes, before any deadline is
+    // looked at: a module path that names one is refused at once (a pipe
+    // is read with `--module=-`, which `--timeout` covers).
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("module.fifo");
+    match Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("skipping: no `mkfifo`");
+            return;
+        }
+    }
+    let started = std::time::Instant::now();
+    let mut child = Command::new(crate::common::cli::irvm_bin())
+        .arg("run")
+        .arg(format!("--module={}", fifo.display()))
+        .args(["--function=fib", "--timeout=0.3"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!(
+                "irvm still waiting on the FIFO after {:?}",
+                started.elapsed()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("module.fifo") && err.contains("not a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_stdin_and_a_second_module_from_stdin_are_named_as_such() {
+    // Not "truncated module: 0 bytes after the archive header".
+    let (_, err, code) = irvm_with_stdin(
+        &["run", "--module=-", "--function=fib", "--timeout=60"],
+        Some("/dev/null"),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("loading module '-': stdin is empty"), "{err}");
+    // stdin holds one module: a second `--module=-` would read nothing.
+    let fib = repo_file("examples/fib.vmasm");
+    let (_, err, code) = irvm_with_stdin(
+        &["run", "--module=-", "--module=-", "--function=fib"],
+        Some(&fib),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("INVALID_ARGUMENT; --module=- is given 2 times"),
+        "{err}"
+    );
+}
+
+#[test]
 fn modules_from_stdin_and_the_function_chosen_as_iree_run_module_does() {
     // `--module=-` (bytecode or assembly), and no `--function` when the
     // module exports one runnable function (`__init` does not count).

@@ -565,3 +565,94 @@ fn deadline_and_interrupt_stop_every_tier() {
         assert_eq!(ctx.fuel(), Some(0));
     }
 }
+
+/// A 512 MiB `hal.device.queue.read` from a file over a program's buffer
+/// (`hal.ex.file.from_memory`), its source never written (so untouched
+/// pages): the read went through a copy of its whole source, in one piece
+/// (memory no budget counted, and no deadline could cut short), where it
+/// now moves the bytes straight into the target, in stoppable pieces.
+const QUEUE_READ: &str = r#"
+vm.module @halread version 0
+vm.type i32
+vm.type i64
+vm.type !vm.buffer
+vm.type !hal.allocator
+vm.type !hal.buffer
+vm.type !hal.device
+vm.type !hal.fence
+vm.type !hal.file
+vm.import @hal.allocator.allocate cconv "0rIiiI_r"
+vm.import @hal.device.allocator cconv "0r_r"
+vm.import @hal.devices.get cconv "0i_r"
+vm.import @hal.fence.await cconv "0iICrD_i"
+vm.import @hal.fence.create cconv "0rI_r"
+vm.import @hal.ex.file.from_memory cconv "0rIirIIi_r"
+vm.import @hal.device.queue.read cconv "0rIrrrIrIII_v"
+
+vm.export @read
+vm.func @read(%i0:1: i64) -> (i32) {
+^bb0:
+  %i8 = vm.const.i32.zero
+  %i9 = vm.const.i32 48
+  %i10 = vm.const.i32 3075
+  %i12 = vm.const.i32 1
+  %i14:15 = vm.const.i64 -1
+  %i16:17 = vm.const.i64.zero
+  %i2 = vm.const.i32 16
+  %r7 = vm.buffer.alloc %i0:1, %i2
+  %r0 = vm.call @hal.devices.get(%i8)
+  %r1 = vm.call @hal.device.allocator(%r0)
+  %r2 = vm.call @hal.allocator.allocate(%r1, %i14:15, %i9, %i10, %i0:1)
+  %r8 = vm.call @hal.ex.file.from_memory(%r0, %i14:15, %i12, %r7, %i16:17, %i0:1, %i8)
+  %r3 = vm.call @hal.fence.create(%r0, %i16:17)
+  %r4 = vm.const.ref.zero
+  vm.call @hal.device.queue.read(%r0, %i14:15, %r4, %r3, %r8, %i16:17, %r2, %i16:17, %i0:1, %i16:17)
+  vm.call.variadic.yieldable @hal.fence.await segments[65535, 65535, 1](%i8, %i14:15, %r3) -> ^bb1(%i21)
+^bb1:
+  vm.return %i21
+}
+"#;
+
+#[test]
+fn a_queue_read_moves_its_bytes_without_a_copy_of_the_whole_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("halread.vmasm");
+    std::fs::write(&module, QUEUE_READ).unwrap();
+    const LEN: u64 = 512 << 20;
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by `wait4` below, which std's `Child` does not see"
+    )]
+    let child = std::process::Command::new(crate::common::cli::irvm_bin())
+        .arg("run")
+        .arg(format!("--module={}", module.display()))
+        .args([
+            "--function=read",
+            &format!("--input={LEN}"),
+            "--timeout=120",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The child's own peak resident size (`wait4`: not the other tests'
+    // children, which `getrusage(RUSAGE_CHILDREN)` would mix in).
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that `wait4` fills.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `child.id()` is our unwaited child; the pointers are to live
+    // locals.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status:#x}"
+    );
+    let peak = usage.ru_maxrss as u64 * 1024;
+    // The target's LEN bytes and the process itself; a copy of the source
+    // would add another LEN.
+    assert!(
+        peak < LEN + LEN / 2,
+        "peak resident {peak} bytes for a read of {LEN}"
+    );
+}

@@ -578,3 +578,79 @@ vm.func @keep(%r0: !vm.buffer, %r1: !vm.buffer, %r2: !vm.list<!vm.buffer>, %i0: 
         }
     }
 }
+
+/// A kernel whose workgroup 0 copies `constants[0]` bytes from binding 0
+/// to binding 1 (`vm.buffer.copy`); the others do nothing.
+const SHIFT: &str = r#"
+vm.module @shift version 0
+vm.type !vm.buffer
+vm.type !vm.list<!vm.buffer>
+
+vm.export @shift
+vm.func @shift(%r0: !vm.buffer, %r1: !vm.buffer, %r2: !vm.list<!vm.buffer>, %i0: i32, %i1: i32, %i2: i32, %i3: i32, %i4: i32, %i5: i32, %i6: i32, %i7: i32, %i8: i32) -> () {
+^bb0:
+  vm.cond_br %i0, ^bb2(), ^bb1()
+^bb1:
+  %i9 = vm.const.i32.zero
+  %i10 = vm.const.i32 1
+  %i12:13 = vm.const.i64.zero
+  %i11 = vm.buffer.load.i32 %r1, %i12:13
+  %i14:15 = vm.ext.i32.i64.u %i11
+  %r3 = vm.list.get.ref %r2, %i9 : !vm.buffer
+  %r4 = vm.list.get.ref %r2, %i10 : !vm.buffer
+  vm.buffer.copy %r3, %i12:13, %r4, %i12:13, %i14:15
+  vm.br ^bb2()
+^bb2:
+  vm.return
+}
+"#;
+
+/// A copy of more than one 8 MiB piece between overlapping bindings (two
+/// views of one allocation, lent to the workers as a region) moves as
+/// memmove does, in either direction, whether or not the context can be
+/// stopped (in pieces, with looks at its stop word between them, or in
+/// one).
+#[test]
+fn a_kernel_copy_in_pieces_between_overlapping_bindings_moves_as_memmove() {
+    let len = 3 * (8 << 20) + 100;
+    let total = len + 4097;
+    let numbered = |n: usize| -> Vec<u8> { (0..n).map(|i| (i * 7 + i / 251) as u8).collect() };
+    for (from, to) in [(0usize, 4097usize), (4097, 0)] {
+        for stoppable in [false, true] {
+            for kind in [DeviceKind::Sync, DeviceKind::Task { workers: 2 }] {
+                let mut ctx = Context::new(&TypeRegistry::new());
+                let exe = Executable::load(
+                    VMVX_FORMAT,
+                    irvm::asm::assemble(SHIFT, "shift.vmasm").expect("assembles"),
+                    &[],
+                    ctx.resources().clone(),
+                    &device(kind),
+                )
+                .expect("loads");
+                if stoppable {
+                    ctx.set_deadline(Some(Instant::now() + Duration::from_secs(600)));
+                }
+                let all = Arc::new(Buffer::from_vec(numbered(total)));
+                let source = Ref::from(Buffer::view(&all, from, len).unwrap());
+                let target = Ref::from(Buffer::view(&all, to, len).unwrap());
+                exe.dispatch(Dispatch {
+                    function: 0,
+                    workgroups: [2, 1, 1],
+                    constants: &[len as u32],
+                    bindings: [&source, &target]
+                        .into_iter()
+                        .map(BoundRange::whole)
+                        .collect(),
+                    location: None,
+                })
+                .unwrap();
+                let mut want = numbered(total);
+                want.copy_within(from..from + len, to);
+                assert!(
+                    all.to_vec() == want,
+                    "{from} -> {to}, stoppable {stoppable}, {kind:?}"
+                );
+            }
+        }
+    }
+}

@@ -518,8 +518,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
 /// Bulk-work bytes charged per list element a program allocates.
 const LIST_SLOT_BYTES: u64 = 16;
 
-/// Bytes of a fill of `count` elements of `n` bytes (at most the buffer).
-/// Bytes a `vm.buffer.fill` or `vm.buffer.copy` does between two looks at
+/// Bytes of bulk buffer work (fill, copy, clone, compare, hash) between two looks at
 /// the stop word when the context can be stopped (a deadline, an
 /// interrupt handle): 8 MiB, about a millisecond of memory bandwidth, so a
 /// fill of gigabytes ends within milliseconds of its deadline rather than
@@ -565,8 +564,8 @@ fn fill_in_pieces<const N: usize>(
 }
 
 /// [`Buffer::copy`], in pieces as [`fill_in_pieces`]: front to back, or
-/// back to front when the target starts inside the source in the same
-/// allocation (so no piece overwrites bytes a later one still reads).
+/// back to front when the target starts inside the source in memory (so
+/// no piece overwrites bytes a later one still reads).
 fn copy_in_pieces(
     src: &Arc<Buffer>,
     src_offset: u64,
@@ -584,10 +583,13 @@ fn copy_in_pieces(
     {
         return Buffer::copy(src, src_offset, dst, dst_offset, length);
     }
-    // Within one allocation the addresses decide the direction: views of
-    // it may overlap whatever their own offsets.
-    let start = |b: &Buffer, offset: u64| b.raw_bytes().ptr as usize + offset as usize;
-    let backwards = dst.same_allocation(src) && start(dst, dst_offset) > start(src, src_offset);
+    // The addresses decide the direction: views of one allocation may
+    // overlap whatever their own offsets, and so may two allocations an
+    // embedder lent over the same memory (`Buffer::foreign_mut`). Bytes
+    // apart go front to back.
+    let start = |b: &Buffer, offset: u64| b.raw_bytes().ptr as u64 + offset;
+    let (from, to) = (start(src, src_offset), start(dst, dst_offset));
+    let backwards = to > from && to < from.saturating_add(length);
     let pieces = length.div_ceil(piece);
     for k in 0..pieces {
         if k > 0 {
@@ -653,6 +655,7 @@ fn clone_in_pieces(
     Ok(copy)
 }
 
+/// Bytes of a fill of `count` elements of `n` bytes (at most the buffer).
 fn fill_bytes(b: &Buffer, count: i64, n: u64) -> u64 {
     (count as u64).saturating_mul(n).min(b.len() as u64)
 }

@@ -118,16 +118,36 @@ impl std::fmt::Debug for LentBytes {
 /// See docs/HOSTILE_INPUT.md.
 pub const PRIVATE_COPY_BYTES: u64 = 16 << 20;
 
+/// An error unless `path` names a regular file (after links): asked of
+/// the file system without opening it, since opening a FIFO waits for a
+/// writer (no deadline can cut that short), and a FIFO, socket or device
+/// can be neither mapped nor sized.
+fn refuse_unless_regular(path: &Path) -> std::io::Result<()> {
+    let kind = std::fs::metadata(path)?.file_type();
+    if kind.is_file() || kind.is_dir() {
+        // A directory fails at its read with the system's own words.
+        return Ok(());
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "not a regular file (a FIFO, socket or device): a module is read from a file, \
+         or from a pipe through stdin",
+    ))
+}
+
 impl ModuleBytes {
     /// The bytes of the module file at `path`: a private copy when the file
     /// is at most [`PRIVATE_COPY_BYTES`], otherwise a read-only mapping
-    /// ([`ModuleBytes::map_file`]).
+    /// ([`ModuleBytes::map_file`]). Only a regular file (or a link to one)
+    /// is opened: a FIFO would block the open until a writer came, and
+    /// neither it nor a device can be mapped.
     pub fn read_or_map_file(path: &Path) -> Result<Self, LoadError> {
         use std::io::Read;
         let io = |source| LoadError::Io {
             path: path.to_path_buf(),
             source,
         };
+        refuse_unless_regular(path).map_err(io)?;
         let mut file = File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len > PRIVATE_COPY_BYTES {
@@ -153,6 +173,7 @@ impl ModuleBytes {
             path: path.to_path_buf(),
             source,
         };
+        refuse_unless_regular(path).map_err(io)?;
         let file = File::open(path).map_err(io)?;
         // SAFETY: the mapping is read-only and we never hand out mutable
         // access. As with every file mapping, the caller must not truncate or

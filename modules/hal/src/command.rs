@@ -320,9 +320,10 @@ fn fill_pattern(target: &mut [u8], pattern: &[u8]) {
 }
 
 /// Copies `source`'s bytes over `target` (the same length): straight from
-/// one to the other when they are different allocations (stopping between
-/// pieces at the context's deadline or interrupt), through a copy of the
-/// source when they share one (the ranges may overlap).
+/// one to the other when their bytes are apart, as memmove when they may
+/// overlap (one allocation, or two an embedder lent over the same memory);
+/// either way in pieces, stopping between them at the context's deadline
+/// or interrupt.
 fn copy_between(
     source: &HalBuffer,
     target: &HalBuffer,
@@ -330,9 +331,22 @@ fn copy_between(
 ) -> Result<(), Trap> {
     let from = source.storage.buffer("hal buffer storage")?;
     let to = target.storage.buffer("hal buffer storage")?;
-    if from.same_allocation(to) {
-        let bytes = source.to_vec()?;
-        return target.with_bytes_mut(|b| b.copy_from_slice(&bytes));
+    let at = |b: &irvm::Buffer, offset: u64| b.raw_bytes().ptr as usize as u64 + offset;
+    let (s, t, n) = (
+        at(from, source.offset),
+        at(to, target.offset),
+        source.length,
+    );
+    let overlap = n > 0 && s < t.saturating_add(n) && t < s.saturating_add(n);
+    if from.same_allocation(to) || overlap {
+        return copy_overlapping(
+            from,
+            source.offset,
+            to,
+            target.offset,
+            source.length,
+            resources,
+        );
     }
     let (s, l) = (source.offset as usize, source.length as usize);
     from.with_bytes(|src| {
@@ -343,10 +357,72 @@ fn copy_between(
             in_stoppable_chunks(
                 b.len(),
                 || resources.check_stop(),
-                |range| b[range.clone()].copy_from_slice(&src[range]),
+                |range| {
+                    b[range.clone()].copy_from_slice(&src[range]);
+                    Ok(())
+                },
             )
         })?
     })
+}
+
+/// Copies `length` bytes at `from_offset` of `from` to `to_offset` of `to`,
+/// whose bytes may overlap (two views of one allocation, one buffer, or
+/// two allocations an embedder lent over the same memory), as memmove
+/// does, without a copy of the whole source: in pieces of
+/// [`TRANSFER_CHUNK_BYTES`] with a look at the stop between them, back to
+/// front when the target starts inside the source (so no piece
+/// overwrites bytes a later one still reads). Both ranges and the target's
+/// mutability are checked before the first piece: a copy that fails for
+/// them writes nothing.
+fn copy_overlapping(
+    from: &std::sync::Arc<irvm::Buffer>,
+    from_offset: u64,
+    to: &std::sync::Arc<irvm::Buffer>,
+    to_offset: u64,
+    length: u64,
+    resources: &irvm::ContextResources,
+) -> Result<(), Trap> {
+    let in_range = |b: &irvm::Buffer, offset: u64| {
+        offset
+            .checked_add(length)
+            .is_some_and(|end| end <= b.len() as u64)
+    };
+    if !in_range(from, from_offset) || !in_range(to, to_offset) || !to.is_mutable() {
+        return irvm::Buffer::copy(from, from_offset, to, to_offset, length);
+    }
+    // The addresses decide the direction: the views may start anywhere in
+    // the memory, whatever their own offsets.
+    let start = |b: &irvm::Buffer, offset: u64| b.raw_bytes().ptr as u64 + offset;
+    let (s, t) = (start(from, from_offset), start(to, to_offset));
+    let backwards = t > s && t < s.saturating_add(length);
+    let one_allocation = from.same_allocation(to);
+    let len = length as usize;
+    in_stoppable_chunks(
+        len,
+        || resources.check_stop(),
+        |range| {
+            let piece = if backwards {
+                len - range.end..len - range.start
+            } else {
+                range
+            };
+            let (f, t) = (
+                from_offset as usize + piece.start,
+                to_offset as usize + piece.start,
+            );
+            if one_allocation {
+                // One lease: `Buffer::copy` borrows it once and moves the
+                // bytes as memmove.
+                return irvm::Buffer::copy(from, f as u64, to, t as u64, piece.len() as u64);
+            }
+            // Two leases over the same memory: the piece goes through a
+            // copy, so no slice of the source lives while the target is
+            // written.
+            let bytes = from.with_bytes(|b| b[f..f + piece.len()].to_vec());
+            to.with_bytes_mut(|b| b[t..t + piece.len()].copy_from_slice(&bytes))
+        },
+    )
 }
 
 /// Bytes a fill or copy writes between two looks at the context's
@@ -358,11 +434,11 @@ const TRANSFER_CHUNK_BYTES: usize = 8 << 20;
 
 /// Runs `work` over `0..len` in pieces of [`TRANSFER_CHUNK_BYTES`],
 /// asking `stop` before each piece after the first (the caller asked
-/// before the whole): the first error stops the rest.
+/// before the whole): the first error, of either, stops the rest.
 fn in_stoppable_chunks(
     len: usize,
     mut stop: impl FnMut() -> Result<(), Trap>,
-    mut work: impl FnMut(std::ops::Range<usize>),
+    mut work: impl FnMut(std::ops::Range<usize>) -> Result<(), Trap>,
 ) -> Result<(), Trap> {
     let mut start = 0;
     while start < len {
@@ -370,7 +446,7 @@ fn in_stoppable_chunks(
             stop()?;
         }
         let end = len.min(start + TRANSFER_CHUNK_BYTES);
-        work(start..end);
+        work(start..end)?;
         start = end;
     }
     Ok(())
@@ -418,7 +494,10 @@ fn run_transfer(
                 in_stoppable_chunks(
                     b.len(),
                     || resources.check_stop(),
-                    |range| fill_pattern(&mut b[range], &bytes[..n]),
+                    |range| {
+                        fill_pattern(&mut b[range], &bytes[..n]);
+                        Ok(())
+                    },
                 )
             })??;
             Ok(t.length)
@@ -557,6 +636,111 @@ mod tests {
     }
 
     #[test]
+    fn copies_within_one_allocation_go_in_pieces_as_memmove_and_stop_between_them() {
+        use super::{BufferRef, HalBuffer, TRANSFER_CHUNK_BYTES as C};
+        use irvm::{Buffer, HostRef, Ref};
+        let range = |b: &HostRef<HalBuffer>, offset: u64, length: i64| BufferRef {
+            slot: 0,
+            buffer: Some(b.clone()),
+            offset,
+            length,
+        };
+        let run = |source: BufferRef, target: BufferRef, resources: &irvm::ContextResources| {
+            let cb = CommandBuffer::new(0);
+            cb.record(Command::Copy { source, target }).unwrap();
+            cb.finalize().unwrap();
+            cb.execute(&[], resources)
+        };
+        let numbered =
+            |len: usize| -> Vec<u8> { (0..len).map(|i| (i * 7 + i / 251) as u8).collect() };
+        let len = 3 * C + 100;
+        let n = 2 * C + 37;
+        let resources = irvm::ContextResources::detached();
+        // Subspans of one buffer, overlapping, either way, past piece
+        // boundaries: as memmove.
+        for (from, to) in [(0, 4097), (4097, 0), (1, C + 3), (C + 3, 1), (9, 9)] {
+            let b = HostRef::new(
+                "hal.buffer",
+                HalBuffer::over(Ref::from(Buffer::from_vec(numbered(len)))).unwrap(),
+            );
+            run(
+                range(&b, from as u64, n as i64),
+                range(&b, to as u64, n as i64),
+                &resources,
+            )
+            .unwrap();
+            let mut want = numbered(len);
+            want.copy_within(from..from + n, to);
+            assert!(b.to_vec().unwrap() == want, "{from} -> {to}");
+        }
+        // Two views of one allocation as the storages of two hal buffers.
+        let root = std::sync::Arc::new(Buffer::from_vec(numbered(len)));
+        let over_view = |at: usize| {
+            let view = Buffer::view(&root, at, len - at).unwrap();
+            HostRef::new("hal.buffer", HalBuffer::over(Ref::from(view)).unwrap())
+        };
+        let (sv, tv) = (over_view(1), over_view(9));
+        run(range(&sv, 0, n as i64), range(&tv, 0, n as i64), &resources).unwrap();
+        let mut want = numbered(len);
+        want.copy_within(1..1 + n, 9);
+        assert!(root.to_vec() == want);
+        // An interrupt raised before the copy (after the caller's look,
+        // `charge_bulk`): the first piece is done, the look before the
+        // second stops it. The ranges are apart: front to back.
+        let stopped = irvm::ContextResources::detached();
+        stopped.interrupt_handle().interrupt();
+        let mut bytes = vec![0xAB; n];
+        bytes.resize(2 * n, 0);
+        let b = HalBuffer::over(Ref::from(Buffer::from_vec(bytes))).unwrap();
+        let (s, t) = (
+            b.subspan(0, n as i64).unwrap(),
+            b.subspan(n as u64, n as i64).unwrap(),
+        );
+        let e = super::copy_between(&s, &t, &stopped).unwrap_err();
+        assert_eq!(e.code, irvm::StatusCode::Cancelled, "{e}");
+        let got = t.to_vec().unwrap();
+        assert!(got[..C].iter().all(|&x| x == 0xAB));
+        assert!(got[C..].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn copies_between_two_buffers_lent_over_the_same_memory_move_as_memmove() {
+        // An embedder may lend one memory twice (the Python package makes
+        // one buffer per argument, so `f(x, x)` or overlapping views of one
+        // array are two allocations over the same bytes): a copy between
+        // them, past piece boundaries, must still move as memmove does.
+        use super::{HalBuffer, TRANSFER_CHUNK_BYTES as C};
+        use irvm::{Buffer, Ref};
+        use std::sync::{Arc, Mutex};
+        let len = 3 * C + 256;
+        let numbered =
+            |len: usize| -> Vec<u8> { (0..len).map(|i| (i * 7 + i / 251) as u8).collect() };
+        for (from, to) in [(0usize, 64usize), (64, 0)] {
+            let memory = Arc::new(Mutex::new(numbered(len)));
+            let ptr = memory.lock().unwrap().as_mut_ptr();
+            let lend = |at: usize| {
+                let owner: Arc<dyn std::any::Any + Send + Sync> = memory.clone();
+                // SAFETY: `ptr + at` addresses `len - at` bytes of the vector,
+                // which `owner` keeps alive and nothing else touches while
+                // the buffers live (the test reads it after the copy).
+                let b = unsafe { Buffer::foreign_mut(ptr.add(at), len - at, owner) };
+                HalBuffer::over(Ref::from(b)).unwrap()
+            };
+            let n = len - 64;
+            let (s, t) = (lend(from), lend(to));
+            let (s, t) = (
+                s.subspan(0, n as i64).unwrap(),
+                t.subspan(0, n as i64).unwrap(),
+            );
+            super::copy_between(&s, &t, &irvm::ContextResources::detached()).unwrap();
+            drop((s, t));
+            let mut want = numbered(len);
+            want.copy_within(from..from + n, to);
+            assert!(*memory.lock().unwrap() == want, "{from} -> {to}");
+        }
+    }
+
+    #[test]
     fn long_transfers_look_at_the_stop_between_pieces_and_end_at_the_first_no() {
         use super::{in_stoppable_chunks, TRANSFER_CHUNK_BYTES as C};
         let stopped = || Err(irvm::Trap::new(irvm::StatusCode::DeadlineExceeded, "late"));
@@ -569,7 +753,10 @@ mod tests {
                     asked += 1;
                     Ok(())
                 },
-                |r| seen.push(r),
+                |r| {
+                    seen.push(r);
+                    Ok(())
+                },
             )
             .unwrap();
             assert_eq!(seen.len(), pieces, "{len}");
@@ -596,7 +783,10 @@ mod tests {
                     Ok(())
                 }
             },
-            |_| done += 1,
+            |_| {
+                done += 1;
+                Ok(())
+            },
         )
         .unwrap_err();
         assert_eq!((done, e.code), (2, irvm::StatusCode::DeadlineExceeded));

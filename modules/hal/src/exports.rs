@@ -1278,23 +1278,11 @@ fn queue_update(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Tra
     let target_offset = a.offset()?;
     let length = a.i64()?;
     let _flags = a.i64()?;
+    // Run now, so the source need not be captured: a copy, as
+    // `queue_read`'s.
     let result = HalBuffer::over(source)?
         .subspan(source_offset, length)
-        .and_then(|s| {
-            let data = s.to_vec()?;
-            run_once(
-                Command::Update {
-                    target: BufferRef {
-                        slot: 0,
-                        buffer: Some(target),
-                        offset: target_offset,
-                        length,
-                    },
-                    data,
-                },
-                &state.resources,
-            )
-        });
+        .and_then(|s| run_once(copy_into(s, target, target_offset), &state.resources));
     queue_epilogue(a, signal, result)?;
     none()
 }
@@ -1334,26 +1322,35 @@ fn queue_read(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap>
     let target_offset = a.offset()?;
     let length = a.i64()?;
     let _flags = a.i64()?;
+    // A copy from the file's memory: straight into the target, in pieces
+    // that the deadline can stop, charged before it starts (no copy of the
+    // whole source first).
     let result = file
         .contents
         .subspan(source_offset, length)
-        .and_then(|s| s.to_vec())
-        .and_then(|data| {
-            run_once(
-                Command::Update {
-                    target: BufferRef {
-                        slot: 0,
-                        buffer: Some(target),
-                        offset: target_offset,
-                        length,
-                    },
-                    data,
-                },
-                &state.resources,
-            )
-        });
+        .and_then(|s| run_once(copy_into(s, target, target_offset), &state.resources));
     queue_epilogue(a, signal, result)?;
     none()
+}
+
+/// A copy of all of `source` to `target_offset` of `target` (whose length
+/// must hold it).
+fn copy_into(source: HalBuffer, target: HostRef<HalBuffer>, target_offset: u64) -> Command {
+    let length = source.length as i64;
+    Command::Copy {
+        source: BufferRef {
+            slot: 0,
+            buffer: Some(hal_types::BUFFER.object(source)),
+            offset: 0,
+            length,
+        },
+        target: BufferRef {
+            slot: 0,
+            buffer: Some(target),
+            offset: target_offset,
+            length,
+        },
+    }
 }
 
 fn queue_write(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {

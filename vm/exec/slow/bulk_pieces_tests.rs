@@ -190,3 +190,31 @@ fn a_stop_ends_a_hash_compare_or_clone_at_the_next_piece() {
     assert_eq!(e.code, StatusCode::Cancelled);
     assert_eq!(budget.used(), 0);
 }
+
+#[test]
+fn copies_in_pieces_between_two_buffers_lent_over_the_same_memory_move_as_memmove() {
+    // An embedder may lend one memory twice (the Python package makes one
+    // buffer per argument: `f(x, x)`, or overlapping views of one array):
+    // two allocations, two leases, the same bytes.
+    let len = 4 * P + 100;
+    let n = len - 24;
+    for (from, to) in [(0usize, 24usize), (24, 0)] {
+        for hooks in [Hooks::default(), stoppable()] {
+            let memory = Arc::new(std::sync::Mutex::new(numbered(len)));
+            let ptr = memory.lock().unwrap().as_mut_ptr();
+            let lend = |at: usize| {
+                let owner: Arc<dyn std::any::Any + Send + Sync> = memory.clone();
+                // SAFETY: `ptr + at` addresses `len - at` bytes of the
+                // vector, which `owner` keeps alive and nothing else
+                // touches while the buffers live (read after the copy).
+                Arc::new(unsafe { Buffer::foreign_mut(ptr.add(at), len - at, owner) })
+            };
+            let (s, t) = (lend(from), lend(to));
+            copy_in_pieces(&s, 0, &t, 0, n as u64, &hooks, PIECE).unwrap();
+            drop((s, t));
+            let mut want = numbered(len);
+            want.copy_within(from..from + n, to);
+            assert!(*memory.lock().unwrap() == want, "{from} -> {to}");
+        }
+    }
+}
