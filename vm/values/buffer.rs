@@ -1305,15 +1305,25 @@ impl Buffer {
             }
             (None, None) => {}
         }
-        if !Arc::ptr_eq(src, dst) && std::ptr::eq(src.lease_word(), dst.lease_word()) {
-            // Two views of one allocation (an IREE transient buffer's
-            // parts): one borrow of the allocation, then a memmove, since
-            // the views may overlap.
+        // Buffers whose bytes may overlap in memory: two views of one
+        // allocation (an IREE transient buffer's parts), or two allocations
+        // an embedder lent over the same memory (`Buffer::foreign_mut`
+        // twice). No slices of them (a shared and a mutable slice over the
+        // same bytes alias, even where the copied ranges do not): raw
+        // pointers and a memmove.
+        let memory = |b: &Buffer| {
+            let base = b.ptr.as_ptr() as usize;
+            base..base + b.len
+        };
+        let (a, b) = (memory(src), memory(dst));
+        let overlap = a.start < b.end && b.start < a.end;
+        if !Arc::ptr_eq(src, dst) && (src.same_allocation(dst) || overlap) {
             return Buffer::with_raw_parts(&[src, dst], |p| {
-                // SAFETY: both ranges are checked against their views'
+                // SAFETY: both ranges are checked against their buffers'
                 // lengths and the bytes are borrowed mutably for this
-                // closure (one borrow: the views share it); `copy`
-                // allows overlap.
+                // closure (one borrow per allocation; views share theirs;
+                // a read-only source is only read); `copy` allows
+                // overlap.
                 unsafe { std::ptr::copy(p[0].ptr.add(s.start), p[1].ptr.add(d.start), d.len()) }
             });
         }

@@ -299,7 +299,7 @@ fn run_region(region: &mut Region, table: &[Binding]) -> Result<(), Trap> {
 /// repeated: a `memset` when every byte of it is the same, else 64-byte
 /// blocks of it copied (a copy per element made fills of zeros run at
 /// 0.2 GB/s).
-fn fill_pattern(target: &mut [u8], pattern: &[u8]) {
+pub(crate) fn fill_pattern(target: &mut [u8], pattern: &[u8]) {
     if let Some(&first) = pattern.first() {
         if pattern.iter().all(|&b| b == first) {
             target.fill(first);
@@ -320,8 +320,9 @@ fn fill_pattern(target: &mut [u8], pattern: &[u8]) {
 }
 
 /// Copies `source`'s bytes over `target` (the same length): straight from
-/// one to the other when their bytes are apart, as memmove when they may
-/// overlap (one allocation, or two an embedder lent over the same memory);
+/// one to the other when their storages are apart in memory, as memmove
+/// when they may overlap (one allocation, or two an embedder lent over the
+/// same memory);
 /// either way in pieces, stopping between them at the context's deadline
 /// or interrupt.
 fn copy_between(
@@ -331,13 +332,15 @@ fn copy_between(
 ) -> Result<(), Trap> {
     let from = source.storage.buffer("hal buffer storage")?;
     let to = target.storage.buffer("hal buffer storage")?;
-    let at = |b: &irvm::Buffer, offset: u64| b.raw_bytes().ptr as usize as u64 + offset;
-    let (s, t, n) = (
-        at(from, source.offset),
-        at(to, target.offset),
-        source.length,
-    );
-    let overlap = n > 0 && s < t.saturating_add(n) && t < s.saturating_add(n);
+    // The storages' whole memory, not only the copied ranges: the direct
+    // path below forms a slice of each storage, and two slices over the
+    // same bytes (one of them mutable) must not exist.
+    let memory = |b: &irvm::Buffer| {
+        let raw = b.raw_bytes();
+        raw.ptr as usize..raw.ptr as usize + raw.len
+    };
+    let (a, b) = (memory(from), memory(to));
+    let overlap = a.start < b.end && b.start < a.end;
     if from.same_allocation(to) || overlap {
         return copy_overlapping(
             from,
@@ -396,7 +399,6 @@ fn copy_overlapping(
     let start = |b: &irvm::Buffer, offset: u64| b.raw_bytes().ptr as u64 + offset;
     let (s, t) = (start(from, from_offset), start(to, to_offset));
     let backwards = t > s && t < s.saturating_add(length);
-    let one_allocation = from.same_allocation(to);
     let len = length as usize;
     in_stoppable_chunks(
         len,
@@ -411,16 +413,9 @@ fn copy_overlapping(
                 from_offset as usize + piece.start,
                 to_offset as usize + piece.start,
             );
-            if one_allocation {
-                // One lease: `Buffer::copy` borrows it once and moves the
-                // bytes as memmove.
-                return irvm::Buffer::copy(from, f as u64, to, t as u64, piece.len() as u64);
-            }
-            // Two leases over the same memory: the piece goes through a
-            // copy, so no slice of the source lives while the target is
-            // written.
-            let bytes = from.with_bytes(|b| b[f..f + piece.len()].to_vec());
-            to.with_bytes_mut(|b| b[t..t + piece.len()].copy_from_slice(&bytes))
+            // `Buffer::copy` moves bytes that may overlap as memmove,
+            // through raw pointers (one borrow per allocation).
+            irvm::Buffer::copy(from, f as u64, to, t as u64, piece.len() as u64)
         },
     )
 }
