@@ -146,10 +146,16 @@ pub fn read(
         .checked_mul(ty.byte_size() as u64)
         .ok_or_else(|| "INVALID_ARGUMENT; shape too large".to_string())?;
     check_size(len)?;
-    let data = crate::tensor_io::read_exactly(&mut *reader, len)
-        .map_err(|e| format!("{e}; failed to read npy contents of {len} bytes"))?;
-    let mut view = hal::BufferView::from_bytes(&dims, ty, data)
-        .map_err(|t| format!("{}; {}", t.code, t.message))?;
+    // Read straight into the view's buffer (no second copy).
+    let mut view = hal::BufferView::written_by(&dims, ty, |b| {
+        crate::tensor_io::read_exactly_into(&mut *reader, b).map_err(|t| {
+            irvm::Trap::new(
+                t.code,
+                format!("{}; failed to read npy contents of {len} bytes", t.message),
+            )
+        })
+    })
+    .map_err(|t| format!("{}; {}", t.code, t.message))?;
     view.encoding = encoding;
     Ok(view)
 }

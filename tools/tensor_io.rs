@@ -225,10 +225,12 @@ pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
         // endless stream, is read only that far; a shorter one is an error).
         let file = std::fs::File::open(path)
             .map_err(|e| fail(format!("UNKNOWN; unable to open file `{path}`: {e}")))?;
-        let bytes = read_exactly(file, want).map_err(fail)?;
-        return hal::BufferView::from_bytes(&spec.shape, spec.element_type, bytes)
-            .map(hal::BufferView::into_value)
-            .map_err(|t| fail(format!("{}; {}", t.code, t.message)));
+        // Read straight into the view's buffer (no second copy).
+        return hal::BufferView::written_by(&spec.shape, spec.element_type, |b| {
+            read_exactly_into(file, b)
+        })
+        .map(hal::BufferView::into_value)
+        .map_err(trap);
     }
     let limit = INPUT_LIMIT.load(std::sync::atomic::Ordering::Relaxed);
     hal::parse_buffer_view_within(text, limit)
@@ -256,23 +258,19 @@ fn check_input_size(bytes: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// Exactly `len` bytes from the start of `reader`, allocated fallibly; an
-/// early end is iree-run-module's OUT_OF_RANGE.
-pub(crate) fn read_exactly(reader: impl std::io::Read, len: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let n = usize::try_from(len).map_err(|_| format!("RESOURCE_EXHAUSTED; {len} bytes"))?;
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(n).map_err(|_| {
-        format!("RESOURCE_EXHAUSTED; cannot allocate {len} bytes for an input tensor")
-    })?;
-    reader
-        .take(len)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("UNKNOWN; reading input: {e}"))?;
-    if bytes.len() as u64 != len {
-        return Err("OUT_OF_RANGE; end-of-file encountered during read".into());
-    }
-    Ok(bytes)
+/// Fills `into` with the first bytes of `reader`; an early end is
+/// iree-run-module's OUT_OF_RANGE.
+pub(crate) fn read_exactly_into(
+    mut reader: impl std::io::Read,
+    into: &mut [u8],
+) -> Result<(), irvm::Trap> {
+    reader.read_exact(into).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => irvm::Trap::new(
+            irvm::StatusCode::OutOfRange,
+            "end-of-file encountered during read",
+        ),
+        _ => irvm::Trap::new(irvm::StatusCode::Unknown, format!("reading input: {e}")),
+    })
 }
 
 type Streams =

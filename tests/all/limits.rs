@@ -619,24 +619,39 @@ fn a_queue_read_moves_its_bytes_without_a_copy_of_the_whole_source() {
     let module = dir.path().join("halread.vmasm");
     std::fs::write(&module, QUEUE_READ).unwrap();
     const LEN: u64 = 512 << 20;
+    let (status, peak) = exit_and_peak_resident(
+        std::process::Command::new(crate::common::cli::irvm_bin())
+            .arg("run")
+            .arg(format!("--module={}", module.display()))
+            .args([
+                "--function=read",
+                &format!("--input={LEN}"),
+                "--timeout=120",
+            ]),
+    );
+    assert_eq!(status, Some(0));
+    // The target's LEN bytes and the process itself; a copy of the source
+    // would add another LEN.
+    assert!(
+        peak < LEN + LEN / 2,
+        "peak resident {peak} bytes for a read of {LEN}"
+    );
+}
+
+/// Runs `cmd` (stdout and stderr discarded) to its end: its exit code
+/// (`None` when a signal ended it) and its own peak resident size in bytes
+/// (`wait4`: not the other tests' children, which
+/// `getrusage(RUSAGE_CHILDREN)` would mix in).
+fn exit_and_peak_resident(cmd: &mut std::process::Command) -> (Option<i32>, u64) {
     #[expect(
         clippy::zombie_processes,
         reason = "reaped by `wait4` below, which std's `Child` does not see"
     )]
-    let child = std::process::Command::new(crate::common::cli::irvm_bin())
-        .arg("run")
-        .arg(format!("--module={}", module.display()))
-        .args([
-            "--function=read",
-            &format!("--input={LEN}"),
-            "--timeout=120",
-        ])
+    let child = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // The child's own peak resident size (`wait4`: not the other tests'
-    // children, which `getrusage(RUSAGE_CHILDREN)` would mix in).
     let mut status = 0;
     // SAFETY: `rusage` is plain data that `wait4` fills.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -644,15 +659,65 @@ fn a_queue_read_moves_its_bytes_without_a_copy_of_the_whole_source() {
     // locals.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as libc::pid_t);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{status:#x}"
-    );
-    let peak = usage.ru_maxrss as u64 * 1024;
-    // The target's LEN bytes and the process itself; a copy of the source
-    // would add another LEN.
-    assert!(
-        peak < LEN + LEN / 2,
-        "peak resident {peak} bytes for a read of {LEN}"
-    );
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, usage.ru_maxrss as u64 * 1024)
+}
+
+/// A module whose function takes a buffer view (and returns its rank).
+const TAKES_A_TENSOR: &str = r#"vm.module @take version 0
+vm.type i32
+vm.type !hal.buffer_view
+vm.import @hal.buffer_view.rank cconv "0r_i"
+
+vm.export @take
+vm.func @take(%r0: !hal.buffer_view) -> (i32) {
+^bb0:
+  %i0 = vm.call @hal.buffer_view.rank(%r0)
+  vm.return %i0
+}
+"#;
+
+#[test]
+fn a_large_input_tensor_takes_its_own_size_in_memory_not_twice_it() {
+    // Parsed (a splat) or read (raw bytes from a file, a `.npy`) straight
+    // into the view's buffer: no second copy of the input.
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("take.vmasm");
+    std::fs::write(&module, TAKES_A_TENSOR).unwrap();
+    const LEN: u64 = 256 << 20;
+    let npy = dir.path().join("big.npy");
+    {
+        use std::io::Write;
+        // Version 1.0; the header padded to 64 bytes with spaces and a newline.
+        let dict = format!("{{'descr': '|i1', 'fortran_order': False, 'shape': ({LEN},), }}");
+        let pad = 64 - (10 + dict.len() + 1) % 64;
+        let mut header = dict.into_bytes();
+        header.extend(std::iter::repeat_n(b' ', pad));
+        header.push(b'\n');
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&npy).unwrap());
+        f.write_all(b"\x93NUMPY\x01\x00").unwrap();
+        f.write_all(&(header.len() as u16).to_le_bytes()).unwrap();
+        f.write_all(&header).unwrap();
+        let block = vec![3u8; 1 << 20];
+        for _ in 0..LEN >> 20 {
+            f.write_all(&block).unwrap();
+        }
+    }
+    for input in [
+        format!("{LEN}xi8=1"),
+        format!("{LEN}xi8=@/dev/zero"),
+        format!("@{}", npy.display()),
+    ] {
+        let (status, peak) = exit_and_peak_resident(
+            std::process::Command::new(crate::common::cli::irvm_bin())
+                .arg("run")
+                .arg(format!("--module={}", module.display()))
+                .args(["--function=take", &format!("--input={input}")]),
+        );
+        assert_eq!(status, Some(0), "{input}");
+        assert!(
+            peak < LEN + LEN / 2,
+            "peak resident {peak} bytes for an input of {LEN}: {input}"
+        );
+    }
 }

@@ -388,8 +388,36 @@ impl BufferView {
                 ),
             ));
         }
-        let storage = Buffer::new(bytes.len())?;
-        storage.with_bytes_mut(|b| b.copy_from_slice(&bytes))?;
+        BufferView::written_by(shape, element_type, |b| {
+            b.copy_from_slice(&bytes);
+            Ok(())
+        })
+    }
+
+    /// A view of a new buffer of `shape` and `element_type` (64-byte
+    /// aligned, zeroed) whose bytes `write` fills in place: a large input
+    /// takes its own size in memory, not twice it. RESOURCE_EXHAUSTED when
+    /// the buffer cannot be allocated; `write`'s error is returned as is.
+    pub fn written_by(
+        shape: &[i64],
+        element_type: ElementType,
+        write: impl FnOnce(&mut [u8]) -> Result<(), Trap>,
+    ) -> Result<BufferView, Trap> {
+        let count = element_count(shape)?;
+        let total = count
+            .checked_mul(element_type.byte_size() as u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Trap::new(StatusCode::InvalidArgument, "shape too large"))?;
+        let storage = Buffer::new(total).map_err(|_| {
+            Trap::new(
+                StatusCode::ResourceExhausted,
+                format!(
+                    "cannot allocate {total} bytes for a {} tensor",
+                    shape_text(shape, element_type)
+                ),
+            )
+        })?;
+        storage.with_bytes_mut(write)??;
         Ok(BufferView {
             buffer: hal_types::BUFFER.object(HalBuffer::over(Ref::from(storage))?),
             shape: shape.to_vec(),

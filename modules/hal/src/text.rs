@@ -107,15 +107,6 @@ pub fn parse_buffer_view_within(text: &str, max_bytes: u64) -> Result<BufferView
             ),
         ));
     }
-    let total = total as usize;
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(total).map_err(|_| {
-        Trap::new(
-            StatusCode::ResourceExhausted,
-            format!("cannot allocate {total} bytes for a {shape_and_type} tensor"),
-        )
-    })?;
-    bytes.resize(total, 0);
     let tokens: Vec<&str> = data
         .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']')
         .filter(|t| !t.is_empty())
@@ -130,26 +121,46 @@ pub fn parse_buffer_view_within(text: &str, max_bytes: u64) -> Result<BufferView
             ),
         ));
     }
-    for (k, token) in tokens.iter().enumerate() {
-        element_type
-            .parse_element(token, &mut bytes[k * size..(k + 1) * size])
-            .map_err(invalid)?;
-    }
-    if tokens.len() == 1 && count > 1 {
-        let first = bytes[..size].to_vec();
-        for chunk in bytes.chunks_exact_mut(size).skip(1) {
-            chunk.copy_from_slice(&first);
+    // Parsed straight into the view's buffer (no second copy of a large
+    // input), a splat repeated in place; as the reference, a bad element
+    // is reported before too few of them.
+    BufferView::written_by(&shape, element_type, |bytes| {
+        for (k, token) in tokens.iter().enumerate() {
+            element_type
+                .parse_element(token, &mut bytes[k * size..(k + 1) * size])
+                .map_err(invalid)?;
         }
-    } else if !tokens.is_empty() && tokens.len() < count {
-        return Err(Trap::new(
-            StatusCode::OutOfRange,
-            format!(
-                "input data string underflow: dst_i={} < element_capacity={count}",
-                tokens.len()
-            ),
-        ));
+        if tokens.len() == 1 && count > 1 {
+            repeat_first_element(bytes, size);
+        } else if !tokens.is_empty() && tokens.len() < count {
+            return Err(Trap::new(
+                StatusCode::OutOfRange,
+                format!(
+                    "input data string underflow: dst_i={} < element_capacity={count}",
+                    tokens.len()
+                ),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// Copies the first `size` bytes of `bytes` over the rest, element after
+/// element: 64-byte blocks of the pattern (a `memset` when its bytes are
+/// all one) where `size` divides 64, so a splat of gigabytes fills at
+/// memory speed.
+fn repeat_first_element(bytes: &mut [u8], size: usize) {
+    if size == 0 || bytes.len() <= size {
+        return;
     }
-    BufferView::from_bytes(&shape, element_type, bytes)
+    let (first, rest) = bytes.split_at_mut(size);
+    if 64 % size == 0 {
+        crate::command::fill_pattern(rest, first);
+    } else {
+        for chunk in rest.chunks_exact_mut(size) {
+            chunk.copy_from_slice(first);
+        }
+    }
 }
 
 /// Prints `view` as iree-run-module does: `4x3xf32=[a b c][d e f]`, at most
