@@ -43,22 +43,27 @@ pub fn yieldable_plugin() -> Option<PathBuf> {
 /// the root package, so a plugin may be missing (a profile it was never
 /// built for) or stale (its source changed since): the first call for
 /// each plugin runs `cargo build -p NAME` for the same profile and target
-/// directory (a no-op when it is fresh). `None`, with the reason on stderr,
-/// only when that build fails and no earlier build is there.
+/// directory (a no-op when it is fresh). A build that fails panics with
+/// cargo's message (in every test that asks, not only the first); `None`,
+/// with the reason on stderr, only when cargo cannot be run and no earlier
+/// build is there.
 pub fn workspace_plugin(name: &str) -> Option<PathBuf> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static BUILT: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
+    static BUILT: OnceLock<Mutex<HashMap<String, Result<(), String>>>> = OnceLock::new();
     let dir = irvm_bin().parent()?;
     let mut built = BUILT
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if !built.contains_key(name) {
-        let ok = build_plugin(name, dir);
-        built.insert(name.to_string(), ok);
-    }
+    let outcome = built
+        .entry(name.to_string())
+        .or_insert_with(|| build_plugin(name, dir))
+        .clone();
     drop(built);
+    if let Err(message) = outcome {
+        panic!("{message}");
+    }
     let file = format!("lib{name}.so");
     [dir.join(&file), dir.join("deps").join(&file)]
         .into_iter()
@@ -66,11 +71,14 @@ pub fn workspace_plugin(name: &str) -> Option<PathBuf> {
 }
 
 /// `cargo build -p NAME` into the profile directory `dir` (TARGET/PROFILE)
-/// that `irvm` came from; whether it succeeded.
-fn build_plugin(name: &str, dir: &Path) -> bool {
+/// that `irvm` came from: cargo's message when the build fails (a
+/// workspace crate that does not build is a failure of the tree, not a
+/// reason to test an older build of it or to skip); `Ok` when it built, or
+/// when cargo cannot be run here (said on stderr).
+fn build_plugin(name: &str, dir: &Path) -> Result<(), String> {
     let (Some(profile), Some(target)) = (dir.file_name().and_then(|p| p.to_str()), dir.parent())
     else {
-        return false;
+        return Ok(());
     };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -88,17 +96,14 @@ fn build_plugin(name: &str, dir: &Path) -> bool {
         }
     }
     match cmd.output() {
-        Ok(out) if out.status.success() => true,
-        Ok(out) => {
-            eprintln!(
-                "building the {name} plugin ({profile}) failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            false
-        }
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => Err(format!(
+            "building the {name} plugin ({profile}) failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
         Err(e) => {
             eprintln!("building the {name} plugin: cannot run cargo: {e}");
-            false
+            Ok(())
         }
     }
 }
