@@ -319,6 +319,14 @@ struct Session {
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
 fn session(args: &DbgArgs) -> Result<bool, String> {
+    if args.batch.is_none() && args.modules.iter().any(|m| m == "-") {
+        return Err(
+            "INVALID_ARGUMENT; --module=- reads the module from stdin, where the \
+                    debugger reads its commands: give the commands with --batch FILE, or \
+                    the module as a file"
+                .into(),
+        );
+    }
     let mut dbg = prepare(&args.modules, &args.function, &args.inputs, &args.limits)?;
     let interactive = args.batch.is_none() && std::io::stdin().is_terminal();
     if interactive || args.interruptible {

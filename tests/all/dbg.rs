@@ -883,3 +883,36 @@ fn functions_are_named_by_export_when_source_maps_are_fewer() {
     assert!(out.contains("#0  module.dynamic+0x00000001"), "{out}");
     assert!(out.contains("2x2xf32=[9 9][9 9]"), "{out}");
 }
+
+#[test]
+fn a_module_from_stdin_without_a_batch_file_is_refused() {
+    // Stdin cannot hold both the module and the commands: said as such,
+    // not a session that reads the module and then finds no commands.
+    let fib = crate::common::paths::repo_file("examples/fib.vmasm");
+    let (_, err, code) = crate::common::cli::irvm_with_stdin(
+        &["dbg", "--module=-", "--function=fib", "--input=3"],
+        Some(&fib),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--module=-") && err.contains("--batch"),
+        "{err}"
+    );
+    // With the commands in a batch file, the module may come from stdin.
+    let dir = tempfile::tempdir().unwrap();
+    let batch = dir.path().join("cmds");
+    std::fs::write(&batch, "run\n").unwrap();
+    let batch_flag = format!("--batch={}", batch.display());
+    let (out, err, code) = crate::common::cli::irvm_with_stdin(
+        &[
+            "dbg",
+            "--module=-",
+            "--function=fib",
+            "--input=3",
+            &batch_flag,
+        ],
+        Some(&fib),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("i32=2"), "{out}");
+}
