@@ -731,3 +731,73 @@ fn deep_recursion_is_sampled_with_its_middle_elided() {
     assert!(std::fs::metadata(&json).unwrap().len() < 64 << 20);
     load_trace(&json);
 }
+
+/// A `hal.device.queue.fill` of `%i0:1` bytes (a pattern of 8) into a new
+/// buffer, waited for.
+const QUEUE_FILL: &str = r#"vm.module @qfill version 0
+vm.type i32
+vm.type i64
+vm.type !hal.allocator
+vm.type !hal.buffer
+vm.type !hal.device
+vm.type !hal.fence
+vm.import @hal.allocator.allocate cconv "0rIiiI_r"
+vm.import @hal.device.allocator cconv "0r_r"
+vm.import @hal.devices.get cconv "0i_r"
+vm.import @hal.fence.await cconv "0iICrD_i"
+vm.import @hal.fence.create cconv "0rI_r"
+vm.import @hal.device.queue.fill cconv "0rIrrrIIIiI_v"
+
+vm.export @fill
+vm.func @fill(%i0:1: i64) -> (i32) {
+^bb0:
+  %i8 = vm.const.i32.zero
+  %i9 = vm.const.i32 48
+  %i10 = vm.const.i32 3075
+  %i13 = vm.const.i32 8
+  %i14:15 = vm.const.i64 -1
+  %i16:17 = vm.const.i64.zero
+  %i18:19 = vm.const.i64 578437695752307201
+  %r0 = vm.call @hal.devices.get(%i8)
+  %r1 = vm.call @hal.device.allocator(%r0)
+  %r2 = vm.call @hal.allocator.allocate(%r1, %i14:15, %i9, %i10, %i0:1)
+  %r3 = vm.call @hal.fence.create(%r0, %i16:17)
+  %r4 = vm.const.ref.zero
+  vm.call @hal.device.queue.fill(%r0, %i14:15, %r4, %r3, %r2, %i16:17, %i0:1, %i18:19, %i13, %i16:17)
+  vm.call.variadic.yieldable @hal.fence.await segments[65535, 65535, 1](%i8, %i14:15, %r3) -> ^bb1(%i20)
+^bb1:
+  vm.return %i20
+}
+"#;
+
+#[test]
+fn a_transfer_that_fails_is_on_the_transfer_track() {
+    // A fill of 2 GiB refused for want of fuel (the same path as one a
+    // deadline stops part way): the time it took is on the track, no bytes
+    // counted, as a finished one's would be. (Fuel, not a deadline: the
+    // outcome does not depend on the machine's speed.)
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("qfill.vmasm");
+    std::fs::write(&module, QUEUE_FILL).unwrap();
+    let json = dir.path().join("fill.json");
+    let (_, err, code) = irvm(&[
+        "run".to_string(),
+        format!("--module={}", module.display()),
+        "--function=fill".into(),
+        format!("--input={}", 2u64 << 30),
+        "--fuel=100000".into(),
+        format!("--profile={}", json.display()),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("RESOURCE_EXHAUSTED") && err.contains("fuel"),
+        "{err}"
+    );
+    let trace = load_trace(&json);
+    let fills: Vec<&Json> = events(&trace)
+        .iter()
+        .filter(|e| e["cat"] == "transfer" && e["name"] == "fill")
+        .collect();
+    assert_eq!(fills.len(), 1, "{fills:?}");
+    assert_eq!(fills[0]["args"]["bytes"].as_u64(), Some(0), "{}", fills[0]);
+}

@@ -216,8 +216,12 @@ impl CommandBuffer {
                 (_, Some(p), Some(name)) => {
                     run_region(&mut region, table)?;
                     let start = p.now_ns();
-                    let bytes = run_transfer(command, table, resources)?;
-                    p.transfer(name, start, p.now_ns(), bytes);
+                    // On the track even when it fails or is stopped part
+                    // way (a deadline in a fill of gigabytes): the time it
+                    // took, no bytes counted.
+                    let done = run_transfer(command, table, resources);
+                    p.transfer(name, start, p.now_ns(), *done.as_ref().unwrap_or(&0));
+                    done?;
                 }
                 _ => {
                     run_region(&mut region, table)?;
