@@ -927,3 +927,72 @@ vm.func @f(%i0: i32) -> (i32) {{
         );
     }
 }
+
+#[test]
+fn a_refused_function_header_is_one_error_and_the_rest_still_checked() {
+    // The body of a function whose header is refused is skipped to its
+    // '}' (no error per body line), exports of it and calls to it add
+    // nothing, and the functions after it are still checked.
+    let source = "vm.module @m version 0
+vm.type i32
+
+vm.export @f
+vm.func @f(%i0 i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 1
+  %i2 = vm.add.i32 %i0, %i1
+  vm.return %i2
+}
+
+vm.export @g
+vm.func @g(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call @f(%i0)
+  %i2 = vm.nope.i32 %i1
+  vm.return %i2
+}
+";
+    let errors = irvm::asm::assemble(source, "bad.vmasm").unwrap_err().0;
+    let seen: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}:{}: {}", e.line, e.column, e.message))
+        .collect();
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    assert!(
+        seen[0].starts_with("5:12: expected an argument like"),
+        "{seen:#?}"
+    );
+    assert!(
+        seen[1].starts_with("16:") && seen[1].contains("vm.nope.i32"),
+        "{seen:#?}"
+    );
+}
+
+#[test]
+fn a_call_with_mlirs_function_type_is_told_to_drop_it() {
+    let source = "vm.module @m version 0
+vm.type i32
+vm.type i64
+
+vm.func @make(%i0:1: i64) -> (i32) {
+^bb0:
+  %i2 = vm.trunc.i64.i32 %i0:1
+  vm.return %i2
+}
+
+vm.export @f
+vm.func @f(%i0:1: i64) -> (i32) {
+^bb0:
+  %i2 = vm.call @make(%i0:1) : (i64) -> (i32)
+  vm.return %i2
+}
+";
+    let errors = irvm::asm::assemble(source, "bad.vmasm").unwrap_err().0;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = &errors[0];
+    assert_eq!((e.line, e.column), (14, 30), "{e}");
+    assert!(
+        e.message.contains("takes no function type") && e.message.contains("': (i64) -> (i32)'"),
+        "{e}"
+    );
+}

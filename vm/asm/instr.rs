@@ -51,6 +51,23 @@ pub(super) fn assemble<'s>(
     let mnemonic = &rest[..mnemonic_end];
     let operands = rest[mnemonic_end..].trim();
     let info = lookup(mnemonic)?;
+    // MLIR's generic form ends a call with its function type
+    // (`vm.call @f(%i0) : (i32) -> i32`); this assembly takes the types
+    // from the callee's declaration, and says so instead of misreading the
+    // type as operands.
+    if let Some(at) = operands.find(" : (") {
+        let signature = &operands[at + 1..];
+        if signature.contains("->") && info.mnemonic.starts_with("call") {
+            return Err(Diag::new(
+                format!(
+                    "vm.{} takes no function type after its operands (the callee's \
+                     declaration gives it): remove '{signature}'",
+                    info.mnemonic
+                ),
+                signature,
+            ));
+        }
+    }
 
     let mut parsed: Vec<Option<Parsed<'s>>> = (0..info.fields.len()).map(|_| None).collect();
     let in_template = template_field_set(info);
@@ -667,13 +684,18 @@ fn parse_register<'s>(
             )
         })?;
         if number(high, u32::MAX) != Some(n + 1) {
-            return Err(Diag::new(
+            let message = if number(high, u32::MAX).is_some() {
                 format!(
                     "register pair must name adjacent registers: %i{n}:{}",
                     n + 1
-                ),
-                text,
-            ));
+                )
+            } else {
+                format!(
+                    "expected a register pair like %i{n}:{}, found '{text}'",
+                    n + 1
+                )
+            };
+            return Err(Diag::new(message, text));
         }
         2
     } else {

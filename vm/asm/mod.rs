@@ -314,6 +314,8 @@ pub fn assemble(source: &str, file: &str) -> Result<Vec<u8>, AsmErrors> {
         func: None,
         errors: Vec::new(),
         lines: source.lines().collect(),
+        skipping_body: false,
+        refused_functions: Vec::new(),
     };
     asm.run();
     if asm.errors.is_empty() {
@@ -365,6 +367,13 @@ struct Assembler<'s> {
     func: Option<FunctionState>,
     errors: Vec<AsmError>,
     lines: Vec<&'s str>,
+    /// Inside the body of a function whose header was refused: its lines
+    /// are skipped up to its closing '}' (one error for the header, not
+    /// one per line of the body).
+    skipping_body: bool,
+    /// Functions whose header was refused: exports of them and calls to
+    /// them raise no further errors.
+    refused_functions: Vec<String>,
 }
 
 impl<'s> Assembler<'s> {
@@ -408,12 +417,23 @@ impl<'s> Assembler<'s> {
             if line.is_empty() {
                 continue;
             }
+            if self.skipping_body {
+                self.skipping_body = line != "}";
+                continue;
+            }
             let result = if self.func.is_some() {
                 self.function_line(line_no, line)
             } else {
                 self.directive(line_no, line)
             };
             if let Err(d) = result {
+                if self.func.is_none() && line.starts_with("vm.func") && line.ends_with('{') {
+                    self.skipping_body = true;
+                    let name = line["vm.func".len()..].trim_start();
+                    let name = name.split(['(', ' ']).next().unwrap_or("");
+                    self.refused_functions
+                        .push(name.trim_start_matches('@').to_string());
+                }
                 self.diag(line_no, d);
             }
         }
@@ -445,7 +465,9 @@ impl<'s> Assembler<'s> {
         self.resolve_function_fixups();
         let exports = std::mem::take(&mut self.draft.exports);
         for (export, function, line_no) in &exports {
-            if self.draft.internal_function(function).is_none() {
+            if self.draft.internal_function(function).is_none()
+                && !self.refused_functions.contains(function)
+            {
                 let line = self.lines[line_no - 1];
                 let col = line.find(&format!("@{function}")).map_or(1, |c| c + 1);
                 self.error_at(
@@ -467,6 +489,7 @@ impl<'s> Assembler<'s> {
                     self.draft.bytecode[pos..pos + 4]
                         .copy_from_slice(&(ordinal as u32).to_le_bytes());
                 }
+                None if self.refused_functions.iter().any(|f| f == name) => {}
                 None => {
                     let line = self.lines[line_no - 1];
                     let col = line.find(&symbol).map_or(1, |c| c + 1);
