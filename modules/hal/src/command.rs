@@ -37,6 +37,17 @@ pub struct Binding<'a> {
 }
 
 impl BufferRef {
+    /// `length` bytes (-1: to the end) at `offset` of `buffer` itself (no
+    /// binding-table slot).
+    pub fn direct(buffer: HostRef<HalBuffer>, offset: u64, length: i64) -> BufferRef {
+        BufferRef {
+            slot: 0,
+            buffer: Some(buffer),
+            offset,
+            length,
+        }
+    }
+
     /// The buffer range this operand names, given the execution's table.
     fn resolve(&self, table: &[Binding]) -> Result<HalBuffer, Trap> {
         let (buffer, start, length) = self.resolve_range(table)?;
@@ -580,11 +591,8 @@ mod tests {
                 HalBuffer::over(Ref::from(Buffer::from_vec(bytes))).unwrap(),
             )
         };
-        let range = |b: &HostRef<HalBuffer>, offset: u64, length: i64| BufferRef {
-            slot: 0,
-            buffer: Some(b.clone()),
-            offset,
-            length,
+        let range = |b: &HostRef<HalBuffer>, offset: u64, length: i64| {
+            BufferRef::direct(b.clone(), offset, length)
         };
         let run = |source: BufferRef, target: BufferRef| {
             let cb = CommandBuffer::new(0);
@@ -638,11 +646,8 @@ mod tests {
     fn copies_within_one_allocation_go_in_pieces_as_memmove_and_stop_between_them() {
         use super::{BufferRef, HalBuffer, TRANSFER_CHUNK_BYTES as C};
         use irvm::{Buffer, HostRef, Ref};
-        let range = |b: &HostRef<HalBuffer>, offset: u64, length: i64| BufferRef {
-            slot: 0,
-            buffer: Some(b.clone()),
-            offset,
-            length,
+        let range = |b: &HostRef<HalBuffer>, offset: u64, length: i64| {
+            BufferRef::direct(b.clone(), offset, length)
         };
         let run = |source: BufferRef, target: BufferRef, resources: &irvm::ContextResources| {
             let cb = CommandBuffer::new(0);

@@ -1229,12 +1229,7 @@ fn queue_fill(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap>
     let pattern_length = a.i32()? as u32;
     let _flags = a.i64()?;
     let command = Command::Fill {
-        target: BufferRef {
-            slot: 0,
-            buffer: Some(buffer),
-            offset,
-            length,
-        },
+        target: BufferRef::direct(buffer, offset, length),
         pattern,
         pattern_length,
     };
@@ -1252,18 +1247,8 @@ fn queue_copy(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap>
     let length = a.i64()?;
     let _flags = a.i64()?;
     let command = Command::Copy {
-        source: BufferRef {
-            slot: 0,
-            buffer: Some(source),
-            offset: source_offset,
-            length,
-        },
-        target: BufferRef {
-            slot: 0,
-            buffer: Some(target),
-            offset: target_offset,
-            length,
-        },
+        source: BufferRef::direct(source, source_offset, length),
+        target: BufferRef::direct(target, target_offset, length),
     };
     let result = run_once(command, &state.resources);
     queue_epilogue(a, signal, result)?;
@@ -1338,18 +1323,8 @@ fn queue_read(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap>
 fn copy_into(source: HalBuffer, target: HostRef<HalBuffer>, target_offset: u64) -> Command {
     let length = source.length as i64;
     Command::Copy {
-        source: BufferRef {
-            slot: 0,
-            buffer: Some(hal_types::BUFFER.object(source)),
-            offset: 0,
-            length,
-        },
-        target: BufferRef {
-            slot: 0,
-            buffer: Some(target),
-            offset: target_offset,
-            length,
-        },
+        source: BufferRef::direct(hal_types::BUFFER.object(source), 0, length),
+        target: BufferRef::direct(target, target_offset, length),
     }
 }
 
