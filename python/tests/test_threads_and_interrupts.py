@@ -279,7 +279,11 @@ for device in ("local-sync", "local-task"):
     threading.Timer(0.3, interrupt).start()
     start = time.monotonic()
     try:
-        m.matmul(a, a)
+        # One call takes seconds in a debug build and about 0.3 s in a
+        # release one: calls one after another, so the Ctrl-C always comes
+        # during one (nearly all of a call is the mmt4d kernel).
+        for _ in range(1000):
+            m.matmul(a, a)
         outcome = "returned"
     except KeyboardInterrupt:
         outcome = "KeyboardInterrupt"
