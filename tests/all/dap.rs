@@ -1737,8 +1737,12 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
 #[test]
 fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     // Not cut: the stop waits for the dispatch, which must end within the
-    // client's 20 s wait for a message even on a loaded machine.
-    let mut c = long_dispatch_of(5000);
+    // client's 20 s wait for a message even on a loaded machine, and must
+    // still be running 200 ms after the pause, past `long_dispatch_of`'s
+    // 700 ms wait. (8000, as below: 5000, about a second in a debug
+    // build, left too little once its input was read without a second
+    // copy, and CI once saw the stop 144 ms after the pause.)
+    let mut c = long_dispatch();
     // The session is inside the dispatch's host call: the reader thread
     // answers.
     let asked = std::time::Instant::now();
