@@ -563,9 +563,8 @@ fn fill_in_pieces<const N: usize>(
     Ok(())
 }
 
-/// [`Buffer::copy`], in pieces as [`fill_in_pieces`]: front to back, or
-/// back to front when the target starts inside the source in memory (so
-/// no piece overwrites bytes a later one still reads).
+/// [`Buffer::copy`], in pieces ([`Buffer::copy_in_pieces`]) when
+/// [`in_pieces`] says so.
 fn copy_in_pieces(
     src: &Arc<Buffer>,
     src_offset: u64,
@@ -575,32 +574,12 @@ fn copy_in_pieces(
     hooks: &Hooks,
     piece: u64,
 ) -> Result<(), Trap> {
-    let in_range = |b: &Buffer, offset: u64| offset.saturating_add(length) <= b.len() as u64;
-    if !in_pieces(hooks, length, piece)
-        || !in_range(src, src_offset)
-        || !in_range(dst, dst_offset)
-        || !dst.is_mutable()
-    {
+    if !in_pieces(hooks, length, piece) {
         return Buffer::copy(src, src_offset, dst, dst_offset, length);
     }
-    // The addresses decide the direction: views of one allocation may
-    // overlap whatever their own offsets, and so may two allocations an
-    // embedder lent over the same memory (`Buffer::foreign_mut`). Bytes
-    // apart go front to back.
-    let start = |b: &Buffer, offset: u64| b.raw_bytes().ptr as u64 + offset;
-    let (from, to) = (start(src, src_offset), start(dst, dst_offset));
-    let backwards = to > from && to < from.saturating_add(length);
-    let pieces = length.div_ceil(piece);
-    for k in 0..pieces {
-        if k > 0 {
-            hooks.check_stop()?;
-        }
-        let k_piece = if backwards { pieces - 1 - k } else { k };
-        let at = k_piece * piece;
-        let n = piece.min(length - at);
-        Buffer::copy(src, src_offset + at, dst, dst_offset + at, n)?;
-    }
-    Ok(())
+    Buffer::copy_in_pieces(src, src_offset, dst, dst_offset, length, piece, || {
+        hooks.check_stop()
+    })
 }
 
 /// `vm.buffer.compare` in pieces as [`fill_in_pieces`]: both ranges are

@@ -1334,6 +1334,50 @@ impl Buffer {
         }
     }
 
+    /// [`Buffer::copy`] in pieces of `piece` bytes, calling `between`
+    /// before each piece but the first (its error ends the work: how a copy
+    /// of gigabytes stops at a deadline). Front to back, or back to front
+    /// when the target starts inside the source in memory (views of one
+    /// allocation, or two allocations lent over the same memory), so no
+    /// piece overwrites bytes a later one still reads: the bytes move as one
+    /// memmove would. Both ranges and the target's mutability are checked
+    /// before the first piece: a copy refused for them writes nothing.
+    pub fn copy_in_pieces(
+        src: &Arc<Buffer>,
+        src_offset: u64,
+        dst: &Arc<Buffer>,
+        dst_offset: u64,
+        length: u64,
+        piece: u64,
+        mut between: impl FnMut() -> Result<(), Trap>,
+    ) -> Result<(), Trap> {
+        let in_range = |b: &Buffer, offset: u64| {
+            offset
+                .checked_add(length)
+                .is_some_and(|end| end <= b.len() as u64)
+        };
+        if length <= piece
+            || !in_range(src, src_offset)
+            || !in_range(dst, dst_offset)
+            || !dst.mutable
+        {
+            return Buffer::copy(src, src_offset, dst, dst_offset, length);
+        }
+        let start = |b: &Buffer, offset: u64| b.ptr.as_ptr() as u64 + offset;
+        let (from, to) = (start(src, src_offset), start(dst, dst_offset));
+        let backwards = to > from && to < from.saturating_add(length);
+        let pieces = length.div_ceil(piece);
+        for k in 0..pieces {
+            if k > 0 {
+                between()?;
+            }
+            let at = if backwards { pieces - 1 - k } else { k } * piece;
+            let n = piece.min(length - at);
+            Buffer::copy(src, src_offset + at, dst, dst_offset + at, n)?;
+        }
+        Ok(())
+    }
+
     /// Whether `length` bytes at the two offsets are equal.
     pub fn compare(
         lhs: &Buffer,

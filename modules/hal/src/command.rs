@@ -334,12 +334,11 @@ pub(crate) fn fill_pattern(target: &mut [u8], pattern: &[u8]) {
     rest.copy_from_slice(&block[..k]);
 }
 
-/// Copies `source`'s bytes over `target` (the same length): straight from
-/// one to the other when their storages are apart in memory, as memmove
-/// when they may overlap (one allocation, or two an embedder lent over the
-/// same memory);
-/// either way in pieces, stopping between them at the context's deadline
-/// or interrupt.
+/// Copies `source`'s bytes over `target` (the same length) as memmove
+/// (their storages may be one allocation, or two lent over the same
+/// memory), without a copy of the whole source: in pieces, stopping
+/// between them at the context's deadline or interrupt
+/// ([`irvm::Buffer::copy_in_pieces`]).
 fn copy_between(
     source: &HalBuffer,
     target: &HalBuffer,
@@ -347,95 +346,18 @@ fn copy_between(
 ) -> Result<(), Trap> {
     let from = source.storage.buffer("hal buffer storage")?;
     let to = target.storage.buffer("hal buffer storage")?;
-    // The storages' whole memory, not only the copied ranges: the direct
-    // path below forms a slice of each storage, and two slices over the
-    // same bytes (one of them mutable) must not exist.
-    let memory = |b: &irvm::Buffer| {
-        let raw = b.raw_bytes();
-        raw.ptr as usize..raw.ptr as usize + raw.len
-    };
-    let (a, b) = (memory(from), memory(to));
-    let overlap = a.start < b.end && b.start < a.end;
-    if from.same_allocation(to) || overlap {
-        return copy_overlapping(
-            from,
-            source.offset,
-            to,
-            target.offset,
-            source.length,
-            resources,
-        );
-    }
-    let (s, l) = (source.offset as usize, source.length as usize);
-    from.with_bytes(|src| {
-        let src = src
-            .get(s..s + l)
-            .ok_or_else(|| Trap::new(StatusCode::OutOfRange, "buffer storage too small"))?;
-        target.with_bytes_mut(|b| {
-            in_stoppable_chunks(
-                b.len(),
-                || resources.check_stop(),
-                |range| {
-                    b[range.clone()].copy_from_slice(&src[range]);
-                    Ok(())
-                },
-            )
-        })?
-    })
-}
-
-/// Copies `length` bytes at `from_offset` of `from` to `to_offset` of `to`,
-/// whose bytes may overlap (two views of one allocation, one buffer, or
-/// two allocations an embedder lent over the same memory), as memmove
-/// does, without a copy of the whole source: in pieces of
-/// [`TRANSFER_CHUNK_BYTES`] with a look at the stop between them, back to
-/// front when the target starts inside the source (so no piece
-/// overwrites bytes a later one still reads). Both ranges and the target's
-/// mutability are checked before the first piece: a copy that fails for
-/// them writes nothing.
-fn copy_overlapping(
-    from: &std::sync::Arc<irvm::Buffer>,
-    from_offset: u64,
-    to: &std::sync::Arc<irvm::Buffer>,
-    to_offset: u64,
-    length: u64,
-    resources: &irvm::ContextResources,
-) -> Result<(), Trap> {
-    let in_range = |b: &irvm::Buffer, offset: u64| {
-        offset
-            .checked_add(length)
-            .is_some_and(|end| end <= b.len() as u64)
-    };
-    if !in_range(from, from_offset) || !in_range(to, to_offset) || !to.is_mutable() {
-        return irvm::Buffer::copy(from, from_offset, to, to_offset, length);
-    }
-    // The addresses decide the direction: the views may start anywhere in
-    // the memory, whatever their own offsets.
-    let start = |b: &irvm::Buffer, offset: u64| b.raw_bytes().ptr as u64 + offset;
-    let (s, t) = (start(from, from_offset), start(to, to_offset));
-    let backwards = t > s && t < s.saturating_add(length);
-    let len = length as usize;
-    in_stoppable_chunks(
-        len,
+    irvm::Buffer::copy_in_pieces(
+        from,
+        source.offset,
+        to,
+        target.offset,
+        source.length,
+        TRANSFER_CHUNK_BYTES as u64,
         || resources.check_stop(),
-        |range| {
-            let piece = if backwards {
-                len - range.end..len - range.start
-            } else {
-                range
-            };
-            let (f, t) = (
-                from_offset as usize + piece.start,
-                to_offset as usize + piece.start,
-            );
-            // `Buffer::copy` moves bytes that may overlap as memmove,
-            // through raw pointers (one borrow per allocation).
-            irvm::Buffer::copy(from, f as u64, to, t as u64, piece.len() as u64)
-        },
     )
 }
 
-/// Bytes a fill or copy writes between two looks at the context's
+/// Bytes a fill or copy moves between two looks at the context's
 /// deadline and interrupt: one look per 8 MiB (about a millisecond of
 /// memory bandwidth), so a single transfer of gigabytes stops within
 /// milliseconds of its deadline. A multiple of 64, so the pieces of a fill
@@ -444,11 +366,11 @@ const TRANSFER_CHUNK_BYTES: usize = 8 << 20;
 
 /// Runs `work` over `0..len` in pieces of [`TRANSFER_CHUNK_BYTES`],
 /// asking `stop` before each piece after the first (the caller asked
-/// before the whole): the first error, of either, stops the rest.
+/// before the whole): its first error stops the rest.
 fn in_stoppable_chunks(
     len: usize,
     mut stop: impl FnMut() -> Result<(), Trap>,
-    mut work: impl FnMut(std::ops::Range<usize>) -> Result<(), Trap>,
+    mut work: impl FnMut(std::ops::Range<usize>),
 ) -> Result<(), Trap> {
     let mut start = 0;
     while start < len {
@@ -456,7 +378,7 @@ fn in_stoppable_chunks(
             stop()?;
         }
         let end = len.min(start + TRANSFER_CHUNK_BYTES);
-        work(start..end)?;
+        work(start..end);
         start = end;
     }
     Ok(())
@@ -504,10 +426,7 @@ fn run_transfer(
                 in_stoppable_chunks(
                     b.len(),
                     || resources.check_stop(),
-                    |range| {
-                        fill_pattern(&mut b[range], &bytes[..n]);
-                        Ok(())
-                    },
+                    |range| fill_pattern(&mut b[range], &bytes[..n]),
                 )
             })??;
             Ok(t.length)
@@ -757,10 +676,7 @@ mod tests {
                     asked += 1;
                     Ok(())
                 },
-                |r| {
-                    seen.push(r);
-                    Ok(())
-                },
+                |r| seen.push(r),
             )
             .unwrap();
             assert_eq!(seen.len(), pieces, "{len}");
@@ -787,10 +703,7 @@ mod tests {
                     Ok(())
                 }
             },
-            |_| {
-                done += 1;
-                Ok(())
-            },
+            |_| done += 1,
         )
         .unwrap_err();
         assert_eq!((done, e.code), (2, irvm::StatusCode::DeadlineExceeded));
