@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use irvm::{Context, Func, Value};
 
-use crate::cmd_run::{load_context, parse_input, LimitArgs};
+use crate::cmd_run::{load_context, parse_inputs_within, LimitArgs};
 
 /// Arguments of `irvm bench`.
 #[derive(clap::Args)]
@@ -988,13 +988,7 @@ fn prepare_calls(
                 inputs.len()
             ));
         }
-        let values = inputs
-            .iter()
-            .zip(&kinds)
-            .map(|(t, &k)| {
-                parse_input(t, k).map_err(|e| format!("{e}; parsing input `{}`", t.trim()))
-            })
-            .collect::<Result<Vec<_>, _>>()
+        let values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
         calls.push((name.clone(), func, values));
     }

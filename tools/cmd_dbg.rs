@@ -17,7 +17,7 @@ use irvm_debugger::{
     PauseHandle, RefFormatter, Stop,
 };
 
-use crate::cmd_run::{describe_trap, load_context, parse_input, LimitArgs};
+use crate::cmd_run::{describe_trap, load_context, parse_inputs_within, LimitArgs};
 
 /// Arguments of `irvm dbg`.
 #[derive(clap::Args)]
@@ -90,11 +90,7 @@ pub fn prepare(
             inputs.len()
         ));
     }
-    let values: Vec<Value> = inputs
-        .iter()
-        .zip(&kinds)
-        .map(|(t, &k)| parse_input(t, k))
-        .collect::<Result<_, _>>()?;
+    let values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)?;
     let mut dbg = Debugger::new(ctx, func, values);
     dbg.set_ref_formatter(Some(hal_formatter()));
     Ok(dbg)

@@ -161,11 +161,12 @@ pub struct LimitArgs {
     /// Stop after this many instructions (RESOURCE_EXHAUSTED).
     #[arg(long)]
     fuel: Option<u64>,
-    /// Stop when the command has run this many seconds: loading, `__init`
-    /// and the call (DEADLINE_EXCEEDED). A decimal number of seconds, 0 or
-    /// more; one past what the clock can represent (`inf` included) sets
-    /// no deadline.
-    #[arg(long, value_parser = parse_timeout)]
+    /// Stop when the command has run this many seconds: loading, `__init`,
+    /// reading the inputs and the call (DEADLINE_EXCEEDED; given on the
+    /// command line, it bounds reading flagfiles too). A decimal number of
+    /// seconds, 0 or more; one past what the clock can represent (`inf`
+    /// included) sets no deadline.
+    #[arg(long, value_parser = crate::deadline::parse_timeout)]
     timeout: Option<std::time::Duration>,
     /// Deepest call stack, in frames (RESOURCE_EXHAUSTED beyond).
     #[arg(long = "max-stack-depth")]
@@ -191,19 +192,6 @@ pub struct LimitArgs {
     /// IRVM_ENGINE environment variable, else auto. Results are the same.
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<irvm::Tier>,
-}
-
-/// `--timeout`: seconds, 0 or more; `Duration::MAX` for one past what a
-/// `Duration` holds (no deadline).
-fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
-    let t: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| "not a number of seconds (such as 2 or 0.5)".to_string())?;
-    if t.is_nan() || t < 0.0 {
-        return Err("a timeout is 0 or more seconds".into());
-    }
-    Ok(std::time::Duration::try_from_secs_f64(t).unwrap_or(std::time::Duration::MAX))
 }
 
 fn parse_engine(s: &str) -> Result<irvm::Tier, String> {
@@ -328,36 +316,17 @@ fn read_stdin_module_bytes() -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// [`read_stdin_module_bytes`], given up on at `deadline` (`--timeout`
-/// covers loading): the read runs on a thread of its own, left blocked
-/// when the deadline passes first (the command is about to exit).
-fn read_stdin_module_bytes_until(deadline: Option<std::time::Instant>) -> Result<Vec<u8>, String> {
-    let Some(deadline) = deadline else {
-        return read_stdin_module_bytes();
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("irvm-stdin-module".into())
-        .spawn(move || {
-            let _ = tx.send(read_stdin_module_bytes());
-        })
-        .map_err(|e| format!("loading module '-': cannot start the stdin reader: {e}"))?;
-    let left = deadline.saturating_duration_since(std::time::Instant::now());
-    match rx.recv_timeout(left) {
-        Ok(read) => read,
-        Err(_) => Err(
-            "DEADLINE_EXCEEDED; loading module '-': stdin was not read to its end within \
-             --timeout"
-                .to_string(),
-        ),
-    }
-}
-
 /// A module read from stdin (`--module=-`): bytecode, or VM assembly text;
 /// given up on at `deadline` (DEADLINE_EXCEEDED) when stdin has not ended
 /// by then.
 pub fn module_from_stdin(deadline: Option<std::time::Instant>) -> Result<Module, String> {
-    let bytes = read_stdin_module_bytes_until(deadline)?;
+    // A writer that keeps stdin open must not hold the command past
+    // --timeout (loading counts).
+    let bytes = crate::deadline::within(
+        deadline,
+        "loading module '-': reading stdin to its end",
+        read_stdin_module_bytes,
+    )?;
     if bytes.is_empty() {
         return Err("loading module '-': stdin is empty (no module was piped in)".to_string());
     }
@@ -435,6 +404,27 @@ pub fn kind_of(t: irvm::ValType) -> char {
 /// [`parse_input`] takes them.
 pub fn input_kinds(func: &irvm::Func) -> Vec<char> {
     func.params().iter().map(|&t| kind_of(t)).collect()
+}
+
+/// Parses each of `inputs` as a value of the calling-convention kind
+/// beside it in `kinds` (the caller has checked the counts), given up on
+/// at `deadline` (an input file may be a FIFO nobody writes); an error
+/// names the input.
+pub fn parse_inputs_within(
+    deadline: Option<std::time::Instant>,
+    inputs: &[String],
+    kinds: &[char],
+) -> Result<Vec<Value>, String> {
+    let (texts, kinds) = (inputs.to_vec(), kinds.to_vec());
+    crate::deadline::within(deadline, "parsing function inputs", move || {
+        texts
+            .iter()
+            .zip(&kinds)
+            .map(|(t, &k)| {
+                parse_input(t, k).map_err(|e| format!("{e}; parsing input `{}`", t.trim()))
+            })
+            .collect()
+    })
 }
 
 /// Parses `text` as a value of calling-convention kind `kind`, as
@@ -565,22 +555,32 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let sig = format!("`{}` ({})", func.name(), func.calling_convention());
     // As iree-run-module: each input takes the next parameter, so one too
     // many fails while parsing (before EXEC), one too few when invoking.
-    let mut values = Vec::with_capacity(kinds.len());
-    for (k, text) in args.inputs.iter().enumerate() {
-        let Some(&kind) = kinds.get(k) else {
-            return Err(Failure::Setup(format!(
-                "INVALID_ARGUMENT; function expected fewer input values; parsing input `{}`; \
-                 parsing function inputs; {sig}",
-                text.trim()
-            )));
-        };
-        values.push(parse_input(text, kind).map_err(|e| {
-            format!(
-                "{e}; parsing input `{}`; parsing function inputs; {sig}",
-                text.trim()
-            )
-        })?);
-    }
+    // Parsing is bounded by --timeout: an input file may be a FIFO nobody
+    // writes, a literal may splat gigabytes.
+    let (texts, wanted, described) = (args.inputs.clone(), kinds.clone(), sig.clone());
+    let values = crate::deadline::within(
+        ctx.resources().deadline(),
+        "parsing function inputs",
+        move || {
+            let mut values = Vec::with_capacity(wanted.len());
+            for (k, text) in texts.iter().enumerate() {
+                let Some(&kind) = wanted.get(k) else {
+                    return Err(format!(
+                        "INVALID_ARGUMENT; function expected fewer input values; parsing input \
+                         `{}`; parsing function inputs; {described}",
+                        text.trim()
+                    ));
+                };
+                values.push(parse_input(text, kind).map_err(|e| {
+                    format!(
+                        "{e}; parsing input `{}`; parsing function inputs; {described}",
+                        text.trim()
+                    )
+                })?);
+            }
+            Ok(values)
+        },
+    )?;
     if values.len() < kinds.len() {
         outln!("EXEC @{name}");
         return Err(Failure::Setup(format!(

@@ -139,7 +139,10 @@ pub fn normalize(
     args: Vec<String>,
     known: impl Fn(&str) -> Option<Known>,
 ) -> Result<Vec<String>, String> {
-    let args = expand_flagfiles(args, 0)?;
+    // A flagfile that is a FIFO nobody writes would wait forever: the
+    // command line's own --timeout bounds reading them.
+    let deadline = crate::deadline::from_command_line(&args);
+    let args = expand_flagfiles(args, 0, deadline)?;
     // The subcommand is the first argument that is not a flag.
     let Some(sub_at) = args
         .iter()
@@ -191,7 +194,14 @@ pub fn normalize(
 /// Largest flagfile read (`--flagfile=/dev/zero` must not exhaust memory).
 const MAX_FLAGFILE_BYTES: u64 = 16 << 20;
 
-fn read_flagfile(path: &str) -> Result<String, String> {
+fn read_flagfile(path: &str, deadline: Option<std::time::Instant>) -> Result<String, String> {
+    let owned = path.to_string();
+    crate::deadline::within(deadline, &format!("reading flagfile '{path}'"), move || {
+        read_flagfile_now(&owned)
+    })
+}
+
+fn read_flagfile_now(path: &str) -> Result<String, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -206,7 +216,11 @@ fn read_flagfile(path: &str) -> Result<String, String> {
         .map_err(|_| format!("cannot read flagfile '{path}': it is not UTF-8 text"))
 }
 
-fn expand_flagfiles(args: Vec<String>, depth: usize) -> Result<Vec<String>, String> {
+fn expand_flagfiles(
+    args: Vec<String>,
+    depth: usize,
+    deadline: Option<std::time::Instant>,
+) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(args.len());
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
@@ -232,14 +246,14 @@ fn expand_flagfiles(args: Vec<String>, depth: usize) -> Result<Vec<String>, Stri
                 "flagfile '{path}': flagfiles nest deeper than {MAX_FLAGFILE_DEPTH}"
             ));
         }
-        let text = read_flagfile(&path)?;
+        let text = read_flagfile(&path, deadline)?;
         let flags: Vec<String> = text
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .map(str::to_string)
             .collect();
-        out.extend(expand_flagfiles(flags, depth + 1)?);
+        out.extend(expand_flagfiles(flags, depth + 1, deadline)?);
     }
     Ok(out)
 }

@@ -16,6 +16,7 @@ mod cmd_dbg;
 mod cmd_dump;
 mod cmd_params;
 mod cmd_run;
+mod deadline;
 mod flags;
 mod hal_query;
 mod npy;

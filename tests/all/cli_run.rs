@@ -390,3 +390,79 @@ fn an_unknown_location_is_no_location_in_a_backtrace() {
     assert!(err.contains("  [0] module.__init+0x"), "{err}");
     assert!(!err.contains("<error"), "{err}");
 }
+
+#[test]
+fn inputs_and_flagfiles_on_a_fifo_nobody_writes_end_at_the_timeout() {
+    // `--input=@<(cmd)` is a pipe, so input files are not refused as module
+    // paths are; a FIFO nobody opens for writing is given up on at the
+    // deadline instead (before: waited for forever, whatever --timeout).
+    use crate::common::bounded::bounded;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("never.npy");
+    match Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("skipping: no `mkfifo`");
+            return;
+        }
+    }
+    let module = format!("--module={}", repo_file("tests/onnx/test_abs.vmfb"));
+    let fifo = fifo.display().to_string();
+    let cases: [(&str, Vec<String>, &str); 5] = [
+        (
+            "run, NumPy input",
+            vec!["run".into(), module.clone(), format!("--input=@{fifo}")],
+            "parsing function inputs",
+        ),
+        (
+            "run, raw input",
+            vec![
+                "run".into(),
+                module.clone(),
+                format!("--input=3x4xf32=@{fifo}"),
+            ],
+            "parsing function inputs",
+        ),
+        (
+            "bench",
+            vec![
+                "bench".into(),
+                module.clone(),
+                "--function=test_abs".into(),
+                format!("--input=@{fifo}"),
+            ],
+            "parsing function inputs",
+        ),
+        (
+            "dbg",
+            vec![
+                "dbg".into(),
+                "--batch=/dev/null".into(),
+                module.clone(),
+                "--function=test_abs".into(),
+                format!("--input=@{fifo}"),
+            ],
+            "parsing function inputs",
+        ),
+        (
+            "flagfile",
+            vec!["run".into(), module.clone(), format!("--flagfile={fifo}")],
+            "reading flagfile",
+        ),
+    ];
+    for (what, args, doing) in cases {
+        let mut cmd = Command::new(crate::common::cli::irvm_bin());
+        cmd.args(&args).arg("--timeout=0.3");
+        let outcome = bounded(cmd, u64::MAX, std::time::Duration::from_secs(20));
+        outcome.assert_error("DEADLINE_EXCEEDED");
+        assert!(outcome.stderr.contains(doing), "{what}: {outcome:#?}");
+    }
+    // The same files, written, are read as before under a timeout.
+    let npy = repo_file("tests/onnx/in--test_abs.0.npy");
+    let (out, err, code) = irvm(&["run", &module, &format!("--input=@{}", npy), "--timeout=60"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("EXEC @test_abs\nresult[0]: hal.buffer_view\n3x4x5xf32="),
+        "{out}"
+    );
+}
