@@ -721,3 +721,35 @@ fn a_large_input_tensor_takes_its_own_size_in_memory_not_twice_it() {
         );
     }
 }
+
+#[test]
+fn a_long_list_resize_ends_at_the_deadline_not_when_done() {
+    // `vm.list.resize` writes every new element: 64 Mi elements are 1.5 GB
+    // and seconds of work, in pieces with looks at the stop word between
+    // them (before: one `Vec::resize`, 3 s past `--timeout=0.05` for 128 Mi
+    // elements in a release build).
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("grow.vmasm");
+    std::fs::write(
+        &source,
+        "vm.module @grow version 0\nvm.type i32\nvm.type !vm.list<i32>\n\n\
+         vm.export @grow\nvm.func @grow(%i0: i32) -> (i32) {\n^bb0:\n  \
+         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+         vm.list.resize %r0, %i0\n  %i2 = vm.list.size %r0\n  vm.return %i2\n}\n",
+    )
+    .unwrap();
+    let m = format!("--module={}", source.display());
+    let started = Instant::now();
+    let (_, err, code) = irvm(&["run", &m, "--input=67108864", "--timeout=0.05"]);
+    let took = started.elapsed();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("DEADLINE_EXCEEDED"), "{err}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // Short lists grow as before under the same limit.
+    let (out, err, code) = irvm(&["run", &m, "--input=1000", "--timeout=60"]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("EXEC @grow\nresult[0]: i32=1000\n", 0),
+        "{err}"
+    );
+}

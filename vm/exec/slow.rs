@@ -267,7 +267,15 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::ListResize => {
             let n = tri!(list_limit(ri!(i.b) as u32, limits));
             bulk!(n as u64 * LIST_SLOT_BYTES);
-            tri!(list!(i.a).resize_charged(n, memory))
+            // Growing writes every new element: gigabytes for a long list,
+            // so in pieces with looks at the stop word between them.
+            let bytes = n as u64 * List::SLOT_BYTES as u64;
+            let piece = if in_pieces(hooks, bytes, PIECE_BYTES) {
+                PIECE_BYTES as usize / List::SLOT_BYTES
+            } else {
+                usize::MAX
+            };
+            tri!(list!(i.a).resize_charged(n, memory, piece, || hooks.check_stop()))
         }
         Opcode::ListGetI32 => {
             let v = tri!(list!(i.a).get_i32(ri!(i.b) as u32));

@@ -258,15 +258,47 @@ impl List {
             .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
     }
 
-    /// [`List::resize`] for a program, charged as [`List::reserve_charged`].
+    /// [`List::resize`] for a program, charged as [`List::reserve_charged`];
+    /// growth of more than `piece` elements goes `piece` at a time, with
+    /// `between` asked before each piece but the first (an error there ends
+    /// the growth: the list keeps the elements added so far, as a fill
+    /// stopped half way keeps its bytes).
     pub(crate) fn resize_charged(
         &self,
         size: u32,
         budget: &std::sync::Arc<crate::budget::MemoryBudget>,
+        piece: usize,
+        between: impl FnMut() -> Result<(), Trap>,
     ) -> Result<(), Trap> {
         self.reserve_charged(size, budget)?;
+        self.grow_in_pieces(size as usize, piece.max(1), between)?;
         self.resize(size)
     }
+
+    /// Grows the list toward `size` elements `piece` at a time (a list as
+    /// long or longer is left alone).
+    fn grow_in_pieces(
+        &self,
+        size: usize,
+        piece: usize,
+        mut between: impl FnMut() -> Result<(), Trap>,
+    ) -> Result<(), Trap> {
+        let fill = self.new_slot();
+        let mut items = self.items_mut();
+        let mut first = true;
+        while items.len() < size {
+            if !first {
+                between()?;
+            }
+            first = false;
+            let next = size.min(items.len().saturating_add(piece));
+            items.resize(next, fill.clone());
+        }
+        Ok(())
+    }
+
+    /// Bytes one element takes in a list.
+    pub(crate) const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 
     /// Grows (with empty or zero elements) or truncates to `size`.
     pub fn resize(&self, size: u32) -> Result<(), Trap> {
@@ -623,5 +655,51 @@ mod tests {
         l.resize(3).unwrap();
         assert!(matches!(l.get_ref(2, false).unwrap(), Ref::Null));
         assert_eq!(Arc::strong_count(&b), 1);
+    }
+
+    #[test]
+    fn growth_in_pieces_asks_between_pieces_and_a_refusal_keeps_what_grew() {
+        let budget = crate::budget::MemoryBudget::new(1 << 20);
+        for element in [
+            TypeDef::Value(ElementType::I32),
+            TypeDef::Ref(RefType::BUFFER),
+        ] {
+            // From 1 to 10 in pieces of 3 (4, 7, 10): asked twice.
+            let l = List::new(element, 0).unwrap();
+            l.resize(1).unwrap();
+            let mut asked = 0;
+            let between = || {
+                asked += 1;
+                Ok(())
+            };
+            l.resize_charged(10, &budget, 3, between).unwrap();
+            assert_eq!((l.len(), asked), (10, 2));
+            // The same elements as one resize gives.
+            let one = List::new(element, 0).unwrap();
+            one.resize(10).unwrap();
+            for k in 0..10 {
+                match element {
+                    TypeDef::Ref(_) => assert!(matches!(l.get_ref(k, false).unwrap(), Ref::Null)),
+                    _ => assert_eq!(l.get_i32(k).unwrap(), one.get_i32(k).unwrap()),
+                }
+            }
+            // A stop at the second look: two pieces added, then the error.
+            let l = List::new(element, 0).unwrap();
+            let mut looks = 0;
+            let stop_second = || {
+                looks += 1;
+                if looks == 2 {
+                    Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"))
+                } else {
+                    Ok(())
+                }
+            };
+            let e = l.resize_charged(100, &budget, 4, stop_second).unwrap_err();
+            assert_eq!((e.code, l.len()), (StatusCode::DeadlineExceeded, 8));
+            // Shrinking is not in pieces: nothing asked.
+            l.resize_charged(2, &budget, 1, || panic!("asked while shrinking"))
+                .unwrap();
+            assert_eq!(l.len(), 2);
+        }
     }
 }
