@@ -25,12 +25,16 @@ pub fn within<T: Send + 'static>(
     std::thread::Builder::new()
         .name("irvm-bounded-read".into())
         .spawn(move || {
-            let _ = tx.send(work());
+            // A panic is handed over, to unwind the caller as it would have
+            // with the work on its own thread (not read as a timeout).
+            let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            let _ = tx.send(done);
         })
         .map_err(|e| format!("{doing}: cannot start a thread for it: {e}"))?;
     let left = deadline.saturating_duration_since(Instant::now());
     match rx.recv_timeout(left) {
-        Ok(done) => done,
+        Ok(Ok(done)) => done,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
         Err(_) => Err(format!(
             "DEADLINE_EXCEEDED; {doing}: not done within --timeout"
         )),
@@ -137,5 +141,15 @@ mod tests {
             from_command_line(&args(&["irvm", "run", "--timeout=soon"])),
             None
         );
+    }
+
+    #[test]
+    fn a_panic_in_the_work_unwinds_the_caller_not_a_timeout() {
+        let soon = Instant::now() + Duration::from_secs(30);
+        let caught = std::panic::catch_unwind(|| {
+            within::<()>(Some(soon), "parsing", || panic!("parser bug"))
+        });
+        let payload = caught.expect_err("the panic reaches the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"parser bug"));
     }
 }
