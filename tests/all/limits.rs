@@ -753,3 +753,35 @@ fn a_long_list_resize_ends_at_the_deadline_not_when_done() {
         "{err}"
     );
 }
+
+#[test]
+fn a_list_grown_one_element_at_a_time_costs_fuel_for_the_elements_added() {
+    // Each `vm.list.resize` costs fuel for the elements it writes or
+    // releases, not for the list's whole length (before: 200,000 one-element
+    // growths cost 5 billion units, so any fuel ran out), and the capacity
+    // doubles past its end instead of growing by exactly one.
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("push.vmasm");
+    std::fs::write(
+        &source,
+        "vm.module @push version 0\nvm.type i32\nvm.type !vm.list<i32>\n\n\
+         vm.export @push\nvm.func @push(%i0: i32) -> (i32) {\n^bb0:\n  \
+         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+         %i2 = vm.const.i32 1\n  vm.br ^bb1(%i1->%i3)\n^bb1:\n  \
+         %i4 = vm.cmp.lt.i32.s %i3, %i0\n  vm.cond_br %i4, ^bb2(), ^bb3()\n^bb2:\n  \
+         %i5 = vm.list.size %r0\n  %i6 = vm.add.i32 %i5, %i2\n  vm.list.resize %r0, %i6\n  \
+         vm.list.set.i32 %r0, %i5, %i3\n  %i3 = vm.add.i32 %i3, %i2\n  vm.br ^bb1()\n^bb3:\n  \
+         %i7 = vm.list.size %r0\n  %i8 = vm.sub.i32 %i7, %i2\n  \
+         %i9 = vm.list.get.i32 %r0, %i8\n  vm.return %i9\n}\n",
+    )
+    .unwrap();
+    let m = format!("--module={}", source.display());
+    for engine in ["--engine=interp", "--engine=auto"] {
+        let (out, err, code) = irvm(&["run", &m, "--input=200000", "--fuel=10000000", engine]);
+        assert_eq!(
+            (out.as_str(), code),
+            ("EXEC @push\nresult[0]: i32=199999\n", 0),
+            "{engine}: {err}"
+        );
+    }
+}

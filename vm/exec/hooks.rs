@@ -112,6 +112,12 @@ impl Hooks {
     /// there), and a deadline check now and again at the next instruction
     /// when the work is large. Nothing to do without hooks.
     #[inline]
+    /// Whether [`Hooks::charge_bulk`] can refuse anything (fuel or a
+    /// deadline is set): work whose size costs a look to learn asks first.
+    pub(crate) fn charges_bulk(&self) -> bool {
+        self.fuel.is_some() || self.deadline.is_some()
+    }
+
     pub(crate) fn charge_bulk(&mut self, bytes: u64) -> Result<(), Trap> {
         if bytes < BULK_BYTES_PER_FUEL || (self.fuel.is_none() && self.deadline.is_none()) {
             return Ok(());

@@ -266,11 +266,16 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         }
         Opcode::ListResize => {
             let n = tri!(list_limit(ri!(i.b) as u32, limits));
-            bulk!(n as u64 * LIST_SLOT_BYTES);
+            // The work is the elements written or released, not the size:
+            // a list grown one element at a time costs one each time.
+            if hooks.charges_bulk() {
+                let len = list!(i.a).len() as u64;
+                bulk!((n as u64).abs_diff(len) * LIST_SLOT_BYTES);
+            }
             // Growing writes every new element: gigabytes for a long list,
-            // so in pieces with looks at the stop word between them.
-            let bytes = n as u64 * List::SLOT_BYTES as u64;
-            let piece = if in_pieces(hooks, bytes, PIECE_BYTES) {
+            // so in pieces with looks at the stop word between them when
+            // the context can be stopped (growth within one piece is one).
+            let piece = if hooks.loop_kind() != super::hooks::LoopKind::Plain {
                 PIECE_BYTES as usize / List::SLOT_BYTES
             } else {
                 usize::MAX

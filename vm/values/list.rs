@@ -215,6 +215,11 @@ impl List {
         self.element
     }
 
+    /// Elements the list has room for without moving them.
+    pub fn capacity(&self) -> usize {
+        self.items().capacity()
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.items().len()
@@ -270,7 +275,28 @@ impl List {
         piece: usize,
         between: impl FnMut() -> Result<(), Trap>,
     ) -> Result<(), Trap> {
-        self.reserve_charged(size, budget)?;
+        // Growth within the capacity (a list grown an element at a time):
+        // nothing to charge, one lock.
+        let fill = self.new_slot();
+        {
+            let mut items = self.items_mut();
+            let (len, want) = (items.len(), size as usize);
+            if want >= len && want <= items.capacity() && want - len <= piece {
+                items.resize(want, fill);
+                return Ok(());
+            }
+        }
+        // Past the capacity, the capacity doubles (as IREE's lists grow), so
+        // a list grown one element at a time moves its elements O(log n)
+        // times, not n; when the budget cannot hold the doubled capacity,
+        // exactly what is asked.
+        let capacity = self.capacity();
+        if size as usize > capacity {
+            let doubled = capacity.saturating_mul(2).min(u32::MAX as usize) as u32;
+            if doubled <= size || self.reserve_charged(doubled, budget).is_err() {
+                self.reserve_charged(size, budget)?;
+            }
+        }
         self.grow_in_pieces(size as usize, piece.max(1), between)?;
         self.resize(size)
     }
@@ -701,5 +727,28 @@ mod tests {
                 .unwrap();
             assert_eq!(l.len(), 2);
         }
+    }
+
+    #[test]
+    fn growth_past_the_capacity_doubles_it_and_charges_it_unless_the_budget_is_short() {
+        let slot = List::SLOT_BYTES as u64;
+        let budget = crate::budget::MemoryBudget::new(1 << 20);
+        let l = List::new(TypeDef::Value(ElementType::I32), 0).unwrap();
+        for n in 1..=100u32 {
+            l.resize_charged(n, &budget, usize::MAX, || Ok(())).unwrap();
+        }
+        assert_eq!((l.len(), l.capacity()), (100, 128));
+        assert_eq!(budget.used(), 128 * slot + LIST_OVERHEAD_BYTES);
+        // A budget with room for 100 elements but not for 128: exact.
+        let short = crate::budget::MemoryBudget::new(100 * slot + LIST_OVERHEAD_BYTES);
+        let l = List::new(TypeDef::Value(ElementType::I32), 0).unwrap();
+        l.resize_charged(64, &short, usize::MAX, || Ok(())).unwrap();
+        l.resize_charged(100, &short, usize::MAX, || Ok(()))
+            .unwrap();
+        assert_eq!((l.len(), l.capacity()), (100, 100));
+        let e = l
+            .resize_charged(101, &short, usize::MAX, || Ok(()))
+            .unwrap_err();
+        assert_eq!((e.code, l.len()), (StatusCode::ResourceExhausted, 100));
     }
 }
