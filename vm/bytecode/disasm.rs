@@ -165,6 +165,13 @@ pub enum DisasmError {
         /// Number of rodata segments.
         count: usize,
     },
+    /// Something the module holds that the assembly form has no syntax
+    /// for (rather than leave it out silently).
+    #[error("the assembly form cannot write {what}")]
+    NotExpressible {
+        /// What it is.
+        what: String,
+    },
     /// A debug database entry the assembly form cannot print.
     #[error("debug database: {0}")]
     DebugDatabase(#[source] crate::loader::DebugError),

@@ -93,6 +93,13 @@ impl Disassembler<'_> {
         out: &mut String,
     ) -> Result<usize, DisasmError> {
         let module = self.module;
+        let rwdata = module.rwdata_sizes();
+        if !rwdata.is_empty() {
+            // A deprecated table iree-compile 3.13 no longer writes.
+            return Err(DisasmError::NotExpressible {
+                what: format!("the module's {} rwdata segments", rwdata.len()),
+            });
+        }
         let begin = out.len();
         let _ = write!(
             out,
