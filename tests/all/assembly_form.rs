@@ -198,6 +198,52 @@ fn round_trip(path: &Path) {
     );
 }
 
+/// `irvm as`'s own modules (the test fixtures, and the conformance sources
+/// when `/work/shared` is there) come back byte for byte; the reference
+/// assembler's modules beside the conformance sources, table for table.
+#[test]
+fn assembled_modules_come_back_byte_for_byte() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let conformance = repo.join("../shared/conformance/iree-vm-tests");
+    let mut sources: Vec<PathBuf> = [repo.join("tests/data"), conformance]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "vmasm"))
+        .collect();
+    sources.sort();
+    let mut compared = 0;
+    for source in &sources {
+        let name = source.display().to_string();
+        let text = std::fs::read_to_string(source).unwrap();
+        let Ok(bytes) = irvm::asm::assemble(&text, &name) else {
+            continue; // a fixture of diagnostics
+        };
+        let module = Module::from_bytes(bytes.clone()).expect("loads");
+        let again = irvm::asm::assemble(&text_of(&module, TextForm::Assembly), &name)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            again == bytes,
+            "{name}: the assembly form reassembles to other bytes"
+        );
+        compared += 1;
+        let reference = source.with_extension("vmfb");
+        if let Ok(reference) = Module::from_file(&reference) {
+            assert_same_tables(&name, &reassembled(&reference, &name), &reference);
+        }
+    }
+    assert!(
+        compared >= 5,
+        "{compared} of {} sources assembled",
+        sources.len()
+    );
+    eprintln!(
+        "{compared} of {} sources came back byte for byte",
+        sources.len()
+    );
+}
+
 fn dirs_home() -> Option<PathBuf> {
     std::env::var_os("HOME").map(PathBuf::from)
 }
