@@ -497,3 +497,47 @@ fn irvm_dump_assembly_pipes_into_irvm_as_and_runs_the_same() {
     assert_eq!((status, stdout.clone()), run(&original));
     assert_eq!(stdout, std::fs::read(models.join("add.expected")).unwrap());
 }
+
+/// Mutated modules the loader accepts are printed or refused, and what
+/// prints assembles or is refused: never a panic.
+#[test]
+fn mutated_modules_print_and_reassemble_without_panicking() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut printed, mut reassembled) = (0, 0);
+    for file in ["tests/models/params.vmfb", "tests/onnx/test_AvgPool1d.vmfb"] {
+        let original = std::fs::read(repo.join(file)).unwrap();
+        for _ in 0..150 {
+            let mut bytes = original.clone();
+            for _ in 0..1 + next() % 3 {
+                let at = (next() % bytes.len() as u64) as usize;
+                bytes[at] ^= 1 << (next() % 8);
+            }
+            let Ok(module) = Module::from_bytes(bytes) else {
+                continue;
+            };
+            let options = DisasmOptions {
+                form: TextForm::Assembly,
+                ..Default::default()
+            };
+            let Ok(text) = disassemble_module(&module, &options) else {
+                continue;
+            };
+            printed += 1;
+            if let Ok(bytes) = irvm::asm::assemble(&text, file) {
+                reassembled += 1;
+                let _ = Module::from_bytes(bytes);
+            }
+        }
+    }
+    assert!(
+        printed > 50 && reassembled > 20,
+        "{printed} printed, {reassembled} reassembled"
+    );
+}
