@@ -15,6 +15,10 @@
 //! Every problem is an [`AsmError`] naming file, line and column; the
 //! assembler reports every error it finds, not just the first.
 //!
+//! It also reads the assembly form `irvm dump --output=assembly` prints
+//! (`directives.rs`): quoted symbols, escaped strings, and the tables the
+//! disassembly leaves out, which then replace what would be derived.
+//!
 //! ```
 //! let bytes = irvm::asm::assemble(
 //!     "vm.module @m version 0\nvm.export @one\nvm.func @one() -> (i32) {\n^bb0:\n  %i0 = vm.const.i32 1\n  vm.return %i0\n}\n",
