@@ -555,3 +555,29 @@ fn debug_database<'f>(
         },
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_vectors_are_laid_out_as_create_vector_lays_them_out() {
+        for len in [0, 1, 63, 255, 256, 300, 4095, 4096, 4097, 10_000, 70_001] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+            let build = |chunked: bool| {
+                let mut fbb = FlatBufferBuilder::new();
+                // Something before it, so alignment padding comes into play.
+                let _ = fbb.create_string("x");
+                let vector = if chunked {
+                    byte_vector(&mut fbb, &bytes)
+                } else {
+                    fbb.create_vector(&bytes)
+                };
+                let value = vector.value();
+                fbb.finish_minimal(vector);
+                (value, fbb.finished_data().to_vec())
+            };
+            assert_eq!(build(true), build(false), "{len} bytes");
+        }
+    }
+}
