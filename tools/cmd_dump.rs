@@ -23,7 +23,7 @@ mod metadata;
 #[derive(clap::Args)]
 pub struct DumpArgs {
     /// What to print: `all` (metadata and disassembly), `metadata`,
-    /// `disassembly`, `flatbuffer-binary`, `flatbuffer-json`, or
+    /// `disassembly`, `flatbuffer-binary`, `flatbuffer-json`,
     /// `executables` (each executable in the rodata: format, size, entry
     /// points; an irvm addition), or `assembly` (text `irvm as` reads back
     /// into a module that runs identically; an irvm addition).
