@@ -5,12 +5,14 @@
 //! disassembly; `metadata` and `disassembly` print one of them;
 //! `flatbuffer-binary` writes the module's FlatBuffer bytes and
 //! `flatbuffer-json` prints them as JSON (indented with `--pretty`).
+//! `assembly` (an irvm addition) prints text `irvm as` reads back into a
+//! module that runs as this one does (`irvm::bytecode::disasm::assembly`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use irvm::bytecode::disasm::{DisasmOptions, Disassembler, FunctionFilter};
+use irvm::bytecode::disasm::{DisasmOptions, Disassembler, FunctionFilter, TextForm};
 use irvm::Module;
 
 mod executables;
@@ -21,9 +23,10 @@ mod metadata;
 #[derive(clap::Args)]
 pub struct DumpArgs {
     /// What to print: `all` (metadata and disassembly), `metadata`,
-    /// `disassembly`, `flatbuffer-binary`, `flatbuffer-json`, or
+    /// `disassembly`, `flatbuffer-binary`, `flatbuffer-json`,
     /// `executables` (each executable in the rodata: format, size, entry
-    /// points; an irvm addition).
+    /// points; an irvm addition), or `assembly` (text `irvm as` reads back
+    /// into a module that runs identically; an irvm addition).
     #[arg(long, default_value = "all")]
     output: String,
     /// Print only this function: an internal function ordinal, or the name
@@ -61,6 +64,7 @@ enum OutputMode {
     All,
     Metadata,
     Disassembly,
+    Assembly,
     FlatbufferBinary,
     FlatbufferJson,
     Executables,
@@ -72,6 +76,7 @@ impl OutputMode {
             "all" => OutputMode::All,
             "metadata" => OutputMode::Metadata,
             "disassembly" => OutputMode::Disassembly,
+            "assembly" => OutputMode::Assembly,
             "flatbuffer-binary" => OutputMode::FlatbufferBinary,
             "flatbuffer-json" => OutputMode::FlatbufferJson,
             "executables" => OutputMode::Executables,
@@ -134,16 +139,25 @@ fn dump(args: &DumpArgs) -> (Vec<u8>, Result<(), String>) {
         text.push('\n');
     }
     if result.is_ok() && matches!(mode, OutputMode::All | OutputMode::Disassembly) {
-        result = disassemble(&module, args, &mut text);
+        result = disassemble(&module, args, TextForm::Disassembly, &mut text);
+    }
+    if mode == OutputMode::Assembly {
+        result = disassemble(&module, args, TextForm::Assembly, &mut text);
     }
     (text.into_bytes(), result)
 }
 
-fn disassemble(module: &Module, args: &DumpArgs, out: &mut String) -> Result<(), String> {
+fn disassemble(
+    module: &Module,
+    args: &DumpArgs,
+    form: TextForm,
+    out: &mut String,
+) -> Result<(), String> {
     let filter = parse_function_filter(&args.function);
     let options = DisasmOptions {
         bytecode_offsets: args.bytecode_offsets,
         filter,
+        form,
     };
     let printed = Disassembler::new(module)
         .write_module(&options, out)
@@ -244,6 +258,7 @@ mod tests {
             OutputMode::parse("disassembly"),
             Ok(OutputMode::Disassembly)
         );
+        assert_eq!(OutputMode::parse("assembly"), Ok(OutputMode::Assembly));
         assert!(OutputMode::parse("bogus")
             .unwrap_err()
             .contains("unrecognized --output= flag value 'bogus'"));

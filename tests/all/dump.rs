@@ -340,6 +340,7 @@ fn function_filter_prints_one_function() {
     let options = DisasmOptions {
         bytecode_offsets: false,
         filter: FunctionFilter::Name("fn9"),
+        ..Default::default()
     };
     assert_eq!(disassemble_module(&module, &options).expect("text"), want);
 }

@@ -405,6 +405,46 @@ fn replay_one(case: &Case, device: &str) -> Vec<String> {
     failures
 }
 
+/// About 20 cases of each backend of the ONNX corpus, replayed on their
+/// module printed with `irvm dump --output=assembly`'s text form and
+/// assembled again: the same stdout, status and files as recorded.
+#[test]
+fn onnx_sample_runs_identically_after_the_assembly_round_trip() {
+    let all = cases(&onnx());
+    let work = tempfile::tempdir().unwrap();
+    let mut sample = Vec::new();
+    for native in [false, true] {
+        let variant: Vec<&Case> = all.iter().filter(|c| c.native == native).collect();
+        let step = (variant.len() / 20).max(1);
+        for case in variant.into_iter().step_by(step).take(20) {
+            let original = irvm::Module::from_file(&case.module).expect("loads");
+            let module = crate::assembly_form::reassembled(&original, &case.name);
+            let path = work
+                .path()
+                .join(format!("{}.vmfb", case.name.replace(['/', '@'], "_")));
+            std::fs::write(&path, module.file_bytes()).unwrap();
+            sample.push(Case {
+                name: case.name.clone(),
+                dir: case.dir.clone(),
+                inputs: case.inputs.clone(),
+                native: case.native,
+                module: path,
+                args: case.args.clone(),
+                expected: case.expected.clone(),
+                status: case.status,
+                differs: case.differs,
+            });
+        }
+    }
+    assert!(sample.len() >= 38, "{} cases sampled", sample.len());
+    let failures = on_threads(&sample, 2, |case| replay_one(case, "--device=local-task"));
+    assert!(
+        failures.is_empty(),
+        "reassembled modules:\n{}",
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn corpus_matches_the_recorded_reference_output() {
     let cases = cases(&models());

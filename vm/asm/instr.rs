@@ -27,7 +27,7 @@ enum Parsed<'s> {
     U16(u16),
     U32(u32),
     U64(u64),
-    Str(&'s str),
+    Str(std::borrow::Cow<'s, str>),
     List(Vec<u16>),
     Func(&'s str),
     Target(&'s str),

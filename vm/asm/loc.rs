@@ -9,6 +9,12 @@
 //! loc(fused["a.mlir":1:1, "b.mlir":2:2])         several (also fused<"meta">[...])
 //! loc(unknown)                                   no location
 //! ```
+//!
+//! The assembly form (`irvm dump --output=assembly`) writes the table
+//! itself instead, entry by entry, so that it reads back unchanged (order,
+//! duplicates and iree-compile's NONE entries included): `vm.location[N] =
+//! ENTRY` with `none` or one of the forms above, whose parts name other
+//! entries as `loc[N]` ([`LocationTable::define`]).
 
 use std::collections::HashMap;
 
@@ -51,6 +57,8 @@ pub enum LocEntry {
         /// The child location, if written.
         child: Option<i32>,
     },
+    /// `none`: an entry of no kind (iree-compile writes one as entry 0).
+    None,
 }
 
 /// The location table being built: entries in order, deduplicated.
@@ -78,7 +86,54 @@ impl LocationTable {
         self.parse_at(text.trim(), 0)
     }
 
+    /// Appends entry `text` of a `vm.location[N] = ...` directive as it is
+    /// (not interned: the table keeps the order and duplicates written).
+    pub fn define(&mut self, text: &str) -> Result<(), String> {
+        let text = text.trim();
+        let entry = if text == "none" {
+            LocEntry::None
+        } else {
+            self.parse_entry(text, 0)?
+                .ok_or("a location table entry cannot be 'unknown' (write 'none')")?
+        };
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    /// The first `loc[N]` reference that names no entry of the finished
+    /// table, as (referring entry, N).
+    pub fn dangling_reference(&self) -> Option<(usize, i32)> {
+        let len = self.entries.len();
+        let bad = |i: &i32| usize::try_from(*i).map_or(true, |i| i >= len);
+        self.entries.iter().enumerate().find_map(|(at, entry)| {
+            let refs: Vec<i32> = match entry {
+                LocEntry::CallSite { callee, caller } => vec![*callee, *caller],
+                LocEntry::Fused { locations, .. } => locations.clone(),
+                LocEntry::Name { child, .. } => child.iter().copied().collect(),
+                LocEntry::FileLineCol { .. } | LocEntry::None => Vec::new(),
+            };
+            refs.into_iter().find(bad).map(|r| (at, r))
+        })
+    }
+
     fn parse_at(&mut self, text: &str, depth: usize) -> Result<Option<i32>, String> {
+        let text = text.trim();
+        // A reference to an entry by number (the assembly form's table).
+        if let Some(number) = text.strip_prefix("loc[").and_then(|t| t.strip_suffix(']')) {
+            let index = parse_int(number)
+                .and_then(|n| i32::try_from(n).ok())
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| format!("expected a location number in '{text}'"))?;
+            return Ok(Some(index));
+        }
+        match self.parse_entry(text, depth)? {
+            Some(entry) => self.intern(entry).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// One location (its parts interned), or `None` for `unknown`.
+    fn parse_entry(&mut self, text: &str, depth: usize) -> Result<Option<LocEntry>, String> {
         if depth > MAX_DEPTH {
             return Err(format!("location nested deeper than {MAX_DEPTH} levels"));
         }
@@ -94,7 +149,7 @@ impl LocationTable {
                 .ok_or("expected 'callee at caller' in callsite(...)")?;
             let callee = self.required(&inner[..at], depth)?;
             let caller = self.required(&inner[at + 2..], depth)?;
-            return self.intern(LocEntry::CallSite { callee, caller }).map(Some);
+            return Ok(Some(LocEntry::CallSite { callee, caller }));
         }
         if let Some(rest) = text.strip_prefix("fused") {
             let (metadata, rest) = match rest.trim_start().strip_prefix('<') {
@@ -102,7 +157,7 @@ impl LocationTable {
                     let close = meta.find('>').ok_or("expected '>' after fused metadata")?;
                     let body = meta[..close].trim();
                     let metadata = match parse_quoted(body) {
-                        Some((s, tail)) if tail.trim().is_empty() => s.to_string(),
+                        Some((s, tail)) if tail.trim().is_empty() => s.into_owned(),
                         _ => body.to_string(),
                     };
                     (Some(metadata), &meta[close + 1..])
@@ -120,35 +175,29 @@ impl LocationTable {
                     locations.push(i);
                 }
             }
-            return self
-                .intern(LocEntry::Fused {
-                    metadata,
-                    locations,
-                })
-                .map(Some);
+            return Ok(Some(LocEntry::Fused {
+                metadata,
+                locations,
+            }));
         }
         let (string, rest) =
             parse_quoted(text).ok_or_else(|| format!("expected a location, found '{text}'"))?;
         let rest = rest.trim();
         if rest.is_empty() {
-            return self
-                .intern(LocEntry::Name {
-                    name: string.to_string(),
-                    child: None,
-                })
-                .map(Some);
+            return Ok(Some(LocEntry::Name {
+                name: string.to_string(),
+                child: None,
+            }));
         }
         if let Some(child) = rest.strip_prefix('(') {
             let child = child
                 .strip_suffix(')')
                 .ok_or("expected ')' to close a named location")?;
             let child = self.parse_at(child, depth + 1)?;
-            return self
-                .intern(LocEntry::Name {
-                    name: string.to_string(),
-                    child,
-                })
-                .map(Some);
+            return Ok(Some(LocEntry::Name {
+                name: string.to_string(),
+                child,
+            }));
         }
         let mut parts = rest.strip_prefix(':').map(|r| r.splitn(2, ':'));
         let line_col = parts.as_mut().and_then(|p| {
@@ -158,12 +207,11 @@ impl LocationTable {
         });
         let (line, col) =
             line_col.ok_or_else(|| format!("expected \"file\":LINE:COLUMN, found '{text}'"))?;
-        self.intern(LocEntry::FileLineCol {
+        Ok(Some(LocEntry::FileLineCol {
             file: string.to_string(),
             line,
             col,
-        })
-        .map(Some)
+        }))
     }
 
     fn required(&mut self, text: &str, depth: usize) -> Result<i32, String> {
@@ -235,6 +283,35 @@ mod tests {
         assert!(table.parse("callsite(\"a\":1:1)").is_err());
         let deep = format!("{}\"a\":1:1{}", "\"n\"(".repeat(100), ")".repeat(100));
         assert!(table.parse(&deep).unwrap_err().contains("deeper"));
+    }
+
+    #[test]
+    fn a_defined_table_keeps_order_duplicates_and_none() {
+        let mut table = LocationTable::default();
+        table.define("none").unwrap();
+        table.define("\"a.mlir\":1:1").unwrap();
+        table.define("\"a.mlir\":1:1").unwrap();
+        table.define("callsite(loc[1] at loc[2])").unwrap();
+        table.define("fused<\"m\\\"x\">[loc[3], loc[0]]").unwrap();
+        table.define("\"n\"(loc[4])").unwrap();
+        assert_eq!(table.entries.len(), 6);
+        assert_eq!(table.entries[0], LocEntry::None);
+        assert_eq!(table.entries[1], table.entries[2]);
+        assert_eq!(
+            table.entries[3],
+            LocEntry::CallSite {
+                callee: 1,
+                caller: 2
+            }
+        );
+        assert!(
+            matches!(&table.entries[4], LocEntry::Fused { metadata: Some(m), locations } if m == "m\"x" && locations == &[3, 0])
+        );
+        assert_eq!(table.dangling_reference(), None);
+        table.define("\"n\"(loc[9])").unwrap();
+        assert_eq!(table.dangling_reference(), Some((6, 9)));
+        assert!(table.define("unknown").is_err());
+        assert!(table.define("loc[x]").is_err());
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //! Every problem is an [`AsmError`] naming file, line and column; the
 //! assembler reports every error it finds, not just the first.
 //!
+//! It also reads the assembly form `irvm dump --output=assembly` prints
+//! (`directives.rs`): quoted symbols, escaped strings, and the tables the
+//! disassembly leaves out, which then replace what would be derived.
+//!
 //! ```
 //! let bytes = irvm::asm::assemble(
 //!     "vm.module @m version 0\nvm.export @one\nvm.func @one() -> (i32) {\n^bb0:\n  %i0 = vm.const.i32 1\n  vm.return %i0\n}\n",
@@ -25,17 +29,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod directives;
 mod emit;
 mod instr;
 mod loc;
 mod text;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::loader::schema::FeatureBits;
 
 use self::loc::{split_trailing_loc, LocationTable};
-use self::text::{column_of, parse_int, parse_quoted, parse_uint, split_commas, strip_comment};
+use self::text::{
+    column_of, parse_int, parse_quoted, parse_uint, split_commas, strip_comment, take_symbol,
+};
 
 /// Errors beyond this many stop the assembler.
 const MAX_ERRORS: usize = 50;
@@ -92,6 +100,7 @@ impl fmt::Display for AsmErrors {
 
 /// A message about a fragment of the current line (a sub-slice of it, so
 /// its column is known).
+#[derive(Debug)]
 pub(crate) struct Diag<'s> {
     message: String,
     at: &'s str,
@@ -111,6 +120,47 @@ struct ImportDraft {
     full_name: String,
     cconv: String,
     optional: bool,
+    /// Signature attributes (`attributes {...}`).
+    attrs: Attributes,
+}
+
+/// Key-value attributes (`attributes {key = "value", ...}`), in order.
+type Attributes = Vec<(String, String)>;
+
+/// A `vm.source_map` directive: the function name it is stored under and
+/// its (bytecode offset, location index) pairs.
+struct SourceMapDraft {
+    name: String,
+    locations: Vec<(u32, i32)>,
+}
+
+/// A `vm.dependency` directive.
+struct DependencyDraft {
+    name: String,
+    minimum_version: u32,
+    optional: bool,
+}
+
+/// A rodata segment: its bytes, and whether it is stored after the
+/// FlatBuffer (`external`, at a 64-byte aligned offset).
+struct RodataDraft {
+    bytes: Vec<u8>,
+    external: bool,
+}
+
+/// What a function header states outright (the assembly form); each
+/// `None` is derived from the body as before.
+#[derive(Default)]
+struct DeclaredFunction {
+    /// `cconv "..."`: the calling convention, when the signature does not
+    /// spell it.
+    cconv: Option<String>,
+    /// `attributes {...}`: signature attributes.
+    attrs: Attributes,
+    /// `registers(i32: N, ref: M)`.
+    registers: Option<(u32, u32)>,
+    /// `requires(...)`.
+    requirements: Option<FeatureBits>,
 }
 
 /// A named global (`vm.global.i32 @g`): size 0 is a ref.
@@ -132,6 +182,8 @@ struct FunctionDraft {
     ref_count: u32,
     /// (bytecode offset in the function, location table index).
     locations: Vec<(u32, i32)>,
+    /// Signature attributes.
+    attrs: Attributes,
 }
 
 /// Everything known about the module so far.
@@ -139,9 +191,15 @@ pub(crate) struct ModuleDraft {
     name: String,
     version: u32,
     requirements: FeatureBits,
+    /// `vm.requires`: the module's feature bits, instead of those its
+    /// instructions need.
+    declared_requirements: Option<FeatureBits>,
+    /// Module attributes (`vm.module ... attributes {...}`).
+    attrs: Attributes,
+    dependencies: Vec<DependencyDraft>,
     types: Vec<String>,
     imports: Vec<ImportDraft>,
-    rodata: Vec<Vec<u8>>,
+    rodata: Vec<RodataDraft>,
     globals: Vec<GlobalDraft>,
     globals_laid_out: bool,
     /// (export name, function name, line).
@@ -150,7 +208,14 @@ pub(crate) struct ModuleDraft {
     bytecode: Vec<u8>,
     global_bytes: u64,
     global_refs: u64,
+    /// `vm.module_state`: (global bytes, global refs), instead of the
+    /// storage the code accesses.
+    declared_state: Option<(u64, u64)>,
     locations: LocationTable,
+    /// `vm.source_map` directives (name, (offset, location) pairs): the
+    /// debug database's source maps as written, instead of one per
+    /// function from trailing `loc(...)`s.
+    source_maps: Option<Vec<SourceMapDraft>>,
     /// (bytecode position, `@name` operand, line) of calls to functions
     /// defined later.
     function_fixups: Vec<(usize, String, usize)>,
@@ -181,8 +246,9 @@ impl ModuleDraft {
     /// ordinal N), an import's full name (import bit set), or an internal
     /// function by name (`@module.f` or `@f`). `None`: not defined yet.
     fn function_operand(&self, symbol: &str) -> Result<Option<u32>, String> {
-        let name = symbol.strip_prefix('@').unwrap_or(symbol);
-        if let Some((module, ordinal)) = name.split_once(':') {
+        let (name, quoted) = symbol_name(symbol);
+        let name = name.as_ref();
+        if let Some((module, ordinal)) = name.split_once(':').filter(|_| !quoted) {
             if module != self.name {
                 return Err(format!(
                     "'{symbol}' names an internal function of module '{module}', but this module is '{}'",
@@ -199,13 +265,20 @@ impl ModuleDraft {
         Ok(self.internal_function(name).map(|i| i as u32))
     }
 
+    /// The function named `name`, else the one named `name` less this
+    /// module's `module.` prefix.
     fn internal_function(&self, name: &str) -> Option<usize> {
         let local = name
             .strip_prefix(self.name.as_str())
             .and_then(|n| n.strip_prefix('.'));
         self.functions
             .iter()
-            .position(|f| f.name == name || Some(f.name.as_str()) == local)
+            .position(|f| f.name == name)
+            .or_else(|| {
+                self.functions
+                    .iter()
+                    .position(|f| Some(f.name.as_str()) == local)
+            })
     }
 
     /// Assigns named globals their storage (refs in order; bytes grouped
@@ -284,6 +357,8 @@ pub(crate) struct FunctionState {
     /// Whether the last line was a block label (an empty block so far).
     open_label: Option<(usize, String)>,
     instructions: usize,
+    /// What the header states outright.
+    declared: DeclaredFunction,
     /// The type of each ref register as far as the text shows it (argument
     /// types, typed results), for the type `vm.switch.ref` records.
     ref_types: std::collections::HashMap<u16, String>,
@@ -297,6 +372,9 @@ pub fn assemble(source: &str, file: &str) -> Result<Vec<u8>, AsmErrors> {
             name: String::new(),
             version: 0,
             requirements: FeatureBits::empty(),
+            declared_requirements: None,
+            attrs: Vec::new(),
+            dependencies: Vec::new(),
             types: Vec::new(),
             imports: Vec::new(),
             rodata: Vec::new(),
@@ -307,7 +385,9 @@ pub fn assemble(source: &str, file: &str) -> Result<Vec<u8>, AsmErrors> {
             bytecode: Vec::new(),
             global_bytes: 0,
             global_refs: 0,
+            declared_state: None,
             locations: LocationTable::default(),
+            source_maps: None,
             function_fixups: Vec::new(),
         },
         has_module: false,
@@ -430,9 +510,8 @@ impl<'s> Assembler<'s> {
                 if self.func.is_none() && line.starts_with("vm.func") && line.ends_with('{') {
                     self.skipping_body = true;
                     let name = line["vm.func".len()..].trim_start();
-                    let name = name.split(['(', ' ']).next().unwrap_or("");
-                    self.refused_functions
-                        .push(name.trim_start_matches('@').to_string());
+                    let name = take_symbol(name).map_or(Cow::Borrowed(""), |(n, ..)| n);
+                    self.refused_functions.push(name.into_owned());
                 }
                 self.diag(line_no, d);
             }
@@ -463,6 +542,7 @@ impl<'s> Assembler<'s> {
             );
         }
         self.resolve_function_fixups();
+        self.check_declared_tables();
         let exports = std::mem::take(&mut self.draft.exports);
         for (export, function, line_no) in &exports {
             if self.draft.internal_function(function).is_none()
@@ -483,7 +563,8 @@ impl<'s> Assembler<'s> {
     fn resolve_function_fixups(&mut self) {
         let fixups = std::mem::take(&mut self.draft.function_fixups);
         for (pos, symbol, line_no) in fixups {
-            let name = symbol.trim_start_matches('@');
+            let name = symbol_name(&symbol).0;
+            let name = name.as_ref();
             match self.draft.internal_function(name) {
                 Some(ordinal) => {
                     self.draft.bytecode[pos..pos + 4]
@@ -518,17 +599,26 @@ impl<'s> Assembler<'s> {
                 if self.has_module {
                     return Err(Diag::new("a file holds one module; 'vm.module' appears twice", word));
                 }
-                let (symbol, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                self.draft.name = parse_symbol(symbol)?.to_string();
-                let tail = tail.trim();
-                if !tail.is_empty() {
-                    let version = tail
-                        .strip_prefix("version")
-                        .map(str::trim)
-                        .ok_or_else(|| Diag::new("expected 'version N' after the module name", tail))?;
-                    self.draft.version = parse_uint(version, u64::from(u32::MAX))
-                        .ok_or_else(|| Diag::new("expected a u32 module version", version))?
+                let (name, tail) = split_symbol(rest)?;
+                self.draft.name = name.into_owned();
+                let mut tail = tail.trim();
+                if let Some(version) = tail.strip_prefix("version") {
+                    let version = version.trim_start();
+                    let end = version.find(char::is_whitespace).unwrap_or(version.len());
+                    self.draft.version = parse_uint(&version[..end], u64::from(u32::MAX))
+                        .ok_or_else(|| Diag::new("expected a u32 module version", &version[..end]))?
                         as u32;
+                    tail = version[end..].trim();
+                }
+                if !tail.is_empty() {
+                    let (attrs, after) = directives::parse_attributes(tail)?;
+                    if !after.trim().is_empty() {
+                        return Err(Diag::new(
+                            "expected 'version N' and 'attributes {...}' after the module name",
+                            after.trim(),
+                        ));
+                    }
+                    self.draft.attrs = attrs;
                 }
                 self.has_module = true;
             }
@@ -543,14 +633,14 @@ impl<'s> Assembler<'s> {
             }
             "vm.import" => self.import(rest)?,
             "vm.export" => {
-                let (export, function) = match rest.split_once('=') {
-                    Some((a, b)) => (parse_symbol(a.trim())?, parse_symbol(b.trim())?),
-                    None => {
-                        let s = parse_symbol(rest)?;
-                        (s, s)
-                    }
+                let (export, after) = split_symbol(rest)?;
+                let after = after.trim();
+                let function = match after.strip_prefix('=') {
+                    Some(function) => parse_symbol(function.trim())?,
+                    None if after.is_empty() => export.clone(),
+                    None => return Err(Diag::new("expected '= @function' or nothing after the export name", after)),
                 };
-                if self.draft.exports.iter().any(|(e, _, _)| e == export) {
+                if self.draft.exports.iter().any(|(e, _, _)| *e == export) {
                     return Err(Diag::new(format!("export @{export} is declared twice"), rest));
                 }
                 self.draft
@@ -558,13 +648,18 @@ impl<'s> Assembler<'s> {
                     .push((export.to_string(), function.to_string(), line_no));
             }
             "vm.func" => self.function_header(line_no, rest)?,
+            "vm.requires" => self.module_requirements(rest)?,
+            "vm.dependency" => self.dependency(rest)?,
+            "vm.module_state" => self.module_state(rest)?,
+            "vm.source_map" => self.source_map(rest)?,
+            _ if word.starts_with("vm.location[") => self.location(line)?,
             "vm.global.i32" | "vm.global.f32" | "vm.global.i64" | "vm.global.f64" | "vm.global.ref" => {
                 self.global(word, rest)?
             }
             _ if word.starts_with("vm.rodata[") => self.rodata(line)?,
             _ => {
                 return Err(Diag::new(
-                    format!("unknown directive '{word}' (expected vm.type, vm.import, vm.rodata[N], vm.global.*, vm.export or vm.func)"),
+                    format!("unknown directive '{word}' (expected vm.type, vm.import, vm.rodata[N], vm.global.*, vm.export, vm.func, or one of the assembly form's: vm.requires, vm.dependency, vm.module_state, vm.location[N], vm.source_map)"),
                     word,
                 ))
             }
@@ -577,8 +672,8 @@ impl<'s> Assembler<'s> {
             Some(r) if r.starts_with(char::is_whitespace) => (true, r.trim()),
             _ => (false, rest),
         };
-        let (symbol, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let full_name = parse_symbol(symbol)?;
+        let symbol = rest.split(char::is_whitespace).next().unwrap_or(rest);
+        let (full_name, tail) = split_symbol(rest)?;
         if !full_name.contains('.') {
             return Err(Diag::new(
                 format!("import @{full_name} must be a fully-qualified name like @module.function"),
@@ -598,12 +693,25 @@ impl<'s> Assembler<'s> {
                 cconv_text.trim(),
             )
         })?;
-        if !after.trim().is_empty() {
-            return Err(Diag::new(
-                "unexpected text after the calling convention",
-                after.trim(),
-            ));
-        }
+        let after = after.trim();
+        let attrs = if after.is_empty() {
+            Vec::new()
+        } else {
+            let (attrs, rest) = directives::parse_attributes(after).map_err(|d| {
+                if after.starts_with("attributes") {
+                    d
+                } else {
+                    Diag::new("unexpected text after the calling convention", after)
+                }
+            })?;
+            if !rest.trim().is_empty() {
+                return Err(Diag::new(
+                    "unexpected text after the attributes",
+                    rest.trim(),
+                ));
+            }
+            attrs
+        };
         if self.draft.imports.iter().any(|i| i.full_name == full_name) {
             return Err(Diag::new(
                 format!("import @{full_name} is declared twice"),
@@ -617,9 +725,10 @@ impl<'s> Assembler<'s> {
             ));
         }
         self.draft.imports.push(ImportDraft {
-            full_name: full_name.to_string(),
-            cconv: cconv.to_string(),
+            full_name: full_name.into_owned(),
+            cconv: cconv.into_owned(),
             optional,
+            attrs,
         });
         Ok(())
     }
@@ -641,6 +750,10 @@ impl<'s> Assembler<'s> {
             ));
         }
         let rest = inner[close + 1..].trim_start();
+        let (external, rest) = match rest.strip_prefix("external") {
+            Some(r) => (true, r.trim_start()),
+            None => (false, rest),
+        };
         let hex = rest
             .strip_prefix('=')
             .map(str::trim)
@@ -655,7 +768,7 @@ impl<'s> Assembler<'s> {
             .step_by(2)
             .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0))
             .collect();
-        self.draft.rodata.push(bytes);
+        self.draft.rodata.push(RodataDraft { bytes, external });
         Ok(())
     }
 
@@ -683,6 +796,7 @@ impl<'s> Assembler<'s> {
         }
         let (symbol, init) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
         let name = parse_symbol(symbol)?;
+        let name = name.as_ref();
         let init = init.trim();
         if let Some(value) = init.strip_prefix('=') {
             let (value, init_ty) = value.split_once(':').unwrap_or((value, ty));
@@ -720,10 +834,11 @@ impl<'s> Assembler<'s> {
 
     fn function_header(&mut self, line_no: usize, rest: &'s str) -> Result<(), Diag<'s>> {
         self.draft.lay_out_globals();
-        let open = rest
-            .find('(')
-            .ok_or_else(|| Diag::new("expected '(' after the function name", rest))?;
-        let name = parse_symbol(rest[..open].trim())?;
+        let (name, after_name) = split_symbol(rest)?;
+        let open = rest.len() - after_name.len()
+            + after_name
+                .find('(')
+                .ok_or_else(|| Diag::new("expected '(' after the function name", rest))?;
         if self.draft.functions.iter().any(|f| f.name == name) {
             return Err(Diag::new(
                 format!("function @{name} is defined twice"),
@@ -786,6 +901,7 @@ impl<'s> Assembler<'s> {
             results.push(cconv_kind(ty)?);
         }
         let tail = results_text[rclose + 1..].trim();
+        let (declared, tail) = directives::parse_function_clauses(tail)?;
         if tail != "{" {
             return Err(Diag::new(
                 "expected '{' to open the function body",
@@ -798,8 +914,11 @@ impl<'s> Assembler<'s> {
             .bytecode
             .push(crate::bytecode::isa::Opcode::Block.info().code);
         self.func = Some(FunctionState {
-            name: name.to_string(),
-            cconv: format!("0{}_{}", or_v(args), or_v(results)),
+            name: name.into_owned(),
+            cconv: declared
+                .cconv
+                .clone()
+                .unwrap_or_else(|| format!("0{}_{}", or_v(args), or_v(results))),
             line: line_no,
             current_line: line_no,
             start,
@@ -815,6 +934,7 @@ impl<'s> Assembler<'s> {
             locations: Vec::new(),
             open_label: None,
             instructions: 0,
+            declared,
             ref_types,
         });
         Ok(())
@@ -922,21 +1042,26 @@ impl<'s> Assembler<'s> {
             }
         }
         let length = self.draft.bytecode.len() - func.start;
+        let declared = std::mem::take(&mut func.declared);
+        let (i32_count, ref_count) = declared
+            .registers
+            .unwrap_or((func.i32_count, func.ref_count));
         self.draft.functions.push(FunctionDraft {
             name: std::mem::take(&mut func.name),
             cconv: std::mem::take(&mut func.cconv),
             offset: func.start as u32,
             length: length as u32,
-            requirements: func.requirements,
+            requirements: declared.requirements.unwrap_or(func.requirements),
             blocks: func.blocks,
-            i32_count: func.i32_count,
-            ref_count: func.ref_count,
+            i32_count,
+            ref_count,
             locations: std::mem::take(&mut func.locations),
+            attrs: declared.attrs,
         });
         while self.draft.bytecode.len() % 8 != 0 {
             self.draft.bytecode.push(0);
         }
-        if func.blocks > 0x7FFF || func.i32_count > 0x7FFF || func.ref_count > 0x7FFF {
+        if func.blocks > 0x7FFF || i32_count > 0x7FFF || ref_count > 0x7FFF {
             self.error_at(
                 line_no,
                 1,
@@ -946,14 +1071,41 @@ impl<'s> Assembler<'s> {
     }
 }
 
-/// `@name` → `name`.
-fn parse_symbol(text: &str) -> Result<&str, Diag<'_>> {
-    match text.strip_prefix('@') {
-        Some(name) if !name.is_empty() && !name.contains(char::is_whitespace) => Ok(name),
+/// `@name` or `@"quoted name"` → the name; nothing may follow it.
+fn parse_symbol(text: &str) -> Result<Cow<'_, str>, Diag<'_>> {
+    match split_symbol(text)? {
+        (name, rest) if rest.trim().is_empty() => Ok(name),
         _ => Err(Diag::new(
             format!("expected a symbol like @name, found '{text}'"),
             text,
         )),
+    }
+}
+
+/// The symbol at the start of `text` (`@name` or `@"quoted name"`) and the
+/// text after it.
+fn split_symbol(text: &str) -> Result<(Cow<'_, str>, &str), Diag<'_>> {
+    match take_symbol(text) {
+        Some((name, _, quoted, rest)) if quoted || !name.is_empty() => Ok((name, rest)),
+        _ => {
+            let word = text.split(char::is_whitespace).next().unwrap_or(text);
+            Err(Diag::new(
+                format!("expected a symbol like @name, found '{word}'"),
+                word,
+            ))
+        }
+    }
+}
+
+/// The name a call operand or export target `@...` spells, and whether it
+/// was quoted (a quoted name is never read as `module:N`).
+fn symbol_name(symbol: &str) -> (Cow<'_, str>, bool) {
+    match take_symbol(symbol) {
+        Some((name, _, quoted, rest)) if rest.trim().is_empty() => (name, quoted),
+        _ => (
+            Cow::Borrowed(symbol.strip_prefix('@').unwrap_or(symbol)),
+            false,
+        ),
     }
 }
 

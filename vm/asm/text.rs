@@ -3,13 +3,18 @@
 //! fragment's column in the source line can always be recovered
 //! ([`column_of`]) for diagnostics.
 
+use std::borrow::Cow;
+
 /// The part of `line` before a `//` or `#` comment that is not inside a
-/// double-quoted string.
+/// double-quoted string (in which `\"` does not end the string).
 pub fn strip_comment(line: &str) -> &str {
     let bytes = line.as_bytes();
     let mut in_string = false;
+    let mut escaped = false;
     for (i, &b) in bytes.iter().enumerate() {
         match b {
+            _ if escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
             b'"' => in_string = !in_string,
             _ if in_string => {}
             b'#' => return &line[..i],
@@ -38,9 +43,14 @@ fn scan_top_level(text: &str, mut at: impl FnMut(usize) -> bool) -> Option<usize
     let bytes = text.as_bytes();
     let mut depth = 0usize;
     let mut in_string = false;
+    let mut escaped = false;
     for (i, &b) in bytes.iter().enumerate() {
         if in_string {
-            if b == b'"' {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
                 in_string = false;
             }
             continue;
@@ -135,12 +145,88 @@ pub fn parse_uint(text: &str, max: u64) -> Option<u64> {
         .flatten()
 }
 
-/// Parses `"..."`: the text between the quotes (no escapes: the
-/// disassembler prints strings verbatim). Returns the contents and the rest.
-pub fn parse_quoted(text: &str) -> Option<(&str, &str)> {
+/// Parses `"..."`, MLIR's string literal: `\"`, `\\`, `\n`, `\t` and
+/// `\XX` (two hex digits, a byte) are escapes; a backslash before anything
+/// else is kept as it is (iree-dump-module's disassembly prints strings
+/// verbatim, so a Windows path there reads back unchanged). Returns the
+/// contents and the rest; `None` without a closing quote or when the
+/// escaped bytes are not UTF-8.
+pub fn parse_quoted(text: &str) -> Option<(Cow<'_, str>, &str)> {
     let inner = text.trim_start().strip_prefix('"')?;
-    let end = inner.find('"')?;
-    Some((&inner[..end], &inner[end + 1..]))
+    let bytes = inner.as_bytes();
+    let mut decoded: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let contents = match decoded {
+                    None => Cow::Borrowed(&inner[..i]),
+                    Some(out) => Cow::Owned(String::from_utf8(out).ok()?),
+                };
+                return Some((contents, &inner[i + 1..]));
+            }
+            b'\\' => {
+                let out = decoded.get_or_insert_with(|| bytes[..i].to_vec());
+                let hex = bytes
+                    .get(i + 1..i + 3)
+                    .and_then(|h| std::str::from_utf8(h).ok())
+                    .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match (bytes.get(i + 1), hex) {
+                    (_, Some(byte)) => {
+                        out.push(byte);
+                        i += 3;
+                    }
+                    (Some(&c @ (b'"' | b'\\')), None) => {
+                        out.push(c);
+                        i += 2;
+                    }
+                    (Some(b'n'), None) => {
+                        out.push(b'\n');
+                        i += 2;
+                    }
+                    (Some(b't'), None) => {
+                        out.push(b'\t');
+                        i += 2;
+                    }
+                    _ => {
+                        out.push(b'\\');
+                        i += 1;
+                    }
+                }
+            }
+            b => {
+                if let Some(out) = decoded.as_mut() {
+                    out.push(b);
+                }
+                i += 1;
+            }
+        }
+    }
+    None
+}
+
+/// A symbol at the start of `text`: `@name` (up to whitespace, `,`, `(`,
+/// `)`, `=` or the end) or `@"escaped name"`. Returns the name, the
+/// symbol's text, whether it was quoted, and the rest after it.
+pub fn take_symbol(text: &str) -> Option<(Cow<'_, str>, &str, bool, &str)> {
+    let after_at = text.strip_prefix('@')?;
+    if after_at.starts_with('"') {
+        let (name, rest) = parse_quoted(after_at)?;
+        let symbol = &text[..text.len() - rest.len()];
+        return Some((name, symbol, true, rest));
+    }
+    let end = after_at
+        .find(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')' | '='))
+        .unwrap_or(after_at.len());
+    (end > 0).then(|| {
+        (
+            Cow::Borrowed(&after_at[..end]),
+            &text[..end + 1],
+            false,
+            &after_at[end..],
+        )
+    })
 }
 
 /// Levenshtein distance, for "did you mean" suggestions.
@@ -174,6 +260,53 @@ mod tests {
             "vm.fail %i0, \"a // b\""
         );
         assert_eq!(strip_comment("vm.return # done"), "vm.return ");
+    }
+
+    #[test]
+    fn strings_unescape_what_the_assembly_form_escapes() {
+        let (s, rest) = parse_quoted(r#" "a \"b\" \\ \n\t\00\7F" tail"#).unwrap();
+        assert_eq!(s, "a \"b\" \\ \n\t\0\u{7F}");
+        assert_eq!(rest, " tail");
+        // Nothing escaped: borrowed.
+        assert!(matches!(
+            parse_quoted("\"x\"").unwrap().0,
+            Cow::Borrowed("x")
+        ));
+        // An unknown escape keeps its backslash (disassembly text).
+        assert_eq!(parse_quoted(r#""C:\Users\x""#).unwrap().0, r"C:\Users\x");
+        assert_eq!(parse_quoted(r#""µ\C2\B5""#).unwrap().0, "µµ");
+        assert!(parse_quoted(r#""\FF""#).is_none(), "not UTF-8");
+        assert!(parse_quoted(r#""open \""#).is_none());
+        // Escaped quotes hide comments and commas.
+        assert_eq!(
+            strip_comment(r#"vm.fail %i0, "a\" // b" // c"#),
+            r#"vm.fail %i0, "a\" // b" "#
+        );
+        assert_eq!(split_commas(r#""a\",b", c"#), vec![r#""a\",b""#, "c"]);
+    }
+
+    #[test]
+    fn symbols_read_bare_or_quoted() {
+        let (name, symbol, quoted, rest) = take_symbol("@f.1(%i0)").unwrap();
+        assert_eq!(
+            (name.as_ref(), symbol, quoted, rest),
+            ("f.1", "@f.1", false, "(%i0)")
+        );
+        let (name, symbol, quoted, rest) =
+            take_symbol(r#"@"torch-jit-export$async" = @f"#).unwrap();
+        assert_eq!(
+            (name.as_ref(), symbol, quoted, rest),
+            (
+                "torch-jit-export$async",
+                r#"@"torch-jit-export$async""#,
+                true,
+                " = @f"
+            )
+        );
+        assert_eq!(take_symbol(r#"@"a \"(b)\"""#).unwrap().0, "a \"(b)\"");
+        assert!(take_symbol("@").is_none());
+        assert!(take_symbol("f").is_none());
+        assert!(take_symbol("@\"open").is_none());
     }
 
     #[test]

@@ -38,6 +38,9 @@ use crate::bytecode::isa::{
 use crate::loader::{DebugDatabase, ExportDecl, ImportDecl, Module};
 use crate::number_text::format_g_precision;
 
+mod assembly;
+mod names;
+
 /// Which functions [`Disassembler::write_module`] prints.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FunctionFilter<'a> {
@@ -51,6 +54,25 @@ pub enum FunctionFilter<'a> {
     Name(&'a str),
 }
 
+/// Which text a [`Disassembler`] writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextForm {
+    /// What `iree-dump-module --output=disassembly` prints, byte for byte:
+    /// strings verbatim (up to a NUL), functions under their first export's
+    /// or debug name (two functions may share one), and only what the
+    /// reader needs to follow the code.
+    #[default]
+    Disassembly,
+    /// Text `irvm::asm::assemble` reads back into a module that loads
+    /// and runs identically: every function under a symbol of its own
+    /// (a shared name gets a `.N` suffix), symbols and strings quoted with
+    /// MLIR's escapes, and every table the disassembly leaves out
+    /// (requirements, attributes, dependencies, descriptors' register
+    /// counts and features, external rodata, module state, the debug
+    /// database) as directives; `irvm dump --output=assembly` prints it.
+    Assembly,
+}
+
 /// How to print.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DisasmOptions<'a> {
@@ -59,6 +81,8 @@ pub struct DisasmOptions<'a> {
     pub bytecode_offsets: bool,
     /// Which functions to print.
     pub filter: FunctionFilter<'a>,
+    /// Which text to write.
+    pub form: TextForm,
 }
 
 /// Why a function could not be disassembled.
@@ -141,6 +165,16 @@ pub enum DisasmError {
         /// Number of rodata segments.
         count: usize,
     },
+    /// Something the module holds that the assembly form has no syntax
+    /// for (rather than leave it out silently).
+    #[error("the assembly form cannot write {what}")]
+    NotExpressible {
+        /// What it is.
+        what: String,
+    },
+    /// A debug database entry the assembly form cannot print.
+    #[error("debug database: {0}")]
+    DebugDatabase(#[source] crate::loader::DebugError),
     /// A calling convention this printer (like IREE's) cannot spell.
     #[error("function @{function}: calling convention {cconv:?}: {problem}")]
     CallingConvention {
@@ -161,6 +195,9 @@ pub struct Disassembler<'m> {
     imports: Vec<ImportDecl<'m>>,
     exports: Vec<ExportDecl<'m>>,
     debug: Option<DebugDatabase<'m>>,
+    /// In the assembly form: each internal function's own symbol
+    /// ([`names::unique_function_names`]), which calls print.
+    unique_names: Option<Vec<String>>,
 }
 
 /// The bytecode offsets of a function's block markers, ascending; a block's
@@ -227,6 +264,7 @@ impl<'m> Disassembler<'m> {
             imports: module.imports(),
             exports: module.exports(),
             debug: module.debug_database(),
+            unique_names: None,
         }
     }
 
@@ -239,6 +277,9 @@ impl<'m> Disassembler<'m> {
         options: &DisasmOptions<'_>,
         out: &mut String,
     ) -> Result<usize, DisasmError> {
+        if options.form == TextForm::Assembly {
+            return self.write_assembly(options, out);
+        }
         let start = out.len();
         let _ = writeln!(
             out,
@@ -291,6 +332,9 @@ impl<'m> Disassembler<'m> {
     /// The name a function is printed under: its first export's name, else
     /// its name in the debug database, else `fnN`.
     pub fn function_name(&self, ordinal: usize) -> String {
+        if let Some(name) = self.unique_names.as_ref().and_then(|n| n.get(ordinal)) {
+            return name.clone();
+        }
         self.exports
             .iter()
             .find(|e| e.internal_ordinal == ordinal)
@@ -447,6 +491,9 @@ impl<'m> Disassembler<'m> {
     /// How a call names function `ordinal` (bit 31: an import): the
     /// import's full name, `module.debug_name`, or `module:N`/`import:N`.
     fn callee_name(&self, ordinal: u32) -> String {
+        if self.unique_names.is_some() {
+            return self.assembly_callee_name(ordinal);
+        }
         // IREE keeps function ordinals in 16 bits here.
         if ordinal & IMPORT_ORDINAL_BIT != 0 {
             let index = (ordinal & !IMPORT_ORDINAL_BIT) as u16;
@@ -603,6 +650,8 @@ impl<'m> Disassembler<'m> {
                     type_id: *type_id,
                     count: self.types.len(),
                 })?,
+            // The assembly form escapes the whole string.
+            Operand::Str(s) if self.unique_names.is_some() => names::quoted(s),
             // Printed like C's "%.*s": the text stops at a NUL byte.
             Operand::Str(s) => format!("\"{}\"", s.split('\0').next().unwrap_or("")),
             Operand::Regs(list) => join_list_registers(list),

@@ -6,7 +6,8 @@
 //! - [`decode`]: walks a function's bytecode and yields typed
 //!   [`Instruction`](decode::Instruction)s with their offsets.
 //! - [`disasm`]: prints a module as VM assembly text, as
-//!   `iree-dump-module --output=disassembly` does.
+//!   `iree-dump-module --output=disassembly` does, or in the assembly form
+//!   the assembler reads back into the same module (`TextForm::Assembly`).
 //!
 //! The layers above read bytecode only through these: the verifier and
 //! pre-decoder (`program`), the debugger, and the assembler (`asm`, the

@@ -127,6 +127,8 @@ mod build {
         pub embedded: Vec<Vec<u8>>,
         /// Location table entries and source maps, if any.
         pub debug: Option<Debug>,
+        /// Byte sizes of (deprecated) rwdata segments.
+        pub rwdata: Vec<i32>,
     }
 
     /// A location table entry for synthetic debug databases.
@@ -155,6 +157,7 @@ mod build {
                 external: Vec::new(),
                 embedded: Vec::new(),
                 debug: None,
+                rwdata: Vec::new(),
             }
         }
     }
@@ -196,6 +199,14 @@ mod build {
             ));
         }
         let segments = b.create_vector(&segments);
+        let rwdata: Vec<_> = spec
+            .rwdata
+            .iter()
+            .map(|&byte_size| {
+                fb::RwdataSegmentDef::create(&mut b, &fb::RwdataSegmentDefArgs { byte_size })
+            })
+            .collect();
+        let rwdata = (!rwdata.is_empty()).then(|| b.create_vector(&rwdata));
         let mut exports = Vec::new();
         let mut signatures = Vec::new();
         let mut descriptors = Vec::new();
@@ -243,6 +254,7 @@ mod build {
                 exported_functions: Some(exports),
                 function_signatures: Some(signatures),
                 rodata_segments: Some(segments),
+                rwdata_segments: rwdata,
                 function_descriptors: Some(descriptors),
                 bytecode_version: spec.bytecode_version,
                 bytecode_data: Some(bytecode),
@@ -1127,4 +1139,25 @@ fn rodata_buffers_are_aligned_however_the_module_bytes_are_held() {
     let module =
         Module::from_bytes(ModuleBytes::Lent(LentBytes(Arc::new(Shifted(held))))).expect("loads");
     assert_eq!(segment(module), (0, want));
+}
+
+#[test]
+fn the_assembly_form_refuses_rwdata_segments_rather_than_drop_them() {
+    use irvm::bytecode::disasm::{disassemble_module, DisasmError, DisasmOptions, TextForm};
+    let spec = build::Spec {
+        rwdata: vec![16],
+        ..Default::default()
+    };
+    let module = Module::from_bytes(build::flatbuffer(&spec)).expect("loads");
+    assert_eq!(module.rwdata_sizes(), [16]);
+    let options = DisasmOptions {
+        form: TextForm::Assembly,
+        ..Default::default()
+    };
+    let error = disassemble_module(&module, &options).expect_err("refused");
+    assert!(matches!(error, DisasmError::NotExpressible { .. }));
+    assert_eq!(
+        error.to_string(),
+        "the assembly form cannot write the module's 1 rwdata segments"
+    );
 }

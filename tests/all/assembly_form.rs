@@ -1,0 +1,543 @@
+//! `irvm dump --output=assembly`: text `irvm as` reads back into a module
+//! that loads, verifies and runs as the original does. Every module
+//! iree-compile made for the corpora (`tests/onnx/`, `tests/models/`, both
+//! backends; the light models when they are cached) goes through it and is
+//! compared table by table, function bytecode byte for byte; a sample of
+//! the recorded runs is replayed on reassembled modules in `models.rs`
+//! (`onnx_sample_runs_identically_after_the_assembly_round_trip`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use irvm::bytecode::disasm::{disassemble_module, DisasmOptions, TextForm};
+use irvm::loader::{DebugError, Location};
+use irvm::Module;
+
+/// The text of `module` in `form`.
+pub(crate) fn text_of(module: &Module, form: TextForm) -> String {
+    let options = DisasmOptions {
+        form,
+        ..Default::default()
+    };
+    disassemble_module(module, &options).expect("prints")
+}
+
+/// `module` printed in the assembly form and assembled again.
+pub(crate) fn reassembled(module: &Module, name: &str) -> Module {
+    assembled(&text_of(module, TextForm::Assembly), name)
+}
+
+/// The module `text` assembles to.
+fn assembled(text: &str, name: &str) -> Module {
+    let bytes = irvm::asm::assemble(text, name).unwrap_or_else(|e| panic!("{name}:\n{e}"));
+    Module::from_bytes(bytes).unwrap_or_else(|e| panic!("{name}: reassembled module: {e}"))
+}
+
+/// Every `.vmfb` iree-compile made for the corpora.
+fn compiled_modules() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut dirs: Vec<PathBuf> = ["onnx", "onnx/embedded", "models", "models/embedded"]
+        .iter()
+        .map(|d| root.join(d))
+        .collect();
+    dirs.push(root.join("models/system"));
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "vmfb"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn location_text(debug: &irvm::loader::DebugDatabase<'_>, i: usize) -> String {
+    match debug.location(i as i64) {
+        Ok(location) => format!("{location:?}"),
+        Err(DebugError::UnknownKind { tag, .. }) => format!("kind {tag}"),
+        Err(e) => panic!("location {i}: {e}"),
+    }
+}
+
+/// Asserts that `ours` holds what `theirs` holds, table by table.
+pub(crate) fn assert_same_tables(name: &str, ours: &Module, theirs: &Module) {
+    assert_eq!(ours.name(), theirs.name(), "{name}: name");
+    assert_eq!(ours.version(), theirs.version(), "{name}: version");
+    assert_eq!(
+        ours.requirements(),
+        theirs.requirements(),
+        "{name}: requirements"
+    );
+    assert_eq!(ours.attrs(), theirs.attrs(), "{name}: attributes");
+    assert_eq!(
+        ours.dependencies(),
+        theirs.dependencies(),
+        "{name}: dependencies"
+    );
+    assert_eq!(ours.types(), theirs.types(), "{name}: types");
+    assert_eq!(ours.imports(), theirs.imports(), "{name}: imports");
+    assert_eq!(ours.exports(), theirs.exports(), "{name}: exports");
+    assert_eq!(ours.rodata_count(), theirs.rodata_count(), "{name}: rodata");
+    for i in 0..ours.rodata_count() {
+        assert_eq!(ours.rodata(i), theirs.rodata(i), "{name}: rodata {i}");
+        let external = theirs.rodata_is_external(i);
+        assert_eq!(
+            ours.rodata_is_external(i),
+            external,
+            "{name}: rodata {i} external"
+        );
+        if external == Some(true) {
+            let start = ours.rodata_range(i).expect("in range").start;
+            assert_eq!(
+                start % 64,
+                0,
+                "{name}: external rodata {i} is 64-byte aligned"
+            );
+        }
+    }
+    assert_eq!(
+        (ours.global_bytes_capacity(), ours.global_ref_count()),
+        (theirs.global_bytes_capacity(), theirs.global_ref_count()),
+        "{name}: module state"
+    );
+    assert_eq!(ours.rwdata_sizes(), theirs.rwdata_sizes(), "{name}: rwdata");
+    assert_eq!(
+        ours.function_count(),
+        theirs.function_count(),
+        "{name}: functions"
+    );
+    for f in 0..ours.function_count() {
+        assert_eq!(
+            ours.function_descriptor(f),
+            theirs.function_descriptor(f),
+            "{name} fn{f}: descriptor"
+        );
+        assert_eq!(
+            ours.function_bytecode(f),
+            theirs.function_bytecode(f),
+            "{name} fn{f}: bytecode"
+        );
+        assert_eq!(
+            ours.function_signature(f),
+            theirs.function_signature(f),
+            "{name} fn{f}: signature"
+        );
+    }
+    let (a, b) = (ours.debug_database(), theirs.debug_database());
+    assert_eq!(a.is_some(), b.is_some(), "{name}: debug database");
+    if let (Some(a), Some(b)) = (a, b) {
+        assert_eq!(a.location_count(), b.location_count(), "{name}: locations");
+        for i in 0..a.location_count() {
+            assert_eq!(
+                location_text(&a, i),
+                location_text(&b, i),
+                "{name}: location {i}"
+            );
+        }
+        assert_eq!(
+            a.source_map_count(),
+            b.source_map_count(),
+            "{name}: source maps"
+        );
+        for i in 0..a.source_map_count() {
+            let (x, y) = (a.source_map(i).unwrap(), b.source_map(i).unwrap());
+            assert_eq!(x.local_name(), y.local_name(), "{name}: source map {i}");
+            assert!(
+                x.entries().eq(y.entries()),
+                "{name}: source map {i} entries"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_compiled_module_round_trips_through_the_assembly_form() {
+    let files = compiled_modules();
+    assert!(
+        files.len() >= 500,
+        "the corpora hold {} modules",
+        files.len()
+    );
+    let light = dirs_home()
+        .map(|h| h.join(".cache/irvm-light-models"))
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .into_iter()
+        .flatten()
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "vmfb"));
+    let files: Vec<PathBuf> = files.into_iter().chain(light).collect();
+    // Debug builds spend most of it writing FlatBuffers: one thread a core.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(path) =
+                    files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    round_trip(path);
+                }
+            });
+        }
+    });
+}
+
+/// Prints `path` in the assembly form, assembles it, and compares.
+fn round_trip(path: &Path) {
+    let name = path.display().to_string();
+    let original = Module::from_file(path).expect("loads");
+    let text = text_of(&original, TextForm::Assembly);
+    let ours = assembled(&text, &name);
+    assert_same_tables(&name, &ours, &original);
+    // Printed again, it reads the same: nothing was left behind.
+    assert_eq!(
+        text_of(&ours, TextForm::Assembly),
+        text,
+        "{name}: the reassembled module's text"
+    );
+}
+
+/// `irvm as`'s own modules (the test fixtures, and the conformance sources
+/// when `/work/shared` is there) come back byte for byte; the reference
+/// assembler's modules beside the conformance sources, table for table.
+#[test]
+fn assembled_modules_come_back_byte_for_byte() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let conformance = repo.join("../shared/conformance/iree-vm-tests");
+    let mut sources: Vec<PathBuf> = [repo.join("tests/data"), conformance]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "vmasm"))
+        .collect();
+    sources.sort();
+    let mut compared = 0;
+    for source in &sources {
+        let name = source.display().to_string();
+        let text = std::fs::read_to_string(source).unwrap();
+        let Ok(bytes) = irvm::asm::assemble(&text, &name) else {
+            continue; // a fixture of diagnostics
+        };
+        let module = Module::from_bytes(bytes.clone()).expect("loads");
+        let again = irvm::asm::assemble(&text_of(&module, TextForm::Assembly), &name)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            again == bytes,
+            "{name}: the assembly form reassembles to other bytes"
+        );
+        compared += 1;
+        let reference = source.with_extension("vmfb");
+        if let Ok(reference) = Module::from_file(&reference) {
+            assert_same_tables(&name, &reassembled(&reference, &name), &reference);
+        }
+    }
+    assert!(
+        compared >= 5,
+        "{compared} of {} sources assembled",
+        sources.len()
+    );
+    eprintln!(
+        "{compared} of {} sources came back byte for byte",
+        sources.len()
+    );
+}
+
+fn dirs_home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
+#[test]
+fn shared_names_and_quoted_strings_are_what_the_disassembly_could_not_round_trip() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/test_AvgPool1d.vmfb");
+    let module = Module::from_file(&path).expect("loads");
+    // IREE's text: two functions printed as @__init, a string holding
+    // quotes printed as it is; the assembler refuses it.
+    let disassembly = text_of(&module, TextForm::Disassembly);
+    let errors = irvm::asm::assemble(&disassembly, "d.vmasm").expect_err("refused");
+    assert!(
+        errors
+            .to_string()
+            .contains("function @__init is defined twice"),
+        "{errors}"
+    );
+    // The assembly form: the internal one is @__init.1, the exported one
+    // keeps the export's name, the quotes are escaped.
+    let text = text_of(&module, TextForm::Assembly);
+    assert!(
+        text.contains("\nvm.func @__init.1() -> (!vm.ref<?>)"),
+        "{text}"
+    );
+    assert!(text.contains("\nvm.export @__init\n"), "{text}");
+    assert!(
+        text.contains("vm.export @\"torch-jit-export$async\"\n"),
+        "{text}"
+    );
+    assert!(text.contains("#hal.device.target<\\\"local\\\""), "{text}");
+    assert!(text.contains("vm.call @__init.1()"), "{text}");
+    assert!(text.contains("\nvm.location[0] = none\n"), "{text}");
+}
+
+#[test]
+fn reflection_attributes_and_dependencies_survive_for_the_python_package_and_run() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/params.vmfb");
+    let module = Module::from_file(&path).expect("loads");
+    let text = text_of(&module, TextForm::Assembly);
+    assert!(
+        text.contains("\nvm.dependency @io_parameters version 0\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nvm.dependency @hal version 7\n"), "{text}");
+    assert!(
+        text.contains("attributes {iree.abi.declaration = \"sync func @main(%input0: tensor<4xf32>) -> (%output0: tensor<4xf32>)\"}"),
+        "{text}"
+    );
+    let ours = reassembled(&module, "params");
+    let main = ours.export("main").expect("exported");
+    let signature = ours.function_signature(main.internal_ordinal).unwrap();
+    assert_eq!(signature.attrs.len(), 1);
+    assert_eq!(signature.attrs[0].0, "iree.abi.declaration");
+}
+
+#[test]
+fn the_assembly_form_reads_back_what_it_changed_names_and_strings_into() {
+    // Odd names and strings, written by hand in the form's spelling.
+    let source = r#"vm.module @"my mod" version 3 attributes {"odd key" = "v\"1\"", plain = "x\\y"}
+vm.requires EXT_F32 | YIELD
+vm.dependency optional @"dep-1" version 2
+vm.rodata[0] external = 00112233
+vm.rodata[1] = 44
+vm.module_state global_bytes 16, global_refs 2
+vm.export @"a.1" = @a
+vm.export @"x-y\"z" = @"a.1"
+vm.func @a() -> (i32) attributes {iree.abi.declaration = "sync func @a() -> (%o: i32)"} registers(i32: 8, ref: 1) requires(none) {
+^bb0:
+  %i0 = vm.call @"a.1"()
+  vm.return %i0
+}
+vm.func @"a.1"() -> (i32) cconv "0v_i" {
+^bb0:
+  %i0 = vm.const.i32 7
+  vm.fail %i0, "tab\there \"q\" \\ \00 end"
+}
+vm.location[0] = none
+vm.location[1] = "f \"1\".mlir":2:3
+vm.location[2] = callsite(loc[1] at loc[3])
+vm.location[3] = fused<"m">[loc[1], loc[0]]
+vm.location[4] = "n"(loc[2])
+vm.source_map "a" = [1: loc[4]]
+vm.source_map "" = []
+"#;
+    let bytes = irvm::asm::assemble(source, "odd.vmasm").unwrap_or_else(|e| panic!("{e}"));
+    let module = Module::from_bytes(bytes).expect("loads");
+    assert_eq!(module.name(), "my mod");
+    assert_eq!(module.version(), 3);
+    assert_eq!(module.attrs(), [("odd key", "v\"1\""), ("plain", "x\\y")]);
+    assert_eq!(format!("{}", module.requirements()), "EXT_F32 | YIELD");
+    let dependency = &module.dependencies()[0];
+    assert_eq!(
+        (
+            dependency.name,
+            dependency.minimum_version,
+            dependency.optional
+        ),
+        ("dep-1", 2, true)
+    );
+    assert_eq!(module.rodata_is_external(0), Some(true));
+    assert_eq!(module.rodata(0), Some(&[0x00, 0x11, 0x22, 0x33][..]));
+    assert_eq!(module.rodata_is_external(1), Some(false));
+    assert_eq!(
+        (module.global_bytes_capacity(), module.global_ref_count()),
+        (16, 2)
+    );
+    let exports = module.exports();
+    assert_eq!(
+        exports
+            .iter()
+            .map(|e| (e.local_name, e.internal_ordinal))
+            .collect::<Vec<_>>(),
+        [("a.1", 0), ("x-y\"z", 1)]
+    );
+    let descriptor = module.function_descriptor(0).unwrap();
+    assert_eq!(
+        (descriptor.i32_register_count, descriptor.ref_register_count),
+        (8, 1)
+    );
+    assert!(descriptor.requirements.is_empty());
+    let debug = module.debug_database().expect("written");
+    assert!(matches!(
+        debug.location(0),
+        Err(DebugError::UnknownKind { tag: 0, .. })
+    ));
+    assert_eq!(
+        debug.location(1).unwrap(),
+        Location::FileLineCol {
+            file: "f \"1\".mlir",
+            line: 2,
+            col: 3
+        }
+    );
+    assert_eq!(
+        debug.location(2).unwrap(),
+        Location::CallSite {
+            callee: 1,
+            caller: 3
+        }
+    );
+    assert_eq!(debug.source_map_count(), 2);
+    // Printed again, the text reads back to the same module.
+    let text = text_of(&module, TextForm::Assembly);
+    assert!(
+        text.contains("vm.fail %i0, \"tab\\there \\\"q\\\" \\\\ \\00 end\""),
+        "{text}"
+    );
+    // Each function goes by its first export's name now.
+    assert!(text.contains("\nvm.export @\"x-y\\\"z\"\n"), "{text}");
+    assert!(text.contains("%i0 = vm.call @\"x-y\\\"z\"()"), "{text}");
+    let again = Module::from_bytes(irvm::asm::assemble(&text, "again").unwrap()).unwrap();
+    assert_same_tables("again", &again, &module);
+}
+
+#[test]
+fn declared_tables_that_contradict_the_code_are_refused_by_line() {
+    let refused = |body: &str| {
+        let source =
+            format!("vm.module @m\n{body}\nvm.func @f() -> () {{\n^bb0:\n  vm.return\n}}\n");
+        irvm::asm::assemble(&source, "m.vmasm")
+            .expect_err("refused")
+            .to_string()
+    };
+    let e = refused("vm.location[1] = none");
+    assert!(e.contains("expected vm.location[0]"), "{e}");
+    let e = refused("vm.location[0] = callsite(loc[0] at loc[5])");
+    assert!(
+        e.contains("refers to loc[5], but the table has 1 entries"),
+        "{e}"
+    );
+    let e = refused("vm.source_map \"f\" = [1: loc[0]]");
+    assert!(
+        e.contains("refers to loc[0], but the table has 0 entries"),
+        "{e}"
+    );
+    let e = refused("vm.requires FAST");
+    assert!(e.contains("unknown feature 'FAST'"), "{e}");
+    let e = refused("vm.module_state global_bytes 4");
+    assert!(
+        e.contains("expected 'vm.module_state global_bytes N, global_refs M'"),
+        "{e}"
+    );
+    let e = refused("vm.dependency @hal");
+    assert!(e.contains("expected 'version N'"), "{e}");
+    let source = "vm.module @m\nvm.module_state global_bytes 0, global_refs 0\nvm.func @f() -> () {\n^bb0:\n  %r0 = vm.global.load.ref .refs[2] : !vm.buffer\n  vm.return\n}\n";
+    let e = irvm::asm::assemble(source, "m.vmasm")
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains(
+            "declares global_bytes 0, global_refs 0, but the code accesses 0 bytes and 3 refs"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn irvm_dump_assembly_pipes_into_irvm_as_and_runs_the_same() {
+    let irvm = env!("CARGO_BIN_EXE_irvm");
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models");
+    let original = models.join("add.vmfb");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("add.vmfb");
+    let dump = Command::new(irvm)
+        .args(["dump", "--output=assembly"])
+        .arg(&original)
+        .output()
+        .unwrap();
+    assert!(
+        dump.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
+    let mut assemble = Command::new(irvm)
+        .args(["as", "-", "-o"])
+        .arg(&copy)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    assemble
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&dump.stdout)
+        .unwrap();
+    let assembled = assemble.wait_with_output().unwrap();
+    assert!(
+        assembled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&assembled.stderr)
+    );
+    let args: Vec<String> = std::fs::read_to_string(models.join("add.args"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let run = |module: &Path| {
+        let out = Command::new(irvm)
+            .arg("run")
+            .arg(format!("--module={}", module.display()))
+            .args(&args)
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout)
+    };
+    let (status, stdout) = run(&copy);
+    assert_eq!(status, Some(0));
+    assert_eq!((status, stdout.clone()), run(&original));
+    assert_eq!(stdout, std::fs::read(models.join("add.expected")).unwrap());
+}
+
+/// Mutated modules the loader accepts are printed or refused, and what
+/// prints assembles or is refused: never a panic.
+#[test]
+fn mutated_modules_print_and_reassemble_without_panicking() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut printed, mut reassembled) = (0, 0);
+    for file in ["tests/models/params.vmfb", "tests/onnx/test_AvgPool1d.vmfb"] {
+        let original = std::fs::read(repo.join(file)).unwrap();
+        for _ in 0..150 {
+            let mut bytes = original.clone();
+            for _ in 0..1 + next() % 3 {
+                let at = (next() % bytes.len() as u64) as usize;
+                bytes[at] ^= 1 << (next() % 8);
+            }
+            let Ok(module) = Module::from_bytes(bytes) else {
+                continue;
+            };
+            let options = DisasmOptions {
+                form: TextForm::Assembly,
+                ..Default::default()
+            };
+            let Ok(text) = disassemble_module(&module, &options) else {
+                continue;
+            };
+            printed += 1;
+            if let Ok(bytes) = irvm::asm::assemble(&text, file) {
+                reassembled += 1;
+                let _ = Module::from_bytes(bytes);
+            }
+        }
+    }
+    assert!(
+        printed > 50 && reassembled > 20,
+        "{printed} printed, {reassembled} reassembled"
+    );
+}
