@@ -443,6 +443,19 @@ fn onnx_sample_runs_identically_after_the_assembly_round_trip() {
         "reassembled modules:\n{}",
         failures.join("\n")
     );
+    // The reference runtime loads what `irvm as` wrote (its verifier is
+    // stricter than ours in places: a NONE location pointing at a table)
+    // and prints the same.
+    let Some(peer) = common::peer_bin(&["iree-run-module"]) else {
+        common::report_missing_peer();
+        return;
+    };
+    let failures = on_threads(&sample, 2, |case| compare_one_live(&peer, case));
+    assert!(
+        failures.is_empty(),
+        "reassembled modules under iree-run-module:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]

@@ -429,6 +429,23 @@ fn signature<'f>(
     )
 }
 
+/// A vector of union tables: each entry an offset to its table, or 0 for
+/// an entry of type NONE (`create_vector` would make 0 a relative offset).
+fn union_table_vector<'f>(
+    fbb: &mut FlatBufferBuilder<'f>,
+    tables: &[flatbuffers::UOffsetT],
+) -> WIPOffset<flatbuffers::Vector<'f, flatbuffers::ForwardsUOffset<LocationEntryDef<'f>>>> {
+    fbb.start_vector::<WIPOffset<LocationEntryDef>>(tables.len());
+    for &table in tables.iter().rev() {
+        if table == 0 {
+            fbb.push(0u32);
+        } else {
+            fbb.push(WIPOffset::<LocationEntryDef>::new(table));
+        }
+    }
+    fbb.end_vector(tables.len())
+}
+
 /// The debug database, when any instruction carried a location: the
 /// location table and one source map per function (in function order).
 fn debug_database<'f>(
@@ -442,12 +459,10 @@ fn debug_database<'f>(
     let mut entries = Vec::with_capacity(draft.locations.entries.len());
     for entry in &draft.locations.entries {
         let (tag, offset) = match entry {
-            // An entry of no kind still points at a (empty) table, so the
-            // vector verifies as a vector of tables.
-            LocEntry::None => {
-                let start = fbb.start_table();
-                (LocationTypeDef_::NONE, fbb.end_table(start).value())
-            }
+            // An entry of no kind has no table: offset 0, as iree-compile
+            // writes it (IREE's verifier refuses a NONE element that points
+            // at anything).
+            LocEntry::None => (LocationTypeDef_::NONE, 0),
             LocEntry::CallSite { callee, caller } => (
                 LocationTypeDef_::CallSiteLocDef,
                 CallSiteLocDef::create(
@@ -512,10 +527,10 @@ fn debug_database<'f>(
             }
         };
         tags.push(tag);
-        entries.push(WIPOffset::<LocationEntryDef>::new(offset));
+        entries.push(offset);
     }
     let location_table_type = Some(fbb.create_vector(&tags));
-    let location_table = Some(fbb.create_vector(&entries));
+    let location_table = Some(union_table_vector(fbb, &entries));
     let per_function: Vec<(&str, &[(u32, i32)])> = match &draft.source_maps {
         Some(maps) => maps
             .iter()
