@@ -91,6 +91,22 @@ def test_any_thread_may_call_one_module():
         np.testing.assert_allclose(y, [[4.1, 3.8, 4.3]] * 4, rtol=1e-6)
 
 
+# Ctrl-C latencies. The README's "within 100 ms" holds on a quiet machine;
+# on a loaded one (CI's two busy cores) the threads involved can be kept off
+# a core for longer than that. So each kind of wait is interrupted three
+# times: the quickest must be within QUICK (a slower poll fails every try),
+# and each within LOADED (an interrupt that is not taken never comes back:
+# the calls interrupted here run for minutes or forever).
+QUICK = 0.1
+LOADED = 2.0
+
+
+def assert_prompt(latencies, what):
+    assert len(latencies) == 3, (what, latencies)
+    assert max(latencies) < LOADED, (what, latencies)
+    assert min(latencies) < QUICK, (what, latencies)
+
+
 # Run in a child process, so that a failure cannot interrupt pytest itself:
 # SIGINT is sent to the child's own process from a timer thread while the
 # main thread is in an endless VM loop (limits.spin).
@@ -129,13 +145,15 @@ except KeyboardInterrupt:
 import numpy as np
 import pytest
 native = irvm.load(sys.argv[3])
-threading.Timer(0.2, interrupt).start()
-try:
-    native.loop(np.ones(4, np.float32), 2_000_000_000)
-except KeyboardInterrupt:
-    dispatching = time.monotonic() - sent["at"]
+dispatching = []
+for _ in range(3):
+    threading.Timer(0.2, interrupt).start()
+    try:
+        native.loop(np.ones(4, np.float32), 2_000_000_000)
+    except KeyboardInterrupt:
+        dispatching.append(time.monotonic() - sent["at"])
 y = native.loop(np.ones(4, np.float32), 2)
-print(json.dumps({"outcome": outcome, "latency": latency, "second": second, "third": third,
+print(json.dumps({"outcome": outcome, "spinning": [latency, second, third],
                   "dispatching": dispatching, "fib": fib.fib(20), "loop": y.tolist()}))
 """
 
@@ -157,10 +175,8 @@ def test_ctrl_c_interrupts_a_call_within_100_ms():
     assert child.returncode == 0, child.stderr
     result = json.loads(child.stdout)
     assert result["outcome"] == "KeyboardInterrupt"
-    assert result["latency"] < 0.1, result
-    assert result["second"] < 0.1, result
-    assert result["third"] < 0.1, result
-    assert result["dispatching"] < 0.1, result
+    assert_prompt(result["spinning"], "VM loop")
+    assert_prompt(result["dispatching"], "llvm-cpu dispatches")
     assert result["fib"] == 6765
     assert len(result["loop"]) == 4
 
@@ -227,13 +243,16 @@ sent = {}
 def interrupt():
     sent["at"] = time.monotonic()
     os.kill(os.getpid(), signal.SIGINT)
-threading.Timer(0.3, interrupt).start()
-outcome = "loaded"
-try:
-    irvm.load(SPIN_INIT)
-except KeyboardInterrupt:
-    outcome = "KeyboardInterrupt"
-print(json.dumps({"outcome": outcome, "latency": time.monotonic() - sent["at"],
+outcomes, latencies = [], []
+for _ in range(3):
+    threading.Timer(0.3, interrupt).start()
+    try:
+        irvm.load(SPIN_INIT)
+        outcomes.append("loaded")
+    except KeyboardInterrupt:
+        outcomes.append("KeyboardInterrupt")
+    latencies.append(time.monotonic() - sent["at"])
+print(json.dumps({"outcomes": outcomes, "latencies": latencies,
                   "fib": irvm.load(sys.argv[1]).fib(20)}))
 """
 
@@ -247,8 +266,8 @@ def test_ctrl_c_interrupts_a_load():
     )
     assert child.returncode == 0, child.stderr
     result = json.loads(child.stdout)
-    assert result["outcome"] == "KeyboardInterrupt", result
-    assert result["latency"] < 0.1, result
+    assert result["outcomes"] == ["KeyboardInterrupt"] * 3, result
+    assert_prompt(result["latencies"], "a long __init")
     assert result["fib"] == 6765
 
 
@@ -276,19 +295,20 @@ def interrupt():
 out = {}
 for device in ("local-sync", "local-task"):
     m = irvm.load(sys.argv[1], device=device)
-    threading.Timer(0.3, interrupt).start()
-    start = time.monotonic()
-    try:
-        # One call takes seconds in a debug build and about 0.3 s in a
-        # release one: calls one after another, so the Ctrl-C always comes
-        # during one (nearly all of a call is the mmt4d kernel).
-        for _ in range(1000):
-            m.matmul(a, a)
-        outcome = "returned"
-    except KeyboardInterrupt:
-        outcome = "KeyboardInterrupt"
-    end = time.monotonic()
-    out[device] = {"outcome": outcome, "latency": end - sent["at"], "took": end - start,
+    outcomes, latencies = [], []
+    for _ in range(3):
+        threading.Timer(0.3, interrupt).start()
+        try:
+            # One call takes seconds in a debug build and about 0.3 s in a
+            # release one: calls one after another, so the Ctrl-C always
+            # comes during one (nearly all of a call is the mmt4d kernel).
+            for _ in range(1000):
+                m.matmul(a, a)
+            outcomes.append("returned")
+        except KeyboardInterrupt:
+            outcomes.append("KeyboardInterrupt")
+        latencies.append(time.monotonic() - sent["at"])
+    out[device] = {"outcomes": outcomes, "latencies": latencies,
                    "add": m.add(np.ones(4, np.float32), np.ones(4, np.float32)).tolist()}
 print(json.dumps(out))
 """
@@ -303,8 +323,8 @@ def test_ctrl_c_interrupts_a_long_vmvx_kernel_within_100_ms():
     )
     assert child.returncode == 0, child.stderr
     for device, result in json.loads(child.stdout).items():
-        assert result["outcome"] == "KeyboardInterrupt", (device, result)
-        assert result["latency"] < 0.1, (device, result)
+        assert result["outcomes"] == ["KeyboardInterrupt"] * 3, (device, result)
+        assert_prompt(result["latencies"], f"vmvx kernel on {device}")
         assert result["add"] == [2.0] * 4, (device, result)
 
 
@@ -398,10 +418,17 @@ def aligned(shape):
 def test_a_timeout_cuts_a_long_vmvx_kernel():
     a = aligned((256, 256))
     m = irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", timeout=0.2)
-    start = time.monotonic()
-    with pytest.raises(irvm.DeadlineExceededError):
-        m.matmul(a, a)
-    assert time.monotonic() - start < 0.2 + 0.1
+    # Uncut, the call takes seconds in a debug build (2.4 s on a quiet
+    # machine). As for Ctrl-C (assert_prompt), the quickest of three cuts
+    # must come within 0.1 s of the deadline, and each within a second.
+    took = []
+    for _ in range(3):
+        start = time.monotonic()
+        with pytest.raises(irvm.DeadlineExceededError):
+            m.matmul(a, a)
+        took.append(time.monotonic() - start)
+    assert min(took) < 0.2 + QUICK, took
+    assert max(took) < 0.2 + 1.0, took
     assert m.add(np.ones(4, np.float32), np.ones(4, np.float32)).tolist() == [2.0] * 4
 
 
@@ -414,7 +441,9 @@ import irvm
 sys.path.insert(0, sys.argv[1])
 from conftest import COUNT_VMASM
 m = irvm.load(COUNT_VMASM)
-n = 1_500_000_000  # about 1 s compiled: still running when the Ctrl-C comes
+# About 1.3 s compiled (the most an i32 allows): still running after the
+# three Ctrl-Cs (0.4 s and their latencies).
+n = 2_000_000_000
 other = {}
 def work():
     other["result"] = m.count(n)
@@ -426,16 +455,18 @@ sent = {}
 def interrupt():
     sent["at"] = time.monotonic()
     os.kill(os.getpid(), signal.SIGINT)
-threading.Timer(0.2, interrupt).start()
-try:
-    m.count(10)
-    outcome = "returned"
-except KeyboardInterrupt:
-    outcome = "KeyboardInterrupt"
-latency = time.monotonic() - sent["at"]
+outcomes, latencies = [], []
+for after in (0.2, 0.1, 0.1):
+    threading.Timer(after, interrupt).start()
+    try:
+        m.count(10)
+        outcomes.append("returned")
+    except KeyboardInterrupt:
+        outcomes.append("KeyboardInterrupt")
+    latencies.append(time.monotonic() - sent["at"])
 waiting = "end" not in other
 worker.join()
-print(json.dumps({"outcome": outcome, "latency": latency, "other_still_running": waiting,
+print(json.dumps({"outcomes": outcomes, "latencies": latencies, "other_still_running": waiting,
                   "other": other["result"], "n": n, "again": m.count(10)}))
 """
 
@@ -450,8 +481,8 @@ def test_ctrl_c_interrupts_a_wait_for_another_threads_call():
     assert child.returncode == 0, child.stderr
     result = json.loads(child.stdout)
     assert result["other_still_running"], result  # else the wait was not tested
-    assert result["outcome"] == "KeyboardInterrupt", result
-    assert result["latency"] < 0.1, result
+    assert result["outcomes"] == ["KeyboardInterrupt"] * 3, result
+    assert_prompt(result["latencies"], "a wait for another thread's call")
     assert result["other"] == result["n"], result  # not cancelled
     assert result["again"] == 10
 
