@@ -18,6 +18,11 @@ fn path(name: &str) -> String {
 /// How long any one message may take before the test fails (no hangs).
 const WAIT: Duration = Duration::from_secs(20);
 
+/// How long an answer that comes in milliseconds on a quiet machine may take
+/// on a loaded one; the long dispatch that would hold it up otherwise runs
+/// for seconds ([`long_dispatch_of`]).
+const PROMPT: Duration = Duration::from_secs(2);
+
 /// A DAP client over a running `irvm dap`.
 struct Client {
     child: Child,
@@ -1710,7 +1715,7 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
     c.event("terminated");
     // Waiting for the dispatch takes seconds; it is cut at once.
     assert!(
-        asked.elapsed() < Duration::from_secs(2),
+        asked.elapsed() < PROMPT,
         "terminate took {:?}",
         asked.elapsed()
     );
@@ -1728,7 +1733,7 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
     let asked = std::time::Instant::now();
     assert_eq!(c.finish(), 0);
     assert!(
-        asked.elapsed() < Duration::from_secs(2),
+        asked.elapsed() < PROMPT,
         "exiting took {:?}",
         asked.elapsed()
     );
@@ -1749,17 +1754,11 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     let threads = c.ok("threads", json!({}));
     let threads_took = asked.elapsed();
     assert_eq!(threads["threads"][0]["id"], 1);
-    assert!(
-        threads_took < Duration::from_secs(1),
-        "threads took {threads_took:?}"
-    );
+    assert!(threads_took < PROMPT, "threads took {threads_took:?}");
     let asked = std::time::Instant::now();
     c.ok("pause", json!({"threadId": 1}));
     let pause_took = asked.elapsed();
-    assert!(
-        pause_took < Duration::from_secs(1),
-        "pause took {pause_took:?}"
-    );
+    assert!(pause_took < PROMPT, "pause took {pause_took:?}");
     assert!(
         c.events.iter().all(|e| e["event"] != "stopped"),
         "stopped before the pause response: {:?}",
@@ -1790,13 +1789,13 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
 }
 
 /// Sends a request inside the long dispatch; its body, and how long the
-/// answer took (under 1 s, and before any stop).
+/// answer took (under [`PROMPT`], and before any stop).
 fn answered_at_once(c: &mut Client, command: &str, arguments: Value) -> Value {
     let asked = std::time::Instant::now();
     let body = c.ok(command, arguments);
     let took = asked.elapsed();
     eprintln!("inside the dispatch: {command} answered in {took:?}");
-    assert!(took < Duration::from_secs(1), "{command} took {took:?}");
+    assert!(took < PROMPT, "{command} took {took:?}");
     assert!(
         c.events.iter().all(|e| e["event"] != "stopped"),
         "{command} was answered after a stop: {:?}",
@@ -1849,10 +1848,7 @@ fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
         Some(2000)
     );
     eprintln!("inside the dispatch: threads behind a 2000-instruction disassembly answered in {threads_took:?}");
-    assert!(
-        threads_took < Duration::from_millis(500),
-        "threads took {threads_took:?}"
-    );
+    assert!(threads_took < PROMPT, "threads took {threads_took:?}");
     let r = c.request(
         "disassemble",
         json!({"memoryReference": reference, "instructionCount": 2001}),
