@@ -221,22 +221,26 @@ fn top_frame(c: &mut Client) -> (Value, Vec<Value>) {
         json!({"threadId": 1, "startFrame": 0, "levels": 20}),
     );
     let frame = st["stackFrames"][0].clone();
-    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
-    let i32s = scopes["scopes"]
+    let vars = scope_variables(c, &frame["id"], "i32 registers");
+    (frame, vars)
+}
+
+/// The variables of the scope named `scope` (`i32 registers`, ...) of frame
+/// `frame`.
+fn scope_variables(c: &mut Client, frame: &Value, scope: &str) -> Vec<Value> {
+    let scopes = c.ok("scopes", json!({"frameId": frame}));
+    let found = scopes["scopes"]
         .as_array()
         .expect("scopes")
         .iter()
-        .find(|s| s["name"] == "i32 registers")
-        .expect("an i32 scope")
+        .find(|s| s["name"] == scope)
+        .unwrap_or_else(|| panic!("no scope {scope:?} in {scopes}"))
         .clone();
     let vars = c.ok(
         "variables",
-        json!({"variablesReference": i32s["variablesReference"]}),
+        json!({"variablesReference": found["variablesReference"]}),
     );
-    (
-        frame,
-        vars["variables"].as_array().expect("variables").clone(),
-    )
+    vars["variables"].as_array().expect("variables").clone()
 }
 
 fn var<'a>(vars: &'a [Value], name: &str) -> &'a str {
@@ -363,19 +367,7 @@ fn pause_stops_a_long_loop_and_terminate_ends_it() {
         assert_eq!(stopped["body"]["reason"], "pause");
         let (frame, _) = top_frame(&mut c);
         assert_eq!(frame["name"], "module.spin");
-        let scopes = c.ok("scopes", json!({"frameId": 1}));
-        let i64s = scopes["scopes"]
-            .as_array()
-            .expect("scopes")
-            .iter()
-            .find(|s| s["name"] == "i64 registers")
-            .expect("an i64 scope")
-            .clone();
-        let vars = c.ok(
-            "variables",
-            json!({"variablesReference": i64s["variablesReference"]}),
-        );
-        let vars = vars["variables"].as_array().expect("variables").clone();
+        let vars = scope_variables(&mut c, &json!(1), "i64 registers");
         assert_eq!(var(&vars, "%i0:1"), "1000000000000");
         let counter: i64 = var(&vars, "%i2:3").parse().expect("a number");
         if counter > 0 || pauses == 3 {
@@ -516,19 +508,8 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
     assert_eq!(frame["line"], 11);
     assert_eq!(frame["instructionPointerReference"], store["address"]);
     // The list in %r0 expands to its elements; the buffer to its bytes.
-    let scopes = c.ok("scopes", json!({"frameId": 1}));
-    let refs = scopes["scopes"]
-        .as_array()
-        .expect("scopes")
-        .iter()
-        .find(|s| s["name"] == "ref registers")
-        .expect("a ref scope")
-        .clone();
-    let vars = c.ok(
-        "variables",
-        json!({"variablesReference": refs["variablesReference"]}),
-    );
-    let list = vars["variables"][0].clone();
+    let vars = scope_variables(&mut c, &json!(1), "ref registers");
+    let list = vars[0].clone();
     assert_eq!(list["name"], "%r0");
     assert_eq!(list["value"], "!vm.list<i32>[3] {10, 20, 5}");
     assert_eq!(list["type"], "!vm.list<i32>");
@@ -543,7 +524,7 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
         .map(|v| v["value"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(values, ["10", "20", "5"]);
-    let buffer = vars["variables"][1].clone();
+    let buffer = vars[1].clone();
     let bytes = c.ok(
         "variables",
         json!({"variablesReference": buffer["variablesReference"]}),
