@@ -768,6 +768,12 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             std::io::stderr(),
         )))));
     }
+    if crate::profile::current().is_some() {
+        // Ctrl-C ends the benchmarks, not the process: the profile is written.
+        // Installed before the console header is printed, so that a Ctrl-C
+        // sent once the header is seen always finds it.
+        crate::profile::sigint::interrupt_on_sigint(ctx.interrupt_handle());
+    }
     let mut machine = machine_context();
     machine.custom = custom;
     if format == Format::Console {
@@ -776,10 +782,6 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
     let (plan, repetitions) = run_plan(args, min_time, warmup);
     let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
     crate::profile::measure_from_here();
-    if crate::profile::current().is_some() {
-        // Ctrl-C ends the benchmarks, not the process: the profile is written.
-        crate::profile::sigint::interrupt_on_sigint(ctx.interrupt_handle());
-    }
     let running = Instant::now();
     let benchmarked = run_benchmarks(&mut ctx, &calls, plan, repetitions);
     let run_time = running.elapsed();

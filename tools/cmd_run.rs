@@ -607,15 +607,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     } else if tracer.is_some() {
         ctx.set_observer(tracer);
     }
+    let profile = crate::profile::current();
+    if profile.is_some() {
+        // Ctrl-C ends the call, not the process: the profile is written.
+        // Installed before `EXEC` is printed, so that a Ctrl-C sent once
+        // the line is seen always finds it.
+        crate::profile::sigint::interrupt_on_sigint(ctx.interrupt_handle());
+    }
     outln!("EXEC @{name}");
     let (imports, dispatches) = (ctx.host_calls(), crate::tensor_io::dispatch_count());
     crate::profile::measure_from_here();
     let running = std::time::Instant::now();
-    let profile = crate::profile::current();
-    if profile.is_some() {
-        // Ctrl-C ends the call, not the process: the profile is written.
-        crate::profile::sigint::interrupt_on_sigint(ctx.interrupt_handle());
-    }
     let started = profile.as_ref().map(|p| p.now_ns());
     let invoked = ctx.invoke(&func, &values);
     let run_time = running.elapsed();

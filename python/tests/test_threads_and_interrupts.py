@@ -3,7 +3,6 @@ meanwhile), any thread may call, and Ctrl-C interrupts a call on the main
 thread within 100 ms, leaving the module usable."""
 
 import json
-import pathlib
 import subprocess
 import sys
 import threading
@@ -91,6 +90,22 @@ def test_any_thread_may_call_one_module():
         np.testing.assert_allclose(y, [[4.1, 3.8, 4.3]] * 4, rtol=1e-6)
 
 
+# Ctrl-C latencies. The README's "within 100 ms" holds on a quiet machine;
+# on a loaded one (CI's two busy cores) the threads involved can be kept off
+# a core for longer than that. So each kind of wait is interrupted three
+# times: the quickest must be within QUICK (a slower poll fails every try),
+# and each within LOADED (an interrupt that is not taken never comes back:
+# the calls interrupted here run for minutes or forever).
+QUICK = 0.1
+LOADED = 2.0
+
+
+def assert_prompt(latencies, what):
+    assert len(latencies) == 3, (what, latencies)
+    assert max(latencies) < LOADED, (what, latencies)
+    assert min(latencies) < QUICK, (what, latencies)
+
+
 # Run in a child process, so that a failure cannot interrupt pytest itself:
 # SIGINT is sent to the child's own process from a timer thread while the
 # main thread is in an endless VM loop (limits.spin).
@@ -129,13 +144,15 @@ except KeyboardInterrupt:
 import numpy as np
 import pytest
 native = irvm.load(sys.argv[3])
-threading.Timer(0.2, interrupt).start()
-try:
-    native.loop(np.ones(4, np.float32), 2_000_000_000)
-except KeyboardInterrupt:
-    dispatching = time.monotonic() - sent["at"]
+dispatching = []
+for _ in range(3):
+    threading.Timer(0.2, interrupt).start()
+    try:
+        native.loop(np.ones(4, np.float32), 2_000_000_000)
+    except KeyboardInterrupt:
+        dispatching.append(time.monotonic() - sent["at"])
 y = native.loop(np.ones(4, np.float32), 2)
-print(json.dumps({"outcome": outcome, "latency": latency, "second": second, "third": third,
+print(json.dumps({"outcome": outcome, "spinning": [latency, second, third],
                   "dispatching": dispatching, "fib": fib.fib(20), "loop": y.tolist()}))
 """
 
@@ -157,10 +174,8 @@ def test_ctrl_c_interrupts_a_call_within_100_ms():
     assert child.returncode == 0, child.stderr
     result = json.loads(child.stdout)
     assert result["outcome"] == "KeyboardInterrupt"
-    assert result["latency"] < 0.1, result
-    assert result["second"] < 0.1, result
-    assert result["third"] < 0.1, result
-    assert result["dispatching"] < 0.1, result
+    assert_prompt(result["spinning"], "VM loop")
+    assert_prompt(result["dispatching"], "llvm-cpu dispatches")
     assert result["fib"] == 6765
     assert len(result["loop"]) == 4
 
@@ -171,22 +186,41 @@ OWN_HANDLER = r"""
 import json, os, signal, sys, threading, time
 import irvm
 fib = irvm.load(sys.argv[1])
+def fib_of(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
 # A call that takes at least 0.3 s on this build and machine.
 n = 20
 while True:
     start = time.monotonic()
-    expected = fib.fib(n)
+    fib.fib(n)
     if time.monotonic() - start > 0.3 or n >= 40:
         break
     n += 1
 seen = []
 signal.signal(signal.SIGINT, lambda *a: seen.append(time.monotonic()))
 time.sleep(0.1)  # past the package's 50 ms look at the handler
-threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-start = time.monotonic()
-got = fib.fib(n)
-took = time.monotonic() - start
-print(json.dumps({"got": got, "expected": expected, "seen": len(seen), "took": took}))
+# The Ctrl-C must come during the call: a call that ended first (a loaded
+# machine while measuring, a quiet one now) is made again, longer.
+while True:
+    seen.clear()
+    sent = {}
+    def interrupt():
+        sent["at"] = time.monotonic()
+        os.kill(os.getpid(), signal.SIGINT)
+    timer = threading.Timer(0.1, interrupt)
+    timer.start()
+    start = time.monotonic()
+    got = fib.fib(n)
+    end = time.monotonic()
+    timer.join()
+    if sent["at"] < end or n >= 40:
+        break
+    n += 1
+print(json.dumps({"got": got, "expected": fib_of(n), "seen": len(seen),
+                  "during": sent["at"] < end, "took": end - start}))
 """
 
 
@@ -201,7 +235,7 @@ def test_a_sigint_handler_that_does_not_raise_leaves_the_call_to_end():
     result = json.loads(child.stdout)
     assert result["got"] == result["expected"], result
     assert result["seen"] == 1, result
-    assert result["took"] > 0.1, result
+    assert result["during"], result
 
 
 # Ctrl-C during irvm.load: a module whose __init never ends.
@@ -227,13 +261,16 @@ sent = {}
 def interrupt():
     sent["at"] = time.monotonic()
     os.kill(os.getpid(), signal.SIGINT)
-threading.Timer(0.3, interrupt).start()
-outcome = "loaded"
-try:
-    irvm.load(SPIN_INIT)
-except KeyboardInterrupt:
-    outcome = "KeyboardInterrupt"
-print(json.dumps({"outcome": outcome, "latency": time.monotonic() - sent["at"],
+outcomes, latencies = [], []
+for _ in range(3):
+    threading.Timer(0.3, interrupt).start()
+    try:
+        irvm.load(SPIN_INIT)
+        outcomes.append("loaded")
+    except KeyboardInterrupt:
+        outcomes.append("KeyboardInterrupt")
+    latencies.append(time.monotonic() - sent["at"])
+print(json.dumps({"outcomes": outcomes, "latencies": latencies,
                   "fib": irvm.load(sys.argv[1]).fib(20)}))
 """
 
@@ -247,8 +284,8 @@ def test_ctrl_c_interrupts_a_load():
     )
     assert child.returncode == 0, child.stderr
     result = json.loads(child.stdout)
-    assert result["outcome"] == "KeyboardInterrupt", result
-    assert result["latency"] < 0.1, result
+    assert result["outcomes"] == ["KeyboardInterrupt"] * 3, result
+    assert_prompt(result["latencies"], "a long __init")
     assert result["fib"] == 6765
 
 
@@ -276,19 +313,20 @@ def interrupt():
 out = {}
 for device in ("local-sync", "local-task"):
     m = irvm.load(sys.argv[1], device=device)
-    threading.Timer(0.3, interrupt).start()
-    start = time.monotonic()
-    try:
-        # One call takes seconds in a debug build and about 0.3 s in a
-        # release one: calls one after another, so the Ctrl-C always comes
-        # during one (nearly all of a call is the mmt4d kernel).
-        for _ in range(1000):
-            m.matmul(a, a)
-        outcome = "returned"
-    except KeyboardInterrupt:
-        outcome = "KeyboardInterrupt"
-    end = time.monotonic()
-    out[device] = {"outcome": outcome, "latency": end - sent["at"], "took": end - start,
+    outcomes, latencies = [], []
+    for _ in range(3):
+        threading.Timer(0.3, interrupt).start()
+        try:
+            # One call takes seconds in a debug build and about 0.3 s in a
+            # release one: calls one after another, so the Ctrl-C always
+            # comes during one (nearly all of a call is the mmt4d kernel).
+            for _ in range(1000):
+                m.matmul(a, a)
+            outcomes.append("returned")
+        except KeyboardInterrupt:
+            outcomes.append("KeyboardInterrupt")
+        latencies.append(time.monotonic() - sent["at"])
+    out[device] = {"outcomes": outcomes, "latencies": latencies,
                    "add": m.add(np.ones(4, np.float32), np.ones(4, np.float32)).tolist()}
 print(json.dumps(out))
 """
@@ -303,8 +341,8 @@ def test_ctrl_c_interrupts_a_long_vmvx_kernel_within_100_ms():
     )
     assert child.returncode == 0, child.stderr
     for device, result in json.loads(child.stdout).items():
-        assert result["outcome"] == "KeyboardInterrupt", (device, result)
-        assert result["latency"] < 0.1, (device, result)
+        assert result["outcomes"] == ["KeyboardInterrupt"] * 3, (device, result)
+        assert_prompt(result["latencies"], f"vmvx kernel on {device}")
         assert result["add"] == [2.0] * 4, (device, result)
 
 
@@ -398,10 +436,17 @@ def aligned(shape):
 def test_a_timeout_cuts_a_long_vmvx_kernel():
     a = aligned((256, 256))
     m = irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", timeout=0.2)
-    start = time.monotonic()
-    with pytest.raises(irvm.DeadlineExceededError):
-        m.matmul(a, a)
-    assert time.monotonic() - start < 0.2 + 0.1
+    # Uncut, the call takes seconds in a debug build (2.4 s on a quiet
+    # machine). As for Ctrl-C (assert_prompt), the quickest of three cuts
+    # must come within 0.1 s of the deadline, and each within a second.
+    took = []
+    for _ in range(3):
+        start = time.monotonic()
+        with pytest.raises(irvm.DeadlineExceededError):
+            m.matmul(a, a)
+        took.append(time.monotonic() - start)
+    assert min(took) < 0.2 + QUICK, took
+    assert max(took) < 0.2 + 1.0, took
     assert m.add(np.ones(4, np.float32), np.ones(4, np.float32)).tolist() == [2.0] * 4
 
 
@@ -411,38 +456,48 @@ def test_a_timeout_cuts_a_long_vmvx_kernel():
 WAIT_CTRL_C = r"""
 import json, os, signal, sys, threading, time
 import irvm
-sys.path.insert(0, sys.argv[1])
-from conftest import COUNT_VMASM
-m = irvm.load(COUNT_VMASM)
-n = 1_500_000_000  # about 1 s compiled: still running when the Ctrl-C comes
+# limits.spin loops until the call's deadline: 3 s, long past the three
+# Ctrl-Cs below (0.4 s and their latencies), however fast the machine.
+m = irvm.load(sys.argv[1], timeout=3.0)
 other = {}
+calling = threading.Event()
 def work():
-    other["result"] = m.count(n)
+    calling.set()
+    start = time.monotonic()
+    try:
+        m.spin()
+        other["outcome"] = "returned"
+    except Exception as e:
+        other["outcome"] = type(e).__name__
+    other["took"] = time.monotonic() - start
     other["end"] = time.monotonic()
 worker = threading.Thread(target=work)
 worker.start()
-time.sleep(0.1)
+calling.wait()
+time.sleep(0.1)  # from calling.set() into the call takes microseconds
 sent = {}
 def interrupt():
     sent["at"] = time.monotonic()
     os.kill(os.getpid(), signal.SIGINT)
-threading.Timer(0.2, interrupt).start()
-try:
-    m.count(10)
-    outcome = "returned"
-except KeyboardInterrupt:
-    outcome = "KeyboardInterrupt"
-latency = time.monotonic() - sent["at"]
+outcomes, latencies = [], []
+for after in (0.2, 0.1, 0.1):
+    threading.Timer(after, interrupt).start()
+    try:
+        m.alloc(8)
+        outcomes.append("returned")
+    except KeyboardInterrupt:
+        outcomes.append("KeyboardInterrupt")
+    latencies.append(time.monotonic() - sent["at"])
 waiting = "end" not in other
 worker.join()
-print(json.dumps({"outcome": outcome, "latency": latency, "other_still_running": waiting,
-                  "other": other["result"], "n": n, "again": m.count(10)}))
+print(json.dumps({"outcomes": outcomes, "latencies": latencies, "other_still_running": waiting,
+                  "other": other["outcome"], "other_took": other["took"], "again": m.alloc(8)}))
 """
 
 
 def test_ctrl_c_interrupts_a_wait_for_another_threads_call():
     child = subprocess.run(
-        [sys.executable, "-c", WAIT_CTRL_C, str(pathlib.Path(__file__).parent)],
+        [sys.executable, "-c", WAIT_CTRL_C, str(DATA / "limits.vmfb")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -450,10 +505,12 @@ def test_ctrl_c_interrupts_a_wait_for_another_threads_call():
     assert child.returncode == 0, child.stderr
     result = json.loads(child.stdout)
     assert result["other_still_running"], result  # else the wait was not tested
-    assert result["outcome"] == "KeyboardInterrupt", result
-    assert result["latency"] < 0.1, result
-    assert result["other"] == result["n"], result  # not cancelled
-    assert result["again"] == 10
+    assert result["outcomes"] == ["KeyboardInterrupt"] * 3, result
+    assert_prompt(result["latencies"], "a wait for another thread's call")
+    # Not cancelled: it ran on to its deadline.
+    assert result["other"] == "DeadlineExceededError", result
+    assert result["other_took"] >= 2.9, result
+    assert result["again"] == 8
 
 
 # A debug sink callback runs inside the call that traces, on its thread,

@@ -18,6 +18,11 @@ fn path(name: &str) -> String {
 /// How long any one message may take before the test fails (no hangs).
 const WAIT: Duration = Duration::from_secs(20);
 
+/// How long an answer that comes in milliseconds on a quiet machine may take
+/// on a loaded one; the long dispatch that would hold it up otherwise runs
+/// for seconds ([`long_dispatch_of`]).
+const PROMPT: Duration = Duration::from_secs(2);
+
 /// A DAP client over a running `irvm dap`.
 struct Client {
     child: Child,
@@ -216,22 +221,26 @@ fn top_frame(c: &mut Client) -> (Value, Vec<Value>) {
         json!({"threadId": 1, "startFrame": 0, "levels": 20}),
     );
     let frame = st["stackFrames"][0].clone();
-    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
-    let i32s = scopes["scopes"]
+    let vars = scope_variables(c, &frame["id"], "i32 registers");
+    (frame, vars)
+}
+
+/// The variables of the scope named `scope` (`i32 registers`, ...) of frame
+/// `frame`.
+fn scope_variables(c: &mut Client, frame: &Value, scope: &str) -> Vec<Value> {
+    let scopes = c.ok("scopes", json!({"frameId": frame}));
+    let found = scopes["scopes"]
         .as_array()
         .expect("scopes")
         .iter()
-        .find(|s| s["name"] == "i32 registers")
-        .expect("an i32 scope")
+        .find(|s| s["name"] == scope)
+        .unwrap_or_else(|| panic!("no scope {scope:?} in {scopes}"))
         .clone();
     let vars = c.ok(
         "variables",
-        json!({"variablesReference": i32s["variablesReference"]}),
+        json!({"variablesReference": found["variablesReference"]}),
     );
-    (
-        frame,
-        vars["variables"].as_array().expect("variables").clone(),
-    )
+    vars["variables"].as_array().expect("variables").clone()
 }
 
 fn var<'a>(vars: &'a [Value], name: &str) -> &'a str {
@@ -347,28 +356,29 @@ fn traps_stop_with_the_status_then_end_the_program() {
 fn pause_stops_a_long_loop_and_terminate_ends_it() {
     let mut c = launched(program("spin", "1000000000000"));
     c.ok("configurationDone", json!({}));
-    std::thread::sleep(Duration::from_millis(300));
-    c.ok("pause", json!({"threadId": 1}));
-    let stopped = c.event("stopped");
-    assert_eq!(stopped["body"]["reason"], "pause");
-    let (frame, _) = top_frame(&mut c);
-    assert_eq!(frame["name"], "module.spin");
-    let scopes = c.ok("scopes", json!({"frameId": 1}));
-    let i64s = scopes["scopes"]
-        .as_array()
-        .expect("scopes")
-        .iter()
-        .find(|s| s["name"] == "i64 registers")
-        .expect("an i64 scope")
-        .clone();
-    let vars = c.ok(
-        "variables",
-        json!({"variablesReference": i64s["variablesReference"]}),
+    // A pause can come before the loop's first iteration (at once, or on a
+    // loaded machine): then the program goes on and is paused again, which
+    // stops it at a back edge of the loop, past an iteration.
+    let mut pauses = 0;
+    let counter = loop {
+        pauses += 1;
+        c.ok("pause", json!({"threadId": 1}));
+        let stopped = c.event("stopped");
+        assert_eq!(stopped["body"]["reason"], "pause");
+        let (frame, _) = top_frame(&mut c);
+        assert_eq!(frame["name"], "module.spin");
+        let vars = scope_variables(&mut c, &json!(1), "i64 registers");
+        assert_eq!(var(&vars, "%i0:1"), "1000000000000");
+        let counter: i64 = var(&vars, "%i2:3").parse().expect("a number");
+        if counter > 0 || pauses == 3 {
+            break counter;
+        }
+        c.ok("continue", json!({"threadId": 1}));
+    };
+    assert!(
+        counter > 0 && counter < 1_000_000_000_000,
+        "{counter} after {pauses} pauses"
     );
-    let vars = vars["variables"].as_array().expect("variables").clone();
-    assert_eq!(var(&vars, "%i0:1"), "1000000000000");
-    let counter: i64 = var(&vars, "%i2:3").parse().expect("a number");
-    assert!(counter > 0 && counter < 1_000_000_000_000);
     // Going on and pausing again: the loop moved on.
     c.ok("continue", json!({"threadId": 1}));
     std::thread::sleep(Duration::from_millis(100));
@@ -498,19 +508,8 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
     assert_eq!(frame["line"], 11);
     assert_eq!(frame["instructionPointerReference"], store["address"]);
     // The list in %r0 expands to its elements; the buffer to its bytes.
-    let scopes = c.ok("scopes", json!({"frameId": 1}));
-    let refs = scopes["scopes"]
-        .as_array()
-        .expect("scopes")
-        .iter()
-        .find(|s| s["name"] == "ref registers")
-        .expect("a ref scope")
-        .clone();
-    let vars = c.ok(
-        "variables",
-        json!({"variablesReference": refs["variablesReference"]}),
-    );
-    let list = vars["variables"][0].clone();
+    let vars = scope_variables(&mut c, &json!(1), "ref registers");
+    let list = vars[0].clone();
     assert_eq!(list["name"], "%r0");
     assert_eq!(list["value"], "!vm.list<i32>[3] {10, 20, 5}");
     assert_eq!(list["type"], "!vm.list<i32>");
@@ -525,7 +524,7 @@ fn stepping_evaluation_disassembly_and_other_breakpoints() {
         .map(|v| v["value"].as_str().unwrap_or(""))
         .collect();
     assert_eq!(values, ["10", "20", "5"]);
-    let buffer = vars["variables"][1].clone();
+    let buffer = vars[1].clone();
     let bytes = c.ok(
         "variables",
         json!({"variablesReference": buffer["variablesReference"]}),
@@ -1710,7 +1709,7 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
     c.event("terminated");
     // Waiting for the dispatch takes seconds; it is cut at once.
     assert!(
-        asked.elapsed() < Duration::from_secs(2),
+        asked.elapsed() < PROMPT,
         "terminate took {:?}",
         asked.elapsed()
     );
@@ -1728,7 +1727,7 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
     let asked = std::time::Instant::now();
     assert_eq!(c.finish(), 0);
     assert!(
-        asked.elapsed() < Duration::from_secs(2),
+        asked.elapsed() < PROMPT,
         "exiting took {:?}",
         asked.elapsed()
     );
@@ -1749,17 +1748,11 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     let threads = c.ok("threads", json!({}));
     let threads_took = asked.elapsed();
     assert_eq!(threads["threads"][0]["id"], 1);
-    assert!(
-        threads_took < Duration::from_secs(1),
-        "threads took {threads_took:?}"
-    );
+    assert!(threads_took < PROMPT, "threads took {threads_took:?}");
     let asked = std::time::Instant::now();
     c.ok("pause", json!({"threadId": 1}));
     let pause_took = asked.elapsed();
-    assert!(
-        pause_took < Duration::from_secs(1),
-        "pause took {pause_took:?}"
-    );
+    assert!(pause_took < PROMPT, "pause took {pause_took:?}");
     assert!(
         c.events.iter().all(|e| e["event"] != "stopped"),
         "stopped before the pause response: {:?}",
@@ -1790,13 +1783,13 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
 }
 
 /// Sends a request inside the long dispatch; its body, and how long the
-/// answer took (under 1 s, and before any stop).
+/// answer took (under [`PROMPT`], and before any stop).
 fn answered_at_once(c: &mut Client, command: &str, arguments: Value) -> Value {
     let asked = std::time::Instant::now();
     let body = c.ok(command, arguments);
     let took = asked.elapsed();
     eprintln!("inside the dispatch: {command} answered in {took:?}");
-    assert!(took < Duration::from_secs(1), "{command} took {took:?}");
+    assert!(took < PROMPT, "{command} took {took:?}");
     assert!(
         c.events.iter().all(|e| e["event"] != "stopped"),
         "{command} was answered after a stop: {:?}",
@@ -1849,10 +1842,7 @@ fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
         Some(2000)
     );
     eprintln!("inside the dispatch: threads behind a 2000-instruction disassembly answered in {threads_took:?}");
-    assert!(
-        threads_took < Duration::from_millis(500),
-        "threads took {threads_took:?}"
-    );
+    assert!(threads_took < PROMPT, "threads took {threads_took:?}");
     let r = c.request(
         "disassemble",
         json!({"memoryReference": reference, "instructionCount": 2001}),

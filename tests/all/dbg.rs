@@ -717,6 +717,8 @@ fn completion_of_commands_files_and_functions() {
 #[test]
 fn sigint_pauses_a_running_program() {
     use std::io::BufRead;
+    use std::sync::mpsc::RecvTimeoutError;
+    use std::time::{Duration, Instant};
     let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
         .args([
             "dbg".to_string(),
@@ -731,36 +733,63 @@ fn sigint_pauses_a_running_program() {
         .spawn()
         .expect("irvm dbg starts");
     let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
     let pid = child.id() as i32;
-    let mut seen = Vec::new();
-    let mut read_until = |want: &str, seen: &mut Vec<String>| loop {
-        let mut line = String::new();
-        let n = stdout.read_line(&mut line).expect("read");
-        assert!(n > 0, "irvm dbg ended early: {seen:?}");
-        seen.push(line.trim_end().to_string());
-        if line.contains(want) {
-            return;
+    // The transcript's lines, read on a thread so that every wait is bounded.
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen: Vec<String> = Vec::new();
+    // Reads up to a line containing `want`; with `sigint`, sends SIGINT
+    // again each 100 ms without a line: one that comes after the command
+    // is echoed but before the program runs is a stale pause, dropped when
+    // the program starts (`Debugger`), so the first may be lost.
+    let read_until = |want: &str, sigint: bool, seen: &mut Vec<String>| {
+        let start = Instant::now();
+        loop {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no {want:?} within 20 s: {seen:?}"
+            );
+            if sigint {
+                // SAFETY: signalling our own child process.
+                assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+            }
+            match lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => {
+                    let found = line.contains(want);
+                    seen.push(line);
+                    if found {
+                        return;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => panic!("irvm dbg ended early: {seen:?}"),
+            }
         }
     };
     for round in 0..2 {
         let cmd = if round == 0 { "run\n" } else { "continue\n" };
         stdin.write_all(cmd.as_bytes()).expect("command");
         stdin.flush().expect("flush");
-        read_until(cmd.trim(), &mut seen);
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        // SAFETY: signalling our own child process.
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-        read_until("Program received signal SIGINT", &mut seen);
-        read_until("spin (module.spin+", &mut seen);
+        read_until(cmd.trim(), false, &mut seen);
+        // The loop runs a while first (the counter checked below moves on).
+        std::thread::sleep(Duration::from_millis(300));
+        read_until("Program received signal SIGINT", true, &mut seen);
+        read_until("spin (module.spin+", false, &mut seen);
     }
     stdin
         .write_all(b"info registers\nkill\nquit\n")
         .expect("commands");
     drop(stdin);
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stdout, &mut rest).expect("rest");
     let status = child.wait().expect("exit");
+    let rest: String = lines.iter().map(|l| l + "\n").collect();
     assert!(status.success(), "{seen:?} {rest}");
     // The loop counter moved on: it is the first pair, below n.
     let counter = rest

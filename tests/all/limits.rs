@@ -15,6 +15,11 @@ use irvm::{
 use crate::common::cli::irvm;
 use crate::common::paths::data;
 
+/// How long a stop or a refusal that takes milliseconds on a quiet machine
+/// may take on a loaded one (what these bounds catch, an endless loop or a
+/// terabyte zeroed, takes minutes or forever).
+const PROMPT: Duration = Duration::from_secs(2);
+
 fn context() -> Context {
     let registry = TypeRegistry::new();
     let mut ctx = Context::new(&registry);
@@ -41,7 +46,7 @@ fn fuel_stops_an_infinite_loop() {
     ctx.set_fuel(Some(1_000_000));
     let t0 = Instant::now();
     let e = call(&mut ctx, "spin", &[]).unwrap_err();
-    assert!(t0.elapsed() < Duration::from_secs(1));
+    assert!(t0.elapsed() < PROMPT);
     assert_eq!(e.code, StatusCode::ResourceExhausted);
     assert!(e.message.contains("fuel exhausted"), "{e}");
     assert_eq!(e.backtrace[0].function, "spin");
@@ -73,7 +78,7 @@ fn huge_buffers_hit_the_limit() {
     let mut ctx = context();
     let t0 = Instant::now();
     let e = call(&mut ctx, "alloc", &[Value::I64(1 << 40)]).unwrap_err();
-    assert!(t0.elapsed() < Duration::from_secs(1));
+    assert!(t0.elapsed() < PROMPT);
     assert_eq!(e.code, StatusCode::ResourceExhausted);
     assert!(e.message.contains("1099511627776 bytes exceeds"), "{e}");
     let mut limits = ctx.limits();
@@ -116,7 +121,7 @@ fn deadline_ends_a_long_call() {
     let t0 = Instant::now();
     let e = call(&mut ctx, "spin", &[]).unwrap_err();
     assert_eq!(e.code, StatusCode::DeadlineExceeded);
-    assert!(t0.elapsed() < Duration::from_secs(1));
+    assert!(t0.elapsed() < PROMPT);
 }
 
 /// Pauses before every instruction and records where.
@@ -395,7 +400,7 @@ fn module_state_sizes_are_bounded_before_allocation() {
             let mut ctx = Context::new(&registry);
             let t0 = Instant::now();
             let e = ctx.register_module(m).unwrap_err().to_string();
-            assert!(t0.elapsed() < Duration::from_secs(1));
+            assert!(t0.elapsed() < PROMPT);
             assert!(e.contains(what) && e.contains(&bad.to_string()), "{e}");
         }
     }
@@ -547,7 +552,7 @@ fn deadline_and_interrupt_stop_every_tier() {
         let t0 = Instant::now();
         let e = ctx.invoke(&f, &[]).unwrap_err();
         assert_eq!(e.code, StatusCode::DeadlineExceeded, "{tier:?}: {e}");
-        assert!(t0.elapsed() < Duration::from_secs(2), "{tier:?}");
+        assert!(t0.elapsed() < PROMPT, "{tier:?}");
         ctx.set_deadline(None);
 
         let handle = ctx.interrupt_handle();

@@ -163,17 +163,26 @@ fn ret_module(appending: bool) -> NativeModule<()> {
     m
 }
 
-fn context(ret: &dyn HostModule) -> Context {
+/// A context with `env` (its `make` gives a new tracked `env.obj`), then
+/// `hosts` in order, then the program `text` assembled as `file`.
+fn context_with(hosts: &[&dyn HostModule], text: &str, file: &str) -> Context {
     let env = NativeModule::<()>::new("env", 1)
         .ref_type("env.obj")
         .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
     let registry = TypeRegistry::new();
     let mut ctx = Context::new(&registry);
     ctx.register_host_module(&env).unwrap();
-    ctx.register_host_module(ret).unwrap();
-    ctx.register_module(Module::from_assembly(PROGRAM, "app.vmasm").unwrap())
+    for host in hosts {
+        ctx.register_host_module(*host).unwrap();
+    }
+    ctx.register_module(Module::from_assembly(text, file).unwrap())
         .unwrap();
     ctx
+}
+
+/// [`PROGRAM`] over `env` and `ret`.
+fn context(ret: &dyn HostModule) -> Context {
+    context_with(&[ret], PROGRAM, "app.vmasm")
 }
 
 fn run(ctx: &mut Context, name: &str) -> Result<Vec<Value>, Trap> {
@@ -351,18 +360,9 @@ vm.func @echo() -> (!env.obj) {
 }
 "#;
     let base = live();
-    let env = NativeModule::<()>::new("env", 1)
-        .ref_type("env.obj")
-        .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
     // The `hal`'s way: results appended to the VM's vector.
     let ret = ret_module(true);
-    let registry = TypeRegistry::new();
-    let mut ctx = Context::new(&registry);
-    ctx.register_host_module(&env).unwrap();
-    ctx.register_host_module(&ret).unwrap();
-    ctx.register_host_module(&PanickyModule).unwrap();
-    ctx.register_module(Module::from_assembly(PANICKY, "p.vmasm").unwrap())
-        .unwrap();
+    let mut ctx = context_with(&[&ret, &PanickyModule], PANICKY, "p.vmasm");
     let boom = ctx.function("p.boom").unwrap();
     let echo = ctx.function("p.echo").unwrap();
     let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -456,15 +456,7 @@ vm.func @bad() -> (!env.obj) {
 }
 "#;
     let base = live();
-    let env = NativeModule::<()>::new("env", 1)
-        .ref_type("env.obj")
-        .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
-    let registry = TypeRegistry::new();
-    let mut ctx = Context::new(&registry);
-    ctx.register_host_module(&env).unwrap();
-    ctx.register_host_module(&YieldingModule).unwrap();
-    ctx.register_module(Module::from_assembly(YIELDING, "y.vmasm").unwrap())
-        .unwrap();
+    let mut ctx = context_with(&[&YieldingModule], YIELDING, "y.vmasm");
     let good = ctx.function("y.good").unwrap();
     let bad = ctx.function("y.bad").unwrap();
     for _ in 0..2 {
@@ -528,14 +520,7 @@ vm.func @argument_twice_borrowed_then_moved() -> (!env.obj) {
 }
 "#;
     let base = live();
-    let env = NativeModule::<()>::new("env", 1)
-        .ref_type("env.obj")
-        .wrap("make", |_: i32| HostRef::new("env.obj", Tracked::new()));
-    let registry = TypeRegistry::new();
-    let mut ctx = Context::new(&registry);
-    ctx.register_host_module(&env).unwrap();
-    ctx.register_module(Module::from_assembly(CALLS, "c.vmasm").unwrap())
-        .unwrap();
+    let mut ctx = context_with(&[], CALLS, "c.vmasm");
     for (name, n) in [
         ("twice_into_two", 3),
         ("twice_over_the_argument", 2),
