@@ -54,6 +54,18 @@ pub enum FunctionFilter<'a> {
     Name(&'a str),
 }
 
+impl FunctionFilter<'_> {
+    /// Whether the function of `ordinal`, printed under `name`, is one
+    /// this filter selects.
+    pub fn selects(&self, ordinal: usize, name: &str) -> bool {
+        match *self {
+            FunctionFilter::All => true,
+            FunctionFilter::Ordinal(wanted) => usize::try_from(wanted) == Ok(ordinal),
+            FunctionFilter::Name(wanted) => name == wanted,
+        }
+    }
+}
+
 /// Which text a [`Disassembler`] writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TextForm {
@@ -291,12 +303,7 @@ impl<'m> Disassembler<'m> {
         let mut printed = 0;
         for ordinal in 0..self.module.function_count() {
             let name = self.function_name(ordinal);
-            let selected = match options.filter {
-                FunctionFilter::All => true,
-                FunctionFilter::Ordinal(wanted) => usize::try_from(wanted) == Ok(ordinal),
-                FunctionFilter::Name(wanted) => name == wanted,
-            };
-            if !selected {
+            if !options.filter.selects(ordinal, name.as_str()) {
                 continue;
             }
             separate_top_level_item(out, start);

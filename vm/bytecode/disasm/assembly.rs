@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use super::names::{attribute_key, quoted, symbol, unique_function_names};
 use super::{
     cconv_fragments, separate_top_level_item, write_signature, DisasmError, DisasmOptions,
-    Disassembler, FunctionFilter,
+    Disassembler,
 };
 use crate::bytecode::isa::IMPORT_ORDINAL_BIT;
 use crate::loader::{DebugDatabase, DebugError, Location};
@@ -165,12 +165,7 @@ impl Disassembler<'_> {
         }
         let mut printed = 0;
         for (ordinal, name) in names.iter().enumerate() {
-            let selected = match options.filter {
-                FunctionFilter::All => true,
-                FunctionFilter::Ordinal(wanted) => usize::try_from(wanted) == Ok(ordinal),
-                FunctionFilter::Name(wanted) => name == wanted,
-            };
-            if !selected {
+            if !options.filter.selects(ordinal, &name) {
                 continue;
             }
             separate_top_level_item(out, begin);
