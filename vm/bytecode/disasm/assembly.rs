@@ -165,7 +165,7 @@ impl Disassembler<'_> {
         }
         let mut printed = 0;
         for (ordinal, name) in names.iter().enumerate() {
-            if !options.filter.selects(ordinal, &name) {
+            if !options.filter.selects(ordinal, name) {
                 continue;
             }
             separate_top_level_item(out, begin);
