@@ -263,7 +263,7 @@ fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
 /// async-external calling model: its reflection attribute `iree.abi.model`
 /// is `coarse-fences` (IREE's `iree_tooling_append_async_fences` asks the
 /// same), so its last two parameters are a wait and a signal fence.
-fn uses_coarse_fences(ctx: &Context, module: &str, name: &str) -> bool {
+pub fn uses_coarse_fences(ctx: &Context, module: &str, name: &str) -> bool {
     let Some((_, m)) = ctx
         .bytecode_modules()
         .into_iter()
@@ -286,16 +286,21 @@ fn uses_coarse_fences(ctx: &Context, module: &str, name: &str) -> bool {
 /// fence still pending will never be; iree-run-module would wait forever),
 /// and a failed fence is the call's failure.
 fn wait_for_finish(fence: &irvm_hal::Fence) -> Result<(), Failure> {
+    finish_fence_outcome(fence).map_err(Failure::Setup)
+}
+
+/// What a signal fence says after the call that was to signal it
+/// returned: signalled, failed (its status), or still pending (an error:
+/// irvm's device has finished all work by then, so nothing will signal it).
+pub fn finish_fence_outcome(fence: &irvm_hal::Fence) -> Result<(), String> {
     match fence.status() {
         Some(Ok(())) => Ok(()),
-        Some(Err((code, message))) => Err(Failure::Setup(format!(
-            "{code}; {message}; waiting on finish fence"
-        ))),
-        None => Err(Failure::Setup(
+        Some(Err((code, message))) => Err(format!("{code}; {message}; waiting on finish fence")),
+        None => Err(
             "FAILED_PRECONDITION; the function returned without signalling its finish fence, \
              and nothing else will; waiting on finish fence"
                 .into(),
-        )),
+        ),
     }
 }
 
