@@ -424,6 +424,9 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             if crate::tensor_io::needs_hal(&m) {
                 crate::tensor_io::ensure_hal(&mut ctx)?;
             }
+            if crate::tensor_io::needs_inline_hal(&m) {
+                crate::tensor_io::ensure_inline_hal(&mut ctx)?;
+            }
             if crate::parameters::needs_io_parameters(&m) {
                 crate::parameters::ensure_io_parameters(&mut ctx)?;
             }

@@ -203,6 +203,36 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 
+/// Whether `module` imports the inline HAL (`hal_inline`, `hal_loader`:
+/// `--iree-execution-model=inline-dynamic`).
+pub fn needs_inline_hal(module: &Module) -> bool {
+    module
+        .dependencies()
+        .iter()
+        .any(|d| d.name == "hal_inline" || d.name == "hal_loader")
+}
+
+/// Registers `hal_inline` and `hal_loader` in `ctx` unless they are there,
+/// with the device options `--device` and `--vmvx_only` chose (the inline
+/// HAL has no queue: its dispatches run on the calling thread).
+pub fn ensure_inline_hal(ctx: &mut Context) -> Result<(), String> {
+    if ctx.module_names().contains(&"hal_inline") {
+        return Ok(());
+    }
+    let options = match DEVICE.get() {
+        Some(Ok(options)) => options.clone(),
+        Some(Err(e)) => return Err(e.clone()),
+        None => hal::DeviceOptions::default(),
+    };
+    let modules = hal::inline_modules_with(options)
+        .map_err(|e| format!("INTERNAL; building the inline hal modules: {e}"))?;
+    for module in &modules {
+        ctx.register_host_module(module)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// Parses a reference-typed `--input` as a buffer view: a tensor literal
 /// (`4x8xf32=1`, `2x2xi32=[1 2][3 4]`, `f32=0.5`), raw bytes from a file
 /// (`4xf32=@raw.bin`), or an array from a NumPy file (`@x.npy` reads its
