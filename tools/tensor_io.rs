@@ -219,11 +219,17 @@ pub fn ensure_inline_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal_inline") {
         return Ok(());
     }
-    let options = match DEVICE.get() {
+    let mut options = match DEVICE.get() {
         Some(Ok(options)) => options.clone(),
         Some(Err(e)) => return Err(e.clone()),
         None => hal::DeviceOptions::default(),
     };
+    // Dispatches traced and counted as the hal module's are.
+    let lines = DISPATCH_LINES.get().copied();
+    let count = COUNT_DISPATCHES.load(std::sync::atomic::Ordering::Relaxed);
+    if lines.is_some() || count {
+        options.on_dispatch = Some(dispatch_hook(lines, count));
+    }
     let modules = hal::inline_modules_with(options)
         .map_err(|e| format!("INTERNAL; building the inline hal modules: {e}"))?;
     for module in &modules {
