@@ -117,10 +117,15 @@ fn buffer_wrap(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     one(obj(&hal_types::BUFFER, buffer))
 }
 
+/// Only the `hal.cpu` category is known (IREE's inline module answers no
+/// other: there is no device to ask about).
 fn device_query_i64(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let category = a.string()?;
     let key = a.string()?;
-    Ok(match state.device.query_i64(&category, &key) {
+    let known = (category == "hal.cpu")
+        .then(|| state.device.query_i64(&category, &key))
+        .flatten();
+    Ok(match known {
         Some(v) => ExportResults::two(Value::I32(1), Value::I64(v)),
         None => ExportResults::two(Value::I32(0), Value::I64(0)),
     })
@@ -265,5 +270,29 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.code, StatusCode::OutOfRange, "{err}");
+    }
+
+    #[test]
+    fn the_inline_device_answers_only_cpu_queries() {
+        let mut state = HalState::new(irvm::ContextResources::detached());
+        let text = |s: &str| Value::Ref(Ref::from(irvm::Buffer::from_vec(s.as_bytes().to_vec())));
+        let ask = |state: &mut HalState, category: &str, key: &str| {
+            let r = call(
+                state,
+                INLINE_EXPORTS,
+                "device.query.i64",
+                &[text(category), text(key)],
+            )
+            .unwrap();
+            matches!(r[0], Value::I32(1))
+        };
+        // The hal device answers these; the inline module does not.
+        assert!(state.device.query_i64("hal.device.id", "local*").is_some());
+        assert!(!ask(&mut state, "hal.device.id", "local*"));
+        assert!(!ask(
+            &mut state,
+            "hal.executable.format",
+            "vmvx-bytecode-fb"
+        ));
     }
 }
