@@ -195,19 +195,43 @@ fn round_up(n: u64, step: u64) -> u64 {
     n.max(1).div_ceil(step).saturating_mul(step)
 }
 
+/// The arguments of one benchmarked call: the parsed `--input`s and, for
+/// an async-external function, that each call gets a null wait fence and
+/// a fresh signal fence after them (as iree-benchmark-module passes them).
+struct CallArgs {
+    inputs: Vec<Value>,
+    fenced: bool,
+}
+
+/// Calls `func` once with `args`; a fenced call's signal fence must be
+/// signalled when it returns.
+fn invoke_once(ctx: &mut Context, func: &Func, args: &CallArgs) -> Result<Vec<Value>, String> {
+    if !args.fenced {
+        return ctx.invoke(func, &args.inputs).map_err(|e| e.to_string());
+    }
+    let fence = irvm_hal::Fence::new(false);
+    let mut all = Vec::with_capacity(args.inputs.len() + 2);
+    all.extend_from_slice(&args.inputs);
+    all.push(Value::Ref(irvm::Ref::Null));
+    all.push(Value::Ref(fence.clone().into_ref()));
+    let results = ctx.invoke(func, &all).map_err(|e| e.to_string())?;
+    crate::cmd_run::finish_fence_outcome(&fence)?;
+    Ok(results)
+}
+
 /// Times `func`; returns the sample and the results of the last call.
 fn measure(
     ctx: &mut Context,
     func: &Func,
-    args: &[Value],
+    args: &CallArgs,
     plan: Plan,
 ) -> Result<(Sample, Vec<Value>), String> {
     // Warm up once (and surface a failing function before timing it), then
     // for as long as asked.
-    let mut last = ctx.invoke(func, args).map_err(|e| e.to_string())?;
+    let mut last = invoke_once(ctx, func, args)?;
     let warming = Instant::now();
     while warming.elapsed() < plan.warmup {
-        last = ctx.invoke(func, args).map_err(|e| e.to_string())?;
+        last = invoke_once(ctx, func, args)?;
     }
     let step = plan.batch_size.max(1);
     let (min_time, mut batch) = match plan.min_time {
@@ -220,7 +244,7 @@ fn measure(
     loop {
         let started = profile.as_ref().map(|p| p.now_ns());
         for _ in 0..batch {
-            last = ctx.invoke(func, args).map_err(|e| e.to_string())?;
+            last = invoke_once(ctx, func, args)?;
         }
         if let (Some(p), Some(start)) = (&profile, started) {
             let calls = if batch == 1 { "call" } else { "calls" };
@@ -857,7 +881,7 @@ struct Settings {
 }
 
 /// A function to time: its name, the function and its arguments.
-type Call = (String, Func, Vec<Value>);
+type Call = (String, Func, CallArgs);
 
 /// Parses and checks the timing and reporting flags.
 fn parse_settings(args: &BenchArgs) -> Result<Settings, String> {
@@ -982,7 +1006,13 @@ fn prepare_calls(
         let func = ctx
             .function(&format!("{main_module}.{name}"))
             .map_err(|e| e.to_string())?;
-        let kinds = crate::cmd_run::input_kinds(&func);
+        let mut kinds = crate::cmd_run::input_kinds(&func);
+        // An async-external function's last two parameters are its fences,
+        // which each call passes itself.
+        let fenced = crate::cmd_run::uses_coarse_fences(ctx, main_module, name);
+        if fenced {
+            kinds.truncate(kinds.len().saturating_sub(2));
+        }
         if inputs.len() != kinds.len() {
             return Err(format!(
                 "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
@@ -992,7 +1022,11 @@ fn prepare_calls(
         }
         let values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
-        calls.push((name.clone(), func, values));
+        let args = CallArgs {
+            inputs: values,
+            fenced,
+        };
+        calls.push((name.clone(), func, args));
     }
     Ok(calls)
 }

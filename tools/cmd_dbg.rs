@@ -82,7 +82,14 @@ pub fn prepare(
     let func = ctx
         .function(&format!("{main_module}.{name}"))
         .map_err(|e| e.to_string())?;
-    let kinds = crate::cmd_run::input_kinds(&func);
+    let mut kinds = crate::cmd_run::input_kinds(&func);
+    // An async-external function's last two parameters are its fences:
+    // it gets a null wait fence and a fresh signal fence, as `irvm run`
+    // passes them.
+    let fenced = crate::cmd_run::uses_coarse_fences(&ctx, &main_module, name);
+    if fenced {
+        kinds.truncate(kinds.len().saturating_sub(2));
+    }
     if inputs.len() != kinds.len() {
         return Err(format!(
             "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
@@ -90,7 +97,11 @@ pub fn prepare(
             inputs.len()
         ));
     }
-    let values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)?;
+    let mut values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)?;
+    if fenced {
+        values.push(Value::Ref(irvm::Ref::Null));
+        values.push(Value::Ref(irvm_hal::Fence::new(false).into_ref()));
+    }
     let mut dbg = Debugger::new(ctx, func, values);
     dbg.set_ref_formatter(Some(hal_formatter()));
     Ok(dbg)

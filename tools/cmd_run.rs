@@ -259,6 +259,51 @@ fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
     }
 }
 
+/// Whether export `name` of bytecode module `module` uses the
+/// async-external calling model: its reflection attribute `iree.abi.model`
+/// is `coarse-fences` (IREE's `iree_tooling_append_async_fences` asks the
+/// same), so its last two parameters are a wait and a signal fence.
+pub fn uses_coarse_fences(ctx: &Context, module: &str, name: &str) -> bool {
+    let Some((_, m)) = ctx
+        .bytecode_modules()
+        .into_iter()
+        .rev()
+        .find(|(n, _)| *n == module)
+    else {
+        return false;
+    };
+    m.export(name)
+        .and_then(|e| m.function_signature(e.internal_ordinal))
+        .is_some_and(|sig| {
+            sig.attrs
+                .iter()
+                .any(|&(k, v)| k == "iree.abi.model" && v == "coarse-fences")
+        })
+}
+
+/// After an async-external call returned: its signal fence must be
+/// signalled (irvm's device finishes work before the call returns, so a
+/// fence still pending will never be; iree-run-module would wait forever),
+/// and a failed fence is the call's failure.
+fn wait_for_finish(fence: &irvm_hal::Fence) -> Result<(), Failure> {
+    finish_fence_outcome(fence).map_err(Failure::Setup)
+}
+
+/// What a signal fence says after the call that was to signal it
+/// returned: signalled, failed (its status), or still pending (an error:
+/// irvm's device has finished all work by then, so nothing will signal it).
+pub fn finish_fence_outcome(fence: &irvm_hal::Fence) -> Result<(), String> {
+    match fence.status() {
+        Some(Ok(())) => Ok(()),
+        Some(Err((code, message))) => Err(format!("{code}; {message}; waiting on finish fence")),
+        None => Err(
+            "FAILED_PRECONDITION; the function returned without signalling its finish fence, \
+             and nothing else will; waiting on finish fence"
+                .into(),
+        ),
+    }
+}
+
 /// The loader's error for `path`, or a plainer one when the file is MLIR
 /// source rather than a module.
 pub fn explain_load_error(path: &str, e: irvm::errors::LoadError) -> String {
@@ -378,6 +423,9 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             };
             if crate::tensor_io::needs_hal(&m) {
                 crate::tensor_io::ensure_hal(&mut ctx)?;
+            }
+            if crate::tensor_io::needs_inline_hal(&m) {
+                crate::tensor_io::ensure_inline_hal(&mut ctx)?;
             }
             if crate::parameters::needs_io_parameters(&m) {
                 crate::parameters::ensure_io_parameters(&mut ctx)?;
@@ -581,6 +629,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             Ok(values)
         },
     )?;
+    // A function of the async-external model (`iree.abi.model` is
+    // `coarse-fences`) takes a wait fence and a signal fence after its
+    // inputs: as iree-run-module does, pass no wait fence (null) and a
+    // fresh signal fence, which is waited on after the call.
+    let mut values = values;
+    let finish_fence = uses_coarse_fences(&ctx, &main_module, name).then(|| {
+        let fence = irvm_hal::Fence::new(false);
+        values.push(Value::Ref(irvm::Ref::Null));
+        values.push(Value::Ref(fence.clone().into_ref()));
+        fence
+    });
     if values.len() < kinds.len() {
         outln!("EXEC @{name}");
         return Err(Failure::Setup(format!(
@@ -667,6 +726,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     let results = invoked.map_err(Failure::Trap)?;
+    if let Some(fence) = &finish_fence {
+        wait_for_finish(fence)?;
+    }
     // Results computed from an archive that shrank meanwhile are not
     // printed (and a result that is a view of the archive is checked
     // again once printed).

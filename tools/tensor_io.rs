@@ -203,6 +203,42 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 
+/// Whether `module` imports the inline HAL (`hal_inline`, `hal_loader`:
+/// `--iree-execution-model=inline-dynamic`).
+pub fn needs_inline_hal(module: &Module) -> bool {
+    module
+        .dependencies()
+        .iter()
+        .any(|d| d.name == "hal_inline" || d.name == "hal_loader")
+}
+
+/// Registers `hal_inline` and `hal_loader` in `ctx` unless they are there,
+/// with the device options `--device` and `--vmvx_only` chose (the inline
+/// HAL has no queue: its dispatches run on the calling thread).
+pub fn ensure_inline_hal(ctx: &mut Context) -> Result<(), String> {
+    if ctx.module_names().contains(&"hal_inline") {
+        return Ok(());
+    }
+    let mut options = match DEVICE.get() {
+        Some(Ok(options)) => options.clone(),
+        Some(Err(e)) => return Err(e.clone()),
+        None => hal::DeviceOptions::default(),
+    };
+    // Dispatches traced and counted as the hal module's are.
+    let lines = DISPATCH_LINES.get().copied();
+    let count = COUNT_DISPATCHES.load(std::sync::atomic::Ordering::Relaxed);
+    if lines.is_some() || count {
+        options.on_dispatch = Some(dispatch_hook(lines, count));
+    }
+    let modules = hal::inline_modules_with(options)
+        .map_err(|e| format!("INTERNAL; building the inline hal modules: {e}"))?;
+    for module in &modules {
+        ctx.register_host_module(module)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 /// Parses a reference-typed `--input` as a buffer view: a tensor literal
 /// (`4x8xf32=1`, `2x2xi32=[1 2][3 4]`, `f32=0.5`), raw bytes from a file
 /// (`4xf32=@raw.bin`), or an array from a NumPy file (`@x.npy` reads its
@@ -419,41 +455,25 @@ impl ResultArgs {
                 ))
             }
         };
-        // A buffer view's shape, element type and bytes; a scalar is a 0-d
-        // array of its type, as iree-run-module writes it.
-        let (dims, ty, data) = match (view, v) {
-            (Some(view), _) => {
-                let data = view
-                    .buffer
-                    .to_vec()
-                    .map_err(|t| format!("{}; reading result {i}: {}", t.code, t.message))?;
-                (view.shape.clone(), view.element_type, data)
-            }
-            (None, Value::I32(x)) => (vec![], hal::ElementType::I32, x.to_le_bytes().to_vec()),
-            (None, Value::I64(x)) => (vec![], hal::ElementType::I64, x.to_le_bytes().to_vec()),
-            (None, Value::F32(x)) => (vec![], hal::ElementType::F32, x.to_le_bytes().to_vec()),
-            (None, Value::F64(x)) => (vec![], hal::ElementType::F64, x.to_le_bytes().to_vec()),
-            (None, _) => {
-                return Err(format!(
-                    "UNIMPLEMENTED; output {i} is not a buffer view or a number and cannot be \
-                     written to `{path}`"
-                ))
-            }
-        };
-        let bytes = if path.ends_with(".npy") {
-            crate::npy::write(&dims, ty, &data).map_err(|e| format!("{e}; writing `{path}`"))?
-        } else {
-            data
-        };
+        // The file is opened (created, or truncated for `@`) before the
+        // result is looked at, as iree-run-module opens it: a result it
+        // cannot write leaves the file there, empty for `@`.
         use std::io::Write;
-        let file = std::fs::OpenOptions::new()
+        let mut file = std::fs::OpenOptions::new()
             .create(true)
             .write(true)
             .append(append)
             .truncate(!append)
             .open(path)
-            .and_then(|mut f| f.write_all(&bytes));
-        file.map_err(|e| format!("UNAVAILABLE; writing result {i} to `{path}`: {e}"))
+            .map_err(|e| format!("UNAVAILABLE; opening `{path}` for result {i}: {e}"))?;
+        let (dims, ty, data) = file_contents(i, path, view, v)?;
+        let bytes = if path.ends_with(".npy") {
+            crate::npy::write(&dims, ty, &data).map_err(|e| format!("{e}; writing `{path}`"))?
+        } else {
+            data
+        };
+        file.write_all(&bytes)
+            .map_err(|e| format!("UNAVAILABLE; writing result {i} to `{path}`: {e}"))
     }
 
     fn compare(&self, results: &[Value]) -> Result<Outcome, String> {
@@ -615,4 +635,52 @@ fn scalar_kind(v: &Value) -> Option<char> {
     irvm::ValType::of(v)
         .map(crate::cmd_run::kind_of)
         .filter(|&k| k != 'r')
+}
+
+/// The shape, element type and bytes `--output=@FILE` writes for result
+/// `i`, as iree-run-module's `iree_tooling_create_buffer_view_from_variant`
+/// makes them: a buffer view as it is; a `!hal.buffer` as a 1-D `i8` array
+/// of its bytes; a null ref as an empty `i8` array; a number as a 0-d array
+/// of its type. A `!vm.buffer` is refused: the reference wraps its memory
+/// in a HAL buffer, which IREE 3.13 requires to be 64-byte aligned, and
+/// the VM's buffers are not (`OUT_OF_RANGE; imported heap buffer data must
+/// be aligned to 64`); lists and other objects have no bytes to write.
+fn file_contents(
+    i: usize,
+    path: &str,
+    view: Option<&hal::BufferView>,
+    v: &Value,
+) -> Result<(Vec<i64>, hal::ElementType, Vec<u8>), String> {
+    let read = |t: irvm::Trap| format!("{}; reading result {i}: {}", t.code, t.message);
+    if let Some(view) = view {
+        let data = view.buffer.to_vec().map_err(read)?;
+        return Ok((view.shape.clone(), view.element_type, data));
+    }
+    let bytes_of = |data: Vec<u8>| {
+        let len = i64::try_from(data.len()).unwrap_or(i64::MAX);
+        (vec![len], hal::ElementType::I8, data)
+    };
+    Ok(match v {
+        Value::I32(x) => (vec![], hal::ElementType::I32, x.to_le_bytes().to_vec()),
+        Value::I64(x) => (vec![], hal::ElementType::I64, x.to_le_bytes().to_vec()),
+        Value::F32(x) => (vec![], hal::ElementType::F32, x.to_le_bytes().to_vec()),
+        Value::F64(x) => (vec![], hal::ElementType::F64, x.to_le_bytes().to_vec()),
+        Value::None | Value::Ref(irvm::Ref::Null) => bytes_of(Vec::new()),
+        Value::Ref(r) => match r.downcast::<hal::HalBuffer>() {
+            Some(buffer) => bytes_of(buffer.to_vec().map_err(read)?),
+            None if matches!(r, irvm::Ref::Buffer(_)) => {
+                return Err(format!(
+                    "OUT_OF_RANGE; output {i} is a !vm.buffer, which iree-run-module cannot \
+                     write to `{path}` either (its HAL wrap of the VM's memory requires \
+                     64-byte alignment)"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "INVALID_ARGUMENT; output {i} is not a !hal.buffer_view, !hal.buffer or \
+                     number and cannot be written to `{path}`"
+                ))
+            }
+        },
+    })
 }

@@ -219,3 +219,39 @@ fn speaks_google_benchmark_formats() {
     assert_eq!(code, 1);
     assert!(err.contains("ns, us, ms, s"), "{err}");
 }
+
+/// A function compiled with `--iree-execution-model=async-external` takes a
+/// wait and a signal fence after its inputs; each timed call passes them
+/// (a null wait fence and a fresh signal fence, checked after the call), as
+/// iree-benchmark-module does, so only the inputs are given.
+#[test]
+fn times_async_external_functions_passing_their_fences() {
+    let module = format!(
+        "--module={}/tests/models/async_external.vmfb",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (out, err, code) = irvm(&[
+        "bench",
+        &module,
+        "--function=scale",
+        "--input=4xf32=1 2 3 4",
+        "--input=2",
+        "--benchmark_min_time=3x",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [("BM_scale/process_time/real_time".to_string(), 3)]
+    );
+    // The fences are not inputs: giving one more is refused.
+    let (_, err, code) = irvm(&[
+        "bench",
+        &module,
+        "--function=scale",
+        "--input=4xf32=1 2 3 4",
+        "--input=2",
+        "--input=3",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("expects 2 arguments but 3"), "{err}");
+}

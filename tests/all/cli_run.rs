@@ -466,3 +466,37 @@ fn inputs_and_flagfiles_on_a_fifo_nobody_writes_end_at_the_timeout() {
         "{out}"
     );
 }
+
+/// An inline-dynamic module's dispatches (`hal_loader.executable.dispatch`)
+/// are traced and counted as the hal module's are.
+#[test]
+fn inline_hal_dispatches_are_traced_and_counted() {
+    let module = format!("--module={}", repo_file("tests/models/inline_dynamic.vmfb"));
+    let base = [
+        "run",
+        module.as_str(),
+        "--function=matmul",
+        "--input=2x4xf32=1",
+        "--input=4x3xf32=1",
+    ];
+    let with = |extra: &str| {
+        let mut args = base.to_vec();
+        args.push(extra);
+        irvm(&args)
+    };
+    let (out, err, code) = with("--trace-execution");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2x3xf32=[4 4 4][4 4 4]"), "{out}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("[hal.dispatch]") && l.contains("matmul_dispatch_0")),
+        "{err}"
+    );
+    let (_, err, code) = with("--print_statistics");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.trim_start().starts_with("dispatches:") && l.trim_end().ends_with(" 1")),
+        "{err}"
+    );
+}

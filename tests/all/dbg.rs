@@ -945,3 +945,27 @@ fn a_module_from_stdin_without_a_batch_file_is_refused() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("i32=2"), "{out}");
 }
+
+/// An async-external function (`tests/models/async_external.vmfb`) is
+/// debugged with its inputs only: the debugger passes its fences.
+#[test]
+fn async_external_functions_get_their_fences() {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = dir.path().join("cmds");
+    std::fs::write(&batch, "run\n").unwrap();
+    let batch_flag = format!("--batch={}", batch.display());
+    let module = format!(
+        "--module={}",
+        crate::common::paths::repo_file("tests/models/async_external.vmfb")
+    );
+    let (out, err, code) = crate::common::cli::irvm(&[
+        "dbg",
+        &module,
+        "--function=scale",
+        "--input=4xf32=1 2 -3 0.5",
+        "--input=2.5",
+        &batch_flag,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("4xf32=2.5 5 -7.5 1.25"), "{out}");
+}

@@ -5,6 +5,8 @@
 
 use irvm::{HostRef, Ref, StatusCode, Trap, Value};
 
+pub mod inline;
+
 use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::device::{DeviceConfig, DeviceOptions};
 use super::element::ElementType;
@@ -1390,8 +1392,17 @@ fn executable_create(state: &mut HalState, a: &mut Args) -> Result<ExportResults
     let _affinity = a.i64()?;
     let format = a.string()?;
     let data = a.vm_buffer()?.buffer("executable data")?.to_vec();
-    let constants_ref = a.any_ref()?;
-    let constants: Vec<u32> = match constants_ref {
+    let constants = executable_constants(a)?;
+    let config = state.device.config.clone();
+    let executable = Executable::load(&format, data, &constants, state.resources.clone(), &config)
+        .map_err(|t| a.error(t.code, t.message))?;
+    one(obj(&hal_types::EXECUTABLE, executable))
+}
+
+/// Reads an executable's constants: a `!vm.buffer` of 4-byte words, or
+/// null for none.
+fn executable_constants(a: &mut Args) -> Result<Vec<u32>, Trap> {
+    match a.any_ref()? {
         Ref::Buffer(b) => {
             if b.len() % 4 != 0 {
                 return Err(a.error(
@@ -1402,19 +1413,15 @@ fn executable_create(state: &mut HalState, a: &mut Args) -> Result<ExportResults
                     ),
                 ));
             }
-            b.with_bytes(|bytes| {
+            Ok(b.with_bytes(|bytes| {
                 bytes
                     .chunks_exact(4)
                     .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                     .collect()
-            })
+            }))
         }
-        _ => Vec::new(),
-    };
-    let config = state.device.config.clone();
-    let executable = Executable::load(&format, data, &constants, state.resources.clone(), &config)
-        .map_err(|t| a.error(t.code, t.message))?;
-    one(obj(&hal_types::EXECUTABLE, executable))
+        _ => Ok(Vec::new()),
+    }
 }
 
 fn executable_lookup_function(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {

@@ -66,6 +66,9 @@ pub use self::executable::{
     supports_format, Bindings, BoundRange, Dispatch, Executable, ENTRY_SIGNATURE, MAX_WORKGROUPS,
     VMVX_FORMAT,
 };
+pub use self::exports::inline::{
+    HAL_INLINE_VERSION, HAL_LOADER_VERSION, INLINE_EXPORTS, LOADER_EXPORTS,
+};
 pub use self::exports::{signal_after, Args, ExportResults, File, HalState, EXPORTS};
 pub use self::objects::{
     shape_text, type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer,
@@ -133,6 +136,70 @@ pub fn hal_module_sharing(
     hal_module_from(move |resources| {
         HalState::on_device(resources.clone(), Device::new(config.clone()))
     })
+}
+
+/// The `hal_inline` and `hal_loader` host modules a program compiled with
+/// `--iree-execution-model=inline-dynamic` imports instead of `hal`
+/// (allocation without a device, executables loaded and dispatched at once
+/// on the calling thread), with a device made with `options` for the
+/// executables (its formats, and whether native ones load). Register both
+/// before such a program.
+pub fn inline_modules_with(
+    options: DeviceOptions,
+) -> Result<[NativeModule<HalState>; 2], irvm::loader::AbiError> {
+    let sync = DeviceOptions {
+        kind: DeviceKind::Sync,
+        ..options
+    };
+    let inline = table_module(
+        "hal_inline",
+        HAL_INLINE_VERSION,
+        &[type_names::BUFFER, type_names::BUFFER_VIEW],
+        INLINE_EXPORTS,
+        sync.clone(),
+    )?;
+    let loader = table_module(
+        "hal_loader",
+        HAL_LOADER_VERSION,
+        &[type_names::EXECUTABLE],
+        LOADER_EXPORTS,
+        sync,
+    )?;
+    Ok([inline, loader])
+}
+
+/// A host module `name` of the exports in `table`, each context's state
+/// a [`HalState`] on a device made with `options`.
+fn table_module(
+    name: &'static str,
+    version: u32,
+    types: &[&str],
+    table: &'static [(&'static str, &'static str, exports::ExportFn)],
+    options: DeviceOptions,
+) -> Result<NativeModule<HalState>, irvm::loader::AbiError> {
+    let mut module = NativeModule::with_context_state(name, version, move |resources| {
+        HalState::with_device(resources.clone(), options.clone())
+    });
+    for ty in types {
+        module = module.ref_type(*ty);
+    }
+    for &(function, cconv, f) in table {
+        module = module.func_with_state_into(
+            function,
+            cconv,
+            move |state: &mut HalState, args, results| {
+                let mut outcome = f(state, &mut exports::Args::in_module(name, function, args));
+                match &mut outcome {
+                    Ok(values) => {
+                        values.take_into(results);
+                        Ok(())
+                    }
+                    Err(_) => outcome.map(drop),
+                }
+            },
+        )?;
+    }
+    Ok(module)
 }
 
 fn hal_module_from(
