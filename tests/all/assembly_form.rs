@@ -450,8 +450,8 @@ fn function_clauses_that_fall_short_of_the_code_are_refused_at_the_header() {
             .expect_err("refused")
             .to_string()
     };
-    // The reference runtime masks register numbers to the declared counts,
-    // so %i2 in a function declaring one register would alias %i0.
+    // irvm refuses %i2 in a function declaring one register at load; the
+    // reference ran such a module (its verifier missed the operand).
     let e = refused(
         "registers(i32: 1, ref: 0)",
         "  %i2 = vm.const.i32 7\n  vm.return %i2",

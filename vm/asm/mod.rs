@@ -1076,9 +1076,10 @@ impl<'s> Assembler<'s> {
     }
 
     /// A function's `registers(...)` and `requires(...)` clauses must cover
-    /// what its instructions use (as the reference assembler counts them): the reference runtime masks register
-    /// numbers to the declared counts (so too few registers alias others
-    /// silently) and refuses a function whose instructions need a feature
+    /// what its instructions use (as the reference assembler counts them):
+    /// irvm's verifier refuses a register past the declared count, which
+    /// the reference's does not always do (it ran one such module), and
+    /// the reference refuses a function whose instructions need a feature
     /// it does not declare.
     fn check_declared_function_clauses(
         &mut self,
