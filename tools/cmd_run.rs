@@ -463,16 +463,22 @@ pub fn parse_inputs_within(
     inputs: &[String],
     kinds: &[char],
 ) -> Result<Vec<Value>, String> {
-    let (texts, kinds) = (inputs.to_vec(), kinds.to_vec());
-    crate::deadline::within(deadline, "parsing function inputs", move || {
-        texts
-            .iter()
-            .zip(&kinds)
-            .map(|(t, &k)| {
-                parse_input(t, k).map_err(|e| format!("{e}; parsing input `{}`", t.trim()))
+    // Each input on its own, so that a deadline names the one being read.
+    inputs
+        .iter()
+        .zip(kinds)
+        .map(|(t, &k)| {
+            let text = t.clone();
+            crate::deadline::within(deadline, &input_doing(t), move || {
+                parse_input(&text, k).map_err(|e| format!("{e}; parsing input `{}`", text.trim()))
             })
-            .collect()
-    })
+        })
+        .collect()
+}
+
+/// What a deadline while parsing input `text` says was being done.
+pub fn input_doing(text: &str) -> String {
+    format!("parsing function inputs, input `{}`", text.trim())
 }
 
 /// Parses `text` as a value of calling-convention kind `kind`, as
@@ -605,35 +611,35 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     // many fails while parsing (before EXEC), one too few when invoking.
     // Parsing is bounded by --timeout: an input file may be a FIFO nobody
     // writes, a literal may splat gigabytes.
-    let (texts, wanted, described) = (args.inputs.clone(), kinds.clone(), sig.clone());
-    let values = crate::deadline::within(
-        ctx.resources().deadline(),
-        "parsing function inputs",
-        move || {
-            let mut values = Vec::with_capacity(wanted.len());
-            for (k, text) in texts.iter().enumerate() {
-                let Some(&kind) = wanted.get(k) else {
-                    return Err(format!(
-                        "INVALID_ARGUMENT; function expected fewer input values; parsing input \
-                         `{}`; parsing function inputs; {described}",
-                        text.trim()
-                    ));
-                };
-                values.push(parse_input(text, kind).map_err(|e| {
+    // Each input on its own, so that a deadline names the one being read.
+    let deadline = ctx.resources().deadline();
+    let mut values = Vec::with_capacity(kinds.len());
+    for (k, text) in args.inputs.iter().enumerate() {
+        let Some(&kind) = kinds.get(k) else {
+            return Err(Failure::Setup(format!(
+                "INVALID_ARGUMENT; function expected fewer input values; parsing input \
+                 `{}`; parsing function inputs; {sig}",
+                text.trim()
+            )));
+        };
+        let (owned, described) = (text.clone(), sig.clone());
+        values.push(crate::deadline::within(
+            deadline,
+            &crate::cmd_run::input_doing(text),
+            move || {
+                parse_input(&owned, kind).map_err(|e| {
                     format!(
                         "{e}; parsing input `{}`; parsing function inputs; {described}",
-                        text.trim()
+                        owned.trim()
                     )
-                })?);
-            }
-            Ok(values)
-        },
-    )?;
+                })
+            },
+        )?);
+    }
     // A function of the async-external model (`iree.abi.model` is
     // `coarse-fences`) takes a wait fence and a signal fence after its
     // inputs: as iree-run-module does, pass no wait fence (null) and a
     // fresh signal fence, which is waited on after the call.
-    let mut values = values;
     let finish_fence = uses_coarse_fences(&ctx, &main_module, name).then(|| {
         let fence = irvm_hal::Fence::new(false);
         values.push(Value::Ref(irvm::Ref::Null));

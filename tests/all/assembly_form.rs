@@ -442,6 +442,42 @@ fn declared_tables_that_contradict_the_code_are_refused_by_line() {
 }
 
 #[test]
+fn function_clauses_that_fall_short_of_the_code_are_refused_at_the_header() {
+    let refused = |header: &str, body: &str| {
+        let source =
+            format!("vm.module @m\nvm.func @f(%i0: i32) -> (i32) {header} {{\n^bb0:\n{body}\n}}\n");
+        irvm::asm::assemble(&source, "m.vmasm")
+            .expect_err("refused")
+            .to_string()
+    };
+    // irvm refuses %i2 in a function declaring one register at load; the
+    // reference ran such a module (its verifier missed the operand).
+    let e = refused(
+        "registers(i32: 1, ref: 0)",
+        "  %i2 = vm.const.i32 7\n  vm.return %i2",
+    );
+    assert!(
+        e.contains("m.vmasm:2:31: error: registers(i32: 1, ref: 0) is fewer than the function uses (i32: 3, ref: 0)"),
+        "{e}"
+    );
+    let e = refused("registers(i32: 1, ref: 16384)", "  vm.return %i0");
+    assert!(e.contains("more than 16383 ref registers"), "{e}");
+    // The reference verifier checks a function's instructions against the
+    // function's own requirements.
+    let e = refused(
+        "requires(YIELD)",
+        "  %i1 = vm.add.f32 %i0, %i0\n  vm.return %i1",
+    );
+    assert!(
+        e.contains("m.vmasm:2:31: error: requires(YIELD) leaves out EXT_F32, which the function's instructions need"),
+        "{e}"
+    );
+    // Declaring more than the code uses stays allowed.
+    let source = "vm.module @m\nvm.func @f(%i0: i32) -> (i32) registers(i32: 9, ref: 2) requires(EXT_F32 | YIELD) {\n^bb0:\n  vm.return %i0\n}\n";
+    irvm::asm::assemble(source, "m.vmasm").expect("assembles");
+}
+
+#[test]
 fn irvm_dump_assembly_pipes_into_irvm_as_and_runs_the_same() {
     let irvm = env!("CARGO_BIN_EXE_irvm");
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models");

@@ -645,6 +645,7 @@ fn parse_register<'s>(
             )
         })?;
         func.ref_count = func.ref_count.max(n + 1);
+        func.body_registers.1 = func.body_registers.1.max(n + 1);
         return Ok(REF_BANK_BIT | if moved { REF_MOVE_BIT } else { 0 } | n as u16);
     }
     let Some(body) = text.strip_prefix("%i") else {
@@ -708,6 +709,7 @@ fn parse_register<'s>(
         1
     };
     func.i32_count = func.i32_count.max(n + span);
+    func.body_registers.0 = func.body_registers.0.max(n + span);
     Ok(n as u16)
 }
 

@@ -348,6 +348,9 @@ pub(crate) struct FunctionState {
     blocks: u32,
     i32_count: u32,
     ref_count: u32,
+    /// Registers the instructions name (i32, ref): what a declared
+    /// `registers(...)` must cover (arguments nothing reads need not).
+    body_registers: (u32, u32),
     requirements: FeatureBits,
     /// (label, block offset, line, column).
     labels: Vec<(String, u32, usize, usize)>,
@@ -928,6 +931,7 @@ impl<'s> Assembler<'s> {
             // few registers and the reference runtime rejects the module.
             i32_count: next_i32,
             ref_count: next_ref,
+            body_registers: (0, 0),
             requirements: FeatureBits::empty(),
             labels: Vec::new(),
             label_fixups: Vec::new(),
@@ -1043,6 +1047,7 @@ impl<'s> Assembler<'s> {
         }
         let length = self.draft.bytecode.len() - func.start;
         let declared = std::mem::take(&mut func.declared);
+        self.check_declared_function_clauses(func, &declared);
         let (i32_count, ref_count) = declared
             .registers
             .unwrap_or((func.i32_count, func.ref_count));
@@ -1061,12 +1066,59 @@ impl<'s> Assembler<'s> {
         while self.draft.bytecode.len() % 8 != 0 {
             self.draft.bytecode.push(0);
         }
-        if func.blocks > 0x7FFF || i32_count > 0x7FFF || ref_count > 0x7FFF {
+        if func.blocks > 0x7FFF || i32_count > 0x7FFF || ref_count > 0x3FFF {
             self.error_at(
                 line_no,
                 1,
-                "function uses more than 32767 blocks or registers of one bank",
+                "function uses more than 32767 blocks or i32 registers, or more than 16383 ref registers",
             );
+        }
+    }
+
+    /// A function's `registers(...)` and `requires(...)` clauses must cover
+    /// what its instructions use (as the reference assembler counts them):
+    /// irvm's verifier refuses a register past the declared count, which
+    /// the reference's does not always do (it ran one such module), and
+    /// the reference refuses a function whose instructions need a feature
+    /// it does not declare.
+    fn check_declared_function_clauses(
+        &mut self,
+        func: &FunctionState,
+        declared: &DeclaredFunction,
+    ) {
+        let header = self.lines[func.line - 1];
+        let column = |clause: &str| {
+            header
+                .find(clause)
+                .map_or(1, |at| header[..at].chars().count() + 1)
+        };
+        if let Some((i32s, refs)) = declared.registers {
+            let (used_i32s, used_refs) = func.body_registers;
+            if i32s < used_i32s || refs < used_refs {
+                self.error_at(
+                    func.line,
+                    column("registers("),
+                    format!(
+                        "registers(i32: {i32s}, ref: {refs}) is fewer than the function uses (i32: {}, ref: {})",
+                        used_i32s, used_refs
+                    ),
+                );
+            }
+        }
+        if let Some(requirements) = declared.requirements {
+            let missing = func.requirements.difference(requirements);
+            if !missing.is_empty() {
+                let named =
+                    |bits: FeatureBits| crate::loader::FeatureBits::from_bits_retain(bits.bits());
+                let (requirements, missing) = (named(requirements), named(missing));
+                self.error_at(
+                    func.line,
+                    column("requires("),
+                    format!(
+                        "requires({requirements}) leaves out {missing}, which the function's instructions need"
+                    ),
+                );
+            }
         }
     }
 }

@@ -275,6 +275,12 @@ impl List {
         piece: usize,
         between: impl FnMut() -> Result<(), Trap>,
     ) -> Result<(), Trap> {
+        // Shrinking releases the dropped elements (refs: a count each, and
+        // the objects whose last count it was): millions of them take
+        // hundreds of milliseconds, so in pieces too.
+        if (size as usize) < self.len() {
+            return self.shrink_in_pieces(size as usize, piece.max(1), between);
+        }
         // Growth within the capacity (a list grown an element at a time):
         // nothing to charge, one lock.
         let fill = self.new_slot();
@@ -299,6 +305,30 @@ impl List {
         }
         self.grow_in_pieces(size as usize, piece.max(1), between)?;
         self.resize(size)
+    }
+
+    /// Shrinks the list toward `size` elements `piece` at a time from its
+    /// end, each piece released before `between` is asked for the next (an
+    /// error there ends the shrink: the list keeps the elements not yet
+    /// dropped).
+    fn shrink_in_pieces(
+        &self,
+        size: usize,
+        piece: usize,
+        mut between: impl FnMut() -> Result<(), Trap>,
+    ) -> Result<(), Trap> {
+        let mut first = true;
+        loop {
+            let len = self.len();
+            if len <= size {
+                return Ok(());
+            }
+            if !first {
+                between()?;
+            }
+            first = false;
+            self.resize(size.max(len.saturating_sub(piece)) as u32)?;
+        }
     }
 
     /// Grows the list toward `size` elements `piece` at a time (a list as
@@ -722,10 +752,23 @@ mod tests {
             };
             let e = l.resize_charged(100, &budget, 4, stop_second).unwrap_err();
             assert_eq!((e.code, l.len()), (StatusCode::DeadlineExceeded, 8));
-            // Shrinking is not in pieces: nothing asked.
-            l.resize_charged(2, &budget, 1, || panic!("asked while shrinking"))
+            // Shrinking goes in pieces too, from the end: 8 to 2 in pieces
+            // of 2 (6, 4, 2) asks twice; a stop at the first look keeps 6.
+            let mut asked = 0;
+            let between = || {
+                asked += 1;
+                Ok(())
+            };
+            l.resize_charged(2, &budget, 2, between).unwrap();
+            assert_eq!((l.len(), asked), (2, 2));
+            l.resize(8).unwrap();
+            let stop = || Err(Trap::new(StatusCode::DeadlineExceeded, "deadline exceeded"));
+            let e = l.resize_charged(2, &budget, 2, stop).unwrap_err();
+            assert_eq!((e.code, l.len()), (StatusCode::DeadlineExceeded, 6));
+            // Within one piece: nothing asked.
+            l.resize_charged(5, &budget, 2, || panic!("asked within one piece"))
                 .unwrap();
-            assert_eq!(l.len(), 2);
+            assert_eq!(l.len(), 5);
         }
     }
 
