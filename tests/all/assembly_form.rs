@@ -577,3 +577,43 @@ fn mutated_modules_print_and_reassemble_without_panicking() {
         "{printed} printed, {reassembled} reassembled"
     );
 }
+
+#[test]
+fn a_message_of_bytes_that_are_not_utf8_loads_fails_as_iree_prints_it_and_round_trips() {
+    // iree-compile writes a `vm.fail` message's bytes as the source held
+    // them (`"...\ff\fe"` in MLIR); IREE runs such a module, irvm refused
+    // it at load ("string attribute ... is not valid UTF-8").
+    let source = "vm.module @m version 0\nvm.type i32\n\nvm.export @boom\n\
+                  vm.func @boom() -> () {\n^bb0:\n  %i0 = vm.const.i32 7\n  \
+                  vm.fail %i0, \"bad \\\"q\\\"\\00nul\\FF\\FE end\"\n}\n";
+    let bytes = irvm::asm::assemble(source, "m.vmasm").expect("assembles");
+    let raw = b"bad \"q\"\0nul\xFF\xFE end";
+    assert!(
+        bytes.windows(raw.len()).any(|w| w == raw),
+        "the message's bytes are written as they are"
+    );
+    let module = Module::from_bytes(bytes).expect("loads");
+    // The message as IREE prints it (`%.*s`): up to the NUL.
+    let registry = irvm::TypeRegistry::new();
+    let mut ctx = irvm::Context::new(&registry);
+    ctx.register_module(module.clone()).unwrap();
+    let f = ctx.function("m.boom").unwrap();
+    let trap = ctx.invoke(&f, &[]).expect_err("fails");
+    assert_eq!(
+        (trap.code, trap.message.as_str()),
+        (irvm::StatusCode::PermissionDenied, "bad \"q\"")
+    );
+    // The assembly form keeps every byte; IREE's form stops at the NUL.
+    let text = text_of(&module, TextForm::Assembly);
+    assert!(
+        text.contains(r#"vm.fail %i0, "bad \"q\"\00nul\FF\FE end""#),
+        "{text}"
+    );
+    let again = reassembled(&module, "m");
+    assert_eq!(again.function_bytecode(0), module.function_bytecode(0));
+    let iree_form = text_of(&module, TextForm::default());
+    assert!(
+        iree_form.contains(r#"vm.fail %i0, "bad "q"""#),
+        "{iree_form}"
+    );
+}

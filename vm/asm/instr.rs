@@ -12,7 +12,7 @@ use crate::bytecode::isa::{
 use crate::loader::schema::FeatureBits;
 
 use super::text::{
-    edit_distance, find_word, match_literal, parse_quoted, parse_uint, split_commas,
+    edit_distance, find_word, match_literal, parse_quoted_bytes, parse_uint, split_commas,
 };
 use super::{Diag, FunctionState, ModuleDraft};
 use crate::number_text::{assembler_f32, assembler_f64, atoi_i32, atoi_i64};
@@ -27,7 +27,7 @@ enum Parsed<'s> {
     U16(u16),
     U32(u32),
     U64(u64),
-    Str(std::borrow::Cow<'s, str>),
+    Str(std::borrow::Cow<'s, [u8]>),
     List(Vec<u16>),
     Func(&'s str),
     Target(&'s str),
@@ -458,7 +458,7 @@ fn parse_field<'s>(
             }
             Parsed::U32(draft.type_ordinal(text))
         }
-        Field::StringAttr => match parse_quoted(text) {
+        Field::StringAttr => match parse_quoted_bytes(text) {
             Some((s, tail)) if tail.trim().is_empty() => {
                 if s.len() > usize::from(u16::MAX) {
                     return Err(Diag::new("string longer than 65535 bytes", text));
@@ -776,7 +776,7 @@ fn encode<'s>(
             Parsed::U64(v) => code.extend_from_slice(&v.to_le_bytes()),
             Parsed::Str(s) => {
                 put_u16(code, s.len() as u16);
-                code.extend_from_slice(s.as_bytes());
+                code.extend_from_slice(&s);
             }
             Parsed::List(list) => {
                 align2(code);

@@ -152,6 +152,17 @@ pub fn parse_uint(text: &str, max: u64) -> Option<u64> {
 /// contents and the rest; `None` without a closing quote or when the
 /// escaped bytes are not UTF-8.
 pub fn parse_quoted(text: &str) -> Option<(Cow<'_, str>, &str)> {
+    let (bytes, rest) = parse_quoted_bytes(text)?;
+    let contents = match bytes {
+        Cow::Borrowed(b) => Cow::Borrowed(std::str::from_utf8(b).ok()?),
+        Cow::Owned(b) => Cow::Owned(String::from_utf8(b).ok()?),
+    };
+    Some((contents, rest))
+}
+
+/// [`parse_quoted`] of a string of bytes, UTF-8 or not (a string attribute:
+/// `\FF` is the byte 0xFF).
+pub fn parse_quoted_bytes(text: &str) -> Option<(Cow<'_, [u8]>, &str)> {
     let inner = text.trim_start().strip_prefix('"')?;
     let bytes = inner.as_bytes();
     let mut decoded: Option<Vec<u8>> = None;
@@ -160,8 +171,8 @@ pub fn parse_quoted(text: &str) -> Option<(Cow<'_, str>, &str)> {
         match bytes[i] {
             b'"' => {
                 let contents = match decoded {
-                    None => Cow::Borrowed(&inner[..i]),
-                    Some(out) => Cow::Owned(String::from_utf8(out).ok()?),
+                    None => Cow::Borrowed(&bytes[..i]),
+                    Some(out) => Cow::Owned(out),
                 };
                 return Some((contents, &inner[i + 1..]));
             }

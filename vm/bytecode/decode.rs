@@ -41,12 +41,6 @@ pub enum DecodeError {
         /// The unknown byte.
         code: u8,
     },
-    /// A string attribute that is not UTF-8.
-    #[error("string attribute of instruction at offset {offset} is not valid UTF-8")]
-    BadString {
-        /// Offset of the instruction.
-        offset: usize,
-    },
 }
 
 /// A register list or segment-size list as encoded: `count` little-endian
@@ -102,8 +96,9 @@ pub enum Operand<'a> {
     Rodata(u32),
     /// A type ordinal.
     Type(u32),
-    /// A string attribute.
-    Str(&'a str),
+    /// A string attribute: bytes, UTF-8 or not (IREE's strings are byte
+    /// spans; iree-compile writes what the source held).
+    Str(&'a [u8]),
     /// A register list (operands or results).
     Regs(U16List<'a>),
     /// Variadic segment sizes.
@@ -225,10 +220,7 @@ pub fn decode_at(code: &[u8], pc: usize) -> Result<Instruction<'_>, DecodeError>
             Field::StringAttr => {
                 let n = r.u16()? as usize;
                 let bytes = r.take(n)?;
-                Operand::Str(
-                    std::str::from_utf8(bytes)
-                        .map_err(|_| DecodeError::BadString { offset: pc })?,
-                )
+                Operand::Str(bytes)
             }
             Field::Operands(_) | Field::Results(_) => Operand::Regs(U16List { bytes: r.list(2)? }),
             Field::SegmentSizes => Operand::Sizes(U16List { bytes: r.list(2)? }),

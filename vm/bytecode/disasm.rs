@@ -658,9 +658,13 @@ impl<'m> Disassembler<'m> {
                     count: self.types.len(),
                 })?,
             // The assembly form escapes the whole string.
-            Operand::Str(s) if self.unique_names.is_some() => names::quoted(s),
-            // Printed like C's "%.*s": the text stops at a NUL byte.
-            Operand::Str(s) => format!("\"{}\"", s.split('\0').next().unwrap_or("")),
+            Operand::Str(s) if self.unique_names.is_some() => names::quoted_bytes(s),
+            // Printed like C's "%.*s": the text stops at a NUL byte (bytes
+            // that are not UTF-8 print as U+FFFD: the text is a `String`).
+            Operand::Str(s) => {
+                let text = s.split(|&b| b == 0).next().unwrap_or_default();
+                format!("\"{}\"", String::from_utf8_lossy(text))
+            }
             Operand::Regs(list) => join_list_registers(list),
             Operand::Sizes(list) => join(list.iter().map(|n| n.to_string())),
             Operand::Target(target) => block_label(site, *target)?,

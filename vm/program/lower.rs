@@ -256,7 +256,11 @@ fn lower(b: &mut Builder<'_>, op: Opcode, operands: &[Operand<'_>]) -> Result<()
             }
             (Field::StringAttr, Operand::Str(s)) => {
                 let idx = b.strings.len() as u32;
-                b.strings.push((*s).into());
+                // Read as IREE prints it (`%.*s`): up to a NUL byte; bytes
+                // that are not UTF-8 read as U+FFFD (IREE writes them as
+                // they are).
+                let text = s.split(|&c| c == 0).next().unwrap_or_default();
+                b.strings.push(String::from_utf8_lossy(text).into());
                 put_wide(&mut inst, idx, b)?;
             }
             (Field::BranchTarget, Operand::Target(t)) => {

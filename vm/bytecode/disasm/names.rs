@@ -29,6 +29,22 @@ pub(crate) fn quoted(s: &str) -> String {
     out
 }
 
+/// [`quoted`] of bytes that need not be UTF-8: each byte of a sequence
+/// that is not is written `\XX`, which `irvm as` reads back as that byte.
+pub(crate) fn quoted_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for chunk in bytes.utf8_chunks() {
+        let valid = quoted(chunk.valid());
+        out.push_str(&valid[1..valid.len() - 1]);
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\{b:02X}");
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Whether `name` is an MLIR bare identifier (`[A-Za-z_][A-Za-z0-9_$.]*`),
 /// written after `@` without quotes.
 pub(crate) fn is_bare_identifier(name: &str) -> bool {
