@@ -10,15 +10,9 @@ use irvm::{Context, Module, Value};
 
 use irvm_hal as hal;
 
-/// Whether `module` needs the `hal` module (it declares the dependency,
-/// as iree-compile output does, or imports `hal.*` functions, as
-/// hand-assembled modules may).
+/// Whether `module` needs the `hal` module ([`hal::module_needs_hal`]).
 pub fn needs_hal(module: &Module) -> bool {
-    module.dependencies().iter().any(|d| d.name == "hal")
-        || module
-            .imports()
-            .iter()
-            .any(|i| i.full_name.starts_with("hal."))
+    hal::module_needs_hal(module)
 }
 
 /// The `hal` device of the commands that run code, as iree-run-module's

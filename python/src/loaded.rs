@@ -166,7 +166,7 @@ impl Loaded {
                 continue;
             }
             let module = read_module(k, source)?;
-            if needs(&module, "hal") && !ctx.module_names().contains(&"hal") {
+            if hal::module_needs_hal(&module) && !ctx.module_names().contains(&"hal") {
                 if self.device_key.is_empty() {
                     let m = hal::hal_module_sharing(hal::DeviceConfig::new(self.device.clone()))
                         .map_err(|e| (StatusCode::Internal, e.to_string()))?;

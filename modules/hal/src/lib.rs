@@ -92,6 +92,26 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "command_buffer.collective",
 ];
 
+/// Whether `module` needs the `hal` module registered before it: it
+/// declares the dependency (as iree-compile's output does), imports
+/// `hal.*` functions (as hand-assembled modules may), or names a hal type
+/// without calling the hal and without the inline HAL (iree-compile's
+/// `func.func @id(%a: tensor<4xf32>) -> tensor<4xf32>` passes a
+/// `!hal.buffer_view` through; IREE's tools have the hal's types
+/// registered for every module).
+pub fn module_needs_hal(module: &irvm::Module) -> bool {
+    let deps = module.dependencies();
+    let inline = deps
+        .iter()
+        .any(|d| d.name == "hal_inline" || d.name == "hal_loader");
+    deps.iter().any(|d| d.name == "hal")
+        || module
+            .imports()
+            .iter()
+            .any(|i| i.full_name.starts_with("hal."))
+        || (!inline && module.types().iter().any(|t| t.starts_with("!hal.")))
+}
+
 /// The `hal` host module: register it in a context before modules that
 /// import `hal`. Its allocations are charged to the context's memory budget
 /// ([`irvm::Limits::max_memory_bytes`], each at most
