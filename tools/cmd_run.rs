@@ -421,10 +421,10 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             } else {
                 Module::from_file(spec).map_err(|e| explain_load_error(spec, e))?
             };
-            if crate::tensor_io::needs_hal(&m) {
+            if irvm_hal::module_needs_hal(&m) {
                 crate::tensor_io::ensure_hal(&mut ctx)?;
             }
-            if crate::tensor_io::needs_inline_hal(&m) {
+            if irvm_hal::module_needs_inline_hal(&m) {
                 crate::tensor_io::ensure_inline_hal(&mut ctx)?;
             }
             if crate::parameters::needs_io_parameters(&m) {

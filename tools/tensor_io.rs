@@ -6,14 +6,9 @@
 
 use std::sync::OnceLock;
 
-use irvm::{Context, Module, Value};
+use irvm::{Context, Value};
 
 use irvm_hal as hal;
-
-/// Whether `module` needs the `hal` module ([`hal::module_needs_hal`]).
-pub fn needs_hal(module: &Module) -> bool {
-    hal::module_needs_hal(module)
-}
 
 /// The `hal` device of the commands that run code, as iree-run-module's
 /// flags choose it.
@@ -176,12 +171,10 @@ fn dispatch_hook(lines: Option<DispatchLines>, count: bool) -> hal::DispatchHook
     }))
 }
 
-/// Registers the `hal` module in `ctx` unless a module named `hal` is
-/// already there.
-pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
-    if ctx.module_names().contains(&"hal") {
-        return Ok(());
-    }
+/// The device options `--device` and `--vmvx_only` chose, with the hook
+/// that traces (`--trace_execution`) and counts (`--print_statistics`)
+/// dispatches: the same for the hal and the inline HAL.
+fn device_options() -> Result<hal::DeviceOptions, String> {
     let mut options = match DEVICE.get() {
         Some(Ok(options)) => options.clone(),
         Some(Err(e)) => return Err(e.clone()),
@@ -192,18 +185,18 @@ pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
     if lines.is_some() || count {
         options.on_dispatch = Some(dispatch_hook(lines, count));
     }
-    let module = hal::hal_module_with(options)
-        .map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
-    ctx.register_host_module(&module).map_err(|e| e.to_string())
+    Ok(options)
 }
 
-/// Whether `module` imports the inline HAL (`hal_inline`, `hal_loader`:
-/// `--iree-execution-model=inline-dynamic`).
-pub fn needs_inline_hal(module: &Module) -> bool {
-    module
-        .dependencies()
-        .iter()
-        .any(|d| d.name == "hal_inline" || d.name == "hal_loader")
+/// Registers the `hal` module in `ctx` unless a module named `hal` is
+/// already there.
+pub fn ensure_hal(ctx: &mut Context) -> Result<(), String> {
+    if ctx.module_names().contains(&"hal") {
+        return Ok(());
+    }
+    let module = hal::hal_module_with(device_options()?)
+        .map_err(|e| format!("INTERNAL; building the hal module: {e}"))?;
+    ctx.register_host_module(&module).map_err(|e| e.to_string())
 }
 
 /// Registers `hal_inline` and `hal_loader` in `ctx` unless they are there,
@@ -213,18 +206,7 @@ pub fn ensure_inline_hal(ctx: &mut Context) -> Result<(), String> {
     if ctx.module_names().contains(&"hal_inline") {
         return Ok(());
     }
-    let mut options = match DEVICE.get() {
-        Some(Ok(options)) => options.clone(),
-        Some(Err(e)) => return Err(e.clone()),
-        None => hal::DeviceOptions::default(),
-    };
-    // Dispatches traced and counted as the hal module's are.
-    let lines = DISPATCH_LINES.get().copied();
-    let count = COUNT_DISPATCHES.load(std::sync::atomic::Ordering::Relaxed);
-    if lines.is_some() || count {
-        options.on_dispatch = Some(dispatch_hook(lines, count));
-    }
-    let modules = hal::inline_modules_with(options)
+    let modules = hal::inline_modules_with(device_options()?)
         .map_err(|e| format!("INTERNAL; building the inline hal modules: {e}"))?;
     for module in &modules {
         ctx.register_host_module(module)

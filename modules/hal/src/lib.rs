@@ -100,16 +100,22 @@ pub const UNIMPLEMENTED: &[&str] = &[
 /// `!hal.buffer_view` through; IREE's tools have the hal's types
 /// registered for every module).
 pub fn module_needs_hal(module: &irvm::Module) -> bool {
-    let deps = module.dependencies();
-    let inline = deps
-        .iter()
-        .any(|d| d.name == "hal_inline" || d.name == "hal_loader");
-    deps.iter().any(|d| d.name == "hal")
+    module.dependencies().iter().any(|d| d.name == "hal")
         || module
             .imports()
             .iter()
             .any(|i| i.full_name.starts_with("hal."))
-        || (!inline && module.types().iter().any(|t| t.starts_with("!hal.")))
+        || (!module_needs_inline_hal(module)
+            && module.types().iter().any(|t| t.starts_with("!hal.")))
+}
+
+/// Whether `module` imports the inline HAL (`hal_inline`, `hal_loader`:
+/// `--iree-execution-model=inline-dynamic`), [`inline_modules_with`].
+pub fn module_needs_inline_hal(module: &irvm::Module) -> bool {
+    module
+        .dependencies()
+        .iter()
+        .any(|d| d.name == "hal_inline" || d.name == "hal_loader")
 }
 
 /// The `hal` host module: register it in a context before modules that
