@@ -303,8 +303,8 @@ impl List {
                 self.reserve_charged(size, budget)?;
             }
         }
-        self.grow_in_pieces(size as usize, piece.max(1), between)?;
-        self.resize(size)
+        // Shrinking was handled above: growth leaves the list at `size`.
+        self.grow_in_pieces(size as usize, piece.max(1), between)
     }
 
     /// Shrinks the list toward `size` elements `piece` at a time from its
