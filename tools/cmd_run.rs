@@ -467,18 +467,24 @@ pub fn parse_inputs_within(
     inputs
         .iter()
         .zip(kinds)
-        .map(|(t, &k)| {
-            let text = t.clone();
-            crate::deadline::within(deadline, &input_doing(t), move || {
-                parse_input(&text, k).map_err(|e| format!("{e}; parsing input `{}`", text.trim()))
-            })
-        })
+        .map(|(t, &k)| parse_input_within(deadline, t, k, String::new()))
         .collect()
 }
 
-/// What a deadline while parsing input `text` says was being done.
-pub fn input_doing(text: &str) -> String {
-    format!("parsing function inputs, input `{}`", text.trim())
+/// [`parse_input`] given up on at `deadline` (DEADLINE_EXCEEDED naming the
+/// input); a parse error names the input, then `context`.
+fn parse_input_within(
+    deadline: Option<std::time::Instant>,
+    text: &str,
+    kind: char,
+    context: String,
+) -> Result<Value, String> {
+    let doing = format!("parsing function inputs, input `{}`", text.trim());
+    let text = text.to_string();
+    crate::deadline::within(deadline, &doing, move || {
+        parse_input(&text, kind)
+            .map_err(|e| format!("{e}; parsing input `{}`{context}", text.trim()))
+    })
 }
 
 /// Parses `text` as a value of calling-convention kind `kind`, as
@@ -622,19 +628,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
                 text.trim()
             )));
         };
-        let (owned, described) = (text.clone(), sig.clone());
-        values.push(crate::deadline::within(
-            deadline,
-            &crate::cmd_run::input_doing(text),
-            move || {
-                parse_input(&owned, kind).map_err(|e| {
-                    format!(
-                        "{e}; parsing input `{}`; parsing function inputs; {described}",
-                        owned.trim()
-                    )
-                })
-            },
-        )?);
+        let context = format!("; parsing function inputs; {sig}");
+        values.push(parse_input_within(deadline, text, kind, context)?);
     }
     // A function of the async-external model (`iree.abi.model` is
     // `coarse-fences`) takes a wait fence and a signal fence after its
