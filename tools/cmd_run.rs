@@ -264,21 +264,11 @@ fn only_export(ctx: &Context, main_module: &str) -> Result<String, String> {
 /// is `coarse-fences` (IREE's `iree_tooling_append_async_fences` asks the
 /// same), so its last two parameters are a wait and a signal fence.
 pub fn uses_coarse_fences(ctx: &Context, module: &str, name: &str) -> bool {
-    let Some((_, m)) = ctx
-        .bytecode_modules()
+    ctx.bytecode_modules()
         .into_iter()
         .rev()
         .find(|(n, _)| *n == module)
-    else {
-        return false;
-    };
-    m.export(name)
-        .and_then(|e| m.function_signature(e.internal_ordinal))
-        .is_some_and(|sig| {
-            sig.attrs
-                .iter()
-                .any(|&(k, v)| k == "iree.abi.model" && v == "coarse-fences")
-        })
+        .is_some_and(|(_, m)| irvm_hal::uses_coarse_fences(m, name))
 }
 
 /// After an async-external call returned: its signal fence must be
@@ -293,15 +283,9 @@ fn wait_for_finish(fence: &irvm_hal::Fence) -> Result<(), Failure> {
 /// returned: signalled, failed (its status), or still pending (an error:
 /// irvm's device has finished all work by then, so nothing will signal it).
 pub fn finish_fence_outcome(fence: &irvm_hal::Fence) -> Result<(), String> {
-    match fence.status() {
-        Some(Ok(())) => Ok(()),
-        Some(Err((code, message))) => Err(format!("{code}; {message}; waiting on finish fence")),
-        None => Err(
-            "FAILED_PRECONDITION; the function returned without signalling its finish fence, \
-             and nothing else will; waiting on finish fence"
-                .into(),
-        ),
-    }
+    fence
+        .outcome_after_call()
+        .map_err(|(code, message)| format!("{code}; {message}"))
 }
 
 /// The loader's error for `path`, or a plainer one when the file is MLIR

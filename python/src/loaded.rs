@@ -55,6 +55,10 @@ struct Names {
     exports: Vec<String>,
     /// `module.function` to its `iree.abi.declaration`.
     declarations: HashMap<String, String>,
+    /// `module.function` of the exports made with
+    /// `--iree-execution-model=async-external`: their last two parameters
+    /// are fences the call passes itself ([`hal::uses_coarse_fences`]).
+    fenced: std::collections::HashSet<String>,
 }
 
 /// How `load` (and `irvm.compat`'s contexts) set up a context.
@@ -176,6 +180,16 @@ impl Loaded {
                     ctx.register_host_module(&*m).map_err(link_error)?;
                 }
             }
+            if hal::module_needs_inline_hal(&module) && !ctx.module_names().contains(&"hal_inline")
+            {
+                // `--iree-execution-model=inline-dynamic`: the inline HAL
+                // runs its dispatches on the calling thread.
+                let modules = hal::inline_modules_with(self.device.clone())
+                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+                for m in &modules {
+                    ctx.register_host_module(m).map_err(link_error)?;
+                }
+            }
             if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
                 let index = self.index.clone().ok_or((
                     StatusCode::NotFound,
@@ -191,7 +205,11 @@ impl Loaded {
             let main = module.name().to_string();
             let mut exports = Vec::new();
             let mut declarations = Vec::new();
+            let mut fenced = Vec::new();
             for e in module.exports() {
+                if hal::uses_coarse_fences(&module, e.local_name) {
+                    fenced.push(format!("{main}.{}", e.local_name));
+                }
                 if let Some(sig) = module.function_signature(e.internal_ordinal) {
                     if let Some((_, d)) =
                         sig.attrs.iter().find(|(k, _)| *k == "iree.abi.declaration")
@@ -207,6 +225,7 @@ impl Loaded {
             // Held briefly: readers of the names hold the GIL.
             let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
             names.declarations.extend(declarations);
+            names.fenced.extend(fenced);
             names.main = main;
             names.exports = exports;
         }
@@ -742,7 +761,7 @@ impl LoadedModule {
         // trace callback looking up a function) fails at once.
         let inner = &self.inner;
         let _turn = inner.turn(py)?;
-        let (found, declared) = py.detach(|| {
+        let (found, declared, fenced) = py.detach(|| {
             let ctx = inner.ctx.lock().unwrap_or_else(|e| e.into_inner());
             let names = inner.names.lock().unwrap_or_else(|e| e.into_inner());
             let full = if name.contains('.') {
@@ -755,10 +774,13 @@ impl LoadedModule {
                 .as_ref()
                 .and_then(|f| names.declarations.get(f.name()))
                 .and_then(|d| declaration::parse(d));
-            (found, declared)
+            let fenced = found
+                .as_ref()
+                .is_some_and(|f| names.fenced.contains(f.name()));
+            (found, declared, fenced)
         });
         let Some(func) = found else { return Ok(None) };
-        let signature = signature_text(&func, declared.as_ref());
+        let signature = signature_text(&func, declared.as_ref(), fenced);
         let f = Py::new(
             py,
             Function {
@@ -766,6 +788,7 @@ impl LoadedModule {
                 func,
                 declared,
                 signature,
+                fenced,
             },
         )?;
         self.functions
@@ -836,7 +859,13 @@ impl LoadedModule {
 
 /// `name(%input0: tensor<4x8xf32>) -> (tensor<4x3xf32>)` from the
 /// declaration, else from the calling convention's value types.
-fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>) -> String {
+/// The fences of an async-external function (`fenced`) are not shown:
+/// calls pass them.
+fn signature_text(
+    func: &Func,
+    declared: Option<&(Vec<Declared>, Vec<Declared>)>,
+    fenced: bool,
+) -> String {
     let kind = |t: &ValType| match t {
         ValType::I32 => "i32",
         ValType::I64 => "i64",
@@ -844,15 +873,16 @@ fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>
         ValType::F64 => "f64",
         ValType::Ref => "ref",
     };
+    let params = visible_params(func, fenced);
     let (args, results): (Vec<String>, Vec<String>) = match declared {
-        Some((a, r)) if a.len() == func.params().len() => (
+        Some((a, r)) if a.len() == params.len() => (
             a.iter()
                 .map(|d| format!("{}: {}", d.name, d.text))
                 .collect(),
             r.iter().map(|d| d.text.clone()).collect(),
         ),
         _ => (
-            func.params().iter().map(|t| kind(t).to_string()).collect(),
+            params.iter().map(|t| kind(t).to_string()).collect(),
             func.results().iter().map(|t| kind(t).to_string()).collect(),
         ),
     };
@@ -862,6 +892,17 @@ fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>
         args.join(", "),
         results.join(", ")
     )
+}
+
+/// The parameters a caller passes: all but an async-external function's
+/// two fences.
+fn visible_params(func: &Func, fenced: bool) -> &[ValType] {
+    let params = func.params();
+    if fenced {
+        &params[..params.len().saturating_sub(2)]
+    } else {
+        params
+    }
 }
 
 /// An exported function: `f(*args, copy=None)`.
@@ -879,12 +920,19 @@ fn signature_text(func: &Func, declared: Option<&(Vec<Declared>, Vec<Declared>)>
 /// Results: numpy arrays over the VM's buffers (no copy; they keep the
 /// buffer alive after the module is gone), int, float, lists, None; a
 /// tuple when there are several. The GIL is released during the call.
+///
+/// A function compiled with `--iree-execution-model=async-external` is
+/// called with its inputs only: the call passes a null wait fence and a
+/// fresh signal fence, and raises the fence's failure (as `irvm run`
+/// does; iree.runtime 3.13 asks the caller for the fences).
 #[pyclass(name = "Function", module = "irvm", frozen)]
 pub struct Function {
     inner: Arc<Loaded>,
     func: Func,
     declared: Option<(Vec<Declared>, Vec<Declared>)>,
     signature: String,
+    /// An async-external function: the call appends its two fences.
+    fenced: bool,
 }
 
 #[pymethods]
@@ -906,7 +954,7 @@ impl Function {
     /// against it to raise iree.runtime's error).
     #[getter]
     fn _arity(&self) -> usize {
-        self.func.params().len()
+        visible_params(&self.func, self.fenced).len()
     }
 
     fn __repr__(&self) -> String {
@@ -920,7 +968,7 @@ impl Function {
         args: &Bound<'_, PyTuple>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        let params = self.func.params();
+        let params = visible_params(&self.func, self.fenced);
         if args.len() != params.len() {
             return Err(arguments::arity_error(
                 self.func.name(),
@@ -950,7 +998,18 @@ impl Function {
             values.push(arguments::convert(&arg, ty, &slot)?);
         }
         let func = &self.func;
-        let results: Vec<Value> = self.inner.run(py, |ctx| ctx.invoke(func, &values))?;
+        let fence = self.fenced.then(|| hal::Fence::new(false));
+        if let Some(fence) = &fence {
+            values.push(Value::Ref(irvm::Ref::Null));
+            values.push(Value::Ref(fence.clone().into_ref()));
+        }
+        let results: Vec<Value> = self.inner.run(py, |ctx| {
+            let results = ctx.invoke(func, &values)?;
+            match fence.as_ref().map(|f| f.outcome_after_call()) {
+                Some(Err((code, message))) => Err(irvm::Trap::new(code, message)),
+                _ => Ok(results),
+            }
+        })?;
         drop(values);
         match results.as_slice() {
             [] => Ok(py.None()),

@@ -24,12 +24,13 @@ MODELS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "models"
 UNDECLARED = {"onnx_mlp": "(%arg0: tensor<2x4xf32>) -> ()"}
 
 # Programs needing parameter archives, and `global` (state across calls),
-# are left out; the others run once each. So are programs the Python APIs
-# do not call as iree-run-module does: `async_external` (its functions take
-# fences, which iree.runtime's callers pass themselves), `inline_dynamic`
-# (it imports hal_inline and hal_loader, which neither Python runtime
-# registers), `output_refs` (results that are not tensors) and
-# `stablehlo_ops` (unsigned 64-bit tensors).
+# are left out; the others run once each. So are programs iree.runtime 3.13
+# cannot call: `async_external` (its functions take fences, which
+# iree.runtime's callers pass themselves), `inline_dynamic` (it imports
+# hal_inline and hal_loader, which iree.runtime does not register; irvm
+# calls both, test_models.py compares them with iree-run-module's output),
+# `output_refs` (results that are not tensors) and `stablehlo_ops` (unsigned
+# 64-bit tensors).
 SKIP = {
     "params", "params_global", "params_keys", "onnx_params",
     "async_external", "inline_dynamic", "output_refs", "stablehlo_ops",

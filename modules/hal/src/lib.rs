@@ -109,6 +109,23 @@ pub fn module_needs_hal(module: &irvm::Module) -> bool {
             && module.types().iter().any(|t| t.starts_with("!hal.")))
 }
 
+/// Whether export `name` of `module` uses the async-external calling
+/// model: its reflection attribute `iree.abi.model` is `coarse-fences`
+/// (what IREE's tools ask before appending fences), so its last two
+/// parameters are a wait fence and a signal fence. Callers pass a null wait
+/// fence and a fresh [`Fence`] to signal, then ask it
+/// [`Fence::outcome_after_call`].
+pub fn uses_coarse_fences(module: &irvm::Module, name: &str) -> bool {
+    module
+        .export(name)
+        .and_then(|e| module.function_signature(e.internal_ordinal))
+        .is_some_and(|sig| {
+            sig.attrs
+                .iter()
+                .any(|&(k, v)| k == "iree.abi.model" && v == "coarse-fences")
+        })
+}
+
 /// Whether `module` imports the inline HAL (`hal_inline`, `hal_loader`:
 /// `--iree-execution-model=inline-dynamic`), [`inline_modules_with`].
 pub fn module_needs_inline_hal(module: &irvm::Module) -> bool {

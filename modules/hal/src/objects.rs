@@ -556,6 +556,27 @@ impl Fence {
         self.state.store(FAILED, Ordering::Release);
     }
 
+    /// What this fence says once the async-external call that was to
+    /// signal it has returned: signalled, failed (its status), or still
+    /// pending, an error (a device here has finished all work before the
+    /// call returns, so nothing will signal it later; IREE's tools would
+    /// wait forever). Messages end as IREE's tools end theirs ("waiting on
+    /// finish fence").
+    pub fn outcome_after_call(&self) -> Result<(), (StatusCode, String)> {
+        match self.status() {
+            Some(Ok(())) => Ok(()),
+            Some(Err((code, message))) => {
+                Err((code, format!("{message}; waiting on finish fence")))
+            }
+            None => Err((
+                StatusCode::FailedPrecondition,
+                "the function returned without signalling its finish fence, and nothing else \
+                 will; waiting on finish fence"
+                    .into(),
+            )),
+        }
+    }
+
     /// The outcome so far.
     pub fn status(&self) -> Option<Result<(), (StatusCode, String)>> {
         match self.state.load(Ordering::Acquire) {
