@@ -6,11 +6,11 @@ from typing import Any, Mapping, Sequence, Union
 import numpy as np
 
 _ModuleSource = Union[str, os.PathLike[str], bytes, bytearray, memoryview, Any]
+_Archive = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
 _Parameters = Union[
-    str,
-    os.PathLike[str],
-    Mapping[str, Union[str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]]]],
-    Sequence[Union[str, os.PathLike[str]]],
+    _Archive,
+    Mapping[str, Union[_Archive, Sequence[_Archive]]],
+    Sequence[_Archive],
 ]
 _Value = Union[np.ndarray, int, float, list, None, "Ref"]
 

@@ -18,8 +18,9 @@ iree.runtime's are; ``DeviceArray`` results are views of the VM's memory
 the calling thread during the call (a call on the same context from there,
 which iree.runtime allows, raises FAILED_PRECONDITION: irvm runs one call at
 a time per context); ``ParameterIndex`` takes archive
-files (``load``), not in-memory entries; the hal and io_parameters modules
-are registered before the program's modules.
+files (``load``) and in-memory entries (``add_buffer``, ``add_splat``, copied
+when ``create_provider`` is called); the hal and io_parameters modules are
+registered before the program's modules.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "HalModuleDebugSink",
     "MappedMemory",
     "ParameterIndex",
+    "ParameterIndexEntry",
     "ParameterProvider",
     "MemoryType",
     "SystemContext",
@@ -627,37 +629,190 @@ def create_hal_module(instance: VmInstance, device: Optional[HalDevice] = None, 
 # --- parameters ------------------------------------------------------------------
 
 
+class ParameterIndexEntry:
+    """One entry of a ParameterIndex: `key`, `length`, `metadata` (bytes),
+    `is_splat` with `splat_pattern`, or `is_file` with `file_view` (a
+    memoryview of its bytes) and `file_storage` (`(path or buffer,
+    offset)`: irvm has no FileHandle)."""
+
+    def __init__(self, key: str, length: int, metadata: bytes, *, pattern: Optional[bytes] = None,
+                 buffer: Optional[memoryview] = None, path: Optional[str] = None, offset: int = 0):
+        self.key = key
+        self.length = length
+        self.metadata = metadata
+        self._pattern = pattern
+        self._buffer = buffer
+        self._path = path
+        self._offset = offset
+
+    @property
+    def is_splat(self) -> bool:
+        return self._pattern is not None
+
+    @property
+    def is_file(self) -> bool:
+        return self._pattern is None
+
+    @property
+    def splat_pattern(self) -> bytes:
+        if self._pattern is None:
+            raise ValueError("Entry is not splat")
+        return self._pattern
+
+    @property
+    def file_view(self) -> memoryview:
+        if self._pattern is not None:
+            raise ValueError("Entry is not file storage based")
+        if self._buffer is not None:
+            return self._buffer
+        import mmap
+
+        with open(self._path, "rb") as f:
+            if self.length == 0:
+                return memoryview(b"")
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return memoryview(mapped)[self._offset : self._offset + self.length]
+
+    @property
+    def file_storage(self) -> tuple:
+        if self._pattern is not None:
+            raise ValueError("Entry is not file storage based")
+        return (self._buffer if self._buffer is not None else self._path, self._offset)
+
+    def _source(self) -> Any:
+        """How irvm's archive writer takes this entry's bytes."""
+        if self._pattern is not None:
+            return ("splat", self._pattern, self.length)
+        if self._buffer is not None:
+            return self._buffer.tobytes()
+        return ("file", self._path, self._offset, self.length)
+
+    def __repr__(self) -> str:
+        if self._pattern is not None:
+            return f"<ParameterIndexEntry {self.key!r} splat {self._pattern!r}:{self.length}>"
+        where = "host_allocation" if self._buffer is not None else self._path
+        return f"<ParameterIndexEntry {self.key!r} {where}:{self._offset}:{self.length}>"
+
+
+def _pattern_bytes(pattern: Any) -> bytes:
+    if isinstance(pattern, int):
+        raise TypeError("a splat pattern is a buffer (bytes, a numpy array or scalar), not an int")
+    data = memoryview(np.asarray(pattern) if isinstance(pattern, np.generic) else pattern).tobytes()
+    if len(data) not in (1, 2, 4, 8, 16):
+        raise ValueError(f"splat pattern length {len(data)} invalid; must be 1, 2, 4, 8, or 16 bytes")
+    return data
+
+
 class ParameterIndex:
-    """Parameter archives (.irpa, .safetensors, .gguf) by file: `load` adds
-    one (memory-mapped); in-memory entries (`add_buffer`, `add_splat`) are
-    not supported by irvm.compat yet."""
+    """Parameters by key: archive files (``load``: .irpa, .safetensors,
+    .gguf, memory-mapped) and entries held in memory (``add_buffer``,
+    ``add_splat``), looked up in the order added (the first entry of a key
+    wins, as in IREE). In-memory entries are copied into an ``.irpa``
+    archive in memory when ``create_provider`` is called: a buffer changed
+    after that is not seen. ``create_archive_file`` writes every entry to
+    one ``.irpa`` file."""
 
     def __init__(self):
-        self._files: list[str] = []
+        # Archive files (a path) and in-memory entries, in the order added.
+        self._sources: list = []
 
     def load(self, file_path: str | os.PathLike, format: Optional[str] = None, readable: bool = True,
              writable: bool = False, mmap: Optional[bool] = None, *, mode: Optional[str] = None) -> None:
         if writable:
             raise NotImplementedError("irvm.compat: parameter archives are read-only")
-        self._files.append(os.fspath(file_path))
+        self._sources.append(os.fspath(file_path))
 
-    def _refuse(self, what: str):
-        raise NotImplementedError(f"irvm.compat: ParameterIndex.{what} is not supported yet (use load with a file)")
+    def add_buffer(self, key: str, buffer: Any, readable: bool = True, writable: bool = False,
+                   metadata: Optional[str | bytes] = None) -> None:
+        """Adds `key` holding the bytes of `buffer` (any buffer object)."""
+        if writable:
+            raise NotImplementedError("irvm.compat: parameters are read-only (writable=True)")
+        view = memoryview(buffer).cast("B")
+        self._sources.append(ParameterIndexEntry(key, view.nbytes, _metadata(metadata), buffer=view))
 
-    def add_buffer(self, key: str, buffer: Any, **kwargs) -> None:
-        self._refuse("add_buffer")
+    def add_splat(self, key: str, pattern: Any, total_length: int,
+                  metadata: Optional[str | bytes] = None) -> None:
+        """Adds `key`: `total_length` bytes repeating `pattern` (1, 2, 4, 8
+        or 16 bytes; iree.runtime accepts other lengths here and fails when
+        the archive is built)."""
+        if total_length < 0:
+            raise ValueError(f"total_length {total_length} is negative")
+        self._sources.append(
+            ParameterIndexEntry(key, int(total_length), _metadata(metadata), pattern=_pattern_bytes(pattern))
+        )
 
-    def add_splat(self, key: str, pattern: Any, total_length: int, **kwargs) -> None:
-        self._refuse("add_splat")
+    def reserve(self, new_capacity: int) -> None:
+        """A capacity hint (irvm's index grows as needed)."""
+        if new_capacity < 0:
+            raise ValueError(f"capacity {new_capacity} is negative")
+
+    def items(self) -> list:
+        """`(key, ParameterIndexEntry)` for every entry, in order."""
+        out = []
+        for source in self._sources:
+            if isinstance(source, ParameterIndexEntry):
+                out.append((source.key, source))
+                continue
+            try:
+                listed = _irvm._archive_entries(source)
+            except _irvm.VmError as e:
+                raise _as_value_error(e) from None
+            for key, metadata, offset, length, pattern in listed:
+                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source, offset=offset)
+                out.append((key, entry))
+        return out
+
+    def __len__(self) -> int:
+        return len(self.items())
+
+    def create_archive_file(self, file_path: str | os.PathLike, file_offset: int = 0,
+                            target_index: Optional["ParameterIndex"] = None) -> "ParameterIndex":
+        """Writes every entry to an ``.irpa`` archive at `file_path` and
+        returns `target_index` (or a new index) with that file loaded."""
+        if file_offset != 0:
+            raise NotImplementedError("irvm.compat: archives are written at the start of their file (file_offset=0)")
+        entries = [(key, e.metadata, e._source()) for key, e in self.items()]
+        try:
+            _irvm._write_irpa(os.fspath(file_path), entries)
+        except _irvm.VmError as e:
+            raise _as_value_error(e) from None
+        target = target_index if target_index is not None else ParameterIndex()
+        target.load(file_path)
+        return target
 
     def create_provider(self, *, scope: str = "", max_concurrent_operations: Optional[int] = None) -> "ParameterProvider":
-        return ParameterProvider(scope, list(self._files))
+        archives: list = []
+        pending: list = []
+
+        def flush():
+            if pending:
+                try:
+                    archives.append(_irvm._irpa_archive(list(pending)))
+                except _irvm.VmError as e:
+                    raise _as_value_error(e) from None
+                pending.clear()
+
+        for source in self._sources:
+            if isinstance(source, ParameterIndexEntry):
+                pending.append((source.key, source.metadata, source._source()))
+            else:
+                flush()
+                archives.append(source)
+        flush()
+        return ParameterProvider(scope, archives)
+
+
+def _metadata(metadata: Optional[str | bytes]) -> bytes:
+    if metadata is None:
+        return b""
+    return metadata.encode() if isinstance(metadata, str) else bytes(metadata)
 
 
 class ParameterProvider:
-    """The archives of a ParameterIndex under one scope."""
+    """The archives of a ParameterIndex under one scope: file paths, and
+    in-memory entries as ``.irpa`` archives in bytes."""
 
-    def __init__(self, scope: str, files: list[str]):
+    def __init__(self, scope: str, files: list):
         self.scope = scope
         self.files = files
 

@@ -9,12 +9,15 @@
 //! - `arguments.rs`/`results.rs`: values in and out (zero-copy by rule).
 //! - `declaration.rs`: the functions' declared tensor types.
 //! - `errors.rs`: `irvm.VmError` and its subclasses.
+//! - `parameters.rs`: parameter archives (files, bytes, and the `.irpa`
+//!   writing `irvm.compat.ParameterIndex` uses).
 
 mod arguments;
 mod declaration;
 mod errors;
 mod loaded;
 mod module_cache;
+mod parameters;
 mod results;
 mod sigint;
 mod turns;
@@ -32,6 +35,9 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(loaded::load, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(parameters::_irpa_archive, m)?)?;
+    m.add_function(wrap_pyfunction!(parameters::_write_irpa, m)?)?;
+    m.add_function(wrap_pyfunction!(parameters::_archive_entries, m)?)?;
     let main: u64 = py
         .import("threading")?
         .call_method0("main_thread")?

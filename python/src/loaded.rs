@@ -18,7 +18,7 @@ use irvm::{
     Value,
 };
 use irvm_hal as hal;
-use irvm_io_parameters::{io_parameters_module, OpenMode, ParameterIndex};
+use irvm_io_parameters::{io_parameters_module, ParameterIndex};
 
 use crate::arguments::{self, Slot};
 use crate::declaration::{self, Declared};
@@ -96,7 +96,10 @@ impl Settings {
         let mut device_options = hal::DeviceOptions::from_uri(device, Some(hal::default_workers()))
             .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("device '{device}': {e}")))?;
         device_options.tier = tier;
-        let index = parameters.map(parameter_index).transpose()?.map(Arc::new);
+        let index = parameters
+            .map(crate::parameters::parameter_index)
+            .transpose()?
+            .map(Arc::new);
         Ok(Settings {
             device: device_options,
             device_key: format!("{device} {tier:?}"),
@@ -386,43 +389,6 @@ fn source_of(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
     }
 }
 
-/// The parameter archives `parameters` names: a path, a `{scope: path or
-/// [paths]}` dict, or a list of paths and `"scope=path"` strings.
-fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
-    let py = obj.py();
-    let mut files: Vec<(String, String)> = Vec::new();
-    let path_of = |o: &Bound<'_, PyAny>| -> PyResult<String> {
-        py.import("os")?.call_method1("fspath", (o,))?.extract()
-    };
-    if let Ok(d) = obj.cast::<PyDict>() {
-        for (scope, paths) in d.iter() {
-            let scope: String = scope.extract()?;
-            if paths.is_instance_of::<PyList>() || paths.is_instance_of::<PyTuple>() {
-                for p in paths.try_iter()? {
-                    files.push((scope.clone(), path_of(&p?)?));
-                }
-            } else {
-                files.push((scope, path_of(&paths)?));
-            }
-        }
-    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        for item in obj.try_iter()? {
-            let text = path_of(&item?)?;
-            let (scope, path) = irvm_io_parameters::parse_parameter_flag(&text);
-            files.push((scope.to_string(), path.to_string()));
-        }
-    } else {
-        files.push((String::new(), path_of(obj)?));
-    }
-    let mut index = ParameterIndex::new();
-    for (scope, path) in files {
-        index
-            .add_file_with(&scope, &path, OpenMode::Map)
-            .map_err(|e| vm_error(py, e.code(), &format!("parameters {path}: {e}")))?;
-    }
-    Ok(index)
-}
-
 /// `hal.buffer_view.trace` delivered to `callback(key, arrays,
 /// element_types)`: numpy arrays over the traced buffer views (as results
 /// are) and their HAL element types (ints; the array's dtype cannot say
@@ -498,7 +464,8 @@ fn needs(module: &Module, name: &str) -> bool {
 ///     "local-sync" (on the calling thread), for modules that use the hal.
 /// parameters: parameter archives (.irpa, .safetensors, .gguf) for modules
 ///     that import io_parameters: a path, {scope: path or [paths]}, or a
-///     list of paths and "scope=path" strings.
+///     list of paths and "scope=path" strings; an archive's bytes (bytes,
+///     bytearray, memoryview) may stand where a path goes.
 /// fuel: instructions each call (and loading) may execute
 ///     (ResourceExhaustedError beyond).
 /// timeout: seconds each call (and loading) may run (DeadlineExceededError).

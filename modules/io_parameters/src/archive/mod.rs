@@ -44,6 +44,18 @@ impl Format {
         }
     }
 
+    /// The format of an archive held in memory, by its first bytes: `IRPA`
+    /// and `GGUF` start with their magic; anything else is read as
+    /// safetensors (an 8-byte header length, then JSON), whose reader
+    /// says what is wrong with bytes that are none of the three.
+    pub fn from_magic(bytes: &[u8]) -> Format {
+        match bytes.get(..4) {
+            Some(b"IRPA") => Format::Irpa,
+            Some(b"GGUF") => Format::Gguf,
+            _ => Format::Safetensors,
+        }
+    }
+
     /// The format's usual file extension, without the dot.
     pub fn extension(self) -> &'static str {
         match self {
@@ -222,4 +234,20 @@ pub fn map_file(path: &Path) -> std::io::Result<FileBytes> {
         map: Some(map),
         file: Some((file, metadata.len(), metadata.modified().ok())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Format;
+
+    #[test]
+    fn archives_in_memory_are_told_apart_by_their_magic() {
+        assert_eq!(Format::from_magic(b"IRPA\0\0\0\0"), Format::Irpa);
+        assert_eq!(Format::from_magic(b"GGUF\x03\0\0\0"), Format::Gguf);
+        assert_eq!(
+            Format::from_magic(b"\x10\0\0\0\0\0\0\0{}"),
+            Format::Safetensors
+        );
+        assert_eq!(Format::from_magic(b"IR"), Format::Safetensors);
+    }
 }

@@ -1,0 +1,288 @@
+//! Parameter archives from Python: the index `irvm.load(parameters=...)`
+//! builds (files by path, archives held in `bytes`), and the `.irpa`
+//! writing and entry listing `irvm.compat.ParameterIndex` is made of
+//! (`add_buffer`, `add_splat`, `items`, `create_archive_file`).
+
+use std::path::Path;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use irvm::StatusCode;
+use irvm_io_parameters::archive::irpa_writer::{
+    ArchiveWriter, Contents, Output, DEFAULT_DATA_ALIGNMENT,
+};
+use irvm_io_parameters::archive::{irpa, map_file, read_entries, EntryData, FileBytes, Format};
+use irvm_io_parameters::{OpenMode, ParameterIndex};
+
+use crate::errors::vm_error;
+
+/// One archive `parameters` names: a file, or an archive's bytes.
+enum ArchiveSource {
+    Path(String),
+    Bytes(Vec<u8>),
+}
+
+/// A path (str or `os.PathLike`) or the bytes of an archive (`bytes`,
+/// `bytearray`, `memoryview`: read by its magic, [`Format::from_magic`]).
+fn archive_source(o: &Bound<'_, PyAny>) -> PyResult<ArchiveSource> {
+    if o.is_instance_of::<PyBytes>() {
+        return Ok(ArchiveSource::Bytes(
+            o.cast::<PyBytes>()?.as_bytes().to_vec(),
+        ));
+    }
+    let py = o.py();
+    // `bytearray` and `memoryview` by name (Python 3.11 has no
+    // `__buffer__`), any other buffer object by `__buffer__` (3.12+).
+    let type_name = o.get_type().name()?.to_string();
+    let is_buffer = type_name == "bytearray"
+        || type_name == "memoryview"
+        || (!o.is_instance_of::<PyString>() && o.hasattr("__buffer__").unwrap_or(false));
+    if is_buffer {
+        let bytes = py
+            .import("builtins")?
+            .getattr("memoryview")?
+            .call1((o,))?
+            .call_method0("tobytes")?;
+        return Ok(ArchiveSource::Bytes(
+            bytes.cast::<PyBytes>()?.as_bytes().to_vec(),
+        ));
+    }
+    Ok(ArchiveSource::Path(
+        py.import("os")?.call_method1("fspath", (o,))?.extract()?,
+    ))
+}
+
+/// The parameter archives `parameters` names: a path, a `{scope: path or
+/// [paths]}` dict, or a list of paths and `"scope=path"` strings; wherever
+/// a path goes, an archive's bytes may go instead.
+pub fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
+    let py = obj.py();
+    let mut archives: Vec<(String, ArchiveSource)> = Vec::new();
+    if let Ok(d) = obj.cast::<PyDict>() {
+        for (scope, paths) in d.iter() {
+            let scope: String = scope.extract()?;
+            if paths.is_instance_of::<PyList>() || paths.is_instance_of::<PyTuple>() {
+                for p in paths.try_iter()? {
+                    archives.push((scope.clone(), archive_source(&p?)?));
+                }
+            } else {
+                archives.push((scope, archive_source(&paths)?));
+            }
+        }
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        for item in obj.try_iter()? {
+            match archive_source(&item?)? {
+                ArchiveSource::Path(text) => {
+                    let (scope, path) = irvm_io_parameters::parse_parameter_flag(&text);
+                    archives.push((scope.to_string(), ArchiveSource::Path(path.to_string())));
+                }
+                bytes => archives.push((String::new(), bytes)),
+            }
+        }
+    } else {
+        archives.push((String::new(), archive_source(obj)?));
+    }
+    let mut index = ParameterIndex::new();
+    for (k, (scope, source)) in archives.into_iter().enumerate() {
+        match source {
+            ArchiveSource::Path(path) => index
+                .add_file_with(&scope, &path, OpenMode::Map)
+                .map_err(|e| vm_error(py, e.code(), &format!("parameters {path}: {e}")))?,
+            ArchiveSource::Bytes(bytes) => {
+                let name = format!("in-memory archive {k}");
+                index
+                    .add_bytes(&scope, &name, Format::from_magic(&bytes), bytes)
+                    .map_err(|e| vm_error(py, e.code(), &format!("parameters: {e}")))?
+            }
+        }
+    }
+    Ok(index)
+}
+
+/// Where a new entry's bytes come from, as `irvm.compat` describes them:
+/// `bytes`; `("splat", pattern, length)`; `("file", path, offset, length)`
+/// (bytes of an archive file, copied).
+enum NewContents {
+    Bytes(Vec<u8>),
+    Splat(Vec<u8>, u64),
+    File(String, u64, u64),
+}
+
+struct NewEntry {
+    key: String,
+    metadata: Vec<u8>,
+    contents: NewContents,
+}
+
+fn new_entries(entries: &Bound<'_, PyList>) -> PyResult<Vec<NewEntry>> {
+    let mut out = Vec::with_capacity(entries.len());
+    for item in entries.iter() {
+        let (key, metadata, source): (String, Vec<u8>, Bound<'_, PyAny>) = item.extract()?;
+        let contents = if let Ok(b) = source.cast::<PyBytes>() {
+            NewContents::Bytes(b.as_bytes().to_vec())
+        } else {
+            let t = source.cast::<PyTuple>().map_err(|_| {
+                PyTypeError::new_err(format!("entry '{key}': bytes or a (kind, ...) tuple"))
+            })?;
+            match t.get_item(0)?.extract::<String>()?.as_str() {
+                "splat" => NewContents::Splat(t.get_item(1)?.extract()?, t.get_item(2)?.extract()?),
+                "file" => NewContents::File(
+                    t.get_item(1)?.extract()?,
+                    t.get_item(2)?.extract()?,
+                    t.get_item(3)?.extract()?,
+                ),
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "entry '{key}': unknown kind '{other}'"
+                    )))
+                }
+            }
+        };
+        out.push(NewEntry {
+            key,
+            metadata,
+            contents,
+        });
+    }
+    Ok(out)
+}
+
+/// Lays `entries` out in an `.irpa` archive (IREE's builder's layout) and
+/// writes it to `out`; the files entries copy from are mapped meanwhile.
+fn write_archive(py: Python<'_>, entries: &[NewEntry], out: &mut impl Output) -> PyResult<()> {
+    let mut files: Vec<(String, FileBytes)> = Vec::new();
+    for e in entries {
+        if let NewContents::File(path, _, _) = &e.contents {
+            if !files.iter().any(|(p, _)| p == path) {
+                let bytes = map_file(Path::new(path))
+                    .map_err(|err| vm_error(py, StatusCode::NotFound, &format!("{path}: {err}")))?;
+                files.push((path.clone(), bytes));
+            }
+        }
+    }
+    let invalid = |m: String| vm_error(py, StatusCode::InvalidArgument, &m);
+    let mut writer = ArchiveWriter::new();
+    for e in entries {
+        let added = match &e.contents {
+            NewContents::Bytes(b) => writer.add_data(
+                &e.key,
+                &e.metadata,
+                DEFAULT_DATA_ALIGNMENT,
+                b.len() as u64,
+                Contents::Bytes(b),
+            ),
+            NewContents::Splat(pattern, length) => {
+                writer.add_splat(&e.key, &e.metadata, pattern, *length)
+            }
+            NewContents::File(path, offset, length) => {
+                let file = files
+                    .iter()
+                    .find(|(p, _)| p == path)
+                    .map(|(_, f)| &**f)
+                    .unwrap_or(&[]);
+                let bytes = usize::try_from(*offset)
+                    .ok()
+                    .zip(usize::try_from(offset.saturating_add(*length)).ok())
+                    .and_then(|(start, end)| file.get(start..end))
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "entry '{}': bytes {offset}..+{length} lie outside {path}",
+                            e.key
+                        ))
+                    })?;
+                writer.add_data(
+                    &e.key,
+                    &e.metadata,
+                    DEFAULT_DATA_ALIGNMENT,
+                    *length,
+                    Contents::Bytes(bytes),
+                )
+            }
+        };
+        added.map_err(|err| invalid(format!("building a parameter archive: {err}")))?;
+    }
+    writer
+        .write(out)
+        .map_err(|err| vm_error(py, StatusCode::Unavailable, &err.to_string()))?;
+    if let Some((path, _)) = files.iter().find(|(_, f)| f.lost()) {
+        return Err(vm_error(
+            py,
+            StatusCode::DataLoss,
+            &format!("{path}: the parameter file changed while it was copied"),
+        ));
+    }
+    Ok(())
+}
+
+/// The `.irpa` archive of `entries` (`[(key, metadata, source)]`, see
+/// [`NewContents`]), as bytes.
+#[pyfunction]
+pub fn _irpa_archive(py: Python<'_>, entries: &Bound<'_, PyList>) -> PyResult<Py<PyBytes>> {
+    let entries = new_entries(entries)?;
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_archive(py, &entries, &mut out)?;
+    Ok(PyBytes::new(py, out.get_ref()).unbind())
+}
+
+/// Writes the `.irpa` archive of `entries` to the file at `path`.
+#[pyfunction]
+pub fn _write_irpa(py: Python<'_>, path: &str, entries: &Bound<'_, PyList>) -> PyResult<()> {
+    let entries = new_entries(entries)?;
+    let mut file = std::fs::File::create(path)
+        .map_err(|e| vm_error(py, StatusCode::Unavailable, &format!("{path}: {e}")))?;
+    write_archive(py, &entries, &mut file)
+}
+
+/// An archive entry as `_archive_entries` lists it.
+type ListedEntry = (String, Py<PyBytes>, u64, u64, Option<Py<PyBytes>>);
+
+/// The entries of the archive file at `path`, in file order: `(key,
+/// metadata, offset, length, splat pattern or None)`.
+#[pyfunction]
+pub fn _archive_entries(py: Python<'_>, path: &str) -> PyResult<Vec<ListedEntry>> {
+    let format = Format::from_path(Path::new(path)).ok_or_else(|| {
+        vm_error(
+            py,
+            StatusCode::Unimplemented,
+            &format!("{path}: unhandled parameter file format (irvm reads .irpa, .safetensors and .gguf)"),
+        )
+    })?;
+    let bytes = map_file(Path::new(path))
+        .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("{path}: {e}")))?;
+    let fail = |e: irvm_io_parameters::archive::ArchiveError| {
+        vm_error(py, StatusCode::InvalidArgument, &format!("{path}: {e}"))
+    };
+    // (key, metadata, data): an .irpa entry's metadata bytes as stored;
+    // other formats have none there (iree.runtime reports none either).
+    let entries: Vec<(String, Vec<u8>, EntryData)> = if format == Format::Irpa {
+        irpa::read_raw(&bytes)
+            .map_err(fail)?
+            .into_iter()
+            .map(|e| (e.key.to_string(), e.metadata.to_vec(), e.data))
+            .collect()
+    } else {
+        read_entries(format, &bytes)
+            .map_err(fail)?
+            .into_iter()
+            .map(|e| (e.key, Vec::new(), e.data))
+            .collect()
+    };
+    Ok(entries
+        .into_iter()
+        .map(|(key, metadata, data)| {
+            let metadata = PyBytes::new(py, &metadata).unbind();
+            match data {
+                EntryData::Data { offset, length } => (key, metadata, offset, length, None),
+                EntryData::Splat { pattern, length } => (
+                    key,
+                    metadata,
+                    0,
+                    length,
+                    Some(PyBytes::new(py, &pattern).unbind()),
+                ),
+            }
+        })
+        .collect())
+}
