@@ -33,6 +33,13 @@ import numpy as np
 import numpy.lib.mixins
 
 from . import _irvm
+from .parameter_archives import (
+    SplatValue,
+    parameter_index_add_numpy_ndarray,
+    parameter_index_entry_as_numpy_flat_ndarray,
+    parameter_index_entry_as_numpy_ndarray,
+    save_archive_file,
+)
 
 __all__ = [
     "BoundModule",
@@ -50,6 +57,7 @@ __all__ = [
     "ParameterIndex",
     "ParameterIndexEntry",
     "ParameterProvider",
+    "SplatValue",
     "MemoryType",
     "SystemContext",
     "VmContext",
@@ -67,7 +75,11 @@ __all__ = [
     "load_vm_flatbuffer_file",
     "load_vm_module",
     "load_vm_modules",
+    "parameter_index_add_numpy_ndarray",
+    "parameter_index_entry_as_numpy_flat_ndarray",
+    "parameter_index_entry_as_numpy_ndarray",
     "query_available_drivers",
+    "save_archive_file",
 ]
 
 _DRIVERS = ("local-sync", "local-task")
