@@ -16,6 +16,7 @@ mod code;
 mod disassembly;
 mod names;
 mod sources;
+mod watch;
 
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -689,7 +690,10 @@ impl Server {
                 self.stop_running();
                 Next::Paused
             }
-            "stackTrace" | "scopes" | "variables" | "evaluate" if running => {
+            "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
+            | "dataBreakpointInfo"
+                if running =>
+            {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
                 Next::Serve
             }
@@ -757,6 +761,9 @@ impl Server {
             "scopes" => self.scopes(args),
             "variables" => self.variables(args),
             "evaluate" => self.evaluate(args),
+            "setVariable" => self.set_variable(args),
+            "dataBreakpointInfo" => self.data_breakpoint_info(args),
+            "setDataBreakpoints" => self.set_data_breakpoints(args),
             // Stopped already (or not started): nothing to do.
             "pause" => Ok(Json::Null),
             other => Err(format!("unknown request `{other}`")),
@@ -792,6 +799,8 @@ impl Server {
             "supportsDisassembleRequest": true,
             "supportsTerminateRequest": true,
             "supportsLogPoints": true,
+            "supportsSetVariable": true,
+            "supportsDataBreakpoints": true,
             "exceptionBreakpointFilters": [
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
@@ -1071,6 +1080,28 @@ impl Server {
                 }
                 self.event("stopped", body);
             }
+            Stop::Watchpoint(hit) => {
+                let old = value_text(self, &hit.old);
+                let new = value_text(self, &hit.new);
+                let mut body = stopped_body("data breakpoint");
+                body["hitBreakpointIds"] = json!([hit.id]);
+                body["description"] = json!(format!("{} changed", hit.register));
+                body["text"] = json!(format!("{}: {old} -> {new}", hit.register));
+                self.event("stopped", body);
+            }
+            Stop::WatchpointScope(id) => {
+                self.event(
+                    "breakpoint",
+                    json!({"reason": "removed", "breakpoint": {"id": id, "verified": false}}),
+                );
+                let mut body = stopped_body("data breakpoint");
+                body["hitBreakpointIds"] = json!([id]);
+                body["description"] = json!("Watched frame returned");
+                body["text"] = json!(format!(
+                    "data breakpoint {id} deleted: the frame of its register returned"
+                ));
+                self.event("stopped", body);
+            }
             Stop::Exception(trap) => {
                 let mut body = stopped_body("exception");
                 let text = format!("{}: {}", trap.code, trap.message);
@@ -1348,6 +1379,15 @@ fn bank_of(v: &DebugValue) -> &'static str {
         DebugValue::Ref(_) => "ref",
         _ => "i32",
     }
+}
+
+/// A value as the session's debugger prints it.
+fn value_text(server: &Server, v: &DebugValue) -> String {
+    server
+        .session
+        .as_ref()
+        .map(|s| s.dbg.format_value(v, Format::Natural))
+        .unwrap_or_default()
 }
 
 /// A `stopped` event's body.

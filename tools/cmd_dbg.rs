@@ -160,6 +160,7 @@ const COMMANDS: &[&str] = &[
     "print",
     "quit",
     "run",
+    "set",
     "start",
     "step",
     "stepi",
@@ -167,6 +168,7 @@ const COMMANDS: &[&str] = &[
     "undisplay",
     "until",
     "up",
+    "watch",
     "where",
 ];
 
@@ -401,9 +403,11 @@ commands (gdb's words):
                                          FUNCTION or *OFFSET; COND compares registers and
                                          numbers (%i3 == 5, %i0:1 > 10)
   tbreak LOCATION [if COND]              a breakpoint deleted when it stops
+  watch REGISTER [if COND]               stop when a register of the selected frame changes
+                                         (a watchpoint, deleted when the frame returns)
   condition N [COND]                     set (or remove) breakpoint N's condition
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
-  enable|disable|delete [N...]           breakpoints N, or all (d = delete)
+  enable|disable|delete [N...]           breakpoints and watchpoints N, or all (d = delete)
   info breakpoints|registers|frame|args|display
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
@@ -413,7 +417,10 @@ commands (gdb's words):
   finish                                 run until the selected frame returns
   backtrace                              the call stack (bt, where)
   up [N] | down [N] | frame [N]          select a frame (f)
-  print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p)
+  print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
+                                         print REGISTER = VALUE sets it, then prints it
+  set var REGISTER = VALUE               set a register of the selected frame (a number, or
+                                         another register; i32/i64 take integers)
   display[/FMT] EXPR | undisplay [N]     show EXPR at every stop
   list [A,B | FUNCTION | LINE | FILE:LINE]  source lines (l); again to go on
   disassemble                            the function, `=>` at the current instruction
@@ -433,6 +440,22 @@ fn numbers(rest: &str) -> Result<Option<Vec<u32>>, String> {
         })
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
+}
+
+/// Splits `REGISTER = VALUE` at an `=` that is no part of a comparison
+/// (`==`, `!=`, `<=`, `>=`).
+fn split_assignment(text: &str) -> Option<(&str, &str)> {
+    let bytes = text.as_bytes();
+    let at = (0..bytes.len()).find(|&k| {
+        bytes[k] == b'='
+            && !matches!(
+                bytes.get(k.wrapping_sub(1)),
+                Some(b'=' | b'!' | b'<' | b'>')
+            )
+            && bytes.get(k + 1) != Some(&b'=')
+    })?;
+    let (register, value) = (text[..at].trim(), text[at + 1..].trim());
+    (!register.is_empty() && !value.is_empty()).then_some((register, value))
 }
 
 /// Splits `LOCATION if COND`.
@@ -495,6 +518,30 @@ impl Session {
                     self.describe_address(first),
                     if n == 1 { "" } else { "s" }
                 );
+            }
+            "watch" => {
+                let (register, condition) = split_condition(rest);
+                if register.is_empty() {
+                    return Err("watch needs a register: %iN, %iN:M or %rN".into());
+                }
+                if condition.as_deref() == Some("") {
+                    return Err("`if` needs a condition".into());
+                }
+                let w = self
+                    .dbg
+                    .add_watchpoint(&register, condition.as_deref())
+                    .map_err(e)?;
+                outln!("Watchpoint {}: {}", w.id, w.register);
+            }
+            "set" => {
+                let assignment = rest
+                    .strip_prefix("variable")
+                    .or_else(|| rest.strip_prefix("var"))
+                    .filter(|a| a.starts_with(char::is_whitespace))
+                    .ok_or("usage: set var REGISTER = VALUE")?;
+                let (register, value) =
+                    split_assignment(assignment).ok_or("usage: set var REGISTER = VALUE")?;
+                self.dbg.set_register(register, value).map_err(e)?;
             }
             "condition" => {
                 let (n, cond) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
@@ -646,6 +693,11 @@ impl Session {
             },
             "print" | "p" => {
                 self.require_frames()?;
+                if let Some((register, value)) = split_assignment(rest) {
+                    let v = self.dbg.set_register(register, value).map_err(e)?;
+                    outln!("{register} = {}", self.dbg.format_value(&v, format));
+                    return Ok(Flow::Continue);
+                }
                 let v = self
                     .dbg
                     .evaluate(rest, self.dbg.selected_frame())
@@ -723,6 +775,28 @@ impl Session {
                     "Breakpoint"
                 };
                 self.show_current(&format!("{kind} {id}, "));
+            }
+            Stop::Watchpoint(hit) => {
+                outln!();
+                outln!("Watchpoint {}: {}", hit.id, hit.register);
+                outln!();
+                outln!(
+                    "Old value = {}",
+                    self.dbg.format_value(&hit.old, Format::Natural)
+                );
+                outln!(
+                    "New value = {}",
+                    self.dbg.format_value(&hit.new, Format::Natural)
+                );
+                self.show_current("");
+            }
+            Stop::WatchpointScope(id) => {
+                outln!();
+                outln!(
+                    "Watchpoint {id} deleted because the program has left the block in\n\
+                     which its expression is valid."
+                );
+                self.show_current("");
             }
             Stop::Entry | Stop::Step => self.show_current(""),
             Stop::Paused | Stop::Interrupted => {
@@ -942,41 +1016,70 @@ impl Session {
 
     fn info_breakpoints(&self) {
         let bps = self.dbg.breakpoints();
-        if bps.is_empty() {
-            outln!("No breakpoints.");
+        let watchpoints = self.dbg.watchpoints();
+        if bps.is_empty() && watchpoints.is_empty() {
+            outln!("No breakpoints or watchpoints.");
             return;
         }
-        outln!("Num     Type           Disp Enb What");
+        let hits = |n: u32| match n {
+            0 => None,
+            1 => Some("\tbreakpoint already hit 1 time".to_string()),
+            n => Some(format!("\tbreakpoint already hit {n} times")),
+        };
+        // (number, lines), listed by number as gdb lists them.
+        let mut rows: Vec<(u32, Vec<String>)> = Vec::new();
         for b in bps {
             let places: Vec<String> = b
                 .addresses
                 .iter()
                 .map(|a| self.describe_address(a))
                 .collect();
-            outln!(
+            let mut lines = vec![format!(
                 "{:<7} {:<14} {:<4} {:<3} {}",
                 b.id,
                 "breakpoint",
                 if b.temporary { "del" } else { "keep" },
                 if b.enabled { "y" } else { "n" },
                 places.join("; ")
-            );
+            )];
             if let Some(c) = &b.condition {
-                outln!("\tstop only if {}", c.text());
+                lines.push(format!("\tstop only if {}", c.text()));
             }
             if let Some(h) = &b.hit_condition {
-                outln!("\tstop only on hits {h:?}");
+                lines.push(format!("\tstop only on hits {h:?}"));
             }
-            match b.hits {
-                0 => {}
-                1 => outln!("\tbreakpoint already hit 1 time"),
-                n => outln!("\tbreakpoint already hit {n} times"),
-            }
+            lines.extend(hits(b.hits));
             if b.ignore_count > 0 {
-                outln!(
+                lines.push(format!(
                     "\tWill ignore next {} crossings of breakpoint.",
                     b.ignore_count
-                );
+                ));
+            }
+            rows.push((b.id, lines));
+        }
+        let depth = self.dbg.frames().len();
+        for w in watchpoints {
+            let mut lines = vec![format!(
+                "{:<7} {:<14} {:<4} {:<3} {} in {} (frame #{})",
+                w.id,
+                "watchpoint",
+                "keep",
+                if w.enabled { "y" } else { "n" },
+                w.register,
+                w.function_name,
+                depth.saturating_sub(w.depth)
+            )];
+            if let Some(c) = &w.condition {
+                lines.push(format!("\tstop only if {}", c.text()));
+            }
+            lines.extend(hits(w.hits));
+            rows.push((w.id, lines));
+        }
+        rows.sort_by_key(|(id, _)| *id);
+        outln!("Num     Type           Disp Enb What");
+        for (_, lines) in rows {
+            for line in lines {
+                outln!("{line}");
             }
         }
     }

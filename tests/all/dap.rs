@@ -2144,3 +2144,84 @@ fn a_pause_sent_right_after_a_continue_stops_the_program_it_started() {
     c.ok("disconnect", json!({}));
     assert_eq!(c.exit_status(), 0);
 }
+
+#[test]
+fn set_variable_and_data_breakpoints_on_registers() {
+    let mut c = Client::start();
+    let caps = launch(&mut c, program("fib", "12"));
+    assert_eq!(caps["supportsSetVariable"], true);
+    assert_eq!(caps["supportsDataBreakpoints"], true);
+    c.run_to_line("fib.mlir", 12);
+    let (frame, _) = top_frame(&mut c);
+    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
+    let reference = |name: &str| {
+        scopes["scopes"]
+            .as_array()
+            .expect("scopes")
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no scope {name}"))["variablesReference"]
+            .clone()
+    };
+    let (registers, names) = (reference("i32 registers"), reference("Source names"));
+    // Watch %k (the iteration count, %i1) by its source name.
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"variablesReference": names, "name": "%k1"}),
+    );
+    assert_eq!(info["accessTypes"], json!(["write"]), "{info}");
+    let id = info["dataId"].as_str().expect("a data id").to_string();
+    let set = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": id}, {"dataId": "9:module:0:%i1"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    assert_eq!(set["breakpoints"][1]["verified"], false, "{set}");
+    let watch = set["breakpoints"][0]["id"].clone();
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "data breakpoint", "{stopped}");
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([watch]));
+    assert_eq!(stopped["body"]["text"], "%i1: 0 -> 1");
+    // Set the count (k1, before the yield) to 10 by register name: two
+    // iterations are left, and fib(12) returns 2 instead of 144.
+    let (frame, _) = top_frame(&mut c);
+    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
+    let registers_now = scopes["scopes"]
+        .as_array()
+        .expect("scopes")
+        .iter()
+        .find(|s| s["name"] == "i32 registers")
+        .expect("i32 registers")["variablesReference"]
+        .clone();
+    let r = c.ok(
+        "setVariable",
+        json!({"variablesReference": registers_now, "name": "%i1", "value": "10"}),
+    );
+    assert_eq!(r["value"], "10");
+    let bad = c.request(
+        "setVariable",
+        json!({"variablesReference": registers_now, "name": "%i1", "value": "1.5e10"}),
+    );
+    assert_eq!(bad["success"], false);
+    assert_eq!(bad["message"], "1.5e+10 is out of range for %i1 (i32)");
+    let stale = c.request(
+        "setVariable",
+        json!({"variablesReference": registers, "name": "%q", "value": "1"}),
+    );
+    assert_eq!(stale["success"], false, "{stale}");
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["text"], "%i1: 10 -> 11");
+    c.ok("setDataBreakpoints", json!({"breakpoints": []}));
+    c.ok("continue", json!({"threadId": 1}));
+    let out = c.event("output");
+    assert_eq!(out["body"]["output"], "EXEC @fib\n");
+    let out = c.event("output");
+    assert_eq!(out["body"]["output"], "result[0]: i32=2\n");
+    c.disconnect_cleanly();
+}

@@ -969,3 +969,163 @@ fn async_external_functions_get_their_fences() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("4xf32=2.5 5 -7.5 1.25"), "{out}");
 }
+
+#[test]
+fn watchpoints_stop_when_a_register_changes_and_end_with_their_frame() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=12".into()];
+    // %i1 counts fib's iterations.
+    let script = "watch %i1\nbreak fib.mlir:12\nrun\nwatch %i1\ndelete 1\ncontinue\ncontinue\n\
+                  info breakpoints\nwatch %i1 if %i1 > 5\ndisable 2\ncontinue\ninfo breakpoints\n\
+                  delete 3\nenable 2\ncontinue\ndisable\ncontinue\n";
+    let (out, code) = dbg(&args, script);
+    // (A script with a failed command ends with status 1, as gdb's batch
+    // mode does.)
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["error: the program is not being run (use `run`)"]);
+    assert_eq!(r[3].1, ["Watchpoint 2: %i1"]);
+    let change = |id: u32, old: i32, new: i32| {
+        vec![
+            format!("Watchpoint {id}: %i1"),
+            format!("Old value = {old}"),
+            format!("New value = {new}"),
+            "fib (module.fib+0x00000041) at fib.mlir:14:5".to_string(),
+            "14\t    scf.yield %k1, %y, %next : i32, i32, i32".to_string(),
+        ]
+    };
+    assert_eq!(r[5].1, change(2, 0, 1));
+    assert_eq!(r[6].1, change(2, 1, 2));
+    assert_eq!(
+        r[7].1,
+        [
+            "Num     Type           Disp Enb What",
+            "2       watchpoint     keep y   %i1 in fib (frame #0)",
+            "\tbreakpoint already hit 2 times"
+        ]
+    );
+    assert_eq!(r[8].1, ["Watchpoint 3: %i1"]);
+    // 3 stops only where its condition holds after a change (2 -> 3, 3 ->
+    // 4 and 4 -> 5 do not stop it).
+    assert_eq!(r[10].1, change(3, 5, 6));
+    assert_eq!(
+        r[11].1,
+        [
+            "Num     Type           Disp Enb What",
+            "2       watchpoint     keep n   %i1 in fib (frame #0)",
+            "\tbreakpoint already hit 2 times",
+            "3       watchpoint     keep y   %i1 in fib (frame #0)",
+            "\tstop only if %i1 > 5",
+            "\tbreakpoint already hit 1 time"
+        ]
+    );
+    // Enabled again, 2 follows from the value now.
+    assert_eq!(r[14].1, change(2, 6, 7));
+    // Everything disabled: the program ends with fib's result.
+    assert_eq!(r[16].1, ["[fib returned]", "result[0]: i32=144"]);
+
+    // A watchpoint in a callee ends when the callee returns.
+    let calls = format!("--module={}", data("calls.vmfb").display());
+    let args = [calls, "--function=sum_squares".into(), "--input=4".into()];
+    let (out, code) = dbg(
+        &args,
+        "break calls.mlir:13\nrun\nstep\nwatch %i0\ncontinue\ninfo breakpoints\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[3].1, ["Watchpoint 2: %i0"]);
+    assert_eq!(
+        r[4].1,
+        [
+            "Watchpoint 2 deleted because the program has left the block in",
+            "which its expression is valid.",
+            "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13",
+            "14\t    %acc1 = arith.addi %acc, %sq : i32"
+        ]
+    );
+    assert_eq!(r[5].1.len(), 3, "only breakpoint 1 is left: {:?}", r[5].1);
+}
+
+#[test]
+fn set_var_changes_a_register_and_the_program_goes_on_with_it() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=12".into()];
+    // First stop: k = 0, (x, y) = (0, 1). With k = 10 two iterations are
+    // left: fib returns 1, not 144.
+    let script = "set var %i1 = 10\nbreak fib.mlir:12\nrun\nset var %i1 = 10\np %i1\n\
+                  print %i4 = 2.5\nset var %i4 = 5000000000\nset var %i4 = 4294967295\np %i4\n\
+                  set var %i4 = %i2\nset var %i4 == 3\nset %i4 = 3\nset var %i99 = 1\n\
+                  set var %r0 = 1\nset var %i4 = %i0 > 1\ndelete\ncontinue\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["error: the program is not being run (use `run`)"]);
+    assert!(r[3].1.is_empty(), "{:?}", r[3].1);
+    assert_eq!(r[4].1, ["%i1 = 10"]);
+    // An integer register takes a float's integer part, as C assigns.
+    assert_eq!(r[5].1, ["%i4 = 2"]);
+    assert_eq!(r[6].1, ["error: 5000000000 is out of range for %i4 (i32)"]);
+    assert_eq!(r[8].1, ["%i4 = -1"]);
+    assert!(r[9].1.is_empty(), "{:?}", r[9].1);
+    assert_eq!(r[10].1, ["error: usage: set var REGISTER = VALUE"]);
+    assert_eq!(r[11].1, ["error: usage: set var REGISTER = VALUE"]);
+    assert_eq!(
+        r[12].1,
+        ["error: %i99 is out of range (the frame has 6 i32 registers)"]
+    );
+    assert_eq!(
+        r[13].1,
+        ["error: %r0 is out of range (the frame has 0 ref registers)"]
+    );
+    assert_eq!(r[14].1, ["error: %i4 takes a number, not a comparison"]);
+    // %i4 = %i2 (the constant 1): y = 1 when the loop goes on.
+    assert_eq!(r[16].1, ["[fib returned]", "result[0]: i32=1"]);
+}
+
+/// `Context::set_frame_i32` (what `set var` uses) writes a paused frame's
+/// register and the call goes on with it, in the compiled loop (no fuel)
+/// and in the hooked one: spin's bound `n` (%i0:1) lowered to a few past
+/// the counter (%i2:3) ends the loop there, with the sum up to the new
+/// bound. Refs cannot be named; frames past the stack are refused.
+#[test]
+fn a_paused_frames_registers_can_be_set_and_the_call_goes_on_with_them() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let n: i64 = 400_000_000;
+    for fuel in [None, Some(u64::MAX)] {
+        let module = irvm::Module::from_file(data("spin.vmfb")).expect("module");
+        let mut ctx = irvm::Context::new(&irvm::TypeRegistry::new());
+        ctx.register_module(module).expect("registers");
+        ctx.set_fuel(fuel);
+        assert!(!ctx.set_frame_i32(0, 0, 1), "no call is suspended");
+        let flag = Arc::new(AtomicBool::new(false));
+        ctx.set_pause_flag(Some(flag.clone()));
+        let f = ctx.function("module.spin").expect("spin");
+        let setter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                flag.store(true, Ordering::Relaxed);
+            })
+        };
+        let state = ctx.begin_call(&f, &[irvm::Value::I64(n)]).expect("runs");
+        setter.join().expect("setter");
+        assert!(matches!(state, irvm::CallState::Paused), "fuel {fuel:?}");
+        let regs = ctx.frames()[0].i32s.clone();
+        let counter = regs[2] as u64 | (regs[3] as u64) << 32;
+        let bound = counter + 3;
+        assert!(ctx.set_frame_i32(0, 0, bound as u32));
+        assert!(ctx.set_frame_i32(0, 1, (bound >> 32) as u32));
+        assert!(!ctx.set_frame_i32(1, 0, 0), "there is one frame");
+        assert!(!ctx.set_frame_i32(0, regs.len(), 0), "past the registers");
+        ctx.set_pause_flag(None);
+        let expected = (0..bound as i64).fold(0i64, |acc, i| acc.wrapping_add(i ^ 3));
+        match ctx.resume().expect("resumes") {
+            irvm::CallState::Done(values) => assert!(
+                matches!(values.as_slice(), [irvm::Value::I64(v)] if *v == expected),
+                "fuel {fuel:?}: {values:?}, expected {expected} (bound {bound})"
+            ),
+            _ => panic!("not done"),
+        }
+    }
+}

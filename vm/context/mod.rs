@@ -569,6 +569,27 @@ impl Context {
             .collect()
     }
 
+    /// Sets i32 register slot `slot` of frame `frame` (0 = the innermost,
+    /// as [`Context::frames`] lists them) of the paused or yielded call to
+    /// `bits`: a debugger's `set var`. An i64 or f64 spans two slots, low
+    /// word first. The call goes on with the new value ([`Context::resume`]).
+    /// Ref registers cannot be set: the verifier proved what type each
+    /// holds. Returns false, changing nothing, when no call is suspended or
+    /// the frame or slot does not exist.
+    pub fn set_frame_i32(&mut self, frame: usize, slot: usize, bits: u32) -> bool {
+        match self
+            .stack
+            .frame_i32s_mut(frame)
+            .and_then(|window| window.get_mut(slot))
+        {
+            Some(register) => {
+                *register = bits;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The registry whose types this context uses.
     pub fn type_registry(&self) -> &Arc<TypeRegistry> {
         &self.registry

@@ -283,6 +283,15 @@ impl Stack {
     pub(crate) fn is_paused(&self) -> bool {
         matches!(self.suspended, Some(Suspended::Pause))
     }
+    /// The i32 register window of frame `n` (0 = innermost) of a
+    /// suspended call, to write (a debugger's `set var`); `None` when no
+    /// call is suspended or there is no frame `n`.
+    pub(crate) fn frame_i32s_mut(&mut self, n: usize) -> Option<&mut [u32]> {
+        self.suspended.as_ref()?;
+        let f = self.frames.iter().rev().nth(n)?;
+        let (base, count) = (f.i32_base as usize, f.func.i32_count as usize);
+        self.i32s.get_mut(base..base + count)
+    }
     /// Each frame, innermost first: module, function, saved pc and its
     /// register windows.
     pub(crate) fn frame_windows(

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{
     err, file_matches, instruction_offsets, lock, parse_line, Breakpoint, BreakpointRequest,
-    CodeAddress, DebugCommandError, DebugInfo, Expr, HitCondition, LogMessage, Shared,
+    CodeAddress, DebugCommandError, DebugInfo, Expr, HitCondition, LogMessage, Shared, Watchpoint,
 };
 
 /// The breakpoints of a [`crate::Debugger`] ([`crate::Debugger::breakpoint_table`]),
@@ -211,15 +211,19 @@ impl BreakpointTable {
         }
     }
 
-    /// Deletes breakpoint `id`, or all with `None`.
+    /// Deletes breakpoint or watchpoint `id`, or all of both with `None`.
     pub fn delete_breakpoint(&self, id: Option<u32>) -> Result<(), DebugCommandError> {
         let mut shared = lock(&self.shared);
         match id {
-            None => shared.breakpoints.clear(),
+            None => {
+                shared.breakpoints.clear();
+                shared.watchpoints.clear();
+            }
             Some(id) => {
-                let before = shared.breakpoints.len();
+                let before = shared.breakpoints.len() + shared.watchpoints.len();
                 shared.breakpoints.retain(|b| b.id != id);
-                if shared.breakpoints.len() == before {
+                shared.watchpoints.retain(|w| w.id != id);
+                if shared.breakpoints.len() + shared.watchpoints.len() == before {
                     return err(format!("no breakpoint number {id}"));
                 }
             }
@@ -227,13 +231,27 @@ impl BreakpointTable {
         Ok(())
     }
 
-    /// Sets (or with `None`/empty removes) breakpoint `id`'s condition.
+    /// Sets (or with `None`/empty removes) the condition of breakpoint or
+    /// watchpoint `id`.
     pub fn set_condition(&self, id: u32, condition: Option<&str>) -> Result<(), DebugCommandError> {
         let parsed = condition
             .filter(|c| !c.trim().is_empty())
             .map(Expr::parse)
             .transpose()?;
+        if let Some(w) = lock(&self.shared)
+            .watchpoints
+            .iter_mut()
+            .find(|w| w.id == id)
+        {
+            w.condition = parsed;
+            return Ok(());
+        }
         self.with_breakpoint(id, |b| b.condition = parsed)
+    }
+
+    /// The watchpoints, in creation order.
+    pub fn watchpoints(&self) -> Vec<Watchpoint> {
+        lock(&self.shared).watchpoints.clone()
     }
 
     /// Makes breakpoint `id` a logpoint with this message ([`LogMessage`]),

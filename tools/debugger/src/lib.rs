@@ -34,6 +34,7 @@ mod breakpoints;
 mod expr;
 mod info;
 mod logpoint;
+mod watchpoints;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +47,8 @@ pub use self::expr::{
 };
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
+use self::watchpoints::{ActiveWatch, WatchEvent};
+pub use self::watchpoints::{WatchHit, Watchpoint};
 
 /// Where logpoints' messages go, as the program reaches them.
 pub type LogSink = Box<dyn FnMut(String) + Send>;
@@ -196,6 +199,12 @@ pub enum Stop {
     /// Stopped by [`PauseHandle::interrupt`]: the command in progress is
     /// not done; [`Debugger::resume`] goes on with it.
     Interrupted,
+    /// A watchpoint's register changed; stopped before the next
+    /// instruction of its frame.
+    Watchpoint(WatchHit),
+    /// A watchpoint's frame returned: the watchpoint (this number) is
+    /// deleted; stopped in the caller.
+    WatchpointScope(u32),
     /// The program trapped; stopped in the faulting frame, which can be
     /// inspected. Going on ends the program with [`Stop::Failed`].
     Exception(Trap),
@@ -287,6 +296,8 @@ enum Mode {
 /// Why the observer paused.
 enum Reason {
     Breakpoint(BreakpointHit),
+    Watch(WatchHit),
+    WatchScope(u32),
     Pause,
     Step,
     Returned(Vec<Value>),
@@ -297,6 +308,8 @@ enum Reason {
 #[derive(Default)]
 struct Shared {
     breakpoints: Vec<Breakpoint>,
+    /// The watchpoints (numbered with the breakpoints).
+    watchpoints: Vec<Watchpoint>,
     /// (module, function) -> line table, filled lazily.
     lines: HashMap<(String, u32), Arc<LineTable>>,
     /// (module, function) -> how the function uses its i32 registers.
@@ -406,6 +419,9 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// How a function uses its i32 registers (shared: cached per function).
+type Banks = Arc<BTreeMap<u16, Bank>>;
+
 /// The register use of a function, cached in `shared`.
 fn cached_banks(
     shared: &mut Shared,
@@ -434,9 +450,58 @@ struct StopObserver {
     returned: Option<Vec<Value>>,
     /// The line table of the function last asked about.
     last_table: Option<(String, u32, Arc<LineTable>)>,
+    /// The watchpoints to check before each instruction.
+    watches: Vec<ActiveWatch>,
+    /// The register use of the function last asked about.
+    last_banks: Option<(String, u32, Banks)>,
 }
 
 impl StopObserver {
+    fn banks(&mut self, view: &ExecView<'_>) -> Banks {
+        if let Some((m, f, b)) = &self.last_banks {
+            if *f == view.function && m == view.module_name {
+                return b.clone();
+            }
+        }
+        let banks = cached_banks(
+            &mut lock(&self.shared),
+            view.module,
+            view.module_name,
+            view.function,
+        );
+        self.last_banks = Some((view.module_name.to_string(), view.function, banks.clone()));
+        banks
+    }
+
+    /// The first watchpoint whose register changed or whose frame
+    /// returned; every watchpoint follows its register's value.
+    fn watch_stop(&mut self, view: &ExecView<'_>) -> Option<Reason> {
+        let banks = self.banks(view);
+        let regs = RegisterFile {
+            i32s: view.i32_registers(),
+            refs: view.ref_registers(),
+            banks: &banks,
+        };
+        let mut stop = None;
+        for w in &mut self.watches {
+            match w.check(view.depth, &regs) {
+                Some(WatchEvent::Changed(hit)) if stop.is_none() => {
+                    let mut shared = lock(&self.shared);
+                    if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
+                        kept.hits = kept.hits.saturating_add(1);
+                        kept.value = hit.new.clone();
+                    }
+                    stop = Some(Reason::Watch(hit));
+                }
+                Some(WatchEvent::LeftScope(id)) if stop.is_none() => {
+                    stop = Some(Reason::WatchScope(id));
+                }
+                _ => {}
+            }
+        }
+        stop
+    }
+
     fn line_table(&mut self, view: &ExecView<'_>) -> Arc<LineTable> {
         if let Some((m, f, t)) = &self.last_table {
             if *f == view.function && m == view.module_name {
@@ -596,7 +661,15 @@ impl Observer for StopObserver {
         if std::mem::take(&mut self.skip_first) {
             return Control::Continue;
         }
-        let reason = if self.pause.load(Ordering::Relaxed) {
+        let watched = if self.watches.is_empty() {
+            None
+        } else {
+            self.watch_stop(view)
+        };
+        let reason = if watched.is_some() {
+            // (Before a pause: the change is reported once, now.)
+            watched
+        } else if self.pause.load(Ordering::Relaxed) {
             self.pause.store(false, Ordering::Relaxed);
             Some(Reason::Pause)
         } else if !self.watch.is_empty()
@@ -656,6 +729,77 @@ fn return_values(view: &ExecView<'_>, regs: &[u16], kinds: &[char]) -> Vec<Value
             }
         })
         .collect()
+}
+
+/// What a register store writes: one i32 slot or a pair.
+enum StoredBits {
+    One(u32),
+    Two(u64),
+}
+
+/// The bits `given` stores in `register`, which now holds `current` (its
+/// type, as the function uses it).
+fn store_bits(
+    register: RegisterRef,
+    current: &DebugValue,
+    given: &DebugValue,
+) -> Result<StoredBits, DebugCommandError> {
+    let number = match given {
+        DebugValue::I32(v) => Ok(*v as f64),
+        DebugValue::I64(v) => Err(*v),
+        DebugValue::F32(v) => Ok(*v as f64),
+        DebugValue::F64(v) => Ok(*v),
+        DebugValue::Bool(_) => return err(format!("{register} takes a number, not a comparison")),
+        other => {
+            return err(format!(
+                "{register} holds a number; {} is not one",
+                other.type_name()
+            ))
+        }
+    };
+    // Integers exactly (an i64 beyond 2^53 does not survive an f64).
+    let integer = |lo: i128, hi: i128, what: &str| -> Result<i128, DebugCommandError> {
+        let v: i128 = match (given, number) {
+            (DebugValue::I32(v), _) => *v as i128,
+            (_, Err(v)) => v as i128,
+            (_, Ok(f)) if f.is_finite() => f.trunc() as i128,
+            _ => {
+                return err(format!(
+                    "{register} is an {what}: it cannot hold {}",
+                    given_text(given)
+                ))
+            }
+        };
+        if v < lo || v > hi {
+            return err(format!(
+                "{} is out of range for {register} ({what})",
+                given_text(given)
+            ));
+        }
+        Ok(v)
+    };
+    let float = || match number {
+        Ok(f) => f,
+        Err(i) => i as f64,
+    };
+    Ok(match current {
+        DebugValue::Ref(_) => {
+            return err(format!(
+                "{register} is a ref register: refs cannot be set (the verifier proved their types)"
+            ))
+        }
+        DebugValue::F32(_) => StoredBits::One((float() as f32).to_bits()),
+        DebugValue::F64(_) => StoredBits::Two(float().to_bits()),
+        DebugValue::I64(_) => {
+            StoredBits::Two(integer(i64::MIN as i128, u64::MAX as i128, "i64")? as u64)
+        }
+        // (An i32 register takes any 32-bit pattern, signed or not.)
+        _ => StoredBits::One(integer(i32::MIN as i128, u32::MAX as i128, "i32")? as u32),
+    })
+}
+
+fn given_text(v: &DebugValue) -> String {
+    v.format(Format::Natural, None)
 }
 
 /// Where the program is.
@@ -849,21 +993,157 @@ impl Debugger {
         self.table.set_log_message(id, message)
     }
 
-    /// Enables or disables breakpoint `id`, or all with `None`.
+    /// Enables or disables breakpoint or watchpoint `id`, or all of both
+    /// with `None`.
     pub fn enable_breakpoint(
         &mut self,
         id: Option<u32>,
         on: bool,
     ) -> Result<(), DebugCommandError> {
+        let mut shared = lock(&self.shared);
         match id {
-            Some(id) => self.table.with_breakpoint(id, |b| b.enabled = on),
+            Some(id) => {
+                if let Some(w) = shared.watchpoints.iter_mut().find(|w| w.id == id) {
+                    w.enabled = on;
+                    return Ok(());
+                }
+                drop(shared);
+                self.table.with_breakpoint(id, |b| b.enabled = on)
+            }
             None => {
-                for b in lock(&self.shared).breakpoints.iter_mut() {
+                for b in shared.breakpoints.iter_mut() {
                     b.enabled = on;
+                }
+                for w in shared.watchpoints.iter_mut() {
+                    w.enabled = on;
                 }
                 Ok(())
             }
         }
+    }
+
+    /// The watchpoints, in creation order.
+    pub fn watchpoints(&self) -> Vec<Watchpoint> {
+        lock(&self.shared).watchpoints.clone()
+    }
+
+    /// Watches register `register` (`%iN`, `%iN:M`, `%rN`) of the selected
+    /// frame: the program stops when its value changes, or, with
+    /// `condition`, when it changes and the condition holds in that frame;
+    /// and when the frame returns, which deletes the watchpoint
+    /// ([`Stop::Watchpoint`], [`Stop::WatchpointScope`]).
+    pub fn add_watchpoint(
+        &mut self,
+        register: &str,
+        condition: Option<&str>,
+    ) -> Result<Watchpoint, DebugCommandError> {
+        let register = RegisterRef::parse(register)?;
+        self.add_watchpoint_in(self.selected, register, condition)
+    }
+
+    /// [`Debugger::add_watchpoint`] in frame `n` (0 = innermost).
+    pub fn add_watchpoint_in(
+        &mut self,
+        n: usize,
+        register: RegisterRef,
+        condition: Option<&str>,
+    ) -> Result<Watchpoint, DebugCommandError> {
+        self.require_running()?;
+        if matches!(self.state, State::Trapped { .. }) {
+            return err("the program stopped at a trap: nothing runs past it to watch");
+        }
+        let condition = condition
+            .filter(|c| !c.trim().is_empty())
+            .map(Expr::parse)
+            .transpose()?;
+        let frames = self.frames();
+        let f = self.frame(n)?;
+        let banks = self.banks_for(&f);
+        let value = RegisterFile {
+            i32s: &f.i32s,
+            refs: &f.ref_values,
+            banks: &banks,
+        }
+        .read(register)?;
+        let address = Self::address_of(&f)
+            .ok_or_else(|| DebugCommandError("the frame is not in a bytecode function".into()))?;
+        let mut shared = lock(&self.shared);
+        shared.next_id += 1;
+        let w = Watchpoint {
+            id: shared.next_id,
+            register,
+            depth: frames.len() - n,
+            module: address.module.clone(),
+            function: address.function,
+            function_name: self.info.function_name(&address),
+            enabled: true,
+            condition,
+            hits: 0,
+            value,
+        };
+        shared.watchpoints.push(w.clone());
+        Ok(w)
+    }
+
+    /// Sets register `register` of the selected frame to `value` (a number,
+    /// or another register of the frame), converted as the function uses
+    /// the register (gdb's `set var %i3 = 5`): an i32 or i64 takes an
+    /// integer (a float is truncated toward zero, as C assigns it; one out
+    /// of the register's range is refused), an f32 or f64 any number. Ref
+    /// registers cannot be set. Returns the register's new value.
+    pub fn set_register(
+        &mut self,
+        register: &str,
+        value: &str,
+    ) -> Result<DebugValue, DebugCommandError> {
+        let register = RegisterRef::parse(register)?;
+        self.set_register_in(self.selected, register, value)
+    }
+
+    /// [`Debugger::set_register`] in frame `n` (0 = innermost).
+    pub fn set_register_in(
+        &mut self,
+        n: usize,
+        register: RegisterRef,
+        value: &str,
+    ) -> Result<DebugValue, DebugCommandError> {
+        self.require_running()?;
+        if matches!(self.state, State::Trapped { .. }) {
+            return err(
+                "the program stopped at a trap: nothing runs past it, so registers cannot be set",
+            );
+        }
+        let f = self.frame(n)?;
+        let banks = self.banks_for(&f);
+        let regs = RegisterFile {
+            i32s: &f.i32s,
+            refs: &f.ref_values,
+            banks: &banks,
+        };
+        let current = regs.read(register)?;
+        let given = Expr::parse(value)?.evaluate(&regs)?;
+        let bits = store_bits(register, &current, &given)?;
+        let slot = match register {
+            RegisterRef::I32(k) | RegisterRef::Pair(k) => k as usize,
+            RegisterRef::Ref(_) => return err(format!("{register} is a ref register")),
+        };
+        let written = match bits {
+            StoredBits::One(b) => self.ctx.set_frame_i32(n, slot, b),
+            StoredBits::Two(b) => {
+                self.ctx.set_frame_i32(n, slot, b as u32)
+                    && self.ctx.set_frame_i32(n, slot + 1, (b >> 32) as u32)
+            }
+        };
+        if !written {
+            return err(format!("{register} cannot be set in frame {n}"));
+        }
+        let f = self.frame(n)?;
+        RegisterFile {
+            i32s: &f.i32s,
+            refs: &f.ref_values,
+            banks: &banks,
+        }
+        .read(register)
     }
 
     /// A handle that ends the running program with CANCELLED from another
@@ -1038,9 +1318,15 @@ impl Debugger {
             .collect();
         watch.sort_unstable();
         watch.dedup();
-        // Without breakpoints or a step the program runs in the plain loop;
-        // a pause request then reaches it through the context's pause flag.
-        let needed = !watch.is_empty() || !matches!(mode, Mode::Run);
+        let watches = if resuming {
+            self.active_watches()
+        } else {
+            Vec::new()
+        };
+        // Without breakpoints, watchpoints or a step the program runs in
+        // the plain loop; a pause request then reaches it through the
+        // context's pause flag.
+        let needed = !watch.is_empty() || !watches.is_empty() || !matches!(mode, Mode::Run);
         let flag = (self.interruptible && !needed).then(|| self.pause.flag.clone());
         self.ctx.set_pause_flag(flag);
         if needed {
@@ -1052,6 +1338,8 @@ impl Debugger {
                 skip_first,
                 returned: None,
                 last_table: None,
+                watches,
+                last_banks: None,
             })));
         } else {
             self.ctx.set_observer(None);
@@ -1094,6 +1382,11 @@ impl Debugger {
                         Stop::Breakpoint(hit)
                     }
                     Some(Reason::Pause) => Stop::Paused,
+                    Some(Reason::Watch(hit)) => Stop::Watchpoint(hit),
+                    Some(Reason::WatchScope(id)) => {
+                        lock(&self.shared).watchpoints.retain(|w| w.id != id);
+                        Stop::WatchpointScope(id)
+                    }
                     Some(Reason::Returned(values)) => Stop::Returned(values),
                     Some(Reason::Step) => Stop::Step,
                     // Only the pause flag stops a program nothing observes.
@@ -1130,6 +1423,58 @@ impl Debugger {
             self.ctx.abandon();
         }
         self.state = State::Idle;
+        // Each watches a frame of the program abandoned.
+        lock(&self.shared).watchpoints.clear();
+    }
+
+    /// The enabled watchpoints with their registers' values now; those
+    /// whose frame is gone are deleted.
+    fn active_watches(&mut self) -> Vec<ActiveWatch> {
+        let frames = self.ctx.frames();
+        let mut out = Vec::new();
+        let kept: Vec<Watchpoint> = lock(&self.shared).watchpoints.clone();
+        let mut gone = Vec::new();
+        for w in kept {
+            let frame = frames
+                .len()
+                .checked_sub(w.depth)
+                .and_then(|k| frames.get(k))
+                .filter(|f| f.frame.module == w.module && f.frame.ordinal == Some(w.function));
+            let Some(f) = frame else {
+                gone.push(w.id);
+                continue;
+            };
+            let banks = self.banks_for(f);
+            let regs = RegisterFile {
+                i32s: &f.i32s,
+                refs: &f.ref_values,
+                banks: &banks,
+            };
+            let Ok(value) = regs.read(w.register) else {
+                gone.push(w.id);
+                continue;
+            };
+            if let Some(k) = lock(&self.shared)
+                .watchpoints
+                .iter_mut()
+                .find(|k| k.id == w.id)
+            {
+                k.value = value.clone();
+            }
+            if w.enabled {
+                out.push(ActiveWatch {
+                    id: w.id,
+                    register: w.register,
+                    depth: w.depth,
+                    condition: w.condition.clone(),
+                    value,
+                });
+            }
+        }
+        lock(&self.shared)
+            .watchpoints
+            .retain(|w| !gone.contains(&w.id));
+        out
     }
 
     /// Starts the program (from the beginning; a running one is abandoned).

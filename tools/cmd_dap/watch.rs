@@ -1,0 +1,189 @@
+//! The requests that change or watch registers: `setVariable` (a register
+//! of a stopped frame, by its register name or its source name) and data
+//! breakpoints (`dataBreakpointInfo`, `setDataBreakpoints`: the
+//! debugger's watchpoints, which stop when a frame's register changes and
+//! end when the frame returns).
+
+use irvm_debugger::RegisterRef;
+use serde_json::{json, Value as Json};
+
+use super::{int_arg, str_arg, Reply, Server, VarRef};
+
+/// A data breakpoint's `dataId`: `DEPTH:MODULE:FUNCTION:REGISTER` (the
+/// frame's depth from the entry function, which with its function names
+/// one invocation while it lasts).
+fn data_id(depth: usize, module: &str, function: u32, register: RegisterRef) -> String {
+    format!("{depth}:{module}:{function}:{register}")
+}
+
+/// The parts of a [`data_id`] (the register starts at the last `%`: a
+/// module name may hold `:`, a pair `%iN:M` does).
+fn parse_data_id(id: &str) -> Option<(usize, String, u32, RegisterRef)> {
+    let at = id.rfind('%')?;
+    let register = RegisterRef::parse(&id[at..]).ok()?;
+    let head = id[..at].strip_suffix(':')?;
+    let (depth, rest) = head.split_once(':')?;
+    let (module, function) = rest.rsplit_once(':')?;
+    Some((
+        depth.parse().ok()?,
+        module.to_string(),
+        function.parse().ok()?,
+        register,
+    ))
+}
+
+impl Server {
+    /// The frame and register a variable of `variablesReference` named
+    /// `name` is.
+    fn register_of_variable(&mut self, args: &Json) -> Result<(usize, RegisterRef), String> {
+        let id = int_arg(args, "variablesReference")?.ok_or("`variablesReference` is required")?;
+        let name = str_arg(args, "name")?.ok_or("`name` is required")?;
+        let index = id
+            .checked_sub(1)
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| format!("no variables with reference {id}"))?;
+        match self.vars.get(index) {
+            Some(VarRef::Bank { frame, .. }) => {
+                let frame = *frame;
+                Ok((frame, RegisterRef::parse(name).map_err(|e| e.0)?))
+            }
+            Some(VarRef::Names { frame }) => {
+                let frame = *frame;
+                match self.names_of(frame)?.register(name) {
+                    Some(found) => Ok((frame, found?)),
+                    None => Err(format!("no variable `{name}` in this scope")),
+                }
+            }
+            Some(VarRef::Children(_)) => {
+                Err("elements of lists and buffers cannot be set or watched (registers can)".into())
+            }
+            None => Err(format!("no variables with reference {id}")),
+        }
+    }
+
+    /// `setVariable`: the register gets the value (a number, a register or
+    /// a source name of the frame), converted as the function uses it.
+    pub(super) fn set_variable(&mut self, args: &Json) -> Reply {
+        let (frame, register) = self.register_of_variable(args)?;
+        let value = str_arg(args, "value")?.ok_or("`value` is required")?;
+        let value = self.names_of(frame)?.substitute(value, false)?;
+        let s = self.session()?;
+        let v = s
+            .dbg
+            .set_register_in(frame, register, &value)
+            .map_err(|e| e.0)?;
+        let var = self.variable(String::new(), &v);
+        Ok(json!({"value": var["value"], "type": var["type"], "variablesReference": 0}))
+    }
+
+    /// `dataBreakpointInfo`: registers can be watched for writes.
+    pub(super) fn data_breakpoint_info(&mut self, args: &Json) -> Reply {
+        let name = str_arg(args, "name")?.ok_or("`name` is required")?;
+        let place = if args.get("variablesReference").is_some_and(|v| !v.is_null()) {
+            self.register_of_variable(args)
+        } else {
+            // An expression in a frame: a register or a source name.
+            let frame = if args.get("frameId").is_some() {
+                self.frame_arg(args)?
+            } else {
+                0
+            };
+            self.names_of(frame)
+                .and_then(|names| names.substitute(name, false))
+                .and_then(|r| RegisterRef::parse(&r).map_err(|e| e.0))
+                .map(|r| (frame, r))
+        };
+        let (frame, register) = match place {
+            Ok(p) => p,
+            Err(why) => return Ok(json!({"dataId": null, "description": why})),
+        };
+        let s = self.session()?;
+        let frames = s.dbg.frames();
+        let Some(address) = s.dbg.frame_location(frame).map(|(a, _)| a) else {
+            return Ok(json!({"dataId": null, "description": "the frame is gone"}));
+        };
+        let function = s.dbg.function_name(&address);
+        let depth = frames.len() - frame;
+        Ok(json!({
+            "dataId": data_id(depth, &address.module, address.function, register),
+            "description": format!("{name} ({register} of {function}, frame #{frame})"),
+            "accessTypes": ["write"],
+            "canPersist": false,
+        }))
+    }
+
+    /// `setDataBreakpoints`: replaces the watchpoints with these.
+    pub(super) fn set_data_breakpoints(&mut self, args: &Json) -> Reply {
+        let wanted = match args.get("breakpoints") {
+            Some(Json::Array(items)) => items.clone(),
+            None | Some(Json::Null) => Vec::new(),
+            Some(_) => return Err("`breakpoints` must be an array".into()),
+        };
+        let s = self.session()?;
+        let old: Vec<u32> = s.dbg.watchpoints().iter().map(|w| w.id).collect();
+        for id in old {
+            let _ = s.dbg.delete_breakpoint(Some(id));
+        }
+        let mut out = Vec::new();
+        for b in &wanted {
+            let made = (|| -> Result<u32, String> {
+                let id = b
+                    .get("dataId")
+                    .and_then(Json::as_str)
+                    .ok_or("a data breakpoint needs a `dataId`")?;
+                if b.get("accessType")
+                    .and_then(Json::as_str)
+                    .is_some_and(|t| t != "write")
+                {
+                    return Err("registers are watched for writes only".into());
+                }
+                let (depth, module, function, register) =
+                    parse_data_id(id).ok_or_else(|| format!("`{id}` is not a data id of irvm"))?;
+                let frames = s.dbg.frames();
+                let frame = frames
+                    .len()
+                    .checked_sub(depth)
+                    .filter(|&k| {
+                        frames.get(k).is_some_and(|f| {
+                            f.frame.module == module && f.frame.ordinal == Some(function)
+                        })
+                    })
+                    .ok_or("the frame of this register has returned")?;
+                let condition = b.get("condition").and_then(Json::as_str);
+                s.dbg
+                    .add_watchpoint_in(frame, register, condition)
+                    .map(|w| w.id)
+                    .map_err(|e| e.0)
+            })();
+            out.push(match made {
+                Ok(id) => json!({"id": id, "verified": true}),
+                Err(message) => json!({"verified": false, "message": message}),
+            });
+        }
+        Ok(json!({"breakpoints": out}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_ids_name_the_frame_and_register() {
+        for register in [
+            RegisterRef::I32(3),
+            RegisterRef::Pair(4),
+            RegisterRef::Ref(0),
+        ] {
+            let id = data_id(2, "module:odd", 7, register);
+            assert_eq!(
+                parse_data_id(&id),
+                Some((2, "module:odd".to_string(), 7, register)),
+                "{id}"
+            );
+        }
+        assert_eq!(parse_data_id("x:m:1:%i0"), None);
+        assert_eq!(parse_data_id("1:m:1:%q0"), None);
+        assert_eq!(parse_data_id("1:%i0"), None);
+    }
+}

@@ -1,0 +1,183 @@
+//! Watchpoints: stops when a register of one frame changes (gdb's `watch
+//! %i3`, DAP's data breakpoints). They are software watchpoints, as gdb's
+//! are without hardware help: while one is set the program runs under the
+//! observer, which reads the register before each instruction the watched
+//! frame executes. A register belongs to one invocation of a function, so
+//! a watchpoint ends when its frame returns: the program stops there and
+//! the watchpoint is deleted, as gdb does when a local's block is left.
+
+use super::{DebugValue, Expr, RegisterFile, RegisterRef};
+
+/// A watchpoint ([`crate::Debugger::add_watchpoint`]).
+#[derive(Clone, Debug)]
+pub struct Watchpoint {
+    /// Number shown to the user (shared with breakpoints' numbers).
+    pub id: u32,
+    /// The register watched.
+    pub register: RegisterRef,
+    /// The depth of its frame (1 = the entry function's).
+    pub depth: usize,
+    /// Its frame's module.
+    pub module: String,
+    /// Its frame's function (internal ordinal).
+    pub function: u32,
+    /// The function's name, for messages.
+    pub function_name: String,
+    /// Disabled watchpoints never stop.
+    pub enabled: bool,
+    /// Stops only where this holds after the change (`watch %i3 if %i3 >
+    /// 10`), evaluated in the watched frame.
+    pub condition: Option<Expr>,
+    /// How often the value changed with the condition holding.
+    pub hits: u32,
+    /// The value when the program last stopped or the watchpoint was set.
+    pub value: DebugValue,
+}
+
+/// A watchpoint that stopped the program: its register changed.
+#[derive(Clone, Debug)]
+pub struct WatchHit {
+    /// Its number.
+    pub id: u32,
+    /// The register.
+    pub register: RegisterRef,
+    /// The value before.
+    pub old: DebugValue,
+    /// The value now.
+    pub new: DebugValue,
+}
+
+/// A watchpoint as the observer checks it.
+pub(crate) struct ActiveWatch {
+    pub id: u32,
+    pub register: RegisterRef,
+    pub depth: usize,
+    pub condition: Option<Expr>,
+    pub value: DebugValue,
+}
+
+/// What a watchpoint saw before an instruction.
+pub(crate) enum WatchEvent {
+    /// Its register changed (and the condition holds).
+    Changed(WatchHit),
+    /// Its frame returned.
+    LeftScope(u32),
+}
+
+impl ActiveWatch {
+    /// Looks at the frame at `depth` (the top one), whose registers are
+    /// `regs`; `None` when nothing happened to this watchpoint.
+    pub fn check(&mut self, depth: usize, regs: &RegisterFile<'_>) -> Option<WatchEvent> {
+        if depth < self.depth {
+            return Some(WatchEvent::LeftScope(self.id));
+        }
+        if depth != self.depth {
+            // A callee runs: the watched frame's registers cannot change
+            // until it returns.
+            return None;
+        }
+        let now = regs.read(self.register).ok()?;
+        if same_value(&now, &self.value) {
+            return None;
+        }
+        let old = std::mem::replace(&mut self.value, now.clone());
+        if let Some(c) = &self.condition {
+            // A condition that cannot be evaluated stops, as a
+            // breakpoint's does.
+            if !c.holds(regs).unwrap_or(true) {
+                return None;
+            }
+        }
+        Some(WatchEvent::Changed(WatchHit {
+            id: self.id,
+            register: self.register,
+            old,
+            new: now,
+        }))
+    }
+}
+
+/// Whether a register holds the same value as before: the same bits, or
+/// the same object for refs.
+pub(crate) fn same_value(a: &DebugValue, b: &DebugValue) -> bool {
+    match (a, b) {
+        (DebugValue::I32(x), DebugValue::I32(y)) => x == y,
+        (DebugValue::I64(x), DebugValue::I64(y)) => x == y,
+        (DebugValue::F32(x), DebugValue::F32(y)) => x.to_bits() == y.to_bits(),
+        (DebugValue::F64(x), DebugValue::F64(y)) => x.to_bits() == y.to_bits(),
+        (DebugValue::Ref(x), DebugValue::Ref(y)) => x.ptr_eq(y),
+        (DebugValue::Bool(x), DebugValue::Bool(y)) => x == y,
+        (DebugValue::Text(x), DebugValue::Text(y)) => x == y,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn watch(register: RegisterRef, depth: usize, value: DebugValue) -> ActiveWatch {
+        ActiveWatch {
+            id: 7,
+            register,
+            depth,
+            condition: None,
+            value,
+        }
+    }
+
+    #[test]
+    fn a_watchpoint_stops_when_its_frame_changes_the_register_and_ends_with_the_frame() {
+        let banks = BTreeMap::new();
+        let mut w = watch(RegisterRef::I32(1), 2, DebugValue::I32(5));
+        let regs = |i32s: &'static [u32]| RegisterFile {
+            i32s,
+            refs: &[],
+            banks: &banks,
+        };
+        assert!(w.check(2, &regs(&[0, 5])).is_none());
+        // A callee's registers are another frame's.
+        assert!(w.check(3, &regs(&[9, 9])).is_none());
+        match w.check(2, &regs(&[0, 6])) {
+            Some(WatchEvent::Changed(hit)) => {
+                assert_eq!(hit.id, 7);
+                assert!(matches!(hit.old, DebugValue::I32(5)));
+                assert!(matches!(hit.new, DebugValue::I32(6)));
+            }
+            _ => panic!("the change was not seen"),
+        }
+        assert!(w.check(2, &regs(&[0, 6])).is_none());
+        assert!(matches!(
+            w.check(1, &regs(&[0, 6])),
+            Some(WatchEvent::LeftScope(7))
+        ));
+    }
+
+    #[test]
+    fn a_condition_filters_changes_but_the_value_is_followed() {
+        let banks = BTreeMap::new();
+        let mut w = watch(RegisterRef::I32(0), 1, DebugValue::I32(0));
+        w.condition = Some(Expr::parse("%i0 > 2").unwrap());
+        let regs = |i32s: &'static [u32]| RegisterFile {
+            i32s,
+            refs: &[],
+            banks: &banks,
+        };
+        assert!(w.check(1, &regs(&[1])).is_none());
+        assert!(w.check(1, &regs(&[2])).is_none());
+        match w.check(1, &regs(&[3])) {
+            Some(WatchEvent::Changed(hit)) => assert!(matches!(hit.old, DebugValue::I32(2))),
+            _ => panic!("the change to 3 was not seen"),
+        }
+    }
+
+    #[test]
+    fn floats_compare_by_bits() {
+        assert!(!same_value(&DebugValue::F32(0.0), &DebugValue::F32(-0.0)));
+        assert!(same_value(
+            &DebugValue::F64(f64::NAN),
+            &DebugValue::F64(f64::NAN)
+        ));
+    }
+}
