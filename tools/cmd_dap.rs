@@ -72,6 +72,7 @@ pub fn main(_args: DapArgs) -> ExitCode {
         control,
         session: None,
         vars: Vec::new(),
+        memory: Vec::new(),
         trap_filter: false,
         ended: false,
         initialized: false,
@@ -384,6 +385,9 @@ struct Server {
     control: Arc<Control>,
     session: Option<Session>,
     vars: Vec<VarRef>,
+    /// What each `memoryReference` (`m1`, `m2`, ...) reads: refs with
+    /// bytes (buffers, tensors), valid until the next run.
+    memory: Vec<Ref>,
     trap_filter: bool,
     /// The program ended (exited and terminated were sent).
     ended: bool,
@@ -691,7 +695,7 @@ impl Server {
                 Next::Paused
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
-            | "dataBreakpointInfo"
+            | "dataBreakpointInfo" | "readMemory" | "exceptionInfo"
                 if running =>
             {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
@@ -762,6 +766,8 @@ impl Server {
             "variables" => self.variables(args),
             "evaluate" => self.evaluate(args),
             "setVariable" => self.set_variable(args),
+            "readMemory" => self.read_memory(args),
+            "exceptionInfo" => self.exception_info(args),
             "dataBreakpointInfo" => self.data_breakpoint_info(args),
             "setDataBreakpoints" => self.set_data_breakpoints(args),
             // Stopped already (or not started): nothing to do.
@@ -800,6 +806,8 @@ impl Server {
             "supportsTerminateRequest": true,
             "supportsLogPoints": true,
             "supportsSetVariable": true,
+            "supportsReadMemoryRequest": true,
+            "supportsExceptionInfoRequest": true,
             "supportsDataBreakpoints": true,
             "exceptionBreakpointFilters": [
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
@@ -934,6 +942,7 @@ impl Server {
 
     fn run_until_stopped(&mut self, command: &str, args: &Json) -> Next {
         self.vars.clear();
+        self.memory.clear();
         let instruction = args.get("granularity").and_then(Json::as_str) == Some("instruction");
         let Some(s) = self.session.as_mut() else {
             return Next::Serve;
@@ -1250,7 +1259,14 @@ impl Server {
             }
             _ => 0,
         };
-        json!({"name": name, "value": text, "type": v.type_name(), "variablesReference": reference})
+        let mut var = json!({"name": name, "value": text, "type": v.type_name(), "variablesReference": reference});
+        if let DebugValue::Ref(r) = v {
+            if s.is_some_and(|s| s.dbg.read_memory(r, 0, 0).is_ok()) {
+                self.memory.push(r.clone());
+                var["memoryReference"] = json!(format!("m{}", self.memory.len()));
+            }
+        }
+        var
     }
 
     fn variables(&mut self, args: &Json) -> Reply {

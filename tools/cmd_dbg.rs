@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 use irvm::Value;
 use irvm_debugger::{
     BreakpointHit, BreakpointRequest, CodeAddress, DebugCommandError, Debugger, Format,
-    PauseHandle, RefFormatter, Stop,
+    PauseHandle, RefBytes, RefFormatter, RefMemory, Stop,
 };
 
 use crate::cmd_run::{describe_trap, load_context, parse_inputs_within, LimitArgs};
@@ -104,6 +104,7 @@ pub fn prepare(
     }
     let mut dbg = Debugger::new(ctx, func, values);
     dbg.set_ref_formatter(Some(hal_formatter()));
+    dbg.set_ref_bytes(Some(hal_bytes()));
     Ok(dbg)
 }
 
@@ -119,6 +120,28 @@ pub fn hal_formatter() -> RefFormatter {
         let text = irvm_hal::format_buffer_view(view, VIEW_PREVIEW_ELEMENTS)
             .unwrap_or_else(|t| format!("<{}: {}>", t.code, t.message));
         Some(format!("!hal.buffer_view {text}"))
+    })
+}
+
+/// Reads the bytes of `!hal.buffer_view`s and `!hal.buffer`s (`x`, DAP's
+/// `readMemory`): the buffer's own range of its storage.
+pub fn hal_bytes() -> RefBytes {
+    Arc::new(|r: &irvm::Ref, offset: u64, count: usize| {
+        let value = Value::Ref(r.clone());
+        let buffer = match irvm_hal::BufferView::from_value(&value) {
+            Some(view) => &*view.buffer,
+            None => r.downcast::<irvm_hal::HalBuffer>()?,
+        };
+        let start = offset.min(buffer.length);
+        let len = (count as u64).min(buffer.length - start);
+        let bytes = match buffer.vm_view(start, len as i64).ok()? {
+            irvm::Ref::Buffer(b) => b.with_bytes(|b| b.to_vec()),
+            _ => return None,
+        };
+        Some(RefMemory {
+            length: buffer.length,
+            bytes,
+        })
     })
 }
 
@@ -170,6 +193,7 @@ const COMMANDS: &[&str] = &[
     "up",
     "watch",
     "where",
+    "x",
 ];
 
 /// Commands whose argument is a location (completed with files and
@@ -422,6 +446,8 @@ commands (gdb's words):
   set var REGISTER = VALUE               set a register of the selected frame (a number, or
                                          another register; i32/i64 take integers)
   display[/FMT] EXPR | undisplay [N]     show EXPR at every stop
+  x/NFU %rN[+OFFSET]                     examine N units of a buffer's (or tensor's) bytes:
+                                         F is x d u t f, U is b h w g (1, 2, 4, 8 bytes)
   list [A,B | FUNCTION | LINE | FILE:LINE]  source lines (l); again to go on
   disassemble                            the function, `=>` at the current instruction
   complete TEXT                          the completions of TEXT
@@ -486,8 +512,19 @@ impl Session {
     fn command(&mut self, line: &str) -> Result<Flow, String> {
         let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let rest = rest.trim();
-        let (word, format) = split_format(word)?;
         let e = |e: DebugCommandError| e.to_string();
+        // `x/NFU` has letters of its own (units, `u`), not print's formats.
+        if let Some(suffix) = word
+            .strip_prefix('x')
+            .filter(|s| s.is_empty() || s.starts_with('/'))
+        {
+            self.require_frames()?;
+            for line in self.dbg.examine(suffix, rest).map_err(e)? {
+                outln!("{line}");
+            }
+            return Ok(Flow::Continue);
+        }
+        let (word, format) = split_format(word)?;
         match word {
             "break" | "b" | "br" | "tbreak" | "tb" => {
                 let (spec, condition) = split_condition(rest);

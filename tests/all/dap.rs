@@ -331,6 +331,16 @@ fn traps_stop_with_the_status_then_end_the_program() {
         json!({"expression": "%i15 == 0", "frameId": frame["id"], "context": "watch"}),
     );
     assert_eq!(e["result"], "1");
+    let info = c.ok("exceptionInfo", json!({"threadId": 1}));
+    assert_eq!(info["exceptionId"], "INVALID_ARGUMENT");
+    assert_eq!(info["description"], "integer division by zero");
+    assert_eq!(info["breakMode"], "always");
+    assert!(
+        info["details"]["stackTrace"]
+            .as_str()
+            .is_some_and(|t| t.contains("[0] frames.main+0x00000090 frames.src:12:7")),
+        "{info}"
+    );
     c.ok("continue", json!({"threadId": 1}));
     let out = c.event("output");
     let err = loop {
@@ -2224,4 +2234,85 @@ fn set_variable_and_data_breakpoints_on_registers() {
     let out = c.event("output");
     assert_eq!(out["body"]["output"], "result[0]: i32=2\n");
     c.disconnect_cleanly();
+}
+
+#[test]
+fn buffers_and_tensors_have_memory_the_client_reads() {
+    let mut c = Client::start();
+    let caps = launch(
+        &mut c,
+        json!({"modules": [path("../models/add.vmfb")], "function": "add",
+               "inputs": ["2x3xf32=1,2,3,4,5,6", "2x3xf32=10"], "stopOnEntry": true}),
+    );
+    assert_eq!(caps["supportsReadMemoryRequest"], true);
+    assert_eq!(caps["supportsExceptionInfoRequest"], true);
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    let r = c.request("exceptionInfo", json!({"threadId": 1}));
+    assert_eq!(r["message"], "the program is not stopped at a trap");
+    let (frame, _) = top_frame(&mut c);
+    let refs = scope_variables(&mut c, &frame["id"], "ref registers");
+    let tensor = refs.iter().find(|v| v["name"] == "%r0").expect("%r0");
+    let reference = tensor["memoryReference"].clone();
+    assert!(reference.is_string(), "{tensor}");
+    let null = refs.iter().find(|v| v["name"] == "%r2").expect("%r2");
+    assert!(null.get("memoryReference").is_none(), "{null}");
+    let floats = |data: &Value| -> Vec<f32> {
+        let bytes = base64_decode(data.as_str().expect("data"));
+        bytes
+            .chunks(4)
+            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect()
+    };
+    let m = c.ok(
+        "readMemory",
+        json!({"memoryReference": reference, "offset": 4, "count": 8}),
+    );
+    assert_eq!(m["address"], "0x4");
+    assert_eq!(floats(&m["data"]), [2.0, 3.0]);
+    assert_eq!(m["unreadableBytes"], 0);
+    // Past the end (24 bytes): the bytes there are unreadable.
+    let m = c.ok(
+        "readMemory",
+        json!({"memoryReference": reference, "offset": 20, "count": 8}),
+    );
+    assert_eq!(floats(&m["data"]), [6.0]);
+    assert_eq!(m["unreadableBytes"], 4);
+    // Before the start: the data begins at 0.
+    let m = c.ok(
+        "readMemory",
+        json!({"memoryReference": reference, "offset": -4, "count": 8}),
+    );
+    assert_eq!(m["address"], "0x0");
+    assert_eq!(floats(&m["data"]), [1.0]);
+    let bad = c.request("readMemory", json!({"memoryReference": "m99", "count": 4}));
+    assert_eq!(bad["message"], "no memory with reference `m99`");
+    let bad = c.request(
+        "readMemory",
+        json!({"memoryReference": reference, "count": -1}),
+    );
+    assert_eq!(bad["success"], false);
+    c.disconnect_cleanly();
+}
+
+/// Standard base64 (the readMemory data), decoded.
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {text}"),
+    };
+    let digits: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
+    let mut out = Vec::new();
+    for group in digits.chunks(4) {
+        let mut n = 0u32;
+        for (k, d) in group.iter().enumerate() {
+            n |= (*d as u32) << (18 - 6 * k);
+        }
+        out.extend(&n.to_be_bytes()[1..group.len()]);
+    }
+    out
 }

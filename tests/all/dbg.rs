@@ -1129,3 +1129,53 @@ fn a_paused_frames_registers_can_be_set_and_the_call_goes_on_with_them() {
         }
     }
 }
+
+#[test]
+fn x_examines_the_bytes_of_buffers_and_tensors() {
+    let add = format!(
+        "--module={}",
+        crate::common::paths::repo_file("tests/models/add.vmfb")
+    );
+    let args = [
+        add,
+        "--function=add".into(),
+        "--input=2x3xf32=1,2,3,4,5,6".into(),
+        "--input=2x3xf32=10".into(),
+    ];
+    let script = "x/2fw %r0\nstart\nx/6fw %r0\nx/4xb %r1+4\nx/2dh %r0+0x2\nx/2fw %r0+20\n\
+                  x/2fw %r0+24\nx %i0\nx/2fb %r0\nx %r2\nx/2q %r0\nx/1tb %r0+3\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["error: the program is not being run (use `run`)"]);
+    assert_eq!(r[2].1, ["%r0+0x0:\t1\t2\t3\t4", "%r0+0x10:\t5\t6"]);
+    // 10.0f32 is 0x41200000, little-endian.
+    assert_eq!(r[3].1, ["%r1+0x4:\t0x00\t0x00\t0x20\t0x41"]);
+    // The high half of 1.0f32 (0x3f80) then the low half of 2.0f32.
+    assert_eq!(r[4].1, ["%r0+0x2:\t16256\t0"]);
+    assert_eq!(
+        r[5].1,
+        [
+            "%r0+0x14:\t6",
+            "(the contents end at byte 24: 1 of 2 units shown)"
+        ]
+    );
+    assert_eq!(
+        r[6].1,
+        ["error: %r0+0x18 is past the contents' end (byte 24)"]
+    );
+    assert_eq!(
+        r[7].1,
+        ["error: x examines the contents of a ref register (%rN), not %i0"]
+    );
+    assert_eq!(
+        r[8].1,
+        ["error: x/f reads floats of 4 (w) or 8 (g) bytes: give the unit"]
+    );
+    assert_eq!(r[9].1, ["error: the ref is null"]);
+    assert_eq!(
+        r[10].1,
+        ["error: x: unknown letter `q` (formats x d u t f, units b h w g)"]
+    );
+    assert_eq!(r[11].1, ["%r0+0x3:\t00111111"]);
+}

@@ -1,13 +1,21 @@
-//! The requests that change or watch registers: `setVariable` (a register
-//! of a stopped frame, by its register name or its source name) and data
-//! breakpoints (`dataBreakpointInfo`, `setDataBreakpoints`: the
+//! The requests over a stopped program's state beyond reading variables:
+//! `setVariable` (a register of a frame, by its register name or its source
+//! name), data breakpoints (`dataBreakpointInfo`, `setDataBreakpoints`: the
 //! debugger's watchpoints, which stop when a frame's register changes and
-//! end when the frame returns).
+//! end when the frame returns), `readMemory` (the bytes of a buffer or
+//! tensor a variable's `memoryReference` names) and `exceptionInfo` (the
+//! trap the program stopped at).
 
 use irvm_debugger::RegisterRef;
 use serde_json::{json, Value as Json};
 
+use base64::Engine as _;
+
 use super::{int_arg, str_arg, Reply, Server, VarRef};
+
+/// Most bytes one `readMemory` returns (VS Code's memory view asks for
+/// pages of a few KiB).
+const MAX_READ_BYTES: i64 = 1 << 20;
 
 /// A data breakpoint's `dataId`: `DEPTH:MODULE:FUNCTION:REGISTER` (the
 /// frame's depth from the entry function, which with its function names
@@ -161,6 +169,60 @@ impl Server {
             });
         }
         Ok(json!({"breakpoints": out}))
+    }
+}
+
+impl Server {
+    /// `readMemory`: `count` bytes from `offset` (which may be negative) of
+    /// the contents a `memoryReference` names; bytes outside them are
+    /// `unreadableBytes`.
+    pub(super) fn read_memory(&mut self, args: &Json) -> Reply {
+        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
+        let r = reference
+            .strip_prefix('m')
+            .and_then(|k| k.parse::<usize>().ok())
+            .and_then(|k| k.checked_sub(1))
+            .and_then(|k| self.memory.get(k))
+            .cloned()
+            .ok_or_else(|| format!("no memory with reference `{reference}`"))?;
+        let offset = int_arg(args, "offset")?.unwrap_or(0);
+        let count = int_arg(args, "count")?.ok_or("`count` is required")?;
+        if !(0..=MAX_READ_BYTES).contains(&count) {
+            return Err(format!("`count` is 0 to {MAX_READ_BYTES}, not {count}"));
+        }
+        // Bytes before the start are unreadable: the data returned begins
+        // at byte 0 (its `address`), those after the end are counted.
+        let skipped = (-offset).clamp(0, count);
+        let start = offset.max(0) as u64;
+        let wanted = (count - skipped) as usize;
+        let s = self.session()?;
+        let memory = s.dbg.read_memory(&r, start, wanted).map_err(|e| e.0)?;
+        Ok(json!({
+            "address": format!("{start:#x}"),
+            "data": base64::engine::general_purpose::STANDARD.encode(&memory.bytes),
+            "unreadableBytes": wanted - memory.bytes.len(),
+        }))
+    }
+
+    /// `exceptionInfo`: the trap the program stopped at.
+    pub(super) fn exception_info(&mut self, _args: &Json) -> Reply {
+        let s = self.session()?;
+        let trap = s
+            .dbg
+            .trap()
+            .ok_or("the program is not stopped at a trap")?
+            .clone();
+        let text = crate::cmd_run::describe_trap("run", &trap);
+        Ok(json!({
+            "exceptionId": trap.code.to_string(),
+            "description": trap.message,
+            "breakMode": "always",
+            "details": {
+                "message": trap.message,
+                "typeName": trap.code.to_string(),
+                "stackTrace": text,
+            },
+        }))
     }
 }
 

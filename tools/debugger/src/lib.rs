@@ -34,6 +34,7 @@ mod breakpoints;
 mod expr;
 mod info;
 mod logpoint;
+mod memory;
 mod watchpoints;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -47,6 +48,7 @@ pub use self::expr::{
 };
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
+pub use self::memory::{read_ref, Examine, ExamineFormat, RefBytes, RefMemory, MAX_EXAMINE_UNITS};
 use self::watchpoints::{ActiveWatch, WatchEvent};
 pub use self::watchpoints::{WatchHit, Watchpoint};
 
@@ -55,7 +57,9 @@ pub type LogSink = Box<dyn FnMut(String) + Send>;
 use irvm::bytecode::decode::{Decoder, Operand};
 use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
 use irvm::loader::SourcePosition;
-use irvm::{CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Trap, Value};
+use irvm::{
+    CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Ref, Trap, Value,
+};
 
 /// Where execution stops: a bytecode module (by name), an internal
 /// function ordinal and a bytecode offset.
@@ -830,6 +834,8 @@ pub struct Debugger {
     displays: Vec<(u32, Expr, Format)>,
     next_display: u32,
     formatter: Option<RefFormatter>,
+    /// Reads host objects' bytes (`x`, DAP's `readMemory`).
+    ref_bytes: Option<RefBytes>,
     /// The mode of the command an interrupt stopped.
     interrupted: Option<Mode>,
 }
@@ -865,6 +871,7 @@ impl Debugger {
             displays: Vec::new(),
             next_display: 1,
             formatter: None,
+            ref_bytes: None,
             interrupted: None,
         }
     }
@@ -910,6 +917,45 @@ impl Debugger {
     /// Renders host objects (`!hal.buffer_view`, ...) in values.
     pub fn set_ref_formatter(&mut self, f: Option<RefFormatter>) {
         self.formatter = f;
+    }
+
+    /// Sets (or removes) what reads host objects' bytes ([`RefBytes`]).
+    pub fn set_ref_bytes(&mut self, f: Option<RefBytes>) {
+        self.ref_bytes = f;
+    }
+
+    /// Reads `count` bytes from byte `offset` of `r`'s contents (a
+    /// buffer's, or a host object's through [`Debugger::set_ref_bytes`]).
+    pub fn read_memory(
+        &self,
+        r: &Ref,
+        offset: u64,
+        count: usize,
+    ) -> Result<RefMemory, DebugCommandError> {
+        read_ref(r, offset, count, self.ref_bytes.as_ref())
+    }
+
+    /// gdb's `x/NFU %rN[+OFFSET]` in the selected frame: the lines it
+    /// prints ([`Examine`]).
+    pub fn examine(&self, suffix: &str, argument: &str) -> Result<Vec<String>, DebugCommandError> {
+        let x = Examine::parse(suffix, argument)?;
+        let register = RegisterRef::parse(&x.register)?;
+        if !matches!(register, RegisterRef::Ref(_)) {
+            return err(format!(
+                "x examines the contents of a ref register (%rN), not {register}"
+            ));
+        }
+        let DebugValue::Ref(r) = self.evaluate(&x.register, self.selected)? else {
+            return err(format!("{register} is not a ref"));
+        };
+        let memory = self.read_memory(&r, x.offset, x.byte_count())?;
+        if memory.bytes.is_empty() {
+            return err(format!(
+                "{register}+{:#x} is past the contents' end (byte {})",
+                x.offset, memory.length
+            ));
+        }
+        Ok(x.lines(&memory))
     }
 
     /// The host-object renderer, if set.
