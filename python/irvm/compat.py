@@ -898,7 +898,7 @@ class ParameterIndex:
             try:
                 listed = _irvm._archive_entries(source)
             except _irvm.VmError as e:
-                raise _as_value_error(e) from None
+                raise _as_value_error(e) from e.__cause__
             for key, metadata, offset, length, pattern in listed:
                 entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source, offset=offset)
                 out.append((key, entry))
@@ -917,7 +917,7 @@ class ParameterIndex:
         try:
             _irvm._write_irpa(os.fspath(file_path), entries)
         except _irvm.VmError as e:
-            raise _as_value_error(e) from None
+            raise _as_value_error(e) from e.__cause__
         target = target_index if target_index is not None else ParameterIndex()
         target.load(file_path)
         return target
@@ -931,7 +931,7 @@ class ParameterIndex:
                 try:
                     archives.append(_irvm._irpa_archive(list(pending)))
                 except _irvm.VmError as e:
-                    raise _as_value_error(e) from None
+                    raise _as_value_error(e) from e.__cause__
                 pending.clear()
 
         for source in self._sources:
@@ -1056,7 +1056,7 @@ class VmContext:
             try:
                 self._ensure()._add(*sources)
             except _irvm.VmError as e:
-                raise _as_value_error(e) from None
+                raise _as_value_error(e) from e.__cause__
 
     @property
     def context_id(self) -> int:
@@ -1072,7 +1072,7 @@ class VmContext:
         try:
             results = f(*[_to_vm(v) for v in arg_list._items])
         except _irvm.VmError as e:
-            raise _as_value_error(e) from None
+            raise _as_value_error(e) from e.__cause__
         if results is None:
             results = ()
         elif not isinstance(results, tuple):
@@ -1266,7 +1266,7 @@ class FunctionInvoker:
         try:
             results = self._function(*[_to_vm(a) for a in args])
         except _irvm.VmError as e:
-            raise _as_value_error(e) from None
+            raise _as_value_error(e) from e.__cause__
         device = self._context.config.device
         if isinstance(results, tuple):
             return tuple(_from_vm(device, r) for r in results)

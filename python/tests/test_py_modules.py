@@ -15,7 +15,7 @@ import pytest
 
 import irvm
 import irvm.compat
-from conftest import PYDATA
+from conftest import MODELS, PYDATA
 from test_compat import assert_same, run_here, run_in_iree
 
 PROGRAM = PYDATA / "py_module.vmfb"
@@ -340,3 +340,293 @@ def test_compat_results_are_iree_runtimes():
     assert program["main"] == 49 and program["count"] == 10 and program["calls"] == 11
     assert program["wide"] == [12, 1.5]
     np.testing.assert_array_equal(program["tensors"], [0, 3, 6, 9])
+
+
+def test_export_after_create_is_refused_where_iree_runtime_adds_it_unseen():
+    # iree.runtime 3.13 accepts an export after create() (the module never
+    # sees it); irvm.compat refuses it, as iree.runtime refuses a second
+    # create().
+    iface = irvm.compat.PyModuleInterface("test1", lambda iface: None)
+    iface.create()
+    with pytest.raises(RuntimeError, match="frozen PyModuleInterface"):
+        iface.export("late", "0v", lambda state: None)
+
+
+def test_vm_refs_of_buffer_views_and_their_refusals():
+    seen = {}
+
+    class Methods:
+        def __init__(self, iface):
+            pass
+
+        def look(self, view, other):
+            seen["view"] = view.deref(irvm.compat.HalBufferView)
+            seen["as_list"] = view.deref(irvm.compat.VmVariantList, optional=True)
+            seen["repr"] = repr(view)
+            seen["same"] = view == view and not view == other
+            with pytest.raises(ValueError, match="hal.buffer_view, not a VmVariantList"):
+                view.deref(irvm.compat.VmVariantList)
+            return view
+
+    iface = irvm.compat.PyModuleInterface("test1", Methods)
+    iface.export("look", "0rr_r", Methods.look)
+    m = iface.create()
+    ctx = irvm.compat.VmContext(irvm.compat.VmInstance(), modules=(m,))
+    args = irvm.compat.VmVariantList(2)
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    args.push_ref(irvm.compat.HalBufferView(x, irvm.compat.HalElementType.SINT_32))
+    other = irvm.compat.VmVariantList(1)
+    args.push_list(other)
+    results = irvm.compat.VmVariantList(1)
+    ctx.invoke(m.lookup_function("look"), args, results)
+    view = seen["view"]
+    assert view.shape == [2, 3] and view.element_type == irvm.compat.HalElementType.SINT_32
+    np.testing.assert_array_equal(view.map().asarray(view.shape, np.int32), x)
+    assert seen["as_list"] is None and seen["same"]
+    assert seen["repr"].startswith("<VmRef hal.buffer_view at 0x")
+    back = results.get_as_object(0, irvm.compat.HalBufferView)
+    np.testing.assert_array_equal(back.map().asarray(back.shape, np.int32), x)
+
+
+def test_compat_refuses_none_for_a_ref_result_as_iree_runtime_does():
+    iface = irvm.compat.PyModuleInterface("test1", lambda iface: None)
+    iface.export("nothing", "0v_r", lambda state: None)
+    m = iface.create()
+    ctx = irvm.compat.VmContext(irvm.compat.VmInstance(), modules=(m,))
+    with pytest.raises(RuntimeError, match="test1.nothing' returned None for ref result 0") as e:
+        ctx.invoke(m.lookup_function("nothing"), irvm.compat.VmVariantList(0), irvm.compat.VmVariantList(1))
+    assert e.value.status == "FAILED_PRECONDITION"
+
+
+def ext_module(state=None, **functions):
+    """`pyext` with the three functions py_module.vmfb imports (add_one, mix,
+    scale), any of them replaced by `functions`."""
+    ext = irvm.HostModule("pyext", state)
+    plain = {
+        "add_one": (lambda *a: a[-1] + 1),
+        "mix": (lambda *a: (a[-1] * 3, a[-2] - 1)),
+        "scale": (lambda *a: a[-2] * a[-1]),
+    }
+    plain.update(functions)
+    ext.export("add_one", "0i_i", plain["add_one"])
+    ext.export("mix", "0IF_FI", plain["mix"])
+    ext.export("scale", "0rf_r", plain["scale"])
+    return ext
+
+
+def test_irvm_load_runs_a_program_importing_a_python_module():
+    made = []
+
+    def state():
+        made.append({"calls": 0})
+        return made[-1]
+
+    def add_one(s, a):
+        s["calls"] += 1
+        return a + 1
+
+    ext = ext_module(state, add_one=add_one)
+    assert repr(ext) == "<irvm.HostModule 'pyext' functions: add_one(0i_i), mix(0IF_FI), scale(0rf_r)>"
+    m = irvm.load(ext, PROGRAM)
+    assert m.main(6) == 49
+    assert m.count(100) == 100
+    assert m.wide(7, 0.25) == (12, 1.5)
+    y = m.tensors(np.arange(4, dtype=np.float32))
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, [0, 3, 6, 9])
+    # The host function is also callable itself.
+    assert m["pyext.add_one"](41) == 42
+    # One state per context.
+    other = irvm.load(ext, PROGRAM)
+    assert other.count(5) == 5
+    assert [s["calls"] for s in made] == [102, 5]
+    with pytest.raises(RuntimeError, match="host module 'pyext' is in use"):
+        ext.export("late", "0v", lambda s: None)
+
+
+def test_host_modules_refuse_what_they_cannot_call_at_export():
+    ext = irvm.HostModule("pyext")
+    with pytest.raises(ValueError, match=r"'pyext.f': calling convention '0i_X': unknown value kind 'X'"):
+        ext.export("f", "0i_X", lambda a: a)
+    with pytest.raises(ValueError, match="'pyext.f': calling convention '0CiD_i' has a variadic span"):
+        ext.export("f", "0CiD_i", lambda a: a)
+    with pytest.raises(NotImplementedError, match="unsupported calling convention version '1'"):
+        ext.export("f", "1i_i", lambda a: a)
+    with pytest.raises(TypeError, match="'pyext.f': int is not callable"):
+        ext.export("f", "0i_i", 3)
+    ext.export("f", "0i_i", lambda a: a)
+    with pytest.raises(ValueError, match="already has a function 'f'"):
+        ext.export("f", "0i_i", lambda a: a)
+    with pytest.raises(ValueError, match="no module name"):
+        irvm.HostModule("a.b")
+    assert ext.functions == [("f", "0i_i")]
+    assert ext.export("g", "0v", print) is print
+    assert ext.functions[1] == ("g", "0v_v")
+
+
+def test_what_a_python_function_raises_or_returns_wrongly_fails_the_call():
+    def boom(a):
+        raise ValueError("This is from Python")
+
+    m = irvm.load(ext_module(add_one=boom), PROGRAM)
+    with pytest.raises(irvm.UnknownError) as e:
+        m.main(1)
+    assert "Python host function 'pyext.add_one' raised ValueError: This is from Python" in str(e.value)
+    assert isinstance(e.value.__cause__, ValueError) and e.value.backtrace[0].startswith("module.main")
+    for returned, error, text in [
+        (lambda a: 1.5, irvm.InvalidArgumentError, "result 0 of pyext.add_one: expects an integer, got a float"),
+        (lambda a: "x", irvm.InvalidArgumentError, "result 0 of pyext.add_one: expects an integer, got str"),
+        (lambda a: 2**40, irvm.InvalidArgumentError, "does not fit in i32"),
+    ]:
+        with pytest.raises(error, match=text):
+            irvm.load(ext_module(add_one=returned), PROGRAM).main(1)
+    for mix, text in [
+        (lambda a, b: 1.0, r"\(0IF_FI\) returned float, not a tuple of its 2 results"),
+        (lambda a, b: (1.0, 2, 3), r"\(0IF_FI\) returned 3 values, not its 2 results"),
+        (lambda a, b: (1, 2.5), "result 1 of pyext.mix: expects an integer, got a float"),
+    ]:
+        with pytest.raises(irvm.InvalidArgumentError, match=text):
+            irvm.load(ext_module(mix=mix), PROGRAM).wide(1, 2.0)
+    with pytest.raises(irvm.InvalidArgumentError, match="result 0 of pyext.scale"):
+        irvm.load(ext_module(scale=lambda x, c: "not an array"), PROGRAM).tensors(np.ones(4, np.float32))
+    # The module stays usable after a failed call.
+    m = irvm.load(ext_module(add_one=lambda a: a // 0 if a < 0 else a + 1), PROGRAM)
+    with pytest.raises(irvm.UnknownError, match="ZeroDivisionError"):
+        m.main(-1)
+    assert m.main(2) == 9
+
+
+def test_a_state_constructor_that_raises_fails_the_load():
+    def state():
+        raise KeyError("no state")
+
+    with pytest.raises(irvm.VmError, match="state constructor of Python host module 'pyext' raised KeyError") as e:
+        irvm.load(ext_module(state), PROGRAM)
+    assert isinstance(e.value.__cause__, KeyError)
+    iface = irvm.compat.PyModuleInterface("test1", lambda iface: 1 / 0)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        irvm.compat.VmContext(irvm.compat.VmInstance(), modules=(iface.create(),))
+
+
+def test_a_python_function_calling_its_own_module_fails_instead_of_waiting():
+    holder = {}
+    m = irvm.load(ext_module(add_one=lambda a: holder["m"].main(a)), PROGRAM)
+    holder["m"] = m
+    with pytest.raises(irvm.UnknownError, match="FailedPreconditionError") as e:
+        m.main(1)
+    assert isinstance(e.value.__cause__, irvm.FailedPreconditionError)
+    holder.clear()
+
+
+def test_two_threads_calling_contexts_with_a_python_module_do_not_deadlock():
+    # The GIL is released during the calls and taken by each callback: two
+    # threads (and this one, running Python meanwhile) all progress.
+    made = []
+
+    def state():
+        made.append([0])
+        return made[-1]
+
+    def add_one(s, a):
+        s[0] += 1
+        return a + 1
+
+    ext = ext_module(state, add_one=add_one)
+    modules = [irvm.load(ext, PROGRAM), irvm.load(ext, PROGRAM)]
+    n = 20_000
+    got = {}
+
+    def run(k):
+        got[k] = [modules[k].count(n) for _ in range(3)]
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    python_work = sum(range(100_000))
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "deadlocked"
+    assert got == {0: [n] * 3, 1: [n] * 3} and python_work == 4999950000
+    assert sorted(s[0] for s in made) == [3 * n, 3 * n]
+
+
+CTRL_C_IN_CALLBACK = r"""
+import json, os, signal, sys, threading, time
+import irvm
+started = threading.Event()
+mode = {"slow": True}
+def add_one(a):
+    started.set()
+    t = time.monotonic()
+    while mode["slow"] and time.monotonic() - t < 30:
+        pass
+    return a + 1
+ext = irvm.HostModule("pyext")
+ext.export("add_one", "0i_i", add_one)
+ext.export("mix", "0IF_FI", lambda a, b: (b, a))
+ext.export("scale", "0rf_r", lambda x, c: x)
+m = irvm.load(ext, sys.argv[1])
+def interrupt():
+    started.wait()
+    time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=interrupt).start()
+start = time.monotonic()
+try:
+    m.main(3)
+    outcome = "returned"
+except KeyboardInterrupt as e:
+    outcome = "KeyboardInterrupt"
+except BaseException as e:
+    outcome = repr(e)
+took = time.monotonic() - start
+mode["slow"] = False
+print(json.dumps({"outcome": outcome, "took": took, "after": m.main(3)}))
+"""
+
+
+def test_ctrl_c_while_a_python_function_runs_raises_keyboard_interrupt():
+    # The callback's Python code gets KeyboardInterrupt, as any Python code
+    # would; it fails the VM call and reaches the caller as itself.
+    child = subprocess.run(
+        [sys.executable, "-c", CTRL_C_IN_CALLBACK, str(PROGRAM)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result["outcome"] == "KeyboardInterrupt"
+    assert result["took"] < 10
+    assert result["after"] == 16
+
+
+def test_readme_host_module_example_prints_what_the_readme_says():
+    import re
+
+    from conftest import REPO
+
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("### Host modules written in Python") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == shown
+
+
+def test_compat_errors_are_runtime_errors_unless_invalid_argument():
+    # As iree.runtime raises them: ValueError for INVALID_ARGUMENT, else
+    # RuntimeError (irvm.compat's are ValueErrors too, as they were).
+    m = irvm.compat.load_vm_flatbuffer_file(MODELS / "add_i32.vmfb", driver="local-sync")
+    with pytest.raises(ValueError) as e:
+        m.add_i32(np.ones(4, np.int32))
+    assert e.value.status == "INVALID_ARGUMENT" and not isinstance(e.value, RuntimeError)
+    iface = irvm.compat.PyModuleInterface("test1", lambda iface: None)
+    iface.export("f", "0v", lambda state: 1 / 0)
+    vm_module = iface.create()
+    ctx = irvm.compat.VmContext(irvm.compat.VmInstance(), modules=(vm_module,))
+    with pytest.raises(RuntimeError) as e:
+        ctx.invoke(vm_module.lookup_function("f"), irvm.compat.VmVariantList(0), irvm.compat.VmVariantList(0))
+    assert isinstance(e.value, ValueError) and isinstance(e.value, irvm.UnknownError)
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
