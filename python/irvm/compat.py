@@ -674,9 +674,9 @@ class PyModuleInterface:
     `.ref`). What the callable raises fails the call (irvm's error naming the
     function, the exception's type and message; a RuntimeError, as in
     iree.runtime); KeyboardInterrupt reaches the caller as itself.
-    Differences: a calling convention irvm cannot call (an unknown kind,
-    variadic spans) is refused at `export` (iree.runtime refuses variadic
-    ones there, unknown kinds at the call)."""
+    Differences: a calling convention irvm cannot call (an unknown kind)
+    is refused at `export` (iree.runtime refuses it at the call); variadic
+    ones are refused at `export`, as there."""
 
     def __init__(self, module_name: str, ctor: Callable):
         self._name = module_name
@@ -695,6 +695,12 @@ class PyModuleInterface:
         # same name that is then dropped: the interface holds no module.
         checked = _irvm.HostModule(self._name)
         checked.export(name, cconv, callable)
+        if "C" in cconv:
+            # irvm.HostModule takes variadic arguments; iree.runtime refuses them.
+            raise ValueError(
+                f"Unparsable calling convention '{cconv}' of {self._name}.{name}: "
+                "PyModules do not yet support variadic arguments/results (as in iree.runtime)"
+            )
         self._exports.append((name, cconv, callable))
 
     def create(self) -> VmModule:

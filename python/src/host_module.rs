@@ -92,10 +92,22 @@ struct PyExport {
     full: String,
     /// The calling convention as the VM reads it (`0v` completed as `0v_v`).
     cconv: String,
-    /// Value types of the arguments and results (no `v`).
-    args: Vec<ValType>,
+    /// The arguments (no `v`), and the value types of the results.
+    args: Vec<Argument>,
     results: Vec<ValType>,
     callable: Py<PyAny>,
+}
+
+/// One argument of a calling convention (the VM checks the values' kinds
+/// before the call).
+enum Argument {
+    /// One value.
+    One,
+    /// A variadic span `C...D` of this many values an element: the VM
+    /// passes its element count (an i32) then the elements; the function
+    /// gets a list (of values for a span of one kind, of tuples for
+    /// several).
+    Span(usize),
 }
 
 /// A Python host module once loaded somewhere: what every context it is
@@ -193,18 +205,6 @@ impl HostState for ContextState {
                 ),
             )
         })?;
-        if args.len() != f.args.len() {
-            return Err(Trap::new(
-                StatusCode::InvalidArgument,
-                format!(
-                    "Python host function '{}' ({}) called with {} arguments, not {}",
-                    f.full,
-                    f.cconv,
-                    args.len(),
-                    f.args.len()
-                ),
-            ));
-        }
         Python::attach(|py| {
             let out = definition.call(py, f, self.state.as_ref(), args)?;
             definition.results(py, f, &out, results)
@@ -232,12 +232,54 @@ impl Definition {
                 ),
             )
         };
-        let mut values = Vec::with_capacity(args.len() + 1);
+        let mismatch = || {
+            Trap::new(
+                StatusCode::InvalidArgument,
+                format!(
+                    "Python host function '{}' ({}) called with {} values that do not \
+                     follow its calling convention",
+                    f.full,
+                    f.cconv,
+                    args.len()
+                ),
+            )
+        };
+        let mut values = Vec::with_capacity(f.args.len() + 1);
         if let Some(state) = state {
             values.push(state.clone_ref(py));
         }
-        for v in args {
-            values.push(self.to_python(py, v).map_err(failed)?);
+        let mut given = args.iter();
+        let mut next = || given.next().ok_or_else(mismatch);
+        for a in &f.args {
+            match a {
+                Argument::One => values.push(self.to_python(py, next()?).map_err(failed)?),
+                Argument::Span(width) => {
+                    let count = match next()? {
+                        Value::I32(n) => usize::try_from(*n).map_err(|_| mismatch())?,
+                        _ => return Err(mismatch()),
+                    };
+                    let list = PyList::empty(py);
+                    for _ in 0..count {
+                        let item = if *width == 1 {
+                            self.to_python(py, next()?).map_err(failed)?
+                        } else {
+                            let mut fields = Vec::with_capacity(*width);
+                            for _ in 0..*width {
+                                fields.push(self.to_python(py, next()?).map_err(failed)?);
+                            }
+                            PyTuple::new(py, fields)
+                                .map_err(failed)?
+                                .into_any()
+                                .unbind()
+                        };
+                        list.append(item).map_err(failed)?;
+                    }
+                    values.push(list.into_any().unbind());
+                }
+            }
+        }
+        if next().is_ok() {
+            return Err(mismatch());
         }
         let tuple = PyTuple::new(py, values).map_err(failed)?;
         f.callable
@@ -367,22 +409,46 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "an object".into())
 }
 
-/// The value types of a calling convention's kinds (`v` has none);
-/// variadic spans are refused.
-fn value_types(kinds: &[ValueKind]) -> Result<Vec<ValType>, ()> {
+/// The value type of a kind; None for `v` (no value) and spans.
+fn value_type(kind: &ValueKind) -> Option<ValType> {
+    Some(match kind {
+        ValueKind::I32 => ValType::I32,
+        ValueKind::I64 => ValType::I64,
+        ValueKind::F32 => ValType::F32,
+        ValueKind::F64 => ValType::F64,
+        ValueKind::Ref => ValType::Ref,
+        ValueKind::Void | ValueKind::Span(_) => return None,
+    })
+}
+
+/// The arguments of a calling convention's kinds (`v` has none); a span
+/// of no kinds is refused.
+fn arguments_of(kinds: &[ValueKind]) -> Result<Vec<Argument>, &'static str> {
     let mut out = Vec::new();
     for k in kinds {
-        out.push(match k {
-            ValueKind::I32 => ValType::I32,
-            ValueKind::I64 => ValType::I64,
-            ValueKind::F32 => ValType::F32,
-            ValueKind::F64 => ValType::F64,
-            ValueKind::Ref => ValType::Ref,
-            ValueKind::Void => continue,
-            ValueKind::Span(_) => return Err(()),
-        });
+        match k {
+            ValueKind::Span(inner) => {
+                let width = inner.iter().filter_map(value_type).count();
+                if width == 0 {
+                    return Err("has a variadic span of no values");
+                }
+                out.push(Argument::Span(width));
+            }
+            other => out.extend(value_type(other).map(|_| Argument::One)),
+        }
     }
     Ok(out)
+}
+
+/// The value types of a calling convention's results; variadic results
+/// are refused (as IREE's native modules have none).
+fn results_of(kinds: &[ValueKind]) -> Result<Vec<ValType>, &'static str> {
+    if kinds.iter().any(|k| matches!(k, ValueKind::Span(_))) {
+        return Err(
+            "has variadic results (C...D after '_'), which Python host functions do not return",
+        );
+    }
+    Ok(kinds.iter().filter_map(value_type).collect())
 }
 
 /// How far a module's definition has come: functions still being added,
@@ -462,7 +528,10 @@ impl PyHostModule {
     /// float, and refs as `irvm.load`'s results are (numpy arrays for
     /// buffer views, lists, `irvm.Ref`, None for null); one result is
     /// returned as the value, several as a tuple, each converted as
-    /// `irvm.load`'s arguments are. Variadic spans (`C...D`) are refused.
+    /// `irvm.load`'s arguments are. A variadic span of arguments (`C...D`,
+    /// `0CiD_i`) comes as one list: of values for a span of one kind, of
+    /// tuples for several (`0CifD_v`: `[(i, f), ...]`); variadic results
+    /// are refused.
     fn export<'py>(
         &self,
         name: String,
@@ -499,13 +568,13 @@ impl PyHostModule {
                 _ => PyValueError::new_err(text),
             }
         })?;
-        let (Ok(args), Ok(results)) = (value_types(&parsed.args), value_types(&parsed.results))
-        else {
-            return Err(PyValueError::new_err(format!(
-                "host function '{full}': calling convention '{cconv}' has a variadic span \
-                 (C...D), which Python host functions do not take"
-            )));
-        };
+        let (args, results) = arguments_of(&parsed.args)
+            .and_then(|a| Ok((a, results_of(&parsed.results)?)))
+            .map_err(|why| {
+                PyValueError::new_err(format!(
+                    "host function '{full}': calling convention '{cconv}' {why}"
+                ))
+            })?;
         let mut building = self.building.lock().unwrap_or_else(|e| e.into_inner());
         let Building::Open(functions) = &mut *building else {
             return Err(PyRuntimeError::new_err(format!(

@@ -448,8 +448,10 @@ def test_host_modules_refuse_what_they_cannot_call_at_export():
     ext = irvm.HostModule("pyext")
     with pytest.raises(ValueError, match=r"'pyext.f': calling convention '0i_X': unknown value kind 'X'"):
         ext.export("f", "0i_X", lambda a: a)
-    with pytest.raises(ValueError, match="'pyext.f': calling convention '0CiD_i' has a variadic span"):
-        ext.export("f", "0CiD_i", lambda a: a)
+    with pytest.raises(ValueError, match="'pyext.f': calling convention '0i_CiD' has variadic results"):
+        ext.export("f", "0i_CiD", lambda a: a)
+    with pytest.raises(ValueError, match="'pyext.f': calling convention '0CD_i' has a variadic span of no values"):
+        ext.export("f", "0CD_i", lambda a: a)
     with pytest.raises(NotImplementedError, match="unsupported calling convention version '1'"):
         ext.export("f", "1i_i", lambda a: a)
     with pytest.raises(TypeError, match="'pyext.f': int is not callable"):
@@ -462,6 +464,62 @@ def test_host_modules_refuse_what_they_cannot_call_at_export():
     assert ext.functions == [("f", "0i_i")]
     assert ext.export("g", "0v", print) is print
     assert ext.functions[1] == ("g", "0v_v")
+
+
+# Calls of variadic imports (irvm's assembly: iree-compile emits none for
+# functions a program declares).
+VARIADIC_VMASM = b"""vm.module @variadic version 0
+vm.import @pyext.weighted cconv "0iCiD_i"
+vm.import @pyext.pairs cconv "0CifD_f"
+
+vm.export @weighted
+vm.func @weighted(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 2
+  %i2 = vm.const.i32 3
+  %i3 = vm.call.variadic @pyext.weighted segments[65535, 3](%i0, %i1, %i2, %i0)
+  vm.return %i3
+}
+
+vm.export @none
+vm.func @none(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call.variadic @pyext.weighted segments[65535, 0](%i0)
+  vm.return %i1
+}
+
+vm.export @pairs
+vm.func @pairs(%i0: i32, %i1: f32) -> (f32) {
+^bb0:
+  %i2 = vm.const.i32 10
+  %i3 = vm.call.variadic @pyext.pairs segments[2](%i0, %i1, %i2, %i1)
+  vm.return %i3
+}
+"""
+
+
+def test_variadic_arguments_come_as_lists():
+    # A span of one kind is a list of values, of several a list of tuples.
+    # irvm.compat refuses variadic exports, as iree.runtime does.
+    seen = []
+
+    def weighted(k, xs):
+        seen.append((k, xs))
+        return k * sum(xs)
+
+    def pairs(ps):
+        seen.append(ps)
+        return sum(a * b for a, b in ps)
+
+    ext = irvm.HostModule("pyext")
+    ext.export("weighted", "0iCiD_i", weighted)
+    ext.export("pairs", "0CifD_f", pairs)
+    m = irvm.load(ext, VARIADIC_VMASM)
+    assert (m.weighted(4), m.none(5), m.pairs(3, 0.5)) == (36, 0, 6.5)
+    assert seen == [(4, [2, 3, 4]), (5, []), [(3, 0.5), (10, 0.5)]]
+    iface = irvm.compat.PyModuleInterface("pyext", lambda iface: None)
+    with pytest.raises(ValueError, match="do not yet support variadic"):
+        iface.export("weighted", "0iCiD_i", weighted)
 
 
 def test_what_a_python_function_raises_or_returns_wrongly_fails_the_call():
