@@ -1113,6 +1113,8 @@ class VmVariantList:
 
     def get_as_object(self, index: int, clazz: type = object) -> Any:
         value = self._items[index]
+        if isinstance(value, VmRef) and clazz in _REF_TYPE_NAMES:
+            return value.deref(clazz)
         if clazz is HalBufferView and isinstance(value, np.ndarray):
             return HalBufferView(value)
         if clazz is not object and not isinstance(value, clazz):
@@ -1121,6 +1123,8 @@ class VmVariantList:
 
     def get_as_list(self, index: int) -> "VmVariantList":
         value = self._items[index]
+        if isinstance(value, VmRef):
+            return value.deref(VmVariantList)
         if isinstance(value, VmVariantList):
             return value
         out = VmVariantList(len(value))

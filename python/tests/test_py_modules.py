@@ -688,3 +688,15 @@ def test_compat_errors_are_runtime_errors_unless_invalid_argument():
         ctx.invoke(vm_module.lookup_function("f"), irvm.compat.VmVariantList(0), irvm.compat.VmVariantList(0))
     assert isinstance(e.value, ValueError) and isinstance(e.value, irvm.UnknownError)
     assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
+def test_vm_refs_pushed_into_variant_lists_come_back_as_their_objects():
+    inner = irvm.compat.VmVariantList(1)
+    inner.push_int(7)
+    view = irvm.compat.HalBufferView(np.ones(3, np.float32))
+    outer = irvm.compat.VmVariantList(2)
+    outer.push_ref(inner.ref)
+    outer.push_ref(view.ref)
+    assert outer.get_as_list(0) is inner and outer.get_as_object(1, irvm.compat.HalBufferView) is view
+    assert outer.get_as_ref(0) == inner.ref and not outer.get_as_ref(0) == view.ref
+    assert repr(outer).startswith("<VmVariantList(2): [List[7], <HalBufferView")
