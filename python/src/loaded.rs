@@ -474,7 +474,8 @@ fn needs(module: &Module, name: &str) -> bool {
 ///     order (later modules import from earlier ones), and functions are
 ///     looked up in the last one. A path to a shared library
 ///     ("lib.so[@entry][?key=value]") is a dynamic host module, as
-///     `irvm run --module` loads it.
+///     `irvm run --module` loads it; an irvm.HostModule is a host module
+///     written in Python (its functions are then fixed).
 /// device: "local-task" (dispatches over a worker pool, the default) or
 ///     "local-sync" (on the calling thread), for modules that use the hal.
 /// parameters: parameter archives (.irpa, .safetensors, .gguf) for modules

@@ -700,3 +700,15 @@ def test_vm_refs_pushed_into_variant_lists_come_back_as_their_objects():
     assert outer.get_as_list(0) is inner and outer.get_as_object(1, irvm.compat.HalBufferView) is view
     assert outer.get_as_ref(0) == inner.ref and not outer.get_as_ref(0) == view.ref
     assert repr(outer).startswith("<VmVariantList(2): [List[7], <HalBufferView")
+
+
+def test_a_program_whose_imports_the_python_module_lacks_fails_to_load():
+    wrong = irvm.HostModule("pyext")
+    wrong.export("add_one", "0I_I", lambda a: a + 1)
+    with pytest.raises(irvm.InvalidArgumentError, match="pyext.add_one signature mismatch .* expected 0i_i but got 0I_I"):
+        irvm.load(wrong, PROGRAM)
+    missing = irvm.HostModule("pyext")
+    missing.export("add_one", "0i_i", lambda a: a + 1)
+    with pytest.raises(irvm.NotFoundError, match="module 'pyext' does not export 'pyext.mix'"):
+        irvm.load(missing, PROGRAM)
+    assert "irvm.HostModule" in irvm.load.__doc__
