@@ -282,6 +282,10 @@ SCRIPTS = {
             "tensors": ctx.modules.module.tensors(x).to_host(),
             "calls": len(calls),
         }
+        import gc
+        ctx = None
+        gc.collect()
+        RESULT["destroyed"] = iface.destroyed
     """,
 }
 
@@ -337,7 +341,7 @@ def test_compat_results_are_iree_runtimes():
     assert refs["kinds"] == [(True, False, True)]
     assert run_here(SCRIPTS["ref_results"])["results"] == "<VmVariantList(2): [List[42], List[1.500000, 84]]>"
     program = run_here(SCRIPTS["python_module_imported_by_a_program"])
-    assert program["main"] == 49 and program["count"] == 10 and program["calls"] == 11
+    assert program["main"] == 49 and program["count"] == 10 and program["calls"] == 11 and program["destroyed"]
     assert program["wide"] == [12, 1.5]
     np.testing.assert_array_equal(program["tensors"], [0, 3, 6, 9])
 
