@@ -6,6 +6,7 @@ runtimes, and irvm's own irvm.HostModule with irvm.load: errors, threads and
 Ctrl-C."""
 
 import json
+import pathlib
 import subprocess
 import sys
 import threading
@@ -716,3 +717,76 @@ def test_a_program_whose_imports_the_python_module_lacks_fails_to_load():
     with pytest.raises(irvm.NotFoundError, match="module 'pyext' does not export 'pyext.mix'"):
         irvm.load(missing, PROGRAM)
     assert "irvm.HostModule" in irvm.load.__doc__
+
+
+# Calls `pyext.once` (which calls another module), then loops n rounds of
+# 2^30 iterations in the VM.
+NESTED_VMASM = b"""vm.module @nest version 0
+vm.import @pyext.once cconv "0v_v"
+vm.export @spin_after
+vm.func @spin_after(%i0: i32) -> (i32) {
+^bb0:
+  vm.call @pyext.once()
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  %i5 = vm.const.i32 1073741824
+  vm.br ^bb1(%i1->%i3)
+^bb1:
+  vm.br ^bb2(%i1->%i6)
+^bb2:
+  %i6 = vm.add.i32 %i6, %i2
+  %i4 = vm.cmp.lt.i32.s %i6, %i5
+  vm.cond_br %i4, ^bb2(), ^bb3()
+^bb3:
+  %i3 = vm.add.i32 %i3, %i2
+  %i7 = vm.cmp.lt.i32.s %i3, %i0
+  vm.cond_br %i7, ^bb1(), ^bb4()
+^bb4:
+  vm.return %i3
+}
+"""
+
+CTRL_C_AFTER_A_NESTED_CALL = r"""
+import json, os, signal, sys, threading, time
+import irvm
+from conftest import COUNT_VMASM
+from test_py_modules import NESTED_VMASM
+other = irvm.load(COUNT_VMASM)
+started = threading.Event()
+def once():
+    other.count(10)
+    started.set()
+ext = irvm.HostModule("pyext")
+ext.export("once", "0v", once)
+m = irvm.load(ext, NESTED_VMASM)
+def interrupt():
+    started.wait()
+    time.sleep(0.3)
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=interrupt).start()
+start = time.monotonic()
+try:
+    m.spin_after(8)
+    outcome = "returned"
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+took = time.monotonic() - start
+print(json.dumps({"outcome": outcome, "took": took, "again": other.count(3)}))
+"""
+
+
+def test_ctrl_c_interrupts_a_call_again_after_a_callback_made_a_call_of_its_own():
+    # The callback's call on another module arms Ctrl-C for itself; when it
+    # returns, Ctrl-C interrupts the enclosing call again (8 x 2^30 VM loop
+    # iterations, many seconds, cut within the usual bound).
+    child = subprocess.run(
+        [sys.executable, "-c", CTRL_C_AFTER_A_NESTED_CALL],
+        cwd=pathlib.Path(__file__).parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result["outcome"] == "KeyboardInterrupt" and result["again"] == 3
+    assert result["took"] < 2.3, result
