@@ -790,3 +790,16 @@ def test_ctrl_c_interrupts_a_call_again_after_a_callback_made_a_call_of_its_own(
     result = json.loads(child.stdout)
     assert result["outcome"] == "KeyboardInterrupt" and result["again"] == 3
     assert result["took"] < 2.3, result
+
+
+def test_a_timeout_stops_the_call_once_a_slow_python_function_returns():
+    # The VM cannot cut Python code; the deadline is looked at again when
+    # the function returns.
+    import time
+
+    ext = ext_module(add_one=lambda a: (time.sleep(0.5), a + 1)[1])
+    m = irvm.load(ext, PROGRAM, timeout=0.2)
+    start = time.monotonic()
+    with pytest.raises(irvm.DeadlineExceededError):
+        m.main(3)
+    assert time.monotonic() - start >= 0.5
