@@ -247,6 +247,22 @@ SCRIPTS = {
         RESULT = {"refused": refused, "again": again, "names": m.function_names,
                   "module": repr(m), "function": repr(m.lookup_function("f"))}
     """,
+    "functions_called_through_a_system_context": """
+        class Ext:
+            def __init__(self, iface):
+                pass
+            def add_one(self, a):
+                return a + 1
+            def mix(self, a, b):
+                return b, a
+        iface = ireert.PyModuleInterface("pyext", Ext)
+        iface.export("add_one", "0i_i", Ext.add_one)
+        iface.export("mix", "0IF_FI", Ext.mix)
+        module = iface.create()
+        ctx = ireert.SystemContext(vm_modules=[module], config=ireert.Config("local-task"))
+        RESULT = {"one": ctx.modules.pyext.add_one(5), "two": ctx.modules.pyext.mix(5, 0.5),
+                  "module": repr(module), "mix": repr(module.lookup_function("mix"))}
+    """,
     "python_module_imported_by_a_program": """
         calls = []
         class Ext:
