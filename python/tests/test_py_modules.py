@@ -819,3 +819,30 @@ def test_a_timeout_stops_the_call_once_a_slow_python_function_returns():
     with pytest.raises(irvm.DeadlineExceededError):
         m.main(3)
     assert time.monotonic() - start >= 0.5
+
+
+LISTS_VMASM = b"""vm.module @lists version 0
+vm.import @pyext.make cconv "0i_r"
+vm.import @pyext.total cconv "0r_i"
+vm.export @roundtrip
+vm.func @roundtrip(%i0: i32) -> (i32, i32, i32) {
+^bb0:
+  %r0 = vm.call @pyext.make(%i0)
+  %i1 = vm.call @pyext.total(%r0)
+  %i2 = vm.list.size %r0
+  %i3 = vm.const.i32 1
+  %i4 = vm.list.get.i32 %r0, %i3
+  vm.return %i1, %i2, %i4
+}
+"""
+
+
+def test_lists_pass_both_ways_as_python_lists():
+    # A Python list returned for a ref result is a !vm.list the program
+    # reads; a !vm.list argument comes as a Python list.
+    seen = []
+    ext = irvm.HostModule("pyext")
+    ext.export("make", "0i_r", lambda n: list(range(10, 10 + n)))
+    ext.export("total", "0r_i", lambda xs: (seen.append(xs), sum(xs))[1])
+    assert irvm.load(ext, LISTS_VMASM).roundtrip(4) == (46, 4, 11)
+    assert seen == [[10, 11, 12, 13]]
