@@ -368,6 +368,9 @@ def test_export_after_create_is_refused_where_iree_runtime_adds_it_unseen():
     # sees it); irvm.compat refuses it, as iree.runtime refuses a second
     # create().
     iface = irvm.compat.PyModuleInterface("test1", lambda iface: None)
+    # An unknown kind, which iree.runtime accepts here and fails at the call.
+    with pytest.raises(ValueError, match="unknown value kind 'X'"):
+        iface.export("unknown", "0i_X", lambda state, a: a)
     iface.create()
     with pytest.raises(RuntimeError, match="frozen PyModuleInterface"):
         iface.export("late", "0v", lambda state: None)
@@ -485,6 +488,10 @@ def test_host_modules_refuse_what_they_cannot_call_at_export():
     assert ext.functions == [("f", "0i_i")]
     assert ext.export("g", "0v", print) is print
     assert ext.functions[1] == ("g", "0v_v")
+    # What a function without results returns is ignored, as iree.runtime
+    # ignores it.
+    ext.export("h", "0i", lambda a: a * 2)
+    assert irvm.load(ext)["pyext.h"](4) is None
 
 
 # Calls of variadic imports (irvm's assembly: iree-compile emits none for
