@@ -6,7 +6,8 @@
     print(m.predict.signature)
 
 ``irvm.load`` links several modules in order; exported functions are
-attributes and items of what it returns. Arguments are numpy arrays (used
+attributes and items of what it returns. Host modules written in Python (``irvm.HostModule``) go among the modules,
+before the programs that import them. Arguments are numpy arrays (used
 in place when C-contiguous, of the declared dtype and 64-byte aligned,
 otherwise copied once; ``copy=False`` refuses the copy), Python scalars and
 lists. Errors are ``irvm.VmError`` subclasses, one per IREE status.
@@ -21,6 +22,7 @@ from ._irvm import (  # noqa: F401
     DeadlineExceededError,
     FailedPreconditionError,
     Function,
+    HostModule,
     IncompatibleError,
     InternalError,
     InvalidArgumentError,
@@ -42,6 +44,7 @@ __all__ = [
     "load",
     "Module",
     "Function",
+    "HostModule",
     "Ref",
     "VmError",
     "AbortedError",

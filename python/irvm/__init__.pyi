@@ -1,11 +1,11 @@
 """Type stubs of the irvm package (the extension irvm._irvm)."""
 
 import os
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence, Union
 
 import numpy as np
 
-_ModuleSource = Union[str, os.PathLike[str], bytes, bytearray, memoryview, Any]
+_ModuleSource = Union[str, os.PathLike[str], bytes, bytearray, memoryview, "HostModule", Any]
 _Archive = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
 _Parameters = Union[
     _Archive,
@@ -53,6 +53,25 @@ class Function:
 
 class Ref:
     """A VM reference Python cannot look into; pass it back as an argument."""
+
+    @property
+    def type_name(self) -> str:
+        """The VM type of the object: 'vm.list', 'vm.buffer', 'hal.buffer_view', ..."""
+
+class HostModule:
+    """A host module whose functions are Python callables; pass it to
+    irvm.load before the modules that import it. `state()` is called once
+    per context; functions are called as function(state, *args), or
+    function(*args) without state."""
+
+    def __init__(self, name: str, state: Callable[[], Any] | None = None) -> None: ...
+    def export(self, name: str, cconv: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        """Exports `function` as `name` with IREE calling convention `cconv` (e.g. '0ii_i')."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def functions(self) -> list[tuple[str, str]]:
+        """(name, calling convention) of each function."""
 
 class VmError(Exception):
     """A failure inside irvm: loading, linking or running a module."""

@@ -11,8 +11,9 @@ Semantics follow iree.runtime 3.13 on its CPU drivers, ``local-sync`` and
 ``local-task``; GPU drivers (cuda, hip, vulkan) raise RuntimeError naming
 them, other names ValueError, as iree.runtime 3.13 does on a machine without
 GPU libraries. Differences: failures are irvm's ``VmError`` subclasses (with
-``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``, as
-iree.runtime's are; ``DeviceArray`` results are views of the VM's memory
+``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``
+and, unless their status is INVALID_ARGUMENT, ``RuntimeError`` (iree.runtime
+raises ValueError, or RuntimeError for other statuses); ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink``'s callback gets each
 ``hal.buffer_view.trace`` (a key and a list of ``HalBufferView``), called on
 the calling thread during the call (a call on the same context from there,
@@ -20,12 +21,15 @@ which iree.runtime allows, raises FAILED_PRECONDITION: irvm runs one call at
 a time per context); ``ParameterIndex`` takes archive
 files (``load``) and in-memory entries (``add_buffer``, ``add_splat``, copied
 when ``create_provider`` is called); the hal and io_parameters modules are
-registered before the program's modules.
+registered before the program's modules; ``PyModuleInterface`` (host modules
+written in Python) is built on ``irvm.HostModule``, and refuses at ``export``
+the calling conventions it cannot call (variadic spans, unknown kinds).
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import os
 from typing import Any, Callable, Optional, Sequence
 
@@ -57,6 +61,7 @@ __all__ = [
     "ParameterIndex",
     "ParameterIndexEntry",
     "ParameterProvider",
+    "PyModuleInterface",
     "SplatValue",
     "MemoryType",
     "SystemContext",
@@ -64,6 +69,7 @@ __all__ = [
     "VmFunction",
     "VmInstance",
     "VmModule",
+    "VmRef",
     "VmVariantList",
     "asdevicearray",
     "create_hal_module",
@@ -92,16 +98,22 @@ _AS_VALUE_ERROR: dict = {}
 
 def _as_value_error(error: _irvm.VmError) -> _irvm.VmError:
     """The same error as an instance of a subclass that is also a ValueError
-    (iree.runtime raises ValueError for failed calls)."""
+    (iree.runtime raises ValueError for invalid arguments), and also a
+    RuntimeError when its status is another (iree.runtime raises
+    RuntimeError for those, such as a Python host function's exception)."""
     cls = type(error)
-    if isinstance(error, ValueError):
+    runtime = getattr(error, "status", None) != "INVALID_ARGUMENT"
+    if isinstance(error, ValueError) and (isinstance(error, RuntimeError) or not runtime):
         return error
-    compat = _AS_VALUE_ERROR.get(cls)
+    compat = _AS_VALUE_ERROR.get((cls, runtime))
     if compat is None:
-        compat = type(cls.__name__, (cls, ValueError), {"__module__": "irvm.compat"})
-        _AS_VALUE_ERROR[cls] = compat
+        bases = (cls, ValueError, RuntimeError) if runtime else (cls, ValueError)
+        bases = tuple(b for b in bases if b is cls or not issubclass(cls, b))
+        compat = type(cls.__name__, bases, {"__module__": "irvm.compat"})
+        _AS_VALUE_ERROR[(cls, runtime)] = compat
     out = compat(*error.args)
     out.status, out.location, out.backtrace = error.status, error.location, error.backtrace
+    out.__cause__ = error.__cause__
     return out
 
 
@@ -382,6 +394,14 @@ class HalBufferView:
     def map(self) -> "MappedMemory":
         return MappedMemory(self._array)
 
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this buffer view (what a Python host function
+        returns for a ref result)."""
+        return VmRef(self)
+
+    __iree_vm_ref__ = ref
+
     def __repr__(self) -> str:
         dims = "x".join(str(d) for d in self._array.shape)
         return f"<HalBufferView {dims}x{self._element_type.name}>"
@@ -514,7 +534,10 @@ class VmFunction:
     """An exported function of a VmModule: name, ordinal, reflection."""
 
     def __init__(self, module: "VmModule", name: str, ordinal: int, reflection: dict, cconv: Optional[str]):
-        self._module = module
+        # The module's name only: as in iree.runtime, a function does not
+        # keep its module alive (a PyModuleInterface is destroyed with its
+        # module and contexts while its functions are still referenced).
+        self._module_name = module.name
         self.name = name
         self.ordinal = ordinal
         self.linkage = 2  # export
@@ -523,7 +546,7 @@ class VmFunction:
 
     @property
     def module_name(self) -> str:
-        return self._module.name
+        return self._module_name
 
     def __repr__(self) -> str:
         return f"<VmFunction {self.name}({self._cconv or ''}), reflection = {self.reflection}>"
@@ -598,6 +621,119 @@ class VmModule:
 
     def __repr__(self) -> str:
         return f"<VmModule {self.name} : [{', '.join(self._functions)}]>"
+
+
+class _PyVmModule(VmModule):
+    """The VmModule of a PyModuleInterface: an irvm.HostModule, fixed."""
+
+    def __init__(self, host: "_irvm.HostModule", cconvs: list):
+        self._source = host
+        self._destroy_callback = None
+        self.name = host.name
+        self.version = 0
+        # Each function with its calling convention as exported (`0v`).
+        self._functions = {
+            name: VmFunction(self, name, ordinal, {}, cconv)
+            for ordinal, ((name, _), cconv) in enumerate(zip(host.functions, cconvs))
+        }
+
+
+def _result_count(cconv: str) -> int:
+    """How many values the calling convention returns (`0v`, `0ii`: none)."""
+    _, _, results = cconv.partition("_")
+    return len(results.replace("v", ""))
+
+
+def _host_value(value: Any) -> Any:
+    """A Python host function's result as irvm converts it."""
+    return value._vm_value() if isinstance(value, VmRef) else _to_vm(value)
+
+
+def _with_vm_refs(function: Callable, results: int) -> Callable:
+    """`function` taking ref arguments as VmRef and returning VmRef (or
+    VmVariantList, HalBufferView, arrays) for ref results."""
+
+    def call(state, *args):
+        out = function(state, *[VmRef(a) if isinstance(a, _irvm.Ref) else a for a in args])
+        if results == 1:
+            return _host_value(out)
+        if results > 1 and isinstance(out, (tuple, list)):
+            return tuple(_host_value(v) for v in out)
+        return out
+
+    return call
+
+
+class PyModuleInterface:
+    """A VM module whose functions are Python callables (iree.runtime's):
+    `export(name, cconv, callable)` each function, then `create()` the
+    VmModule, registered in contexts before the programs that import it.
+    `ctor(interface)` makes each context's state object; an export is called
+    as `callable(state, *args)`: numbers as int and float, refs as VmRef; one
+    result returned as the value, several as a tuple (VmRef for refs, from
+    `.ref`). What the callable raises fails the call (irvm's error naming the
+    function, the exception's type and message; a RuntimeError, as in
+    iree.runtime); KeyboardInterrupt reaches the caller as itself.
+    Differences: a calling convention irvm cannot call (an unknown kind)
+    is refused at `export` (iree.runtime refuses it at the call); variadic
+    ones are refused at `export`, as there."""
+
+    def __init__(self, module_name: str, ctor: Callable):
+        self._name = module_name
+        self._ctor = ctor
+        self._exports: list = []
+        self._life = None
+        # The name is checked now, as the module's is.
+        _irvm.HostModule(module_name)
+
+    def export(self, name: str, cconv: str, callable: Callable) -> None:
+        if self._life is not None:
+            raise RuntimeError("Attempt to mutate a frozen PyModuleInterface")
+        if any(n == name for n, _, _ in self._exports):
+            raise ValueError(f"PyModule function already defined: {name}")
+        # Checked (name, calling convention, callable) by a module of the
+        # same name that is then dropped: the interface holds no module.
+        checked = _irvm.HostModule(self._name)
+        checked.export(name, cconv, callable)
+        if "C" in cconv:
+            # irvm.HostModule takes variadic arguments; iree.runtime refuses them.
+            raise ValueError(
+                f"Unparsable calling convention '{cconv}' of {self._name}.{name}: "
+                "PyModules do not yet support variadic arguments/results (as in iree.runtime)"
+            )
+        self._exports.append((name, cconv, callable))
+
+    def create(self) -> VmModule:
+        """The VmModule; the interface is frozen (initialized) from now on,
+        and destroyed once that module and every context holding it are gone."""
+        if self._life is not None:
+            raise RuntimeError("Attempt to mutate a frozen PyModuleInterface")
+        ctor = self._ctor
+        # The module holds this interface (its state constructor gets it),
+        # never the reverse: no reference cycle.
+        host = _irvm.HostModule(self._name, state=functools.partial(ctor, self), _opaque_refs=True)
+        for name, cconv, function in self._exports:
+            if "r" in cconv:
+                function = _with_vm_refs(function, _result_count(cconv))
+            host.export(name, cconv, function)
+        self._life = host._fix()
+        return _PyVmModule(host, [cconv for _, cconv, _ in self._exports])
+
+    @property
+    def initialized(self) -> bool:
+        return self._life is not None
+
+    @property
+    def destroyed(self) -> bool:
+        return self._life is not None and not self._life.alive
+
+    def __str__(self) -> str:
+        state = ""
+        if self._life is not None:
+            state = " destroyed" if not self._life.alive else " initialized"
+        return f"<iree.runtime.PyModuleInterface '{self._name}'{state}>"
+
+    __repr__ = __str__
 
 
 class _HalModule:
@@ -768,7 +904,7 @@ class ParameterIndex:
             try:
                 listed = _irvm._archive_entries(source)
             except _irvm.VmError as e:
-                raise _as_value_error(e) from None
+                raise _as_value_error(e) from e.__cause__
             for key, metadata, offset, length, pattern in listed:
                 entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source, offset=offset)
                 out.append((key, entry))
@@ -787,7 +923,7 @@ class ParameterIndex:
         try:
             _irvm._write_irpa(os.fspath(file_path), entries)
         except _irvm.VmError as e:
-            raise _as_value_error(e) from None
+            raise _as_value_error(e) from e.__cause__
         target = target_index if target_index is not None else ParameterIndex()
         target.load(file_path)
         return target
@@ -801,7 +937,7 @@ class ParameterIndex:
                 try:
                     archives.append(_irvm._irpa_archive(list(pending)))
                 except _irvm.VmError as e:
-                    raise _as_value_error(e) from None
+                    raise _as_value_error(e) from e.__cause__
                 pending.clear()
 
         for source in self._sources:
@@ -855,6 +991,8 @@ def create_io_parameters_module(instance: VmInstance, *providers: ParameterProvi
 
 
 def _to_vm(arg: Any) -> Any:
+    if isinstance(arg, VmRef):
+        return arg._vm_value()
     if isinstance(arg, DeviceArray):
         return arg._host_array
     if isinstance(arg, HalBufferView):
@@ -924,7 +1062,7 @@ class VmContext:
             try:
                 self._ensure()._add(*sources)
             except _irvm.VmError as e:
-                raise _as_value_error(e) from None
+                raise _as_value_error(e) from e.__cause__
 
     @property
     def context_id(self) -> int:
@@ -940,7 +1078,7 @@ class VmContext:
         try:
             results = f(*[_to_vm(v) for v in arg_list._items])
         except _irvm.VmError as e:
-            raise _as_value_error(e) from None
+            raise _as_value_error(e) from e.__cause__
         if results is None:
             results = ()
         elif not isinstance(results, tuple):
@@ -975,6 +1113,8 @@ class VmVariantList:
 
     def get_as_object(self, index: int, clazz: type = object) -> Any:
         value = self._items[index]
+        if isinstance(value, VmRef) and clazz in _REF_TYPE_NAMES:
+            return value.deref(clazz)
         if clazz is HalBufferView and isinstance(value, np.ndarray):
             return HalBufferView(value)
         if clazz is not object and not isinstance(value, clazz):
@@ -983,6 +1123,8 @@ class VmVariantList:
 
     def get_as_list(self, index: int) -> "VmVariantList":
         value = self._items[index]
+        if isinstance(value, VmRef):
+            return value.deref(VmVariantList)
         if isinstance(value, VmVariantList):
             return value
         out = VmVariantList(len(value))
@@ -992,6 +1134,29 @@ class VmVariantList:
     def get_variant(self, index: int) -> Any:
         return self._items[index]
 
+    def get_as_ref(self, index: int) -> "VmRef":
+        """Item `index` (a list or buffer view) as a VmRef."""
+        value = self._items[index]
+        if isinstance(value, VmRef):
+            return value
+        if isinstance(value, _irvm.Ref):
+            return VmRef(value)
+        if isinstance(value, list):
+            return VmRef(self.get_as_list(index))
+        if isinstance(value, np.ndarray):
+            return VmRef(HalBufferView(value))
+        if isinstance(value, (VmVariantList, HalBufferView)):
+            return VmRef(value)
+        raise ValueError(f"item {index} is {type(value).__name__}, not a ref")
+
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this list (what a Python host function returns for
+        a ref result): its items as they are when the VM receives it."""
+        return VmRef(self)
+
+    __iree_vm_ref__ = ref
+
     @property
     def size(self) -> int:
         return len(self._items)
@@ -1000,7 +1165,95 @@ class VmVariantList:
         return len(self._items)
 
     def __repr__(self) -> str:
-        return f"<VmVariantList({len(self._items)}): {self._items!r}>"
+        items = ", ".join(_variant_text(v, set()) for v in self._items)
+        return f"<VmVariantList({len(self._items)}): [{items}]>"
+
+
+def _variant_text(value: Any, seen: set) -> str:
+    """An item of a VmVariantList as iree.runtime's repr shows it: ints,
+    floats with six decimals, None, nested lists as `List[...]` (one seen
+    before as `...circular...`)."""
+    if value is None:
+        return "None"
+    if isinstance(value, VmRef):
+        value = value._target
+    if isinstance(value, _irvm.Ref) and value.type_name == "vm.list":
+        value = value._value()
+    if isinstance(value, (bool, int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):f}"
+    if isinstance(value, (list, VmVariantList)):
+        if id(value) in seen:
+            return "List[...circular...]"
+        seen.add(id(value))
+        items = value._items if isinstance(value, VmVariantList) else value
+        return "List[" + ", ".join(_variant_text(v, seen) for v in items) + "]"
+    if isinstance(value, np.ndarray):
+        return repr(HalBufferView(value))
+    return repr(value)
+
+
+class VmRef:
+    """A reference to a VM object (iree.runtime's VmRef): what a Python
+    host function gets for a ref argument, and returns for a ref result
+    (`.ref` of a VmVariantList or HalBufferView)."""
+
+    def __init__(self, target: Any):
+        # An irvm.Ref (from the VM), or a VmVariantList or HalBufferView.
+        self._target = target
+
+    def _type_name(self) -> str:
+        t = self._target
+        if isinstance(t, VmVariantList):
+            return "vm.list"
+        if isinstance(t, HalBufferView):
+            return "hal.buffer_view"
+        return t.type_name
+
+    def _vm_value(self) -> Any:
+        """What irvm passes to the VM for it."""
+        t = self._target
+        return t if isinstance(t, _irvm.Ref) else _to_vm(t)
+
+    def isinstance(self, ref_type: type) -> bool:
+        """Whether it refers to a `ref_type` (VmVariantList, HalBufferView)."""
+        return _REF_TYPE_NAMES.get(ref_type) == self._type_name()
+
+    def deref(self, value_type: type, optional: bool = False) -> Any:
+        """The object as a `value_type` (VmVariantList or HalBufferView);
+        None when it is another type and `optional`, else ValueError
+        (iree.runtime 3.13 crashes)."""
+        if not self.isinstance(value_type):
+            if optional:
+                return None
+            raise ValueError(f"VmRef is a {self._type_name()}, not a {value_type.__name__}")
+        t = self._target
+        if not isinstance(t, _irvm.Ref):
+            return t
+        value = t._value()
+        if value_type is VmVariantList:
+            out = VmVariantList(len(value))
+            out._items = value
+            return out
+        return HalBufferView(value, t._element_type)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, VmRef):
+            return NotImplemented
+        a, b = self._target, other._target
+        if isinstance(a, _irvm.Ref):
+            return a._same(b)
+        return a is b
+
+    def __hash__(self) -> int:
+        return id(self._target) if not isinstance(self._target, _irvm.Ref) else 0
+
+    def __repr__(self) -> str:
+        return f"<VmRef {self._type_name()} at 0x{id(self._target):x}>"
+
+
+_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view"}
 
 
 class FunctionInvoker:
@@ -1023,7 +1276,7 @@ class FunctionInvoker:
         try:
             results = self._function(*[_to_vm(a) for a in args])
         except _irvm.VmError as e:
-            raise _as_value_error(e) from None
+            raise _as_value_error(e) from e.__cause__
         device = self._context.config.device
         if isinstance(results, tuple):
             return tuple(_from_vm(device, r) for r in results)

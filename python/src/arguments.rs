@@ -31,6 +31,9 @@ pub struct Slot<'a> {
     pub function: &'a str,
     /// Position of the argument.
     pub index: usize,
+    /// A result of a Python host function (`result 0 of m.f`), not an
+    /// argument.
+    pub result: bool,
     /// The declared argument, when the module has reflection.
     pub declared: Option<&'a Declared>,
     /// `Some(false)`: refuse to copy; otherwise copy when the rule says so.
@@ -44,6 +47,9 @@ pub struct Slot<'a> {
 
 impl Slot<'_> {
     fn what(&self) -> String {
+        if self.result {
+            return format!("result {} of {}", self.index, self.function);
+        }
         match self.declared {
             Some(d) => format!(
                 "argument {} (%{}: {}) of {}",

@@ -9,12 +9,14 @@
 //! - `arguments.rs`/`results.rs`: values in and out (zero-copy by rule).
 //! - `declaration.rs`: the functions' declared tensor types.
 //! - `errors.rs`: `irvm.VmError` and its subclasses.
+//! - `host_module.rs`: `irvm.HostModule`, host modules written in Python.
 //! - `parameters.rs`: parameter archives (files, bytes, and the `.irpa`
 //!   writing `irvm.compat.ParameterIndex` uses).
 
 mod arguments;
 mod declaration;
 mod errors;
+mod host_module;
 mod loaded;
 mod module_cache;
 mod parameters;
@@ -32,6 +34,8 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<loaded::Function>()?;
     m.add_class::<results::OpaqueRef>()?;
     m.add_class::<results::VmBytes>()?;
+    m.add_class::<host_module::PyHostModule>()?;
+    m.add_class::<host_module::Life>()?;
     m.add_function(wrap_pyfunction!(loaded::load, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_inspect, m)?)?;

@@ -160,6 +160,11 @@ impl Loaded {
             ctx.set_deadline(Instant::now().checked_add(t));
         }
         for (k, source) in sources.into_iter().enumerate() {
+            if let Source::Host(m) = &source {
+                // A host module written in Python (`irvm.HostModule`).
+                ctx.register_host_module(m).map_err(link_error)?;
+                continue;
+            }
             if let Source::Dynamic(spec) = &source {
                 // A host module from a shared library, as `irvm run
                 // --module=lib.so[@entry][?key=value]` loads it.
@@ -249,6 +254,7 @@ impl Loaded {
         f: impl FnOnce(&mut Context) -> Result<T, irvm::Trap> + Send,
     ) -> PyResult<T> {
         let _turn = self.turn(py)?;
+        crate::host_module::forget_raised();
         let outcome = self.interruptible(py, || {
             let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
             if self.fuel.is_some() {
@@ -258,8 +264,12 @@ impl Loaded {
                 ctx.set_deadline(Instant::now().checked_add(t));
             }
             f(&mut ctx)
-        })?;
-        outcome.map_err(|t| from_trap(py, &t))
+        });
+        // What a Python host function raised is the error's cause (or,
+        // for KeyboardInterrupt, the error itself).
+        outcome
+            .and_then(|o| o.map_err(|t| from_trap(py, &t)))
+            .map_err(|e| crate::host_module::with_cause(py, e))
     }
 
     /// This context's turn: at once when no other call runs, else waited
@@ -348,6 +358,8 @@ enum Source {
     Lent(LentBytes),
     /// A dynamic host module's spec: `lib.so[@entry][?key=value&...]`.
     Dynamic(String),
+    /// A host module written in Python (`irvm.HostModule`), fixed.
+    Host(crate::host_module::PyDefinedModule),
 }
 
 /// A path, or a dynamic host module's spec when it names a shared library.
@@ -360,6 +372,9 @@ fn path_source(path: String) -> Source {
 }
 
 fn source_of(obj: &Bound<'_, PyAny>) -> PyResult<Source> {
+    if let Ok(m) = obj.cast::<crate::host_module::PyHostModule>() {
+        return Ok(Source::Host(m.get().fix(obj.py())));
+    }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(path_source(s.to_str()?.to_string()));
     }
@@ -459,7 +474,8 @@ fn needs(module: &Module, name: &str) -> bool {
 ///     order (later modules import from earlier ones), and functions are
 ///     looked up in the last one. A path to a shared library
 ///     ("lib.so[@entry][?key=value]") is a dynamic host module, as
-///     `irvm run --module` loads it.
+///     `irvm run --module` loads it; an irvm.HostModule is a host module
+///     written in Python (its functions are then fixed).
 /// device: "local-task" (dispatches over a worker pool, the default) or
 ///     "local-sync" (on the calling thread), for modules that use the hal.
 /// parameters: parameter archives (.irpa, .safetensors, .gguf) for modules
@@ -598,6 +614,12 @@ fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)>
                 "'{spec}' is a host module (a shared library), not a bytecode module"
             )))
         }
+        Source::Host(m) => {
+            return Err(invalid(format!(
+                "'{}' is a host module written in Python, not a bytecode module",
+                irvm::HostModule::name(&m)
+            )))
+        }
     };
     if Module::looks_like_assembly(&bytes) {
         let text = String::from_utf8(bytes)
@@ -696,9 +718,12 @@ impl LoadedModule {
             .collect::<PyResult<Vec<_>>>()?;
         let inner = &self.inner;
         let _turn = inner.turn(py)?;
+        crate::host_module::forget_raised();
         // Ctrl-C during a load (a long `__init`) as during a call.
-        let added = inner.interruptible(py, || inner.add(sources))?;
-        added.map_err(|e| e.into_py(py))?;
+        inner
+            .interruptible(py, || inner.add(sources))
+            .and_then(|added| added.map_err(|e| e.into_py(py)))
+            .map_err(|e| crate::host_module::with_cause(py, e))?;
         // Names may now find functions of the new modules.
         self.functions
             .lock()
@@ -957,6 +982,7 @@ impl Function {
             let slot = Slot {
                 function: self.func.name(),
                 index: k,
+                result: false,
                 declared: declared_args.map(|a| &a[k]),
                 copy,
                 max_bytes: self.inner.max_input_bytes,

@@ -30,6 +30,39 @@ impl OpaqueRef {
     fn __repr__(&self) -> String {
         format!("<irvm.Ref {}>", self.value)
     }
+
+    /// The VM type of the referenced object: `vm.list`, `vm.buffer`,
+    /// `hal.buffer_view`, a host module's type name.
+    #[getter]
+    fn type_name(&self) -> String {
+        match &self.value {
+            Ref::Null => "null".into(),
+            Ref::Buffer(_) => "vm.buffer".into(),
+            Ref::List(_) => "vm.list".into(),
+            Ref::Host(h) => h.type_name().to_string(),
+        }
+    }
+
+    /// The object as `irvm.load` returns it (a list for a `vm.list`, a
+    /// numpy array over a buffer view's memory, this ref otherwise).
+    fn _value(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_python(py, &Value::Ref(self.value.clone()))
+    }
+
+    /// A buffer view's HAL element type, else None.
+    #[getter]
+    fn _element_type(&self) -> Option<u32> {
+        self.value
+            .downcast::<BufferView>()
+            .map(|v| v.element_type.0)
+    }
+
+    /// Whether `other` refers to the same object.
+    fn _same(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<OpaqueRef>()
+            .is_ok_and(|o| o.get().value.ptr_eq(&self.value))
+    }
 }
 
 /// Bytes of a VM buffer exported through the buffer protocol with a shape

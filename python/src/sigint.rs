@@ -71,7 +71,8 @@ extern "C" fn on_sigint(
         SEEN.store(true, SeqCst);
         // SAFETY: a non-null ACTIVE points at the handle of a running call,
         // which `CallGuard::drop` keeps alive until IN_HANDLER is back to 0
-        // after clearing ACTIVE. `interrupt` is one atomic or: safe in a
+        // after clearing ACTIVE (or putting back the enclosing call's
+        // handle, alive until that call's guard drops in turn). `interrupt` is one atomic or: safe in a
         // signal handler.
         unsafe { (*active).interrupt() };
     } else if WAITING.load(SeqCst) {
@@ -124,9 +125,14 @@ fn ensure_installed() -> bool {
 }
 
 /// Makes SIGINT interrupt the call `handle` stops while it lives; nothing
-/// when the calling thread is not Python's main thread.
+/// when the calling thread is not Python's main thread. Guards nest (a
+/// call made from a Python host function or trace callback during another
+/// call): dropping one puts back the handle of the call around it, which
+/// Ctrl-C then interrupts again.
 pub struct CallGuard {
     armed: bool,
+    /// The handle ACTIVE held before (the enclosing call's, or null).
+    previous: usize,
 }
 
 /// Whether Python's SIGINT handler is `signal.default_int_handler` (the
@@ -204,10 +210,16 @@ impl CallGuard {
         // SAFETY: pthread_self has no preconditions.
         let this = unsafe { libc::pthread_self() } as u64;
         if !raises || this != MAIN_THREAD.load(SeqCst) || !installed() {
-            return CallGuard { armed: false };
+            return CallGuard {
+                armed: false,
+                previous: 0,
+            };
         }
-        ACTIVE.store(handle as *const InterruptHandle as *mut _, SeqCst);
-        CallGuard { armed: true }
+        let previous = ACTIVE.swap(handle as *const InterruptHandle as *mut _, SeqCst);
+        CallGuard {
+            armed: true,
+            previous: previous as usize,
+        }
     }
 
     /// Disarms; returns whether a SIGINT arrived while armed.
@@ -221,7 +233,10 @@ impl CallGuard {
 impl Drop for CallGuard {
     fn drop(&mut self) {
         if self.armed {
-            ACTIVE.store(std::ptr::null_mut(), SeqCst);
+            // Guards are made and dropped on the main thread only, in
+            // nested order, so `previous` is the handle of a call still
+            // running there (its guard, dropped later, keeps it alive).
+            ACTIVE.store(self.previous as *mut InterruptHandle, SeqCst);
             while IN_HANDLER.load(SeqCst) != 0 {
                 std::hint::spin_loop();
             }
