@@ -848,7 +848,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             );
         }
     }
-    process_outputs(args, &last)
+    process_outputs(args, &last, ctx.resources().deadline())
 }
 
 /// `--print_statistics`: load and benchmark times, and the host calls and
@@ -1122,13 +1122,17 @@ fn report(
 }
 
 /// With `--enable_output_processing`, prints, writes or checks the last
-/// call's results as `irvm run` does; the exit code says whether they
-/// matched.
-fn process_outputs(args: &BenchArgs, last: &[Value]) -> Result<ExitCode, String> {
+/// call's results as `irvm run` does (expected outputs read by
+/// `deadline`); the exit code says whether they matched.
+fn process_outputs(
+    args: &BenchArgs,
+    last: &[Value],
+    deadline: Option<Instant>,
+) -> Result<ExitCode, String> {
     if args.enable_output_processing {
         let outcome = args
             .results
-            .emit(last, crate::result_format::format_value)?;
+            .emit(last, deadline, crate::result_format::format_value)?;
         if let crate::tensor_io::Outcome::Mismatch = outcome {
             return Ok(ExitCode::FAILURE);
         }

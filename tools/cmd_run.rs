@@ -162,7 +162,8 @@ pub struct LimitArgs {
     #[arg(long)]
     fuel: Option<u64>,
     /// Stop when the command has run this many seconds: loading, `__init`,
-    /// reading the inputs and the call (DEADLINE_EXCEEDED; given on the
+    /// reading the inputs, the call and reading the expected outputs
+    /// (DEADLINE_EXCEEDED; given on the
     /// command line, it bounds reading flagfiles too). A decimal number of
     /// seconds, 0 or more; one past what the clock can represent (`inf`
     /// included) sets no deadline.
@@ -720,7 +721,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     crate::parameters::check_intact()?;
     let outcome = args
         .results
-        .emit(&results, crate::result_format::format_value)?;
+        .emit(&results, deadline, crate::result_format::format_value)?;
     crate::parameters::check_intact()?;
     match outcome {
         crate::tensor_io::Outcome::Done if !unwritten => Ok(()),

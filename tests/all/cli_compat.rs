@@ -1352,3 +1352,74 @@ fn differences_from_iree_run_module() {
         out.stdout
     );
 }
+
+/// `--expected_output` values are all parsed (their files read) after the
+/// call and before any is compared, as iree-run-module does: one that
+/// cannot be read or parsed fails the run with nothing printed after
+/// `EXEC`, even when an earlier result differs; more expected values than
+/// results fail the same way, fewer are a `[FAILED]` count line.
+#[test]
+fn expected_outputs_are_parsed_before_any_is_compared() {
+    let module = format!("--module={}", repo_file("tests/models/argmax_min.vmfb"));
+    let input = "--input=3x5xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15";
+    let rows: &[(&str, &[&str])] = &[
+        (
+            "missing_npy",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=@/nonexistent/expected.npy",
+                "--expected_output=f32=120",
+            ],
+        ),
+        (
+            "missing_raw",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=@/nonexistent/expected.bin",
+                "--expected_output=f32=120",
+            ],
+        ),
+        (
+            "malformed",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=1,6,11",
+                "--expected_output=3",
+            ],
+        ),
+        (
+            "one_too_many",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=1,6,11",
+                "--expected_output=f32=120",
+                "--expected_output=f32=1",
+            ],
+        ),
+        (
+            "one_too_few",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=1,6,11",
+            ],
+        ),
+        (
+            "all_match",
+            &[
+                "--expected_output=3xf32=5,10,15",
+                "--expected_output=3xf32=1,6,11",
+                "--expected_output=f32=120",
+            ],
+        ),
+    ];
+    let cases: Vec<Probe> = rows
+        .iter()
+        .map(|(key, expected)| {
+            let mut args = vec![module.as_str(), "--function=stats", input];
+            args.extend(expected.iter());
+            probe(format!("expected_outputs/{key}"), &args)
+        })
+        .collect();
+    let as_given = |a: &[String]| a.to_vec();
+    check_cases(&cases, &[&as_given]);
+}
