@@ -674,10 +674,11 @@ fn scalar_kind(v: &Value) -> Option<char> {
 /// `i`, as iree-run-module's `iree_tooling_create_buffer_view_from_variant`
 /// makes them: a buffer view as it is; a `!hal.buffer` as a 1-D `i8` array
 /// of its bytes; a null ref as an empty `i8` array; a number as a 0-d array
-/// of its type. A `!vm.buffer` is refused: the reference wraps its memory
-/// in a HAL buffer, which IREE 3.13 requires to be 64-byte aligned, and
-/// the VM's buffers are not (`OUT_OF_RANGE; imported heap buffer data must
-/// be aligned to 64`); lists and other objects have no bytes to write.
+/// of its type. A `!vm.buffer` is written as a `!hal.buffer` is, a 1-D
+/// `i8` array of its bytes: the reference means to do the same (it wraps
+/// the buffer's memory in a HAL buffer) but fails on its own alignment
+/// rule (`OUT_OF_RANGE; imported heap buffer data must be aligned to 64`;
+/// docs/COMPATIBILITY.md). Lists and other objects have no bytes to write.
 fn file_contents(
     i: usize,
     path: &str,
@@ -699,15 +700,9 @@ fn file_contents(
         Value::F32(x) => (vec![], hal::ElementType::F32, x.to_le_bytes().to_vec()),
         Value::F64(x) => (vec![], hal::ElementType::F64, x.to_le_bytes().to_vec()),
         Value::None | Value::Ref(irvm::Ref::Null) => bytes_of(Vec::new()),
+        Value::Ref(irvm::Ref::Buffer(buffer)) => bytes_of(buffer.to_vec()),
         Value::Ref(r) => match r.downcast::<hal::HalBuffer>() {
             Some(buffer) => bytes_of(buffer.to_vec().map_err(read)?),
-            None if matches!(r, irvm::Ref::Buffer(_)) => {
-                return Err(format!(
-                    "OUT_OF_RANGE; output {i} is a !vm.buffer, which iree-run-module cannot \
-                     write to `{path}` either (its HAL wrap of the VM's memory requires \
-                     64-byte alignment)"
-                ))
-            }
             None => {
                 return Err(format!(
                     "INVALID_ARGUMENT; output {i} is not a !hal.buffer_view, !hal.buffer or \
