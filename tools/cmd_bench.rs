@@ -1040,7 +1040,7 @@ fn prepare_calls(
                 inputs.len()
             ));
         }
-        let values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)
+        let values = parse_inputs_within(ctx.resources().deadline(), None, inputs, &kinds)
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
         let args = CallArgs {
             inputs: values,

@@ -64,13 +64,15 @@ pub fn main(args: DbgArgs) -> ExitCode {
     }
 }
 
-/// Loads the modules, finds the function and parses its inputs: a
-/// debugger ready to run (shared with `irvm dap`).
+/// Loads the modules, finds the function and parses its inputs (given up
+/// on at the deadline, or when `give_up` is): a debugger ready to run
+/// (shared with `irvm dap`).
 pub fn prepare(
     modules: &[String],
     function: &str,
     inputs: &[String],
     limits: &LimitArgs,
+    give_up: Option<&crate::deadline::GiveUp>,
 ) -> Result<Debugger, String> {
     let ctx = load_context(modules, limits)?;
     let main_module = ctx
@@ -97,7 +99,7 @@ pub fn prepare(
             inputs.len()
         ));
     }
-    let mut values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)?;
+    let mut values = parse_inputs_within(ctx.resources().deadline(), give_up, inputs, &kinds)?;
     if fenced {
         values.push(Value::Ref(irvm::Ref::Null));
         values.push(Value::Ref(irvm_hal::Fence::new(false).into_ref()));
@@ -360,7 +362,13 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
                 .into(),
         );
     }
-    let mut dbg = prepare(&args.modules, &args.function, &args.inputs, &args.limits)?;
+    let mut dbg = prepare(
+        &args.modules,
+        &args.function,
+        &args.inputs,
+        &args.limits,
+        None,
+    )?;
     let interactive = args.batch.is_none() && std::io::stdin().is_terminal();
     if interactive || args.interruptible {
         dbg.set_interruptible(true);
