@@ -292,12 +292,15 @@ enum Input {
 }
 
 impl Input {
-    /// The next command line, `None` at the end.
-    fn next(&mut self) -> Option<String> {
+    /// The next command line, `None` at the end. `pause` is told when it
+    /// is read ([`PauseHandle::command_read`]): a Ctrl-C from then on
+    /// pauses the run the command starts, one before it is stale.
+    fn next(&mut self, pause: &PauseHandle) -> Option<String> {
         match self {
             Input::Editor(ed) => loop {
                 match ed.readline("(irvm) ") {
                     Ok(line) => {
+                        pause.command_read();
                         let _ = ed.add_history_entry(line.as_str());
                         return Some(line);
                     }
@@ -311,6 +314,7 @@ impl Input {
                 match r.read_line(&mut line) {
                     Ok(0) | Err(_) => None,
                     Ok(_) => {
+                        pause.command_read();
                         let line = line.trim_end_matches(['\n', '\r']).to_string();
                         outln!("(irvm) {line}");
                         Some(line)
@@ -402,7 +406,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     };
     let mut all_ok = true;
     let mut last = String::new();
-    while let Some(line) = input.next() {
+    let pause = s.dbg.pause_handle();
+    while let Some(line) = input.next(&pause) {
         let mut line = line.trim().to_string();
         if line.is_empty() && interactive {
             line = last.clone();
