@@ -7,7 +7,8 @@
 //! literal, happens before any VM code runs and would wait past it. Such
 //! work runs on a thread of its own here, and the command gives up on it at
 //! the deadline with DEADLINE_EXCEEDED (the thread is left blocked: the
-//! command is about to exit).
+//! command is about to exit), or when another thread gives up on it
+//! ([`GiveUp`]: the debug adapter, when its client ends the session).
 
 use std::sync::mpsc::{RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -106,7 +107,14 @@ pub fn within_unless<T: Send + 'static>(
             Some(deadline) => rx.recv_timeout(deadline.saturating_duration_since(Instant::now())),
             None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
         }
-        .map_err(|_| format!("DEADLINE_EXCEEDED; {doing}: not done within --timeout")),
+        .map_err(|e| match e {
+            RecvTimeoutError::Timeout => {
+                format!("DEADLINE_EXCEEDED; {doing}: not done within --timeout")
+            }
+            RecvTimeoutError::Disconnected => {
+                format!("INTERNAL; {doing}: its thread ended without a result")
+            }
+        }),
     };
     if let Some(g) = give_up {
         g.set_wake(None);
