@@ -162,8 +162,8 @@ pub struct LimitArgs {
     #[arg(long)]
     fuel: Option<u64>,
     /// Stop when the command has run this many seconds: loading, `__init`,
-    /// reading the inputs, the call and reading the expected outputs
-    /// (DEADLINE_EXCEEDED; given on the
+    /// reading the inputs, the call, and reading the expected outputs or
+    /// writing the output files (DEADLINE_EXCEEDED; given on the
     /// command line, it bounds reading flagfiles too). A decimal number of
     /// seconds, 0 or more; one past what the clock can represent (`inf`
     /// included) sets no deadline.

@@ -1,6 +1,6 @@
 //! `--timeout` for the work the VM does not see: reading a module from
-//! stdin, flagfiles, input files and parsing input tensors, and reading and
-//! parsing the expected outputs after the call.
+//! stdin, flagfiles, input files and parsing input tensors, and after the
+//! call reading and parsing the expected outputs or writing output files.
 //!
 //! The VM stops itself at the deadline (`Context::set_deadline`); a read
 //! from a pipe or FIFO that never ends, or the parse of a huge tensor

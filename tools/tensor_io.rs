@@ -406,7 +406,7 @@ impl ResultArgs {
             ));
         }
         for (i, (target, v)) in self.outputs.iter().zip(results).enumerate() {
-            self.output(i, target, v, &plain)?;
+            self.output(i, target, v, deadline, &plain)?;
         }
         Ok(Outcome::Done)
     }
@@ -416,11 +416,15 @@ impl ResultArgs {
             .map_err(|t| format!("{}; formatting result {i}: {}", t.code, t.message))
     }
 
+    /// Prints result `i` (`-`) or writes it to a file (`@FILE`, `+FILE`);
+    /// opening and writing the file are given up on at `deadline` (it may
+    /// be a FIFO nobody reads).
     fn output(
         &self,
         i: usize,
         target: &str,
         v: &Value,
+        deadline: Option<std::time::Instant>,
         plain: &dyn Fn(&Value, usize) -> Result<String, String>,
     ) -> Result<(), String> {
         if target.is_empty() {
@@ -447,21 +451,35 @@ impl ResultArgs {
         // result is looked at, as iree-run-module opens it: a result it
         // cannot write leaves the file there, empty for `@`.
         use std::io::Write;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .append(append)
-            .truncate(!append)
-            .open(path)
-            .map_err(|e| format!("UNAVAILABLE; opening `{path}` for result {i}: {e}"))?;
+        let owned = path.to_string();
+        let mut file = crate::deadline::within(
+            deadline,
+            &format!("opening `{path}` for result {i}"),
+            move || {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(&owned)
+                    .map_err(|e| format!("UNAVAILABLE; opening `{owned}` for result {i}: {e}"))
+            },
+        )?;
         let (dims, ty, data) = file_contents(i, path, view, v)?;
         let bytes = if path.ends_with(".npy") {
             crate::npy::write(&dims, ty, &data).map_err(|e| format!("{e}; writing `{path}`"))?
         } else {
             data
         };
-        file.write_all(&bytes)
-            .map_err(|e| format!("UNAVAILABLE; writing result {i} to `{path}`: {e}"))
+        let owned = path.to_string();
+        crate::deadline::within(
+            deadline,
+            &format!("writing result {i} to `{path}`"),
+            move || {
+                file.write_all(&bytes)
+                    .map_err(|e| format!("UNAVAILABLE; writing result {i} to `{owned}`: {e}"))
+            },
+        )
     }
 
     /// Compares `results` with the `--expected_output`s as iree-run-module
