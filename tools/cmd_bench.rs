@@ -19,7 +19,9 @@ pub struct BenchArgs {
     #[arg(long = "module")]
     modules: Vec<String>,
     /// An exported function of the last module to time; repeat for several.
-    /// Without it, every export of the last module that takes no arguments.
+    /// Without it, every export of the last module that takes no inputs
+    /// (an async-external one takes only its wait and signal fences), as
+    /// iree-benchmark-module picks them.
     #[arg(long = "function")]
     functions: Vec<String>,
     /// An argument value; repeat once per argument (same for every function).
@@ -848,7 +850,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
             );
         }
     }
-    process_outputs(args, &last)
+    process_outputs(args, &last, ctx.resources().deadline())
 }
 
 /// `--print_statistics`: load and benchmark times, and the host calls and
@@ -944,7 +946,8 @@ fn bm_name(name: &str) -> String {
 }
 
 /// The functions to time: the `--function`s, or every export of
-/// `main_module` that takes no arguments, then those `filter` keeps.
+/// `main_module` that takes no inputs ([`takes_no_inputs`]), then those
+/// `filter` keeps.
 fn benchmark_names(
     ctx: &Context,
     main_module: &str,
@@ -961,11 +964,7 @@ fn benchmark_names(
     let names: Vec<String> = if functions.is_empty() {
         ctx.exports(Some(main_module))
             .into_iter()
-            .filter(|name| name != "__init")
-            .filter(|name| {
-                ctx.function(&format!("{main_module}.{name}"))
-                    .is_ok_and(|f| f.params().is_empty())
-            })
+            .filter(|name| takes_no_inputs(ctx, main_module, name))
             .collect()
     } else {
         functions
@@ -975,7 +974,7 @@ fn benchmark_names(
     };
     if names.is_empty() {
         return Err(format!(
-            "NOT_FOUND; module `{main_module}` exports no function without arguments; name one with --function"
+            "NOT_FOUND; module `{main_module}` exports no function without inputs; name one with --function"
         ));
     }
     let names: Vec<String> = names
@@ -992,6 +991,27 @@ fn benchmark_names(
         ));
     }
     Ok(names)
+}
+
+/// Whether export `name` of `main_module` is timed when no `--function` is
+/// given, as iree-benchmark-module decides: not an internal or special
+/// function (`__init`, any `__` prefix, a `$` in the name), and taking no
+/// arguments, or, for an async-external function (`iree.abi.model` is
+/// `coarse-fences`), only its wait and signal fences, which each call
+/// passes itself.
+fn takes_no_inputs(ctx: &Context, main_module: &str, name: &str) -> bool {
+    if name.starts_with("__") || name.contains('$') {
+        return false;
+    }
+    let Ok(func) = ctx.function(&format!("{main_module}.{name}")) else {
+        return false;
+    };
+    let fences = if crate::cmd_run::uses_coarse_fences(ctx, main_module, name) {
+        2
+    } else {
+        0
+    };
+    func.params().len() == fences
 }
 
 /// Looks up each function and parses the `--input`s for it.
@@ -1020,7 +1040,7 @@ fn prepare_calls(
                 inputs.len()
             ));
         }
-        let values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)
+        let values = parse_inputs_within(ctx.resources().deadline(), None, inputs, &kinds)
             .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
         let args = CallArgs {
             inputs: values,
@@ -1122,13 +1142,17 @@ fn report(
 }
 
 /// With `--enable_output_processing`, prints, writes or checks the last
-/// call's results as `irvm run` does; the exit code says whether they
-/// matched.
-fn process_outputs(args: &BenchArgs, last: &[Value]) -> Result<ExitCode, String> {
+/// call's results as `irvm run` does (expected outputs read by
+/// `deadline`); the exit code says whether they matched.
+fn process_outputs(
+    args: &BenchArgs,
+    last: &[Value],
+    deadline: Option<Instant>,
+) -> Result<ExitCode, String> {
     if args.enable_output_processing {
         let outcome = args
             .results
-            .emit(last, crate::result_format::format_value)?;
+            .emit(last, deadline, crate::result_format::format_value)?;
         if let crate::tensor_io::Outcome::Mismatch = outcome {
             return Ok(ExitCode::FAILURE);
         }

@@ -111,6 +111,10 @@ struct Control {
     /// reader thread answers nothing itself, so that every answer follows
     /// those of the requests sent before it.
     queued: AtomicUsize,
+    /// Given up by the reader thread when the session is ending (a
+    /// `disconnect` or `terminate` came, or the input ended): a `launch`
+    /// reading its inputs stops waiting for them.
+    give_up: crate::deadline::GiveUp,
 }
 
 impl Control {
@@ -274,6 +278,11 @@ fn read_messages(
         }
         control.interrupt();
         if ends_program {
+            control.give_up.give_up(if end {
+                "the client's input ended"
+            } else {
+                "the client ended the session"
+            });
             control.cancel();
         }
         if end {
@@ -853,7 +862,11 @@ impl Server {
                 .unwrap_or("file")
                 .to_string(),
         });
-        let mut dbg = crate::cmd_dbg::prepare(&modules, &function, &inputs, &limits)?;
+        // Inputs are read on a thread of their own: an input file may be a
+        // FIFO nobody writes, and a client's `disconnect` or `terminate`
+        // (or its going) gives up on the read, so that it is answered.
+        let give_up = Some(&self.control.give_up);
+        let mut dbg = crate::cmd_dbg::prepare(&modules, &function, &inputs, &limits, give_up)?;
         // Requests must reach the program anywhere.
         dbg.set_interruptible(true);
         // Logpoints' messages go out as the program reaches them.

@@ -64,13 +64,15 @@ pub fn main(args: DbgArgs) -> ExitCode {
     }
 }
 
-/// Loads the modules, finds the function and parses its inputs: a
-/// debugger ready to run (shared with `irvm dap`).
+/// Loads the modules, finds the function and parses its inputs (given up
+/// on at the deadline, or when `give_up` is): a debugger ready to run
+/// (shared with `irvm dap`).
 pub fn prepare(
     modules: &[String],
     function: &str,
     inputs: &[String],
     limits: &LimitArgs,
+    give_up: Option<&crate::deadline::GiveUp>,
 ) -> Result<Debugger, String> {
     let ctx = load_context(modules, limits)?;
     let main_module = ctx
@@ -97,7 +99,7 @@ pub fn prepare(
             inputs.len()
         ));
     }
-    let mut values = parse_inputs_within(ctx.resources().deadline(), inputs, &kinds)?;
+    let mut values = parse_inputs_within(ctx.resources().deadline(), give_up, inputs, &kinds)?;
     if fenced {
         values.push(Value::Ref(irvm::Ref::Null));
         values.push(Value::Ref(irvm_hal::Fence::new(false).into_ref()));
@@ -290,12 +292,15 @@ enum Input {
 }
 
 impl Input {
-    /// The next command line, `None` at the end.
-    fn next(&mut self) -> Option<String> {
+    /// The next command line, `None` at the end. `pause` is told when it
+    /// is read ([`PauseHandle::command_read`]): a Ctrl-C from then on
+    /// pauses the run the command starts, one before it is stale.
+    fn next(&mut self, pause: &PauseHandle) -> Option<String> {
         match self {
             Input::Editor(ed) => loop {
                 match ed.readline("(irvm) ") {
                     Ok(line) => {
+                        pause.command_read();
                         let _ = ed.add_history_entry(line.as_str());
                         return Some(line);
                     }
@@ -309,6 +314,7 @@ impl Input {
                 match r.read_line(&mut line) {
                     Ok(0) | Err(_) => None,
                     Ok(_) => {
+                        pause.command_read();
                         let line = line.trim_end_matches(['\n', '\r']).to_string();
                         outln!("(irvm) {line}");
                         Some(line)
@@ -360,7 +366,13 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
                 .into(),
         );
     }
-    let mut dbg = prepare(&args.modules, &args.function, &args.inputs, &args.limits)?;
+    let mut dbg = prepare(
+        &args.modules,
+        &args.function,
+        &args.inputs,
+        &args.limits,
+        None,
+    )?;
     let interactive = args.batch.is_none() && std::io::stdin().is_terminal();
     if interactive || args.interruptible {
         dbg.set_interruptible(true);
@@ -394,7 +406,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     };
     let mut all_ok = true;
     let mut last = String::new();
-    while let Some(line) = input.next() {
+    let pause = s.dbg.pause_handle();
+    while let Some(line) = input.next(&pause) {
         let mut line = line.trim().to_string();
         if line.is_empty() && interactive {
             line = last.clone();

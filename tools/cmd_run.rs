@@ -162,7 +162,8 @@ pub struct LimitArgs {
     #[arg(long)]
     fuel: Option<u64>,
     /// Stop when the command has run this many seconds: loading, `__init`,
-    /// reading the inputs and the call (DEADLINE_EXCEEDED; given on the
+    /// reading the inputs, the call, and reading the expected outputs or
+    /// writing the output files (DEADLINE_EXCEEDED; given on the
     /// command line, it bounds reading flagfiles too). A decimal number of
     /// seconds, 0 or more; one past what the clock can represent (`inf`
     /// included) sets no deadline.
@@ -440,10 +441,11 @@ pub fn input_kinds(func: &irvm::Func) -> Vec<char> {
 
 /// Parses each of `inputs` as a value of the calling-convention kind
 /// beside it in `kinds` (the caller has checked the counts), given up on
-/// at `deadline` (an input file may be a FIFO nobody writes); an error
-/// names the input.
+/// at `deadline` (an input file may be a FIFO nobody writes) or when
+/// `give_up` is; an error names the input.
 pub fn parse_inputs_within(
     deadline: Option<std::time::Instant>,
+    give_up: Option<&crate::deadline::GiveUp>,
     inputs: &[String],
     kinds: &[char],
 ) -> Result<Vec<Value>, String> {
@@ -451,21 +453,23 @@ pub fn parse_inputs_within(
     inputs
         .iter()
         .zip(kinds)
-        .map(|(t, &k)| parse_input_within(deadline, t, k, String::new()))
+        .map(|(t, &k)| parse_input_within(deadline, give_up, t, k, String::new()))
         .collect()
 }
 
 /// [`parse_input`] given up on at `deadline` (DEADLINE_EXCEEDED naming the
-/// input); a parse error names the input, then `context`.
+/// input) or when `give_up` is (CANCELLED); a parse error names the input,
+/// then `context`.
 fn parse_input_within(
     deadline: Option<std::time::Instant>,
+    give_up: Option<&crate::deadline::GiveUp>,
     text: &str,
     kind: char,
     context: String,
 ) -> Result<Value, String> {
     let doing = format!("parsing function inputs, input `{}`", text.trim());
     let text = text.to_string();
-    crate::deadline::within(deadline, &doing, move || {
+    crate::deadline::within_unless(deadline, give_up, &doing, move || {
         parse_input(&text, kind)
             .map_err(|e| format!("{e}; parsing input `{}`{context}", text.trim()))
     })
@@ -613,7 +617,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             )));
         };
         let context = format!("; parsing function inputs; {sig}");
-        values.push(parse_input_within(deadline, text, kind, context)?);
+        values.push(parse_input_within(deadline, None, text, kind, context)?);
     }
     // A function of the async-external model (`iree.abi.model` is
     // `coarse-fences`) takes a wait fence and a signal fence after its
@@ -720,7 +724,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     crate::parameters::check_intact()?;
     let outcome = args
         .results
-        .emit(&results, crate::result_format::format_value)?;
+        .emit(&results, deadline, crate::result_format::format_value)?;
     crate::parameters::check_intact()?;
     match outcome {
         crate::tensor_io::Outcome::Done if !unwritten => Ok(()),

@@ -1,13 +1,17 @@
 //! `--timeout` for the work the VM does not see: reading a module from
-//! stdin, flagfiles, input files and parsing input tensors.
+//! stdin, flagfiles, input files and parsing input tensors, and after the
+//! call reading and parsing the expected outputs or writing output files.
 //!
 //! The VM stops itself at the deadline (`Context::set_deadline`); a read
 //! from a pipe or FIFO that never ends, or the parse of a huge tensor
 //! literal, happens before any VM code runs and would wait past it. Such
 //! work runs on a thread of its own here, and the command gives up on it at
 //! the deadline with DEADLINE_EXCEEDED (the thread is left blocked: the
-//! command is about to exit).
+//! command is about to exit), or when another thread gives up on it
+//! ([`GiveUp`]: the debug adapter, when its client ends the session).
 
+use std::sync::mpsc::{RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Runs `work`, giving up on it at `deadline`: the error then says
@@ -18,26 +22,107 @@ pub fn within<T: Send + 'static>(
     doing: &str,
     work: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, String> {
-    let Some(deadline) = deadline else {
+    within_unless(deadline, None, doing, work)
+}
+
+/// Lets another thread give up on work [`within_unless`] waits for (the
+/// debug adapter's reader thread, when the client ends the session while an
+/// input is read). Once given up, every later wait on it ends at once.
+#[derive(Clone, Default)]
+pub struct GiveUp(Arc<Mutex<GiveUpState>>);
+
+#[derive(Default)]
+struct GiveUpState {
+    /// Why, once given up.
+    reason: Option<String>,
+    /// Wakes the wait in progress, if any.
+    wake: Option<Box<dyn Fn() + Send>>,
+}
+
+impl GiveUp {
+    /// Gives up (the first reason stays), waking a wait in progress.
+    pub fn give_up(&self, reason: &str) {
+        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        state.reason.get_or_insert_with(|| reason.to_string());
+        if let Some(wake) = &state.wake {
+            wake();
+        }
+    }
+
+    fn reason(&self) -> Option<String> {
+        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        state.reason.clone()
+    }
+
+    fn set_wake(&self, wake: Option<Box<dyn Fn() + Send>>) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).wake = wake;
+    }
+}
+
+/// What the waiting thread hears.
+enum Heard<T> {
+    /// The work ended (or panicked).
+    Done(std::thread::Result<Result<T, String>>),
+    /// [`GiveUp::give_up`] was called.
+    GivenUp,
+}
+
+/// [`within`], also given up on when `give_up` is (the error then says
+/// `CANCELLED; {doing}: given up: {reason}`). With neither a deadline nor
+/// a `give_up` it runs on the calling thread.
+pub fn within_unless<T: Send + 'static>(
+    deadline: Option<Instant>,
+    give_up: Option<&GiveUp>,
+    doing: &str,
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    if deadline.is_none() && give_up.is_none() {
         return work();
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
+    }
+    let given_up = |reason: String| Err(format!("CANCELLED; {doing}: given up: {reason}"));
+    let (tx, rx) = std::sync::mpsc::channel::<Heard<T>>();
+    if let Some(g) = give_up {
+        // Installed before the reason is looked at: a give_up from now on
+        // wakes the wait below.
+        let wake: Sender<Heard<T>> = tx.clone();
+        g.set_wake(Some(Box::new(move || {
+            let _ = wake.send(Heard::GivenUp);
+        })));
+        if let Some(reason) = g.reason() {
+            g.set_wake(None);
+            return given_up(reason);
+        }
+    }
+    let spawned = std::thread::Builder::new()
         .name("irvm-bounded-read".into())
         .spawn(move || {
             // A panic is handed over, to unwind the caller as it would have
             // with the work on its own thread (not read as a timeout).
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-            let _ = tx.send(done);
-        })
-        .map_err(|e| format!("{doing}: cannot start a thread for it: {e}"))?;
-    let left = deadline.saturating_duration_since(Instant::now());
-    match rx.recv_timeout(left) {
-        Ok(Ok(done)) => done,
-        Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => Err(format!(
-            "DEADLINE_EXCEEDED; {doing}: not done within --timeout"
-        )),
+            let _ = tx.send(Heard::Done(done));
+        });
+    let heard = match spawned {
+        Err(e) => Err(format!("{doing}: cannot start a thread for it: {e}")),
+        Ok(_) => match deadline {
+            Some(deadline) => rx.recv_timeout(deadline.saturating_duration_since(Instant::now())),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        }
+        .map_err(|e| match e {
+            RecvTimeoutError::Timeout => {
+                format!("DEADLINE_EXCEEDED; {doing}: not done within --timeout")
+            }
+            RecvTimeoutError::Disconnected => {
+                format!("INTERNAL; {doing}: its thread ended without a result")
+            }
+        }),
+    };
+    if let Some(g) = give_up {
+        g.set_wake(None);
+    }
+    match heard? {
+        Heard::Done(Ok(done)) => done,
+        Heard::Done(Err(panic)) => std::panic::resume_unwind(panic),
+        Heard::GivenUp => given_up(give_up.and_then(GiveUp::reason).unwrap_or_default()),
     }
 }
 
@@ -141,6 +226,36 @@ mod tests {
             from_command_line(&args(&["irvm", "run", "--timeout=soon"])),
             None
         );
+    }
+
+    #[test]
+    fn work_given_up_on_by_another_thread_ends_the_wait_without_a_deadline() {
+        let (hold, held) = std::sync::mpsc::channel::<()>();
+        let give_up = GiveUp::default();
+        let other = give_up.clone();
+        let giver = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            other.give_up("the client ended the session");
+        });
+        let start = Instant::now();
+        let got = within_unless(None, Some(&give_up), "reading input `@fifo`", move || {
+            let _ = held.recv();
+            Ok(())
+        });
+        assert_eq!(
+            got,
+            Err("CANCELLED; reading input `@fifo`: given up: the client ended the session".into())
+        );
+        assert!(start.elapsed() < Duration::from_secs(20));
+        giver.join().unwrap();
+        // Given up once, given up for every later wait; work done before
+        // that is not affected.
+        assert!(within_unless(None, Some(&give_up), "parsing", || Ok(1)).is_err());
+        assert_eq!(
+            within_unless(None, Some(&GiveUp::default()), "adding", || Ok(2 + 2)),
+            Ok(4)
+        );
+        drop(hold);
     }
 
     #[test]

@@ -361,17 +361,29 @@ pub enum Outcome {
     Mismatch,
 }
 
+/// One parsed `--expected_output`.
+enum Expected {
+    /// `(ignored)`, or `(null)` for a ref result: not compared.
+    Skipped,
+    /// The value result `i` must match.
+    Value(Value),
+}
+
 impl ResultArgs {
     /// Prints, writes or checks `results` as the flags say; `plain`
     /// formats a result that is not a buffer view (`i32=5`, printed as
     /// `result[i]: i32=5`).
+    /// `--expected_output` values are read by `deadline` (a file named
+    /// there may be a FIFO nobody writes), or DEADLINE_EXCEEDED names the
+    /// one being read.
     pub fn emit(
         &self,
         results: &[Value],
+        deadline: Option<std::time::Instant>,
         plain: impl Fn(&Value, usize) -> Result<String, String>,
     ) -> Result<Outcome, String> {
         if !self.expected.is_empty() {
-            return self.compare(results);
+            return self.compare(results, deadline);
         }
         if self.outputs.is_empty() {
             for (i, v) in results.iter().enumerate() {
@@ -394,7 +406,7 @@ impl ResultArgs {
             ));
         }
         for (i, (target, v)) in self.outputs.iter().zip(results).enumerate() {
-            self.output(i, target, v, &plain)?;
+            self.output(i, target, v, deadline, &plain)?;
         }
         Ok(Outcome::Done)
     }
@@ -404,11 +416,15 @@ impl ResultArgs {
             .map_err(|t| format!("{}; formatting result {i}: {}", t.code, t.message))
     }
 
+    /// Prints result `i` (`-`) or writes it to a file (`@FILE`, `+FILE`);
+    /// opening and writing the file are given up on at `deadline` (it may
+    /// be a FIFO nobody reads).
     fn output(
         &self,
         i: usize,
         target: &str,
         v: &Value,
+        deadline: Option<std::time::Instant>,
         plain: &dyn Fn(&Value, usize) -> Result<String, String>,
     ) -> Result<(), String> {
         if target.is_empty() {
@@ -435,32 +451,47 @@ impl ResultArgs {
         // result is looked at, as iree-run-module opens it: a result it
         // cannot write leaves the file there, empty for `@`.
         use std::io::Write;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .append(append)
-            .truncate(!append)
-            .open(path)
-            .map_err(|e| format!("UNAVAILABLE; opening `{path}` for result {i}: {e}"))?;
+        let owned = path.to_string();
+        let mut file = crate::deadline::within(
+            deadline,
+            &format!("opening `{path}` for result {i}"),
+            move || {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(&owned)
+                    .map_err(|e| format!("UNAVAILABLE; opening `{owned}` for result {i}: {e}"))
+            },
+        )?;
         let (dims, ty, data) = file_contents(i, path, view, v)?;
         let bytes = if path.ends_with(".npy") {
             crate::npy::write(&dims, ty, &data).map_err(|e| format!("{e}; writing `{path}`"))?
         } else {
             data
         };
-        file.write_all(&bytes)
-            .map_err(|e| format!("UNAVAILABLE; writing result {i} to `{path}`: {e}"))
+        let owned = path.to_string();
+        crate::deadline::within(
+            deadline,
+            &format!("writing result {i} to `{path}`"),
+            move || {
+                file.write_all(&bytes)
+                    .map_err(|e| format!("UNAVAILABLE; writing result {i} to `{owned}`: {e}"))
+            },
+        )
     }
 
-    fn compare(&self, results: &[Value]) -> Result<Outcome, String> {
-        if self.expected.len() != results.len() {
-            outln!(
-                "[FAILED] expected {} list elements but {} provided",
-                self.expected.len(),
-                results.len()
-            );
-            return Ok(Outcome::Mismatch);
-        }
+    /// Compares `results` with the `--expected_output`s as iree-run-module
+    /// does: every expected value is parsed first (its files read, each by
+    /// `deadline`), so a value that cannot be read fails the run before
+    /// any comparison is printed; then a count that differs, or each
+    /// result that differs, is a `[FAILED]` line.
+    fn compare(
+        &self,
+        results: &[Value],
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Outcome, String> {
         let exact = match self.equality_mode.as_str() {
             "exact" => true,
             "approximate" => false,
@@ -470,51 +501,42 @@ impl ResultArgs {
                 ))
             }
         };
-        // As iree-run-module, the expected values read their NumPy files
-        // afresh: `+f.npy` continues a file opened by an earlier expected
-        // value, not one the inputs read.
-        npy_streams()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        let wanted = self.parse_expected(results, deadline)?;
+        if wanted.len() != results.len() {
+            outln!(
+                "[FAILED] expected {} list elements but {} provided",
+                wanted.len(),
+                results.len()
+            );
+            return Ok(Outcome::Mismatch);
+        }
         let mut all = true;
-        for (i, (text, v)) in self.expected.iter().zip(results).enumerate() {
-            // `(ignored)` skips a result; for a ref result `(null)` does too
-            // (the reference parses both into the null ref it skips on).
-            // For a scalar the reference reads `(ignored)` as 0 and then
-            // fails every scalar; irvm skips it, as the flag's help says.
-            let text = text.trim();
-            if text == "(ignored)" || (text == "(null)" && scalar_kind(v).is_none()) {
-                continue;
-            }
-            if let Some(kind) = scalar_kind(v) {
-                // A scalar result: its expected value is parsed as the
-                // result's type, as `--input` values are, and compared by
-                // value. (iree-run-module reports "variant types mismatch;
-                // expected i32 but got i32" for every scalar:
-                // docs/COMPATIBILITY.md.)
-                let want = crate::cmd_run::parse_input(text, kind)
-                    .map_err(|e| format!("{e}; parsing expected function outputs"))?;
-                if !self.scalars_match(&want, v, exact) {
+        for (i, (want, v)) in wanted.iter().zip(results).enumerate() {
+            let want = match want {
+                Expected::Skipped => continue,
+                Expected::Value(want) => want,
+            };
+            if scalar_kind(v).is_some() {
+                // Compared by value. (iree-run-module reports "variant
+                // types mismatch; expected i32 but got i32" for every
+                // scalar: docs/COMPATIBILITY.md.)
+                if !self.scalars_match(want, v, exact) {
                     all = false;
                     let show = |x: &Value| {
                         crate::result_format::format_value(x, self.max_elements).unwrap_or_default()
                     };
                     outln!(
                         "[FAILED] result[{i}]: expected {} but got {}",
-                        show(&want),
+                        show(want),
                         show(v)
                     );
                 }
                 continue;
             }
-            // Parsed as a buffer-view `--input` is: a literal, raw bytes
-            // (`4xf32=@raw.bin`) or NumPy arrays (`@f.npy`, `+f.npy`).
-            let parsed = parse_buffer_view_input(text)
-                .map_err(|e| format!("{e}; parsing expected function outputs"))?;
-            let Some(want) = hal::BufferView::from_value(&parsed) else {
+            let Some(want) = hal::BufferView::from_value(want) else {
                 return Err(format!(
-                    "INVALID_ARGUMENT; expected output `{text}` is not a buffer view"
+                    "INVALID_ARGUMENT; expected output `{}` is not a buffer view",
+                    self.expected[i].trim()
                 ));
             };
             let Some(have) = hal::BufferView::from_value(v) else {
@@ -539,6 +561,59 @@ impl ResultArgs {
         } else {
             Ok(Outcome::Mismatch)
         }
+    }
+
+    /// Parses every `--expected_output`, in order, as the value result `i`
+    /// is compared with: a scalar result's as `--input` values of its type
+    /// are, a ref result's as a buffer-view `--input` is (a literal, raw
+    /// bytes `4xf32=@raw.bin`, NumPy arrays `@f.npy`, `+f.npy`). Each is
+    /// given up on at `deadline` (DEADLINE_EXCEEDED naming it). More
+    /// expected values than results fail here, as in iree-run-module,
+    /// which parses them against the results' calling convention.
+    fn parse_expected(
+        &self,
+        results: &[Value],
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Vec<Expected>, String> {
+        // As iree-run-module, the expected values read their NumPy files
+        // afresh: `+f.npy` continues a file opened by an earlier expected
+        // value, not one the inputs read.
+        npy_streams()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        let context = "parsing expected function outputs";
+        let mut wanted = Vec::with_capacity(self.expected.len());
+        for (i, text) in self.expected.iter().enumerate() {
+            let text = text.trim().to_string();
+            let Some(result) = results.get(i) else {
+                return Err(format!(
+                    "INVALID_ARGUMENT; function expected fewer input values: {} results, {} \
+                     --expected_output given; parsing input `{text}`; {context}",
+                    results.len(),
+                    self.expected.len()
+                ));
+            };
+            let kind = scalar_kind(result);
+            // `(ignored)` skips a result; for a ref result `(null)` does too
+            // (the reference parses both into the null ref it skips on).
+            // For a scalar the reference reads `(ignored)` as 0 and then
+            // fails every scalar; irvm skips it, as the flag's help says.
+            if text == "(ignored)" || (text == "(null)" && kind.is_none()) {
+                wanted.push(Expected::Skipped);
+                continue;
+            }
+            let doing = format!("{context}, expected output `{text}`");
+            let value = crate::deadline::within(deadline, &doing, move || {
+                let parsed = match kind {
+                    Some(kind) => crate::cmd_run::parse_input(&text, kind),
+                    None => parse_buffer_view_input(&text),
+                };
+                parsed.map_err(|e| format!("{e}; parsing input `{text}`; {context}"))
+            })?;
+            wanted.push(Expected::Value(value));
+        }
+        Ok(wanted)
     }
 
     /// Whether scalar `have` equals `want`: integers exactly, floats within
@@ -617,10 +692,11 @@ fn scalar_kind(v: &Value) -> Option<char> {
 /// `i`, as iree-run-module's `iree_tooling_create_buffer_view_from_variant`
 /// makes them: a buffer view as it is; a `!hal.buffer` as a 1-D `i8` array
 /// of its bytes; a null ref as an empty `i8` array; a number as a 0-d array
-/// of its type. A `!vm.buffer` is refused: the reference wraps its memory
-/// in a HAL buffer, which IREE 3.13 requires to be 64-byte aligned, and
-/// the VM's buffers are not (`OUT_OF_RANGE; imported heap buffer data must
-/// be aligned to 64`); lists and other objects have no bytes to write.
+/// of its type. A `!vm.buffer` is written as a `!hal.buffer` is, a 1-D
+/// `i8` array of its bytes: the reference means to do the same (it wraps
+/// the buffer's memory in a HAL buffer) but fails on its own alignment
+/// rule (`OUT_OF_RANGE; imported heap buffer data must be aligned to 64`;
+/// docs/COMPATIBILITY.md). Lists and other objects have no bytes to write.
 fn file_contents(
     i: usize,
     path: &str,
@@ -642,15 +718,9 @@ fn file_contents(
         Value::F32(x) => (vec![], hal::ElementType::F32, x.to_le_bytes().to_vec()),
         Value::F64(x) => (vec![], hal::ElementType::F64, x.to_le_bytes().to_vec()),
         Value::None | Value::Ref(irvm::Ref::Null) => bytes_of(Vec::new()),
+        Value::Ref(irvm::Ref::Buffer(buffer)) => bytes_of(buffer.to_vec()),
         Value::Ref(r) => match r.downcast::<hal::HalBuffer>() {
             Some(buffer) => bytes_of(buffer.to_vec().map_err(read)?),
-            None if matches!(r, irvm::Ref::Buffer(_)) => {
-                return Err(format!(
-                    "OUT_OF_RANGE; output {i} is a !vm.buffer, which iree-run-module cannot \
-                     write to `{path}` either (its HAL wrap of the VM's memory requires \
-                     64-byte alignment)"
-                ))
-            }
             None => {
                 return Err(format!(
                     "INVALID_ARGUMENT; output {i} is not a !hal.buffer_view, !hal.buffer or \

@@ -255,3 +255,34 @@ fn times_async_external_functions_passing_their_fences() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("expects 2 arguments but 3"), "{err}");
 }
+
+/// Without `--function`, the exports of an async-external module that take
+/// only their wait and signal fences are timed (each call passes them), as
+/// iree-benchmark-module picks them; one with an input is left out.
+#[test]
+fn without_function_times_async_external_exports_taking_only_fences() {
+    let vmfb = format!("{}/tests/data/async_bench.vmfb", env!("CARGO_MANIFEST_DIR"));
+    let module = format!("--module={vmfb}");
+    let (out, err, code) = irvm(&["bench", &module, "--benchmark_min_time=2x"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [
+            ("BM_tick/process_time/real_time".to_string(), 2),
+            ("BM_nothing/process_time/real_time".to_string(), 2)
+        ]
+    );
+    // The reference, when installed, lists the same benchmarks.
+    let (listed, err, code) = irvm(&["bench", &module, "--benchmark_list_tests"]);
+    assert_eq!(code, 0, "{err}");
+    let Some(dir) = crate::common::peer_bin(&["iree-benchmark-module"]) else {
+        crate::common::report_missing_peer();
+        return;
+    };
+    let theirs = std::process::Command::new(dir.join("iree-benchmark-module"))
+        .args([&module, "--device=local-task", "--benchmark_list_tests"])
+        .output()
+        .unwrap();
+    assert!(theirs.status.success(), "{theirs:?}");
+    assert_eq!(listed, String::from_utf8_lossy(&theirs.stdout));
+}

@@ -1282,6 +1282,28 @@ fn a_closed_stdout_ends_quietly() {
 
 /// Where irvm differs from iree-run-module on purpose
 /// (docs/COMPATIBILITY.md, "Command lines").
+/// A function whose results are `!vm.buffer`s: one allocated and written
+/// (`fe 00 07`), one over rodata (`01` to `08`).
+const VM_BUFFER_RESULTS: &str = "vm.module @vm_buffers version 0
+vm.type !vm.buffer
+vm.rodata[0] = 0102030405060708
+vm.export @bytes
+vm.func @bytes() -> (!vm.buffer, !vm.buffer) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %i2:3 = vm.const.i64 3
+  %r0 = vm.buffer.alloc %i2:3, %i0
+  %i4:5 = vm.const.i64 0
+  %i6 = vm.const.i32 -2
+  vm.buffer.store.i8 %i6, %r0, %i4:5
+  %i4:5 = vm.const.i64 2
+  %i6 = vm.const.i32 7
+  vm.buffer.store.i8 %i6, %r0, %i4:5
+  %r1 = vm.const.ref.rodata 0
+  vm.return %r0, %r1
+}
+";
+
 #[test]
 fn differences_from_iree_run_module() {
     let dir = tempfile::tempdir().unwrap();
@@ -1332,6 +1354,50 @@ fn differences_from_iree_run_module() {
         "--output-max-element-count=3".into(),
     ]);
     assert_eq!(out.status, Some(0), "{}", out.stderr);
+    // A `!vm.buffer` result written to a file: its bytes, as an i8 array
+    // in `.npy` (the reference fails on its HAL wrap's 64-byte alignment).
+    let source = dir.path().join("vm_buffers.vmasm");
+    std::fs::write(&source, VM_BUFFER_RESULTS).unwrap();
+    let module = dir.path().join("vm_buffers.vmfb");
+    let out = run_tool(
+        irvm_bin(),
+        &[
+            "as".into(),
+            "-o".into(),
+            module.display().to_string(),
+            source.display().to_string(),
+        ],
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let (npy, bin) = (dir.path().join("r0.npy"), dir.path().join("r1.bin"));
+    let args = [
+        format!("--module={}", module.display()),
+        format!("--output=@{}", npy.display()),
+        format!("--output=@{}", bin.display()),
+    ];
+    let out = run(&args);
+    assert_eq!(
+        (out.stdout.as_str(), out.status),
+        ("EXEC @bytes\n", Some(0)),
+        "{}",
+        out.stderr
+    );
+    let header = "{'descr': '|i1', 'fortran_order': False, 'shape': (3,), }";
+    let mut want = b"\x93NUMPY\x01\x00".to_vec();
+    let padded = format!("{header:<117}\n");
+    want.extend((padded.len() as u16).to_le_bytes());
+    want.extend(padded.as_bytes());
+    want.extend([0xfe, 0x00, 0x07]);
+    assert_eq!(std::fs::read(&npy).unwrap(), want);
+    assert_eq!(std::fs::read(&bin).unwrap(), [1, 2, 3, 4, 5, 6, 7, 8]);
+    if let Some(reference) = peer("iree-run-module") {
+        let theirs = run_tool(&reference, &args);
+        assert_eq!(theirs.status, Some(1), "{theirs:?}");
+        assert!(
+            theirs.stderr.contains("must be aligned to 64"),
+            "{theirs:?}"
+        );
+    }
     // The library that measured names itself.
     let out = run_tool(
         irvm_bin(),
@@ -1351,4 +1417,75 @@ fn differences_from_iree_run_module() {
         "{}",
         out.stdout
     );
+}
+
+/// `--expected_output` values are all parsed (their files read) after the
+/// call and before any is compared, as iree-run-module does: one that
+/// cannot be read or parsed fails the run with nothing printed after
+/// `EXEC`, even when an earlier result differs; more expected values than
+/// results fail the same way, fewer are a `[FAILED]` count line.
+#[test]
+fn expected_outputs_are_parsed_before_any_is_compared() {
+    let module = format!("--module={}", repo_file("tests/models/argmax_min.vmfb"));
+    let input = "--input=3x5xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15";
+    let rows: &[(&str, &[&str])] = &[
+        (
+            "missing_npy",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=@/nonexistent/expected.npy",
+                "--expected_output=f32=120",
+            ],
+        ),
+        (
+            "missing_raw",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=@/nonexistent/expected.bin",
+                "--expected_output=f32=120",
+            ],
+        ),
+        (
+            "malformed",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=1,6,11",
+                "--expected_output=3",
+            ],
+        ),
+        (
+            "one_too_many",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=1,6,11",
+                "--expected_output=f32=120",
+                "--expected_output=f32=1",
+            ],
+        ),
+        (
+            "one_too_few",
+            &[
+                "--expected_output=3xf32=9,9,9",
+                "--expected_output=3xf32=1,6,11",
+            ],
+        ),
+        (
+            "all_match",
+            &[
+                "--expected_output=3xf32=5,10,15",
+                "--expected_output=3xf32=1,6,11",
+                "--expected_output=f32=120",
+            ],
+        ),
+    ];
+    let cases: Vec<Probe> = rows
+        .iter()
+        .map(|(key, expected)| {
+            let mut args = vec![module.as_str(), "--function=stats", input];
+            args.extend(expected.iter());
+            probe(format!("expected_outputs/{key}"), &args)
+        })
+        .collect();
+    let as_given = |a: &[String]| a.to_vec();
+    check_cases(&cases, &[&as_given]);
 }

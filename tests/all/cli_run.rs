@@ -468,6 +468,88 @@ fn inputs_and_flagfiles_on_a_fifo_nobody_writes_end_at_the_timeout() {
     );
 }
 
+#[test]
+fn an_expected_output_on_a_fifo_nobody_writes_ends_at_the_timeout() {
+    // The expected outputs are read after the call (as iree-run-module
+    // reads them): that read is bounded by --timeout as the inputs' is,
+    // and the deadline names it, not the call that finished in time.
+    use crate::common::bounded::bounded;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("never.npy");
+    match Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("skipping: no `mkfifo`");
+            return;
+        }
+    }
+    let module = format!("--module={}", repo_file("tests/onnx/test_abs.vmfb"));
+    let input = format!("--input=@{}", repo_file("tests/onnx/in--test_abs.0.npy"));
+    let fifo = fifo.display().to_string();
+    let doing =
+        format!("DEADLINE_EXCEEDED; parsing expected function outputs, expected output `@{fifo}`");
+    for (what, tool) in [
+        ("run", vec!["run".to_string()]),
+        (
+            "bench",
+            vec![
+                "bench".into(),
+                "--function=test_abs".into(),
+                "--benchmark_min_time=1x".into(),
+                "--enable_output_processing".into(),
+            ],
+        ),
+    ] {
+        let mut cmd = Command::new(crate::common::cli::irvm_bin());
+        cmd.args(&tool)
+            .args([&module, &input])
+            .arg(format!("--expected_output=@{fifo}"))
+            .arg("--timeout=2");
+        let outcome = bounded(cmd, u64::MAX, std::time::Duration::from_secs(30));
+        assert!(!outcome.timed_out, "{what}: {outcome:#?}");
+        outcome.assert_error(&doing);
+        if what == "run" {
+            assert_eq!(outcome.stdout, "EXEC @test_abs\n", "{outcome:#?}");
+        }
+    }
+}
+
+#[test]
+fn an_output_file_on_a_fifo_nobody_reads_ends_at_the_timeout() {
+    // `--output=@FIFO`: opening a FIFO for writing waits for a reader, and
+    // writing one waits while nobody drains it; both are bounded by
+    // --timeout, and the deadline names the file.
+    use crate::common::bounded::bounded;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("never_read.npy");
+    match Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("skipping: no `mkfifo`");
+            return;
+        }
+    }
+    let fifo = fifo.display().to_string();
+    let mut cmd = Command::new(crate::common::cli::irvm_bin());
+    cmd.arg("run")
+        .arg(format!(
+            "--module={}",
+            repo_file("tests/onnx/test_abs.vmfb")
+        ))
+        .arg(format!(
+            "--input=@{}",
+            repo_file("tests/onnx/in--test_abs.0.npy")
+        ))
+        .arg(format!("--output=@{fifo}"))
+        .arg("--timeout=2");
+    let outcome = bounded(cmd, u64::MAX, std::time::Duration::from_secs(30));
+    assert!(!outcome.timed_out, "{outcome:#?}");
+    outcome.assert_error(&format!(
+        "DEADLINE_EXCEEDED; opening `{fifo}` for result 0: not done within --timeout"
+    ));
+    assert_eq!(outcome.stdout, "EXEC @test_abs\n", "{outcome:#?}");
+}
+
 /// An inline-dynamic module's dispatches (`hal_loader.executable.dispatch`)
 /// are traced and counted as the hal module's are.
 #[test]

@@ -2316,3 +2316,73 @@ fn base64_decode(text: &str) -> Vec<u8> {
     }
     out
 }
+
+/// A launch whose input is a FIFO nobody writes (no `timeout`): the read
+/// waits, but a `disconnect` or `terminate` meanwhile is answered and ends
+/// the session (the launch fails, given up), and so does stdin closing.
+#[test]
+fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("never.npy");
+    match Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("skipping: no `mkfifo`");
+            return;
+        }
+    }
+    let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/onnx/test_abs.vmfb");
+    let args = json!({"modules": [model.display().to_string()], "function": "test_abs",
+                      "inputs": [format!("@{}", fifo.display())]});
+    let start_launch = || {
+        let mut c = Client::start();
+        c.ok(
+            "initialize",
+            json!({"clientID": "test", "adapterID": "irvm", "linesStartAt1": true}),
+        );
+        let launch = c.send("launch", args.clone());
+        // Reading the FIFO by now.
+        std::thread::sleep(Duration::from_millis(300));
+        (c, launch)
+    };
+    let given_up = |c: &mut Client, launch: i64| {
+        let r = loop {
+            let m = c.next_message();
+            if m["type"] == "response" && m["request_seq"] == launch {
+                break m;
+            }
+            c.events.push(m);
+        };
+        assert_eq!(r["success"], false, "{r}");
+        let text = r.to_string();
+        assert!(
+            text.contains("CANCELLED") && text.contains("never.npy"),
+            "{r}"
+        );
+    };
+    for ending in ["disconnect", "terminate"] {
+        let (mut c, launch) = start_launch();
+        let asked = std::time::Instant::now();
+        let ended = c.send(ending, json!({}));
+        given_up(&mut c, launch);
+        let r = c.next_message();
+        assert_eq!(
+            (&r["type"], &r["request_seq"], &r["success"]),
+            (&json!("response"), &json!(ended), &json!(true)),
+            "{r}"
+        );
+        assert!(
+            asked.elapsed() < PROMPT,
+            "{ending} took {:?}",
+            asked.elapsed()
+        );
+        if ending == "terminate" {
+            c.event("terminated");
+            c.ok("disconnect", json!({}));
+        }
+        assert_eq!(c.exit_status(), 0, "{ending}");
+    }
+    let (mut c, _) = start_launch();
+    drop(c.stdin.take());
+    assert_eq!(c.exit_status(), 0);
+}

@@ -747,9 +747,8 @@ fn sigint_pauses_a_running_program() {
     });
     let mut seen: Vec<String> = Vec::new();
     // Reads up to a line containing `want`; with `sigint`, sends SIGINT
-    // again each 100 ms without a line: one that comes after the command
-    // is echoed but before the program runs is a stale pause, dropped when
-    // the program starts (`Debugger`), so the first may be lost.
+    // again each 100 ms without a line (one is enough: see
+    // `sigint_between_run_and_the_first_instruction_pauses_there`).
     let read_until = |want: &str, sigint: bool, seen: &mut Vec<String>| {
         let start = Instant::now();
         loop {
@@ -799,6 +798,136 @@ fn sigint_pauses_a_running_program() {
         .unwrap_or_else(|| panic!("no counter in {rest}"));
     assert!(counter > 0 && counter < 1_000_000_000_000, "{counter}");
     assert!(rest.contains("[Inferior 1 killed]"), "{rest}");
+}
+
+/// A Ctrl-C that comes after `run` was read but before the program's first
+/// instruction pauses it there (it was dropped as a stale pause). Made
+/// deterministic by holding the debugger in that window: its stdout is a
+/// pipe the test has filled, so the echo of `run` blocks; SIGINT is sent
+/// while it is blocked there (seen in `/proc/PID/syscall`), then the pipe
+/// is drained. `spin` over 10 would finish at once if not paused.
+#[test]
+fn sigint_between_run_and_the_first_instruction_pauses_there() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::time::{Duration, Instant};
+    // The write(2) system call's number in /proc/PID/syscall.
+    #[cfg(target_arch = "x86_64")]
+    const WRITE: &str = "1";
+    #[cfg(target_arch = "aarch64")]
+    const WRITE: &str = "64";
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        eprintln!("skipping: write(2)'s number not known here");
+        return;
+    }
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe2 just returned these descriptors; each is owned once.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args([
+            "dbg".to_string(),
+            format!("--module={}", data("spin.vmfb").display()),
+            "--function=spin".into(),
+            "--input=10".into(),
+            "--interruptible".into(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(write_end.try_clone().expect("dup")))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("irvm dbg starts");
+    let pid = child.id() as i32;
+    // Every read below ends: the child is killed after 60 s (its stdout
+    // then ends, and the test fails on what it lacks).
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if start.elapsed() > Duration::from_secs(60) {
+                    // SAFETY: signalling our own child process.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut filler = std::fs::File::from(write_end);
+    let mut out = BufReader::new(std::fs::File::from(read_end));
+    let mut line = String::new();
+    // Reads lines up to one containing `want` (the pipe is then empty: the
+    // debugger waits for its next command).
+    let mut read_until = |want: &str, out: &mut BufReader<std::fs::File>| {
+        let mut seen = Vec::new();
+        loop {
+            line.clear();
+            assert_ne!(out.read_line(&mut line).expect("read"), 0, "{seen:?}");
+            seen.push(line.clone());
+            if line.contains(want) {
+                return seen;
+            }
+        }
+    };
+    stdin.write_all(b"info breakpoints\n").expect("command");
+    read_until("No breakpoints", &mut out);
+    // Fill the pipe: the echo of the next command blocks.
+    // SAFETY: F_GETPIPE_SZ on a pipe descriptor we own.
+    let capacity = unsafe { libc::fcntl(filler.as_raw_fd(), libc::F_GETPIPE_SZ) };
+    assert!(capacity > 0);
+    let capacity = capacity as usize;
+    filler.write_all(&vec![b'.'; capacity]).expect("fill");
+    // Only the child holds the write end now: its exit ends the reads.
+    drop(filler);
+    stdin.write_all(b"run\n").expect("command");
+    stdin.flush().expect("flush");
+    let syscall = format!("/proc/{pid}/syscall");
+    let start = Instant::now();
+    loop {
+        let Ok(now) = std::fs::read_to_string(&syscall) else {
+            eprintln!("skipping: {syscall} cannot be read");
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        };
+        let mut words = now.split_whitespace();
+        if words.next() == Some(WRITE) && words.next() == Some("0x1") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "not blocked writing stdout: {now}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signalling our own child process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let mut drained = vec![0; capacity];
+    out.read_exact(&mut drained).expect("drain");
+    let seen = read_until("(irvm) run", &mut out);
+    assert_eq!(seen, ["(irvm) run\n"]);
+    stdin
+        .write_all(b"info registers\nquit\n")
+        .expect("commands");
+    drop(stdin);
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).expect("rest");
+    let status = child.wait().expect("exit");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    watchdog.join().expect("watchdog");
+    assert!(status.success(), "{rest}");
+    assert!(
+        rest.starts_with("\nProgram received signal SIGINT, Interrupt.\n")
+            || rest.starts_with("Program received signal SIGINT, Interrupt.\n"),
+        "{rest}"
+    );
+    assert!(!rest.contains("[spin returned]"), "{rest}");
 }
 
 /// The library's pause flag (`Context::set_pause_flag`, what Ctrl-C and

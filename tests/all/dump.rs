@@ -466,3 +466,45 @@ fn cli_errors_exit_nonzero_with_a_message() {
         String::from_utf8_lossy(&out.stderr).contains("unrecognized --output= flag value 'bogus'")
     );
 }
+
+/// A module file over 16 MiB (mapped, not copied) is looked up and opened
+/// once: the loader used to stat and open it a second time to map it (a
+/// file swapped in between would have been the one mapped). Counted with
+/// `strace`; skipped without it.
+#[test]
+fn a_large_module_file_is_looked_up_and_opened_once() {
+    let traced = Command::new("strace").arg("-V").output();
+    if !traced.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipping: no `strace`");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.vmfb");
+    let mut bytes = std::fs::read(repo().join("tests/models/add.vmfb")).unwrap();
+    // Bytes after the module's FlatBuffer are not looked at by `dump`.
+    bytes.resize(bytes.len() + (17 << 20), 0);
+    std::fs::write(&big, &bytes).unwrap();
+    let log = dir.path().join("strace.log");
+    let out = Command::new("strace")
+        .args(["-f", "-e", "trace=%file,%desc", "-o"])
+        .arg(&log)
+        .arg(common::cli::irvm_bin())
+        .args(["dump", "--output=metadata"])
+        .arg(&big)
+        .output()
+        .unwrap();
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("ptrace") {
+        eprintln!("skipping: strace cannot trace here");
+        return;
+    }
+    assert!(out.status.success(), "{out:?}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    let path = big.display().to_string();
+    let calls: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(&format!("\"{path}\"")) && !l.contains("execve("))
+        .collect();
+    let opens = calls.iter().filter(|l| l.contains("open")).count();
+    let stats = calls.iter().filter(|l| l.contains("stat")).count();
+    assert_eq!((stats, opens), (1, 1), "{calls:#?}");
+}

@@ -151,7 +151,8 @@ impl ModuleBytes {
         let mut file = File::open(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         if len > PRIVATE_COPY_BYTES {
-            return ModuleBytes::map_file(path);
+            // The file already checked and opened: not looked up again.
+            return ModuleBytes::map_opened(&file).map_err(io);
         }
         let Some(mut bytes) = usize::try_from(len).ok().and_then(AlignedBytes::zeroed) else {
             return Err(io(std::io::ErrorKind::OutOfMemory.into()));
@@ -161,7 +162,7 @@ impl ModuleBytes {
         // now), rather than cut at the size it had.
         let mut more = [0u8; 1];
         if file.read(&mut more).map_err(io)? != 0 {
-            return ModuleBytes::map_file(path);
+            return ModuleBytes::map_opened(&file).map_err(io);
         }
         Ok(ModuleBytes::Aligned(bytes))
     }
@@ -175,11 +176,16 @@ impl ModuleBytes {
         };
         refuse_unless_regular(path).map_err(io)?;
         let file = File::open(path).map_err(io)?;
+        ModuleBytes::map_opened(&file).map_err(io)
+    }
+
+    /// Maps `file`, a regular file opened for reading, read-only.
+    fn map_opened(file: &File) -> std::io::Result<Self> {
         // SAFETY: the mapping is read-only and we never hand out mutable
         // access. As with every file mapping, the caller must not truncate or
         // rewrite the file while the module is alive; that is documented on
         // `Module::from_file`.
-        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        let map = unsafe { Mmap::map(file) }?;
         Ok(ModuleBytes::Mapped(map))
     }
 

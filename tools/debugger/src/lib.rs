@@ -241,12 +241,29 @@ pub struct PauseHandle {
     flag: Arc<AtomicBool>,
     /// The stop asked for is an interrupt, not a pause.
     interrupt: Arc<AtomicBool>,
+    /// [`PauseHandle::command_read`] was called since the program last
+    /// went on: a pause asked for since is the command's, not stale.
+    command_read: Arc<AtomicBool>,
 }
 
 impl PauseHandle {
     /// Requests the pause.
     pub fn pause(&self) {
         self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Tells the debugger that a command was just read (a front end calls
+    /// it when a command line comes, before doing anything else): a pause
+    /// asked for until now (Ctrl-C at the prompt) is forgotten, and one
+    /// asked for from now on stops the run the command starts, before its
+    /// first instruction if it comes that early. Without this call a
+    /// pause asked for while the program is stopped is forgotten when it
+    /// goes on. An interrupt is kept either way.
+    pub fn command_read(&self) {
+        self.command_read.store(true, Ordering::SeqCst);
+        if !self.interrupt.load(Ordering::Relaxed) {
+            self.flag.store(false, Ordering::SeqCst);
+        }
     }
 
     /// Requests a stop that is not the user's: the command in progress
@@ -1351,8 +1368,10 @@ impl Debugger {
             };
         }
         let resuming = matches!(self.state, State::Paused);
-        // A pause asked for while stopped is stale; an interrupt is not.
-        if !self.pause.interrupt.load(Ordering::Relaxed) {
+        // A pause asked for while stopped is stale, unless it came after
+        // the command that runs now was read; an interrupt is not.
+        let for_this_command = self.pause.command_read.swap(false, Ordering::SeqCst);
+        if !for_this_command && !self.pause.interrupt.load(Ordering::Relaxed) {
             self.pause.flag.store(false, Ordering::Relaxed);
         }
         let kept_mode = mode.clone();
