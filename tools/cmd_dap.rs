@@ -14,7 +14,6 @@
 
 mod code;
 mod disassembly;
-mod names;
 mod sources;
 mod watch;
 
@@ -33,9 +32,9 @@ use serde_json::{json, Map, Value as Json};
 
 use self::code::{sets_breakpoints, CodeRequests, CODE_REQUESTS};
 use self::disassembly::Bases;
-use self::names::SourceNames;
 use self::sources::Sources;
 use crate::cmd_run::LimitArgs;
+use crate::source_names::{in_terms_of, SourceNames};
 
 /// Arguments of `irvm dap` (everything else comes in `launch`).
 #[derive(clap::Args)]
@@ -1382,20 +1381,6 @@ impl Server {
             out.push(var);
         }
         Ok(json!({"variables": out}))
-    }
-}
-
-/// An error about the expression `evaluated` said in terms of what the
-/// user typed (`typed`, with source names where `evaluated` has registers).
-fn in_terms_of(message: String, evaluated: &str, typed: &str) -> String {
-    if evaluated == typed {
-        return message;
-    }
-    let quoted = format!("`{evaluated}`");
-    if message.contains(&quoted) {
-        message.replace(&quoted, &format!("`{typed}`"))
-    } else {
-        format!("`{typed}` (as `{evaluated}`): {message}")
     }
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
 
+use crate::source_names::{in_terms_of, FunctionNames, SourceNames};
 use irvm::Value;
 use irvm_debugger::{
     BreakpointHit, BreakpointRequest, CodeAddress, DebugCommandError, Debugger, Format,
@@ -354,6 +355,10 @@ struct Session {
     list_next: Option<(String, i32)>,
     /// gdb's value history counter (`$1`, `$2`, ...).
     history: u32,
+    /// Each function's source names (`%next`), read once.
+    names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
+    /// What the user typed for each watchpoint (a source name), by number.
+    watch_labels: HashMap<u32, String>,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -384,6 +389,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
         history: 0,
+        names: HashMap::new(),
+        watch_labels: HashMap::new(),
         dbg,
     };
     let mut input = match &args.batch {
@@ -445,7 +452,8 @@ commands (gdb's words):
   condition N [COND]                     set (or remove) breakpoint N's condition
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
   enable|disable|delete [N...]           breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|registers|frame|args|display
+  info breakpoints|registers|frame|args|locals|display
+                                         (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
   step | next                            next source line, into / over calls (s, n)
@@ -522,6 +530,112 @@ fn split_format(word: &str) -> Result<(&str, Format), String> {
 }
 
 impl Session {
+    /// The source names at `a` (positioned at `position`).
+    fn names_at(
+        &mut self,
+        a: &CodeAddress,
+        position: Option<&irvm::loader::SourcePosition>,
+    ) -> SourceNames {
+        let key = (a.module.clone(), a.function);
+        let dirs = &self.source_dirs;
+        let function = self
+            .names
+            .entry(key)
+            .or_insert_with(|| {
+                let read = |file: &str| {
+                    dirs.iter()
+                        .map(|d| d.join(file))
+                        .chain([PathBuf::from(file)])
+                        .find_map(|p| read_source(&p))
+                };
+                std::sync::Arc::new(FunctionNames::of(
+                    self.dbg.debug_info(),
+                    read,
+                    &a.module,
+                    a.function,
+                ))
+            })
+            .clone();
+        function.at(position)
+    }
+
+    /// The source names where the selected frame stands.
+    fn names_here(&mut self) -> SourceNames {
+        match self.dbg.selected_location() {
+            Some((a, position)) => self.names_at(&a, position.as_ref()),
+            None => SourceNames::default(),
+        }
+    }
+
+    /// `text` with the selected frame's source names (`%next`) replaced by
+    /// their registers; registers spelled as such stay registers.
+    fn in_registers(&mut self, text: &str) -> Result<String, String> {
+        self.names_here().substitute(text, false)
+    }
+
+    /// A breakpoint condition in terms of registers: source names as they
+    /// are where breakpoint `id` stops (its first address).
+    fn condition_in_registers(&mut self, id: u32, condition: &str) -> Result<String, String> {
+        let first = self
+            .dbg
+            .breakpoints()
+            .into_iter()
+            .find(|b| b.id == id)
+            .and_then(|b| b.addresses.first().cloned());
+        let Some(a) = first else {
+            return Ok(condition.to_string());
+        };
+        let position = self.dbg.position_of(&a);
+        self.names_at(&a, position.as_ref())
+            .substitute(condition, false)
+    }
+
+    /// How a watchpoint is shown: what was typed, with the register when
+    /// that was a source name (`%next (%i5)`).
+    fn watch_label(&self, typed: &str, register: irvm_debugger::RegisterRef) -> String {
+        let typed = typed.trim();
+        if typed == register.to_string() {
+            typed.to_string()
+        } else {
+            format!("{typed} ({register})")
+        }
+    }
+
+    /// `info locals`: each source name of the selected frame's function
+    /// with its register's value.
+    fn info_locals(&mut self) -> Result<(), String> {
+        self.require_frames()?;
+        let names = self.names_here();
+        if names.by_name.is_empty() {
+            outln!("No locals.");
+            return Ok(());
+        }
+        let frame = self.dbg.selected_frame();
+        for name in names.by_name.keys() {
+            match names.register(name) {
+                Some(Ok(register)) => {
+                    let v = self
+                        .dbg
+                        .evaluate(&register.to_string(), frame)
+                        .map_err(|e| e.to_string())?;
+                    let shared = names.sharing(name, register);
+                    let place = if shared.is_empty() {
+                        format!("{register}")
+                    } else {
+                        format!("{register}, shared with {}", shared.join(", "))
+                    };
+                    outln!(
+                        "{name} = {}  ({place})",
+                        self.dbg.format_value(&v, Format::Natural)
+                    );
+                }
+                Some(Err(why)) => outln!("{name} = <{why}>"),
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
     fn command(&mut self, line: &str) -> Result<Flow, String> {
         let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let rest = rest.trim();
@@ -548,11 +662,23 @@ impl Session {
                     .dbg
                     .add_breakpoint(BreakpointRequest {
                         spec,
-                        condition,
+                        condition: None,
                         hit_condition: None,
                         temporary: word.starts_with('t'),
                     })
                     .map_err(e)?;
+                if let Some(c) = &condition {
+                    // Source names mean what they mean where it stops.
+                    let set = self.condition_in_registers(b.id, c).and_then(|vm| {
+                        self.dbg
+                            .set_condition(b.id, Some(&vm))
+                            .map_err(|e| in_terms_of(e.0, &vm, c))
+                    });
+                    if let Err(why) = set {
+                        let _ = self.dbg.delete_breakpoint(Some(b.id));
+                        return Err(why);
+                    }
+                }
                 let n = b.addresses.len();
                 let Some(first) = b.addresses.first() else {
                     return Err("the breakpoint resolved to no address".into());
@@ -577,11 +703,16 @@ impl Session {
                 if condition.as_deref() == Some("") {
                     return Err("`if` needs a condition".into());
                 }
+                let typed = register.clone();
+                let register = self.in_registers(&register)?;
+                let condition = condition.map(|c| self.in_registers(&c)).transpose()?;
                 let w = self
                     .dbg
                     .add_watchpoint(&register, condition.as_deref())
-                    .map_err(e)?;
-                outln!("Watchpoint {}: {}", w.id, w.register);
+                    .map_err(|e| in_terms_of(e.0, &register, &typed))?;
+                let label = self.watch_label(&typed, w.register);
+                self.watch_labels.insert(w.id, label.clone());
+                outln!("Watchpoint {}: {label}", w.id);
             }
             "set" => {
                 let assignment = rest
@@ -589,9 +720,12 @@ impl Session {
                     .or_else(|| rest.strip_prefix("var"))
                     .filter(|a| a.starts_with(char::is_whitespace))
                     .ok_or("usage: set var REGISTER = VALUE")?;
-                let (register, value) =
+                let (typed, value) =
                     split_assignment(assignment).ok_or("usage: set var REGISTER = VALUE")?;
-                self.dbg.set_register(register, value).map_err(e)?;
+                let (register, value) = (self.in_registers(typed)?, self.in_registers(value)?);
+                self.dbg
+                    .set_register(&register, &value)
+                    .map_err(|e| in_terms_of(e.0, &register, typed))?;
             }
             "condition" => {
                 let (n, cond) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
@@ -599,9 +733,10 @@ impl Session {
                     .parse()
                     .map_err(|_| format!("`{n}` is not a breakpoint number"))?;
                 let cond = cond.trim();
+                let vm = self.condition_in_registers(id, cond)?;
                 self.dbg
-                    .set_condition(id, (!cond.is_empty()).then_some(cond))
-                    .map_err(e)?;
+                    .set_condition(id, (!vm.is_empty()).then_some(vm.as_str()))
+                    .map_err(|e| in_terms_of(e.0, &vm, cond))?;
                 if cond.is_empty() {
                     outln!("Breakpoint {id} now unconditional.");
                 }
@@ -735,23 +870,29 @@ impl Session {
                 "frame" | "f" => self.info_frame()?,
                 "args" => self.info_args()?,
                 "display" => self.info_display(),
+                "locals" => self.info_locals()?,
                 _ => {
                     return Err(format!(
-                    "unknown info command `{rest}` (breakpoints, registers, frame, args, display)"
+                    "unknown info command `{rest}` (breakpoints, registers, frame, args, locals, display)"
                 ))
                 }
             },
             "print" | "p" => {
                 self.require_frames()?;
-                if let Some((register, value)) = split_assignment(rest) {
-                    let v = self.dbg.set_register(register, value).map_err(e)?;
-                    outln!("{register} = {}", self.dbg.format_value(&v, format));
+                if let Some((typed, value)) = split_assignment(rest) {
+                    let (register, value) = (self.in_registers(typed)?, self.in_registers(value)?);
+                    let v = self
+                        .dbg
+                        .set_register(&register, &value)
+                        .map_err(|e| in_terms_of(e.0, &register, typed))?;
+                    outln!("{typed} = {}", self.dbg.format_value(&v, format));
                     return Ok(Flow::Continue);
                 }
+                let vm = self.in_registers(rest)?;
                 let v = self
                     .dbg
-                    .evaluate(rest, self.dbg.selected_frame())
-                    .map_err(|e| format!("cannot print `{rest}`: {e}"))?;
+                    .evaluate(&vm, self.dbg.selected_frame())
+                    .map_err(|e| format!("cannot print `{rest}`: {}", in_terms_of(e.0, &vm, rest)))?;
                 outln!("{rest} = {}", self.dbg.format_value(&v, format));
             }
             "display" => {
@@ -828,7 +969,12 @@ impl Session {
             }
             Stop::Watchpoint(hit) => {
                 outln!();
-                outln!("Watchpoint {}: {}", hit.id, hit.register);
+                let label = self
+                    .watch_labels
+                    .get(&hit.id)
+                    .cloned()
+                    .unwrap_or_else(|| hit.register.to_string());
+                outln!("Watchpoint {}: {label}", hit.id);
                 outln!();
                 outln!(
                     "Old value = {}",
@@ -1115,7 +1261,10 @@ impl Session {
                 "watchpoint",
                 "keep",
                 if w.enabled { "y" } else { "n" },
-                w.register,
+                self.watch_labels
+                    .get(&w.id)
+                    .cloned()
+                    .unwrap_or_else(|| w.register.to_string()),
                 w.function_name,
                 depth.saturating_sub(w.depth)
             )];

@@ -25,6 +25,7 @@ mod profile;
 mod result_format;
 mod scalar_input;
 mod sigint_handler;
+mod source_names;
 mod tensor_io;
 
 #[derive(clap::Parser)]

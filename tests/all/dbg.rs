@@ -290,7 +290,7 @@ fn mistakes_get_clear_messages() {
             "error: break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET",
             "error: bad breakpoint `nosuch`: no function of that name",
             "error: bad breakpoint `x.mlir:abc`: `abc` is not a line number",
-            "error: unknown info command `colors` (breakpoints, registers, frame, args, display)",
+            "error: unknown info command `colors` (breakpoints, registers, frame, args, locals, display)",
             "error: the program is not being run (use `run`)",
             "[alloc returned]",
             "result[0]: i64=8",
@@ -1307,4 +1307,55 @@ fn x_examines_the_bytes_of_buffers_and_tensors() {
         ["error: x: unknown letter `q` (formats x d u t f, units b h w g)"]
     );
     assert_eq!(r[11].1, ["%r0+0x3:\t00111111"]);
+}
+
+#[test]
+fn source_names_in_print_watch_set_conditions_and_info_locals() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=12".into()];
+    // Line 14 (the yield): %k1 is %i1, %next is %i5 (each shared).
+    let script = "break fib.mlir:14 if %k1 == 2\nrun\ninfo locals\nprint %next\np/x %k1 == 2\n\
+                  watch %next\nset var %k1 = %n\nprint %one = 1\np %nosuch\n\
+                  condition 1 %nosuch > 1\ndelete 1\ncontinue\ninfo breakpoints\ndelete\ncontinue\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[1].1[0],
+        "Breakpoint 1, fib (module.fib+0x00000041) at fib.mlir:14:5"
+    );
+    assert_eq!(
+        r[2].1,
+        [
+            "%k1 = 2  (%i1, shared with %zero)",
+            "%more = 2  (%i5, shared with %next)",
+            "%n = 12  (%i0)",
+            "%next = 2  (%i5, shared with %more)",
+            "%one = 1  (%i2)",
+            "%zero = 2  (%i1, shared with %k1)"
+        ]
+    );
+    assert_eq!(r[3].1, ["%next = 2"]);
+    assert_eq!(r[4].1, ["%k1 == 2 = 0x1"]);
+    assert_eq!(r[5].1, ["Watchpoint 2: %next (%i5)"]);
+    assert!(r[6].1.is_empty(), "{:?}", r[6].1);
+    assert_eq!(r[7].1, ["%one = 1"]);
+    let unknown = "error: `%nosuch` is neither a register nor a source name of this function";
+    assert_eq!(r[8].1, [unknown]);
+    assert_eq!(r[9].1, [unknown]);
+    // %k1 = n: the loop ends after this iteration; %next is then reused.
+    assert_eq!(
+        r[11].1[..3],
+        [
+            "Watchpoint 2: %next (%i5)",
+            "Old value = 2",
+            "New value = 0"
+        ]
+    );
+    assert_eq!(
+        r[12].1[1],
+        "2       watchpoint     keep y   %next (%i5) in fib (frame #0)"
+    );
+    // fib(12) with the count set to 12 at k = 2: x is 1.
+    assert_eq!(r[14].1, ["[fib returned]", "result[0]: i32=1"]);
 }

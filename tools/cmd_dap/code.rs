@@ -15,9 +15,9 @@ use irvm_debugger::{BreakpointRequest, BreakpointTable, CodeAddress, DebugInfo};
 use serde_json::{json, Value as Json};
 
 use super::disassembly::{self, Bases, DisassembleRequest, MAX_INSTRUCTIONS};
-use super::names::{FunctionNames, SourceNames};
 use super::sources::{self, Sources};
 use super::{in_terms_of, int_arg, parse_reference, str_arg, Reply};
+use crate::source_names::{FunctionNames, SourceNames};
 
 /// The requests [`CodeRequests::answer`] serves.
 pub const CODE_REQUESTS: [&str; 5] = [
@@ -478,9 +478,10 @@ impl CodeRequests {
         let function = match self.names.get(&key) {
             Some(n) => n.clone(),
             None => {
+                let sources = &self.sources;
                 let n = Arc::new(FunctionNames::of(
                     &self.info,
-                    &self.sources,
+                    |file| sources.read(file),
                     &a.module,
                     a.function,
                 ));

@@ -1,6 +1,7 @@
-//! Source names: where the debug information places an instruction on a
-//! source line that defines `%name = ...` (the `.mlir` text the locations
-//! point into), the register that instruction writes is `%name`.
+//! Source names, for `irvm dbg` and `irvm dap`: where the debug
+//! information places an instruction on a source line that defines `%name
+//! = ...` (the `.mlir` text the locations point into), the register that
+//! instruction writes is `%name`.
 //!
 //! The rules, when it is not one to one:
 //! - Several instructions at the same location: the name goes to the
@@ -31,8 +32,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use irvm::loader::SourcePosition;
 use irvm_debugger::{DebugInfo, RegisterRef};
 
-use super::sources::Sources;
-
 /// What the text says of one function's names, wherever it stopped.
 #[derive(Default)]
 pub struct FunctionNames {
@@ -55,8 +54,15 @@ pub struct SourceNames {
 }
 
 impl FunctionNames {
-    /// The names of the function `function` of `module`.
-    pub fn of(dbg: &DebugInfo, sources: &Sources, module: &str, function: u32) -> FunctionNames {
+    /// The names of the function `function` of `module`; `read` gives the
+    /// text of a source file as the debug information records its name
+    /// (`None`: not found).
+    pub fn of(
+        dbg: &DebugInfo,
+        mut read: impl FnMut(&str) -> Option<String>,
+        module: &str,
+        function: u32,
+    ) -> FunctionNames {
         let mut texts: HashMap<String, Option<Vec<String>>> = HashMap::new();
         // (file, line, column) -> (name, register), the last write wins.
         let mut at: BTreeMap<(String, i32, i32), (String, RegisterRef)> = BTreeMap::new();
@@ -68,9 +74,9 @@ impl FunctionNames {
             let Some(p) = positions.get(&offset).cloned() else {
                 continue;
             };
-            let lines = texts.entry(p.file.clone()).or_insert_with(|| {
-                Some(sources.read(&p.file)?.lines().map(str::to_string).collect())
-            });
+            let lines = texts
+                .entry(p.file.clone())
+                .or_insert_with(|| Some(read(&p.file)?.lines().map(str::to_string).collect()));
             let Some(text) = lines
                 .as_ref()
                 .and_then(|l| l.get(usize::try_from(p.line.checked_sub(1)?).ok()?))
@@ -336,4 +342,18 @@ fn argument_names(body: &str) -> Option<Vec<String>> {
 /// `a, b and c`.
 fn list(items: impl Iterator<Item = String>) -> String {
     items.collect::<Vec<_>>().join(", ")
+}
+
+/// An error about the expression `evaluated` said in terms of what the
+/// user typed (`typed`, with source names where `evaluated` has registers).
+pub fn in_terms_of(message: String, evaluated: &str, typed: &str) -> String {
+    if evaluated == typed {
+        return message;
+    }
+    let quoted = format!("`{evaluated}`");
+    if message.contains(&quoted) {
+        message.replace(&quoted, &format!("`{typed}`"))
+    } else {
+        format!("`{typed}` (as `{evaluated}`): {message}")
+    }
 }
