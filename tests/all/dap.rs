@@ -2285,6 +2285,14 @@ fn buffers_and_tensors_have_memory_the_client_reads() {
     );
     assert_eq!(m["address"], "0x0");
     assert_eq!(floats(&m["data"]), [1.0]);
+    // So far before it that the offset has no negation (i64::MIN): none
+    // of the bytes asked for exist, and the adapter goes on serving.
+    let m = c.ok(
+        "readMemory",
+        json!({"memoryReference": reference, "offset": i64::MIN, "count": 8}),
+    );
+    assert_eq!(m["address"], "0x0");
+    assert_eq!(m["data"], "");
     let bad = c.request("readMemory", json!({"memoryReference": "m99", "count": 4}));
     assert_eq!(bad["message"], "no memory with reference `m99`");
     let bad = c.request(

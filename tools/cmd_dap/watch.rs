@@ -192,7 +192,12 @@ impl Server {
         }
         // Bytes before the start are unreadable: the data returned begins
         // at byte 0 (its `address`), those after the end are counted.
-        let skipped = (-offset).clamp(0, count);
+        // (`unsigned_abs`: an offset of i64::MIN has no negation.)
+        let skipped = if offset < 0 {
+            offset.unsigned_abs().min(count as u64) as i64
+        } else {
+            0
+        };
         let start = offset.max(0) as u64;
         let wanted = (count - skipped) as usize;
         let s = self.session()?;
