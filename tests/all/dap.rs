@@ -2236,6 +2236,39 @@ fn set_variable_and_data_breakpoints_on_registers() {
     c.disconnect_cleanly();
 }
 
+/// Data breakpoints that see a change at the same instruction stop the
+/// program once, with every one of them hit (two on fib's count here).
+#[test]
+fn data_breakpoints_that_fire_together_are_all_hit() {
+    let mut c = Client::start();
+    launch(&mut c, program("fib", "12"));
+    c.run_to_line("fib.mlir", 12);
+    let (frame, _) = top_frame(&mut c);
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"frameId": frame["id"], "name": "%i1"}),
+    );
+    let id = info["dataId"].clone();
+    let set = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": id}, {"dataId": id}]}),
+    );
+    let ids = [
+        set["breakpoints"][0]["id"].clone(),
+        set["breakpoints"][1]["id"].clone(),
+    ];
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "data breakpoint", "{stopped}");
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!(ids));
+    assert_eq!(stopped["body"]["text"], "%i1: 0 -> 1; %i1: 0 -> 1");
+    c.disconnect_cleanly();
+}
+
 #[test]
 fn buffers_and_tensors_have_memory_the_client_reads() {
     let mut c = Client::start();

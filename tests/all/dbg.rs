@@ -1046,6 +1046,51 @@ fn watchpoints_stop_when_a_register_changes_and_end_with_their_frame() {
     assert_eq!(r[5].1.len(), 3, "only breakpoint 1 is left: {:?}", r[5].1);
 }
 
+/// Watchpoints that see a change at the same instruction are all
+/// reported, as gdb reports them: a callee's watchpoint ending as its
+/// result changes a watched register of the caller, and two watchpoints
+/// on one register. (Only the first was, and the others' changes were
+/// lost: they followed the register without stopping.)
+#[test]
+fn watchpoints_that_fire_together_are_all_reported() {
+    let calls = format!("--module={}", data("calls.vmfb").display());
+    let args = [calls, "--function=sum_squares".into(), "--input=4".into()];
+    // %i4 of sum_squares is the condition (1), then square(0)'s result.
+    let (out, code) = dbg(
+        &args,
+        "break calls.mlir:13\nrun\nwatch %i4\nwatch %i4\nstep\nwatch %i0\ndelete 1\ncontinue\n\
+         info breakpoints\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    let changed = |id: u32| {
+        vec![
+            format!("Watchpoint {id}: %i4"),
+            "Old value = 1".to_string(),
+            "New value = 0".to_string(),
+        ]
+    };
+    let mut want = changed(2);
+    want.extend(changed(3));
+    want.extend([
+        "Watchpoint 4 deleted because the program has left the block in".to_string(),
+        "which its expression is valid.".to_string(),
+        "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13".to_string(),
+        "14\t    %acc1 = arith.addi %acc, %sq : i32".to_string(),
+    ]);
+    assert_eq!(r[7].1, want);
+    assert_eq!(
+        r[8].1,
+        [
+            "Num     Type           Disp Enb What",
+            "2       watchpoint     keep y   %i4 in sum_squares (frame #0)",
+            "\tbreakpoint already hit 1 time",
+            "3       watchpoint     keep y   %i4 in sum_squares (frame #0)",
+            "\tbreakpoint already hit 1 time"
+        ]
+    );
+}
+
 #[test]
 fn set_var_changes_a_register_and_the_program_goes_on_with_it() {
     let fib = format!("--module={}", data("fib.vmfb").display());

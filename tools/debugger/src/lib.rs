@@ -49,8 +49,8 @@ pub use self::expr::{
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{read_ref, Examine, ExamineFormat, RefBytes, RefMemory, MAX_EXAMINE_UNITS};
-use self::watchpoints::{ActiveWatch, WatchEvent};
-pub use self::watchpoints::{WatchHit, Watchpoint};
+use self::watchpoints::ActiveWatch;
+pub use self::watchpoints::{WatchEvent, WatchHit, Watchpoint};
 
 /// Where logpoints' messages go, as the program reaches them.
 pub type LogSink = Box<dyn FnMut(String) + Send>;
@@ -203,12 +203,14 @@ pub enum Stop {
     /// Stopped by [`PauseHandle::interrupt`]: the command in progress is
     /// not done; [`Debugger::resume`] goes on with it.
     Interrupted,
-    /// A watchpoint's register changed; stopped before the next
-    /// instruction of its frame.
-    Watchpoint(WatchHit),
-    /// A watchpoint's frame returned: the watchpoint (this number) is
-    /// deleted; stopped in the caller.
-    WatchpointScope(u32),
+    /// Watchpoints stopped the program, before one instruction: each whose
+    /// register changed ([`WatchEvent::Changed`]: before the next
+    /// instruction of its frame) and each whose frame returned
+    /// ([`WatchEvent::LeftScope`]: the watchpoint is deleted; stopped in
+    /// the caller), in the order they were set. Several can at once, as in
+    /// gdb: two watchpoints on one register, or a callee's watchpoint
+    /// ending as its result changes a watched register of the caller.
+    Watchpoints(Vec<WatchEvent>),
     /// The program trapped; stopped in the faulting frame, which can be
     /// inspected. Going on ends the program with [`Stop::Failed`].
     Exception(Trap),
@@ -300,8 +302,7 @@ enum Mode {
 /// Why the observer paused.
 enum Reason {
     Breakpoint(BreakpointHit),
-    Watch(WatchHit),
-    WatchScope(u32),
+    Watch(Vec<WatchEvent>),
     Pause,
     Step,
     Returned(Vec<Value>),
@@ -477,8 +478,10 @@ impl StopObserver {
         banks
     }
 
-    /// The first watchpoint whose register changed or whose frame
-    /// returned; every watchpoint follows its register's value.
+    /// Every watchpoint whose register changed or whose frame returned
+    /// (all of them: one left out here would have followed its register's
+    /// value and never report the change); every watchpoint follows its
+    /// register's value.
     fn watch_stop(&mut self, view: &ExecView<'_>) -> Option<Reason> {
         let banks = self.banks(view);
         let regs = RegisterFile {
@@ -486,24 +489,30 @@ impl StopObserver {
             refs: view.ref_registers(),
             banks: &banks,
         };
-        let mut stop = None;
+        let mut events = Vec::new();
         for w in &mut self.watches {
-            match w.check(view.depth, &regs) {
-                Some(WatchEvent::Changed(hit)) if stop.is_none() => {
-                    let mut shared = lock(&self.shared);
-                    if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
-                        kept.hits = kept.hits.saturating_add(1);
-                        kept.value = hit.new.clone();
-                    }
-                    stop = Some(Reason::Watch(hit));
+            let Some(event) = w.check(view.depth, &regs) else {
+                continue;
+            };
+            if let WatchEvent::Changed(hit) = &event {
+                let mut shared = lock(&self.shared);
+                if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
+                    kept.hits = kept.hits.saturating_add(1);
+                    kept.value = hit.new.clone();
                 }
-                Some(WatchEvent::LeftScope(id)) if stop.is_none() => {
-                    stop = Some(Reason::WatchScope(id));
-                }
-                _ => {}
             }
+            events.push(event);
         }
-        stop
+        // A watchpoint whose frame returned is checked no more.
+        let ended: Vec<u32> = events
+            .iter()
+            .filter_map(|e| match e {
+                WatchEvent::LeftScope(id) => Some(*id),
+                WatchEvent::Changed(_) => None,
+            })
+            .collect();
+        self.watches.retain(|w| !ended.contains(&w.id));
+        (!events.is_empty()).then_some(Reason::Watch(events))
     }
 
     fn line_table(&mut self, view: &ExecView<'_>) -> Arc<LineTable> {
@@ -1077,7 +1086,7 @@ impl Debugger {
     /// frame: the program stops when its value changes, or, with
     /// `condition`, when it changes and the condition holds in that frame;
     /// and when the frame returns, which deletes the watchpoint
-    /// ([`Stop::Watchpoint`], [`Stop::WatchpointScope`]).
+    /// ([`Stop::Watchpoints`]).
     pub fn add_watchpoint(
         &mut self,
         register: &str,
@@ -1428,10 +1437,18 @@ impl Debugger {
                         Stop::Breakpoint(hit)
                     }
                     Some(Reason::Pause) => Stop::Paused,
-                    Some(Reason::Watch(hit)) => Stop::Watchpoint(hit),
-                    Some(Reason::WatchScope(id)) => {
-                        lock(&self.shared).watchpoints.retain(|w| w.id != id);
-                        Stop::WatchpointScope(id)
+                    Some(Reason::Watch(events)) => {
+                        let ended: Vec<u32> = events
+                            .iter()
+                            .filter_map(|e| match e {
+                                WatchEvent::LeftScope(id) => Some(*id),
+                                WatchEvent::Changed(_) => None,
+                            })
+                            .collect();
+                        lock(&self.shared)
+                            .watchpoints
+                            .retain(|w| !ended.contains(&w.id));
+                        Stop::Watchpoints(events)
                     }
                     Some(Reason::Returned(values)) => Stop::Returned(values),
                     Some(Reason::Step) => Stop::Step,

@@ -56,11 +56,12 @@ pub(crate) struct ActiveWatch {
     pub value: DebugValue,
 }
 
-/// What a watchpoint saw before an instruction.
-pub(crate) enum WatchEvent {
+/// What a watchpoint saw before an instruction ([`crate::Stop::Watchpoints`]).
+#[derive(Clone, Debug)]
+pub enum WatchEvent {
     /// Its register changed (and the condition holds).
     Changed(WatchHit),
-    /// Its frame returned.
+    /// Its frame returned: the watchpoint (this number) is deleted.
     LeftScope(u32),
 }
 
