@@ -780,7 +780,9 @@ class ParameterIndex:
     def create_archive_file(self, file_path: str | os.PathLike, file_offset: int = 0,
                             target_index: Optional["ParameterIndex"] = None) -> "ParameterIndex":
         """Writes every entry to an ``.irpa`` archive at `file_path` and
-        returns `target_index` (or a new index) with that file loaded."""
+        returns `target_index` (or a new index) with that file loaded. The
+        archive is written beside `file_path` and renamed over it: entries
+        may copy from the file it replaces."""
         if file_offset != 0:
             raise NotImplementedError("irvm.compat: archives are written at the start of their file (file_offset=0)")
         entries = [(key, e.metadata, e._source()) for key, e in self.items()]

@@ -394,6 +394,27 @@ def test_archive_files_keep_each_entry_of_a_repeated_key(tmp_path):
     ]
 
 
+def test_an_archive_written_over_the_file_it_copies_keeps_the_entries(tmp_path):
+    # create_archive_file onto the archive the index loaded: irvm truncated
+    # the file before copying from it (the archive lost, and an error that
+    # the bytes lie outside it); iree.runtime 3.13 writes zeros for them.
+    # It is written beside and renamed over it: the entries are kept, and a
+    # link to it still names the new archive.
+    import shutil
+
+    path = tmp_path / "wb.irpa"
+    shutil.copy(DATA / "params" / "run" / "wb.irpa", path)
+    (tmp_path / "link.irpa").symlink_to(path)
+    index = irvm.compat.ParameterIndex()
+    index.load(tmp_path / "link.irpa")
+    want = [(k, bytes(e.file_view)) for k, e in index.items()]
+    assert [k for k, _ in want] == ["w", "b"] and all(any(b) for _, b in want)
+    again = index.create_archive_file(tmp_path / "link.irpa")
+    assert [(k, bytes(e.file_view)) for k, e in again.items()] == want
+    assert (tmp_path / "link.irpa").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.irpa", "wb.irpa"]
+
+
 def test_numpy_parameters_of_ml_dtypes_and_splat_patterns(tmp_path):
     # iree.runtime 3.13 refuses bfloat16 arrays ("Numpy dtype bfloat16 not
     # found") and gives a splat's pattern as a 0-d bytes array.
