@@ -749,6 +749,10 @@ class ParameterIndex:
         the archive is built)."""
         if total_length < 0:
             raise ValueError(f"total_length {total_length} is negative")
+        if total_length >= 1 << 64:
+            # (Else the archive's 64-bit length field refused it later, as
+            # an OverflowError naming no entry.)
+            raise ValueError(f"splat '{key}': total_length {total_length} does not fit in 64 bits")
         self._sources.append(
             ParameterIndexEntry(key, int(total_length), _metadata(metadata), pattern=_pattern_bytes(pattern))
         )

@@ -441,6 +441,8 @@ def test_parameter_index_refusals():
         index.add_splat("p", b"abc", 9)
     with pytest.raises(ValueError, match="splat pattern length 0"):
         index.add_splat("p", b"", 4)
+    with pytest.raises(ValueError, match="splat 'p': total_length 18446744073709551616"):
+        index.add_splat("p", b"ab", 1 << 64)
     with pytest.raises(NotImplementedError, match="read-only"):
         index.add_buffer("w", bytearray(4), writable=True)
     with pytest.raises(NotImplementedError, match="file_offset"):
