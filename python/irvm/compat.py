@@ -739,7 +739,9 @@ class ParameterIndex:
         """Adds `key` holding the bytes of `buffer` (any buffer object)."""
         if writable:
             raise NotImplementedError("irvm.compat: parameters are read-only (writable=True)")
-        view = memoryview(buffer).cast("B")
+        view = memoryview(buffer)
+        # (A view with a 0 in its shape cannot be cast: its bytes are none.)
+        view = view.cast("B") if view.nbytes else memoryview(b"")
         self._sources.append(ParameterIndexEntry(key, view.nbytes, _metadata(metadata), buffer=view))
 
     def add_splat(self, key: str, pattern: Any, total_length: int,

@@ -180,6 +180,9 @@ SCRIPTS = {
             "i": np.array([[1, -2], [3, -4]], np.int16),
             "b": np.array([True, False, True]),
             "z": np.array(7.5, np.float64),
+            # Empty (a 0 in the shape), and a strided view.
+            "e": np.zeros((0, 3), np.float32),
+            "n": np.arange(12, dtype=np.int16).reshape(3, 4)[:, ::2],
         }
         with tempfile.TemporaryDirectory() as d:
             index = ireert.ParameterIndex()
