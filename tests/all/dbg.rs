@@ -1127,6 +1127,44 @@ fn set_var_changes_a_register_and_the_program_goes_on_with_it() {
     assert_eq!(r[16].1, ["[fib returned]", "result[0]: i32=1"]);
 }
 
+/// An integer literal is stored exactly, to the edges of the register's
+/// range: past i64 the expression reads it as an f64, which refused
+/// u64::MAX for an i64, took -2^63 - 1 as -2^63, and a hex literal wrapped
+/// to 64 bits (0xffffffffffffffff into an i32 stored -1).
+#[test]
+fn set_var_takes_integer_literals_exactly() {
+    let spin = format!("--module={}", data("spin.vmfb").display());
+    let args = [spin, "--function=spin".into(), "--input=1000000".into()];
+    // spin's bound n is %i0:1 (i64); %i10 an i32.
+    let script = "break spin.mlir:13\nrun\nset var %i0:1 = 18446744073709551615\np %i0:1\n\
+                  set var %i0:1 = 18446744073709551616\nset var %i0:1 = -9223372036854775809\n\
+                  set var %i10 = 0xffffffffffffffff\nset var %i10 = -0xffffffffffffffff\n\
+                  set var %i0:1 = 0x3\ndelete\ncontinue\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert!(r[2].1.is_empty(), "{:?}", r[2].1);
+    assert_eq!(r[3].1, ["%i0:1 = -1"]);
+    assert_eq!(
+        r[4].1,
+        ["error: 18446744073709551616 is out of range for %i0:1 (i64)"]
+    );
+    assert_eq!(
+        r[5].1,
+        ["error: -9223372036854775809 is out of range for %i0:1 (i64)"]
+    );
+    assert_eq!(
+        r[6].1,
+        ["error: 18446744073709551615 is out of range for %i10 (i32)"]
+    );
+    assert_eq!(
+        r[7].1,
+        ["error: -18446744073709551615 is out of range for %i10 (i32)"]
+    );
+    // n = 3: (0 ^ 3) + (1 ^ 3) + (2 ^ 3).
+    assert_eq!(r[10].1, ["[spin returned]", "result[0]: i64=6"]);
+}
+
 /// `Context::set_frame_i32` (what `set var` uses) writes a paused frame's
 /// register and the call goes on with it, in the compiled loop (no fuel)
 /// and in the hooked one: spin's bound `n` (%i0:1) lowered to a few past

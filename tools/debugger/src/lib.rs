@@ -750,12 +750,40 @@ enum StoredBits {
     Two(u64),
 }
 
+/// An integer literal's exact value (decimal or `0x` hex, with an optional
+/// `-`), where the expression is one: integer registers take it exactly,
+/// where the expression's value may not hold it (past i64 it is an f64).
+fn integer_literal(text: &str) -> Option<i128> {
+    let t = text.trim();
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if hex.starts_with(|c: char| c.is_ascii_hexdigit()) => {
+            u128::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None => digits.parse::<u128>().ok()?,
+    };
+    let v = i128::try_from(magnitude).ok()?;
+    Some(if negative { -v } else { v })
+}
+
 /// The bits `given` stores in `register`, which now holds `current` (its
-/// type, as the function uses it).
+/// type, as the function uses it); `literal`: the value's exact integer,
+/// when it was written as one ([`integer_literal`]).
 fn store_bits(
     register: RegisterRef,
     current: &DebugValue,
     given: &DebugValue,
+    literal: Option<i128>,
 ) -> Result<StoredBits, DebugCommandError> {
     let number = match given {
         DebugValue::I32(v) => Ok(*v as f64),
@@ -770,12 +798,14 @@ fn store_bits(
             ))
         }
     };
-    // Integers exactly (an i64 beyond 2^53 does not survive an f64).
+    // Integers exactly (an i64 beyond 2^53 does not survive an f64, nor a
+    // literal past i64's range, which the expression reads as one).
     let integer = |lo: i128, hi: i128, what: &str| -> Result<i128, DebugCommandError> {
-        let v: i128 = match (given, number) {
-            (DebugValue::I32(v), _) => *v as i128,
-            (_, Err(v)) => v as i128,
-            (_, Ok(f)) if f.is_finite() => f.trunc() as i128,
+        let v: i128 = match (literal, given, number) {
+            (Some(exact), _, _) => exact,
+            (None, DebugValue::I32(v), _) => *v as i128,
+            (None, _, Err(v)) => v as i128,
+            (None, _, Ok(f)) if f.is_finite() => f.trunc() as i128,
             _ => {
                 return err(format!(
                     "{register} is an {what}: it cannot hold {}",
@@ -784,10 +814,8 @@ fn store_bits(
             }
         };
         if v < lo || v > hi {
-            return err(format!(
-                "{} is out of range for {register} ({what})",
-                given_text(given)
-            ));
+            let shown = literal.map_or_else(|| given_text(given), |l| l.to_string());
+            return err(format!("{shown} is out of range for {register} ({what})"));
         }
         Ok(v)
     };
@@ -1177,7 +1205,7 @@ impl Debugger {
         };
         let current = regs.read(register)?;
         let given = Expr::parse(value)?.evaluate(&regs)?;
-        let bits = store_bits(register, &current, &given)?;
+        let bits = store_bits(register, &current, &given, integer_literal(value))?;
         let slot = match register {
             RegisterRef::I32(k) | RegisterRef::Pair(k) => k as usize,
             RegisterRef::Ref(_) => return err(format!("{register} is a ref register")),
