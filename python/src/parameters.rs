@@ -24,8 +24,9 @@ enum ArchiveSource {
     Bytes(Vec<u8>),
 }
 
-/// A path (str or `os.PathLike`) or the bytes of an archive (`bytes`,
-/// `bytearray`, `memoryview`: read by its magic, [`Format::from_magic`]).
+/// A path (str or `os.PathLike`) or the bytes of an archive (`bytes`, or
+/// any object with the buffer protocol: read by its magic,
+/// [`Format::from_magic`]).
 fn archive_source(o: &Bound<'_, PyAny>) -> PyResult<ArchiveSource> {
     if o.is_instance_of::<PyBytes>() {
         return Ok(ArchiveSource::Bytes(
@@ -33,21 +34,16 @@ fn archive_source(o: &Bound<'_, PyAny>) -> PyResult<ArchiveSource> {
         ));
     }
     let py = o.py();
-    // `bytearray` and `memoryview` by name (Python 3.11 has no
-    // `__buffer__`), any other buffer object by `__buffer__` (3.12+).
-    let type_name = o.get_type().name()?.to_string();
-    let is_buffer = type_name == "bytearray"
-        || type_name == "memoryview"
-        || (!o.is_instance_of::<PyString>() && o.hasattr("__buffer__").unwrap_or(false));
-    if is_buffer {
-        let bytes = py
-            .import("builtins")?
-            .getattr("memoryview")?
-            .call1((o,))?
-            .call_method0("tobytes")?;
-        return Ok(ArchiveSource::Bytes(
-            bytes.cast::<PyBytes>()?.as_bytes().to_vec(),
-        ));
+    // Any other object with the buffer protocol (`bytearray`,
+    // `memoryview`, a numpy array) that is not a path: what `memoryview`
+    // takes (Python 3.11 has no `__buffer__` to ask).
+    if !o.is_instance_of::<PyString>() && !o.hasattr("__fspath__").unwrap_or(false) {
+        if let Ok(view) = py.import("builtins")?.getattr("memoryview")?.call1((o,)) {
+            let bytes = view.call_method0("tobytes")?;
+            return Ok(ArchiveSource::Bytes(
+                bytes.cast::<PyBytes>()?.as_bytes().to_vec(),
+            ));
+        }
     }
     Ok(ArchiveSource::Path(
         py.import("os")?.call_method1("fspath", (o,))?.extract()?,

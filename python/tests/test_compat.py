@@ -467,6 +467,10 @@ def test_load_takes_archives_held_in_bytes():
     by_path = irvm.load(DATA / "params" / "run" / "m.vmfb", parameters={"model": DATA / "params" / "run" / "wb.irpa", "": DATA / "params" / "run" / "wb.irpa"})
     x = np.array([1, 2, 3, 4], np.float32)
     np.testing.assert_array_equal(m.main(x), by_path.main(x))
+    # Any buffer: a numpy array too (on Python 3.11, which has no
+    # `__buffer__`, it was taken for a path: TypeError).
+    arrays = irvm.load(DATA / "params" / "run" / "m.vmfb", parameters={"model": np.frombuffer(wb, np.uint8), "": np.frombuffer(wb, np.uint8)})
+    np.testing.assert_array_equal(arrays.main(x), by_path.main(x))
     with pytest.raises(irvm.VmError, match="in-memory archive"):
         irvm.load(DATA / "params" / "run" / "m.vmfb", parameters={"model": b"IRPA" + bytes(60)})
 
