@@ -977,7 +977,7 @@ fn watchpoints_stop_when_a_register_changes_and_end_with_their_frame() {
     // %i1 counts fib's iterations.
     let script = "watch %i1\nbreak fib.mlir:12\nrun\nwatch %i1\ndelete 1\ncontinue\ncontinue\n\
                   info breakpoints\nwatch %i1 if %i1 > 5\ndisable 2\ncontinue\ninfo breakpoints\n\
-                  delete 3\nenable 2\ncontinue\ndisable\ncontinue\n";
+                  delete 3\nenable 2\ncontinue\ndisable\ncontinue\ninfo breakpoints\n";
     let (out, code) = dbg(&args, script);
     // (A script with a failed command ends with status 1, as gdb's batch
     // mode does.)
@@ -1021,8 +1021,10 @@ fn watchpoints_stop_when_a_register_changes_and_end_with_their_frame() {
     );
     // Enabled again, 2 follows from the value now.
     assert_eq!(r[14].1, change(2, 6, 7));
-    // Everything disabled: the program ends with fib's result.
+    // Everything disabled: the program ends with fib's result, and the
+    // watchpoints with their frames (they were listed after the end).
     assert_eq!(r[16].1, ["[fib returned]", "result[0]: i32=144"]);
+    assert_eq!(r[17].1, ["No breakpoints or watchpoints."]);
 
     // A watchpoint in a callee ends when the callee returns.
     let calls = format!("--module={}", data("calls.vmfb").display());

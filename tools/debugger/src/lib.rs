@@ -1382,6 +1382,7 @@ impl Debugger {
         self.interrupted = None;
         if let State::Trapped { .. } = self.state {
             // Nothing runs past a trap: the program ends with it.
+            lock(&self.shared).watchpoints.clear();
             return match std::mem::replace(&mut self.state, State::Idle) {
                 State::Trapped { trap, .. } => Ok(Stop::Failed(trap)),
                 _ => err(NOT_RUNNING),
@@ -1487,16 +1488,20 @@ impl Debugger {
             }
             Ok(CallState::Yielded) => {
                 self.state = State::Idle;
+                lock(&self.shared).watchpoints.clear();
                 return err("the program yielded and could not be resumed");
             }
             Ok(CallState::Done(values)) => {
                 self.state = State::Idle;
+                // Each watched a frame of the program that ended.
+                lock(&self.shared).watchpoints.clear();
                 Stop::Finished(values)
             }
             Err(trap) => {
                 let frames = self.ctx.take_trap_frames();
                 if frames.is_empty() {
                     self.state = State::Idle;
+                    lock(&self.shared).watchpoints.clear();
                     Stop::Failed(trap)
                 } else {
                     self.state = State::Trapped {
