@@ -1093,6 +1093,38 @@ fn watchpoints_that_fire_together_are_all_reported() {
     );
 }
 
+/// A disabled watchpoint ends with its frame too: enabled again in a later
+/// invocation of the function at the same depth, it watched that one
+/// (square(0)'s watchpoint stopped square(2) at 2 -> 4).
+#[test]
+fn a_disabled_watchpoint_ends_with_its_frame() {
+    let calls = format!("--module={}", data("calls.vmfb").display());
+    let args = [calls, "--function=sum_squares".into(), "--input=4".into()];
+    let (out, code) = dbg(
+        &args,
+        "break calls.mlir:13\nrun\nstep\nwatch %i0\ndisable 2\ncontinue\ninfo breakpoints\n\
+         continue\nstep\nenable 2\ndelete 1\ncontinue\n",
+    );
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[3].1, ["Watchpoint 2: %i0"]);
+    // square(0) returned: the loop's next call stops at breakpoint 1.
+    assert_eq!(
+        r[5].1[0],
+        "Breakpoint 1, sum_squares (module.sum_squares+0x0000002F) at calls.mlir:13:11"
+    );
+    assert_eq!(
+        r[6].1,
+        [
+            "Num     Type           Disp Enb What",
+            "1       breakpoint     keep y   sum_squares (module.sum_squares+0x0000002F) at calls.mlir:13:11",
+            "\tbreakpoint already hit 2 times"
+        ]
+    );
+    assert_eq!(r[9].1, ["error: no breakpoint number 2"]);
+    assert_eq!(r[11].1, ["[sum_squares returned]", "result[0]: i32=14"]);
+}
+
 #[test]
 fn set_var_changes_a_register_and_the_program_goes_on_with_it() {
     let fib = format!("--module={}", data("fib.vmfb").display());

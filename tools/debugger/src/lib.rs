@@ -490,10 +490,17 @@ impl StopObserver {
             banks: &banks,
         };
         let mut events = Vec::new();
+        let mut ended_quietly = Vec::new();
         for w in &mut self.watches {
             let Some(event) = w.check(view.depth, &regs) else {
                 continue;
             };
+            if !w.enabled {
+                // A disabled watchpoint's frame returned: it is deleted
+                // without stopping the program.
+                ended_quietly.push(w.id);
+                continue;
+            }
             if let WatchEvent::Changed(hit) = &event {
                 let mut shared = lock(&self.shared);
                 if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
@@ -503,6 +510,11 @@ impl StopObserver {
             }
             events.push(event);
         }
+        if !ended_quietly.is_empty() {
+            lock(&self.shared)
+                .watchpoints
+                .retain(|w| !ended_quietly.contains(&w.id));
+        }
         // A watchpoint whose frame returned is checked no more.
         let ended: Vec<u32> = events
             .iter()
@@ -510,6 +522,7 @@ impl StopObserver {
                 WatchEvent::LeftScope(id) => Some(*id),
                 WatchEvent::Changed(_) => None,
             })
+            .chain(ended_quietly)
             .collect();
         self.watches.retain(|w| !ended.contains(&w.id));
         (!events.is_empty()).then_some(Reason::Watch(events))
@@ -1523,7 +1536,8 @@ impl Debugger {
         lock(&self.shared).watchpoints.clear();
     }
 
-    /// The enabled watchpoints with their registers' values now; those
+    /// The watchpoints with their registers' values now (disabled ones
+    /// too: they end with their frame, see [`ActiveWatch::enabled`]); those
     /// whose frame is gone are deleted.
     fn active_watches(&mut self) -> Vec<ActiveWatch> {
         let frames = self.ctx.frames();
@@ -1557,15 +1571,15 @@ impl Debugger {
             {
                 k.value = value.clone();
             }
-            if w.enabled {
-                out.push(ActiveWatch {
-                    id: w.id,
-                    register: w.register,
-                    depth: w.depth,
-                    condition: w.condition.clone(),
-                    value,
-                });
-            }
+            // (Disabled ones too: they end with their frame.)
+            out.push(ActiveWatch {
+                id: w.id,
+                register: w.register,
+                depth: w.depth,
+                condition: w.condition.clone(),
+                value,
+                enabled: w.enabled,
+            });
         }
         lock(&self.shared)
             .watchpoints
