@@ -732,7 +732,17 @@ class ParameterIndex:
              writable: bool = False, mmap: Optional[bool] = None, *, mode: Optional[str] = None) -> None:
         if writable:
             raise NotImplementedError("irvm.compat: parameter archives are read-only")
-        self._sources.append(os.fspath(file_path))
+        path = os.fspath(file_path)
+        if format is not None:
+            extension = os.path.splitext(path)[1].lstrip(".").lower()
+            if format.lstrip(".").lower() != extension:
+                # (It was ignored: the file was then read by its extension,
+                # or refused when it had none irvm knows.)
+                raise NotImplementedError(
+                    f"irvm.compat: parameter files are read by their extension (.irpa, .safetensors, "
+                    f".gguf): {path} cannot be read as {format}"
+                )
+        self._sources.append(path)
 
     def add_buffer(self, key: str, buffer: Any, readable: bool = True, writable: bool = False,
                    metadata: Optional[str | bytes] = None) -> None:

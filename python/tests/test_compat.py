@@ -453,6 +453,13 @@ def test_parameter_index_refusals():
     index.add_buffer("w", b"1234")
     with pytest.raises(ValueError, match="/nonexistent/x.irpa"):
         index.create_archive_file("/nonexistent/x.irpa")
+    # The format comes from the extension: one that says otherwise is
+    # refused (it was ignored; iree.runtime reads `x.bin` as format="irpa").
+    with pytest.raises(NotImplementedError, match="x.bin cannot be read as irpa"):
+        index.load("/tmp/x.bin", format="irpa")
+    with pytest.raises(NotImplementedError, match="x.irpa cannot be read as gguf"):
+        index.load("/tmp/x.irpa", format="gguf")
+    index.load(DATA / "params" / "run" / "wb.irpa", format="irpa")
     missing = irvm.compat.ParameterIndex()
     missing.load("/nonexistent/y.irpa")
     with pytest.raises(ValueError, match="/nonexistent/y.irpa"):
