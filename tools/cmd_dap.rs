@@ -27,7 +27,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use clap::{Args, FromArgMatches};
 use irvm::{Ref, Value};
-use irvm_debugger::{expandable, ref_children, DebugValue, Debugger, Format, PauseHandle, Stop};
+use irvm_debugger::{
+    expandable, ref_children, DebugValue, Debugger, Format, PauseHandle, Stop, WatchEvent,
+};
 use serde_json::{json, Map, Value as Json};
 
 use self::code::{sets_breakpoints, CodeRequests, CODE_REQUESTS};
@@ -1101,26 +1103,41 @@ impl Server {
                 }
                 self.event("stopped", body);
             }
-            Stop::Watchpoint(hit) => {
-                let old = value_text(self, &hit.old);
-                let new = value_text(self, &hit.new);
+            Stop::Watchpoints(events) => {
+                // One stop for every watchpoint that made it: those whose
+                // frame returned are removed first.
+                let mut ids = Vec::new();
+                let mut changes = Vec::new();
+                let mut texts = Vec::new();
+                for event in &events {
+                    match event {
+                        WatchEvent::Changed(hit) => {
+                            let old = value_text(self, &hit.old);
+                            let new = value_text(self, &hit.new);
+                            ids.push(hit.id);
+                            changes.push(format!("{} changed", hit.register));
+                            texts.push(format!("{}: {old} -> {new}", hit.register));
+                        }
+                        WatchEvent::LeftScope(id) => {
+                            self.event(
+                                "breakpoint",
+                                json!({"reason": "removed", "breakpoint": {"id": id, "verified": false}}),
+                            );
+                            ids.push(*id);
+                            texts.push(format!(
+                                "data breakpoint {id} deleted: the frame of its register returned"
+                            ));
+                        }
+                    }
+                }
                 let mut body = stopped_body("data breakpoint");
-                body["hitBreakpointIds"] = json!([hit.id]);
-                body["description"] = json!(format!("{} changed", hit.register));
-                body["text"] = json!(format!("{}: {old} -> {new}", hit.register));
-                self.event("stopped", body);
-            }
-            Stop::WatchpointScope(id) => {
-                self.event(
-                    "breakpoint",
-                    json!({"reason": "removed", "breakpoint": {"id": id, "verified": false}}),
-                );
-                let mut body = stopped_body("data breakpoint");
-                body["hitBreakpointIds"] = json!([id]);
-                body["description"] = json!("Watched frame returned");
-                body["text"] = json!(format!(
-                    "data breakpoint {id} deleted: the frame of its register returned"
-                ));
+                body["hitBreakpointIds"] = json!(ids);
+                body["description"] = json!(if changes.is_empty() {
+                    "Watched frame returned".to_string()
+                } else {
+                    changes.join(", ")
+                });
+                body["text"] = json!(texts.join("; "));
                 self.event("stopped", body);
             }
             Stop::Exception(trap) => {

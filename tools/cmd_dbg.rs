@@ -15,7 +15,7 @@ use crate::source_names::{in_terms_of, FunctionNames, SourceNames};
 use irvm::Value;
 use irvm_debugger::{
     BreakpointHit, BreakpointRequest, CodeAddress, DebugCommandError, Debugger, Format,
-    PauseHandle, RefBytes, RefFormatter, RefMemory, Stop,
+    PauseHandle, RefBytes, RefFormatter, RefMemory, Stop, WatchEvent,
 };
 
 use crate::cmd_run::{describe_trap, load_context, parse_inputs_within, LimitArgs};
@@ -967,31 +967,38 @@ impl Session {
                 };
                 self.show_current(&format!("{kind} {id}, "));
             }
-            Stop::Watchpoint(hit) => {
-                outln!();
-                let label = self
-                    .watch_labels
-                    .get(&hit.id)
-                    .cloned()
-                    .unwrap_or_else(|| hit.register.to_string());
-                outln!("Watchpoint {}: {label}", hit.id);
-                outln!();
-                outln!(
-                    "Old value = {}",
-                    self.dbg.format_value(&hit.old, Format::Natural)
-                );
-                outln!(
-                    "New value = {}",
-                    self.dbg.format_value(&hit.new, Format::Natural)
-                );
-                self.show_current("");
-            }
-            Stop::WatchpointScope(id) => {
-                outln!();
-                outln!(
-                    "Watchpoint {id} deleted because the program has left the block in\n\
-                     which its expression is valid."
-                );
+            Stop::Watchpoints(events) => {
+                // Each watchpoint that stopped the program, as gdb lists
+                // them, then where it is once.
+                for event in &events {
+                    match event {
+                        WatchEvent::Changed(hit) => {
+                            outln!();
+                            let label = self
+                                .watch_labels
+                                .get(&hit.id)
+                                .cloned()
+                                .unwrap_or_else(|| hit.register.to_string());
+                            outln!("Watchpoint {}: {label}", hit.id);
+                            outln!();
+                            outln!(
+                                "Old value = {}",
+                                self.dbg.format_value(&hit.old, Format::Natural)
+                            );
+                            outln!(
+                                "New value = {}",
+                                self.dbg.format_value(&hit.new, Format::Natural)
+                            );
+                        }
+                        WatchEvent::LeftScope(id) => {
+                            outln!();
+                            outln!(
+                                "Watchpoint {id} deleted because the program has left the block in\n\
+                                 which its expression is valid."
+                            );
+                        }
+                    }
+                }
                 self.show_current("");
             }
             Stop::Entry | Stop::Step => self.show_current(""),

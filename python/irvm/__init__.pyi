@@ -6,7 +6,7 @@ from typing import Any, Callable, Mapping, Sequence, Union
 import numpy as np
 
 _ModuleSource = Union[str, os.PathLike[str], bytes, bytearray, memoryview, "HostModule", Any]
-_Archive = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
+_Archive = Union[str, os.PathLike[str], bytes, bytearray, memoryview, Any]
 _Parameters = Union[
     _Archive,
     Mapping[str, Union[_Archive, Sequence[_Archive]]],

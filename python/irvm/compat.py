@@ -868,14 +868,26 @@ class ParameterIndex:
              writable: bool = False, mmap: Optional[bool] = None, *, mode: Optional[str] = None) -> None:
         if writable:
             raise NotImplementedError("irvm.compat: parameter archives are read-only")
-        self._sources.append(os.fspath(file_path))
+        path = os.fspath(file_path)
+        if format is not None:
+            extension = os.path.splitext(path)[1].lstrip(".").lower()
+            if format.lstrip(".").lower() != extension:
+                # (It was ignored: the file was then read by its extension,
+                # or refused when it had none irvm knows.)
+                raise NotImplementedError(
+                    f"irvm.compat: parameter files are read by their extension (.irpa, .safetensors, "
+                    f".gguf): {path} cannot be read as {format}"
+                )
+        self._sources.append(path)
 
     def add_buffer(self, key: str, buffer: Any, readable: bool = True, writable: bool = False,
                    metadata: Optional[str | bytes] = None) -> None:
         """Adds `key` holding the bytes of `buffer` (any buffer object)."""
         if writable:
             raise NotImplementedError("irvm.compat: parameters are read-only (writable=True)")
-        view = memoryview(buffer).cast("B")
+        view = memoryview(buffer)
+        # (A view with a 0 in its shape cannot be cast: its bytes are none.)
+        view = view.cast("B") if view.nbytes else memoryview(b"")
         self._sources.append(ParameterIndexEntry(key, view.nbytes, _metadata(metadata), buffer=view))
 
     def add_splat(self, key: str, pattern: Any, total_length: int,
@@ -885,6 +897,10 @@ class ParameterIndex:
         the archive is built)."""
         if total_length < 0:
             raise ValueError(f"total_length {total_length} is negative")
+        if total_length >= 1 << 64:
+            # (Else the archive's 64-bit length field refused it later, as
+            # an OverflowError naming no entry.)
+            raise ValueError(f"splat '{key}': total_length {total_length} does not fit in 64 bits")
         self._sources.append(
             ParameterIndexEntry(key, int(total_length), _metadata(metadata), pattern=_pattern_bytes(pattern))
         )
@@ -916,7 +932,9 @@ class ParameterIndex:
     def create_archive_file(self, file_path: str | os.PathLike, file_offset: int = 0,
                             target_index: Optional["ParameterIndex"] = None) -> "ParameterIndex":
         """Writes every entry to an ``.irpa`` archive at `file_path` and
-        returns `target_index` (or a new index) with that file loaded."""
+        returns `target_index` (or a new index) with that file loaded. The
+        archive is written beside `file_path` and renamed over it: entries
+        may copy from the file it replaces."""
         if file_offset != 0:
             raise NotImplementedError("irvm.compat: archives are written at the start of their file (file_offset=0)")
         entries = [(key, e.metadata, e._source()) for key, e in self.items()]

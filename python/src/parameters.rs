@@ -24,8 +24,9 @@ enum ArchiveSource {
     Bytes(Vec<u8>),
 }
 
-/// A path (str or `os.PathLike`) or the bytes of an archive (`bytes`,
-/// `bytearray`, `memoryview`: read by its magic, [`Format::from_magic`]).
+/// A path (str or `os.PathLike`) or the bytes of an archive (`bytes`, or
+/// any object with the buffer protocol: read by its magic,
+/// [`Format::from_magic`]).
 fn archive_source(o: &Bound<'_, PyAny>) -> PyResult<ArchiveSource> {
     if o.is_instance_of::<PyBytes>() {
         return Ok(ArchiveSource::Bytes(
@@ -33,21 +34,16 @@ fn archive_source(o: &Bound<'_, PyAny>) -> PyResult<ArchiveSource> {
         ));
     }
     let py = o.py();
-    // `bytearray` and `memoryview` by name (Python 3.11 has no
-    // `__buffer__`), any other buffer object by `__buffer__` (3.12+).
-    let type_name = o.get_type().name()?.to_string();
-    let is_buffer = type_name == "bytearray"
-        || type_name == "memoryview"
-        || (!o.is_instance_of::<PyString>() && o.hasattr("__buffer__").unwrap_or(false));
-    if is_buffer {
-        let bytes = py
-            .import("builtins")?
-            .getattr("memoryview")?
-            .call1((o,))?
-            .call_method0("tobytes")?;
-        return Ok(ArchiveSource::Bytes(
-            bytes.cast::<PyBytes>()?.as_bytes().to_vec(),
-        ));
+    // Any other object with the buffer protocol (`bytearray`,
+    // `memoryview`, a numpy array) that is not a path: what `memoryview`
+    // takes (Python 3.11 has no `__buffer__` to ask).
+    if !o.is_instance_of::<PyString>() && !o.hasattr("__fspath__").unwrap_or(false) {
+        if let Ok(view) = py.import("builtins")?.getattr("memoryview")?.call1((o,)) {
+            let bytes = view.call_method0("tobytes")?;
+            return Ok(ArchiveSource::Bytes(
+                bytes.cast::<PyBytes>()?.as_bytes().to_vec(),
+            ));
+        }
     }
     Ok(ArchiveSource::Path(
         py.import("os")?.call_method1("fspath", (o,))?.extract()?,
@@ -226,13 +222,66 @@ pub fn _irpa_archive(py: Python<'_>, entries: &Bound<'_, PyList>) -> PyResult<Py
     Ok(PyBytes::new(py, out.get_ref()).unbind())
 }
 
-/// Writes the `.irpa` archive of `entries` to the file at `path`.
+/// Writes the `.irpa` archive of `entries` to the file at `path`: into a
+/// new file beside it, renamed over `path` once complete. Entries may copy
+/// from the file being replaced (`index.create_archive_file` onto the
+/// archive the index loaded), whose bytes stay as they were until then;
+/// a write that fails leaves `path` as it was.
 #[pyfunction]
 pub fn _write_irpa(py: Python<'_>, path: &str, entries: &Bound<'_, PyList>) -> PyResult<()> {
     let entries = new_entries(entries)?;
-    let mut file = std::fs::File::create(path)
-        .map_err(|e| vm_error(py, StatusCode::Unavailable, &format!("{path}: {e}")))?;
-    write_archive(py, &entries, &mut file)
+    let unavailable =
+        |e: std::io::Error| vm_error(py, StatusCode::Unavailable, &format!("{path}: {e}"));
+    // A link is followed: the file it names is replaced, not the link.
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| Path::new(path).to_path_buf());
+    if target.is_dir() {
+        return Err(unavailable(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        )));
+    }
+    let (mut file, temporary) = create_beside(&target).map_err(unavailable)?;
+    let written = write_archive(py, &entries, &mut file).and_then(|()| {
+        if let Ok(old) = std::fs::metadata(&target) {
+            // The archive keeps the permissions of the file it replaces.
+            file.set_permissions(old.permissions())
+                .map_err(unavailable)?;
+        }
+        drop(file);
+        std::fs::rename(&temporary, &target).map_err(unavailable)
+    });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}
+
+/// A new file in `target`'s directory, named after it (`.NAME.irvm-PID-N`).
+fn create_beside(target: &Path) -> std::io::Result<(std::fs::File, std::path::PathBuf)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let temporary = dir.join(format!(".{name}.irvm-{}-{n}", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&temporary)
+        {
+            Ok(file) => return Ok((file, temporary)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// An archive entry as `_archive_entries` lists it.

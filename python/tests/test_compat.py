@@ -180,6 +180,9 @@ SCRIPTS = {
             "i": np.array([[1, -2], [3, -4]], np.int16),
             "b": np.array([True, False, True]),
             "z": np.array(7.5, np.float64),
+            # Empty (a 0 in the shape), and a strided view.
+            "e": np.zeros((0, 3), np.float32),
+            "n": np.arange(12, dtype=np.int16).reshape(3, 4)[:, ::2],
         }
         with tempfile.TemporaryDirectory() as d:
             index = ireert.ParameterIndex()
@@ -394,6 +397,27 @@ def test_archive_files_keep_each_entry_of_a_repeated_key(tmp_path):
     ]
 
 
+def test_an_archive_written_over_the_file_it_copies_keeps_the_entries(tmp_path):
+    # create_archive_file onto the archive the index loaded: irvm truncated
+    # the file before copying from it (the archive lost, and an error that
+    # the bytes lie outside it); iree.runtime 3.13 writes zeros for them.
+    # It is written beside and renamed over it: the entries are kept, and a
+    # link to it still names the new archive.
+    import shutil
+
+    path = tmp_path / "wb.irpa"
+    shutil.copy(DATA / "params" / "run" / "wb.irpa", path)
+    (tmp_path / "link.irpa").symlink_to(path)
+    index = irvm.compat.ParameterIndex()
+    index.load(tmp_path / "link.irpa")
+    want = [(k, bytes(e.file_view)) for k, e in index.items()]
+    assert [k for k, _ in want] == ["w", "b"] and all(any(b) for _, b in want)
+    again = index.create_archive_file(tmp_path / "link.irpa")
+    assert [(k, bytes(e.file_view)) for k, e in again.items()] == want
+    assert (tmp_path / "link.irpa").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.irpa", "wb.irpa"]
+
+
 def test_numpy_parameters_of_ml_dtypes_and_splat_patterns(tmp_path):
     # iree.runtime 3.13 refuses bfloat16 arrays ("Numpy dtype bfloat16 not
     # found") and gives a splat's pattern as a 0-d bytes array.
@@ -420,6 +444,8 @@ def test_parameter_index_refusals():
         index.add_splat("p", b"abc", 9)
     with pytest.raises(ValueError, match="splat pattern length 0"):
         index.add_splat("p", b"", 4)
+    with pytest.raises(ValueError, match="splat 'p': total_length 18446744073709551616"):
+        index.add_splat("p", b"ab", 1 << 64)
     with pytest.raises(NotImplementedError, match="read-only"):
         index.add_buffer("w", bytearray(4), writable=True)
     with pytest.raises(NotImplementedError, match="file_offset"):
@@ -427,6 +453,13 @@ def test_parameter_index_refusals():
     index.add_buffer("w", b"1234")
     with pytest.raises(ValueError, match="/nonexistent/x.irpa"):
         index.create_archive_file("/nonexistent/x.irpa")
+    # The format comes from the extension: one that says otherwise is
+    # refused (it was ignored; iree.runtime reads `x.bin` as format="irpa").
+    with pytest.raises(NotImplementedError, match="x.bin cannot be read as irpa"):
+        index.load("/tmp/x.bin", format="irpa")
+    with pytest.raises(NotImplementedError, match="x.irpa cannot be read as gguf"):
+        index.load("/tmp/x.irpa", format="gguf")
+    index.load(DATA / "params" / "run" / "wb.irpa", format="irpa")
     missing = irvm.compat.ParameterIndex()
     missing.load("/nonexistent/y.irpa")
     with pytest.raises(ValueError, match="/nonexistent/y.irpa"):
@@ -441,6 +474,10 @@ def test_load_takes_archives_held_in_bytes():
     by_path = irvm.load(DATA / "params" / "run" / "m.vmfb", parameters={"model": DATA / "params" / "run" / "wb.irpa", "": DATA / "params" / "run" / "wb.irpa"})
     x = np.array([1, 2, 3, 4], np.float32)
     np.testing.assert_array_equal(m.main(x), by_path.main(x))
+    # Any buffer: a numpy array too (on Python 3.11, which has no
+    # `__buffer__`, it was taken for a path: TypeError).
+    arrays = irvm.load(DATA / "params" / "run" / "m.vmfb", parameters={"model": np.frombuffer(wb, np.uint8), "": np.frombuffer(wb, np.uint8)})
+    np.testing.assert_array_equal(arrays.main(x), by_path.main(x))
     with pytest.raises(irvm.VmError, match="in-memory archive"):
         irvm.load(DATA / "params" / "run" / "m.vmfb", parameters={"model": b"IRPA" + bytes(60)})
 

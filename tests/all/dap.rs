@@ -2236,6 +2236,104 @@ fn set_variable_and_data_breakpoints_on_registers() {
     c.disconnect_cleanly();
 }
 
+/// Data breakpoints that see a change at the same instruction stop the
+/// program once, with every one of them hit (two on fib's count here).
+#[test]
+fn data_breakpoints_that_fire_together_are_all_hit() {
+    let mut c = Client::start();
+    launch(&mut c, program("fib", "12"));
+    c.run_to_line("fib.mlir", 12);
+    let (frame, _) = top_frame(&mut c);
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"frameId": frame["id"], "name": "%i1"}),
+    );
+    let id = info["dataId"].clone();
+    let set = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": id}, {"dataId": id}]}),
+    );
+    let ids = [
+        set["breakpoints"][0]["id"].clone(),
+        set["breakpoints"][1]["id"].clone(),
+    ];
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "data breakpoint", "{stopped}");
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!(ids));
+    assert_eq!(stopped["body"]["text"], "%i1: 0 -> 1; %i1: 0 -> 1");
+    c.disconnect_cleanly();
+}
+
+/// What cannot be watched gets no data id, and data breakpoints with
+/// attributes of the wrong type or ones irvm does not keep are refused
+/// with a message (they were set without them: a `condition` that is no
+/// string was dropped, a `hitCondition` ignored).
+#[test]
+fn data_breakpoints_refuse_what_they_cannot_keep() {
+    let mut c = Client::start();
+    launch(&mut c, program("fib", "12"));
+    c.run_to_line("fib.mlir", 12);
+    let (frame, _) = top_frame(&mut c);
+    let missing = c.ok(
+        "dataBreakpointInfo",
+        json!({"frameId": frame["id"], "name": "%i99"}),
+    );
+    assert!(missing["dataId"].is_null(), "{missing}");
+    assert_eq!(
+        missing["description"],
+        "%i99 is out of range (the frame has 6 i32 registers)"
+    );
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"frameId": frame["id"], "name": "%i1"}),
+    );
+    let id = info["dataId"].clone();
+    let set = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [
+            {"dataId": id, "condition": 5},
+            {"dataId": id, "accessType": 5},
+            {"dataId": id, "hitCondition": "3"},
+            {"dataId": id, "condition": "%i1 > 3"},
+        ]}),
+    );
+    let refused = [
+        "`condition` must be a string",
+        "`accessType` must be a string",
+        "data breakpoints take no `hitCondition` (a `condition` can test the register)",
+    ];
+    for (k, message) in refused.iter().enumerate() {
+        assert_eq!(set["breakpoints"][k]["verified"], false, "{set}");
+        assert_eq!(set["breakpoints"][k]["message"], *message, "{set}");
+    }
+    assert_eq!(set["breakpoints"][3]["verified"], true, "{set}");
+    c.disconnect_cleanly();
+
+    // Nothing runs past a trap: nothing there is watched.
+    let mut c = launched(
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["3"], "sourceDirs": [path("")]}),
+    );
+    c.ok("setExceptionBreakpoints", json!({"filters": ["trap"]}));
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "exception");
+    let (frame, _) = top_frame(&mut c);
+    let trapped = c.ok(
+        "dataBreakpointInfo",
+        json!({"frameId": frame["id"], "name": "%i15"}),
+    );
+    assert!(trapped["dataId"].is_null(), "{trapped}");
+    assert_eq!(
+        trapped["description"],
+        "the program stopped at a trap: nothing runs past it to watch"
+    );
+    c.disconnect_cleanly();
+}
+
 #[test]
 fn buffers_and_tensors_have_memory_the_client_reads() {
     let mut c = Client::start();
@@ -2285,6 +2383,14 @@ fn buffers_and_tensors_have_memory_the_client_reads() {
     );
     assert_eq!(m["address"], "0x0");
     assert_eq!(floats(&m["data"]), [1.0]);
+    // So far before it that the offset has no negation (i64::MIN): none
+    // of the bytes asked for exist, and the adapter goes on serving.
+    let m = c.ok(
+        "readMemory",
+        json!({"memoryReference": reference, "offset": i64::MIN, "count": 8}),
+    );
+    assert_eq!(m["address"], "0x0");
+    assert_eq!(m["data"], "");
     let bad = c.request("readMemory", json!({"memoryReference": "m99", "count": 4}));
     assert_eq!(bad["message"], "no memory with reference `m99`");
     let bad = c.request(

@@ -1106,7 +1106,7 @@ fn watchpoints_stop_when_a_register_changes_and_end_with_their_frame() {
     // %i1 counts fib's iterations.
     let script = "watch %i1\nbreak fib.mlir:12\nrun\nwatch %i1\ndelete 1\ncontinue\ncontinue\n\
                   info breakpoints\nwatch %i1 if %i1 > 5\ndisable 2\ncontinue\ninfo breakpoints\n\
-                  delete 3\nenable 2\ncontinue\ndisable\ncontinue\n";
+                  delete 3\nenable 2\ncontinue\ndisable\ncontinue\ninfo breakpoints\n";
     let (out, code) = dbg(&args, script);
     // (A script with a failed command ends with status 1, as gdb's batch
     // mode does.)
@@ -1150,8 +1150,10 @@ fn watchpoints_stop_when_a_register_changes_and_end_with_their_frame() {
     );
     // Enabled again, 2 follows from the value now.
     assert_eq!(r[14].1, change(2, 6, 7));
-    // Everything disabled: the program ends with fib's result.
+    // Everything disabled: the program ends with fib's result, and the
+    // watchpoints with their frames (they were listed after the end).
     assert_eq!(r[16].1, ["[fib returned]", "result[0]: i32=144"]);
+    assert_eq!(r[17].1, ["No breakpoints or watchpoints."]);
 
     // A watchpoint in a callee ends when the callee returns.
     let calls = format!("--module={}", data("calls.vmfb").display());
@@ -1173,6 +1175,83 @@ fn watchpoints_stop_when_a_register_changes_and_end_with_their_frame() {
         ]
     );
     assert_eq!(r[5].1.len(), 3, "only breakpoint 1 is left: {:?}", r[5].1);
+}
+
+/// Watchpoints that see a change at the same instruction are all
+/// reported, as gdb reports them: a callee's watchpoint ending as its
+/// result changes a watched register of the caller, and two watchpoints
+/// on one register. (Only the first was, and the others' changes were
+/// lost: they followed the register without stopping.)
+#[test]
+fn watchpoints_that_fire_together_are_all_reported() {
+    let calls = format!("--module={}", data("calls.vmfb").display());
+    let args = [calls, "--function=sum_squares".into(), "--input=4".into()];
+    // %i4 of sum_squares is the condition (1), then square(0)'s result.
+    let (out, code) = dbg(
+        &args,
+        "break calls.mlir:13\nrun\nwatch %i4\nwatch %i4\nstep\nwatch %i0\ndelete 1\ncontinue\n\
+         info breakpoints\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    let changed = |id: u32| {
+        vec![
+            format!("Watchpoint {id}: %i4"),
+            "Old value = 1".to_string(),
+            "New value = 0".to_string(),
+        ]
+    };
+    let mut want = changed(2);
+    want.extend(changed(3));
+    want.extend([
+        "Watchpoint 4 deleted because the program has left the block in".to_string(),
+        "which its expression is valid.".to_string(),
+        "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13".to_string(),
+        "14\t    %acc1 = arith.addi %acc, %sq : i32".to_string(),
+    ]);
+    assert_eq!(r[7].1, want);
+    assert_eq!(
+        r[8].1,
+        [
+            "Num     Type           Disp Enb What",
+            "2       watchpoint     keep y   %i4 in sum_squares (frame #0)",
+            "\tbreakpoint already hit 1 time",
+            "3       watchpoint     keep y   %i4 in sum_squares (frame #0)",
+            "\tbreakpoint already hit 1 time"
+        ]
+    );
+}
+
+/// A disabled watchpoint ends with its frame too: enabled again in a later
+/// invocation of the function at the same depth, it watched that one
+/// (square(0)'s watchpoint stopped square(2) at 2 -> 4).
+#[test]
+fn a_disabled_watchpoint_ends_with_its_frame() {
+    let calls = format!("--module={}", data("calls.vmfb").display());
+    let args = [calls, "--function=sum_squares".into(), "--input=4".into()];
+    let (out, code) = dbg(
+        &args,
+        "break calls.mlir:13\nrun\nstep\nwatch %i0\ndisable 2\ncontinue\ninfo breakpoints\n\
+         continue\nstep\nenable 2\ndelete 1\ncontinue\n",
+    );
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[3].1, ["Watchpoint 2: %i0"]);
+    // square(0) returned: the loop's next call stops at breakpoint 1.
+    assert_eq!(
+        r[5].1[0],
+        "Breakpoint 1, sum_squares (module.sum_squares+0x0000002F) at calls.mlir:13:11"
+    );
+    assert_eq!(
+        r[6].1,
+        [
+            "Num     Type           Disp Enb What",
+            "1       breakpoint     keep y   sum_squares (module.sum_squares+0x0000002F) at calls.mlir:13:11",
+            "\tbreakpoint already hit 2 times"
+        ]
+    );
+    assert_eq!(r[9].1, ["error: no breakpoint number 2"]);
+    assert_eq!(r[11].1, ["[sum_squares returned]", "result[0]: i32=14"]);
 }
 
 #[test]
@@ -1209,6 +1288,44 @@ fn set_var_changes_a_register_and_the_program_goes_on_with_it() {
     assert_eq!(r[14].1, ["error: %i4 takes a number, not a comparison"]);
     // %i4 = %i2 (the constant 1): y = 1 when the loop goes on.
     assert_eq!(r[16].1, ["[fib returned]", "result[0]: i32=1"]);
+}
+
+/// An integer literal is stored exactly, to the edges of the register's
+/// range: past i64 the expression reads it as an f64, which refused
+/// u64::MAX for an i64, took -2^63 - 1 as -2^63, and a hex literal wrapped
+/// to 64 bits (0xffffffffffffffff into an i32 stored -1).
+#[test]
+fn set_var_takes_integer_literals_exactly() {
+    let spin = format!("--module={}", data("spin.vmfb").display());
+    let args = [spin, "--function=spin".into(), "--input=1000000".into()];
+    // spin's bound n is %i0:1 (i64); %i10 an i32.
+    let script = "break spin.mlir:13\nrun\nset var %i0:1 = 18446744073709551615\np %i0:1\n\
+                  set var %i0:1 = 18446744073709551616\nset var %i0:1 = -9223372036854775809\n\
+                  set var %i10 = 0xffffffffffffffff\nset var %i10 = -0xffffffffffffffff\n\
+                  set var %i0:1 = 0x3\ndelete\ncontinue\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert!(r[2].1.is_empty(), "{:?}", r[2].1);
+    assert_eq!(r[3].1, ["%i0:1 = -1"]);
+    assert_eq!(
+        r[4].1,
+        ["error: 18446744073709551616 is out of range for %i0:1 (i64)"]
+    );
+    assert_eq!(
+        r[5].1,
+        ["error: -9223372036854775809 is out of range for %i0:1 (i64)"]
+    );
+    assert_eq!(
+        r[6].1,
+        ["error: 18446744073709551615 is out of range for %i10 (i32)"]
+    );
+    assert_eq!(
+        r[7].1,
+        ["error: -18446744073709551615 is out of range for %i10 (i32)"]
+    );
+    // n = 3: (0 ^ 3) + (1 ^ 3) + (2 ^ 3).
+    assert_eq!(r[10].1, ["[spin returned]", "result[0]: i64=6"]);
 }
 
 /// `Context::set_frame_i32` (what `set var` uses) writes a paused frame's

@@ -106,10 +106,18 @@ impl Server {
             Err(why) => return Ok(json!({"dataId": null, "description": why})),
         };
         let s = self.session()?;
+        if s.dbg.trap().is_some() {
+            return Ok(json!({"dataId": null,
+                "description": "the program stopped at a trap: nothing runs past it to watch"}));
+        }
         let frames = s.dbg.frames();
         let Some(address) = s.dbg.frame_location(frame).map(|(a, _)| a) else {
             return Ok(json!({"dataId": null, "description": "the frame is gone"}));
         };
+        // (A register the frame does not have cannot be watched.)
+        if let Err(e) = s.dbg.evaluate(&register.to_string(), frame) {
+            return Ok(json!({"dataId": null, "description": e.0}));
+        }
         let function = s.dbg.function_name(&address);
         let depth = frames.len() - frame;
         Ok(json!({
@@ -139,11 +147,18 @@ impl Server {
                     .get("dataId")
                     .and_then(Json::as_str)
                     .ok_or("a data breakpoint needs a `dataId`")?;
-                if b.get("accessType")
-                    .and_then(Json::as_str)
-                    .is_some_and(|t| t != "write")
-                {
+                if !b.is_object() {
+                    return Err("a data breakpoint is an object".into());
+                }
+                if str_arg(b, "accessType")?.is_some_and(|t| t != "write") {
                     return Err("registers are watched for writes only".into());
+                }
+                if str_arg(b, "hitCondition")?.is_some() {
+                    return Err(
+                        "data breakpoints take no `hitCondition` (a `condition` can \
+                                test the register)"
+                            .into(),
+                    );
                 }
                 let (depth, module, function, register) =
                     parse_data_id(id).ok_or_else(|| format!("`{id}` is not a data id of irvm"))?;
@@ -157,7 +172,7 @@ impl Server {
                         })
                     })
                     .ok_or("the frame of this register has returned")?;
-                let condition = b.get("condition").and_then(Json::as_str);
+                let condition = str_arg(b, "condition")?;
                 s.dbg
                     .add_watchpoint_in(frame, register, condition)
                     .map(|w| w.id)
@@ -192,7 +207,12 @@ impl Server {
         }
         // Bytes before the start are unreadable: the data returned begins
         // at byte 0 (its `address`), those after the end are counted.
-        let skipped = (-offset).clamp(0, count);
+        // (`unsigned_abs`: an offset of i64::MIN has no negation.)
+        let skipped = if offset < 0 {
+            offset.unsigned_abs().min(count as u64) as i64
+        } else {
+            0
+        };
         let start = offset.max(0) as u64;
         let wanted = (count - skipped) as usize;
         let s = self.session()?;

@@ -49,8 +49,8 @@ pub use self::expr::{
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{read_ref, Examine, ExamineFormat, RefBytes, RefMemory, MAX_EXAMINE_UNITS};
-use self::watchpoints::{ActiveWatch, WatchEvent};
-pub use self::watchpoints::{WatchHit, Watchpoint};
+use self::watchpoints::ActiveWatch;
+pub use self::watchpoints::{WatchEvent, WatchHit, Watchpoint};
 
 /// Where logpoints' messages go, as the program reaches them.
 pub type LogSink = Box<dyn FnMut(String) + Send>;
@@ -203,12 +203,14 @@ pub enum Stop {
     /// Stopped by [`PauseHandle::interrupt`]: the command in progress is
     /// not done; [`Debugger::resume`] goes on with it.
     Interrupted,
-    /// A watchpoint's register changed; stopped before the next
-    /// instruction of its frame.
-    Watchpoint(WatchHit),
-    /// A watchpoint's frame returned: the watchpoint (this number) is
-    /// deleted; stopped in the caller.
-    WatchpointScope(u32),
+    /// Watchpoints stopped the program, before one instruction: each whose
+    /// register changed ([`WatchEvent::Changed`]: before the next
+    /// instruction of its frame) and each whose frame returned
+    /// ([`WatchEvent::LeftScope`]: the watchpoint is deleted; stopped in
+    /// the caller), in the order they were set. Several can at once, as in
+    /// gdb: two watchpoints on one register, or a callee's watchpoint
+    /// ending as its result changes a watched register of the caller.
+    Watchpoints(Vec<WatchEvent>),
     /// The program trapped; stopped in the faulting frame, which can be
     /// inspected. Going on ends the program with [`Stop::Failed`].
     Exception(Trap),
@@ -317,8 +319,7 @@ enum Mode {
 /// Why the observer paused.
 enum Reason {
     Breakpoint(BreakpointHit),
-    Watch(WatchHit),
-    WatchScope(u32),
+    Watch(Vec<WatchEvent>),
     Pause,
     Step,
     Returned(Vec<Value>),
@@ -494,8 +495,10 @@ impl StopObserver {
         banks
     }
 
-    /// The first watchpoint whose register changed or whose frame
-    /// returned; every watchpoint follows its register's value.
+    /// Every watchpoint whose register changed or whose frame returned
+    /// (all of them: one left out here would have followed its register's
+    /// value and never report the change); every watchpoint follows its
+    /// register's value.
     fn watch_stop(&mut self, view: &ExecView<'_>) -> Option<Reason> {
         let banks = self.banks(view);
         let regs = RegisterFile {
@@ -503,24 +506,43 @@ impl StopObserver {
             refs: view.ref_registers(),
             banks: &banks,
         };
-        let mut stop = None;
+        let mut events = Vec::new();
+        let mut ended_quietly = Vec::new();
         for w in &mut self.watches {
-            match w.check(view.depth, &regs) {
-                Some(WatchEvent::Changed(hit)) if stop.is_none() => {
-                    let mut shared = lock(&self.shared);
-                    if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
-                        kept.hits = kept.hits.saturating_add(1);
-                        kept.value = hit.new.clone();
-                    }
-                    stop = Some(Reason::Watch(hit));
-                }
-                Some(WatchEvent::LeftScope(id)) if stop.is_none() => {
-                    stop = Some(Reason::WatchScope(id));
-                }
-                _ => {}
+            let Some(event) = w.check(view.depth, &regs) else {
+                continue;
+            };
+            if !w.enabled {
+                // A disabled watchpoint's frame returned: it is deleted
+                // without stopping the program.
+                ended_quietly.push(w.id);
+                continue;
             }
+            if let WatchEvent::Changed(hit) = &event {
+                let mut shared = lock(&self.shared);
+                if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
+                    kept.hits = kept.hits.saturating_add(1);
+                    kept.value = hit.new.clone();
+                }
+            }
+            events.push(event);
         }
-        stop
+        if !ended_quietly.is_empty() {
+            lock(&self.shared)
+                .watchpoints
+                .retain(|w| !ended_quietly.contains(&w.id));
+        }
+        // A watchpoint whose frame returned is checked no more.
+        let ended: Vec<u32> = events
+            .iter()
+            .filter_map(|e| match e {
+                WatchEvent::LeftScope(id) => Some(*id),
+                WatchEvent::Changed(_) => None,
+            })
+            .chain(ended_quietly)
+            .collect();
+        self.watches.retain(|w| !ended.contains(&w.id));
+        (!events.is_empty()).then_some(Reason::Watch(events))
     }
 
     fn line_table(&mut self, view: &ExecView<'_>) -> Arc<LineTable> {
@@ -758,12 +780,40 @@ enum StoredBits {
     Two(u64),
 }
 
+/// An integer literal's exact value (decimal or `0x` hex, with an optional
+/// `-`), where the expression is one: integer registers take it exactly,
+/// where the expression's value may not hold it (past i64 it is an f64).
+fn integer_literal(text: &str) -> Option<i128> {
+    let t = text.trim();
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    if !digits.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if hex.starts_with(|c: char| c.is_ascii_hexdigit()) => {
+            u128::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None => digits.parse::<u128>().ok()?,
+    };
+    let v = i128::try_from(magnitude).ok()?;
+    Some(if negative { -v } else { v })
+}
+
 /// The bits `given` stores in `register`, which now holds `current` (its
-/// type, as the function uses it).
+/// type, as the function uses it); `literal`: the value's exact integer,
+/// when it was written as one ([`integer_literal`]).
 fn store_bits(
     register: RegisterRef,
     current: &DebugValue,
     given: &DebugValue,
+    literal: Option<i128>,
 ) -> Result<StoredBits, DebugCommandError> {
     let number = match given {
         DebugValue::I32(v) => Ok(*v as f64),
@@ -778,12 +828,14 @@ fn store_bits(
             ))
         }
     };
-    // Integers exactly (an i64 beyond 2^53 does not survive an f64).
+    // Integers exactly (an i64 beyond 2^53 does not survive an f64, nor a
+    // literal past i64's range, which the expression reads as one).
     let integer = |lo: i128, hi: i128, what: &str| -> Result<i128, DebugCommandError> {
-        let v: i128 = match (given, number) {
-            (DebugValue::I32(v), _) => *v as i128,
-            (_, Err(v)) => v as i128,
-            (_, Ok(f)) if f.is_finite() => f.trunc() as i128,
+        let v: i128 = match (literal, given, number) {
+            (Some(exact), _, _) => exact,
+            (None, DebugValue::I32(v), _) => *v as i128,
+            (None, _, Err(v)) => v as i128,
+            (None, _, Ok(f)) if f.is_finite() => f.trunc() as i128,
             _ => {
                 return err(format!(
                     "{register} is an {what}: it cannot hold {}",
@@ -792,10 +844,8 @@ fn store_bits(
             }
         };
         if v < lo || v > hi {
-            return err(format!(
-                "{} is out of range for {register} ({what})",
-                given_text(given)
-            ));
+            let shown = literal.map_or_else(|| given_text(given), |l| l.to_string());
+            return err(format!("{shown} is out of range for {register} ({what})"));
         }
         Ok(v)
     };
@@ -1094,7 +1144,7 @@ impl Debugger {
     /// frame: the program stops when its value changes, or, with
     /// `condition`, when it changes and the condition holds in that frame;
     /// and when the frame returns, which deletes the watchpoint
-    /// ([`Stop::Watchpoint`], [`Stop::WatchpointScope`]).
+    /// ([`Stop::Watchpoints`]).
     pub fn add_watchpoint(
         &mut self,
         register: &str,
@@ -1185,7 +1235,7 @@ impl Debugger {
         };
         let current = regs.read(register)?;
         let given = Expr::parse(value)?.evaluate(&regs)?;
-        let bits = store_bits(register, &current, &given)?;
+        let bits = store_bits(register, &current, &given, integer_literal(value))?;
         let slot = match register {
             RegisterRef::I32(k) | RegisterRef::Pair(k) => k as usize,
             RegisterRef::Ref(_) => return err(format!("{register} is a ref register")),
@@ -1362,6 +1412,7 @@ impl Debugger {
         self.interrupted = None;
         if let State::Trapped { .. } = self.state {
             // Nothing runs past a trap: the program ends with it.
+            lock(&self.shared).watchpoints.clear();
             return match std::mem::replace(&mut self.state, State::Idle) {
                 State::Trapped { trap, .. } => Ok(Stop::Failed(trap)),
                 _ => err(NOT_RUNNING),
@@ -1447,10 +1498,18 @@ impl Debugger {
                         Stop::Breakpoint(hit)
                     }
                     Some(Reason::Pause) => Stop::Paused,
-                    Some(Reason::Watch(hit)) => Stop::Watchpoint(hit),
-                    Some(Reason::WatchScope(id)) => {
-                        lock(&self.shared).watchpoints.retain(|w| w.id != id);
-                        Stop::WatchpointScope(id)
+                    Some(Reason::Watch(events)) => {
+                        let ended: Vec<u32> = events
+                            .iter()
+                            .filter_map(|e| match e {
+                                WatchEvent::LeftScope(id) => Some(*id),
+                                WatchEvent::Changed(_) => None,
+                            })
+                            .collect();
+                        lock(&self.shared)
+                            .watchpoints
+                            .retain(|w| !ended.contains(&w.id));
+                        Stop::Watchpoints(events)
                     }
                     Some(Reason::Returned(values)) => Stop::Returned(values),
                     Some(Reason::Step) => Stop::Step,
@@ -1461,16 +1520,20 @@ impl Debugger {
             }
             Ok(CallState::Yielded) => {
                 self.state = State::Idle;
+                lock(&self.shared).watchpoints.clear();
                 return err("the program yielded and could not be resumed");
             }
             Ok(CallState::Done(values)) => {
                 self.state = State::Idle;
+                // Each watched a frame of the program that ended.
+                lock(&self.shared).watchpoints.clear();
                 Stop::Finished(values)
             }
             Err(trap) => {
                 let frames = self.ctx.take_trap_frames();
                 if frames.is_empty() {
                     self.state = State::Idle;
+                    lock(&self.shared).watchpoints.clear();
                     Stop::Failed(trap)
                 } else {
                     self.state = State::Trapped {
@@ -1492,7 +1555,8 @@ impl Debugger {
         lock(&self.shared).watchpoints.clear();
     }
 
-    /// The enabled watchpoints with their registers' values now; those
+    /// The watchpoints with their registers' values now (disabled ones
+    /// too: they end with their frame, see [`ActiveWatch::enabled`]); those
     /// whose frame is gone are deleted.
     fn active_watches(&mut self) -> Vec<ActiveWatch> {
         let frames = self.ctx.frames();
@@ -1526,15 +1590,15 @@ impl Debugger {
             {
                 k.value = value.clone();
             }
-            if w.enabled {
-                out.push(ActiveWatch {
-                    id: w.id,
-                    register: w.register,
-                    depth: w.depth,
-                    condition: w.condition.clone(),
-                    value,
-                });
-            }
+            // (Disabled ones too: they end with their frame.)
+            out.push(ActiveWatch {
+                id: w.id,
+                register: w.register,
+                depth: w.depth,
+                condition: w.condition.clone(),
+                value,
+                enabled: w.enabled,
+            });
         }
         lock(&self.shared)
             .watchpoints

@@ -54,13 +54,18 @@ pub(crate) struct ActiveWatch {
     pub depth: usize,
     pub condition: Option<Expr>,
     pub value: DebugValue,
+    /// A disabled watchpoint is checked only for its frame returning (it
+    /// ends with it too: else a later invocation at the same depth would
+    /// be taken for its frame once it is enabled again).
+    pub enabled: bool,
 }
 
-/// What a watchpoint saw before an instruction.
-pub(crate) enum WatchEvent {
+/// What a watchpoint saw before an instruction ([`crate::Stop::Watchpoints`]).
+#[derive(Clone, Debug)]
+pub enum WatchEvent {
     /// Its register changed (and the condition holds).
     Changed(WatchHit),
-    /// Its frame returned.
+    /// Its frame returned: the watchpoint (this number) is deleted.
     LeftScope(u32),
 }
 
@@ -71,7 +76,7 @@ impl ActiveWatch {
         if depth < self.depth {
             return Some(WatchEvent::LeftScope(self.id));
         }
-        if depth != self.depth {
+        if !self.enabled || depth != self.depth {
             // A callee runs: the watched frame's registers cannot change
             // until it returns.
             return None;
@@ -124,6 +129,7 @@ mod tests {
             depth,
             condition: None,
             value,
+            enabled: true,
         }
     }
 
@@ -170,6 +176,23 @@ mod tests {
             Some(WatchEvent::Changed(hit)) => assert!(matches!(hit.old, DebugValue::I32(2))),
             _ => panic!("the change to 3 was not seen"),
         }
+    }
+
+    #[test]
+    fn a_disabled_watchpoint_sees_no_change_but_ends_with_its_frame() {
+        let banks = BTreeMap::new();
+        let mut w = watch(RegisterRef::I32(0), 2, DebugValue::I32(0));
+        w.enabled = false;
+        let regs = |i32s: &'static [u32]| RegisterFile {
+            i32s,
+            refs: &[],
+            banks: &banks,
+        };
+        assert!(w.check(2, &regs(&[5])).is_none());
+        assert!(matches!(
+            w.check(1, &regs(&[5])),
+            Some(WatchEvent::LeftScope(7))
+        ));
     }
 
     #[test]
