@@ -19,8 +19,8 @@ raises ValueError, or RuntimeError for other statuses); ``DeviceArray`` results 
 the calling thread during the call (a call on the same context from there,
 which iree.runtime allows, raises FAILED_PRECONDITION: irvm runs one call at
 a time per context); ``ParameterIndex`` takes archive
-files (``load``) and in-memory entries (``add_buffer``, ``add_splat``, copied
-when ``create_provider`` is called); the hal and io_parameters modules are
+files (``load``) and in-memory entries (``add_buffer``, ``add_splat``; a
+C-contiguous buffer is used in place, as iree.runtime uses it); the hal and io_parameters modules are
 registered before the program's modules; ``PyModuleInterface`` (host modules
 written in Python) is built on ``irvm.HostModule``, and refuses at ``export``
 the calling conventions it cannot call (variadic spans, unknown kinds).
@@ -832,7 +832,7 @@ class ParameterIndexEntry:
         if self._pattern is not None:
             return ("splat", self._pattern, self.length)
         if self._buffer is not None:
-            return self._buffer.tobytes()
+            return self._buffer
         return ("file", self._path, self._offset, self.length)
 
     def __repr__(self) -> str:
@@ -855,10 +855,10 @@ class ParameterIndex:
     """Parameters by key: archive files (``load``: .irpa, .safetensors,
     .gguf, memory-mapped) and entries held in memory (``add_buffer``,
     ``add_splat``), looked up in the order added (the first entry of a key
-    wins, as in IREE). In-memory entries are copied into an ``.irpa``
-    archive in memory when ``create_provider`` is called: a buffer changed
-    after that is not seen. ``create_archive_file`` writes every entry to
-    one ``.irpa`` file."""
+    wins, as in IREE). A buffer given to ``add_buffer`` is used in place
+    (a C-contiguous one; others are copied once), as iree.runtime uses it:
+    do not change it while a program reads it. ``create_archive_file``
+    writes every entry to one ``.irpa`` file."""
 
     def __init__(self):
         # Archive files (a path) and in-memory entries, in the order added.
@@ -953,7 +953,7 @@ class ParameterIndex:
         def flush():
             if pending:
                 try:
-                    archives.append(_irvm._irpa_archive(list(pending)))
+                    archives.append(_irvm._memory_archive(list(pending)))
                 except _irvm.VmError as e:
                     raise _as_value_error(e) from e.__cause__
                 pending.clear()

@@ -39,7 +39,8 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(loaded::load, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_inspect, m)?)?;
-    m.add_function(wrap_pyfunction!(parameters::_irpa_archive, m)?)?;
+    m.add_function(wrap_pyfunction!(parameters::_memory_archive, m)?)?;
+    m.add_class::<parameters::MemoryArchive>()?;
     m.add_function(wrap_pyfunction!(parameters::_write_irpa, m)?)?;
     m.add_function(wrap_pyfunction!(parameters::_archive_entries, m)?)?;
     let main: u64 = py

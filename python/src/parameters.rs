@@ -1,7 +1,10 @@
 //! Parameter archives from Python: the index `irvm.load(parameters=...)`
-//! builds (files by path, archives held in `bytes`), and the `.irpa`
+//! builds (files by path, archives held in buffer objects, and
+//! [`MemoryArchive`]s of parameters held in memory), and the `.irpa`
 //! writing and entry listing `irvm.compat.ParameterIndex` is made of
-//! (`add_buffer`, `add_splat`, `items`, `create_archive_file`).
+//! (`add_buffer`, `add_splat`, `items`, `create_archive_file`). Memory
+//! Python holds is used in place, not copied ([`PythonBytes`]), as
+//! iree.runtime uses it.
 
 use std::path::Path;
 
@@ -14,36 +17,115 @@ use irvm_io_parameters::archive::irpa_writer::{
     ArchiveWriter, Contents, Output, DEFAULT_DATA_ALIGNMENT,
 };
 use irvm_io_parameters::archive::{irpa, map_file, read_entries, EntryData, FileBytes, Format};
-use irvm_io_parameters::{OpenMode, ParameterIndex};
+use irvm_io_parameters::{MemoryEntry, OpenMode, ParameterIndex, SharedBytes};
+use pyo3::buffer::PyBuffer;
 
 use crate::errors::vm_error;
 
-/// One archive `parameters` names: a file, or an archive's bytes.
+/// The bytes of a C-contiguous Python buffer, held (the exporter cannot
+/// free or move them while the view exists) and used in place.
+struct PythonBytes(PyBuffer<u8>);
+
+impl AsRef<[u8]> for PythonBytes {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: the view is C-contiguous of `len_bytes` bytes
+        // (`python_bytes` checked it), and holding the `PyBuffer` keeps the
+        // exporter's memory alive and in place (the buffer protocol's
+        // guarantee while a view is held). The bytes are read only; that
+        // Python code does not write them while a program reads them is
+        // the caller's promise, as with iree.runtime's `add_buffer`.
+        unsafe { std::slice::from_raw_parts(self.0.buf_ptr() as *const u8, self.0.len_bytes()) }
+    }
+}
+
+/// The bytes of any buffer object, shared: C-contiguous ones in place, a
+/// strided one copied once.
+fn python_bytes(o: &Bound<'_, PyAny>) -> PyResult<SharedBytes> {
+    let py = o.py();
+    let view = py.import("builtins")?.getattr("memoryview")?.call1((o,))?;
+    let nbytes: usize = view.getattr("nbytes")?.extract()?;
+    if nbytes == 0 {
+        return Ok(std::sync::Arc::new(Vec::<u8>::new()));
+    }
+    if view.getattr("c_contiguous")?.extract::<bool>()? {
+        let bytes = view.call_method1("cast", ("B",))?;
+        let buffer = PyBuffer::<u8>::get(&bytes)?;
+        if buffer.is_c_contiguous() && buffer.len_bytes() == nbytes {
+            return Ok(std::sync::Arc::new(PythonBytes(buffer)));
+        }
+    }
+    let copy = view.call_method0("tobytes")?;
+    Ok(std::sync::Arc::new(
+        copy.cast::<PyBytes>()?.as_bytes().to_vec(),
+    ))
+}
+
+/// Parameters held in memory, as `irvm.compat`'s `ParameterProvider`
+/// passes them to a context: buffers used in place, and splats.
+#[pyclass(module = "irvm._irvm", frozen)]
+pub struct MemoryArchive {
+    entries: Vec<MemoryEntry>,
+}
+
+/// A [`MemoryArchive`] of `entries` (`[(key, metadata, source)]`: a
+/// buffer object, or `("splat", pattern, length)`).
+#[pyfunction]
+pub fn _memory_archive(entries: &Bound<'_, PyList>) -> PyResult<MemoryArchive> {
+    let mut out = Vec::with_capacity(entries.len());
+    for item in entries.iter() {
+        let (key, metadata, source): (String, Vec<u8>, Bound<'_, PyAny>) = item.extract()?;
+        out.push(match source.cast::<PyTuple>() {
+            Ok(t) if t.get_item(0)?.extract::<String>().ok().as_deref() == Some("splat") => {
+                MemoryEntry::Splat {
+                    key,
+                    metadata,
+                    pattern: t.get_item(1)?.extract()?,
+                    length: t.get_item(2)?.extract()?,
+                }
+            }
+            Ok(_) => {
+                return Err(PyValueError::new_err(format!(
+                    "entry '{key}': a buffer or a (\"splat\", pattern, length) tuple"
+                )))
+            }
+            Err(_) => MemoryEntry::Data {
+                key,
+                metadata,
+                bytes: python_bytes(&source)?,
+            },
+        });
+    }
+    Ok(MemoryArchive { entries: out })
+}
+
+/// One archive `parameters` names: a file, an archive's bytes, or
+/// parameters held in memory.
 enum ArchiveSource {
     Path(String),
-    Bytes(Vec<u8>),
+    Bytes(SharedBytes),
+    Memory(Vec<MemoryEntry>),
 }
 
 /// A path (str or `os.PathLike`) or the bytes of an archive (`bytes`, or
 /// any object with the buffer protocol: read by its magic,
 /// [`Format::from_magic`]).
 fn archive_source(o: &Bound<'_, PyAny>) -> PyResult<ArchiveSource> {
-    if o.is_instance_of::<PyBytes>() {
-        return Ok(ArchiveSource::Bytes(
-            o.cast::<PyBytes>()?.as_bytes().to_vec(),
-        ));
+    if let Ok(memory) = o.cast::<MemoryArchive>() {
+        return Ok(ArchiveSource::Memory(memory.get().entries.clone()));
     }
     let py = o.py();
-    // Any other object with the buffer protocol (`bytearray`,
+    // Any object with the buffer protocol (`bytes`, `bytearray`,
     // `memoryview`, a numpy array) that is not a path: what `memoryview`
     // takes (Python 3.11 has no `__buffer__` to ask).
-    if !o.is_instance_of::<PyString>() && !o.hasattr("__fspath__").unwrap_or(false) {
-        if let Ok(view) = py.import("builtins")?.getattr("memoryview")?.call1((o,)) {
-            let bytes = view.call_method0("tobytes")?;
-            return Ok(ArchiveSource::Bytes(
-                bytes.cast::<PyBytes>()?.as_bytes().to_vec(),
-            ));
-        }
+    if !o.is_instance_of::<PyString>()
+        && !o.hasattr("__fspath__").unwrap_or(false)
+        && py
+            .import("builtins")?
+            .getattr("memoryview")?
+            .call1((o,))
+            .is_ok()
+    {
+        return Ok(ArchiveSource::Bytes(python_bytes(o)?));
     }
     Ok(ArchiveSource::Path(
         py.import("os")?.call_method1("fspath", (o,))?.extract()?,
@@ -74,7 +156,7 @@ pub fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
                     let (scope, path) = irvm_io_parameters::parse_parameter_flag(&text);
                     archives.push((scope.to_string(), ArchiveSource::Path(path.to_string())));
                 }
-                bytes => archives.push((String::new(), bytes)),
+                other => archives.push((String::new(), other)),
             }
         }
     } else {
@@ -88,20 +170,24 @@ pub fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
                 .map_err(|e| vm_error(py, e.code(), &format!("parameters {path}: {e}")))?,
             ArchiveSource::Bytes(bytes) => {
                 let name = format!("in-memory archive {k}");
+                let format = Format::from_magic((*bytes).as_ref());
                 index
-                    .add_bytes(&scope, &name, Format::from_magic(&bytes), bytes)
+                    .add_shared(&scope, &name, format, bytes)
                     .map_err(|e| vm_error(py, e.code(), &format!("parameters: {e}")))?
             }
+            ArchiveSource::Memory(entries) => index
+                .add_memory_entries(&scope, "in-memory parameters", entries)
+                .map_err(|e| vm_error(py, e.code(), &format!("parameters: {e}")))?,
         }
     }
     Ok(index)
 }
 
 /// Where a new entry's bytes come from, as `irvm.compat` describes them:
-/// `bytes`; `("splat", pattern, length)`; `("file", path, offset, length)`
-/// (bytes of an archive file, copied).
+/// a buffer object (read in place); `("splat", pattern, length)`;
+/// `("file", path, offset, length)` (bytes of an archive file).
 enum NewContents {
-    Bytes(Vec<u8>),
+    Bytes(SharedBytes),
     Splat(Vec<u8>, u64),
     File(String, u64, u64),
 }
@@ -116,12 +202,7 @@ fn new_entries(entries: &Bound<'_, PyList>) -> PyResult<Vec<NewEntry>> {
     let mut out = Vec::with_capacity(entries.len());
     for item in entries.iter() {
         let (key, metadata, source): (String, Vec<u8>, Bound<'_, PyAny>) = item.extract()?;
-        let contents = if let Ok(b) = source.cast::<PyBytes>() {
-            NewContents::Bytes(b.as_bytes().to_vec())
-        } else {
-            let t = source.cast::<PyTuple>().map_err(|_| {
-                PyTypeError::new_err(format!("entry '{key}': bytes or a (kind, ...) tuple"))
-            })?;
+        let contents = if let Ok(t) = source.cast::<PyTuple>() {
             match t.get_item(0)?.extract::<String>()?.as_str() {
                 "splat" => NewContents::Splat(t.get_item(1)?.extract()?, t.get_item(2)?.extract()?),
                 "file" => NewContents::File(
@@ -135,6 +216,10 @@ fn new_entries(entries: &Bound<'_, PyList>) -> PyResult<Vec<NewEntry>> {
                     )))
                 }
             }
+        } else {
+            NewContents::Bytes(python_bytes(&source).map_err(|_| {
+                PyTypeError::new_err(format!("entry '{key}': a buffer or a (kind, ...) tuple"))
+            })?)
         };
         out.push(NewEntry {
             key,
@@ -162,13 +247,16 @@ fn write_archive(py: Python<'_>, entries: &[NewEntry], out: &mut impl Output) ->
     let mut writer = ArchiveWriter::new();
     for e in entries {
         let added = match &e.contents {
-            NewContents::Bytes(b) => writer.add_data(
-                &e.key,
-                &e.metadata,
-                DEFAULT_DATA_ALIGNMENT,
-                b.len() as u64,
-                Contents::Bytes(b),
-            ),
+            NewContents::Bytes(b) => {
+                let b = (**b).as_ref();
+                writer.add_data(
+                    &e.key,
+                    &e.metadata,
+                    DEFAULT_DATA_ALIGNMENT,
+                    b.len() as u64,
+                    Contents::Bytes(b),
+                )
+            }
             NewContents::Splat(pattern, length) => {
                 writer.add_splat(&e.key, &e.metadata, pattern, *length)
             }
@@ -210,16 +298,6 @@ fn write_archive(py: Python<'_>, entries: &[NewEntry], out: &mut impl Output) ->
         ));
     }
     Ok(())
-}
-
-/// The `.irpa` archive of `entries` (`[(key, metadata, source)]`, see
-/// [`NewContents`]), as bytes.
-#[pyfunction]
-pub fn _irpa_archive(py: Python<'_>, entries: &Bound<'_, PyList>) -> PyResult<Py<PyBytes>> {
-    let entries = new_entries(entries)?;
-    let mut out = std::io::Cursor::new(Vec::new());
-    write_archive(py, &entries, &mut out)?;
-    Ok(PyBytes::new(py, out.get_ref()).unbind())
 }
 
 /// Writes the `.irpa` archive of `entries` to the file at `path`: into a

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use irvm::{StatusCode, Trap};
 
-use crate::archive::{read_entries, ArchiveEntry, ArchiveError, Format};
+use crate::archive::{read_entries, ArchiveEntry, ArchiveError, EntryData, Format};
 
 /// Why a parameter file could not be added to an index.
 #[derive(Debug, thiserror::Error)]
@@ -75,10 +75,12 @@ impl ParameterError {
     }
 }
 
-/// The bytes of one archive: a read-only mapping of its file, or memory.
+/// The bytes of one archive: a read-only mapping of its file, memory, or
+/// memory an embedder shares (not copied).
 pub(crate) enum ArchiveBytes {
     Mapped(irvm::file_map::FileMap),
     Owned(Vec<u8>),
+    Shared(SharedBytes),
 }
 
 impl AsRef<[u8]> for ArchiveBytes {
@@ -86,8 +88,39 @@ impl AsRef<[u8]> for ArchiveBytes {
         match self {
             ArchiveBytes::Mapped(map) => map,
             ArchiveBytes::Owned(bytes) => bytes,
+            ArchiveBytes::Shared(bytes) => (**bytes).as_ref(),
         }
     }
+}
+
+/// Bytes an embedder lends an index: they must not change while the index
+/// (or a buffer a program made over them) holds them.
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// A parameter an embedder holds in memory
+/// ([`ParameterIndex::add_memory_entries`]).
+#[derive(Clone)]
+pub enum MemoryEntry {
+    /// `bytes` as the parameter `key` (used in place, not copied).
+    Data {
+        /// The key modules name it by.
+        key: String,
+        /// Its metadata (shown by `irvm params dump`-like listings).
+        metadata: Vec<u8>,
+        /// Its bytes.
+        bytes: SharedBytes,
+    },
+    /// `length` bytes repeating `pattern` (1 to 16 bytes).
+    Splat {
+        /// The key modules name it by.
+        key: String,
+        /// Its metadata.
+        metadata: Vec<u8>,
+        /// The repeated bytes.
+        pattern: Vec<u8>,
+        /// Length in bytes.
+        length: u64,
+    },
 }
 
 /// One archive in an index: its bytes and its entries by key.
@@ -317,6 +350,85 @@ impl ParameterIndex {
         Ok(())
     }
 
+    /// Adds the parameters of an archive an embedder holds in memory and
+    /// lends (not copied: `bytes` must not change while the index or a
+    /// program's buffer over them holds them); `name` names it in
+    /// messages.
+    pub fn add_shared(
+        &mut self,
+        scope: &str,
+        name: &str,
+        format: Format,
+        bytes: SharedBytes,
+    ) -> Result<(), ParameterError> {
+        let archive = ArchiveFile::new(name.to_string(), format, ArchiveBytes::Shared(bytes))?;
+        self.push(scope, archive);
+        Ok(())
+    }
+
+    /// Adds parameters an embedder holds in memory, each its own bytes (not
+    /// copied) or a splat, looked up in this order after what the scope
+    /// has; `name` names them in messages. A splat's pattern is 1 to 16
+    /// bytes.
+    pub fn add_memory_entries(
+        &mut self,
+        scope: &str,
+        name: &str,
+        entries: Vec<MemoryEntry>,
+    ) -> Result<(), ParameterError> {
+        for entry in entries {
+            let (key, metadata, data, bytes) = match entry {
+                MemoryEntry::Data {
+                    key,
+                    metadata,
+                    bytes,
+                } => {
+                    let length = (*bytes).as_ref().len() as u64;
+                    let data = EntryData::Data { offset: 0, length };
+                    (key, metadata, data, ArchiveBytes::Shared(bytes))
+                }
+                MemoryEntry::Splat {
+                    key,
+                    metadata,
+                    pattern,
+                    length,
+                } => {
+                    if pattern.is_empty() || pattern.len() > 16 {
+                        return Err(ParameterError::Archive {
+                            name: format!("{name}: `{key}`"),
+                            source: ArchiveError::new(
+                                Format::Irpa,
+                                0,
+                                format!("a splat pattern is 1 to 16 bytes, not {}", pattern.len()),
+                            ),
+                        });
+                    }
+                    let data = EntryData::Splat { pattern, length };
+                    (key, metadata, data, ArchiveBytes::Owned(Vec::new()))
+                }
+            };
+            let mut by_key = HashMap::with_capacity(1);
+            by_key.insert(key.clone(), 0);
+            self.push(
+                scope,
+                ArchiveFile {
+                    name: format!("{name}: `{key}`"),
+                    format: Format::Irpa,
+                    bytes: Arc::new(bytes),
+                    file: None,
+                    opened: None,
+                    entries: vec![ArchiveEntry {
+                        key,
+                        data,
+                        info: String::from_utf8_lossy(&metadata).into_owned(),
+                    }],
+                    by_key,
+                },
+            );
+        }
+        Ok(())
+    }
+
     fn push(&mut self, scope: &str, archive: ArchiveFile) {
         let archive = Arc::new(archive);
         match self.scopes.iter_mut().find(|s| s.name == scope) {
@@ -426,6 +538,69 @@ pub(crate) mod tests {
         )
         .unwrap();
         (dir, path)
+    }
+
+    #[test]
+    fn memory_entries_are_found_in_order_and_used_in_place() {
+        let bytes: SharedBytes = Arc::new(vec![1u8, 2, 3, 4]);
+        let address = (*bytes).as_ref().as_ptr();
+        let mut index = ParameterIndex::new();
+        index
+            .add_memory_entries(
+                "m",
+                "test",
+                vec![
+                    MemoryEntry::Data {
+                        key: "w".into(),
+                        metadata: b"meta".to_vec(),
+                        bytes,
+                    },
+                    MemoryEntry::Splat {
+                        key: "s".into(),
+                        metadata: Vec::new(),
+                        pattern: vec![7, 0],
+                        length: 6,
+                    },
+                    MemoryEntry::Splat {
+                        key: "w".into(),
+                        metadata: Vec::new(),
+                        pattern: vec![9],
+                        length: 1,
+                    },
+                ],
+            )
+            .unwrap();
+        let w = index.lookup("m", "w").unwrap();
+        assert_eq!(
+            w.entry.data,
+            EntryData::Data {
+                offset: 0,
+                length: 4
+            }
+        );
+        assert_eq!(w.entry.info, "meta");
+        // The embedder's bytes, not a copy.
+        assert_eq!(w.file.bytes().as_ptr(), address);
+        let s = index.lookup("m", "s").unwrap();
+        assert_eq!(
+            s.entry.data,
+            EntryData::Splat {
+                pattern: vec![7, 0],
+                length: 6
+            }
+        );
+        assert!(index.lookup("", "w").is_err());
+        let long = MemoryEntry::Splat {
+            key: "p".into(),
+            metadata: Vec::new(),
+            pattern: vec![0; 17],
+            length: 17,
+        };
+        let e = index
+            .add_memory_entries("m", "test", vec![long])
+            .unwrap_err();
+        assert!(e.to_string().contains("1 to 16 bytes, not 17"), "{e}");
+        assert!(index.check_intact().is_ok());
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod index;
 mod module;
 
 pub use self::index::{
-    parse_parameter_flag, ArchiveFile, OpenMode, ParameterError, ParameterIndex, Resolved,
+    parse_parameter_flag, ArchiveFile, MemoryEntry, OpenMode, ParameterError, ParameterIndex,
+    Resolved, SharedBytes,
 };
 pub use self::module::{io_parameters_module, ParametersState, IO_PARAMETERS_VERSION};
