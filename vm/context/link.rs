@@ -522,7 +522,9 @@ fn verify_functions(
             desc.i32_register_count,
             desc.ref_register_count,
             desc.block_count,
-            desc.requirements | module.requirements(),
+            // The function's own requirements, as the reference's
+            // verifier checks them (the module's do not stand in).
+            desc.requirements,
             &facts,
         )
         .map_err(|source| LinkError::Verify {
