@@ -16,6 +16,7 @@
 //! vm.func @f(%r0: !vm.ref<?>) -> (!vm.ref<?>) attributes {iree.abi.declaration = "..."} registers(i32: 20, ref: 7) requires(UNWIND) {
 //!   ...
 //! }
+//! vm.debug_database                               a database without source maps
 //! vm.location[0] = none                            the debug database's table
 //! vm.location[1] = "a.mlir":6:10                   entries name others as loc[N]
 //! vm.source_map "__init" = [1: loc[0], 8: loc[2]]  its source maps, in order
@@ -111,13 +112,20 @@ impl Disassembler<'_> {
         out.push('\n');
         let _ = writeln!(out, "vm.requires {}", module.requirements());
         for dependency in module.dependencies() {
-            let _ = writeln!(
+            // REQUIRED alone is the default, OPTIONAL alone is `optional`;
+            // any other flags are written out.
+            let optional = dependency.flags == DEPENDENCY_OPTIONAL;
+            let _ = write!(
                 out,
                 "vm.dependency {}{} version {}",
-                if dependency.optional { "optional " } else { "" },
+                if optional { "optional " } else { "" },
                 symbol(dependency.name),
                 dependency.minimum_version
             );
+            if !optional && dependency.flags != DEPENDENCY_REQUIRED {
+                let _ = write!(out, " flags({})", dependency_flags(dependency.flags));
+            }
+            out.push('\n');
         }
         for name in &self.types {
             let _ = writeln!(out, "vm.type {name}");
@@ -125,11 +133,15 @@ impl Disassembler<'_> {
         for import in &self.imports {
             let _ = write!(
                 out,
-                "vm.import {}{} cconv {}",
+                "vm.import {}{}",
                 if import.optional { "optional " } else { "" },
                 symbol(import.full_name),
-                quoted(import.calling_convention.unwrap_or(""))
             );
+            // An import without a calling convention is written without
+            // `cconv` (and, without attributes, has no signature).
+            if let Some(cconv) = import.calling_convention {
+                let _ = write!(out, " cconv {}", quoted(cconv));
+            }
             write_attributes(out, &import.attrs);
             out.push('\n');
         }
@@ -137,9 +149,17 @@ impl Disassembler<'_> {
             let external = module.rodata_is_external(index) == Some(true);
             let _ = write!(
                 out,
-                "vm.rodata[{index}]{} = ",
+                "vm.rodata[{index}]{}",
                 if external { " external" } else { "" }
             );
+            match module.rodata_compression(index) {
+                None | Some(0) => {}
+                Some(UNCOMPRESSED) => out.push_str(" compression(uncompressed)"),
+                Some(tag) => {
+                    let _ = write!(out, " compression({tag})");
+                }
+            }
+            out.push_str(" = ");
             for byte in module.rodata(index).unwrap_or_default() {
                 let _ = write!(out, "{byte:02X}");
             }
@@ -225,6 +245,31 @@ impl Disassembler<'_> {
     }
 }
 
+/// The `compression_type` union tag of `UncompressedDataDef`.
+const UNCOMPRESSED: u8 = 1;
+
+/// The `REQUIRED` bit of a dependency's flags.
+const DEPENDENCY_REQUIRED: u32 = 1;
+/// The `OPTIONAL` bit of a dependency's flags.
+const DEPENDENCY_OPTIONAL: u32 = 2;
+
+/// A dependency's flag bits as `vm.dependency ... flags(...)` writes them:
+/// `none`, or `REQUIRED`, `OPTIONAL` and `bit N` joined by ` | `.
+fn dependency_flags(flags: u32) -> String {
+    if flags == 0 {
+        return "none".to_string();
+    }
+    (0..32)
+        .filter(|bit| flags & (1 << bit) != 0)
+        .map(|bit| match 1 << bit {
+            DEPENDENCY_REQUIRED => "REQUIRED".to_string(),
+            DEPENDENCY_OPTIONAL => "OPTIONAL".to_string(),
+            _ => format!("bit {bit}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 /// ` attributes {key = "value", ...}` (nothing when there are none).
 fn write_attributes(out: &mut String, attrs: &[(&str, &str)]) {
     if attrs.is_empty() {
@@ -244,11 +289,14 @@ fn write_attributes(out: &mut String, attrs: &[(&str, &str)]) {
 fn write_debug_database(debug: &DebugDatabase<'_>, out: &mut String) -> Result<(), DebugError> {
     let count = debug.location_count();
     let maps = debug.source_map_count();
-    if count == 0 && maps == 0 {
-        return Ok(());
-    }
     if !out.ends_with("\n\n") {
         out.push('\n');
+    }
+    // A database without source maps (perhaps empty altogether) is stated:
+    // the assembler otherwise writes one only for locations, with a source
+    // map per function.
+    if maps == 0 {
+        out.push_str("vm.debug_database\n");
     }
     for index in 0..count {
         let _ = write!(out, "vm.location[{index}] = ");

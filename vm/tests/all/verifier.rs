@@ -371,11 +371,13 @@ fn register_count_over_the_limit() {
 
 #[test]
 fn list_of_unknown_element_type_is_refused_at_load() {
-    // The reference registers `!vm.opaque` as the "any" type; `?` (what
-    // `!vm.list<?>` names as its element) and `!vm.ref<?>` are unknown.
+    // The reference registers `!vm.opaque` as the "any" type; `?` and
+    // `!vm.ref<?>` are unknown. (`irvm as` names `!vm.list<?>`'s element
+    // `!vm.opaque`, as iree-compile does, unless the text declares the
+    // type table entry, as here.)
     for element in ["?", "!vm.ref<?>"] {
         let source = format!(
-            "vm.module @v version 0\nvm.export @f\nvm.func @f(%i0: i32) -> (i32) {{\n^bb0:\n  \
+            "vm.module @v version 0\nvm.type {element}\nvm.export @f\nvm.func @f(%i0: i32) -> (i32) {{\n^bb0:\n  \
              %r0 = vm.list.alloc %i0 : !vm.list<{element}>\n  %i1 = vm.list.size %r0\n  vm.return %i1\n}}\n"
         );
         let module = Module::from_assembly(&source, "v.vmasm").unwrap();
