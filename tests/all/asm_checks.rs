@@ -251,3 +251,59 @@ fn a_function_whose_requirements_leave_out_its_f32_instructions_is_refused_by_bo
         "{stderr}"
     );
 }
+
+#[test]
+fn a_backslash_before_two_hex_digits_is_a_byte_escape_in_either_text() {
+    // IREE's disassembly prints strings as they are and iree-as-module
+    // reads them so (no escapes: `"C:\de\q"` is those 7 bytes). irvm as
+    // reads MLIR's escapes in both texts, so `\de` is the byte 0xDE; a
+    // backslash before anything else stays one. The assembly form writes a
+    // backslash as `\\`, so its round trip is exact; IREE's text holding
+    // `\` and two hex digits is read differently (docs/COMPATIBILITY.md).
+    let source = "vm.module @b version 0\nvm.export @f\nvm.func @f(%i0: i32) -> () {\n^bb0:\n  vm.fail %i0, \"C:\\de\\q\"\n}\n";
+    let bytes = irvm::asm::assemble(source, "b.vmasm").unwrap();
+    let message = |bytes: &[u8]| {
+        let module = Module::from_bytes(bytes.to_vec()).unwrap();
+        let text = irvm::bytecode::disasm::disassemble_module(
+            &module,
+            &irvm::bytecode::disasm::DisasmOptions {
+                form: irvm::bytecode::disasm::TextForm::Assembly,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        text.lines()
+            .find(|l| l.contains("vm.fail"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(message(&bytes), "vm.fail %i0, \"C:\\DE\\\\q\"");
+    let Some(peer) = crate::common::peer_bin(&["iree-as-module"]) else {
+        crate::common::report_missing_peer();
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let source_path = dir.path().join("b.vmasm");
+    std::fs::write(&source_path, source).unwrap();
+    let theirs = dir.path().join("b.vmfb");
+    let status = Command::new(peer.join("iree-as-module"))
+        .arg(format!("--output={}", theirs.display()))
+        .arg(&source_path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let theirs = std::fs::read(&theirs).unwrap();
+    assert_eq!(message(&theirs), "vm.fail %i0, \"C:\\\\de\\\\q\"");
+    // The form of the reference's module reads back to the same message.
+    let form = irvm::bytecode::disasm::disassemble_module(
+        &Module::from_bytes(theirs).unwrap(),
+        &irvm::bytecode::disasm::DisasmOptions {
+            form: irvm::bytecode::disasm::TextForm::Assembly,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let again = irvm::asm::assemble(&form, "again.vmasm").unwrap();
+    assert_eq!(message(&again), "vm.fail %i0, \"C:\\\\de\\\\q\"");
+}

@@ -885,3 +885,26 @@ fn an_empty_type_name_is_refused_at_load_so_no_form_need_hold_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("types[0] missing name"), "{stderr}");
 }
+
+#[test]
+fn fuzz_seeds_are_the_assembly_form_of_their_modules() {
+    // fuzz/seeds/asm/NAME.vmasm seeds the assembler fuzz target with the
+    // form of tests/models/NAME.vmfb; when the form changes, rewrite them
+    // with `irvm dump --output=assembly tests/models/NAME.vmfb`.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seeds = 0;
+    for entry in std::fs::read_dir(repo.join("fuzz/seeds/asm")).expect("the seeds") {
+        let seed = entry.expect("readable entry").path();
+        let name = seed.file_stem().unwrap().to_string_lossy().to_string();
+        let module =
+            Module::from_file(repo.join(format!("tests/models/{name}.vmfb"))).expect("loads");
+        let text = std::fs::read_to_string(&seed).unwrap();
+        assert!(
+            text == text_of(&module, TextForm::Assembly),
+            "{} is not the assembly form of tests/models/{name}.vmfb",
+            seed.display()
+        );
+        seeds += 1;
+    }
+    assert!(seeds >= 3, "{seeds} seeds");
+}
