@@ -712,7 +712,7 @@ fn an_import_without_a_signature_survives_the_round_trip() {
     )
     .expect_err("refused");
     assert!(
-        errors.to_string().contains("i.vmasm:2:16: error: expected 'cconv \"...\"', 'attributes {...}' or nothing after the import name"),
+        errors.to_string().contains("i.vmasm:2:16: error: expected 'cconv \"...\"', 'attributes {...}', 'flags(...)' or nothing after the import name"),
         "{errors}"
     );
 }
@@ -754,7 +754,7 @@ fn dependency_flags_other_than_required_or_optional_survive_the_round_trip() {
         ),
         (
             "vm.dependency @a version 1 flags(SOMETIMES)",
-            "unknown dependency flag 'SOMETIMES'",
+            "unknown flag 'SOMETIMES'",
         ),
         (
             "vm.dependency @a version 1 always",
@@ -907,4 +907,54 @@ fn fuzz_seeds_are_the_assembly_form_of_their_modules() {
         seeds += 1;
     }
     assert!(seeds >= 3, "{seeds} seeds");
+}
+
+#[test]
+fn import_flags_other_than_required_or_optional_survive_the_round_trip() {
+    let text = format!(
+        "vm.module @m version 0\nvm.import @x.a cconv \"0v_v\" flags(none)\nvm.import @x.b attributes {{k = \"v\"}} flags(REQUIRED | OPTIONAL)\nvm.import @x.c flags(bit 5)\nvm.import optional @x.d\nvm.import @x.e\n{ONE_FUNCTION}"
+    );
+    let (module, form) = through_the_form(&text, "flags.vmasm");
+    let flags: Vec<(&str, u32, bool)> = module
+        .imports()
+        .iter()
+        .map(|i| (i.full_name, i.flags, i.optional))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("x.a", 0, false),
+            ("x.b", 3, true),
+            ("x.c", 32, false),
+            ("x.d", 2, true),
+            ("x.e", 1, false)
+        ]
+    );
+    for line in [
+        "vm.import @x.a cconv \"0v_v\" flags(none)",
+        "vm.import @x.b attributes {k = \"v\"} flags(REQUIRED | OPTIONAL)",
+        "vm.import @x.c flags(bit 5)",
+        "vm.import optional @x.d",
+        "vm.import @x.e",
+    ] {
+        assert!(form.contains(&format!("\n{line}\n")), "{line}\n{form}");
+    }
+    for (bad, message) in [
+        (
+            "vm.import optional @x.a flags(none)",
+            "'optional' and 'flags(...)' both give the flags",
+        ),
+        (
+            "vm.import @x.a flags(none) cconv \"0v_v\"",
+            "unexpected text after the import's clauses",
+        ),
+        ("vm.import @x.a flags(MAYBE)", "unknown flag 'MAYBE'"),
+    ] {
+        let errors = irvm::asm::assemble(
+            &format!("vm.module @m version 0\n{bad}\n{ONE_FUNCTION}"),
+            "i.vmasm",
+        )
+        .expect_err(bad);
+        assert!(errors.to_string().contains(message), "{errors}");
+    }
 }

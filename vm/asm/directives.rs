@@ -87,33 +87,48 @@ fn parse_features(text: &str) -> Result<FeatureBits, Diag<'_>> {
     Ok(bits)
 }
 
-/// The `REQUIRED` flag of a dependency.
-const DEPENDENCY_REQUIRED: u32 = 1;
-/// The `OPTIONAL` flag of a dependency.
-const DEPENDENCY_OPTIONAL: u32 = 2;
+/// The `REQUIRED` flag of a dependency or an import.
+pub(super) const LINK_REQUIRED: u32 = 1;
+/// The `OPTIONAL` flag of a dependency or an import.
+pub(super) const LINK_OPTIONAL: u32 = 2;
 
-/// A dependency's flags as the disassembler writes them: `none`, or
-/// `REQUIRED`, `OPTIONAL` and `bit N` joined by `|`.
-fn parse_dependency_flags(text: &str) -> Result<u32, Diag<'_>> {
+/// `flags(...)` at the start of `text`, a dependency's or an import's flags
+/// as the disassembler writes them (`none`, or `REQUIRED`, `OPTIONAL` and
+/// `bit N` joined by `|`): the bits and the text after it.
+pub(super) fn parse_linkage_flags(text: &str) -> Result<(u32, &str), Diag<'_>> {
+    let body = text
+        .strip_prefix("flags")
+        .map(str::trim_start)
+        .and_then(|f| f.strip_prefix('('))
+        .ok_or_else(|| Diag::new("expected 'flags(REQUIRED | OPTIONAL | bit N)'", text))?;
+    let close = body
+        .find(')')
+        .ok_or_else(|| Diag::new("expected ')' to close the flags", text))?;
+    Ok((parse_flag_names(&body[..close])?, &body[close + 1..]))
+}
+
+/// `none`, or `REQUIRED`, `OPTIONAL` and `bit N` joined by `|`.
+fn parse_flag_names(text: &str) -> Result<u32, Diag<'_>> {
     let text = text.trim();
     if text == "none" {
         return Ok(0);
     }
     let mut flags = 0u32;
     for name in text.split('|').map(str::trim) {
-        flags |= match name {
-            "REQUIRED" => DEPENDENCY_REQUIRED,
-            "OPTIONAL" => DEPENDENCY_OPTIONAL,
-            _ => match name.strip_prefix("bit ").and_then(|n| parse_uint(n, 31)) {
-                Some(n) => 1 << n,
-                None => {
-                    return Err(Diag::new(
-                        format!("unknown dependency flag '{name}' (expected REQUIRED, OPTIONAL, 'bit N' or none)"),
+        flags |=
+            match name {
+                "REQUIRED" => LINK_REQUIRED,
+                "OPTIONAL" => LINK_OPTIONAL,
+                _ => match name.strip_prefix("bit ").and_then(|n| parse_uint(n, 31)) {
+                    Some(n) => 1 << n,
+                    None => return Err(Diag::new(
+                        format!(
+                            "unknown flag '{name}' (expected REQUIRED, OPTIONAL, 'bit N' or none)"
+                        ),
                         name,
-                    ))
-                }
-            },
-        };
+                    )),
+                },
+            };
     }
     Ok(flags)
 }
@@ -222,21 +237,23 @@ impl<'s> Assembler<'s> {
         let flags = if after.is_empty() {
             None
         } else {
-            let body = after
-                .strip_prefix("flags")
-                .map(str::trim_start)
-                .and_then(|f| f.strip_prefix('('))
-                .and_then(|f| f.strip_suffix(')'))
-                .ok_or_else(|| {
-                    Diag::new("expected 'flags(REQUIRED | OPTIONAL | bit N)' or nothing after the version", after)
-                })?;
+            if !after.starts_with("flags") {
+                return Err(Diag::new(
+                    "expected 'flags(REQUIRED | OPTIONAL | bit N)' or nothing after the version",
+                    after,
+                ));
+            }
+            let (flags, rest) = parse_linkage_flags(after)?;
+            if !rest.trim().is_empty() {
+                return Err(Diag::new("unexpected text after the flags", rest.trim()));
+            }
             if optional {
                 return Err(Diag::new(
                     "'optional' and 'flags(...)' both give the flags: write OPTIONAL in flags(...)",
                     after,
                 ));
             }
-            Some(parse_dependency_flags(body)?)
+            Some(flags)
         };
         if self.draft.dependencies.iter().any(|d| d.name == name) {
             return Err(Diag::new(
@@ -248,9 +265,9 @@ impl<'s> Assembler<'s> {
             name: name.into_owned(),
             minimum_version: version as u32,
             flags: flags.unwrap_or(if optional {
-                DEPENDENCY_OPTIONAL
+                LINK_OPTIONAL
             } else {
-                DEPENDENCY_REQUIRED
+                LINK_REQUIRED
             }),
         });
         Ok(())

@@ -256,11 +256,7 @@ fn module_bytes_in_order(
                 // attributes has no signature.
                 let signature = (imp.cconv.is_some() || !imp.attrs.is_empty())
                     .then(|| signature(&mut fbb, imp.cconv.as_deref(), &imp.attrs));
-                let flags = if imp.optional {
-                    ImportFlagBits::OPTIONAL
-                } else {
-                    ImportFlagBits::REQUIRED
-                };
+                let flags = ImportFlagBits::from_bits_retain(imp.flags);
                 ImportFunctionDef::create(
                     &mut fbb,
                     &ImportFunctionDefArgs {

@@ -122,7 +122,8 @@ struct ImportDraft {
     /// `cconv "..."`; `None`: the import has no calling convention (and,
     /// without attributes, no signature).
     cconv: Option<String>,
-    optional: bool,
+    /// The flag bits (`REQUIRED` 1, `OPTIONAL` 2, others as given).
+    flags: u32,
     /// Signature attributes (`attributes {...}`).
     attrs: Attributes,
 }
@@ -742,29 +743,40 @@ impl<'s> Assembler<'s> {
             }
             None => (None, tail),
         };
-        let attrs = if after.is_empty() {
-            Vec::new()
+        if !after.is_empty() && !after.starts_with("attributes") && !after.starts_with("flags") {
+            return Err(if cconv.is_some() {
+                Diag::new("unexpected text after the calling convention", after)
+            } else {
+                Diag::new(
+                    "expected 'cconv \"...\"', 'attributes {...}', 'flags(...)' or nothing after the import name",
+                    after,
+                )
+            });
+        }
+        let (attrs, after) = if after.starts_with("attributes") {
+            let (attrs, rest) = directives::parse_attributes(after)?;
+            (attrs, rest.trim())
         } else {
-            let (attrs, rest) = directives::parse_attributes(after).map_err(|d| {
-                match (after.starts_with("attributes"), cconv.is_some()) {
-                    (true, _) => d,
-                    (false, true) => {
-                        Diag::new("unexpected text after the calling convention", after)
-                    }
-                    (false, false) => Diag::new(
-                        "expected 'cconv \"...\"', 'attributes {...}' or nothing after the import name",
-                        after,
-                    ),
-                }
-            })?;
-            if !rest.trim().is_empty() {
+            (Vec::new(), after)
+        };
+        let (flags, after) = if after.starts_with("flags") {
+            if optional {
                 return Err(Diag::new(
-                    "unexpected text after the attributes",
-                    rest.trim(),
+                    "'optional' and 'flags(...)' both give the flags: write OPTIONAL in flags(...)",
+                    after,
                 ));
             }
-            attrs
+            let (flags, rest) = directives::parse_linkage_flags(after)?;
+            (Some(flags), rest.trim())
+        } else {
+            (None, after)
         };
+        if !after.is_empty() {
+            return Err(Diag::new(
+                "unexpected text after the import's clauses",
+                after,
+            ));
+        }
         if self.draft.imports.iter().any(|i| i.full_name == full_name) {
             return Err(Diag::new(
                 format!("import @{full_name} is declared twice"),
@@ -780,7 +792,11 @@ impl<'s> Assembler<'s> {
         self.draft.imports.push(ImportDraft {
             full_name: full_name.into_owned(),
             cconv,
-            optional,
+            flags: flags.unwrap_or(if optional {
+                directives::LINK_OPTIONAL
+            } else {
+                directives::LINK_REQUIRED
+            }),
             attrs,
         });
         Ok(())

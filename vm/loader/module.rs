@@ -58,8 +58,12 @@ pub struct ImportDecl<'a> {
     pub calling_convention: Option<&'a str>,
     /// Signature attributes.
     pub attrs: Vec<(&'a str, &'a str)>,
-    /// Whether linking may leave it unresolved.
+    /// Whether linking may leave it unresolved (the `OPTIONAL` flag).
     pub optional: bool,
+    /// The flag bits as stored: `REQUIRED` (1), `OPTIONAL` (2), and any
+    /// others (no runtime reads them), kept so the module can be written
+    /// out again.
+    pub flags: u32,
 }
 
 /// An exported function.
@@ -236,6 +240,7 @@ impl Module {
                     calling_convention: sig.and_then(|s| s.calling_convention()),
                     attrs: attr_pairs(sig.and_then(|s| s.attrs())),
                     optional: f.flags().contains(schema::ImportFlagBits::OPTIONAL),
+                    flags: f.flags().bits(),
                 }
             })
             .collect()

@@ -6,9 +6,9 @@
 //! ```text
 //! vm.module @module version 0 attributes {key = "value"}
 //! vm.requires YIELD | UNWIND                       module feature bits (`none`)
-//! vm.dependency @hal version 7                     [optional] per dependency
+//! vm.dependency @hal version 7                     [optional] [flags(...)] per dependency
 //! vm.type !hal.buffer                              the whole type table, in order
-//! vm.import @hal.fence.await cconv "0iICrD_i"      [attributes {...}]
+//! vm.import @hal.fence.await cconv "0iICrD_i"      [attributes {...}] [flags(...)]
 //! vm.rodata[0] = 48656C6C6F                        embedded in the FlatBuffer
 //! vm.rodata[4] external = 7F454C46...              after it, 64-byte aligned
 //! vm.module_state global_bytes 8, global_refs 3
@@ -114,7 +114,7 @@ impl Disassembler<'_> {
         for dependency in module.dependencies() {
             // REQUIRED alone is the default, OPTIONAL alone is `optional`;
             // any other flags are written out.
-            let optional = dependency.flags == DEPENDENCY_OPTIONAL;
+            let optional = dependency.flags == LINK_OPTIONAL;
             let _ = write!(
                 out,
                 "vm.dependency {}{} version {}",
@@ -122,8 +122,8 @@ impl Disassembler<'_> {
                 symbol(dependency.name),
                 dependency.minimum_version
             );
-            if !optional && dependency.flags != DEPENDENCY_REQUIRED {
-                let _ = write!(out, " flags({})", dependency_flags(dependency.flags));
+            if !optional && dependency.flags != LINK_REQUIRED {
+                let _ = write!(out, " flags({})", linkage_flags(dependency.flags));
             }
             out.push('\n');
         }
@@ -131,10 +131,13 @@ impl Disassembler<'_> {
             let _ = writeln!(out, "vm.type {name}");
         }
         for import in &self.imports {
+            // REQUIRED alone is the default, OPTIONAL alone is `optional`;
+            // any other flags are written out after the rest.
+            let optional = import.flags == LINK_OPTIONAL;
             let _ = write!(
                 out,
                 "vm.import {}{}",
-                if import.optional { "optional " } else { "" },
+                if optional { "optional " } else { "" },
                 symbol(import.full_name),
             );
             // An import without a calling convention is written without
@@ -143,6 +146,9 @@ impl Disassembler<'_> {
                 let _ = write!(out, " cconv {}", quoted(cconv));
             }
             write_attributes(out, &import.attrs);
+            if !optional && import.flags != LINK_REQUIRED {
+                let _ = write!(out, " flags({})", linkage_flags(import.flags));
+            }
             out.push('\n');
         }
         for index in 0..module.rodata_count() {
@@ -248,22 +254,23 @@ impl Disassembler<'_> {
 /// The `compression_type` union tag of `UncompressedDataDef`.
 const UNCOMPRESSED: u8 = 1;
 
-/// The `REQUIRED` bit of a dependency's flags.
-const DEPENDENCY_REQUIRED: u32 = 1;
-/// The `OPTIONAL` bit of a dependency's flags.
-const DEPENDENCY_OPTIONAL: u32 = 2;
+/// The `REQUIRED` bit of a dependency's or an import's flags.
+const LINK_REQUIRED: u32 = 1;
+/// The `OPTIONAL` bit of a dependency's or an import's flags.
+const LINK_OPTIONAL: u32 = 2;
 
-/// A dependency's flag bits as `vm.dependency ... flags(...)` writes them:
-/// `none`, or `REQUIRED`, `OPTIONAL` and `bit N` joined by ` | `.
-fn dependency_flags(flags: u32) -> String {
+/// A dependency's or an import's flag bits (`ModuleDependencyFlagBits`,
+/// `ImportFlagBits`: the same two) as ` flags(...)` writes them: `none`, or
+/// `REQUIRED`, `OPTIONAL` and `bit N` joined by ` | `.
+fn linkage_flags(flags: u32) -> String {
     if flags == 0 {
         return "none".to_string();
     }
     (0..32)
         .filter(|bit| flags & (1 << bit) != 0)
         .map(|bit| match 1 << bit {
-            DEPENDENCY_REQUIRED => "REQUIRED".to_string(),
-            DEPENDENCY_OPTIONAL => "OPTIONAL".to_string(),
+            LINK_REQUIRED => "REQUIRED".to_string(),
+            LINK_OPTIONAL => "OPTIONAL".to_string(),
             _ => format!("bit {bit}"),
         })
         .collect::<Vec<_>>()
