@@ -5,13 +5,13 @@
 //! ```text
 //! vm.module @m version 0 attributes {key = "value"}
 //! vm.requires YIELD | UNWIND                       (or `none`)
-//! vm.dependency [optional] @hal version 7
-//! vm.import @m.f cconv "0i_i" attributes {...}
-//! vm.rodata[4] external = HEX
+//! vm.dependency [optional] @hal version 7 [flags(REQUIRED | OPTIONAL | bit N)]
+//! vm.import [optional] @m.f [cconv "0i_i"] [attributes {...}] [flags(...)]
+//! vm.rodata[4] [external] [compression(uncompressed)] = HEX
 //! vm.module_state global_bytes 8, global_refs 3
 //! vm.func @f(...) -> (...) cconv "..." attributes {...} registers(i32: 20, ref: 7) requires(UNWIND) {
 //! vm.location[N] = none | LOCATION                 parts name entries as loc[N]
-//! vm.source_map "name" = [OFFSET: loc[N], ...]
+//! vm.source_map "name" = [OFFSET: loc[N], ...]     function N's, by position
 //! vm.debug_database                                a database, maps or not
 //! ```
 //!
@@ -115,20 +115,21 @@ fn parse_flag_names(text: &str) -> Result<u32, Diag<'_>> {
     }
     let mut flags = 0u32;
     for name in text.split('|').map(str::trim) {
-        flags |=
-            match name {
-                "REQUIRED" => LINK_REQUIRED,
-                "OPTIONAL" => LINK_OPTIONAL,
-                _ => match name.strip_prefix("bit ").and_then(|n| parse_uint(n, 31)) {
-                    Some(n) => 1 << n,
-                    None => return Err(Diag::new(
+        flags |= match name {
+            "REQUIRED" => LINK_REQUIRED,
+            "OPTIONAL" => LINK_OPTIONAL,
+            _ => match name.strip_prefix("bit ").and_then(|n| parse_uint(n, 31)) {
+                Some(n) => 1 << n,
+                None => {
+                    return Err(Diag::new(
                         format!(
                             "unknown flag '{name}' (expected REQUIRED, OPTIONAL, 'bit N' or none)"
                         ),
                         name,
-                    )),
-                },
-            };
+                    ))
+                }
+            },
+        };
     }
     Ok(flags)
 }

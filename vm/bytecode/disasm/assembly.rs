@@ -11,12 +11,13 @@
 //! vm.import @hal.fence.await cconv "0iICrD_i"      [attributes {...}] [flags(...)]
 //! vm.rodata[0] = 48656C6C6F                        embedded in the FlatBuffer
 //! vm.rodata[4] external = 7F454C46...              after it, 64-byte aligned
+//! vm.rodata[5] compression(uncompressed) = 00      a compression it states
 //! vm.module_state global_bytes 8, global_refs 3
 //! vm.export @"torch-jit-export" = @f              the export table, in order
 //! vm.func @f(%r0: !vm.ref<?>) -> (!vm.ref<?>) attributes {iree.abi.declaration = "..."} registers(i32: 20, ref: 7) requires(UNWIND) {
 //!   ...
 //! }
-//! vm.debug_database                               a database without source maps
+//! vm.debug_database                                a database without source maps
 //! vm.location[0] = none                            the debug database's table
 //! vm.location[1] = "a.mlir":6:10                   entries name others as loc[N]
 //! vm.source_map "__init" = [1: loc[0], 8: loc[2]]  its source maps, in order
