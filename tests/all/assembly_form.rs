@@ -958,3 +958,26 @@ fn import_flags_other_than_required_or_optional_survive_the_round_trip() {
         assert!(errors.to_string().contains(message), "{errors}");
     }
 }
+
+#[test]
+fn a_function_without_a_calling_convention_survives_the_round_trip() {
+    // Optional for internal functions in the schema; linking takes it as
+    // `0v_v`. Before, the form printed nothing and it came back as `0v_v`.
+    // (The module names @g nowhere, so the form calls it @fn1.)
+    let text = "vm.module @m version 0\nvm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.call @g()\n  vm.return\n}\nvm.func @g() -> () cconv none {\n^bb0:\n  vm.return\n}\n";
+    let (module, form) = through_the_form(text, "none.vmasm");
+    assert_eq!(
+        module.function_signature(1).unwrap().calling_convention,
+        None
+    );
+    assert!(
+        form.contains("\nvm.func @fn1() -> () cconv none registers("),
+        "{form}"
+    );
+    let errors = irvm::asm::assemble(&text.replace("vm.call @g()", "vm.call @g(%i0)"), "n.vmasm")
+        .expect_err("refused");
+    assert!(
+        errors.to_string().contains("n.vmasm:5:11: error: the call disagrees with the calling convention of function @g, which declares none (\"0v_v\"): 1 argument given, 0 expected"),
+        "{errors}"
+    );
+}

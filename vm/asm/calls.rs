@@ -33,7 +33,8 @@ pub(super) struct CallSite {
 }
 
 /// The calling convention linking assumes for a callee that declares
-/// none (an import without a signature), as `context::link` does.
+/// none (an import without a signature, a function with `cconv none`), as
+/// `context::link` does.
 const NO_SIGNATURE: &str = "0v_v";
 
 impl Assembler<'_> {
@@ -58,28 +59,29 @@ impl Assembler<'_> {
             return Ok(());
         };
         let import = ordinal & IMPORT_ORDINAL_BIT != 0;
-        let (callee, cconv, convention) = if import {
+        let (callee, cconv) = if import {
             let import = &self.draft.imports[(ordinal & !IMPORT_ORDINAL_BIT) as usize];
-            let callee = format!("import @{}", import.full_name);
-            match import.cconv.as_deref() {
-                Some(cconv) => (callee.clone(), cconv, format!("{callee}'s calling convention \"{cconv}\"")),
-                None => (
-                    callee.clone(),
-                    NO_SIGNATURE,
-                    format!("the calling convention of {callee}, which declares none (\"{NO_SIGNATURE}\")"),
-                ),
-            }
+            (
+                format!("import @{}", import.full_name),
+                import.cconv.as_deref(),
+            )
         } else {
             let Some(function) = self.draft.functions.get(ordinal as usize) else {
                 return Ok(());
             };
-            let callee = format!("function @{}", function.name);
-            let cconv = function.cconv.as_str();
             (
-                callee.clone(),
-                cconv,
-                format!("{callee}'s calling convention \"{cconv}\""),
+                format!("function @{}", function.name),
+                function.cconv.as_deref(),
             )
+        };
+        let (cconv, convention) = match cconv {
+            Some(cconv) => (cconv, format!("{callee}'s calling convention \"{cconv}\"")),
+            None => (
+                NO_SIGNATURE,
+                format!(
+                    "the calling convention of {callee}, which declares none (\"{NO_SIGNATURE}\")"
+                ),
+            ),
         };
         let signature =
             Signature::parse(cconv).map_err(|e| format!("{convention} does not parse: {e}"))?;

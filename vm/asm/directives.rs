@@ -9,7 +9,7 @@
 //! vm.import [optional] @m.f [cconv "0i_i"] [attributes {...}] [flags(...)]
 //! vm.rodata[4] [external] [compression(uncompressed)] = HEX
 //! vm.module_state global_bytes 8, global_refs 3
-//! vm.func @f(...) -> (...) cconv "..." attributes {...} registers(i32: 20, ref: 7) requires(UNWIND) {
+//! vm.func @f(...) -> (...) cconv "..."|none attributes {...} registers(i32: 20, ref: 7) requires(UNWIND) {
 //! vm.location[N] = none | LOCATION                 parts name entries as loc[N]
 //! vm.source_map "name" = [OFFSET: loc[N], ...]     function N's, by position
 //! vm.debug_database                                a database, maps or not
@@ -155,11 +155,24 @@ pub(super) fn parse_function_clauses(mut text: &str) -> Result<(DeclaredFunction
         seen.push(word);
         text = match word {
             "cconv" => {
-                let (cconv, rest) = parse_quoted(&text["cconv".len()..]).ok_or_else(|| {
-                    Diag::new("expected a quoted calling convention after 'cconv'", text)
-                })?;
-                declared.cconv = Some(cconv.into_owned());
-                rest
+                let after = &text["cconv".len()..];
+                // `cconv none`: a signature without a calling convention.
+                match after.trim_start().strip_prefix("none") {
+                    Some(rest) if !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') => {
+                        declared.cconv = Some(None);
+                        rest
+                    }
+                    _ => {
+                        let (cconv, rest) = parse_quoted(after).ok_or_else(|| {
+                            Diag::new(
+                                "expected a quoted calling convention or none after 'cconv'",
+                                text,
+                            )
+                        })?;
+                        declared.cconv = Some(Some(cconv.into_owned()));
+                        rest
+                    }
+                }
             }
             "attributes" => {
                 let (attrs, rest) = parse_attributes(text)?;
@@ -491,8 +504,11 @@ mod tests {
             declared.requirements,
             Some(FeatureBits::YIELD | FeatureBits::UNWIND)
         );
-        assert_eq!(declared.cconv.as_deref(), Some("0v"));
+        assert_eq!(declared.cconv, Some(Some("0v".to_string())));
         assert_eq!(declared.attrs, [("a".to_string(), "b".to_string())]);
+        let (declared, _) = parse_function_clauses("cconv none {").unwrap();
+        assert_eq!(declared.cconv, Some(None));
+        assert!(parse_function_clauses("cconv nonesuch {").is_err());
         let (declared, rest) = parse_function_clauses("{").unwrap();
         assert_eq!((declared.registers, rest), (None, "{"));
         assert!(parse_function_clauses("requires(none) requires(none) {").is_err());

@@ -287,7 +287,7 @@ fn module_bytes_in_order(
         .collect();
     let mut signatures = Vec::with_capacity(draft.functions.len());
     for f in &draft.functions {
-        signatures.push(signature(&mut fbb, Some(&f.cconv), &f.attrs));
+        signatures.push(signature(&mut fbb, f.cconv.as_deref(), &f.attrs));
         if place == 3 && bytecode.is_none() {
             bytecode = Some(byte_vector(&mut fbb, code));
         }

@@ -163,8 +163,8 @@ struct RodataDraft {
 #[derive(Default)]
 struct DeclaredFunction {
     /// `cconv "..."`: the calling convention, when the signature does not
-    /// spell it.
-    cconv: Option<String>,
+    /// spell it; `Some(None)` for `cconv none`, a signature without one.
+    cconv: Option<Option<String>>,
     /// `attributes {...}`: signature attributes.
     attrs: Attributes,
     /// `registers(i32: N, ref: M)`.
@@ -183,7 +183,8 @@ struct GlobalDraft {
 /// A finished function.
 struct FunctionDraft {
     name: String,
-    cconv: String,
+    /// `None`: the signature has no calling convention (`cconv none`).
+    cconv: Option<String>,
     offset: u32,
     length: u32,
     requirements: FeatureBits,
@@ -380,7 +381,8 @@ fn storage_name(size: u32) -> String {
 /// The function being assembled.
 pub(crate) struct FunctionState {
     name: String,
-    cconv: String,
+    /// `None`: the signature has no calling convention (`cconv none`).
+    cconv: Option<String>,
     /// Line of the `vm.func` header.
     line: usize,
     /// Line being assembled.
@@ -1014,7 +1016,7 @@ impl<'s> Assembler<'s> {
             cconv: declared
                 .cconv
                 .clone()
-                .unwrap_or_else(|| format!("0{}_{}", or_v(args), or_v(results))),
+                .unwrap_or_else(|| Some(format!("0{}_{}", or_v(args), or_v(results)))),
             line: line_no,
             current_line: line_no,
             start,

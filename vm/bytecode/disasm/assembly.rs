@@ -27,7 +27,8 @@
 //! calls name it (imports by their full name); symbols that are not MLIR
 //! bare identifiers and every string are quoted with escapes
 //! ([`super::names::quoted`]). A function's calling convention is written
-//! (`cconv "..."`) only when its signature does not spell it.
+//! (`cconv "..."`) only when its signature does not spell it (`cconv none`
+//! when it has none).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -234,8 +235,13 @@ impl Disassembler<'_> {
             }
         };
         let derived = format!("0{}_{}", or_v(arguments), or_v(results));
-        if let Some(cconv) = cconv.filter(|&c| c != derived) {
-            let _ = write!(out, " cconv {}", quoted(cconv));
+        match cconv {
+            Some(cconv) if cconv != derived => {
+                let _ = write!(out, " cconv {}", quoted(cconv));
+            }
+            Some(_) => {}
+            // A signature without a calling convention.
+            None => out.push_str(" cconv none"),
         }
         if let Some(signature) = &signature {
             write_attributes(out, &signature.attrs);
