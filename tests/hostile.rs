@@ -206,7 +206,7 @@ fn variadic_import_does_not_link_to_a_plain_export() {
         "app",
         "vm.module @app version 0\nvm.type !vm.buffer\nvm.import @lib.f cconv \"0CrDi_v\"\n\n\
          vm.export @main\nvm.func @main() -> () {\n^bb0:\n  %i0 = vm.const.i32 7\n  \
-         vm.call.variadic @lib.f segments[2](%r0, %r1, %i0)\n  vm.return\n}\n",
+         vm.call.variadic @lib.f segments[2, 1](%r0, %r1, %i0)\n  vm.return\n}\n",
     );
     let o = irvm(
         &[

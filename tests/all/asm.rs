@@ -463,15 +463,20 @@ fn random_instruction(rng: &mut Rng, blocks: usize, functions: usize) -> String 
         .filter(|i| i.set != OpcodeSet::Internal && i.mnemonic != "block")
         .collect();
     let info = candidates[rng.below(candidates.len() as u64) as usize];
+    // Every callee here takes and returns one i32 (`0i_i`), and the
+    // assembler checks calls against that: a call passes one i32 and
+    // receives one, and only the import is called variadically.
+    let call = info.mnemonic.starts_with("call");
+    let variadic = info.fields.contains(&Field::SegmentSizes);
     let operands: Vec<String> = info
         .fields
         .iter()
-        .map(|f| {
-            if matches!(f, Field::ConstI16) {
-                String::new()
-            } else {
-                random_operand(rng, f, blocks, functions)
-            }
+        .map(|f| match f {
+            Field::ConstI16 => String::new(),
+            Field::FuncAttr if variadic => "@env.f".to_string(),
+            Field::Operands(_) | Field::Results(_) if call => format!("%i{}", rng.below(12)),
+            Field::SegmentSizes => rng.below(4).to_string(),
+            _ => random_operand(rng, f, blocks, functions),
         })
         .collect();
     instruction_line(info, &operands)

@@ -81,6 +81,11 @@ pub(crate) fn assert_same_tables(name: &str, ours: &Module, theirs: &Module) {
     assert_eq!(ours.rodata_count(), theirs.rodata_count(), "{name}: rodata");
     for i in 0..ours.rodata_count() {
         assert_eq!(ours.rodata(i), theirs.rodata(i), "{name}: rodata {i}");
+        assert_eq!(
+            ours.rodata_compression(i),
+            theirs.rodata_compression(i),
+            "{name}: rodata {i} compression"
+        );
         let external = theirs.rodata_is_external(i);
         assert_eq!(
             ours.rodata_is_external(i),
@@ -615,5 +620,364 @@ fn a_message_of_bytes_that_are_not_utf8_loads_fails_as_iree_prints_it_and_round_
     assert!(
         iree_form.contains(r#"vm.fail %i0, "bad "q"""#),
         "{iree_form}"
+    );
+}
+
+/// `text` assembled, printed in the assembly form, and assembled again:
+/// the module, the form's text, and the reassembled module (whose tables
+/// must equal the first's).
+fn through_the_form(text: &str, name: &str) -> (Module, String) {
+    let module = assembled(text, name);
+    let form = text_of(&module, TextForm::Assembly);
+    let again = assembled(&form, name);
+    assert_same_tables(name, &again, &module);
+    (module, form)
+}
+
+/// The FlatBuffer root of a module's bytes.
+fn root(bytes: &[u8]) -> irvm::loader::schema::BytecodeModuleDef<'_> {
+    flatbuffers::size_prefixed_root::<irvm::loader::schema::BytecodeModuleDef>(bytes)
+        .expect("a module")
+}
+
+const ONE_FUNCTION: &str = "vm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.return\n}\n";
+
+#[test]
+fn a_debug_database_without_source_maps_survives_the_round_trip() {
+    // Empty altogether, and with locations but no source maps: before,
+    // the first came back without a database and the second with a
+    // source map per function.
+    for (tables, locations) in [("", 0), ("vm.location[0] = \"a.mlir\":1:2\n", 1)] {
+        let text = format!("vm.module @m version 0\n{ONE_FUNCTION}vm.debug_database\n{tables}");
+        let (module, form) = through_the_form(&text, "db.vmasm");
+        let debug = module.debug_database().expect("a database");
+        assert_eq!(
+            (debug.location_count(), debug.source_map_count()),
+            (locations, 0)
+        );
+        assert!(form.contains("\nvm.debug_database\n"), "{form}");
+    }
+    // Stated twice, or with trailing locations it would drop: refused.
+    let twice =
+        format!("vm.module @m version 0\n{ONE_FUNCTION}vm.debug_database\nvm.debug_database\n");
+    let errors = irvm::asm::assemble(&twice, "t.vmasm").expect_err("refused");
+    assert!(
+        errors
+            .to_string()
+            .contains("t.vmasm:8:1: error: 'vm.debug_database' appears twice"),
+        "{errors}"
+    );
+    let trailing = "vm.module @m version 0\nvm.debug_database\nvm.func @f() -> () {\n^bb0:\n  vm.return loc(\"a\":1:1)\n}\n";
+    let errors = irvm::asm::assemble(trailing, "l.vmasm").expect_err("refused");
+    assert!(
+        errors.to_string().contains("takes no trailing loc(...)"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn an_import_without_a_signature_survives_the_round_trip() {
+    let text = format!(
+        "vm.module @m version 0\nvm.import @x.none\nvm.import optional @x.attrs attributes {{k = \"v\"}}\nvm.import @x.empty cconv \"\"\n{ONE_FUNCTION}"
+    );
+    let (module, form) = through_the_form(&text, "imports.vmasm");
+    assert!(form.contains("\nvm.import @x.none\n"), "{form}");
+    assert!(
+        form.contains("\nvm.import optional @x.attrs attributes {k = \"v\"}\n"),
+        "{form}"
+    );
+    assert!(form.contains("\nvm.import @x.empty cconv \"\"\n"), "{form}");
+    let imports = module.imports();
+    assert_eq!(
+        imports
+            .iter()
+            .map(|i| i.calling_convention)
+            .collect::<Vec<_>>(),
+        [None, None, Some("")]
+    );
+    // No signature at all for the first (before: one with `cconv ""`).
+    let bytes = irvm::asm::assemble(&form, "again").unwrap();
+    let defs = root(&bytes).imported_functions().unwrap();
+    assert!(defs.get(0).signature().is_none());
+    assert!(defs
+        .get(1)
+        .signature()
+        .unwrap()
+        .calling_convention()
+        .is_none());
+    // What follows the name must be one of the clauses.
+    let errors = irvm::asm::assemble(
+        &format!("vm.module @m version 0\nvm.import @x.f \"0i_i\"\n{ONE_FUNCTION}"),
+        "i.vmasm",
+    )
+    .expect_err("refused");
+    assert!(
+        errors.to_string().contains("i.vmasm:2:16: error: expected 'cconv \"...\"', 'attributes {...}', 'flags(...)' or nothing after the import name"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn dependency_flags_other_than_required_or_optional_survive_the_round_trip() {
+    let text = format!(
+        "vm.module @m version 0\nvm.dependency @a version 1 flags(none)\nvm.dependency @b version 2 flags(REQUIRED | OPTIONAL)\nvm.dependency @c version 3 flags(bit 4)\nvm.dependency optional @d version 4\nvm.dependency @e version 5\n{ONE_FUNCTION}"
+    );
+    let (module, form) = through_the_form(&text, "deps.vmasm");
+    let flags: Vec<(&str, u32, bool)> = module
+        .dependencies()
+        .iter()
+        .map(|d| (d.name, d.flags, d.optional))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("a", 0, false),
+            ("b", 3, true),
+            ("c", 16, false),
+            ("d", 2, true),
+            ("e", 1, false)
+        ]
+    );
+    for line in [
+        "vm.dependency @a version 1 flags(none)",
+        "vm.dependency @b version 2 flags(REQUIRED | OPTIONAL)",
+        "vm.dependency @c version 3 flags(bit 4)",
+        "vm.dependency optional @d version 4",
+        "vm.dependency @e version 5",
+    ] {
+        assert!(form.contains(&format!("\n{line}\n")), "{line}\n{form}");
+    }
+    for (bad, message) in [
+        (
+            "vm.dependency optional @a version 1 flags(none)",
+            "'optional' and 'flags(...)' both give the flags",
+        ),
+        (
+            "vm.dependency @a version 1 flags(SOMETIMES)",
+            "unknown flag 'SOMETIMES'",
+        ),
+        (
+            "vm.dependency @a version 1 always",
+            "expected 'flags(REQUIRED | OPTIONAL | bit N)' or nothing after the version",
+        ),
+    ] {
+        let errors = irvm::asm::assemble(
+            &format!("vm.module @m version 0\n{bad}\n{ONE_FUNCTION}"),
+            "d.vmasm",
+        )
+        .expect_err(bad);
+        assert!(errors.to_string().contains(message), "{errors}");
+    }
+}
+
+#[test]
+fn dependencies_link_by_their_flags_as_iree_links_them() {
+    use irvm::{Context, TypeRegistry};
+    // IREE checks a found module's version only under REQUIRED, and lets a
+    // missing one pass only under OPTIONAL.
+    let dependent = |flags: &str| {
+        assembled(
+            &format!(
+                "vm.module @m version 0\nvm.dependency @d version 5 flags({flags})\n{ONE_FUNCTION}"
+            ),
+            "m.vmasm",
+        )
+    };
+    let old_d = || {
+        assembled(
+            &format!("vm.module @d version 1\n{ONE_FUNCTION}"),
+            "d.vmasm",
+        )
+    };
+    let registry = TypeRegistry::new();
+    let link = |flags: &str, with_d: bool| {
+        let mut ctx = Context::new(&registry);
+        if with_d {
+            ctx.register_module(old_d()).expect("d registers");
+        }
+        ctx.register_module(dependent(flags))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(link("none", true), Ok(()), "found, version not required");
+    assert!(link("none", false).is_err(), "missing, not optional");
+    assert_eq!(link("OPTIONAL", true), Ok(()));
+    assert_eq!(link("OPTIONAL", false), Ok(()));
+    let err = link("REQUIRED | OPTIONAL", true).expect_err("found in too old a version");
+    assert!(err.contains("found version 1"), "{err}");
+    assert_eq!(
+        link("REQUIRED | OPTIONAL", false),
+        Ok(()),
+        "missing, optional"
+    );
+}
+
+#[test]
+fn a_stated_rodata_compression_survives_the_round_trip() {
+    let text = format!(
+        "vm.module @m version 0\nvm.rodata[0] compression(uncompressed) = 01\nvm.rodata[1] external compression(uncompressed) = 0203\nvm.rodata[2] = 04\nvm.rodata[3] compression(7) = 05\n{ONE_FUNCTION}"
+    );
+    let (module, form) = through_the_form(&text, "rodata.vmasm");
+    assert_eq!(
+        (0..4)
+            .map(|i| module.rodata_compression(i))
+            .collect::<Vec<_>>(),
+        [Some(1), Some(1), Some(0), Some(7)]
+    );
+    assert_eq!(module.rodata(1), Some(&[2, 3][..]));
+    assert!(
+        form.contains("\nvm.rodata[0] compression(uncompressed) = 01\n"),
+        "{form}"
+    );
+    assert!(
+        form.contains("\nvm.rodata[1] external compression(uncompressed) = 0203\n"),
+        "{form}"
+    );
+    assert!(
+        form.contains("\nvm.rodata[3] compression(7) = 05\n"),
+        "{form}"
+    );
+    let errors = irvm::asm::assemble(
+        &format!("vm.module @m version 0\nvm.rodata[0] compression(zstd) = 01\n{ONE_FUNCTION}"),
+        "r.vmasm",
+    )
+    .expect_err("refused");
+    assert!(
+        errors
+            .to_string()
+            .contains("r.vmasm:2:26: error: expected 'uncompressed' or a union tag"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn an_empty_type_name_is_refused_at_load_so_no_form_need_hold_it() {
+    // IREE's verifier refuses it too ("types[0] missing name"), so the
+    // assembly form never meets one.
+    let mut bytes = irvm::asm::assemble(
+        &format!("vm.module @m version 0\nvm.type !vm.buffer\n{ONE_FUNCTION}"),
+        "t.vmasm",
+    )
+    .unwrap();
+    let name = b"!vm.buffer";
+    let at = bytes
+        .windows(name.len())
+        .position(|w| w == name)
+        .expect("the type's name");
+    bytes[at - 4..at].copy_from_slice(&0u32.to_le_bytes());
+    bytes[at] = 0;
+    let err = Module::from_bytes(bytes.clone())
+        .expect_err("refused")
+        .to_string();
+    assert!(err.contains("types[0].full_name"), "{err}");
+    let Some(peer) = crate::common::peer_bin(&["iree-run-module"]) else {
+        crate::common::report_missing_peer();
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.vmfb");
+    std::fs::write(&path, &bytes).unwrap();
+    let out = Command::new(peer.join("iree-run-module"))
+        .arg(format!("--module={}", path.display()))
+        .arg("--function=f")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("types[0] missing name"), "{stderr}");
+}
+
+#[test]
+fn fuzz_seeds_are_the_assembly_form_of_their_modules() {
+    // fuzz/seeds/asm/NAME.vmasm seeds the assembler fuzz target with the
+    // form of tests/models/NAME.vmfb; when the form changes, rewrite them
+    // with `irvm dump --output=assembly tests/models/NAME.vmfb`.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seeds = 0;
+    for entry in std::fs::read_dir(repo.join("fuzz/seeds/asm")).expect("the seeds") {
+        let seed = entry.expect("readable entry").path();
+        let name = seed.file_stem().unwrap().to_string_lossy().to_string();
+        let module =
+            Module::from_file(repo.join(format!("tests/models/{name}.vmfb"))).expect("loads");
+        let text = std::fs::read_to_string(&seed).unwrap();
+        assert!(
+            text == text_of(&module, TextForm::Assembly),
+            "{} is not the assembly form of tests/models/{name}.vmfb",
+            seed.display()
+        );
+        seeds += 1;
+    }
+    assert!(seeds >= 3, "{seeds} seeds");
+}
+
+#[test]
+fn import_flags_other_than_required_or_optional_survive_the_round_trip() {
+    let text = format!(
+        "vm.module @m version 0\nvm.import @x.a cconv \"0v_v\" flags(none)\nvm.import @x.b attributes {{k = \"v\"}} flags(REQUIRED | OPTIONAL)\nvm.import @x.c flags(bit 5)\nvm.import optional @x.d\nvm.import @x.e\n{ONE_FUNCTION}"
+    );
+    let (module, form) = through_the_form(&text, "flags.vmasm");
+    let flags: Vec<(&str, u32, bool)> = module
+        .imports()
+        .iter()
+        .map(|i| (i.full_name, i.flags, i.optional))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("x.a", 0, false),
+            ("x.b", 3, true),
+            ("x.c", 32, false),
+            ("x.d", 2, true),
+            ("x.e", 1, false)
+        ]
+    );
+    for line in [
+        "vm.import @x.a cconv \"0v_v\" flags(none)",
+        "vm.import @x.b attributes {k = \"v\"} flags(REQUIRED | OPTIONAL)",
+        "vm.import @x.c flags(bit 5)",
+        "vm.import optional @x.d",
+        "vm.import @x.e",
+    ] {
+        assert!(form.contains(&format!("\n{line}\n")), "{line}\n{form}");
+    }
+    for (bad, message) in [
+        (
+            "vm.import optional @x.a flags(none)",
+            "'optional' and 'flags(...)' both give the flags",
+        ),
+        (
+            "vm.import @x.a flags(none) cconv \"0v_v\"",
+            "unexpected text after the import's clauses",
+        ),
+        ("vm.import @x.a flags(MAYBE)", "unknown flag 'MAYBE'"),
+    ] {
+        let errors = irvm::asm::assemble(
+            &format!("vm.module @m version 0\n{bad}\n{ONE_FUNCTION}"),
+            "i.vmasm",
+        )
+        .expect_err(bad);
+        assert!(errors.to_string().contains(message), "{errors}");
+    }
+}
+
+#[test]
+fn a_function_without_a_calling_convention_survives_the_round_trip() {
+    // Optional for internal functions in the schema; linking takes it as
+    // `0v_v`. Before, the form printed nothing and it came back as `0v_v`.
+    // (The module names @g nowhere, so the form calls it @fn1.)
+    let text = "vm.module @m version 0\nvm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.call @g()\n  vm.return\n}\nvm.func @g() -> () cconv none {\n^bb0:\n  vm.return\n}\n";
+    let (module, form) = through_the_form(text, "none.vmasm");
+    assert_eq!(
+        module.function_signature(1).unwrap().calling_convention,
+        None
+    );
+    assert!(
+        form.contains("\nvm.func @fn1() -> () cconv none registers("),
+        "{form}"
+    );
+    let errors = irvm::asm::assemble(&text.replace("vm.call @g()", "vm.call @g(%i0)"), "n.vmasm")
+        .expect_err("refused");
+    assert!(
+        errors.to_string().contains("n.vmasm:5:11: error: the call disagrees with the calling convention of function @g, which declares none (\"0v_v\"): 1 argument given, 0 expected"),
+        "{errors}"
     );
 }

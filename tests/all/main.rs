@@ -10,6 +10,7 @@
 mod common;
 
 mod asm;
+mod asm_checks;
 mod assembly_form;
 mod cli_bench;
 mod cli_compat;

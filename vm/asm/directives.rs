@@ -5,13 +5,14 @@
 //! ```text
 //! vm.module @m version 0 attributes {key = "value"}
 //! vm.requires YIELD | UNWIND                       (or `none`)
-//! vm.dependency [optional] @hal version 7
-//! vm.import @m.f cconv "0i_i" attributes {...}
-//! vm.rodata[4] external = HEX
+//! vm.dependency [optional] @hal version 7 [flags(REQUIRED | OPTIONAL | bit N)]
+//! vm.import [optional] @m.f [cconv "0i_i"] [attributes {...}] [flags(...)]
+//! vm.rodata[4] [external] [compression(uncompressed)] = HEX
 //! vm.module_state global_bytes 8, global_refs 3
-//! vm.func @f(...) -> (...) cconv "..." attributes {...} registers(i32: 20, ref: 7) requires(UNWIND) {
+//! vm.func @f(...) -> (...) cconv "..."|none attributes {...} registers(i32: 20, ref: 7) requires(UNWIND) {
 //! vm.location[N] = none | LOCATION                 parts name entries as loc[N]
-//! vm.source_map "name" = [OFFSET: loc[N], ...]
+//! vm.source_map "name" = [OFFSET: loc[N], ...]     function N's, by position
+//! vm.debug_database                                a database, maps or not
 //! ```
 //!
 //! Each is optional; without it the assembler derives the value as before
@@ -86,6 +87,53 @@ fn parse_features(text: &str) -> Result<FeatureBits, Diag<'_>> {
     Ok(bits)
 }
 
+/// The `REQUIRED` flag of a dependency or an import.
+pub(super) const LINK_REQUIRED: u32 = 1;
+/// The `OPTIONAL` flag of a dependency or an import.
+pub(super) const LINK_OPTIONAL: u32 = 2;
+
+/// `flags(...)` at the start of `text`, a dependency's or an import's flags
+/// as the disassembler writes them (`none`, or `REQUIRED`, `OPTIONAL` and
+/// `bit N` joined by `|`): the bits and the text after it.
+pub(super) fn parse_linkage_flags(text: &str) -> Result<(u32, &str), Diag<'_>> {
+    let body = text
+        .strip_prefix("flags")
+        .map(str::trim_start)
+        .and_then(|f| f.strip_prefix('('))
+        .ok_or_else(|| Diag::new("expected 'flags(REQUIRED | OPTIONAL | bit N)'", text))?;
+    let close = body
+        .find(')')
+        .ok_or_else(|| Diag::new("expected ')' to close the flags", text))?;
+    Ok((parse_flag_names(&body[..close])?, &body[close + 1..]))
+}
+
+/// `none`, or `REQUIRED`, `OPTIONAL` and `bit N` joined by `|`.
+fn parse_flag_names(text: &str) -> Result<u32, Diag<'_>> {
+    let text = text.trim();
+    if text == "none" {
+        return Ok(0);
+    }
+    let mut flags = 0u32;
+    for name in text.split('|').map(str::trim) {
+        flags |= match name {
+            "REQUIRED" => LINK_REQUIRED,
+            "OPTIONAL" => LINK_OPTIONAL,
+            _ => match name.strip_prefix("bit ").and_then(|n| parse_uint(n, 31)) {
+                Some(n) => 1 << n,
+                None => {
+                    return Err(Diag::new(
+                        format!(
+                            "unknown flag '{name}' (expected REQUIRED, OPTIONAL, 'bit N' or none)"
+                        ),
+                        name,
+                    ))
+                }
+            },
+        };
+    }
+    Ok(flags)
+}
+
 /// The clauses between a function's result list and its `{`: `cconv
 /// "..."`, `attributes {...}`, `registers(i32: N, ref: M)`,
 /// `requires(...)`, in any order, each at most once. Returns them and the
@@ -107,11 +155,24 @@ pub(super) fn parse_function_clauses(mut text: &str) -> Result<(DeclaredFunction
         seen.push(word);
         text = match word {
             "cconv" => {
-                let (cconv, rest) = parse_quoted(&text["cconv".len()..]).ok_or_else(|| {
-                    Diag::new("expected a quoted calling convention after 'cconv'", text)
-                })?;
-                declared.cconv = Some(cconv.into_owned());
-                rest
+                let after = &text["cconv".len()..];
+                // `cconv none`: a signature without a calling convention.
+                match after.trim_start().strip_prefix("none") {
+                    Some(rest) if !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') => {
+                        declared.cconv = Some(None);
+                        rest
+                    }
+                    _ => {
+                        let (cconv, rest) = parse_quoted(after).ok_or_else(|| {
+                            Diag::new(
+                                "expected a quoted calling convention or none after 'cconv'",
+                                text,
+                            )
+                        })?;
+                        declared.cconv = Some(Some(cconv.into_owned()));
+                        rest
+                    }
+                }
             }
             "attributes" => {
                 let (attrs, rest) = parse_attributes(text)?;
@@ -169,7 +230,7 @@ impl<'s> Assembler<'s> {
         Ok(())
     }
 
-    /// `vm.dependency [optional] @name version N`.
+    /// `vm.dependency [optional] @name version N [flags(...)]`.
     pub(super) fn dependency(&mut self, rest: &'s str) -> Result<(), Diag<'s>> {
         let (optional, rest) = match rest.strip_prefix("optional") {
             Some(r) if r.starts_with(char::is_whitespace) => (true, r.trim_start()),
@@ -177,11 +238,37 @@ impl<'s> Assembler<'s> {
         };
         let (name, tail) = split_symbol(rest)?;
         let tail = tail.trim();
-        let version = tail
+        let version_text = tail
             .strip_prefix("version")
             .map(str::trim)
-            .and_then(|v| parse_uint(v, u64::from(u32::MAX)))
             .ok_or_else(|| Diag::new("expected 'version N' after the module name", tail))?;
+        let end = version_text
+            .find(char::is_whitespace)
+            .unwrap_or(version_text.len());
+        let version = parse_uint(&version_text[..end], u64::from(u32::MAX))
+            .ok_or_else(|| Diag::new("expected 'version N' after the module name", tail))?;
+        let after = version_text[end..].trim();
+        let flags = if after.is_empty() {
+            None
+        } else {
+            if !after.starts_with("flags") {
+                return Err(Diag::new(
+                    "expected 'flags(REQUIRED | OPTIONAL | bit N)' or nothing after the version",
+                    after,
+                ));
+            }
+            let (flags, rest) = parse_linkage_flags(after)?;
+            if !rest.trim().is_empty() {
+                return Err(Diag::new("unexpected text after the flags", rest.trim()));
+            }
+            if optional {
+                return Err(Diag::new(
+                    "'optional' and 'flags(...)' both give the flags: write OPTIONAL in flags(...)",
+                    after,
+                ));
+            }
+            Some(flags)
+        };
         if self.draft.dependencies.iter().any(|d| d.name == name) {
             return Err(Diag::new(
                 format!("dependency @{name} is declared twice"),
@@ -191,7 +278,11 @@ impl<'s> Assembler<'s> {
         self.draft.dependencies.push(DependencyDraft {
             name: name.into_owned(),
             minimum_version: version as u32,
-            optional,
+            flags: flags.unwrap_or(if optional {
+                LINK_OPTIONAL
+            } else {
+                LINK_REQUIRED
+            }),
         });
         Ok(())
     }
@@ -243,10 +334,21 @@ impl<'s> Assembler<'s> {
             .map_err(|m| Diag::new(format!("bad location: {m}"), entry.trim()))
     }
 
-    /// `vm.source_map "name" = [OFFSET: loc[N], ...]`.
-    pub(super) fn source_map(&mut self, rest: &'s str) -> Result<(), Diag<'s>> {
+    /// `vm.source_map "name" = [OFFSET: loc[N], ...]`: the source map of
+    /// the function at its position (the first directive's is function
+    /// 0's, as IREE reads them), `name` being that function's name in the
+    /// debug database. Two maps may not give the same name.
+    pub(super) fn source_map(&mut self, line_no: usize, rest: &'s str) -> Result<(), Diag<'s>> {
         let (name, tail) = parse_quoted(rest)
             .ok_or_else(|| Diag::new("expected the function's quoted name", rest))?;
+        let quoted_name = &rest[..rest.len() - tail.len()];
+        let maps = self.draft.source_maps.as_deref().unwrap_or_default();
+        if !name.is_empty() && maps.iter().any(|m| m.name == name) {
+            return Err(Diag::new(
+                format!("a source map for \"{name}\" is given twice (one map per function)"),
+                quoted_name,
+            ));
+        }
         let list = tail
             .trim_start()
             .strip_prefix('=')
@@ -273,7 +375,26 @@ impl<'s> Assembler<'s> {
             .push(SourceMapDraft {
                 name: name.into_owned(),
                 locations: pairs,
+                line: line_no,
             });
+        Ok(())
+    }
+
+    /// `vm.debug_database`: a debug database is written even without
+    /// locations, and its source maps are the `vm.source_map` directives
+    /// alone (none when there are none).
+    pub(super) fn debug_database(&mut self, word: &'s str, rest: &'s str) -> Result<(), Diag<'s>> {
+        if !rest.is_empty() {
+            return Err(Diag::new(
+                "'vm.debug_database' takes nothing after it",
+                rest,
+            ));
+        }
+        if self.draft.declared_debug_database {
+            return Err(Diag::new("'vm.debug_database' appears twice", word));
+        }
+        self.draft.declared_debug_database = true;
+        self.draft.source_maps.get_or_insert_with(Vec::new);
         Ok(())
     }
 
@@ -304,25 +425,44 @@ impl<'s> Assembler<'s> {
             );
         }
         let count = self.draft.locations.entries.len();
-        if let Some(maps) = &self.draft.source_maps {
-            let dangling = maps
-                .iter()
-                .flat_map(|m| m.locations.iter().map(move |p| (&m.name, p.1)))
-                .find(|(_, index)| *index as usize >= count);
-            if let Some((name, index)) = dangling {
-                self.error_at(
-                    last,
-                    1,
-                    format!("source map \"{name}\" refers to loc[{index}], but the table has {count} entries"),
-                );
-            }
-            if self.draft.functions.iter().any(|f| !f.locations.is_empty()) {
-                self.error_at(
-                    last,
-                    1,
-                    "a module with vm.source_map directives takes no trailing loc(...) on instructions",
-                );
-            }
+        let Some(maps) = &self.draft.source_maps else {
+            return;
+        };
+        let dangling = maps
+            .iter()
+            .flat_map(|m| m.locations.iter().map(move |p| (&m.name, p.1)))
+            .find(|(_, index)| *index as usize >= count)
+            .map(|(name, index)| {
+                format!("source map \"{name}\" refers to loc[{index}], but the table has {count} entries")
+            });
+        let functions = self.draft.functions.len();
+        let past_the_functions: Vec<(usize, String)> = maps
+            .iter()
+            .skip(functions)
+            .map(|m| (m.line, m.name.clone()))
+            .collect();
+        if let Some(message) = dangling {
+            self.error_at(last, 1, message);
+        }
+        for (line, name) in past_the_functions {
+            let text = self.lines[line - 1];
+            let column = text
+                .find('"')
+                .map_or(1, |at| text[..at].chars().count() + 1);
+            self.error_at(
+                line,
+                column,
+                format!(
+                    "source map \"{name}\" names no function: maps belong to functions by position (the first to the first function), and the module defines {functions}"
+                ),
+            );
+        }
+        if self.draft.functions.iter().any(|f| !f.locations.is_empty()) {
+            self.error_at(
+                last,
+                1,
+                "a module with vm.source_map or vm.debug_database directives takes no trailing loc(...) on instructions",
+            );
         }
     }
 }
@@ -364,8 +504,11 @@ mod tests {
             declared.requirements,
             Some(FeatureBits::YIELD | FeatureBits::UNWIND)
         );
-        assert_eq!(declared.cconv.as_deref(), Some("0v"));
+        assert_eq!(declared.cconv, Some(Some("0v".to_string())));
         assert_eq!(declared.attrs, [("a".to_string(), "b".to_string())]);
+        let (declared, _) = parse_function_clauses("cconv none {").unwrap();
+        assert_eq!(declared.cconv, Some(None));
+        assert!(parse_function_clauses("cconv nonesuch {").is_err());
         let (declared, rest) = parse_function_clauses("{").unwrap();
         assert_eq!((declared.registers, rest), (None, "{"));
         assert!(parse_function_clauses("requires(none) requires(none) {").is_err());

@@ -8,13 +8,13 @@ use flatbuffers::{FlatBufferBuilder, WIPOffset};
 
 use crate::loader::schema::{
     AttrDef, AttrDefArgs, BytecodeLocationDef, BytecodeModuleDef, BytecodeModuleDefArgs,
-    CallSiteLocDef, CallSiteLocDefArgs, DebugDatabaseDef, DebugDatabaseDefArgs, ExportFunctionDef,
-    ExportFunctionDefArgs, FileLineColLocDef, FileLineColLocDefArgs, FunctionDescriptor,
-    FunctionSignatureDef, FunctionSignatureDefArgs, FunctionSourceMapDef, FunctionSourceMapDefArgs,
-    FusedLocDef, FusedLocDefArgs, ImportFlagBits, ImportFunctionDef, ImportFunctionDefArgs,
-    LocationEntryDef, LocationTypeDef_, ModuleDependencyDef, ModuleDependencyDefArgs,
-    ModuleDependencyFlagBits, ModuleStateDef, ModuleStateDefArgs, NameLocDef, NameLocDefArgs,
-    RodataSegmentDef, RodataSegmentDefArgs, TypeDef, TypeDefArgs,
+    CallSiteLocDef, CallSiteLocDefArgs, CompressionTypeDef, DebugDatabaseDef, DebugDatabaseDefArgs,
+    ExportFunctionDef, ExportFunctionDefArgs, FileLineColLocDef, FileLineColLocDefArgs,
+    FunctionDescriptor, FunctionSignatureDef, FunctionSignatureDefArgs, FunctionSourceMapDef,
+    FunctionSourceMapDefArgs, FusedLocDef, FusedLocDefArgs, ImportFlagBits, ImportFunctionDef,
+    ImportFunctionDefArgs, LocationEntryDef, LocationTypeDef_, ModuleDependencyDef,
+    ModuleDependencyDefArgs, ModuleDependencyFlagBits, ModuleStateDef, ModuleStateDefArgs,
+    NameLocDef, NameLocDefArgs, RodataSegmentDef, RodataSegmentDefArgs, TypeDef, TypeDefArgs,
 };
 
 use super::loc::LocEntry;
@@ -252,12 +252,11 @@ fn module_bytes_in_order(
             .iter()
             .map(|imp| {
                 let full_name = Some(fbb.create_string(&imp.full_name));
-                let signature = Some(signature(&mut fbb, &imp.cconv, &imp.attrs));
-                let flags = if imp.optional {
-                    ImportFlagBits::OPTIONAL
-                } else {
-                    ImportFlagBits::REQUIRED
-                };
+                // An import declaring neither calling convention nor
+                // attributes has no signature.
+                let signature = (imp.cconv.is_some() || !imp.attrs.is_empty())
+                    .then(|| signature(&mut fbb, imp.cconv.as_deref(), &imp.attrs));
+                let flags = ImportFlagBits::from_bits_retain(imp.flags);
                 ImportFunctionDef::create(
                     &mut fbb,
                     &ImportFunctionDefArgs {
@@ -288,7 +287,7 @@ fn module_bytes_in_order(
         .collect();
     let mut signatures = Vec::with_capacity(draft.functions.len());
     for f in &draft.functions {
-        signatures.push(signature(&mut fbb, &f.cconv, &f.attrs));
+        signatures.push(signature(&mut fbb, f.cconv.as_deref(), &f.attrs));
         if place == 3 && bytecode.is_none() {
             bytecode = Some(byte_vector(&mut fbb, code));
         }
@@ -320,24 +319,37 @@ fn module_bytes_in_order(
             .rodata
             .iter()
             .zip(external_offsets)
-            .map(|(segment, external)| match external {
-                Some(offset) => RodataSegmentDef::create(
-                    &mut fbb,
-                    &RodataSegmentDefArgs {
-                        external_data_offset: *offset,
-                        external_data_length: segment.bytes.len() as u64,
-                        ..Default::default()
-                    },
-                ),
-                None => {
-                    let embedded_data = Some(byte_vector(&mut fbb, &segment.bytes));
-                    RodataSegmentDef::create(
+            .map(|(segment, external)| {
+                // A stated compression is an empty table under its tag
+                // (`UncompressedDataDef` has no fields).
+                let compression_type = (segment.compression != 0).then(|| {
+                    let start = fbb.start_table();
+                    fbb.end_table(start).as_union_value()
+                });
+                let compression_type_type = CompressionTypeDef(segment.compression);
+                match external {
+                    Some(offset) => RodataSegmentDef::create(
                         &mut fbb,
                         &RodataSegmentDefArgs {
-                            embedded_data,
+                            compression_type_type,
+                            compression_type,
+                            external_data_offset: *offset,
+                            external_data_length: segment.bytes.len() as u64,
                             ..Default::default()
                         },
-                    )
+                    ),
+                    None => {
+                        let embedded_data = Some(byte_vector(&mut fbb, &segment.bytes));
+                        RodataSegmentDef::create(
+                            &mut fbb,
+                            &RodataSegmentDefArgs {
+                                compression_type_type,
+                                compression_type,
+                                embedded_data,
+                                ..Default::default()
+                            },
+                        )
+                    }
                 }
             })
             .collect();
@@ -363,11 +375,7 @@ fn module_bytes_in_order(
             .iter()
             .map(|d| {
                 let name = Some(fbb.create_string(&d.name));
-                let flags = if d.optional {
-                    ModuleDependencyFlagBits::OPTIONAL
-                } else {
-                    ModuleDependencyFlagBits::REQUIRED
-                };
+                let flags = ModuleDependencyFlagBits::from_bits_retain(d.flags);
                 ModuleDependencyDef::create(
                     &mut fbb,
                     &ModuleDependencyDefArgs {
@@ -413,12 +421,13 @@ fn module_bytes_in_order(
     Ok(fbb.finished_data().to_vec())
 }
 
+/// A `FunctionSignatureDef`; without `cconv` it has no calling convention.
 fn signature<'f>(
     fbb: &mut FlatBufferBuilder<'f>,
-    cconv: &str,
+    cconv: Option<&str>,
     attrs: &[(String, String)],
 ) -> WIPOffset<FunctionSignatureDef<'f>> {
-    let calling_convention = Some(fbb.create_shared_string(cconv));
+    let calling_convention = cconv.map(|c| fbb.create_shared_string(c));
     let attrs = attributes(fbb, attrs);
     FunctionSignatureDef::create(
         fbb,

@@ -11,6 +11,7 @@ use crate::bytecode::isa::{
 };
 use crate::loader::schema::FeatureBits;
 
+use super::calls::CallSite;
 use super::text::{
     edit_distance, find_word, match_literal, parse_quoted_bytes, parse_uint, split_commas,
 };
@@ -747,6 +748,9 @@ fn encode<'s>(
     };
     func.requirements |= feature;
     draft.requirements |= feature;
+    if let Some(call) = call_site(info, &parsed, func.current_line) {
+        draft.call_sites.push(call);
+    }
     let type_of_result = ref_result_type(draft, func, info, &parsed);
     let cases_len = parsed.iter().find_map(|p| match p {
         Some(Parsed::Cases(c)) => Some(c.len()),
@@ -819,6 +823,35 @@ fn encode<'s>(
         }
     }
     Ok(())
+}
+
+/// What a call instruction passes and receives, for the check against the
+/// callee's calling convention once every function is known
+/// (`calls.rs`); `None` for other instructions.
+fn call_site(info: &InstrInfo, parsed: &[Option<Parsed<'_>>], line: usize) -> Option<CallSite> {
+    let variadic = match info.op {
+        Opcode::Call | Opcode::CallYieldable => false,
+        Opcode::CallVariadic | Opcode::CallVariadicYieldable => true,
+        _ => return None,
+    };
+    let mut call = CallSite {
+        callee: String::new(),
+        line,
+        variadic,
+        segment_sizes: Vec::new(),
+        arguments: Vec::new(),
+        results: Vec::new(),
+    };
+    for (field, value) in info.fields.iter().zip(parsed) {
+        match (field, value) {
+            (Field::FuncAttr, Some(Parsed::Func(name))) => call.callee = name.to_string(),
+            (Field::SegmentSizes, Some(Parsed::List(l))) => call.segment_sizes = l.clone(),
+            (Field::Operands(_), Some(Parsed::List(l))) => call.arguments = l.clone(),
+            (Field::Results(_), Some(Parsed::List(l))) => call.results = l.clone(),
+            _ => {}
+        }
+    }
+    Some(call)
 }
 
 /// The type of the ref an instruction writes, and records it for the

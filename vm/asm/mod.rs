@@ -29,6 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod calls;
 mod directives;
 mod emit;
 mod instr;
@@ -118,8 +119,11 @@ impl<'s> Diag<'s> {
 /// An import declaration.
 struct ImportDraft {
     full_name: String,
-    cconv: String,
-    optional: bool,
+    /// `cconv "..."`; `None`: the import has no calling convention (and,
+    /// without attributes, no signature).
+    cconv: Option<String>,
+    /// The flag bits (`REQUIRED` 1, `OPTIONAL` 2, others as given).
+    flags: u32,
     /// Signature attributes (`attributes {...}`).
     attrs: Attributes,
 }
@@ -132,13 +136,16 @@ type Attributes = Vec<(String, String)>;
 struct SourceMapDraft {
     name: String,
     locations: Vec<(u32, i32)>,
+    /// The line of the directive.
+    line: usize,
 }
 
 /// A `vm.dependency` directive.
 struct DependencyDraft {
     name: String,
     minimum_version: u32,
-    optional: bool,
+    /// The flag bits (`REQUIRED` 1, `OPTIONAL` 2, others as given).
+    flags: u32,
 }
 
 /// A rodata segment: its bytes, and whether it is stored after the
@@ -146,6 +153,9 @@ struct DependencyDraft {
 struct RodataDraft {
     bytes: Vec<u8>,
     external: bool,
+    /// The `compression_type` union tag the segment states (0: none,
+    /// 1: `UncompressedDataDef`), written with an empty table.
+    compression: u8,
 }
 
 /// What a function header states outright (the assembly form); each
@@ -153,8 +163,8 @@ struct RodataDraft {
 #[derive(Default)]
 struct DeclaredFunction {
     /// `cconv "..."`: the calling convention, when the signature does not
-    /// spell it.
-    cconv: Option<String>,
+    /// spell it; `Some(None)` for `cconv none`, a signature without one.
+    cconv: Option<Option<String>>,
     /// `attributes {...}`: signature attributes.
     attrs: Attributes,
     /// `registers(i32: N, ref: M)`.
@@ -173,7 +183,8 @@ struct GlobalDraft {
 /// A finished function.
 struct FunctionDraft {
     name: String,
-    cconv: String,
+    /// `None`: the signature has no calling convention (`cconv none`).
+    cconv: Option<String>,
     offset: u32,
     length: u32,
     requirements: FeatureBits,
@@ -216,14 +227,22 @@ pub(crate) struct ModuleDraft {
     /// debug database's source maps as written, instead of one per
     /// function from trailing `loc(...)`s.
     source_maps: Option<Vec<SourceMapDraft>>,
+    /// `vm.debug_database`: the module has a debug database whose source
+    /// maps are the `vm.source_map` directives (none if there are none).
+    declared_debug_database: bool,
     /// (bytecode position, `@name` operand, line) of calls to functions
     /// defined later.
     function_fixups: Vec<(usize, String, usize)>,
+    /// Every call, checked against its callee's calling convention at the
+    /// end.
+    call_sites: Vec<calls::CallSite>,
 }
 
 impl ModuleDraft {
     /// The type table ordinal of `name`, appending it when new. As in the
-    /// reference, `vm.buffer` also finds a declared `!vm.buffer`.
+    /// reference, `vm.buffer` also finds a declared `!vm.buffer`. A name
+    /// no `vm.type` declares is entered as iree-compile names the type
+    /// ([`table_type_name`]: `?` and `!vm.ref<?>` are `!vm.opaque`).
     fn type_ordinal(&mut self, name: &str) -> u32 {
         let name = name.trim();
         if name.starts_with("vm.") {
@@ -236,6 +255,10 @@ impl ModuleDraft {
             }
         }
         if let Some(i) = self.types.iter().position(|t| t == name) {
+            return i as u32;
+        }
+        let name = table_type_name(name);
+        if let Some(i) = self.types.iter().position(|t| *t == name) {
             return i as u32;
         }
         self.types.push(name.to_string());
@@ -328,6 +351,25 @@ impl ModuleDraft {
     }
 }
 
+/// The type-table name iree-compile 3.13 writes for the type `text`
+/// spells: the type table holds object types, so a `!vm.ref<T>` wrapper
+/// is dropped (its encoder does the same), and the "any" object type,
+/// written `?` (the element of `!vm.list<?>`) or `!vm.ref<?>`, is
+/// `!vm.opaque`, the name both runtimes resolve. Other names are kept.
+fn table_type_name(text: &str) -> Cow<'_, str> {
+    let text = text.trim();
+    if text == "?" {
+        return Cow::Borrowed("!vm.opaque");
+    }
+    match text
+        .strip_prefix("!vm.ref<")
+        .and_then(|inner| inner.strip_suffix('>'))
+    {
+        Some(inner) if !inner.trim().is_empty() => table_type_name(inner),
+        _ => Cow::Borrowed(text),
+    }
+}
+
 fn storage_name(size: u32) -> String {
     if size == 0 {
         "a ref".to_string()
@@ -339,7 +381,8 @@ fn storage_name(size: u32) -> String {
 /// The function being assembled.
 pub(crate) struct FunctionState {
     name: String,
-    cconv: String,
+    /// `None`: the signature has no calling convention (`cconv none`).
+    cconv: Option<String>,
     /// Line of the `vm.func` header.
     line: usize,
     /// Line being assembled.
@@ -391,7 +434,9 @@ pub fn assemble(source: &str, file: &str) -> Result<Vec<u8>, AsmErrors> {
             declared_state: None,
             locations: LocationTable::default(),
             source_maps: None,
+            declared_debug_database: false,
             function_fixups: Vec::new(),
+            call_sites: Vec::new(),
         },
         has_module: false,
         func: None,
@@ -545,6 +590,7 @@ impl<'s> Assembler<'s> {
             );
         }
         self.resolve_function_fixups();
+        self.check_call_sites();
         self.check_declared_tables();
         let exports = std::mem::take(&mut self.draft.exports);
         for (export, function, line_no) in &exports {
@@ -654,7 +700,8 @@ impl<'s> Assembler<'s> {
             "vm.requires" => self.module_requirements(rest)?,
             "vm.dependency" => self.dependency(rest)?,
             "vm.module_state" => self.module_state(rest)?,
-            "vm.source_map" => self.source_map(rest)?,
+            "vm.source_map" => self.source_map(line_no, rest)?,
+            "vm.debug_database" => self.debug_database(word, rest)?,
             _ if word.starts_with("vm.location[") => self.location(line)?,
             "vm.global.i32" | "vm.global.f32" | "vm.global.i64" | "vm.global.f64" | "vm.global.ref" => {
                 self.global(word, rest)?
@@ -662,7 +709,7 @@ impl<'s> Assembler<'s> {
             _ if word.starts_with("vm.rodata[") => self.rodata(line)?,
             _ => {
                 return Err(Diag::new(
-                    format!("unknown directive '{word}' (expected vm.type, vm.import, vm.rodata[N], vm.global.*, vm.export, vm.func, or one of the assembly form's: vm.requires, vm.dependency, vm.module_state, vm.location[N], vm.source_map)"),
+                    format!("unknown directive '{word}' (expected vm.type, vm.import, vm.rodata[N], vm.global.*, vm.export, vm.func, or one of the assembly form's: vm.requires, vm.dependency, vm.module_state, vm.location[N], vm.source_map, vm.debug_database)"),
                     word,
                 ))
             }
@@ -684,37 +731,54 @@ impl<'s> Assembler<'s> {
             ));
         }
         let tail = tail.trim();
-        let cconv_text = tail.strip_prefix("cconv").ok_or_else(|| {
-            Diag::new(
-                "expected 'cconv \"...\"' after the import name",
-                if tail.is_empty() { symbol } else { tail },
-            )
-        })?;
-        let (cconv, after) = parse_quoted(cconv_text).ok_or_else(|| {
-            Diag::new(
-                "expected a quoted calling convention like \"0i_i\"",
-                cconv_text.trim(),
-            )
-        })?;
-        let after = after.trim();
-        let attrs = if after.is_empty() {
-            Vec::new()
+        // Without `cconv` the import has no calling convention (and,
+        // without attributes, no signature at all).
+        let (cconv, after) = match tail.strip_prefix("cconv") {
+            Some(cconv_text) => {
+                let (cconv, after) = parse_quoted(cconv_text).ok_or_else(|| {
+                    Diag::new(
+                        "expected a quoted calling convention like \"0i_i\"",
+                        cconv_text.trim(),
+                    )
+                })?;
+                (Some(cconv.into_owned()), after.trim())
+            }
+            None => (None, tail),
+        };
+        if !after.is_empty() && !after.starts_with("attributes") && !after.starts_with("flags") {
+            return Err(if cconv.is_some() {
+                Diag::new("unexpected text after the calling convention", after)
+            } else {
+                Diag::new(
+                    "expected 'cconv \"...\"', 'attributes {...}', 'flags(...)' or nothing after the import name",
+                    after,
+                )
+            });
+        }
+        let (attrs, after) = if after.starts_with("attributes") {
+            let (attrs, rest) = directives::parse_attributes(after)?;
+            (attrs, rest.trim())
         } else {
-            let (attrs, rest) = directives::parse_attributes(after).map_err(|d| {
-                if after.starts_with("attributes") {
-                    d
-                } else {
-                    Diag::new("unexpected text after the calling convention", after)
-                }
-            })?;
-            if !rest.trim().is_empty() {
+            (Vec::new(), after)
+        };
+        let (flags, after) = if after.starts_with("flags") {
+            if optional {
                 return Err(Diag::new(
-                    "unexpected text after the attributes",
-                    rest.trim(),
+                    "'optional' and 'flags(...)' both give the flags: write OPTIONAL in flags(...)",
+                    after,
                 ));
             }
-            attrs
+            let (flags, rest) = directives::parse_linkage_flags(after)?;
+            (Some(flags), rest.trim())
+        } else {
+            (None, after)
         };
+        if !after.is_empty() {
+            return Err(Diag::new(
+                "unexpected text after the import's clauses",
+                after,
+            ));
+        }
         if self.draft.imports.iter().any(|i| i.full_name == full_name) {
             return Err(Diag::new(
                 format!("import @{full_name} is declared twice"),
@@ -729,8 +793,12 @@ impl<'s> Assembler<'s> {
         }
         self.draft.imports.push(ImportDraft {
             full_name: full_name.into_owned(),
-            cconv: cconv.into_owned(),
-            optional,
+            cconv,
+            flags: flags.unwrap_or(if optional {
+                directives::LINK_OPTIONAL
+            } else {
+                directives::LINK_REQUIRED
+            }),
             attrs,
         });
         Ok(())
@@ -757,6 +825,29 @@ impl<'s> Assembler<'s> {
             Some(r) => (true, r.trim_start()),
             None => (false, rest),
         };
+        let (compression, rest) = match rest.strip_prefix("compression") {
+            Some(r) => {
+                let r = r.trim_start();
+                let close = r.find(')').filter(|_| r.starts_with('(')).ok_or_else(|| {
+                    Diag::new(
+                        "expected 'compression(uncompressed)' or 'compression(N)'",
+                        r,
+                    )
+                })?;
+                let kind = r[1..close].trim();
+                let tag = match kind {
+                    "uncompressed" => 1,
+                    _ => parse_uint(kind, 255).filter(|&t| t > 0).ok_or_else(|| {
+                        Diag::new(
+                            "expected 'uncompressed' or a union tag 1..255 (the segment's compression_type)",
+                            kind,
+                        )
+                    })? as u8,
+                };
+                (tag, r[close + 1..].trim_start())
+            }
+            None => (0, rest),
+        };
         let hex = rest
             .strip_prefix('=')
             .map(str::trim)
@@ -771,7 +862,11 @@ impl<'s> Assembler<'s> {
             .step_by(2)
             .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0))
             .collect();
-        self.draft.rodata.push(RodataDraft { bytes, external });
+        self.draft.rodata.push(RodataDraft {
+            bytes,
+            external,
+            compression,
+        });
         Ok(())
     }
 
@@ -921,7 +1016,7 @@ impl<'s> Assembler<'s> {
             cconv: declared
                 .cconv
                 .clone()
-                .unwrap_or_else(|| format!("0{}_{}", or_v(args), or_v(results))),
+                .unwrap_or_else(|| Some(format!("0{}_{}", or_v(args), or_v(results)))),
             line: line_no,
             current_line: line_no,
             start,

@@ -16,6 +16,7 @@ use crate::exec::TieredFunction;
 use crate::func::{Func, FuncTarget};
 use crate::host::HostModule;
 use crate::jit::SharedCode;
+use crate::loader::schema::ModuleDependencyFlagBits;
 use crate::loader::Module;
 use crate::program::{self, ModuleFacts, Signature, VerifyError};
 use crate::trap::Trap;
@@ -250,9 +251,14 @@ impl Context {
     fn check_dependencies(&self, module: &Module, name: &str) -> Result<(), LinkError> {
         for dep in module.dependencies() {
             let found = self.modules.iter().rev().find(|m| m.name() == dep.name);
+            // IREE's rule (`iree_vm_context_check_module_dependency`): a
+            // module found is checked for its version only when the
+            // REQUIRED flag is set; a module missing is an error unless the
+            // OPTIONAL flag is set.
+            let required = dep.flags & ModuleDependencyFlagBits::REQUIRED.bits() != 0;
             match found {
-                Some(m) if m.version() >= dep.minimum_version => {}
-                Some(m) if !dep.optional => {
+                Some(m) if m.version() >= dep.minimum_version || !required => {}
+                Some(m) => {
                     return Err(LinkError::Dependency {
                         module: name.to_string(),
                         dependency: dep.name.to_string(),
@@ -522,7 +528,9 @@ fn verify_functions(
             desc.i32_register_count,
             desc.ref_register_count,
             desc.block_count,
-            desc.requirements | module.requirements(),
+            // The function's own requirements, as the reference's
+            // verifier checks them (the module's do not stand in).
+            desc.requirements,
             &facts,
         )
         .map_err(|source| LinkError::Verify {

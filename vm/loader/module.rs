@@ -41,8 +41,12 @@ pub struct Dependency<'a> {
     pub name: &'a str,
     /// Minimum module version that satisfies the dependency.
     pub minimum_version: u32,
-    /// Whether loading may proceed without it.
+    /// Whether loading may proceed without it (the `OPTIONAL` flag).
     pub optional: bool,
+    /// The flag bits as stored: `REQUIRED` (1: the version is checked when
+    /// the module is found), `OPTIONAL` (2: loading proceeds without it),
+    /// and any others, kept so the module can be written out again.
+    pub flags: u32,
 }
 
 /// An imported function.
@@ -54,8 +58,12 @@ pub struct ImportDecl<'a> {
     pub calling_convention: Option<&'a str>,
     /// Signature attributes.
     pub attrs: Vec<(&'a str, &'a str)>,
-    /// Whether linking may leave it unresolved.
+    /// Whether linking may leave it unresolved (the `OPTIONAL` flag).
     pub optional: bool,
+    /// The flag bits as stored: `REQUIRED` (1), `OPTIONAL` (2), and any
+    /// others (no runtime reads them), kept so the module can be written
+    /// out again.
+    pub flags: u32,
 }
 
 /// An exported function.
@@ -213,6 +221,7 @@ impl Module {
                 optional: d
                     .flags()
                     .contains(schema::ModuleDependencyFlagBits::OPTIONAL),
+                flags: d.flags().bits(),
             })
             .collect()
     }
@@ -231,6 +240,7 @@ impl Module {
                     calling_convention: sig.and_then(|s| s.calling_convention()),
                     attrs: attr_pairs(sig.and_then(|s| s.attrs())),
                     optional: f.flags().contains(schema::ImportFlagBits::OPTIONAL),
+                    flags: f.flags().bits(),
                 }
             })
             .collect()
@@ -328,6 +338,16 @@ impl Module {
     /// if out of range.
     pub fn rodata_is_external(&self, index: usize) -> Option<bool> {
         self.inner.rodata.get(index).map(|loc| loc.external)
+    }
+
+    /// The compression rodata segment `index` states (`compression_type`,
+    /// a union: 0 when the segment states none, 1 for
+    /// `UncompressedDataDef`, the only kind IREE defines; neither runtime
+    /// reads it, the bytes are the data either way); `None` if out of
+    /// range.
+    pub fn rodata_compression(&self, index: usize) -> Option<u8> {
+        let segments = self.def().rodata_segments()?;
+        (index < segments.len()).then(|| segments.get(index).compression_type_type().0)
     }
 
     /// Byte sizes of the rwdata segments (verified non-negative).

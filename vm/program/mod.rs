@@ -37,6 +37,8 @@ mod verify;
 use crate::bytecode::isa::Opcode;
 
 use lower::Builder;
+#[cfg(feature = "asm")]
+pub(crate) use signature::expand_variadic;
 pub(crate) use signature::{Signature, PLAN_COUNT};
 pub use verify::VerifyError;
 

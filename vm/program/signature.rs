@@ -105,7 +105,7 @@ pub(super) fn host_call_plan(sig: &Signature, sizes: &[u16]) -> Option<Vec<u32>>
 
 /// Expands a variadic calling convention by segment sizes: each argument
 /// segment is one cconv argument; spans repeat `size` times.
-pub(super) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>> {
+pub(crate) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>> {
     let cc = sig.cconv.as_ref()?;
     let args: Vec<&ValueKind> = cc.args.iter().filter(|k| **k != ValueKind::Void).collect();
     if args.len() != sizes.len() {

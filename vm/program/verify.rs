@@ -147,8 +147,10 @@ pub(super) fn check_register_counts(
     Ok(())
 }
 
-/// Extension instructions need their feature declared (by the function or
-/// the module).
+/// Extension instructions need their feature declared by the function
+/// (its descriptor's requirements), as IREE's verifier requires
+/// (`IREE_VM_VERIFY_REQUIREMENT`): the module's requirements do not stand
+/// in for the function's.
 pub(super) fn check_feature(
     b: &Builder<'_>,
     op: Opcode,
@@ -162,7 +164,7 @@ pub(super) fn check_feature(
     if let Some((bit, name)) = needed {
         if !features.contains(bit) {
             return Err(b.err(format!(
-                "{op} needs the {name} feature, which neither the function nor the module declares"
+                "{op} needs the {name} feature, which the function's requirements do not include"
             )));
         }
     }

@@ -6,16 +6,18 @@
 //! ```text
 //! vm.module @module version 0 attributes {key = "value"}
 //! vm.requires YIELD | UNWIND                       module feature bits (`none`)
-//! vm.dependency @hal version 7                     [optional] per dependency
+//! vm.dependency @hal version 7                     [optional] [flags(...)] per dependency
 //! vm.type !hal.buffer                              the whole type table, in order
-//! vm.import @hal.fence.await cconv "0iICrD_i"      [attributes {...}]
+//! vm.import @hal.fence.await cconv "0iICrD_i"      [attributes {...}] [flags(...)]
 //! vm.rodata[0] = 48656C6C6F                        embedded in the FlatBuffer
 //! vm.rodata[4] external = 7F454C46...              after it, 64-byte aligned
+//! vm.rodata[5] compression(uncompressed) = 00      a compression it states
 //! vm.module_state global_bytes 8, global_refs 3
 //! vm.export @"torch-jit-export" = @f              the export table, in order
 //! vm.func @f(%r0: !vm.ref<?>) -> (!vm.ref<?>) attributes {iree.abi.declaration = "..."} registers(i32: 20, ref: 7) requires(UNWIND) {
 //!   ...
 //! }
+//! vm.debug_database                                a database without source maps
 //! vm.location[0] = none                            the debug database's table
 //! vm.location[1] = "a.mlir":6:10                   entries name others as loc[N]
 //! vm.source_map "__init" = [1: loc[0], 8: loc[2]]  its source maps, in order
@@ -25,7 +27,8 @@
 //! calls name it (imports by their full name); symbols that are not MLIR
 //! bare identifiers and every string are quoted with escapes
 //! ([`super::names::quoted`]). A function's calling convention is written
-//! (`cconv "..."`) only when its signature does not spell it.
+//! (`cconv "..."`) only when its signature does not spell it (`cconv none`
+//! when it has none).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -111,35 +114,60 @@ impl Disassembler<'_> {
         out.push('\n');
         let _ = writeln!(out, "vm.requires {}", module.requirements());
         for dependency in module.dependencies() {
-            let _ = writeln!(
+            // REQUIRED alone is the default, OPTIONAL alone is `optional`;
+            // any other flags are written out.
+            let optional = dependency.flags == LINK_OPTIONAL;
+            let _ = write!(
                 out,
                 "vm.dependency {}{} version {}",
-                if dependency.optional { "optional " } else { "" },
+                if optional { "optional " } else { "" },
                 symbol(dependency.name),
                 dependency.minimum_version
             );
+            if !optional && dependency.flags != LINK_REQUIRED {
+                let _ = write!(out, " flags({})", linkage_flags(dependency.flags));
+            }
+            out.push('\n');
         }
         for name in &self.types {
             let _ = writeln!(out, "vm.type {name}");
         }
         for import in &self.imports {
+            // REQUIRED alone is the default, OPTIONAL alone is `optional`;
+            // any other flags are written out after the rest.
+            let optional = import.flags == LINK_OPTIONAL;
             let _ = write!(
                 out,
-                "vm.import {}{} cconv {}",
-                if import.optional { "optional " } else { "" },
+                "vm.import {}{}",
+                if optional { "optional " } else { "" },
                 symbol(import.full_name),
-                quoted(import.calling_convention.unwrap_or(""))
             );
+            // An import without a calling convention is written without
+            // `cconv` (and, without attributes, has no signature).
+            if let Some(cconv) = import.calling_convention {
+                let _ = write!(out, " cconv {}", quoted(cconv));
+            }
             write_attributes(out, &import.attrs);
+            if !optional && import.flags != LINK_REQUIRED {
+                let _ = write!(out, " flags({})", linkage_flags(import.flags));
+            }
             out.push('\n');
         }
         for index in 0..module.rodata_count() {
             let external = module.rodata_is_external(index) == Some(true);
             let _ = write!(
                 out,
-                "vm.rodata[{index}]{} = ",
+                "vm.rodata[{index}]{}",
                 if external { " external" } else { "" }
             );
+            match module.rodata_compression(index) {
+                None | Some(0) => {}
+                Some(UNCOMPRESSED) => out.push_str(" compression(uncompressed)"),
+                Some(tag) => {
+                    let _ = write!(out, " compression({tag})");
+                }
+            }
+            out.push_str(" = ");
             for byte in module.rodata(index).unwrap_or_default() {
                 let _ = write!(out, "{byte:02X}");
             }
@@ -207,8 +235,13 @@ impl Disassembler<'_> {
             }
         };
         let derived = format!("0{}_{}", or_v(arguments), or_v(results));
-        if let Some(cconv) = cconv.filter(|&c| c != derived) {
-            let _ = write!(out, " cconv {}", quoted(cconv));
+        match cconv {
+            Some(cconv) if cconv != derived => {
+                let _ = write!(out, " cconv {}", quoted(cconv));
+            }
+            Some(_) => {}
+            // A signature without a calling convention.
+            None => out.push_str(" cconv none"),
         }
         if let Some(signature) = &signature {
             write_attributes(out, &signature.attrs);
@@ -223,6 +256,32 @@ impl Disassembler<'_> {
         out.push_str(" {\n");
         Ok(())
     }
+}
+
+/// The `compression_type` union tag of `UncompressedDataDef`.
+const UNCOMPRESSED: u8 = 1;
+
+/// The `REQUIRED` bit of a dependency's or an import's flags.
+const LINK_REQUIRED: u32 = 1;
+/// The `OPTIONAL` bit of a dependency's or an import's flags.
+const LINK_OPTIONAL: u32 = 2;
+
+/// A dependency's or an import's flag bits (`ModuleDependencyFlagBits`,
+/// `ImportFlagBits`: the same two) as ` flags(...)` writes them: `none`, or
+/// `REQUIRED`, `OPTIONAL` and `bit N` joined by ` | `.
+fn linkage_flags(flags: u32) -> String {
+    if flags == 0 {
+        return "none".to_string();
+    }
+    (0..32)
+        .filter(|bit| flags & (1 << bit) != 0)
+        .map(|bit| match 1 << bit {
+            LINK_REQUIRED => "REQUIRED".to_string(),
+            LINK_OPTIONAL => "OPTIONAL".to_string(),
+            _ => format!("bit {bit}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 /// ` attributes {key = "value", ...}` (nothing when there are none).
@@ -244,11 +303,14 @@ fn write_attributes(out: &mut String, attrs: &[(&str, &str)]) {
 fn write_debug_database(debug: &DebugDatabase<'_>, out: &mut String) -> Result<(), DebugError> {
     let count = debug.location_count();
     let maps = debug.source_map_count();
-    if count == 0 && maps == 0 {
-        return Ok(());
-    }
     if !out.ends_with("\n\n") {
         out.push('\n');
+    }
+    // A database without source maps (perhaps empty altogether) is stated:
+    // the assembler otherwise writes one only for locations, with a source
+    // map per function.
+    if maps == 0 {
+        out.push_str("vm.debug_database\n");
     }
     for index in 0..count {
         let _ = write!(out, "vm.location[{index}] = ");
