@@ -729,23 +729,23 @@ fn a_large_input_tensor_takes_its_own_size_in_memory_not_twice_it() {
 
 #[test]
 fn a_long_list_resize_ends_at_the_deadline_not_when_done() {
-    // `vm.list.resize` writes every new element: 64 Mi elements are 1.5 GB
-    // and seconds of work, in pieces with looks at the stop word between
-    // them (before: one `Vec::resize`, 3 s past `--timeout=0.05` for 128 Mi
-    // elements in a release build).
+    // `vm.list.resize` writes every new element: 128 Mi i64 elements are
+    // 1 GiB and a fraction of a second of work, in pieces with looks at the
+    // stop word between them (before: one `Vec::resize`, 3 s past
+    // `--timeout=0.05` for 128 Mi elements in a release build).
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("grow.vmasm");
     std::fs::write(
         &source,
-        "vm.module @grow version 0\nvm.type i32\nvm.type !vm.list<i32>\n\n\
+        "vm.module @grow version 0\nvm.type i64\nvm.type !vm.list<i64>\n\n\
          vm.export @grow\nvm.func @grow(%i0: i32) -> (i32) {\n^bb0:\n  \
-         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i64>\n  \
          vm.list.resize %r0, %i0\n  %i2 = vm.list.size %r0\n  vm.return %i2\n}\n",
     )
     .unwrap();
     let m = format!("--module={}", source.display());
     let started = Instant::now();
-    let (_, err, code) = irvm(&["run", &m, "--input=67108864", "--timeout=0.05"]);
+    let (_, err, code) = irvm(&["run", &m, "--input=134217728", "--timeout=0.05"]);
     let took = started.elapsed();
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("DEADLINE_EXCEEDED"), "{err}");
@@ -789,4 +789,56 @@ fn a_list_grown_one_element_at_a_time_costs_fuel_for_the_elements_added() {
             "{engine}: {err}"
         );
     }
+}
+
+#[test]
+fn a_list_of_values_is_charged_its_elements_own_size() {
+    // 1 Mi elements: 4 MiB of i32s, 1 MiB of i8s, 8 MiB of f64s (before,
+    // 24 MiB each, whatever the type), held by the returned list.
+    for (ty, bytes) in [("i32", 4u64), ("i8", 1), ("f64", 8)] {
+        let text = format!(
+            "vm.module @m version 0\nvm.type {ty}\nvm.type !vm.list<{ty}>\n\
+             vm.export @make\nvm.func @make(%i0: i32) -> (!vm.list<{ty}>) {{\n^bb0:\n  \
+             %r0 = vm.list.alloc %i0 : !vm.list<{ty}>\n  vm.list.resize %r0, %i0\n  \
+             vm.return %r0\n}}\n"
+        );
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_module(Module::from_assembly(&text, "m.vmasm").expect("assembles"))
+            .expect("links");
+        let f = ctx.function("m.make").expect("export");
+        // A first call grows the register stacks (charged too).
+        drop(ctx.invoke(&f, &[Value::I32(0)]).expect("runs"));
+        let before = ctx.memory_in_use();
+        let list = ctx.invoke(&f, &[Value::I32(1 << 20)]).expect("runs");
+        let held = ctx.memory_in_use() - before;
+        assert!(
+            held >= bytes << 20 && held < (bytes << 20) + 4096,
+            "{ty}: {held} bytes held for 1 Mi elements"
+        );
+        drop(list);
+        assert_eq!(ctx.memory_in_use(), before, "{ty}");
+    }
+}
+
+#[test]
+fn the_fuel_of_a_list_resize_counts_the_elements_own_bytes() {
+    // 1,000,000 i32 elements are 4,000,000 bytes of bulk work (before, the
+    // message counted 16 bytes an element while the budget charged 24).
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("grow.vmasm");
+    std::fs::write(
+        &source,
+        "vm.module @grow version 0\nvm.type i32\nvm.type !vm.list<i32>\n\n\
+         vm.export @grow\nvm.func @grow(%i0: i32) -> (i32) {\n^bb0:\n  \
+         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+         vm.list.resize %r0, %i0\n  %i2 = vm.list.size %r0\n  vm.return %i2\n}\n",
+    )
+    .unwrap();
+    let m = format!("--module={}", source.display());
+    let (_, err, code) = irvm(&["run", &m, "--input=1000000", "--fuel=1000"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("a bulk operation of 4000000 bytes costs 62500"),
+        "{err}"
+    );
 }
