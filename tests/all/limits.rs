@@ -791,6 +791,83 @@ fn a_list_grown_one_element_at_a_time_costs_fuel_for_the_elements_added() {
     }
 }
 
+/// What a call of `lists.append` (`crate::jit::APPEND_LOOP`) with `fuel`
+/// did, as [`fueled_outcome`] says it.
+fn fueled_append(tier: Option<irvm::Tier>, fuel: u64, n: i32) -> (String, Option<u64>) {
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.set_tier(tier.unwrap_or(irvm::Tier::Interp));
+    let module = Module::from_assembly(crate::jit::APPEND_LOOP, "lists.vmasm").expect("assembles");
+    ctx.register_module(module).expect("links");
+    if tier.is_none() {
+        ctx.set_observer(Some(Box::new(Watch)));
+    }
+    ctx.set_fuel(Some(fuel));
+    let f = ctx.function("lists.append").expect("export");
+    let what = match ctx.invoke(&f, &[Value::I32(n)]) {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => format!(
+            "{:?} at {}+{:?}: {}",
+            e.code, e.backtrace[0].function, e.backtrace[0].offset, e.message
+        ),
+    };
+    (what, ctx.fuel())
+}
+
+#[test]
+fn an_append_loop_runs_out_of_fuel_at_the_same_instruction_in_every_tier() {
+    // `vm.list.resize` stands alone in the runs fuel is charged in, and
+    // compiled code now runs it (paying its unit, then the run after it);
+    // the growth by 100 and the shrink after the loop are bulk work of
+    // 400 bytes and more, charged by the interpreter.
+    let budget = 1 << 30;
+    let (done, left) = fueled_append(None, budget, 3_000);
+    let cost = budget - left.expect("fuel set");
+    assert!(done.starts_with('['), "{done}");
+    let mut fuels: Vec<u64> = (0..40).collect();
+    fuels.extend([
+        cost - 30,
+        cost - 20,
+        cost - 10,
+        cost - 2,
+        cost - 1,
+        cost,
+        cost + 1,
+    ]);
+    fuels.extend([cost / 2, cost / 3 + 7, cost / 5 + 1]);
+    for fuel in fuels {
+        let expected = fueled_append(None, fuel, 3_000);
+        for tier in TIERS {
+            assert_eq!(
+                fueled_append(Some(tier), fuel, 3_000),
+                expected,
+                "--fuel={fuel} (the call costs {cost}) in {tier:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_append_loop_with_a_deadline_stays_in_compiled_code() {
+    // The copy that reads the stop word runs resizes of fewer than 64
+    // bytes itself, and leaves the larger ones (charged as bulk work and
+    // grown in pieces) to the interpreter.
+    if !irvm::Tier::compiler_available() {
+        eprintln!("no compiling tier on this machine");
+        return;
+    }
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.set_tier(irvm::Tier::Jit);
+    let module = Module::from_assembly(crate::jit::APPEND_LOOP, "lists.vmasm").expect("assembles");
+    ctx.register_module(module).expect("links");
+    ctx.set_deadline(Some(Instant::now() + Duration::from_secs(3600)));
+    let f = ctx.function("lists.append").expect("export");
+    let r = ctx.invoke(&f, &[Value::I32(100_000)]).expect("runs");
+    assert_eq!(format!("{r:?}"), "[I32(50000), I32(50001)]");
+    // The entry, and one after each of the two bulk resizes.
+    let entries = ctx.compiled_entries();
+    assert!(entries <= 4, "{entries} entries into compiled code");
+}
+
 #[test]
 fn a_list_of_values_is_charged_its_elements_own_size() {
     // 1 Mi elements: 4 MiB of i32s, 1 MiB of i8s, 8 MiB of f64s (before,

@@ -205,8 +205,11 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         ref_top,
         innermost: 0,
         ret: [0; MAX_INLINE_RESULTS],
+        memory: &ctx.memory,
+        max_list_elements: ctx.limits.max_list_elements,
     };
     let slice = env.fuel;
+    ctx.compiled_entries += 1;
     let frame = frames.wrapping_add(depth - 1) as *mut u8;
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
     // `func`, whose record is `frame`, and `env` holds its module's globals

@@ -11,6 +11,7 @@ use crate::bytecode::isa::{Opcode, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::exec::{
     self,
     cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
+    hooks::BULK_BYTES_PER_FUEL,
 };
 use crate::values::Ref;
 
@@ -158,6 +159,66 @@ pub(super) unsafe extern "C" fn list_set<const T: u8>(
     let r = unsafe { &*env.refs.add(reg as usize) };
     r.list_fast()
         .is_some_and(|l| l.set_bits(index, list_type(T), bits)) as u32
+}
+
+/// `vm.list.size`: the length of the list in ref register `reg`, or -1
+/// when it holds no list (the interpreter then traps on it).
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref register `reg` (verified in range).
+pub(super) unsafe extern "C" fn list_size(env: *mut JitEnv, reg: u32) -> i64 {
+    // SAFETY: per the contract, `env` is valid and `reg` in range.
+    let r = unsafe { &*(*env).refs.add(reg as usize) };
+    match r.list_fast() {
+        Some(l) => l.len() as i64,
+        None => -1,
+    }
+}
+
+/// `vm.list.resize` of the list in ref register `reg` to `size` elements,
+/// as the interpreter's slow path does it (`exec::slow`: the context's
+/// list limit, growth charged to its memory budget, the capacity
+/// doubling). Nonzero when done; zero, with the list's elements unchanged,
+/// when the interpreter must run it: a null or non-list register, a size
+/// over the limit or the budget (the interpreter traps with its message),
+/// or, when `checked` (code that counts fuel or reads the stop word), a
+/// resize of 64 bytes of elements or more, which the interpreter charges
+/// as bulk work and grows in pieces with looks at the stop word.
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref register `reg` (verified in range) and whose
+/// `memory` is the context's budget.
+pub(super) unsafe extern "C" fn list_resize(
+    env: *mut JitEnv,
+    reg: u32,
+    size: u32,
+    checked: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &*env };
+    // SAFETY: per the contract, `reg` is in range.
+    let r = unsafe { &*env.refs.add(reg as usize) };
+    let Some(list) = r.list_fast() else {
+        return 0;
+    };
+    if size > env.max_list_elements {
+        return 0;
+    }
+    if checked != 0 {
+        let changed = (size as u64).abs_diff(list.len() as u64);
+        if changed.saturating_mul(list.element_bytes() as u64) >= BULK_BYTES_PER_FUEL {
+            return 0;
+        }
+    }
+    // SAFETY: per the contract, `memory` is the context's budget, alive
+    // while the code runs.
+    let memory = unsafe { &*env.memory };
+    // One piece: unchecked code has no stop word to look at, and checked
+    // code resizes by fewer than 64 bytes here.
+    list.resize_charged(size, memory, usize::MAX, || Ok(()))
+        .is_ok() as u32
 }
 
 /// Defines, for each listed opcode, a helper computing it exactly as the

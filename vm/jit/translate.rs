@@ -17,7 +17,10 @@
 //! `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
-//! elements, math functions (`exp`, `tanh`, ...), rounding and
+//! elements, `vm.list.size` and `vm.list.resize` (`Tx::list_resize`: the
+//! list limit and memory budget in the helper, fuel as the interpreter's
+//! fueled loop charges an instruction that stands alone, bulk resizes left
+//! to the interpreter by the copies with limits), math functions (`exp`, `tanh`, ...), rounding and
 //! float-to-int casts call `helpers`, which run the interpreter's own
 //! functions. Semantics follow
 //! `exec/dispatch.rs` operation for operation: `fma.f32` is a multiply then
@@ -356,6 +359,8 @@ pub(super) fn translated(op: Opcode) -> bool {
                 | ListSetI64
                 | ListSetF64
                 | ListGetRef
+                | ListSize
+                | ListResize
                 | DiscardRefs
                 | GlobalLoadI32
                 | GlobalLoadF32
@@ -1915,6 +1920,56 @@ impl Tx<'_, '_> {
         result
     }
 
+    /// `vm.list.resize` of list `a` to size `b`, which stands alone in
+    /// the runs fuel is charged in (`program::runs`): with
+    /// [`Checks::Limits`] it pays its own unit first and, done, the run
+    /// after it, as the interpreter's fueled loop does (leaving unpaid
+    /// where the fuel does not reach); `helpers::list_resize` leaves to
+    /// the interpreter what it cannot do as the interpreter would (bulk
+    /// work charged and done in pieces, traps).
+    fn list_resize(&mut self, k: usize, i: &Inst) {
+        if let Some(l) = self.limits {
+            let fuel = self.b.use_var(l.fuel);
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, 1);
+            let out = self.fuel_short_exit(k);
+            let paid = self.b.create_block();
+            self.b.ins().brif(short, out, &[], paid, &[]);
+            self.b.switch_to_block(paid);
+        }
+        let r = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+        let size = self.i32(i.b);
+        let checked = self.limits.is_some() || self.polled;
+        let checked = self.b.ins().iconst(types::I32, i64::from(checked));
+        let ok = self
+            .call(
+                helpers::list_resize as *const () as usize,
+                &[self.ptr, types::I32, types::I32, types::I32],
+                Some(types::I32),
+                &[self.env, r, size, checked],
+            )
+            .expect("a result");
+        let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+        self.exit_if(failed, k);
+        if let Some(l) = self.limits {
+            // Its own unit, then the run it leads to.
+            let fuel = self.b.use_var(l.fuel);
+            let fuel = self.b.ins().iadd_imm(fuel, -1);
+            self.b.def_var(l.fuel, fuel);
+            let next = k + 1;
+            let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
+            let out = self.fuel_short_exit(next);
+            let paid = self.b.create_block();
+            self.b.ins().brif(short, out, &[], paid, &[]);
+            self.b.switch_to_block(paid);
+            let left = self.b.ins().iadd_imm(fuel, -cost);
+            self.b.def_var(l.fuel, left);
+        }
+    }
+
     /// Drops what is cached of ref register `r`'s buffer.
     fn forget_buffer(&mut self, r: u16) {
         let r = r & REF_INDEX_MASK;
@@ -2417,6 +2472,25 @@ impl Tx<'_, '_> {
                     }
                 }
             }
+            ListSize => {
+                let r = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+                let n = self
+                    .call(
+                        helpers::list_size as *const () as usize,
+                        &[self.ptr, types::I32],
+                        Some(types::I64),
+                        &[self.env, r],
+                    )
+                    .expect("a result");
+                let not_list = self.b.ins().icmp_imm(IntCC::SignedLessThan, n, 0);
+                self.exit_if(not_list, k);
+                let n = self.b.ins().ireduce(types::I32, n);
+                self.set_i32(i.b, n);
+            }
+            ListResize => self.list_resize(k, &i),
             ListGetRef => {
                 // List `a`, index `b`, type `x`, destination `c` (with the
                 // move bit: take the element out).
