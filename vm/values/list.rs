@@ -215,21 +215,22 @@ impl List {
         piece: usize,
         between: impl FnMut() -> Result<(), Trap>,
     ) -> Result<(), Trap> {
-        // Shrinking releases the dropped elements (refs: a count each, and
-        // the objects whose last count it was): millions of them take
-        // hundreds of milliseconds, so in pieces too.
-        if (size as usize) < self.len() {
-            return self.shrink_in_pieces(size as usize, piece.max(1), between);
-        }
         // Growth within the capacity (a list grown an element at a time):
         // nothing to charge, one lock.
-        {
+        let shrinking = {
             let mut items = self.items_mut();
             let (len, want) = (items.len(), size as usize);
             if want >= len && want <= items.capacity() && want - len <= piece {
                 items.grow_to(want);
                 return Ok(());
             }
+            want < len
+        };
+        // Shrinking releases the dropped elements (refs: a count each, and
+        // the objects whose last count it was): millions of them take
+        // hundreds of milliseconds, so in pieces too.
+        if shrinking {
+            return self.shrink_in_pieces(size as usize, piece.max(1), between);
         }
         // Past the capacity, the capacity doubles (as IREE's lists grow), so
         // a list grown one element at a time moves its elements O(log n)
