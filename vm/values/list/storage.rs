@@ -76,6 +76,19 @@ pub(super) fn zero_slot(t: ElementType) -> Slot {
     }
 }
 
+/// [`Items::bits`] of a variant list: the bits of slot `i` when it holds
+/// exactly `as_type`.
+#[inline(never)]
+fn slot_bits(slots: &[Slot], i: usize, as_type: ElementType) -> Option<u64> {
+    match (slots.get(i)?, as_type) {
+        (Slot::I32(x), ElementType::I32) => Some(*x as u32 as u64),
+        (Slot::I64(x), ElementType::I64) => Some(*x as u64),
+        (Slot::F32(x), ElementType::F32) => Some(x.to_bits() as u64),
+        (Slot::F64(x), ElementType::F64) => Some(x.to_bits()),
+        _ => None,
+    }
+}
+
 /// The elements of one list, stored by its element type.
 pub(super) enum Items {
     I8(Vec<i8>),
@@ -166,7 +179,22 @@ impl Items {
     /// Grows to `n` elements with zeros (values) or empty slots; a list as
     /// long or longer is left alone.
     pub(super) fn grow_to(&mut self, n: usize) {
-        if n <= self.len() {
+        let len = self.len();
+        if n <= len {
+            return;
+        }
+        if n == len + 1 {
+            // (An element at a time, as append loops grow: a push, not
+            // `resize`'s general loop.)
+            match self {
+                Items::I8(v) => v.push(0),
+                Items::I16(v) => v.push(0),
+                Items::I32(v) => v.push(0),
+                Items::I64(v) => v.push(0),
+                Items::F32(v) => v.push(0.0),
+                Items::F64(v) => v.push(0.0),
+                Items::Slots(v) => v.push(Slot::Empty),
+            }
             return;
         }
         match self {
@@ -239,28 +267,23 @@ impl Items {
     }
 
     /// The bits of element `i` when it is stored as exactly `as_type` (one
-    /// of i32, i64, f32, f64); `None` otherwise.
-    #[inline]
+    /// of i32, i64, f32, f64); `None` otherwise. (The interpreter's hot
+    /// path: inlined whole, the variant list's case out of line.)
+    #[inline(always)]
     pub(super) fn bits(&self, i: usize, as_type: ElementType) -> Option<u64> {
-        match (self, as_type) {
-            (Items::I32(v), ElementType::I32) => Some(*v.get(i)? as u32 as u64),
-            (Items::I64(v), ElementType::I64) => Some(*v.get(i)? as u64),
-            (Items::F32(v), ElementType::F32) => Some(v.get(i)?.to_bits() as u64),
-            (Items::F64(v), ElementType::F64) => Some(v.get(i)?.to_bits()),
-            (Items::Slots(v), t) => match (v.get(i)?, t) {
-                (Slot::I32(x), ElementType::I32) => Some(*x as u32 as u64),
-                (Slot::I64(x), ElementType::I64) => Some(*x as u64),
-                (Slot::F32(x), ElementType::F32) => Some(x.to_bits() as u64),
-                (Slot::F64(x), ElementType::F64) => Some(x.to_bits()),
-                _ => None,
-            },
+        match self {
+            Items::I32(v) if as_type == ElementType::I32 => v.get(i).map(|x| *x as u32 as u64),
+            Items::F32(v) if as_type == ElementType::F32 => v.get(i).map(|x| x.to_bits() as u64),
+            Items::I64(v) if as_type == ElementType::I64 => v.get(i).map(|x| *x as u64),
+            Items::F64(v) if as_type == ElementType::F64 => v.get(i).map(|x| x.to_bits()),
+            Items::Slots(v) => slot_bits(v, i, as_type),
             _ => None,
         }
     }
 
     /// Sets element `i` of a list stored as exactly `as_type` (i32, i64,
     /// f32 or f64) to `bits`; `false`, with nothing changed, otherwise.
-    #[inline]
+    #[inline(always)]
     pub(super) fn set_bits(&mut self, i: usize, as_type: ElementType, bits: u64) -> bool {
         match (self, as_type) {
             (Items::I32(v), ElementType::I32) => v.get_mut(i).map(|d| *d = bits as u32 as i32),
