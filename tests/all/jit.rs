@@ -753,8 +753,9 @@ fn kernels_taking_buffers_from_lists_run_compiled_as_interpreted() {
 
 /// A loop that appends `n` elements to a `!vm.list<i32>` one at a time
 /// (`vm.list.size`, `vm.list.resize` to one more, `vm.list.set.i32`),
-/// then grows it by 100 at once (400 bytes: bulk work, which the copies
-/// with limits leave to the interpreter) and shrinks it to `n / 2`;
+/// then reserves room for 100 more and grows it by 100 at once (400 bytes:
+/// bulk work, which the copies with limits leave to the interpreter) and
+/// shrinks it to `n / 2`;
 /// returns the last element and the length. `@size_of_null` traps on
 /// `vm.list.size` of a null list.
 pub(crate) const APPEND_LOOP: &str = r#"
@@ -783,6 +784,7 @@ vm.func @append(%i0: i32) -> (i32, i32) {
   %i7 = vm.list.size %r0
   %i8 = vm.const.i32 100
   %i9 = vm.add.i32 %i7, %i8
+  vm.list.reserve %r0, %i9
   vm.list.resize %r0, %i9
   %i10 = vm.shr.i32.u %i7, %i2
   %i11 = vm.add.i32 %i10, %i2
@@ -801,7 +803,8 @@ vm.func @size_of_null() -> (i32) {
 
 #[test]
 fn a_list_append_loop_stays_in_compiled_code() {
-    // Before `vm.list.size` and `vm.list.resize` were compiled, each
+    // Before `vm.list.size`, `vm.list.resize` and `vm.list.reserve` were
+    // compiled, each
     // pass left compiled code twice, and `Tier::Jit` entered it again
     // after each: 200,000 entries for 100,000 appends.
     for n in [0, 1, 7, 100_000] {
@@ -817,9 +820,13 @@ fn a_list_append_loop_stays_in_compiled_code() {
             let got = call(&mut ctx, "append", &args).unwrap();
             assert_eq!(got, want, "append({n}) on {engine}");
             if n == 100_000 && Tier::compiler_available() {
+                // Jit enters at the start and after the `vm.list.alloc`
+                // (which the interpreter runs), and never leaves again;
+                // Auto enters at the loop head once the loop is hot.
                 let entries = ctx.compiled_entries();
+                let most = if engine == Tier::Jit { 2 } else { 1 };
                 assert!(
-                    entries <= 2,
+                    entries <= most,
                     "{entries} entries into compiled code on {engine}"
                 );
             }

@@ -221,6 +221,42 @@ pub(super) unsafe extern "C" fn list_resize(
         .is_ok() as u32
 }
 
+/// `vm.list.reserve` of room for `capacity` elements in the list in ref
+/// register `reg`, as the interpreter's slow path does it (the list limit,
+/// the room charged to the memory budget). Nonzero when done; zero, with
+/// the list's elements unchanged, when the interpreter must run it: a null
+/// or non-list register, a capacity over the limit or the budget, or, when
+/// `checked`, a capacity of 64 bytes of elements or more (charged as bulk
+/// work).
+///
+/// # Safety
+/// As [`list_resize`].
+pub(super) unsafe extern "C" fn list_reserve(
+    env: *mut JitEnv,
+    reg: u32,
+    capacity: u32,
+    checked: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &*env };
+    // SAFETY: per the contract, `reg` is in range.
+    let r = unsafe { &*env.refs.add(reg as usize) };
+    let Some(list) = r.list_fast() else {
+        return 0;
+    };
+    if capacity > env.max_list_elements {
+        return 0;
+    }
+    let bytes = (capacity as u64).saturating_mul(list.element_bytes() as u64);
+    if checked != 0 && bytes >= BULK_BYTES_PER_FUEL {
+        return 0;
+    }
+    // SAFETY: per the contract, `memory` is the context's budget, alive
+    // while the code runs.
+    let memory = unsafe { &*env.memory };
+    list.reserve_charged(capacity, memory).is_ok() as u32
+}
+
 /// Defines, for each listed opcode, a helper computing it exactly as the
 /// interpreter's arm does (the same functions of `exec::cmath` and
 /// `exec`), and `pure_op`, which gives a helper's address. The helpers'

@@ -17,10 +17,11 @@
 //! `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
-//! elements, `vm.list.size` and `vm.list.resize` (`Tx::list_resize`: the
-//! list limit and memory budget in the helper, fuel as the interpreter's
-//! fueled loop charges an instruction that stands alone, bulk resizes left
-//! to the interpreter by the copies with limits), math functions (`exp`, `tanh`, ...), rounding and
+//! elements, `vm.list.size`, `vm.list.resize` and `vm.list.reserve`
+//! (`Tx::list_sizing`: the list limit and memory budget in the helper,
+//! fuel as the interpreter's fueled loop charges an instruction that
+//! stands alone, bulk work left to the interpreter by the copies with
+//! limits), math functions (`exp`, `tanh`, ...), rounding and
 //! float-to-int casts call `helpers`, which run the interpreter's own
 //! functions. Semantics follow
 //! `exec/dispatch.rs` operation for operation: `fma.f32` is a multiply then
@@ -361,6 +362,7 @@ pub(super) fn translated(op: Opcode) -> bool {
                 | ListGetRef
                 | ListSize
                 | ListResize
+                | ListReserve
                 | DiscardRefs
                 | GlobalLoadI32
                 | GlobalLoadF32
@@ -1920,14 +1922,15 @@ impl Tx<'_, '_> {
         result
     }
 
-    /// `vm.list.resize` of list `a` to size `b`, which stands alone in
-    /// the runs fuel is charged in (`program::runs`): with
-    /// [`Checks::Limits`] it pays its own unit first and, done, the run
-    /// after it, as the interpreter's fueled loop does (leaving unpaid
-    /// where the fuel does not reach); `helpers::list_resize` leaves to
-    /// the interpreter what it cannot do as the interpreter would (bulk
-    /// work charged and done in pieces, traps).
-    fn list_resize(&mut self, k: usize, i: &Inst) {
+    /// `vm.list.resize` of list `a` to size `b`, or `vm.list.reserve` of
+    /// room for `b` elements (`helper`: `helpers::list_resize` or
+    /// `list_reserve`), which stand alone in the runs fuel is charged in
+    /// (`program::runs`): with [`Checks::Limits`] it pays its own unit
+    /// first and, done, the run after it, as the interpreter's fueled loop
+    /// does (leaving unpaid where the fuel does not reach); the helper
+    /// leaves to the interpreter what it cannot do as the interpreter
+    /// would (bulk work charged and done in pieces, traps).
+    fn list_sizing(&mut self, k: usize, i: &Inst, helper: usize) {
         if let Some(l) = self.limits {
             let fuel = self.b.use_var(l.fuel);
             let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, 1);
@@ -1945,7 +1948,7 @@ impl Tx<'_, '_> {
         let checked = self.b.ins().iconst(types::I32, i64::from(checked));
         let ok = self
             .call(
-                helpers::list_resize as *const () as usize,
+                helper,
                 &[self.ptr, types::I32, types::I32, types::I32],
                 Some(types::I32),
                 &[self.env, r, size, checked],
@@ -2490,7 +2493,8 @@ impl Tx<'_, '_> {
                 let n = self.b.ins().ireduce(types::I32, n);
                 self.set_i32(i.b, n);
             }
-            ListResize => self.list_resize(k, &i),
+            ListResize => self.list_sizing(k, &i, helpers::list_resize as *const () as usize),
+            ListReserve => self.list_sizing(k, &i, helpers::list_reserve as *const () as usize),
             ListGetRef => {
                 // List `a`, index `b`, type `x`, destination `c` (with the
                 // move bit: take the element out).
