@@ -868,3 +868,95 @@ fn list_traps_in_compiled_code_read_as_the_interpreters() {
         assert_eq!(got, null, "on {engine}");
     }
 }
+
+/// `@fill(n, k)`: sets a buffer into each of the `n` elements of a
+/// `!vm.list<!vm.buffer>` (`vm.list.set.ref`), but at iteration `k` the
+/// list itself (a ref of another type: a trap); returns whether the last
+/// element holds a buffer. `@into_values` sets a buffer into a list of
+/// i32s (a trap).
+const SET_REF_LOOP: &str = r#"
+vm.module @refs version 0
+vm.type i32
+vm.type !vm.buffer
+vm.type !vm.list<!vm.buffer>
+vm.type !vm.list<i32>
+vm.export @fill
+vm.export @into_values
+vm.func @fill(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  %i4 = vm.const.i32 16
+  %i5:6 = vm.const.i64 4
+  %r0 = vm.list.alloc %i0 : !vm.list<!vm.buffer>
+  vm.list.resize %r0, %i0
+  %r1 = vm.buffer.alloc %i5:6, %i4
+  vm.br ^bb1(%i2->%i7)
+^bb1:
+  %i8 = vm.cmp.lt.i32.s %i7, %i0
+  vm.cond_br %i8, ^bb2(), ^bb4()
+^bb2:
+  %i9 = vm.cmp.eq.i32 %i7, %i1
+  vm.cond_br %i9, ^bb3(), ^bb5()
+^bb3:
+  vm.list.set.ref %r0, %i7, %r0
+  vm.br ^bb5()
+^bb5:
+  vm.list.set.ref %r0, %i7, %r1
+  %i7 = vm.add.i32 %i7, %i3
+  vm.br ^bb1()
+^bb4:
+  %i10 = vm.sub.i32 %i0, %i3
+  %r2 = vm.list.get.ref %r0, %i10 : !vm.buffer
+  %i11 = vm.cmp.nz.ref %r2
+  vm.return %i11
+}
+vm.func @into_values() -> (i32) {
+^bb0:
+  %i0 = vm.const.i32 4
+  %i1:2 = vm.const.i64 4
+  %r0 = vm.list.alloc %i0 : !vm.list<i32>
+  vm.list.resize %r0, %i0
+  %r1 = vm.buffer.alloc %i1:2, %i0
+  %i3 = vm.const.i32 1
+  vm.list.set.ref %r0, %i3, %r1
+  vm.return %i3
+}
+"#;
+
+#[test]
+fn setting_refs_into_a_list_runs_compiled_as_interpreted() {
+    // 100,000 sets stay in compiled code (before, each left it); a list
+    // set into a list of buffers traps at iteration 3 (interpreted in
+    // Auto) and 60,000 (compiled); a buffer set into a list of values.
+    let run = |engine, name: &str, args: &[Value]| {
+        let mut ctx = context_of(SET_REF_LOOP, engine);
+        let got = call(&mut ctx, name, args);
+        (got, ctx.compiled_entries())
+    };
+    let cases: Vec<(&str, Vec<Value>)> = vec![
+        ("fill", vec![Value::I32(100_000), Value::I32(-1)]),
+        ("fill", vec![Value::I32(100_000), Value::I32(3)]),
+        ("fill", vec![Value::I32(100_000), Value::I32(60_000)]),
+        ("into_values", vec![]),
+    ];
+    for (name, args) in cases {
+        let (want, _) = run(Tier::Interp, name, &args);
+        match &want {
+            Ok(v) => assert_eq!(v, "[I32(1)]"),
+            Err(e) => assert!(
+                e.contains("source ref type mismatch") || e.contains("list cannot store refs"),
+                "{e}"
+            ),
+        }
+        for engine in [Tier::Jit, Tier::Auto] {
+            let (got, entries) = run(engine, name, &args);
+            assert_eq!(got, want, "{name}{args:?} on {engine}");
+            if want.is_ok() && Tier::compiler_available() {
+                // Jit: the start, after the `vm.list.alloc` and after the
+                // `vm.buffer.alloc` (the interpreter runs both).
+                assert!(entries <= 3, "{entries} entries on {engine}");
+            }
+        }
+    }
+}

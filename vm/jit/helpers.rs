@@ -94,6 +94,51 @@ pub(super) unsafe extern "C" fn list_get_ref(
     1
 }
 
+/// `vm.list.set.ref`: ref register `src` (moved out when it carries the
+/// move bit, else retained) into element `index` of the list in ref
+/// register `list`. Nonzero when done; zero, with nothing changed, when
+/// the interpreter must run it (and trap): a null or non-list register, a
+/// list of values, an index out of range, a ref of another type than the
+/// list's. (Those are every refusal of `List::set_ref`, checked before the
+/// register is touched; only another thread shrinking the list in between
+/// could refuse it after, and the interpreter then traps on the same
+/// index.)
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref registers `list` and `src` (verified in range).
+pub(super) unsafe extern "C" fn list_set_ref(
+    env: *mut JitEnv,
+    list: u32,
+    index: u32,
+    src: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &mut *env };
+    // SAFETY: per the contract, `list` is in range. A count of its own:
+    // `src` may be the same register, moved out below.
+    let l = match unsafe { &*env.refs.add(list as usize) } {
+        Ref::List(l) => l.clone(),
+        _ => return 0,
+    };
+    let element = l.element_type();
+    if matches!(element, crate::values::TypeDef::Value(_)) || index as usize >= l.len() {
+        return 0;
+    }
+    // SAFETY: per the contract, `src` without its move bit is in range;
+    // no other borrow of the window is alive.
+    let slot = unsafe { &mut *env.refs.add((src as u16 & REF_INDEX_MASK) as usize) };
+    if element.check_ref(slot).is_err() {
+        return 0;
+    }
+    let v = if src as u16 & REF_MOVE_BIT != 0 {
+        std::mem::take(slot)
+    } else {
+        slot.clone()
+    };
+    l.set_ref(index, v).is_ok() as u32
+}
+
 /// `vm.discard.refs` of ref register `reg`: releases what it holds.
 ///
 /// # Safety

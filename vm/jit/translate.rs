@@ -13,8 +13,8 @@
 //!
 //! The instruction set translated is the interpreter's hot loop minus calls
 //! of imports and of functions with refs, and most ref instructions (`vm.list.get.ref` and
-//! `vm.discard.refs`, which start and end every vmvx kernel, call
-//! `helpers`). Buffer elements are loaded and stored inline: the
+//! `vm.discard.refs`, which start and end every vmvx kernel, and
+//! `vm.list.set.ref` call `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
 //! elements, `vm.list.size`, `vm.list.resize` and `vm.list.reserve`
@@ -65,7 +65,9 @@ use super::{
 
 /// Cranelift's block (the ISA has a `Block` opcode too).
 type ClBlock = Block;
-use crate::bytecode::isa::{Bank, Field, Opcode, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK};
+use crate::bytecode::isa::{
+    Bank, Field, Opcode, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK, REF_MOVE_BIT,
+};
 use crate::exec::FRAME_LAYOUT;
 use crate::program::{aux_list, Function, Inst, NONE, NO_REMAP};
 
@@ -360,6 +362,7 @@ pub(super) fn translated(op: Opcode) -> bool {
                 | ListSetI64
                 | ListSetF64
                 | ListGetRef
+                | ListSetRef
                 | ListSize
                 | ListResize
                 | ListReserve
@@ -2495,6 +2498,30 @@ impl Tx<'_, '_> {
             }
             ListResize => self.list_sizing(k, &i, helpers::list_resize as *const () as usize),
             ListReserve => self.list_sizing(k, &i, helpers::list_reserve as *const () as usize),
+            ListSetRef => {
+                // List `a`, index `b`, source `c` (with the move bit: taken
+                // out of the register).
+                let list = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+                let index = self.i32(i.b);
+                let src = self.b.ins().iconst(types::I32, i64::from(i.c));
+                let ok = self
+                    .call(
+                        helpers::list_set_ref as *const () as usize,
+                        &[self.ptr, types::I32, types::I32, types::I32],
+                        Some(types::I32),
+                        &[self.env, list, index, src],
+                    )
+                    .expect("a result");
+                let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+                self.exit_if(failed, k);
+                if i.c & REF_MOVE_BIT != 0 {
+                    // The register holds null now.
+                    self.forget_buffer(i.c);
+                }
+            }
             ListGetRef => {
                 // List `a`, index `b`, type `x`, destination `c` (with the
                 // move bit: take the element out).
