@@ -266,6 +266,59 @@ pub(super) unsafe extern "C" fn list_resize(
         .is_ok() as u32
 }
 
+/// `vm.list.alloc` of a list of the module's type `ty` with room for
+/// `capacity` elements into ref register `dst`, as the interpreter's slow
+/// path does it (the list limit, the room charged to the memory budget).
+/// Nonzero when done; zero, with nothing changed, when the interpreter
+/// must run it: a list that may hold lists (variant lists and lists of
+/// lists, which the context's cycle collector tracks), a capacity over the
+/// limit or the budget, or, when `checked`, a capacity of 64 bytes of
+/// elements or more (charged as bulk work).
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref register `dst` (verified in range) and whose
+/// `memory` is the context's budget.
+pub(super) unsafe extern "C" fn list_alloc(
+    env: *mut JitEnv,
+    ty: u32,
+    capacity: u32,
+    dst: u32,
+    checked: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &mut *env };
+    // SAFETY: `types` is this context's type table of the module, of
+    // `types_len` entries, alive while the code runs.
+    let types = unsafe { std::slice::from_raw_parts(env.types, env.types_len) };
+    let Some(&ty) = types.get(ty as usize) else {
+        return 0;
+    };
+    if capacity > env.max_list_elements {
+        return 0;
+    }
+    let bytes = (capacity as u64).saturating_mul(crate::values::list::element_bytes(ty) as u64);
+    if checked != 0 && bytes >= BULK_BYTES_PER_FUEL {
+        return 0;
+    }
+    let Ok(list) = crate::values::List::new(ty, 0) else {
+        return 0;
+    };
+    if list.may_hold_lists() {
+        return 0;
+    }
+    // SAFETY: per the contract, `memory` is the context's budget, alive
+    // while the code runs.
+    let memory = unsafe { &*env.memory };
+    if list.reserve_charged(capacity, memory).is_err() {
+        return 0;
+    }
+    let list = Ref::List(std::sync::Arc::new(list));
+    // SAFETY: per the contract, `dst` without its move bit is in range.
+    unsafe { *env.refs.add((dst as u16 & REF_INDEX_MASK) as usize) = list };
+    1
+}
+
 /// `vm.list.reserve` of room for `capacity` elements in the list in ref
 /// register `reg`, as the interpreter's slow path does it (the list limit,
 /// the room charged to the memory budget). Nonzero when done; zero, with

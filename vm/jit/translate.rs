@@ -17,8 +17,9 @@
 //! `vm.list.set.ref` call `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
-//! elements, `vm.list.size`, `vm.list.resize` and `vm.list.reserve`
-//! (`Tx::list_sizing`: the list limit and memory budget in the helper,
+//! elements, `vm.list.size`, `vm.list.resize`, `vm.list.reserve` and
+//! `vm.list.alloc` of lists that cannot hold lists (`Tx::alone_helper`:
+//! the list limit and memory budget in the helper,
 //! fuel as the interpreter's fueled loop charges an instruction that
 //! stands alone, bulk work left to the interpreter by the copies with
 //! limits), math functions (`exp`, `tanh`, ...), rounding and
@@ -363,6 +364,7 @@ pub(super) fn translated(op: Opcode) -> bool {
                 | ListSetF64
                 | ListGetRef
                 | ListSetRef
+                | ListAlloc
                 | ListSize
                 | ListResize
                 | ListReserve
@@ -1927,13 +1929,26 @@ impl Tx<'_, '_> {
 
     /// `vm.list.resize` of list `a` to size `b`, or `vm.list.reserve` of
     /// room for `b` elements (`helper`: `helpers::list_resize` or
-    /// `list_reserve`), which stand alone in the runs fuel is charged in
-    /// (`program::runs`): with [`Checks::Limits`] it pays its own unit
-    /// first and, done, the run after it, as the interpreter's fueled loop
-    /// does (leaving unpaid where the fuel does not reach); the helper
-    /// leaves to the interpreter what it cannot do as the interpreter
-    /// would (bulk work charged and done in pieces, traps).
+    /// `list_reserve`).
     fn list_sizing(&mut self, k: usize, i: &Inst, helper: usize) {
+        let r = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+        let size = self.i32(i.b);
+        self.alone_helper(k, helper, &[r, size]);
+    }
+
+    /// A helper call for instruction `k`, one that stands alone in the
+    /// runs fuel is charged in (`program::runs`: the list instructions
+    /// that may be bulk work), with `args` (i32s) and then whether this
+    /// copy checks limits; the helper returns zero, having changed nothing,
+    /// when the interpreter must run the instruction (bulk work it charges
+    /// and does in pieces, traps). With [`Checks::Limits`] the instruction
+    /// pays its own unit first and, done, the run after it, as the
+    /// interpreter's fueled loop does (leaving unpaid where the fuel does
+    /// not reach).
+    fn alone_helper(&mut self, k: usize, helper: usize, args: &[Value]) {
         if let Some(l) = self.limits {
             let fuel = self.b.use_var(l.fuel);
             let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, 1);
@@ -1942,20 +1957,16 @@ impl Tx<'_, '_> {
             self.b.ins().brif(short, out, &[], paid, &[]);
             self.b.switch_to_block(paid);
         }
-        let r = self
-            .b
-            .ins()
-            .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
-        let size = self.i32(i.b);
         let checked = self.limits.is_some() || self.polled;
         let checked = self.b.ins().iconst(types::I32, i64::from(checked));
+        let mut params = vec![self.ptr];
+        params.extend(args.iter().map(|_| types::I32));
+        params.push(types::I32);
+        let mut values = vec![self.env];
+        values.extend_from_slice(args);
+        values.push(checked);
         let ok = self
-            .call(
-                helper,
-                &[self.ptr, types::I32, types::I32, types::I32],
-                Some(types::I32),
-                &[self.env, r, size, checked],
-            )
+            .call(helper, &params, Some(types::I32), &values)
             .expect("a result");
         let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
         self.exit_if(failed, k);
@@ -2498,6 +2509,15 @@ impl Tx<'_, '_> {
             }
             ListResize => self.list_sizing(k, &i, helpers::list_resize as *const () as usize),
             ListReserve => self.list_sizing(k, &i, helpers::list_reserve as *const () as usize),
+            ListAlloc => {
+                // Type `x`, capacity `a`, destination `b`.
+                let ty = self.b.ins().iconst(types::I32, i64::from(i.x));
+                let n = self.i32(i.a);
+                let dst = self.b.ins().iconst(types::I32, i64::from(i.b));
+                self.alone_helper(k, helpers::list_alloc as *const () as usize, &[ty, n, dst]);
+                // The register holds the new list now.
+                self.forget_buffer(i.b);
+            }
             ListSetRef => {
                 // List `a`, index `b`, source `c` (with the move bit: taken
                 // out of the register).
