@@ -1,8 +1,9 @@
 //! `!vm.list`: growable sequences of values of one element type
 //! ([`ElementType`]) or of variants ([`List`]), with IREE's conversions
-//! between element types. The elements sit behind an element lock (the
-//! child module `element_lock`); lists that can hold lists are tracked for
-//! the cycle collector (the child module `cycles`).
+//! between element types. The elements are stored by element type (the
+//! child module `storage`: a list of numbers at their own size) behind an
+//! element lock (`element_lock`); lists that can hold lists are tracked for
+//! the cycle collector (`cycles`).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
