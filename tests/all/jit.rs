@@ -750,3 +750,211 @@ fn kernels_taking_buffers_from_lists_run_compiled_as_interpreted() {
     .unwrap_err();
     assert!(trap.contains("pick"), "{trap}");
 }
+
+/// A loop that appends `n` elements to a `!vm.list<i32>` one at a time
+/// (`vm.list.size`, `vm.list.resize` to one more, `vm.list.set.i32`),
+/// then reserves room for 100 more and grows it by 100 at once (400 bytes:
+/// bulk work, which the copies with limits leave to the interpreter) and
+/// shrinks it to `n / 2`;
+/// returns the last element and the length. `@size_of_null` traps on
+/// `vm.list.size` of a null list.
+pub(crate) const APPEND_LOOP: &str = r#"
+vm.module @lists version 0
+vm.type i32
+vm.type !vm.list<i32>
+vm.export @append
+vm.export @size_of_null
+vm.func @append(%i0: i32) -> (i32, i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %r0 = vm.list.alloc %i1 : !vm.list<i32>
+  %i2 = vm.const.i32 1
+  vm.br ^bb1(%i1->%i3)
+^bb1:
+  %i4 = vm.cmp.lt.i32.s %i3, %i0
+  vm.cond_br %i4, ^bb2(), ^bb3()
+^bb2:
+  %i5 = vm.list.size %r0
+  %i6 = vm.add.i32 %i5, %i2
+  vm.list.resize %r0, %i6
+  vm.list.set.i32 %r0, %i5, %i3
+  %i3 = vm.add.i32 %i3, %i2
+  vm.br ^bb1()
+^bb3:
+  %i7 = vm.list.size %r0
+  %i8 = vm.const.i32 100
+  %i9 = vm.add.i32 %i7, %i8
+  vm.list.reserve %r0, %i9
+  vm.list.resize %r0, %i9
+  %i10 = vm.shr.i32.u %i7, %i2
+  %i11 = vm.add.i32 %i10, %i2
+  vm.list.resize %r0, %i11
+  %i12 = vm.list.get.i32 %r0, %i10
+  %i13 = vm.list.size %r0
+  vm.return %i12, %i13
+}
+vm.func @size_of_null() -> (i32) {
+^bb0:
+  %r0 = vm.const.ref.zero
+  %i0 = vm.list.size %r0
+  vm.return %i0
+}
+"#;
+
+#[test]
+fn a_list_append_loop_stays_in_compiled_code() {
+    // Before `vm.list.size`, `vm.list.resize`, `vm.list.reserve` and
+    // `vm.list.alloc` were compiled, each
+    // pass left compiled code twice, and `Tier::Jit` entered it again
+    // after each: 200,000 entries for 100,000 appends.
+    for n in [0, 1, 7, 100_000] {
+        let args = [Value::I32(n)];
+        let want = call(&mut context_of(APPEND_LOOP, Tier::Interp), "append", &args).unwrap();
+        assert_eq!(
+            want,
+            format!("[I32({}), I32({})]", n / 2, n / 2 + 1),
+            "append({n})"
+        );
+        for engine in [Tier::Jit, Tier::Auto] {
+            let mut ctx = context_of(APPEND_LOOP, engine);
+            let got = call(&mut ctx, "append", &args).unwrap();
+            assert_eq!(got, want, "append({n}) on {engine}");
+            if n == 100_000 && Tier::compiler_available() {
+                // Jit enters at the start, Auto at the loop head once the
+                // loop is hot, and neither leaves again.
+                let entries = ctx.compiled_entries();
+                assert!(
+                    entries == 1,
+                    "{entries} entries into compiled code on {engine}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn list_traps_in_compiled_code_read_as_the_interpreters() {
+    // A list grown past the context's limit (at the resize to 1,001) and
+    // the size of a null list.
+    let limited = |engine| {
+        let registry = TypeRegistry::new();
+        let limits = irvm::Limits {
+            max_list_elements: 1000,
+            ..irvm::Limits::default()
+        };
+        let mut ctx = Context::with_limits(&registry, limits);
+        ctx.set_tier(engine);
+        let bytes = irvm::asm::assemble(APPEND_LOOP, "lists.vmasm").expect("assembles");
+        ctx.register_module(Module::from_bytes(bytes).expect("loads"))
+            .expect("registers");
+        ctx
+    };
+    let grown = call(&mut limited(Tier::Interp), "append", &[Value::I32(5000)]).unwrap_err();
+    assert!(grown.contains("list of 1001 elements exceeds"), "{grown}");
+    assert!(grown.contains("append"), "{grown}");
+    let null = call(
+        &mut context_of(APPEND_LOOP, Tier::Interp),
+        "size_of_null",
+        &[],
+    )
+    .unwrap_err();
+    assert!(null.contains("list is null"), "{null}");
+    for engine in [Tier::Jit, Tier::Auto] {
+        let got = call(&mut limited(engine), "append", &[Value::I32(5000)]).unwrap_err();
+        assert_eq!(got, grown, "on {engine}");
+        let got = call(&mut context_of(APPEND_LOOP, engine), "size_of_null", &[]).unwrap_err();
+        assert_eq!(got, null, "on {engine}");
+    }
+}
+
+/// `@fill(n, k)`: sets a buffer into each of the `n` elements of a
+/// `!vm.list<!vm.buffer>` (`vm.list.set.ref`), but at iteration `k` the
+/// list itself (a ref of another type: a trap); returns whether the last
+/// element holds a buffer. `@into_values` sets a buffer into a list of
+/// i32s (a trap).
+const SET_REF_LOOP: &str = r#"
+vm.module @refs version 0
+vm.type i32
+vm.type !vm.buffer
+vm.type !vm.list<!vm.buffer>
+vm.type !vm.list<i32>
+vm.export @fill
+vm.export @into_values
+vm.func @fill(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.const.i32.zero
+  %i3 = vm.const.i32 1
+  %i4 = vm.const.i32 16
+  %i5:6 = vm.const.i64 4
+  %r0 = vm.list.alloc %i0 : !vm.list<!vm.buffer>
+  vm.list.resize %r0, %i0
+  %r1 = vm.buffer.alloc %i5:6, %i4
+  vm.br ^bb1(%i2->%i7)
+^bb1:
+  %i8 = vm.cmp.lt.i32.s %i7, %i0
+  vm.cond_br %i8, ^bb2(), ^bb4()
+^bb2:
+  %i9 = vm.cmp.eq.i32 %i7, %i1
+  vm.cond_br %i9, ^bb3(), ^bb5()
+^bb3:
+  vm.list.set.ref %r0, %i7, %r0
+  vm.br ^bb5()
+^bb5:
+  vm.list.set.ref %r0, %i7, %r1
+  %i7 = vm.add.i32 %i7, %i3
+  vm.br ^bb1()
+^bb4:
+  %i10 = vm.sub.i32 %i0, %i3
+  %r2 = vm.list.get.ref %r0, %i10 : !vm.buffer
+  %i11 = vm.cmp.nz.ref %r2
+  vm.return %i11
+}
+vm.func @into_values() -> (i32) {
+^bb0:
+  %i0 = vm.const.i32 4
+  %i1:2 = vm.const.i64 4
+  %r0 = vm.list.alloc %i0 : !vm.list<i32>
+  vm.list.resize %r0, %i0
+  %r1 = vm.buffer.alloc %i1:2, %i0
+  %i3 = vm.const.i32 1
+  vm.list.set.ref %r0, %i3, %r1
+  vm.return %i3
+}
+"#;
+
+#[test]
+fn setting_refs_into_a_list_runs_compiled_as_interpreted() {
+    // 100,000 sets stay in compiled code (before, each left it); a list
+    // set into a list of buffers traps at iteration 3 (interpreted in
+    // Auto) and 60,000 (compiled); a buffer set into a list of values.
+    let run = |engine, name: &str, args: &[Value]| {
+        let mut ctx = context_of(SET_REF_LOOP, engine);
+        let got = call(&mut ctx, name, args);
+        (got, ctx.compiled_entries())
+    };
+    let cases: Vec<(&str, Vec<Value>)> = vec![
+        ("fill", vec![Value::I32(100_000), Value::I32(-1)]),
+        ("fill", vec![Value::I32(100_000), Value::I32(3)]),
+        ("fill", vec![Value::I32(100_000), Value::I32(60_000)]),
+        ("into_values", vec![]),
+    ];
+    for (name, args) in cases {
+        let (want, _) = run(Tier::Interp, name, &args);
+        match &want {
+            Ok(v) => assert_eq!(v, "[I32(1)]"),
+            Err(e) => assert!(
+                e.contains("source ref type mismatch") || e.contains("list cannot store refs"),
+                "{e}"
+            ),
+        }
+        for engine in [Tier::Jit, Tier::Auto] {
+            let (got, entries) = run(engine, name, &args);
+            assert_eq!(got, want, "{name}{args:?} on {engine}");
+            if want.is_ok() && Tier::compiler_available() {
+                // Jit: the start, and after the `vm.buffer.alloc` (which
+                // the interpreter runs).
+                assert!(entries <= 2, "{entries} entries on {engine}");
+            }
+        }
+    }
+}

@@ -729,23 +729,23 @@ fn a_large_input_tensor_takes_its_own_size_in_memory_not_twice_it() {
 
 #[test]
 fn a_long_list_resize_ends_at_the_deadline_not_when_done() {
-    // `vm.list.resize` writes every new element: 64 Mi elements are 1.5 GB
-    // and seconds of work, in pieces with looks at the stop word between
-    // them (before: one `Vec::resize`, 3 s past `--timeout=0.05` for 128 Mi
-    // elements in a release build).
+    // `vm.list.resize` writes every new element: 128 Mi i64 elements are
+    // 1 GiB and a fraction of a second of work, in pieces with looks at the
+    // stop word between them (before: one `Vec::resize`, 3 s past
+    // `--timeout=0.05` for 128 Mi elements in a release build).
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("grow.vmasm");
     std::fs::write(
         &source,
-        "vm.module @grow version 0\nvm.type i32\nvm.type !vm.list<i32>\n\n\
+        "vm.module @grow version 0\nvm.type i64\nvm.type !vm.list<i64>\n\n\
          vm.export @grow\nvm.func @grow(%i0: i32) -> (i32) {\n^bb0:\n  \
-         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i64>\n  \
          vm.list.resize %r0, %i0\n  %i2 = vm.list.size %r0\n  vm.return %i2\n}\n",
     )
     .unwrap();
     let m = format!("--module={}", source.display());
     let started = Instant::now();
-    let (_, err, code) = irvm(&["run", &m, "--input=67108864", "--timeout=0.05"]);
+    let (_, err, code) = irvm(&["run", &m, "--input=134217728", "--timeout=0.05"]);
     let took = started.elapsed();
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("DEADLINE_EXCEEDED"), "{err}");
@@ -789,4 +789,133 @@ fn a_list_grown_one_element_at_a_time_costs_fuel_for_the_elements_added() {
             "{engine}: {err}"
         );
     }
+}
+
+/// What a call of `lists.append` (`crate::jit::APPEND_LOOP`) with `fuel`
+/// did, as [`fueled_outcome`] says it.
+fn fueled_append(tier: Option<irvm::Tier>, fuel: u64, n: i32) -> (String, Option<u64>) {
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.set_tier(tier.unwrap_or(irvm::Tier::Interp));
+    let module = Module::from_assembly(crate::jit::APPEND_LOOP, "lists.vmasm").expect("assembles");
+    ctx.register_module(module).expect("links");
+    if tier.is_none() {
+        ctx.set_observer(Some(Box::new(Watch)));
+    }
+    ctx.set_fuel(Some(fuel));
+    let f = ctx.function("lists.append").expect("export");
+    let what = match ctx.invoke(&f, &[Value::I32(n)]) {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => format!(
+            "{:?} at {}+{:?}: {}",
+            e.code, e.backtrace[0].function, e.backtrace[0].offset, e.message
+        ),
+    };
+    (what, ctx.fuel())
+}
+
+#[test]
+fn an_append_loop_runs_out_of_fuel_at_the_same_instruction_in_every_tier() {
+    // `vm.list.resize` stands alone in the runs fuel is charged in, and
+    // compiled code now runs it (paying its unit, then the run after it);
+    // the growth by 100 and the shrink after the loop are bulk work of
+    // 400 bytes and more, charged by the interpreter.
+    let budget = 1 << 30;
+    let (done, left) = fueled_append(None, budget, 3_000);
+    let cost = budget - left.expect("fuel set");
+    assert!(done.starts_with('['), "{done}");
+    let mut fuels: Vec<u64> = (0..40).collect();
+    fuels.extend([
+        cost - 30,
+        cost - 20,
+        cost - 10,
+        cost - 2,
+        cost - 1,
+        cost,
+        cost + 1,
+    ]);
+    fuels.extend([cost / 2, cost / 3 + 7, cost / 5 + 1]);
+    for fuel in fuels {
+        let expected = fueled_append(None, fuel, 3_000);
+        for tier in TIERS {
+            assert_eq!(
+                fueled_append(Some(tier), fuel, 3_000),
+                expected,
+                "--fuel={fuel} (the call costs {cost}) in {tier:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_append_loop_with_a_deadline_stays_in_compiled_code() {
+    // The copy that reads the stop word runs resizes of fewer than 64
+    // bytes itself, and leaves the larger ones (charged as bulk work and
+    // grown in pieces) to the interpreter.
+    if !irvm::Tier::compiler_available() {
+        eprintln!("no compiling tier on this machine");
+        return;
+    }
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.set_tier(irvm::Tier::Jit);
+    let module = Module::from_assembly(crate::jit::APPEND_LOOP, "lists.vmasm").expect("assembles");
+    ctx.register_module(module).expect("links");
+    ctx.set_deadline(Some(Instant::now() + Duration::from_secs(3600)));
+    let f = ctx.function("lists.append").expect("export");
+    let r = ctx.invoke(&f, &[Value::I32(100_000)]).expect("runs");
+    assert_eq!(format!("{r:?}"), "[I32(50000), I32(50001)]");
+    // The entry, and one after each of the two bulk resizes.
+    let entries = ctx.compiled_entries();
+    assert!(entries <= 4, "{entries} entries into compiled code");
+}
+
+#[test]
+fn a_list_of_values_is_charged_its_elements_own_size() {
+    // 1 Mi elements: 4 MiB of i32s, 1 MiB of i8s, 8 MiB of f64s (before,
+    // 24 MiB each, whatever the type), held by the returned list.
+    for (ty, bytes) in [("i32", 4u64), ("i8", 1), ("f64", 8)] {
+        let text = format!(
+            "vm.module @m version 0\nvm.type {ty}\nvm.type !vm.list<{ty}>\n\
+             vm.export @make\nvm.func @make(%i0: i32) -> (!vm.list<{ty}>) {{\n^bb0:\n  \
+             %r0 = vm.list.alloc %i0 : !vm.list<{ty}>\n  vm.list.resize %r0, %i0\n  \
+             vm.return %r0\n}}\n"
+        );
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_module(Module::from_assembly(&text, "m.vmasm").expect("assembles"))
+            .expect("links");
+        let f = ctx.function("m.make").expect("export");
+        // A first call grows the register stacks (charged too).
+        drop(ctx.invoke(&f, &[Value::I32(0)]).expect("runs"));
+        let before = ctx.memory_in_use();
+        let list = ctx.invoke(&f, &[Value::I32(1 << 20)]).expect("runs");
+        let held = ctx.memory_in_use() - before;
+        assert!(
+            held >= bytes << 20 && held < (bytes << 20) + 4096,
+            "{ty}: {held} bytes held for 1 Mi elements"
+        );
+        drop(list);
+        assert_eq!(ctx.memory_in_use(), before, "{ty}");
+    }
+}
+
+#[test]
+fn the_fuel_of_a_list_resize_counts_the_elements_own_bytes() {
+    // 1,000,000 i32 elements are 4,000,000 bytes of bulk work (before, the
+    // message counted 16 bytes an element while the budget charged 24).
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("grow.vmasm");
+    std::fs::write(
+        &source,
+        "vm.module @grow version 0\nvm.type i32\nvm.type !vm.list<i32>\n\n\
+         vm.export @grow\nvm.func @grow(%i0: i32) -> (i32) {\n^bb0:\n  \
+         %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+         vm.list.resize %r0, %i0\n  %i2 = vm.list.size %r0\n  vm.return %i2\n}\n",
+    )
+    .unwrap();
+    let m = format!("--module={}", source.display());
+    let (_, err, code) = irvm(&["run", &m, "--input=1000000", "--fuel=1000"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("a bulk operation of 4000000 bytes costs 62500"),
+        "{err}"
+    );
 }

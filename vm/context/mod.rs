@@ -167,6 +167,9 @@ pub struct Context {
     pub(crate) lists: crate::values::list::cycles::ListTracker,
     /// Host functions called from bytecode ([`Context::host_calls`]).
     pub(crate) host_calls: u64,
+    /// Times the interpreter entered compiled code
+    /// ([`Context::compiled_entries`]).
+    pub(crate) compiled_entries: u64,
     /// What the context's programs hold against `Limits::max_memory_bytes`.
     pub(crate) memory: Arc<crate::budget::MemoryBudget>,
     /// What host modules see of the context ([`crate::ContextResources`]).
@@ -299,6 +302,7 @@ impl Context {
             },
             lists: Default::default(),
             host_calls: 0,
+            compiled_entries: 0,
             resources: {
                 let r = crate::ContextResources::new(&memory, &stop);
                 r.set_limits(&limits);
@@ -414,6 +418,15 @@ impl Context {
     /// hal's), since the context was made.
     pub fn host_calls(&self) -> u64 {
         self.host_calls
+    }
+
+    /// How many times the interpreter has entered compiled code (at a loop
+    /// head, at a function's start, or, with [`crate::Tier::Jit`], after
+    /// an instruction compiled code left to it), since the context was
+    /// made: a loop that stays in compiled code is entered once, one whose
+    /// body leaves for the interpreter once per pass.
+    pub fn compiled_entries(&self) -> u64 {
+        self.compiled_entries
     }
 
     /// The handle host modules get on this context's memory budget, fuel,

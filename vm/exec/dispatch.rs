@@ -205,8 +205,11 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         ref_top,
         innermost: 0,
         ret: [0; MAX_INLINE_RESULTS],
+        memory: &ctx.memory,
+        max_list_elements: ctx.limits.max_list_elements,
     };
     let slice = env.fuel;
+    ctx.compiled_entries += 1;
     let frame = frames.wrapping_add(depth - 1) as *mut u8;
     // SAFETY: `regs` and `refs` are the top frame's windows, of a frame of
     // `func`, whose record is `frame`, and `env` holds its module's globals
@@ -1437,7 +1440,8 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 | Opcode::ListSetI32
                 | Opcode::ListSetF32
                 | Opcode::ListSetI64
-                | Opcode::ListSetF64 => {
+                | Opcode::ListSetF64
+                | Opcode::ListSize => {
                     // SAFETY: the verifier checked the instruction's
                     // registers against this frame's windows.
                     if !unsafe { list_element(i, regs, refs) } {
@@ -1452,7 +1456,6 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 | Opcode::ConstRefRodata
                 | Opcode::ListAlloc
                 | Opcode::ListReserve
-                | Opcode::ListSize
                 | Opcode::ListResize
                 | Opcode::ListGetRef
                 | Opcode::ListSetRef
@@ -1495,7 +1498,8 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
 
 /// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the
 /// element is stored as (get) or the list holds exactly (set) the type the
-/// instruction names; `false`, with nothing written, for everything else.
+/// instruction names, and `vm.list.size`; `false`, with nothing written,
+/// for everything else (a null list among them).
 ///
 /// # Safety
 /// `regs` and `refs` are the frame's register windows and `i`'s registers
@@ -1506,7 +1510,6 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
     let Some(list) = rref!(i.a).list_fast() else {
         return false;
     };
-    let at = ri!(i.b) as u32;
     let (t, get) = match i.op {
         Opcode::ListGetI32 => (ElementType::I32, true),
         Opcode::ListGetF32 => (ElementType::F32, true),
@@ -1515,8 +1518,13 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
         Opcode::ListSetI32 => (ElementType::I32, false),
         Opcode::ListSetF32 => (ElementType::F32, false),
         Opcode::ListSetI64 => (ElementType::I64, false),
+        Opcode::ListSize => {
+            wi!(i.b, list.len() as u32);
+            return true;
+        }
         _ => (ElementType::F64, false),
     };
+    let at = ri!(i.b) as u32;
     let wide = matches!(t, ElementType::I64 | ElementType::F64);
     if get {
         let Some(v) = list.get_bits(at, t) else {

@@ -12,6 +12,7 @@ use crate::context::{CallState, Context, HostInstance, ImportTarget, Limits, Reg
 use crate::host::HostStatus;
 use crate::program::{aux_list, Inst, Signature, NONE};
 use crate::trap::{StatusCode, Trap};
+use crate::values::list::element_bytes;
 use crate::values::{Buffer, List, Ref};
 
 use super::hooks::Hooks;
@@ -246,7 +247,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         Opcode::ListAlloc => {
             let ty = type_of!(i.x);
             let n = tri!(list_limit(ri!(i.a) as u32, limits));
-            bulk!(n as u64 * LIST_SLOT_BYTES);
+            bulk!(n as u64 * element_bytes(ty) as u64);
             let l = tri!(List::new(ty, 0));
             tri!(l.reserve_charged(n, memory));
             let l = Arc::new(l);
@@ -257,7 +258,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         }
         Opcode::ListReserve => {
             let n = tri!(list_limit(ri!(i.b) as u32, limits));
-            bulk!(n as u64 * LIST_SLOT_BYTES);
+            bulk!(n as u64 * list!(i.a).element_bytes() as u64);
             tri!(list!(i.a).reserve_charged(n, memory))
         }
         Opcode::ListSize => {
@@ -269,14 +270,15 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             // The work is the elements written or released, not the size:
             // a list grown one element at a time costs one each time.
             if hooks.charges_bulk() {
-                let len = list!(i.a).len() as u64;
-                bulk!((n as u64).abs_diff(len) * LIST_SLOT_BYTES);
+                let l = list!(i.a);
+                let len = l.len() as u64;
+                bulk!((n as u64).abs_diff(len) * l.element_bytes() as u64);
             }
             // Growing writes every new element: gigabytes for a long list,
             // so in pieces with looks at the stop word between them when
             // the context can be stopped (growth within one piece is one).
             let piece = if hooks.loop_kind() != super::hooks::LoopKind::Plain {
-                PIECE_BYTES as usize / List::SLOT_BYTES
+                PIECE_BYTES as usize / list!(i.a).element_bytes()
             } else {
                 usize::MAX
             };
@@ -527,9 +529,6 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
     save_pc!();
     Ok(None)
 }
-
-/// Bulk-work bytes charged per list element a program allocates.
-const LIST_SLOT_BYTES: u64 = 16;
 
 /// Bytes of bulk buffer work (fill, copy, clone, compare, hash) between two looks at
 /// the stop word when the context can be stopped (a deadline, an

@@ -11,6 +11,7 @@ use crate::bytecode::isa::{Opcode, REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::exec::{
     self,
     cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
+    hooks::BULK_BYTES_PER_FUEL,
 };
 use crate::values::Ref;
 
@@ -93,6 +94,51 @@ pub(super) unsafe extern "C" fn list_get_ref(
     1
 }
 
+/// `vm.list.set.ref`: ref register `src` (moved out when it carries the
+/// move bit, else retained) into element `index` of the list in ref
+/// register `list`. Nonzero when done; zero, with nothing changed, when
+/// the interpreter must run it (and trap): a null or non-list register, a
+/// list of values, an index out of range, a ref of another type than the
+/// list's. (Those are every refusal of `List::set_ref`, checked before the
+/// register is touched; only another thread shrinking the list in between
+/// could refuse it after, and the interpreter then traps on the same
+/// index.)
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref registers `list` and `src` (verified in range).
+pub(super) unsafe extern "C" fn list_set_ref(
+    env: *mut JitEnv,
+    list: u32,
+    index: u32,
+    src: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &mut *env };
+    // SAFETY: per the contract, `list` is in range. A count of its own:
+    // `src` may be the same register, moved out below.
+    let l = match unsafe { &*env.refs.add(list as usize) } {
+        Ref::List(l) => l.clone(),
+        _ => return 0,
+    };
+    let element = l.element_type();
+    if matches!(element, crate::values::TypeDef::Value(_)) || index as usize >= l.len() {
+        return 0;
+    }
+    // SAFETY: per the contract, `src` without its move bit is in range;
+    // no other borrow of the window is alive.
+    let slot = unsafe { &mut *env.refs.add((src as u16 & REF_INDEX_MASK) as usize) };
+    if element.check_ref(slot).is_err() {
+        return 0;
+    }
+    let v = if src as u16 & REF_MOVE_BIT != 0 {
+        std::mem::take(slot)
+    } else {
+        slot.clone()
+    };
+    l.set_ref(index, v).is_ok() as u32
+}
+
 /// `vm.discard.refs` of ref register `reg`: releases what it holds.
 ///
 /// # Safety
@@ -158,6 +204,155 @@ pub(super) unsafe extern "C" fn list_set<const T: u8>(
     let r = unsafe { &*env.refs.add(reg as usize) };
     r.list_fast()
         .is_some_and(|l| l.set_bits(index, list_type(T), bits)) as u32
+}
+
+/// `vm.list.size`: the length of the list in ref register `reg`, or -1
+/// when it holds no list (the interpreter then traps on it).
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref register `reg` (verified in range).
+pub(super) unsafe extern "C" fn list_size(env: *mut JitEnv, reg: u32) -> i64 {
+    // SAFETY: per the contract, `env` is valid and `reg` in range.
+    let r = unsafe { &*(*env).refs.add(reg as usize) };
+    match r.list_fast() {
+        Some(l) => l.len() as i64,
+        None => -1,
+    }
+}
+
+/// `vm.list.resize` of the list in ref register `reg` to `size` elements,
+/// as the interpreter's slow path does it (`exec::slow`: the context's
+/// list limit, growth charged to its memory budget, the capacity
+/// doubling). Nonzero when done; zero, with the list's elements unchanged,
+/// when the interpreter must run it: a null or non-list register, a size
+/// over the limit or the budget (the interpreter traps with its message),
+/// or, when `checked` (code that counts fuel or reads the stop word), a
+/// resize of 64 bytes of elements or more, which the interpreter charges
+/// as bulk work and grows in pieces with looks at the stop word.
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref register `reg` (verified in range) and whose
+/// `memory` is the context's budget.
+pub(super) unsafe extern "C" fn list_resize(
+    env: *mut JitEnv,
+    reg: u32,
+    size: u32,
+    checked: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &*env };
+    // SAFETY: per the contract, `reg` is in range.
+    let r = unsafe { &*env.refs.add(reg as usize) };
+    let Some(list) = r.list_fast() else {
+        return 0;
+    };
+    if size > env.max_list_elements {
+        return 0;
+    }
+    if checked != 0 {
+        let changed = (size as u64).abs_diff(list.len() as u64);
+        if changed.saturating_mul(list.element_bytes() as u64) >= BULK_BYTES_PER_FUEL {
+            return 0;
+        }
+    }
+    // SAFETY: per the contract, `memory` is the context's budget, alive
+    // while the code runs.
+    let memory = unsafe { &*env.memory };
+    // One piece: unchecked code has no stop word to look at, and checked
+    // code resizes by fewer than 64 bytes here.
+    list.resize_charged(size, memory, usize::MAX, || Ok(()))
+        .is_ok() as u32
+}
+
+/// `vm.list.alloc` of a list of the module's type `ty` with room for
+/// `capacity` elements into ref register `dst`, as the interpreter's slow
+/// path does it (the list limit, the room charged to the memory budget).
+/// Nonzero when done; zero, with nothing changed, when the interpreter
+/// must run it: a list that may hold lists (variant lists and lists of
+/// lists, which the context's cycle collector tracks), a capacity over the
+/// limit or the budget, or, when `checked`, a capacity of 64 bytes of
+/// elements or more (charged as bulk work).
+///
+/// # Safety
+/// `env` is the live environment of the running compiled code, whose
+/// `refs` window holds ref register `dst` (verified in range) and whose
+/// `memory` is the context's budget.
+pub(super) unsafe extern "C" fn list_alloc(
+    env: *mut JitEnv,
+    ty: u32,
+    capacity: u32,
+    dst: u32,
+    checked: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &mut *env };
+    // SAFETY: `types` is this context's type table of the module, of
+    // `types_len` entries, alive while the code runs.
+    let types = unsafe { std::slice::from_raw_parts(env.types, env.types_len) };
+    let Some(&ty) = types.get(ty as usize) else {
+        return 0;
+    };
+    if capacity > env.max_list_elements {
+        return 0;
+    }
+    let bytes = (capacity as u64).saturating_mul(crate::values::list::element_bytes(ty) as u64);
+    if checked != 0 && bytes >= BULK_BYTES_PER_FUEL {
+        return 0;
+    }
+    let Ok(list) = crate::values::List::new(ty, 0) else {
+        return 0;
+    };
+    if list.may_hold_lists() {
+        return 0;
+    }
+    // SAFETY: per the contract, `memory` is the context's budget, alive
+    // while the code runs.
+    let memory = unsafe { &*env.memory };
+    if list.reserve_charged(capacity, memory).is_err() {
+        return 0;
+    }
+    let list = Ref::List(std::sync::Arc::new(list));
+    // SAFETY: per the contract, `dst` without its move bit is in range.
+    unsafe { *env.refs.add((dst as u16 & REF_INDEX_MASK) as usize) = list };
+    1
+}
+
+/// `vm.list.reserve` of room for `capacity` elements in the list in ref
+/// register `reg`, as the interpreter's slow path does it (the list limit,
+/// the room charged to the memory budget). Nonzero when done; zero, with
+/// the list's elements unchanged, when the interpreter must run it: a null
+/// or non-list register, a capacity over the limit or the budget, or, when
+/// `checked`, a capacity of 64 bytes of elements or more (charged as bulk
+/// work).
+///
+/// # Safety
+/// As [`list_resize`].
+pub(super) unsafe extern "C" fn list_reserve(
+    env: *mut JitEnv,
+    reg: u32,
+    capacity: u32,
+    checked: u32,
+) -> u32 {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &*env };
+    // SAFETY: per the contract, `reg` is in range.
+    let r = unsafe { &*env.refs.add(reg as usize) };
+    let Some(list) = r.list_fast() else {
+        return 0;
+    };
+    if capacity > env.max_list_elements {
+        return 0;
+    }
+    let bytes = (capacity as u64).saturating_mul(list.element_bytes() as u64);
+    if checked != 0 && bytes >= BULK_BYTES_PER_FUEL {
+        return 0;
+    }
+    // SAFETY: per the contract, `memory` is the context's budget, alive
+    // while the code runs.
+    let memory = unsafe { &*env.memory };
+    list.reserve_charged(capacity, memory).is_ok() as u32
 }
 
 /// Defines, for each listed opcode, a helper computing it exactly as the

@@ -112,6 +112,11 @@ pub(crate) struct JitEnv {
     /// The results of the last return from compiled code, one per
     /// result, each in the low bytes of its word.
     pub ret: [u64; MAX_INLINE_RESULTS],
+    /// The context's memory budget, which list growth in compiled code is
+    /// charged to (`helpers::list_resize`).
+    pub memory: *const std::sync::Arc<crate::budget::MemoryBudget>,
+    /// The most elements a list may hold (`Limits::max_list_elements`).
+    pub max_list_elements: u32,
 }
 
 /// The most results a function called from compiled code returns.

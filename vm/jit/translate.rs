@@ -13,11 +13,16 @@
 //!
 //! The instruction set translated is the interpreter's hot loop minus calls
 //! of imports and of functions with refs, and most ref instructions (`vm.list.get.ref` and
-//! `vm.discard.refs`, which start and end every vmvx kernel, call
-//! `helpers`). Buffer elements are loaded and stored inline: the
+//! `vm.discard.refs`, which start and end every vmvx kernel, and
+//! `vm.list.set.ref` call `helpers`). Buffer elements are loaded and stored inline: the
 //! first access to a register's buffer asks `helpers::buffer_access` (the
 //! interpreter's lease checks), later ones check only bounds. List
-//! elements, math functions (`exp`, `tanh`, ...), rounding and
+//! elements, `vm.list.size`, `vm.list.resize`, `vm.list.reserve` and
+//! `vm.list.alloc` of lists that cannot hold lists (`Tx::alone_helper`:
+//! the list limit and memory budget in the helper,
+//! fuel as the interpreter's fueled loop charges an instruction that
+//! stands alone, bulk work left to the interpreter by the copies with
+//! limits), math functions (`exp`, `tanh`, ...), rounding and
 //! float-to-int casts call `helpers`, which run the interpreter's own
 //! functions. Semantics follow
 //! `exec/dispatch.rs` operation for operation: `fma.f32` is a multiply then
@@ -61,7 +66,9 @@ use super::{
 
 /// Cranelift's block (the ISA has a `Block` opcode too).
 type ClBlock = Block;
-use crate::bytecode::isa::{Bank, Field, Opcode, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK};
+use crate::bytecode::isa::{
+    Bank, Field, Opcode, IMPORT_ORDINAL_BIT, REF_BANK_BIT, REF_INDEX_MASK, REF_MOVE_BIT,
+};
 use crate::exec::FRAME_LAYOUT;
 use crate::program::{aux_list, Function, Inst, NONE, NO_REMAP};
 
@@ -356,6 +363,11 @@ pub(super) fn translated(op: Opcode) -> bool {
                 | ListSetI64
                 | ListSetF64
                 | ListGetRef
+                | ListSetRef
+                | ListAlloc
+                | ListSize
+                | ListResize
+                | ListReserve
                 | DiscardRefs
                 | GlobalLoadI32
                 | GlobalLoadF32
@@ -1915,6 +1927,66 @@ impl Tx<'_, '_> {
         result
     }
 
+    /// `vm.list.resize` of list `a` to size `b`, or `vm.list.reserve` of
+    /// room for `b` elements (`helper`: `helpers::list_resize` or
+    /// `list_reserve`).
+    fn list_sizing(&mut self, k: usize, i: &Inst, helper: usize) {
+        let r = self
+            .b
+            .ins()
+            .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+        let size = self.i32(i.b);
+        self.alone_helper(k, helper, &[r, size]);
+    }
+
+    /// A helper call for instruction `k`, one that stands alone in the
+    /// runs fuel is charged in (`program::runs`: the list instructions
+    /// that may be bulk work), with `args` (i32s) and then whether this
+    /// copy checks limits; the helper returns zero, having changed nothing,
+    /// when the interpreter must run the instruction (bulk work it charges
+    /// and does in pieces, traps). With [`Checks::Limits`] the instruction
+    /// pays its own unit first and, done, the run after it, as the
+    /// interpreter's fueled loop does (leaving unpaid where the fuel does
+    /// not reach).
+    fn alone_helper(&mut self, k: usize, helper: usize, args: &[Value]) {
+        if let Some(l) = self.limits {
+            let fuel = self.b.use_var(l.fuel);
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, 1);
+            let out = self.fuel_short_exit(k);
+            let paid = self.b.create_block();
+            self.b.ins().brif(short, out, &[], paid, &[]);
+            self.b.switch_to_block(paid);
+        }
+        let checked = self.limits.is_some() || self.polled;
+        let checked = self.b.ins().iconst(types::I32, i64::from(checked));
+        let mut params = vec![self.ptr];
+        params.extend(args.iter().map(|_| types::I32));
+        params.push(types::I32);
+        let mut values = vec![self.env];
+        values.extend_from_slice(args);
+        values.push(checked);
+        let ok = self
+            .call(helper, &params, Some(types::I32), &values)
+            .expect("a result");
+        let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+        self.exit_if(failed, k);
+        if let Some(l) = self.limits {
+            // Its own unit, then the run it leads to.
+            let fuel = self.b.use_var(l.fuel);
+            let fuel = self.b.ins().iadd_imm(fuel, -1);
+            self.b.def_var(l.fuel, fuel);
+            let next = k + 1;
+            let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
+            let out = self.fuel_short_exit(next);
+            let paid = self.b.create_block();
+            self.b.ins().brif(short, out, &[], paid, &[]);
+            self.b.switch_to_block(paid);
+            let left = self.b.ins().iadd_imm(fuel, -cost);
+            self.b.def_var(l.fuel, left);
+        }
+    }
+
     /// Drops what is cached of ref register `r`'s buffer.
     fn forget_buffer(&mut self, r: u16) {
         let r = r & REF_INDEX_MASK;
@@ -2415,6 +2487,59 @@ impl Tx<'_, '_> {
                         let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
                         self.exit_if(failed, k);
                     }
+                }
+            }
+            ListSize => {
+                let r = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+                let n = self
+                    .call(
+                        helpers::list_size as *const () as usize,
+                        &[self.ptr, types::I32],
+                        Some(types::I64),
+                        &[self.env, r],
+                    )
+                    .expect("a result");
+                let not_list = self.b.ins().icmp_imm(IntCC::SignedLessThan, n, 0);
+                self.exit_if(not_list, k);
+                let n = self.b.ins().ireduce(types::I32, n);
+                self.set_i32(i.b, n);
+            }
+            ListResize => self.list_sizing(k, &i, helpers::list_resize as *const () as usize),
+            ListReserve => self.list_sizing(k, &i, helpers::list_reserve as *const () as usize),
+            ListAlloc => {
+                // Type `x`, capacity `a`, destination `b`.
+                let ty = self.b.ins().iconst(types::I32, i64::from(i.x));
+                let n = self.i32(i.a);
+                let dst = self.b.ins().iconst(types::I32, i64::from(i.b));
+                self.alone_helper(k, helpers::list_alloc as *const () as usize, &[ty, n, dst]);
+                // The register holds the new list now.
+                self.forget_buffer(i.b);
+            }
+            ListSetRef => {
+                // List `a`, index `b`, source `c` (with the move bit: taken
+                // out of the register).
+                let list = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, i64::from(i.a & REF_INDEX_MASK));
+                let index = self.i32(i.b);
+                let src = self.b.ins().iconst(types::I32, i64::from(i.c));
+                let ok = self
+                    .call(
+                        helpers::list_set_ref as *const () as usize,
+                        &[self.ptr, types::I32, types::I32, types::I32],
+                        Some(types::I32),
+                        &[self.env, list, index, src],
+                    )
+                    .expect("a result");
+                let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
+                self.exit_if(failed, k);
+                if i.c & REF_MOVE_BIT != 0 {
+                    // The register holds null now.
+                    self.forget_buffer(i.c);
                 }
             }
             ListGetRef => {

@@ -1,10 +1,12 @@
 //! `!vm.list`: growable sequences of values of one element type
 //! ([`ElementType`]) or of variants ([`List`]), with IREE's conversions
-//! between element types. The elements sit behind an element lock (the
-//! child module `element_lock`); lists that can hold lists are tracked for
-//! the cycle collector (the child module `cycles`).
+//! between element types. The elements are stored by element type (the
+//! child module `storage`: a list of numbers at their own size) behind an
+//! element lock (`element_lock`); lists that can hold lists are tracked for
+//! the cycle collector (`cycles`).
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::RwLockReadGuard;
 
@@ -13,6 +15,10 @@ use crate::trap::{StatusCode, Trap};
 
 pub(crate) mod cycles;
 pub(crate) mod element_lock;
+mod storage;
+
+pub(crate) use storage::element_bytes;
+use storage::{zero_slot, Items, Slot};
 
 /// A primitive element type (of lists and variants).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,79 +37,16 @@ pub enum ElementType {
     F64,
 }
 
-/// One element of a list.
-#[derive(Clone, Debug, Default)]
-enum Slot {
-    #[default]
-    Empty,
-    I8(i8),
-    I16(i16),
-    I32(i32),
-    I64(i64),
-    F32(f32),
-    F64(f64),
-    Ref(Ref),
-}
-
-impl Slot {
-    fn value_type(&self) -> Option<ElementType> {
-        Some(match self {
-            Slot::I8(_) => ElementType::I8,
-            Slot::I16(_) => ElementType::I16,
-            Slot::I32(_) => ElementType::I32,
-            Slot::I64(_) => ElementType::I64,
-            Slot::F32(_) => ElementType::F32,
-            Slot::F64(_) => ElementType::F64,
-            _ => return None,
-        })
-    }
-
-    /// IREE's value conversion between list element types: integer widths
-    /// convert by sign extension or truncation, f32 and f64 convert to each
-    /// other, anything else reads as zero.
-    fn convert(&self, to: ElementType) -> Slot {
-        let from = match self.value_type() {
-            Some(t) => t,
-            None => return zero_slot(to),
-        };
-        if from == to {
-            return self.clone();
-        }
-        let as_int = match *self {
-            Slot::I8(v) => Some(v as i64),
-            Slot::I16(v) => Some(v as i64),
-            Slot::I32(v) => Some(v as i64),
-            Slot::I64(v) => Some(v),
-            _ => None,
-        };
-        match (as_int, to, self) {
-            (Some(v), ElementType::I8, _) => Slot::I8(v as i8),
-            (Some(v), ElementType::I16, _) => Slot::I16(v as i16),
-            (Some(v), ElementType::I32, _) => Slot::I32(v as i32),
-            (Some(v), ElementType::I64, _) => Slot::I64(v),
-            (None, ElementType::F64, Slot::F32(f)) => Slot::F64(*f as f64),
-            (None, ElementType::F32, Slot::F64(f)) => Slot::F32(*f as f32),
-            _ => zero_slot(to),
-        }
-    }
-}
-
-fn zero_slot(t: ElementType) -> Slot {
-    match t {
-        ElementType::I8 => Slot::I8(0),
-        ElementType::I16 => Slot::I16(0),
-        ElementType::I32 => Slot::I32(0),
-        ElementType::I64 => Slot::I64(0),
-        ElementType::F32 => Slot::F32(0.0),
-        ElementType::F64 => Slot::F64(0.0),
-    }
-}
-
 /// A `!vm.list`: a growable sequence of values of one element type, or of
 /// variants.
 pub struct List {
     element: TypeDef,
-    items: element_lock::ElementLock<Vec<Slot>>,
+    items: element_lock::ElementLock<Items>,
+    /// The number of elements, stored whenever a change under the lock
+    /// ends (`ItemsMut`'s drop), so that `vm.list.size` reads it without
+    /// taking the lock (one atomic read-modify-write less per size: a
+    /// list grown an element at a time asks its size every time).
+    length: AtomicUsize,
     /// The context memory the element storage holds, when a program
     /// allocated or grew the list (see [`List::reserve_charged`]).
     charge: std::sync::Mutex<Option<crate::budget::Charge>>,
@@ -137,7 +80,11 @@ impl Drop for List {
     /// dropped meanwhile appends its elements to, so the depth of nested
     /// drops stays constant.
     fn drop(&mut self) {
-        let items = std::mem::take(self.items.get_mut());
+        // Only a variant or ref list holds refs.
+        let Some(slots) = self.items.get_mut().slots_mut() else {
+            return;
+        };
+        let items = std::mem::take(slots);
         if !items
             .iter()
             .any(|s| matches!(s, Slot::Ref(Ref::List(_) | Ref::Host(_))))
@@ -196,7 +143,7 @@ fn index_error(i: u32, n: usize) -> Trap {
 impl List {
     /// An empty list with room for `capacity` elements.
     pub fn new(element: TypeDef, capacity: u32) -> Result<List, Trap> {
-        let mut v = Vec::new();
+        let mut v = Items::for_element(element);
         v.try_reserve(capacity as usize).map_err(|_| {
             Trap::new(
                 StatusCode::ResourceExhausted,
@@ -206,6 +153,7 @@ impl List {
         Ok(List {
             element,
             items: element_lock::ElementLock::new(v),
+            length: AtomicUsize::new(0),
             charge: std::sync::Mutex::new(None),
         })
     }
@@ -222,7 +170,9 @@ impl List {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.items().len()
+        // (Every change of the length is one under `items_mut`, which
+        // stores it before it gives the lock back.)
+        self.length.load(Ordering::Relaxed)
     }
 
     /// Whether the list is empty.
@@ -252,7 +202,7 @@ impl List {
         let want = (capacity as usize).max(items.capacity());
         // The elements, and the list itself with its reference counts.
         let bytes = (want as u64)
-            .saturating_mul(std::mem::size_of::<Slot>() as u64)
+            .saturating_mul(self.element_bytes() as u64)
             .saturating_add(LIST_OVERHEAD_BYTES);
         let mut charge = self.charge.lock().unwrap_or_else(|e| e.into_inner());
         let charge = charge.get_or_insert_with(|| crate::budget::Charge::empty(budget));
@@ -275,22 +225,22 @@ impl List {
         piece: usize,
         between: impl FnMut() -> Result<(), Trap>,
     ) -> Result<(), Trap> {
-        // Shrinking releases the dropped elements (refs: a count each, and
-        // the objects whose last count it was): millions of them take
-        // hundreds of milliseconds, so in pieces too.
-        if (size as usize) < self.len() {
-            return self.shrink_in_pieces(size as usize, piece.max(1), between);
-        }
         // Growth within the capacity (a list grown an element at a time):
         // nothing to charge, one lock.
-        let fill = self.new_slot();
-        {
+        let shrinking = {
             let mut items = self.items_mut();
             let (len, want) = (items.len(), size as usize);
             if want >= len && want <= items.capacity() && want - len <= piece {
-                items.resize(want, fill);
+                items.grow_to(want);
                 return Ok(());
             }
+            want < len
+        };
+        // Shrinking releases the dropped elements (refs: a count each, and
+        // the objects whose last count it was): millions of them take
+        // hundreds of milliseconds, so in pieces too.
+        if shrinking {
+            return self.shrink_in_pieces(size as usize, piece.max(1), between);
         }
         // Past the capacity, the capacity doubles (as IREE's lists grow), so
         // a list grown one element at a time moves its elements O(log n)
@@ -339,7 +289,6 @@ impl List {
         piece: usize,
         mut between: impl FnMut() -> Result<(), Trap>,
     ) -> Result<(), Trap> {
-        let fill = self.new_slot();
         let mut items = self.items_mut();
         let mut first = true;
         while items.len() < size {
@@ -348,18 +297,20 @@ impl List {
             }
             first = false;
             let next = size.min(items.len().saturating_add(piece));
-            items.resize(next, fill.clone());
+            items.grow_to(next);
         }
         Ok(())
     }
 
-    /// Bytes one element takes in a list.
-    pub(crate) const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+    /// Bytes one element takes in this list ([`element_bytes`] of its
+    /// element type).
+    pub(crate) fn element_bytes(&self) -> usize {
+        element_bytes(self.element)
+    }
 
     /// Grows (with empty or zero elements) or truncates to `size`.
     pub fn resize(&self, size: u32) -> Result<(), Trap> {
         self.reserve(size)?;
-        let fill = self.new_slot();
         // Dropped elements are released after the lock is given back: up
         // to eight held here, more in a vector (`Vec::split_off` allocated
         // a vector even for none, and a new buffer for the list when it
@@ -370,13 +321,17 @@ impl List {
         {
             let mut items = self.items_mut();
             let keep = (size as usize).min(items.len());
-            for (k, slot) in items.drain(keep..).enumerate() {
-                match few.get_mut(k) {
-                    Some(f) => *f = slot,
-                    None => more.push(slot),
+            if let Some(slots) = items.slots_mut() {
+                for (k, slot) in slots.drain(keep..).enumerate() {
+                    match few.get_mut(k) {
+                        Some(f) => *f = slot,
+                        None => more.push(slot),
+                    }
                 }
+            } else {
+                items.truncate(keep);
             }
-            items.resize(size as usize, fill);
+            items.grow_to(size as usize);
         }
         drop((few, more));
         Ok(())
@@ -394,7 +349,7 @@ impl List {
         let Some(items) = self.items.try_lock() else {
             return false;
         };
-        for slot in items.iter() {
+        for slot in items.slots().into_iter().flatten() {
             if let Slot::Ref(Ref::List(l)) = slot {
                 f(l);
             }
@@ -403,19 +358,20 @@ impl List {
     }
 
     /// Removes and returns all elements (the cycle collector drops them
-    /// after the borrow ends). Empty when the contents are borrowed.
-    pub(crate) fn take_items(&self) -> Vec<impl Sized> {
-        match self.items.try_lock() {
-            Some(mut items) => std::mem::take(&mut *items),
-            None => Vec::new(),
-        }
+    /// after the borrow ends). `None` when the contents are borrowed.
+    pub(crate) fn take_items(&self) -> Option<impl Sized> {
+        let mut items = self.items.try_lock()?;
+        let empty = items.empty_like();
+        let taken = std::mem::replace(&mut *items, empty);
+        self.length.store(0, Ordering::Relaxed);
+        Some(taken)
     }
 
     /// The elements, locked (see `element_lock` for why not a `Mutex`). A
     /// panic while they are locked releases them; it cannot leave them
     /// inconsistent, every update being a single assignment or `Vec` call.
     #[inline]
-    fn items(&self) -> element_lock::ElementGuard<'_, Vec<Slot>> {
+    fn items(&self) -> element_lock::ElementGuard<'_, Items> {
         self.items.lock()
     }
 
@@ -426,6 +382,7 @@ impl List {
         let edges = self.may_hold_lists().then(cycles::edge_change);
         ItemsMut {
             items: self.items(),
+            length: &self.length,
             _edges: edges,
         }
     }
@@ -435,6 +392,7 @@ impl List {
         let slot = items
             .get(i as usize)
             .ok_or_else(|| index_error(i, items.len()))?;
+        drop(items);
         match slot {
             Slot::Ref(_) | Slot::Empty if !matches!(self.element, TypeDef::Value(_)) => {
                 Err(Trap::new(
@@ -450,42 +408,20 @@ impl List {
     /// of i32, i64, f32, f64 (the common case of `vm.list.get.*`, taken by
     /// the interpreter's fast path); `None` for anything that needs a
     /// conversion or an error, which the full getters handle.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get_bits(&self, i: u32, as_type: ElementType) -> Option<u64> {
-        match (self.items().get(i as usize)?, as_type) {
-            (Slot::I32(v), ElementType::I32) => Some(*v as u32 as u64),
-            (Slot::I64(v), ElementType::I64) => Some(*v as u64),
-            (Slot::F32(v), ElementType::F32) => Some(v.to_bits() as u64),
-            (Slot::F64(v), ElementType::F64) => Some(v.to_bits()),
-            _ => None,
-        }
+        self.items().bits(i as usize, as_type)
     }
 
     /// Sets element `i` of a list whose element type is exactly `as_type`
     /// (i32, i64, f32 or f64) to `bits` (the common case of
     /// `vm.list.set.*`); `false`, with nothing changed, for anything else,
     /// which the full setters handle.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set_bits(&self, i: u32, as_type: ElementType, bits: u64) -> bool {
-        if self.element != TypeDef::Value(as_type) {
-            return false;
-        }
-        let value = match as_type {
-            ElementType::I32 => Slot::I32(bits as u32 as i32),
-            ElementType::I64 => Slot::I64(bits as i64),
-            ElementType::F32 => Slot::F32(f32::from_bits(bits as u32)),
-            ElementType::F64 => Slot::F64(f64::from_bits(bits)),
-            _ => return false,
-        };
         // A list of values holds no refs: no edge for the cycle collector
         // moves, and the old element needs no release.
-        match self.items().get_mut(i as usize) {
-            Some(slot) => {
-                *slot = value;
-                true
-            }
-            None => false,
-        }
+        self.items().set_bits(i as usize, as_type, bits)
     }
 
     /// Element `i` as an i32 (converted like IREE does).
@@ -557,8 +493,9 @@ impl List {
     fn replace(&self, i: u32, slot: Slot) -> Result<(), Trap> {
         let mut items = self.items_mut();
         let n = items.len();
-        let dst = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        let old = std::mem::replace(dst, slot);
+        let old = items
+            .store(i as usize, slot)
+            .ok_or_else(|| index_error(i, n))?;
         drop(items);
         drop(old); // released outside the lock (it may be a list)
         Ok(())
@@ -590,13 +527,16 @@ impl List {
     pub fn get_ref(&self, i: u32, take: bool) -> Result<Ref, Trap> {
         let mut items = self.items_mut();
         let n = items.len();
-        let slot = items.get_mut(i as usize).ok_or_else(|| index_error(i, n))?;
-        match self.element {
-            TypeDef::Value(_) => Err(Trap::new(
+        if i as usize >= n {
+            return Err(index_error(i, n));
+        }
+        let slot = items.slots_mut().and_then(|s| s.get_mut(i as usize));
+        match slot {
+            None => Err(Trap::new(
                 StatusCode::FailedPrecondition,
                 "list does not store refs",
             )),
-            _ => match slot {
+            Some(slot) => match slot {
                 Slot::Ref(r) => Ok(if take { std::mem::take(r) } else { r.clone() }),
                 Slot::Empty => Ok(Ref::Null),
                 _ => Err(Trap::new(
@@ -619,15 +559,16 @@ impl List {
         let slot = items
             .get(i as usize)
             .ok_or_else(|| index_error(i, items.len()))?;
+        drop(items);
         Ok(match slot {
             Slot::Empty => Value::None,
-            Slot::I8(v) => Value::I32(*v as i32),
-            Slot::I16(v) => Value::I32(*v as i32),
-            Slot::I32(v) => Value::I32(*v),
-            Slot::I64(v) => Value::I64(*v),
-            Slot::F32(v) => Value::F32(*v),
-            Slot::F64(v) => Value::F64(*v),
-            Slot::Ref(r) => Value::Ref(r.clone()),
+            Slot::I8(v) => Value::I32(v as i32),
+            Slot::I16(v) => Value::I32(v as i32),
+            Slot::I32(v) => Value::I32(v),
+            Slot::I64(v) => Value::I64(v),
+            Slot::F32(v) => Value::F32(v),
+            Slot::F64(v) => Value::F64(v),
+            Slot::Ref(r) => Value::Ref(r),
         })
     }
 
@@ -660,19 +601,27 @@ impl List {
 /// A list's elements locked for a change (`List::items_mut`); field order
 /// releases the elements before the collector's guard.
 struct ItemsMut<'a> {
-    items: element_lock::ElementGuard<'a, Vec<Slot>>,
+    items: element_lock::ElementGuard<'a, Items>,
+    /// The list's [`List::len`], stored at the drop, under the lock.
+    length: &'a AtomicUsize,
     _edges: Option<RwLockReadGuard<'static, ()>>,
 }
 
+impl Drop for ItemsMut<'_> {
+    fn drop(&mut self) {
+        self.length.store(self.items.len(), Ordering::Relaxed);
+    }
+}
+
 impl std::ops::Deref for ItemsMut<'_> {
-    type Target = Vec<Slot>;
-    fn deref(&self) -> &Vec<Slot> {
+    type Target = Items;
+    fn deref(&self) -> &Items {
         &self.items
     }
 }
 
 impl std::ops::DerefMut for ItemsMut<'_> {
-    fn deref_mut(&mut self) -> &mut Vec<Slot> {
+    fn deref_mut(&mut self) -> &mut Items {
         &mut self.items
     }
 }
@@ -689,6 +638,37 @@ mod tests {
         assert_eq!(l.get_i32(0).unwrap(), -1);
         assert!(l.get_i32(2).is_err());
         assert!(l.set_ref(0, Ref::Null).is_err());
+    }
+
+    #[test]
+    fn the_length_read_without_the_lock_follows_every_change() {
+        let l = List::new(TypeDef::Any, 0).unwrap();
+        let budget = crate::budget::MemoryBudget::new(1 << 20);
+        l.resize(3).unwrap();
+        assert_eq!(l.len(), 3);
+        l.push(crate::Value::I32(1)).unwrap();
+        assert_eq!(l.len(), 4);
+        l.resize_charged(100, &budget, 7, || Ok(())).unwrap();
+        assert_eq!(l.len(), 100);
+        l.resize_charged(10, &budget, 7, || Ok(())).unwrap();
+        assert_eq!(l.len(), 10);
+        assert!(l.take_items().is_some());
+        assert_eq!((l.len(), l.is_empty()), (0, true));
+    }
+
+    #[test]
+    fn a_list_of_values_is_charged_four_bytes_an_i32() {
+        // (Before: a 24-byte slot each, whatever the type.)
+        let budget = crate::budget::MemoryBudget::new(64 << 20);
+        let l = List::new(TypeDef::Value(ElementType::I32), 0).unwrap();
+        l.reserve_charged(1 << 20, &budget).unwrap();
+        assert_eq!(budget.used(), (4 << 20) + LIST_OVERHEAD_BYTES);
+        let b = List::new(TypeDef::Ref(RefType::BUFFER), 0).unwrap();
+        b.reserve_charged(1 << 10, &budget).unwrap();
+        assert_eq!(
+            budget.used(),
+            (4 << 20) + (24 << 10) + 2 * LIST_OVERHEAD_BYTES
+        );
     }
 
     #[test]
@@ -774,7 +754,7 @@ mod tests {
 
     #[test]
     fn growth_past_the_capacity_doubles_it_and_charges_it_unless_the_budget_is_short() {
-        let slot = List::SLOT_BYTES as u64;
+        let slot = element_bytes(TypeDef::Value(ElementType::I32)) as u64;
         let budget = crate::budget::MemoryBudget::new(1 << 20);
         let l = List::new(TypeDef::Value(ElementType::I32), 0).unwrap();
         for n in 1..=100u32 {
