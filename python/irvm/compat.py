@@ -886,6 +886,10 @@ class ParameterIndex:
         if writable:
             raise NotImplementedError("irvm.compat: parameters are read-only (writable=True)")
         view = memoryview(buffer)
+        if not view.c_contiguous:
+            # As iree.runtime refuses it (a ValueError; the cast below
+            # raised memoryview's TypeError).
+            raise ValueError(f"add_buffer '{key}': the buffer is not C-contiguous")
         # (A view with a 0 in its shape cannot be cast: its bytes are none.)
         view = view.cast("B") if view.nbytes else memoryview(b"")
         self._sources.append(ParameterIndexEntry(key, view.nbytes, _metadata(metadata), buffer=view))

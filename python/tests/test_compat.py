@@ -499,6 +499,10 @@ def test_parameter_index_refusals():
         index.add_splat("p", b"ab", 1 << 64)
     with pytest.raises(NotImplementedError, match="read-only"):
         index.add_buffer("w", bytearray(4), writable=True)
+    # iree.runtime: ValueError "ndarray is not C-contiguous" (it was
+    # memoryview's TypeError from the cast).
+    with pytest.raises(ValueError, match="add_buffer 'w': the buffer is not C-contiguous"):
+        index.add_buffer("w", np.ones(8, np.float32)[::2])
     with pytest.raises(NotImplementedError, match="file_offset"):
         index.create_archive_file("/nonexistent/x.irpa", 8)
     index.add_buffer("w", b"1234")
