@@ -1024,11 +1024,20 @@ def _to_vm(arg: Any) -> Any:
     return arg
 
 
-def _from_vm(device: Any, value: Any) -> Any:
+def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:
     if isinstance(value, np.ndarray):
         return DeviceArray(device, HalBufferView(value))
     if isinstance(value, list):
-        return [_from_vm(device, v) for v in value]
+        # One list out for each list in: lists that hold each other (a VM
+        # list holding itself comes back so) keep doing so (each was
+        # followed round its cycle until RecursionError).
+        made = {} if made is None else made
+        if id(value) in made:
+            return made[id(value)]
+        out: list = []
+        made[id(value)] = out
+        out.extend(_from_vm(device, v, made) for v in value)
+        return out
     return value
 
 
