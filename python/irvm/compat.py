@@ -886,6 +886,10 @@ class ParameterIndex:
         if writable:
             raise NotImplementedError("irvm.compat: parameters are read-only (writable=True)")
         view = memoryview(buffer)
+        if not view.c_contiguous:
+            # As iree.runtime refuses it (a ValueError; the cast below
+            # raised memoryview's TypeError).
+            raise ValueError(f"add_buffer '{key}': the buffer is not C-contiguous")
         # (A view with a 0 in its shape cannot be cast: its bytes are none.)
         view = view.cast("B") if view.nbytes else memoryview(b"")
         self._sources.append(ParameterIndexEntry(key, view.nbytes, _metadata(metadata), buffer=view))
@@ -1020,11 +1024,20 @@ def _to_vm(arg: Any) -> Any:
     return arg
 
 
-def _from_vm(device: Any, value: Any) -> Any:
+def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:
     if isinstance(value, np.ndarray):
         return DeviceArray(device, HalBufferView(value))
     if isinstance(value, list):
-        return [_from_vm(device, v) for v in value]
+        # One list out for each list in: lists that hold each other (a VM
+        # list holding itself comes back so) keep doing so (each was
+        # followed round its cycle until RecursionError).
+        made = {} if made is None else made
+        if id(value) in made:
+            return made[id(value)]
+        out: list = []
+        made[id(value)] = out
+        out.extend(_from_vm(device, v, made) for v in value)
+        return out
     return value
 
 

@@ -204,19 +204,62 @@ fn python_data_as<'py>(
 /// A Python list or tuple as a `!vm.list<?>` (variants), as iree.runtime's
 /// `VmVariantList` holds them: `int` (and `bool`) as i64, `float` as f64,
 /// lists and tuples as nested lists, `None` as a null ref, arrays as buffer
-/// views of their own dtype and shape.
+/// views of their own dtype and shape. Nested lists are converted without
+/// recursion (depth-first, with a stack of the sequences in progress), so
+/// nesting of any depth converts in constant stack depth, and a list that
+/// holds itself, directly or through others, is refused by name (each
+/// level recursed before: such a list overflowed the stack and took the
+/// process down). A sequence met twice without a cycle is one VM list.
 fn list_of(seq: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Ref> {
     let py = seq.py();
-    let items = seq.try_iter()?.collect::<PyResult<Vec<_>>>()?;
     let trap = |t: irvm::Trap| crate::errors::from_trap(py, &t);
-    let capacity = u32::try_from(items.len())
-        .map_err(|_| slot.invalid(py, format!("a list of {} items is too long", items.len())))?;
-    let list = List::new(TypeDef::Any, capacity).map_err(trap)?;
     let element = Slot {
         declared: None,
         ..*slot
     };
-    for item in &items {
+    let is_sequence =
+        |o: &Bound<'_, PyAny>| o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>();
+    fn begin<'py>(o: &Bound<'py, PyAny>, slot: &Slot<'_>) -> PyResult<InProgress<'py>> {
+        let py = o.py();
+        let items = o.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        let capacity = u32::try_from(items.len()).map_err(|_| {
+            slot.invalid(py, format!("a list of {} items is too long", items.len()))
+        })?;
+        Ok(InProgress {
+            object: o.as_ptr(),
+            items,
+            next: 0,
+            list: Arc::new(
+                List::new(TypeDef::Any, capacity).map_err(|t| crate::errors::from_trap(py, &t))?,
+            ),
+        })
+    }
+    // The lists finished, by the identity of their Python sequence.
+    let mut done: std::collections::HashMap<*mut ffi::PyObject, Arc<List>> =
+        std::collections::HashMap::new();
+    let mut path = vec![begin(seq, slot)?];
+    // The identities of the sequences on `path`.
+    let mut on_path = std::collections::HashSet::from([seq.as_ptr()]);
+    loop {
+        let Some(top) = path.last_mut() else {
+            unreachable!("the path ends at the outermost sequence");
+        };
+        let Some(item) = top.items.get(top.next).cloned() else {
+            let finished = path.pop().expect("the path holds the sequence just read");
+            on_path.remove(&finished.object);
+            done.insert(finished.object, finished.list.clone());
+            match path.last_mut() {
+                Some(parent) => {
+                    parent
+                        .list
+                        .push(Value::Ref(Ref::List(finished.list)))
+                        .map_err(trap)?;
+                    parent.next += 1;
+                    continue;
+                }
+                None => return Ok(Ref::List(finished.list)),
+            }
+        };
         let value =
             if item.is_instance_of::<PyInt>() {
                 Value::I64(item.extract().map_err(|_| {
@@ -224,12 +267,38 @@ fn list_of(seq: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Ref> {
                 })?)
             } else if item.is_instance_of::<PyFloat>() {
                 Value::F64(item.extract()?)
+            } else if is_sequence(&item) {
+                if let Some(list) = done.get(&item.as_ptr()) {
+                    Value::Ref(Ref::List(list.clone()))
+                } else if on_path.contains(&item.as_ptr()) {
+                    return Err(slot.invalid(
+                        py,
+                        "the list holds itself (directly or through the lists in it); \
+                     a !vm.list cannot be made of it"
+                            .into(),
+                    ));
+                } else {
+                    let inner = begin(&item, slot)?;
+                    on_path.insert(inner.object);
+                    path.push(inner);
+                    continue;
+                }
             } else {
-                convert_ref(item, &element)?
+                convert_ref(&item, &element)?
             };
-        list.push(value).map_err(trap)?;
+        let top = path.last_mut().expect("the path holds the sequence read");
+        top.list.push(value).map_err(trap)?;
+        top.next += 1;
     }
-    Ok(Ref::from(list))
+}
+
+/// A Python sequence `list_of` is converting: its items, the next one to
+/// convert and the VM list they go into.
+struct InProgress<'py> {
+    object: *mut ffi::PyObject,
+    items: Vec<Bound<'py, PyAny>>,
+    next: usize,
+    list: Arc<List>,
 }
 
 /// The numpy dtype name for an element type, if numpy has one.

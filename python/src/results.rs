@@ -245,17 +245,46 @@ pub fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     })
 }
 
+/// A VM list as a Python list, its nested lists too, without recursion:
+/// each VM list becomes one Python list, so lists that hold each other
+/// (a list holding itself, which a variant list may) come out as Python
+/// lists that hold each other, and a chain of any depth converts in
+/// constant stack depth (each nesting level recursed before: a list
+/// holding itself overflowed the stack and took the process down).
+fn lists_to_python(py: Python<'_>, top: &std::sync::Arc<irvm::List>) -> PyResult<Py<PyAny>> {
+    let mut made: std::collections::HashMap<*const irvm::List, Bound<'_, PyList>> =
+        std::collections::HashMap::new();
+    let first = PyList::empty(py);
+    made.insert(std::sync::Arc::as_ptr(top), first.clone());
+    let mut to_fill = vec![(top.clone(), first.clone())];
+    while let Some((list, out)) = to_fill.pop() {
+        for i in 0..list.len() {
+            let v = list.get(i as u32).map_err(|e| from_trap(py, &e))?;
+            match &v {
+                Value::Ref(Ref::List(inner)) => {
+                    let key = std::sync::Arc::as_ptr(inner);
+                    let py_inner = match made.get(&key) {
+                        Some(done) => done.clone(),
+                        None => {
+                            let fresh = PyList::empty(py);
+                            made.insert(key, fresh.clone());
+                            to_fill.push((inner.clone(), fresh.clone()));
+                            fresh
+                        }
+                    };
+                    out.append(py_inner)?;
+                }
+                other => out.append(to_python(py, other)?)?,
+            }
+        }
+    }
+    Ok(first.into_any().unbind())
+}
+
 fn ref_to_python(py: Python<'_>, r: &Ref) -> PyResult<Py<PyAny>> {
     match r {
         Ref::Null => Ok(py.None()),
-        Ref::List(list) => {
-            let out = PyList::empty(py);
-            for i in 0..list.len() {
-                let v = list.get(i as u32).map_err(|e| from_trap(py, &e))?;
-                out.append(to_python(py, &v)?)?;
-            }
-            Ok(out.into_any().unbind())
-        }
+        Ref::List(list) => lists_to_python(py, list),
         Ref::Buffer(b) => {
             let hal = HalBuffer::over(Ref::Buffer(b.clone())).map_err(|e| from_trap(py, &e))?;
             array_over(

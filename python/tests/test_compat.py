@@ -499,6 +499,10 @@ def test_parameter_index_refusals():
         index.add_splat("p", b"ab", 1 << 64)
     with pytest.raises(NotImplementedError, match="read-only"):
         index.add_buffer("w", bytearray(4), writable=True)
+    # iree.runtime: ValueError "ndarray is not C-contiguous" (it was
+    # memoryview's TypeError from the cast).
+    with pytest.raises(ValueError, match="add_buffer 'w': the buffer is not C-contiguous"):
+        index.add_buffer("w", np.ones(8, np.float32)[::2])
     with pytest.raises(NotImplementedError, match="file_offset"):
         index.create_archive_file("/nonexistent/x.irpa", 8)
     index.add_buffer("w", b"1234")
@@ -579,3 +583,28 @@ def test_element_types_without_ml_dtypes_name_the_package(monkeypatch):
     with pytest.raises(ValueError, match="ml_dtypes.bfloat16: install the ml_dtypes package"):
         E.map_to_dtype(E.BFLOAT_16)
     assert E.map_to_dtype(E.FLOAT_16) == np.float16
+
+
+def test_a_list_result_that_holds_itself_comes_back_holding_itself():
+    # irvm.compat follows lists in results to make device arrays of their
+    # arrays: a VM list holding itself was followed round its cycle until
+    # RecursionError (before that, irvm's own conversion crashed).
+    source = b"""vm.module @cyc version 0
+vm.type i32
+vm.type !vm.list<?>
+vm.export @selfish
+vm.func @selfish() -> (!vm.list<?>) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %i1 = vm.const.i32 0
+  %r0 = vm.list.alloc %i0 : !vm.list<?>
+  vm.list.resize %r0, %i0
+  vm.list.set.ref %r0, %i1, %r0
+  vm.return %r0
+}
+"""
+    config = irvm.compat.Config("local-sync")
+    module = irvm.compat.VmModule.copy_buffer(config.vm_instance, source)
+    ctx = irvm.compat.SystemContext(vm_modules=[module], config=config)
+    r = ctx.modules.cyc.selfish()
+    assert len(r) == 1 and r[0] is r

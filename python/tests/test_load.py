@@ -192,6 +192,53 @@ def test_lists_buffers_and_null_refs_as_results():
     assert b.tolist() == [1, 2, 3, 4]  # keeps the module's rodata alive
 
 
+# Lists in and out as they are: a variant list that holds itself, and the
+# identity of a !vm.list<?>.
+SELF_LISTS = b"""vm.module @self_lists version 0
+vm.type i32
+vm.type !vm.list<?>
+vm.export @selfish
+vm.func @selfish() -> (!vm.list<?>) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %i1 = vm.const.i32 0
+  %r0 = vm.list.alloc %i0 : !vm.list<?>
+  vm.list.resize %r0, %i0
+  vm.list.set.ref %r0, %i1, %r0
+  vm.return %r0
+}
+vm.export @same
+vm.func @same(%r0: !vm.list<?>) -> (!vm.list<?>) {
+^bb0:
+  vm.return %r0
+}
+"""
+
+
+def test_lists_that_hold_themselves_or_nest_deep_neither_crash_nor_recurse():
+    # Each nesting level recursed: a result list holding itself, or an
+    # argument list holding itself, overflowed the stack (a segfault of
+    # the whole process); so did a chain of 100,000 nested lists.
+    m = irvm.load(SELF_LISTS)
+    r = m.selfish()
+    assert len(r) == 1 and r[0] is r  # the VM's cycle, as Python lists
+    loop = [1]
+    loop.append([2, loop])
+    with pytest.raises(irvm.InvalidArgumentError, match="argument 0 of self_lists.same: the list holds itself"):
+        m.same(loop)
+    deep = [7]
+    for _ in range(100_000):
+        deep = [deep]
+    back = m.same(deep)
+    for _ in range(100_000):
+        back = back[0]
+    assert back == [7]
+    # A list met twice (not a cycle) is one VM list, so one Python list.
+    shared = [1, 2]
+    out = m.same([shared, (shared, shared)])
+    assert out == [[1, 2], [[1, 2], [1, 2]]] and out[0] is out[1][0] is out[1][1]
+
+
 # Returns its buffer view as is (no declared tensor type: any element type).
 IDENTITY = b"""vm.module @identity version 0
 vm.type !hal.buffer

@@ -425,6 +425,9 @@ fn declared_tables_that_contradict_the_code_are_refused_by_line() {
         e.contains("refers to loc[0], but the table has 0 entries"),
         "{e}"
     );
+    // On the map's line, the caret under the loc that dangles (it was the
+    // text's last line, column 1: the function's closing brace).
+    assert!(e.contains("m.vmasm:2:25: error: source map"), "{e}");
     let e = refused("vm.requires FAST");
     assert!(e.contains("unknown feature 'FAST'"), "{e}");
     let e = refused("vm.module_state global_bytes 4");

@@ -583,3 +583,71 @@ fn inline_hal_dispatches_are_traced_and_counted() {
         "{err}"
     );
 }
+
+/// A list that holds itself (`vm.list.set.ref %r0, %i1, %r0`) and a chain
+/// of 100,000 nested lists as results: printing recursed into each nested
+/// list, so both overflowed the stack (an abort; iree-run-module's printer
+/// crashes the same way). The chain prints, line for line; the list that
+/// holds itself is an error naming it.
+#[test]
+fn results_that_hold_themselves_or_nest_deep_print_without_recursion() {
+    let program = b"vm.module @nest version 0
+vm.type i32
+vm.type !vm.list<?>
+vm.export @selfish
+vm.func @selfish() -> (!vm.list<?>) {
+^bb0:
+  %i0 = vm.const.i32 1
+  %i1 = vm.const.i32 0
+  %r0 = vm.list.alloc %i0 : !vm.list<?>
+  vm.list.resize %r0, %i0
+  vm.list.set.ref %r0, %i1, %r0
+  vm.return %r0
+}
+vm.export @chain
+vm.func @chain(%i0: i32) -> (!vm.list<?>) {
+^bb0:
+  %i1 = vm.const.i32 1
+  %i2 = vm.const.i32 0
+  %i4 = vm.const.i32 1
+  %r0 = vm.list.alloc %i1 : !vm.list<?>
+  vm.list.resize %r0, %i1
+  vm.list.set.i32 %r0, %i2, %i0
+  vm.br ^bb1()
+^bb1:
+  %i6 = vm.cmp.lt.i32.s %i4, %i0
+  vm.cond_br %i6, ^bb2(), ^bb3()
+^bb2:
+  %r1 = vm.list.alloc %i1 : !vm.list<?>
+  vm.list.resize %r1, %i1
+  vm.list.set.ref %r1, %i2, %r0
+  %i4 = vm.add.i32 %i4, %i1
+  vm.br ^bb1(%r1->%r0)
+^bb3:
+  vm.return %r0
+}
+";
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("nest.vmasm");
+    std::fs::write(&path, program).unwrap();
+    let module = format!("--module={}", path.display());
+    let (out, err, code) = irvm(&["run", &module, "--function=selfish"]);
+    assert_eq!((out.as_str(), code), ("EXEC @selfish\n", 1), "{err}");
+    assert!(
+        err.contains("FAILED_PRECONDITION; the result list holds itself (element 0 of a list 0 level(s) down"),
+        "{err}"
+    );
+    let (out, err, code) = irvm(&["run", &module, "--function=chain", "--input=100000"]);
+    assert_eq!(code, 0, "{err}");
+    let expected = format!(
+        "EXEC @chain\nresult[0]: vm.list\n{}child_list[0]: i32=100000\n{}",
+        "child_list[0]: vm.list\n".repeat(99_999),
+        "\n".repeat(100_000)
+    );
+    assert!(
+        out == expected,
+        "{} bytes, not the {} expected",
+        out.len(),
+        expected.len()
+    );
+}

@@ -428,12 +428,21 @@ impl<'s> Assembler<'s> {
         let Some(maps) = &self.draft.source_maps else {
             return;
         };
+        // Reported on the map's own line, at the `loc[N]` that dangles.
         let dangling = maps
             .iter()
-            .flat_map(|m| m.locations.iter().map(move |p| (&m.name, p.1)))
-            .find(|(_, index)| *index as usize >= count)
-            .map(|(name, index)| {
-                format!("source map \"{name}\" refers to loc[{index}], but the table has {count} entries")
+            .flat_map(|m| m.locations.iter().map(move |p| (m.line, &m.name, p.1)))
+            .find(|(_, _, index)| *index as usize >= count)
+            .map(|(line, name, index)| {
+                let text = self.lines[line - 1];
+                let column = text
+                    .find(&format!("loc[{index}]"))
+                    .map_or(1, |at| text[..at].chars().count() + 1);
+                (
+                    line,
+                    column,
+                    format!("source map \"{name}\" refers to loc[{index}], but the table has {count} entries"),
+                )
             });
         let functions = self.draft.functions.len();
         let past_the_functions: Vec<(usize, String)> = maps
@@ -441,8 +450,8 @@ impl<'s> Assembler<'s> {
             .skip(functions)
             .map(|m| (m.line, m.name.clone()))
             .collect();
-        if let Some(message) = dangling {
-            self.error_at(last, 1, message);
+        if let Some((line, column, message)) = dangling {
+            self.error_at(line, column, message);
         }
         for (line, name) in past_the_functions {
             let text = self.lines[line - 1];

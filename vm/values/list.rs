@@ -394,6 +394,12 @@ impl List {
             .ok_or_else(|| index_error(i, items.len()))?;
         drop(items);
         match slot {
+            // IREE's words (list.c, iree_vm_list_get_value_as): a list of
+            // refs stores no values at all; a variant list names the index.
+            _ if matches!(self.element, TypeDef::Ref(_)) => Err(Trap::new(
+                StatusCode::FailedPrecondition,
+                "list does not store values",
+            )),
             Slot::Ref(_) | Slot::Empty if !matches!(self.element, TypeDef::Value(_)) => {
                 Err(Trap::new(
                     StatusCode::FailedPrecondition,
@@ -638,6 +644,29 @@ mod tests {
         assert_eq!(l.get_i32(0).unwrap(), -1);
         assert!(l.get_i32(2).is_err());
         assert!(l.set_ref(0, Ref::Null).is_err());
+    }
+
+    #[test]
+    fn reading_a_value_from_a_list_of_refs_fails_with_irees_words() {
+        // iree-run-module (list.c, iree_vm_list_get_value_as): "list does
+        // not store values" for a list of refs, the index for a variant
+        // list's ref or empty element, the bounds before either.
+        let refs = List::new(TypeDef::Ref(RefType::BUFFER), 0).unwrap();
+        refs.resize(2).unwrap();
+        for err in [
+            refs.get_i32(1).unwrap_err(),
+            refs.get_i64(1).unwrap_err(),
+            refs.get_f32(1).unwrap_err(),
+            refs.get_f64(1).unwrap_err(),
+        ] {
+            assert_eq!(err.code, StatusCode::FailedPrecondition);
+            assert_eq!(err.message, "list does not store values");
+        }
+        assert_eq!(refs.get_i32(2).unwrap_err().code, StatusCode::OutOfRange);
+        let variants = List::new(TypeDef::Any, 0).unwrap();
+        variants.resize(2).unwrap();
+        let err = variants.get_i32(1).unwrap_err();
+        assert_eq!(err.message, "variant at index 1 is not a value type");
     }
 
     #[test]
