@@ -190,7 +190,10 @@ impl SourceNames {
                 })
                 .map_or(rest.len() - at - 1, |n| n);
             let token = &rest[at..at + 1 + token_len];
-            let is_register = RegisterRef::parse(token).is_ok();
+            // A register's spelling, even one out of range or a pair that
+            // is none (`%i99999`, `%i3:7`): the expression parser says
+            // what is wrong with it.
+            let is_register = RegisterRef::parse(token).is_ok() || spelled_as_register(token);
             match self.register(token) {
                 Some(found) if names_first || !is_register => out.push_str(&found?.to_string()),
                 None if !is_register && token.len() > 1 => {
@@ -356,4 +359,10 @@ pub fn in_terms_of(message: String, evaluated: &str, typed: &str) -> String {
     } else {
         format!("`{typed}` (as `{evaluated}`): {message}")
     }
+}
+
+/// Whether `token` is spelled as a register: `%i` or `%r` and a digit.
+fn spelled_as_register(token: &str) -> bool {
+    let b = token.as_bytes();
+    b.len() > 2 && b[0] == b'%' && matches!(b[1], b'i' | b'r') && b[2].is_ascii_digit()
 }
