@@ -1103,7 +1103,7 @@ impl Server {
                 }
                 self.event("stopped", body);
             }
-            Stop::Watchpoints(events) => {
+            Stop::Watchpoints { events, breakpoint } => {
                 // One stop for every watchpoint that made it: those whose
                 // frame returned are removed first.
                 let mut ids = Vec::new();
@@ -1130,6 +1130,8 @@ impl Server {
                         }
                     }
                 }
+                // A breakpoint at the same instruction stopped it too.
+                ids.extend(breakpoint.map(|hit| hit.id));
                 let mut body = stopped_body("data breakpoint");
                 body["hitBreakpointIds"] = json!(ids);
                 body["description"] = json!(if changes.is_empty() {

@@ -967,9 +967,10 @@ impl Session {
                 };
                 self.show_current(&format!("{kind} {id}, "));
             }
-            Stop::Watchpoints(events) => {
+            Stop::Watchpoints { events, breakpoint } => {
                 // Each watchpoint that stopped the program, as gdb lists
-                // them, then where it is once.
+                // them, then where it is once (with the breakpoint there,
+                // which stopped it too).
                 for event in &events {
                     match event {
                         WatchEvent::Changed(hit) => {
@@ -999,7 +1000,24 @@ impl Session {
                         }
                     }
                 }
-                self.show_current("");
+                match breakpoint {
+                    Some(hit) => {
+                        outln!();
+                        if let Some(message) = &hit.condition_error {
+                            outln!(
+                                "Error in testing condition for breakpoint {}:\n{message}",
+                                hit.id
+                            );
+                        }
+                        let kind = if hit.temporary {
+                            "Temporary breakpoint"
+                        } else {
+                            "Breakpoint"
+                        };
+                        self.show_current(&format!("{kind} {}, ", hit.id));
+                    }
+                    None => self.show_current(""),
+                }
             }
             Stop::Entry | Stop::Step => self.show_current(""),
             Stop::Paused | Stop::Interrupted => {

@@ -1476,3 +1476,39 @@ fn source_names_in_print_watch_set_conditions_and_info_locals() {
     // fib(12) with the count set to 12 at k = 2: x is 1.
     assert_eq!(r[14].1, ["[fib returned]", "result[0]: i32=1"]);
 }
+
+/// A watchpoint that fires where a breakpoint is: both stop the program and
+/// both count the hit, as in gdb (the breakpoint's hits were lost).
+#[test]
+fn a_watchpoint_firing_at_a_breakpoint_reports_and_counts_both() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=12".into()];
+    let (out, code) = dbg(
+        &args,
+        "tbreak fib.mlir:13\nbreak fib.mlir:14\nrun\nwatch %i1\ncontinue\ncontinue\ninfo breakpoints\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    // %i1 changes on line 13; line 14's first instruction has breakpoint 2.
+    let both = |old: i32, new: i32| {
+        vec![
+            "Watchpoint 3: %i1".to_string(),
+            format!("Old value = {old}"),
+            format!("New value = {new}"),
+            "Breakpoint 2, fib (module.fib+0x00000041) at fib.mlir:14:5".to_string(),
+            "14\t    scf.yield %k1, %y, %next : i32, i32, i32".to_string(),
+        ]
+    };
+    assert_eq!(r[4].1, both(0, 1));
+    assert_eq!(r[5].1, both(1, 2));
+    assert_eq!(
+        r[6].1,
+        [
+            "Num     Type           Disp Enb What",
+            "2       breakpoint     keep y   fib (module.fib+0x00000041) at fib.mlir:14:5",
+            "\tbreakpoint already hit 2 times",
+            "3       watchpoint     keep y   %i1 in fib (frame #0)",
+            "\tbreakpoint already hit 2 times"
+        ]
+    );
+}

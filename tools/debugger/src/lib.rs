@@ -210,7 +210,13 @@ pub enum Stop {
     /// the caller), in the order they were set. Several can at once, as in
     /// gdb: two watchpoints on one register, or a callee's watchpoint
     /// ending as its result changes a watched register of the caller.
-    Watchpoints(Vec<WatchEvent>),
+    Watchpoints {
+        /// What each watchpoint saw.
+        events: Vec<WatchEvent>,
+        /// The breakpoint at the same instruction, which stopped the
+        /// program too (counted as hit; gdb reports both).
+        breakpoint: Option<BreakpointHit>,
+    },
     /// The program trapped; stopped in the faulting frame, which can be
     /// inspected. Going on ends the program with [`Stop::Failed`].
     Exception(Trap),
@@ -319,7 +325,7 @@ enum Mode {
 /// Why the observer paused.
 enum Reason {
     Breakpoint(BreakpointHit),
-    Watch(Vec<WatchEvent>),
+    Watch(Vec<WatchEvent>, Option<BreakpointHit>),
     Pause,
     Step,
     Returned(Vec<Value>),
@@ -542,7 +548,7 @@ impl StopObserver {
             .chain(ended_quietly)
             .collect();
         self.watches.retain(|w| !ended.contains(&w.id));
-        (!events.is_empty()).then_some(Reason::Watch(events))
+        (!events.is_empty()).then_some(Reason::Watch(events, None))
     }
 
     fn line_table(&mut self, view: &ExecView<'_>) -> Arc<LineTable> {
@@ -709,9 +715,20 @@ impl Observer for StopObserver {
         } else {
             self.watch_stop(view)
         };
-        let reason = if watched.is_some() {
-            // (Before a pause: the change is reported once, now.)
-            watched
+        let at_breakpoint = |w: &[u64]| {
+            !w.is_empty()
+                && w.binary_search(&watch_key(view.function, view.offset))
+                    .is_ok()
+        };
+        let reason = if let Some(Reason::Watch(events, _)) = watched {
+            // (Before a pause: the change is reported once, now.) A
+            // breakpoint here stops the program too, and counts the hit.
+            let hit = if at_breakpoint(&self.watch) {
+                self.breakpoint_hit(view)
+            } else {
+                None
+            };
+            Some(Reason::Watch(events, hit))
         } else if self.pause.load(Ordering::Relaxed) {
             self.pause.store(false, Ordering::Relaxed);
             Some(Reason::Pause)
@@ -1498,7 +1515,7 @@ impl Debugger {
                         Stop::Breakpoint(hit)
                     }
                     Some(Reason::Pause) => Stop::Paused,
-                    Some(Reason::Watch(events)) => {
+                    Some(Reason::Watch(events, breakpoint)) => {
                         let ended: Vec<u32> = events
                             .iter()
                             .filter_map(|e| match e {
@@ -1509,7 +1526,15 @@ impl Debugger {
                         lock(&self.shared)
                             .watchpoints
                             .retain(|w| !ended.contains(&w.id));
-                        Stop::Watchpoints(events)
+                        if let Some(hit) = &breakpoint {
+                            if hit.temporary {
+                                let _ = self.delete_breakpoint(Some(hit.id));
+                            }
+                            // As after a breakpoint's stop, a client may go
+                            // on with the command.
+                            self.interrupted = Some(kept_mode);
+                        }
+                        Stop::Watchpoints { events, breakpoint }
                     }
                     Some(Reason::Returned(values)) => Stop::Returned(values),
                     Some(Reason::Step) => Stop::Step,
