@@ -241,16 +241,10 @@ pub(super) unsafe extern "C" fn list_resize(
     size: u32,
     checked: u32,
 ) -> u32 {
-    // SAFETY: per the contract, `env` is valid.
-    let env = unsafe { &*env };
-    // SAFETY: per the contract, `reg` is in range.
-    let r = unsafe { &*env.refs.add(reg as usize) };
-    let Some(list) = r.list_fast() else {
+    // SAFETY: per the contract, `env` is valid and `reg` in range.
+    let Some((env, list)) = (unsafe { list_within_limit(env, reg, size) }) else {
         return 0;
     };
-    if size > env.max_list_elements {
-        return 0;
-    }
     if checked != 0 {
         let changed = (size as u64).abs_diff(list.len() as u64);
         if changed.saturating_mul(list.element_bytes() as u64) >= BULK_BYTES_PER_FUEL {
@@ -319,6 +313,26 @@ pub(super) unsafe extern "C" fn list_alloc(
     1
 }
 
+/// The environment and the list in ref register `reg`, when `count`
+/// elements are within the context's list limit (`None`: a null or
+/// non-list register, or a count over the limit, which the interpreter
+/// runs and traps on with its message).
+///
+/// # Safety
+/// As [`list_resize`].
+unsafe fn list_within_limit<'a>(
+    env: *mut JitEnv,
+    reg: u32,
+    count: u32,
+) -> Option<(&'a JitEnv, &'a crate::values::List)> {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &*env };
+    // SAFETY: per the contract, `reg` is in range.
+    let r = unsafe { &*env.refs.add(reg as usize) };
+    let list = r.list_fast()?;
+    (count <= env.max_list_elements).then_some((env, list))
+}
+
 /// `vm.list.reserve` of room for `capacity` elements in the list in ref
 /// register `reg`, as the interpreter's slow path does it (the list limit,
 /// the room charged to the memory budget). Nonzero when done; zero, with
@@ -335,16 +349,10 @@ pub(super) unsafe extern "C" fn list_reserve(
     capacity: u32,
     checked: u32,
 ) -> u32 {
-    // SAFETY: per the contract, `env` is valid.
-    let env = unsafe { &*env };
-    // SAFETY: per the contract, `reg` is in range.
-    let r = unsafe { &*env.refs.add(reg as usize) };
-    let Some(list) = r.list_fast() else {
+    // SAFETY: per the contract, `env` is valid and `reg` in range.
+    let Some((env, list)) = (unsafe { list_within_limit(env, reg, capacity) }) else {
         return 0;
     };
-    if capacity > env.max_list_elements {
-        return 0;
-    }
     let bytes = (capacity as u64).saturating_mul(list.element_bytes() as u64);
     if checked != 0 && bytes >= BULK_BYTES_PER_FUEL {
         return 0;
