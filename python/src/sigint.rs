@@ -72,8 +72,10 @@ extern "C" fn on_sigint(
         // SAFETY: a non-null ACTIVE points at the handle of a running call,
         // which `CallGuard::drop` keeps alive until IN_HANDLER is back to 0
         // after clearing ACTIVE (or putting back the enclosing call's
-        // handle, alive until that call's guard drops in turn). `interrupt` is one atomic or: safe in a
-        // signal handler.
+        // handle, alive until that call's guard drops in turn; a WaitGuard
+        // or Python code inside a call puts back that call's handle when it
+        // ends, before the call's guard drops). `interrupt` is one atomic
+        // or: safe in a signal handler.
         unsafe { (*active).interrupt() };
     } else if WAITING.load(SeqCst) {
         SEEN.store(true, SeqCst);
@@ -163,9 +165,16 @@ pub fn python_handler_raises(py: pyo3::Python<'_>) -> pyo3::PyResult<bool> {
 
 /// Makes SIGINT end the main thread's wait for a module's turn
 /// (`crate::turns`) while it lives, without touching the call that holds
-/// the turn (another thread's); nothing on other threads.
+/// the turn (another thread's); nothing on other threads. Guards nest in
+/// calls: a wait made inside a call on the main thread (from a Python host
+/// function or trace callback) takes Ctrl-C from that call, which it does
+/// not interrupt, and gives it back when dropped.
 pub struct WaitGuard {
     armed: bool,
+    /// The handle ACTIVE held before (the enclosing call's, or null), and
+    /// what WAITING was.
+    previous: usize,
+    was_waiting: bool,
 }
 
 impl WaitGuard {
@@ -175,10 +184,19 @@ impl WaitGuard {
         // SAFETY: pthread_self has no preconditions.
         let this = unsafe { libc::pthread_self() } as u64;
         if !raises || this != MAIN_THREAD.load(SeqCst) || !installed() {
-            return WaitGuard { armed: false };
+            return WaitGuard {
+                armed: false,
+                previous: 0,
+                was_waiting: false,
+            };
         }
-        WAITING.store(true, SeqCst);
-        WaitGuard { armed: true }
+        let was_waiting = WAITING.swap(true, SeqCst);
+        let previous = ACTIVE.swap(std::ptr::null_mut(), SeqCst);
+        WaitGuard {
+            armed: true,
+            previous: previous as usize,
+            was_waiting,
+        }
     }
 
     /// Whether a SIGINT arrived while armed.
@@ -197,7 +215,11 @@ impl WaitGuard {
 impl Drop for WaitGuard {
     fn drop(&mut self) {
         if self.armed {
-            WAITING.store(false, SeqCst);
+            // Made and dropped on the main thread in nested order, as
+            // CallGuards are: `previous` is the handle of a call still
+            // running there (its guard, dropped later, keeps it alive).
+            ACTIVE.store(self.previous as *mut InterruptHandle, SeqCst);
+            WAITING.store(self.was_waiting, SeqCst);
         }
     }
 }

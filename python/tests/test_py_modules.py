@@ -853,3 +853,100 @@ def test_lists_pass_both_ways_as_python_lists():
     ext.export("total", "0r_i", lambda xs: (seen.append(xs), sum(xs))[1])
     assert irvm.load(ext, LISTS_VMASM).roundtrip(4) == (46, 4, 11)
     assert seen == [[10, 11, 12, 13]]
+
+
+# A Python host function that calls a module another thread's call holds
+# waits for its turn, inside the outer call; Ctrl-C then gives up the wait
+# (KeyboardInterrupt in the function) and touches neither the other
+# thread's call nor the outer call's module, whose next call runs. With
+# argv[3] == "catch" the function catches the KeyboardInterrupt and returns,
+# and the outer call goes on.
+CTRL_C_IN_A_NESTED_WAIT = r"""
+import json, os, signal, sys, threading, time
+import irvm
+other = irvm.load(sys.argv[2], timeout=3.0)  # limits.spin runs to this deadline
+catch = sys.argv[3] == "catch"
+busy = threading.Event()
+done = {}
+def work():
+    busy.set()
+    start = time.monotonic()
+    try:
+        other.spin()
+        done["other"] = "returned"
+    except Exception as e:
+        done["other"] = type(e).__name__
+    done["took"] = time.monotonic() - start
+worker = threading.Thread(target=work)
+worker.start()
+busy.wait()
+time.sleep(0.1)  # from busy.set() into the call takes microseconds
+waiting = threading.Event()
+mode = {"wait": True}
+def add_one(a):
+    if not mode["wait"]:
+        return a + 1
+    waiting.set()
+    try:
+        other.alloc(8)
+        return -1
+    except KeyboardInterrupt:
+        if not catch:
+            raise
+        return a + 100
+ext = irvm.HostModule("pyext")
+ext.export("add_one", "0i_i", add_one)
+ext.export("mix", "0IF_FI", lambda a, b: (b, a))
+ext.export("scale", "0rf_r", lambda x, c: x)
+m = irvm.load(ext, sys.argv[1])
+sent = {}
+def interrupt():
+    waiting.wait()
+    time.sleep(0.2)
+    sent["at"] = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=interrupt).start()
+try:
+    outcome = ["returned", m.main(3)]
+except KeyboardInterrupt:
+    outcome = ["KeyboardInterrupt"]
+except BaseException as e:
+    outcome = [type(e).__name__, str(e)]
+latency = time.monotonic() - sent["at"]
+still = "took" not in done
+mode["wait"] = False
+try:
+    again = m.main(3)
+except BaseException as e:
+    again = type(e).__name__
+worker.join()
+print(json.dumps({"outcome": outcome, "latency": latency, "other_still_running": still,
+                  "other": done["other"], "other_took": done["took"], "again": again}))
+"""
+
+
+def run_ctrl_c_in_a_nested_wait(mode):
+    from conftest import DATA
+
+    child = subprocess.run(
+        [sys.executable, "-c", CTRL_C_IN_A_NESTED_WAIT, str(PROGRAM), str(DATA / "limits.vmfb"), mode],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result["other_still_running"], result  # else the wait was not tested
+    # Not cancelled: it ran on to its deadline.
+    assert result["other"] == "DeadlineExceededError" and result["other_took"] >= 2.9, result
+    assert result["latency"] < 2.0, result
+    return result
+
+
+def test_ctrl_c_in_a_wait_inside_a_call_leaves_the_outer_module_usable():
+    # The wait, not the outer call, takes the Ctrl-C: the outer call fails
+    # with the function's KeyboardInterrupt, and its module's next call
+    # runs (it was CANCELLED: the outer call's interrupt was left raised).
+    result = run_ctrl_c_in_a_nested_wait("raise")
+    assert result["outcome"] == ["KeyboardInterrupt"], result
+    assert result["again"] == 16, result
