@@ -67,7 +67,7 @@ pub fn with_cause(py: Python<'_>, error: PyErr) -> PyErr {
 /// Keeps `raised` for [`with_cause`] and returns the trap that fails the
 /// call: UNKNOWN with the exception's type and message, as iree.runtime's
 /// "Exception raised from Python module" says them.
-fn raised_trap(py: Python<'_>, what: &str, raised: PyErr) -> Trap {
+pub fn raised_trap(py: Python<'_>, what: &str, raised: PyErr) -> Trap {
     let text = exception_text(py, &raised);
     RAISED.with(|r| *r.borrow_mut() = Some(raised));
     Trap::new(StatusCode::Unknown, format!("{what} raised {text}"))
@@ -153,7 +153,10 @@ impl HostModule for PyDefinedModule {
         let state = match &definition.state {
             None => None,
             Some(ctor) => Some(Python::attach(|py| {
-                ctor.call0(py).map_err(|e| {
+                let code = crate::sigint::PythonCode::enter();
+                let made = ctor.call0(py);
+                let late = code.leave(py);
+                made.and_then(|state| late.map(|()| state)).map_err(|e| {
                     raised_trap(
                         py,
                         &format!(
@@ -206,8 +209,14 @@ impl HostState for ContextState {
             )
         })?;
         Python::attach(|py| {
-            let out = definition.call(py, f, self.state.as_ref(), args)?;
-            definition.results(py, f, &out, results)
+            // Ctrl-C while the function runs is its own to catch or not.
+            let code = crate::sigint::PythonCode::enter();
+            let done = definition
+                .call(py, f, self.state.as_ref(), args)
+                .and_then(|out| definition.results(py, f, &out, results));
+            let late = code.leave(py);
+            done?;
+            late.map_err(|e| raised_trap(py, &format!("Python host function '{}'", f.full), e))
         })?;
         Ok(HostStatus::Finished)
     }

@@ -424,15 +424,17 @@ fn trace_hook(callback: Py<PyAny>) -> hal::TraceHook {
                 .map(|r| crate::results::to_python(py, &Value::Ref(r.clone())))
                 .collect::<PyResult<Vec<_>>>()
                 .and_then(|a| PyList::new(py, a));
-            arrays
+            // Ctrl-C while the callback runs is its own to catch or not;
+            // what it raises is the failed call's cause (KeyboardInterrupt
+            // the call's error itself), as a host function's.
+            let code = crate::sigint::PythonCode::enter();
+            let done = arrays
                 .and_then(|a| callback.call1(py, (key, a, element_types)))
-                .map(|_| ())
-                .map_err(|e| {
-                    irvm::Trap::new(
-                        StatusCode::Unknown,
-                        format!("debug sink callback for '{key}' raised {e}"),
-                    )
-                })
+                .map(|_| ());
+            let late = code.leave(py);
+            done.and(late).map_err(|e| {
+                crate::host_module::raised_trap(py, &format!("debug sink callback for '{key}'"), e)
+            })
         })
     }))
 }

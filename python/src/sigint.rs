@@ -265,3 +265,60 @@ impl Drop for CallGuard {
         }
     }
 }
+
+/// Python code run on the main thread from inside a call (a Python host
+/// function, a state constructor, a trace callback): while it runs, Ctrl-C
+/// is Python's alone (its handler raises `KeyboardInterrupt` in that code,
+/// which may catch it), and the call around it is not interrupted. What the
+/// code lets through stops the call as its exception; [`PythonCode::leave`]
+/// runs the handler of a SIGINT that came too late for the code to see, so
+/// that none is lost in between. Nothing on other threads.
+pub struct PythonCode {
+    armed: bool,
+    /// The handle ACTIVE held before (the enclosing call's, or null).
+    previous: usize,
+}
+
+impl PythonCode {
+    /// Takes Ctrl-C from the enclosing call (if any) for Python code about
+    /// to run on this thread.
+    pub fn enter() -> PythonCode {
+        // SAFETY: pthread_self has no preconditions.
+        let this = unsafe { libc::pthread_self() } as u64;
+        if this != MAIN_THREAD.load(SeqCst) {
+            return PythonCode {
+                armed: false,
+                previous: 0,
+            };
+        }
+        let previous = ACTIVE.swap(std::ptr::null_mut(), SeqCst);
+        PythonCode {
+            armed: true,
+            previous: previous as usize,
+        }
+    }
+
+    /// Gives Ctrl-C back to the enclosing call, then runs Python's handler
+    /// of a SIGINT that came after the code's last look: its
+    /// `KeyboardInterrupt` is the code's (a SIGINT after the give-back both
+    /// interrupts the call and raises it here).
+    pub fn leave(self, py: pyo3::Python<'_>) -> pyo3::PyResult<()> {
+        drop(self);
+        // SAFETY: called with the GIL held; runs pending signal handlers (on
+        // the main thread only, a no-op elsewhere).
+        if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
+            return Err(pyo3::PyErr::fetch(py));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PythonCode {
+    fn drop(&mut self) {
+        if self.armed {
+            // On the main thread, inside the call whose handle `previous`
+            // is (its guard, dropped later, keeps it alive).
+            ACTIVE.store(self.previous as *mut InterruptHandle, SeqCst);
+        }
+    }
+}

@@ -950,3 +950,114 @@ def test_ctrl_c_in_a_wait_inside_a_call_leaves_the_outer_module_usable():
     result = run_ctrl_c_in_a_nested_wait("raise")
     assert result["outcome"] == ["KeyboardInterrupt"], result
     assert result["again"] == 16, result
+
+
+def test_ctrl_c_caught_in_a_wait_inside_a_call_lets_the_call_go_on():
+    result = run_ctrl_c_in_a_nested_wait("catch")
+    plain = irvm.load(ext_module(add_one=lambda a: a + 100), PROGRAM).main(3)
+    assert result["outcome"] == ["returned", plain] and plain != 16, result
+    assert result["again"] == 16, result
+
+
+# A Python function that catches the KeyboardInterrupt of a Ctrl-C and
+# returns: the call goes on and returns its result, as in Python code (the
+# SIGINT does not also cancel the call). argv[1]: "iree" for iree.runtime.
+CTRL_C_CAUGHT_IN_A_PY_MODULE = r"""
+import json, os, signal, sys, threading, time
+import numpy as np
+if sys.argv[1] == "iree":
+    import iree.runtime as ireert
+else:
+    import irvm.compat as ireert
+started = threading.Event()
+caught = []
+class Ext:
+    def __init__(self, iface):
+        pass
+    def add_one(self, a):
+        started.set()
+        try:
+            t = time.monotonic()
+            while time.monotonic() - t < 30:
+                pass
+        except KeyboardInterrupt:
+            caught.append(time.monotonic())
+        return a + 1
+    def mix(self, a, b):
+        return b, a
+    def scale(self, x, c):
+        return x
+iface = ireert.PyModuleInterface("pyext", Ext)
+iface.export("add_one", "0i_i", Ext.add_one)
+iface.export("mix", "0IF_FI", Ext.mix)
+iface.export("scale", "0rf_r", Ext.scale)
+config = ireert.Config("local-task")
+program = ireert.VmModule.mmap(config.vm_instance, sys.argv[2])
+ctx = ireert.SystemContext(vm_modules=[iface.create(), program], config=config)
+def interrupt():
+    started.wait()
+    time.sleep(0.2)
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=interrupt).start()
+start = time.monotonic()
+try:
+    outcome = ["returned", ctx.modules.module.main(3)]
+except KeyboardInterrupt:
+    outcome = ["KeyboardInterrupt"]
+except BaseException as e:
+    outcome = [type(e).__name__, str(e)]
+took = time.monotonic() - start
+print(json.dumps({"outcome": outcome, "caught": len(caught), "took": took < 10}))
+"""
+
+
+def test_ctrl_c_caught_by_a_python_function_lets_the_call_go_on_as_in_iree_runtime():
+    from conftest import peer_python
+
+    def run(python, runtime):
+        child = subprocess.run(
+            [python, "-c", CTRL_C_CAUGHT_IN_A_PY_MODULE, runtime, str(PROGRAM)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert child.returncode == 0, child.stderr
+        return json.loads(child.stdout)
+
+    ours = run(sys.executable, "irvm")
+    assert ours == {"outcome": ["returned", 16], "caught": 1, "took": True}, ours
+    python = peer_python()
+    if python is None:
+        pytest.skip("iree.runtime is not installed (../shared/tools/setup-iree-peer): not compared live")
+    assert run(python, "iree") == ours
+
+
+def test_what_a_debug_sink_callback_raises_is_the_failed_calls_cause():
+    # As a host function's: a KeyboardInterrupt it lets through (Ctrl-C
+    # while it runs is its own) would reach the caller as itself.
+    config = irvm.compat.Config("local-task")
+    dev = config.device
+    m = irvm.compat.VmModule.mmap(config.vm_instance, str(PYDATA / "trace.vmfb"))
+
+    def view(a, et):
+        return dev.allocator.allocate_buffer_copy(
+            memory_type=irvm.compat.MemoryType.DEVICE_LOCAL,
+            allowed_usage=irvm.compat.BufferUsage.DEFAULT,
+            device=dev,
+            buffer=a,
+            element_type=et,
+        )
+
+    args = irvm.compat.VmVariantList(2)
+    args.push_ref(view(np.array([1, 2, 3, 4], np.float32), irvm.compat.HalElementType.FLOAT_32))
+    args.push_ref(view(np.arange(6, dtype=np.int32).reshape(2, 3), irvm.compat.HalElementType.SINT_32))
+
+    def failing(key, views):
+        raise KeyError("from the sink")
+
+    sink = irvm.compat.HalModuleDebugSink(failing)
+    hal = irvm.compat.create_hal_module(config.vm_instance, dev, debug_sink=sink)
+    ctx = irvm.compat.VmContext(config.vm_instance, modules=[hal, m])
+    with pytest.raises(irvm.UnknownError, match="debug sink callback for '.*' raised KeyError: 'from the sink'") as e:
+        ctx.invoke(m.lookup_function("traced"), args, irvm.compat.VmVariantList(1))
+    assert isinstance(e.value.__cause__, KeyError)
