@@ -611,7 +611,7 @@ impl PyHostModule {
 
     /// The module name.
     #[getter]
-    fn name(&self) -> String {
+    pub fn name(&self) -> String {
         self.name.clone()
     }
 

@@ -517,6 +517,7 @@ pub fn load(
     if modules.is_empty() {
         return Err(PyTypeError::new_err("load() needs at least one module"));
     }
+    refuse_a_host_module_given_twice(py, modules)?;
     let settings = Settings::new(
         py,
         device,
@@ -529,6 +530,33 @@ pub fn load(
     let loaded = context(settings);
     loaded.add(py, modules)?;
     Ok(loaded)
+}
+
+/// Refuses an `irvm.HostModule` given to `load` more than once: each
+/// registration makes a state of its own and only the last one's functions
+/// are reached (by the programs after it and by lookups), so the earlier
+/// state would be made for nothing. iree.runtime's `VmContext` registers a
+/// module given twice twice; `irvm.compat`'s does too (it adds through
+/// `_add`, not here).
+fn refuse_a_host_module_given_twice(py: Python<'_>, modules: &Bound<'_, PyTuple>) -> PyResult<()> {
+    for (k, m) in modules.iter().enumerate() {
+        let Ok(host) = m.cast::<crate::host_module::PyHostModule>() else {
+            continue;
+        };
+        if let Some(first) = modules.iter().take(k).position(|earlier| earlier.is(&m)) {
+            return Err(vm_error(
+                py,
+                StatusCode::InvalidArgument,
+                &format!(
+                    "host module '{}' is given twice (modules {first} and {k}): each would \
+                     get a state of its own and only the last be used; pass it once, before \
+                     the programs that import it",
+                    host.get().name()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A `Module` with no module loaded yet (`irvm.compat`'s contexts add

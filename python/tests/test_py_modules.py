@@ -1061,3 +1061,24 @@ def test_what_a_debug_sink_callback_raises_is_the_failed_calls_cause():
     with pytest.raises(irvm.UnknownError, match="debug sink callback for '.*' raised KeyError: 'from the sink'") as e:
         ctx.invoke(m.lookup_function("traced"), args, irvm.compat.VmVariantList(1))
     assert isinstance(e.value.__cause__, KeyError)
+
+
+def test_a_host_module_given_twice_to_load_is_refused():
+    # Each registration would make a state of its own, the first for
+    # nothing (only the last is reached). iree.runtime's VmContext
+    # registers a module given twice twice (its state made twice), and so
+    # does irvm.compat's.
+    made = []
+    ext = irvm.HostModule("pyext", state=lambda: made.append(1) or {})
+    ext.export("f", "0v_i", lambda state: 1)
+    with pytest.raises(
+        irvm.InvalidArgumentError, match=r"host module 'pyext' is given twice \(modules 0 and 1\): .* pass it once"
+    ):
+        irvm.load(ext, ext)
+    assert made == []
+    assert irvm.load(ext)["pyext.f"]() == 1 and made == [1]
+    iface = irvm.compat.PyModuleInterface("pyext", lambda iface: made.append(2))
+    iface.export("f", "0v_i", lambda state: 1)
+    vm_module = iface.create()
+    irvm.compat.VmContext(irvm.compat.VmInstance(), modules=(vm_module, vm_module))
+    assert made == [1, 2, 2]
