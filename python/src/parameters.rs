@@ -170,6 +170,18 @@ pub fn parameter_index(obj: &Bound<'_, PyAny>) -> PyResult<ParameterIndex> {
                 .map_err(|e| vm_error(py, e.code(), &format!("parameters {path}: {e}")))?,
             ArchiveSource::Bytes(bytes) => {
                 let name = format!("in-memory archive {k}");
+                if (*bytes).as_ref().is_empty() {
+                    // Told by its first bytes, which it has none of.
+                    return Err(vm_error(
+                        py,
+                        StatusCode::InvalidArgument,
+                        &format!(
+                            "parameters: {name} is empty (0 bytes): no .irpa, .gguf or \
+                             .safetensors archive (an archive in memory is told by its first \
+                             bytes: IRPA, GGUF, else a safetensors header length)"
+                        ),
+                    ));
+                }
                 let format = Format::from_magic((*bytes).as_ref());
                 index
                     .add_shared(&scope, &name, format, bytes)
@@ -308,8 +320,16 @@ fn write_archive(py: Python<'_>, entries: &[NewEntry], out: &mut impl Output) ->
 #[pyfunction]
 pub fn _write_irpa(py: Python<'_>, path: &str, entries: &Bound<'_, PyList>) -> PyResult<()> {
     let entries = new_entries(entries)?;
-    let unavailable =
-        |e: std::io::Error| vm_error(py, StatusCode::Unavailable, &format!("{path}: {e}"));
+    // A file that cannot be opened (no such directory) is NOT_FOUND, as
+    // IREE's file handle says it (iree.runtime's ValueError).
+    let unavailable = |e: std::io::Error| {
+        let status = if e.kind() == std::io::ErrorKind::NotFound {
+            StatusCode::NotFound
+        } else {
+            StatusCode::Unavailable
+        };
+        vm_error(py, status, &format!("{path}: {e}"))
+    };
     // A link is followed: the file it names is replaced, not the link.
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| Path::new(path).to_path_buf());
     if target.is_dir() {
@@ -369,6 +389,10 @@ type ListedEntry = (String, Py<PyBytes>, u64, u64, Option<Py<PyBytes>>);
 /// metadata, offset, length, splat pattern or None)`.
 #[pyfunction]
 pub fn _archive_entries(py: Python<'_>, path: &str) -> PyResult<Vec<ListedEntry>> {
+    // In IREE's order: the file is opened first (a missing one is
+    // NOT_FOUND whatever its name), then its extension names the format.
+    let bytes = map_file(Path::new(path))
+        .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("{path}: {e}")))?;
     let format = Format::from_path(Path::new(path)).ok_or_else(|| {
         vm_error(
             py,
@@ -376,11 +400,18 @@ pub fn _archive_entries(py: Python<'_>, path: &str) -> PyResult<Vec<ListedEntry>
             &format!("{path}: unhandled parameter file format (irvm reads .irpa, .safetensors and .gguf)"),
         )
     })?;
-    let bytes = map_file(Path::new(path))
-        .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("{path}: {e}")))?;
+    // IREE's statuses: a file that ends before what it declares is
+    // OUT_OF_RANGE (iree.runtime's IndexError), other bad bytes
+    // INVALID_ARGUMENT.
     let fail = |e: irvm_io_parameters::archive::ArchiveError| {
-        vm_error(py, StatusCode::InvalidArgument, &format!("{path}: {e}"))
+        let status = if e.out_of_range {
+            StatusCode::OutOfRange
+        } else {
+            StatusCode::InvalidArgument
+        };
+        vm_error(py, status, &format!("{path}: {e}"))
     };
+    irvm_io_parameters::archive::not_empty(format, &bytes).map_err(fail)?;
     // (key, metadata, data): an .irpa entry's metadata bytes as stored;
     // other formats have none there (iree.runtime reports none either).
     let entries: Vec<(String, Vec<u8>, EntryData)> = if format == Format::Irpa {

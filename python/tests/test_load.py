@@ -175,6 +175,20 @@ def test_parameters_from_an_archive():
         irvm.load(run / "m.vmfb")
 
 
+def test_an_empty_archive_is_called_empty(tmp_path):
+    # Bytes are told by their first bytes, which an empty archive has none
+    # of; a file by its extension. (Both read as "Safetensors archive: file
+    # truncated" or "not enough bytes for a header".)
+    run = DATA / "params" / "run"
+    with pytest.raises(irvm.InvalidArgumentError, match=r"in-memory archive 0 is empty \(0 bytes\): no .irpa, .gguf or .safetensors"):
+        irvm.load(run / "m.vmfb", parameters=b"")
+    for name in ("empty.irpa", "empty.safetensors", "empty.gguf"):
+        (tmp_path / name).write_bytes(b"")
+        extension = name.split(".")[1]
+        with pytest.raises(irvm.InvalidArgumentError, match=rf"the archive is empty \(0 bytes\), so no .{extension} archive"):
+            irvm.load(run / "m.vmfb", parameters=tmp_path / name)
+
+
 def test_lists_buffers_and_null_refs_as_results():
     m = irvm.load(DATA / "ref_results.vmasm")
     assert m.lst() == [0, 42, 0]

@@ -152,11 +152,29 @@ impl ArchiveError {
 /// returns the first; an index built on these entries should do the same
 /// (first wins) to resolve parameters as IREE does.
 pub fn read_entries(format: Format, bytes: &[u8]) -> Result<Vec<ArchiveEntry>, ArchiveError> {
+    not_empty(format, bytes)?;
     match format {
         Format::Irpa => irpa::read(bytes),
         Format::Safetensors => safetensors::read(bytes),
         Format::Gguf => gguf::read(bytes),
     }
+}
+
+/// Refuses an empty file or buffer as an archive of `format`, saying so
+/// (INVALID_ARGUMENT, as IREE refuses to map an empty file), rather than
+/// what the format's reader finds missing first.
+pub fn not_empty(format: Format, bytes: &[u8]) -> Result<(), ArchiveError> {
+    if bytes.is_empty() {
+        return Err(ArchiveError::new(
+            format,
+            0,
+            format!(
+                "the archive is empty (0 bytes), so no .{} archive",
+                format.extension()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Opens `path` to read an archive without waiting on it: a FIFO (which
