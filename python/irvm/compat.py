@@ -93,24 +93,39 @@ _DRIVERS = ("local-sync", "local-task")
 
 # --- errors ------------------------------------------------------------------
 
-_AS_VALUE_ERROR: dict = {}
+# The Python built-in iree.runtime 3.13 raises for each IREE status (its
+# binding's status conversion, ApiStatusToPyExcClass; compared live for every
+# code in python/tests/test_compat.py): RuntimeError for the statuses not here.
+_IREE_RUNTIME_EXCEPTIONS: dict = {
+    "INVALID_ARGUMENT": ValueError,
+    "NOT_FOUND": ValueError,
+    "OUT_OF_RANGE": IndexError,
+    "UNIMPLEMENTED": NotImplementedError,
+}
+
+_AS_IREE_ERROR: dict = {}
 
 
-def _as_value_error(error: _irvm.VmError) -> _irvm.VmError:
-    """The same error as an instance of a subclass that is also a ValueError
-    (iree.runtime raises ValueError for invalid arguments), and also a
-    RuntimeError when its status is another (iree.runtime raises
-    RuntimeError for those, such as a Python host function's exception)."""
+def _builtin_bases(cls: type) -> set:
+    return {c for c in cls.__mro__ if c.__module__ == "builtins"}
+
+
+def _as_iree_error(error: _irvm.VmError) -> _irvm.VmError:
+    """The same error as an instance of the built-in exception iree.runtime
+    raises for its status (_IREE_RUNTIME_EXCEPTIONS), and of no other
+    built-in: of irvm's class for the status where that class derives from
+    no other built-in (irvm.UnknownError, irvm.OutOfRangeError), else of a
+    class of the same name on irvm.VmError (irvm.NotFoundError is a
+    LookupError, iree.runtime's NOT_FOUND a ValueError alone)."""
     cls = type(error)
-    runtime = getattr(error, "status", None) != "INVALID_ARGUMENT"
-    if isinstance(error, ValueError) and (isinstance(error, RuntimeError) or not runtime):
+    builtin = _IREE_RUNTIME_EXCEPTIONS.get(getattr(error, "status", None), RuntimeError)
+    if _builtin_bases(cls) == _builtin_bases(builtin):
         return error
-    compat = _AS_VALUE_ERROR.get((cls, runtime))
+    compat = _AS_IREE_ERROR.get((cls, builtin))
     if compat is None:
-        bases = (cls, ValueError, RuntimeError) if runtime else (cls, ValueError)
-        bases = tuple(b for b in bases if b is cls or not issubclass(cls, b))
-        compat = type(cls.__name__, bases, {"__module__": "irvm.compat"})
-        _AS_VALUE_ERROR[(cls, runtime)] = compat
+        base = cls if _builtin_bases(cls) <= _builtin_bases(builtin) else _irvm.VmError
+        compat = type(cls.__name__, (base, builtin), {"__module__": "irvm.compat", "status": error.status})
+        _AS_IREE_ERROR[(cls, builtin)] = compat
     out = compat(*error.args)
     out.status, out.location, out.backtrace = error.status, error.location, error.backtrace
     out.__cause__ = error.__cause__
@@ -851,6 +866,15 @@ def _pattern_bytes(pattern: Any) -> bytes:
     return data
 
 
+class _LoadedArchive:
+    """An archive file a ParameterIndex loaded: its path and its entries as
+    read at load (`_irvm._archive_entries`)."""
+
+    def __init__(self, path: str, entries: list):
+        self.path = path
+        self.entries = entries
+
+
 class ParameterIndex:
     """Parameters by key: archive files (``load``: .irpa, .safetensors,
     .gguf, memory-mapped) and entries held in memory (``add_buffer``,
@@ -878,7 +902,14 @@ class ParameterIndex:
                     f"irvm.compat: parameter files are read by their extension (.irpa, .safetensors, "
                     f".gguf): {path} cannot be read as {format}"
                 )
-        self._sources.append(path)
+        # Read now, as iree.runtime reads the archive's index at load: a
+        # missing file, one that is no archive or is cut short fails here
+        # with its exception (ValueError, IndexError), not at items().
+        try:
+            listed = _irvm._archive_entries(path)
+        except _irvm.VmError as e:
+            raise _as_iree_error(e) from e.__cause__
+        self._sources.append(_LoadedArchive(path, listed))
 
     def add_buffer(self, key: str, buffer: Any, readable: bool = True, writable: bool = False,
                    metadata: Optional[str | bytes] = None) -> None:
@@ -921,12 +952,8 @@ class ParameterIndex:
             if isinstance(source, ParameterIndexEntry):
                 out.append((source.key, source))
                 continue
-            try:
-                listed = _irvm._archive_entries(source)
-            except _irvm.VmError as e:
-                raise _as_value_error(e) from e.__cause__
-            for key, metadata, offset, length, pattern in listed:
-                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source, offset=offset)
+            for key, metadata, offset, length, pattern in source.entries:
+                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source.path, offset=offset)
                 out.append((key, entry))
         return out
 
@@ -945,7 +972,7 @@ class ParameterIndex:
         try:
             _irvm._write_irpa(os.fspath(file_path), entries)
         except _irvm.VmError as e:
-            raise _as_value_error(e) from e.__cause__
+            raise _as_iree_error(e) from e.__cause__
         target = target_index if target_index is not None else ParameterIndex()
         target.load(file_path)
         return target
@@ -959,7 +986,7 @@ class ParameterIndex:
                 try:
                     archives.append(_irvm._memory_archive(list(pending)))
                 except _irvm.VmError as e:
-                    raise _as_value_error(e) from e.__cause__
+                    raise _as_iree_error(e) from e.__cause__
                 pending.clear()
 
         for source in self._sources:
@@ -967,7 +994,7 @@ class ParameterIndex:
                 pending.append((source.key, source.metadata, source._source()))
             else:
                 flush()
-                archives.append(source)
+                archives.append(source.path)
         flush()
         return ParameterProvider(scope, archives)
 
@@ -1045,7 +1072,7 @@ def _check_arity(function: Any, given: int) -> None:
     """iree.runtime's error for a wrong number of arguments: INVALID_ARGUMENT,
     a ValueError (irvm's own API raises TypeError, as Python functions do)."""
     if given != function._arity:
-        raise _as_value_error(
+        raise _as_iree_error(
             _irvm.InvalidArgumentError(
                 f"INVALID_ARGUMENT; input list and function mismatch; expected "
                 f"{function._arity} arguments but passed {given} ({function.signature})"
@@ -1093,7 +1120,7 @@ class VmContext:
             try:
                 self._ensure()._add(*sources)
             except _irvm.VmError as e:
-                raise _as_value_error(e) from e.__cause__
+                raise _as_iree_error(e) from e.__cause__
 
     @property
     def context_id(self) -> int:
@@ -1109,7 +1136,7 @@ class VmContext:
         try:
             results = f(*[_to_vm(v) for v in arg_list._items])
         except _irvm.VmError as e:
-            raise _as_value_error(e) from e.__cause__
+            raise _as_iree_error(e) from e.__cause__
         if results is None:
             results = ()
         elif not isinstance(results, tuple):
@@ -1307,7 +1334,7 @@ class FunctionInvoker:
         try:
             results = self._function(*[_to_vm(a) for a in args])
         except _irvm.VmError as e:
-            raise _as_value_error(e) from e.__cause__
+            raise _as_iree_error(e) from e.__cause__
         device = self._context.config.device
         if isinstance(results, tuple):
             return tuple(_from_vm(device, r) for r in results)

@@ -332,6 +332,53 @@ SCRIPTS = {
             raised = ("from the sink" in str(e), "hal.buffer_view.trace" in str(e) or "trace" in str(e))
         RESULT = {"seen": seen, "callback": sink.buffer_view_trace_callback is on_trace, "raised": raised}
     """,
+    "status_exceptions": """
+        # The Python built-ins each IREE status raises as (vm.fail with the
+        # status code), e.g. OUT_OF_RANGE an IndexError alone.
+        instance = ireert.VmInstance()
+        m = ireert.VmModule.mmap(instance, PYDATA + "/status_fail.vmfb")
+        ctx = ireert.VmContext(instance, modules=[m])
+        RESULT = {}
+        for code in range(1, 17):
+            args = ireert.VmVariantList(1)
+            args.push_int(code)
+            try:
+                ctx.invoke(m.lookup_function("fail"), args, ireert.VmVariantList(0))
+                RESULT[code] = "returned"
+            except Exception as e:
+                RESULT[code] = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+    """,
+    "parameter_index_load_errors": """
+        # ParameterIndex.load reads the archive's index: what cannot be read
+        # fails there, with iree.runtime's exception for its status (a
+        # header length past the end of the file is OUT_OF_RANGE, an
+        # IndexError); a file cut short in its data loads (its index is
+        # whole).
+        import os, tempfile
+        d = tempfile.mkdtemp()
+        good = ireert.ParameterIndex()
+        good.add_buffer("a", np.arange(1000, dtype=np.float32))
+        good.create_archive_file(os.path.join(d, "good.irpa"))
+        data = open(os.path.join(d, "good.irpa"), "rb").read()
+        files = {"empty.irpa": b"", "empty.safetensors": b"", "empty.gguf": b"",
+                 "text.irpa": b"not an archive at all, only text" * 4,
+                 "text.gguf": b"not an archive at all, only text" * 4,
+                 "text.safetensors": b"not an archive at all, only text" * 4,
+                 "prefix.irpa": data[:20], "header.irpa": data[:40], "index.irpa": data[:200],
+                 "data.irpa": data[:len(data) - 1000], "unknown.bin": b"x"}
+        for name, contents in files.items():
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(contents)
+        RESULT = {}
+        for name in sorted(files) + ["missing.irpa", "missing.bin"]:
+            index = ireert.ParameterIndex()
+            try:
+                index.load(os.path.join(d, name))
+            except Exception as e:
+                RESULT[name] = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+                continue
+            RESULT[name] = ["loaded", [k for k, _ in index.items()]]
+    """,
 }
 
 
@@ -506,8 +553,10 @@ def test_parameter_index_refusals():
     with pytest.raises(NotImplementedError, match="file_offset"):
         index.create_archive_file("/nonexistent/x.irpa", 8)
     index.add_buffer("w", b"1234")
-    with pytest.raises(ValueError, match="/nonexistent/x.irpa"):
+    # NOT_FOUND, a ValueError (iree.runtime: "failed to open file").
+    with pytest.raises(ValueError, match="/nonexistent/x.irpa") as e:
         index.create_archive_file("/nonexistent/x.irpa")
+    assert e.value.status == "NOT_FOUND"
     # The format comes from the extension: one that says otherwise is
     # refused (it was ignored; iree.runtime reads `x.bin` as format="irpa").
     with pytest.raises(NotImplementedError, match="x.bin cannot be read as irpa"):
@@ -515,10 +564,11 @@ def test_parameter_index_refusals():
     with pytest.raises(NotImplementedError, match="x.irpa cannot be read as gguf"):
         index.load("/tmp/x.irpa", format="gguf")
     index.load(DATA / "params" / "run" / "wb.irpa", format="irpa")
+    # Read at load, as iree.runtime reads it (it failed at items()).
     missing = irvm.compat.ParameterIndex()
-    missing.load("/nonexistent/y.irpa")
     with pytest.raises(ValueError, match="/nonexistent/y.irpa"):
-        missing.items()
+        missing.load("/nonexistent/y.irpa")
+    assert missing.items() == []
 
 
 def test_load_takes_archives_held_in_bytes():
