@@ -12,6 +12,14 @@
 //! a loop pay nothing. A handler replaced less than that before a call
 //! starts leaves that call to end before Ctrl-C is seen. Where SIGINT is
 //! ignored or left to the default action, nothing is installed.
+//!
+//! Python code run inside a call (a Python host function, a state
+//! constructor, a trace callback: [`PythonCode`]) and a wait for a
+//! module's turn ([`WaitGuard`]) take Ctrl-C from the call around them
+//! while they last: the code gets `KeyboardInterrupt` from Python alone
+//! and may catch it (the call then goes on), and a wait is given up
+//! without cancelling the call that waits. All these guards nest, each
+//! putting back what the one around it armed.
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::SeqCst};
 
