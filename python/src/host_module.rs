@@ -43,6 +43,28 @@ thread_local! {
     static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
 }
 
+/// The object a Python host module's state constructor made for one
+/// context: held by the context's state (which calls with it) and by the
+/// `irvm.Module` of that context, which shows it to Python's cycle
+/// collector and clears it when the module is garbage (a state that holds
+/// the module that holds it is a cycle only the collector can free).
+pub type StateSlot = Arc<Mutex<Option<Py<PyAny>>>>;
+
+thread_local! {
+    /// The state slots made on this thread since [`collecting_states`]
+    /// began, or None when none is collecting.
+    static MADE_STATES: RefCell<Option<Vec<StateSlot>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (registrations of host modules, which make their states on
+/// the calling thread) and returns the state slots made meanwhile too.
+pub fn collecting_states<T>(f: impl FnOnce() -> T) -> (T, Vec<StateSlot>) {
+    let outer = MADE_STATES.with(|m| m.borrow_mut().replace(Vec::new()));
+    let out = f();
+    let made = MADE_STATES.with(|m| std::mem::replace(&mut *m.borrow_mut(), outer));
+    (out, made.unwrap_or_default())
+}
+
 /// Forgets an exception a callback of an earlier call left (called before
 /// a call or load starts).
 pub fn forget_raised() {
@@ -168,6 +190,15 @@ impl HostModule for PyDefinedModule {
                 })
             })?),
         };
+        let state = state.map(|s| {
+            let slot: StateSlot = Arc::new(Mutex::new(Some(s)));
+            MADE_STATES.with(|m| {
+                if let Some(made) = m.borrow_mut().as_mut() {
+                    made.push(slot.clone());
+                }
+            });
+            slot
+        });
         Ok(Box::new(ContextState {
             definition: self.0.clone(),
             state,
@@ -182,7 +213,7 @@ impl HostModule for PyDefinedModule {
 /// The module's state in one context: the object its constructor made.
 struct ContextState {
     definition: Arc<Definition>,
-    state: Option<Py<PyAny>>,
+    state: Option<StateSlot>,
 }
 
 impl HostState for ContextState {
@@ -209,10 +240,29 @@ impl HostState for ContextState {
             )
         })?;
         Python::attach(|py| {
+            let state = match &self.state {
+                None => None,
+                Some(slot) => Some(
+                    slot.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .as_ref()
+                        .map(|s| s.clone_ref(py))
+                        .ok_or_else(|| {
+                            Trap::new(
+                                StatusCode::FailedPrecondition,
+                                format!(
+                                    "the state of Python host module '{}' was cleared by \
+                                     Python's garbage collector (its irvm.Module was garbage)",
+                                    definition.name
+                                ),
+                            )
+                        })?,
+                ),
+            };
             // Ctrl-C while the function runs is its own to catch or not.
             let code = crate::sigint::PythonCode::enter();
             let done = definition
-                .call(py, f, self.state.as_ref(), args)
+                .call(py, f, state.as_ref(), args)
                 .and_then(|out| definition.results(py, f, &out, results));
             let late = code.leave(py);
             done?;

@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyAttributeError, PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::PyTraverseError;
 
 use irvm::dynamic::{DynamicModule, DynamicModuleSpec};
 use irvm::loader::{LentBytes, ModuleBytes};
@@ -44,6 +46,10 @@ pub struct Loaded {
     device_key: String,
     /// The archives of the `io_parameters` module, likewise.
     index: Option<Arc<ParameterIndex>>,
+    /// The states Python host modules made in this context, shown to
+    /// Python's cycle collector by the `Module` ([`LoadedModule`]'s
+    /// `__traverse__`). Locked only with the GIL held, as the slots are.
+    states: Mutex<Vec<crate::host_module::StateSlot>>,
 }
 
 /// What the registered modules are called.
@@ -147,6 +153,7 @@ impl Loaded {
             device: settings.device,
             device_key: settings.device_key,
             index: settings.index,
+            states: Mutex::new(Vec::new()),
         }
     }
 
@@ -749,10 +756,22 @@ impl LoadedModule {
         let inner = &self.inner;
         let _turn = inner.turn(py)?;
         crate::host_module::forget_raised();
-        // Ctrl-C during a load (a long `__init`) as during a call.
+        // Ctrl-C during a load (a long `__init`) as during a call. The
+        // states Python host modules make are recorded with the GIL held,
+        // as the cycle collector reads them (`__traverse__` must see the
+        // same each time it looks during one collection).
         inner
-            .interruptible(py, || inner.add(sources))
-            .and_then(|added| added.map_err(|e| e.into_py(py)))
+            .interruptible(py, || {
+                crate::host_module::collecting_states(|| inner.add(sources))
+            })
+            .and_then(|(added, states)| {
+                inner
+                    .states
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend(states);
+                added.map_err(|e| e.into_py(py))
+            })
             .map_err(|e| crate::host_module::with_cause(py, e))?;
         // Names may now find functions of the new modules.
         self.functions
@@ -821,8 +840,77 @@ impl LoadedModule {
     }
 }
 
+impl LoadedModule {
+    /// Whether this object is the only owner of its context: no `Function`
+    /// but those its cache alone holds shares it. Only then may the states
+    /// the context holds be shown to the cycle collector as this object's
+    /// (and cleared when it is garbage): a `Function` held elsewhere still
+    /// calls into the context.
+    fn owns_its_context(&self, functions: &HashMap<String, Py<Function>>) -> bool {
+        Arc::strong_count(&self.inner) == 1 + functions.len()
+            && functions.values().all(|f| {
+                // SAFETY: called during tp_traverse or tp_clear, with the
+                // GIL held; `f` is alive (the cache holds it). Reading the
+                // reference count calls nothing.
+                unsafe { pyo3::ffi::Py_REFCNT(f.as_ptr()) == 1 }
+            })
+    }
+}
+
 #[pymethods]
 impl LoadedModule {
+    /// Python's cycle collector: the cached functions, and, when this
+    /// object alone owns its context, the states of its Python host
+    /// modules (a state holding this module is a cycle). Locks are only
+    /// tried: one held (a call running) shows less, which never frees
+    /// what is in use, only leaves a cycle for a later collection.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        let Ok(functions) = self.functions.try_lock() else {
+            return Ok(());
+        };
+        for f in functions.values() {
+            visit.call(f)?;
+        }
+        if !self.owns_its_context(&functions) {
+            return Ok(());
+        }
+        let Ok(states) = self.inner.states.try_lock() else {
+            return Ok(());
+        };
+        for slot in states.iter() {
+            if let Ok(state) = slot.try_lock() {
+                if let Some(state) = &*state {
+                    visit.call(state)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Breaks a cycle through this garbage module: forgets the cached
+    /// functions and, when it alone owns its context, the states there.
+    fn __clear__(&self) {
+        let mut dropped: Vec<Py<PyAny>> = Vec::new();
+        let functions = {
+            let Ok(mut functions) = self.functions.try_lock() else {
+                return;
+            };
+            if self.owns_its_context(&functions) {
+                if let Ok(states) = self.inner.states.try_lock() {
+                    for slot in states.iter() {
+                        if let Ok(mut state) = slot.try_lock() {
+                            dropped.extend(state.take());
+                        }
+                    }
+                }
+            }
+            std::mem::take(&mut *functions)
+        };
+        // Dropped after the locks are let go: their finalizers run Python.
+        drop(functions);
+        drop(dropped);
+    }
+
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<Function>> {
         if !name.starts_with("__") {
             if let Some(f) = self.function(py, name)? {

@@ -1082,3 +1082,48 @@ def test_a_host_module_given_twice_to_load_is_refused():
     vm_module = iface.create()
     irvm.compat.VmContext(irvm.compat.VmInstance(), modules=(vm_module, vm_module))
     assert made == [1, 2, 2]
+
+
+def test_a_state_holding_its_module_is_collected_as_a_cycle():
+    # The state (one per context) holds the irvm.Module whose context holds
+    # it: Python's cycle collector frees them (they were never freed, as in
+    # iree.runtime). A function of that module held elsewhere keeps the
+    # context, and the state, alive and callable.
+    import gc
+    import weakref
+
+    class State:
+        pass
+
+    made = []
+
+    def make():
+        made.append(State())
+        return made[-1]
+
+    freed = []
+    for _ in range(100):
+        m = irvm.load(ext_module(state=make), PROGRAM)
+        state = made.pop()
+        state.m = m
+        state.big = np.ones(1 << 16)
+        assert m.main(3) == 16
+        freed.append(weakref.ref(state))
+        del state, m
+    gc.collect()
+    assert sum(r() is not None for r in freed) == 0
+
+    m = irvm.load(ext_module(state=make), PROGRAM)
+    state = made.pop()
+    state.m = m
+    kept = weakref.ref(state)
+    f = m.main
+    del state, m
+    gc.collect()
+    assert kept() is not None and f(3) == 16
+    # Collections while the module is in use leave its state alone.
+    m = irvm.load(ext_module(state=make, add_one=lambda s, a: (gc.collect(), s.n + a)[1]), PROGRAM)
+    made.pop().n = 1
+    for _ in range(3):
+        gc.collect()
+        assert m.main(3) == 16
