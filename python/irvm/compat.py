@@ -577,7 +577,10 @@ class VmModule:
     """A bytecode module, read but not yet in a context."""
 
     def __init__(self, source: Any, destroy_callback: Optional[Callable[[], None]] = None):
-        info = _irvm._inspect(source)
+        try:
+            info = _irvm._inspect(source)
+        except _irvm.VmError as e:
+            raise _as_iree_error(e) from e.__cause__
         self._source = source
         self._destroy_callback = destroy_callback
         self.name: str = info["name"]
@@ -1096,9 +1099,12 @@ class VmContext:
         if self._context is None:
             device = self._device.uri if self._device is not None else "local-task"
             trace = self._debug_sink._deliver if self._debug_sink is not None else None
-            self._context = _irvm._context(
-                device=device, parameters=self._parameters or None, trace=trace
-            )
+            try:
+                self._context = _irvm._context(
+                    device=device, parameters=self._parameters or None, trace=trace
+                )
+            except _irvm.VmError as e:
+                raise _as_iree_error(e) from e.__cause__
         return self._context
 
     def register_modules(self, modules: Sequence[Any]) -> None:
@@ -1127,7 +1133,11 @@ class VmContext:
         return id(self)
 
     def _function(self, function: VmFunction):
-        return self._ensure()[f"{function.module_name}.{function.name}"]
+        context = self._ensure()
+        try:
+            return context[f"{function.module_name}.{function.name}"]
+        except _irvm.VmError as e:
+            raise _as_iree_error(e) from e.__cause__
 
     def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
         """Calls `function` with the values of `arg_list`, appending its results to `ret_list`."""

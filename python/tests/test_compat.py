@@ -347,6 +347,13 @@ SCRIPTS = {
                 RESULT[code] = "returned"
             except Exception as e:
                 RESULT[code] = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        # Building a context whose module's __init fails with OUT_OF_RANGE.
+        init_fails = ireert.VmModule.mmap(instance, PYDATA + "/status_init_fail.vmfb")
+        try:
+            ireert.VmContext(instance, modules=[init_fails])
+            RESULT["context"] = "built"
+        except Exception as e:
+            RESULT["context"] = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
     """,
     "parameter_index_load_errors": """
         # ParameterIndex.load reads the archive's index: what cannot be read
