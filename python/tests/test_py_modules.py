@@ -1127,3 +1127,61 @@ def test_a_state_holding_its_module_is_collected_as_a_cycle():
     for _ in range(3):
         gc.collect()
         assert m.main(3) == 16
+
+
+# Python code that Ctrl-C reaches inside a load or a call (a state
+# constructor, a debug sink callback) and that catches the KeyboardInterrupt:
+# the load or call goes on. Each sends itself the SIGINT and waits for it.
+CTRL_C_CAUGHT_IN_PYTHON_CODE = r"""
+import json, os, signal, sys, time
+import numpy as np
+import irvm, irvm.compat as ireert
+def caught_ctrl_c():
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        start = time.monotonic()
+        while time.monotonic() - start < 10:
+            pass
+        return False
+    except KeyboardInterrupt:
+        return True
+seen = {}
+def state():
+    seen["state"] = caught_ctrl_c()
+    return {}
+ext = irvm.HostModule("pyext", state)
+ext.export("add_one", "0i_i", lambda s, a: a + 1)
+ext.export("mix", "0IF_FI", lambda s, a, b: (b, a))
+ext.export("scale", "0rf_r", lambda s, x, c: x)
+main = irvm.load(ext, sys.argv[1]).main(3)
+def on_trace(key, views):
+    seen.setdefault("trace", caught_ctrl_c())
+config = ireert.Config("local-task")
+dev = config.device
+hal = ireert.create_hal_module(config.vm_instance, dev, debug_sink=ireert.HalModuleDebugSink(on_trace))
+m = ireert.VmModule.mmap(config.vm_instance, sys.argv[2])
+ctx = ireert.VmContext(config.vm_instance, modules=[hal, m])
+def view(a, et):
+    return dev.allocator.allocate_buffer_copy(memory_type=ireert.MemoryType.DEVICE_LOCAL,
+        allowed_usage=ireert.BufferUsage.DEFAULT, device=dev, buffer=a, element_type=et)
+args = ireert.VmVariantList(2)
+args.push_ref(view(np.array([1, 2, 3, 4], np.float32), ireert.HalElementType.FLOAT_32))
+args.push_ref(view(np.arange(6, dtype=np.int32).reshape(2, 3), ireert.HalElementType.SINT_32))
+out = ireert.VmVariantList(1)
+ctx.invoke(m.lookup_function("traced"), args, out)
+traced = ireert.DeviceArray(dev, out.get_as_object(0, ireert.HalBufferView)).to_host().tolist()
+print(json.dumps({"seen": seen, "main": main, "traced": len(traced)}))
+"""
+
+
+def test_ctrl_c_caught_by_a_state_constructor_or_debug_sink_lets_the_load_or_call_go_on():
+    child = subprocess.run(
+        [sys.executable, "-c", CTRL_C_CAUGHT_IN_PYTHON_CODE, str(PROGRAM), str(PYDATA / "trace.vmfb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    result = json.loads(child.stdout)
+    assert result == {"seen": {"state": True, "trace": True}, "main": 16, "traced": result["traced"]}, result
+    assert result["traced"] > 0
