@@ -152,6 +152,34 @@ fn command_lines_behave_as_with_iree_run_module() {
             "EXEC @add\nresult[0]: hal.buffer_view\n2x3xf32=[3 3...][...]\n",
             0,
         ),
+        (
+            "a negative --output_max_element_count sets no limit",
+            with(
+                vec![
+                    add.clone(),
+                    "--function=add".into(),
+                    "--output_max_element_count=-1".into(),
+                ],
+                inputs(),
+            ),
+            None,
+            ADD,
+            0,
+        ),
+        (
+            "a boolean flag with an empty value is true",
+            with(
+                vec![
+                    add.clone(),
+                    "--function=add".into(),
+                    "--print_statistics=".into(),
+                ],
+                inputs(),
+            ),
+            None,
+            ADD,
+            0,
+        ),
     ];
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     let reference = common::peer_bin(&["iree-run-module"]).map(|b| b.join("iree-run-module"));
@@ -958,6 +986,80 @@ fn csv_rows(text: &str) -> Vec<(String, u64)> {
 /// `--benchmark_context` the context, `--enable_output_processing` the
 /// last call's results (one function only). With the reference installed,
 /// the same command lines give the same names and iteration counts.
+/// Boolean flags with a value, as the reference tools read them: IREE's
+/// flags (`irvm dump --bytecode_offsets=1`, `--pretty=`) take `1` and an
+/// empty value as true and `0` as false; Google Benchmark's
+/// (`--benchmark_list_tests=yes`) also take `yes`/`no`, `on`/`off` and
+/// other cases. Compared with the reference tools when installed.
+#[test]
+fn boolean_flag_values_as_the_reference_tools_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ours, _) = assemble("shadow_1", dir.path());
+    let module = format!("--module={ours}");
+    let bench = peer("iree-benchmark-module");
+    let listed = "BM_which/process_time/real_time\nBM_only1/process_time/real_time\n";
+    for (value, lists) in [
+        ("yes", true),
+        ("TRUE", true),
+        ("", true),
+        ("1", true),
+        ("no", false),
+        ("off", false),
+        ("f", false),
+    ] {
+        // Not listing would time the functions: a dry run keeps it short.
+        let args = vec![
+            module.clone(),
+            format!("--benchmark_list_tests={value}"),
+            "--benchmark_dry_run".to_string(),
+            "--benchmark_format=csv".to_string(),
+        ];
+        let mut ours_args = vec!["bench".to_string()];
+        ours_args.extend(args.iter().cloned());
+        let out = run_tool(irvm_bin(), &ours_args);
+        assert_eq!(out.status, Some(0), "{value}: {}", out.stderr);
+        assert_eq!(out.stdout == listed, lists, "{value}: {}", out.stdout);
+        if let Some(bench) = &bench {
+            let theirs = run_tool(bench, &args);
+            assert_eq!(theirs.status, Some(0), "{value}: {}", theirs.stderr);
+            assert_eq!(theirs.stdout == listed, lists, "{value}: {}", theirs.stdout);
+        }
+    }
+    let dump = peer("iree-dump-module");
+    let vmfb = repo_file("tests/models/add.vmfb");
+    let dumped = |flags: &[&str]| {
+        let mut args: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        args.push(vmfb.clone());
+        let mut ours_args = vec!["dump".to_string()];
+        ours_args.extend(args.iter().cloned());
+        let out = run_tool(irvm_bin(), &ours_args);
+        assert_eq!(out.status, Some(0), "{flags:?}: {}", out.stderr);
+        if let Some(dump) = &dump {
+            let theirs = run_tool(dump, &args);
+            assert_eq!(
+                theirs.stdout, out.stdout,
+                "{flags:?}: irvm vs iree-dump-module"
+            );
+        }
+        out.stdout
+    };
+    let offsets = dumped(&["--output=disassembly", "--bytecode_offsets"]);
+    let plain = dumped(&["--output=disassembly"]);
+    assert_ne!(offsets, plain);
+    for value in ["1", "", "true"] {
+        let flag = format!("--bytecode_offsets={value}");
+        assert_eq!(dumped(&["--output=disassembly", &flag]), offsets, "{flag}");
+    }
+    for value in ["0", "false"] {
+        let flag = format!("--bytecode_offsets={value}");
+        assert_eq!(dumped(&["--output=disassembly", &flag]), plain, "{flag}");
+    }
+    let pretty = dumped(&["--output=flatbuffer-json", "--pretty"]);
+    assert_eq!(dumped(&["--output=flatbuffer-json", "--pretty=1"]), pretty);
+    assert_eq!(dumped(&["--output=flatbuffer-json", "--pretty="]), pretty);
+    assert_ne!(dumped(&["--output=flatbuffer-json", "--pretty=0"]), pretty);
+}
+
 #[test]
 fn bench_flags_as_iree_benchmark_module() {
     let dir = tempfile::tempdir().unwrap();
@@ -1347,6 +1449,18 @@ fn differences_from_iree_run_module() {
     // a flag is not unknown.
     let out = run(&[format!("--module={kinds}"), "--no_such_flag=1".into()]);
     assert_eq!(out.status, Some(2), "{}", out.stderr);
+    // A boolean IREE flag with a word IREE reads as false without a word
+    // is a usage error.
+    for value in ["yes", "on", "TRUE"] {
+        let out = run(&[
+            format!("--module={kinds}"),
+            "--function=echo_i32".into(),
+            "--input=5".into(),
+            format!("--print_statistics={value}"),
+        ]);
+        assert_eq!(out.status, Some(2), "{value}: {}", out.stderr);
+        assert!(out.stderr.contains(value), "{value}: {}", out.stderr);
+    }
     let out = run(&[
         format!("--module={kinds}"),
         "--function=echo_i32".into(),
