@@ -355,8 +355,14 @@ pub struct ResultArgs {
     /// bytes), or empty to skip it.
     #[arg(long = "output", allow_hyphen_values = true)]
     outputs: Vec<String>,
-    /// Most elements of each printed tensor (`...` marks the cut).
-    #[arg(long = "output_max_element_count", default_value_t = hal::DEFAULT_MAX_ELEMENTS)]
+    /// Most elements of each printed tensor (`...` marks the cut); a
+    /// negative count (`-1`) sets no limit, as in iree-run-module.
+    #[arg(
+        long = "output_max_element_count",
+        default_value_t = hal::DEFAULT_MAX_ELEMENTS,
+        allow_hyphen_values = true,
+        value_parser = element_count
+    )]
     max_elements: usize,
     /// The expected value of each result (`3xf32=1,2,3`); compared instead
     /// of printing; a mismatch exits with status 1.
@@ -381,6 +387,16 @@ pub struct ResultArgs {
     /// equals NaN) or `exact` (byte equality).
     #[arg(long = "equality_mode", default_value = "approximate")]
     equality_mode: String,
+}
+
+/// `--output_max_element_count`'s value: a whole number; negative ones
+/// mean no limit (iree-run-module keeps the count as a signed integer and
+/// compares it as an unsigned size).
+fn element_count(text: &str) -> Result<usize, String> {
+    let count: i64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number of elements"))?;
+    Ok(usize::try_from(count).unwrap_or(usize::MAX))
 }
 
 /// What became of the results.
