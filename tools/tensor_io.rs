@@ -383,8 +383,9 @@ pub struct ResultArgs {
     /// Relative tolerance in approximate mode.
     #[arg(long = "expected_rtol", default_value_t = 1e-5)]
     rtol: f64,
-    /// `approximate` (|actual - expected| <= atol + rtol * |expected|, NaN
-    /// equals NaN) or `exact` (byte equality).
+    /// `approximate` (equal values, or |actual - expected| <= atol + rtol *
+    /// |expected| for finite ones; NaN equals NaN, an infinity only itself)
+    /// or `exact` (byte equality).
     #[arg(long = "equality_mode", default_value = "approximate")]
     equality_mode: String,
 }
@@ -711,7 +712,16 @@ impl ResultArgs {
             let equal = match (exact, atol) {
                 (false, Some(atol)) => {
                     let (x, y) = (ty.element_as_f64(x), ty.element_as_f64(y));
-                    (x.is_nan() && y.is_nan()) || (x - y).abs() <= atol + self.rtol * y.abs()
+                    // As in iree-run-module: equal values match whatever
+                    // the tolerances (INF and INF, whose difference is NaN;
+                    // any value under a negative or NaN tolerance), and an
+                    // infinity matches only itself (the tolerance of an
+                    // expected INF, rtol * INF, would take any value).
+                    x == y
+                        || (x.is_nan() && y.is_nan())
+                        || (x.is_finite()
+                            && y.is_finite()
+                            && (x - y).abs() <= atol + self.rtol * y.abs())
                 }
                 _ => x == y,
             };

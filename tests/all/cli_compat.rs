@@ -167,6 +167,64 @@ fn command_lines_behave_as_with_iree_run_module() {
             0,
         ),
         (
+            "--expected_output: INF matches INF, -0 matches 0 (approximate mode)",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=inf,-inf,-0,1,2,3".into(),
+                "--input=2x3xf32=0".into(),
+                "--expected_output=2x3xf32=inf,-inf,0,1,2,3".into(),
+            ],
+            None,
+            "EXEC @add\n[SUCCESS] all function outputs matched their expected values.\n",
+            0,
+        ),
+        (
+            "--expected_output: an expected INF takes no finite value, nor -INF",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1,-inf,1e38,1,2,3".into(),
+                "--input=2x3xf32=0".into(),
+                "--expected_output=2x3xf32=1,inf,inf,1,2,3".into(),
+            ],
+            None,
+            "EXEC @add\n[FAILED] result[0]: element at index 1 (-INF) does not match the \
+             expected (INF); expected that the view is equal to contents of a view of 2x3xf32\n  \
+             expected:\n2x3xf32=[1 INF INF][1 2 3]\n  actual:\n2x3xf32=[1 -INF 1E+38][1 2 3]\n",
+            1,
+        ),
+        (
+            "--expected_output: an expected INF takes no finite value",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1e38,1,1,1,2,3".into(),
+                "--input=2x3xf32=0".into(),
+                "--expected_output=2x3xf32=inf,1,1,1,2,3".into(),
+            ],
+            None,
+            "EXEC @add\n[FAILED] result[0]: element at index 0 (1E+38) does not match the \
+             expected (INF); expected that the view is equal to contents of a view of 2x3xf32\n  \
+             expected:\n2x3xf32=[INF 1 1][1 2 3]\n  actual:\n2x3xf32=[1E+38 1 1][1 2 3]\n",
+            1,
+        ),
+        (
+            "--expected_output: equal values match under a negative tolerance",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1".into(),
+                "--input=2x3xf32=2".into(),
+                "--expected_output=2x3xf32=3".into(),
+                "--expected_f32_threshold=-1".into(),
+                "--expected_rtol=nan".into(),
+            ],
+            None,
+            "EXEC @add\n[SUCCESS] all function outputs matched their expected values.\n",
+            0,
+        ),
+        (
             "a boolean flag with an empty value is true",
             with(
                 vec![
