@@ -593,12 +593,18 @@ impl ResultArgs {
             };
             if let Some(why) = self.mismatch(want, have, exact)? {
                 all = false;
-                let expected_text = self.format(want, i)?;
+                // As iree-run-module: both views cut at its default count,
+                // whatever --output_max_element_count says.
+                let format = |view: &hal::BufferView| {
+                    hal::format_buffer_view(view, hal::DEFAULT_MAX_ELEMENTS)
+                        .map_err(|t| format!("{}; formatting result {i}: {}", t.code, t.message))
+                };
                 outln!(
                     "[FAILED] result[{i}]: {why}; expected that the view is equal to contents of \
-                     a view of {}\n  expected:\n{expected_text}\n  actual:\n{}",
+                     a view of {}\n  expected:\n{}\n  actual:\n{}",
                     hal::shape_text(&want.shape, want.element_type),
-                    self.format(have, i)?
+                    format(want)?,
+                    format(have)?
                 );
             }
         }

@@ -210,6 +210,23 @@ fn command_lines_behave_as_with_iree_run_module() {
             1,
         ),
         (
+            "--expected_output: a mismatch prints both views whatever \
+             --output_max_element_count says",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1".into(),
+                "--input=2x3xf32=2".into(),
+                "--expected_output=2x3xf32=3,3,3,3,3,4".into(),
+                "--output_max_element_count=2".into(),
+            ],
+            None,
+            "EXEC @add\n[FAILED] result[0]: element at index 5 (3) does not match the \
+             expected (4); expected that the view is equal to contents of a view of 2x3xf32\n  \
+             expected:\n2x3xf32=[3 3 3][3 3 4]\n  actual:\n2x3xf32=[3 3 3][3 3 3]\n",
+            1,
+        ),
+        (
             "--expected_output: equal values match under a negative tolerance",
             vec![
                 add.clone(),
