@@ -561,6 +561,18 @@ fn buffer_views_print_as_iree_run_module_prints_them() {
     let dir = tempfile::tempdir().unwrap();
     let (ours, theirs) = assemble("value_views", dir.path());
     let add = format!("--module={}", repo_file("tests/models/add.vmfb"));
+    // Every encoding of the 8-bit float types, read as raw bytes.
+    let every_byte = dir.path().join("every_byte.bin");
+    std::fs::write(&every_byte, (0..=255u8).collect::<Vec<u8>>()).unwrap();
+    let npy_output = format!("--output=@{}", dir.path().join("f8.npy").display());
+    let every = |t: &str| format!("--input=256x{t}=@{}", every_byte.display());
+    let (e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, e8m0fnu) = (
+        every("f8E4M3FN"),
+        every("f8E5M2"),
+        every("f8E4M3FNUZ"),
+        every("f8E5M2FNUZ"),
+        every("f8E8M0FNU"),
+    );
     let rows: &[(&str, &[&str])] = &[
         ("pass", &["--input=f32=5"]),
         ("pass", &["--input=0x3xf32="]),
@@ -611,6 +623,49 @@ fn buffer_views_print_as_iree_run_module_prints_them() {
                 "--expected_output=i8=3",
                 "--expected_output=2xf32=1",
             ],
+        ),
+        // The 8-bit float types: rounding, overflow, NaN, -0 and
+        // subnormals as the reference converts them, and every encoding
+        // printed.
+        (
+            "pass",
+            &["--input=8xf8E4M3FN=448,464,465,-0,0.3,1e-10,0.0009765625,0.00097657"],
+        ),
+        (
+            "pass",
+            &["--input=6xf8E5M2=57344,61440,1e6,-inf,nan,1.5e-5"],
+        ),
+        ("pass", &["--input=5xf8E4M3FNUZ=240,248,-0,nan,0.001"]),
+        ("pass", &["--input=4xf8E5M2FNUZ=57344,-1,7.6e-6,inf"]),
+        ("pass", &["--input=7xf8E8M0FNU=3,0.75,-1,0,1e-10,3e38,nan"]),
+        ("pass", &[&e4m3fn, "--output_max_element_count=256"]),
+        ("pass", &[&e5m2, "--output_max_element_count=256"]),
+        ("pass", &[&e4m3fnuz, "--output_max_element_count=256"]),
+        ("pass", &[&e5m2fnuz, "--output_max_element_count=256"]),
+        ("pass", &[&e8m0fnu, "--output_max_element_count=256"]),
+        // Compared exactly: 1.1 is 1 in f8E5M2, 1.25 its neighbour.
+        (
+            "two",
+            &[
+                "--input=2xf8E5M2=1,2",
+                "--input=f32=0",
+                "--expected_output=f32=0",
+                "--expected_output=2xf8E5M2=1.1,2",
+            ],
+        ),
+        (
+            "two",
+            &[
+                "--input=2xf8E5M2=1,2",
+                "--input=f32=0",
+                "--expected_output=f32=0",
+                "--expected_output=2xf8E5M2=1.25,2",
+            ],
+        ),
+        // NumPy has no 8-bit floats: UNIMPLEMENTED, as there.
+        (
+            "pass",
+            &["--input=2xf8E4M3FN=1,2", &npy_output, "--output="],
         ),
     ];
     let cases: Vec<Probe> = rows
@@ -1516,6 +1571,27 @@ fn differences_from_iree_run_module() {
         (
             "EXEC @pass\nresult[0]: hal.buffer_view\n2xf32=1 1\nresult[1]: i32=1\n",
             Some(0)
+        ),
+        "{}",
+        out.stderr
+    );
+    // An f8E4M3FN result that does not match: iree-run-module aborts
+    // (SIGABRT) while reporting it; irvm reports it as for any type.
+    let out = run(&[
+        format!("--module={views}"),
+        "--function=two".into(),
+        "--input=2xf8E4M3FN=1,2".into(),
+        "--input=f32=0".into(),
+        "--expected_output=f32=0".into(),
+        "--expected_output=2xf8E4M3FN=1.125,2".into(),
+    ]);
+    assert_eq!(
+        (out.stdout.as_str(), out.status),
+        (
+            "EXEC @two\n[FAILED] result[1]: element at index 0 (1) does not match the expected \
+             (1.125); expected that the view is equal to contents of a view of 2xf8E4M3FN\n  \
+             expected:\n2xf8E4M3FN=1.125 2\n  actual:\n2xf8E4M3FN=1 2\n",
+            Some(1)
         ),
         "{}",
         out.stderr
