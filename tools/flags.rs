@@ -6,7 +6,10 @@
 //!   an earlier one);
 //! - `--flag_name` and `--flag-name` both name a flag, whichever spelling
 //!   irvm declares it with;
-//! - a boolean flag may carry `=true`/`=false` (`--trace_execution=false`);
+//! - a boolean flag may carry a value: IREE's flags take `true`, `1` and an
+//!   empty value (`--trace_execution=`) as true, `false` and `0` as false;
+//!   Google Benchmark's (`--benchmark_*`) also take its other spellings
+//!   (`yes`/`no`, `on`/`off`, `t`/`f`, `y`/`n`, any case: [`benchmark_bool`]);
 //! - flags of iree-run-module / iree-benchmark-module that mean nothing for
 //!   irvm's CPU runtime (GPU drivers, device profiling, capture and replay,
 //!   task-system tuning, allocator and plugin selection) are accepted and
@@ -117,7 +120,7 @@ pub fn ignored_help(lists: &[&[(&str, &str)]]) -> String {
     }
     text.push_str(
         "Every flag may be spelled with `_` or `-` (`--print_statistics`, `--print-statistics`), \
-         booleans take `=true`/`=false`, and --flagfile=PATH reads one flag per line.",
+         booleans take `=true`/`=1`/`=` and `=false`/`=0` (`--benchmark_*` also `yes`/`no`, `on`/`off`), and --flagfile=PATH reads one flag per line.",
     );
     text
 }
@@ -130,6 +133,9 @@ const MAX_FLAGFILE_DEPTH: usize = 16;
 pub struct Known {
     pub names: HashSet<String>,
     pub switches: HashSet<String>,
+    /// Boolean flags declared with an optional value (`--pretty`,
+    /// `--pretty=false`).
+    pub bools: HashSet<String>,
     pub ignored: Vec<&'static [(&'static str, &'static str)]>,
 }
 
@@ -171,10 +177,17 @@ pub fn normalize(
             .into_iter()
             .find(|n| known.names.contains(n));
         match spelled {
-            Some(n) if known.switches.contains(&n) => match value.as_deref() {
-                None | Some("true") | Some("1") => out.push(format!("--{n}")),
-                Some("false") | Some("0") => {}
-                Some(v) => out.push(format!("--{n}={v}")), // clap reports it
+            Some(n) if known.switches.contains(&n) => match bool_value(&n, value.as_deref()) {
+                Some(true) => out.push(format!("--{n}")),
+                Some(false) => {}
+                None => out.push(format!("--{n}={}", value.unwrap_or_default())), // clap reports it
+            },
+            Some(n) if known.bools.contains(&n) => match bool_value(&n, value.as_deref()) {
+                Some(b) if value.is_some() => out.push(format!("--{n}={b}")),
+                _ => out.push(match value {
+                    Some(v) => format!("--{n}={v}"), // clap reports it
+                    None => format!("--{n}"),
+                }),
             },
             Some(n) => out.push(match value {
                 Some(v) => format!("--{n}={v}"),
@@ -189,6 +202,37 @@ pub fn normalize(
         }
     }
     Ok(out)
+}
+
+/// The value of boolean flag `name` given as `value` (`None`: the flag
+/// alone), or `None` when it is not a boolean spelling. IREE's flags
+/// library reads an empty value as true (`--print_statistics=`); its other
+/// values than `true`/`1`/`false`/`0` it reads as false without a word,
+/// which irvm refuses rather than guess. Google Benchmark's flags
+/// (`benchmark_*`) are read as it reads them ([`benchmark_bool`]).
+fn bool_value(name: &str, value: Option<&str>) -> Option<bool> {
+    let value = value.unwrap_or("");
+    if name.starts_with("benchmark") {
+        return Some(benchmark_bool(value));
+    }
+    match value {
+        "" | "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Google Benchmark's `IsTruthyFlagValue`: empty is true; one character is
+/// true when it is a letter or digit other than `0`, `f`, `F`, `n`, `N`;
+/// longer values are true unless they are `false`, `no` or `off` in any
+/// case.
+pub fn benchmark_bool(value: &str) -> bool {
+    let mut chars = value.chars();
+    match (chars.next(), chars.next()) {
+        (None, _) => true,
+        (Some(c), None) => c.is_ascii_alphanumeric() && !"0fFnN".contains(c),
+        _ => !["false", "no", "off"].contains(&value.to_ascii_lowercase().as_str()),
+    }
 }
 
 /// Largest flagfile read (`--flagfile=/dev/zero` must not exhaust memory).
@@ -269,11 +313,17 @@ mod tests {
                 "function",
                 "trace-execution",
                 "output_max_element_count",
+                "benchmark_list_tests",
+                "pretty",
             ]
             .iter()
             .map(|s| s.to_string())
             .collect(),
-            switches: ["trace-execution".to_string()].into_iter().collect(),
+            switches: ["trace-execution", "benchmark_list_tests"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            bools: ["pretty".to_string()].into_iter().collect(),
             ignored: vec![IGNORED],
         })
     }
@@ -303,6 +353,60 @@ mod tests {
         assert_eq!(
             norm(&["irvm", "run", "--trace_execution=false", "--module=m"]),
             ["irvm", "run", "--module=m"]
+        );
+    }
+
+    #[test]
+    fn boolean_values_as_iree_and_google_benchmark_read_them() {
+        // IREE: an empty value is true; other words are left to clap.
+        assert_eq!(
+            norm(&["irvm", "run", "--trace_execution=", "--module=m"]),
+            ["irvm", "run", "--trace-execution", "--module=m"]
+        );
+        assert_eq!(
+            norm(&["irvm", "run", "--trace_execution=yes"]),
+            ["irvm", "run", "--trace-execution=yes"]
+        );
+        // Google Benchmark: its truthy spellings.
+        for (v, on) in [
+            ("", true),
+            ("yes", true),
+            ("TRUE", true),
+            ("on", true),
+            ("2", true),
+            ("t", true),
+            ("no", false),
+            ("OFF", false),
+            ("f", false),
+            ("N", false),
+            ("0", false),
+            ("-", false),
+        ] {
+            let flag = format!("--benchmark_list_tests={v}");
+            let want: &[&str] = if on {
+                &["irvm", "bench", "--benchmark_list_tests"]
+            } else {
+                &["irvm", "bench"]
+            };
+            assert_eq!(norm(&["irvm", "bench", &flag]), want, "{flag}");
+        }
+        // A boolean with an optional value (`irvm dump --pretty`).
+        for (v, b) in [
+            ("1", "true"),
+            ("", "true"),
+            ("0", "false"),
+            ("false", "false"),
+        ] {
+            let flag = format!("--pretty={v}");
+            assert_eq!(
+                norm(&["irvm", "dump", &flag, "m.vmfb"]),
+                ["irvm", "dump", &format!("--pretty={b}"), "m.vmfb"],
+                "{flag}"
+            );
+        }
+        assert_eq!(
+            norm(&["irvm", "dump", "--pretty", "--pretty=yes"]),
+            ["irvm", "dump", "--pretty", "--pretty=yes"]
         );
     }
 

@@ -66,6 +66,7 @@ fn known_flags(cmd: &clap::Command, name: &str) -> Option<flags::Known> {
     let mut known = flags::Known {
         names: Default::default(),
         switches: Default::default(),
+        bools: Default::default(),
         ignored: ignored_by(name),
     };
     for arg in sub.get_arguments() {
@@ -74,10 +75,26 @@ fn known_flags(cmd: &clap::Command, name: &str) -> Option<flags::Known> {
             known.names.insert(long.to_string());
             if !takes_value {
                 known.switches.insert(long.to_string());
+            } else if is_optional_bool(arg) {
+                known.bools.insert(long.to_string());
             }
         }
     }
     Some(known)
+}
+
+/// Whether `arg` is a boolean that may be given without a value
+/// (`--pretty`, `--pretty=false`).
+fn is_optional_bool(arg: &clap::Arg) -> bool {
+    let optional = arg
+        .get_num_args()
+        .is_some_and(|n| n.min_values() == 0 && n.max_values() == 1);
+    let names: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .map(|v| v.get_name().to_string())
+        .collect();
+    optional && names == ["true", "false"]
 }
 
 /// The lists of IREE flags subcommand `name` accepts and ignores.

@@ -217,8 +217,10 @@ pub fn ensure_inline_hal(ctx: &mut Context) -> Result<(), String> {
 
 /// Parses a reference-typed `--input` as a buffer view: a tensor literal
 /// (`4x8xf32=1`, `2x2xi32=[1 2][3 4]`, `f32=0.5`), raw bytes from a file
-/// (`4xf32=@raw.bin`), or an array from a NumPy file (`@x.npy` reads its
-/// first array, `+x.npy` the next one of the file last opened that way).
+/// (`4xf32=@raw.bin` reads its first bytes, `4xf32=+raw.bin` the bytes
+/// after those the last `@`/`+` of that file read), or an array from a
+/// NumPy file (`@x.npy` reads its first array, `+x.npy` the next one of
+/// the file last opened that way).
 pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
     // The caller adds which input this was.
     let fail = |m: String| m;
@@ -228,18 +230,32 @@ pub fn parse_buffer_view_input(text: &str) -> Result<Value, String> {
     if let Some(path) = text.strip_prefix('+') {
         return npy_input(path, false).map_err(fail);
     }
-    if let Some((meta, path)) = text.split_once("=@") {
+    // As iree-run-module: a value that starts with `@` or `+` names a file
+    // (`f32=+1` too), never elements.
+    let raw_file = text.split_once('=').and_then(|(meta, value)| {
+        match (value.strip_prefix('@'), value.strip_prefix('+')) {
+            (Some(path), _) => Some((meta, path, true)),
+            (None, Some(path)) => Some((meta, path, false)),
+            (None, None) => None,
+        }
+    });
+    if let Some((meta, path, reopen)) = raw_file {
         let trap = |t: irvm::Trap| fail(format!("{}; {}", t.code, t.message));
         let spec = hal::TensorType::parse(meta).map_err(trap)?;
         let want = spec.byte_length().map_err(trap)?;
         check_input_size(want).map_err(fail)?;
-        // As iree-run-module: the file's first bytes (a longer file, or an
-        // endless stream, is read only that far; a shorter one is an error).
-        let file = std::fs::File::open(path)
-            .map_err(|e| fail(format!("UNKNOWN; unable to open file `{path}`: {e}")))?;
+        // As iree-run-module: the bytes the tensor needs, from the start
+        // (`@`) or from where the file's stream stopped (`+`, which opens
+        // the file when no input read it yet); a longer file, or an endless
+        // stream, is read only that far, a shorter one is an error. The
+        // streams are those of the NumPy inputs (one per path).
+        let mut streams = open_stream(path, reopen).map_err(fail)?;
+        let Some(reader) = streams.get_mut(path) else {
+            return Err(format!("INTERNAL; `{path}` not open"));
+        };
         // Read straight into the view's buffer (no second copy).
         return hal::BufferView::written_by(&spec.shape, spec.element_type, |b| {
-            read_exactly_into(file, b)
+            read_exactly_into(reader, b)
         })
         .map(hal::BufferView::into_value)
         .map_err(trap);
@@ -285,13 +301,32 @@ pub(crate) fn read_exactly_into(
     })
 }
 
-type Streams =
-    std::sync::Mutex<std::collections::HashMap<String, std::io::BufReader<std::fs::File>>>;
+/// An input file open at its read position.
+type StreamReader = std::io::BufReader<std::fs::File>;
 
-/// NumPy files being read by `--input=@f`/`+f`, open at their read position.
+type Streams = std::sync::Mutex<std::collections::HashMap<String, StreamReader>>;
+
+/// Files being read by `--input=@f`/`+f` (NumPy) and `--input=4xf32=@f`/`+f`
+/// (raw bytes), open at their read position.
 fn npy_streams() -> &'static Streams {
     static STREAMS: OnceLock<Streams> = OnceLock::new();
     STREAMS.get_or_init(Default::default)
+}
+
+/// The input streams, with `path`'s open: opened afresh when `reopen` or
+/// when no input opened it yet, else where the last read left it.
+fn open_stream(
+    path: &str,
+    reopen: bool,
+) -> Result<std::sync::MutexGuard<'static, std::collections::HashMap<String, StreamReader>>, String>
+{
+    let mut streams = npy_streams().lock().unwrap_or_else(|e| e.into_inner());
+    if reopen || !streams.contains_key(path) {
+        let file = std::fs::File::open(path)
+            .map_err(|e| format!("UNKNOWN; unable to open file `{path}`: {e}"))?;
+        streams.insert(path.to_string(), std::io::BufReader::new(file));
+    }
+    Ok(streams)
 }
 
 fn npy_input(path: &str, reopen: bool) -> Result<Value, String> {
@@ -302,12 +337,7 @@ fn npy_input(path: &str, reopen: bool) -> Result<Value, String> {
                 .into(),
         );
     }
-    let mut streams = npy_streams().lock().unwrap_or_else(|e| e.into_inner());
-    if reopen || !streams.contains_key(path) {
-        let file = std::fs::File::open(path)
-            .map_err(|e| format!("UNKNOWN; unable to open file `{path}`: {e}"))?;
-        streams.insert(path.to_string(), std::io::BufReader::new(file));
-    }
+    let mut streams = open_stream(path, reopen)?;
     let Some(reader) = streams.get_mut(path) else {
         return Err(format!("INTERNAL; `{path}` not open"));
     };
@@ -325,8 +355,14 @@ pub struct ResultArgs {
     /// bytes), or empty to skip it.
     #[arg(long = "output", allow_hyphen_values = true)]
     outputs: Vec<String>,
-    /// Most elements of each printed tensor (`...` marks the cut).
-    #[arg(long = "output_max_element_count", default_value_t = hal::DEFAULT_MAX_ELEMENTS)]
+    /// Most elements of each printed tensor (`...` marks the cut); a
+    /// negative count (`-1`) sets no limit, as in iree-run-module.
+    #[arg(
+        long = "output_max_element_count",
+        default_value_t = hal::DEFAULT_MAX_ELEMENTS,
+        allow_hyphen_values = true,
+        value_parser = element_count
+    )]
     max_elements: usize,
     /// The expected value of each result (`3xf32=1,2,3`); compared instead
     /// of printing; a mismatch exits with status 1.
@@ -347,10 +383,21 @@ pub struct ResultArgs {
     /// Relative tolerance in approximate mode.
     #[arg(long = "expected_rtol", default_value_t = 1e-5)]
     rtol: f64,
-    /// `approximate` (|actual - expected| <= atol + rtol * |expected|, NaN
-    /// equals NaN) or `exact` (byte equality).
+    /// `approximate` (equal values, or |actual - expected| <= atol + rtol *
+    /// |expected| for finite ones; NaN equals NaN, an infinity only itself)
+    /// or `exact` (byte equality).
     #[arg(long = "equality_mode", default_value = "approximate")]
     equality_mode: String,
+}
+
+/// `--output_max_element_count`'s value: a whole number; negative ones
+/// mean no limit (iree-run-module keeps the count as a signed integer and
+/// compares it as an unsigned size).
+fn element_count(text: &str) -> Result<usize, String> {
+    let count: i64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number of elements"))?;
+    Ok(usize::try_from(count).unwrap_or(usize::MAX))
 }
 
 /// What became of the results.
@@ -546,12 +593,18 @@ impl ResultArgs {
             };
             if let Some(why) = self.mismatch(want, have, exact)? {
                 all = false;
-                let expected_text = self.format(want, i)?;
+                // As iree-run-module: both views cut at its default count,
+                // whatever --output_max_element_count says.
+                let format = |view: &hal::BufferView| {
+                    hal::format_buffer_view(view, hal::DEFAULT_MAX_ELEMENTS)
+                        .map_err(|t| format!("{}; formatting result {i}: {}", t.code, t.message))
+                };
                 outln!(
                     "[FAILED] result[{i}]: {why}; expected that the view is equal to contents of \
-                     a view of {}\n  expected:\n{expected_text}\n  actual:\n{}",
+                     a view of {}\n  expected:\n{}\n  actual:\n{}",
                     hal::shape_text(&want.shape, want.element_type),
-                    self.format(have, i)?
+                    format(want)?,
+                    format(have)?
                 );
             }
         }
@@ -665,7 +718,16 @@ impl ResultArgs {
             let equal = match (exact, atol) {
                 (false, Some(atol)) => {
                     let (x, y) = (ty.element_as_f64(x), ty.element_as_f64(y));
-                    (x.is_nan() && y.is_nan()) || (x - y).abs() <= atol + self.rtol * y.abs()
+                    // As in iree-run-module: equal values match whatever
+                    // the tolerances (INF and INF, whose difference is NaN;
+                    // any value under a negative or NaN tolerance), and an
+                    // infinity matches only itself (the tolerance of an
+                    // expected INF, rtol * INF, would take any value).
+                    x == y
+                        || (x.is_nan() && y.is_nan())
+                        || (x.is_finite()
+                            && y.is_finite()
+                            && (x - y).abs() <= atol + self.rtol * y.abs())
                 }
                 _ => x == y,
             };

@@ -152,6 +152,109 @@ fn command_lines_behave_as_with_iree_run_module() {
             "EXEC @add\nresult[0]: hal.buffer_view\n2x3xf32=[3 3...][...]\n",
             0,
         ),
+        (
+            "a negative --output_max_element_count sets no limit",
+            with(
+                vec![
+                    add.clone(),
+                    "--function=add".into(),
+                    "--output_max_element_count=-1".into(),
+                ],
+                inputs(),
+            ),
+            None,
+            ADD,
+            0,
+        ),
+        (
+            "--expected_output: INF matches INF, -0 matches 0 (approximate mode)",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=inf,-inf,-0,1,2,3".into(),
+                "--input=2x3xf32=0".into(),
+                "--expected_output=2x3xf32=inf,-inf,0,1,2,3".into(),
+            ],
+            None,
+            "EXEC @add\n[SUCCESS] all function outputs matched their expected values.\n",
+            0,
+        ),
+        (
+            "--expected_output: an expected INF takes no finite value, nor -INF",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1,-inf,1e38,1,2,3".into(),
+                "--input=2x3xf32=0".into(),
+                "--expected_output=2x3xf32=1,inf,inf,1,2,3".into(),
+            ],
+            None,
+            "EXEC @add\n[FAILED] result[0]: element at index 1 (-INF) does not match the \
+             expected (INF); expected that the view is equal to contents of a view of 2x3xf32\n  \
+             expected:\n2x3xf32=[1 INF INF][1 2 3]\n  actual:\n2x3xf32=[1 -INF 1E+38][1 2 3]\n",
+            1,
+        ),
+        (
+            "--expected_output: an expected INF takes no finite value",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1e38,1,1,1,2,3".into(),
+                "--input=2x3xf32=0".into(),
+                "--expected_output=2x3xf32=inf,1,1,1,2,3".into(),
+            ],
+            None,
+            "EXEC @add\n[FAILED] result[0]: element at index 0 (1E+38) does not match the \
+             expected (INF); expected that the view is equal to contents of a view of 2x3xf32\n  \
+             expected:\n2x3xf32=[INF 1 1][1 2 3]\n  actual:\n2x3xf32=[1E+38 1 1][1 2 3]\n",
+            1,
+        ),
+        (
+            "--expected_output: a mismatch prints both views whatever \
+             --output_max_element_count says",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1".into(),
+                "--input=2x3xf32=2".into(),
+                "--expected_output=2x3xf32=3,3,3,3,3,4".into(),
+                "--output_max_element_count=2".into(),
+            ],
+            None,
+            "EXEC @add\n[FAILED] result[0]: element at index 5 (3) does not match the \
+             expected (4); expected that the view is equal to contents of a view of 2x3xf32\n  \
+             expected:\n2x3xf32=[3 3 3][3 3 4]\n  actual:\n2x3xf32=[3 3 3][3 3 3]\n",
+            1,
+        ),
+        (
+            "--expected_output: equal values match under a negative tolerance",
+            vec![
+                add.clone(),
+                "--function=add".into(),
+                "--input=2x3xf32=1".into(),
+                "--input=2x3xf32=2".into(),
+                "--expected_output=2x3xf32=3".into(),
+                "--expected_f32_threshold=-1".into(),
+                "--expected_rtol=nan".into(),
+            ],
+            None,
+            "EXEC @add\n[SUCCESS] all function outputs matched their expected values.\n",
+            0,
+        ),
+        (
+            "a boolean flag with an empty value is true",
+            with(
+                vec![
+                    add.clone(),
+                    "--function=add".into(),
+                    "--print_statistics=".into(),
+                ],
+                inputs(),
+            ),
+            None,
+            ADD,
+            0,
+        ),
     ];
     let irvm = Path::new(env!("CARGO_BIN_EXE_irvm"));
     let reference = common::peer_bin(&["iree-run-module"]).map(|b| b.join("iree-run-module"));
@@ -458,6 +561,18 @@ fn buffer_views_print_as_iree_run_module_prints_them() {
     let dir = tempfile::tempdir().unwrap();
     let (ours, theirs) = assemble("value_views", dir.path());
     let add = format!("--module={}", repo_file("tests/models/add.vmfb"));
+    // Every encoding of the 8-bit float types, read as raw bytes.
+    let every_byte = dir.path().join("every_byte.bin");
+    std::fs::write(&every_byte, (0..=255u8).collect::<Vec<u8>>()).unwrap();
+    let npy_output = format!("--output=@{}", dir.path().join("f8.npy").display());
+    let every = |t: &str| format!("--input=256x{t}=@{}", every_byte.display());
+    let (e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, e8m0fnu) = (
+        every("f8E4M3FN"),
+        every("f8E5M2"),
+        every("f8E4M3FNUZ"),
+        every("f8E5M2FNUZ"),
+        every("f8E8M0FNU"),
+    );
     let rows: &[(&str, &[&str])] = &[
         ("pass", &["--input=f32=5"]),
         ("pass", &["--input=0x3xf32="]),
@@ -508,6 +623,49 @@ fn buffer_views_print_as_iree_run_module_prints_them() {
                 "--expected_output=i8=3",
                 "--expected_output=2xf32=1",
             ],
+        ),
+        // The 8-bit float types: rounding, overflow, NaN, -0 and
+        // subnormals as the reference converts them, and every encoding
+        // printed.
+        (
+            "pass",
+            &["--input=8xf8E4M3FN=448,464,465,-0,0.3,1e-10,0.0009765625,0.00097657"],
+        ),
+        (
+            "pass",
+            &["--input=6xf8E5M2=57344,61440,1e6,-inf,nan,1.5e-5"],
+        ),
+        ("pass", &["--input=5xf8E4M3FNUZ=240,248,-0,nan,0.001"]),
+        ("pass", &["--input=4xf8E5M2FNUZ=57344,-1,7.6e-6,inf"]),
+        ("pass", &["--input=7xf8E8M0FNU=3,0.75,-1,0,1e-10,3e38,nan"]),
+        ("pass", &[&e4m3fn, "--output_max_element_count=256"]),
+        ("pass", &[&e5m2, "--output_max_element_count=256"]),
+        ("pass", &[&e4m3fnuz, "--output_max_element_count=256"]),
+        ("pass", &[&e5m2fnuz, "--output_max_element_count=256"]),
+        ("pass", &[&e8m0fnu, "--output_max_element_count=256"]),
+        // Compared exactly: 1.1 is 1 in f8E5M2, 1.25 its neighbour.
+        (
+            "two",
+            &[
+                "--input=2xf8E5M2=1,2",
+                "--input=f32=0",
+                "--expected_output=f32=0",
+                "--expected_output=2xf8E5M2=1.1,2",
+            ],
+        ),
+        (
+            "two",
+            &[
+                "--input=2xf8E5M2=1,2",
+                "--input=f32=0",
+                "--expected_output=f32=0",
+                "--expected_output=2xf8E5M2=1.25,2",
+            ],
+        ),
+        // NumPy has no 8-bit floats: UNIMPLEMENTED, as there.
+        (
+            "pass",
+            &["--input=2xf8E4M3FN=1,2", &npy_output, "--output="],
         ),
     ];
     let cases: Vec<Probe> = rows
@@ -958,6 +1116,80 @@ fn csv_rows(text: &str) -> Vec<(String, u64)> {
 /// `--benchmark_context` the context, `--enable_output_processing` the
 /// last call's results (one function only). With the reference installed,
 /// the same command lines give the same names and iteration counts.
+/// Boolean flags with a value, as the reference tools read them: IREE's
+/// flags (`irvm dump --bytecode_offsets=1`, `--pretty=`) take `1` and an
+/// empty value as true and `0` as false; Google Benchmark's
+/// (`--benchmark_list_tests=yes`) also take `yes`/`no`, `on`/`off` and
+/// other cases. Compared with the reference tools when installed.
+#[test]
+fn boolean_flag_values_as_the_reference_tools_read_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ours, _) = assemble("shadow_1", dir.path());
+    let module = format!("--module={ours}");
+    let bench = peer("iree-benchmark-module");
+    let listed = "BM_which/process_time/real_time\nBM_only1/process_time/real_time\n";
+    for (value, lists) in [
+        ("yes", true),
+        ("TRUE", true),
+        ("", true),
+        ("1", true),
+        ("no", false),
+        ("off", false),
+        ("f", false),
+    ] {
+        // Not listing would time the functions: a dry run keeps it short.
+        let args = vec![
+            module.clone(),
+            format!("--benchmark_list_tests={value}"),
+            "--benchmark_dry_run".to_string(),
+            "--benchmark_format=csv".to_string(),
+        ];
+        let mut ours_args = vec!["bench".to_string()];
+        ours_args.extend(args.iter().cloned());
+        let out = run_tool(irvm_bin(), &ours_args);
+        assert_eq!(out.status, Some(0), "{value}: {}", out.stderr);
+        assert_eq!(out.stdout == listed, lists, "{value}: {}", out.stdout);
+        if let Some(bench) = &bench {
+            let theirs = run_tool(bench, &args);
+            assert_eq!(theirs.status, Some(0), "{value}: {}", theirs.stderr);
+            assert_eq!(theirs.stdout == listed, lists, "{value}: {}", theirs.stdout);
+        }
+    }
+    let dump = peer("iree-dump-module");
+    let vmfb = repo_file("tests/models/add.vmfb");
+    let dumped = |flags: &[&str]| {
+        let mut args: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
+        args.push(vmfb.clone());
+        let mut ours_args = vec!["dump".to_string()];
+        ours_args.extend(args.iter().cloned());
+        let out = run_tool(irvm_bin(), &ours_args);
+        assert_eq!(out.status, Some(0), "{flags:?}: {}", out.stderr);
+        if let Some(dump) = &dump {
+            let theirs = run_tool(dump, &args);
+            assert_eq!(
+                theirs.stdout, out.stdout,
+                "{flags:?}: irvm vs iree-dump-module"
+            );
+        }
+        out.stdout
+    };
+    let offsets = dumped(&["--output=disassembly", "--bytecode_offsets"]);
+    let plain = dumped(&["--output=disassembly"]);
+    assert_ne!(offsets, plain);
+    for value in ["1", "", "true"] {
+        let flag = format!("--bytecode_offsets={value}");
+        assert_eq!(dumped(&["--output=disassembly", &flag]), offsets, "{flag}");
+    }
+    for value in ["0", "false"] {
+        let flag = format!("--bytecode_offsets={value}");
+        assert_eq!(dumped(&["--output=disassembly", &flag]), plain, "{flag}");
+    }
+    let pretty = dumped(&["--output=flatbuffer-json", "--pretty"]);
+    assert_eq!(dumped(&["--output=flatbuffer-json", "--pretty=1"]), pretty);
+    assert_eq!(dumped(&["--output=flatbuffer-json", "--pretty="]), pretty);
+    assert_ne!(dumped(&["--output=flatbuffer-json", "--pretty=0"]), pretty);
+}
+
 #[test]
 fn bench_flags_as_iree_benchmark_module() {
     let dir = tempfile::tempdir().unwrap();
@@ -1343,10 +1575,43 @@ fn differences_from_iree_run_module() {
         "{}",
         out.stderr
     );
+    // An f8E4M3FN result that does not match: iree-run-module aborts
+    // (SIGABRT) while reporting it; irvm reports it as for any type.
+    let out = run(&[
+        format!("--module={views}"),
+        "--function=two".into(),
+        "--input=2xf8E4M3FN=1,2".into(),
+        "--input=f32=0".into(),
+        "--expected_output=f32=0".into(),
+        "--expected_output=2xf8E4M3FN=1.125,2".into(),
+    ]);
+    assert_eq!(
+        (out.stdout.as_str(), out.status),
+        (
+            "EXEC @two\n[FAILED] result[1]: element at index 0 (1) does not match the expected \
+             (1.125); expected that the view is equal to contents of a view of 2xf8E4M3FN\n  \
+             expected:\n2xf8E4M3FN=1.125 2\n  actual:\n2xf8E4M3FN=1 2\n",
+            Some(1)
+        ),
+        "{}",
+        out.stderr
+    );
     // An unknown flag is a usage error (status 2); the dashed spelling of
     // a flag is not unknown.
     let out = run(&[format!("--module={kinds}"), "--no_such_flag=1".into()]);
     assert_eq!(out.status, Some(2), "{}", out.stderr);
+    // A boolean IREE flag with a word IREE reads as false without a word
+    // is a usage error.
+    for value in ["yes", "on", "TRUE"] {
+        let out = run(&[
+            format!("--module={kinds}"),
+            "--function=echo_i32".into(),
+            "--input=5".into(),
+            format!("--print_statistics={value}"),
+        ]);
+        assert_eq!(out.status, Some(2), "{value}: {}", out.stderr);
+        assert!(out.stderr.contains(value), "{value}: {}", out.stderr);
+    }
     let out = run(&[
         format!("--module={kinds}"),
         "--function=echo_i32".into(),

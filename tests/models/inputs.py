@@ -8,6 +8,9 @@ with open("in--two.npy", "wb") as f:
     np.save(f, np.arange(6, dtype=np.float32).reshape(2, 3))
     np.save(f, np.full((2, 3), 0.5, dtype=np.float32))
 np.arange(6, dtype=np.float32).tofile("in--raw.bin")
+# Two 2x3xf32 tensors one after the other: `=+FILE` reads on where the
+# last `=@FILE`/`=+FILE` of that file stopped.
+np.arange(12, dtype=np.float32).tofile("in--raw12.bin")
 # iree-run-module reads a raw file's first bytes (a longer file is fine, a
 # shorter one is OUT_OF_RANGE).
 np.arange(8, dtype=np.float32).tofile("in--long.bin")

@@ -27,7 +27,26 @@ pub mod numerical {
     pub const FLOAT_BRAIN: u32 = 0x22;
     /// Complex floats (`cf64`, NumPy's `c`).
     pub const FLOAT_COMPLEX: u32 = 0x23;
+    /// `f8E5M2` (IEEE-like 8-bit float, with infinities).
+    pub const FLOAT_8_E5M2: u32 = 0x24;
+    /// `f8E4M3FN` (finite 8-bit float).
+    pub const FLOAT_8_E4M3_FN: u32 = 0x25;
+    /// `f8E5M2FNUZ` (finite, no negative zero).
+    pub const FLOAT_8_E5M2_FNUZ: u32 = 0x26;
+    /// `f8E4M3FNUZ` (finite, no negative zero).
+    pub const FLOAT_8_E4M3_FNUZ: u32 = 0x27;
+    /// `f8E8M0FNU` (an unsigned power of two).
+    pub const FLOAT_8_E8M0_FNU: u32 = 0x28;
 }
+
+/// The 8-bit float types: numerical type and name.
+const FP8_NAMES: [(u32, &str); 5] = [
+    (numerical::FLOAT_8_E5M2, "f8E5M2"),
+    (numerical::FLOAT_8_E4M3_FN, "f8E4M3FN"),
+    (numerical::FLOAT_8_E5M2_FNUZ, "f8E5M2FNUZ"),
+    (numerical::FLOAT_8_E4M3_FNUZ, "f8E4M3FNUZ"),
+    (numerical::FLOAT_8_E8M0_FNU, "f8E8M0FNU"),
+];
 
 impl ElementType {
     /// `f32`.
@@ -81,8 +100,15 @@ impl ElementType {
         (self.bits() as usize).div_ceil(8)
     }
 
-    /// The name iree-run-module prints (`f32`, `si32`, `ui8`, `i1`, `bf16`).
+    /// The name iree-run-module prints (`f32`, `si32`, `ui8`, `i1`, `bf16`,
+    /// `f8E4M3FN`).
     pub fn name(self) -> String {
+        if let Some((_, name)) = FP8_NAMES
+            .iter()
+            .find(|(n, _)| *n == self.numerical() && self.bits() == 8)
+        {
+            return name.to_string();
+        }
         let mut bits = self.bits();
         let prefix = match self.numerical() {
             numerical::BOOLEAN => {
@@ -102,6 +128,9 @@ impl ElementType {
 
     /// Parses a type name as iree-run-module's `--input` does.
     pub fn parse(text: &str) -> Result<ElementType, String> {
+        if let Some((n, _)) = FP8_NAMES.iter().find(|(_, name)| *name == text) {
+            return Ok(ElementType::new(*n, 8));
+        }
         let (numerical, rest) = if let Some(r) = text.strip_prefix("si") {
             (numerical::SIGNED, r)
         } else if let Some(r) = text.strip_prefix("ui") {
@@ -164,6 +193,11 @@ impl ElementType {
             (numerical::FLOAT_IEEE, 64) => atod(text).ok_or_else(bad)?.to_le_bytes().to_vec(),
             (numerical::FLOAT_IEEE, 16) => f32_to_f16(float()?).to_le_bytes().to_vec(),
             (numerical::FLOAT_BRAIN, 16) => f32_to_bf16(float()?).to_le_bytes().to_vec(),
+            (numerical::FLOAT_8_E8M0_FNU, 8) => vec![crate::fp8::e8m0_from_f32(float()?)],
+            (_, 8) if self.fp8_format().is_some() => {
+                let format = self.fp8_format().ok_or_else(bad)?;
+                vec![format.encode(float()?)]
+            }
             _ => {
                 // Any other type (i1, booleans, ...) is its bytes in hex.
                 let want = self.byte_size();
@@ -223,6 +257,7 @@ impl ElementType {
                 upper_g(f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64)
             }
             (numerical::FLOAT_IEEE, 64) => upper_g(f64::from_le_bytes(arr(8))),
+            (_, 8) if self.is_fp8() => upper_g(self.element_as_f64(&arr(1)[..1])),
             _ => bytes
                 .iter()
                 .take(self.byte_size())
@@ -250,9 +285,35 @@ impl ElementType {
                 get(4).map(|a| f32::from_le_bytes([a[0], a[1], a[2], a[3]]) as f64)
             }
             (numerical::FLOAT_IEEE, 64) => get(8).map(f64::from_le_bytes),
+            (numerical::FLOAT_8_E8M0_FNU, 8) => {
+                get(1).map(|a| crate::fp8::e8m0_to_f32(a[0]) as f64)
+            }
+            (_, 8) => self
+                .fp8_format()
+                .and_then(|format| Some(format.decode(get(1)?[0]) as f64)),
             _ => None,
         };
         v.unwrap_or(f64::NAN)
+    }
+
+    /// Whether this is one of the 8-bit float types (`f8E4M3FN`, ...).
+    pub fn is_fp8(self) -> bool {
+        self.bits() == 8 && FP8_NAMES.iter().any(|(n, _)| *n == self.numerical())
+    }
+
+    /// The sign-exponent-mantissa format of an 8-bit float type (all but
+    /// `f8E8M0FNU`, a bare exponent).
+    fn fp8_format(self) -> Option<crate::fp8::Fp8Format> {
+        if self.bits() != 8 {
+            return None;
+        }
+        match self.numerical() {
+            numerical::FLOAT_8_E5M2 => Some(crate::fp8::E5M2),
+            numerical::FLOAT_8_E4M3_FN => Some(crate::fp8::E4M3FN),
+            numerical::FLOAT_8_E5M2_FNUZ => Some(crate::fp8::E5M2FNUZ),
+            numerical::FLOAT_8_E4M3_FNUZ => Some(crate::fp8::E4M3FNUZ),
+            _ => None,
+        }
     }
 }
 

@@ -46,6 +46,7 @@ mod device;
 mod element;
 mod executable;
 mod exports;
+mod fp8;
 mod fpu;
 pub mod native;
 pub mod numpy_dtype;
