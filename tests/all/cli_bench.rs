@@ -286,3 +286,49 @@ fn without_function_times_async_external_exports_taking_only_fences() {
     assert!(theirs.status.success(), "{theirs:?}");
     assert_eq!(listed, String::from_utf8_lossy(&theirs.stdout));
 }
+
+/// Where `irvm bench` reads a command line differently from
+/// iree-benchmark-module 3.13 on purpose (docs/COMPATIBILITY.md's
+/// "Command lines" table): what asks for nothing to be timed, or for a
+/// count that is not one, is an error or runs once, never a silent success.
+#[test]
+fn differences_from_iree_benchmark_module() {
+    let Some(m) = vm_bench() else {
+        eprintln!("skipping: ../shared/benchmarks not present");
+        return;
+    };
+    let module = format!("--module={}", m.display());
+    // A filter matching nothing: the reference says so and exits 0.
+    let (_, err, code) = irvm(&[
+        "bench",
+        &module,
+        "--function=empty_func",
+        "--benchmark_filter=no_such_benchmark",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no benchmark matches"), "{err}");
+    // Zero repetitions: the reference prints no row; irvm times once.
+    let (out, err, code) = irvm(&[
+        "bench",
+        &module,
+        "--function=empty_func",
+        "--benchmark_min_time=3x",
+        "--benchmark_repetitions=0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [("BM_empty_func/process_time/real_time".to_string(), 3)]
+    );
+    // No iterations, or negative seconds: the reference runs 0 or 1.
+    for min_time in ["0x", "-1"] {
+        let (_, err, code) = irvm(&[
+            "bench",
+            &module,
+            "--function=empty_func",
+            &format!("--benchmark_min_time={min_time}"),
+        ]);
+        assert_eq!(code, 1, "{min_time}: {err}");
+        assert!(err.contains(min_time), "{min_time}: {err}");
+    }
+}

@@ -1596,6 +1596,56 @@ fn differences_from_iree_run_module() {
         "{}",
         out.stderr
     );
+    // What iree-run-module reads loosely or skips without a word is a
+    // usage error: a number with trailing letters (the reference reads
+    // `4abc` as 4), a stray word, a flag with one dash.
+    for extra in ["--output_max_element_count=4abc", "stray", "-input=5"] {
+        let out = run(&[
+            format!("--module={kinds}"),
+            "--function=echo_i32".into(),
+            "--input=5".into(),
+            extra.into(),
+        ]);
+        assert_eq!(out.status, Some(2), "{extra}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "{extra}");
+    }
+    // A function named with gdb's and the assembly's `@` is found (the
+    // reference: NOT_FOUND).
+    let out = run(&[
+        format!("--module={kinds}"),
+        "--function=@echo_i32".into(),
+        "--input=5".into(),
+    ]);
+    assert_eq!(
+        (out.stdout.as_str(), out.status),
+        ("EXEC @echo_i32\nresult[0]: i32=5\n", Some(0)),
+        "{}",
+        out.stderr
+    );
+    // Long options with their value in the next word, and a bare `--`.
+    let out = run(&[
+        "--module".into(),
+        kinds.clone(),
+        "--function".into(),
+        "echo_i32".into(),
+        "--input".into(),
+        "5".into(),
+        "--".into(),
+    ]);
+    assert_eq!(
+        (out.stdout.as_str(), out.status),
+        ("EXEC @echo_i32\nresult[0]: i32=5\n", Some(0)),
+        "{}",
+        out.stderr
+    );
+    // `irvm as` without --output writes the module to stdout.
+    let assembled = Command::new(irvm_bin())
+        .arg("as")
+        .arg(repo_file("tests/data/value_kinds.vmasm"))
+        .output()
+        .unwrap();
+    assert!(assembled.status.success());
+    assert_eq!(assembled.stdout, std::fs::read(&kinds).unwrap());
     // An unknown flag is a usage error (status 2); the dashed spelling of
     // a flag is not unknown.
     let out = run(&[format!("--module={kinds}"), "--no_such_flag=1".into()]);
