@@ -651,3 +651,90 @@ vm.func @chain(%i0: i32) -> (!vm.list<?>) {
         expected.len()
     );
 }
+
+/// `irvm run` printing a 500x500 result (about 500 KB of text, more than a
+/// pipe holds) with `--output=OUTPUT` and `--timeout=T` to a piped stdout.
+fn large_result_to_a_pipe(output: Option<&str>, timeout: &str) -> std::process::Child {
+    let mut cmd = Command::new(crate::common::cli::irvm_bin());
+    cmd.arg("run")
+        .arg(format!(
+            "--module={}",
+            repo_file("tests/models/dynamic.vmfb")
+        ))
+        .arg("--input=500x500xf32=1")
+        .arg("--output_max_element_count=1000000")
+        .arg(format!("--timeout={timeout}"));
+    if let Some(output) = output {
+        cmd.arg(format!("--output={output}"));
+    }
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn irvm run")
+}
+
+#[test]
+fn results_to_a_stdout_pipe_nobody_reads_end_at_the_timeout() {
+    // `irvm run ... --timeout=1 | (sleep 100)`: the write to stdout blocks
+    // once the pipe is full; it is bounded by --timeout as an output file
+    // is, and the error names what was being written.
+    for output in [Some("-"), None] {
+        let mut child = large_result_to_a_pipe(output, "1");
+        // Held open and never read.
+        let _unread = child.stdout.take();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for irvm") {
+                break status;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("--output={output:?}: irvm still writing after 30 s with --timeout=1");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(1), "--output={output:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "DEADLINE_EXCEEDED; writing result 0 to stdout: not done within --timeout"
+            ),
+            "--output={output:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_slow_reader_that_keeps_up_gets_every_result() {
+    // The write is bounded by the deadline as a whole, not cut into timed
+    // pieces: a reader taking small reads with pauses gets it all.
+    for output in [Some("-"), None] {
+        let mut child = large_result_to_a_pipe(output, "60");
+        let mut stdout = child.stdout.take().unwrap();
+        let mut text = Vec::new();
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            let n = std::io::Read::read(&mut stdout, &mut chunk).expect("read irvm's stdout");
+            if n == 0 {
+                break;
+            }
+            text.extend_from_slice(&chunk[..n]);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let status = child.wait().expect("wait for irvm");
+        assert!(status.success(), "--output={output:?}: {status}");
+        let text = String::from_utf8(text).unwrap();
+        let header = match output {
+            Some(_) => "EXEC @dynamic\nhal.buffer_view\n500x500xf32=",
+            None => "EXEC @dynamic\nresult[0]: hal.buffer_view\n500x500xf32=",
+        };
+        assert!(
+            text.starts_with(header),
+            "--output={output:?}: {:?}",
+            &text[..80.min(text.len())]
+        );
+        assert_eq!(text.matches('1').count(), 250_000, "--output={output:?}");
+        assert!(text.ends_with("]\n"), "--output={output:?}");
+    }
+}
