@@ -738,3 +738,61 @@ fn a_slow_reader_that_keeps_up_gets_every_result() {
         assert!(text.ends_with("]\n"), "--output={output:?}");
     }
 }
+
+/// A module that creates a fence, fails it with the status code it is
+/// given (`hal.fence.fail`) and returns what `hal.fence.query` says.
+const FENCE_FAIL_MODULE: &str = "vm.module @fence_fail version 0
+vm.type !hal.device
+vm.type !hal.fence
+vm.import @hal.devices.get cconv \"0i_r\"
+vm.import @hal.fence.create cconv \"0rI_r\"
+vm.import @hal.fence.fail cconv \"0ri_v\"
+vm.import @hal.fence.query cconv \"0r_i\"
+
+vm.export @main
+vm.func @main(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2:3 = vm.const.i64.zero
+  %r0 = vm.call @hal.devices.get(%i1)
+  %r1 = vm.call @hal.fence.create(%r0, %i2:3)
+  vm.call @hal.fence.fail(%r1, %i0)
+  %i4 = vm.call @hal.fence.query(%r1)
+  vm.return %i4
+}
+";
+
+#[test]
+fn a_fence_failed_with_status_0_is_refused_not_read_as_signalled() {
+    // IREE makes an OK status of `hal.fence.fail(fence, 0)` and leaves the
+    // fence pending; irvm marked it failed with code 0, which a query read
+    // as signalled. Refused now (docs/COMPATIBILITY.md).
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("fence_fail.vmasm");
+    std::fs::write(&module, FENCE_FAIL_MODULE).unwrap();
+    let run = |code: &str| {
+        irvm(&[
+            "run",
+            &format!("--module={}", module.display()),
+            &format!("--input={code}"),
+        ])
+    };
+    let (_, stderr, code) = run("0");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("INVALID_ARGUMENT")
+            && stderr.contains("hal.fence.fail: status 0 (OK) is not a failure"),
+        "{stderr}"
+    );
+    // A failure's code is what a query reads (ABORTED: 10), masked to
+    // IREE's five bits as IREE masks it (42 & 0x1F = 10).
+    for status in ["10", "42"] {
+        let (stdout, stderr, code) = run(status);
+        assert_eq!(code, 0, "{status}: {stderr}");
+        assert!(stdout.contains("result[0]: i32=10"), "{status}: {stdout}");
+    }
+    // 32 is 0 in those bits: refused as well.
+    let (_, stderr, code) = run("32");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("status 0 (OK)"), "{stderr}");
+}
