@@ -796,3 +796,52 @@ fn a_fence_failed_with_status_0_is_refused_not_read_as_signalled() {
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("status 0 (OK)"), "{stderr}");
 }
+
+#[test]
+fn modules_held_in_memory_count_against_max_memory_bytes() {
+    // dynamic.vmfb (6,522 bytes) is read into memory, from stdin or as a
+    // file under 16 MiB: the budget counts it, and a module that does not
+    // fit is refused naming it.
+    let path = repo_file("tests/models/dynamic.vmfb");
+    let len = std::fs::metadata(&path).unwrap().len();
+    let (_, stderr, code) = irvm_with_stdin(
+        &[
+            "run",
+            "--module=-",
+            "--max-memory-bytes=1000",
+            "--input=2x2xf32=1",
+        ],
+        Some(path.as_str()),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "RESOURCE_EXHAUSTED; loading module '-': the module read from stdin is over 1000 \
+             bytes, more than --max-memory-bytes allows"
+        ),
+        "{stderr}"
+    );
+    let file = format!("--module={path}");
+    let (_, stderr, code) = irvm(&["run", &file, "--max-memory-bytes=5000", "--input=2x2xf32=1"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "loading module '{path}': module 'module' does not fit the memory budget: \
+             RESOURCE_EXHAUSTED; module 'module' (its bytes read into memory) needs {len} more \
+             bytes"
+        )),
+        "{stderr}"
+    );
+    // With room for it (and the run) both load and run.
+    let (stdout, stderr, code) = irvm_with_stdin(
+        &[
+            "run",
+            "--module=-",
+            "--max-memory-bytes=100000",
+            "--input=2x2xf32=3",
+        ],
+        Some(path.as_str()),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("2x2xf32=[9 9][9 9]"), "{stdout}");
+}
