@@ -20,8 +20,9 @@ pub struct BenchArgs {
     modules: Vec<String>,
     /// An exported function of the last module to time; repeat for several.
     /// Without it, every export of the last module that takes no inputs
-    /// (an async-external one takes only its wait and signal fences), as
-    /// iree-benchmark-module picks them.
+    /// (an async-external one takes only its wait and signal fences) and
+    /// every benchmark wrapper (`iree.benchmark` = `entry` or `dispatch`),
+    /// as iree-benchmark-module picks them.
     #[arg(long = "function")]
     functions: Vec<String>,
     /// An argument value; repeat once per argument (same for every function).
@@ -43,9 +44,11 @@ pub struct BenchArgs {
     #[arg(long = "benchmark_filter", allow_hyphen_values = true)]
     filter: Option<String>,
     /// Time unit of the results: `ns`, `us`, `ms` (iree-benchmark-module's)
-    /// or `s`.
-    #[arg(long = "benchmark_time_unit", default_value = "ms")]
-    time_unit: String,
+    /// or `s`; by default `us` for a dispatch benchmark
+    /// (`iree.benchmark = "dispatch"`) and `ms` for any other function, as
+    /// iree-benchmark-module chooses.
+    #[arg(long = "benchmark_time_unit")]
+    time_unit: Option<String>,
     /// Format of the results on stdout: `console`, `json` or `csv`.
     #[arg(long = "benchmark_format", default_value = "console")]
     format: String,
@@ -77,9 +80,19 @@ pub struct BenchArgs {
     /// header lines and the JSON `context` object).
     #[arg(long = "benchmark_context")]
     context: Option<String>,
-    /// Calls per timed step: the iteration count is a multiple of it.
+    /// Iterations per timed step (the iteration count is a multiple of
+    /// it), as iree-benchmark-module counts them: one call of an ordinary
+    /// function (any repetition is compiled into it), one call of a
+    /// dispatch benchmark with it as the repeat count, or that many calls
+    /// of an async-external function.
     #[arg(long = "batch_size", default_value_t = 1)]
     batch_size: u32,
+    /// Fence timelines an async-external function's calls within a batch
+    /// are spread over (each call waits for the one before it on its
+    /// timeline); the batch size is rounded up to a multiple of it. Other
+    /// functions run on one timeline, as in iree-benchmark-module.
+    #[arg(long = "batch_concurrency", default_value_t = 1)]
+    batch_concurrency: u32,
     /// Keep the results of the last call and print, write or check them
     /// after the table as `irvm run` does (`--output`, `--expected_output`;
     /// one `--function`).
@@ -186,8 +199,6 @@ fn process_cpu_time() -> Duration {
 #[derive(Clone, Copy, Debug)]
 struct Plan {
     min_time: MinTime,
-    /// Calls per step (`--batch_size`): iterations are a multiple of it.
-    batch_size: u64,
     /// Untimed calls before timing (`--benchmark_min_warmup_time`).
     warmup: Duration,
 }
@@ -197,27 +208,65 @@ fn round_up(n: u64, step: u64) -> u64 {
     n.max(1).div_ceil(step).saturating_mul(step)
 }
 
-/// The arguments of one benchmarked call: the parsed `--input`s and, for
-/// an async-external function, that each call gets a null wait fence and
-/// a fresh signal fence after them (as iree-benchmark-module passes them).
-struct CallArgs {
-    inputs: Vec<Value>,
-    fenced: bool,
+/// How a benchmarked function is called, as iree-benchmark-module 3.13
+/// decides it (its `InvocationKind`): what one batch of `--batch_size`
+/// iterations runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Invocation {
+    /// An ordinary function: one call per batch (a repetition is compiled
+    /// into the function: `--iree-hal-benchmark-dispatch-repeat-count`).
+    Sync,
+    /// An async-external function (`iree.abi.model` = `coarse-fences`):
+    /// `--batch_size` calls per batch, spread over `--batch_concurrency`
+    /// fence timelines.
+    Async,
+    /// A dispatch benchmark (`iree.benchmark` = `dispatch`, from
+    /// `--iree-hal-dump-executable-benchmarks-to`): one call per batch,
+    /// passing the batch size as its repeat count.
+    Dispatch,
 }
 
-/// Calls `func` once with `args`; a fenced call's signal fence must be
+/// The arguments of one benchmarked function and how a batch calls it.
+struct CallArgs {
+    /// The parsed `--input`s; a dispatch benchmark's repeat count.
+    inputs: Vec<Value>,
+    kind: Invocation,
+    /// Iterations per batch: `--batch_size`, rounded up to a multiple of
+    /// `concurrency`.
+    batch_size: u64,
+    /// Fence timelines of an async-external function (1 otherwise).
+    concurrency: u64,
+    /// Time unit of its rows.
+    unit: Unit,
+}
+
+/// Runs one batch of `args.batch_size` iterations of `func` (see
+/// [`Invocation`]); the results of its last call. An async-external call
+/// gets a wait fence (null, or the signal fence of the call before it on
+/// its timeline) and a fresh signal fence after its inputs, which must be
 /// signalled when it returns.
-fn invoke_once(ctx: &mut Context, func: &Func, args: &CallArgs) -> Result<Vec<Value>, String> {
-    if !args.fenced {
+fn run_batch(ctx: &mut Context, func: &Func, args: &CallArgs) -> Result<Vec<Value>, String> {
+    if args.kind != Invocation::Async {
         return ctx.invoke(func, &args.inputs).map_err(|e| e.to_string());
     }
-    let fence = irvm_hal::Fence::new(false);
-    let mut all = Vec::with_capacity(args.inputs.len() + 2);
-    all.extend_from_slice(&args.inputs);
-    all.push(Value::Ref(irvm::Ref::Null));
-    all.push(Value::Ref(fence.clone().into_ref()));
-    let results = ctx.invoke(func, &all).map_err(|e| e.to_string())?;
-    crate::cmd_run::finish_fence_outcome(&fence)?;
+    let mut previous: Vec<Option<irvm::HostRef<irvm_hal::Fence>>> =
+        vec![None; args.concurrency as usize];
+    let mut results = Vec::new();
+    for i in 0..args.batch_size {
+        let track = (i % args.concurrency) as usize;
+        let signal = irvm_hal::Fence::new(false);
+        let wait = match previous[track].take() {
+            Some(fence) => Value::Ref(fence.into_ref()),
+            None => Value::Ref(irvm::Ref::Null),
+        };
+        let mut all = Vec::with_capacity(args.inputs.len() + 2);
+        all.extend_from_slice(&args.inputs);
+        all.push(wait);
+        all.push(Value::Ref(signal.clone().into_ref()));
+        results = ctx.invoke(func, &all).map_err(|e| e.to_string())?;
+        crate::cmd_run::finish_fence_outcome(&signal)?;
+        previous[track] = Some(signal);
+    }
     Ok(results)
 }
 
@@ -230,12 +279,12 @@ fn measure(
 ) -> Result<(Sample, Vec<Value>), String> {
     // Warm up once (and surface a failing function before timing it), then
     // for as long as asked.
-    let mut last = invoke_once(ctx, func, args)?;
+    let mut last = run_batch(ctx, func, args)?;
     let warming = Instant::now();
     while warming.elapsed() < plan.warmup {
-        last = invoke_once(ctx, func, args)?;
+        last = run_batch(ctx, func, args)?;
     }
-    let step = plan.batch_size.max(1);
+    let step = args.batch_size.max(1);
     let (min_time, mut batch) = match plan.min_time {
         MinTime::Wall(d) => (d, step),
         MinTime::Iterations(n) => (Duration::ZERO, round_up(n, step)),
@@ -245,12 +294,16 @@ fn measure(
     let (wall0, cpu0) = (Instant::now(), process_cpu_time());
     loop {
         let started = profile.as_ref().map(|p| p.now_ns());
-        for _ in 0..batch {
-            last = invoke_once(ctx, func, args)?;
+        for _ in 0..batch / step {
+            last = run_batch(ctx, func, args)?;
         }
         if let (Some(p), Some(start)) = (&profile, started) {
-            let calls = if batch == 1 { "call" } else { "calls" };
-            let what = format!("{} ({batch} timed {calls})", func.name());
+            let calls = match args.kind {
+                Invocation::Async => batch,
+                Invocation::Sync | Invocation::Dispatch => batch / step,
+            };
+            let word = if calls == 1 { "call" } else { "calls" };
+            let what = format!("{} ({calls} timed {word})", func.name());
             p.span(
                 irvm::profile::SpanKind::Invocation,
                 &what,
@@ -351,11 +404,14 @@ struct Row {
     real: f64,
     cpu: f64,
     items_per_second: f64,
+    /// The unit its times are reported in.
+    unit: Unit,
 }
 
-fn row(name: &str, family: usize, repetitions: u32, index: u32, s: &Sample) -> Row {
+fn row(name: &str, family: usize, repetitions: u32, index: u32, s: &Sample, unit: Unit) -> Row {
     let n = s.iterations.max(1) as f64;
     Row {
+        unit,
         name: name.to_string(),
         run_name: name.to_string(),
         family,
@@ -440,7 +496,7 @@ fn human_rate(rate: f64) -> String {
     irvm::number_text::format_g_precision(rate, 6)
 }
 
-fn console(rows: &[Row], unit: Unit) -> String {
+fn console(rows: &[Row]) -> String {
     use std::fmt::Write as _;
     let width = rows
         .iter()
@@ -466,14 +522,14 @@ fn console(rows: &[Row], unit: Unit) -> String {
                 "%"
             );
         } else {
-            let k = unit.per_second();
+            let k = r.unit.per_second();
             let _ = write!(
                 out,
                 "{} {:<4} {} {:<4} ",
                 format_time(r.real * k),
-                unit.name(),
+                r.unit.name(),
                 format_time(r.cpu * k),
-                unit.name()
+                r.unit.name()
             );
         }
         let rate = if r.aggregate == Some("cv") {
@@ -486,13 +542,13 @@ fn console(rows: &[Row], unit: Unit) -> String {
     out
 }
 
-fn csv(rows: &[Row], unit: Unit) -> String {
+fn csv(rows: &[Row]) -> String {
     use std::fmt::Write as _;
     let mut out = String::from(
         "name,iterations,real_time,cpu_time,time_unit,bytes_per_second,items_per_second,label,error_occurred,error_message\n",
     );
-    let k = unit.per_second();
     for r in rows {
+        let k = r.unit.per_second();
         let (real, cpu) = if r.aggregate == Some("cv") {
             (r.real, r.cpu)
         } else {
@@ -505,7 +561,7 @@ fn csv(rows: &[Row], unit: Unit) -> String {
             r.iterations,
             irvm::number_text::format_g_precision(real, 6),
             irvm::number_text::format_g_precision(cpu, 6),
-            unit.name(),
+            r.unit.name(),
             irvm::number_text::format_g_precision(r.items_per_second, 6)
         );
     }
@@ -662,7 +718,7 @@ fn custom_context(
     Ok(pairs)
 }
 
-fn json(rows: &[Row], unit: Unit, m: &MachineContext) -> String {
+fn json(rows: &[Row], m: &MachineContext) -> String {
     use serde_json::json;
     let caches: Vec<_> = m
         .caches
@@ -671,7 +727,6 @@ fn json(rows: &[Row], unit: Unit, m: &MachineContext) -> String {
             json!({"type": kind, "level": level, "size": size, "num_sharing": sharing})
         })
         .collect();
-    let k = unit.per_second();
     let benchmarks: Vec<_> = rows
         .iter()
         .map(|r| {
@@ -700,11 +755,15 @@ fn json(rows: &[Row], unit: Unit, m: &MachineContext) -> String {
                     json!(if a == "cv" { "percentage" } else { "time" }),
                 );
             }
-            let scale = if r.aggregate == Some("cv") { 1.0 } else { k };
+            let scale = if r.aggregate == Some("cv") {
+                1.0
+            } else {
+                r.unit.per_second()
+            };
             o.insert("iterations".into(), json!(r.iterations));
             o.insert("real_time".into(), json!(r.real * scale));
             o.insert("cpu_time".into(), json!(r.cpu * scale));
-            o.insert("time_unit".into(), json!(unit.name()));
+            o.insert("time_unit".into(), json!(r.unit.name()));
             o.insert("items_per_second".into(), json!(r.items_per_second));
             serde_json::Value::Object(o)
         })
@@ -737,11 +796,11 @@ fn json(rows: &[Row], unit: Unit, m: &MachineContext) -> String {
     text
 }
 
-fn render(format: Format, rows: &[Row], unit: Unit, m: &MachineContext) -> String {
+fn render(format: Format, rows: &[Row], m: &MachineContext) -> String {
     match format {
-        Format::Console => console(rows, unit),
-        Format::Json => json(rows, unit, m),
-        Format::Csv => csv(rows, unit),
+        Format::Console => console(rows),
+        Format::Json => json(rows, m),
+        Format::Csv => csv(rows),
     }
 }
 
@@ -788,7 +847,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let calls = prepare_calls(&ctx, &main_module, &names, &args.inputs)?;
+    let calls = prepare_calls(&ctx, &main_module, &names, args, unit)?;
     if args.trace_execution {
         ctx.set_observer(Some(Box::new(irvm::ExecutionTracer::new(Box::new(
             std::io::stderr(),
@@ -837,7 +896,7 @@ fn bench(args: &BenchArgs) -> Result<ExitCode, String> {
         }
     };
     let formats = (format, out_format);
-    report(args, &rows, repetitions, unit, formats, &machine)?;
+    report(args, &rows, repetitions, formats, &machine)?;
     write(&profiled)?;
     if args.print_statistics {
         print_run_statistics(&ctx, load_time, run_time, (imports, dispatches));
@@ -870,7 +929,8 @@ fn print_run_statistics(ctx: &Context, load: Duration, run: Duration, before: (u
 /// loaded.
 struct Settings {
     min_time: MinTime,
-    unit: Unit,
+    /// `--benchmark_time_unit`, when given.
+    unit: Option<Unit>,
     /// `--benchmark_format`.
     format: Format,
     /// `--benchmark_out_format`.
@@ -888,11 +948,16 @@ type Call = (String, Func, CallArgs);
 /// Parses and checks the timing and reporting flags.
 fn parse_settings(args: &BenchArgs) -> Result<Settings, String> {
     let min_time = parse_min_time(&args.min_time)?;
-    let unit = Unit::parse(&args.time_unit)?;
+    let unit = args.time_unit.as_deref().map(Unit::parse).transpose()?;
     let format = Format::parse("benchmark_format", &args.format)?;
     let out_format = Format::parse("benchmark_out_format", &args.out_format)?;
-    if args.batch_size == 0 {
-        return Err("INVALID_ARGUMENT; --batch_size must be at least 1".into());
+    if args.batch_size == 0 || args.batch_concurrency == 0 {
+        // iree-benchmark-module's words.
+        return Err(
+            "INVALID_ARGUMENT; batch size and concurrency must be positive (--batch_size, \
+             --batch_concurrency)"
+                .into(),
+        );
     }
     let warmup = Duration::try_from_secs_f64(args.min_warmup_time)
         .ok()
@@ -964,7 +1029,7 @@ fn benchmark_names(
     let names: Vec<String> = if functions.is_empty() {
         ctx.exports(Some(main_module))
             .into_iter()
-            .filter(|name| takes_no_inputs(ctx, main_module, name))
+            .filter(|name| discovered(ctx, main_module, name))
             .collect()
     } else {
         functions
@@ -993,58 +1058,127 @@ fn benchmark_names(
     Ok(names)
 }
 
+/// The `iree.benchmark` reflection attribute of export `name` of
+/// `module` (`entry` on the wrappers `--iree-flow-export-benchmark-funcs`
+/// makes, `dispatch` on those `--iree-hal-dump-executable-benchmarks-to`
+/// makes), if it has one.
+fn benchmark_attr(ctx: &Context, module: &str, name: &str) -> Option<String> {
+    let (_, m) = ctx
+        .bytecode_modules()
+        .into_iter()
+        .rev()
+        .find(|(n, _)| *n == module)?;
+    let export = m.export(name)?;
+    let signature = m.function_signature(export.internal_ordinal)?;
+    signature
+        .attrs
+        .iter()
+        .find(|(k, _)| *k == "iree.benchmark")
+        .map(|(_, v)| v.to_string())
+}
+
+/// How export `name` of `main_module` is called ([`Invocation`]).
+fn invocation(ctx: &Context, main_module: &str, name: &str) -> Invocation {
+    if benchmark_attr(ctx, main_module, name).as_deref() == Some("dispatch") {
+        Invocation::Dispatch
+    } else if crate::cmd_run::uses_coarse_fences(ctx, main_module, name) {
+        Invocation::Async
+    } else {
+        Invocation::Sync
+    }
+}
+
 /// Whether export `name` of `main_module` is timed when no `--function` is
-/// given, as iree-benchmark-module decides: not an internal or special
-/// function (`__init`, any `__` prefix, a `$` in the name), and taking no
-/// arguments, or, for an async-external function (`iree.abi.model` is
-/// `coarse-fences`), only its wait and signal fences, which each call
-/// passes itself.
-fn takes_no_inputs(ctx: &Context, main_module: &str, name: &str) -> bool {
+/// given, as iree-benchmark-module 3.13 decides: a benchmark wrapper
+/// (`iree.benchmark` = `dispatch` or `entry`) always; any other function
+/// when it is not internal or special (`__init`, any `__` prefix, a `$` in
+/// the name) and takes no arguments, or, for an async-external function
+/// (`iree.abi.model` is `coarse-fences`), only its wait and signal fences,
+/// which each call passes itself.
+fn discovered(ctx: &Context, main_module: &str, name: &str) -> bool {
+    let kind = invocation(ctx, main_module, name);
+    if kind == Invocation::Dispatch
+        || benchmark_attr(ctx, main_module, name).as_deref() == Some("entry")
+    {
+        return true;
+    }
     if name.starts_with("__") || name.contains('$') {
         return false;
     }
     let Ok(func) = ctx.function(&format!("{main_module}.{name}")) else {
         return false;
     };
-    let fences = if crate::cmd_run::uses_coarse_fences(ctx, main_module, name) {
-        2
-    } else {
-        0
-    };
+    let fences = if kind == Invocation::Async { 2 } else { 0 };
     func.params().len() == fences
 }
 
-/// Looks up each function and parses the `--input`s for it.
+/// Looks up each function and makes its arguments: for a dispatch
+/// benchmark its repeat count (the batch size; `--input` is refused with
+/// `--function`, as iree-benchmark-module refuses it), for any other the
+/// `--input`s (which must be as many as its arguments). `unit` is
+/// `--benchmark_time_unit`, when given.
 fn prepare_calls(
     ctx: &Context,
     main_module: &str,
     names: &[String],
-    inputs: &[String],
+    args: &BenchArgs,
+    unit: Option<Unit>,
 ) -> Result<Vec<Call>, String> {
+    let selected = args.functions.iter().any(|f| !f.is_empty());
     let mut calls = Vec::new();
     for name in names {
         let func = ctx
             .function(&format!("{main_module}.{name}"))
             .map_err(|e| e.to_string())?;
-        let mut kinds = crate::cmd_run::input_kinds(&func);
-        // An async-external function's last two parameters are its fences,
-        // which each call passes itself.
-        let fenced = crate::cmd_run::uses_coarse_fences(ctx, main_module, name);
-        if fenced {
-            kinds.truncate(kinds.len().saturating_sub(2));
-        }
-        if inputs.len() != kinds.len() {
+        let kind = invocation(ctx, main_module, name);
+        let concurrency = match kind {
+            Invocation::Async => u64::from(args.batch_concurrency),
+            _ => 1,
+        };
+        // As iree-benchmark-module: the batch holds a whole number of
+        // rounds of the timelines.
+        let batch_size = u64::from(args.batch_size).div_ceil(concurrency) * concurrency;
+        if batch_size > i32::MAX as u64 {
             return Err(format!(
-                "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
-                kinds.len(),
-                inputs.len()
+                "OUT_OF_RANGE; rounded batch size is too large ({batch_size}, `{name}`)"
             ));
         }
-        let values = parse_inputs_within(ctx.resources().deadline(), None, inputs, &kinds)
-            .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?;
+        let inputs = match kind {
+            Invocation::Dispatch if selected && !args.inputs.is_empty() => {
+                return Err(format!(
+                    "INVALID_ARGUMENT; dispatch wrappers take --batch_size, not --input \
+                     (`{name}` is a dispatch benchmark)"
+                ))
+            }
+            Invocation::Dispatch => vec![Value::I32(batch_size as i32)],
+            _ => {
+                let mut kinds = crate::cmd_run::input_kinds(&func);
+                // An async-external function's last two parameters are its
+                // fences, which each call passes itself.
+                if kind == Invocation::Async {
+                    kinds.truncate(kinds.len().saturating_sub(2));
+                }
+                if args.inputs.len() != kinds.len() {
+                    return Err(format!(
+                        "INVALID_ARGUMENT; `{name}` expects {} arguments but {} --input were given",
+                        kinds.len(),
+                        args.inputs.len()
+                    ));
+                }
+                parse_inputs_within(ctx.resources().deadline(), None, &args.inputs, &kinds)
+                    .map_err(|e| format!("{e}; parsing inputs of `{name}`"))?
+            }
+        };
+        let unit = unit.unwrap_or(match kind {
+            Invocation::Dispatch => Unit::Us,
+            _ => Unit::Ms,
+        });
         let args = CallArgs {
-            inputs: values,
-            fenced,
+            inputs,
+            kind,
+            batch_size,
+            concurrency,
+            unit,
         };
         calls.push((name.clone(), func, args));
     }
@@ -1054,20 +1188,15 @@ fn prepare_calls(
 /// How each repetition runs, and how many there are (one batch and one
 /// repetition for `--benchmark_dry_run`).
 fn run_plan(args: &BenchArgs, min_time: MinTime, warmup: Duration) -> (Plan, u32) {
-    let batch_size = u64::from(args.batch_size);
     if args.dry_run {
+        // One batch (of each function's batch size).
         let plan = Plan {
-            min_time: MinTime::Iterations(batch_size),
-            batch_size,
+            min_time: MinTime::Iterations(1),
             warmup: Duration::ZERO,
         };
         (plan, 1)
     } else {
-        let plan = Plan {
-            min_time,
-            batch_size,
-            warmup,
-        };
+        let plan = Plan { min_time, warmup };
         (plan, args.repetitions.max(1))
     }
 }
@@ -1097,7 +1226,14 @@ fn run_benchmarks(
             let (s, results) = measure(ctx, func, values, plan)
                 .map_err(|e| format!("benchmark `{name}` failed: {e}"))?;
             last = results;
-            reps.push(row(&bm_name(name), family, repetitions, index, &s));
+            reps.push(row(
+                &bm_name(name),
+                family,
+                repetitions,
+                index,
+                &s,
+                values.unit,
+            ));
         }
         let summary = aggregates(&reps);
         rows.extend(reps);
@@ -1126,16 +1262,15 @@ fn report(
     args: &BenchArgs,
     rows: &[Row],
     repetitions: u32,
-    unit: Unit,
     (format, out_format): (Format, Format),
     machine: &MachineContext,
 ) -> Result<(), String> {
     let reported = aggregates_only(args.report_aggregates_only, repetitions, rows);
     let shown = aggregates_only(args.display_aggregates_only, repetitions, &reported);
-    let text = render(format, &shown, unit, machine);
+    let text = render(format, &shown, machine);
     outln!("{}", text.strip_suffix('\n').unwrap_or(&text));
     if let Some(path) = &args.out {
-        std::fs::write(path, render(out_format, &reported, unit, machine))
+        std::fs::write(path, render(out_format, &reported, machine))
             .map_err(|e| format!("cannot write --benchmark_out '{}': {e}", path.display()))?;
     }
     Ok(())
@@ -1198,7 +1333,16 @@ mod tests {
         let reps: Vec<Row> = [2, 4, 9]
             .iter()
             .enumerate()
-            .map(|(i, &ms)| row("BM_f/process_time/real_time", 0, 3, i as u32, &sample(ms)))
+            .map(|(i, &ms)| {
+                row(
+                    "BM_f/process_time/real_time",
+                    0,
+                    3,
+                    i as u32,
+                    &sample(ms),
+                    Unit::Ms,
+                )
+            })
             .collect();
         let agg = aggregates(&reps);
         let names: Vec<&str> = agg.iter().map(|r| r.name.as_str()).collect();

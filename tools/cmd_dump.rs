@@ -109,7 +109,7 @@ fn dump(args: &DumpArgs) -> (Vec<u8>, Result<(), String>) {
         Err(e) => return (Vec::new(), Err(e)),
     };
     let loaded = if args.file.as_os_str() == "-" {
-        crate::cmd_run::module_from_stdin(None)
+        crate::cmd_run::module_from_stdin(None, u64::MAX)
     } else {
         Module::from_file(&args.file)
             .map_err(|e| crate::cmd_run::explain_load_error(&args.file.display().to_string(), e))

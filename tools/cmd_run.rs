@@ -333,14 +333,14 @@ pub fn explain_load_error(path: &str, e: irvm::errors::LoadError) -> String {
 /// Most bytes `--module=-` reads from stdin.
 const MAX_STDIN_MODULE_BYTES: u64 = 4 << 30;
 
-/// All of stdin, at most [`MAX_STDIN_MODULE_BYTES`] (one more byte tells
-/// the caller it held more).
-fn read_stdin_module_bytes() -> Result<Vec<u8>, String> {
+/// All of stdin, at most `most` bytes (one more byte tells the caller it
+/// held more).
+fn read_stdin_module_bytes(most: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
-        .take(MAX_STDIN_MODULE_BYTES + 1)
+        .take(most.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| format!("loading module '-': cannot read stdin: {e}"))?;
     Ok(bytes)
@@ -348,14 +348,20 @@ fn read_stdin_module_bytes() -> Result<Vec<u8>, String> {
 
 /// A module read from stdin (`--module=-`): bytecode, or VM assembly text;
 /// given up on at `deadline` (DEADLINE_EXCEEDED) when stdin has not ended
-/// by then.
-pub fn module_from_stdin(deadline: Option<std::time::Instant>) -> Result<Module, String> {
+/// by then. The module is held in memory, so it counts against the
+/// context's memory budget: stdin is read only up to `max_memory_bytes`,
+/// and a longer one is refused as not fitting it (`u64::MAX`: no budget).
+pub fn module_from_stdin(
+    deadline: Option<std::time::Instant>,
+    max_memory_bytes: u64,
+) -> Result<Module, String> {
+    let most = MAX_STDIN_MODULE_BYTES.min(max_memory_bytes);
     // A writer that keeps stdin open must not hold the command past
     // --timeout (loading counts).
     let bytes = crate::deadline::within(
         deadline,
         "loading module '-': reading stdin to its end",
-        read_stdin_module_bytes,
+        move || read_stdin_module_bytes(most),
     )?;
     if bytes.is_empty() {
         return Err("loading module '-': stdin is empty (no module was piped in)".to_string());
@@ -363,6 +369,13 @@ pub fn module_from_stdin(deadline: Option<std::time::Instant>) -> Result<Module,
     if bytes.len() as u64 > MAX_STDIN_MODULE_BYTES {
         return Err(format!(
             "loading module '-': stdin holds more than {MAX_STDIN_MODULE_BYTES} bytes"
+        ));
+    }
+    if bytes.len() as u64 > most {
+        return Err(format!(
+            "RESOURCE_EXHAUSTED; loading module '-': the module read from stdin is over \
+             {most} bytes, more than --max-memory-bytes allows (a module read into memory \
+             counts against it)"
         ));
     }
     let loaded = if irvm::Module::looks_like_assembly(&bytes) {
@@ -402,7 +415,7 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             ctx.register_host_module(&m).map_err(|e| e.to_string())?;
         } else {
             let m = if spec == "-" {
-                module_from_stdin(ctx.resources().deadline())?
+                module_from_stdin(ctx.resources().deadline(), ctx.limits().max_memory_bytes)?
             } else {
                 Module::from_file(spec).map_err(|e| explain_load_error(spec, e))?
             };
@@ -415,7 +428,12 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             if crate::parameters::needs_io_parameters(&m) {
                 crate::parameters::ensure_io_parameters(&mut ctx)?;
             }
-            ctx.register_module(m).map_err(|e| e.to_string())?;
+            ctx.register_module(m).map_err(|e| match e {
+                irvm::errors::LinkError::ModuleMemory { .. } => {
+                    format!("loading module '{spec}': {e}")
+                }
+                e => e.to_string(),
+            })?;
         }
     }
     Ok(ctx)

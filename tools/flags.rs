@@ -68,10 +68,6 @@ pub const IGNORED: &[(&str, &str)] = &[
 /// `irvm bench` accepts and ignores, besides [`IGNORED`].
 pub const IGNORED_BY_BENCH: &[(&str, &str)] = &[
     (
-        "batch_concurrency",
-        "concurrent invocations within a batch; irvm runs a batch's invocations one after another",
-    ),
-    (
         "dispatch_statistics",
         "per-dispatch rows from HAL profiling, which irvm does not have",
     ),

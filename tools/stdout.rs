@@ -32,6 +32,25 @@ pub fn write_text(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Writes `text` to stdout, giving up at `deadline` (`--timeout`): a pipe
+/// nobody reads blocks the write once its buffer is full, and the command
+/// then fails with `DEADLINE_EXCEEDED; {doing}: not done within --timeout`.
+/// A reader that keeps up gets everything (the write is one, not cut into
+/// timed pieces). A failed write (a closed pipe) exits as [`write_line`].
+/// With no deadline it writes on the calling thread.
+pub fn write_within(
+    deadline: Option<std::time::Instant>,
+    doing: &str,
+    text: String,
+) -> Result<(), String> {
+    let written = crate::deadline::within(deadline, doing, move || {
+        let mut out = std::io::stdout().lock();
+        Ok(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+    })?;
+    written.unwrap_or_else(|e| fail(e));
+    Ok(())
+}
+
 /// `print!` that exits with status 1 instead of panicking when stdout
 /// cannot be written.
 macro_rules! out {

@@ -434,13 +434,17 @@ impl ResultArgs {
         }
         if self.outputs.is_empty() {
             for (i, v) in results.iter().enumerate() {
-                match hal::BufferView::from_value(v) {
+                let text = match hal::BufferView::from_value(v) {
                     Some(view) => {
-                        let text = self.format(view, i)?;
-                        outln!("result[{i}]: hal.buffer_view\n{text}");
+                        format!("result[{i}]: hal.buffer_view\n{}\n", self.format(view, i)?)
                     }
-                    None => outln!("result[{i}]: {}", plain(v, self.max_elements)?),
-                }
+                    None => format!("result[{i}]: {}\n", plain(v, self.max_elements)?),
+                };
+                crate::stdout::write_within(
+                    deadline,
+                    &format!("writing result {i} to stdout"),
+                    text,
+                )?;
             }
             return Ok(Outcome::Done);
         }
@@ -479,11 +483,16 @@ impl ResultArgs {
         }
         let view = hal::BufferView::from_value(v);
         if target == "-" {
-            match view {
-                Some(view) => outln!("hal.buffer_view\n{}", self.format(view, i)?),
-                None => outln!("{}", plain(v, self.max_elements)?),
-            }
-            return Ok(());
+            let text = match view {
+                Some(view) => format!("hal.buffer_view\n{}\n", self.format(view, i)?),
+                None => format!("{}\n", plain(v, self.max_elements)?),
+            };
+            // stdout may be a pipe nobody reads: bounded as a file is.
+            return crate::stdout::write_within(
+                deadline,
+                &format!("writing result {i} to stdout"),
+                text,
+            );
         }
         let (append, path) = match (target.strip_prefix('@'), target.strip_prefix('+')) {
             (Some(p), _) => (false, p),

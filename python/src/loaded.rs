@@ -729,7 +729,8 @@ impl LoadFailure {
 fn link_error(e: irvm::errors::LinkError) -> LoadFailure {
     let text = e.to_string();
     match e {
-        irvm::errors::LinkError::Init { trap, .. } => LoadFailure {
+        irvm::errors::LinkError::Init { trap, .. }
+        | irvm::errors::LinkError::ModuleMemory { trap, .. } => LoadFailure {
             code: trap.code,
             text,
             trap: Some(trap),

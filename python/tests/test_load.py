@@ -160,6 +160,21 @@ def test_max_memory_bytes_bounds_allocations_and_inputs():
         mlp.dynamic(np.zeros((256, 256), np.float32))
 
 
+def test_a_module_read_into_memory_counts_against_max_memory_bytes():
+    # dynamic.vmfb (6,522 bytes) is read into memory: the budget counts it.
+    with pytest.raises(
+        irvm.ResourceExhaustedError,
+        match=r"module 'module' does not fit the memory budget: .*needs 6522 more bytes",
+    ):
+        irvm.load(MODELS / "dynamic.vmfb", max_memory_bytes=5000)
+    # From bytes (used in place, kept alive by the module) or a bytearray
+    # (copied): held in memory all the same.
+    data = (MODELS / "dynamic.vmfb").read_bytes()
+    for source in (data, bytearray(data)):
+        with pytest.raises(irvm.ResourceExhaustedError, match="does not fit the memory budget"):
+            irvm.load(source, max_memory_bytes=5000)
+
+
 def test_other_devices_are_refused():
     with pytest.raises(irvm.NotFoundError, match="cuda"):
         irvm.load(MODELS / "mlp.vmfb", device="cuda")
@@ -405,8 +420,14 @@ def test_max_memory_bytes_adds_up_the_inputs_of_a_call():
         r"32768 bytes with this one's 16384, more than max_memory_bytes \(24000\)",
     ):
         m.add_wide(a, a)
+    # One input over the whole budget, refused before it is copied: the
+    # budget must hold the module first (read into memory, it counts), so
+    # the small dynamic.vmfb rather than long_vmvx.vmfb (20 KiB with its
+    # executable).
     with pytest.raises(irvm.ResourceExhaustedError, match="an input of 16384 bytes, more than"):
-        irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", max_memory_bytes=10000).add_wide(a, a)
+        irvm.load(MODELS / "dynamic.vmfb", device="local-sync", max_memory_bytes=16000).dynamic(
+            np.ones((64, 64), np.float32)
+        )
     # Results Python keeps are not counted once returned: ten calls keep
     # 160 KiB of results under a 40000-byte limit.
     roomy = irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", max_memory_bytes=40000)

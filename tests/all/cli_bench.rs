@@ -287,6 +287,145 @@ fn without_function_times_async_external_exports_taking_only_fences() {
     assert_eq!(listed, String::from_utf8_lossy(&theirs.stdout));
 }
 
+/// The `dispatches:` figure `--print_statistics` prints on stderr.
+fn dispatches(err: &str) -> u64 {
+    err.lines()
+        .find_map(|l| l.trim().strip_prefix("dispatches:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no dispatch count in: {err}"))
+}
+
+/// `iree.benchmark`-marked exports, as iree-benchmark-module 3.13 runs
+/// them: a dispatch benchmark (`iree.benchmark = "dispatch"`) is timed
+/// without `--function` although it takes an argument, gets the batch size
+/// as its repeat count (one call per batch) and reports in microseconds; an
+/// `entry` wrapper is one call per batch too. `--batch_size` counts
+/// iterations, not calls.
+#[test]
+fn benchmark_wrappers_run_as_iree_benchmark_module_runs_them() {
+    let data = format!("{}/tests/data", env!("CARGO_MANIFEST_DIR"));
+    let dispatch = format!("--module={data}/bench_dispatch.vmfb");
+    let name = "add_dispatch_0_vmvx_bytecode_fb_add_dispatch_0_elementwise_6_f32";
+    let (out, err, code) = irvm(&[
+        "bench",
+        &dispatch,
+        "--batch_size=4",
+        "--benchmark_min_time=8x",
+        "--print_statistics",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [(format!("BM_{name}/process_time/real_time"), 8)]
+    );
+    assert!(out.contains(" us "), "microseconds by default: {out}");
+    // A warm-up batch and two timed ones, each one call repeating the
+    // dispatch 4 times.
+    assert_eq!(dispatches(&err), 12, "{err}");
+    // Its argument is the batch size: an --input is refused.
+    let (_, err, code) = irvm(&[
+        "bench",
+        &dispatch,
+        &format!("--function={name}"),
+        "--input=5",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("INVALID_ARGUMENT; dispatch wrappers take --batch_size, not --input"),
+        "{err}"
+    );
+    // An entry wrapper: one call (one dispatch) per batch of 3.
+    let entry = format!("--module={data}/bench_entry.vmfb");
+    let (out, err, code) = irvm(&[
+        "bench",
+        &entry,
+        "--batch_size=3",
+        "--benchmark_min_time=6x",
+        "--print_statistics",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [("BM_add_benchmark/process_time/real_time".to_string(), 6)]
+    );
+    assert!(out.contains(" ms "), "milliseconds by default: {out}");
+    assert_eq!(dispatches(&err), 3, "{err}");
+    // The reference, when installed, times the same benchmarks as often.
+    let Some(dir) = crate::common::peer_bin(&["iree-benchmark-module"]) else {
+        crate::common::report_missing_peer();
+        return;
+    };
+    for (module, batch, want) in [
+        (&dispatch, "--batch_size=4", 8),
+        (&entry, "--batch_size=3", 6),
+    ] {
+        let min_time = format!("--benchmark_min_time={want}x");
+        let args = [module.as_str(), batch, min_time.as_str()];
+        let theirs = std::process::Command::new(dir.join("iree-benchmark-module"))
+            .args(args)
+            .arg("--device=local-sync")
+            .output()
+            .unwrap();
+        assert!(theirs.status.success(), "{theirs:?}");
+        let mut ours_args = vec!["bench"];
+        ours_args.extend(args);
+        let (ours, err, _) = irvm(&ours_args);
+        assert_eq!(
+            rows(&ours),
+            rows(&String::from_utf8_lossy(&theirs.stdout)),
+            "{err}"
+        );
+    }
+}
+
+/// `--batch_concurrency` spreads an async-external function's calls in a
+/// batch over that many fence timelines (each call waits for the one
+/// before it on its timeline) and rounds the batch up to a multiple of it,
+/// as iree-benchmark-module does; it is no longer accepted and ignored.
+#[test]
+fn batch_concurrency_rounds_async_batches_and_is_checked() {
+    let module = format!(
+        "--module={}/tests/models/async_external.vmfb",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let run = |concurrency: &str| {
+        irvm(&[
+            "bench",
+            &module,
+            "--function=scale",
+            "--input=4xf32=1 2 3 4",
+            "--input=2",
+            "--batch_size=5",
+            concurrency,
+            "--benchmark_min_time=12x",
+            "--print_statistics",
+        ])
+    };
+    // Batches of 5 calls: 15 iterations, and a warm-up batch (one
+    // dispatch a call).
+    let (out, err, code) = run("--batch_concurrency=1");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [("BM_scale/process_time/real_time".to_string(), 15)]
+    );
+    assert_eq!(dispatches(&err), 20, "{err}");
+    // Over 2 timelines a batch is 6 calls.
+    let (out, err, code) = run("--batch_concurrency=2");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        rows(&out),
+        [("BM_scale/process_time/real_time".to_string(), 12)]
+    );
+    assert_eq!(dispatches(&err), 18, "{err}");
+    let (_, err, code) = run("--batch_concurrency=0");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("INVALID_ARGUMENT; batch size and concurrency must be positive"),
+        "{err}"
+    );
+}
+
 /// Where `irvm bench` reads a command line differently from
 /// iree-benchmark-module 3.13 on purpose (docs/COMPATIBILITY.md's
 /// "Command lines" table): what asks for nothing to be timed, or for a

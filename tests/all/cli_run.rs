@@ -651,3 +651,197 @@ vm.func @chain(%i0: i32) -> (!vm.list<?>) {
         expected.len()
     );
 }
+
+/// `irvm run` printing a 500x500 result (about 500 KB of text, more than a
+/// pipe holds) with `--output=OUTPUT` and `--timeout=T` to a piped stdout.
+fn large_result_to_a_pipe(output: Option<&str>, timeout: &str) -> std::process::Child {
+    let mut cmd = Command::new(crate::common::cli::irvm_bin());
+    cmd.arg("run")
+        .arg(format!(
+            "--module={}",
+            repo_file("tests/models/dynamic.vmfb")
+        ))
+        .arg("--input=500x500xf32=1")
+        .arg("--output_max_element_count=1000000")
+        .arg(format!("--timeout={timeout}"));
+    if let Some(output) = output {
+        cmd.arg(format!("--output={output}"));
+    }
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn irvm run")
+}
+
+#[test]
+fn results_to_a_stdout_pipe_nobody_reads_end_at_the_timeout() {
+    // `irvm run ... --timeout=1 | (sleep 100)`: the write to stdout blocks
+    // once the pipe is full; it is bounded by --timeout as an output file
+    // is, and the error names what was being written.
+    for output in [Some("-"), None] {
+        let mut child = large_result_to_a_pipe(output, "1");
+        // Held open and never read.
+        let _unread = child.stdout.take();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for irvm") {
+                break status;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(30) {
+                let _ = child.kill();
+                panic!("--output={output:?}: irvm still writing after 30 s with --timeout=1");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(1), "--output={output:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "DEADLINE_EXCEEDED; writing result 0 to stdout: not done within --timeout"
+            ),
+            "--output={output:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_slow_reader_that_keeps_up_gets_every_result() {
+    // The write is bounded by the deadline as a whole, not cut into timed
+    // pieces: a reader taking small reads with pauses gets it all.
+    for output in [Some("-"), None] {
+        let mut child = large_result_to_a_pipe(output, "60");
+        let mut stdout = child.stdout.take().unwrap();
+        let mut text = Vec::new();
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            let n = std::io::Read::read(&mut stdout, &mut chunk).expect("read irvm's stdout");
+            if n == 0 {
+                break;
+            }
+            text.extend_from_slice(&chunk[..n]);
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let status = child.wait().expect("wait for irvm");
+        assert!(status.success(), "--output={output:?}: {status}");
+        let text = String::from_utf8(text).unwrap();
+        let header = match output {
+            Some(_) => "EXEC @dynamic\nhal.buffer_view\n500x500xf32=",
+            None => "EXEC @dynamic\nresult[0]: hal.buffer_view\n500x500xf32=",
+        };
+        assert!(
+            text.starts_with(header),
+            "--output={output:?}: {:?}",
+            &text[..80.min(text.len())]
+        );
+        assert_eq!(text.matches('1').count(), 250_000, "--output={output:?}");
+        assert!(text.ends_with("]\n"), "--output={output:?}");
+    }
+}
+
+/// A module that creates a fence, fails it with the status code it is
+/// given (`hal.fence.fail`) and returns what `hal.fence.query` says.
+const FENCE_FAIL_MODULE: &str = "vm.module @fence_fail version 0
+vm.type !hal.device
+vm.type !hal.fence
+vm.import @hal.devices.get cconv \"0i_r\"
+vm.import @hal.fence.create cconv \"0rI_r\"
+vm.import @hal.fence.fail cconv \"0ri_v\"
+vm.import @hal.fence.query cconv \"0r_i\"
+
+vm.export @main
+vm.func @main(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2:3 = vm.const.i64.zero
+  %r0 = vm.call @hal.devices.get(%i1)
+  %r1 = vm.call @hal.fence.create(%r0, %i2:3)
+  vm.call @hal.fence.fail(%r1, %i0)
+  %i4 = vm.call @hal.fence.query(%r1)
+  vm.return %i4
+}
+";
+
+#[test]
+fn a_fence_failed_with_status_0_is_refused_not_read_as_signalled() {
+    // IREE makes an OK status of `hal.fence.fail(fence, 0)` and leaves the
+    // fence pending; irvm marked it failed with code 0, which a query read
+    // as signalled. Refused now (docs/COMPATIBILITY.md).
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("fence_fail.vmasm");
+    std::fs::write(&module, FENCE_FAIL_MODULE).unwrap();
+    let run = |code: &str| {
+        irvm(&[
+            "run",
+            &format!("--module={}", module.display()),
+            &format!("--input={code}"),
+        ])
+    };
+    let (_, stderr, code) = run("0");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("INVALID_ARGUMENT")
+            && stderr.contains("hal.fence.fail: status 0 (OK) is not a failure"),
+        "{stderr}"
+    );
+    // A failure's code is what a query reads (ABORTED: 10), masked to
+    // IREE's five bits as IREE masks it (42 & 0x1F = 10).
+    for status in ["10", "42"] {
+        let (stdout, stderr, code) = run(status);
+        assert_eq!(code, 0, "{status}: {stderr}");
+        assert!(stdout.contains("result[0]: i32=10"), "{status}: {stdout}");
+    }
+    // 32 is 0 in those bits: refused as well.
+    let (_, stderr, code) = run("32");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("status 0 (OK)"), "{stderr}");
+}
+
+#[test]
+fn modules_held_in_memory_count_against_max_memory_bytes() {
+    // dynamic.vmfb (6,522 bytes) is read into memory, from stdin or as a
+    // file under 16 MiB: the budget counts it, and a module that does not
+    // fit is refused naming it.
+    let path = repo_file("tests/models/dynamic.vmfb");
+    let len = std::fs::metadata(&path).unwrap().len();
+    let (_, stderr, code) = irvm_with_stdin(
+        &[
+            "run",
+            "--module=-",
+            "--max-memory-bytes=1000",
+            "--input=2x2xf32=1",
+        ],
+        Some(path.as_str()),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "RESOURCE_EXHAUSTED; loading module '-': the module read from stdin is over 1000 \
+             bytes, more than --max-memory-bytes allows"
+        ),
+        "{stderr}"
+    );
+    let file = format!("--module={path}");
+    let (_, stderr, code) = irvm(&["run", &file, "--max-memory-bytes=5000", "--input=2x2xf32=1"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "loading module '{path}': module 'module' does not fit the memory budget: \
+             RESOURCE_EXHAUSTED; module 'module' (its bytes read into memory) needs {len} more \
+             bytes"
+        )),
+        "{stderr}"
+    );
+    // With room for it (and the run) both load and run.
+    let (stdout, stderr, code) = irvm_with_stdin(
+        &[
+            "run",
+            "--module=-",
+            "--max-memory-bytes=100000",
+            "--input=2x2xf32=3",
+        ],
+        Some(path.as_str()),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("2x2xf32=[9 9][9 9]"), "{stdout}");
+}

@@ -508,3 +508,34 @@ fn a_large_module_file_is_looked_up_and_opened_once() {
     let stats = calls.iter().filter(|l| l.contains("stat")).count();
     assert_eq!((stats, opens), (1, 1), "{calls:#?}");
 }
+
+#[test]
+fn a_rodata_compression_tag_the_schema_does_not_know_dumps_as_its_number() {
+    // flatcc (iree-dump-module) prints such a tag as "NONE" followed by a
+    // `compression_type` field with no value, which is not JSON; irvm
+    // printed the same. iree-run-module runs the module (neither runtime
+    // reads the tag), so it is not refused at load either.
+    let text = "vm.module @m version 0\nvm.rodata[0] compression(7) = 05\n\
+                vm.rodata[1] compression(uncompressed) = 06\nvm.rodata[2] = 07\n\
+                vm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.return\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tag7.vmfb");
+    std::fs::write(
+        &path,
+        irvm::asm::assemble(text, "tag7.vmasm").expect("assembles"),
+    )
+    .unwrap();
+    let out = irvm_dump(&["--output=flatbuffer-json"], &path);
+    assert!(out.status.success(), "{out:?}");
+    let json = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        json.contains(
+            "\"rodata_segments\":[{\"compression_type_type\":7,\"embedded_data\":[5]},\
+             {\"compression_type_type\":\"UncompressedDataDef\",\"compression_type\":{},\
+             \"embedded_data\":[6]},{\"embedded_data\":[7]}]"
+        ),
+        "{json}"
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).expect("the dump is JSON");
+    assert_eq!(value["rodata_segments"][0]["compression_type_type"], 7);
+}

@@ -919,3 +919,49 @@ fn the_fuel_of_a_list_resize_counts_the_elements_own_bytes() {
         "{err}"
     );
 }
+
+#[test]
+fn a_module_held_in_memory_is_charged_to_the_budget() {
+    // The same module from a Vec (heap bytes: charged while registered)
+    // and from &'static bytes (the program image: not charged).
+    let text =
+        "vm.module @held version 0\nvm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.return\n}\n";
+    let bytes = irvm::asm::assemble(text, "held.vmasm").expect("assembles");
+    let len = bytes.len() as u64;
+    let registry = TypeRegistry::new();
+    let mut heap = Context::new(&registry);
+    let before = heap.memory_in_use();
+    heap.register_module(Module::from_bytes(bytes.clone()).expect("loads"))
+        .expect("links");
+    assert_eq!(heap.memory_in_use() - before, len, "the Vec's bytes");
+
+    let leaked: &'static [u8] = Box::leak(bytes.clone().into_boxed_slice());
+    let mut image = Context::new(&registry);
+    let before = image.memory_in_use();
+    image
+        .register_module(Module::from_bytes(leaked).expect("loads"))
+        .expect("links");
+    assert_eq!(
+        image.memory_in_use(),
+        before,
+        "static bytes are not charged"
+    );
+
+    // A budget smaller than the module refuses it, naming it.
+    let mut small = Context::with_limits(
+        &registry,
+        Limits {
+            max_memory_bytes: len - 1,
+            ..Limits::default()
+        },
+    );
+    let err = small
+        .register_module(Module::from_bytes(bytes).expect("loads"))
+        .expect_err("the module does not fit");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("module 'held' does not fit the memory budget: RESOURCE_EXHAUSTED")
+            && message.contains(&format!("needs {len} more bytes")),
+        "{message}"
+    );
+}

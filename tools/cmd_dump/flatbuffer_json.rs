@@ -380,20 +380,19 @@ fn rodata_fields(
         && present(tab, schema::RodataSegmentDef::VT_COMPRESSION_TYPE)
     {
         let kind = segment.compression_type_type();
-        let name = match kind {
-            schema::CompressionTypeDef::UncompressedDataDef => "UncompressedDataDef",
-            _ => "NONE",
-        };
-        t.field("compression_type_type")
-            .out
-            .push_str(&format!("\"{name}\""));
-        if kind != schema::CompressionTypeDef::NONE {
-            let w = t.field("compression_type");
-            // The only compression type is an empty table; flatcc prints
-            // nothing for a tag the schema does not know.
-            if kind == schema::CompressionTypeDef::UncompressedDataDef {
-                w.table(|_| Ok(()))?;
+        let tag = t.field("compression_type_type");
+        match kind {
+            schema::CompressionTypeDef::UncompressedDataDef => {
+                tag.out.push_str("\"UncompressedDataDef\"");
+                // The only compression type IREE defines: an empty table.
+                t.field("compression_type").table(|_| Ok(()))?;
             }
+            schema::CompressionTypeDef::NONE => tag.out.push_str("\"NONE\""),
+            // A tag the schema does not know, as its number; its table
+            // (of an unknown schema) is left out. flatcc prints "NONE" and
+            // a `compression_type` field with no value, which is not JSON
+            // (docs/COMPATIBILITY.md).
+            other => tag.out.push_str(&other.0.to_string()),
         }
     }
     if let Some(data) = segment.embedded_data() {

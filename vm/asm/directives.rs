@@ -134,6 +134,25 @@ fn parse_flag_names(text: &str) -> Result<u32, Diag<'_>> {
     Ok(flags)
 }
 
+/// Refuses a calling convention the runtime cannot parse where it is
+/// declared (a function's `cconv` clause, an import), pointing at `at`
+/// (the quoted text), rather than at the first call to it. `""` passes: a
+/// signature whose convention string is empty loads (the dump of such a
+/// module writes it back so), and a call to it is refused at the call.
+pub(super) fn check_cconv<'a>(cconv: &str, at: &'a str) -> Result<(), Diag<'a>> {
+    if cconv.is_empty() {
+        return Ok(());
+    }
+    crate::program::Signature::parse(cconv)
+        .map(|_| ())
+        .map_err(|e| {
+            Diag::new(
+                format!("calling convention \"{cconv}\" does not parse: {e}"),
+                at,
+            )
+        })
+}
+
 /// The clauses between a function's result list and its `{`: `cconv
 /// "..."`, `attributes {...}`, `registers(i32: N, ref: M)`,
 /// `requires(...)`, in any order, each at most once. Returns them and the
@@ -169,6 +188,7 @@ pub(super) fn parse_function_clauses(mut text: &str) -> Result<(DeclaredFunction
                                 text,
                             )
                         })?;
+                        check_cconv(&cconv, after.trim_start())?;
                         declared.cconv = Some(Some(cconv.into_owned()));
                         rest
                     }
@@ -504,7 +524,7 @@ mod tests {
     #[test]
     fn function_clauses_read_in_any_order() {
         let (declared, rest) = parse_function_clauses(
-            "requires(YIELD | UNWIND) registers(i32: 20, ref: 7) cconv \"0v\" attributes {a = \"b\"} {",
+            "requires(YIELD | UNWIND) registers(i32: 20, ref: 7) cconv \"0v_v\" attributes {a = \"b\"} {",
         )
         .unwrap();
         assert_eq!(rest, "{");
@@ -513,7 +533,7 @@ mod tests {
             declared.requirements,
             Some(FeatureBits::YIELD | FeatureBits::UNWIND)
         );
-        assert_eq!(declared.cconv, Some(Some("0v".to_string())));
+        assert_eq!(declared.cconv, Some(Some("0v_v".to_string())));
         assert_eq!(declared.attrs, [("a".to_string(), "b".to_string())]);
         let (declared, _) = parse_function_clauses("cconv none {").unwrap();
         assert_eq!(declared.cconv, Some(None));

@@ -454,8 +454,8 @@ fn parse_field<'s>(
             Parsed::U32(ordinal as u32)
         }
         Field::TypeId => {
-            if text.is_empty() {
-                return Err(bad("a type"));
+            if !is_type_name(text) {
+                return Err(bad("a type (such as i32, !vm.buffer or !vm.list<?>)"));
             }
             Parsed::U32(draft.type_ordinal(text))
         }
@@ -752,6 +752,17 @@ fn encode<'s>(
         draft.call_sites.push(call);
     }
     let type_of_result = ref_result_type(draft, func, info, &parsed);
+    if info.op == Opcode::ListAlloc {
+        // iree-compile enters the list type itself next to its element
+        // (`i32` and `!vm.list<i32>`; `!vm.list<?>` for a list of any).
+        if let Some(list) = &type_of_result {
+            let name = match list.as_str() {
+                "!vm.list<!vm.opaque>" => "!vm.list<?>",
+                other => other,
+            };
+            draft.type_ordinal(name);
+        }
+    }
     let cases_len = parsed.iter().find_map(|p| match p {
         Some(Parsed::Cases(c)) => Some(c.len()),
         _ => None,
@@ -915,6 +926,36 @@ fn put_remap(code: &mut Vec<u8>, pairs: &[(u16, u16)]) {
         put_u16(code, src);
         put_u16(code, dst);
     }
+}
+
+/// Whether `text` spells a type, as a type field takes it: a primitive
+/// (`i32`, `f64`, ...), `?`, or `!` (or `vm.`) and a dotted name with an optional
+/// `<...>` of types (`!vm.buffer`, `!vm.list<i32>`, `!vm.ref<?>`), and
+/// nothing else (operand text after a missing comma is not a type name).
+fn is_type_name(text: &str) -> bool {
+    let text = text.trim();
+    if matches!(text, "?" | "i8" | "i16" | "i32" | "i64" | "f32" | "f64") {
+        return true;
+    }
+    // `vm.buffer` finds a declared `!vm.buffer`, as in the reference.
+    let Some(name) = text
+        .strip_prefix('!')
+        .or_else(|| text.starts_with("vm.").then_some(text))
+    else {
+        return false;
+    };
+    let (head, inner) = match name.split_once('<') {
+        Some((head, rest)) => match rest.strip_suffix('>') {
+            Some(inner) => (head, Some(inner)),
+            None => return false,
+        },
+        None => (name, None),
+    };
+    let head_ok = !head.is_empty()
+        && head
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_');
+    head_ok && inner.is_none_or(is_type_name)
 }
 
 /// The byte offset of the first `:` with whitespace (or an end) on both

@@ -741,6 +741,7 @@ impl<'s> Assembler<'s> {
                         cconv_text.trim(),
                     )
                 })?;
+                directives::check_cconv(&cconv, cconv_text.trim())?;
                 (Some(cconv.into_owned()), after.trim())
             }
             None => (None, tail),

@@ -12,6 +12,7 @@ use super::state::{
     rodata_buffers, BytecodeInstance, Globals, HostInstance, ImportTarget, Registered,
 };
 use super::Context;
+use crate::budget::Charge;
 use crate::exec::TieredFunction;
 use crate::func::{Func, FuncTarget};
 use crate::host::HostModule;
@@ -117,6 +118,15 @@ pub enum LinkError {
         /// Details.
         source: VerifyError,
     },
+    /// The module's bytes held in memory do not fit the context's memory
+    /// budget ([`Module::heap_bytes`]).
+    #[error("module '{module}' does not fit the memory budget: {trap}")]
+    ModuleMemory {
+        /// The module.
+        module: String,
+        /// The RESOURCE_EXHAUSTED trap naming the sizes.
+        trap: Trap,
+    },
     /// The module's initializer failed.
     #[error("module '{module}' failed to initialize: {trap}")]
     Init {
@@ -180,6 +190,15 @@ impl Context {
     /// registered after it and from [`Context::function`].
     pub fn register_module(&mut self, module: Module) -> Result<(), LinkError> {
         let name = module.name().to_string();
+        let module_charge = Charge::new(
+            &self.memory,
+            module.heap_bytes(),
+            &format!("module '{name}' (its bytes read into memory)"),
+        )
+        .map_err(|trap| LinkError::ModuleMemory {
+            module: name.clone(),
+            trap,
+        })?;
         self.check_state_sizes(&module, &name)?;
         self.check_dependencies(&module, &name)?;
         let types = self.resolve_types(&module, &name)?;
@@ -199,6 +218,7 @@ impl Context {
             rwdata: globals.rwdata,
             global_refs: globals.refs,
             _state_charge: globals.charge,
+            _module_charge: module_charge,
             name: name.clone(),
             module,
             funcs,

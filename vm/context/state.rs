@@ -41,6 +41,9 @@ pub(crate) struct BytecodeInstance {
     pub global_refs: Vec<Ref>,
     /// The globals' share of the context's memory budget.
     pub _state_charge: crate::budget::Charge,
+    /// The module's bytes held in memory, charged to the context's budget
+    /// for as long as it is registered (`Module::heap_bytes`).
+    pub _module_charge: crate::budget::Charge,
     pub exports: HashMap<String, u32>,
     pub names: Vec<Option<String>>,
 }

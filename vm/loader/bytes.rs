@@ -189,6 +189,23 @@ impl ModuleBytes {
         Ok(ModuleBytes::Mapped(map))
     }
 
+    /// How many of the bytes are memory the module keeps alive: heap bytes
+    /// (a file read into memory, stdin, assembled text, a `Vec` or `Arc`
+    /// handed over, bytes an embedder lends, such as a Python `bytes`)
+    /// count in full; a file mapping (backed by the file, its pages
+    /// reclaimable) and bytes of the program image count nothing. What a
+    /// context charges its memory budget for the module
+    /// ([`crate::Limits::max_memory_bytes`]).
+    pub fn heap_bytes(&self) -> u64 {
+        match self {
+            ModuleBytes::Shared(_)
+            | ModuleBytes::Owned(_)
+            | ModuleBytes::Aligned(_)
+            | ModuleBytes::Lent(_) => self.as_slice().len() as u64,
+            ModuleBytes::Mapped(_) | ModuleBytes::Static(_) => 0,
+        }
+    }
+
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
         match self {

@@ -135,6 +135,13 @@ impl Module {
         self.inner.bytes.as_slice()
     }
 
+    /// The bytes of the module held on the heap (see
+    /// [`ModuleBytes::heap_bytes`]): what registering it charges a
+    /// context's memory budget.
+    pub fn heap_bytes(&self) -> u64 {
+        self.inner.bytes.heap_bytes()
+    }
+
     /// Length of the whole file (or buffer).
     pub fn file_len(&self) -> usize {
         self.file_bytes().len()

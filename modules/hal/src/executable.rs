@@ -611,6 +611,12 @@ impl VmvxExecutable {
                         trap.message
                     ),
                 ),
+                // The executable's module, held in memory, is charged to
+                // the loading program's budget.
+                LinkError::ModuleMemory { trap, .. } => Trap::new(
+                    trap.code,
+                    format!("loading vmvx executable `{module_name}`: {}", trap.message),
+                ),
                 e => invalid(format!("linking vmvx executable: {e}")),
             })?;
         let mut funcs = Vec::with_capacity(declared.len());

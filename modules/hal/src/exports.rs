@@ -1490,10 +1490,19 @@ fn fence_signal(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
 fn fence_fail(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     let fence: HostRef<Fence> = a.object(type_names::FENCE)?;
     let code = a.i32()?;
-    fence.fail(
-        StatusCode::from_u32(code as u32),
-        "failed by the program (hal.fence.fail)".into(),
-    );
+    // As IREE reads it: the low 5 bits (IREE_STATUS_CODE_MASK).
+    let code = StatusCode::from_u32(code as u32 & 0x1F);
+    if code == StatusCode::Ok {
+        // IREE 3.13 makes an OK status of it, which fails nothing the
+        // same way twice (waiters are released, a query still finds the
+        // fence pending): refused here, as no failure at all.
+        return Err(a.error(
+            StatusCode::InvalidArgument,
+            "status 0 (OK) is not a failure; \
+             hal.fence.signal signals a fence",
+        ));
+    }
+    fence.fail(code, "failed by the program (hal.fence.fail)".into());
     none()
 }
 
