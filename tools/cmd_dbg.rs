@@ -229,11 +229,19 @@ pub fn complete(
             .filter(|c| c.starts_with(word))
             .map(|c| c.to_string())
             .collect(),
-        Some("info" | "i") => ["args", "breakpoints", "display", "frame", "registers"]
-            .iter()
-            .filter(|c| c.starts_with(word))
-            .map(|c| c.to_string())
-            .collect(),
+        Some("info" | "i") => [
+            "args",
+            "breakpoints",
+            "display",
+            "frame",
+            "locals",
+            "registers",
+            "watchpoints",
+        ]
+        .iter()
+        .filter(|c| c.starts_with(word))
+        .map(|c| c.to_string())
+        .collect(),
         Some(cmd) if LOCATION_COMMANDS.contains(&cmd) => {
             let mut v: Vec<String> = functions
                 .iter()
@@ -359,6 +367,11 @@ struct Session {
     names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
     /// What the user typed for each watchpoint (a source name), by number.
     watch_labels: HashMap<u32, String>,
+    /// What the user typed for each display with source names in it, by
+    /// number: evaluated with the names where the program stops.
+    display_texts: HashMap<u32, String>,
+    /// Displays turned off by `disable display` (kept, not shown).
+    disabled_displays: std::collections::BTreeSet<u32>,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -391,6 +404,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         history: 0,
         names: HashMap::new(),
         watch_labels: HashMap::new(),
+        display_texts: HashMap::new(),
+        disabled_displays: Default::default(),
         dbg,
     };
     let mut input = match &args.batch {
@@ -451,8 +466,8 @@ commands (gdb's words):
                                          (a watchpoint, deleted when the frame returns)
   condition N [COND]                     set (or remove) breakpoint N's condition
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
-  enable|disable|delete [N...]           breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|registers|frame|args|locals|display
+  enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
+  info breakpoints|watchpoints|registers|frame|args|locals|display
                                          (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
@@ -460,13 +475,14 @@ commands (gdb's words):
   stepi                                  one instruction (si)
   until | advance LOCATION               past the current line (u) / to LOCATION, or the frame's return
   finish                                 run until the selected frame returns
-  backtrace                              the call stack (bt, where)
+  backtrace [full]                       the call stack (bt, where); full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
   print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
                                          print REGISTER = VALUE sets it, then prints it
   set var REGISTER = VALUE               set a register of the selected frame (a number, or
                                          another register; i32/i64 take integers)
-  display[/FMT] EXPR | undisplay [N]     show EXPR at every stop
+  display[/FMT] EXPR | undisplay [N...]  show EXPR at every stop (source names: where it stops)
+  enable|disable|delete display [N...]   turn displays on or off, or delete them
   x/NFU %rN[+OFFSET]                     examine N units of a buffer's (or tensor's) bytes:
                                          F is x d u t f, U is b h w g (1, 2, 4, 8 bytes)
   list [A,B | FUNCTION | LINE | FILE:LINE]  source lines (l); again to go on
@@ -475,19 +491,53 @@ commands (gdb's words):
   kill                                   abandon the running program
   quit                                   leave (q)";
 
-/// Breakpoint numbers in `rest` (`None`: all).
+/// A display as shown: number, expression as typed, format, value.
+type DisplayRow = (u32, String, Format, Result<String, String>);
+
+/// Breakpoint (or display) numbers in `rest`, each `N` or a range `A-B`
+/// as gdb takes them (`None`: all).
 fn numbers(rest: &str) -> Result<Option<Vec<u32>>, String> {
     if rest.is_empty() {
         return Ok(None);
     }
-    rest.split_whitespace()
-        .map(|n| {
-            n.parse::<u32>()
-                .map_err(|_| format!("`{n}` is not a breakpoint number"))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    let number = |n: &str| {
+        n.parse::<u32>()
+            .map_err(|_| format!("`{n}` is not a breakpoint number"))
+    };
+    let mut out = Vec::new();
+    for word in rest.split_whitespace() {
+        match word.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if b < a {
+                    return Err(format!("inverted breakpoint range {word}"));
+                }
+                if b - a >= MAX_RANGE {
+                    return Err(format!(
+                        "breakpoint range {word} is over {MAX_RANGE} numbers"
+                    ));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(number(word)?),
+        }
+    }
+    Ok(Some(out))
 }
+
+/// Does `f` for each number (a range's missing numbers do not stop the
+/// others, as in gdb); the failures, one per line.
+fn each_number(ids: Vec<u32>, mut f: impl FnMut(u32) -> Result<(), String>) -> Result<(), String> {
+    let failures: Vec<String> = ids.into_iter().filter_map(|id| f(id).err()).collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\nerror: "))
+    }
+}
+
+/// Most numbers one range (`delete 1-5`) names.
+const MAX_RANGE: u32 = 1 << 16;
 
 /// Splits `REGISTER = VALUE` at an `=` that is no part of a comparison
 /// (`==`, `!=`, `<=`, `>=`).
@@ -601,16 +651,68 @@ impl Session {
         }
     }
 
+    /// `undisplay [N...]`, `delete display [N...]`.
+    fn delete_displays(&mut self, ids: &str) -> Result<(), String> {
+        let e = |e: DebugCommandError| e.to_string();
+        match numbers(ids)? {
+            None => {
+                self.dbg.remove_display(None).map_err(e)?;
+                self.display_texts.clear();
+                self.disabled_displays.clear();
+            }
+            Some(ids) => {
+                for id in ids {
+                    self.dbg.remove_display(Some(id)).map_err(e)?;
+                    self.display_texts.remove(&id);
+                    self.disabled_displays.remove(&id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `enable display [N...]`, `disable display [N...]`.
+    fn enable_displays(&mut self, ids: &str, on: bool) -> Result<(), String> {
+        let known: Vec<u32> = self.dbg.displays().iter().map(|d| d.0).collect();
+        let ids = match numbers(ids)? {
+            None => known.clone(),
+            Some(ids) => ids,
+        };
+        for id in ids {
+            if !known.contains(&id) {
+                return Err(format!("no display number {id}"));
+            }
+            if on {
+                self.disabled_displays.remove(&id);
+            } else {
+                self.disabled_displays.insert(id);
+            }
+        }
+        Ok(())
+    }
+
     /// `info locals`: each source name of the selected frame's function
     /// with its register's value.
     fn info_locals(&mut self) -> Result<(), String> {
         self.require_frames()?;
-        let names = self.names_here();
-        if names.by_name.is_empty() {
+        let lines = self.locals(self.dbg.selected_frame())?;
+        if lines.is_empty() {
             outln!("No locals.");
-            return Ok(());
         }
-        let frame = self.dbg.selected_frame();
+        for line in lines {
+            outln!("{line}");
+        }
+        Ok(())
+    }
+
+    /// Each source name of frame `frame`'s function where it stands, with
+    /// its register's value (`info locals`, `backtrace full`).
+    fn locals(&mut self, frame: usize) -> Result<Vec<String>, String> {
+        let names = match self.dbg.frame_location(frame) {
+            Some((a, position)) => self.names_at(&a, position.as_ref()),
+            None => SourceNames::default(),
+        };
+        let mut lines = Vec::new();
         for name in names.by_name.keys() {
             match names.register(name) {
                 Some(Ok(register)) => {
@@ -624,16 +726,16 @@ impl Session {
                     } else {
                         format!("{register}, shared with {}", shared.join(", "))
                     };
-                    outln!(
+                    lines.push(format!(
                         "{name} = {}  ({place})",
                         self.dbg.format_value(&v, Format::Natural)
-                    );
+                    ));
                 }
-                Some(Err(why)) => outln!("{name} = <{why}>"),
+                Some(Err(why)) => lines.push(format!("{name} = <{why}>")),
                 None => {}
             }
         }
-        Ok(())
+        Ok(lines)
     }
 
     fn command(&mut self, line: &str) -> Result<Flow, String> {
@@ -760,24 +862,25 @@ impl Session {
                     _ => outln!("Will ignore next {count} crossings of breakpoint {id}."),
                 }
             }
+            "enable" | "disable" if rest.split_whitespace().next() == Some("display") => {
+                let ids = rest["display".len()..].trim();
+                self.enable_displays(ids, word == "enable")?;
+            }
+            "delete" | "d" if rest.split_whitespace().next() == Some("display") => {
+                self.delete_displays(rest["display".len()..].trim())?;
+            }
             "enable" | "disable" => {
                 let on = word == "enable";
                 match numbers(rest)? {
                     None => self.dbg.enable_breakpoint(None, on).map_err(e)?,
-                    Some(ids) => {
-                        for id in ids {
-                            self.dbg.enable_breakpoint(Some(id), on).map_err(e)?;
-                        }
-                    }
+                    Some(ids) => each_number(ids, |id| {
+                        self.dbg.enable_breakpoint(Some(id), on).map_err(e)
+                    })?,
                 }
             }
             "delete" | "d" => match numbers(rest)? {
                 None => self.dbg.delete_breakpoint(None).map_err(e)?,
-                Some(ids) => {
-                    for id in ids {
-                        self.dbg.delete_breakpoint(Some(id)).map_err(e)?;
-                    }
-                }
+                Some(ids) => each_number(ids, |id| self.dbg.delete_breakpoint(Some(id)).map_err(e))?,
             },
             "run" | "r" => {
                 let stop = self.dbg.run().map_err(e)?;
@@ -830,7 +933,7 @@ impl Session {
                 let stop = self.dbg.finish().map_err(e)?;
                 self.report(stop);
             }
-            "backtrace" | "bt" | "where" => self.backtrace()?,
+            "backtrace" | "bt" | "where" => self.backtrace(rest)?,
             "up" | "down" => {
                 let count: usize = if rest.is_empty() {
                     1
@@ -865,7 +968,8 @@ impl Session {
                 self.show_frame(n);
             }
             "info" | "i" => match rest {
-                "breakpoints" | "b" | "break" => self.info_breakpoints(),
+                "breakpoints" | "b" | "break" => self.info_breakpoints(false),
+                "watchpoints" | "wat" => self.info_breakpoints(true),
                 "registers" | "r" | "reg" => self.info_registers()?,
                 "frame" | "f" => self.info_frame()?,
                 "args" => self.info_args()?,
@@ -873,7 +977,7 @@ impl Session {
                 "locals" => self.info_locals()?,
                 _ => {
                     return Err(format!(
-                    "unknown info command `{rest}` (breakpoints, registers, frame, args, locals, display)"
+                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display)"
                 ))
                 }
             },
@@ -899,23 +1003,25 @@ impl Session {
                 if rest.is_empty() {
                     self.show_displays();
                 } else {
-                    let id = self.dbg.add_display(rest, format).map_err(e)?;
+                    // Source names are those where the program stands now
+                    // (and at each later stop, see `display_rows`).
+                    let vm = self.in_registers(rest)?;
+                    let id = self
+                        .dbg
+                        .add_display(&vm, format)
+                        .map_err(|e| in_terms_of(e.0, &vm, rest))?;
+                    if vm != rest {
+                        self.display_texts.insert(id, rest.to_string());
+                    }
                     if self.dbg.is_running() {
-                        let shown = self.dbg.displays();
+                        let shown = self.display_rows();
                         if let Some(d) = shown.iter().find(|d| d.0 == id) {
                             Self::show_display(d);
                         }
                     }
                 }
             }
-            "undisplay" => match numbers(rest)? {
-                None => self.dbg.remove_display(None).map_err(e)?,
-                Some(ids) => {
-                    for id in ids {
-                        self.dbg.remove_display(Some(id)).map_err(e)?;
-                    }
-                }
-            },
+            "undisplay" => self.delete_displays(rest)?,
             "list" | "l" => self.list(rest)?,
             "disassemble" | "disas" => self.disassemble()?,
             "complete" => {
@@ -1066,7 +1172,7 @@ impl Session {
         self.show_displays();
     }
 
-    fn show_display(d: &(u32, String, Format, Result<String, DebugCommandError>)) {
+    fn show_display(d: &DisplayRow) {
         let (id, text, format, value) = d;
         let fmt = match format {
             Format::Natural => "",
@@ -1081,12 +1187,38 @@ impl Session {
         }
     }
 
-    fn show_displays(&self) {
+    /// The displays as they stand in the selected frame: those typed with
+    /// source names are evaluated with the names where the frame stands,
+    /// and left out where those names mean nothing (as gdb leaves out a
+    /// display whose variables are out of scope).
+    fn display_rows(&mut self) -> Vec<DisplayRow> {
+        let mut rows = Vec::new();
+        for (id, text, format, value) in self.dbg.displays() {
+            let Some(typed) = self.display_texts.get(&id).cloned() else {
+                rows.push((id, text, format, value.map_err(|e| e.to_string())));
+                continue;
+            };
+            let Ok(vm) = self.in_registers(&typed) else {
+                continue;
+            };
+            let value = self
+                .dbg
+                .evaluate(&vm, self.dbg.selected_frame())
+                .map(|v| self.dbg.format_value(&v, format))
+                .map_err(|e| in_terms_of(e.0, &vm, &typed));
+            rows.push((id, typed, format, value));
+        }
+        rows
+    }
+
+    fn show_displays(&mut self) {
         if !self.dbg.is_running() {
             return;
         }
-        for d in self.dbg.displays() {
-            Self::show_display(&d);
+        for d in self.display_rows() {
+            if !self.disabled_displays.contains(&d.0) {
+                Self::show_display(&d);
+            }
         }
     }
 
@@ -1099,7 +1231,13 @@ impl Session {
         outln!("Auto-display expressions now in effect:");
         outln!("Num Enb Expression");
         for (id, text, _, _) in shown {
-            outln!("{id}:   y  {text}");
+            let text = self.display_texts.get(&id).unwrap_or(&text);
+            let on = if self.disabled_displays.contains(&id) {
+                "n"
+            } else {
+                "y"
+            };
+            outln!("{id}:   {on}  {text}");
         }
     }
 
@@ -1174,9 +1312,25 @@ impl Session {
         Ok(frames)
     }
 
-    fn backtrace(&self) -> Result<(), String> {
+    /// `backtrace`, and `backtrace full` (each frame's locals after it,
+    /// indented as gdb indents them).
+    fn backtrace(&mut self, rest: &str) -> Result<(), String> {
+        let full = match rest {
+            "" => false,
+            "full" | "-full" => true,
+            other => return Err(format!("unknown backtrace option `{other}` (full)")),
+        };
         for (k, f) in self.require_frames()?.iter().enumerate() {
             outln!("#{k}  {}", f.frame);
+            if full {
+                let locals = self.locals(k)?;
+                if locals.is_empty() {
+                    outln!("No locals.");
+                }
+                for line in locals {
+                    outln!("        {line}");
+                }
+            }
         }
         Ok(())
     }
@@ -1235,11 +1389,22 @@ impl Session {
         Ok(())
     }
 
-    fn info_breakpoints(&self) {
-        let bps = self.dbg.breakpoints();
+    /// `info breakpoints`, or with `only_watchpoints` `info watchpoints`.
+    fn info_breakpoints(&self, only_watchpoints: bool) {
+        let mut bps = self.dbg.breakpoints();
+        if only_watchpoints {
+            bps.clear();
+        }
         let watchpoints = self.dbg.watchpoints();
         if bps.is_empty() && watchpoints.is_empty() {
-            outln!("No breakpoints or watchpoints.");
+            outln!(
+                "{}",
+                if only_watchpoints {
+                    "No watchpoints."
+                } else {
+                    "No breakpoints or watchpoints."
+                }
+            );
             return;
         }
         let hits = |n: u32| match n {

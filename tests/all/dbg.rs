@@ -290,7 +290,7 @@ fn mistakes_get_clear_messages() {
             "error: break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET",
             "error: bad breakpoint `nosuch`: no function of that name",
             "error: bad breakpoint `x.mlir:abc`: `abc` is not a line number",
-            "error: unknown info command `colors` (breakpoints, registers, frame, args, locals, display)",
+            "error: unknown info command `colors` (breakpoints, watchpoints, registers, frame, args, locals, display)",
             "error: the program is not being run (use `run`)",
             "[alloc returned]",
             "result[0]: i64=8",
@@ -1511,4 +1511,122 @@ fn a_watchpoint_firing_at_a_breakpoint_reports_and_counts_both() {
             "\tbreakpoint already hit 2 times"
         ]
     );
+}
+
+/// `display` takes source names as `print` does: looked up again at each
+/// stop, and left out where they name nothing (a callee without them), as
+/// gdb leaves out a display whose variables are out of scope; displays are
+/// turned off and on, and deleted, by number.
+#[test]
+fn display_takes_source_names_and_displays_are_enabled_and_deleted() {
+    let calls = format!("--module={}", data("calls.vmfb").display());
+    let args = [calls, "--function=sum_squares".into(), "--input=3".into()];
+    let script = "display %n\nbreak calls.mlir:13\nrun\ndisplay/x %n\ndisplay %sq\n\
+                  display %i0\ndisplay %nosuch\nstep\nfinish\ndisable display 1 3\ninfo display\n\
+                  next\nenable display\ndelete display 2\nundisplay 9\ninfo display\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    let unknown = "error: `%n` is neither a register nor a source name of this function";
+    assert_eq!(r[0].1, [unknown], "not running: no names");
+    assert_eq!(r[3].1, ["1: /x %n = 0x3"]);
+    // Before the call: the register %sq will get, holding what it holds.
+    assert_eq!(r[4].1, ["2: %sq = 1"]);
+    // A register's spelling stays the register, as in `print`.
+    assert_eq!(r[5].1, ["3: %i0 = 3"]);
+    assert_eq!(
+        r[6].1,
+        ["error: `%nosuch` is neither a register nor a source name of this function"]
+    );
+    // In the callee (no source names) only the register's display shows.
+    assert_eq!(
+        r[7].1,
+        [
+            "fn1 (module.fn1+0x00000001)",
+            "=> %i0 = vm.mul.i32 %i0, %i0",
+            "3: %i0 = 0"
+        ]
+    );
+    // Back in the caller the names mean their registers there again.
+    assert_eq!(
+        r[8].1[1..],
+        [
+            "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13",
+            "14\t    %acc1 = arith.addi %acc, %sq : i32",
+            "Value returned is $1 = 0",
+            "1: /x %n = 0x3",
+            "2: %sq = 0",
+            "3: %i0 = 3"
+        ]
+    );
+    assert_eq!(
+        r[10].1,
+        [
+            "Auto-display expressions now in effect:",
+            "Num Enb Expression",
+            "1:   n  %n",
+            "2:   y  %sq",
+            "3:   n  %i0"
+        ]
+    );
+    assert_eq!(r[11].1[2..], ["2: %sq = 0"]);
+    assert_eq!(r[14].1, ["error: no display number 9"]);
+    assert_eq!(
+        r[15].1,
+        [
+            "Auto-display expressions now in effect:",
+            "Num Enb Expression",
+            "1:   y  %n",
+            "3:   y  %i0"
+        ]
+    );
+}
+
+/// gdb's `delete A-B` ranges (a missing number reported, the others still
+/// deleted), `info watchpoints` and `backtrace full` (each frame's locals).
+#[test]
+fn delete_ranges_info_watchpoints_and_backtrace_full() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=3".into()];
+    let script = "break 12\nbreak 13\nbreak fib.mlir:14\nrun\ninfo watchpoints\nwatch %next\n\
+                  info watchpoints\nbt full\nbacktrace sideways\ndelete 1-2 5\ninfo breakpoints\n\
+                  delete 3-1\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[4].1, ["No watchpoints."]);
+    assert_eq!(
+        r[6].1,
+        [
+            "Num     Type           Disp Enb What",
+            "4       watchpoint     keep y   %next (%i5) in fib (frame #0)"
+        ]
+    );
+    assert_eq!(
+        r[7].1,
+        [
+            "#0  module.fib+0x00000033 fib.mlir:12:13",
+            "        called from fib.mlir:3:1",
+            "        %k1 = 0  (%i1, shared with %zero)",
+            "        %more = 1  (%i5, shared with %next)",
+            "        %n = 3  (%i0)",
+            "        %next = 1  (%i5, shared with %more)",
+            "        %one = 1  (%i2)",
+            "        %zero = 0  (%i1, shared with %k1)"
+        ]
+    );
+    assert_eq!(
+        r[8].1,
+        ["error: unknown backtrace option `sideways` (full)"]
+    );
+    assert_eq!(r[9].1, ["error: no breakpoint number 5"]);
+    assert_eq!(
+        r[10].1,
+        [
+            "Num     Type           Disp Enb What",
+            "3       breakpoint     keep y   fib (module.fib+0x00000041) at fib.mlir:14:5",
+            "4       watchpoint     keep y   %next (%i5) in fib (frame #0)"
+        ]
+    );
+    assert_eq!(r[11].1, ["error: inverted breakpoint range 3-1"]);
 }
