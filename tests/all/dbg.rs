@@ -778,8 +778,6 @@ fn sigint_pauses_a_running_program() {
         stdin.write_all(cmd.as_bytes()).expect("command");
         stdin.flush().expect("flush");
         read_until(cmd.trim(), false, &mut seen);
-        // The loop runs a while first (the counter checked below moves on).
-        std::thread::sleep(Duration::from_millis(300));
         read_until("Program received signal SIGINT", true, &mut seen);
         read_until("spin (module.spin+", false, &mut seen);
     }
@@ -790,13 +788,15 @@ fn sigint_pauses_a_running_program() {
     let status = child.wait().expect("exit");
     let rest: String = lines.iter().map(|l| l + "\n").collect();
     assert!(status.success(), "{seen:?} {rest}");
-    // The loop counter moved on: it is the first pair, below n.
+    // Stopped in the loop: the counter (the first pair) is below n. How far
+    // the loop got is no guarantee (a pause may come before an iteration,
+    // on a loaded machine even after a wait): not asserted.
     let counter = rest
         .lines()
         .find_map(|l| l.strip_prefix("%i2:3    i64  "))
         .and_then(|v| v.trim().parse::<i64>().ok())
         .unwrap_or_else(|| panic!("no counter in {rest}"));
-    assert!(counter > 0 && counter < 1_000_000_000_000, "{counter}");
+    assert!((0..1_000_000_000_000).contains(&counter), "{counter}");
     assert!(rest.contains("[Inferior 1 killed]"), "{rest}");
 }
 
