@@ -18,7 +18,7 @@ use irvm_debugger::{
     PauseHandle, RefBytes, RefFormatter, RefMemory, Stop, WatchEvent,
 };
 
-use crate::cmd_run::{describe_trap, load_context, parse_inputs_within, LimitArgs};
+use crate::cmd_run::{describe_trap, load_context_deferring_inits, parse_inputs_within, LimitArgs};
 
 /// Arguments of `irvm dbg`.
 #[derive(clap::Args)]
@@ -67,7 +67,9 @@ pub fn main(args: DbgArgs) -> ExitCode {
 
 /// Loads the modules, finds the function and parses its inputs (given up
 /// on at the deadline, or when `give_up` is): a debugger ready to run
-/// (shared with `irvm dap`).
+/// (shared with `irvm dap`). The modules' `__init`s run under the
+/// debugger, first thing when the program runs: a long one can be paused
+/// (Ctrl-C, DAP's `pause`) and ended like any function.
 pub fn prepare(
     modules: &[String],
     function: &str,
@@ -75,7 +77,7 @@ pub fn prepare(
     limits: &LimitArgs,
     give_up: Option<&crate::deadline::GiveUp>,
 ) -> Result<Debugger, String> {
-    let ctx = load_context(modules, limits)?;
+    let (ctx, inits) = load_context_deferring_inits(modules, limits)?;
     let main_module = ctx
         .module_names()
         .last()
@@ -106,6 +108,7 @@ pub fn prepare(
         values.push(Value::Ref(irvm_hal::Fence::new(false).into_ref()));
     }
     let mut dbg = Debugger::new(ctx, func, values);
+    dbg.set_initializers(inits);
     dbg.set_ref_formatter(Some(hal_formatter()));
     dbg.set_ref_bytes(Some(hal_bytes()));
     Ok(dbg)

@@ -1010,7 +1010,8 @@ fn locations_without_a_file_position_are_no_line() {
 /// function only (`__init` here): `dynamic` is found by its export name,
 /// and a line's breakpoint is placed in `__init` alone, once per place (the
 /// map was taken as the first function's too, by position, as IREE's
-/// runtime does).
+/// runtime does). `__init` runs under the debugger: the breakpoint there
+/// stops it.
 #[test]
 fn functions_are_named_by_export_when_source_maps_are_fewer() {
     let module = format!(
@@ -1025,7 +1026,7 @@ fn functions_are_named_by_export_when_source_maps_are_fewer() {
             "--function=dynamic".into(),
             "--input=2x2xf32=3".into(),
         ],
-        "break dynamic.mlir:2\nbreak dynamic\nrun\nbt\ncontinue\nquit\n",
+        "break dynamic.mlir:2\nbreak dynamic\nrun\nbt\ndelete 1\ncontinue\nbt\ncontinue\nquit\n",
     );
     assert_eq!(status, 0, "{out}");
     assert!(
@@ -1038,7 +1039,17 @@ fn functions_are_named_by_export_when_source_maps_are_fewer() {
         out.contains("Breakpoint 2 at dynamic (module.dynamic+0x00000001)"),
         "{out}"
     );
-    assert!(out.contains("#0  module.dynamic+0x00000001"), "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[2].1[0],
+        "Breakpoint 1, __init (module.__init+0x00000265) at dynamic.mlir:2:8"
+    );
+    assert_eq!(r[3].1[0], "#0  module.__init+0x00000265 dynamic.mlir:2:8");
+    assert_eq!(
+        r[5].1[0],
+        "Breakpoint 2, dynamic (module.dynamic+0x00000001)"
+    );
+    assert_eq!(r[6].1, ["#0  module.dynamic+0x00000001"]);
     assert!(out.contains("2x2xf32=[9 9][9 9]"), "{out}");
 }
 
@@ -1629,4 +1640,117 @@ fn delete_ranges_info_watchpoints_and_backtrace_full() {
         ]
     );
     assert_eq!(r[11].1, ["error: inverted breakpoint range 3-1"]);
+}
+
+/// Ctrl-C while a module's `__init` runs (an endless loop here) pauses it
+/// there, as in any function: `bt` shows the initializer, and the session
+/// goes on (before, `__init` ran before the debugger was ready, and
+/// Ctrl-C ended `irvm dbg`).
+#[test]
+fn sigint_pauses_a_looping_init() {
+    use std::io::BufRead;
+    use std::sync::mpsc::RecvTimeoutError;
+    use std::time::{Duration, Instant};
+    let dir = std::env::temp_dir().join(format!("irvm-dbg-init-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let module = dir.join("m.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @m version 0\n\nvm.export @__init\n\
+         vm.func @__init() -> () {\n^bb0:\n  %i0 = vm.const.i32 1\n  vm.br ^bb1()\n^bb1:\n  \
+         vm.cond_br %i0, ^bb1(), ^bb2()\n^bb2:\n  vm.return\n}\n\nvm.export @f\n\
+         vm.func @f() -> () {\n^bb0:\n  vm.return\n}\n",
+    )
+    .expect("module");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args([
+            "dbg".to_string(),
+            format!("--module={}", module.display()),
+            "--function=f".into(),
+            "--interruptible".into(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("irvm dbg starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let pid = child.id() as i32;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    stdin.write_all(b"run\n").expect("run");
+    stdin.flush().expect("flush");
+    let mut seen: Vec<String> = Vec::new();
+    let start = Instant::now();
+    // SIGINT each 100 ms until the stop is reported (one that comes before
+    // `run` is read is stale, and dropped).
+    while !seen
+        .iter()
+        .any(|l| l.contains("Program received signal SIGINT"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no stop within 20 s: {seen:?}"
+        );
+        if seen.iter().any(|l| l == "(irvm) run") {
+            // SAFETY: signalling our own child process.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+        }
+        match lines.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => seen.push(line),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => panic!("irvm dbg ended early: {seen:?}"),
+        }
+    }
+    stdin.write_all(b"bt\nkill\nquit\n").expect("commands");
+    drop(stdin);
+    let status = child.wait().expect("exit");
+    let rest: Vec<String> = lines.iter().collect();
+    assert!(status.success(), "{seen:?} {rest:?}");
+    let r = replies(&rest.iter().map(|l| format!("{l}\n")).collect::<String>());
+    assert_eq!(r[0].0, "bt");
+    assert!(r[0].1[0].starts_with("#0  m.__init+0x"), "{r:?}");
+    assert_eq!(r[1].1, ["[Inferior 1 killed]"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `start` runs the modules' initializers first and stops before the
+/// function's first instruction (gdb's `start` stops in `main`, after the
+/// program's constructors); `kill` and `run` again go on after them.
+#[test]
+fn start_stops_in_the_function_after_the_initializers() {
+    let module = format!(
+        "--module={}",
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/models/dynamic.vmfb")
+            .display()
+    );
+    let (out, status) = dbg(
+        &[
+            module,
+            "--function=dynamic".into(),
+            "--input=2x2xf32=3".into(),
+        ],
+        "start\nbt\nkill\nbreak dynamic.mlir:2\nstart\ninfo breakpoints\ncontinue\n",
+    );
+    assert_eq!(status, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1[0], "dynamic (module.dynamic+0x00000001)");
+    assert_eq!(r[1].1, ["#0  module.dynamic+0x00000001"]);
+    // The initializers ran once: the breakpoint in `__init` is not hit again.
+    assert_eq!(r[4].1[0], "dynamic (module.dynamic+0x00000001)");
+    assert!(
+        r[5].1.iter().all(|l| !l.contains("already hit")),
+        "{:?}",
+        r[5].1
+    );
+    assert!(out.contains("2x2xf32=[9 9][9 9]"), "{out}");
 }
