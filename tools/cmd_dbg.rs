@@ -169,6 +169,7 @@ const COMMANDS: &[&str] = &[
     "advance",
     "backtrace",
     "break",
+    "commands",
     "complete",
     "condition",
     "continue",
@@ -375,6 +376,18 @@ struct Session {
     display_texts: HashMap<u32, String>,
     /// Displays turned off by `disable display` (kept, not shown).
     disabled_displays: std::collections::BTreeSet<u32>,
+    /// Each breakpoint's command list (`commands N` ... `end`), run when
+    /// it stops the program.
+    breakpoint_commands: HashMap<u32, Vec<String>>,
+    /// The command list of the last stop, still to run.
+    pending_commands: Option<Vec<String>>,
+    /// A stop was reported since this was cleared (a command of a list
+    /// ran the program: the rest of the list is dropped, as in gdb).
+    reported: bool,
+    /// The number of the last breakpoint set (`commands` without one).
+    last_breakpoint: Option<u32>,
+    /// A command list is running.
+    in_command_list: bool,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -409,6 +422,11 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         watch_labels: HashMap::new(),
         display_texts: HashMap::new(),
         disabled_displays: Default::default(),
+        breakpoint_commands: HashMap::new(),
+        pending_commands: None,
+        reported: false,
+        last_breakpoint: None,
+        in_command_list: false,
         dbg,
     };
     let mut input = match &args.batch {
@@ -441,8 +459,42 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
             continue;
         }
         last = line.clone();
-        match s.command(&line) {
-            Ok(Flow::Continue) => {}
+        let flow = match s.command(&line) {
+            Ok(Flow::ReadCommands(ids)) => {
+                if interactive {
+                    outln!(
+                        "Type commands for breakpoint(s) {}, one per line.",
+                        list_numbers(&ids)
+                    );
+                    outln!("End with a line saying just \"end\".");
+                }
+                let mut list = Vec::new();
+                while let Some(line) = input.next(&pause) {
+                    let line = line.trim().to_string();
+                    if line == "end" {
+                        break;
+                    }
+                    if !line.is_empty() {
+                        list.push(line);
+                    }
+                }
+                for id in ids {
+                    if list.is_empty() {
+                        s.breakpoint_commands.remove(&id);
+                    } else {
+                        s.breakpoint_commands.insert(id, list.clone());
+                    }
+                }
+                Ok(Flow::Continue)
+            }
+            other => other,
+        };
+        let flow = match flow {
+            Ok(Flow::Continue) => s.run_breakpoint_commands(),
+            other => other,
+        };
+        match flow {
+            Ok(Flow::Continue | Flow::ReadCommands(_)) => {}
             Ok(Flow::Quit) => break,
             Err(message) => {
                 outln!("error: {message}");
@@ -453,10 +505,18 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     Ok(all_ok)
 }
 
+/// `1 2 3` for gdb's messages.
+fn list_numbers(ids: &[u32]) -> String {
+    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
+
 /// Whether to keep reading commands.
 enum Flow {
     Continue,
     Quit,
+    /// `commands`: the lines up to `end` are the command list of these
+    /// breakpoints.
+    ReadCommands(Vec<u32>),
 }
 
 const HELP: &str = "\
@@ -468,6 +528,9 @@ commands (gdb's words):
   watch REGISTER [if COND]               stop when a register of the selected frame changes
                                          (a watchpoint, deleted when the frame returns)
   condition N [COND]                     set (or remove) breakpoint N's condition
+  commands [N...] ... end                commands run when breakpoint N stops the program
+                                         (the last one set without N; `silent` first: the
+                                         stop is not shown; an empty list removes it)
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
   enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
   info breakpoints|watchpoints|registers|frame|args|locals|display
@@ -784,6 +847,7 @@ impl Session {
                         return Err(why);
                     }
                 }
+                self.last_breakpoint = Some(b.id);
                 let n = b.addresses.len();
                 let Some(first) = b.addresses.first() else {
                     return Err("the breakpoint resolved to no address".into());
@@ -817,6 +881,7 @@ impl Session {
                     .map_err(|e| in_terms_of(e.0, &register, &typed))?;
                 let label = self.watch_label(&typed, w.register);
                 self.watch_labels.insert(w.id, label.clone());
+                self.last_breakpoint = Some(w.id);
                 outln!("Watchpoint {}: {label}", w.id);
             }
             "set" => {
@@ -845,6 +910,28 @@ impl Session {
                 if cond.is_empty() {
                     outln!("Breakpoint {id} now unconditional.");
                 }
+            }
+            "commands" | "command" => {
+                if self.in_command_list {
+                    return Err("`commands` cannot be given inside a command list".into());
+                }
+                let ids = match numbers(rest)? {
+                    Some(ids) => ids,
+                    None => vec![self
+                        .last_breakpoint
+                        .ok_or("No breakpoints specified.")?],
+                };
+                let known: Vec<u32> = self
+                    .dbg
+                    .breakpoints()
+                    .iter()
+                    .map(|b| b.id)
+                    .chain(self.dbg.watchpoints().iter().map(|w| w.id))
+                    .collect();
+                if let Some(id) = ids.iter().find(|id| !known.contains(id)) {
+                    return Err(format!("No breakpoint number {id}."));
+                }
+                return Ok(Flow::ReadCommands(ids));
             }
             "ignore" => {
                 let mut parts = rest.split_whitespace();
@@ -1057,8 +1144,63 @@ impl Session {
         format!("{name} ({}.{name}+0x{:08X}){at}", a.module, a.offset)
     }
 
+    /// Runs the command lists of the breakpoints that stopped the program
+    /// (`commands`), as gdb does: a command that runs the program ends its
+    /// list, and the list of the breakpoint it stops at runs next.
+    fn run_breakpoint_commands(&mut self) -> Result<Flow, String> {
+        while let Some(list) = self.pending_commands.take() {
+            for line in list.iter().filter(|l| *l != "silent") {
+                self.reported = false;
+                self.in_command_list = true;
+                let flow = self.command(line);
+                self.in_command_list = false;
+                match flow? {
+                    Flow::Quit => return Ok(Flow::Quit),
+                    Flow::Continue | Flow::ReadCommands(_) => {}
+                }
+                if self.reported {
+                    break;
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// The command list of the first of `ids` that has one: taken to run
+    /// after the stop is reported; whether it starts with `silent` (the
+    /// stop is then not shown).
+    fn take_commands(&mut self, ids: &[u32]) -> bool {
+        let list = ids
+            .iter()
+            .find_map(|id| self.breakpoint_commands.get(id))
+            .cloned();
+        let silent = list
+            .as_ref()
+            .and_then(|l| l.first())
+            .is_some_and(|c| c == "silent");
+        self.pending_commands = list;
+        silent
+    }
+
     fn report(&mut self, stop: Stop) {
         self.list_next = None;
+        self.reported = true;
+        self.pending_commands = None;
+        let stopped_by: Vec<u32> = match &stop {
+            Stop::Breakpoint(hit) => vec![hit.id],
+            Stop::Watchpoints { events, breakpoint } => events
+                .iter()
+                .filter_map(|e| match e {
+                    WatchEvent::Changed(hit) => Some(hit.id),
+                    WatchEvent::LeftScope(_) => None,
+                })
+                .chain(breakpoint.as_ref().map(|b| b.id))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if self.take_commands(&stopped_by) {
+            return;
+        }
         match stop {
             Stop::Breakpoint(BreakpointHit {
                 id,
@@ -1444,6 +1586,9 @@ impl Session {
                     b.ignore_count
                 ));
             }
+            for command in self.breakpoint_commands.get(&b.id).into_iter().flatten() {
+                lines.push(format!("        {command}"));
+            }
             rows.push((b.id, lines));
         }
         let depth = self.dbg.frames().len();
@@ -1465,6 +1610,9 @@ impl Session {
                 lines.push(format!("\tstop only if {}", c.text()));
             }
             lines.extend(hits(w.hits));
+            for command in self.breakpoint_commands.get(&w.id).into_iter().flatten() {
+                lines.push(format!("        {command}"));
+            }
             rows.push((w.id, lines));
         }
         rows.sort_by_key(|(id, _)| *id);

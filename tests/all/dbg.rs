@@ -1754,3 +1754,73 @@ fn start_stops_in_the_function_after_the_initializers() {
     );
     assert!(out.contains("2x2xf32=[9 9][9 9]"), "{out}");
 }
+
+/// gdb's `commands`: a breakpoint's command list runs when it stops the
+/// program (`silent` hides the stop; a `continue` in it ends the list and
+/// the next stop's list runs), `info breakpoints` lists it, an empty list
+/// removes it.
+#[test]
+fn breakpoint_command_lists_run_at_their_stops() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=5".into()];
+    let script =
+        "commands\nbreak fib.mlir:14 if %k1 < 3\ncommands\nsilent\nprint %next\ncontinue\n\
+                  end\ntbreak 13\ncommands 2\nbt\nend\ninfo breakpoints\nrun\ncontinue\n\
+                  commands 9\nrun\ncommands 1\nend\ninfo breakpoints\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["error: No breakpoints specified."]);
+    assert_eq!(
+        r[11].1,
+        [
+            "Num     Type           Disp Enb What",
+            "1       breakpoint     keep y   fib (module.fib+0x00000041) at fib.mlir:14:5",
+            "\tstop only if %i1 < 3",
+            "        silent",
+            "        print %next",
+            "        continue",
+            "2       breakpoint     del  y   fib (module.fib+0x0000003A) at fib.mlir:13:11",
+            "        bt"
+        ]
+    );
+    // The temporary breakpoint's list: a backtrace after the stop.
+    assert_eq!(
+        r[12].1,
+        [
+            "Temporary breakpoint 2, fib (module.fib+0x0000003A) at fib.mlir:13:11",
+            "13\t    %k1 = arith.addi %k, %one : i32",
+            "#0  module.fib+0x0000003A fib.mlir:13:11",
+            "        called from fib.mlir:3:1"
+        ]
+    );
+    // Silent stops at k1 = 1 and 2, each printing and going on.
+    assert_eq!(
+        r[13].1,
+        [
+            "%next = 1",
+            "%next = 2",
+            "[fib returned]",
+            "result[0]: i32=5"
+        ]
+    );
+    assert_eq!(r[14].1, ["error: No breakpoint number 9."]);
+    assert_eq!(
+        r[15].1,
+        [
+            "%next = 1",
+            "%next = 2",
+            "[fib returned]",
+            "result[0]: i32=5"
+        ]
+    );
+    assert_eq!(
+        r[18].1,
+        [
+            "Num     Type           Disp Enb What",
+            "1       breakpoint     keep y   fib (module.fib+0x00000041) at fib.mlir:14:5",
+            "\tstop only if %i1 < 3",
+            "\tbreakpoint already hit 4 times"
+        ]
+    );
+}
