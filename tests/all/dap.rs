@@ -712,6 +712,8 @@ fn requests_are_served_while_the_program_runs() {
         r["body"]["error"]["format"],
         "the program is running (pause it first)"
     );
+    let r = c.request("completions", json!({"text": "%", "column": 2}));
+    assert_eq!(r["message"], "notStopped");
     let r = c.request("continue", json!({"threadId": 1}));
     assert_eq!(r["message"], "the program is already running");
     // A breakpoint set during the loop stops it at once.
@@ -2579,4 +2581,47 @@ fn pause_terminate_and_disconnect_reach_a_looping_init() {
             asked.elapsed()
         );
     }
+}
+
+/// `completions` (the debug console's): the frame's source names and
+/// registers that start with the word before the cursor, which they
+/// replace (`start`, `length` in the client's column base); `ne` (no `%`,
+/// as typed) finds `%next` too. Refused while the program runs.
+#[test]
+fn completions_offer_source_names_and_registers() {
+    let mut c = Client::start();
+    let caps = launch(&mut c, program("fib", "6"));
+    assert_eq!(caps["supportsCompletionsRequest"], true);
+    let none = c.ok("completions", json!({"text": "%ne", "column": 4}));
+    assert_eq!(
+        none["targets"],
+        json!([]),
+        "nothing before the program runs"
+    );
+    c.run_to_line("fib.mlir", 14);
+    let labels = |body: &Value| -> Vec<String> {
+        body["targets"]
+            .as_array()
+            .expect("targets")
+            .iter()
+            .map(|t| t["label"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let got = c.ok(
+        "completions",
+        json!({"text": "%k1 + %ne", "column": 10, "frameId": 1}),
+    );
+    assert_eq!(labels(&got), ["%next"]);
+    assert_eq!(got["targets"][0]["start"], 7);
+    assert_eq!(got["targets"][0]["length"], 3);
+    let bare = c.ok("completions", json!({"text": "ne", "column": 3}));
+    assert_eq!(labels(&bare), ["%next"]);
+    assert_eq!(bare["targets"][0]["start"], 1);
+    let registers = c.ok("completions", json!({"text": "%i", "column": 3}));
+    let found = labels(&registers);
+    assert!(found.contains(&"%i0".to_string()), "{found:?}");
+    assert!(found.iter().all(|l| l.starts_with("%i")), "{found:?}");
+    let r = c.request("completions", json!({"text": "x", "column": 9}));
+    assert_eq!(r["message"], "`column` 9 is outside the text");
+    c.disconnect_cleanly();
 }
