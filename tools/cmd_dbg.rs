@@ -541,7 +541,8 @@ commands (gdb's words):
   stepi                                  one instruction (si)
   until | advance LOCATION               past the current line (u) / to LOCATION, or the frame's return
   finish                                 run until the selected frame returns
-  backtrace [full]                       the call stack (bt, where); full: each frame's locals
+  backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
+                                         or outermost N; full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
   print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
                                          print REGISTER = VALUE sets it, then prints it
@@ -1457,16 +1458,34 @@ impl Session {
         Ok(frames)
     }
 
-    /// `backtrace`, and `backtrace full` (each frame's locals after it,
-    /// indented as gdb indents them).
+    /// `backtrace [full] [N | -N]`: the frames (the innermost `N`, or the
+    /// outermost with `-N`), with `full` each frame's locals after it,
+    /// indented as gdb indents them.
     fn backtrace(&mut self, rest: &str) -> Result<(), String> {
-        let full = match rest {
-            "" => false,
-            "full" | "-full" => true,
-            other => return Err(format!("unknown backtrace option `{other}` (full)")),
+        let mut full = false;
+        let mut limit: Option<i64> = None;
+        for word in rest.split_whitespace() {
+            match word {
+                "full" | "-full" => full = true,
+                _ => match word.parse::<i64>() {
+                    Ok(n) if limit.is_none() => limit = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "unknown backtrace argument `{word}` (full, N or -N)"
+                        ))
+                    }
+                },
+            }
+        }
+        let frames = self.require_frames()?;
+        let count = frames.len();
+        let shown: Vec<usize> = match limit {
+            None => (0..count).collect(),
+            Some(n) if n >= 0 => (0..count.min(n as usize)).collect(),
+            Some(n) => (count.saturating_sub(n.unsigned_abs() as usize)..count).collect(),
         };
-        for (k, f) in self.require_frames()?.iter().enumerate() {
-            outln!("#{k}  {}", f.frame);
+        for &k in &shown {
+            outln!("#{k}  {}", frames[k].frame);
             if full {
                 let locals = self.locals(k)?;
                 if locals.is_empty() {
@@ -1476,6 +1495,9 @@ impl Session {
                     outln!("        {line}");
                 }
             }
+        }
+        if matches!(limit, Some(n) if n >= 0) && shown.len() < count {
+            outln!("(More stack frames follow...)");
         }
         Ok(())
     }

@@ -415,7 +415,8 @@ fn frames_args(input: &str) -> Vec<String> {
 #[test]
 fn frames_are_selected_with_up_down_and_frame() {
     let script = "break twice\nrun\nbt\nup\ninfo registers\nlist\nup\ndown\nframe 1\nprint %i0\n\
-                  info frame\ninfo args\ndown\ndown\nframe 2\nframe\nprint %i0\n";
+                  info frame\ninfo args\ndown\ndown\nframe 2\nframe\nprint %i0\nbt 1\nbt -1\nbt 5\n\
+                  bt 1 2\n";
     let (out, _) = dbg(&frames_args("5"), script);
     let r = replies(&out);
     assert_eq!(
@@ -465,6 +466,20 @@ fn frames_are_selected_with_up_down_and_frame() {
     );
     assert_eq!(r[14].1, ["error: no frame 2 (the stack has 2 frames)"]);
     assert_eq!(r[15].1[0], "#0  frames.twice+0x00000001 frames.src:3:7");
+    // gdb's `bt N` (innermost N) and `bt -N` (outermost N).
+    assert_eq!(
+        r[17].1,
+        [
+            "#0  frames.twice+0x00000001 frames.src:3:7",
+            "(More stack frames follow...)"
+        ]
+    );
+    assert_eq!(r[18].1, ["#1  frames.main+0x00000001 frames.src:8:7"]);
+    assert_eq!(r[19].1, r[2].1);
+    assert_eq!(
+        r[20].1,
+        ["error: unknown backtrace argument `2` (full, N or -N)"]
+    );
 }
 
 #[test]
@@ -1628,7 +1643,7 @@ fn delete_ranges_info_watchpoints_and_backtrace_full() {
     );
     assert_eq!(
         r[8].1,
-        ["error: unknown backtrace option `sideways` (full)"]
+        ["error: unknown backtrace argument `sideways` (full, N or -N)"]
     );
     assert_eq!(r[9].1, ["error: no breakpoint number 5"]);
     assert_eq!(
