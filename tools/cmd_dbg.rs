@@ -178,6 +178,7 @@ const COMMANDS: &[&str] = &[
     "disassemble",
     "display",
     "down",
+    "echo",
     "enable",
     "finish",
     "frame",
@@ -505,6 +506,29 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     Ok(all_ok)
 }
 
+/// `echo`'s text with gdb's C escapes replaced (`\n`, `\t`, `\\`, `\"`,
+/// `\a`, `\e`, ...); an unknown escape is the character itself.
+fn unescape_echo(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('a') => out.push('\u{7}'),
+            Some('e') => out.push('\u{1b}'),
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
 /// `1 2 3` for gdb's messages.
 fn list_numbers(ids: &[u32]) -> String {
     ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
@@ -555,6 +579,7 @@ commands (gdb's words):
   list [A,B | FUNCTION | LINE | FILE:LINE]  source lines (l); again to go on
   disassemble                            the function, `=>` at the current instruction
   complete TEXT                          the completions of TEXT
+  echo TEXT                              print TEXT (C escapes: \\n, \\t, ...; no newline of its own)
   kill                                   abandon the running program
   quit                                   leave (q)";
 
@@ -1127,6 +1152,16 @@ impl Session {
                 self.dbg.require_running_program().map_err(e)?;
                 self.dbg.kill();
                 outln!("[Inferior 1 killed]");
+            }
+            "echo" => {
+                // gdb's `echo`: the text of the line as written, C escapes
+                // (`\n`, `\t`, ...) and no newline of its own.
+                let line_text = line.trim_start();
+                let text = line_text
+                    .strip_prefix("echo")
+                    .map(|t| t.strip_prefix(' ').unwrap_or(t))
+                    .unwrap_or("");
+                out!("{}", unescape_echo(text));
             }
             "help" | "h" => outln!("{HELP}"),
             "quit" | "q" | "exit" => return Ok(Flow::Quit),

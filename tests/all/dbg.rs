@@ -1839,3 +1839,29 @@ fn breakpoint_command_lists_run_at_their_stops() {
         ]
     );
 }
+
+/// gdb's `echo`: C escapes, no newline of its own (what command lists use
+/// to label what they print).
+#[test]
+fn echo_prints_its_text_with_c_escapes() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=2".into()];
+    let script = "echo k is \\n\necho a\\tb\\\\c\\q\\n\nbreak fib.mlir:14\ncommands\nsilent\n\
+                  echo [stop]\\n\nprint %next\ncontinue\nend\nrun\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["k is "]);
+    assert_eq!(r[1].1, ["a\tb\\cq"]);
+    assert_eq!(
+        r[9].1,
+        [
+            "[stop]",
+            "%next = 1",
+            "[stop]",
+            "%next = 2",
+            "[fib returned]",
+            "result[0]: i32=1"
+        ]
+    );
+}
