@@ -1865,3 +1865,45 @@ fn echo_prints_its_text_with_c_escapes() {
         ]
     );
 }
+
+/// Every command `irvm dbg` knows (its completion list, which `help`
+/// describes) is named in the README's `irvm dbg` section, and every
+/// command the help text describes is one it knows.
+#[test]
+fn the_readme_names_every_command() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=2".into()];
+    let (out, _) = dbg(&args, "complete \nhelp\n");
+    let r = replies(&out);
+    let commands: Vec<&str> = r[0].1.iter().map(|c| c.trim()).collect();
+    assert!(commands.contains(&"commands"), "{commands:?}");
+    let readme =
+        std::fs::read_to_string(crate::common::paths::repo_file("README.md")).expect("README");
+    let start = readme.find("### `irvm dbg`").expect("dbg section");
+    let end = readme.find("### `irvm dap`").expect("dap section");
+    let section = &readme[start..end];
+    for c in &commands {
+        assert!(
+            section.contains(&format!("`{c}")),
+            "`{c}` is not in the README's irvm dbg section"
+        );
+    }
+    // The help text's commands: the first word of each described line.
+    for line in r[1].1.iter().skip(1) {
+        // (Continuation lines are indented further.)
+        let Some(first) = line
+            .strip_prefix("  ")
+            .filter(|l| !l.starts_with(' '))
+            .and_then(|l| l.split_whitespace().next())
+        else {
+            continue;
+        };
+        let first = first.split(['/', '[']).next().unwrap_or(first);
+        for word in first.split('|') {
+            assert!(
+                commands.contains(&word),
+                "help describes `{word}`, which is no command: {line}"
+            );
+        }
+    }
+}
