@@ -241,6 +241,7 @@ pub fn complete(
             "frame",
             "locals",
             "registers",
+            "source",
             "watchpoints",
         ]
         .iter()
@@ -557,7 +558,7 @@ commands (gdb's words):
                                          stop is not shown; an empty list removes it)
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
   enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|watchpoints|registers|frame|args|locals|display
+  info breakpoints|watchpoints|registers|frame|args|locals|display|source
                                          (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
@@ -1086,14 +1087,15 @@ impl Session {
             "info" | "i" => match rest {
                 "breakpoints" | "b" | "break" => self.info_breakpoints(false),
                 "watchpoints" | "wat" => self.info_breakpoints(true),
-                "registers" | "r" | "reg" => self.info_registers()?,
+                "registers" | "r" | "reg" | "all-registers" => self.info_registers()?,
+                "source" => self.info_source()?,
                 "frame" | "f" => self.info_frame()?,
                 "args" => self.info_args()?,
                 "display" => self.info_display(),
                 "locals" => self.info_locals()?,
                 _ => {
                     return Err(format!(
-                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display)"
+                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display, source)"
                 ))
                 }
             },
@@ -1483,6 +1485,39 @@ impl Session {
             self.sources.insert(file.to_string(), found);
         }
         self.sources.get(file)?.as_ref()
+    }
+
+    /// `info source`: the selected frame's source file, where it was
+    /// found and how many lines it has, in gdb's words.
+    fn info_source(&mut self) -> Result<(), String> {
+        let file = self
+            .dbg
+            .selected_location()
+            .and_then(|(_, p)| p)
+            .map(|p| p.file)
+            .or_else(|| self.list_next.as_ref().map(|(f, _)| f.clone()));
+        let Some(file) = file else {
+            outln!("No current source file.");
+            return Ok(());
+        };
+        outln!("Current source file is {file}");
+        let found = self
+            .source_dirs
+            .iter()
+            .map(|d| d.join(&file))
+            .chain([PathBuf::from(&file)])
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        match found {
+            Some(path) => {
+                let shown = std::fs::canonicalize(&path).unwrap_or(path);
+                outln!("Located in {}", shown.display());
+                if let Some(lines) = self.source(&file) {
+                    outln!("Contains {} lines.", lines.len());
+                }
+            }
+            None => outln!("Not found (use --source-dir)."),
+        }
+        Ok(())
     }
 
     fn require_frames(&self) -> Result<Vec<irvm::FrameInfo>, String> {

@@ -290,7 +290,7 @@ fn mistakes_get_clear_messages() {
             "error: break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET",
             "error: bad breakpoint `nosuch`: no function of that name",
             "error: bad breakpoint `x.mlir:abc`: `abc` is not a line number",
-            "error: unknown info command `colors` (breakpoints, watchpoints, registers, frame, args, locals, display)",
+            "error: unknown info command `colors` (breakpoints, watchpoints, registers, frame, args, locals, display, source)",
             "error: the program is not being run (use `run`)",
             "[alloc returned]",
             "result[0]: i64=8",
@@ -1906,4 +1906,27 @@ fn the_readme_names_every_command() {
             );
         }
     }
+}
+
+/// gdb's `info source` (the selected frame's file, where it was found, its
+/// length) and `info all-registers` (the registers, as `info registers`).
+#[test]
+fn info_source_and_all_registers() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=2".into()];
+    let (out, _) = dbg(
+        &args,
+        "info source\nbreak 12\nrun\ninfo source\ninfo all-registers\ninfo registers\n",
+    );
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["No current source file."]);
+    assert_eq!(r[3].1[0], "Current source file is fib.mlir");
+    assert!(
+        r[3].1[1].starts_with("Located in /") && r[3].1[1].ends_with("tests/data/fib.mlir"),
+        "{:?}",
+        r[3].1
+    );
+    assert_eq!(r[3].1[2], "Contains 17 lines.");
+    assert_eq!(r[4].1, r[5].1);
+    assert_eq!(r[4].1[0], "%i0      i32  2");
 }
