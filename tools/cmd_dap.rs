@@ -705,7 +705,7 @@ impl Server {
                 Next::Paused
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
-            | "dataBreakpointInfo" | "readMemory" | "exceptionInfo"
+            | "dataBreakpointInfo" | "readMemory" | "exceptionInfo" | "completions"
                 if running =>
             {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
@@ -775,6 +775,7 @@ impl Server {
             "scopes" => self.scopes(args),
             "variables" => self.variables(args),
             "evaluate" => self.evaluate(args),
+            "completions" => self.completions(args),
             "setVariable" => self.set_variable(args),
             "readMemory" => self.read_memory(args),
             "exceptionInfo" => self.exception_info(args),
@@ -819,6 +820,7 @@ impl Server {
             "supportsReadMemoryRequest": true,
             "supportsExceptionInfoRequest": true,
             "supportsDataBreakpoints": true,
+            "supportsCompletionsRequest": true,
             "exceptionBreakpointFilters": [
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
@@ -1356,6 +1358,64 @@ impl Server {
             "type": var["type"],
             "variablesReference": var["variablesReference"],
         }))
+    }
+
+    /// `completions` (the debug console's): the source names and registers
+    /// of the frame that start with the word before the cursor (`ne` or
+    /// `%ne` gives `%next`), replacing that word.
+    fn completions(&mut self, args: &Json) -> Reply {
+        let text = str_arg(args, "text")?.ok_or("`text` is required")?;
+        let column = int_arg(args, "column")?.ok_or("`column` is required")?;
+        let base = self.bases.column;
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let cursor = column
+            .checked_sub(base)
+            .and_then(|c| usize::try_from(c).ok())
+            .filter(|c| *c <= units.len())
+            .ok_or_else(|| format!("`column` {column} is outside the text"))?;
+        let head = String::from_utf16_lossy(&units[..cursor]);
+        let in_word =
+            |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-' | ':' | '%');
+        let start = head
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !in_word(*c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let word = &head[start..];
+        let frame = if args.get("frameId").is_some() {
+            self.frame_arg(args)?
+        } else {
+            0
+        };
+        let mut candidates: Vec<(String, &str)> = Vec::new();
+        let running = self
+            .session
+            .as_ref()
+            .is_some_and(|s| !s.dbg.frames().is_empty());
+        if running {
+            let names = self.names_of(frame)?;
+            candidates.extend(names.by_name.keys().map(|n| (n.clone(), "variable")));
+            if let Some(s) = self.session.as_ref() {
+                if let Ok(registers) = s.dbg.registers(frame) {
+                    candidates.extend(registers.iter().map(|(r, _)| (r.to_string(), "property")));
+                }
+            }
+        }
+        let bare = !word.starts_with('%');
+        let start_units = head[..start].encode_utf16().count() as i64;
+        let length = word.encode_utf16().count() as i64;
+        let targets: Vec<Json> = candidates
+            .into_iter()
+            .filter(|(c, _)| {
+                c.starts_with(word)
+                    || (bare && c.strip_prefix('%').is_some_and(|r| r.starts_with(word)))
+            })
+            .map(|(label, kind)| {
+                json!({"label": label, "text": label, "type": kind,
+                       "start": start_units + base, "length": length})
+            })
+            .collect();
+        Ok(json!({ "targets": targets }))
     }
 
     /// The source names of frame `frame`'s function.

@@ -18,7 +18,7 @@ use irvm_debugger::{
     PauseHandle, RefBytes, RefFormatter, RefMemory, Stop, WatchEvent,
 };
 
-use crate::cmd_run::{describe_trap, load_context, parse_inputs_within, LimitArgs};
+use crate::cmd_run::{describe_trap, load_context_deferring_inits, parse_inputs_within, LimitArgs};
 
 /// Arguments of `irvm dbg`.
 #[derive(clap::Args)]
@@ -67,7 +67,9 @@ pub fn main(args: DbgArgs) -> ExitCode {
 
 /// Loads the modules, finds the function and parses its inputs (given up
 /// on at the deadline, or when `give_up` is): a debugger ready to run
-/// (shared with `irvm dap`).
+/// (shared with `irvm dap`). The modules' `__init`s run under the
+/// debugger, first thing when the program runs: a long one can be paused
+/// (Ctrl-C, DAP's `pause`) and ended like any function.
 pub fn prepare(
     modules: &[String],
     function: &str,
@@ -75,7 +77,7 @@ pub fn prepare(
     limits: &LimitArgs,
     give_up: Option<&crate::deadline::GiveUp>,
 ) -> Result<Debugger, String> {
-    let ctx = load_context(modules, limits)?;
+    let (ctx, inits) = load_context_deferring_inits(modules, limits)?;
     let main_module = ctx
         .module_names()
         .last()
@@ -106,6 +108,7 @@ pub fn prepare(
         values.push(Value::Ref(irvm_hal::Fence::new(false).into_ref()));
     }
     let mut dbg = Debugger::new(ctx, func, values);
+    dbg.set_initializers(inits);
     dbg.set_ref_formatter(Some(hal_formatter()));
     dbg.set_ref_bytes(Some(hal_bytes()));
     Ok(dbg)
@@ -166,6 +169,7 @@ const COMMANDS: &[&str] = &[
     "advance",
     "backtrace",
     "break",
+    "commands",
     "complete",
     "condition",
     "continue",
@@ -174,6 +178,7 @@ const COMMANDS: &[&str] = &[
     "disassemble",
     "display",
     "down",
+    "echo",
     "enable",
     "finish",
     "frame",
@@ -229,11 +234,20 @@ pub fn complete(
             .filter(|c| c.starts_with(word))
             .map(|c| c.to_string())
             .collect(),
-        Some("info" | "i") => ["args", "breakpoints", "display", "frame", "registers"]
-            .iter()
-            .filter(|c| c.starts_with(word))
-            .map(|c| c.to_string())
-            .collect(),
+        Some("info" | "i") => [
+            "args",
+            "breakpoints",
+            "display",
+            "frame",
+            "locals",
+            "registers",
+            "source",
+            "watchpoints",
+        ]
+        .iter()
+        .filter(|c| c.starts_with(word))
+        .map(|c| c.to_string())
+        .collect(),
         Some(cmd) if LOCATION_COMMANDS.contains(&cmd) => {
             let mut v: Vec<String> = functions
                 .iter()
@@ -359,6 +373,23 @@ struct Session {
     names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
     /// What the user typed for each watchpoint (a source name), by number.
     watch_labels: HashMap<u32, String>,
+    /// What the user typed for each display with source names in it, by
+    /// number: evaluated with the names where the program stops.
+    display_texts: HashMap<u32, String>,
+    /// Displays turned off by `disable display` (kept, not shown).
+    disabled_displays: std::collections::BTreeSet<u32>,
+    /// Each breakpoint's command list (`commands N` ... `end`), run when
+    /// it stops the program.
+    breakpoint_commands: HashMap<u32, Vec<String>>,
+    /// The command list of the last stop, still to run.
+    pending_commands: Option<Vec<String>>,
+    /// A stop was reported since this was cleared (a command of a list
+    /// ran the program: the rest of the list is dropped, as in gdb).
+    reported: bool,
+    /// The number of the last breakpoint set (`commands` without one).
+    last_breakpoint: Option<u32>,
+    /// A command list is running.
+    in_command_list: bool,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -391,6 +422,13 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         history: 0,
         names: HashMap::new(),
         watch_labels: HashMap::new(),
+        display_texts: HashMap::new(),
+        disabled_displays: Default::default(),
+        breakpoint_commands: HashMap::new(),
+        pending_commands: None,
+        reported: false,
+        last_breakpoint: None,
+        in_command_list: false,
         dbg,
     };
     let mut input = match &args.batch {
@@ -423,8 +461,42 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
             continue;
         }
         last = line.clone();
-        match s.command(&line) {
-            Ok(Flow::Continue) => {}
+        let flow = match s.command(&line) {
+            Ok(Flow::ReadCommands(ids)) => {
+                if interactive {
+                    outln!(
+                        "Type commands for breakpoint(s) {}, one per line.",
+                        list_numbers(&ids)
+                    );
+                    outln!("End with a line saying just \"end\".");
+                }
+                let mut list = Vec::new();
+                while let Some(line) = input.next(&pause) {
+                    let line = line.trim().to_string();
+                    if line == "end" {
+                        break;
+                    }
+                    if !line.is_empty() {
+                        list.push(line);
+                    }
+                }
+                for id in ids {
+                    if list.is_empty() {
+                        s.breakpoint_commands.remove(&id);
+                    } else {
+                        s.breakpoint_commands.insert(id, list.clone());
+                    }
+                }
+                Ok(Flow::Continue)
+            }
+            other => other,
+        };
+        let flow = match flow {
+            Ok(Flow::Continue) => s.run_breakpoint_commands(),
+            other => other,
+        };
+        match flow {
+            Ok(Flow::Continue | Flow::ReadCommands(_)) => {}
             Ok(Flow::Quit) => break,
             Err(message) => {
                 outln!("error: {message}");
@@ -435,10 +507,41 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     Ok(all_ok)
 }
 
+/// `echo`'s text with gdb's C escapes replaced (`\n`, `\t`, `\\`, `\"`,
+/// `\a`, `\e`, ...); an unknown escape is the character itself.
+fn unescape_echo(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('a') => out.push('\u{7}'),
+            Some('e') => out.push('\u{1b}'),
+            Some(other) => out.push(other),
+            None => {}
+        }
+    }
+    out
+}
+
+/// `1 2 3` for gdb's messages.
+fn list_numbers(ids: &[u32]) -> String {
+    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
+
 /// Whether to keep reading commands.
 enum Flow {
     Continue,
     Quit,
+    /// `commands`: the lines up to `end` are the command list of these
+    /// breakpoints.
+    ReadCommands(Vec<u32>),
 }
 
 const HELP: &str = "\
@@ -450,9 +553,12 @@ commands (gdb's words):
   watch REGISTER [if COND]               stop when a register of the selected frame changes
                                          (a watchpoint, deleted when the frame returns)
   condition N [COND]                     set (or remove) breakpoint N's condition
+  commands [N...] ... end                commands run when breakpoint N stops the program
+                                         (the last one set without N; `silent` first: the
+                                         stop is not shown; an empty list removes it)
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
-  enable|disable|delete [N...]           breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|registers|frame|args|locals|display
+  enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
+  info breakpoints|watchpoints|registers|frame|args|locals|display|source
                                          (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
@@ -460,34 +566,71 @@ commands (gdb's words):
   stepi                                  one instruction (si)
   until | advance LOCATION               past the current line (u) / to LOCATION, or the frame's return
   finish                                 run until the selected frame returns
-  backtrace                              the call stack (bt, where)
+  backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
+                                         or outermost N; full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
   print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
                                          print REGISTER = VALUE sets it, then prints it
   set var REGISTER = VALUE               set a register of the selected frame (a number, or
                                          another register; i32/i64 take integers)
-  display[/FMT] EXPR | undisplay [N]     show EXPR at every stop
+  display[/FMT] EXPR | undisplay [N...]  show EXPR at every stop (source names: where it stops)
+  enable|disable|delete display [N...]   turn displays on or off, or delete them
   x/NFU %rN[+OFFSET]                     examine N units of a buffer's (or tensor's) bytes:
                                          F is x d u t f, U is b h w g (1, 2, 4, 8 bytes)
   list [A,B | FUNCTION | LINE | FILE:LINE]  source lines (l); again to go on
   disassemble                            the function, `=>` at the current instruction
   complete TEXT                          the completions of TEXT
+  echo TEXT                              print TEXT (C escapes: \\n, \\t, ...; no newline of its own)
   kill                                   abandon the running program
   quit                                   leave (q)";
 
-/// Breakpoint numbers in `rest` (`None`: all).
+/// A display as shown: number, expression as typed, format, value.
+type DisplayRow = (u32, String, Format, Result<String, String>);
+
+/// Breakpoint (or display) numbers in `rest`, each `N` or a range `A-B`
+/// as gdb takes them (`None`: all).
 fn numbers(rest: &str) -> Result<Option<Vec<u32>>, String> {
     if rest.is_empty() {
         return Ok(None);
     }
-    rest.split_whitespace()
-        .map(|n| {
-            n.parse::<u32>()
-                .map_err(|_| format!("`{n}` is not a breakpoint number"))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+    let number = |n: &str| {
+        n.parse::<u32>()
+            .map_err(|_| format!("`{n}` is not a breakpoint number"))
+    };
+    let mut out = Vec::new();
+    for word in rest.split_whitespace() {
+        match word.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if b < a {
+                    return Err(format!("inverted breakpoint range {word}"));
+                }
+                if b - a >= MAX_RANGE {
+                    return Err(format!(
+                        "breakpoint range {word} is over {MAX_RANGE} numbers"
+                    ));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(number(word)?),
+        }
+    }
+    Ok(Some(out))
 }
+
+/// Does `f` for each number (a range's missing numbers do not stop the
+/// others, as in gdb); the failures, one per line.
+fn each_number(ids: Vec<u32>, mut f: impl FnMut(u32) -> Result<(), String>) -> Result<(), String> {
+    let failures: Vec<String> = ids.into_iter().filter_map(|id| f(id).err()).collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\nerror: "))
+    }
+}
+
+/// Most numbers one range (`delete 1-5`) names.
+const MAX_RANGE: u32 = 1 << 16;
 
 /// Splits `REGISTER = VALUE` at an `=` that is no part of a comparison
 /// (`==`, `!=`, `<=`, `>=`).
@@ -601,16 +744,68 @@ impl Session {
         }
     }
 
+    /// `undisplay [N...]`, `delete display [N...]`.
+    fn delete_displays(&mut self, ids: &str) -> Result<(), String> {
+        let e = |e: DebugCommandError| e.to_string();
+        match numbers(ids)? {
+            None => {
+                self.dbg.remove_display(None).map_err(e)?;
+                self.display_texts.clear();
+                self.disabled_displays.clear();
+            }
+            Some(ids) => {
+                for id in ids {
+                    self.dbg.remove_display(Some(id)).map_err(e)?;
+                    self.display_texts.remove(&id);
+                    self.disabled_displays.remove(&id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `enable display [N...]`, `disable display [N...]`.
+    fn enable_displays(&mut self, ids: &str, on: bool) -> Result<(), String> {
+        let known: Vec<u32> = self.dbg.displays().iter().map(|d| d.0).collect();
+        let ids = match numbers(ids)? {
+            None => known.clone(),
+            Some(ids) => ids,
+        };
+        for id in ids {
+            if !known.contains(&id) {
+                return Err(format!("no display number {id}"));
+            }
+            if on {
+                self.disabled_displays.remove(&id);
+            } else {
+                self.disabled_displays.insert(id);
+            }
+        }
+        Ok(())
+    }
+
     /// `info locals`: each source name of the selected frame's function
     /// with its register's value.
     fn info_locals(&mut self) -> Result<(), String> {
         self.require_frames()?;
-        let names = self.names_here();
-        if names.by_name.is_empty() {
+        let lines = self.locals(self.dbg.selected_frame())?;
+        if lines.is_empty() {
             outln!("No locals.");
-            return Ok(());
         }
-        let frame = self.dbg.selected_frame();
+        for line in lines {
+            outln!("{line}");
+        }
+        Ok(())
+    }
+
+    /// Each source name of frame `frame`'s function where it stands, with
+    /// its register's value (`info locals`, `backtrace full`).
+    fn locals(&mut self, frame: usize) -> Result<Vec<String>, String> {
+        let names = match self.dbg.frame_location(frame) {
+            Some((a, position)) => self.names_at(&a, position.as_ref()),
+            None => SourceNames::default(),
+        };
+        let mut lines = Vec::new();
         for name in names.by_name.keys() {
             match names.register(name) {
                 Some(Ok(register)) => {
@@ -624,16 +819,16 @@ impl Session {
                     } else {
                         format!("{register}, shared with {}", shared.join(", "))
                     };
-                    outln!(
+                    lines.push(format!(
                         "{name} = {}  ({place})",
                         self.dbg.format_value(&v, Format::Natural)
-                    );
+                    ));
                 }
-                Some(Err(why)) => outln!("{name} = <{why}>"),
+                Some(Err(why)) => lines.push(format!("{name} = <{why}>")),
                 None => {}
             }
         }
-        Ok(())
+        Ok(lines)
     }
 
     fn command(&mut self, line: &str) -> Result<Flow, String> {
@@ -679,6 +874,7 @@ impl Session {
                         return Err(why);
                     }
                 }
+                self.last_breakpoint = Some(b.id);
                 let n = b.addresses.len();
                 let Some(first) = b.addresses.first() else {
                     return Err("the breakpoint resolved to no address".into());
@@ -712,6 +908,7 @@ impl Session {
                     .map_err(|e| in_terms_of(e.0, &register, &typed))?;
                 let label = self.watch_label(&typed, w.register);
                 self.watch_labels.insert(w.id, label.clone());
+                self.last_breakpoint = Some(w.id);
                 outln!("Watchpoint {}: {label}", w.id);
             }
             "set" => {
@@ -741,6 +938,28 @@ impl Session {
                     outln!("Breakpoint {id} now unconditional.");
                 }
             }
+            "commands" | "command" => {
+                if self.in_command_list {
+                    return Err("`commands` cannot be given inside a command list".into());
+                }
+                let ids = match numbers(rest)? {
+                    Some(ids) => ids,
+                    None => vec![self
+                        .last_breakpoint
+                        .ok_or("No breakpoints specified.")?],
+                };
+                let known: Vec<u32> = self
+                    .dbg
+                    .breakpoints()
+                    .iter()
+                    .map(|b| b.id)
+                    .chain(self.dbg.watchpoints().iter().map(|w| w.id))
+                    .collect();
+                if let Some(id) = ids.iter().find(|id| !known.contains(id)) {
+                    return Err(format!("No breakpoint number {id}."));
+                }
+                return Ok(Flow::ReadCommands(ids));
+            }
             "ignore" => {
                 let mut parts = rest.split_whitespace();
                 let (Some(n), Some(count), None) = (parts.next(), parts.next(), parts.next())
@@ -760,24 +979,25 @@ impl Session {
                     _ => outln!("Will ignore next {count} crossings of breakpoint {id}."),
                 }
             }
+            "enable" | "disable" if rest.split_whitespace().next() == Some("display") => {
+                let ids = rest["display".len()..].trim();
+                self.enable_displays(ids, word == "enable")?;
+            }
+            "delete" | "d" if rest.split_whitespace().next() == Some("display") => {
+                self.delete_displays(rest["display".len()..].trim())?;
+            }
             "enable" | "disable" => {
                 let on = word == "enable";
                 match numbers(rest)? {
                     None => self.dbg.enable_breakpoint(None, on).map_err(e)?,
-                    Some(ids) => {
-                        for id in ids {
-                            self.dbg.enable_breakpoint(Some(id), on).map_err(e)?;
-                        }
-                    }
+                    Some(ids) => each_number(ids, |id| {
+                        self.dbg.enable_breakpoint(Some(id), on).map_err(e)
+                    })?,
                 }
             }
             "delete" | "d" => match numbers(rest)? {
                 None => self.dbg.delete_breakpoint(None).map_err(e)?,
-                Some(ids) => {
-                    for id in ids {
-                        self.dbg.delete_breakpoint(Some(id)).map_err(e)?;
-                    }
-                }
+                Some(ids) => each_number(ids, |id| self.dbg.delete_breakpoint(Some(id)).map_err(e))?,
             },
             "run" | "r" => {
                 let stop = self.dbg.run().map_err(e)?;
@@ -830,7 +1050,7 @@ impl Session {
                 let stop = self.dbg.finish().map_err(e)?;
                 self.report(stop);
             }
-            "backtrace" | "bt" | "where" => self.backtrace()?,
+            "backtrace" | "bt" | "where" => self.backtrace(rest)?,
             "up" | "down" => {
                 let count: usize = if rest.is_empty() {
                     1
@@ -865,15 +1085,17 @@ impl Session {
                 self.show_frame(n);
             }
             "info" | "i" => match rest {
-                "breakpoints" | "b" | "break" => self.info_breakpoints(),
-                "registers" | "r" | "reg" => self.info_registers()?,
+                "breakpoints" | "b" | "break" => self.info_breakpoints(false),
+                "watchpoints" | "wat" => self.info_breakpoints(true),
+                "registers" | "r" | "reg" | "all-registers" => self.info_registers()?,
+                "source" => self.info_source()?,
                 "frame" | "f" => self.info_frame()?,
                 "args" => self.info_args()?,
                 "display" => self.info_display(),
                 "locals" => self.info_locals()?,
                 _ => {
                     return Err(format!(
-                    "unknown info command `{rest}` (breakpoints, registers, frame, args, locals, display)"
+                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display, source)"
                 ))
                 }
             },
@@ -899,23 +1121,25 @@ impl Session {
                 if rest.is_empty() {
                     self.show_displays();
                 } else {
-                    let id = self.dbg.add_display(rest, format).map_err(e)?;
+                    // Source names are those where the program stands now
+                    // (and at each later stop, see `display_rows`).
+                    let vm = self.in_registers(rest)?;
+                    let id = self
+                        .dbg
+                        .add_display(&vm, format)
+                        .map_err(|e| in_terms_of(e.0, &vm, rest))?;
+                    if vm != rest {
+                        self.display_texts.insert(id, rest.to_string());
+                    }
                     if self.dbg.is_running() {
-                        let shown = self.dbg.displays();
+                        let shown = self.display_rows();
                         if let Some(d) = shown.iter().find(|d| d.0 == id) {
                             Self::show_display(d);
                         }
                     }
                 }
             }
-            "undisplay" => match numbers(rest)? {
-                None => self.dbg.remove_display(None).map_err(e)?,
-                Some(ids) => {
-                    for id in ids {
-                        self.dbg.remove_display(Some(id)).map_err(e)?;
-                    }
-                }
-            },
+            "undisplay" => self.delete_displays(rest)?,
             "list" | "l" => self.list(rest)?,
             "disassemble" | "disas" => self.disassemble()?,
             "complete" => {
@@ -930,6 +1154,16 @@ impl Session {
                 self.dbg.require_running_program().map_err(e)?;
                 self.dbg.kill();
                 outln!("[Inferior 1 killed]");
+            }
+            "echo" => {
+                // gdb's `echo`: the text of the line as written, C escapes
+                // (`\n`, `\t`, ...) and no newline of its own.
+                let line_text = line.trim_start();
+                let text = line_text
+                    .strip_prefix("echo")
+                    .map(|t| t.strip_prefix(' ').unwrap_or(t))
+                    .unwrap_or("");
+                out!("{}", unescape_echo(text));
             }
             "help" | "h" => outln!("{HELP}"),
             "quit" | "q" | "exit" => return Ok(Flow::Quit),
@@ -948,8 +1182,63 @@ impl Session {
         format!("{name} ({}.{name}+0x{:08X}){at}", a.module, a.offset)
     }
 
+    /// Runs the command lists of the breakpoints that stopped the program
+    /// (`commands`), as gdb does: a command that runs the program ends its
+    /// list, and the list of the breakpoint it stops at runs next.
+    fn run_breakpoint_commands(&mut self) -> Result<Flow, String> {
+        while let Some(list) = self.pending_commands.take() {
+            for line in list.iter().filter(|l| *l != "silent") {
+                self.reported = false;
+                self.in_command_list = true;
+                let flow = self.command(line);
+                self.in_command_list = false;
+                match flow? {
+                    Flow::Quit => return Ok(Flow::Quit),
+                    Flow::Continue | Flow::ReadCommands(_) => {}
+                }
+                if self.reported {
+                    break;
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// The command list of the first of `ids` that has one: taken to run
+    /// after the stop is reported; whether it starts with `silent` (the
+    /// stop is then not shown).
+    fn take_commands(&mut self, ids: &[u32]) -> bool {
+        let list = ids
+            .iter()
+            .find_map(|id| self.breakpoint_commands.get(id))
+            .cloned();
+        let silent = list
+            .as_ref()
+            .and_then(|l| l.first())
+            .is_some_and(|c| c == "silent");
+        self.pending_commands = list;
+        silent
+    }
+
     fn report(&mut self, stop: Stop) {
         self.list_next = None;
+        self.reported = true;
+        self.pending_commands = None;
+        let stopped_by: Vec<u32> = match &stop {
+            Stop::Breakpoint(hit) => vec![hit.id],
+            Stop::Watchpoints { events, breakpoint } => events
+                .iter()
+                .filter_map(|e| match e {
+                    WatchEvent::Changed(hit) => Some(hit.id),
+                    WatchEvent::LeftScope(_) => None,
+                })
+                .chain(breakpoint.as_ref().map(|b| b.id))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if self.take_commands(&stopped_by) {
+            return;
+        }
         match stop {
             Stop::Breakpoint(BreakpointHit {
                 id,
@@ -1066,7 +1355,7 @@ impl Session {
         self.show_displays();
     }
 
-    fn show_display(d: &(u32, String, Format, Result<String, DebugCommandError>)) {
+    fn show_display(d: &DisplayRow) {
         let (id, text, format, value) = d;
         let fmt = match format {
             Format::Natural => "",
@@ -1081,12 +1370,38 @@ impl Session {
         }
     }
 
-    fn show_displays(&self) {
+    /// The displays as they stand in the selected frame: those typed with
+    /// source names are evaluated with the names where the frame stands,
+    /// and left out where those names mean nothing (as gdb leaves out a
+    /// display whose variables are out of scope).
+    fn display_rows(&mut self) -> Vec<DisplayRow> {
+        let mut rows = Vec::new();
+        for (id, text, format, value) in self.dbg.displays() {
+            let Some(typed) = self.display_texts.get(&id).cloned() else {
+                rows.push((id, text, format, value.map_err(|e| e.to_string())));
+                continue;
+            };
+            let Ok(vm) = self.in_registers(&typed) else {
+                continue;
+            };
+            let value = self
+                .dbg
+                .evaluate(&vm, self.dbg.selected_frame())
+                .map(|v| self.dbg.format_value(&v, format))
+                .map_err(|e| in_terms_of(e.0, &vm, &typed));
+            rows.push((id, typed, format, value));
+        }
+        rows
+    }
+
+    fn show_displays(&mut self) {
         if !self.dbg.is_running() {
             return;
         }
-        for d in self.dbg.displays() {
-            Self::show_display(&d);
+        for d in self.display_rows() {
+            if !self.disabled_displays.contains(&d.0) {
+                Self::show_display(&d);
+            }
         }
     }
 
@@ -1099,7 +1414,13 @@ impl Session {
         outln!("Auto-display expressions now in effect:");
         outln!("Num Enb Expression");
         for (id, text, _, _) in shown {
-            outln!("{id}:   y  {text}");
+            let text = self.display_texts.get(&id).unwrap_or(&text);
+            let on = if self.disabled_displays.contains(&id) {
+                "n"
+            } else {
+                "y"
+            };
+            outln!("{id}:   {on}  {text}");
         }
     }
 
@@ -1166,6 +1487,39 @@ impl Session {
         self.sources.get(file)?.as_ref()
     }
 
+    /// `info source`: the selected frame's source file, where it was
+    /// found and how many lines it has, in gdb's words.
+    fn info_source(&mut self) -> Result<(), String> {
+        let file = self
+            .dbg
+            .selected_location()
+            .and_then(|(_, p)| p)
+            .map(|p| p.file)
+            .or_else(|| self.list_next.as_ref().map(|(f, _)| f.clone()));
+        let Some(file) = file else {
+            outln!("No current source file.");
+            return Ok(());
+        };
+        outln!("Current source file is {file}");
+        let found = self
+            .source_dirs
+            .iter()
+            .map(|d| d.join(&file))
+            .chain([PathBuf::from(&file)])
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
+        match found {
+            Some(path) => {
+                let shown = std::fs::canonicalize(&path).unwrap_or(path);
+                outln!("Located in {}", shown.display());
+                if let Some(lines) = self.source(&file) {
+                    outln!("Contains {} lines.", lines.len());
+                }
+            }
+            None => outln!("Not found (use --source-dir)."),
+        }
+        Ok(())
+    }
+
     fn require_frames(&self) -> Result<Vec<irvm::FrameInfo>, String> {
         let frames = self.dbg.frames();
         if frames.is_empty() {
@@ -1174,9 +1528,46 @@ impl Session {
         Ok(frames)
     }
 
-    fn backtrace(&self) -> Result<(), String> {
-        for (k, f) in self.require_frames()?.iter().enumerate() {
-            outln!("#{k}  {}", f.frame);
+    /// `backtrace [full] [N | -N]`: the frames (the innermost `N`, or the
+    /// outermost with `-N`), with `full` each frame's locals after it,
+    /// indented as gdb indents them.
+    fn backtrace(&mut self, rest: &str) -> Result<(), String> {
+        let mut full = false;
+        let mut limit: Option<i64> = None;
+        for word in rest.split_whitespace() {
+            match word {
+                "full" | "-full" => full = true,
+                _ => match word.parse::<i64>() {
+                    Ok(n) if limit.is_none() => limit = Some(n),
+                    _ => {
+                        return Err(format!(
+                            "unknown backtrace argument `{word}` (full, N or -N)"
+                        ))
+                    }
+                },
+            }
+        }
+        let frames = self.require_frames()?;
+        let count = frames.len();
+        let shown: Vec<usize> = match limit {
+            None => (0..count).collect(),
+            Some(n) if n >= 0 => (0..count.min(n as usize)).collect(),
+            Some(n) => (count.saturating_sub(n.unsigned_abs() as usize)..count).collect(),
+        };
+        for &k in &shown {
+            outln!("#{k}  {}", frames[k].frame);
+            if full {
+                let locals = self.locals(k)?;
+                if locals.is_empty() {
+                    outln!("No locals.");
+                }
+                for line in locals {
+                    outln!("        {line}");
+                }
+            }
+        }
+        if matches!(limit, Some(n) if n >= 0) && shown.len() < count {
+            outln!("(More stack frames follow...)");
         }
         Ok(())
     }
@@ -1235,11 +1626,22 @@ impl Session {
         Ok(())
     }
 
-    fn info_breakpoints(&self) {
-        let bps = self.dbg.breakpoints();
+    /// `info breakpoints`, or with `only_watchpoints` `info watchpoints`.
+    fn info_breakpoints(&self, only_watchpoints: bool) {
+        let mut bps = self.dbg.breakpoints();
+        if only_watchpoints {
+            bps.clear();
+        }
         let watchpoints = self.dbg.watchpoints();
         if bps.is_empty() && watchpoints.is_empty() {
-            outln!("No breakpoints or watchpoints.");
+            outln!(
+                "{}",
+                if only_watchpoints {
+                    "No watchpoints."
+                } else {
+                    "No breakpoints or watchpoints."
+                }
+            );
             return;
         }
         let hits = |n: u32| match n {
@@ -1276,6 +1678,9 @@ impl Session {
                     b.ignore_count
                 ));
             }
+            for command in self.breakpoint_commands.get(&b.id).into_iter().flatten() {
+                lines.push(format!("        {command}"));
+            }
             rows.push((b.id, lines));
         }
         let depth = self.dbg.frames().len();
@@ -1297,6 +1702,9 @@ impl Session {
                 lines.push(format!("\tstop only if {}", c.text()));
             }
             lines.extend(hits(w.hits));
+            for command in self.breakpoint_commands.get(&w.id).into_iter().flatten() {
+                lines.push(format!("        {command}"));
+            }
             rows.push((w.id, lines));
         }
         rows.sort_by_key(|(id, _)| *id);

@@ -389,6 +389,27 @@ pub fn module_from_stdin(
 }
 
 pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, String> {
+    load_modules(modules, limits, false).map(|(ctx, _)| ctx)
+}
+
+/// [`load_context`], leaving the bytecode modules' `__init`s to the caller
+/// (a debugger runs them under its control): returned in the order they
+/// must run, before anything else.
+pub fn load_context_deferring_inits(
+    modules: &[String],
+    limits: &LimitArgs,
+) -> Result<(Context, Vec<irvm::Func>), String> {
+    load_modules(modules, limits, true)
+}
+
+/// Loads `modules` into a new context; with `defer_inits`, their `__init`s
+/// are returned instead of run.
+fn load_modules(
+    modules: &[String],
+    limits: &LimitArgs,
+    defer_inits: bool,
+) -> Result<(Context, Vec<irvm::Func>), String> {
+    let mut inits = Vec::new();
     if modules.is_empty() {
         return Err(
             "INVALID_ARGUMENT; no user module specified; use --module=file.vmfb to load \
@@ -428,15 +449,20 @@ pub fn load_context(modules: &[String], limits: &LimitArgs) -> Result<Context, S
             if crate::parameters::needs_io_parameters(&m) {
                 crate::parameters::ensure_io_parameters(&mut ctx)?;
             }
-            ctx.register_module(m).map_err(|e| match e {
+            let loading = |e: irvm::errors::LinkError| match e {
                 irvm::errors::LinkError::ModuleMemory { .. } => {
                     format!("loading module '{spec}': {e}")
                 }
                 e => e.to_string(),
-            })?;
+            };
+            if defer_inits {
+                inits.extend(ctx.register_module_deferring_init(m).map_err(loading)?);
+            } else {
+                ctx.register_module(m).map_err(loading)?;
+            }
         }
     }
-    Ok(ctx)
+    Ok((ctx, inits))
 }
 
 /// The calling-convention letter of a value type, as [`parse_input`]

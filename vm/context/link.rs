@@ -190,6 +190,34 @@ impl Context {
     /// registered after it and from [`Context::function`].
     pub fn register_module(&mut self, module: Module) -> Result<(), LinkError> {
         let name = module.name().to_string();
+        if let Some(ord) = self.register_bytecode(module)? {
+            self.run_init(name, ord)?;
+        }
+        Ok(())
+    }
+
+    /// Registers a bytecode module as [`Context::register_module`] does,
+    /// but leaves its `__init` to the caller: the function is returned
+    /// (`None` when the module has none), to be called, to its end, before
+    /// anything else of the module or of modules registered after it runs
+    /// (a debugger runs it so, stopping in it as in any function). Until
+    /// it has run, the module's globals hold their initial values. When it
+    /// fails, the context is no use: the module stays registered (there is
+    /// no unregistering a module whose initializer has started).
+    pub fn register_module_deferring_init(
+        &mut self,
+        module: Module,
+    ) -> Result<Option<Func>, LinkError> {
+        let name = module.name().to_string();
+        Ok(self
+            .register_bytecode(module)?
+            .map(|ordinal| self.init_function(&name, ordinal)))
+    }
+
+    /// Registers a bytecode module without running anything; the internal
+    /// ordinal of its `__init`, if it has one.
+    fn register_bytecode(&mut self, module: Module) -> Result<Option<u32>, LinkError> {
+        let name = module.name().to_string();
         let module_charge = Charge::new(
             &self.memory,
             module.heap_bytes(),
@@ -232,10 +260,21 @@ impl Context {
             names,
         };
         self.modules.push(Registered::Bytecode(Box::new(instance)));
-        if let Some(ord) = has_init {
-            self.run_init(name, ord)?;
-        }
-        Ok(())
+        Ok(has_init)
+    }
+
+    /// The `__init` (internal function `ordinal`) of the module just
+    /// registered (the last one), as a function to call.
+    fn init_function(&self, name: &str, ordinal: u32) -> Func {
+        Func::new(
+            self.id,
+            FuncTarget::Bytecode {
+                module: self.modules.len() as u32 - 1,
+                ordinal,
+            },
+            format!("{name}.__init"),
+            Signature::default(),
+        )
     }
 
     /// Bounds the module's state sizes, which come from the file, by the
@@ -359,15 +398,7 @@ impl Context {
     /// registered (the last one); when it fails, the module is unregistered
     /// again.
     fn run_init(&mut self, name: String, ordinal: u32) -> Result<(), LinkError> {
-        let f = Func::new(
-            self.id,
-            FuncTarget::Bytecode {
-                module: self.modules.len() as u32 - 1,
-                ordinal,
-            },
-            format!("{name}.__init"),
-            Signature::default(),
-        );
+        let f = self.init_function(&name, ordinal);
         if let Err(trap) = self.invoke(&f, &[]) {
             // No frame may outlive its function (see `exec::FuncRef`).
             // A call suspended elsewhere made `invoke` fail before

@@ -922,6 +922,19 @@ pub struct Debugger {
     ref_bytes: Option<RefBytes>,
     /// The mode of the command an interrupt stopped.
     interrupted: Option<Mode>,
+    /// Module initializers (`__init`s) to run, in order, before `entry`
+    /// ([`Debugger::set_initializers`]).
+    inits: Vec<Func>,
+    /// How many of `inits` have run to their end.
+    inits_done: usize,
+    /// The call in progress is `inits[inits_done]`.
+    in_init: bool,
+    /// `start` asked to stop before the entry function's first
+    /// instruction, once the initializers have run.
+    entry_stop: bool,
+    /// The entry function began for `entry_stop`: its first step stop is
+    /// the entry ([`Stop::Entry`]).
+    entry_stop_armed: bool,
 }
 
 /// A register and its value, as [`Debugger::registers`] lists them.
@@ -957,7 +970,81 @@ impl Debugger {
             formatter: None,
             ref_bytes: None,
             interrupted: None,
+            inits: Vec::new(),
+            inits_done: 0,
+            in_init: false,
+            entry_stop: false,
+            entry_stop_armed: false,
         }
+    }
+
+    /// Module initializers to run before the entry function, in order
+    /// (from [`irvm::Context::register_module_deferring_init`]): the first
+    /// `run` (or `start`) calls each to its end, then the entry function,
+    /// all as one program, so that breakpoints, steps and pauses stop in
+    /// them as in any function (a long `__init` can be paused and looked
+    /// at). An initializer that ended stays done; one abandoned part-way
+    /// (`kill`, `run` again) starts over at the next `run`. `start`'s
+    /// entry stop is before the entry function's first instruction.
+    pub fn set_initializers(&mut self, inits: Vec<Func>) {
+        self.inits = inits;
+        self.inits_done = 0;
+    }
+
+    /// Whether the program is in a module initializer (`__init`).
+    pub fn in_initializer(&self) -> bool {
+        self.in_init
+    }
+
+    /// Begins the next call of the program: the next initializer still to
+    /// run, else the entry function.
+    fn begin_next_call(&mut self) -> Result<CallState, irvm::Trap> {
+        match self.inits.get(self.inits_done) {
+            Some(init) => {
+                self.in_init = true;
+                let init = init.clone();
+                self.ctx.begin_call(&init, &[])
+            }
+            None => {
+                self.in_init = false;
+                self.ctx.begin_call(&self.entry, &self.args)
+            }
+        }
+    }
+
+    /// Attaches what watches the program for `mode` (an observer, or the
+    /// pause flag, or nothing); whether an observer was needed.
+    fn attach(&mut self, mode: Mode, skip_first: bool, watches: Vec<ActiveWatch>) -> bool {
+        let mut watch: Vec<u64> = lock(&self.shared)
+            .breakpoints
+            .iter()
+            .filter(|b| b.enabled)
+            .flat_map(|b| b.addresses.iter().map(|a| watch_key(a.function, a.offset)))
+            .collect();
+        watch.sort_unstable();
+        watch.dedup();
+        // Without breakpoints, watchpoints or a step the program runs in
+        // the plain loop; a pause request then reaches it through the
+        // context's pause flag.
+        let needed = !watch.is_empty() || !watches.is_empty() || !matches!(mode, Mode::Run);
+        let flag = (self.interruptible && !needed).then(|| self.pause.flag.clone());
+        self.ctx.set_pause_flag(flag);
+        if needed {
+            self.ctx.set_observer(Some(Box::new(StopObserver {
+                shared: self.shared.clone(),
+                pause: self.pause.flag.clone(),
+                watch,
+                mode,
+                skip_first,
+                returned: None,
+                last_table: None,
+                watches,
+                last_banks: None,
+            })));
+        } else {
+            self.ctx.set_observer(None);
+        }
+        needed
     }
 
     /// Whether the program has been started and has not ended (it may be
@@ -1442,59 +1529,56 @@ impl Debugger {
         if !for_this_command && !self.pause.interrupt.load(Ordering::Relaxed) {
             self.pause.flag.store(false, Ordering::Relaxed);
         }
-        let kept_mode = mode.clone();
-        let mut watch: Vec<u64> = lock(&self.shared)
-            .breakpoints
-            .iter()
-            .filter(|b| b.enabled)
-            .flat_map(|b| b.addresses.iter().map(|a| watch_key(a.function, a.offset)))
-            .collect();
-        watch.sort_unstable();
-        watch.dedup();
+        let mut kept_mode = mode.clone();
         let watches = if resuming {
             self.active_watches()
         } else {
             Vec::new()
         };
-        // Without breakpoints, watchpoints or a step the program runs in
-        // the plain loop; a pause request then reaches it through the
-        // context's pause flag.
-        let needed = !watch.is_empty() || !watches.is_empty() || !matches!(mode, Mode::Run);
-        let flag = (self.interruptible && !needed).then(|| self.pause.flag.clone());
-        self.ctx.set_pause_flag(flag);
-        if needed {
-            self.ctx.set_observer(Some(Box::new(StopObserver {
-                shared: self.shared.clone(),
-                pause: self.pause.flag.clone(),
-                watch,
-                mode,
-                skip_first,
-                returned: None,
-                last_table: None,
-                watches,
-                last_banks: None,
-            })));
-        } else {
-            self.ctx.set_observer(None);
-        }
+        let mut needed = self.attach(mode, skip_first, watches);
         lock(&self.shared).reason = None;
         let mut state = if resuming {
             self.ctx.resume()
         } else {
             self.ctx.keep_trap_frames(true);
             self.state = State::Paused;
-            self.ctx.begin_call(&self.entry, &self.args)
+            self.begin_next_call()
         };
-        // A yield is not a stop: resume at once, in the same mode, as often
-        // as the program yields (a loop, so any number of yields works).
-        while let Ok(CallState::Yielded) = state {
-            state = self.ctx.resume();
+        loop {
+            // A yield is not a stop: resume at once, in the same mode, as
+            // often as the program yields (a loop, so any number of yields
+            // works).
+            while let Ok(CallState::Yielded) = state {
+                state = self.ctx.resume();
+            }
+            if !(self.in_init && matches!(state, Ok(CallState::Done(_)))) {
+                break;
+            }
+            // An initializer ended: the next call goes on in the same
+            // command. A step (or `start`) stops before its first
+            // instruction, as stepping out of a function stops in its
+            // caller; running goes on to a breakpoint.
+            self.inits_done += 1;
+            lock(&self.shared).watchpoints.clear();
+            let entering = self.inits_done >= self.inits.len();
+            let stop_first = !matches!(kept_mode, Mode::Run) || (entering && self.entry_stop);
+            if entering && self.entry_stop {
+                self.entry_stop = false;
+                self.entry_stop_armed = true;
+            }
+            kept_mode = if stop_first {
+                Mode::Instruction
+            } else {
+                Mode::Run
+            };
+            needed = self.attach(kept_mode.clone(), false, Vec::new());
+            state = self.begin_next_call();
         }
         self.ctx.set_observer(None);
         self.ctx.set_pause_flag(None);
         self.selected = 0;
         let interrupted = self.pause.interrupt.swap(false, Ordering::Relaxed);
-        Ok(match state {
+        let stop = match state {
             Ok(CallState::Paused) => {
                 self.state = State::Paused;
                 let reason = lock(&self.shared).reason.take();
@@ -1568,6 +1652,15 @@ impl Debugger {
                     Stop::Exception(trap)
                 }
             }
+        };
+        // The step stop that `start` asked for before the entry function's
+        // first instruction is the entry; any other stop ends that wish.
+        Ok(match stop {
+            Stop::Step if std::mem::take(&mut self.entry_stop_armed) => Stop::Entry,
+            other => {
+                self.entry_stop_armed = false;
+                other
+            }
         })
     }
 
@@ -1576,6 +1669,9 @@ impl Debugger {
             self.ctx.abandon();
         }
         self.state = State::Idle;
+        self.in_init = false;
+        self.entry_stop = false;
+        self.entry_stop_armed = false;
         // Each watches a frame of the program abandoned.
         lock(&self.shared).watchpoints.clear();
     }
@@ -1644,6 +1740,15 @@ impl Debugger {
             return self.run();
         }
         self.restart();
+        if self.inits_done < self.inits.len() {
+            // The initializers run first; the stop is at the entry
+            // function's first instruction (or wherever they stop).
+            self.entry_stop = true;
+            return Ok(match self.go(Mode::Run)? {
+                Stop::Step => Stop::Entry,
+                other => other,
+            });
+        }
         Ok(match self.go(Mode::Instruction)? {
             // Any stop before the first instruction is the entry.
             Stop::Step | Stop::Interrupted => Stop::Entry,

@@ -463,3 +463,37 @@ fn variadic_host_calls_and_both_result_forms() {
         (30 - 4, 3, 2 * (1 + 3 + 26))
     );
 }
+
+/// `register_module_deferring_init` links a module and hands its `__init`
+/// back instead of running it: the globals keep their initial values until
+/// the caller runs it (as a debugger does, under its control).
+#[test]
+fn a_deferred_init_runs_when_the_caller_calls_it() {
+    let text = "vm.module @g version 0\nvm.module_state global_bytes 4, global_refs 0\n\
+                vm.export @__init\nvm.func @__init() -> () {\n^bb0:\n  \
+                %i0 = vm.const.i32 7\n  vm.global.store.i32 %i0, .rwdata[0]\n  vm.return\n}\n\
+                vm.export @get\nvm.func @get() -> (i32) {\n^bb0:\n  \
+                %i0 = vm.global.load.i32 .rwdata[0]\n  vm.return %i0\n}\n";
+    let mut ctx = Context::new(&TypeRegistry::new());
+    let init = ctx
+        .register_module_deferring_init(Module::from_assembly(text, "g.vmasm").unwrap())
+        .unwrap()
+        .expect("the module has an __init");
+    assert_eq!(init.name(), "g.__init");
+    let get = ctx.typed_func::<(), i32>("get").unwrap();
+    assert_eq!(get.call(&mut ctx, ()).unwrap(), 0);
+    assert!(ctx.invoke(&init, &[]).unwrap().is_empty());
+    assert_eq!(get.call(&mut ctx, ()).unwrap(), 7);
+    // A module without one gives none; register_module runs it at once.
+    let plain =
+        "vm.module @p version 0\nvm.export @f\nvm.func @f() -> () {\n^bb0:\n  vm.return\n}\n";
+    let none = ctx
+        .register_module_deferring_init(Module::from_assembly(plain, "p.vmasm").unwrap())
+        .unwrap();
+    assert!(none.is_none());
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.register_module(Module::from_assembly(text, "g.vmasm").unwrap())
+        .unwrap();
+    let get = ctx.typed_func::<(), i32>("get").unwrap();
+    assert_eq!(get.call(&mut ctx, ()).unwrap(), 7);
+}
