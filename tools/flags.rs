@@ -60,7 +60,7 @@ pub const IGNORED: &[(&str, &str)] = &[
     ("instrument_file", "instrumentation data, which irvm does not collect"),
     (
         "module_mode",
-        "preload or mmap; irvm reads each module into memory either way",
+        "preload or mmap; irvm reads a module of at most 16 MiB into memory and maps a larger one, either way",
     ),
 ];
 
