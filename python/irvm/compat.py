@@ -121,15 +121,39 @@ def _as_iree_error(error: _irvm.VmError) -> _irvm.VmError:
     builtin = _IREE_RUNTIME_EXCEPTIONS.get(getattr(error, "status", None), RuntimeError)
     if _builtin_bases(cls) == _builtin_bases(builtin):
         return error
-    compat = _AS_IREE_ERROR.get((cls, builtin))
-    if compat is None:
-        base = cls if _builtin_bases(cls) <= _builtin_bases(builtin) else _irvm.VmError
-        compat = type(cls.__name__, (base, builtin), {"__module__": "irvm.compat", "status": error.status})
-        _AS_IREE_ERROR[(cls, builtin)] = compat
-    out = compat(*error.args)
+    out = _iree_error_class(cls, builtin)(*error.args)
     out.status, out.location, out.backtrace = error.status, error.location, error.backtrace
     out.__cause__ = error.__cause__
     return out
+
+
+def _iree_error_class(cls: type, builtin: type) -> type:
+    """irvm's error class `cls` as an instance of `builtin` (made once)."""
+    compat = _AS_IREE_ERROR.get((cls, builtin))
+    if compat is None:
+        base = cls if _builtin_bases(cls) <= _builtin_bases(builtin) else _irvm.VmError
+        compat = type(
+            cls.__name__,
+            (base, builtin),
+            {
+                "__module__": "irvm.compat",
+                "status": cls.status,
+                # Not an attribute of irvm.compat, so pickled as how it is made.
+                "__reduce__": _reduce_iree_error,
+                "_made_from": (cls, builtin),
+            },
+        )
+        _AS_IREE_ERROR[(cls, builtin)] = compat
+    return compat
+
+
+def _reduce_iree_error(error: BaseException):
+    return (_rebuild_iree_error, (*type(error)._made_from, error.args), error.__dict__)
+
+
+def _rebuild_iree_error(cls: type, builtin: type, args: tuple) -> BaseException:
+    """An error of `_iree_error_class(cls, builtin)` from its pickled arguments."""
+    return _iree_error_class(cls, builtin)(*args)
 
 
 # --- element types -------------------------------------------------------------

@@ -355,6 +355,33 @@ SCRIPTS = {
         except Exception as e:
             RESULT["context"] = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
     """,
+    "exceptions_pickle": """
+        # An exception of each IREE status (and of ParameterIndex.load)
+        # survives pickling (multiprocessing, concurrent.futures send them
+        # between processes) as the same built-ins and text.
+        import pickle
+        instance = ireert.VmInstance()
+        m = ireert.VmModule.mmap(instance, PYDATA + "/status_fail.vmfb")
+        ctx = ireert.VmContext(instance, modules=[m])
+        RESULT = {}
+        def round_trip(e):
+            back = pickle.loads(pickle.dumps(e))
+            return [sorted(c.__name__ for c in type(back).__mro__ if c.__module__ == "builtins"),
+                    str(back) == str(e)]
+        for code in range(1, 17):
+            args = ireert.VmVariantList(1)
+            args.push_int(code)
+            try:
+                ctx.invoke(m.lookup_function("fail"), args, ireert.VmVariantList(0))
+                RESULT[code] = "returned"
+            except Exception as e:
+                RESULT[code] = round_trip(e)
+        try:
+            ireert.ParameterIndex().load("/nonexistent/missing.irpa")
+            RESULT["missing archive"] = "loaded"
+        except Exception as e:
+            RESULT["missing archive"] = round_trip(e)
+    """,
     "parameter_index_load_errors": """
         # ParameterIndex.load reads the archive's index: what cannot be read
         # fails there, with iree.runtime's exception for its status (a
