@@ -399,7 +399,24 @@ SCRIPTS = {
                  "text.gguf": b"not an archive at all, only text" * 4,
                  "text.safetensors": b"not an archive at all, only text" * 4,
                  "prefix.irpa": data[:20], "header.irpa": data[:40], "index.irpa": data[:200],
-                 "data.irpa": data[:len(data) - 1000], "unknown.bin": b"x"}
+                 "data.irpa": data[:len(data) - 1000], "unknown.bin": b"x",
+                 # A header size past the end of the file is OUT_OF_RANGE
+                 # before the version is looked at; a version other than
+                 # 0.0 is UNIMPLEMENTED (a NotImplementedError).
+                 "huge_header.irpa": data[:8] + (1 << 40).to_bytes(8, "little") + data[16:],
+                 "header_past_end.irpa": data[:8] + (len(data) + 1).to_bytes(8, "little") + data[16:],
+                 "major.irpa": data[:4] + bytes([1, 0]) + data[6:],
+                 "minor.irpa": data[:6] + bytes([1, 0]) + data[8:],
+                 "major_huge_header.irpa": data[:4] + bytes([1, 0, 0, 0]) + (1 << 40).to_bytes(8, "little") + data[16:],
+                 "minor_small_header.irpa": data[:6] + bytes([1, 0]) + (40).to_bytes(8, "little") + data[16:],
+                 # GGUF versions but 2 and 3 (little-endian): UNIMPLEMENTED.
+                 "v1.gguf": b"GGUF" + (1).to_bytes(4, "little") + bytes(80),
+                 "v4.gguf": b"GGUF" + (4).to_bytes(4, "little") + bytes(80),
+                 "big_endian.gguf": b"GGUF" + (3).to_bytes(4, "big") + bytes(80)}
+        # An entry of type EXTERNAL (3) or an unknown one: UNIMPLEMENTED.
+        table = int.from_bytes(data[40:48], "little")
+        for kind in (3, 9):
+            files[f"entry_type_{kind}.irpa"] = data[:table + 8] + kind.to_bytes(4, "little") + data[table + 12:]
         for name, contents in files.items():
             with open(os.path.join(d, name), "wb") as f:
                 f.write(contents)
