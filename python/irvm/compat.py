@@ -10,10 +10,12 @@
 Semantics follow iree.runtime 3.13 on its CPU drivers, ``local-sync`` and
 ``local-task``; GPU drivers (cuda, hip, vulkan) raise RuntimeError naming
 them, other names ValueError, as iree.runtime 3.13 does on a machine without
-GPU libraries. Differences: failures are irvm's ``VmError`` subclasses (with
-``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``
-and, unless their status is INVALID_ARGUMENT, ``RuntimeError`` (iree.runtime
-raises ValueError, or RuntimeError for other statuses); ``DeviceArray`` results are views of the VM's memory
+GPU libraries. Failures are irvm's ``VmError`` subclasses (with ``.status``,
+``.location``, ``.backtrace``), each also the built-in iree.runtime 3.13
+raises for its status and no other built-in (``ValueError`` for
+INVALID_ARGUMENT and NOT_FOUND, ``IndexError`` for OUT_OF_RANGE,
+``NotImplementedError`` for UNIMPLEMENTED, ``RuntimeError`` for the rest).
+Differences: ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink``'s callback gets each
 ``hal.buffer_view.trace`` (a key and a list of ``HalBufferView``), called on
 the calling thread during the call (a call on the same context from there,
