@@ -31,8 +31,10 @@ the calling conventions it cannot call (variadic spans, unknown kinds).
 from __future__ import annotations
 
 import enum
+import errno
 import functools
 import os
+import stat
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -637,10 +639,17 @@ class VmModule:
 
     @staticmethod
     def mmap(instance: VmInstance, filepath: str | os.PathLike, destroy_callback=None) -> "VmModule":
-        """A module from a file (memory-mapped); FileNotFoundError (an
-        OSError) when it cannot be read, as in iree.runtime."""
+        """A module from a file (memory-mapped); the OSError opening it
+        raises when it cannot be opened (FileNotFoundError,
+        IsADirectoryError, PermissionError), as in iree.runtime."""
         filepath = os.fspath(filepath)
-        os.stat(filepath)
+        if stat.S_ISREG(os.stat(filepath).st_mode):
+            # Opened as iree.runtime opens it, for its OSError; other kinds of
+            # file (a FIFO, which open() would wait on) are irvm's to refuse.
+            with open(filepath, "rb"):
+                pass
+        elif os.path.isdir(filepath):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), filepath)
         return VmModule(filepath, destroy_callback)
 
     @staticmethod

@@ -284,6 +284,16 @@ SCRIPTS = {
             "int4_dtype": kind(lambda: E.map_to_dtype(E.INT_4)),
             "opaque_dtype": kind(lambda: E.map_to_dtype(E.OPAQUE_32)),
         }
+        # A module path that is a directory: the OSError opening it gives
+        # (IsADirectoryError), as for a missing file.
+        def builtins_of(f):
+            try:
+                f()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+            return "ok"
+        RESULT["mmap_directory"] = builtins_of(lambda: ireert.VmModule.mmap(ctx.instance, MODELS))
+        RESULT["load_directory"] = builtins_of(lambda: ireert.load_vm_flatbuffer_file(MODELS, driver="local-sync"))
     """,
     "ml_dtypes_element_types": """
         E = ireert.HalElementType
