@@ -10,10 +10,12 @@
 Semantics follow iree.runtime 3.13 on its CPU drivers, ``local-sync`` and
 ``local-task``; GPU drivers (cuda, hip, vulkan) raise RuntimeError naming
 them, other names ValueError, as iree.runtime 3.13 does on a machine without
-GPU libraries. Differences: failures are irvm's ``VmError`` subclasses (with
-``.status``, ``.location``, ``.backtrace``) that are also ``ValueError``
-and, unless their status is INVALID_ARGUMENT, ``RuntimeError`` (iree.runtime
-raises ValueError, or RuntimeError for other statuses); ``DeviceArray`` results are views of the VM's memory
+GPU libraries. Failures are irvm's ``VmError`` subclasses (with ``.status``,
+``.location``, ``.backtrace``), each also the built-in iree.runtime 3.13
+raises for its status and no other built-in (``ValueError`` for
+INVALID_ARGUMENT and NOT_FOUND, ``IndexError`` for OUT_OF_RANGE,
+``NotImplementedError`` for UNIMPLEMENTED, ``RuntimeError`` for the rest).
+Differences: ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink``'s callback gets each
 ``hal.buffer_view.trace`` (a key and a list of ``HalBufferView``), called on
 the calling thread during the call (a call on the same context from there,
@@ -29,8 +31,10 @@ the calling conventions it cannot call (variadic spans, unknown kinds).
 from __future__ import annotations
 
 import enum
+import errno
 import functools
 import os
+import stat
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -121,15 +125,39 @@ def _as_iree_error(error: _irvm.VmError) -> _irvm.VmError:
     builtin = _IREE_RUNTIME_EXCEPTIONS.get(getattr(error, "status", None), RuntimeError)
     if _builtin_bases(cls) == _builtin_bases(builtin):
         return error
-    compat = _AS_IREE_ERROR.get((cls, builtin))
-    if compat is None:
-        base = cls if _builtin_bases(cls) <= _builtin_bases(builtin) else _irvm.VmError
-        compat = type(cls.__name__, (base, builtin), {"__module__": "irvm.compat", "status": error.status})
-        _AS_IREE_ERROR[(cls, builtin)] = compat
-    out = compat(*error.args)
+    out = _iree_error_class(cls, builtin)(*error.args)
     out.status, out.location, out.backtrace = error.status, error.location, error.backtrace
     out.__cause__ = error.__cause__
     return out
+
+
+def _iree_error_class(cls: type, builtin: type) -> type:
+    """irvm's error class `cls` as an instance of `builtin` (made once)."""
+    compat = _AS_IREE_ERROR.get((cls, builtin))
+    if compat is None:
+        base = cls if _builtin_bases(cls) <= _builtin_bases(builtin) else _irvm.VmError
+        compat = type(
+            cls.__name__,
+            (base, builtin),
+            {
+                "__module__": "irvm.compat",
+                "status": cls.status,
+                # Not an attribute of irvm.compat, so pickled as how it is made.
+                "__reduce__": _reduce_iree_error,
+                "_made_from": (cls, builtin),
+            },
+        )
+        _AS_IREE_ERROR[(cls, builtin)] = compat
+    return compat
+
+
+def _reduce_iree_error(error: BaseException):
+    return (_rebuild_iree_error, (*type(error)._made_from, error.args), error.__dict__)
+
+
+def _rebuild_iree_error(cls: type, builtin: type, args: tuple) -> BaseException:
+    """An error of `_iree_error_class(cls, builtin)` from its pickled arguments."""
+    return _iree_error_class(cls, builtin)(*args)
 
 
 # --- element types -------------------------------------------------------------
@@ -611,10 +639,17 @@ class VmModule:
 
     @staticmethod
     def mmap(instance: VmInstance, filepath: str | os.PathLike, destroy_callback=None) -> "VmModule":
-        """A module from a file (memory-mapped); FileNotFoundError (an
-        OSError) when it cannot be read, as in iree.runtime."""
+        """A module from a file (memory-mapped); the OSError opening it
+        raises when it cannot be opened (FileNotFoundError,
+        IsADirectoryError, PermissionError), as in iree.runtime."""
         filepath = os.fspath(filepath)
-        os.stat(filepath)
+        if stat.S_ISREG(os.stat(filepath).st_mode):
+            # Opened as iree.runtime opens it, for its OSError; other kinds of
+            # file (a FIFO, which open() would wait on) are irvm's to refuse.
+            with open(filepath, "rb"):
+                pass
+        elif os.path.isdir(filepath):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), filepath)
         return VmModule(filepath, destroy_callback)
 
     @staticmethod

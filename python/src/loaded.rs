@@ -315,7 +315,19 @@ impl Loaded {
             }
             return self.turn(py);
         }
-        turn.ok_or_else(|| PyRuntimeError::new_err("gave up waiting for the module"))
+        turn.map_err(|why| match why {
+            crate::turns::GaveUp::WouldWaitForever => vm_error(
+                py,
+                StatusCode::FailedPrecondition,
+                "a call or function lookup on this module would wait forever: the call \
+                 holding it (on another thread) waits for a module this thread's call \
+                 holds (Python host functions calling each other's modules from two \
+                 threads); irvm runs one call at a time per module",
+            ),
+            crate::turns::GaveUp::Asked => {
+                PyRuntimeError::new_err("gave up waiting for the module")
+            }
+        })
     }
 
     /// Runs `f` with the GIL released and Ctrl-C armed on this context's

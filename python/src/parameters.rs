@@ -401,15 +401,10 @@ pub fn _archive_entries(py: Python<'_>, path: &str) -> PyResult<Vec<ListedEntry>
         )
     })?;
     // IREE's statuses: a file that ends before what it declares is
-    // OUT_OF_RANGE (iree.runtime's IndexError), other bad bytes
-    // INVALID_ARGUMENT.
+    // OUT_OF_RANGE (iree.runtime's IndexError), a version not read
+    // UNIMPLEMENTED (NotImplementedError), other bad bytes INVALID_ARGUMENT.
     let fail = |e: irvm_io_parameters::archive::ArchiveError| {
-        let status = if e.out_of_range {
-            StatusCode::OutOfRange
-        } else {
-            StatusCode::InvalidArgument
-        };
-        vm_error(py, status, &format!("{path}: {e}"))
+        vm_error(py, e.code(), &format!("{path}: {e}"))
     };
     irvm_io_parameters::archive::not_empty(format, &bytes).map_err(fail)?;
     // (key, metadata, data): an .irpa entry's metadata bytes as stored;

@@ -284,6 +284,16 @@ SCRIPTS = {
             "int4_dtype": kind(lambda: E.map_to_dtype(E.INT_4)),
             "opaque_dtype": kind(lambda: E.map_to_dtype(E.OPAQUE_32)),
         }
+        # A module path that is a directory: the OSError opening it gives
+        # (IsADirectoryError), as for a missing file.
+        def builtins_of(f):
+            try:
+                f()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+            return "ok"
+        RESULT["mmap_directory"] = builtins_of(lambda: ireert.VmModule.mmap(ctx.instance, MODELS))
+        RESULT["load_directory"] = builtins_of(lambda: ireert.load_vm_flatbuffer_file(MODELS, driver="local-sync"))
     """,
     "ml_dtypes_element_types": """
         E = ireert.HalElementType
@@ -355,6 +365,33 @@ SCRIPTS = {
         except Exception as e:
             RESULT["context"] = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
     """,
+    "exceptions_pickle": """
+        # An exception of each IREE status (and of ParameterIndex.load)
+        # survives pickling (multiprocessing, concurrent.futures send them
+        # between processes) as the same built-ins and text.
+        import pickle
+        instance = ireert.VmInstance()
+        m = ireert.VmModule.mmap(instance, PYDATA + "/status_fail.vmfb")
+        ctx = ireert.VmContext(instance, modules=[m])
+        RESULT = {}
+        def round_trip(e):
+            back = pickle.loads(pickle.dumps(e))
+            return [sorted(c.__name__ for c in type(back).__mro__ if c.__module__ == "builtins"),
+                    str(back) == str(e)]
+        for code in range(1, 17):
+            args = ireert.VmVariantList(1)
+            args.push_int(code)
+            try:
+                ctx.invoke(m.lookup_function("fail"), args, ireert.VmVariantList(0))
+                RESULT[code] = "returned"
+            except Exception as e:
+                RESULT[code] = round_trip(e)
+        try:
+            ireert.ParameterIndex().load("/nonexistent/missing.irpa")
+            RESULT["missing archive"] = "loaded"
+        except Exception as e:
+            RESULT["missing archive"] = round_trip(e)
+    """,
     "parameter_index_load_errors": """
         # ParameterIndex.load reads the archive's index: what cannot be read
         # fails there, with iree.runtime's exception for its status (a
@@ -372,7 +409,24 @@ SCRIPTS = {
                  "text.gguf": b"not an archive at all, only text" * 4,
                  "text.safetensors": b"not an archive at all, only text" * 4,
                  "prefix.irpa": data[:20], "header.irpa": data[:40], "index.irpa": data[:200],
-                 "data.irpa": data[:len(data) - 1000], "unknown.bin": b"x"}
+                 "data.irpa": data[:len(data) - 1000], "unknown.bin": b"x",
+                 # A header size past the end of the file is OUT_OF_RANGE
+                 # before the version is looked at; a version other than
+                 # 0.0 is UNIMPLEMENTED (a NotImplementedError).
+                 "huge_header.irpa": data[:8] + (1 << 40).to_bytes(8, "little") + data[16:],
+                 "header_past_end.irpa": data[:8] + (len(data) + 1).to_bytes(8, "little") + data[16:],
+                 "major.irpa": data[:4] + bytes([1, 0]) + data[6:],
+                 "minor.irpa": data[:6] + bytes([1, 0]) + data[8:],
+                 "major_huge_header.irpa": data[:4] + bytes([1, 0, 0, 0]) + (1 << 40).to_bytes(8, "little") + data[16:],
+                 "minor_small_header.irpa": data[:6] + bytes([1, 0]) + (40).to_bytes(8, "little") + data[16:],
+                 # GGUF versions but 2 and 3 (little-endian): UNIMPLEMENTED.
+                 "v1.gguf": b"GGUF" + (1).to_bytes(4, "little") + bytes(80),
+                 "v4.gguf": b"GGUF" + (4).to_bytes(4, "little") + bytes(80),
+                 "big_endian.gguf": b"GGUF" + (3).to_bytes(4, "big") + bytes(80)}
+        # An entry of type EXTERNAL (3) or an unknown one: UNIMPLEMENTED.
+        table = int.from_bytes(data[40:48], "little")
+        for kind in (3, 9):
+            files[f"entry_type_{kind}.irpa"] = data[:table + 8] + kind.to_bytes(4, "little") + data[table + 12:]
         for name, contents in files.items():
             with open(os.path.join(d, name), "wb") as f:
                 f.write(contents)

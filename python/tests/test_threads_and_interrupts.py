@@ -571,3 +571,68 @@ def test_a_call_from_inside_its_own_call_fails_instead_of_waiting_for_itself():
     assert seen["lookup"] == ["FAILED_PRECONDITION", True], seen
     assert seen["outer"] == [2.0, 4.0, 6.0, 8.0], seen
     assert seen["again"] == [2.0, 4.0, 6.0, 8.0], seen
+
+
+# Threads whose calls cross: the Python host function of each module's call
+# calls the next module, while another thread's call holds that one (a ring
+# of n threads), or the last one's call just runs a while (a chain). Run in
+# a child process, so that a wait that never ends fails the test instead of
+# hanging it.
+CROSSED_CALLS = r"""
+import json, os, sys, threading, time
+import irvm
+def crossing(n, ring):
+    modules = {}
+    all_in = threading.Barrier(n)
+    def ext(k):
+        m = irvm.HostModule("pyext")
+        def add_one(a):
+            if a < 100:
+                all_in.wait(timeout=30)
+                if ring or k < n - 1:
+                    modules[(k + 1) % n].main(100 + a)
+                else:
+                    time.sleep(0.3)
+            return a + 1
+        m.export("add_one", "0i_i", add_one)
+        m.export("mix", "0IF_FI", lambda a, b: (b, a))
+        m.export("scale", "0rf_r", lambda x, c: x)
+        return m
+    for k in range(n):
+        modules[k] = irvm.load(ext(k), sys.argv[1])
+    out = {}
+    def run(k):
+        try:
+            out[k] = modules[k].main(3)
+        except irvm.UnknownError as e:
+            out[k] = [type(e.__cause__).__name__, e.__cause__.status]
+    threads = [threading.Thread(target=run, args=(k,), daemon=True) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return [out.get(k, "still waiting") for k in range(n)]
+print(json.dumps({f"{kind}{n}": crossing(n, kind == "ring") for kind in ("ring", "chain") for n in (2, 3)}))
+os._exit(0)
+"""
+
+
+def test_calls_crossing_between_threads_fail_one_wait_instead_of_hanging():
+    # Two threads each in a call whose host function calls the other's
+    # module would wait for each other forever (calls on one module take
+    # turns; iree.runtime runs both): the wait that closes the cycle fails
+    # with FAILED_PRECONDITION, one per cycle, and the others go on. A
+    # chain of waits without a cycle waits as before.
+    child = subprocess.run(
+        [sys.executable, "-c", CROSSED_CALLS, str(PYDATA / "py_module.vmfb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
+    seen = json.loads(child.stdout)
+    failed = ["FailedPreconditionError", "FAILED_PRECONDITION"]
+    for n in (2, 3):
+        ring = seen[f"ring{n}"]
+        assert ring.count(failed) == 1 and ring.count(16) == n - 1, seen
+        assert seen[f"chain{n}"] == [16] * n, seen

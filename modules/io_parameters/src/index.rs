@@ -68,8 +68,7 @@ impl ParameterError {
             }
             ParameterError::Io { .. } => StatusCode::Unavailable,
             ParameterError::UnknownFormat { .. } => StatusCode::Unimplemented,
-            ParameterError::Archive { source, .. } if source.out_of_range => StatusCode::OutOfRange,
-            ParameterError::Archive { .. } => StatusCode::InvalidArgument,
+            ParameterError::Archive { source, .. } => source.code(),
             ParameterError::Changed { .. } => StatusCode::DataLoss,
         }
     }

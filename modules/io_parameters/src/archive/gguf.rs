@@ -269,21 +269,30 @@ pub fn read(bytes: &[u8]) -> Result<Vec<ArchiveEntry>, ArchiveError> {
         ));
     }
     let version = c.u32("the version")?;
+    // IREE's reader calls another version UNIMPLEMENTED (gguf_parser.c).
     match version {
         2 | 3 => {}
         1 => {
-            return Err(fail(
+            return Err(ArchiveError::unsupported(
+                Format::Gguf,
                 4,
                 "GGUF version 1 is not supported (its counts and lengths are 32-bit); convert the file to version 3".into(),
             ))
         }
         v if v.swap_bytes() == 2 || v.swap_bytes() == 3 => {
-            return Err(fail(
+            return Err(ArchiveError::unsupported(
+                Format::Gguf,
                 4,
                 format!("big-endian GGUF (version {}) is not supported", v.swap_bytes()),
             ))
         }
-        v => return Err(fail(4, format!("GGUF version {v} is not supported (versions 2 and 3 are)"))),
+        v => {
+            return Err(ArchiveError::unsupported(
+                Format::Gguf,
+                4,
+                format!("GGUF version {v} is not supported (versions 2 and 3 are)"),
+            ))
+        }
     }
     let tensor_count = c.u64("the tensor count")?;
     let kv_count = c.u64("the metadata count")?;
@@ -648,9 +657,15 @@ pub(crate) mod tests {
         assert!(message(&g.build()).contains("version 4 is not supported"));
         g.version = 3u32.swap_bytes();
         assert!(message(&g.build()).contains("big-endian"));
+        // Each UNIMPLEMENTED, as IREE's parser says it.
+        for version in [1, 4, 3u32.swap_bytes()] {
+            g.version = version;
+            assert!(read(&g.build()).unwrap_err().unsupported, "{version}");
+        }
         let mut bytes = sample().build();
         bytes[0] = b'X';
         assert!(message(&bytes).contains("magic"));
+        assert!(!read(&bytes).unwrap_err().unsupported);
     }
 
     #[test]

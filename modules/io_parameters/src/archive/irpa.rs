@@ -197,29 +197,37 @@ impl<'a> Reader<'a> {
                 format!("magic missing or invalid: {magic:08X}, expected {MAGIC:08X} (`IRPA`)"),
             ));
         }
+        // In IREE's order (irpa_parser.c): a header that says it ends past
+        // the end of the file is OUT_OF_RANGE whatever its version, then a
+        // version other than 0.0 is UNIMPLEMENTED, then a version 0 header
+        // of another size INVALID_ARGUMENT (compared with iree.runtime 3.13).
         let major = u16_at(self.bytes, base + 4).unwrap_or(0);
         let minor = u16_at(self.bytes, base + 6).unwrap_or(0);
+        let header_size = self.u64(base + 8, "the header size")?;
+        if base
+            .checked_add(header_size)
+            .is_none_or(|end| end > self.file_len)
+        {
+            return Err(short(
+                base,
+                format!(
+                    "file truncated: the header at byte {base} says it is {header_size} bytes, past the end of the {}-byte file",
+                    self.file_len
+                ),
+            ));
+        }
         if major != 0 || minor != 0 {
-            return Err(fail(
+            return Err(ArchiveError::unsupported(
+                Format::Irpa,
                 base + 4,
                 format!("version {major}.{minor} is not supported (this reader reads version 0.0)"),
             ));
         }
-        let header_size = self.u64(base + 8, "the header size")?;
         if header_size != HEADER_SIZE {
             return Err(fail(
                 base + 8,
                 format!(
                     "a version 0 header is {HEADER_SIZE} bytes, but this one says {header_size}"
-                ),
-            ));
-        }
-        if base + HEADER_SIZE > self.file_len {
-            return Err(short(
-                base,
-                format!(
-                    "file truncated: the {HEADER_SIZE}-byte header at byte {base} ends past the end of the {}-byte file",
-                    self.file_len
                 ),
             ));
         }
@@ -261,14 +269,20 @@ impl<'a> Reader<'a> {
                 entry_type::SKIP => None,
                 entry_type::SPLAT => Some(self.splat(at, entry_size, i)?),
                 entry_type::DATA => Some(self.data(at, entry_size, i, storage)?),
+                // UNIMPLEMENTED, as IREE's parser says both.
                 entry_type::EXTERNAL => {
-                    return Err(fail(
+                    return Err(ArchiveError::unsupported(
+                        Format::Irpa,
                         at + 8,
                         format!("entry {i} is an EXTERNAL entry (type 3): entries in other files are not supported (nor by IREE)"),
                     ))
                 }
                 other => {
-                    return Err(fail(at + 8, format!("entry {i} has unknown type {other}")));
+                    return Err(ArchiveError::unsupported(
+                        Format::Irpa,
+                        at + 8,
+                        format!("entry {i} has unknown type {other}"),
+                    ));
                 }
             };
             if let Some(data) = data {
@@ -504,8 +518,10 @@ mod tests {
         assert_eq!(keys, ["s", "e"]);
         bytes[d + 8..d + 12].copy_from_slice(&entry_type::EXTERNAL.to_le_bytes());
         assert!(message(&bytes).contains("EXTERNAL"));
+        assert!(read(&bytes).unwrap_err().unsupported);
         bytes[d + 8..d + 12].copy_from_slice(&9u32.to_le_bytes());
         assert!(message(&bytes).contains("unknown type 9"));
+        assert!(read(&bytes).unwrap_err().unsupported);
     }
 
     #[test]
@@ -536,6 +552,12 @@ mod tests {
             bytes[4..6].copy_from_slice(&major.to_le_bytes());
             bytes[6..8].copy_from_slice(&minor.to_le_bytes());
             assert!(message(&bytes).contains(&format!("version {major}.{minor}")));
+            // UNIMPLEMENTED, as IREE's parser says it.
+            assert!(read(&bytes).unwrap_err().unsupported);
+            // A header size past the end of the file is OUT_OF_RANGE first.
+            let past_the_end = bytes.len() as u64 + 1;
+            put(&mut bytes, 8, past_the_end);
+            assert!(read(&bytes).unwrap_err().out_of_range);
         }
         assert!(message(&[]).contains("empty or truncated"));
     }
@@ -545,6 +567,16 @@ mod tests {
         let mut bytes = sample();
         put(&mut bytes, 8, 96);
         assert!(message(&bytes).contains("88 bytes"));
+        assert!(!read(&bytes).unwrap_err().out_of_range);
+        // One that ends past the end of the file (IREE: OUT_OF_RANGE).
+        for size in [bytes.len() as u64 + 1, 1 << 40, u64::MAX] {
+            put(&mut bytes, 8, size);
+            let e = read(&bytes).unwrap_err();
+            assert!(
+                e.out_of_range && e.message.contains("past the end"),
+                "{size}: {e}"
+            );
+        }
         // Entry table, metadata and storage segments past the end.
         for at in [48, 64, 80] {
             let mut bytes = sample();

@@ -123,6 +123,9 @@ pub struct ArchiveError {
     /// segment, an entry): IREE's readers call that OUT_OF_RANGE, other
     /// bad values INVALID_ARGUMENT.
     pub out_of_range: bool,
+    /// Whether the file is of a version of the format this reader does not
+    /// read: IREE's readers call that UNIMPLEMENTED.
+    pub unsupported: bool,
 }
 
 impl ArchiveError {
@@ -133,6 +136,7 @@ impl ArchiveError {
             message,
             offset,
             out_of_range: false,
+            unsupported: false,
         }
     }
 
@@ -141,6 +145,28 @@ impl ArchiveError {
         ArchiveError {
             out_of_range: true,
             ..ArchiveError::new(format, offset, message)
+        }
+    }
+
+    /// A `format` file of a version this reader does not read
+    /// (UNIMPLEMENTED).
+    pub fn unsupported(format: Format, offset: u64, message: String) -> ArchiveError {
+        ArchiveError {
+            unsupported: true,
+            ..ArchiveError::new(format, offset, message)
+        }
+    }
+
+    /// The status IREE's readers fail with for this error: OUT_OF_RANGE
+    /// for a file that ends before what it declares, UNIMPLEMENTED for a
+    /// version not read, INVALID_ARGUMENT for other bad values.
+    pub fn code(&self) -> irvm::StatusCode {
+        if self.out_of_range {
+            irvm::StatusCode::OutOfRange
+        } else if self.unsupported {
+            irvm::StatusCode::Unimplemented
+        } else {
+            irvm::StatusCode::InvalidArgument
         }
     }
 }
