@@ -160,11 +160,11 @@ impl Loaded {
     /// Registers `sources` in order (each module's `__init` runs on the
     /// fuel and within the timeout), with the hal and io_parameters modules
     /// before the first module that imports them.
-    fn add(&self, sources: Vec<Source>) -> Result<(), LoadFailure> {
+    fn add(&self, sources: Vec<Source>, deadline: Option<Instant>) -> Result<(), LoadFailure> {
         let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         ctx.set_fuel(self.fuel);
-        if let Some(t) = self.timeout {
-            ctx.set_deadline(Instant::now().checked_add(t));
+        if deadline.is_some() {
+            ctx.set_deadline(deadline);
         }
         for (k, source) in sources.into_iter().enumerate() {
             if let Source::Host(m) = &source {
@@ -260,15 +260,18 @@ impl Loaded {
         py: Python<'_>,
         f: impl FnOnce(&mut Context) -> Result<T, irvm::Trap> + Send,
     ) -> PyResult<T> {
-        let _turn = self.turn(py)?;
+        // The timeout counts from the call, so the wait for the module's
+        // turn (another thread's call holding it) is within it.
+        let deadline = self.deadline_from_now();
+        let _turn = self.turn_within(py, deadline)?;
         crate::host_module::forget_raised();
         let outcome = self.interruptible(py, || {
             let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
             if self.fuel.is_some() {
                 ctx.set_fuel(self.fuel);
             }
-            if let Some(t) = self.timeout {
-                ctx.set_deadline(Instant::now().checked_add(t));
+            if deadline.is_some() {
+                ctx.set_deadline(deadline);
             }
             f(&mut ctx)
         });
@@ -287,6 +290,18 @@ impl Loaded {
     /// same thread (a trace callback) fails with FAILED_PRECONDITION: the
     /// running call holds the context, so waiting would never end.
     fn turn(&self, py: Python<'_>) -> PyResult<Turn<'_>> {
+        self.turn_within(py, None)
+    }
+
+    /// When a call starting now must end by (the `timeout` setting).
+    fn deadline_from_now(&self) -> Option<Instant> {
+        self.timeout.and_then(|t| Instant::now().checked_add(t))
+    }
+
+    /// This context's turn, as [`LoadedModule::turn`], the wait given up
+    /// with DEADLINE_EXCEEDED at `deadline` (a call's timeout covers its
+    /// wait for the module).
+    fn turn_within(&self, py: Python<'_>, deadline: Option<Instant>) -> PyResult<Turn<'_>> {
         if let Some(turn) = self.turns.try_take() {
             return Ok(turn);
         }
@@ -303,7 +318,9 @@ impl Loaded {
         let raises = crate::sigint::python_handler_raises(py)?;
         let (turn, interrupted) = py.detach(|| {
             let wait = crate::sigint::WaitGuard::new(raises);
-            let turn = self.turns.take(|| wait.seen());
+            let turn = self
+                .turns
+                .take(|| wait.seen() || deadline.is_some_and(|d| Instant::now() >= d));
             (turn, wait.finish())
         });
         if interrupted {
@@ -313,7 +330,7 @@ impl Loaded {
             if unsafe { pyo3::ffi::PyErr_CheckSignals() } != 0 {
                 return Err(PyErr::fetch(py));
             }
-            return self.turn(py);
+            return self.turn_within(py, deadline);
         }
         turn.map_err(|why| match why {
             crate::turns::GaveUp::WouldWaitForever => vm_error(
@@ -324,6 +341,14 @@ impl Loaded {
                  holds (Python host functions calling each other's modules from two \
                  threads); irvm runs one call at a time per module",
             ),
+            crate::turns::GaveUp::Asked if deadline.is_some_and(|d| Instant::now() >= d) => {
+                vm_error(
+                    py,
+                    StatusCode::DeadlineExceeded,
+                    "the call's timeout passed while it waited for the module (a call on \
+                     another thread holds it); irvm runs one call at a time per module",
+                )
+            }
             crate::turns::GaveUp::Asked => {
                 PyRuntimeError::new_err("gave up waiting for the module")
             }
@@ -767,7 +792,8 @@ impl LoadedModule {
             .map(|m| source_of(&m))
             .collect::<PyResult<Vec<_>>>()?;
         let inner = &self.inner;
-        let _turn = inner.turn(py)?;
+        let deadline = inner.deadline_from_now();
+        let _turn = inner.turn_within(py, deadline)?;
         crate::host_module::forget_raised();
         // Ctrl-C during a load (a long `__init`) as during a call. The
         // states Python host modules make are recorded with the GIL held,
@@ -775,7 +801,7 @@ impl LoadedModule {
         // same each time it looks during one collection).
         inner
             .interruptible(py, || {
-                crate::host_module::collecting_states(|| inner.add(sources))
+                crate::host_module::collecting_states(|| inner.add(sources, deadline))
             })
             .and_then(|(added, states)| {
                 inner

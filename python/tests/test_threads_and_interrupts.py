@@ -636,3 +636,46 @@ def test_calls_crossing_between_threads_fail_one_wait_instead_of_hanging():
         ring = seen[f"ring{n}"]
         assert ring.count(failed) == 1 and ring.count(16) == n - 1, seen
         assert seen[f"chain{n}"] == [16] * n, seen
+
+
+def test_a_calls_timeout_covers_its_wait_for_the_module():
+    # A call made while another thread's call holds the module (in a
+    # Python host function that sleeps) gives up at its own timeout with
+    # DeadlineExceededError; before, it waited for the other call and then
+    # had its whole timeout still to run.
+    entered = threading.Event()
+
+    def add_one(a):
+        if a == 3:
+            entered.set()
+            time.sleep(1.5)
+        return a + 1
+
+    ext = irvm.HostModule("pyext")
+    ext.export("add_one", "0i_i", add_one)
+    ext.export("mix", "0IF_FI", lambda a, b: (b, a))
+    ext.export("scale", "0rf_r", lambda x, c: x)
+    m = irvm.load(ext, PYDATA / "py_module.vmfb", timeout=0.4)
+    expected = m.main(7)
+    holder = {}
+
+    def hold():
+        try:
+            holder["result"] = m.main(3)
+        except irvm.VmError as e:
+            holder["result"] = type(e).__name__
+
+    t = threading.Thread(target=hold)
+    t.start()
+    assert entered.wait(10)
+    start = time.monotonic()
+    with pytest.raises(irvm.DeadlineExceededError, match="waited for the module"):
+        m.main(7)
+    waited = time.monotonic() - start
+    t.join(10)
+    assert waited < 1.2, waited
+    # The holder's own call ran past its timeout in Python code: the VM
+    # stops it when the host function returns.
+    assert holder["result"] == "DeadlineExceededError"
+    # The module is usable afterwards.
+    assert m.main(7) == expected
