@@ -122,10 +122,19 @@ def _as_iree_error(error: _irvm.VmError) -> _irvm.VmError:
     class of the same name on irvm.VmError (irvm.NotFoundError is a
     LookupError, iree.runtime's NOT_FOUND a ValueError alone)."""
     cls = type(error)
-    builtin = _IREE_RUNTIME_EXCEPTIONS.get(getattr(error, "status", None), RuntimeError)
+    status = getattr(error, "status", None)
+    builtin = _IREE_RUNTIME_EXCEPTIONS.get(status, RuntimeError)
+    args = error.args
+    # iree.runtime's text always names the status (`...: NOT_FOUND; ...`),
+    # which scripts search for: so does this one's.
+    if status and args and isinstance(args[0], str) and f"{status};" not in args[0]:
+        args = (f"{status}; {args[0]}", *args[1:])
     if _builtin_bases(cls) == _builtin_bases(builtin):
-        return error
-    out = _iree_error_class(cls, builtin)(*error.args)
+        if args is error.args:
+            return error
+        out = cls(*args)
+    else:
+        out = _iree_error_class(cls, builtin)(*args)
     out.status, out.location, out.backtrace = error.status, error.location, error.backtrace
     out.__cause__ = error.__cause__
     return out

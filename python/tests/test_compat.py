@@ -345,6 +345,10 @@ SCRIPTS = {
     "status_exceptions": """
         # The Python built-ins each IREE status raises as (vm.fail with the
         # status code), e.g. OUT_OF_RANGE an IndexError alone.
+        NAMES = ["CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+                 "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+                 "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+                 "UNAUTHENTICATED"]
         instance = ireert.VmInstance()
         m = ireert.VmModule.mmap(instance, PYDATA + "/status_fail.vmfb")
         ctx = ireert.VmContext(instance, modules=[m])
@@ -357,6 +361,17 @@ SCRIPTS = {
                 RESULT[code] = "returned"
             except Exception as e:
                 RESULT[code] = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+                # The text names the status, as scripts search for it.
+                RESULT[f"{code} named"] = NAMES[code - 1] + ";" in str(e)
+        for what, f in [
+            ("missing archive", lambda: ireert.ParameterIndex().load("/nonexistent/missing.irpa")),
+            ("unknown format", lambda: ireert.ParameterIndex().load(PYDATA + "/status_fail.vmasm")),
+        ]:
+            try:
+                f()
+                RESULT[what] = "loaded"
+            except Exception as e:
+                RESULT[what] = [n for n in NAMES if n + ";" in str(e)]
         # Building a context whose module's __init fails with OUT_OF_RANGE.
         init_fails = ireert.VmModule.mmap(instance, PYDATA + "/status_init_fail.vmfb")
         try:
