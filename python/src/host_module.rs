@@ -534,7 +534,7 @@ enum Building {
 /// runs: what a function raises fails the call (`irvm.UnknownError` naming
 /// the function, the exception's type and message, the exception as its
 /// `__cause__`); `KeyboardInterrupt` reaches the caller as itself.
-#[pyclass(name = "HostModule", module = "irvm", frozen)]
+#[pyclass(name = "HostModule", module = "irvm", frozen, weakref)]
 pub struct PyHostModule {
     name: String,
     state: Option<Py<PyAny>>,

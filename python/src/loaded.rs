@@ -778,7 +778,7 @@ fn link_error(e: irvm::errors::LinkError) -> LoadFailure {
 
 /// Modules loaded into one context by `irvm.load`: `m.fn(...)`,
 /// `m["fn"](...)` or `m["module.fn"](...)` calls an export.
-#[pyclass(name = "Module", module = "irvm", frozen)]
+#[pyclass(name = "Module", module = "irvm", frozen, weakref)]
 pub struct LoadedModule {
     inner: Arc<Loaded>,
     functions: Mutex<HashMap<String, Py<Function>>>,
@@ -1074,7 +1074,7 @@ fn visible_params(func: &Func, fenced: bool) -> &[ValType] {
 /// called with its inputs only: the call passes a null wait fence and a
 /// fresh signal fence, and raises the fence's failure (as `irvm run`
 /// does; iree.runtime 3.13 asks the caller for the fences).
-#[pyclass(name = "Function", module = "irvm", frozen)]
+#[pyclass(name = "Function", module = "irvm", frozen, weakref)]
 pub struct Function {
     inner: Arc<Loaded>,
     func: Func,

@@ -433,3 +433,23 @@ def test_max_memory_bytes_adds_up_the_inputs_of_a_call():
     roomy = irvm.load(PYDATA / "long_vmvx.vmfb", device="local-sync", max_memory_bytes=40000)
     kept = [roomy.add_wide(a, a) for _ in range(10)]
     assert all(k[0] == 2 for k in kept)
+
+
+def test_modules_functions_and_host_modules_can_be_weakly_referenced():
+    # Caches keyed by weak references (weakref.WeakKeyDictionary,
+    # weakref.finalize) work with irvm's objects; iree.runtime 3.13's
+    # VmModule and VmContext refuse a weak reference.
+    import gc
+    import weakref
+
+    m = irvm.load(str(EXAMPLES / "fib.vmasm"))
+    f = m.fib
+    host = irvm.HostModule("weak")
+    refs = [weakref.ref(o) for o in (m, f, host)]
+    assert [r() for r in refs] == [m, f, host]
+    cache = weakref.WeakKeyDictionary({m: "compiled"})
+    assert cache[m] == "compiled"
+    del m, f, host
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+    assert len(cache) == 0
