@@ -22,7 +22,7 @@ use crate::program::runs::{self, RunRole, LONG_RUN};
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::tier::Tier;
 use crate::trap::Trap;
-use crate::values::{ElementType, Ref};
+use crate::values::{ElementType, List, Ref};
 
 use super::cmath::{self, Bin, Un};
 use super::hooks::{self, LoopKind};
@@ -1542,6 +1542,12 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
         } else {
             u64::from(ri!(i.c) as u32)
         };
-        list.set_bits(at, t, v)
+        // SAFETY: the verifier checked `i.a` against the frame's ref
+        // window, and nothing else borrows the frame's registers here (the
+        // shared borrow `list` ended above).
+        let holder = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+        holder
+            .list_holder()
+            .is_some_and(|l| List::set_bits_held(l, at, t, v))
     }
 }

@@ -13,7 +13,7 @@ use crate::exec::{
     cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
     hooks::BULK_BYTES_PER_FUEL,
 };
-use crate::values::Ref;
+use crate::values::{List, Ref};
 
 /// Resolves the buffer in ref register `reg` for direct access by compiled
 /// code (reading, or reading and writing when `write` is nonzero): its
@@ -198,12 +198,12 @@ pub(super) unsafe extern "C" fn list_set<const T: u8>(
     index: u32,
     bits: u64,
 ) -> u32 {
-    // SAFETY: per the contract, `env` is valid and `reg` in range.
-    let env = unsafe { &*env };
-    // SAFETY: per the contract, `env` is valid and `reg` in range.
-    let r = unsafe { &*env.refs.add(reg as usize) };
-    r.list_fast()
-        .is_some_and(|l| l.set_bits(index, list_type(T), bits)) as u32
+    // SAFETY: per the contract, `env` is valid and `reg` in range; the
+    // register is the running code's, which waits for this call: no other
+    // reference to it exists meanwhile.
+    let r = unsafe { &mut *(*env).refs.add(reg as usize) };
+    r.list_holder()
+        .is_some_and(|l| List::set_bits_held(l, index, list_type(T), bits)) as u32
 }
 
 /// `vm.list.size`: the length of the list in ref register `reg`, or -1
@@ -241,8 +241,15 @@ pub(super) unsafe extern "C" fn list_resize(
     size: u32,
     checked: u32,
 ) -> u32 {
-    // SAFETY: per the contract, `env` is valid and `reg` in range.
-    let Some((env, list)) = (unsafe { list_within_limit(env, reg, size) }) else {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &*env };
+    if size > env.max_list_elements {
+        return 0;
+    }
+    // SAFETY: per the contract, `reg` is in range; the register is the
+    // running code's, which waits for this call: no other reference to it
+    // exists meanwhile.
+    let Some(list) = (unsafe { &mut *env.refs.add(reg as usize) }).list_holder() else {
         return 0;
     };
     if checked != 0 {
@@ -256,8 +263,7 @@ pub(super) unsafe extern "C" fn list_resize(
     let memory = unsafe { &*env.memory };
     // One piece: unchecked code has no stop word to look at, and checked
     // code resizes by fewer than 64 bytes here.
-    list.resize_charged(size, memory, usize::MAX, || Ok(()))
-        .is_ok() as u32
+    List::resize_charged_held(list, size, memory, usize::MAX, || Ok(())).is_ok() as u32
 }
 
 /// `vm.list.alloc` of a list of the module's type `ty` with room for
