@@ -282,7 +282,16 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             } else {
                 usize::MAX
             };
-            tri!(list!(i.a).resize_charged(n, memory, piece, || hooks.check_stop()))
+            // A null or non-list register traps here.
+            list!(i.a);
+            // SAFETY: see `exec::regs`; ref ordinal verified in range, and
+            // no other reference into the ref window is live.
+            let reg = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+            if let Some(holder) = reg.list_holder() {
+                tri!(List::resize_charged_held(holder, n, memory, piece, || {
+                    hooks.check_stop()
+                }))
+            }
         }
         Opcode::ListGetI32 => {
             let v = tri!(list!(i.a).get_i32(ri!(i.b) as u32));
@@ -673,13 +682,22 @@ fn buffer_limit(bytes: u64, limits: &Limits) -> Result<(), Trap> {
 }
 
 /// A list size within the context's limit, or RESOURCE_EXHAUSTED.
+///
+/// The count is unsigned, as IREE's dispatch reads it: -1 asks for
+/// 4,294,967,295 elements (iree-run-module allocates 16 GiB for a
+/// `!vm.list<i32>` of them); the message names the negative count too.
 fn list_limit(elements: u32, limits: &Limits) -> Result<u32, Trap> {
     if elements > limits.max_list_elements {
+        let negative = if elements > i32::MAX as u32 {
+            format!(" (the count {} read as unsigned)", elements as i32)
+        } else {
+            String::new()
+        };
         return Err(Trap::new(
             StatusCode::ResourceExhausted,
             format!(
-                "list of {elements} elements exceeds the context's limit of {} elements \
-                 (Limits::max_list_elements, irvm --max-list-elements)",
+                "list of {elements} elements{negative} exceeds the context's limit of {} \
+                 elements (Limits::max_list_elements, irvm --max-list-elements)",
                 limits.max_list_elements
             ),
         ));
