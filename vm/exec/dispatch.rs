@@ -207,6 +207,7 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         ret: [0; MAX_INLINE_RESULTS],
         memory: &ctx.memory,
         max_list_elements: ctx.limits.max_list_elements,
+        lists: &mut ctx.lists,
     };
     let slice = env.fuel;
     ctx.compiled_entries += 1;
