@@ -1449,6 +1449,18 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         out_of_line!(i)
                     }
                 }
+                // `vm.list.resize` growing a list of values the register
+                // alone holds within its capacity (an append loop's), in a
+                // loop without fuel, stop word or hooks: nothing to charge
+                // or ask. Anything else out of line, unchanged.
+                Opcode::ListResize => {
+                    let max = ctx.limits.max_list_elements;
+                    // SAFETY: the verifier checked the instruction's
+                    // registers against this frame's windows.
+                    if HOOKED || LIMITS != PLAIN || !unsafe { list_grow_held(i, regs, refs, max) } {
+                        out_of_line!(i)
+                    }
+                }
                 // Everything else: out of line.
                 Opcode::GlobalLoadRef
                 | Opcode::GlobalStoreRef
@@ -1457,7 +1469,6 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 | Opcode::ConstRefRodata
                 | Opcode::ListAlloc
                 | Opcode::ListReserve
-                | Opcode::ListResize
                 | Opcode::ListGetRef
                 | Opcode::ListSetRef
                 | Opcode::SelectRef
@@ -1495,6 +1506,31 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
             }
         }
     }
+}
+
+/// `vm.list.resize` (`i.a` the list, `i.b` the size) when the size is
+/// within `max_list_elements` and the growth is one
+/// `List::grow_held_within_capacity` makes; `false`, with nothing changed,
+/// for everything else (a null list, a negative size among them).
+///
+/// # Safety
+/// `regs` and `refs` are the frame's register windows and `i`'s registers
+/// were verified in range for them (`program::compile`).
+#[inline(never)]
+unsafe fn list_grow_held(i: &Inst, regs: *mut u32, refs: *mut Ref, max_list_elements: u32) -> bool {
+    // SAFETY: see `exec::regs`; register ordinal verified in range.
+    let size = unsafe { *regs.add(i.b as usize) } as i32;
+    let Ok(size) = u32::try_from(size) else {
+        return false;
+    };
+    if size > max_list_elements {
+        return false;
+    }
+    // SAFETY: the verifier checked `i.a` against the frame's ref window,
+    // and nothing else borrows the frame's registers here.
+    let reg = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+    reg.list_holder()
+        .is_some_and(|l| List::grow_held_within_capacity(l, size))
 }
 
 /// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the

@@ -485,6 +485,23 @@ impl List {
         holder.set_bits(i, as_type, bits)
     }
 
+    /// Grows the list `holder` alone holds to `size` elements when that is
+    /// within its capacity (nothing to charge) and it is a list of values
+    /// ([`List::sole_values`]); `false`, unchanged, otherwise (shrinking
+    /// among them).
+    #[inline]
+    pub(crate) fn grow_held_within_capacity(holder: &mut Arc<List>, size: u32) -> bool {
+        let Some(sole) = List::sole_values(holder) else {
+            return false;
+        };
+        let (len, want) = (sole.items.len(), size as usize);
+        if want < len || want > sole.items.capacity() {
+            return false;
+        }
+        sole.items.grow_to(want);
+        true
+    }
+
     /// [`List::resize_charged`] of the list `holder` holds; growth within
     /// the capacity by at most `piece` elements (nothing to charge, nothing
     /// to ask) without the lock when `holder` is the list's only holder
@@ -789,6 +806,12 @@ mod tests {
         // Past the capacity: the charged, locked path (doubling).
         List::resize_charged_held(&mut sole, 5, &budget, usize::MAX, || Ok(())).unwrap();
         assert_eq!((sole.len(), sole.capacity()), (5, 8));
+        // The interpreter's fast resize: growth within the capacity only.
+        assert!(!List::grow_held_within_capacity(&mut sole, 9));
+        assert!(!List::grow_held_within_capacity(&mut sole, 4));
+        assert!(List::grow_held_within_capacity(&mut sole, 6));
+        assert_eq!((sole.len(), sole.get_i32(5).unwrap()), (6, 0));
+        List::resize_charged_held(&mut sole, 5, &budget, usize::MAX, || Ok(())).unwrap();
         // A second holder, a `Weak` (as the cycle collector holds), or a
         // list of refs: the lock.
         let mut shared = sole.clone();
@@ -796,6 +819,7 @@ mod tests {
         drop(shared);
         let weak = Arc::downgrade(&sole);
         assert!(List::sole_values(&mut sole).is_none());
+        assert!(!List::grow_held_within_capacity(&mut sole, 6));
         assert!(List::set_bits_held(&mut sole, 4, ElementType::I32, 9));
         assert_eq!(weak.upgrade().unwrap().get_i32(4).unwrap(), 9);
         drop(weak);
