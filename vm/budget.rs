@@ -104,6 +104,11 @@ impl Charge {
         Ok(c)
     }
 
+    /// The bytes charged now.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// Makes the charge `bytes`: takes the difference from the budget (or
     /// fails, unchanged) or gives it back.
     pub fn resize(&mut self, bytes: u64, what: &str) -> Result<(), Trap> {

@@ -958,3 +958,58 @@ fn setting_refs_into_a_list_runs_compiled_as_interpreted() {
         }
     }
 }
+
+/// `cycles.make(n)`: `n` variant lists, each holding itself (a cycle that
+/// only the context's collector reclaims), allocated in a loop.
+const SELF_CYCLES: &str = r#"
+vm.module @cycles version 0
+vm.export @make
+vm.func @make(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32.zero
+  %i2 = vm.const.i32 1
+  vm.br ^bb1(%i1->%i3)
+^bb1:
+  %i4 = vm.cmp.lt.i32.s %i3, %i0
+  vm.cond_br %i4, ^bb2(), ^bb3()
+^bb2:
+  %r0 = vm.list.alloc %i2 : !vm.list<?>
+  vm.list.resize %r0, %i2
+  vm.list.set.ref %r0, %i1, %r0
+  %i3 = vm.add.i32 %i3, %i2
+  vm.br ^bb1()
+^bb3:
+  vm.return %i3
+}
+"#;
+
+#[test]
+fn a_variant_list_allocated_in_compiled_code_stays_there_and_is_tracked() {
+    // Before, `helpers::list_alloc` left every list that may hold lists to
+    // the interpreter (the context's cycle tracker was out of compiled
+    // code's reach): Jit left compiled code and came back each pass. Now
+    // it tracks them itself: the collections (at each doubling of the
+    // tracked lists, and the last one asked for here) reclaim the same
+    // lists as the interpreter's.
+    let n = 10_000;
+    let mut interp = context_of(SELF_CYCLES, Tier::Interp);
+    assert_eq!(
+        call(&mut interp, "make", &[Value::I32(n)]).unwrap(),
+        "[I32(10000)]"
+    );
+    let left = interp.collect_cycles();
+    assert!(left > 0, "{left}");
+    for engine in [Tier::Jit, Tier::Auto] {
+        let mut ctx = context_of(SELF_CYCLES, engine);
+        let got = call(&mut ctx, "make", &[Value::I32(n)]).unwrap();
+        assert_eq!(got, "[I32(10000)]", "{engine}");
+        assert_eq!(ctx.collect_cycles(), left, "{engine}");
+        if Tier::compiler_available() {
+            let entries = ctx.compiled_entries();
+            assert!(
+                entries == 1,
+                "{entries} entries into compiled code on {engine}"
+            );
+        }
+    }
+}

@@ -965,3 +965,67 @@ fn a_module_held_in_memory_is_charged_to_the_budget() {
         "{message}"
     );
 }
+
+#[test]
+fn a_negative_list_count_is_refused_in_every_engine_whatever_the_limits() {
+    // IREE's dispatch reads the count of `vm.list.alloc`, `vm.list.reserve`
+    // and `vm.list.resize` as unsigned: -1 asks for 4,294,967,295 elements
+    // (iree-run-module allocates and zeroes 16 GiB for a `!vm.list<i32>` of
+    // them, and `vm.list.size` then reads -1). A count is a size, refused
+    // when negative as a buffer's length is, by the interpreter and by
+    // compiled code (which leaves the refusal to it), with the list limit
+    // and without (before: the limit's RESOURCE_EXHAUSTED, then the memory
+    // budget's, or 16 GiB). docs/COMPATIBILITY.md.
+    let dir = tempfile::tempdir().unwrap();
+    let bodies = [
+        (
+            "alloc",
+            "capacity",
+            "  %r0 = vm.list.alloc %i0 : !vm.list<i32>\n",
+        ),
+        (
+            "reserve",
+            "capacity",
+            "  %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+             vm.list.reserve %r0, %i0\n",
+        ),
+        (
+            "resize",
+            "size",
+            "  %i1 = vm.const.i32.zero\n  %r0 = vm.list.alloc %i1 : !vm.list<i32>\n  \
+             vm.list.resize %r0, %i0\n",
+        ),
+    ];
+    for (op, what, body) in bodies {
+        let source = dir.path().join(format!("{op}.vmasm"));
+        std::fs::write(
+            &source,
+            format!(
+                "vm.module @m version 0\nvm.type i32\nvm.type !vm.list<i32>\n\n\
+                 vm.export @f\nvm.func @f(%i0: i32) -> (i32) {{\n^bb0:\n{body}  \
+                 %i9 = vm.list.size %r0\n  vm.return %i9\n}}\n"
+            ),
+        )
+        .unwrap();
+        let m = format!("--module={}", source.display());
+        for engine in ["--engine=interp", "--engine=auto", "--engine=jit"] {
+            for limit in ["--max-list-elements=1000", "--max-list-elements=4294967295"] {
+                for count in ["-1", "-2147483648"] {
+                    let input = format!("--input={count}");
+                    let (_, err, code) = irvm(&["run", &m, &input, engine, limit]);
+                    assert_eq!(code, 1, "{op} {engine} {limit}: {err}");
+                    let want = format!("INVALID_ARGUMENT; list {what} {count} is negative");
+                    assert!(err.contains(&want), "{op} {engine} {limit}: {err}");
+                }
+            }
+            // Counts up to the limit are untouched.
+            let (out, err, code) = irvm(&["run", &m, "--input=3", engine]);
+            let want = if op == "resize" { 3 } else { 0 };
+            assert_eq!(
+                (out, code),
+                (format!("EXEC @f\nresult[0]: i32={want}\n"), 0),
+                "{op} {engine}: {err}"
+            );
+        }
+    }
+}

@@ -22,7 +22,7 @@ use crate::program::runs::{self, RunRole, LONG_RUN};
 use crate::program::{Inst, NONE, NO_REMAP};
 use crate::tier::Tier;
 use crate::trap::Trap;
-use crate::values::{ElementType, Ref};
+use crate::values::{ElementType, List, Ref};
 
 use super::cmath::{self, Bin, Un};
 use super::hooks::{self, LoopKind};
@@ -207,6 +207,7 @@ fn enter_compiled(ctx: &mut Context, token: u64, checks: Checks) -> Entered {
         ret: [0; MAX_INLINE_RESULTS],
         memory: &ctx.memory,
         max_list_elements: ctx.limits.max_list_elements,
+        lists: &mut ctx.lists,
     };
     let slice = env.fuel;
     ctx.compiled_entries += 1;
@@ -1448,6 +1449,18 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         out_of_line!(i)
                     }
                 }
+                // `vm.list.resize` growing a list of values the register
+                // alone holds within its capacity (an append loop's), in a
+                // loop without fuel, stop word or hooks: nothing to charge
+                // or ask. Anything else out of line, unchanged.
+                Opcode::ListResize => {
+                    let max = ctx.limits.max_list_elements;
+                    // SAFETY: the verifier checked the instruction's
+                    // registers against this frame's windows.
+                    if HOOKED || LIMITS != PLAIN || !unsafe { list_grow_held(i, regs, refs, max) } {
+                        out_of_line!(i)
+                    }
+                }
                 // Everything else: out of line.
                 Opcode::GlobalLoadRef
                 | Opcode::GlobalStoreRef
@@ -1456,7 +1469,6 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 | Opcode::ConstRefRodata
                 | Opcode::ListAlloc
                 | Opcode::ListReserve
-                | Opcode::ListResize
                 | Opcode::ListGetRef
                 | Opcode::ListSetRef
                 | Opcode::SelectRef
@@ -1494,6 +1506,31 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
             }
         }
     }
+}
+
+/// `vm.list.resize` (`i.a` the list, `i.b` the size) when the size is
+/// within `max_list_elements` and the growth is one
+/// `List::grow_held_within_capacity` makes; `false`, with nothing changed,
+/// for everything else (a null list, a negative size among them).
+///
+/// # Safety
+/// `regs` and `refs` are the frame's register windows and `i`'s registers
+/// were verified in range for them (`program::compile`).
+#[inline(never)]
+unsafe fn list_grow_held(i: &Inst, regs: *mut u32, refs: *mut Ref, max_list_elements: u32) -> bool {
+    // SAFETY: see `exec::regs`; register ordinal verified in range.
+    let size = unsafe { *regs.add(i.b as usize) } as i32;
+    let Ok(size) = u32::try_from(size) else {
+        return false;
+    };
+    if size > max_list_elements {
+        return false;
+    }
+    // SAFETY: the verifier checked `i.a` against the frame's ref window,
+    // and nothing else borrows the frame's registers here.
+    let reg = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+    reg.list_holder()
+        .is_some_and(|l| List::grow_held_within_capacity(l, size))
 }
 
 /// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the
@@ -1542,6 +1579,12 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
         } else {
             u64::from(ri!(i.c) as u32)
         };
-        list.set_bits(at, t, v)
+        // SAFETY: the verifier checked `i.a` against the frame's ref
+        // window, and nothing else borrows the frame's registers here (the
+        // shared borrow `list` ended above).
+        let holder = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+        holder
+            .list_holder()
+            .is_some_and(|l| List::set_bits_held(l, at, t, v))
     }
 }

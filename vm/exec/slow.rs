@@ -246,7 +246,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
         }
         Opcode::ListAlloc => {
             let ty = type_of!(i.x);
-            let n = tri!(list_limit(ri!(i.a) as u32, limits));
+            let n = tri!(list_limit(ri!(i.a), "capacity", limits));
             bulk!(n as u64 * element_bytes(ty) as u64);
             let l = tri!(List::new(ty, 0));
             tri!(l.reserve_charged(n, memory));
@@ -257,7 +257,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             wref!(i.b, Ref::List(l));
         }
         Opcode::ListReserve => {
-            let n = tri!(list_limit(ri!(i.b) as u32, limits));
+            let n = tri!(list_limit(ri!(i.b), "capacity", limits));
             bulk!(n as u64 * list!(i.a).element_bytes() as u64);
             tri!(list!(i.a).reserve_charged(n, memory))
         }
@@ -266,7 +266,7 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             wi!(i.b, n as i32);
         }
         Opcode::ListResize => {
-            let n = tri!(list_limit(ri!(i.b) as u32, limits));
+            let n = tri!(list_limit(ri!(i.b), "size", limits));
             // The work is the elements written or released, not the size:
             // a list grown one element at a time costs one each time.
             if hooks.charges_bulk() {
@@ -282,7 +282,16 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             } else {
                 usize::MAX
             };
-            tri!(list!(i.a).resize_charged(n, memory, piece, || hooks.check_stop()))
+            // A null or non-list register traps here.
+            list!(i.a);
+            // SAFETY: see `exec::regs`; ref ordinal verified in range, and
+            // no other reference into the ref window is live.
+            let reg = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+            if let Some(holder) = reg.list_holder() {
+                tri!(List::resize_charged_held(holder, n, memory, piece, || {
+                    hooks.check_stop()
+                }))
+            }
         }
         Opcode::ListGetI32 => {
             let v = tri!(list!(i.a).get_i32(ri!(i.b) as u32));
@@ -672,8 +681,21 @@ fn buffer_limit(bytes: u64, limits: &Limits) -> Result<(), Trap> {
     Ok(())
 }
 
-/// A list size within the context's limit, or RESOURCE_EXHAUSTED.
-fn list_limit(elements: u32, limits: &Limits) -> Result<u32, Trap> {
+/// A list count (`what`: its capacity or size) within the context's
+/// limit, or RESOURCE_EXHAUSTED; a negative count is INVALID_ARGUMENT.
+///
+/// IREE's dispatch reads the count as unsigned: -1 asks for 4,294,967,295
+/// elements (iree-run-module allocates and zeroes 16 GiB for a
+/// `!vm.list<i32>` of them, and `vm.list.size` then reads -1). Counts are
+/// sizes, and a size `vm.list.size` cannot return is none (as `vm.buffer.
+/// alloc` of length -1 is refused): docs/COMPATIBILITY.md.
+fn list_limit(count: i32, what: &str, limits: &Limits) -> Result<u32, Trap> {
+    let Ok(elements) = u32::try_from(count) else {
+        return Err(Trap::new(
+            StatusCode::InvalidArgument,
+            format!("list {what} {count} is negative"),
+        ));
+    };
     if elements > limits.max_list_elements {
         return Err(Trap::new(
             StatusCode::ResourceExhausted,

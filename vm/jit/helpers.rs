@@ -13,7 +13,7 @@ use crate::exec::{
     cmath::{self, bin_f32, bin_f64, un_f32, un_f64, Bin, Un},
     hooks::BULK_BYTES_PER_FUEL,
 };
-use crate::values::Ref;
+use crate::values::{List, Ref};
 
 /// Resolves the buffer in ref register `reg` for direct access by compiled
 /// code (reading, or reading and writing when `write` is nonzero): its
@@ -198,12 +198,12 @@ pub(super) unsafe extern "C" fn list_set<const T: u8>(
     index: u32,
     bits: u64,
 ) -> u32 {
-    // SAFETY: per the contract, `env` is valid and `reg` in range.
-    let env = unsafe { &*env };
-    // SAFETY: per the contract, `env` is valid and `reg` in range.
-    let r = unsafe { &*env.refs.add(reg as usize) };
-    r.list_fast()
-        .is_some_and(|l| l.set_bits(index, list_type(T), bits)) as u32
+    // SAFETY: per the contract, `env` is valid and `reg` in range; the
+    // register is the running code's, which waits for this call: no other
+    // reference to it exists meanwhile.
+    let r = unsafe { &mut *(*env).refs.add(reg as usize) };
+    r.list_holder()
+        .is_some_and(|l| List::set_bits_held(l, index, list_type(T), bits)) as u32
 }
 
 /// `vm.list.size`: the length of the list in ref register `reg`, or -1
@@ -241,8 +241,15 @@ pub(super) unsafe extern "C" fn list_resize(
     size: u32,
     checked: u32,
 ) -> u32 {
-    // SAFETY: per the contract, `env` is valid and `reg` in range.
-    let Some((env, list)) = (unsafe { list_within_limit(env, reg, size) }) else {
+    // SAFETY: per the contract, `env` is valid.
+    let env = unsafe { &*env };
+    if !within_list_limit(env, size) {
+        return 0;
+    }
+    // SAFETY: per the contract, `reg` is in range; the register is the
+    // running code's, which waits for this call: no other reference to it
+    // exists meanwhile.
+    let Some(list) = (unsafe { &mut *env.refs.add(reg as usize) }).list_holder() else {
         return 0;
     };
     if checked != 0 {
@@ -256,23 +263,23 @@ pub(super) unsafe extern "C" fn list_resize(
     let memory = unsafe { &*env.memory };
     // One piece: unchecked code has no stop word to look at, and checked
     // code resizes by fewer than 64 bytes here.
-    list.resize_charged(size, memory, usize::MAX, || Ok(()))
-        .is_ok() as u32
+    List::resize_charged_held(list, size, memory, usize::MAX, || Ok(())).is_ok() as u32
 }
 
 /// `vm.list.alloc` of a list of the module's type `ty` with room for
 /// `capacity` elements into ref register `dst`, as the interpreter's slow
 /// path does it (the list limit, the room charged to the memory budget).
 /// Nonzero when done; zero, with nothing changed, when the interpreter
-/// must run it: a list that may hold lists (variant lists and lists of
-/// lists, which the context's cycle collector tracks), a capacity over the
-/// limit or the budget, or, when `checked`, a capacity of 64 bytes of
-/// elements or more (charged as bulk work).
+/// must run it: a capacity over the limit or the budget, or, when
+/// `checked`, a capacity of 64 bytes of elements or more (charged as bulk
+/// work). A list that may hold lists (a variant list, a list of lists)
+/// joins the context's cycle tracker, as the interpreter's do.
 ///
 /// # Safety
 /// `env` is the live environment of the running compiled code, whose
-/// `refs` window holds ref register `dst` (verified in range) and whose
-/// `memory` is the context's budget.
+/// `refs` window holds ref register `dst` (verified in range), whose
+/// `memory` is the context's budget and whose `lists` is the context's
+/// list tracker.
 pub(super) unsafe extern "C" fn list_alloc(
     env: *mut JitEnv,
     ty: u32,
@@ -288,7 +295,7 @@ pub(super) unsafe extern "C" fn list_alloc(
     let Some(&ty) = types.get(ty as usize) else {
         return 0;
     };
-    if capacity > env.max_list_elements {
+    if !within_list_limit(env, capacity) {
         return 0;
     }
     let bytes = (capacity as u64).saturating_mul(crate::values::list::element_bytes(ty) as u64);
@@ -298,16 +305,24 @@ pub(super) unsafe extern "C" fn list_alloc(
     let Ok(list) = crate::values::List::new(ty, 0) else {
         return 0;
     };
-    if list.may_hold_lists() {
-        return 0;
-    }
     // SAFETY: per the contract, `memory` is the context's budget, alive
     // while the code runs.
     let memory = unsafe { &*env.memory };
     if list.reserve_charged(capacity, memory).is_err() {
         return 0;
     }
-    let list = Ref::List(std::sync::Arc::new(list));
+    let list = std::sync::Arc::new(list);
+    if list.may_hold_lists() {
+        // As the interpreter: tracked for the cycle collector, which may
+        // collect first. That is sound here as between instructions: every
+        // ref the running code holds is in a ref window, counted as a
+        // holder outside the tracked lists, and the new list is not yet
+        // anywhere.
+        // SAFETY: per the contract, `lists` is the context's tracker,
+        // which nothing else touches while the code runs.
+        unsafe { &mut *env.lists }.track(&list);
+    }
+    let list = Ref::List(list);
     // SAFETY: per the contract, `dst` without its move bit is in range.
     unsafe { *env.refs.add((dst as u16 & REF_INDEX_MASK) as usize) = list };
     1
@@ -330,7 +345,14 @@ unsafe fn list_within_limit<'a>(
     // SAFETY: per the contract, `reg` is in range.
     let r = unsafe { &*env.refs.add(reg as usize) };
     let list = r.list_fast()?;
-    (count <= env.max_list_elements).then_some((env, list))
+    within_list_limit(env, count).then_some((env, list))
+}
+
+/// Whether a list of `count` elements is within the context's list limit
+/// and `count` is not a negative i32 (both of which the interpreter
+/// refuses, with its message: `exec::slow::list_limit`).
+fn within_list_limit(env: &JitEnv, count: u32) -> bool {
+    count <= env.max_list_elements && count <= i32::MAX as u32
 }
 
 /// `vm.list.reserve` of room for `capacity` elements in the list in ref

@@ -117,6 +117,10 @@ pub(crate) struct JitEnv {
     pub memory: *const std::sync::Arc<crate::budget::MemoryBudget>,
     /// The most elements a list may hold (`Limits::max_list_elements`).
     pub max_list_elements: u32,
+    /// The context's tracker of the lists that can form cycles, which a
+    /// variant list or list of lists allocated in compiled code joins
+    /// (`helpers::list_alloc`), as the interpreter's do.
+    pub lists: *mut crate::values::list::cycles::ListTracker,
 }
 
 /// The most results a function called from compiled code returns.

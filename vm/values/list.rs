@@ -206,11 +206,15 @@ impl List {
             .saturating_add(LIST_OVERHEAD_BYTES);
         let mut charge = self.charge.lock().unwrap_or_else(|e| e.into_inner());
         let charge = charge.get_or_insert_with(|| crate::budget::Charge::empty(budget));
+        let charged_before = charge.bytes();
         charge.resize(bytes, "a list")?;
         let extra = want.saturating_sub(items.len());
-        items
-            .try_reserve_exact(extra)
-            .map_err(|_| Trap::new(StatusCode::ResourceExhausted, "capacity overflow"))
+        items.try_reserve_exact(extra).map_err(|_| {
+            // The storage stayed as it was: so does its charge (a smaller
+            // charge never fails).
+            let _ = charge.resize(charged_before, "a list");
+            Trap::new(StatusCode::ResourceExhausted, "capacity overflow")
+        })
     }
 
     /// [`List::resize`] for a program, charged as [`List::reserve_charged`];
@@ -430,6 +434,96 @@ impl List {
         self.items().set_bits(i as usize, as_type, bits)
     }
 
+    /// The elements of a list of values that `holder` is the only way to
+    /// reach, without the element lock: no other `Arc` (strong count 1)
+    /// and no `Weak` of it (the cycle collector tracks lists by `Weak`, and
+    /// a list of values is never tracked). `None` for a list of refs or
+    /// variants (whose changes drop refs and move the collector's edges)
+    /// and for a list held more than once, which take the lock.
+    ///
+    /// The lock costs an atomic compare-and-swap (some 20 cycles) per
+    /// access, most of an append's time in compiled code (`resize` then
+    /// `set` of a list the loop alone holds).
+    #[inline]
+    fn sole_values(holder: &mut Arc<List>) -> Option<SoleValues<'_>> {
+        if !matches!(holder.element, TypeDef::Value(_))
+            || Arc::strong_count(holder) != 1
+            || Arc::weak_count(holder) != 0
+        {
+            return None;
+        }
+        // Pairs with the release decrement of an `Arc` or `Weak` another
+        // thread dropped before the counts read 1 and 0: its accesses to
+        // the elements happen before ours.
+        std::sync::atomic::fence(Ordering::Acquire);
+        let list: &List = holder;
+        // SAFETY: `holder` is the only `Arc` of the list and no `Weak` of
+        // it exists, and it is borrowed exclusively for the life of the
+        // result: no other thread can reach the list (a new reference
+        // would be cloned or downgraded from `holder`, or upgraded from a
+        // `Weak`), and no guard of its lock exists on this thread (a guard
+        // borrows the list through `holder`).
+        let items = unsafe { &mut *list.items.unlocked_ptr() };
+        Some(SoleValues {
+            items,
+            length: &list.length,
+        })
+    }
+
+    /// [`List::set_bits`] of the list `holder` holds, without the lock when
+    /// it is the list's only holder ([`List::sole_values`]).
+    #[inline]
+    pub(crate) fn set_bits_held(
+        holder: &mut Arc<List>,
+        i: u32,
+        as_type: ElementType,
+        bits: u64,
+    ) -> bool {
+        if let Some(sole) = List::sole_values(holder) {
+            return sole.items.set_bits(i as usize, as_type, bits);
+        }
+        holder.set_bits(i, as_type, bits)
+    }
+
+    /// Grows the list `holder` alone holds to `size` elements when that is
+    /// within its capacity (nothing to charge) and it is a list of values
+    /// ([`List::sole_values`]); `false`, unchanged, otherwise (shrinking
+    /// among them).
+    #[inline]
+    pub(crate) fn grow_held_within_capacity(holder: &mut Arc<List>, size: u32) -> bool {
+        let Some(sole) = List::sole_values(holder) else {
+            return false;
+        };
+        let (len, want) = (sole.items.len(), size as usize);
+        if want < len || want > sole.items.capacity() {
+            return false;
+        }
+        sole.items.grow_to(want);
+        true
+    }
+
+    /// [`List::resize_charged`] of the list `holder` holds; growth within
+    /// the capacity by at most `piece` elements (nothing to charge, nothing
+    /// to ask) without the lock when `holder` is the list's only holder
+    /// ([`List::sole_values`]).
+    #[inline]
+    pub(crate) fn resize_charged_held(
+        holder: &mut Arc<List>,
+        size: u32,
+        budget: &std::sync::Arc<crate::budget::MemoryBudget>,
+        piece: usize,
+        between: impl FnMut() -> Result<(), Trap>,
+    ) -> Result<(), Trap> {
+        if let Some(sole) = List::sole_values(holder) {
+            let (len, want) = (sole.items.len(), size as usize);
+            if want >= len && want <= sole.items.capacity() && want - len <= piece {
+                sole.items.grow_to(want);
+                return Ok(());
+            }
+        }
+        holder.resize_charged(size, budget, piece, between)
+    }
+
     /// Element `i` as an i32 (converted like IREE does).
     pub fn get_i32(&self, i: u32) -> Result<i32, Trap> {
         match self.get_slot(i, ElementType::I32)? {
@@ -604,6 +698,20 @@ impl List {
     }
 }
 
+/// The elements of a list reached through its only holder, unlocked
+/// (`List::sole_values`); the length is stored at the drop, as
+/// [`ItemsMut`] stores it.
+struct SoleValues<'a> {
+    items: &'a mut Items,
+    length: &'a AtomicUsize,
+}
+
+impl Drop for SoleValues<'_> {
+    fn drop(&mut self) {
+        self.length.store(self.items.len(), Ordering::Relaxed);
+    }
+}
+
 /// A list's elements locked for a change (`List::items_mut`); field order
 /// releases the elements before the collector's guard.
 struct ItemsMut<'a> {
@@ -683,6 +791,63 @@ mod tests {
         assert_eq!(l.len(), 10);
         assert!(l.take_items().is_some());
         assert_eq!((l.len(), l.is_empty()), (0, true));
+    }
+
+    #[test]
+    fn a_list_held_once_changes_without_the_lock_and_a_shared_one_with_it() {
+        let budget = crate::budget::MemoryBudget::new(1 << 20);
+        let i32s = TypeDef::Value(ElementType::I32);
+        let mut sole = Arc::new(List::new(i32s, 4).unwrap());
+        assert!(List::sole_values(&mut sole).is_some());
+        List::resize_charged_held(&mut sole, 3, &budget, usize::MAX, || Ok(())).unwrap();
+        assert!(List::set_bits_held(&mut sole, 2, ElementType::I32, 7));
+        assert!(!List::set_bits_held(&mut sole, 3, ElementType::I32, 7));
+        assert_eq!((sole.len(), sole.get_i32(2).unwrap()), (3, 7));
+        // Past the capacity: the charged, locked path (doubling).
+        List::resize_charged_held(&mut sole, 5, &budget, usize::MAX, || Ok(())).unwrap();
+        assert_eq!((sole.len(), sole.capacity()), (5, 8));
+        // The interpreter's fast resize: growth within the capacity only.
+        assert!(!List::grow_held_within_capacity(&mut sole, 9));
+        assert!(!List::grow_held_within_capacity(&mut sole, 4));
+        assert!(List::grow_held_within_capacity(&mut sole, 6));
+        assert_eq!((sole.len(), sole.get_i32(5).unwrap()), (6, 0));
+        List::resize_charged_held(&mut sole, 5, &budget, usize::MAX, || Ok(())).unwrap();
+        // A second holder, a `Weak` (as the cycle collector holds), or a
+        // list of refs: the lock.
+        let mut shared = sole.clone();
+        assert!(List::sole_values(&mut shared).is_none());
+        drop(shared);
+        let weak = Arc::downgrade(&sole);
+        assert!(List::sole_values(&mut sole).is_none());
+        assert!(!List::grow_held_within_capacity(&mut sole, 6));
+        assert!(List::set_bits_held(&mut sole, 4, ElementType::I32, 9));
+        assert_eq!(weak.upgrade().unwrap().get_i32(4).unwrap(), 9);
+        drop(weak);
+        assert!(List::sole_values(&mut sole).is_some());
+        let mut refs = Arc::new(List::new(TypeDef::Ref(RefType::BUFFER), 0).unwrap());
+        assert!(List::sole_values(&mut refs).is_none());
+    }
+
+    #[test]
+    fn a_reserve_the_allocator_refuses_gives_its_charge_back() {
+        // 4,294,967,295 variant slots (24 bytes each, 103 GB) are within a
+        // budget without a limit, and more than the machine lets a process
+        // allocate (Linux's default overcommit refuses more than its memory
+        // and swap). Before, the charge stayed until the list was dropped.
+        let budget = crate::budget::MemoryBudget::new(u64::MAX);
+        let l = List::new(TypeDef::Any, 0).unwrap();
+        l.reserve_charged(16, &budget).unwrap();
+        let held = budget.used();
+        assert_eq!(held, 16 * 24 + LIST_OVERHEAD_BYTES);
+        match l.reserve_charged(u32::MAX, &budget) {
+            Err(e) => {
+                assert_eq!(e.code, StatusCode::ResourceExhausted);
+                assert_eq!((budget.used(), l.capacity()), (held, 16));
+            }
+            // A system that overcommits without bound granted it (the
+            // pages are never touched): nothing to check here.
+            Ok(()) => assert_eq!(budget.used(), (u32::MAX as u64) * 24 + LIST_OVERHEAD_BYTES),
+        }
     }
 
     #[test]

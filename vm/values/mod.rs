@@ -365,6 +365,17 @@ impl Ref {
         }
     }
 
+    /// The list this holds, if it is one, as its holder (for the paths
+    /// that skip the element lock when this is the list's only holder:
+    /// `List::set_bits_held`, `List::resize_charged_held`).
+    #[inline]
+    pub(crate) fn list_holder(&mut self) -> Option<&mut Arc<List>> {
+        match self {
+            Ref::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
     /// The list, or an error when null or not a list.
     #[inline]
     pub fn list(&self) -> Result<&Arc<List>, Trap> {
