@@ -84,7 +84,12 @@ pub fn view_result<'py>(array: Bound<'py, PyAny>, t: ElementType) -> PyResult<Bo
 pub fn as_bits<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAny>, ElementType)>> {
     let py = obj.py();
     let modules = py.import("sys")?.getattr("modules")?;
-    let Some(ml_dtypes) = modules.cast::<PyDict>()?.get_item("ml_dtypes")? else {
+    // Absent, or None (an import of it blocked).
+    let Some(ml_dtypes) = modules
+        .cast::<PyDict>()?
+        .get_item("ml_dtypes")?
+        .filter(|m| !m.is_none())
+    else {
         return Ok(None);
     };
     let numpy = py.import("numpy")?;
