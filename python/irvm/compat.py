@@ -271,6 +271,31 @@ _ELEMENT_TO_ML_DTYPE = {
     HalElementType.FLOAT_8_E8M0_FNU: "float8_e8m0fnu",
 }
 
+def _ml_dtype_or_none(element_type: HalElementType) -> Optional[np.dtype]:
+    """ml_dtypes' dtype for a bfloat16 or float8 element type; None for
+    other types or when ml_dtypes is not installed."""
+    name = _ELEMENT_TO_ML_DTYPE.get(element_type)
+    if name is None:
+        return None
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def _element_type_of(dtype: np.dtype) -> HalElementType:
+    """The element type of an array's dtype, as iree.runtime maps it
+    (ml_dtypes' bfloat16 and float8 dtypes too); OPAQUE_8 for others."""
+    element_type = _DTYPE_TO_ELEMENT.get(dtype)
+    if element_type is not None:
+        return element_type
+    for element_type, name in _ELEMENT_TO_ML_DTYPE.items():
+        if dtype.name == name and dtype == _ml_dtype_or_none(element_type):
+            return element_type
+    return HalElementType.OPAQUE_8
+
+
 _DTYPE_TO_ELEMENT = {
     np.dtype(np.int8): HalElementType.SINT_8,
     np.dtype(np.int16): HalElementType.SINT_16,
@@ -426,10 +451,16 @@ class HalBufferView:
     """A tensor: host memory with a shape and an element type."""
 
     def __init__(self, array: np.ndarray, element_type: Optional[int] = None):
-        self._array = array
         if element_type is None:
-            element_type = _DTYPE_TO_ELEMENT.get(array.dtype, HalElementType.OPAQUE_8)
+            element_type = _element_type_of(array.dtype)
         self._element_type = HalElementType(element_type)
+        # Bits of a bfloat16 or float8 element type (a uint16 array given
+        # with BFLOAT_16) are held as its ml_dtypes dtype, so that the
+        # program is given that type and arrays of it come out.
+        ml_dtype = _ml_dtype_or_none(self._element_type)
+        if ml_dtype is not None and array.dtype != ml_dtype and array.dtype.itemsize == ml_dtype.itemsize:
+            array = array.view(ml_dtype)
+        self._array = array
 
     @property
     def shape(self) -> list[int]:

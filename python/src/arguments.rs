@@ -135,10 +135,15 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
                 "the function declares no tensor type for it; pass a numpy array".into(),
             ));
         };
-        let dtype = numpy_dtype_name(*element).ok_or_else(|| {
+        let name = numpy_dtype_name(*element).ok_or_else(|| {
             slot.invalid(py, format!("numpy has no dtype for {}", element.name()))
         })?;
-        let array = python_data_as(obj, dtype, slot)?;
+        let dtype = match crate::ml_dtypes::dtype(py, *element) {
+            Ok(Some(ml)) => ml,
+            Ok(None) => pyo3::types::PyString::new(py, name).into_any(),
+            Err(e) => return Err(slot.invalid(py, format!("a list or scalar for it: {e}"))),
+        };
+        let array = python_data_as(obj, &dtype, name, slot)?;
         let copy_allowed = Slot {
             copy: None,
             ..*slot
@@ -148,19 +153,21 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
     from_buffer(obj, slot)
 }
 
-/// Python data (a list, tuple or scalar) as a numpy array of `dtype`, by
-/// numpy's `same_kind` casting rule: integers and bools may become floats,
-/// floats narrower floats (rounded), but floats never become integers and
-/// integers never bools; integers out of `dtype`'s range are refused too.
-/// Nothing is truncated silently.
+/// Python data (a list, tuple or scalar) as a numpy array of `dtype`
+/// (named `name`), by numpy's `same_kind` casting rule: integers and
+/// bools may become floats, floats narrower floats (rounded; bfloat16 and
+/// float8 too), but floats never become integers and integers never
+/// bools; integers out of `dtype`'s range are refused too. Nothing is
+/// truncated silently.
 fn python_data_as<'py>(
     obj: &Bound<'py, PyAny>,
-    dtype: &str,
+    dtype: &Bound<'py, PyAny>,
+    name: &str,
     slot: &Slot<'_>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
     let numpy = py.import("numpy")?;
-    let failed = |e: PyErr| slot.invalid(py, format!("cannot be made a {dtype} array: {e}"));
+    let failed = |e: PyErr| slot.invalid(py, format!("cannot be made a {name} array: {e}"));
     let natural = numpy.call_method1("asarray", (obj,)).map_err(failed)?;
     let natural_dtype = natural.getattr("dtype")?;
     let castable = numpy
@@ -170,7 +177,7 @@ fn python_data_as<'py>(
         return Err(slot.invalid(
             py,
             format!(
-                "{} of {natural_dtype} values cannot be made {dtype} without losing them                  (numpy's same_kind casting); pass a {dtype} array",
+                "{} of {natural_dtype} values cannot be made {name} without losing them                  (numpy's same_kind casting); pass a {name} array",
                 if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
                     "a list"
                 } else {
@@ -195,7 +202,7 @@ fn python_data_as<'py>(
     {
         return Err(slot.invalid(
             py,
-            format!("the values do not all fit in {dtype} (they would wrap around)"),
+            format!("the values do not all fit in {name} (they would wrap around)"),
         ));
     }
     Ok(array)
@@ -301,9 +308,13 @@ struct InProgress<'py> {
     list: Arc<List>,
 }
 
-/// The numpy dtype name for an element type, if numpy has one.
+/// The numpy dtype name for an element type, if numpy has one (bfloat16
+/// and the float8 types through ml_dtypes).
 pub fn numpy_dtype_name(t: ElementType) -> Option<&'static str> {
     use irvm_hal::numerical as n;
+    if let Some(name) = crate::ml_dtypes::name_of(t) {
+        return Some(name);
+    }
     Some(match (t.numerical(), t.byte_size()) {
         (n::BOOLEAN, 1) => "bool",
         (n::INTEGER | n::SIGNED, 1) => "int8",
@@ -405,8 +416,21 @@ impl AsRef<[u8]> for ArrayMemory {
     }
 }
 
-/// A buffer-protocol object (numpy array) as a `!hal.buffer_view`.
+/// A buffer-protocol object (numpy array) as a `!hal.buffer_view`; an
+/// array of one of ml_dtypes' dtypes (which the buffer protocol cannot
+/// export) through a view of its memory as unsigned integers, with its
+/// own element type.
 fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
+    from_buffer_as(obj, None, slot)
+}
+
+/// `from_buffer`, with the element type of the data given (`bits_of`)
+/// rather than read from the buffer's format.
+fn from_buffer_as(
+    obj: &Bound<'_, PyAny>,
+    bits_of: Option<ElementType>,
+    slot: &Slot<'_>,
+) -> PyResult<Value> {
     let py = obj.py();
     // SAFETY: a zeroed Py_buffer is the documented initial state; it is
     // filled by PyObject_GetBuffer below before any use.
@@ -415,6 +439,11 @@ fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
     let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut view, ffi::PyBUF_RECORDS_RO) };
     if rc != 0 {
         let cause = PyErr::take(py);
+        if bits_of.is_none() {
+            if let Some((bits, element)) = crate::ml_dtypes::as_bits(obj)? {
+                return from_buffer_as(&bits, Some(element), slot);
+            }
+        }
         return Err(slot.invalid(
             py,
             format!(
@@ -453,7 +482,10 @@ fn from_buffer(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
             .to_string_lossy()
             .into_owned()
     };
-    let have = element_of_format(&format, itemsize).map_err(|e| slot.invalid(py, e))?;
+    let have = match bits_of {
+        Some(element) => element,
+        None => element_of_format(&format, itemsize).map_err(|e| slot.invalid(py, e))?,
+    };
     let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
     let element = match slot.declared.and_then(|d| d.tensor.as_ref()) {
         Some((want_dims, want)) => {

@@ -7,6 +7,7 @@
 //! - `loaded.rs`: the loaded module and its functions (GIL released during
 //!   calls, Ctrl-C through `sigint.rs`).
 //! - `arguments.rs`/`results.rs`: values in and out (zero-copy by rule).
+//! - `ml_dtypes.rs`: bfloat16 and float8 arrays (ml_dtypes' dtypes).
 //! - `declaration.rs`: the functions' declared tensor types.
 //! - `errors.rs`: `irvm.VmError` and its subclasses.
 //! - `host_module.rs`: `irvm.HostModule`, host modules written in Python.
@@ -18,6 +19,7 @@ mod declaration;
 mod errors;
 mod host_module;
 mod loaded;
+mod ml_dtypes;
 mod module_cache;
 mod parameters;
 mod results;

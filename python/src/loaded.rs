@@ -1056,7 +1056,8 @@ fn visible_params(func: &Func, fenced: bool) -> &[ValType] {
 
 /// An exported function: `f(*args, copy=None)`.
 ///
-/// Arguments: numpy arrays (any object with the buffer protocol) for
+/// Arguments: numpy arrays (any object with the buffer protocol, and
+/// arrays of ml_dtypes' bfloat16 and float8 dtypes) for
 /// tensors, checked against the declared shape and dtype before the call
 /// (InvalidArgumentError naming the argument); lists and Python scalars
 /// made into arrays of the declared dtype; int and float for scalar
@@ -1067,8 +1068,10 @@ fn visible_params(func: &Func, fenced: bool) -> &[ValType] {
 /// copying.
 ///
 /// Results: numpy arrays over the VM's buffers (no copy; they keep the
-/// buffer alive after the module is gone), int, float, lists, None; a
-/// tuple when there are several. The GIL is released during the call.
+/// buffer alive after the module is gone; bf16 and float8 ones of
+/// ml_dtypes' dtypes when it is installed, else of their bits as uint16
+/// and uint8), int, float, lists, None; a tuple when there are several.
+/// The GIL is released during the call.
 ///
 /// A function compiled with `--iree-execution-model=async-external` is
 /// called with its inputs only: the call passes a null wait fence and a

@@ -131,8 +131,9 @@ impl VmBytes {
 }
 
 /// The struct-module format of an element type numpy reads (`<f`, `<i`,
-/// `?`); types numpy has no dtype for (bf16, opaque) are exported as
-/// unsigned integers of their width.
+/// `?`); types the buffer protocol has no format for (bf16, the float8
+/// types, opaque) are exported as unsigned integers of their width (bf16
+/// and float8 arrays are then viewed as ml_dtypes' dtypes).
 // Native-order formats (`f`, not `<f`), so that results have numpy's
 // plain dtypes (`float32`) and `memoryview.tolist()` works; the hal's
 // buffers are little-endian, as is every target irvm builds for.
@@ -230,7 +231,8 @@ fn array_over(
         strides,
     };
     let bytes = Bound::new(py, bytes)?;
-    Ok(as_array(py)?.call1((bytes,))?.unbind())
+    let array = as_array(py)?.call1((bytes,))?;
+    Ok(crate::ml_dtypes::view_result(array, t)?.unbind())
 }
 
 /// One VM value as a Python value.

@@ -303,6 +303,41 @@ SCRIPTS = {
                                                      E.FLOAT_8_E5M2_FNUZ, E.FLOAT_8_E8M0_FNU)],
         }
     """,
+    "ml_dtypes_arrays_in_and_out": """
+        import ml_dtypes as md
+        m = ireert.load_vm_flatbuffer_file(PYDATA + "/ml_dtypes.vmfb", driver="local-sync")
+        cpu = ireert.load_vm_flatbuffer_file(PYDATA + "/ml_dtypes_cpu.vmfb", driver="local-sync")
+        def out(y):
+            return {"dtype": str(y.dtype), "f32": np.asarray(y.to_host()).astype(np.float32)}
+        RESULT = {
+            name: out(getattr(m, name)(np.array([1, -2] if name != "id_e8m0fnu" else [1, 4], dtype)))
+            for name, dtype in [("idbf", md.bfloat16), ("idf8", md.float8_e4m3fn),
+                                ("id_e4m3fnuz", md.float8_e4m3fnuz), ("id_e5m2", md.float8_e5m2),
+                                ("id_e5m2fnuz", md.float8_e5m2fnuz), ("id_e8m0fnu", md.float8_e8m0fnu)]
+        }
+        RESULT["tobf"] = out(m.tobf(np.array([1.5, -2, 3.14159, 1e10], np.float32)))
+        RESULT["fromf8"] = out(m.fromf8(np.array([1.5, -2, 3.14159, 448], md.float8_e4m3fn)))
+        RESULT["addbf"] = out(cpu.addbf(np.array([1.5, -2, 3.14159, 256], md.bfloat16), np.ones(4, md.bfloat16)))
+        RESULT["mulf8"] = out(cpu.mulf8(np.array([1.5, -2, 3, 16], md.float8_e4m3fn),
+                                        np.array([2, 3, 0.5, 16], md.float8_e4m3fn)))
+        RESULT["strided"] = out(m.idbf(np.array([1.5, 9, -2, 9], md.bfloat16)[::2]))
+        config = ireert.Config("local-sync")
+        dev = config.device
+        bv = dev.allocator.allocate_buffer_copy(memory_type=ireert.MemoryType.DEVICE_LOCAL,
+            allowed_usage=ireert.BufferUsage.DEFAULT, device=dev,
+            buffer=np.array([0.5, 8], md.bfloat16), element_type=ireert.HalElementType.BFLOAT_16)
+        RESULT["view"] = {"element_type": int(bv.element_type), **out(ireert.DeviceArray(dev, bv))}
+        d = ireert.asdevicearray(dev, [1.5, -2], dtype=md.float8_e5m2)
+        RESULT["asdevicearray"] = {"element_type": int(d._buffer_view.element_type), **out(d)}
+        ctx = ireert.SystemContext(config=config)
+        vm_module = ireert.VmModule.mmap(ctx.instance, PYDATA + "/ml_dtypes.vmfb")
+        ctx.add_vm_module(vm_module)
+        args, results = ireert.VmVariantList(1), ireert.VmVariantList(1)
+        args.push_ref(bv)
+        ctx.vm_context.invoke(vm_module.lookup_function("idbf"), args, results)
+        back = results.get_as_ref(0).deref(ireert.HalBufferView)
+        RESULT["invoked"] = {"element_type": int(back.element_type), **out(ireert.DeviceArray(dev, back))}
+    """,
     "gpu_drivers_are_refused": """
         try:
             ireert.Config("cuda")
@@ -506,7 +541,7 @@ def assert_same(ours, theirs, path="RESULT"):
 def needs_ml_dtypes(name):
     # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
     # scripts/test-all installs; iree.runtime depends on it).
-    if name == "ml_dtypes_element_types":
+    if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out"):
         pytest.importorskip("ml_dtypes")
 
 
