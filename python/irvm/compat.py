@@ -1400,16 +1400,22 @@ _REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view"}
 
 
 class FunctionInvoker:
-    """A function bound to its context: call it with arrays and scalars;
-    tensor results come back as DeviceArray."""
+    """A function bound to its context and device, as iree.runtime's
+    (`FunctionInvoker(vm_context, device, vm_function)`): call it with
+    arrays and scalars; tensor results come back as DeviceArray."""
 
-    def __init__(self, context: "SystemContext", function: Any, vm_function: Optional[VmFunction] = None):
-        self._context = context
-        self._function = function
+    def __init__(self, vm_context: VmContext, device: "HalDevice", vm_function: VmFunction):
+        if not isinstance(vm_context, VmContext):
+            raise TypeError(f"vm_context must be a VmContext, got {type(vm_context).__name__}")
+        if not isinstance(vm_function, VmFunction):
+            raise TypeError(f"vm_function must be a VmFunction, got {type(vm_function).__name__}")
+        self._vm_context = vm_context
+        self._device = device
         self._vm_function = vm_function
+        self._function = vm_context._function(vm_function)
 
     @property
-    def vm_function(self) -> Optional[VmFunction]:
+    def vm_function(self) -> VmFunction:
         return self._vm_function
 
     def __call__(self, *args, **kwargs):
@@ -1420,13 +1426,12 @@ class FunctionInvoker:
             results = self._function(*[_to_vm(a) for a in args])
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
-        device = self._context.config.device
         if isinstance(results, tuple):
-            return tuple(_from_vm(device, r) for r in results)
-        return _from_vm(device, results)
+            return tuple(_from_vm(self._device, r) for r in results)
+        return _from_vm(self._device, results)
 
     def __repr__(self) -> str:
-        return repr(self._vm_function) if self._vm_function is not None else repr(self._function)
+        return repr(self._vm_function)
 
 
 class BoundModule:
@@ -1454,8 +1459,7 @@ class BoundModule:
         vm_function = self._vm_module.lookup_function(name)
         if vm_function is None:
             raise KeyError(f"Function '{name}' not found in module '{self}'")
-        f = self._context._vm_context._function(vm_function)
-        return FunctionInvoker(self._context, f, vm_function)
+        return FunctionInvoker(self._context.vm_context, self._context.config.device, vm_function)
 
     def __repr__(self) -> str:
         return f"<BoundModule {self._vm_module!r}>"

@@ -38,6 +38,21 @@ SCRIPTS = {
             "in_modules": "module" in ctx.modules,
         }
     """,
+    "function_invoker_made_by_hand": """
+        # FunctionInvoker built as iree.runtime's users build it: from the
+        # context, the device and the function.
+        config = ireert.Config("local-sync")
+        ctx = ireert.SystemContext(config=config)
+        vm_module = ireert.VmModule.mmap(ctx.instance, MODELS + "/add_i32.vmfb")
+        ctx.add_vm_module(vm_module)
+        invoker = ireert.FunctionInvoker(ctx.vm_context, config.device, vm_module.lookup_function("add_i32"))
+        a = np.array([1, 2, 3, 4], np.int32)
+        RESULT = {
+            "sum": invoker(a, a * 10).to_host(),
+            "name": invoker.vm_function.name,
+            "bound_is_an_invoker": isinstance(ctx.modules.module.add_i32, ireert.FunctionInvoker),
+        }
+    """,
     "load_vm_flatbuffer_file": """
         m = ireert.load_vm_flatbuffer_file(MODELS + "/embedded/mlp.vmfb", driver="local-sync")
         y = m.predict(np.ones((4, 8), np.float32))
