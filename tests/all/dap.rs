@@ -20,7 +20,7 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// How long an answer that comes in milliseconds on a quiet machine may take
 /// on a loaded one; the long dispatch that would hold it up otherwise runs
-/// for seconds ([`long_dispatch_of`]).
+/// for seconds ([`inside_long_dispatch`]).
 const PROMPT: Duration = Duration::from_secs(2);
 
 /// A DAP client over a running `irvm dap`.
@@ -1685,31 +1685,82 @@ fn a_second_initialize_is_refused_and_a_cut_header_is_said_so() {
     assert_eq!(c.finish(), 1);
 }
 
-/// A launch whose dispatch (a vmvx kernel over 8000x8000 floats) runs
-/// for seconds in one host call.
-/// A launch of `dynamic` over an `n`x`n` tensor: one vmvx dispatch that
-/// takes seconds in a debug build (8000: about 8 s idle, 17 s on a loaded
-/// 2-core machine).
-fn long_dispatch_of(n: u32) -> Client {
+/// A session of `dynamic` over an `n`x`n` tensor running its one vmvx
+/// dispatch: the host call `hal.device.queue.execute` that runs it takes
+/// seconds in a debug build (6000: about 3 s idle, 8000: 5 s), far longer
+/// than the few requests a test sends inside it.
+struct LongDispatch {
+    c: Client,
+    /// The address (`instructionReference`) of the instruction after the
+    /// call, where the program goes when the dispatch returns.
+    after: Value,
+}
+
+/// Launches `dynamic`, stops it at its `hal.device.queue.execute` (an
+/// instruction breakpoint, found in the function's disassembly), replaces
+/// that breakpoint with one at the next instruction when `stop_after`
+/// (else with none), and continues: `continue` is answered just before
+/// the program goes on into the call, so what the test sends next reaches
+/// the adapter while the dispatch runs, with no sleep that guesses when
+/// it starts.
+fn inside_long_dispatch(n: u32, stop_after: bool) -> LongDispatch {
     let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/dynamic.vmfb");
     let mut c = launched(
         json!({"modules": [model.display().to_string()], "function": "dynamic",
                "inputs": [format!("{n}x{n}xf32=@/dev/zero")]}),
     );
+    // The function's address, from a breakpoint at its first instruction
+    // (cleared again), and its instructions.
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "dynamic"}]}),
+    );
+    let reference = set["breakpoints"][0]["instructionReference"].clone();
+    assert!(reference.is_string(), "{set}");
+    c.ok("setFunctionBreakpoints", json!({"breakpoints": []}));
+    let listed = c.ok(
+        "disassemble",
+        json!({"memoryReference": reference, "instructionOffset": 0, "instructionCount": 400}),
+    );
+    let instructions = listed["instructions"].as_array().expect("instructions");
+    let at = instructions
+        .iter()
+        .position(|i| {
+            i["instruction"]
+                .as_str()
+                .is_some_and(|t| t.contains("@hal.device.queue.execute("))
+        })
+        .unwrap_or_else(|| panic!("no hal.device.queue.execute in {listed}"));
+    let call = instructions[at]["address"].clone();
+    let after = instructions[at + 1]["address"].clone();
+    let set = c.ok(
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": call}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
     c.ok("configurationDone", json!({}));
-    // Inside the dispatch by now.
-    std::thread::sleep(Duration::from_millis(700));
-    c
-}
-
-/// A dispatch long enough to be cut.
-fn long_dispatch() -> Client {
-    long_dispatch_of(8000)
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "instruction breakpoint",
+        "{stopped}"
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["instructionPointerReference"], call, "{frame}");
+    let next = if stop_after {
+        json!([{"instructionReference": after}])
+    } else {
+        json!([])
+    };
+    c.ok("setInstructionBreakpoints", json!({"breakpoints": next}));
+    c.ok("continue", json!({"threadId": 1}));
+    LongDispatch { c, after }
 }
 
 #[test]
 fn terminate_and_stdin_closing_cut_a_long_dispatch() {
-    let mut c = long_dispatch();
+    // (8000: the dispatch, cut here, would hold the answers seconds longer
+    // than [`PROMPT`].)
+    let LongDispatch { mut c, .. } = inside_long_dispatch(8000, false);
     let asked = std::time::Instant::now();
     c.ok("terminate", json!({}));
     c.event("terminated");
@@ -1729,7 +1780,7 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
     );
     c.disconnect_cleanly();
 
-    let c = long_dispatch();
+    let LongDispatch { c, .. } = inside_long_dispatch(8000, false);
     let asked = std::time::Instant::now();
     assert_eq!(c.finish(), 0);
     assert!(
@@ -1742,12 +1793,13 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
 #[test]
 fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     // Not cut: the stop waits for the dispatch, which must end within the
-    // client's 20 s wait for a message even on a loaded machine, and must
-    // still be running 200 ms after the pause, past `long_dispatch_of`'s
-    // 700 ms wait. (8000, as below: 5000, about a second in a debug
-    // build, left too little once its input was read without a second
-    // copy, and CI once saw the stop 144 ms after the pause.)
-    let mut c = long_dispatch();
+    // client's 20 s wait for a message even on a loaded machine. A
+    // breakpoint waits at the instruction after the call: had the session
+    // answered only once the dispatch returned, the program would have
+    // stopped there (`instruction breakpoint`) before `threads` and
+    // `pause` were answered; answered inside the call, the pause stops it
+    // there first.
+    let LongDispatch { mut c, after } = inside_long_dispatch(6000, true);
     // The session is inside the dispatch's host call: the reader thread
     // answers.
     let asked = std::time::Instant::now();
@@ -1767,19 +1819,16 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     // The stop comes when the dispatch returns, at the next instruction.
     let stopped = c.event("stopped");
     let stopped_after = asked.elapsed();
-    assert_eq!(stopped["body"]["reason"], "pause");
     eprintln!(
         "inside the dispatch: threads answered in {threads_took:?}, pause in \
          {pause_took:?}, stopped {stopped_after:?} after the pause"
     );
-    assert!(
-        stopped_after > pause_took + Duration::from_millis(200),
-        "the dispatch had ended before the pause: stopped {stopped_after:?} after it"
-    );
+    assert_eq!(stopped["body"]["reason"], "pause", "{stopped}");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["instructionPointerReference"], after, "{frame}");
     // Stopped in the program, with its frames, and it goes on to its end.
     // iree-compile 3.13 stored a source map for `__init` only, so the
     // frame in `dynamic` shows its disassembly.
-    let (frame, _) = top_frame(&mut c);
     assert_eq!(frame["name"], "module.dynamic", "{frame}");
     assert_eq!(frame["source"]["name"], "module.dynamic.vmasm", "{frame}");
     c.ok("continue", json!({"threadId": 1}));
@@ -1806,9 +1855,9 @@ fn answered_at_once(c: &mut Client, command: &str, arguments: Value) -> Value {
 
 #[test]
 fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
-    // (8000: with 5000 the dispatch, about a second on a quiet machine,
-    // could end before the requests had all been answered.)
-    let mut c = long_dispatch();
+    // No breakpoint is left: had the session answered these only once the
+    // dispatch returned, the program would have run to its end first.
+    let LongDispatch { mut c, .. } = inside_long_dispatch(6000, false);
     // `dynamic` has no debug information: a function breakpoint at its
     // first instruction (passed already) gives its address.
     let set = answered_at_once(
@@ -1897,15 +1946,8 @@ fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
     );
     let address_bp = &by_address["breakpoints"][0];
     assert_eq!(address_bp["verified"], true, "{by_address}");
-    let answered = std::time::Instant::now();
     // The dispatch returns, and the program stops where it was asked to.
     let stopped = c.event("stopped");
-    let stopped_after = answered.elapsed();
-    eprintln!("stopped at the new breakpoint {stopped_after:?} after the last answer");
-    assert!(
-        stopped_after > Duration::from_millis(200),
-        "the dispatch had ended before the requests: stopped {stopped_after:?} after them"
-    );
     assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
     assert_eq!(stopped["body"]["hitBreakpointIds"], json!([line_bp["id"]]));
     let (frame, _) = top_frame(&mut c);
