@@ -2667,3 +2667,63 @@ fn completions_offer_source_names_and_registers() {
     assert_eq!(r["message"], "`column` 9 is outside the text");
     c.disconnect_cleanly();
 }
+
+/// Breakpoints of every kind stop only in their own module, though another
+/// module's function at the same ordinal and offset runs first
+/// (`tests/data/dbg/twin_lib.vmasm`, `twin_app.vmasm`: `lib.__init` runs
+/// before `app.__init`, `app.main` before `lib.f`).
+#[test]
+fn breakpoints_stop_only_in_their_own_module() {
+    let mut c = launched(
+        json!({"modules": [path("dbg/twin_lib.vmasm"), path("dbg/twin_app.vmasm")],
+               "function": "main", "inputs": ["3"]}),
+    );
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "app.__init"}]}),
+    );
+    let init = set["breakpoints"][0]["instructionReference"].clone();
+    assert!(init.is_string(), "{set}");
+    // (`hitCondition` 1: the first hit, which `app.main` would be.)
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "lib.f", "hitCondition": "1"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let function_bp = set["breakpoints"][0]["id"].clone();
+    let set = c.ok(
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": init}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let instruction_bp = set["breakpoints"][0]["id"].clone();
+    // twin.src is not on disk: the recorded name is matched.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("dbg/twin.src")}, "breakpoints": [{"line": 3}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "instruction breakpoint",
+        "{stopped}"
+    );
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([instruction_bp]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "app.__init", "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "function breakpoint",
+        "{stopped}"
+    );
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([function_bp]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "lib.f", "{frame}");
+    assert_eq!(frame["line"], 3, "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    c.disconnect_cleanly();
+}

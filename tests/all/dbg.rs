@@ -1930,3 +1930,70 @@ fn info_source_and_all_registers() {
     assert_eq!(r[4].1, r[5].1);
     assert_eq!(r[4].1[0], "%i0      i32  2");
 }
+
+/// `tests/data/dbg/twin_lib.vmasm` and `twin_app.vmasm`, linked: their
+/// functions share internal ordinals and offsets (`lib.__init` and
+/// `app.__init`; `lib.f` and `app.main`).
+fn twin_args() -> Vec<String> {
+    vec![
+        format!("--module={}", data("dbg/twin_lib.vmasm").display()),
+        format!("--module={}", data("dbg/twin_app.vmasm").display()),
+        "--function=main".into(),
+        "--input=3".into(),
+    ]
+}
+
+/// A breakpoint stops only in its own module, though another module's
+/// function at the same ordinal and offset runs first (`lib.__init` before
+/// `app.__init`, `app.main` before `lib.f`): function, line, temporary and
+/// conditional breakpoints, and hit counts.
+#[test]
+fn breakpoints_stop_only_in_their_own_module() {
+    let (out, code) = dbg(
+        &twin_args(),
+        "break app.__init\nbreak lib.f\nrun\nbt\ncontinue\nbt\ncontinue\ninfo breakpoints\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[2].1[0], "Breakpoint 1, __init (app.__init+0x00000001)");
+    assert_eq!(r[3].1, ["#0  app.__init+0x00000001"]);
+    assert_eq!(
+        r[4].1[0],
+        "Breakpoint 2, f (lib.f+0x00000001) at twin.src:3:3"
+    );
+    assert_eq!(
+        r[5].1,
+        [
+            "#0  lib.f+0x00000001 twin.src:3:3",
+            "#1  app.main+0x00000001"
+        ]
+    );
+    assert_eq!(r[6].1, ["[main returned]", "result[0]: i32=6"]);
+    let hits: Vec<&String> = r[7].1.iter().filter(|l| l.contains("hit")).collect();
+    assert_eq!(
+        hits,
+        [
+            "\tbreakpoint already hit 1 time",
+            "\tbreakpoint already hit 1 time"
+        ],
+        "{:?}",
+        r[7].1
+    );
+
+    // `%i0 == 3` holds in `app.main` too, at lib.f's ordinal and offset.
+    let (out, code) = dbg(
+        &twin_args(),
+        "break twin.src:3 if %i0 == 3\ntbreak app.__init\nrun\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[2].1[0],
+        "Temporary breakpoint 2, __init (app.__init+0x00000001)"
+    );
+    assert_eq!(
+        r[3].1[0],
+        "Breakpoint 1, f (lib.f+0x00000001) at twin.src:3:3"
+    );
+    assert_eq!(r[4].1, ["[main returned]", "result[0]: i32=6"]);
+}
