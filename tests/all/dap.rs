@@ -2478,8 +2478,10 @@ fn base64_decode(text: &str) -> Vec<u8> {
 }
 
 /// A launch whose input is a FIFO nobody writes (no `timeout`): the read
-/// waits, but a `disconnect` or `terminate` meanwhile is answered and ends
-/// the session (the launch fails, given up), and so does stdin closing.
+/// waits (the test holds the FIFO open to write, silent, once the adapter
+/// has opened it), but a `disconnect` or `terminate` meanwhile is answered
+/// and ends the session (the launch fails, given up), and so does stdin
+/// closing.
 #[test]
 fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
     let dir = tempfile::tempdir().unwrap();
@@ -2501,9 +2503,8 @@ fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
             json!({"clientID": "test", "adapterID": "irvm", "linesStartAt1": true}),
         );
         let launch = c.send("launch", args.clone());
-        // Reading the FIFO by now.
-        std::thread::sleep(Duration::from_millis(300));
-        (c, launch)
+        let writer = reading(&fifo);
+        (c, launch, writer)
     };
     let given_up = |c: &mut Client, launch: i64| {
         let r = loop {
@@ -2521,7 +2522,7 @@ fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
         );
     };
     for ending in ["disconnect", "terminate"] {
-        let (mut c, launch) = start_launch();
+        let (mut c, launch, _writer) = start_launch();
         let asked = std::time::Instant::now();
         let ended = c.send(ending, json!({}));
         given_up(&mut c, launch);
@@ -2542,9 +2543,36 @@ fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
         }
         assert_eq!(c.exit_status(), 0, "{ending}");
     }
-    let (mut c, _) = start_launch();
+    let (mut c, _, _writer) = start_launch();
     drop(c.stdin.take());
     assert_eq!(c.exit_status(), 0);
+}
+
+/// Waits until something has the FIFO `fifo` open for reading (the
+/// adapter, reading an input from it): a writer's open that does not wait
+/// then succeeds. That writer is returned: kept open and silent, it leaves
+/// the reader waiting for data.
+fn reading(fifo: &std::path::Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    let start = std::time::Instant::now();
+    loop {
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(fifo);
+        match opened {
+            Ok(writer) => return writer,
+            // No reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => panic!("opening {} to write: {e}", fifo.display()),
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "nothing opened {} to read within {WAIT:?}",
+            fifo.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// A module whose `__init` loops forever (no `timeout`), with an export
