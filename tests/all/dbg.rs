@@ -1996,4 +1996,32 @@ fn breakpoints_stop_only_in_their_own_module() {
         "Breakpoint 1, f (lib.f+0x00000001) at twin.src:3:3"
     );
     assert_eq!(r[4].1, ["[main returned]", "result[0]: i32=6"]);
+
+    // A bare FUNCTION is every module's function of that name; `*OFFSET`
+    // is in the entry function before `run`, then in the selected frame's
+    // function (`lib.__init`), not also in `app.__init`, whose `vm.return`
+    // is at the same offset.
+    let (out, code) = dbg(
+        &twin_args(),
+        "break *0x1\nbreak __init\nrun\nbreak *0x8\ncontinue\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1,
+        ["Breakpoint 1 at main (app.main+0x00000001) (1 location)"]
+    );
+    assert_eq!(
+        r[1].1,
+        ["Breakpoint 2 at __init (lib.__init+0x00000001) (2 locations)"]
+    );
+    assert_eq!(r[2].1[0], "Breakpoint 2, __init (lib.__init+0x00000001)");
+    assert_eq!(
+        r[3].1,
+        ["Breakpoint 3 at __init (lib.__init+0x00000008) (1 location)"]
+    );
+    assert_eq!(r[4].1[0], "Breakpoint 3, __init (lib.__init+0x00000008)");
+    assert_eq!(r[5].1[0], "Breakpoint 2, __init (app.__init+0x00000001)");
+    assert_eq!(r[6].1[0], "Breakpoint 1, main (app.main+0x00000001)");
+    assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=6"]);
 }
