@@ -2755,3 +2755,58 @@ fn breakpoints_stop_only_in_their_own_module() {
     c.event("terminated");
     c.disconnect_cleanly();
 }
+
+/// A data breakpoint on a register of an initializer's frame ends when
+/// that frame returns: the program stops before the next call's first
+/// instruction (the other module's `__init`, at the same depth) with the
+/// breakpoint removed, and does not watch that frame in its place.
+#[test]
+fn a_data_breakpoint_in_an_initializer_ends_with_its_frame() {
+    let mut c = launched(
+        json!({"modules": [path("dbg/twin_lib.vmasm"), path("dbg/twin_app.vmasm")],
+               "function": "main", "inputs": ["3"]}),
+    );
+    c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "lib.__init"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "lib.__init", "{frame}");
+    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
+    let registers = scopes["scopes"]
+        .as_array()
+        .expect("scopes")
+        .iter()
+        .find(|s| s["name"] == "i32 registers")
+        .expect("i32 registers")["variablesReference"]
+        .clone();
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"variablesReference": registers, "name": "%i0"}),
+    );
+    let set = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": info["dataId"]}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let watch = set["breakpoints"][0]["id"].clone();
+    c.ok("setFunctionBreakpoints", json!({"breakpoints": []}));
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["text"], "%i0: 0 -> 7", "{stopped}");
+    c.ok("continue", json!({"threadId": 1}));
+    let removed = c.event("breakpoint");
+    assert_eq!(removed["body"]["reason"], "removed", "{removed}");
+    assert_eq!(removed["body"]["breakpoint"]["id"], watch, "{removed}");
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "data breakpoint", "{stopped}");
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([watch]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "app.__init", "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    c.disconnect_cleanly();
+}

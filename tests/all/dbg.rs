@@ -2025,3 +2025,45 @@ fn breakpoints_stop_only_in_their_own_module() {
     assert_eq!(r[6].1[0], "Breakpoint 1, main (app.main+0x00000001)");
     assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=6"]);
 }
+
+/// A watchpoint in an initializer's frame ends when that frame returns:
+/// the program stops before the next call's first instruction to say so
+/// (with a breakpoint there, both are reported), and the next function,
+/// whose frame is at the same depth, is not watched in its place.
+#[test]
+fn a_watchpoint_in_an_initializer_ends_with_its_frame() {
+    let left = [
+        "Watchpoint 2 deleted because the program has left the block in",
+        "which its expression is valid.",
+        "__init (app.__init+0x00000001)",
+        "=> %i0 = vm.const.i32 7  // 0x00000007",
+    ];
+    let (out, code) = dbg(
+        &twin_args(),
+        "break lib.__init\nrun\nwatch %i0\ncontinue\ncontinue\nbt\ninfo watchpoints\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[3].1[1..3], ["Old value = 0", "New value = 7"]);
+    assert_eq!(r[4].1, left);
+    assert_eq!(r[5].1, ["#0  app.__init+0x00000001"]);
+    assert_eq!(r[6].1, ["No watchpoints."]);
+    assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=6"]);
+
+    let (out, code) = dbg(
+        &twin_args(),
+        "break lib.__init\nbreak app.__init\nrun\nwatch %i0\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[5].1,
+        [
+            "Watchpoint 3 deleted because the program has left the block in",
+            left[1],
+            "Breakpoint 2, __init (app.__init+0x00000001)",
+            left[3]
+        ]
+    );
+    assert_eq!(r[6].1, ["[main returned]", "result[0]: i32=6"]);
+}
