@@ -20,7 +20,7 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// How long an answer that comes in milliseconds on a quiet machine may take
 /// on a loaded one; the long dispatch that would hold it up otherwise runs
-/// for seconds ([`long_dispatch_of`]).
+/// for seconds ([`inside_long_dispatch`]).
 const PROMPT: Duration = Duration::from_secs(2);
 
 /// A DAP client over a running `irvm dap`.
@@ -1685,31 +1685,82 @@ fn a_second_initialize_is_refused_and_a_cut_header_is_said_so() {
     assert_eq!(c.finish(), 1);
 }
 
-/// A launch whose dispatch (a vmvx kernel over 8000x8000 floats) runs
-/// for seconds in one host call.
-/// A launch of `dynamic` over an `n`x`n` tensor: one vmvx dispatch that
-/// takes seconds in a debug build (8000: about 8 s idle, 17 s on a loaded
-/// 2-core machine).
-fn long_dispatch_of(n: u32) -> Client {
+/// A session of `dynamic` over an `n`x`n` tensor running its one vmvx
+/// dispatch: the host call `hal.device.queue.execute` that runs it takes
+/// seconds in a debug build (6000: about 3 s idle, 8000: 5 s), far longer
+/// than the few requests a test sends inside it.
+struct LongDispatch {
+    c: Client,
+    /// The address (`instructionReference`) of the instruction after the
+    /// call, where the program goes when the dispatch returns.
+    after: Value,
+}
+
+/// Launches `dynamic`, stops it at its `hal.device.queue.execute` (an
+/// instruction breakpoint, found in the function's disassembly), replaces
+/// that breakpoint with one at the next instruction when `stop_after`
+/// (else with none), and continues: `continue` is answered just before
+/// the program goes on into the call, so what the test sends next reaches
+/// the adapter while the dispatch runs, with no sleep that guesses when
+/// it starts.
+fn inside_long_dispatch(n: u32, stop_after: bool) -> LongDispatch {
     let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models/dynamic.vmfb");
     let mut c = launched(
         json!({"modules": [model.display().to_string()], "function": "dynamic",
                "inputs": [format!("{n}x{n}xf32=@/dev/zero")]}),
     );
+    // The function's address, from a breakpoint at its first instruction
+    // (cleared again), and its instructions.
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "dynamic"}]}),
+    );
+    let reference = set["breakpoints"][0]["instructionReference"].clone();
+    assert!(reference.is_string(), "{set}");
+    c.ok("setFunctionBreakpoints", json!({"breakpoints": []}));
+    let listed = c.ok(
+        "disassemble",
+        json!({"memoryReference": reference, "instructionOffset": 0, "instructionCount": 400}),
+    );
+    let instructions = listed["instructions"].as_array().expect("instructions");
+    let at = instructions
+        .iter()
+        .position(|i| {
+            i["instruction"]
+                .as_str()
+                .is_some_and(|t| t.contains("@hal.device.queue.execute("))
+        })
+        .unwrap_or_else(|| panic!("no hal.device.queue.execute in {listed}"));
+    let call = instructions[at]["address"].clone();
+    let after = instructions[at + 1]["address"].clone();
+    let set = c.ok(
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": call}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
     c.ok("configurationDone", json!({}));
-    // Inside the dispatch by now.
-    std::thread::sleep(Duration::from_millis(700));
-    c
-}
-
-/// A dispatch long enough to be cut.
-fn long_dispatch() -> Client {
-    long_dispatch_of(8000)
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "instruction breakpoint",
+        "{stopped}"
+    );
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["instructionPointerReference"], call, "{frame}");
+    let next = if stop_after {
+        json!([{"instructionReference": after}])
+    } else {
+        json!([])
+    };
+    c.ok("setInstructionBreakpoints", json!({"breakpoints": next}));
+    c.ok("continue", json!({"threadId": 1}));
+    LongDispatch { c, after }
 }
 
 #[test]
 fn terminate_and_stdin_closing_cut_a_long_dispatch() {
-    let mut c = long_dispatch();
+    // (8000: the dispatch, cut here, would hold the answers seconds longer
+    // than [`PROMPT`].)
+    let LongDispatch { mut c, .. } = inside_long_dispatch(8000, false);
     let asked = std::time::Instant::now();
     c.ok("terminate", json!({}));
     c.event("terminated");
@@ -1729,7 +1780,7 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
     );
     c.disconnect_cleanly();
 
-    let c = long_dispatch();
+    let LongDispatch { c, .. } = inside_long_dispatch(8000, false);
     let asked = std::time::Instant::now();
     assert_eq!(c.finish(), 0);
     assert!(
@@ -1742,12 +1793,13 @@ fn terminate_and_stdin_closing_cut_a_long_dispatch() {
 #[test]
 fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     // Not cut: the stop waits for the dispatch, which must end within the
-    // client's 20 s wait for a message even on a loaded machine, and must
-    // still be running 200 ms after the pause, past `long_dispatch_of`'s
-    // 700 ms wait. (8000, as below: 5000, about a second in a debug
-    // build, left too little once its input was read without a second
-    // copy, and CI once saw the stop 144 ms after the pause.)
-    let mut c = long_dispatch();
+    // client's 20 s wait for a message even on a loaded machine. A
+    // breakpoint waits at the instruction after the call: had the session
+    // answered only once the dispatch returned, the program would have
+    // stopped there (`instruction breakpoint`) before `threads` and
+    // `pause` were answered; answered inside the call, the pause stops it
+    // there first.
+    let LongDispatch { mut c, after } = inside_long_dispatch(6000, true);
     // The session is inside the dispatch's host call: the reader thread
     // answers.
     let asked = std::time::Instant::now();
@@ -1767,19 +1819,16 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     // The stop comes when the dispatch returns, at the next instruction.
     let stopped = c.event("stopped");
     let stopped_after = asked.elapsed();
-    assert_eq!(stopped["body"]["reason"], "pause");
     eprintln!(
         "inside the dispatch: threads answered in {threads_took:?}, pause in \
          {pause_took:?}, stopped {stopped_after:?} after the pause"
     );
-    assert!(
-        stopped_after > pause_took + Duration::from_millis(200),
-        "the dispatch had ended before the pause: stopped {stopped_after:?} after it"
-    );
+    assert_eq!(stopped["body"]["reason"], "pause", "{stopped}");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["instructionPointerReference"], after, "{frame}");
     // Stopped in the program, with its frames, and it goes on to its end.
     // iree-compile 3.13 stored a source map for `__init` only, so the
     // frame in `dynamic` shows its disassembly.
-    let (frame, _) = top_frame(&mut c);
     assert_eq!(frame["name"], "module.dynamic", "{frame}");
     assert_eq!(frame["source"]["name"], "module.dynamic.vmasm", "{frame}");
     c.ok("continue", json!({"threadId": 1}));
@@ -1806,9 +1855,9 @@ fn answered_at_once(c: &mut Client, command: &str, arguments: Value) -> Value {
 
 #[test]
 fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
-    // (8000: with 5000 the dispatch, about a second on a quiet machine,
-    // could end before the requests had all been answered.)
-    let mut c = long_dispatch();
+    // No breakpoint is left: had the session answered these only once the
+    // dispatch returned, the program would have run to its end first.
+    let LongDispatch { mut c, .. } = inside_long_dispatch(6000, false);
     // `dynamic` has no debug information: a function breakpoint at its
     // first instruction (passed already) gives its address.
     let set = answered_at_once(
@@ -1897,15 +1946,8 @@ fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
     );
     let address_bp = &by_address["breakpoints"][0];
     assert_eq!(address_bp["verified"], true, "{by_address}");
-    let answered = std::time::Instant::now();
     // The dispatch returns, and the program stops where it was asked to.
     let stopped = c.event("stopped");
-    let stopped_after = answered.elapsed();
-    eprintln!("stopped at the new breakpoint {stopped_after:?} after the last answer");
-    assert!(
-        stopped_after > Duration::from_millis(200),
-        "the dispatch had ended before the requests: stopped {stopped_after:?} after them"
-    );
     assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
     assert_eq!(stopped["body"]["hitBreakpointIds"], json!([line_bp["id"]]));
     let (frame, _) = top_frame(&mut c);
@@ -2436,8 +2478,10 @@ fn base64_decode(text: &str) -> Vec<u8> {
 }
 
 /// A launch whose input is a FIFO nobody writes (no `timeout`): the read
-/// waits, but a `disconnect` or `terminate` meanwhile is answered and ends
-/// the session (the launch fails, given up), and so does stdin closing.
+/// waits (the test holds the FIFO open to write, silent, once the adapter
+/// has opened it), but a `disconnect` or `terminate` meanwhile is answered
+/// and ends the session (the launch fails, given up), and so does stdin
+/// closing.
 #[test]
 fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
     let dir = tempfile::tempdir().unwrap();
@@ -2459,9 +2503,8 @@ fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
             json!({"clientID": "test", "adapterID": "irvm", "linesStartAt1": true}),
         );
         let launch = c.send("launch", args.clone());
-        // Reading the FIFO by now.
-        std::thread::sleep(Duration::from_millis(300));
-        (c, launch)
+        let writer = reading(&fifo);
+        (c, launch, writer)
     };
     let given_up = |c: &mut Client, launch: i64| {
         let r = loop {
@@ -2479,7 +2522,7 @@ fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
         );
     };
     for ending in ["disconnect", "terminate"] {
-        let (mut c, launch) = start_launch();
+        let (mut c, launch, _writer) = start_launch();
         let asked = std::time::Instant::now();
         let ended = c.send(ending, json!({}));
         given_up(&mut c, launch);
@@ -2500,9 +2543,36 @@ fn disconnect_terminate_and_stdin_closing_end_a_launch_reading_a_fifo() {
         }
         assert_eq!(c.exit_status(), 0, "{ending}");
     }
-    let (mut c, _) = start_launch();
+    let (mut c, _, _writer) = start_launch();
     drop(c.stdin.take());
     assert_eq!(c.exit_status(), 0);
+}
+
+/// Waits until something has the FIFO `fifo` open for reading (the
+/// adapter, reading an input from it): a writer's open that does not wait
+/// then succeeds. That writer is returned: kept open and silent, it leaves
+/// the reader waiting for data.
+fn reading(fifo: &std::path::Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    let start = std::time::Instant::now();
+    loop {
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(fifo);
+        match opened {
+            Ok(writer) => return writer,
+            // No reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => panic!("opening {} to write: {e}", fifo.display()),
+        }
+        assert!(
+            start.elapsed() < WAIT,
+            "nothing opened {} to read within {WAIT:?}",
+            fifo.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// A module whose `__init` loops forever (no `timeout`), with an export
@@ -2623,5 +2693,120 @@ fn completions_offer_source_names_and_registers() {
     assert!(found.iter().all(|l| l.starts_with("%i")), "{found:?}");
     let r = c.request("completions", json!({"text": "x", "column": 9}));
     assert_eq!(r["message"], "`column` 9 is outside the text");
+    c.disconnect_cleanly();
+}
+
+/// Breakpoints of every kind stop only in their own module, though another
+/// module's function at the same ordinal and offset runs first
+/// (`tests/data/dbg/twin_lib.vmasm`, `twin_app.vmasm`: `lib.__init` runs
+/// before `app.__init`, `app.main` before `lib.f`).
+#[test]
+fn breakpoints_stop_only_in_their_own_module() {
+    let mut c = launched(
+        json!({"modules": [path("dbg/twin_lib.vmasm"), path("dbg/twin_app.vmasm")],
+               "function": "main", "inputs": ["3"]}),
+    );
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "app.__init"}]}),
+    );
+    let init = set["breakpoints"][0]["instructionReference"].clone();
+    assert!(init.is_string(), "{set}");
+    // (`hitCondition` 1: the first hit, which `app.main` would be.)
+    let set = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "lib.f", "hitCondition": "1"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let function_bp = set["breakpoints"][0]["id"].clone();
+    let set = c.ok(
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": init}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let instruction_bp = set["breakpoints"][0]["id"].clone();
+    // twin.src is not on disk: the recorded name is matched.
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("dbg/twin.src")}, "breakpoints": [{"line": 3}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "instruction breakpoint",
+        "{stopped}"
+    );
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([instruction_bp]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "app.__init", "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(
+        stopped["body"]["reason"], "function breakpoint",
+        "{stopped}"
+    );
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([function_bp]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "lib.f", "{frame}");
+    assert_eq!(frame["line"], 3, "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
+    c.disconnect_cleanly();
+}
+
+/// A data breakpoint on a register of an initializer's frame ends when
+/// that frame returns: the program stops before the next call's first
+/// instruction (the other module's `__init`, at the same depth) with the
+/// breakpoint removed, and does not watch that frame in its place.
+#[test]
+fn a_data_breakpoint_in_an_initializer_ends_with_its_frame() {
+    let mut c = launched(
+        json!({"modules": [path("dbg/twin_lib.vmasm"), path("dbg/twin_app.vmasm")],
+               "function": "main", "inputs": ["3"]}),
+    );
+    c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "lib.__init"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "lib.__init", "{frame}");
+    let scopes = c.ok("scopes", json!({"frameId": frame["id"]}));
+    let registers = scopes["scopes"]
+        .as_array()
+        .expect("scopes")
+        .iter()
+        .find(|s| s["name"] == "i32 registers")
+        .expect("i32 registers")["variablesReference"]
+        .clone();
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"variablesReference": registers, "name": "%i0"}),
+    );
+    let set = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": info["dataId"]}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    let watch = set["breakpoints"][0]["id"].clone();
+    c.ok("setFunctionBreakpoints", json!({"breakpoints": []}));
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["text"], "%i0: 0 -> 7", "{stopped}");
+    c.ok("continue", json!({"threadId": 1}));
+    let removed = c.event("breakpoint");
+    assert_eq!(removed["body"]["reason"], "removed", "{removed}");
+    assert_eq!(removed["body"]["breakpoint"]["id"], watch, "{removed}");
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "data breakpoint", "{stopped}");
+    assert_eq!(stopped["body"]["hitBreakpointIds"], json!([watch]));
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["name"], "app.__init", "{frame}");
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.event("terminated");
     c.disconnect_cleanly();
 }

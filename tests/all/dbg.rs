@@ -1930,3 +1930,140 @@ fn info_source_and_all_registers() {
     assert_eq!(r[4].1, r[5].1);
     assert_eq!(r[4].1[0], "%i0      i32  2");
 }
+
+/// `tests/data/dbg/twin_lib.vmasm` and `twin_app.vmasm`, linked: their
+/// functions share internal ordinals and offsets (`lib.__init` and
+/// `app.__init`; `lib.f` and `app.main`).
+fn twin_args() -> Vec<String> {
+    vec![
+        format!("--module={}", data("dbg/twin_lib.vmasm").display()),
+        format!("--module={}", data("dbg/twin_app.vmasm").display()),
+        "--function=main".into(),
+        "--input=3".into(),
+    ]
+}
+
+/// A breakpoint stops only in its own module, though another module's
+/// function at the same ordinal and offset runs first (`lib.__init` before
+/// `app.__init`, `app.main` before `lib.f`): function, line, temporary and
+/// conditional breakpoints, and hit counts.
+#[test]
+fn breakpoints_stop_only_in_their_own_module() {
+    let (out, code) = dbg(
+        &twin_args(),
+        "break app.__init\nbreak lib.f\nrun\nbt\ncontinue\nbt\ncontinue\ninfo breakpoints\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[2].1[0], "Breakpoint 1, __init (app.__init+0x00000001)");
+    assert_eq!(r[3].1, ["#0  app.__init+0x00000001"]);
+    assert_eq!(
+        r[4].1[0],
+        "Breakpoint 2, f (lib.f+0x00000001) at twin.src:3:3"
+    );
+    assert_eq!(
+        r[5].1,
+        [
+            "#0  lib.f+0x00000001 twin.src:3:3",
+            "#1  app.main+0x00000001"
+        ]
+    );
+    assert_eq!(r[6].1, ["[main returned]", "result[0]: i32=6"]);
+    let hits: Vec<&String> = r[7].1.iter().filter(|l| l.contains("hit")).collect();
+    assert_eq!(
+        hits,
+        [
+            "\tbreakpoint already hit 1 time",
+            "\tbreakpoint already hit 1 time"
+        ],
+        "{:?}",
+        r[7].1
+    );
+
+    // `%i0 == 3` holds in `app.main` too, at lib.f's ordinal and offset.
+    let (out, code) = dbg(
+        &twin_args(),
+        "break twin.src:3 if %i0 == 3\ntbreak app.__init\nrun\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[2].1[0],
+        "Temporary breakpoint 2, __init (app.__init+0x00000001)"
+    );
+    assert_eq!(
+        r[3].1[0],
+        "Breakpoint 1, f (lib.f+0x00000001) at twin.src:3:3"
+    );
+    assert_eq!(r[4].1, ["[main returned]", "result[0]: i32=6"]);
+
+    // A bare FUNCTION is every module's function of that name; `*OFFSET`
+    // is in the entry function before `run`, then in the selected frame's
+    // function (`lib.__init`), not also in `app.__init`, whose `vm.return`
+    // is at the same offset.
+    let (out, code) = dbg(
+        &twin_args(),
+        "break *0x1\nbreak __init\nrun\nbreak *0x8\ncontinue\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1,
+        ["Breakpoint 1 at main (app.main+0x00000001) (1 location)"]
+    );
+    assert_eq!(
+        r[1].1,
+        ["Breakpoint 2 at __init (lib.__init+0x00000001) (2 locations)"]
+    );
+    assert_eq!(r[2].1[0], "Breakpoint 2, __init (lib.__init+0x00000001)");
+    assert_eq!(
+        r[3].1,
+        ["Breakpoint 3 at __init (lib.__init+0x00000008) (1 location)"]
+    );
+    assert_eq!(r[4].1[0], "Breakpoint 3, __init (lib.__init+0x00000008)");
+    assert_eq!(r[5].1[0], "Breakpoint 2, __init (app.__init+0x00000001)");
+    assert_eq!(r[6].1[0], "Breakpoint 1, main (app.main+0x00000001)");
+    assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=6"]);
+}
+
+/// A watchpoint in an initializer's frame ends when that frame returns:
+/// the program stops before the next call's first instruction to say so
+/// (with a breakpoint there, both are reported), and the next function,
+/// whose frame is at the same depth, is not watched in its place.
+#[test]
+fn a_watchpoint_in_an_initializer_ends_with_its_frame() {
+    let left = [
+        "Watchpoint 2 deleted because the program has left the block in",
+        "which its expression is valid.",
+        "__init (app.__init+0x00000001)",
+        "=> %i0 = vm.const.i32 7  // 0x00000007",
+    ];
+    let (out, code) = dbg(
+        &twin_args(),
+        "break lib.__init\nrun\nwatch %i0\ncontinue\ncontinue\nbt\ninfo watchpoints\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[3].1[1..3], ["Old value = 0", "New value = 7"]);
+    assert_eq!(r[4].1, left);
+    assert_eq!(r[5].1, ["#0  app.__init+0x00000001"]);
+    assert_eq!(r[6].1, ["No watchpoints."]);
+    assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=6"]);
+
+    let (out, code) = dbg(
+        &twin_args(),
+        "break lib.__init\nbreak app.__init\nrun\nwatch %i0\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(
+        r[5].1,
+        [
+            "Watchpoint 3 deleted because the program has left the block in",
+            left[1],
+            "Breakpoint 2, __init (app.__init+0x00000001)",
+            left[3]
+        ]
+    );
+    assert_eq!(r[6].1, ["[main returned]", "result[0]: i32=6"]);
+}

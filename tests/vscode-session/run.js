@@ -171,8 +171,7 @@ async function main() {
       }
       await sleep(300);
     }
-    // Written at once; read it whole.
-    await sleep(200);
+    // The driver renames it into place once written: it is whole.
     process.stdout.write(fs.readFileSync(report, 'utf8'));
   } finally {
     stop();

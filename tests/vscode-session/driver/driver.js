@@ -28,7 +28,12 @@ function activate() {
     errors: [],
     adapterErrors: [],
   };
-  const write = () => fs.writeFileSync(report, JSON.stringify(record, null, 1));
+  // Written aside and renamed: the runner, waiting for the file to
+  // appear, never reads it half written.
+  const write = () => {
+    fs.writeFileSync(`${report}.part`, JSON.stringify(record, null, 1));
+    fs.renameSync(`${report}.part`, report);
+  };
   run(record)
     .catch((e) => record.errors.push(String((e && e.stack) || e)))
     .finally(write);

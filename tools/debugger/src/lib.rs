@@ -1530,6 +1530,8 @@ impl Debugger {
             self.pause.flag.store(false, Ordering::Relaxed);
         }
         let mut kept_mode = mode.clone();
+        // The watchpoints of initializers' frames that returned.
+        let mut left_scope: Vec<u32> = Vec::new();
         let watches = if resuming {
             self.active_watches()
         } else {
@@ -1559,9 +1561,17 @@ impl Debugger {
             // instruction, as stepping out of a function stops in its
             // caller; running goes on to a breakpoint.
             self.inits_done += 1;
-            lock(&self.shared).watchpoints.clear();
+            // Its frame returned: its watchpoints end, and the program
+            // stops before the next call's first instruction to say so, as
+            // it stops in the caller when a watched frame returns (disabled
+            // ones end quietly). None is carried into the next call, whose
+            // frame sits at the same depth.
+            let ended = std::mem::take(&mut lock(&self.shared).watchpoints);
+            left_scope.extend(ended.iter().filter(|w| w.enabled).map(|w| w.id));
             let entering = self.inits_done >= self.inits.len();
-            let stop_first = !matches!(kept_mode, Mode::Run) || (entering && self.entry_stop);
+            let stop_first = !matches!(kept_mode, Mode::Run)
+                || (entering && self.entry_stop)
+                || !left_scope.is_empty();
             if entering && self.entry_stop {
                 self.entry_stop = false;
                 self.entry_stop_armed = true;
@@ -1581,7 +1591,27 @@ impl Debugger {
         let stop = match state {
             Ok(CallState::Paused) => {
                 self.state = State::Paused;
-                let reason = lock(&self.shared).reason.take();
+                let mut reason = lock(&self.shared).reason.take();
+                if !left_scope.is_empty() {
+                    // The stop asked for at the next call's first
+                    // instruction reports the watchpoints that ended; a
+                    // pause or an interrupt that came meanwhile is answered
+                    // by it (as a watchpoint's change goes before a pause
+                    // in the observer), not left to lose them.
+                    let left = || {
+                        left_scope
+                            .iter()
+                            .map(|&id| WatchEvent::LeftScope(id))
+                            .collect()
+                    };
+                    reason = match reason {
+                        Some(Reason::Breakpoint(hit)) => Some(Reason::Watch(left(), Some(hit))),
+                        Some(Reason::Step | Reason::Pause) | None => {
+                            Some(Reason::Watch(left(), None))
+                        }
+                        other => other,
+                    };
+                }
                 // Only the pause flag stops a program nothing observes.
                 let paused = matches!(reason, Some(Reason::Pause)) || (reason.is_none() && !needed);
                 if paused && interrupted {
