@@ -507,11 +507,16 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     Ok(all_ok)
 }
 
-/// `echo`'s text with gdb's C escapes replaced (`\n`, `\t`, `\\`, `\"`,
-/// `\a`, `\e`, ...); an unknown escape is the character itself.
+/// `echo`'s text with gdb's escapes replaced, as gdb 13's `parse_escape`
+/// reads them: `\n`, `\t`, `\r`, `\a`, `\b`, `\f`, `\v`, `\e`, and
+/// up to three octal digits (`\101` is `A`; the value is cut to a byte, a
+/// byte from 0x80 up is the character of that code point, and `\0`
+/// prints nothing, as gdb's `%c` of a NUL); any other escaped character
+/// is itself (`\x41` is `x41`, as in gdb), and a `\` that ends the text
+/// ends it.
 fn unescape_echo(text: &str) -> String {
     let mut out = String::new();
-    let mut chars = text.chars();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
@@ -522,7 +527,26 @@ fn unescape_echo(text: &str) -> String {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('a') => out.push('\u{7}'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('v') => out.push('\u{b}'),
             Some('e') => out.push('\u{1b}'),
+            Some(first @ '0'..='7') => {
+                let mut value = first as u32 - '0' as u32;
+                for _ in 0..2 {
+                    match chars.peek() {
+                        Some(&d @ '0'..='7') => {
+                            value = value * 8 + (d as u32 - '0' as u32);
+                            chars.next();
+                        }
+                        _ => break,
+                    }
+                }
+                let byte = (value & 0xFF) as u8;
+                if byte != 0 {
+                    out.push(char::from(byte));
+                }
+            }
             Some(other) => out.push(other),
             None => {}
         }
@@ -1158,10 +1182,12 @@ impl Session {
             "echo" => {
                 // gdb's `echo`: the text of the line as written, C escapes
                 // (`\n`, `\t`, ...) and no newline of its own.
+                // gdb skips the blanks after the command word (`echo \ \ x`
+                // keeps leading spaces).
                 let line_text = line.trim_start();
                 let text = line_text
                     .strip_prefix("echo")
-                    .map(|t| t.strip_prefix(' ').unwrap_or(t))
+                    .map(|t| t.trim_start_matches([' ', '\t']))
                     .unwrap_or("");
                 out!("{}", unescape_echo(text));
             }

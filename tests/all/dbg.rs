@@ -1866,6 +1866,27 @@ fn echo_prints_its_text_with_c_escapes() {
     );
 }
 
+/// `echo` reads escapes as gdb 13 does (its output recorded here): octal
+/// `\101` is `A` (at most three digits: `\1234` is `S4`; `\0` prints
+/// nothing), `\b`, `\f` and `\v` are control characters, `\x41` is
+/// `x41`, and the blanks after `echo` are skipped (`\ ` keeps one).
+/// irvm printed `101`, `b`, `f`, `v` and the blanks.
+#[test]
+fn echo_reads_octal_escapes_and_skips_leading_blanks_as_gdb_does() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=2".into()];
+    let script = "echo \\x41\\101|\\n\necho    lead|\\n\necho \\b\\f\\v|\\n\n\
+                  echo \\1234\\0|\\n\necho \\ \\ x|\\n\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["x41A|"]);
+    assert_eq!(r[1].1, ["lead|"]);
+    assert_eq!(r[2].1, ["\u{8}\u{c}\u{b}|"]);
+    assert_eq!(r[3].1, ["S4|"]);
+    assert_eq!(r[4].1, ["  x|"]);
+}
+
 /// Every command `irvm dbg` knows (its completion list, which `help`
 /// describes) is named in the README's `irvm dbg` section, and every
 /// command the help text describes is one it knows.
