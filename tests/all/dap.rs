@@ -2623,5 +2623,22 @@ fn completions_offer_source_names_and_registers() {
     assert!(found.iter().all(|l| l.starts_with("%i")), "{found:?}");
     let r = c.request("completions", json!({"text": "x", "column": 9}));
     assert_eq!(r["message"], "`column` 9 is outside the text");
+    // A console input of several lines: the cursor is at `column` of
+    // `line` (the whole text's column 3 is after `x\n`, which completed
+    // the empty word to every name).
+    let second = c.ok(
+        "completions",
+        json!({"text": "x\n%ne + 1", "line": 2, "column": 4}),
+    );
+    assert_eq!(labels(&second), ["%next"]);
+    assert_eq!(second["targets"][0]["start"], 1);
+    assert_eq!(second["targets"][0]["length"], 3);
+    let first = c.ok("completions", json!({"text": "ne\n%i", "column": 3}));
+    assert_eq!(labels(&first), ["%next"]);
+    let r = c.request(
+        "completions",
+        json!({"text": "x\ny", "line": 3, "column": 1}),
+    );
+    assert_eq!(r["message"], "`line` 3 is outside the text");
     c.disconnect_cleanly();
 }
