@@ -388,8 +388,6 @@ struct Session {
     reported: bool,
     /// The number of the last breakpoint set (`commands` without one).
     last_breakpoint: Option<u32>,
-    /// A command list is running.
-    in_command_list: bool,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -428,7 +426,6 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         pending_commands: None,
         reported: false,
         last_breakpoint: None,
-        in_command_list: false,
         dbg,
     };
     let mut input = match &args.batch {
@@ -470,23 +467,13 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
                     );
                     outln!("End with a line saying just \"end\".");
                 }
-                let mut list = Vec::new();
+                let mut list = CommandList::default();
                 while let Some(line) = input.next(&pause) {
-                    let line = line.trim().to_string();
-                    if line == "end" {
+                    if !list.read(line.trim()) {
                         break;
                     }
-                    if !line.is_empty() {
-                        list.push(line);
-                    }
                 }
-                for id in ids {
-                    if list.is_empty() {
-                        s.breakpoint_commands.remove(&id);
-                    } else {
-                        s.breakpoint_commands.insert(id, list.clone());
-                    }
-                }
+                s.set_command_list(&ids, list.lines);
                 Ok(Flow::Continue)
             }
             other => other,
@@ -557,6 +544,33 @@ fn unescape_echo(text: &str) -> String {
 /// `1 2 3` for gdb's messages.
 fn list_numbers(ids: &[u32]) -> String {
     ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// The lines of a command list being read, up to its `end`: a nested
+/// `commands` (gdb nests them) keeps its own lines and `end` in the list.
+#[derive(Default)]
+struct CommandList {
+    lines: Vec<String>,
+    /// How many nested `commands` are open.
+    depth: usize,
+}
+
+impl CommandList {
+    /// Takes the next line (trimmed); false at the list's own `end`.
+    fn read(&mut self, line: &str) -> bool {
+        if line == "end" {
+            if self.depth == 0 {
+                return false;
+            }
+            self.depth -= 1;
+        } else if matches!(line.split_whitespace().next(), Some("commands" | "command")) {
+            self.depth += 1;
+        }
+        if !line.is_empty() {
+            self.lines.push(line.to_string());
+        }
+        true
+    }
 }
 
 /// Whether to keep reading commands.
@@ -963,9 +977,6 @@ impl Session {
                 }
             }
             "commands" | "command" => {
-                if self.in_command_list {
-                    return Err("`commands` cannot be given inside a command list".into());
-                }
                 let ids = match numbers(rest)? {
                     Some(ids) => ids,
                     None => vec![self
@@ -1211,16 +1222,26 @@ impl Session {
     /// Runs the command lists of the breakpoints that stopped the program
     /// (`commands`), as gdb does: a command that runs the program ends its
     /// list, and the list of the breakpoint it stops at runs next.
+    /// A `commands` in a list sets the list of its breakpoints to the
+    /// lines up to its own `end`, as gdb nests them.
     fn run_breakpoint_commands(&mut self) -> Result<Flow, String> {
         while let Some(list) = self.pending_commands.take() {
-            for line in list.iter().filter(|l| *l != "silent") {
+            let silent = list.first().is_some_and(|c| c == "silent");
+            let mut lines = list.iter().skip(usize::from(silent));
+            while let Some(line) = lines.next() {
                 self.reported = false;
-                self.in_command_list = true;
-                let flow = self.command(line);
-                self.in_command_list = false;
-                match flow? {
+                match self.command(line)? {
                     Flow::Quit => return Ok(Flow::Quit),
-                    Flow::Continue | Flow::ReadCommands(_) => {}
+                    Flow::Continue => {}
+                    Flow::ReadCommands(ids) => {
+                        let mut nested = CommandList::default();
+                        for line in lines.by_ref() {
+                            if !nested.read(line) {
+                                break;
+                            }
+                        }
+                        self.set_command_list(&ids, nested.lines);
+                    }
                 }
                 if self.reported {
                     break;
@@ -1228,6 +1249,17 @@ impl Session {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Sets the command list of each of `ids` (an empty list removes it).
+    fn set_command_list(&mut self, ids: &[u32], lines: Vec<String>) {
+        for &id in ids {
+            if lines.is_empty() {
+                self.breakpoint_commands.remove(&id);
+            } else {
+                self.breakpoint_commands.insert(id, lines.clone());
+            }
+        }
     }
 
     /// The command list of the first of `ids` that has one: taken to run

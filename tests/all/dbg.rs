@@ -1866,6 +1866,38 @@ fn echo_prints_its_text_with_c_escapes() {
     );
 }
 
+/// A `commands` inside a command list is nested, as gdb nests them: its
+/// lines and its own `end` belong to the outer list, and when the outer
+/// list runs it sets the inner breakpoint's list. The first `end` closed
+/// the outer list (the second was an unknown command), and the stored
+/// `commands` failed at every stop.
+#[test]
+fn command_lists_nest() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=3".into()];
+    let script = "break fib.mlir:14\ntbreak fib.mlir:12\ncommands 2\nsilent\necho [two]\\n\n\
+                  commands 1\nsilent\nprint %k1\nend\ncontinue\nend\ninfo breakpoints\nrun\n\
+                  continue\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[11].0, "info breakpoints", "{out}");
+    assert_eq!(
+        r[11].1[3..],
+        [
+            "        silent",
+            "        echo [two]\\n",
+            "        commands 1",
+            "        silent",
+            "        print %k1",
+            "        end",
+            "        continue"
+        ]
+    );
+    assert_eq!(r[12].1, ["[two]", "%k1 = 1"]);
+    assert_eq!(r[13].1, ["%k1 = 2"]);
+}
+
 /// `echo` reads escapes as gdb 13 does (its output recorded here): octal
 /// `\101` is `A` (at most three digits: `\1234` is `S4`; `\0` prints
 /// nothing), `\b`, `\f` and `\v` are control characters, `\x41` is
