@@ -625,28 +625,32 @@ commands (gdb's words):
 /// A display as shown: number, expression as typed, format, value.
 type DisplayRow = (u32, String, Format, Result<String, String>);
 
-/// Breakpoint (or display) numbers in `rest`, each `N` or a range `A-B`
-/// as gdb takes them (`None`: all).
-fn numbers(rest: &str) -> Result<Option<Vec<u32>>, String> {
+/// Breakpoint (or display: `what`) numbers in `rest`, each `N` or a range
+/// `A-B` as gdb takes them (`None`: all). A word that is neither is named
+/// whole (`-1`, `2-`).
+fn numbers(rest: &str, what: &str) -> Result<Option<Vec<u32>>, String> {
     if rest.is_empty() {
         return Ok(None);
     }
-    let number = |n: &str| {
-        n.parse::<u32>()
-            .map_err(|_| format!("`{n}` is not a breakpoint number"))
-    };
     let mut out = Vec::new();
     for word in rest.split_whitespace() {
+        let number = |n: &str| {
+            n.parse::<u32>().map_err(|_| {
+                if n == word {
+                    format!("`{word}` is not a {what} number")
+                } else {
+                    format!("`{word}` is not a {what} number or range (N or A-B)")
+                }
+            })
+        };
         match word.split_once('-') {
             Some((a, b)) => {
                 let (a, b) = (number(a)?, number(b)?);
                 if b < a {
-                    return Err(format!("inverted breakpoint range {word}"));
+                    return Err(format!("inverted {what} range {word}"));
                 }
                 if b - a >= MAX_RANGE {
-                    return Err(format!(
-                        "breakpoint range {word} is over {MAX_RANGE} numbers"
-                    ));
+                    return Err(format!("{what} range {word} is over {MAX_RANGE} numbers"));
                 }
                 out.extend(a..=b);
             }
@@ -785,7 +789,7 @@ impl Session {
     /// `undisplay [N...]`, `delete display [N...]`.
     fn delete_displays(&mut self, ids: &str) -> Result<(), String> {
         let e = |e: DebugCommandError| e.to_string();
-        match numbers(ids)? {
+        match numbers(ids, "display")? {
             None => {
                 self.dbg.remove_display(None).map_err(e)?;
                 self.display_texts.clear();
@@ -805,7 +809,7 @@ impl Session {
     /// `enable display [N...]`, `disable display [N...]`.
     fn enable_displays(&mut self, ids: &str, on: bool) -> Result<(), String> {
         let known: Vec<u32> = self.dbg.displays().iter().map(|d| d.0).collect();
-        let ids = match numbers(ids)? {
+        let ids = match numbers(ids, "display")? {
             None => known.clone(),
             Some(ids) => ids,
         };
@@ -977,7 +981,7 @@ impl Session {
                 }
             }
             "commands" | "command" => {
-                let ids = match numbers(rest)? {
+                let ids = match numbers(rest, "breakpoint")? {
                     Some(ids) => ids,
                     None => vec![self
                         .last_breakpoint
@@ -1023,14 +1027,14 @@ impl Session {
             }
             "enable" | "disable" => {
                 let on = word == "enable";
-                match numbers(rest)? {
+                match numbers(rest, "breakpoint")? {
                     None => self.dbg.enable_breakpoint(None, on).map_err(e)?,
                     Some(ids) => each_number(ids, |id| {
                         self.dbg.enable_breakpoint(Some(id), on).map_err(e)
                     })?,
                 }
             }
-            "delete" | "d" => match numbers(rest)? {
+            "delete" | "d" => match numbers(rest, "breakpoint")? {
                 None => self.dbg.delete_breakpoint(None).map_err(e)?,
                 Some(ids) => each_number(ids, |id| self.dbg.delete_breakpoint(Some(id)).map_err(e))?,
             },

@@ -1866,6 +1866,32 @@ fn echo_prints_its_text_with_c_escapes() {
     );
 }
 
+/// A number list's bad word is named whole (`delete -1` said "`` is not a
+/// breakpoint number"), and display commands speak of displays (they said
+/// "breakpoint").
+#[test]
+fn bad_numbers_and_ranges_are_named_whole() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=3".into()];
+    let script = "delete -1\ndelete 2-\ndelete 1-99999999999999999999\ndelete x\n\
+                  undisplay 2-1\ndisable display -\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    let errors: Vec<&str> = r.iter().map(|(_, lines)| lines[0].as_str()).collect();
+    assert_eq!(
+        errors,
+        [
+            "error: `-1` is not a breakpoint number or range (N or A-B)",
+            "error: `2-` is not a breakpoint number or range (N or A-B)",
+            "error: `1-99999999999999999999` is not a breakpoint number or range (N or A-B)",
+            "error: `x` is not a breakpoint number",
+            "error: inverted display range 2-1",
+            "error: `-` is not a display number or range (N or A-B)"
+        ]
+    );
+}
+
 /// A `commands` inside a command list is nested, as gdb nests them: its
 /// lines and its own `end` belong to the outer list, and when the outer
 /// list runs it sets the inner breakpoint's list. The first `end` closed
