@@ -541,6 +541,17 @@ fn unescape_echo(text: &str) -> String {
     out
 }
 
+/// A display's format as gdb writes it before the expression (`/x `).
+fn format_prefix(format: Format) -> &'static str {
+    match format {
+        Format::Natural => "",
+        Format::Hex => "/x ",
+        Format::Decimal => "/d ",
+        Format::Binary => "/t ",
+        Format::Float => "/f ",
+    }
+}
+
 /// `1 2 3` for gdb's messages.
 fn list_numbers(ids: &[u32]) -> String {
     ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
@@ -1419,13 +1430,7 @@ impl Session {
 
     fn show_display(d: &DisplayRow) {
         let (id, text, format, value) = d;
-        let fmt = match format {
-            Format::Natural => "",
-            Format::Hex => "/x ",
-            Format::Decimal => "/d ",
-            Format::Binary => "/t ",
-            Format::Float => "/f ",
-        };
+        let fmt = format_prefix(*format);
         match value {
             Ok(v) => outln!("{id}: {fmt}{text} = {v}"),
             Err(e) => outln!("{id}: {fmt}{text} = <error: {e}>"),
@@ -1475,14 +1480,15 @@ impl Session {
         }
         outln!("Auto-display expressions now in effect:");
         outln!("Num Enb Expression");
-        for (id, text, _, _) in shown {
+        for (id, text, format, _) in shown {
             let text = self.display_texts.get(&id).unwrap_or(&text);
             let on = if self.disabled_displays.contains(&id) {
                 "n"
             } else {
                 "y"
             };
-            outln!("{id}:   {on}  {text}");
+            // gdb lists a display's format with it (`1:   y  /x i`).
+            outln!("{id}:   {on}  {}{text}", format_prefix(format));
         }
     }
 

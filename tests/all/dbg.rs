@@ -646,7 +646,8 @@ fn display_until_advance_and_start() {
             "Auto-display expressions now in effect:",
             "Num Enb Expression",
             "1:   y  %i1",
-            "2:   y  %i4"
+            // With its format, as gdb lists it (`2:   y  /x 1`, gdb 13).
+            "2:   y  /x %i4"
         ]
     );
     assert_eq!(
@@ -1590,7 +1591,7 @@ fn display_takes_source_names_and_displays_are_enabled_and_deleted() {
         [
             "Auto-display expressions now in effect:",
             "Num Enb Expression",
-            "1:   n  %n",
+            "1:   n  /x %n",
             "2:   y  %sq",
             "3:   n  %i0"
         ]
@@ -1602,7 +1603,7 @@ fn display_takes_source_names_and_displays_are_enabled_and_deleted() {
         [
             "Auto-display expressions now in effect:",
             "Num Enb Expression",
-            "1:   y  %n",
+            "1:   y  /x %n",
             "3:   y  %i0"
         ]
     );
