@@ -1164,7 +1164,17 @@ impl Server {
                 self.end_program(Some(0));
             }
             Stop::Failed(trap) => {
-                let text = crate::cmd_run::describe_trap("run", &trap);
+                // As `irvm run` reports a failed initializer.
+                let module = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.dbg.initializer_module().map(str::to_string));
+                let text = match module {
+                    Some(module) => {
+                        format!("irvm run: module '{module}' failed to initialize: {trap}")
+                    }
+                    None => crate::cmd_run::describe_trap("run", &trap),
+                };
                 self.output("stderr", &format!("{text}\n"));
                 self.end_program(Some(1));
             }

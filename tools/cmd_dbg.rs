@@ -1420,8 +1420,17 @@ impl Session {
                 return;
             }
             Stop::Failed(trap) => {
-                outln!("[{} failed]", self.function);
-                outln!("{}", describe_trap("dbg", &trap));
+                // As `irvm run` reports a failed initializer.
+                match self.dbg.initializer_module() {
+                    Some(module) => {
+                        outln!("[module '{module}' failed to initialize]");
+                        outln!("irvm dbg: module '{module}' failed to initialize: {trap}");
+                    }
+                    None => {
+                        outln!("[{} failed]", self.function);
+                        outln!("{}", describe_trap("dbg", &trap));
+                    }
+                }
                 return;
             }
         }

@@ -2642,3 +2642,38 @@ fn completions_offer_source_names_and_registers() {
     assert_eq!(r["message"], "`line` 3 is outside the text");
     c.disconnect_cleanly();
 }
+
+/// A module whose `__init` fails ends the program with `irvm run`'s
+/// report of it (`module 'm' failed to initialize: ...`), as the README
+/// promises; it was reported as a failure of the function.
+#[test]
+fn a_failing_init_is_reported_as_irvm_run_reports_it() {
+    let dir = scratch("init-fails");
+    let module = dir.join("m.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @m version 0\n\nvm.export @__init\nvm.func @__init() -> () {\n^bb0:\n  \
+         %i0 = vm.const.i32 3\n  vm.fail %i0, \"init refused\"\n}\n\nvm.export @f\n\
+         vm.func @f() -> () {\n^bb0:\n  vm.return\n}\n",
+    )
+    .expect("module");
+    let mut c = launched(json!({"modules": [module.display().to_string()], "function": "f"}));
+    c.ok("configurationDone", json!({}));
+    let exited = c.event("exited");
+    assert_eq!(exited["body"]["exitCode"], 1);
+    let stderr: Vec<String> = c
+        .events
+        .iter()
+        .filter(|e| e["event"] == "output" && e["body"]["category"] == "stderr")
+        .map(|e| e["body"]["output"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        stderr,
+        [
+            "irvm run: module 'm' failed to initialize: INVALID_ARGUMENT; init refused\n  \
+          [0] m.__init+0x00000008\n"
+        ]
+    );
+    c.disconnect_cleanly();
+    let _ = std::fs::remove_dir_all(&dir);
+}

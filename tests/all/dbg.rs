@@ -1893,6 +1893,40 @@ fn bad_numbers_and_ranges_are_named_whole() {
     );
 }
 
+/// A module whose `__init` fails: the program stops there, and `continue`
+/// ends it with `irvm run`'s report (`module 'm' failed to initialize`);
+/// it said `[f failed]`, naming the function that never began.
+#[test]
+fn a_failing_init_is_reported_as_irvm_run_reports_it() {
+    let dir = std::env::temp_dir().join(format!("irvm-dbg-init-fails-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let module = dir.join("m.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @m version 0\n\nvm.export @__init\nvm.func @__init() -> () {\n^bb0:\n  \
+         %i0 = vm.const.i32 3\n  vm.fail %i0, \"init refused\"\n}\n\nvm.export @f\n\
+         vm.func @f() -> () {\n^bb0:\n  vm.return\n}\n",
+    )
+    .expect("module");
+    let args = [
+        format!("--module={}", module.display()),
+        "--function=f".into(),
+    ];
+    let (out, code) = dbg(&args, "run\ncontinue\n");
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1[0], "Program stopped: INVALID_ARGUMENT: init refused");
+    assert_eq!(
+        r[1].1,
+        [
+            "[module 'm' failed to initialize]",
+            "irvm dbg: module 'm' failed to initialize: INVALID_ARGUMENT; init refused",
+            "  [0] m.__init+0x00000008"
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A `commands` inside a command list is nested, as gdb nests them: its
 /// lines and its own `end` belong to the outer list, and when the outer
 /// list runs it sets the inner breakpoint's list. The first `end` closed
