@@ -1164,7 +1164,17 @@ impl Server {
                 self.end_program(Some(0));
             }
             Stop::Failed(trap) => {
-                let text = crate::cmd_run::describe_trap("run", &trap);
+                // As `irvm run` reports a failed initializer.
+                let module = self
+                    .session
+                    .as_ref()
+                    .and_then(|s| s.dbg.initializer_module().map(str::to_string));
+                let text = match module {
+                    Some(module) => {
+                        format!("irvm run: module '{module}' failed to initialize: {trap}")
+                    }
+                    None => crate::cmd_run::describe_trap("run", &trap),
+                };
                 self.output("stderr", &format!("{text}\n"));
                 self.end_program(Some(1));
             }
@@ -1362,10 +1372,21 @@ impl Server {
 
     /// `completions` (the debug console's): the source names and registers
     /// of the frame that start with the word before the cursor (`ne` or
-    /// `%ne` gives `%next`), replacing that word.
+    /// `%ne` gives `%next`), replacing that word. The cursor is at `column`
+    /// of line `line` of the text (the first line when `line` is absent, as
+    /// the spec says; VS Code sends both for a console input of several
+    /// lines), and `start` counts in that line.
     fn completions(&mut self, args: &Json) -> Reply {
-        let text = str_arg(args, "text")?.ok_or("`text` is required")?;
+        let whole = str_arg(args, "text")?.ok_or("`text` is required")?;
         let column = int_arg(args, "column")?.ok_or("`column` is required")?;
+        let text = match int_arg(args, "line")? {
+            None => whole.split('\n').next().unwrap_or(""),
+            Some(line) => line
+                .checked_sub(self.bases.line)
+                .and_then(|l| usize::try_from(l).ok())
+                .and_then(|l| whole.split('\n').nth(l))
+                .ok_or_else(|| format!("`line` {line} is outside the text"))?,
+        };
         let base = self.bases.column;
         let units: Vec<u16> = text.encode_utf16().collect();
         let cursor = column

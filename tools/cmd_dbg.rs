@@ -388,8 +388,6 @@ struct Session {
     reported: bool,
     /// The number of the last breakpoint set (`commands` without one).
     last_breakpoint: Option<u32>,
-    /// A command list is running.
-    in_command_list: bool,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -428,7 +426,6 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         pending_commands: None,
         reported: false,
         last_breakpoint: None,
-        in_command_list: false,
         dbg,
     };
     let mut input = match &args.batch {
@@ -470,23 +467,13 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
                     );
                     outln!("End with a line saying just \"end\".");
                 }
-                let mut list = Vec::new();
+                let mut list = CommandList::default();
                 while let Some(line) = input.next(&pause) {
-                    let line = line.trim().to_string();
-                    if line == "end" {
+                    if !list.read(line.trim()) {
                         break;
                     }
-                    if !line.is_empty() {
-                        list.push(line);
-                    }
                 }
-                for id in ids {
-                    if list.is_empty() {
-                        s.breakpoint_commands.remove(&id);
-                    } else {
-                        s.breakpoint_commands.insert(id, list.clone());
-                    }
-                }
+                s.set_command_list(&ids, list.lines);
                 Ok(Flow::Continue)
             }
             other => other,
@@ -507,11 +494,16 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     Ok(all_ok)
 }
 
-/// `echo`'s text with gdb's C escapes replaced (`\n`, `\t`, `\\`, `\"`,
-/// `\a`, `\e`, ...); an unknown escape is the character itself.
+/// `echo`'s text with gdb's escapes replaced, as gdb 13's `parse_escape`
+/// reads them: `\n`, `\t`, `\r`, `\a`, `\b`, `\f`, `\v`, `\e`, and
+/// up to three octal digits (`\101` is `A`; the value is cut to a byte, a
+/// byte from 0x80 up is the character of that code point, and `\0`
+/// prints nothing, as gdb's `%c` of a NUL); any other escaped character
+/// is itself (`\x41` is `x41`, as in gdb), and a `\` that ends the text
+/// ends it.
 fn unescape_echo(text: &str) -> String {
     let mut out = String::new();
-    let mut chars = text.chars();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
@@ -522,7 +514,26 @@ fn unescape_echo(text: &str) -> String {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('a') => out.push('\u{7}'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('v') => out.push('\u{b}'),
             Some('e') => out.push('\u{1b}'),
+            Some(first @ '0'..='7') => {
+                let mut value = first as u32 - '0' as u32;
+                for _ in 0..2 {
+                    match chars.peek() {
+                        Some(&d @ '0'..='7') => {
+                            value = value * 8 + (d as u32 - '0' as u32);
+                            chars.next();
+                        }
+                        _ => break,
+                    }
+                }
+                let byte = (value & 0xFF) as u8;
+                if byte != 0 {
+                    out.push(char::from(byte));
+                }
+            }
             Some(other) => out.push(other),
             None => {}
         }
@@ -530,9 +541,47 @@ fn unescape_echo(text: &str) -> String {
     out
 }
 
+/// A display's format as gdb writes it before the expression (`/x `).
+fn format_prefix(format: Format) -> &'static str {
+    match format {
+        Format::Natural => "",
+        Format::Hex => "/x ",
+        Format::Decimal => "/d ",
+        Format::Binary => "/t ",
+        Format::Float => "/f ",
+    }
+}
+
 /// `1 2 3` for gdb's messages.
 fn list_numbers(ids: &[u32]) -> String {
     ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// The lines of a command list being read, up to its `end`: a nested
+/// `commands` (gdb nests them) keeps its own lines and `end` in the list.
+#[derive(Default)]
+struct CommandList {
+    lines: Vec<String>,
+    /// How many nested `commands` are open.
+    depth: usize,
+}
+
+impl CommandList {
+    /// Takes the next line (trimmed); false at the list's own `end`.
+    fn read(&mut self, line: &str) -> bool {
+        if line == "end" {
+            if self.depth == 0 {
+                return false;
+            }
+            self.depth -= 1;
+        } else if matches!(line.split_whitespace().next(), Some("commands" | "command")) {
+            self.depth += 1;
+        }
+        if !line.is_empty() {
+            self.lines.push(line.to_string());
+        }
+        true
+    }
 }
 
 /// Whether to keep reading commands.
@@ -587,28 +636,32 @@ commands (gdb's words):
 /// A display as shown: number, expression as typed, format, value.
 type DisplayRow = (u32, String, Format, Result<String, String>);
 
-/// Breakpoint (or display) numbers in `rest`, each `N` or a range `A-B`
-/// as gdb takes them (`None`: all).
-fn numbers(rest: &str) -> Result<Option<Vec<u32>>, String> {
+/// Breakpoint (or display: `what`) numbers in `rest`, each `N` or a range
+/// `A-B` as gdb takes them (`None`: all). A word that is neither is named
+/// whole (`-1`, `2-`).
+fn numbers(rest: &str, what: &str) -> Result<Option<Vec<u32>>, String> {
     if rest.is_empty() {
         return Ok(None);
     }
-    let number = |n: &str| {
-        n.parse::<u32>()
-            .map_err(|_| format!("`{n}` is not a breakpoint number"))
-    };
     let mut out = Vec::new();
     for word in rest.split_whitespace() {
+        let number = |n: &str| {
+            n.parse::<u32>().map_err(|_| {
+                if n == word {
+                    format!("`{word}` is not a {what} number")
+                } else {
+                    format!("`{word}` is not a {what} number or range (N or A-B)")
+                }
+            })
+        };
         match word.split_once('-') {
             Some((a, b)) => {
                 let (a, b) = (number(a)?, number(b)?);
                 if b < a {
-                    return Err(format!("inverted breakpoint range {word}"));
+                    return Err(format!("inverted {what} range {word}"));
                 }
                 if b - a >= MAX_RANGE {
-                    return Err(format!(
-                        "breakpoint range {word} is over {MAX_RANGE} numbers"
-                    ));
+                    return Err(format!("{what} range {word} is over {MAX_RANGE} numbers"));
                 }
                 out.extend(a..=b);
             }
@@ -747,7 +800,7 @@ impl Session {
     /// `undisplay [N...]`, `delete display [N...]`.
     fn delete_displays(&mut self, ids: &str) -> Result<(), String> {
         let e = |e: DebugCommandError| e.to_string();
-        match numbers(ids)? {
+        match numbers(ids, "display")? {
             None => {
                 self.dbg.remove_display(None).map_err(e)?;
                 self.display_texts.clear();
@@ -767,7 +820,7 @@ impl Session {
     /// `enable display [N...]`, `disable display [N...]`.
     fn enable_displays(&mut self, ids: &str, on: bool) -> Result<(), String> {
         let known: Vec<u32> = self.dbg.displays().iter().map(|d| d.0).collect();
-        let ids = match numbers(ids)? {
+        let ids = match numbers(ids, "display")? {
             None => known.clone(),
             Some(ids) => ids,
         };
@@ -939,10 +992,7 @@ impl Session {
                 }
             }
             "commands" | "command" => {
-                if self.in_command_list {
-                    return Err("`commands` cannot be given inside a command list".into());
-                }
-                let ids = match numbers(rest)? {
+                let ids = match numbers(rest, "breakpoint")? {
                     Some(ids) => ids,
                     None => vec![self
                         .last_breakpoint
@@ -988,14 +1038,14 @@ impl Session {
             }
             "enable" | "disable" => {
                 let on = word == "enable";
-                match numbers(rest)? {
+                match numbers(rest, "breakpoint")? {
                     None => self.dbg.enable_breakpoint(None, on).map_err(e)?,
                     Some(ids) => each_number(ids, |id| {
                         self.dbg.enable_breakpoint(Some(id), on).map_err(e)
                     })?,
                 }
             }
-            "delete" | "d" => match numbers(rest)? {
+            "delete" | "d" => match numbers(rest, "breakpoint")? {
                 None => self.dbg.delete_breakpoint(None).map_err(e)?,
                 Some(ids) => each_number(ids, |id| self.dbg.delete_breakpoint(Some(id)).map_err(e))?,
             },
@@ -1158,10 +1208,12 @@ impl Session {
             "echo" => {
                 // gdb's `echo`: the text of the line as written, C escapes
                 // (`\n`, `\t`, ...) and no newline of its own.
+                // gdb skips the blanks after the command word (`echo \ \ x`
+                // keeps leading spaces).
                 let line_text = line.trim_start();
                 let text = line_text
                     .strip_prefix("echo")
-                    .map(|t| t.strip_prefix(' ').unwrap_or(t))
+                    .map(|t| t.trim_start_matches([' ', '\t']))
                     .unwrap_or("");
                 out!("{}", unescape_echo(text));
             }
@@ -1185,16 +1237,26 @@ impl Session {
     /// Runs the command lists of the breakpoints that stopped the program
     /// (`commands`), as gdb does: a command that runs the program ends its
     /// list, and the list of the breakpoint it stops at runs next.
+    /// A `commands` in a list sets the list of its breakpoints to the
+    /// lines up to its own `end`, as gdb nests them.
     fn run_breakpoint_commands(&mut self) -> Result<Flow, String> {
         while let Some(list) = self.pending_commands.take() {
-            for line in list.iter().filter(|l| *l != "silent") {
+            let silent = list.first().is_some_and(|c| c == "silent");
+            let mut lines = list.iter().skip(usize::from(silent));
+            while let Some(line) = lines.next() {
                 self.reported = false;
-                self.in_command_list = true;
-                let flow = self.command(line);
-                self.in_command_list = false;
-                match flow? {
+                match self.command(line)? {
                     Flow::Quit => return Ok(Flow::Quit),
-                    Flow::Continue | Flow::ReadCommands(_) => {}
+                    Flow::Continue => {}
+                    Flow::ReadCommands(ids) => {
+                        let mut nested = CommandList::default();
+                        for line in lines.by_ref() {
+                            if !nested.read(line) {
+                                break;
+                            }
+                        }
+                        self.set_command_list(&ids, nested.lines);
+                    }
                 }
                 if self.reported {
                     break;
@@ -1202,6 +1264,17 @@ impl Session {
             }
         }
         Ok(Flow::Continue)
+    }
+
+    /// Sets the command list of each of `ids` (an empty list removes it).
+    fn set_command_list(&mut self, ids: &[u32], lines: Vec<String>) {
+        for &id in ids {
+            if lines.is_empty() {
+                self.breakpoint_commands.remove(&id);
+            } else {
+                self.breakpoint_commands.insert(id, lines.clone());
+            }
+        }
     }
 
     /// The command list of the first of `ids` that has one: taken to run
@@ -1347,8 +1420,17 @@ impl Session {
                 return;
             }
             Stop::Failed(trap) => {
-                outln!("[{} failed]", self.function);
-                outln!("{}", describe_trap("dbg", &trap));
+                // As `irvm run` reports a failed initializer.
+                match self.dbg.initializer_module() {
+                    Some(module) => {
+                        outln!("[module '{module}' failed to initialize]");
+                        outln!("irvm dbg: module '{module}' failed to initialize: {trap}");
+                    }
+                    None => {
+                        outln!("[{} failed]", self.function);
+                        outln!("{}", describe_trap("dbg", &trap));
+                    }
+                }
                 return;
             }
         }
@@ -1357,13 +1439,7 @@ impl Session {
 
     fn show_display(d: &DisplayRow) {
         let (id, text, format, value) = d;
-        let fmt = match format {
-            Format::Natural => "",
-            Format::Hex => "/x ",
-            Format::Decimal => "/d ",
-            Format::Binary => "/t ",
-            Format::Float => "/f ",
-        };
+        let fmt = format_prefix(*format);
         match value {
             Ok(v) => outln!("{id}: {fmt}{text} = {v}"),
             Err(e) => outln!("{id}: {fmt}{text} = <error: {e}>"),
@@ -1413,14 +1489,15 @@ impl Session {
         }
         outln!("Auto-display expressions now in effect:");
         outln!("Num Enb Expression");
-        for (id, text, _, _) in shown {
+        for (id, text, format, _) in shown {
             let text = self.display_texts.get(&id).unwrap_or(&text);
             let on = if self.disabled_displays.contains(&id) {
                 "n"
             } else {
                 "y"
             };
-            outln!("{id}:   {on}  {text}");
+            // gdb lists a display's format with it (`1:   y  /x i`).
+            outln!("{id}:   {on}  {}{text}", format_prefix(format));
         }
     }
 

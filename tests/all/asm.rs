@@ -1105,3 +1105,29 @@ fn a_type_field_takes_only_a_type_name() {
         irvm::asm::assemble(&source, "t.vmasm").unwrap_or_else(|e| panic!("{ty}: {e}"));
     }
 }
+
+#[test]
+fn a_variadic_calling_convention_is_refused_on_a_function_definition() {
+    // `irvm as` wrote the module, which every loader then refused (irvm:
+    // "internal functions cannot have variadic (`C...D`) arguments";
+    // iree-run-module: "internal functions cannot accept variadic
+    // arguments"). An import may still be variadic.
+    let source = "vm.module @m version 0
+vm.import @env.f cconv \"0CiD_i\"
+
+vm.export @g
+vm.func @g(%i0: i32) -> () cconv \"0CiD_v\" {
+^bb0:
+  vm.return
+}
+";
+    let errors = irvm::asm::assemble(source, "variadic.vmasm").unwrap_err().0;
+    let seen: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}:{}: {}", e.line, e.column, e.message))
+        .collect();
+    assert_eq!(
+        seen,
+        ["5:34: calling convention \"0CiD_v\" is variadic: only imports may take variadic (`C...D`) arguments"]
+    );
+}

@@ -2693,6 +2693,23 @@ fn completions_offer_source_names_and_registers() {
     assert!(found.iter().all(|l| l.starts_with("%i")), "{found:?}");
     let r = c.request("completions", json!({"text": "x", "column": 9}));
     assert_eq!(r["message"], "`column` 9 is outside the text");
+    // A console input of several lines: the cursor is at `column` of
+    // `line` (the whole text's column 3 is after `x\n`, which completed
+    // the empty word to every name).
+    let second = c.ok(
+        "completions",
+        json!({"text": "x\n%ne + 1", "line": 2, "column": 4}),
+    );
+    assert_eq!(labels(&second), ["%next"]);
+    assert_eq!(second["targets"][0]["start"], 1);
+    assert_eq!(second["targets"][0]["length"], 3);
+    let first = c.ok("completions", json!({"text": "ne\n%i", "column": 3}));
+    assert_eq!(labels(&first), ["%next"]);
+    let r = c.request(
+        "completions",
+        json!({"text": "x\ny", "line": 3, "column": 1}),
+    );
+    assert_eq!(r["message"], "`line` 3 is outside the text");
     c.disconnect_cleanly();
 }
 
@@ -2809,4 +2826,39 @@ fn a_data_breakpoint_in_an_initializer_ends_with_its_frame() {
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.event("terminated");
     c.disconnect_cleanly();
+}
+
+/// A module whose `__init` fails ends the program with `irvm run`'s
+/// report of it (`module 'm' failed to initialize: ...`), as the README
+/// promises; it was reported as a failure of the function.
+#[test]
+fn a_failing_init_is_reported_as_irvm_run_reports_it() {
+    let dir = scratch("init-fails");
+    let module = dir.join("m.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @m version 0\n\nvm.export @__init\nvm.func @__init() -> () {\n^bb0:\n  \
+         %i0 = vm.const.i32 3\n  vm.fail %i0, \"init refused\"\n}\n\nvm.export @f\n\
+         vm.func @f() -> () {\n^bb0:\n  vm.return\n}\n",
+    )
+    .expect("module");
+    let mut c = launched(json!({"modules": [module.display().to_string()], "function": "f"}));
+    c.ok("configurationDone", json!({}));
+    let exited = c.event("exited");
+    assert_eq!(exited["body"]["exitCode"], 1);
+    let stderr: Vec<String> = c
+        .events
+        .iter()
+        .filter(|e| e["event"] == "output" && e["body"]["category"] == "stderr")
+        .map(|e| e["body"]["output"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        stderr,
+        [
+            "irvm run: module 'm' failed to initialize: INVALID_ARGUMENT; init refused\n  \
+          [0] m.__init+0x00000008\n"
+        ]
+    );
+    c.disconnect_cleanly();
+    let _ = std::fs::remove_dir_all(&dir);
 }

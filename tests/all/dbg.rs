@@ -646,7 +646,8 @@ fn display_until_advance_and_start() {
             "Auto-display expressions now in effect:",
             "Num Enb Expression",
             "1:   y  %i1",
-            "2:   y  %i4"
+            // With its format, as gdb lists it (`2:   y  /x 1`, gdb 13).
+            "2:   y  /x %i4"
         ]
     );
     assert_eq!(
@@ -1590,7 +1591,7 @@ fn display_takes_source_names_and_displays_are_enabled_and_deleted() {
         [
             "Auto-display expressions now in effect:",
             "Num Enb Expression",
-            "1:   n  %n",
+            "1:   n  /x %n",
             "2:   y  %sq",
             "3:   n  %i0"
         ]
@@ -1602,7 +1603,7 @@ fn display_takes_source_names_and_displays_are_enabled_and_deleted() {
         [
             "Auto-display expressions now in effect:",
             "Num Enb Expression",
-            "1:   y  %n",
+            "1:   y  /x %n",
             "3:   y  %i0"
         ]
     );
@@ -1864,6 +1865,119 @@ fn echo_prints_its_text_with_c_escapes() {
             "result[0]: i32=1"
         ]
     );
+}
+
+/// A number list's bad word is named whole (`delete -1` said "`` is not a
+/// breakpoint number"), and display commands speak of displays (they said
+/// "breakpoint").
+#[test]
+fn bad_numbers_and_ranges_are_named_whole() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=3".into()];
+    let script = "delete -1\ndelete 2-\ndelete 1-99999999999999999999\ndelete x\n\
+                  undisplay 2-1\ndisable display -\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 1, "{out}");
+    let r = replies(&out);
+    let errors: Vec<&str> = r.iter().map(|(_, lines)| lines[0].as_str()).collect();
+    assert_eq!(
+        errors,
+        [
+            "error: `-1` is not a breakpoint number or range (N or A-B)",
+            "error: `2-` is not a breakpoint number or range (N or A-B)",
+            "error: `1-99999999999999999999` is not a breakpoint number or range (N or A-B)",
+            "error: `x` is not a breakpoint number",
+            "error: inverted display range 2-1",
+            "error: `-` is not a display number or range (N or A-B)"
+        ]
+    );
+}
+
+/// A module whose `__init` fails: the program stops there, and `continue`
+/// ends it with `irvm run`'s report (`module 'm' failed to initialize`);
+/// it said `[f failed]`, naming the function that never began.
+#[test]
+fn a_failing_init_is_reported_as_irvm_run_reports_it() {
+    let dir = std::env::temp_dir().join(format!("irvm-dbg-init-fails-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let module = dir.join("m.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @m version 0\n\nvm.export @__init\nvm.func @__init() -> () {\n^bb0:\n  \
+         %i0 = vm.const.i32 3\n  vm.fail %i0, \"init refused\"\n}\n\nvm.export @f\n\
+         vm.func @f() -> () {\n^bb0:\n  vm.return\n}\n",
+    )
+    .expect("module");
+    let args = [
+        format!("--module={}", module.display()),
+        "--function=f".into(),
+    ];
+    let (out, code) = dbg(&args, "run\ncontinue\n");
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1[0], "Program stopped: INVALID_ARGUMENT: init refused");
+    assert_eq!(
+        r[1].1,
+        [
+            "[module 'm' failed to initialize]",
+            "irvm dbg: module 'm' failed to initialize: INVALID_ARGUMENT; init refused",
+            "  [0] m.__init+0x00000008"
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `commands` inside a command list is nested, as gdb nests them: its
+/// lines and its own `end` belong to the outer list, and when the outer
+/// list runs it sets the inner breakpoint's list. The first `end` closed
+/// the outer list (the second was an unknown command), and the stored
+/// `commands` failed at every stop.
+#[test]
+fn command_lists_nest() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=3".into()];
+    let script = "break fib.mlir:14\ntbreak fib.mlir:12\ncommands 2\nsilent\necho [two]\\n\n\
+                  commands 1\nsilent\nprint %k1\nend\ncontinue\nend\ninfo breakpoints\nrun\n\
+                  continue\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[11].0, "info breakpoints", "{out}");
+    assert_eq!(
+        r[11].1[3..],
+        [
+            "        silent",
+            "        echo [two]\\n",
+            "        commands 1",
+            "        silent",
+            "        print %k1",
+            "        end",
+            "        continue"
+        ]
+    );
+    assert_eq!(r[12].1, ["[two]", "%k1 = 1"]);
+    assert_eq!(r[13].1, ["%k1 = 2"]);
+}
+
+/// `echo` reads escapes as gdb 13 does (its output recorded here): octal
+/// `\101` is `A` (at most three digits: `\1234` is `S4`; `\0` prints
+/// nothing), `\b`, `\f` and `\v` are control characters, `\x41` is
+/// `x41`, and the blanks after `echo` are skipped (`\ ` keeps one).
+/// irvm printed `101`, `b`, `f`, `v` and the blanks.
+#[test]
+fn echo_reads_octal_escapes_and_skips_leading_blanks_as_gdb_does() {
+    let fib = format!("--module={}", data("fib.vmfb").display());
+    let args = [fib, "--function=fib".into(), "--input=2".into()];
+    let script = "echo \\x41\\101|\\n\necho    lead|\\n\necho \\b\\f\\v|\\n\n\
+                  echo \\1234\\0|\\n\necho \\ \\ x|\\n\n";
+    let (out, code) = dbg(&args, script);
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["x41A|"]);
+    assert_eq!(r[1].1, ["lead|"]);
+    assert_eq!(r[2].1, ["\u{8}\u{c}\u{b}|"]);
+    assert_eq!(r[3].1, ["S4|"]);
+    assert_eq!(r[4].1, ["  x|"]);
 }
 
 /// Every command `irvm dbg` knows (its completion list, which `help`

@@ -411,3 +411,21 @@ fn a_yielding_call_driven_step_by_step() {
         Some(3)
     );
 }
+
+/// A function whose calling convention is the empty string takes and
+/// returns nothing, as IREE reads it (`iree_vm_function_call_get_cconv_fragments`:
+/// "no cconv string, which is valid for void functions"; iree-run-module
+/// runs this module). `irvm as` writes it, and registering it failed with
+/// "empty calling convention".
+#[test]
+fn an_empty_calling_convention_is_a_function_without_values() {
+    let source = "vm.module @m version 0\n\nvm.export @g\n\
+                  vm.func @g() -> () cconv \"\" {\n^bb0:\n  vm.return\n}\n";
+    let registry = TypeRegistry::new();
+    let mut ctx = Context::new(&registry);
+    ctx.register_module(Module::from_assembly(source, "empty_cconv.vmasm").expect("assembles"))
+        .expect("registers");
+    let g = ctx.function("m.g").expect("exported");
+    assert_eq!(g.calling_convention(), "0v_v");
+    assert!(ctx.invoke(&g, &[]).expect("runs").is_empty());
+}

@@ -153,6 +153,23 @@ pub(super) fn check_cconv<'a>(cconv: &str, at: &'a str) -> Result<(), Diag<'a>> 
         })
 }
 
+/// Refuses a variadic calling convention (`0CiD_i`) on a function the
+/// module defines, pointing at `at`: only imports may be variadic (an
+/// internal function's registers are laid out by a fixed argument list),
+/// and a module declaring one is refused at load, by IREE's verifier too
+/// ("internal functions cannot accept variadic arguments").
+fn check_not_variadic<'a>(cconv: &str, at: &'a str) -> Result<(), Diag<'a>> {
+    match crate::program::Signature::parse(cconv) {
+        Ok(signature) if signature.variadic => Err(Diag::new(
+            format!(
+                "calling convention \"{cconv}\" is variadic: only imports may take variadic (`C...D`) arguments"
+            ),
+            at,
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The clauses between a function's result list and its `{`: `cconv
 /// "..."`, `attributes {...}`, `registers(i32: N, ref: M)`,
 /// `requires(...)`, in any order, each at most once. Returns them and the
@@ -189,6 +206,7 @@ pub(super) fn parse_function_clauses(mut text: &str) -> Result<(DeclaredFunction
                             )
                         })?;
                         check_cconv(&cconv, after.trim_start())?;
+                        check_not_variadic(&cconv, after.trim_start())?;
                         declared.cconv = Some(Some(cconv.into_owned()));
                         rest
                     }

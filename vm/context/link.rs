@@ -471,13 +471,16 @@ fn function_names(module: &Module) -> Vec<Option<String>> {
 }
 
 /// The parsed calling convention of each internal function (`0v_v` when
-/// it has none). Only imports may be variadic.
+/// it has none, or an empty one: IREE reads an empty string as a function
+/// without arguments or results, `iree_vm_function_call_get_cconv_fragments`).
+/// Only imports may be variadic.
 fn internal_signatures(module: &Module, name: &str) -> Result<Vec<Signature>, LinkError> {
     let mut signatures = Vec::with_capacity(module.function_count());
     for ord in 0..module.function_count() {
         let cconv = module
             .function_signature(ord)
             .and_then(|s| s.calling_convention)
+            .filter(|c| !c.is_empty())
             .unwrap_or("0v_v");
         let sig = Signature::parse(cconv).map_err(|message| LinkError::BadSignature {
             module: name.to_string(),

@@ -996,6 +996,17 @@ impl Debugger {
         self.in_init
     }
 
+    /// The module whose initializer the program is in (or failed in), if
+    /// it is in one.
+    pub fn initializer_module(&self) -> Option<&str> {
+        if !self.in_init {
+            return None;
+        }
+        let init = self.inits.get(self.inits_done)?;
+        // `module.__init`: the function's own name has no dot.
+        Some(init.name().rsplit_once('.').map_or(init.name(), |(m, _)| m))
+    }
+
     /// Begins the next call of the program: the next initializer still to
     /// run, else the entry function.
     fn begin_next_call(&mut self) -> Result<CallState, irvm::Trap> {
