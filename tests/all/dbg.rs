@@ -1755,19 +1755,26 @@ fn start_stops_in_the_function_after_the_initializers() {
             "--function=dynamic".into(),
             "--input=2x2xf32=3".into(),
         ],
-        "start\nbt\nkill\nbreak dynamic.mlir:2\nstart\ninfo breakpoints\ncontinue\n",
+        "start\nbt\nkill\nbreak dynamic.mlir:2\nstart\ninfo breakpoints\ncontinue\ncontinue\n\
+         continue\n",
     );
     assert_eq!(status, 0, "{out}");
     let r = replies(&out);
     assert_eq!(r[0].1[0], "dynamic (module.dynamic+0x00000001)");
     assert_eq!(r[1].1, ["#0  module.dynamic+0x00000001"]);
-    // The initializers ran once: the breakpoint in `__init` is not hit again.
-    assert_eq!(r[4].1[0], "dynamic (module.dynamic+0x00000001)");
+    // `start` after `kill` starts the program afresh: the initializer runs
+    // again and stops at the breakpoint in it (two of its locations), then
+    // the entry stop.
+    assert_eq!(
+        r[4].1[0],
+        "Breakpoint 1, __init (module.__init+0x00000265) at dynamic.mlir:2:8"
+    );
     assert!(
-        r[5].1.iter().all(|l| !l.contains("already hit")),
+        r[5].1.iter().any(|l| l.contains("already hit 1 time")),
         "{:?}",
         r[5].1
     );
+    assert_eq!(r[7].1[0], "dynamic (module.dynamic+0x00000001)");
     assert!(out.contains("2x2xf32=[9 9][9 9]"), "{out}");
 }
 
@@ -2180,4 +2187,30 @@ fn a_watchpoint_in_an_initializer_ends_with_its_frame() {
         ]
     );
     assert_eq!(r[6].1, ["[main returned]", "result[0]: i32=6"]);
+}
+
+/// Each `run` starts the program afresh, as gdb starts a new process: the
+/// modules' globals as registered and every `__init` again, so a second
+/// `run`, or one after `kill` inside an `__init`, computes what `irvm run`
+/// computes (101; the globals were kept: 102, and 201 after the `kill`).
+#[test]
+fn each_run_starts_the_program_afresh() {
+    let args = [
+        format!("--module={}", data("dbg/counter.vmasm").display()),
+        "--function=main".into(),
+    ];
+    let done = ["[main returned]", "result[0]: i32=101"];
+    let (out, code) = dbg(&args, "run\nrun\nstart\ncontinue\n");
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r[0].1, done, "{out}");
+    assert_eq!(r[1].1, done, "{out}");
+    assert_eq!(r[3].1, done, "{out}");
+    let (out, code) = dbg(
+        &args,
+        "break __init\nrun\nstepi\nstepi\nstepi\nstepi\nkill\ndelete\nrun\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    let r = replies(&out);
+    assert_eq!(r.last().expect("replies").1, done, "{out}");
 }

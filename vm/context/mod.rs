@@ -836,6 +836,28 @@ impl Context {
         self.stack.clear();
     }
 
+    /// Zeroes every bytecode module's globals and releases its ref
+    /// globals: the state the modules had when registered, before their
+    /// `__init`s ran (a debugger's `run` starts the program afresh with
+    /// this, then runs the initializers again:
+    /// [`Context::register_module_deferring_init`]). Host modules' states
+    /// are kept. A call paused or suspended is abandoned first (its frames
+    /// would read globals of a program that no longer is).
+    pub fn reset_globals(&mut self) {
+        self.stack.clear();
+        for m in &mut self.modules {
+            if let Registered::Bytecode(b) = m {
+                b.rwdata.fill(0);
+                // In place: compiled code and the interpreter address the
+                // storage, which stays where it is.
+                for r in b.global_refs.iter_mut() {
+                    *r = Ref::Null;
+                }
+            }
+        }
+        self.lists.collect();
+    }
+
     /// Describes a frame for backtraces: module, function name, location.
     pub(crate) fn describe(&self, module: u32, ordinal: u32, offset: u32) -> TrapFrame {
         describe_frame(&self.modules, module, ordinal, offset)

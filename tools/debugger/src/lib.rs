@@ -929,6 +929,11 @@ pub struct Debugger {
     inits_done: usize,
     /// The call in progress is `inits[inits_done]`.
     in_init: bool,
+    /// The initializers were given ([`Debugger::set_initializers`]): the
+    /// debugger runs them, so a `run` can start the program afresh.
+    owns_inits: bool,
+    /// The program has run since it last started afresh.
+    ran: bool,
     /// `start` asked to stop before the entry function's first
     /// instruction, once the initializers have run.
     entry_stop: bool,
@@ -973,6 +978,8 @@ impl Debugger {
             inits: Vec::new(),
             inits_done: 0,
             in_init: false,
+            owns_inits: false,
+            ran: false,
             entry_stop: false,
             entry_stop_armed: false,
         }
@@ -983,12 +990,16 @@ impl Debugger {
     /// `run` (or `start`) calls each to its end, then the entry function,
     /// all as one program, so that breakpoints, steps and pauses stop in
     /// them as in any function (a long `__init` can be paused and looked
-    /// at). An initializer that ended stays done; one abandoned part-way
-    /// (`kill`, `run` again) starts over at the next `run`. `start`'s
-    /// entry stop is before the entry function's first instruction.
+    /// at). Each later `run` (or `start`, after `kill` too) starts the
+    /// program afresh, as gdb starts a new process: every bytecode
+    /// module's globals are zeroed ([`irvm::Context::reset_globals`]) and
+    /// the initializers run again, so the program computes what it computes
+    /// in one `irvm run`. Host modules' states are kept. `start`'s entry
+    /// stop is before the entry function's first instruction.
     pub fn set_initializers(&mut self, inits: Vec<Func>) {
         self.inits = inits;
         self.inits_done = 0;
+        self.owns_inits = true;
     }
 
     /// Whether the program is in a module initializer (`__init`).
@@ -1504,6 +1515,7 @@ impl Debugger {
     // Running
 
     fn go(&mut self, mode: Mode) -> Result<Stop, DebugCommandError> {
+        self.ran = true;
         let resuming = matches!(self.state, State::Paused);
         self.go_from(mode, resuming)
     }
@@ -1710,6 +1722,13 @@ impl Debugger {
             self.ctx.abandon();
         }
         self.state = State::Idle;
+        if self.owns_inits && self.ran {
+            // A fresh start: the globals as registered, before any
+            // initializer ran, and every initializer to run again.
+            self.ctx.reset_globals();
+            self.inits_done = 0;
+            self.ran = false;
+        }
         self.in_init = false;
         self.entry_stop = false;
         self.entry_stop_armed = false;
