@@ -19,8 +19,10 @@ fn path(name: &str) -> String {
 const WAIT: Duration = Duration::from_secs(20);
 
 /// How long an answer that comes in milliseconds on a quiet machine may take
-/// on a loaded one; the long dispatch that would hold it up otherwise runs
-/// for seconds ([`inside_long_dispatch`]).
+/// on a loaded one, where what is tested is that it does not wait for a
+/// dispatch of seconds to end (terminate cutting one,
+/// [`inside_long_dispatch`]); answers inside a dispatch that is not cut are
+/// checked by their order before the program's stop instead.
 const PROMPT: Duration = Duration::from_secs(2);
 
 /// A DAP client over a running `irvm dap`.
@@ -1813,11 +1815,9 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
         let threads = c.ok("threads", json!({}));
         let threads_took = asked.elapsed();
         assert_eq!(threads["threads"][0]["id"], 1);
-        assert!(threads_took < PROMPT, "threads took {threads_took:?}");
         let asked = std::time::Instant::now();
         c.ok("pause", json!({"threadId": 1}));
         let pause_took = asked.elapsed();
-        assert!(pause_took < PROMPT, "pause took {pause_took:?}");
         let stopped_first = c.events.iter().any(|e| e["event"] == "stopped");
         if !stopped_first {
             break (c, after, threads_took, pause_took, asked);
@@ -1851,16 +1851,21 @@ fn threads_and_pause_are_answered_inside_a_long_dispatch() {
     c.disconnect_cleanly();
 }
 
-/// Sends a request inside the long dispatch; its body, and how long the
-/// answer took (under [`PROMPT`], and before any stop).
+/// Sends a request inside the long dispatch: its body, answered before the
+/// program stopped or ended (which the dispatch's end would bring). How
+/// long the answer took is printed, not checked: under CI's load a thread
+/// can wait seconds for a core, and the order is what shows the answer
+/// came from inside the dispatch.
 fn answered_at_once(c: &mut Client, command: &str, arguments: Value) -> Value {
     let asked = std::time::Instant::now();
     let body = c.ok(command, arguments);
     let took = asked.elapsed();
     eprintln!("inside the dispatch: {command} answered in {took:?}");
-    assert!(took < PROMPT, "{command} took {took:?}");
     assert!(
-        c.events.iter().all(|e| e["event"] != "stopped"),
+        c.events
+            .iter()
+            .all(|e| !["stopped", "exited", "terminated"]
+                .contains(&e["event"].as_str().unwrap_or(""))),
         "{command} was answered after a stop: {:?}",
         c.events
     );
@@ -1911,7 +1916,14 @@ fn breakpoints_disassembly_and_sources_are_answered_inside_a_long_dispatch() {
         Some(2000)
     );
     eprintln!("inside the dispatch: threads behind a 2000-instruction disassembly answered in {threads_took:?}");
-    assert!(threads_took < PROMPT, "threads took {threads_took:?}");
+    assert!(
+        c.events
+            .iter()
+            .all(|e| !["stopped", "exited", "terminated"]
+                .contains(&e["event"].as_str().unwrap_or(""))),
+        "threads was answered after the program stopped or ended: {:?}",
+        c.events
+    );
     let r = c.request(
         "disassemble",
         json!({"memoryReference": reference, "instructionCount": 2001}),
