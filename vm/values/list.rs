@@ -491,11 +491,18 @@ impl List {
     /// among them).
     #[inline]
     pub(crate) fn grow_held_within_capacity(holder: &mut Arc<List>, size: u32) -> bool {
+        List::grow_held_by_at_most(holder, size, usize::MAX)
+    }
+
+    /// [`List::grow_held_within_capacity`] for growth by at most `piece`
+    /// elements.
+    #[inline]
+    fn grow_held_by_at_most(holder: &mut Arc<List>, size: u32, piece: usize) -> bool {
         let Some(sole) = List::sole_values(holder) else {
             return false;
         };
         let (len, want) = (sole.items.len(), size as usize);
-        if want < len || want > sole.items.capacity() {
+        if want < len || want > sole.items.capacity() || want - len > piece {
             return false;
         }
         sole.items.grow_to(want);
@@ -514,12 +521,8 @@ impl List {
         piece: usize,
         between: impl FnMut() -> Result<(), Trap>,
     ) -> Result<(), Trap> {
-        if let Some(sole) = List::sole_values(holder) {
-            let (len, want) = (sole.items.len(), size as usize);
-            if want >= len && want <= sole.items.capacity() && want - len <= piece {
-                sole.items.grow_to(want);
-                return Ok(());
-            }
+        if List::grow_held_by_at_most(holder, size, piece) {
+            return Ok(());
         }
         holder.resize_charged(size, budget, piece, between)
     }
