@@ -241,15 +241,8 @@ pub(super) unsafe extern "C" fn list_resize(
     size: u32,
     checked: u32,
 ) -> u32 {
-    // SAFETY: per the contract, `env` is valid.
-    let env = unsafe { &*env };
-    if !within_list_limit(env, size) {
-        return 0;
-    }
-    // SAFETY: per the contract, `reg` is in range; the register is the
-    // running code's, which waits for this call: no other reference to it
-    // exists meanwhile.
-    let Some(list) = (unsafe { &mut *env.refs.add(reg as usize) }).list_holder() else {
+    // SAFETY: per the contract, `env` is valid and `reg` in range.
+    let Some((env, list)) = (unsafe { list_within_limit(env, reg, size) }) else {
         return 0;
     };
     if checked != 0 {
@@ -328,24 +321,29 @@ pub(super) unsafe extern "C" fn list_alloc(
     1
 }
 
-/// The environment and the list in ref register `reg`, when `count`
-/// elements are within the context's list limit (`None`: a null or
-/// non-list register, or a count over the limit, which the interpreter
-/// runs and traps on with its message).
+/// The environment and the list in ref register `reg`, as its holder
+/// (for the paths that skip the element lock when the register is its
+/// only holder), when `count` elements are within the context's list limit
+/// (`None`: a null or non-list register, or a count over the limit, which
+/// the interpreter runs and traps on with its message).
 ///
 /// # Safety
-/// As [`list_resize`].
+/// As [`list_resize`]; the register is the running code's, which waits
+/// for the helper: no other reference to it exists meanwhile.
 unsafe fn list_within_limit<'a>(
     env: *mut JitEnv,
     reg: u32,
     count: u32,
-) -> Option<(&'a JitEnv, &'a crate::values::List)> {
+) -> Option<(&'a JitEnv, &'a mut std::sync::Arc<List>)> {
     // SAFETY: per the contract, `env` is valid.
     let env = unsafe { &*env };
-    // SAFETY: per the contract, `reg` is in range.
-    let r = unsafe { &*env.refs.add(reg as usize) };
-    let list = r.list_fast()?;
-    within_list_limit(env, count).then_some((env, list))
+    if !within_list_limit(env, count) {
+        return None;
+    }
+    // SAFETY: per the contract, `reg` is in range and not otherwise
+    // referenced while the helper runs.
+    let list = unsafe { &mut *env.refs.add(reg as usize) }.list_holder()?;
+    Some((env, list))
 }
 
 /// Whether a list of `count` elements is within the context's list limit
