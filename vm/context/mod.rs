@@ -844,7 +844,7 @@ impl Context {
     /// are kept. A call paused or suspended is abandoned first (its frames
     /// would read globals of a program that no longer is).
     pub fn reset_globals(&mut self) {
-        self.stack.clear();
+        self.abandon();
         for m in &mut self.modules {
             if let Registered::Bytecode(b) = m {
                 b.rwdata.fill(0);
