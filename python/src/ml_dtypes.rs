@@ -67,7 +67,7 @@ pub fn dtype<'py>(py: Python<'py>, t: ElementType) -> PyResult<Option<Bound<'py,
 /// of ml_dtypes' types or ml_dtypes is not installed.
 pub fn view_result<'py>(array: Bound<'py, PyAny>, t: ElementType) -> PyResult<Bound<'py, PyAny>> {
     let py = array.py();
-    if name_of(t).is_none() || module(py).is_none() {
+    if module(py).is_none() {
         return Ok(array);
     }
     match dtype(py, t)? {
