@@ -59,6 +59,46 @@ vm.func @later(%i0: i32) -> (i32) {
     assert!(errors.ends_with("\n8 errors"), "{errors}");
 }
 
+#[test]
+fn returns_that_disagree_with_the_functions_calling_convention_are_refused_at_the_return() {
+    let source = r#"vm.module @c version 0
+vm.export @more
+vm.func @more(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.const.i32 7
+  vm.return %i0, %i1
+}
+vm.func @fewer(%i0: i32) -> (i32, i32) {
+^bb0:
+  vm.return %i0
+}
+vm.func @bank(%r0: !vm.buffer) -> (i32) {
+^bb0:
+  vm.return %r0
+}
+vm.func @none() -> () cconv none {
+^bb0:
+  %i0 = vm.const.i32 1
+  vm.return %i0
+}
+vm.func @fine(%i0: i32, %r0: !vm.buffer) -> (!vm.buffer, i32) {
+^bb0:
+  vm.return %r0, %i0
+}
+"#;
+    let errors = refused(source);
+    for expected in [
+        "c.vmasm:6:3: error: vm.return disagrees with @more's calling convention \"0i_i\": 2 values given, 1 expected\n    vm.return %i0, %i1\n    ^",
+        "c.vmasm:10:3: error: vm.return disagrees with @fewer's calling convention \"0i_ii\": 1 value given, 2 expected",
+        "c.vmasm:14:3: error: vm.return disagrees with @bank's calling convention \"0r_i\": value 0 is a ref register, where the calling convention has an i32",
+        "c.vmasm:19:3: error: vm.return disagrees with @none's calling convention \"0v_v\": 1 value given, 0 expected",
+    ] {
+        assert!(errors.contains(expected), "wanted:\n{expected}\nin:\n{errors}");
+    }
+    // @fine's return is not among them.
+    assert!(errors.ends_with("\n4 errors"), "{errors}");
+}
+
 /// `module` as bytes written to `dir/name`.
 fn write_module(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let path = dir.join(name);

@@ -201,3 +201,30 @@ fn scalar_expected_outputs_are_compared_by_value() {
         "{out}"
     );
 }
+
+#[test]
+fn a_return_with_more_values_than_the_calling_convention_is_refused_at_load() {
+    // IREE's verifier loads the module: an exported call gives the first
+    // value, an internal call fails at run time. Written by iree-as-module
+    // (`irvm as` refuses the text at the return).
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/return_count.vmfb");
+    for function in ["two_for_one", "caller"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+            .arg("run")
+            .arg(format!("--module={}", module.display()))
+            .arg(format!("--function={function}"))
+            .arg("--input=5")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{function}: {stderr}");
+        assert!(out.stdout.is_empty(), "{function}");
+        assert!(
+            stderr.contains(
+                "module 'return_count', function 'two_for_one': function 0 at bytecode offset 8: \
+                 return values: 2 values given, calling convention expects 1"
+            ),
+            "{function}: {stderr}"
+        );
+    }
+}

@@ -35,11 +35,19 @@ pub(super) struct CallSite {
 /// The calling convention linking assumes for a callee that declares
 /// none (an import without a signature, a function with `cconv none`), as
 /// `context::link` does.
-const NO_SIGNATURE: &str = "0v_v";
+pub(super) const NO_SIGNATURE: &str = "0v_v";
 
 impl Assembler<'_> {
-    /// Checks every recorded call against its callee's calling convention.
+    /// Checks every recorded call against its callee's calling convention,
+    /// and reports the returns found to disagree with their function's.
     pub(super) fn check_call_sites(&mut self) {
+        for (line, problem) in std::mem::take(&mut self.draft.return_problems) {
+            let text = self.lines[line - 1];
+            let column = text
+                .find("vm.return")
+                .map_or(1, |at| text[..at].chars().count() + 1);
+            self.error_at(line, column, problem);
+        }
         let calls = std::mem::take(&mut self.draft.call_sites);
         for call in &calls {
             if let Err(message) = self.check_call(call) {
@@ -115,7 +123,7 @@ impl Assembler<'_> {
 
 /// How `registers` fail to carry values of `kinds` (cconv letters), if
 /// they do.
-fn mismatch(what: &str, registers: &[u16], kinds: &[u8]) -> Option<String> {
+pub(super) fn mismatch(what: &str, registers: &[u16], kinds: &[u8]) -> Option<String> {
     if registers.len() != kinds.len() {
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         return Some(format!(

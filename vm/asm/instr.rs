@@ -11,12 +11,13 @@ use crate::bytecode::isa::{
 };
 use crate::loader::schema::FeatureBits;
 
-use super::calls::CallSite;
+use super::calls::{self, CallSite};
 use super::text::{
     edit_distance, find_word, match_literal, parse_quoted_bytes, parse_uint, split_commas,
 };
 use super::{Diag, FunctionState, ModuleDraft};
 use crate::number_text::{assembler_f32, assembler_f64, atoi_i32, atoi_i64};
+use crate::program::Signature;
 
 /// Largest i32-bank register ordinal an operand can name.
 const MAX_I32_REGISTER: u32 = 0x3FFF;
@@ -751,6 +752,15 @@ fn encode<'s>(
     if let Some(call) = call_site(info, &parsed, func.current_line) {
         draft.call_sites.push(call);
     }
+    if info.op == Opcode::Return {
+        let values = parsed.iter().find_map(|p| match p {
+            Some(Parsed::List(list)) => Some(list.as_slice()),
+            _ => None,
+        });
+        if let Some(problem) = return_mismatch(func, values.unwrap_or(&[])) {
+            draft.return_problems.push((func.current_line, problem));
+        }
+    }
     let type_of_result = ref_result_type(draft, func, info, &parsed);
     if info.op == Opcode::ListAlloc {
         // iree-compile enters the list type itself next to its element
@@ -834,6 +844,24 @@ fn encode<'s>(
         }
     }
     Ok(())
+}
+
+/// How a `vm.return`'s values disagree with the function's calling
+/// convention, if they do: both runtimes' verifiers check it at load
+/// (IREE's lets extra values through to an exported call's caller, then
+/// fails an internal call at run time; docs/COMPATIBILITY.md).
+fn return_mismatch(func: &FunctionState, values: &[u16]) -> Option<String> {
+    let cconv = func
+        .cconv
+        .as_deref()
+        .filter(|c| !c.is_empty())
+        .unwrap_or(calls::NO_SIGNATURE);
+    let signature = Signature::parse(cconv).ok()?;
+    let problem = calls::mismatch("value", values, &signature.results)?;
+    Some(format!(
+        "vm.return disagrees with @{}'s calling convention \"{cconv}\": {problem}",
+        func.name
+    ))
 }
 
 /// What a call instruction passes and receives, for the check against the

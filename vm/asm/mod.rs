@@ -236,6 +236,9 @@ pub(crate) struct ModuleDraft {
     /// Every call, checked against its callee's calling convention at the
     /// end.
     call_sites: Vec<calls::CallSite>,
+    /// (line, problem) of each `vm.return` whose values disagree with its
+    /// function's calling convention, reported with the call sites.
+    return_problems: Vec<(usize, String)>,
 }
 
 impl ModuleDraft {
@@ -437,6 +440,7 @@ pub fn assemble(source: &str, file: &str) -> Result<Vec<u8>, AsmErrors> {
             declared_debug_database: false,
             function_fixups: Vec::new(),
             call_sites: Vec::new(),
+            return_problems: Vec::new(),
         },
         has_module: false,
         func: None,
