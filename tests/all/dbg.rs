@@ -508,6 +508,161 @@ fn finish_prints_the_returned_value() {
     );
 }
 
+/// gdb's `jump`: the frame goes on at another place of its function (the
+/// code between is skipped or run again), a breakpoint there stops at once
+/// (`tbreak` + `jump`), and places outside the function are refused.
+#[test]
+fn jump_goes_on_elsewhere_in_the_current_function() {
+    let script = "jump 9\nbreak 9\nrun\njump\njump twice\njump 3\njump *0x2\nset var %i1 = 0\n\
+                  jump 8\nprint %i1\ntbreak 12\njump 12\ncontinue\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["error: the program is not being run (use `run`)"]);
+    assert_eq!(
+        r[3].1,
+        ["error: jump needs a location: LINE, FILE:LINE, FUNCTION or *OFFSET"]
+    );
+    assert_eq!(
+        r[4].1,
+        ["error: `twice` is not in `main` (jump moves only within the current function)"]
+    );
+    assert_eq!(
+        r[5].1,
+        ["error: line 3 is not in `main` (jump moves only within the current function)"]
+    );
+    assert_eq!(
+        r[6].1,
+        ["error: no instruction of `main` starts at offset 0x2 (jump moves only within the current function)"]
+    );
+    // Back to line 8: the first call runs again (its result overwrites
+    // the 0 set), and the breakpoint on line 9 stops the program again.
+    assert_eq!(
+        r[8].1,
+        [
+            "Continuing at frames.main+0x00000001.",
+            "Breakpoint 1, main (frames.main+0x0000000E) at frames.src:9:7",
+            "9\t  b = twice(a)"
+        ]
+    );
+    assert_eq!(r[9].1, ["%i1 = 10"]);
+    // tbreak + jump: stopped at once at the target.
+    assert_eq!(
+        r[11].1,
+        [
+            "Continuing at frames.main+0x00000089.",
+            "Temporary breakpoint 2, main (frames.main+0x00000089) at frames.src:12:7",
+            "12\t  z = b / (n - 3)"
+        ]
+    );
+    // Lines 9 to 11 skipped: b is 0, and so is b / (n - 3).
+    assert_eq!(r[12].1, ["[main returned]", "result[0]: i32=0"]);
+}
+
+/// gdb's `return`: the question answered yes (commands not from a
+/// terminal), the selected frame popped with the values, converted to the
+/// function's result types (none given: zeros), the program stopped in the
+/// caller, a watchpoint of the popped frame ended; from the entry
+/// function's outermost frame the program ends with the values.
+#[test]
+fn return_pops_the_selected_frame_with_values() {
+    let script = "break twice\nrun\nreturn 40\nprint %i1\ndelete\nreturn 1, 2\nreturn %r0\n\
+                  return 99999999999\nreturn 7\nbreak twice\nrun\nwatch %i1\nreturn\ncontinue\n\
+                  up\nreturn\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(
+        r[2].1,
+        [
+            "Make twice return now? (y or n) [answered Y; input not from terminal]",
+            "#0  frames.main+0x0000000E frames.src:9:7",
+            "9\t  b = twice(a)"
+        ]
+    );
+    assert_eq!(r[3].1, ["%i1 = 40"]);
+    assert_eq!(
+        r[5].1,
+        ["error: `main` returns 1 value (i32); `return` was given 2"]
+    );
+    assert_eq!(
+        r[6].1,
+        ["error: `main`'s result 0 (i32) takes a number, not ref"]
+    );
+    assert_eq!(
+        r[7].1,
+        ["error: 99999999999 is out of range for `main`'s result 0 (i32)"]
+    );
+    assert_eq!(
+        r[8].1,
+        [
+            "Make main return now? (y or n) [answered Y; input not from terminal]",
+            "[main returned]",
+            "result[0]: i32=7"
+        ]
+    );
+    // A watchpoint of the popped frame ends with it; twice returned 0.
+    assert_eq!(
+        r[12].1,
+        [
+            "Make twice return now? (y or n) [answered Y; input not from terminal]",
+            "Watchpoint 3 deleted because the program has left the block in",
+            "which its expression is valid.",
+            "#0  frames.main+0x0000000E frames.src:9:7",
+            "9\t  b = twice(a)"
+        ]
+    );
+    assert_eq!(
+        r[13].1[0],
+        "Breakpoint 2, twice (frames.twice+0x00000001) at frames.src:3:7"
+    );
+    // From main, selected above twice: both frames go, the call ends
+    // with main's zero.
+    assert_eq!(
+        r[15].1,
+        [
+            "Make main return now? (y or n) [answered Y; input not from terminal]",
+            "[main returned]",
+            "result[0]: i32=0"
+        ]
+    );
+}
+
+/// In an initializer: `finish` from its outermost frame is refused as gdb
+/// refuses it, `return` ends it (the rest of it skipped) and the program
+/// stops before the entry function's first instruction; `bt` with a number
+/// too large says so as gdb does.
+#[test]
+fn return_and_finish_in_an_initializer() {
+    let args = [
+        format!("--module={}", data("dbg/counter.vmasm").display()),
+        "--function=main".into(),
+    ];
+    let script = "break __init\nrun\nwatch %i0\nfinish\nreturn 5\nbt 99999999999999999999\n\
+                  return\ncontinue\n";
+    let (out, _) = dbg(&args, script);
+    let r = replies(&out);
+    assert_eq!(
+        r[3].1,
+        ["error: \"finish\" not meaningful in the outermost frame."]
+    );
+    assert_eq!(
+        r[4].1,
+        ["error: `__init` returns 0 values (); `return` was given 1"]
+    );
+    assert_eq!(r[5].1, ["error: Numeric constant too large."]);
+    assert_eq!(
+        r[6].1,
+        [
+            "Make __init return now? (y or n) [answered Y; input not from terminal]",
+            "Watchpoint 2 deleted because the program has left the block in",
+            "which its expression is valid.",
+            "#0  counter.main+0x00000001",
+            "=> %i0 = vm.global.load.i32 .rwdata[0]"
+        ]
+    );
+    // The initializer's add never ran: main counts from 0.
+    assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=1"]);
+}
+
 #[test]
 fn print_shows_lists_buffers_and_formats() {
     let script = "break 13\nrun\nprint %r0\nprint %r1\np/x %i14\np/t %i14\np/d %i14\np/f %i14\n\
