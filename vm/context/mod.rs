@@ -16,6 +16,7 @@ use crate::trap::{StatusCode, Trap, TrapFrame};
 use crate::values::Value;
 use crate::values::{ElementType, Ref, RefType, TypeDef};
 
+mod aside;
 mod link;
 mod state;
 
