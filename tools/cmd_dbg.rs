@@ -169,6 +169,7 @@ const COMMANDS: &[&str] = &[
     "advance",
     "backtrace",
     "break",
+    "call",
     "commands",
     "complete",
     "condition",
@@ -604,6 +605,9 @@ commands (gdb's words):
                                          FUNCTION or *OFFSET; COND compares registers and
                                          numbers (%i3 == 5, %i0:1 > 10)
   tbreak LOCATION [if COND]              a breakpoint deleted when it stops
+  call FUNCTION(ARGS)                    call a function of the program while it is stopped
+                                         (print FUNCTION(ARGS) too): its results as $N = VALUE;
+                                         breakpoints do not stop inside it
   watch REGISTER [if COND]               stop when a register of the selected frame changes
                                          (a watchpoint, deleted when the frame returns)
   condition N [COND]                     set (or remove) breakpoint N's condition
@@ -709,6 +713,28 @@ fn split_assignment(text: &str) -> Option<(&str, &str)> {
     })?;
     let (register, value) = (text[..at].trim(), text[at + 1..].trim());
     (!register.is_empty() && !value.is_empty()).then_some((register, value))
+}
+
+/// `FUNCTION(ARG, ...)` as the function's name and its arguments' texts
+/// (a name starts with a letter or `_`: registers start with `%`).
+fn call_syntax(text: &str) -> Option<(&str, Vec<&str>)> {
+    let text = text.trim();
+    let open = text.find('(')?;
+    let name = text[..open].trim();
+    let inside = text[open + 1..].strip_suffix(')')?.trim();
+    let named = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
+    if !named {
+        return None;
+    }
+    let args = if inside.is_empty() {
+        Vec::new()
+    } else {
+        inside.split(',').map(str::trim).collect()
+    };
+    Some((name, args))
 }
 
 /// Splits `LOCATION if COND`.
@@ -1172,6 +1198,16 @@ impl Session {
                 ))
                 }
             },
+            "call" => {
+                let (function, args) = call_syntax(rest)
+                    .ok_or("usage: call FUNCTION(ARG, ...)")?;
+                self.call(function, &args, format)?;
+            }
+            "print" | "p" if call_syntax(rest).is_some() => {
+                if let Some((function, args)) = call_syntax(rest) {
+                    self.call(function, &args, format)?;
+                }
+            }
             "print" | "p" => {
                 self.require_frames()?;
                 if let Some((typed, value)) = split_assignment(rest) {
@@ -1245,6 +1281,27 @@ impl Session {
             _ => return Err(format!("unknown command `{word}` (try `help`)")),
         }
         Ok(Flow::Continue)
+    }
+
+    /// `call FUNCTION(ARGS)`: each argument with the selected frame's
+    /// source names, then each result as gdb prints a value (`$1 = 42`).
+    fn call(&mut self, function: &str, args: &[&str], format: Format) -> Result<(), String> {
+        let args = args
+            .iter()
+            .map(|a| self.in_registers(a))
+            .collect::<Result<Vec<String>, String>>()?;
+        let values = self
+            .dbg
+            .call_function(function, &args)
+            .map_err(|e| e.to_string())?;
+        for v in &values {
+            self.history += 1;
+            let text = self
+                .dbg
+                .format_value(&irvm_debugger::DebugValue::from_value(v), format);
+            outln!("${} = {text}", self.history);
+        }
+        Ok(())
     }
 
     /// `return [EXPR, ...]`: the values first (as gdb evaluates them

@@ -663,6 +663,46 @@ fn return_and_finish_in_an_initializer() {
     assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=1"]);
 }
 
+/// gdb's `call FUNCTION(ARGS)` and `print FUNCTION(ARGS)`: any function of
+/// the program, exported or not, called while it is stopped; results as
+/// `$N = VALUE`; a breakpoint inside the call does not stop it, a trap
+/// abandons it, and the stopped program goes on as it was.
+#[test]
+fn call_runs_a_function_while_the_program_is_stopped() {
+    let script = "call twice(2)\nbreak 12\nrun\ncall twice(21)\nprint twice(%i0)\np/x twice(8)\n\
+                  call twice()\ncall twice(%r0)\ncall nope(1)\ncall main(3)\ncall main(1)\nbt\n\
+                  continue\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1,
+        ["error: You can't do that without a process to debug."]
+    );
+    assert_eq!(r[3].1, ["$1 = 42"]);
+    assert_eq!(r[4].1, ["$2 = 10"]);
+    assert_eq!(r[5].1, ["$3 = 0x10"]);
+    assert_eq!(
+        r[6].1,
+        ["error: `twice` takes 1 argument; the call gives 0"]
+    );
+    assert_eq!(
+        r[7].1,
+        ["error: argument 0 of `twice` (i32) takes a number, not !vm.list<i32>"]
+    );
+    assert_eq!(r[8].1, ["error: no function `nope` in the program"]);
+    // main(3) divides by zero; the breakpoint on line 12 did not stop it.
+    assert_eq!(
+        r[9].1,
+        [
+            "error: the call of `main` failed: INVALID_ARGUMENT: integer division by zero \
+          (it was abandoned; the program stays where it stopped)"
+        ]
+    );
+    assert_eq!(r[10].1, ["$4 = -2"]);
+    assert_eq!(r[11].1, ["#0  frames.main+0x00000089 frames.src:12:7"]);
+    assert_eq!(r[12].1, ["[main returned]", "result[0]: i32=10"]);
+}
+
 #[test]
 fn print_shows_lists_buffers_and_formats() {
     let script = "break 13\nrun\nprint %r0\nprint %r1\np/x %i14\np/t %i14\np/d %i14\np/f %i14\n\

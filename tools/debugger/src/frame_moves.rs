@@ -252,8 +252,8 @@ fn zero_of(k: char) -> Value {
     }
 }
 
-/// `given` as a result of type `kind` (`label` names it in errors).
-fn convert_result(
+/// `given` as a value of type `kind` (`label` names it in errors).
+pub(super) fn convert_result(
     kind: char,
     given: &DebugValue,
     literal: Option<i128>,

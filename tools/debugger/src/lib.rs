@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod breakpoints;
+mod call;
 mod expr;
 mod frame_moves;
 mod info;
