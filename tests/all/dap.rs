@@ -848,6 +848,32 @@ fn goto_moves_the_frame_to_a_line_of_its_function() {
     c.disconnect_cleanly();
 }
 
+/// In a function without debug information the lines are those of its
+/// disassembly document: one instruction each.
+#[test]
+fn goto_moves_within_a_disassembly_document() {
+    let mut c = launched(
+        json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"],
+               "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], 3);
+    // Line 2 is the block label: no instruction.
+    let label = c.request("gotoTargets", json!({"source": frame["source"], "line": 2}));
+    assert_eq!(label["success"], false, "{label}");
+    let targets = c.ok("gotoTargets", json!({"source": frame["source"], "line": 4}));
+    let target = targets["targets"][0].clone();
+    assert_eq!(target["line"], 4, "{targets}");
+    c.ok("goto", json!({"threadId": 1, "targetId": target["id"]}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "goto");
+    let (moved, _) = top_frame(&mut c);
+    assert_eq!(moved["line"], 4, "{moved}");
+    assert_eq!(moved["source"], frame["source"]);
+    c.disconnect_cleanly();
+}
+
 /// `EXEC @function` goes out once the `__init`s have run, where `irvm run`
 /// prints it, and `stepOut` of an `__init`'s outermost frame is refused
 /// as gdb refuses `finish` there.

@@ -2,7 +2,9 @@
 //! functions and bytecode offsets (with conditions, hit counts, ignore
 //! counts, temporary ones), gdb's stepping commands (`stepi`, `step`,
 //! `next`, `until`, `advance`, `finish`, `continue`), stops at traps inside
-//! the faulting frame, pausing a running program from another thread or a
+//! the faulting frame, changing where a stopped program goes (`jump`,
+//! `return`) and calling its functions while it is stopped (`call`),
+//! pausing a running program from another thread or a
 //! signal handler (or interrupting the command in progress so that a front
 //! end serves a request, then resuming it), frame selection, and typed views
 //! of registers, lists and buffers. It is built on the interpreter's [`Observer`] hook and paused
