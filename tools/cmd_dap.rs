@@ -1382,8 +1382,41 @@ impl Server {
         };
         // Over the source text a name is the source's, even one spelled
         // like a register (`%i1`); elsewhere registers come first.
-        let hover = args.get("context").and_then(Json::as_str) == Some("hover");
+        let context = args.get("context").and_then(Json::as_str);
+        let hover = context == Some("hover");
         let names = self.names_of(frame)?;
+        // The debug console calls functions (`twice(%i0)`), as gdb's
+        // `print f(x)`; hovers and watches never run code.
+        if let (Some("repl"), Some((function, texts))) = (context, irvm_debugger::parse_call(&expr))
+        {
+            let given = texts
+                .iter()
+                .map(|t| names.substitute(t, false))
+                .collect::<Result<Vec<String>, String>>()?;
+            let dbg = &mut self.session()?.dbg;
+            // (Arguments in the request's frame; `stepOut` keeps finishing
+            // the frame it finished.)
+            let selected = dbg.selected_frame();
+            dbg.select_frame(frame).map_err(|e| e.0)?;
+            let called = dbg.call_function(function, &given);
+            let _ = dbg.select_frame(selected);
+            let values = called.map_err(|e| e.0)?;
+            let shown: Vec<DebugValue> = values.iter().map(DebugValue::from_value).collect();
+            return Ok(match &shown[..] {
+                [one] => {
+                    let var = self.variable(expr, one);
+                    json!({
+                        "result": var["value"],
+                        "type": var["type"],
+                        "variablesReference": var["variablesReference"],
+                    })
+                }
+                _ => {
+                    let texts: Vec<String> = shown.iter().map(|v| value_text(self, v)).collect();
+                    json!({"result": texts.join(", "), "variablesReference": 0})
+                }
+            });
+        }
         // Editors leave the `%` out of the word under the mouse.
         let hovered = hover.then(|| names.hovered(expr.trim())).flatten();
         let vm_expr = names.substitute(hovered.as_deref().unwrap_or(&expr), hover)?;

@@ -715,28 +715,6 @@ fn split_assignment(text: &str) -> Option<(&str, &str)> {
     (!register.is_empty() && !value.is_empty()).then_some((register, value))
 }
 
-/// `FUNCTION(ARG, ...)` as the function's name and its arguments' texts
-/// (a name starts with a letter or `_`: registers start with `%`).
-fn call_syntax(text: &str) -> Option<(&str, Vec<&str>)> {
-    let text = text.trim();
-    let open = text.find('(')?;
-    let name = text[..open].trim();
-    let inside = text[open + 1..].strip_suffix(')')?.trim();
-    let named = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
-    if !named {
-        return None;
-    }
-    let args = if inside.is_empty() {
-        Vec::new()
-    } else {
-        inside.split(',').map(str::trim).collect()
-    };
-    Some((name, args))
-}
-
 /// Splits `LOCATION if COND`.
 fn split_condition(rest: &str) -> (String, Option<String>) {
     let padded = format!(" {rest}");
@@ -1199,12 +1177,12 @@ impl Session {
                 }
             },
             "call" => {
-                let (function, args) = call_syntax(rest)
+                let (function, args) = irvm_debugger::parse_call(rest)
                     .ok_or("usage: call FUNCTION(ARG, ...)")?;
                 self.call(function, &args, format)?;
             }
-            "print" | "p" if call_syntax(rest).is_some() => {
-                if let Some((function, args)) = call_syntax(rest) {
+            "print" | "p" if irvm_debugger::parse_call(rest).is_some() => {
+                if let Some((function, args)) = irvm_debugger::parse_call(rest) {
                     self.call(function, &args, format)?;
                 }
             }

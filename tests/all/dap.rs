@@ -840,6 +840,26 @@ fn goto_moves_the_frame_to_a_line_of_its_function() {
         frame["instructionPointerReference"],
         target["instructionPointerReference"]
     );
+    // The debug console calls functions (a hover never does).
+    let called = c.ok(
+        "evaluate",
+        json!({"expression": "twice(%i0)", "context": "repl", "frameId": frame["id"]}),
+    );
+    assert_eq!(called["result"], "10");
+    let hover = c.request(
+        "evaluate",
+        json!({"expression": "twice(%i0)", "context": "hover", "frameId": frame["id"]}),
+    );
+    assert_eq!(hover["success"], false, "{hover}");
+    let failed = c.request(
+        "evaluate",
+        json!({"expression": "main(3)", "context": "repl", "frameId": frame["id"]}),
+    );
+    assert_eq!(
+        failed["message"],
+        "the call of `main` failed: INVALID_ARGUMENT: integer division by zero \
+         (it was abandoned; the program stays where it stopped)"
+    );
     // Lines 9 to 11 skipped: b is 0, and so is b / (n - 3).
     c.ok("continue", json!({"threadId": 1}));
     assert_eq!(c.event("output")["body"]["output"], "EXEC @main\n");

@@ -1011,6 +1011,86 @@ fn sigint_pauses_a_running_program() {
     assert!(rest.contains("[Inferior 1 killed]"), "{rest}");
 }
 
+/// Ctrl-C abandons a call made from the debugger (`call spin(N)` of a
+/// loop that would run for hours); the stopped program goes on as it was.
+#[test]
+fn sigint_abandons_a_long_call() {
+    use std::io::BufRead;
+    use std::sync::mpsc::RecvTimeoutError;
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args([
+            "dbg".to_string(),
+            format!("--module={}", data("spin.vmfb").display()),
+            "--function=spin".into(),
+            "--input=3".into(),
+            "--interruptible".into(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("irvm dbg starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let pid = child.id() as i32;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen: Vec<String> = Vec::new();
+    let mut read_until = |want: &str, sigint: bool| {
+        let start = Instant::now();
+        loop {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no {want:?} within 20 s: {seen:?}"
+            );
+            if sigint {
+                // SAFETY: signalling our own child process.
+                assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+            }
+            match lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => {
+                    let found = line.contains(want);
+                    seen.push(line.clone());
+                    if found {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => panic!("irvm dbg ended early: {seen:?}"),
+            }
+        }
+    };
+    stdin
+        .write_all(b"start\ncall spin(1000000000000)\n")
+        .expect("commands");
+    stdin.flush().expect("flush");
+    read_until("(irvm) call spin", false);
+    let abandoned = read_until("error: ", true);
+    assert_eq!(
+        abandoned,
+        "error: the call of `spin` failed: CANCELLED: the call of module.spin was paused and \
+         abandoned (it was abandoned; the program stays where it stopped)"
+    );
+    stdin.write_all(b"continue\nquit\n").expect("commands");
+    drop(stdin);
+    let status = child.wait().expect("exit");
+    let rest: Vec<String> = lines.iter().collect();
+    // (The failed command makes the exit code 1, as any in a script.)
+    assert_eq!(status.code(), Some(1), "{rest:?}");
+    assert!(
+        rest.iter().any(|l| l == "result[0]: i64=6"),
+        "the stopped call went on as it was: {rest:?}"
+    );
+}
+
 /// A Ctrl-C that comes after `run` was read but before the program's first
 /// instruction pauses it there (it was dropped as a stale pause). Made
 /// deterministic by holding the debugger in that window: its stdout is a

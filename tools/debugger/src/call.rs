@@ -2,8 +2,10 @@
 //! the program called while it is stopped, on a stack of its own
 //! ([`irvm::Context::invoke_aside`]): the stopped frames stay as they are.
 //! Breakpoints and watchpoints do not stop inside the call (nothing
-//! observes it); a pause ([`crate::PauseHandle`], when the debugger is
-//! interruptible) or a trap abandons it.
+//! observes it); a pause ([`crate::PauseHandle::pause`], when the debugger
+//! is interruptible) or a trap abandons it.
+
+use std::sync::atomic::Ordering;
 
 use irvm::Value;
 
@@ -56,8 +58,17 @@ impl Debugger {
             .ctx
             .function_at(&a.module, a.function)
             .map_err(|e| DebugCommandError(e.to_string()))?;
-        // A pause (Ctrl-C) abandons a call that runs too long.
-        let flag = self.interruptible.then(|| self.pause.flag.clone());
+        // A pause (Ctrl-C) abandons a call that runs too long; one asked
+        // for before this command was read is stale. Interrupts (a front
+        // end serving a request: DAP) are not pauses: they stay for the
+        // next command, and the call is not watched for them (DAP's
+        // `terminate` and `disconnect` end it through the VM's interrupt).
+        let interrupting = self.pause.interrupt.load(Ordering::Relaxed);
+        let watched = self.interruptible && !interrupting;
+        if watched && !self.pause.command_read.swap(false, Ordering::SeqCst) {
+            self.pause.flag.store(false, Ordering::Relaxed);
+        }
+        let flag = watched.then(|| self.pause.flag.clone());
         self.ctx.set_pause_flag(flag);
         let result = self.ctx.invoke_aside(&func, &values);
         self.ctx.set_pause_flag(None);
@@ -69,4 +80,26 @@ impl Debugger {
             ))
         })
     }
+}
+
+/// `FUNCTION(ARG, ...)` as the function's name and its arguments' texts
+/// (a name starts with a letter or `_`: registers start with `%`).
+pub fn parse_call(text: &str) -> Option<(&str, Vec<&str>)> {
+    let text = text.trim();
+    let open = text.find('(')?;
+    let name = text[..open].trim();
+    let inside = text[open + 1..].strip_suffix(')')?.trim();
+    let named = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
+    if !named {
+        return None;
+    }
+    let args = if inside.is_empty() {
+        Vec::new()
+    } else {
+        inside.split(',').map(str::trim).collect()
+    };
+    Some((name, args))
 }
