@@ -851,6 +851,11 @@ fn goto_moves_the_frame_to_a_line_of_its_function() {
         json!({"expression": "twice(%i0)", "context": "hover", "frameId": frame["id"]}),
     );
     assert_eq!(hover["success"], false, "{hover}");
+    let watch = c.request(
+        "evaluate",
+        json!({"expression": "twice(%i0)", "context": "watch", "frameId": frame["id"]}),
+    );
+    assert_eq!(watch["success"], false, "{watch}");
     let failed = c.request(
         "evaluate",
         json!({"expression": "main(3)", "context": "repl", "frameId": frame["id"]}),

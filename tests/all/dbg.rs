@@ -701,6 +701,14 @@ fn call_runs_a_function_while_the_program_is_stopped() {
     assert_eq!(r[10].1, ["$4 = -2"]);
     assert_eq!(r[11].1, ["#0  frames.main+0x00000089 frames.src:12:7"]);
     assert_eq!(r[12].1, ["[main returned]", "result[0]: i32=10"]);
+    // Stopped at a trap (n = 3 divides by zero), functions can be called.
+    let (out, _) = dbg(&frames_args("3"), "run\ncall twice(4)\n");
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1[0],
+        "Program stopped: INVALID_ARGUMENT: integer division by zero"
+    );
+    assert_eq!(r[1].1, ["$1 = 8"]);
 }
 
 #[test]
