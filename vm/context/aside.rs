@@ -12,7 +12,8 @@
 //! they are set aside, so the cycle collector sees them as outside holders.
 //! The call aside shares the context's limits, fuel, deadline and memory
 //! budget (its stack is charged while it lives), as gdb's calls share the
-//! process.
+//! process: its frames count on top of the paused call's against the
+//! stack's depth and bytes, as if it ran above them.
 
 use crate::exec::Stack;
 use crate::func::{Func, FuncTarget, LookupError};
@@ -35,9 +36,15 @@ impl Context {
         let paused = std::mem::replace(&mut self.stack, fresh);
         let quietly = std::mem::take(&mut self.hooks.resume_quietly);
         let kept_frames = self.trap_frames.take();
+        // The stack left above the paused frames.
+        let limits = self.limits;
+        let (depth, bytes) = paused.depth_and_bytes();
+        self.limits.max_stack_depth = limits.max_stack_depth.saturating_sub(depth);
+        self.limits.max_stack_bytes = limits.max_stack_bytes.saturating_sub(bytes);
         let result = self.run_aside(func, args);
         // (The call's stack is released here: cleared on every path.)
         self.stack = paused;
+        self.limits = limits;
         self.hooks.resume_quietly = quietly;
         self.trap_frames = kept_frames;
         result
@@ -161,6 +168,26 @@ vm.func @main(%i0: i32) -> (i32) {
         assert_eq!(got[0].as_i32(), Some(42));
         let after: Vec<String> = ctx.frames().iter().map(|f| f.frame.to_string()).collect();
         assert_eq!(before, after);
+        assert_eq!(finish(&mut ctx), 11);
+    }
+
+    #[test]
+    fn a_call_aside_has_the_stack_above_the_paused_frames() {
+        let mut ctx = paused();
+        // Two frames paused: one more fits a depth of 3, main's two do not.
+        ctx.set_limits(crate::Limits {
+            max_stack_depth: 3,
+            ..crate::Limits::default()
+        });
+        let twice = ctx.function_at("m", 0).expect("twice");
+        let got = ctx.invoke_aside(&twice, &[Value::I32(2)]).expect("fits");
+        assert_eq!(got[0].as_i32(), Some(4));
+        let main = ctx.function("m.main").expect("main");
+        let e = ctx
+            .invoke_aside(&main, &[Value::I32(2)])
+            .expect_err("overflows");
+        assert_eq!(e.code, StatusCode::ResourceExhausted);
+        assert_eq!(ctx.limits().max_stack_depth, 3);
         assert_eq!(finish(&mut ctx), 11);
     }
 

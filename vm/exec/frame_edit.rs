@@ -28,6 +28,15 @@ use crate::values::Value;
 use super::{pop_frame, write_host_results, Stack};
 
 impl Stack {
+    /// The frames of the call in the stack and the bytes of the
+    /// reference's stack they occupy (see `Frame::stack_end`).
+    pub(crate) fn depth_and_bytes(&self) -> (usize, u64) {
+        (
+            self.frames.len(),
+            self.frames.last().map_or(0, |f| f.stack_end),
+        )
+    }
+
     /// The module of frame `n` (0 = innermost), for naming its function
     /// (0 when there is no such frame: the errors say so first).
     pub(crate) fn frame_module(&self, n: usize) -> u32 {
