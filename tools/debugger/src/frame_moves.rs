@@ -173,7 +173,7 @@ impl Debugger {
             .map_err(|e| DebugCommandError(e.message))?;
         // The watchpoints of the popped frames end with them (disabled
         // ones quietly).
-        let first_popped = depth - selected;
+        let first_popped = depth.saturating_sub(selected);
         let ended: Vec<(u32, bool)> = {
             let mut shared = lock(&self.shared);
             let ended = shared
