@@ -14,6 +14,7 @@
 
 mod code;
 mod disassembly;
+mod goto;
 mod sources;
 mod watch;
 
@@ -74,6 +75,7 @@ pub fn main(_args: DapArgs) -> ExitCode {
         session: None,
         vars: Vec::new(),
         memory: Vec::new(),
+        goto_targets: Vec::new(),
         trap_filter: false,
         ended: false,
         initialized: false,
@@ -352,7 +354,6 @@ fn read_message(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
 /// The launched program.
 struct Session {
     dbg: Debugger,
-    function: String,
     stop_on_entry: bool,
     started: bool,
     /// `noDebug`: the program runs without stopping.
@@ -398,6 +399,9 @@ struct Server {
     /// What each `memoryReference` (`m1`, `m2`, ...) reads: refs with
     /// bytes (buffers, tensors), valid until the next run.
     memory: Vec<Ref>,
+    /// The places each `gotoTargets` answer's targets name (ids from 1),
+    /// valid until the next run.
+    goto_targets: Vec<irvm_debugger::CodeAddress>,
     trap_filter: bool,
     /// The program ended (exited and terminated were sent).
     ended: bool,
@@ -705,7 +709,8 @@ impl Server {
                 Next::Paused
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
-            | "dataBreakpointInfo" | "readMemory" | "exceptionInfo" | "completions"
+            | "dataBreakpointInfo" | "readMemory" | "exceptionInfo" | "completions" | "goto"
+            | "gotoTargets"
                 if running =>
             {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
@@ -733,6 +738,16 @@ impl Server {
                         Next::Serve
                     }
                 }
+            }
+            "goto" => {
+                // The response, then the stop where the frame now stands.
+                let reply = self.goto(&args);
+                let moved = reply.is_ok();
+                self.respond(seq, &command, reply);
+                if moved {
+                    self.event("stopped", stopped_body("goto"));
+                }
+                Next::Serve
             }
             _ => {
                 let reply = self.request(&command, &args);
@@ -779,6 +794,7 @@ impl Server {
             "setVariable" => self.set_variable(args),
             "readMemory" => self.read_memory(args),
             "exceptionInfo" => self.exception_info(args),
+            "gotoTargets" => self.goto_targets(args),
             "dataBreakpointInfo" => self.data_breakpoint_info(args),
             "setDataBreakpoints" => self.set_data_breakpoints(args),
             // Stopped already (or not started): nothing to do.
@@ -808,6 +824,7 @@ impl Server {
         json!({
             "supportsConfigurationDoneRequest": true,
             "supportsFunctionBreakpoints": true,
+            "supportsGotoTargetsRequest": true,
             "supportsConditionalBreakpoints": true,
             "supportsHitConditionalBreakpoints": true,
             "supportsEvaluateForHovers": true,
@@ -884,6 +901,22 @@ impl Server {
             );
             write_message(&seq, m);
         })));
+        // `EXEC @function` goes out as the entry function begins, after
+        // the initializers, where `irvm run` prints it.
+        let (seq, exec) = (
+            self.seq.clone(),
+            function.trim_start_matches('@').to_string(),
+        );
+        dbg.set_entry_hook(Some(Box::new(move || {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("event"));
+            m.insert("event".into(), json!("output"));
+            m.insert(
+                "body".into(),
+                json!({"category": "stdout", "output": format!("EXEC @{exec}\n")}),
+            );
+            write_message(&seq, m);
+        })));
         *self.control.pause.lock().unwrap_or_else(|e| e.into_inner()) = Some(dbg.pause_handle());
         *self
             .control
@@ -901,7 +934,6 @@ impl Server {
         self.code = Some(code);
         self.session = Some(Session {
             dbg,
-            function: function.trim_start_matches('@').to_string(),
             stop_on_entry,
             started: false,
             no_debug,
@@ -933,6 +965,8 @@ impl Server {
             "configurationDone" if s.started => Err("the program is already running".into()),
             "configurationDone" => Ok(()),
             _ if !s.started => Err("the program has not started (send `configurationDone`)".into()),
+            // An initializer's outermost frame has no caller to step out to.
+            "stepOut" => s.dbg.finish_refusal().map_err(|e| e.0),
             _ => s.dbg.require_running_program().map_err(|e| e.0),
         }
     }
@@ -959,18 +993,14 @@ impl Server {
     fn run_until_stopped(&mut self, command: &str, args: &Json) -> Next {
         self.vars.clear();
         self.memory.clear();
+        self.goto_targets.clear();
         let instruction = args.get("granularity").and_then(Json::as_str) == Some("instruction");
         let Some(s) = self.session.as_mut() else {
             return Next::Serve;
         };
         if command == "configurationDone" {
             s.started = true;
-            let function = s.function.clone();
-            self.output("stdout", &format!("EXEC @{function}\n"));
         }
-        let Some(s) = self.session.as_mut() else {
-            return Next::Serve;
-        };
         let mut stop = match command {
             "configurationDone" => s.dbg.start(s.stop_on_entry),
             "continue" => s.dbg.continue_(),
@@ -1352,8 +1382,41 @@ impl Server {
         };
         // Over the source text a name is the source's, even one spelled
         // like a register (`%i1`); elsewhere registers come first.
-        let hover = args.get("context").and_then(Json::as_str) == Some("hover");
+        let context = args.get("context").and_then(Json::as_str);
+        let hover = context == Some("hover");
         let names = self.names_of(frame)?;
+        // The debug console calls functions (`twice(%i0)`), as gdb's
+        // `print f(x)`; hovers and watches never run code.
+        if let (Some("repl"), Some((function, texts))) = (context, irvm_debugger::parse_call(&expr))
+        {
+            let given = texts
+                .iter()
+                .map(|t| names.substitute(t, false))
+                .collect::<Result<Vec<String>, String>>()?;
+            let dbg = &mut self.session()?.dbg;
+            // (Arguments in the request's frame; `stepOut` keeps finishing
+            // the frame it finished.)
+            let selected = dbg.selected_frame();
+            dbg.select_frame(frame).map_err(|e| e.0)?;
+            let called = dbg.call_function(function, &given);
+            let _ = dbg.select_frame(selected);
+            let values = called.map_err(|e| e.0)?;
+            let shown: Vec<DebugValue> = values.iter().map(DebugValue::from_value).collect();
+            return Ok(match &shown[..] {
+                [one] => {
+                    let var = self.variable(expr, one);
+                    json!({
+                        "result": var["value"],
+                        "type": var["type"],
+                        "variablesReference": var["variablesReference"],
+                    })
+                }
+                _ => {
+                    let texts: Vec<String> = shown.iter().map(|v| value_text(self, v)).collect();
+                    json!({"result": texts.join(", "), "variablesReference": 0})
+                }
+            });
+        }
         // Editors leave the `%` out of the word under the mouse.
         let hovered = hover.then(|| names.hovered(expr.trim())).flatten();
         let vm_expr = names.substitute(hovered.as_deref().unwrap_or(&expr), hover)?;

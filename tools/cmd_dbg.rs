@@ -169,6 +169,7 @@ const COMMANDS: &[&str] = &[
     "advance",
     "backtrace",
     "break",
+    "call",
     "commands",
     "complete",
     "condition",
@@ -186,10 +187,12 @@ const COMMANDS: &[&str] = &[
     "kill",
     "ignore",
     "info",
+    "jump",
     "list",
     "next",
     "print",
     "quit",
+    "return",
     "run",
     "set",
     "start",
@@ -207,7 +210,7 @@ const COMMANDS: &[&str] = &[
 /// Commands whose argument is a location (completed with files and
 /// functions).
 const LOCATION_COMMANDS: &[&str] = &[
-    "break", "b", "br", "tbreak", "list", "l", "advance", "until", "u",
+    "break", "b", "br", "tbreak", "list", "l", "advance", "until", "u", "jump", "j",
 ];
 
 /// The completions of the word before `pos` in `line`: where it starts and
@@ -388,6 +391,8 @@ struct Session {
     reported: bool,
     /// The number of the last breakpoint set (`commands` without one).
     last_breakpoint: Option<u32>,
+    /// Commands come from a terminal: questions are asked (`return`).
+    interactive: bool,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -426,6 +431,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         pending_commands: None,
         reported: false,
         last_breakpoint: None,
+        interactive,
         dbg,
     };
     let mut input = match &args.batch {
@@ -599,6 +605,9 @@ commands (gdb's words):
                                          FUNCTION or *OFFSET; COND compares registers and
                                          numbers (%i3 == 5, %i0:1 > 10)
   tbreak LOCATION [if COND]              a breakpoint deleted when it stops
+  call FUNCTION(ARGS)                    call a function of the program while it is stopped
+                                         (print FUNCTION(ARGS) too): its results as $N = VALUE;
+                                         breakpoints do not stop inside it
   watch REGISTER [if COND]               stop when a register of the selected frame changes
                                          (a watchpoint, deleted when the frame returns)
   condition N [COND]                     set (or remove) breakpoint N's condition
@@ -615,6 +624,11 @@ commands (gdb's words):
   stepi                                  one instruction (si)
   until | advance LOCATION               past the current line (u) / to LOCATION, or the frame's return
   finish                                 run until the selected frame returns
+  jump LOCATION                          go on at LOCATION of the current function (j): LINE,
+                                         FILE:LINE, FUNCTION or *OFFSET; a breakpoint there stops
+  return [EXPR, ...]                     pop the selected frame now, returning one EXPR per
+                                         result (none: zeros and null refs); popping the outermost
+                                         frame ends the call (an __init's: the next call stops)
   backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
                                          or outermost N; full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
@@ -1094,6 +1108,7 @@ impl Session {
             "finish" | "fin" => {
                 let n = self.dbg.selected_frame();
                 self.require_frames()?;
+                self.dbg.finish_refusal().map_err(e)?;
                 if let Some((a, _)) = self.dbg.frame_location(n) {
                     outln!("Run till exit from #{n}  {}", self.describe_address(&a));
                 }
@@ -1101,6 +1116,18 @@ impl Session {
                 self.report(stop);
             }
             "backtrace" | "bt" | "where" => self.backtrace(rest)?,
+            "jump" | "j" => {
+                let target = self.dbg.jump_target(rest).map_err(e)?;
+                let name = self.dbg.function_name(&target);
+                outln!(
+                    "Continuing at {}.{name}+0x{:08X}.",
+                    target.module,
+                    target.offset
+                );
+                let stop = self.dbg.jump(&target).map_err(e)?;
+                self.report(stop);
+            }
+            "return" => self.return_now(rest)?,
             "up" | "down" => {
                 let count: usize = if rest.is_empty() {
                     1
@@ -1149,6 +1176,16 @@ impl Session {
                 ))
                 }
             },
+            "call" => {
+                let (function, args) = irvm_debugger::parse_call(rest)
+                    .ok_or("usage: call FUNCTION(ARG, ...)")?;
+                self.call(function, &args, format)?;
+            }
+            "print" | "p" if irvm_debugger::parse_call(rest).is_some() => {
+                if let Some((function, args)) = irvm_debugger::parse_call(rest) {
+                    self.call(function, &args, format)?;
+                }
+            }
             "print" | "p" => {
                 self.require_frames()?;
                 if let Some((typed, value)) = split_assignment(rest) {
@@ -1222,6 +1259,76 @@ impl Session {
             _ => return Err(format!("unknown command `{word}` (try `help`)")),
         }
         Ok(Flow::Continue)
+    }
+
+    /// `call FUNCTION(ARGS)`: each argument with the selected frame's
+    /// source names, then each result as gdb prints a value (`$1 = 42`).
+    fn call(&mut self, function: &str, args: &[&str], format: Format) -> Result<(), String> {
+        let args = args
+            .iter()
+            .map(|a| self.in_registers(a))
+            .collect::<Result<Vec<String>, String>>()?;
+        let values = self
+            .dbg
+            .call_function(function, &args)
+            .map_err(|e| e.to_string())?;
+        for v in &values {
+            self.history += 1;
+            let text = self
+                .dbg
+                .format_value(&irvm_debugger::DebugValue::from_value(v), format);
+            outln!("${} = {text}", self.history);
+        }
+        Ok(())
+    }
+
+    /// `return [EXPR, ...]`: the values first (as gdb evaluates them
+    /// before it asks), then gdb's question, answered yes when the
+    /// commands do not come from a terminal, then the frame it stops in.
+    fn return_now(&mut self, rest: &str) -> Result<(), String> {
+        self.require_frames()?;
+        let e = |e: DebugCommandError| e.to_string();
+        let typed: Vec<&str> = if rest.is_empty() {
+            Vec::new()
+        } else {
+            rest.split(',').map(str::trim).collect()
+        };
+        let exprs = typed
+            .iter()
+            .map(|t| self.in_registers(t))
+            .collect::<Result<Vec<String>, String>>()?;
+        let values = self.dbg.return_values(&exprs).map_err(e)?;
+        let what = self
+            .dbg
+            .selected_function_name()
+            .unwrap_or_else(|| "selected stack frame".into());
+        if self.interactive {
+            out!("Make {what} return now? (y or n) ");
+            let mut answer = String::new();
+            let _ = std::io::stdin().read_line(&mut answer);
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                return Err("Not confirmed".into());
+            }
+        } else {
+            outln!("Make {what} return now? (y or n) [answered Y; input not from terminal]");
+        }
+        let stop = self.dbg.return_now(values).map_err(e)?;
+        match stop {
+            Stop::Step => self.show_frame(0),
+            Stop::Watchpoints { events, .. } => {
+                for event in events {
+                    if let WatchEvent::LeftScope(id) = event {
+                        outln!(
+                            "\nWatchpoint {id} deleted because the program has left the block in\n\
+                             which its expression is valid."
+                        );
+                    }
+                }
+                self.show_frame(0);
+            }
+            other => self.report(other),
+        }
+        Ok(())
     }
 
     /// `fib (module.fib+0x00000033) at fib.mlir:9:10`.
@@ -1616,6 +1723,15 @@ impl Session {
                 "full" | "-full" => full = true,
                 _ => match word.parse::<i64>() {
                     Ok(n) if limit.is_none() => limit = Some(n),
+                    // gdb's words for a number past its integers.
+                    Err(_)
+                        if limit.is_none() && {
+                            let digits = word.strip_prefix('-').unwrap_or(word);
+                            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+                        } =>
+                    {
+                        return Err("Numeric constant too large.".into())
+                    }
                     _ => {
                         return Err(format!(
                             "unknown backtrace argument `{word}` (full, N or -N)"

@@ -1,9 +1,10 @@
 //! The debugger on valid programs (see `gen_program.rs`; every `app`
 //! instruction has its own source line): a fuzz-chosen sequence of
 //! breakpoints (by line, function or offset), steps, nexts, finishes,
-//! continues and inspections. Each command must succeed or fail with a
+//! continues, inspections, and changes of where the program goes (`jump`,
+//! `return`, `call`). Each command must succeed or fail with a
 //! `DebugCommandError`; a run driven to its end must finish exactly as the
-//! plain interpreter does. Never a panic.
+//! plain interpreter does, unless such a change altered it. Never a panic.
 #![no_main]
 
 mod gen_program;
@@ -51,16 +52,22 @@ fuzz_target!(|data: &[u8]| {
     let f = plain.function(&format!("app.{name}")).expect("export");
     let expected = outcome(&plain.invoke(&f, &args));
 
-    let ctx = context(&lib, &app);
+    let mut ctx = context(&lib, &app);
+    // A jump or return can make a counted loop endless (the constant its
+    // counter steps by skipped): fuel ends it. The generated programs
+    // never come near it otherwise (at most three trips a loop).
+    ctx.set_fuel(Some(10_000_000));
     let f = ctx.function(&format!("app.{name}")).expect("export");
     let mut dbg = Debugger::new(ctx, f, args);
     // Module globals persist across runs in one context: only the first
     // run's outcome is comparable with the plain interpreter's.
     let mut starts = 0u32;
     let mut first: Option<String> = None;
+    // A jump, return or call changed what the first run computes.
+    let mut altered = false;
     let commands = u.int_in_range(0..=40u32).unwrap_or(0);
     for _ in 0..commands {
-        let Ok(op) = u.int_in_range(0..=11u8) else {
+        let Ok(op) = u.int_in_range(0..=14u8) else {
             break;
         };
         let stop = match op {
@@ -96,6 +103,42 @@ fuzz_target!(|data: &[u8]| {
             6 => Some(dbg.step()),
             7 => Some(dbg.step_over()),
             8 => Some(dbg.finish()),
+            9 => {
+                let spec = match u.int_in_range(0..=2u8).unwrap_or(0) {
+                    0 => format!("app.mlir:{}", u.int_in_range(0..=program.lines + 2).unwrap_or(0)),
+                    1 => format!("*{}", u.int_in_range(0..=200u16).unwrap_or(0)),
+                    _ => format!("lib.f{}", u.int_in_range(0..=3u8).unwrap_or(0)),
+                };
+                let target = dbg.jump_target(&spec);
+                let jumped = target.and_then(|t| dbg.jump(&t));
+                altered |= starts == 1 && jumped.is_ok();
+                Some(jumped)
+            }
+            10 => {
+                if let Ok(n) = u.int_in_range(0..=3usize) {
+                    let _ = dbg.select_frame(n);
+                }
+                let given: Vec<String> = match u.int_in_range(0..=2u8).unwrap_or(0) {
+                    0 => Vec::new(),
+                    1 => vec!["7".into()],
+                    _ => vec!["%i0".into(), "0".into()],
+                };
+                let returned = dbg
+                    .return_values(&given)
+                    .and_then(|v| dbg.return_now(v));
+                altered |= starts == 1 && returned.is_ok();
+                Some(returned)
+            }
+            11 => {
+                if let Ok((name, sig)) = u.choose(&program.app_exports).cloned() {
+                    let mut given: Vec<String> = (0..sig.i32_args).map(|k| format!("{k}")).collect();
+                    given.extend((0..sig.ref_args).map(|_| "0".to_string()));
+                    let called = dbg.call_function(&format!("app.{name}"), &given);
+                    // (A call may change the program's globals.)
+                    altered |= starts == 1 && called.is_ok();
+                }
+                None
+            }
             _ => {
                 // Inspection, as `bt`, `info registers` and `list` use it.
                 for frame in dbg.frames() {
@@ -142,7 +185,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     assert!(!dbg.is_running(), "the program still runs after 1000 continues");
-    if starts == 1 {
+    if starts == 1 && !altered {
         let got = first.expect("the first run ended");
         assert_eq!(
             got, expected,

@@ -794,6 +794,141 @@ fn step_out_of_the_outermost_frame_runs_to_the_end() {
     c.disconnect_cleanly();
 }
 
+/// VS Code's "Jump to Cursor": `gotoTargets` lists where a line of the
+/// current function starts, `goto` moves the frame there (a `stopped`
+/// event of reason `goto` after the response) and the program goes on
+/// from there; lines of other functions are refused.
+#[test]
+fn goto_moves_the_frame_to_a_line_of_its_function() {
+    let mut c = Client::start();
+    let caps = launch(
+        &mut c,
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
+               "sourceDirs": [path("")]}),
+    );
+    assert_eq!(caps["supportsGotoTargetsRequest"], true);
+    let stopped = c.run_to_line("dbg/frames.src", 9);
+    assert_eq!(stopped["body"]["reason"], "breakpoint");
+    let source = json!({"path": path("dbg/frames.src")});
+    let other = c.request("gotoTargets", json!({"source": source, "line": 3}));
+    assert_eq!(other["success"], false);
+    assert_eq!(
+        other["message"],
+        "line 3 has no code in `main`, the function the program is stopped in \
+         (goto moves only within it)"
+    );
+    let stale = c.request("goto", json!({"threadId": 1, "targetId": 7}));
+    assert_eq!(
+        stale["message"],
+        "no goto target 7 (ask `gotoTargets` first)"
+    );
+    let targets = c.ok("gotoTargets", json!({"source": source, "line": 12}));
+    let target = &targets["targets"][0];
+    assert_eq!(target["label"], "frames.main+0x00000089", "{targets}");
+    assert_eq!(target["line"], 12);
+    assert_eq!(target["column"], 7);
+    assert!(
+        target["instructionPointerReference"].is_string(),
+        "{target}"
+    );
+    assert_eq!(targets["targets"].as_array().map(Vec::len), Some(1));
+    c.ok("goto", json!({"threadId": 1, "targetId": target["id"]}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "goto");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], 12, "{frame}");
+    assert_eq!(
+        frame["instructionPointerReference"],
+        target["instructionPointerReference"]
+    );
+    // The debug console calls functions (a hover never does).
+    let called = c.ok(
+        "evaluate",
+        json!({"expression": "twice(%i0)", "context": "repl", "frameId": frame["id"]}),
+    );
+    assert_eq!(called["result"], "10");
+    let hover = c.request(
+        "evaluate",
+        json!({"expression": "twice(%i0)", "context": "hover", "frameId": frame["id"]}),
+    );
+    assert_eq!(hover["success"], false, "{hover}");
+    let watch = c.request(
+        "evaluate",
+        json!({"expression": "twice(%i0)", "context": "watch", "frameId": frame["id"]}),
+    );
+    assert_eq!(watch["success"], false, "{watch}");
+    let failed = c.request(
+        "evaluate",
+        json!({"expression": "main(3)", "context": "repl", "frameId": frame["id"]}),
+    );
+    assert_eq!(
+        failed["message"],
+        "the call of `main` failed: INVALID_ARGUMENT: integer division by zero \
+         (it was abandoned; the program stays where it stopped)"
+    );
+    // Lines 9 to 11 skipped: b is 0, and so is b / (n - 3).
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("output")["body"]["output"], "EXEC @main\n");
+    assert_eq!(c.event("output")["body"]["output"], "result[0]: i32=0\n");
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.disconnect_cleanly();
+}
+
+/// In a function without debug information the lines are those of its
+/// disassembly document: one instruction each.
+#[test]
+fn goto_moves_within_a_disassembly_document() {
+    let mut c = launched(
+        json!({"modules": [path("lib_b.vmfb"), path("app_a.vmfb")], "function": "main", "inputs": ["4"],
+               "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    let (frame, _) = top_frame(&mut c);
+    assert_eq!(frame["line"], 3);
+    // Line 2 is the block label: no instruction.
+    let label = c.request("gotoTargets", json!({"source": frame["source"], "line": 2}));
+    assert_eq!(label["success"], false, "{label}");
+    let targets = c.ok("gotoTargets", json!({"source": frame["source"], "line": 4}));
+    let target = targets["targets"][0].clone();
+    assert_eq!(target["line"], 4, "{targets}");
+    c.ok("goto", json!({"threadId": 1, "targetId": target["id"]}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "goto");
+    let (moved, _) = top_frame(&mut c);
+    assert_eq!(moved["line"], 4, "{moved}");
+    assert_eq!(moved["source"], frame["source"]);
+    c.disconnect_cleanly();
+}
+
+/// `EXEC @function` goes out once the `__init`s have run, where `irvm run`
+/// prints it, and `stepOut` of an `__init`'s outermost frame is refused
+/// as gdb refuses `finish` there.
+#[test]
+fn exec_follows_the_initializers_and_step_out_of_an_init_is_refused() {
+    let mut c = launched(json!({"modules": [path("dbg/counter.vmasm")], "function": "main"}));
+    c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "__init"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "function breakpoint");
+    assert!(
+        c.events.iter().all(|e| e["event"] != "output"),
+        "{:?}",
+        c.events
+    );
+    let out = c.request("stepOut", json!({"threadId": 1}));
+    assert_eq!(out["success"], false);
+    assert_eq!(
+        out["message"],
+        "\"finish\" not meaningful in the outermost frame."
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    assert_eq!(c.event("output")["body"]["output"], "EXEC @main\n");
+    assert_eq!(c.event("output")["body"]["output"], "result[0]: i32=101\n");
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.disconnect_cleanly();
+}
+
 #[test]
 fn the_last_step_does_not_land_on_the_function_line() {
     // fib's final vm.return is at `func.func @fib` (3:1), the compiler's

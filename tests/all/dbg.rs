@@ -508,6 +508,209 @@ fn finish_prints_the_returned_value() {
     );
 }
 
+/// gdb's `jump`: the frame goes on at another place of its function (the
+/// code between is skipped or run again), a breakpoint there stops at once
+/// (`tbreak` + `jump`), and places outside the function are refused.
+#[test]
+fn jump_goes_on_elsewhere_in_the_current_function() {
+    let script = "jump 9\nbreak 9\nrun\njump\njump twice\njump 3\njump *0x2\nset var %i1 = 0\n\
+                  jump 8\nprint %i1\ntbreak 12\njump 12\ncontinue\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(r[0].1, ["error: the program is not being run (use `run`)"]);
+    assert_eq!(
+        r[3].1,
+        ["error: jump needs a location: LINE, FILE:LINE, FUNCTION or *OFFSET"]
+    );
+    assert_eq!(
+        r[4].1,
+        ["error: `twice` is not in `main` (jump moves only within the current function)"]
+    );
+    assert_eq!(
+        r[5].1,
+        ["error: line 3 is not in `main` (jump moves only within the current function)"]
+    );
+    assert_eq!(
+        r[6].1,
+        ["error: no instruction of `main` starts at offset 0x2 (jump moves only within the current function)"]
+    );
+    // Back to line 8: the first call runs again (its result overwrites
+    // the 0 set), and the breakpoint on line 9 stops the program again.
+    assert_eq!(
+        r[8].1,
+        [
+            "Continuing at frames.main+0x00000001.",
+            "Breakpoint 1, main (frames.main+0x0000000E) at frames.src:9:7",
+            "9\t  b = twice(a)"
+        ]
+    );
+    assert_eq!(r[9].1, ["%i1 = 10"]);
+    // tbreak + jump: stopped at once at the target.
+    assert_eq!(
+        r[11].1,
+        [
+            "Continuing at frames.main+0x00000089.",
+            "Temporary breakpoint 2, main (frames.main+0x00000089) at frames.src:12:7",
+            "12\t  z = b / (n - 3)"
+        ]
+    );
+    // Lines 9 to 11 skipped: b is 0, and so is b / (n - 3).
+    assert_eq!(r[12].1, ["[main returned]", "result[0]: i32=0"]);
+}
+
+/// gdb's `return`: the question answered yes (commands not from a
+/// terminal), the selected frame popped with the values, converted to the
+/// function's result types (none given: zeros), the program stopped in the
+/// caller, a watchpoint of the popped frame ended; from the entry
+/// function's outermost frame the program ends with the values.
+#[test]
+fn return_pops_the_selected_frame_with_values() {
+    let script = "break twice\nrun\nreturn 40\nprint %i1\ndelete\nreturn 1, 2\nreturn %r0\n\
+                  return 99999999999\nreturn 7\nbreak twice\nrun\nwatch %i1\nreturn\ncontinue\n\
+                  up\nreturn\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(
+        r[2].1,
+        [
+            "Make twice return now? (y or n) [answered Y; input not from terminal]",
+            "#0  frames.main+0x0000000E frames.src:9:7",
+            "9\t  b = twice(a)"
+        ]
+    );
+    assert_eq!(r[3].1, ["%i1 = 40"]);
+    assert_eq!(
+        r[5].1,
+        ["error: `main` returns 1 value (i32); `return` was given 2"]
+    );
+    assert_eq!(
+        r[6].1,
+        ["error: `main`'s result 0 (i32) takes a number, not ref"]
+    );
+    assert_eq!(
+        r[7].1,
+        ["error: 99999999999 is out of range for `main`'s result 0 (i32)"]
+    );
+    assert_eq!(
+        r[8].1,
+        [
+            "Make main return now? (y or n) [answered Y; input not from terminal]",
+            "[main returned]",
+            "result[0]: i32=7"
+        ]
+    );
+    // A watchpoint of the popped frame ends with it; twice returned 0.
+    assert_eq!(
+        r[12].1,
+        [
+            "Make twice return now? (y or n) [answered Y; input not from terminal]",
+            "Watchpoint 3 deleted because the program has left the block in",
+            "which its expression is valid.",
+            "#0  frames.main+0x0000000E frames.src:9:7",
+            "9\t  b = twice(a)"
+        ]
+    );
+    assert_eq!(
+        r[13].1[0],
+        "Breakpoint 2, twice (frames.twice+0x00000001) at frames.src:3:7"
+    );
+    // From main, selected above twice: both frames go, the call ends
+    // with main's zero.
+    assert_eq!(
+        r[15].1,
+        [
+            "Make main return now? (y or n) [answered Y; input not from terminal]",
+            "[main returned]",
+            "result[0]: i32=0"
+        ]
+    );
+}
+
+/// In an initializer: `finish` from its outermost frame is refused as gdb
+/// refuses it, `return` ends it (the rest of it skipped) and the program
+/// stops before the entry function's first instruction; `bt` with a number
+/// too large says so as gdb does.
+#[test]
+fn return_and_finish_in_an_initializer() {
+    let args = [
+        format!("--module={}", data("dbg/counter.vmasm").display()),
+        "--function=main".into(),
+    ];
+    let script = "break __init\nrun\nwatch %i0\nfinish\nreturn 5\nbt 99999999999999999999\n\
+                  return\ncontinue\n";
+    let (out, _) = dbg(&args, script);
+    let r = replies(&out);
+    assert_eq!(
+        r[3].1,
+        ["error: \"finish\" not meaningful in the outermost frame."]
+    );
+    assert_eq!(
+        r[4].1,
+        ["error: `__init` returns 0 values (); `return` was given 1"]
+    );
+    assert_eq!(r[5].1, ["error: Numeric constant too large."]);
+    assert_eq!(
+        r[6].1,
+        [
+            "Make __init return now? (y or n) [answered Y; input not from terminal]",
+            "Watchpoint 2 deleted because the program has left the block in",
+            "which its expression is valid.",
+            "#0  counter.main+0x00000001",
+            "=> %i0 = vm.global.load.i32 .rwdata[0]"
+        ]
+    );
+    // The initializer's add never ran: main counts from 0.
+    assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=1"]);
+}
+
+/// gdb's `call FUNCTION(ARGS)` and `print FUNCTION(ARGS)`: any function of
+/// the program, exported or not, called while it is stopped; results as
+/// `$N = VALUE`; a breakpoint inside the call does not stop it, a trap
+/// abandons it, and the stopped program goes on as it was.
+#[test]
+fn call_runs_a_function_while_the_program_is_stopped() {
+    let script = "call twice(2)\nbreak 12\nrun\ncall twice(21)\nprint twice(%i0)\np/x twice(8)\n\
+                  call twice()\ncall twice(%r0)\ncall nope(1)\ncall main(3)\ncall main(1)\nbt\n\
+                  continue\n";
+    let (out, _) = dbg(&frames_args("5"), script);
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1,
+        ["error: You can't do that without a process to debug."]
+    );
+    assert_eq!(r[3].1, ["$1 = 42"]);
+    assert_eq!(r[4].1, ["$2 = 10"]);
+    assert_eq!(r[5].1, ["$3 = 0x10"]);
+    assert_eq!(
+        r[6].1,
+        ["error: `twice` takes 1 argument; the call gives 0"]
+    );
+    assert_eq!(
+        r[7].1,
+        ["error: argument 0 of `twice` (i32) takes a number, not !vm.list<i32>"]
+    );
+    assert_eq!(r[8].1, ["error: no function `nope` in the program"]);
+    // main(3) divides by zero; the breakpoint on line 12 did not stop it.
+    assert_eq!(
+        r[9].1,
+        [
+            "error: the call of `main` failed: INVALID_ARGUMENT: integer division by zero \
+          (it was abandoned; the program stays where it stopped)"
+        ]
+    );
+    assert_eq!(r[10].1, ["$4 = -2"]);
+    assert_eq!(r[11].1, ["#0  frames.main+0x00000089 frames.src:12:7"]);
+    assert_eq!(r[12].1, ["[main returned]", "result[0]: i32=10"]);
+    // Stopped at a trap (n = 3 divides by zero), functions can be called.
+    let (out, _) = dbg(&frames_args("3"), "run\ncall twice(4)\n");
+    let r = replies(&out);
+    assert_eq!(
+        r[0].1[0],
+        "Program stopped: INVALID_ARGUMENT: integer division by zero"
+    );
+    assert_eq!(r[1].1, ["$1 = 8"]);
+}
+
 #[test]
 fn print_shows_lists_buffers_and_formats() {
     let script = "break 13\nrun\nprint %r0\nprint %r1\np/x %i14\np/t %i14\np/d %i14\np/f %i14\n\
@@ -814,6 +1017,86 @@ fn sigint_pauses_a_running_program() {
         .unwrap_or_else(|| panic!("no counter in {rest}"));
     assert!((0..1_000_000_000_000).contains(&counter), "{counter}");
     assert!(rest.contains("[Inferior 1 killed]"), "{rest}");
+}
+
+/// Ctrl-C abandons a call made from the debugger (`call spin(N)` of a
+/// loop that would run for hours); the stopped program goes on as it was.
+#[test]
+fn sigint_abandons_a_long_call() {
+    use std::io::BufRead;
+    use std::sync::mpsc::RecvTimeoutError;
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .args([
+            "dbg".to_string(),
+            format!("--module={}", data("spin.vmfb").display()),
+            "--function=spin".into(),
+            "--input=3".into(),
+            "--interruptible".into(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("irvm dbg starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let pid = child.id() as i32;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen: Vec<String> = Vec::new();
+    let mut read_until = |want: &str, sigint: bool| {
+        let start = Instant::now();
+        loop {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "no {want:?} within 20 s: {seen:?}"
+            );
+            if sigint {
+                // SAFETY: signalling our own child process.
+                assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+            }
+            match lines.recv_timeout(Duration::from_millis(100)) {
+                Ok(line) => {
+                    let found = line.contains(want);
+                    seen.push(line.clone());
+                    if found {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => panic!("irvm dbg ended early: {seen:?}"),
+            }
+        }
+    };
+    stdin
+        .write_all(b"start\ncall spin(1000000000000)\n")
+        .expect("commands");
+    stdin.flush().expect("flush");
+    read_until("(irvm) call spin", false);
+    let abandoned = read_until("error: ", true);
+    assert_eq!(
+        abandoned,
+        "error: the call of `spin` failed: CANCELLED: the call of module.spin was paused and \
+         abandoned (it was abandoned; the program stays where it stopped)"
+    );
+    stdin.write_all(b"continue\nquit\n").expect("commands");
+    drop(stdin);
+    let status = child.wait().expect("exit");
+    let rest: Vec<String> = lines.iter().collect();
+    // (The failed command makes the exit code 1, as any in a script.)
+    assert_eq!(status.code(), Some(1), "{rest:?}");
+    assert!(
+        rest.iter().any(|l| l == "result[0]: i64=6"),
+        "the stopped call went on as it was: {rest:?}"
+    );
 }
 
 /// A Ctrl-C that comes after `run` was read but before the program's first

@@ -16,6 +16,7 @@ use crate::trap::{StatusCode, Trap, TrapFrame};
 use crate::values::Value;
 use crate::values::{ElementType, Ref, RefType, TypeDef};
 
+mod aside;
 mod link;
 mod state;
 
@@ -603,6 +604,51 @@ impl Context {
         }
     }
 
+    /// Makes frame `frame` (0 = the innermost, as [`Context::frames`]
+    /// lists them) of the paused call go on at the instruction at bytecode
+    /// `offset` of its own function (a debugger's `jump`): the innermost
+    /// frame runs it next when the call is resumed, a caller when its callee
+    /// returns. Only an instruction of the frame's own function is accepted
+    /// (the verifier's proofs about registers hold per function); registers
+    /// keep their values. Errors, changing nothing: no call paused (by an
+    /// observer or the pause flag), no such frame, or no instruction starts
+    /// at `offset`.
+    pub fn set_frame_offset(&mut self, frame: usize, offset: u32) -> Result<(), Trap> {
+        let modules = &self.modules;
+        let module = self.stack.frame_module(frame);
+        self.stack.set_frame_offset(frame, offset, |ordinal| {
+            function_label(modules, module, ordinal)
+        })?;
+        if frame == 0 {
+            // The next instruction is not the one the call paused at: an
+            // observer sees it.
+            self.hooks.resume_quietly = false;
+        }
+        Ok(())
+    }
+
+    /// Pops frame `frame` (0 = the innermost) of the paused call and every
+    /// frame inside it, as if it returned `values` now (a debugger's
+    /// `return`): its caller's result registers of the call receive them
+    /// and the call stays paused in the caller, before the instruction the
+    /// call returns to ([`CallState::Paused`]); from the outermost frame the
+    /// call ends with `values` ([`CallState::Done`]). The popped frames'
+    /// registers are released as a return releases them. `values` must be
+    /// of the function's result types, in order (errors change nothing).
+    pub fn return_from_frame(
+        &mut self,
+        frame: usize,
+        values: Vec<Value>,
+    ) -> Result<CallState, Trap> {
+        let modules = &self.modules;
+        let module = self.stack.frame_module(frame);
+        let state = self.stack.return_from_frame(frame, values, |ordinal| {
+            function_label(modules, module, ordinal)
+        })?;
+        self.hooks.resume_quietly = false;
+        Ok(state)
+    }
+
     /// The registry whose types this context uses.
     pub fn type_registry(&self) -> &Arc<TypeRegistry> {
         &self.registry
@@ -892,6 +938,12 @@ fn check_args(name: &str, sig: &Signature, args: &[Value]) -> Result<(), Trap> {
         }
     }
     Ok(())
+}
+
+/// `module.function` for errors about function `ordinal` of `module`.
+fn function_label(modules: &[Registered], module: u32, ordinal: u32) -> String {
+    let frame = describe_frame(modules, module, ordinal, 0);
+    format!("{}.{}", frame.module, frame.function)
 }
 
 /// Human name of a calling-convention kind byte.

@@ -26,6 +26,7 @@ mod regs;
 mod call;
 pub(crate) mod cmath;
 mod dispatch;
+mod frame_edit;
 mod host_args;
 #[cfg(feature = "jit")]
 pub(crate) use dispatch::remap_ref;

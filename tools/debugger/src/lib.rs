@@ -2,7 +2,9 @@
 //! functions and bytecode offsets (with conditions, hit counts, ignore
 //! counts, temporary ones), gdb's stepping commands (`stepi`, `step`,
 //! `next`, `until`, `advance`, `finish`, `continue`), stops at traps inside
-//! the faulting frame, pausing a running program from another thread or a
+//! the faulting frame, changing where a stopped program goes (`jump`,
+//! `return`) and calling its functions while it is stopped (`call`),
+//! pausing a running program from another thread or a
 //! signal handler (or interrupting the command in progress so that a front
 //! end serves a request, then resuming it), frame selection, and typed views
 //! of registers, lists and buffers. It is built on the interpreter's [`Observer`] hook and paused
@@ -31,7 +33,9 @@
 #![warn(missing_docs)]
 
 mod breakpoints;
+mod call;
 mod expr;
+mod frame_moves;
 mod info;
 mod logpoint;
 mod memory;
@@ -42,6 +46,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use self::breakpoints::BreakpointTable;
+pub use self::call::parse_call;
 pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
@@ -827,7 +832,7 @@ fn integer_literal(text: &str) -> Option<i128> {
 /// type, as the function uses it); `literal`: the value's exact integer,
 /// when it was written as one ([`integer_literal`]).
 fn store_bits(
-    register: RegisterRef,
+    register: &dyn std::fmt::Display,
     current: &DebugValue,
     given: &DebugValue,
     literal: Option<i128>,
@@ -940,7 +945,15 @@ pub struct Debugger {
     /// The entry function began for `entry_stop`: its first step stop is
     /// the entry ([`Stop::Entry`]).
     entry_stop_armed: bool,
+    /// The innermost frame was moved for `jump`: the next run does not
+    /// skip the instruction it now stands at (a breakpoint there stops).
+    moved: bool,
+    /// Called as the entry function begins ([`Debugger::set_entry_hook`]).
+    on_entry: Option<EntryHook>,
 }
+
+/// What [`Debugger::set_entry_hook`] calls.
+pub type EntryHook = Box<dyn FnMut() + Send>;
 
 /// A register and its value, as [`Debugger::registers`] lists them.
 pub type RegisterValue = (RegisterRef, DebugValue);
@@ -982,7 +995,16 @@ impl Debugger {
             ran: false,
             entry_stop: false,
             entry_stop_armed: false,
+            moved: false,
+            on_entry: None,
         }
+    }
+
+    /// Calls `hook` each time the entry function begins, once the
+    /// initializers have run (a front end prints `EXEC @function` there,
+    /// where `irvm run` prints it).
+    pub fn set_entry_hook(&mut self, hook: Option<EntryHook>) {
+        self.on_entry = hook;
     }
 
     /// Module initializers to run before the entry function, in order
@@ -1029,6 +1051,9 @@ impl Debugger {
             }
             None => {
                 self.in_init = false;
+                if let Some(hook) = self.on_entry.as_mut() {
+                    hook();
+                }
                 self.ctx.begin_call(&self.entry, &self.args)
             }
         }
@@ -1361,7 +1386,7 @@ impl Debugger {
         };
         let current = regs.read(register)?;
         let given = Expr::parse(value)?.evaluate(&regs)?;
-        let bits = store_bits(register, &current, &given, integer_literal(value))?;
+        let bits = store_bits(&register, &current, &given, integer_literal(value))?;
         let slot = match register {
             RegisterRef::I32(k) | RegisterRef::Pair(k) => k as usize,
             RegisterRef::Ref(_) => return err(format!("{register} is a ref register")),
@@ -1517,7 +1542,10 @@ impl Debugger {
     fn go(&mut self, mode: Mode) -> Result<Stop, DebugCommandError> {
         self.ran = true;
         let resuming = matches!(self.state, State::Paused);
-        self.go_from(mode, resuming)
+        // After a jump the instruction the frame stands at has not been
+        // looked at: a breakpoint there stops at once.
+        let moved = std::mem::take(&mut self.moved);
+        self.go_from(mode, resuming && !moved)
     }
 
     /// Goes on with the command an interrupt or a breakpoint stopped
@@ -1732,6 +1760,7 @@ impl Debugger {
         self.in_init = false;
         self.entry_stop = false;
         self.entry_stop_armed = false;
+        self.moved = false;
         // Each watches a frame of the program abandoned.
         lock(&self.shared).watchpoints.clear();
     }
@@ -1907,7 +1936,7 @@ impl Debugger {
     /// Runs until the selected frame returns ([`Stop::Returned`] with its
     /// values; [`Stop::Finished`] for the entry function).
     pub fn finish(&mut self) -> Result<Stop, DebugCommandError> {
-        self.require_running()?;
+        self.finish_refusal()?;
         let frames = self.frames();
         let depth = frames.len().saturating_sub(self.selected);
         let (returns, kinds) = match frames.get(self.selected) {

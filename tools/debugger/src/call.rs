@@ -1,0 +1,105 @@
+//! gdb's `call FUNCTION(ARGS)` and `print FUNCTION(ARGS)`: a function of
+//! the program called while it is stopped, on a stack of its own
+//! ([`irvm::Context::invoke_aside`]): the stopped frames stay as they are.
+//! Breakpoints and watchpoints do not stop inside the call (nothing
+//! observes it); a pause ([`crate::PauseHandle::pause`], when the debugger
+//! is interruptible) or a trap abandons it.
+
+use std::sync::atomic::Ordering;
+
+use irvm::Value;
+
+use super::frame_moves::convert_result;
+use super::{err, integer_literal, param_kinds, DebugCommandError, Debugger, State};
+
+impl Debugger {
+    /// Calls `function` (a function's name, `MODULE.FUNCTION` when several
+    /// modules have one of that name; exported or not) with one argument
+    /// per parameter, each an expression evaluated in the selected frame
+    /// and converted to the parameter's type as `return` converts its
+    /// values; its results.
+    pub fn call_function(
+        &mut self,
+        function: &str,
+        args: &[String],
+    ) -> Result<Vec<Value>, DebugCommandError> {
+        if matches!(self.state, State::Idle) {
+            return err("You can't do that without a process to debug.");
+        }
+        let found = self
+            .resolve_function(function.trim())
+            .map_err(|_| DebugCommandError(format!("no function `{function}` in the program")))?;
+        let a = match &found[..] {
+            [a] => a.clone(),
+            _ => {
+                return err(format!(
+                    "`{function}` names {} functions: say which as MODULE.FUNCTION",
+                    found.len()
+                ))
+            }
+        };
+        let name = self.function_name(&a);
+        let kinds = param_kinds(self.module(&a.module)?, a.function);
+        if kinds.len() != args.len() {
+            return err(format!(
+                "`{name}` takes {} argument{}; the call gives {}",
+                kinds.len(),
+                if kinds.len() == 1 { "" } else { "s" },
+                args.len()
+            ));
+        }
+        let mut values = Vec::with_capacity(args.len());
+        for (k, (&kind, text)) in kinds.iter().zip(args).enumerate() {
+            let given = self.evaluate(text, self.selected)?;
+            let label = format!("argument {k} of `{name}`");
+            values.push(convert_result(kind, &given, integer_literal(text), &label)?);
+        }
+        let func = self
+            .ctx
+            .function_at(&a.module, a.function)
+            .map_err(|e| DebugCommandError(e.to_string()))?;
+        // A pause (Ctrl-C) abandons a call that runs too long; one asked
+        // for before this command was read is stale. Interrupts (a front
+        // end serving a request: DAP) are not pauses: they stay for the
+        // next command, and the call is not watched for them (DAP's
+        // `terminate` and `disconnect` end it through the VM's interrupt).
+        let interrupting = self.pause.interrupt.load(Ordering::Relaxed);
+        let watched = self.interruptible && !interrupting;
+        if watched && !self.pause.command_read.swap(false, Ordering::SeqCst) {
+            self.pause.flag.store(false, Ordering::Relaxed);
+        }
+        let flag = watched.then(|| self.pause.flag.clone());
+        self.ctx.set_pause_flag(flag);
+        let result = self.ctx.invoke_aside(&func, &values);
+        self.ctx.set_pause_flag(None);
+        result.map_err(|trap| {
+            DebugCommandError(format!(
+                "the call of `{name}` failed: {}: {} (it was abandoned; the program stays \
+                 where it stopped)",
+                trap.code, trap.message
+            ))
+        })
+    }
+}
+
+/// `FUNCTION(ARG, ...)` as the function's name and its arguments' texts
+/// (a name starts with a letter or `_`: registers start with `%`).
+pub fn parse_call(text: &str) -> Option<(&str, Vec<&str>)> {
+    let text = text.trim();
+    let open = text.find('(')?;
+    let name = text[..open].trim();
+    let inside = text[open + 1..].strip_suffix(')')?.trim();
+    let named = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
+    if !named {
+        return None;
+    }
+    let args = if inside.is_empty() {
+        Vec::new()
+    } else {
+        inside.split(',').map(str::trim).collect()
+    };
+    Some((name, args))
+}

@@ -1,0 +1,223 @@
+//! Calls made while another call is paused (a debugger's `call f(1, 2)`
+//! and `print f(1, 2)`): the paused call's stack is set aside, the call
+//! runs to its end on a stack of its own, and the paused call's stack comes
+//! back as it was.
+//!
+//! Sound because a paused call holds nothing of the loops but its stack:
+//! it is paused only between instructions, after `dispatch::run` returned
+//! (its buffer leases went back with the run's `RunGuard`, compiled code
+//! left no native frame, its frame records are in its frame vector); its
+//! frames point at functions the context owns (`exec::FuncRef`), which the
+//! call aside cannot remove; the refs in its registers stay counted while
+//! they are set aside, so the cycle collector sees them as outside holders.
+//! The call aside shares the context's limits, fuel, deadline and memory
+//! budget (its stack is charged while it lives), as gdb's calls share the
+//! process: its frames count on top of the paused call's against the
+//! stack's depth and bytes, as if it ran above them.
+
+use crate::exec::Stack;
+use crate::func::{Func, FuncTarget, LookupError};
+use crate::trap::{StatusCode, Trap};
+use crate::values::Value;
+
+use super::{CallState, Context, Registered};
+
+impl Context {
+    /// Runs `func(args)` to its end while a call is paused or yielded (or
+    /// none is): the paused call's frames are set aside and come back as
+    /// they were, whatever the call does. Observers see its instructions,
+    /// as any call's; a pause (an observer's, the pause flag) abandons it
+    /// (CANCELLED, `the call was paused and abandoned`), as does a trap,
+    /// which it returns. The frames of a trap are not kept for
+    /// [`Context::take_trap_frames`] (they are the call's, not the paused
+    /// one's).
+    pub fn invoke_aside(&mut self, func: &Func, args: &[Value]) -> Result<Vec<Value>, Trap> {
+        let fresh = Stack::with_budget(&self.memory);
+        let paused = std::mem::replace(&mut self.stack, fresh);
+        let quietly = std::mem::take(&mut self.hooks.resume_quietly);
+        let kept_frames = self.trap_frames.take();
+        // The stack left above the paused frames.
+        let limits = self.limits;
+        let (depth, bytes) = paused.depth_and_bytes();
+        self.limits.max_stack_depth = limits.max_stack_depth.saturating_sub(depth);
+        self.limits.max_stack_bytes = limits.max_stack_bytes.saturating_sub(bytes);
+        let result = self.run_aside(func, args);
+        // (The call's stack is released here: cleared on every path.)
+        self.stack = paused;
+        self.limits = limits;
+        self.hooks.resume_quietly = quietly;
+        self.trap_frames = kept_frames;
+        result
+    }
+
+    fn run_aside(&mut self, func: &Func, args: &[Value]) -> Result<Vec<Value>, Trap> {
+        let mut state = self.begin_call(func, args)?;
+        loop {
+            match state {
+                CallState::Done(values) => return Ok(values),
+                CallState::Yielded => state = self.resume()?,
+                CallState::Paused => {
+                    self.abandon();
+                    return Err(Trap::new(
+                        StatusCode::Cancelled,
+                        format!("the call of {} was paused and abandoned", func.name()),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Internal function `ordinal` of bytecode module `module` (the most
+    /// recently registered of that name), exported or not, to call
+    /// (a debugger calls any function of the program, as gdb does).
+    pub fn function_at(&self, module: &str, ordinal: u32) -> Result<Func, LookupError> {
+        let found = self
+            .modules
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, r)| match r {
+                Registered::Bytecode(b) if b.name == module => Some((i, b)),
+                _ => None,
+            });
+        let not_found = || LookupError::NotFound {
+            function: format!("fn{ordinal}"),
+            module: Some(module.to_string()),
+            exports: self.exports(Some(module)),
+        };
+        let (index, b) = found.ok_or_else(not_found)?;
+        let sig = b.signatures.get(ordinal as usize).ok_or_else(not_found)?;
+        let frame = super::describe_frame(&self.modules, index as u32, ordinal, 0);
+        Ok(Func::new(
+            self.id,
+            FuncTarget::Bytecode {
+                module: index as u32,
+                ordinal,
+            },
+            format!("{module}.{}", frame.function),
+            sig.clone(),
+        ))
+    }
+}
+
+#[cfg(all(test, feature = "asm"))]
+mod tests {
+    use crate::{
+        CallState, Context, Control, ExecView, Module, Observer, StatusCode, TypeRegistry, Value,
+    };
+
+    const PROGRAM: &str = r#"
+vm.module @m version 0
+vm.func @twice(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.add.i32 %i0, %i0
+  vm.return %i1
+}
+vm.func @divide(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.div.i32.s %i0, %i1
+  vm.return %i2
+}
+vm.export @main
+vm.func @main(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call @m:0(%i0)
+  %i2 = vm.const.i32 1
+  %i3 = vm.add.i32 %i1, %i2
+  vm.return %i3
+}
+"#;
+
+    struct EveryInstruction;
+    impl Observer for EveryInstruction {
+        fn before_instruction(&mut self, _: &ExecView<'_>) -> Control {
+            Control::Pause
+        }
+    }
+
+    /// Paused in `twice(5)`, called from `main`.
+    fn paused() -> Context {
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_module(Module::from_assembly(PROGRAM, "m.vmasm").expect("assembles"))
+            .expect("registers");
+        let main = ctx.function("m.main").expect("main");
+        ctx.set_observer(Some(Box::new(EveryInstruction)));
+        assert!(matches!(
+            ctx.begin_call(&main, &[Value::I32(5)]),
+            Ok(CallState::Paused)
+        ));
+        assert!(matches!(ctx.resume(), Ok(CallState::Paused)));
+        ctx.set_observer(None);
+        ctx
+    }
+
+    fn finish(ctx: &mut Context) -> i32 {
+        match ctx.resume() {
+            Ok(CallState::Done(v)) => v[0].as_i32().expect("i32"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_call_aside_leaves_the_paused_call_as_it_was() {
+        let mut ctx = paused();
+        let before: Vec<String> = ctx.frames().iter().map(|f| f.frame.to_string()).collect();
+        let twice = ctx.function_at("m", 0).expect("an internal function");
+        assert_eq!(twice.name(), "m.fn0");
+        let got = ctx.invoke_aside(&twice, &[Value::I32(21)]).expect("runs");
+        assert_eq!(got[0].as_i32(), Some(42));
+        let after: Vec<String> = ctx.frames().iter().map(|f| f.frame.to_string()).collect();
+        assert_eq!(before, after);
+        assert_eq!(finish(&mut ctx), 11);
+    }
+
+    #[test]
+    fn a_call_aside_has_the_stack_above_the_paused_frames() {
+        let mut ctx = paused();
+        // Two frames paused: one more fits a depth of 3, main's two do not.
+        ctx.set_limits(crate::Limits {
+            max_stack_depth: 3,
+            ..crate::Limits::default()
+        });
+        let twice = ctx.function_at("m", 0).expect("twice");
+        let got = ctx.invoke_aside(&twice, &[Value::I32(2)]).expect("fits");
+        assert_eq!(got[0].as_i32(), Some(4));
+        let main = ctx.function("m.main").expect("main");
+        let e = ctx
+            .invoke_aside(&main, &[Value::I32(2)])
+            .expect_err("overflows");
+        assert_eq!(e.code, StatusCode::ResourceExhausted);
+        assert_eq!(ctx.limits().max_stack_depth, 3);
+        assert_eq!(finish(&mut ctx), 11);
+    }
+
+    #[test]
+    fn a_trap_or_a_pause_aside_ends_only_the_call_aside() {
+        let mut ctx = paused();
+        ctx.keep_trap_frames(true);
+        let divide = ctx.function_at("m", 1).expect("divide");
+        let e = ctx
+            .invoke_aside(&divide, &[Value::I32(1), Value::I32(0)])
+            .expect_err("divides by zero");
+        assert_eq!(e.code, StatusCode::InvalidArgument);
+        assert!(
+            ctx.take_trap_frames().is_empty(),
+            "the call aside's frames are not kept"
+        );
+        let wrong = ctx
+            .invoke_aside(&divide, &[Value::I32(1)])
+            .expect_err("one argument");
+        assert_eq!(wrong.code, StatusCode::InvalidArgument);
+        ctx.set_observer(Some(Box::new(EveryInstruction)));
+        let e = ctx
+            .invoke_aside(&divide, &[Value::I32(4), Value::I32(2)])
+            .expect_err("paused at once");
+        assert_eq!(e.code, StatusCode::Cancelled);
+        assert_eq!(e.message, "the call of m.fn1 was paused and abandoned");
+        ctx.set_observer(None);
+        assert_eq!(ctx.frames().len(), 2);
+        assert_eq!(finish(&mut ctx), 11);
+        assert!(ctx.function_at("m", 9).is_err());
+        assert!(ctx.function_at("nope", 0).is_err());
+    }
+}
