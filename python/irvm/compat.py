@@ -15,6 +15,14 @@ GPU libraries. Failures are irvm's ``VmError`` subclasses (with ``.status``,
 raises for its status and no other built-in (``ValueError`` for
 INVALID_ARGUMENT and NOT_FOUND, ``IndexError`` for OUT_OF_RANGE,
 ``NotImplementedError`` for UNIMPLEMENTED, ``RuntimeError`` for the rest).
+As in iree.runtime, arrays passed to functions are not checked against the
+declaration in Python (the program's own checks decide), and reprs of
+``VmVariantList``, ``HalBufferView`` and ``HalBuffer`` are iree.runtime's.
+Names of iree.runtime that irvm cannot have (fences, semaphores, command
+buffers, the tokenizer) raise an AttributeError saying why; ``flags.parse_flags``
+accepts iree.runtime's runtime flags with no effect (they tune GPU drivers,
+IREE's task system, profiling and capture); ``benchmark_module`` runs
+``irvm bench``.
 Differences: ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink``'s callback gets each
 ``hal.buffer_view.trace`` (a key and a list of ``HalBufferView``), called on
@@ -890,7 +898,13 @@ class DeviceArray(numpy.lib.mixins.NDArrayOperatorsMixin):
             return self.reshape(*args[1:], **kwargs)
 
         def host(x):
-            return x.to_host() if isinstance(x, DeviceArray) else x
+            # (Also inside the lists and tuples numpy functions take, as
+            # np.concatenate's: else numpy dispatched here again, forever.)
+            if isinstance(x, DeviceArray):
+                return x.to_host()
+            if isinstance(x, (list, tuple)):
+                return type(x)(host(v) for v in x)
+            return x
 
         return func(*[host(a) for a in args], **{k: host(v) for k, v in kwargs.items()})
 

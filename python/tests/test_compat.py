@@ -1008,3 +1008,24 @@ def test_benchmark_module_runs_irvm_bench():
         irvm.compat.benchmark_module(module, entry_function="nope", executable=irvm_binary)
     with pytest.raises(irvm.compat.BenchmarkToolError, match="stderr"):
         irvm.compat.benchmark_module(module, inputs=["4xi32=1"], executable=irvm_binary)
+
+
+def test_names_compat_lacks_say_why():
+    with pytest.raises(AttributeError, match="irvm.compat has no HalFence .*irvm's calls are synchronous"):
+        irvm.compat.HalFence
+    with pytest.raises(AttributeError, match="has no Tokenizer .*tokenizer library"):
+        irvm.compat.Tokenizer
+    with pytest.raises(AttributeError, match="HalDevice has no queue_copy .*driven by programs only"):
+        irvm.compat.get_device("local-task").queue_copy
+    with pytest.raises(AttributeError, match="module 'irvm.compat' has no attribute 'nope'"):
+        irvm.compat.nope
+
+
+def test_where_compat_gives_more_than_iree_runtime():
+    # docs/COMPATIBILITY.md, "Python: irvm.compat": iree.runtime 3.13 lists
+    # its GPU drivers too, and raises TypeError for np.sum of a DeviceArray
+    # and has no size or len() for one.
+    assert irvm.compat.HalDriver.query() == ["local-sync", "local-task"] == irvm.compat.query_available_drivers()
+    dev = irvm.compat.get_device("local-task")
+    a = irvm.compat.asdevicearray(dev, np.arange(4, dtype=np.float32), implicit_host_transfer=True)
+    assert np.sum(a) == 6 and np.concatenate([a, a]).shape == (8,) and a.size == 4 and len(a) == 4
