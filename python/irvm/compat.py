@@ -484,8 +484,8 @@ class HalDriver:
             )
         return HalDevice(self.name)
 
-    def create_device_by_uri(self, uri: str, allocators: Optional[list] = None) -> "HalDevice":
-        return HalDevice(uri)
+    def create_device_by_uri(self, device_uri: str, allocators: Optional[list] = None) -> "HalDevice":
+        return HalDevice(device_uri)
 
     def query_available_devices(self) -> list[dict]:
         return [{"device_id": 0, "path": "", "name": "default"}]
@@ -533,28 +533,41 @@ _DEVICE_NOT_PROVIDED = {
 }
 
 
-def get_driver(name: str) -> HalDriver:
-    """The driver named `name`: ValueError for a name that is no driver,
-    RuntimeError for GPU drivers (cuda, hip, vulkan: irvm has none)."""
-    return HalDriver(name)
+def get_driver(device_uri: str) -> HalDriver:
+    """The driver of `device_uri` (a driver name, or `driver://...`):
+    ValueError for a name that is no driver, RuntimeError for GPU drivers
+    (cuda, hip, vulkan: irvm has none)."""
+    return HalDriver(device_uri.split("://", 1)[0])
 
 
-def get_device(uri: str, cache: bool = True) -> HalDevice:
+# Devices get_device made, by URI (iree.runtime caches them so).
+_DEVICES: dict = {}
+
+
+def get_device(device_uri: str, cache: bool = True) -> HalDevice:
     """A device by URI (`local-task`, `local-sync`); errors as get_driver's,
-    and ValueError for a device path (`local-task://5`)."""
-    return HalDevice(uri)
+    and ValueError for a device path (`local-task://5`). With `cache`, the
+    same device for the same URI, as in iree.runtime."""
+    if cache and device_uri in _DEVICES:
+        return _DEVICES[device_uri]
+    device = get_driver(device_uri).create_device_by_uri(device_uri)
+    if cache:
+        _DEVICES[device_uri] = device
+    return device
 
 
-def get_first_device(uris: Optional[Sequence[str]] = None, cache: bool = True) -> HalDevice:
-    """The first device of `uris` that irvm has (default: local-task), as
-    iree.runtime picks it: names that are no driver are skipped; when none
-    is left, RuntimeError if a driver failed (a GPU driver), else ValueError."""
+def get_first_device(device_uris: Optional[Sequence[str]] = None, cache: bool = True) -> HalDevice:
+    """The first device of `device_uris` that irvm has (default:
+    IREE_DEFAULT_DEVICE, else local-task), as iree.runtime picks it: names
+    that are no driver are skipped; when none is left, RuntimeError if a
+    driver failed (a GPU driver), else ValueError."""
+    uris = device_uris
     if uris is None:
         uris = [s.strip() for s in os.environ.get("IREE_DEFAULT_DEVICE", "local-task").split(",")]
     failure = None
     for uri in uris:
         try:
-            return HalDevice(uri)
+            return get_device(uri, cache=cache)
         except ValueError:
             continue
         except RuntimeError as e:
@@ -791,9 +804,9 @@ class MappedMemory:
     def __init__(self, array: np.ndarray):
         self._array = array
 
-    def asarray(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
+    def asarray(self, shape: Sequence[int], numpy_dtype_descr: Any) -> np.ndarray:
         flat = self._array.reshape(-1).view(np.uint8)
-        return flat.view(dtype).reshape(shape)
+        return flat.view(numpy_dtype_descr).reshape(shape)
 
 
 def _host_bytes(buffer: Any) -> np.ndarray:
@@ -1088,8 +1101,19 @@ class VmModule:
         return VmModule(bytes(memoryview(buffer)))
 
     @staticmethod
-    def wrap_buffer(instance: VmInstance, buffer: Any, destroy_callback=None) -> "VmModule":
-        """As from_flatbuffer: `bytes` without a copy, other buffers copied."""
+    def wrap_buffer(instance: VmInstance, buffer: Any, destroy_callback=None,
+                    close_buffer: bool = False) -> "VmModule":
+        """As from_flatbuffer: `bytes` without a copy, other buffers copied.
+        With `close_buffer`, `buffer.close()` (an mmap's) is called when
+        the module is destroyed, before `destroy_callback`, as in iree.runtime."""
+        if close_buffer:
+            callback = destroy_callback
+
+            def destroy_callback():
+                buffer.close()
+                if callback is not None:
+                    callback()
+
         return VmModule(_immutable(buffer), destroy_callback)
 
     @staticmethod
@@ -1468,7 +1492,7 @@ class ParameterIndex:
         target.load(file_path)
         return target
 
-    def create_provider(self, *, scope: str = "", max_concurrent_operations: Optional[int] = None) -> "ParameterProvider":
+    def create_provider(self, scope: str = "", *, max_concurrent_operations: Optional[int] = None) -> "ParameterProvider":
         archives: list = []
         pending: list = []
 
@@ -1787,23 +1811,23 @@ class VmRef:
         """Whether it refers to a `ref_type` (VmVariantList, HalBufferView)."""
         return _REF_TYPE_NAMES.get(ref_type) == self._type_name()
 
-    def deref(self, value_type: type, optional: bool = False) -> Any:
-        """The object as a `value_type` (VmVariantList or HalBufferView);
+    def deref(self, value: type, optional: bool = False) -> Any:
+        """The object as a `value` type (VmVariantList or HalBufferView);
         None when it is another type and `optional`, else ValueError
         (iree.runtime 3.13 crashes)."""
-        if not self.isinstance(value_type):
+        if not self.isinstance(value):
             if optional:
                 return None
-            raise ValueError(f"VmRef is a {self._type_name()}, not a {value_type.__name__}")
+            raise ValueError(f"VmRef is a {self._type_name()}, not a {value.__name__}")
         t = self._target
         if not isinstance(t, _irvm.Ref):
             return t
-        value = t._value()
-        if value_type is VmVariantList:
-            out = VmVariantList(len(value))
-            out._items = value
+        items = t._value()
+        if value is VmVariantList:
+            out = VmVariantList(len(items))
+            out._items = items
             return out
-        return HalBufferView(value, element_type=t._element_type)
+        return HalBufferView(items, element_type=t._element_type)
 
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, VmRef):

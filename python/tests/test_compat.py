@@ -1029,3 +1029,35 @@ def test_where_compat_gives_more_than_iree_runtime():
     dev = irvm.compat.get_device("local-task")
     a = irvm.compat.asdevicearray(dev, np.arange(4, dtype=np.float32), implicit_host_transfer=True)
     assert np.sum(a) == 6 and np.concatenate([a, a]).shape == (8,) and a.size == 4 and len(a) == 4
+
+
+def test_keyword_arguments_have_iree_runtimes_names():
+    # Scripts pass these by keyword: the names were uri, name, uris, dtype,
+    # value_type and entry, and wrap_buffer had no close_buffer.
+    import mmap
+
+    c = irvm.compat
+    dev = c.get_device(device_uri="local-sync")
+    assert dev is c.get_device("local-sync") and c.get_device("local-sync", cache=False) is not dev
+    assert repr(c.get_driver(device_uri="local-task://")) == "<HalDriver local-task>"
+    assert repr(c.get_first_device(device_uris=["nope", "local-task"])) == "local-task"
+    assert repr(c.get_driver("local-task").create_device_by_uri(device_uri="local-sync")) == "local-sync"
+    view = c.HalBufferView(np.arange(4, dtype=np.int32))
+    assert view.map().asarray([2, 2], numpy_dtype_descr=np.dtype(np.int32)).tolist() == [[0, 1], [2, 3]]
+    assert view.ref.deref(value=c.HalBufferView) is view
+    index = c.ParameterIndex()
+    c.parameter_index_add_numpy_ndarray(index, "w", np.arange(3, dtype=np.float32))
+    assert c.parameter_index_entry_as_numpy_ndarray(index_entry=index[0]).tolist() == [0, 1, 2]
+    assert c.parameter_index_entry_as_numpy_flat_ndarray(index_entry=index[0]).nbytes == 12
+    assert index.create_provider("model").scope == "model"
+    with open(MODELS / "add_i32.vmfb", "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    closed = []
+    module = c.VmModule.wrap_buffer(c.VmInstance(), mapped, destroy_callback=lambda: closed.append(mapped.closed),
+                                    close_buffer=True)
+    assert "add_i32" in module.function_names
+    del module
+    import gc
+
+    gc.collect()
+    assert closed == [True]
