@@ -240,6 +240,11 @@ class HalElementType(enum.IntEnum):
     FLOAT_8_E4M3_FNUZ = 0x27000008
     FLOAT_8_E8M0_FNU = 0x28000008
 
+    def __repr__(self) -> str:
+        return f"HalElementType.{self.name}"
+
+    __str__ = __repr__
+
     @staticmethod
     def map_to_dtype(element_type: "HalElementType") -> np.dtype:
         """The numpy dtype of an element type, as iree.runtime maps it:
@@ -1063,11 +1068,21 @@ class VmModule:
         return list(self._functions)
 
     def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> Optional[VmFunction]:
-        """The export `name`, or None."""
+        """The export `name`, or None (None for any other linkage: irvm.compat
+        looks up exports only; iree.runtime finds imports too)."""
+        if getattr(linkage, "value", linkage) not in (Linkage.EXPORT.value, Linkage.EXPORT_OPTIONAL.value):
+            return None
         return self._functions.get(name)
 
     @property
     def stashed_flatbuffer_blob(self) -> Any:
+        """The module's bytes: the buffer it was made from, or for a file
+        (`mmap`) a read-only mapping of it, as in iree.runtime."""
+        if isinstance(self._source, str):
+            import mmap
+
+            with open(self._source, "rb") as f:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         return self._source
 
     @staticmethod
@@ -1244,7 +1259,7 @@ class PyModuleInterface:
     __repr__ = __str__
 
 
-class _HalModule:
+class _HalModule(VmModule):
     """The `hal` module create_hal_module returns: it names the device the
     context's programs run on (irvm registers its hal module itself)."""
 
@@ -1252,6 +1267,8 @@ class _HalModule:
     version = 7
 
     def __init__(self, device: HalDevice, debug_sink: Optional["HalModuleDebugSink"] = None):
+        self._source = None
+        self._destroy_callback = None
         self.device = device
         self.debug_sink = debug_sink
 
@@ -1529,7 +1546,7 @@ class ParameterProvider:
         self.files = files
 
 
-class _ParametersModule:
+class _ParametersModule(VmModule):
     """The `io_parameters` module create_io_parameters_module returns: the
     archives of its providers, by scope (irvm registers the module itself)."""
 
@@ -1537,9 +1554,16 @@ class _ParametersModule:
     version = 0
 
     def __init__(self, providers: Sequence[ParameterProvider]):
+        self._source = None
+        self._destroy_callback = None
         self.providers = list(providers)
 
-    def lookup_function(self, name: str, linkage: int = 2) -> None:
+    @property
+    def function_names(self) -> list[str]:
+        """None: the module's functions are called by programs."""
+        return []
+
+    def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> None:
         return None
 
     def __repr__(self) -> str:
@@ -1668,31 +1692,57 @@ class VmContext:
 
 
 class VmVariantList:
-    """A list of VM values (ints, floats, buffer views, lists)."""
+    """A list of VM values (ints, floats, buffer views, lists). Pushes take
+    what iree.runtime's take (TypeError otherwise: an int for push_int, a
+    number for push_float, a VmVariantList for push_list, an object with
+    `__iree_vm_ref__` for push_ref), and reads fail as there: IndexError
+    outside the list, ValueError ("list element is not a ref") reading a
+    number as a ref or object, RuntimeError reading a number as a list."""
 
-    def __init__(self, capacity: int = 0):
+    def __init__(self, capacity: int):
+        if not isinstance(capacity, int) or capacity < 0:
+            raise TypeError(f"VmVariantList(capacity): a capacity is a non-negative int, not {capacity!r}")
         self._items: list = []
 
     def push_int(self, value: int) -> None:
+        if not isinstance(value, (int, np.integer)):
+            raise TypeError(f"push_int(): takes an int, not {type(value).__name__}")
         self._items.append(int(value))
 
     def push_float(self, value: float) -> None:
+        if not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"push_float(): takes a float, not {type(value).__name__}")
         self._items.append(float(value))
 
     def push_ref(self, ref: Any) -> None:
+        if not hasattr(ref, "__iree_vm_ref__"):
+            raise AttributeError(f"'{type(ref).__name__}' object has no attribute '__iree_vm_ref__'")
         self._items.append(ref)
 
     def push_list(self, value: "VmVariantList") -> None:
+        if not isinstance(value, VmVariantList):
+            raise TypeError(f"push_list(): takes a VmVariantList, not {type(value).__name__}")
         self._items.append(value)
 
+    def _item(self, index: int) -> Any:
+        if not 0 <= index < len(self._items):
+            raise IndexError(
+                f"Could not access list element: OUT_OF_RANGE; index {index} out of bounds ({len(self._items)})"
+            )
+        return self._items[index]
+
     def get_as_int(self, index: int) -> int:
-        return int(self._items[index])
+        """Item `index` as an int (irvm.compat's; iree.runtime has get_variant)."""
+        return int(self._item(index))
 
     def get_as_float(self, index: int) -> float:
-        return float(self._items[index])
+        """Item `index` as a float (irvm.compat's; iree.runtime has get_variant)."""
+        return float(self._item(index))
 
-    def get_as_object(self, index: int, clazz: type = object) -> Any:
-        value = self._items[index]
+    def get_as_object(self, index: int, clazz: type) -> Any:
+        value = self._item(index)
+        if not _is_ref(value):
+            raise ValueError("list element is not a ref")
         if isinstance(value, VmRef) and clazz in _REF_TYPE_NAMES:
             return value.deref(clazz)
         if clazz is HalBufferView and isinstance(value, np.ndarray):
@@ -1702,21 +1752,25 @@ class VmVariantList:
         return value
 
     def get_as_list(self, index: int) -> "VmVariantList":
-        value = self._items[index]
+        value = self._item(index)
         if isinstance(value, VmRef):
             return value.deref(VmVariantList)
         if isinstance(value, VmVariantList):
             return value
+        if not isinstance(value, list):
+            raise RuntimeError(f"Could not access list element: FAILED_PRECONDITION; item {index} is not a list")
         out = VmVariantList(len(value))
         out._items = list(value)
         return out
 
     def get_variant(self, index: int) -> Any:
-        return self._items[index]
+        return self._item(index)
 
     def get_as_ref(self, index: int) -> "VmRef":
         """Item `index` (a list or buffer view) as a VmRef."""
-        value = self._items[index]
+        value = self._item(index)
+        if not _is_ref(value) or value is None:
+            raise ValueError("list element is not a ref")
         if isinstance(value, VmRef):
             return value
         if isinstance(value, _irvm.Ref):
@@ -1725,9 +1779,7 @@ class VmVariantList:
             return VmRef(self.get_as_list(index))
         if isinstance(value, np.ndarray):
             return VmRef(HalBufferView(value))
-        if isinstance(value, (VmVariantList, HalBufferView)):
-            return VmRef(value)
-        raise ValueError(f"item {index} is {type(value).__name__}, not a ref")
+        return VmRef(value)
 
     @property
     def ref(self) -> "VmRef":
@@ -1747,6 +1799,11 @@ class VmVariantList:
     def __repr__(self) -> str:
         items = ", ".join(_variant_text(v, set()) for v in self._items)
         return f"<VmVariantList({len(self._items)}): [{items}]>"
+
+
+def _is_ref(value: Any) -> bool:
+    """Whether a VmVariantList item is a ref (or a null one), not a number."""
+    return not isinstance(value, (bool, int, float, np.integer, np.floating))
 
 
 def _variant_text(value: Any, seen: set) -> str:
@@ -1843,6 +1900,8 @@ class VmRef:
     def __repr__(self) -> str:
         return f"<VmRef {self._type_name()} at 0x{id(self._target):x}>"
 
+
+VmRef.__iree_vm_ref__ = property(lambda self: self, doc="The reference itself (what push_ref takes).")
 
 _REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view"}
 

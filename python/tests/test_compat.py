@@ -505,6 +505,41 @@ SCRIPTS = {
                 continue
             RESULT[name] = ["loaded", [k for k, _ in index.items()]]
     """,
+    "variant_list_refusals_and_small_reprs": """
+        inst = ireert.VmInstance()
+        device = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, device)
+        def kind(f):
+            try:
+                f()
+            except Exception as e:
+                return type(e).__name__
+            return "ok"
+        lst = ireert.VmVariantList(2)
+        lst.push_int(3)
+        lst.push_float(2.5)
+        module = ireert.VmModule.mmap(inst, MODELS + "/mlp.vmfb")
+        RESULT = {
+            "no_capacity": kind(lambda: ireert.VmVariantList()),
+            "push_int_float": kind(lambda: lst.push_int(2.5)),
+            "push_int_str": kind(lambda: lst.push_int("x")),
+            "push_float_str": kind(lambda: lst.push_float("x")),
+            "push_list_int": kind(lambda: lst.push_list(3)),
+            "push_ref_int": kind(lambda: lst.push_ref(3)),
+            "past_end": kind(lambda: lst.get_variant(2)),
+            "negative": kind(lambda: lst.get_variant(-1)),
+            "object_of_int": kind(lambda: lst.get_as_object(0, ireert.HalBufferView)),
+            "object_without_class": kind(lambda: lst.get_as_object(0)),
+            "list_of_int": kind(lambda: lst.get_as_list(0)),
+            "ref_of_float": kind(lambda: lst.get_as_ref(1)),
+            "size": [lst.size, len(lst)],
+            "element_type": [repr(ireert.HalElementType.FLOAT_32), str(ireert.HalElementType.SINT_8)],
+            "hal_is_a_module": isinstance(hal, ireert.VmModule),
+            "import_lookup": module.lookup_function("predict", ireert.Linkage.IMPORT),
+            "blob": bytes(module.stashed_flatbuffer_blob[:8]) == open(MODELS + "/mlp.vmfb", "rb").read(8),
+        }
+        del lst, module, hal
+    """,
     "variant_list_repr": """
         # iree.runtime prints refs by type once the hal module's types are
         # registered (a hal module made): buffer views as dims and the
