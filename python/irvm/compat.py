@@ -718,6 +718,29 @@ def _dtype_of_element(element_type: HalElementType) -> np.dtype:
     return np.dtype(f"u{width}")
 
 
+def _result_element_type(array: np.ndarray) -> Optional[HalElementType]:
+    """The element type the program gave a result array (its bytes, at the
+    end of the array's `base` chain, say it: `i32` results are INT_32, as
+    in iree.runtime, where numpy's int32 says SINT_32); None for arrays
+    that are not results, or of a type HalElementType does not name."""
+    base = array
+    while base is not None and not hasattr(base, "_element_type"):
+        base = getattr(base, "base", None)
+        if isinstance(base, memoryview):
+            base = base.obj
+    if base is None:
+        return None
+    try:
+        element_type = HalElementType(base._element_type)
+    except (TypeError, ValueError):
+        return None
+    # (A view of the bytes as another dtype of the same width keeps them;
+    # one of another width is no longer that result.)
+    if HalElementType.dense_byte_count(element_type) != array.dtype.itemsize:
+        return None
+    return element_type
+
+
 class HalBufferView:
     """A tensor: host memory with a shape and an element type.
     `HalBufferView(buffer, shape, element_type)` views a HalBuffer (as
@@ -747,6 +770,8 @@ class HalBufferView:
             shape, element_type = None, shape
         if shape is not None:
             raise TypeError("HalBufferView(array, element_type=None): an array's view takes its shape")
+        if element_type is None:
+            element_type = _result_element_type(array)
         if element_type is None:
             element_type = _element_type_of(array.dtype)
         self._element_type = HalElementType(element_type)

@@ -540,6 +540,26 @@ SCRIPTS = {
         }
         del lst, module, hal
     """,
+    "result_element_types": """
+        # A program's i32 result is INT_32 (signless), as the program made
+        # it: irvm.compat said SINT_32, numpy's int32.
+        inst = ireert.VmInstance()
+        device = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, device)
+        module = ireert.VmModule.mmap(inst, MODELS + "/add_i32.vmfb")
+        ctx = ireert.VmContext(inst, [hal, module])
+        v = device.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL, allowed_usage=ireert.BufferUsage.DEFAULT,
+            device=device, buffer=np.arange(4, dtype=np.int32), element_type=ireert.HalElementType.SINT_32)
+        args, rets = ireert.VmVariantList(2), ireert.VmVariantList(1)
+        args.push_ref(v)
+        args.push_ref(v)
+        ctx.invoke(module.lookup_function("add_i32"), args, rets)
+        out = rets.get_as_object(0, ireert.HalBufferView)
+        RESULT = {"repr": repr(rets), "element_type": int(out.element_type), "args": repr(args),
+                  "values": np.array(out.map().asarray(out.shape, np.dtype(np.int32)))}
+        del args, rets, out, v
+    """,
     "variant_list_repr": """
         # iree.runtime prints refs by type once the hal module's types are
         # registered (a hal module made): buffer views as dims and the
