@@ -839,21 +839,22 @@ class MappedMemory:
         return flat.view(numpy_dtype_descr).reshape(shape)
 
 
-def _host_bytes(buffer: Any) -> np.ndarray:
-    """A C-contiguous copy of `buffer`'s bytes, refused as iree.runtime
-    refuses it: TypeError for objects without the buffer protocol (a
-    list), ValueError for arrays that are not C-contiguous."""
+def _host_bytes(buffer: Any, copy: bool = True) -> np.ndarray:
+    """`buffer`'s bytes as an array (a copy, or with `copy=False` over the
+    same memory), refused as iree.runtime refuses it: TypeError for
+    objects without the buffer protocol (a list), ValueError for arrays
+    that are not C-contiguous."""
     if isinstance(buffer, np.ndarray):
         if not buffer.flags.c_contiguous:
             raise ValueError("ndarray is not C-contiguous")
-        return buffer.copy(order="C")
+        return buffer.copy(order="C") if copy else buffer
     try:
         view = memoryview(buffer)
     except TypeError:
         raise TypeError(f"a bytes-like object is required, not '{type(buffer).__name__}'") from None
     if not view.c_contiguous:
         raise ValueError("buffer is not C-contiguous")
-    return np.array(view, copy=True, order="C")
+    return np.array(view, copy=True, order="C") if copy else np.asarray(view)
 
 
 class HalAllocator:
@@ -889,6 +890,34 @@ class HalAllocator:
         view = HalBufferView(array, element_type=element_type)
         view._memory_type, view._allowed_usage = memory_type, allowed_usage
         return view
+
+    def allocate_host_staging_buffer_copy(self, device: HalDevice, initial_contents: Any) -> HalBuffer:
+        """A host-visible copy of `initial_contents` (a buffer) for transfers."""
+        array = _host_bytes(initial_contents)
+        return HalBuffer(array.reshape(-1).view(np.uint8), _RESULT_MEMORY_TYPE, 3 | _HEAP_MAPPING)
+
+    def import_host_allocation(self, buffer_obj: Any, memory_type: int, allowed_usage: int) -> HalBuffer:
+        """A HalBuffer over `buffer_obj`'s memory, not copied: writes to
+        either are seen by the other (C-contiguous buffers only)."""
+        array = _host_bytes(buffer_obj, copy=False)
+        return HalBuffer(array.reshape(-1).view(np.uint8), int(memory_type), int(allowed_usage) | 3 | _HEAP_MAPPING)
+
+    def query_buffer_compatibility(self, memory_type: int, allowed_usage: int, intended_usage: int,
+                                   allocation_size: int) -> int:
+        """BufferCompatibility bits, as IREE's CPU heap allocator answers:
+        any buffer is allocatable, importable and exportable; device-visible
+        memory is usable by queue transfers and dispatches its usage allows."""
+        compatibility = BufferCompatibility.ALLOCATABLE | BufferCompatibility.IMPORTABLE | BufferCompatibility.EXPORTABLE
+        if int(memory_type) & MemoryType.DEVICE_VISIBLE:
+            if int(allowed_usage) & BufferUsage.TRANSFER:
+                compatibility |= BufferCompatibility.QUEUE_TRANSFER
+            if int(allowed_usage) & BufferUsage.DISPATCH_STORAGE:
+                compatibility |= BufferCompatibility.QUEUE_DISPATCH
+        return int(compatibility)
+
+    def trim(self) -> None:
+        """Nothing to release: irvm's buffers are freed when the last
+        reference goes."""
 
 
 # --- arrays --------------------------------------------------------------------

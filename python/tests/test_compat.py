@@ -560,6 +560,37 @@ SCRIPTS = {
                   "values": np.array(out.map().asarray(out.shape, np.dtype(np.int32)))}
         del args, rets, out, v
     """,
+    "allocator_imports_and_queries": """
+        # import_host_allocation is the array's memory (a write shows
+        # through), a staging copy is a copy; compatibility as IREE's CPU
+        # heap allocator answers it.
+        dev = ireert.get_device("local-task")
+        A, M, U = dev.allocator, ireert.MemoryType, ireert.BufferUsage
+        x = np.arange(4, dtype=np.float32)
+        b = A.import_host_allocation(x, memory_type=M.HOST_LOCAL | M.DEVICE_VISIBLE,
+                                     allowed_usage=U.TRANSFER_TARGET | U.MAPPING_PERSISTENT)
+        x[0] = 42
+        seen = np.array(b.map().asarray([4], np.dtype(np.float32)))
+        s = A.allocate_host_staging_buffer_copy(dev, np.arange(3, dtype=np.int32))
+        def kind(f):
+            try:
+                f()
+            except Exception as e:
+                return type(e).__name__
+            return "ok"
+        RESULT = {
+            "compatibility": [A.query_buffer_compatibility(memory_type=mt, allowed_usage=u, intended_usage=u, allocation_size=16)
+                              for mt, u in [(M.DEVICE_LOCAL, U.DEFAULT), (M.HOST_LOCAL, U.TRANSFER),
+                                            (M.HOST_LOCAL | M.DEVICE_VISIBLE, U.TRANSFER_TARGET | U.MAPPING_PERSISTENT)]],
+            "imported": [b.byte_length(), b.memory_type(), b.allowed_usage()],
+            "seen": seen,
+            "staging": [repr(s), s.allowed_usage(), s.map().asarray([3], np.dtype(np.int32)).tolist()],
+            "trim": A.trim(),
+            "strided": kind(lambda: A.import_host_allocation(np.arange(6)[::2], memory_type=M.HOST_LOCAL, allowed_usage=U.DEFAULT)),
+            "list": kind(lambda: A.import_host_allocation([1, 2], memory_type=M.HOST_LOCAL, allowed_usage=U.DEFAULT)),
+        }
+        del b, s
+    """,
     "variant_list_repr": """
         # iree.runtime prints refs by type once the hal module's types are
         # registered (a hal module made): buffer views as dims and the
