@@ -627,7 +627,8 @@ def _heap_memory_type(memory_type: int) -> int:
     return memory_type | 2 if memory_type & 32 else memory_type
 
 
-def _storage_text(kind: str, byte_length: int, memory_type: int, allowed_usage: int) -> str:
+def _storage_text(byte_length: int, memory_type: int, allowed_usage: int) -> str:
+    """A buffer's size, memory type, access and usage, as IREE formats them."""
     return (
         f"{byte_length} bytes (at offset 0 into {byte_length}), "
         f"memory_type={_bitfield_text(memory_type, _MEMORY_TYPE_NAMES)}, allowed_access=ALL, "
@@ -692,7 +693,7 @@ class HalBuffer:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        return f"<HalBuffer {_storage_text('HalBuffer', self._bytes.nbytes, self._memory_type, self._allowed_usage)}>"
+        return f"<HalBuffer {_storage_text(self._bytes.nbytes, self._memory_type, self._allowed_usage)}>"
 
 
 def _address(array: np.ndarray) -> int:
@@ -824,7 +825,7 @@ class HalBufferView:
 
     def __repr__(self) -> str:
         dims = ", ".join(str(d) for d in self._array.shape)
-        storage = _storage_text("HalBufferView", self._array.nbytes, self._memory_type, self._allowed_usage)
+        storage = _storage_text(self._array.nbytes, self._memory_type, self._allowed_usage)
         return f"<HalBufferView ({dims}), element_type={_element_type_text(self._element_type)}, {storage}>"
 
 
