@@ -46,10 +46,18 @@ import shlex
 import stat
 import sys
 import types
+import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import numpy.lib.mixins
+
+try:
+    # As importing iree.runtime does: numpy then knows ml_dtypes' dtypes
+    # by name (np.dtype("bfloat16")). irvm needs numpy only.
+    import ml_dtypes  # noqa: F401
+except ImportError:
+    pass
 
 from . import _irvm
 from .compat_benchmark import (
@@ -685,6 +693,17 @@ class HalBuffer:
             raise ValueError(f"INVALID_ARGUMENT; element_size {element_size} is not 1, 2, 4 or 8 bytes")
         return HalBufferView(self, shape, opaque)
 
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this buffer (what push_ref takes)."""
+        return VmRef(self)
+
+    __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "HalBuffer":
+        return ref.deref(HalBuffer)
+
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, HalBuffer):
             return NotImplemented
@@ -744,13 +763,15 @@ def _result_element_type(array: np.ndarray) -> Optional[HalElementType]:
 
 class HalBufferView:
     """A tensor: host memory with a shape and an element type.
-    `HalBufferView(buffer, shape, element_type)` views a HalBuffer (as
-    iree.runtime declares it; its 3.13 constructor raises for every shape
-    argument); irvm.compat also makes one from an array
+    `HalBufferView(buffer, shape, element_type)` views the start of a
+    HalBuffer, as in iree.runtime (IndexError when the buffer is too
+    short); irvm.compat also makes one from an array
     (`HalBufferView(array, element_type=None)`)."""
 
     def __init__(self, array: Any, shape: Any = None, element_type: Optional[int] = None):
         self._memory_type, self._allowed_usage = _RESULT_MEMORY_TYPE, _RESULT_USAGE
+        # The backing buffer's bytes (a view over an array: the array's).
+        self._buffer_length: Optional[int] = None
         if isinstance(array, HalBuffer):
             if shape is None or element_type is None:
                 raise TypeError("HalBufferView(buffer, shape, element_type): give the shape and element type")
@@ -759,12 +780,13 @@ class HalBufferView:
             dtype = _dtype_of_element(self._element_type)
             need = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
             if need > array.byte_length():
-                raise ValueError(
-                    f"INVALID_ARGUMENT; a {'x'.join(map(str, dims))} view of {self._element_type.name} "
-                    f"needs {need} bytes, the buffer has {array.byte_length()}"
+                raise IndexError(
+                    f"creating buffer view: OUT_OF_RANGE; buffer view byte length {need} exceeds "
+                    f"backing buffer byte length {array.byte_length()}"
                 )
             self._array = array._bytes[:need].view(dtype).reshape(dims)
             self._memory_type, self._allowed_usage = array._memory_type, array._allowed_usage
+            self._buffer_length = array.byte_length()
             return
         if isinstance(shape, int) and element_type is None:
             # HalBufferView(array, element_type) by position.
@@ -815,6 +837,11 @@ class HalBufferView:
 
     __iree_vm_ref__ = ref
 
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "HalBufferView":
+        """The buffer view `ref` refers to (ValueError for another type)."""
+        return ref.deref(HalBufferView)
+
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, HalBufferView):
             return NotImplemented
@@ -825,7 +852,8 @@ class HalBufferView:
 
     def __repr__(self) -> str:
         dims = ", ".join(str(d) for d in self._array.shape)
-        storage = _storage_text(self._array.nbytes, self._memory_type, self._allowed_usage)
+        backing = self._buffer_length if self._buffer_length is not None else self._array.nbytes
+        storage = _storage_text(backing, self._memory_type, self._allowed_usage)
         return f"<HalBufferView ({dims}), element_type={_element_type_text(self._element_type)}, {storage}>"
 
 
@@ -915,6 +943,22 @@ class HalAllocator:
             if int(allowed_usage) & BufferUsage.DISPATCH_STORAGE:
                 compatibility |= BufferCompatibility.QUEUE_DISPATCH
         return int(compatibility)
+
+    @property
+    def has_statistics(self) -> bool:
+        """False: irvm's allocator keeps no statistics (as an IREE build
+        without IREE_STATISTICS_ENABLE)."""
+        return False
+
+    @property
+    def statistics(self) -> dict:
+        """Empty: no statistics are kept (has_statistics)."""
+        return {}
+
+    @property
+    def formatted_statistics(self) -> str:
+        """Empty: no statistics are kept (has_statistics)."""
+        return ""
 
     def trim(self) -> None:
         """Nothing to release: irvm's buffers are freed when the last
@@ -1088,6 +1132,25 @@ class VmFunction:
         return f"<VmFunction {self.name}({self._cconv or ''}), reflection = {self.reflection}>"
 
 
+# The alignment iree.runtime wants of module memory it uses in place.
+_MODULE_ALIGNMENT = 64
+
+_UNALIGNED_COPY_WARNING = (
+    "Making copy of unaligned VmModule buffer. It is recommended to make this deterministic by "
+    "calling `copy_buffer` to always make a copy or `mmap` to efficiently load from a file. This "
+    "warning can be silenced by adding `warn_if_copy=False` to `from_buffer`"
+)
+
+
+def _aligned(buffer: Any) -> bool:
+    """Whether `buffer`'s memory starts at a multiple of 64 bytes (an
+    empty buffer is)."""
+    view = memoryview(buffer).cast("B")
+    if not view.nbytes:
+        return True
+    return np.frombuffer(view, np.uint8).ctypes.data % _MODULE_ALIGNMENT == 0
+
+
 def _immutable(buffer: Any) -> bytes:
     """`buffer` itself when it is a `bytes` object (immutable: irvm uses it in
     place), else a copy of its bytes."""
@@ -1159,11 +1222,18 @@ class VmModule:
     def from_flatbuffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
         """A module over `buffer`: a `bytes` object is used without a copy
         (the module keeps it alive); other buffers, which could change
-        after the module is verified, are copied."""
+        after the module is verified, are copied, with iree.runtime's
+        UserWarning when one is not 64-byte aligned (iree.runtime copies
+        only those) and `warn_if_copy`."""
+        if warn_if_copy and type(buffer) is not bytes and not _aligned(buffer):
+            warnings.warn(_UNALIGNED_COPY_WARNING, UserWarning, stacklevel=2)
         return VmModule(_immutable(buffer))
 
     @staticmethod
     def from_buffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
+        """As from_flatbuffer."""
+        if warn_if_copy and type(buffer) is not bytes and not _aligned(buffer):
+            warnings.warn(_UNALIGNED_COPY_WARNING, UserWarning, stacklevel=2)
         return VmModule(_immutable(buffer))
 
     @staticmethod
@@ -1176,6 +1246,13 @@ class VmModule:
         """As from_flatbuffer: `bytes` without a copy, other buffers copied.
         With `close_buffer`, `buffer.close()` (an mmap's) is called when
         the module is destroyed, before `destroy_callback`, as in iree.runtime."""
+        if type(buffer) is not bytes and not _aligned(buffer):
+            # iree.runtime wraps the memory itself, so refuses it unaligned.
+            address = np.frombuffer(memoryview(buffer).cast("B"), np.uint8).ctypes.data
+            raise ValueError(
+                f"VmModule.from_aligned_memory received an unaligned buffer. Got 0x{address:#x}, "
+                f"expected alignment {_MODULE_ALIGNMENT}"
+            )
         if close_buffer:
             callback = destroy_callback
 
@@ -1844,6 +1921,11 @@ class VmVariantList:
 
     __iree_vm_ref__ = ref
 
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "VmVariantList":
+        """The list `ref` refers to (ValueError for another type)."""
+        return ref.deref(VmVariantList)
+
     @property
     def size(self) -> int:
         return len(self._items)
@@ -1912,6 +1994,8 @@ class VmRef:
             return "vm.list"
         if isinstance(t, HalBufferView):
             return "hal.buffer_view"
+        if isinstance(t, HalBuffer):
+            return "hal.buffer"
         return t.type_name
 
     def _vm_value(self) -> Any:
@@ -1934,6 +2018,8 @@ class VmRef:
         t = self._target
         if not isinstance(t, _irvm.Ref):
             return t
+        if value is HalBuffer:
+            raise ValueError("irvm.compat cannot read a hal.buffer made by a program (buffer views it can)")
         items = t._value()
         if value is VmVariantList:
             out = VmVariantList(len(items))
@@ -1958,7 +2044,7 @@ class VmRef:
 
 VmRef.__iree_vm_ref__ = property(lambda self: self, doc="The reference itself (what push_ref takes).")
 
-_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view"}
+_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view", HalBuffer: "hal.buffer"}
 
 
 class FunctionInvoker:
@@ -2238,6 +2324,7 @@ def _load_default_flags_from_env() -> None:
         ) from e
 
 
+flags._load_default_flags_from_env = _load_default_flags_from_env
 _load_default_flags_from_env()
 
 

@@ -591,6 +591,24 @@ SCRIPTS = {
         }
         del b, s
     """,
+    "buffer_view_over_a_buffer": """
+        # hal_test.py's testBufferViewConstructor: the repr gives the
+        # backing buffer's bytes, byte_length the view's.
+        dev = ireert.get_device("local-task")
+        buffer = dev.allocator.allocate_buffer(memory_type=ireert.MemoryType.DEVICE_LOCAL,
+                                               allowed_usage=ireert.BufferUsage.DEFAULT, allocation_size=13)
+        bv = ireert.HalBufferView(buffer, (1, 2), ireert.HalElementType.INT_16)
+        listed = ireert.HalBufferView(buffer, [3], ireert.HalElementType.UINT_8)
+        try:
+            ireert.HalBufferView(buffer, (4, 4), ireert.HalElementType.INT_16)
+            too_big = "ok"
+        except IndexError as e:
+            too_big = ["IndexError", "buffer view byte length 32 exceeds backing buffer byte length 13" in str(e)]
+        RESULT = {"repr": repr(bv), "byte_length": bv.byte_length, "shape": bv.shape, "listed": repr(listed),
+                  "too_big": too_big, "stats": [type(dev.allocator.statistics).__name__,
+                                                type(dev.allocator.has_statistics).__name__]}
+        del bv, listed, buffer
+    """,
     "variant_list_repr": """
         # iree.runtime prints refs by type once the hal module's types are
         # registered (a hal module made): buffer views as dims and the
