@@ -609,6 +609,39 @@ SCRIPTS = {
                                                 type(dev.allocator.has_statistics).__name__]}
         del bv, listed, buffer
     """,
+    "unaligned_module_buffers": """
+        # A buffer (not a bytes object) that is not 64-byte aligned:
+        # wrap_buffer refuses it, from_buffer and from_flatbuffer copy it
+        # with a UserWarning (unless warn_if_copy=False).
+        import warnings
+        inst = ireert.VmInstance()
+        data = open(MODELS + "/add_i32.vmfb", "rb").read()
+        def placed(offset):
+            room = np.zeros(len(data) + 128, np.uint8)
+            start = (-room.ctypes.data) % 64 + offset
+            out = room[start:start + len(data)]
+            out[:] = np.frombuffer(data, np.uint8)
+            return out
+        aligned, shifted = placed(0), placed(8)
+        def warned(make, buffer, **kw):
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                name = make(inst, buffer, **kw).name
+            return [name, [str(w.message)[:40] for w in seen if w.category is UserWarning]]
+        try:
+            ireert.VmModule.wrap_buffer(inst, shifted)
+            refused = None
+        except ValueError as e:
+            refused = "received an unaligned buffer" in str(e) and "expected alignment 64" in str(e)
+        RESULT = {
+            "wrap_aligned": ireert.VmModule.wrap_buffer(inst, aligned).name,
+            "wrap_shifted": refused,
+            "from_buffer": warned(ireert.VmModule.from_buffer, shifted),
+            "from_flatbuffer": warned(ireert.VmModule.from_flatbuffer, shifted),
+            "quiet": warned(ireert.VmModule.from_buffer, shifted, warn_if_copy=False),
+            "aligned": warned(ireert.VmModule.from_buffer, aligned),
+        }
+    """,
     "variant_list_repr": """
         # iree.runtime prints refs by type once the hal module's types are
         # registered (a hal module made): buffer views as dims and the
@@ -1165,3 +1198,18 @@ def test_keyword_arguments_have_iree_runtimes_names():
 
     gc.collect()
     assert closed == [True]
+
+
+def test_a_bytes_module_is_used_in_place_without_a_warning():
+    # docs/COMPATIBILITY.md: iree.runtime copies (warning) or refuses a
+    # bytes object that is not 64-byte aligned; irvm uses it in place.
+    import warnings
+
+    source = (MODELS / "add_i32.vmfb").read_bytes()
+    copies = [bytes(bytearray(source)) for _ in range(8)]
+    unaligned = next(b for b in copies if np.frombuffer(b, np.uint8).ctypes.data % 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inst = irvm.compat.VmInstance()
+        assert irvm.compat.VmModule.from_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
+        assert irvm.compat.VmModule.wrap_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
