@@ -546,11 +546,20 @@ _DEVICE_NOT_PROVIDED = {
 }
 
 
+# Drivers get_driver made, by name (iree.runtime caches them so).
+_DRIVERS_MADE: dict = {}
+
+
 def get_driver(device_uri: str) -> HalDriver:
-    """The driver of `device_uri` (a driver name, or `driver://...`):
-    ValueError for a name that is no driver, RuntimeError for GPU drivers
-    (cuda, hip, vulkan: irvm has none)."""
-    return HalDriver(device_uri.split("://", 1)[0])
+    """The driver of `device_uri` (a driver name, or `driver://...`), the
+    same object for the same driver, as in iree.runtime: ValueError for a
+    name that is no driver, RuntimeError for GPU drivers (cuda, hip,
+    vulkan: irvm has none)."""
+    name = device_uri.split("://", 1)[0]
+    driver = _DRIVERS_MADE.get(name)
+    if driver is None:
+        driver = _DRIVERS_MADE[name] = HalDriver(name)
+    return driver
 
 
 # Devices get_device made, by URI (iree.runtime caches them so).
@@ -2359,3 +2368,30 @@ def __getattr__(name: str) -> Any:
     if reason is not None:
         raise AttributeError(f"irvm.compat has no {name} (iree.runtime's): {reason}")
     raise AttributeError(f"module 'irvm.compat' has no attribute '{name}'")
+
+
+# --- iree.runtime's submodules ----------------------------------------------------
+
+# iree.runtime's public submodules, as namespaces of the same names here
+# (`ireert.system_setup.get_device`, `from irvm.compat import function`,
+# `import irvm.compat.array_interop`); its private `_binding` is not one.
+_SUBMODULES = {
+    "array_interop": ("asdevicearray", "DeviceArray"),
+    "benchmark": ("benchmark_exe", "benchmark_module", "BenchmarkResult", "BenchmarkToolError",
+                  "BenchmarkTimeoutError"),
+    "function": ("FunctionInvoker",),
+    "io": ("parameter_index_add_numpy_ndarray", "parameter_index_entry_as_numpy_flat_ndarray",
+           "parameter_index_entry_as_numpy_ndarray", "SplatValue", "save_archive_file"),
+    "system_api": ("load_vm_flatbuffer", "load_vm_flatbuffer_file", "load_vm_module", "load_vm_modules",
+                   "normalize_value", "Config", "SystemContext", "TARGET_BACKEND_TO_DRIVER", "BoundModule",
+                   "BoundModules"),
+    "system_setup": ("get_device", "get_first_device", "get_driver", "query_available_drivers"),
+}
+for _name, _members in _SUBMODULES.items():
+    _module = types.ModuleType(f"{__name__}.{_name}", f"iree.runtime.{_name}'s public names in irvm.compat.")
+    for _member in _members:
+        setattr(_module, _member, globals()[_member])
+    _module.__all__ = list(_members)
+    globals()[_name] = _module
+    sys.modules[_module.__name__] = _module
+del _name, _members, _module, _member

@@ -642,6 +642,23 @@ SCRIPTS = {
             "aligned": warned(ireert.VmModule.from_buffer, aligned),
         }
     """,
+    "submodules_and_caches": """
+        # iree.runtime's public submodules hold its names; drivers and
+        # devices are cached by name (system_setup_test.py's checks).
+        from importlib import import_module
+        ss = import_module(ireert.__name__ + ".system_setup")
+        RESULT = {
+            "same_driver": ss.get_driver("local-sync") is ireert.get_driver("local-sync"),
+            "same_device": ss.get_device("local-sync") is ss.get_device("local-sync"),
+            "uncached": ss.get_device("local-sync", cache=False) is not ss.get_device("local-sync"),
+            "config_device": ireert.Config("nothere1,local-task").device is ireert.Config("local-task").device,
+            "invoker": ireert.function.FunctionInvoker is ireert.FunctionInvoker,
+            "array": ireert.array_interop.DeviceArray is ireert.DeviceArray,
+            "api": ireert.system_api.SystemContext is ireert.SystemContext,
+            "io": ireert.io.save_archive_file is ireert.save_archive_file,
+            "bench": ireert.benchmark.benchmark_module is ireert.benchmark_module,
+        }
+    """,
     "variant_list_repr": """
         # iree.runtime prints refs by type once the hal module's types are
         # registered (a hal module made): buffer views as dims and the
