@@ -89,6 +89,7 @@ __all__ = [
     "create_hal_module",
     "create_io_parameters_module",
     "DeviceArray",
+    "FileHandle",
     "flags",
     "FunctionInvoker",
     "get_device",
@@ -1452,21 +1453,97 @@ def create_hal_module(instance: VmInstance, device: Optional[HalDevice] = None, 
 # --- parameters ------------------------------------------------------------------
 
 
+class FileHandle:
+    """Where parameter bytes live, as iree.runtime's FileHandle:
+    `wrap_memory(buffer)` (a host allocation: the buffer itself, not
+    copied) or `wrap_fd(fd)` (an open file, read through
+    `/proc/self/fd`, so Linux only); the entries of a loaded archive file
+    have one over their file (a host allocation, mapped when read)."""
+
+    def __init__(self, *, memory: Optional[memoryview] = None, fd: Optional[int] = None,
+                 path: Optional[str] = None, readable: bool = True, writable: bool = False):
+        if writable:
+            raise NotImplementedError("irvm.compat: parameter files are read-only (writable=True)")
+        self._memory = memory
+        self._fd = fd
+        self._path = path
+
+    @staticmethod
+    def wrap_memory(host_buffer: Any, readable: bool = True, writable: bool = False) -> "FileHandle":
+        """A handle over `host_buffer`'s memory (C-contiguous)."""
+        view = memoryview(host_buffer)
+        if not view.c_contiguous:
+            raise ValueError("FileHandle.wrap_memory: the buffer is not C-contiguous")
+        return FileHandle(memory=view.cast("B") if view.nbytes else memoryview(b""),
+                          readable=readable, writable=writable)
+
+    @staticmethod
+    def wrap_fd(fd: int, readable: bool = True, writable: bool = False) -> "FileHandle":
+        """A handle over the open file `fd`: a duplicate of it, as
+        iree.runtime takes, so the caller may close its own (closed when
+        the handle goes)."""
+        return FileHandle(fd=os.dup(int(fd)), readable=readable, writable=writable)
+
+    def __del__(self):
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            self._fd = None
+            os.close(fd)
+
+    @property
+    def is_host_allocation(self) -> bool:
+        return self._fd is None
+
+    @property
+    def is_async(self) -> bool:
+        """False: irvm reads parameter files synchronously."""
+        return False
+
+    @property
+    def host_allocation(self) -> memoryview:
+        """The memory (an archive file's: mapped); ValueError for an fd."""
+        if self._memory is not None:
+            return self._memory
+        if self._path is not None:
+            import mmap
+
+            with open(self._path, "rb") as f:
+                if os.fstat(f.fileno()).st_size == 0:
+                    return memoryview(b"")
+                return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        raise ValueError("FileHandle is not based on a host allocation and cannot be mapped")
+
+    def _readable_path(self) -> str:
+        """A path irvm's readers open for this handle's file."""
+        return self._path if self._path is not None else f"/proc/self/fd/{self._fd}"
+
+    def __repr__(self) -> str:
+        if self._memory is not None:
+            return f"FileHandle<host_allocation({self._memory!r})>"
+        if self._path is not None:
+            return f"FileHandle<host_allocation(<file {self._path}>)>"
+        return f"FileHandle<fd({self._fd})>"
+
+
 class ParameterIndexEntry:
     """One entry of a ParameterIndex: `key`, `length`, `metadata` (bytes),
     `is_splat` with `splat_pattern`, or `is_file` with `file_view` (a
-    memoryview of its bytes) and `file_storage` (`(path or buffer,
-    offset)`: irvm has no FileHandle)."""
+    memoryview of its bytes) and `file_storage` (`(FileHandle, offset)`)."""
 
     def __init__(self, key: str, length: int, metadata: bytes, *, pattern: Optional[bytes] = None,
-                 buffer: Optional[memoryview] = None, path: Optional[str] = None, offset: int = 0):
+                 buffer: Optional[memoryview] = None, path: Optional[str] = None, offset: int = 0,
+                 handle: Optional[FileHandle] = None):
         self.key = key
         self.length = length
         self.metadata = metadata
         self._pattern = pattern
+        # The entry's own bytes (a memory entry), or its file and offset.
         self._buffer = buffer
         self._path = path
         self._offset = offset
+        if handle is None and pattern is None:
+            handle = FileHandle(memory=buffer) if buffer is not None else FileHandle(path=path)
+        self._handle = handle
 
     @property
     def is_splat(self) -> bool:
@@ -1488,19 +1565,17 @@ class ParameterIndexEntry:
             raise ValueError("Entry is not file storage based")
         if self._buffer is not None:
             return self._buffer
-        import mmap
-
-        with open(self._path, "rb") as f:
-            if self.length == 0:
-                return memoryview(b"")
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        return memoryview(mapped)[self._offset : self._offset + self.length]
+        if not self._handle.is_host_allocation:
+            raise ValueError("FileHandle is not based on a host allocation and cannot be mapped")
+        if self.length == 0:
+            return memoryview(b"")
+        return self._handle.host_allocation[self._offset : self._offset + self.length]
 
     @property
     def file_storage(self) -> tuple:
         if self._pattern is not None:
             raise ValueError("Entry is not file storage based")
-        return (self._buffer if self._buffer is not None else self._path, self._offset)
+        return (self._handle, self._offset)
 
     def _source(self) -> Any:
         """How irvm's archive writer takes this entry's bytes."""
@@ -1510,11 +1585,28 @@ class ParameterIndexEntry:
             return self._buffer
         return ("file", self._path, self._offset, self.length)
 
+    def _held_source(self) -> Any:
+        """This entry's bytes as an in-memory archive holds them: an
+        entry of a file handle over an fd is read now."""
+        if self._pattern is None and self._buffer is None:
+            fd = self._handle._fd
+            data = os.pread(fd, self.length, self._offset) if fd is not None else None
+            if data is None:
+                with open(self._path, "rb") as f:
+                    f.seek(self._offset)
+                    data = f.read(self.length)
+            if len(data) != self.length:
+                raise ValueError(
+                    f"parameter '{self.key}': the file has {len(data)} of its {self.length} bytes at offset {self._offset}"
+                )
+            return data
+        return self._source()
+
     def __repr__(self) -> str:
         if self._pattern is not None:
             return f"<ParameterIndexEntry {self.key!r} splat {self._pattern!r}:{self.length}>"
-        where = "host_allocation" if self._buffer is not None else self._path
-        return f"<ParameterIndexEntry {self.key!r} {where}:{self._offset}:{self.length}>"
+        # (iree.runtime's has no closing ">" here.)
+        return f"<ParameterIndexEntry {self.key!r} {self._handle!r}:{self._offset}:{self.length}"
 
 
 def _pattern_bytes(pattern: Any) -> bytes:
@@ -1533,6 +1625,7 @@ class _LoadedArchive:
     def __init__(self, path: str, entries: list):
         self.path = path
         self.entries = entries
+        self.handle = FileHandle(path=path)
 
 
 class ParameterIndex:
@@ -1600,6 +1693,50 @@ class ParameterIndex:
             ParameterIndexEntry(key, int(total_length), _metadata(metadata), pattern=_pattern_bytes(pattern))
         )
 
+    def add_from_file_handle(self, key: str, file_handle: FileHandle, length: int, *, offset: int = 0,
+                             metadata: Optional[str | bytes] = None) -> None:
+        """Adds `key`: `length` bytes of `file_handle` from `offset` (a
+        memory handle's bytes are used in place)."""
+        if offset < 0 or length < 0:
+            raise ValueError(f"add_from_file_handle '{key}': offset {offset} and length {length} must be >= 0")
+        if file_handle._memory is not None:
+            if offset + length > file_handle._memory.nbytes:
+                raise ValueError(
+                    f"add_from_file_handle '{key}': bytes [{offset}, {offset + length}) are past the "
+                    f"{file_handle._memory.nbytes} bytes of the memory"
+                )
+            entry = ParameterIndexEntry(key, length, _metadata(metadata),
+                                        buffer=file_handle._memory[offset : offset + length],
+                                        offset=offset, handle=file_handle)
+        else:
+            entry = ParameterIndexEntry(key, length, _metadata(metadata), path=file_handle._readable_path(),
+                                        offset=offset, handle=file_handle)
+        self._sources.append(entry)
+
+    def load_from_file_handle(self, file_handle: FileHandle, format: str) -> None:
+        """Refused (NotImplementedError): irvm reads an archive's index from
+        a path (`load`); a file handle's archive cannot be indexed."""
+        raise NotImplementedError(
+            "irvm.compat: ParameterIndex.load_from_file_handle is not provided; load the archive by path "
+            "(ParameterIndex.load)"
+        )
+
+    def __repr__(self) -> str:
+        """The index as iree.runtime prints it: a table of the entries."""
+        items = self.items()
+        rule = "//" + "=" * 3 + "-" * 110 + "=" * 3 + "//"
+        lines = [
+            rule,
+            f"// Parameter scope <global> ({len(items)} entries, {sum(e.length for _, e in items)} total bytes)",
+            "//===------------+------------------+------------------+" + "-" * 59 + "===//",
+            "//         Start |              End |           Length | Key",
+            "//---------------+------------------+------------------+" + "-" * 62 + "//",
+        ]
+        for key, e in items:
+            start, end = ("-", "-") if e.is_splat else (e._offset, e._offset + e.length)
+            lines.append(f"{start:>16} | {end:>16} | {e.length:>16} | `{key}`")
+        return "\n".join(lines) + "\n\n"
+
     def reserve(self, new_capacity: int) -> None:
         """A capacity hint (irvm's index grows as needed)."""
         if new_capacity < 0:
@@ -1613,7 +1750,8 @@ class ParameterIndex:
                 out.append((source.key, source))
                 continue
             for key, metadata, offset, length, pattern in source.entries:
-                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source.path, offset=offset)
+                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source.path, offset=offset,
+                                            handle=None if pattern is not None else source.handle)
                 out.append((key, entry))
         return out
 
@@ -1664,7 +1802,7 @@ class ParameterIndex:
 
         for source in self._sources:
             if isinstance(source, ParameterIndexEntry):
-                pending.append((source.key, source.metadata, source._source()))
+                pending.append((source.key, source.metadata, source._held_source()))
             else:
                 flush()
                 archives.append(source.path)
@@ -2355,7 +2493,6 @@ _NOT_PROVIDED = {
     ),
     "HalCommandBuffer": "command buffers run only inside programs in irvm's hal; Python cannot record them",
     "VmBuffer": "VM byte buffers cannot be made from Python in irvm.compat (pass numpy arrays)",
-    "FileHandle": "parameter files are read by path (ParameterIndex.load) or from memory (add_buffer)",
     **dict.fromkeys(
         ("Tokenizer", "TokenizerEncodeStream", "TokenizerDecodeStream"),
         "IREE's tokenizer library is not part of a VM runtime; irvm has none",

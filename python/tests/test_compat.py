@@ -659,6 +659,63 @@ SCRIPTS = {
             "bench": ireert.benchmark.benchmark_module is ireert.benchmark_module,
         }
     """,
+    "file_handles_and_index_reprs": """
+        # FileHandle over memory (the bytes themselves) and over an fd
+        # (not mappable); an index and its entries print as iree.runtime's.
+        import tempfile
+        i = ireert.ParameterIndex()
+        i.add_splat("weight", np.array([2], np.int8), 600)
+        i.add_buffer("array", np.arange(3, dtype=np.int64))
+        i.add_buffer("a_really_long_key_name_" * 5, b"xy")
+        fh = ireert.FileHandle.wrap_memory(b"foobar")
+        i.add_from_file_handle("data", fh, length=3, offset=3)
+        loaded = ireert.ParameterIndex()
+        loaded.load(DATA + "/params/run/wb.irpa")
+        entry = loaded.items()[0][1]
+        with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+            f.write(b"0123456789")
+            f.flush()
+            h = ireert.FileHandle.wrap_fd(f.fileno(), True, False)
+            j = ireert.ParameterIndex()
+            j.add_from_file_handle("x", h, length=4, offset=2)
+            try:
+                j[0].file_view
+                fd_view = "ok"
+            except ValueError as e:
+                fd_view = str(e)
+            fd = [repr(h).startswith("FileHandle<fd("), h.is_host_allocation, h.is_async,
+                  repr(j[0]).startswith("<ParameterIndexEntry 'x' FileHandle<fd("), repr(j[0]).endswith(")>:2:4"), fd_view]
+        RESULT = {
+            "index": repr(i),
+            "loaded_index": repr(loaded),
+            "memory": [repr(fh).startswith("FileHandle<host_allocation(<memory at 0x"), fh.is_host_allocation, fh.is_async,
+                       bytes(fh.host_allocation)],
+            "data": [bytes(i[3].file_view), i[3].file_storage[1], bytes(i[3].file_storage[0].host_allocation),
+                     repr(i[3]).endswith(")>:3:3")],
+            "loaded": [repr(entry).startswith("<ParameterIndexEntry 'w' FileHandle<host_allocation("),
+                       repr(entry).endswith(")>:256:16"), entry.file_storage[1], bytes(entry.file_view) == open(DATA + "/params/run/wb.irpa", "rb").read()[256:272]],
+            "fd": fd,
+        }
+    """,
+    "parameters_from_file_handles": """
+        # add_from_file_handle: bytes of an fd (read when the provider is
+        # made) and of memory, read by a program.
+        import tempfile
+        config = ireert.Config("local-task")
+        with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+            f.write(np.array([9, 9, 2, 3, 4, 5], np.float32).tobytes())
+            f.flush()
+            scoped = ireert.ParameterIndex()
+            scoped.add_from_file_handle("w", ireert.FileHandle.wrap_fd(f.fileno()), length=16, offset=8)
+        unscoped = ireert.ParameterIndex()
+        unscoped.add_from_file_handle("b", ireert.FileHandle.wrap_memory(np.full(4, 0.25, np.float32)), length=16)
+        params = ireert.create_io_parameters_module(config.vm_instance, scoped.create_provider(scope="model"),
+                                                    unscoped.create_provider(scope=""))
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        y = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32))
+        RESULT = {"y": y.to_host()}
+    """,
     "variant_list_repr": """
         # iree.runtime prints refs by type once the hal module's types are
         # registered (a hal module made): buffer views as dims and the
@@ -1230,3 +1287,15 @@ def test_a_bytes_module_is_used_in_place_without_a_warning():
         inst = irvm.compat.VmInstance()
         assert irvm.compat.VmModule.from_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
         assert irvm.compat.VmModule.wrap_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
+
+
+def test_archive_entries_name_their_file_and_handles_cannot_be_indexed():
+    # docs/COMPATIBILITY.md: an archive's entries print their file's path
+    # (iree.runtime: the address of its mapping); an archive is indexed
+    # from a path only.
+    index = irvm.compat.ParameterIndex()
+    path = str(DATA / "params" / "run" / "wb.irpa")
+    index.load(path)
+    assert repr(index[0]) == f"<ParameterIndexEntry 'w' FileHandle<host_allocation(<file {path}>)>:256:16"
+    with pytest.raises(NotImplementedError, match="load the archive by path"):
+        index.load_from_file_handle(irvm.compat.FileHandle.wrap_memory(b"x"), "irpa")
