@@ -2514,8 +2514,6 @@ def __getattr__(name: str) -> Any:
 # `import irvm.compat.array_interop`); its private `_binding` is not one.
 _SUBMODULES = {
     "array_interop": ("asdevicearray", "DeviceArray"),
-    "benchmark": ("benchmark_exe", "benchmark_module", "BenchmarkResult", "BenchmarkToolError",
-                  "BenchmarkTimeoutError"),
     "function": ("FunctionInvoker",),
     "io": ("parameter_index_add_numpy_ndarray", "parameter_index_entry_as_numpy_flat_ndarray",
            "parameter_index_entry_as_numpy_ndarray", "SplatValue", "save_archive_file"),
@@ -2532,3 +2530,7 @@ for _name, _members in _SUBMODULES.items():
     globals()[_name] = _module
     sys.modules[_module.__name__] = _module
 del _name, _members, _module, _member
+# benchmark is compat_benchmark itself (iree.runtime.benchmark's helpers).
+from . import compat_benchmark as benchmark  # noqa: E402
+
+sys.modules[f"{__name__}.benchmark"] = benchmark

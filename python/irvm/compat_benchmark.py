@@ -76,9 +76,12 @@ def benchmark_exe() -> str:
     return found
 
 
-def _build_benchmark_args(module: Any, entry_function: Optional[str], inputs: Optional[list],
-                          executable: Union[str, os.PathLike, None],
+def _build_benchmark_args(module: Any, entry_function: Optional[str] = None, inputs: Optional[list] = None,
+                          executable: Union[str, os.PathLike, None] = None,
                           **kwargs) -> tuple[list[str], Optional[bytes]]:
+    """The command line (`irvm bench ...`) and the module bytes it reads
+    from stdin (None when it reads a file), as iree.runtime's builds them
+    for iree-benchmark-module."""
     args = [os.fspath(executable) if executable is not None else benchmark_exe(), "bench"]
     module_bytes = None
     if hasattr(module, "function_names") and hasattr(module, "stashed_flatbuffer_blob"):
@@ -136,7 +139,7 @@ def benchmark_module(module: Any, entry_function: Optional[str] = None, inputs: 
     with tempfile.TemporaryDirectory() as directory:
         report = os.path.join(directory, "results.json")
         args, module_bytes = _build_benchmark_args(
-            module, entry_function, inputs, executable,
+            module=module, entry_function=entry_function, inputs=inputs, executable=executable,
             benchmark_out=report, benchmark_out_format="json", **kwargs,
         )
         try:
