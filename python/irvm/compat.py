@@ -1495,6 +1495,18 @@ class FileHandle:
         return self._fd is None
 
     @property
+    def is_fd(self) -> bool:
+        return self._fd is not None
+
+    @property
+    def fd(self) -> int:
+        """The handle's own fd (a duplicate of the one wrapped); ValueError
+        for a memory handle (iree.runtime 3.13 gives a meaningless number)."""
+        if self._fd is None:
+            raise ValueError("FileHandle is not based on a file descriptor")
+        return self._fd
+
+    @property
     def is_async(self) -> bool:
         """False: irvm reads parameter files synchronously."""
         return False

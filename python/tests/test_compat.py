@@ -683,7 +683,7 @@ SCRIPTS = {
                 fd_view = "ok"
             except ValueError as e:
                 fd_view = str(e)
-            fd = [repr(h).startswith("FileHandle<fd("), h.is_host_allocation, h.is_async,
+            fd = [repr(h) == f"FileHandle<fd({h.fd})>", h.is_fd, fh.is_fd, h.fd != f.fileno(), h.is_host_allocation, h.is_async,
                   repr(j[0]).startswith("<ParameterIndexEntry 'x' FileHandle<fd("), repr(j[0]).endswith(")>:2:4"), fd_view]
         RESULT = {
             "index": repr(i),
