@@ -1299,3 +1299,21 @@ def test_archive_entries_name_their_file_and_handles_cannot_be_indexed():
     assert repr(index[0]) == f"<ParameterIndexEntry 'w' FileHandle<host_allocation(<file {path}>)>:256:16"
     with pytest.raises(NotImplementedError, match="load the archive by path"):
         index.load_from_file_handle(irvm.compat.FileHandle.wrap_memory(b"x"), "irpa")
+
+
+def test_more_differences_from_iree_runtime():
+    # docs/COMPATIBILITY.md, "Python: irvm.compat": a Shape for a view's
+    # shape, no allocator statistics, a memory handle's fd, and the
+    # benchmark command line.
+    from irvm.compat.benchmark import _build_benchmark_args
+
+    c = irvm.compat
+    dev = c.get_device("local-sync")
+    buffer = dev.allocator.allocate_buffer(memory_type=c.MemoryType.DEVICE_LOCAL,
+                                           allowed_usage=c.BufferUsage.DEFAULT, allocation_size=8)
+    assert c.HalBufferView(buffer, c.Shape([2]), c.HalElementType.SINT_32).shape == [2]
+    assert (dev.allocator.has_statistics, dev.allocator.statistics, dev.allocator.formatted_statistics) == (False, {}, "")
+    with pytest.raises(ValueError, match="not based on a file descriptor"):
+        c.FileHandle.wrap_memory(b"x").fd
+    args, stdin = _build_benchmark_args("m.vmfb", "f", ["4xi32=1"], executable="/bin/irvm")
+    assert args == ["/bin/irvm", "bench", "--module=m.vmfb", "--function=f", "--input=4xi32=1"] and stdin is None
