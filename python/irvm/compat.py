@@ -15,6 +15,14 @@ GPU libraries. Failures are irvm's ``VmError`` subclasses (with ``.status``,
 raises for its status and no other built-in (``ValueError`` for
 INVALID_ARGUMENT and NOT_FOUND, ``IndexError`` for OUT_OF_RANGE,
 ``NotImplementedError`` for UNIMPLEMENTED, ``RuntimeError`` for the rest).
+As in iree.runtime, arrays passed to functions are not checked against the
+declaration in Python (the program's own checks decide), and reprs of
+``VmVariantList``, ``HalBufferView`` and ``HalBuffer`` are iree.runtime's.
+Names of iree.runtime that irvm cannot have (fences, semaphores, command
+buffers, the tokenizer) raise an AttributeError saying why; ``flags.parse_flags``
+accepts iree.runtime's runtime flags with no effect (they tune GPU drivers,
+IREE's task system, profiling and capture); ``benchmark_module`` runs
+``irvm bench``.
 Differences: ``DeviceArray`` results are views of the VM's memory
 (no copy); ``HalModuleDebugSink``'s callback gets each
 ``hal.buffer_view.trace`` (a key and a list of ``HalBufferView``), called on
@@ -34,13 +42,31 @@ import enum
 import errno
 import functools
 import os
+import shlex
 import stat
+import sys
+import types
+import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import numpy.lib.mixins
 
+try:
+    # As importing iree.runtime does: numpy then knows ml_dtypes' dtypes
+    # by name (np.dtype("bfloat16")). irvm needs numpy only.
+    import ml_dtypes  # noqa: F401
+except ImportError:
+    pass
+
 from . import _irvm
+from .compat_benchmark import (
+    BenchmarkResult,
+    BenchmarkTimeoutError,
+    BenchmarkToolError,
+    benchmark_exe,
+    benchmark_module,
+)
 from .parameter_archives import (
     SplatValue,
     parameter_index_add_numpy_ndarray,
@@ -50,46 +76,61 @@ from .parameter_archives import (
 )
 
 __all__ = [
+    "asdevicearray",
+    "benchmark_exe",
+    "benchmark_module",
+    "BenchmarkResult",
+    "BenchmarkTimeoutError",
+    "BenchmarkToolError",
     "BoundModule",
+    "BufferCompatibility",
     "BufferUsage",
     "Config",
+    "create_hal_module",
+    "create_io_parameters_module",
     "DeviceArray",
+    "FileHandle",
+    "flags",
     "FunctionInvoker",
+    "get_device",
+    "get_driver",
+    "get_first_device",
     "HalAllocator",
+    "HalBuffer",
     "HalBufferView",
     "HalDevice",
     "HalDriver",
     "HalElementType",
+    "HalModuleBufferViewTraceCallback",
     "HalModuleDebugSink",
+    "Linkage",
+    "load_vm_flatbuffer",
+    "load_vm_flatbuffer_file",
+    "load_vm_module",
+    "load_vm_modules",
     "MappedMemory",
+    "MemoryAccess",
+    "MemoryType",
+    "normalize_value",
+    "parameter_index_add_numpy_ndarray",
+    "parameter_index_entry_as_numpy_flat_ndarray",
+    "parameter_index_entry_as_numpy_ndarray",
     "ParameterIndex",
     "ParameterIndexEntry",
     "ParameterProvider",
     "PyModuleInterface",
+    "query_available_drivers",
+    "save_archive_file",
+    "Shape",
     "SplatValue",
-    "MemoryType",
     "SystemContext",
+    "TARGET_BACKEND_TO_DRIVER",
     "VmContext",
     "VmFunction",
     "VmInstance",
     "VmModule",
     "VmRef",
     "VmVariantList",
-    "asdevicearray",
-    "create_hal_module",
-    "create_io_parameters_module",
-    "get_device",
-    "get_driver",
-    "get_first_device",
-    "load_vm_flatbuffer",
-    "load_vm_flatbuffer_file",
-    "load_vm_module",
-    "load_vm_modules",
-    "parameter_index_add_numpy_ndarray",
-    "parameter_index_entry_as_numpy_flat_ndarray",
-    "parameter_index_entry_as_numpy_ndarray",
-    "query_available_drivers",
-    "save_archive_file",
 ]
 
 _DRIVERS = ("local-sync", "local-task")
@@ -207,6 +248,11 @@ class HalElementType(enum.IntEnum):
     FLOAT_8_E5M2_FNUZ = 0x26000008
     FLOAT_8_E4M3_FNUZ = 0x27000008
     FLOAT_8_E8M0_FNU = 0x28000008
+
+    def __repr__(self) -> str:
+        return f"HalElementType.{self.name}"
+
+    __str__ = __repr__
 
     @staticmethod
     def map_to_dtype(element_type: "HalElementType") -> np.dtype:
@@ -335,6 +381,7 @@ class BufferUsage(enum.IntFlag):
     TRANSFER_TARGET = 2
     TRANSFER = 3
     DISPATCH_INDIRECT_PARAMS = 256
+    DISPATCH_INDIRECT_PARAMETERS = 256
     DISPATCH_UNIFORM_READ = 512
     DISPATCH_STORAGE_READ = 1024
     DISPATCH_STORAGE_WRITE = 2048
@@ -353,6 +400,39 @@ class BufferUsage(enum.IntFlag):
     MAPPING_ACCESS_SEQUENTIAL_WRITE = 268435456
     MAPPING = 150994944
     DEFAULT = 3075
+
+
+class MemoryAccess(enum.IntFlag):
+    """HAL memory access bits (accepted for compatibility)."""
+
+    NONE = 0
+    READ = 1
+    WRITE = 2
+    DISCARD = 4
+    DISCARD_WRITE = 6
+    ALL = 7
+
+
+class BufferCompatibility(enum.IntFlag):
+    """HAL buffer compatibility bits (accepted for compatibility)."""
+
+    NONE = 0
+    ALLOCATABLE = 1
+    IMPORTABLE = 2
+    EXPORTABLE = 4
+    QUEUE_TRANSFER = 1024
+    QUEUE_DISPATCH = 2048
+
+
+class Linkage(enum.Enum):
+    """How a module's function is linked (VmModule.lookup_function's
+    `linkage`), with iree.runtime's values."""
+
+    INTERNAL = 0
+    IMPORT = 1
+    IMPORT_OPTIONAL = 3
+    EXPORT = 2
+    EXPORT_OPTIONAL = 4
 
 
 # --- drivers and devices ------------------------------------------------------
@@ -391,14 +471,38 @@ class HalDriver:
     def __init__(self, name: str):
         self.name = _check_driver(name)
 
-    def create_default_device(self) -> "HalDevice":
+    @staticmethod
+    def query() -> list[str]:
+        """The drivers irvm provides (iree.runtime's lists its GPU drivers too)."""
+        return list(_DRIVERS)
+
+    def create_default_device(self, allocators: Optional[list] = None) -> "HalDevice":
         return HalDevice(self.name)
 
-    def create_device_by_uri(self, uri: str) -> "HalDevice":
-        return HalDevice(uri)
+    def create_device(self, device: Any, params: Optional[dict] = None,
+                      allocators: Optional[list] = None) -> "HalDevice":
+        """The device with id `device` (an int), or the one a dict of
+        query_available_devices() describes: the CPU driver's one device, 0
+        (ValueError for another, as in iree.runtime)."""
+        if isinstance(device, dict):
+            device_id = device.get("device_id")
+        elif isinstance(device, int) and not isinstance(device, bool):
+            device_id = device
+        else:
+            raise TypeError(
+                f"create_device(): takes a device id (int) or a device_info dict, not {type(device).__name__}"
+            )
+        if device_id != 0:
+            raise ValueError(
+                f"Device id {device_id} not found. Available devices: {self.query_available_devices()}"
+            )
+        return HalDevice(self.name)
+
+    def create_device_by_uri(self, device_uri: str, allocators: Optional[list] = None) -> "HalDevice":
+        return HalDevice(device_uri)
 
     def query_available_devices(self) -> list[dict]:
-        return [{"device_id": 0, "path": "", "name": self.name}]
+        return [{"device_id": 0, "path": "", "name": "default"}]
 
     def __repr__(self) -> str:
         return f"<HalDriver {self.name}>"
@@ -413,31 +517,80 @@ class HalDevice:
         self.allocator = HalAllocator(self)
 
     def __repr__(self) -> str:
-        return f"<HalDevice {self.uri}>"
+        # iree.runtime's repr is the driver's name.
+        return self.driver
+
+    def __getattr__(self, name: str) -> Any:
+        reason = _DEVICE_NOT_PROVIDED.get(name)
+        if reason is not None:
+            raise AttributeError(f"irvm.compat's HalDevice has no {name} (iree.runtime's): {reason}")
+        raise AttributeError(f"'HalDevice' object has no attribute '{name}'")
 
 
-def get_driver(name: str) -> HalDriver:
-    """The driver named `name`: ValueError for a name that is no driver,
-    RuntimeError for GPU drivers (cuda, hip, vulkan: irvm has none)."""
-    return HalDriver(name)
+_DEVICE_NOT_PROVIDED = {
+    **dict.fromkeys(
+        ("create_semaphore", "queue_alloca", "queue_copy", "queue_dealloca", "queue_execute"),
+        "irvm's device queue is driven by programs only; calls are synchronous",
+    ),
+    **dict.fromkeys(
+        ("begin_profiling", "end_profiling", "flush_profiling"),
+        "HAL profiling sessions are not recorded; irvm's profiles come from `irvm run --profile`",
+    ),
+    **dict.fromkeys(
+        ("begin_external_capture", "end_external_capture"),
+        "external capture tools (RenderDoc, Metal) have no CPU counterpart",
+    ),
+    **dict.fromkeys(
+        ("create_dlpack_capsule", "from_dlpack_capsule"),
+        "DLPack exchange is not provided; results are numpy arrays over the VM's memory already",
+    ),
+}
 
 
-def get_device(uri: str, cache: bool = True) -> HalDevice:
+# Drivers get_driver made, by name (iree.runtime caches them so).
+_DRIVERS_MADE: dict = {}
+
+
+def get_driver(device_uri: str) -> HalDriver:
+    """The driver of `device_uri` (a driver name, or `driver://...`), the
+    same object for the same driver, as in iree.runtime: ValueError for a
+    name that is no driver, RuntimeError for GPU drivers (cuda, hip,
+    vulkan: irvm has none)."""
+    name = device_uri.split("://", 1)[0]
+    driver = _DRIVERS_MADE.get(name)
+    if driver is None:
+        driver = _DRIVERS_MADE[name] = HalDriver(name)
+    return driver
+
+
+# Devices get_device made, by URI (iree.runtime caches them so).
+_DEVICES: dict = {}
+
+
+def get_device(device_uri: str, cache: bool = True) -> HalDevice:
     """A device by URI (`local-task`, `local-sync`); errors as get_driver's,
-    and ValueError for a device path (`local-task://5`)."""
-    return HalDevice(uri)
+    and ValueError for a device path (`local-task://5`). With `cache`, the
+    same device for the same URI, as in iree.runtime."""
+    if cache and device_uri in _DEVICES:
+        return _DEVICES[device_uri]
+    device = get_driver(device_uri).create_device_by_uri(device_uri)
+    if cache:
+        _DEVICES[device_uri] = device
+    return device
 
 
-def get_first_device(uris: Optional[Sequence[str]] = None, cache: bool = True) -> HalDevice:
-    """The first device of `uris` that irvm has (default: local-task), as
-    iree.runtime picks it: names that are no driver are skipped; when none
-    is left, RuntimeError if a driver failed (a GPU driver), else ValueError."""
+def get_first_device(device_uris: Optional[Sequence[str]] = None, cache: bool = True) -> HalDevice:
+    """The first device of `device_uris` that irvm has (default:
+    IREE_DEFAULT_DEVICE, else local-task), as iree.runtime picks it: names
+    that are no driver are skipped; when none is left, RuntimeError if a
+    driver failed (a GPU driver), else ValueError."""
+    uris = device_uris
     if uris is None:
         uris = [s.strip() for s in os.environ.get("IREE_DEFAULT_DEVICE", "local-task").split(",")]
     failure = None
     for uri in uris:
         try:
-            return HalDevice(uri)
+            return get_device(uri, cache=cache)
         except ValueError:
             continue
         except RuntimeError as e:
@@ -447,19 +600,224 @@ def get_first_device(uris: Optional[Sequence[str]] = None, cache: bool = True) -
     raise ValueError(f"No device found from list {list(uris)}")
 
 
-class HalBufferView:
-    """A tensor: host memory with a shape and an element type."""
+def _bitfield_text(value: int, names: Sequence[tuple]) -> str:
+    """`value` as IREE's iree_bitfield_format writes it: the names whose
+    bits are all set, in table order (combined names first), each taking
+    its bits; bits left over in hex."""
+    parts = []
+    for bits, name in names:
+        if bits and value & bits == bits:
+            parts.append(name)
+            value &= ~bits
+    if value:
+        parts.append(f"{value:#x}")
+    return "|".join(parts) if parts else "NONE"
 
-    def __init__(self, array: np.ndarray, element_type: Optional[int] = None):
+
+# IREE's tables for iree_hal_memory_type_format and iree_hal_buffer_usage_format.
+_MEMORY_TYPE_NAMES = (
+    (70, "HOST_LOCAL"), (48, "DEVICE_LOCAL"), (1, "OPTIMAL"), (2, "HOST_VISIBLE"),
+    (4, "HOST_COHERENT"), (8, "HOST_CACHED"), (16, "DEVICE_VISIBLE"),
+)
+_BUFFER_USAGE_NAMES = (
+    (3, "TRANSFER"), (3072, "DISPATCH_STORAGE"), (12288, "DISPATCH_IMAGE"),
+    (150994944, "MAPPING"), (1, "TRANSFER_SOURCE"), (2, "TRANSFER_TARGET"),
+    (256, "DISPATCH_INDIRECT_PARAMETERS"), (512, "DISPATCH_UNIFORM_READ"),
+    (1024, "DISPATCH_STORAGE_READ"), (2048, "DISPATCH_STORAGE_WRITE"),
+    (4096, "DISPATCH_IMAGE_READ"), (8192, "DISPATCH_IMAGE_WRITE"),
+    (65536, "SHARING_EXPORT"), (131072, "SHARING_REPLICATE"),
+    (262144, "SHARING_CONCURRENT"), (524288, "SHARING_IMMUTABLE"),
+    (16777216, "MAPPING_SCOPED"), (33554432, "MAPPING_PERSISTENT"),
+    (67108864, "MAPPING_OPTIONAL"), (134217728, "MAPPING_ACCESS_RANDOM"),
+    (268435456, "MAPPING_ACCESS_SEQUENTIAL_WRITE"),
+)
+
+# What IREE's CPU heap allocator gives for a request: device-local memory
+# is host visible too, and every buffer is mappable (scoped, persistent,
+# random access).
+_HEAP_MAPPING = 16777216 | 33554432 | 134217728
+_RESULT_MEMORY_TYPE = 50  # DEVICE_LOCAL|HOST_VISIBLE
+_RESULT_USAGE = int(3075 | _HEAP_MAPPING)
+
+
+def _heap_memory_type(memory_type: int) -> int:
+    memory_type = int(memory_type)
+    return memory_type | 2 if memory_type & 32 else memory_type
+
+
+def _storage_text(byte_length: int, memory_type: int, allowed_usage: int) -> str:
+    """A buffer's size, memory type, access and usage, as IREE formats them."""
+    return (
+        f"{byte_length} bytes (at offset 0 into {byte_length}), "
+        f"memory_type={_bitfield_text(memory_type, _MEMORY_TYPE_NAMES)}, allowed_access=ALL, "
+        f"allowed_usage={_bitfield_text(allowed_usage, _BUFFER_USAGE_NAMES)}"
+    )
+
+
+def _element_type_text(element_type: int) -> str:
+    """An element type as iree.runtime's list repr prints it (its 32 bits
+    with the bytes in reverse order: FLOAT_32, 0x21000020, is 0x20000021)."""
+    return f"0x{int.from_bytes(int(element_type).to_bytes(4, 'little'), 'big'):08x}"
+
+
+class HalBuffer:
+    """Device memory without a shape (irvm's is host memory): what
+    `HalAllocator.allocate_buffer` and `allocate_buffer_copy` without an
+    element type return, and `HalBufferView.get_buffer()`."""
+
+    def __init__(self, data: np.ndarray, memory_type: int = _RESULT_MEMORY_TYPE,
+                 allowed_usage: int = _RESULT_USAGE):
+        # The bytes, a flat uint8 array (a view of a buffer view's array).
+        self._bytes = data
+        self._memory_type = int(memory_type)
+        self._allowed_usage = int(allowed_usage)
+
+    def byte_length(self) -> int:
+        return self._bytes.nbytes
+
+    def memory_type(self) -> int:
+        return self._memory_type
+
+    def allowed_usage(self) -> int:
+        return self._allowed_usage
+
+    def map(self) -> "MappedMemory":
+        return MappedMemory(self._bytes)
+
+    def fill_zero(self, byte_offset: int, byte_length: int) -> None:
+        """Zeroes `byte_length` bytes from `byte_offset` (IndexError when
+        the range is not inside the buffer, as iree.runtime's OUT_OF_RANGE)."""
+        if byte_offset < 0 or byte_length < 0 or byte_offset + byte_length > self._bytes.nbytes:
+            raise IndexError(
+                f"OUT_OF_RANGE; fill_zero range [{byte_offset}, {byte_offset + byte_length}) "
+                f"is outside the buffer's {self._bytes.nbytes} bytes"
+            )
+        self._bytes[byte_offset : byte_offset + byte_length] = 0
+
+    def create_view(self, shape: Any, element_size: int) -> "HalBufferView":
+        """A view of the buffer with `shape` and opaque elements of
+        `element_size` bytes (OPAQUE_8..OPAQUE_64), as iree.runtime makes it."""
+        opaque = {1: HalElementType.OPAQUE_8, 2: HalElementType.OPAQUE_16,
+                  4: HalElementType.OPAQUE_32, 8: HalElementType.OPAQUE_64}.get(element_size)
+        if opaque is None:
+            raise ValueError(f"INVALID_ARGUMENT; element_size {element_size} is not 1, 2, 4 or 8 bytes")
+        return HalBufferView(self, shape, opaque)
+
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this buffer (what push_ref takes)."""
+        return VmRef(self)
+
+    __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "HalBuffer":
+        return ref.deref(HalBuffer)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, HalBuffer):
+            return NotImplemented
+        return (_address(self._bytes), self._bytes.nbytes) == (_address(other._bytes), other._bytes.nbytes)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"<HalBuffer {_storage_text(self._bytes.nbytes, self._memory_type, self._allowed_usage)}>"
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+class Shape(list):
+    """A shape (iree.runtime's `Shape([2, 3])`): a list of dimensions."""
+
+
+def _dtype_of_element(element_type: HalElementType) -> np.dtype:
+    """The dtype a buffer view of `element_type` holds its elements as:
+    its numpy (or ml_dtypes) dtype, else unsigned integers of its width."""
+    dtype = _ELEMENT_TO_DTYPE.get(element_type)
+    if dtype is not None:
+        return np.dtype(dtype)
+    ml_dtype = _ml_dtype_or_none(element_type)
+    if ml_dtype is not None:
+        return ml_dtype
+    width = HalElementType.dense_byte_count(element_type)
+    if width not in (1, 2, 4, 8):
+        raise ValueError(f"INVALID_ARGUMENT; element type {element_type.name} has no whole-byte width")
+    return np.dtype(f"u{width}")
+
+
+def _result_element_type(array: np.ndarray) -> Optional[HalElementType]:
+    """The element type the program gave a result array (its bytes, at the
+    end of the array's `base` chain, say it: `i32` results are INT_32, as
+    in iree.runtime, where numpy's int32 says SINT_32); None for arrays
+    that are not results, or of a type HalElementType does not name."""
+    base = array
+    while base is not None and not hasattr(base, "_element_type"):
+        base = getattr(base, "base", None)
+        if isinstance(base, memoryview):
+            base = base.obj
+    if base is None:
+        return None
+    try:
+        element_type = HalElementType(base._element_type)
+    except (TypeError, ValueError):
+        return None
+    # (A view of the bytes as another dtype of the same width keeps them;
+    # one of another width is no longer that result.)
+    if HalElementType.dense_byte_count(element_type) != array.dtype.itemsize:
+        return None
+    return element_type
+
+
+class HalBufferView:
+    """A tensor: host memory with a shape and an element type.
+    `HalBufferView(buffer, shape, element_type)` views the start of a
+    HalBuffer, as in iree.runtime (IndexError when the buffer is too
+    short); irvm.compat also makes one from an array
+    (`HalBufferView(array, element_type=None)`)."""
+
+    def __init__(self, array: Any, shape: Any = None, element_type: Optional[int] = None):
+        self._memory_type, self._allowed_usage = _RESULT_MEMORY_TYPE, _RESULT_USAGE
+        # The backing buffer's bytes (a view over an array: the array's).
+        self._buffer_length: Optional[int] = None
+        if isinstance(array, HalBuffer):
+            if shape is None or element_type is None:
+                raise TypeError("HalBufferView(buffer, shape, element_type): give the shape and element type")
+            self._element_type = HalElementType(element_type)
+            dims = [int(d) for d in shape]
+            dtype = _dtype_of_element(self._element_type)
+            need = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+            if need > array.byte_length():
+                raise IndexError(
+                    f"creating buffer view: OUT_OF_RANGE; buffer view byte length {need} exceeds "
+                    f"backing buffer byte length {array.byte_length()}"
+                )
+            self._array = array._bytes[:need].view(dtype).reshape(dims)
+            self._memory_type, self._allowed_usage = array._memory_type, array._allowed_usage
+            self._buffer_length = array.byte_length()
+            return
+        if isinstance(shape, int) and element_type is None:
+            # HalBufferView(array, element_type) by position.
+            shape, element_type = None, shape
+        if shape is not None:
+            raise TypeError("HalBufferView(array, element_type=None): an array's view takes its shape")
+        if element_type is None:
+            element_type = _result_element_type(array)
         if element_type is None:
             element_type = _element_type_of(array.dtype)
         self._element_type = HalElementType(element_type)
-        # Bits of a bfloat16 or float8 element type (a uint16 array given
-        # with BFLOAT_16) are held as its ml_dtypes dtype, so that the
-        # program is given that type and arrays of it come out.
-        ml_dtype = _ml_dtype_or_none(self._element_type)
-        if ml_dtype is not None and array.dtype != ml_dtype and array.dtype.itemsize == ml_dtype.itemsize:
-            array = array.view(ml_dtype)
+        # The bits of another type of the same width given with an element
+        # type (a uint16 array with BFLOAT_16, float32 data with SINT_32)
+        # are held as that type's dtype, so that the program is given that
+        # type and arrays of it come out.
+        try:
+            dtype = _dtype_of_element(self._element_type)
+        except ValueError:
+            dtype = array.dtype
+        if array.dtype != dtype and array.dtype.itemsize == dtype.itemsize:
+            array = array.view(dtype)
         self._array = array
 
     @property
@@ -477,6 +835,10 @@ class HalBufferView:
     def map(self) -> "MappedMemory":
         return MappedMemory(self._array)
 
+    def get_buffer(self) -> HalBuffer:
+        """The buffer the view is over (the same memory)."""
+        return HalBuffer(self._array.reshape(-1).view(np.uint8), self._memory_type, self._allowed_usage)
+
     @property
     def ref(self) -> "VmRef":
         """A reference to this buffer view (what a Python host function
@@ -485,9 +847,24 @@ class HalBufferView:
 
     __iree_vm_ref__ = ref
 
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "HalBufferView":
+        """The buffer view `ref` refers to (ValueError for another type)."""
+        return ref.deref(HalBufferView)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, HalBufferView):
+            return NotImplemented
+        return self.get_buffer() == other.get_buffer() and (self.shape, self._element_type) == (
+            other.shape, other._element_type)
+
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
-        dims = "x".join(str(d) for d in self._array.shape)
-        return f"<HalBufferView {dims}x{self._element_type.name}>"
+        dims = ", ".join(str(d) for d in self._array.shape)
+        backing = self._buffer_length if self._buffer_length is not None else self._array.nbytes
+        storage = _storage_text(backing, self._memory_type, self._allowed_usage)
+        return f"<HalBufferView ({dims}), element_type={_element_type_text(self._element_type)}, {storage}>"
 
 
 class MappedMemory:
@@ -496,16 +873,41 @@ class MappedMemory:
     def __init__(self, array: np.ndarray):
         self._array = array
 
-    def asarray(self, shape: Sequence[int], dtype: Any) -> np.ndarray:
+    def asarray(self, shape: Sequence[int], numpy_dtype_descr: Any) -> np.ndarray:
         flat = self._array.reshape(-1).view(np.uint8)
-        return flat.view(dtype).reshape(shape)
+        return flat.view(numpy_dtype_descr).reshape(shape)
+
+
+def _host_bytes(buffer: Any, copy: bool = True) -> np.ndarray:
+    """`buffer`'s bytes as an array (a copy, or with `copy=False` over the
+    same memory), refused as iree.runtime refuses it: TypeError for
+    objects without the buffer protocol (a list), ValueError for arrays
+    that are not C-contiguous."""
+    if isinstance(buffer, np.ndarray):
+        if not buffer.flags.c_contiguous:
+            raise ValueError("ndarray is not C-contiguous")
+        return buffer.copy(order="C") if copy else buffer
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise TypeError(f"a bytes-like object is required, not '{type(buffer).__name__}'") from None
+    if not view.c_contiguous:
+        raise ValueError("buffer is not C-contiguous")
+    return np.array(view, copy=True, order="C") if copy else np.asarray(view)
 
 
 class HalAllocator:
-    """The device's allocator: copies host data into buffer views."""
+    """The device's allocator: host memory as buffers and buffer views."""
 
     def __init__(self, device: HalDevice):
         self._device = device
+
+    def allocate_buffer(self, memory_type: int, allowed_usage: int, allocation_size: int) -> HalBuffer:
+        """A zeroed buffer of `allocation_size` bytes."""
+        if allocation_size < 0:
+            raise ValueError(f"INVALID_ARGUMENT; allocation_size {allocation_size} is negative")
+        return HalBuffer(np.zeros(int(allocation_size), np.uint8), _heap_memory_type(memory_type),
+                         int(allowed_usage) | _HEAP_MAPPING)
 
     def allocate_buffer_copy(
         self,
@@ -514,96 +916,201 @@ class HalAllocator:
         device: Optional[HalDevice] = None,
         buffer: Any = None,
         element_type: Optional[int] = None,
-    ) -> HalBufferView:
-        """A buffer view holding a copy of `buffer` (an array-like)."""
-        array = np.array(buffer, copy=True, order="C")
-        return HalBufferView(array, element_type)
+    ) -> "HalBuffer | HalBufferView":
+        """A copy of `buffer` (an object with the buffer protocol, or an
+        array of ml_dtypes' dtypes): a HalBufferView of its shape when
+        `element_type` is given, else a HalBuffer of its bytes, as in
+        iree.runtime."""
+        array = _host_bytes(buffer)
+        memory_type = _heap_memory_type(memory_type)
+        allowed_usage = int(allowed_usage) | _HEAP_MAPPING
+        if element_type is None:
+            return HalBuffer(array.reshape(-1).view(np.uint8), memory_type, allowed_usage)
+        view = HalBufferView(array, element_type=element_type)
+        view._memory_type, view._allowed_usage = memory_type, allowed_usage
+        return view
+
+    def allocate_host_staging_buffer_copy(self, device: HalDevice, initial_contents: Any) -> HalBuffer:
+        """A host-visible copy of `initial_contents` (a buffer) for transfers."""
+        array = _host_bytes(initial_contents)
+        return HalBuffer(array.reshape(-1).view(np.uint8), _RESULT_MEMORY_TYPE, 3 | _HEAP_MAPPING)
+
+    def import_host_allocation(self, buffer_obj: Any, memory_type: int, allowed_usage: int) -> HalBuffer:
+        """A HalBuffer over `buffer_obj`'s memory, not copied: writes to
+        either are seen by the other (C-contiguous buffers only)."""
+        array = _host_bytes(buffer_obj, copy=False)
+        return HalBuffer(array.reshape(-1).view(np.uint8), int(memory_type), int(allowed_usage) | 3 | _HEAP_MAPPING)
+
+    def query_buffer_compatibility(self, memory_type: int, allowed_usage: int, intended_usage: int,
+                                   allocation_size: int) -> int:
+        """BufferCompatibility bits, as IREE's CPU heap allocator answers:
+        any buffer is allocatable, importable and exportable; device-visible
+        memory is usable by queue transfers and dispatches its usage allows."""
+        compatibility = BufferCompatibility.ALLOCATABLE | BufferCompatibility.IMPORTABLE | BufferCompatibility.EXPORTABLE
+        if int(memory_type) & MemoryType.DEVICE_VISIBLE:
+            if int(allowed_usage) & BufferUsage.TRANSFER:
+                compatibility |= BufferCompatibility.QUEUE_TRANSFER
+            if int(allowed_usage) & BufferUsage.DISPATCH_STORAGE:
+                compatibility |= BufferCompatibility.QUEUE_DISPATCH
+        return int(compatibility)
+
+    @property
+    def has_statistics(self) -> bool:
+        """False: irvm's allocator keeps no statistics (as an IREE build
+        without IREE_STATISTICS_ENABLE)."""
+        return False
+
+    @property
+    def statistics(self) -> dict:
+        """Empty: no statistics are kept (has_statistics)."""
+        return {}
+
+    @property
+    def formatted_statistics(self) -> str:
+        """Empty: no statistics are kept (has_statistics)."""
+        return ""
+
+    def trim(self) -> None:
+        """Nothing to release: irvm's buffers are freed when the last
+        reference goes."""
 
 
 # --- arrays --------------------------------------------------------------------
 
 
 class DeviceArray(numpy.lib.mixins.NDArrayOperatorsMixin):
-    """A result tensor. irvm's device memory is host memory, so the array is
-    always host accessible: `to_host()` returns a numpy view of the VM's
-    buffer (no copy)."""
+    """A tensor on the device. irvm's device memory is host memory, so the
+    array is always host accessible: `to_host()` returns a numpy view of
+    the VM's buffer (no copy). As in iree.runtime, one made with
+    `implicit_host_transfer=False` (asdevicearray's default) refuses
+    numpy's implicit conversions (`np.asarray`, arithmetic): ValueError,
+    until `to_host()`; results of calls allow them. numpy functions
+    (`np.sum`, `np.concatenate`) take the host array, where iree.runtime
+    3.13 raises TypeError for every one but `np.shape` and `np.reshape`."""
 
-    def __init__(self, device: Any, buffer_view: Any, implicit_host_transfer: bool = True, override_dtype=None):
+    def __init__(self, device: Any, buffer_view: Any, implicit_host_transfer: bool = False, override_dtype=None):
         self._device = device
         array = buffer_view._array if isinstance(buffer_view, HalBufferView) else np.asarray(buffer_view)
-        if override_dtype is not None:
-            array = array.view(override_dtype)
-        self._host_array = array
+        if override_dtype is not None and np.dtype(override_dtype) != array.dtype:
+            # As iree.runtime's: the elements converted (bools held as int8).
+            array = array.astype(override_dtype)
+        self._array = array
+        self._implicit_host_transfer = implicit_host_transfer
+        self._transferred = False
         self._buffer_view = buffer_view if isinstance(buffer_view, HalBufferView) else HalBufferView(array)
 
+    def _transfer_to_host(self, implicit: bool) -> np.ndarray:
+        if implicit and not self._implicit_host_transfer:
+            raise ValueError(
+                "DeviceArray cannot be implicitly transferred to the host: "
+                "if necessary, do an explicit transfer via .to_host()"
+            )
+        self._transferred = True
+        return self._array
+
+    @property
+    def _host_array(self) -> np.ndarray:
+        return self._transfer_to_host(True)
+
     def __array__(self, dtype=None, copy=None):
+        host = self._transfer_to_host(True)
         if dtype is None:
-            return self._host_array if not copy else self._host_array.copy()
-        return self._host_array.astype(dtype, copy=bool(copy) if copy is not None else True)
+            return host if not copy else host.copy()
+        return host.astype(dtype, copy=bool(copy) if copy is not None else True)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func is np.shape:
+            return self.shape
+        if func is np.reshape:
+            return self.reshape(*args[1:], **kwargs)
+
         def host(x):
-            return x._host_array if isinstance(x, DeviceArray) else x
+            # (Also inside the lists and tuples numpy functions take, as
+            # np.concatenate's: else numpy dispatched here again, forever.)
+            if isinstance(x, DeviceArray):
+                return x.to_host()
+            if isinstance(x, (list, tuple)):
+                return type(x)(host(v) for v in x)
+            return x
 
         return func(*[host(a) for a in args], **{k: host(v) for k, v in kwargs.items()})
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         def host(x):
-            return x._host_array if isinstance(x, DeviceArray) else x
+            return x._transfer_to_host(True) if isinstance(x, DeviceArray) else x
 
         if kwargs.get("out") is not None:
             kwargs = dict(kwargs, out=tuple(host(o) for o in kwargs["out"]))
         return getattr(ufunc, method)(*[host(i) for i in inputs], **kwargs)
 
     def __repr__(self) -> str:
-        return f"<IREE DeviceArray: shape={np.shape(self._host_array)}, dtype={self.dtype}>"
+        return f"<IREE DeviceArray: shape={self.shape}, dtype={self.dtype}>"
 
     @property
     def is_host_accessible(self) -> bool:
-        return True
+        """Whether the array has been transferred (mapped) to the host."""
+        return self._transferred
 
     def to_host(self) -> np.ndarray:
-        return self._host_array
+        return self._transfer_to_host(False)
 
     @property
     def dtype(self) -> np.dtype:
-        return self._host_array.dtype
+        return self._array.dtype
 
     @property
     def shape(self) -> list[int]:
-        return list(self._host_array.shape)
+        return list(self._array.shape)
 
     @property
     def size(self) -> int:
-        return self._host_array.size
+        return self._array.size
 
     def __len__(self) -> int:
-        return len(self._host_array)
+        return len(self._array)
 
-    def astype(self, dtype, casting="unsafe", copy=True) -> np.ndarray:
-        return self._host_array.astype(dtype, casting=casting, copy=copy)
+    def astype(self, dtype, casting="unsafe", copy=True):
+        """The elements as `dtype` (a numpy array); the array itself when
+        it is of `dtype` already and `copy` is False."""
+        if self.dtype == dtype and not copy:
+            return self
+        return self.to_host().astype(dtype, casting=casting, copy=copy)
 
     def reshape(self, *args) -> np.ndarray:
-        return self._host_array.reshape(*args)
+        return self.to_host().reshape(*args)
 
     def __iter__(self):
-        return iter(self._host_array)
+        return iter(self.to_host())
 
     def __getitem__(self, index):
-        return self._host_array[index]
+        return self.to_host()[index]
+
+    def __deepcopy__(self, memo):
+        return self.to_host()
 
     def __reduce__(self):
-        return (np.asarray, (self._host_array.copy(),))
+        return (np.asarray, (self.to_host().copy(),))
 
 
 def asdevicearray(device: HalDevice, a: Any, dtype=None, *, implicit_host_transfer: bool = False,
                   memory_type=MemoryType.DEVICE_LOCAL, allowed_usage=BufferUsage.DEFAULT,
                   element_type: Optional[int] = None) -> DeviceArray:
-    """A DeviceArray of `a` (a copy unless it already is one of `dtype`)."""
-    if isinstance(a, DeviceArray) and (dtype is None or a.dtype == np.dtype(dtype)):
-        return a
-    array = np.array(np.asarray(a), dtype=dtype, copy=True, order="C")
-    return DeviceArray(device, HalBufferView(array, element_type))
+    """A DeviceArray of `a` (np.asarray's rules; a DeviceArray itself when
+    no dtype is given), as iree.runtime makes it: its element type is the
+    dtype's (ValueError for a dtype IREE has none for); `element_type`,
+    `memory_type` and `allowed_usage` are ignored, as there."""
+    if isinstance(a, DeviceArray):
+        if dtype is None:
+            return a
+        a = a.to_host()
+    array = np.asarray(a, dtype=dtype, order="C")
+    mapped = _element_type_of(array.dtype)
+    if mapped == HalElementType.OPAQUE_8:
+        raise ValueError(f"Could not map dtype {array.dtype} to IREE element type")
+    view = device.allocator.allocate_buffer_copy(
+        memory_type=memory_type, allowed_usage=allowed_usage, device=device, buffer=array, element_type=mapped
+    )
+    return DeviceArray(device, view, implicit_host_transfer=implicit_host_transfer, override_dtype=array.dtype)
 
 
 # --- modules -------------------------------------------------------------------
@@ -633,6 +1140,25 @@ class VmFunction:
 
     def __repr__(self) -> str:
         return f"<VmFunction {self.name}({self._cconv or ''}), reflection = {self.reflection}>"
+
+
+# The alignment iree.runtime wants of module memory it uses in place.
+_MODULE_ALIGNMENT = 64
+
+_UNALIGNED_COPY_WARNING = (
+    "Making copy of unaligned VmModule buffer. It is recommended to make this deterministic by "
+    "calling `copy_buffer` to always make a copy or `mmap` to efficiently load from a file. This "
+    "warning can be silenced by adding `warn_if_copy=False` to `from_buffer`"
+)
+
+
+def _aligned(buffer: Any) -> bool:
+    """Whether `buffer`'s memory starts at a multiple of 64 bytes (an
+    empty buffer is)."""
+    view = memoryview(buffer).cast("B")
+    if not view.nbytes:
+        return True
+    return np.frombuffer(view, np.uint8).ctypes.data % _MODULE_ALIGNMENT == 0
 
 
 def _immutable(buffer: Any) -> bytes:
@@ -669,12 +1195,22 @@ class VmModule:
     def function_names(self) -> list[str]:
         return list(self._functions)
 
-    def lookup_function(self, name: str, linkage: int = 2) -> Optional[VmFunction]:
-        """The export `name`, or None."""
+    def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> Optional[VmFunction]:
+        """The export `name`, or None (None for any other linkage: irvm.compat
+        looks up exports only; iree.runtime finds imports too)."""
+        if getattr(linkage, "value", linkage) not in (Linkage.EXPORT.value, Linkage.EXPORT_OPTIONAL.value):
+            return None
         return self._functions.get(name)
 
     @property
     def stashed_flatbuffer_blob(self) -> Any:
+        """The module's bytes: the buffer it was made from, or for a file
+        (`mmap`) a read-only mapping of it, as in iree.runtime."""
+        if isinstance(self._source, str):
+            import mmap
+
+            with open(self._source, "rb") as f:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         return self._source
 
     @staticmethod
@@ -696,11 +1232,18 @@ class VmModule:
     def from_flatbuffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
         """A module over `buffer`: a `bytes` object is used without a copy
         (the module keeps it alive); other buffers, which could change
-        after the module is verified, are copied."""
+        after the module is verified, are copied, with iree.runtime's
+        UserWarning when one is not 64-byte aligned (iree.runtime copies
+        only those) and `warn_if_copy`."""
+        if warn_if_copy and type(buffer) is not bytes and not _aligned(buffer):
+            warnings.warn(_UNALIGNED_COPY_WARNING, UserWarning, stacklevel=2)
         return VmModule(_immutable(buffer))
 
     @staticmethod
     def from_buffer(instance: VmInstance, buffer: Any, warn_if_copy: bool = True) -> "VmModule":
+        """As from_flatbuffer."""
+        if warn_if_copy and type(buffer) is not bytes and not _aligned(buffer):
+            warnings.warn(_UNALIGNED_COPY_WARNING, UserWarning, stacklevel=2)
         return VmModule(_immutable(buffer))
 
     @staticmethod
@@ -708,9 +1251,38 @@ class VmModule:
         return VmModule(bytes(memoryview(buffer)))
 
     @staticmethod
-    def wrap_buffer(instance: VmInstance, buffer: Any, destroy_callback=None) -> "VmModule":
-        """As from_flatbuffer: `bytes` without a copy, other buffers copied."""
+    def wrap_buffer(instance: VmInstance, buffer: Any, destroy_callback=None,
+                    close_buffer: bool = False) -> "VmModule":
+        """As from_flatbuffer: `bytes` without a copy, other buffers copied.
+        With `close_buffer`, `buffer.close()` (an mmap's) is called when
+        the module is destroyed, before `destroy_callback`, as in iree.runtime."""
+        if type(buffer) is not bytes and not _aligned(buffer):
+            # iree.runtime wraps the memory itself, so refuses it unaligned.
+            address = np.frombuffer(memoryview(buffer).cast("B"), np.uint8).ctypes.data
+            raise ValueError(
+                f"VmModule.from_aligned_memory received an unaligned buffer. Got 0x{address:#x}, "
+                f"expected alignment {_MODULE_ALIGNMENT}"
+            )
+        if close_buffer:
+            callback = destroy_callback
+
+            def destroy_callback():
+                buffer.close()
+                if callback is not None:
+                    callback()
+
         return VmModule(_immutable(buffer), destroy_callback)
+
+    @staticmethod
+    def resolve_module_dependency(instance: VmInstance, name: str, minimum_version: int = 0) -> "VmModule":
+        """Always NOT_FOUND (a ValueError), as in iree.runtime 3.13's wheel,
+        whose resolver has no module built in: a `hal` or `io_parameters`
+        module comes from create_hal_module or create_io_parameters_module."""
+        raise ValueError(
+            f"Error resolving module dependency: NOT_FOUND; required module '{name}' not available "
+            "in the build (modules must be registered in order with dependent modules following "
+            "those they depend upon)"
+        )
 
     def __repr__(self) -> str:
         return f"<VmModule {self.name} : [{', '.join(self._functions)}]>"
@@ -829,7 +1401,7 @@ class PyModuleInterface:
     __repr__ = __str__
 
 
-class _HalModule:
+class _HalModule(VmModule):
     """The `hal` module create_hal_module returns: it names the device the
     context's programs run on (irvm registers its hal module itself)."""
 
@@ -837,8 +1409,19 @@ class _HalModule:
     version = 7
 
     def __init__(self, device: HalDevice, debug_sink: Optional["HalModuleDebugSink"] = None):
+        self._source = None
+        self._destroy_callback = None
         self.device = device
         self.debug_sink = debug_sink
+
+    @property
+    def function_names(self) -> list[str]:
+        """None: irvm's hal module is registered by irvm, and its functions
+        are called by programs, not from Python."""
+        return []
+
+    def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> None:
+        return None
 
     def __repr__(self) -> str:
         return f"<VmModule hal : device {self.device.uri}>"
@@ -855,7 +1438,7 @@ class HalModuleDebugSink:
         self.buffer_view_trace_callback = buffer_view_trace_callback
 
     def _deliver(self, key: str, arrays: list, element_types: list) -> None:
-        views = [HalBufferView(a, t or None) for a, t in zip(arrays, element_types)]
+        views = [HalBufferView(a, element_type=t or None) for a, t in zip(arrays, element_types)]
         self.buffer_view_trace_callback(key, views)
 
 
@@ -870,21 +1453,109 @@ def create_hal_module(instance: VmInstance, device: Optional[HalDevice] = None, 
 # --- parameters ------------------------------------------------------------------
 
 
+class FileHandle:
+    """Where parameter bytes live, as iree.runtime's FileHandle:
+    `wrap_memory(buffer)` (a host allocation: the buffer itself, not
+    copied) or `wrap_fd(fd)` (an open file, read through
+    `/proc/self/fd`, so Linux only); the entries of a loaded archive file
+    have one over their file (a host allocation, mapped when read)."""
+
+    def __init__(self, *, memory: Optional[memoryview] = None, fd: Optional[int] = None,
+                 path: Optional[str] = None, readable: bool = True, writable: bool = False):
+        if writable:
+            raise NotImplementedError("irvm.compat: parameter files are read-only (writable=True)")
+        self._memory = memory
+        self._fd = fd
+        self._path = path
+
+    @staticmethod
+    def wrap_memory(host_buffer: Any, readable: bool = True, writable: bool = False) -> "FileHandle":
+        """A handle over `host_buffer`'s memory (C-contiguous)."""
+        view = memoryview(host_buffer)
+        if not view.c_contiguous:
+            raise ValueError("FileHandle.wrap_memory: the buffer is not C-contiguous")
+        return FileHandle(memory=view.cast("B") if view.nbytes else memoryview(b""),
+                          readable=readable, writable=writable)
+
+    @staticmethod
+    def wrap_fd(fd: int, readable: bool = True, writable: bool = False) -> "FileHandle":
+        """A handle over the open file `fd`: a duplicate of it, as
+        iree.runtime takes, so the caller may close its own (closed when
+        the handle goes)."""
+        return FileHandle(fd=os.dup(int(fd)), readable=readable, writable=writable)
+
+    def __del__(self):
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            self._fd = None
+            os.close(fd)
+
+    @property
+    def is_host_allocation(self) -> bool:
+        return self._fd is None
+
+    @property
+    def is_fd(self) -> bool:
+        return self._fd is not None
+
+    @property
+    def fd(self) -> int:
+        """The handle's own fd (a duplicate of the one wrapped); ValueError
+        for a memory handle (iree.runtime 3.13 gives a meaningless number)."""
+        if self._fd is None:
+            raise ValueError("FileHandle is not based on a file descriptor")
+        return self._fd
+
+    @property
+    def is_async(self) -> bool:
+        """False: irvm reads parameter files synchronously."""
+        return False
+
+    @property
+    def host_allocation(self) -> memoryview:
+        """The memory (an archive file's: mapped); ValueError for an fd."""
+        if self._memory is not None:
+            return self._memory
+        if self._path is not None:
+            import mmap
+
+            with open(self._path, "rb") as f:
+                if os.fstat(f.fileno()).st_size == 0:
+                    return memoryview(b"")
+                return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        raise ValueError("FileHandle is not based on a host allocation and cannot be mapped")
+
+    def _readable_path(self) -> str:
+        """A path irvm's readers open for this handle's file."""
+        return self._path if self._path is not None else f"/proc/self/fd/{self._fd}"
+
+    def __repr__(self) -> str:
+        if self._memory is not None:
+            return f"FileHandle<host_allocation({self._memory!r})>"
+        if self._path is not None:
+            return f"FileHandle<host_allocation(<file {self._path}>)>"
+        return f"FileHandle<fd({self._fd})>"
+
+
 class ParameterIndexEntry:
     """One entry of a ParameterIndex: `key`, `length`, `metadata` (bytes),
     `is_splat` with `splat_pattern`, or `is_file` with `file_view` (a
-    memoryview of its bytes) and `file_storage` (`(path or buffer,
-    offset)`: irvm has no FileHandle)."""
+    memoryview of its bytes) and `file_storage` (`(FileHandle, offset)`)."""
 
     def __init__(self, key: str, length: int, metadata: bytes, *, pattern: Optional[bytes] = None,
-                 buffer: Optional[memoryview] = None, path: Optional[str] = None, offset: int = 0):
+                 buffer: Optional[memoryview] = None, path: Optional[str] = None, offset: int = 0,
+                 handle: Optional[FileHandle] = None):
         self.key = key
         self.length = length
         self.metadata = metadata
         self._pattern = pattern
+        # The entry's own bytes (a memory entry), or its file and offset.
         self._buffer = buffer
         self._path = path
         self._offset = offset
+        if handle is None and pattern is None:
+            handle = FileHandle(memory=buffer) if buffer is not None else FileHandle(path=path)
+        self._handle = handle
 
     @property
     def is_splat(self) -> bool:
@@ -906,19 +1577,17 @@ class ParameterIndexEntry:
             raise ValueError("Entry is not file storage based")
         if self._buffer is not None:
             return self._buffer
-        import mmap
-
-        with open(self._path, "rb") as f:
-            if self.length == 0:
-                return memoryview(b"")
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        return memoryview(mapped)[self._offset : self._offset + self.length]
+        if not self._handle.is_host_allocation:
+            raise ValueError("FileHandle is not based on a host allocation and cannot be mapped")
+        if self.length == 0:
+            return memoryview(b"")
+        return self._handle.host_allocation[self._offset : self._offset + self.length]
 
     @property
     def file_storage(self) -> tuple:
         if self._pattern is not None:
             raise ValueError("Entry is not file storage based")
-        return (self._buffer if self._buffer is not None else self._path, self._offset)
+        return (self._handle, self._offset)
 
     def _source(self) -> Any:
         """How irvm's archive writer takes this entry's bytes."""
@@ -928,11 +1597,28 @@ class ParameterIndexEntry:
             return self._buffer
         return ("file", self._path, self._offset, self.length)
 
+    def _held_source(self) -> Any:
+        """This entry's bytes as an in-memory archive holds them: an
+        entry of a file handle over an fd is read now."""
+        if self._pattern is None and self._buffer is None:
+            fd = self._handle._fd
+            data = os.pread(fd, self.length, self._offset) if fd is not None else None
+            if data is None:
+                with open(self._path, "rb") as f:
+                    f.seek(self._offset)
+                    data = f.read(self.length)
+            if len(data) != self.length:
+                raise ValueError(
+                    f"parameter '{self.key}': the file has {len(data)} of its {self.length} bytes at offset {self._offset}"
+                )
+            return data
+        return self._source()
+
     def __repr__(self) -> str:
         if self._pattern is not None:
             return f"<ParameterIndexEntry {self.key!r} splat {self._pattern!r}:{self.length}>"
-        where = "host_allocation" if self._buffer is not None else self._path
-        return f"<ParameterIndexEntry {self.key!r} {where}:{self._offset}:{self.length}>"
+        # (iree.runtime's has no closing ">" here.)
+        return f"<ParameterIndexEntry {self.key!r} {self._handle!r}:{self._offset}:{self.length}"
 
 
 def _pattern_bytes(pattern: Any) -> bytes:
@@ -951,6 +1637,7 @@ class _LoadedArchive:
     def __init__(self, path: str, entries: list):
         self.path = path
         self.entries = entries
+        self.handle = FileHandle(path=path)
 
 
 class ParameterIndex:
@@ -1018,6 +1705,50 @@ class ParameterIndex:
             ParameterIndexEntry(key, int(total_length), _metadata(metadata), pattern=_pattern_bytes(pattern))
         )
 
+    def add_from_file_handle(self, key: str, file_handle: FileHandle, length: int, *, offset: int = 0,
+                             metadata: Optional[str | bytes] = None) -> None:
+        """Adds `key`: `length` bytes of `file_handle` from `offset` (a
+        memory handle's bytes are used in place)."""
+        if offset < 0 or length < 0:
+            raise ValueError(f"add_from_file_handle '{key}': offset {offset} and length {length} must be >= 0")
+        if file_handle._memory is not None:
+            if offset + length > file_handle._memory.nbytes:
+                raise ValueError(
+                    f"add_from_file_handle '{key}': bytes [{offset}, {offset + length}) are past the "
+                    f"{file_handle._memory.nbytes} bytes of the memory"
+                )
+            entry = ParameterIndexEntry(key, length, _metadata(metadata),
+                                        buffer=file_handle._memory[offset : offset + length],
+                                        offset=offset, handle=file_handle)
+        else:
+            entry = ParameterIndexEntry(key, length, _metadata(metadata), path=file_handle._readable_path(),
+                                        offset=offset, handle=file_handle)
+        self._sources.append(entry)
+
+    def load_from_file_handle(self, file_handle: FileHandle, format: str) -> None:
+        """Refused (NotImplementedError): irvm reads an archive's index from
+        a path (`load`); a file handle's archive cannot be indexed."""
+        raise NotImplementedError(
+            "irvm.compat: ParameterIndex.load_from_file_handle is not provided; load the archive by path "
+            "(ParameterIndex.load)"
+        )
+
+    def __repr__(self) -> str:
+        """The index as iree.runtime prints it: a table of the entries."""
+        items = self.items()
+        rule = "//" + "=" * 3 + "-" * 110 + "=" * 3 + "//"
+        lines = [
+            rule,
+            f"// Parameter scope <global> ({len(items)} entries, {sum(e.length for _, e in items)} total bytes)",
+            "//===------------+------------------+------------------+" + "-" * 59 + "===//",
+            "//         Start |              End |           Length | Key",
+            "//---------------+------------------+------------------+" + "-" * 62 + "//",
+        ]
+        for key, e in items:
+            start, end = ("-", "-") if e.is_splat else (e._offset, e._offset + e.length)
+            lines.append(f"{start:>16} | {end:>16} | {e.length:>16} | `{key}`")
+        return "\n".join(lines) + "\n\n"
+
     def reserve(self, new_capacity: int) -> None:
         """A capacity hint (irvm's index grows as needed)."""
         if new_capacity < 0:
@@ -1031,12 +1762,26 @@ class ParameterIndex:
                 out.append((source.key, source))
                 continue
             for key, metadata, offset, length, pattern in source.entries:
-                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source.path, offset=offset)
+                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source.path, offset=offset,
+                                            handle=None if pattern is not None else source.handle)
                 out.append((key, entry))
         return out
 
     def __len__(self) -> int:
         return len(self.items())
+
+    def __getitem__(self, i: int) -> ParameterIndexEntry:
+        """Entry `i` in order, as in iree.runtime: TypeError for an index
+        that is not a non-negative int, IndexError past the end."""
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise TypeError(f"__getitem__(): takes an entry number (a non-negative int), not {i!r}")
+        items = self.items()
+        if i >= len(items):
+            raise IndexError(
+                f"Could not enumerate parameter index: OUT_OF_RANGE; entry {i} out of range "
+                f"(have {len(items)} entries in the index)"
+            )
+        return items[i][1]
 
     def create_archive_file(self, file_path: str | os.PathLike, file_offset: int = 0,
                             target_index: Optional["ParameterIndex"] = None) -> "ParameterIndex":
@@ -1055,7 +1800,7 @@ class ParameterIndex:
         target.load(file_path)
         return target
 
-    def create_provider(self, *, scope: str = "", max_concurrent_operations: Optional[int] = None) -> "ParameterProvider":
+    def create_provider(self, scope: str = "", *, max_concurrent_operations: Optional[int] = None) -> "ParameterProvider":
         archives: list = []
         pending: list = []
 
@@ -1069,7 +1814,7 @@ class ParameterIndex:
 
         for source in self._sources:
             if isinstance(source, ParameterIndexEntry):
-                pending.append((source.key, source.metadata, source._source()))
+                pending.append((source.key, source.metadata, source._held_source()))
             else:
                 flush()
                 archives.append(source.path)
@@ -1092,7 +1837,7 @@ class ParameterProvider:
         self.files = files
 
 
-class _ParametersModule:
+class _ParametersModule(VmModule):
     """The `io_parameters` module create_io_parameters_module returns: the
     archives of its providers, by scope (irvm registers the module itself)."""
 
@@ -1100,9 +1845,16 @@ class _ParametersModule:
     version = 0
 
     def __init__(self, providers: Sequence[ParameterProvider]):
+        self._source = None
+        self._destroy_callback = None
         self.providers = list(providers)
 
-    def lookup_function(self, name: str, linkage: int = 2) -> None:
+    @property
+    def function_names(self) -> list[str]:
+        """None: the module's functions are called by programs."""
+        return []
+
+    def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> None:
         return None
 
     def __repr__(self) -> str:
@@ -1121,7 +1873,7 @@ def _to_vm(arg: Any) -> Any:
     if isinstance(arg, VmRef):
         return arg._vm_value()
     if isinstance(arg, DeviceArray):
-        return arg._host_array
+        return arg._array
     if isinstance(arg, HalBufferView):
         return arg._array
     if isinstance(arg, VmVariantList):
@@ -1131,7 +1883,7 @@ def _to_vm(arg: Any) -> Any:
 
 def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:
     if isinstance(value, np.ndarray):
-        return DeviceArray(device, HalBufferView(value))
+        return DeviceArray(device, HalBufferView(value), implicit_host_transfer=True)
     if isinstance(value, list):
         # One list out for each list in: lists that hold each other (a VM
         # list holding itself comes back so) keep doing so (each was
@@ -1219,7 +1971,7 @@ class VmContext:
         f = self._function(function)
         _check_arity(f, len(arg_list._items))
         try:
-            results = f(*[_to_vm(v) for v in arg_list._items])
+            results = f(*[_to_vm(v) for v in arg_list._items], _as_given=True)
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
         if results is None:
@@ -1231,31 +1983,57 @@ class VmContext:
 
 
 class VmVariantList:
-    """A list of VM values (ints, floats, buffer views, lists)."""
+    """A list of VM values (ints, floats, buffer views, lists). Pushes take
+    what iree.runtime's take (TypeError otherwise: an int for push_int, a
+    number for push_float, a VmVariantList for push_list, an object with
+    `__iree_vm_ref__` for push_ref), and reads fail as there: IndexError
+    outside the list, ValueError ("list element is not a ref") reading a
+    number as a ref or object, RuntimeError reading a number as a list."""
 
-    def __init__(self, capacity: int = 0):
+    def __init__(self, capacity: int):
+        if not isinstance(capacity, int) or capacity < 0:
+            raise TypeError(f"VmVariantList(capacity): a capacity is a non-negative int, not {capacity!r}")
         self._items: list = []
 
     def push_int(self, value: int) -> None:
+        if not isinstance(value, (int, np.integer)):
+            raise TypeError(f"push_int(): takes an int, not {type(value).__name__}")
         self._items.append(int(value))
 
     def push_float(self, value: float) -> None:
+        if not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"push_float(): takes a float, not {type(value).__name__}")
         self._items.append(float(value))
 
     def push_ref(self, ref: Any) -> None:
+        if not hasattr(ref, "__iree_vm_ref__"):
+            raise AttributeError(f"'{type(ref).__name__}' object has no attribute '__iree_vm_ref__'")
         self._items.append(ref)
 
     def push_list(self, value: "VmVariantList") -> None:
+        if not isinstance(value, VmVariantList):
+            raise TypeError(f"push_list(): takes a VmVariantList, not {type(value).__name__}")
         self._items.append(value)
 
+    def _item(self, index: int) -> Any:
+        if not 0 <= index < len(self._items):
+            raise IndexError(
+                f"Could not access list element: OUT_OF_RANGE; index {index} out of bounds ({len(self._items)})"
+            )
+        return self._items[index]
+
     def get_as_int(self, index: int) -> int:
-        return int(self._items[index])
+        """Item `index` as an int (irvm.compat's; iree.runtime has get_variant)."""
+        return int(self._item(index))
 
     def get_as_float(self, index: int) -> float:
-        return float(self._items[index])
+        """Item `index` as a float (irvm.compat's; iree.runtime has get_variant)."""
+        return float(self._item(index))
 
-    def get_as_object(self, index: int, clazz: type = object) -> Any:
-        value = self._items[index]
+    def get_as_object(self, index: int, clazz: type) -> Any:
+        value = self._item(index)
+        if not _is_ref(value):
+            raise ValueError("list element is not a ref")
         if isinstance(value, VmRef) and clazz in _REF_TYPE_NAMES:
             return value.deref(clazz)
         if clazz is HalBufferView and isinstance(value, np.ndarray):
@@ -1265,21 +2043,25 @@ class VmVariantList:
         return value
 
     def get_as_list(self, index: int) -> "VmVariantList":
-        value = self._items[index]
+        value = self._item(index)
         if isinstance(value, VmRef):
             return value.deref(VmVariantList)
         if isinstance(value, VmVariantList):
             return value
+        if not isinstance(value, list):
+            raise RuntimeError(f"Could not access list element: FAILED_PRECONDITION; item {index} is not a list")
         out = VmVariantList(len(value))
         out._items = list(value)
         return out
 
     def get_variant(self, index: int) -> Any:
-        return self._items[index]
+        return self._item(index)
 
     def get_as_ref(self, index: int) -> "VmRef":
         """Item `index` (a list or buffer view) as a VmRef."""
-        value = self._items[index]
+        value = self._item(index)
+        if not _is_ref(value) or value is None:
+            raise ValueError("list element is not a ref")
         if isinstance(value, VmRef):
             return value
         if isinstance(value, _irvm.Ref):
@@ -1288,9 +2070,7 @@ class VmVariantList:
             return VmRef(self.get_as_list(index))
         if isinstance(value, np.ndarray):
             return VmRef(HalBufferView(value))
-        if isinstance(value, (VmVariantList, HalBufferView)):
-            return VmRef(value)
-        raise ValueError(f"item {index} is {type(value).__name__}, not a ref")
+        return VmRef(value)
 
     @property
     def ref(self) -> "VmRef":
@@ -1299,6 +2079,11 @@ class VmVariantList:
         return VmRef(self)
 
     __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "VmVariantList":
+        """The list `ref` refers to (ValueError for another type)."""
+        return ref.deref(VmVariantList)
 
     @property
     def size(self) -> int:
@@ -1312,16 +2097,27 @@ class VmVariantList:
         return f"<VmVariantList({len(self._items)}): [{items}]>"
 
 
+def _is_ref(value: Any) -> bool:
+    """Whether a VmVariantList item is a ref (or a null one), not a number."""
+    return not isinstance(value, (bool, int, float, np.integer, np.floating))
+
+
 def _variant_text(value: Any, seen: set) -> str:
     """An item of a VmVariantList as iree.runtime's repr shows it: ints,
     floats with six decimals, None, nested lists as `List[...]` (one seen
-    before as `...circular...`)."""
+    before as `List[...circular...]`), buffer views as
+    `HalBufferView(4x8:0x20000021)` (dimensions, and the element type's
+    bytes reversed), buffers as `HalBuffer(16)`, other refs as
+    `Unknown(address)`."""
     if value is None:
         return "None"
     if isinstance(value, VmRef):
         value = value._target
-    if isinstance(value, _irvm.Ref) and value.type_name == "vm.list":
-        value = value._value()
+    if isinstance(value, _irvm.Ref):
+        if value.type_name == "vm.list":
+            value = value._value()
+        elif value.type_name == "hal.buffer_view":
+            value = HalBufferView(value._value(), element_type=value._element_type)
     if isinstance(value, (bool, int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
@@ -1333,8 +2129,13 @@ def _variant_text(value: Any, seen: set) -> str:
         items = value._items if isinstance(value, VmVariantList) else value
         return "List[" + ", ".join(_variant_text(v, seen) for v in items) + "]"
     if isinstance(value, np.ndarray):
-        return repr(HalBufferView(value))
-    return repr(value)
+        value = HalBufferView(value)
+    if isinstance(value, HalBufferView):
+        dims = "x".join(str(d) for d in value.shape)
+        return f"HalBufferView({dims}:{_element_type_text(value.element_type)})"
+    if isinstance(value, HalBuffer):
+        return f"HalBuffer({value.byte_length()})"
+    return f"Unknown({id(value)})"
 
 
 class VmRef:
@@ -1352,6 +2153,8 @@ class VmRef:
             return "vm.list"
         if isinstance(t, HalBufferView):
             return "hal.buffer_view"
+        if isinstance(t, HalBuffer):
+            return "hal.buffer"
         return t.type_name
 
     def _vm_value(self) -> Any:
@@ -1363,23 +2166,25 @@ class VmRef:
         """Whether it refers to a `ref_type` (VmVariantList, HalBufferView)."""
         return _REF_TYPE_NAMES.get(ref_type) == self._type_name()
 
-    def deref(self, value_type: type, optional: bool = False) -> Any:
-        """The object as a `value_type` (VmVariantList or HalBufferView);
+    def deref(self, value: type, optional: bool = False) -> Any:
+        """The object as a `value` type (VmVariantList or HalBufferView);
         None when it is another type and `optional`, else ValueError
         (iree.runtime 3.13 crashes)."""
-        if not self.isinstance(value_type):
+        if not self.isinstance(value):
             if optional:
                 return None
-            raise ValueError(f"VmRef is a {self._type_name()}, not a {value_type.__name__}")
+            raise ValueError(f"VmRef is a {self._type_name()}, not a {value.__name__}")
         t = self._target
         if not isinstance(t, _irvm.Ref):
             return t
-        value = t._value()
-        if value_type is VmVariantList:
-            out = VmVariantList(len(value))
-            out._items = value
+        if value is HalBuffer:
+            raise ValueError("irvm.compat cannot read a hal.buffer made by a program (buffer views it can)")
+        items = t._value()
+        if value is VmVariantList:
+            out = VmVariantList(len(items))
+            out._items = items
             return out
-        return HalBufferView(value, t._element_type)
+        return HalBufferView(items, element_type=t._element_type)
 
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, VmRef):
@@ -1396,7 +2201,9 @@ class VmRef:
         return f"<VmRef {self._type_name()} at 0x{id(self._target):x}>"
 
 
-_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view"}
+VmRef.__iree_vm_ref__ = property(lambda self: self, doc="The reference itself (what push_ref takes).")
+
+_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view", HalBuffer: "hal.buffer"}
 
 
 class FunctionInvoker:
@@ -1423,7 +2230,7 @@ class FunctionInvoker:
             raise ValueError("kwargs not supported for dynamic dispatch functions")
         _check_arity(self._function, len(args))
         try:
-            results = self._function(*[_to_vm(a) for a in args])
+            results = self._function(*[_to_vm(a) for a in args], _as_given=True)
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
         if isinstance(results, tuple):
@@ -1496,7 +2303,9 @@ class SystemContext:
         self._config = config if config is not None else Config()
         self._is_dynamic = vm_modules is None
         self._vm_context = VmContext(self._config.vm_instance, self._config.default_vm_modules)
-        self._bound_modules = BoundModules()
+        # The hal module is one of them, as in iree.runtime (its functions
+        # are for programs: none is callable from Python).
+        self._bound_modules = BoundModules((m.name, BoundModule(self, m)) for m in self._config.default_vm_modules)
         if vm_modules is not None:
             self._vm_context.register_modules(vm_modules)
             for m in vm_modules:
@@ -1534,6 +2343,11 @@ class SystemContext:
     def add_vm_module(self, vm_module: VmModule) -> None:
         self.add_vm_modules((vm_module,))
 
+    def add_module_dependency(self, name: str, minimum_version: int = 0) -> None:
+        """Registers the module `name` resolves to: none does, as in
+        iree.runtime 3.13 (ValueError, VmModule.resolve_module_dependency)."""
+        self._vm_context.register_modules([VmModule.resolve_module_dependency(self.instance, name, minimum_version)])
+
 
 def load_vm_modules(*vm_modules: VmModule, config: Optional[Config] = None) -> list[BoundModule]:
     """Loads modules into a new SystemContext and returns them bound."""
@@ -1546,8 +2360,8 @@ def load_vm_module(vm_module: VmModule, config: Optional[Config] = None) -> Boun
     return load_vm_modules(vm_module, config=config)[0]
 
 
-# iree.runtime's TARGET_BACKEND_TO_DRIVER: an unknown backend is a KeyError.
-_BACKEND_TO_DRIVER = {"llvm-cpu": "local-task", "vmvx": "local-task", "vulkan-spirv": "vulkan"}
+# iree.runtime's: an unknown backend is a KeyError.
+TARGET_BACKEND_TO_DRIVER = {"llvm-cpu": "local-task", "vmvx": "local-task", "vulkan-spirv": "vulkan"}
 
 
 def _create_config(*, driver: Optional[str] = None, backend: Optional[str] = None) -> Config:
@@ -1556,7 +2370,7 @@ def _create_config(*, driver: Optional[str] = None, backend: Optional[str] = Non
     if backend is not None and driver is not None:
         raise ValueError("Cannot specify both 'driver' and a 'backend' to infer the driver from.")
     if backend is not None:
-        driver = _BACKEND_TO_DRIVER[backend]
+        driver = TARGET_BACKEND_TO_DRIVER[backend]
     return Config(driver)
 
 
@@ -1572,3 +2386,163 @@ def load_vm_flatbuffer_file(path: str | os.PathLike, *, driver: Optional[str] = 
     """Loads a module file (memory-mapped) into a callable module."""
     config = _create_config(driver=driver, backend=backend)
     return load_vm_module(VmModule.mmap(config.vm_instance, path, destroy_callback), config)
+
+
+def normalize_value(value: Any) -> Any:
+    """A value as iree.runtime normalizes it for input to (or comparison
+    with) a function: None, lists, tuples and dicts as they are; anything
+    else through np.asarray, Python ints and floats as 32-bit."""
+    if value is None or isinstance(value, (list, tuple, dict)):
+        return value
+    array = np.asarray(value)
+    if isinstance(value, (bool, int, float)):
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        elif array.dtype == np.int64:
+            array = array.astype(np.int32)
+    return array
+
+
+# --- flags -------------------------------------------------------------------------
+
+# The runtime flags iree.runtime 3.13's parse_flags knows (its `--help`):
+# GPU drivers', task system's, device profiling's and capture's. None of
+# them has a counterpart in irvm, so parse_flags accepts and ignores them.
+_RUNTIME_FLAGS = frozenset((
+    "cuda_use_streams", "cuda_allow_inline_execution", "cuda_async_allocations", "cuda_tracing",
+    "cuda_default_index", "cuda_default_index_from_mpi", "hip_use_streams",
+    "hip_allow_inline_execution", "hip_async_allocations", "hip_async_caching", "hip_tracing",
+    "hip_default_index", "task_abort_on_failure", "vulkan_validation_layers", "vulkan_debug_utils",
+    "vulkan_debug_verbosity", "vulkan_tracing", "vulkan_robust_buffer_access",
+    "vulkan_sparse_binding", "vulkan_sparse_residency", "vulkan_buffer_device_addresses",
+    "vulkan_dispatch_abi", "vulkan_cached_bda_replay_instances",
+    "vulkan_cached_bda_replay_publication_bytes", "vulkan_retained_cached_bda_replay_instances",
+    "vulkan_dedicated_compute_queue", "task_worker_spin_us", "task_worker_stack_size",
+    "task_worker_local_memory", "task_topology_mode", "task_topology_group_count",
+    "task_topology_nodes", "task_topology_max_group_count", "task_topology_snapshot",
+    "task_topology_performance_level", "task_topology_distribution", "task_topology_favor",
+    "device_profiling_mode", "device_profiling_output", "device_profiling_filter_function",
+    "device_profiling_filter_command_buffer", "device_profiling_filter_command_index",
+    "device_profiling_filter_physical_device", "device_profiling_filter_queue",
+    "device_profiling_flush_interval_ms", "print_device_statistics", "device_capture_tool",
+    "device_capture_file", "device_capture_label",
+))
+
+
+def _parse_flags(*flags: str) -> None:
+    """Parses IREE runtime flags (`--name=value`) process-wide, as
+    iree.runtime's `flags.parse_flags`: a flag it does not know is a
+    ValueError naming it; `--flagfile=PATH` reads flags from a file (one
+    per line, `#` comments); arguments that are not flags are ignored.
+    Every flag iree.runtime knows tunes its GPU drivers, task system,
+    device profiling or capture, which irvm does not have: they are
+    accepted and have no effect (`--help` lists them)."""
+    for flag in flags:
+        if not flag.startswith("--"):
+            continue
+        name, _, value = flag[2:].partition("=")
+        if name == "help":
+            print("# irvm.compat.flags: IREE runtime flags accepted and ignored (irvm has no GPU "
+                  "drivers, task system tuning, device profiling or capture)")
+            for known in sorted(_RUNTIME_FLAGS):
+                print(f"# --{known}")
+            continue
+        if name == "flagfile":
+            try:
+                with open(value) as f:
+                    lines = [line.strip() for line in f]
+            except OSError as e:
+                raise ValueError(f"Error parsing flags: NOT_FOUND; failed to open flagfile '{value}': {e}") from None
+            _parse_flags(*[line for line in lines if line and not line.startswith("#")])
+            continue
+        if name.replace("-", "_") not in _RUNTIME_FLAGS:
+            raise ValueError(f"Error parsing flags: INVALID_ARGUMENT; flag '{name}' not recognized")
+
+
+flags = types.ModuleType(
+    "irvm.compat.flags",
+    "iree.runtime.flags: `parse_flags(*flags)`, process-wide runtime flags "
+    "(accepted and ignored: see parse_flags), and FUNCTION_INPUT_VALIDATION.",
+)
+flags.parse_flags = _parse_flags
+flags.FUNCTION_INPUT_VALIDATION = True
+# `import irvm.compat.flags` and `from irvm.compat import flags` find it.
+sys.modules[flags.__name__] = flags
+
+
+def _load_default_flags_from_env() -> None:
+    """IREE_PY_RUNTIME_FLAGS, parsed at import as iree.runtime parses it."""
+    text = os.getenv("IREE_PY_RUNTIME_FLAGS")
+    if not text:
+        return
+    try:
+        _parse_flags(*shlex.split(text))
+    except ValueError as e:
+        raise RuntimeError(
+            f"Bad flag value in environment variable IREE_PY_RUNTIME_FLAGS='{text}': {e}"
+        ) from e
+
+
+flags._load_default_flags_from_env = _load_default_flags_from_env
+_load_default_flags_from_env()
+
+
+# iree.runtime's type of a HalModuleDebugSink callback.
+HalModuleBufferViewTraceCallback = Callable[[str, list], None]
+
+
+# --- what irvm.compat does not have -------------------------------------------------
+
+# Names of iree.runtime 3.13 that irvm.compat does not provide, each with
+# the reason (docs/COMPATIBILITY.md, "Python"): using one raises an
+# AttributeError saying so, rather than Python's bare one.
+_NOT_PROVIDED = {
+    **dict.fromkeys(
+        ("HalFence", "HalSemaphore", "HalExternalTimepoint", "ExternalTimepointType",
+         "ExternalTimepointFlags", "SemaphoreCompatibility", "HalDeviceLoopBridge"),
+        "irvm's calls are synchronous: there are no semaphores or fences to wait on from Python "
+        "(a module compiled for async-external gets its fences from irvm, which waits on them)",
+    ),
+    "HalCommandBuffer": "command buffers run only inside programs in irvm's hal; Python cannot record them",
+    "VmBuffer": "VM byte buffers cannot be made from Python in irvm.compat (pass numpy arrays)",
+    **dict.fromkeys(
+        ("Tokenizer", "TokenizerEncodeStream", "TokenizerDecodeStream"),
+        "IREE's tokenizer library is not part of a VM runtime; irvm has none",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    reason = _NOT_PROVIDED.get(name)
+    if reason is not None:
+        raise AttributeError(f"irvm.compat has no {name} (iree.runtime's): {reason}")
+    raise AttributeError(f"module 'irvm.compat' has no attribute '{name}'")
+
+
+# --- iree.runtime's submodules ----------------------------------------------------
+
+# iree.runtime's public submodules, as namespaces of the same names here
+# (`ireert.system_setup.get_device`, `from irvm.compat import function`,
+# `import irvm.compat.array_interop`); its private `_binding` is not one.
+_SUBMODULES = {
+    "array_interop": ("asdevicearray", "DeviceArray"),
+    "function": ("FunctionInvoker",),
+    "io": ("parameter_index_add_numpy_ndarray", "parameter_index_entry_as_numpy_flat_ndarray",
+           "parameter_index_entry_as_numpy_ndarray", "SplatValue", "save_archive_file"),
+    "system_api": ("load_vm_flatbuffer", "load_vm_flatbuffer_file", "load_vm_module", "load_vm_modules",
+                   "normalize_value", "Config", "SystemContext", "TARGET_BACKEND_TO_DRIVER", "BoundModule",
+                   "BoundModules"),
+    "system_setup": ("get_device", "get_first_device", "get_driver", "query_available_drivers"),
+}
+for _name, _members in _SUBMODULES.items():
+    _module = types.ModuleType(f"{__name__}.{_name}", f"iree.runtime.{_name}'s public names in irvm.compat.")
+    for _member in _members:
+        setattr(_module, _member, globals()[_member])
+    _module.__all__ = list(_members)
+    globals()[_name] = _module
+    sys.modules[_module.__name__] = _module
+del _name, _members, _module, _member
+# benchmark is compat_benchmark itself (iree.runtime.benchmark's helpers).
+from . import compat_benchmark as benchmark  # noqa: E402
+
+sys.modules[f"{__name__}.benchmark"] = benchmark

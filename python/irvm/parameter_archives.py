@@ -127,29 +127,29 @@ def parameter_index_add_numpy_ndarray(index: Any, name: str, array: np.ndarray) 
     index.add_buffer(name, flat, metadata=metadata)
 
 
-def parameter_index_entry_as_numpy_flat_ndarray(entry: Any) -> np.ndarray:
+def parameter_index_entry_as_numpy_flat_ndarray(index_entry: Any) -> np.ndarray:
     """An entry's bytes as a flat uint8 array (a splat: its pattern)."""
-    if entry.is_file:
-        return np.frombuffer(entry.file_view, dtype=np.uint8)
-    if entry.is_splat:
-        return np.frombuffer(bytes(entry.splat_pattern), dtype=np.uint8).copy()
-    raise ValueError(f"Unsupported ParameterIndexEntry: {entry}")
+    if index_entry.is_file:
+        return np.frombuffer(index_entry.file_view, dtype=np.uint8)
+    if index_entry.is_splat:
+        return np.frombuffer(bytes(index_entry.splat_pattern), dtype=np.uint8).copy()
+    raise ValueError(f"Unsupported ParameterIndexEntry: {index_entry}")
 
 
-def parameter_index_entry_as_numpy_ndarray(entry: Any) -> np.ndarray:
+def parameter_index_entry_as_numpy_ndarray(index_entry: Any) -> np.ndarray:
     """An entry as the array its tensor metadata describes (ValueError when
     the metadata is missing or describes something else)."""
-    text = bytes(entry.metadata).decode()
+    text = bytes(index_entry.metadata).decode()
     version, sep, body = text.partition(":")
     if not sep:
         raise ValueError(
-            f'Invalid metadata for parameter index entry "{entry.key}". '
+            f'Invalid metadata for parameter index entry "{index_entry.key}". '
             f'Expected format version prefix not found in "{version[:100]}".'
         )
     if version not in (_TENSOR_METADATA, _TURBINE_METADATA):
         raise ValueError(
             f'Unsupported metadata format version "{version}" for parameter index entry '
-            f'"{entry.key}": Cannot convert to tensor'
+            f'"{index_entry.key}": Cannot convert to tensor'
         )
     try:
         described = json.loads(body)
@@ -157,16 +157,16 @@ def parameter_index_entry_as_numpy_ndarray(entry: Any) -> np.ndarray:
         dtype_name = described["dtype"]
         shape = described["shape"]
     except (KeyError, TypeError, json.JSONDecodeError) as e:
-        raise ValueError(f"Bad metadata for parameter entry {entry.key}") from e
+        raise ValueError(f"Bad metadata for parameter entry {index_entry.key}") from e
     if kind != "Tensor":
-        raise ValueError(f"Metadata for parameter entry {entry.key} is not a Tensor ('{kind}')")
+        raise ValueError(f"Metadata for parameter entry {index_entry.key} is not a Tensor ('{kind}')")
     try:
         dtype = _dtype_of(dtype_name)
     except KeyError as e:
-        raise ValueError(f"Unsupported dtype for parameter entry {entry.key}") from e
+        raise ValueError(f"Unsupported dtype for parameter entry {index_entry.key}") from e
     try:
         shape = [int(d) for d in shape]
     except (TypeError, ValueError) as e:
-        raise ValueError(f"Illegal shape for parameter entry {entry.key}") from e
-    flat = parameter_index_entry_as_numpy_flat_ndarray(entry)
+        raise ValueError(f"Illegal shape for parameter entry {index_entry.key}") from e
+    flat = parameter_index_entry_as_numpy_flat_ndarray(index_entry)
     return flat.view(dtype=dtype).reshape(shape)

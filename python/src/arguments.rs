@@ -43,6 +43,10 @@ pub struct Slot<'a> {
     pub max_bytes: u64,
     /// Bytes of the call's inputs converted so far (this one's are added).
     pub inputs: &'a Cell<u64>,
+    /// An array is passed with its own shape and element type, unchecked
+    /// against the declaration (`irvm.compat`'s calls: iree.runtime checks
+    /// neither, and leaves them to the program's `hal.buffer_view.assert`).
+    pub as_given: bool,
 }
 
 impl Slot<'_> {
@@ -335,6 +339,22 @@ pub fn numpy_dtype_name(t: ElementType) -> Option<&'static str> {
     })
 }
 
+/// For an array of unsigned or signed integers passed for a bfloat16 or
+/// float8 tensor of the same width (its bits, as iree.runtime's users
+/// sometimes hold them): the dtype wanted, from ml_dtypes, and how to view
+/// the bits as it; empty otherwise.
+fn bits_hint(have: ElementType, want: ElementType) -> String {
+    let integer = have.numerical() & 0xF0 == irvm_hal::numerical::INTEGER;
+    match crate::ml_dtypes::name_of(want) {
+        Some(name) if integer && have.byte_size() == want.byte_size() => format!(
+            " (a {} tensor takes an array of ml_dtypes.{name}: pass its bits as \
+             `bits.view(ml_dtypes.{name})`)",
+            want.name()
+        ),
+        _ => String::new(),
+    }
+}
+
 /// Whether data of type `have` may be passed for `want`: the same type, or
 /// integers of one width whatever their signedness (numpy's `int32` for a
 /// signless `i32`, `bool` for `i1`), as IREE's buffer view check allows.
@@ -495,7 +515,9 @@ fn from_buffer_as(
                     .zip(&dims)
                     .all(|(w, h)| w.is_none_or(|w| w == *h));
             let dtype_ok = compatible(have, *want);
-            if !shape_ok || !dtype_ok {
+            if slot.as_given {
+                have
+            } else if !shape_ok || !dtype_ok {
                 return Err(slot.invalid(
                     py,
                     format!(
@@ -512,10 +534,11 @@ fn from_buffer_as(
                         want.name(),
                         shape_words(&dims, false),
                         numpy_dtype_name(have).unwrap_or(&format),
-                    ),
+                    ) + &bits_hint(have, *want),
                 ));
+            } else {
+                *want
             }
-            *want
         }
         None => have,
     };

@@ -437,6 +437,7 @@ impl Definition {
             copy: None,
             max_bytes: u64::MAX,
             inputs: &inputs,
+            as_given: false,
         };
         arguments::convert(value, ty, &slot).map_err(|e| {
             let status = e

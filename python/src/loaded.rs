@@ -1113,12 +1113,15 @@ impl Function {
         format!("<irvm.Function {}>", self.signature)
     }
 
-    #[pyo3(signature = (*args, copy=None))]
+    /// `_as_given`: arrays are passed with their own shape and element
+    /// type, unchecked against the declaration (irvm.compat's calls).
+    #[pyo3(signature = (*args, copy=None, _as_given=false))]
     fn __call__(
         &self,
         py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         copy: Option<bool>,
+        _as_given: bool,
     ) -> PyResult<Py<PyAny>> {
         let params = visible_params(&self.func, self.fenced);
         if args.len() != params.len() {
@@ -1147,6 +1150,7 @@ impl Function {
                 copy,
                 max_bytes: self.inner.max_input_bytes,
                 inputs: &inputs,
+                as_given: _as_given,
             };
             values.push(arguments::convert(&arg, ty, &slot)?);
         }

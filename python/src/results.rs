@@ -78,10 +78,20 @@ pub struct VmBytes {
     itemsize: isize,
     shape: Vec<isize>,
     strides: Vec<isize>,
+    /// The buffer view's element type, as the program gave it (`i32` is
+    /// signless: `0x10000020`, which numpy's `int32` cannot say).
+    element_type: u32,
 }
 
 #[pymethods]
 impl VmBytes {
+    /// The element type of the result these bytes hold (irvm.compat's
+    /// `HalBufferView.element_type` of a result).
+    #[getter]
+    fn _element_type(&self) -> u32 {
+        self.element_type
+    }
+
     /// Fills `view` with these bytes (the buffer protocol's export).
     ///
     /// # Safety
@@ -229,6 +239,7 @@ fn array_over(
         itemsize: itemsize as isize,
         shape,
         strides,
+        element_type: t.0,
     };
     let bytes = Bound::new(py, bytes)?;
     let array = as_array(py)?.call1((bytes,))?;

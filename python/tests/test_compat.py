@@ -13,7 +13,7 @@ import pytest
 
 import irvm
 import irvm.compat
-from conftest import DATA, MODELS, PYDATA, peer_python
+from conftest import DATA, MODELS, PYDATA, REPO, peer_python
 
 # Each script reads the names MODELS and DATA (paths as strings) and leaves
 # its results in RESULT (a dict of plain values and numpy arrays).
@@ -505,6 +505,367 @@ SCRIPTS = {
                 continue
             RESULT[name] = ["loaded", [k for k, _ in index.items()]]
     """,
+    "variant_list_refusals_and_small_reprs": """
+        inst = ireert.VmInstance()
+        device = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, device)
+        def kind(f):
+            try:
+                f()
+            except Exception as e:
+                return type(e).__name__
+            return "ok"
+        lst = ireert.VmVariantList(2)
+        lst.push_int(3)
+        lst.push_float(2.5)
+        module = ireert.VmModule.mmap(inst, MODELS + "/mlp.vmfb")
+        RESULT = {
+            "no_capacity": kind(lambda: ireert.VmVariantList()),
+            "push_int_float": kind(lambda: lst.push_int(2.5)),
+            "push_int_str": kind(lambda: lst.push_int("x")),
+            "push_float_str": kind(lambda: lst.push_float("x")),
+            "push_list_int": kind(lambda: lst.push_list(3)),
+            "push_ref_int": kind(lambda: lst.push_ref(3)),
+            "past_end": kind(lambda: lst.get_variant(2)),
+            "negative": kind(lambda: lst.get_variant(-1)),
+            "object_of_int": kind(lambda: lst.get_as_object(0, ireert.HalBufferView)),
+            "object_without_class": kind(lambda: lst.get_as_object(0)),
+            "list_of_int": kind(lambda: lst.get_as_list(0)),
+            "ref_of_float": kind(lambda: lst.get_as_ref(1)),
+            "size": [lst.size, len(lst)],
+            "element_type": [repr(ireert.HalElementType.FLOAT_32), str(ireert.HalElementType.SINT_8)],
+            "hal_is_a_module": isinstance(hal, ireert.VmModule),
+            "import_lookup": module.lookup_function("predict", ireert.Linkage.IMPORT),
+            "blob": bytes(module.stashed_flatbuffer_blob[:8]) == open(MODELS + "/mlp.vmfb", "rb").read(8),
+        }
+        del lst, module, hal
+    """,
+    "result_element_types": """
+        # A program's i32 result is INT_32 (signless), as the program made
+        # it: irvm.compat said SINT_32, numpy's int32.
+        inst = ireert.VmInstance()
+        device = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, device)
+        module = ireert.VmModule.mmap(inst, MODELS + "/add_i32.vmfb")
+        ctx = ireert.VmContext(inst, [hal, module])
+        v = device.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL, allowed_usage=ireert.BufferUsage.DEFAULT,
+            device=device, buffer=np.arange(4, dtype=np.int32), element_type=ireert.HalElementType.SINT_32)
+        args, rets = ireert.VmVariantList(2), ireert.VmVariantList(1)
+        args.push_ref(v)
+        args.push_ref(v)
+        ctx.invoke(module.lookup_function("add_i32"), args, rets)
+        out = rets.get_as_object(0, ireert.HalBufferView)
+        RESULT = {"repr": repr(rets), "element_type": int(out.element_type), "args": repr(args),
+                  "values": np.array(out.map().asarray(out.shape, np.dtype(np.int32)))}
+        del args, rets, out, v
+    """,
+    "allocator_imports_and_queries": """
+        # import_host_allocation is the array's memory (a write shows
+        # through), a staging copy is a copy; compatibility as IREE's CPU
+        # heap allocator answers it.
+        dev = ireert.get_device("local-task")
+        A, M, U = dev.allocator, ireert.MemoryType, ireert.BufferUsage
+        x = np.arange(4, dtype=np.float32)
+        b = A.import_host_allocation(x, memory_type=M.HOST_LOCAL | M.DEVICE_VISIBLE,
+                                     allowed_usage=U.TRANSFER_TARGET | U.MAPPING_PERSISTENT)
+        x[0] = 42
+        seen = np.array(b.map().asarray([4], np.dtype(np.float32)))
+        s = A.allocate_host_staging_buffer_copy(dev, np.arange(3, dtype=np.int32))
+        def kind(f):
+            try:
+                f()
+            except Exception as e:
+                return type(e).__name__
+            return "ok"
+        RESULT = {
+            "compatibility": [A.query_buffer_compatibility(memory_type=mt, allowed_usage=u, intended_usage=u, allocation_size=16)
+                              for mt, u in [(M.DEVICE_LOCAL, U.DEFAULT), (M.HOST_LOCAL, U.TRANSFER),
+                                            (M.HOST_LOCAL | M.DEVICE_VISIBLE, U.TRANSFER_TARGET | U.MAPPING_PERSISTENT)]],
+            "imported": [b.byte_length(), b.memory_type(), b.allowed_usage()],
+            "seen": seen,
+            "staging": [repr(s), s.allowed_usage(), s.map().asarray([3], np.dtype(np.int32)).tolist()],
+            "trim": A.trim(),
+            "strided": kind(lambda: A.import_host_allocation(np.arange(6)[::2], memory_type=M.HOST_LOCAL, allowed_usage=U.DEFAULT)),
+            "list": kind(lambda: A.import_host_allocation([1, 2], memory_type=M.HOST_LOCAL, allowed_usage=U.DEFAULT)),
+        }
+        del b, s
+    """,
+    "buffer_view_over_a_buffer": """
+        # hal_test.py's testBufferViewConstructor: the repr gives the
+        # backing buffer's bytes, byte_length the view's.
+        dev = ireert.get_device("local-task")
+        buffer = dev.allocator.allocate_buffer(memory_type=ireert.MemoryType.DEVICE_LOCAL,
+                                               allowed_usage=ireert.BufferUsage.DEFAULT, allocation_size=13)
+        bv = ireert.HalBufferView(buffer, (1, 2), ireert.HalElementType.INT_16)
+        listed = ireert.HalBufferView(buffer, [3], ireert.HalElementType.UINT_8)
+        try:
+            ireert.HalBufferView(buffer, (4, 4), ireert.HalElementType.INT_16)
+            too_big = "ok"
+        except IndexError as e:
+            too_big = ["IndexError", "buffer view byte length 32 exceeds backing buffer byte length 13" in str(e)]
+        RESULT = {"repr": repr(bv), "byte_length": bv.byte_length, "shape": bv.shape, "listed": repr(listed),
+                  "too_big": too_big, "stats": [type(dev.allocator.statistics).__name__,
+                                                type(dev.allocator.has_statistics).__name__]}
+        del bv, listed, buffer
+    """,
+    "unaligned_module_buffers": """
+        # A buffer (not a bytes object) that is not 64-byte aligned:
+        # wrap_buffer refuses it, from_buffer and from_flatbuffer copy it
+        # with a UserWarning (unless warn_if_copy=False).
+        import warnings
+        inst = ireert.VmInstance()
+        data = open(MODELS + "/add_i32.vmfb", "rb").read()
+        def placed(offset):
+            room = np.zeros(len(data) + 128, np.uint8)
+            start = (-room.ctypes.data) % 64 + offset
+            out = room[start:start + len(data)]
+            out[:] = np.frombuffer(data, np.uint8)
+            return out
+        aligned, shifted = placed(0), placed(8)
+        def warned(make, buffer, **kw):
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                name = make(inst, buffer, **kw).name
+            return [name, [str(w.message)[:40] for w in seen if w.category is UserWarning]]
+        try:
+            ireert.VmModule.wrap_buffer(inst, shifted)
+            refused = None
+        except ValueError as e:
+            refused = "received an unaligned buffer" in str(e) and "expected alignment 64" in str(e)
+        RESULT = {
+            "wrap_aligned": ireert.VmModule.wrap_buffer(inst, aligned).name,
+            "wrap_shifted": refused,
+            "from_buffer": warned(ireert.VmModule.from_buffer, shifted),
+            "from_flatbuffer": warned(ireert.VmModule.from_flatbuffer, shifted),
+            "quiet": warned(ireert.VmModule.from_buffer, shifted, warn_if_copy=False),
+            "aligned": warned(ireert.VmModule.from_buffer, aligned),
+        }
+    """,
+    "submodules_and_caches": """
+        # iree.runtime's public submodules hold its names; drivers and
+        # devices are cached by name (system_setup_test.py's checks).
+        from importlib import import_module
+        ss = import_module(ireert.__name__ + ".system_setup")
+        RESULT = {
+            "same_driver": ss.get_driver("local-sync") is ireert.get_driver("local-sync"),
+            "same_device": ss.get_device("local-sync") is ss.get_device("local-sync"),
+            "uncached": ss.get_device("local-sync", cache=False) is not ss.get_device("local-sync"),
+            "config_device": ireert.Config("nothere1,local-task").device is ireert.Config("local-task").device,
+            "invoker": ireert.function.FunctionInvoker is ireert.FunctionInvoker,
+            "array": ireert.array_interop.DeviceArray is ireert.DeviceArray,
+            "api": ireert.system_api.SystemContext is ireert.SystemContext,
+            "io": ireert.io.save_archive_file is ireert.save_archive_file,
+            "bench": ireert.benchmark.benchmark_module is ireert.benchmark_module,
+        }
+    """,
+    "file_handles_and_index_reprs": """
+        # FileHandle over memory (the bytes themselves) and over an fd
+        # (not mappable); an index and its entries print as iree.runtime's.
+        import tempfile
+        i = ireert.ParameterIndex()
+        i.add_splat("weight", np.array([2], np.int8), 600)
+        i.add_buffer("array", np.arange(3, dtype=np.int64))
+        i.add_buffer("a_really_long_key_name_" * 5, b"xy")
+        fh = ireert.FileHandle.wrap_memory(b"foobar")
+        i.add_from_file_handle("data", fh, length=3, offset=3)
+        loaded = ireert.ParameterIndex()
+        loaded.load(DATA + "/params/run/wb.irpa")
+        entry = loaded.items()[0][1]
+        with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+            f.write(b"0123456789")
+            f.flush()
+            h = ireert.FileHandle.wrap_fd(f.fileno(), True, False)
+            j = ireert.ParameterIndex()
+            j.add_from_file_handle("x", h, length=4, offset=2)
+            try:
+                j[0].file_view
+                fd_view = "ok"
+            except ValueError as e:
+                fd_view = str(e)
+            fd = [repr(h) == f"FileHandle<fd({h.fd})>", h.is_fd, fh.is_fd, h.fd != f.fileno(), h.is_host_allocation, h.is_async,
+                  repr(j[0]).startswith("<ParameterIndexEntry 'x' FileHandle<fd("), repr(j[0]).endswith(")>:2:4"), fd_view]
+        RESULT = {
+            "index": repr(i),
+            "loaded_index": repr(loaded),
+            "memory": [repr(fh).startswith("FileHandle<host_allocation(<memory at 0x"), fh.is_host_allocation, fh.is_async,
+                       bytes(fh.host_allocation)],
+            "data": [bytes(i[3].file_view), i[3].file_storage[1], bytes(i[3].file_storage[0].host_allocation),
+                     repr(i[3]).endswith(")>:3:3")],
+            "loaded": [repr(entry).startswith("<ParameterIndexEntry 'w' FileHandle<host_allocation("),
+                       repr(entry).endswith(")>:256:16"), entry.file_storage[1], bytes(entry.file_view) == open(DATA + "/params/run/wb.irpa", "rb").read()[256:272]],
+            "fd": fd,
+        }
+    """,
+    "parameters_from_file_handles": """
+        # add_from_file_handle: bytes of an fd (read when the provider is
+        # made) and of memory, read by a program.
+        import tempfile
+        config = ireert.Config("local-task")
+        with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+            f.write(np.array([9, 9, 2, 3, 4, 5], np.float32).tobytes())
+            f.flush()
+            scoped = ireert.ParameterIndex()
+            scoped.add_from_file_handle("w", ireert.FileHandle.wrap_fd(f.fileno()), length=16, offset=8)
+        unscoped = ireert.ParameterIndex()
+        unscoped.add_from_file_handle("b", ireert.FileHandle.wrap_memory(np.full(4, 0.25, np.float32)), length=16)
+        params = ireert.create_io_parameters_module(config.vm_instance, scoped.create_provider(scope="model"),
+                                                    unscoped.create_provider(scope=""))
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        y = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32))
+        RESULT = {"y": y.to_host()}
+    """,
+    "variant_list_repr": """
+        # iree.runtime prints refs by type once the hal module's types are
+        # registered (a hal module made): buffer views as dims and the
+        # element type's bytes reversed, nested lists as List[...].
+        dev = ireert.get_device("local-task")
+        inst = ireert.VmInstance()
+        hal = ireert.create_hal_module(inst, dev)
+        keep = []
+        def view(shape, dtype, element_type):
+            v = dev.allocator.allocate_buffer_copy(
+                memory_type=ireert.MemoryType.DEVICE_LOCAL, allowed_usage=ireert.BufferUsage.DEFAULT,
+                device=dev, buffer=np.ones(shape, dtype), element_type=element_type)
+            keep.append(v)
+            return v
+        E = ireert.HalElementType
+        a = ireert.VmVariantList(3)
+        a.push_int(1)
+        a.push_float(2.5)
+        a.push_ref(view((2, 3), np.float32, E.FLOAT_32))
+        b = ireert.VmVariantList(2)
+        b.push_ref(view((5,), np.int8, E.SINT_8))
+        b.push_ref(view((), np.int32, E.SINT_32))
+        b.push_list(a)
+        c = ireert.VmVariantList(1)
+        c.push_ref(view((1, 2, 3, 4), np.bool_, E.BOOL_8))
+        c.push_ref(b.ref)
+        RESULT = {"a": repr(a), "b": repr(b), "c": repr(c), "str": str(c), "empty": repr(ireert.VmVariantList(4)),
+                  "view": repr(keep[0])}
+    """,
+    "buffers_without_element_type": """
+        # allocate_buffer_copy without an element type: a HalBuffer of the
+        # bytes; with one: a view of the array's shape holding its bits.
+        dev = ireert.get_device("local-task")
+        A, M, U = dev.allocator, ireert.MemoryType, ireert.BufferUsage
+        b = A.allocate_buffer_copy(memory_type=M.DEVICE_LOCAL, allowed_usage=U.DEFAULT, device=dev,
+                                   buffer=np.arange(6, dtype=np.float32))
+        v = A.allocate_buffer_copy(memory_type=M.DEVICE_LOCAL, allowed_usage=U.DEFAULT, device=dev,
+                                   buffer=np.array([[1.5, 2], [3, 4]], np.float32),
+                                   element_type=ireert.HalElementType.SINT_32)
+        h = A.allocate_buffer(memory_type=M.HOST_LOCAL, allowed_usage=U.DEFAULT, allocation_size=8)
+        h.map().asarray([2], np.dtype(np.int32))[:] = 7
+        before = h.map().asarray([2], np.dtype(np.int32)).tolist()
+        h.fill_zero(4, 4)
+        raw = b.create_view(ireert.Shape([2, 3]), 4)
+        def kind(f):
+            try:
+                f()
+            except Exception as e:
+                return [type(e).__name__, str(e)]
+            return "ok"
+        RESULT = {
+            "type": type(b).__name__,
+            "repr": repr(b),
+            "bytes": b.byte_length(),
+            "memory_type": b.memory_type(),
+            "usage": b.allowed_usage(),
+            "data": np.array(b.map().asarray([6], np.dtype(np.float32))),
+            "view": repr(v),
+            "view_bits": np.array(v.map().asarray(v.shape, np.dtype(np.int32))),
+            "host": [repr(h), h.memory_type(), before, h.map().asarray([2], np.dtype(np.int32)).tolist()],
+            "raw": [int(raw.element_type), raw.shape, raw.get_buffer() == b],
+            "list": kind(lambda: A.allocate_buffer_copy(memory_type=M.DEVICE_LOCAL, allowed_usage=U.DEFAULT,
+                                                        device=dev, buffer=[1, 2, 3])),
+            "strided": kind(lambda: A.allocate_buffer_copy(memory_type=M.DEVICE_LOCAL, allowed_usage=U.DEFAULT,
+                                                           device=dev, buffer=np.arange(6)[::2])),
+        }
+    """,
+    "dtypes_are_left_to_the_program": """
+        # iree.runtime checks no dtype in Python: an array of another type
+        # goes in as a buffer view of its own element type, and the
+        # program's hal.buffer_view.assert decides (an identity has none).
+        import ml_dtypes as md
+        m = ireert.load_vm_flatbuffer_file(PYDATA + "/ml_dtypes.vmfb", driver="local-sync")
+        bits = np.array([1.5, -2], md.bfloat16).view(np.uint16)
+        y = m.idbf(bits)
+        try:
+            m.fromf8(np.array([1, 2, 3, 4], np.uint8))
+            refused = None
+        except ValueError as e:
+            refused = "input0 element type mismatch; expected f8E4M3FN (25000008) but have ui8 (12000008)" in str(e)
+        RESULT = {"dtype": str(y.dtype), "bits": y.to_host(), "refused": refused}
+    """,
+    "device_arrays": """
+        import copy
+        dev = ireert.get_device("local-task")
+        a = ireert.asdevicearray(dev, np.arange(3, dtype=np.float32))
+        def kind(f):
+            try:
+                f()
+            except Exception as e:
+                return [type(e).__name__, str(e)]
+            return "ok"
+        RESULT = {
+            "repr": repr(a),
+            "accessible": a.is_host_accessible,
+            "implicit": kind(lambda: np.asarray(a)),
+            "add": kind(lambda: a + 1),
+            "host": a.to_host(),
+            "accessible_after": a.is_host_accessible,
+        }
+        b = ireert.asdevicearray(dev, np.arange(3, dtype=np.float32), implicit_host_transfer=True)
+        RESULT.update({
+            "plus": b + 1,
+            "same": b.astype(np.float32, copy=False) is b,
+            "astype": b.astype(np.int32),
+            "deepcopy": type(copy.deepcopy(b)).__name__,
+            "shape": b.shape,
+            "np_shape": np.shape(b),
+            "reshape": np.reshape(b, (3, 1)),
+            "item": float(b[1]),
+            "list": [float(x) for x in b],
+            "from_list": repr(ireert.asdevicearray(dev, [1, 2], dtype=np.int32)),
+            "converted": repr(ireert.asdevicearray(dev, b, dtype=np.float64)),
+            "itself": ireert.asdevicearray(dev, b) is b,
+            "bool_type": int(ireert.asdevicearray(dev, np.ones((2, 2), bool))._buffer_view.element_type),
+            "unmappable": kind(lambda: ireert.asdevicearray(dev, np.array(["x"]))),
+        })
+    """,
+    "drivers_flags_and_small_names": """
+        d = ireert.get_driver("local-task")
+        def kind(f):
+            try:
+                f()
+            except Exception as e:
+                return type(e).__name__
+            return "ok"
+        index = ireert.ParameterIndex()
+        index.add_buffer("a", b"1234")
+        index.add_splat("b", b"\x01", 8)
+        RESULT = {
+            "devices": d.query_available_devices(),
+            "by_id": repr(d.create_device(0)),
+            "by_info": repr(d.create_device(d.query_available_devices()[0])),
+            "default": repr(d.create_default_device()),
+            "missing_id": kind(lambda: d.create_device(5)),
+            "device_repr": [repr(ireert.get_device("local-sync")), repr(ireert.get_device("local-task"))],
+            "flags_ok": ireert.flags.parse_flags("--device_profiling_mode=", "positional"),
+            "flag_unknown": kind(lambda: ireert.flags.parse_flags("--nope=1")),
+            "validation": ireert.flags.FUNCTION_INPUT_VALIDATION,
+            "linkage": {l.name: l.value for l in ireert.Linkage},
+            "backends": ireert.TARGET_BACKEND_TO_DRIVER,
+            "normalized": [str(ireert.normalize_value(3).dtype), str(ireert.normalize_value(2.5).dtype),
+                           ireert.normalize_value([1]), ireert.normalize_value(None)],
+            "resolve": kind(lambda: ireert.VmModule.resolve_module_dependency(ireert.VmInstance(), "hal", 0)),
+            "entries": [index[0].key, index[1].key, index[1].is_splat],
+            "entry_past_end": kind(lambda: index[2]),
+            "entry_by_name": kind(lambda: index["a"]),
+            "indirect": int(ireert.BufferUsage.DISPATCH_INDIRECT_PARAMETERS),
+        }
+    """,
 }
 
 
@@ -556,7 +917,7 @@ def assert_same(ours, theirs, path="RESULT"):
 def needs_ml_dtypes(name):
     # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
     # scripts/test-all installs; iree.runtime depends on it).
-    if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out"):
+    if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program"):
         pytest.importorskip("ml_dtypes")
 
 
@@ -784,3 +1145,175 @@ vm.func @selfish() -> (!vm.list<?>) {
     ctx = irvm.compat.SystemContext(vm_modules=[module], config=config)
     r = ctx.modules.cyc.selfish()
     assert len(r) == 1 and r[0] is r
+
+
+def test_variant_lists_print_as_iree_runtime_prints_them():
+    # Buffer views as `HalBufferView(dims:element type with its bytes
+    # reversed)`, as iree.runtime 3.13 (compared live in
+    # `variant_list_repr`); they were `<HalBufferView 2x3xFLOAT_32>`.
+    ireert = irvm.compat
+    lst = ireert.VmVariantList(3)
+    lst.push_int(-3)
+    lst.push_float(2.5)
+    lst.push_ref(ireert.HalBufferView(np.ones((2, 3), np.float32)))
+    outer = ireert.VmVariantList(1)
+    outer.push_list(lst)
+    outer.push_ref(ireert.HalBufferView(np.ones((), np.int8)))
+    assert repr(outer) == (
+        "<VmVariantList(2): [List[-3, 2.500000, HalBufferView(2x3:0x20000021)], HalBufferView(:0x08000011)]>"
+    )
+
+
+def test_a_buffer_copy_without_an_element_type_is_a_buffer():
+    # As iree.runtime's (compared live in `buffers_without_element_type`);
+    # it was a buffer view of the array's dtype.
+    dev = irvm.compat.get_device("local-sync")
+    b = dev.allocator.allocate_buffer_copy(buffer=np.arange(4, dtype=np.int32))
+    assert isinstance(b, irvm.compat.HalBuffer) and b.byte_length() == 16
+    view = irvm.compat.HalBufferView(b, [2, 2], irvm.compat.HalElementType.SINT_32)
+    assert view.map().asarray([2, 2], np.int32).tolist() == [[0, 1], [2, 3]]
+    assert view.get_buffer() == b
+    with pytest.raises(TypeError, match="a bytes-like object is required, not 'list'"):
+        dev.allocator.allocate_buffer_copy(buffer=[1, 2])
+
+
+def test_compat_leaves_an_arrays_dtype_to_the_program():
+    # iree.runtime checks no dtype: the bits of a bf16 tensor as uint16
+    # pass through an identity and come back as uint16 (compared live in
+    # `dtypes_are_left_to_the_program`); irvm.compat refused them before
+    # the call, as irvm.load still does.
+    pytest.importorskip("ml_dtypes")
+    m = irvm.compat.load_vm_flatbuffer_file(PYDATA / "ml_dtypes.vmfb", driver="local-sync")
+    y = m.idbf(np.array([0x3FC0, 0xC000], np.uint16))
+    assert y.dtype == np.uint16 and y.to_host().tolist() == [0x3FC0, 0xC000]
+    with pytest.raises(ValueError, match="expected f8E4M3FN .* but have ui8"):
+        m.fromf8(np.array([1, 2, 3, 4], np.uint8))
+
+
+def test_flags_are_a_module_of_compat():
+    import irvm.compat.flags as flags
+
+    assert flags is irvm.compat.flags
+    flags.parse_flags("--task_topology_max_group_count=2", "--flagfile=/dev/null")
+    with pytest.raises(ValueError, match="flag 'iree_hal_cpu_debug' not recognized"):
+        flags.parse_flags("--iree_hal_cpu_debug=1")
+
+
+def test_benchmark_module_runs_irvm_bench():
+    import os
+
+    irvm_binary = REPO / "target" / "debug" / "irvm"
+    if not os.access(irvm_binary, os.X_OK):
+        pytest.skip("the irvm CLI is not built (cargo build -p irvm-cli)")
+    module = irvm.compat.VmModule.copy_buffer(irvm.compat.VmInstance(), (MODELS / "add_i32.vmfb").read_bytes())
+    a = np.array([1, 2, 3, 4], np.int32)
+    rows = irvm.compat.benchmark_module(
+        module, inputs=[a, a], executable=irvm_binary, benchmark_min_time="3x", benchmark_repetitions=2
+    )
+    names = [r.benchmark_name for r in rows]
+    assert names[:2] == ["BM_add_i32/process_time/real_time"] * 2
+    assert "BM_add_i32/process_time/real_time_mean" in names
+    first = rows[0]
+    assert first.iterations == "3" and first.time.endswith(" ms") and first.report["run_type"] == "iteration"
+    with pytest.raises(ValueError, match="unknown function nope"):
+        irvm.compat.benchmark_module(module, entry_function="nope", executable=irvm_binary)
+    with pytest.raises(irvm.compat.BenchmarkToolError, match="stderr"):
+        irvm.compat.benchmark_module(module, inputs=["4xi32=1"], executable=irvm_binary)
+
+
+def test_names_compat_lacks_say_why():
+    with pytest.raises(AttributeError, match="irvm.compat has no HalFence .*irvm's calls are synchronous"):
+        irvm.compat.HalFence
+    with pytest.raises(AttributeError, match="has no Tokenizer .*tokenizer library"):
+        irvm.compat.Tokenizer
+    with pytest.raises(AttributeError, match="HalDevice has no queue_copy .*driven by programs only"):
+        irvm.compat.get_device("local-task").queue_copy
+    with pytest.raises(AttributeError, match="module 'irvm.compat' has no attribute 'nope'"):
+        irvm.compat.nope
+
+
+def test_where_compat_gives_more_than_iree_runtime():
+    # docs/COMPATIBILITY.md, "Python: irvm.compat": iree.runtime 3.13 lists
+    # its GPU drivers too, and raises TypeError for np.sum of a DeviceArray
+    # and has no size or len() for one.
+    assert irvm.compat.HalDriver.query() == ["local-sync", "local-task"] == irvm.compat.query_available_drivers()
+    dev = irvm.compat.get_device("local-task")
+    a = irvm.compat.asdevicearray(dev, np.arange(4, dtype=np.float32), implicit_host_transfer=True)
+    assert np.sum(a) == 6 and np.concatenate([a, a]).shape == (8,) and a.size == 4 and len(a) == 4
+
+
+def test_keyword_arguments_have_iree_runtimes_names():
+    # Scripts pass these by keyword: the names were uri, name, uris, dtype,
+    # value_type and entry, and wrap_buffer had no close_buffer.
+    import mmap
+
+    c = irvm.compat
+    dev = c.get_device(device_uri="local-sync")
+    assert dev is c.get_device("local-sync") and c.get_device("local-sync", cache=False) is not dev
+    assert repr(c.get_driver(device_uri="local-task://")) == "<HalDriver local-task>"
+    assert repr(c.get_first_device(device_uris=["nope", "local-task"])) == "local-task"
+    assert repr(c.get_driver("local-task").create_device_by_uri(device_uri="local-sync")) == "local-sync"
+    view = c.HalBufferView(np.arange(4, dtype=np.int32))
+    assert view.map().asarray([2, 2], numpy_dtype_descr=np.dtype(np.int32)).tolist() == [[0, 1], [2, 3]]
+    assert view.ref.deref(value=c.HalBufferView) is view
+    index = c.ParameterIndex()
+    c.parameter_index_add_numpy_ndarray(index, "w", np.arange(3, dtype=np.float32))
+    assert c.parameter_index_entry_as_numpy_ndarray(index_entry=index[0]).tolist() == [0, 1, 2]
+    assert c.parameter_index_entry_as_numpy_flat_ndarray(index_entry=index[0]).nbytes == 12
+    assert index.create_provider("model").scope == "model"
+    with open(MODELS / "add_i32.vmfb", "rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    closed = []
+    module = c.VmModule.wrap_buffer(c.VmInstance(), mapped, destroy_callback=lambda: closed.append(mapped.closed),
+                                    close_buffer=True)
+    assert "add_i32" in module.function_names
+    del module
+    import gc
+
+    gc.collect()
+    assert closed == [True]
+
+
+def test_a_bytes_module_is_used_in_place_without_a_warning():
+    # docs/COMPATIBILITY.md: iree.runtime copies (warning) or refuses a
+    # bytes object that is not 64-byte aligned; irvm uses it in place.
+    import warnings
+
+    source = (MODELS / "add_i32.vmfb").read_bytes()
+    copies = [bytes(bytearray(source)) for _ in range(8)]
+    unaligned = next(b for b in copies if np.frombuffer(b, np.uint8).ctypes.data % 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inst = irvm.compat.VmInstance()
+        assert irvm.compat.VmModule.from_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
+        assert irvm.compat.VmModule.wrap_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
+
+
+def test_archive_entries_name_their_file_and_handles_cannot_be_indexed():
+    # docs/COMPATIBILITY.md: an archive's entries print their file's path
+    # (iree.runtime: the address of its mapping); an archive is indexed
+    # from a path only.
+    index = irvm.compat.ParameterIndex()
+    path = str(DATA / "params" / "run" / "wb.irpa")
+    index.load(path)
+    assert repr(index[0]) == f"<ParameterIndexEntry 'w' FileHandle<host_allocation(<file {path}>)>:256:16"
+    with pytest.raises(NotImplementedError, match="load the archive by path"):
+        index.load_from_file_handle(irvm.compat.FileHandle.wrap_memory(b"x"), "irpa")
+
+
+def test_more_differences_from_iree_runtime():
+    # docs/COMPATIBILITY.md, "Python: irvm.compat": a Shape for a view's
+    # shape, no allocator statistics, a memory handle's fd, and the
+    # benchmark command line.
+    from irvm.compat.benchmark import _build_benchmark_args
+
+    c = irvm.compat
+    dev = c.get_device("local-sync")
+    buffer = dev.allocator.allocate_buffer(memory_type=c.MemoryType.DEVICE_LOCAL,
+                                           allowed_usage=c.BufferUsage.DEFAULT, allocation_size=8)
+    assert c.HalBufferView(buffer, c.Shape([2]), c.HalElementType.SINT_32).shape == [2]
+    assert (dev.allocator.has_statistics, dev.allocator.statistics, dev.allocator.formatted_statistics) == (False, {}, "")
+    with pytest.raises(ValueError, match="not based on a file descriptor"):
+        c.FileHandle.wrap_memory(b"x").fd
+    args, stdin = _build_benchmark_args("m.vmfb", "f", ["4xi32=1"], executable="/bin/irvm")
+    assert args == ["/bin/irvm", "bench", "--module=m.vmfb", "--function=f", "--input=4xi32=1"] and stdin is None

@@ -126,7 +126,12 @@ def test_dtypes_are_checked_against_the_declaration(m):
         m.idbf(np.array([1.5, -2], np.float32))
     with pytest.raises(irvm.InvalidArgumentError, match="expects a 2 array of float8_e4m3fn .* got a 2 array of float8_e5m2"):
         m.idf8(np.array([1, 2], md.float8_e5m2))
-    with pytest.raises(irvm.InvalidArgumentError, match="expects a 2 array of bfloat16 .* got a 2 array of uint16"):
+    # The bits as unsigned integers: the message says how to pass them.
+    with pytest.raises(
+        irvm.InvalidArgumentError,
+        match=r"expects a 2 array of bfloat16 .* got a 2 array of uint16 \(a bf16 tensor takes an array of "
+        r"ml_dtypes.bfloat16: pass its bits as `bits.view\(ml_dtypes.bfloat16\)`\)",
+    ):
         m.idbf(np.array([1, 2], np.uint16))
     with pytest.raises(irvm.InvalidArgumentError, match="expects a 2 array of bfloat16 .* got a 1x2 array of bfloat16"):
         m.idbf(np.array([[1, 2]], md.bfloat16))

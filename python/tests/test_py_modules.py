@@ -727,7 +727,7 @@ def test_vm_refs_pushed_into_variant_lists_come_back_as_their_objects():
     outer.push_ref(view.ref)
     assert outer.get_as_list(0) is inner and outer.get_as_object(1, irvm.compat.HalBufferView) is view
     assert outer.get_as_ref(0) == inner.ref and not outer.get_as_ref(0) == view.ref
-    assert repr(outer).startswith("<VmVariantList(2): [List[7], <HalBufferView")
+    assert repr(outer) == "<VmVariantList(2): [List[7], HalBufferView(3:0x20000021)]>"
 
 
 def test_a_program_whose_imports_the_python_module_lacks_fails_to_load():
