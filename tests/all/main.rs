@@ -20,6 +20,7 @@ mod conformance;
 mod corpus;
 mod dap;
 mod dbg;
+mod dbg_scripts;
 mod differential;
 mod dump;
 mod dynamic_modules;
