@@ -287,7 +287,11 @@ const COMMANDS: &[&str] = &[
     "info",
     "list",
     "next",
+    "nexti",
+    "output",
     "print",
+    "printf",
+    "ptype",
     "quit",
     "run",
     "set",
@@ -300,6 +304,7 @@ const COMMANDS: &[&str] = &[
     "until",
     "up",
     "watch",
+    "whatis",
     "where",
     "x",
 ];
@@ -339,6 +344,7 @@ pub fn complete(
             "breakpoints",
             "display",
             "frame",
+            "line",
             "locals",
             "registers",
             "source",
@@ -900,12 +906,12 @@ commands (gdb's words):
                                          stop is not shown; an empty list removes it)
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
   enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|watchpoints|registers|frame|args|locals|display|source
+  info breakpoints|watchpoints|registers|frame|args|locals|display|source|line [LOC]
                                          (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
   step | next                            next source line, into / over calls (s, n)
-  stepi                                  one instruction (si)
+  stepi | nexti                          one instruction (si); nexti over calls (ni)
   until | advance LOCATION               past the current line (u) / to LOCATION, or the frame's return
   finish                                 run until the selected frame returns
   backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
@@ -913,6 +919,9 @@ commands (gdb's words):
   up [N] | down [N] | frame [N]          select a frame (f)
   print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
                                          print REGISTER = VALUE sets it, then prints it
+  output[/FMT] EXPR                      EXPR's value alone: no `$N =`, no newline
+  printf \"FORMAT\", EXPR...               C's printf: %d %i %u %x %X %o %c %s %f %e %g %%
+  ptype | whatis EXPR                    EXPR's type: i32, i64, f32, f64, !vm.list<i32>, ...
   set var REGISTER = VALUE               set a register of the selected frame (a number, or
                                          another register; i32/i64 take integers)
   display[/FMT] EXPR | undisplay [N...]  show EXPR at every stop (source names: where it stops)
@@ -1209,6 +1218,19 @@ impl Session {
             outln!("{line}");
         }
         Some(())
+    }
+
+    /// The value of `text` (registers, source names, numbers) in the
+    /// selected frame, for `output`, `ptype`, `whatis` and `printf`.
+    fn evaluate_typed(&mut self, text: &str) -> Result<irvm_debugger::DebugValue, String> {
+        if text.is_empty() {
+            return Err("Argument required (expression to compute).".into());
+        }
+        let vm = self.in_registers(text)?;
+        let frame = self.dbg.selected_frame();
+        self.dbg
+            .evaluate(&vm, frame)
+            .map_err(|e| in_terms_of(e.0, &vm, text))
     }
 
     /// The source names at `a` (positioned at `position`).
@@ -1563,6 +1585,10 @@ impl Session {
                 let stop = self.dbg.step_instruction().map_err(e)?;
                 self.report(stop);
             }
+            "nexti" | "ni" => {
+                let stop = self.dbg.next_instruction().map_err(e)?;
+                self.report(stop);
+            }
             "until" | "u" => {
                 let stop = if rest.is_empty() {
                     self.dbg.until()
@@ -1633,9 +1659,12 @@ impl Session {
                 "args" => self.info_args()?,
                 "display" => self.info_display(),
                 "locals" => self.info_locals()?,
+                _ if rest == "line" || rest.starts_with("line ") => {
+                    self.info_line(rest["line".len()..].trim())?
+                }
                 _ => {
                     return Err(format!(
-                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display, source)"
+                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display, source, line)"
                 ))
                 }
             },
@@ -1656,6 +1685,35 @@ impl Session {
                     .evaluate(&vm, self.dbg.selected_frame())
                     .map_err(|e| format!("cannot print `{rest}`: {}", in_terms_of(e.0, &vm, rest)))?;
                 outln!("{rest} = {}", self.dbg.format_value(&v, format));
+            }
+            "output" => {
+                // gdb's `output`: the value alone, no `$N = ` and no
+                // newline.
+                let v = self.evaluate_typed(rest)?;
+                out!("{}", self.dbg.format_value(&v, format));
+            }
+            "ptype" | "whatis" => {
+                if format != Format::Natural {
+                    return Err(format!("{word} takes no format (/x, ...)"));
+                }
+                if rest.is_empty() {
+                    return Err(format!("{word} needs an expression (a register, source name or number)"));
+                }
+                let v = self.evaluate_typed(rest)?;
+                outln!("type = {}", v.type_name());
+            }
+            "printf" => {
+                let (format, texts) = irvm_debugger::split_printf(rest).map_err(e)?;
+                let mut values = Vec::new();
+                for text in &texts {
+                    values.push(self.evaluate_typed(text)?);
+                }
+                let dbg = &self.dbg;
+                let text = irvm_debugger::format_printf(&format, &values, |v| {
+                    dbg.format_value(v, Format::Natural)
+                })
+                .map_err(e)?;
+                out!("{text}");
             }
             "display" => {
                 if rest.is_empty() {
@@ -2174,6 +2232,61 @@ impl Session {
             f.i32s.len(),
             f.refs.len()
         );
+        Ok(())
+    }
+
+    /// `info line [LOCATION]`: where the code of the selected frame's
+    /// line (or of `LOCATION`'s) starts and ends, in gdb's words.
+    fn info_line(&self, location: &str) -> Result<(), String> {
+        let addresses = if location.is_empty() {
+            let (a, _) = self
+                .dbg
+                .selected_location()
+                .ok_or("the program is not being run (use `run`), and no location was given")?;
+            vec![a]
+        } else {
+            self.dbg
+                .resolve_location(location)
+                .map_err(|e| e.to_string())?
+        };
+        for a in addresses {
+            let name = self.dbg.function_name(&a);
+            let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);
+            let positions = self.dbg.instruction_positions(&a.module, a.function);
+            let Some(here) = positions.get(&a.offset) else {
+                outln!(
+                    "No line number information available for address {}",
+                    at(a.offset)
+                );
+                continue;
+            };
+            let (offsets, length) = self.dbg.instruction_offsets(&a.module, a.function);
+            let same_line = |offset: &u32| {
+                positions
+                    .get(offset)
+                    .is_some_and(|p| p.file == here.file && p.line == here.line)
+            };
+            let k = offsets.partition_point(|&o| o < a.offset);
+            let start = offsets[..k]
+                .iter()
+                .rev()
+                .take_while(|o| same_line(o))
+                .last()
+                .copied()
+                .unwrap_or(a.offset);
+            let end = offsets[k..]
+                .iter()
+                .find(|o| !same_line(o))
+                .copied()
+                .unwrap_or(length);
+            outln!(
+                "Line {} of \"{}\" starts at address {} and ends at {}.",
+                here.line,
+                here.file,
+                at(start),
+                at(end)
+            );
+        }
         Ok(())
     }
 

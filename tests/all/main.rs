@@ -21,6 +21,7 @@ mod corpus;
 mod dap;
 mod dbg;
 mod dbg_scripts;
+mod dbg_words;
 mod differential;
 mod dump;
 mod dynamic_modules;

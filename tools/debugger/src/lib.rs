@@ -35,6 +35,7 @@ mod expr;
 mod info;
 mod logpoint;
 mod memory;
+mod printf;
 mod watchpoints;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -49,6 +50,7 @@ pub use self::expr::{
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{read_ref, Examine, ExamineFormat, RefBytes, RefMemory, MAX_EXAMINE_UNITS};
+pub use self::printf::{format_printf, split_printf};
 use self::watchpoints::ActiveWatch;
 pub use self::watchpoints::{WatchEvent, WatchHit, Watchpoint};
 
@@ -293,6 +295,9 @@ enum Mode {
     Run,
     /// Before the next instruction.
     Instruction,
+    /// Before the next instruction of the frame at `depth` or a caller
+    /// (`nexti`: over calls).
+    InstructionOver { depth: usize },
     /// At the start of another source line, at any depth (`step`), or only
     /// at depth `<= max_depth` (`next`).
     Line {
@@ -630,6 +635,7 @@ impl StopObserver {
         match self.mode.clone() {
             Mode::Run => None,
             Mode::Instruction => Some(Reason::Step),
+            Mode::InstructionOver { depth } => (view.depth <= depth).then_some(Reason::Step),
             Mode::Finish {
                 depth,
                 returns,
@@ -1844,6 +1850,14 @@ impl Debugger {
     pub fn step_instruction(&mut self) -> Result<Stop, DebugCommandError> {
         self.require_running()?;
         self.go(Mode::Instruction)
+    }
+
+    /// `nexti`: executes one instruction of the top frame, a call
+    /// running to its return (breakpoints in it still stop).
+    pub fn next_instruction(&mut self) -> Result<Stop, DebugCommandError> {
+        self.require_running()?;
+        let depth = self.frames().len();
+        self.go(Mode::InstructionOver { depth })
     }
 
     /// (file, line) and offset of the top frame, and the depth.
