@@ -1120,6 +1120,12 @@ impl Server {
                             changes.push(format!("{} changed", hit.register));
                             texts.push(format!("{}: {old} -> {new}", hit.register));
                         }
+                        WatchEvent::Read(read) => {
+                            let value = value_text(self, &read.value);
+                            ids.push(read.id);
+                            changes.push(format!("{} read", read.register));
+                            texts.push(format!("{}: read {value}", read.register));
+                        }
                         WatchEvent::LeftScope(id) => {
                             self.event(
                                 "breakpoint",

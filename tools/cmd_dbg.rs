@@ -15,7 +15,7 @@ use crate::source_names::{in_terms_of, FunctionNames, SourceNames};
 use irvm::Value;
 use irvm_debugger::{
     BreakpointHit, BreakpointRequest, CodeAddress, DebugCommandError, Debugger, Format,
-    PauseHandle, RefBytes, RefFormatter, RefMemory, Stop, WatchEvent,
+    PauseHandle, RefBytes, RefFormatter, RefMemory, Stop, WatchEvent, WatchKind,
 };
 
 use crate::cmd_run::{describe_trap, load_context_deferring_inits, parse_inputs_within, LimitArgs};
@@ -264,6 +264,7 @@ pub fn source_search_path(source_dirs: &[PathBuf], modules: &[String]) -> Vec<Pa
 /// The commands, for `help` and completion.
 const COMMANDS: &[&str] = &[
     "advance",
+    "awatch",
     "backtrace",
     "break",
     "commands",
@@ -294,6 +295,7 @@ const COMMANDS: &[&str] = &[
     "ptype",
     "quit",
     "run",
+    "rwatch",
     "set",
     "source",
     "start",
@@ -832,6 +834,16 @@ fn unescape_echo(text: &str) -> String {
     out
 }
 
+/// How gdb names a watchpoint of `kind` when it is set and when it stops
+/// the program.
+fn watch_title(kind: WatchKind) -> &'static str {
+    match kind {
+        WatchKind::Write => "Watchpoint",
+        WatchKind::Read => "Hardware read watchpoint",
+        WatchKind::Access => "Hardware access (read/write) watchpoint",
+    }
+}
+
 /// A display's format as gdb writes it before the expression (`/x `).
 fn format_prefix(format: Format) -> &'static str {
     match format {
@@ -900,6 +912,8 @@ commands (gdb's words):
   tbreak LOCATION [if COND]              a breakpoint deleted when it stops
   watch REGISTER [if COND]               stop when a register of the selected frame changes
                                          (a watchpoint, deleted when the frame returns)
+  rwatch | awatch REGISTER [if COND]     stop after an instruction of the frame reads it (or,
+                                         awatch, reads or changes it)
   condition N [COND]                     set (or remove) breakpoint N's condition
   commands [N...] ... end                commands run when breakpoint N stops the program
                                          (the last one set without N; `silent` first: the
@@ -1456,10 +1470,15 @@ impl Session {
                     if n == 1 { "" } else { "s" }
                 );
             }
-            "watch" => {
+            "watch" | "rwatch" | "awatch" => {
+                let kind = match word {
+                    "rwatch" => WatchKind::Read,
+                    "awatch" => WatchKind::Access,
+                    _ => WatchKind::Write,
+                };
                 let (register, condition) = split_condition(rest);
                 if register.is_empty() {
-                    return Err("watch needs a register: %iN, %iN:M or %rN".into());
+                    return Err(format!("{word} needs a register: %iN, %iN:M or %rN"));
                 }
                 if condition.as_deref() == Some("") {
                     return Err("`if` needs a condition".into());
@@ -1469,12 +1488,12 @@ impl Session {
                 let condition = condition.map(|c| self.in_registers(&c)).transpose()?;
                 let w = self
                     .dbg
-                    .add_watchpoint(&register, condition.as_deref())
+                    .add_watchpoint_of_kind(&register, condition.as_deref(), kind)
                     .map_err(|e| in_terms_of(e.0, &register, &typed))?;
                 let label = self.watch_label(&typed, w.register);
                 self.watch_labels.insert(w.id, label.clone());
                 self.last_breakpoint = Some(w.id);
-                outln!("Watchpoint {}: {label}", w.id);
+                outln!("{} {}: {label}", watch_title(kind), w.id);
             }
             "set" => {
                 let assignment = rest
@@ -1850,6 +1869,7 @@ impl Session {
                 .iter()
                 .filter_map(|e| match e {
                     WatchEvent::Changed(hit) => Some(hit.id),
+                    WatchEvent::Read(read) => Some(read.id),
                     WatchEvent::LeftScope(_) => None,
                 })
                 .chain(breakpoint.as_ref().map(|b| b.id))
@@ -1880,8 +1900,29 @@ impl Session {
                 // Each watchpoint that stopped the program, as gdb lists
                 // them, then where it is once (with the breakpoint there,
                 // which stopped it too).
+                let kinds: HashMap<u32, WatchKind> = self
+                    .dbg
+                    .watchpoints()
+                    .iter()
+                    .map(|w| (w.id, w.kind))
+                    .collect();
+                let title = |id: u32| watch_title(kinds.get(&id).copied().unwrap_or_default());
                 for event in &events {
                     match event {
+                        WatchEvent::Read(read) => {
+                            outln!();
+                            let label = self
+                                .watch_labels
+                                .get(&read.id)
+                                .cloned()
+                                .unwrap_or_else(|| read.register.to_string());
+                            outln!("{} {}: {label}", title(read.id), read.id);
+                            outln!();
+                            outln!(
+                                "Value = {}",
+                                self.dbg.format_value(&read.value, Format::Natural)
+                            );
+                        }
                         WatchEvent::Changed(hit) => {
                             outln!();
                             let label = self
@@ -1889,7 +1930,7 @@ impl Session {
                                 .get(&hit.id)
                                 .cloned()
                                 .unwrap_or_else(|| hit.register.to_string());
-                            outln!("Watchpoint {}: {label}", hit.id);
+                            outln!("{} {}: {label}", title(hit.id), hit.id);
                             outln!();
                             outln!(
                                 "Old value = {}",
@@ -2367,7 +2408,11 @@ impl Session {
             let mut lines = vec![format!(
                 "{:<7} {:<14} {:<4} {:<3} {} in {} (frame #{})",
                 w.id,
-                "watchpoint",
+                match w.kind {
+                    WatchKind::Write => "watchpoint",
+                    WatchKind::Read => "read watchpoint",
+                    WatchKind::Access => "acc watchpoint",
+                },
                 "keep",
                 if w.enabled { "y" } else { "n" },
                 self.watch_labels

@@ -149,3 +149,64 @@ fn info_line_gives_the_lines_code_range() {
          module.fib+0x00000041 <fib+65>.\n"
     );
 }
+
+/// `rwatch` stops after an instruction of the frame reads the register
+/// (with the value read; a call's argument is reported in the callee's
+/// first instruction), `awatch` after a read or a change (`Old value`/`New
+/// value` when it changed); which instructions read a register comes from
+/// the instruction table (a compare, an add, a call's arguments).
+#[test]
+fn rwatch_and_awatch_stop_at_reads_and_accesses() {
+    let (r, code) = session(
+        &args("fib.vmfb", "fib", "3"),
+        "break fib.mlir:13\nrun\nawatch %i1\ncontinue\ncontinue\ndelete 1\n\
+         rwatch %i0 if %i1 == 3\ninfo watchpoints\ncontinue\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    assert_eq!(r[2].1, "Hardware access (read/write) watchpoint 2: %i1\n");
+    // The add of line 13 reads %i1 (0) and writes 1: a change.
+    assert_eq!(
+        r[3].1,
+        "\nHardware access (read/write) watchpoint 2: %i1\n\nOld value = 0\nNew value = 1\n\
+         fib (module.fib+0x00000041) at fib.mlir:14:5\n\
+         14\t    scf.yield %k1, %y, %next : i32, i32, i32\n"
+    );
+    // The loop's compare reads it.
+    assert_eq!(
+        r[4].1,
+        "\nHardware access (read/write) watchpoint 2: %i1\n\nValue = 1\n\
+         fib (module.fib+0x00000022) at fib.mlir:8:5\n\
+         8\t    scf.condition(%more) %k, %x, %y : i32, i32, i32\n"
+    );
+    assert_eq!(r[6].1, "Hardware read watchpoint 3: %i0\n");
+    assert!(
+        r[7].1
+            .contains("3       read watchpoint keep y   %i0 in fib (frame #0)\n"),
+        "{}",
+        r[7].1
+    );
+    // The compare reads %i0 at every iteration; the condition holds at
+    // the last (both watchpoints are reported in that one stop).
+    assert!(r[10].1.contains("Old value = 2\nNew value = 3\n"), "{}", r[10].1);
+    assert_eq!(
+        r[11].1,
+        "\nHardware access (read/write) watchpoint 2: %i1\n\nValue = 3\n\n\
+         Hardware read watchpoint 3: %i0\n\nValue = 3\n\
+         fib (module.fib+0x00000022) at fib.mlir:8:5\n\
+         8\t    scf.condition(%more) %k, %x, %y : i32, i32, i32\n"
+    );
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "4"),
+        "break calls.mlir:13\nrun\nrwatch %i1\ncontinue\nbt 1\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    assert_eq!(
+        r[3].1,
+        "\nHardware read watchpoint 2: %i1\n\nValue = 0\nfn1 (module.fn1+0x00000001)\n\
+         => %i0 = vm.mul.i32 %i0, %i0\n"
+    );
+    assert_eq!(
+        r[4].1,
+        "#0  module.fn1+0x00000001\n(More stack frames follow...)\n"
+    );
+}

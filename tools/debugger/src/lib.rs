@@ -52,12 +52,14 @@ pub use self::logpoint::LogMessage;
 pub use self::memory::{read_ref, Examine, ExamineFormat, RefBytes, RefMemory, MAX_EXAMINE_UNITS};
 pub use self::printf::{format_printf, split_printf};
 use self::watchpoints::ActiveWatch;
-pub use self::watchpoints::{WatchEvent, WatchHit, Watchpoint};
+pub use self::watchpoints::{WatchEvent, WatchHit, WatchKind, WatchRead, Watchpoint};
 
 /// Where logpoints' messages go, as the program reaches them.
 pub type LogSink = Box<dyn FnMut(String) + Send>;
 use irvm::bytecode::decode::{Decoder, Operand};
-use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::bytecode::isa::{
+    Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
+};
 use irvm::loader::SourcePosition;
 use irvm::{
     CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Ref, Trap, Value,
@@ -347,6 +349,9 @@ struct Shared {
     lines: HashMap<(String, u32), Arc<LineTable>>,
     /// (module, function) -> how the function uses its i32 registers.
     banks: HashMap<(String, u32), Arc<BTreeMap<u16, Bank>>>,
+    /// (module, function) -> the registers each instruction reads (for
+    /// read and access watchpoints), filled lazily.
+    reads: HashMap<(String, u32), Reads>,
     reason: Option<Reason>,
     /// The number of the last breakpoint made (0: none yet).
     next_id: u32,
@@ -455,6 +460,9 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 /// How a function uses its i32 registers (shared: cached per function).
 type Banks = Arc<BTreeMap<u16, Bank>>;
 
+/// The registers each instruction of a function reads, by offset.
+type Reads = Arc<HashMap<u32, Vec<RegisterRef>>>;
+
 /// The register use of a function, cached in `shared`.
 fn cached_banks(
     shared: &mut Shared,
@@ -487,6 +495,9 @@ struct StopObserver {
     watches: Vec<ActiveWatch>,
     /// The register use of the function last asked about.
     last_banks: Option<(String, u32, Banks)>,
+    /// The registers read by the instructions of the function last asked
+    /// about.
+    last_reads: Option<(String, u32, Reads)>,
 }
 
 impl StopObserver {
@@ -506,12 +517,64 @@ impl StopObserver {
         banks
     }
 
+    /// The registers each instruction of the function of `view` reads.
+    fn reads(&mut self, view: &ExecView<'_>) -> Reads {
+        if let Some((m, f, r)) = &self.last_reads {
+            if *f == view.function && m == view.module_name {
+                return r.clone();
+            }
+        }
+        let reads = lock(&self.shared)
+            .reads
+            .entry((view.module_name.to_string(), view.function))
+            .or_insert_with(|| {
+                Arc::new(
+                    info::register_uses(view.module, view.function, Access::Read)
+                        .into_iter()
+                        .collect(),
+                )
+            })
+            .clone();
+        self.last_reads = Some((view.module_name.to_string(), view.function, reads.clone()));
+        reads
+    }
+
+    /// Whether register `r` is read by the instruction `view` stands
+    /// before (asked only when a read or access watchpoint is set).
+    fn read_here(&mut self, view: &ExecView<'_>) -> impl Fn(RegisterRef) -> bool {
+        let reads = if self.watches.iter().any(|w| w.kind != WatchKind::Write) {
+            self.reads(view)
+                .get(&view.offset)
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        move |r| reads.iter().any(|&read| watchpoints::overlap(read, r))
+    }
+
+    /// Before the instruction the program paused at, which runs without
+    /// being checked: the reads it makes are still noted.
+    fn note_reads(&mut self, view: &ExecView<'_>) {
+        let banks = self.banks(view);
+        let read_here = self.read_here(view);
+        let regs = RegisterFile {
+            i32s: view.i32_registers(),
+            refs: view.ref_registers(),
+            banks: &banks,
+        };
+        for w in &mut self.watches {
+            w.note_read(view.depth, &regs, &read_here);
+        }
+    }
+
     /// Every watchpoint whose register changed or whose frame returned
     /// (all of them: one left out here would have followed its register's
     /// value and never report the change); every watchpoint follows its
     /// register's value.
     fn watch_stop(&mut self, view: &ExecView<'_>) -> Option<Reason> {
         let banks = self.banks(view);
+        let read_here = self.read_here(view);
         let regs = RegisterFile {
             i32s: view.i32_registers(),
             refs: view.ref_registers(),
@@ -520,7 +583,7 @@ impl StopObserver {
         let mut events = Vec::new();
         let mut ended_quietly = Vec::new();
         for w in &mut self.watches {
-            let Some(event) = w.check(view.depth, &regs) else {
+            let Some(event) = w.check(view.depth, &regs, &read_here) else {
                 continue;
             };
             if !w.enabled {
@@ -529,11 +592,16 @@ impl StopObserver {
                 ended_quietly.push(w.id);
                 continue;
             }
-            if let WatchEvent::Changed(hit) = &event {
+            let seen = match &event {
+                WatchEvent::Changed(hit) => Some((hit.id, hit.new.clone())),
+                WatchEvent::Read(read) => Some((read.id, w.value.clone())),
+                WatchEvent::LeftScope(_) => None,
+            };
+            if let Some((id, value)) = seen {
                 let mut shared = lock(&self.shared);
-                if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
+                if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == id) {
                     kept.hits = kept.hits.saturating_add(1);
-                    kept.value = hit.new.clone();
+                    kept.value = value;
                 }
             }
             events.push(event);
@@ -548,7 +616,7 @@ impl StopObserver {
             .iter()
             .filter_map(|e| match e {
                 WatchEvent::LeftScope(id) => Some(*id),
-                WatchEvent::Changed(_) => None,
+                WatchEvent::Changed(_) | WatchEvent::Read(_) => None,
             })
             .chain(ended_quietly)
             .collect();
@@ -714,6 +782,9 @@ impl StopObserver {
 impl Observer for StopObserver {
     fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
         if std::mem::take(&mut self.skip_first) {
+            if !self.watches.is_empty() {
+                self.note_reads(view);
+            }
             return Control::Continue;
         }
         let watched = if self.watches.is_empty() {
@@ -1068,6 +1139,7 @@ impl Debugger {
                 last_table: None,
                 watches,
                 last_banks: None,
+                last_reads: None,
             })));
         } else {
             self.ctx.set_observer(None);
@@ -1286,12 +1358,36 @@ impl Debugger {
         self.add_watchpoint_in(self.selected, register, condition)
     }
 
+    /// A read (`rwatch`) or access (`awatch`) watchpoint, or with
+    /// [`WatchKind::Write`] one as [`Debugger::add_watchpoint`] makes, on
+    /// `register` of the selected frame.
+    pub fn add_watchpoint_of_kind(
+        &mut self,
+        register: &str,
+        condition: Option<&str>,
+        kind: WatchKind,
+    ) -> Result<Watchpoint, DebugCommandError> {
+        let register = RegisterRef::parse(register)?;
+        self.add_watchpoint_kind_in(self.selected, register, condition, kind)
+    }
+
     /// [`Debugger::add_watchpoint`] in frame `n` (0 = innermost).
     pub fn add_watchpoint_in(
         &mut self,
         n: usize,
         register: RegisterRef,
         condition: Option<&str>,
+    ) -> Result<Watchpoint, DebugCommandError> {
+        self.add_watchpoint_kind_in(n, register, condition, WatchKind::Write)
+    }
+
+    /// [`Debugger::add_watchpoint_of_kind`] in frame `n` (0 = innermost).
+    fn add_watchpoint_kind_in(
+        &mut self,
+        n: usize,
+        register: RegisterRef,
+        condition: Option<&str>,
+        kind: WatchKind,
     ) -> Result<Watchpoint, DebugCommandError> {
         self.require_running()?;
         if matches!(self.state, State::Trapped { .. }) {
@@ -1317,6 +1413,7 @@ impl Debugger {
         let w = Watchpoint {
             id: shared.next_id,
             register,
+            kind,
             depth: frames.len() - n,
             module: address.module.clone(),
             function: address.function,
@@ -1663,7 +1760,7 @@ impl Debugger {
                             .iter()
                             .filter_map(|e| match e {
                                 WatchEvent::LeftScope(id) => Some(*id),
-                                WatchEvent::Changed(_) => None,
+                                WatchEvent::Changed(_) | WatchEvent::Read(_) => None,
                             })
                             .collect();
                         lock(&self.shared)
@@ -1781,6 +1878,8 @@ impl Debugger {
             out.push(ActiveWatch {
                 id: w.id,
                 register: w.register,
+                kind: w.kind,
+                pending_read: None,
                 depth: w.depth,
                 condition: w.condition.clone(),
                 value,
