@@ -14,6 +14,7 @@
 
 mod code;
 mod disassembly;
+mod overview;
 mod sources;
 mod watch;
 
@@ -821,6 +822,9 @@ impl Server {
             "supportsExceptionInfoRequest": true,
             "supportsDataBreakpoints": true,
             "supportsCompletionsRequest": true,
+            "supportsBreakpointLocationsRequest": true,
+            "supportsLoadedSourcesRequest": true,
+            "supportsModulesRequest": true,
             "exceptionBreakpointFilters": [
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
@@ -896,6 +900,7 @@ impl Server {
             Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules)),
             self.bases,
             no_debug,
+            modules.clone(),
         )));
         *self.control.code.lock().unwrap_or_else(|e| e.into_inner()) = Some(code.clone());
         self.code = Some(code);
@@ -907,6 +912,11 @@ impl Server {
             no_debug,
         });
         self.event("initialized", Json::Null);
+        // Every module is loaded now: each announced as `modules` lists it.
+        let modules = self.code()?.module_json();
+        for module in modules {
+            self.event("module", json!({"reason": "new", "module": module}));
+        }
         Ok(Json::Null)
     }
 
@@ -974,7 +984,8 @@ impl Server {
         let mut stop = match command {
             "configurationDone" => s.dbg.start(s.stop_on_entry),
             "continue" => s.dbg.continue_(),
-            "next" | "stepIn" if instruction => s.dbg.step_instruction(),
+            "next" if instruction => s.dbg.next_instruction(),
+            "stepIn" if instruction => s.dbg.step_instruction(),
             "next" => s.dbg.step_over(),
             "stepIn" => s.dbg.step(),
             _ => s.dbg.finish(),

@@ -187,7 +187,11 @@ fn rwatch_and_awatch_stop_at_reads_and_accesses() {
     );
     // The compare reads %i0 at every iteration; the condition holds at
     // the last (both watchpoints are reported in that one stop).
-    assert!(r[10].1.contains("Old value = 2\nNew value = 3\n"), "{}", r[10].1);
+    assert!(
+        r[10].1.contains("Old value = 2\nNew value = 3\n"),
+        "{}",
+        r[10].1
+    );
     assert_eq!(
         r[11].1,
         "\nHardware access (read/write) watchpoint 2: %i1\n\nValue = 3\n\n\

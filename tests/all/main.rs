@@ -19,6 +19,7 @@ mod compatibility;
 mod conformance;
 mod corpus;
 mod dap;
+mod dap_requests;
 mod dbg;
 mod dbg_scripts;
 mod dbg_words;

@@ -118,6 +118,22 @@ impl DebugInfo {
         files
     }
 
+    /// The lines of the files `files` (as recorded) where code starts.
+    pub fn lines_with_code_in(&self, files: &BTreeSet<String>) -> BTreeSet<i32> {
+        self.line_starts_where(|f| files.contains(f))
+            .1
+            .into_keys()
+            .collect()
+    }
+
+    /// The bytecode modules by registered name, in registration order,
+    /// each with whether it has debug information.
+    pub fn module_list(&self) -> Vec<(String, bool)> {
+        self.modules()
+            .map(|(n, m)| (n.to_string(), m.debug_database().is_some()))
+            .collect()
+    }
+
     /// The names of the bytecode functions.
     pub fn function_names(&self) -> BTreeSet<String> {
         let mut names = BTreeSet::new();
