@@ -706,7 +706,8 @@ impl Server {
                 Next::Paused
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
-            | "dataBreakpointInfo" | "readMemory" | "exceptionInfo" | "completions"
+            | "dataBreakpointInfo" | "readMemory" | "writeMemory" | "exceptionInfo"
+            | "completions"
                 if running =>
             {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
@@ -779,6 +780,7 @@ impl Server {
             "completions" => self.completions(args),
             "setVariable" => self.set_variable(args),
             "readMemory" => self.read_memory(args),
+            "writeMemory" => self.write_memory(args),
             "exceptionInfo" => self.exception_info(args),
             "dataBreakpointInfo" => self.data_breakpoint_info(args),
             "setDataBreakpoints" => self.set_data_breakpoints(args),
@@ -819,6 +821,7 @@ impl Server {
             "supportsLogPoints": true,
             "supportsSetVariable": true,
             "supportsReadMemoryRequest": true,
+            "supportsWriteMemoryRequest": true,
             "supportsExceptionInfoRequest": true,
             "supportsDataBreakpoints": true,
             "supportsCompletionsRequest": true,

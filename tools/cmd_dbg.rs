@@ -208,6 +208,7 @@ pub fn prepare(
     dbg.set_initializers(inits);
     dbg.set_ref_formatter(Some(hal_formatter()));
     dbg.set_ref_bytes(Some(hal_bytes()));
+    dbg.set_ref_contents(Some(hal_contents()));
     Ok(dbg)
 }
 
@@ -245,6 +246,20 @@ pub fn hal_bytes() -> RefBytes {
             length: buffer.length,
             bytes,
         })
+    })
+}
+
+/// The contents of `!hal.buffer_view`s and `!hal.buffer`s as a
+/// `!vm.buffer` view (DAP's `writeMemory`): the buffer's own range of its
+/// storage, as [`hal_bytes`] reads it (read-only where the storage is).
+pub fn hal_contents() -> irvm_debugger::RefContents {
+    Arc::new(|r: &irvm::Ref| {
+        let value = Value::Ref(r.clone());
+        let buffer = match irvm_hal::BufferView::from_value(&value) {
+            Some(view) => &*view.buffer,
+            None => r.downcast::<irvm_hal::HalBuffer>()?,
+        };
+        buffer.vm_view(0, -1).ok()
     })
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::dap::{launch, path, program, top_frame, Client};
+use crate::dap::{base64_decode, launch, path, program, scope_variables, top_frame, Client};
 
 /// The capabilities are announced; `modules` lists the module with the
 /// launch's path (as a `module` event did at launch); `loadedSources`
@@ -117,6 +117,151 @@ fn next_by_instruction_steps_over_calls() {
     assert!(
         frame["name"].as_str().expect("name").contains("fn1"),
         "{frame}"
+    );
+    c.disconnect_cleanly();
+}
+
+/// Standard base64 of `bytes` (the test's own, to check the adapter's).
+fn base64_encode(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (k, &b)| n | u32::from(b) << (16 - 8 * k));
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(DIGITS[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The memory reference of ref register `name` in the top frame.
+fn memory_reference(c: &mut Client, name: &str) -> serde_json::Value {
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let refs = scope_variables(c, &st["stackFrames"][0]["id"], "ref registers");
+    let var = refs
+        .iter()
+        .find(|v| v["name"] == name)
+        .expect("the register");
+    var["memoryReference"].clone()
+}
+
+/// `writeMemory` writes a tensor's bytes (the program computes with
+/// them), refuses what does not fit unless `allowPartial`, and refuses a
+/// module's rodata as read-only.
+#[test]
+fn write_memory_changes_what_the_program_computes() {
+    let mut c = Client::start();
+    let caps = launch(
+        &mut c,
+        json!({"modules": [path("../models/add.vmfb")], "function": "add",
+               "inputs": ["2x3xf32=1,2,3,4,5,6", "2x3xf32=10"], "stopOnEntry": true}),
+    );
+    assert_eq!(caps["supportsWriteMemoryRequest"], true);
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    let reference = memory_reference(&mut c, "%r0");
+    let hundred = base64_encode(&[100f32.to_le_bytes(), 200f32.to_le_bytes()].concat());
+    let w = c.ok(
+        "writeMemory",
+        json!({"memoryReference": reference, "offset": 4, "data": hundred}),
+    );
+    assert_eq!(w["bytesWritten"], 8, "{w}");
+    let m = c.ok(
+        "readMemory",
+        json!({"memoryReference": reference, "offset": 0, "count": 12}),
+    );
+    let floats: Vec<f32> = base64_decode(m["data"].as_str().expect("data"))
+        .chunks(4)
+        .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+        .collect();
+    assert_eq!(floats, [1.0, 100.0, 200.0]);
+    // 8 bytes at 20 of 24: nothing written, unless partial.
+    let over = c.request(
+        "writeMemory",
+        json!({"memoryReference": reference, "offset": 20, "data": hundred}),
+    );
+    assert_eq!(over["success"], false);
+    assert_eq!(
+        over["message"],
+        "8 bytes at offset 20 do not fit in the contents (24 bytes): nothing written \
+         (allowPartial writes what fits)"
+    );
+    let part = c.ok(
+        "writeMemory",
+        json!({"memoryReference": reference, "offset": 20, "data": hundred, "allowPartial": true}),
+    );
+    assert_eq!(part["bytesWritten"], 4);
+    let bad = c.request(
+        "writeMemory",
+        json!({"memoryReference": reference, "data": "%%%"}),
+    );
+    assert!(
+        bad["message"]
+            .as_str()
+            .expect("message")
+            .starts_with("`data` is not base64"),
+        "{bad}"
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    let mut outputs = String::new();
+    loop {
+        let e = c.event("output");
+        let text = e["body"]["output"].as_str().unwrap_or("").to_string();
+        outputs.push_str(&text);
+        if text.starts_with("result[0]") {
+            break;
+        }
+    }
+    // 1 + 10, 100 + 10, 200 + 10, ..., the last 100 + 10.
+    assert!(outputs.contains("11 110 210"), "{outputs}");
+    assert!(outputs.contains("110]"), "{outputs}");
+    c.disconnect_cleanly();
+}
+
+#[test]
+fn write_memory_refuses_rodata() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let module = dir.path().join("ro.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @ro version 0\nvm.type !vm.buffer\nvm.rodata[0] = 01020304\n\
+         vm.export @f\nvm.func @f() -> (!vm.buffer) {\n^bb0:\n  %r0 = vm.const.ref.rodata 0\n\
+         vm.return %r0\n}\n",
+    )
+    .expect("module");
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [module.display().to_string()], "function": "f", "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    c.ok("next", json!({"threadId": 1, "granularity": "instruction"}));
+    c.event("stopped");
+    let reference = memory_reference(&mut c, "%r0");
+    let refused = c.request(
+        "writeMemory",
+        json!({"memoryReference": reference, "data": base64_encode(&[9])}),
+    );
+    assert_eq!(
+        refused["message"],
+        "the memory is read-only: constant data (a module's rodata, or memory a host module \
+         lends, such as a parameter archive's)"
+    );
+    let m = c.ok(
+        "readMemory",
+        json!({"memoryReference": reference, "count": 4}),
+    );
+    assert_eq!(
+        base64_decode(m["data"].as_str().expect("data")),
+        [1, 2, 3, 4]
     );
     c.disconnect_cleanly();
 }

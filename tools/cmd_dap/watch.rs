@@ -224,6 +224,39 @@ impl Server {
         }))
     }
 
+    /// `writeMemory`: `data` (base64) at `offset` of the contents a
+    /// `memoryReference` names; with `allowPartial`, what fits before
+    /// their end. Read-only memory (a module's rodata) is refused.
+    pub(super) fn write_memory(&mut self, args: &Json) -> Reply {
+        use base64::Engine;
+        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
+        let r = reference
+            .strip_prefix('m')
+            .and_then(|k| k.parse::<usize>().ok())
+            .and_then(|k| k.checked_sub(1))
+            .and_then(|k| self.memory.get(k))
+            .cloned()
+            .ok_or_else(|| format!("no memory with reference `{reference}`"))?;
+        let offset = int_arg(args, "offset")?.unwrap_or(0);
+        let offset = u64::try_from(offset)
+            .map_err(|_| format!("`offset` {offset} is before the start of the contents"))?;
+        let partial = match args.get("allowPartial") {
+            None | Some(Json::Null) => false,
+            Some(Json::Bool(b)) => *b,
+            Some(_) => return Err("`allowPartial` must be true or false".into()),
+        };
+        let data = str_arg(args, "data")?.ok_or("`data` is required")?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| format!("`data` is not base64: {e}"))?;
+        let s = self.session()?;
+        let written = s
+            .dbg
+            .write_memory(&r, offset, &bytes, partial)
+            .map_err(|e| e.0)?;
+        Ok(json!({"offset": 0, "bytesWritten": written}))
+    }
+
     /// `exceptionInfo`: the trap the program stopped at.
     pub(super) fn exception_info(&mut self, _args: &Json) -> Reply {
         let s = self.session()?;

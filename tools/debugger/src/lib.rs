@@ -49,7 +49,10 @@ pub use self::expr::{
 };
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
-pub use self::memory::{read_ref, Examine, ExamineFormat, RefBytes, RefMemory, MAX_EXAMINE_UNITS};
+pub use self::memory::{
+    read_ref, write_ref, Examine, ExamineFormat, RefBytes, RefContents, RefMemory,
+    MAX_EXAMINE_UNITS,
+};
 pub use self::printf::{format_printf, split_printf};
 use self::watchpoints::ActiveWatch;
 pub use self::watchpoints::{WatchEvent, WatchHit, WatchKind, WatchRead, Watchpoint};
@@ -997,6 +1000,8 @@ pub struct Debugger {
     formatter: Option<RefFormatter>,
     /// Reads host objects' bytes (`x`, DAP's `readMemory`).
     ref_bytes: Option<RefBytes>,
+    /// A host object's contents as a buffer, for writing them.
+    ref_contents: Option<RefContents>,
     /// The mode of the command an interrupt stopped.
     interrupted: Option<Mode>,
     /// Module initializers (`__init`s) to run, in order, before `entry`
@@ -1051,6 +1056,7 @@ impl Debugger {
             next_display: 1,
             formatter: None,
             ref_bytes: None,
+            ref_contents: None,
             interrupted: None,
             inits: Vec::new(),
             inits_done: 0,
@@ -1193,6 +1199,23 @@ impl Debugger {
     /// Sets (or removes) what reads host objects' bytes ([`RefBytes`]).
     pub fn set_ref_bytes(&mut self, f: Option<RefBytes>) {
         self.ref_bytes = f;
+    }
+
+    /// How host objects' contents are written ([`Debugger::write_memory`]).
+    pub fn set_ref_contents(&mut self, f: Option<RefContents>) {
+        self.ref_contents = f;
+    }
+
+    /// Writes `data` at byte `offset` of a ref's contents ([`write_ref`]:
+    /// read-only memory is refused): how many bytes were written.
+    pub fn write_memory(
+        &self,
+        r: &Ref,
+        offset: u64,
+        data: &[u8],
+        partial: bool,
+    ) -> Result<usize, DebugCommandError> {
+        write_ref(r, offset, data, partial, self.ref_contents.as_ref())
     }
 
     /// Reads `count` bytes from byte `offset` of `r`'s contents (a
