@@ -706,8 +706,8 @@ impl Server {
                 Next::Paused
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
-            | "dataBreakpointInfo" | "readMemory" | "writeMemory" | "exceptionInfo"
-            | "completions"
+            | "setExpression" | "dataBreakpointInfo" | "readMemory" | "writeMemory"
+            | "exceptionInfo" | "completions"
                 if running =>
             {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
@@ -779,6 +779,7 @@ impl Server {
             "evaluate" => self.evaluate(args),
             "completions" => self.completions(args),
             "setVariable" => self.set_variable(args),
+            "setExpression" => self.set_expression(args),
             "readMemory" => self.read_memory(args),
             "writeMemory" => self.write_memory(args),
             "exceptionInfo" => self.exception_info(args),
@@ -820,6 +821,7 @@ impl Server {
             "supportsTerminateRequest": true,
             "supportsLogPoints": true,
             "supportsSetVariable": true,
+            "supportsSetExpression": true,
             "supportsReadMemoryRequest": true,
             "supportsWriteMemoryRequest": true,
             "supportsExceptionInfoRequest": true,

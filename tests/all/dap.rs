@@ -2259,7 +2259,11 @@ fn set_variable_and_data_breakpoints_on_registers() {
         "dataBreakpointInfo",
         json!({"variablesReference": names, "name": "%k1"}),
     );
-    assert_eq!(info["accessTypes"], json!(["write"]), "{info}");
+    assert_eq!(
+        info["accessTypes"],
+        json!(["write", "read", "readWrite"]),
+        "{info}"
+    );
     let id = info["dataId"].as_str().expect("a data id").to_string();
     let set = c.ok(
         "setDataBreakpoints",

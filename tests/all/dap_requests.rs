@@ -265,3 +265,56 @@ fn write_memory_refuses_rodata() {
     );
     c.disconnect_cleanly();
 }
+
+/// `setExpression` sets a register named as such or by its source name,
+/// as `setVariable` does; other expressions are refused. Data breakpoints
+/// take `read` and `readWrite` (as `rwatch` and `awatch`): a read stops
+/// with the value read.
+#[test]
+fn set_expression_and_read_data_breakpoints() {
+    let mut c = Client::start();
+    let caps = launch(&mut c, program("fib", "5"));
+    assert_eq!(caps["supportsSetExpression"], true);
+    c.run_to_line("fib.mlir", 13);
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frame = st["stackFrames"][0]["id"].clone();
+    let set = c.ok(
+        "setExpression",
+        json!({"expression": "%next", "value": "41", "frameId": frame}),
+    );
+    assert_eq!(set["value"], "41", "{set}");
+    let set = c.ok("setExpression", json!({"expression": "%i1", "value": "2"}));
+    assert_eq!(set["value"], "2", "{set}");
+    let read = c.ok("evaluate", json!({"expression": "%next", "frameId": frame}));
+    assert_eq!(read["result"], "41");
+    let refused = c.request(
+        "setExpression",
+        json!({"expression": "%i1 + 1", "value": "2"}),
+    );
+    assert_eq!(refused["success"], false, "{refused}");
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"frameId": frame, "name": "%i1"}),
+    );
+    let id = info["dataId"].clone();
+    let set = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": id, "accessType": "read"}, {"dataId": id, "accessType": "execute"}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    assert_eq!(
+        set["breakpoints"][1]["message"],
+        "unknown `accessType` `execute` (write, read or readWrite)"
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    // Line 13 adds 1 to %i1 (2, as set): a read of 2.
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "data breakpoint", "{stop}");
+    assert_eq!(stop["body"]["description"], "%i1 read");
+    assert_eq!(stop["body"]["text"], "%i1: read 2");
+    c.disconnect_cleanly();
+}

@@ -1405,7 +1405,7 @@ impl Debugger {
     }
 
     /// [`Debugger::add_watchpoint_of_kind`] in frame `n` (0 = innermost).
-    fn add_watchpoint_kind_in(
+    pub fn add_watchpoint_kind_in(
         &mut self,
         n: usize,
         register: RegisterRef,
