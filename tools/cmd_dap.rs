@@ -15,6 +15,7 @@
 mod code;
 mod disassembly;
 mod overview;
+mod restart;
 mod sources;
 mod watch;
 
@@ -358,6 +359,9 @@ struct Session {
     started: bool,
     /// `noDebug`: the program runs without stopping.
     no_debug: bool,
+    /// The launch's arguments (the last `restart`'s), which a `restart`
+    /// compares its own with.
+    launch: Json,
 }
 
 /// What a `variablesReference` stands for (valid until the next run).
@@ -381,6 +385,9 @@ enum Next {
     Paused,
     /// The program was running and ended (`terminate`).
     Ended,
+    /// The program was running and was abandoned for a `restart`
+    /// (answered): it starts again.
+    Restart,
     /// The adapter exits with this status.
     Exit(ExitCode),
 }
@@ -700,6 +707,20 @@ impl Server {
                     Next::Serve
                 }
             }
+            "restart" => match self.prepare_restart(&args) {
+                Ok(()) => {
+                    self.respond(seq, &command, Ok(Json::Null));
+                    if running {
+                        Next::Restart
+                    } else {
+                        self.run(&command, &args)
+                    }
+                }
+                Err(e) => {
+                    self.respond(seq, &command, Err(e));
+                    Next::Serve
+                }
+            },
             "pause" if running => {
                 self.respond(seq, &command, Ok(Json::Null));
                 self.stop_running();
@@ -822,6 +843,7 @@ impl Server {
             "supportsLogPoints": true,
             "supportsSetVariable": true,
             "supportsSetExpression": true,
+            "supportsRestartRequest": true,
             "supportsReadMemoryRequest": true,
             "supportsWriteMemoryRequest": true,
             "supportsExceptionInfoRequest": true,
@@ -915,6 +937,7 @@ impl Server {
             stop_on_entry,
             started: false,
             no_debug,
+            launch: args.clone(),
         });
         self.event("initialized", Json::Null);
         // Every module is loaded now: each announced as `modules` lists it.
@@ -975,6 +998,9 @@ impl Server {
         self.vars.clear();
         self.memory.clear();
         let instruction = args.get("granularity").and_then(Json::as_str) == Some("instruction");
+        if command == "restart" {
+            self.announce_restart();
+        }
         let Some(s) = self.session.as_mut() else {
             return Next::Serve;
         };
@@ -987,7 +1013,7 @@ impl Server {
             return Next::Serve;
         };
         let mut stop = match command {
-            "configurationDone" => s.dbg.start(s.stop_on_entry),
+            "configurationDone" | "restart" => s.dbg.start(s.stop_on_entry),
             "continue" => s.dbg.continue_(),
             "next" if instruction => s.dbg.next_instruction(),
             "stepIn" if instruction => s.dbg.step_instruction(),
@@ -1012,6 +1038,14 @@ impl Server {
                     }
                     Next::Ended => return Next::Serve,
                     Next::Exit(code) => return Next::Exit(code),
+                    Next::Restart => {
+                        self.announce_restart();
+                        let Some(s) = self.session.as_mut() else {
+                            return Next::Serve;
+                        };
+                        stop = s.dbg.start(s.stop_on_entry);
+                        continue;
+                    }
                 },
                 // Ended by the client (terminate, disconnect, gone): what
                 // asked for it is served, nothing is reported.

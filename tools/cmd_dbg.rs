@@ -184,11 +184,49 @@ pub fn prepare(
     let func = ctx
         .function(&format!("{main_module}.{name}"))
         .map_err(|e| e.to_string())?;
-    let mut kinds = crate::cmd_run::input_kinds(&func);
+    let values = entry_values(&ctx, &main_module, name, &func, inputs, give_up)?;
+    let mut dbg = Debugger::new(ctx, func, values);
+    dbg.set_initializers(inits);
+    dbg.set_ref_formatter(Some(hal_formatter()));
+    dbg.set_ref_bytes(Some(hal_bytes()));
+    dbg.set_ref_contents(Some(hal_contents()));
+    Ok(dbg)
+}
+
+/// The entry function's arguments from `inputs` (as `--input` values) for
+/// a debugger [`prepare`] made (DAP's `restart` with new `inputs`).
+pub fn entry_inputs(dbg: &Debugger, inputs: &[String]) -> Result<Vec<Value>, String> {
+    let ctx = dbg.context();
+    let main_module = ctx
+        .module_names()
+        .last()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let func = dbg.entry();
+    // (`Func::name` is `module.function`.)
+    let qualified = func.name();
+    let name = qualified
+        .strip_prefix(main_module.as_str())
+        .and_then(|n| n.strip_prefix('.'))
+        .unwrap_or(qualified);
+    entry_values(ctx, &main_module, name, func, inputs, None)
+}
+
+/// `inputs` parsed as function `name`'s arguments (of `main_module`), with
+/// the fences of an async-external function, as `irvm run` passes them.
+fn entry_values(
+    ctx: &irvm::Context,
+    main_module: &str,
+    name: &str,
+    func: &irvm::Func,
+    inputs: &[String],
+    give_up: Option<&crate::deadline::GiveUp>,
+) -> Result<Vec<Value>, String> {
+    let mut kinds = crate::cmd_run::input_kinds(func);
     // An async-external function's last two parameters are its fences:
     // it gets a null wait fence and a fresh signal fence, as `irvm run`
     // passes them.
-    let fenced = crate::cmd_run::uses_coarse_fences(&ctx, &main_module, name);
+    let fenced = crate::cmd_run::uses_coarse_fences(ctx, main_module, name);
     if fenced {
         kinds.truncate(kinds.len().saturating_sub(2));
     }
@@ -204,12 +242,7 @@ pub fn prepare(
         values.push(Value::Ref(irvm::Ref::Null));
         values.push(Value::Ref(irvm_hal::Fence::new(false).into_ref()));
     }
-    let mut dbg = Debugger::new(ctx, func, values);
-    dbg.set_initializers(inits);
-    dbg.set_ref_formatter(Some(hal_formatter()));
-    dbg.set_ref_bytes(Some(hal_bytes()));
-    dbg.set_ref_contents(Some(hal_contents()));
-    Ok(dbg)
+    Ok(values)
 }
 
 /// Most elements of a buffer view a one-line rendering shows.

@@ -318,3 +318,78 @@ fn set_expression_and_read_data_breakpoints() {
     assert_eq!(stop["body"]["text"], "%i1: read 2");
     c.disconnect_cleanly();
 }
+
+/// `restart` starts the program again, keeping its breakpoints; with new
+/// `inputs` and `stopOnEntry`; refused where it would change the modules;
+/// and while the program runs, it abandons the run for the new one.
+#[test]
+fn restart_runs_the_program_again() {
+    let mut c = Client::start();
+    let caps = launch(&mut c, program("fib", "5"));
+    assert_eq!(caps["supportsRestartRequest"], true);
+    let early = c.request("restart", json!({}));
+    assert_eq!(
+        early["message"],
+        "the program has not started (send `configurationDone`)"
+    );
+    c.run_to_line("fib.mlir", 12);
+    c.ok("continue", json!({"threadId": 1}));
+    c.event("stopped");
+    let k = |c: &mut Client| {
+        let st = c.ok("stackTrace", json!({"threadId": 1}));
+        let frame = st["stackFrames"][0]["id"].clone();
+        c.ok("evaluate", json!({"expression": "%i1", "frameId": frame}))["result"].clone()
+    };
+    assert_eq!(k(&mut c), "1");
+    c.ok("restart", json!({}));
+    assert_eq!(c.event("output")["body"]["output"], "EXEC @fib\n");
+    assert_eq!(c.event("stopped")["body"]["reason"], "breakpoint");
+    // The first iteration again.
+    assert_eq!(k(&mut c), "0");
+    let mut other = program("fib", "5");
+    other["modules"] = json!([path("calls.vmfb")]);
+    let refused = c.request("restart", json!({"arguments": other}));
+    assert_eq!(
+        refused["message"],
+        "`restart` cannot change `modules` (the modules would be loaded again): start a new \
+         session for that"
+    );
+    let mut three = program("fib", "3");
+    three["stopOnEntry"] = json!(true);
+    c.ok("restart", json!({"arguments": three}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": path("fib.mlir")}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    let result = loop {
+        let text = c.event("output")["body"]["output"].clone();
+        if text.as_str().is_some_and(|t| t.starts_with("result")) {
+            break text;
+        }
+    };
+    assert_eq!(result, "result[0]: i32=2\n");
+    c.disconnect_cleanly();
+
+    // While it runs (a long loop): the run is abandoned for the new one.
+    let mut c = Client::start();
+    launch(&mut c, program("fib", "2000000000"));
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("output")["body"]["output"], "EXEC @fib\n");
+    // Well inside the loop (which runs for seconds).
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut five = program("fib", "5");
+    five["stopOnEntry"] = json!(true);
+    c.ok("restart", json!({"arguments": five}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok("continue", json!({"threadId": 1}));
+    let result = loop {
+        let text = c.event("output")["body"]["output"].clone();
+        if text.as_str().is_some_and(|t| t.starts_with("result")) {
+            break text;
+        }
+    };
+    assert_eq!(result, "result[0]: i32=5\n");
+    c.disconnect_cleanly();
+}

@@ -1915,6 +1915,12 @@ impl Debugger {
         out
     }
 
+    /// The entry function's arguments from the next start on (`run`,
+    /// `start`; DAP's `restart` with new `inputs`).
+    pub fn set_arguments(&mut self, args: Vec<Value>) {
+        self.args = args;
+    }
+
     /// Starts the program (from the beginning; a running one is abandoned).
     pub fn run(&mut self) -> Result<Stop, DebugCommandError> {
         self.restart();
