@@ -191,3 +191,21 @@ fn user_commands_take_arguments_and_documentation() {
         "{out}"
     );
 }
+
+/// A user command of a built-in's name replaces it, as gdb's redefinition
+/// does (gdb asks first; a script's answer is yes), but for the words that
+/// read the lines after them and `source`.
+#[test]
+fn define_replaces_built_ins_but_not_the_words_that_read_lines() {
+    let (out, code) = dbg_fib(
+        &[],
+        "define next\necho [my next]\\n\nend\nnext\ndefine source\ndefine end\n",
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("(irvm) next\n[my next]\n"), "{out}");
+    assert!(
+        out.contains("(irvm) define source\nerror: `source` cannot be redefined\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("error: `end` cannot be redefined\n"), "{out}");
+}
