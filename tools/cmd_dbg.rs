@@ -78,11 +78,11 @@ pub fn gdb_spellings(args: Vec<String>) -> Vec<String> {
         .iter()
         .skip(1)
         .position(|a| !a.starts_with('-'))
-        .map(|p| p + 1);
-    if sub_at.is_none_or(|at| args[at] != "dbg") {
+        .map(|p| p + 1)
+        .filter(|&at| args[at] == "dbg");
+    let Some(sub_at) = sub_at else {
         return args;
-    }
-    let sub_at = sub_at.unwrap_or(0);
+    };
     let mut out = Vec::with_capacity(args.len());
     let mut words = args.into_iter().enumerate();
     while let Some((k, arg)) = words.next() {
@@ -2664,4 +2664,67 @@ pub fn read_source(path: &Path) -> Option<String> {
         .read_to_string(&mut text)
         .ok()?;
     Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &[&str]) -> Vec<String> {
+        text.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn gdb_spellings_of_dbg_get_two_dashes_and_keep_their_values() {
+        let args = words(&[
+            "irvm",
+            "dbg",
+            "-ex",
+            "-5 is no flag",
+            "-batch",
+            "-x",
+            "f.gdb",
+            "-command=g.gdb",
+            "--module=m",
+            "-eval-command=run",
+            "--",
+            "-ex",
+        ]);
+        assert_eq!(
+            gdb_spellings(args),
+            words(&[
+                "irvm",
+                "dbg",
+                "--eval-command=-5 is no flag",
+                "--batch",
+                "-x",
+                "f.gdb",
+                "--command=g.gdb",
+                "--module=m",
+                "--eval-command=run",
+                "--",
+                "-ex",
+            ])
+        );
+        // Other subcommands are left alone.
+        let run = words(&["irvm", "run", "-ex", "x"]);
+        assert_eq!(gdb_spellings(run.clone()), run);
+    }
+
+    #[test]
+    fn user_arguments_split_and_substitute_as_gdb_does() {
+        assert_eq!(
+            split_user_args(r#"a "b c" 'd e' f(g, h) \"i"#),
+            [r#"a"#, r#""b c""#, "'d e'", "f(g, h)", r#"\"i"#]
+        );
+        let args = words(&["x", "y"]);
+        assert_eq!(
+            substitute_user_args("$argc: $arg0 $arg1 $args $arg", &args).unwrap(),
+            "2: x y $args $arg"
+        );
+        assert_eq!(
+            substitute_user_args("$arg2", &args).unwrap_err(),
+            "Missing argument 2 in user function."
+        );
+    }
 }
