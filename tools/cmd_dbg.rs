@@ -625,7 +625,11 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     s.interactive = interactive;
     // `-ex` and `-x` (`source FILE`), each on its own: one that fails does
     // not stop the next, as in gdb.
+    let pause = s.dbg.pause_handle();
     for command in &args.startup {
+        // Read as a typed command is: a Ctrl-C from now on pauses the run
+        // it starts.
+        pause.command_read();
         let mut nothing_more = Script(std::iter::empty());
         match s.execute(command, &mut nothing_more) {
             Ok(Flow::Quit) => return Ok(!s.failed),
@@ -636,7 +640,6 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     let Some(mut input) = input.take() else {
         return Ok(!s.failed);
     };
-    let pause = s.dbg.pause_handle();
     let mut prompted = Prompted {
         input: &mut input,
         pause: &pause,
