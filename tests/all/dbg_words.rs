@@ -214,3 +214,50 @@ fn rwatch_and_awatch_stop_at_reads_and_accesses() {
         "#0  module.fn1+0x00000001\n(More stack frames follow...)\n"
     );
 }
+
+/// The registers an instruction reads and writes come from the
+/// instruction table's operand roles: an add's operands, a branch table's
+/// block-argument sources (every case), a call's arguments, a ref operand;
+/// i64 results as pairs.
+#[test]
+fn register_reads_and_writes_follow_the_operand_roles() {
+    use irvm_debugger::RegisterRef::{Pair, Ref, I32};
+    let module = irvm::Module::from_assembly(
+        "vm.module @u version 0
+vm.type !vm.buffer
+vm.func @g(%i0: i32) -> (i32) {
+^bb0:
+  vm.return %i0
+}
+vm.export @f
+vm.func @f(%i0: i32, %i1: i32, %r0: !vm.buffer) -> (i32) {
+^bb0:
+  %i2 = vm.add.i32 %i0, %i1
+  vm.br_table %i0 { default: ^bb1(%i1->%i3), 0: ^bb1(%i2->%i3) }
+^bb1:
+  %i4 = vm.call @g(%i3)
+  %i6:7 = vm.buffer.length %r0
+  vm.return %i4
+}",
+        "u.vmasm",
+    )
+    .expect("assembles");
+    let info = irvm_debugger::DebugInfo::new(vec![("u".to_string(), module)]);
+    let uses = |list: Vec<(u32, Vec<irvm_debugger::RegisterRef>)>| -> Vec<_> {
+        list.into_iter().map(|(_, r)| r).collect()
+    };
+    assert_eq!(
+        uses(info.register_reads("u", 1)),
+        [
+            vec![I32(0), I32(1)],
+            vec![I32(0), I32(1), I32(2)],
+            vec![I32(3)],
+            vec![Ref(0)],
+            vec![I32(4)],
+        ]
+    );
+    assert_eq!(
+        uses(info.register_writes("u", 1)),
+        [vec![I32(2)], vec![I32(4)], vec![Pair(6)]]
+    );
+}

@@ -266,6 +266,16 @@ impl DebugInfo {
         }
     }
 
+    /// The registers each instruction of a function reads (its operands,
+    /// call arguments and branch operands), by instruction offset, in
+    /// order: what read and access watchpoints watch for.
+    pub fn register_reads(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+        match self.module(module) {
+            Ok(m) => register_uses(m, function, Access::Read),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The source position of each instruction of a function that has one
     /// (one pass over its line table, for front ends that need many).
     pub fn instruction_positions(
