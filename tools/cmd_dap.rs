@@ -15,6 +15,8 @@
 mod code;
 mod disassembly;
 mod goto;
+mod overview;
+mod restart;
 mod sources;
 mod watch;
 
@@ -358,6 +360,9 @@ struct Session {
     started: bool,
     /// `noDebug`: the program runs without stopping.
     no_debug: bool,
+    /// The launch's arguments (the last `restart`'s), which a `restart`
+    /// compares its own with.
+    launch: Json,
 }
 
 /// What a `variablesReference` stands for (valid until the next run).
@@ -381,6 +386,9 @@ enum Next {
     Paused,
     /// The program was running and ended (`terminate`).
     Ended,
+    /// The program was running and was abandoned for a `restart`
+    /// (answered): it starts again.
+    Restart,
     /// The adapter exits with this status.
     Exit(ExitCode),
 }
@@ -703,14 +711,28 @@ impl Server {
                     Next::Serve
                 }
             }
+            "restart" => match self.prepare_restart(&args) {
+                Ok(()) => {
+                    self.respond(seq, &command, Ok(Json::Null));
+                    if running {
+                        Next::Restart
+                    } else {
+                        self.run(&command, &args)
+                    }
+                }
+                Err(e) => {
+                    self.respond(seq, &command, Err(e));
+                    Next::Serve
+                }
+            },
             "pause" if running => {
                 self.respond(seq, &command, Ok(Json::Null));
                 self.stop_running();
                 Next::Paused
             }
             "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
-            | "dataBreakpointInfo" | "readMemory" | "exceptionInfo" | "completions" | "goto"
-            | "gotoTargets"
+            | "setExpression" | "dataBreakpointInfo" | "readMemory" | "writeMemory"
+            | "exceptionInfo" | "completions" | "goto" | "gotoTargets"
                 if running =>
             {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
@@ -792,7 +814,9 @@ impl Server {
             "evaluate" => self.evaluate(args),
             "completions" => self.completions(args),
             "setVariable" => self.set_variable(args),
+            "setExpression" => self.set_expression(args),
             "readMemory" => self.read_memory(args),
+            "writeMemory" => self.write_memory(args),
             "exceptionInfo" => self.exception_info(args),
             "gotoTargets" => self.goto_targets(args),
             "dataBreakpointInfo" => self.data_breakpoint_info(args),
@@ -834,10 +858,16 @@ impl Server {
             "supportsTerminateRequest": true,
             "supportsLogPoints": true,
             "supportsSetVariable": true,
+            "supportsSetExpression": true,
+            "supportsRestartRequest": true,
             "supportsReadMemoryRequest": true,
+            "supportsWriteMemoryRequest": true,
             "supportsExceptionInfoRequest": true,
             "supportsDataBreakpoints": true,
             "supportsCompletionsRequest": true,
+            "supportsBreakpointLocationsRequest": true,
+            "supportsLoadedSourcesRequest": true,
+            "supportsModulesRequest": true,
             "exceptionBreakpointFilters": [
                 {"filter": "trap", "label": "Traps", "description": "Stop where the program fails", "default": true}
             ]
@@ -929,6 +959,7 @@ impl Server {
             Sources::new(crate::cmd_dbg::source_search_path(&source_dirs, &modules)),
             self.bases,
             no_debug,
+            modules.clone(),
         )));
         *self.control.code.lock().unwrap_or_else(|e| e.into_inner()) = Some(code.clone());
         self.code = Some(code);
@@ -937,8 +968,14 @@ impl Server {
             stop_on_entry,
             started: false,
             no_debug,
+            launch: args.clone(),
         });
         self.event("initialized", Json::Null);
+        // Every module is loaded now: each announced as `modules` lists it.
+        let modules = self.code()?.module_json();
+        for module in modules {
+            self.event("module", json!({"reason": "new", "module": module}));
+        }
         Ok(Json::Null)
     }
 
@@ -1002,9 +1039,10 @@ impl Server {
             s.started = true;
         }
         let mut stop = match command {
-            "configurationDone" => s.dbg.start(s.stop_on_entry),
+            "configurationDone" | "restart" => s.dbg.start(s.stop_on_entry),
             "continue" => s.dbg.continue_(),
-            "next" | "stepIn" if instruction => s.dbg.step_instruction(),
+            "next" if instruction => s.dbg.next_instruction(),
+            "stepIn" if instruction => s.dbg.step_instruction(),
             "next" => s.dbg.step_over(),
             "stepIn" => s.dbg.step(),
             _ => s.dbg.finish(),
@@ -1026,6 +1064,18 @@ impl Server {
                     }
                     Next::Ended => return Next::Serve,
                     Next::Exit(code) => return Next::Exit(code),
+                    Next::Restart => {
+                        // As at the start of `run_until_stopped` (the
+                        // entry hook prints `EXEC` again).
+                        self.vars.clear();
+                        self.memory.clear();
+                        self.goto_targets.clear();
+                        let Some(s) = self.session.as_mut() else {
+                            return Next::Serve;
+                        };
+                        stop = s.dbg.start(s.stop_on_entry);
+                        continue;
+                    }
                 },
                 // Ended by the client (terminate, disconnect, gone): what
                 // asked for it is served, nothing is reported.
@@ -1149,6 +1199,12 @@ impl Server {
                             ids.push(hit.id);
                             changes.push(format!("{} changed", hit.register));
                             texts.push(format!("{}: {old} -> {new}", hit.register));
+                        }
+                        WatchEvent::Read(read) => {
+                            let value = value_text(self, &read.value);
+                            ids.push(read.id);
+                            changes.push(format!("{} read", read.register));
+                            texts.push(format!("{}: read {value}", read.register));
                         }
                         WatchEvent::LeftScope(id) => {
                             self.event(

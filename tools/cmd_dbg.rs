@@ -15,10 +15,15 @@ use crate::source_names::{in_terms_of, FunctionNames, SourceNames};
 use irvm::Value;
 use irvm_debugger::{
     BreakpointHit, BreakpointRequest, CodeAddress, DebugCommandError, Debugger, Format,
-    PauseHandle, RefBytes, RefFormatter, RefMemory, Stop, WatchEvent,
+    PauseHandle, RefBytes, RefFormatter, RefMemory, Stop, WatchEvent, WatchKind,
 };
 
 use crate::cmd_run::{describe_trap, load_context_deferring_inits, parse_inputs_within, LimitArgs};
+
+mod scripts;
+
+pub use self::scripts::gdb_spellings;
+use self::scripts::{LineSource, Prompted, Script, UserCommand};
 
 /// Arguments of `irvm dbg`.
 #[derive(clap::Args)]
@@ -36,9 +41,26 @@ pub struct DbgArgs {
     /// the module's directory and the current directory).
     #[arg(long = "source-dir")]
     source_dirs: Vec<PathBuf>,
-    /// Read commands from FILE instead of the terminal.
-    #[arg(long)]
-    batch: Option<PathBuf>,
+    /// Read commands from FILE instead of the terminal; without FILE (gdb's
+    /// `-batch`), leave after the `-ex` and `-x` commands.
+    #[arg(long, num_args = 0..=1)]
+    batch: Option<Option<PathBuf>>,
+    /// A command run after loading, before the prompt or the batch file
+    /// (gdb's `-ex`); repeatable, run in order with `-x`.
+    #[arg(
+        long = "eval-command",
+        visible_alias = "ex",
+        allow_hyphen_values = true
+    )]
+    eval_commands: Vec<String>,
+    /// A file of commands run after loading as `source FILE` runs it (gdb's
+    /// `-x`); repeatable, run in order with `-ex`.
+    #[arg(short = 'x', long = "command")]
+    command_files: Vec<PathBuf>,
+    /// The `-ex` and `-x` commands in their command line order
+    /// ([`DbgArgs::order_startup`]).
+    #[arg(skip)]
+    startup: Vec<String>,
     /// Let Ctrl-C (SIGINT) pause the running program even without
     /// breakpoints (the default in a terminal; it keeps the interpreter's
     /// checked loop, so a program without breakpoints runs slower).
@@ -87,11 +109,49 @@ pub fn prepare(
     let func = ctx
         .function(&format!("{main_module}.{name}"))
         .map_err(|e| e.to_string())?;
-    let mut kinds = crate::cmd_run::input_kinds(&func);
+    let values = entry_values(&ctx, &main_module, name, &func, inputs, give_up)?;
+    let mut dbg = Debugger::new(ctx, func, values);
+    dbg.set_initializers(inits);
+    dbg.set_ref_formatter(Some(hal_formatter()));
+    dbg.set_ref_bytes(Some(hal_bytes()));
+    dbg.set_ref_contents(Some(hal_contents()));
+    Ok(dbg)
+}
+
+/// The entry function's arguments from `inputs` (as `--input` values) for
+/// a debugger [`prepare`] made (DAP's `restart` with new `inputs`).
+pub fn entry_inputs(dbg: &Debugger, inputs: &[String]) -> Result<Vec<Value>, String> {
+    let ctx = dbg.context();
+    let main_module = ctx
+        .module_names()
+        .last()
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let func = dbg.entry();
+    // (`Func::name` is `module.function`.)
+    let qualified = func.name();
+    let name = qualified
+        .strip_prefix(main_module.as_str())
+        .and_then(|n| n.strip_prefix('.'))
+        .unwrap_or(qualified);
+    entry_values(ctx, &main_module, name, func, inputs, None)
+}
+
+/// `inputs` parsed as function `name`'s arguments (of `main_module`), with
+/// the fences of an async-external function, as `irvm run` passes them.
+fn entry_values(
+    ctx: &irvm::Context,
+    main_module: &str,
+    name: &str,
+    func: &irvm::Func,
+    inputs: &[String],
+    give_up: Option<&crate::deadline::GiveUp>,
+) -> Result<Vec<Value>, String> {
+    let mut kinds = crate::cmd_run::input_kinds(func);
     // An async-external function's last two parameters are its fences:
     // it gets a null wait fence and a fresh signal fence, as `irvm run`
     // passes them.
-    let fenced = crate::cmd_run::uses_coarse_fences(&ctx, &main_module, name);
+    let fenced = crate::cmd_run::uses_coarse_fences(ctx, main_module, name);
     if fenced {
         kinds.truncate(kinds.len().saturating_sub(2));
     }
@@ -107,11 +167,7 @@ pub fn prepare(
         values.push(Value::Ref(irvm::Ref::Null));
         values.push(Value::Ref(irvm_hal::Fence::new(false).into_ref()));
     }
-    let mut dbg = Debugger::new(ctx, func, values);
-    dbg.set_initializers(inits);
-    dbg.set_ref_formatter(Some(hal_formatter()));
-    dbg.set_ref_bytes(Some(hal_bytes()));
-    Ok(dbg)
+    Ok(values)
 }
 
 /// Most elements of a buffer view a one-line rendering shows.
@@ -151,6 +207,20 @@ pub fn hal_bytes() -> RefBytes {
     })
 }
 
+/// The contents of `!hal.buffer_view`s and `!hal.buffer`s as a
+/// `!vm.buffer` view (DAP's `writeMemory`): the buffer's own range of its
+/// storage, as [`hal_bytes`] reads it (read-only where the storage is).
+pub fn hal_contents() -> irvm_debugger::RefContents {
+    Arc::new(|r: &irvm::Ref| {
+        let value = Value::Ref(r.clone());
+        let buffer = match irvm_hal::BufferView::from_value(&value) {
+            Some(view) => &*view.buffer,
+            None => r.downcast::<irvm_hal::HalBuffer>()?,
+        };
+        buffer.vm_view(0, -1).ok()
+    })
+}
+
 /// The source directories a session searches: `--source-dir`s, each
 /// module's directory, the current directory.
 pub fn source_search_path(source_dirs: &[PathBuf], modules: &[String]) -> Vec<PathBuf> {
@@ -167,6 +237,7 @@ pub fn source_search_path(source_dirs: &[PathBuf], modules: &[String]) -> Vec<Pa
 /// The commands, for `help` and completion.
 const COMMANDS: &[&str] = &[
     "advance",
+    "awatch",
     "backtrace",
     "break",
     "call",
@@ -174,10 +245,12 @@ const COMMANDS: &[&str] = &[
     "complete",
     "condition",
     "continue",
+    "define",
     "delete",
     "disable",
     "disassemble",
     "display",
+    "document",
     "down",
     "echo",
     "enable",
@@ -190,11 +263,17 @@ const COMMANDS: &[&str] = &[
     "jump",
     "list",
     "next",
+    "nexti",
+    "output",
     "print",
+    "printf",
+    "ptype",
     "quit",
     "return",
     "run",
+    "rwatch",
     "set",
+    "source",
     "start",
     "step",
     "stepi",
@@ -203,6 +282,7 @@ const COMMANDS: &[&str] = &[
     "until",
     "up",
     "watch",
+    "whatis",
     "where",
     "x",
 ];
@@ -242,6 +322,7 @@ pub fn complete(
             "breakpoints",
             "display",
             "frame",
+            "line",
             "locals",
             "registers",
             "source",
@@ -391,8 +472,16 @@ struct Session {
     reported: bool,
     /// The number of the last breakpoint set (`commands` without one).
     last_breakpoint: Option<u32>,
-    /// Commands come from a terminal: questions are asked (`return`).
+    /// Whether a person types the commands at a terminal: questions are
+    /// asked (`return`), and a failed command does not make the exit code 1.
     interactive: bool,
+    /// A command failed in a scripted session (exit code 1).
+    failed: bool,
+    /// The commands `define` made, by name.
+    user_commands: HashMap<String, UserCommand>,
+    /// How many user commands and command files run inside each other
+    /// now (at most [`MAX_NESTING`]).
+    nesting: usize,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -431,31 +520,61 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         pending_commands: None,
         reported: false,
         last_breakpoint: None,
-        interactive,
+        interactive: false,
+        failed: false,
+        user_commands: HashMap::new(),
+        nesting: 0,
         dbg,
     };
     let mut input = match &args.batch {
-        Some(path) => {
+        Some(Some(path)) => {
             let f = std::fs::File::open(path)
                 .map_err(|e| format!("cannot read --batch file {}: {e}", path.display()))?;
-            Input::Lines(Box::new(std::io::BufReader::new(f)))
+            Some(Input::Lines(Box::new(std::io::BufReader::new(f))))
         }
+        // gdb's `-batch`: the `-ex` and `-x` commands only.
+        Some(None) => None,
         None if interactive => match LineEditor::new() {
             Ok(mut ed) => {
                 ed.set_helper(Some(Completion {
                     files: s.dbg.source_files().into_iter().collect(),
                     functions: s.dbg.function_names().into_iter().collect(),
                 }));
-                Input::Editor(Box::new(ed))
+                Some(Input::Editor(Box::new(ed)))
             }
-            Err(_) => Input::Lines(Box::new(std::io::BufReader::new(std::io::stdin()))),
+            Err(_) => Some(Input::Lines(Box::new(std::io::BufReader::new(
+                std::io::stdin(),
+            )))),
         },
-        None => Input::Lines(Box::new(std::io::BufReader::new(std::io::stdin()))),
+        None => Some(Input::Lines(Box::new(std::io::BufReader::new(
+            std::io::stdin(),
+        )))),
     };
-    let mut all_ok = true;
-    let mut last = String::new();
+    s.interactive = interactive;
+    // `-ex` and `-x` (`source FILE`), each on its own: one that fails does
+    // not stop the next, as in gdb.
     let pause = s.dbg.pause_handle();
-    while let Some(line) = input.next(&pause) {
+    for command in &args.startup {
+        // Read as a typed command is: a Ctrl-C from now on pauses the run
+        // it starts.
+        pause.command_read();
+        let mut nothing_more = Script(std::iter::empty());
+        match s.execute(command, &mut nothing_more) {
+            Ok(Flow::Quit) => return Ok(!s.failed),
+            Ok(_) => {}
+            Err(message) => s.report_error(&message),
+        }
+    }
+    let Some(mut input) = input.take() else {
+        return Ok(!s.failed);
+    };
+    let mut prompted = Prompted {
+        input: &mut input,
+        pause: &pause,
+        interactive,
+    };
+    let mut last = String::new();
+    while let Some(line) = prompted.next_line() {
         let mut line = line.trim().to_string();
         if line.is_empty() && interactive {
             line = last.clone();
@@ -464,40 +583,13 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
             continue;
         }
         last = line.clone();
-        let flow = match s.command(&line) {
-            Ok(Flow::ReadCommands(ids)) => {
-                if interactive {
-                    outln!(
-                        "Type commands for breakpoint(s) {}, one per line.",
-                        list_numbers(&ids)
-                    );
-                    outln!("End with a line saying just \"end\".");
-                }
-                let mut list = CommandList::default();
-                while let Some(line) = input.next(&pause) {
-                    if !list.read(line.trim()) {
-                        break;
-                    }
-                }
-                s.set_command_list(&ids, list.lines);
-                Ok(Flow::Continue)
-            }
-            other => other,
-        };
-        let flow = match flow {
-            Ok(Flow::Continue) => s.run_breakpoint_commands(),
-            other => other,
-        };
-        match flow {
-            Ok(Flow::Continue | Flow::ReadCommands(_)) => {}
+        match s.execute(&line, &mut prompted) {
             Ok(Flow::Quit) => break,
-            Err(message) => {
-                outln!("error: {message}");
-                all_ok = interactive;
-            }
+            Ok(_) => {}
+            Err(message) => s.report_error(&message),
         }
     }
-    Ok(all_ok)
+    Ok(!s.failed)
 }
 
 /// `echo`'s text with gdb's escapes replaced, as gdb 13's `parse_escape`
@@ -547,6 +639,16 @@ fn unescape_echo(text: &str) -> String {
     out
 }
 
+/// How gdb names a watchpoint of `kind` when it is set and when it stops
+/// the program.
+fn watch_title(kind: WatchKind) -> &'static str {
+    match kind {
+        WatchKind::Write => "Watchpoint",
+        WatchKind::Read => "Hardware read watchpoint",
+        WatchKind::Access => "Hardware access (read/write) watchpoint",
+    }
+}
+
 /// A display's format as gdb writes it before the expression (`/x `).
 fn format_prefix(format: Format) -> &'static str {
     match format {
@@ -563,8 +665,9 @@ fn list_numbers(ids: &[u32]) -> String {
     ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
 }
 
-/// The lines of a command list being read, up to its `end`: a nested
-/// `commands` (gdb nests them) keeps its own lines and `end` in the list.
+/// The lines of a command list or a user command being read, up to its
+/// `end`: a nested `commands`, `define` or `document` (gdb nests them)
+/// keeps its own lines and `end` in the list.
 #[derive(Default)]
 struct CommandList {
     lines: Vec<String>,
@@ -580,7 +683,10 @@ impl CommandList {
                 return false;
             }
             self.depth -= 1;
-        } else if matches!(line.split_whitespace().next(), Some("commands" | "command")) {
+        } else if matches!(
+            line.split_whitespace().next(),
+            Some("commands" | "command" | "define" | "document")
+        ) {
             self.depth += 1;
         }
         if !line.is_empty() {
@@ -597,6 +703,10 @@ enum Flow {
     /// `commands`: the lines up to `end` are the command list of these
     /// breakpoints.
     ReadCommands(Vec<u32>),
+    /// `define NAME`: the lines up to `end` are the user command's body.
+    Define(String),
+    /// `document NAME`: the lines up to `end` are its help text.
+    Document(String),
 }
 
 const HELP: &str = "\
@@ -610,18 +720,20 @@ commands (gdb's words):
                                          breakpoints do not stop inside it
   watch REGISTER [if COND]               stop when a register of the selected frame changes
                                          (a watchpoint, deleted when the frame returns)
+  rwatch | awatch REGISTER [if COND]     stop after an instruction of the frame reads it (or,
+                                         awatch, reads or changes it)
   condition N [COND]                     set (or remove) breakpoint N's condition
   commands [N...] ... end                commands run when breakpoint N stops the program
                                          (the last one set without N; `silent` first: the
                                          stop is not shown; an empty list removes it)
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
   enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|watchpoints|registers|frame|args|locals|display|source
+  info breakpoints|watchpoints|registers|frame|args|locals|display|source|line [LOC]
                                          (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
   step | next                            next source line, into / over calls (s, n)
-  stepi                                  one instruction (si)
+  stepi | nexti                          one instruction (si); nexti over calls (ni)
   until | advance LOCATION               past the current line (u) / to LOCATION, or the frame's return
   finish                                 run until the selected frame returns
   jump LOCATION                          go on at LOCATION of the current function (j): LINE,
@@ -634,6 +746,9 @@ commands (gdb's words):
   up [N] | down [N] | frame [N]          select a frame (f)
   print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
                                          print REGISTER = VALUE sets it, then prints it
+  output[/FMT] EXPR                      EXPR's value alone: no `$N =`, no newline
+  printf \"FORMAT\", EXPR...               C's printf: %d %i %u %x %X %o %c %s %f %e %g %%
+  ptype | whatis EXPR                    EXPR's type: i32, i64, f32, f64, !vm.list<i32>, ...
   set var REGISTER = VALUE               set a register of the selected frame (a number, or
                                          another register; i32/i64 take integers)
   display[/FMT] EXPR | undisplay [N...]  show EXPR at every stop (source names: where it stops)
@@ -644,6 +759,10 @@ commands (gdb's words):
   disassemble                            the function, `=>` at the current instruction
   complete TEXT                          the completions of TEXT
   echo TEXT                              print TEXT (C escapes: \\n, \\t, ...; no newline of its own)
+  source FILE                            run FILE's commands (as -x FILE); the first error ends it
+  define NAME ... end                    a user command NAME running those lines, $arg0... and
+                                         $argc its arguments (redefines NAME)
+  document NAME ... end                  the text `help NAME` shows for user command NAME
   kill                                   abandon the running program
   quit                                   leave (q)";
 
@@ -740,6 +859,19 @@ fn split_format(word: &str) -> Result<(&str, Format), String> {
 }
 
 impl Session {
+    /// The value of `text` (registers, source names, numbers) in the
+    /// selected frame, for `output`, `ptype`, `whatis` and `printf`.
+    fn evaluate_typed(&mut self, text: &str) -> Result<irvm_debugger::DebugValue, String> {
+        if text.is_empty() {
+            return Err("Argument required (expression to compute).".into());
+        }
+        let vm = self.in_registers(text)?;
+        let frame = self.dbg.selected_frame();
+        self.dbg
+            .evaluate(&vm, frame)
+            .map_err(|e| in_terms_of(e.0, &vm, text))
+    }
+
     /// The source names at `a` (positioned at `position`).
     fn names_at(
         &mut self,
@@ -902,6 +1034,11 @@ impl Session {
         let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let rest = rest.trim();
         let e = |e: DebugCommandError| e.to_string();
+        // A user command wins over a built-in of its name, as gdb's
+        // redefinition does.
+        if self.user_commands.contains_key(word) {
+            return self.run_user_command(word, rest);
+        }
         // `x/NFU` has letters of its own (units, `u`), not print's formats.
         if let Some(suffix) = word
             .strip_prefix('x')
@@ -958,10 +1095,15 @@ impl Session {
                     if n == 1 { "" } else { "s" }
                 );
             }
-            "watch" => {
+            "watch" | "rwatch" | "awatch" => {
+                let kind = match word {
+                    "rwatch" => WatchKind::Read,
+                    "awatch" => WatchKind::Access,
+                    _ => WatchKind::Write,
+                };
                 let (register, condition) = split_condition(rest);
                 if register.is_empty() {
-                    return Err("watch needs a register: %iN, %iN:M or %rN".into());
+                    return Err(format!("{word} needs a register: %iN, %iN:M or %rN"));
                 }
                 if condition.as_deref() == Some("") {
                     return Err("`if` needs a condition".into());
@@ -971,12 +1113,12 @@ impl Session {
                 let condition = condition.map(|c| self.in_registers(&c)).transpose()?;
                 let w = self
                     .dbg
-                    .add_watchpoint(&register, condition.as_deref())
+                    .add_watchpoint_of_kind(&register, condition.as_deref(), kind)
                     .map_err(|e| in_terms_of(e.0, &register, &typed))?;
                 let label = self.watch_label(&typed, w.register);
                 self.watch_labels.insert(w.id, label.clone());
                 self.last_breakpoint = Some(w.id);
-                outln!("Watchpoint {}: {label}", w.id);
+                outln!("{} {}: {label}", watch_title(kind), w.id);
             }
             "set" => {
                 let assignment = rest
@@ -1087,6 +1229,10 @@ impl Session {
                 let stop = self.dbg.step_instruction().map_err(e)?;
                 self.report(stop);
             }
+            "nexti" | "ni" => {
+                let stop = self.dbg.next_instruction().map_err(e)?;
+                self.report(stop);
+            }
             "until" | "u" => {
                 let stop = if rest.is_empty() {
                     self.dbg.until()
@@ -1170,9 +1316,12 @@ impl Session {
                 "args" => self.info_args()?,
                 "display" => self.info_display(),
                 "locals" => self.info_locals()?,
+                _ if rest == "line" || rest.starts_with("line ") => {
+                    self.info_line(rest["line".len()..].trim())?
+                }
                 _ => {
                     return Err(format!(
-                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display, source)"
+                    "unknown info command `{rest}` (breakpoints, watchpoints, registers, frame, args, locals, display, source, line)"
                 ))
                 }
             },
@@ -1203,6 +1352,35 @@ impl Session {
                     .evaluate(&vm, self.dbg.selected_frame())
                     .map_err(|e| format!("cannot print `{rest}`: {}", in_terms_of(e.0, &vm, rest)))?;
                 outln!("{rest} = {}", self.dbg.format_value(&v, format));
+            }
+            "output" => {
+                // gdb's `output`: the value alone, no `$N = ` and no
+                // newline.
+                let v = self.evaluate_typed(rest)?;
+                out!("{}", self.dbg.format_value(&v, format));
+            }
+            "ptype" | "whatis" => {
+                if format != Format::Natural {
+                    return Err(format!("{word} takes no format (/x, ...)"));
+                }
+                if rest.is_empty() {
+                    return Err(format!("{word} needs an expression (a register, source name or number)"));
+                }
+                let v = self.evaluate_typed(rest)?;
+                outln!("type = {}", v.type_name());
+            }
+            "printf" => {
+                let (format, texts) = irvm_debugger::split_printf(rest).map_err(e)?;
+                let mut values = Vec::new();
+                for text in &texts {
+                    values.push(self.evaluate_typed(text)?);
+                }
+                let dbg = &self.dbg;
+                let text = irvm_debugger::format_printf(&format, &values, |v| {
+                    dbg.format_value(v, Format::Natural)
+                })
+                .map_err(e)?;
+                out!("{text}");
             }
             "display" => {
                 if rest.is_empty() {
@@ -1254,7 +1432,14 @@ impl Session {
                     .unwrap_or("");
                 out!("{}", unescape_echo(text));
             }
-            "help" | "h" => outln!("{HELP}"),
+            "define" => return self.define(rest),
+            "document" => return self.document(rest),
+            "source" => return self.source_commands(rest),
+            "help" | "h" => {
+                if rest.is_empty() || self.help_user_command(rest).is_none() {
+                    outln!("{HELP}");
+                }
+            }
             "quit" | "q" | "exit" => return Ok(Flow::Quit),
             _ => return Err(format!("unknown command `{word}` (try `help`)")),
         }
@@ -1352,18 +1537,10 @@ impl Session {
             let mut lines = list.iter().skip(usize::from(silent));
             while let Some(line) = lines.next() {
                 self.reported = false;
-                match self.command(line)? {
-                    Flow::Quit => return Ok(Flow::Quit),
-                    Flow::Continue => {}
-                    Flow::ReadCommands(ids) => {
-                        let mut nested = CommandList::default();
-                        for line in lines.by_ref() {
-                            if !nested.read(line) {
-                                break;
-                            }
-                        }
-                        self.set_command_list(&ids, nested.lines);
-                    }
+                let flow = self.command(line)?;
+                let mut rest = Script(lines.by_ref().cloned());
+                if let Flow::Quit = self.take_body(flow, &mut rest) {
+                    return Ok(Flow::Quit);
                 }
                 if self.reported {
                     break;
@@ -1410,6 +1587,7 @@ impl Session {
                 .iter()
                 .filter_map(|e| match e {
                     WatchEvent::Changed(hit) => Some(hit.id),
+                    WatchEvent::Read(read) => Some(read.id),
                     WatchEvent::LeftScope(_) => None,
                 })
                 .chain(breakpoint.as_ref().map(|b| b.id))
@@ -1440,8 +1618,29 @@ impl Session {
                 // Each watchpoint that stopped the program, as gdb lists
                 // them, then where it is once (with the breakpoint there,
                 // which stopped it too).
+                let kinds: HashMap<u32, WatchKind> = self
+                    .dbg
+                    .watchpoints()
+                    .iter()
+                    .map(|w| (w.id, w.kind))
+                    .collect();
+                let title = |id: u32| watch_title(kinds.get(&id).copied().unwrap_or_default());
                 for event in &events {
                     match event {
+                        WatchEvent::Read(read) => {
+                            outln!();
+                            let label = self
+                                .watch_labels
+                                .get(&read.id)
+                                .cloned()
+                                .unwrap_or_else(|| read.register.to_string());
+                            outln!("{} {}: {label}", title(read.id), read.id);
+                            outln!();
+                            outln!(
+                                "Value = {}",
+                                self.dbg.format_value(&read.value, Format::Natural)
+                            );
+                        }
                         WatchEvent::Changed(hit) => {
                             outln!();
                             let label = self
@@ -1449,7 +1648,7 @@ impl Session {
                                 .get(&hit.id)
                                 .cloned()
                                 .unwrap_or_else(|| hit.register.to_string());
-                            outln!("Watchpoint {}: {label}", hit.id);
+                            outln!("{} {}: {label}", title(hit.id), hit.id);
                             outln!();
                             outln!(
                                 "Old value = {}",
@@ -1804,6 +2003,61 @@ impl Session {
         Ok(())
     }
 
+    /// `info line [LOCATION]`: where the code of the selected frame's
+    /// line (or of `LOCATION`'s) starts and ends, in gdb's words.
+    fn info_line(&self, location: &str) -> Result<(), String> {
+        let addresses = if location.is_empty() {
+            let (a, _) = self
+                .dbg
+                .selected_location()
+                .ok_or("the program is not being run (use `run`), and no location was given")?;
+            vec![a]
+        } else {
+            self.dbg
+                .resolve_location(location)
+                .map_err(|e| e.to_string())?
+        };
+        for a in addresses {
+            let name = self.dbg.function_name(&a);
+            let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);
+            let positions = self.dbg.instruction_positions(&a.module, a.function);
+            let Some(here) = positions.get(&a.offset) else {
+                outln!(
+                    "No line number information available for address {}",
+                    at(a.offset)
+                );
+                continue;
+            };
+            let (offsets, length) = self.dbg.instruction_offsets(&a.module, a.function);
+            let same_line = |offset: &u32| {
+                positions
+                    .get(offset)
+                    .is_some_and(|p| p.file == here.file && p.line == here.line)
+            };
+            let k = offsets.partition_point(|&o| o < a.offset);
+            let start = offsets[..k]
+                .iter()
+                .rev()
+                .take_while(|o| same_line(o))
+                .last()
+                .copied()
+                .unwrap_or(a.offset);
+            let end = offsets[k..]
+                .iter()
+                .find(|o| !same_line(o))
+                .copied()
+                .unwrap_or(length);
+            outln!(
+                "Line {} of \"{}\" starts at address {} and ends at {}.",
+                here.line,
+                here.file,
+                at(start),
+                at(end)
+            );
+        }
+        Ok(())
+    }
+
     fn info_args(&self) -> Result<(), String> {
         self.require_frames()?;
         let args = self
@@ -1881,7 +2135,11 @@ impl Session {
             let mut lines = vec![format!(
                 "{:<7} {:<14} {:<4} {:<3} {} in {} (frame #{})",
                 w.id,
-                "watchpoint",
+                match w.kind {
+                    WatchKind::Write => "watchpoint",
+                    WatchKind::Read => "read watchpoint",
+                    WatchKind::Access => "acc watchpoint",
+                },
                 "keep",
                 if w.enabled { "y" } else { "n" },
                 self.watch_labels

@@ -154,10 +154,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cli = match cmd
-        .try_get_matches_from(args)
-        .and_then(|m| Cli::from_arg_matches(&m))
-    {
+    let args = cmd_dbg::gdb_spellings(args);
+    let cli = match cmd.try_get_matches_from(args).and_then(|m| {
+        let mut cli = Cli::from_arg_matches(&m)?;
+        if let Command::Dbg(dbg) = &mut cli.command {
+            dbg.order_startup(m.subcommand_matches("dbg"));
+        }
+        Ok(cli)
+    }) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };

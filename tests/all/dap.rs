@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::common::paths::data;
 
-fn path(name: &str) -> String {
+pub(crate) fn path(name: &str) -> String {
     data(name).display().to_string()
 }
 
@@ -26,7 +26,7 @@ const WAIT: Duration = Duration::from_secs(20);
 const PROMPT: Duration = Duration::from_secs(2);
 
 /// A DAP client over a running `irvm dap`.
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     messages: Receiver<Result<Value, String>>,
@@ -63,7 +63,7 @@ fn read_frame(r: &mut impl BufRead) -> Result<Option<Value>, String> {
 }
 
 impl Client {
-    fn start() -> Client {
+    pub(crate) fn start() -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
             .arg("dap")
             .stdin(Stdio::piped())
@@ -133,7 +133,7 @@ impl Client {
 
     /// Sends a request and returns its response (events that come before
     /// it are kept).
-    fn request(&mut self, command: &str, arguments: Value) -> Value {
+    pub(crate) fn request(&mut self, command: &str, arguments: Value) -> Value {
         let seq = self.send(command, arguments);
         loop {
             let m = self.next_message();
@@ -146,14 +146,14 @@ impl Client {
     }
 
     /// A successful request's body.
-    fn ok(&mut self, command: &str, arguments: Value) -> Value {
+    pub(crate) fn ok(&mut self, command: &str, arguments: Value) -> Value {
         let r = self.request(command, arguments);
         assert_eq!(r["success"], true, "{command} failed: {r}");
         r["body"].clone()
     }
 
     /// The next event named `name` (earlier ones of other names are kept).
-    fn event(&mut self, name: &str) -> Value {
+    pub(crate) fn event(&mut self, name: &str) -> Value {
         if let Some(k) = self.events.iter().position(|e| e["event"] == name) {
             return self.events.remove(k);
         }
@@ -167,14 +167,14 @@ impl Client {
     }
 
     /// Ends the session with `disconnect`; the adapter exits with 0.
-    fn disconnect_cleanly(mut self) {
+    pub(crate) fn disconnect_cleanly(mut self) {
         self.ok("disconnect", json!({}));
         assert_eq!(self.finish(), 0);
     }
 
     /// Sets one breakpoint, on `line` of tests/data's `file`, starts the
     /// launched program and waits for its first stop (returned).
-    fn run_to_line(&mut self, file: &str, line: i64) -> Value {
+    pub(crate) fn run_to_line(&mut self, file: &str, line: i64) -> Value {
         let set = self.ok(
             "setBreakpoints",
             json!({"source": {"path": path(file)}, "breakpoints": [{"line": line}]}),
@@ -193,19 +193,19 @@ impl Client {
 
 /// Launch attributes: `NAME(input)` of tests/data's `NAME.vmfb`, with
 /// tests/data as the source directory.
-fn program(name: &str, input: &str) -> Value {
+pub(crate) fn program(name: &str, input: &str) -> Value {
     json!({"modules": [path(&format!("{name}.vmfb"))], "function": name, "inputs": [input], "sourceDirs": [path("")]})
 }
 
 /// `irvm dap` started, initialized and launched with these attributes.
-fn launched(args: Value) -> Client {
+pub(crate) fn launched(args: Value) -> Client {
     let mut c = Client::start();
     launch(&mut c, args);
     c
 }
 
 /// initialize, launch: the capabilities, and the `initialized` event.
-fn launch(c: &mut Client, args: Value) -> Value {
+pub(crate) fn launch(c: &mut Client, args: Value) -> Value {
     let caps = c.ok(
         "initialize",
         json!({"clientID": "test", "adapterID": "irvm", "linesStartAt1": true}),
@@ -216,7 +216,7 @@ fn launch(c: &mut Client, args: Value) -> Value {
 }
 
 /// The top frame of thread 1 and the i32 registers of it.
-fn top_frame(c: &mut Client) -> (Value, Vec<Value>) {
+pub(crate) fn top_frame(c: &mut Client) -> (Value, Vec<Value>) {
     c.ok("threads", json!({}));
     let st = c.ok(
         "stackTrace",
@@ -229,7 +229,7 @@ fn top_frame(c: &mut Client) -> (Value, Vec<Value>) {
 
 /// The variables of the scope named `scope` (`i32 registers`, ...) of frame
 /// `frame`.
-fn scope_variables(c: &mut Client, frame: &Value, scope: &str) -> Vec<Value> {
+pub(crate) fn scope_variables(c: &mut Client, frame: &Value, scope: &str) -> Vec<Value> {
     let scopes = c.ok("scopes", json!({"frameId": frame}));
     let found = scopes["scopes"]
         .as_array()
@@ -2394,7 +2394,11 @@ fn set_variable_and_data_breakpoints_on_registers() {
         "dataBreakpointInfo",
         json!({"variablesReference": names, "name": "%k1"}),
     );
-    assert_eq!(info["accessTypes"], json!(["write"]), "{info}");
+    assert_eq!(
+        info["accessTypes"],
+        json!(["write", "read", "readWrite"]),
+        "{info}"
+    );
     let id = info["dataId"].as_str().expect("a data id").to_string();
     let set = c.ok(
         "setDataBreakpoints",
@@ -2617,7 +2621,7 @@ fn buffers_and_tensors_have_memory_the_client_reads() {
 }
 
 /// Standard base64 (the readMemory data), decoded.
-fn base64_decode(text: &str) -> Vec<u8> {
+pub(crate) fn base64_decode(text: &str) -> Vec<u8> {
     let value = |c: u8| match c {
         b'A'..=b'Z' => c - b'A',
         b'a'..=b'z' => c - b'a' + 26,

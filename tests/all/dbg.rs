@@ -290,7 +290,7 @@ fn mistakes_get_clear_messages() {
             "error: break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET",
             "error: bad breakpoint `nosuch`: no function of that name",
             "error: bad breakpoint `x.mlir:abc`: `abc` is not a line number",
-            "error: unknown info command `colors` (breakpoints, watchpoints, registers, frame, args, locals, display, source)",
+            "error: unknown info command `colors` (breakpoints, watchpoints, registers, frame, args, locals, display, source, line)",
             "error: the program is not being run (use `run`)",
             "[alloc returned]",
             "result[0]: i64=8",

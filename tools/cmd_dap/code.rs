@@ -20,12 +20,15 @@ use super::{in_terms_of, int_arg, parse_reference, str_arg, Reply};
 use crate::source_names::{FunctionNames, SourceNames};
 
 /// The requests [`CodeRequests::answer`] serves.
-pub const CODE_REQUESTS: [&str; 5] = [
+pub const CODE_REQUESTS: [&str; 8] = [
     "setBreakpoints",
     "setFunctionBreakpoints",
     "setInstructionBreakpoints",
     "disassemble",
     "source",
+    "breakpointLocations",
+    "loadedSources",
+    "modules",
 ];
 
 /// Whether `command` changes the breakpoints (the running program must
@@ -37,7 +40,7 @@ pub fn sets_breakpoints(command: &str) -> bool {
 /// The launched program's code, debug information and breakpoints, as
 /// the requests of [`CODE_REQUESTS`] and the session use them.
 pub struct CodeRequests {
-    info: DebugInfo,
+    pub(super) info: DebugInfo,
     table: BreakpointTable,
     /// The sources: the files the client named, and the references of
     /// the disassembly documents.
@@ -51,9 +54,11 @@ pub struct CodeRequests {
     /// Source names per (module, function), made on first use.
     names: HashMap<(String, u32), Arc<FunctionNames>>,
     /// The client's line and column bases.
-    bases: Bases,
+    pub(super) bases: Bases,
     /// `noDebug`: no breakpoint is set.
     no_debug: bool,
+    /// The launch's module paths (as given), for `modules`.
+    pub(super) module_paths: Vec<String>,
 }
 
 impl CodeRequests {
@@ -65,6 +70,7 @@ impl CodeRequests {
         sources: Sources,
         bases: Bases,
         no_debug: bool,
+        module_paths: Vec<String>,
     ) -> CodeRequests {
         CodeRequests {
             info,
@@ -76,6 +82,7 @@ impl CodeRequests {
             names: HashMap::new(),
             bases,
             no_debug,
+            module_paths,
         }
     }
 
@@ -92,6 +99,9 @@ impl CodeRequests {
             "setInstructionBreakpoints" => self.set_instruction_breakpoints(args),
             "disassemble" => self.disassemble(args),
             "source" => self.source(args),
+            "breakpointLocations" => self.breakpoint_locations(args),
+            "loadedSources" => Ok(self.loaded_sources()),
+            "modules" => self.modules(args),
             other => Err(format!("unknown request `{other}`")),
         }
     }
@@ -135,7 +145,7 @@ impl CodeRequests {
     }
 
     /// A line as the client counts.
-    fn line_out(&self, line: i32) -> i64 {
+    pub(super) fn line_out(&self, line: i32) -> i64 {
         i64::from(line) - 1 + self.bases.line
     }
 
@@ -227,7 +237,7 @@ impl CodeRequests {
     /// (references are the session's own: a client restarting a session
     /// sends the previous one's), else by its `sourceReference`; `None`
     /// for a file.
-    fn listed_function(
+    pub(super) fn listed_function(
         &mut self,
         source: &Json,
         reference: Option<i64>,

@@ -6,7 +6,7 @@
 //! tensor a variable's `memoryReference` names) and `exceptionInfo` (the
 //! trap the program stopped at).
 
-use irvm_debugger::RegisterRef;
+use irvm_debugger::{RegisterRef, WatchKind};
 use serde_json::{json, Value as Json};
 
 use base64::Engine as _;
@@ -84,7 +84,34 @@ impl Server {
         Ok(json!({"value": var["value"], "type": var["type"], "variablesReference": 0}))
     }
 
-    /// `dataBreakpointInfo`: registers can be watched for writes.
+    /// `setExpression`: a register, named as such or by its source name in
+    /// the frame (`frameId`, else the innermost), gets the value, as
+    /// `setVariable` sets it.
+    pub(super) fn set_expression(&mut self, args: &Json) -> Reply {
+        let expression = str_arg(args, "expression")?.ok_or("`expression` is required")?;
+        let value = str_arg(args, "value")?.ok_or("`value` is required")?;
+        let frame = if args.get("frameId").is_some_and(|f| !f.is_null()) {
+            self.frame_arg(args)?
+        } else {
+            0
+        };
+        let names = self.names_of(frame)?;
+        let register = names.substitute(expression, false)?;
+        let register = RegisterRef::parse(&register).map_err(|_| {
+            format!("`{expression}` cannot be set: only a register or a source name can")
+        })?;
+        let value = names.substitute(value, false)?;
+        let s = self.session()?;
+        let v = s
+            .dbg
+            .set_register_in(frame, register, &value)
+            .map_err(|e| e.0)?;
+        let var = self.variable(String::new(), &v);
+        Ok(json!({"value": var["value"], "type": var["type"], "variablesReference": 0}))
+    }
+
+    /// `dataBreakpointInfo`: registers can be watched for writes, reads
+    /// or both.
     pub(super) fn data_breakpoint_info(&mut self, args: &Json) -> Reply {
         let name = str_arg(args, "name")?.ok_or("`name` is required")?;
         let place = if args.get("variablesReference").is_some_and(|v| !v.is_null()) {
@@ -123,7 +150,7 @@ impl Server {
         Ok(json!({
             "dataId": data_id(depth, &address.module, address.function, register),
             "description": format!("{name} ({register} of {function}, frame #{frame})"),
-            "accessTypes": ["write"],
+            "accessTypes": ["write", "read", "readWrite"],
             "canPersist": false,
         }))
     }
@@ -150,9 +177,18 @@ impl Server {
                 if !b.is_object() {
                     return Err("a data breakpoint is an object".into());
                 }
-                if str_arg(b, "accessType")?.is_some_and(|t| t != "write") {
-                    return Err("registers are watched for writes only".into());
-                }
+                // `write`: a change, as `watch`; `read`: a read, as
+                // `rwatch`; `readWrite`: either, as `awatch`.
+                let kind = match str_arg(b, "accessType")? {
+                    None | Some("write") => WatchKind::Write,
+                    Some("read") => WatchKind::Read,
+                    Some("readWrite") => WatchKind::Access,
+                    Some(other) => {
+                        return Err(format!(
+                            "unknown `accessType` `{other}` (write, read or readWrite)"
+                        ))
+                    }
+                };
                 if str_arg(b, "hitCondition")?.is_some() {
                     return Err(
                         "data breakpoints take no `hitCondition` (a `condition` can \
@@ -174,7 +210,7 @@ impl Server {
                     .ok_or("the frame of this register has returned")?;
                 let condition = str_arg(b, "condition")?;
                 s.dbg
-                    .add_watchpoint_in(frame, register, condition)
+                    .add_watchpoint_kind_in(frame, register, condition, kind)
                     .map(|w| w.id)
                     .map_err(|e| e.0)
             })();
@@ -222,6 +258,38 @@ impl Server {
             "data": base64::engine::general_purpose::STANDARD.encode(&memory.bytes),
             "unreadableBytes": wanted - memory.bytes.len(),
         }))
+    }
+
+    /// `writeMemory`: `data` (base64) at `offset` of the contents a
+    /// `memoryReference` names; with `allowPartial`, what fits before
+    /// their end. Read-only memory (a module's rodata) is refused.
+    pub(super) fn write_memory(&mut self, args: &Json) -> Reply {
+        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
+        let r = reference
+            .strip_prefix('m')
+            .and_then(|k| k.parse::<usize>().ok())
+            .and_then(|k| k.checked_sub(1))
+            .and_then(|k| self.memory.get(k))
+            .cloned()
+            .ok_or_else(|| format!("no memory with reference `{reference}`"))?;
+        let offset = int_arg(args, "offset")?.unwrap_or(0);
+        let offset = u64::try_from(offset)
+            .map_err(|_| format!("`offset` {offset} is before the start of the contents"))?;
+        let partial = match args.get("allowPartial") {
+            None | Some(Json::Null) => false,
+            Some(Json::Bool(b)) => *b,
+            Some(_) => return Err("`allowPartial` must be true or false".into()),
+        };
+        let data = str_arg(args, "data")?.ok_or("`data` is required")?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| format!("`data` is not base64: {e}"))?;
+        let s = self.session()?;
+        let written = s
+            .dbg
+            .write_memory(&r, offset, &bytes, partial)
+            .map_err(|e| e.0)?;
+        Ok(json!({"offset": 0, "bytesWritten": written}))
     }
 
     /// `exceptionInfo`: the trap the program stopped at.

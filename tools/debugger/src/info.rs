@@ -118,6 +118,22 @@ impl DebugInfo {
         files
     }
 
+    /// The lines of the files `files` (as recorded) where code starts.
+    pub fn lines_with_code_in(&self, files: &BTreeSet<String>) -> BTreeSet<i32> {
+        self.line_starts_where(|f| files.contains(f))
+            .1
+            .into_keys()
+            .collect()
+    }
+
+    /// The bytecode modules by registered name, in registration order,
+    /// each with whether it has debug information.
+    pub fn module_list(&self) -> Vec<(String, bool)> {
+        self.modules()
+            .map(|(n, m)| (n.to_string(), m.debug_database().is_some()))
+            .collect()
+    }
+
     /// The names of the bytecode functions.
     pub fn function_names(&self) -> BTreeSet<String> {
         let mut names = BTreeSet::new();
@@ -244,45 +260,20 @@ impl DebugInfo {
     /// The registers each instruction of a function writes (its results),
     /// by instruction offset, in order: i64 and f64 results as pairs.
     pub fn register_writes(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
-        let Ok(m) = self.module(module) else {
-            return Vec::new();
-        };
-        let Some(code) = m.function_bytecode(function as usize) else {
-            return Vec::new();
-        };
-        let banks = banks_of(m, function);
-        let register = |r: u16, bank: Option<Bank>| {
-            if r & REF_BANK_BIT != 0 || bank == Some(Bank::Ref) {
-                return RegisterRef::Ref(r & REF_INDEX_MASK);
-            }
-            let k = r & I32_INDEX_MASK;
-            match bank.or_else(|| banks.get(&k).copied()) {
-                Some(Bank::I64 | Bank::F64) => RegisterRef::Pair(k),
-                _ => RegisterRef::I32(k),
-            }
-        };
-        let mut out = Vec::new();
-        for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
-            let mut written = Vec::new();
-            for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
-                match (field, operand) {
-                    (Field::Reg(bank, Access::Write), Operand::Reg(r)) => {
-                        written.push(register(*r, Some(*bank)));
-                    }
-                    (Field::RefMove(Access::Write), Operand::Reg(r)) => {
-                        written.push(register(*r, Some(Bank::Ref)));
-                    }
-                    (Field::Results(_), Operand::Regs(list)) => {
-                        written.extend(list.iter().map(|r| register(r, None)));
-                    }
-                    _ => {}
-                }
-            }
-            if !written.is_empty() {
-                out.push((inst.offset as u32, written));
-            }
+        match self.module(module) {
+            Ok(m) => register_uses(m, function, Access::Write),
+            Err(_) => Vec::new(),
         }
-        out
+    }
+
+    /// The registers each instruction of a function reads (its operands,
+    /// call arguments and branch operands), by instruction offset, in
+    /// order: what read and access watchpoints watch for.
+    pub fn register_reads(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+        match self.module(module) {
+            Ok(m) => register_uses(m, function, Access::Read),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// The source position of each instruction of a function that has one
@@ -307,4 +298,63 @@ impl DebugInfo {
         self.module(module)
             .is_ok_and(|m| !LineTable::build(m, function).positions.is_empty())
     }
+}
+
+/// The registers each instruction of function `function` of `m` reads
+/// (`Access::Read`: its operands, call arguments and branch operands) or
+/// writes (`Access::Write`: its results), by instruction offset, from the
+/// instruction table's operand roles: i64 and f64 registers as pairs.
+pub(crate) fn register_uses(
+    m: &Module,
+    function: u32,
+    access: Access,
+) -> Vec<(u32, Vec<RegisterRef>)> {
+    let Some(code) = m.function_bytecode(function as usize) else {
+        return Vec::new();
+    };
+    let banks = banks_of(m, function);
+    let register = |r: u16, bank: Option<Bank>| {
+        if r & REF_BANK_BIT != 0 || bank == Some(Bank::Ref) {
+            return RegisterRef::Ref(r & REF_INDEX_MASK);
+        }
+        let k = r & I32_INDEX_MASK;
+        match bank.or_else(|| banks.get(&k).copied()) {
+            Some(Bank::I64 | Bank::F64) => RegisterRef::Pair(k),
+            _ => RegisterRef::I32(k),
+        }
+    };
+    let mut out = Vec::new();
+    for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
+        let mut used = Vec::new();
+        for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
+            match (field, operand, access) {
+                (Field::Reg(bank, a), Operand::Reg(r), _) if *a == access => {
+                    used.push(register(*r, Some(*bank)));
+                }
+                (Field::RefMove(a), Operand::Reg(r), _) if *a == access => {
+                    used.push(register(*r, Some(Bank::Ref)));
+                }
+                (Field::Results(_), Operand::Regs(list), Access::Write)
+                | (Field::Operands(_), Operand::Regs(list), Access::Read) => {
+                    used.extend(list.iter().map(|r| register(r, None)));
+                }
+                // A branch reads the sources of its block arguments (the
+                // destinations are written as it lands: the next
+                // instruction's values, which `watch` sees changed).
+                (Field::BranchOperands, Operand::Remap(remap), Access::Read) => {
+                    used.extend(remap.iter().map(|(from, _)| register(from, None)));
+                }
+                (Field::BranchTableCases, Operand::Cases(cases), Access::Read) => {
+                    for (_, remap) in cases {
+                        used.extend(remap.iter().map(|(from, _)| register(from, None)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !used.is_empty() {
+            out.push((inst.offset as u32, used));
+        }
+    }
+    out
 }

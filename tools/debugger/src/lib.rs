@@ -39,6 +39,7 @@ mod frame_moves;
 mod info;
 mod logpoint;
 mod memory;
+mod printf;
 mod watchpoints;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -53,14 +54,20 @@ pub use self::expr::{
 };
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
-pub use self::memory::{read_ref, Examine, ExamineFormat, RefBytes, RefMemory, MAX_EXAMINE_UNITS};
+pub use self::memory::{
+    read_ref, write_ref, Examine, ExamineFormat, RefBytes, RefContents, RefMemory,
+    MAX_EXAMINE_UNITS,
+};
+pub use self::printf::{format_printf, split_printf};
 use self::watchpoints::ActiveWatch;
-pub use self::watchpoints::{WatchEvent, WatchHit, Watchpoint};
+pub use self::watchpoints::{WatchEvent, WatchHit, WatchKind, WatchRead, Watchpoint};
 
 /// Where logpoints' messages go, as the program reaches them.
 pub type LogSink = Box<dyn FnMut(String) + Send>;
 use irvm::bytecode::decode::{Decoder, Operand};
-use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::bytecode::isa::{
+    Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
+};
 use irvm::loader::SourcePosition;
 use irvm::{
     CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Ref, Trap, Value,
@@ -298,6 +305,9 @@ enum Mode {
     Run,
     /// Before the next instruction.
     Instruction,
+    /// Before the next instruction of the frame at `depth` or a caller
+    /// (`nexti`: over calls).
+    InstructionOver { depth: usize },
     /// At the start of another source line, at any depth (`step`), or only
     /// at depth `<= max_depth` (`next`).
     Line {
@@ -347,6 +357,9 @@ struct Shared {
     lines: HashMap<(String, u32), Arc<LineTable>>,
     /// (module, function) -> how the function uses its i32 registers.
     banks: HashMap<(String, u32), Arc<BTreeMap<u16, Bank>>>,
+    /// (module, function) -> the registers each instruction reads (for
+    /// read and access watchpoints), filled lazily.
+    reads: HashMap<(String, u32), Reads>,
     reason: Option<Reason>,
     /// The number of the last breakpoint made (0: none yet).
     next_id: u32,
@@ -455,6 +468,9 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 /// How a function uses its i32 registers (shared: cached per function).
 type Banks = Arc<BTreeMap<u16, Bank>>;
 
+/// The registers each instruction of a function reads, by offset.
+type Reads = Arc<HashMap<u32, Vec<RegisterRef>>>;
+
 /// The register use of a function, cached in `shared`.
 fn cached_banks(
     shared: &mut Shared,
@@ -487,6 +503,9 @@ struct StopObserver {
     watches: Vec<ActiveWatch>,
     /// The register use of the function last asked about.
     last_banks: Option<(String, u32, Banks)>,
+    /// The registers read by the instructions of the function last asked
+    /// about.
+    last_reads: Option<(String, u32, Reads)>,
 }
 
 impl StopObserver {
@@ -506,12 +525,64 @@ impl StopObserver {
         banks
     }
 
+    /// The registers each instruction of the function of `view` reads.
+    fn reads(&mut self, view: &ExecView<'_>) -> Reads {
+        if let Some((m, f, r)) = &self.last_reads {
+            if *f == view.function && m == view.module_name {
+                return r.clone();
+            }
+        }
+        let reads = lock(&self.shared)
+            .reads
+            .entry((view.module_name.to_string(), view.function))
+            .or_insert_with(|| {
+                Arc::new(
+                    info::register_uses(view.module, view.function, Access::Read)
+                        .into_iter()
+                        .collect(),
+                )
+            })
+            .clone();
+        self.last_reads = Some((view.module_name.to_string(), view.function, reads.clone()));
+        reads
+    }
+
+    /// Whether register `r` is read by the instruction `view` stands
+    /// before (asked only when a read or access watchpoint is set).
+    fn read_here(&mut self, view: &ExecView<'_>) -> impl Fn(RegisterRef) -> bool {
+        let reads = if self.watches.iter().any(|w| w.kind != WatchKind::Write) {
+            self.reads(view)
+                .get(&view.offset)
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        move |r| reads.iter().any(|&read| watchpoints::overlap(read, r))
+    }
+
+    /// Before the instruction the program paused at, which runs without
+    /// being checked: the reads it makes are still noted.
+    fn note_reads(&mut self, view: &ExecView<'_>) {
+        let banks = self.banks(view);
+        let read_here = self.read_here(view);
+        let regs = RegisterFile {
+            i32s: view.i32_registers(),
+            refs: view.ref_registers(),
+            banks: &banks,
+        };
+        for w in &mut self.watches {
+            w.note_read(view.depth, &regs, &read_here);
+        }
+    }
+
     /// Every watchpoint whose register changed or whose frame returned
     /// (all of them: one left out here would have followed its register's
     /// value and never report the change); every watchpoint follows its
     /// register's value.
     fn watch_stop(&mut self, view: &ExecView<'_>) -> Option<Reason> {
         let banks = self.banks(view);
+        let read_here = self.read_here(view);
         let regs = RegisterFile {
             i32s: view.i32_registers(),
             refs: view.ref_registers(),
@@ -520,7 +591,7 @@ impl StopObserver {
         let mut events = Vec::new();
         let mut ended_quietly = Vec::new();
         for w in &mut self.watches {
-            let Some(event) = w.check(view.depth, &regs) else {
+            let Some(event) = w.check(view.depth, &regs, &read_here) else {
                 continue;
             };
             if !w.enabled {
@@ -529,11 +600,16 @@ impl StopObserver {
                 ended_quietly.push(w.id);
                 continue;
             }
-            if let WatchEvent::Changed(hit) = &event {
+            let seen = match &event {
+                WatchEvent::Changed(hit) => Some((hit.id, hit.new.clone())),
+                WatchEvent::Read(read) => Some((read.id, w.value.clone())),
+                WatchEvent::LeftScope(_) => None,
+            };
+            if let Some((id, value)) = seen {
                 let mut shared = lock(&self.shared);
-                if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == hit.id) {
+                if let Some(kept) = shared.watchpoints.iter_mut().find(|k| k.id == id) {
                     kept.hits = kept.hits.saturating_add(1);
-                    kept.value = hit.new.clone();
+                    kept.value = value;
                 }
             }
             events.push(event);
@@ -548,7 +624,7 @@ impl StopObserver {
             .iter()
             .filter_map(|e| match e {
                 WatchEvent::LeftScope(id) => Some(*id),
-                WatchEvent::Changed(_) => None,
+                WatchEvent::Changed(_) | WatchEvent::Read(_) => None,
             })
             .chain(ended_quietly)
             .collect();
@@ -635,6 +711,7 @@ impl StopObserver {
         match self.mode.clone() {
             Mode::Run => None,
             Mode::Instruction => Some(Reason::Step),
+            Mode::InstructionOver { depth } => (view.depth <= depth).then_some(Reason::Step),
             Mode::Finish {
                 depth,
                 returns,
@@ -713,6 +790,9 @@ impl StopObserver {
 impl Observer for StopObserver {
     fn before_instruction(&mut self, view: &ExecView<'_>) -> Control {
         if std::mem::take(&mut self.skip_first) {
+            if !self.watches.is_empty() {
+                self.note_reads(view);
+            }
             return Control::Continue;
         }
         let watched = if self.watches.is_empty() {
@@ -925,6 +1005,8 @@ pub struct Debugger {
     formatter: Option<RefFormatter>,
     /// Reads host objects' bytes (`x`, DAP's `readMemory`).
     ref_bytes: Option<RefBytes>,
+    /// A host object's contents as a buffer, for writing them.
+    ref_contents: Option<RefContents>,
     /// The mode of the command an interrupt stopped.
     interrupted: Option<Mode>,
     /// Module initializers (`__init`s) to run, in order, before `entry`
@@ -987,6 +1069,7 @@ impl Debugger {
             next_display: 1,
             formatter: None,
             ref_bytes: None,
+            ref_contents: None,
             interrupted: None,
             inits: Vec::new(),
             inits_done: 0,
@@ -1087,6 +1170,7 @@ impl Debugger {
                 last_table: None,
                 watches,
                 last_banks: None,
+                last_reads: None,
             })));
         } else {
             self.ctx.set_observer(None);
@@ -1140,6 +1224,23 @@ impl Debugger {
     /// Sets (or removes) what reads host objects' bytes ([`RefBytes`]).
     pub fn set_ref_bytes(&mut self, f: Option<RefBytes>) {
         self.ref_bytes = f;
+    }
+
+    /// How host objects' contents are written ([`Debugger::write_memory`]).
+    pub fn set_ref_contents(&mut self, f: Option<RefContents>) {
+        self.ref_contents = f;
+    }
+
+    /// Writes `data` at byte `offset` of a ref's contents ([`write_ref`]:
+    /// read-only memory is refused): how many bytes were written.
+    pub fn write_memory(
+        &self,
+        r: &Ref,
+        offset: u64,
+        data: &[u8],
+        partial: bool,
+    ) -> Result<usize, DebugCommandError> {
+        write_ref(r, offset, data, partial, self.ref_contents.as_ref())
     }
 
     /// Reads `count` bytes from byte `offset` of `r`'s contents (a
@@ -1305,12 +1406,36 @@ impl Debugger {
         self.add_watchpoint_in(self.selected, register, condition)
     }
 
+    /// A read (`rwatch`) or access (`awatch`) watchpoint, or with
+    /// [`WatchKind::Write`] one as [`Debugger::add_watchpoint`] makes, on
+    /// `register` of the selected frame.
+    pub fn add_watchpoint_of_kind(
+        &mut self,
+        register: &str,
+        condition: Option<&str>,
+        kind: WatchKind,
+    ) -> Result<Watchpoint, DebugCommandError> {
+        let register = RegisterRef::parse(register)?;
+        self.add_watchpoint_kind_in(self.selected, register, condition, kind)
+    }
+
     /// [`Debugger::add_watchpoint`] in frame `n` (0 = innermost).
     pub fn add_watchpoint_in(
         &mut self,
         n: usize,
         register: RegisterRef,
         condition: Option<&str>,
+    ) -> Result<Watchpoint, DebugCommandError> {
+        self.add_watchpoint_kind_in(n, register, condition, WatchKind::Write)
+    }
+
+    /// [`Debugger::add_watchpoint_of_kind`] in frame `n` (0 = innermost).
+    pub fn add_watchpoint_kind_in(
+        &mut self,
+        n: usize,
+        register: RegisterRef,
+        condition: Option<&str>,
+        kind: WatchKind,
     ) -> Result<Watchpoint, DebugCommandError> {
         self.require_running()?;
         if matches!(self.state, State::Trapped { .. }) {
@@ -1336,6 +1461,7 @@ impl Debugger {
         let w = Watchpoint {
             id: shared.next_id,
             register,
+            kind,
             depth: frames.len() - n,
             module: address.module.clone(),
             function: address.function,
@@ -1685,7 +1811,7 @@ impl Debugger {
                             .iter()
                             .filter_map(|e| match e {
                                 WatchEvent::LeftScope(id) => Some(*id),
-                                WatchEvent::Changed(_) => None,
+                                WatchEvent::Changed(_) | WatchEvent::Read(_) => None,
                             })
                             .collect();
                         lock(&self.shared)
@@ -1804,6 +1930,8 @@ impl Debugger {
             out.push(ActiveWatch {
                 id: w.id,
                 register: w.register,
+                kind: w.kind,
+                pending_read: None,
                 depth: w.depth,
                 condition: w.condition.clone(),
                 value,
@@ -1814,6 +1942,12 @@ impl Debugger {
             .watchpoints
             .retain(|w| !gone.contains(&w.id));
         out
+    }
+
+    /// The entry function's arguments from the next start on (`run`,
+    /// `start`; DAP's `restart` with new `inputs`).
+    pub fn set_arguments(&mut self, args: Vec<Value>) {
+        self.args = args;
     }
 
     /// Starts the program (from the beginning; a running one is abandoned).
@@ -1873,6 +2007,14 @@ impl Debugger {
     pub fn step_instruction(&mut self) -> Result<Stop, DebugCommandError> {
         self.require_running()?;
         self.go(Mode::Instruction)
+    }
+
+    /// `nexti`: executes one instruction of the top frame, a call
+    /// running to its return (breakpoints in it still stop).
+    pub fn next_instruction(&mut self) -> Result<Stop, DebugCommandError> {
+        self.require_running()?;
+        let depth = self.frames().len();
+        self.go(Mode::InstructionOver { depth })
     }
 
     /// (file, line) and offset of the top frame, and the depth.

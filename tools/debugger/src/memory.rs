@@ -14,6 +14,61 @@ use super::DebugCommandError;
 /// (`irvm dbg` and `irvm dap` read `!hal.buffer_view`s and `!hal.buffer`s).
 pub type RefBytes = Arc<dyn Fn(&Ref, u64, usize) -> Option<RefMemory> + Send + Sync>;
 
+/// The contents of a host object as a `!vm.buffer` view of them (`None`:
+/// the object has no bytes), for writing them (DAP's `writeMemory`); the
+/// view is read-only where the contents are (a module's rodata).
+pub type RefContents = Arc<dyn Fn(&Ref) -> Option<Ref> + Send + Sync>;
+
+/// Writes `data` at byte `offset` of `r`'s contents (a buffer's bytes, or
+/// a host object's through `host`); with `partial`, as many as fit before
+/// the contents end (else none, and an error, when not all fit). Returns
+/// how many were written. Read-only contents (a module's rodata, a
+/// read-only buffer) are refused, saying so.
+pub fn write_ref(
+    r: &Ref,
+    offset: u64,
+    data: &[u8],
+    partial: bool,
+    host: Option<&RefContents>,
+) -> Result<usize, DebugCommandError> {
+    let err = |m: String| Err(DebugCommandError(m));
+    let buffer = match r {
+        Ref::Buffer(b) => b.clone(),
+        Ref::Host(_) => match host.and_then(|h| h(r)) {
+            Some(Ref::Buffer(b)) => b,
+            _ => return err(format!("{r} has no bytes to write")),
+        },
+        Ref::List(_) => return err("a list has no bytes to write (set its elements)".into()),
+        Ref::Null => return err("the ref is null".into()),
+    };
+    if !buffer.is_mutable() {
+        return err(
+            "the memory is read-only: constant data (a module's rodata, or memory \
+             a host module lends, such as a parameter archive's)"
+                .into(),
+        );
+    }
+    let length = buffer.len() as u64;
+    if offset > length {
+        return err(format!(
+            "offset {offset} is past the end of the contents ({length} bytes)"
+        ));
+    }
+    let room = (length - offset).min(data.len() as u64) as usize;
+    if room < data.len() && !partial {
+        return err(format!(
+            "{} bytes at offset {offset} do not fit in the contents ({length} bytes): \
+             nothing written (allowPartial writes what fits)",
+            data.len()
+        ));
+    }
+    let start = offset as usize;
+    buffer
+        .with_bytes_mut(|bytes| bytes[start..start + room].copy_from_slice(&data[..room]))
+        .map_err(|t| DebugCommandError(format!("cannot write the memory: {}", t.message)))?;
+    Ok(room)
+}
+
 /// Bytes read from a ref.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefMemory {

@@ -5,6 +5,22 @@
 //! frame executes. A register belongs to one invocation of a function, so
 //! a watchpoint ends when its frame returns: the program stops there and
 //! the watchpoint is deleted, as gdb does when a local's block is left.
+//! Read watchpoints (gdb's `rwatch`) and access watchpoints (`awatch`)
+//! also stop after an instruction of the frame that reads the register,
+//! as the instruction table's operand roles say
+//! ([`crate::info::register_uses`]).
+
+/// What a watchpoint stops for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WatchKind {
+    /// A change of the value (gdb's `watch`).
+    #[default]
+    Write,
+    /// A read (gdb's `rwatch`).
+    Read,
+    /// A read or a change (gdb's `awatch`).
+    Access,
+}
 
 use super::{DebugValue, Expr, RegisterFile, RegisterRef};
 
@@ -15,6 +31,8 @@ pub struct Watchpoint {
     pub id: u32,
     /// The register watched.
     pub register: RegisterRef,
+    /// What it stops for.
+    pub kind: WatchKind,
     /// The depth of its frame (1 = the entry function's).
     pub depth: usize,
     /// Its frame's module.
@@ -47,10 +65,26 @@ pub struct WatchHit {
     pub new: DebugValue,
 }
 
+/// A read or access watchpoint that stopped the program: an instruction
+/// of its frame read the register.
+#[derive(Clone, Debug)]
+pub struct WatchRead {
+    /// Its number.
+    pub id: u32,
+    /// The register.
+    pub register: RegisterRef,
+    /// The value the instruction read.
+    pub value: DebugValue,
+}
+
 /// A watchpoint as the observer checks it.
 pub(crate) struct ActiveWatch {
     pub id: u32,
     pub register: RegisterRef,
+    pub kind: WatchKind,
+    /// The value an instruction of the frame read, reported before the
+    /// next instruction (in whatever frame: a call reads its arguments).
+    pub pending_read: Option<DebugValue>,
     pub depth: usize,
     pub condition: Option<Expr>,
     pub value: DebugValue,
@@ -65,25 +99,56 @@ pub(crate) struct ActiveWatch {
 pub enum WatchEvent {
     /// Its register changed (and the condition holds).
     Changed(WatchHit),
+    /// The instruction before read its register (a read or access
+    /// watchpoint; and the condition holds).
+    Read(WatchRead),
     /// Its frame returned: the watchpoint (this number) is deleted.
     LeftScope(u32),
 }
 
 impl ActiveWatch {
     /// Looks at the frame at `depth` (the top one), whose registers are
-    /// `regs`; `None` when nothing happened to this watchpoint.
-    pub fn check(&mut self, depth: usize, regs: &RegisterFile<'_>) -> Option<WatchEvent> {
-        if depth < self.depth {
-            return Some(WatchEvent::LeftScope(self.id));
-        }
-        if !self.enabled || depth != self.depth {
+    /// `regs`, before an instruction that reads the registers `reads`
+    /// says it reads; `None` when nothing happened to this watchpoint.
+    pub fn check(
+        &mut self,
+        depth: usize,
+        regs: &RegisterFile<'_>,
+        reads: &dyn Fn(RegisterRef) -> bool,
+    ) -> Option<WatchEvent> {
+        let pending = self.pending_read.take();
+        if depth != self.depth {
+            // The read before is reported first: a call's callee runs (its
+            // first instruction, where the watched frame's condition cannot
+            // be evaluated: that stops, as a condition that fails to
+            // evaluate does), or the frame returned, which is reported at
+            // the next instruction.
+            if let Some(value) = pending {
+                return Some(self.read_event(value));
+            }
+            if depth < self.depth {
+                return Some(WatchEvent::LeftScope(self.id));
+            }
             // A callee runs: the watched frame's registers cannot change
             // until it returns.
             return None;
         }
-        let now = regs.read(self.register).ok()?;
-        if same_value(&now, &self.value) {
+        if !self.enabled {
             return None;
+        }
+        self.note_read(depth, regs, reads);
+        let now = regs.read(self.register).ok()?;
+        if self.kind == WatchKind::Read || same_value(&now, &self.value) {
+            // No change (or one a read watchpoint does not stop for): a
+            // read before is reported, where the condition holds.
+            self.value = now;
+            let value = pending?;
+            if let Some(c) = &self.condition {
+                if !c.holds(regs).unwrap_or(true) {
+                    return None;
+                }
+            }
+            return Some(self.read_event(value));
         }
         let old = std::mem::replace(&mut self.value, now.clone());
         if let Some(c) = &self.condition {
@@ -99,6 +164,51 @@ impl ActiveWatch {
             old,
             new: now,
         }))
+    }
+}
+
+impl ActiveWatch {
+    fn read_event(&self, value: DebugValue) -> WatchEvent {
+        WatchEvent::Read(WatchRead {
+            id: self.id,
+            register: self.register,
+            value,
+        })
+    }
+
+    /// Before an instruction of the frame at `depth` that reads the
+    /// registers `reads` says: a read or access watchpoint of that frame
+    /// whose register it reads keeps the value, to report it before the
+    /// next instruction.
+    pub fn note_read(
+        &mut self,
+        depth: usize,
+        regs: &RegisterFile<'_>,
+        reads: &dyn Fn(RegisterRef) -> bool,
+    ) {
+        if self.kind == WatchKind::Write || !self.enabled || depth != self.depth {
+            return;
+        }
+        if reads(self.register) {
+            self.pending_read = regs.read(self.register).ok();
+        }
+    }
+}
+
+/// Whether registers `a` and `b` share a slot (`%i4` is half of
+/// `%i4:5`).
+pub(crate) fn overlap(a: RegisterRef, b: RegisterRef) -> bool {
+    let slots = |r: RegisterRef| match r {
+        RegisterRef::I32(k) => Some((u32::from(k), 1)),
+        RegisterRef::Pair(k) => Some((u32::from(k), 2)),
+        RegisterRef::Ref(_) => None,
+    };
+    match (a, b) {
+        (RegisterRef::Ref(x), RegisterRef::Ref(y)) => x == y,
+        _ => match (slots(a), slots(b)) {
+            (Some((x, n)), Some((y, m))) => x < y + m && y < x + n,
+            _ => false,
+        },
     }
 }
 
@@ -122,10 +232,68 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
+    impl ActiveWatch {
+        /// [`ActiveWatch::check`] before an instruction that reads nothing.
+        fn check_without_reads(
+            &mut self,
+            depth: usize,
+            regs: &RegisterFile<'_>,
+        ) -> Option<WatchEvent> {
+            self.check(depth, regs, &|_| false)
+        }
+    }
+
+    #[test]
+    fn a_read_watchpoint_reports_the_read_before_the_next_instruction() {
+        let banks = BTreeMap::new();
+        let mut w = watch(RegisterRef::I32(1), 2, DebugValue::I32(5));
+        w.kind = WatchKind::Read;
+        let regs = |i32s: &'static [u32]| RegisterFile {
+            i32s,
+            refs: &[],
+            banks: &banks,
+        };
+        let reads_pair = |r: RegisterRef| overlap(r, RegisterRef::Pair(0));
+        // An instruction reading %i0:1 reads %i1: reported before the next
+        // one, in whatever frame it is (a call's callee).
+        assert!(w.check(2, &regs(&[0, 5]), &reads_pair).is_none());
+        match w.check(3, &regs(&[9, 9]), &|_| false) {
+            Some(WatchEvent::Read(read)) => assert!(matches!(read.value, DebugValue::I32(5))),
+            other => panic!("no read reported: {other:?}"),
+        }
+        // A change alone is no read.
+        assert!(w.check(2, &regs(&[0, 6]), &|_| false).is_none());
+        assert!(w.check(2, &regs(&[0, 7]), &|_| false).is_none());
+        // An access watchpoint sees both.
+        w.kind = WatchKind::Access;
+        assert!(matches!(
+            w.check(2, &regs(&[0, 8]), &|_| false),
+            Some(WatchEvent::Changed(_))
+        ));
+        assert!(w
+            .check(2, &regs(&[0, 8]), &|r| r == RegisterRef::I32(1))
+            .is_none());
+        assert!(matches!(
+            w.check(2, &regs(&[0, 8]), &|_| false),
+            Some(WatchEvent::Read(_))
+        ));
+    }
+
+    #[test]
+    fn registers_overlap_by_slots() {
+        assert!(overlap(RegisterRef::I32(5), RegisterRef::Pair(4)));
+        assert!(overlap(RegisterRef::Pair(4), RegisterRef::Pair(4)));
+        assert!(!overlap(RegisterRef::I32(6), RegisterRef::Pair(4)));
+        assert!(!overlap(RegisterRef::I32(1), RegisterRef::Ref(1)));
+        assert!(overlap(RegisterRef::Ref(1), RegisterRef::Ref(1)));
+    }
+
     fn watch(register: RegisterRef, depth: usize, value: DebugValue) -> ActiveWatch {
         ActiveWatch {
             id: 7,
             register,
+            kind: WatchKind::Write,
+            pending_read: None,
             depth,
             condition: None,
             value,
@@ -142,10 +310,10 @@ mod tests {
             refs: &[],
             banks: &banks,
         };
-        assert!(w.check(2, &regs(&[0, 5])).is_none());
+        assert!(w.check_without_reads(2, &regs(&[0, 5])).is_none());
         // A callee's registers are another frame's.
-        assert!(w.check(3, &regs(&[9, 9])).is_none());
-        match w.check(2, &regs(&[0, 6])) {
+        assert!(w.check_without_reads(3, &regs(&[9, 9])).is_none());
+        match w.check_without_reads(2, &regs(&[0, 6])) {
             Some(WatchEvent::Changed(hit)) => {
                 assert_eq!(hit.id, 7);
                 assert!(matches!(hit.old, DebugValue::I32(5)));
@@ -153,9 +321,9 @@ mod tests {
             }
             _ => panic!("the change was not seen"),
         }
-        assert!(w.check(2, &regs(&[0, 6])).is_none());
+        assert!(w.check_without_reads(2, &regs(&[0, 6])).is_none());
         assert!(matches!(
-            w.check(1, &regs(&[0, 6])),
+            w.check_without_reads(1, &regs(&[0, 6])),
             Some(WatchEvent::LeftScope(7))
         ));
     }
@@ -170,9 +338,9 @@ mod tests {
             refs: &[],
             banks: &banks,
         };
-        assert!(w.check(1, &regs(&[1])).is_none());
-        assert!(w.check(1, &regs(&[2])).is_none());
-        match w.check(1, &regs(&[3])) {
+        assert!(w.check_without_reads(1, &regs(&[1])).is_none());
+        assert!(w.check_without_reads(1, &regs(&[2])).is_none());
+        match w.check_without_reads(1, &regs(&[3])) {
             Some(WatchEvent::Changed(hit)) => assert!(matches!(hit.old, DebugValue::I32(2))),
             _ => panic!("the change to 3 was not seen"),
         }
@@ -188,9 +356,9 @@ mod tests {
             refs: &[],
             banks: &banks,
         };
-        assert!(w.check(2, &regs(&[5])).is_none());
+        assert!(w.check_without_reads(2, &regs(&[5])).is_none());
         assert!(matches!(
-            w.check(1, &regs(&[5])),
+            w.check_without_reads(1, &regs(&[5])),
             Some(WatchEvent::LeftScope(7))
         ));
     }

@@ -1,0 +1,263 @@
+//! gdb's words `irvm dbg` takes besides the basic ones: `nexti`,
+//! `ptype`/`whatis`, `output`, `printf`, `info line`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::common::paths::data;
+
+/// Runs `irvm dbg` with `args` and `script` on stdin: the lines after
+/// each echoed `(irvm) CMD`, by command, and the exit code.
+fn session(args: &[String], script: &str) -> (Vec<(String, String)>, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .arg("dbg")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("irvm dbg starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.as_bytes())
+        .expect("script written");
+    let out = child.wait_with_output().expect("irvm dbg ends");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Split at each prompt; what follows a command (up to the next
+    // prompt, which `output` and `printf` may share a line with) is its
+    // reply.
+    let mut replies = Vec::new();
+    for part in text.split("(irvm) ").skip(1) {
+        let (command, reply) = part.split_once('\n').unwrap_or((part, ""));
+        replies.push((command.to_string(), reply.to_string()));
+    }
+    (replies, out.status.code().unwrap_or(-1))
+}
+
+fn args(module: &str, function: &str, input: &str) -> Vec<String> {
+    vec![
+        format!("--module={}", data(module).display()),
+        format!("--function={function}"),
+        format!("--input={input}"),
+    ]
+}
+
+/// `nexti` executes one instruction, running a call to its return
+/// (`stepi` enters it).
+#[test]
+fn nexti_steps_over_calls_where_stepi_enters_them() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "4"),
+        "break calls.mlir:13\nrun\nnexti\nni\ncontinue\nstepi\nnexti\nnexti\nnexti\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    let first = |k: usize| r[k].1.lines().next().unwrap_or("").to_string();
+    // Over the call of line 13, to the next instruction (line 14).
+    assert_eq!(
+        first(2),
+        "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13"
+    );
+    assert_eq!(
+        first(3),
+        "sum_squares (module.sum_squares+0x00000043) at calls.mlir:15:11"
+    );
+    // stepi enters the callee; nexti goes on there, then out to the caller.
+    assert_eq!(first(5), "fn1 (module.fn1+0x00000001)");
+    assert_eq!(first(6), "fn1 (module.fn1+0x00000008)");
+    assert_eq!(
+        first(7),
+        "sum_squares (module.sum_squares+0x0000003C) at calls.mlir:14:13"
+    );
+}
+
+/// `ptype`/`whatis` name a value's type; `output` prints the value alone;
+/// `printf` formats values as C's printf; mistakes are gdb's messages.
+#[test]
+fn ptype_whatis_output_and_printf() {
+    let script = "whatis %i0\nbreak 13\nrun\nptype %r0\nwhatis %r1\nptype %i8:9\nwhatis %i0 == 5\n\
+                  whatis 7\nwhatis/x %i0\nptype\noutput %r0\necho |\\n\noutput/x %i14\necho |\\n\n\
+                  printf \"[%s] %x %5ld|%-3d|%c %.1f%%\\n\", %r0, %i14, %i8:9, %i0, %i14, %i14\n\
+                  printf \"%d\\n\", %r0\nprintf \"%d %d\\n\", %i0\nprintf \"%y\", %i0\nprintf %i0\n";
+    let (r, _) = session(
+        &[
+            format!("--module={}", data("dbg/frames.vmasm").display()),
+            "--function=main".into(),
+            "--input=5".into(),
+        ],
+        script,
+    );
+    let replies: Vec<&str> = r.iter().map(|(_, reply)| reply.as_str()).collect();
+    assert_eq!(
+        replies[0],
+        "error: the program is not being run (use `run`)\n"
+    );
+    assert_eq!(replies[3], "type = !vm.list<i32>\n");
+    assert_eq!(replies[4], "type = !vm.buffer\n");
+    assert_eq!(replies[5], "type = i64\n");
+    assert_eq!(replies[6], "type = i1\n");
+    assert_eq!(replies[7], "type = i32\n");
+    assert_eq!(replies[8], "error: whatis takes no format (/x, ...)\n");
+    assert_eq!(
+        replies[9],
+        "error: ptype needs an expression (a register, source name or number)\n"
+    );
+    // output: no newline of its own (the next prompt follows on its line).
+    assert_eq!(replies[10], "!vm.list<i32>[3] {10, 20, 5}");
+    assert_eq!(replies[12], "0x2a");
+    assert_eq!(
+        replies[14],
+        "[!vm.list<i32>[3] {10, 20, 5}] 2a    20|5  |* 42.0%\n"
+    );
+    assert_eq!(
+        replies[15],
+        "error: Value of type !vm.list<i32> can't be converted to integer.\n"
+    );
+    assert_eq!(
+        replies[16],
+        "error: Wrong number of arguments for specified format-string\n"
+    );
+    assert_eq!(
+        replies[17],
+        "error: Unrecognized format specifier 'y' in printf\n"
+    );
+    assert_eq!(replies[18], "error: Bad format string, missing '\"'\n");
+}
+
+/// `info line` says where the code of the stop's line, or of a location's,
+/// starts and ends.
+#[test]
+fn info_line_gives_the_lines_code_range() {
+    let (r, code) = session(
+        &args("fib.vmfb", "fib", "5"),
+        "info line fib.mlir:12\ninfo line\nbreak fib.mlir:12\nrun\nstepi\ninfo line\n",
+    );
+    assert_eq!(code, 1, "{r:?}");
+    assert_eq!(
+        r[0].1,
+        "Line 12 of \"fib.mlir\" starts at address module.fib+0x00000033 <fib+51> and ends at \
+         module.fib+0x0000003A <fib+58>.\n"
+    );
+    assert_eq!(
+        r[1].1,
+        "error: the program is not being run (use `run`), and no location was given\n"
+    );
+    assert_eq!(
+        r[5].1,
+        "Line 13 of \"fib.mlir\" starts at address module.fib+0x0000003A <fib+58> and ends at \
+         module.fib+0x00000041 <fib+65>.\n"
+    );
+}
+
+/// `rwatch` stops after an instruction of the frame reads the register
+/// (with the value read; a call's argument is reported in the callee's
+/// first instruction), `awatch` after a read or a change (`Old value`/`New
+/// value` when it changed); which instructions read a register comes from
+/// the instruction table (a compare, an add, a call's arguments).
+#[test]
+fn rwatch_and_awatch_stop_at_reads_and_accesses() {
+    let (r, code) = session(
+        &args("fib.vmfb", "fib", "3"),
+        "break fib.mlir:13\nrun\nawatch %i1\ncontinue\ncontinue\ndelete 1\n\
+         rwatch %i0 if %i1 == 3\ninfo watchpoints\ncontinue\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    assert_eq!(r[2].1, "Hardware access (read/write) watchpoint 2: %i1\n");
+    // The add of line 13 reads %i1 (0) and writes 1: a change.
+    assert_eq!(
+        r[3].1,
+        "\nHardware access (read/write) watchpoint 2: %i1\n\nOld value = 0\nNew value = 1\n\
+         fib (module.fib+0x00000041) at fib.mlir:14:5\n\
+         14\t    scf.yield %k1, %y, %next : i32, i32, i32\n"
+    );
+    // The loop's compare reads it.
+    assert_eq!(
+        r[4].1,
+        "\nHardware access (read/write) watchpoint 2: %i1\n\nValue = 1\n\
+         fib (module.fib+0x00000022) at fib.mlir:8:5\n\
+         8\t    scf.condition(%more) %k, %x, %y : i32, i32, i32\n"
+    );
+    assert_eq!(r[6].1, "Hardware read watchpoint 3: %i0\n");
+    assert!(
+        r[7].1
+            .contains("3       read watchpoint keep y   %i0 in fib (frame #0)\n"),
+        "{}",
+        r[7].1
+    );
+    // The compare reads %i0 at every iteration; the condition holds at
+    // the last (both watchpoints are reported in that one stop).
+    assert!(
+        r[10].1.contains("Old value = 2\nNew value = 3\n"),
+        "{}",
+        r[10].1
+    );
+    assert_eq!(
+        r[11].1,
+        "\nHardware access (read/write) watchpoint 2: %i1\n\nValue = 3\n\n\
+         Hardware read watchpoint 3: %i0\n\nValue = 3\n\
+         fib (module.fib+0x00000022) at fib.mlir:8:5\n\
+         8\t    scf.condition(%more) %k, %x, %y : i32, i32, i32\n"
+    );
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "4"),
+        "break calls.mlir:13\nrun\nrwatch %i1\ncontinue\nbt 1\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    assert_eq!(
+        r[3].1,
+        "\nHardware read watchpoint 2: %i1\n\nValue = 0\nfn1 (module.fn1+0x00000001)\n\
+         => %i0 = vm.mul.i32 %i0, %i0\n"
+    );
+    assert_eq!(
+        r[4].1,
+        "#0  module.fn1+0x00000001\n(More stack frames follow...)\n"
+    );
+}
+
+/// The registers an instruction reads and writes come from the
+/// instruction table's operand roles: an add's operands, a branch table's
+/// block-argument sources (every case), a call's arguments, a ref operand;
+/// i64 results as pairs.
+#[test]
+fn register_reads_and_writes_follow_the_operand_roles() {
+    use irvm_debugger::RegisterRef::{Pair, Ref, I32};
+    let module = irvm::Module::from_assembly(
+        "vm.module @u version 0
+vm.type !vm.buffer
+vm.func @g(%i0: i32) -> (i32) {
+^bb0:
+  vm.return %i0
+}
+vm.export @f
+vm.func @f(%i0: i32, %i1: i32, %r0: !vm.buffer) -> (i32) {
+^bb0:
+  %i2 = vm.add.i32 %i0, %i1
+  vm.br_table %i0 { default: ^bb1(%i1->%i3), 0: ^bb1(%i2->%i3) }
+^bb1:
+  %i4 = vm.call @g(%i3)
+  %i6:7 = vm.buffer.length %r0
+  vm.return %i4
+}",
+        "u.vmasm",
+    )
+    .expect("assembles");
+    let info = irvm_debugger::DebugInfo::new(vec![("u".to_string(), module)]);
+    let uses = |list: Vec<(u32, Vec<irvm_debugger::RegisterRef>)>| -> Vec<_> {
+        list.into_iter().map(|(_, r)| r).collect()
+    };
+    assert_eq!(
+        uses(info.register_reads("u", 1)),
+        [
+            vec![I32(0), I32(1)],
+            vec![I32(0), I32(1), I32(2)],
+            vec![I32(3)],
+            vec![Ref(0)],
+            vec![I32(4)],
+        ]
+    );
+    assert_eq!(
+        uses(info.register_writes("u", 1)),
+        [vec![I32(2)], vec![I32(4)], vec![Pair(6)]]
+    );
+}
