@@ -437,9 +437,10 @@ fn from_buffer_as(
     // The memory is read through a memoryview of `obj`, which a VM buffer
     // over it keeps as its owner: the memoryview holds `obj`'s buffer
     // export for as long as the VM holds the memory, so the exporter
-    // cannot resize or free it meanwhile (a `bytearray`, an `array.array`
-    // or a memoryview the caller releases would otherwise move its bytes
-    // while a module global still points at them).
+    // cannot resize or free it meanwhile (a `bytearray` or `array.array`
+    // resized, or an `mmap` closed, also behind a memoryview the caller
+    // released, would otherwise move or unmap its bytes while a module
+    // global still points at them).
     // SAFETY: a zeroed Py_buffer is the documented initial state; it is
     // filled by PyObject_GetBuffer below before any use.
     let mut view: ffi::Py_buffer = unsafe { std::mem::zeroed() };

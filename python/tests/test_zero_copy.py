@@ -6,6 +6,7 @@ buffer; results are arrays over the VM's buffers that keep them alive."""
 
 import array
 import gc
+import mmap
 
 import numpy as np
 import pytest
@@ -214,27 +215,45 @@ def aligned_resizable(make):
     pytest.skip("no 64-byte aligned allocation in 1000 tries")
 
 
+def grow(o):
+    o.extend(o[:1] * 100000)
+
+
+def anonymous_mapping():
+    m = mmap.mmap(-1, 4096)
+    m[:4] = b"abcd"
+    return m
+
+
 @pytest.mark.parametrize(
-    "make",
-    [lambda: bytearray(range(256)) * 16, lambda: array.array("i", range(1024))],
-    ids=["bytearray", "array"],
+    "make, take_away",
+    [
+        (lambda: aligned_resizable(lambda: bytearray(range(256)) * 16), grow),
+        (lambda: aligned_resizable(lambda: array.array("i", range(1024))), grow),
+        (anonymous_mapping, lambda o: o.close()),
+    ],
+    ids=["bytearray", "array", "mmap"],
 )
 @pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read_only"])
-def test_an_input_a_module_keeps_cannot_be_resized_under_it(make, read_only):
+def test_an_input_a_module_keeps_cannot_be_resized_or_unmapped_under_it(
+    make, take_away, read_only
+):
     # keep_input stores its argument's buffer view in a global. The input
-    # is used in place, so its exporter must not move its bytes while the
-    # module holds them: resizing a bytearray or an array.array (or one
-    # behind a memoryview the caller releases) reallocated its memory, and
-    # the module's global pointed at freed memory (a later `kept()`
+    # is used in place, so its exporter must not move or free its bytes
+    # while the module holds them: resizing a bytearray or an array.array,
+    # or closing an mmap (also behind a memoryview the caller released),
+    # left the module's global pointing at freed memory (a later `kept()`
     # returned an array over it; writing it crashed the process).
     m = irvm.load(PYDATA / "keep_input.vmfb")
-    o = aligned_resizable(make)
+    o = make()
     want = bytes(o)
     view = memoryview(o)
-    m.keep(view.toreadonly() if read_only else view)
+    passed = view.toreadonly() if read_only else view
+    m.keep(passed)
+    passed.release()
     view.release()
     with pytest.raises(BufferError):
-        o.extend(o[:1] * 100000)
+        take_away(o)
     kept = m.kept()
     assert kept.tobytes() == want
     assert kept.flags.writeable != read_only
@@ -242,4 +261,4 @@ def test_an_input_a_module_keeps_cannot_be_resized_under_it(make, read_only):
     # is the caller's again.
     del m, kept
     gc.collect()
-    o.extend(o[:1] * 100000)
+    take_away(o)
