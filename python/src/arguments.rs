@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
-use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyMemoryView, PyTuple};
 
 use irvm::{Buffer, HostRef, List, Ref, StatusCode, TypeDef, ValType, Value};
 use irvm_hal::{type_names, BufferView, ElementType, HalBuffer};
@@ -396,8 +396,10 @@ fn element_of_format(format: &str, itemsize: usize) -> Result<ElementType, Strin
     irvm_hal::numpy_dtype::element_type(&format!("<{kind}{itemsize}"))
 }
 
-/// Memory of a Python object a VM buffer borrows: the object is kept alive
-/// (so numpy cannot free or resize the array) while the VM holds it.
+/// Memory of a Python object a VM buffer borrows: `_owner` keeps it alive
+/// while the VM holds it, and it does not move meanwhile (an immutable
+/// `bytes`, or a memoryview whose export of the object's buffer makes
+/// the exporter refuse to resize or free it).
 pub(crate) struct ArrayMemory {
     ptr: *const u8,
     len: usize,
@@ -452,27 +454,44 @@ fn from_buffer_as(
     slot: &Slot<'_>,
 ) -> PyResult<Value> {
     let py = obj.py();
+    // The memory is read through a memoryview of `obj`, which a VM buffer
+    // over it keeps as its owner: the memoryview holds `obj`'s buffer
+    // export for as long as the VM holds the memory, so the exporter
+    // cannot resize or free it meanwhile (a `bytearray` or `array.array`
+    // resized, or an `mmap` closed, also behind a memoryview the caller
+    // released, would otherwise move or unmap its bytes while a module
+    // global still points at them).
     // SAFETY: a zeroed Py_buffer is the documented initial state; it is
     // filled by PyObject_GetBuffer below before any use.
     let mut view: ffi::Py_buffer = unsafe { std::mem::zeroed() };
-    // SAFETY: `obj` is a live object (GIL held) and `view` is writable.
-    let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut view, ffi::PyBUF_RECORDS_RO) };
-    if rc != 0 {
-        let cause = PyErr::take(py);
-        if bits_of.is_none() {
-            if let Some((bits, element)) = crate::ml_dtypes::as_bits(obj)? {
-                return from_buffer_as(&bits, Some(element), slot);
-            }
+    let exported = PyMemoryView::from(obj).map_err(Some).and_then(|m| {
+        // SAFETY: the memoryview is a live object (GIL held) and `view` is
+        // writable.
+        let rc = unsafe { ffi::PyObject_GetBuffer(m.as_ptr(), &mut view, ffi::PyBUF_RECORDS_RO) };
+        if rc == 0 {
+            Ok(m)
+        } else {
+            Err(PyErr::take(py))
         }
-        return Err(slot.invalid(
-            py,
-            format!(
-                "expects a numpy array (or a list, or None), got {}{}",
-                type_name(obj),
-                cause.map(|e| format!(" ({e})")).unwrap_or_default()
-            ),
-        ));
-    }
+    });
+    let exporter = match exported {
+        Ok(m) => m,
+        Err(cause) => {
+            if bits_of.is_none() {
+                if let Some((bits, element)) = crate::ml_dtypes::as_bits(obj)? {
+                    return from_buffer_as(&bits, Some(element), slot);
+                }
+            }
+            return Err(slot.invalid(
+                py,
+                format!(
+                    "expects a numpy array (or a list, or None), got {}{}",
+                    type_name(obj),
+                    cause.map(|e| format!(" ({e})")).unwrap_or_default()
+                ),
+            ));
+        }
+    };
     let view = Exported(view);
     let v = &view.0;
     let ndim = usize::try_from(v.ndim).unwrap_or(0);
@@ -566,11 +585,11 @@ fn from_buffer_as(
     let aligned = (v.buf as usize) % irvm::BUFFER_ALIGNMENT == 0;
     let storage = if contiguous && aligned && v.readonly == 0 {
         // A writable array: the program reads and writes it in place.
-        let owner: Arc<Py<PyAny>> = Arc::new(obj.clone().unbind());
+        let owner: Arc<Py<PyAny>> = Arc::new(exporter.into_any().unbind());
         // SAFETY: `v.buf` addresses `len` writable bytes (the exporter said
-        // so: not read-only) that stay put while the exporting object
-        // lives; `owner` holds it (and so its memory) for as long as the
-        // buffer lives. The VM's accesses go through the buffer's thread
+        // so: not read-only) that stay put while the memoryview's export
+        // of them lives; `owner` holds the memoryview (and so the export)
+        // for as long as the buffer lives. The VM's accesses go through the buffer's thread
         // lease. Not covered: Python code writing the array on another
         // thread while a call that received it runs (the GIL is released);
         // that is the caller's race, as with any array shared by threads.
@@ -579,7 +598,7 @@ fn from_buffer_as(
         let memory = ArrayMemory {
             ptr: v.buf as *const u8,
             len,
-            _owner: obj.clone().unbind(),
+            _owner: exporter.into_any().unbind(),
         };
         Buffer::borrowed(Arc::new(memory), 0..len).map_err(|t| crate::errors::from_trap(py, &t))?
     } else {

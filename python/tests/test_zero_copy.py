@@ -4,13 +4,15 @@ once (copy=False refuses); a writable array used in place is a writable
 buffer (the program's writes change it), a read-only one an immutable
 buffer; results are arrays over the VM's buffers that keep them alive."""
 
+import array
 import gc
+import mmap
 
 import numpy as np
 import pytest
 
 import irvm
-from conftest import DATA, MODELS
+from conftest import DATA, MODELS, PYDATA
 
 
 def aligned(n, dtype, misalign=0):
@@ -196,3 +198,67 @@ def test_a_copy_between_overlapping_views_of_one_array_moves_as_memmove(shift):
     want[target : target + n] = want[source : source + n].copy()
     copy(x[source : source + n], x[target : target + n], n)
     assert np.array_equal(x, want)
+
+
+def aligned_resizable(make):
+    """An object `make()` returns (a bytearray, an array.array) whose data
+    starts at a 64-byte boundary, so that it is used in place."""
+    tried = []
+    for _ in range(1000):
+        o = make()
+        address = memoryview(o).cast("B")
+        ptr = np.frombuffer(address, np.uint8).ctypes.data
+        del address
+        if ptr % 64 == 0:
+            return o
+        tried.append(o)
+    pytest.skip("no 64-byte aligned allocation in 1000 tries")
+
+
+def grow(o):
+    o.extend(o[:1] * 100000)
+
+
+def anonymous_mapping():
+    m = mmap.mmap(-1, 4096)
+    m[:4] = b"abcd"
+    return m
+
+
+@pytest.mark.parametrize(
+    "make, take_away",
+    [
+        (lambda: aligned_resizable(lambda: bytearray(range(256)) * 16), grow),
+        (lambda: aligned_resizable(lambda: array.array("i", range(1024))), grow),
+        (anonymous_mapping, lambda o: o.close()),
+    ],
+    ids=["bytearray", "array", "mmap"],
+)
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read_only"])
+def test_an_input_a_module_keeps_cannot_be_resized_or_unmapped_under_it(
+    make, take_away, read_only
+):
+    # keep_input stores its argument's buffer view in a global. The input
+    # is used in place, so its exporter must not move or free its bytes
+    # while the module holds them: resizing a bytearray or an array.array,
+    # or closing an mmap (also behind a memoryview the caller released),
+    # left the module's global pointing at freed memory (a later `kept()`
+    # returned an array over it; writing it crashed the process).
+    m = irvm.load(PYDATA / "keep_input.vmfb")
+    o = make()
+    want = bytes(o)
+    view = memoryview(o)
+    passed = view.toreadonly() if read_only else view
+    m.keep(passed)
+    passed.release()
+    view.release()
+    with pytest.raises(BufferError):
+        take_away(o)
+    kept = m.kept()
+    assert kept.tobytes() == want
+    assert kept.flags.writeable != read_only
+    # Once the module and the arrays over its buffer are gone, the object
+    # is the caller's again.
+    del m, kept
+    gc.collect()
+    take_away(o)

@@ -87,7 +87,14 @@ fn table() -> &'static Table {
     TABLE.get_or_init(load)
 }
 
-#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
+// (Miri cannot call `dlopen`: under it the Rust functions stand in, as on
+// other targets.)
+#[cfg(all(
+    target_os = "linux",
+    target_env = "gnu",
+    target_arch = "x86_64",
+    not(miri)
+))]
 fn load() -> Table {
     // SAFETY: dlopen is given a NUL-terminated name; libm's initialisers are
     // already run (Rust's std links it), so this only returns a handle.
@@ -130,7 +137,12 @@ fn load() -> Table {
     t
 }
 
-#[cfg(not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")))]
+#[cfg(not(all(
+    target_os = "linux",
+    target_env = "gnu",
+    target_arch = "x86_64",
+    not(miri)
+)))]
 fn load() -> Table {
     Table {
         f32_un: [None; UN_COUNT],
@@ -236,55 +248,59 @@ fn fallback_un_f64(f: Un, x: f64) -> f64 {
     }
 }
 
-/// A NaN with its quiet bit set, as glibc's rounding functions return a
-/// signalling NaN (`x + x`); any other value unchanged.
+/// `round(x)`, or for a NaN `x` that NaN with its quiet bit set, as glibc's
+/// rounding functions return a signalling NaN (`x + x`). A NaN is not
+/// handed to `round`: Rust does not promise that an operation keeps a
+/// NaN's payload (its NaN rules let `ceil` return any quiet NaN, and Miri
+/// does), which glibc's functions do.
 #[inline]
-fn quiet_f32(x: f32) -> f32 {
+fn rounded_f32(x: f32, round: impl Fn(f32) -> f32) -> f32 {
     if x.is_nan() {
         f32::from_bits(x.to_bits() | 0x0040_0000)
     } else {
-        x
+        round(x)
     }
 }
 
+/// [`rounded_f32`] for an f64.
 #[inline]
-fn quiet_f64(x: f64) -> f64 {
+fn rounded_f64(x: f64, round: impl Fn(f64) -> f64) -> f64 {
     if x.is_nan() {
         f64::from_bits(x.to_bits() | 0x0008_0000_0000_0000)
     } else {
-        x
+        round(x)
     }
 }
 
 /// `ceilf`.
 #[inline]
 pub(crate) fn ceil_f32(x: f32) -> f32 {
-    quiet_f32(x.ceil())
+    rounded_f32(x, f32::ceil)
 }
 /// `floorf`.
 #[inline]
 pub(crate) fn floor_f32(x: f32) -> f32 {
-    quiet_f32(x.floor())
+    rounded_f32(x, f32::floor)
 }
 /// `roundf` (ties away from zero).
 #[inline]
 pub(crate) fn round_f32(x: f32) -> f32 {
-    quiet_f32(x.round())
+    rounded_f32(x, f32::round)
 }
 /// `ceil`.
 #[inline]
 pub(crate) fn ceil_f64(x: f64) -> f64 {
-    quiet_f64(x.ceil())
+    rounded_f64(x, f64::ceil)
 }
 /// `floor`.
 #[inline]
 pub(crate) fn floor_f64(x: f64) -> f64 {
-    quiet_f64(x.floor())
+    rounded_f64(x, f64::floor)
 }
 /// `round`.
 #[inline]
 pub(crate) fn round_f64(x: f64) -> f64 {
-    quiet_f64(x.round())
+    rounded_f64(x, f64::round)
 }
 
 /// The reference's `vm_round_f32_even`: `roundf`, then on a tie whose

@@ -77,16 +77,6 @@ impl<T> ElementLock<T> {
             .map(|_| ElementGuard { lock: self })
     }
 
-    /// The value without taking the lock (no atomic read-modify-write),
-    /// for a holder that knows no one else can reach it (see
-    /// `List::sole_values`); reading or writing through the pointer is
-    /// sound only while no other thread can reach this lock and no guard
-    /// of it exists.
-    #[inline]
-    pub(crate) fn unlocked_ptr(&self) -> *mut T {
-        self.value.get()
-    }
-
     /// The value, through exclusive access to the lock itself.
     pub(crate) fn get_mut(&mut self) -> &mut T {
         self.value.get_mut()
