@@ -249,6 +249,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not support file-backed memory mappings")]
     fn a_file_truncated_under_its_map_reads_zeros_and_says_so() {
         let (_dir, path) = file_of(64 << 10);
         let map = FileMap::new(&File::open(&path).unwrap(), false).unwrap();
@@ -275,6 +276,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not support file-backed memory mappings")]
     fn maps_that_are_dropped_free_their_slot() {
         let (_dir, path) = file_of(4096);
         for _ in 0..2 * MAX_GUARDED {
@@ -307,6 +309,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri does not support file-backed memory mappings")]
     fn an_unguarded_lost_page_still_ends_the_process() {
         use std::os::unix::process::ExitStatusExt;
         let status = std::process::Command::new(std::env::current_exe().unwrap())

@@ -148,6 +148,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "calls the C library, which Miri cannot")]
     fn integers_read_like_strtol() {
         assert_eq!(atoi_i32("017"), Some(15));
         assert_eq!(atoi_i32("0x1F"), Some(31));
@@ -163,6 +164,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "calls the C library, which Miri cannot")]
     fn floats_read_like_strtod() {
         assert_eq!(atod("0x1p3"), Some(8.0));
         assert_eq!(atof("1.5xyz"), Some(1.5));
@@ -174,6 +176,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "calls the C library, which Miri cannot")]
     fn assembler_floats_read_whole_and_in_range() {
         assert_eq!(assembler_f32("0x1p3"), Some(8.0));
         assert_eq!(assembler_f32(" 1e3 "), Some(1000.0));
