@@ -465,7 +465,9 @@ fn random_instruction(rng: &mut Rng, blocks: usize, functions: usize) -> String 
     // Every callee here takes and returns one i32 (`0i_i`), and the
     // assembler checks calls against that: a call passes one i32 and
     // receives one, and only the import is called variadically.
-    let call = info.mnemonic.starts_with("call");
+    // A return gives one i32 too (each function's convention: the
+    // assembler checks returns as well).
+    let call = info.mnemonic.starts_with("call") || info.mnemonic == "return";
     let variadic = info.fields.contains(&Field::SegmentSizes);
     let operands: Vec<String> = info
         .fields

@@ -207,7 +207,7 @@ fn a_return_with_more_values_than_the_calling_convention_is_refused_at_load() {
     // IREE's verifier loads the module: an exported call gives the first
     // value, an internal call fails at run time. Written by iree-as-module
     // (`irvm as` refuses the text at the return).
-    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/return_count.vmfb");
+    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/refused/return_count.vmfb");
     for function in ["two_for_one", "caller"] {
         let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
             .arg("run")

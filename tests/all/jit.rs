@@ -477,8 +477,8 @@ vm.func @halves(%i0: i32) -> (i32, i32, i32, i32, i32) {
 ^bb2:
   %i4:5 = vm.mul.i64 %i4:5, %i4:5
   %i6 = vm.mul.f32 %i6, %i10
-  %i11:12 = vm.ext.f32.f64 %i6
-  %i8:9 = vm.add.f64 %i8:9, %i11:12
+  %i42:43 = vm.ext.f32.f64 %i6
+  %i8:9 = vm.add.f64 %i8:9, %i42:43
   %i3 = vm.add.i32 %i3, %i2
   vm.br ^bb1()
 ^bb3:
@@ -583,7 +583,7 @@ vm.func @pick(%r0: !vm.ref<?>, %i0: i32) -> (i32) {
   %i1 = vm.const.i32.zero
   %i2 = vm.const.i32 1
   %i3 = vm.const.i32 10
-  %i5:6 = vm.const.i64 7
+  %i36:37 = vm.const.i64 7
   vm.br ^bb1(%i1->%i7, %i1->%i8)
 ^bb1:
   %i9 = vm.cmp.lt.i32.s %i7, %i0
@@ -591,9 +591,9 @@ vm.func @pick(%r0: !vm.ref<?>, %i0: i32) -> (i32) {
 ^bb2:
   %i10 = vm.shr.i32.u %i7, %i3
   %r1 = vm.list.get.ref %r0, %i10 : !vm.buffer
-  %i11:12 = vm.ext.i32.i64.u %i7
-  %i11:12 = vm.and.i64 %i11:12, %i5:6
-  %i13 = vm.buffer.load.i32 %r1, %i11:12
+  %i42:43 = vm.ext.i32.i64.u %i7
+  %i42:43 = vm.and.i64 %i42:43, %i36:37
+  %i13 = vm.buffer.load.i32 %r1, %i42:43
   %i8 = vm.add.i32 %i8, %i13
   %i7 = vm.add.i32 %i7, %i2
   vm.br ^bb1()
@@ -606,7 +606,7 @@ vm.func @drop_at(%r0: !vm.ref<?>, %i0: i32, %i1: i32) -> (i32) {
   %i2 = vm.const.i32.zero
   %i3 = vm.const.i32 1
   %r1 = vm.list.get.ref %r0, %i3 : !vm.buffer
-  %i5:6 = vm.const.i64 7
+  %i36:37 = vm.const.i64 7
   vm.br ^bb1(%i2->%i7, %i2->%i8)
 ^bb1:
   %i9 = vm.cmp.lt.i32.s %i7, %i0
@@ -618,9 +618,9 @@ vm.func @drop_at(%r0: !vm.ref<?>, %i0: i32, %i1: i32) -> (i32) {
   vm.discard.refs %r1
   vm.br ^bb4()
 ^bb4:
-  %i11:12 = vm.ext.i32.i64.u %i7
-  %i11:12 = vm.and.i64 %i11:12, %i5:6
-  %i13 = vm.buffer.load.i32 %r1, %i11:12
+  %i42:43 = vm.ext.i32.i64.u %i7
+  %i42:43 = vm.and.i64 %i42:43, %i36:37
+  %i13 = vm.buffer.load.i32 %r1, %i42:43
   %i8 = vm.add.i32 %i8, %i13
   %i7 = vm.add.i32 %i7, %i3
   vm.br ^bb1()
@@ -885,10 +885,10 @@ vm.func @fill(%i0: i32, %i1: i32) -> (i32) {
   %i2 = vm.const.i32.zero
   %i3 = vm.const.i32 1
   %i4 = vm.const.i32 16
-  %i5:6 = vm.const.i64 4
+  %i36:37 = vm.const.i64 4
   %r0 = vm.list.alloc %i0 : !vm.list<!vm.buffer>
   vm.list.resize %r0, %i0
-  %r1 = vm.buffer.alloc %i5:6, %i4
+  %r1 = vm.buffer.alloc %i36:37, %i4
   vm.br ^bb1(%i2->%i7)
 ^bb1:
   %i8 = vm.cmp.lt.i32.s %i7, %i0
@@ -912,10 +912,10 @@ vm.func @fill(%i0: i32, %i1: i32) -> (i32) {
 vm.func @into_values() -> (i32) {
 ^bb0:
   %i0 = vm.const.i32 4
-  %i1:2 = vm.const.i64 4
+  %i32:33 = vm.const.i64 4
   %r0 = vm.list.alloc %i0 : !vm.list<i32>
   vm.list.resize %r0, %i0
-  %r1 = vm.buffer.alloc %i1:2, %i0
+  %r1 = vm.buffer.alloc %i32:33, %i0
   %i3 = vm.const.i32 1
   vm.list.set.ref %r0, %i3, %r1
   vm.return %i3

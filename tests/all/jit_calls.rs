@@ -146,11 +146,11 @@ vm.func @same(%r0: !vm.buffer) -> (!vm.buffer) {
 }
 vm.func @buffer_calls(%i0: i32) -> (i32) {
 ^bb0:
-  %i1:2 = vm.ext.i32.i64.s %i0
-  %i3:4 = vm.const.i64 4
-  %i1:2 = vm.mul.i64 %i1:2, %i3:4
+  %i32:33 = vm.ext.i32.i64.s %i0
+  %i34:35 = vm.const.i64 4
+  %i32:33 = vm.mul.i64 %i32:33, %i34:35
   %i5 = vm.const.i32 16
-  %r0 = vm.buffer.alloc %i1:2, %i5
+  %r0 = vm.buffer.alloc %i32:33, %i5
   %i6 = vm.const.i32.zero
   %i7 = vm.const.i32 1
   vm.br ^bb1(%i6->%i8)
@@ -201,16 +201,16 @@ vm.func @host_calls(%i0: i32) -> (i32) {
 }
 vm.func @length_plus(%r0: !vm.buffer, %i0: i32) -> (i32) {
 ^bb0:
-  %i1:2 = vm.buffer.length %r0
-  %i3 = vm.trunc.i64.i32 %i1:2
+  %i32:33 = vm.buffer.length %r0
+  %i3 = vm.trunc.i64.i32 %i32:33
   %i3 = vm.add.i32 %i3, %i0
   vm.return %i3
 }
 vm.func @uncompiled_calls(%i0: i32) -> (i32) {
 ^bb0:
-  %i1:2 = vm.const.i64 12
+  %i32:33 = vm.const.i64 12
   %i3 = vm.const.i32 16
-  %r0 = vm.buffer.alloc %i1:2, %i3
+  %r0 = vm.buffer.alloc %i32:33, %i3
   %i4 = vm.const.i32.zero
   %i5 = vm.const.i32 1
   vm.br ^bb1(%i4->%i6, %i4->%i7)

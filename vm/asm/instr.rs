@@ -700,6 +700,16 @@ fn parse_register<'s>(
             };
             return Err(Diag::new(message, text));
         }
+        if n % 2 != 0 {
+            return Err(Diag::new(
+                format!(
+                    "register pair %i{n}:{} starts at an odd register: i64/f64 pairs start at even \
+                     ones (both runtimes' verifiers refuse odd ones)",
+                    n + 1
+                ),
+                text,
+            ));
+        }
         2
     } else {
         if high.is_some() {

@@ -57,8 +57,19 @@ impl Builder<'_> {
                 if r & REF_BANK_BIT != 0 {
                     return Err(self.err(format!("register {r:#x} is not an i32 register")));
                 }
-                // An i64/f64 may start at an odd ordinal: the reference reads
-                // it there (unaligned), and so do the register macros.
+                // An i64/f64 starts at an even ordinal, as IREE's verifier
+                // requires ("not 8-byte aligned"); the register reads would
+                // cope with an odd one (unaligned), but no module IREE loads
+                // has one.
+                if bank.slots() == 2 && r & 1 != 0 {
+                    return Err(self.err(format!(
+                        "register %i{}:{} ({}) starts at an odd ordinal: i64/f64 registers \
+                         start at even ones (8-byte aligned)",
+                        r & I32_INDEX_MASK,
+                        (r & I32_INDEX_MASK) + 1,
+                        bank.name()
+                    )));
+                }
                 let need = r as u32 + bank.slots() as u32;
                 if need > self.n32 as u32 {
                     return Err(self.err(format!(

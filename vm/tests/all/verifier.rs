@@ -133,25 +133,29 @@ fn i64_pair_past_the_register_file() {
 }
 
 #[test]
-fn i64_pair_at_an_odd_register_runs_as_in_the_reference() {
-    // IREE reads an i64 at any i32 ordinal (`*(int64_t*)&regs_i32[r]`), so
-    // `%i1:2` is accepted and means slots 1 and 2.
+fn i64_pair_at_an_odd_register_is_refused_as_the_reference_refuses_it() {
+    // IREE 3.13's verifier: "i64/f64 register ordinal 1 not 8-byte aligned",
+    // for operands and for the register lists of calls and returns alike.
     let source = "vm.module @v version 0\nvm.export @f\nvm.func @f() -> (i64) {\n^bb0:\n  %i2:3 = vm.const.i64 7\n  %i4:5 = vm.add.i64 %i2:3, %i2:3\n  vm.return %i4:5\n}\n";
     let mut bytes = assemble(source);
-    let (at, _) = locate(&bytes, "%i2:3 = vm.const.i64");
+    let (at, offset) = locate(&bytes, "%i2:3 = vm.const.i64");
     put_u16(&mut bytes, at + 9, 1);
-    let (at, _) = locate(&bytes, "%i4:5 = vm.add.i64");
-    put_u16(&mut bytes, at + 1, 1);
-    put_u16(&mut bytes, at + 3, 1);
-    let registry = TypeRegistry::new();
-    let mut ctx = Context::new(&registry);
-    ctx.register_module(Module::from_bytes(bytes).unwrap())
-        .expect("odd pairs verify");
-    let f = ctx.function("v.f").unwrap();
-    let results = ctx.invoke(&f, &[]).unwrap();
-    assert!(
-        matches!(results.as_slice(), [irvm::Value::I64(14)]),
-        "{results:?}"
+    assert_rejected(
+        bytes,
+        offset,
+        "register %i1:2 (i64) starts at an odd ordinal: i64/f64 registers start at even ones",
+    );
+    let mut bytes = assemble(source);
+    let (at, offset) = locate(&bytes, "vm.return %i4");
+    // The return's list (after its opcode, aligned to 2): one register, %i4.
+    let list = (at + 1..at + 3)
+        .find(|&i| bytes[i..i + 4] == [1, 0, 4, 0])
+        .expect("the return's register list");
+    put_u16(&mut bytes, list + 2, 5);
+    assert_rejected(
+        bytes,
+        offset,
+        "return values: register %i5:6 (i64) starts at an odd ordinal",
     );
 }
 
