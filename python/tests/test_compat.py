@@ -866,6 +866,136 @@ SCRIPTS = {
             "indirect": int(ireert.BufferUsage.DISPATCH_INDIRECT_PARAMETERS),
         }
     """,
+    "import_lookups": """
+        # lookup_function finds a module's imports by full name with IMPORT
+        # and IMPORT_OPTIONAL (irvm.compat found none); the function's
+        # linkage is the one asked for, and an import has no reflection.
+        module = ireert.VmModule.mmap(ireert.VmInstance(), MODELS + "/mlp.vmfb")
+
+        def builtins(e):
+            return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        def described(f):
+            if f is None:
+                return None
+            out = [f.name, int(f.linkage), f.ordinal, f.module_name]
+            try:
+                out.append(f.reflection)
+            except Exception as e:
+                out.append(builtins(e))
+            try:
+                out.append(repr(f))
+            except Exception as e:
+                out.append(builtins(e))
+            return out
+
+        RESULT = {
+            f"{name} {linkage}": described(module.lookup_function(name, getattr(ireert.Linkage, linkage)))
+            for name in ("hal.buffer_view.assert", "hal.device.queue.execute", "predict", "buffer_view.assert", "nope")
+            for linkage in ("INTERNAL", "IMPORT", "IMPORT_OPTIONAL", "EXPORT", "EXPORT_OPTIONAL")
+        }
+    """,
+    "arguments_refused_before_the_call": """
+        # What iree.runtime refuses before the program runs: values it has
+        # no VM value for (ValueError), a number for a ref argument and a
+        # ref for a number (RuntimeError, FAILED_PRECONDITION). irvm.compat
+        # passed them on, to fail in the program's assert (ValueError).
+        config = ireert.Config("local-sync")
+        ctx = ireert.SystemContext(config=config)
+        ctx.add_vm_module(ireert.VmModule.mmap(ctx.instance, MODELS + "/loop.vmfb"))
+        f = ctx.modules.module.loop
+        x = np.arange(4, dtype=np.float32)
+
+        def kind(call):
+            try:
+                call()
+            except Exception as e:
+                text = str(e)
+                return [sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+                        "FAILED_PRECONDITION" in text, "could not convert python value to VM" in text]
+            return "ok"
+
+        class ArrayLike:
+            def __array__(self, dtype=None, copy=None):
+                return np.arange(4, dtype=np.float32)
+
+        vm_function = ctx.modules.module.vm_module.lookup_function("loop")
+        numbers = ireert.VmVariantList(2)
+        numbers.push_int(5)
+        numbers.push_int(3)
+        RESULT = {
+            "int_for_tensor": kind(lambda: f(5, 3)),
+            "float_for_tensor": kind(lambda: f(2.5, 3)),
+            "none_for_tensor": kind(lambda: f(None, 3)),
+            "none_for_int": kind(lambda: f(x, None)),
+            "bool_for_int": kind(lambda: f(x, True)),
+            "str_for_tensor": kind(lambda: f("x", 3)),
+            "bytes_for_tensor": kind(lambda: f(bytes(16), 3)),
+            "memoryview_for_tensor": kind(lambda: f(memoryview(x), 3)),
+            "array_for_int": kind(lambda: f(x, np.array(3, np.int32))),
+            "numpy_int_for_int": kind(lambda: f(x, np.int64(3))),
+            "invoke_int_for_tensor": kind(lambda: ctx.vm_context.invoke(vm_function, numbers, ireert.VmVariantList(1))),
+            "array_like": f(ArrayLike(), 2).to_host(),
+            "given": f(x, 2).to_host(),
+        }
+    """,
+    "file_handle_archives": """
+        # ParameterIndex.load_from_file_handle: an archive in a memory
+        # handle or an open file, of a named format (irvm.compat refused it).
+        import os
+        import tempfile
+
+        def kind(call):
+            try:
+                call()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+            return "ok"
+
+        wb = open(DATA + "/params/run/wb.irpa", "rb").read()
+        source = ireert.ParameterIndex()
+        source.add_buffer("a", np.arange(4, dtype=np.float32), metadata="m")
+        source.add_splat("s", np.int32(7), 16)
+        with tempfile.TemporaryDirectory() as tmp:
+            source.create_archive_file(tmp + "/x.irpa")
+            archive = open(tmp + "/x.irpa", "rb").read()
+            fd = os.open(tmp + "/x.irpa", os.O_RDONLY)
+            by_fd = ireert.ParameterIndex()
+            by_fd.load_from_file_handle(ireert.FileHandle.wrap_fd(fd), ".IRPA")
+            os.close(fd)
+        by_memory = ireert.ParameterIndex()
+        by_memory.load_from_file_handle(ireert.FileHandle.wrap_memory(archive), "irpa")
+
+        def listed(index):
+            return [(k, e.length, e.is_splat, e.metadata, e.file_storage[1] if e.is_file else bytes(e.splat_pattern))
+                    for k, e in index.items()]
+
+        refused = ireert.ParameterIndex()
+        RESULT = {
+            "memory": listed(by_memory),
+            "fd": listed(by_fd),
+            "memory_view": bytes(by_memory.items()[0][1].file_view),
+            "fd_view": kind(lambda: by_fd.items()[0][1].file_view),
+            "unknown_format": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(archive), "bin")),
+            "wrong_format": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(archive), "gguf")),
+            "not_an_archive": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(b"x" * 40), "irpa")),
+            "empty": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(b""), "irpa")),
+            "refused_left_nothing": len(refused.items()),
+        }
+        # A program reads them: the memory handle's archive under one scope,
+        # an open file's under another.
+        fd = os.open(DATA + "/params/run/wb.irpa", os.O_RDONLY)
+        scoped, unscoped = ireert.ParameterIndex(), ireert.ParameterIndex()
+        scoped.load_from_file_handle(ireert.FileHandle.wrap_memory(wb), "irpa")
+        unscoped.load_from_file_handle(ireert.FileHandle.wrap_fd(fd), "irpa")
+        os.close(fd)
+        config = ireert.Config("local-sync")
+        params = ireert.create_io_parameters_module(
+            config.vm_instance, scoped.create_provider(scope="model"), unscoped.create_provider(scope=""))
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
+    """,
 }
 
 
@@ -1289,16 +1419,13 @@ def test_a_bytes_module_is_used_in_place_without_a_warning():
         assert irvm.compat.VmModule.wrap_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
 
 
-def test_archive_entries_name_their_file_and_handles_cannot_be_indexed():
+def test_archive_entries_name_their_file():
     # docs/COMPATIBILITY.md: an archive's entries print their file's path
-    # (iree.runtime: the address of its mapping); an archive is indexed
-    # from a path only.
+    # (iree.runtime: the address of its mapping).
     index = irvm.compat.ParameterIndex()
     path = str(DATA / "params" / "run" / "wb.irpa")
     index.load(path)
     assert repr(index[0]) == f"<ParameterIndexEntry 'w' FileHandle<host_allocation(<file {path}>)>:256:16"
-    with pytest.raises(NotImplementedError, match="load the archive by path"):
-        index.load_from_file_handle(irvm.compat.FileHandle.wrap_memory(b"x"), "irpa")
 
 
 def test_more_differences_from_iree_runtime():

@@ -16,14 +16,35 @@ from ._vm_modules import VmFunction, VmInstance
 from .system_setup import HalDevice
 
 
-def _check_arity(function: Any, given: int) -> None:
-    """iree.runtime's error for a wrong number of arguments: INVALID_ARGUMENT,
-    a ValueError (irvm's own API raises TypeError, as Python functions do)."""
-    if given != function._arity:
+def _check_arguments(function: Any, vm_function: VmFunction, values: Sequence[Any]) -> None:
+    """Refuses before the call what iree.runtime refuses when it invokes:
+    a wrong number of arguments (INVALID_ARGUMENT, a ValueError; irvm's own
+    API raises TypeError, as Python functions do), and a number where the
+    calling convention takes a ref (a tensor, a list) or a ref where it
+    takes a number (FAILED_PRECONDITION, a RuntimeError: iree.runtime's
+    argument list holds a value of the other kind)."""
+    if len(values) != function._arity:
         raise _as_iree_error(
             _irvm.InvalidArgumentError(
                 f"INVALID_ARGUMENT; input list and function mismatch; expected "
-                f"{function._arity} arguments but passed {given} ({function.signature})"
+                f"{function._arity} arguments but passed {len(values)} ({function.signature})"
+            )
+        )
+    kinds = (vm_function._cconv or "").partition("_")[0][1:]
+    if len(kinds) != len(values):
+        # (No calling convention, or a variadic one: left to irvm.)
+        return
+    for index, (kind, value) in enumerate(zip(kinds, values)):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if kind == "r" and number:
+            problem = f"is a ref and was given the number {value!r}"
+        elif kind in "ifIF" and not number:
+            problem = f"is a number and was given a ref ({type(value).__name__}): variant at index {index} is not a value type"
+        else:
+            continue
+        raise _as_iree_error(
+            _irvm.FailedPreconditionError(
+                f"Error invoking function: FAILED_PRECONDITION; argument {index} of {function.signature} {problem}"
             )
         )
 
@@ -87,7 +108,7 @@ class VmContext:
     def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
         """Calls `function` with the values of `arg_list`, appending its results to `ret_list`."""
         f = self._function(function)
-        _check_arity(f, len(arg_list._items))
+        _check_arguments(f, function, arg_list._items)
         try:
             results = f(*[_to_vm(v) for v in arg_list._items], _as_given=True)
         except _irvm.VmError as e:

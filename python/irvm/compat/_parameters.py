@@ -191,18 +191,36 @@ def _pattern_bytes(pattern: Any) -> bytes:
 
 
 class _LoadedArchive:
-    """An archive file a ParameterIndex loaded: its path and its entries as
-    read at load (`_irvm._archive_entries`)."""
+    """An archive a ParameterIndex loaded: a file by path (``load``), or a
+    FileHandle's file or memory (``load_from_file_handle``: `path` None),
+    with its entries as read at load (`_irvm._archive_entries`)."""
 
-    def __init__(self, path: str, entries: list):
+    def __init__(self, entries: list, *, path: Optional[str] = None, handle: Optional[FileHandle] = None):
         self.path = path
         self.entries = entries
-        self.handle = FileHandle(path=path)
+        self.handle = handle if handle is not None else FileHandle(path=path)
+
+    def items(self) -> list:
+        """`(key, ParameterIndexEntry)` for each entry: a memory handle's
+        over its bytes in place, a file's over the file."""
+        out = []
+        for key, metadata, offset, length, pattern in self.entries:
+            if pattern is not None:
+                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern)
+            elif self.handle._memory is not None:
+                entry = ParameterIndexEntry(key, length, metadata, buffer=self.handle._memory[offset : offset + length],
+                                            offset=offset, handle=self.handle)
+            else:
+                entry = ParameterIndexEntry(key, length, metadata, path=self.handle._readable_path(), offset=offset,
+                                            handle=self.handle)
+            out.append((key, entry))
+        return out
 
 
 class ParameterIndex:
     """Parameters by key: archive files (``load``: .irpa, .safetensors,
-    .gguf, memory-mapped) and entries held in memory (``add_buffer``,
+    .gguf, memory-mapped), archives in a FileHandle's memory or file
+    (``load_from_file_handle``) and entries held in memory (``add_buffer``,
     ``add_splat``), looked up in the order added (the first entry of a key
     wins, as in IREE). A buffer given to ``add_buffer`` is used in place
     (a C-contiguous one; others are copied once), as iree.runtime uses it:
@@ -210,7 +228,7 @@ class ParameterIndex:
     writes every entry to one ``.irpa`` file."""
 
     def __init__(self):
-        # Archive files (a path) and in-memory entries, in the order added.
+        # Archives (_LoadedArchive) and in-memory entries, in the order added.
         self._sources: list = []
 
     def load(self, file_path: str | os.PathLike, format: Optional[str] = None, readable: bool = True,
@@ -234,7 +252,7 @@ class ParameterIndex:
             listed = _irvm._archive_entries(path)
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
-        self._sources.append(_LoadedArchive(path, listed))
+        self._sources.append(_LoadedArchive(listed, path=path))
 
     def add_buffer(self, key: str, buffer: Any, readable: bool = True, writable: bool = False,
                    metadata: Optional[str | bytes] = None) -> None:
@@ -286,12 +304,20 @@ class ParameterIndex:
         self._sources.append(entry)
 
     def load_from_file_handle(self, file_handle: FileHandle, format: str) -> None:
-        """Refused (NotImplementedError): irvm reads an archive's index from
-        a path (`load`); a file handle's archive cannot be indexed."""
-        raise NotImplementedError(
-            "irvm.compat: ParameterIndex.load_from_file_handle is not provided; load the archive by path "
-            "(ParameterIndex.load)"
-        )
+        """Reads the index of the archive in `file_handle` (its memory, or
+        its file), of `format` (`irpa`, `safetensors`, `gguf`; a leading dot
+        and any case taken, as in iree.runtime: NotImplementedError for
+        another). The entries' bytes stay in the handle's memory or file
+        (`file_storage` names the handle): bytes that are no archive of
+        that format fail here, as `load`'s do."""
+        if not isinstance(file_handle, FileHandle):
+            raise TypeError(f"load_from_file_handle(): takes a FileHandle, not {type(file_handle).__name__}")
+        source = file_handle._memory if file_handle._memory is not None else file_handle._readable_path()
+        try:
+            listed = _irvm._archive_entries(source, str(format))
+        except _irvm.VmError as e:
+            raise _as_iree_error(e) from e.__cause__
+        self._sources.append(_LoadedArchive(listed, handle=file_handle))
 
     def __repr__(self) -> str:
         """The index as iree.runtime prints it: a table of the entries."""
@@ -321,10 +347,7 @@ class ParameterIndex:
             if isinstance(source, ParameterIndexEntry):
                 out.append((source.key, source))
                 continue
-            for key, metadata, offset, length, pattern in source.entries:
-                entry = ParameterIndexEntry(key, length, metadata, pattern=pattern, path=source.path, offset=offset,
-                                            handle=None if pattern is not None else source.handle)
-                out.append((key, entry))
+            out.extend(source.items())
         return out
 
     def __len__(self) -> int:
@@ -375,6 +398,9 @@ class ParameterIndex:
         for source in self._sources:
             if isinstance(source, ParameterIndexEntry):
                 pending.append((source.key, source.metadata, source._held_source()))
+            elif source.path is None:
+                # A file handle's archive: its entries, as held in memory.
+                pending.extend((key, e.metadata, e._held_source()) for key, e in source.items())
             else:
                 flush()
                 archives.append(source.path)

@@ -19,6 +19,7 @@ class _PyVmModule(VmModule):
         self._destroy_callback = None
         self.name = host.name
         self.version = 0
+        self._imports: list = []
         # Each function with its calling convention as exported (`0v`).
         self._functions = {
             name: VmFunction(self, name, ordinal, {}, cconv)

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _irvm
+from ._errors import _as_iree_error
 from ._buffers import _element_type_text, HalBuffer, HalBufferView
 from .array_interop import DeviceArray
 
@@ -21,7 +22,21 @@ def _to_vm(arg: Any) -> Any:
         return arg._array
     if isinstance(arg, VmVariantList):
         return [_to_vm(v) for v in arg._items]
+    if not isinstance(arg, np.ndarray) and hasattr(arg, "__array__"):
+        # An array-like object: its array, as iree.runtime takes it.
+        return np.asarray(arg)
     return arg
+
+
+def _check_convertible(arg: Any) -> None:
+    """Refuses, as iree.runtime's argument packing does before the call,
+    the values it has no VM value for: None, bools, strings and bytes-like
+    objects (numpy arrays and scalars, numbers, lists, tuples, dicts and
+    array-likes it converts). INVALID_ARGUMENT, a ValueError."""
+    if arg is None or isinstance(arg, (bool, str, bytes, bytearray, memoryview)):
+        raise _as_iree_error(
+            _irvm.InvalidArgumentError(f"could not convert python value to VM: {arg!r}")
+        )
 
 
 def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:

@@ -32,22 +32,35 @@ class VmInstance:
 
 
 class VmFunction:
-    """An exported function of a VmModule: name, ordinal, reflection."""
+    """A function of a VmModule: name, ordinal, linkage (an int: the
+    Linkage it was looked up with), reflection. An import (looked up with
+    IMPORT or IMPORT_OPTIONAL: its full name, its import ordinal) has no
+    reflection: reading it, or the repr, raises iree.runtime's ValueError."""
 
-    def __init__(self, module: "VmModule", name: str, ordinal: int, reflection: dict, cconv: Optional[str]):
+    def __init__(self, module: "VmModule", name: str, ordinal: int, reflection: Optional[dict],
+                 cconv: Optional[str], linkage: int = 2):
         # The module's name only: as in iree.runtime, a function does not
         # keep its module alive (a PyModuleInterface is destroyed with its
         # module and contexts while its functions are still referenced).
         self._module_name = module.name
         self.name = name
         self.ordinal = ordinal
-        self.linkage = 2  # export
-        self.reflection = reflection
+        self.linkage = linkage
+        self._reflection = reflection
         self._cconv = cconv
 
     @property
     def module_name(self) -> str:
         return self._module_name
+
+    @property
+    def reflection(self) -> dict:
+        if self._reflection is None:
+            raise ValueError(
+                f"Error getting reflection attr: INVALID_ARGUMENT; only exported functions can be "
+                f"queried ({self.name} is an import of {self._module_name})"
+            )
+        return self._reflection
 
     def __repr__(self) -> str:
         return f"<VmFunction {self.name}({self._cconv or ''}), reflection = {self.reflection}>"
@@ -95,6 +108,8 @@ class VmModule:
             attrs = dict(attrs)
             cconv = attrs.pop("__cconv__", None)
             self._functions[name] = VmFunction(self, name, ordinal, attrs, cconv)
+        # Imported functions' full names, in import-ordinal order.
+        self._imports: list = list(info["imports"])
 
     def __del__(self):
         callback = getattr(self, "_destroy_callback", None)
@@ -107,11 +122,20 @@ class VmModule:
         return list(self._functions)
 
     def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> Optional[VmFunction]:
-        """The export `name`, or None (None for any other linkage: irvm.compat
-        looks up exports only; iree.runtime finds imports too)."""
-        if getattr(linkage, "value", linkage) not in (Linkage.EXPORT.value, Linkage.EXPORT_OPTIONAL.value):
-            return None
-        return self._functions.get(name)
+        """The function `name` of that linkage, or None, as iree.runtime
+        looks it up: EXPORT and EXPORT_OPTIONAL find exports (by local
+        name), IMPORT and IMPORT_OPTIONAL the module's imports (by full
+        name, `hal.buffer_view.assert`), INTERNAL nothing; the function's
+        `linkage` is the one asked for."""
+        linkage = getattr(linkage, "value", linkage)
+        if linkage in (Linkage.EXPORT.value, Linkage.EXPORT_OPTIONAL.value):
+            f = self._functions.get(name)
+            if f is None or linkage == f.linkage:
+                return f
+            return VmFunction(self, name, f.ordinal, f._reflection, f._cconv, linkage)
+        if linkage in (Linkage.IMPORT.value, Linkage.IMPORT_OPTIONAL.value) and name in self._imports:
+            return VmFunction(self, name, self._imports.index(name), None, None, linkage)
+        return None
 
     @property
     def stashed_flatbuffer_blob(self) -> Any:

@@ -4,9 +4,9 @@ context and device."""
 from __future__ import annotations
 
 from .. import _irvm
-from ._context import _check_arity, VmContext
+from ._context import _check_arguments, VmContext
 from ._errors import _as_iree_error
-from ._values import _from_vm, _to_vm
+from ._values import _check_convertible, _from_vm, _to_vm
 from ._vm_modules import VmFunction
 from .system_setup import HalDevice
 
@@ -36,7 +36,9 @@ class FunctionInvoker:
     def __call__(self, *args, **kwargs):
         if kwargs:
             raise ValueError("kwargs not supported for dynamic dispatch functions")
-        _check_arity(self._function, len(args))
+        for a in args:
+            _check_convertible(a)
+        _check_arguments(self._function, self._vm_function, args)
         try:
             results = self._function(*[_to_vm(a) for a in args], _as_given=True)
         except _irvm.VmError as e:
