@@ -1430,8 +1430,8 @@ def test_archive_entries_name_their_file():
 
 def test_more_differences_from_iree_runtime():
     # docs/COMPATIBILITY.md, "Python: irvm.compat": a Shape for a view's
-    # shape, no allocator statistics, a memory handle's fd, and the
-    # benchmark command line.
+    # shape, no allocator statistics, a memory handle's fd, the benchmark
+    # command line, and a float for an integer argument.
     from irvm.compat.benchmark import _build_benchmark_args
 
     c = irvm.compat
@@ -1444,3 +1444,7 @@ def test_more_differences_from_iree_runtime():
         c.FileHandle.wrap_memory(b"x").fd
     args, stdin = _build_benchmark_args("m.vmfb", "f", ["4xi32=1"], executable="/bin/irvm")
     assert args == ["/bin/irvm", "bench", "--module=m.vmfb", "--function=f", "--input=4xi32=1"] and stdin is None
+    # A float for an i32 argument (iree.runtime reads it as 0).
+    loop = c.load_vm_flatbuffer_file(MODELS / "loop.vmfb", driver="local-sync").loop
+    with pytest.raises(ValueError, match=r"argument 1 \(%input1: i32\) of module.loop: expects an integer, got a float"):
+        loop(np.arange(4, dtype=np.float32), 3.0)
