@@ -939,6 +939,54 @@ SCRIPTS = {
             "given": f(x, 2).to_host(),
         }
     """,
+    "serialized_trace_values": """
+        # VmVariantList.get_serialized_trace_value and HalDriver.dump_device_info.
+        inst = ireert.VmInstance()
+        device = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, device)
+        module = ireert.VmModule.mmap(inst, MODELS + "/scf_while.vmfb")
+        ctx = ireert.VmContext(inst, [hal, module])
+
+        def kind(call):
+            try:
+                return call()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        buffer = device.allocator.allocate_buffer(ireert.MemoryType.DEVICE_LOCAL, ireert.BufferUsage.DEFAULT, 32)
+        buffer.fill_zero(0, 32)
+        pushed, inner = ireert.VmVariantList(5), ireert.VmVariantList(1)
+        inner.push_float(-1.5)
+        pushed.push_int(5)
+        pushed.push_float(2.5)
+        pushed.push_list(inner)
+        pushed.push_ref(ireert.HalBufferView(buffer, [2], ireert.HalElementType.SINT_32))
+        pushed.push_ref(buffer)
+        views = ireert.VmVariantList(len(ireert.HalElementType.__members__))
+        for name in sorted(ireert.HalElementType.__members__):
+            if name != "NONE":
+                views.push_ref(ireert.HalBufferView(buffer, [1], getattr(ireert.HalElementType, name)))
+        args, out = ireert.VmVariantList(1), ireert.VmVariantList(2)
+        args.push_int(27)
+        ctx.invoke(module.lookup_function("collatz"), args, out)
+        view = device.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL, allowed_usage=ireert.BufferUsage.DEFAULT, device=device,
+            buffer=np.arange(4, dtype=np.float32), element_type=ireert.HalElementType.FLOAT_32)
+        args, halved = ireert.VmVariantList(2), ireert.VmVariantList(2)
+        args.push_ref(view)
+        args.push_float(0.5)
+        ctx.invoke(module.lookup_function("halve_until"), args, halved)
+        driver = ireert.get_driver("local-task")
+        RESULT = {
+            "pushed": [kind(lambda i=i: pushed.get_serialized_trace_value(i)) for i in range(6)],
+            "element_types": [views.get_serialized_trace_value(i)["element_type"] for i in range(views.size)],
+            "results": [out.get_serialized_trace_value(i) for i in range(2)],
+            "halved": [halved.get_serialized_trace_value(i) for i in range(2)],
+            "device_info": [kind(lambda d=d: driver.dump_device_info(d)) for d in (0, 1, True, -1, 1 << 64)],
+        }
+        # (iree.runtime crashes at exit when the lists outlive the context.)
+        del pushed, inner, views, out, halved, args, view, buffer, ctx, module, hal
+    """,
     "file_handle_archives": """
         # ParameterIndex.load_from_file_handle: an archive in a memory
         # handle or an open file, of a named format (irvm.compat refused it).

@@ -212,6 +212,7 @@ class HalBufferView:
         self._memory_type, self._allowed_usage = _RESULT_MEMORY_TYPE, _RESULT_USAGE
         # The backing buffer's bytes (a view over an array: the array's).
         self._buffer_length: Optional[int] = None
+        self._backing: Optional[np.ndarray] = None
         if isinstance(array, HalBuffer):
             if shape is None or element_type is None:
                 raise TypeError("HalBufferView(buffer, shape, element_type): give the shape and element type")
@@ -227,6 +228,8 @@ class HalBufferView:
             self._array = array._bytes[:need].view(dtype).reshape(dims)
             self._memory_type, self._allowed_usage = array._memory_type, array._allowed_usage
             self._buffer_length = array.byte_length()
+            # The whole buffer's bytes (a serialized trace value holds them all).
+            self._backing = array._bytes
             return
         if isinstance(shape, int) and element_type is None:
             # HalBufferView(array, element_type) by position.

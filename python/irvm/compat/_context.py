@@ -117,5 +117,10 @@ class VmContext:
             results = ()
         elif not isinstance(results, tuple):
             results = (results,)
-        for r in results:
+        # The numbers' VM types, from the calling convention's results.
+        kinds = (function._cconv or "").partition("_")[2]
+        value_types = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
+        for r, kind in zip(results, kinds if len(kinds) == len(results) else "r" * len(results)):
+            if kind in value_types:
+                ret_list._value_types[len(ret_list._items)] = value_types[kind]
             ret_list._items.append(HalBufferView(r) if isinstance(r, np.ndarray) else r)

@@ -104,6 +104,42 @@ _ELEMENT_TO_DTYPE = {
 }
 
 # Element types numpy has through the ml_dtypes package (as iree.runtime maps them).
+# Each element type's name as IREE formats it (iree_hal_element_type_format:
+# what a buffer view's serialized trace value names).
+_ELEMENT_TYPE_NAMES = {
+    HalElementType.OPAQUE_8: "*8",
+    HalElementType.OPAQUE_16: "*16",
+    HalElementType.OPAQUE_32: "*32",
+    HalElementType.OPAQUE_64: "*64",
+    HalElementType.INT_4: "i4",
+    HalElementType.INT_8: "i8",
+    HalElementType.INT_16: "i16",
+    HalElementType.INT_32: "i32",
+    HalElementType.INT_64: "i64",
+    HalElementType.SINT_4: "si4",
+    HalElementType.SINT_8: "si8",
+    HalElementType.SINT_16: "si16",
+    HalElementType.SINT_32: "si32",
+    HalElementType.SINT_64: "si64",
+    HalElementType.UINT_4: "ui4",
+    HalElementType.UINT_8: "ui8",
+    HalElementType.UINT_16: "ui16",
+    HalElementType.UINT_32: "ui32",
+    HalElementType.UINT_64: "ui64",
+    HalElementType.BOOL_8: "i1",
+    HalElementType.FLOAT_16: "f16",
+    HalElementType.FLOAT_32: "f32",
+    HalElementType.FLOAT_64: "f64",
+    HalElementType.BFLOAT_16: "bf16",
+    HalElementType.COMPLEX_64: "cf64",
+    HalElementType.COMPLEX_128: "cf128",
+    HalElementType.FLOAT_8_E5M2: "f8E5M2",
+    HalElementType.FLOAT_8_E4M3_FN: "f8E4M3FN",
+    HalElementType.FLOAT_8_E5M2_FNUZ: "f8E5M2FNUZ",
+    HalElementType.FLOAT_8_E4M3_FNUZ: "f8E4M3FNUZ",
+    HalElementType.FLOAT_8_E8M0_FNU: "f8E8M0FNU",
+}
+
 _ELEMENT_TO_ML_DTYPE = {
     HalElementType.BFLOAT_16: "bfloat16",
     HalElementType.FLOAT_8_E4M3_FN: "float8_e4m3fn",

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _irvm
 from ._errors import _as_iree_error
+from ._hal_types import _ELEMENT_TYPE_NAMES
 from ._buffers import _element_type_text, HalBuffer, HalBufferView
 from .array_interop import DeviceArray
 
@@ -68,6 +69,10 @@ class VmVariantList:
         if not isinstance(capacity, int) or capacity < 0:
             raise TypeError(f"VmVariantList(capacity): a capacity is a non-negative int, not {capacity!r}")
         self._items: list = []
+        # Item index to value type ('i32', 'i64', 'f32', 'f64') of the
+        # numbers a call appended, by its calling convention; pushed
+        # numbers are i64 and f64, as iree.runtime pushes them.
+        self._value_types: dict = {}
 
     def push_int(self, value: int) -> None:
         if not isinstance(value, (int, np.integer)):
@@ -128,6 +133,15 @@ class VmVariantList:
         out._items = list(value)
         return out
 
+    def get_serialized_trace_value(self, index: int) -> dict:
+        """Item `index` as iree.runtime serializes it for tracing: a number
+        as `{"i32": 3, "type": "value"}` (its VM type), a null ref as
+        `{"type": "null"}`, a list as `{"type": "vm.list", "items": [...]}`,
+        a buffer view as its shape, element type name (`f32`) and the bytes
+        of its whole buffer; ValueError for other refs (a HalBuffer), as
+        there."""
+        return _trace_value(self._item(index), self._value_types.get(index))
+
     def get_variant(self, index: int) -> Any:
         return self._item(index)
 
@@ -174,6 +188,36 @@ class VmVariantList:
 def _is_ref(value: Any) -> bool:
     """Whether a VmVariantList item is a ref (or a null one), not a number."""
     return not isinstance(value, (bool, int, float, np.integer, np.floating))
+
+
+def _trace_value(value: Any, value_type: Optional[str] = None) -> dict:
+    """A VmVariantList item as get_serialized_trace_value gives it."""
+    if isinstance(value, VmRef):
+        value = value._target
+    if isinstance(value, _irvm.Ref):
+        if value.type_name == "vm.list":
+            value = value._value()
+        elif value.type_name == "hal.buffer_view":
+            value = HalBufferView(value._value(), element_type=value._element_type)
+    if value is None:
+        return {"type": "null"}
+    if isinstance(value, (bool, int, np.integer)):
+        return {value_type or "i64": int(value), "type": "value"}
+    if isinstance(value, (float, np.floating)):
+        return {value_type or "f64": float(value), "type": "value"}
+    if isinstance(value, VmVariantList):
+        return {"type": "vm.list",
+                "items": [_trace_value(v, value._value_types.get(i)) for i, v in enumerate(value._items)]}
+    if isinstance(value, list):
+        return {"type": "vm.list", "items": [_trace_value(v) for v in value]}
+    if isinstance(value, np.ndarray):
+        value = HalBufferView(value)
+    if isinstance(value, HalBufferView):
+        backing = value._backing if value._backing is not None else value._array
+        return {"type": "hal.buffer_view", "shape": value.shape,
+                "element_type": _ELEMENT_TYPE_NAMES.get(value.element_type, f"{int(value.element_type):08x}"),
+                "contents": backing.tobytes()}
+    raise ValueError("Unsupported VM to Python Type Conversion")
 
 
 def _variant_text(value: Any, seen: set) -> str:

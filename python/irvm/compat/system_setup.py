@@ -81,6 +81,14 @@ class HalDriver:
     def query_available_devices(self) -> list[dict]:
         return [{"device_id": 0, "path": "", "name": "default"}]
 
+    def dump_device_info(self, device_id: int) -> str:
+        """The driver's text about device `device_id`: empty, as IREE's CPU
+        drivers write none (TypeError for an id that is no unsigned 64-bit
+        int, as in iree.runtime)."""
+        if not isinstance(device_id, int) or not 0 <= device_id < 1 << 64:
+            raise TypeError(f"dump_device_info(): takes a device id (an unsigned 64-bit int), not {device_id!r}")
+        return ""
+
     def __repr__(self) -> str:
         return f"<HalDriver {self.name}>"
 
