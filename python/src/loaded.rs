@@ -1171,14 +1171,19 @@ impl Function {
             }
         })?;
         drop(values);
+        // irvm.compat's calls get a `!vm.buffer` result as a VmBuffer (the
+        // same buffer), irvm's as an array over its bytes.
+        let result = |v: &Value| match v {
+            Value::Ref(irvm::Ref::Buffer(b)) if _as_given => {
+                Ok(Py::new(py, crate::vm_buffer::VmBuffer { buffer: b.clone() })?.into_any())
+            }
+            _ => crate::results::to_python(py, v),
+        };
         match results.as_slice() {
             [] => Ok(py.None()),
-            [one] => crate::results::to_python(py, one),
+            [one] => result(one),
             many => {
-                let items = many
-                    .iter()
-                    .map(|v| crate::results::to_python(py, v))
-                    .collect::<PyResult<Vec<_>>>()?;
+                let items = many.iter().map(result).collect::<PyResult<Vec<_>>>()?;
                 Ok(PyTuple::new(py, items)?.into_any().unbind())
             }
         }

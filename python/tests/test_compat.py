@@ -987,6 +987,60 @@ SCRIPTS = {
         # (iree.runtime crashes at exit when the lists outlive the context.)
         del pushed, inner, views, out, halved, args, view, buffer, ctx, module, hal
     """,
+    "vm_buffers": """
+        # VmBuffer: made in Python, written through the buffer protocol,
+        # passed to functions taking !vm.buffer (which write it in place),
+        # and results of that type.
+        inst = ireert.VmInstance()
+        module = ireert.VmModule.mmap(inst, PYDATA + "/vm_buffer.vmfb")
+        ctx = ireert.VmContext(inst, [module])
+
+        def kind(call):
+            try:
+                return call()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        b = ireert.VmBuffer(5)
+        view = memoryview(b)
+        view[0] = 41
+        args = ireert.VmVariantList(1)
+        args.push_ref(b)
+        length = ireert.VmVariantList(1)
+        ctx.invoke(module.lookup_function("length"), args, length)
+        bumped = ireert.VmVariantList(1)
+        ctx.invoke(module.lookup_function("bump"), args, bumped)
+        back = bumped.get_as_object(0, ireert.VmBuffer)
+        n = ireert.VmVariantList(1)
+        n.push_int(6)
+        made = ireert.VmVariantList(1)
+        ctx.invoke(module.lookup_function("make"), n, made)
+        new = made.get_as_ref(0).deref(ireert.VmBuffer)
+        frozen = ireert.VmBuffer(4, mutable=False)
+
+        def write_frozen():
+            memoryview(frozen)[0] = 1
+
+        RESULT = {
+            "length": length.get_variant(0),
+            "bumped_in_place": bytes(b),
+            "same_buffer": [back == b, type(back).__name__, back == ireert.VmBuffer(5), memoryview(back).nbytes],
+            "repr": repr(b).startswith("<VmBuffer size 5 at 0x"),
+            "made": [bytes(new), memoryview(new).readonly, np.frombuffer(new, np.uint8).sum()],
+            "list_repr": repr(made).startswith("<VmVariantList(1): [Unknown("),
+            "ref": [repr(b.ref).startswith("<VmRef vm.buffer at 0x"), made.get_as_ref(0).isinstance(ireert.VmBuffer)],
+            "frozen": [bytes(frozen), memoryview(frozen).readonly, kind(write_frozen)],
+            "aligned": memoryview(ireert.VmBuffer(4, 64)).nbytes,
+            "bad_alignment": kind(lambda: ireert.VmBuffer(4, 3)),
+            "negative": kind(lambda: ireert.VmBuffer(-1)),
+            "trace_value": kind(lambda: made.get_serialized_trace_value(0)),
+        }
+        invoker = ireert.FunctionInvoker(ctx, ireert.get_device("local-task"), module.lookup_function("make"))
+        result = invoker(3)
+        RESULT["invoker_result"] = [type(result).__name__, result.isinstance(ireert.VmBuffer),
+                                    bytes(result.deref(ireert.VmBuffer))]
+        del view
+    """,
     "file_handle_archives": """
         # ParameterIndex.load_from_file_handle: an archive in a memory
         # handle or an open file, of a named format (irvm.compat refused it).
@@ -1479,7 +1533,7 @@ def test_archive_entries_name_their_file():
 def test_more_differences_from_iree_runtime():
     # docs/COMPATIBILITY.md, "Python: irvm.compat": a Shape for a view's
     # shape, no allocator statistics, a memory handle's fd, the benchmark
-    # command line, and a float for an integer argument.
+    # command line, VmBuffers, and a float for an integer argument.
     from irvm.compat.benchmark import _build_benchmark_args
 
     c = irvm.compat
@@ -1492,6 +1546,15 @@ def test_more_differences_from_iree_runtime():
         c.FileHandle.wrap_memory(b"x").fd
     args, stdin = _build_benchmark_args("m.vmfb", "f", ["4xi32=1"], executable="/bin/irvm")
     assert args == ["/bin/irvm", "bench", "--module=m.vmfb", "--function=f", "--input=4xi32=1"] and stdin is None
+    # A VmBuffer given to a FunctionInvoker (iree.runtime: ValueError, it
+    # converts no VmBuffer), and an alignment past 64 bytes.
+    inst = c.VmInstance()
+    vm_buffers = c.VmModule.mmap(inst, PYDATA / "vm_buffer.vmfb")
+    context = c.VmContext(inst, [vm_buffers])
+    length = c.FunctionInvoker(context, dev, vm_buffers.lookup_function("length"))
+    assert length(c.VmBuffer(5)) == 5
+    with pytest.raises(ValueError, match="alignment 128 is more than the 64 bytes"):
+        c.VmBuffer(4, 128)
     # A float for an i32 argument (iree.runtime reads it as 0).
     loop = c.load_vm_flatbuffer_file(MODELS / "loop.vmfb", driver="local-sync").loop
     with pytest.raises(ValueError, match=r"argument 1 \(%input1: i32\) of module.loop: expects an integer, got a float"):

@@ -64,7 +64,7 @@ from ._parameters import (
     create_io_parameters_module,
 )
 from ._py_modules import PyModuleInterface
-from ._values import VmRef, VmVariantList
+from ._values import VmBuffer, VmRef, VmVariantList
 from ._vm_modules import Linkage, VmFunction, VmInstance, VmModule
 from .array_interop import DeviceArray, asdevicearray
 from .benchmark import (
@@ -150,6 +150,7 @@ __all__ = [
     "VmFunction",
     "VmInstance",
     "VmModule",
+    "VmBuffer",
     "VmRef",
     "VmVariantList",
 ]
@@ -168,7 +169,6 @@ _NOT_PROVIDED = {
         "(a module compiled for async-external gets its fences from irvm, which waits on them)",
     ),
     "HalCommandBuffer": "command buffers run only inside programs in irvm's hal; Python cannot record them",
-    "VmBuffer": "VM byte buffers cannot be made from Python in irvm.compat (pass numpy arrays)",
     **dict.fromkeys(
         ("Tokenizer", "TokenizerEncodeStream", "TokenizerDecodeStream"),
         "IREE's tokenizer library is not part of a VM runtime; irvm has none",

@@ -11,7 +11,7 @@ from ._buffers import HalBufferView
 from ._errors import _as_iree_error
 from ._hal_module import _HalModule, HalModuleDebugSink
 from ._parameters import _ParametersModule
-from ._values import _to_vm, VmVariantList
+from ._values import _to_vm, VmBuffer, VmVariantList
 from ._vm_modules import VmFunction, VmInstance
 from .system_setup import HalDevice
 
@@ -123,4 +123,8 @@ class VmContext:
         for r, kind in zip(results, kinds if len(kinds) == len(results) else "r" * len(results)):
             if kind in value_types:
                 ret_list._value_types[len(ret_list._items)] = value_types[kind]
-            ret_list._items.append(HalBufferView(r) if isinstance(r, np.ndarray) else r)
+            if isinstance(r, np.ndarray):
+                r = HalBufferView(r)
+            elif isinstance(r, _irvm.VmBuffer):
+                r = VmBuffer(0, _same_as=r)
+            ret_list._items.append(r)

@@ -41,6 +41,9 @@ def _check_convertible(arg: Any) -> None:
 
 
 def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:
+    if isinstance(value, _irvm.VmBuffer):
+        # A `!vm.buffer` result: a VmRef to it, as iree.runtime gives it.
+        return VmRef(VmBuffer(0, _same_as=value))
     if isinstance(value, np.ndarray):
         return DeviceArray(device, HalBufferView(value), implicit_host_transfer=True)
     if isinstance(value, list):
@@ -256,6 +259,38 @@ def _variant_text(value: Any, seen: set) -> str:
     return f"Unknown({id(value)})"
 
 
+class VmBuffer(_irvm.VmBuffer):
+    """A `!vm.buffer` (iree.runtime's VmBuffer): `VmBuffer(length,
+    alignment=0, mutable=True)` is `length` zeroed bytes, read and written
+    through the buffer protocol (`memoryview`, `np.frombuffer`) in place;
+    pushed with `push_ref` it is passed to a function taking `!vm.buffer`
+    (the program's writes are seen here), and a `!vm.buffer` result is one
+    over the same bytes (`get_as_object(i, VmBuffer)`). irvm aligns every
+    buffer to 64 bytes: a larger `alignment` is a ValueError."""
+
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this buffer (what push_ref takes)."""
+        return VmRef(self)
+
+    __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "VmBuffer":
+        return ref.deref(VmBuffer)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, _irvm.VmBuffer):
+            return NotImplemented
+        return self._same(other)
+
+    def __hash__(self) -> int:
+        return hash(self._address)
+
+    def __repr__(self) -> str:
+        return f"<VmBuffer size {memoryview(self).nbytes} at 0x{self._address:x}>"
+
+
 class VmRef:
     """A reference to a VM object (iree.runtime's VmRef): what a Python
     host function gets for a ref argument, and returns for a ref result
@@ -273,6 +308,8 @@ class VmRef:
             return "hal.buffer_view"
         if isinstance(t, HalBuffer):
             return "hal.buffer"
+        if isinstance(t, _irvm.VmBuffer):
+            return "vm.buffer"
         return t.type_name
 
     def _vm_value(self) -> Any:
@@ -297,6 +334,8 @@ class VmRef:
             return t
         if value is HalBuffer:
             raise ValueError("irvm.compat cannot read a hal.buffer made by a program (buffer views it can)")
+        if value is VmBuffer:
+            return VmBuffer(0, _same_as=t._vm_buffer())
         items = t._value()
         if value is VmVariantList:
             out = VmVariantList(len(items))
@@ -308,7 +347,7 @@ class VmRef:
         if not isinstance(other, VmRef):
             return NotImplemented
         a, b = self._target, other._target
-        if isinstance(a, _irvm.Ref):
+        if isinstance(a, (_irvm.Ref, _irvm.VmBuffer)):
             return a._same(b)
         return a is b
 
@@ -321,4 +360,5 @@ class VmRef:
 
 VmRef.__iree_vm_ref__ = property(lambda self: self, doc="The reference itself (what push_ref takes).")
 
-_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view", HalBuffer: "hal.buffer"}
+_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view", HalBuffer: "hal.buffer",
+                   VmBuffer: "vm.buffer"}
