@@ -193,15 +193,23 @@ def _is_ref(value: Any) -> bool:
     return not isinstance(value, (bool, int, float, np.integer, np.floating))
 
 
-def _trace_value(value: Any, value_type: Optional[str] = None) -> dict:
-    """A VmVariantList item as get_serialized_trace_value gives it."""
+def _referenced(value: Any) -> Any:
+    """A VmVariantList item with the reference taken away: what a VmRef
+    refers to, a program's list as a list and buffer view as a
+    HalBufferView; anything else as it is."""
     if isinstance(value, VmRef):
         value = value._target
     if isinstance(value, _irvm.Ref):
         if value.type_name == "vm.list":
-            value = value._value()
-        elif value.type_name == "hal.buffer_view":
-            value = HalBufferView(value._value(), element_type=value._element_type)
+            return value._value()
+        if value.type_name == "hal.buffer_view":
+            return HalBufferView(value._value(), element_type=value._element_type)
+    return value
+
+
+def _trace_value(value: Any, value_type: Optional[str] = None) -> dict:
+    """A VmVariantList item as get_serialized_trace_value gives it."""
+    value = _referenced(value)
     if value is None:
         return {"type": "null"}
     if isinstance(value, (bool, int, np.integer)):
@@ -232,13 +240,7 @@ def _variant_text(value: Any, seen: set) -> str:
     `Unknown(address)`."""
     if value is None:
         return "None"
-    if isinstance(value, VmRef):
-        value = value._target
-    if isinstance(value, _irvm.Ref):
-        if value.type_name == "vm.list":
-            value = value._value()
-        elif value.type_name == "hal.buffer_view":
-            value = HalBufferView(value._value(), element_type=value._element_type)
+    value = _referenced(value)
     if isinstance(value, (bool, int, np.integer)):
         return str(int(value))
     if isinstance(value, (float, np.floating)):
