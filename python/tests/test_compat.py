@@ -1559,3 +1559,37 @@ def test_more_differences_from_iree_runtime():
     loop = c.load_vm_flatbuffer_file(MODELS / "loop.vmfb", driver="local-sync").loop
     with pytest.raises(ValueError, match=r"argument 1 \(%input1: i32\) of module.loop: expects an integer, got a float"):
         loop(np.arange(4, dtype=np.float32), 3.0)
+
+
+def test_a_python_host_function_gets_the_vm_buffer_it_is_given():
+    # A !vm.buffer reaching a PyModuleInterface function derefs to a
+    # VmBuffer over the same bytes: what the function writes, the caller sees.
+    c = irvm.compat
+    program = b"""vm.module @user version 0
+vm.import @pyb.see cconv "0r_i"
+vm.export @go
+vm.func @go(%r0: !vm.buffer) -> (i32) {
+^bb0:
+  %i0 = vm.call @pyb.see(%r0)
+  vm.return %i0
+}
+"""
+    seen = []
+
+    def see(state, ref):
+        b = ref.deref(c.VmBuffer)
+        seen.append((bytes(b), ref.isinstance(c.VmBuffer)))
+        memoryview(b)[1] = 9
+        return 42
+
+    interface = c.PyModuleInterface("pyb", lambda i: None)
+    interface.export("see", "0r_i", see)
+    inst = c.VmInstance()
+    user = c.VmModule.from_flatbuffer(inst, program)
+    ctx = c.VmContext(inst, [interface.create(), user])
+    buffer = c.VmBuffer(3)
+    memoryview(buffer)[0] = 5
+    args, out = c.VmVariantList(1), c.VmVariantList(1)
+    args.push_ref(buffer)
+    ctx.invoke(user.lookup_function("go"), args, out)
+    assert seen == [(b"\x05\x00\x00", True)] and out.get_variant(0) == 42 and bytes(buffer) == b"\x05\x09\x00"
