@@ -121,6 +121,9 @@ fn convert_ref(obj: &Bound<'_, PyAny>, slot: &Slot<'_>) -> PyResult<Value> {
     if let Ok(r) = obj.cast::<crate::results::OpaqueRef>() {
         return Ok(Value::Ref(r.get().value.clone()));
     }
+    if let Ok(b) = obj.cast::<crate::vm_buffer::VmBuffer>() {
+        return Ok(Value::Ref(b.get().to_ref()));
+    }
     let declared = slot.declared.and_then(|d| d.tensor.as_ref());
     let is_sequence = obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>();
     let is_scalar = obj.is_instance_of::<PyInt>()

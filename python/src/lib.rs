@@ -25,6 +25,7 @@ mod parameters;
 mod results;
 mod sigint;
 mod turns;
+mod vm_buffer;
 
 use pyo3::prelude::*;
 
@@ -36,6 +37,7 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<loaded::Function>()?;
     m.add_class::<results::OpaqueRef>()?;
     m.add_class::<results::VmBytes>()?;
+    m.add_class::<vm_buffer::VmBuffer>()?;
     m.add_class::<host_module::PyHostModule>()?;
     m.add_class::<host_module::Life>()?;
     m.add_function(wrap_pyfunction!(loaded::load, m)?)?;

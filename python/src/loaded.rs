@@ -709,7 +709,7 @@ fn read_module(k: usize, source: Source) -> Result<Module, (StatusCode, String)>
     Ok(m)
 }
 
-/// The name, version and exports (with their reflection attributes) of a
+/// The name, version, exports (with their reflection attributes) and imports of a
 /// module, without loading it into a context: what `irvm.compat.VmModule`
 /// shows before the module is added to one.
 #[pyfunction]
@@ -727,10 +727,13 @@ pub fn _inspect(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>
         }
         exports.append((e.local_name, attrs))?;
     }
+    // Imported functions' full names, in import-ordinal order.
+    let imports: Vec<&str> = module.imports().iter().map(|i| i.full_name).collect();
     let out = PyDict::new(py);
     out.set_item("name", module.name())?;
     out.set_item("version", module.version())?;
     out.set_item("exports", exports)?;
+    out.set_item("imports", imports)?;
     Ok(out.into_any().unbind())
 }
 
@@ -1168,14 +1171,19 @@ impl Function {
             }
         })?;
         drop(values);
+        // irvm.compat's calls get a `!vm.buffer` result as a VmBuffer (the
+        // same buffer), irvm's as an array over its bytes.
+        let result = |v: &Value| match v {
+            Value::Ref(irvm::Ref::Buffer(b)) if _as_given => {
+                Ok(Py::new(py, crate::vm_buffer::VmBuffer { buffer: b.clone() })?.into_any())
+            }
+            _ => crate::results::to_python(py, v),
+        };
         match results.as_slice() {
             [] => Ok(py.None()),
-            [one] => crate::results::to_python(py, one),
+            [one] => result(one),
             many => {
-                let items = many
-                    .iter()
-                    .map(|v| crate::results::to_python(py, v))
-                    .collect::<PyResult<Vec<_>>>()?;
+                let items = many.iter().map(result).collect::<PyResult<Vec<_>>>()?;
                 Ok(PyTuple::new(py, items)?.into_any().unbind())
             }
         }

@@ -385,38 +385,76 @@ fn create_beside(target: &Path) -> std::io::Result<(std::fs::File, std::path::Pa
 /// An archive entry as `_archive_entries` lists it.
 type ListedEntry = (String, Py<PyBytes>, u64, u64, Option<Py<PyBytes>>);
 
-/// The entries of the archive file at `path`, in file order: `(key,
-/// metadata, offset, length, splat pattern or None)`.
+/// The entries of an archive, in file order: `(key, metadata, offset,
+/// length, splat pattern or None)`. `source` is the archive file's path
+/// (its format named by `format`, else by its extension) or its bytes (an
+/// object with the buffer protocol, such as a file handle's memory or
+/// mapping: `format` names it, as `ParameterIndex.load_from_file_handle`
+/// takes it).
 #[pyfunction]
-pub fn _archive_entries(py: Python<'_>, path: &str) -> PyResult<Vec<ListedEntry>> {
-    // In IREE's order: the file is opened first (a missing one is
-    // NOT_FOUND whatever its name), then its extension names the format.
-    let bytes = map_file(Path::new(path))
-        .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("{path}: {e}")))?;
-    let format = Format::from_path(Path::new(path)).ok_or_else(|| {
-        vm_error(
-            py,
-            StatusCode::Unimplemented,
-            &format!("{path}: unhandled parameter file format (irvm reads .irpa, .safetensors and .gguf)"),
-        )
-    })?;
+#[pyo3(signature = (source, format=None))]
+pub fn _archive_entries(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    format: Option<&str>,
+) -> PyResult<Vec<ListedEntry>> {
+    let explicit = match format {
+        Some(name) => Some(Format::from_name(name).ok_or_else(|| {
+            vm_error(
+                py,
+                StatusCode::Unimplemented,
+                &format!(
+                    "unsupported parameter file format `{name}` (irvm reads irpa, safetensors and gguf)"
+                ),
+            )
+        })?),
+        None => None,
+    };
+    // The bytes: a file's mapping, or the buffer's memory in place.
+    let mapped;
+    let held;
+    let (path, bytes, format): (String, &[u8], Format) = if let Ok(path) =
+        source.extract::<String>()
+    {
+        // In IREE's order: the file is opened first (a missing one is
+        // NOT_FOUND whatever its name), then its extension names the format.
+        mapped = map_file(Path::new(&path))
+            .map_err(|e| vm_error(py, StatusCode::NotFound, &format!("{path}: {e}")))?;
+        let Some(format) = explicit.or_else(|| Format::from_path(Path::new(&path))) else {
+            return Err(vm_error(
+                py,
+                StatusCode::Unimplemented,
+                &format!("{path}: unhandled parameter file format (irvm reads .irpa, .safetensors and .gguf)"),
+            ));
+        };
+        (path, &mapped[..], format)
+    } else {
+        let Some(format) = explicit else {
+            return Err(PyTypeError::new_err(
+                "_archive_entries(): an archive's bytes need their format named",
+            ));
+        };
+        held = python_bytes(source)?;
+        let name = format!("{} archive in memory", format.extension());
+        (name, (*held).as_ref(), format)
+    };
     // IREE's statuses: a file that ends before what it declares is
     // OUT_OF_RANGE (iree.runtime's IndexError), a version not read
     // UNIMPLEMENTED (NotImplementedError), other bad bytes INVALID_ARGUMENT.
     let fail = |e: irvm_io_parameters::archive::ArchiveError| {
         vm_error(py, e.code(), &format!("{path}: {e}"))
     };
-    irvm_io_parameters::archive::not_empty(format, &bytes).map_err(fail)?;
+    irvm_io_parameters::archive::not_empty(format, bytes).map_err(fail)?;
     // (key, metadata, data): an .irpa entry's metadata bytes as stored;
     // other formats have none there (iree.runtime reports none either).
     let entries: Vec<(String, Vec<u8>, EntryData)> = if format == Format::Irpa {
-        irpa::read_raw(&bytes)
+        irpa::read_raw(bytes)
             .map_err(fail)?
             .into_iter()
             .map(|e| (e.key.to_string(), e.metadata.to_vec(), e.data))
             .collect()
     } else {
-        read_entries(format, &bytes)
+        read_entries(format, bytes)
             .map_err(fail)?
             .into_iter()
             .map(|e| (e.key, Vec::new(), e.data))

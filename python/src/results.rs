@@ -49,6 +49,15 @@ impl OpaqueRef {
         to_python(py, &Value::Ref(self.value.clone()))
     }
 
+    /// The `vm.buffer` this refers to as a VmBuffer (the same buffer),
+    /// else None.
+    fn _vm_buffer(&self) -> Option<crate::vm_buffer::VmBuffer> {
+        match &self.value {
+            Ref::Buffer(b) => Some(crate::vm_buffer::VmBuffer { buffer: b.clone() }),
+            _ => None,
+        }
+    }
+
     /// A buffer view's HAL element type, else None.
     #[getter]
     fn _element_type(&self) -> Option<u32> {

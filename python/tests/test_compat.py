@@ -866,6 +866,238 @@ SCRIPTS = {
             "indirect": int(ireert.BufferUsage.DISPATCH_INDIRECT_PARAMETERS),
         }
     """,
+    "import_lookups": """
+        # lookup_function finds a module's imports by full name with IMPORT
+        # and IMPORT_OPTIONAL (irvm.compat found none); the function's
+        # linkage is the one asked for, and an import has no reflection.
+        module = ireert.VmModule.mmap(ireert.VmInstance(), MODELS + "/mlp.vmfb")
+
+        def builtins(e):
+            return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        def described(f):
+            if f is None:
+                return None
+            out = [f.name, int(f.linkage), f.ordinal, f.module_name]
+            try:
+                out.append(f.reflection)
+            except Exception as e:
+                out.append(builtins(e))
+            try:
+                out.append(repr(f))
+            except Exception as e:
+                out.append(builtins(e))
+            return out
+
+        RESULT = {
+            f"{name} {linkage}": described(module.lookup_function(name, getattr(ireert.Linkage, linkage)))
+            for name in ("hal.buffer_view.assert", "hal.device.queue.execute", "predict", "buffer_view.assert", "nope")
+            for linkage in ("INTERNAL", "IMPORT", "IMPORT_OPTIONAL", "EXPORT", "EXPORT_OPTIONAL")
+        }
+    """,
+    "arguments_refused_before_the_call": """
+        # What iree.runtime refuses before the program runs: values it has
+        # no VM value for (ValueError), a number for a ref argument and a
+        # ref for a number (RuntimeError, FAILED_PRECONDITION). irvm.compat
+        # passed them on, to fail in the program's assert (ValueError).
+        config = ireert.Config("local-sync")
+        ctx = ireert.SystemContext(config=config)
+        ctx.add_vm_module(ireert.VmModule.mmap(ctx.instance, MODELS + "/loop.vmfb"))
+        f = ctx.modules.module.loop
+        x = np.arange(4, dtype=np.float32)
+
+        def kind(call):
+            try:
+                call()
+            except Exception as e:
+                text = str(e)
+                return [sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+                        "FAILED_PRECONDITION" in text, "could not convert python value to VM" in text]
+            return "ok"
+
+        class ArrayLike:
+            def __array__(self, dtype=None, copy=None):
+                return np.arange(4, dtype=np.float32)
+
+        vm_function = ctx.modules.module.vm_module.lookup_function("loop")
+        numbers = ireert.VmVariantList(2)
+        numbers.push_int(5)
+        numbers.push_int(3)
+        RESULT = {
+            "int_for_tensor": kind(lambda: f(5, 3)),
+            "float_for_tensor": kind(lambda: f(2.5, 3)),
+            "none_for_tensor": kind(lambda: f(None, 3)),
+            "none_for_int": kind(lambda: f(x, None)),
+            "bool_for_int": kind(lambda: f(x, True)),
+            "str_for_tensor": kind(lambda: f("x", 3)),
+            "bytes_for_tensor": kind(lambda: f(bytes(16), 3)),
+            "memoryview_for_tensor": kind(lambda: f(memoryview(x), 3)),
+            "array_for_int": kind(lambda: f(x, np.array(3, np.int32))),
+            "numpy_int_for_int": kind(lambda: f(x, np.int64(3))),
+            "invoke_int_for_tensor": kind(lambda: ctx.vm_context.invoke(vm_function, numbers, ireert.VmVariantList(1))),
+            "array_like": f(ArrayLike(), 2).to_host(),
+            "given": f(x, 2).to_host(),
+        }
+    """,
+    "serialized_trace_values": """
+        # VmVariantList.get_serialized_trace_value and HalDriver.dump_device_info.
+        inst = ireert.VmInstance()
+        device = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, device)
+        module = ireert.VmModule.mmap(inst, MODELS + "/scf_while.vmfb")
+        ctx = ireert.VmContext(inst, [hal, module])
+
+        def kind(call):
+            try:
+                return call()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        buffer = device.allocator.allocate_buffer(ireert.MemoryType.DEVICE_LOCAL, ireert.BufferUsage.DEFAULT, 32)
+        buffer.fill_zero(0, 32)
+        pushed, inner = ireert.VmVariantList(5), ireert.VmVariantList(1)
+        inner.push_float(-1.5)
+        pushed.push_int(5)
+        pushed.push_float(2.5)
+        pushed.push_list(inner)
+        pushed.push_ref(ireert.HalBufferView(buffer, [2], ireert.HalElementType.SINT_32))
+        pushed.push_ref(buffer)
+        views = ireert.VmVariantList(len(ireert.HalElementType.__members__))
+        for name in sorted(ireert.HalElementType.__members__):
+            if name != "NONE":
+                views.push_ref(ireert.HalBufferView(buffer, [1], getattr(ireert.HalElementType, name)))
+        args, out = ireert.VmVariantList(1), ireert.VmVariantList(2)
+        args.push_int(27)
+        ctx.invoke(module.lookup_function("collatz"), args, out)
+        view = device.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL, allowed_usage=ireert.BufferUsage.DEFAULT, device=device,
+            buffer=np.arange(4, dtype=np.float32), element_type=ireert.HalElementType.FLOAT_32)
+        args, halved = ireert.VmVariantList(2), ireert.VmVariantList(2)
+        args.push_ref(view)
+        args.push_float(0.5)
+        ctx.invoke(module.lookup_function("halve_until"), args, halved)
+        driver = ireert.get_driver("local-task")
+        RESULT = {
+            "pushed": [kind(lambda i=i: pushed.get_serialized_trace_value(i)) for i in range(6)],
+            "element_types": [views.get_serialized_trace_value(i)["element_type"] for i in range(views.size)],
+            "results": [out.get_serialized_trace_value(i) for i in range(2)],
+            "halved": [halved.get_serialized_trace_value(i) for i in range(2)],
+            "device_info": [kind(lambda d=d: driver.dump_device_info(d)) for d in (0, 1, True, -1, 1 << 64)],
+        }
+        # (iree.runtime crashes at exit when the lists outlive the context.)
+        del pushed, inner, views, out, halved, args, view, buffer, ctx, module, hal
+    """,
+    "vm_buffers": """
+        # VmBuffer: made in Python, written through the buffer protocol,
+        # passed to functions taking !vm.buffer (which write it in place),
+        # and results of that type.
+        inst = ireert.VmInstance()
+        module = ireert.VmModule.mmap(inst, PYDATA + "/vm_buffer.vmfb")
+        ctx = ireert.VmContext(inst, [module])
+
+        def kind(call):
+            try:
+                return call()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        b = ireert.VmBuffer(5)
+        view = memoryview(b)
+        view[0] = 41
+        args = ireert.VmVariantList(1)
+        args.push_ref(b)
+        length = ireert.VmVariantList(1)
+        ctx.invoke(module.lookup_function("length"), args, length)
+        bumped = ireert.VmVariantList(1)
+        ctx.invoke(module.lookup_function("bump"), args, bumped)
+        back = bumped.get_as_object(0, ireert.VmBuffer)
+        n = ireert.VmVariantList(1)
+        n.push_int(6)
+        made = ireert.VmVariantList(1)
+        ctx.invoke(module.lookup_function("make"), n, made)
+        new = made.get_as_ref(0).deref(ireert.VmBuffer)
+        frozen = ireert.VmBuffer(4, mutable=False)
+
+        def write_frozen():
+            memoryview(frozen)[0] = 1
+
+        RESULT = {
+            "length": length.get_variant(0),
+            "bumped_in_place": bytes(b),
+            "same_buffer": [back == b, type(back).__name__, back == ireert.VmBuffer(5), memoryview(back).nbytes],
+            "repr": repr(b).startswith("<VmBuffer size 5 at 0x"),
+            "made": [bytes(new), memoryview(new).readonly, np.frombuffer(new, np.uint8).sum()],
+            "list_repr": repr(made).startswith("<VmVariantList(1): [Unknown("),
+            "ref": [repr(b.ref).startswith("<VmRef vm.buffer at 0x"), made.get_as_ref(0).isinstance(ireert.VmBuffer)],
+            "frozen": [bytes(frozen), memoryview(frozen).readonly, kind(write_frozen)],
+            "aligned": memoryview(ireert.VmBuffer(4, 64)).nbytes,
+            "bad_alignment": kind(lambda: ireert.VmBuffer(4, 3)),
+            "negative": kind(lambda: ireert.VmBuffer(-1)),
+            "trace_value": kind(lambda: made.get_serialized_trace_value(0)),
+        }
+        invoker = ireert.FunctionInvoker(ctx, ireert.get_device("local-task"), module.lookup_function("make"))
+        result = invoker(3)
+        RESULT["invoker_result"] = [type(result).__name__, result.isinstance(ireert.VmBuffer),
+                                    bytes(result.deref(ireert.VmBuffer))]
+        del view
+    """,
+    "file_handle_archives": """
+        # ParameterIndex.load_from_file_handle: an archive in a memory
+        # handle or an open file, of a named format (irvm.compat refused it).
+        import os
+        import tempfile
+
+        def kind(call):
+            try:
+                call()
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+            return "ok"
+
+        wb = open(DATA + "/params/run/wb.irpa", "rb").read()
+        source = ireert.ParameterIndex()
+        source.add_buffer("a", np.arange(4, dtype=np.float32), metadata="m")
+        source.add_splat("s", np.int32(7), 16)
+        with tempfile.TemporaryDirectory() as tmp:
+            source.create_archive_file(tmp + "/x.irpa")
+            archive = open(tmp + "/x.irpa", "rb").read()
+            fd = os.open(tmp + "/x.irpa", os.O_RDONLY)
+            by_fd = ireert.ParameterIndex()
+            by_fd.load_from_file_handle(ireert.FileHandle.wrap_fd(fd), ".IRPA")
+            os.close(fd)
+        by_memory = ireert.ParameterIndex()
+        by_memory.load_from_file_handle(ireert.FileHandle.wrap_memory(archive), "irpa")
+
+        def listed(index):
+            return [(k, e.length, e.is_splat, e.metadata, e.file_storage[1] if e.is_file else bytes(e.splat_pattern))
+                    for k, e in index.items()]
+
+        refused = ireert.ParameterIndex()
+        RESULT = {
+            "memory": listed(by_memory),
+            "fd": listed(by_fd),
+            "memory_view": bytes(by_memory.items()[0][1].file_view),
+            "fd_view": kind(lambda: by_fd.items()[0][1].file_view),
+            "unknown_format": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(archive), "bin")),
+            "wrong_format": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(archive), "gguf")),
+            "not_an_archive": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(b"x" * 40), "irpa")),
+            "empty": kind(lambda: refused.load_from_file_handle(ireert.FileHandle.wrap_memory(b""), "irpa")),
+            "refused_left_nothing": len(refused.items()),
+        }
+        # A program reads them: the memory handle's archive under one scope,
+        # an open file's under another.
+        fd = os.open(DATA + "/params/run/wb.irpa", os.O_RDONLY)
+        scoped, unscoped = ireert.ParameterIndex(), ireert.ParameterIndex()
+        scoped.load_from_file_handle(ireert.FileHandle.wrap_memory(wb), "irpa")
+        unscoped.load_from_file_handle(ireert.FileHandle.wrap_fd(fd), "irpa")
+        os.close(fd)
+        config = ireert.Config("local-sync")
+        params = ireert.create_io_parameters_module(
+            config.vm_instance, scoped.create_provider(scope="model"), unscoped.create_provider(scope=""))
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
+    """,
 }
 
 
@@ -1289,22 +1521,19 @@ def test_a_bytes_module_is_used_in_place_without_a_warning():
         assert irvm.compat.VmModule.wrap_buffer(inst, unaligned).stashed_flatbuffer_blob is unaligned
 
 
-def test_archive_entries_name_their_file_and_handles_cannot_be_indexed():
+def test_archive_entries_name_their_file():
     # docs/COMPATIBILITY.md: an archive's entries print their file's path
-    # (iree.runtime: the address of its mapping); an archive is indexed
-    # from a path only.
+    # (iree.runtime: the address of its mapping).
     index = irvm.compat.ParameterIndex()
     path = str(DATA / "params" / "run" / "wb.irpa")
     index.load(path)
     assert repr(index[0]) == f"<ParameterIndexEntry 'w' FileHandle<host_allocation(<file {path}>)>:256:16"
-    with pytest.raises(NotImplementedError, match="load the archive by path"):
-        index.load_from_file_handle(irvm.compat.FileHandle.wrap_memory(b"x"), "irpa")
 
 
 def test_more_differences_from_iree_runtime():
     # docs/COMPATIBILITY.md, "Python: irvm.compat": a Shape for a view's
-    # shape, no allocator statistics, a memory handle's fd, and the
-    # benchmark command line.
+    # shape, no allocator statistics, a memory handle's fd, the benchmark
+    # command line, VmBuffers, and a float for an integer argument.
     from irvm.compat.benchmark import _build_benchmark_args
 
     c = irvm.compat
@@ -1317,3 +1546,50 @@ def test_more_differences_from_iree_runtime():
         c.FileHandle.wrap_memory(b"x").fd
     args, stdin = _build_benchmark_args("m.vmfb", "f", ["4xi32=1"], executable="/bin/irvm")
     assert args == ["/bin/irvm", "bench", "--module=m.vmfb", "--function=f", "--input=4xi32=1"] and stdin is None
+    # A VmBuffer given to a FunctionInvoker (iree.runtime: ValueError, it
+    # converts no VmBuffer), and an alignment past 64 bytes.
+    inst = c.VmInstance()
+    vm_buffers = c.VmModule.mmap(inst, PYDATA / "vm_buffer.vmfb")
+    context = c.VmContext(inst, [vm_buffers])
+    length = c.FunctionInvoker(context, dev, vm_buffers.lookup_function("length"))
+    assert length(c.VmBuffer(5)) == 5
+    with pytest.raises(ValueError, match="alignment 128 is more than the 64 bytes"):
+        c.VmBuffer(4, 128)
+    # A float for an i32 argument (iree.runtime reads it as 0).
+    loop = c.load_vm_flatbuffer_file(MODELS / "loop.vmfb", driver="local-sync").loop
+    with pytest.raises(ValueError, match=r"argument 1 \(%input1: i32\) of module.loop: expects an integer, got a float"):
+        loop(np.arange(4, dtype=np.float32), 3.0)
+
+
+def test_a_python_host_function_gets_the_vm_buffer_it_is_given():
+    # A !vm.buffer reaching a PyModuleInterface function derefs to a
+    # VmBuffer over the same bytes: what the function writes, the caller sees.
+    c = irvm.compat
+    program = b"""vm.module @user version 0
+vm.import @pyb.see cconv "0r_i"
+vm.export @go
+vm.func @go(%r0: !vm.buffer) -> (i32) {
+^bb0:
+  %i0 = vm.call @pyb.see(%r0)
+  vm.return %i0
+}
+"""
+    seen = []
+
+    def see(state, ref):
+        b = ref.deref(c.VmBuffer)
+        seen.append((bytes(b), ref.isinstance(c.VmBuffer)))
+        memoryview(b)[1] = 9
+        return 42
+
+    interface = c.PyModuleInterface("pyb", lambda i: None)
+    interface.export("see", "0r_i", see)
+    inst = c.VmInstance()
+    user = c.VmModule.from_flatbuffer(inst, program)
+    ctx = c.VmContext(inst, [interface.create(), user])
+    buffer = c.VmBuffer(3)
+    memoryview(buffer)[0] = 5
+    args, out = c.VmVariantList(1), c.VmVariantList(1)
+    args.push_ref(buffer)
+    ctx.invoke(user.lookup_function("go"), args, out)
+    assert seen == [(b"\x05\x00\x00", True)] and out.get_variant(0) == 42 and bytes(buffer) == b"\x05\x09\x00"

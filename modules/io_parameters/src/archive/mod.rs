@@ -35,8 +35,16 @@ impl Format {
     /// The format of `path` by its extension, as IREE picks it
     /// (`.irpa`, `.safetensors`, `.gguf`; case-insensitive).
     pub fn from_path(path: &Path) -> Option<Format> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
+        Format::from_name(path.extension()?.to_str()?)
+    }
+
+    /// The format a name gives explicitly, as IREE's parser registry takes
+    /// it for an archive without a path (a file handle's): `irpa`,
+    /// `safetensors` or `gguf`, with or without a leading dot,
+    /// case-insensitive.
+    pub fn from_name(name: &str) -> Option<Format> {
+        let name = name.strip_prefix('.').unwrap_or(name).to_ascii_lowercase();
+        match name.as_str() {
             "irpa" => Some(Format::Irpa),
             "safetensors" => Some(Format::Safetensors),
             "gguf" => Some(Format::Gguf),
@@ -293,5 +301,21 @@ mod tests {
             Format::Safetensors
         );
         assert_eq!(Format::from_magic(b"IR"), Format::Safetensors);
+    }
+
+    #[test]
+    fn formats_are_named_as_iree_names_them() {
+        assert_eq!(Format::from_name("irpa"), Some(Format::Irpa));
+        assert_eq!(Format::from_name(".IRPA"), Some(Format::Irpa));
+        assert_eq!(Format::from_name("SafeTensors"), Some(Format::Safetensors));
+        assert_eq!(Format::from_name(".gguf"), Some(Format::Gguf));
+        assert_eq!(Format::from_name(""), None);
+        assert_eq!(Format::from_name("..irpa"), None);
+        assert_eq!(Format::from_name("bin"), None);
+        assert_eq!(
+            Format::from_path(std::path::Path::new("dir.gguf/m.Irpa")),
+            Some(Format::Irpa)
+        );
+        assert_eq!(Format::from_path(std::path::Path::new("m")), None);
     }
 }

@@ -1,5 +1,5 @@
 """Parameter archives from numpy, as iree.runtime's ``io`` helpers make them
-(re-exported by ``irvm.compat``): ``save_archive_file`` writes an ``.irpa``
+(``irvm.compat.io``, its names re-exported by ``irvm.compat``): ``save_archive_file`` writes an ``.irpa``
 from a dict of arrays and ``SplatValue``s; ``parameter_index_add_numpy_ndarray``
 adds an array with the tensor metadata (``TENSORv0:{json}``: dtype name and
 shape) that ``parameter_index_entry_as_numpy_ndarray`` reads back. The
@@ -16,6 +16,9 @@ from functools import reduce
 from typing import Any, Sequence, Union
 
 import numpy as np
+
+from ._parameters import ParameterIndex
+
 
 __all__ = [
     "SplatValue",
@@ -91,8 +94,6 @@ class SplatValue:
 def save_archive_file(entries: dict, file_path: Union[str, os.PathLike]) -> None:
     """Writes an ``.irpa`` archive of `entries` (key to a buffer, such as an
     array, or a SplatValue) at `file_path`."""
-    from .compat import ParameterIndex
-
     index = ParameterIndex()
     for key, value in entries.items():
         if isinstance(value, SplatValue):

@@ -17,6 +17,7 @@ from typing import Any, Optional, Union
 
 import numpy
 
+
 __all__ = [
     "BenchmarkResult",
     "BenchmarkTimeoutError",

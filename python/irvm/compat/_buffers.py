@@ -1,0 +1,408 @@
+"""HAL buffers, buffer views, mapped memory and the allocator: host memory
+with iree.runtime's types, reprs and errors."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import numpy as np
+
+from ._hal_types import (
+    _ELEMENT_TO_DTYPE,
+    BufferCompatibility,
+    BufferUsage,
+    HalElementType,
+    MemoryType,
+    _element_type_of,
+    _ml_dtype_or_none,
+)
+
+if TYPE_CHECKING:
+    from ._values import VmRef
+    from .system_setup import HalDevice
+
+
+def _vm_ref(target: Any) -> "VmRef":
+    """A VmRef to a buffer or buffer view (imported here: _values, where
+    VmRef lives, holds buffer views)."""
+    from ._values import VmRef
+
+    return VmRef(target)
+
+
+def _bitfield_text(value: int, names: Sequence[tuple]) -> str:
+    """`value` as IREE's iree_bitfield_format writes it: the names whose
+    bits are all set, in table order (combined names first), each taking
+    its bits; bits left over in hex."""
+    parts = []
+    for bits, name in names:
+        if bits and value & bits == bits:
+            parts.append(name)
+            value &= ~bits
+    if value:
+        parts.append(f"{value:#x}")
+    return "|".join(parts) if parts else "NONE"
+
+
+# IREE's tables for iree_hal_memory_type_format and iree_hal_buffer_usage_format.
+_MEMORY_TYPE_NAMES = (
+    (70, "HOST_LOCAL"), (48, "DEVICE_LOCAL"), (1, "OPTIMAL"), (2, "HOST_VISIBLE"),
+    (4, "HOST_COHERENT"), (8, "HOST_CACHED"), (16, "DEVICE_VISIBLE"),
+)
+_BUFFER_USAGE_NAMES = (
+    (3, "TRANSFER"), (3072, "DISPATCH_STORAGE"), (12288, "DISPATCH_IMAGE"),
+    (150994944, "MAPPING"), (1, "TRANSFER_SOURCE"), (2, "TRANSFER_TARGET"),
+    (256, "DISPATCH_INDIRECT_PARAMETERS"), (512, "DISPATCH_UNIFORM_READ"),
+    (1024, "DISPATCH_STORAGE_READ"), (2048, "DISPATCH_STORAGE_WRITE"),
+    (4096, "DISPATCH_IMAGE_READ"), (8192, "DISPATCH_IMAGE_WRITE"),
+    (65536, "SHARING_EXPORT"), (131072, "SHARING_REPLICATE"),
+    (262144, "SHARING_CONCURRENT"), (524288, "SHARING_IMMUTABLE"),
+    (16777216, "MAPPING_SCOPED"), (33554432, "MAPPING_PERSISTENT"),
+    (67108864, "MAPPING_OPTIONAL"), (134217728, "MAPPING_ACCESS_RANDOM"),
+    (268435456, "MAPPING_ACCESS_SEQUENTIAL_WRITE"),
+)
+
+# What IREE's CPU heap allocator gives for a request: device-local memory
+# is host visible too, and every buffer is mappable (scoped, persistent,
+# random access).
+_HEAP_MAPPING = 16777216 | 33554432 | 134217728
+_RESULT_MEMORY_TYPE = 50  # DEVICE_LOCAL|HOST_VISIBLE
+_RESULT_USAGE = int(3075 | _HEAP_MAPPING)
+
+
+def _heap_memory_type(memory_type: int) -> int:
+    memory_type = int(memory_type)
+    return memory_type | 2 if memory_type & 32 else memory_type
+
+
+def _storage_text(byte_length: int, memory_type: int, allowed_usage: int) -> str:
+    """A buffer's size, memory type, access and usage, as IREE formats them."""
+    return (
+        f"{byte_length} bytes (at offset 0 into {byte_length}), "
+        f"memory_type={_bitfield_text(memory_type, _MEMORY_TYPE_NAMES)}, allowed_access=ALL, "
+        f"allowed_usage={_bitfield_text(allowed_usage, _BUFFER_USAGE_NAMES)}"
+    )
+
+
+def _element_type_text(element_type: int) -> str:
+    """An element type as iree.runtime's list repr prints it (its 32 bits
+    with the bytes in reverse order: FLOAT_32, 0x21000020, is 0x20000021)."""
+    return f"0x{int.from_bytes(int(element_type).to_bytes(4, 'little'), 'big'):08x}"
+
+
+class HalBuffer:
+    """Device memory without a shape (irvm's is host memory): what
+    `HalAllocator.allocate_buffer` and `allocate_buffer_copy` without an
+    element type return, and `HalBufferView.get_buffer()`."""
+
+    def __init__(self, data: np.ndarray, memory_type: int = _RESULT_MEMORY_TYPE,
+                 allowed_usage: int = _RESULT_USAGE):
+        # The bytes, a flat uint8 array (a view of a buffer view's array).
+        self._bytes = data
+        self._memory_type = int(memory_type)
+        self._allowed_usage = int(allowed_usage)
+
+    def byte_length(self) -> int:
+        return self._bytes.nbytes
+
+    def memory_type(self) -> int:
+        return self._memory_type
+
+    def allowed_usage(self) -> int:
+        return self._allowed_usage
+
+    def map(self) -> "MappedMemory":
+        return MappedMemory(self._bytes)
+
+    def fill_zero(self, byte_offset: int, byte_length: int) -> None:
+        """Zeroes `byte_length` bytes from `byte_offset` (IndexError when
+        the range is not inside the buffer, as iree.runtime's OUT_OF_RANGE)."""
+        if byte_offset < 0 or byte_length < 0 or byte_offset + byte_length > self._bytes.nbytes:
+            raise IndexError(
+                f"OUT_OF_RANGE; fill_zero range [{byte_offset}, {byte_offset + byte_length}) "
+                f"is outside the buffer's {self._bytes.nbytes} bytes"
+            )
+        self._bytes[byte_offset : byte_offset + byte_length] = 0
+
+    def create_view(self, shape: Any, element_size: int) -> "HalBufferView":
+        """A view of the buffer with `shape` and opaque elements of
+        `element_size` bytes (OPAQUE_8..OPAQUE_64), as iree.runtime makes it."""
+        opaque = {1: HalElementType.OPAQUE_8, 2: HalElementType.OPAQUE_16,
+                  4: HalElementType.OPAQUE_32, 8: HalElementType.OPAQUE_64}.get(element_size)
+        if opaque is None:
+            raise ValueError(f"INVALID_ARGUMENT; element_size {element_size} is not 1, 2, 4 or 8 bytes")
+        return HalBufferView(self, shape, opaque)
+
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this buffer (what push_ref takes)."""
+        return _vm_ref(self)
+
+    __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "HalBuffer":
+        return ref.deref(HalBuffer)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, HalBuffer):
+            return NotImplemented
+        return (_address(self._bytes), self._bytes.nbytes) == (_address(other._bytes), other._bytes.nbytes)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"<HalBuffer {_storage_text(self._bytes.nbytes, self._memory_type, self._allowed_usage)}>"
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+class Shape(list):
+    """A shape (iree.runtime's `Shape([2, 3])`): a list of dimensions."""
+
+
+def _dtype_of_element(element_type: HalElementType) -> np.dtype:
+    """The dtype a buffer view of `element_type` holds its elements as:
+    its numpy (or ml_dtypes) dtype, else unsigned integers of its width."""
+    dtype = _ELEMENT_TO_DTYPE.get(element_type)
+    if dtype is not None:
+        return np.dtype(dtype)
+    ml_dtype = _ml_dtype_or_none(element_type)
+    if ml_dtype is not None:
+        return ml_dtype
+    width = HalElementType.dense_byte_count(element_type)
+    if width not in (1, 2, 4, 8):
+        raise ValueError(f"INVALID_ARGUMENT; element type {element_type.name} has no whole-byte width")
+    return np.dtype(f"u{width}")
+
+
+def _result_element_type(array: np.ndarray) -> Optional[HalElementType]:
+    """The element type the program gave a result array (its bytes, at the
+    end of the array's `base` chain, say it: `i32` results are INT_32, as
+    in iree.runtime, where numpy's int32 says SINT_32); None for arrays
+    that are not results, or of a type HalElementType does not name."""
+    base = array
+    while base is not None and not hasattr(base, "_element_type"):
+        base = getattr(base, "base", None)
+        if isinstance(base, memoryview):
+            base = base.obj
+    if base is None:
+        return None
+    try:
+        element_type = HalElementType(base._element_type)
+    except (TypeError, ValueError):
+        return None
+    # (A view of the bytes as another dtype of the same width keeps them;
+    # one of another width is no longer that result.)
+    if HalElementType.dense_byte_count(element_type) != array.dtype.itemsize:
+        return None
+    return element_type
+
+
+class HalBufferView:
+    """A tensor: host memory with a shape and an element type.
+    `HalBufferView(buffer, shape, element_type)` views the start of a
+    HalBuffer, as in iree.runtime (IndexError when the buffer is too
+    short); irvm.compat also makes one from an array
+    (`HalBufferView(array, element_type=None)`)."""
+
+    def __init__(self, array: Any, shape: Any = None, element_type: Optional[int] = None):
+        self._memory_type, self._allowed_usage = _RESULT_MEMORY_TYPE, _RESULT_USAGE
+        # The backing buffer's bytes (a view over an array: the array's).
+        self._buffer_length: Optional[int] = None
+        self._backing: Optional[np.ndarray] = None
+        if isinstance(array, HalBuffer):
+            if shape is None or element_type is None:
+                raise TypeError("HalBufferView(buffer, shape, element_type): give the shape and element type")
+            self._element_type = HalElementType(element_type)
+            dims = [int(d) for d in shape]
+            dtype = _dtype_of_element(self._element_type)
+            need = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+            if need > array.byte_length():
+                raise IndexError(
+                    f"creating buffer view: OUT_OF_RANGE; buffer view byte length {need} exceeds "
+                    f"backing buffer byte length {array.byte_length()}"
+                )
+            self._array = array._bytes[:need].view(dtype).reshape(dims)
+            self._memory_type, self._allowed_usage = array._memory_type, array._allowed_usage
+            self._buffer_length = array.byte_length()
+            # The whole buffer's bytes (a serialized trace value holds them all).
+            self._backing = array._bytes
+            return
+        if isinstance(shape, int) and element_type is None:
+            # HalBufferView(array, element_type) by position.
+            shape, element_type = None, shape
+        if shape is not None:
+            raise TypeError("HalBufferView(array, element_type=None): an array's view takes its shape")
+        if element_type is None:
+            element_type = _result_element_type(array)
+        if element_type is None:
+            element_type = _element_type_of(array.dtype)
+        self._element_type = HalElementType(element_type)
+        # The bits of another type of the same width given with an element
+        # type (a uint16 array with BFLOAT_16, float32 data with SINT_32)
+        # are held as that type's dtype, so that the program is given that
+        # type and arrays of it come out.
+        try:
+            dtype = _dtype_of_element(self._element_type)
+        except ValueError:
+            dtype = array.dtype
+        if array.dtype != dtype and array.dtype.itemsize == dtype.itemsize:
+            array = array.view(dtype)
+        self._array = array
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self._array.shape)
+
+    @property
+    def element_type(self) -> HalElementType:
+        return self._element_type
+
+    @property
+    def byte_length(self) -> int:
+        return self._array.nbytes
+
+    def map(self) -> "MappedMemory":
+        return MappedMemory(self._array)
+
+    def get_buffer(self) -> HalBuffer:
+        """The buffer the view is over (the same memory)."""
+        return HalBuffer(self._array.reshape(-1).view(np.uint8), self._memory_type, self._allowed_usage)
+
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this buffer view (what a Python host function
+        returns for a ref result)."""
+        return _vm_ref(self)
+
+    __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "HalBufferView":
+        """The buffer view `ref` refers to (ValueError for another type)."""
+        return ref.deref(HalBufferView)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, HalBufferView):
+            return NotImplemented
+        return self.get_buffer() == other.get_buffer() and (self.shape, self._element_type) == (
+            other.shape, other._element_type)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        dims = ", ".join(str(d) for d in self._array.shape)
+        backing = self._buffer_length if self._buffer_length is not None else self._array.nbytes
+        storage = _storage_text(backing, self._memory_type, self._allowed_usage)
+        return f"<HalBufferView ({dims}), element_type={_element_type_text(self._element_type)}, {storage}>"
+
+
+class MappedMemory:
+    """Host access to a buffer view's bytes."""
+
+    def __init__(self, array: np.ndarray):
+        self._array = array
+
+    def asarray(self, shape: Sequence[int], numpy_dtype_descr: Any) -> np.ndarray:
+        flat = self._array.reshape(-1).view(np.uint8)
+        return flat.view(numpy_dtype_descr).reshape(shape)
+
+
+def _host_bytes(buffer: Any, copy: bool = True) -> np.ndarray:
+    """`buffer`'s bytes as an array (a copy, or with `copy=False` over the
+    same memory), refused as iree.runtime refuses it: TypeError for
+    objects without the buffer protocol (a list), ValueError for arrays
+    that are not C-contiguous."""
+    if isinstance(buffer, np.ndarray):
+        if not buffer.flags.c_contiguous:
+            raise ValueError("ndarray is not C-contiguous")
+        return buffer.copy(order="C") if copy else buffer
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise TypeError(f"a bytes-like object is required, not '{type(buffer).__name__}'") from None
+    if not view.c_contiguous:
+        raise ValueError("buffer is not C-contiguous")
+    return np.array(view, copy=True, order="C") if copy else np.asarray(view)
+
+
+class HalAllocator:
+    """The device's allocator: host memory as buffers and buffer views."""
+
+    def __init__(self, device: HalDevice):
+        self._device = device
+
+    def allocate_buffer(self, memory_type: int, allowed_usage: int, allocation_size: int) -> HalBuffer:
+        """A zeroed buffer of `allocation_size` bytes."""
+        if allocation_size < 0:
+            raise ValueError(f"INVALID_ARGUMENT; allocation_size {allocation_size} is negative")
+        return HalBuffer(np.zeros(int(allocation_size), np.uint8), _heap_memory_type(memory_type),
+                         int(allowed_usage) | _HEAP_MAPPING)
+
+    def allocate_buffer_copy(
+        self,
+        memory_type: int = MemoryType.DEVICE_LOCAL,
+        allowed_usage: int = BufferUsage.DEFAULT,
+        device: Optional[HalDevice] = None,
+        buffer: Any = None,
+        element_type: Optional[int] = None,
+    ) -> "HalBuffer | HalBufferView":
+        """A copy of `buffer` (an object with the buffer protocol, or an
+        array of ml_dtypes' dtypes): a HalBufferView of its shape when
+        `element_type` is given, else a HalBuffer of its bytes, as in
+        iree.runtime."""
+        array = _host_bytes(buffer)
+        memory_type = _heap_memory_type(memory_type)
+        allowed_usage = int(allowed_usage) | _HEAP_MAPPING
+        if element_type is None:
+            return HalBuffer(array.reshape(-1).view(np.uint8), memory_type, allowed_usage)
+        view = HalBufferView(array, element_type=element_type)
+        view._memory_type, view._allowed_usage = memory_type, allowed_usage
+        return view
+
+    def allocate_host_staging_buffer_copy(self, device: HalDevice, initial_contents: Any) -> HalBuffer:
+        """A host-visible copy of `initial_contents` (a buffer) for transfers."""
+        array = _host_bytes(initial_contents)
+        return HalBuffer(array.reshape(-1).view(np.uint8), _RESULT_MEMORY_TYPE, 3 | _HEAP_MAPPING)
+
+    def import_host_allocation(self, buffer_obj: Any, memory_type: int, allowed_usage: int) -> HalBuffer:
+        """A HalBuffer over `buffer_obj`'s memory, not copied: writes to
+        either are seen by the other (C-contiguous buffers only)."""
+        array = _host_bytes(buffer_obj, copy=False)
+        return HalBuffer(array.reshape(-1).view(np.uint8), int(memory_type), int(allowed_usage) | 3 | _HEAP_MAPPING)
+
+    def query_buffer_compatibility(self, memory_type: int, allowed_usage: int, intended_usage: int,
+                                   allocation_size: int) -> int:
+        """BufferCompatibility bits, as IREE's CPU heap allocator answers:
+        any buffer is allocatable, importable and exportable; device-visible
+        memory is usable by queue transfers and dispatches its usage allows."""
+        compatibility = BufferCompatibility.ALLOCATABLE | BufferCompatibility.IMPORTABLE | BufferCompatibility.EXPORTABLE
+        if int(memory_type) & MemoryType.DEVICE_VISIBLE:
+            if int(allowed_usage) & BufferUsage.TRANSFER:
+                compatibility |= BufferCompatibility.QUEUE_TRANSFER
+            if int(allowed_usage) & BufferUsage.DISPATCH_STORAGE:
+                compatibility |= BufferCompatibility.QUEUE_DISPATCH
+        return int(compatibility)
+
+    @property
+    def has_statistics(self) -> bool:
+        """False: irvm's allocator keeps no statistics (as an IREE build
+        without IREE_STATISTICS_ENABLE)."""
+        return False
+
+    @property
+    def statistics(self) -> dict:
+        """Empty: no statistics are kept (has_statistics)."""
+        return {}
+
+    @property
+    def formatted_statistics(self) -> str:
+        """Empty: no statistics are kept (has_statistics)."""
+        return ""
+
+    def trim(self) -> None:
+        """Nothing to release: irvm's buffers are freed when the last
+        reference goes."""

@@ -1,0 +1,130 @@
+"""VmContext: modules linked in one context, and calls through it."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .. import _irvm
+from ._buffers import HalBufferView
+from ._errors import _as_iree_error
+from ._hal_module import _HalModule, HalModuleDebugSink
+from ._parameters import _ParametersModule
+from ._values import _to_vm, VmBuffer, VmVariantList
+from ._vm_modules import VmFunction, VmInstance
+from .system_setup import HalDevice
+
+
+def _check_arguments(function: Any, vm_function: VmFunction, values: Sequence[Any]) -> None:
+    """Refuses before the call what iree.runtime refuses when it invokes:
+    a wrong number of arguments (INVALID_ARGUMENT, a ValueError; irvm's own
+    API raises TypeError, as Python functions do), and a number where the
+    calling convention takes a ref (a tensor, a list) or a ref where it
+    takes a number (FAILED_PRECONDITION, a RuntimeError: iree.runtime's
+    argument list holds a value of the other kind)."""
+    if len(values) != function._arity:
+        raise _as_iree_error(
+            _irvm.InvalidArgumentError(
+                f"INVALID_ARGUMENT; input list and function mismatch; expected "
+                f"{function._arity} arguments but passed {len(values)} ({function.signature})"
+            )
+        )
+    kinds = (vm_function._cconv or "").partition("_")[0][1:]
+    if len(kinds) != len(values):
+        # (No calling convention, or a variadic one: left to irvm.)
+        return
+    for index, (kind, value) in enumerate(zip(kinds, values)):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if kind == "r" and number:
+            problem = f"is a ref and was given the number {value!r}"
+        elif kind in "ifIF" and not number:
+            problem = f"is a number and was given a ref ({type(value).__name__}): variant at index {index} is not a value type"
+        else:
+            continue
+        raise _as_iree_error(
+            _irvm.FailedPreconditionError(
+                f"Error invoking function: FAILED_PRECONDITION; argument {index} of {function.signature} {problem}"
+            )
+        )
+
+
+class VmContext:
+    """Modules linked in one context (iree.runtime's low-level API)."""
+
+    def __init__(self, instance: VmInstance, modules: Optional[Sequence[Any]] = None):
+        self._instance = instance
+        self._context = None
+        self._device: Optional[HalDevice] = None
+        self._debug_sink: Optional[HalModuleDebugSink] = None
+        self._parameters: dict = {}
+        if modules:
+            self.register_modules(modules)
+
+    def _ensure(self):
+        if self._context is None:
+            device = self._device.uri if self._device is not None else "local-task"
+            trace = self._debug_sink._deliver if self._debug_sink is not None else None
+            try:
+                self._context = _irvm._context(
+                    device=device, parameters=self._parameters or None, trace=trace
+                )
+            except _irvm.VmError as e:
+                raise _as_iree_error(e) from e.__cause__
+        return self._context
+
+    def register_modules(self, modules: Sequence[Any]) -> None:
+        """Registers modules in order; a hal module picks the device."""
+        sources = []
+        for m in modules:
+            if isinstance(m, (_HalModule, _ParametersModule)):
+                if self._context is not None or sources:
+                    raise ValueError(f"irvm.compat: register the {m.name} module before other modules")
+                if isinstance(m, _HalModule):
+                    self._device = m.device
+                    self._debug_sink = m.debug_sink
+                else:
+                    for p in m.providers:
+                        self._parameters.setdefault(p.scope, []).extend(p.files)
+                continue
+            sources.append(m._source)
+        if sources:
+            try:
+                self._ensure()._add(*sources)
+            except _irvm.VmError as e:
+                raise _as_iree_error(e) from e.__cause__
+
+    @property
+    def context_id(self) -> int:
+        return id(self)
+
+    def _function(self, function: VmFunction):
+        context = self._ensure()
+        try:
+            return context[f"{function.module_name}.{function.name}"]
+        except _irvm.VmError as e:
+            raise _as_iree_error(e) from e.__cause__
+
+    def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
+        """Calls `function` with the values of `arg_list`, appending its results to `ret_list`."""
+        f = self._function(function)
+        _check_arguments(f, function, arg_list._items)
+        try:
+            results = f(*[_to_vm(v) for v in arg_list._items], _as_given=True)
+        except _irvm.VmError as e:
+            raise _as_iree_error(e) from e.__cause__
+        if results is None:
+            results = ()
+        elif not isinstance(results, tuple):
+            results = (results,)
+        # The numbers' VM types, from the calling convention's results.
+        kinds = (function._cconv or "").partition("_")[2]
+        value_types = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
+        for r, kind in zip(results, kinds if len(kinds) == len(results) else "r" * len(results)):
+            if kind in value_types:
+                ret_list._value_types[len(ret_list._items)] = value_types[kind]
+            if isinstance(r, np.ndarray):
+                r = HalBufferView(r)
+            elif isinstance(r, _irvm.VmBuffer):
+                r = VmBuffer(0, _same_as=r)
+            ret_list._items.append(r)

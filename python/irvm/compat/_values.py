@@ -1,0 +1,366 @@
+"""VM values between Python and irvm: VmVariantList, VmRef, and how
+arguments go in and results come out."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import _irvm
+from ._errors import _as_iree_error
+from ._hal_types import _ELEMENT_TYPE_NAMES
+from ._buffers import _element_type_text, HalBuffer, HalBufferView
+from .array_interop import DeviceArray
+
+
+def _to_vm(arg: Any) -> Any:
+    if isinstance(arg, VmRef):
+        return arg._vm_value()
+    if isinstance(arg, DeviceArray):
+        return arg._array
+    if isinstance(arg, HalBufferView):
+        return arg._array
+    if isinstance(arg, VmVariantList):
+        return [_to_vm(v) for v in arg._items]
+    if not isinstance(arg, np.ndarray) and hasattr(arg, "__array__"):
+        # An array-like object: its array, as iree.runtime takes it.
+        return np.asarray(arg)
+    return arg
+
+
+def _check_convertible(arg: Any) -> None:
+    """Refuses, as iree.runtime's argument packing does before the call,
+    the values it has no VM value for: None, bools, strings and bytes-like
+    objects (numpy arrays and scalars, numbers, lists, tuples, dicts and
+    array-likes it converts). INVALID_ARGUMENT, a ValueError."""
+    if arg is None or isinstance(arg, (bool, str, bytes, bytearray, memoryview)):
+        raise _as_iree_error(
+            _irvm.InvalidArgumentError(f"could not convert python value to VM: {arg!r}")
+        )
+
+
+def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:
+    if isinstance(value, _irvm.VmBuffer):
+        # A `!vm.buffer` result: a VmRef to it, as iree.runtime gives it.
+        return VmRef(VmBuffer(0, _same_as=value))
+    if isinstance(value, np.ndarray):
+        return DeviceArray(device, HalBufferView(value), implicit_host_transfer=True)
+    if isinstance(value, list):
+        # One list out for each list in: lists that hold each other (a VM
+        # list holding itself comes back so) keep doing so (each was
+        # followed round its cycle until RecursionError).
+        made = {} if made is None else made
+        if id(value) in made:
+            return made[id(value)]
+        out: list = []
+        made[id(value)] = out
+        out.extend(_from_vm(device, v, made) for v in value)
+        return out
+    return value
+
+
+class VmVariantList:
+    """A list of VM values (ints, floats, buffer views, lists). Pushes take
+    what iree.runtime's take (TypeError otherwise: an int for push_int, a
+    number for push_float, a VmVariantList for push_list, an object with
+    `__iree_vm_ref__` for push_ref), and reads fail as there: IndexError
+    outside the list, ValueError ("list element is not a ref") reading a
+    number as a ref or object, RuntimeError reading a number as a list."""
+
+    def __init__(self, capacity: int):
+        if not isinstance(capacity, int) or capacity < 0:
+            raise TypeError(f"VmVariantList(capacity): a capacity is a non-negative int, not {capacity!r}")
+        self._items: list = []
+        # Item index to value type ('i32', 'i64', 'f32', 'f64') of the
+        # numbers a call appended, by its calling convention; pushed
+        # numbers are i64 and f64, as iree.runtime pushes them.
+        self._value_types: dict = {}
+
+    def push_int(self, value: int) -> None:
+        if not isinstance(value, (int, np.integer)):
+            raise TypeError(f"push_int(): takes an int, not {type(value).__name__}")
+        self._items.append(int(value))
+
+    def push_float(self, value: float) -> None:
+        if not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"push_float(): takes a float, not {type(value).__name__}")
+        self._items.append(float(value))
+
+    def push_ref(self, ref: Any) -> None:
+        if not hasattr(ref, "__iree_vm_ref__"):
+            raise AttributeError(f"'{type(ref).__name__}' object has no attribute '__iree_vm_ref__'")
+        self._items.append(ref)
+
+    def push_list(self, value: "VmVariantList") -> None:
+        if not isinstance(value, VmVariantList):
+            raise TypeError(f"push_list(): takes a VmVariantList, not {type(value).__name__}")
+        self._items.append(value)
+
+    def _item(self, index: int) -> Any:
+        if not 0 <= index < len(self._items):
+            raise IndexError(
+                f"Could not access list element: OUT_OF_RANGE; index {index} out of bounds ({len(self._items)})"
+            )
+        return self._items[index]
+
+    def get_as_int(self, index: int) -> int:
+        """Item `index` as an int (irvm.compat's; iree.runtime has get_variant)."""
+        return int(self._item(index))
+
+    def get_as_float(self, index: int) -> float:
+        """Item `index` as a float (irvm.compat's; iree.runtime has get_variant)."""
+        return float(self._item(index))
+
+    def get_as_object(self, index: int, clazz: type) -> Any:
+        value = self._item(index)
+        if not _is_ref(value):
+            raise ValueError("list element is not a ref")
+        if isinstance(value, VmRef) and clazz in _REF_TYPE_NAMES:
+            return value.deref(clazz)
+        if clazz is HalBufferView and isinstance(value, np.ndarray):
+            return HalBufferView(value)
+        if clazz is not object and not isinstance(value, clazz):
+            raise ValueError(f"item {index} is {type(value).__name__}, not {clazz.__name__}")
+        return value
+
+    def get_as_list(self, index: int) -> "VmVariantList":
+        value = self._item(index)
+        if isinstance(value, VmRef):
+            return value.deref(VmVariantList)
+        if isinstance(value, VmVariantList):
+            return value
+        if not isinstance(value, list):
+            raise RuntimeError(f"Could not access list element: FAILED_PRECONDITION; item {index} is not a list")
+        out = VmVariantList(len(value))
+        out._items = list(value)
+        return out
+
+    def get_serialized_trace_value(self, index: int) -> dict:
+        """Item `index` as iree.runtime serializes it for tracing: a number
+        as `{"i32": 3, "type": "value"}` (its VM type), a null ref as
+        `{"type": "null"}`, a list as `{"type": "vm.list", "items": [...]}`,
+        a buffer view as its shape, element type name (`f32`) and the bytes
+        of its whole buffer; ValueError for other refs (a HalBuffer), as
+        there."""
+        return _trace_value(self._item(index), self._value_types.get(index))
+
+    def get_variant(self, index: int) -> Any:
+        return self._item(index)
+
+    def get_as_ref(self, index: int) -> "VmRef":
+        """Item `index` (a list or buffer view) as a VmRef."""
+        value = self._item(index)
+        if not _is_ref(value) or value is None:
+            raise ValueError("list element is not a ref")
+        if isinstance(value, VmRef):
+            return value
+        if isinstance(value, _irvm.Ref):
+            return VmRef(value)
+        if isinstance(value, list):
+            return VmRef(self.get_as_list(index))
+        if isinstance(value, np.ndarray):
+            return VmRef(HalBufferView(value))
+        return VmRef(value)
+
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this list (what a Python host function returns for
+        a ref result): its items as they are when the VM receives it."""
+        return VmRef(self)
+
+    __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "VmVariantList":
+        """The list `ref` refers to (ValueError for another type)."""
+        return ref.deref(VmVariantList)
+
+    @property
+    def size(self) -> int:
+        return len(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        items = ", ".join(_variant_text(v, set()) for v in self._items)
+        return f"<VmVariantList({len(self._items)}): [{items}]>"
+
+
+def _is_ref(value: Any) -> bool:
+    """Whether a VmVariantList item is a ref (or a null one), not a number."""
+    return not isinstance(value, (bool, int, float, np.integer, np.floating))
+
+
+def _referenced(value: Any) -> Any:
+    """A VmVariantList item with the reference taken away: what a VmRef
+    refers to, a program's list as a list and buffer view as a
+    HalBufferView; anything else as it is."""
+    if isinstance(value, VmRef):
+        value = value._target
+    if isinstance(value, _irvm.Ref):
+        if value.type_name == "vm.list":
+            return value._value()
+        if value.type_name == "hal.buffer_view":
+            return HalBufferView(value._value(), element_type=value._element_type)
+    return value
+
+
+def _trace_value(value: Any, value_type: Optional[str] = None) -> dict:
+    """A VmVariantList item as get_serialized_trace_value gives it."""
+    value = _referenced(value)
+    if value is None:
+        return {"type": "null"}
+    if isinstance(value, (bool, int, np.integer)):
+        return {value_type or "i64": int(value), "type": "value"}
+    if isinstance(value, (float, np.floating)):
+        return {value_type or "f64": float(value), "type": "value"}
+    if isinstance(value, VmVariantList):
+        return {"type": "vm.list",
+                "items": [_trace_value(v, value._value_types.get(i)) for i, v in enumerate(value._items)]}
+    if isinstance(value, list):
+        return {"type": "vm.list", "items": [_trace_value(v) for v in value]}
+    if isinstance(value, np.ndarray):
+        value = HalBufferView(value)
+    if isinstance(value, HalBufferView):
+        backing = value._backing if value._backing is not None else value._array
+        return {"type": "hal.buffer_view", "shape": value.shape,
+                "element_type": _ELEMENT_TYPE_NAMES.get(value.element_type, f"{int(value.element_type):08x}"),
+                "contents": backing.tobytes()}
+    raise ValueError("Unsupported VM to Python Type Conversion")
+
+
+def _variant_text(value: Any, seen: set) -> str:
+    """An item of a VmVariantList as iree.runtime's repr shows it: ints,
+    floats with six decimals, None, nested lists as `List[...]` (one seen
+    before as `List[...circular...]`), buffer views as
+    `HalBufferView(4x8:0x20000021)` (dimensions, and the element type's
+    bytes reversed), buffers as `HalBuffer(16)`, other refs as
+    `Unknown(address)`."""
+    if value is None:
+        return "None"
+    value = _referenced(value)
+    if isinstance(value, (bool, int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):f}"
+    if isinstance(value, (list, VmVariantList)):
+        if id(value) in seen:
+            return "List[...circular...]"
+        seen.add(id(value))
+        items = value._items if isinstance(value, VmVariantList) else value
+        return "List[" + ", ".join(_variant_text(v, seen) for v in items) + "]"
+    if isinstance(value, np.ndarray):
+        value = HalBufferView(value)
+    if isinstance(value, HalBufferView):
+        dims = "x".join(str(d) for d in value.shape)
+        return f"HalBufferView({dims}:{_element_type_text(value.element_type)})"
+    if isinstance(value, HalBuffer):
+        return f"HalBuffer({value.byte_length()})"
+    return f"Unknown({id(value)})"
+
+
+class VmBuffer(_irvm.VmBuffer):
+    """A `!vm.buffer` (iree.runtime's VmBuffer): `VmBuffer(length,
+    alignment=0, mutable=True)` is `length` zeroed bytes, read and written
+    through the buffer protocol (`memoryview`, `np.frombuffer`) in place;
+    pushed with `push_ref` it is passed to a function taking `!vm.buffer`
+    (the program's writes are seen here), and a `!vm.buffer` result is one
+    over the same bytes (`get_as_object(i, VmBuffer)`). irvm aligns every
+    buffer to 64 bytes: a larger `alignment` is a ValueError."""
+
+    @property
+    def ref(self) -> "VmRef":
+        """A reference to this buffer (what push_ref takes)."""
+        return VmRef(self)
+
+    __iree_vm_ref__ = ref
+
+    @staticmethod
+    def __iree_vm_cast__(ref: "VmRef") -> "VmBuffer":
+        return ref.deref(VmBuffer)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, _irvm.VmBuffer):
+            return NotImplemented
+        return self._same(other)
+
+    def __hash__(self) -> int:
+        return hash(self._address)
+
+    def __repr__(self) -> str:
+        return f"<VmBuffer size {memoryview(self).nbytes} at 0x{self._address:x}>"
+
+
+class VmRef:
+    """A reference to a VM object (iree.runtime's VmRef): what a Python
+    host function gets for a ref argument, and returns for a ref result
+    (`.ref` of a VmVariantList or HalBufferView)."""
+
+    def __init__(self, target: Any):
+        # An irvm.Ref (from the VM), or a VmVariantList or HalBufferView.
+        self._target = target
+
+    def _type_name(self) -> str:
+        t = self._target
+        if isinstance(t, VmVariantList):
+            return "vm.list"
+        if isinstance(t, HalBufferView):
+            return "hal.buffer_view"
+        if isinstance(t, HalBuffer):
+            return "hal.buffer"
+        if isinstance(t, _irvm.VmBuffer):
+            return "vm.buffer"
+        return t.type_name
+
+    def _vm_value(self) -> Any:
+        """What irvm passes to the VM for it."""
+        t = self._target
+        return t if isinstance(t, _irvm.Ref) else _to_vm(t)
+
+    def isinstance(self, ref_type: type) -> bool:
+        """Whether it refers to a `ref_type` (VmVariantList, HalBufferView)."""
+        return _REF_TYPE_NAMES.get(ref_type) == self._type_name()
+
+    def deref(self, value: type, optional: bool = False) -> Any:
+        """The object as a `value` type (VmVariantList or HalBufferView);
+        None when it is another type and `optional`, else ValueError
+        (iree.runtime 3.13 crashes)."""
+        if not self.isinstance(value):
+            if optional:
+                return None
+            raise ValueError(f"VmRef is a {self._type_name()}, not a {value.__name__}")
+        t = self._target
+        if not isinstance(t, _irvm.Ref):
+            return t
+        if value is HalBuffer:
+            raise ValueError("irvm.compat cannot read a hal.buffer made by a program (buffer views it can)")
+        if value is VmBuffer:
+            return VmBuffer(0, _same_as=t._vm_buffer())
+        items = t._value()
+        if value is VmVariantList:
+            out = VmVariantList(len(items))
+            out._items = items
+            return out
+        return HalBufferView(items, element_type=t._element_type)
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, VmRef):
+            return NotImplemented
+        a, b = self._target, other._target
+        if isinstance(a, (_irvm.Ref, _irvm.VmBuffer)):
+            return a._same(b)
+        return a is b
+
+    def __hash__(self) -> int:
+        return id(self._target) if not isinstance(self._target, _irvm.Ref) else 0
+
+    def __repr__(self) -> str:
+        return f"<VmRef {self._type_name()} at 0x{id(self._target):x}>"
+
+
+VmRef.__iree_vm_ref__ = property(lambda self: self, doc="The reference itself (what push_ref takes).")
+
+_REF_TYPE_NAMES = {VmVariantList: "vm.list", HalBufferView: "hal.buffer_view", HalBuffer: "hal.buffer",
+                   VmBuffer: "vm.buffer"}

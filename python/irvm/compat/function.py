@@ -1,0 +1,51 @@
+"""FunctionInvoker (iree.runtime.function): a function bound to its
+context and device."""
+
+from __future__ import annotations
+
+from .. import _irvm
+from ._context import _check_arguments, VmContext
+from ._errors import _as_iree_error
+from ._values import _check_convertible, _from_vm, _to_vm
+from ._vm_modules import VmFunction
+from .system_setup import HalDevice
+
+
+__all__ = ["FunctionInvoker"]
+
+
+class FunctionInvoker:
+    """A function bound to its context and device, as iree.runtime's
+    (`FunctionInvoker(vm_context, device, vm_function)`): call it with
+    arrays and scalars; tensor results come back as DeviceArray."""
+
+    def __init__(self, vm_context: VmContext, device: "HalDevice", vm_function: VmFunction):
+        if not isinstance(vm_context, VmContext):
+            raise TypeError(f"vm_context must be a VmContext, got {type(vm_context).__name__}")
+        if not isinstance(vm_function, VmFunction):
+            raise TypeError(f"vm_function must be a VmFunction, got {type(vm_function).__name__}")
+        self._vm_context = vm_context
+        self._device = device
+        self._vm_function = vm_function
+        self._function = vm_context._function(vm_function)
+
+    @property
+    def vm_function(self) -> VmFunction:
+        return self._vm_function
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise ValueError("kwargs not supported for dynamic dispatch functions")
+        for a in args:
+            _check_convertible(a)
+        _check_arguments(self._function, self._vm_function, args)
+        try:
+            results = self._function(*[_to_vm(a) for a in args], _as_given=True)
+        except _irvm.VmError as e:
+            raise _as_iree_error(e) from e.__cause__
+        if isinstance(results, tuple):
+            return tuple(_from_vm(self._device, r) for r in results)
+        return _from_vm(self._device, results)
+
+    def __repr__(self) -> str:
+        return repr(self._vm_function)

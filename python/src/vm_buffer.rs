@@ -1,0 +1,160 @@
+//! `irvm._irvm.VmBuffer`: a `!vm.buffer` Python can make, read and write
+//! through the buffer protocol, pass to functions taking `!vm.buffer` and
+//! get back from them (iree.runtime's `VmBuffer`, which `irvm.compat`
+//! builds on).
+
+use std::ffi::c_int;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use irvm::{Buffer, Ref, BUFFER_ALIGNMENT};
+
+use crate::errors::from_trap;
+
+/// A VM byte buffer. Holding it holds the buffer's bytes, which never
+/// move or shrink while the buffer lives: a view exported through the
+/// buffer protocol stays valid until released.
+#[pyclass(name = "VmBuffer", module = "irvm._irvm", frozen, subclass)]
+pub struct VmBuffer {
+    /// The buffer.
+    pub buffer: Arc<Buffer>,
+}
+
+impl VmBuffer {
+    /// The buffer as a VM reference (what a function taking `!vm.buffer`
+    /// is given).
+    pub fn to_ref(&self) -> Ref {
+        Ref::Buffer(self.buffer.clone())
+    }
+}
+
+#[pymethods]
+impl VmBuffer {
+    /// `length` zeroed bytes, writable unless `mutable` is False, at an
+    /// address that is a multiple of `alignment` (a power of two; 0: the
+    /// default). irvm aligns every buffer to 64 bytes: a larger alignment
+    /// is refused.
+    #[new]
+    #[pyo3(signature = (length, alignment=None, mutable=true, *, _same_as=None))]
+    fn new(
+        py: Python<'_>,
+        length: &Bound<'_, PyAny>,
+        alignment: Option<&Bound<'_, PyAny>>,
+        mutable: bool,
+        _same_as: Option<PyRef<'_, VmBuffer>>,
+    ) -> PyResult<VmBuffer> {
+        // A negative or non-int size is a TypeError, as iree.runtime's.
+        let size = |v: &Bound<'_, PyAny>, what: &str| {
+            v.extract::<usize>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "VmBuffer(): {what} must be a non-negative int, not {v}"
+                ))
+            })
+        };
+        let length = size(length, "length")?;
+        let alignment = alignment.map_or(Ok(0), |a| size(a, "alignment"))?;
+        if let Some(other) = _same_as {
+            // Another object over the same buffer (irvm.compat's class for
+            // a buffer a function returned).
+            return Ok(VmBuffer {
+                buffer: other.buffer.clone(),
+            });
+        }
+        if alignment != 0 && !alignment.is_power_of_two() {
+            return Err(PyValueError::new_err(format!(
+                "Error creating buffer: INVALID_ARGUMENT; alignments must be powers of two (got {alignment})"
+            )));
+        }
+        if alignment > BUFFER_ALIGNMENT {
+            return Err(PyValueError::new_err(format!(
+                "Error creating buffer: INVALID_ARGUMENT; alignment {alignment} is more than the \
+                 {BUFFER_ALIGNMENT} bytes irvm aligns every VM buffer to"
+            )));
+        }
+        let buffer = if mutable {
+            Buffer::new(length)
+        } else {
+            Buffer::borrowed(Arc::new(vec![0u8; length]), 0..length)
+        }
+        .map_err(|t| from_trap(py, &t))?;
+        Ok(VmBuffer {
+            buffer: Arc::new(buffer),
+        })
+    }
+
+    /// Whether the buffer may be written.
+    #[getter]
+    fn mutable(&self) -> bool {
+        self.buffer.is_mutable()
+    }
+
+    /// The address of the buffer object (what iree.runtime's repr shows).
+    #[getter]
+    fn _address(&self) -> usize {
+        Arc::as_ptr(&self.buffer) as usize
+    }
+
+    /// Whether `other` is a VmBuffer over the same buffer.
+    fn _same(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<VmBuffer>()
+            .is_ok_and(|o| Arc::ptr_eq(&o.get().buffer, &self.buffer))
+    }
+
+    /// Exports the bytes (the buffer protocol): one dimension of unsigned
+    /// bytes, read-only for an immutable buffer.
+    ///
+    /// # Safety
+    /// Called by the interpreter with a writable `Py_buffer`.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
+        let this = slf.get();
+        let readonly = !this.buffer.is_mutable();
+        if readonly && flags & ffi::PyBUF_WRITABLE != 0 {
+            return Err(PyBufferError::new_err("the VmBuffer is not mutable"));
+        }
+        let len = this.buffer.len();
+        // The bytes do not move while the buffer lives (fixed when it is
+        // made): the start address is read once, under a short borrow.
+        let ptr = Buffer::with_raw_parts(&[&*this.buffer], |parts| parts[0].ptr as usize)
+            .map_err(|t| from_trap(slf.py(), &t))?;
+        // SAFETY: `view` is the caller's writable Py_buffer. `buf` points
+        // at the buffer's `len` bytes, which `obj` (this object, holding
+        // the `Arc<Buffer>`) keeps alive and in place until the view is
+        // released; the format string is static. Python writing them while
+        // a call on another thread uses the same buffer is the caller's
+        // promise, as for a writable numpy array passed in place.
+        unsafe {
+            (*view).obj = slf.clone().into_any().into_ptr();
+            (*view).buf = ptr as *mut std::ffi::c_void;
+            (*view).len = len as isize;
+            (*view).readonly = readonly as c_int;
+            (*view).itemsize = 1;
+            (*view).format = if flags & ffi::PyBUF_FORMAT != 0 {
+                c"B".as_ptr() as *mut std::ffi::c_char
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).ndim = 1;
+            (*view).shape = if flags & ffi::PyBUF_ND != 0 {
+                &raw mut (*view).len
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
+                &raw mut (*view).itemsize
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = std::ptr::null_mut();
+        }
+        Ok(())
+    }
+}
