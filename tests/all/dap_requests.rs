@@ -319,6 +319,29 @@ fn set_expression_and_read_data_breakpoints() {
     c.disconnect_cleanly();
 }
 
+/// `restart` after `terminate` is refused, saying why: the client ended
+/// the program (its reader gave up every wait of the session), and a
+/// restart accepted then started a program cancelled at once, which
+/// reported nothing (no `stopped`, no `exited`) and ran no further.
+#[test]
+fn restart_after_terminate_is_refused() {
+    let mut c = Client::start();
+    let mut args = program("fib", "5");
+    args["stopOnEntry"] = json!(true);
+    launch(&mut c, args);
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok("terminate", json!({}));
+    c.event("terminated");
+    let refused = c.request("restart", json!({"arguments": program("fib", "6")}));
+    assert_eq!(refused["success"], false, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "the program was ended by `terminate`: start a new session to run it again"
+    );
+    c.disconnect_cleanly();
+}
+
 /// `restart` starts the program again, keeping its breakpoints; with new
 /// `inputs` and `stopOnEntry`; refused where it would change the modules;
 /// and while the program runs, it abandons the run for the new one.
