@@ -50,6 +50,27 @@ fn modules_and_loaded_sources() {
     c.disconnect_cleanly();
 }
 
+/// Two launched modules of one name (as `irvm run` links them: the later
+/// one wins lookups) are two DAP modules with ids of their own (the
+/// protocol's `id` is unique: both were `module`, so an editor kept one).
+#[test]
+fn modules_of_one_name_have_ids_of_their_own() {
+    let mut c = Client::start();
+    let mut args = program("fib", "5");
+    args["modules"] = json!([path("fib.vmfb"), path("fib.vmfb")]);
+    launch(&mut c, args);
+    let first = c.event("module");
+    let second = c.event("module");
+    assert_eq!(first["body"]["module"]["id"], "module");
+    assert_eq!(second["body"]["module"]["id"], "module#2");
+    let modules = c.ok("modules", json!({}));
+    assert_eq!(modules["totalModules"], 2, "{modules}");
+    assert_eq!(modules["modules"][0]["id"], "module");
+    assert_eq!(modules["modules"][1]["id"], "module#2");
+    assert_eq!(modules["modules"][1]["name"], "module");
+    c.disconnect_cleanly();
+}
+
 /// `breakpointLocations` gives the lines of a range that have code (as
 /// the client counts lines), and a clear error for a file nobody names.
 #[test]
