@@ -467,6 +467,11 @@ struct Session {
     breakpoint_commands: HashMap<u32, Vec<String>>,
     /// The command list of the last stop, still to run.
     pending_commands: Option<Vec<String>>,
+    /// Command lists are being run: a stop that a command inside one
+    /// (a user command's `continue`) reports leaves its list pending for
+    /// the loop running them, instead of running it inside, one level
+    /// deeper at each stop.
+    running_breakpoint_commands: bool,
     /// A stop was reported since this was cleared (a command of a list
     /// ran the program: the rest of the list is dropped, as in gdb).
     reported: bool,
@@ -518,6 +523,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         disabled_displays: Default::default(),
         breakpoint_commands: HashMap::new(),
         pending_commands: None,
+        running_breakpoint_commands: false,
         reported: false,
         last_breakpoint: None,
         interactive: false,
@@ -1532,6 +1538,17 @@ impl Session {
     /// A `commands` in a list sets the list of its breakpoints to the
     /// lines up to its own `end`, as gdb nests them.
     fn run_breakpoint_commands(&mut self) -> Result<Flow, String> {
+        if self.running_breakpoint_commands {
+            // The loop below, further out, runs the pending list next.
+            return Ok(Flow::Continue);
+        }
+        self.running_breakpoint_commands = true;
+        let result = self.run_pending_commands();
+        self.running_breakpoint_commands = false;
+        result
+    }
+
+    fn run_pending_commands(&mut self) -> Result<Flow, String> {
         while let Some(list) = self.pending_commands.take() {
             let silent = list.first().is_some_and(|c| c == "silent");
             let mut lines = list.iter().skip(usize::from(silent));

@@ -50,6 +50,27 @@ fn modules_and_loaded_sources() {
     c.disconnect_cleanly();
 }
 
+/// Two launched modules of one name (as `irvm run` links them: the later
+/// one wins lookups) are two DAP modules with ids of their own (the
+/// protocol's `id` is unique: both were `module`, so an editor kept one).
+#[test]
+fn modules_of_one_name_have_ids_of_their_own() {
+    let mut c = Client::start();
+    let mut args = program("fib", "5");
+    args["modules"] = json!([path("fib.vmfb"), path("fib.vmfb")]);
+    launch(&mut c, args);
+    let first = c.event("module");
+    let second = c.event("module");
+    assert_eq!(first["body"]["module"]["id"], "module");
+    assert_eq!(second["body"]["module"]["id"], "module#2");
+    let modules = c.ok("modules", json!({}));
+    assert_eq!(modules["totalModules"], 2, "{modules}");
+    assert_eq!(modules["modules"][0]["id"], "module");
+    assert_eq!(modules["modules"][1]["id"], "module#2");
+    assert_eq!(modules["modules"][1]["name"], "module");
+    c.disconnect_cleanly();
+}
+
 /// `breakpointLocations` gives the lines of a range that have code (as
 /// the client counts lines), and a clear error for a file nobody names.
 #[test]
@@ -316,6 +337,29 @@ fn set_expression_and_read_data_breakpoints() {
     assert_eq!(stop["body"]["reason"], "data breakpoint", "{stop}");
     assert_eq!(stop["body"]["description"], "%i1 read");
     assert_eq!(stop["body"]["text"], "%i1: read 2");
+    c.disconnect_cleanly();
+}
+
+/// `restart` after `terminate` is refused, saying why: the client ended
+/// the program (its reader gave up every wait of the session), and a
+/// restart accepted then started a program cancelled at once, which
+/// reported nothing (no `stopped`, no `exited`) and ran no further.
+#[test]
+fn restart_after_terminate_is_refused() {
+    let mut c = Client::start();
+    let mut args = program("fib", "5");
+    args["stopOnEntry"] = json!(true);
+    launch(&mut c, args);
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.ok("terminate", json!({}));
+    c.event("terminated");
+    let refused = c.request("restart", json!({"arguments": program("fib", "6")}));
+    assert_eq!(refused["success"], false, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "the program was ended by `terminate`: start a new session to run it again"
+    );
     c.disconnect_cleanly();
 }
 

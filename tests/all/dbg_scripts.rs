@@ -10,10 +10,15 @@ use crate::common::paths::data;
 /// Runs `irvm dbg` on `fib.vmfb` (`--input=5`) with `args` after it and
 /// `stdin` as its input: (stdout, exit code).
 fn dbg_fib(args: &[&str], stdin: &str) -> (String, i32) {
+    dbg_fib_of(5, args, stdin)
+}
+
+/// [`dbg_fib`] with `--input=N`.
+fn dbg_fib_of(n: u32, args: &[&str], stdin: &str) -> (String, i32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
         .arg("dbg")
         .arg(format!("--module={}", data("fib.vmfb").display()))
-        .args(["--function=fib", "--input=5"])
+        .args(["--function=fib", &format!("--input={n}")])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -188,6 +193,26 @@ fn user_commands_take_arguments_and_documentation() {
     assert!(out.contains("(irvm) show\nredefined\n"), "{out}");
     assert!(
         out.ends_with("error: Undefined command: \"nosuch\".\n"),
+        "{out}"
+    );
+}
+
+/// A breakpoint's command list that goes on through a user command
+/// (`define go` ... `continue`) runs at each of many stops: the next
+/// stop's list runs after the one that continued, not inside it (it ran
+/// one level deeper at each stop, and the 64th stop ended the session's
+/// script with gdb's `Max user call depth exceeded`).
+#[test]
+fn a_user_command_continuing_from_a_command_list_does_not_nest() {
+    let (out, code) = dbg_fib_of(
+        100,
+        &[],
+        "define go\ncontinue\nend\nbreak fib.mlir:12\ncommands\nsilent\ngo\nend\nrun\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("error"), "{out}");
+    assert!(
+        out.contains("[fib returned]\nresult[0]: i32=-980107325\n"),
         "{out}"
     );
 }

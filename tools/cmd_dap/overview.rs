@@ -45,11 +45,19 @@ impl CodeRequests {
             .filter(|m| !irvm::dynamic::DynamicModuleSpec::looks_dynamic(m))
             .collect();
         let paths_match = files.len() == list.len();
+        let names: Vec<String> = list.iter().map(|(name, _)| name.clone()).collect();
         list.into_iter()
             .enumerate()
             .map(|(k, (name, debug_info))| {
+                // Ids are unique (DAP's rule): a module named as one
+                // linked before it is told apart by its place in the order.
+                let id = if names[..k].contains(&name) {
+                    format!("{name}#{}", k + 1)
+                } else {
+                    name.clone()
+                };
                 let mut m = json!({
-                    "id": name,
+                    "id": id,
                     "name": name,
                     "symbolStatus": if debug_info { "debug information" } else { "no debug information" },
                 });

@@ -42,6 +42,19 @@ impl Server {
     /// Checks a `restart` and takes up its arguments (new `inputs` and
     /// `stopOnEntry`); the program is then started again by the caller.
     pub(super) fn prepare_restart(&mut self, args: &Json) -> Result<(), String> {
+        // `terminate` gave up the session's waits and cancelled its
+        // context for good (`Control::cancel`): a program started again
+        // would be cancelled at once, and that is reported as the
+        // client's doing, that is, not at all.
+        if self
+            .control
+            .cancelled
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(
+                "the program was ended by `terminate`: start a new session to run it again".into(),
+            );
+        }
         let s = self.session()?;
         if !s.started {
             return Err("the program has not started (send `configurationDone`)".into());

@@ -26,7 +26,8 @@ impl Context {
     /// Runs `func(args)` to its end while a call is paused or yielded (or
     /// none is): the paused call's frames are set aside and come back as
     /// they were, whatever the call does. Observers see its instructions,
-    /// as any call's; a pause (an observer's, the pause flag) abandons it
+    /// as any call's; a pause (an observer's, the pause flag, also while a
+    /// host call it made defers) abandons it
     /// (CANCELLED, `the call was paused and abandoned`), as does a trap,
     /// which it returns. The frames of a trap are not kept for
     /// [`Context::take_trap_frames`] (they are the call's, not the paused
@@ -55,8 +56,12 @@ impl Context {
         loop {
             match state {
                 CallState::Done(values) => return Ok(values),
-                CallState::Yielded => state = self.resume()?,
-                CallState::Paused => {
+                // No instruction runs between a deferring host call's
+                // resumptions, so the loops never read the pause flag
+                // there: it is read here, or a host that keeps deferring
+                // would keep the call (and the debugger) from pausing.
+                CallState::Yielded if !self.take_pause() => state = self.resume()?,
+                CallState::Yielded | CallState::Paused => {
                     self.abandon();
                     return Err(Trap::new(
                         StatusCode::Cancelled,
@@ -65,6 +70,14 @@ impl Context {
                 }
             }
         }
+    }
+
+    /// Whether a pause was asked for (the pause flag raised), taking it.
+    fn take_pause(&self) -> bool {
+        self.hooks
+            .pause
+            .as_ref()
+            .is_some_and(|p| p.swap(false, std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Internal function `ordinal` of bytecode module `module` (the most
@@ -219,5 +232,104 @@ vm.func @main(%i0: i32) -> (i32) {
         assert_eq!(finish(&mut ctx), 11);
         assert!(ctx.function_at("m", 9).is_err());
         assert!(ctx.function_at("nope", 0).is_err());
+    }
+
+    /// A host function that defers (yields) `left` more times, raising the
+    /// pause flag (a Ctrl-C, as the debugger's handler raises it) at its
+    /// second resumption, then returns 7.
+    struct DefersLong {
+        left: u32,
+        resumed: u32,
+        pause: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        /// The resumptions made, for the test to read.
+        pause_seen_after: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    }
+
+    impl crate::HostState for DefersLong {
+        fn call(&mut self, _: usize, _: &[Value]) -> Result<crate::HostOutcome, crate::Trap> {
+            Ok(crate::HostOutcome::Deferred)
+        }
+        fn resume(&mut self, _: usize) -> Result<crate::HostOutcome, crate::Trap> {
+            self.resumed += 1;
+            self.pause_seen_after
+                .store(self.resumed, std::sync::atomic::Ordering::Relaxed);
+            if self.resumed == 2 {
+                self.pause.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if self.left == 0 {
+                return Ok(crate::HostOutcome::Done(vec![Value::I32(7)]));
+            }
+            self.left -= 1;
+            Ok(crate::HostOutcome::Deferred)
+        }
+    }
+
+    struct Waiting(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        std::sync::Arc<std::sync::atomic::AtomicU32>,
+    );
+
+    impl crate::HostModule for Waiting {
+        fn name(&self) -> &str {
+            "waiting"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn functions(&self) -> Vec<crate::HostFunctionDecl> {
+            vec![crate::HostFunctionDecl {
+                name: "wait".into(),
+                calling_convention: "0v_i".into(),
+            }]
+        }
+        fn instantiate(&self) -> Result<Box<dyn crate::HostState>, crate::Trap> {
+            Ok(Box::new(DefersLong {
+                left: 1000,
+                resumed: 0,
+                pause: self.0.clone(),
+                pause_seen_after: self.1.clone(),
+            }))
+        }
+    }
+
+    /// A pause (Ctrl-C) that comes while the call aside waits on a host
+    /// call that keeps deferring abandons it, as one that comes while it
+    /// runs instructions does: no instruction runs between the host's
+    /// resumptions, so the loops never see the flag, and the call went on
+    /// until the host was done (forever, for a host that never is).
+    #[test]
+    fn a_pause_abandons_a_call_aside_waiting_on_a_deferred_host_call() {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let resumed = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_host_module(&Waiting(flag.clone(), resumed.clone()))
+            .expect("registers");
+        let program = r#"
+vm.module @w version 0
+vm.import @waiting.wait cconv "0v_i"
+vm.export @main
+vm.func @main() -> (i32) {
+^bb0:
+  vm.call.yieldable @waiting.wait() -> ^bb1(%i0)
+^bb1:
+  vm.return %i0
+}
+"#;
+        ctx.register_module(Module::from_assembly(program, "w.vmasm").expect("assembles"))
+            .expect("registers");
+        ctx.set_pause_flag(Some(flag.clone()));
+        let main = ctx.function("w.main").expect("main");
+        let e = ctx.invoke_aside(&main, &[]).expect_err("paused");
+        assert_eq!(e.code, StatusCode::Cancelled);
+        assert_eq!(e.message, "the call of w.main was paused and abandoned");
+        assert_eq!(
+            resumed.load(std::sync::atomic::Ordering::Relaxed),
+            2,
+            "abandoned at the first resumption after the pause, not when the host was done"
+        );
+        assert!(
+            !flag.load(std::sync::atomic::Ordering::Relaxed),
+            "the pause is taken"
+        );
     }
 }

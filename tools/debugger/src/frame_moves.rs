@@ -263,8 +263,11 @@ pub(super) fn convert_result(
         return match given {
             DebugValue::Ref(r) => Ok(Value::Ref(r.clone())),
             _ if literal == Some(0) => Ok(Value::Ref(irvm::Ref::Null)),
+            // The value's type first: `not 0` alone read as a refusal
+            // of the very 0 it offers (an i32 register holding 0).
             _ => err(format!(
-                "{label} (a ref) takes a ref register (%rN) or 0 (null), not {}",
+                "{label} (a ref) takes a ref register (%rN) or 0 (null), not an {} ({})",
+                given.type_name(),
                 given.format(super::Format::Natural, None)
             )),
         };
@@ -290,4 +293,23 @@ pub(super) fn convert_result(
             (_, StoredBits::Two(b)) => Value::I64(b as i64),
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ref_refuses_a_number_register_naming_its_type() {
+        let e = convert_result('r', &DebugValue::I32(0), None, "argument 0 of `add`")
+            .expect_err("an i32 register is not a ref");
+        assert_eq!(
+            e.0,
+            "argument 0 of `add` (a ref) takes a ref register (%rN) or 0 (null), not an i32 (0)"
+        );
+        assert!(matches!(
+            convert_result('r', &DebugValue::I32(0), Some(0), "x"),
+            Ok(Value::Ref(irvm::Ref::Null))
+        ));
+    }
 }
