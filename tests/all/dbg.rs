@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use crate::common::paths::{data, shared};
 
 /// Runs `irvm dbg ARGS` with `script` on stdin: (stdout, exit code).
-fn dbg(args: &[String], script: &str) -> (String, i32) {
+pub(crate) fn dbg(args: &[String], script: &str) -> (String, i32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
         .arg("dbg")
         .args(args)

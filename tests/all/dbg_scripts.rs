@@ -2,9 +2,6 @@
 //! line (with `--batch`), `source FILE`, and user commands (`define`,
 //! `document`, `$argN`, `$argc`).
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use crate::common::paths::data;
 
 /// Runs `irvm dbg` on `fib.vmfb` (`--input=5`) with `args` after it and
@@ -15,27 +12,13 @@ fn dbg_fib(args: &[&str], stdin: &str) -> (String, i32) {
 
 /// [`dbg_fib`] with `--input=N`.
 fn dbg_fib_of(n: u32, args: &[&str], stdin: &str) -> (String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .arg("dbg")
-        .arg(format!("--module={}", data("fib.vmfb").display()))
-        .args(["--function=fib", &format!("--input={n}")])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("irvm dbg starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("stdin written");
-    let out = child.wait_with_output().expect("irvm dbg ends");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
+    let mut all = vec![
+        format!("--module={}", data("fib.vmfb").display()),
+        "--function=fib".to_string(),
+        format!("--input={n}"),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    crate::dbg::dbg(&all, stdin)
 }
 
 /// `-ex` and `-x` run in command line order before stdin's commands, and

@@ -1,30 +1,12 @@
 //! gdb's words `irvm dbg` takes besides the basic ones: `nexti`,
 //! `ptype`/`whatis`, `output`, `printf`, `info line`.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use crate::common::paths::data;
 
 /// Runs `irvm dbg` with `args` and `script` on stdin: the lines after
 /// each echoed `(irvm) CMD`, by command, and the exit code.
 fn session(args: &[String], script: &str) -> (Vec<(String, String)>, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .arg("dbg")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("irvm dbg starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(script.as_bytes())
-        .expect("script written");
-    let out = child.wait_with_output().expect("irvm dbg ends");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (text, code) = crate::dbg::dbg(args, script);
     // Split at each prompt; what follows a command (up to the next
     // prompt, which `output` and `printf` may share a line with) is its
     // reply.
@@ -33,7 +15,7 @@ fn session(args: &[String], script: &str) -> (Vec<(String, String)>, i32) {
         let (command, reply) = part.split_once('\n').unwrap_or((part, ""));
         replies.push((command.to_string(), reply.to_string()));
     }
-    (replies, out.status.code().unwrap_or(-1))
+    (replies, code)
 }
 
 fn args(module: &str, function: &str, input: &str) -> Vec<String> {

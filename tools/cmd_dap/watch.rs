@@ -224,18 +224,24 @@ impl Server {
 }
 
 impl Server {
-    /// `readMemory`: `count` bytes from `offset` (which may be negative) of
-    /// the contents a `memoryReference` names; bytes outside them are
-    /// `unreadableBytes`.
-    pub(super) fn read_memory(&mut self, args: &Json) -> Reply {
+    /// The memory a request's `memoryReference` names (`mN`, as the
+    /// variables handed it out).
+    fn memory_named(&self, args: &Json) -> Result<irvm::Ref, String> {
         let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
-        let r = reference
+        reference
             .strip_prefix('m')
             .and_then(|k| k.parse::<usize>().ok())
             .and_then(|k| k.checked_sub(1))
             .and_then(|k| self.memory.get(k))
             .cloned()
-            .ok_or_else(|| format!("no memory with reference `{reference}`"))?;
+            .ok_or_else(|| format!("no memory with reference `{reference}`"))
+    }
+
+    /// `readMemory`: `count` bytes from `offset` (which may be negative) of
+    /// the contents a `memoryReference` names; bytes outside them are
+    /// `unreadableBytes`.
+    pub(super) fn read_memory(&mut self, args: &Json) -> Reply {
+        let r = self.memory_named(args)?;
         let offset = int_arg(args, "offset")?.unwrap_or(0);
         let count = int_arg(args, "count")?.ok_or("`count` is required")?;
         if !(0..=MAX_READ_BYTES).contains(&count) {
@@ -264,14 +270,7 @@ impl Server {
     /// `memoryReference` names; with `allowPartial`, what fits before
     /// their end. Read-only memory (a module's rodata) is refused.
     pub(super) fn write_memory(&mut self, args: &Json) -> Reply {
-        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
-        let r = reference
-            .strip_prefix('m')
-            .and_then(|k| k.parse::<usize>().ok())
-            .and_then(|k| k.checked_sub(1))
-            .and_then(|k| self.memory.get(k))
-            .cloned()
-            .ok_or_else(|| format!("no memory with reference `{reference}`"))?;
+        let r = self.memory_named(args)?;
         let offset = int_arg(args, "offset")?.unwrap_or(0);
         let offset = u64::try_from(offset)
             .map_err(|_| format!("`offset` {offset} is before the start of the contents"))?;
