@@ -1449,6 +1449,36 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         out_of_line!(i)
                     }
                 }
+                // An append (`program::fuse::fuse_appends`) to a list of
+                // values the register alone holds, within its capacity, in
+                // a loop without fuel, stop word or hooks: all four
+                // instructions at once. Anything else runs the size alone
+                // and goes on to the other three, which stay in place.
+                Opcode::ListSizeThenAppend => {
+                    let max = ctx.limits.max_list_elements;
+                    let whole = !HOOKED && LIMITS == PLAIN && {
+                        // SAFETY: the verifier checked the four
+                        // instructions' registers against this frame's
+                        // windows, and the pre-decoder fused this one only
+                        // with the other three after it in the body.
+                        unsafe { list_append_held(at, regs, refs, max) }
+                    };
+                    if whole {
+                        // SAFETY: the set is not the last instruction of the
+                        // code (the guard follows the body).
+                        ip = unsafe { at.add(4) };
+                    } else if !{
+                        // SAFETY: the verifier checked the instruction's
+                        // registers against this frame's windows.
+                        unsafe { list_element(i, regs, refs) }
+                    } {
+                        let size = Inst {
+                            op: Opcode::ListSize,
+                            ..*i
+                        };
+                        out_of_line!(&size)
+                    }
+                }
                 // `vm.list.resize` growing a list of values the register
                 // alone holds within its capacity (an append loop's), in a
                 // loop without fuel, stop word or hooks: nothing to charge
@@ -1533,6 +1563,57 @@ unsafe fn list_grow_held(i: &Inst, regs: *mut u32, refs: *mut Ref, max_list_elem
         .is_some_and(|l| List::grow_held_within_capacity(l, size))
 }
 
+/// The append `ListSizeThenAppend` at `at` starts (`vm.list.size`,
+/// `vm.add.i32`, `vm.list.resize`, `vm.list.set.*`: see
+/// `program::fuse::append_at`) when `List::append_held` does it at once:
+/// the size and the new size written, the element set; `false`, with
+/// nothing changed, for everything else.
+///
+/// # Safety
+/// `at` is a `ListSizeThenAppend` that the pre-decoder fused, followed by
+/// the three other instructions of its append; `regs` and `refs` are the
+/// frame's register windows and the four instructions' registers were
+/// verified in range for them (`program::compile`).
+#[inline(never)]
+#[expect(
+    unused_macros,
+    reason = "register_macros! defines every register accessor"
+)]
+unsafe fn list_append_held(
+    at: *const Inst,
+    regs: *mut u32,
+    refs: *mut Ref,
+    max_list_elements: u32,
+) -> bool {
+    register_macros!($, regs, refs);
+    // SAFETY: per the contract, the append's instructions follow `at`.
+    let (i, add, set) = unsafe { (&*at, &*at.add(1), &*at.add(3)) };
+    let delta = if add.a == i.b { ri!(add.b) } else { ri!(add.a) };
+    let (t, wide) = match set.op {
+        Opcode::ListSetI32 => (ElementType::I32, false),
+        Opcode::ListSetF32 => (ElementType::F32, false),
+        Opcode::ListSetI64 => (ElementType::I64, true),
+        _ => (ElementType::F64, true),
+    };
+    let bits = if wide {
+        rl!(set.c) as u64
+    } else {
+        u64::from(ri!(set.c) as u32)
+    };
+    // SAFETY: the verifier checked `i.a` against the frame's ref window,
+    // and nothing else borrows the frame's registers here.
+    let holder = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+    let Some(n) = holder
+        .list_holder()
+        .and_then(|l| List::append_held(l, delta, max_list_elements, t, bits))
+    else {
+        return false;
+    };
+    wi!(i.b, n);
+    wi!(add.c, n.wrapping_add(delta as u32));
+    true
+}
+
 /// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the
 /// element is stored as (get) or the list holds exactly (set) the type the
 /// instruction names, and `vm.list.size`; `false`, with nothing written,
@@ -1555,7 +1636,7 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
         Opcode::ListSetI32 => (ElementType::I32, false),
         Opcode::ListSetF32 => (ElementType::F32, false),
         Opcode::ListSetI64 => (ElementType::I64, false),
-        Opcode::ListSize => {
+        Opcode::ListSize | Opcode::ListSizeThenAppend => {
             wi!(i.b, list.len() as u32);
             return true;
         }
