@@ -1442,41 +1442,28 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 | Opcode::ListSetF32
                 | Opcode::ListSetI64
                 | Opcode::ListSetF64
-                | Opcode::ListSize => {
+                | Opcode::ListSize
+                | Opcode::ListSizeThenAppend => {
+                    // An append (`program::fuse::fuse_appends`) to a list
+                    // of values the register alone holds, within its
+                    // capacity, in a loop without fuel, stop word or hooks:
+                    // all four instructions at once. Anything else runs the
+                    // size alone and goes on to the other three, which stay
+                    // in place.
+                    let whole =
+                        (!HOOKED && LIMITS == PLAIN).then_some(ctx.limits.max_list_elements);
                     // SAFETY: the verifier checked the instruction's
-                    // registers against this frame's windows.
-                    if !unsafe { list_element(i, regs, refs) } {
-                        out_of_line!(i)
-                    }
-                }
-                // An append (`program::fuse::fuse_appends`) to a list of
-                // values the register alone holds, within its capacity, in
-                // a loop without fuel, stop word or hooks: all four
-                // instructions at once. Anything else runs the size alone
-                // and goes on to the other three, which stay in place.
-                Opcode::ListSizeThenAppend => {
-                    let max = ctx.limits.max_list_elements;
-                    let whole = !HOOKED && LIMITS == PLAIN && {
-                        // SAFETY: the verifier checked the four
-                        // instructions' registers against this frame's
-                        // windows, and the pre-decoder fused this one only
-                        // with the other three after it in the body.
-                        unsafe { list_append_held(at, regs, refs, max) }
-                    };
-                    if whole {
-                        // SAFETY: the set is not the last instruction of the
-                        // code (the guard follows the body).
-                        ip = unsafe { at.add(4) };
-                    } else if !{
-                        // SAFETY: the verifier checked the instruction's
-                        // registers against this frame's windows.
-                        unsafe { list_element(i, regs, refs) }
-                    } {
-                        let size = Inst {
-                            op: Opcode::ListSize,
-                            ..*i
-                        };
-                        out_of_line!(&size)
+                    // registers against this frame's windows (for a fused
+                    // append, those of the four), and the pre-decoder fused
+                    // an append only with the other three after it in the
+                    // body.
+                    match unsafe { list_element(at, regs, refs, whole) } {
+                        0 => out_of_line!(i),
+                        1 => {}
+                        // SAFETY: the append's set is not the last
+                        // instruction of the code (the guard follows the
+                        // body).
+                        n => ip = unsafe { at.add(n) },
                     }
                 }
                 // `vm.list.resize` growing a list of values the register
@@ -1574,7 +1561,7 @@ unsafe fn list_grow_held(i: &Inst, regs: *mut u32, refs: *mut Ref, max_list_elem
 /// the three other instructions of its append; `regs` and `refs` are the
 /// frame's register windows and the four instructions' registers were
 /// verified in range for them (`program::compile`).
-#[inline(never)]
+#[inline(always)]
 #[expect(
     unused_macros,
     reason = "register_macros! defines every register accessor"
@@ -1616,17 +1603,35 @@ unsafe fn list_append_held(
 
 /// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the
 /// element is stored as (get) or the list holds exactly (set) the type the
-/// instruction names, and `vm.list.size`; `false`, with nothing written,
-/// for everything else (a null list among them).
+/// instruction names, and `vm.list.size`, the instruction at `at`; and,
+/// with `whole` (the context's list limit) for a `ListSizeThenAppend`,
+/// the whole append when [`list_append_held`] does it. The number of
+/// instructions done (1, or 4 for the append), or 0, with nothing
+/// written, for everything else (a null list among them).
 ///
 /// # Safety
-/// `regs` and `refs` are the frame's register windows and `i`'s registers
-/// were verified in range for them (`program::compile`).
+/// `regs` and `refs` are the frame's register windows and the registers
+/// of the instruction at `at` were verified in range for them
+/// (`program::compile`); a `ListSizeThenAppend` there is one the
+/// pre-decoder fused, followed by its append's other three instructions.
 #[inline(never)]
-pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> bool {
+pub(crate) unsafe fn list_element(
+    at: *const Inst,
+    regs: *mut u32,
+    refs: *mut Ref,
+    whole: Option<u32>,
+) -> usize {
     register_macros!($, regs, refs);
+    // SAFETY: per the contract, `at` is an instruction of the code.
+    let i = unsafe { &*at };
+    if let (Opcode::ListSizeThenAppend, Some(max)) = (i.op, whole) {
+        // SAFETY: per the contract.
+        if unsafe { list_append_held(at, regs, refs, max) } {
+            return 4;
+        }
+    }
     let Some(list) = rref!(i.a).list_fast() else {
-        return false;
+        return 0;
     };
     let (t, get) = match i.op {
         Opcode::ListGetI32 => (ElementType::I32, true),
@@ -1638,22 +1643,22 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
         Opcode::ListSetI64 => (ElementType::I64, false),
         Opcode::ListSize | Opcode::ListSizeThenAppend => {
             wi!(i.b, list.len() as u32);
-            return true;
+            return 1;
         }
         _ => (ElementType::F64, false),
     };
-    let at = ri!(i.b) as u32;
+    let index = ri!(i.b) as u32;
     let wide = matches!(t, ElementType::I64 | ElementType::F64);
     if get {
-        let Some(v) = list.get_bits(at, t) else {
-            return false;
+        let Some(v) = list.get_bits(index, t) else {
+            return 0;
         };
         if wide {
             wl!(i.c, v as i64);
         } else {
             wi!(i.c, v as u32);
         }
-        true
+        1
     } else {
         let v = if wide {
             rl!(i.c) as u64
@@ -1666,6 +1671,6 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
         let holder = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
         holder
             .list_holder()
-            .is_some_and(|l| List::set_bits_held(l, at, t, v))
+            .is_some_and(|l| List::set_bits_held(l, index, t, v)) as usize
     }
 }
