@@ -1442,40 +1442,40 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 | Opcode::ListSetF32
                 | Opcode::ListSetI64
                 | Opcode::ListSetF64
-                | Opcode::ListSize
-                | Opcode::ListSizeThenAppend => {
-                    // An append (`program::fuse::fuse_appends`) to a list
-                    // of values the register alone holds, within its
-                    // capacity, in a loop without fuel, stop word or hooks:
-                    // all four instructions at once. Anything else runs the
-                    // size alone and goes on to the other three, which stay
-                    // in place.
-                    let whole =
-                        (!HOOKED && LIMITS == PLAIN).then_some(ctx.limits.max_list_elements);
+                | Opcode::ListSize => {
                     // SAFETY: the verifier checked the instruction's
-                    // registers against this frame's windows (for a fused
-                    // append, those of the four), and the pre-decoder fused
-                    // an append only with the other three after it in the
-                    // body.
-                    match unsafe { list_element(at, regs, refs, whole) } {
-                        0 => out_of_line!(i),
-                        1 => {}
-                        // SAFETY: the append's set is not the last
-                        // instruction of the code (the guard follows the
-                        // body).
-                        n => ip = unsafe { at.add(n) },
+                    // registers against this frame's windows.
+                    if !unsafe { list_element(i, regs, refs) } {
+                        out_of_line!(i)
                     }
                 }
                 // `vm.list.resize` growing a list of values the register
                 // alone holds within its capacity (an append loop's), in a
                 // loop without fuel, stop word or hooks: nothing to charge
                 // or ask. Anything else out of line, unchanged.
-                Opcode::ListResize => {
+                //
+                // And an append (`program::fuse::fuse_appends`) to such a
+                // list within its capacity, in such a loop: all four
+                // instructions at once. Anything else runs the append's
+                // size alone and goes on to the other three, which stay in
+                // place. (One arm for both: an arm of its own cost the
+                // other instructions of the loop 1-4 % more host
+                // instructions, and a place in the element arm cost
+                // `vm.list.get/set` 6 %.)
+                Opcode::ListResize | Opcode::ListSizeThenAppend => {
                     let max = ctx.limits.max_list_elements;
+                    let plain = !HOOKED && LIMITS == PLAIN;
                     // SAFETY: the verifier checked the instruction's
-                    // registers against this frame's windows.
-                    if HOOKED || LIMITS != PLAIN || !unsafe { list_grow_held(i, regs, refs, max) } {
-                        out_of_line!(i)
+                    // registers against this frame's windows (for a fused
+                    // append, those of the four), and the pre-decoder
+                    // fused an append only with the other three after it
+                    // in the body.
+                    match unsafe { list_resize_or_append(at, regs, refs, max, plain) } {
+                        0 => out_of_line!(i),
+                        // SAFETY: the append's set is not the last
+                        // instruction of the code (the guard follows the
+                        // body).
+                        n => ip = unsafe { at.add(n) },
                     }
                 }
                 // Everything else: out of line.
@@ -1550,6 +1550,38 @@ unsafe fn list_grow_held(i: &Inst, regs: *mut u32, refs: *mut Ref, max_list_elem
         .is_some_and(|l| List::grow_held_within_capacity(l, size))
 }
 
+/// `vm.list.resize` as [`list_grow_held`] does it, or a fused append
+/// (`ListSizeThenAppend`) as [`list_append_held`] does it, both only when
+/// `plain` (a loop without fuel, stop word or hooks); else the append's
+/// `vm.list.size` as [`list_element`] does it. The number of instructions
+/// done (1, or 4 for the whole append), or 0, with nothing changed, for
+/// everything else.
+///
+/// # Safety
+/// As [`list_append_held`] for a `ListSizeThenAppend` at `at`, as
+/// [`list_grow_held`] for a `vm.list.resize`.
+#[inline(never)]
+unsafe fn list_resize_or_append(
+    at: *const Inst,
+    regs: *mut u32,
+    refs: *mut Ref,
+    max_list_elements: u32,
+    plain: bool,
+) -> usize {
+    // SAFETY: per the contract, `at` is an instruction of the code.
+    let i = unsafe { &*at };
+    if i.op == Opcode::ListResize {
+        // SAFETY: per the contract.
+        return (plain && unsafe { list_grow_held(i, regs, refs, max_list_elements) }) as usize;
+    }
+    // SAFETY: per the contract.
+    if plain && unsafe { list_append_held(at, regs, refs, max_list_elements) } {
+        return 4;
+    }
+    // SAFETY: per the contract.
+    unsafe { list_element(i, regs, refs) as usize }
+}
+
 /// The append `ListSizeThenAppend` at `at` starts (`vm.list.size`,
 /// `vm.add.i32`, `vm.list.resize`, `vm.list.set.*`: see
 /// `program::fuse::append_at`) when `List::append_held` does it at once:
@@ -1603,35 +1635,17 @@ unsafe fn list_append_held(
 
 /// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the
 /// element is stored as (get) or the list holds exactly (set) the type the
-/// instruction names, and `vm.list.size`, the instruction at `at`; and,
-/// with `whole` (the context's list limit) for a `ListSizeThenAppend`,
-/// the whole append when [`list_append_held`] does it. The number of
-/// instructions done (1, or 4 for the append), or 0, with nothing
-/// written, for everything else (a null list among them).
+/// instruction names, and `vm.list.size`; `false`, with nothing written,
+/// for everything else (a null list among them).
 ///
 /// # Safety
-/// `regs` and `refs` are the frame's register windows and the registers
-/// of the instruction at `at` were verified in range for them
-/// (`program::compile`); a `ListSizeThenAppend` there is one the
-/// pre-decoder fused, followed by its append's other three instructions.
+/// `regs` and `refs` are the frame's register windows and `i`'s registers
+/// were verified in range for them (`program::compile`).
 #[inline(never)]
-pub(crate) unsafe fn list_element(
-    at: *const Inst,
-    regs: *mut u32,
-    refs: *mut Ref,
-    whole: Option<u32>,
-) -> usize {
+pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> bool {
     register_macros!($, regs, refs);
-    // SAFETY: per the contract, `at` is an instruction of the code.
-    let i = unsafe { &*at };
-    if let (Opcode::ListSizeThenAppend, Some(max)) = (i.op, whole) {
-        // SAFETY: per the contract.
-        if unsafe { list_append_held(at, regs, refs, max) } {
-            return 4;
-        }
-    }
     let Some(list) = rref!(i.a).list_fast() else {
-        return 0;
+        return false;
     };
     let (t, get) = match i.op {
         Opcode::ListGetI32 => (ElementType::I32, true),
@@ -1643,22 +1657,22 @@ pub(crate) unsafe fn list_element(
         Opcode::ListSetI64 => (ElementType::I64, false),
         Opcode::ListSize | Opcode::ListSizeThenAppend => {
             wi!(i.b, list.len() as u32);
-            return 1;
+            return true;
         }
         _ => (ElementType::F64, false),
     };
-    let index = ri!(i.b) as u32;
+    let at = ri!(i.b) as u32;
     let wide = matches!(t, ElementType::I64 | ElementType::F64);
     if get {
-        let Some(v) = list.get_bits(index, t) else {
-            return 0;
+        let Some(v) = list.get_bits(at, t) else {
+            return false;
         };
         if wide {
             wl!(i.c, v as i64);
         } else {
             wi!(i.c, v as u32);
         }
-        1
+        true
     } else {
         let v = if wide {
             rl!(i.c) as u64
@@ -1671,6 +1685,6 @@ pub(crate) unsafe fn list_element(
         let holder = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
         holder
             .list_holder()
-            .is_some_and(|l| List::set_bits_held(l, index, t, v)) as usize
+            .is_some_and(|l| List::set_bits_held(l, at, t, v))
     }
 }
