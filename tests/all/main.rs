@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod appends;
 mod asm;
 mod asm_checks;
 mod assembly_form;

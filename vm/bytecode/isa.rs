@@ -602,6 +602,10 @@ macro_rules! for_each_instruction {
             Internal 0x1B AddI64ThenBrToCmpLtI64SBr "add.i64;br;cmp.lt.i64.s+cond_br" (binary(I64));
             // A kernel's accumulate: load, multiply-add, store back.
             Internal 0x1C BufferLoadF32ThenFmaF32ThenStoreF32 "buffer.load.f32;fma.f32;buffer.store.f32" ([Reg(Ref, R), Reg(I64, R), Reg(F32, W)]);
+            // An append to a list: its size, the size plus one, the resize
+            // to that and the set of the new last element, in one dispatch
+            // (program::fuse::fuse_appends says which quadruples qualify).
+            Internal 0x1D ListSizeThenAppend "list.size;add.i32;list.resize;list.set" ([Reg(Ref, R), Reg(I32, W)]);
         }
     };
 }

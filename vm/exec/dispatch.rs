@@ -1453,12 +1453,29 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 // alone holds within its capacity (an append loop's), in a
                 // loop without fuel, stop word or hooks: nothing to charge
                 // or ask. Anything else out of line, unchanged.
-                Opcode::ListResize => {
+                //
+                // And an append (`program::fuse::fuse_appends`) to such a
+                // list within its capacity, in such a loop: all four
+                // instructions at once. Anything else runs the append's
+                // size alone and goes on to the other three, which stay in
+                // place. (One arm for both: an arm of its own cost the
+                // other instructions of the loop 1-4 % more host
+                // instructions, and a place in the element arm cost
+                // `vm.list.get/set` 6 %.)
+                Opcode::ListResize | Opcode::ListSizeThenAppend => {
                     let max = ctx.limits.max_list_elements;
+                    let plain = !HOOKED && LIMITS == PLAIN;
                     // SAFETY: the verifier checked the instruction's
-                    // registers against this frame's windows.
-                    if HOOKED || LIMITS != PLAIN || !unsafe { list_grow_held(i, regs, refs, max) } {
-                        out_of_line!(i)
+                    // registers against this frame's windows (for a fused
+                    // append, those of the four), and the pre-decoder
+                    // fused an append only with the other three after it
+                    // in the body.
+                    match unsafe { list_resize_or_append(at, regs, refs, max, plain) } {
+                        0 => out_of_line!(i),
+                        // SAFETY: the append's set is not the last
+                        // instruction of the code (the guard follows the
+                        // body).
+                        n => ip = unsafe { at.add(n) },
                     }
                 }
                 // Everything else: out of line.
@@ -1533,6 +1550,89 @@ unsafe fn list_grow_held(i: &Inst, regs: *mut u32, refs: *mut Ref, max_list_elem
         .is_some_and(|l| List::grow_held_within_capacity(l, size))
 }
 
+/// `vm.list.resize` as [`list_grow_held`] does it, or a fused append
+/// (`ListSizeThenAppend`) as [`list_append_held`] does it, both only when
+/// `plain` (a loop without fuel, stop word or hooks); else the append's
+/// `vm.list.size` as [`list_element`] does it. The number of instructions
+/// done (1, or 4 for the whole append), or 0, with nothing changed, for
+/// everything else.
+///
+/// # Safety
+/// As [`list_append_held`] for a `ListSizeThenAppend` at `at`, as
+/// [`list_grow_held`] for a `vm.list.resize`.
+#[inline(never)]
+unsafe fn list_resize_or_append(
+    at: *const Inst,
+    regs: *mut u32,
+    refs: *mut Ref,
+    max_list_elements: u32,
+    plain: bool,
+) -> usize {
+    // SAFETY: per the contract, `at` is an instruction of the code.
+    let i = unsafe { &*at };
+    if i.op == Opcode::ListResize {
+        // SAFETY: per the contract.
+        return (plain && unsafe { list_grow_held(i, regs, refs, max_list_elements) }) as usize;
+    }
+    // SAFETY: per the contract.
+    if plain && unsafe { list_append_held(at, regs, refs, max_list_elements) } {
+        return 4;
+    }
+    // SAFETY: per the contract.
+    unsafe { list_element(i, regs, refs) as usize }
+}
+
+/// The append `ListSizeThenAppend` at `at` starts (`vm.list.size`,
+/// `vm.add.i32`, `vm.list.resize`, `vm.list.set.*`: see
+/// `program::fuse::append_at`) when `List::append_held` does it at once:
+/// the size and the new size written, the element set; `false`, with
+/// nothing changed, for everything else.
+///
+/// # Safety
+/// `at` is a `ListSizeThenAppend` that the pre-decoder fused, followed by
+/// the three other instructions of its append; `regs` and `refs` are the
+/// frame's register windows and the four instructions' registers were
+/// verified in range for them (`program::compile`).
+#[inline(always)]
+#[expect(
+    unused_macros,
+    reason = "register_macros! defines every register accessor"
+)]
+unsafe fn list_append_held(
+    at: *const Inst,
+    regs: *mut u32,
+    refs: *mut Ref,
+    max_list_elements: u32,
+) -> bool {
+    register_macros!($, regs, refs);
+    // SAFETY: per the contract, the append's instructions follow `at`.
+    let (i, add, set) = unsafe { (&*at, &*at.add(1), &*at.add(3)) };
+    let delta = if add.a == i.b { ri!(add.b) } else { ri!(add.a) };
+    let (t, wide) = match set.op {
+        Opcode::ListSetI32 => (ElementType::I32, false),
+        Opcode::ListSetF32 => (ElementType::F32, false),
+        Opcode::ListSetI64 => (ElementType::I64, true),
+        _ => (ElementType::F64, true),
+    };
+    let bits = if wide {
+        rl!(set.c) as u64
+    } else {
+        u64::from(ri!(set.c) as u32)
+    };
+    // SAFETY: the verifier checked `i.a` against the frame's ref window,
+    // and nothing else borrows the frame's registers here.
+    let holder = unsafe { &mut *refs.add((i.a & REF_INDEX_MASK) as usize) };
+    let Some(n) = holder
+        .list_holder()
+        .and_then(|l| List::append_held(l, delta, max_list_elements, t, bits))
+    else {
+        return false;
+    };
+    wi!(i.b, n);
+    wi!(add.c, n.wrapping_add(delta as u32));
+    true
+}
+
 /// `vm.list.get.*`/`vm.list.set.*` of i32, i64, f32 and f64 when the
 /// element is stored as (get) or the list holds exactly (set) the type the
 /// instruction names, and `vm.list.size`; `false`, with nothing written,
@@ -1555,7 +1655,7 @@ pub(crate) unsafe fn list_element(i: &Inst, regs: *mut u32, refs: *mut Ref) -> b
         Opcode::ListSetI32 => (ElementType::I32, false),
         Opcode::ListSetF32 => (ElementType::F32, false),
         Opcode::ListSetI64 => (ElementType::I64, false),
-        Opcode::ListSize => {
+        Opcode::ListSize | Opcode::ListSizeThenAppend => {
             wi!(i.b, list.len() as u32);
             return true;
         }

@@ -261,7 +261,9 @@ pub(super) fn step(ctx: &mut Context, i: Inst) -> Result<Option<CallState>, Trap
             bulk!(n as u64 * list!(i.a).element_bytes() as u64);
             tri!(list!(i.a).reserve_charged(n, memory))
         }
-        Opcode::ListSize => {
+        // (The fused append runs its size here: its other three
+        // instructions follow it in place.)
+        Opcode::ListSize | Opcode::ListSizeThenAppend => {
             let n = list!(i.a).len();
             wi!(i.b, n as i32);
         }

@@ -206,6 +206,71 @@ pub(super) unsafe extern "C" fn list_set<const T: u8>(
         .is_some_and(|l| List::set_bits_held(l, index, list_type(T), bits)) as u32
 }
 
+/// Where [`list_append`] left the append: in the high 32 bits of its
+/// result, with the list's length before in the low 32.
+pub(super) mod append_left {
+    /// Nowhere: all four instructions are done.
+    pub(in crate::jit) const DONE: u64 = 0;
+    /// Before the `vm.list.size` (no list: the interpreter traps).
+    pub(in crate::jit) const AT_SIZE: u64 = 1;
+    /// Before the `vm.list.resize` (the size and the new size written).
+    pub(in crate::jit) const AT_RESIZE: u64 = 2;
+    /// Before the `vm.list.set.*` (the list resized).
+    pub(in crate::jit) const AT_SET: u64 = 3;
+}
+
+/// `ListSizeThenAppend` (an append: `vm.list.size %r -> %n`, `vm.add.i32
+/// %n, %d -> %t`, `vm.list.resize %r, %t`, `vm.list.set.* %r, %n, %v`;
+/// `program::fuse::append_at`) of the list in ref register `reg`, with
+/// `delta` the value of `%d` and `bits` that of `%v` (as [`list_set`]
+/// takes them). A list the register alone holds, grown by one within its
+/// capacity, takes `List::append_held`; anything else goes as the three
+/// helpers of the separate instructions do it ([`list_size`],
+/// [`list_resize`] with `checked`, [`list_set`]), and where one of them
+/// would leave, this says so: the result's high 32 bits are one of
+/// [`append_left`], its low 32 the list's length before (the `%n` compiled
+/// code writes, and `%t`, before it leaves at the resize or the set).
+///
+/// # Safety
+/// As [`list_resize`].
+pub(super) unsafe extern "C" fn list_append<const T: u8>(
+    env: *mut JitEnv,
+    reg: u32,
+    delta: u32,
+    bits: u64,
+    checked: u32,
+) -> u64 {
+    {
+        // SAFETY: per the contract, `env` is valid and `reg` in range; the
+        // register is the running code's, which waits for this call: no
+        // other reference to it exists meanwhile. Both borrows end with
+        // this block, before the helpers below take their own.
+        let (max, r) = unsafe {
+            (
+                (*env).max_list_elements,
+                &mut *(*env).refs.add(reg as usize),
+            )
+        };
+        let Some(list) = r.list_holder() else {
+            return append_left::AT_SIZE << 32;
+        };
+        if let Some(n) = List::append_held(list, delta as i32, max, list_type(T), bits) {
+            return u64::from(n);
+        }
+    }
+    // SAFETY: as above.
+    let n = unsafe { list_size(env, reg) } as u32;
+    // SAFETY: as above.
+    if unsafe { list_resize(env, reg, n.wrapping_add(delta), checked) } == 0 {
+        return append_left::AT_RESIZE << 32 | u64::from(n);
+    }
+    // SAFETY: as above.
+    if unsafe { list_set::<T>(env, reg, n, bits) } == 0 {
+        return append_left::AT_SET << 32 | u64::from(n);
+    }
+    append_left::DONE << 32 | u64::from(n)
+}
+
 /// `vm.list.size`: the length of the list in ref register `reg`, or -1
 /// when it holds no list (the interpreter then traps on it).
 ///

@@ -115,6 +115,7 @@ pub(super) fn first_half(op: Opcode) -> Opcode {
             Opcode::BufferLoadF32
         }
         Opcode::FmaF32ThenBufferStoreF32 => Opcode::FmaF32,
+        Opcode::ListSizeThenAppend => Opcode::ListSize,
         other => other,
     }
 }
@@ -801,6 +802,7 @@ fn emit_ir(
         result_kinds: &func.result_kinds,
         special_exits: Vec::new(),
         checked_call: None,
+        skip_to: 0,
         own_cell,
         own_ref: None,
     };
@@ -1127,6 +1129,9 @@ struct Tx<'a, 'v> {
     /// return another value: a return's index with [`RETURNED_BIT`], or
     /// [`LEFT_IN_CALLEE`] after a call.
     special_exits: Vec<(Block, usize, u32)>,
+    /// The instructions before this index were translated with an
+    /// earlier one (an append: [`Tx::list_append`]).
+    skip_to: usize,
     /// The largest callee (frame bytes, padded window slots) whose
     /// capacity checks an earlier call of the current bytecode block
     /// passed. Their inputs (this frame's record, stack end and window,
@@ -1353,7 +1358,7 @@ impl Tx<'_, '_> {
                     self.poll(k);
                 }
             }
-            if !open {
+            if !open || k < self.skip_to {
                 continue;
             }
             self.cur = k;
@@ -1927,6 +1932,92 @@ impl Tx<'_, '_> {
         result
     }
 
+    /// The append a `ListSizeThenAppend` at `k` starts, when it is
+    /// translated as one ([`Tx::list_append`]): in copies without fuel
+    /// (where the resize pays its own unit: `Tx::alone_helper`) and with no
+    /// block starting inside it.
+    fn fused_append(
+        &self,
+        code: &[Inst],
+        k: usize,
+        blocks: &HashMap<usize, Block>,
+    ) -> Option<crate::program::fuse::Append> {
+        if code[k].op != Opcode::ListSizeThenAppend
+            || self.limits.is_some()
+            || (k + 1..k + 4).any(|j| blocks.contains_key(&j))
+        {
+            return None;
+        }
+        crate::program::fuse::append_at(code, k)
+    }
+
+    /// The append at `k` (`vm.list.size`, `vm.add.i32`, `vm.list.resize`,
+    /// `vm.list.set.*`: `a`) as one call of `helpers::list_append`; where
+    /// the helper says the separate instructions' helpers would have left,
+    /// compiled code leaves there, with the registers written before it as
+    /// those instructions write them. The caller skips the other three.
+    fn list_append(&mut self, k: usize, a: crate::program::fuse::Append) {
+        use helpers::append_left;
+        let f = match a.set {
+            Opcode::ListSetI32 => helpers::list_append::<0> as *const () as usize,
+            Opcode::ListSetF32 => helpers::list_append::<1> as *const () as usize,
+            Opcode::ListSetI64 => helpers::list_append::<2> as *const () as usize,
+            _ => helpers::list_append::<3> as *const () as usize,
+        };
+        let r = self.b.ins().iconst(types::I32, i64::from(a.list));
+        let delta = self.i32(a.delta);
+        let v = if matches!(a.set, Opcode::ListSetI64 | Opcode::ListSetF64) {
+            self.i64(a.value)
+        } else {
+            let v = self.i32(a.value);
+            self.b.ins().uextend(types::I64, v)
+        };
+        let checked = self.b.ins().iconst(types::I32, i64::from(self.polled));
+        let got = self
+            .call(
+                f,
+                &[self.ptr, types::I32, types::I32, types::I64, types::I32],
+                Some(types::I64),
+                &[self.env, r, delta, v, checked],
+            )
+            .expect("a result");
+        let left = self.b.ins().ushr_imm(got, 32);
+        let n = self.b.ins().ireduce(types::I32, got);
+        let (slow, done) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(left, slow, &[], done, &[]);
+        // Where a separate instruction would have left: no list (before
+        // the size), then, with the size and new size written as the size
+        // and the add write them, before the resize or the set.
+        self.b.switch_to_block(slow);
+        let at_size = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::Equal, left, append_left::AT_SIZE as i64);
+        self.exit_if(at_size, k);
+        self.append_sizes(k, &a, n, delta);
+        let at_resize = self
+            .b
+            .ins()
+            .icmp_imm(IntCC::Equal, left, append_left::AT_RESIZE as i64);
+        self.exit_if(at_resize, k + 2);
+        let out = self.exit(k + 3);
+        self.b.ins().jump(out, &[]);
+        self.b.switch_to_block(done);
+        self.append_sizes(k, &a, n, delta);
+        self.cur = k;
+        self.skip_to = k + 4;
+    }
+
+    /// The registers an append's size and add write: `n`, then `n + delta`.
+    fn append_sizes(&mut self, k: usize, a: &crate::program::fuse::Append, n: Value, d: Value) {
+        self.cur = k;
+        self.set_i32(a.size, n);
+        self.cur = k + 1;
+        let t = self.b.ins().iadd(n, d);
+        self.set_i32(a.new_size, t);
+    }
+
     /// `vm.list.resize` of list `a` to size `b`, or `vm.list.reserve` of
     /// room for `b` elements (`helper`: `helpers::list_resize` or
     /// `list_reserve`).
@@ -2490,6 +2581,10 @@ impl Tx<'_, '_> {
                 }
             }
             ListSize => {
+                if let Some(a) = self.fused_append(code, k, blocks) {
+                    self.list_append(k, a);
+                    return true;
+                }
                 let r = self
                     .b
                     .ins()

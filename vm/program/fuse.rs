@@ -14,6 +14,35 @@ use super::{Inst, NONE, NO_REMAP};
 /// that writes `%c` and branches (the `cond_br` stays behind, unreachable
 /// except by a branch, so a pair is only fused when nothing branches to it).
 pub(super) fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
+    let targets = branch_targets(code, aux);
+    for k in 0..code.len().saturating_sub(1) {
+        let (cmp, br) = (code[k], code[k + 1]);
+        if br.op != Opcode::CondBr || targets[k + 1] {
+            continue;
+        }
+        let (fused, result) = match cmp.op {
+            Opcode::CmpEqI32 => (Opcode::CmpEqI32Br, cmp.c),
+            Opcode::CmpNeI32 => (Opcode::CmpNeI32Br, cmp.c),
+            Opcode::CmpLtI32S => (Opcode::CmpLtI32SBr, cmp.c),
+            Opcode::CmpLtI32U => (Opcode::CmpLtI32UBr, cmp.c),
+            Opcode::CmpNzI32 => (Opcode::CmpNzI32Br, cmp.b),
+            Opcode::CmpEqI64 => (Opcode::CmpEqI64Br, cmp.c),
+            Opcode::CmpNeI64 => (Opcode::CmpNeI64Br, cmp.c),
+            Opcode::CmpLtI64S => (Opcode::CmpLtI64SBr, cmp.c),
+            _ => continue,
+        };
+        if br.a != result {
+            continue;
+        }
+        code[k].op = fused;
+        code[k].x = br.x;
+        code[k].y = br.y;
+    }
+}
+
+/// Which instructions a branch goes to (absolute targets: before
+/// [`relativize_branches`]).
+fn branch_targets(code: &[Inst], aux: &[u32]) -> Vec<bool> {
     let mut targets = vec![false; code.len()];
     for inst in code.iter() {
         let mut mark = |t: u32| {
@@ -24,6 +53,10 @@ pub(super) fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
         match inst.op {
             Opcode::Br | Opcode::CondBreak | Opcode::Break | Opcode::Yield => mark(inst.x),
             Opcode::CondBr => {
+                mark(inst.x);
+                mark(inst.y);
+            }
+            op if is_fused_compare_branch(op) => {
                 mark(inst.x);
                 mark(inst.y);
             }
@@ -51,28 +84,96 @@ pub(super) fn fuse_compare_branches(code: &mut [Inst], aux: &[u32]) {
             _ => {}
         }
     }
-    for k in 0..code.len().saturating_sub(1) {
-        let (cmp, br) = (code[k], code[k + 1]);
-        if br.op != Opcode::CondBr || targets[k + 1] {
-            continue;
+    targets
+}
+
+/// The parts of an append (`vm.list.size %r -> %n; vm.add.i32 %n, %d ->
+/// %t; vm.list.resize %r, %t; vm.list.set.* %r, %n, %v`) that
+/// `ListSizeThenAppend` at the `vm.list.size` runs, read from the four
+/// instructions in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Append {
+    /// The list's ref register (without the move bit).
+    pub(crate) list: u16,
+    /// The register the size goes to (`%n`, also the set's index).
+    pub(crate) size: u16,
+    /// The register added to the size (`%d`).
+    pub(crate) delta: u16,
+    /// The register the new size goes to (`%t`).
+    pub(crate) new_size: u16,
+    /// The set's value register (`%v`; its first slot when 64-bit).
+    pub(crate) value: u16,
+    /// The set: `vm.list.set.i32`, `.i64`, `.f32` or `.f64`.
+    pub(crate) set: Opcode,
+}
+
+/// The append starting at `code[k]` (a plain `vm.list.size` or its fused
+/// form), if the four instructions from `k` are one that
+/// `ListSizeThenAppend` may run as a unit: the same list throughout, the
+/// resize to the size plus another register, the set of the old size's
+/// index, and a value register that none of the four writes (so that it
+/// reads the same before the size as at the set).
+pub(crate) fn append_at(code: &[Inst], k: usize) -> Option<Append> {
+    use crate::bytecode::isa::REF_INDEX_MASK;
+    let [size, add, resize, set] = code.get(k..k.checked_add(4)?)? else {
+        return None;
+    };
+    if !matches!(size.op, Opcode::ListSize | Opcode::ListSizeThenAppend)
+        || add.op != Opcode::AddI32
+        || resize.op != Opcode::ListResize
+        || !matches!(
+            set.op,
+            Opcode::ListSetI32 | Opcode::ListSetI64 | Opcode::ListSetF32 | Opcode::ListSetF64
+        )
+    {
+        return None;
+    }
+    let list = size.a & REF_INDEX_MASK;
+    let n = size.b;
+    let delta = match (add.a == n, add.b == n) {
+        (true, false) => add.b,
+        (false, true) => add.a,
+        _ => return None,
+    };
+    let t = add.c;
+    let wide = matches!(set.op, Opcode::ListSetI64 | Opcode::ListSetF64);
+    let v = set.c;
+    let value_slots = v..v.saturating_add(if wide { 2 } else { 1 });
+    let same = resize.a & REF_INDEX_MASK == list && set.a & REF_INDEX_MASK == list;
+    if !same
+        || t == n
+        || resize.b != t
+        || set.b != n
+        || value_slots.contains(&n)
+        || value_slots.contains(&t)
+    {
+        return None;
+    }
+    Some(Append {
+        list,
+        size: n,
+        delta,
+        new_size: t,
+        value: v,
+        set: set.op,
+    })
+}
+
+/// Turns the `vm.list.size` of every append in the body ([`append_at`])
+/// that no branch enters after its first instruction into
+/// `ListSizeThenAppend`. The other three instructions stay in place: the
+/// fused instruction runs them only when the whole append is one it can
+/// do at once, and otherwise runs the size alone and goes on to them.
+pub(super) fn fuse_appends(code: &mut [Inst], aux: &[u32], guard: usize) {
+    let targets = branch_targets(code, aux);
+    let mut k = 0;
+    while k + 4 <= guard {
+        if append_at(code, k).is_some() && !targets[k + 1..k + 4].contains(&true) {
+            code[k].op = Opcode::ListSizeThenAppend;
+            k += 4;
+        } else {
+            k += 1;
         }
-        let (fused, result) = match cmp.op {
-            Opcode::CmpEqI32 => (Opcode::CmpEqI32Br, cmp.c),
-            Opcode::CmpNeI32 => (Opcode::CmpNeI32Br, cmp.c),
-            Opcode::CmpLtI32S => (Opcode::CmpLtI32SBr, cmp.c),
-            Opcode::CmpLtI32U => (Opcode::CmpLtI32UBr, cmp.c),
-            Opcode::CmpNzI32 => (Opcode::CmpNzI32Br, cmp.b),
-            Opcode::CmpEqI64 => (Opcode::CmpEqI64Br, cmp.c),
-            Opcode::CmpNeI64 => (Opcode::CmpNeI64Br, cmp.c),
-            Opcode::CmpLtI64S => (Opcode::CmpLtI64SBr, cmp.c),
-            _ => continue,
-        };
-        if br.a != result {
-            continue;
-        }
-        code[k].op = fused;
-        code[k].x = br.x;
-        code[k].y = br.y;
     }
 }
 
@@ -345,6 +446,99 @@ mod tests {
                 Opcode::Block,
             ]
         );
+    }
+
+    /// `vm.list.size %r0 -> %5; vm.add.i32 %5, %2 -> %6; vm.list.resize
+    /// %r0, %6; vm.list.set.i32 %r0, %5, %3`, then the guard.
+    fn append() -> Vec<Inst> {
+        let inst = |op, a, b, c| Inst {
+            a,
+            b,
+            c,
+            ..Inst::new(op)
+        };
+        vec![
+            inst(Opcode::ListSize, 0x8000, 5, 0),
+            inst(Opcode::AddI32, 5, 2, 6),
+            inst(Opcode::ListResize, 0x8000, 6, 0),
+            inst(Opcode::ListSetI32, 0x8000, 5, 3),
+            Inst::new(Opcode::Block),
+        ]
+    }
+
+    #[test]
+    fn an_append_fuses_at_its_size_and_keeps_the_rest_in_place() {
+        let mut code = append();
+        fuse_appends(&mut code, &[], 4);
+        let ops: Vec<Opcode> = code.iter().map(|i| i.op).collect();
+        assert_eq!(
+            ops,
+            [
+                Opcode::ListSizeThenAppend,
+                Opcode::AddI32,
+                Opcode::ListResize,
+                Opcode::ListSetI32,
+                Opcode::Block,
+            ]
+        );
+        let a = append_at(&code, 0).expect("an append");
+        assert_eq!(
+            (a.list, a.size, a.delta, a.new_size, a.value, a.set),
+            (0, 5, 2, 6, 3, Opcode::ListSetI32)
+        );
+        // The add's operands either way round.
+        let mut swapped = append();
+        (swapped[1].a, swapped[1].b) = (2, 5);
+        assert_eq!(append_at(&swapped, 0).map(|a| a.delta), Some(2));
+    }
+
+    #[test]
+    fn appends_that_cannot_run_as_one_stay_apart() {
+        type Change = fn(&mut [Inst]);
+        let changes: [(&str, Change); 10] = [
+            ("the size doubled", |c| c[1].b = 5),
+            ("another list resized", |c| c[2].a = 0x8001),
+            ("another list set", |c| c[3].a = 0x8001),
+            ("resized to another register", |c| c[2].b = 7),
+            ("set at another index", |c| c[3].b = 6),
+            ("the value is the size", |c| c[3].c = 5),
+            ("the value is the new size", |c| c[3].c = 6),
+            ("the sum overwrites the size", |c| c[1].c = 5),
+            ("a 64-bit value whose second slot is the size", |c| {
+                c[3].op = Opcode::ListSetI64;
+                c[3].c = 4;
+            }),
+            ("a set of a ref", |c| c[3].op = Opcode::ListSetRef),
+        ];
+        for (what, change) in changes {
+            let mut code = append();
+            change(&mut code);
+            assert_eq!(append_at(&code, 0), None, "{what}");
+            fuse_appends(&mut code, &[], 4);
+            assert_eq!(code[0].op, Opcode::ListSize, "{what}");
+        }
+        // A 64-bit value whose second slot is the new size.
+        let mut code = append();
+        code[3].op = Opcode::ListSetI64;
+        code[3].c = 7;
+        code[1].c = 8;
+        code[2].b = 8;
+        assert_eq!(append_at(&code, 0), None, "value slots 7-8, new size 8");
+        code[1].c = 9;
+        code[2].b = 9;
+        assert!(append_at(&code, 0).is_some(), "value slots 7-8, new size 9");
+        // Nor an append a branch enters after its size (here the resize).
+        let mut code = append();
+        code.push(Inst {
+            x: 2,
+            ..Inst::new(Opcode::Br)
+        });
+        fuse_appends(&mut code, &[], 4);
+        assert_eq!(code[0].op, Opcode::ListSize);
+        // One that ends past the body (the guard) neither.
+        let mut code = append();
+        fuse_appends(&mut code, &[], 3);
+        assert_eq!(code[0].op, Opcode::ListSize);
     }
 
     #[test]

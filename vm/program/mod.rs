@@ -28,7 +28,7 @@
 //! - `fuse.rs`: the passes over the lowered code (fusion, relative branches);
 //! - `signature.rs`: flattened calling conventions ([`Signature`]).
 
-mod fuse;
+pub(crate) mod fuse;
 mod lower;
 pub(crate) mod runs;
 mod signature;
@@ -165,6 +165,7 @@ pub(crate) fn compile(
     let guard = lower::push_guard(&mut b, code.len());
     lower::resolve_branches(&mut b, &blocks)?;
     fuse::fuse_compare_branches(&mut b.code, &b.aux);
+    fuse::fuse_appends(&mut b.code, &b.aux, guard);
     // Folded remaps are addressed by 16-bit distances (see relativize_branches).
     let fold = b.code.len() + b.aux.len() < fuse::FOLD_LIMIT;
     fuse::fold_remap_stubs(&mut b.code, guard + 1, fold);

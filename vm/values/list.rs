@@ -500,6 +500,32 @@ impl List {
         true
     }
 
+    /// An append to the list `holder` alone holds ([`List::sole_values`]),
+    /// at once: grows it by one element within its capacity and sets that
+    /// element to `bits`, when the new size (its length plus `delta`, as
+    /// `vm.add.i32` adds) is the length plus one and within
+    /// `max_elements` and i32's range, and the list holds exactly
+    /// `as_type` (i32, i64, f32 or f64). Returns the length before; `None`,
+    /// with nothing changed, for everything else (which the separate
+    /// `vm.list.resize` and `vm.list.set.*` paths do or refuse).
+    #[inline]
+    pub(crate) fn append_held(
+        holder: &mut Arc<List>,
+        delta: i32,
+        max_elements: u32,
+        as_type: ElementType,
+        bits: u64,
+    ) -> Option<u32> {
+        let sole = List::sole_values(holder)?;
+        let n = sole.items.len();
+        let limit = (max_elements as usize).min(i32::MAX as usize);
+        if delta != 1 || n >= limit || !sole.items.push_bits_within_capacity(as_type, bits) {
+            return None;
+        }
+        // (`n` < `limit` <= i32::MAX: it fits.)
+        Some(n as u32)
+    }
+
     /// [`List::resize_charged`] of the list `holder` holds; growth within
     /// the capacity by at most `piece` elements (nothing to charge, nothing
     /// to ask) without the lock when `holder` is the list's only holder
@@ -820,6 +846,86 @@ mod tests {
         assert!(List::sole_values(&mut sole).is_some());
         let mut refs = Arc::new(List::new(TypeDef::Ref(RefType::BUFFER), 0).unwrap());
         assert!(List::sole_values(&mut refs).is_none());
+    }
+
+    #[test]
+    fn an_append_held_once_grows_within_the_capacity_and_nothing_else() {
+        let i32s = TypeDef::Value(ElementType::I32);
+        let mut sole = Arc::new(List::new(i32s, 2).unwrap());
+        let append =
+            |l: &mut Arc<List>, delta, max, t, bits| List::append_held(l, delta, max, t, bits);
+        assert_eq!(append(&mut sole, 1, u32::MAX, ElementType::I32, 7), Some(0));
+        assert_eq!(append(&mut sole, 1, u32::MAX, ElementType::I32, 8), Some(1));
+        assert_eq!(
+            (
+                sole.len(),
+                sole.get_i32(0).unwrap(),
+                sole.get_i32(1).unwrap()
+            ),
+            (2, 7, 8)
+        );
+        // Up to exactly the capacity; past it, growth is the charged path's.
+        let cap = sole.capacity();
+        for k in 2..cap {
+            assert_eq!(
+                append(&mut sole, 1, u32::MAX, ElementType::I32, k as u64),
+                Some(k as u32)
+            );
+        }
+        assert_eq!(append(&mut sole, 1, u32::MAX, ElementType::I32, 9), None);
+        assert_eq!((sole.len(), sole.capacity()), (cap, cap));
+        sole.reserve(cap as u32 + 8).unwrap();
+        // By other than one, past the limit, of another type: unchanged.
+        for (delta, max, t) in [
+            (2, u32::MAX, ElementType::I32),
+            (0, u32::MAX, ElementType::I32),
+            (-1, u32::MAX, ElementType::I32),
+            (1, cap as u32, ElementType::I32),
+            (1, u32::MAX, ElementType::F32),
+            (1, u32::MAX, ElementType::I64),
+        ] {
+            assert_eq!(
+                append(&mut sole, delta, max, t, 9),
+                None,
+                "{delta} {max} {t:?}"
+            );
+            assert_eq!(sole.len(), cap);
+        }
+        // Up to the limit exactly.
+        assert_eq!(
+            append(&mut sole, 1, cap as u32 + 1, ElementType::I32, 9),
+            Some(cap as u32)
+        );
+        assert_eq!(
+            (sole.len(), sole.get_i32(cap as u32).unwrap()),
+            (cap + 1, 9)
+        );
+        // Held twice, or with a `Weak`: the locked paths' work.
+        let other = sole.clone();
+        assert_eq!(append(&mut sole, 1, u32::MAX, ElementType::I32, 1), None);
+        drop(other);
+        let weak = Arc::downgrade(&sole);
+        assert_eq!(append(&mut sole, 1, u32::MAX, ElementType::I32, 1), None);
+        drop(weak);
+        assert_eq!(sole.len(), cap + 1);
+        // The other element types, at their own size.
+        for (t, bits, read) in [
+            (ElementType::I64, 1u64 << 40, 1u64 << 40),
+            (ElementType::F32, 1.5f32.to_bits() as u64, 1.5f64.to_bits()),
+            (ElementType::F64, 2.5f64.to_bits(), 2.5f64.to_bits()),
+        ] {
+            let mut l = Arc::new(List::new(TypeDef::Value(t), 1).unwrap());
+            assert_eq!(append(&mut l, 1, u32::MAX, t, bits), Some(0), "{t:?}");
+            let got = match t {
+                ElementType::I64 => l.get_i64(0).unwrap() as u64,
+                ElementType::F32 => (l.get_f32(0).unwrap() as f64).to_bits(),
+                _ => l.get_f64(0).unwrap().to_bits(),
+            };
+            assert_eq!((l.len(), got), (1, read), "{t:?}");
+        }
+        // A list of refs or variants never.
+        let mut any = Arc::new(List::new(TypeDef::Any, 4).unwrap());
+        assert_eq!(append(&mut any, 1, u32::MAX, ElementType::I32, 1), None);
     }
 
     /// The holder's writes without the lock never land while another

@@ -297,6 +297,27 @@ impl Items {
         .is_some()
     }
 
+    /// Appends `bits` to a list stored as exactly `as_type` (i32, i64, f32
+    /// or f64) when that needs no new storage (the length below the
+    /// capacity); `false`, with nothing changed, otherwise.
+    #[inline(always)]
+    pub(super) fn push_bits_within_capacity(&mut self, as_type: ElementType, bits: u64) -> bool {
+        fn push<T>(v: &mut Vec<T>, x: T) -> bool {
+            if v.len() == v.capacity() {
+                return false;
+            }
+            v.push(x);
+            true
+        }
+        match (self, as_type) {
+            (Items::I32(v), ElementType::I32) => push(v, bits as u32 as i32),
+            (Items::I64(v), ElementType::I64) => push(v, bits as i64),
+            (Items::F32(v), ElementType::F32) => push(v, f32::from_bits(bits as u32)),
+            (Items::F64(v), ElementType::F64) => push(v, f64::from_bits(bits)),
+            _ => false,
+        }
+    }
+
     /// The slots of a variant or ref list (`None` for a list of values,
     /// which holds no refs).
     pub(super) fn slots(&self) -> Option<&Vec<Slot>> {
