@@ -1709,6 +1709,9 @@ impl Session {
                 outln!();
                 outln!("Program received signal SIGINT, Interrupt.");
                 self.show_current("");
+                if self.dbg.in_yielding_call() {
+                    outln!("(inside the host call there, which yields: going on resumes it)");
+                }
             }
             Stop::Returned(values) => {
                 self.show_current("");

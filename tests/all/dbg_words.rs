@@ -215,6 +215,45 @@ fn rwatch_and_awatch_stop_at_reads_and_accesses() {
     );
 }
 
+/// A branch reads the block-argument sources of the way it goes only
+/// (`tests/data/dbg/branches.vmasm`: a `br_table` then a `cond_br` on the
+/// input, each way from another register): a read watchpoint on a source
+/// of a way not taken does not stop the program.
+#[test]
+fn read_watchpoints_see_only_the_way_a_branch_goes() {
+    let script = "start\nrwatch %i1\nrwatch %i2\nawatch %i3\nrwatch %i4\n\
+                  continue\ncontinue\ncontinue\ncontinue\n";
+    // The stops after the constants: each (watchpoint, value read).
+    let stops = |input: &str| -> Vec<String> {
+        let (r, code) = session(&args("dbg/branches.vmasm", "main", input), script);
+        assert_eq!(code, 0, "{r:?}");
+        r[6..9]
+            .iter()
+            .map(|(_, reply)| {
+                let lines: Vec<&str> = reply.lines().filter(|l| !l.is_empty()).collect();
+                format!("{} {}", lines[0], lines[1])
+            })
+            .collect()
+    };
+    // 0: the table's case 0 (%i2), then the false way (%i4).
+    assert_eq!(
+        stops("0"),
+        [
+            "Hardware read watchpoint 2: %i2 Value = 20",
+            "Hardware read watchpoint 4: %i4 Value = 20",
+            "[main returned] result[0]: i32=20",
+        ]
+    );
+    // 1: the default (%i1), then the true way (%i3); -1 as 1.
+    let one = [
+        "Hardware read watchpoint 1: %i1 Value = 10",
+        "Hardware access (read/write) watchpoint 3: %i3 Value = 30",
+        "[main returned] result[0]: i32=30",
+    ];
+    assert_eq!(stops("1"), one);
+    assert_eq!(stops("-1"), one);
+}
+
 /// The registers an instruction reads and writes come from the
 /// instruction table's operand roles: an add's operands, a branch table's
 /// block-argument sources (every case), a call's arguments, a ref operand;
