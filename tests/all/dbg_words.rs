@@ -300,3 +300,44 @@ vm.func @f(%i0: i32, %i1: i32, %r0: !vm.buffer) -> (i32) {
         [vec![I32(2)], vec![I32(4)], vec![Pair(6)]]
     );
 }
+
+/// gdb's value history: each value `call` and `print FUNCTION(ARGS)` print
+/// is `$N`, read back by `$N`, `$` and `$$N` in `print`, `output`,
+/// `printf` and `ptype` (also with no program); `output` and `printf`
+/// call functions as `print` does (`ptype` never runs code); `help` of a
+/// word that is no command says so as gdb does.
+#[test]
+fn value_history_calls_in_output_and_printf_and_help_of_no_command() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "4"),
+        "help nosuch\nprint $\nstart\nprint square(3)\ncall square(4)\nprint $1\nprint $\n\
+         print $$\nprint $$2\nprint $7\noutput square(5)\necho \\n\n\
+         printf \"%d %d\\n\", square(2), $2\nptype $1\nptype square(1)\nkill\nprint $2\n",
+    );
+    assert_eq!(code, 1, "{r:?}");
+    let replies: Vec<(&str, &str)> = r.iter().map(|(c, t)| (c.as_str(), t.as_str())).collect();
+    assert_eq!(
+        replies[0],
+        (
+            "help nosuch",
+            "error: Undefined command: \"nosuch\".  Try \"help\".\n"
+        )
+    );
+    assert_eq!(replies[1].1, "error: History is empty.\n");
+    assert_eq!(replies[3].1, "$1 = 9\n");
+    assert_eq!(replies[4].1, "$2 = 16\n");
+    assert_eq!(replies[5].1, "$1 = 9\n");
+    assert_eq!(replies[6].1, "$ = 16\n");
+    assert_eq!(replies[7].1, "$$ = 9\n");
+    assert_eq!(replies[8].1, "error: History does not go back to $$2.\n");
+    assert_eq!(replies[9].1, "error: History has not yet reached $7.\n");
+    assert_eq!(replies[10].0, "output square(5)");
+    assert_eq!(replies[10].1, "25");
+    assert_eq!(replies[12].1, "4 16\n");
+    assert_eq!(replies[13].1, "type = i32\n");
+    assert_eq!(
+        replies[14].1,
+        "error: `square(1)` is a call: only print, call, output and printf call functions\n"
+    );
+    assert_eq!(replies[16].1, "$2 = 16\n");
+}
