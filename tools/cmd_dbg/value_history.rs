@@ -2,20 +2,26 @@
 //! prints as `$N = ...`, and each `Value returned is $N` of `finish`, is
 //! kept and read back by `$N` (the Nth), `$` (the last), `$$` (the one
 //! before it) and `$$N` (N before the last), wherever `print`, `output`,
-//! `printf`, `ptype` and `whatis` take an expression.
+//! `printf`, `ptype` and `whatis` take an expression. Refs are numbered
+//! but not kept: a kept ref would hold the program's memory (counted
+//! against its limits) for as long as the session lasts.
 
 use irvm_debugger::DebugValue;
 
-/// The values, `$1` first.
+/// The values, `$1` first: each kept, or the type of a ref that was not.
 #[derive(Default)]
 pub(super) struct ValueHistory {
-    values: Vec<DebugValue>,
+    values: Vec<Result<DebugValue, String>>,
 }
 
 impl ValueHistory {
-    /// Keeps `value`; its number (`$N`).
+    /// Keeps `value` (a ref: only its type); its number (`$N`).
     pub(super) fn record(&mut self, value: DebugValue) -> usize {
-        self.values.push(value);
+        let kept = match value {
+            DebugValue::Ref(_) => Err(value.type_name()),
+            other => Ok(other),
+        };
+        self.values.push(kept);
         self.values.len()
     }
 
@@ -50,12 +56,14 @@ impl ValueHistory {
         if number == 0 {
             return Some(Err("History is empty.".into()));
         }
-        Some(
-            self.values
-                .get(number - 1)
-                .cloned()
-                .ok_or_else(|| format!("History has not yet reached ${number}.")),
-        )
+        Some(match self.values.get(number - 1) {
+            Some(Ok(value)) => Ok(value.clone()),
+            Some(Err(type_name)) => Err(format!(
+                "${number} was a {type_name}: the value history keeps numbers only (a ref \
+                 kept would hold the program's memory)"
+            )),
+            None => Err(format!("History has not yet reached ${number}.")),
+        })
     }
 }
 
@@ -92,6 +100,16 @@ mod tests {
         assert_eq!(
             shown(&h, "$4"),
             Some(Err("History has not yet reached $4.".into()))
+        );
+        // A ref is numbered, not kept.
+        let list = irvm::Ref::Null;
+        assert_eq!(h.record(DebugValue::Ref(list)), 4);
+        let refused = h.lookup("$4").and_then(Result::err);
+        assert!(
+            refused
+                .as_deref()
+                .is_some_and(|m| m.starts_with("$4 was a ") && m.contains("keeps numbers only")),
+            "{refused:?}"
         );
         // Anything else is not a history reference.
         assert_eq!(shown(&h, "$argc"), None);
