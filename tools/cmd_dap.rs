@@ -126,10 +126,10 @@ struct Control {
     /// answers meanwhile (`console_call.rs`). Changed with `running`
     /// locked.
     calling: AtomicBool,
-    /// `pause` requests handed to the session and not yet served (one
-    /// queued behind a debug-console call abandons it when it begins).
-    /// Changed with `running` locked.
-    pauses_queued: AtomicUsize,
+    /// `pause` and `restart` requests handed to the session and not yet
+    /// served (one queued behind a debug-console call abandons it when it
+    /// begins). Changed with `running` locked.
+    enders_queued: AtomicUsize,
 }
 
 impl Control {
@@ -183,9 +183,6 @@ impl Control {
             return answered;
         }
         if self.queued.load(Ordering::SeqCst) > 0 {
-            if command == "pause" {
-                self.pause_queued();
-            }
             return false;
         }
         let body = match message.get("command").and_then(Json::as_str) {
@@ -199,7 +196,6 @@ impl Control {
             Some("pause") => {
                 let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
                 if !*running {
-                    self.pauses_queued.fetch_add(1, Ordering::SeqCst);
                     return false;
                 }
                 write_message(seq, response(request_seq, "pause", Ok(Json::Null)));
@@ -296,6 +292,9 @@ fn read_messages(
                 if m.get("type").and_then(Json::as_str) == Some("request")
                     && matches!(m.get("command").and_then(Json::as_str), Some("terminate" | "disconnect")));
         control.queued.fetch_add(1, Ordering::SeqCst);
+        if let Incoming::Message(m) = &message {
+            control.handing_over(m);
+        }
         if tx.send(message).is_err() {
             return;
         }
@@ -718,8 +717,8 @@ impl Server {
             return Next::Serve;
         };
         let command = command.to_string();
-        if command == "pause" {
-            self.control.pause_served();
+        if matches!(command.as_str(), "pause" | "restart") {
+            self.control.ender_served();
         }
         let args = message.get("arguments").cloned().unwrap_or(Json::Null);
         if !(args.is_null() || args.is_object()) {

@@ -189,3 +189,34 @@ fn pause_abandons_a_debug_console_call_that_runs_on() {
     assert_eq!(result["body"]["output"], "result[0]: i64=6\n");
     c.disconnect_cleanly();
 }
+
+/// `restart` during a debug-console call abandons it and starts the
+/// program again.
+#[test]
+fn restart_abandons_a_debug_console_call() {
+    let mut args = program("spin", "3");
+    args["stopOnEntry"] = json!(true);
+    let mut c = Client::start();
+    launch(&mut c, args);
+    c.ok("configurationDone", json!({}));
+    c.event("stopped");
+    let (frame, _) = top_frame(&mut c);
+    let evaluate = c.send(
+        "evaluate",
+        json!({"expression": "spin(1000000000000)", "frameId": frame["id"], "context": "repl"}),
+    );
+    let restart = c.send("restart", json!({}));
+    let (got, order) = responses(&mut c, &[evaluate, restart]);
+    assert_eq!(order, [evaluate, restart]);
+    assert!(
+        got[&evaluate]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("paused and abandoned")),
+        "{:?}",
+        got[&evaluate]
+    );
+    assert_eq!(got[&restart]["success"], true, "{:?}", got[&restart]);
+    // Started again: stopped at its entry.
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.disconnect_cleanly();
+}

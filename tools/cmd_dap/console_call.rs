@@ -32,12 +32,13 @@ const RUN_REQUESTS: &[&str] = &[
 const CALL_RUNS: &str = "a function called from the debug console is running (`pause` abandons it)";
 
 impl Control {
-    /// Marks a debug-console call as begun; one `pause` already handed to
-    /// the session (it came after the `evaluate`) abandons it.
+    /// Marks a debug-console call as begun; a `pause` or `restart`
+    /// already handed to the session (it came after the `evaluate`)
+    /// abandons it.
     pub(super) fn begin_call(&self) {
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         self.calling.store(true, Ordering::SeqCst);
-        if self.pauses_queued.load(Ordering::SeqCst) > 0 {
+        if self.enders_queued.load(Ordering::SeqCst) > 0 {
             self.abandon_call();
         }
     }
@@ -50,17 +51,26 @@ impl Control {
         self.calling.store(false, Ordering::SeqCst);
     }
 
-    /// A `pause` is handed to the session.
-    pub(super) fn pause_queued(&self) {
+    /// `message` is handed to the session: a `pause` or `restart` is
+    /// counted, and abandons a debug-console call that runs.
+    pub(super) fn handing_over(&self, message: &Json) {
+        let request = message.get("type").and_then(Json::as_str) == Some("request");
+        let command = message.get("command").and_then(Json::as_str);
+        if !(request && matches!(command, Some("pause" | "restart"))) {
+            return;
+        }
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        self.pauses_queued.fetch_add(1, Ordering::SeqCst);
+        self.enders_queued.fetch_add(1, Ordering::SeqCst);
+        if self.calling.load(Ordering::SeqCst) {
+            self.abandon_call();
+        }
     }
 
-    /// The session serves a `pause` handed to it.
-    pub(super) fn pause_served(&self) {
+    /// The session serves a `pause` or `restart` handed to it.
+    pub(super) fn ender_served(&self) {
         let _running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let left = self.pauses_queued.load(Ordering::SeqCst).saturating_sub(1);
-        self.pauses_queued.store(left, Ordering::SeqCst);
+        let left = self.enders_queued.load(Ordering::SeqCst).saturating_sub(1);
+        self.enders_queued.store(left, Ordering::SeqCst);
     }
 
     fn abandon_call(&self) {
@@ -94,15 +104,9 @@ impl Control {
             Some(true)
         };
         match command {
-            "pause" | "restart" => {
+            // (Handed over, each abandons the call: `handing_over`.)
+            "pause" if !queued => {
                 self.abandon_call();
-                if command == "restart" {
-                    return Some(false);
-                }
-                if queued {
-                    self.pauses_queued.fetch_add(1, Ordering::SeqCst);
-                    return Some(false);
-                }
                 answer(Ok(Json::Null))
             }
             _ if queued => Some(false),
