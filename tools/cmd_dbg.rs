@@ -579,8 +579,21 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         // Read as a typed command is: a Ctrl-C from now on pauses the run
         // it starts.
         pause.command_read();
-        let mut nothing_more = Script(std::iter::empty());
-        match s.execute(command, &mut nothing_more) {
+        // A command that reads lines of its own (`define`, `document`,
+        // `commands`) reads them from the session's input, as gdb's `-ex`
+        // does (with `--batch` and no file: none).
+        let outcome = match input.as_mut() {
+            Some(input) => {
+                let mut lines = Prompted {
+                    input,
+                    pause: &pause,
+                    interactive,
+                };
+                s.execute(command, &mut lines)
+            }
+            None => s.execute(command, &mut Script(std::iter::empty())),
+        };
+        match outcome {
             Ok(Flow::Quit) => return Ok(!s.failed),
             Ok(_) => {}
             Err(message) => s.report_error(&message),
