@@ -13,6 +13,7 @@
 //! `output` events.
 
 mod code;
+mod console_call;
 mod disassembly;
 mod goto;
 mod overview;
@@ -120,6 +121,15 @@ struct Control {
     /// `disconnect` or `terminate` came, or the input ended): a `launch`
     /// reading its inputs stops waiting for them.
     give_up: crate::deadline::GiveUp,
+    /// A function called from the debug console runs (the program is
+    /// stopped; the session is busy in the call): the reader thread
+    /// answers meanwhile (`console_call.rs`). Changed with `running`
+    /// locked.
+    calling: AtomicBool,
+    /// `pause` and `restart` requests handed to the session and not yet
+    /// served (one queued behind a debug-console call abandons it when it
+    /// begins). Changed with `running` locked.
+    enders_queued: AtomicUsize,
 }
 
 impl Control {
@@ -167,10 +177,14 @@ impl Control {
         if message.get("type").and_then(Json::as_str) != Some("request") {
             return false;
         }
+        let request_seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
+        let command = message.get("command").and_then(Json::as_str).unwrap_or("");
+        if let Some(answered) = self.answer_during_call(seq, request_seq, command) {
+            return answered;
+        }
         if self.queued.load(Ordering::SeqCst) > 0 {
             return false;
         }
-        let request_seq = message.get("seq").and_then(Json::as_i64).unwrap_or(0);
         let body = match message.get("command").and_then(Json::as_str) {
             Some("threads")
                 if message
@@ -215,7 +229,7 @@ impl Control {
         // Held while answering: the session reports no stop meanwhile, so
         // the response never follows `stopped` or `exited`.
         let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        if !*running {
+        if !*running && !self.calling.load(Ordering::SeqCst) {
             return false;
         }
         let Some(code) = self.code.lock().unwrap_or_else(|e| e.into_inner()).clone() else {
@@ -278,6 +292,9 @@ fn read_messages(
                 if m.get("type").and_then(Json::as_str) == Some("request")
                     && matches!(m.get("command").and_then(Json::as_str), Some("terminate" | "disconnect")));
         control.queued.fetch_add(1, Ordering::SeqCst);
+        if let Incoming::Message(m) = &message {
+            control.handing_over(m);
+        }
         if tx.send(message).is_err() {
             return;
         }
@@ -375,8 +392,8 @@ enum VarRef {
     Children(Ref),
 }
 
-/// A request's failure: the message the client shows.
-type Reply = Result<Json, String>;
+/// A request's answer, or its failure: the message the client shows.
+type Reply<T = Json> = Result<T, String>;
 
 /// What serving a message leads to.
 enum Next {
@@ -396,6 +413,24 @@ enum Next {
 /// Message of requests that need a stopped program, while it runs (the
 /// spec's `notStopped`).
 const NOT_STOPPED: &str = "notStopped";
+
+/// The requests that need the stopped program's state, answered with
+/// [`NOT_STOPPED`] while it runs.
+const NEEDS_STOPPED: &[&str] = &[
+    "stackTrace",
+    "scopes",
+    "variables",
+    "evaluate",
+    "setVariable",
+    "setExpression",
+    "dataBreakpointInfo",
+    "readMemory",
+    "writeMemory",
+    "exceptionInfo",
+    "completions",
+    "goto",
+    "gotoTargets",
+];
 
 struct Server {
     rx: Receiver<Incoming>,
@@ -682,6 +717,9 @@ impl Server {
             return Next::Serve;
         };
         let command = command.to_string();
+        if matches!(command.as_str(), "pause" | "restart") {
+            self.control.ender_served();
+        }
         let args = message.get("arguments").cloned().unwrap_or(Json::Null);
         if !(args.is_null() || args.is_object()) {
             self.respond(seq, &command, Err("`arguments` must be an object".into()));
@@ -730,11 +768,7 @@ impl Server {
                 self.stop_running();
                 Next::Paused
             }
-            "stackTrace" | "scopes" | "variables" | "evaluate" | "setVariable"
-            | "setExpression" | "dataBreakpointInfo" | "readMemory" | "writeMemory"
-            | "exceptionInfo" | "completions" | "goto" | "gotoTargets"
-                if running =>
-            {
+            c if running && NEEDS_STOPPED.contains(&c) => {
                 self.respond(seq, &command, Err(NOT_STOPPED.into()));
                 Next::Serve
             }
@@ -1053,13 +1087,13 @@ impl Server {
                 // came meanwhile is served with the program stopped.
                 Ok(Stop::Interrupted) if self.control.pause_asked.load(Ordering::Relaxed) => {
                     self.stop_running();
-                    self.event("stopped", stopped_body("pause"));
+                    self.paused_event();
                     return Next::Serve;
                 }
                 Ok(Stop::Interrupted) => match self.serve_while_running() {
                     Next::Serve => {}
                     Next::Paused => {
-                        self.event("stopped", stopped_body("pause"));
+                        self.paused_event();
                         return Next::Serve;
                     }
                     Next::Ended => return Next::Serve,
@@ -1154,12 +1188,27 @@ impl Server {
         Next::Serve
     }
 
+    /// `stopped` for a pause; inside a host call that yields, the
+    /// description says so (the top frame stands at the call, which has
+    /// begun).
+    fn paused_event(&mut self) {
+        let mut body = stopped_body("pause");
+        if self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.dbg.in_yielding_call())
+        {
+            body["description"] = json!("Paused inside a host call that yields");
+        }
+        self.event("stopped", body);
+    }
+
     /// Reports a stop (not an interrupt) to the client.
     fn report(&mut self, stop: Stop) {
         match stop {
             Stop::Entry => self.event("stopped", stopped_body("entry")),
             Stop::Step | Stop::Returned(_) => self.event("stopped", stopped_body("step")),
-            Stop::Paused | Stop::Interrupted => self.event("stopped", stopped_body("pause")),
+            Stop::Paused | Stop::Interrupted => self.paused_event(),
             Stop::Breakpoint(hit) => {
                 let (function, instruction) = match self.code() {
                     Ok(c) => (
@@ -1449,14 +1498,15 @@ impl Server {
                 .iter()
                 .map(|t| names.substitute(t, false))
                 .collect::<Result<Vec<String>, String>>()?;
-            let dbg = &mut self.session()?.dbg;
-            // (Arguments in the request's frame; `stepOut` keeps finishing
-            // the frame it finished.)
-            let selected = dbg.selected_frame();
-            dbg.select_frame(frame).map_err(|e| e.0)?;
-            let called = dbg.call_function(function, &given);
-            let _ = dbg.select_frame(selected);
-            let values = called.map_err(|e| e.0)?;
+            self.session()?;
+            // The reader thread answers what comes while the call runs
+            // (`console_call.rs`): a `pause` abandons it.
+            let control = self.control.clone();
+            control.begin_call();
+            self.done_with_message();
+            let called = self.call_in_frame(function, &given, frame);
+            control.end_call();
+            let values = called?;
             let shown: Vec<DebugValue> = values.iter().map(DebugValue::from_value).collect();
             return Ok(match &shown[..] {
                 [one] => {
@@ -1487,6 +1537,23 @@ impl Server {
             "type": var["type"],
             "variablesReference": var["variablesReference"],
         }))
+    }
+
+    /// `function(given)`, its arguments evaluated in frame `frame`.
+    fn call_in_frame(
+        &mut self,
+        function: &str,
+        given: &[String],
+        frame: usize,
+    ) -> Reply<Vec<Value>> {
+        let dbg = &mut self.session()?.dbg;
+        // (Arguments in the request's frame; `stepOut` keeps finishing
+        // the frame it finished.)
+        let selected = dbg.selected_frame();
+        dbg.select_frame(frame).map_err(|e| e.0)?;
+        let called = dbg.call_function(function, given);
+        let _ = dbg.select_frame(selected);
+        called.map_err(|e| e.0)
     }
 
     /// `completions` (the debug console's): the source names and registers

@@ -21,6 +21,7 @@ use irvm_debugger::{
 use crate::cmd_run::{describe_trap, load_context_deferring_inits, parse_inputs_within, LimitArgs};
 
 mod scripts;
+mod value_history;
 
 pub use self::scripts::gdb_spellings;
 use self::scripts::{LineSource, Prompted, Script, UserCommand};
@@ -287,6 +288,20 @@ const COMMANDS: &[&str] = &[
     "x",
 ];
 
+/// The short names the commands also answer to (gdb's aliases).
+const ALIASES: &[&str] = &[
+    "b", "br", "bt", "c", "cont", "d", "disas", "exit", "f", "fin", "h", "i", "j", "k", "l", "n",
+    "ni", "p", "q", "r", "s", "si", "tb", "u", "command",
+];
+
+/// Whether `name` is a command, an alias or the start of exactly one
+/// command (gdb takes unique prefixes).
+fn is_command(name: &str) -> bool {
+    ALIASES.contains(&name)
+        || COMMANDS.contains(&name)
+        || COMMANDS.iter().filter(|c| c.starts_with(name)).count() == 1
+}
+
 /// Commands whose argument is a location (completed with files and
 /// functions).
 const LOCATION_COMMANDS: &[&str] = &[
@@ -451,8 +466,8 @@ struct Session {
     function: String,
     /// Where `list` goes on: file and next line to show.
     list_next: Option<(String, i32)>,
-    /// gdb's value history counter (`$1`, `$2`, ...).
-    history: u32,
+    /// gdb's value history (`$1`, `$2`, ...).
+    history: value_history::ValueHistory,
     /// Each function's source names (`%next`), read once.
     names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
     /// What the user typed for each watchpoint (a source name), by number.
@@ -516,7 +531,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         sources: HashMap::new(),
         function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
-        history: 0,
+        history: value_history::ValueHistory::default(),
         names: HashMap::new(),
         watch_labels: HashMap::new(),
         display_texts: HashMap::new(),
@@ -564,8 +579,21 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         // Read as a typed command is: a Ctrl-C from now on pauses the run
         // it starts.
         pause.command_read();
-        let mut nothing_more = Script(std::iter::empty());
-        match s.execute(command, &mut nothing_more) {
+        // A command that reads lines of its own (`define`, `document`,
+        // `commands`) reads them from the session's input, as gdb's `-ex`
+        // does (with `--batch` and no file: none).
+        let outcome = match input.as_mut() {
+            Some(input) => {
+                let mut lines = Prompted {
+                    input,
+                    pause: &pause,
+                    interactive,
+                };
+                s.execute(command, &mut lines)
+            }
+            None => s.execute(command, &mut Script(std::iter::empty())),
+        };
+        match outcome {
             Ok(Flow::Quit) => return Ok(!s.failed),
             Ok(_) => {}
             Err(message) => s.report_error(&message),
@@ -867,9 +895,41 @@ fn split_format(word: &str) -> Result<(&str, Format), String> {
 impl Session {
     /// The value of `text` (registers, source names, numbers) in the
     /// selected frame, for `output`, `ptype`, `whatis` and `printf`.
-    fn evaluate_typed(&mut self, text: &str) -> Result<irvm_debugger::DebugValue, String> {
+    /// A value of the history (`$N`, `$`, `$$N`) or a call's one result
+    /// (`FUNCTION(ARGS)`, `calls`: for `output` and `printf`, as `print`
+    /// calls) too.
+    fn evaluate_typed(
+        &mut self,
+        text: &str,
+        calls: bool,
+    ) -> Result<irvm_debugger::DebugValue, String> {
         if text.is_empty() {
             return Err("Argument required (expression to compute).".into());
+        }
+        if let Some(found) = self.history.lookup(text) {
+            return found;
+        }
+        if let Some((function, args)) = irvm_debugger::parse_call(text) {
+            if !calls {
+                return Err(format!(
+                    "`{text}` is a call: only print, call, output and printf call functions"
+                ));
+            }
+            let args = args
+                .iter()
+                .map(|a| self.in_registers(a))
+                .collect::<Result<Vec<String>, String>>()?;
+            let values = self
+                .dbg
+                .call_function(function, &args)
+                .map_err(|e| e.to_string())?;
+            return match &values[..] {
+                [one] => Ok(irvm_debugger::DebugValue::from_value(one)),
+                _ => Err(format!(
+                    "`{function}` returned {} values; one is needed here",
+                    values.len()
+                )),
+            };
         }
         let vm = self.in_registers(text)?;
         let frame = self.dbg.selected_frame();
@@ -1342,6 +1402,12 @@ impl Session {
                 }
             }
             "print" | "p" => {
+                // The value history needs no program.
+                if let Some(found) = self.history.lookup(rest) {
+                    let v = found?;
+                    outln!("{} = {}", rest.trim(), self.dbg.format_value(&v, format));
+                    return Ok(Flow::Continue);
+                }
                 self.require_frames()?;
                 if let Some((typed, value)) = split_assignment(rest) {
                     let (register, value) = (self.in_registers(typed)?, self.in_registers(value)?);
@@ -1362,7 +1428,7 @@ impl Session {
             "output" => {
                 // gdb's `output`: the value alone, no `$N = ` and no
                 // newline.
-                let v = self.evaluate_typed(rest)?;
+                let v = self.evaluate_typed(rest, true)?;
                 out!("{}", self.dbg.format_value(&v, format));
             }
             "ptype" | "whatis" => {
@@ -1372,14 +1438,14 @@ impl Session {
                 if rest.is_empty() {
                     return Err(format!("{word} needs an expression (a register, source name or number)"));
                 }
-                let v = self.evaluate_typed(rest)?;
+                let v = self.evaluate_typed(rest, false)?;
                 outln!("type = {}", v.type_name());
             }
             "printf" => {
                 let (format, texts) = irvm_debugger::split_printf(rest).map_err(e)?;
                 let mut values = Vec::new();
                 for text in &texts {
-                    values.push(self.evaluate_typed(text)?);
+                    values.push(self.evaluate_typed(text, true)?);
                 }
                 let dbg = &self.dbg;
                 let text = irvm_debugger::format_printf(&format, &values, |v| {
@@ -1443,6 +1509,10 @@ impl Session {
             "source" => return self.source_commands(rest),
             "help" | "h" => {
                 if rest.is_empty() || self.help_user_command(rest).is_none() {
+                    let name = rest.split_whitespace().next().unwrap_or("");
+                    if !name.is_empty() && !is_command(name) {
+                        return Err(format!("Undefined command: \"{name}\".  Try \"help\"."));
+                    }
                     outln!("{HELP}");
                 }
             }
@@ -1464,11 +1534,10 @@ impl Session {
             .call_function(function, &args)
             .map_err(|e| e.to_string())?;
         for v in &values {
-            self.history += 1;
-            let text = self
-                .dbg
-                .format_value(&irvm_debugger::DebugValue::from_value(v), format);
-            outln!("${} = {text}", self.history);
+            let value = irvm_debugger::DebugValue::from_value(v);
+            let text = self.dbg.format_value(&value, format);
+            let number = self.history.record(value);
+            outln!("${number} = {text}");
         }
         Ok(())
     }
@@ -1709,15 +1778,17 @@ impl Session {
                 outln!();
                 outln!("Program received signal SIGINT, Interrupt.");
                 self.show_current("");
+                if self.dbg.in_yielding_call() {
+                    outln!("(inside the host call there, which yields: going on resumes it)");
+                }
             }
             Stop::Returned(values) => {
                 self.show_current("");
                 for v in &values {
-                    self.history += 1;
-                    let text = self
-                        .dbg
-                        .format_value(&irvm_debugger::DebugValue::from_value(v), Format::Natural);
-                    outln!("Value returned is ${} = {text}", self.history);
+                    let value = irvm_debugger::DebugValue::from_value(v);
+                    let text = self.dbg.format_value(&value, Format::Natural);
+                    let number = self.history.record(value);
+                    outln!("Value returned is ${number} = {text}");
                 }
             }
             Stop::Exception(trap) => {

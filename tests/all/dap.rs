@@ -32,7 +32,7 @@ pub(crate) struct Client {
     messages: Receiver<Result<Value, String>>,
     seq: i64,
     /// Events seen while waiting for something else, oldest first.
-    events: Vec<Value>,
+    pub(crate) events: Vec<Value>,
     /// The `seq` of the last message read: each one's is one more.
     last_seq: i64,
 }
@@ -107,7 +107,8 @@ impl Client {
         stdin.flush().expect("flush");
     }
 
-    fn send(&mut self, command: &str, arguments: Value) -> i64 {
+    /// Sends a request without waiting for its response; its `seq`.
+    pub(crate) fn send(&mut self, command: &str, arguments: Value) -> i64 {
         self.seq += 1;
         let body =
             json!({"seq": self.seq, "type": "request", "command": command, "arguments": arguments})
@@ -116,7 +117,8 @@ impl Client {
         self.seq
     }
 
-    fn next_message(&mut self) -> Value {
+    /// The next message, event or response.
+    pub(crate) fn next_message(&mut self) -> Value {
         match self.messages.recv_timeout(WAIT) {
             Ok(Ok(m)) => {
                 assert_eq!(m["seq"], self.last_seq + 1, "seq out of order: {m}");

@@ -230,6 +230,22 @@ fn write_memory_changes_what_the_program_computes() {
             .starts_with("`data` is not base64"),
         "{bad}"
     );
+    // Only references handed out name memory: `m+1` and `m01` are not
+    // `m1`, this one.
+    assert_eq!(reference, "m1");
+    for other in ["m+1", "m01", "m0", "m-1", "m"] {
+        for command in ["writeMemory", "readMemory"] {
+            let refused = c.request(
+                command,
+                json!({"memoryReference": other, "data": "AAAA", "count": 4}),
+            );
+            assert_eq!(
+                refused["message"],
+                format!("no memory with reference `{other}`"),
+                "{refused}"
+            );
+        }
+    }
     c.ok("continue", json!({"threadId": 1}));
     let mut outputs = String::new();
     loop {

@@ -217,3 +217,20 @@ fn define_replaces_built_ins_but_not_the_words_that_read_lines() {
     );
     assert!(out.ends_with("error: `end` cannot be redefined\n"), "{out}");
 }
+
+/// `-ex "define NAME"` reads the body from the session's input, as gdb's
+/// `-ex` does (with `--batch` and no file there is none: an empty body).
+#[test]
+fn define_in_ex_reads_its_body_from_the_input() {
+    let (out, code) = dbg_fib(
+        &["-ex", "define greet", "-ex", "echo after\\n"],
+        "echo hi\\n\nend\ngreet\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out,
+        "(irvm) echo hi\\n\n(irvm) end\nafter\n(irvm) greet\nhi\n"
+    );
+    let (out, code) = dbg_fib(&["--batch", "-ex", "define greet", "-ex", "greet"], "");
+    assert_eq!((out.as_str(), code), ("", 0));
+}

@@ -197,6 +197,45 @@ fn rwatch_and_awatch_stop_at_reads_and_accesses() {
     );
 }
 
+/// A branch reads the block-argument sources of the way it goes only
+/// (`tests/data/dbg/branches.vmasm`: a `br_table` then a `cond_br` on the
+/// input, each way from another register): a read watchpoint on a source
+/// of a way not taken does not stop the program.
+#[test]
+fn read_watchpoints_see_only_the_way_a_branch_goes() {
+    let script = "start\nrwatch %i1\nrwatch %i2\nawatch %i3\nrwatch %i4\n\
+                  continue\ncontinue\ncontinue\ncontinue\n";
+    // The stops after the constants: each (watchpoint, value read).
+    let stops = |input: &str| -> Vec<String> {
+        let (r, code) = session(&args("dbg/branches.vmasm", "main", input), script);
+        assert_eq!(code, 0, "{r:?}");
+        r[6..9]
+            .iter()
+            .map(|(_, reply)| {
+                let lines: Vec<&str> = reply.lines().filter(|l| !l.is_empty()).collect();
+                format!("{} {}", lines[0], lines[1])
+            })
+            .collect()
+    };
+    // 0: the table's case 0 (%i2), then the false way (%i4).
+    assert_eq!(
+        stops("0"),
+        [
+            "Hardware read watchpoint 2: %i2 Value = 20",
+            "Hardware read watchpoint 4: %i4 Value = 20",
+            "[main returned] result[0]: i32=20",
+        ]
+    );
+    // 1: the default (%i1), then the true way (%i3); -1 as 1.
+    let one = [
+        "Hardware read watchpoint 1: %i1 Value = 10",
+        "Hardware access (read/write) watchpoint 3: %i3 Value = 30",
+        "[main returned] result[0]: i32=30",
+    ];
+    assert_eq!(stops("1"), one);
+    assert_eq!(stops("-1"), one);
+}
+
 /// The registers an instruction reads and writes come from the
 /// instruction table's operand roles: an add's operands, a branch table's
 /// block-argument sources (every case), a call's arguments, a ref operand;
@@ -242,4 +281,45 @@ vm.func @f(%i0: i32, %i1: i32, %r0: !vm.buffer) -> (i32) {
         uses(info.register_writes("u", 1)),
         [vec![I32(2)], vec![I32(4)], vec![Pair(6)]]
     );
+}
+
+/// gdb's value history: each value `call` and `print FUNCTION(ARGS)` print
+/// is `$N`, read back by `$N`, `$` and `$$N` in `print`, `output`,
+/// `printf` and `ptype` (also with no program); `output` and `printf`
+/// call functions as `print` does (`ptype` never runs code); `help` of a
+/// word that is no command says so as gdb does.
+#[test]
+fn value_history_calls_in_output_and_printf_and_help_of_no_command() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "4"),
+        "help nosuch\nprint $\nstart\nprint square(3)\ncall square(4)\nprint $1\nprint $\n\
+         print $$\nprint $$2\nprint $7\noutput square(5)\necho \\n\n\
+         printf \"%d %d\\n\", square(2), $2\nptype $1\nptype square(1)\nkill\nprint $2\n",
+    );
+    assert_eq!(code, 1, "{r:?}");
+    let replies: Vec<(&str, &str)> = r.iter().map(|(c, t)| (c.as_str(), t.as_str())).collect();
+    assert_eq!(
+        replies[0],
+        (
+            "help nosuch",
+            "error: Undefined command: \"nosuch\".  Try \"help\".\n"
+        )
+    );
+    assert_eq!(replies[1].1, "error: History is empty.\n");
+    assert_eq!(replies[3].1, "$1 = 9\n");
+    assert_eq!(replies[4].1, "$2 = 16\n");
+    assert_eq!(replies[5].1, "$1 = 9\n");
+    assert_eq!(replies[6].1, "$ = 16\n");
+    assert_eq!(replies[7].1, "$$ = 9\n");
+    assert_eq!(replies[8].1, "error: History does not go back to $$2.\n");
+    assert_eq!(replies[9].1, "error: History has not yet reached $7.\n");
+    assert_eq!(replies[10].0, "output square(5)");
+    assert_eq!(replies[10].1, "25");
+    assert_eq!(replies[12].1, "4 16\n");
+    assert_eq!(replies[13].1, "type = i32\n");
+    assert_eq!(
+        replies[14].1,
+        "error: `square(1)` is a call: only print, call, output and printf call functions\n"
+    );
+    assert_eq!(replies[16].1, "$2 = 16\n");
 }

@@ -6,6 +6,7 @@
 //! tensor a variable's `memoryReference` names) and `exceptionInfo` (the
 //! trap the program stopped at).
 
+use irvm::Ref;
 use irvm_debugger::{RegisterRef, WatchKind};
 use serde_json::{json, Value as Json};
 
@@ -224,12 +225,12 @@ impl Server {
 }
 
 impl Server {
-    /// The memory a request's `memoryReference` names (`mN`, as the
-    /// variables handed it out).
-    fn memory_named(&self, args: &Json) -> Result<irvm::Ref, String> {
-        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
+    /// The contents a `memoryReference` names: `mN` exactly as one was
+    /// handed out (no sign, no leading zero).
+    fn memory_reference(&self, reference: &str) -> Result<Ref, String> {
         reference
             .strip_prefix('m')
+            .filter(|k| k.bytes().all(|b| b.is_ascii_digit()) && !k.starts_with('0'))
             .and_then(|k| k.parse::<usize>().ok())
             .and_then(|k| k.checked_sub(1))
             .and_then(|k| self.memory.get(k))
@@ -241,7 +242,8 @@ impl Server {
     /// the contents a `memoryReference` names; bytes outside them are
     /// `unreadableBytes`.
     pub(super) fn read_memory(&mut self, args: &Json) -> Reply {
-        let r = self.memory_named(args)?;
+        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
+        let r = self.memory_reference(reference)?;
         let offset = int_arg(args, "offset")?.unwrap_or(0);
         let count = int_arg(args, "count")?.ok_or("`count` is required")?;
         if !(0..=MAX_READ_BYTES).contains(&count) {
@@ -270,7 +272,8 @@ impl Server {
     /// `memoryReference` names; with `allowPartial`, what fits before
     /// their end. Read-only memory (a module's rodata) is refused.
     pub(super) fn write_memory(&mut self, args: &Json) -> Reply {
-        let r = self.memory_named(args)?;
+        let reference = str_arg(args, "memoryReference")?.ok_or("`memoryReference` is required")?;
+        let r = self.memory_reference(reference)?;
         let offset = int_arg(args, "offset")?.unwrap_or(0);
         let offset = u64::try_from(offset)
             .map_err(|_| format!("`offset` {offset} is before the start of the contents"))?;

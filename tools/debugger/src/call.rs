@@ -2,8 +2,9 @@
 //! the program called while it is stopped, on a stack of its own
 //! ([`irvm::Context::invoke_aside`]): the stopped frames stay as they are.
 //! Breakpoints and watchpoints do not stop inside the call (nothing
-//! observes it); a pause ([`crate::PauseHandle::pause`], when the debugger
-//! is interruptible) or a trap abandons it.
+//! observes it); a pause ([`crate::PauseHandle::pause`] or
+//! [`crate::PauseHandle::abandon_call`], when the debugger is
+//! interruptible) or a trap abandons it.
 
 use std::sync::atomic::Ordering;
 
@@ -58,20 +59,23 @@ impl Debugger {
             .ctx
             .function_at(&a.module, a.function)
             .map_err(|e| DebugCommandError(e.to_string()))?;
-        // A pause (Ctrl-C) abandons a call that runs too long; one asked
-        // for before this command was read is stale. Interrupts (a front
-        // end serving a request: DAP) are not pauses: they stay for the
-        // next command, and the call is not watched for them (DAP's
-        // `terminate` and `disconnect` end it through the VM's interrupt).
-        let interrupting = self.pause.interrupt.load(Ordering::Relaxed);
-        let watched = self.interruptible && !interrupting;
-        if watched && !self.pause.command_read.swap(false, Ordering::SeqCst) {
-            self.pause.flag.store(false, Ordering::Relaxed);
-        }
-        let flag = watched.then(|| self.pause.flag.clone());
+        // A pause (Ctrl-C) or `PauseHandle::abandon_call` abandons a call
+        // that runs too long; one asked for before this command was read
+        // was forgotten then (`command_read`). The call watches a flag of
+        // its own: interrupts (a front end serving a request: DAP) are not
+        // pauses, they stay for the next command (DAP's `terminate` and
+        // `disconnect` end the call through the VM's interrupt).
+        let flag = self.interruptible.then(|| self.pause.call.clone());
         self.ctx.set_pause_flag(flag);
         let result = self.ctx.invoke_aside(&func, &values);
         self.ctx.set_pause_flag(None);
+        // A pause that came during the call was the call's (it abandoned
+        // it, or came as it ended): the program does not stop for it when
+        // it goes on. An interrupt stays for the next command.
+        self.pause.call.store(false, Ordering::Relaxed);
+        if !self.pause.interrupt.load(Ordering::Relaxed) {
+            self.pause.flag.store(false, Ordering::Relaxed);
+        }
         result.map_err(|trap| {
             DebugCommandError(format!(
                 "the call of `{name}` failed: {}: {} (it was abandoned; the program stays \

@@ -21,6 +21,10 @@ impl Debugger {
             State::Trapped { .. } => err(format!(
                 "the program stopped at a trap: nothing runs past it, so it cannot {what}"
             )),
+            State::Paused if self.yielded => err(format!(
+                "the program stopped inside a host call that yields: it cannot {what} \
+                 until the call returns (`stepi`, `next` or `continue` goes on with it)"
+            )),
             State::Paused => Ok(()),
         }
     }

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use irvm::bytecode::decode::{Decoder, Operand};
-use irvm::bytecode::isa::{Access, Bank, Field, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
+use irvm::bytecode::isa::{
+    Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
+};
 use irvm::loader::SourcePosition;
 use irvm::Module;
 
@@ -300,20 +302,127 @@ impl DebugInfo {
     }
 }
 
+/// The registers one instruction reads: those it reads whichever way it
+/// goes, and a branch's block-argument sources, which it reads only on the
+/// way it goes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct InstructionReads {
+    /// Read whichever way the instruction goes (operands, call arguments,
+    /// a branch's condition or index).
+    pub always: Vec<RegisterRef>,
+    /// Each way's block-argument sources, in operand order: `cond_br`'s
+    /// true then false target; `br_table`'s default then case 0, 1, ...;
+    /// the one target of `br`, `yield` and the debug branches.
+    pub ways: Vec<Vec<RegisterRef>>,
+    /// What picks the way, when there are several.
+    pub chooser: Option<WayChooser>,
+}
+
+/// The i32 register whose value picks the way a branch goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WayChooser {
+    /// `cond_br`: non-zero the first way, zero the second.
+    Condition(u16),
+    /// `br_table`: a case's index (0 to cases - 1) its case's way, any
+    /// other value (as a signed i32) the default's.
+    Index(u16),
+}
+
+impl InstructionReads {
+    /// The registers it reads with these i32 registers (the way a branch
+    /// goes is the one they pick).
+    pub(crate) fn read_with(&self, i32s: &[u32]) -> Vec<RegisterRef> {
+        let value = |r: u16| i32s.get(r as usize).copied().unwrap_or(0);
+        let way = match self.chooser {
+            None => None,
+            Some(WayChooser::Condition(r)) => Some(if value(r) != 0 { 0 } else { 1 }),
+            Some(WayChooser::Index(r)) => {
+                let cases = self.ways.len().saturating_sub(1);
+                Some(match usize::try_from(value(r) as i32) {
+                    Ok(k) if k < cases => k + 1,
+                    _ => 0,
+                })
+            }
+        };
+        let mut out = self.always.clone();
+        for (k, sources) in self.ways.iter().enumerate() {
+            if way.is_none_or(|w| w == k) {
+                out.extend(sources);
+            }
+        }
+        out
+    }
+
+    /// Every register it may read, in operand order.
+    fn all(self) -> Vec<RegisterRef> {
+        let mut out = self.always;
+        out.extend(self.ways.into_iter().flatten());
+        out
+    }
+}
+
 /// The registers each instruction of function `function` of `m` reads
-/// (`Access::Read`: its operands, call arguments and branch operands) or
-/// writes (`Access::Write`: its results), by instruction offset, from the
-/// instruction table's operand roles: i64 and f64 registers as pairs.
-pub(crate) fn register_uses(
-    m: &Module,
-    function: u32,
-    access: Access,
-) -> Vec<(u32, Vec<RegisterRef>)> {
+/// ([`InstructionReads`]: operands, call arguments, and branch operands by
+/// the way the branch goes), by instruction offset, from the instruction
+/// table's operand roles: i64 and f64 registers as pairs.
+pub(crate) fn instruction_reads(m: &Module, function: u32) -> Vec<(u32, InstructionReads)> {
     let Some(code) = m.function_bytecode(function as usize) else {
         return Vec::new();
     };
-    let banks = banks_of(m, function);
-    let register = |r: u16, bank: Option<Bank>| {
+    let register = register_of(banks_of(m, function));
+    let mut out = Vec::new();
+    for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
+        let mut reads = InstructionReads::default();
+        for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
+            match (field, operand) {
+                (Field::Reg(bank, Access::Read), Operand::Reg(r)) => {
+                    reads.always.push(register(*r, Some(*bank)));
+                }
+                (Field::RefMove(Access::Read), Operand::Reg(r)) => {
+                    reads.always.push(register(*r, Some(Bank::Ref)));
+                }
+                (Field::Operands(_), Operand::Regs(list)) => {
+                    reads.always.extend(list.iter().map(|r| register(r, None)));
+                }
+                // A branch reads the sources of its block arguments on the
+                // way it goes (the destinations are written as it lands:
+                // the next instruction's values, which `watch` sees
+                // changed).
+                (Field::BranchOperands, Operand::Remap(remap)) => {
+                    reads
+                        .ways
+                        .push(remap.iter().map(|(from, _)| register(from, None)).collect());
+                }
+                (Field::BranchTableCases, Operand::Cases(cases)) => {
+                    for (_, remap) in cases {
+                        reads
+                            .ways
+                            .push(remap.iter().map(|(from, _)| register(from, None)).collect());
+                    }
+                }
+                _ => {}
+            }
+        }
+        let chooser = match (inst.op, inst.operands.first()) {
+            (Opcode::CondBr, Some(Operand::Reg(r))) => {
+                Some(WayChooser::Condition(r & I32_INDEX_MASK))
+            }
+            (Opcode::BrTable, Some(Operand::Reg(r))) => Some(WayChooser::Index(r & I32_INDEX_MASK)),
+            _ => None,
+        };
+        reads.chooser = chooser;
+        if !reads.always.is_empty() || reads.ways.iter().any(|w| !w.is_empty()) {
+            out.push((inst.offset as u32, reads));
+        }
+    }
+    out
+}
+
+/// How a register operand of a function with these register banks is
+/// named: by its bank when the operand's field gives it, else by the bank
+/// the function uses it as.
+fn register_of(banks: BTreeMap<u16, Bank>) -> impl Fn(u16, Option<Bank>) -> RegisterRef {
+    move |r: u16, bank: Option<Bank>| {
         if r & REF_BANK_BIT != 0 || bank == Some(Bank::Ref) {
             return RegisterRef::Ref(r & REF_INDEX_MASK);
         }
@@ -322,32 +431,42 @@ pub(crate) fn register_uses(
             Some(Bank::I64 | Bank::F64) => RegisterRef::Pair(k),
             _ => RegisterRef::I32(k),
         }
+    }
+}
+
+/// The registers each instruction of function `function` of `m` reads
+/// (`Access::Read`: its operands, call arguments and branch operands, every
+/// way a branch may go) or writes (`Access::Write`: its results), by
+/// instruction offset, from the instruction table's operand roles: i64 and
+/// f64 registers as pairs.
+pub(crate) fn register_uses(
+    m: &Module,
+    function: u32,
+    access: Access,
+) -> Vec<(u32, Vec<RegisterRef>)> {
+    if access == Access::Read {
+        return instruction_reads(m, function)
+            .into_iter()
+            .map(|(offset, reads)| (offset, reads.all()))
+            .collect();
+    }
+    let Some(code) = m.function_bytecode(function as usize) else {
+        return Vec::new();
     };
+    let register = register_of(banks_of(m, function));
     let mut out = Vec::new();
     for inst in Decoder::new(code, 0, code.len()).map_while(Result::ok) {
         let mut used = Vec::new();
         for (field, operand) in inst.op.info().fields.iter().zip(&inst.operands) {
-            match (field, operand, access) {
-                (Field::Reg(bank, a), Operand::Reg(r), _) if *a == access => {
+            match (field, operand) {
+                (Field::Reg(bank, a), Operand::Reg(r)) if *a == access => {
                     used.push(register(*r, Some(*bank)));
                 }
-                (Field::RefMove(a), Operand::Reg(r), _) if *a == access => {
+                (Field::RefMove(a), Operand::Reg(r)) if *a == access => {
                     used.push(register(*r, Some(Bank::Ref)));
                 }
-                (Field::Results(_), Operand::Regs(list), Access::Write)
-                | (Field::Operands(_), Operand::Regs(list), Access::Read) => {
+                (Field::Results(_), Operand::Regs(list)) => {
                     used.extend(list.iter().map(|r| register(r, None)));
-                }
-                // A branch reads the sources of its block arguments (the
-                // destinations are written as it lands: the next
-                // instruction's values, which `watch` sees changed).
-                (Field::BranchOperands, Operand::Remap(remap), Access::Read) => {
-                    used.extend(remap.iter().map(|(from, _)| register(from, None)));
-                }
-                (Field::BranchTableCases, Operand::Cases(cases), Access::Read) => {
-                    for (_, remap) in cases {
-                        used.extend(remap.iter().map(|(from, _)| register(from, None)));
-                    }
                 }
                 _ => {}
             }

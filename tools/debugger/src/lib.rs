@@ -65,9 +65,7 @@ pub use self::watchpoints::{WatchEvent, WatchHit, WatchKind, WatchRead, Watchpoi
 /// Where logpoints' messages go, as the program reaches them.
 pub type LogSink = Box<dyn FnMut(String) + Send>;
 use irvm::bytecode::decode::{Decoder, Operand};
-use irvm::bytecode::isa::{
-    Access, Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK,
-};
+use irvm::bytecode::isa::{Bank, Field, Opcode, I32_INDEX_MASK, REF_BANK_BIT, REF_INDEX_MASK};
 use irvm::loader::SourcePosition;
 use irvm::{
     CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Ref, Trap, Value,
@@ -264,12 +262,29 @@ pub struct PauseHandle {
     /// [`PauseHandle::command_read`] was called since the program last
     /// went on: a pause asked for since is the command's, not stale.
     command_read: Arc<AtomicBool>,
+    /// The call made from the debugger ([`Debugger::call_function`]) is
+    /// to be abandoned: raised by a pause and by
+    /// [`PauseHandle::abandon_call`], never by an interrupt (a front end
+    /// serving a request does not end the call).
+    call: Arc<AtomicBool>,
 }
 
 impl PauseHandle {
-    /// Requests the pause.
+    /// Requests the pause. A call made from the debugger
+    /// ([`Debugger::call_function`]) is abandoned by it.
     pub fn pause(&self) {
+        self.call.store(true, Ordering::Relaxed);
         self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Abandons the call made from the debugger while the program is
+    /// stopped ([`Debugger::call_function`]), without asking the program
+    /// to pause when it goes on: a front end that serves requests while
+    /// such a call runs (DAP's `pause` during a debug-console call). Asked
+    /// while no call runs, it abandons the next call, unless the program
+    /// runs or a command is read ([`PauseHandle::command_read`]) first.
+    pub fn abandon_call(&self) {
+        self.call.store(true, Ordering::Relaxed);
     }
 
     /// Tells the debugger that a command was just read (a front end calls
@@ -281,6 +296,7 @@ impl PauseHandle {
     /// goes on. An interrupt is kept either way.
     pub fn command_read(&self) {
         self.command_read.store(true, Ordering::SeqCst);
+        self.call.store(false, Ordering::SeqCst);
         if !self.interrupt.load(Ordering::Relaxed) {
             self.flag.store(false, Ordering::SeqCst);
         }
@@ -469,7 +485,7 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 type Banks = Arc<BTreeMap<u16, Bank>>;
 
 /// The registers each instruction of a function reads, by offset.
-type Reads = Arc<HashMap<u32, Vec<RegisterRef>>>;
+type Reads = Arc<HashMap<u32, info::InstructionReads>>;
 
 /// The register use of a function, cached in `shared`.
 fn cached_banks(
@@ -537,7 +553,7 @@ impl StopObserver {
             .entry((view.module_name.to_string(), view.function))
             .or_insert_with(|| {
                 Arc::new(
-                    info::register_uses(view.module, view.function, Access::Read)
+                    info::instruction_reads(view.module, view.function)
                         .into_iter()
                         .collect(),
                 )
@@ -548,12 +564,13 @@ impl StopObserver {
     }
 
     /// Whether register `r` is read by the instruction `view` stands
-    /// before (asked only when a read or access watchpoint is set).
+    /// before (asked only when a read or access watchpoint is set): a
+    /// branch reads the block-argument sources of the way it goes only.
     fn read_here(&mut self, view: &ExecView<'_>) -> impl Fn(RegisterRef) -> bool {
         let reads = if self.watches.iter().any(|w| w.kind != WatchKind::Write) {
             self.reads(view)
                 .get(&view.offset)
-                .cloned()
+                .map(|reads| reads.read_with(view.i32_registers()))
                 .unwrap_or_default()
         } else {
             Vec::new()
@@ -1030,6 +1047,11 @@ pub struct Debugger {
     /// The innermost frame was moved for `jump`: the next run does not
     /// skip the instruction it now stands at (a breakpoint there stops).
     moved: bool,
+    /// Stopped inside a host call that yields (a pause or interrupt came
+    /// between its resumptions): the innermost frame stands at the call
+    /// instruction, which has begun; going on resumes the host call where
+    /// it was.
+    yielded: bool,
     /// Called as the entry function begins ([`Debugger::set_entry_hook`]).
     on_entry: Option<EntryHook>,
 }
@@ -1079,6 +1101,7 @@ impl Debugger {
             entry_stop: false,
             entry_stop_armed: false,
             moved: false,
+            yielded: false,
             on_entry: None,
         }
     }
@@ -1182,6 +1205,14 @@ impl Debugger {
     /// stopped at a trap).
     pub fn is_running(&self) -> bool {
         !matches!(self.state, State::Idle)
+    }
+
+    /// Whether the program is stopped inside a host call that yields (a
+    /// pause between its resumptions): the innermost frame stands at the
+    /// call instruction, which has begun; going on resumes the host call
+    /// where it was. Its frame cannot be moved (`jump`, `return`) there.
+    pub fn in_yielding_call(&self) -> bool {
+        self.yielded
     }
 
     /// The trap the program is stopped at, if it is.
@@ -1691,6 +1722,10 @@ impl Debugger {
     /// without stopping again.
     fn go_from(&mut self, mode: Mode, skip_first: bool) -> Result<Stop, DebugCommandError> {
         self.interrupted = None;
+        // Stopped inside a yielding host call, the call instruction has
+        // begun: the first instruction the observer sees is the one after
+        // it, which has not been looked at.
+        let skip_first = skip_first && !std::mem::take(&mut self.yielded);
         if let State::Trapped { .. } = self.state {
             // Nothing runs past a trap: the program ends with it.
             lock(&self.shared).watchpoints.clear();
@@ -1706,6 +1741,8 @@ impl Debugger {
         if !for_this_command && !self.pause.interrupt.load(Ordering::Relaxed) {
             self.pause.flag.store(false, Ordering::Relaxed);
         }
+        // A pause during the run is the run's, not a call's made later.
+        self.pause.call.store(false, Ordering::Relaxed);
         let mut kept_mode = mode.clone();
         // The watchpoints of initializers' frames that returned.
         let mut left_scope: Vec<u32> = Vec::new();
@@ -1723,14 +1760,23 @@ impl Debugger {
             self.state = State::Paused;
             self.begin_next_call()
         };
+        // A pause (or interrupt) that came between a yielding host call's
+        // resumptions: no instruction runs there, so neither the loops nor
+        // the observer read the flag; it is read here.
+        let mut stopped_in_yield = false;
         loop {
             // A yield is not a stop: resume at once, in the same mode, as
             // often as the program yields (a loop, so any number of yields
-            // works).
+            // works), unless a pause is asked for meanwhile.
             while let Ok(CallState::Yielded) = state {
+                let watched = self.interruptible || needed;
+                if watched && self.pause.flag.swap(false, Ordering::Relaxed) {
+                    stopped_in_yield = true;
+                    break;
+                }
                 state = self.ctx.resume();
             }
-            if !(self.in_init && matches!(state, Ok(CallState::Done(_)))) {
+            if stopped_in_yield || !(self.in_init && matches!(state, Ok(CallState::Done(_)))) {
                 break;
             }
             // An initializer ended: the next call goes on in the same
@@ -1763,6 +1809,7 @@ impl Debugger {
         }
         self.ctx.set_observer(None);
         self.ctx.set_pause_flag(None);
+        self.pause.call.store(false, Ordering::Relaxed);
         self.selected = 0;
         let interrupted = self.pause.interrupt.swap(false, Ordering::Relaxed);
         let stop = match state {
@@ -1834,6 +1881,26 @@ impl Debugger {
                     None => Stop::Step,
                 }
             }
+            Ok(CallState::Yielded) if stopped_in_yield => {
+                self.state = State::Paused;
+                self.yielded = true;
+                if !left_scope.is_empty() {
+                    // The watchpoints of an initializer that returned (set
+                    // aside above) are reported, as at an instruction.
+                    Stop::Watchpoints {
+                        events: left_scope
+                            .iter()
+                            .map(|&id| WatchEvent::LeftScope(id))
+                            .collect(),
+                        breakpoint: None,
+                    }
+                } else if interrupted {
+                    self.interrupted = Some(kept_mode);
+                    return Ok(Stop::Interrupted);
+                } else {
+                    Stop::Paused
+                }
+            }
             Ok(CallState::Yielded) => {
                 self.state = State::Idle;
                 lock(&self.shared).watchpoints.clear();
@@ -1887,6 +1954,7 @@ impl Debugger {
         self.entry_stop = false;
         self.entry_stop_armed = false;
         self.moved = false;
+        self.yielded = false;
         // Each watches a frame of the program abandoned.
         lock(&self.shared).watchpoints.clear();
     }
