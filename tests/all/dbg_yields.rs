@@ -109,8 +109,8 @@ fn sigint_stops_inside_a_yielding_host_call_and_continue_resumes_it() {
         "{stop:?}"
     );
     // Its frame cannot be moved; its registers can be read; functions can
-    // be called.
-    send("jump *0x1d\nprint %i0\nprint twice(4)\necho end\\n\n");
+    // be called, but not into the host module the program waits in.
+    send("jump *0x1d\nprint %i0\nprint twice(4)\nprint again(1)\necho end\\n\n");
     let replies = read_until(&lines, "end", None);
     assert!(
         replies.contains(
@@ -122,6 +122,13 @@ fn sigint_stops_inside_a_yielding_host_call_and_continue_resumes_it() {
     );
     assert!(replies.contains(&"%i0 = 5".to_string()), "{replies:?}");
     assert!(replies.contains(&"$1 = 8".to_string()), "{replies:?}");
+    assert!(
+        replies.iter().any(|l| l.contains(
+            "`yieldable_test.yield_n`: the program waits in a call of its host module that \
+             yields; a call made meanwhile cannot enter that module"
+        )),
+        "{replies:?}"
+    );
     // `stepi` resumes the host call and stops at the instruction after it
     // (with the call's result), then `continue` ends the program.
     send("stepi\nprint %i3\ncontinue\nquit\n");

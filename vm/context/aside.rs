@@ -29,11 +29,15 @@ impl Context {
     /// as any call's; a pause (an observer's, the pause flag, also while a
     /// host call it made defers) abandons it
     /// (CANCELLED, `the call was paused and abandoned`), as does a trap,
-    /// which it returns. The frames of a trap are not kept for
+    /// which it returns. While the paused call waits in a host call that
+    /// yields, the call may not enter that host module (FAILED_PRECONDITION:
+    /// a module may keep its suspended call's state per context, which the
+    /// entry would disturb). The frames of a trap are not kept for
     /// [`Context::take_trap_frames`] (they are the call's, not the paused
     /// one's).
     pub fn invoke_aside(&mut self, func: &Func, args: &[Value]) -> Result<Vec<Value>, Trap> {
-        let fresh = Stack::with_budget(&self.memory);
+        let mut fresh = Stack::with_budget(&self.memory);
+        fresh.block_host(self.stack.waiting_host());
         let paused = std::mem::replace(&mut self.stack, fresh);
         let quietly = std::mem::take(&mut self.hooks.resume_quietly);
         let kept_frames = self.trap_frames.take();

@@ -191,9 +191,29 @@ pub(crate) struct Stack {
     /// memory budget (`None`: not charged, for stacks made without a
     /// context).
     memory: Option<Charge>,
+    /// For a call made aside while another waits in a host call that
+    /// yields ([`crate::Context::invoke_aside`]): that host module, which
+    /// this call may not enter (its suspended call would see the entry).
+    blocked_host: Option<u32>,
 }
 
 impl Stack {
+    /// The host module a call aside of this stack may not enter: the one
+    /// this (paused) stack waits in, if it waits in a host call that
+    /// yields.
+    pub(crate) fn waiting_host(&self) -> Option<u32> {
+        match self.suspended {
+            Some(Suspended::HostCall { module, .. }) => Some(module),
+            _ => None,
+        }
+    }
+
+    /// Keeps this stack's calls out of host module `module` (see
+    /// [`Stack::waiting_host`]).
+    pub(crate) fn block_host(&mut self, module: Option<u32>) {
+        self.blocked_host = module;
+    }
+
     /// An empty stack whose register storage is charged to `budget`.
     pub(crate) fn with_budget(budget: &Arc<MemoryBudget>) -> Stack {
         Stack {

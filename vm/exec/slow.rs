@@ -812,6 +812,17 @@ pub(super) fn call(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Tra
         }
         Ok(index) => {
             let imp = (callee & !IMPORT_ORDINAL_BIT) as usize;
+            if st.blocked_host == Some(target_module) {
+                let name = bytecode(modules, cur).import_names[imp].clone();
+                tri!(Err(Trap::new(
+                    StatusCode::FailedPrecondition,
+                    format!(
+                        "`{name}`: the program waits in a call of its host module that yields; \
+                         a call made meanwhile cannot enter that module (its waiting call would \
+                         see it) until that call returns"
+                    )
+                )))
+            }
             let timing = super::profiling::host_call_begins(hooks, modules, st, resources);
             // The caller's import signature and the host module,
             // borrowed together (no count taken on the signature).
