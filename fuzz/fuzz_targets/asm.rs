@@ -1,9 +1,9 @@
 //! The assembler on arbitrary text: every input must assemble with
 //! diagnostics or produce a module that loads; such a module printed in the
 //! assembly form (`irvm dump --output=assembly`) must assemble again to the
-//! same bytes, and, without a debug database, its disassembly (IREE's
-//! text) must assemble again to a module with the same disassembly. Never
-//! a panic.
+//! same bytes, and, without a debug database or a backslash in its
+//! strings, its disassembly (IREE's text) must assemble again to a module
+//! with the same disassembly. Never a panic.
 //!
 //! The corpus is seeded with the assembly form of a few iree-compile
 //! modules (`fuzz/seeds/asm/`), besides the hand-written `.vmasm` sources.
@@ -33,6 +33,13 @@ fuzz_target!(|data: &[u8]| {
     // Listings do not carry locations, and with a debug database calls
     // print by debug name; the fixed-point check is for modules without.
     if module.debug_database().is_some() {
+        return;
+    }
+    // IREE's text prints strings as they are, as iree-dump-module does, so
+    // a backslash in one (a `vm.fail` message, say) reads as an escape when
+    // the listing is assembled again: such strings round-trip through the
+    // assembly form only (checked above).
+    if listing.contains('\\') {
         return;
     }
     let again = irvm::asm::assemble(&listing, "listing.vmasm")
