@@ -1711,31 +1711,29 @@ impl Session {
                     .map(|w| (w.id, w.kind))
                     .collect();
                 let title = |id: u32| watch_title(kinds.get(&id).copied().unwrap_or_default());
+                // gdb's heading of a watchpoint's stop: its kind, number and
+                // what it watches, between blank lines.
+                let labels = &self.watch_labels;
+                let heading = |id: u32, register: &dyn std::fmt::Display| {
+                    let label = labels
+                        .get(&id)
+                        .cloned()
+                        .unwrap_or_else(|| register.to_string());
+                    outln!();
+                    outln!("{} {}: {label}", title(id), id);
+                    outln!();
+                };
                 for event in &events {
                     match event {
                         WatchEvent::Read(read) => {
-                            outln!();
-                            let label = self
-                                .watch_labels
-                                .get(&read.id)
-                                .cloned()
-                                .unwrap_or_else(|| read.register.to_string());
-                            outln!("{} {}: {label}", title(read.id), read.id);
-                            outln!();
+                            heading(read.id, &read.register);
                             outln!(
                                 "Value = {}",
                                 self.dbg.format_value(&read.value, Format::Natural)
                             );
                         }
                         WatchEvent::Changed(hit) => {
-                            outln!();
-                            let label = self
-                                .watch_labels
-                                .get(&hit.id)
-                                .cloned()
-                                .unwrap_or_else(|| hit.register.to_string());
-                            outln!("{} {}: {label}", title(hit.id), hit.id);
-                            outln!();
+                            heading(hit.id, &hit.register);
                             outln!(
                                 "Old value = {}",
                                 self.dbg.format_value(&hit.old, Format::Natural)
