@@ -29,17 +29,15 @@ enum Owner {
         )]
         Module,
     ),
-    /// An anonymous mapping (large buffers), unmapped on drop.
-    Mapped(
+    /// Memory [`Buffer::new`] allocated: [`BUFFER_ALIGNMENT`]-aligned heap
+    /// bytes or, when large, an anonymous mapping; freed on drop.
+    Block(
         #[expect(
             dead_code,
-            reason = "never read: held so that dropping the buffer unmaps it"
+            reason = "never read: held so that dropping the buffer frees it"
         )]
-        memmap2::MmapMut,
+        Block,
     ),
-    /// A heap allocation of exactly `len` bytes aligned to
-    /// [`BUFFER_ALIGNMENT`] (`Buffer::new`), freed on drop.
-    Aligned,
     /// A range of another buffer's bytes ([`Buffer::view`]); holding the
     /// root buffer (never itself a view) keeps them alive.
     View(Arc<Buffer>),
@@ -93,18 +91,7 @@ impl Block {
             )
         };
         if len >= MAPPED_BUFFER_BYTES && cfg!(not(miri)) {
-            let mut map = memmap2::MmapMut::map_anon(len).map_err(|_| too_big())?;
-            #[cfg(target_os = "linux")]
-            {
-                // Only a hint: without huge pages the buffer works the same.
-                let _ = map.advise(memmap2::Advice::HugePage);
-            }
-            let ptr = std::ptr::NonNull::new(map.as_mut_ptr()).ok_or_else(too_big)?;
-            return Ok(Block {
-                ptr,
-                len,
-                map: Some(map),
-            });
+            return Block::mapped(len).ok_or_else(too_big);
         }
         let layout =
             std::alloc::Layout::from_size_align(len, BUFFER_ALIGNMENT).map_err(|_| too_big())?;
@@ -115,6 +102,37 @@ impl Block {
             ptr,
             len,
             map: None,
+        })
+    }
+}
+
+impl Block {
+    /// `len` zeroed bytes of an anonymous mapping that starts on a huge-page
+    /// boundary and asks for transparent huge pages; `None` when the
+    /// mapping fails. The mapping reserves one huge page more than `len`
+    /// so that the block can start on a boundary: without that, a 3 MiB
+    /// buffer mapped at an arbitrary 4 KiB boundary would often hold no
+    /// whole aligned 2 MiB range and get no huge page at all. The slack
+    /// is address space only (never touched, so never backed by memory).
+    fn mapped(len: usize) -> Option<Block> {
+        let reserved = len.checked_add(HUGE_PAGE_BYTES)?;
+        let mut map = memmap2::MmapMut::map_anon(reserved).ok()?;
+        #[cfg(target_os = "linux")]
+        {
+            // Only a hint: without huge pages the buffer works the same.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
+        let start = map.as_mut_ptr();
+        let skip = start.align_offset(HUGE_PAGE_BYTES);
+        if skip > HUGE_PAGE_BYTES {
+            return None;
+        }
+        // `skip + len <= reserved`: the block lies inside the mapping.
+        let ptr = std::ptr::NonNull::new(start.wrapping_add(skip))?;
+        Some(Block {
+            ptr,
+            len,
+            map: Some(map),
         })
     }
 }
@@ -273,6 +291,10 @@ fn aligned_copy(bytes: &[u8], mutable: bool) -> Option<Buffer> {
 /// page-fault path with 4 KiB pages.
 const MAPPED_BUFFER_BYTES: usize = 2 << 20;
 
+/// The boundary a mapped buffer starts on: x86-64's and AArch64's
+/// (4 KiB granule) transparent huge page.
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
 /// A buffer's bytes as [`Buffer::with_raw_parts`] lends them to native
 /// code: where they start and how many there are.
 #[derive(Clone, Copy, Debug)]
@@ -391,16 +413,6 @@ impl Drop for Buffer {
             // root alive (`Owner::View`), so none is left.
             drop(unsafe { Box::from_raw(self.lease.as_ptr()) });
         }
-        if let Owner::Aligned = self.owner {
-            // SAFETY: `ptr` came from `alloc_zeroed` in `new` with exactly
-            // this layout (len > 0, checked there) and only this buffer owns it.
-            unsafe {
-                std::alloc::dealloc(
-                    self.ptr.as_ptr(),
-                    std::alloc::Layout::from_size_align_unchecked(self.len, BUFFER_ALIGNMENT),
-                )
-            }
-        }
         if let Owner::Heap = self.owner {
             if self.len > 0 {
                 // SAFETY: `ptr` came from an allocation of exactly `len`
@@ -473,45 +485,17 @@ impl Buffer {
     /// an error, not an abort; the pages come from the allocator already
     /// zeroed (no memset of large buffers).
     pub fn new(len: usize) -> Result<Buffer, Trap> {
-        let too_big = || {
-            Trap::new(
-                StatusCode::ResourceExhausted,
-                format!("cannot allocate a buffer of {len} bytes"),
-            )
-        };
         if len == 0 {
             return Ok(Buffer::from_vec(Vec::new()));
         }
-        if len >= MAPPED_BUFFER_BYTES && cfg!(not(miri)) {
-            let mut map = memmap2::MmapMut::map_anon(len).map_err(|_| too_big())?;
-            #[cfg(target_os = "linux")]
-            {
-                // Only a hint: without huge pages the buffer works the same.
-                let _ = map.advise(memmap2::Advice::HugePage);
-            }
-            let ptr = std::ptr::NonNull::new(map.as_mut_ptr()).ok_or_else(too_big)?;
-            return Ok(Buffer {
-                ptr,
-                len,
-                mutable: true,
-                lease: new_lease(),
-                owns_lease: true,
-                owner: Owner::Mapped(map),
-                charge: None,
-            });
-        }
-        let layout =
-            std::alloc::Layout::from_size_align(len, BUFFER_ALIGNMENT).map_err(|_| too_big())?;
-        // SAFETY: `layout` has non-zero size (len > 0).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = std::ptr::NonNull::new(ptr).ok_or_else(too_big)?;
+        let block = Block::fresh(len)?;
         Ok(Buffer {
-            ptr,
+            ptr: block.ptr,
             len,
             mutable: true,
             lease: new_lease(),
             owns_lease: true,
-            owner: Owner::Aligned,
+            owner: Owner::Block(block),
             charge: None,
         })
     }
@@ -1579,6 +1563,35 @@ mod tests {
         drop(big);
         assert_eq!(pool.held_bytes(), MAPPED_BUFFER_BYTES);
         assert_eq!(pool.allocate(0).unwrap().len(), 0);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "large buffers are heap memory under Miri")]
+    fn large_buffers_start_on_a_huge_page_boundary_and_are_whole() {
+        // Three sizes: the threshold, one byte past a huge page, and an odd
+        // size; from `Buffer::new` and from a pool. Each starts on a 2 MiB
+        // boundary (so the kernel can back it with huge pages), reads as
+        // zeros and takes writes up to its last byte.
+        let pool = BufferPool::new(0);
+        for len in [
+            MAPPED_BUFFER_BYTES,
+            HUGE_PAGE_BYTES + 1,
+            5 * HUGE_PAGE_BYTES + 12345,
+        ] {
+            for b in [Buffer::new(len).unwrap(), pool.allocate(len).unwrap()] {
+                assert_eq!(b.ptr.as_ptr() as usize % HUGE_PAGE_BYTES, 0, "{len} bytes");
+                assert_eq!(b.len(), len);
+                b.with_bytes_mut(|x| {
+                    assert!(x[0] == 0 && x[len - 1] == 0);
+                    x[len - 1] = 7;
+                })
+                .unwrap();
+                assert_eq!(b.to_vec()[len - 1], 7);
+            }
+        }
+        // Below the threshold: heap memory, 64-byte aligned.
+        let small = Buffer::new(MAPPED_BUFFER_BYTES - 1).unwrap();
+        assert_eq!(small.ptr.as_ptr() as usize % BUFFER_ALIGNMENT, 0);
     }
 
     #[test]
