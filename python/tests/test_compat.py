@@ -983,6 +983,12 @@ SCRIPTS = {
             "results": [out.get_serialized_trace_value(i) for i in range(2)],
             "halved": [halved.get_serialized_trace_value(i) for i in range(2)],
             "device_info": [kind(lambda d=d: driver.dump_device_info(d)) for d in (0, 1, True, -1, 1 << 64)],
+            # The id as nanobind reads an int: anything int() takes but a
+            # float, strings too; by position only.
+            "device_info_converted": [kind(lambda d=d: driver.dump_device_info(d)) for d in (
+                "0", " 3 ", "+5", "1_0", b"1", np.int64(3), np.uint8(1), np.float32(2), np.array(3),
+                (1 << 64) - 1, 1.0, np.float64(2), "x", "-1", "1.5", "", [1], None, "18446744073709551616")],
+            "device_info_keyword": kind(lambda: driver.dump_device_info(device_id=0)),
         }
         # (iree.runtime crashes at exit when the lists outlive the context.)
         del pushed, inner, views, out, halved, args, view, buffer, ctx, module, hal
