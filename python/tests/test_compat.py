@@ -1041,6 +1041,26 @@ SCRIPTS = {
             "negative": kind(lambda: ireert.VmBuffer(-1)),
             "trace_value": kind(lambda: made.get_serialized_trace_value(0)),
         }
+        # A buffer in a list reads back as iree.runtime gives it: a VmRef
+        # from get_variant, None cast to another type, ValueError as a list.
+        pushed = ireert.VmVariantList(1)
+        pushed.push_ref(b)
+        hal = ireert.create_hal_module(inst, ireert.get_device("local-task"))
+        for name, lst in (("made", made), ("pushed", pushed)):
+            variant = lst.get_variant(0)
+            RESULT[name + "_read_back"] = {
+                "variant": [type(variant).__name__, variant.isinstance(ireert.VmBuffer),
+                            bytes(variant.deref(ireert.VmBuffer))],
+                "as_object": [kind(lambda c=c: type(lst.get_as_object(0, c)).__name__)
+                              for c in (ireert.VmBuffer, ireert.HalBufferView, ireert.HalBuffer,
+                                        ireert.VmVariantList, object)],
+                "as_list": kind(lambda: lst.get_as_list(0)),
+                "cast": [kind(lambda c=c: type(c.__iree_vm_cast__(variant)).__name__)
+                         for c in (ireert.VmBuffer, ireert.HalBufferView, ireert.HalBuffer, ireert.VmVariantList)],
+                "cast_no_ref": kind(lambda: ireert.VmBuffer.__iree_vm_cast__(b)),
+                "trace_value": kind(lambda: lst.get_serialized_trace_value(0)),
+                "subscript": kind(lambda: lst[0]),
+            }
         invoker = ireert.FunctionInvoker(ctx, ireert.get_device("local-task"), module.lookup_function("make"))
         result = invoker(3)
         RESULT["invoker_result"] = [type(result).__name__, result.isinstance(ireert.VmBuffer),
@@ -1561,6 +1581,11 @@ def test_more_differences_from_iree_runtime():
     assert length(c.VmBuffer(5)) == 5
     with pytest.raises(ValueError, match="alignment 128 is more than the 64 bytes"):
         c.VmBuffer(4, 128)
+    # An object pushed to a list is what get_as_object gives back
+    # (iree.runtime: a new wrapper of it, equal to it).
+    pushed = c.VmVariantList(1)
+    pushed.push_ref(buffer)
+    assert pushed.get_as_object(0, c.HalBuffer) is buffer
     # A float for an i32 argument (iree.runtime reads it as 0).
     loop = c.load_vm_flatbuffer_file(MODELS / "loop.vmfb", driver="local-sync").loop
     with pytest.raises(ValueError, match=r"argument 1 \(%input1: i32\) of module.loop: expects an integer, got a float"):
