@@ -1067,6 +1067,60 @@ SCRIPTS = {
                                     bytes(result.deref(ireert.VmBuffer))]
         del view
     """,
+    "parameter_formats_modes_and_metadata": """
+        # ParameterIndex.load: a format given reads the file as that format
+        # whatever its extension (named as IREE's parser names it: a
+        # leading dot, any case, a path ending in it); mmap and mode taken
+        # as iree.runtime takes them; metadata a str. A program reads an
+        # archive loaded under another extension.
+        import os, shutil, tempfile
+        d = tempfile.mkdtemp()
+        src = DATA + "/params/run/wb.irpa"
+        for name in ("w.bin", "w", "w.IRPA", "w.gguf"):
+            shutil.copy(src, os.path.join(d, name))
+
+        def kind(call):
+            try:
+                index = ireert.ParameterIndex()
+                call(index)
+                return [k for k, _ in index.items()]
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        RESULT = {
+            "formats": [kind(lambda i, f=f: i.load(src, format=f)) for f in (
+                None, "irpa", ".irpa", "IRPA", "..irpa", "irpa.", "a/b.irpa", "x.IRPA", "irpa/x", "safetensors",
+                "gguf", "bin", "", ".", 3, b"irpa")],
+            "files": [kind(lambda i, n=n, f=f: i.load(os.path.join(d, n), format=f))
+                      for n in ("w.bin", "w", "w.IRPA", "w.gguf", "missing.bin") for f in (None, "irpa")],
+            "mmap": [kind(lambda i, m=m: i.load(src, mmap=m)) for m in (None, True, False, 0, 1, "x", np.True_)],
+            "mode": [kind(lambda i, m=m: i.load(src, mode=m)) for m in (
+                None, "file_async", "mmap", "x", "", "FILE_ASYNC", 3)],
+            "mode_and_mmap": [kind(lambda i: i.load(src, mmap=True, mode="file_async")),
+                              kind(lambda i: i.load(src, mmap=False, mode="x"))],
+            "readable": [kind(lambda i, r=r: i.load(src, readable=r)) for r in (True, False, 1)],
+            "file_handle": [kind(lambda i, f=f: i.load_from_file_handle(
+                ireert.FileHandle.wrap_memory(open(src, "rb").read()), f))
+                for f in ("irpa", ".IRPA", "x/irpa", "bin", "", None, 3)],
+            "metadata": [kind(lambda i, m=m: i.add_buffer("k", b"ab", metadata=m)) for m in (
+                None, "m", "h\u00e9", b"m", bytearray(b"m"), 3)],
+            "splat_metadata": [kind(lambda i, m=m: i.add_splat("k", b"a", 4, metadata=m)) for m in ("m", b"m")],
+            "key": [kind(lambda i, k=k: i.add_buffer(k, b"ab")) for k in ("k", 3, b"k")],
+        }
+        index = ireert.ParameterIndex()
+        index.add_buffer("m", b"ab", metadata="h\u00e9")
+        index.add_splat("s", b"a", 4, metadata="sm")
+        RESULT["metadata_bytes"] = [(k, e.metadata) for k, e in index.items()]
+        scoped, unscoped = ireert.ParameterIndex(), ireert.ParameterIndex()
+        scoped.load(os.path.join(d, "w.bin"), format="irpa", mode="file_async")
+        unscoped.load(os.path.join(d, "w"), format=".IRPA", mmap=False)
+        config = ireert.Config("local-sync")
+        params = ireert.create_io_parameters_module(
+            config.vm_instance, scoped.create_provider(scope="model"), unscoped.create_provider(scope=""))
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
+    """,
     "file_handle_archives": """
         # ParameterIndex.load_from_file_handle: an archive in a memory
         # handle or an open file, of a named format (irvm.compat refused it).
@@ -1302,12 +1356,6 @@ def test_parameter_index_refusals():
     with pytest.raises(ValueError, match="/nonexistent/x.irpa") as e:
         index.create_archive_file("/nonexistent/x.irpa")
     assert e.value.status == "NOT_FOUND"
-    # The format comes from the extension: one that says otherwise is
-    # refused (it was ignored; iree.runtime reads `x.bin` as format="irpa").
-    with pytest.raises(NotImplementedError, match="x.bin cannot be read as irpa"):
-        index.load("/tmp/x.bin", format="irpa")
-    with pytest.raises(NotImplementedError, match="x.irpa cannot be read as gguf"):
-        index.load("/tmp/x.irpa", format="gguf")
     index.load(DATA / "params" / "run" / "wb.irpa", format="irpa")
     # Read at load, as iree.runtime reads it (it failed at items()).
     missing = irvm.compat.ParameterIndex()
@@ -1586,6 +1634,8 @@ def test_more_differences_from_iree_runtime():
     pushed = c.VmVariantList(1)
     pushed.push_ref(buffer)
     assert pushed.get_as_object(0, c.HalBuffer) is buffer
+    with pytest.raises(NotImplementedError, match="read-only"):
+        c.ParameterIndex().load(DATA / "params" / "run" / "wb.irpa", writable=True)
     # A float for an i32 argument (iree.runtime reads it as 0).
     loop = c.load_vm_flatbuffer_file(MODELS / "loop.vmfb", driver="local-sync").loop
     with pytest.raises(ValueError, match=r"argument 1 \(%input1: i32\) of module.loop: expects an integer, got a float"):
