@@ -1121,6 +1121,33 @@ SCRIPTS = {
         ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
         RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
     """,
+    "dtypes_module": """
+        # iree.runtime.dtypes: DTypeInfo and its lookups, the same tables
+        # and KeyErrors.
+        import ml_dtypes
+
+        dt = ireert.dtypes
+
+        def kind(call):
+            try:
+                v = call()
+            except Exception as e:
+                return [type(e).__name__, str(e)]
+            if isinstance(v, dt.DTypeInfo):
+                return [str(v.dtype), v.name, v.abi_type, int(v.hal_type), v.is_complex, v.is_floating_point,
+                        v.is_integer, v.is_signed]
+            return None if v is None else int(v)
+
+        dtypes = [np.float32, "int8", np.uint64, bool, np.complex64, ml_dtypes.bfloat16, ml_dtypes.float8_e5m2,
+                  "f4", np.str_, object, 3]
+        RESULT = {
+            "abi_types": {str(k): v for k, v in dt.DTYPE_TO_ABI_TYPE.items()},
+            "infos": [kind(lambda d=d: dt.map_dtype_to_dtype_info(d)) for d in dtypes[:-1]],
+            "element_types": [kind(lambda d=d: dt.map_dtype_to_hal_element_type(d)) for d in dtypes],
+            "names": [kind(lambda n=n: dt.map_name_to_dtype_info(n)) for n in ("float32", "bool", "bfloat16", "x")],
+            "abi": [kind(lambda a=a: dt.map_abi_type_to_dtype_info(a)) for a in ("f32", "i8", "i1", "complex<f64>", "i4")],
+        }
+    """,
     "file_handle_archives": """
         # ParameterIndex.load_from_file_handle: an archive in a memory
         # handle or an open file, of a named format (irvm.compat refused it).
@@ -1229,7 +1256,8 @@ def assert_same(ours, theirs, path="RESULT"):
 def needs_ml_dtypes(name):
     # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
     # scripts/test-all installs; iree.runtime depends on it).
-    if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program"):
+    if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program",
+                "dtypes_module"):
         pytest.importorskip("ml_dtypes")
 
 
