@@ -983,6 +983,12 @@ SCRIPTS = {
             "results": [out.get_serialized_trace_value(i) for i in range(2)],
             "halved": [halved.get_serialized_trace_value(i) for i in range(2)],
             "device_info": [kind(lambda d=d: driver.dump_device_info(d)) for d in (0, 1, True, -1, 1 << 64)],
+            # The id as nanobind reads an int: anything int() takes but a
+            # float, strings too; by position only.
+            "device_info_converted": [kind(lambda d=d: driver.dump_device_info(d)) for d in (
+                "0", " 3 ", "+5", "1_0", b"1", np.int64(3), np.uint8(1), np.float32(2), np.array(3),
+                (1 << 64) - 1, 1.0, np.float64(2), "x", "-1", "1.5", "", [1], None, "18446744073709551616")],
+            "device_info_keyword": kind(lambda: driver.dump_device_info(device_id=0)),
         }
         # (iree.runtime crashes at exit when the lists outlive the context.)
         del pushed, inner, views, out, halved, args, view, buffer, ctx, module, hal
@@ -1035,11 +1041,112 @@ SCRIPTS = {
             "negative": kind(lambda: ireert.VmBuffer(-1)),
             "trace_value": kind(lambda: made.get_serialized_trace_value(0)),
         }
+        # A buffer in a list reads back as iree.runtime gives it: a VmRef
+        # from get_variant, None cast to another type, ValueError as a list.
+        pushed = ireert.VmVariantList(1)
+        pushed.push_ref(b)
+        hal = ireert.create_hal_module(inst, ireert.get_device("local-task"))
+        for name, lst in (("made", made), ("pushed", pushed)):
+            variant = lst.get_variant(0)
+            RESULT[name + "_read_back"] = {
+                "variant": [type(variant).__name__, variant.isinstance(ireert.VmBuffer),
+                            bytes(variant.deref(ireert.VmBuffer))],
+                "as_object": [kind(lambda c=c: type(lst.get_as_object(0, c)).__name__)
+                              for c in (ireert.VmBuffer, ireert.HalBufferView, ireert.HalBuffer,
+                                        ireert.VmVariantList, object)],
+                "as_list": kind(lambda: lst.get_as_list(0)),
+                "cast": [kind(lambda c=c: type(c.__iree_vm_cast__(variant)).__name__)
+                         for c in (ireert.VmBuffer, ireert.HalBufferView, ireert.HalBuffer, ireert.VmVariantList)],
+                "cast_no_ref": kind(lambda: ireert.VmBuffer.__iree_vm_cast__(b)),
+                "trace_value": kind(lambda: lst.get_serialized_trace_value(0)),
+                "subscript": kind(lambda: lst[0]),
+            }
         invoker = ireert.FunctionInvoker(ctx, ireert.get_device("local-task"), module.lookup_function("make"))
         result = invoker(3)
         RESULT["invoker_result"] = [type(result).__name__, result.isinstance(ireert.VmBuffer),
                                     bytes(result.deref(ireert.VmBuffer))]
         del view
+    """,
+    "parameter_formats_modes_and_metadata": """
+        # ParameterIndex.load: a format given reads the file as that format
+        # whatever its extension (named as IREE's parser names it: a
+        # leading dot, any case, a path ending in it); mmap and mode taken
+        # as iree.runtime takes them; metadata a str. A program reads an
+        # archive loaded under another extension.
+        import os, shutil, tempfile
+        d = tempfile.mkdtemp()
+        src = DATA + "/params/run/wb.irpa"
+        for name in ("w.bin", "w", "w.IRPA", "w.gguf"):
+            shutil.copy(src, os.path.join(d, name))
+
+        def kind(call):
+            try:
+                index = ireert.ParameterIndex()
+                call(index)
+                return [k for k, _ in index.items()]
+            except Exception as e:
+                return sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+
+        RESULT = {
+            "formats": [kind(lambda i, f=f: i.load(src, format=f)) for f in (
+                None, "irpa", ".irpa", "IRPA", "..irpa", "irpa.", "a/b.irpa", "x.IRPA", "irpa/x", "safetensors",
+                "gguf", "bin", "", ".", 3, b"irpa")],
+            "files": [kind(lambda i, n=n, f=f: i.load(os.path.join(d, n), format=f))
+                      for n in ("w.bin", "w", "w.IRPA", "w.gguf", "missing.bin") for f in (None, "irpa")],
+            "mmap": [kind(lambda i, m=m: i.load(src, mmap=m)) for m in (None, True, False, 0, 1, "x", np.True_)],
+            "mode": [kind(lambda i, m=m: i.load(src, mode=m)) for m in (
+                None, "file_async", "mmap", "x", "", "FILE_ASYNC", 3)],
+            "mode_and_mmap": [kind(lambda i: i.load(src, mmap=True, mode="file_async")),
+                              kind(lambda i: i.load(src, mmap=False, mode="x"))],
+            "readable": [kind(lambda i, r=r: i.load(src, readable=r)) for r in (True, False, 1)],
+            "file_handle": [kind(lambda i, f=f: i.load_from_file_handle(
+                ireert.FileHandle.wrap_memory(open(src, "rb").read()), f))
+                for f in ("irpa", ".IRPA", "x/irpa", "bin", "", None, 3)],
+            "metadata": [kind(lambda i, m=m: i.add_buffer("k", b"ab", metadata=m)) for m in (
+                None, "m", "h\u00e9", b"m", bytearray(b"m"), 3)],
+            "splat_metadata": [kind(lambda i, m=m: i.add_splat("k", b"a", 4, metadata=m)) for m in ("m", b"m")],
+            "key": [kind(lambda i, k=k: i.add_buffer(k, b"ab")) for k in ("k", 3, b"k")],
+        }
+        index = ireert.ParameterIndex()
+        index.add_buffer("m", b"ab", metadata="h\u00e9")
+        index.add_splat("s", b"a", 4, metadata="sm")
+        RESULT["metadata_bytes"] = [(k, e.metadata) for k, e in index.items()]
+        scoped, unscoped = ireert.ParameterIndex(), ireert.ParameterIndex()
+        scoped.load(os.path.join(d, "w.bin"), format="irpa", mode="file_async")
+        unscoped.load(os.path.join(d, "w"), format=".IRPA", mmap=False)
+        config = ireert.Config("local-sync")
+        params = ireert.create_io_parameters_module(
+            config.vm_instance, scoped.create_provider(scope="model"), unscoped.create_provider(scope=""))
+        program = ireert.VmModule.mmap(config.vm_instance, DATA + "/params/run/m.vmfb")
+        ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
+        RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
+    """,
+    "dtypes_module": """
+        # iree.runtime.dtypes: DTypeInfo and its lookups, the same tables
+        # and KeyErrors.
+        import ml_dtypes
+
+        dt = ireert.dtypes
+
+        def kind(call):
+            try:
+                v = call()
+            except Exception as e:
+                return [type(e).__name__, str(e)]
+            if isinstance(v, dt.DTypeInfo):
+                return [str(v.dtype), v.name, v.abi_type, int(v.hal_type), v.is_complex, v.is_floating_point,
+                        v.is_integer, v.is_signed]
+            return None if v is None else int(v)
+
+        dtypes = [np.float32, "int8", np.uint64, bool, np.complex64, ml_dtypes.bfloat16, ml_dtypes.float8_e5m2,
+                  "f4", np.str_, object, 3]
+        RESULT = {
+            "abi_types": {str(k): v for k, v in dt.DTYPE_TO_ABI_TYPE.items()},
+            "infos": [kind(lambda d=d: dt.map_dtype_to_dtype_info(d)) for d in dtypes[:-1]],
+            "element_types": [kind(lambda d=d: dt.map_dtype_to_hal_element_type(d)) for d in dtypes],
+            "names": [kind(lambda n=n: dt.map_name_to_dtype_info(n)) for n in ("float32", "bool", "bfloat16", "x")],
+            "abi": [kind(lambda a=a: dt.map_abi_type_to_dtype_info(a)) for a in ("f32", "i8", "i1", "complex<f64>", "i4")],
+        }
     """,
     "file_handle_archives": """
         # ParameterIndex.load_from_file_handle: an archive in a memory
@@ -1149,7 +1256,8 @@ def assert_same(ours, theirs, path="RESULT"):
 def needs_ml_dtypes(name):
     # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
     # scripts/test-all installs; iree.runtime depends on it).
-    if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program"):
+    if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program",
+                "dtypes_module"):
         pytest.importorskip("ml_dtypes")
 
 
@@ -1276,12 +1384,6 @@ def test_parameter_index_refusals():
     with pytest.raises(ValueError, match="/nonexistent/x.irpa") as e:
         index.create_archive_file("/nonexistent/x.irpa")
     assert e.value.status == "NOT_FOUND"
-    # The format comes from the extension: one that says otherwise is
-    # refused (it was ignored; iree.runtime reads `x.bin` as format="irpa").
-    with pytest.raises(NotImplementedError, match="x.bin cannot be read as irpa"):
-        index.load("/tmp/x.bin", format="irpa")
-    with pytest.raises(NotImplementedError, match="x.irpa cannot be read as gguf"):
-        index.load("/tmp/x.irpa", format="gguf")
     index.load(DATA / "params" / "run" / "wb.irpa", format="irpa")
     # Read at load, as iree.runtime reads it (it failed at items()).
     missing = irvm.compat.ParameterIndex()
@@ -1555,6 +1657,13 @@ def test_more_differences_from_iree_runtime():
     assert length(c.VmBuffer(5)) == 5
     with pytest.raises(ValueError, match="alignment 128 is more than the 64 bytes"):
         c.VmBuffer(4, 128)
+    # An object pushed to a list is what get_as_object gives back
+    # (iree.runtime: a new wrapper of it, equal to it).
+    pushed = c.VmVariantList(1)
+    pushed.push_ref(buffer)
+    assert pushed.get_as_object(0, c.HalBuffer) is buffer
+    with pytest.raises(NotImplementedError, match="read-only"):
+        c.ParameterIndex().load(DATA / "params" / "run" / "wb.irpa", writable=True)
     # A float for an i32 argument (iree.runtime reads it as 0).
     loop = c.load_vm_flatbuffer_file(MODELS / "loop.vmfb", driver="local-sync").loop
     with pytest.raises(ValueError, match=r"argument 1 \(%input1: i32\) of module.loop: expects an integer, got a float"):

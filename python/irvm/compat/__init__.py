@@ -49,9 +49,9 @@ except ImportError:
     pass
 
 # The package's modules, one job each: iree.runtime's public submodules
-# (array_interop, benchmark, flags, function, io, system_api,
+# (array_interop, benchmark, dtypes, flags, function, io, system_api,
 # system_setup) under their names, the rest private.
-from . import array_interop, benchmark, flags, function, io, system_api, system_setup  # noqa: F401
+from . import array_interop, benchmark, dtypes, flags, function, io, system_api, system_setup  # noqa: F401
 from ._buffers import HalAllocator, HalBuffer, HalBufferView, MappedMemory, Shape
 from ._context import VmContext
 from ._hal_module import HalModuleBufferViewTraceCallback, HalModuleDebugSink, create_hal_module

@@ -90,6 +90,16 @@ def _element_type_text(element_type: int) -> str:
     return f"0x{int.from_bytes(int(element_type).to_bytes(4, 'little'), 'big'):08x}"
 
 
+def _vm_cast(ref: Any, target: type) -> Any:
+    """What `target.__iree_vm_cast__(ref)` gives, as in iree.runtime: the
+    object the VmRef `ref` refers to when it is a `target`, else None
+    (`VmVariantList.get_as_object` casts so); a TypeError for a `ref`
+    that is no VmRef."""
+    if type(ref).__name__ != "VmRef" or not hasattr(ref, "deref"):
+        raise TypeError(f"__iree_vm_cast__(): takes a VmRef, not {type(ref).__name__}")
+    return ref.deref(target, True)
+
+
 class HalBuffer:
     """Device memory without a shape (irvm's is host memory): what
     `HalAllocator.allocate_buffer` and `allocate_buffer_copy` without an
@@ -141,8 +151,9 @@ class HalBuffer:
     __iree_vm_ref__ = ref
 
     @staticmethod
-    def __iree_vm_cast__(ref: "VmRef") -> "HalBuffer":
-        return ref.deref(HalBuffer)
+    def __iree_vm_cast__(ref: "VmRef") -> Optional["HalBuffer"]:
+        """The buffer `ref` refers to (None for another type)."""
+        return _vm_cast(ref, HalBuffer)
 
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, HalBuffer):
@@ -281,9 +292,9 @@ class HalBufferView:
     __iree_vm_ref__ = ref
 
     @staticmethod
-    def __iree_vm_cast__(ref: "VmRef") -> "HalBufferView":
-        """The buffer view `ref` refers to (ValueError for another type)."""
-        return ref.deref(HalBufferView)
+    def __iree_vm_cast__(ref: "VmRef") -> Optional["HalBufferView"]:
+        """The buffer view `ref` refers to (None for another type)."""
+        return _vm_cast(ref, HalBufferView)
 
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, HalBufferView):

@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .. import _irvm
+from ._conversions import _nanobind_bool, _nanobind_str
 from ._errors import _as_iree_error
 from ._vm_modules import Linkage, VmInstance, VmModule
 
@@ -195,8 +196,11 @@ class _LoadedArchive:
     FileHandle's file or memory (``load_from_file_handle``: `path` None),
     with its entries as read at load (`_irvm._archive_entries`)."""
 
-    def __init__(self, entries: list, *, path: Optional[str] = None, handle: Optional[FileHandle] = None):
+    def __init__(self, entries: list, *, path: Optional[str] = None, handle: Optional[FileHandle] = None,
+                 format: Optional[str] = None):
         self.path = path
+        # The format it was read as (`irpa`, `safetensors`, `gguf`).
+        self.format = format
         self.entries = entries
         self.handle = handle if handle is not None else FileHandle(path=path)
 
@@ -233,30 +237,49 @@ class ParameterIndex:
 
     def load(self, file_path: str | os.PathLike, format: Optional[str] = None, readable: bool = True,
              writable: bool = False, mmap: Optional[bool] = None, *, mode: Optional[str] = None) -> None:
+        """Reads the index of the archive at `file_path`, of `format`
+        (`irpa`, `safetensors`, `gguf`, or a path or file name ending in
+        one, any case), else of the format its extension names, as
+        iree.runtime reads it (NotImplementedError for another). `mmap`
+        (True, False or None) and `mode` (None or ``"file_async"``, not both)
+        are taken as there and change nothing: irvm maps the file."""
+        readable = _nanobind_bool(readable, "load", "readable")
+        writable = _nanobind_bool(writable, "load", "writable")
+        mmap = _nanobind_bool(mmap, "load", "mmap", optional=True)
+        mode = _nanobind_str(mode, "load", "mode", optional=True)
+        format = _nanobind_str(format, "load", "format", optional=True)
+        if mode not in (None, "file_async"):
+            raise ValueError(f"unsupported parameter file mode: {mode}")
+        if mode is not None and mmap is not None:
+            raise ValueError("mode and mmap are mutually exclusive")
         if writable:
             raise NotImplementedError("irvm.compat: parameter archives are read-only")
         path = os.fspath(file_path)
-        if format is not None:
-            extension = os.path.splitext(path)[1].lstrip(".").lower()
-            if format.lstrip(".").lower() != extension:
-                # (It was ignored: the file was then read by its extension,
-                # or refused when it had none irvm knows.)
-                raise NotImplementedError(
-                    f"irvm.compat: parameter files are read by their extension (.irpa, .safetensors, "
-                    f".gguf): {path} cannot be read as {format}"
-                )
+        # Without a format, iree.runtime names the path's extension (`.bin`;
+        # none for a file without one), not the path.
+        named = os.path.splitext(path)[1] if format is None else format
+        if not _known_format(named):
+            # iree.runtime opens the file before it looks at the format: a
+            # missing file is NOT_FOUND whatever format it is named with.
+            try:
+                open(path, "rb").close()
+            except OSError as e:
+                raise _as_iree_error(_irvm.NotFoundError(f"{path}: {e.strerror}")) from e
+        archive_format = _archive_format(named, path)
         # Read now, as iree.runtime reads the archive's index at load: a
         # missing file, one that is no archive or is cut short fails here
         # with its exception (ValueError, IndexError), not at items().
         try:
-            listed = _irvm._archive_entries(path)
+            listed = _irvm._archive_entries(path, archive_format)
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
-        self._sources.append(_LoadedArchive(listed, path=path))
+        self._sources.append(_LoadedArchive(listed, path=path, format=archive_format))
 
     def add_buffer(self, key: str, buffer: Any, readable: bool = True, writable: bool = False,
-                   metadata: Optional[str | bytes] = None) -> None:
-        """Adds `key` holding the bytes of `buffer` (any buffer object)."""
+                   metadata: Optional[str] = None) -> None:
+        """Adds `key` holding the bytes of `buffer` (any buffer object), with
+        `metadata` (a str, as in iree.runtime)."""
+        _nanobind_str(key, "add_buffer", "key")
         if writable:
             raise NotImplementedError("irvm.compat: parameters are read-only (writable=True)")
         view = memoryview(buffer)
@@ -266,10 +289,10 @@ class ParameterIndex:
             raise ValueError(f"add_buffer '{key}': the buffer is not C-contiguous")
         # (A view with a 0 in its shape cannot be cast: its bytes are none.)
         view = view.cast("B") if view.nbytes else memoryview(b"")
-        self._sources.append(ParameterIndexEntry(key, view.nbytes, _metadata(metadata), buffer=view))
+        self._sources.append(ParameterIndexEntry(key, view.nbytes, _metadata(metadata, "add_buffer"), buffer=view))
 
     def add_splat(self, key: str, pattern: Any, total_length: int,
-                  metadata: Optional[str | bytes] = None) -> None:
+                  metadata: Optional[str] = None) -> None:
         """Adds `key`: `total_length` bytes repeating `pattern` (1, 2, 4, 8
         or 16 bytes; iree.runtime accepts other lengths here and fails when
         the archive is built)."""
@@ -280,11 +303,11 @@ class ParameterIndex:
             # an OverflowError naming no entry.)
             raise ValueError(f"splat '{key}': total_length {total_length} does not fit in 64 bits")
         self._sources.append(
-            ParameterIndexEntry(key, int(total_length), _metadata(metadata), pattern=_pattern_bytes(pattern))
+            ParameterIndexEntry(key, int(total_length), _metadata(metadata, "add_splat"), pattern=_pattern_bytes(pattern))
         )
 
     def add_from_file_handle(self, key: str, file_handle: FileHandle, length: int, *, offset: int = 0,
-                             metadata: Optional[str | bytes] = None) -> None:
+                             metadata: Optional[str] = None) -> None:
         """Adds `key`: `length` bytes of `file_handle` from `offset` (a
         memory handle's bytes are used in place)."""
         if offset < 0 or length < 0:
@@ -295,11 +318,11 @@ class ParameterIndex:
                     f"add_from_file_handle '{key}': bytes [{offset}, {offset + length}) are past the "
                     f"{file_handle._memory.nbytes} bytes of the memory"
                 )
-            entry = ParameterIndexEntry(key, length, _metadata(metadata),
+            entry = ParameterIndexEntry(key, length, _metadata(metadata, "add_from_file_handle"),
                                         buffer=file_handle._memory[offset : offset + length],
                                         offset=offset, handle=file_handle)
         else:
-            entry = ParameterIndexEntry(key, length, _metadata(metadata), path=file_handle._readable_path(),
+            entry = ParameterIndexEntry(key, length, _metadata(metadata, "add_from_file_handle"), path=file_handle._readable_path(),
                                         offset=offset, handle=file_handle)
         self._sources.append(entry)
 
@@ -312,9 +335,10 @@ class ParameterIndex:
         that format fail here, as `load`'s do."""
         if not isinstance(file_handle, FileHandle):
             raise TypeError(f"load_from_file_handle(): takes a FileHandle, not {type(file_handle).__name__}")
+        archive_format = _archive_format(_nanobind_str(format, "load_from_file_handle", "format"))
         source = file_handle._memory if file_handle._memory is not None else file_handle._readable_path()
         try:
-            listed = _irvm._archive_entries(source, str(format))
+            listed = _irvm._archive_entries(source, archive_format)
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
         self._sources.append(_LoadedArchive(listed, handle=file_handle))
@@ -403,15 +427,60 @@ class ParameterIndex:
                 pending.extend((key, e.metadata, e._held_source()) for key, e in source.items())
             else:
                 flush()
-                archives.append(source.path)
+                archives.append(_provided_file(source))
         flush()
         return ParameterProvider(scope, archives)
 
 
-def _metadata(metadata: Optional[str | bytes]) -> bytes:
-    if metadata is None:
+def _known_format(format: str) -> bool:
+    """Whether `format` (as _archive_format takes it) names a format irvm reads."""
+    try:
+        _archive_format(format)
+    except NotImplementedError:
+        return False
+    return True
+
+
+def _archive_format(format: str, path: Optional[str] = None) -> str:
+    """The format iree.runtime reads an archive as, from the text naming it
+    (a format, or a path's extension when none is given): the extension of
+    its last path component, or that component itself when it has none
+    (`iree_io_parse_file_index`), lowercased: `irpa` for `irpa`, `.IRPA`,
+    `irpa.` or `a/b.irpa`. NotImplementedError, with iree.runtime's text
+    (and the file's `path`), for a format irvm does not read."""
+    name = format.rsplit("/", 1)[-1]
+    stem, dot, extension = name.rpartition(".")
+    chosen = (extension or stem) if dot else name
+    if chosen.lower() not in ("irpa", "gguf", "safetensors"):
+        raise NotImplementedError(
+            f"Could not parse parameter file index: UNIMPLEMENTED; unsupported file format `{chosen}`; "
+            "ensure the extension matches one of the supported formats: [.irpa, .gguf, .safetensors]"
+            + (f" (reading {path})" if path is not None else "")
+        )
+    return chosen.lower()
+
+
+def _provided_file(archive: "_LoadedArchive") -> Any:
+    """How a provider names an archive file to irvm: its path, which irvm
+    reads by its extension, or, when it was loaded as another format than
+    its extension names, a read-only mapping of it (irvm tells an archive
+    in memory by its first bytes, which agree with the format the load
+    read it as)."""
+    if os.path.splitext(archive.path)[1].lower() == "." + archive.format:
+        return archive.path
+    import mmap
+
+    with open(archive.path, "rb") as f:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _metadata(metadata: Optional[str], function: str) -> bytes:
+    """An entry's metadata as iree.runtime takes it: a `str` (stored as its
+    UTF-8 bytes) or None (no bytes); a TypeError for anything else (bytes
+    too), as there."""
+    if _nanobind_str(metadata, function, "metadata", optional=True) is None:
         return b""
-    return metadata.encode() if isinstance(metadata, str) else bytes(metadata)
+    return metadata.encode()
 
 
 class ParameterProvider:

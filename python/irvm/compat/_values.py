@@ -10,7 +10,7 @@ import numpy as np
 from .. import _irvm
 from ._errors import _as_iree_error
 from ._hal_types import _ELEMENT_TYPE_NAMES
-from ._buffers import _element_type_text, HalBuffer, HalBufferView
+from ._buffers import _element_type_text, _vm_cast, HalBuffer, HalBufferView
 from .array_interop import DeviceArray
 
 
@@ -113,28 +113,42 @@ class VmVariantList:
         return float(self._item(index))
 
     def get_as_object(self, index: int, clazz: type) -> Any:
+        """Item `index` cast to `clazz` as iree.runtime casts it:
+        `clazz.__iree_vm_cast__(ref)` (HalBufferView, HalBuffer,
+        VmVariantList, VmBuffer, or any class defining it), which gives
+        None for a ref of another type; ValueError for a number, and
+        AttributeError for a class without `__iree_vm_cast__` (`object`)."""
         value = self._item(index)
         if not _is_ref(value):
             raise ValueError("list element is not a ref")
-        if isinstance(value, VmRef) and clazz in _REF_TYPE_NAMES:
-            return value.deref(clazz)
-        if clazz is HalBufferView and isinstance(value, np.ndarray):
-            return HalBufferView(value)
-        if clazz is not object and not isinstance(value, clazz):
-            raise ValueError(f"item {index} is {type(value).__name__}, not {clazz.__name__}")
-        return value
+        cast = getattr(clazz, "__iree_vm_cast__", None)
+        if cast is None:
+            raise AttributeError(f"type object '{clazz.__name__}' has no attribute '__iree_vm_cast__'")
+        if value is None:
+            return None
+        if isinstance(value, clazz) and clazz in _REF_TYPE_NAMES:
+            # The object pushed, itself (iree.runtime: a new wrapper of it).
+            return value
+        return cast(_as_vm_ref(value))
 
     def get_as_list(self, index: int) -> "VmVariantList":
+        """Item `index`, a list, as a VmVariantList: RuntimeError for a
+        number, ValueError for a ref of another type (a buffer), as in
+        iree.runtime."""
         value = self._item(index)
         if isinstance(value, VmRef):
+            if not value.isinstance(VmVariantList):
+                raise ValueError(_NOT_A_LIST)
             return value.deref(VmVariantList)
         if isinstance(value, VmVariantList):
             return value
-        if not isinstance(value, list):
-            raise RuntimeError(f"Could not access list element: FAILED_PRECONDITION; item {index} is not a list")
-        out = VmVariantList(len(value))
-        out._items = list(value)
-        return out
+        if isinstance(value, list):
+            out = VmVariantList(len(value))
+            out._items = list(value)
+            return out
+        if _is_ref(value):
+            raise ValueError(_NOT_A_LIST)
+        raise RuntimeError(f"Could not access list element: FAILED_PRECONDITION; item {index} is not a list")
 
     def get_serialized_trace_value(self, index: int) -> dict:
         """Item `index` as iree.runtime serializes it for tracing: a number
@@ -146,22 +160,20 @@ class VmVariantList:
         return _trace_value(self._item(index), self._value_types.get(index))
 
     def get_variant(self, index: int) -> Any:
-        return self._item(index)
+        """Item `index`: a number as a Python int or float, a ref as a
+        VmRef (a buffer, buffer view or list too), a null ref as None, as
+        in iree.runtime."""
+        value = self._item(index)
+        if value is None or not _is_ref(value):
+            return value
+        return _as_vm_ref(value)
 
     def get_as_ref(self, index: int) -> "VmRef":
         """Item `index` (a list or buffer view) as a VmRef."""
         value = self._item(index)
         if not _is_ref(value) or value is None:
             raise ValueError("list element is not a ref")
-        if isinstance(value, VmRef):
-            return value
-        if isinstance(value, _irvm.Ref):
-            return VmRef(value)
-        if isinstance(value, list):
-            return VmRef(self.get_as_list(index))
-        if isinstance(value, np.ndarray):
-            return VmRef(HalBufferView(value))
-        return VmRef(value)
+        return _as_vm_ref(value)
 
     @property
     def ref(self) -> "VmRef":
@@ -172,9 +184,9 @@ class VmVariantList:
     __iree_vm_ref__ = ref
 
     @staticmethod
-    def __iree_vm_cast__(ref: "VmRef") -> "VmVariantList":
-        """The list `ref` refers to (ValueError for another type)."""
-        return ref.deref(VmVariantList)
+    def __iree_vm_cast__(ref: "VmRef") -> Optional["VmVariantList"]:
+        """The list `ref` refers to (None for another type)."""
+        return _vm_cast(ref, VmVariantList)
 
     @property
     def size(self) -> int:
@@ -186,6 +198,25 @@ class VmVariantList:
     def __repr__(self) -> str:
         items = ", ".join(_variant_text(v, set()) for v in self._items)
         return f"<VmVariantList({len(self._items)}): [{items}]>"
+
+
+# iree.runtime's text for a list read from a ref of another type.
+_NOT_A_LIST = "Could not deref list (wrong type?): INVALID_ARGUMENT; ref type mismatch"
+
+
+def _as_vm_ref(value: Any) -> "VmRef":
+    """A VmVariantList's ref item (not None) as a VmRef: a pushed object,
+    or what a call put there (a program's list as a VmVariantList of its
+    items, a buffer view's array as a HalBufferView)."""
+    if isinstance(value, VmRef):
+        return value
+    if isinstance(value, list):
+        items = VmVariantList(len(value))
+        items._items = list(value)
+        return VmRef(items)
+    if isinstance(value, np.ndarray):
+        return VmRef(HalBufferView(value))
+    return VmRef(value)
 
 
 def _is_ref(value: Any) -> bool:
@@ -278,8 +309,9 @@ class VmBuffer(_irvm.VmBuffer):
     __iree_vm_ref__ = ref
 
     @staticmethod
-    def __iree_vm_cast__(ref: "VmRef") -> "VmBuffer":
-        return ref.deref(VmBuffer)
+    def __iree_vm_cast__(ref: "VmRef") -> Optional["VmBuffer"]:
+        """The buffer `ref` refers to (None for another type)."""
+        return _vm_cast(ref, VmBuffer)
 
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, _irvm.VmBuffer):

@@ -7,6 +7,7 @@ import os
 from typing import Any, Optional, Sequence
 
 from ._buffers import HalAllocator
+from ._conversions import _nanobind_int
 
 
 __all__ = ["get_device", "get_first_device", "get_driver", "query_available_drivers"]
@@ -81,12 +82,12 @@ class HalDriver:
     def query_available_devices(self) -> list[dict]:
         return [{"device_id": 0, "path": "", "name": "default"}]
 
-    def dump_device_info(self, device_id: int) -> str:
+    def dump_device_info(self, device_id: int, /) -> str:
         """The driver's text about device `device_id`: empty, as IREE's CPU
-        drivers write none (TypeError for an id that is no unsigned 64-bit
-        int, as in iree.runtime)."""
-        if not isinstance(device_id, int) or not 0 <= device_id < 1 << 64:
-            raise TypeError(f"dump_device_info(): takes a device id (an unsigned 64-bit int), not {device_id!r}")
+        drivers write none. The id is read as iree.runtime reads it (by
+        position only; anything `int()` takes but a float, so `"0"` too; a
+        TypeError for one that is no unsigned 64-bit int)."""
+        _nanobind_int(device_id, "dump_device_info")
         return ""
 
     def __repr__(self) -> str:
