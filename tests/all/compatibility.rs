@@ -228,3 +228,61 @@ fn a_return_with_more_values_than_the_calling_convention_is_refused_at_load() {
         );
     }
 }
+
+#[test]
+fn register_operands_iree_does_not_check_are_refused_at_load() {
+    // Bytes patched into `irvm as` output (tests/data/refused/README.md).
+    // IREE 3.13 loads both: its verifier checks no scalar register operand
+    // (only register lists), and dispatch indexes `regs_i32` unmasked.
+    // `%i128 = vm.const.i32 7` in a function of 2 i32 registers writes 512
+    // bytes past the frame's registers, and the function returns its
+    // argument; `%i1:2 = vm.const.i64 7` writes the odd pair, and the add
+    // of `%i2:3` gives 0.
+    let cases = [
+        (
+            "register_out_of_range.vmfb",
+            "store_past_the_registers",
+            "module 'register_range', function 'store_past_the_registers': function 0 at \
+             bytecode offset 1: register %i128 (i32) out of range (function has 2 i32 registers)",
+            "result[0]: i32=5",
+        ),
+        (
+            "odd_i64_operand.vmfb",
+            "f",
+            "module 'v', function 'f': function 0 at bytecode offset 1: register %i1:2 (i64) \
+             starts at an odd ordinal: i64/f64 registers start at even ones (8-byte aligned)",
+            "result[0]: i64=0",
+        ),
+    ];
+    let peer = crate::common::peer_bin(&["iree-run-module"]);
+    if peer.is_none() {
+        crate::common::report_missing_peer();
+    }
+    for (file, function, refusal, iree_result) in cases {
+        let module = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/refused")
+            .join(file);
+        let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+            .arg("run")
+            .arg(format!("--module={}", module.display()))
+            .arg(format!("--function={function}"))
+            .arg("--input=5")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
+        assert!(out.stdout.is_empty(), "{file}");
+        assert!(stderr.contains(refusal), "{file}: {stderr}");
+        let Some(peer) = &peer else { continue };
+        let mut run = Command::new(peer.join("iree-run-module"));
+        run.arg(format!("--module={}", module.display()))
+            .arg(format!("--function={function}"));
+        if function != "f" {
+            run.arg("--input=5");
+        }
+        let out = run.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{file}: {stdout}");
+        assert!(stdout.contains(iree_result), "{file}: {stdout}");
+    }
+}

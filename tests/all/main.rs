@@ -35,6 +35,7 @@ mod jit_shared;
 mod layers;
 mod limits;
 mod linking;
+mod load_refusals;
 mod models;
 mod native;
 mod native_mutation;

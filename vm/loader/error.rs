@@ -64,6 +64,18 @@ pub enum LoadError {
         message: String,
     },
 
+    /// The FlatBuffer breaks a structural rule IREE's verifier (flatcc)
+    /// checks: a table's size or fields, a zero offset, a union.
+    #[error("FlatBuffer verification failed: {what} at byte {offset}: {reason}")]
+    Structure {
+        /// The table, field, vector or string, by its path from the root.
+        what: String,
+        /// Byte of the FlatBuffer (after the size prefix) where it is.
+        offset: usize,
+        /// Which rule it breaks.
+        reason: String,
+    },
+
     /// The bytecode major version differs or the minor version is newer.
     #[error(
         "bytecode version mismatch: expected {expected_major}.x with minor <= {expected_minor}, found {major}.{minor}"

@@ -15,6 +15,8 @@
 //! Files, one job each:
 //! - `archive.rs`: ZIP header, size prefix, external rodata base.
 //! - `verify.rs`: FlatBuffer verification and load-time invariants.
+//! - `flatcc_rules.rs`: the structural rules IREE's verifier (flatcc) adds
+//!   to the `flatbuffers` crate's (table sizes, zero offsets, unions).
 //! - `module.rs`: [`Module`] and its accessors.
 //! - `debug_db.rs`: lazy access to the debug database.
 //! - `abi.rs`: calling conventions and reflection attributes.
@@ -27,6 +29,7 @@ mod bytes;
 pub mod debug_db;
 mod error;
 mod features;
+mod flatcc_rules;
 mod module;
 #[doc(hidden)]
 pub mod schema;

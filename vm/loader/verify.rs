@@ -9,6 +9,7 @@ use flatbuffers::VerifierOptions;
 use super::archive::{self, ArchiveLayout};
 use super::error::LoadError;
 use super::features::{FeatureBits, SUPPORTED_FEATURES};
+use super::flatcc_rules;
 use super::schema::BytecodeModuleDef;
 
 /// Bytecode major version this runtime executes.
@@ -92,6 +93,10 @@ pub fn verify(file: &[u8], layout: &ArchiveLayout) -> Result<Verified, LoadError
         }
     };
 
+    match base {
+        VerifiedBase::AfterPrefix => flatcc_rules::check(fb, 0, 0)?,
+        VerifiedBase::WithPrefix => flatcc_rules::check(with_prefix, 4, 4)?,
+    }
     check_version(def.bytecode_version())?;
     check_features(
         "module".to_string(),
