@@ -10,6 +10,8 @@
 //! - `ml_dtypes.rs`: bfloat16 and float8 arrays (ml_dtypes' dtypes).
 //! - `declaration.rs`: the functions' declared tensor types.
 //! - `errors.rs`: `irvm.VmError` and its subclasses.
+//! - `mapped_memory.rs`: `MappedBytes`, mapped HAL memory through the
+//!   buffer protocol (read-only, as iree.runtime's `MappedMemory`).
 //! - `host_module.rs`: `irvm.HostModule`, host modules written in Python.
 //! - `parameters.rs`: parameter archives (files, bytes, and the `.irpa`
 //!   writing `irvm.compat.ParameterIndex` uses).
@@ -19,6 +21,7 @@ mod declaration;
 mod errors;
 mod host_module;
 mod loaded;
+mod mapped_memory;
 mod ml_dtypes;
 mod module_cache;
 mod parameters;
@@ -38,9 +41,12 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::OpaqueRef>()?;
     m.add_class::<results::VmBytes>()?;
     m.add_class::<vm_buffer::VmBuffer>()?;
+    m.add_class::<mapped_memory::MappedBytes>()?;
     m.add_class::<host_module::PyHostModule>()?;
     m.add_class::<host_module::Life>()?;
     m.add_function(wrap_pyfunction!(loaded::load, m)?)?;
+    m.add_function(wrap_pyfunction!(vm_buffer::_vm_buffer_address, m)?)?;
+    m.add_function(wrap_pyfunction!(vm_buffer::_vm_buffer_same, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_inspect, m)?)?;
     m.add_function(wrap_pyfunction!(parameters::_memory_archive, m)?)?;

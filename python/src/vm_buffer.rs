@@ -85,25 +85,6 @@ impl VmBuffer {
         })
     }
 
-    /// Whether the buffer may be written.
-    #[getter]
-    fn mutable(&self) -> bool {
-        self.buffer.is_mutable()
-    }
-
-    /// The address of the buffer object (what iree.runtime's repr shows).
-    #[getter]
-    fn _address(&self) -> usize {
-        Arc::as_ptr(&self.buffer) as usize
-    }
-
-    /// Whether `other` is a VmBuffer over the same buffer.
-    fn _same(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<VmBuffer>()
-            .is_ok_and(|o| Arc::ptr_eq(&o.get().buffer, &self.buffer))
-    }
-
     /// Exports the bytes (the buffer protocol): one dimension of unsigned
     /// bytes, read-only for an immutable buffer.
     ///
@@ -157,4 +138,20 @@ impl VmBuffer {
         }
         Ok(())
     }
+}
+
+/// The address of `buffer`'s buffer object (what iree.runtime's repr of a
+/// VmBuffer shows, and its hash). A function of the module rather than an
+/// attribute: iree.runtime's VmBuffer has no such attribute.
+#[pyfunction]
+pub fn _vm_buffer_address(buffer: PyRef<'_, VmBuffer>) -> usize {
+    Arc::as_ptr(&buffer.buffer) as usize
+}
+
+/// Whether `a` and `b` are VmBuffers over the same buffer (a VmBuffer's
+/// `==`).
+#[pyfunction]
+pub fn _vm_buffer_same(a: PyRef<'_, VmBuffer>, b: &Bound<'_, PyAny>) -> bool {
+    b.cast::<VmBuffer>()
+        .is_ok_and(|o| Arc::ptr_eq(&o.get().buffer, &a.buffer))
 }

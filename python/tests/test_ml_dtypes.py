@@ -186,21 +186,21 @@ def test_compat_buffer_views_and_arrays_of_ml_dtypes():
     # The bits as uint16 with BFLOAT_16: a bf16 buffer view.
     bits = np.array([1.5, -2], md.bfloat16).view(np.uint16)
     bv = dev.allocator.allocate_buffer_copy(buffer=bits, element_type=ireert.HalElementType.BFLOAT_16)
-    assert bv.element_type == ireert.HalElementType.BFLOAT_16
+    assert bv.element_type == ireert.HalElementType.BFLOAT_16.value
     assert bv.map().asarray([2], md.bfloat16).astype(np.float32).tolist() == [1.5, -2]
     assert ireert.DeviceArray(dev, bv).dtype == np.dtype(md.bfloat16)
     y = ctx.modules.module.idbf(bv)
     assert y.dtype == np.dtype(md.bfloat16) and y.to_host().astype(np.float32).tolist() == [1.5, -2]
     # A float8 array made into a view takes its element type.
     d = ireert.asdevicearray(dev, [1.5, -2], dtype=md.float8_e4m3fn)
-    assert d._buffer_view.element_type == ireert.HalElementType.FLOAT_8_E4M3_FN
+    assert d._buffer_view.element_type == ireert.HalElementType.FLOAT_8_E4M3_FN.value
     assert ctx.modules.module.idf8(d).dtype == np.dtype(md.float8_e4m3fn)
     # Through a VmVariantList: the result is a bf16 buffer view.
     args, out = ireert.VmVariantList(1), ireert.VmVariantList(1)
     args.push_ref(bv)
     ctx.vm_context.invoke(vm_module.lookup_function("idbf"), args, out)
     view = out.get_as_ref(0).deref(ireert.HalBufferView)
-    assert view.element_type == ireert.HalElementType.BFLOAT_16
+    assert view.element_type == ireert.HalElementType.BFLOAT_16.value
     assert ireert.DeviceArray(dev, view).to_host().astype(np.float32).tolist() == [1.5, -2]
 
 

@@ -404,7 +404,7 @@ def test_vm_refs_of_buffer_views_and_their_refusals():
     results = irvm.compat.VmVariantList(1)
     ctx.invoke(m.lookup_function("look"), args, results)
     view = seen["view"]
-    assert view.shape == [2, 3] and view.element_type == irvm.compat.HalElementType.SINT_32
+    assert view.shape == [2, 3] and view.element_type == irvm.compat.HalElementType.SINT_32.value
     np.testing.assert_array_equal(view.map().asarray(view.shape, np.int32), x)
     assert seen["as_list"] is None and seen["same"]
     assert seen["repr"].startswith("<VmRef hal.buffer_view at 0x")

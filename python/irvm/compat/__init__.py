@@ -36,17 +36,20 @@ written in Python) is built on ``irvm.HostModule``, and refuses at ``export``
 the calling conventions it cannot call (variadic spans, unknown kinds).
 """
 
-from __future__ import annotations
 
-from typing import Any
+def _import_ml_dtypes() -> None:
+    """Imports ml_dtypes when installed, as importing iree.runtime does:
+    numpy then knows ml_dtypes' dtypes by name (np.dtype("bfloat16")).
+    irvm needs numpy only. (In a function, so that the package binds no
+    `ml_dtypes` name iree.runtime's does not.)"""
+    try:
+        import ml_dtypes  # noqa: F401
+    except ImportError:
+        pass
 
 
-try:
-    # As importing iree.runtime does: numpy then knows ml_dtypes' dtypes
-    # by name (np.dtype("bfloat16")). irvm needs numpy only.
-    import ml_dtypes  # noqa: F401
-except ImportError:
-    pass
+_import_ml_dtypes()
+del _import_ml_dtypes
 
 # The package's modules, one job each: iree.runtime's public submodules
 # (array_interop, benchmark, dtypes, flags, function, io, system_api,
@@ -176,7 +179,7 @@ _NOT_PROVIDED = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     reason = _NOT_PROVIDED.get(name)
     if reason is not None:
         raise AttributeError(f"irvm.compat has no {name} (iree.runtime's): {reason}")

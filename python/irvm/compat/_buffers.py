@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
+from .. import _irvm
 from ._hal_types import (
     _ELEMENT_TO_DTYPE,
     BufferCompatibility,
     BufferUsage,
     HalElementType,
     MemoryType,
+    _element_type_member,
     _element_type_of,
     _ml_dtype_or_none,
 )
@@ -122,7 +124,7 @@ class HalBuffer:
         return self._allowed_usage
 
     def map(self) -> "MappedMemory":
-        return MappedMemory(self._bytes)
+        return MappedMemory(_contiguous(self._bytes))
 
     def fill_zero(self, byte_offset: int, byte_length: int) -> None:
         """Zeroes `byte_length` bytes from `byte_offset` (IndexError when
@@ -166,6 +168,12 @@ class HalBuffer:
         return f"<HalBuffer {_storage_text(self._bytes.nbytes, self._memory_type, self._allowed_usage)}>"
 
 
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    """`array` itself when C-contiguous (its memory is then mapped in
+    place), else a C-contiguous copy."""
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+
+
 def _address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
@@ -177,7 +185,7 @@ class Shape(list):
 def _dtype_of_element(element_type: HalElementType) -> np.dtype:
     """The dtype a buffer view of `element_type` holds its elements as:
     its numpy (or ml_dtypes) dtype, else unsigned integers of its width."""
-    dtype = _ELEMENT_TO_DTYPE.get(element_type)
+    dtype = _ELEMENT_TO_DTYPE.get(element_type.value)
     if dtype is not None:
         return np.dtype(dtype)
     ml_dtype = _ml_dtype_or_none(element_type)
@@ -227,7 +235,7 @@ class HalBufferView:
         if isinstance(array, HalBuffer):
             if shape is None or element_type is None:
                 raise TypeError("HalBufferView(buffer, shape, element_type): give the shape and element type")
-            self._element_type = HalElementType(element_type)
+            self._element_type = _element_type_member(element_type)
             dims = [int(d) for d in shape]
             dtype = _dtype_of_element(self._element_type)
             need = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
@@ -242,7 +250,7 @@ class HalBufferView:
             # The whole buffer's bytes (a serialized trace value holds them all).
             self._backing = array._bytes
             return
-        if isinstance(shape, int) and element_type is None:
+        if isinstance(shape, (int, HalElementType)) and element_type is None:
             # HalBufferView(array, element_type) by position.
             shape, element_type = None, shape
         if shape is not None:
@@ -251,7 +259,7 @@ class HalBufferView:
             element_type = _result_element_type(array)
         if element_type is None:
             element_type = _element_type_of(array.dtype)
-        self._element_type = HalElementType(element_type)
+        self._element_type = _element_type_member(element_type)
         # The bits of another type of the same width given with an element
         # type (a uint16 array with BFLOAT_16, float32 data with SINT_32)
         # are held as that type's dtype, so that the program is given that
@@ -269,15 +277,21 @@ class HalBufferView:
         return list(self._array.shape)
 
     @property
-    def element_type(self) -> HalElementType:
-        return self._element_type
+    def element_type(self) -> int:
+        """The element type's value, an int (as iree.runtime gives it:
+        `HalElementType(view.element_type)` is the member)."""
+        return self._element_type.value
 
     @property
     def byte_length(self) -> int:
         return self._array.nbytes
 
     def map(self) -> "MappedMemory":
-        return MappedMemory(self._array)
+        """The buffer's bytes (all of them, as iree.runtime maps a view's
+        whole buffer; `asarray` reads the view's elements from the start)."""
+        if self._backing is not None:
+            return MappedMemory(_contiguous(self._backing))
+        return MappedMemory(_contiguous(self._array))
 
     def get_buffer(self) -> HalBuffer:
         """The buffer the view is over (the same memory)."""
@@ -311,15 +325,23 @@ class HalBufferView:
         return f"<HalBufferView ({dims}), element_type={_element_type_text(self._element_type)}, {storage}>"
 
 
-class MappedMemory:
-    """Host access to a buffer view's bytes."""
+class MappedMemory(_irvm.MappedBytes):
+    """Host access to a buffer's bytes. Has the buffer protocol as
+    iree.runtime's: `memoryview(m)` is the bytes, one dimension of format
+    `B`, read-only; it keeps the memory alive after the buffer and the
+    view it was mapped from are dropped."""
 
     def __init__(self, array: np.ndarray):
+        # (The base class holds a buffer-protocol view of `array`.)
         self._array = array
 
     def asarray(self, shape: Sequence[int], numpy_dtype_descr: Any) -> np.ndarray:
+        """The first elements of the mapped bytes as an array of `shape`
+        and that dtype, over the same memory."""
+        dtype = np.dtype(numpy_dtype_descr)
+        count = int(np.prod(shape, dtype=np.int64))
         flat = self._array.reshape(-1).view(np.uint8)
-        return flat.view(numpy_dtype_descr).reshape(shape)
+        return flat[: count * dtype.itemsize].view(dtype).reshape(shape)
 
 
 def _host_bytes(buffer: Any, copy: bool = True) -> np.ndarray:
@@ -390,13 +412,14 @@ class HalAllocator:
         """BufferCompatibility bits, as IREE's CPU heap allocator answers:
         any buffer is allocatable, importable and exportable; device-visible
         memory is usable by queue transfers and dispatches its usage allows."""
-        compatibility = BufferCompatibility.ALLOCATABLE | BufferCompatibility.IMPORTABLE | BufferCompatibility.EXPORTABLE
-        if int(memory_type) & MemoryType.DEVICE_VISIBLE:
-            if int(allowed_usage) & BufferUsage.TRANSFER:
-                compatibility |= BufferCompatibility.QUEUE_TRANSFER
-            if int(allowed_usage) & BufferUsage.DISPATCH_STORAGE:
-                compatibility |= BufferCompatibility.QUEUE_DISPATCH
-        return int(compatibility)
+        bits = BufferCompatibility
+        compatibility = bits.ALLOCATABLE.value | bits.IMPORTABLE.value | bits.EXPORTABLE.value
+        if MemoryType.DEVICE_VISIBLE & int(memory_type):
+            if BufferUsage.TRANSFER & int(allowed_usage):
+                compatibility |= bits.QUEUE_TRANSFER.value
+            if BufferUsage.DISPATCH_STORAGE & int(allowed_usage):
+                compatibility |= bits.QUEUE_DISPATCH.value
+        return compatibility
 
     @property
     def has_statistics(self) -> bool:

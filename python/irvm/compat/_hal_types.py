@@ -1,15 +1,76 @@
 """The HAL's element types (and their numpy dtypes), memory types, buffer
-usages, access and compatibility bits, with iree.runtime's values."""
+usages, access and compatibility bits, with iree.runtime's values.
+
+The enums behave as iree.runtime 3.13's (nanobind's) do: plain
+`enum.Enum` classes, not ints. A member prints as `BufferUsage.DEFAULT`
+(repr and str), is not equal to its value and does not hash as it,
+converts with `int()`, pickles, and iterates in iree.runtime's order; the
+bit sets (MemoryType, BufferUsage, MemoryAccess, BufferCompatibility) have
+`|` and `&` with an int on the right, which give a plain int (no other
+arithmetic). Functions taking one take an int too, as there."""
 
 from __future__ import annotations
 
 import enum
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 
-class HalElementType(enum.IntEnum):
+def _uint64_argument(function: str, owner: str, value: Any) -> int:
+    """`value` as nanobind converts an argument declared `int` (an
+    unsigned 64-bit one): anything `int()` takes but a float, in range;
+    otherwise the TypeError nanobind raises, naming `function`."""
+    if not isinstance(value, float):
+        try:
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
+            number = None
+        if number is not None and 0 <= number < 1 << 64:
+            return number
+    owner_arg = "self, " if owner else ""
+    invoked = f"{owner}, " if owner else ""
+    raise TypeError(
+        f"{function}(): incompatible function arguments. The following argument types are supported:\n"
+        f"    1. {function}({owner_arg}arg: int, /) -> {'int' if owner else 'object'}\n\n"
+        f"Invoked with types: {invoked}{type(value).__name__}"
+    )
+
+
+class _NanobindEnum(enum.Enum):
+    """An enum as nanobind makes iree.runtime's: `Name.MEMBER` for repr
+    and str, not an int (Linkage is one)."""
+
+    __repr__ = enum.Enum.__str__
+    __str__ = enum.Enum.__str__
+
+
+class _HalEnum(_NanobindEnum):
+    """A HAL enum as iree.runtime's: `int()` gives its value, no
+    arithmetic."""
+
+    def __int__(self) -> int:
+        return self._value_
+
+
+class _HalBits(_HalEnum):
+    """A bit set as iree.runtime's: `member | int` and `member & int` are
+    plain ints (the int on the right; `int | member` is a TypeError)."""
+
+    def __or__(self, other: Any) -> int:
+        return self._value_ | _uint64_argument("__or__", type(self).__name__, other)
+
+    def __and__(self, other: Any) -> int:
+        return self._value_ & _uint64_argument("__and__", type(self).__name__, other)
+
+
+def _element_type_value(element_type: Any, function: str) -> int:
+    """An element type given as iree.runtime takes one (a HalElementType or
+    an int), as an int."""
+    return _uint64_argument(function, "", element_type)
+
+
+class HalElementType(_HalEnum):
     """IREE's HAL element types (numerical type in the top byte, bits below)."""
 
     NONE = 0x0
@@ -17,6 +78,7 @@ class HalElementType(enum.IntEnum):
     OPAQUE_16 = 0x10
     OPAQUE_32 = 0x20
     OPAQUE_64 = 0x40
+    BOOL_8 = 0x13000008
     INT_4 = 0x10000004
     INT_8 = 0x10000008
     INT_16 = 0x10000010
@@ -32,55 +94,55 @@ class HalElementType(enum.IntEnum):
     UINT_16 = 0x12000010
     UINT_32 = 0x12000020
     UINT_64 = 0x12000040
-    BOOL_8 = 0x13000008
     FLOAT_16 = 0x21000010
     FLOAT_32 = 0x21000020
     FLOAT_64 = 0x21000040
     BFLOAT_16 = 0x22000010
     COMPLEX_64 = 0x23000040
     COMPLEX_128 = 0x23000080
-    FLOAT_8_E5M2 = 0x24000008
     FLOAT_8_E4M3_FN = 0x25000008
-    FLOAT_8_E5M2_FNUZ = 0x26000008
     FLOAT_8_E4M3_FNUZ = 0x27000008
+    FLOAT_8_E5M2 = 0x24000008
+    FLOAT_8_E5M2_FNUZ = 0x26000008
     FLOAT_8_E8M0_FNU = 0x28000008
 
-    def __repr__(self) -> str:
-        return f"HalElementType.{self.name}"
-
-    __str__ = __repr__
-
     @staticmethod
-    def map_to_dtype(element_type: "HalElementType") -> np.dtype:
-        """The numpy dtype of an element type, as iree.runtime maps it:
-        bfloat16 and the float8 types are ml_dtypes' (ValueError when
-        ml_dtypes is not installed); ValueError for types numpy has none
-        for (INT_4, OPAQUE_*, NONE)."""
-        element_type = HalElementType(element_type)
-        dtype = _ELEMENT_TO_DTYPE.get(element_type)
+    def map_to_dtype(element_type: Any) -> np.dtype:
+        """The numpy dtype of an element type (a HalElementType or an int),
+        as iree.runtime maps it: bfloat16 and the float8 types are
+        ml_dtypes' (ValueError when ml_dtypes is not installed); ValueError
+        for types numpy has none for (INT_4, OPAQUE_*, NONE, unknown)."""
+        value = _element_type_value(element_type, "map_to_dtype")
+        dtype = _ELEMENT_TO_DTYPE.get(value)
         if dtype is not None:
             return np.dtype(dtype)
-        ml_name = _ELEMENT_TO_ML_DTYPE.get(element_type)
+        ml_name = _ELEMENT_TO_ML_DTYPE.get(value)
         if ml_name is None:
-            raise ValueError(f"Unsupported VM Buffer -> numpy dtype mapping: {element_type.name}")
+            raise ValueError("Unsupported VM Buffer -> numpy dtype mapping")
         try:
             import ml_dtypes
         except ImportError:
             raise ValueError(
-                f"{element_type.name} maps to ml_dtypes.{ml_name}: install the ml_dtypes package"
+                f"{HalElementType(value).name} maps to ml_dtypes.{ml_name}: install the ml_dtypes package"
             ) from None
         return np.dtype(getattr(ml_dtypes, ml_name))
 
     @staticmethod
-    def is_byte_aligned(element_type: "HalElementType") -> bool:
+    def is_byte_aligned(element_type: Any) -> bool:
         """Whether elements take whole bytes."""
-        return int(element_type) & 0xFF and (int(element_type) & 0xFF) % 8 == 0
+        bits = _element_type_value(element_type, "is_byte_aligned") & 0xFF
+        return bool(bits) and bits % 8 == 0
 
     @staticmethod
-    def dense_byte_count(element_type: "HalElementType") -> int:
+    def dense_byte_count(element_type: Any) -> int:
         """Bytes one element takes."""
-        return ((int(element_type) & 0xFF) + 7) // 8
+        return ((_element_type_value(element_type, "dense_byte_count") & 0xFF) + 7) // 8
 
+
+def _element_type_member(element_type: Any) -> HalElementType:
+    """The HalElementType an argument names (a member or its int value;
+    ValueError for another int)."""
+    return HalElementType(_element_type_value(element_type, "HalElementType"))
 
 _ELEMENT_TO_DTYPE = {
     HalElementType.INT_8: np.int8,
@@ -149,10 +211,16 @@ _ELEMENT_TO_ML_DTYPE = {
     HalElementType.FLOAT_8_E8M0_FNU: "float8_e8m0fnu",
 }
 
+# (Keyed by value: an element type is given as a member or as an int.)
+_ELEMENT_TO_DTYPE = {member.value: dtype for member, dtype in _ELEMENT_TO_DTYPE.items()}
+_ELEMENT_TYPE_NAMES = {member.value: name for member, name in _ELEMENT_TYPE_NAMES.items()}
+_ELEMENT_TO_ML_DTYPE = {member.value: name for member, name in _ELEMENT_TO_ML_DTYPE.items()}
+
+
 def _ml_dtype_or_none(element_type: HalElementType) -> Optional[np.dtype]:
     """ml_dtypes' dtype for a bfloat16 or float8 element type; None for
     other types or when ml_dtypes is not installed."""
-    name = _ELEMENT_TO_ML_DTYPE.get(element_type)
+    name = _ELEMENT_TO_ML_DTYPE.get(int(element_type))
     if name is None:
         return None
     try:
@@ -168,9 +236,9 @@ def _element_type_of(dtype: np.dtype) -> HalElementType:
     element_type = _DTYPE_TO_ELEMENT.get(dtype)
     if element_type is not None:
         return element_type
-    for element_type, name in _ELEMENT_TO_ML_DTYPE.items():
-        if dtype.name == name and dtype == _ml_dtype_or_none(element_type):
-            return element_type
+    for value, name in _ELEMENT_TO_ML_DTYPE.items():
+        if dtype.name == name and dtype == _ml_dtype_or_none(value):
+            return HalElementType(value)
     return HalElementType.OPAQUE_8
 
 
@@ -192,7 +260,7 @@ _DTYPE_TO_ELEMENT = {
 }
 
 
-class MemoryType(enum.IntFlag):
+class MemoryType(_HalBits):
     """HAL memory types (accepted for compatibility; all memory is host memory)."""
 
     NONE = 0
@@ -205,14 +273,13 @@ class MemoryType(enum.IntFlag):
     DEVICE_LOCAL = 48
 
 
-class BufferUsage(enum.IntFlag):
+class BufferUsage(_HalBits):
     """HAL buffer usages (accepted for compatibility)."""
 
     NONE = 0
     TRANSFER_SOURCE = 1
     TRANSFER_TARGET = 2
     TRANSFER = 3
-    DISPATCH_INDIRECT_PARAMS = 256
     DISPATCH_INDIRECT_PARAMETERS = 256
     DISPATCH_UNIFORM_READ = 512
     DISPATCH_STORAGE_READ = 1024
@@ -234,7 +301,7 @@ class BufferUsage(enum.IntFlag):
     DEFAULT = 3075
 
 
-class MemoryAccess(enum.IntFlag):
+class MemoryAccess(_HalBits):
     """HAL memory access bits (accepted for compatibility)."""
 
     NONE = 0
@@ -245,7 +312,7 @@ class MemoryAccess(enum.IntFlag):
     ALL = 7
 
 
-class BufferCompatibility(enum.IntFlag):
+class BufferCompatibility(_HalBits):
     """HAL buffer compatibility bits (accepted for compatibility)."""
 
     NONE = 0

@@ -316,13 +316,13 @@ class VmBuffer(_irvm.VmBuffer):
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, _irvm.VmBuffer):
             return NotImplemented
-        return self._same(other)
+        return _irvm._vm_buffer_same(self, other)
 
     def __hash__(self) -> int:
-        return hash(self._address)
+        return hash(_irvm._vm_buffer_address(self))
 
     def __repr__(self) -> str:
-        return f"<VmBuffer size {memoryview(self).nbytes} at 0x{self._address:x}>"
+        return f"<VmBuffer size {memoryview(self).nbytes} at 0x{_irvm._vm_buffer_address(self):x}>"
 
 
 class VmRef:
@@ -381,7 +381,9 @@ class VmRef:
         if not isinstance(other, VmRef):
             return NotImplemented
         a, b = self._target, other._target
-        if isinstance(a, (_irvm.Ref, _irvm.VmBuffer)):
+        if isinstance(a, _irvm.VmBuffer):
+            return _irvm._vm_buffer_same(a, b)
+        if isinstance(a, _irvm.Ref):
             return a._same(b)
         return a is b
 

@@ -3,7 +3,6 @@ functions (VmFunction), and how functions are linked (Linkage)."""
 
 from __future__ import annotations
 
-import enum
 import errno
 import os
 import stat
@@ -14,9 +13,10 @@ import numpy as np
 
 from .. import _irvm
 from ._errors import _as_iree_error
+from ._hal_types import _NanobindEnum
 
 
-class Linkage(enum.Enum):
+class Linkage(_NanobindEnum):
     """How a module's function is linked (VmModule.lookup_function's
     `linkage`), with iree.runtime's values."""
 
@@ -209,10 +209,26 @@ class VmModule:
         return VmModule(_immutable(buffer), destroy_callback)
 
     @staticmethod
-    def resolve_module_dependency(instance: VmInstance, name: str, minimum_version: int = 0) -> "VmModule":
+    def resolve_module_dependency(instance: VmInstance, name: str, minimum_version: int, /) -> "VmModule":
         """Always NOT_FOUND (a ValueError), as in iree.runtime 3.13's wheel,
         whose resolver has no module built in: a `hal` or `io_parameters`
-        module comes from create_hal_module or create_io_parameters_module."""
+        module comes from create_hal_module or create_io_parameters_module.
+        All three arguments are positional and required, as there (a
+        TypeError otherwise, as nanobind's for arguments of other types)."""
+        version = None
+        if not isinstance(minimum_version, float):
+            try:
+                version = int(minimum_version)
+            except (TypeError, ValueError):
+                version = None
+        if not (isinstance(instance, VmInstance) and isinstance(name, str)
+                and version is not None and 0 <= version < 1 << 32):
+            raise TypeError(
+                "resolve_module_dependency(): incompatible function arguments. The following "
+                "argument types are supported:\n    1. resolve_module_dependency(arg0: VmInstance, "
+                "arg1: str, arg2: int, /) -> VmModule\n\nInvoked with types: "
+                + ", ".join(type(a).__name__ for a in (instance, name, minimum_version))
+            )
         raise ValueError(
             f"Error resolving module dependency: NOT_FOUND; required module '{name}' not available "
             "in the build (modules must be registered in order with dependent modules following "
