@@ -12,6 +12,7 @@ mod common;
 mod appends;
 mod asm;
 mod asm_checks;
+mod asm_reference;
 mod assembly_form;
 mod cli_bench;
 mod cli_compat;

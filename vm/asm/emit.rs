@@ -53,7 +53,7 @@ pub(super) fn module_bytes(draft: &ModuleDraft) -> Result<Vec<u8>, String> {
     let orders = if draft.bytecode.len() > (1 << 20) {
         1
     } else {
-        64
+        PLACES * 4
     };
     let (offsets, external_len) = external_offsets(draft);
     for order in (0..orders).filter(|&o| !repeats_an_earlier_order(draft, o)) {
@@ -128,7 +128,7 @@ impl<const N: usize> flatbuffers::Push for ByteChunk<'_, N> {
 /// A `[uint8]` vector laid out exactly as `create_vector` lays it out, but
 /// copied in chunks of 4 KiB and 64 bytes: `create_vector` writes byte by
 /// byte, which was a quarter of the time an unoptimized build spends
-/// assembling a module (writing it 64 times over, see [`module_bytes`]).
+/// assembling a module (writing it up to 16 times over, see [`module_bytes`]).
 fn byte_vector<'f>(
     fbb: &mut FlatBufferBuilder<'f>,
     bytes: &[u8],
@@ -166,23 +166,17 @@ fn push_chunk<const N: usize>(fbb: &mut FlatBufferBuilder<'_>, chunk: &[u8]) {
 }
 
 /// Whether `order` writes exactly what a smaller order wrote (skipped: the
-/// first of equal results is kept anyway): trimming more padding than the
-/// last function has trims the same bytes, a rotation of the types by a
+/// first of equal results is kept anyway): a rotation of the types by a
 /// multiple of their number is none, and "after the first type" is "last"
 /// when there are no types.
 fn repeats_an_earlier_order(draft: &ModuleDraft, order: u32) -> bool {
-    let place = order % 4;
-    let trim = ((order >> 2) & 3) as usize;
-    let rotate = (order >> 4) as usize;
-    let code_end = draft
-        .functions
-        .last()
-        .map_or(0, |f| (f.offset + f.length) as usize);
-    let padding = draft.bytecode.len().saturating_sub(code_end);
-    (trim > 0 && trim > padding)
-        || (rotate > 0 && rotate >= draft.types.len())
-        || (place == 2 && draft.types.is_empty())
+    let place = order % PLACES;
+    let rotate = (order / PLACES) as usize;
+    (rotate > 0 && rotate >= draft.types.len()) || (place == 2 && draft.types.is_empty())
 }
+
+/// How many places [`module_bytes_in_order`] tries for the bytecode vector.
+const PLACES: u32 = 4;
 
 /// The `[AttrDef]` vector of `attrs` (`None` when empty).
 fn attributes<'f>(
@@ -203,32 +197,27 @@ fn attributes<'f>(
     Some(fbb.create_vector(&defs))
 }
 
-/// One serialization. `order % 4` says where the bytecode vector is
+/// One serialization. `order % PLACES` says where the bytecode vector is
 /// written: last, first, right after the first type, or right after the
 /// first function signature (after a table whose vtable leaves the buffer
-/// 2 bytes off alignment, a vector can absorb that padding); `order / 4`
-/// drops that many of the last function's trailing padding bytes (they
-/// only align a following function); `order / 16` rotates the order the
-/// type entries are written in (their table order stays).
+/// 2 bytes off alignment, a vector can absorb that padding); `order /
+/// PLACES` rotates the order the type entries are written
+/// in (their table order stays). The bytecode is written whole, the last
+/// function's padding to 8 bytes included, as iree-as-module writes it.
 fn module_bytes_in_order(
     draft: &ModuleDraft,
     order: u32,
     external_offsets: &[Option<u64>],
 ) -> Result<Vec<u8>, String> {
-    let trim = ((order >> 2) & 3) as usize;
-    let rotate = (order >> 4) as usize;
-    let code_end = draft
-        .functions
-        .last()
-        .map_or(0, |f| (f.offset + f.length) as usize);
-    let code = &draft.bytecode[..draft.bytecode.len().saturating_sub(trim).max(code_end)];
+    let rotate = (order / PLACES) as usize;
+    let code = draft.bytecode.as_slice();
     if draft.bytecode.len() > i32::MAX as usize {
         return Err("module bytecode is larger than 2 GiB".to_string());
     }
     if draft.global_bytes > i32::MAX as u64 || draft.global_refs > i32::MAX as u64 {
         return Err("module state (globals) is larger than the format allows".to_string());
     }
-    let place = order % 4;
+    let place = order % PLACES;
     let mut fbb = FlatBufferBuilder::with_capacity(capacity_estimate(draft));
     let mut bytecode = (place == 1).then(|| byte_vector(&mut fbb, code));
     let types = (!draft.types.is_empty()).then(|| {

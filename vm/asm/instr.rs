@@ -771,18 +771,10 @@ fn encode<'s>(
             draft.return_problems.push((func.current_line, problem));
         }
     }
+    // Only the element type goes into the type table, as iree-as-module
+    // enters it: iree-compile's tables also hold the list type itself, and
+    // the assembly form of such a module declares it with `vm.type`.
     let type_of_result = ref_result_type(draft, func, info, &parsed);
-    if info.op == Opcode::ListAlloc {
-        // iree-compile enters the list type itself next to its element
-        // (`i32` and `!vm.list<i32>`; `!vm.list<?>` for a list of any).
-        if let Some(list) = &type_of_result {
-            let name = match list.as_str() {
-                "!vm.list<!vm.opaque>" => "!vm.list<?>",
-                other => other,
-            };
-            draft.type_ordinal(name);
-        }
-    }
     let cases_len = parsed.iter().find_map(|p| match p {
         Some(Parsed::Cases(c)) => Some(c.len()),
         _ => None,
