@@ -1448,11 +1448,11 @@ impl Session {
                     values.push(self.evaluate_typed(text, true)?);
                 }
                 let dbg = &self.dbg;
-                let text = irvm_debugger::format_printf(&format, &values, |v| {
+                let bytes = irvm_debugger::format_printf(&format, &values, |v| {
                     dbg.format_value(v, Format::Natural)
                 })
                 .map_err(e)?;
-                out!("{text}");
+                crate::stdout::write_bytes(&bytes);
             }
             "display" => {
                 if rest.is_empty() {
@@ -2092,21 +2092,46 @@ impl Session {
     /// `info line [LOCATION]`: where the code of the selected frame's
     /// line (or of `LOCATION`'s) starts and ends, in gdb's words.
     fn info_line(&self, location: &str) -> Result<(), String> {
-        let addresses = if location.is_empty() {
+        let (addresses, line) = if location.is_empty() {
             let (a, _) = self
                 .dbg
                 .selected_location()
                 .ok_or("the program is not being run (use `run`), and no location was given")?;
-            vec![a]
+            (vec![a], None)
         } else {
+            if let Some((line, file)) = self.dbg.line_out_of_range(location) {
+                return Err(format!(
+                    "Line number {line} is out of range for \"{file}\"."
+                ));
+            }
             self.dbg
-                .resolve_location(location)
+                .resolve_location_line(location)
                 .map_err(|e| e.to_string())?
         };
+        // The line asked for, when it has no code (gdb then names the
+        // next line's code: `Line 3 of "u.c" is at address ... but
+        // contains no code.`).
+        let asked = location
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|l| l.trim().parse::<i32>().ok())
+            .filter(|&asked| line.is_some_and(|l| l != asked));
         for a in addresses {
             let name = self.dbg.function_name(&a);
             let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);
             let positions = self.dbg.instruction_positions(&a.module, a.function);
+            if let Some(asked) = asked {
+                let file = positions
+                    .get(&a.offset)
+                    .map(|p| p.file.clone())
+                    .unwrap_or_default();
+                outln!(
+                    "Line {asked} of \"{file}\" is at address {} but contains no code.",
+                    at(a.offset)
+                );
+                continue;
+            }
             let Some(here) = positions.get(&a.offset) else {
                 outln!(
                     "No line number information available for address {}",

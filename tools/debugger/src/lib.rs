@@ -1599,18 +1599,51 @@ impl Debugger {
                 ))
             })?;
             let line = parse_line(spec, spec)?;
-            let (a, l) = self.table.resolve_line(&file, line)?;
+            let (a, l) = self.table.resolve_line(&file, line, "the current file")?;
             return Ok((a, Some(l)));
         }
         if let Some((file, line)) = spec.rsplit_once(':') {
             let line = parse_line(spec, line)?;
-            let (a, l) = self.table.resolve_line(file, line)?;
+            let (a, l) = self
+                .table
+                .resolve_line(file, line, &format!("file \"{file}\""))?;
             return Ok((a, Some(l)));
         }
         if spec.is_empty() {
             return err("break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET");
         }
         Ok((self.resolve_function(spec)?, None))
+    }
+
+    /// A `LINE` or `FILE:LINE` spec outside the lines of its file that
+    /// have code (0, negative, or past the last): the line and the file as
+    /// gdb's `info line` names it (`Line number 0 is out of range for
+    /// "fib.mlir".`): the current file's recorded name, or the name typed.
+    /// `None` for other specs and for lines in range.
+    pub fn line_out_of_range(&self, spec: &str) -> Option<(i32, String)> {
+        let spec = spec.trim();
+        let (file, line) = if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
+            (self.default_source_file()?, spec)
+        } else {
+            let (file, line) = spec.rsplit_once(':')?;
+            (file.to_string(), line)
+        };
+        let line: i32 = line.trim().parse().ok()?;
+        let (_, lines) = self
+            .info
+            .line_starts_where(|recorded| file_matches(recorded, &file));
+        let last = *lines.keys().next_back()?;
+        (line <= 0 || line > last).then_some((line, file))
+    }
+
+    /// Resolves a location spec as [`Debugger::resolve_location`] does,
+    /// with the line a `LINE` or `FILE:LINE` spec resolved to (the next
+    /// line with code where the line has none).
+    pub fn resolve_location_line(
+        &self,
+        spec: &str,
+    ) -> Result<(Vec<CodeAddress>, Option<i32>), DebugCommandError> {
+        self.resolve(spec.trim())
     }
 
     /// Resolves a location spec (as for breakpoints) to its addresses.
