@@ -376,3 +376,42 @@ fn printf_c_writes_raw_bytes_as_gdb_does() {
         "{text}"
     );
 }
+
+/// `awatch` stops at every write of its register, as gdb's access
+/// watchpoint stops at every store: a write of the value the register
+/// already holds is `Value = 5` (gdb's words for it), a call's result too
+/// (seen back in the frame when the callee returns); which instructions
+/// write comes from the instruction table, not from comparing values.
+#[test]
+fn awatch_sees_a_write_of_the_same_value() {
+    let (r, code) = session(
+        &[
+            format!("--module={}", data("dbg/same_value.vmasm").display()),
+            "--function=main".into(),
+            "--input=1".into(),
+        ],
+        "break same.src:7\nrun\nawatch %i1\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    let heading = "\nHardware access (read/write) watchpoint 2: %i1\n\n";
+    assert_eq!(
+        r[3].1,
+        format!(
+            "{heading}Value = 5\nmain (same.main+0x0000000F) at same.src:8:3\n\
+             => %i1 = vm.call @same.five()\n"
+        )
+    );
+    assert_eq!(
+        r[4].1,
+        format!(
+            "{heading}Value = 5\nmain (same.main+0x0000001A) at same.src:9:3\n\
+             => %i1 = vm.const.i32 6  // 0x00000006\n"
+        )
+    );
+    assert!(
+        r[5].1
+            .starts_with(&format!("{heading}Old value = 5\nNew value = 6\n")),
+        "{}",
+        r[5].1
+    );
+}

@@ -578,11 +578,31 @@ impl StopObserver {
         move |r| reads.iter().any(|&read| watchpoints::overlap(read, r))
     }
 
+    /// Whether register `r` is written by the instruction `view` stands
+    /// before (asked only when an access watchpoint is set): its results,
+    /// and a branch's block arguments on the way it goes.
+    fn written_here(&mut self, view: &ExecView<'_>) -> impl Fn(RegisterRef) -> bool {
+        let writes = if self.watches.iter().any(|w| w.kind == WatchKind::Access) {
+            self.reads(view)
+                .get(&view.offset)
+                .map(|uses| uses.written_with(view.i32_registers()))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        move |r| {
+            writes
+                .iter()
+                .any(|&written| watchpoints::overlap(written, r))
+        }
+    }
+
     /// Before the instruction the program paused at, which runs without
     /// being checked: the reads it makes are still noted.
     fn note_reads(&mut self, view: &ExecView<'_>) {
         let banks = self.banks(view);
         let read_here = self.read_here(view);
+        let written_here = self.written_here(view);
         let regs = RegisterFile {
             i32s: view.i32_registers(),
             refs: view.ref_registers(),
@@ -590,6 +610,7 @@ impl StopObserver {
         };
         for w in &mut self.watches {
             w.note_read(view.depth, &regs, &read_here);
+            w.note_write(view.depth, &written_here);
         }
     }
 
@@ -600,6 +621,7 @@ impl StopObserver {
     fn watch_stop(&mut self, view: &ExecView<'_>) -> Option<Reason> {
         let banks = self.banks(view);
         let read_here = self.read_here(view);
+        let written_here = self.written_here(view);
         let regs = RegisterFile {
             i32s: view.i32_registers(),
             refs: view.ref_registers(),
@@ -608,7 +630,7 @@ impl StopObserver {
         let mut events = Vec::new();
         let mut ended_quietly = Vec::new();
         for w in &mut self.watches {
-            let Some(event) = w.check(view.depth, &regs, &read_here) else {
+            let Some(event) = w.check(view.depth, &regs, &read_here, &written_here) else {
                 continue;
             };
             if !w.enabled {
@@ -2033,6 +2055,7 @@ impl Debugger {
                 register: w.register,
                 kind: w.kind,
                 pending_read: None,
+                pending_write: false,
                 depth: w.depth,
                 condition: w.condition.clone(),
                 value,
