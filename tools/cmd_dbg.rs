@@ -462,6 +462,9 @@ fn install_sigint(handle: PauseHandle) {
 struct Session {
     dbg: Debugger,
     source_dirs: Vec<PathBuf>,
+    /// Where `source` and `-x` look for a command file not found as named:
+    /// the `--source-dir` directories (gdb's source path, `directory`).
+    script_dirs: Vec<PathBuf>,
     sources: HashMap<String, Option<Vec<String>>>,
     function: String,
     /// Where `list` goes on: file and next line to show.
@@ -528,6 +531,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     }
     let mut s = Session {
         source_dirs: source_search_path(&args.source_dirs, &args.modules),
+        script_dirs: args.source_dirs.clone(),
         sources: HashMap::new(),
         function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
