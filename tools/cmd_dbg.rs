@@ -1596,6 +1596,30 @@ impl Session {
     }
 
     /// `fib (module.fib+0x00000033) at fib.mlir:9:10`.
+    /// Frame `n` as `bt`, `frame`, `up` and `down` show it after `#N  `:
+    /// gdb's frame line, its function first (`fib (module.fib+0x00000033)
+    /// at fib.mlir:12:13`, as `finish`'s `Run till exit from` and the stops
+    /// show it), then a `called from` line per enclosing inlined call the
+    /// debug information records (it names their places, not their
+    /// functions).
+    fn frame_text(&self, n: usize, f: &irvm::FrameInfo) -> String {
+        let mut text = match self.dbg.frame_location(n) {
+            Some((a, _)) => self.describe_address(&a),
+            None => {
+                let name = &f.frame.function;
+                let mut t = format!("{name} ({}.{name})", f.frame.module);
+                if let Some(first) = f.frame.source.first() {
+                    t.push_str(&format!(" at {first}"));
+                }
+                t
+            }
+        };
+        for caller in f.frame.source.iter().skip(1) {
+            text.push_str(&format!("\n        called from {caller}"));
+        }
+        text
+    }
+
     fn describe_address(&self, a: &CodeAddress) -> String {
         let name = self.dbg.function_name(a);
         let at = match self.dbg.position_of(a) {
@@ -1932,7 +1956,7 @@ impl Session {
         let Some(f) = frames.get(n) else {
             return;
         };
-        outln!("#{n}  {}", f.frame);
+        outln!("#{n}  {}", self.frame_text(n, f));
         if let Some((a, pos)) = self.dbg.frame_location(n) {
             self.show_source_or_instruction(&a, pos.as_ref());
         }
@@ -2037,7 +2061,7 @@ impl Session {
             Some(n) => (count.saturating_sub(n.unsigned_abs() as usize)..count).collect(),
         };
         for &k in &shown {
-            outln!("#{k}  {}", frames[k].frame);
+            outln!("#{k}  {}", self.frame_text(k, &frames[k]));
             if full {
                 let locals = self.locals(k)?;
                 if locals.is_empty() {
@@ -2068,14 +2092,14 @@ impl Session {
         if let Some(caller) = frames.get(n + 1) {
             outln!(
                 " called by frame at {}",
-                caller.frame.to_string().lines().next().unwrap_or("")
+                self.frame_text(n + 1, caller).lines().next().unwrap_or("")
             );
         }
         if n > 0 {
             if let Some(callee) = frames.get(n - 1) {
                 outln!(
                     " caller of frame at {}",
-                    callee.frame.to_string().lines().next().unwrap_or("")
+                    self.frame_text(n - 1, callee).lines().next().unwrap_or("")
                 );
             }
         }

@@ -212,7 +212,7 @@ fn rwatch_and_awatch_stop_at_reads_and_accesses() {
     );
     assert_eq!(
         r[4].1,
-        "#0  module.fn1+0x00000001\n(More stack frames follow...)\n"
+        "#0  fn1 (module.fn1+0x00000001)\n(More stack frames follow...)\n"
     );
 }
 
