@@ -462,6 +462,9 @@ fn install_sigint(handle: PauseHandle) {
 struct Session {
     dbg: Debugger,
     source_dirs: Vec<PathBuf>,
+    /// Where `source` and `-x` look for a command file not found as named:
+    /// the `--source-dir` directories (gdb's source path, `directory`).
+    script_dirs: Vec<PathBuf>,
     sources: HashMap<String, Option<Vec<String>>>,
     function: String,
     /// Where `list` goes on: file and next line to show.
@@ -528,6 +531,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
     }
     let mut s = Session {
         source_dirs: source_search_path(&args.source_dirs, &args.modules),
+        script_dirs: args.source_dirs.clone(),
         sources: HashMap::new(),
         function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
@@ -1448,11 +1452,11 @@ impl Session {
                     values.push(self.evaluate_typed(text, true)?);
                 }
                 let dbg = &self.dbg;
-                let text = irvm_debugger::format_printf(&format, &values, |v| {
+                let bytes = irvm_debugger::format_printf(&format, &values, |v| {
                     dbg.format_value(v, Format::Natural)
                 })
                 .map_err(e)?;
-                out!("{text}");
+                crate::stdout::write_bytes(&bytes);
             }
             "display" => {
                 if rest.is_empty() {
@@ -1592,6 +1596,30 @@ impl Session {
     }
 
     /// `fib (module.fib+0x00000033) at fib.mlir:9:10`.
+    /// Frame `n` as `bt`, `frame`, `up` and `down` show it after `#N  `:
+    /// gdb's frame line, its function first (`fib (module.fib+0x00000033)
+    /// at fib.mlir:12:13`, as `finish`'s `Run till exit from` and the stops
+    /// show it), then a `called from` line per enclosing inlined call the
+    /// debug information records (it names their places, not their
+    /// functions).
+    fn frame_text(&self, n: usize, f: &irvm::FrameInfo) -> String {
+        let mut text = match self.dbg.frame_location(n) {
+            Some((a, _)) => self.describe_address(&a),
+            None => {
+                let name = &f.frame.function;
+                let mut t = format!("{name} ({}.{name})", f.frame.module);
+                if let Some(first) = f.frame.source.first() {
+                    t.push_str(&format!(" at {first}"));
+                }
+                t
+            }
+        };
+        for caller in f.frame.source.iter().skip(1) {
+            text.push_str(&format!("\n        called from {caller}"));
+        }
+        text
+    }
+
     fn describe_address(&self, a: &CodeAddress) -> String {
         let name = self.dbg.function_name(a);
         let at = match self.dbg.position_of(a) {
@@ -1928,7 +1956,7 @@ impl Session {
         let Some(f) = frames.get(n) else {
             return;
         };
-        outln!("#{n}  {}", f.frame);
+        outln!("#{n}  {}", self.frame_text(n, f));
         if let Some((a, pos)) = self.dbg.frame_location(n) {
             self.show_source_or_instruction(&a, pos.as_ref());
         }
@@ -2033,7 +2061,7 @@ impl Session {
             Some(n) => (count.saturating_sub(n.unsigned_abs() as usize)..count).collect(),
         };
         for &k in &shown {
-            outln!("#{k}  {}", frames[k].frame);
+            outln!("#{k}  {}", self.frame_text(k, &frames[k]));
             if full {
                 let locals = self.locals(k)?;
                 if locals.is_empty() {
@@ -2064,14 +2092,14 @@ impl Session {
         if let Some(caller) = frames.get(n + 1) {
             outln!(
                 " called by frame at {}",
-                caller.frame.to_string().lines().next().unwrap_or("")
+                self.frame_text(n + 1, caller).lines().next().unwrap_or("")
             );
         }
         if n > 0 {
             if let Some(callee) = frames.get(n - 1) {
                 outln!(
                     " caller of frame at {}",
-                    callee.frame.to_string().lines().next().unwrap_or("")
+                    self.frame_text(n - 1, callee).lines().next().unwrap_or("")
                 );
             }
         }
@@ -2092,21 +2120,46 @@ impl Session {
     /// `info line [LOCATION]`: where the code of the selected frame's
     /// line (or of `LOCATION`'s) starts and ends, in gdb's words.
     fn info_line(&self, location: &str) -> Result<(), String> {
-        let addresses = if location.is_empty() {
+        let (addresses, line) = if location.is_empty() {
             let (a, _) = self
                 .dbg
                 .selected_location()
                 .ok_or("the program is not being run (use `run`), and no location was given")?;
-            vec![a]
+            (vec![a], None)
         } else {
+            if let Some((line, file)) = self.dbg.line_out_of_range(location) {
+                return Err(format!(
+                    "Line number {line} is out of range for \"{file}\"."
+                ));
+            }
             self.dbg
-                .resolve_location(location)
+                .resolve_location_line(location)
                 .map_err(|e| e.to_string())?
         };
+        // The line asked for, when it has no code (gdb then names the
+        // next line's code: `Line 3 of "u.c" is at address ... but
+        // contains no code.`).
+        let asked = location
+            .trim()
+            .rsplit(':')
+            .next()
+            .and_then(|l| l.trim().parse::<i32>().ok())
+            .filter(|&asked| line.is_some_and(|l| l != asked));
         for a in addresses {
             let name = self.dbg.function_name(&a);
             let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);
             let positions = self.dbg.instruction_positions(&a.module, a.function);
+            if let Some(asked) = asked {
+                let file = positions
+                    .get(&a.offset)
+                    .map(|p| p.file.clone())
+                    .unwrap_or_default();
+                outln!(
+                    "Line {asked} of \"{file}\" is at address {} but contains no code.",
+                    at(a.offset)
+                );
+                continue;
+            }
             let Some(here) = positions.get(&a.offset) else {
                 outln!(
                     "No line number information available for address {}",

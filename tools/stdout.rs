@@ -32,6 +32,15 @@ pub fn write_text(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Writes `bytes` to stdout as they are (gdb's `printf "%c", 255`
+/// writes the byte 0xFF), exiting as [`write_line`] does on failure.
+pub fn write_bytes(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(bytes).and_then(|()| out.flush()) {
+        fail(e);
+    }
+}
+
 /// Writes `text` to stdout, giving up at `deadline` (`--timeout`): a pipe
 /// nobody reads blocks the write once its buffer is full, and the command
 /// then fails with `DEADLINE_EXCEEDED; {doing}: not done within --timeout`.

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::common::cli::yieldable_plugin;
-use crate::dap::{launch, path, program, top_frame, Client};
+use crate::dap::{launch, path, program, scope_variables, top_frame, Client};
 
 /// Yields of the host call: seconds of resumptions in a debug build, so
 /// that a pause lands inside it, and few enough to finish after it.
@@ -218,5 +218,110 @@ fn restart_abandons_a_debug_console_call() {
     assert_eq!(got[&restart]["success"], true, "{:?}", got[&restart]);
     // Started again: stopped at its entry.
     assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    c.disconnect_cleanly();
+}
+
+/// A debug-console call that a request interrupted (new breakpoints, which
+/// the reader thread answers and the program takes up through the VM's
+/// interrupt; a request handed to the session) and a `pause` abandoned
+/// leaves no stop behind: the next `next` steps one line, as without the
+/// call, and `continue` runs to the end.
+#[test]
+fn after_a_paused_console_call_next_and_continue_run_normally() {
+    for handed_over in [false, true] {
+        let mut args = program("spin", "3");
+        args["stopOnEntry"] = json!(true);
+        let mut c = Client::start();
+        launch(&mut c, args);
+        c.ok("configurationDone", json!({}));
+        c.event("stopped");
+        let (frame, _) = top_frame(&mut c);
+        let evaluate = c.send(
+            "evaluate",
+            json!({"expression": "spin(1000000000000)", "frameId": frame["id"], "context": "repl"}),
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let other = if handed_over {
+            c.send("setExceptionBreakpoints", json!({"filters": []}))
+        } else {
+            c.send(
+                "setBreakpoints",
+                json!({"source": {"path": path("spin.mlir")}, "breakpoints": []}),
+            )
+        };
+        let pause = c.send("pause", json!({"threadId": 1}));
+        let (got, _) = responses(&mut c, &[evaluate, other, pause]);
+        assert!(
+            got[&evaluate]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("abandoned")),
+            "{:?}",
+            got[&evaluate]
+        );
+        assert_eq!(got[&other]["success"], true, "{:?}", got[&other]);
+        let line = frame["line"].as_i64().expect("line");
+        c.ok("next", json!({"threadId": 1}));
+        let stopped = c.event("stopped");
+        assert_eq!(stopped["body"]["reason"], "step", "{stopped:?}");
+        let (after, _) = top_frame(&mut c);
+        assert_ne!(after["line"].as_i64(), Some(line), "{after:?} {frame:?}");
+        c.ok("continue", json!({"threadId": 1}));
+        let result = loop {
+            let e = c.event("output");
+            if e["body"]["category"] == "stdout" && e["body"]["output"] != "EXEC @spin\n" {
+                break e;
+            }
+        };
+        assert_eq!(
+            result["body"]["output"], "result[0]: i64=6\n",
+            "{handed_over}"
+        );
+        assert!(
+            c.events.iter().all(|e| e["event"] != "stopped"),
+            "{handed_over}: {:?}",
+            c.events
+        );
+        c.disconnect_cleanly();
+    }
+}
+
+/// Stopped at a breakpoint, a debug-console call that new breakpoints
+/// interrupted (the program takes them up through the VM's interrupt) and a
+/// `pause` abandoned leaves no stop behind: `continue` leaves the
+/// breakpoint's instruction and stops at it in the next iteration, with
+/// the loop's registers moved on, not at once where it was.
+#[test]
+fn after_a_paused_console_call_continue_leaves_the_breakpoint() {
+    let mut c = Client::start();
+    launch(&mut c, program("spin", "3"));
+    let stopped = c.run_to_line("spin.mlir", 12);
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped:?}");
+    let (frame, _) = top_frame(&mut c);
+    let before = scope_variables(&mut c, &frame["id"], "i64 registers");
+    let evaluate = c.send(
+        "evaluate",
+        json!({"expression": "spin(1000000000000)", "frameId": frame["id"], "context": "repl"}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let set = c.send(
+        "setBreakpoints",
+        json!({"source": {"path": path("spin.mlir")}, "breakpoints": [{"line": 12}]}),
+    );
+    let pause = c.send("pause", json!({"threadId": 1}));
+    let (got, _) = responses(&mut c, &[evaluate, set, pause]);
+    assert!(
+        got[&evaluate]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("abandoned")),
+        "{:?}",
+        got[&evaluate]
+    );
+    c.ok("continue", json!({"threadId": 1}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped:?}");
+    let (again, _) = top_frame(&mut c);
+    let after = scope_variables(&mut c, &again["id"], "i64 registers");
+    assert_eq!(again["line"], frame["line"]);
+    assert_ne!(before, after, "stopped again where it was");
     c.disconnect_cleanly();
 }

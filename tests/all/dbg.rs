@@ -152,7 +152,7 @@ fn fib_example_steps_by_line_and_instruction() {
     // One instruction later: the conditional branch of line 6 (stepping
     // sees it, although the fast loop fuses it with the compare).
     assert_eq!(r[5].1[0], "fib (module.fib+0x00000022) at fib.mlir:6:5");
-    assert_eq!(r[6].1[0], "#0  module.fib+0x00000022 fib.mlir:6:5");
+    assert_eq!(r[6].1[0], "#0  fib (module.fib+0x00000022) at fib.mlir:6:5");
     assert!(
         r[7].1
             .contains(&"=>6\t    scf.condition(%cond) %i, %a, %b : i32, i32, i32".to_string()),
@@ -256,7 +256,10 @@ fn traps_stop_in_the_faulting_frame() {
             "2\t  %q = arith.divsi %a, %b : i32"
         ]
     );
-    assert_eq!(r[1].1[0], "#0  module.main+0x0000000F divz.mlir:2:8");
+    assert_eq!(
+        r[1].1[0],
+        "#0  main (module.main+0x0000000F) at divz.mlir:2:8"
+    );
     // The registers as they were when it failed: a + 1 and the zero.
     assert_eq!(register(&r[2].1, "%i2"), 8);
     assert_eq!(register(&r[2].1, "%i1"), 0);
@@ -332,8 +335,8 @@ fn step_into_and_finish_out_of_a_call() {
     assert_eq!(
         r[3].1,
         [
-            "#0  module.fn1+0x00000001",
-            "#1  module.sum_squares+0x0000002F calls.mlir:13:11",
+            "#0  fn1 (module.fn1+0x00000001)",
+            "#1  sum_squares (module.sum_squares+0x0000002F) at calls.mlir:13:11",
             "        called from calls.mlir:5:1"
         ]
     );
@@ -422,14 +425,14 @@ fn frames_are_selected_with_up_down_and_frame() {
     assert_eq!(
         r[2].1,
         [
-            "#0  frames.twice+0x00000001 frames.src:3:7",
-            "#1  frames.main+0x00000001 frames.src:8:7"
+            "#0  twice (frames.twice+0x00000001) at frames.src:3:7",
+            "#1  main (frames.main+0x00000001) at frames.src:8:7"
         ]
     );
     assert_eq!(
         r[3].1,
         [
-            "#1  frames.main+0x00000001 frames.src:8:7",
+            "#1  main (frames.main+0x00000001) at frames.src:8:7",
             "8\t  a = twice(n)"
         ]
     );
@@ -447,14 +450,20 @@ fn frames_are_selected_with_up_down_and_frame() {
         r[5].1
     );
     assert_eq!(r[6].1, ["error: Initial frame selected; you cannot go up."]);
-    assert_eq!(r[7].1[0], "#0  frames.twice+0x00000001 frames.src:3:7");
-    assert_eq!(r[8].1[0], "#1  frames.main+0x00000001 frames.src:8:7");
+    assert_eq!(
+        r[7].1[0],
+        "#0  twice (frames.twice+0x00000001) at frames.src:3:7"
+    );
+    assert_eq!(
+        r[8].1[0],
+        "#1  main (frames.main+0x00000001) at frames.src:8:7"
+    );
     assert_eq!(r[9].1, ["%i0 = 5"]);
     assert_eq!(
         r[10].1,
         [
             "Stack level 1, frame at main (frames.main+0x00000001) at frames.src:8:7:",
-            " caller of frame at frames.twice+0x00000001 frames.src:3:7",
+            " caller of frame at twice (frames.twice+0x00000001) at frames.src:3:7",
             " Arglist: %i0=5",
             " 17 i32 register slots, 2 ref registers"
         ]
@@ -465,16 +474,22 @@ fn frames_are_selected_with_up_down_and_frame() {
         ["error: Bottom (innermost) frame selected; you cannot go down."]
     );
     assert_eq!(r[14].1, ["error: no frame 2 (the stack has 2 frames)"]);
-    assert_eq!(r[15].1[0], "#0  frames.twice+0x00000001 frames.src:3:7");
+    assert_eq!(
+        r[15].1[0],
+        "#0  twice (frames.twice+0x00000001) at frames.src:3:7"
+    );
     // gdb's `bt N` (innermost N) and `bt -N` (outermost N).
     assert_eq!(
         r[17].1,
         [
-            "#0  frames.twice+0x00000001 frames.src:3:7",
+            "#0  twice (frames.twice+0x00000001) at frames.src:3:7",
             "(More stack frames follow...)"
         ]
     );
-    assert_eq!(r[18].1, ["#1  frames.main+0x00000001 frames.src:8:7"]);
+    assert_eq!(
+        r[18].1,
+        ["#1  main (frames.main+0x00000001) at frames.src:8:7"]
+    );
     assert_eq!(r[19].1, r[2].1);
     assert_eq!(
         r[20].1,
@@ -574,7 +589,7 @@ fn return_pops_the_selected_frame_with_values() {
         r[2].1,
         [
             "Make twice return now? (y or n) [answered Y; input not from terminal]",
-            "#0  frames.main+0x0000000E frames.src:9:7",
+            "#0  main (frames.main+0x0000000E) at frames.src:9:7",
             "9\t  b = twice(a)"
         ]
     );
@@ -606,7 +621,7 @@ fn return_pops_the_selected_frame_with_values() {
             "Make twice return now? (y or n) [answered Y; input not from terminal]",
             "Watchpoint 3 deleted because the program has left the block in",
             "which its expression is valid.",
-            "#0  frames.main+0x0000000E frames.src:9:7",
+            "#0  main (frames.main+0x0000000E) at frames.src:9:7",
             "9\t  b = twice(a)"
         ]
     );
@@ -655,7 +670,7 @@ fn return_and_finish_in_an_initializer() {
             "Make __init return now? (y or n) [answered Y; input not from terminal]",
             "Watchpoint 2 deleted because the program has left the block in",
             "which its expression is valid.",
-            "#0  counter.main+0x00000001",
+            "#0  main (counter.main+0x00000001)",
             "=> %i0 = vm.global.load.i32 .rwdata[0]"
         ]
     );
@@ -699,7 +714,10 @@ fn call_runs_a_function_while_the_program_is_stopped() {
         ]
     );
     assert_eq!(r[10].1, ["$4 = -2"]);
-    assert_eq!(r[11].1, ["#0  frames.main+0x00000089 frames.src:12:7"]);
+    assert_eq!(
+        r[11].1,
+        ["#0  main (frames.main+0x00000089) at frames.src:12:7"]
+    );
     assert_eq!(r[12].1, ["[main returned]", "result[0]: i32=10"]);
     // Stopped at a trap (n = 3 divides by zero), functions can be called.
     let (out, _) = dbg(&frames_args("3"), "run\ncall twice(4)\n");
@@ -1343,12 +1361,15 @@ fn functions_are_named_by_export_when_source_maps_are_fewer() {
         r[2].1[0],
         "Breakpoint 1, __init (module.__init+0x00000265) at dynamic.mlir:2:8"
     );
-    assert_eq!(r[3].1[0], "#0  module.__init+0x00000265 dynamic.mlir:2:8");
+    assert_eq!(
+        r[3].1[0],
+        "#0  __init (module.__init+0x00000265) at dynamic.mlir:2:8"
+    );
     assert_eq!(
         r[5].1[0],
         "Breakpoint 2, dynamic (module.dynamic+0x00000001)"
     );
-    assert_eq!(r[6].1, ["#0  module.dynamic+0x00000001"]);
+    assert_eq!(r[6].1, ["#0  dynamic (module.dynamic+0x00000001)"]);
     assert!(out.contains("2x2xf32=[9 9][9 9]"), "{out}");
 }
 
@@ -1915,7 +1936,7 @@ fn delete_ranges_info_watchpoints_and_backtrace_full() {
     assert_eq!(
         r[7].1,
         [
-            "#0  module.fib+0x00000033 fib.mlir:12:13",
+            "#0  fib (module.fib+0x00000033) at fib.mlir:12:13",
             "        called from fib.mlir:3:1",
             "        %k1 = 0  (%i1, shared with %zero)",
             "        %more = 1  (%i5, shared with %next)",
@@ -2016,7 +2037,7 @@ fn sigint_pauses_a_looping_init() {
     assert!(status.success(), "{seen:?} {rest:?}");
     let r = replies(&rest.iter().map(|l| format!("{l}\n")).collect::<String>());
     assert_eq!(r[0].0, "bt");
-    assert!(r[0].1[0].starts_with("#0  m.__init+0x"), "{r:?}");
+    assert!(r[0].1[0].starts_with("#0  __init (m.__init+0x"), "{r:?}");
     assert_eq!(r[1].1, ["[Inferior 1 killed]"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -2044,7 +2065,7 @@ fn start_stops_in_the_function_after_the_initializers() {
     assert_eq!(status, 0, "{out}");
     let r = replies(&out);
     assert_eq!(r[0].1[0], "dynamic (module.dynamic+0x00000001)");
-    assert_eq!(r[1].1, ["#0  module.dynamic+0x00000001"]);
+    assert_eq!(r[1].1, ["#0  dynamic (module.dynamic+0x00000001)"]);
     // `start` after `kill` starts the program afresh: the initializer runs
     // again and stops at the breakpoint in it (two of its locations), then
     // the entry stop.
@@ -2096,7 +2117,7 @@ fn breakpoint_command_lists_run_at_their_stops() {
         [
             "Temporary breakpoint 2, fib (module.fib+0x0000003A) at fib.mlir:13:11",
             "13\t    %k1 = arith.addi %k, %one : i32",
-            "#0  module.fib+0x0000003A fib.mlir:13:11",
+            "#0  fib (module.fib+0x0000003A) at fib.mlir:13:11",
             "        called from fib.mlir:3:1"
         ]
     );
@@ -2360,7 +2381,7 @@ fn breakpoints_stop_only_in_their_own_module() {
     assert_eq!(code, 0, "{out}");
     let r = replies(&out);
     assert_eq!(r[2].1[0], "Breakpoint 1, __init (app.__init+0x00000001)");
-    assert_eq!(r[3].1, ["#0  app.__init+0x00000001"]);
+    assert_eq!(r[3].1, ["#0  __init (app.__init+0x00000001)"]);
     assert_eq!(
         r[4].1[0],
         "Breakpoint 2, f (lib.f+0x00000001) at twin.src:3:3"
@@ -2368,8 +2389,8 @@ fn breakpoints_stop_only_in_their_own_module() {
     assert_eq!(
         r[5].1,
         [
-            "#0  lib.f+0x00000001 twin.src:3:3",
-            "#1  app.main+0x00000001"
+            "#0  f (lib.f+0x00000001) at twin.src:3:3",
+            "#1  main (app.main+0x00000001)"
         ]
     );
     assert_eq!(r[6].1, ["[main returned]", "result[0]: i32=6"]);
@@ -2450,7 +2471,7 @@ fn a_watchpoint_in_an_initializer_ends_with_its_frame() {
     let r = replies(&out);
     assert_eq!(r[3].1[1..3], ["Old value = 0", "New value = 7"]);
     assert_eq!(r[4].1, left);
-    assert_eq!(r[5].1, ["#0  app.__init+0x00000001"]);
+    assert_eq!(r[5].1, ["#0  __init (app.__init+0x00000001)"]);
     assert_eq!(r[6].1, ["No watchpoints."]);
     assert_eq!(r[7].1, ["[main returned]", "result[0]: i32=6"]);
 

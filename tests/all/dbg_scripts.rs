@@ -128,9 +128,35 @@ fn an_error_ends_the_sourced_file() {
     assert_eq!(code, 1, "{out}");
     assert_eq!(
         out,
-        "error: /nonexistent/cmds.gdb: No such file or directory (os error 2).\n\
+        "error: /nonexistent/cmds.gdb: No such file or directory.\n\
          error: source command requires file name of file to source.\n\
-         error: /: not a regular file.\n"
+         error: /: Is a directory.\n"
+    );
+}
+
+/// `source FILE` and `-x FILE` look for a file not found as named in the
+/// `--source-dir` directories (gdb's source path), as gdb's `source`
+/// does: a name with a `/` only with `-s` (an absolute one taken as
+/// relative to each directory); the current directory comes first.
+#[test]
+fn source_and_x_search_the_source_dirs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("sub")).expect("sub");
+    std::fs::write(dir.path().join("s.gdb"), "echo [from-dir]\\n\n").expect("file");
+    std::fs::write(dir.path().join("sub/t.gdb"), "echo [from-sub]\\n\n").expect("file");
+    let source_dir = format!("--source-dir={}", dir.path().display());
+    let (out, code) = dbg_fib(
+        &[&source_dir, "-x", "s.gdb"],
+        "source s.gdb\nsource sub/t.gdb\nsource -s sub/t.gdb\nsource -s /sub/t.gdb\n\
+         source nosuch.gdb\n",
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out,
+        "[from-dir]\n(irvm) source s.gdb\n[from-dir]\n(irvm) source sub/t.gdb\n\
+         error: sub/t.gdb: No such file or directory.\n(irvm) source -s sub/t.gdb\n[from-sub]\n\
+         (irvm) source -s /sub/t.gdb\n[from-sub]\n(irvm) source nosuch.gdb\n\
+         error: nosuch.gdb: No such file or directory.\n"
     );
 }
 

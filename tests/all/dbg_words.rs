@@ -113,7 +113,9 @@ fn ptype_whatis_output_and_printf() {
 fn info_line_gives_the_lines_code_range() {
     let (r, code) = session(
         &args("fib.vmfb", "fib", "5"),
-        "info line fib.mlir:12\ninfo line\nbreak fib.mlir:12\nrun\nstepi\ninfo line\n",
+        "info line fib.mlir:12\ninfo line\nbreak fib.mlir:12\nrun\nstepi\ninfo line\n\
+         info line 0\ninfo line fib.mlir:0\ninfo line fib.mlir:-3\ninfo line 99\n\
+         info line 11\nbreak 0\nbreak fib.mlir:99\n",
     );
     assert_eq!(code, 1, "{r:?}");
     assert_eq!(
@@ -129,6 +131,23 @@ fn info_line_gives_the_lines_code_range() {
         r[5].1,
         "Line 13 of \"fib.mlir\" starts at address module.fib+0x0000003A <fib+58> and ends at \
          module.fib+0x00000041 <fib+65>.\n"
+    );
+    // gdb's words for lines outside those with code, and for a line
+    // without code (the next line's code); `break` refuses them as gdb
+    // does (gdb then offers a pending breakpoint, answered no).
+    let replies: Vec<&str> = r[6..].iter().map(|(_, reply)| reply.as_str()).collect();
+    assert_eq!(
+        replies,
+        [
+            "error: Line number 0 is out of range for \"fib.mlir\".\n",
+            "error: Line number 0 is out of range for \"fib.mlir\".\n",
+            "error: Line number -3 is out of range for \"fib.mlir\".\n",
+            "error: Line number 99 is out of range for \"fib.mlir\".\n",
+            "Line 11 of \"fib.mlir\" is at address module.fib+0x00000033 <fib+51> but contains \
+             no code.\n",
+            "error: No line 0 in the current file.\n",
+            "error: No line 99 in file \"fib.mlir\".\n",
+        ]
     );
 }
 
@@ -193,7 +212,7 @@ fn rwatch_and_awatch_stop_at_reads_and_accesses() {
     );
     assert_eq!(
         r[4].1,
-        "#0  module.fn1+0x00000001\n(More stack frames follow...)\n"
+        "#0  fn1 (module.fn1+0x00000001)\n(More stack frames follow...)\n"
     );
 }
 
@@ -322,4 +341,77 @@ fn value_history_calls_in_output_and_printf_and_help_of_no_command() {
         "error: `square(1)` is a call: only print, call, output and printf call functions\n"
     );
     assert_eq!(replies[16].1, "$2 = 16\n");
+}
+
+/// `printf`'s `%c` writes its argument's low byte as it is, as gdb 13
+/// does (`printf "%c", -1` writes the byte 0xFF, not U+00FF's two UTF-8
+/// bytes), and a NUL ends its piece (gdb prints each piece as a C
+/// string); modifiers gdb's parser refuses are refused in its words.
+#[test]
+fn printf_c_writes_raw_bytes_as_gdb_does() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+        .arg("dbg")
+        .args(args("calls.vmfb", "sum_squares", "4"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("irvm dbg starts");
+    std::io::Write::write_all(
+        &mut child.stdin.take().expect("stdin"),
+        b"start\nprintf \"<%c|%c|%c|a%cb|%-3c|>\\n\", -1, 200, 321, 0, 0\nprintf \"%+c\", 1\n",
+    )
+    .expect("script written");
+    let out = child.wait_with_output().expect("irvm dbg ends");
+    let stdout = &out.stdout;
+    let want: &[u8] = b"<\xff|\xc8|A|ab||>\n";
+    assert!(
+        stdout.windows(want.len()).any(|w| w == want),
+        "{}",
+        String::from_utf8_lossy(stdout)
+    );
+    let text = String::from_utf8_lossy(stdout);
+    assert!(
+        text.contains("error: Inappropriate modifiers to format specifier 'c' in printf"),
+        "{text}"
+    );
+}
+
+/// `awatch` stops at every write of its register, as gdb's access
+/// watchpoint stops at every store: a write of the value the register
+/// already holds is `Value = 5` (gdb's words for it), a call's result too
+/// (seen back in the frame when the callee returns); which instructions
+/// write comes from the instruction table, not from comparing values.
+#[test]
+fn awatch_sees_a_write_of_the_same_value() {
+    let (r, code) = session(
+        &[
+            format!("--module={}", data("dbg/same_value.vmasm").display()),
+            "--function=main".into(),
+            "--input=1".into(),
+        ],
+        "break same.src:7\nrun\nawatch %i1\ncontinue\ncontinue\ncontinue\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    let heading = "\nHardware access (read/write) watchpoint 2: %i1\n\n";
+    assert_eq!(
+        r[3].1,
+        format!(
+            "{heading}Value = 5\nmain (same.main+0x0000000F) at same.src:8:3\n\
+             => %i1 = vm.call @same.five()\n"
+        )
+    );
+    assert_eq!(
+        r[4].1,
+        format!(
+            "{heading}Value = 5\nmain (same.main+0x0000001A) at same.src:9:3\n\
+             => %i1 = vm.const.i32 6  // 0x00000006\n"
+        )
+    );
+    assert!(
+        r[5].1
+            .starts_with(&format!("{heading}Old value = 5\nNew value = 6\n")),
+        "{}",
+        r[5].1
+    );
 }

@@ -4,7 +4,7 @@
 //! user commands (`define NAME` ... `end`, `$arg0`... and `$argc`,
 //! `document`), over the lines of a [`LineSource`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{list_numbers, CommandList, DbgArgs, Flow, Input, Session, COMMANDS};
 use irvm_debugger::PauseHandle;
@@ -368,16 +368,24 @@ impl Session {
         Ok(Flow::Continue)
     }
 
-    /// `source FILE` (and `-x FILE`): runs the file's commands, up to the
-    /// first that fails, whose error names the file and line.
-    pub(super) fn source_commands(&mut self, path: &str) -> Result<Flow, String> {
+    /// `source [-s] FILE` (and `-x FILE`): runs the file's commands, up to
+    /// the first that fails, whose error names the file and line. The file
+    /// is looked for as gdb looks for a command file: as named, then (for a
+    /// name without a `/`, or any with `-s`) in each `--source-dir`
+    /// directory, gdb's source path ([`find_command_file`]).
+    pub(super) fn source_commands(&mut self, rest: &str) -> Result<Flow, String> {
+        let (search, path) = match rest.split_once(char::is_whitespace) {
+            Some(("-s", file)) if !file.trim().is_empty() => (true, file.trim()),
+            _ => (false, rest),
+        };
         if path.is_empty() {
             return Err("source command requires file name of file to source.".into());
         }
         if self.nesting >= MAX_NESTING {
             return Err(depth_exceeded());
         }
-        let text = read_command_file(Path::new(path))?;
+        let found = find_command_file(path, search, &self.script_dirs);
+        let text = read_command_file(&found, path)?;
         let mut numbered = text.lines().map(str::to_string).enumerate();
         let at = std::rc::Rc::new(std::cell::Cell::new(0usize));
         let seen = at.clone();
@@ -458,10 +466,40 @@ const MAX_COMMAND_FILE_BYTES: u64 = 16 << 20;
 
 /// The text of a command file (`source`, `-x`): a regular file of at most
 /// [`MAX_COMMAND_FILE_BYTES`], UTF-8; errors say which and why.
-fn read_command_file(path: &Path) -> Result<String, String> {
+/// Where `source` finds command file `name`, as gdb's `source` does
+/// (`find_and_open_script`): as named (from the current directory) if it
+/// is there; else, for a name without a directory separator or with
+/// `search` (`-s`), the first of `dirs` holding it (an absolute name taken
+/// as relative to each); else as named, for the error to name.
+pub(super) fn find_command_file(name: &str, search: bool, dirs: &[PathBuf]) -> PathBuf {
+    let given = PathBuf::from(name);
+    let searched = search || !name.contains('/');
+    if given.exists() || !searched {
+        return given;
+    }
+    let relative = name.trim_start_matches('/');
+    dirs.iter()
+        .map(|dir| dir.join(relative))
+        .find(|candidate| candidate.exists())
+        .unwrap_or(given)
+}
+
+/// The C library's words for an I/O error (`No such file or directory`),
+/// as gdb prints them: Rust's without its `(os error N)`.
+fn os_words(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+fn read_command_file(path: &Path, name: &str) -> Result<String, String> {
     use std::io::Read;
-    let name = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| format!("{name}: {e}."))?;
+    let meta = std::fs::metadata(path).map_err(|e| format!("{name}: {}.", os_words(&e)))?;
+    if meta.is_dir() {
+        return Err(format!("{name}: Is a directory."));
+    }
     if !meta.is_file() {
         return Err(format!("{name}: not a regular file."));
     }
@@ -474,7 +512,7 @@ fn read_command_file(path: &Path) -> Result<String, String> {
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_COMMAND_FILE_BYTES).read_to_end(&mut bytes))
-        .map_err(|e| format!("{name}: {e}."))?;
+        .map_err(|e| format!("{name}: {}.", os_words(&e)))?;
     String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8 text ({e})."))
 }
 

@@ -45,7 +45,7 @@ impl BreakpointTable {
         match spec.rsplit_once(':') {
             Some((file, line)) => {
                 let line = parse_line(spec, line)?;
-                let (addresses, at) = self.resolve_line(file, line)?;
+                let (addresses, at) = self.resolve_line(file, line, &format!("file \"{file}\""))?;
                 self.add_resolved(&req, addresses, Some(at))
             }
             None => {
@@ -56,11 +56,14 @@ impl BreakpointTable {
     }
 
     /// The addresses of `file`'s `line` (or the next line with code), and
-    /// that line.
+    /// that line. A line before the first (0 or negative) or past the last
+    /// with code is gdb's `No line N in the current file.` (`in file
+    /// "FILE"`): `named` is how that message names the file.
     pub(crate) fn resolve_line(
         &self,
         file: &str,
         line: i32,
+        named: &str,
     ) -> Result<(Vec<CodeAddress>, i32), DebugCommandError> {
         let (any_debug_info, lines) = self
             .info
@@ -76,10 +79,8 @@ impl BreakpointTable {
             ));
         }
         match lines.range(line..).next() {
-            Some((&l, addresses)) => Ok((addresses.clone(), l)),
-            None => err(format!(
-                "bad breakpoint `{file}:{line}`: no code at or after that line"
-            )),
+            Some((&l, addresses)) if line > 0 => Ok((addresses.clone(), l)),
+            _ => err(format!("No line {line} in {named}.")),
         }
     }
 

@@ -316,6 +316,13 @@ pub(crate) struct InstructionReads {
     pub ways: Vec<Vec<RegisterRef>>,
     /// What picks the way, when there are several.
     pub chooser: Option<WayChooser>,
+    /// Written whichever way the instruction goes: its results (a call's
+    /// when its callee returns), from the instruction table's operand
+    /// roles.
+    pub writes: Vec<RegisterRef>,
+    /// Each way's block-argument destinations, in the order of `ways`:
+    /// written as the branch lands, on the way it goes only.
+    pub way_writes: Vec<Vec<RegisterRef>>,
 }
 
 /// The i32 register whose value picks the way a branch goes.
@@ -332,8 +339,36 @@ impl InstructionReads {
     /// The registers it reads with these i32 registers (the way a branch
     /// goes is the one they pick).
     pub(crate) fn read_with(&self, i32s: &[u32]) -> Vec<RegisterRef> {
+        Self::taken(&self.always, &self.ways, self.way(i32s))
+    }
+
+    /// The registers it writes with these i32 registers (a branch writes
+    /// the block arguments of the way they pick): what access watchpoints
+    /// see written, the same value or not, as gdb's `awatch` sees a store.
+    pub(crate) fn written_with(&self, i32s: &[u32]) -> Vec<RegisterRef> {
+        Self::taken(&self.writes, &self.way_writes, self.way(i32s))
+    }
+
+    /// `always`, and those of `ways` the way `way` goes (all of them when
+    /// there is no choice).
+    fn taken(
+        always: &[RegisterRef],
+        ways: &[Vec<RegisterRef>],
+        way: Option<usize>,
+    ) -> Vec<RegisterRef> {
+        let mut out = always.to_vec();
+        for (k, registers) in ways.iter().enumerate() {
+            if way.is_none_or(|w| w == k) {
+                out.extend(registers);
+            }
+        }
+        out
+    }
+
+    /// The way these i32 registers pick, when there are several.
+    fn way(&self, i32s: &[u32]) -> Option<usize> {
         let value = |r: u16| i32s.get(r as usize).copied().unwrap_or(0);
-        let way = match self.chooser {
+        match self.chooser {
             None => None,
             Some(WayChooser::Condition(r)) => Some(if value(r) != 0 { 0 } else { 1 }),
             Some(WayChooser::Index(r)) => {
@@ -343,14 +378,7 @@ impl InstructionReads {
                     _ => 0,
                 })
             }
-        };
-        let mut out = self.always.clone();
-        for (k, sources) in self.ways.iter().enumerate() {
-            if way.is_none_or(|w| w == k) {
-                out.extend(sources);
-            }
         }
-        out
     }
 
     /// Every register it may read, in operand order.
@@ -381,8 +409,17 @@ pub(crate) fn instruction_reads(m: &Module, function: u32) -> Vec<(u32, Instruct
                 (Field::RefMove(Access::Read), Operand::Reg(r)) => {
                     reads.always.push(register(*r, Some(Bank::Ref)));
                 }
+                (Field::Reg(bank, Access::Write), Operand::Reg(r)) => {
+                    reads.writes.push(register(*r, Some(*bank)));
+                }
+                (Field::RefMove(Access::Write), Operand::Reg(r)) => {
+                    reads.writes.push(register(*r, Some(Bank::Ref)));
+                }
                 (Field::Operands(_), Operand::Regs(list)) => {
                     reads.always.extend(list.iter().map(|r| register(r, None)));
+                }
+                (Field::Results(_), Operand::Regs(list)) => {
+                    reads.writes.extend(list.iter().map(|r| register(r, None)));
                 }
                 // A branch reads the sources of its block arguments on the
                 // way it goes (the destinations are written as it lands:
@@ -392,12 +429,18 @@ pub(crate) fn instruction_reads(m: &Module, function: u32) -> Vec<(u32, Instruct
                     reads
                         .ways
                         .push(remap.iter().map(|(from, _)| register(from, None)).collect());
+                    reads
+                        .way_writes
+                        .push(remap.iter().map(|(_, to)| register(to, None)).collect());
                 }
                 (Field::BranchTableCases, Operand::Cases(cases)) => {
                     for (_, remap) in cases {
                         reads
                             .ways
                             .push(remap.iter().map(|(from, _)| register(from, None)).collect());
+                        reads
+                            .way_writes
+                            .push(remap.iter().map(|(_, to)| register(to, None)).collect());
                     }
                 }
                 _ => {}
@@ -411,7 +454,12 @@ pub(crate) fn instruction_reads(m: &Module, function: u32) -> Vec<(u32, Instruct
             _ => None,
         };
         reads.chooser = chooser;
-        if !reads.always.is_empty() || reads.ways.iter().any(|w| !w.is_empty()) {
+        let any = |v: &Vec<Vec<RegisterRef>>| v.iter().any(|w| !w.is_empty());
+        if !reads.always.is_empty()
+            || any(&reads.ways)
+            || !reads.writes.is_empty()
+            || any(&reads.way_writes)
+        {
             out.push((inst.offset as u32, reads));
         }
     }
@@ -448,6 +496,7 @@ pub(crate) fn register_uses(
         return instruction_reads(m, function)
             .into_iter()
             .map(|(offset, reads)| (offset, reads.all()))
+            .filter(|(_, read)| !read.is_empty())
             .collect();
     }
     let Some(code) = m.function_bytecode(function as usize) else {

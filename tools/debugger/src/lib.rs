@@ -578,11 +578,31 @@ impl StopObserver {
         move |r| reads.iter().any(|&read| watchpoints::overlap(read, r))
     }
 
+    /// Whether register `r` is written by the instruction `view` stands
+    /// before (asked only when an access watchpoint is set): its results,
+    /// and a branch's block arguments on the way it goes.
+    fn written_here(&mut self, view: &ExecView<'_>) -> impl Fn(RegisterRef) -> bool {
+        let writes = if self.watches.iter().any(|w| w.kind == WatchKind::Access) {
+            self.reads(view)
+                .get(&view.offset)
+                .map(|uses| uses.written_with(view.i32_registers()))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        move |r| {
+            writes
+                .iter()
+                .any(|&written| watchpoints::overlap(written, r))
+        }
+    }
+
     /// Before the instruction the program paused at, which runs without
     /// being checked: the reads it makes are still noted.
     fn note_reads(&mut self, view: &ExecView<'_>) {
         let banks = self.banks(view);
         let read_here = self.read_here(view);
+        let written_here = self.written_here(view);
         let regs = RegisterFile {
             i32s: view.i32_registers(),
             refs: view.ref_registers(),
@@ -590,6 +610,7 @@ impl StopObserver {
         };
         for w in &mut self.watches {
             w.note_read(view.depth, &regs, &read_here);
+            w.note_write(view.depth, &written_here);
         }
     }
 
@@ -600,6 +621,7 @@ impl StopObserver {
     fn watch_stop(&mut self, view: &ExecView<'_>) -> Option<Reason> {
         let banks = self.banks(view);
         let read_here = self.read_here(view);
+        let written_here = self.written_here(view);
         let regs = RegisterFile {
             i32s: view.i32_registers(),
             refs: view.ref_registers(),
@@ -608,7 +630,7 @@ impl StopObserver {
         let mut events = Vec::new();
         let mut ended_quietly = Vec::new();
         for w in &mut self.watches {
-            let Some(event) = w.check(view.depth, &regs, &read_here) else {
+            let Some(event) = w.check(view.depth, &regs, &read_here, &written_here) else {
                 continue;
             };
             if !w.enabled {
@@ -1599,18 +1621,51 @@ impl Debugger {
                 ))
             })?;
             let line = parse_line(spec, spec)?;
-            let (a, l) = self.table.resolve_line(&file, line)?;
+            let (a, l) = self.table.resolve_line(&file, line, "the current file")?;
             return Ok((a, Some(l)));
         }
         if let Some((file, line)) = spec.rsplit_once(':') {
             let line = parse_line(spec, line)?;
-            let (a, l) = self.table.resolve_line(file, line)?;
+            let (a, l) = self
+                .table
+                .resolve_line(file, line, &format!("file \"{file}\""))?;
             return Ok((a, Some(l)));
         }
         if spec.is_empty() {
             return err("break needs a location: FILE:LINE, LINE, FUNCTION or *OFFSET");
         }
         Ok((self.resolve_function(spec)?, None))
+    }
+
+    /// A `LINE` or `FILE:LINE` spec outside the lines of its file that
+    /// have code (0, negative, or past the last): the line and the file as
+    /// gdb's `info line` names it (`Line number 0 is out of range for
+    /// "fib.mlir".`): the current file's recorded name, or the name typed.
+    /// `None` for other specs and for lines in range.
+    pub fn line_out_of_range(&self, spec: &str) -> Option<(i32, String)> {
+        let spec = spec.trim();
+        let (file, line) = if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
+            (self.default_source_file()?, spec)
+        } else {
+            let (file, line) = spec.rsplit_once(':')?;
+            (file.to_string(), line)
+        };
+        let line: i32 = line.trim().parse().ok()?;
+        let (_, lines) = self
+            .info
+            .line_starts_where(|recorded| file_matches(recorded, &file));
+        let last = *lines.keys().next_back()?;
+        (line <= 0 || line > last).then_some((line, file))
+    }
+
+    /// Resolves a location spec as [`Debugger::resolve_location`] does,
+    /// with the line a `LINE` or `FILE:LINE` spec resolved to (the next
+    /// line with code where the line has none).
+    pub fn resolve_location_line(
+        &self,
+        spec: &str,
+    ) -> Result<(Vec<CodeAddress>, Option<i32>), DebugCommandError> {
+        self.resolve(spec.trim())
     }
 
     /// Resolves a location spec (as for breakpoints) to its addresses.
@@ -2000,6 +2055,7 @@ impl Debugger {
                 register: w.register,
                 kind: w.kind,
                 pending_read: None,
+                pending_write: false,
                 depth: w.depth,
                 condition: w.condition.clone(),
                 value,

@@ -1,9 +1,14 @@
 //! gdb's `printf "FORMAT", ARG...`: the command's text split into its
 //! format string (C escapes read as gdb 13's `printf` reads them) and its
 //! arguments, and the format applied to the arguments' values with C's
-//! conversions (`%d %i %u %x %X %o %c %s %f %e %g %E %G %%`, flags
-//! `- + space 0 #`, width, precision, and the length modifiers `hh h l ll
-//! z j`), in gdb's words for mistakes.
+//! conversions (`%d %i %u %x %X %o %c %s %p %f %e %g %E %G %%`, flags
+//! `- + space 0 #`, width, precision, and the length modifiers `h l ll z`
+//! (and `L` of a float conversion), each only where gdb's format parser
+//! takes it), in gdb's words for mistakes. The result is bytes, as gdb
+//! writes them: `%c` writes one byte (its argument converted to C's `int`,
+//! then `unsigned char`), and a NUL byte ends the piece it is in (the text
+//! before a conversion and the conversion), as gdb prints each piece as a
+//! C string.
 
 use super::{DebugCommandError, DebugValue};
 
@@ -41,7 +46,6 @@ pub fn split_printf(text: &str) -> Result<(String, Vec<String>), DebugCommandErr
                     't' => '\t',
                     'v' => '\u{b}',
                     '"' => '"',
-                    '\'' => '\'',
                     other => {
                         return Err(DebugCommandError(format!(
                             "Unrecognized escape character \\{other} in format string."
@@ -76,21 +80,59 @@ struct Spec {
     alternate: bool,
     width: usize,
     precision: Option<usize>,
-    /// Bits of an integer conversion: 8, 16, 32 (no modifier) or 64.
+    /// Bits of an integer conversion: 16 (`h`), 32 (no modifier) or 64.
     bits: u32,
+    /// Length modifiers seen: `l`s (0 to 2), `h`, `L`, `z`.
+    longs: u8,
+    short: bool,
+    long_double: bool,
+    size_t: bool,
     conversion: char,
 }
 
-/// A piece of a format: text, or a conversion taking an argument.
+/// A piece of a format as gdb cuts it: the text before a conversion with
+/// the conversion, or the text after the last one.
 #[derive(Debug)]
 enum Piece {
     Text(String),
-    Conversion(Spec),
+    Conversion(String, Spec),
 }
 
 /// Most a width or precision may be (gdb passes them to the C library;
 /// this keeps a typo from asking for gigabytes).
 const MAX_WIDTH: usize = 4096;
+
+/// Whether gdb's format parser takes `spec`'s flags and length modifier
+/// with its conversion (gdbsupport/format.cc: `bad`).
+fn modifiers_fit(spec: &Spec) -> bool {
+    let signs = spec.space || spec.plus;
+    match spec.conversion {
+        'u' | 'o' | 'x' | 'X' | 'd' | 'i' => {
+            let hash_on_u = spec.conversion == 'u' && spec.alternate;
+            let sign_on_unsigned = "uoxX".contains(spec.conversion) && signs;
+            !hash_on_u && !sign_on_unsigned && !spec.long_double
+        }
+        'c' => {
+            spec.longs < 2
+                && !spec.short
+                && !spec.long_double
+                && spec.precision.is_none()
+                && !spec.zero
+                && !signs
+        }
+        'p' => {
+            spec.longs == 0
+                && !spec.short
+                && !spec.long_double
+                && spec.precision.is_none()
+                && !spec.alternate
+                && !spec.zero
+                && !signs
+        }
+        's' => spec.longs < 2 && !spec.short && !spec.long_double && !spec.zero && !signs,
+        _ => spec.longs == 0 && !spec.short,
+    }
+}
 
 fn parse_format(format: &str) -> Result<Vec<Piece>, DebugCommandError> {
     let mut pieces = Vec::new();
@@ -129,14 +171,20 @@ fn parse_format(format: &str) -> Result<Vec<Piece>, DebugCommandError> {
             }
             chars.next();
         }
+        let star = || {
+            Err(DebugCommandError(
+                "`*' not supported for precision or width in printf".into(),
+            ))
+        };
         if chars.peek() == Some(&'*') {
-            return Err(DebugCommandError(
-                "`*` in format string not supported in printf".into(),
-            ));
+            return star();
         }
         spec.width = number(&mut chars);
         if chars.peek() == Some(&'.') {
             chars.next();
+            if chars.peek() == Some(&'*') {
+                return star();
+            }
             spec.precision = Some(number(&mut chars));
         }
         if spec.width > MAX_WIDTH || spec.precision.is_some_and(|p| p > MAX_WIDTH) {
@@ -144,31 +192,60 @@ fn parse_format(format: &str) -> Result<Vec<Piece>, DebugCommandError> {
                 "width or precision over {MAX_WIDTH} in printf format"
             )));
         }
-        loop {
-            match chars.peek() {
-                Some('h') => {
-                    spec.bits = if spec.bits == 16 { 8 } else { 16 };
-                }
-                Some('l' | 'z' | 'j') => spec.bits = 64,
-                _ => break,
+        // One length modifier, as gdb's format parser reads them (`hh`
+        // and `j` are not among them: their second letter is then read
+        // as the conversion).
+        match chars.peek() {
+            Some('h') => {
+                spec.short = true;
+                spec.bits = 16;
+                chars.next();
             }
-            chars.next();
+            Some('l') => {
+                chars.next();
+                spec.longs = 1;
+                if chars.peek() == Some(&'l') {
+                    chars.next();
+                    spec.longs = 2;
+                }
+                spec.bits = 64;
+            }
+            Some('L') => {
+                spec.long_double = true;
+                chars.next();
+            }
+            Some('z') => {
+                spec.size_t = true;
+                spec.bits = 64;
+                chars.next();
+            }
+            _ => {}
         }
         let Some(conversion) = chars.next() else {
             return Err(DebugCommandError(
                 "Incomplete format specifier at end of format string".into(),
             ));
         };
-        if !"diuxXocsfeEgG".contains(conversion) {
-            return Err(DebugCommandError(format!(
-                "Unrecognized format specifier '{conversion}' in printf"
-            )));
+        match conversion {
+            'n' => {
+                return Err(DebugCommandError(
+                    "Format specifier `n' not supported in printf".into(),
+                ))
+            }
+            c if !"diuxXocspfeEgG".contains(c) => {
+                return Err(DebugCommandError(format!(
+                    "Unrecognized format specifier '{c}' in printf"
+                )))
+            }
+            _ => {}
         }
         spec.conversion = conversion;
-        if !text.is_empty() {
-            pieces.push(Piece::Text(std::mem::take(&mut text)));
+        if !modifiers_fit(&spec) {
+            return Err(DebugCommandError(format!(
+                "Inappropriate modifiers to format specifier '{conversion}' in printf"
+            )));
         }
-        pieces.push(Piece::Conversion(spec));
+        pieces.push(Piece::Conversion(std::mem::take(&mut text), spec));
     }
     if !text.is_empty() {
         pieces.push(Piece::Text(text));
@@ -182,27 +259,34 @@ pub fn format_printf(
     format: &str,
     args: &[DebugValue],
     render: impl Fn(&DebugValue) -> String,
-) -> Result<String, DebugCommandError> {
+) -> Result<Vec<u8>, DebugCommandError> {
     let pieces = parse_format(format)?;
     let wanted = pieces
         .iter()
-        .filter(|p| matches!(p, Piece::Conversion(_)))
+        .filter(|p| matches!(p, Piece::Conversion(..)))
         .count();
     if wanted != args.len() {
         return Err(DebugCommandError(
             "Wrong number of arguments for specified format-string".into(),
         ));
     }
-    let mut out = String::new();
+    let mut out = Vec::new();
     let mut values = args.iter();
     for piece in pieces {
-        match piece {
-            Piece::Text(t) => out.push_str(&t),
-            Piece::Conversion(spec) => {
+        let mut bytes = match piece {
+            Piece::Text(t) => t.into_bytes(),
+            Piece::Conversion(before, spec) => {
                 let Some(v) = values.next() else { break };
-                out.push_str(&convert(&spec, v, &render)?);
+                let mut bytes = before.into_bytes();
+                bytes.extend(convert(&spec, v, &render)?);
+                bytes
             }
+        };
+        // gdb prints each piece as a C string: a NUL (`%c` of 0) ends it.
+        if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+            bytes.truncate(nul);
         }
+        out.extend(bytes);
     }
     Ok(out)
 }
@@ -233,11 +317,12 @@ fn double(v: &DebugValue) -> Result<f64, DebugCommandError> {
     })
 }
 
+/// One conversion's bytes.
 fn convert(
     spec: &Spec,
     v: &DebugValue,
     render: &impl Fn(&DebugValue) -> String,
-) -> Result<String, DebugCommandError> {
+) -> Result<Vec<u8>, DebugCommandError> {
     let (sign, body) = match spec.conversion {
         'd' | 'i' => {
             let n = truncate_signed(integer(v)?, spec.bits);
@@ -262,15 +347,37 @@ fn convert(
             ("", digits(n, base, spec, spec.conversion == 'X'))
         }
         'c' => {
-            let code = truncate_unsigned(integer(v)?, 8) as u8;
-            return Ok(pad("", &char::from(code).to_string(), spec, false));
+            if spec.longs > 0 {
+                return Err(DebugCommandError(
+                    "expected wchar_t argument for %lc".into(),
+                ));
+            }
+            // C's `%c`: the argument as an `int`, written as an
+            // `unsigned char`: one byte, whatever it is.
+            let byte = truncate_unsigned(integer(v)?, 8) as u8;
+            let fill = vec![b' '; spec.width.saturating_sub(1)];
+            return Ok(if spec.left {
+                [vec![byte], fill].concat()
+            } else {
+                [fill, vec![byte]].concat()
+            });
         }
         's' => {
             let mut text = render(v);
             if let Some(p) = spec.precision {
                 text = text.chars().take(p).collect();
             }
-            return Ok(pad("", &text, spec, false));
+            return Ok(pad("", &text, spec, false).into_bytes());
+        }
+        'p' => {
+            // gdb's `%p`: `0x` and the hex digits, `(nil)` for 0.
+            let n = integer(v)?;
+            let text = if n == 0 {
+                "(nil)".to_string()
+            } else {
+                format!("{:#x}", n as u64)
+            };
+            return Ok(pad("", &text, spec, false).into_bytes());
         }
         _ => {
             let x = double(v)?;
@@ -288,7 +395,7 @@ fn convert(
     };
     let numeric_zero =
         spec.zero && !spec.left && (spec.precision.is_none() || "fFeEgG".contains(spec.conversion));
-    Ok(pad(sign, &body, spec, numeric_zero))
+    Ok(pad(sign, &body, spec, numeric_zero).into_bytes())
 }
 
 fn truncate_signed(n: i64, bits: u32) -> i64 {
@@ -428,9 +535,13 @@ fn strip_fraction_zeros(t: &str) -> String {
 mod tests {
     use super::*;
 
-    fn printf(text: &str, args: &[DebugValue]) -> Result<String, String> {
+    fn printf_bytes(text: &str, args: &[DebugValue]) -> Result<Vec<u8>, String> {
         let (format, _) = split_printf(text).map_err(|e| e.0)?;
         format_printf(&format, args, |v| format!("<{}>", v.type_name())).map_err(|e| e.0)
+    }
+
+    fn printf(text: &str, args: &[DebugValue]) -> Result<String, String> {
+        printf_bytes(text, args).map(|b| String::from_utf8(b).expect("UTF-8"))
     }
 
     #[test]
@@ -465,11 +576,11 @@ mod tests {
         );
         assert_eq!(
             printf(
-                "\"%lx %x %hhd\"",
+                "\"%lx %x %hd\"",
                 &[
                     DebugValue::I32(-1),
                     DebugValue::I64(1 << 32 | 7),
-                    DebugValue::I32(0x1ff)
+                    DebugValue::I32(0x1ffff)
                 ]
             )
             .unwrap(),
@@ -572,5 +683,117 @@ mod tests {
             .contains("can't be converted to integer"));
         let (_, args) = split_printf("\"%d %d\", %i1 , 5").unwrap();
         assert_eq!(args, ["%i1", "5"]);
+    }
+
+    /// `%c` writes its argument's low byte as it is (gdb 13 on x86-64
+    /// writes `\xff` for `printf "%c", -1`), and a NUL ends its piece: the
+    /// text before the conversion stays, the text after it in the same
+    /// piece (its padding) goes, the next piece prints.
+    #[test]
+    fn c_writes_one_byte_and_a_nul_ends_its_piece() {
+        let i = DebugValue::I32;
+        assert_eq!(
+            printf_bytes("\"%c|%c|%c|%c\\n\"", &[i(-1), i(256), i(321), i(200)]).unwrap(),
+            b"\xff||A|\xc8\n"
+        );
+        assert_eq!(
+            printf_bytes(
+                "\"a%cb|c%cd|e%5cf|%-3c|\\n\"",
+                &[i(256), i(0), i(0), i(0x141)]
+            )
+            .unwrap(),
+            b"ab|cd|e    f|A  |\n"
+        );
+        assert_eq!(
+            printf_bytes("\"x%-3cy|%c%c\"", &[i(0), i(0xc3), i(0xa9)]).unwrap(),
+            b"xy|\xc3\xa9"
+        );
+        assert_eq!(
+            printf_bytes(
+                "\"%c|%c\"",
+                &[DebugValue::F64(65.7), DebugValue::I64(4294967361)]
+            )
+            .unwrap(),
+            b"A|A"
+        );
+        assert_eq!(
+            printf("\"%lc\"", &[i(65)]).unwrap_err(),
+            "expected wchar_t argument for %lc"
+        );
+    }
+
+    /// Flags and length modifiers only where gdb's format parser takes
+    /// them, with its messages; `%p` as gdb prints it.
+    #[test]
+    fn modifiers_as_gdbs_format_parser_takes_them() {
+        let i = DebugValue::I32;
+        for (format, wrong) in [
+            ("%hc", 'c'),
+            ("%+c", 'c'),
+            ("%05c", 'c'),
+            ("%.2c", 'c'),
+            ("%llc", 'c'),
+            ("%+s", 's'),
+            ("%0s", 's'),
+            ("%hs", 's'),
+            ("%lf", 'f'),
+            ("%hf", 'f'),
+            ("% u", 'u'),
+            ("%+x", 'x'),
+            ("%#u", 'u'),
+            ("%Ld", 'd'),
+            ("%#p", 'p'),
+        ] {
+            assert_eq!(
+                printf(&format!("\"{format}\""), &[i(65)]).unwrap_err(),
+                format!("Inappropriate modifiers to format specifier '{wrong}' in printf"),
+                "{format}"
+            );
+        }
+        assert_eq!(
+            printf("\"%hhd\"", &[i(1)]).unwrap_err(),
+            "Unrecognized format specifier 'h' in printf"
+        );
+        assert_eq!(
+            printf("\"%jd\"", &[i(1)]).unwrap_err(),
+            "Unrecognized format specifier 'j' in printf"
+        );
+        assert_eq!(
+            printf("\"%5%\"", &[]).unwrap_err(),
+            "Unrecognized format specifier '%' in printf"
+        );
+        assert_eq!(
+            printf("\"%n\"", &[i(1)]).unwrap_err(),
+            "Format specifier `n' not supported in printf"
+        );
+        for star in ["%*d", "%5.*d"] {
+            assert_eq!(
+                printf(&format!("\"{star}\""), &[i(1)]).unwrap_err(),
+                "`*' not supported for precision or width in printf"
+            );
+        }
+        assert_eq!(
+            printf("\"\\'\"", &[]).unwrap_err(),
+            "Unrecognized escape character \\' in format string."
+        );
+        assert_eq!(
+            printf(
+                "\"%#c|%-3c|%#d|%zu|%lld|%hd|%Lf|%p|%p|%-6p|\"",
+                &[
+                    i(65),
+                    i(65),
+                    i(65),
+                    i(-1),
+                    i(5),
+                    i(70000),
+                    DebugValue::F64(65.5),
+                    i(65),
+                    i(0),
+                    i(65)
+                ]
+            )
+            .unwrap(),
+            "A|A  |65|18446744073709551615|5|4464|65.500000|0x41|(nil)|0x41  |"
+        );
     }
 }

@@ -8,7 +8,10 @@
 //! Read watchpoints (gdb's `rwatch`) and access watchpoints (`awatch`)
 //! also stop after an instruction of the frame that reads the register,
 //! as the instruction table's operand roles say
-//! ([`crate::info::register_uses`]).
+//! ([`crate::info::register_uses`]); an access watchpoint also stops after
+//! an instruction of the frame writes the register, by the same table,
+//! whether the value changed or not (gdb's `awatch` sees every store;
+//! `Value = ` then, as gdb words a store of the same value).
 
 /// What a watchpoint stops for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -85,6 +88,10 @@ pub(crate) struct ActiveWatch {
     /// The value an instruction of the frame read, reported before the
     /// next instruction (in whatever frame: a call reads its arguments).
     pub pending_read: Option<DebugValue>,
+    /// An instruction of the frame wrote the register (an access
+    /// watchpoint): reported before the frame's next instruction (a
+    /// call's results are written when its callee returns).
+    pub pending_write: bool,
     pub depth: usize,
     pub condition: Option<Expr>,
     pub value: DebugValue,
@@ -109,14 +116,21 @@ pub enum WatchEvent {
 impl ActiveWatch {
     /// Looks at the frame at `depth` (the top one), whose registers are
     /// `regs`, before an instruction that reads the registers `reads`
-    /// says it reads; `None` when nothing happened to this watchpoint.
+    /// says it reads and writes those `writes` says; `None` when nothing
+    /// happened to this watchpoint.
     pub fn check(
         &mut self,
         depth: usize,
         regs: &RegisterFile<'_>,
         reads: &dyn Fn(RegisterRef) -> bool,
+        writes: &dyn Fn(RegisterRef) -> bool,
     ) -> Option<WatchEvent> {
         let pending = self.pending_read.take();
+        let wrote = std::mem::take(&mut self.pending_write);
+        if depth > self.depth && wrote {
+            // A call of the frame writes its results when it returns.
+            self.pending_write = true;
+        }
         if depth != self.depth {
             // The read before is reported first: a call's callee runs (its
             // first instruction, where the watched frame's condition cannot
@@ -137,12 +151,15 @@ impl ActiveWatch {
             return None;
         }
         self.note_read(depth, regs, reads);
+        self.note_write(depth, writes);
         let now = regs.read(self.register).ok()?;
         if self.kind == WatchKind::Read || same_value(&now, &self.value) {
             // No change (or one a read watchpoint does not stop for): a
-            // read before is reported, where the condition holds.
-            self.value = now;
-            let value = pending?;
+            // read before is reported, or an access watchpoint's write of
+            // the same value (as the value now), where the condition
+            // holds.
+            self.value = now.clone();
+            let value = pending.or_else(|| wrote.then_some(now))?;
             if let Some(c) = &self.condition {
                 if !c.holds(regs).unwrap_or(true) {
                     return None;
@@ -193,6 +210,19 @@ impl ActiveWatch {
             self.pending_read = regs.read(self.register).ok();
         }
     }
+
+    /// Before an instruction of the frame at `depth` that writes the
+    /// registers `writes` says: an access watchpoint of that frame whose
+    /// register it writes reports the write before the frame's next
+    /// instruction, changed or not.
+    pub fn note_write(&mut self, depth: usize, writes: &dyn Fn(RegisterRef) -> bool) {
+        if self.kind != WatchKind::Access || !self.enabled || depth != self.depth {
+            return;
+        }
+        if writes(self.register) {
+            self.pending_write = true;
+        }
+    }
 }
 
 /// Whether registers `a` and `b` share a slot (`%i4` is half of
@@ -239,7 +269,7 @@ mod tests {
             depth: usize,
             regs: &RegisterFile<'_>,
         ) -> Option<WatchEvent> {
-            self.check(depth, regs, &|_| false)
+            self.check(depth, regs, &|_| false, &|_| false)
         }
     }
 
@@ -256,27 +286,65 @@ mod tests {
         let reads_pair = |r: RegisterRef| overlap(r, RegisterRef::Pair(0));
         // An instruction reading %i0:1 reads %i1: reported before the next
         // one, in whatever frame it is (a call's callee).
-        assert!(w.check(2, &regs(&[0, 5]), &reads_pair).is_none());
-        match w.check(3, &regs(&[9, 9]), &|_| false) {
+        assert!(w
+            .check(2, &regs(&[0, 5]), &reads_pair, &|_| false)
+            .is_none());
+        match w.check(3, &regs(&[9, 9]), &|_| false, &|_| false) {
             Some(WatchEvent::Read(read)) => assert!(matches!(read.value, DebugValue::I32(5))),
             other => panic!("no read reported: {other:?}"),
         }
         // A change alone is no read.
-        assert!(w.check(2, &regs(&[0, 6]), &|_| false).is_none());
-        assert!(w.check(2, &regs(&[0, 7]), &|_| false).is_none());
+        assert!(w.check(2, &regs(&[0, 6]), &|_| false, &|_| false).is_none());
+        assert!(w.check(2, &regs(&[0, 7]), &|_| false, &|_| false).is_none());
         // An access watchpoint sees both.
         w.kind = WatchKind::Access;
         assert!(matches!(
-            w.check(2, &regs(&[0, 8]), &|_| false),
+            w.check(2, &regs(&[0, 8]), &|_| false, &|_| false),
             Some(WatchEvent::Changed(_))
         ));
         assert!(w
-            .check(2, &regs(&[0, 8]), &|r| r == RegisterRef::I32(1))
+            .check(2, &regs(&[0, 8]), &|r| r == RegisterRef::I32(1), &|_| false)
             .is_none());
         assert!(matches!(
-            w.check(2, &regs(&[0, 8]), &|_| false),
+            w.check(2, &regs(&[0, 8]), &|_| false, &|_| false),
             Some(WatchEvent::Read(_))
         ));
+    }
+
+    /// An access watchpoint reports a write of the same value (`Value =
+    /// `, as gdb's `awatch` reports a store that changes nothing), also a
+    /// call's result written when its callee returns; a write watchpoint
+    /// does not.
+    #[test]
+    fn an_access_watchpoint_sees_a_write_of_the_same_value() {
+        let banks = BTreeMap::new();
+        let regs = |i32s: &'static [u32]| RegisterFile {
+            i32s,
+            refs: &[],
+            banks: &banks,
+        };
+        let writes_i1 = |r: RegisterRef| overlap(r, RegisterRef::I32(1));
+        for kind in [WatchKind::Access, WatchKind::Write] {
+            let mut w = watch(RegisterRef::I32(1), 2, DebugValue::I32(5));
+            w.kind = kind;
+            assert!(w.check(2, &regs(&[0, 5]), &|_| false, &writes_i1).is_none());
+            let seen = w.check(2, &regs(&[0, 5]), &|_| false, &|_| false);
+            match kind {
+                WatchKind::Access => match seen {
+                    Some(WatchEvent::Read(read)) => {
+                        assert!(matches!(read.value, DebugValue::I32(5)))
+                    }
+                    other => panic!("no write reported: {other:?}"),
+                },
+                _ => assert!(seen.is_none(), "{seen:?}"),
+            }
+            // A call writing %i1: its callee runs first, the write is seen
+            // back in the frame.
+            assert!(w.check(2, &regs(&[0, 5]), &|_| false, &writes_i1).is_none());
+            assert!(w.check(3, &regs(&[1, 1]), &|_| false, &|_| false).is_none());
+            let seen = w.check(2, &regs(&[0, 5]), &|_| false, &|_| false);
+            assert_eq!(seen.is_some(), kind == WatchKind::Access, "{seen:?}");
+        }
     }
 
     #[test]
@@ -294,6 +362,7 @@ mod tests {
             register,
             kind: WatchKind::Write,
             pending_read: None,
+            pending_write: false,
             depth,
             condition: None,
             value,
