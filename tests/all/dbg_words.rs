@@ -323,3 +323,44 @@ fn value_history_calls_in_output_and_printf_and_help_of_no_command() {
     );
     assert_eq!(replies[16].1, "$2 = 16\n");
 }
+
+/// `printf`'s arguments are split at the commas outside parentheses, as
+/// gdb's parser reads one expression at a time: a call of a function of
+/// two parameters is one argument (its comma split it in two, `add(1`
+/// and `2)`, and the command was refused).
+#[test]
+fn printf_takes_a_call_with_several_arguments_as_one() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let module = dir.path().join("pair.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @pair version 0
+vm.export @add
+vm.func @add(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.add.i32 %i0, %i1
+  vm.return %i2
+}
+vm.export @main
+vm.func @main(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call @add(%i0, %i0)
+  vm.return %i1
+}
+",
+    )
+    .expect("written");
+    let (r, code) = session(
+        &[
+            format!("--module={}", module.display()),
+            "--function=main".into(),
+            "--input=5".into(),
+        ],
+        "start\nprintf \"%d|%d\\n\", add(1, 2), add(%i0, 4)\n\
+         printf \"%d\\n\", add(1, 2\nkill\n",
+    );
+    // (1: a command failed, the last printf.)
+    assert_eq!(code, 1, "{r:?}");
+    assert_eq!(r[1].1, "3|9\n", "{r:?}");
+    assert!(r[2].1.starts_with("error: "), "{r:?}");
+}
