@@ -364,3 +364,59 @@ vm.func @main(%i0: i32) -> (i32) {
     assert_eq!(r[1].1, "3|9\n", "{r:?}");
     assert!(r[2].1.starts_with("error: "), "{r:?}");
 }
+
+/// Two modules of one name (as `irvm run` links them: the later one wins
+/// every lookup by name): the debugger's names mean the later one, as
+/// the VM's do. It read the first one's debug information for them: the
+/// later module's `g` showed as the first's `f`, `print f(1)` called `g`
+/// (100, not 2), and `break f` stopped in `g`.
+#[test]
+fn a_module_name_means_the_last_module_of_that_name() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |file: &str, function: &str, body: &str| {
+        let path = dir.path().join(file);
+        std::fs::write(
+            &path,
+            format!(
+                "vm.module @m version 0
+vm.export @{function}
+vm.func @{function}(%i0: i32) -> (i32) {{
+^bb0:
+{body}
+  vm.return %i2
+}}
+"
+            ),
+        )
+        .expect("written");
+        format!("--module={}", path.display())
+    };
+    let first = write(
+        "first.vmasm",
+        "f",
+        "  %i1 = vm.const.i32 1\n  %i2 = vm.add.i32 %i0, %i1",
+    );
+    let second = write(
+        "second.vmasm",
+        "g",
+        "  %i1 = vm.const.i32 100\n  %i2 = vm.mul.i32 %i0, %i1",
+    );
+    let (r, _) = session(
+        &[first, second, "--function=g".into(), "--input=3".into()],
+        "start\nprint f(1)\nprint g(2)\nbreak f\nbreak g\n",
+    );
+    assert_eq!(
+        r[0].1, "g (m.g+0x00000001)\n=> %i1 = vm.const.i32 100  // 0x00000064\n",
+        "{r:?}"
+    );
+    assert_eq!(r[1].1, "error: no function `f` in the program\n", "{r:?}");
+    assert_eq!(r[2].1, "$1 = 200\n", "{r:?}");
+    assert_eq!(
+        r[3].1, "error: bad breakpoint `f`: no function of that name\n",
+        "{r:?}"
+    );
+    assert!(
+        r[4].1.starts_with("Breakpoint 1 at g (m.g+0x00000001)"),
+        "{r:?}"
+    );
+}
