@@ -54,6 +54,37 @@ fn nexti_steps_over_calls_where_stepi_enters_them() {
     );
 }
 
+/// gdb's counts: `nexti N`, `stepi N`, `next N`, `step N` take N steps,
+/// showing the last; a breakpoint on the way ends them there; 0 does
+/// nothing; a word is gdb's `No symbol`. The count was ignored (one step).
+#[test]
+fn step_commands_take_a_count() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "4"),
+        "break calls.mlir:13\nrun\nnexti 2\nstepi 0\nstepi 3\nnext 1000\nnexti foo\nkill\n",
+    );
+    assert_eq!(code, 1, "{r:?}");
+    let first = |k: usize| r[k].1.lines().next().unwrap_or("").to_string();
+    // Over the call of line 13 and one more instruction (line 15).
+    assert_eq!(
+        first(2),
+        "sum_squares (module.sum_squares+0x00000043) at calls.mlir:15:11"
+    );
+    assert_eq!(r[3].1, "", "{r:?}");
+    // The add, the branch, then the loop's test.
+    assert_eq!(
+        first(4),
+        "sum_squares (module.sum_squares+0x0000001E) at calls.mlir:10:5"
+    );
+    // The next pass of the loop stops at the breakpoint, long before 1000.
+    assert_eq!(
+        r[5].1.lines().nth(1),
+        Some("Breakpoint 1, sum_squares (module.sum_squares+0x0000002F) at calls.mlir:13:11"),
+        "{r:?}"
+    );
+    assert_eq!(r[6].1, "error: No symbol \"foo\" in current context.\n");
+}
+
 /// `ptype`/`whatis` name a value's type; `output` prints the value alone;
 /// `printf` formats values as C's printf; mistakes are gdb's messages.
 #[test]
