@@ -492,6 +492,9 @@ struct Session {
     reported: bool,
     /// The number of the last breakpoint set (`commands` without one).
     last_breakpoint: Option<u32>,
+    /// The breakpoint the last stop was at (`continue N` ignores it N - 1
+    /// more times).
+    stopped_at_breakpoint: Option<u32>,
     /// Whether a person types the commands at a terminal: questions are
     /// asked (`return`), and a failed command does not make the exit code 1.
     interactive: bool,
@@ -541,6 +544,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         running_breakpoint_commands: false,
         reported: false,
         last_breakpoint: None,
+        stopped_at_breakpoint: None,
         interactive: false,
         failed: false,
         user_commands: HashMap::new(),
@@ -1299,6 +1303,19 @@ impl Session {
                 self.report(stop);
             }
             "continue" | "c" | "cont" => {
+                if !rest.is_empty() && self.dbg.is_running() {
+                    // gdb's `continue N`: the breakpoint stopped at is
+                    // ignored N - 1 more times.
+                    let n = step_count(rest)?;
+                    match self.stopped_at_breakpoint {
+                        Some(id) => {
+                            let ignore = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
+                            self.dbg.set_ignore_count(id, ignore).map_err(e)?;
+                            outln!("Will ignore next {ignore} crossings of breakpoint {id}.  Continuing.");
+                        }
+                        _ => outln!("Not stopped at any breakpoint; argument ignored."),
+                    }
+                }
                 let stop = self.dbg.continue_().map_err(e)?;
                 self.report(stop);
             }
@@ -1693,6 +1710,11 @@ impl Session {
         self.list_next = None;
         self.reported = true;
         self.pending_commands = None;
+        self.stopped_at_breakpoint = match &stop {
+            Stop::Breakpoint(hit) => Some(hit.id),
+            Stop::Watchpoints { breakpoint, .. } => breakpoint.as_ref().map(|b| b.id),
+            _ => None,
+        };
         let stopped_by: Vec<u32> = match &stop {
             Stop::Breakpoint(hit) => vec![hit.id],
             Stop::Watchpoints { events, breakpoint } => events

@@ -85,6 +85,29 @@ fn step_commands_take_a_count() {
     assert_eq!(r[6].1, "error: No symbol \"foo\" in current context.\n");
 }
 
+/// gdb's `continue N`: the breakpoint stopped at is ignored N - 1 more
+/// times (the count was ignored: the next crossing stopped).
+#[test]
+fn continue_with_a_count_ignores_the_breakpoint_that_many_times_less_one() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "5"),
+        "break calls.mlir:13\nrun\ncontinue 3\nprint %i1\ninfo breakpoints\nstepi\ncontinue 2\nkill\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    assert_eq!(
+        r[2].1.lines().next(),
+        Some("Will ignore next 2 crossings of breakpoint 1.  Continuing."),
+        "{r:?}"
+    );
+    // Stopped at i = 0, then past i = 1 and 2, at i = 3.
+    assert_eq!(r[3].1, "%i1 = 3\n", "{r:?}");
+    assert_eq!(
+        r[6].1.lines().next(),
+        Some("Not stopped at any breakpoint; argument ignored."),
+        "{r:?}"
+    );
+}
+
 /// `ptype`/`whatis` name a value's type; `output` prints the value alone;
 /// `printf` formats values as C's printf; mistakes are gdb's messages.
 #[test]
