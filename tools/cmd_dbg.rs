@@ -495,6 +495,9 @@ struct Session {
     reported: bool,
     /// The number of the last breakpoint set (`commands` without one).
     last_breakpoint: Option<u32>,
+    /// The breakpoint the last stop was at (`continue N` ignores it N - 1
+    /// more times).
+    stopped_at_breakpoint: Option<u32>,
     /// Whether a person types the commands at a terminal: questions are
     /// asked (`return`), and a failed command does not make the exit code 1.
     interactive: bool,
@@ -545,6 +548,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         running_breakpoint_commands: false,
         reported: false,
         last_breakpoint: None,
+        stopped_at_breakpoint: None,
         interactive: false,
         failed: false,
         user_commands: HashMap::new(),
@@ -810,6 +814,25 @@ type DisplayRow = (u32, String, Format, Result<String, String>);
 /// Breakpoint (or display: `what`) numbers in `rest`, each `N` or a range
 /// `A-B` as gdb takes them (`None`: all). A word that is neither is named
 /// whole (`-1`, `2-`).
+/// The count of `step`, `next`, `stepi` and `nexti` (gdb's `step N`): 1
+/// without one; none (nothing done) for 0 or less, as in gdb.
+fn step_count(rest: &str) -> Result<u64, String> {
+    if rest.is_empty() {
+        return Ok(1);
+    }
+    let parsed = match rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+        Some(hex) => i64::from_str_radix(hex, 16).ok(),
+        None => rest.parse::<i64>().ok(),
+    };
+    match parsed {
+        Some(n) => Ok(u64::try_from(n).unwrap_or(0)),
+        None if rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') => {
+            Err(format!("No symbol \"{rest}\" in current context."))
+        }
+        None => Err(format!("the count is a number of steps, not `{rest}`")),
+    }
+}
+
 fn numbers(rest: &str, what: &str) -> Result<Option<Vec<u32>>, String> {
     if rest.is_empty() {
         return Ok(None);
@@ -1284,24 +1307,44 @@ impl Session {
                 self.report(stop);
             }
             "continue" | "c" | "cont" => {
+                if !rest.is_empty() && self.dbg.is_running() {
+                    // gdb's `continue N`: the breakpoint stopped at is
+                    // ignored N - 1 more times.
+                    let n = step_count(rest)?;
+                    match self.stopped_at_breakpoint {
+                        Some(id) => {
+                            let ignore = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
+                            self.dbg.set_ignore_count(id, ignore).map_err(e)?;
+                            outln!("Will ignore next {ignore} crossings of breakpoint {id}.  Continuing.");
+                        }
+                        _ => outln!("Not stopped at any breakpoint; argument ignored."),
+                    }
+                }
                 let stop = self.dbg.continue_().map_err(e)?;
                 self.report(stop);
             }
-            "step" | "s" => {
-                let stop = self.dbg.step().map_err(e)?;
-                self.report(stop);
-            }
-            "next" | "n" => {
-                let stop = self.dbg.step_over().map_err(e)?;
-                self.report(stop);
-            }
-            "stepi" | "si" => {
-                let stop = self.dbg.step_instruction().map_err(e)?;
-                self.report(stop);
-            }
-            "nexti" | "ni" => {
-                let stop = self.dbg.next_instruction().map_err(e)?;
-                self.report(stop);
+            "step" | "s" | "next" | "n" | "stepi" | "si" | "nexti" | "ni" => {
+                // gdb's `step N`: N steps, shown once at the end; a stop
+                // for another reason (a breakpoint, the program's end, a
+                // trap, Ctrl-C) ends them there.
+                let mut last = None;
+                for _ in 0..step_count(rest)? {
+                    let stop = match word {
+                        "step" | "s" => self.dbg.step(),
+                        "next" | "n" => self.dbg.step_over(),
+                        "stepi" | "si" => self.dbg.step_instruction(),
+                        _ => self.dbg.next_instruction(),
+                    }
+                    .map_err(e)?;
+                    let more = matches!(stop, Stop::Step);
+                    last = Some(stop);
+                    if !more {
+                        break;
+                    }
+                }
+                if let Some(stop) = last {
+                    self.report(stop);
+                }
             }
             "until" | "u" => {
                 let stop = if rest.is_empty() {
@@ -1695,6 +1738,11 @@ impl Session {
         self.list_next = None;
         self.reported = true;
         self.pending_commands = None;
+        self.stopped_at_breakpoint = match &stop {
+            Stop::Breakpoint(hit) => Some(hit.id),
+            Stop::Watchpoints { breakpoint, .. } => breakpoint.as_ref().map(|b| b.id),
+            _ => None,
+        };
         let stopped_by: Vec<u32> = match &stop {
             Stop::Breakpoint(hit) => vec![hit.id],
             Stop::Watchpoints { events, breakpoint } => events

@@ -74,12 +74,11 @@ impl VmBuffer {
                  {BUFFER_ALIGNMENT} bytes irvm aligns every VM buffer to"
             )));
         }
-        let buffer = if mutable {
-            Buffer::new(length)
-        } else {
-            Buffer::borrowed(Arc::new(vec![0u8; length]), 0..length)
-        }
-        .map_err(|t| from_trap(py, &t))?;
+        // (A size the allocator refuses is RESOURCE_EXHAUSTED either way:
+        // a `vec!` of it aborted the process.)
+        let buffer = Buffer::new(length)
+            .map(|b| if mutable { b } else { b.into_read_only() })
+            .map_err(|t| from_trap(py, &t))?;
         Ok(VmBuffer {
             buffer: Arc::new(buffer),
         })

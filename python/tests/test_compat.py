@@ -1702,3 +1702,29 @@ vm.func @go(%r0: !vm.buffer) -> (i32) {
     args.push_ref(buffer)
     ctx.invoke(user.lookup_function("go"), args, out)
     assert seen == [(b"\x05\x00\x00", True)] and out.get_variant(0) == 42 and bytes(buffer) == b"\x05\x09\x00"
+
+
+def test_a_vm_buffer_too_large_to_allocate_is_an_error_not_an_abort():
+    # VmBuffer(n, mutable=False) of more bytes than the allocator gives
+    # raised nothing: the process aborted ("memory allocation of ... bytes
+    # failed"). Run apart, so that an abort fails only this test.
+    code = textwrap.dedent(
+        """
+        import irvm.compat as c
+        for mutable in (True, False):
+            try:
+                c.VmBuffer(2**62, mutable=mutable)
+            except Exception as e:
+                print(mutable, type(e).__name__, e)
+        frozen = c.VmBuffer(100, mutable=False)
+        print(bytes(frozen) == bytes(100), memoryview(frozen).readonly)
+        """
+    )
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[2] == "True True"
+    for mutable, line in zip(("True", "False"), lines):
+        assert line.startswith(mutable + " ") and "RESOURCE_EXHAUSTED; cannot allocate a buffer of 4611686018427387904 bytes" in line, line

@@ -71,6 +71,41 @@ fn modules_of_one_name_have_ids_of_their_own() {
     c.disconnect_cleanly();
 }
 
+/// A module named as the id a later module of a repeated name gets
+/// (`module#2`) does not share it: ids stay unique however modules are
+/// named (the third module's id was `module#2` too).
+#[test]
+fn module_ids_stay_unique_when_a_name_looks_like_an_id() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let odd = dir.path().join("odd.vmasm");
+    std::fs::write(
+        &odd,
+        "vm.module @\"module#2\" version 0
+vm.export @other
+vm.func @other(%i0: i32) -> (i32) {
+^bb0:
+  vm.return %i0
+}
+",
+    )
+    .expect("written");
+    let mut c = Client::start();
+    let mut args = program("fib", "5");
+    args["modules"] = json!([path("fib.vmfb"), path("fib.vmfb"), odd]);
+    args["function"] = json!("other");
+    launch(&mut c, args);
+    let modules = c.ok("modules", json!({}));
+    let ids: Vec<&str> = modules["modules"]
+        .as_array()
+        .expect("modules")
+        .iter()
+        .map(|m| m["id"].as_str().expect("an id"))
+        .collect();
+    assert_eq!(ids, ["module", "module#2", "module#2#3"], "{modules}");
+    assert_eq!(modules["modules"][2]["name"], "module#2");
+    c.disconnect_cleanly();
+}
+
 /// `breakpointLocations` gives the lines of a range that have code (as
 /// the client counts lines), and a clear error for a file nobody names.
 #[test]

@@ -54,6 +54,60 @@ fn nexti_steps_over_calls_where_stepi_enters_them() {
     );
 }
 
+/// gdb's counts: `nexti N`, `stepi N`, `next N`, `step N` take N steps,
+/// showing the last; a breakpoint on the way ends them there; 0 does
+/// nothing; a word is gdb's `No symbol`. The count was ignored (one step).
+#[test]
+fn step_commands_take_a_count() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "4"),
+        "break calls.mlir:13\nrun\nnexti 2\nstepi 0\nstepi 3\nnext 1000\nnexti foo\nkill\n",
+    );
+    assert_eq!(code, 1, "{r:?}");
+    let first = |k: usize| r[k].1.lines().next().unwrap_or("").to_string();
+    // Over the call of line 13 and one more instruction (line 15).
+    assert_eq!(
+        first(2),
+        "sum_squares (module.sum_squares+0x00000043) at calls.mlir:15:11"
+    );
+    assert_eq!(r[3].1, "", "{r:?}");
+    // The add, the branch, then the loop's test.
+    assert_eq!(
+        first(4),
+        "sum_squares (module.sum_squares+0x0000001E) at calls.mlir:10:5"
+    );
+    // The next pass of the loop stops at the breakpoint, long before 1000.
+    assert_eq!(
+        r[5].1.lines().nth(1),
+        Some("Breakpoint 1, sum_squares (module.sum_squares+0x0000002F) at calls.mlir:13:11"),
+        "{r:?}"
+    );
+    assert_eq!(r[6].1, "error: No symbol \"foo\" in current context.\n");
+}
+
+/// gdb's `continue N`: the breakpoint stopped at is ignored N - 1 more
+/// times (the count was ignored: the next crossing stopped).
+#[test]
+fn continue_with_a_count_ignores_the_breakpoint_that_many_times_less_one() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "5"),
+        "break calls.mlir:13\nrun\ncontinue 3\nprint %i1\ninfo breakpoints\nstepi\ncontinue 2\nkill\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    assert_eq!(
+        r[2].1.lines().next(),
+        Some("Will ignore next 2 crossings of breakpoint 1.  Continuing."),
+        "{r:?}"
+    );
+    // Stopped at i = 0, then past i = 1 and 2, at i = 3.
+    assert_eq!(r[3].1, "%i1 = 3\n", "{r:?}");
+    assert_eq!(
+        r[6].1.lines().next(),
+        Some("Not stopped at any breakpoint; argument ignored."),
+        "{r:?}"
+    );
+}
+
 /// `ptype`/`whatis` name a value's type; `output` prints the value alone;
 /// `printf` formats values as C's printf; mistakes are gdb's messages.
 #[test]
@@ -413,5 +467,102 @@ fn awatch_sees_a_write_of_the_same_value() {
             .starts_with(&format!("{heading}Old value = 5\nNew value = 6\n")),
         "{}",
         r[5].1
+    );
+}
+
+/// `printf`'s arguments are split at the commas outside parentheses, as
+/// gdb's parser reads one expression at a time: a call of a function of
+/// two parameters is one argument (its comma split it in two, `add(1`
+/// and `2)`, and the command was refused).
+#[test]
+fn printf_takes_a_call_with_several_arguments_as_one() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let module = dir.path().join("pair.vmasm");
+    std::fs::write(
+        &module,
+        "vm.module @pair version 0
+vm.export @add
+vm.func @add(%i0: i32, %i1: i32) -> (i32) {
+^bb0:
+  %i2 = vm.add.i32 %i0, %i1
+  vm.return %i2
+}
+vm.export @main
+vm.func @main(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call @add(%i0, %i0)
+  vm.return %i1
+}
+",
+    )
+    .expect("written");
+    let (r, code) = session(
+        &[
+            format!("--module={}", module.display()),
+            "--function=main".into(),
+            "--input=5".into(),
+        ],
+        "start\nprintf \"%d|%d\\n\", add(1, 2), add(%i0, 4)\n\
+         printf \"%d\\n\", add(1, 2\nkill\n",
+    );
+    // (1: a command failed, the last printf.)
+    assert_eq!(code, 1, "{r:?}");
+    assert_eq!(r[1].1, "3|9\n", "{r:?}");
+    assert!(r[2].1.starts_with("error: "), "{r:?}");
+}
+
+/// Two modules of one name (as `irvm run` links them: the later one wins
+/// every lookup by name): the debugger's names mean the later one, as
+/// the VM's do. It read the first one's debug information for them: the
+/// later module's `g` showed as the first's `f`, `print f(1)` called `g`
+/// (100, not 2), and `break f` stopped in `g`.
+#[test]
+fn a_module_name_means_the_last_module_of_that_name() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let write = |file: &str, function: &str, body: &str| {
+        let path = dir.path().join(file);
+        std::fs::write(
+            &path,
+            format!(
+                "vm.module @m version 0
+vm.export @{function}
+vm.func @{function}(%i0: i32) -> (i32) {{
+^bb0:
+{body}
+  vm.return %i2
+}}
+"
+            ),
+        )
+        .expect("written");
+        format!("--module={}", path.display())
+    };
+    let first = write(
+        "first.vmasm",
+        "f",
+        "  %i1 = vm.const.i32 1\n  %i2 = vm.add.i32 %i0, %i1",
+    );
+    let second = write(
+        "second.vmasm",
+        "g",
+        "  %i1 = vm.const.i32 100\n  %i2 = vm.mul.i32 %i0, %i1",
+    );
+    let (r, _) = session(
+        &[first, second, "--function=g".into(), "--input=3".into()],
+        "start\nprint f(1)\nprint g(2)\nbreak f\nbreak g\n",
+    );
+    assert_eq!(
+        r[0].1, "g (m.g+0x00000001)\n=> %i1 = vm.const.i32 100  // 0x00000064\n",
+        "{r:?}"
+    );
+    assert_eq!(r[1].1, "error: no function `f` in the program\n", "{r:?}");
+    assert_eq!(r[2].1, "$1 = 200\n", "{r:?}");
+    assert_eq!(
+        r[3].1, "error: bad breakpoint `f`: no function of that name\n",
+        "{r:?}"
+    );
+    assert!(
+        r[4].1.starts_with("Breakpoint 1 at g (m.g+0x00000001)"),
+        "{r:?}"
     );
 }

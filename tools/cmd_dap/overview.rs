@@ -45,17 +45,18 @@ impl CodeRequests {
             .filter(|m| !irvm::dynamic::DynamicModuleSpec::looks_dynamic(m))
             .collect();
         let paths_match = files.len() == list.len();
-        let names: Vec<String> = list.iter().map(|(name, _)| name.clone()).collect();
+        let mut ids: std::collections::HashSet<String> = std::collections::HashSet::new();
         list.into_iter()
             .enumerate()
             .map(|(k, (name, debug_info))| {
-                // Ids are unique (DAP's rule): a module named as one
-                // linked before it is told apart by its place in the order.
-                let id = if names[..k].contains(&name) {
-                    format!("{name}#{}", k + 1)
-                } else {
-                    name.clone()
-                };
+                // Ids are unique (DAP's rule): a module whose name is an
+                // id given before (a module of the same name, or one named
+                // as such an id, `m#2`) is told apart by its place in the
+                // order, as often as it takes.
+                let mut id = name.clone();
+                while !ids.insert(id.clone()) {
+                    id = format!("{id}#{}", k + 1);
+                }
                 let mut m = json!({
                     "id": id,
                     "name": name,

@@ -667,6 +667,14 @@ impl Buffer {
         self.len == 0
     }
 
+    /// This buffer, refused to every write from now on (a read-only
+    /// buffer made fresh: [`Buffer::new`]'s zeroed bytes, so that its
+    /// allocation fails as an error, never an abort).
+    pub fn into_read_only(mut self) -> Buffer {
+        self.mutable = false;
+        self
+    }
+
     /// Whether the buffer may be written.
     pub fn is_mutable(&self) -> bool {
         self.mutable

@@ -87,7 +87,8 @@ impl Debugger {
 }
 
 /// `FUNCTION(ARG, ...)` as the function's name and its arguments' texts
-/// (a name starts with a letter or `_`: registers start with `%`).
+/// (a name starts with a letter or `_`: registers start with `%`); the
+/// arguments split at commas outside parentheses.
 pub fn parse_call(text: &str) -> Option<(&str, Vec<&str>)> {
     let text = text.trim();
     let open = text.find('(')?;
@@ -103,7 +104,27 @@ pub fn parse_call(text: &str) -> Option<(&str, Vec<&str>)> {
     let args = if inside.is_empty() {
         Vec::new()
     } else {
-        inside.split(',').map(str::trim).collect()
+        super::printf::split_arguments(inside)
+            .into_iter()
+            .map(str::trim)
+            .collect()
     };
     Some((name, args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_call;
+
+    #[test]
+    fn a_calls_arguments_split_at_their_own_commas() {
+        assert_eq!(parse_call("f(1, %i0)"), Some(("f", vec!["1", "%i0"])));
+        assert_eq!(parse_call(" g() "), Some(("g", vec![])));
+        // An argument that is a call keeps its commas (one argument).
+        assert_eq!(
+            parse_call("f(%i0, g(1, 2))"),
+            Some(("f", vec!["%i0", "g(1, 2)"]))
+        );
+        assert_eq!(parse_call("%i0"), None);
+    }
 }

@@ -36,9 +36,18 @@ impl DebugInfo {
         }
     }
 
-    /// The modules, by name.
+    /// The modules, by name, that a name reaches: of several registered
+    /// under one name, the last, as the context resolves every lookup by
+    /// name (imports, calls, [`irvm::Context::function_at`]) and as a
+    /// frame's or breakpoint's module name can only mean one of them.
+    /// (The first one's code then runs only in its own `__init`, under
+    /// the same name.)
     pub(crate) fn modules(&self) -> impl Iterator<Item = (&str, &Module)> {
-        self.modules.iter().map(|(n, m)| (n.as_str(), m))
+        let all = &self.modules;
+        all.iter()
+            .enumerate()
+            .filter(move |(k, (n, _))| !all[k + 1..].iter().any(|(later, _)| later == n))
+            .map(|(_, (n, m))| (n.as_str(), m))
     }
 
     pub(crate) fn module(&self, name: &str) -> Result<&Module, DebugCommandError> {
@@ -131,7 +140,9 @@ impl DebugInfo {
     /// The bytecode modules by registered name, in registration order,
     /// each with whether it has debug information.
     pub fn module_list(&self) -> Vec<(String, bool)> {
-        self.modules()
+        self.modules
+            .iter()
+            .map(|(n, m)| (n.as_str(), m))
             .map(|(n, m)| (n.to_string(), m.debug_database().is_some()))
             .collect()
     }
@@ -210,7 +221,7 @@ impl DebugInfo {
     /// so that the numbers just before and after a function's code (a
     /// disassembly view's filler) still name the function.
     pub fn address_reference(&self, a: &CodeAddress) -> Option<u64> {
-        let index = self.modules().position(|(n, _)| n == a.module)?;
+        let index = self.modules.iter().rposition(|(n, _)| *n == a.module)?;
         if index > 0xFF || a.function > 0xFF_FFFF || u64::from(a.offset) >= REFERENCE_OFFSET_BIAS {
             return None;
         }
@@ -225,7 +236,16 @@ impl DebugInfo {
     /// near it) falls in, and its offset there (negative before the code,
     /// possibly past its end): `None` when it names no function.
     pub fn reference_place(&self, r: u64) -> Option<(CodeAddress, i64)> {
-        let (name, m) = self.modules.get((r >> 56) as usize)?;
+        let index = (r >> 56) as usize;
+        let (name, m) = self.modules.get(index)?;
+        if self.modules[index + 1..]
+            .iter()
+            .any(|(later, _)| later == name)
+        {
+            // (A module a later one of its name shadows: its name means
+            // the later one.)
+            return None;
+        }
         let function = ((r >> 32) & 0xFF_FFFF) as u32;
         if function as usize >= m.function_count() {
             return None;

@@ -63,11 +63,35 @@ pub fn split_printf(text: &str) -> Result<(String, Vec<String>), DebugCommandErr
     let Some(rest) = rest.strip_prefix(',') else {
         return err("Invalid argument syntax");
     };
-    let args: Vec<String> = rest.split(',').map(|a| a.trim().to_string()).collect();
+    let args: Vec<String> = split_arguments(rest)
+        .into_iter()
+        .map(|a| a.trim().to_string())
+        .collect();
     if args.iter().any(String::is_empty) {
         return err("Invalid argument syntax");
     }
     Ok((format, args))
+}
+
+/// `text` split at its commas outside parentheses, as gdb's expression
+/// parser takes `printf`'s arguments one expression at a time: the commas
+/// of a call's arguments (`square(1, 2)`) stay in that argument.
+pub(crate) fn split_arguments(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&text[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 /// One `%` conversion of a format.
@@ -683,6 +707,12 @@ mod tests {
             .contains("can't be converted to integer"));
         let (_, args) = split_printf("\"%d %d\", %i1 , 5").unwrap();
         assert_eq!(args, ["%i1", "5"]);
+        // A call's own commas stay in its argument.
+        let (_, args) = split_printf("\"%d %d\", f(1, g(2, 3)), %i0").unwrap();
+        assert_eq!(args, ["f(1, g(2, 3))", "%i0"]);
+        let (_, args) = split_printf("\"%d\", f(1, 2").unwrap();
+        assert_eq!(args, ["f(1, 2"]);
+        assert!(split_printf("\"%d\", f(1),").is_err());
     }
 
     /// `%c` writes its argument's low byte as it is (gdb 13 on x86-64
