@@ -37,6 +37,7 @@ enum Extension {
 const EXTENSIONS: &[(&str, Extension)] = &[
     ("examples/fib.vmasm", Extension::Locations),
     ("tests/data/dbg/frames.vmasm", Extension::Locations),
+    ("tests/data/dbg/same_value.vmasm", Extension::Locations),
     ("tests/data/dbg/twin_lib.vmasm", Extension::Locations),
     (
         "tests/data/reference_syntax.vmasm",

@@ -647,6 +647,44 @@ fn a_callee_compiled_after_its_caller_is_called_from_compiled_code() {
 }
 
 #[test]
+fn a_loop_that_calls_from_its_first_pass_stays_in_compiled_code() {
+    // Every pass calls the leaf. The leaf's first calls are the
+    // interpreter's (it is not compiled yet when the caller's code first
+    // reaches the call), and the interpreter makes their returns; the
+    // caller must then go back to compiled code at its next back edge and
+    // call the leaf from there. Before session 18 it did not: on `Jit` the
+    // instruction after an entry was still to be interpreted at the back
+    // edge, on `Auto` the leaf's "no loops here" was kept for the caller's
+    // loop, and either way the loop ran in the interpreter to its end,
+    // entering the leaf's code once a pass (10x slower than `Interp`).
+    let args = [Value::I32(100_000), Value::I32(0)];
+    let want = outcome_in(
+        &mut inline_context(Tier::Interp),
+        "inline",
+        "late_callee",
+        &args,
+    );
+    let mut entries = Vec::new();
+    for engine in COMPILED {
+        let mut ctx = inline_context(engine);
+        assert_eq!(
+            outcome_in(&mut ctx, "inline", "late_callee", &args),
+            want,
+            "{engine}"
+        );
+        entries.push((engine, ctx.compiled_entries()));
+    }
+    if Tier::compiler_available() {
+        // A few entries at the start (the caller, the leaf while it is not
+        // callable yet), none a pass.
+        assert!(
+            entries.iter().all(|&(_, n)| n < 1_000),
+            "entries into compiled code: {entries:?}"
+        );
+    }
+}
+
+#[test]
 fn contexts_of_one_module_share_its_code_and_each_calls_its_own_functions() {
     // One module in two contexts, one after the other: the first compiles
     // the hot functions, the second links that code with its own callees'

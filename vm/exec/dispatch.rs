@@ -374,6 +374,24 @@ fn callee_enters_compiled(st: &Stack, checks: Checks) -> bool {
     }
 }
 
+/// Whether the interpreter, running the top frame, should leave for
+/// compiled code at its back edges: its function is not refused for
+/// `checks`, and is either not compiled yet (a back edge heats it up) or
+/// compiled with loop heads to enter (any block start with `eager`). Read
+/// again whenever the top frame changes inside the dispatch loop (a call or
+/// a return the interpreter makes), so that a loop is judged by its own
+/// function, not by the function that ran before it.
+#[inline(always)]
+fn leaves_at_back_edges(st: &Stack, checks: Checks, eager: bool) -> bool {
+    st.frames.last().is_some_and(|f| {
+        !f.func.jit.refused(checks)
+            && f.func
+                .jit
+                .code(checks)
+                .is_none_or(|c| eager || c.has_loop_heads)
+    })
+}
+
 /// A pause flag that is never raised, for loops without one.
 static NEVER: AtomicBool = AtomicBool::new(false);
 
@@ -593,13 +611,7 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                     }
                 }
             }
-            jit_here = ctx.stack.frames.last().is_some_and(|f| {
-                !f.func.jit.refused(checks)
-                    && f.func
-                        .jit
-                        .code(checks)
-                        .is_none_or(|c| eager || c.has_loop_heads)
-            });
+            jit_here = leaves_at_back_edges(&ctx.stack, checks, eager);
         }
         let (mut ip, mut regs, mut refs) = cursor(&mut ctx.stack);
         register_macros!($, regs, refs);
@@ -670,8 +682,14 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         poll!();
                         if JIT && jit_here {
                             // A loop's back edge: compiled code (once hot) takes it
-                            // from the loop head.
+                            // from the loop head. The instruction compiled code
+                            // last stopped before has run by now (a branch ran
+                            // after it), so the loop head may be entered: left
+                            // set, a loop that calls a function the interpreter
+                            // returns from (its code stopped at the return)
+                            // never went back to compiled code.
                             save_ip(&mut ctx.stack, ip);
+                            interpret_next = false;
                             break 'dispatch;
                         }
                     }
@@ -1339,6 +1357,10 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         interpret_next = false;
                         break 'dispatch;
                     }
+                    if JIT {
+                        // The callee's back edges, not the caller's.
+                        jit_here = leaves_at_back_edges(&ctx.stack, checks, eager);
+                    }
                 }
                 Opcode::Call => {
                     pay_alone!(at);
@@ -1371,6 +1393,10 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                         Ok(cursor) => {
                             (ip, regs, refs) = cursor;
                             pay_run!();
+                            if JIT {
+                                // The caller's back edges, not the callee's.
+                                jit_here = leaves_at_back_edges(&ctx.stack, checks, eager);
+                            }
                         }
                         Err(state) => return Ok(state),
                     }
