@@ -1338,8 +1338,14 @@ impl Session {
                 // gdb's `step N`: N steps, shown once at the end; a stop
                 // for another reason (a breakpoint, the program's end, a
                 // trap, Ctrl-C) ends them there.
+                let count = step_count(rest)?;
+                if !self.dbg.is_running() {
+                    // gdb asks for a program before reading the count: a
+                    // count of 0 (or less) is refused too.
+                    return Err("the program is not being run (use `run`)".into());
+                }
                 let mut last = None;
-                for _ in 0..step_count(rest)? {
+                for _ in 0..count {
                     let stop = match word {
                         "step" | "s" => self.dbg.step(),
                         "next" | "n" => self.dbg.step_over(),

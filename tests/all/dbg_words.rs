@@ -143,6 +143,24 @@ fn continue_with_a_count_words_small_counts_and_survives_a_deleted_breakpoint() 
     );
 }
 
+/// `step 0`, `nexti -5` and the like before `run` say that there is no
+/// program, as gdb does (they said nothing: a count of 0 or less skipped
+/// the check each step makes).
+#[test]
+fn a_step_count_of_zero_without_a_program_says_there_is_none() {
+    let (r, _) = session(
+        &args("calls.vmfb", "sum_squares", "5"),
+        "step 0\nnexti -5\nnext 0\n",
+    );
+    for (command, reply) in &r {
+        assert_eq!(
+            reply, "error: the program is not being run (use `run`)\n",
+            "{command}: {r:?}"
+        );
+    }
+    assert_eq!(r.len(), 3, "{r:?}");
+}
+
 /// `ptype`/`whatis` name a value's type; `output` prints the value alone;
 /// `printf` formats values as C's printf; mistakes are gdb's messages.
 #[test]
