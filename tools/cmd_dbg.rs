@@ -811,9 +811,16 @@ commands (gdb's words):
 /// A display as shown: number, expression as typed, format, value.
 type DisplayRow = (u32, String, Format, Result<String, String>);
 
-/// Breakpoint (or display: `what`) numbers in `rest`, each `N` or a range
-/// `A-B` as gdb takes them (`None`: all). A word that is neither is named
-/// whole (`-1`, `2-`).
+/// gdb's words (`set_ignore_count`) for breakpoint `id` ignored `count`
+/// more times, as `ignore` and `continue N` print them.
+fn ignore_count_words(id: u32, count: u32) -> String {
+    match count {
+        0 => format!("Will stop next time breakpoint {id} is reached."),
+        1 => format!("Will ignore next crossing of breakpoint {id}."),
+        _ => format!("Will ignore next {count} crossings of breakpoint {id}."),
+    }
+}
+
 /// The count of `step`, `next`, `stepi` and `nexti` (gdb's `step N`): 1
 /// without one; none (nothing done) for 0 or less, as in gdb.
 fn step_count(rest: &str) -> Result<u64, String> {
@@ -833,6 +840,9 @@ fn step_count(rest: &str) -> Result<u64, String> {
     }
 }
 
+/// Breakpoint (or display: `what`) numbers in `rest`, each `N` or a range
+/// `A-B` as gdb takes them (`None`: all). A word that is neither is named
+/// whole (`-1`, `2-`).
 fn numbers(rest: &str, what: &str) -> Result<Option<Vec<u32>>, String> {
     if rest.is_empty() {
         return Ok(None);
@@ -1272,11 +1282,7 @@ impl Session {
                     .parse()
                     .map_err(|_| format!("`{count}` is not a count"))?;
                 self.dbg.set_ignore_count(id, count).map_err(e)?;
-                match count {
-                    0 => outln!("Will stop next time breakpoint {id} is reached."),
-                    1 => outln!("Will ignore next crossing of breakpoint {id}."),
-                    _ => outln!("Will ignore next {count} crossings of breakpoint {id}."),
-                }
+                outln!("{}", ignore_count_words(id, count));
             }
             "enable" | "disable" if rest.split_whitespace().next() == Some("display") => {
                 let ids = rest["display".len()..].trim();
@@ -1311,13 +1317,18 @@ impl Session {
                     // gdb's `continue N`: the breakpoint stopped at is
                     // ignored N - 1 more times.
                     let n = step_count(rest)?;
-                    match self.stopped_at_breakpoint {
+                    let ignore = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
+                    // A breakpoint deleted since the stop is no longer
+                    // stopped at (gdb's bpstat_num gives -1 for it): the
+                    // count is ignored and the program continues.
+                    match self
+                        .stopped_at_breakpoint
+                        .filter(|&id| self.dbg.set_ignore_count(id, ignore).is_ok())
+                    {
                         Some(id) => {
-                            let ignore = u32::try_from(n.saturating_sub(1)).unwrap_or(u32::MAX);
-                            self.dbg.set_ignore_count(id, ignore).map_err(e)?;
-                            outln!("Will ignore next {ignore} crossings of breakpoint {id}.  Continuing.");
+                            outln!("{}  Continuing.", ignore_count_words(id, ignore))
                         }
-                        _ => outln!("Not stopped at any breakpoint; argument ignored."),
+                        None => outln!("Not stopped at any breakpoint; argument ignored."),
                     }
                 }
                 let stop = self.dbg.continue_().map_err(e)?;
@@ -1327,8 +1338,14 @@ impl Session {
                 // gdb's `step N`: N steps, shown once at the end; a stop
                 // for another reason (a breakpoint, the program's end, a
                 // trap, Ctrl-C) ends them there.
+                let count = step_count(rest)?;
+                if !self.dbg.is_running() {
+                    // gdb asks for a program before reading the count: a
+                    // count of 0 (or less) is refused too.
+                    return Err("the program is not being run (use `run`)".into());
+                }
                 let mut last = None;
-                for _ in 0..step_count(rest)? {
+                for _ in 0..count {
                     let stop = match word {
                         "step" | "s" => self.dbg.step(),
                         "next" | "n" => self.dbg.step_over(),

@@ -318,6 +318,20 @@ def test_mapping_a_non_contiguous_view_maps_a_contiguous_copy():
     assert np.frombuffer(view.map(), np.int32).tolist() == [0, 2, 4, 6]
 
 
+def test_asarray_refuses_a_negative_dimension_as_iree_runtime_does():
+    # iree.runtime 3.13 raises ValueError for (-1,) and (2, -3) (checked
+    # live); irvm gave the first 255 of 256 int32 elements for (-1,), the
+    # byte count -4 read as "all but the last 4".
+    c = irvm.compat
+    view = c.HalBufferView(np.arange(256, dtype=np.int32), element_type=c.HalElementType.SINT_32)
+    mapped = view.map()
+    for shape in [(-1,), (2, -3)]:
+        with pytest.raises(ValueError, match="negative dimension"):
+            mapped.asarray(shape, np.dtype(np.int32))
+    assert mapped.asarray((0,), np.dtype(np.int32)).shape == (0,)
+    assert mapped.asarray((4,), np.dtype(np.int32)).tolist() == [0, 1, 2, 3]
+
+
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_script_gives_what_iree_runtime_gives(name):
     ours = run_here(SCRIPTS[name])

@@ -108,6 +108,59 @@ fn continue_with_a_count_ignores_the_breakpoint_that_many_times_less_one() {
     );
 }
 
+/// `continue N` words the count as gdb's `ignore` does (N = 1: "Will stop
+/// next time", N = 2: "next crossing"), and after the breakpoint stopped
+/// at was deleted ignores the count and continues, as gdb does (it was an
+/// error, `no breakpoint number 1`, and the program stayed stopped).
+#[test]
+fn continue_with_a_count_words_small_counts_and_survives_a_deleted_breakpoint() {
+    let (r, code) = session(
+        &args("calls.vmfb", "sum_squares", "5"),
+        "break calls.mlir:13\nrun\ncontinue 1\nprint %i1\ncontinue 2\nprint %i1\ndelete 1\ncontinue 3\n",
+    );
+    assert_eq!(code, 0, "{r:?}");
+    assert_eq!(
+        r[2].1.lines().next(),
+        Some("Will stop next time breakpoint 1 is reached.  Continuing."),
+        "{r:?}"
+    );
+    assert_eq!(r[3].1, "%i1 = 1\n", "{r:?}");
+    assert_eq!(
+        r[4].1.lines().next(),
+        Some("Will ignore next crossing of breakpoint 1.  Continuing."),
+        "{r:?}"
+    );
+    assert_eq!(r[5].1, "%i1 = 3\n", "{r:?}");
+    let last = &r[7].1;
+    assert_eq!(
+        last.lines().next(),
+        Some("Not stopped at any breakpoint; argument ignored."),
+        "{r:?}"
+    );
+    assert!(
+        last.contains("returned]"),
+        "the program runs to its end: {r:?}"
+    );
+}
+
+/// `step 0`, `nexti -5` and the like before `run` say that there is no
+/// program, as gdb does (they said nothing: a count of 0 or less skipped
+/// the check each step makes).
+#[test]
+fn a_step_count_of_zero_without_a_program_says_there_is_none() {
+    let (r, _) = session(
+        &args("calls.vmfb", "sum_squares", "5"),
+        "step 0\nnexti -5\nnext 0\n",
+    );
+    for (command, reply) in &r {
+        assert_eq!(
+            reply, "error: the program is not being run (use `run`)\n",
+            "{command}: {r:?}"
+        );
+    }
+    assert_eq!(r.len(), 3, "{r:?}");
+}
+
 /// `ptype`/`whatis` name a value's type; `output` prints the value alone;
 /// `printf` formats values as C's printf; mistakes are gdb's messages.
 #[test]

@@ -216,6 +216,10 @@ pub(crate) struct ModuleDraft {
     /// (export name, function name, line).
     exports: Vec<(String, String, usize)>,
     functions: Vec<FunctionDraft>,
+    /// Each function's ordinal in `functions` by name, so that looking a
+    /// function up (a call, an export, a second definition) does not scan
+    /// them all: a module of many functions assembles in linear time.
+    function_ordinals: std::collections::HashMap<String, usize>,
     bytecode: Vec<u8>,
     global_bytes: u64,
     global_refs: u64,
@@ -297,14 +301,10 @@ impl ModuleDraft {
         let local = name
             .strip_prefix(self.name.as_str())
             .and_then(|n| n.strip_prefix('.'));
-        self.functions
-            .iter()
-            .position(|f| f.name == name)
-            .or_else(|| {
-                self.functions
-                    .iter()
-                    .position(|f| Some(f.name.as_str()) == local)
-            })
+        self.function_ordinals
+            .get(name)
+            .or_else(|| local.and_then(|l| self.function_ordinals.get(l)))
+            .copied()
     }
 
     /// Assigns named globals their storage (refs in order; bytes grouped
@@ -431,6 +431,7 @@ pub fn assemble(source: &str, file: &str) -> Result<Vec<u8>, AsmErrors> {
             globals_laid_out: false,
             exports: Vec::new(),
             functions: Vec::new(),
+            function_ordinals: std::collections::HashMap::new(),
             bytecode: Vec::new(),
             global_bytes: 0,
             global_refs: 0,
@@ -942,7 +943,7 @@ impl<'s> Assembler<'s> {
             + after_name
                 .find('(')
                 .ok_or_else(|| Diag::new("expected '(' after the function name", rest))?;
-        if self.draft.functions.iter().any(|f| f.name == name) {
+        if self.draft.function_ordinals.contains_key(name.as_ref()) {
             return Err(Diag::new(
                 format!("function @{name} is defined twice"),
                 &rest[..open],
@@ -1151,6 +1152,9 @@ impl<'s> Assembler<'s> {
         let (i32_count, ref_count) = declared
             .registers
             .unwrap_or((func.i32_count, func.ref_count));
+        self.draft
+            .function_ordinals
+            .insert(func.name.clone(), self.draft.functions.len());
         self.draft.functions.push(FunctionDraft {
             name: std::mem::take(&mut func.name),
             cconv: std::mem::take(&mut func.cconv),

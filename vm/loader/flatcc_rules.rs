@@ -20,6 +20,8 @@
 //! root (`exported_functions[2]`), the field, and the byte of the
 //! FlatBuffer (counted after the size prefix).
 
+use std::fmt;
+
 use super::error::LoadError;
 
 /// What a field of a table holds, with the size it occupies in the table.
@@ -197,7 +199,30 @@ const UOFFSET: usize = 4;
 pub fn check(buf: &[u8], root_at: usize, origin: usize) -> Result<(), LoadError> {
     let walker = Walker { buf, origin };
     let root = walker.follow(root_at, || "root table".to_string())?;
-    walker.table(root, &MODULE, "BytecodeModuleDef")
+    walker.table(root, &MODULE, &Path::Root(MODULE.name))
+}
+
+/// Where a table, vector or string lies, from the root table
+/// (`BytecodeModuleDef.exported_functions[2]`): written out only for an
+/// error, as a module holds hundreds of thousands of elements.
+#[derive(Clone, Copy)]
+enum Path<'a> {
+    /// The root table, by its schema name.
+    Root(&'static str),
+    /// A field of the table at the path.
+    Field(&'a Path<'a>, &'static str),
+    /// An element of the vector at the path.
+    Element(&'a Path<'a>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Element(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
 }
 
 struct Walker<'a> {
@@ -263,9 +288,9 @@ impl Walker<'_> {
         Ok(target)
     }
 
-    fn table(&self, pos: usize, def: &TableDef, path: &str) -> Result<(), LoadError> {
+    fn table(&self, pos: usize, def: &TableDef, path: &Path<'_>) -> Result<(), LoadError> {
         let what = || {
-            if path == def.name {
+            if matches!(path, Path::Root(_)) {
                 format!("table {path}")
             } else {
                 format!("table {path} ({})", def.name)
@@ -334,12 +359,12 @@ impl Walker<'_> {
                     format!("field at table offset {offset} is not {align}-byte aligned"),
                 ));
             }
-            let child = |suffix: &str| format!("{path}.{name}{suffix}");
+            let child = Path::Field(path, name);
             match field {
                 Field::Inline(_) | Field::UnionTypes => {
                     if let Field::UnionTypes = field {
                         let target = self.follow(at, field_what)?;
-                        self.vector(target, 1, &child(""))?;
+                        self.vector(target, 1, &child)?;
                     }
                 }
                 Field::UnionType => {
@@ -355,25 +380,25 @@ impl Walker<'_> {
                 }
                 Field::String => {
                     let target = self.follow(at, field_what)?;
-                    self.string(target, &child(""))?;
+                    self.string(target, &child)?;
                 }
                 Field::Table(sub) => {
                     let target = self.follow(at, field_what)?;
-                    self.table(target, sub, &child(""))?;
+                    self.table(target, sub, &child)?;
                 }
                 Field::Tables(sub) => {
                     let target = self.follow(at, field_what)?;
-                    let count = self.vector(target, UOFFSET, &child(""))?;
+                    let count = self.vector(target, UOFFSET, &child)?;
                     for i in 0..count {
                         let element = target + UOFFSET + UOFFSET * i;
-                        let path = child(&format!("[{i}]"));
+                        let path = Path::Element(&child, i);
                         let table = self.follow(element, || format!("element {path}"))?;
                         self.table(table, sub, &path)?;
                     }
                 }
                 Field::Scalars(n) => {
                     let target = self.follow(at, field_what)?;
-                    self.vector(target, usize::from(n), &child(""))?;
+                    self.vector(target, usize::from(n), &child)?;
                 }
                 Field::Union(kinds) => {
                     let type_offset = if id > 0 { entry(id - 1)? } else { 0 };
@@ -383,7 +408,7 @@ impl Walker<'_> {
                     let ty = self.bytes::<1>(pos + type_offset, &field_what)?[0];
                     let target = self.follow(at, field_what)?;
                     if let Some((_, sub)) = kinds.iter().find(|(k, _)| *k == ty) {
-                        self.table(target, sub, &child(""))?;
+                        self.table(target, sub, &child)?;
                     }
                 }
                 Field::UnionVector(kinds) => {
@@ -394,9 +419,9 @@ impl Walker<'_> {
                     }
                     let types = self.follow(pos + type_offset, field_what)?;
                     let type_count =
-                        self.vector(types, 1, &format!("{path}.{}", def.fields[id - 1].0))?;
+                        self.vector(types, 1, &Path::Field(path, def.fields[id - 1].0))?;
                     let target = self.follow(at, field_what)?;
-                    let count = self.vector(target, UOFFSET, &child(""))?;
+                    let count = self.vector(target, UOFFSET, &child)?;
                     if count != type_count {
                         return Err(self.error(
                             target,
@@ -407,7 +432,7 @@ impl Walker<'_> {
                     for i in 0..count {
                         let element = target + UOFFSET + UOFFSET * i;
                         let ty = self.buf[types + UOFFSET + i];
-                        let path = child(&format!("[{i}]"));
+                        let path = Path::Element(&child, i);
                         let offset = self.u32_at(element, &|| format!("element {path}"))?;
                         match (offset, ty) {
                             (0, 0) => {}
@@ -441,7 +466,7 @@ impl Walker<'_> {
 
     /// Checks the vector at `at` of `count` elements of `size` bytes and
     /// returns `count`.
-    fn vector(&self, at: usize, size: usize, path: &str) -> Result<usize, LoadError> {
+    fn vector(&self, at: usize, size: usize, path: &Path<'_>) -> Result<usize, LoadError> {
         let count = self.u32_at(at, &|| format!("vector {path}"))?;
         let left = self.buf.len() - (at + UOFFSET).min(self.buf.len());
         if count.checked_mul(size).is_none_or(|bytes| bytes > left) {
@@ -456,7 +481,7 @@ impl Walker<'_> {
 
     /// Checks the string at `at`: its bytes and terminating NUL inside the
     /// buffer.
-    fn string(&self, at: usize, path: &str) -> Result<(), LoadError> {
+    fn string(&self, at: usize, path: &Path<'_>) -> Result<(), LoadError> {
         let len = self.u32_at(at, &|| format!("string {path}"))?;
         let start = at + UOFFSET;
         match start.checked_add(len).and_then(|end| self.buf.get(end)) {

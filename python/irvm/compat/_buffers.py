@@ -339,6 +339,10 @@ class MappedMemory(_irvm.MappedBytes):
         """The first elements of the mapped bytes as an array of `shape`
         and that dtype, over the same memory."""
         dtype = np.dtype(numpy_dtype_descr)
+        if any(int(d) < 0 for d in shape):
+            # iree.runtime 3.13 refuses it too (ValueError); the product
+            # would otherwise count from the end of the bytes.
+            raise ValueError(f"shape {list(shape)} has a negative dimension")
         count = int(np.prod(shape, dtype=np.int64))
         flat = self._array.reshape(-1).view(np.uint8)
         return flat[: count * dtype.itemsize].view(dtype).reshape(shape)
