@@ -334,3 +334,69 @@ fn a_call_to_a_function_ordinal_past_the_module_is_refused_at_load() {
     // that it not succeed, so a fixed reference keeps the test passing).
     assert!(!out.status.success(), "iree-run-module ran it: {out:?}");
 }
+
+#[test]
+fn an_import_without_a_calling_convention_is_refused_at_link() {
+    // `irvm as` writes an import without a calling convention (the
+    // assembly form's `vm.import @lib.add`, for modules that lack one);
+    // iree-as-module refuses to, and IREE's context links such an import
+    // to the export of that name without comparing signatures. irvm reads
+    // the missing convention as `0v_v` and refuses the link, naming both
+    // sides (docs/COMPATIBILITY.md): a call through it would be marshalled
+    // by a signature the module never stated.
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let src = dir.path().join(format!("{name}.vmasm"));
+        let out = dir.path().join(format!("{name}.vmfb"));
+        std::fs::write(&src, text).unwrap();
+        let status = Command::new(env!("CARGO_BIN_EXE_irvm"))
+            .args(["as", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(status.success(), "irvm as {name}");
+        out
+    };
+    let lib = write(
+        "lib",
+        "vm.module @lib version 0\nvm.export @add\n\
+         vm.func @add(%i0: i32, %i1: i32) -> (i32) {\n^bb0:\n  %i2 = vm.add.i32 %i0, %i1\n  \
+         vm.return %i2\n}\n",
+    );
+    let app = write(
+        "app",
+        "vm.module @app version 0\nvm.import @lib.add\nvm.export @main\n\
+         vm.func @main(%i0: i32) -> (i32) {\n^bb0:\n  vm.return %i0\n}\n",
+    );
+    let args = |cmd: &mut Command| {
+        cmd.arg(format!("--module={}", lib.display()))
+            .arg(format!("--module={}", app.display()))
+            .args(["--function=main", "--input=5"]);
+    };
+    let mut run = Command::new(env!("CARGO_BIN_EXE_irvm"));
+    run.arg("run");
+    args(&mut run);
+    let out = run.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "import function lib.add signature mismatch between app and source lib; \
+             expected 0v_v but got 0ii_i"
+        ),
+        "{stderr}"
+    );
+    let Some(peer) = crate::common::peer_bin(&["iree-run-module"]) else {
+        crate::common::report_missing_peer();
+        return;
+    };
+    let mut run = Command::new(peer.join("iree-run-module"));
+    args(&mut run);
+    let out = run.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("i32=5"),
+        "iree-run-module: {out:?}"
+    );
+}
