@@ -17,6 +17,7 @@
 //!   writing `irvm.compat.ParameterIndex` uses).
 
 mod arguments;
+mod byte_view;
 mod declaration;
 mod errors;
 mod host_module;

@@ -102,31 +102,7 @@ impl MappedBytes {
         // reference to this object, so it lives until the caller releases
         // the view. The bytes are exported read-only; the format string is
         // static.
-        unsafe {
-            (*view).obj = slf.clone().into_any().into_ptr();
-            (*view).buf = buf;
-            (*view).len = len;
-            (*view).readonly = 1;
-            (*view).itemsize = 1;
-            (*view).format = if flags & ffi::PyBUF_FORMAT != 0 {
-                c"B".as_ptr() as *mut std::ffi::c_char
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).ndim = 1;
-            (*view).shape = if flags & ffi::PyBUF_ND != 0 {
-                &raw mut (*view).len
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
-                &raw mut (*view).itemsize
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).suboffsets = std::ptr::null_mut();
-            (*view).internal = std::ptr::null_mut();
-        }
+        unsafe { crate::byte_view::fill(view, slf.clone().into_any(), buf, len, true, flags) };
         Ok(())
     }
 }

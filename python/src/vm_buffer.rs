@@ -111,30 +111,15 @@ impl VmBuffer {
         // a call on another thread uses the same buffer is the caller's
         // promise, as for a writable numpy array passed in place.
         unsafe {
-            (*view).obj = slf.clone().into_any().into_ptr();
-            (*view).buf = ptr as *mut std::ffi::c_void;
-            (*view).len = len as isize;
-            (*view).readonly = readonly as c_int;
-            (*view).itemsize = 1;
-            (*view).format = if flags & ffi::PyBUF_FORMAT != 0 {
-                c"B".as_ptr() as *mut std::ffi::c_char
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).ndim = 1;
-            (*view).shape = if flags & ffi::PyBUF_ND != 0 {
-                &raw mut (*view).len
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
-                &raw mut (*view).itemsize
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).suboffsets = std::ptr::null_mut();
-            (*view).internal = std::ptr::null_mut();
-        }
+            crate::byte_view::fill(
+                view,
+                slf.clone().into_any(),
+                ptr as *mut std::ffi::c_void,
+                len as isize,
+                readonly,
+                flags,
+            )
+        };
         Ok(())
     }
 }
