@@ -400,3 +400,42 @@ fn an_import_without_a_calling_convention_is_refused_at_link() {
         "iree-run-module: {out:?}"
     );
 }
+
+#[test]
+fn a_function_without_a_calling_convention_is_checked_as_taking_and_returning_nothing() {
+    // tests/data/refused/README.md: fib.vmfb without its signature's
+    // calling convention. IREE 3.13 loads it and runs `fib` with no
+    // arguments and no result; irvm reads the missing convention as
+    // `0v_v` and refuses the body's one-value return at load.
+    let module = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/refused/function_without_cconv.vmfb");
+    for function in ["fib", "missing"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+            .arg("run")
+            .arg(format!("--module={}", module.display()))
+            .arg(format!("--function={function}"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(
+                "function 'fib': function 0 at bytecode offset 81: return values: 1 values \
+                 given, calling convention expects 0"
+            ),
+            "{function}: {stderr}"
+        );
+    }
+    let Some(peer) = crate::common::peer_bin(&["iree-run-module"]) else {
+        crate::common::report_missing_peer();
+        return;
+    };
+    let out = Command::new(peer.join("iree-run-module"))
+        .arg(format!("--module={}", module.display()))
+        .arg("--function=fib")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!stdout.contains("result["), "{stdout}");
+}
