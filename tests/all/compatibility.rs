@@ -3,7 +3,7 @@
 //! truncates, irvm gives the right answer or a clean error. One test per
 //! case, on `tests/data/compatibility.vmasm` through `irvm run`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// stdout, stderr and exit code of `irvm run --function=F --input=...`.
@@ -22,6 +22,31 @@ fn irvm_run(function: &str, inputs: &[&str]) -> (String, String, i32) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
         out.status.code().unwrap_or(-1),
     )
+}
+
+/// `tests/data/refused/NAME` (see the README there).
+fn refused_module(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/refused")
+        .join(name)
+}
+
+/// The stderr of `irvm run --module=MODULE --function=FUNCTION
+/// [--input=INPUT]`, which must fail (exit status 1) before printing
+/// anything.
+fn refusal(module: &Path, function: &str, input: Option<&str>) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_irvm"));
+    cmd.arg("run")
+        .arg(format!("--module={}", module.display()))
+        .arg(format!("--function={function}"));
+    if let Some(input) = input {
+        cmd.arg(format!("--input={input}"));
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{function}: {stderr}");
+    assert!(out.stdout.is_empty(), "{function}");
+    stderr
 }
 
 fn assert_result(function: &str, inputs: &[&str], line: &str) {
@@ -207,18 +232,9 @@ fn a_return_with_more_values_than_the_calling_convention_is_refused_at_load() {
     // IREE's verifier loads the module: an exported call gives the first
     // value, an internal call fails at run time. Written by iree-as-module
     // (`irvm as` refuses the text at the return).
-    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/refused/return_count.vmfb");
+    let module = refused_module("return_count.vmfb");
     for function in ["two_for_one", "caller"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-            .arg("run")
-            .arg(format!("--module={}", module.display()))
-            .arg(format!("--function={function}"))
-            .arg("--input=5")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{function}: {stderr}");
-        assert!(out.stdout.is_empty(), "{function}");
+        let stderr = refusal(&module, function, Some("5"));
         assert!(
             stderr.contains(
                 "module 'return_count', function 'two_for_one': function 0 at bytecode offset 8: \
@@ -258,21 +274,10 @@ fn register_operands_iree_does_not_check_are_refused_at_load() {
     if peer.is_none() {
         crate::common::report_missing_peer();
     }
-    for (file, function, refusal, iree_result) in cases {
-        let module = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/refused")
-            .join(file);
-        let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-            .arg("run")
-            .arg(format!("--module={}", module.display()))
-            .arg(format!("--function={function}"))
-            .arg("--input=5")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{file}: {stderr}");
-        assert!(out.stdout.is_empty(), "{file}");
-        assert!(stderr.contains(refusal), "{file}: {stderr}");
+    for (file, function, expected, iree_result) in cases {
+        let module = refused_module(file);
+        let stderr = refusal(&module, function, Some("5"));
+        assert!(stderr.contains(expected), "{file}: {stderr}");
         let Some(peer) = &peer else { continue };
         let mut run = Command::new(peer.join("iree-run-module"));
         run.arg(format!("--module={}", module.display()))
@@ -292,17 +297,8 @@ fn a_call_to_a_function_ordinal_past_the_module_is_refused_at_load() {
     // tests/data/refused/README.md: `vm.call` of function 0xFF00 in a
     // module of 2 functions. IREE 3.13 loads the module and crashes at the
     // call (SIGSEGV); irvm refuses it at load, naming the call's place.
-    let module = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/refused/call_ordinal_out_of_range.vmfb");
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .arg("run")
-        .arg(format!("--module={}", module.display()))
-        .args(["--function=f", "--input=3"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(out.stdout.is_empty());
+    let module = refused_module("call_ordinal_out_of_range.vmfb");
+    let stderr = refusal(&module, "f", Some("3"));
     assert!(
         stderr.contains(
             "module 'callfar', function 'f': function 0 at bytecode offset 1: \
@@ -312,14 +308,7 @@ fn a_call_to_a_function_ordinal_past_the_module_is_refused_at_load() {
     );
     // At load: asking for a function the module lacks meets the same
     // refusal before any lookup.
-    let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-        .arg("run")
-        .arg(format!("--module={}", module.display()))
-        .arg("--function=missing")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = refusal(&module, "missing", None);
     assert!(stderr.contains("function 65280 out of range"), "{stderr}");
     let Some(peer) = crate::common::peer_bin(&["iree-run-module"]) else {
         crate::common::report_missing_peer();
@@ -407,17 +396,9 @@ fn a_function_without_a_calling_convention_is_checked_as_taking_and_returning_no
     // calling convention. IREE 3.13 loads it and runs `fib` with no
     // arguments and no result; irvm reads the missing convention as
     // `0v_v` and refuses the body's one-value return at load.
-    let module = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/refused/function_without_cconv.vmfb");
+    let module = refused_module("function_without_cconv.vmfb");
     for function in ["fib", "missing"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
-            .arg("run")
-            .arg(format!("--module={}", module.display()))
-            .arg(format!("--function={function}"))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        let stderr = refusal(&module, function, None);
         assert!(
             stderr.contains(
                 "function 'fib': function 0 at bytecode offset 81: return values: 1 values \

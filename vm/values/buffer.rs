@@ -104,9 +104,7 @@ impl Block {
             map: None,
         })
     }
-}
 
-impl Block {
     /// `len` zeroed bytes of an anonymous mapping that starts on a huge-page
     /// boundary and asks for transparent huge pages; `None` when the
     /// mapping fails. The mapping reserves one huge page more than `len`
