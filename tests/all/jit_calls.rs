@@ -437,6 +437,37 @@ fn fuel_runs_out_at_the_same_instruction_through_calls() {
 }
 
 #[test]
+fn fuel_runs_out_at_the_same_instruction_deep_in_a_recursion() {
+    // Costs past a slice of fuel (`exec::dispatch::SLICE`, 2^18): the
+    // fuel-counting copy's calls nest deep in compiled code, and both the
+    // slice and the fuel run out inside callees, at many depths.
+    let n = 22;
+    let (done, left) = fib_with_fuel(Tier::Interp, true, 1 << 40, n);
+    assert_eq!(done, "[I32(17711)]");
+    let cost = (1 << 40) - left.expect("fuel set");
+    assert!(cost > 1 << 18, "fib({n}) costs {cost}");
+    for fuel in [
+        cost - 1,
+        cost,
+        cost / 2,
+        (1 << 18) - 1,
+        1 << 18,
+        (1 << 18) + 1,
+        12_345,
+        cost - 7_777,
+    ] {
+        let want = fib_with_fuel(Tier::Interp, true, fuel, n);
+        for engine in [Tier::Interp, Tier::Jit, Tier::Auto] {
+            assert_eq!(
+                fib_with_fuel(engine, false, fuel, n),
+                want,
+                "fuel {fuel} (the call costs {cost}) on {engine}"
+            );
+        }
+    }
+}
+
+#[test]
 fn an_interrupt_stops_a_recursion_in_every_engine() {
     for engine in [Tier::Interp, Tier::Jit, Tier::Auto] {
         let mut ctx = context(engine);
@@ -732,5 +763,76 @@ fn contexts_of_one_module_share_its_code_and_each_calls_its_own_functions() {
             want_trap,
             "{engine}"
         );
+    }
+}
+
+/// `name(args)` of module `inline` run with `fuel` (through the hooked
+/// loop when `observed`): its results or trap, the fuel left, and how
+/// often compiled code was entered.
+fn inline_with_fuel(
+    engine: Tier,
+    observed: bool,
+    fuel: u64,
+    name: &str,
+    args: &[Value],
+) -> (String, Option<u64>, u64) {
+    let mut ctx = inline_context(engine);
+    if observed {
+        ctx.set_observer(Some(Box::new(Watch)));
+    }
+    ctx.set_fuel(Some(fuel));
+    let done = outcome_in(&mut ctx, "inline", name, args);
+    (done, ctx.fuel(), ctx.compiled_entries())
+}
+
+#[test]
+fn calls_in_code_that_counts_fuel_stay_compiled_and_charge_as_the_interpreter() {
+    // The fuel-counting copy of compiled code makes its calls itself (it
+    // left at every call before session 19: fib with fuel was 8x slower
+    // than without). It must charge exactly what the interpreter charges:
+    // the call's unit and the callee's first run, the return's unit and
+    // the run after the call, so that fuel runs out at the same
+    // instruction wherever it runs out, in a caller or a callee, at any
+    // depth, with every number type passing through.
+    let cases: [(&str, Vec<Value>); 3] = [
+        ("late_callee", vec![Value::I32(60_000), Value::I32(20_000)]),
+        ("typed_loop", vec![Value::I32(20_000)]),
+        ("wide_down", vec![Value::I32(2_000)]),
+    ];
+    for (name, args) in &cases {
+        let (done, left, _) = inline_with_fuel(Tier::Interp, true, 1 << 40, name, args);
+        assert!(done.starts_with('['), "{name}: {done}");
+        let cost = (1 << 40) - left.expect("fuel set");
+        let mut fuels = vec![cost - 1, cost, cost + 1, cost / 2, cost / 3 + 1, 1, 2, 3];
+        fuels.extend([(1 << 18) - 1, 1 << 18, (1 << 18) + 1].map(|f| f.min(cost - 2)));
+        for fuel in fuels {
+            let (want, want_left, _) = inline_with_fuel(Tier::Interp, true, fuel, name, args);
+            for engine in [Tier::Interp, Tier::Jit, Tier::Auto] {
+                let (got, got_left, _) = inline_with_fuel(engine, false, fuel, name, args);
+                assert_eq!(
+                    (&got, got_left),
+                    (&want, want_left),
+                    "{name} with fuel {fuel} (it costs {cost}) on {engine}"
+                );
+            }
+        }
+        if Tier::compiler_available() {
+            // With fuel to spare, the loops and recursions run in compiled
+            // code: a few entries (the start, each slice's end), not one
+            // a call. (The second run: `Auto` compiles a function without
+            // loops once its calls made it hot, after 20,000.)
+            for engine in COMPILED {
+                let mut ctx = inline_context(engine);
+                ctx.set_fuel(Some(1 << 40));
+                let first = outcome_in(&mut ctx, "inline", name, args);
+                let before = ctx.compiled_entries();
+                assert_eq!(outcome_in(&mut ctx, "inline", name, args), first);
+                let entries = ctx.compiled_entries() - before;
+                assert!(
+                    entries < 200,
+                    "{name} on {engine}: {entries} entries into compiled code"
+                );
+            }
+        }
     }
 }

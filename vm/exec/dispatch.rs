@@ -349,6 +349,7 @@ pub(super) fn inline_callees(
             arg_kinds: callee.arg_kinds.to_vec(),
             result_kinds: callee.result_kinds.to_vec(),
             zeroed: entry_live_slots(callee),
+            first_run: callee.runs.first().copied().unwrap_or(0),
         });
     }
     callees

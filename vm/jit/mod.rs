@@ -14,11 +14,12 @@
 //! every trap, host call and frame change happens in one place, with the
 //! same function, offset and source line in both tiers.
 //!
-//! A call of a function of the same module is the exception, in the
-//! copies without fuel (`calls`): compiled code checks the stack limits
-//! and capacities, stores the arguments into the callee's window and
-//! calls the callee's compiled code directly, which returns its results
-//! through the [`JitEnv`]. The interpreter's frame records of such calls
+//! A call of a function of the same module is the exception: compiled
+//! code checks the stack limits and capacities, stores the arguments into
+//! the callee's window and calls the callee's compiled code directly, which
+//! returns its results through the [`JitEnv`]. The copy that counts fuel
+//! charges the call and the return as the interpreter's fueled loop does,
+//! so fuel runs out at the same instruction either way. The interpreter's frame records of such calls
 //! are written only when a callee leaves compiled code part-way: every
 //! compiled caller then writes its callee's record and its own pc, and
 //! returns [`LEFT_IN_CALLEE`], so the interpreter resumes the innermost
@@ -170,6 +171,9 @@ pub(crate) struct Callee {
     /// ([`entry_live_slots`]): zeroed by the caller unless an argument
     /// fills them.
     pub zeroed: Vec<u16>,
+    /// The fuel of its first straight run (`program::runs`), which a
+    /// caller counting fuel pays with the call, as the interpreter does.
+    pub first_run: u32,
 }
 
 /// The i32 slots of `func` that may be read before they are written from
@@ -679,13 +683,6 @@ impl JitSlot {
                 let outcome = pending.take()?;
                 return slot.get_or_init(|| outcome).as_ref().ok();
             }
-            let callees = || {
-                if translate::calls_compiled(checks) {
-                    callees()
-                } else {
-                    Callees::new()
-                }
-            };
             // Another context of the module compiled it, or is compiling
             // it (this one interprets meanwhile).
             let key = SharedCode::key(checks, eager);

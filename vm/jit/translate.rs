@@ -31,10 +31,12 @@
 //! division of MIN by -1 wraps. Everything else, and everything that could
 //! trap, leaves for the interpreter.
 //!
-//! Calls and returns (`Tx::inline_call`, `Tx::inline_return`), in the
-//! copies without fuel: a call of a function of the module with numbers
-//! only (`jit::callable_inline`) checks the frame vector's capacity and the
-//! depth, byte, slot and native stack limits (and, polled, the stop word),
+//! Calls and returns (`Tx::inline_call`, `Tx::inline_return`): a call of
+//! a function of the module with numbers only (`jit::callable_inline`)
+//! checks the frame vector's capacity and the depth, byte, slot and native
+//! stack limits (and, polled, the stop word; counting fuel, pays the
+//! call's unit and the callee's first run, and after the return the
+//! return's unit and the run after the call),
 //! zeroes the callee's window above the caller's, stores the arguments
 //! there and calls the entry its slot holds, with the callee's frame
 //! record's address and stack end. A `vm.return` puts its results in
@@ -460,7 +462,7 @@ pub(super) fn compile(
     let starts = block_starts(code, guard)?;
     let calls = Calls {
         callees,
-        returns: calls_compiled(checks) && callable_inline(func),
+        returns: callable_inline(func),
     };
     if !worth_compiling(code, guard, calls) {
         return None;
@@ -494,14 +496,6 @@ pub(super) fn compile(
         callable,
         loop_heads: heads.into_boxed_slice(),
     })
-}
-
-/// Whether the copy for `checks` makes calls itself. The copy that counts
-/// fuel leaves at every call, as before: fuel is charged per straight run
-/// in the interpreter's order, and the interpreter charges the call and
-/// the callee's first run.
-pub(super) fn calls_compiled(checks: Checks) -> bool {
-    checks != Checks::Limits
 }
 
 /// The calls and returns one compile makes in compiled code.
@@ -1493,6 +1487,23 @@ impl Tx<'_, '_> {
     /// into the return's registers before running the return itself:
     /// `exec::dispatch::put_returned`).
     fn inline_return(&mut self, k: usize, i: &Inst) {
+        if let Some(l) = self.limits {
+            // The return stands alone: its unit is paid by whoever
+            // performs it (a compiled caller, or the interpreter running
+            // it after `put_returned`), so it is only checked here; when
+            // the fuel does not reach, the interpreter runs it and runs
+            // out there.
+            let fuel = self.b.use_var(l.fuel);
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, 1);
+            self.exit_if(short, k);
+            let fuel = self.b.use_var(l.fuel);
+            self.b.ins().store(
+                MemFlags::trusted(),
+                fuel,
+                self.env,
+                std::mem::offset_of!(JitEnv, fuel) as i32,
+            );
+        }
         let ret = std::mem::offset_of!(JitEnv, ret);
         let kinds = self.result_kinds;
         for (j, (&r, &kind)) in aux_list(self.aux, i.x, 0).iter().zip(kinds).enumerate() {
@@ -1635,6 +1646,23 @@ impl Tx<'_, '_> {
                 s += 1;
             }
         }
+        // Counting fuel: the call's own unit and the callee's first run
+        // are paid here, as the interpreter pays them; when the fuel does
+        // not reach, the interpreter makes the call and runs out where it
+        // does. The callee spends from the env's fuel and leaves there what
+        // is left.
+        let fuel_at = std::mem::offset_of!(JitEnv, fuel) as i32;
+        if let Some(l) = self.limits {
+            let cost = 1 + i64::from(c.first_run);
+            let fuel = self.b.use_var(l.fuel);
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
+            self.exit_if(short, k);
+            let fuel = self.b.use_var(l.fuel);
+            let left = self.b.ins().iadd_imm(fuel, -cost);
+            self.b
+                .ins()
+                .store(MemFlags::trusted(), left, self.env, fuel_at);
+        }
         let start = self.b.ins().iconst(types::I32, 0);
         let args = [callee_regs, self.env, start, callee_frame, callee_end];
         let call = match entry {
@@ -1648,6 +1676,13 @@ impl Tx<'_, '_> {
             }
         };
         let r = self.b.inst_results(call)[0];
+        if let Some(l) = self.limits {
+            let fuel = self
+                .b
+                .ins()
+                .load(types::I64, MemFlags::trusted(), self.env, fuel_at);
+            self.b.def_var(l.fuel, fuel);
+        }
         let returned = self.b.ins().band_imm(r, i64::from(RETURNED_BIT as i32));
         let done = self.b.create_block();
         let left = self.b.create_block();
@@ -1730,6 +1765,22 @@ impl Tx<'_, '_> {
                 let v = self.env_load(types::I32, ret + 8 * j);
                 self.set_i32(d, v);
             }
+        }
+        if let Some(l) = self.limits {
+            // The callee's return (checked there to be paid for), then the
+            // run after the call, as the interpreter's return pays them.
+            let fuel = self.b.use_var(l.fuel);
+            let fuel = self.b.ins().iadd_imm(fuel, -1);
+            self.b.def_var(l.fuel, fuel);
+            let next = k + 1;
+            let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
+            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
+            let out = self.fuel_short_exit(next);
+            let paid = self.b.create_block();
+            self.b.ins().brif(short, out, &[], paid, &[]);
+            self.b.switch_to_block(paid);
+            let left = self.b.ins().iadd_imm(fuel, -cost);
+            self.b.def_var(l.fuel, left);
         }
         // Each check depends on one of the two sizes only, so passing for
         // two callees is passing for their larger sizes.
