@@ -53,8 +53,11 @@ del _import_ml_dtypes
 
 # The package's modules, one job each: iree.runtime's public submodules
 # (array_interop, benchmark, dtypes, flags, function, io, system_api,
-# system_setup) under their names, the rest private.
-from . import array_interop, benchmark, dtypes, flags, function, io, system_api, system_setup  # noqa: F401
+# system_setup, typing) under their names, the rest private. The package
+# binds iree.runtime's public names and no others: names only a submodule
+# has there (system_api.BoundModule, benchmark.BenchmarkToolError) are
+# only there here too.
+from . import array_interop, benchmark, dtypes, flags, function, io, system_api, system_setup, typing  # noqa: F401
 from ._buffers import HalAllocator, HalBuffer, HalBufferView, MappedMemory, Shape
 from ._context import VmContext
 from ._hal_module import HalModuleBufferViewTraceCallback, HalModuleDebugSink, create_hal_module
@@ -70,13 +73,7 @@ from ._py_modules import PyModuleInterface
 from ._values import VmBuffer, VmRef, VmVariantList
 from ._vm_modules import Linkage, VmFunction, VmInstance, VmModule
 from .array_interop import DeviceArray, asdevicearray
-from .benchmark import (
-    BenchmarkResult,
-    BenchmarkTimeoutError,
-    BenchmarkToolError,
-    benchmark_exe,
-    benchmark_module,
-)
+from .benchmark import benchmark_exe, benchmark_module
 from .function import FunctionInvoker
 from .io import (
     SplatValue,
@@ -87,8 +84,6 @@ from .io import (
 )
 from .system_api import (
     TARGET_BACKEND_TO_DRIVER,
-    BoundModule,
-    BoundModules,  # noqa: F401
     Config,
     SystemContext,
     load_vm_flatbuffer,
@@ -103,10 +98,6 @@ __all__ = [
     "asdevicearray",
     "benchmark_exe",
     "benchmark_module",
-    "BenchmarkResult",
-    "BenchmarkTimeoutError",
-    "BenchmarkToolError",
-    "BoundModule",
     "BufferCompatibility",
     "BufferUsage",
     "Config",

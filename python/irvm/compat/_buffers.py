@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import numpy as np
 
 from .. import _irvm
+from ._conversions import _nanobind_int
 from ._hal_types import (
     _ELEMENT_TO_DTYPE,
     BufferCompatibility,
     BufferUsage,
     HalElementType,
     MemoryType,
-    _element_type_member,
     _element_type_of,
     _ml_dtype_or_none,
 )
@@ -70,6 +70,19 @@ _BUFFER_USAGE_NAMES = (
 _HEAP_MAPPING = 16777216 | 33554432 | 134217728
 _RESULT_MEMORY_TYPE = 50  # DEVICE_LOCAL|HOST_VISIBLE
 _RESULT_USAGE = int(3075 | _HEAP_MAPPING)
+
+
+def _c_int(value: Any, function: str) -> int:
+    """An argument iree.runtime's binding declares `int` (a memory type,
+    a usage): a signed 32-bit int, read as nanobind reads one, and kept
+    as the HAL's unsigned 32 bits (-1 is 0xffffffff), as IREE keeps it."""
+    return _nanobind_int(value, function, bits=32, signed=True) & 0xFFFFFFFF
+
+
+def _size(value: Any, function: str) -> int:
+    """A size or offset (iree_device_size_t): an unsigned 64-bit int, read
+    as nanobind reads one (a TypeError for a float or a negative size)."""
+    return _nanobind_int(value, function)
 
 
 def _heap_memory_type(memory_type: int) -> int:
@@ -129,9 +142,10 @@ class HalBuffer:
     def fill_zero(self, byte_offset: int, byte_length: int) -> None:
         """Zeroes `byte_length` bytes from `byte_offset` (IndexError when
         the range is not inside the buffer, as iree.runtime's OUT_OF_RANGE)."""
+        byte_offset, byte_length = _size(byte_offset, "fill_zero"), _size(byte_length, "fill_zero")
         if byte_offset < 0 or byte_length < 0 or byte_offset + byte_length > self._bytes.nbytes:
             raise IndexError(
-                f"OUT_OF_RANGE; fill_zero range [{byte_offset}, {byte_offset + byte_length}) "
+                f"Error zero filling buffer: OUT_OF_RANGE; fill_zero range [{byte_offset}, {byte_offset + byte_length}) "
                 f"is outside the buffer's {self._bytes.nbytes} bytes"
             )
         self._bytes[byte_offset : byte_offset + byte_length] = 0
@@ -139,6 +153,7 @@ class HalBuffer:
     def create_view(self, shape: Any, element_size: int) -> "HalBufferView":
         """A view of the buffer with `shape` and opaque elements of
         `element_size` bytes (OPAQUE_8..OPAQUE_64), as iree.runtime makes it."""
+        element_size = _size(element_size, "create_view")
         opaque = {1: HalElementType.OPAQUE_8, 2: HalElementType.OPAQUE_16,
                   4: HalElementType.OPAQUE_32, 8: HalElementType.OPAQUE_64}.get(element_size)
         if opaque is None:
@@ -182,19 +197,50 @@ class Shape(list):
     """A shape (iree.runtime's `Shape([2, 3])`): a list of dimensions."""
 
 
-def _dtype_of_element(element_type: HalElementType) -> np.dtype:
-    """The dtype a buffer view of `element_type` holds its elements as:
-    its numpy (or ml_dtypes) dtype, else unsigned integers of its width."""
-    dtype = _ELEMENT_TO_DTYPE.get(element_type.value)
+def _dtype_of_element(element_type: int) -> np.dtype:
+    """The dtype a buffer view of `element_type` (a HalElementType or its
+    value) holds its elements as: its numpy (or ml_dtypes) dtype, else
+    unsigned integers of its width (ValueError for other widths)."""
+    element_type = int(element_type)
+    dtype = _ELEMENT_TO_DTYPE.get(element_type)
     if dtype is not None:
         return np.dtype(dtype)
     ml_dtype = _ml_dtype_or_none(element_type)
     if ml_dtype is not None:
         return ml_dtype
     width = HalElementType.dense_byte_count(element_type)
-    if width not in (1, 2, 4, 8):
-        raise ValueError(f"INVALID_ARGUMENT; element type {element_type.name} has no whole-byte width")
+    if width not in (1, 2, 4, 8) or (element_type not in _MEMBER_VALUES and width * 8 != element_type & 0xFF):
+        raise ValueError(f"INVALID_ARGUMENT; element type {_element_type_name(element_type)} has no whole-byte width")
     return np.dtype(f"u{width}")
+
+
+# The values HalElementType names (others are accepted as ints, as
+# iree.runtime accepts them, and held as bytes).
+_MEMBER_VALUES = frozenset(member.value for member in HalElementType)
+
+
+def _element_type_name(element_type: int) -> str:
+    """A member's name, or an unknown element type's value in hex."""
+    return HalElementType(element_type).name if element_type in _MEMBER_VALUES else f"{element_type:#010x}"
+
+
+def _packed_byte_length(dims: Sequence[int], element_type: int) -> int:
+    """The bytes a dense view of `dims` elements of `element_type` takes,
+    as IREE computes it (iree_hal_buffer_compute_view_size: the elements'
+    bits, rounded up to whole bytes); ValueError for a type of no bits."""
+    bits = element_type & 0xFF
+    if bits == 0:
+        raise ValueError("INVALID_ARGUMENT; opaque element types cannot be indexed")
+    return (int(np.prod(dims, dtype=object)) * bits + 7) // 8
+
+
+def _dimension(value: Any, function: str) -> int:
+    """A shape's dimension as iree.runtime reads one (an unsigned 64-bit
+    int through nanobind's caster; its failure is a RuntimeError there)."""
+    try:
+        return _nanobind_int(value, function)
+    except TypeError:
+        raise RuntimeError(f"{function}: shape dimension {value!r} is not a non-negative integer") from None
 
 
 def _result_element_type(array: np.ndarray) -> Optional[HalElementType]:
@@ -232,23 +278,15 @@ class HalBufferView:
         # The backing buffer's bytes (a view over an array: the array's).
         self._buffer_length: Optional[int] = None
         self._backing: Optional[np.ndarray] = None
+        # The shape, when `_array` holds packed bytes (an element type of
+        # no numpy dtype) rather than the elements.
+        self._packed_shape: Optional[list] = None
         if isinstance(array, HalBuffer):
             if shape is None or element_type is None:
                 raise TypeError("HalBufferView(buffer, shape, element_type): give the shape and element type")
-            self._element_type = _element_type_member(element_type)
-            dims = [int(d) for d in shape]
-            dtype = _dtype_of_element(self._element_type)
-            need = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
-            if need > array.byte_length():
-                raise IndexError(
-                    f"creating buffer view: OUT_OF_RANGE; buffer view byte length {need} exceeds "
-                    f"backing buffer byte length {array.byte_length()}"
-                )
-            self._array = array._bytes[:need].view(dtype).reshape(dims)
-            self._memory_type, self._allowed_usage = array._memory_type, array._allowed_usage
-            self._buffer_length = array.byte_length()
-            # The whole buffer's bytes (a serialized trace value holds them all).
-            self._backing = array._bytes
+            element_type = _nanobind_int(element_type, "HalBufferView", bits=32)
+            dims = [_dimension(d, "creating buffer view") for d in shape]
+            self._view_buffer(array, dims, element_type, "creating buffer view")
             return
         if isinstance(shape, (int, HalElementType)) and element_type is None:
             # HalBufferView(array, element_type) by position.
@@ -259,7 +297,13 @@ class HalBufferView:
             element_type = _result_element_type(array)
         if element_type is None:
             element_type = _element_type_of(array.dtype)
-        self._element_type = _element_type_member(element_type)
+        self._element_type = _nanobind_int(element_type, "HalBufferView", bits=32)
+        if self._element_type not in _MEMBER_VALUES:
+            # An element type HalElementType does not name: the array's
+            # bytes viewed so, as iree.runtime views a buffer.
+            self._view_buffer(HalBuffer(_contiguous(array).reshape(-1).view(np.uint8)), list(array.shape),
+                              self._element_type, "creating buffer view")
+            return
         # The bits of another type of the same width given with an element
         # type (a uint16 array with BFLOAT_16, float32 data with SINT_32)
         # are held as that type's dtype, so that the program is given that
@@ -272,15 +316,48 @@ class HalBufferView:
             array = array.view(dtype)
         self._array = array
 
+    def _view_buffer(self, buffer: HalBuffer, dims: list, element_type: int, context: str) -> None:
+        """Makes this a view of the start of `buffer` with `dims` and
+        `element_type`, as iree_hal_buffer_view_create makes one: IndexError
+        when the buffer is too short, ValueError for a type of no bits;
+        each message starts with `context`."""
+        self._element_type = element_type
+        try:
+            dtype: Optional[np.dtype] = _dtype_of_element(element_type)
+        except ValueError:
+            dtype = None
+        try:
+            if dtype is not None:
+                need = int(np.prod(dims, dtype=object)) * dtype.itemsize
+            else:
+                need = _packed_byte_length(dims, element_type)
+        except ValueError as e:
+            raise ValueError(f"{context}: {e}") from None
+        if need > buffer.byte_length():
+            raise IndexError(
+                f"{context}: OUT_OF_RANGE; buffer view byte length {need} exceeds "
+                f"backing buffer byte length {buffer.byte_length()}"
+            )
+        if dtype is not None:
+            self._array = buffer._bytes[:need].view(dtype).reshape(dims)
+        else:
+            self._array = buffer._bytes[:need]
+            self._packed_shape = list(dims)
+        self._memory_type, self._allowed_usage = buffer._memory_type, buffer._allowed_usage
+        self._buffer_length = buffer.byte_length()
+        # The whole buffer's bytes (a serialized trace value holds them all).
+        self._backing = buffer._bytes
+
     @property
     def shape(self) -> list[int]:
-        return list(self._array.shape)
+        return list(self._packed_shape if self._packed_shape is not None else self._array.shape)
 
     @property
     def element_type(self) -> int:
         """The element type's value, an int (as iree.runtime gives it:
-        `HalElementType(view.element_type)` is the member)."""
-        return self._element_type.value
+        `HalElementType(view.element_type)` is the member; an element
+        type it does not name is kept as given, as there)."""
+        return self._element_type
 
     @property
     def byte_length(self) -> int:
@@ -319,7 +396,7 @@ class HalBufferView:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        dims = ", ".join(str(d) for d in self._array.shape)
+        dims = ", ".join(str(d) for d in self.shape)
         backing = self._buffer_length if self._buffer_length is not None else self._array.nbytes
         storage = _storage_text(backing, self._memory_type, self._allowed_usage)
         return f"<HalBufferView ({dims}), element_type={_element_type_text(self._element_type)}, {storage}>"
@@ -373,11 +450,18 @@ class HalAllocator:
         self._device = device
 
     def allocate_buffer(self, memory_type: int, allowed_usage: int, allocation_size: int) -> HalBuffer:
-        """A zeroed buffer of `allocation_size` bytes."""
-        if allocation_size < 0:
-            raise ValueError(f"INVALID_ARGUMENT; allocation_size {allocation_size} is negative")
-        return HalBuffer(np.zeros(int(allocation_size), np.uint8), _heap_memory_type(memory_type),
-                         int(allowed_usage) | _HEAP_MAPPING)
+        """A zeroed buffer of `allocation_size` bytes. The arguments are
+        read as iree.runtime's bindings read them (`_c_int`, `_size`)."""
+        memory_type = _c_int(memory_type, "allocate_buffer")
+        allowed_usage = _c_int(allowed_usage, "allocate_buffer")
+        allocation_size = _size(allocation_size, "allocate_buffer")
+        try:
+            data = np.zeros(allocation_size, np.uint8)
+        except (MemoryError, ValueError):
+            raise RuntimeError(
+                f"could not allocate buffer: RESOURCE_EXHAUSTED; {allocation_size} bytes cannot be allocated"
+            ) from None
+        return HalBuffer(data, _heap_memory_type(memory_type), allowed_usage | _HEAP_MAPPING)
 
     def allocate_buffer_copy(
         self,
@@ -390,14 +474,21 @@ class HalAllocator:
         """A copy of `buffer` (an object with the buffer protocol, or an
         array of ml_dtypes' dtypes): a HalBufferView of its shape when
         `element_type` is given, else a HalBuffer of its bytes, as in
-        iree.runtime."""
+        iree.runtime. As there, `element_type` is any int (its low 32
+        bits are the type): one HalElementType does not name is kept
+        as given, the view's bytes computed from its bit width (IndexError
+        when they are more than the buffer's, ValueError for 0 bits)."""
+        memory_type = _heap_memory_type(_c_int(memory_type, "allocate_buffer_copy"))
+        allowed_usage = _c_int(allowed_usage, "allocate_buffer_copy") | _HEAP_MAPPING
+        if element_type is not None:
+            element_type = _nanobind_int(element_type, "allocate_buffer_copy") & 0xFFFFFFFF
         array = _host_bytes(buffer)
-        memory_type = _heap_memory_type(memory_type)
-        allowed_usage = int(allowed_usage) | _HEAP_MAPPING
+        copy = HalBuffer(array.reshape(-1).view(np.uint8), memory_type, allowed_usage)
         if element_type is None:
-            return HalBuffer(array.reshape(-1).view(np.uint8), memory_type, allowed_usage)
-        view = HalBufferView(array, element_type=element_type)
-        view._memory_type, view._allowed_usage = memory_type, allowed_usage
+            return copy
+        view = HalBufferView.__new__(HalBufferView)
+        view._packed_shape = None
+        view._view_buffer(copy, list(array.shape), element_type, "Error allocating buffer_view")
         return view
 
     def allocate_host_staging_buffer_copy(self, device: HalDevice, initial_contents: Any) -> HalBuffer:
@@ -408,20 +499,26 @@ class HalAllocator:
     def import_host_allocation(self, buffer_obj: Any, memory_type: int, allowed_usage: int) -> HalBuffer:
         """A HalBuffer over `buffer_obj`'s memory, not copied: writes to
         either are seen by the other (C-contiguous buffers only)."""
+        memory_type = _c_int(memory_type, "import_host_allocation")
+        allowed_usage = _c_int(allowed_usage, "import_host_allocation")
         array = _host_bytes(buffer_obj, copy=False)
-        return HalBuffer(array.reshape(-1).view(np.uint8), int(memory_type), int(allowed_usage) | 3 | _HEAP_MAPPING)
+        return HalBuffer(array.reshape(-1).view(np.uint8), memory_type, allowed_usage | 3 | _HEAP_MAPPING)
 
     def query_buffer_compatibility(self, memory_type: int, allowed_usage: int, intended_usage: int,
                                    allocation_size: int) -> int:
         """BufferCompatibility bits, as IREE's CPU heap allocator answers:
         any buffer is allocatable, importable and exportable; device-visible
         memory is usable by queue transfers and dispatches its usage allows."""
+        memory_type = _c_int(memory_type, "query_buffer_compatibility")
+        allowed_usage = _c_int(allowed_usage, "query_buffer_compatibility")
+        _c_int(intended_usage, "query_buffer_compatibility")
+        _size(allocation_size, "query_buffer_compatibility")
         bits = BufferCompatibility
         compatibility = bits.ALLOCATABLE.value | bits.IMPORTABLE.value | bits.EXPORTABLE.value
-        if MemoryType.DEVICE_VISIBLE & int(memory_type):
-            if BufferUsage.TRANSFER & int(allowed_usage):
+        if MemoryType.DEVICE_VISIBLE.value & memory_type:
+            if BufferUsage.TRANSFER.value & allowed_usage:
                 compatibility |= bits.QUEUE_TRANSFER.value
-            if BufferUsage.DISPATCH_STORAGE & int(allowed_usage):
+            if BufferUsage.DISPATCH_STORAGE.value & allowed_usage:
                 compatibility |= bits.QUEUE_DISPATCH.value
         return compatibility
 

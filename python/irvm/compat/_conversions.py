@@ -31,6 +31,19 @@ def _nanobind_int(value: Any, function: str, bits: int = 64, signed: bool = Fals
     return number
 
 
+def _nanobind_float(value: Any, function: str) -> float:
+    """`value` as nanobind's float caster reads it for a `double`: an
+    object with `__float__` or `__index__` (ints, numpy scalars, 0-d
+    arrays), not a string; a TypeError naming `function` otherwise."""
+    kind = type(value)
+    if not isinstance(value, (str, bytes, bytearray)) and (hasattr(kind, "__float__") or hasattr(kind, "__index__")):
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise TypeError(f"{function}(): incompatible function arguments: takes a float, not {value!r}")
+
+
 def _nanobind_str(value: Any, function: str, parameter: str, optional: bool = False) -> Any:
     """`value` for a `str` parameter (`str | None` when `optional`), as
     nanobind takes it: only a `str` (a TypeError for bytes or a number)."""

@@ -17,16 +17,17 @@ from typing import Any, Optional
 import numpy as np
 
 
-def _uint64_argument(function: str, owner: str, value: Any) -> int:
+def _uint64_argument(function: str, owner: str, value: Any, bits: int = 64) -> int:
     """`value` as nanobind converts an argument declared `int` (an
-    unsigned 64-bit one): anything `int()` takes but a float, in range;
-    otherwise the TypeError nanobind raises, naming `function`."""
+    unsigned one of `bits` bits, 64 unless given): anything `int()` takes
+    but a float, in range; otherwise the TypeError nanobind raises,
+    naming `function`."""
     if not isinstance(value, float):
         try:
             number = int(value)
         except (TypeError, ValueError, OverflowError):
             number = None
-        if number is not None and 0 <= number < 1 << 64:
+        if number is not None and 0 <= number < 1 << bits:
             return number
     owner_arg = "self, " if owner else ""
     invoked = f"{owner}, " if owner else ""
@@ -66,8 +67,8 @@ class _HalBits(_HalEnum):
 
 def _element_type_value(element_type: Any, function: str) -> int:
     """An element type given as iree.runtime takes one (a HalElementType or
-    an int), as an int."""
-    return _uint64_argument(function, "", element_type)
+    an int: an iree_hal_element_type_t, 32 bits), as an int."""
+    return _uint64_argument(function, "", element_type, bits=32)
 
 
 class HalElementType(_HalEnum):
@@ -138,11 +139,6 @@ class HalElementType(_HalEnum):
         """Bytes one element takes."""
         return ((_element_type_value(element_type, "dense_byte_count") & 0xFF) + 7) // 8
 
-
-def _element_type_member(element_type: Any) -> HalElementType:
-    """The HalElementType an argument names (a member or its int value;
-    ValueError for another int)."""
-    return HalElementType(_element_type_value(element_type, "HalElementType"))
 
 _ELEMENT_TO_DTYPE = {
     HalElementType.INT_8: np.int8,

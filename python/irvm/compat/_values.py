@@ -8,21 +8,42 @@ from typing import Any, Optional
 import numpy as np
 
 from .. import _irvm
+from ._conversions import _nanobind_float, _nanobind_int
 from ._errors import _as_iree_error
 from ._hal_types import _ELEMENT_TYPE_NAMES
-from ._buffers import _element_type_text, _vm_cast, HalBuffer, HalBufferView
+from ._buffers import _MEMBER_VALUES, _element_type_text, _vm_cast, HalBuffer, HalBufferView
 from .array_interop import DeviceArray
 
 
-def _to_vm(arg: Any) -> Any:
+def _to_vm(arg: Any, made: Optional[dict] = None) -> Any:
+    """What irvm passes to the VM for a Python value: arrays, numbers, and
+    a VmVariantList as a Python list of its items. A list that holds
+    itself (directly or through the lists in it) becomes a Python list
+    that does (one Python list per VmVariantList, by identity), which irvm
+    refuses with a ValueError naming the cycle (it recursed until a
+    RecursionError)."""
     if isinstance(arg, VmRef):
-        return arg._vm_value()
+        target = arg._target
+        if isinstance(target, _irvm.Ref):
+            return target
+        arg = target
     if isinstance(arg, DeviceArray):
         return arg._array
     if isinstance(arg, HalBufferView):
+        if arg._packed_shape is not None or arg._element_type not in _MEMBER_VALUES:
+            raise ValueError(
+                f"irvm.compat cannot pass a buffer view of element type {arg._element_type:#010x} "
+                "(one HalElementType does not name) to the VM"
+            )
         return arg._array
     if isinstance(arg, VmVariantList):
-        return [_to_vm(v) for v in arg._items]
+        made = {} if made is None else made
+        if id(arg) in made:
+            return made[id(arg)]
+        out: list = []
+        made[id(arg)] = out
+        out.extend(_to_vm(v, made) for v in arg._items)
+        return out
     if not isinstance(arg, np.ndarray) and hasattr(arg, "__array__"):
         # An array-like object: its array, as iree.runtime takes it.
         return np.asarray(arg)
@@ -69,8 +90,7 @@ class VmVariantList:
     number as a ref or object, RuntimeError reading a number as a list."""
 
     def __init__(self, capacity: int):
-        if not isinstance(capacity, int) or capacity < 0:
-            raise TypeError(f"VmVariantList(capacity): a capacity is a non-negative int, not {capacity!r}")
+        _nanobind_int(capacity, "VmVariantList")
         self._items: list = []
         # Item index to value type ('i32', 'i64', 'f32', 'f64') of the
         # numbers a call appended, by its calling convention; pushed
@@ -78,14 +98,14 @@ class VmVariantList:
         self._value_types: dict = {}
 
     def push_int(self, value: int) -> None:
-        if not isinstance(value, (int, np.integer)):
-            raise TypeError(f"push_int(): takes an int, not {type(value).__name__}")
-        self._items.append(int(value))
+        """Appends `value` as an i64, read as iree.runtime reads it (any
+        object `int()` takes but a float; TypeError outside 64 bits)."""
+        self._items.append(_nanobind_int(value, "push_int", signed=True))
 
     def push_float(self, value: float) -> None:
-        if not isinstance(value, (int, float, np.integer, np.floating)):
-            raise TypeError(f"push_float(): takes a float, not {type(value).__name__}")
-        self._items.append(float(value))
+        """Appends `value` as an f64, read as iree.runtime reads it (an
+        object with `__float__` or `__index__`: not a string)."""
+        self._items.append(_nanobind_float(value, "push_float"))
 
     def push_ref(self, ref: Any) -> None:
         if not hasattr(ref, "__iree_vm_ref__"):
@@ -98,6 +118,8 @@ class VmVariantList:
         self._items.append(value)
 
     def _item(self, index: int) -> Any:
+        # (An index is a C int in iree.runtime's binding.)
+        index = _nanobind_int(index, "VmVariantList index", bits=32, signed=True)
         if not 0 <= index < len(self._items):
             raise IndexError(
                 f"Could not access list element: OUT_OF_RANGE; index {index} out of bounds ({len(self._items)})"
@@ -238,8 +260,12 @@ def _referenced(value: Any) -> Any:
     return value
 
 
-def _trace_value(value: Any, value_type: Optional[str] = None) -> dict:
-    """A VmVariantList item as get_serialized_trace_value gives it."""
+def _trace_value(value: Any, value_type: Optional[str] = None, path: Optional[set] = None) -> dict:
+    """A VmVariantList item as get_serialized_trace_value gives it. A list
+    that holds itself (directly or through the lists in it) is a
+    ValueError: it has no finite serialized form (iree.runtime 3.13 reads
+    the list's place in itself as null; irvm.compat recursed until a
+    RecursionError). `path`: the ids of the lists being serialized."""
     value = _referenced(value)
     if value is None:
         return {"type": "null"}
@@ -247,11 +273,20 @@ def _trace_value(value: Any, value_type: Optional[str] = None) -> dict:
         return {value_type or "i64": int(value), "type": "value"}
     if isinstance(value, (float, np.floating)):
         return {value_type or "f64": float(value), "type": "value"}
-    if isinstance(value, VmVariantList):
-        return {"type": "vm.list",
-                "items": [_trace_value(v, value._value_types.get(i)) for i, v in enumerate(value._items)]}
-    if isinstance(value, list):
-        return {"type": "vm.list", "items": [_trace_value(v) for v in value]}
+    if isinstance(value, (VmVariantList, list)):
+        path = set() if path is None else path
+        if id(value) in path:
+            raise ValueError(
+                "get_serialized_trace_value: the list holds itself (directly or through the lists in it), "
+                "which has no serialized value"
+            )
+        path.add(id(value))
+        if isinstance(value, VmVariantList):
+            items = [_trace_value(v, value._value_types.get(i), path) for i, v in enumerate(value._items)]
+        else:
+            items = [_trace_value(v, None, path) for v in value]
+        path.discard(id(value))
+        return {"type": "vm.list", "items": items}
     if isinstance(value, np.ndarray):
         value = HalBufferView(value)
     if isinstance(value, HalBufferView):
@@ -299,7 +334,14 @@ class VmBuffer(_irvm.VmBuffer):
     pushed with `push_ref` it is passed to a function taking `!vm.buffer`
     (the program's writes are seen here), and a `!vm.buffer` result is one
     over the same bytes (`get_as_object(i, VmBuffer)`). irvm aligns every
-    buffer to 64 bytes: a larger `alignment` is a ValueError."""
+    buffer to 64 bytes: a larger `alignment` is a ValueError. `length` and
+    `alignment` are read as iree.runtime reads them (anything `int()`
+    takes but a float)."""
+
+    def __new__(cls, length: Any, alignment: Any = 0, mutable: bool = True, *, _same_as: Any = None) -> "VmBuffer":
+        length = _nanobind_int(length, "VmBuffer")
+        alignment = _nanobind_int(alignment, "VmBuffer")
+        return super().__new__(cls, length, alignment, mutable, _same_as=_same_as)
 
     @property
     def ref(self) -> "VmRef":
@@ -348,8 +390,7 @@ class VmRef:
 
     def _vm_value(self) -> Any:
         """What irvm passes to the VM for it."""
-        t = self._target
-        return t if isinstance(t, _irvm.Ref) else _to_vm(t)
+        return _to_vm(self)
 
     def isinstance(self, ref_type: type) -> bool:
         """Whether it refers to a `ref_type` (VmVariantList, HalBufferView)."""
