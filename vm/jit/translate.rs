@@ -1774,13 +1774,7 @@ impl Tx<'_, '_> {
             self.b.def_var(l.fuel, fuel);
             let next = k + 1;
             let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
-            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
-            let out = self.fuel_short_exit(next);
-            let paid = self.b.create_block();
-            self.b.ins().brif(short, out, &[], paid, &[]);
-            self.b.switch_to_block(paid);
-            let left = self.b.ins().iadd_imm(fuel, -cost);
-            self.b.def_var(l.fuel, left);
+            self.pay_or_leave(cost, next);
         }
         // Each check depends on one of the two sizes only, so passing for
         // two callees is passing for their larger sizes.
@@ -1888,16 +1882,9 @@ impl Tx<'_, '_> {
         if let Some(pairs) = &e.remap {
             self.remap(pairs);
         }
-        if let (Some(l), true) = (self.limits, pay) {
+        if pay {
             let cost = i64::from(self.runs.get(e.to).copied().unwrap_or(0));
-            let fuel = self.b.use_var(l.fuel);
-            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
-            let out = self.fuel_short_exit(e.to);
-            let paid = self.b.create_block();
-            self.b.ins().brif(short, out, &[], paid, &[]);
-            self.b.switch_to_block(paid);
-            let left = self.b.ins().iadd_imm(fuel, -cost);
-            self.b.def_var(l.fuel, left);
+            self.pay_or_leave(cost, e.to);
         }
         let blk = blocks[&e.to];
         self.b.ins().jump(blk, &[]);
@@ -1928,6 +1915,24 @@ impl Tx<'_, '_> {
         let on = self.b.create_block();
         self.b.ins().brif(bits, out, &[], on, &[]);
         self.b.switch_to_block(on);
+    }
+
+    /// With [`Checks::Limits`]: pays `cost` from the fuel, or leaves at
+    /// `k` unpaid with `JitEnv::fuel_short` set when the fuel given does not
+    /// reach (for the interpreter to pay, read the stop word, or go on one
+    /// instruction at a time).
+    fn pay_or_leave(&mut self, cost: i64, k: usize) {
+        let Some(l) = self.limits else {
+            return;
+        };
+        let fuel = self.b.use_var(l.fuel);
+        let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
+        let out = self.fuel_short_exit(k);
+        let paid = self.b.create_block();
+        self.b.ins().brif(short, out, &[], paid, &[]);
+        self.b.switch_to_block(paid);
+        let left = self.b.ins().iadd_imm(fuel, -cost);
+        self.b.def_var(l.fuel, left);
     }
 
     /// A block that leaves at `k` with `JitEnv::fuel_short` set (filled
@@ -2119,13 +2124,7 @@ impl Tx<'_, '_> {
             self.b.def_var(l.fuel, fuel);
             let next = k + 1;
             let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
-            let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, cost);
-            let out = self.fuel_short_exit(next);
-            let paid = self.b.create_block();
-            self.b.ins().brif(short, out, &[], paid, &[]);
-            self.b.switch_to_block(paid);
-            let left = self.b.ins().iadd_imm(fuel, -cost);
-            self.b.def_var(l.fuel, left);
+            self.pay_or_leave(cost, next);
         }
     }
 
