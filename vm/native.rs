@@ -121,6 +121,31 @@ fn bad_args(name: &str, k: usize, why: String) -> Trap {
     )
 }
 
+/// The calling convention of a host function taking `args` (type codes)
+/// and returning `results` (already a result string, `v` when none).
+fn convention(args: &[char], results: &str) -> String {
+    let args: String = args.iter().collect();
+    let args = if args.is_empty() {
+        "v".to_string()
+    } else {
+        args
+    };
+    format!("0{args}_{results}")
+}
+
+/// The next argument of host function `name` converted to `A`, or the
+/// error naming it (missing when the call gave only `given`).
+fn next_arg<'v, A: HostValue>(
+    it: &mut impl Iterator<Item = (usize, &'v Value)>,
+    name: &str,
+    given: usize,
+) -> Result<A, Trap> {
+    match it.next() {
+        Some((k, v)) => A::from_value(v).map_err(|w| bad_args(name, k, w)),
+        None => Err(bad_args(name, given, "missing".into())),
+    }
+}
+
 macro_rules! into_host_func {
     ($($a:ident),*) => {
         impl<S: Send + 'static, F, R, $($a: HostValue),*> IntoHostFunc<S, (WithState, $($a,)*)> for F
@@ -129,9 +154,7 @@ macro_rules! into_host_func {
             R: HostResults,
         {
             fn calling_convention() -> String {
-                let kinds: &[char] = &[$($a::TYPE.code()),*];
-                let args: String = kinds.iter().collect();
-                format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
+                convention(&[$($a::TYPE.code()),*], &R::kinds())
             }
             #[expect(
                 clippy::allow_attributes,
@@ -146,12 +169,7 @@ macro_rules! into_host_func {
             fn into_callback(self, name: String) -> Callback<S> {
                 Arc::new(move |state: &mut S, args: &[Value], out: &mut Vec<Value>| {
                     let mut it = args.iter().enumerate();
-                    $(
-                        let $a = match it.next() {
-                            Some((k, v)) => $a::from_value(v).map_err(|w| bad_args(&name, k, w))?,
-                            None => return Err(bad_args(&name, args.len(), "missing".into())),
-                        };
-                    )*
+                    $(let $a: $a = next_arg(&mut it, &name, args.len())?;)*
                     *out = (self)(state, $($a),*).into_values()?;
                     Ok(())
                 })
@@ -164,9 +182,7 @@ macro_rules! into_host_func {
             R: HostResults,
         {
             fn calling_convention() -> String {
-                let kinds: &[char] = &[$($a::TYPE.code()),*];
-                let args: String = kinds.iter().collect();
-                format!("0{}_{}", if args.is_empty() { "v".to_string() } else { args }, R::kinds())
+                convention(&[$($a::TYPE.code()),*], &R::kinds())
             }
             #[expect(
                 clippy::allow_attributes,
@@ -181,12 +197,7 @@ macro_rules! into_host_func {
             fn into_callback(self, name: String) -> Callback<S> {
                 Arc::new(move |_: &mut S, args: &[Value], out: &mut Vec<Value>| {
                     let mut it = args.iter().enumerate();
-                    $(
-                        let $a = match it.next() {
-                            Some((k, v)) => $a::from_value(v).map_err(|w| bad_args(&name, k, w))?,
-                            None => return Err(bad_args(&name, args.len(), "missing".into())),
-                        };
-                    )*
+                    $(let $a: $a = next_arg(&mut it, &name, args.len())?;)*
                     *out = (self)($($a),*).into_values()?;
                     Ok(())
                 })
