@@ -1277,6 +1277,39 @@ SCRIPTS = {
         ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
         RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
     """,
+    "every_dtype_through_a_call": """
+        # Each numpy dtype iree.runtime maps (bool, int8..uint64, float16/32/64,
+        # bfloat16, complex64/128) through an identity of its element type and
+        # through a buffer view passed on: C-contiguous, strided, transposed
+        # and 0-d arrays, and what comes back (dtype, shape, values, layout).
+        import ml_dtypes
+        m = ireert.load_vm_flatbuffer_file(PYDATA + "/identities.vmfb", driver="local-sync")
+        def call(name, a):
+            r = getattr(m, name)(a)
+            h = r.to_host()
+            values = h.astype(np.float32) if h.dtype.name == "bfloat16" else h
+            return [type(r).__name__, repr(r), str(h.dtype), list(h.shape), values.tolist(), h.flags.c_contiguous]
+        RESULT = {}
+        for function, dtype in [("id_i1", np.bool_), ("id_i8", np.int8), ("id_i16", np.int16),
+                                ("id_i32", np.int32), ("id_i64", np.int64), ("id_ui8", np.uint8),
+                                ("id_ui16", np.uint16), ("id_ui32", np.uint32), ("id_ui64", np.uint64),
+                                ("id_f16", np.float16), ("id_f32", np.float32), ("id_f64", np.float64),
+                                ("id_bf16", ml_dtypes.bfloat16), ("id_c64", np.complex64),
+                                ("id_c128", np.complex128)]:
+            grid = (np.arange(12).reshape(3, 4) - 5).astype(dtype)
+            RESULT[function] = call(function, grid)
+            RESULT[function + " strided"] = call(function, grid[:, ::2])
+            RESULT[function + " transposed"] = call(function, grid.T)
+            RESULT[function + " view"] = call("id_view", grid[::2, 1:3])
+            RESULT[function + " 0-d view"] = call("id_view", np.array(7, dtype))
+        RESULT["0-d f32"] = call("id_0d_f32", np.array(2.5, np.float32))
+        RESULT["0-d f32 scalar"] = call("id_0d_f32", np.float32(2.5))
+        RESULT["0-d i64"] = call("id_0d_i64", np.array(-7, np.int64))
+        RESULT["empty"] = call("id_f32", np.zeros((0, 3), np.float32))
+        readonly = np.ones((2, 2), np.float32)
+        readonly.flags.writeable = False
+        RESULT["read-only"] = call("id_f32", readonly)
+    """,
 }
 
 
@@ -1329,7 +1362,7 @@ def needs_ml_dtypes(name):
     # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
     # scripts/test-all installs; iree.runtime depends on it).
     if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program",
-                "dtypes_module"):
+                "dtypes_module", "every_dtype_through_a_call"):
         pytest.importorskip("ml_dtypes")
 
 
