@@ -1968,6 +1968,41 @@ def test_the_hal_module_and_invokers_of_non_functions_differ_from_iree_runtime()
             c.FunctionInvoker(context, dev, given)
 
 
+def test_lists_nested_past_the_recursion_limit_go_in_and_come_back():
+    # A VmVariantList 5000 lists deep passed to a function taking a list,
+    # and its result, converted with stacks of their own: both raised
+    # RecursionError (iree.runtime passes it: documented_usage_refusals
+    # compares the trace value and repr of such a list).
+    c = irvm.compat
+    program = b"""vm.module @lists version 0
+vm.export @same
+vm.func @same(%r0: !vm.list) -> (!vm.list) {
+^bb0:
+  vm.return %r0
+}
+"""
+    inst, dev = c.VmInstance(), c.get_device("local-sync")
+    module = c.VmModule.from_flatbuffer(inst, program)
+    context = c.VmContext(inst, [c.create_hal_module(inst, dev), module])
+    top = inner = c.VmVariantList(1)
+    for _ in range(5000):
+        nested = c.VmVariantList(1)
+        inner.push_list(nested)
+        inner = nested
+    inner.push_int(7)
+    back, depth = c.FunctionInvoker(context, dev, module.lookup_function("same"))(top), 0
+    while isinstance(back, list):
+        back, depth = back[0], depth + 1
+    assert (depth, back) == (5001, 7)
+    args, results = c.VmVariantList(1), c.VmVariantList(1)
+    args.push_list(top)
+    context.invoke(module.lookup_function("same"), args, results)
+    serialized, depth = results.get_serialized_trace_value(0), 0
+    while serialized["type"] == "vm.list":
+        serialized, depth = serialized["items"][0], depth + 1
+    assert (depth, serialized) == (5001, {"i64": 7, "type": "value"})
+
+
 def test_register_modules_refuses_what_is_not_a_module():
     # iree.runtime 3.13 crashes (SIGSEGV) on `register_modules([None])`;
     # irvm.compat raised AttributeError ('_source').

@@ -15,13 +15,10 @@ from ._buffers import _MEMBER_VALUES, _element_type_text, _vm_cast, HalBuffer, H
 from .array_interop import DeviceArray
 
 
-def _to_vm(arg: Any, made: Optional[dict] = None) -> Any:
-    """What irvm passes to the VM for a Python value: arrays, numbers, and
-    a VmVariantList as a Python list of its items. A list that holds
-    itself (directly or through the lists in it) becomes a Python list
-    that does (one Python list per VmVariantList, by identity), which irvm
-    refuses with a ValueError naming the cycle (it recursed until a
-    RecursionError)."""
+def _to_vm_item(arg: Any) -> Any:
+    """What irvm passes to the VM for a Python value that is not a list:
+    arrays and numbers; a VmVariantList (or a VmRef to one) is returned
+    as the VmVariantList, for _to_vm to follow."""
     if isinstance(arg, VmRef):
         target = arg._target
         if isinstance(target, _irvm.Ref):
@@ -36,18 +33,44 @@ def _to_vm(arg: Any, made: Optional[dict] = None) -> Any:
                 "(one HalElementType does not name) to the VM"
             )
         return arg._array
-    if isinstance(arg, VmVariantList):
-        made = {} if made is None else made
-        if id(arg) in made:
-            return made[id(arg)]
-        out: list = []
-        made[id(arg)] = out
-        out.extend(_to_vm(v, made) for v in arg._items)
-        return out
-    if not isinstance(arg, np.ndarray) and hasattr(arg, "__array__"):
+    if not isinstance(arg, (np.ndarray, VmVariantList)) and hasattr(arg, "__array__"):
         # An array-like object: its array, as iree.runtime takes it.
         return np.asarray(arg)
     return arg
+
+
+def _to_vm(arg: Any) -> Any:
+    """What irvm passes to the VM for a Python value: arrays, numbers, and
+    a VmVariantList as a Python list of its items, lists in lists followed
+    with a stack of their own (any depth converts; Python's recursion
+    stopped at about 1000). A list that holds itself (directly or through
+    the lists in it) becomes a Python list that does (one Python list per
+    VmVariantList, by identity), which irvm refuses with a ValueError
+    naming the cycle."""
+    # Each VmVariantList met, by id, to the Python list made for it.
+    made: dict = {}
+
+    def convert(value: Any) -> tuple:
+        # The value for the VM, and the VmVariantList still to fill it from.
+        value = _to_vm_item(value)
+        if not isinstance(value, VmVariantList):
+            return value, None
+        if id(value) in made:
+            return made[id(value)], None
+        out: list = []
+        made[id(value)] = out
+        return out, value
+
+    result, pending = convert(arg)
+    stack = [(pending, result)] if pending is not None else []
+    while stack:
+        items, out = stack.pop()
+        for item in items._items:
+            converted, inner = convert(item)
+            out.append(converted)
+            if inner is not None:
+                stack.append((inner, converted))
+    return result
 
 
 def _check_convertible(arg: Any) -> None:
@@ -61,24 +84,38 @@ def _check_convertible(arg: Any) -> None:
         )
 
 
-def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:
+def _from_vm_item(device: Any, value: Any) -> Any:
+    """A VM value that is not a list as a compat call returns it."""
     if isinstance(value, _irvm.VmBuffer):
         # A `!vm.buffer` result: a VmRef to it, as iree.runtime gives it.
         return VmRef(VmBuffer(0, _same_as=value))
     if isinstance(value, np.ndarray):
         return DeviceArray(device, HalBufferView(value), implicit_host_transfer=True)
-    if isinstance(value, list):
-        # One list out for each list in: lists that hold each other (a VM
-        # list holding itself comes back so) keep doing so (each was
-        # followed round its cycle until RecursionError).
-        made = {} if made is None else made
-        if id(value) in made:
-            return made[id(value)]
-        out: list = []
-        made[id(value)] = out
-        out.extend(_from_vm(device, v, made) for v in value)
-        return out
     return value
+
+
+def _from_vm(device: Any, value: Any) -> Any:
+    """A call's result as a compat call returns it: arrays as DeviceArrays,
+    lists as Python lists of their items (followed with a stack of their
+    own: any depth converts). One list out for each list in: lists that
+    hold each other (a VM list holding itself comes back so) keep doing so."""
+    if not isinstance(value, list):
+        return _from_vm_item(device, value)
+    made = {id(value): []}
+    result = made[id(value)]
+    stack = [(value, result)]
+    while stack:
+        items, out = stack.pop()
+        for item in items:
+            if not isinstance(item, list):
+                out.append(_from_vm_item(device, item))
+            elif id(item) in made:
+                out.append(made[id(item)])
+            else:
+                made[id(item)] = inner = []
+                out.append(inner)
+                stack.append((item, inner))
+    return result
 
 
 class VmVariantList:
