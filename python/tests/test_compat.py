@@ -1277,6 +1277,129 @@ SCRIPTS = {
         ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
         RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
     """,
+    "every_dtype_through_a_call": """
+        # Each numpy dtype iree.runtime maps (bool, int8..uint64, float16/32/64,
+        # bfloat16, complex64/128) through an identity of its element type and
+        # through a buffer view passed on: C-contiguous, strided, transposed
+        # and 0-d arrays, and what comes back (dtype, shape, values, layout).
+        import ml_dtypes
+        m = ireert.load_vm_flatbuffer_file(PYDATA + "/identities.vmfb", driver="local-sync")
+        def call(name, a):
+            r = getattr(m, name)(a)
+            h = r.to_host()
+            values = h.astype(np.float32) if h.dtype.name == "bfloat16" else h
+            return [type(r).__name__, repr(r), str(h.dtype), list(h.shape), values.tolist(), h.flags.c_contiguous]
+        RESULT = {}
+        for function, dtype in [("id_i1", np.bool_), ("id_i8", np.int8), ("id_i16", np.int16),
+                                ("id_i32", np.int32), ("id_i64", np.int64), ("id_ui8", np.uint8),
+                                ("id_ui16", np.uint16), ("id_ui32", np.uint32), ("id_ui64", np.uint64),
+                                ("id_f16", np.float16), ("id_f32", np.float32), ("id_f64", np.float64),
+                                ("id_bf16", ml_dtypes.bfloat16), ("id_c64", np.complex64),
+                                ("id_c128", np.complex128)]:
+            grid = (np.arange(12).reshape(3, 4) - 5).astype(dtype)
+            RESULT[function] = call(function, grid)
+            RESULT[function + " strided"] = call(function, grid[:, ::2])
+            RESULT[function + " transposed"] = call(function, grid.T)
+            RESULT[function + " view"] = call("id_view", grid[::2, 1:3])
+            RESULT[function + " 0-d view"] = call("id_view", np.array(7, dtype))
+        RESULT["0-d f32"] = call("id_0d_f32", np.array(2.5, np.float32))
+        RESULT["0-d f32 scalar"] = call("id_0d_f32", np.float32(2.5))
+        RESULT["0-d i64"] = call("id_0d_i64", np.array(-7, np.int64))
+        RESULT["empty"] = call("id_f32", np.zeros((0, 3), np.float32))
+        readonly = np.ones((2, 2), np.float32)
+        readonly.flags.writeable = False
+        RESULT["read-only"] = call("id_f32", readonly)
+    """,
+    "documented_usage_refusals": """
+        # The sweep of iree.runtime's documented usage: refusals a user's
+        # code could depend on, and what the classes and submodules name.
+        import inspect
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-sync")
+        hal = ireert.create_hal_module(inst, dev)
+        A, M, U, E = dev.allocator, ireert.MemoryType, ireert.BufferUsage, ireert.HalElementType
+        def kind(f):
+            # The built-in exception (irvm's are subclasses of them).
+            try:
+                f()
+            except Exception as e:
+                return next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+            return "ok"
+        data = np.ones(2, np.float32)
+        view = A.allocate_buffer_copy(memory_type=M.DEVICE_LOCAL, allowed_usage=U.DEFAULT, device=dev,
+                                      buffer=data, element_type=E.FLOAT_32)
+        buffer = view.get_buffer()
+        items = ireert.VmVariantList(1)
+        items.push_ref(view)
+        ref = items.get_variant(0)
+        # Lists in lists, deeper than Python's recursion limit.
+        top = ireert.VmVariantList(1)
+        inner = top
+        for _ in range(1500):
+            nested = ireert.VmVariantList(1)
+            inner.push_list(nested)
+            inner = nested
+        inner.push_int(3)
+        serialized, depth = top.get_serialized_trace_value(0), 1
+        while serialized["type"] == "vm.list":
+            serialized, depth = serialized["items"][0], depth + 1
+        m = ireert.load_vm_flatbuffer_file(MODELS + "/add_i32.vmfb", driver="local-sync")
+        a = np.array([1, 2, 3, 4], np.int32)
+        adder = ireert.VmModule.mmap(inst, MODELS + "/add_i32.vmfb")
+        low_level = ireert.VmContext(inst, [hal, adder])
+        def public(module):
+            # A submodule's names but its imports (modules, typing's names).
+            def imported(value):
+                return inspect.ismodule(value) or getattr(value, "__module__", None) in ("typing", "__future__", "threading")
+            return sorted(n for n in dir(module) if not n.startswith("_") and not imported(getattr(module, n)))
+        RESULT = {
+            "push_ref None": kind(lambda: items.push_ref(None)),
+            "push_ref int": kind(lambda: items.push_ref(3)),
+            "deref as another type": kind(lambda: ref.deref(ireert.VmVariantList)),
+            "deref as a buffer": kind(lambda: ref.deref(ireert.HalBuffer)),
+            "deref as object": kind(lambda: ref.deref(object)),
+            "deref optional": ref.deref(ireert.VmVariantList, True),
+            "create_view list": kind(lambda: buffer.create_view([2], 4)),
+            "create_view tuple": kind(lambda: buffer.create_view((2,), 4)),
+            "create_view None": kind(lambda: buffer.create_view(None, 4)),
+            "create_view Shape": buffer.create_view(ireert.Shape([2]), 4).shape,
+            "VmBuffer alignment None": kind(lambda: ireert.VmBuffer(4, None)),
+            "VmBuffer mutable 1": kind(lambda: ireert.VmBuffer(4, 0, 1)),
+            "copy without arguments": kind(lambda: A.allocate_buffer_copy()),
+            "copy of a buffer only": kind(lambda: A.allocate_buffer_copy(buffer=data)),
+            "copy without device": kind(lambda: A.allocate_buffer_copy(memory_type=M.DEVICE_LOCAL,
+                                                                       allowed_usage=U.DEFAULT, buffer=data)),
+            "copy with device None": kind(lambda: A.allocate_buffer_copy(M.DEVICE_LOCAL, U.DEFAULT, None, data)),
+            "copy by position": A.allocate_buffer_copy(M.DEVICE_LOCAL, U.DEFAULT, dev, data, E.FLOAT_32).shape,
+            "deep trace": [depth, serialized],
+            "deep repr": len(repr(top)),
+            "too few arguments": kind(lambda: m.add_i32(a)),
+            "too many arguments": kind(lambda: m.add_i32(a, a, a)),
+            "keyword argument": kind(lambda: m.add_i32(a, input1=a)),
+            "dict argument": kind(lambda: m.add_i32(a, {"x": 1})),
+            "object argument": kind(lambda: m.add_i32(a, object())),
+            "wrong dtype": kind(lambda: m.add_i32(a, a.astype(np.float32))),
+            "wrong shape": kind(lambda: m.add_i32(a, a[:2])),
+            "invoke with a Python list": kind(lambda: low_level.invoke(
+                adder.lookup_function("add_i32"), [a, a], ireert.VmVariantList(1))),
+            "invoke without a function": kind(lambda: low_level.invoke(
+                None, ireert.VmVariantList(0), ireert.VmVariantList(1))),
+            "class attributes": [
+                hasattr(getattr(ireert, c), name) for c, name in [
+                    ("VmFunction", "name"), ("VmFunction", "linkage"), ("VmFunction", "ordinal"),
+                    ("VmModule", "name"), ("VmModule", "version"), ("HalDevice", "allocator"),
+                    ("ParameterIndexEntry", "key"), ("ParameterIndexEntry", "length"),
+                    ("ParameterIndexEntry", "metadata"), ("HalModuleDebugSink", "buffer_view_trace_callback")]],
+            "read-only attributes": [kind(lambda: setattr(m.vm_module, "name", "x")),
+                                     kind(lambda: setattr(m.add_i32.vm_function, "ordinal", 3)),
+                                     kind(lambda: setattr(dev, "allocator", None))],
+            "system_api": public(ireert.system_api),
+            "system_setup": public(ireert.system_setup),
+            "default drivers": ireert.system_setup.DEFAULT_DRIVER_NAMES,
+            "cached driver": ireert.system_setup.get_cached_hal_driver("local-sync") is ireert.get_driver("local-sync"),
+            "cached driver unknown": kind(lambda: ireert.system_setup.get_cached_hal_driver("nope")),
+        }
+    """,
 }
 
 
@@ -1329,7 +1452,7 @@ def needs_ml_dtypes(name):
     # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
     # scripts/test-all installs; iree.runtime depends on it).
     if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program",
-                "dtypes_module"):
+                "dtypes_module", "every_dtype_through_a_call"):
         pytest.importorskip("ml_dtypes")
 
 
@@ -1573,14 +1696,16 @@ def test_variant_lists_print_as_iree_runtime_prints_them():
 def test_a_buffer_copy_without_an_element_type_is_a_buffer():
     # As iree.runtime's (compared live in `buffers_without_element_type`);
     # it was a buffer view of the array's dtype.
-    dev = irvm.compat.get_device("local-sync")
-    b = dev.allocator.allocate_buffer_copy(buffer=np.arange(4, dtype=np.int32))
+    c = irvm.compat
+    dev = c.get_device("local-sync")
+    b = dev.allocator.allocate_buffer_copy(c.MemoryType.DEVICE_LOCAL, c.BufferUsage.DEFAULT, dev,
+                                           np.arange(4, dtype=np.int32))
     assert isinstance(b, irvm.compat.HalBuffer) and b.byte_length() == 16
     view = irvm.compat.HalBufferView(b, [2, 2], irvm.compat.HalElementType.SINT_32)
     assert view.map().asarray([2, 2], np.int32).tolist() == [[0, 1], [2, 3]]
     assert view.get_buffer() == b
     with pytest.raises(TypeError, match="a bytes-like object is required, not 'list'"):
-        dev.allocator.allocate_buffer_copy(buffer=[1, 2])
+        dev.allocator.allocate_buffer_copy(c.MemoryType.DEVICE_LOCAL, c.BufferUsage.DEFAULT, dev, [1, 2])
 
 
 def test_compat_leaves_an_arrays_dtype_to_the_program():
@@ -1825,6 +1950,68 @@ def test_a_list_that_holds_itself_fails_cleanly():
     for given in (looped, a):
         with pytest.raises(ValueError, match="argument 0"):
             loop(given, 3)
+
+
+def test_the_hal_module_and_invokers_of_non_functions_differ_from_iree_runtime():
+    # docs/COMPATIBILITY.md: irvm's hal module lists and looks up no
+    # function (iree.runtime's lists its functions, callable through
+    # VmContext.invoke), and a FunctionInvoker of something that is not a
+    # VmFunction is a TypeError (iree.runtime: AttributeError).
+    c = irvm.compat
+    inst, dev = c.VmInstance(), c.get_device("local-sync")
+    hal = c.create_hal_module(inst, dev)
+    assert (hal.name, hal.version, hal.function_names, hal.lookup_function("buffer_view.dim")) == ("hal", 7, [], None)
+    assert repr(hal) == "<VmModule hal : device local-sync>"
+    context = c.VmContext(inst, [hal])
+    for given in (None, "add_i32"):
+        with pytest.raises(TypeError, match="vm_function must be a VmFunction"):
+            c.FunctionInvoker(context, dev, given)
+
+
+def test_lists_nested_past_the_recursion_limit_go_in_and_come_back():
+    # A VmVariantList 5000 lists deep passed to a function taking a list,
+    # and its result, converted with stacks of their own: both raised
+    # RecursionError (iree.runtime passes it: documented_usage_refusals
+    # compares the trace value and repr of such a list).
+    c = irvm.compat
+    program = b"""vm.module @lists version 0
+vm.export @same
+vm.func @same(%r0: !vm.list) -> (!vm.list) {
+^bb0:
+  vm.return %r0
+}
+"""
+    inst, dev = c.VmInstance(), c.get_device("local-sync")
+    module = c.VmModule.from_flatbuffer(inst, program)
+    context = c.VmContext(inst, [c.create_hal_module(inst, dev), module])
+    top = inner = c.VmVariantList(1)
+    for _ in range(5000):
+        nested = c.VmVariantList(1)
+        inner.push_list(nested)
+        inner = nested
+    inner.push_int(7)
+    back, depth = c.FunctionInvoker(context, dev, module.lookup_function("same"))(top), 0
+    while isinstance(back, list):
+        back, depth = back[0], depth + 1
+    assert (depth, back) == (5001, 7)
+    args, results = c.VmVariantList(1), c.VmVariantList(1)
+    args.push_list(top)
+    context.invoke(module.lookup_function("same"), args, results)
+    serialized, depth = results.get_serialized_trace_value(0), 0
+    while serialized["type"] == "vm.list":
+        serialized, depth = serialized["items"][0], depth + 1
+    assert (depth, serialized) == (5001, {"i64": 7, "type": "value"})
+
+
+def test_register_modules_refuses_what_is_not_a_module():
+    # iree.runtime 3.13 crashes (SIGSEGV) on `register_modules([None])`;
+    # irvm.compat raised AttributeError ('_source').
+    c = irvm.compat
+    context = c.VmContext(c.VmInstance())
+    with pytest.raises(TypeError, match=r"register_modules\(\): module 1 is a NoneType, not a VmModule"):
+        context.register_modules([c.VmModule.mmap(c.VmInstance(), MODELS / "add_i32.vmfb"), None])
+    with pytest.raises(TypeError, match="module 0 is a str, not a VmModule"):
+        c.VmContext(c.VmInstance(), modules=[str(MODELS / "add_i32.vmfb")])
 
 
 def test_compat_binds_iree_runtimes_public_names_only():

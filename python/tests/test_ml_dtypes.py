@@ -185,7 +185,9 @@ def test_compat_buffer_views_and_arrays_of_ml_dtypes():
     ctx.add_vm_module(vm_module)
     # The bits as uint16 with BFLOAT_16: a bf16 buffer view.
     bits = np.array([1.5, -2], md.bfloat16).view(np.uint16)
-    bv = dev.allocator.allocate_buffer_copy(buffer=bits, element_type=ireert.HalElementType.BFLOAT_16)
+    bv = dev.allocator.allocate_buffer_copy(memory_type=ireert.MemoryType.DEVICE_LOCAL,
+                                            allowed_usage=ireert.BufferUsage.DEFAULT, device=dev, buffer=bits,
+                                            element_type=ireert.HalElementType.BFLOAT_16)
     assert bv.element_type == ireert.HalElementType.BFLOAT_16.value
     assert bv.map().asarray([2], md.bfloat16).astype(np.float32).tolist() == [1.5, -2]
     assert ireert.DeviceArray(dev, bv).dtype == np.dtype(md.bfloat16)

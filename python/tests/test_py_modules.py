@@ -388,7 +388,7 @@ def test_vm_refs_of_buffer_views_and_their_refusals():
             seen["as_list"] = view.deref(irvm.compat.VmVariantList, optional=True)
             seen["repr"] = repr(view)
             seen["same"] = view == view and not view == other
-            with pytest.raises(ValueError, match="hal.buffer_view, not a VmVariantList"):
+            with pytest.raises(TypeError, match=r"Cannot dereference to specific type \(the VmRef is a hal.buffer_view, not a VmVariantList\)"):
                 view.deref(irvm.compat.VmVariantList)
             return view
 

@@ -152,7 +152,13 @@ class HalBuffer:
 
     def create_view(self, shape: Any, element_size: int) -> "HalBufferView":
         """A view of the buffer with `shape` and opaque elements of
-        `element_size` bytes (OPAQUE_8..OPAQUE_64), as iree.runtime makes it."""
+        `element_size` bytes (OPAQUE_8..OPAQUE_64), as iree.runtime makes it.
+        `shape` is a `Shape`, as there (a list or tuple is a TypeError)."""
+        if not isinstance(shape, Shape):
+            raise TypeError(
+                f"create_view(): incompatible function arguments: takes a Shape, not {type(shape).__name__} "
+                "(write Shape([...]))"
+            )
         element_size = _size(element_size, "create_view")
         opaque = {1: HalElementType.OPAQUE_8, 2: HalElementType.OPAQUE_16,
                   4: HalElementType.OPAQUE_32, 8: HalElementType.OPAQUE_64}.get(element_size)
@@ -465,19 +471,27 @@ class HalAllocator:
 
     def allocate_buffer_copy(
         self,
-        memory_type: int = MemoryType.DEVICE_LOCAL,
-        allowed_usage: int = BufferUsage.DEFAULT,
-        device: Optional[HalDevice] = None,
-        buffer: Any = None,
+        memory_type: int,
+        allowed_usage: int,
+        device: HalDevice,
+        buffer: Any,
         element_type: Optional[int] = None,
     ) -> "HalBuffer | HalBufferView":
         """A copy of `buffer` (an object with the buffer protocol, or an
         array of ml_dtypes' dtypes): a HalBufferView of its shape when
         `element_type` is given, else a HalBuffer of its bytes, as in
-        iree.runtime. As there, `element_type` is any int (its low 32
+        iree.runtime. All but `element_type` are required and `device` is
+        a HalDevice, as there (a TypeError otherwise). As there, `element_type` is any int (its low 32
         bits are the type): one HalElementType does not name is kept
         as given, the view's bytes computed from its bit width (IndexError
         when they are more than the buffer's, ValueError for 0 bits)."""
+        from .system_setup import HalDevice
+
+        if not isinstance(device, HalDevice):
+            raise TypeError(
+                f"allocate_buffer_copy(): incompatible function arguments: device takes a HalDevice, "
+                f"not {type(device).__name__}"
+            )
         memory_type = _heap_memory_type(_c_int(memory_type, "allocate_buffer_copy"))
         allowed_usage = _c_int(allowed_usage, "allocate_buffer_copy") | _HEAP_MAPPING
         if element_type is not None:

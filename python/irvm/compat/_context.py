@@ -12,7 +12,7 @@ from ._errors import _as_iree_error
 from ._hal_module import _HalModule, HalModuleDebugSink
 from ._parameters import _ParametersModule
 from ._values import _to_vm, VmBuffer, VmVariantList
-from ._vm_modules import VmFunction, VmInstance
+from ._vm_modules import VmFunction, VmInstance, VmModule
 from .system_setup import HalDevice
 
 
@@ -74,7 +74,13 @@ class VmContext:
         return self._context
 
     def register_modules(self, modules: Sequence[Any]) -> None:
-        """Registers modules in order; a hal module picks the device."""
+        """Registers modules in order; a hal module picks the device.
+        Anything but a VmModule is a TypeError naming it (iree.runtime 3.13
+        crashes on None)."""
+        modules = list(modules)
+        for index, m in enumerate(modules):
+            if not isinstance(m, VmModule):
+                raise TypeError(f"register_modules(): module {index} is a {type(m).__name__}, not a VmModule")
         sources = []
         for m in modules:
             if isinstance(m, (_HalModule, _ParametersModule)):
@@ -106,7 +112,16 @@ class VmContext:
             raise _as_iree_error(e) from e.__cause__
 
     def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
-        """Calls `function` with the values of `arg_list`, appending its results to `ret_list`."""
+        """Calls `function` with the values of `arg_list`, appending its
+        results to `ret_list`: a VmFunction and two VmVariantLists, as in
+        iree.runtime (a TypeError otherwise)."""
+        for name, value, kind in (("function", function, VmFunction), ("arg_list", arg_list, VmVariantList),
+                                  ("ret_list", ret_list, VmVariantList)):
+            if not isinstance(value, kind):
+                raise TypeError(
+                    f"invoke(): incompatible function arguments: {name} takes a {kind.__name__}, "
+                    f"not {type(value).__name__}"
+                )
         f = self._function(function)
         _check_arguments(f, function, arg_list._items)
         try:

@@ -44,7 +44,12 @@ class HalModuleDebugSink:
     (iree.runtime runs it; irvm runs one call at a time per context)."""
 
     def __init__(self, buffer_view_trace_callback: Callable):
-        self.buffer_view_trace_callback = buffer_view_trace_callback
+        self._buffer_view_trace_callback = buffer_view_trace_callback
+
+    @property
+    def buffer_view_trace_callback(self) -> Callable:
+        """The callback (read-only, as iree.runtime's)."""
+        return self._buffer_view_trace_callback
 
     def _deliver(self, key: str, arrays: list, element_types: list) -> None:
         views = [HalBufferView(a, element_type=t or None) for a, t in zip(arrays, element_types)]

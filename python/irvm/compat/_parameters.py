@@ -106,9 +106,9 @@ class ParameterIndexEntry:
     def __init__(self, key: str, length: int, metadata: bytes, *, pattern: Optional[bytes] = None,
                  buffer: Optional[memoryview] = None, path: Optional[str] = None, offset: int = 0,
                  handle: Optional[FileHandle] = None):
-        self.key = key
-        self.length = length
-        self.metadata = metadata
+        self._key = key
+        self._length = length
+        self._metadata = metadata
         self._pattern = pattern
         # The entry's own bytes (a memory entry), or its file and offset.
         self._buffer = buffer
@@ -117,6 +117,19 @@ class ParameterIndexEntry:
         if handle is None and pattern is None:
             handle = FileHandle(memory=buffer) if buffer is not None else FileHandle(path=path)
         self._handle = handle
+
+    # Read-only properties, as iree.runtime's (so the class has them too).
+    @property
+    def key(self) -> str:
+        return self._key
+
+    @property
+    def length(self) -> int:
+        return self._length
+
+    @property
+    def metadata(self) -> bytes:
+        return self._metadata
 
     @property
     def is_splat(self) -> bool:

@@ -17,8 +17,8 @@ class _PyVmModule(VmModule):
     def __init__(self, host: "_irvm.HostModule", cconvs: list):
         self._source = host
         self._destroy_callback = None
-        self.name = host.name
-        self.version = 0
+        self._name = host.name
+        self._version = 0
         self._imports: list = []
         # Each function with its calling convention as exported (`0v`).
         self._functions = {

@@ -15,13 +15,10 @@ from ._buffers import _MEMBER_VALUES, _element_type_text, _vm_cast, HalBuffer, H
 from .array_interop import DeviceArray
 
 
-def _to_vm(arg: Any, made: Optional[dict] = None) -> Any:
-    """What irvm passes to the VM for a Python value: arrays, numbers, and
-    a VmVariantList as a Python list of its items. A list that holds
-    itself (directly or through the lists in it) becomes a Python list
-    that does (one Python list per VmVariantList, by identity), which irvm
-    refuses with a ValueError naming the cycle (it recursed until a
-    RecursionError)."""
+def _to_vm_item(arg: Any) -> Any:
+    """What irvm passes to the VM for a Python value that is not a list:
+    arrays and numbers; a VmVariantList (or a VmRef to one) is returned
+    as the VmVariantList, for _to_vm to follow."""
     if isinstance(arg, VmRef):
         target = arg._target
         if isinstance(target, _irvm.Ref):
@@ -36,18 +33,44 @@ def _to_vm(arg: Any, made: Optional[dict] = None) -> Any:
                 "(one HalElementType does not name) to the VM"
             )
         return arg._array
-    if isinstance(arg, VmVariantList):
-        made = {} if made is None else made
-        if id(arg) in made:
-            return made[id(arg)]
-        out: list = []
-        made[id(arg)] = out
-        out.extend(_to_vm(v, made) for v in arg._items)
-        return out
-    if not isinstance(arg, np.ndarray) and hasattr(arg, "__array__"):
+    if not isinstance(arg, (np.ndarray, VmVariantList)) and hasattr(arg, "__array__"):
         # An array-like object: its array, as iree.runtime takes it.
         return np.asarray(arg)
     return arg
+
+
+def _to_vm(arg: Any) -> Any:
+    """What irvm passes to the VM for a Python value: arrays, numbers, and
+    a VmVariantList as a Python list of its items, lists in lists followed
+    with a stack of their own (any depth converts; Python's recursion
+    stopped at about 1000). A list that holds itself (directly or through
+    the lists in it) becomes a Python list that does (one Python list per
+    VmVariantList, by identity), which irvm refuses with a ValueError
+    naming the cycle."""
+    # Each VmVariantList met, by id, to the Python list made for it.
+    made: dict = {}
+
+    def convert(value: Any) -> tuple:
+        # The value for the VM, and the VmVariantList still to fill it from.
+        value = _to_vm_item(value)
+        if not isinstance(value, VmVariantList):
+            return value, None
+        if id(value) in made:
+            return made[id(value)], None
+        out: list = []
+        made[id(value)] = out
+        return out, value
+
+    result, pending = convert(arg)
+    stack = [(pending, result)] if pending is not None else []
+    while stack:
+        items, out = stack.pop()
+        for item in items._items:
+            converted, inner = convert(item)
+            out.append(converted)
+            if inner is not None:
+                stack.append((inner, converted))
+    return result
 
 
 def _check_convertible(arg: Any) -> None:
@@ -61,24 +84,38 @@ def _check_convertible(arg: Any) -> None:
         )
 
 
-def _from_vm(device: Any, value: Any, made: Optional[dict] = None) -> Any:
+def _from_vm_item(device: Any, value: Any) -> Any:
+    """A VM value that is not a list as a compat call returns it."""
     if isinstance(value, _irvm.VmBuffer):
         # A `!vm.buffer` result: a VmRef to it, as iree.runtime gives it.
         return VmRef(VmBuffer(0, _same_as=value))
     if isinstance(value, np.ndarray):
         return DeviceArray(device, HalBufferView(value), implicit_host_transfer=True)
-    if isinstance(value, list):
-        # One list out for each list in: lists that hold each other (a VM
-        # list holding itself comes back so) keep doing so (each was
-        # followed round its cycle until RecursionError).
-        made = {} if made is None else made
-        if id(value) in made:
-            return made[id(value)]
-        out: list = []
-        made[id(value)] = out
-        out.extend(_from_vm(device, v, made) for v in value)
-        return out
     return value
+
+
+def _from_vm(device: Any, value: Any) -> Any:
+    """A call's result as a compat call returns it: arrays as DeviceArrays,
+    lists as Python lists of their items (followed with a stack of their
+    own: any depth converts). One list out for each list in: lists that
+    hold each other (a VM list holding itself comes back so) keep doing so."""
+    if not isinstance(value, list):
+        return _from_vm_item(device, value)
+    made = {id(value): []}
+    result = made[id(value)]
+    stack = [(value, result)]
+    while stack:
+        items, out = stack.pop()
+        for item in items:
+            if not isinstance(item, list):
+                out.append(_from_vm_item(device, item))
+            elif id(item) in made:
+                out.append(made[id(item)])
+            else:
+                made[id(item)] = inner = []
+                out.append(inner)
+                stack.append((item, inner))
+    return result
 
 
 class VmVariantList:
@@ -108,6 +145,9 @@ class VmVariantList:
         self._items.append(_nanobind_float(value, "push_float"))
 
     def push_ref(self, ref: Any) -> None:
+        if ref is None:
+            # (nanobind refuses None for iree.runtime's `object` parameter.)
+            raise TypeError("push_ref(): incompatible function arguments: takes an object with __iree_vm_ref__, not None")
         if not hasattr(ref, "__iree_vm_ref__"):
             raise AttributeError(f"'{type(ref).__name__}' object has no attribute '__iree_vm_ref__'")
         self._items.append(ref)
@@ -260,71 +300,130 @@ def _referenced(value: Any) -> Any:
     return value
 
 
-def _trace_value(value: Any, value_type: Optional[str] = None, path: Optional[set] = None) -> dict:
-    """A VmVariantList item as get_serialized_trace_value gives it. A list
-    that holds itself (directly or through the lists in it) is a
-    ValueError: it has no finite serialized form (iree.runtime 3.13 reads
-    the list's place in itself as null; irvm.compat recursed until a
-    RecursionError). `path`: the ids of the lists being serialized."""
+# The end of an iterator (next's default).
+_END = object()
+
+
+def _list_like(value: Any) -> bool:
+    return isinstance(value, (VmVariantList, list))
+
+
+def _items_with_types(value: Any):
+    """A list's items, each with its VM value type (`i32`..., or None)."""
+    if isinstance(value, VmVariantList):
+        return ((v, value._value_types.get(i)) for i, v in enumerate(value._items))
+    return ((v, None) for v in value)
+
+
+def _trace_item(value: Any, value_type: Optional[str]) -> tuple:
+    """A VmVariantList item as get_serialized_trace_value gives it, and the
+    list it is when it is one (its `items` then still to be filled)."""
     value = _referenced(value)
     if value is None:
-        return {"type": "null"}
+        return {"type": "null"}, None
     if isinstance(value, (bool, int, np.integer)):
-        return {value_type or "i64": int(value), "type": "value"}
+        return {value_type or "i64": int(value), "type": "value"}, None
     if isinstance(value, (float, np.floating)):
-        return {value_type or "f64": float(value), "type": "value"}
-    if isinstance(value, (VmVariantList, list)):
-        path = set() if path is None else path
-        if id(value) in path:
-            raise ValueError(
-                "get_serialized_trace_value: the list holds itself (directly or through the lists in it), "
-                "which has no serialized value"
-            )
-        path.add(id(value))
-        if isinstance(value, VmVariantList):
-            items = [_trace_value(v, value._value_types.get(i), path) for i, v in enumerate(value._items)]
-        else:
-            items = [_trace_value(v, None, path) for v in value]
-        path.discard(id(value))
-        return {"type": "vm.list", "items": items}
+        return {value_type or "f64": float(value), "type": "value"}, None
+    if _list_like(value):
+        return {"type": "vm.list", "items": []}, value
     if isinstance(value, np.ndarray):
         value = HalBufferView(value)
     if isinstance(value, HalBufferView):
         backing = value._backing if value._backing is not None else value._array
         return {"type": "hal.buffer_view", "shape": value.shape,
                 "element_type": _ELEMENT_TYPE_NAMES.get(value.element_type, f"{int(value.element_type):08x}"),
-                "contents": backing.tobytes()}
+                "contents": backing.tobytes()}, None
     raise ValueError("Unsupported VM to Python Type Conversion")
+
+
+def _trace_value(value: Any, value_type: Optional[str] = None) -> dict:
+    """A VmVariantList item as get_serialized_trace_value gives it, lists
+    in lists followed with a stack of their own, not Python's (lists
+    nested deeper than Python's recursion limit serialize, as in
+    iree.runtime). A list that holds itself (directly or through the lists
+    in it) is a ValueError: it has no finite serialized form (iree.runtime
+    3.13 reads the list's place in itself as null)."""
+    result, first = _trace_item(value, value_type)
+    if first is None:
+        return result
+    # The lists being serialized (ids), and for each its items still to
+    # read and where their values go.
+    path = {id(first)}
+    stack = [(first, _items_with_types(first), result["items"])]
+    while stack:
+        current, items, out = stack[-1]
+        item = next(items, _END)
+        if item is _END:
+            path.discard(id(current))
+            stack.pop()
+            continue
+        serialized, inner = _trace_item(*item)
+        out.append(serialized)
+        if inner is not None:
+            if id(inner) in path:
+                raise ValueError(
+                    "get_serialized_trace_value: the list holds itself (directly or through the lists in it), "
+                    "which has no serialized value"
+                )
+            path.add(id(inner))
+            stack.append((inner, _items_with_types(inner), serialized["items"]))
+    return result
+
+
+def _variant_item_text(value: Any, seen: set) -> tuple:
+    """An item's text as iree.runtime's repr shows it, and for a list not
+    seen before, `List[` and an iterator over its items (still to show)."""
+    if value is None:
+        return "None", None
+    value = _referenced(value)
+    if isinstance(value, (bool, int, np.integer)):
+        return str(int(value)), None
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):f}", None
+    if _list_like(value):
+        if id(value) in seen:
+            return "List[...circular...]", None
+        seen.add(id(value))
+        return "List[", iter(value._items if isinstance(value, VmVariantList) else value)
+    if isinstance(value, np.ndarray):
+        value = HalBufferView(value)
+    if isinstance(value, HalBufferView):
+        dims = "x".join(str(d) for d in value.shape)
+        return f"HalBufferView({dims}:{_element_type_text(value.element_type)})", None
+    if isinstance(value, HalBuffer):
+        return f"HalBuffer({value.byte_length()})", None
+    return f"Unknown({id(value)})", None
 
 
 def _variant_text(value: Any, seen: set) -> str:
     """An item of a VmVariantList as iree.runtime's repr shows it: ints,
     floats with six decimals, None, nested lists as `List[...]` (one seen
-    before as `List[...circular...]`), buffer views as
+    before as `List[...circular...]`; lists in lists followed with a stack
+    of their own, so that any depth prints), buffer views as
     `HalBufferView(4x8:0x20000021)` (dimensions, and the element type's
     bytes reversed), buffers as `HalBuffer(16)`, other refs as
     `Unknown(address)`."""
-    if value is None:
-        return "None"
-    value = _referenced(value)
-    if isinstance(value, (bool, int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):f}"
-    if isinstance(value, (list, VmVariantList)):
-        if id(value) in seen:
-            return "List[...circular...]"
-        seen.add(id(value))
-        items = value._items if isinstance(value, VmVariantList) else value
-        return "List[" + ", ".join(_variant_text(v, seen) for v in items) + "]"
-    if isinstance(value, np.ndarray):
-        value = HalBufferView(value)
-    if isinstance(value, HalBufferView):
-        dims = "x".join(str(d) for d in value.shape)
-        return f"HalBufferView({dims}:{_element_type_text(value.element_type)})"
-    if isinstance(value, HalBuffer):
-        return f"HalBuffer({value.byte_length()})"
-    return f"Unknown({id(value)})"
+    text, items = _variant_item_text(value, seen)
+    parts = [text]
+    # For each list being shown: its items still to show, and whether
+    # none has been shown yet.
+    stack = [[items, True]] if items is not None else []
+    while stack:
+        top = stack[-1]
+        item = next(top[0], _END)
+        if item is _END:
+            parts.append("]")
+            stack.pop()
+            continue
+        if not top[1]:
+            parts.append(", ")
+        top[1] = False
+        text, items = _variant_item_text(item, seen)
+        parts.append(text)
+        if items is not None:
+            stack.append([items, True])
+    return "".join(parts)
 
 
 class VmBuffer(_irvm.VmBuffer):
@@ -397,13 +496,16 @@ class VmRef:
         return _REF_TYPE_NAMES.get(ref_type) == self._type_name()
 
     def deref(self, value: type, optional: bool = False) -> Any:
-        """The object as a `value` type (VmVariantList or HalBufferView);
-        None when it is another type and `optional`, else ValueError
-        (iree.runtime 3.13 crashes)."""
+        """The object as a `value` type (VmVariantList, HalBufferView,
+        HalBuffer, VmBuffer); None when it is another type and `optional`,
+        else iree.runtime's TypeError; AttributeError for a class without
+        `__iree_vm_cast__` (`object`), as there."""
+        if not hasattr(value, "__iree_vm_cast__"):
+            raise AttributeError(f"type object '{getattr(value, '__name__', value)}' has no attribute '__iree_vm_cast__'")
         if not self.isinstance(value):
             if optional:
                 return None
-            raise ValueError(f"VmRef is a {self._type_name()}, not a {value.__name__}")
+            raise TypeError(f"Cannot dereference to specific type (the VmRef is a {self._type_name()}, not a {value.__name__})")
         t = self._target
         if not isinstance(t, _irvm.Ref):
             return t

@@ -43,11 +43,24 @@ class VmFunction:
         # keep its module alive (a PyModuleInterface is destroyed with its
         # module and contexts while its functions are still referenced).
         self._module_name = module.name
-        self.name = name
-        self.ordinal = ordinal
-        self.linkage = linkage
+        self._name = name
+        self._ordinal = ordinal
+        self._linkage = linkage
         self._reflection = reflection
         self._cconv = cconv
+
+    # Read-only properties, as iree.runtime's (so the class has them too).
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def ordinal(self) -> int:
+        return self._ordinal
+
+    @property
+    def linkage(self) -> int:
+        return self._linkage
 
     @property
     def module_name(self) -> str:
@@ -101,8 +114,8 @@ class VmModule:
             raise _as_iree_error(e) from e.__cause__
         self._source = source
         self._destroy_callback = destroy_callback
-        self.name: str = info["name"]
-        self.version: int = info["version"]
+        self._name: str = info["name"]
+        self._version: int = info["version"]
         self._functions = {}
         for ordinal, (name, attrs) in enumerate(info["exports"]):
             attrs = dict(attrs)
@@ -116,6 +129,15 @@ class VmModule:
         if callback is not None:
             self._destroy_callback = None
             callback()
+
+    # Read-only properties, as iree.runtime's (so the class has them too).
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def version(self) -> int:
+        return self._version
 
     @property
     def function_names(self) -> list[str]:

@@ -8,11 +8,13 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ._context import VmContext
-from ._hal_module import create_hal_module
-from ._vm_modules import VmInstance, VmModule
+# (Under private names: iree.runtime's system_api binds these to
+# `_binding.` names, not its own.)
+from ._context import VmContext as _VmContext
+from ._hal_module import create_hal_module as _create_hal_module
+from ._vm_modules import VmInstance as _VmInstance, VmModule as _VmModule
 from .function import FunctionInvoker
-from .system_setup import get_first_device, HalDevice
+from .system_setup import get_first_device, HalDevice as _HalDevice
 
 
 __all__ = [
@@ -32,7 +34,7 @@ __all__ = [
 class BoundModule:
     """A module in a SystemContext: functions as attributes and items."""
 
-    def __init__(self, context: "SystemContext", vm_module: VmModule):
+    def __init__(self, context: "SystemContext", vm_module: _VmModule):
         self._context = context
         self._vm_module = vm_module
 
@@ -41,7 +43,7 @@ class BoundModule:
         return self._vm_module.name
 
     @property
-    def vm_module(self) -> VmModule:
+    def vm_module(self) -> _VmModule:
         return self._vm_module
 
     def __getattr__(self, name: str) -> FunctionInvoker:
@@ -73,24 +75,24 @@ class BoundModules(dict):
 class Config:
     """A device and the hal module for it."""
 
-    def __init__(self, driver_name: Optional[str] = None, *, device: Optional[HalDevice] = None):
+    def __init__(self, driver_name: Optional[str] = None, *, device: Optional[_HalDevice] = None):
         if device is not None and driver_name is not None:
             raise ValueError("Either 'device' or 'driver_name' can be specified (not both)")
         if device is None:
             device = get_first_device(driver_name.split(",") if driver_name is not None else None)
         self.device = device
-        self.vm_instance = VmInstance()
-        self.default_vm_modules = (create_hal_module(self.vm_instance, device),)
+        self.vm_instance = _VmInstance()
+        self.default_vm_modules = (_create_hal_module(self.vm_instance, device),)
 
 
 class SystemContext:
     """A context with the config's device; modules are added in order and
     reached as `ctx.modules.NAME.FUNCTION`."""
 
-    def __init__(self, vm_modules: Optional[Sequence[VmModule]] = None, config: Optional[Config] = None):
+    def __init__(self, vm_modules: Optional[Sequence[_VmModule]] = None, config: Optional[Config] = None):
         self._config = config if config is not None else Config()
         self._is_dynamic = vm_modules is None
-        self._vm_context = VmContext(self._config.vm_instance, self._config.default_vm_modules)
+        self._vm_context = _VmContext(self._config.vm_instance, self._config.default_vm_modules)
         # The hal module is one of them, as in iree.runtime (its functions
         # are for programs: none is callable from Python).
         self._bound_modules = BoundModules((m.name, BoundModule(self, m)) for m in self._config.default_vm_modules)
@@ -100,7 +102,7 @@ class SystemContext:
                 self._bound_modules[m.name] = BoundModule(self, m)
 
     @property
-    def vm_context(self) -> VmContext:
+    def vm_context(self) -> _VmContext:
         return self._vm_context
 
     @property
@@ -112,14 +114,14 @@ class SystemContext:
         return self._config
 
     @property
-    def instance(self) -> VmInstance:
+    def instance(self) -> _VmInstance:
         return self._config.vm_instance
 
     @property
     def modules(self) -> BoundModules:
         return self._bound_modules
 
-    def add_vm_modules(self, vm_modules: Sequence[VmModule]) -> None:
+    def add_vm_modules(self, vm_modules: Sequence[_VmModule]) -> None:
         assert self._is_dynamic, "Cannot 'add_module' on a static context"
         for m in vm_modules:
             if m.name in self._bound_modules:
@@ -128,22 +130,22 @@ class SystemContext:
         for m in vm_modules:
             self._bound_modules[m.name] = BoundModule(self, m)
 
-    def add_vm_module(self, vm_module: VmModule) -> None:
+    def add_vm_module(self, vm_module: _VmModule) -> None:
         self.add_vm_modules((vm_module,))
 
     def add_module_dependency(self, name: str, minimum_version: int = 0) -> None:
         """Registers the module `name` resolves to: none does, as in
         iree.runtime 3.13 (ValueError, VmModule.resolve_module_dependency)."""
-        self._vm_context.register_modules([VmModule.resolve_module_dependency(self.instance, name, minimum_version)])
+        self._vm_context.register_modules([_VmModule.resolve_module_dependency(self.instance, name, minimum_version)])
 
 
-def load_vm_modules(*vm_modules: VmModule, config: Optional[Config] = None) -> list[BoundModule]:
+def load_vm_modules(*vm_modules: _VmModule, config: Optional[Config] = None) -> list[BoundModule]:
     """Loads modules into a new SystemContext and returns them bound."""
     context = SystemContext(vm_modules=vm_modules, config=config)
     return [context.modules[m.name] for m in vm_modules]
 
 
-def load_vm_module(vm_module: VmModule, config: Optional[Config] = None) -> BoundModule:
+def load_vm_module(vm_module: _VmModule, config: Optional[Config] = None) -> BoundModule:
     """Loads a module into a new SystemContext and returns it bound."""
     return load_vm_modules(vm_module, config=config)[0]
 
@@ -166,14 +168,14 @@ def load_vm_flatbuffer(vm_flatbuffer: bytes, *, driver: Optional[str] = None,
                        backend: Optional[str] = None) -> BoundModule:
     """Loads a module from bytes into a callable module."""
     config = _create_config(driver=driver, backend=backend)
-    return load_vm_module(VmModule.copy_buffer(config.vm_instance, vm_flatbuffer), config)
+    return load_vm_module(_VmModule.copy_buffer(config.vm_instance, vm_flatbuffer), config)
 
 
 def load_vm_flatbuffer_file(path: str | os.PathLike, *, driver: Optional[str] = None,
                             backend: Optional[str] = None, destroy_callback=None) -> BoundModule:
     """Loads a module file (memory-mapped) into a callable module."""
     config = _create_config(driver=driver, backend=backend)
-    return load_vm_module(VmModule.mmap(config.vm_instance, path, destroy_callback), config)
+    return load_vm_module(_VmModule.mmap(config.vm_instance, path, destroy_callback), config)
 
 
 def normalize_value(value: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional, Sequence
 
-from ._buffers import HalAllocator
+from ._buffers import HalAllocator as _HalAllocator
 from ._conversions import _nanobind_int
 
 
@@ -14,6 +14,10 @@ __all__ = ["get_device", "get_first_device", "get_driver", "query_available_driv
 
 
 _DRIVERS = ("local-sync", "local-task")
+
+# The devices get_first_device tries when given none and IREE_DEFAULT_DEVICE
+# is not set: iree.runtime's list (local-task is first, and irvm has it).
+DEFAULT_DRIVER_NAMES = "local-task,cuda,vulkan"
 
 
 # The GPU drivers iree.runtime 3.13's wheel registers: irvm does not provide
@@ -100,7 +104,12 @@ class HalDevice:
     def __init__(self, uri: str = "local-task"):
         self.uri = _check_driver(uri)
         self.driver = uri.split("://", 1)[0]
-        self.allocator = HalAllocator(self)
+        self._allocator = _HalAllocator(self)
+
+    @property
+    def allocator(self) -> "_HalAllocator":
+        """The device's allocator (read-only, as iree.runtime's)."""
+        return self._allocator
 
     def __repr__(self) -> str:
         # iree.runtime's repr is the driver's name.
@@ -137,7 +146,7 @@ _DEVICE_NOT_PROVIDED = {
 _DRIVERS_MADE: dict = {}
 
 
-def get_driver(device_uri: str) -> HalDriver:
+def get_cached_hal_driver(device_uri: str) -> HalDriver:
     """The driver of `device_uri` (a driver name, or `driver://...`), the
     same object for the same driver, as in iree.runtime: ValueError for a
     name that is no driver, RuntimeError for GPU drivers (cuda, hip,
@@ -147,6 +156,11 @@ def get_driver(device_uri: str) -> HalDriver:
     if driver is None:
         driver = _DRIVERS_MADE[name] = HalDriver(name)
     return driver
+
+
+def get_driver(device_uri: str) -> HalDriver:
+    """The driver of `device_uri`: get_cached_hal_driver's, as in iree.runtime."""
+    return get_cached_hal_driver(device_uri)
 
 
 # Devices get_device made, by URI (iree.runtime caches them so).
@@ -167,12 +181,12 @@ def get_device(device_uri: str, cache: bool = True) -> HalDevice:
 
 def get_first_device(device_uris: Optional[Sequence[str]] = None, cache: bool = True) -> HalDevice:
     """The first device of `device_uris` that irvm has (default:
-    IREE_DEFAULT_DEVICE, else local-task), as iree.runtime picks it: names
+    IREE_DEFAULT_DEVICE, else DEFAULT_DRIVER_NAMES: local-task), as iree.runtime picks it: names
     that are no driver are skipped; when none is left, RuntimeError if a
     driver failed (a GPU driver), else ValueError."""
     uris = device_uris
     if uris is None:
-        uris = [s.strip() for s in os.environ.get("IREE_DEFAULT_DEVICE", "local-task").split(",")]
+        uris = [s.strip() for s in os.environ.get("IREE_DEFAULT_DEVICE", DEFAULT_DRIVER_NAMES).split(",")]
     failure = None
     for uri in uris:
         try:
