@@ -786,7 +786,8 @@ commands (gdb's words):
   backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
                                          or outermost N; full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
-  print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
+  print[/x|/d|/t|/f] EXPR                registers (%iN, %iN:M, %rN) and numbers with C's
+                                         operators (p; numbers alone need no program);
                                          print REGISTER = VALUE sets it, then prints it
   output[/FMT] EXPR                      EXPR's value alone: no `$N =`, no newline
   printf \"FORMAT\", EXPR...               C's printf: %d %i %u %x %X %o %c %s %f %e %g %%
@@ -1472,8 +1473,8 @@ impl Session {
                     outln!("{} = {}", rest.trim(), self.dbg.format_value(&v, format));
                     return Ok(Flow::Continue);
                 }
-                self.require_frames()?;
                 if let Some((typed, value)) = split_assignment(rest) {
+                    self.require_frames()?;
                     let (register, value) = (self.in_registers(typed)?, self.in_registers(value)?);
                     let v = self
                         .dbg
@@ -1481,6 +1482,15 @@ impl Session {
                         .map_err(|e| in_terms_of(e.0, &register, typed))?;
                     outln!("{typed} = {}", self.dbg.format_value(&v, format));
                     return Ok(Flow::Continue);
+                }
+                // Numbers need no program (`print 1 + 2`); registers and
+                // source names (`%` and a letter) do.
+                let needs_frame = rest
+                    .split('%')
+                    .skip(1)
+                    .any(|after| after.starts_with(|c: char| c.is_ascii_alphabetic()));
+                if needs_frame {
+                    self.require_frames()?;
                 }
                 let vm = self.in_registers(rest)?;
                 let v = self

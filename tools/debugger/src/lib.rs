@@ -35,6 +35,7 @@
 mod breakpoints;
 mod call;
 mod expr;
+mod expression;
 mod frame_moves;
 mod info;
 mod logpoint;
@@ -49,9 +50,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub use self::breakpoints::BreakpointTable;
 pub use self::call::parse_call;
 pub use self::expr::{
-    describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
+    describe_ref, expandable, ref_children, type_def_name, DebugValue, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
+pub use self::expression::Expr;
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{
@@ -2354,9 +2356,13 @@ impl Debugger {
         Ok(out)
     }
 
-    /// Evaluates an expression ([`Expr`]) in frame `n`.
+    /// Evaluates an expression ([`Expr`]) in frame `n`; one without
+    /// registers (`1 + 2`) needs no program.
     pub fn evaluate(&self, expr: &str, n: usize) -> Result<DebugValue, DebugCommandError> {
         let e = Expr::parse(expr)?;
+        if e.is_constant() {
+            return e.evaluate_constant();
+        }
         self.evaluate_expr(&e, n)
     }
 

@@ -1,0 +1,79 @@
+//! `irvm dbg` where it copies gdb's commands, compared with what gdb
+//! itself prints for a small C program: expressions over numbers without
+//! a program, frame moves past the ends of the stack, relative line
+//! locations, register names in `info registers`, `source -v`.
+
+use crate::common::paths::data;
+
+/// Runs `irvm dbg` with `args` and `script` on stdin: each command's reply
+/// (what follows its echoed `(irvm) CMD` up to the next prompt), and the
+/// exit code.
+fn session(args: &[String], script: &str) -> (Vec<(String, String)>, i32) {
+    let (text, code) = crate::dbg::dbg(args, script);
+    let mut replies = Vec::new();
+    for part in text.split("(irvm) ").skip(1) {
+        let (command, reply) = part.split_once('\n').unwrap_or((part, ""));
+        replies.push((command.to_string(), reply.to_string()));
+    }
+    (replies, code)
+}
+
+fn fib_args() -> Vec<String> {
+    vec![
+        format!("--module={}", data("fib.vmfb").display()),
+        "--function=fib".into(),
+        "--input=5".into(),
+    ]
+}
+
+/// The reply to each command of `script`, in order.
+fn replies(args: &[String], script: &str) -> Vec<String> {
+    session(args, script)
+        .0
+        .into_iter()
+        .map(|(_, reply)| reply)
+        .collect()
+}
+
+/// gdb evaluates `print 1+2`, `printf "%d\n", 5` and `output 7` before
+/// `run`, with C's arithmetic (ints wrap, `/` truncates, division by zero
+/// and `%` of a float are errors in gdb's words); registers still need a
+/// program.
+#[test]
+fn numbers_print_without_a_program_with_c_arithmetic() {
+    let r = replies(
+        &fib_args(),
+        "print 1+2\nprint (1 + 2) * 3\nprintf \"%d %.2f\\n\", 7 / 2, 7.0 / 2\noutput -5 % 3\n\
+         echo \\n\nprint 2147483647 + 1\nwhatis 5000000000\nprint 1/0\nprint 1.5 % 1\n\
+         print %i1\nprint 1 << 40\nprint 3 > 2 > 1\nprint 1 +\nprint 5 % 2\n",
+    );
+    assert_eq!(r[0], "1+2 = 3\n");
+    assert_eq!(r[1], "(1 + 2) * 3 = 9\n");
+    assert_eq!(r[2], "3 3.50\n");
+    assert_eq!(r[3], "-2");
+    assert_eq!(r[5], "2147483647 + 1 = -2147483648\n");
+    assert_eq!(r[6], "type = i64\n");
+    assert_eq!(r[7], "error: cannot print `1/0`: Division by zero\n");
+    assert_eq!(
+        r[8],
+        "error: cannot print `1.5 % 1`: Integer-only operation on floating point number.\n"
+    );
+    assert_eq!(r[9], "error: the program is not being run (use `run`)\n");
+    assert_eq!(r[10], "1 << 40 = 0\n");
+    assert_eq!(r[11], "3 > 2 > 1 = 0\n");
+    assert!(r[12].starts_with("error: cannot print `1 +`"), "{r:?}");
+    assert_eq!(r[13], "5 % 2 = 1\n");
+}
+
+/// Arithmetic over registers in the running program, in `print` and in a
+/// breakpoint's condition.
+#[test]
+fn registers_take_part_in_arithmetic() {
+    let r = replies(
+        &fib_args(),
+        "break fib.mlir:9 if %i1 * 2 + 1 == 5\nrun\nprint %i1 + 10\nprint (%i3 + %i4) * 2\n",
+    );
+    assert!(r[1].contains("Breakpoint 1, fib"), "{r:?}");
+    assert_eq!(r[2], "%i1 + 10 = 12\n");
+    assert_eq!(r[3], "(%i3 + %i4) * 2 = 6\n");
+}
