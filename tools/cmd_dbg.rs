@@ -1406,25 +1406,32 @@ impl Session {
             }
             "return" => self.return_now(rest)?,
             "up" | "down" => {
-                let count: usize = if rest.is_empty() {
+                // gdb's `up_silently_base`: a count moves as far as the
+                // stack goes (`up 99` selects the outermost frame, `up -1`
+                // is `down 1`); only without one is a move past the end an
+                // error.
+                let count: i64 = if rest.is_empty() {
                     1
                 } else {
-                    rest.parse()
-                        .map_err(|_| format!("`{rest}` is not a number"))?
+                    match self.dbg.evaluate(rest, self.dbg.selected_frame()) {
+                        Ok(irvm_debugger::DebugValue::I32(n)) => n.into(),
+                        Ok(irvm_debugger::DebugValue::I64(n)) => n,
+                        _ => return Err(format!("`{rest}` is not a number of frames")),
+                    }
                 };
                 let frames = self.require_frames()?.len();
                 let now = self.dbg.selected_frame();
-                let target = if word == "up" {
-                    if now + 1 >= frames {
+                let towards_outer = if word == "up" { count } else { -count };
+                if rest.is_empty() {
+                    if word == "up" && now + 1 >= frames {
                         return Err("Initial frame selected; you cannot go up.".into());
                     }
-                    (now + count).min(frames - 1)
-                } else {
-                    if now == 0 {
+                    if word == "down" && now == 0 {
                         return Err("Bottom (innermost) frame selected; you cannot go down.".into());
                     }
-                    now.saturating_sub(count)
-                };
+                }
+                let outermost = (frames - 1) as i64;
+                let target = (now as i64).saturating_add(towards_outer).clamp(0, outermost) as usize;
                 self.dbg.select_frame(target).map_err(e)?;
                 self.show_frame(target);
             }

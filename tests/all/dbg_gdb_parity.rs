@@ -77,3 +77,39 @@ fn registers_take_part_in_arithmetic() {
     assert_eq!(r[2], "%i1 + 10 = 12\n");
     assert_eq!(r[3], "(%i3 + %i4) * 2 = 6\n");
 }
+
+fn frames_args() -> Vec<String> {
+    vec![
+        format!("--module={}", data("dbg/frames.vmasm").display()),
+        "--function=main".into(),
+        "--input=5".into(),
+    ]
+}
+
+/// gdb's `up N` and `down N` move as far as the stack goes and print that
+/// frame, even when it is the frame already selected; only `up` and `down`
+/// without a count refuse to move past the end. A negative count goes the
+/// other way (`up -1` is `down 1`).
+#[test]
+fn up_and_down_with_a_count_stop_at_the_ends_of_the_stack() {
+    let r = replies(
+        &frames_args(),
+        "break twice\nrun\nup 99\nup 99\nup\ndown 99\ndown 99\ndown\nup -1\ndown -1\nup 0\nup 1+0\n",
+    );
+    let main = "#1  main (frames.main+0x00000001) at frames.src:8:7\n8\t  a = twice(n)\n";
+    let twice = "#0  twice (frames.twice+0x00000001) at frames.src:3:7\n";
+    assert_eq!(r[2], main);
+    assert_eq!(r[3], main);
+    assert_eq!(r[4], "error: Initial frame selected; you cannot go up.\n");
+    assert!(r[5].starts_with(twice), "{r:?}");
+    assert!(r[6].starts_with(twice), "{r:?}");
+    assert_eq!(
+        r[7],
+        "error: Bottom (innermost) frame selected; you cannot go down.\n"
+    );
+    assert!(r[8].starts_with(twice), "{r:?}");
+    assert_eq!(r[9], main);
+    assert_eq!(r[10], main);
+    // (at the outermost already: a count never refuses)
+    assert_eq!(r[11], main);
+}
