@@ -508,6 +508,12 @@ struct Session {
     /// How many user commands and command files run inside each other
     /// now (at most [`MAX_NESTING`]).
     nesting: usize,
+    /// `source -v` is running: each command of a file (and of the user
+    /// commands it runs) is shown before it runs.
+    source_verbose: bool,
+    /// How many `+` mark a command shown by `source -v`: 1 in a file, one
+    /// more per user command inside.
+    trace_depth: usize,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -553,6 +559,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         failed: false,
         user_commands: HashMap::new(),
         nesting: 0,
+        source_verbose: false,
+        trace_depth: 0,
         dbg,
     };
     let mut input = match &args.batch {
@@ -770,7 +778,7 @@ commands (gdb's words):
                                          stop is not shown; an empty list removes it)
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
   enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|watchpoints|registers|frame|args|locals|display|source|line [LOC]
+  info breakpoints|watchpoints|registers [NAME...]|frame|args|locals|display|source|line [LOC]
                                          (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
@@ -802,7 +810,8 @@ commands (gdb's words):
   disassemble                            the function, `=>` at the current instruction
   complete TEXT                          the completions of TEXT
   echo TEXT                              print TEXT (C escapes: \\n, \\t, ...; no newline of its own)
-  source FILE                            run FILE's commands (as -x FILE); the first error ends it
+  source [-s] [-v] FILE                  run FILE's commands (as -x FILE); the first error ends it;
+                                         -v shows each command first (+CMD)
   define NAME ... end                    a user command NAME running those lines, $arg0... and
                                          $argc its arguments (redefines NAME)
   document NAME ... end                  the text `help NAME` shows for user command NAME
@@ -1448,7 +1457,14 @@ impl Session {
             "info" | "i" => match rest {
                 "breakpoints" | "b" | "break" => self.info_breakpoints(false),
                 "watchpoints" | "wat" => self.info_breakpoints(true),
-                "registers" | "r" | "reg" | "all-registers" => self.info_registers()?,
+                _ if matches!(
+                    rest.split_whitespace().next(),
+                    Some("registers" | "r" | "reg" | "all-registers")
+                ) =>
+                {
+                    let names = rest.split_once(char::is_whitespace).map_or("", |(_, n)| n);
+                    self.info_registers(names)?
+                }
                 "source" => self.info_source()?,
                 "frame" | "f" => self.info_frame()?,
                 "args" => self.info_args()?,
@@ -2388,25 +2404,55 @@ impl Session {
         }
     }
 
-    /// Registers of the selected frame, typed by how the function uses them.
-    fn info_registers(&self) -> Result<(), String> {
+    /// Registers of the selected frame, typed by how the function uses
+    /// them: all, or those `names` names, each shown as it is reached (as
+    /// `print` names them: `%i3`, `%i2:3`, `%r0`, a source name, or a
+    /// register's name without its `%`, as gdb takes `rip` beside `$rip`;
+    /// gdb's `Invalid register` for another word).
+    fn info_registers(&mut self, names: &str) -> Result<(), String> {
         self.require_frames()?;
-        let regs = self
-            .dbg
-            .registers(self.dbg.selected_frame())
-            .map_err(|e| e.to_string())?;
-        for (r, v) in regs {
-            let ty = match &v {
-                irvm_debugger::DebugValue::Ref(_) => "ref".to_string(),
-                other => other.type_name(),
+        let frame = self.dbg.selected_frame();
+        if names.is_empty() {
+            let regs = self.dbg.registers(frame).map_err(|e| e.to_string())?;
+            for (r, v) in regs {
+                self.show_register(r, &v);
+            }
+            return Ok(());
+        }
+        for name in names.split_whitespace() {
+            let invalid = || format!("Invalid register `{name}'");
+            let spelled = if name.starts_with('%') {
+                name.to_string()
+            } else {
+                format!("%{name}")
             };
-            outln!(
-                "{:<8} {ty:<4} {}",
-                r.to_string(),
-                self.dbg.format_value(&v, Format::Natural)
-            );
+            let register = match irvm_debugger::RegisterRef::parse(&spelled) {
+                Ok(r) => r,
+                Err(_) => match self.names_here().register(&spelled) {
+                    Some(Ok(r)) => r,
+                    _ => return Err(invalid()),
+                },
+            };
+            let value = self
+                .dbg
+                .evaluate(&register.to_string(), frame)
+                .map_err(|_| invalid())?;
+            self.show_register(register, &value);
         }
         Ok(())
+    }
+
+    /// One line of `info registers`: the register, its type, its value.
+    fn show_register(&self, r: irvm_debugger::RegisterRef, v: &irvm_debugger::DebugValue) {
+        let ty = match v {
+            irvm_debugger::DebugValue::Ref(_) => "ref".to_string(),
+            other => other.type_name(),
+        };
+        outln!(
+            "{:<8} {ty:<4} {}",
+            r.to_string(),
+            self.dbg.format_value(v, Format::Natural)
+        );
     }
 
     /// `list` with gdb's arguments: none (around the stop, or on from the

@@ -65,17 +65,25 @@ fn numbers_print_without_a_program_with_c_arithmetic() {
     assert_eq!(r[13], "5 % 2 = 1\n");
 }
 
-/// Arithmetic over registers in the running program, in `print` and in a
-/// breakpoint's condition.
+/// Arithmetic over registers and source names in the running program, in
+/// `print` and in a breakpoint's condition.
 #[test]
 fn registers_take_part_in_arithmetic() {
     let r = replies(
         &fib_args(),
-        "break fib.mlir:9 if %i1 * 2 + 1 == 5\nrun\nprint %i1 + 10\nprint (%i3 + %i4) * 2\n",
+        "break fib.mlir:9 if %i1 * 2 + 1 == 5\nrun\nprint %i1 + 10\nprint (%i3 + %i4) * 2\n\
+         print %next-1\nprint %x-y\n",
     );
     assert!(r[1].contains("Breakpoint 1, fib"), "{r:?}");
     assert_eq!(r[2], "%i1 + 10 = 12\n");
     assert_eq!(r[3], "(%i3 + %i4) * 2 = 6\n");
+    // A source name followed by `-` is a subtraction when the whole word
+    // names nothing (names may hold `-`).
+    assert_eq!(r[4], "%next-1 = 0\n");
+    assert_eq!(
+        r[5],
+        "error: `%x-y` is neither a register nor a source name of this function\n"
+    );
 }
 
 fn frames_args() -> Vec<String> {
@@ -112,4 +120,58 @@ fn up_and_down_with_a_count_stop_at_the_ends_of_the_stack() {
     assert_eq!(r[10], main);
     // (at the outermost already: a count never refuses)
     assert_eq!(r[11], main);
+}
+
+/// `info registers NAME...` takes the names `print` takes (`%i1`, `%i0:1`,
+/// a source name), and the name without its `%` as gdb takes `rip` beside
+/// `$rip`; each is shown as it is reached, and another word is gdb's
+/// `Invalid register`.
+#[test]
+fn info_registers_takes_register_names() {
+    let r = replies(
+        &fib_args(),
+        "break fib.mlir:12\nrun\ninfo registers %i1 i2 %next %i0:1 r0\ninfo registers foo\n\
+         info r %i99\ninfo all-registers %i1\n",
+    );
+    assert_eq!(
+        r[2],
+        "%i1      i32  0\n%i2      i32  1\n%i5      i32  1\n%i0:1    i64  5\n\
+         error: Invalid register `r0'\n"
+    );
+    assert_eq!(r[3], "error: Invalid register `foo'\n");
+    assert_eq!(r[4], "error: Invalid register `%i99'\n");
+    assert_eq!(r[5], "%i1      i32  0\n");
+}
+
+/// `source -v FILE` shows each command after a `+` before it runs (one
+/// `+` more inside a user command), into the files it sources, and only
+/// while it runs; `-s` and `-v` come in any order, and another option is
+/// the start of the file's name, as gdb reads them.
+#[test]
+fn source_v_shows_each_command_as_gdb_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inner = dir.path().join("inner.gdb");
+    std::fs::write(&inner, "echo in\\n\n").expect("inner");
+    let outer = dir.path().join("outer.gdb");
+    std::fs::write(
+        &outer,
+        format!(
+            "define foo\necho foo\\n\nend\nfoo\nsource {}\nprint 1\n",
+            inner.display()
+        ),
+    )
+    .expect("outer");
+    let (o, i) = (outer.display(), inner.display());
+    let r = replies(
+        &fib_args(),
+        &format!("source -v {o}\nsource {o}\nsource -s -v {i}\nsource -v\nsource -q {i}\n"),
+    );
+    assert_eq!(
+        r[0],
+        format!("+define foo\n+foo\n++echo foo\\n\nfoo\n+source {i}\n+echo in\\n\nin\n+print 1\n1 = 1\n")
+    );
+    assert_eq!(r[1], "foo\nin\n1 = 1\n");
+    assert_eq!(r[2], "+echo in\\n\nin\n");
+    assert_eq!(r[3], "error: -v: No such file or directory.\n");
+    assert_eq!(r[4], format!("error: -q {i}: No such file or directory.\n"));
 }
