@@ -2237,12 +2237,11 @@ impl Session {
         // The line asked for, when it has no code (gdb then names the
         // next line's code: `Line 3 of "u.c" is at address ... but
         // contains no code.`).
-        let asked = location
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|l| l.trim().parse::<i32>().ok())
-            .filter(|&asked| line.is_some_and(|l| l != asked));
+        let asked = match self.dbg.line_spec(location) {
+            Some(Ok((_, asked, _))) => Some(asked),
+            _ => None,
+        }
+        .filter(|&asked| line.is_some_and(|l| l != asked));
         for a in addresses {
             let name = self.dbg.function_name(&a);
             let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);

@@ -175,3 +175,67 @@ fn source_v_shows_each_command_as_gdb_does() {
     assert_eq!(r[3], "error: -v: No such file or directory.\n");
     assert_eq!(r[4], format!("error: -q {i}: No such file or directory.\n"));
 }
+
+/// Relative line locations count from the selected frame's line, as
+/// gdb's from its last displayed line (`+0` is `+5`, `-0` `-15`, as in
+/// gdb); before `run` from nine lines above the entry function's first
+/// line (gdb's default source line around `main`); numbers past 32 bits
+/// wrap as gdb's linespecs wrap them; a file with no code is gdb's `No
+/// source file named`.
+#[test]
+fn relative_and_wrapped_line_numbers_read_as_gdb_reads_them() {
+    let r = replies(
+        &fib_args(),
+        "info line +1\nbreak +1\nbreak fib.mlir:12\nrun\ninfo line +1\ninfo line -1\n\
+         info line +0\ninfo line -0\ninfo line nosuch.c:3\ninfo line 99999999999\n\
+         info line 4294967308\ninfo line -99999999999\ninfo line fib.mlir:+12\nbreak 99999999999\n\
+         break nosuch.c:3\njump nosuch.c:3\njump -1000\njump +1\n",
+    );
+    // fib's first line is 4: before run, + and - count from line 1.
+    assert_eq!(
+        r[0],
+        "Line 2 of \"fib.mlir\" is at address module.fib+0x00000001 <fib+1> but contains no code.\n"
+    );
+    assert_eq!(
+        r[1],
+        "Breakpoint 1 at fib (module.fib+0x00000001) at fib.mlir:4:11 (1 location)\n"
+    );
+    assert!(r[3].contains("Breakpoint 1, fib"), "{r:?}");
+    assert_eq!(
+        r[4],
+        "Line 5 of \"fib.mlir\" starts at address module.fib+0x00000004 <fib+4> and ends at module.fib+0x0000000B <fib+11>.\n"
+    );
+    assert_eq!(
+        r[5],
+        "Line 3 of \"fib.mlir\" is at address module.fib+0x00000001 <fib+1> but contains no code.\n"
+    );
+    assert_eq!(
+        r[6],
+        "Line 9 of \"fib.mlir\" is at address module.fib+0x00000033 <fib+51> but contains no code.\n"
+    );
+    assert_eq!(
+        r[7],
+        "error: Line number -11 is out of range for \"fib.mlir\".\n"
+    );
+    assert_eq!(r[8], "error: No source file named nosuch.c.\n");
+    assert_eq!(
+        r[9],
+        "error: Line number 1215752191 is out of range for \"fib.mlir\".\n"
+    );
+    let line_12 = "Line 12 of \"fib.mlir\" starts at address module.fib+0x00000033 <fib+51> and ends at module.fib+0x0000003A <fib+58>.\n";
+    assert_eq!(r[10], line_12);
+    assert_eq!(
+        r[11],
+        "error: Line number -1215752187 is out of range for \"fib.mlir\".\n"
+    );
+    assert_eq!(r[12], line_12);
+    assert_eq!(r[13], "error: No line 1215752191 in the current file.\n");
+    assert_eq!(r[14], "error: No source file named nosuch.c.\n");
+    assert_eq!(r[15], "error: No source file named nosuch.c.\n");
+    assert_eq!(r[16], "error: No line -996 in the current file.\n");
+    // jump +1 from line 4 goes on at line 5's code, then stops at 12.
+    assert!(
+        r[17].starts_with("Continuing at module.fib+0x00000004.\n\nBreakpoint 2, fib"),
+        "{r:?}"
+    );
+}

@@ -1616,21 +1616,9 @@ impl Debugger {
         if let Some(off) = spec.strip_prefix('*') {
             return Ok((self.resolve_offset(off)?, None));
         }
-        if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
-            let file = self.default_source_file().ok_or_else(|| {
-                DebugCommandError(format!(
-                    "bad breakpoint `{spec}`: no current source file (use FILE:LINE)"
-                ))
-            })?;
-            let line = parse_line(spec, spec)?;
-            let (a, l) = self.table.resolve_line(&file, line, "the current file")?;
-            return Ok((a, Some(l)));
-        }
-        if let Some((file, line)) = spec.rsplit_once(':') {
-            let line = parse_line(spec, line)?;
-            let (a, l) = self
-                .table
-                .resolve_line(file, line, &format!("file \"{file}\""))?;
+        if let Some(found) = self.line_spec(spec) {
+            let (file, line, named) = found?;
+            let (a, l) = self.table.resolve_line(&file, line, &named)?;
             return Ok((a, Some(l)));
         }
         if spec.is_empty() {
@@ -1645,19 +1633,86 @@ impl Debugger {
     /// "fib.mlir".`): the current file's recorded name, or the name typed.
     /// `None` for other specs and for lines in range.
     pub fn line_out_of_range(&self, spec: &str) -> Option<(i32, String)> {
-        let spec = spec.trim();
-        let (file, line) = if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
-            (self.default_source_file()?, spec)
-        } else {
-            let (file, line) = spec.rsplit_once(':')?;
-            (file.to_string(), line)
-        };
-        let line: i32 = line.trim().parse().ok()?;
+        let (file, line, _) = self.line_spec(spec.trim())?.ok()?;
         let (_, lines) = self
             .info
             .line_starts_where(|recorded| file_matches(recorded, &file));
         let last = *lines.keys().next_back()?;
         (line <= 0 || line > last).then_some((line, file))
+    }
+
+    /// The file and line a line spec names, as gdb's linespecs read them,
+    /// and how `No line N in ...` names the file: `LINE` and `FILE:LINE`
+    /// (a number past 32 bits wraps, as gdb's does: `99999999999` is line
+    /// 1215752191), `+N` and `-N` (`N` lines after or before the default
+    /// line [`Debugger::default_line`]; `+0` is `+5` and `-0` `-15`, as in
+    /// gdb), `FILE:+N` and `FILE:-N` (line `N` and `-N`, as gdb reads
+    /// them). `None` for specs of other forms (functions, `*OFFSET`).
+    pub fn line_spec(
+        &self,
+        spec: &str,
+    ) -> Option<Result<(String, i32, String), DebugCommandError>> {
+        let spec = spec.trim();
+        let current = || {
+            self.default_source_file().ok_or_else(|| {
+                DebugCommandError(format!(
+                    "bad breakpoint `{spec}`: no current source file (use FILE:LINE)"
+                ))
+            })
+        };
+        let here = "the current file".to_string();
+        if let Some(number) = line_number(spec) {
+            return Some(current().map(|file| (file, number, here)));
+        }
+        if let Some((sign, offset)) = spec
+            .strip_prefix('+')
+            .map(|n| (1, n))
+            .or_else(|| spec.strip_prefix('-').map(|n| (-1, n)))
+        {
+            let offset = line_number(offset.trim())?;
+            let Some((file, default)) = self.default_line() else {
+                return Some(current().map(|file| (file, offset.wrapping_mul(sign), here)));
+            };
+            let line = match (sign, offset) {
+                (1, 0) => default.wrapping_add(5),
+                (_, 0) => default.wrapping_sub(15),
+                (1, n) => default.wrapping_add(n),
+                (_, n) => default.wrapping_sub(n),
+            };
+            return Some(Ok((file, line, here)));
+        }
+        let (file, line) = spec.rsplit_once(':')?;
+        let line = line.trim();
+        let number = match line.strip_prefix('+') {
+            Some(n) => line_number(n),
+            None => match line.strip_prefix('-') {
+                Some(n) => line_number(n).map(i32::wrapping_neg),
+                None => line_number(line),
+            },
+        };
+        let Some(number) = number else {
+            return Some(parse_line(spec, line).map(|n| (file.to_string(), n, String::new())));
+        };
+        Some(Ok((file.to_string(), number, format!("file \"{file}\""))))
+    }
+
+    /// The line `+N` and `-N` count from, with its file: the selected
+    /// frame's line (the last one shown, as gdb's last displayed line),
+    /// else, with no program, the line gdb's default source line is before
+    /// `run`: nine lines above the entry function's first line (at least
+    /// 1), where gdb's `list` would start around `main`.
+    pub fn default_line(&self) -> Option<(String, i32)> {
+        if let Some((_, Some(p))) = self.selected_location() {
+            return Some((p.file, p.line));
+        }
+        if self.is_running() {
+            return None;
+        }
+        let (module, function) = self.entry_address().ok()?;
+        let m = self.module(&module).ok()?;
+        let table = LineTable::build(m, function);
+        let first = table.positions.values().flatten().next()?;
+        Some((first.file.clone(), first.line.saturating_sub(9).max(1)))
     }
 
     /// Resolves a location spec as [`Debugger::resolve_location`] does,
@@ -2537,6 +2592,18 @@ impl Debugger {
     pub fn has_positions(&self, module: &str, function: u32) -> bool {
         self.info.has_positions(module, function)
     }
+}
+
+/// A line number of decimal digits, wrapped to 32 bits as gdb's linespecs
+/// wrap one (`99999999999` is 1215752191, `4294967299` is 3).
+fn line_number(digits: &str) -> Option<i32> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let wrapped = digits.bytes().fold(0u32, |n, d| {
+        n.wrapping_mul(10).wrapping_add(u32::from(d - b'0'))
+    });
+    Some(wrapped as i32)
 }
 
 fn parse_line(spec: &str, line: &str) -> Result<i32, DebugCommandError> {
