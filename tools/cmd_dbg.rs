@@ -2504,7 +2504,19 @@ impl Session {
             }
             (file, a.max(1), b)
         } else {
-            let (file, center) = if let Ok(line) = rest.parse::<i32>() {
+            // (`LINE` and `FILE:LINE` as the other commands read them:
+            // past 32 bits wrapped, as gdb's.)
+            let numbered = match self.dbg.line_spec(rest) {
+                Some(Ok((f, line, _))) if !rest.starts_with(['+', '-']) => Some((f, line)),
+                _ => None,
+            };
+            let (file, center) = if let Some((f, line)) = numbered {
+                let file = match &current {
+                    Some((here, _)) if !rest.contains(':') => here.clone(),
+                    _ => f,
+                };
+                (file, line)
+            } else if let Ok(line) = rest.parse::<i32>() {
                 let file = match &current {
                     Some((f, _)) => f.clone(),
                     None => default_file()?,
@@ -2530,7 +2542,7 @@ impl Session {
         let total = lines.len() as i32;
         if first > total {
             return Err(format!(
-                "Line number {first} out of range; \"{file}\" has {total} lines."
+                "Line number {first} out of range; {file} has {total} lines."
             ));
         }
         let mark = current

@@ -239,3 +239,15 @@ fn relative_and_wrapped_line_numbers_read_as_gdb_reads_them() {
         "{r:?}"
     );
 }
+
+/// `list LINE` reads a number past 32 bits as the other commands do, and
+/// a line past the end is gdb 13's message (the file's name unquoted).
+#[test]
+fn list_wraps_line_numbers_as_gdb_does() {
+    let r = replies(&fib_args(), "list 99999999999\nlist fib.mlir:4294967308\n");
+    assert_eq!(
+        r[0],
+        "error: Line number 1215752186 out of range; fib.mlir has 17 lines.\n"
+    );
+    assert!(r[1].starts_with("  7\t    %more"), "{r:?}");
+}
