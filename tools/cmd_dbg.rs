@@ -1830,54 +1830,7 @@ impl Session {
                 // Each watchpoint that stopped the program, as gdb lists
                 // them, then where it is once (with the breakpoint there,
                 // which stopped it too).
-                let kinds: HashMap<u32, WatchKind> = self
-                    .dbg
-                    .watchpoints()
-                    .iter()
-                    .map(|w| (w.id, w.kind))
-                    .collect();
-                let title = |id: u32| watch_title(kinds.get(&id).copied().unwrap_or_default());
-                // gdb's heading of a watchpoint's stop: its kind, number and
-                // what it watches, between blank lines.
-                let labels = &self.watch_labels;
-                let heading = |id: u32, register: &dyn std::fmt::Display| {
-                    let label = labels
-                        .get(&id)
-                        .cloned()
-                        .unwrap_or_else(|| register.to_string());
-                    outln!();
-                    outln!("{} {}: {label}", title(id), id);
-                    outln!();
-                };
-                for event in &events {
-                    match event {
-                        WatchEvent::Read(read) => {
-                            heading(read.id, &read.register);
-                            outln!(
-                                "Value = {}",
-                                self.dbg.format_value(&read.value, Format::Natural)
-                            );
-                        }
-                        WatchEvent::Changed(hit) => {
-                            heading(hit.id, &hit.register);
-                            outln!(
-                                "Old value = {}",
-                                self.dbg.format_value(&hit.old, Format::Natural)
-                            );
-                            outln!(
-                                "New value = {}",
-                                self.dbg.format_value(&hit.new, Format::Natural)
-                            );
-                        }
-                        WatchEvent::LeftScope(id) => {
-                            outln!();
-                            outln!(
-                                "Watchpoint {id} deleted because the program has left the block in\n\
-                                 which its expression is valid."
-                            );
-                        }
-                    }
-                }
+                self.show_watch_events(&events);
                 match breakpoint {
                     Some(hit) => {
                         outln!();
@@ -1928,6 +1881,10 @@ impl Session {
                     outln!("irvm dbg: {e}");
                     return;
                 }
+                // What the last instruction read of watched registers
+                // (the entry frame's `vm.return`), before the end.
+                let events = self.dbg.take_final_watch_events();
+                self.show_watch_events(&events);
                 outln!("[{} returned]", self.function);
                 for (i, v) in values.iter().enumerate() {
                     let text =
@@ -1953,6 +1910,66 @@ impl Session {
             }
         }
         self.show_displays();
+    }
+
+    /// Each watchpoint event as gdb words it: the watchpoint's kind,
+    /// number and what it watches between blank lines, then the value
+    /// read, or the old and new values, or its end.
+    fn show_watch_events(&self, events: &[WatchEvent]) {
+        let kinds: HashMap<u32, WatchKind> = self
+            .dbg
+            .watchpoints()
+            .iter()
+            .map(|w| (w.id, w.kind))
+            .collect();
+        let title = |id: u32| watch_title(kinds.get(&id).copied().unwrap_or_default());
+        let labels = &self.watch_labels;
+        let heading = |id: u32, register: &dyn std::fmt::Display| {
+            let label = labels
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| register.to_string());
+            outln!();
+            outln!("{} {}: {label}", title(id), id);
+            outln!();
+        };
+        for event in events {
+            match event {
+                WatchEvent::Read(read) => {
+                    // (a watchpoint that ended with the program is no
+                    // longer listed: its kind comes with the read)
+                    let label = labels
+                        .get(&read.id)
+                        .cloned()
+                        .unwrap_or_else(|| read.register.to_string());
+                    outln!();
+                    outln!("{} {}: {label}", watch_title(read.kind), read.id);
+                    outln!();
+                    outln!(
+                        "Value = {}",
+                        self.dbg.format_value(&read.value, Format::Natural)
+                    );
+                }
+                WatchEvent::Changed(hit) => {
+                    heading(hit.id, &hit.register);
+                    outln!(
+                        "Old value = {}",
+                        self.dbg.format_value(&hit.old, Format::Natural)
+                    );
+                    outln!(
+                        "New value = {}",
+                        self.dbg.format_value(&hit.new, Format::Natural)
+                    );
+                }
+                WatchEvent::LeftScope(id) => {
+                    outln!();
+                    outln!(
+                        "Watchpoint {id} deleted because the program has left the block in\n\
+                         which its expression is valid."
+                    );
+                }
+            }
+        }
     }
 
     fn show_display(d: &DisplayRow) {

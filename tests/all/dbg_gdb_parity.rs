@@ -251,3 +251,43 @@ fn list_wraps_line_numbers_as_gdb_does() {
     );
     assert!(r[1].starts_with("  7\t    %more"), "{r:?}");
 }
+
+/// The entry frame's last `vm.return` reading a watched register is
+/// reported as the program ends (no instruction comes after it to stop
+/// at), as other frames' returns are at their caller's next instruction;
+/// a condition that did not hold at the read keeps it quiet.
+#[test]
+fn the_entry_frames_return_reports_its_reads() {
+    for (kind, title) in [
+        ("awatch", "Hardware access (read/write) watchpoint"),
+        ("rwatch", "Hardware read watchpoint"),
+    ] {
+        let (text, code) = crate::dbg::dbg(
+            &[
+                format!("--module={}", data("fib.vmfb").display()),
+                "--function=fib".into(),
+                "--input=2".into(),
+            ],
+            &format!(
+                "break fib.mlir:14\nrun\ndelete\n{kind} %i3\n{}",
+                "continue\n".repeat(4)
+            ),
+        );
+        let end = format!(
+            "(irvm) continue\n\n{title} 2: %i3\n\nValue = 1\n[fib returned]\nresult[0]: i32=1\n"
+        );
+        assert!(text.contains(&end), "{kind}: {text}");
+    }
+    let (text, _) = crate::dbg::dbg(
+        &[
+            format!("--module={}", data("fib.vmfb").display()),
+            "--function=fib".into(),
+            "--input=2".into(),
+        ],
+        "break fib.mlir:14\nrun\ndelete\nrwatch %i3 if %i3 == 7\ncontinue\n",
+    );
+    assert!(
+        text.ends_with("(irvm) continue\n[fib returned]\nresult[0]: i32=1\n"),
+        "{text}"
+    );
+}

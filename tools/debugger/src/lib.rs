@@ -379,6 +379,10 @@ struct Shared {
     /// read and access watchpoints), filled lazily.
     reads: HashMap<(String, u32), Reads>,
     reason: Option<Reason>,
+    /// Reads of watched registers no instruction came after to report
+    /// them: left by an observer as it is detached ([`StopObserver`]'s
+    /// `Drop`); the last `vm.return` of an outermost frame's.
+    unreported_reads: Vec<WatchEvent>,
     /// The number of the last breakpoint made (0: none yet).
     next_id: u32,
     /// Where logpoints' messages go.
@@ -524,6 +528,22 @@ struct StopObserver {
     /// The registers read by the instructions of the function last asked
     /// about.
     last_reads: Option<(String, u32, Reads)>,
+}
+
+impl Drop for StopObserver {
+    /// The reads its watchpoints noted and could not report (the frame's
+    /// last instruction returned from the outermost frame: no instruction
+    /// came after) are left for the run to report as it ends.
+    fn drop(&mut self) {
+        let reads: Vec<WatchEvent> = self
+            .watches
+            .iter()
+            .filter_map(ActiveWatch::unreported_read)
+            .collect();
+        if !reads.is_empty() {
+            lock(&self.shared).unreported_reads.extend(reads);
+        }
+    }
 }
 
 impl StopObserver {
@@ -1078,6 +1098,9 @@ pub struct Debugger {
     yielded: bool,
     /// Called as the entry function begins ([`Debugger::set_entry_hook`]).
     on_entry: Option<EntryHook>,
+    /// What watchpoints saw as the program ended
+    /// ([`Debugger::take_final_watch_events`]).
+    final_watch_events: Vec<WatchEvent>,
 }
 
 /// What [`Debugger::set_entry_hook`] calls.
@@ -1126,6 +1149,7 @@ impl Debugger {
             entry_stop_armed: false,
             moved: false,
             yielded: false,
+            final_watch_events: Vec::new(),
             on_entry: None,
         }
     }
@@ -1223,6 +1247,15 @@ impl Debugger {
             self.ctx.set_observer(None);
         }
         needed
+    }
+
+    /// The reads of read and access watchpoints that the program's last
+    /// instruction made, which no stop reported because it ended the
+    /// program (the entry frame's `vm.return` reading a watched register,
+    /// where another frame's read is reported at its caller's next
+    /// instruction): after [`Stop::Finished`], taken once.
+    pub fn take_final_watch_events(&mut self) -> Vec<WatchEvent> {
+        std::mem::take(&mut self.final_watch_events)
     }
 
     /// Whether the program has been started and has not ended (it may be
@@ -1863,6 +1896,11 @@ impl Debugger {
         } else {
             Vec::new()
         };
+        self.final_watch_events.clear();
+        lock(&self.shared).unreported_reads.clear();
+        // The reads that initializers' last `vm.return`s made, reported
+        // with their watchpoints' end.
+        let mut init_reads: Vec<WatchEvent> = Vec::new();
         let mut needed = self.attach(mode, skip_first, watches);
         lock(&self.shared).reason = None;
         let mut state = if resuming {
@@ -1917,9 +1955,14 @@ impl Debugger {
                 Mode::Run
             };
             needed = self.attach(kept_mode.clone(), false, Vec::new());
+            init_reads.append(&mut lock(&self.shared).unreported_reads);
             state = self.begin_next_call();
         }
         self.ctx.set_observer(None);
+        // (Only a run that ended leaves reads no instruction came after:
+        // at a stop, the one noted is the next instruction's, not run.)
+        let unreported = std::mem::take(&mut lock(&self.shared).unreported_reads);
+
         self.ctx.set_pause_flag(None);
         self.pause.call.store(false, Ordering::Relaxed);
         self.selected = 0;
@@ -1935,9 +1978,10 @@ impl Debugger {
                     // by it (as a watchpoint's change goes before a pause
                     // in the observer), not left to lose them.
                     let left = || {
-                        left_scope
+                        init_reads
                             .iter()
-                            .map(|&id| WatchEvent::LeftScope(id))
+                            .cloned()
+                            .chain(left_scope.iter().map(|&id| WatchEvent::LeftScope(id)))
                             .collect()
                     };
                     reason = match reason {
@@ -2000,9 +2044,10 @@ impl Debugger {
                     // The watchpoints of an initializer that returned (set
                     // aside above) are reported, as at an instruction.
                     Stop::Watchpoints {
-                        events: left_scope
+                        events: init_reads
                             .iter()
-                            .map(|&id| WatchEvent::LeftScope(id))
+                            .cloned()
+                            .chain(left_scope.iter().map(|&id| WatchEvent::LeftScope(id)))
                             .collect(),
                         breakpoint: None,
                     }
@@ -2022,6 +2067,10 @@ impl Debugger {
                 self.state = State::Idle;
                 // Each watched a frame of the program that ended.
                 lock(&self.shared).watchpoints.clear();
+                // The entry frame's last `vm.return` read a watched
+                // register: reported as the program ends, where no
+                // instruction comes after it.
+                self.final_watch_events = unreported;
                 Stop::Finished(values)
             }
             Err(trap) => {
@@ -2112,6 +2161,7 @@ impl Debugger {
                 register: w.register,
                 kind: w.kind,
                 pending_read: None,
+                pending_read_holds: false,
                 pending_write: false,
                 depth: w.depth,
                 condition: w.condition.clone(),
