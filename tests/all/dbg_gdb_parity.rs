@@ -291,3 +291,32 @@ fn the_entry_frames_return_reports_its_reads() {
         "{text}"
     );
 }
+
+/// `return %rN` from a function whose result is a ref takes any ref: the
+/// bytecode records no ref result types (a signature is its calling
+/// convention, `r` for every ref), so there is nothing to check it
+/// against; the VM checks a ref's type where it is used, so a ref of
+/// another type than the caller expects stops the program at its first
+/// use with a clear trap, never misread.
+#[test]
+fn a_returned_ref_of_another_type_traps_at_its_first_use() {
+    let r = replies(
+        &[
+            format!("--module={}", data("dbg/ref_return.vmasm").display()),
+            "--function=main".into(),
+            "--input=3".into(),
+        ],
+        "start\nstepi\nstepi\nreturn 5\nreturn %r0\ncontinue\n",
+    );
+    // A number is refused (a ref result takes a ref or 0).
+    assert!(
+        r[3].starts_with("error: `fn0`'s result 0 (a ref) takes a ref register"),
+        "{r:?}"
+    );
+    assert!(r[4].ends_with("=> %i2:3 = vm.buffer.length %r0\n"), "{r:?}");
+    assert_eq!(
+        r[5],
+        "\nProgram stopped: INVALID_ARGUMENT: buffer is not a !vm.buffer\n\
+         main (ref_return.main+0x0000000E)\n=> %i2:3 = vm.buffer.length %r0\n"
+    );
+}
