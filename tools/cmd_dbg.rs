@@ -21,7 +21,6 @@ use irvm_debugger::{
 use crate::cmd_run::{describe_trap, load_context_deferring_inits, parse_inputs_within, LimitArgs};
 
 mod scripts;
-mod value_history;
 
 pub use self::scripts::gdb_spellings;
 use self::scripts::{LineSource, Prompted, Script, UserCommand};
@@ -470,7 +469,7 @@ struct Session {
     /// Where `list` goes on: file and next line to show.
     list_next: Option<(String, i32)>,
     /// gdb's value history (`$1`, `$2`, ...).
-    history: value_history::ValueHistory,
+    history: crate::value_history::ValueHistory,
     /// Each function's source names (`%next`), read once.
     names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
     /// What the user typed for each watchpoint (a source name), by number.
@@ -544,7 +543,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         sources: HashMap::new(),
         function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
-        history: value_history::ValueHistory::default(),
+        history: crate::value_history::ValueHistory::default(),
         names: HashMap::new(),
         watch_labels: HashMap::new(),
         display_texts: HashMap::new(),
