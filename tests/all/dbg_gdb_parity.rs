@@ -262,7 +262,7 @@ fn the_entry_frames_return_reports_its_reads() {
         ("awatch", "Hardware access (read/write) watchpoint"),
         ("rwatch", "Hardware read watchpoint"),
     ] {
-        let (text, code) = crate::dbg::dbg(
+        let (text, _) = crate::dbg::dbg(
             &[
                 format!("--module={}", data("fib.vmfb").display()),
                 "--function=fib".into(),
