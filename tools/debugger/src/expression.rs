@@ -129,12 +129,23 @@ pub struct Expr {
     root: Node,
 }
 
+/// Most parts (operands and operators) an expression has: its tree is
+/// evaluated and dropped recursively, so its depth is bounded.
+const MAX_PARTS: usize = 1024;
+
+/// Most parentheses and unary operators one inside another.
+const MAX_NESTING: usize = 128;
+
 /// Reads an expression's text left to right.
 struct Parser<'a> {
     text: &'a str,
     at: usize,
     /// The whole text, for messages.
     whole: &'a str,
+    /// Parts read so far ([`MAX_PARTS`]).
+    parts: usize,
+    /// Parentheses and unary operators open now ([`MAX_NESTING`]).
+    nesting: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -154,6 +165,29 @@ impl<'a> Parser<'a> {
         BINARY.iter().copied().find(|(s, _)| rest.starts_with(s))
     }
 
+    /// Counts a part; an expression of too many is refused.
+    fn count_part(&mut self) -> Result<(), DebugCommandError> {
+        self.parts += 1;
+        if self.parts > MAX_PARTS {
+            return Err(DebugCommandError(format!(
+                "expression too long: more than {MAX_PARTS} operands and operators"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Enters a parenthesis or a unary operator; too deep is refused.
+    fn enter(&mut self) -> Result<(), DebugCommandError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(DebugCommandError(format!(
+                "expression nested too deeply: more than {MAX_NESTING} parentheses and unary \
+                 operators one inside another"
+            )));
+        }
+        Ok(())
+    }
+
     fn binary(&mut self, min_precedence: u8) -> Result<Node, DebugCommandError> {
         let mut lhs = self.unary()?;
         while let Some((symbol, op)) = self.peek_binary() {
@@ -161,6 +195,7 @@ impl<'a> Parser<'a> {
                 break;
             }
             self.at += symbol.len();
+            self.count_part()?;
             let rhs = self.binary(op.precedence() + 1)?;
             lhs = Node::Binary(op, Box::new(lhs), Box::new(rhs));
         }
@@ -178,7 +213,10 @@ impl<'a> Parser<'a> {
             _ => return self.operand(),
         };
         self.at += 1;
+        self.count_part()?;
+        self.enter()?;
         let inner = self.unary()?;
+        self.nesting -= 1;
         Ok(match (op, inner) {
             // `-5` is one constant, typed by its value as before
             // (-2147483648 is an i32).
@@ -191,9 +229,12 @@ impl<'a> Parser<'a> {
     fn operand(&mut self) -> Result<Node, DebugCommandError> {
         self.skip_blanks();
         let rest = self.rest();
+        self.count_part()?;
         if let Some(inside) = rest.strip_prefix('(') {
             self.at += 1;
+            self.enter()?;
             let node = self.binary(0)?;
+            self.nesting -= 1;
             self.skip_blanks();
             if !self.rest().starts_with(')') {
                 return Err(DebugCommandError(format!(
@@ -275,6 +316,8 @@ impl Expr {
             text: t,
             at: 0,
             whole: t,
+            parts: 0,
+            nesting: 0,
         };
         let root = parser.binary(0)?;
         parser.skip_blanks();
@@ -714,6 +757,15 @@ mod tests {
         );
         assert!(constant("(1").contains("not closed"), "{}", constant("(1"));
         assert!(constant("1)").contains("junk after"), "{}", constant("1)"));
+        // Hostile lengths and depths are refused, not overflowing the
+        // stack (parsing, evaluating or dropping the tree).
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(constant(&deep).contains("nested too deeply"));
+        assert!(constant(&"-".repeat(100_000)).contains("nested too deeply"));
+        let long = vec!["1"; 100_000].join("+");
+        assert!(constant(&long).contains("too long"));
+        let fine = vec!["1"; 500].join("+");
+        assert_eq!(constant(&fine), "i32 500");
     }
 
     #[test]
