@@ -85,6 +85,7 @@ pub fn main(_args: DapArgs) -> ExitCode {
         bases: Bases { line: 1, column: 1 },
         code: None,
         in_hand: false,
+        history: Default::default(),
     };
     server.serve()
 }
@@ -459,6 +460,10 @@ struct Server {
     /// A message handed over by the reader thread is being served (and
     /// counts in [`Control::queued`] until it is done with).
     in_hand: bool,
+    /// gdb's value history, as `irvm dbg` keeps it: the debug console's
+    /// call results (`$1 = 10`), read back by `$N`, `$`, `$$N` (kept
+    /// across restarts, as gdb keeps it across runs).
+    history: crate::value_history::ValueHistory,
 }
 
 /// The string field `key` of `args`.
@@ -1489,6 +1494,17 @@ impl Server {
         // like a register (`%i1`); elsewhere registers come first.
         let context = args.get("context").and_then(Json::as_str);
         let hover = context == Some("hover");
+        // gdb's value history (`$1`, `$`, `$$2`), in any context, with
+        // or without a program.
+        if let Some(found) = self.history.lookup(&expr) {
+            let v = found?;
+            let var = self.variable(expr, &v);
+            return Ok(json!({
+                "result": var["value"],
+                "type": var["type"],
+                "variablesReference": var["variablesReference"],
+            }));
+        }
         let names = self.names_of(frame)?;
         // The debug console calls functions (`twice(%i0)`), as gdb's
         // `print f(x)`; hovers and watches never run code.
@@ -1508,19 +1524,25 @@ impl Server {
             control.end_call();
             let values = called?;
             let shown: Vec<DebugValue> = values.iter().map(DebugValue::from_value).collect();
+            // Each result joins the value history, shown as gdb's console
+            // shows it (`$1 = 10`).
+            let numbered: Vec<String> = shown
+                .iter()
+                .map(|v| {
+                    let text = value_text(self, v);
+                    format!("${} = {text}", self.history.record(v.clone()))
+                })
+                .collect();
             return Ok(match &shown[..] {
                 [one] => {
                     let var = self.variable(expr, one);
                     json!({
-                        "result": var["value"],
+                        "result": numbered.join(", "),
                         "type": var["type"],
                         "variablesReference": var["variablesReference"],
                     })
                 }
-                _ => {
-                    let texts: Vec<String> = shown.iter().map(|v| value_text(self, v)).collect();
-                    json!({"result": texts.join(", "), "variablesReference": 0})
-                }
+                _ => json!({"result": numbered.join(", "), "variablesReference": 0}),
             });
         }
         // Editors leave the `%` out of the word under the mouse.

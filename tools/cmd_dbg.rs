@@ -21,7 +21,6 @@ use irvm_debugger::{
 use crate::cmd_run::{describe_trap, load_context_deferring_inits, parse_inputs_within, LimitArgs};
 
 mod scripts;
-mod value_history;
 
 pub use self::scripts::gdb_spellings;
 use self::scripts::{LineSource, Prompted, Script, UserCommand};
@@ -470,7 +469,7 @@ struct Session {
     /// Where `list` goes on: file and next line to show.
     list_next: Option<(String, i32)>,
     /// gdb's value history (`$1`, `$2`, ...).
-    history: value_history::ValueHistory,
+    history: crate::value_history::ValueHistory,
     /// Each function's source names (`%next`), read once.
     names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
     /// What the user typed for each watchpoint (a source name), by number.
@@ -508,6 +507,12 @@ struct Session {
     /// How many user commands and command files run inside each other
     /// now (at most [`MAX_NESTING`]).
     nesting: usize,
+    /// `source -v` is running: each command of a file (and of the user
+    /// commands it runs) is shown before it runs.
+    source_verbose: bool,
+    /// How many `+` mark a command shown by `source -v`: 1 in a file, one
+    /// more per user command inside.
+    trace_depth: usize,
 }
 
 /// Runs the command loop; `Ok(false)` when a command failed in batch mode.
@@ -538,7 +543,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         sources: HashMap::new(),
         function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
-        history: value_history::ValueHistory::default(),
+        history: crate::value_history::ValueHistory::default(),
         names: HashMap::new(),
         watch_labels: HashMap::new(),
         display_texts: HashMap::new(),
@@ -553,6 +558,8 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         failed: false,
         user_commands: HashMap::new(),
         nesting: 0,
+        source_verbose: false,
+        trace_depth: 0,
         dbg,
     };
     let mut input = match &args.batch {
@@ -770,7 +777,7 @@ commands (gdb's words):
                                          stop is not shown; an empty list removes it)
   ignore N COUNT                         do not stop at breakpoint N the next COUNT times
   enable|disable|delete [N... | A-B]     breakpoints and watchpoints N, or all (d = delete)
-  info breakpoints|watchpoints|registers|frame|args|locals|display|source|line [LOC]
+  info breakpoints|watchpoints|registers [NAME...]|frame|args|locals|display|source|line [LOC]
                                          (locals: the .mlir's %names and their values)
   run | start                            run the program (r); start stops at its first instruction
   continue                               run to the next breakpoint (c)
@@ -786,7 +793,8 @@ commands (gdb's words):
   backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
                                          or outermost N; full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
-  print[/x|/d|/t|/f] EXPR                a register (%iN, %iN:M, %rN), number or comparison (p);
+  print[/x|/d|/t|/f] EXPR                registers (%iN, %iN:M, %rN) and numbers with C's
+                                         operators (p; numbers alone need no program);
                                          print REGISTER = VALUE sets it, then prints it
   output[/FMT] EXPR                      EXPR's value alone: no `$N =`, no newline
   printf \"FORMAT\", EXPR...               C's printf: %d %i %u %x %X %o %c %s %f %e %g %%
@@ -801,7 +809,8 @@ commands (gdb's words):
   disassemble                            the function, `=>` at the current instruction
   complete TEXT                          the completions of TEXT
   echo TEXT                              print TEXT (C escapes: \\n, \\t, ...; no newline of its own)
-  source FILE                            run FILE's commands (as -x FILE); the first error ends it
+  source [-s] [-v] FILE                  run FILE's commands (as -x FILE); the first error ends it;
+                                         -v shows each command first (+CMD)
   define NAME ... end                    a user command NAME running those lines, $arg0... and
                                          $argc its arguments (redefines NAME)
   document NAME ... end                  the text `help NAME` shows for user command NAME
@@ -1405,25 +1414,32 @@ impl Session {
             }
             "return" => self.return_now(rest)?,
             "up" | "down" => {
-                let count: usize = if rest.is_empty() {
+                // gdb's `up_silently_base`: a count moves as far as the
+                // stack goes (`up 99` selects the outermost frame, `up -1`
+                // is `down 1`); only without one is a move past the end an
+                // error.
+                let count: i64 = if rest.is_empty() {
                     1
                 } else {
-                    rest.parse()
-                        .map_err(|_| format!("`{rest}` is not a number"))?
+                    match self.dbg.evaluate(rest, self.dbg.selected_frame()) {
+                        Ok(irvm_debugger::DebugValue::I32(n)) => n.into(),
+                        Ok(irvm_debugger::DebugValue::I64(n)) => n,
+                        _ => return Err(format!("`{rest}` is not a number of frames")),
+                    }
                 };
                 let frames = self.require_frames()?.len();
                 let now = self.dbg.selected_frame();
-                let target = if word == "up" {
-                    if now + 1 >= frames {
+                let towards_outer = if word == "up" { count } else { -count };
+                if rest.is_empty() {
+                    if word == "up" && now + 1 >= frames {
                         return Err("Initial frame selected; you cannot go up.".into());
                     }
-                    (now + count).min(frames - 1)
-                } else {
-                    if now == 0 {
+                    if word == "down" && now == 0 {
                         return Err("Bottom (innermost) frame selected; you cannot go down.".into());
                     }
-                    now.saturating_sub(count)
-                };
+                }
+                let outermost = (frames - 1) as i64;
+                let target = (now as i64).saturating_add(towards_outer).clamp(0, outermost) as usize;
                 self.dbg.select_frame(target).map_err(e)?;
                 self.show_frame(target);
             }
@@ -1440,7 +1456,14 @@ impl Session {
             "info" | "i" => match rest {
                 "breakpoints" | "b" | "break" => self.info_breakpoints(false),
                 "watchpoints" | "wat" => self.info_breakpoints(true),
-                "registers" | "r" | "reg" | "all-registers" => self.info_registers()?,
+                _ if matches!(
+                    rest.split_whitespace().next(),
+                    Some("registers" | "r" | "reg" | "all-registers")
+                ) =>
+                {
+                    let names = rest.split_once(char::is_whitespace).map_or("", |(_, n)| n);
+                    self.info_registers(names)?
+                }
                 "source" => self.info_source()?,
                 "frame" | "f" => self.info_frame()?,
                 "args" => self.info_args()?,
@@ -1472,8 +1495,8 @@ impl Session {
                     outln!("{} = {}", rest.trim(), self.dbg.format_value(&v, format));
                     return Ok(Flow::Continue);
                 }
-                self.require_frames()?;
                 if let Some((typed, value)) = split_assignment(rest) {
+                    self.require_frames()?;
                     let (register, value) = (self.in_registers(typed)?, self.in_registers(value)?);
                     let v = self
                         .dbg
@@ -1481,6 +1504,15 @@ impl Session {
                         .map_err(|e| in_terms_of(e.0, &register, typed))?;
                     outln!("{typed} = {}", self.dbg.format_value(&v, format));
                     return Ok(Flow::Continue);
+                }
+                // Numbers need no program (`print 1 + 2`); registers and
+                // source names (`%` and a letter) do.
+                let needs_frame = rest
+                    .split('%')
+                    .skip(1)
+                    .any(|after| after.starts_with(|c: char| c.is_ascii_alphabetic()));
+                if needs_frame {
+                    self.require_frames()?;
                 }
                 let vm = self.in_registers(rest)?;
                 let v = self
@@ -1797,54 +1829,7 @@ impl Session {
                 // Each watchpoint that stopped the program, as gdb lists
                 // them, then where it is once (with the breakpoint there,
                 // which stopped it too).
-                let kinds: HashMap<u32, WatchKind> = self
-                    .dbg
-                    .watchpoints()
-                    .iter()
-                    .map(|w| (w.id, w.kind))
-                    .collect();
-                let title = |id: u32| watch_title(kinds.get(&id).copied().unwrap_or_default());
-                // gdb's heading of a watchpoint's stop: its kind, number and
-                // what it watches, between blank lines.
-                let labels = &self.watch_labels;
-                let heading = |id: u32, register: &dyn std::fmt::Display| {
-                    let label = labels
-                        .get(&id)
-                        .cloned()
-                        .unwrap_or_else(|| register.to_string());
-                    outln!();
-                    outln!("{} {}: {label}", title(id), id);
-                    outln!();
-                };
-                for event in &events {
-                    match event {
-                        WatchEvent::Read(read) => {
-                            heading(read.id, &read.register);
-                            outln!(
-                                "Value = {}",
-                                self.dbg.format_value(&read.value, Format::Natural)
-                            );
-                        }
-                        WatchEvent::Changed(hit) => {
-                            heading(hit.id, &hit.register);
-                            outln!(
-                                "Old value = {}",
-                                self.dbg.format_value(&hit.old, Format::Natural)
-                            );
-                            outln!(
-                                "New value = {}",
-                                self.dbg.format_value(&hit.new, Format::Natural)
-                            );
-                        }
-                        WatchEvent::LeftScope(id) => {
-                            outln!();
-                            outln!(
-                                "Watchpoint {id} deleted because the program has left the block in\n\
-                                 which its expression is valid."
-                            );
-                        }
-                    }
-                }
+                self.show_watch_events(&events);
                 match breakpoint {
                     Some(hit) => {
                         outln!();
@@ -1895,6 +1880,10 @@ impl Session {
                     outln!("irvm dbg: {e}");
                     return;
                 }
+                // What the last instruction read of watched registers
+                // (the entry frame's `vm.return`), before the end.
+                let events = self.dbg.take_final_watch_events();
+                self.show_watch_events(&events);
                 outln!("[{} returned]", self.function);
                 for (i, v) in values.iter().enumerate() {
                     let text =
@@ -1920,6 +1909,66 @@ impl Session {
             }
         }
         self.show_displays();
+    }
+
+    /// Each watchpoint event as gdb words it: the watchpoint's kind,
+    /// number and what it watches between blank lines, then the value
+    /// read, or the old and new values, or its end.
+    fn show_watch_events(&self, events: &[WatchEvent]) {
+        let kinds: HashMap<u32, WatchKind> = self
+            .dbg
+            .watchpoints()
+            .iter()
+            .map(|w| (w.id, w.kind))
+            .collect();
+        let title = |id: u32| watch_title(kinds.get(&id).copied().unwrap_or_default());
+        let labels = &self.watch_labels;
+        let heading = |id: u32, register: &dyn std::fmt::Display| {
+            let label = labels
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| register.to_string());
+            outln!();
+            outln!("{} {}: {label}", title(id), id);
+            outln!();
+        };
+        for event in events {
+            match event {
+                WatchEvent::Read(read) => {
+                    // (a watchpoint that ended with the program is no
+                    // longer listed: its kind comes with the read)
+                    let label = labels
+                        .get(&read.id)
+                        .cloned()
+                        .unwrap_or_else(|| read.register.to_string());
+                    outln!();
+                    outln!("{} {}: {label}", watch_title(read.kind), read.id);
+                    outln!();
+                    outln!(
+                        "Value = {}",
+                        self.dbg.format_value(&read.value, Format::Natural)
+                    );
+                }
+                WatchEvent::Changed(hit) => {
+                    heading(hit.id, &hit.register);
+                    outln!(
+                        "Old value = {}",
+                        self.dbg.format_value(&hit.old, Format::Natural)
+                    );
+                    outln!(
+                        "New value = {}",
+                        self.dbg.format_value(&hit.new, Format::Natural)
+                    );
+                }
+                WatchEvent::LeftScope(id) => {
+                    outln!();
+                    outln!(
+                        "Watchpoint {id} deleted because the program has left the block in\n\
+                         which its expression is valid."
+                    );
+                }
+            }
+        }
     }
 
     fn show_display(d: &DisplayRow) {
@@ -2204,12 +2253,11 @@ impl Session {
         // The line asked for, when it has no code (gdb then names the
         // next line's code: `Line 3 of "u.c" is at address ... but
         // contains no code.`).
-        let asked = location
-            .trim()
-            .rsplit(':')
-            .next()
-            .and_then(|l| l.trim().parse::<i32>().ok())
-            .filter(|&asked| line.is_some_and(|l| l != asked));
+        let asked = match self.dbg.line_spec(location) {
+            Some(Ok((_, asked, _))) => Some(asked),
+            _ => None,
+        }
+        .filter(|&asked| line.is_some_and(|l| l != asked));
         for a in addresses {
             let name = self.dbg.function_name(&a);
             let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);
@@ -2371,25 +2419,55 @@ impl Session {
         }
     }
 
-    /// Registers of the selected frame, typed by how the function uses them.
-    fn info_registers(&self) -> Result<(), String> {
+    /// Registers of the selected frame, typed by how the function uses
+    /// them: all, or those `names` names, each shown as it is reached (as
+    /// `print` names them: `%i3`, `%i2:3`, `%r0`, a source name, or a
+    /// register's name without its `%`, as gdb takes `rip` beside `$rip`;
+    /// gdb's `Invalid register` for another word).
+    fn info_registers(&mut self, names: &str) -> Result<(), String> {
         self.require_frames()?;
-        let regs = self
-            .dbg
-            .registers(self.dbg.selected_frame())
-            .map_err(|e| e.to_string())?;
-        for (r, v) in regs {
-            let ty = match &v {
-                irvm_debugger::DebugValue::Ref(_) => "ref".to_string(),
-                other => other.type_name(),
+        let frame = self.dbg.selected_frame();
+        if names.is_empty() {
+            let regs = self.dbg.registers(frame).map_err(|e| e.to_string())?;
+            for (r, v) in regs {
+                self.show_register(r, &v);
+            }
+            return Ok(());
+        }
+        for name in names.split_whitespace() {
+            let invalid = || format!("Invalid register `{name}'");
+            let spelled = if name.starts_with('%') {
+                name.to_string()
+            } else {
+                format!("%{name}")
             };
-            outln!(
-                "{:<8} {ty:<4} {}",
-                r.to_string(),
-                self.dbg.format_value(&v, Format::Natural)
-            );
+            let register = match irvm_debugger::RegisterRef::parse(&spelled) {
+                Ok(r) => r,
+                Err(_) => match self.names_here().register(&spelled) {
+                    Some(Ok(r)) => r,
+                    _ => return Err(invalid()),
+                },
+            };
+            let value = self
+                .dbg
+                .evaluate(&register.to_string(), frame)
+                .map_err(|_| invalid())?;
+            self.show_register(register, &value);
         }
         Ok(())
+    }
+
+    /// One line of `info registers`: the register, its type, its value.
+    fn show_register(&self, r: irvm_debugger::RegisterRef, v: &irvm_debugger::DebugValue) {
+        let ty = match v {
+            irvm_debugger::DebugValue::Ref(_) => "ref".to_string(),
+            other => other.type_name(),
+        };
+        outln!(
+            "{:<8} {ty:<4} {}",
+            r.to_string(),
+            self.dbg.format_value(v, Format::Natural)
+        );
     }
 
     /// `list` with gdb's arguments: none (around the stop, or on from the
@@ -2442,7 +2520,19 @@ impl Session {
             }
             (file, a.max(1), b)
         } else {
-            let (file, center) = if let Ok(line) = rest.parse::<i32>() {
+            // (`LINE` and `FILE:LINE` as the other commands read them:
+            // past 32 bits wrapped, as gdb's.)
+            let numbered = match self.dbg.line_spec(rest) {
+                Some(Ok((f, line, _))) if !rest.starts_with(['+', '-']) => Some((f, line)),
+                _ => None,
+            };
+            let (file, center) = if let Some((f, line)) = numbered {
+                let file = match &current {
+                    Some((here, _)) if !rest.contains(':') => here.clone(),
+                    _ => f,
+                };
+                (file, line)
+            } else if let Ok(line) = rest.parse::<i32>() {
                 let file = match &current {
                     Some((f, _)) => f.clone(),
                     None => default_file()?,
@@ -2468,7 +2558,7 @@ impl Session {
         let total = lines.len() as i32;
         if first > total {
             return Err(format!(
-                "Line number {first} out of range; \"{file}\" has {total} lines."
+                "Line number {first} out of range; {file} has {total} lines."
             ));
         }
         let mark = current

@@ -27,6 +27,7 @@ mod scalar_input;
 mod sigint_handler;
 mod source_names;
 mod tensor_io;
+mod value_history;
 
 #[derive(clap::Parser)]
 #[command(

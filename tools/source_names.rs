@@ -184,11 +184,30 @@ impl SourceNames {
         let mut rest = expr;
         while let Some(at) = rest.find('%') {
             out.push_str(&rest[..at]);
-            let token_len = rest[at + 1..]
+            let mut token_len = rest[at + 1..]
                 .find(|c: char| {
                     !(c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.' | '-' | ':' | '#'))
                 })
                 .map_or(rest.len() - at - 1, |n| n);
+            // A name may hold `-` (`%x-y`); one that is no name ends at
+            // its last `-` that leaves a name or register: a subtraction
+            // (`%s-1`).
+            let known = |t: &str| self.register(t).is_some() || RegisterRef::parse(t).is_ok();
+            while !known(&rest[at..at + 1 + token_len]) {
+                match rest[at + 1..at + 1 + token_len].rfind('-') {
+                    Some(minus) if minus > 0 => token_len = minus,
+                    _ => break,
+                }
+            }
+            if !known(&rest[at..at + 1 + token_len]) {
+                // Nothing shorter is known either: the whole word is named.
+                token_len = rest[at + 1..]
+                    .find(|c: char| {
+                        !(c.is_ascii_alphanumeric()
+                            || matches!(c, '_' | '$' | '.' | '-' | ':' | '#'))
+                    })
+                    .map_or(rest.len() - at - 1, |n| n);
+            }
             let token = &rest[at..at + 1 + token_len];
             // A register's spelling, even one out of range or a pair that
             // is none (`%i99999`, `%i3:7`): the expression parser says

@@ -847,7 +847,8 @@ fn goto_moves_the_frame_to_a_line_of_its_function() {
         "evaluate",
         json!({"expression": "twice(%i0)", "context": "repl", "frameId": frame["id"]}),
     );
-    assert_eq!(called["result"], "10");
+    // (numbered in gdb's value history, as gdb's console shows a call)
+    assert_eq!(called["result"], "$1 = 10");
     let hover = c.request(
         "evaluate",
         json!({"expression": "twice(%i0)", "context": "hover", "frameId": frame["id"]}),

@@ -83,7 +83,7 @@ fn pause_stops_inside_a_yielding_host_call_and_continue_resumes_it() {
         "evaluate",
         json!({"expression": "twice(4)", "frameId": frame["id"], "context": "repl"}),
     );
-    assert_eq!(called["result"], "8");
+    assert_eq!(called["result"], "$1 = 8");
     let targets = c.ok(
         "gotoTargets",
         json!({"source": frame["source"], "line": frame["line"]}),

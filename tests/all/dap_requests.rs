@@ -488,3 +488,43 @@ fn restart_runs_the_program_again() {
     assert_eq!(result, "result[0]: i32=5\n");
     c.disconnect_cleanly();
 }
+
+/// The debug console keeps gdb's value history as `irvm dbg` does: each
+/// call's result is `$N = VALUE`, and `$N`, `$` and `$$N` read it back (in
+/// any context: a watch too), with gdb's words for what it has not
+/// reached.
+#[test]
+fn the_debug_console_keeps_gdbs_value_history() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
+               "sourceDirs": [path("")]}),
+    );
+    c.run_to_line("dbg/frames.src", 9);
+    let (frame, _) = top_frame(&mut c);
+    let evaluate = |c: &mut Client, expression: &str, context: &str| {
+        c.request(
+            "evaluate",
+            json!({"expression": expression, "context": context, "frameId": frame["id"]}),
+        )
+    };
+    let empty = evaluate(&mut c, "$", "repl");
+    assert_eq!(empty["message"], "History is empty.", "{empty}");
+    for (call, shown) in [("twice(4)", "$1 = 8"), ("twice(%i0)", "$2 = 10")] {
+        let called = evaluate(&mut c, call, "repl");
+        assert_eq!(called["body"]["result"], shown, "{called}");
+    }
+    for (reference, value) in [("$1", "8"), ("$", "10"), ("$$", "8"), ("$$0", "10")] {
+        let read = evaluate(&mut c, reference, "repl");
+        assert_eq!(read["body"]["result"], value, "{reference}: {read}");
+        assert_eq!(read["body"]["type"], "i32", "{read}");
+    }
+    let watched = evaluate(&mut c, "$2", "watch");
+    assert_eq!(watched["body"]["result"], "10", "{watched}");
+    let far = evaluate(&mut c, "$3", "repl");
+    assert_eq!(far["message"], "History has not yet reached $3.");
+    let back = evaluate(&mut c, "$$5", "repl");
+    assert_eq!(back["message"], "History does not go back to $$5.");
+    c.disconnect_cleanly();
+}

@@ -908,7 +908,7 @@ fn list_goes_on_and_takes_ranges_and_functions() {
     assert_eq!(r[1].1.len(), 4, "the file has 14 lines: {:?}", r[1].1);
     assert_eq!(
         r[2].1,
-        ["error: Line number 15 out of range; \"frames.src\" has 14 lines."]
+        ["error: Line number 15 out of range; frames.src has 14 lines."]
     );
     assert_eq!(r[3].1, ["  3\t  y = x + x", "  4\t  return y"]);
     assert_eq!(r[4].1[0], "  3\t  y = x + x");
@@ -922,7 +922,7 @@ fn list_goes_on_and_takes_ranges_and_functions() {
     assert_eq!(r[8].1[0], "  11\t  bytes = buffer(20, fill 0x2a at 4)");
     assert_eq!(
         r[9].1,
-        ["error: Line number 94 out of range; \"frames.src\" has 14 lines."]
+        ["error: Line number 94 out of range; frames.src has 14 lines."]
     );
     assert_eq!(
         r[10].1,

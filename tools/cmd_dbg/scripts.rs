@@ -350,7 +350,9 @@ impl Session {
             return Err(depth_exceeded());
         }
         self.nesting += 1;
+        self.trace_depth += 1;
         let result = self.run_lines_nested(src);
+        self.trace_depth -= 1;
         self.nesting -= 1;
         result
     }
@@ -361,6 +363,11 @@ impl Session {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
+            if self.source_verbose {
+                // gdb's command trace: a `+` per level (a user command's
+                // body one deeper than the line that ran it).
+                outln!("{}{line}", "+".repeat(self.trace_depth));
+            }
             if let Flow::Quit = self.execute(line, src)? {
                 return Ok(Flow::Quit);
             }
@@ -368,16 +375,39 @@ impl Session {
         Ok(Flow::Continue)
     }
 
-    /// `source [-s] FILE` (and `-x FILE`): runs the file's commands, up to
-    /// the first that fails, whose error names the file and line. The file
-    /// is looked for as gdb looks for a command file: as named, then (for a
-    /// name without a `/`, or any with `-s`) in each `--source-dir`
-    /// directory, gdb's source path ([`find_command_file`]).
+    /// `source [-s] [-v] FILE` (and `-x FILE`): runs the file's commands, up
+    /// to the first that fails, whose error names the file and line. The
+    /// file is looked for as gdb looks for a command file: as named, then
+    /// (for a name without a `/`, or any with `-s`) in each `--source-dir`
+    /// directory, gdb's source path ([`find_command_file`]). With `-v`
+    /// each command is shown before it runs, after a `+` (gdb's verbose
+    /// mode, which lasts while the file runs, into the files it sources).
+    /// The options are read as gdb reads them: `-s` and `-v`, each
+    /// followed by a blank, in any order; any other word starting with `-`
+    /// begins the file's name.
     pub(super) fn source_commands(&mut self, rest: &str) -> Result<Flow, String> {
-        let (search, path) = match rest.split_once(char::is_whitespace) {
-            Some(("-s", file)) if !file.trim().is_empty() => (true, file.trim()),
-            _ => (false, rest),
-        };
+        let (mut search, mut verbose, mut path) = (false, false, rest.trim_start());
+        loop {
+            let mut chars = path.chars();
+            match (chars.next(), chars.next(), chars.next()) {
+                (Some('-'), Some('s'), Some(c)) if c.is_whitespace() => search = true,
+                (Some('-'), Some('v'), Some(c)) if c.is_whitespace() => verbose = true,
+                _ => break,
+            }
+            path = path[3..].trim_start();
+        }
+        let path = path.trim_end();
+        let outer = (self.source_verbose, self.trace_depth);
+        self.source_verbose |= verbose;
+        // A file's commands are one `+` deep, however deep it is sourced.
+        self.trace_depth = 0;
+        let result = self.source_file(path, search);
+        (self.source_verbose, self.trace_depth) = outer;
+        result
+    }
+
+    /// Runs command file `path` (searched for as `source -s` when `search`).
+    fn source_file(&mut self, path: &str, search: bool) -> Result<Flow, String> {
         if path.is_empty() {
             return Err("source command requires file name of file to source.".into());
         }

@@ -74,9 +74,8 @@ impl BreakpointTable {
             ));
         }
         if lines.is_empty() {
-            return err(format!(
-                "bad breakpoint `{file}:{line}`: no code from file `{file}`"
-            ));
+            // gdb's words for a file it has no line table of.
+            return err(format!("No source file named {file}."));
         }
         match lines.range(line..).next() {
             Some((&l, addresses)) if line > 0 => Ok((addresses.clone(), l)),

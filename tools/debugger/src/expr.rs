@@ -1,7 +1,7 @@
-//! What the debugger evaluates and prints: register references (`%i3`,
-//! `%i0:1`, `%r2`), constants, and one comparison between two of them
-//! (`%i3 == 5`, `%i0:1 > 10`), the values they yield, and how those print
-//! in gdb's formats (`/x`, `/d`, `/t`, `/f`).
+//! What the debugger reads and prints: register references (`%i3`,
+//! `%i0:1`, `%r2`), a frame's registers, the values they hold, and how
+//! those print in gdb's formats (`/x`, `/d`, `/t`, `/f`). The expressions
+//! over them are `expression.rs`'s.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -215,24 +215,6 @@ impl DebugValue {
             },
         }
     }
-
-    /// A number for comparisons: integers exactly, floats as f64.
-    fn number(&self) -> Option<Number> {
-        Some(match self {
-            DebugValue::I32(v) => Number::Int(*v as i128),
-            DebugValue::I64(v) => Number::Int(*v as i128),
-            DebugValue::Bool(b) => Number::Int(*b as i128),
-            DebugValue::F32(v) => Number::Float(*v as f64),
-            DebugValue::F64(v) => Number::Float(*v),
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Number {
-    Int(i128),
-    Float(f64),
 }
 
 /// A type of list elements as the VM names it.
@@ -335,34 +317,6 @@ pub fn expandable(r: &Ref) -> bool {
     matches!(r, Ref::List(_) | Ref::Buffer(_))
 }
 
-/// One side of an expression.
-#[derive(Clone, Debug)]
-enum Term {
-    Register(RegisterRef),
-    Int(i64),
-    Float(f64),
-}
-
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-/// An expression: a term, or two compared (`%i3 == 5`, `%i0:1 > 10`,
-/// `%i2 != %i4`).
-#[derive(Clone, Debug)]
-pub struct Expr {
-    text: String,
-    lhs: Term,
-    cmp: Option<(Cmp, Term)>,
-}
-
 /// A frame's registers, as expressions read them: the i32 slots, the refs,
 /// and how the function uses each i32 slot (for f32/f64).
 pub struct RegisterFile<'a> {
@@ -410,155 +364,5 @@ impl RegisterFile<'_> {
                 })
             }
         }
-    }
-}
-
-impl Expr {
-    /// Parses an expression.
-    pub fn parse(text: &str) -> Result<Expr, DebugCommandError> {
-        let t = text.trim();
-        if t.is_empty() {
-            return Err(DebugCommandError("an expression is needed".into()));
-        }
-        const OPS: [(&str, Cmp); 6] = [
-            ("==", Cmp::Eq),
-            ("!=", Cmp::Ne),
-            ("<=", Cmp::Le),
-            (">=", Cmp::Ge),
-            ("<", Cmp::Lt),
-            (">", Cmp::Gt),
-        ];
-        let found = OPS
-            .iter()
-            .filter_map(|(s, c)| t.find(s).map(|at| (at, *s, *c)))
-            .min_by_key(|(at, s, _)| (*at, std::cmp::Reverse(s.len())));
-        let (lhs, cmp) = match found {
-            Some((at, s, c)) => {
-                let (a, b) = (&t[..at], &t[at + s.len()..]);
-                (parse_term(a, t)?, Some((c, parse_term(b, t)?)))
-            }
-            None => (parse_term(t, t)?, None),
-        };
-        Ok(Expr {
-            text: t.to_string(),
-            lhs,
-            cmp,
-        })
-    }
-
-    /// The text it was parsed from.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// Its value in a frame.
-    pub fn evaluate(&self, regs: &RegisterFile<'_>) -> Result<DebugValue, DebugCommandError> {
-        let lhs = term_value(&self.lhs, regs)?;
-        let Some((cmp, rhs)) = &self.cmp else {
-            return Ok(lhs);
-        };
-        let rhs = term_value(rhs, regs)?;
-        let ordering = match (&lhs, &rhs) {
-            (DebugValue::Ref(a), DebugValue::Ref(b)) => {
-                return equality(*cmp, a.ptr_eq(b), &self.text)
-            }
-            (DebugValue::Ref(a), DebugValue::I32(0) | DebugValue::I64(0))
-            | (DebugValue::I32(0) | DebugValue::I64(0), DebugValue::Ref(a)) => {
-                return equality(*cmp, a.is_null(), &self.text)
-            }
-            _ => {
-                let (Some(a), Some(b)) = (lhs.number(), rhs.number()) else {
-                    return Err(DebugCommandError(format!(
-                        "cannot compare {} with {} in `{}`",
-                        lhs.type_name(),
-                        rhs.type_name(),
-                        self.text
-                    )));
-                };
-                match (a, b) {
-                    (Number::Int(a), Number::Int(b)) => Some(a.cmp(&b)),
-                    (a, b) => {
-                        let f = |n| match n {
-                            Number::Int(i) => i as f64,
-                            Number::Float(x) => x,
-                        };
-                        f(a).partial_cmp(&f(b))
-                    }
-                }
-            }
-        };
-        use std::cmp::Ordering::*;
-        let result = match (cmp, ordering) {
-            (Cmp::Ne, None) => true,
-            (_, None) => false,
-            (Cmp::Eq, Some(o)) => o == Equal,
-            (Cmp::Ne, Some(o)) => o != Equal,
-            (Cmp::Lt, Some(o)) => o == Less,
-            (Cmp::Le, Some(o)) => o != Greater,
-            (Cmp::Gt, Some(o)) => o == Greater,
-            (Cmp::Ge, Some(o)) => o != Less,
-        };
-        Ok(DebugValue::Bool(result))
-    }
-
-    /// Whether it holds in a frame (a non-zero, non-null value).
-    pub fn holds(&self, regs: &RegisterFile<'_>) -> Result<bool, DebugCommandError> {
-        Ok(match self.evaluate(regs)? {
-            DebugValue::Bool(b) => b,
-            DebugValue::I32(v) => v != 0,
-            DebugValue::I64(v) => v != 0,
-            DebugValue::F32(v) => v != 0.0,
-            DebugValue::F64(v) => v != 0.0,
-            DebugValue::Ref(r) => !r.is_null(),
-            DebugValue::Text(t) => !t.is_empty(),
-        })
-    }
-}
-
-fn equality(cmp: Cmp, equal: bool, text: &str) -> Result<DebugValue, DebugCommandError> {
-    match cmp {
-        Cmp::Eq => Ok(DebugValue::Bool(equal)),
-        Cmp::Ne => Ok(DebugValue::Bool(!equal)),
-        _ => Err(DebugCommandError(format!(
-            "refs compare only with == and != (in `{text}`)"
-        ))),
-    }
-}
-
-fn term_value(t: &Term, regs: &RegisterFile<'_>) -> Result<DebugValue, DebugCommandError> {
-    Ok(match t {
-        Term::Register(r) => regs.read(*r)?,
-        Term::Int(v) => match i32::try_from(*v) {
-            Ok(small) => DebugValue::I32(small),
-            Err(_) => DebugValue::I64(*v),
-        },
-        Term::Float(v) => DebugValue::F64(*v),
-    })
-}
-
-fn parse_term(text: &str, whole: &str) -> Result<Term, DebugCommandError> {
-    let t = text.trim();
-    if t.starts_with('%') {
-        return RegisterRef::parse(t).map(Term::Register);
-    }
-    let (negative, digits) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t),
-    };
-    let int = match digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        Some(hex) => u64::from_str_radix(hex, 16).ok().map(|v| v as i64),
-        None => digits.parse::<i64>().ok(),
-    };
-    if let Some(v) = int {
-        return Ok(Term::Int(if negative { v.wrapping_neg() } else { v }));
-    }
-    match t.parse::<f64>() {
-        Ok(v) if !t.is_empty() && t.chars().any(|c| c.is_ascii_digit()) => Ok(Term::Float(v)),
-        _ => Err(DebugCommandError(format!(
-            "cannot evaluate `{whole}`: `{t}` is neither a register (%iN, %iN:M, %rN) nor a number"
-        ))),
     }
 }

@@ -35,6 +35,7 @@
 mod breakpoints;
 mod call;
 mod expr;
+mod expression;
 mod frame_moves;
 mod info;
 mod logpoint;
@@ -49,9 +50,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub use self::breakpoints::BreakpointTable;
 pub use self::call::parse_call;
 pub use self::expr::{
-    describe_ref, expandable, ref_children, type_def_name, DebugValue, Expr, Format, RefFormatter,
+    describe_ref, expandable, ref_children, type_def_name, DebugValue, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
+pub use self::expression::Expr;
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{
@@ -377,6 +379,10 @@ struct Shared {
     /// read and access watchpoints), filled lazily.
     reads: HashMap<(String, u32), Reads>,
     reason: Option<Reason>,
+    /// Reads of watched registers no instruction came after to report
+    /// them: left by an observer as it is detached ([`StopObserver`]'s
+    /// `Drop`); the last `vm.return` of an outermost frame's.
+    unreported_reads: Vec<WatchEvent>,
     /// The number of the last breakpoint made (0: none yet).
     next_id: u32,
     /// Where logpoints' messages go.
@@ -522,6 +528,22 @@ struct StopObserver {
     /// The registers read by the instructions of the function last asked
     /// about.
     last_reads: Option<(String, u32, Reads)>,
+}
+
+impl Drop for StopObserver {
+    /// The reads its watchpoints noted and could not report (the frame's
+    /// last instruction returned from the outermost frame: no instruction
+    /// came after) are left for the run to report as it ends.
+    fn drop(&mut self) {
+        let reads: Vec<WatchEvent> = self
+            .watches
+            .iter()
+            .filter_map(ActiveWatch::unreported_read)
+            .collect();
+        if !reads.is_empty() {
+            lock(&self.shared).unreported_reads.extend(reads);
+        }
+    }
 }
 
 impl StopObserver {
@@ -1076,6 +1098,9 @@ pub struct Debugger {
     yielded: bool,
     /// Called as the entry function begins ([`Debugger::set_entry_hook`]).
     on_entry: Option<EntryHook>,
+    /// What watchpoints saw as the program ended
+    /// ([`Debugger::take_final_watch_events`]).
+    final_watch_events: Vec<WatchEvent>,
 }
 
 /// What [`Debugger::set_entry_hook`] calls.
@@ -1124,6 +1149,7 @@ impl Debugger {
             entry_stop_armed: false,
             moved: false,
             yielded: false,
+            final_watch_events: Vec::new(),
             on_entry: None,
         }
     }
@@ -1221,6 +1247,15 @@ impl Debugger {
             self.ctx.set_observer(None);
         }
         needed
+    }
+
+    /// The reads of read and access watchpoints that the program's last
+    /// instruction made, which no stop reported because it ended the
+    /// program (the entry frame's `vm.return` reading a watched register,
+    /// where another frame's read is reported at its caller's next
+    /// instruction): after [`Stop::Finished`], taken once.
+    pub fn take_final_watch_events(&mut self) -> Vec<WatchEvent> {
+        std::mem::take(&mut self.final_watch_events)
     }
 
     /// Whether the program has been started and has not ended (it may be
@@ -1614,21 +1649,9 @@ impl Debugger {
         if let Some(off) = spec.strip_prefix('*') {
             return Ok((self.resolve_offset(off)?, None));
         }
-        if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
-            let file = self.default_source_file().ok_or_else(|| {
-                DebugCommandError(format!(
-                    "bad breakpoint `{spec}`: no current source file (use FILE:LINE)"
-                ))
-            })?;
-            let line = parse_line(spec, spec)?;
-            let (a, l) = self.table.resolve_line(&file, line, "the current file")?;
-            return Ok((a, Some(l)));
-        }
-        if let Some((file, line)) = spec.rsplit_once(':') {
-            let line = parse_line(spec, line)?;
-            let (a, l) = self
-                .table
-                .resolve_line(file, line, &format!("file \"{file}\""))?;
+        if let Some(found) = self.line_spec(spec) {
+            let (file, line, named) = found?;
+            let (a, l) = self.table.resolve_line(&file, line, &named)?;
             return Ok((a, Some(l)));
         }
         if spec.is_empty() {
@@ -1643,19 +1666,86 @@ impl Debugger {
     /// "fib.mlir".`): the current file's recorded name, or the name typed.
     /// `None` for other specs and for lines in range.
     pub fn line_out_of_range(&self, spec: &str) -> Option<(i32, String)> {
-        let spec = spec.trim();
-        let (file, line) = if !spec.is_empty() && spec.bytes().all(|b| b.is_ascii_digit()) {
-            (self.default_source_file()?, spec)
-        } else {
-            let (file, line) = spec.rsplit_once(':')?;
-            (file.to_string(), line)
-        };
-        let line: i32 = line.trim().parse().ok()?;
+        let (file, line, _) = self.line_spec(spec.trim())?.ok()?;
         let (_, lines) = self
             .info
             .line_starts_where(|recorded| file_matches(recorded, &file));
         let last = *lines.keys().next_back()?;
         (line <= 0 || line > last).then_some((line, file))
+    }
+
+    /// The file and line a line spec names, as gdb's linespecs read them,
+    /// and how `No line N in ...` names the file: `LINE` and `FILE:LINE`
+    /// (a number past 32 bits wraps, as gdb's does: `99999999999` is line
+    /// 1215752191), `+N` and `-N` (`N` lines after or before the default
+    /// line [`Debugger::default_line`]; `+0` is `+5` and `-0` `-15`, as in
+    /// gdb), `FILE:+N` and `FILE:-N` (line `N` and `-N`, as gdb reads
+    /// them). `None` for specs of other forms (functions, `*OFFSET`).
+    pub fn line_spec(
+        &self,
+        spec: &str,
+    ) -> Option<Result<(String, i32, String), DebugCommandError>> {
+        let spec = spec.trim();
+        let current = || {
+            self.default_source_file().ok_or_else(|| {
+                DebugCommandError(format!(
+                    "bad breakpoint `{spec}`: no current source file (use FILE:LINE)"
+                ))
+            })
+        };
+        let here = "the current file".to_string();
+        if let Some(number) = line_number(spec) {
+            return Some(current().map(|file| (file, number, here)));
+        }
+        if let Some((sign, offset)) = spec
+            .strip_prefix('+')
+            .map(|n| (1, n))
+            .or_else(|| spec.strip_prefix('-').map(|n| (-1, n)))
+        {
+            let offset = line_number(offset.trim())?;
+            let Some((file, default)) = self.default_line() else {
+                return Some(current().map(|file| (file, offset.wrapping_mul(sign), here)));
+            };
+            let line = match (sign, offset) {
+                (1, 0) => default.wrapping_add(5),
+                (_, 0) => default.wrapping_sub(15),
+                (1, n) => default.wrapping_add(n),
+                (_, n) => default.wrapping_sub(n),
+            };
+            return Some(Ok((file, line, here)));
+        }
+        let (file, line) = spec.rsplit_once(':')?;
+        let line = line.trim();
+        let number = match line.strip_prefix('+') {
+            Some(n) => line_number(n),
+            None => match line.strip_prefix('-') {
+                Some(n) => line_number(n).map(i32::wrapping_neg),
+                None => line_number(line),
+            },
+        };
+        let Some(number) = number else {
+            return Some(parse_line(spec, line).map(|n| (file.to_string(), n, String::new())));
+        };
+        Some(Ok((file.to_string(), number, format!("file \"{file}\""))))
+    }
+
+    /// The line `+N` and `-N` count from, with its file: the selected
+    /// frame's line (the last one shown, as gdb's last displayed line),
+    /// else, with no program, the line gdb's default source line is before
+    /// `run`: nine lines above the entry function's first line (at least
+    /// 1), where gdb's `list` would start around `main`.
+    pub fn default_line(&self) -> Option<(String, i32)> {
+        if let Some((_, Some(p))) = self.selected_location() {
+            return Some((p.file, p.line));
+        }
+        if self.is_running() {
+            return None;
+        }
+        let (module, function) = self.entry_address().ok()?;
+        let m = self.module(&module).ok()?;
+        let table = LineTable::build(m, function);
+        let first = table.positions.values().flatten().next()?;
+        Some((first.file.clone(), first.line.saturating_sub(9).max(1)))
     }
 
     /// Resolves a location spec as [`Debugger::resolve_location`] does,
@@ -1806,6 +1896,11 @@ impl Debugger {
         } else {
             Vec::new()
         };
+        self.final_watch_events.clear();
+        lock(&self.shared).unreported_reads.clear();
+        // The reads that initializers' last `vm.return`s made, reported
+        // with their watchpoints' end.
+        let mut init_reads: Vec<WatchEvent> = Vec::new();
         let mut needed = self.attach(mode, skip_first, watches);
         lock(&self.shared).reason = None;
         let mut state = if resuming {
@@ -1860,9 +1955,14 @@ impl Debugger {
                 Mode::Run
             };
             needed = self.attach(kept_mode.clone(), false, Vec::new());
+            init_reads.append(&mut lock(&self.shared).unreported_reads);
             state = self.begin_next_call();
         }
         self.ctx.set_observer(None);
+        // (Only a run that ended leaves reads no instruction came after:
+        // at a stop, the one noted is the next instruction's, not run.)
+        let unreported = std::mem::take(&mut lock(&self.shared).unreported_reads);
+
         self.ctx.set_pause_flag(None);
         self.pause.call.store(false, Ordering::Relaxed);
         self.selected = 0;
@@ -1878,9 +1978,10 @@ impl Debugger {
                     // by it (as a watchpoint's change goes before a pause
                     // in the observer), not left to lose them.
                     let left = || {
-                        left_scope
+                        init_reads
                             .iter()
-                            .map(|&id| WatchEvent::LeftScope(id))
+                            .cloned()
+                            .chain(left_scope.iter().map(|&id| WatchEvent::LeftScope(id)))
                             .collect()
                     };
                     reason = match reason {
@@ -1943,9 +2044,10 @@ impl Debugger {
                     // The watchpoints of an initializer that returned (set
                     // aside above) are reported, as at an instruction.
                     Stop::Watchpoints {
-                        events: left_scope
+                        events: init_reads
                             .iter()
-                            .map(|&id| WatchEvent::LeftScope(id))
+                            .cloned()
+                            .chain(left_scope.iter().map(|&id| WatchEvent::LeftScope(id)))
                             .collect(),
                         breakpoint: None,
                     }
@@ -1965,6 +2067,10 @@ impl Debugger {
                 self.state = State::Idle;
                 // Each watched a frame of the program that ended.
                 lock(&self.shared).watchpoints.clear();
+                // The entry frame's last `vm.return` read a watched
+                // register: reported as the program ends, where no
+                // instruction comes after it.
+                self.final_watch_events = unreported;
                 Stop::Finished(values)
             }
             Err(trap) => {
@@ -2055,6 +2161,7 @@ impl Debugger {
                 register: w.register,
                 kind: w.kind,
                 pending_read: None,
+                pending_read_holds: false,
                 pending_write: false,
                 depth: w.depth,
                 condition: w.condition.clone(),
@@ -2354,9 +2461,13 @@ impl Debugger {
         Ok(out)
     }
 
-    /// Evaluates an expression ([`Expr`]) in frame `n`.
+    /// Evaluates an expression ([`Expr`]) in frame `n`; one without
+    /// registers (`1 + 2`) needs no program.
     pub fn evaluate(&self, expr: &str, n: usize) -> Result<DebugValue, DebugCommandError> {
         let e = Expr::parse(expr)?;
+        if e.is_constant() {
+            return e.evaluate_constant();
+        }
         self.evaluate_expr(&e, n)
     }
 
@@ -2531,6 +2642,18 @@ impl Debugger {
     pub fn has_positions(&self, module: &str, function: u32) -> bool {
         self.info.has_positions(module, function)
     }
+}
+
+/// A line number of decimal digits, wrapped to 32 bits as gdb's linespecs
+/// wrap one (`99999999999` is 1215752191, `4294967299` is 3).
+fn line_number(digits: &str) -> Option<i32> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let wrapped = digits.bytes().fold(0u32, |n, d| {
+        n.wrapping_mul(10).wrapping_add(u32::from(d - b'0'))
+    });
+    Some(wrapped as i32)
 }
 
 fn parse_line(spec: &str, line: &str) -> Result<i32, DebugCommandError> {

@@ -2,7 +2,8 @@
 //! parts, each replaced by the expression's value where the breakpoint is
 //! reached; the program goes on without stopping.
 
-use crate::expr::{Expr, Format, RegisterFile};
+use crate::expr::{Format, RegisterFile};
+use crate::expression::Expr;
 use crate::DebugCommandError;
 
 /// A parsed log message.

@@ -78,6 +78,8 @@ pub struct WatchRead {
     pub register: RegisterRef,
     /// The value the instruction read.
     pub value: DebugValue,
+    /// The watchpoint's kind (read or access).
+    pub kind: WatchKind,
 }
 
 /// A watchpoint as the observer checks it.
@@ -88,6 +90,10 @@ pub(crate) struct ActiveWatch {
     /// The value an instruction of the frame read, reported before the
     /// next instruction (in whatever frame: a call reads its arguments).
     pub pending_read: Option<DebugValue>,
+    /// Whether the condition held in the frame when that read was made
+    /// (the read of a `vm.return` of the outermost frame is reported when
+    /// the program ends, with no frame to evaluate it in then).
+    pub pending_read_holds: bool,
     /// An instruction of the frame wrote the register (an access
     /// watchpoint): reported before the frame's next instruction (a
     /// call's results are written when its callee returns).
@@ -190,6 +196,7 @@ impl ActiveWatch {
             id: self.id,
             register: self.register,
             value,
+            kind: self.kind,
         })
     }
 
@@ -208,7 +215,19 @@ impl ActiveWatch {
         }
         if reads(self.register) {
             self.pending_read = regs.read(self.register).ok();
+            self.pending_read_holds = self
+                .condition
+                .as_ref()
+                .is_none_or(|c| c.holds(regs).unwrap_or(true));
         }
+    }
+
+    /// The read still to report when the program ends (its frame's last
+    /// instruction, a `vm.return`, read the register and no instruction
+    /// followed), where the condition held.
+    pub fn unreported_read(&self) -> Option<WatchEvent> {
+        let value = self.pending_read.clone()?;
+        (self.enabled && self.pending_read_holds).then(|| self.read_event(value))
     }
 
     /// Before an instruction of the frame at `depth` that writes the
@@ -362,6 +381,7 @@ mod tests {
             register,
             kind: WatchKind::Write,
             pending_read: None,
+            pending_read_holds: false,
             pending_write: false,
             depth,
             condition: None,

@@ -2,7 +2,10 @@
 //! prints as `$N = ...`, and each `Value returned is $N` of `finish`, is
 //! kept and read back by `$N` (the Nth), `$` (the last), `$$` (the one
 //! before it) and `$$N` (N before the last), wherever `print`, `output`,
-//! `printf`, `ptype` and `whatis` take an expression. Refs are numbered
+//! `printf`, `ptype` and `whatis` take an expression; in `irvm dap`'s
+//! debug console (`evaluate` in the `repl` context) each result of a call
+//! is `$N = ...` and the references read the history in any `evaluate`.
+//! Refs are numbered
 //! but not kept: a kept ref would hold the program's memory (counted
 //! against its limits) for as long as the session lasts.
 
@@ -10,13 +13,13 @@ use irvm_debugger::DebugValue;
 
 /// The values, `$1` first: each kept, or the type of a ref that was not.
 #[derive(Default)]
-pub(super) struct ValueHistory {
+pub(crate) struct ValueHistory {
     values: Vec<Result<DebugValue, String>>,
 }
 
 impl ValueHistory {
     /// Keeps `value` (a ref: only its type); its number (`$N`).
-    pub(super) fn record(&mut self, value: DebugValue) -> usize {
+    pub(crate) fn record(&mut self, value: DebugValue) -> usize {
         let kept = match value {
             DebugValue::Ref(_) => Err(value.type_name()),
             other => Ok(other),
@@ -28,7 +31,7 @@ impl ValueHistory {
     /// The value `text` names, when it is a history reference (`$N`, `$`,
     /// `$$`, `$$N`), or gdb's error for one it has not reached; `None` for
     /// any other text.
-    pub(super) fn lookup(&self, text: &str) -> Option<Result<DebugValue, String>> {
+    pub(crate) fn lookup(&self, text: &str) -> Option<Result<DebugValue, String>> {
         let text = text.trim();
         let rest = text.strip_prefix('$')?;
         let count = self.values.len();
