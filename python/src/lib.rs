@@ -13,6 +13,8 @@
 //! - `mapped_memory.rs`: `MappedBytes`, mapped HAL memory through the
 //!   buffer protocol (read-only, as iree.runtime's `MappedMemory`).
 //! - `host_module.rs`: `irvm.HostModule`, host modules written in Python.
+//! - `host_listing.rs`: the `hal` and `io_parameters` modules' functions,
+//!   as `irvm.compat` lists them.
 //! - `parameters.rs`: parameter archives (files, bytes, and the `.irpa`
 //!   writing `irvm.compat.ParameterIndex` uses).
 
@@ -20,6 +22,7 @@ mod arguments;
 mod byte_view;
 mod declaration;
 mod errors;
+mod host_listing;
 mod host_module;
 mod loaded;
 mod mapped_memory;
@@ -50,6 +53,7 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vm_buffer::_vm_buffer_same, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(host_listing::_host_module_info, m)?)?;
     m.add_function(wrap_pyfunction!(parameters::_memory_archive, m)?)?;
     m.add_class::<parameters::MemoryArchive>()?;
     m.add_function(wrap_pyfunction!(parameters::_write_irpa, m)?)?;

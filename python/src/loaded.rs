@@ -186,14 +186,7 @@ impl Loaded {
             }
             let module = read_module(k, source)?;
             if hal::module_needs_hal(&module) && !ctx.module_names().contains(&"hal") {
-                if self.device_key.is_empty() {
-                    let m = hal::hal_module_sharing(hal::DeviceConfig::new(self.device.clone()))
-                        .map_err(|e| (StatusCode::Internal, e.to_string()))?;
-                    ctx.register_host_module(&m).map_err(link_error)?;
-                } else {
-                    let m = shared_hal(&self.device_key, &self.device)?;
-                    ctx.register_host_module(&*m).map_err(link_error)?;
-                }
+                self.register_hal(&mut ctx)?;
             }
             if hal::module_needs_inline_hal(&module) && !ctx.module_names().contains(&"hal_inline")
             {
@@ -206,16 +199,12 @@ impl Loaded {
                 }
             }
             if needs(&module, "io_parameters") && !ctx.module_names().contains(&"io_parameters") {
-                let index = self.index.clone().ok_or((
-                    StatusCode::NotFound,
+                self.register_io_parameters(&mut ctx, || {
                     format!(
                         "module '{}' imports io_parameters: pass its archives with parameters=",
                         module.name()
-                    ),
-                ))?;
-                let m = io_parameters_module(index)
-                    .map_err(|e| (StatusCode::Internal, e.to_string()))?;
-                ctx.register_host_module(&m).map_err(link_error)?;
+                    )
+                })?;
             }
             let main = module.name().to_string();
             let mut exports = Vec::new();
@@ -250,6 +239,61 @@ impl Loaded {
                 .map_err(|e| (e.code(), e.to_string()))?;
         }
         Ok(())
+    }
+
+    /// Registers the `hal` module for this context's device: the process's
+    /// shared one for the device, or one of the context's own when its
+    /// traces go to a callback.
+    fn register_hal(&self, ctx: &mut Context) -> Result<(), LoadFailure> {
+        if self.device_key.is_empty() {
+            let m = hal::hal_module_sharing(hal::DeviceConfig::new(self.device.clone()))
+                .map_err(|e| (StatusCode::Internal, e.to_string()))?;
+            ctx.register_host_module(&m).map_err(link_error)?;
+        } else {
+            let m = shared_hal(&self.device_key, &self.device)?;
+            ctx.register_host_module(&*m).map_err(link_error)?;
+        }
+        Ok(())
+    }
+
+    /// Registers the `io_parameters` module over this context's archives;
+    /// `missing` is the error's text when the context has none.
+    fn register_io_parameters(
+        &self,
+        ctx: &mut Context,
+        missing: impl FnOnce() -> String,
+    ) -> Result<(), LoadFailure> {
+        let index = self
+            .index
+            .clone()
+            .ok_or_else(|| (StatusCode::NotFound, missing()))?;
+        let m = io_parameters_module(index).map_err(|e| (StatusCode::Internal, e.to_string()))?;
+        ctx.register_host_module(&m).map_err(link_error)?;
+        Ok(())
+    }
+
+    /// Registers the host module `name` irvm provides (`hal` or
+    /// `io_parameters`) unless the context has it already: what
+    /// `irvm.compat` does before calling one of its functions from Python
+    /// (otherwise it is registered with the first program that imports it).
+    fn ensure_host_module(&self, name: &str) -> Result<(), LoadFailure> {
+        let mut ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        if ctx.module_names().contains(&name) {
+            return Ok(());
+        }
+        match name {
+            "hal" => self.register_hal(&mut ctx),
+            "io_parameters" => self.register_io_parameters(&mut ctx, || {
+                "the context has no parameter archives for io_parameters: pass them with \
+                 parameters="
+                    .to_string()
+            }),
+            _ => Err((
+                StatusCode::InvalidArgument,
+                format!("'{name}' is no host module irvm provides (hal, io_parameters)"),
+            )
+                .into()),
+        }
     }
 
     /// Applies the per-call settings (fuel, deadline) and runs `f` on the
@@ -983,6 +1027,16 @@ impl LoadedModule {
         self.add(py, modules)
     }
 
+    /// Registers irvm's host module `name` (`hal` or `io_parameters`) in
+    /// this context now, unless it is there (`irvm.compat`'s calls of its
+    /// functions from Python).
+    fn _ensure_host_module(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        let inner = &self.inner;
+        let _turn = inner.turn(py)?;
+        py.detach(|| inner.ensure_host_module(name))
+            .map_err(|e| e.into_py(py))
+    }
+
     fn __contains__(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
         Ok(self.function(py, name)?.is_some())
     }
@@ -1110,6 +1164,13 @@ impl Function {
     #[getter]
     fn _arity(&self) -> usize {
         visible_params(&self.func, self.fenced).len()
+    }
+
+    /// How many results the function returns (`irvm.compat` tells one
+    /// null ref, returned as None, from none).
+    #[getter]
+    fn _result_count(&self) -> usize {
+        self.func.results().len()
     }
 
     fn __repr__(&self) -> String {

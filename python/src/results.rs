@@ -66,6 +66,13 @@ impl OpaqueRef {
             .map(|v| v.element_type.0)
     }
 
+    /// A `hal.buffer`'s length in bytes, else None (`irvm.compat` prints it
+    /// as iree.runtime does, `HalBuffer(24)`).
+    #[getter]
+    fn _byte_length(&self) -> Option<u64> {
+        self.value.downcast::<HalBuffer>().map(|b| b.length)
+    }
+
     /// Whether `other` refers to the same object.
     fn _same(&self, other: &Bound<'_, PyAny>) -> bool {
         other

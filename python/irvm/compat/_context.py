@@ -22,7 +22,18 @@ def _check_arguments(function: Any, vm_function: VmFunction, values: Sequence[An
     API raises TypeError, as Python functions do), and a number where the
     calling convention takes a ref (a tensor, a list) or a ref where it
     takes a number (FAILED_PRECONDITION, a RuntimeError: iree.runtime's
-    argument list holds a value of the other kind)."""
+    argument list holds a value of the other kind); and any call of a
+    function taking variadic spans (a hal function's `CID`: INVALID_ARGUMENT,
+    the argument list has no segment sizes)."""
+    if "C" in (vm_function._cconv or ""):
+        # iree.runtime's argument list has no segment sizes for spans.
+        raise _as_iree_error(
+            _irvm.InvalidArgumentError(
+                f"Error invoking function: INVALID_ARGUMENT; variadic argument found but segment size "
+                f"list is missing/underflowed ({function.signature}: functions taking variadic "
+                f"spans are called by programs)"
+            )
+        )
     if len(values) != function._arity:
         raise _as_iree_error(
             _irvm.InvalidArgumentError(
@@ -58,6 +69,10 @@ class VmContext:
         self._device: Optional[HalDevice] = None
         self._debug_sink: Optional[HalModuleDebugSink] = None
         self._parameters: dict = {}
+        # The names of the host modules irvm provides (hal, io_parameters)
+        # registered here: irvm adds each to its context when a program
+        # imports it or when Python calls one of its functions.
+        self._native_modules: set = set()
         if modules:
             self.register_modules(modules)
 
@@ -66,9 +81,8 @@ class VmContext:
             device = self._device.uri if self._device is not None else "local-task"
             trace = self._debug_sink._deliver if self._debug_sink is not None else None
             try:
-                self._context = _irvm._context(
-                    device=device, parameters=self._parameters or None, trace=trace
-                )
+                parameters = self._parameters if "io_parameters" in self._native_modules else None
+                self._context = _irvm._context(device=device, parameters=parameters, trace=trace)
             except _irvm.VmError as e:
                 raise _as_iree_error(e) from e.__cause__
         return self._context
@@ -86,6 +100,7 @@ class VmContext:
             if isinstance(m, (_HalModule, _ParametersModule)):
                 if self._context is not None or sources:
                     raise ValueError(f"irvm.compat: register the {m.name} module before other modules")
+                self._native_modules.add(m.name)
                 if isinstance(m, _HalModule):
                     self._device = m.device
                     self._debug_sink = m.debug_sink
@@ -105,11 +120,22 @@ class VmContext:
         return id(self)
 
     def _function(self, function: VmFunction):
+        """irvm's function for `function`; a function of a module not in
+        this context is iree.runtime's NOT_FOUND (a ValueError)."""
         context = self._ensure()
         try:
+            if function.module_name in self._native_modules:
+                context._ensure_host_module(function.module_name)
             return context[f"{function.module_name}.{function.name}"]
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
+        except KeyError:
+            raise _as_iree_error(
+                _irvm.NotFoundError(
+                    f"Error invoking function: NOT_FOUND; module '{function.module_name}' of "
+                    f"{function.name} is not registered in this context"
+                )
+            ) from None
 
     def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
         """Calls `function` with the values of `arg_list`, appending its
@@ -128,9 +154,10 @@ class VmContext:
             results = f(*[_to_vm(v) for v in arg_list._items], _as_given=True)
         except _irvm.VmError as e:
             raise _as_iree_error(e) from e.__cause__
-        if results is None:
+        if f._result_count == 0:
             results = ()
-        elif not isinstance(results, tuple):
+        elif f._result_count == 1:
+            # (A single result comes back bare: a null ref as None.)
             results = (results,)
         # The numbers' VM types, from the calling convention's results.
         kinds = (function._cconv or "").partition("_")[2]

@@ -6,34 +6,19 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ._buffers import HalBufferView
-from ._vm_modules import Linkage, VmInstance, VmModule
+from ._vm_modules import _NativeVmModule, VmInstance
 from .system_setup import HalDevice
 
 
-class _HalModule(VmModule):
-    """The `hal` module create_hal_module returns: it names the device the
-    context's programs run on (irvm registers its hal module itself)."""
-
-    name = "hal"
-    version = 7
+class _HalModule(_NativeVmModule):
+    """The `hal` module create_hal_module returns: its functions (callable
+    through VmContext.invoke), and the device the context's programs run
+    on."""
 
     def __init__(self, device: HalDevice, debug_sink: Optional["HalModuleDebugSink"] = None):
-        self._source = None
-        self._destroy_callback = None
+        super().__init__("hal")
         self.device = device
         self.debug_sink = debug_sink
-
-    @property
-    def function_names(self) -> list[str]:
-        """None: irvm's hal module is registered by irvm, and its functions
-        are called by programs, not from Python."""
-        return []
-
-    def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> None:
-        return None
-
-    def __repr__(self) -> str:
-        return f"<VmModule hal : device {self.device.uri}>"
 
 
 class HalModuleDebugSink:

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _irvm
 from ._conversions import _nanobind_bool, _nanobind_str
 from ._errors import _as_iree_error
-from ._vm_modules import Linkage, VmInstance, VmModule
+from ._vm_modules import _NativeVmModule, VmInstance
 
 
 class FileHandle:
@@ -505,28 +505,13 @@ class ParameterProvider:
         self.files = files
 
 
-class _ParametersModule(VmModule):
-    """The `io_parameters` module create_io_parameters_module returns: the
-    archives of its providers, by scope (irvm registers the module itself)."""
-
-    name = "io_parameters"
-    version = 0
+class _ParametersModule(_NativeVmModule):
+    """The `io_parameters` module create_io_parameters_module returns: its
+    functions, and the archives of its providers by scope."""
 
     def __init__(self, providers: Sequence[ParameterProvider]):
-        self._source = None
-        self._destroy_callback = None
+        super().__init__("io_parameters")
         self.providers = list(providers)
-
-    @property
-    def function_names(self) -> list[str]:
-        """None: the module's functions are called by programs."""
-        return []
-
-    def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> None:
-        return None
-
-    def __repr__(self) -> str:
-        return "<VmModule io_parameters>"
 
 
 def create_io_parameters_module(instance: VmInstance, *providers: ParameterProvider) -> _ParametersModule:

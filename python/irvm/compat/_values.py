@@ -91,6 +91,10 @@ def _from_vm_item(device: Any, value: Any) -> Any:
         return VmRef(VmBuffer(0, _same_as=value))
     if isinstance(value, np.ndarray):
         return DeviceArray(device, HalBufferView(value), implicit_host_transfer=True)
+    if isinstance(value, _irvm.Ref):
+        # A ref of another type (a hal.device, hal.fence): a VmRef, as
+        # iree.runtime gives it.
+        return VmRef(value)
     return value
 
 
@@ -393,6 +397,9 @@ def _variant_item_text(value: Any, seen: set) -> tuple:
         return f"HalBufferView({dims}:{_element_type_text(value.element_type)})", None
     if isinstance(value, HalBuffer):
         return f"HalBuffer({value.byte_length()})", None
+    if isinstance(value, _irvm.Ref) and value._byte_length is not None:
+        # A hal.buffer a call returned (buffer_view.buffer).
+        return f"HalBuffer({value._byte_length})", None
     return f"Unknown({id(value)})", None
 
 

@@ -259,3 +259,39 @@ class VmModule:
 
     def __repr__(self) -> str:
         return f"<VmModule {self.name} : [{', '.join(self._functions)}]>"
+
+
+class _NativeVmModule(VmModule):
+    """A host module irvm provides (`hal`, `io_parameters`) as
+    iree.runtime shows its native modules: its exported functions (their
+    calling conventions, empty reflection, ordinals in the module's table,
+    sorted by name as IREE's), looked up by EXPORT or EXPORT_OPTIONAL (the
+    function's linkage is EXPORT either way); an IMPORT, IMPORT_OPTIONAL
+    or INTERNAL lookup is iree.runtime's NotImplementedError. irvm registers
+    the module in a context when a program there imports it, or when one of
+    its functions is called from Python (VmContext.invoke)."""
+
+    def __init__(self, name: str):
+        info = _irvm._host_module_info(name)
+        self._source = None
+        self._destroy_callback = None
+        self._name = info["name"]
+        self._version = info["version"]
+        self._imports = []
+        self._functions = {
+            function: VmFunction(self, function, ordinal, {}, cconv)
+            for ordinal, (function, cconv) in enumerate(info["functions"])
+        }
+
+    def lookup_function(self, name: str, linkage: "Linkage | int" = Linkage.EXPORT) -> Optional[VmFunction]:
+        linkage = getattr(linkage, "value", linkage)
+        if linkage in (Linkage.INTERNAL.value, Linkage.IMPORT.value, Linkage.IMPORT_OPTIONAL.value):
+            raise _as_iree_error(
+                _irvm.UnimplementedError(
+                    "Error looking up function: UNIMPLEMENTED; native modules do not support "
+                    "import/internal function queries"
+                )
+            )
+        if linkage in (Linkage.EXPORT.value, Linkage.EXPORT_OPTIONAL.value):
+            return self._functions.get(name)
+        return None

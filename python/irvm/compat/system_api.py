@@ -94,7 +94,7 @@ class SystemContext:
         self._is_dynamic = vm_modules is None
         self._vm_context = _VmContext(self._config.vm_instance, self._config.default_vm_modules)
         # The hal module is one of them, as in iree.runtime (its functions
-        # are for programs: none is callable from Python).
+        # are called as `ctx.modules.hal["devices.count"]()`).
         self._bound_modules = BoundModules((m.name, BoundModule(self, m)) for m in self._config.default_vm_modules)
         if vm_modules is not None:
             self._vm_context.register_modules(vm_modules)

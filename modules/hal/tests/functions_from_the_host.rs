@@ -1,0 +1,87 @@
+//! The hal module's functions as an embedder sees them through irvm's
+//! public API, before and after registering it: the table
+//! (`HostModule::functions`: IREE 3.13's 60 exports, sorted by name as
+//! IREE's native module looks them up, so a function's place is IREE's
+//! ordinal, with IREE's calling conventions), and calls made from the host
+//! with `Context::function` and `Context::invoke`, each result passed to
+//! the next call. `irvm.compat` lists the hal module's functions and calls
+//! them this way (`VmModule.function_names`, `VmContext.invoke`).
+
+use irvm::{Context, HostModule, Ref, TypeRegistry, Value};
+use irvm_hal::{hal_module, BufferView};
+
+#[test]
+fn the_hal_table_is_iree_runtimes_sorted_with_its_calling_conventions() {
+    let module = hal_module().unwrap();
+    assert_eq!((module.name(), module.version()), ("hal", 7));
+    let functions = module.functions();
+    let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names.len(), 60);
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        names, sorted,
+        "IREE's ordinals are places in the sorted table"
+    );
+    // Ordinals and calling conventions iree.runtime 3.13 shows
+    // (`create_hal_module(...).lookup_function(name)`).
+    for (ordinal, name, cconv) in [
+        (13, "buffer_view.create", "0rIIiiCID_r"),
+        (14, "buffer_view.dim", "0ri_I"),
+        (36, "device.allocator", "0r_r"),
+        (49, "devices.count", "0v_i"),
+        (50, "devices.get", "0i_r"),
+        (54, "fence.await", "0iICrD_i"),
+    ] {
+        assert_eq!(names[ordinal], name);
+        assert_eq!(functions[ordinal].calling_convention, cconv, "{name}");
+    }
+}
+
+#[test]
+fn hal_functions_are_called_from_the_host_one_result_feeding_the_next() {
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    let mut call = |name: &str, args: &[Value]| {
+        let f = ctx.function(name).unwrap();
+        ctx.invoke(&f, args).unwrap()
+    };
+    assert!(matches!(
+        call("hal.devices.count", &[])[..],
+        [Value::I32(1)]
+    ));
+    let device = call("hal.devices.get", &[Value::I32(0)]);
+    assert_eq!(device.len(), 1);
+    assert_eq!(format!("{:?}", device[0]), "Ref(!hal.device)");
+    // No second device: a null ref, as IREE's hal gives.
+    assert!(matches!(
+        call("hal.devices.get", &[Value::I32(1)])[..],
+        [Value::Ref(Ref::Null)]
+    ));
+    let allocator = call("hal.device.allocator", &device);
+    assert_eq!(format!("{:?}", allocator[0]), "Ref(!hal.allocator)");
+    let view = BufferView::from_slice(&[2, 3], &[0f32, 1., 2., 3., 4., 5.])
+        .unwrap()
+        .into_value();
+    assert!(matches!(
+        call("hal.buffer_view.rank", std::slice::from_ref(&view))[..],
+        [Value::I32(2)]
+    ));
+    assert!(matches!(
+        call("hal.buffer_view.dim", &[view.clone(), Value::I32(1)])[..],
+        [Value::I64(3)]
+    ));
+    let buffer = call("hal.buffer_view.buffer", &[view]);
+    assert!(matches!(
+        call("hal.buffer.length", &buffer)[..],
+        [Value::I64(24)]
+    ));
+    // The f32 2.0 at byte 8.
+    assert!(matches!(
+        call(
+            "hal.buffer.load",
+            &[buffer[0].clone(), Value::I64(8), Value::I32(4)]
+        )[..],
+        [Value::I32(0x4000_0000)]
+    ));
+}
