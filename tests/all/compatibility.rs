@@ -420,3 +420,41 @@ fn a_function_without_a_calling_convention_is_checked_as_taking_and_returning_no
     assert!(out.status.success(), "{out:?}");
     assert!(!stdout.contains("result["), "{stdout}");
 }
+
+#[test]
+fn a_buffer_view_dimension_past_the_rank_is_out_of_range() {
+    // IREE 3.13 reads the shape without checking the index against the
+    // rank for `index == rank` (a word past the shape: 81 in one run) and
+    // returns 0 past that; irvm refuses every index outside the shape.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compat_hal.vmasm");
+    let run = |index: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_irvm"))
+            .arg("run")
+            .arg(format!("--module={}", source.display()))
+            .args(["--function=dim", "--input=2x3xf32=0"])
+            .arg(format!("--input={index}"))
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        )
+    };
+    let (stdout, _, code) = run("1");
+    assert_eq!(
+        (stdout.as_str(), code),
+        ("EXEC @dim\nresult[0]: i64=3\n", Some(0))
+    );
+    for index in ["2", "5", "-1"] {
+        let (stdout, stderr, code) = run(index);
+        assert_eq!(code, Some(1), "{index}: {stdout}{stderr}");
+        assert!(!stdout.contains("result["), "{index}: {stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "OUT_OF_RANGE; hal.buffer_view.dim: dimension {index} out of range (rank 2)"
+            )),
+            "{index}: {stderr}"
+        );
+    }
+}
