@@ -31,6 +31,7 @@ mod dbg_yields;
 mod differential;
 mod dump;
 mod dynamic_modules;
+mod import_calls;
 mod jit;
 mod jit_calls;
 mod jit_shared;

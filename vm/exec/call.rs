@@ -39,40 +39,27 @@ pub(super) fn enter(ctx: &mut Context, i: &Inst, next: *const Inst) -> Result<Cu
     // is never the function's last instruction: a guard follows).
     caller.pc = unsafe { next.offset_from(cfunc.code.as_ptr()) } as u32;
     let (args, caller_base) = call_record(caller, cfunc, i);
-    let nargs = args.len();
     let module = caller.module;
     let callee = &bytecode(&mut ctx.modules, module).funcs[i.x as usize];
     let f: &Function = callee;
     let (base, rbase) = push_frame(st, module, callee, limit)?;
-    if f.args_are_slots && nargs <= f.i32_count as usize {
-        // One slot each, placed from slot 0.
-        let regs = st.i32s.as_mut_ptr();
-        let copy = |k: usize, reg: u32| {
-            // SAFETY: the verifier checked each argument register against
-            // the caller's window, which lies below `base`; `k < nargs <=
-            // count` keeps the destination inside the callee's window.
-            unsafe { *regs.add(base + k) = *regs.add(caller_base.0 + reg as usize) }
-        };
-        match args {
-            // One argument: no loop set-up.
-            [reg] => copy(0, *reg),
-            _ => args.iter().enumerate().for_each(|(k, &reg)| copy(k, reg)),
-        }
-    } else {
-        marshal_args(st, caller_base, (base, rbase), args, &f.arg_kinds);
-    }
+    pass_args(st, caller_base, (base, rbase), args, f);
     Ok(window_cursor(st, f.code.as_ptr(), base, rbase))
 }
 
 /// `vm.call` of import `i.x` when it is linked to a function of another
-/// bytecode module of the context: pushes the callee's frame (in its own
-/// module) and passes the arguments, as [`enter`] does within a module.
-/// The hot loop has saved the caller's pc (the instruction after the call);
-/// the loop then goes on from the new top frame. Returns false, touching
+/// bytecode module of the context: records where the caller goes on
+/// (`next`, the instruction after the call), pushes the callee's frame (in
+/// its own module) and passes the arguments, as [`enter`] does within a
+/// module, and returns the callee's cursor. Returns `None`, touching
 /// nothing, for any other import (host functions, unresolved optional
-/// imports), which [`super::slow::step`] handles.
+/// imports), which [`super::slow::call`] handles.
 #[inline(never)]
-pub(super) fn enter_import(ctx: &mut Context, i: &Inst) -> Result<bool, Trap> {
+pub(super) fn enter_import(
+    ctx: &mut Context,
+    i: &Inst,
+    next: *const Inst,
+) -> Result<Option<Cursor>, Trap> {
     let limit = ctx.stack_limit();
     let st = &mut ctx.stack;
     let Some(caller) = st.frames.last_mut() else {
@@ -81,16 +68,51 @@ pub(super) fn enter_import(ctx: &mut Context, i: &Inst) -> Result<bool, Trap> {
     let imp = (i.x & !IMPORT_ORDINAL_BIT) as usize;
     let (module, ordinal) = match bytecode(&mut ctx.modules, caller.module).imports.get(imp) {
         Some(&ImportTarget::Bytecode { module, ordinal }) => (module, ordinal),
-        _ => return Ok(false),
+        _ => return Ok(None),
     };
     // The function outlives the reference even when `frames` reallocates
     // (see `FuncRef`).
     let cfunc: &Function = caller.func.get();
+    // SAFETY: `next` points into the caller's code (one past the call, which
+    // is never the function's last instruction: a guard follows).
+    caller.pc = unsafe { next.offset_from(cfunc.code.as_ptr()) } as u32;
     let (args, caller_base) = call_record(caller, cfunc, i);
     let callee = &bytecode(&mut ctx.modules, module).funcs[ordinal as usize];
+    let f: &Function = callee;
     let (base, rbase) = push_frame(st, module, callee, limit)?;
-    marshal_args(st, caller_base, (base, rbase), args, &callee.arg_kinds);
-    Ok(true)
+    pass_args(st, caller_base, (base, rbase), args, f);
+    Ok(Some(window_cursor(st, f.code.as_ptr(), base, rbase)))
+}
+
+/// Passes a call's arguments, registers `args` of the caller's window at
+/// `caller_base`, into the windows just opened at `callee_base` for `f`.
+#[inline(always)]
+fn pass_args(
+    st: &mut Stack,
+    caller_base: (usize, usize),
+    callee_base: (usize, usize),
+    args: &[u32],
+    f: &Function,
+) {
+    let nargs = args.len();
+    if f.args_are_slots && nargs <= f.i32_count as usize {
+        // One slot each, placed from slot 0.
+        let regs = st.i32s.as_mut_ptr();
+        let copy = |k: usize, reg: u32| {
+            // SAFETY: the verifier checked each argument register against
+            // the caller's window, which lies below the callee's; `k <
+            // nargs <= count` keeps the destination inside the callee's
+            // window.
+            unsafe { *regs.add(callee_base.0 + k) = *regs.add(caller_base.0 + reg as usize) }
+        };
+        match args {
+            // One argument: no loop set-up.
+            [reg] => copy(0, *reg),
+            _ => args.iter().enumerate().for_each(|(k, &reg)| copy(k, reg)),
+        }
+    } else {
+        marshal_args(st, caller_base, callee_base, args, &f.arg_slots);
+    }
 }
 
 /// The argument registers of plain call `i` of `cfunc` (its aux record:

@@ -375,6 +375,48 @@ fn callee_enters_compiled(st: &Stack, checks: Checks) -> bool {
     }
 }
 
+/// [`callee_enters_compiled`] for a call through an import, which
+/// compiled code never makes itself: the callee is entered at its entry
+/// only when its compiled code runs a loop from there
+/// ([`crate::jit::JitCode::enters_at`]). A callee without loops is
+/// interpreted: entering and leaving compiled code costs more than its
+/// few instructions.
+#[inline(always)]
+fn import_callee_enters_compiled(st: &Stack, checks: Checks) -> bool {
+    let Some(top) = st.frames.last() else {
+        return false;
+    };
+    let slot = &top.func.jit;
+    match slot.code(checks) {
+        Some(code) => code.enters_at(0, false),
+        None => {
+            !slot.refused(checks)
+                && (slot.shared_ready(checks, false) || slot.heat_up(Tier::HOT_BACK_EDGES))
+        }
+    }
+}
+
+/// Whether a back edge of the top frame to `ip` leaves for compiled code:
+/// its function is not compiled yet (the edge heats it up, in
+/// [`enter_compiled`]), or its code starts at `ip`. A loop compiled code
+/// cannot run round (one that calls through an import, say) is not
+/// left at each iteration only for [`enter_compiled`] to find no entry.
+#[inline(always)]
+fn back_edge_enters(st: &Stack, ip: *const Inst, checks: Checks, eager: bool) -> bool {
+    let Some(top) = st.frames.last() else {
+        return false;
+    };
+    match top.func.jit.code(checks) {
+        None => true,
+        Some(code) => {
+            // SAFETY: `ip` is an instruction of the top frame's code (a
+            // branch target).
+            let pc = unsafe { ip.offset_from(top.func.code.as_ptr()) } as u32;
+            code.enters_at(pc, eager) || (pc == 0 && code.callable)
+        }
+    }
+}
+
 /// Whether the interpreter, running the top frame, should leave for
 /// compiled code at its back edges: its function is not refused for
 /// `checks`, and is either not compiled yet (a back edge heats it up) or
@@ -681,7 +723,7 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                     // A back edge (a block branching to itself included).
                     if ($rel as i32) <= 0 {
                         poll!();
-                        if JIT && jit_here {
+                        if JIT && jit_here && back_edge_enters(&ctx.stack, ip, checks, eager) {
                             // A loop's back edge: compiled code (once hot) takes it
                             // from the loop head. The instruction compiled code
                             // last stopped before has run by now (a branch ran
@@ -1365,19 +1407,30 @@ fn run_loop<const HOOKED: bool, const LIMITS: u8, const JIT: bool>(
                 }
                 Opcode::Call => {
                     pay_alone!(at);
-                    save_ip(&mut ctx.stack, ip);
-                    if tri!(call::enter_import(ctx, i)) {
-                        // Go on in the callee's frame.
-                        pay_top_run!();
-                        break;
-                    }
-                    // A host function (or an unresolved optional import).
-                    match slow::call(ctx, i) {
-                        Err(e) => return Err(e),
-                        Ok(Some(state)) => return Ok(state),
-                        Ok(None) => {
-                            pay_top_run!();
-                            break;
+                    if let Some(cursor) = tri!(call::enter_import(ctx, i, ip)) {
+                        // A function of another bytecode module: as a call
+                        // within the module.
+                        (ip, regs, refs) = cursor;
+                        pay_run!();
+                        poll!();
+                        if JIT && (eager || import_callee_enters_compiled(&ctx.stack, checks)) {
+                            save_ip(&mut ctx.stack, ip);
+                            interpret_next = false;
+                            break 'dispatch;
+                        }
+                        if JIT {
+                            jit_here = leaves_at_back_edges(&ctx.stack, checks, eager);
+                        }
+                    } else {
+                        // A host function (or an unresolved optional import).
+                        save_ip(&mut ctx.stack, ip);
+                        match slow::call(ctx, i) {
+                            Err(e) => return Err(e),
+                            Ok(Some(state)) => return Ok(state),
+                            Ok(None) => {
+                                pay_top_run!();
+                                break;
+                            }
                         }
                     }
                 }

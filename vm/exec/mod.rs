@@ -16,7 +16,7 @@ use crate::budget::{Charge, MemoryBudget};
 use crate::bytecode::isa::{REF_INDEX_MASK, REF_MOVE_BIT};
 use crate::context::{kind_name, CallState, Context, Registered};
 use crate::host::HostOutcome;
-use crate::program::{aux_list, Function, Signature, NONE};
+use crate::program::{aux_list, ArgSlot, Function, Signature, NONE};
 use crate::trap::{StatusCode, Trap};
 use crate::values::Ref;
 use crate::values::Value;
@@ -689,40 +689,30 @@ fn read64(slots: &[u32], at: usize) -> u64 {
 }
 
 /// Copies call arguments from the caller's registers into the callee's
-/// ABI registers (placed from 0 by kind; i64/f64 aligned to even slots).
+/// windows, each where the callee's argument plan puts it
+/// ([`crate::program::ArgSlot`]: by bank from 0, i64/f64 at even slots,
+/// those past its register file dropped).
 #[inline(never)]
 fn marshal_args(
     st: &mut Stack,
     caller: (usize, usize),
     callee: (usize, usize),
     regs: &[u32],
-    kinds: &[u8],
+    plan: &[ArgSlot],
 ) {
-    let (mut s, mut r) = (0usize, 0usize);
-    // The callee's window is the top of both stacks; arguments that do not
-    // fit (unused by its body) are dropped.
-    let (n32, nref) = (st.i32_top - callee.0, st.ref_top - callee.1);
-    for (&reg, &k) in regs.iter().zip(kinds) {
-        match k {
-            b'r' if r >= nref => r += 1,
-            b'I' | b'F' if s.div_ceil(2) * 2 + 2 > n32 => s = s.div_ceil(2) * 2 + 2,
-            b'i' | b'f' if s >= n32 => s += 1,
-            b'r' => {
+    for (&reg, &slot) in regs.iter().zip(plan) {
+        match slot {
+            ArgSlot::I32(s) => st.i32s[callee.0 + s as usize] = st.i32s[caller.0 + reg as usize],
+            ArgSlot::I64(s) => {
+                let v = read64(&st.i32s, caller.0 + reg as usize);
+                write64(&mut st.i32s, callee.0 + s as usize, v);
+            }
+            ArgSlot::Ref(r) => {
                 let src = caller.1 + (reg as u16 & REF_INDEX_MASK) as usize;
                 let take = reg as u16 & REF_MOVE_BIT != 0;
-                Ref::copy_within(&mut st.refs, src, callee.1 + r, take);
-                r += 1;
+                Ref::copy_within(&mut st.refs, src, callee.1 + r as usize, take);
             }
-            b'I' | b'F' => {
-                s = s.div_ceil(2) * 2;
-                let v = read64(&st.i32s, caller.0 + reg as usize);
-                write64(&mut st.i32s, callee.0 + s, v);
-                s += 2;
-            }
-            _ => {
-                st.i32s[callee.0 + s] = st.i32s[caller.0 + reg as usize];
-                s += 1;
-            }
+            ArgSlot::Dropped => {}
         }
     }
 }

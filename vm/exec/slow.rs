@@ -802,11 +802,8 @@ pub(super) fn call(ctx: &mut Context, i: &Inst) -> Result<Option<CallState>, Tra
         Err(ordinal) => {
             // A bytecode function (this module or another).
             let callee_fn = &bytecode(modules, target_module).funcs[ordinal as usize];
-            tri!(push_frame(st, target_module, callee_fn, stack_limit));
-            let f = st.frames.last().expect("frame");
-            let callee_base = (f.i32_base as usize, f.ref_base as usize);
-            let kinds = &bytecode(modules, target_module).signatures[ordinal as usize].args;
-            marshal_args(st, caller_base, callee_base, args, kinds);
+            let callee_base = tri!(push_frame(st, target_module, callee_fn, stack_limit));
+            marshal_args(st, caller_base, callee_base, args, &callee_fn.arg_slots);
             // The frames hold the pcs to go on from.
             Ok(None)
         }

@@ -39,7 +39,7 @@ use crate::bytecode::isa::Opcode;
 use lower::Builder;
 #[cfg(feature = "asm")]
 pub(crate) use signature::expand_variadic;
-pub(crate) use signature::{Signature, PLAN_COUNT};
+pub(crate) use signature::{ArgSlot, Signature, PLAN_COUNT};
 pub use verify::VerifyError;
 
 /// "No value" marker in `x`/`y`.
@@ -118,6 +118,9 @@ pub(crate) struct Function {
     pub results_are_slots: bool,
     /// Flattened argument kinds of the signature (see [`Signature`]).
     pub arg_kinds: Box<[u8]>,
+    /// Where a call puts each argument in this function's windows
+    /// ([`signature::arg_slots`]).
+    pub arg_slots: Box<[ArgSlot]>,
     /// Flattened result kinds of the signature.
     pub result_kinds: Box<[u8]>,
     /// Every instruction's run length in full ([`Inst::run`], [`runs`]).
@@ -192,6 +195,7 @@ fn finish(mut b: Builder<'_>, guard: usize) -> Function {
         guard: guard as u32,
         args_are_slots: sig.args.iter().all(|k| matches!(k, b'i' | b'f')),
         results_are_slots: sig.results.iter().all(|k| matches!(k, b'i' | b'f')),
+        arg_slots: signature::arg_slots(&sig.args, b.n32, b.nref),
         arg_kinds: sig.args.clone().into_boxed_slice(),
         result_kinds: sig.results.clone().into_boxed_slice(),
     }

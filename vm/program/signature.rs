@@ -132,6 +132,50 @@ pub(crate) fn expand_variadic(sig: &Signature, sizes: &[u16]) -> Option<Vec<u8>>
     Some(out)
 }
 
+/// Where a bytecode call puts one argument in its callee's windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ArgSlot {
+    /// An `i`/`f` value, in i32 slot N.
+    I32(u16),
+    /// An `I`/`F` value, in i32 slots N and N+1 (N even).
+    I64(u16),
+    /// A ref, in ref register N.
+    Ref(u16),
+    /// Past the callee's register file: never read by its body, not passed.
+    Dropped,
+}
+
+/// The argument placement of a function with argument `kinds` and
+/// `n32` i32 / `nref` ref registers, as IREE's frames lay them out: each
+/// bank from 0 in order, 64-bit values at the next even slot; an argument
+/// that does not fit is dropped (the body never reads it). Made once per
+/// function, so a call copies its arguments without walking the kinds.
+pub(crate) fn arg_slots(kinds: &[u8], n32: u16, nref: u16) -> Box<[ArgSlot]> {
+    let (n32, nref) = (usize::from(n32), usize::from(nref));
+    let (mut s, mut r) = (0usize, 0usize);
+    let slot = |at: usize, fits: bool, place: fn(u16) -> ArgSlot| match u16::try_from(at) {
+        Ok(at) if fits => place(at),
+        _ => ArgSlot::Dropped,
+    };
+    kinds
+        .iter()
+        .map(|&k| match k {
+            b'r' => {
+                r += 1;
+                slot(r - 1, r <= nref, ArgSlot::Ref)
+            }
+            b'I' | b'F' => {
+                s = s.div_ceil(2) * 2 + 2;
+                slot(s - 2, s <= n32, ArgSlot::I64)
+            }
+            _ => {
+                s += 1;
+                slot(s - 1, s <= n32, ArgSlot::I32)
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +215,28 @@ mod tests {
             let reads = plan.iter().filter(|w| **w & PLAN_COUNT == 0).count();
             assert_eq!(reads, expand_variadic(&sig, &[1, n]).unwrap().len());
         }
+    }
+
+    #[test]
+    fn arguments_are_placed_by_bank_with_64_bit_values_at_even_slots() {
+        use ArgSlot::*;
+        assert_eq!(
+            &*arg_slots(b"iIrfFr", 8, 2),
+            &[I32(0), I64(2), Ref(0), I32(4), I64(6), Ref(1)]
+        );
+    }
+
+    #[test]
+    fn arguments_past_the_register_file_are_dropped() {
+        use ArgSlot::*;
+        // Three i32 slots: the i64 would need slots 2 and 3, the ref bank is empty.
+        assert_eq!(
+            &*arg_slots(b"iiIri", 3, 0),
+            &[I32(0), I32(1), Dropped, Dropped, Dropped]
+        );
+        assert_eq!(
+            &*arg_slots(b"iiIi", 3, 0),
+            &[I32(0), I32(1), Dropped, Dropped]
+        );
     }
 }
