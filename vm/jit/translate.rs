@@ -1766,16 +1766,9 @@ impl Tx<'_, '_> {
                 self.set_i32(d, v);
             }
         }
-        if let Some(l) = self.limits {
-            // The callee's return (checked there to be paid for), then the
-            // run after the call, as the interpreter's return pays them.
-            let fuel = self.b.use_var(l.fuel);
-            let fuel = self.b.ins().iadd_imm(fuel, -1);
-            self.b.def_var(l.fuel, fuel);
-            let next = k + 1;
-            let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
-            self.pay_or_leave(cost, next);
-        }
+        // The callee's return (checked there to be paid for), then the run
+        // after the call, as the interpreter's return pays them.
+        self.pay_unit_then_next_run(k);
         // Each check depends on one of the two sizes only, so passing for
         // two callees is passing for their larger sizes.
         let (bytes, slots) = self.checked_call.unwrap_or((0, 0));
@@ -1933,6 +1926,21 @@ impl Tx<'_, '_> {
         self.b.switch_to_block(paid);
         let left = self.b.ins().iadd_imm(fuel, -cost);
         self.b.def_var(l.fuel, left);
+    }
+
+    /// With [`Checks::Limits`], after instruction `k` that stands alone
+    /// (`program::runs`) and whose unit the fuel is known to hold: takes
+    /// that unit, then pays for the run at `k + 1` or leaves there unpaid.
+    fn pay_unit_then_next_run(&mut self, k: usize) {
+        let Some(l) = self.limits else {
+            return;
+        };
+        let fuel = self.b.use_var(l.fuel);
+        let fuel = self.b.ins().iadd_imm(fuel, -1);
+        self.b.def_var(l.fuel, fuel);
+        let next = k + 1;
+        let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
+        self.pay_or_leave(cost, next);
     }
 
     /// A block that leaves at `k` with `JitEnv::fuel_short` set (filled
@@ -2117,15 +2125,8 @@ impl Tx<'_, '_> {
             .expect("a result");
         let failed = self.b.ins().icmp_imm(IntCC::Equal, ok, 0);
         self.exit_if(failed, k);
-        if let Some(l) = self.limits {
-            // Its own unit, then the run it leads to.
-            let fuel = self.b.use_var(l.fuel);
-            let fuel = self.b.ins().iadd_imm(fuel, -1);
-            self.b.def_var(l.fuel, fuel);
-            let next = k + 1;
-            let cost = i64::from(self.runs.get(next).copied().unwrap_or(0));
-            self.pay_or_leave(cost, next);
-        }
+        // Its own unit, then the run it leads to.
+        self.pay_unit_then_next_run(k);
     }
 
     /// Drops what is cached of ref register `r`'s buffer.
