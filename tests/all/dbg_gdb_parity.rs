@@ -86,6 +86,29 @@ fn registers_take_part_in_arithmetic() {
     );
 }
 
+/// C's `%` written without blanks (`10%3`, `%i1%-3`) is the remainder
+/// where the word after it names nothing, as gdb reads `print 10%-3`
+/// (before, `%3` and `%-3` were refused as unknown source names while the
+/// program ran).
+#[test]
+fn a_remainder_written_without_blanks_is_an_operator() {
+    let r = replies(
+        &fib_args(),
+        "break fib.mlir:12\nrun\nprint 10%3\nprint 10%-3\nprint %i1%4\nprint (9)%%i2\n\
+         print %next%2\nprint %nosuch\nprint 1 + %nosuch\nprintf \"%d\\n\", 7%-4\n",
+    );
+    assert!(r[1].contains("Breakpoint 1, fib"), "{r:?}");
+    assert_eq!(r[2], "10%3 = 1\n");
+    assert_eq!(r[3], "10%-3 = 1\n");
+    assert_eq!(r[4], "%i1%4 = 0\n");
+    assert_eq!(r[5], "(9)%%i2 = 0\n");
+    assert_eq!(r[6], "%next%2 = 1\n");
+    let unknown = "`%nosuch` is neither a register nor a source name of this function\n";
+    assert_eq!(r[7], format!("error: {unknown}"));
+    assert_eq!(r[8], format!("error: {unknown}"));
+    assert_eq!(r[9], "3\n");
+}
+
 fn frames_args() -> Vec<String> {
     vec![
         format!("--module={}", data("dbg/frames.vmasm").display()),
