@@ -109,6 +109,25 @@ fn a_remainder_written_without_blanks_is_an_operator() {
     assert_eq!(r[9], "3\n");
 }
 
+/// A number with a leading 0 is C's octal, as gdb reads it (`print 010`
+/// is 8; `08` is gdb's invalid number), in `print` and in `set var`
+/// (before, both read it as a decimal).
+#[test]
+fn a_leading_zero_is_octal_as_in_c() {
+    let r = replies(
+        &fib_args(),
+        "print 010\nprint 08\nprint -017 + 1\nprint 010.5\nbreak fib.mlir:12\nrun\n\
+         set var %i3 = 017\nprint %i3\nprint %i3 == 15\n",
+    );
+    assert_eq!(r[0], "010 = 8\n");
+    assert_eq!(r[1], "error: cannot print `08`: Invalid number \"08\".\n");
+    assert_eq!(r[2], "-017 + 1 = -14\n");
+    assert_eq!(r[3], "010.5 = 10.5\n");
+    assert!(r[5].contains("Breakpoint 1, fib"), "{r:?}");
+    assert_eq!(r[7], "%i3 = 15\n", "{r:?}");
+    assert_eq!(r[8], "%i3 == 15 = 1\n");
+}
+
 fn frames_args() -> Vec<String> {
     vec![
         format!("--module={}", data("dbg/frames.vmasm").display()),

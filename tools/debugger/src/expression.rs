@@ -290,6 +290,15 @@ fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
             let v = u64::from_str_radix(h, 16).map_err(|_| too_large())?;
             return Ok(Node::Int(v as i64));
         }
+        // A leading 0 is C's octal (`010` is 8); a digit past 7 makes it
+        // gdb's invalid number.
+        _ if digits_only(word) && word.len() > 1 && word.starts_with('0') => {
+            if word.bytes().any(|b| b > b'7') {
+                return Err(DebugCommandError(format!("Invalid number \"{word}\".")));
+            }
+            let v = u64::from_str_radix(&word[1..], 8).map_err(|_| too_large())?;
+            return Ok(Node::Int(v as i64));
+        }
         // Past i64, a decimal is read as a float (`set var` checks the
         // literal's own digits against the register's range).
         _ if digits_only(word) && word.parse::<i64>().is_ok() => {
@@ -735,6 +744,15 @@ mod tests {
         assert_eq!(constant("!5"), "i1 0");
         assert_eq!(constant("~0"), "i32 -1");
         assert_eq!(constant("0x10 | 1"), "i32 17");
+        assert_eq!(constant("010 + 0"), "i32 8");
+        assert_eq!(constant("-017"), "i32 -15");
+        assert_eq!(constant("00"), "i32 0");
+        assert_eq!(constant("08"), "Invalid number \"08\".");
+        assert_eq!(constant("010.5"), "f64 10.5");
+        assert_eq!(
+            constant("02000000000000000000000"),
+            "Numeric constant too large."
+        );
         assert_eq!(constant("- -5"), "i32 5");
         assert_eq!(constant("1e-1 * 10"), "f64 1");
         assert_eq!(constant("1/0"), "Division by zero");
