@@ -128,6 +128,26 @@ fn a_leading_zero_is_octal_as_in_c() {
     assert_eq!(r[8], "%i3 == 15 = 1\n");
 }
 
+/// `-2147483648` is the literal 2147483648 negated, a `long` in C as in
+/// gdb (`ptype` says `long`): divided by -1 it is 2147483648, where the
+/// `int` INT_MIN / -1 wraps (before, the negative literal was an i32 and
+/// both wrapped). An i32 register still takes it.
+#[test]
+fn a_negative_literal_is_typed_by_its_digits_as_in_c() {
+    let r = replies(
+        &fib_args(),
+        "print -2147483648 / -1\nptype -2147483648\nprint (-2147483647 - 1) / -1\n\
+         ptype -5\nbreak fib.mlir:12\nrun\nset var %i3 = -2147483648\nptype %i3\nprint %i3\n",
+    );
+    assert_eq!(r[0], "-2147483648 / -1 = 2147483648\n");
+    assert_eq!(r[1], "type = i64\n");
+    assert_eq!(r[2], "(-2147483647 - 1) / -1 = -2147483648\n");
+    assert_eq!(r[3], "type = i32\n");
+    assert!(r[5].contains("Breakpoint 1, fib"), "{r:?}");
+    assert_eq!(r[7], "type = i32\n", "{r:?}");
+    assert_eq!(r[8], "%i3 = -2147483648\n");
+}
+
 fn frames_args() -> Vec<String> {
     vec![
         format!("--module={}", data("dbg/frames.vmasm").display()),

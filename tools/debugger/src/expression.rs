@@ -218,9 +218,10 @@ impl<'a> Parser<'a> {
         let inner = self.unary()?;
         self.nesting -= 1;
         Ok(match (op, inner) {
-            // `-5` is one constant, typed by its value as before
-            // (-2147483648 is an i32).
-            (Unary::Negate, Node::Int(v)) => Node::Int(v.wrapping_neg()),
+            // A negative number is its literal negated, typed by the
+            // literal as in C: `-2147483648` is a `long` (2147483648
+            // fits no `int`), so `-2147483648 / -1` is 2147483648 as gdb
+            // prints it.
             (Unary::Negate, Node::Float(v)) => Node::Float(-v),
             (op, inner) => Node::Unary(op, Box::new(inner)),
         })
@@ -735,7 +736,10 @@ mod tests {
             constant("5000000000 * 5000000000"),
             "i64 6553255926290448384"
         );
-        assert_eq!(constant("-2147483648"), "i32 -2147483648");
+        assert_eq!(constant("-2147483648"), "i64 -2147483648");
+        assert_eq!(constant("-2147483648 / -1"), "i64 2147483648");
+        assert_eq!(constant("(-2147483647 - 1) / -1"), "i32 -2147483648");
+        assert_eq!(constant("-2147483647"), "i32 -2147483647");
         assert_eq!(constant("1 << 40"), "i32 0");
         assert_eq!(constant("-1 >> 1"), "i32 -1");
         assert_eq!(constant("3 > 2 > 1"), "i1 0");
