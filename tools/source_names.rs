@@ -215,6 +215,13 @@ impl SourceNames {
             let is_register = RegisterRef::parse(token).is_ok() || spelled_as_register(token);
             match self.register(token) {
                 Some(found) if names_first || !is_register => out.push_str(&found?.to_string()),
+                // After an operand (`10%3`, `%i0%-3`) a `%` naming
+                // nothing is C's remainder, as gdb reads it.
+                None if !is_register && token.len() > 1 && follows_operand(&out) => {
+                    out.push('%');
+                    rest = &rest[at + 1..];
+                    continue;
+                }
                 None if !is_register && token.len() > 1 => {
                     return Err(format!(
                         "`{token}` is neither a register nor a source name of this function"
@@ -255,6 +262,14 @@ impl SourceNames {
         out.push_str(rest);
         Ok(out)
     }
+}
+
+/// Whether `before` (an expression's text up to a `%`) ends with an
+/// operand: a number, register, name, history reference or `)`.
+fn follows_operand(before: &str) -> bool {
+    before
+        .trim_end()
+        .ends_with(|c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | ')'))
 }
 
 /// The `%name` a source line defines with the op at column `col` (from

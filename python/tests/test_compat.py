@@ -18,6 +18,41 @@ from conftest import DATA, MODELS, PYDATA, REPO, peer_python
 # Each script reads the names MODELS and DATA (paths as strings) and leaves
 # its results in RESULT (a dict of plain values and numpy arrays).
 SCRIPTS = {
+    "invoke_replaces_what_the_results_list_held": """
+        # A results list reused from call to call holds the last call's
+        # results only: iree.runtime's invoke replaces what the list held
+        # (irvm.compat appended before session 19, so get_variant(0) kept
+        # the first call's result); a failed call leaves it as it was.
+        inst = ireert.VmInstance()
+        m = ireert.VmModule.mmap(inst, DATA + "/fib.vmfb")
+        ctx = ireert.VmContext(inst, [m])
+        fib = m.lookup_function("fib")
+        def args(*values):
+            given = ireert.VmVariantList(len(values))
+            for v in values:
+                given.push_int(v)
+            return given
+        results = ireert.VmVariantList(1)
+        reused = []
+        for n in (5, 6, 7):
+            ctx.invoke(fib, args(n), results)
+            reused.append((len(results), results.get_variant(0)))
+        prefilled = ireert.VmVariantList(3)
+        prefilled.push_int(77)
+        prefilled.push_float(1.5)
+        ctx.invoke(fib, args(6), prefilled)
+        same = args(6)
+        ctx.invoke(fib, same, same)
+        kept = ireert.VmVariantList(2)
+        kept.push_int(77)
+        try:
+            ctx.invoke(fib, args(), kept)
+        except ValueError:
+            pass
+        RESULT = {"reused": reused, "prefilled": repr(prefilled),
+                  "prefilled trace": prefilled.get_serialized_trace_value(0), "same": repr(same),
+                  "kept after a refusal": repr(kept)}
+    """,
     "system_context": """
         config = ireert.Config("local-task")
         ctx = ireert.SystemContext(config=config)
@@ -1584,6 +1619,15 @@ def needs_ml_dtypes(name):
 def test_script_runs_on_irvm_compat(name):
     needs_ml_dtypes(name)
     run_here(SCRIPTS[name])
+
+
+def test_invoke_replaces_what_the_results_list_held():
+    r = run_here(SCRIPTS["invoke_replaces_what_the_results_list_held"])
+    assert r["reused"] == [(1, 5), (1, 8), (1, 13)]
+    assert r["prefilled"] == "<VmVariantList(1): [8]>"
+    assert r["prefilled trace"] == {"i32": 8, "type": "value"}
+    assert r["same"] == "<VmVariantList(1): [8]>"
+    assert r["kept after a refusal"] == "<VmVariantList(1): [77]>"
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

@@ -186,8 +186,16 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
     ("channel.create", "0rIIrrii_r", None),
     ("channel.rank_and_count", "0r_ii", None),
     ("channel.split", "0riiI_r", None),
-    ("command_buffer.advise_buffer", "0rrIIIi_v", Some(nothing)),
-    ("command_buffer.begin_debug_group", "0rr_v", Some(nothing)),
+    (
+        "command_buffer.advise_buffer",
+        "0rrIIIi_v",
+        Some(command_buffer_advise),
+    ),
+    (
+        "command_buffer.begin_debug_group",
+        "0rr_v",
+        Some(command_buffer_begin_debug_group),
+    ),
     ("command_buffer.collective", "0rriiiirrIIIII_v", None),
     (
         "command_buffer.copy_buffer",
@@ -209,7 +217,11 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
         "0rrIirIICiDCiirIID_v",
         Some(command_buffer_dispatch_indirect),
     ),
-    ("command_buffer.end_debug_group", "0r_v", Some(nothing)),
+    (
+        "command_buffer.end_debug_group",
+        "0r_v",
+        Some(command_buffer_end_debug_group),
+    ),
     (
         "command_buffer.execution_barrier",
         "0riiI_v",
@@ -225,11 +237,15 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
         "0r_v",
         Some(command_buffer_finalize),
     ),
-    ("command_buffer.flush_buffer", "0rirII_v", Some(nothing)),
+    (
+        "command_buffer.flush_buffer",
+        "0rirII_v",
+        Some(command_buffer_flush_or_invalidate),
+    ),
     (
         "command_buffer.invalidate_buffer",
         "0rirII_v",
-        Some(nothing),
+        Some(command_buffer_flush_or_invalidate),
     ),
     (
         "command_buffer.update_buffer",
@@ -249,7 +265,7 @@ pub const EXPORTS: &[(&str, &str, Option<ExportFn>)] = &[
         Some(queue_execute_indirect),
     ),
     ("device.queue.fill", "0rIrrrIIIiI_v", Some(queue_fill)),
-    ("device.queue.flush", "0rI_v", Some(nothing)),
+    ("device.queue.flush", "0rI_v", Some(queue_flush)),
     ("device.queue.read", "0rIrrrIrIII_v", Some(queue_read)),
     ("device.queue.update", "0rIrrrIrIII_v", Some(queue_update)),
     ("device.queue.write", "0rIrrrIrIII_v", Some(queue_write)),
@@ -563,7 +579,54 @@ fn obj<T: Send + Sync + 'static>(ty: &HalType, value: T) -> Value {
     Value::Ref(ty.object(value).into_ref())
 }
 
-fn nothing(_: &mut HalState, _: &mut Args) -> Result<ExportResults, Trap> {
+// The exports below do nothing on irvm's device (its memory is the host's,
+// coherent, and debug groups record nothing), but read their arguments as
+// IREE's do: a ref of another type is INVALID_ARGUMENT, not ignored.
+
+/// `command_buffer.advise_buffer(command_buffer, buffer or null (a slot),
+/// offset, length, flags, slot)`.
+fn command_buffer_advise(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
+    a.borrow::<CommandBuffer>(type_names::COMMAND_BUFFER)?;
+    a.borrow_or_null::<HalBuffer>(type_names::BUFFER)?;
+    none()
+}
+
+/// `command_buffer.begin_debug_group(command_buffer, label)`: the label a
+/// `!vm.buffer` (or null).
+fn command_buffer_begin_debug_group(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
+    a.borrow::<CommandBuffer>(type_names::COMMAND_BUFFER)?;
+    let k = a.next;
+    let label = a.any_ref()?;
+    if !label.is_null() && !matches!(label, Ref::Buffer(_)) {
+        return Err(a.error(
+            StatusCode::InvalidArgument,
+            format!("argument {k}: expected a !vm.buffer, got {label}"),
+        ));
+    }
+    none()
+}
+
+/// `command_buffer.end_debug_group(command_buffer)`.
+fn command_buffer_end_debug_group(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
+    a.borrow::<CommandBuffer>(type_names::COMMAND_BUFFER)?;
+    none()
+}
+
+/// `command_buffer.flush_buffer` and `invalidate_buffer(command_buffer,
+/// slot, buffer or null, offset, length)`.
+fn command_buffer_flush_or_invalidate(
+    _: &mut HalState,
+    a: &mut Args,
+) -> Result<ExportResults, Trap> {
+    a.borrow::<CommandBuffer>(type_names::COMMAND_BUFFER)?;
+    let _slot = a.i32()?;
+    a.borrow_or_null::<HalBuffer>(type_names::BUFFER)?;
+    none()
+}
+
+/// `device.queue.flush(device, queue affinity)`.
+fn queue_flush(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
+    a.borrow::<Device>(type_names::DEVICE)?;
     none()
 }
 

@@ -85,3 +85,91 @@ fn hal_functions_are_called_from_the_host_one_result_feeding_the_next() {
         [Value::I32(0x4000_0000)]
     ));
 }
+
+#[test]
+fn functions_that_do_nothing_on_this_device_still_check_their_refs() {
+    // advise/flush/invalidate_buffer, debug groups and queue.flush have
+    // nothing to do on irvm's device, but IREE's refuse a ref of another
+    // type (INVALID_ARGUMENT, `iree_hal_command_buffer_check_deref`);
+    // before, irvm's took any ref (a buffer view for a command buffer).
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    let mut call = |name: &str, args: &[Value]| {
+        let f = ctx.function(name).unwrap();
+        ctx.invoke(&f, args)
+            .map_err(|t| format!("{:?} {}", t.code, t.message))
+    };
+    let device = call("hal.devices.get", &[Value::I32(0)]).unwrap().remove(0);
+    let cb = call(
+        "hal.command_buffer.create",
+        &[
+            device.clone(),
+            Value::I32(1),
+            Value::I32(3),
+            Value::I64(-1),
+            Value::I32(0),
+        ],
+    )
+    .unwrap()
+    .remove(0);
+    let view = BufferView::from_slice(&[2], &[0f32, 1.])
+        .unwrap()
+        .into_value();
+    let buffer = call("hal.buffer_view.buffer", std::slice::from_ref(&view))
+        .unwrap()
+        .remove(0);
+    let (i32_, i64_) = (Value::I32(0), Value::I64(0));
+    let with = |first: &Value, ref_arg: &Value, name: &str| -> Vec<Value> {
+        match name {
+            "hal.command_buffer.advise_buffer" => vec![
+                first.clone(),
+                ref_arg.clone(),
+                i64_.clone(),
+                i64_.clone(),
+                i64_.clone(),
+                i32_.clone(),
+            ],
+            "hal.command_buffer.begin_debug_group" => vec![first.clone(), Value::Ref(Ref::Null)],
+            "hal.command_buffer.end_debug_group" => vec![first.clone()],
+            "hal.device.queue.flush" => vec![first.clone(), Value::I64(-1)],
+            _ => vec![
+                first.clone(),
+                i32_.clone(),
+                ref_arg.clone(),
+                i64_.clone(),
+                i64_.clone(),
+            ],
+        }
+    };
+    for name in [
+        "hal.command_buffer.advise_buffer",
+        "hal.command_buffer.begin_debug_group",
+        "hal.command_buffer.end_debug_group",
+        "hal.command_buffer.flush_buffer",
+        "hal.command_buffer.invalidate_buffer",
+        "hal.device.queue.flush",
+    ] {
+        let right = if name == "hal.device.queue.flush" {
+            &device
+        } else {
+            &cb
+        };
+        assert!(
+            call(name, &with(right, &buffer, name)).is_ok(),
+            "{name} with the refs it takes"
+        );
+        let refused = call(name, &with(&view, &buffer, name)).unwrap_err();
+        assert!(
+            refused.starts_with("InvalidArgument")
+                && refused.contains("argument 0: expected a !hal."),
+            "{name}: {refused}"
+        );
+        if name.ends_with("_buffer") {
+            let refused = call(name, &with(right, &view, name)).unwrap_err();
+            assert!(
+                refused.contains("expected a !hal.buffer, got"),
+                "{name}: {refused}"
+            );
+        }
+    }
+}

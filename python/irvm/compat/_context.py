@@ -138,9 +138,10 @@ class VmContext:
             ) from None
 
     def invoke(self, function: VmFunction, arg_list: "VmVariantList", ret_list: "VmVariantList") -> None:
-        """Calls `function` with the values of `arg_list`, appending its
-        results to `ret_list`: a VmFunction and two VmVariantLists, as in
-        iree.runtime (a TypeError otherwise)."""
+        """Calls `function` with the values of `arg_list`; its results
+        replace what `ret_list` held (a failed call leaves it as it was): a
+        VmFunction and two VmVariantLists, as in iree.runtime (a TypeError
+        otherwise)."""
         for name, value, kind in (("function", function, VmFunction), ("arg_list", arg_list, VmVariantList),
                                   ("ret_list", ret_list, VmVariantList)):
             if not isinstance(value, kind):
@@ -162,6 +163,9 @@ class VmContext:
         # The numbers' VM types, from the calling convention's results.
         kinds = (function._cconv or "").partition("_")[2]
         value_types = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
+        # As iree.runtime's invoke: the results replace the list's values.
+        ret_list._items.clear()
+        ret_list._value_types.clear()
         for r, kind in zip(results, kinds if len(kinds) == len(results) else "r" * len(results)):
             if kind in value_types:
                 ret_list._value_types[len(ret_list._items)] = value_types[kind]

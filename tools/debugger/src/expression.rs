@@ -218,9 +218,10 @@ impl<'a> Parser<'a> {
         let inner = self.unary()?;
         self.nesting -= 1;
         Ok(match (op, inner) {
-            // `-5` is one constant, typed by its value as before
-            // (-2147483648 is an i32).
-            (Unary::Negate, Node::Int(v)) => Node::Int(v.wrapping_neg()),
+            // A negative number is its literal negated, typed by the
+            // literal as in C: `-2147483648` is a `long` (2147483648
+            // fits no `int`), so `-2147483648 / -1` is 2147483648 as gdb
+            // prints it.
             (Unary::Negate, Node::Float(v)) => Node::Float(-v),
             (op, inner) => Node::Unary(op, Box::new(inner)),
         })
@@ -288,6 +289,15 @@ fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
         Some(h) if !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
             // Up to 64 bits, read as their two's complement (0xFFFF_FFFF_FFFF_FFFF is -1).
             let v = u64::from_str_radix(h, 16).map_err(|_| too_large())?;
+            return Ok(Node::Int(v as i64));
+        }
+        // A leading 0 is C's octal (`010` is 8); a digit past 7 makes it
+        // gdb's invalid number.
+        _ if digits_only(word) && word.len() > 1 && word.starts_with('0') => {
+            if word.bytes().any(|b| b > b'7') {
+                return Err(DebugCommandError(format!("Invalid number \"{word}\".")));
+            }
+            let v = u64::from_str_radix(&word[1..], 8).map_err(|_| too_large())?;
             return Ok(Node::Int(v as i64));
         }
         // Past i64, a decimal is read as a float (`set var` checks the
@@ -726,7 +736,10 @@ mod tests {
             constant("5000000000 * 5000000000"),
             "i64 6553255926290448384"
         );
-        assert_eq!(constant("-2147483648"), "i32 -2147483648");
+        assert_eq!(constant("-2147483648"), "i64 -2147483648");
+        assert_eq!(constant("-2147483648 / -1"), "i64 2147483648");
+        assert_eq!(constant("(-2147483647 - 1) / -1"), "i32 -2147483648");
+        assert_eq!(constant("-2147483647"), "i32 -2147483647");
         assert_eq!(constant("1 << 40"), "i32 0");
         assert_eq!(constant("-1 >> 1"), "i32 -1");
         assert_eq!(constant("3 > 2 > 1"), "i1 0");
@@ -735,6 +748,15 @@ mod tests {
         assert_eq!(constant("!5"), "i1 0");
         assert_eq!(constant("~0"), "i32 -1");
         assert_eq!(constant("0x10 | 1"), "i32 17");
+        assert_eq!(constant("010 + 0"), "i32 8");
+        assert_eq!(constant("-017"), "i32 -15");
+        assert_eq!(constant("00"), "i32 0");
+        assert_eq!(constant("08"), "Invalid number \"08\".");
+        assert_eq!(constant("010.5"), "f64 10.5");
+        assert_eq!(
+            constant("02000000000000000000000"),
+            "Numeric constant too large."
+        );
         assert_eq!(constant("- -5"), "i32 5");
         assert_eq!(constant("1e-1 * 10"), "f64 1");
         assert_eq!(constant("1/0"), "Division by zero");

@@ -963,6 +963,10 @@ fn integer_literal(text: &str) -> Option<i128> {
             u128::from_str_radix(hex, 16).ok()?
         }
         Some(_) => return None,
+        // C's octal, as the expression reads it (`010` is 8).
+        None if digits.len() > 1 && digits.starts_with('0') => {
+            u128::from_str_radix(&digits[1..], 8).ok()?
+        }
         None => digits.parse::<u128>().ok()?,
     };
     let v = i128::try_from(magnitude).ok()?;
