@@ -1382,7 +1382,7 @@ impl Server {
                 frame["line"] = json!(i64::from(p.line) - 1 + line_base);
                 frame["column"] = json!(i64::from(p.col) - 1 + column_base);
                 frame["source"] = code.sources.source_json(&p.file);
-            } else if !s.dbg.has_positions(&address.module, address.function) {
+            } else if !s.dbg.has_positions(address.module_index, address.function) {
                 // No debug information: the function's disassembly.
                 if let Ok(listing) = sources::listing(s.dbg.debug_info(), &address) {
                     if let Some(&line) = listing.lines.get(&address.offset) {

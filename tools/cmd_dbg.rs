@@ -471,7 +471,7 @@ struct Session {
     /// gdb's value history (`$1`, `$2`, ...).
     history: crate::value_history::ValueHistory,
     /// Each function's source names (`%next`), read once.
-    names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
+    names: HashMap<(usize, u32), std::sync::Arc<FunctionNames>>,
     /// What the user typed for each watchpoint (a source name), by number.
     watch_labels: HashMap<u32, String>,
     /// What the user typed for each display with source names in it, by
@@ -990,7 +990,7 @@ impl Session {
         a: &CodeAddress,
         position: Option<&irvm::loader::SourcePosition>,
     ) -> SourceNames {
-        let key = (a.module.clone(), a.function);
+        let key = (a.module_index, a.function);
         let dirs = &self.source_dirs;
         let function = self
             .names
@@ -1002,12 +1002,7 @@ impl Session {
                         .chain([PathBuf::from(file)])
                         .find_map(|p| read_source(&p))
                 };
-                std::sync::Arc::new(FunctionNames::of(
-                    self.dbg.debug_info(),
-                    read,
-                    &a.module,
-                    a.function,
-                ))
+                std::sync::Arc::new(FunctionNames::of(self.dbg.debug_info(), read, a))
             })
             .clone();
         function.at(position)
@@ -2261,7 +2256,7 @@ impl Session {
         for a in addresses {
             let name = self.dbg.function_name(&a);
             let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);
-            let positions = self.dbg.instruction_positions(&a.module, a.function);
+            let positions = self.dbg.instruction_positions(a.module_index, a.function);
             if let Some(asked) = asked {
                 let file = positions
                     .get(&a.offset)
@@ -2280,7 +2275,7 @@ impl Session {
                 );
                 continue;
             };
-            let (offsets, length) = self.dbg.instruction_offsets(&a.module, a.function);
+            let (offsets, length) = self.dbg.instruction_offsets(a.module_index, a.function);
             let same_line = |offset: &u32| {
                 positions
                     .get(offset)
@@ -2582,7 +2577,7 @@ impl Session {
             .ok_or("the program is not being run (use `run`)")?;
         let lines = self
             .dbg
-            .disassemble(&a.module, a.function)
+            .disassemble(a.module_index, a.function)
             .map_err(|e| e.to_string())?;
         outln!("Dump of {}:", self.dbg.function_name(&a));
         for (offset, text) in lines {
