@@ -53,7 +53,7 @@ pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
-pub use self::expression::Expr;
+pub use self::expression::{Expr, NamedValues};
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{
@@ -2480,7 +2480,18 @@ impl Debugger {
     /// Evaluates an expression ([`Expr`]) in frame `n`; one without
     /// registers (`1 + 2`) needs no program.
     pub fn evaluate(&self, expr: &str, n: usize) -> Result<DebugValue, DebugCommandError> {
-        let e = Expr::parse(expr)?;
+        self.evaluate_with(expr, n, &|_| None)
+    }
+
+    /// [`Debugger::evaluate`], with the values of `$` words (gdb's value
+    /// history) from `values` ([`Expr::parse_with`]).
+    pub fn evaluate_with(
+        &self,
+        expr: &str,
+        n: usize,
+        values: &NamedValues<'_>,
+    ) -> Result<DebugValue, DebugCommandError> {
+        let e = Expr::parse_with(expr, values)?;
         if e.is_constant() {
             return e.evaluate_constant();
         }
