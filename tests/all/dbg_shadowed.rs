@@ -204,3 +204,59 @@ fn a_call_means_the_later_module_and_a_breakpoint_both() {
     assert!(out.contains("$1 = 9\n"), "{out}");
     assert!(out.contains("$2 = 16\n"), "{out}");
 }
+
+/// `irvm dap`: a breakpoint in the shadowed module's source stops there,
+/// and its frame shows its own function, source and instructions.
+#[test]
+fn dap_frames_of_a_shadowed_module_use_its_own_debug_info() {
+    use crate::dap::{launch, Client};
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let modules = write_modules(dir.path(), "vm.add.i32");
+    for (file, lines) in [("one.src", 4), ("app.src", 3), ("two.src", 12)] {
+        let text: String = (1..=lines).map(|n| format!("line {n}\n")).collect();
+        std::fs::write(dir.path().join(file), text).expect("source written");
+    }
+    let mut c = Client::start();
+    let paths: Vec<String> = modules.iter().map(|m| m.display().to_string()).collect();
+    launch(
+        &mut c,
+        json!({"modules": paths, "function": "entry", "inputs": ["4"],
+               "sourceDirs": [dir.path().display().to_string()]}),
+    );
+    let one = dir.path().join("one.src").display().to_string();
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": one}, "breakpoints": [{"line": 3}]}),
+    );
+    assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+    let st = c.ok("stackTrace", json!({"threadId": 1}));
+    let frames = st["stackFrames"].as_array().expect("frames");
+    let at = |k: usize| {
+        (
+            frames[k]["name"].as_str().unwrap_or_default().to_string(),
+            frames[k]["source"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            frames[k]["line"].as_i64().unwrap_or_default(),
+        )
+    };
+    assert_eq!(at(0), ("lib.f".into(), "one.src".into(), 3), "{st}");
+    assert_eq!(at(2), ("lib.entry".into(), "two.src".into(), 11), "{st}");
+    let ip = frames[0]["instructionPointerReference"].clone();
+    let dis = c.ok(
+        "disassemble",
+        json!({"memoryReference": ip, "instructionOffset": 0, "instructionCount": 1}),
+    );
+    assert!(
+        dis["instructions"][0]["instruction"]
+            .as_str()
+            .is_some_and(|t| t.contains("vm.add.i32")),
+        "{dis}"
+    );
+    c.disconnect_cleanly();
+}
