@@ -1063,11 +1063,11 @@ fn benchmark_names(
 /// makes, `dispatch` on those `--iree-hal-dump-executable-benchmarks-to`
 /// makes), if it has one.
 fn benchmark_attr(ctx: &Context, module: &str, name: &str) -> Option<String> {
-    let (_, m) = ctx
+    let (_, _, m) = ctx
         .bytecode_modules()
         .into_iter()
         .rev()
-        .find(|(n, _)| *n == module)?;
+        .find(|(_, n, _)| *n == module)?;
     let export = m.export(name)?;
     let signature = m.function_signature(export.internal_ordinal)?;
     signature

@@ -1382,7 +1382,7 @@ impl Server {
                 frame["line"] = json!(i64::from(p.line) - 1 + line_base);
                 frame["column"] = json!(i64::from(p.col) - 1 + column_base);
                 frame["source"] = code.sources.source_json(&p.file);
-            } else if !s.dbg.has_positions(&address.module, address.function) {
+            } else if !s.dbg.has_positions(address.module_index, address.function) {
                 // No debug information: the function's disassembly.
                 if let Ok(listing) = sources::listing(s.dbg.debug_info(), &address) {
                     if let Some(&line) = listing.lines.get(&address.offset) {
@@ -1548,10 +1548,15 @@ impl Server {
         // Editors leave the `%` out of the word under the mouse.
         let hovered = hover.then(|| names.hovered(expr.trim())).flatten();
         let vm_expr = names.substitute(hovered.as_deref().unwrap_or(&expr), hover)?;
-        let v = self
-            .session()?
+        // (`$N` inside an expression, `$1 + 1`, reads the history too.)
+        let history = &self.history;
+        let session = self
+            .session
+            .as_ref()
+            .ok_or("no program: send `launch` first")?;
+        let v = session
             .dbg
-            .evaluate(&vm_expr, frame)
+            .evaluate_with(&vm_expr, frame, &|word| history.lookup(word))
             .map_err(|e| in_terms_of(e.0, &vm_expr, &expr))?;
         let var = self.variable(expr, &v);
         Ok(json!({

@@ -468,10 +468,14 @@ struct Session {
     function: String,
     /// Where `list` goes on: file and next line to show.
     list_next: Option<(String, i32)>,
+    /// The first line the last `list` showed (gdb's `last_line_listed`,
+    /// which a bare `info line` describes); forgotten at a stop or frame
+    /// change, as `list_next` is.
+    last_listed: Option<(String, i32)>,
     /// gdb's value history (`$1`, `$2`, ...).
     history: crate::value_history::ValueHistory,
     /// Each function's source names (`%next`), read once.
-    names: HashMap<(String, u32), std::sync::Arc<FunctionNames>>,
+    names: HashMap<(usize, u32), std::sync::Arc<FunctionNames>>,
     /// What the user typed for each watchpoint (a source name), by number.
     watch_labels: HashMap<u32, String>,
     /// What the user typed for each display with source names in it, by
@@ -543,6 +547,7 @@ fn session(args: &DbgArgs) -> Result<bool, String> {
         sources: HashMap::new(),
         function: crate::flags::function_name(&args.function).to_string(),
         list_next: None,
+        last_listed: None,
         history: crate::value_history::ValueHistory::default(),
         names: HashMap::new(),
         watch_labels: HashMap::new(),
@@ -793,9 +798,10 @@ commands (gdb's words):
   backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
                                          or outermost N; full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
-  print[/x|/d|/t|/f] EXPR                registers (%iN, %iN:M, %rN) and numbers with C's
-                                         operators (p; numbers alone need no program);
-                                         print REGISTER = VALUE sets it, then prints it
+  print[/x|/d|/t|/f] EXPR                registers (%iN, %iN:M, %rN), numbers and history
+                                         ($N, $, $$N) with C's operators (p; numbers alone need
+                                         no program), as $N = VALUE; print REGISTER = VALUE
+                                         sets it, then prints it
   output[/FMT] EXPR                      EXPR's value alone: no `$N =`, no newline
   printf \"FORMAT\", EXPR...               C's printf: %d %i %u %x %X %o %c %s %f %e %g %%
   ptype | whatis EXPR                    EXPR's type: i32, i64, f32, f64, !vm.list<i32>, ...
@@ -979,8 +985,9 @@ impl Session {
         }
         let vm = self.in_registers(text)?;
         let frame = self.dbg.selected_frame();
+        let history = &self.history;
         self.dbg
-            .evaluate(&vm, frame)
+            .evaluate_with(&vm, frame, &|word| history.lookup(word))
             .map_err(|e| in_terms_of(e.0, &vm, text))
     }
 
@@ -990,7 +997,7 @@ impl Session {
         a: &CodeAddress,
         position: Option<&irvm::loader::SourcePosition>,
     ) -> SourceNames {
-        let key = (a.module.clone(), a.function);
+        let key = (a.module_index, a.function);
         let dirs = &self.source_dirs;
         let function = self
             .names
@@ -1002,12 +1009,7 @@ impl Session {
                         .chain([PathBuf::from(file)])
                         .find_map(|p| read_source(&p))
                 };
-                std::sync::Arc::new(FunctionNames::of(
-                    self.dbg.debug_info(),
-                    read,
-                    &a.module,
-                    a.function,
-                ))
+                std::sync::Arc::new(FunctionNames::of(self.dbg.debug_info(), read, a))
             })
             .clone();
         function.at(position)
@@ -1491,8 +1493,7 @@ impl Session {
             "print" | "p" => {
                 // The value history needs no program.
                 if let Some(found) = self.history.lookup(rest) {
-                    let v = found?;
-                    outln!("{} = {}", rest.trim(), self.dbg.format_value(&v, format));
+                    self.print_numbered(found?, format);
                     return Ok(Flow::Continue);
                 }
                 if let Some((typed, value)) = split_assignment(rest) {
@@ -1502,7 +1503,7 @@ impl Session {
                         .dbg
                         .set_register(&register, &value)
                         .map_err(|e| in_terms_of(e.0, &register, typed))?;
-                    outln!("{typed} = {}", self.dbg.format_value(&v, format));
+                    self.print_numbered(v, format);
                     return Ok(Flow::Continue);
                 }
                 // Numbers need no program (`print 1 + 2`); registers and
@@ -1515,11 +1516,12 @@ impl Session {
                     self.require_frames()?;
                 }
                 let vm = self.in_registers(rest)?;
+                let history = &self.history;
                 let v = self
                     .dbg
-                    .evaluate(&vm, self.dbg.selected_frame())
+                    .evaluate_with(&vm, self.dbg.selected_frame(), &|word| history.lookup(word))
                     .map_err(|e| format!("cannot print `{rest}`: {}", in_terms_of(e.0, &vm, rest)))?;
-                outln!("{rest} = {}", self.dbg.format_value(&v, format));
+                self.print_numbered(v, format);
             }
             "output" => {
                 // gdb's `output`: the value alone, no `$N = ` and no
@@ -1618,6 +1620,28 @@ impl Session {
         Ok(Flow::Continue)
     }
 
+    /// gdb's `query`: `QUESTION (y or n)`, answered at the terminal, or
+    /// answered yes (and said so) when the commands do not come from one.
+    pub(crate) fn query(&self, question: &str) -> bool {
+        if self.interactive {
+            out!("{question} (y or n) ");
+            let mut answer = String::new();
+            let _ = std::io::stdin().read_line(&mut answer);
+            matches!(answer.trim(), "y" | "Y" | "yes")
+        } else {
+            outln!("{question} (y or n) [answered Y; input not from terminal]");
+            true
+        }
+    }
+
+    /// A value `print` shows, as gdb prints every one: kept in the value
+    /// history and shown under its number (`$3 = 42`).
+    fn print_numbered(&mut self, value: irvm_debugger::DebugValue, format: Format) {
+        let text = self.dbg.format_value(&value, format);
+        let number = self.history.record(value);
+        outln!("${number} = {text}");
+    }
+
     /// `call FUNCTION(ARGS)`: each argument with the selected frame's
     /// source names, then each result as gdb prints a value (`$1 = 42`).
     fn call(&mut self, function: &str, args: &[&str], format: Format) -> Result<(), String> {
@@ -1630,10 +1654,7 @@ impl Session {
             .call_function(function, &args)
             .map_err(|e| e.to_string())?;
         for v in &values {
-            let value = irvm_debugger::DebugValue::from_value(v);
-            let text = self.dbg.format_value(&value, format);
-            let number = self.history.record(value);
-            outln!("${number} = {text}");
+            self.print_numbered(irvm_debugger::DebugValue::from_value(v), format);
         }
         Ok(())
     }
@@ -1658,15 +1679,8 @@ impl Session {
             .dbg
             .selected_function_name()
             .unwrap_or_else(|| "selected stack frame".into());
-        if self.interactive {
-            out!("Make {what} return now? (y or n) ");
-            let mut answer = String::new();
-            let _ = std::io::stdin().read_line(&mut answer);
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                return Err("Not confirmed".into());
-            }
-        } else {
-            outln!("Make {what} return now? (y or n) [answered Y; input not from terminal]");
+        if !self.query(&format!("Make {what} return now?")) {
+            return Err("Not confirmed".into());
         }
         let stop = self.dbg.return_now(values).map_err(e)?;
         match stop {
@@ -1785,6 +1799,7 @@ impl Session {
 
     fn report(&mut self, stop: Stop) {
         self.list_next = None;
+        self.last_listed = None;
         self.reported = true;
         self.pending_commands = None;
         self.stopped_at_breakpoint = match &stop {
@@ -2066,6 +2081,7 @@ impl Session {
     /// `#N  frame` and its source line (`frame`, `up`, `down`).
     fn show_frame(&mut self, n: usize) {
         self.list_next = None;
+        self.last_listed = None;
         let frames = self.dbg.frames();
         let Some(f) = frames.get(n) else {
             return;
@@ -2231,14 +2247,20 @@ impl Session {
         Ok(())
     }
 
-    /// `info line [LOCATION]`: where the code of the selected frame's
-    /// line (or of `LOCATION`'s) starts and ends, in gdb's words.
+    /// `info line [LOCATION]`: where the code of `LOCATION`'s line starts
+    /// and ends, in gdb's words; without one, of the first line the last
+    /// `list` showed, else of the selected frame's line.
     fn info_line(&self, location: &str) -> Result<(), String> {
         let (addresses, line) = if location.is_empty() {
-            let (a, _) = self
-                .dbg
-                .selected_location()
-                .ok_or("the program is not being run (use `run`), and no location was given")?;
+            // gdb describes the first line the last `list` showed, else
+            // the selected frame's; with neither, no line.
+            if let Some((file, line)) = self.last_listed.clone() {
+                return self.info_line(&format!("{file}:{line}"));
+            }
+            let Some((a, _)) = self.dbg.selected_location() else {
+                outln!("No line number information available.");
+                return Ok(());
+            };
             (vec![a], None)
         } else {
             if let Some((line, file)) = self.dbg.line_out_of_range(location) {
@@ -2261,7 +2283,7 @@ impl Session {
         for a in addresses {
             let name = self.dbg.function_name(&a);
             let at = |offset: u32| format!("{}.{name}+0x{offset:08X} <{name}+{offset}>", a.module);
-            let positions = self.dbg.instruction_positions(&a.module, a.function);
+            let positions = self.dbg.instruction_positions(a.module_index, a.function);
             if let Some(asked) = asked {
                 let file = positions
                     .get(&a.offset)
@@ -2280,7 +2302,7 @@ impl Session {
                 );
                 continue;
             };
-            let (offsets, length) = self.dbg.instruction_offsets(&a.module, a.function);
+            let (offsets, length) = self.dbg.instruction_offsets(a.module_index, a.function);
             let same_line = |offset: &u32| {
                 positions
                     .get(offset)
@@ -2571,6 +2593,7 @@ impl Session {
                 outln!("{m}{n}\t{text}");
             }
         }
+        self.last_listed = Some((file.clone(), first));
         self.list_next = Some((file, last.min(total).saturating_add(1)));
         Ok(())
     }
@@ -2582,7 +2605,7 @@ impl Session {
             .ok_or("the program is not being run (use `run`)")?;
         let lines = self
             .dbg
-            .disassemble(&a.module, a.function)
+            .disassemble(a.module_index, a.function)
             .map_err(|e| e.to_string())?;
         outln!("Dump of {}:", self.dbg.function_name(&a));
         for (offset, text) in lines {

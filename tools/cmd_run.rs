@@ -268,8 +268,8 @@ pub fn uses_coarse_fences(ctx: &Context, module: &str, name: &str) -> bool {
     ctx.bytecode_modules()
         .into_iter()
         .rev()
-        .find(|(n, _)| *n == module)
-        .is_some_and(|(_, m)| irvm_hal::uses_coarse_fences(m, name))
+        .find(|(_, n, _)| *n == module)
+        .is_some_and(|(_, _, m)| irvm_hal::uses_coarse_fences(m, name))
 }
 
 /// After an async-external call returned: its signal fence must be

@@ -30,7 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use irvm::loader::SourcePosition;
-use irvm_debugger::{DebugInfo, RegisterRef};
+use irvm_debugger::{CodeAddress, DebugInfo, RegisterRef};
 
 /// What the text says of one function's names, wherever it stopped.
 #[derive(Default)]
@@ -54,15 +54,15 @@ pub struct SourceNames {
 }
 
 impl FunctionNames {
-    /// The names of the function `function` of `module`; `read` gives the
-    /// text of a source file as the debug information records its name
-    /// (`None`: not found).
+    /// The names of the function at `function_at` (its offset does not matter);
+    /// `read` gives the text of a source file as the debug information
+    /// records its name (`None`: not found).
     pub fn of(
         dbg: &DebugInfo,
         mut read: impl FnMut(&str) -> Option<String>,
-        module: &str,
-        function: u32,
+        function_at: &CodeAddress,
     ) -> FunctionNames {
+        let (module, function) = (function_at.module_index, function_at.function);
         let mut texts: HashMap<String, Option<Vec<String>>> = HashMap::new();
         // (file, line, column) -> (name, register), the last write wins.
         let mut at: BTreeMap<(String, i32, i32), (String, RegisterRef)> = BTreeMap::new();
@@ -88,11 +88,7 @@ impl FunctionNames {
             }
         }
         let defined: Vec<(String, RegisterRef)> = at.into_values().collect();
-        let function_name = dbg.function_name(&irvm_debugger::CodeAddress {
-            module: module.to_string(),
-            function,
-            offset: 0,
-        });
+        let function_name = dbg.function_name(function_at);
         let registers = dbg.argument_registers(module, function);
         let found = texts.iter().find_map(|(file, lines)| {
             let (names, first, last) = definition(lines.as_ref()?, &function_name)?;

@@ -39,6 +39,10 @@ pub struct ExecView<'a> {
     pub module: &'a Module,
     /// Its name in the context.
     pub module_name: &'a str,
+    /// Its place in the context, in registration order (see
+    /// [`crate::FrameInfo::module_index`]): of modules registered under
+    /// one name, which one.
+    pub module_index: usize,
     /// Internal function ordinal.
     pub function: u32,
     /// Bytecode offset of the instruction, relative to the function.

@@ -2405,7 +2405,7 @@ fn set_variable_and_data_breakpoints_on_registers() {
     let id = info["dataId"].as_str().expect("a data id").to_string();
     let set = c.ok(
         "setDataBreakpoints",
-        json!({"breakpoints": [{"dataId": id}, {"dataId": "9:module:0:%i1"}]}),
+        json!({"breakpoints": [{"dataId": id}, {"dataId": "9:0:0:%i1"}]}),
     );
     assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
     assert_eq!(set["breakpoints"][1]["verified"], false, "{set}");

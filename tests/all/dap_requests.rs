@@ -491,8 +491,8 @@ fn restart_runs_the_program_again() {
 
 /// The debug console keeps gdb's value history as `irvm dbg` does: each
 /// call's result is `$N = VALUE`, and `$N`, `$` and `$$N` read it back (in
-/// any context: a watch too), with gdb's words for what it has not
-/// reached.
+/// any context: a watch too; alone or inside an expression), with gdb's
+/// words for what it has not reached.
 #[test]
 fn the_debug_console_keeps_gdbs_value_history() {
     let mut c = Client::start();
@@ -522,6 +522,11 @@ fn the_debug_console_keeps_gdbs_value_history() {
     }
     let watched = evaluate(&mut c, "$2", "watch");
     assert_eq!(watched["body"]["result"], "10", "{watched}");
+    // Inside a larger expression, of its own type.
+    let sum = evaluate(&mut c, "$1 + $2 * 2", "watch");
+    assert_eq!(sum["body"]["result"], "28", "{sum}");
+    let missing = evaluate(&mut c, "$7 + 1", "repl");
+    assert_eq!(missing["message"], "History has not yet reached $7.");
     let far = evaluate(&mut c, "$3", "repl");
     assert_eq!(far["message"], "History has not yet reached $3.");
     let back = evaluate(&mut c, "$$5", "repl");

@@ -263,8 +263,8 @@ fn traps_stop_in_the_faulting_frame() {
     // The registers as they were when it failed: a + 1 and the zero.
     assert_eq!(register(&r[2].1, "%i2"), 8);
     assert_eq!(register(&r[2].1, "%i1"), 0);
-    assert_eq!(r[3].1, ["%i1 = 0"]);
-    assert_eq!(r[4].1, ["%i2 = 0x8"]);
+    assert_eq!(r[3].1, ["$1 = 0"]);
+    assert_eq!(r[4].1, ["$2 = 0x8"]);
     // continue ends the program with the failure.
     assert_eq!(r[5].1[0], "[main failed]");
     assert_eq!(
@@ -458,7 +458,7 @@ fn frames_are_selected_with_up_down_and_frame() {
         r[8].1[0],
         "#1  main (frames.main+0x00000001) at frames.src:8:7"
     );
-    assert_eq!(r[9].1, ["%i0 = 5"]);
+    assert_eq!(r[9].1, ["$1 = 5"]);
     assert_eq!(
         r[10].1,
         [
@@ -559,7 +559,7 @@ fn jump_goes_on_elsewhere_in_the_current_function() {
             "9\t  b = twice(a)"
         ]
     );
-    assert_eq!(r[9].1, ["%i1 = 10"]);
+    assert_eq!(r[9].1, ["$1 = 10"]);
     // tbreak + jump: stopped at once at the target.
     assert_eq!(
         r[11].1,
@@ -593,7 +593,7 @@ fn return_pops_the_selected_frame_with_values() {
             "9\t  b = twice(a)"
         ]
     );
-    assert_eq!(r[3].1, ["%i1 = 40"]);
+    assert_eq!(r[3].1, ["$1 = 40"]);
     assert_eq!(
         r[5].1,
         ["error: `main` returns 1 value (i32); `return` was given 2"]
@@ -735,20 +735,20 @@ fn print_shows_lists_buffers_and_formats() {
                   p %i8:9\np/x %i8:9\np %i0 == 5\np %i0 > 10\np %r0 == 0\np %r7\np %i0 <\n";
     let (out, _) = dbg(&frames_args("5"), script);
     let r = replies(&out);
-    assert_eq!(r[2].1, ["%r0 = !vm.list<i32>[3] {10, 20, 5}"]);
+    assert_eq!(r[2].1, ["$1 = !vm.list<i32>[3] {10, 20, 5}"]);
     assert_eq!(
         r[3].1,
-        ["%r1 = !vm.buffer[20] {00 00 00 00 2a 00 00 00 00 00 00 00 00 00 00 00 ...}"]
+        ["$2 = !vm.buffer[20] {00 00 00 00 2a 00 00 00 00 00 00 00 00 00 00 00 ...}"]
     );
-    assert_eq!(r[4].1, ["%i14 = 0x2a"]);
-    assert_eq!(r[5].1, ["%i14 = 101010"]);
-    assert_eq!(r[6].1, ["%i14 = 42"]);
-    assert_eq!(r[7].1, ["%i14 = 5.88545e-44"]);
-    assert_eq!(r[8].1, ["%i8:9 = 20"]);
-    assert_eq!(r[9].1, ["%i8:9 = 0x14"]);
-    assert_eq!(r[10].1, ["%i0 == 5 = 1"]);
-    assert_eq!(r[11].1, ["%i0 > 10 = 0"]);
-    assert_eq!(r[12].1, ["%r0 == 0 = 0"]);
+    assert_eq!(r[4].1, ["$3 = 0x2a"]);
+    assert_eq!(r[5].1, ["$4 = 101010"]);
+    assert_eq!(r[6].1, ["$5 = 42"]);
+    assert_eq!(r[7].1, ["$6 = 5.88545e-44"]);
+    assert_eq!(r[8].1, ["$7 = 20"]);
+    assert_eq!(r[9].1, ["$8 = 0x14"]);
+    assert_eq!(r[10].1, ["$9 = 1"]);
+    assert_eq!(r[11].1, ["$10 = 0"]);
+    assert_eq!(r[12].1, ["$11 = 0"]);
     assert_eq!(
         r[13].1,
         ["error: cannot print `%r7`: %r7 is out of range (the frame has 2 ref registers)"]
@@ -772,7 +772,7 @@ fn tensors_print_shape_type_and_elements() {
     );
     assert_eq!(code, 0, "{out}");
     let r = replies(&out);
-    assert_eq!(r[1].1, ["%r0 = !hal.buffer_view 4xf32=1 2 3 4"]);
+    assert_eq!(r[1].1, ["$1 = !hal.buffer_view 4xf32=1 2 3 4"]);
     // The dispatch shows in the transcript as the program runs.
     assert_eq!(
         r[2].1[0],
@@ -797,7 +797,7 @@ fn conditions_ignore_counts_and_hit_counts() {
         r[0].1,
         ["Breakpoint 1 at fib (module.fib+0x00000033) at fib.mlir:12:13 (1 location)"]
     );
-    assert_eq!(r[2].1, ["%i1 = 3"]);
+    assert_eq!(r[2].1, ["$1 = 3"]);
     assert_eq!(
         r[3].1,
         [
@@ -807,11 +807,11 @@ fn conditions_ignore_counts_and_hit_counts() {
             "\tbreakpoint already hit 1 time"
         ]
     );
-    assert_eq!(r[6].1, ["%i1 = 5"]);
+    assert_eq!(r[6].1, ["$2 = 5"]);
     assert_eq!(r[7].1, ["Breakpoint 1 now unconditional."]);
     assert_eq!(r[8].1, ["Will ignore next 2 crossings of breakpoint 1."]);
     // Hits 3 and 4 (i = 6 and 7) are ignored; hits count them all.
-    assert_eq!(r[10].1, ["%i1 = 8"]);
+    assert_eq!(r[10].1, ["$3 = 8"]);
     assert!(
         r[11]
             .1
@@ -830,7 +830,7 @@ fn conditions_ignore_counts_and_hit_counts() {
             "13\t    %k1 = arith.addi %k, %one : i32"
         ]
     );
-    assert_eq!(r[15].1, ["%i1 = 8"]);
+    assert_eq!(r[15].1, ["$4 = 8"]);
     // The temporary breakpoint is gone; 1 is disabled.
     assert_eq!(r[16].1[1].split_whitespace().nth(3), Some("n"));
     assert_eq!(r[16].1.len(), 3, "{:?}", r[16].1);
@@ -838,7 +838,7 @@ fn conditions_ignore_counts_and_hit_counts() {
         r[18].1[0],
         "Breakpoint 1, fib (module.fib+0x00000033) at fib.mlir:12:13"
     );
-    assert_eq!(r[19].1, ["%i1 = 9"]);
+    assert_eq!(r[19].1, ["$5 = 9"]);
     assert_eq!(r[21].1, ["[fib returned]", "result[0]: i32=144"]);
 }
 
@@ -1600,11 +1600,11 @@ fn set_var_changes_a_register_and_the_program_goes_on_with_it() {
     let r = replies(&out);
     assert_eq!(r[0].1, ["error: the program is not being run (use `run`)"]);
     assert!(r[3].1.is_empty(), "{:?}", r[3].1);
-    assert_eq!(r[4].1, ["%i1 = 10"]);
+    assert_eq!(r[4].1, ["$1 = 10"]);
     // An integer register takes a float's integer part, as C assigns.
-    assert_eq!(r[5].1, ["%i4 = 2"]);
+    assert_eq!(r[5].1, ["$2 = 2"]);
     assert_eq!(r[6].1, ["error: 5000000000 is out of range for %i4 (i32)"]);
-    assert_eq!(r[8].1, ["%i4 = -1"]);
+    assert_eq!(r[8].1, ["$3 = -1"]);
     assert!(r[9].1.is_empty(), "{:?}", r[9].1);
     assert_eq!(r[10].1, ["error: usage: set var REGISTER = VALUE"]);
     assert_eq!(r[11].1, ["error: usage: set var REGISTER = VALUE"]);
@@ -1638,7 +1638,7 @@ fn set_var_takes_integer_literals_exactly() {
     assert_eq!(code, 1, "{out}");
     let r = replies(&out);
     assert!(r[2].1.is_empty(), "{:?}", r[2].1);
-    assert_eq!(r[3].1, ["%i0:1 = -1"]);
+    assert_eq!(r[3].1, ["$1 = -1"]);
     assert_eq!(
         r[4].1,
         ["error: 18446744073709551616 is out of range for %i0:1 (i64)"]
@@ -1783,11 +1783,11 @@ fn source_names_in_print_watch_set_conditions_and_info_locals() {
             "%zero = 2  (%i1, shared with %k1)"
         ]
     );
-    assert_eq!(r[3].1, ["%next = 2"]);
-    assert_eq!(r[4].1, ["%k1 == 2 = 0x1"]);
+    assert_eq!(r[3].1, ["$1 = 2"]);
+    assert_eq!(r[4].1, ["$2 = 0x1"]);
     assert_eq!(r[5].1, ["Watchpoint 2: %next (%i5)"]);
     assert!(r[6].1.is_empty(), "{:?}", r[6].1);
-    assert_eq!(r[7].1, ["%one = 1"]);
+    assert_eq!(r[7].1, ["$3 = 1"]);
     let unknown = "error: `%nosuch` is neither a register nor a source name of this function";
     assert_eq!(r[8].1, [unknown]);
     assert_eq!(r[9].1, [unknown]);
@@ -2124,22 +2124,12 @@ fn breakpoint_command_lists_run_at_their_stops() {
     // Silent stops at k1 = 1 and 2, each printing and going on.
     assert_eq!(
         r[13].1,
-        [
-            "%next = 1",
-            "%next = 2",
-            "[fib returned]",
-            "result[0]: i32=5"
-        ]
+        ["$1 = 1", "$2 = 2", "[fib returned]", "result[0]: i32=5"]
     );
     assert_eq!(r[14].1, ["error: No breakpoint number 9."]);
     assert_eq!(
         r[15].1,
-        [
-            "%next = 1",
-            "%next = 2",
-            "[fib returned]",
-            "result[0]: i32=5"
-        ]
+        ["$3 = 1", "$4 = 2", "[fib returned]", "result[0]: i32=5"]
     );
     assert_eq!(
         r[18].1,
@@ -2169,9 +2159,9 @@ fn echo_prints_its_text_with_c_escapes() {
         r[9].1,
         [
             "[stop]",
-            "%next = 1",
+            "$1 = 1",
             "[stop]",
-            "%next = 2",
+            "$2 = 2",
             "[fib returned]",
             "result[0]: i32=1"
         ]
@@ -2266,8 +2256,8 @@ fn command_lists_nest() {
             "        continue"
         ]
     );
-    assert_eq!(r[12].1, ["[two]", "%k1 = 1"]);
-    assert_eq!(r[13].1, ["%k1 = 2"]);
+    assert_eq!(r[12].1, ["[two]", "$1 = 1"]);
+    assert_eq!(r[13].1, ["$2 = 2"]);
 }
 
 /// `echo` reads escapes as gdb 13 does (its output recorded here): octal

@@ -47,11 +47,11 @@ fn numbers_print_without_a_program_with_c_arithmetic() {
          echo \\n\nprint 2147483647 + 1\nwhatis 5000000000\nprint 1/0\nprint 1.5 % 1\n\
          print %i1\nprint 1 << 40\nprint 3 > 2 > 1\nprint 1 +\nprint 5 % 2\n",
     );
-    assert_eq!(r[0], "1+2 = 3\n");
-    assert_eq!(r[1], "(1 + 2) * 3 = 9\n");
+    assert_eq!(r[0], "$1 = 3\n");
+    assert_eq!(r[1], "$2 = 9\n");
     assert_eq!(r[2], "3 3.50\n");
     assert_eq!(r[3], "-2");
-    assert_eq!(r[5], "2147483647 + 1 = -2147483648\n");
+    assert_eq!(r[5], "$3 = -2147483648\n");
     assert_eq!(r[6], "type = i64\n");
     assert_eq!(r[7], "error: cannot print `1/0`: Division by zero\n");
     assert_eq!(
@@ -59,10 +59,10 @@ fn numbers_print_without_a_program_with_c_arithmetic() {
         "error: cannot print `1.5 % 1`: Integer-only operation on floating point number.\n"
     );
     assert_eq!(r[9], "error: the program is not being run (use `run`)\n");
-    assert_eq!(r[10], "1 << 40 = 0\n");
-    assert_eq!(r[11], "3 > 2 > 1 = 0\n");
+    assert_eq!(r[10], "$4 = 0\n");
+    assert_eq!(r[11], "$5 = 0\n");
     assert!(r[12].starts_with("error: cannot print `1 +`"), "{r:?}");
-    assert_eq!(r[13], "5 % 2 = 1\n");
+    assert_eq!(r[13], "$6 = 1\n");
 }
 
 /// Arithmetic over registers and source names in the running program, in
@@ -75,11 +75,11 @@ fn registers_take_part_in_arithmetic() {
          print %next-1\nprint %x-y\n",
     );
     assert!(r[1].contains("Breakpoint 1, fib"), "{r:?}");
-    assert_eq!(r[2], "%i1 + 10 = 12\n");
-    assert_eq!(r[3], "(%i3 + %i4) * 2 = 6\n");
+    assert_eq!(r[2], "$1 = 12\n");
+    assert_eq!(r[3], "$2 = 6\n");
     // A source name followed by `-` is a subtraction when the whole word
     // names nothing (names may hold `-`).
-    assert_eq!(r[4], "%next-1 = 0\n");
+    assert_eq!(r[4], "$3 = 0\n");
     assert_eq!(
         r[5],
         "error: `%x-y` is neither a register nor a source name of this function\n"
@@ -230,9 +230,14 @@ fn source_v_shows_each_command_as_gdb_does() {
     );
     assert_eq!(
         r[0],
-        format!("+define foo\n+foo\n++echo foo\\n\nfoo\n+source {i}\n+echo in\\n\nin\n+print 1\n1 = 1\n")
+        format!("+define foo\n+foo\n++echo foo\\n\nfoo\n+source {i}\n+echo in\\n\nin\n+print 1\n$1 = 1\n")
     );
-    assert_eq!(r[1], "foo\nin\n1 = 1\n");
+    // (The second reading defines `foo` again: gdb's question, answered.)
+    assert_eq!(
+        r[1],
+        "Redefine command \"foo\"? (y or n) [answered Y; input not from terminal]\n\
+         foo\nin\n$2 = 1\n"
+    );
     assert_eq!(r[2], "+echo in\\n\nin\n");
     assert_eq!(r[3], "error: -v: No such file or directory.\n");
     assert_eq!(r[4], format!("error: -q {i}: No such file or directory.\n"));
@@ -381,4 +386,30 @@ fn a_returned_ref_of_another_type_traps_at_its_first_use() {
         "\nProgram stopped: INVALID_ARGUMENT: buffer is not a !vm.buffer\n\
          main (ref_return.main+0x0000000E)\n=> %i2:3 = vm.buffer.length %r0\n"
     );
+}
+
+/// gdb numbers every value `print` shows (`$3 = 12`, a register's and
+/// an assignment's too: `print $rip` is `$N = ...`), keeping it in the
+/// value history, and `$N` takes part in expressions of its own type
+/// (`print $1 + 1`; an i64 stays one, as gdb's `long`).
+#[test]
+fn print_numbers_its_values_and_history_takes_part_in_expressions() {
+    let r = replies(
+        &fib_args(),
+        "print 5\nprint $1 + 1\nprint $ * $$\nbreak fib.mlir:9\nrun\nprint %i1\n\
+         print %i1 = 7\nprint $5 + 1\nprint/x $3\nprint 5000000000\nwhatis $8 - 4999999999\n\
+         print $12 + 1\noutput $2 - 1\n",
+    );
+    assert_eq!(r[..3], ["$1 = 5\n", "$2 = 6\n", "$3 = 30\n"], "{r:?}");
+    assert_eq!(r[5], "$4 = 0\n", "{r:?}");
+    assert_eq!(r[6], "$5 = 7\n", "{r:?}");
+    assert_eq!(r[7], "$6 = 8\n", "{r:?}");
+    assert_eq!(r[8], "$7 = 0x1e\n", "{r:?}");
+    assert_eq!(r[9], "$8 = 5000000000\n", "{r:?}");
+    assert_eq!(r[10], "type = i64\n", "{r:?}");
+    assert_eq!(
+        r[11], "error: cannot print `$12 + 1`: History has not yet reached $12.\n",
+        "{r:?}"
+    );
+    assert_eq!(r[12], "5", "{r:?}");
 }

@@ -57,7 +57,7 @@ fn ex_and_x_run_in_order_before_the_input() {
         "{out}"
     );
     // Then stdin's commands, echoed after the prompt.
-    assert!(out.contains("(irvm) print %next\n%next = 1\n"), "{out}");
+    assert!(out.contains("(irvm) print %next\n$1 = 1\n"), "{out}");
 }
 
 /// gdb's `-batch` (irvm's `--batch` without a file) leaves after the
@@ -183,7 +183,7 @@ fn user_commands_take_arguments_and_documentation() {
     );
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("(irvm) show %i1 \"a b\"\nargc=2 first=%i1 second=\"a b\"\n%i1 = 0\n"),
+        out.contains("(irvm) show %i1 \"a b\"\nargc=2 first=%i1 second=\"a b\"\n$1 = 0\n"),
         "{out}"
     );
     assert!(
@@ -198,7 +198,16 @@ fn user_commands_take_arguments_and_documentation() {
         out.contains("(irvm) forever\nerror: Max user call depth exceeded -- command aborted"),
         "{out}"
     );
-    // Read from stdin, the body lines are echoed as they are read.
+    // gdb's question on redefining a command, answered yes with the
+    // commands not from a terminal; read from stdin, the body lines are
+    // echoed as they are read.
+    assert!(
+        out.contains(
+            "(irvm) define show\nRedefine command \"show\"? (y or n) [answered Y; input not \
+             from terminal]\n"
+        ),
+        "{out}"
+    );
     assert!(out.contains("(irvm) show\nredefined\n"), "{out}");
     assert!(
         out.ends_with("error: Undefined command: \"nosuch\".\n"),

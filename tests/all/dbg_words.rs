@@ -100,7 +100,7 @@ fn continue_with_a_count_ignores_the_breakpoint_that_many_times_less_one() {
         "{r:?}"
     );
     // Stopped at i = 0, then past i = 1 and 2, at i = 3.
-    assert_eq!(r[3].1, "%i1 = 3\n", "{r:?}");
+    assert_eq!(r[3].1, "$1 = 3\n", "{r:?}");
     assert_eq!(
         r[6].1.lines().next(),
         Some("Not stopped at any breakpoint; argument ignored."),
@@ -124,13 +124,13 @@ fn continue_with_a_count_words_small_counts_and_survives_a_deleted_breakpoint() 
         Some("Will stop next time breakpoint 1 is reached.  Continuing."),
         "{r:?}"
     );
-    assert_eq!(r[3].1, "%i1 = 1\n", "{r:?}");
+    assert_eq!(r[3].1, "$1 = 1\n", "{r:?}");
     assert_eq!(
         r[4].1.lines().next(),
         Some("Will ignore next crossing of breakpoint 1.  Continuing."),
         "{r:?}"
     );
-    assert_eq!(r[5].1, "%i1 = 3\n", "{r:?}");
+    assert_eq!(r[5].1, "$2 = 3\n", "{r:?}");
     let last = &r[7].1;
     assert_eq!(
         last.lines().next(),
@@ -222,7 +222,7 @@ fn info_line_gives_the_lines_code_range() {
         &args("fib.vmfb", "fib", "5"),
         "info line fib.mlir:12\ninfo line\nbreak fib.mlir:12\nrun\nstepi\ninfo line\n\
          info line 0\ninfo line fib.mlir:0\ninfo line fib.mlir:-3\ninfo line 99\n\
-         info line 11\nbreak 0\nbreak fib.mlir:99\n",
+         info line 11\nbreak 0\nbreak fib.mlir:99\nlist 5,6\ninfo line\nframe\ninfo line\n",
     );
     assert_eq!(code, 1, "{r:?}");
     assert_eq!(
@@ -230,10 +230,8 @@ fn info_line_gives_the_lines_code_range() {
         "Line 12 of \"fib.mlir\" starts at address module.fib+0x00000033 <fib+51> and ends at \
          module.fib+0x0000003A <fib+58>.\n"
     );
-    assert_eq!(
-        r[1].1,
-        "error: the program is not being run (use `run`), and no location was given\n"
-    );
+    // Before `run`, with nothing listed, gdb has no line to describe.
+    assert_eq!(r[1].1, "No line number information available.\n");
     assert_eq!(
         r[5].1,
         "Line 13 of \"fib.mlir\" starts at address module.fib+0x0000003A <fib+58> and ends at \
@@ -242,7 +240,7 @@ fn info_line_gives_the_lines_code_range() {
     // gdb's words for lines outside those with code, and for a line
     // without code (the next line's code); `break` refuses them as gdb
     // does (gdb then offers a pending breakpoint, answered no).
-    let replies: Vec<&str> = r[6..].iter().map(|(_, reply)| reply.as_str()).collect();
+    let replies: Vec<&str> = r[6..13].iter().map(|(_, reply)| reply.as_str()).collect();
     assert_eq!(
         replies,
         [
@@ -256,6 +254,17 @@ fn info_line_gives_the_lines_code_range() {
             "error: No line 99 in file \"fib.mlir\".\n",
         ]
     );
+    // Without a location: the first line `list` showed (gdb's
+    // `last_line_listed`), until a frame is shown again.
+    assert_eq!(
+        r[14].1.lines().last(),
+        Some(
+            "Line 5 of \"fib.mlir\" starts at address module.fib+0x00000004 <fib+4> and ends at \
+             module.fib+0x0000000B <fib+11>."
+        ),
+        "{r:?}"
+    );
+    assert_eq!(r[16].1, r[5].1, "{r:?}");
 }
 
 /// `rwatch` stops after an instruction of the frame reads the register
@@ -389,12 +398,12 @@ vm.func @f(%i0: i32, %i1: i32, %r0: !vm.buffer) -> (i32) {
         "u.vmasm",
     )
     .expect("assembles");
-    let info = irvm_debugger::DebugInfo::new(vec![("u".to_string(), module)]);
+    let info = irvm_debugger::DebugInfo::new(vec![(0, "u".to_string(), module)]);
     let uses = |list: Vec<(u32, Vec<irvm_debugger::RegisterRef>)>| -> Vec<_> {
         list.into_iter().map(|(_, r)| r).collect()
     };
     assert_eq!(
-        uses(info.register_reads("u", 1)),
+        uses(info.register_reads(0, 1)),
         [
             vec![I32(0), I32(1)],
             vec![I32(0), I32(1), I32(2)],
@@ -404,7 +413,7 @@ vm.func @f(%i0: i32, %i1: i32, %r0: !vm.buffer) -> (i32) {
         ]
     );
     assert_eq!(
-        uses(info.register_writes("u", 1)),
+        uses(info.register_writes(0, 1)),
         [vec![I32(2)], vec![I32(4)], vec![Pair(6)]]
     );
 }
@@ -419,7 +428,7 @@ fn value_history_calls_in_output_and_printf_and_help_of_no_command() {
     let (r, code) = session(
         &args("calls.vmfb", "sum_squares", "4"),
         "help nosuch\nprint $\nstart\nprint square(3)\ncall square(4)\nprint $1\nprint $\n\
-         print $$\nprint $$2\nprint $7\noutput square(5)\necho \\n\n\
+         print $$\nprint $$9\nprint $7\noutput square(5)\necho \\n\n\
          printf \"%d %d\\n\", square(2), $2\nptype $1\nptype square(1)\nkill\nprint $2\n",
     );
     assert_eq!(code, 1, "{r:?}");
@@ -434,10 +443,11 @@ fn value_history_calls_in_output_and_printf_and_help_of_no_command() {
     assert_eq!(replies[1].1, "error: History is empty.\n");
     assert_eq!(replies[3].1, "$1 = 9\n");
     assert_eq!(replies[4].1, "$2 = 16\n");
-    assert_eq!(replies[5].1, "$1 = 9\n");
-    assert_eq!(replies[6].1, "$ = 16\n");
-    assert_eq!(replies[7].1, "$$ = 9\n");
-    assert_eq!(replies[8].1, "error: History does not go back to $$2.\n");
+    assert_eq!(replies[5].1, "$3 = 9\n");
+    // Each `print` is numbered too, as in gdb: `$` is then `$3`.
+    assert_eq!(replies[6].1, "$4 = 9\n");
+    assert_eq!(replies[7].1, "$5 = 9\n");
+    assert_eq!(replies[8].1, "error: History does not go back to $$9.\n");
     assert_eq!(replies[9].1, "error: History has not yet reached $7.\n");
     assert_eq!(replies[10].0, "output square(5)");
     assert_eq!(replies[10].1, "25");
@@ -447,7 +457,7 @@ fn value_history_calls_in_output_and_printf_and_help_of_no_command() {
         replies[14].1,
         "error: `square(1)` is a call: only print, call, output and printf call functions\n"
     );
-    assert_eq!(replies[16].1, "$2 = 16\n");
+    assert_eq!(replies[16].1, "$6 = 16\n");
 }
 
 /// `printf`'s `%c` writes its argument's low byte as it is, as gdb 13
@@ -608,14 +618,14 @@ vm.func @{function}(%i0: i32) -> (i32) {{
         r[0].1, "g (m.g+0x00000001)\n=> %i1 = vm.const.i32 100  // 0x00000064\n",
         "{r:?}"
     );
-    assert_eq!(r[1].1, "error: no function `f` in the program\n", "{r:?}");
-    assert_eq!(r[2].1, "$1 = 200\n", "{r:?}");
+    assert_eq!(r[1].1, "$1 = 2\n", "{r:?}");
+    assert_eq!(r[2].1, "$2 = 200\n", "{r:?}");
     assert_eq!(
-        r[3].1, "error: bad breakpoint `f`: no function of that name\n",
+        r[3].1, "Breakpoint 1 at f (m.f+0x00000001) (1 location)\n",
         "{r:?}"
     );
     assert!(
-        r[4].1.starts_with("Breakpoint 1 at g (m.g+0x00000001)"),
+        r[4].1.starts_with("Breakpoint 2 at g (m.g+0x00000001)"),
         "{r:?}"
     );
 }

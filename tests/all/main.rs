@@ -26,6 +26,7 @@ mod dap_requests;
 mod dbg;
 mod dbg_gdb_parity;
 mod dbg_scripts;
+mod dbg_shadowed;
 mod dbg_words;
 mod dbg_yields;
 mod differential;

@@ -52,7 +52,7 @@ pub struct CodeRequests {
     /// The instruction breakpoints.
     instruction_bps: Vec<Asked>,
     /// Source names per (module, function), made on first use.
-    names: HashMap<(String, u32), Arc<FunctionNames>>,
+    names: HashMap<(usize, u32), Arc<FunctionNames>>,
     /// The client's line and column bases.
     pub(super) bases: Bases,
     /// `noDebug`: no breakpoint is set.
@@ -251,7 +251,7 @@ impl CodeRequests {
             .filter(|_| !on_disk)
             .and_then(|n| info.resolve_function(n).ok())
             .and_then(|found| match &found[..] {
-                [a] if !info.has_positions(&a.module, a.function) => Some(CodeAddress {
+                [a] if !info.has_positions(a.module_index, a.function) => Some(CodeAddress {
                     offset: 0,
                     ..a.clone()
                 }),
@@ -484,17 +484,12 @@ impl CodeRequests {
 
     /// The source names at the instruction `a` (located at `position`).
     pub fn names_at(&mut self, a: &CodeAddress, position: Option<&SourcePosition>) -> SourceNames {
-        let key = (a.module.clone(), a.function);
+        let key = (a.module_index, a.function);
         let function = match self.names.get(&key) {
             Some(n) => n.clone(),
             None => {
                 let sources = &self.sources;
-                let n = Arc::new(FunctionNames::of(
-                    &self.info,
-                    |file| sources.read(file),
-                    &a.module,
-                    a.function,
-                ));
+                let n = Arc::new(FunctionNames::of(&self.info, |file| sources.read(file), a));
                 self.names.insert(key, n.clone());
                 n
             }

@@ -48,9 +48,9 @@ pub fn disassemble(
     let (place, target) = dbg
         .reference_place(req.reference)
         .ok_or_else(|| format!("{:#x} is not an instruction address", req.reference))?;
-    let (offsets, length) = dbg.instruction_offsets(&place.module, place.function);
+    let (offsets, length) = dbg.instruction_offsets(place.module_index, place.function);
     let texts = dbg
-        .disassemble(&place.module, place.function)
+        .disassemble(place.module_index, place.function)
         .map_err(|e| e.0)?;
     let first = offsets.first().copied().unwrap_or(length);
     let n = offsets.len() as i64;
@@ -68,7 +68,7 @@ pub fn disassemble(
         ..place.clone()
     });
     let reference_at = |offset: i64| -> Option<u64> { base?.checked_add_signed(offset) };
-    let with_source = dbg.has_positions(&place.module, place.function);
+    let with_source = dbg.has_positions(place.module_index, place.function);
     let listing = if with_source {
         None
     } else {
@@ -79,7 +79,7 @@ pub fn disassemble(
     let generated = listing
         .as_ref()
         .map(|_| sources.generated_json(dbg, &place));
-    let positions = dbg.instruction_positions(&place.module, place.function);
+    let positions = dbg.instruction_positions(place.module_index, place.function);
     let mut out = Vec::with_capacity(req.count);
     let mut last_location: Option<Json> = None;
     for k in 0..req.count as i64 {

@@ -38,14 +38,17 @@ impl Server {
         let mut code = self.code()?;
         // (offset, column) of each target.
         let mut found: Vec<(u32, i64)> = Vec::new();
-        if s.dbg.has_positions(&here.module, here.function) {
+        if s.dbg.has_positions(here.module_index, here.function) {
             let path = str_arg(source, "path")?
                 .or(str_arg(source, "name")?)
                 .ok_or("`source.path` is required")?
                 .to_string();
             let files = code.sources.recorded_files(&path, &s.dbg.source_files());
             let mut previous = None;
-            for (offset, p) in s.dbg.instruction_positions(&here.module, here.function) {
+            for (offset, p) in s
+                .dbg
+                .instruction_positions(here.module_index, here.function)
+            {
                 let key = (p.file.clone(), p.line);
                 let on_line = files.contains(&p.file) && i64::from(p.line) == line;
                 if on_line && previous.as_ref() != Some(&key) {

@@ -19,7 +19,7 @@ pub struct Sources {
     /// Canonical path -> the path as the client spelled it.
     client_paths: HashMap<PathBuf, String>,
     /// `sourceReference` N (from 1) is the disassembly of `generated[N-1]`.
-    generated: Vec<(String, u32)>,
+    generated: Vec<CodeAddress>,
 }
 
 /// A function's disassembly as a text document: the text, and the line
@@ -130,7 +130,10 @@ impl Sources {
     /// The `sourceReference` of a function's disassembly (made on first
     /// use; valid for the session).
     pub fn reference_for(&mut self, a: &CodeAddress) -> i64 {
-        let key = (a.module.clone(), a.function);
+        let key = CodeAddress {
+            offset: 0,
+            ..a.clone()
+        };
         let index = match self.generated.iter().position(|g| *g == key) {
             Some(i) => i,
             None => {
@@ -144,12 +147,7 @@ impl Sources {
     /// The function behind a `sourceReference`.
     pub fn referenced(&self, reference: i64) -> Option<CodeAddress> {
         let index = usize::try_from(reference.checked_sub(1)?).ok()?;
-        let (module, function) = self.generated.get(index)?;
-        Some(CodeAddress {
-            module: module.clone(),
-            function: *function,
-            offset: 0,
-        })
+        self.generated.get(index).cloned()
     }
 
     /// A DAP `Source` for the disassembly of the function at `a`.
@@ -168,8 +166,10 @@ impl Sources {
 /// The disassembly of the function at `a` as a document: a header line,
 /// then block labels and instructions (each with its bytecode offset).
 pub fn listing(dbg: &DebugInfo, a: &CodeAddress) -> Result<Listing, String> {
-    let lines = dbg.disassemble(&a.module, a.function).map_err(|e| e.0)?;
-    let (offsets, _) = dbg.instruction_offsets(&a.module, a.function);
+    let lines = dbg
+        .disassemble(a.module_index, a.function)
+        .map_err(|e| e.0)?;
+    let (offsets, _) = dbg.instruction_offsets(a.module_index, a.function);
     let mut text = format!(
         "// {}.{}: VM disassembly (the module has no debug information for it)\n",
         a.module,

@@ -20,14 +20,15 @@ const MAX_READ_BYTES: i64 = 1 << 20;
 
 /// A data breakpoint's `dataId`: `DEPTH:MODULE:FUNCTION:REGISTER` (the
 /// frame's depth from the entry function, which with its function names
-/// one invocation while it lasts).
-fn data_id(depth: usize, module: &str, function: u32, register: RegisterRef) -> String {
+/// one invocation while it lasts; the module by its place in the context,
+/// which tells apart modules registered under one name).
+fn data_id(depth: usize, module: usize, function: u32, register: RegisterRef) -> String {
     format!("{depth}:{module}:{function}:{register}")
 }
 
 /// The parts of a [`data_id`] (the register starts at the last `%`: a
-/// module name may hold `:`, a pair `%iN:M` does).
-fn parse_data_id(id: &str) -> Option<(usize, String, u32, RegisterRef)> {
+/// pair `%iN:M` holds `:`).
+fn parse_data_id(id: &str) -> Option<(usize, usize, u32, RegisterRef)> {
     let at = id.rfind('%')?;
     let register = RegisterRef::parse(&id[at..]).ok()?;
     let head = id[..at].strip_suffix(':')?;
@@ -35,7 +36,7 @@ fn parse_data_id(id: &str) -> Option<(usize, String, u32, RegisterRef)> {
     let (module, function) = rest.rsplit_once(':')?;
     Some((
         depth.parse().ok()?,
-        module.to_string(),
+        module.parse().ok()?,
         function.parse().ok()?,
         register,
     ))
@@ -149,7 +150,7 @@ impl Server {
         let function = s.dbg.function_name(&address);
         let depth = frames.len() - frame;
         Ok(json!({
-            "dataId": data_id(depth, &address.module, address.function, register),
+            "dataId": data_id(depth, address.module_index, address.function, register),
             "description": format!("{name} ({register} of {function}, frame #{frame})"),
             "accessTypes": ["write", "read", "readWrite"],
             "canPersist": false,
@@ -205,7 +206,7 @@ impl Server {
                     .checked_sub(depth)
                     .filter(|&k| {
                         frames.get(k).is_some_and(|f| {
-                            f.frame.module == module && f.frame.ordinal == Some(function)
+                            f.module_index == module && f.frame.ordinal == Some(function)
                         })
                     })
                     .ok_or("the frame of this register has returned")?;
@@ -327,15 +328,12 @@ mod tests {
             RegisterRef::Pair(4),
             RegisterRef::Ref(0),
         ] {
-            let id = data_id(2, "module:odd", 7, register);
-            assert_eq!(
-                parse_data_id(&id),
-                Some((2, "module:odd".to_string(), 7, register)),
-                "{id}"
-            );
+            let id = data_id(2, 3, 7, register);
+            assert_eq!(parse_data_id(&id), Some((2, 3, 7, register)), "{id}");
         }
-        assert_eq!(parse_data_id("x:m:1:%i0"), None);
-        assert_eq!(parse_data_id("1:m:1:%q0"), None);
+        assert_eq!(parse_data_id("x:0:1:%i0"), None);
+        assert_eq!(parse_data_id("1:m:1:%i0"), None);
+        assert_eq!(parse_data_id("1:0:1:%q0"), None);
         assert_eq!(parse_data_id("1:%i0"), None);
     }
 }

@@ -458,6 +458,11 @@ impl Session {
         if matches!(rest, "define" | "document" | "end" | "source") {
             return Err(format!("`{rest}` cannot be redefined"));
         }
+        if self.user_commands.contains_key(rest)
+            && !self.query(&format!("Redefine command \"{rest}\"?"))
+        {
+            return Err(format!("Command \"{rest}\" not redefined."));
+        }
         Ok(Flow::Define(rest.to_string()))
     }
 

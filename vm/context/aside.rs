@@ -84,34 +84,34 @@ impl Context {
             .is_some_and(|p| p.swap(false, std::sync::atomic::Ordering::Relaxed))
     }
 
-    /// Internal function `ordinal` of bytecode module `module` (the most
-    /// recently registered of that name), exported or not, to call
-    /// (a debugger calls any function of the program, as gdb does).
-    pub fn function_at(&self, module: &str, ordinal: u32) -> Result<Func, LookupError> {
-        let found = self
-            .modules
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(i, r)| match r {
-                Registered::Bytecode(b) if b.name == module => Some((i, b)),
-                _ => None,
-            });
-        let not_found = || LookupError::NotFound {
+    /// Internal function `ordinal` of the bytecode module at `module_index`
+    /// (its place in the context, as [`crate::FrameInfo::module_index`]
+    /// gives it: of several modules of one name, any one), exported or
+    /// not, to call (a debugger calls any function of the program, as gdb
+    /// does).
+    pub fn function_at(&self, module_index: usize, ordinal: u32) -> Result<Func, LookupError> {
+        let not_found = |module: Option<&str>| LookupError::NotFound {
             function: format!("fn{ordinal}"),
-            module: Some(module.to_string()),
-            exports: self.exports(Some(module)),
+            module: Some(module.map_or_else(|| format!("#{module_index}"), str::to_string)),
+            exports: module.map_or_else(Vec::new, |m| self.exports(Some(m))),
         };
-        let (index, b) = found.ok_or_else(not_found)?;
-        let sig = b.signatures.get(ordinal as usize).ok_or_else(not_found)?;
-        let frame = super::describe_frame(&self.modules, index as u32, ordinal, 0);
+        let b = match self.modules.get(module_index) {
+            Some(Registered::Bytecode(b)) => b,
+            Some(Registered::Host(h)) => return Err(not_found(Some(&h.name))),
+            None => return Err(not_found(None)),
+        };
+        let sig = b
+            .signatures
+            .get(ordinal as usize)
+            .ok_or_else(|| not_found(Some(&b.name)))?;
+        let frame = super::describe_frame(&self.modules, module_index as u32, ordinal, 0);
         Ok(Func::new(
             self.id,
             FuncTarget::Bytecode {
-                module: index as u32,
+                module: module_index as u32,
                 ordinal,
             },
-            format!("{module}.{}", frame.function),
+            format!("{}.{}", b.name, frame.function),
             sig.clone(),
         ))
     }
@@ -179,7 +179,7 @@ vm.func @main(%i0: i32) -> (i32) {
     fn a_call_aside_leaves_the_paused_call_as_it_was() {
         let mut ctx = paused();
         let before: Vec<String> = ctx.frames().iter().map(|f| f.frame.to_string()).collect();
-        let twice = ctx.function_at("m", 0).expect("an internal function");
+        let twice = ctx.function_at(0, 0).expect("an internal function");
         assert_eq!(twice.name(), "m.fn0");
         let got = ctx.invoke_aside(&twice, &[Value::I32(21)]).expect("runs");
         assert_eq!(got[0].as_i32(), Some(42));
@@ -196,7 +196,7 @@ vm.func @main(%i0: i32) -> (i32) {
             max_stack_depth: 3,
             ..crate::Limits::default()
         });
-        let twice = ctx.function_at("m", 0).expect("twice");
+        let twice = ctx.function_at(0, 0).expect("twice");
         let got = ctx.invoke_aside(&twice, &[Value::I32(2)]).expect("fits");
         assert_eq!(got[0].as_i32(), Some(4));
         let main = ctx.function("m.main").expect("main");
@@ -212,7 +212,7 @@ vm.func @main(%i0: i32) -> (i32) {
     fn a_trap_or_a_pause_aside_ends_only_the_call_aside() {
         let mut ctx = paused();
         ctx.keep_trap_frames(true);
-        let divide = ctx.function_at("m", 1).expect("divide");
+        let divide = ctx.function_at(0, 1).expect("divide");
         let e = ctx
             .invoke_aside(&divide, &[Value::I32(1), Value::I32(0)])
             .expect_err("divides by zero");
@@ -234,8 +234,8 @@ vm.func @main(%i0: i32) -> (i32) {
         ctx.set_observer(None);
         assert_eq!(ctx.frames().len(), 2);
         assert_eq!(finish(&mut ctx), 11);
-        assert!(ctx.function_at("m", 9).is_err());
-        assert!(ctx.function_at("nope", 0).is_err());
+        assert!(ctx.function_at(0, 9).is_err());
+        assert!(ctx.function_at(7, 0).is_err());
     }
 
     /// A host function that defers (yields) `left` more times, raising the

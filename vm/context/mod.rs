@@ -260,6 +260,10 @@ pub struct FrameInfo {
     /// Module, function, bytecode offset (the next instruction for a paused
     /// top frame, the call for callers) and source location.
     pub frame: TrapFrame,
+    /// The frame's module's place in the context, in registration order
+    /// (as [`Context::module_names`] and [`Context::bytecode_modules`] list
+    /// them): what tells apart two modules registered under one name.
+    pub module_index: usize,
     /// The i32 register file (i64/f64 span two slots).
     pub i32s: Vec<u32>,
     /// The ref registers, summarized (`(null)`, `!vm.buffer[16]`, ...).
@@ -374,13 +378,16 @@ impl Context {
         out
     }
 
-    /// The bytecode modules of the context with their names, in
-    /// registration order.
-    pub fn bytecode_modules(&self) -> Vec<(&str, &Module)> {
+    /// The bytecode modules of the context, in registration order, each
+    /// with its place among all the context's modules (host modules
+    /// included: the index [`FrameInfo::module_index`] and
+    /// [`crate::ExecView::module_index`] give) and its name.
+    pub fn bytecode_modules(&self) -> Vec<(usize, &str, &Module)> {
         self.modules
             .iter()
-            .filter_map(|r| match r {
-                Registered::Bytecode(b) => Some((b.name.as_str(), &b.module)),
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Registered::Bytecode(b) => Some((i, b.name.as_str(), &b.module)),
                 Registered::Host(_) => None,
             })
             .collect()
@@ -575,6 +582,7 @@ impl Context {
                 let offset = func.offsets.get(at).copied().unwrap_or(0);
                 FrameInfo {
                     frame: self.describe(module, func.ordinal, offset),
+                    module_index: module as usize,
                     i32s: i32s.to_vec(),
                     refs: refs.iter().map(|r| r.to_string()).collect(),
                     ref_values: refs.to_vec(),

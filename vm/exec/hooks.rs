@@ -245,6 +245,7 @@ pub(super) fn before(ctx: &mut Context, at: *const Inst) -> Result<bool, Trap> {
                 let view = ExecView {
                     module: &b.module,
                     module_name: &b.name,
+                    module_index: top.module as usize,
                     function: top.func.ordinal,
                     offset,
                     depth: st.frames.len(),

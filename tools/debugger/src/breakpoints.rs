@@ -157,7 +157,7 @@ impl BreakpointTable {
         address: CodeAddress,
         condition: Option<&str>,
     ) -> Result<Breakpoint, DebugCommandError> {
-        let m = self.info.module(&address.module)?;
+        let m = self.info.module_at(address.module_index)?;
         if !instruction_offsets(m, address.function).contains(&address.offset) {
             return err(format!(
                 "no instruction starts at offset {:#x} of {}.{}",

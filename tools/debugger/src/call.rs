@@ -11,11 +11,13 @@ use std::sync::atomic::Ordering;
 use irvm::Value;
 
 use super::frame_moves::convert_result;
-use super::{err, integer_literal, param_kinds, DebugCommandError, Debugger, State};
+use super::{err, integer_literal, param_kinds, CodeAddress, DebugCommandError, Debugger, State};
 
 impl Debugger {
     /// Calls `function` (a function's name, `MODULE.FUNCTION` when several
-    /// modules have one of that name; exported or not) with one argument
+    /// modules have one of that name; exported or not; of two modules
+    /// registered under one name, the later, as the context's lookups by
+    /// name reach it) with one argument
     /// per parameter, each an expression evaluated in the selected frame
     /// and converted to the parameter's type as `return` converts its
     /// values; its results.
@@ -30,8 +32,19 @@ impl Debugger {
         let found = self
             .resolve_function(function.trim())
             .map_err(|_| DebugCommandError(format!("no function `{function}` in the program")))?;
-        let a = match &found[..] {
-            [a] => a.clone(),
+        // Of several, the one a name reaches when only one is left: a
+        // module a later one of its name shadows is called only when
+        // nothing else has the function.
+        let reached: Vec<CodeAddress> = found
+            .iter()
+            .filter(|a| {
+                self.module(&a.module)
+                    .is_ok_and(|(i, _)| i == a.module_index)
+            })
+            .cloned()
+            .collect();
+        let a = match (&found[..], &reached[..]) {
+            ([a], _) | (_, [a]) => a.clone(),
             _ => {
                 return err(format!(
                     "`{function}` names {} functions: say which as MODULE.FUNCTION",
@@ -40,7 +53,7 @@ impl Debugger {
             }
         };
         let name = self.function_name(&a);
-        let kinds = param_kinds(self.module(&a.module)?, a.function);
+        let kinds = param_kinds(self.module_at(a.module_index)?, a.function);
         if kinds.len() != args.len() {
             return err(format!(
                 "`{name}` takes {} argument{}; the call gives {}",
@@ -57,7 +70,7 @@ impl Debugger {
         }
         let func = self
             .ctx
-            .function_at(&a.module, a.function)
+            .function_at(a.module_index, a.function)
             .map_err(|e| DebugCommandError(e.to_string()))?;
         // A pause (Ctrl-C) or `PauseHandle::abandon_call` abandons a call
         // that runs too long; one asked for before this command was read

@@ -118,6 +118,8 @@ enum Node {
     /// An integer constant: an i32 when it fits one, else an i64.
     Int(i64),
     Float(f64),
+    /// A value given by name (gdb's value history, `$1`): of its own type.
+    Value(DebugValue),
     Unary(Unary, Box<Node>),
     Binary(Binary, Box<Node>, Box<Node>),
 }
@@ -146,7 +148,13 @@ struct Parser<'a> {
     parts: usize,
     /// Parentheses and unary operators open now ([`MAX_NESTING`]).
     nesting: usize,
+    /// The values of `$` words ([`Expr::parse_with`]).
+    values: &'a NamedValues<'a>,
 }
+
+/// What a `$` word (`$1`, `$`, `$$2`) stands for: its value, an error
+/// saying why it has none, or `None` when the word names nothing.
+pub type NamedValues<'a> = dyn Fn(&str) -> Option<Result<DebugValue, String>> + 'a;
 
 impl<'a> Parser<'a> {
     fn rest(&self) -> &'a str {
@@ -273,6 +281,13 @@ impl<'a> Parser<'a> {
         }
         let word = &rest[..end];
         self.at += end;
+        if word.starts_with('$') {
+            match (self.values)(word) {
+                Some(Ok(value)) => return Ok(Node::Value(value)),
+                Some(Err(e)) => return Err(DebugCommandError(e)),
+                None => {}
+            }
+        }
         parse_word(word, self.whole)
     }
 }
@@ -318,6 +333,12 @@ fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
 impl Expr {
     /// Parses an expression.
     pub fn parse(text: &str) -> Result<Expr, DebugCommandError> {
+        Expr::parse_with(text, &|_| None)
+    }
+
+    /// Parses an expression whose `$` words (gdb's value history: `$1`,
+    /// `$`, `$$2`) `values` gives values of their own types (`$1 + 1`).
+    pub fn parse_with(text: &str, values: &NamedValues<'_>) -> Result<Expr, DebugCommandError> {
         let t = text.trim();
         if t.is_empty() {
             return Err(DebugCommandError("an expression is needed".into()));
@@ -328,6 +349,7 @@ impl Expr {
             whole: t,
             parts: 0,
             nesting: 0,
+            values,
         };
         let root = parser.binary(0)?;
         parser.skip_blanks();
@@ -355,6 +377,7 @@ impl Expr {
             match n {
                 Node::Register(_) => false,
                 Node::Int(_) | Node::Float(_) => true,
+                Node::Value(v) => !matches!(v, DebugValue::Ref(_)),
                 Node::Unary(_, a) => constant(a),
                 Node::Binary(_, a, b) => constant(a) && constant(b),
             }
@@ -386,6 +409,7 @@ impl Expr {
                 Err(_) => DebugValue::I64(*v),
             },
             Node::Float(v) => DebugValue::F64(*v),
+            Node::Value(v) => v.clone(),
             Node::Unary(op, inner) => {
                 let v = self.value(inner, regs)?;
                 self.unary(*op, v)?

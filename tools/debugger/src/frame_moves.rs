@@ -57,7 +57,7 @@ impl Debugger {
                 None => t.parse().ok(),
             }
             .ok_or_else(|| DebugCommandError(format!("bad location `*{text}`: not an offset")))?;
-            let m = self.module(&here.module)?;
+            let m = self.module_at(here.module_index)?;
             if !instruction_offsets(m, here.function).contains(&offset) {
                 return err(format!(
                     "no instruction of `{name}` starts at offset {offset:#x} \
@@ -69,7 +69,7 @@ impl Debugger {
         let (addresses, line) = self.resolve(spec)?;
         let mut inside: Vec<CodeAddress> = addresses
             .into_iter()
-            .filter(|a| a.module == here.module && a.function == here.function)
+            .filter(|a| a.module_index == here.module_index && a.function == here.function)
             .collect();
         inside.sort();
         match (inside.first(), line) {
@@ -89,7 +89,7 @@ impl Debugger {
     pub fn move_to(&mut self, target: &CodeAddress) -> Result<(), DebugCommandError> {
         self.require_movable("go on elsewhere")?;
         let here = self.current_function()?;
-        if (&target.module, target.function) != (&here.module, here.function) {
+        if (target.module_index, target.function) != (here.module_index, here.function) {
             return err(format!(
                 "{}+{:#x} is not in `{}` (a frame goes on only in its own function)",
                 self.function_name(target),
@@ -133,7 +133,7 @@ impl Debugger {
         let (a, _) = self
             .selected_location()
             .ok_or_else(|| DebugCommandError(NOT_RUNNING.into()))?;
-        let m = self.module(&a.module)?;
+        let m = self.module_at(a.module_index)?;
         let kinds = result_kinds(m, a.function);
         let name = function_name(m, a.function).unwrap_or_else(|| self.function_name(&a));
         if exprs.is_empty() {

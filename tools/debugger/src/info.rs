@@ -21,40 +21,56 @@ use super::{
 
 /// The bytecode modules of a program, read-only and shared: cloning is
 /// cheap, and it can be sent to and used on any thread.
+///
+/// A module is known by its place in the context (`module_index`, as
+/// [`irvm::FrameInfo::module_index`] gives it), not by its name alone:
+/// a later module registered under a name shadows the earlier one for
+/// lookups by name, but the earlier one's code still runs (the modules
+/// registered in between link to it), and its frames and breakpoints
+/// use its own debug information.
 #[derive(Clone)]
 pub struct DebugInfo {
-    /// (registered name, module), in registration order.
-    modules: Arc<[(String, Module)]>,
+    /// (place in the context, registered name, module), in registration
+    /// order.
+    modules: Arc<[(usize, String, Module)]>,
 }
 
 impl DebugInfo {
-    /// The debug side of these modules (by registered name, in the
-    /// context's order: [`DebugInfo::address_reference`] numbers them so).
-    pub fn new(modules: Vec<(String, Module)>) -> DebugInfo {
+    /// The debug side of these modules: each with its place in the context
+    /// ([`irvm::Context::bytecode_modules`] lists them so) and registered
+    /// name, in the context's order ([`DebugInfo::address_reference`]
+    /// numbers them so).
+    pub fn new(modules: Vec<(usize, String, Module)>) -> DebugInfo {
         DebugInfo {
             modules: modules.into(),
         }
     }
 
-    /// The modules, by name, that a name reaches: of several registered
-    /// under one name, the last, as the context resolves every lookup by
-    /// name (imports, calls, [`irvm::Context::function_at`]) and as a
-    /// frame's or breakpoint's module name can only mean one of them.
-    /// (The first one's code then runs only in its own `__init`, under
-    /// the same name.)
-    pub(crate) fn modules(&self) -> impl Iterator<Item = (&str, &Module)> {
-        let all = &self.modules;
-        all.iter()
-            .enumerate()
-            .filter(move |(k, (n, _))| !all[k + 1..].iter().any(|(later, _)| later == n))
-            .map(|(_, (n, m))| (n.as_str(), m))
+    /// Every module, shadowed ones included: place in the context, name
+    /// and module.
+    pub(crate) fn modules(&self) -> impl Iterator<Item = (usize, &str, &Module)> {
+        self.modules.iter().map(|(i, n, m)| (*i, n.as_str(), m))
     }
 
-    pub(crate) fn module(&self, name: &str) -> Result<&Module, DebugCommandError> {
-        self.modules()
-            .find(|(n, _)| *n == name)
-            .map(|(_, m)| m)
+    /// The module a name reaches, with its place in the context: of
+    /// several registered under one name, the last, as the context
+    /// resolves every lookup by name (imports, calls, exports).
+    pub(crate) fn module(&self, name: &str) -> Result<(usize, &Module), DebugCommandError> {
+        self.modules
+            .iter()
+            .rev()
+            .find(|(_, n, _)| n == name)
+            .map(|(i, _, m)| (*i, m))
             .ok_or_else(|| DebugCommandError(format!("no bytecode module `{name}`")))
+    }
+
+    /// The module at place `index` in the context.
+    pub(crate) fn module_at(&self, index: usize) -> Result<&Module, DebugCommandError> {
+        self.modules
+            .iter()
+            .find(|(i, _, _)| *i == index)
+            .map(|(_, _, m)| m)
+            .ok_or_else(|| DebugCommandError(format!("no bytecode module #{index}")))
     }
 
     /// The first instruction of every function called `name`
@@ -65,7 +81,7 @@ impl DebugInfo {
             None => (None, name),
         };
         let mut found = Vec::new();
-        for (mname, m) in self.modules() {
+        for (index, mname, m) in self.modules() {
             if want_module.is_some_and(|w| w != mname) {
                 continue;
             }
@@ -74,6 +90,7 @@ impl DebugInfo {
                     if let Some(&offset) = instruction_offsets(m, ordinal).first() {
                         found.push(CodeAddress {
                             module: mname.to_string(),
+                            module_index: index,
                             function: ordinal,
                             offset,
                         });
@@ -95,7 +112,7 @@ impl DebugInfo {
     ) -> (bool, BTreeMap<i32, Vec<CodeAddress>>) {
         let mut lines: BTreeMap<i32, Vec<CodeAddress>> = BTreeMap::new();
         let mut any_debug_info = false;
-        for (mname, m) in self.modules() {
+        for (index, mname, m) in self.modules() {
             if m.debug_database().is_none() {
                 continue;
             }
@@ -106,6 +123,7 @@ impl DebugInfo {
                     if wanted(&pos.file) {
                         lines.entry(pos.line).or_default().push(CodeAddress {
                             module: mname.to_string(),
+                            module_index: index,
                             function: ordinal,
                             offset,
                         });
@@ -119,7 +137,7 @@ impl DebugInfo {
     /// The source files named in the modules' debug information.
     pub fn source_files(&self) -> BTreeSet<String> {
         let mut files = BTreeSet::new();
-        for (_, m) in self.modules() {
+        for (_, _, m) in self.modules() {
             for ordinal in 0..m.function_count() as u32 {
                 for pos in LineTable::build(m, ordinal).starts.values() {
                     files.insert(pos.file.clone());
@@ -142,15 +160,14 @@ impl DebugInfo {
     pub fn module_list(&self) -> Vec<(String, bool)> {
         self.modules
             .iter()
-            .map(|(n, m)| (n.as_str(), m))
-            .map(|(n, m)| (n.to_string(), m.debug_database().is_some()))
+            .map(|(_, n, m)| (n.to_string(), m.debug_database().is_some()))
             .collect()
     }
 
     /// The names of the bytecode functions.
     pub fn function_names(&self) -> BTreeSet<String> {
         let mut names = BTreeSet::new();
-        for (_, m) in self.modules() {
+        for (_, _, m) in self.modules() {
             for ordinal in 0..m.function_count() as u32 {
                 if let Some(n) = function_name(m, ordinal) {
                     names.insert(n);
@@ -162,13 +179,13 @@ impl DebugInfo {
 
     /// The source position of an address, if known.
     pub fn position_of(&self, a: &CodeAddress) -> Option<SourcePosition> {
-        let m = self.module(&a.module).ok()?;
+        let m = self.module_at(a.module_index).ok()?;
         LineTable::build(m, a.function).position(a.offset).cloned()
     }
 
     /// The function name shown for an address.
     pub fn function_name(&self, a: &CodeAddress) -> String {
-        self.module(&a.module)
+        self.module_at(a.module_index)
             .ok()
             .and_then(|m| function_name(m, a.function))
             .unwrap_or_else(|| format!("fn{}", a.function))
@@ -176,8 +193,8 @@ impl DebugInfo {
 
     /// The register types of a function, inferred from how its
     /// instructions use each i32 register (i32, i64 pair, f32, f64 pair).
-    pub fn register_banks(&self, module: &str, function: u32) -> BTreeMap<u16, Bank> {
-        match self.module(module) {
+    pub fn register_banks(&self, module: usize, function: u32) -> BTreeMap<u16, Bank> {
+        match self.module_at(module) {
             Ok(m) => banks_of(m, function),
             Err(_) => BTreeMap::new(),
         }
@@ -185,8 +202,8 @@ impl DebugInfo {
 
     /// The registers the calling convention puts a function's arguments
     /// in, in order.
-    pub fn argument_registers(&self, module: &str, function: u32) -> Vec<RegisterRef> {
-        match self.module(module) {
+    pub fn argument_registers(&self, module: usize, function: u32) -> Vec<RegisterRef> {
+        match self.module_at(module) {
             Ok(m) => argument_layout(&param_kinds(m, function))
                 .into_iter()
                 .map(|(_, r)| r)
@@ -198,10 +215,10 @@ impl DebugInfo {
     /// A function's instructions: offset and text.
     pub fn disassemble(
         &self,
-        module: &str,
+        module: usize,
         function: u32,
     ) -> Result<Vec<(u32, String)>, DebugCommandError> {
-        let m = self.module(module)?;
+        let m = self.module_at(module)?;
         irvm::bytecode::disasm::Disassembler::new(m)
             .function_lines(function as usize, None)
             .map_err(|e| DebugCommandError(e.to_string()))
@@ -209,7 +226,7 @@ impl DebugInfo {
 
     /// The text of the instruction at an address.
     pub fn instruction_text(&self, a: &CodeAddress) -> Option<String> {
-        let m = self.module(&a.module).ok()?;
+        let m = self.module_at(a.module_index).ok()?;
         irvm::bytecode::disasm::Disassembler::new(m)
             .instruction_text(a.function as usize, a.offset, None)
             .ok()
@@ -221,7 +238,10 @@ impl DebugInfo {
     /// so that the numbers just before and after a function's code (a
     /// disassembly view's filler) still name the function.
     pub fn address_reference(&self, a: &CodeAddress) -> Option<u64> {
-        let index = self.modules.iter().rposition(|(n, _)| *n == a.module)?;
+        let index = self
+            .modules
+            .iter()
+            .position(|(i, _, _)| *i == a.module_index)?;
         if index > 0xFF || a.function > 0xFF_FFFF || u64::from(a.offset) >= REFERENCE_OFFSET_BIAS {
             return None;
         }
@@ -237,15 +257,7 @@ impl DebugInfo {
     /// possibly past its end): `None` when it names no function.
     pub fn reference_place(&self, r: u64) -> Option<(CodeAddress, i64)> {
         let index = (r >> 56) as usize;
-        let (name, m) = self.modules.get(index)?;
-        if self.modules[index + 1..]
-            .iter()
-            .any(|(later, _)| later == name)
-        {
-            // (A module a later one of its name shadows: its name means
-            // the later one.)
-            return None;
-        }
+        let (module_index, name, m) = self.modules.get(index)?;
         let function = ((r >> 32) & 0xFF_FFFF) as u32;
         if function as usize >= m.function_count() {
             return None;
@@ -253,6 +265,7 @@ impl DebugInfo {
         let offset = (r & 0xFFFF_FFFF) as i64 - REFERENCE_OFFSET_BIAS as i64;
         let address = CodeAddress {
             module: name.to_string(),
+            module_index: *module_index,
             function,
             offset: u32::try_from(offset).unwrap_or(0),
         };
@@ -269,8 +282,8 @@ impl DebugInfo {
 
     /// The offsets of a function's instructions (block markers left out)
     /// and the length of its code.
-    pub fn instruction_offsets(&self, module: &str, function: u32) -> (Vec<u32>, u32) {
-        let Ok(m) = self.module(module) else {
+    pub fn instruction_offsets(&self, module: usize, function: u32) -> (Vec<u32>, u32) {
+        let Ok(m) = self.module_at(module) else {
             return (Vec::new(), 0);
         };
         let length = m
@@ -281,8 +294,8 @@ impl DebugInfo {
 
     /// The registers each instruction of a function writes (its results),
     /// by instruction offset, in order: i64 and f64 results as pairs.
-    pub fn register_writes(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
-        match self.module(module) {
+    pub fn register_writes(&self, module: usize, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+        match self.module_at(module) {
             Ok(m) => register_uses(m, function, Access::Write),
             Err(_) => Vec::new(),
         }
@@ -291,8 +304,8 @@ impl DebugInfo {
     /// The registers each instruction of a function reads (its operands,
     /// call arguments and branch operands), by instruction offset, in
     /// order: what read and access watchpoints watch for.
-    pub fn register_reads(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
-        match self.module(module) {
+    pub fn register_reads(&self, module: usize, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+        match self.module_at(module) {
             Ok(m) => register_uses(m, function, Access::Read),
             Err(_) => Vec::new(),
         }
@@ -302,10 +315,10 @@ impl DebugInfo {
     /// (one pass over its line table, for front ends that need many).
     pub fn instruction_positions(
         &self,
-        module: &str,
+        module: usize,
         function: u32,
     ) -> BTreeMap<u32, SourcePosition> {
-        let Ok(m) = self.module(module) else {
+        let Ok(m) = self.module_at(module) else {
             return BTreeMap::new();
         };
         let table = LineTable::build(m, function);
@@ -316,8 +329,8 @@ impl DebugInfo {
     }
 
     /// Whether a function has source positions (debug information).
-    pub fn has_positions(&self, module: &str, function: u32) -> bool {
-        self.module(module)
+    pub fn has_positions(&self, module: usize, function: u32) -> bool {
+        self.module_at(module)
             .is_ok_and(|m| !LineTable::build(m, function).positions.is_empty())
     }
 }

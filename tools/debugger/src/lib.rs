@@ -53,7 +53,7 @@ pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Format, RefFormatter,
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
-pub use self::expression::Expr;
+pub use self::expression::{Expr, NamedValues};
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{
@@ -73,12 +73,15 @@ use irvm::{
     CallState, Context, Control, ExecView, FrameInfo, Func, Module, Observer, Ref, Trap, Value,
 };
 
-/// Where execution stops: a bytecode module (by name), an internal
-/// function ordinal and a bytecode offset.
+/// Where execution stops: a bytecode module, an internal function
+/// ordinal and a bytecode offset.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CodeAddress {
     /// Module name.
     pub module: String,
+    /// The module's place in the context ([`irvm::FrameInfo::module_index`]):
+    /// which module, when several were registered under one name.
+    pub module_index: usize,
     /// Internal function ordinal.
     pub function: u32,
     /// Bytecode offset of the instruction.
@@ -372,12 +375,12 @@ struct Shared {
     /// The watchpoints (numbered with the breakpoints).
     watchpoints: Vec<Watchpoint>,
     /// (module, function) -> line table, filled lazily.
-    lines: HashMap<(String, u32), Arc<LineTable>>,
+    lines: HashMap<(usize, u32), Arc<LineTable>>,
     /// (module, function) -> how the function uses its i32 registers.
-    banks: HashMap<(String, u32), Arc<BTreeMap<u16, Bank>>>,
+    banks: HashMap<(usize, u32), Arc<BTreeMap<u16, Bank>>>,
     /// (module, function) -> the registers each instruction reads (for
     /// read and access watchpoints), filled lazily.
-    reads: HashMap<(String, u32), Reads>,
+    reads: HashMap<(usize, u32), Reads>,
     reason: Option<Reason>,
     /// Reads of watched registers no instruction came after to report
     /// them: left by an observer as it is detached ([`StopObserver`]'s
@@ -497,12 +500,12 @@ type Reads = Arc<HashMap<u32, info::InstructionReads>>;
 fn cached_banks(
     shared: &mut Shared,
     module: &Module,
-    name: &str,
+    module_index: usize,
     function: u32,
 ) -> Arc<BTreeMap<u16, Bank>> {
     shared
         .banks
-        .entry((name.to_string(), function))
+        .entry((module_index, function))
         .or_insert_with(|| Arc::new(banks_of(module, function)))
         .clone()
 }
@@ -511,7 +514,7 @@ struct StopObserver {
     shared: Arc<Mutex<Shared>>,
     pause: Arc<AtomicBool>,
     /// [`watch_key`]s of every enabled breakpoint address, sorted: a quick
-    /// filter before the module name is compared.
+    /// filter before the module is compared.
     watch: Vec<u64>,
     mode: Mode,
     /// The first instruction is the one the program paused at: it runs
@@ -520,14 +523,14 @@ struct StopObserver {
     /// `finish`: what the frame's `vm.return` returned.
     returned: Option<Vec<Value>>,
     /// The line table of the function last asked about.
-    last_table: Option<(String, u32, Arc<LineTable>)>,
+    last_table: Option<(usize, u32, Arc<LineTable>)>,
     /// The watchpoints to check before each instruction.
     watches: Vec<ActiveWatch>,
     /// The register use of the function last asked about.
-    last_banks: Option<(String, u32, Banks)>,
+    last_banks: Option<(usize, u32, Banks)>,
     /// The registers read by the instructions of the function last asked
     /// about.
-    last_reads: Option<(String, u32, Reads)>,
+    last_reads: Option<(usize, u32, Reads)>,
 }
 
 impl Drop for StopObserver {
@@ -549,30 +552,30 @@ impl Drop for StopObserver {
 impl StopObserver {
     fn banks(&mut self, view: &ExecView<'_>) -> Banks {
         if let Some((m, f, b)) = &self.last_banks {
-            if *f == view.function && m == view.module_name {
+            if *f == view.function && *m == view.module_index {
                 return b.clone();
             }
         }
         let banks = cached_banks(
             &mut lock(&self.shared),
             view.module,
-            view.module_name,
+            view.module_index,
             view.function,
         );
-        self.last_banks = Some((view.module_name.to_string(), view.function, banks.clone()));
+        self.last_banks = Some((view.module_index, view.function, banks.clone()));
         banks
     }
 
     /// The registers each instruction of the function of `view` reads.
     fn reads(&mut self, view: &ExecView<'_>) -> Reads {
         if let Some((m, f, r)) = &self.last_reads {
-            if *f == view.function && m == view.module_name {
+            if *f == view.function && *m == view.module_index {
                 return r.clone();
             }
         }
         let reads = lock(&self.shared)
             .reads
-            .entry((view.module_name.to_string(), view.function))
+            .entry((view.module_index, view.function))
             .or_insert_with(|| {
                 Arc::new(
                     info::instruction_reads(view.module, view.function)
@@ -581,7 +584,7 @@ impl StopObserver {
                 )
             })
             .clone();
-        self.last_reads = Some((view.module_name.to_string(), view.function, reads.clone()));
+        self.last_reads = Some((view.module_index, view.function, reads.clone()));
         reads
     }
 
@@ -695,16 +698,16 @@ impl StopObserver {
 
     fn line_table(&mut self, view: &ExecView<'_>) -> Arc<LineTable> {
         if let Some((m, f, t)) = &self.last_table {
-            if *f == view.function && m == view.module_name {
+            if *f == view.function && *m == view.module_index {
                 return t.clone();
             }
         }
         let table = lock(&self.shared)
             .lines
-            .entry((view.module_name.to_string(), view.function))
+            .entry((view.module_index, view.function))
             .or_insert_with(|| Arc::new(LineTable::build(view.module, view.function)))
             .clone();
-        self.last_table = Some((view.module_name.to_string(), view.function, table.clone()));
+        self.last_table = Some((view.module_index, view.function, table.clone()));
         table
     }
 
@@ -712,13 +715,13 @@ impl StopObserver {
     /// whose condition holds.
     fn breakpoint_hit(&mut self, view: &ExecView<'_>) -> Option<BreakpointHit> {
         let mut shared = lock(&self.shared);
-        let banks = cached_banks(&mut shared, view.module, view.module_name, view.function);
+        let banks = cached_banks(&mut shared, view.module, view.module_index, view.function);
         let regs = RegisterFile {
             i32s: view.i32_registers(),
             refs: view.ref_registers(),
             banks: &banks,
         };
-        let here = (view.module_name, view.function, view.offset);
+        let here = (view.module_index, view.function, view.offset);
         let mut chosen = None;
         let mut logged = Vec::new();
         for b in shared.breakpoints.iter_mut() {
@@ -726,7 +729,7 @@ impl StopObserver {
                 || !b
                     .addresses
                     .iter()
-                    .any(|a| (a.module.as_str(), a.function, a.offset) == here)
+                    .any(|a| (a.module_index, a.function, a.offset) == here)
             {
                 continue;
             }
@@ -791,6 +794,7 @@ impl StopObserver {
             Mode::Advance { targets, depth } => {
                 let here = CodeAddress {
                     module: view.module_name.to_string(),
+                    module_index: view.module_index,
                     function: view.function,
                     offset: view.offset,
                 };
@@ -1119,7 +1123,7 @@ impl Debugger {
         let info = DebugInfo::new(
             ctx.bytecode_modules()
                 .into_iter()
-                .map(|(n, m)| (n.to_string(), m.clone()))
+                .map(|(i, n, m)| (i, n.to_string(), m.clone()))
                 .collect(),
         );
         let shared = Arc::new(Mutex::new(Shared::default()));
@@ -1556,6 +1560,7 @@ impl Debugger {
             kind,
             depth: frames.len() - n,
             module: address.module.clone(),
+            module_index: address.module_index,
             function: address.function,
             function_name: self.info.function_name(&address),
             enabled: true,
@@ -1746,7 +1751,7 @@ impl Debugger {
             return None;
         }
         let (module, function) = self.entry_address().ok()?;
-        let m = self.module(&module).ok()?;
+        let m = self.module_at(module).ok()?;
         let table = LineTable::build(m, function);
         let first = table.positions.values().flatten().next()?;
         Some((first.file.clone(), first.line.saturating_sub(9).max(1)))
@@ -1775,11 +1780,16 @@ impl Debugger {
         }
         .ok_or_else(|| DebugCommandError(format!("bad breakpoint `*{text}`: not an offset")))?;
         let frames = self.frames();
-        let (module, function) = match frames.get(self.selected).or(frames.first()) {
-            Some(f) => (f.frame.module.clone(), f.frame.ordinal.unwrap_or(0)),
+        let (module_index, function) = match frames.get(self.selected).or(frames.first()) {
+            Some(f) => (f.module_index, f.frame.ordinal.unwrap_or(0)),
             None => self.entry_address()?,
         };
-        let m = self.module(&module)?;
+        let m = self.module_at(module_index)?;
+        let module = self
+            .info
+            .modules()
+            .find(|(i, _, _)| *i == module_index)
+            .map_or_else(String::new, |(_, n, _)| n.to_string());
         let starts = instruction_offsets(m, function);
         if !starts.contains(&offset) {
             return err(format!(
@@ -1789,18 +1799,21 @@ impl Debugger {
         }
         Ok(vec![CodeAddress {
             module,
+            module_index,
             function,
             offset,
         }])
     }
 
-    fn entry_address(&self) -> Result<(String, u32), DebugCommandError> {
+    /// The entry function: its module's place in the context and its
+    /// ordinal.
+    fn entry_address(&self) -> Result<(usize, u32), DebugCommandError> {
         let (module, local) = self
             .entry
             .name()
             .rsplit_once('.')
             .unwrap_or(("", self.entry.name()));
-        let m = self.module(module)?;
+        let (index, m) = self.module(module)?;
         let e = m
             .exports()
             .into_iter()
@@ -1811,14 +1824,14 @@ impl Debugger {
                     self.entry.name()
                 ))
             })?;
-        Ok((module.to_string(), e.internal_ordinal as u32))
+        Ok((index, e.internal_ordinal as u32))
     }
 
     /// The source position of a function's first instruction.
     pub fn function_position(&self, name: &str) -> Result<SourcePosition, DebugCommandError> {
         let addresses = self.resolve_function(name.trim())?;
         for a in &addresses {
-            let m = self.module(&a.module)?;
+            let m = self.module_at(a.module_index)?;
             let table = LineTable::build(m, a.function);
             if let Some(p) = table.positions.values().flatten().next() {
                 return Ok(p.clone());
@@ -1834,7 +1847,7 @@ impl Debugger {
             return Some(p.file);
         }
         let (module, function) = self.entry_address().ok()?;
-        let m = self.module(&module).ok()?;
+        let m = self.module_at(module).ok()?;
         let table = LineTable::build(m, function);
         if let Some(p) = table.positions.values().flatten().next() {
             return Some(p.file.clone());
@@ -2137,7 +2150,9 @@ impl Debugger {
                 .len()
                 .checked_sub(w.depth)
                 .and_then(|k| frames.get(k))
-                .filter(|f| f.frame.module == w.module && f.frame.ordinal == Some(w.function));
+                .filter(|f| {
+                    f.module_index == w.module_index && f.frame.ordinal == Some(w.function)
+                });
             let Some(f) = frame else {
                 gone.push(w.id);
                 continue;
@@ -2318,7 +2333,7 @@ impl Debugger {
         let depth = frames.len().saturating_sub(self.selected);
         let (returns, kinds) = match frames.get(self.selected) {
             Some(f) => {
-                let module = self.module(&f.frame.module)?;
+                let module = self.module_at(f.module_index)?;
                 let function = f.frame.ordinal.unwrap_or(0);
                 (
                     return_registers(module, function),
@@ -2368,6 +2383,7 @@ impl Debugger {
     fn address_of(f: &FrameInfo) -> Option<CodeAddress> {
         Some(CodeAddress {
             module: f.frame.module.clone(),
+            module_index: f.module_index,
             function: f.frame.ordinal?,
             offset: f.frame.offset?,
         })
@@ -2405,8 +2421,8 @@ impl Debugger {
 
     fn banks_for(&self, f: &FrameInfo) -> Arc<BTreeMap<u16, Bank>> {
         let function = f.frame.ordinal.unwrap_or(0);
-        match self.module(&f.frame.module) {
-            Ok(m) => cached_banks(&mut lock(&self.shared), m, &f.frame.module, function),
+        match self.module_at(f.module_index) {
+            Ok(m) => cached_banks(&mut lock(&self.shared), m, f.module_index, function),
             Err(_) => Arc::new(BTreeMap::new()),
         }
     }
@@ -2445,7 +2461,7 @@ impl Debugger {
     /// put them (their registers may have been reused since).
     pub fn arguments(&self, n: usize) -> Result<Vec<RegisterValue>, DebugCommandError> {
         let f = self.frame(n)?;
-        let m = self.module(&f.frame.module)?;
+        let m = self.module_at(f.module_index)?;
         let kinds = param_kinds(m, f.frame.ordinal.unwrap_or(0));
         let banks = self.banks_for(&f);
         let file = RegisterFile {
@@ -2468,7 +2484,18 @@ impl Debugger {
     /// Evaluates an expression ([`Expr`]) in frame `n`; one without
     /// registers (`1 + 2`) needs no program.
     pub fn evaluate(&self, expr: &str, n: usize) -> Result<DebugValue, DebugCommandError> {
-        let e = Expr::parse(expr)?;
+        self.evaluate_with(expr, n, &|_| None)
+    }
+
+    /// [`Debugger::evaluate`], with the values of `$` words (gdb's value
+    /// history) from `values` ([`Expr::parse_with`]).
+    pub fn evaluate_with(
+        &self,
+        expr: &str,
+        n: usize,
+        values: &NamedValues<'_>,
+    ) -> Result<DebugValue, DebugCommandError> {
+        let e = Expr::parse_with(expr, values)?;
         if e.is_constant() {
             return e.evaluate_constant();
         }
@@ -2543,8 +2570,15 @@ impl Debugger {
         self.table.clone()
     }
 
-    fn module(&self, name: &str) -> Result<&Module, DebugCommandError> {
+    /// The module a name reaches (the last registered of that name) and
+    /// its place in the context.
+    fn module(&self, name: &str) -> Result<(usize, &Module), DebugCommandError> {
         self.info.module(name)
+    }
+
+    /// The module at place `index` in the context.
+    fn module_at(&self, index: usize) -> Result<&Module, DebugCommandError> {
+        self.info.module_at(index)
     }
 
     fn resolve_function(&self, name: &str) -> Result<Vec<CodeAddress>, DebugCommandError> {
@@ -2581,20 +2615,20 @@ impl Debugger {
     }
 
     /// The register types of a function ([`DebugInfo::register_banks`]).
-    pub fn register_banks(&self, module: &str, function: u32) -> BTreeMap<u16, Bank> {
+    pub fn register_banks(&self, module: usize, function: u32) -> BTreeMap<u16, Bank> {
         self.info.register_banks(module, function)
     }
 
     /// The registers the calling convention puts a function's arguments
     /// in, in order.
-    pub fn argument_registers(&self, module: &str, function: u32) -> Vec<RegisterRef> {
+    pub fn argument_registers(&self, module: usize, function: u32) -> Vec<RegisterRef> {
         self.info.argument_registers(module, function)
     }
 
     /// A function's instructions: offset and text.
     pub fn disassemble(
         &self,
-        module: &str,
+        module: usize,
         function: u32,
     ) -> Result<Vec<(u32, String)>, DebugCommandError> {
         self.info.disassemble(module, function)
@@ -2623,27 +2657,27 @@ impl Debugger {
 
     /// The offsets of a function's instructions (block markers left out)
     /// and the length of its code.
-    pub fn instruction_offsets(&self, module: &str, function: u32) -> (Vec<u32>, u32) {
+    pub fn instruction_offsets(&self, module: usize, function: u32) -> (Vec<u32>, u32) {
         self.info.instruction_offsets(module, function)
     }
 
     /// The registers each instruction of a function writes
     /// ([`DebugInfo::register_writes`]).
-    pub fn register_writes(&self, module: &str, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
+    pub fn register_writes(&self, module: usize, function: u32) -> Vec<(u32, Vec<RegisterRef>)> {
         self.info.register_writes(module, function)
     }
 
     /// The source position of each instruction of a function that has one.
     pub fn instruction_positions(
         &self,
-        module: &str,
+        module: usize,
         function: u32,
     ) -> BTreeMap<u32, SourcePosition> {
         self.info.instruction_positions(module, function)
     }
 
     /// Whether a function has source positions (debug information).
-    pub fn has_positions(&self, module: &str, function: u32) -> bool {
+    pub fn has_positions(&self, module: usize, function: u32) -> bool {
         self.info.has_positions(module, function)
     }
 }

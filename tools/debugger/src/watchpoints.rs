@@ -40,6 +40,9 @@ pub struct Watchpoint {
     pub depth: usize,
     /// Its frame's module.
     pub module: String,
+    /// Its frame's module's place in the context
+    /// ([`irvm::FrameInfo::module_index`]).
+    pub module_index: usize,
     /// Its frame's function (internal ordinal).
     pub function: u32,
     /// The function's name, for messages.
