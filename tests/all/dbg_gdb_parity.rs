@@ -98,11 +98,11 @@ fn a_remainder_written_without_blanks_is_an_operator() {
          print %next%2\nprint %nosuch\nprint 1 + %nosuch\nprintf \"%d\\n\", 7%-4\n",
     );
     assert!(r[1].contains("Breakpoint 1, fib"), "{r:?}");
-    assert_eq!(r[2], "10%3 = 1\n");
-    assert_eq!(r[3], "10%-3 = 1\n");
-    assert_eq!(r[4], "%i1%4 = 0\n");
-    assert_eq!(r[5], "(9)%%i2 = 0\n");
-    assert_eq!(r[6], "%next%2 = 1\n");
+    assert_eq!(r[2], "$1 = 1\n");
+    assert_eq!(r[3], "$2 = 1\n");
+    assert_eq!(r[4], "$3 = 0\n");
+    assert_eq!(r[5], "$4 = 0\n");
+    assert_eq!(r[6], "$5 = 1\n");
     let unknown = "`%nosuch` is neither a register nor a source name of this function\n";
     assert_eq!(r[7], format!("error: {unknown}"));
     assert_eq!(r[8], format!("error: {unknown}"));
@@ -119,13 +119,13 @@ fn a_leading_zero_is_octal_as_in_c() {
         "print 010\nprint 08\nprint -017 + 1\nprint 010.5\nbreak fib.mlir:12\nrun\n\
          set var %i3 = 017\nprint %i3\nprint %i3 == 15\n",
     );
-    assert_eq!(r[0], "010 = 8\n");
+    assert_eq!(r[0], "$1 = 8\n");
     assert_eq!(r[1], "error: cannot print `08`: Invalid number \"08\".\n");
-    assert_eq!(r[2], "-017 + 1 = -14\n");
-    assert_eq!(r[3], "010.5 = 10.5\n");
+    assert_eq!(r[2], "$2 = -14\n");
+    assert_eq!(r[3], "$3 = 10.5\n");
     assert!(r[5].contains("Breakpoint 1, fib"), "{r:?}");
-    assert_eq!(r[7], "%i3 = 15\n", "{r:?}");
-    assert_eq!(r[8], "%i3 == 15 = 1\n");
+    assert_eq!(r[7], "$4 = 15\n", "{r:?}");
+    assert_eq!(r[8], "$5 = 1\n");
 }
 
 /// `-2147483648` is the literal 2147483648 negated, a `long` in C as in
@@ -139,13 +139,13 @@ fn a_negative_literal_is_typed_by_its_digits_as_in_c() {
         "print -2147483648 / -1\nptype -2147483648\nprint (-2147483647 - 1) / -1\n\
          ptype -5\nbreak fib.mlir:12\nrun\nset var %i3 = -2147483648\nptype %i3\nprint %i3\n",
     );
-    assert_eq!(r[0], "-2147483648 / -1 = 2147483648\n");
+    assert_eq!(r[0], "$1 = 2147483648\n");
     assert_eq!(r[1], "type = i64\n");
-    assert_eq!(r[2], "(-2147483647 - 1) / -1 = -2147483648\n");
+    assert_eq!(r[2], "$2 = -2147483648\n");
     assert_eq!(r[3], "type = i32\n");
     assert!(r[5].contains("Breakpoint 1, fib"), "{r:?}");
     assert_eq!(r[7], "type = i32\n", "{r:?}");
-    assert_eq!(r[8], "%i3 = -2147483648\n");
+    assert_eq!(r[8], "$3 = -2147483648\n");
 }
 
 fn frames_args() -> Vec<String> {
