@@ -2228,3 +2228,48 @@ def test_compat_binds_iree_runtimes_public_names_only():
     ).stdout.split()
     lacking = set(irvm.compat._NOT_PROVIDED)
     assert public == set(theirs) - lacking
+
+
+# An int pushed with push_int, then passed for an i32 argument
+# (tests/data/fib.vmfb's fib): irvm.compat takes what fits in 32 bits,
+# signed or unsigned (2**31 passes as its bit pattern, -2**31), and refuses
+# the rest; iree.runtime keeps the low 32 bits (2**32 + 5 computes fib(5)).
+I32_ARGUMENT_SCRIPT = """
+inst = ireert.VmInstance()
+m = ireert.VmModule.mmap(inst, DATA + "/fib.vmfb")
+ctx = ireert.VmContext(inst, [m])
+fib = m.lookup_function("fib")
+RESULT = {}
+for v in (5, 2**31, 2**32 + 5, -(2**32) + 6):
+    args, results = ireert.VmVariantList(1), ireert.VmVariantList(1)
+    args.push_int(v)
+    try:
+        ctx.invoke(fib, args, results)
+        RESULT[v] = results.get_variant(0)
+    except ValueError as e:
+        RESULT[v] = str(e)
+print(repr(RESULT))
+"""
+
+
+def test_an_int_past_32_bits_for_an_i32_argument_is_refused_where_iree_runtime_truncates():
+    # docs/COMPATIBILITY.md, "Python: irvm.compat": bad input is refused
+    # (the project's rule), where iree.runtime silently computes on
+    # another number.
+    script = I32_ARGUMENT_SCRIPT.replace("DATA + ", repr(str(DATA)) + " + ")
+    ours = {}
+    exec(script.replace("print(repr(RESULT))", ""), {"ireert": irvm.compat}, ours)
+    assert ours["RESULT"] == {
+        5: 5,
+        2**31: 0,
+        2**32 + 5: "INVALID_ARGUMENT; argument 0 (%input0: i32) of module.fib: 4294967301 does not fit in i32",
+        -(2**32) + 6: "INVALID_ARGUMENT; argument 0 (%input0: i32) of module.fib: -4294967290 does not fit in i32",
+    }
+    python = peer_python()
+    if python is None:
+        pytest.skip("iree.runtime is not installed: its truncation not checked")
+    theirs = subprocess.run(
+        [python, "-c", "import iree.runtime as ireert\n" + script],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout
+    assert eval(theirs) == {5: 5, 2**31: 0, 2**32 + 5: 5, -(2**32) + 6: 8}

@@ -1136,3 +1136,82 @@ fn a_module_of_many_functions_assembles_in_linear_time() {
         "{COUNT} functions took {took:?} to assemble"
     );
 }
+
+/// An internal function's name is kept only in a debug database, which
+/// `iree-as-module` never writes (its `iree-dump-module` shows no name for
+/// the function; iree-run-module's backtrace says `m@0`). `irvm as` writes
+/// one when the text has a `loc(...)` or `vm.source_map`s, and then traps
+/// name the function as written; without one irvm's tools name it as the
+/// disassembler does, by its ordinal (`fn1`).
+#[test]
+fn internal_function_names_survive_only_in_a_debug_database() {
+    let plain = "vm.module @m version 0
+vm.export @main
+vm.func @main(%i0: i32) -> (i32) {
+^bb0:
+  %i1 = vm.call @odd(%i0)
+  vm.return %i1
+}
+vm.func @odd(%i0: i32) -> (i32) {
+^bb0:
+  vm.fail %i0, \"trap inside odd\"
+}
+";
+    let with_loc = plain.replace(
+        "\"trap inside odd\"",
+        "\"trap inside odd\" loc(\"odd.mlir\":12:3)",
+    );
+    let with_maps = format!("{plain}vm.source_map \"main\" = []\nvm.source_map \"odd\" = []\n");
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, innermost) in [
+        ("plain", plain.to_string(), "[0] m.fn1+0x00000001\n"),
+        ("loc", with_loc, "[0] m.odd+0x00000001 odd.mlir:12:3\n"),
+        ("maps", with_maps, "[0] m.odd+0x00000001\n"),
+    ] {
+        let path = dir.path().join(format!("{name}.vmasm"));
+        std::fs::write(&path, text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_irvm"))
+            .arg("run")
+            .arg(format!("--module={}", path.display()))
+            .args(["--function=main", "--input=7"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(innermost) && stderr.contains("[1] m.main+0x00000001"),
+            "{name}: {stderr}"
+        );
+    }
+    let Some(bin) = common::peer_bin(&["iree-as-module", "iree-dump-module", "iree-run-module"])
+    else {
+        common::report_missing_peer();
+        return;
+    };
+    let source = dir.path().join("plain.vmasm");
+    let theirs = dir.path().join("theirs.vmfb");
+    let status = std::process::Command::new(bin.join("iree-as-module"))
+        .arg(format!("--output={}", theirs.display()))
+        .arg(&source)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let dump = std::process::Command::new(bin.join("iree-dump-module"))
+        .arg(&theirs)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8_lossy(&dump.stdout);
+    // No debug database: the function table names only the export, and
+    // the disassembly calls the internal function by its ordinal.
+    assert!(
+        !dump.contains("odd\n") && dump.contains("vm.func @fn1("),
+        "{dump}"
+    );
+    let run = std::process::Command::new(bin.join("iree-run-module"))
+        .arg(format!("--module={}", theirs.display()))
+        .args(["--function=main", "--input=7"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("bytecode m@0:"), "{stderr}");
+}

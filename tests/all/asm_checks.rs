@@ -350,3 +350,33 @@ fn a_backslash_before_two_hex_digits_is_a_byte_escape_in_either_text() {
     let again = irvm::asm::assemble(&form, "again.vmasm").unwrap();
     assert_eq!(message(&again), "vm.fail %i0, \"C:\\\\de\\\\q\"");
 }
+
+#[test]
+fn an_operands_mlir_type_annotation_is_refused_naming_the_annotation() {
+    // MLIR's generic form ends an op with its types; VM assembly has none
+    // (iree-as-module 3.13 refuses these lines too, reading the annotation
+    // as part of the register: `ref register ordinal out of range: 0 :
+    // (!vm.list<i32>) -> i32`).
+    let source = r#"vm.module @c version 0
+vm.type !vm.list<i32>
+vm.export @f
+vm.func @f() -> (i32) {
+^bb0:
+  %i0 = vm.const.i32 3
+  %r0 = vm.list.alloc %i0 : !vm.list<i32>
+  %i1 = vm.list.size %r0 : (!vm.list<i32>) -> i32
+  %i2 = vm.add.i32 %i0, %i1 : i32
+  %i4:5 = vm.ext.i32.i64.s %i2 : i32 -> i64
+  vm.return %i1
+}
+"#;
+    let errors = refused(source);
+    for expected in [
+        "c.vmasm:8:26: error: unexpected type annotation ': (!vm.list<i32>) -> i32' after the register %r0: VM assembly writes no operand or result types (remove it)\n    %i1 = vm.list.size %r0 : (!vm.list<i32>) -> i32\n                           ^",
+        "c.vmasm:9:29: error: unexpected type annotation ': i32' after the register %i1",
+        "c.vmasm:10:32: error: unexpected type annotation ': i32 -> i64' after the register %i2",
+    ] {
+        assert!(errors.contains(expected), "wanted:\n{expected}\nin:\n{errors}");
+    }
+    assert!(errors.ends_with("\n3 errors"), "{errors}");
+}

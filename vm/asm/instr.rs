@@ -609,6 +609,21 @@ fn parse_any_register<'s>(func: &mut FunctionState, text: &'s str) -> Result<u16
     }
 }
 
+/// `%r0 : (!vm.list<i32>) -> i32`, MLIR's trailing type annotation after
+/// an operand: the register and the annotation from its `:`. `None` when
+/// `text` has no whitespace-separated `:` followed by a type (the register
+/// pair `%i0:1` is not an annotation).
+fn split_type_annotation(text: &str) -> Option<(&str, &str)> {
+    let space = text.find(char::is_whitespace)?;
+    let rest = text[space..].trim_start();
+    let after_colon = rest.strip_prefix(':')?.trim_start();
+    let starts_a_type = after_colon
+        .chars()
+        .next()
+        .is_some_and(|c| c == '(' || c == '!' || c.is_ascii_alphabetic());
+    starts_a_type.then(|| (&text[..space], rest))
+}
+
 /// A register operand of `bank` (`move_ok`: `%RN` is allowed), counting it
 /// toward the function's register totals.
 fn parse_register<'s>(
@@ -617,6 +632,15 @@ fn parse_register<'s>(
     move_ok: bool,
     text: &'s str,
 ) -> Result<u16, Diag<'s>> {
+    if let Some((register, annotation)) = split_type_annotation(text) {
+        return Err(Diag::new(
+            format!(
+                "unexpected type annotation '{annotation}' after the register {register}: \
+                 VM assembly writes no operand or result types (remove it)"
+            ),
+            annotation,
+        ));
+    }
     let number = |digits: &str, max: u32| -> Option<u32> {
         (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
             .then(|| digits.parse::<u32>().ok())

@@ -6,6 +6,7 @@
 use irvm::{HostRef, Ref, StatusCode, Trap, Value};
 
 pub mod inline;
+pub mod unimplemented;
 
 use super::command::{Binding, BufferRef, Command, CommandBuffer, Workgroups};
 use super::device::{DeviceConfig, DeviceOptions};
@@ -487,6 +488,30 @@ impl<'a> Args<'a> {
 
     pub fn buffer(&mut self) -> Result<HostRef<HalBuffer>, Trap> {
         self.object(type_names::BUFFER)
+    }
+
+    /// A `!vm.buffer` ref or null (checked).
+    fn vm_buffer_or_null(&mut self) -> Result<Option<&'a Ref>, Trap> {
+        let k = self.next;
+        match self.any_ref()? {
+            Ref::Null => Ok(None),
+            r @ Ref::Buffer(_) => Ok(Some(r)),
+            other => Err(self.not_a(k, "vm.buffer", other)),
+        }
+    }
+
+    /// A `!hal.channel` (checked by its type: irvm makes no channels, so
+    /// only an embedder's object of that type passes).
+    fn channel(&mut self) -> Result<(), Trap> {
+        let k = self.next;
+        let r = self.any_ref()?;
+        if r.is_null() {
+            return Err(self.null_for(k, type_names::CHANNEL));
+        }
+        if r.ref_type() != Some(hal_types::CHANNEL.id()) {
+            return Err(self.not_a(k, type_names::CHANNEL, r));
+        }
+        Ok(())
     }
 
     fn buffer_or_null(&mut self) -> Result<Option<HostRef<HalBuffer>>, Trap> {

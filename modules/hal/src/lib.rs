@@ -5,9 +5,11 @@
 //!
 //! - [`hal_module`]: the `hal` host module with all 60 exports of IREE
 //!   3.13 (`runtime/src/iree/modules/hal/exports.inl`) linking under their
-//!   calling conventions. Channels and collectives fail with UNIMPLEMENTED
-//!   naming the function ([`UNIMPLEMENTED`]); the rest run on a synchronous
-//!   CPU device (files from memory are read-only, as in IREE).
+//!   calling conventions. Channels and collectives check their arguments
+//!   as IREE's do (INVALID_ARGUMENT for a ref of the wrong type), then fail
+//!   with UNIMPLEMENTED naming the function ([`UNIMPLEMENTED`]); the rest
+//!   run on a synchronous CPU device (files from memory are read-only, as
+//!   in IREE).
 //! - vmvx executables (`vmvx-bytecode-fb`): each is a bytecode module loaded
 //!   into a private context behind the `vmvx` module ([`vmvx_module`]:
 //!   its 32 microkernels, elementwise, copy, fill and the data-tiling
@@ -80,7 +82,7 @@ pub use self::text::{
 };
 pub use self::vmvx::{vmvx_module, UNIMPLEMENTED_KERNELS};
 
-use irvm::{NativeModule, StatusCode, Trap};
+use irvm::NativeModule;
 
 /// Version of the `hal` module (programs require at least 7).
 pub const HAL_VERSION: u32 = 7;
@@ -271,11 +273,8 @@ fn hal_module_from(
                     }
                 },
             )?,
-            None => module.func_with_state(name, cconv, move |_: &mut HalState, _| {
-                Err(Trap::new(
-                    StatusCode::Unimplemented,
-                    format!("hal.{name} is not implemented by irvm yet"),
-                ))
+            None => module.func_with_state(name, cconv, move |_: &mut HalState, args| {
+                Err(exports::unimplemented::refuse(name, args))
             })?,
         };
     }

@@ -87,6 +87,8 @@ pub mod hal_types {
     pub static BUFFER: HalType = HalType::new(type_names::BUFFER);
     /// `!hal.buffer_view`
     pub static BUFFER_VIEW: HalType = HalType::new(type_names::BUFFER_VIEW);
+    /// `!hal.channel`
+    pub static CHANNEL: HalType = HalType::new(type_names::CHANNEL);
     /// `!hal.command_buffer`
     pub static COMMAND_BUFFER: HalType = HalType::new(type_names::COMMAND_BUFFER);
     /// `!hal.device`

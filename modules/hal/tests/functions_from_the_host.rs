@@ -173,3 +173,126 @@ fn functions_that_do_nothing_on_this_device_still_check_their_refs() {
         }
     }
 }
+
+#[test]
+fn unimplemented_functions_check_their_arguments_before_refusing() {
+    // IREE 3.13 checks each ref (`iree_hal_device_check_deref`,
+    // `iree_hal_channel_check_deref`, ...) before it reaches the
+    // unimplemented channel code: a ref of another type is
+    // INVALID_ARGUMENT there. irvm answered UNIMPLEMENTED to any call.
+    let mut ctx = Context::new(&TypeRegistry::new());
+    ctx.register_host_module(&hal_module().unwrap()).unwrap();
+    let mut call = |name: &str, args: &[Value]| {
+        let f = ctx.function(name).unwrap();
+        ctx.invoke(&f, args)
+            .map_err(|t| format!("{:?} {}", t.code, t.message))
+    };
+    let device = call("hal.devices.get", &[Value::I32(0)]).unwrap().remove(0);
+    let cb = call(
+        "hal.command_buffer.create",
+        &[
+            device.clone(),
+            Value::I32(1),
+            Value::I32(3),
+            Value::I64(-1),
+            Value::I32(0),
+        ],
+    )
+    .unwrap()
+    .remove(0);
+    let view = BufferView::from_slice(&[2], &[0f32, 1.])
+        .unwrap()
+        .into_value();
+    // irvm makes no channels; an embedder's object of the type passes.
+    let channel = Value::Ref(irvm::HostRef::new("hal.channel", ()).into_ref());
+    let null = Value::Ref(Ref::Null);
+    let (i32_, i64_) = (Value::I32(0), Value::I64(0));
+    let create = |device: &Value, id: &Value| {
+        vec![
+            device.clone(),
+            i64_.clone(),
+            i64_.clone(),
+            id.clone(),
+            null.clone(),
+            i32_.clone(),
+            i32_.clone(),
+        ]
+    };
+    let split = |channel: &Value| vec![channel.clone(), i32_.clone(), i32_.clone(), i64_.clone()];
+    let collective = |cb: &Value, channel: &Value, send: &Value| {
+        let mut args = vec![cb.clone(), channel.clone()];
+        args.extend([i32_.clone(), i32_.clone(), i32_.clone(), i32_.clone()]);
+        args.extend([send.clone(), null.clone()]);
+        args.extend(std::iter::repeat_n(i64_.clone(), 5));
+        args
+    };
+    let refusals = [
+        (
+            "hal.channel.create",
+            create(&view, &null),
+            "argument 0: expected a !hal.device, got !hal.buffer_view",
+        ),
+        (
+            "hal.channel.create",
+            create(&null, &null),
+            "argument 0: expected a !hal.device, got null",
+        ),
+        (
+            "hal.channel.create",
+            create(&device, &view),
+            "argument 3: expected a !vm.buffer, got !hal.buffer_view",
+        ),
+        (
+            "hal.channel.rank_and_count",
+            vec![view.clone()],
+            "argument 0: expected a !hal.channel, got !hal.buffer_view",
+        ),
+        (
+            "hal.channel.rank_and_count",
+            vec![null.clone()],
+            "argument 0: expected a !hal.channel, got null",
+        ),
+        (
+            "hal.channel.split",
+            split(&device),
+            "argument 0: expected a !hal.channel, got !hal.device",
+        ),
+        (
+            "hal.command_buffer.collective",
+            collective(&view, &channel, &null),
+            "argument 0: expected a !hal.command_buffer, got !hal.buffer_view",
+        ),
+        (
+            "hal.command_buffer.collective",
+            collective(&cb, &cb, &null),
+            "argument 1: expected a !hal.channel, got !hal.command_buffer",
+        ),
+        (
+            "hal.command_buffer.collective",
+            collective(&cb, &channel, &view),
+            "argument 6: expected a !hal.buffer, got !hal.buffer_view",
+        ),
+    ];
+    for (name, args, expected) in refusals {
+        let refused = call(name, &args).unwrap_err();
+        assert!(
+            refused.starts_with("InvalidArgument") && refused.contains(expected),
+            "{name}: {refused}"
+        );
+    }
+    // Well-formed calls: UNIMPLEMENTED, naming the function.
+    for (name, args) in [
+        ("hal.channel.create", create(&device, &null)),
+        ("hal.channel.rank_and_count", vec![channel.clone()]),
+        ("hal.channel.split", split(&channel)),
+        (
+            "hal.command_buffer.collective",
+            collective(&cb, &channel, &null),
+        ),
+    ] {
+        assert_eq!(
+            call(name, &args).unwrap_err(),
+            format!("Unimplemented {name} is not implemented by irvm yet"),
+        );
+    }
+}
