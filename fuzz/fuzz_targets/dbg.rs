@@ -9,8 +9,8 @@
 
 mod gen_program;
 
+use irvm::{Context, Limits, Module, Ref, TypeRegistry, Value};
 use irvm_debugger::{Debugger, Stop};
-use irvm::{Context, TypeRegistry, Limits, Module, Ref, Value};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 
@@ -24,7 +24,8 @@ fn context(lib: &[u8], app: &[u8]) -> Context {
     });
     for bytes in [lib, app] {
         let module = Module::from_bytes(bytes.to_vec()).expect("generated module loads");
-        ctx.register_module(module).expect("generated module registers");
+        ctx.register_module(module)
+            .expect("generated module registers");
     }
     ctx
 }
@@ -46,7 +47,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok((name, sig)) = u.choose(&program.app_exports).cloned() else {
         return;
     };
-    let mut args: Vec<Value> = (0..sig.i32_args).map(|k| Value::I32(k as i32 + 2)).collect();
+    let mut args: Vec<Value> = (0..sig.i32_args)
+        .map(|k| Value::I32(k as i32 + 2))
+        .collect();
     args.extend((0..sig.ref_args).map(|_| Value::Ref(Ref::Null)));
     let mut plain = context(&lib, &app);
     let f = plain.function(&format!("app.{name}")).expect("export");
@@ -105,7 +108,10 @@ fuzz_target!(|data: &[u8]| {
             8 => Some(dbg.finish()),
             9 => {
                 let spec = match u.int_in_range(0..=2u8).unwrap_or(0) {
-                    0 => format!("app.mlir:{}", u.int_in_range(0..=program.lines + 2).unwrap_or(0)),
+                    0 => format!(
+                        "app.mlir:{}",
+                        u.int_in_range(0..=program.lines + 2).unwrap_or(0)
+                    ),
                     1 => format!("*{}", u.int_in_range(0..=200u16).unwrap_or(0)),
                     _ => format!("lib.f{}", u.int_in_range(0..=3u8).unwrap_or(0)),
                 };
@@ -123,15 +129,14 @@ fuzz_target!(|data: &[u8]| {
                     1 => vec!["7".into()],
                     _ => vec!["%i0".into(), "0".into()],
                 };
-                let returned = dbg
-                    .return_values(&given)
-                    .and_then(|v| dbg.return_now(v));
+                let returned = dbg.return_values(&given).and_then(|v| dbg.return_now(v));
                 altered |= starts == 1 && returned.is_ok();
                 Some(returned)
             }
             11 => {
                 if let Ok((name, sig)) = u.choose(&program.app_exports).cloned() {
-                    let mut given: Vec<String> = (0..sig.i32_args).map(|k| format!("{k}")).collect();
+                    let mut given: Vec<String> =
+                        (0..sig.i32_args).map(|k| format!("{k}")).collect();
                     given.extend((0..sig.ref_args).map(|_| "0".to_string()));
                     let called = dbg.call_function(&format!("app.{name}"), &given);
                     // (A call may change the program's globals.)
@@ -147,7 +152,7 @@ fuzz_target!(|data: &[u8]| {
                 if let Some((at, _)) = dbg.current() {
                     let _ = dbg.position_of(&at);
                     let _ = dbg.function_name(&at);
-                    let _ = dbg.register_banks(&at.module, at.function);
+                    let _ = dbg.register_banks(at.module_index, at.function);
                 }
                 None
             }
@@ -184,7 +189,10 @@ fuzz_target!(|data: &[u8]| {
             first = end;
         }
     }
-    assert!(!dbg.is_running(), "the program still runs after 1000 continues");
+    assert!(
+        !dbg.is_running(),
+        "the program still runs after 1000 continues"
+    );
     if starts == 1 && !altered {
         let got = first.expect("the first run ended");
         assert_eq!(

@@ -4,7 +4,7 @@
 #![no_main]
 
 use irvm::bytecode::disasm::{disassemble_module, DisasmOptions};
-use irvm::{Context, TypeRegistry, Module};
+use irvm::{Context, Module, TypeRegistry};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

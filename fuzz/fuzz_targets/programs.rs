@@ -8,7 +8,9 @@
 
 mod gen_program;
 
-use irvm::{Context, Control, ExecView, TypeRegistry, Limits, Module, Observer, Ref, StatusCode, Value};
+use irvm::{
+    Context, Control, ExecView, Limits, Module, Observer, Ref, StatusCode, TypeRegistry, Value,
+};
 use libfuzzer_sys::arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 
@@ -65,7 +67,9 @@ fuzz_target!(|data: &[u8]| {
     let mut plain = context(&lib, &app);
     let mut hooked = context(&lib, &app);
     hooked.set_fuel(Some(u64::MAX));
-    hooked.set_deadline(Some(std::time::Instant::now() + std::time::Duration::from_secs(3600)));
+    hooked.set_deadline(Some(
+        std::time::Instant::now() + std::time::Duration::from_secs(3600),
+    ));
     let _interrupt = hooked.interrupt_handle();
     hooked.set_observer(Some(Box::new(Counting(0))));
     let mut starved = context(&lib, &app);
@@ -73,7 +77,9 @@ fuzz_target!(|data: &[u8]| {
     // others': compare no further.
     let mut starved_diverged = false;
     for (name, sig) in &program.app_exports {
-        let mut args: Vec<Value> = (0..sig.i32_args).map(|k| Value::I32(k as i32 * 3 - 1)).collect();
+        let mut args: Vec<Value> = (0..sig.i32_args)
+            .map(|k| Value::I32(k as i32 * 3 - 1))
+            .collect();
         args.extend((0..sig.ref_args).map(|_| Value::Ref(Ref::Null)));
         let f = plain.function(&format!("app.{name}")).expect("export");
         let a = plain.invoke(&f, &args);

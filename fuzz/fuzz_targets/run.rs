@@ -3,7 +3,7 @@
 //! small limits. Traps are fine; panics, crashes and hangs are bugs.
 #![no_main]
 
-use irvm::{Context, TypeRegistry, Limits, Module, Ref, ValType, Value};
+use irvm::{Context, Limits, Module, Ref, TypeRegistry, ValType, Value};
 use libfuzzer_sys::fuzz_target;
 
 fn zero(t: &ValType) -> Value {
