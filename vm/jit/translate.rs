@@ -1387,13 +1387,9 @@ impl Tx<'_, '_> {
         at.sort_unstable();
         at.dedup();
         let calls = self.calls;
-        let lists = writeback::Lists {
-            aux: &func.aux,
-            result_kinds: &func.result_kinds,
-        };
         let plan = writeback::plan(
             &func.code,
-            lists,
+            &func.aux,
             func.guard as usize,
             self.n32,
             &self.writes,
@@ -2521,16 +2517,45 @@ impl Tx<'_, '_> {
             CondBr => {
                 let es = edges(code, k).expect("a branch");
                 let c = self.i32(i.a);
-                // Edges with block arguments go through a block of their
-                // own, and so, counting fuel, does every edge: it pays for
-                // its target's run there (a compare, a branch and a
-                // subtraction on the path taken), or leaves at the target
-                // unpaid when the fuel given does not reach.
-                let pay = self.limits.is_some();
+                if let Some(l) = self.limits {
+                    // Pay for the target's run before branching (one
+                    // select and compare on the hot path); when the fuel
+                    // given does not, a cold block takes the edge to an
+                    // unpaid exit at its target.
+                    let cost = |t: &Edge| i64::from(self.runs.get(t.to).copied().unwrap_or(0));
+                    let (ct, cf) = (cost(&es[0]), cost(&es[1]));
+                    let vt = self.b.ins().iconst(types::I64, ct);
+                    let vf = self.b.ins().iconst(types::I64, cf);
+                    let cost = self.b.ins().select(c, vt, vf);
+                    let fuel = self.b.use_var(l.fuel);
+                    let short = self.b.ins().icmp(IntCC::UnsignedLessThan, fuel, cost);
+                    let slow = self.b.create_block();
+                    self.b.set_cold_block(slow);
+                    let paid = self.b.create_block();
+                    self.b.ins().brif(short, slow, &[], paid, &[]);
+                    self.b.switch_to_block(slow);
+                    let short_edges = [self.b.create_block(), self.b.create_block()];
+                    self.b
+                        .ins()
+                        .brif(c, short_edges[0], &[], short_edges[1], &[]);
+                    for (e, &blk) in es.iter().zip(&short_edges) {
+                        self.b.set_cold_block(blk);
+                        self.b.switch_to_block(blk);
+                        if let Some(pairs) = &e.remap {
+                            self.remap(pairs);
+                        }
+                        let out = self.fuel_short_exit(e.to);
+                        self.b.ins().jump(out, &[]);
+                    }
+                    self.b.switch_to_block(paid);
+                    let left = self.b.ins().isub(fuel, cost);
+                    self.b.def_var(l.fuel, left);
+                }
+                // Edges with block arguments go through a block of their own.
                 let dest: Vec<(ClBlock, bool)> = es
                     .iter()
                     .map(|e| match e.remap {
-                        None if !pay => (blocks[&e.to], false),
+                        None => (blocks[&e.to], false),
                         _ => (self.b.create_block(), true),
                     })
                     .collect();
@@ -2538,7 +2563,7 @@ impl Tx<'_, '_> {
                 for (e, &(blk, own)) in es.iter().zip(&dest) {
                     if own {
                         self.b.switch_to_block(blk);
-                        self.edge(e, blocks, pay);
+                        self.edge(e, blocks, false);
                     }
                 }
                 return false;

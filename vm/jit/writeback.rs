@@ -94,17 +94,6 @@ enum Flow {
     Unknown,
 }
 
-/// What the analysis reads of a function beside its instructions: the
-/// aux records holding operand lists, and its results' kinds (the width
-/// of each register a `vm.return` names).
-#[derive(Clone, Copy)]
-pub(super) struct Lists<'a> {
-    /// The function's aux records.
-    pub aux: &'a [u32],
-    /// Its results' kinds (`i`, `I`, `f`, `F`, `r`), in order.
-    pub result_kinds: &'a [u8],
-}
-
 /// One instruction's effect on the i32 slots, for the analysis.
 struct Effect {
     uses: Vec<usize>,
@@ -132,25 +121,7 @@ fn list_uses(list: &[u32], out: &mut Vec<usize>) {
     }
 }
 
-/// Registers of a `vm.return`'s list, each as wide as its result's kind
-/// (`I`/`F` two slots, others one; past the kinds known, two, as
-/// [`list_uses`] reads them), refs skipped.
-fn result_uses(list: &[u32], result_kinds: &[u8], out: &mut Vec<usize>) {
-    for (j, &r) in list.iter().enumerate() {
-        let r = r as u16;
-        if r & REF_BANK_BIT != 0 {
-            continue;
-        }
-        match result_kinds.get(j) {
-            Some(b'i' | b'f') => out.push(r as usize),
-            Some(b'r') => {}
-            _ => out.extend([r as usize, r as usize + 1]),
-        }
-    }
-}
-
-fn effect(code: &[Inst], lists: Lists<'_>, k: usize) -> Effect {
-    let (aux, result_kinds) = (lists.aux, lists.result_kinds);
+fn effect(code: &[Inst], aux: &[u32], k: usize) -> Effect {
     let i = &code[k];
     let op = first_half(i.op);
     let mut e = Effect {
@@ -169,7 +140,7 @@ fn effect(code: &[Inst], lists: Lists<'_>, k: usize) -> Effect {
             };
         }
         Opcode::Return => {
-            result_uses(aux_list(aux, i.x, 0), result_kinds, &mut e.uses);
+            list_uses(aux_list(aux, i.x, 0), &mut e.uses);
             e.flow = Flow::Stop;
         }
         Opcode::Fail => {
@@ -246,7 +217,7 @@ fn through_remap(live: &Slots, e: &Edge, n32: usize) -> Slots {
 /// arguments count as written by its branch.
 pub(super) fn plan(
     code: &[Inst],
-    lists: Lists<'_>,
+    aux: &[u32],
     guard: usize,
     n32: usize,
     writes: &[(usize, u16)],
@@ -257,7 +228,7 @@ pub(super) fn plan(
     if n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
         return store_every_written_slot(&any, exits);
     }
-    let f = BlockGraph::new(code, lists, guard, n32, stays);
+    let f = BlockGraph::new(code, aux, guard, n32, stays);
     let live_in = f.live_in();
     let dirty_in = f.dirty_in(&written);
     f.exit_slots(&written, &any, &live_in, &dirty_in, exits)
@@ -272,11 +243,7 @@ pub(super) fn live_at_entry(func: &crate::program::Function) -> Vec<u16> {
     if guard == 0 || n32.div_ceil(64).saturating_mul(guard) > WORD_BUDGET {
         return (0..n32 as u16).collect();
     }
-    let lists = Lists {
-        aux: &func.aux,
-        result_kinds: &func.result_kinds,
-    };
-    let f = BlockGraph::new(code, lists, guard, n32, &|_| false);
+    let f = BlockGraph::new(code, &func.aux, guard, n32, &|_| false);
     match f.live_in().first() {
         Some(live) => live.members().map(|s| s as u16).collect(),
         None => (0..n32 as u16).collect(),
@@ -329,12 +296,12 @@ impl<'c> BlockGraph<'c> {
     /// and whatever follows an instruction that does not simply go on.
     fn new(
         code: &'c [Inst],
-        lists: Lists<'_>,
+        aux: &[u32],
         guard: usize,
         n32: usize,
         stays: &dyn Fn(&Inst) -> bool,
     ) -> BlockGraph<'c> {
-        let effects: Vec<Effect> = (0..guard).map(|k| effect(code, lists, k)).collect();
+        let effects: Vec<Effect> = (0..guard).map(|k| effect(code, aux, k)).collect();
         let compiled: Vec<bool> = (0..guard).map(|k| stays(&code[k])).collect();
         let mut leader = vec![false; guard + 1];
         leader[0] = true;
@@ -562,10 +529,6 @@ mod tests {
         }
     }
 
-    fn lists<'a>(aux: &'a [u32], result_kinds: &'a [u8]) -> Lists<'a> {
-        Lists { aux, result_kinds }
-    }
-
     /// `%i1 = 5; %i1 = 6; return %i1` with an exit before each.
     fn rewrite() -> (Vec<Inst>, Vec<u32>) {
         let code = vec![
@@ -582,7 +545,7 @@ mod tests {
     fn a_slot_overwritten_before_it_is_read_is_not_stored() {
         let (code, aux) = rewrite();
         let writes = [(0, 1), (1, 1)];
-        let plan = plan(&code, lists(&aux, &[]), 3, 4, &writes, &[1, 2], &|i| {
+        let plan = plan(&code, &aux, 3, 4, &writes, &[1, 2], &|i| {
             translated(first_half(i.op))
         });
         assert_eq!(plan[&1], Vec::<u16>::new(), "dead before the rewrite");
@@ -590,30 +553,9 @@ mod tests {
     }
 
     #[test]
-    fn a_return_reads_its_results_at_their_kinds_widths() {
-        // `%i1 = 5; %i2 = 6; return %i1`: with the result's kind known (an
-        // i32) the return reads %i1 alone, so %i2, written on the way, is
-        // not stored at the return's exit; unknown, it reads two slots.
-        let code = vec![
-            inst(Opcode::ConstI32, 1, 5),
-            inst(Opcode::ConstI32, 2, 6),
-            inst(Opcode::Return, 0, 0),
-            inst(Opcode::Block, 0, 0),
-        ];
-        let writes = [(0, 1), (1, 2)];
-        let stays = |i: &Inst| translated(first_half(i.op));
-        let known = plan(&code, lists(&[1, 1], b"i"), 3, 4, &writes, &[2], &stays);
-        assert_eq!(known[&2], vec![1]);
-        let wide = plan(&code, lists(&[1, 1], b"I"), 3, 4, &writes, &[2], &stays);
-        assert_eq!(wide[&2], vec![1, 2]);
-        let unknown = plan(&code, lists(&[1, 1], &[]), 3, 4, &writes, &[2], &stays);
-        assert_eq!(unknown[&2], vec![1, 2]);
-    }
-
-    #[test]
     fn nothing_written_on_the_way_is_stored() {
         let (code, aux) = rewrite();
-        let plan = plan(&code, lists(&aux, &[]), 3, 4, &[], &[2], &|i| {
+        let plan = plan(&code, &aux, 3, 4, &[], &[2], &|i| {
             translated(first_half(i.op))
         });
         assert_eq!(plan[&2], Vec::<u16>::new());
@@ -629,7 +571,7 @@ mod tests {
             inst(Opcode::Return, 0, 0),
             inst(Opcode::Block, 0, 0),
         ];
-        let plan = plan(&code, lists(&[1, 1], &[]), 3, 4, &[(0, 1)], &[1], &|i| {
+        let plan = plan(&code, &[1, 1], 3, 4, &[(0, 1)], &[1], &|i| {
             translated(first_half(i.op))
         });
         assert_eq!(plan[&1], vec![1]);
@@ -645,7 +587,7 @@ mod tests {
         code.push(inst(Opcode::Block, 0, 0));
         let plan = plan(
             &code,
-            lists(&[0], &[]),
+            &[0],
             4097,
             n32,
             &[(0, 1), (1, 7)],
