@@ -413,3 +413,24 @@ fn print_numbers_its_values_and_history_takes_part_in_expressions() {
     );
     assert_eq!(r[12], "5", "{r:?}");
 }
+
+/// `define` of a built-in command's name asks gdb's question first
+/// (answered yes off a terminal, as gdb answers it) and the definition
+/// then replaces the command; an abbreviation (`p`) is no command of its
+/// own, so defining it asks nothing, as in gdb 13.1.
+#[test]
+fn defining_a_built_in_command_asks_first_as_gdb_does() {
+    let r = replies(
+        &fib_args(),
+        "define print\necho mine\\n\nend\nprint 1\ndefine p\necho short\\n\nend\np 2\n",
+    );
+    assert_eq!(
+        r[0],
+        "Really redefine built-in command \"print\"? (y or n) [answered Y; input not from terminal]\n"
+    );
+    // (The body's lines and `end` answer nothing.)
+    assert_eq!(r[1..3], ["", ""]);
+    assert_eq!(r[3], "mine\n");
+    assert_eq!(r[4..7], ["", "", ""]);
+    assert_eq!(r[7], "short\n");
+}

@@ -458,10 +458,20 @@ impl Session {
         if matches!(rest, "define" | "document" | "end" | "source") {
             return Err(format!("`{rest}` cannot be redefined"));
         }
-        if self.user_commands.contains_key(rest)
-            && !self.query(&format!("Redefine command \"{rest}\"?"))
-        {
-            return Err(format!("Command \"{rest}\" not redefined."));
+        // gdb asks before a user command replaces another, and before one
+        // shadows a built-in command (not an abbreviation: `define p`
+        // asks nothing there either).
+        let question = if self.user_commands.contains_key(rest) {
+            Some(format!("Redefine command \"{rest}\"?"))
+        } else if COMMANDS.contains(&rest) {
+            Some(format!("Really redefine built-in command \"{rest}\"?"))
+        } else {
+            None
+        };
+        if let Some(question) = question {
+            if !self.query(&question) {
+                return Err(format!("Command \"{rest}\" not redefined."));
+            }
         }
         Ok(Flow::Define(rest.to_string()))
     }
