@@ -1409,12 +1409,7 @@ impl Tx<'_, '_> {
             self.store_slots(slots);
             if let Some(l) = self.limits {
                 let fuel = self.b.use_var(l.fuel);
-                self.b.ins().store(
-                    MemFlags::trusted(),
-                    fuel,
-                    self.env,
-                    std::mem::offset_of!(JitEnv, fuel) as i32,
-                );
+                self.fuel_to_env(fuel);
             }
             let v = self.b.ins().iconst(types::I32, k as i64);
             self.b.ins().return_(&[v]);
@@ -1497,12 +1492,7 @@ impl Tx<'_, '_> {
             let short = self.b.ins().icmp_imm(IntCC::UnsignedLessThan, fuel, 1);
             self.exit_if(short, k);
             let fuel = self.b.use_var(l.fuel);
-            self.b.ins().store(
-                MemFlags::trusted(),
-                fuel,
-                self.env,
-                std::mem::offset_of!(JitEnv, fuel) as i32,
-            );
+            self.fuel_to_env(fuel);
         }
         let ret = std::mem::offset_of!(JitEnv, ret);
         let kinds = self.result_kinds;
@@ -1651,7 +1641,6 @@ impl Tx<'_, '_> {
         // not reach, the interpreter makes the call and runs out where it
         // does. The callee spends from the env's fuel and leaves there what
         // is left.
-        let fuel_at = std::mem::offset_of!(JitEnv, fuel) as i32;
         if let Some(l) = self.limits {
             let cost = 1 + i64::from(c.first_run);
             let fuel = self.b.use_var(l.fuel);
@@ -1659,9 +1648,7 @@ impl Tx<'_, '_> {
             self.exit_if(short, k);
             let fuel = self.b.use_var(l.fuel);
             let left = self.b.ins().iadd_imm(fuel, -cost);
-            self.b
-                .ins()
-                .store(MemFlags::trusted(), left, self.env, fuel_at);
+            self.fuel_to_env(left);
         }
         let start = self.b.ins().iconst(types::I32, 0);
         let args = [callee_regs, self.env, start, callee_frame, callee_end];
@@ -1676,13 +1663,7 @@ impl Tx<'_, '_> {
             }
         };
         let r = self.b.inst_results(call)[0];
-        if let Some(l) = self.limits {
-            let fuel = self
-                .b
-                .ins()
-                .load(types::I64, MemFlags::trusted(), self.env, fuel_at);
-            self.b.def_var(l.fuel, fuel);
-        }
+        self.fuel_from_env();
         let returned = self.b.ins().band_imm(r, i64::from(RETURNED_BIT as i32));
         let done = self.b.create_block();
         let left = self.b.create_block();
@@ -1977,23 +1958,34 @@ impl Tx<'_, '_> {
         // callee-saved registers, and a loop with a helper call on its
         // way out (buffer_reduce's) spilled three of its values in every
         // iteration to make room for it.
-        let fuel_at = std::mem::offset_of!(JitEnv, fuel) as i32;
         if let Some(l) = self.limits {
             let fuel = self.b.use_var(l.fuel);
-            self.b
-                .ins()
-                .store(MemFlags::trusted(), fuel, self.env, fuel_at);
+            self.fuel_to_env(fuel);
         }
         let call = self.b.ins().call_indirect(sig, callee, args);
         let result = self.b.inst_results(call).first().copied();
+        self.fuel_from_env();
+        result
+    }
+
+    /// With [`Checks::Limits`]: stores `fuel` to `JitEnv::fuel`, where
+    /// the interpreter, a helper or a compiled callee reads it.
+    fn fuel_to_env(&mut self, fuel: Value) {
+        let at = std::mem::offset_of!(JitEnv, fuel) as i32;
+        self.b.ins().store(MemFlags::trusted(), fuel, self.env, at);
+    }
+
+    /// With [`Checks::Limits`]: the fuel variable becomes what
+    /// `JitEnv::fuel` holds (after a call that spent from it).
+    fn fuel_from_env(&mut self) {
         if let Some(l) = self.limits {
+            let at = std::mem::offset_of!(JitEnv, fuel) as i32;
             let fuel = self
                 .b
                 .ins()
-                .load(types::I64, MemFlags::trusted(), self.env, fuel_at);
+                .load(types::I64, MemFlags::trusted(), self.env, at);
             self.b.def_var(l.fuel, fuel);
         }
-        result
     }
 
     /// The append a `ListSizeThenAppend` at `k` starts, when it is
