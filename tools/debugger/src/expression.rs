@@ -513,50 +513,14 @@ impl Expr {
                 "Integer-only operation on floating point number.".into(),
             ));
         }
-        let division_by_zero = || DebugCommandError("Division by zero".into());
         Ok(match operands {
-            Operands::I32(x, y) => DebugValue::I32(match op {
-                Binary::Mul => x.wrapping_mul(y),
-                Binary::Div => x
-                    .checked_div(y)
-                    .or_else(|| (y == -1).then(|| x.wrapping_neg()))
-                    .ok_or_else(division_by_zero)?,
-                Binary::Rem => {
-                    if y == 0 {
-                        return Err(division_by_zero());
-                    }
-                    x.wrapping_rem(y)
-                }
-                Binary::Add => x.wrapping_add(y),
-                Binary::Sub => x.wrapping_sub(y),
-                Binary::Shl => shift(x as i64, y as i64, 32, true) as i32,
-                Binary::Shr => shift(x as i64, y as i64, 32, false) as i32,
-                Binary::BitAnd => x & y,
-                Binary::BitXor => x ^ y,
-                Binary::BitOr => x | y,
-                _ => unreachable_operator(op)?,
-            }),
-            Operands::I64(x, y) => DebugValue::I64(match op {
-                Binary::Mul => x.wrapping_mul(y),
-                Binary::Div => x
-                    .checked_div(y)
-                    .or_else(|| (y == -1).then(|| x.wrapping_neg()))
-                    .ok_or_else(division_by_zero)?,
-                Binary::Rem => {
-                    if y == 0 {
-                        return Err(division_by_zero());
-                    }
-                    x.wrapping_rem(y)
-                }
-                Binary::Add => x.wrapping_add(y),
-                Binary::Sub => x.wrapping_sub(y),
-                Binary::Shl => shift(x, y, 64, true),
-                Binary::Shr => shift(x, y, 64, false),
-                Binary::BitAnd => x & y,
-                Binary::BitXor => x ^ y,
-                Binary::BitOr => x | y,
-                _ => unreachable_operator(op)?,
-            }),
+            // An i32 operation is the i64 one on the sign-extended operands,
+            // cut to 32 bits (C's `int` wraps as its low half), but for the
+            // shifts, whose range is the width's.
+            Operands::I32(x, y) => {
+                DebugValue::I32(integer_operation(op, i64::from(x), i64::from(y), 32)? as i32)
+            }
+            Operands::I64(x, y) => DebugValue::I64(integer_operation(op, x, y, 64)?),
             Operands::F32(x, y) => DebugValue::F32(match op {
                 Binary::Mul => x * y,
                 Binary::Div => x / y,
@@ -711,6 +675,34 @@ fn truth(v: &DebugValue) -> bool {
         DebugValue::Ref(r) => !Ref::is_null(r),
         DebugValue::Text(t) => !t.is_empty(),
     }
+}
+
+/// Integer operator `op` on `x` and `y` as C's `long` computes it
+/// (wrapping; `bits` is the operands' width, which bounds the shifts), or
+/// gdb's `Division by zero`.
+fn integer_operation(op: Binary, x: i64, y: i64, bits: u32) -> Result<i64, DebugCommandError> {
+    let division_by_zero = || DebugCommandError("Division by zero".into());
+    Ok(match op {
+        Binary::Mul => x.wrapping_mul(y),
+        Binary::Div => x
+            .checked_div(y)
+            .or_else(|| (y == -1).then(|| x.wrapping_neg()))
+            .ok_or_else(division_by_zero)?,
+        Binary::Rem => {
+            if y == 0 {
+                return Err(division_by_zero());
+            }
+            x.wrapping_rem(y)
+        }
+        Binary::Add => x.wrapping_add(y),
+        Binary::Sub => x.wrapping_sub(y),
+        Binary::Shl => shift(x, y, bits, true),
+        Binary::Shr => shift(x, y, bits, false),
+        Binary::BitAnd => x & y,
+        Binary::BitXor => x ^ y,
+        Binary::BitOr => x | y,
+        _ => return unreachable_operator(op),
+    })
 }
 
 /// `x << count` or `x >> count` (arithmetic) in `width` bits: a count out
