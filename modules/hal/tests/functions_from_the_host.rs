@@ -92,26 +92,9 @@ fn functions_that_do_nothing_on_this_device_still_check_their_refs() {
     // nothing to do on irvm's device, but IREE's refuse a ref of another
     // type (INVALID_ARGUMENT, `iree_hal_command_buffer_check_deref`);
     // before, irvm's took any ref (a buffer view for a command buffer).
-    let mut ctx = Context::new(&TypeRegistry::new());
-    ctx.register_host_module(&hal_module().unwrap()).unwrap();
-    let mut call = |name: &str, args: &[Value]| {
-        let f = ctx.function(name).unwrap();
-        ctx.invoke(&f, args)
-            .map_err(|t| format!("{:?} {}", t.code, t.message))
-    };
-    let device = call("hal.devices.get", &[Value::I32(0)]).unwrap().remove(0);
-    let cb = call(
-        "hal.command_buffer.create",
-        &[
-            device.clone(),
-            Value::I32(1),
-            Value::I32(3),
-            Value::I64(-1),
-            Value::I32(0),
-        ],
-    )
-    .unwrap()
-    .remove(0);
+    let mut hal = HalSession::new();
+    let (device, cb) = (hal.device.clone(), hal.command_buffer.clone());
+    let mut call = |name: &str, args: &[Value]| hal.call(name, args);
     let view = BufferView::from_slice(&[2], &[0f32, 1.])
         .unwrap()
         .into_value();
@@ -180,26 +163,9 @@ fn unimplemented_functions_check_their_arguments_before_refusing() {
     // `iree_hal_channel_check_deref`, ...) before it reaches the
     // unimplemented channel code: a ref of another type is
     // INVALID_ARGUMENT there. irvm answered UNIMPLEMENTED to any call.
-    let mut ctx = Context::new(&TypeRegistry::new());
-    ctx.register_host_module(&hal_module().unwrap()).unwrap();
-    let mut call = |name: &str, args: &[Value]| {
-        let f = ctx.function(name).unwrap();
-        ctx.invoke(&f, args)
-            .map_err(|t| format!("{:?} {}", t.code, t.message))
-    };
-    let device = call("hal.devices.get", &[Value::I32(0)]).unwrap().remove(0);
-    let cb = call(
-        "hal.command_buffer.create",
-        &[
-            device.clone(),
-            Value::I32(1),
-            Value::I32(3),
-            Value::I64(-1),
-            Value::I32(0),
-        ],
-    )
-    .unwrap()
-    .remove(0);
+    let mut hal = HalSession::new();
+    let (device, cb) = (hal.device.clone(), hal.command_buffer.clone());
+    let mut call = |name: &str, args: &[Value]| hal.call(name, args);
     let view = BufferView::from_slice(&[2], &[0f32, 1.])
         .unwrap()
         .into_value();
@@ -294,5 +260,44 @@ fn unimplemented_functions_check_their_arguments_before_refusing() {
             call(name, &args).unwrap_err(),
             format!("Unimplemented {name} is not implemented by irvm yet"),
         );
+    }
+}
+
+/// A context holding only the hal module, its device and a command buffer
+/// made on it, for calls from the host whose refusals the tests read.
+struct HalSession {
+    ctx: Context,
+    device: Value,
+    command_buffer: Value,
+}
+
+impl HalSession {
+    fn new() -> HalSession {
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_host_module(&hal_module().unwrap()).unwrap();
+        let mut hal = HalSession {
+            ctx,
+            device: Value::Ref(Ref::Null),
+            command_buffer: Value::Ref(Ref::Null),
+        };
+        hal.device = hal
+            .call("hal.devices.get", &[Value::I32(0)])
+            .unwrap()
+            .remove(0);
+        let flags = [Value::I32(1), Value::I32(3), Value::I64(-1), Value::I32(0)];
+        let args: Vec<Value> = std::iter::once(hal.device.clone()).chain(flags).collect();
+        hal.command_buffer = hal
+            .call("hal.command_buffer.create", &args)
+            .unwrap()
+            .remove(0);
+        hal
+    }
+
+    /// `name`'s results, or its trap as `"{code:?} {message}"`.
+    fn call(&mut self, name: &str, args: &[Value]) -> Result<Vec<Value>, String> {
+        let f = self.ctx.function(name).unwrap();
+        self.ctx
+            .invoke(&f, args)
+            .map_err(|t| format!("{:?} {}", t.code, t.message))
     }
 }
