@@ -709,6 +709,9 @@ fn format_prefix(format: Format) -> &'static str {
         Format::Natural => "",
         Format::Hex => "/x ",
         Format::Decimal => "/d ",
+        Format::Unsigned => "/u ",
+        Format::Octal => "/o ",
+        Format::Char => "/c ",
         Format::Binary => "/t ",
         Format::Float => "/f ",
     }
@@ -798,13 +801,14 @@ commands (gdb's words):
   backtrace [full] [N | -N]              the call stack (bt, where): the innermost N frames,
                                          or outermost N; full: each frame's locals
   up [N] | down [N] | frame [N]          select a frame (f)
-  print[/x|/d|/t|/f] EXPR                registers (%iN, %iN:M, %rN), numbers and history
-                                         ($N, $, $$N) with C's operators (p; numbers alone need
-                                         no program), as $N = VALUE; print REGISTER = VALUE
-                                         sets it, then prints it
+  print[/x|/d|/u|/o|/t|/c|/f] EXPR       registers (%iN, %iN:M, %rN), numbers (1u, 0xFF, 1.5f)
+                                         and history ($N, $, $$N) with C's operators and casts
+                                         ((unsigned int)X; p; numbers alone need no program),
+                                         as $N = VALUE; print REGISTER = VALUE sets it, then
+                                         prints it
   output[/FMT] EXPR                      EXPR's value alone: no `$N =`, no newline
   printf \"FORMAT\", EXPR...               C's printf: %d %i %u %x %X %o %c %s %f %e %g %%
-  ptype | whatis EXPR                    EXPR's type: i32, i64, f32, f64, !vm.list<i32>, ...
+  ptype | whatis EXPR                    EXPR's type: i32, i64, ui32, f32, f64, !vm.list<i32>, ...
   set var REGISTER = VALUE               set a register of the selected frame (a number, or
                                          another register; i32/i64 take integers)
   display[/FMT] EXPR | undisplay [N...]  show EXPR at every stop (source names: where it stops)

@@ -533,3 +533,40 @@ fn the_debug_console_keeps_gdbs_value_history() {
     assert_eq!(back["message"], "History does not go back to $$5.");
     c.disconnect_cleanly();
 }
+
+/// `evaluate` (a watch, a hover, the debug console) reads C's unsigned
+/// and sized integer types as `irvm dbg`'s `print` does, each value as
+/// gdb 13.1 prints it (`print 0xFFFFFFFFFFFFFFFF` is
+/// 18446744073709551615, an `unsigned long`; `print -1 < 1u` is 0; `print
+/// (unsigned char)200` is `200 '\310'`; `int x = 5; print x - 6u` is
+/// 4294967295, an `unsigned int`).
+#[test]
+fn evaluate_reads_unsigned_and_sized_integers_as_dbg_does() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("dbg/frames.vmasm")], "function": "main", "inputs": ["5"],
+               "sourceDirs": [path("")]}),
+    );
+    c.run_to_line("dbg/frames.src", 9);
+    let (frame, _) = top_frame(&mut c);
+    let cases = [
+        ("0xFFFFFFFFFFFFFFFF", "18446744073709551615", "ui64"),
+        ("-1 < 1u", "0", "i1"),
+        ("-1 / 2u", "2147483647", "ui32"),
+        ("(unsigned char)200", "200 '\\310'", "ui8"),
+        ("%i0 - 6u", "4294967295", "ui32"),
+        ("(long)%i0 - 6u", "-1", "i64"),
+    ];
+    for context in ["watch", "hover", "repl"] {
+        for (expression, value, ty) in cases {
+            let e = c.request(
+                "evaluate",
+                json!({"expression": expression, "context": context, "frameId": frame["id"]}),
+            );
+            assert_eq!(e["body"]["result"], value, "{context} {expression}: {e}");
+            assert_eq!(e["body"]["type"], ty, "{context} {expression}: {e}");
+        }
+    }
+    c.disconnect_cleanly();
+}

@@ -17,12 +17,20 @@ pub(crate) fn dbg(args: &[String], script: &str) -> (String, i32) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("irvm dbg starts");
-    child
+    let written = child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(script.as_bytes())
-        .expect("script written");
+        .write_all(script.as_bytes());
+    // A session that reads no commands (`--batch` without a file) may end
+    // before the script is written: the pipe is then closed.
+    if let Err(e) = written {
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "script written: {e}"
+        );
+    }
     let out = child.wait_with_output().expect("irvm dbg ends");
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -388,6 +388,126 @@ fn a_returned_ref_of_another_type_traps_at_its_first_use() {
     );
 }
 
+/// C's unsigned and sized integer types as gdb 13.1 evaluates them (each
+/// reply is what `gdb -batch PROG -ex 'print ...'` prints with an x86-64
+/// C program loaded, `int x = 2` for the register; `whatis` names the
+/// type in the VM's spelling: ui32 for `unsigned int`, ui64 `unsigned
+/// long`, i8 `char`): literals typed by value, base and suffix (before,
+/// `0xFFFFFFFFFFFFFFFF` printed -1 and `1u`, `1.5f`, `0b101` were
+/// refused), unsigned winning at equal width, casts, and the `/u`, `/o`,
+/// `/c` formats; the i32 register stays C's `int`.
+#[test]
+fn unsigned_and_sized_integers_evaluate_as_gdb_evaluates_c() {
+    let r = replies(
+        &fib_args(),
+        "print 0xFFFFFFFFFFFFFFFF
+whatis 18446744073709551615
+print -1 < 1u
+         print -1 / 2u
+print -1 >> 1u
+print 1u - 2
+whatis 1ul
+print 0b101
+         print (unsigned char)200
+print (char)65 + 1
+print (unsigned long)-1
+         print/u -1
+print/o 8
+print/c 321
+print/d 0x80000000
+print/x (char)-1
+         print 1.5f * 2
+whatis 1.5f
+print 10f
+print 0b
+         break fib.mlir:9 if %i1 == 2
+run
+print %i1 - 3u
+whatis %i1
+print %i1 - 3 < 0u
+         print/x (short)(%i1 - 3)
+set var %i1 = 0xFFFFFFFFu
+print %i1
+",
+    );
+    let expected = [
+        "$1 = 18446744073709551615
+",
+        "type = ui64
+",
+        "$2 = 0
+",
+        "$3 = 2147483647
+",
+        "$4 = -1
+",
+        "$5 = 4294967295
+",
+        "type = ui64
+",
+        "$6 = 5
+",
+        "$7 = 200 '\\310'
+",
+        "$8 = 66
+",
+        "$9 = 18446744073709551615
+",
+        "$10 = 4294967295
+",
+        "$11 = 010
+",
+        "$12 = 65 'A'
+",
+        "$13 = -2147483648
+",
+        "$14 = 0xff
+",
+        "$15 = 3
+",
+        "type = f32
+",
+        "error: cannot print `10f`: Invalid number \"10f\".
+",
+        "error: cannot print `0b`: Invalid number \"0b\".
+",
+    ];
+    assert_eq!(r[..expected.len()], expected, "{r:?}");
+    assert!(r[21].contains("Breakpoint 1, fib"), "{r:?}");
+    assert_eq!(
+        r[22],
+        "$16 = 4294967295
+",
+        "{r:?}"
+    );
+    assert_eq!(
+        r[23],
+        "type = i32
+",
+        "{r:?}"
+    );
+    assert_eq!(
+        r[24],
+        "$17 = 0
+",
+        "{r:?}"
+    );
+    assert_eq!(
+        r[25],
+        "$18 = 0xffff
+",
+        "{r:?}"
+    );
+    assert!(r[26].is_empty(), "{r:?}");
+    // An i32 register is C's `int`: 0xFFFFFFFFu stored there reads -1.
+    assert_eq!(
+        r[27],
+        "$19 = -1
+",
+        "{r:?}"
+    );
+}
+
 /// gdb numbers every value `print` shows (`$3 = 12`, a register's and
 /// an assignment's too: `print $rip` is `$N = ...`), keeping it in the
 /// value history, and `$N` takes part in expressions of its own type

@@ -90,20 +90,25 @@ impl Context {
     /// not, to call (a debugger calls any function of the program, as gdb
     /// does).
     pub fn function_at(&self, module_index: usize, ordinal: u32) -> Result<Func, LookupError> {
-        let not_found = |module: Option<&str>| LookupError::NotFound {
-            function: format!("fn{ordinal}"),
-            module: Some(module.map_or_else(|| format!("#{module_index}"), str::to_string)),
-            exports: module.map_or_else(Vec::new, |m| self.exports(Some(m))),
+        // The module at that place, never a later one of the same name
+        // (which a lookup by name would find).
+        let not_found = |module: Option<&str>, functions: Vec<String>| LookupError::NoFunctionAt {
+            module_index,
+            module: module.map(str::to_string),
+            ordinal,
+            functions,
         };
         let b = match self.modules.get(module_index) {
             Some(Registered::Bytecode(b)) => b,
-            Some(Registered::Host(h)) => return Err(not_found(Some(&h.name))),
-            None => return Err(not_found(None)),
+            Some(Registered::Host(h)) => return Err(not_found(Some(&h.name), Vec::new())),
+            None => return Err(not_found(None, Vec::new())),
         };
-        let sig = b
-            .signatures
-            .get(ordinal as usize)
-            .ok_or_else(|| not_found(Some(&b.name)))?;
+        let sig = b.signatures.get(ordinal as usize).ok_or_else(|| {
+            let functions = (0..b.signatures.len() as u32)
+                .map(|k| format!("{k} {}", super::function_name(b, k)))
+                .collect();
+            not_found(Some(&b.name), functions)
+        })?;
         let frame = super::describe_frame(&self.modules, module_index as u32, ordinal, 0);
         Ok(Func::new(
             self.id,
@@ -236,6 +241,33 @@ vm.func @main(%i0: i32) -> (i32) {
         assert_eq!(finish(&mut ctx), 11);
         assert!(ctx.function_at(0, 9).is_err());
         assert!(ctx.function_at(7, 0).is_err());
+    }
+
+    /// `function_at`'s error names the module it was asked about, by its
+    /// place, and that module's own functions, also where a later module
+    /// of the same name shadows it (before, it listed the later module's
+    /// exports, found by name).
+    #[test]
+    fn no_function_at_names_the_module_asked_about_and_its_functions() {
+        let mut ctx = Context::new(&TypeRegistry::new());
+        ctx.register_module(Module::from_assembly(PROGRAM, "m.vmasm").expect("assembles"))
+            .expect("registers");
+        let later = "vm.module @m version 0\nvm.export @other\nvm.func @other() -> () {\n\
+                     ^bb0:\n  vm.return\n}\n";
+        ctx.register_module(Module::from_assembly(later, "m2.vmasm").expect("assembles"))
+            .expect("registers");
+        let e = ctx.function_at(0, 9).expect_err("m has 3 functions");
+        assert_eq!(
+            e.to_string(),
+            "NOT_FOUND; module #0 (`m`) has no function 9; its functions: 0 fn0, 1 fn1, 2 main"
+        );
+        let e = ctx.function_at(1, 1).expect_err("the later m has 1");
+        assert_eq!(
+            e.to_string(),
+            "NOT_FOUND; module #1 (`m`) has no function 1; its functions: 0 other"
+        );
+        let e = ctx.function_at(7, 0).expect_err("no module");
+        assert_eq!(e.to_string(), "NOT_FOUND; the context has no module #7");
     }
 
     /// A host function that defers (yields) `left` more times, raising the

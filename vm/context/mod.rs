@@ -968,6 +968,21 @@ pub(crate) fn kind_name(k: u8) -> &'static str {
 
 /// Describes frame (`module`, function `ordinal`, bytecode `offset`) of a
 /// context whose modules are `modules`: module, function name, location.
+/// The name of internal function `ordinal` of a bytecode module: its
+/// export's or import's, else its debug database's, else `fnN`.
+pub(crate) fn function_name(b: &BytecodeInstance, ordinal: u32) -> String {
+    b.names
+        .get(ordinal as usize)
+        .cloned()
+        .flatten()
+        .unwrap_or_else(|| {
+            b.module
+                .debug_database()
+                .and_then(|db| db.function_local_name(ordinal))
+                .unwrap_or_else(|| format!("fn{ordinal}"))
+        })
+}
+
 pub(crate) fn describe_frame(
     modules: &[Registered],
     module: u32,
@@ -977,15 +992,7 @@ pub(crate) fn describe_frame(
     match modules.get(module as usize) {
         Some(Registered::Bytecode(b)) => {
             let db = b.module.debug_database();
-            let function = b
-                .names
-                .get(ordinal as usize)
-                .cloned()
-                .flatten()
-                .unwrap_or_else(|| {
-                    db.and_then(|db| db.function_local_name(ordinal))
-                        .unwrap_or_else(|| format!("fn{ordinal}"))
-                });
+            let function = function_name(b, ordinal);
             let loc = db.and_then(|db| db.location_index(ordinal, offset, &b.names));
             let (location, source) = match (db, loc) {
                 (Some(db), Some(loc)) => (Some(db.render(loc)), db.call_chain(loc)),

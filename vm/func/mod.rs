@@ -115,6 +115,20 @@ pub enum LookupError {
         /// module's as `module.function` when no module was named.
         exports: Vec<String>,
     },
+    /// A module's place in the context holds no function of that
+    /// ordinal ([`crate::Context::function_at`]).
+    #[error("{}", no_function_at_text(*module_index, module.as_deref(), *ordinal, functions))]
+    NoFunctionAt {
+        /// The module's place in the context.
+        module_index: usize,
+        /// The name of the module there; `None` when there is none.
+        module: Option<String>,
+        /// The ordinal asked for.
+        ordinal: u32,
+        /// The functions of that module, `ORDINAL NAME` (bytecode modules
+        /// only: a host module's functions have no ordinals to call).
+        functions: Vec<String>,
+    },
     /// The function exists, but its signature is not the requested one.
     #[error(
         "INVALID_ARGUMENT; function `{function}` has signature {found}, \
@@ -128,6 +142,35 @@ pub enum LookupError {
         /// The function's signature, with its calling convention.
         found: String,
     },
+}
+
+/// Most functions a [`LookupError::NoFunctionAt`] message lists.
+const LISTED_FUNCTIONS: usize = 32;
+
+fn no_function_at_text(
+    module_index: usize,
+    module: Option<&str>,
+    ordinal: u32,
+    functions: &[String],
+) -> String {
+    let Some(module) = module else {
+        return format!("NOT_FOUND; the context has no module #{module_index}");
+    };
+    let listed = if functions.is_empty() {
+        "(none: a host module's functions are called by name)".to_string()
+    } else if functions.len() > LISTED_FUNCTIONS {
+        format!(
+            "{}, ... ({} in all)",
+            functions[..LISTED_FUNCTIONS].join(", "),
+            functions.len()
+        )
+    } else {
+        functions.join(", ")
+    };
+    format!(
+        "NOT_FOUND; module #{module_index} (`{module}`) has no function {ordinal}; its functions: \
+         {listed}"
+    )
 }
 
 /// A function of a context, found by [`Context::function`]: call it with

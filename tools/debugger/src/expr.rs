@@ -10,6 +10,7 @@ use irvm::bytecode::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
 use irvm::number_text::format_g;
 use irvm::{Ref, TypeDef, Value};
 
+use super::c_int::{char_literal, IntType, Integer};
 use super::DebugCommandError;
 
 /// A register a command names.
@@ -95,6 +96,11 @@ pub enum DebugValue {
     F32(f32),
     /// An f64 register pair or a constant with a fraction.
     F64(f64),
+    /// An integer of a C type the VM has no register of (`unsigned int`,
+    /// `unsigned long`, `char`, `short`, ...), made by an expression
+    /// (`1u`, `(unsigned char)200`); never an `int` or a `long`, which are
+    /// [`DebugValue::I32`] and [`DebugValue::I64`] ([`DebugValue::integer`]).
+    Integer(Integer),
     /// The result of a comparison.
     Bool(bool),
     /// A ref register or list element.
@@ -113,8 +119,14 @@ pub enum Format {
     Hex,
     /// `/d`: a signed decimal integer.
     Decimal,
+    /// `/u`: an unsigned decimal integer.
+    Unsigned,
+    /// `/o`: the bits in octal (`0` first, as C writes octal).
+    Octal,
     /// `/t`: the bits in binary.
     Binary,
+    /// `/c`: the low byte as a `char` (`65 'A'`).
+    Char,
     /// `/f`: the bits as a floating-point number of the same width.
     Float,
 }
@@ -125,12 +137,15 @@ impl Format {
         Ok(match letter {
             "x" => Format::Hex,
             "d" => Format::Decimal,
+            "u" => Format::Unsigned,
+            "o" => Format::Octal,
             "t" => Format::Binary,
+            "c" => Format::Char,
             "f" => Format::Float,
             "" => Format::Natural,
             other => {
                 return Err(DebugCommandError(format!(
-                    "undefined output format `{other}` (x, d, t or f)"
+                    "undefined output format `{other}` (x, d, u, o, t, c or f)"
                 )))
             }
         })
@@ -150,11 +165,35 @@ impl DebugValue {
         }
     }
 
+    /// The value of a C integer: an `int` is an [`DebugValue::I32`], a
+    /// `long` an [`DebugValue::I64`], the other types an
+    /// [`DebugValue::Integer`].
+    pub fn integer(i: Integer) -> DebugValue {
+        match i.ty() {
+            IntType::Int => DebugValue::I32(i.value() as i32),
+            IntType::Long => DebugValue::I64(i.value() as i64),
+            _ => DebugValue::Integer(i),
+        }
+    }
+
+    /// The C integer it is, if an integer: an i32 is an `int`, an i64 a
+    /// `long`, a comparison's result an `int`.
+    pub fn as_integer(&self) -> Option<Integer> {
+        Some(match self {
+            DebugValue::I32(x) => Integer::new(IntType::Int, i128::from(*x)),
+            DebugValue::I64(x) => Integer::new(IntType::Long, i128::from(*x)),
+            DebugValue::Bool(b) => Integer::new(IntType::Int, i128::from(*b)),
+            DebugValue::Integer(i) => *i,
+            _ => return None,
+        })
+    }
+
     /// The type's name as the debugger shows it.
     pub fn type_name(&self) -> String {
         match self {
             DebugValue::I32(_) => "i32".into(),
             DebugValue::I64(_) => "i64".into(),
+            DebugValue::Integer(i) => i.ty().name().into(),
             DebugValue::F32(_) => "f32".into(),
             DebugValue::F64(_) => "f64".into(),
             DebugValue::Bool(_) => "i1".into(),
@@ -175,6 +214,7 @@ impl DebugValue {
             DebugValue::F32(v) => (v.to_bits() as u64, 32),
             DebugValue::I64(v) => (*v as u64, 64),
             DebugValue::F64(v) => (v.to_bits(), 64),
+            DebugValue::Integer(i) => (i.bits(), i.ty().bits()),
             DebugValue::Bool(b) => (*b as u64, 1),
             _ => return None,
         })
@@ -191,27 +231,52 @@ impl DebugValue {
         let Some((bits, width)) = self.bits() else {
             return String::new();
         };
+        // The bits read as a signed integer of their width.
+        let signed = || {
+            let shift = 64 - width;
+            ((bits << shift) as i64) >> shift
+        };
         match format {
             Format::Natural => match self {
                 DebugValue::I32(v) => v.to_string(),
                 DebugValue::I64(v) => v.to_string(),
+                DebugValue::Integer(i) => i.natural(),
                 DebugValue::F32(v) => format_g(*v as f64),
                 DebugValue::F64(v) => format_g(*v),
                 DebugValue::Bool(b) => u8::from(*b).to_string(),
                 _ => String::new(),
             },
+            // The integer formats read a value's bits, a float's too, as
+            // gdb 13 does (`print/d -1.5` is -4613937818241073152).
             Format::Hex => format!("{bits:#x}"),
             Format::Binary => format!("{bits:b}"),
-            Format::Decimal => match self {
-                DebugValue::F32(v) => (*v as i64).to_string(),
-                DebugValue::F64(v) => (*v as i64).to_string(),
-                _ if width == 32 => (bits as u32 as i32).to_string(),
-                _ => (bits as i64).to_string(),
-            },
+            Format::Octal if bits == 0 => "0".into(),
+            Format::Octal => format!("0{bits:o}"),
+            Format::Unsigned => bits.to_string(),
+            Format::Decimal if width == 1 => bits.to_string(),
+            Format::Decimal => signed().to_string(),
+            // `/c`: the value as a `char` (a float's integer part), an
+            // `unsigned char` as one.
+            Format::Char => {
+                let byte = match self {
+                    DebugValue::F32(v) => *v as i64 as u8,
+                    DebugValue::F64(v) => *v as i64 as u8,
+                    _ => bits as u8,
+                };
+                match self {
+                    DebugValue::Integer(i) if i.ty() == IntType::UChar => {
+                        format!("{byte} {}", char_literal(byte))
+                    }
+                    _ => format!("{} {}", byte as i8, char_literal(byte)),
+                }
+            }
             Format::Float => match width {
                 32 => format_g(f32::from_bits(bits as u32) as f64),
                 64 => format_g(f64::from_bits(bits)),
-                _ => bits.to_string(),
+                _ => match self {
+                    DebugValue::Integer(i) => i.value().to_string(),
+                    _ => bits.to_string(),
+                },
             },
         }
     }

@@ -2,9 +2,12 @@
 //! `set var`'s values): registers (`%i3`, `%i0:1`, `%r2`) and numbers,
 //! combined with C's operators as gdb reads them: unary `-` `+` `!` `~`,
 //! `*` `/` `%`, `+` `-`, `<<` `>>`, comparisons, `==` `!=`, `&`, `^`,
-//! `|`, `&&`, `||`, and parentheses. Arithmetic follows C's usual
-//! conversions over the VM's types (i32 as C's `int`, i64 as `long`, f32,
-//! f64): integers wrap, as gdb's do. An expression without registers is
+//! `|`, `&&`, `||`, casts (`(unsigned int)`, `(char)`, `(float)`, ...),
+//! and parentheses. Arithmetic follows C's usual conversions over the VM's
+//! types (i32 as C's `int`, i64 as `long`, f32, f64) and the C integer
+//! types literals and casts make (`1u`, `0xFFFFFFFF`, `(unsigned char)x`,
+//! `c_int.rs`): integers wrap, as gdb's do, and of one width the unsigned
+//! type wins (`-1 < 1u` is 0). An expression without registers is
 //! evaluated without a program ([`Expr::is_constant`]), as gdb prints
 //! `1 + 2` before `run`.
 
@@ -12,6 +15,7 @@ use std::collections::BTreeMap;
 
 use irvm::Ref;
 
+use super::c_int::{parse_integer_literal, parse_type_name, CastType, IntType, Integer};
 use super::expr::{DebugValue, RegisterFile, RegisterRef};
 use super::DebugCommandError;
 
@@ -115,12 +119,12 @@ const BINARY: [(&str, Binary); 18] = [
 #[derive(Clone, Debug)]
 enum Node {
     Register(RegisterRef),
-    /// An integer constant: an i32 when it fits one, else an i64.
-    Int(i64),
-    Float(f64),
-    /// A value given by name (gdb's value history, `$1`): of its own type.
+    /// A literal (`1u`, `1.5f`), or a value given by name (gdb's value
+    /// history, `$1`): of its own type.
     Value(DebugValue),
     Unary(Unary, Box<Node>),
+    /// `(TYPE) operand`.
+    Cast(CastType, Box<Node>),
     Binary(Binary, Box<Node>, Box<Node>),
 }
 
@@ -213,6 +217,14 @@ impl<'a> Parser<'a> {
     fn unary(&mut self) -> Result<Node, DebugCommandError> {
         self.skip_blanks();
         let rest = self.rest();
+        if let Some((ty, length)) = cast_at(rest) {
+            self.at += length;
+            self.count_part()?;
+            self.enter()?;
+            let inner = self.unary()?;
+            self.nesting -= 1;
+            return Ok(Node::Cast(ty, Box::new(inner)));
+        }
         let op = match rest.chars().next() {
             Some('-') => Unary::Negate,
             Some('+') => Unary::Plus,
@@ -225,14 +237,10 @@ impl<'a> Parser<'a> {
         self.enter()?;
         let inner = self.unary()?;
         self.nesting -= 1;
-        Ok(match (op, inner) {
-            // A negative number is its literal negated, typed by the
-            // literal as in C: `-2147483648` is a `long` (2147483648
-            // fits no `int`), so `-2147483648 / -1` is 2147483648 as gdb
-            // prints it.
-            (Unary::Negate, Node::Float(v)) => Node::Float(-v),
-            (op, inner) => Node::Unary(op, Box::new(inner)),
-        })
+        // A negative number is its literal negated, typed by the literal
+        // as in C: `-2147483648` is a `long` (2147483648 fits no `int`),
+        // so `-2147483648 / -1` is 2147483648 as gdb prints it.
+        Ok(Node::Unary(op, Box::new(inner)))
     }
 
     fn operand(&mut self) -> Result<Node, DebugCommandError> {
@@ -292,42 +300,54 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// A register or a number.
+/// A cast at the start of `text`: `(` and a type's words and `)`
+/// ([`parse_type_name`]), with the cast's length; `None` for a
+/// parenthesis that is no cast. Only words and blanks are looked at, so
+/// text of many `(` is read once.
+fn cast_at(text: &str) -> Option<(CastType, usize)> {
+    let inside = text.strip_prefix('(')?;
+    let words = inside
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c.is_ascii_whitespace()))
+        .unwrap_or(inside.len());
+    if !inside[words..].starts_with(')') {
+        return None;
+    }
+    let ty = parse_type_name(&inside[..words])?;
+    Some((ty, 1 + words + 1))
+}
+
+/// A register or a number: an integer literal typed as C types it
+/// ([`parse_integer_literal`]), or a float: a `double`, a `float` with
+/// an `f` or `F` after it (`1.5f`).
 fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
     if word.starts_with('%') {
         return RegisterRef::parse(word).map(Node::Register);
     }
-    let hex = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X"));
-    let digits_only = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let too_large = || DebugCommandError("Numeric constant too large.".into());
-    match hex {
-        Some(h) if !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            // Up to 64 bits, read as their two's complement (0xFFFF_FFFF_FFFF_FFFF is -1).
-            let v = u64::from_str_radix(h, 16).map_err(|_| too_large())?;
-            return Ok(Node::Int(v as i64));
-        }
-        // A leading 0 is C's octal (`010` is 8); a digit past 7 makes it
-        // gdb's invalid number.
-        _ if digits_only(word) && word.len() > 1 && word.starts_with('0') => {
-            if word.bytes().any(|b| b > b'7') {
-                return Err(DebugCommandError(format!("Invalid number \"{word}\".")));
+    if let Some(literal) = parse_integer_literal(word) {
+        return literal.map(|i| Node::Value(DebugValue::integer(i)));
+    }
+    let float_shaped = word.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && word.contains(['.', 'e', 'E']);
+    if float_shaped {
+        if let Some(f32_text) = word.strip_suffix(['f', 'F']) {
+            if let Ok(v) = f32_text.parse::<f32>() {
+                return Ok(Node::Value(DebugValue::F32(v)));
             }
-            let v = u64::from_str_radix(&word[1..], 8).map_err(|_| too_large())?;
-            return Ok(Node::Int(v as i64));
         }
-        // Past i64, a decimal is read as a float (`set var` checks the
-        // literal's own digits against the register's range).
-        _ if digits_only(word) && word.parse::<i64>().is_ok() => {
-            return word.parse::<i64>().map(Node::Int).map_err(|_| too_large());
+        if let Ok(v) = word.parse::<f64>() {
+            return Ok(Node::Value(DebugValue::F64(v)));
         }
-        _ => {}
+        if word.ends_with(['l', 'L']) && word[..word.len() - 1].parse::<f64>().is_ok() {
+            return Err(DebugCommandError(format!(
+                "cannot evaluate `{whole}`: `{word}` is a long double, which the VM has not \
+                 (f32 and f64: `1.5f`, `1.5`)"
+            )));
+        }
+        return Err(DebugCommandError(format!("Invalid number \"{word}\".")));
     }
-    match word.parse::<f64>() {
-        Ok(v) if word.starts_with(|c: char| c.is_ascii_digit() || c == '.') => Ok(Node::Float(v)),
-        _ => Err(DebugCommandError(format!(
-            "cannot evaluate `{whole}`: `{word}` is neither a register (%iN, %iN:M, %rN) nor a number"
-        ))),
-    }
+    Err(DebugCommandError(format!(
+        "cannot evaluate `{whole}`: `{word}` is neither a register (%iN, %iN:M, %rN) nor a number"
+    )))
 }
 
 impl Expr {
@@ -376,9 +396,8 @@ impl Expr {
         fn constant(n: &Node) -> bool {
             match n {
                 Node::Register(_) => false,
-                Node::Int(_) | Node::Float(_) => true,
                 Node::Value(v) => !matches!(v, DebugValue::Ref(_)),
-                Node::Unary(_, a) => constant(a),
+                Node::Unary(_, a) | Node::Cast(_, a) => constant(a),
                 Node::Binary(_, a, b) => constant(a) && constant(b),
             }
         }
@@ -404,15 +423,14 @@ impl Expr {
     fn value(&self, node: &Node, regs: &RegisterFile<'_>) -> Result<DebugValue, DebugCommandError> {
         Ok(match node {
             Node::Register(r) => regs.read(*r)?,
-            Node::Int(v) => match i32::try_from(*v) {
-                Ok(small) => DebugValue::I32(small),
-                Err(_) => DebugValue::I64(*v),
-            },
-            Node::Float(v) => DebugValue::F64(*v),
             Node::Value(v) => v.clone(),
             Node::Unary(op, inner) => {
                 let v = self.value(inner, regs)?;
                 self.unary(*op, v)?
+            }
+            Node::Cast(ty, inner) => {
+                let v = self.value(inner, regs)?;
+                self.cast(*ty, v)?
             }
             Node::Binary(op @ (Binary::And | Binary::Or), a, b) => {
                 // C's short circuit: the right side is not evaluated when
@@ -433,35 +451,74 @@ impl Expr {
     }
 
     fn unary(&self, op: Unary, v: DebugValue) -> Result<DebugValue, DebugCommandError> {
-        let v = promote_bool(v);
-        Ok(match (op, v) {
-            (Unary::Not, v) => DebugValue::Bool(!truth(&v)),
-            (Unary::Plus, v @ (DebugValue::I32(_) | DebugValue::I64(_))) => v,
-            (Unary::Plus, v @ (DebugValue::F32(_) | DebugValue::F64(_))) => v,
-            (Unary::Negate, DebugValue::I32(x)) => DebugValue::I32(x.wrapping_neg()),
-            (Unary::Negate, DebugValue::I64(x)) => DebugValue::I64(x.wrapping_neg()),
-            (Unary::Negate, DebugValue::F32(x)) => DebugValue::F32(-x),
-            (Unary::Negate, DebugValue::F64(x)) => DebugValue::F64(-x),
-            (Unary::Complement, DebugValue::I32(x)) => DebugValue::I32(!x),
-            (Unary::Complement, DebugValue::I64(x)) => DebugValue::I64(!x),
-            (Unary::Complement, DebugValue::F32(_) | DebugValue::F64(_)) => {
+        if op == Unary::Not {
+            return Ok(DebugValue::Bool(!truth(&v)));
+        }
+        Ok(match (op, number(&v)) {
+            // An integer operand is promoted first (`-(char)1` is an
+            // `int`), and wraps in its type (`-1u` is 4294967295).
+            (_, Some(Number::Int(i))) => {
+                let i = i.to(i.ty().promoted());
+                DebugValue::integer(match op {
+                    Unary::Negate => Integer::new(i.ty(), i.value().wrapping_neg()),
+                    Unary::Complement => Integer::new(i.ty(), !i.value()),
+                    _ => i,
+                })
+            }
+            (Unary::Negate, Some(Number::F32(x))) => DebugValue::F32(-x),
+            (Unary::Negate, Some(Number::F64(x))) => DebugValue::F64(-x),
+            (Unary::Plus, Some(Number::F32(x))) => DebugValue::F32(x),
+            (Unary::Plus, Some(Number::F64(x))) => DebugValue::F64(x),
+            (Unary::Complement, Some(_)) => {
                 return Err(DebugCommandError(
                     "Argument to complement operation not an integer, boolean.".into(),
                 ))
             }
-            (op, v) => {
-                let symbol = match op {
-                    Unary::Negate => "-",
-                    Unary::Plus => "+",
-                    Unary::Not => "!",
-                    Unary::Complement => "~",
-                };
-                return Err(DebugCommandError(format!(
-                    "cannot apply `{symbol}` to a {} in `{}`",
-                    v.type_name(),
-                    self.text
-                )));
+            _ => return Err(self.not_applicable(op, &v)),
+        })
+    }
+
+    fn not_applicable(&self, op: Unary, v: &DebugValue) -> DebugCommandError {
+        let symbol = match op {
+            Unary::Negate => "-",
+            Unary::Plus => "+",
+            Unary::Not => "!",
+            Unary::Complement => "~",
+        };
+        DebugCommandError(format!(
+            "cannot apply `{symbol}` to a {} in `{}`",
+            v.type_name(),
+            self.text
+        ))
+    }
+
+    /// `(TYPE) v`, as C converts: integers cut to the type's width,
+    /// floats truncated toward zero, integers rounded to a float.
+    fn cast(&self, ty: CastType, v: DebugValue) -> Result<DebugValue, DebugCommandError> {
+        let Some(n) = number(&v) else {
+            return Err(DebugCommandError(format!(
+                "cannot cast a {} to {} in `{}`",
+                v.type_name(),
+                match ty {
+                    CastType::Int(t) => t.name(),
+                    CastType::F32 => "f32",
+                    CastType::F64 => "f64",
+                },
+                self.text
+            )));
+        };
+        Ok(match (ty, n) {
+            (CastType::Int(t), Number::Int(i)) => DebugValue::integer(i.to(t)),
+            (CastType::Int(t), Number::F32(x)) => {
+                DebugValue::integer(Integer::from_float(t, x.into()))
             }
+            (CastType::Int(t), Number::F64(x)) => DebugValue::integer(Integer::from_float(t, x)),
+            (CastType::F32, Number::Int(i)) => DebugValue::F32(i.value() as f32),
+            (CastType::F32, Number::F32(x)) => DebugValue::F32(x),
+            (CastType::F32, Number::F64(x)) => DebugValue::F32(x as f32),
+            (CastType::F64, Number::Int(i)) => DebugValue::F64(i.value() as f64),
+            (CastType::F64, Number::F32(x)) => DebugValue::F64(x.into()),
+            (CastType::F64, Number::F64(x)) => DebugValue::F64(x),
         })
     }
 
@@ -477,7 +534,15 @@ impl Expr {
         ) {
             return self.compare(op, &a, &b);
         }
-        let (a, b) = (promote_bool(a), promote_bool(b));
+        let (Some(x), Some(y)) = (number(&a), number(&b)) else {
+            return Err(DebugCommandError(format!(
+                "cannot apply `{}` to {} and {} in `{}`",
+                op.symbol(),
+                a.type_name(),
+                b.type_name(),
+                self.text
+            )));
+        };
         let integer_only = matches!(
             op,
             Binary::Rem
@@ -487,59 +552,23 @@ impl Expr {
                 | Binary::BitXor
                 | Binary::BitOr
         );
-        let operands = match (&a, &b) {
-            (DebugValue::I32(x), DebugValue::I32(y)) => Operands::I32(*x, *y),
-            (DebugValue::I32(_) | DebugValue::I64(_), DebugValue::I32(_) | DebugValue::I64(_)) => {
-                Operands::I64(as_i64(&a), as_i64(&b))
+        Ok(match (x, y) {
+            (Number::Int(x), Number::Int(y)) => DebugValue::integer(integer_operation(op, x, y)?),
+            _ if integer_only => {
+                return Err(DebugCommandError(
+                    "Integer-only operation on floating point number.".into(),
+                ))
             }
-            (DebugValue::F64(_), _) | (_, DebugValue::F64(_)) if is_number(&a) && is_number(&b) => {
-                Operands::F64(as_f64(&a), as_f64(&b))
+            (Number::F64(_), _) | (_, Number::F64(_)) => {
+                DebugValue::F64(float_operation(op, x.as_f64(), y.as_f64())?)
             }
-            _ if is_number(&a) && is_number(&b) => {
-                Operands::F32(as_f64(&a) as f32, as_f64(&b) as f32)
-            }
-            _ => {
-                return Err(DebugCommandError(format!(
-                    "cannot apply `{}` to {} and {} in `{}`",
-                    op.symbol(),
-                    a.type_name(),
-                    b.type_name(),
-                    self.text
-                )))
-            }
-        };
-        if integer_only && matches!(operands, Operands::F32(..) | Operands::F64(..)) {
-            return Err(DebugCommandError(
-                "Integer-only operation on floating point number.".into(),
-            ));
-        }
-        Ok(match operands {
-            // An i32 operation is the i64 one on the sign-extended operands,
-            // cut to 32 bits (C's `int` wraps as its low half), but for the
-            // shifts, whose range is the width's.
-            Operands::I32(x, y) => {
-                DebugValue::I32(integer_operation(op, i64::from(x), i64::from(y), 32)? as i32)
-            }
-            Operands::I64(x, y) => DebugValue::I64(integer_operation(op, x, y, 64)?),
-            Operands::F32(x, y) => DebugValue::F32(match op {
-                Binary::Mul => x * y,
-                Binary::Div => x / y,
-                Binary::Add => x + y,
-                Binary::Sub => x - y,
-                _ => unreachable_operator(op)?,
-            }),
-            Operands::F64(x, y) => DebugValue::F64(match op {
-                Binary::Mul => x * y,
-                Binary::Div => x / y,
-                Binary::Add => x + y,
-                Binary::Sub => x - y,
-                _ => unreachable_operator(op)?,
-            }),
+            _ => DebugValue::F32(float_operation(op, x.as_f32(), y.as_f32())?),
         })
     }
 
-    /// A comparison: numbers by value (integers exactly), refs by identity
-    /// (`==`, `!=`; a ref and 0 compare as null or not).
+    /// A comparison: numbers by value after C's conversions (`-1 < 1u`
+    /// compares two `unsigned int`s), refs by identity (`==`, `!=`; a ref
+    /// and 0 compare as null or not).
     fn compare(
         &self,
         op: Binary,
@@ -554,14 +583,14 @@ impl Expr {
                 self.text
             ))),
         };
+        let is_zero = |v: &DebugValue| v.as_integer().is_some_and(|i| i.value() == 0);
         let ordering = match (a, b) {
             (DebugValue::Ref(x), DebugValue::Ref(y)) => return refs_only(x.ptr_eq(y)),
-            (DebugValue::Ref(x), DebugValue::I32(0) | DebugValue::I64(0))
-            | (DebugValue::I32(0) | DebugValue::I64(0), DebugValue::Ref(x)) => {
+            (DebugValue::Ref(x), z) | (z, DebugValue::Ref(x)) if is_zero(z) => {
                 return refs_only(x.is_null())
             }
             _ => {
-                let (Some(x), Some(y)) = (exact(a), exact(b)) else {
+                let (Some(x), Some(y)) = (number(a), number(b)) else {
                     return Err(DebugCommandError(format!(
                         "cannot compare {} with {} in `{}`",
                         a.type_name(),
@@ -570,7 +599,10 @@ impl Expr {
                     )));
                 };
                 match (x, y) {
-                    (Exact::Int(x), Exact::Int(y)) => Some(x.cmp(&y)),
+                    (Number::Int(x), Number::Int(y)) => {
+                        let common = IntType::common(x.ty(), y.ty());
+                        Some(x.to(common).value().cmp(&y.to(common).value()))
+                    }
                     (x, y) => x.as_f64().partial_cmp(&y.as_f64()),
                 }
             }
@@ -595,72 +627,38 @@ impl Expr {
     }
 }
 
-/// The two operands of an arithmetic operator, converted to their common
-/// type.
-enum Operands {
-    I32(i32, i32),
-    I64(i64, i64),
-    F32(f32, f32),
-    F64(f64, f64),
-}
-
-/// A number for comparisons: integers exactly, floats as f64.
+/// A number an operator takes: a C integer (a comparison's result is an
+/// `int`), an f32 or an f64.
 #[derive(Clone, Copy)]
-enum Exact {
-    Int(i128),
-    Float(f64),
+enum Number {
+    Int(Integer),
+    F32(f32),
+    F64(f64),
 }
 
-impl Exact {
+impl Number {
     fn as_f64(self) -> f64 {
         match self {
-            Exact::Int(i) => i as f64,
-            Exact::Float(x) => x,
+            Number::Int(i) => i.value() as f64,
+            Number::F32(x) => x.into(),
+            Number::F64(x) => x,
+        }
+    }
+
+    fn as_f32(self) -> f32 {
+        match self {
+            Number::Int(i) => i.value() as f32,
+            Number::F32(x) => x,
+            Number::F64(x) => x as f32,
         }
     }
 }
 
-fn exact(v: &DebugValue) -> Option<Exact> {
-    Some(match v {
-        DebugValue::I32(x) => Exact::Int(*x as i128),
-        DebugValue::I64(x) => Exact::Int(*x as i128),
-        DebugValue::Bool(b) => Exact::Int(*b as i128),
-        DebugValue::F32(x) => Exact::Float(*x as f64),
-        DebugValue::F64(x) => Exact::Float(*x),
-        _ => return None,
-    })
-}
-
-/// A comparison's result is C's `int` in arithmetic.
-fn promote_bool(v: DebugValue) -> DebugValue {
+fn number(v: &DebugValue) -> Option<Number> {
     match v {
-        DebugValue::Bool(b) => DebugValue::I32(i32::from(b)),
-        other => other,
-    }
-}
-
-fn is_number(v: &DebugValue) -> bool {
-    matches!(
-        v,
-        DebugValue::I32(_) | DebugValue::I64(_) | DebugValue::F32(_) | DebugValue::F64(_)
-    )
-}
-
-fn as_i64(v: &DebugValue) -> i64 {
-    match v {
-        DebugValue::I32(x) => *x as i64,
-        DebugValue::I64(x) => *x,
-        _ => 0,
-    }
-}
-
-fn as_f64(v: &DebugValue) -> f64 {
-    match v {
-        DebugValue::I32(x) => *x as f64,
-        DebugValue::I64(x) => *x as f64,
-        DebugValue::F32(x) => *x as f64,
-        DebugValue::F64(x) => *x,
-        _ => 0.0,
+        DebugValue::F32(x) => Some(Number::F32(*x)),
+        DebugValue::F64(x) => Some(Number::F64(*x)),
+        other => other.as_integer().map(Number::Int),
     }
 }
 
@@ -670,6 +668,7 @@ fn truth(v: &DebugValue) -> bool {
         DebugValue::Bool(b) => *b,
         DebugValue::I32(x) => *x != 0,
         DebugValue::I64(x) => *x != 0,
+        DebugValue::Integer(i) => i.value() != 0,
         DebugValue::F32(x) => *x != 0.0,
         DebugValue::F64(x) => *x != 0.0,
         DebugValue::Ref(r) => !Ref::is_null(r),
@@ -677,49 +676,71 @@ fn truth(v: &DebugValue) -> bool {
     }
 }
 
-/// Integer operator `op` on `x` and `y` as C's `long` computes it
-/// (wrapping; `bits` is the operands' width, which bounds the shifts), or
-/// gdb's `Division by zero`.
-fn integer_operation(op: Binary, x: i64, y: i64, bits: u32) -> Result<i64, DebugCommandError> {
-    let division_by_zero = || DebugCommandError("Division by zero".into());
+/// A float operator on two floats of one type.
+fn float_operation<F>(op: Binary, x: F, y: F) -> Result<F, DebugCommandError>
+where
+    F: std::ops::Mul<Output = F>
+        + std::ops::Div<Output = F>
+        + std::ops::Add<Output = F>
+        + std::ops::Sub<Output = F>,
+{
     Ok(match op {
-        Binary::Mul => x.wrapping_mul(y),
-        Binary::Div => x
-            .checked_div(y)
-            .or_else(|| (y == -1).then(|| x.wrapping_neg()))
-            .ok_or_else(division_by_zero)?,
-        Binary::Rem => {
-            if y == 0 {
-                return Err(division_by_zero());
-            }
-            x.wrapping_rem(y)
-        }
-        Binary::Add => x.wrapping_add(y),
-        Binary::Sub => x.wrapping_sub(y),
-        Binary::Shl => shift(x, y, bits, true),
-        Binary::Shr => shift(x, y, bits, false),
-        Binary::BitAnd => x & y,
-        Binary::BitXor => x ^ y,
-        Binary::BitOr => x | y,
+        Binary::Mul => x * y,
+        Binary::Div => x / y,
+        Binary::Add => x + y,
+        Binary::Sub => x - y,
         _ => return unreachable_operator(op),
     })
 }
 
-/// `x << count` or `x >> count` (arithmetic) in `width` bits: a count out
-/// of 0..width gives 0 (or, shifting a negative number right, -1), as
-/// gdb's do.
-fn shift(x: i64, count: i64, width: u32, left: bool) -> i64 {
-    match u32::try_from(count) {
+/// Integer operator `op` on `x` and `y` as C computes it: both converted
+/// to their common type (C's usual arithmetic conversions), the
+/// operation made on their values and the result cut to that type's width
+/// (wrapping; division, remainder and `>>` unsigned on unsigned types);
+/// a shift is of the promoted left operand's type, its count bounded by
+/// that width; or gdb's `Division by zero`.
+fn integer_operation(op: Binary, x: Integer, y: Integer) -> Result<Integer, DebugCommandError> {
+    if matches!(op, Binary::Shl | Binary::Shr) {
+        let x = x.to(x.ty().promoted());
+        return Ok(shift(x, y.value(), op == Binary::Shl));
+    }
+    let ty = IntType::common(x.ty(), y.ty());
+    let (x, y) = (x.to(ty).value(), y.to(ty).value());
+    let division_by_zero = || DebugCommandError("Division by zero".into());
+    // The values are at most 64 bits wide: no i128 operation but `*`
+    // overflows, and that one wraps modulo 2^128, a multiple of the width's
+    // modulus.
+    let raw = match op {
+        Binary::Mul => x.wrapping_mul(y),
+        Binary::Div => x.checked_div(y).ok_or_else(division_by_zero)?,
+        Binary::Rem => x.checked_rem(y).ok_or_else(division_by_zero)?,
+        Binary::Add => x + y,
+        Binary::Sub => x - y,
+        Binary::BitAnd => x & y,
+        Binary::BitXor => x ^ y,
+        Binary::BitOr => x | y,
+        _ => return unreachable_operator(op),
+    };
+    Ok(Integer::new(ty, raw))
+}
+
+/// `x << count` or `x >> count` (arithmetic for a signed `x`) in `x`'s
+/// width: a count out of 0..width gives 0 (or, shifting a negative number
+/// right, -1), as gdb's do.
+fn shift(x: Integer, count: i128, left: bool) -> Integer {
+    let width = x.ty().bits();
+    let raw = match u32::try_from(count) {
         Ok(c) if c < width => {
             if left {
-                x.wrapping_shl(c)
+                x.value() << c
             } else {
-                x >> c
+                x.value() >> c
             }
         }
-        _ if !left && x < 0 => -1,
+        _ if !left && x.value() < 0 => -1,
         _ => 0,
-    }
+    };
+    Integer::new(x.ty(), raw)
 }
 
 fn unreachable_operator<T>(op: Binary) -> Result<T, DebugCommandError> {
@@ -804,6 +825,68 @@ mod tests {
         assert!(constant(&long).contains("too long"));
         let fine = vec!["1"; 500].join("+");
         assert_eq!(constant(&fine), "i32 500");
+    }
+
+    /// Each as gdb 13.1 prints `print EXPR` and `whatis EXPR` with an
+    /// x86-64 C program loaded (C's names for the types: ui32 is
+    /// `unsigned int`, ui64 `unsigned long`, i8 `char`, i1 `int`).
+    #[test]
+    fn unsigned_and_sized_integers_convert_as_c_does() {
+        assert_eq!(constant("0xFFFFFFFFFFFFFFFF"), "ui64 18446744073709551615");
+        assert_eq!(constant("-1 < 1u"), "i1 0");
+        assert_eq!(constant("-1L < 1u"), "i1 1");
+        assert_eq!(constant("-1 < 1ul"), "i1 0");
+        assert_eq!(constant("-1 / 2u"), "ui32 2147483647");
+        assert_eq!(constant("-1 % 7u"), "ui32 3");
+        assert_eq!(constant("10 % -3u"), "ui32 10");
+        assert_eq!(constant("-1 >> 1u"), "i32 -1");
+        assert_eq!(constant("0x80000000 >> 1"), "ui32 1073741824");
+        assert_eq!(constant("1u << 31"), "ui32 2147483648");
+        assert_eq!(constant("-1L / 2ul"), "ui64 9223372036854775807");
+        assert_eq!(constant("-7L / 2u"), "i64 -3");
+        assert_eq!(constant("1u - 2"), "ui32 4294967295");
+        assert_eq!(constant("0xFFFFFFFFu + 1"), "ui32 0");
+        assert_eq!(constant("1u * -1"), "ui32 4294967295");
+        assert_eq!(constant("-1u"), "ui32 4294967295");
+        assert_eq!(constant("~0u"), "ui32 4294967295");
+        assert_eq!(constant("4294967295u == -1"), "i1 1");
+        assert_eq!(constant("4294967295 == -1"), "i1 0");
+        assert_eq!(
+            constant("(unsigned long)1 - (long)2"),
+            "ui64 18446744073709551615"
+        );
+        assert_eq!(constant("(unsigned int)1 - (long)2"), "i64 -1");
+        assert_eq!(constant("(char)1 - (unsigned char)2"), "i32 -1");
+        assert_eq!(constant("-(char)1"), "i32 -1");
+        assert_eq!(constant("(char)65"), "i8 65 'A'");
+        assert_eq!(constant("(char)200 == 200"), "i1 0");
+        assert_eq!(constant("(unsigned char)200 == 200"), "i1 1");
+        assert_eq!(constant("(unsigned char)300.7"), "ui8 44 ','");
+        assert_eq!(constant("(short)70000"), "i16 4464");
+        assert_eq!(constant("(unsigned short)-1"), "ui16 65535");
+        assert_eq!(constant("(int)4294967295"), "i32 -1");
+        assert_eq!(constant("(int)1e10"), "i32 1410065408");
+        assert_eq!(constant("(unsigned int)-1.5"), "ui32 4294967295");
+        assert_eq!(constant("(long)1e30"), "i64 9223372036854775807");
+        assert_eq!(constant("(int) + 1"), "i32 1");
+        assert_eq!(constant("(float)1/4"), "f32 0.25");
+        assert_eq!(constant("(float)16777217 == 16777216"), "i1 1");
+        assert_eq!(constant("1.5f + 1u"), "f32 2.5");
+        assert_eq!(constant("1.5 + 1u"), "f64 2.5");
+        assert_eq!(constant("(double)1.5f"), "f64 1.5");
+        assert_eq!(
+            constant("1.5f % 1"),
+            "Integer-only operation on floating point number."
+        );
+        assert_eq!(constant("10f"), "Invalid number \"10f\".");
+        assert_eq!(constant("1.5u"), "Invalid number \"1.5u\".");
+        // A parenthesis of other words is no cast.
+        assert!(constant("(nosuch)1").contains("`nosuch` is neither"));
+        // Casts count against the nesting bound, as unary operators do.
+        let casts = format!("{}1", "(int)".repeat(100_000));
+        assert!(constant(&casts).contains("nested too deeply"));
+        let mixed = format!("{}1", "((char)".repeat(50_000));
+        assert!(constant(&mixed).contains("nested too deeply"));
     }
 
     #[test]

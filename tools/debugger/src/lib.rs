@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod breakpoints;
+mod c_int;
 mod call;
 mod expr;
 mod expression;
@@ -48,6 +49,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use self::breakpoints::BreakpointTable;
+pub use self::c_int::{IntType, Integer};
 pub use self::call::parse_call;
 pub use self::expr::{
     describe_ref, expandable, ref_children, type_def_name, DebugValue, Format, RefFormatter,
@@ -988,7 +990,8 @@ fn store_bits(
 ) -> Result<StoredBits, DebugCommandError> {
     let number = match given {
         DebugValue::I32(v) => Ok(*v as f64),
-        DebugValue::I64(v) => Err(*v),
+        DebugValue::I64(v) => Err(i128::from(*v)),
+        DebugValue::Integer(i) => Err(i.value()),
         DebugValue::F32(v) => Ok(*v as f64),
         DebugValue::F64(v) => Ok(*v),
         DebugValue::Bool(_) => return err(format!("{register} takes a number, not a comparison")),
@@ -1005,7 +1008,7 @@ fn store_bits(
         let v: i128 = match (literal, given, number) {
             (Some(exact), _, _) => exact,
             (None, DebugValue::I32(v), _) => *v as i128,
-            (None, _, Err(v)) => v as i128,
+            (None, _, Err(v)) => v,
             (None, _, Ok(f)) if f.is_finite() => f.trunc() as i128,
             _ => {
                 return err(format!(
@@ -1608,8 +1611,15 @@ impl Debugger {
             banks: &banks,
         };
         let current = regs.read(register)?;
-        let given = Expr::parse(value)?.evaluate(&regs)?;
-        let bits = store_bits(&register, &current, &given, integer_literal(value))?;
+        let literal = integer_literal(value);
+        let given = match (Expr::parse(value).and_then(|e| e.evaluate(&regs)), literal) {
+            (Ok(given), _) => given,
+            // A literal past 64 bits, which no expression holds, is
+            // reported as out of the register's range.
+            (Err(_), Some(exact)) => DebugValue::F64(exact as f64),
+            (Err(e), None) => return Err(e),
+        };
+        let bits = store_bits(&register, &current, &given, literal)?;
         let slot = match register {
             RegisterRef::I32(k) | RegisterRef::Pair(k) => k as usize,
             RegisterRef::Ref(_) => return err(format!("{register} is a ref register")),

@@ -320,6 +320,8 @@ fn integer(v: &DebugValue) -> Result<i64, DebugCommandError> {
     Ok(match v {
         DebugValue::I32(x) => i64::from(*x),
         DebugValue::I64(x) => *x,
+        // (An `unsigned long` past `long` passes its bits, as C's varargs do.)
+        DebugValue::Integer(i) => i.value() as i64,
         DebugValue::Bool(b) => i64::from(*b),
         DebugValue::F32(x) => *x as i64,
         DebugValue::F64(x) => *x as i64,
@@ -337,6 +339,7 @@ fn double(v: &DebugValue) -> Result<f64, DebugCommandError> {
     Ok(match v {
         DebugValue::F32(x) => f64::from(*x),
         DebugValue::F64(x) => *x,
+        DebugValue::Integer(i) => i.value() as f64,
         other => integer(other)? as f64,
     })
 }

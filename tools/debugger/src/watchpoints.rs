@@ -270,6 +270,7 @@ pub(crate) fn same_value(a: &DebugValue, b: &DebugValue) -> bool {
     match (a, b) {
         (DebugValue::I32(x), DebugValue::I32(y)) => x == y,
         (DebugValue::I64(x), DebugValue::I64(y)) => x == y,
+        (DebugValue::Integer(x), DebugValue::Integer(y)) => x == y,
         (DebugValue::F32(x), DebugValue::F32(y)) => x.to_bits() == y.to_bits(),
         (DebugValue::F64(x), DebugValue::F64(y)) => x.to_bits() == y.to_bits(),
         (DebugValue::Ref(x), DebugValue::Ref(y)) => x.ptr_eq(y),
