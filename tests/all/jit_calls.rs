@@ -259,6 +259,33 @@ fn outcome_in(ctx: &mut Context, module: &str, name: &str, args: &[Value]) -> St
 
 const COMPILED: [Tier; 2] = [Tier::Jit, Tier::Auto];
 
+/// Calls `module.name(args)` `rounds` times in a context `make` makes for
+/// each compiled engine, asserting each call's outcome is `want` (later
+/// rounds find what the first compiled); returns the contexts, engine by
+/// engine, for what a test checks after.
+fn same_in_compiled_engines(
+    make: impl Fn(Tier) -> Context,
+    (module, name, args): (&str, &str, &[Value]),
+    rounds: usize,
+    want: &str,
+    case: &str,
+) -> Vec<(Tier, Context)> {
+    COMPILED
+        .into_iter()
+        .map(|engine| {
+            let mut ctx = make(engine);
+            for round in 0..rounds {
+                assert_eq!(
+                    outcome_in(&mut ctx, module, name, args),
+                    want,
+                    "{case} on {engine}, round {round}"
+                );
+            }
+            (engine, ctx)
+        })
+        .collect()
+}
+
 #[test]
 fn calls_give_the_interpreters_results_in_every_engine() {
     let cases: [(&str, Vec<Value>); 6] = [
@@ -272,16 +299,9 @@ fn calls_give_the_interpreters_results_in_every_engine() {
     for (name, args) in cases {
         let want = outcome(&mut context(Tier::Interp), name, &args);
         assert!(want.starts_with('['), "{name}: {want}");
-        for engine in COMPILED {
-            let mut ctx = context(engine);
-            // Twice: the second call finds what was compiled.
-            for round in 0..2 {
-                assert_eq!(
-                    outcome(&mut ctx, name, &args),
-                    want,
-                    "{name} on {engine}, round {round}"
-                );
-            }
+        // Twice: the second call finds what was compiled.
+        let ran = same_in_compiled_engines(context, ("calls", name, &args), 2, &want, name);
+        for (engine, ctx) in ran {
             if Tier::compiler_available() && engine == Tier::Jit {
                 assert!(ctx.compiled_functions().0 > 0, "{name} on {engine}");
             }
@@ -612,16 +632,8 @@ fn a_recursion_that_outgrows_the_stacks_part_way_gives_the_interpreters_result()
         } else {
             assert!(want.contains("VM stack overflow"), "{want}");
         }
-        for engine in COMPILED {
-            let mut ctx = inline_context(engine);
-            for round in 0..3 {
-                assert_eq!(
-                    outcome_in(&mut ctx, "inline", "wide_down", &args),
-                    want,
-                    "n = {n} on {engine}, round {round}"
-                );
-            }
-        }
+        let call = ("inline", "wide_down", &args[..]);
+        same_in_compiled_engines(inline_context, call, 3, &want, &format!("n = {n}"));
     }
 }
 
@@ -636,16 +648,8 @@ fn every_number_type_passes_through_a_compiled_call_and_its_return() {
             &args,
         );
         assert!(want.starts_with("[F64("), "{want}");
-        for engine in COMPILED {
-            let mut ctx = inline_context(engine);
-            for round in 0..2 {
-                assert_eq!(
-                    outcome_in(&mut ctx, "inline", "typed_loop", &args),
-                    want,
-                    "n = {n} on {engine}, round {round}"
-                );
-            }
-        }
+        let call = ("inline", "typed_loop", &args[..]);
+        same_in_compiled_engines(inline_context, call, 2, &want, &format!("n = {n}"));
     }
 }
 
@@ -662,15 +666,8 @@ fn a_callee_compiled_after_its_caller_is_called_from_compiled_code() {
         "late_callee",
         &args,
     );
-    for engine in COMPILED {
-        let mut ctx = inline_context(engine);
-        for round in 0..2 {
-            assert_eq!(
-                outcome_in(&mut ctx, "inline", "late_callee", &args),
-                want,
-                "{engine}, round {round}"
-            );
-        }
+    let call = ("inline", "late_callee", &args[..]);
+    for (engine, ctx) in same_in_compiled_engines(inline_context, call, 2, &want, "late_callee") {
         if Tier::compiler_available() {
             assert_eq!(ctx.compiled_functions().0, 2, "{engine}");
         }
