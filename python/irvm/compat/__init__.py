@@ -94,6 +94,9 @@ from .system_api import (
 )
 from .system_setup import HalDevice, HalDriver, get_device, get_driver, get_first_device, query_available_drivers
 
+# iree.runtime's native module's counterpart (private, as there).
+from . import _binding  # noqa: E402,F401
+
 __all__ = [
     "asdevicearray",
     "benchmark_exe",

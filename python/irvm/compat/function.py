@@ -8,10 +8,17 @@ from ._context import _check_arguments, VmContext
 from ._errors import _as_iree_error
 from ._values import _check_convertible, _from_vm, _to_vm
 from ._vm_modules import VmFunction
+from ._hal_types import BufferUsage, MemoryType
 from .system_setup import HalDevice
 
 
 __all__ = ["FunctionInvoker"]
+
+# The memory type and usage of the buffer an ndarray argument is copied
+# into, as iree.runtime's names them (module constants scripts read; irvm
+# passes arrays in place when it can, in host memory either way).
+IMPLICIT_BUFFER_ARG_MEMORY_TYPE = MemoryType.DEVICE_LOCAL
+IMPLICIT_BUFFER_ARG_USAGE = BufferUsage.DEFAULT
 
 
 class FunctionInvoker:
