@@ -53,6 +53,30 @@ SCRIPTS = {
                   "prefilled trace": prefilled.get_serialized_trace_value(0), "same": repr(same),
                   "kept after a refusal": repr(kept)}
     """,
+    "io_parameters_registered_after_a_hal_call": """
+        # The io_parameters module registered in a context whose hal module
+        # was called from Python already, then a program importing it: as
+        # iree.runtime allows (irvm.compat refused it before session 20:
+        # "register the io_parameters module before other modules").
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, dev)
+        ctx = ireert.VmContext(inst)
+        ctx.register_modules([hal])
+        counted = ireert.VmVariantList(1)
+        ctx.invoke(hal.lookup_function("devices.count"), ireert.VmVariantList(0), counted)
+        providers = []
+        for scope in ("model", ""):
+            index = ireert.ParameterIndex()
+            index.load(MODELS + "/in--wbc.irpa")
+            providers.append(index.create_provider(scope=scope))
+        ctx.register_modules([ireert.create_io_parameters_module(inst, *providers)])
+        program = ireert.VmModule.mmap(inst, MODELS + "/params.vmfb")
+        ctx.register_modules([program])
+        main = ireert.FunctionInvoker(ctx, dev, program.lookup_function("main"))
+        RESULT = {"devices": counted.get_variant(0),
+                  "main": main(np.array([1, 2, 3, 4], np.float32)).to_host()}
+    """,
     "system_context": """
         config = ireert.Config("local-task")
         ctx = ireert.SystemContext(config=config)

@@ -6,6 +6,7 @@ FunctionInvoker protocol (a context with `invoke`, a function with
 through irvm.compat while it passed under iree.runtime 3.13."""
 
 import numpy as np
+import pytest
 
 import irvm.compat as ireert
 
@@ -48,3 +49,27 @@ def test_copy_to_host_is_a_copy_apart_from_the_device_array():
     assert copied.dtype == np.int16 and copied.shape == (2, 3)
     copied[0, 0] = 99
     assert array.to_host()[0, 0] == 0
+
+
+def test_a_second_io_parameters_module_once_the_first_is_in_use_is_refused():
+    # A program imported io_parameters: its archives are in use, and
+    # another io_parameters module cannot change them (iree.runtime
+    # registers it for later programs; docs/COMPATIBILITY.md's row).
+    from conftest import MODELS
+
+    inst = ireert.VmInstance()
+    device = ireert.get_device("local-task")
+    ctx = ireert.VmContext(inst)
+    index = ireert.ParameterIndex()
+    index.load(str(MODELS / "in--wbc.irpa"))
+    ctx.register_modules([ireert.create_hal_module(inst, device),
+                          ireert.create_io_parameters_module(inst, index.create_provider(scope="model"),
+                                                             index.create_provider(scope=""))])
+    program = ireert.VmModule.mmap(inst, str(MODELS / "params.vmfb"))
+    ctx.register_modules([program])
+    main = ireert.FunctionInvoker(ctx, device, program.lookup_function("main"))
+    expected = [101.75, 205.5, 291.75, 417.0]
+    assert main(np.array([1, 2, 3, 4], np.float32)).to_host().tolist() == expected
+    with pytest.raises(RuntimeError, match="FAILED_PRECONDITION.*io_parameters module is in use"):
+        ctx.register_modules([ireert.create_io_parameters_module(inst, index.create_provider(scope="other"))])
+    assert main(np.array([1, 2, 3, 4], np.float32)).to_host().tolist() == expected
