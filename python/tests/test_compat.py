@@ -77,6 +77,31 @@ SCRIPTS = {
         RESULT = {"devices": counted.get_variant(0),
                   "main": main(np.array([1, 2, 3, 4], np.float32)).to_host()}
     """,
+    "hal_buffer_a_program_made_read_from_a_list": """
+        # get_as_object(i, HalBuffer) and VmRef.deref(HalBuffer) of a
+        # !hal.buffer the hal module returned (buffer_view.buffer): a
+        # HalBuffer over the same bytes (irvm.compat refused it before
+        # session 20).
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-sync")
+        hal = ireert.create_hal_module(inst, dev)
+        ctx = ireert.VmContext(inst, [hal])
+        view = dev.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL, allowed_usage=ireert.BufferUsage.DEFAULT, device=dev,
+            buffer=np.arange(6, dtype=np.float32).reshape(2, 3), element_type=ireert.HalElementType.FLOAT_32)
+        args, results = ireert.VmVariantList(1), ireert.VmVariantList(1)
+        args.push_ref(view)
+        ctx.invoke(hal.lookup_function("buffer_view.buffer"), args, results)
+        buffer = results.get_as_object(0, ireert.HalBuffer)
+        by_ref = results.get_variant(0).deref(ireert.HalBuffer)
+        first = np.frombuffer(buffer.map(), np.float32).copy()
+        buffer.fill_zero(0, 4)
+        RESULT = {"list": repr(results), "repr": repr(buffer), "length": buffer.byte_length(),
+                  "memory type": int(buffer.memory_type()), "usage": int(buffer.allowed_usage()),
+                  "bytes": first, "by ref": np.frombuffer(by_ref.map(), np.float32).copy(),
+                  "view after fill_zero": np.frombuffer(view.map(), np.float32).copy(),
+                  "as a view": results.get_as_object(0, ireert.HalBufferView)}
+    """,
     "system_context": """
         config = ireert.Config("local-task")
         ctx = ireert.SystemContext(config=config)

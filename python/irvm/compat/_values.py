@@ -517,7 +517,8 @@ class VmRef:
         if not isinstance(t, _irvm.Ref):
             return t
         if value is HalBuffer:
-            raise ValueError("irvm.compat cannot read a hal.buffer made by a program (buffer views it can)")
+            # A hal.buffer the program made: over its bytes, not a copy.
+            return HalBuffer(t._hal_buffer_bytes())
         if value is VmBuffer:
             return VmBuffer(0, _same_as=t._vm_buffer())
         items = t._value()
