@@ -102,6 +102,35 @@ SCRIPTS = {
                   "view after fill_zero": np.frombuffer(view.map(), np.float32).copy(),
                   "as a view": results.get_as_object(0, ireert.HalBufferView)}
     """,
+    "iree_abi_reflection_through_a_context": """
+        # A function with iree.abi reflection (python/tests/data/abi_reflection.mlir):
+        # FunctionInvoker takes its keyword argument and gives its inlined
+        # slist of results as a list, as iree.runtime does (irvm.compat
+        # refused keyword arguments before session 20), and refuses
+        # mismatched calls with iree.runtime's ValueErrors.
+        ctx = ireert.SystemContext(config=ireert.Config("local-task"))
+        m = ireert.VmModule.mmap(ctx.instance, PYDATA + "/abi_reflection.vmfb")
+        ctx.add_vm_module(m)
+        scaled = ctx.modules.module.scaled
+        by_keyword = scaled(np.array([1, 2], np.int32), scale=np.array([3, 4], np.int32))
+        from_lists = scaled([5, 6], scale=[2, 2])
+        device_array = ireert.asdevicearray(ctx.config.device, np.array([7, 8], np.int32))
+        RESULT = {
+            "kind": type(by_keyword).__name__,
+            "count": len(by_keyword),
+            "by keyword": np.stack([r.to_host() for r in by_keyword]),
+            "from lists": np.stack([r.to_host() for r in from_lists]),
+            "device array": np.stack([r.to_host() for r in scaled(device_array, scale=device_array)]),
+        }
+        for name, call in (("unknown keyword", lambda: scaled([1, 2], scale=[1, 1], offset=1)),
+                           ("missing keyword", lambda: scaled([1, 2])),
+                           ("too many", lambda: scaled([1, 2], [1, 1]))):
+            try:
+                call()
+                RESULT[name] = "ran"
+            except ValueError as e:
+                RESULT[name] = str(e)
+    """,
     "system_context": """
         config = ireert.Config("local-task")
         ctx = ireert.SystemContext(config=config)
