@@ -73,6 +73,16 @@ impl OpaqueRef {
         self.value.downcast::<HalBuffer>().map(|b| b.length)
     }
 
+    /// A `hal.fence`'s timepoint count (IREE's: 1 for a created fence,
+    /// the joined fences' semaphores for a join), else None
+    /// (`irvm.compat` prints a fence as iree.runtime does, `fence(1)`).
+    #[getter]
+    fn _fence_timepoints(&self) -> Option<usize> {
+        self.value
+            .downcast::<irvm_hal::Fence>()
+            .map(|f| f.timepoint_count())
+    }
+
     /// A `hal.buffer`'s bytes as a flat `uint8` numpy array over the VM's
     /// memory (no copy; the array keeps the buffer alive), else None
     /// (`irvm.compat`'s `HalBuffer` of a buffer a program made).

@@ -131,6 +131,19 @@ SCRIPTS = {
             except ValueError as e:
                 RESULT[name] = str(e)
     """,
+    "fences_print_their_timepoint_count": """
+        # Fences a program returns (python/tests/data/fences.vmasm), printed in
+        # the results list as iree.runtime prints them: fence(N), N the
+        # timepoint count (a join counts each semaphore once). irvm.compat
+        # printed Unknown(...) before session 20.
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-sync")
+        m = ireert.VmModule.mmap(inst, PYDATA + "/fences.vmfb")
+        ctx = ireert.VmContext(inst, [ireert.create_hal_module(inst, dev), m])
+        results = ireert.VmVariantList(5)
+        ctx.invoke(m.lookup_function("fences"), ireert.VmVariantList(0), results)
+        RESULT = {"results": repr(results)}
+    """,
     "system_context": """
         config = ireert.Config("local-task")
         ctx = ireert.SystemContext(config=config)
