@@ -44,8 +44,9 @@ pub struct Loaded {
     /// a hal module of this context's own, [`Settings::with_trace`]).
     device: hal::DeviceOptions,
     device_key: String,
-    /// The archives of the `io_parameters` module, likewise.
-    index: Option<Arc<ParameterIndex>>,
+    /// The archives of the `io_parameters` module, likewise; replaced
+    /// ([`Loaded::set_parameters`]) until that module is registered.
+    index: Mutex<Option<Arc<ParameterIndex>>>,
     /// The states Python host modules made in this context, shown to
     /// Python's cycle collector by the `Module` ([`LoadedModule`]'s
     /// `__traverse__`). Locked only with the GIL held, as the slots are.
@@ -152,7 +153,7 @@ impl Loaded {
             max_input_bytes: limits.max_memory_bytes,
             device: settings.device,
             device_key: settings.device_key,
-            index: settings.index,
+            index: Mutex::new(settings.index),
             states: Mutex::new(Vec::new()),
         }
     }
@@ -233,7 +234,7 @@ impl Loaded {
             names.main = main;
             names.exports = exports;
         }
-        if let Some(index) = &self.index {
+        if let Some(index) = self.parameter_index() {
             index
                 .check_intact()
                 .map_err(|e| (e.code(), e.to_string()))?;
@@ -264,11 +265,34 @@ impl Loaded {
         missing: impl FnOnce() -> String,
     ) -> Result<(), LoadFailure> {
         let index = self
-            .index
-            .clone()
+            .parameter_index()
             .ok_or_else(|| (StatusCode::NotFound, missing()))?;
         let m = io_parameters_module(index).map_err(|e| (StatusCode::Internal, e.to_string()))?;
         ctx.register_host_module(&m).map_err(link_error)?;
+        Ok(())
+    }
+
+    /// The archives the `io_parameters` module reads, if any.
+    fn parameter_index(&self) -> Option<Arc<ParameterIndex>> {
+        self.index.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Makes `index` the archives of this context's `io_parameters`
+    /// module: refused once that module is registered (a program imported
+    /// it, or one of its functions was called), as its archives are then
+    /// in use.
+    fn set_parameters(&self, index: ParameterIndex) -> Result<(), LoadFailure> {
+        let ctx = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        if ctx.module_names().contains(&"io_parameters") {
+            return Err((
+                StatusCode::FailedPrecondition,
+                "the context's io_parameters module is in use already (a program imported it or \
+                 one of its functions was called): its parameter archives cannot change"
+                    .to_string(),
+            )
+                .into());
+        }
+        *self.index.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(index));
         Ok(())
     }
 
@@ -1034,6 +1058,18 @@ impl LoadedModule {
         let inner = &self.inner;
         let _turn = inner.turn(py)?;
         py.detach(|| inner.ensure_host_module(name))
+            .map_err(|e| e.into_py(py))
+    }
+
+    /// Replaces the archives of this context's `io_parameters` module
+    /// (`parameters` as `load`'s), until that module is registered
+    /// (`irvm.compat`'s io_parameters module registered in a context that
+    /// exists already).
+    fn _set_parameters(&self, py: Python<'_>, parameters: &Bound<'_, PyAny>) -> PyResult<()> {
+        let index = crate::parameters::parameter_index(parameters)?;
+        let inner = &self.inner;
+        let _turn = inner.turn(py)?;
+        py.detach(|| inner.set_parameters(index))
             .map_err(|e| e.into_py(py))
     }
 

@@ -73,6 +73,34 @@ impl OpaqueRef {
         self.value.downcast::<HalBuffer>().map(|b| b.length)
     }
 
+    /// A `hal.fence`'s timepoint count (IREE's: 1 for a created fence,
+    /// the joined fences' semaphores for a join), else None
+    /// (`irvm.compat` prints a fence as iree.runtime does, `fence(1)`).
+    #[getter]
+    fn _fence_timepoints(&self) -> Option<usize> {
+        self.value
+            .downcast::<irvm_hal::Fence>()
+            .map(|f| f.timepoint_count())
+    }
+
+    /// A `hal.buffer`'s bytes as a flat `uint8` numpy array over the VM's
+    /// memory (no copy; the array keeps the buffer alive), else None
+    /// (`irvm.compat`'s `HalBuffer` of a buffer a program made).
+    fn _hal_buffer_bytes(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let Some(buffer) = self.value.downcast::<HalBuffer>() else {
+            return Ok(None);
+        };
+        let length = i64::try_from(buffer.length).map_err(|_| {
+            crate::errors::vm_error(
+                py,
+                irvm::StatusCode::OutOfRange,
+                &format!("a hal.buffer of {} bytes is too long to map", buffer.length),
+            )
+        })?;
+        let bytes = ElementType::new(irvm_hal::numerical::UNSIGNED, 8);
+        array_over(py, buffer, &[length], bytes).map(Some)
+    }
+
     /// Whether `other` refers to the same object.
     fn _same(&self, other: &Bound<'_, PyAny>) -> bool {
         other

@@ -53,6 +53,97 @@ SCRIPTS = {
                   "prefilled trace": prefilled.get_serialized_trace_value(0), "same": repr(same),
                   "kept after a refusal": repr(kept)}
     """,
+    "io_parameters_registered_after_a_hal_call": """
+        # The io_parameters module registered in a context whose hal module
+        # was called from Python already, then a program importing it: as
+        # iree.runtime allows (irvm.compat refused it before session 20:
+        # "register the io_parameters module before other modules").
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, dev)
+        ctx = ireert.VmContext(inst)
+        ctx.register_modules([hal])
+        counted = ireert.VmVariantList(1)
+        ctx.invoke(hal.lookup_function("devices.count"), ireert.VmVariantList(0), counted)
+        providers = []
+        for scope in ("model", ""):
+            index = ireert.ParameterIndex()
+            index.load(MODELS + "/in--wbc.irpa")
+            providers.append(index.create_provider(scope=scope))
+        ctx.register_modules([ireert.create_io_parameters_module(inst, *providers)])
+        program = ireert.VmModule.mmap(inst, MODELS + "/params.vmfb")
+        ctx.register_modules([program])
+        main = ireert.FunctionInvoker(ctx, dev, program.lookup_function("main"))
+        RESULT = {"devices": counted.get_variant(0),
+                  "main": main(np.array([1, 2, 3, 4], np.float32)).to_host()}
+    """,
+    "hal_buffer_a_program_made_read_from_a_list": """
+        # get_as_object(i, HalBuffer) and VmRef.deref(HalBuffer) of a
+        # !hal.buffer the hal module returned (buffer_view.buffer): a
+        # HalBuffer over the same bytes (irvm.compat refused it before
+        # session 20).
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-sync")
+        hal = ireert.create_hal_module(inst, dev)
+        ctx = ireert.VmContext(inst, [hal])
+        view = dev.allocator.allocate_buffer_copy(
+            memory_type=ireert.MemoryType.DEVICE_LOCAL, allowed_usage=ireert.BufferUsage.DEFAULT, device=dev,
+            buffer=np.arange(6, dtype=np.float32).reshape(2, 3), element_type=ireert.HalElementType.FLOAT_32)
+        args, results = ireert.VmVariantList(1), ireert.VmVariantList(1)
+        args.push_ref(view)
+        ctx.invoke(hal.lookup_function("buffer_view.buffer"), args, results)
+        buffer = results.get_as_object(0, ireert.HalBuffer)
+        by_ref = results.get_variant(0).deref(ireert.HalBuffer)
+        first = np.frombuffer(buffer.map(), np.float32).copy()
+        buffer.fill_zero(0, 4)
+        RESULT = {"list": repr(results), "repr": repr(buffer), "length": buffer.byte_length(),
+                  "memory type": int(buffer.memory_type()), "usage": int(buffer.allowed_usage()),
+                  "bytes": first, "by ref": np.frombuffer(by_ref.map(), np.float32).copy(),
+                  "view after fill_zero": np.frombuffer(view.map(), np.float32).copy(),
+                  "as a view": results.get_as_object(0, ireert.HalBufferView)}
+    """,
+    "iree_abi_reflection_through_a_context": """
+        # A function with iree.abi reflection (python/tests/data/abi_reflection.mlir):
+        # FunctionInvoker takes its keyword argument and gives its inlined
+        # slist of results as a list, as iree.runtime does (irvm.compat
+        # refused keyword arguments before session 20), and refuses
+        # mismatched calls with iree.runtime's ValueErrors.
+        ctx = ireert.SystemContext(config=ireert.Config("local-task"))
+        m = ireert.VmModule.mmap(ctx.instance, PYDATA + "/abi_reflection.vmfb")
+        ctx.add_vm_module(m)
+        scaled = ctx.modules.module.scaled
+        by_keyword = scaled(np.array([1, 2], np.int32), scale=np.array([3, 4], np.int32))
+        from_lists = scaled([5, 6], scale=[2, 2])
+        device_array = ireert.asdevicearray(ctx.config.device, np.array([7, 8], np.int32))
+        RESULT = {
+            "kind": type(by_keyword).__name__,
+            "count": len(by_keyword),
+            "by keyword": np.stack([r.to_host() for r in by_keyword]),
+            "from lists": np.stack([r.to_host() for r in from_lists]),
+            "device array": np.stack([r.to_host() for r in scaled(device_array, scale=device_array)]),
+        }
+        for name, call in (("unknown keyword", lambda: scaled([1, 2], scale=[1, 1], offset=1)),
+                           ("missing keyword", lambda: scaled([1, 2])),
+                           ("too many", lambda: scaled([1, 2], [1, 1]))):
+            try:
+                call()
+                RESULT[name] = "ran"
+            except ValueError as e:
+                RESULT[name] = str(e)
+    """,
+    "fences_print_their_timepoint_count": """
+        # Fences a program returns (python/tests/data/fences.vmasm), printed in
+        # the results list as iree.runtime prints them: fence(N), N the
+        # timepoint count (a join counts each semaphore once). irvm.compat
+        # printed Unknown(...) before session 20.
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-sync")
+        m = ireert.VmModule.mmap(inst, PYDATA + "/fences.vmfb")
+        ctx = ireert.VmContext(inst, [ireert.create_hal_module(inst, dev), m])
+        results = ireert.VmVariantList(5)
+        ctx.invoke(m.lookup_function("fences"), ireert.VmVariantList(0), results)
+        RESULT = {"results": repr(results)}
+    """,
     "system_context": """
         config = ireert.Config("local-task")
         ctx = ireert.SystemContext(config=config)

@@ -1540,7 +1540,7 @@ fn fence_join(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
     }
     // A join of settled fences is settled now; of pending ones, never
     // (nothing runs in the background).
-    let joined = Fence::new(false);
+    let joined = Fence::joining(&fences);
     let mut outcome = Some(Ok(()));
     for f in &fences {
         match f.status() {

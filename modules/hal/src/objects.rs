@@ -2,7 +2,7 @@
 //! `!hal.buffer`, `!hal.buffer_view`, `!hal.fence`) and the typed
 //! [`BufferView`] constructors a Rust embedder uses.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::device::DeviceConfig;
@@ -521,6 +521,20 @@ pub struct Fence {
     state: AtomicU8,
     /// Why the fence failed.
     failure: OnceLock<(StatusCode, String)>,
+    /// The timepoints IREE's fence would hold, one per semaphore: the
+    /// semaphore this fence was made with, and for a join those of the
+    /// joined fences besides (each semaphore once, as
+    /// `iree_hal_fence_insert` merges them). Only their count is shown
+    /// (iree.runtime prints a fence as `fence(N)`).
+    semaphore: u64,
+    joined: Vec<u64>,
+}
+
+/// The next semaphore identity a fence takes ([`Fence::semaphore`]).
+static NEXT_SEMAPHORE: AtomicU64 = AtomicU64::new(1);
+
+fn new_semaphore() -> u64 {
+    NEXT_SEMAPHORE.fetch_add(1, Ordering::Relaxed)
 }
 
 const PENDING: u8 = 0;
@@ -533,7 +547,44 @@ impl Fence {
         hal_types::FENCE.object(Fence {
             state: AtomicU8::new(if signalled { SIGNALLED } else { PENDING }),
             failure: OnceLock::new(),
+            semaphore: new_semaphore(),
+            joined: Vec::new(),
         })
+    }
+
+    /// A pending fence over the timepoints of `fences` (IREE's
+    /// `hal.fence.join`: each semaphore once), and a semaphore of its own.
+    pub fn joining(fences: &[HostRef<Fence>]) -> HostRef<Fence> {
+        let mut joined: Vec<u64> = Vec::new();
+        for f in fences {
+            for s in f.semaphores() {
+                if !joined.contains(&s) {
+                    joined.push(s);
+                }
+            }
+        }
+        hal_types::FENCE.object(Fence {
+            state: AtomicU8::new(PENDING),
+            failure: OnceLock::new(),
+            // (Never shown: a join's count is the joined fences' timepoints.)
+            semaphore: 0,
+            joined,
+        })
+    }
+
+    /// The semaphores of this fence's timepoints.
+    fn semaphores(&self) -> impl Iterator<Item = u64> + '_ {
+        (self.semaphore != 0)
+            .then_some(self.semaphore)
+            .into_iter()
+            .chain(self.joined.iter().copied())
+    }
+
+    /// How many timepoints IREE's fence would hold: 1 for a created
+    /// fence, the distinct semaphores of the fences joined for a join
+    /// (what iree.runtime prints, `fence(1)`).
+    pub fn timepoint_count(&self) -> usize {
+        self.semaphores().count()
     }
 
     /// Makes the fence pending again (through `&mut`: only a fence no one
@@ -541,6 +592,9 @@ impl Fence {
     pub fn reset(&mut self) {
         *self.state.get_mut() = PENDING;
         self.failure = OnceLock::new();
+        // A new fence's semaphore: joins of the old one keep the old.
+        self.semaphore = new_semaphore();
+        self.joined.clear();
     }
 
     /// Marks the fence signalled (a failed fence stays failed).
@@ -594,6 +648,30 @@ impl Fence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fences_count_their_timepoints_as_iree_does() {
+        // A created fence has one timepoint (its semaphore at 1); a join
+        // has those of the fences joined, each semaphore once
+        // (`iree_hal_fence_insert` merges them).
+        let a = Fence::new(false);
+        let b = Fence::new(true);
+        assert_eq!(a.timepoint_count(), 1);
+        let both = Fence::joining(&[a.clone(), b.clone()]);
+        assert_eq!(both.timepoint_count(), 2);
+        assert_eq!(Fence::joining(&[a.clone(), a.clone()]).timepoint_count(), 1);
+        assert_eq!(
+            Fence::joining(&[both.clone(), b.clone()]).timepoint_count(),
+            2
+        );
+        assert_eq!(Fence::joining(&[]).timepoint_count(), 0);
+        // A fence made pending again is a new semaphore: a join of it and
+        // of a join holding its old one counts both.
+        let mut reused = Fence::new(false);
+        let old = Fence::joining(&[reused.clone()]);
+        reused.get_mut().expect("no one else holds it").reset();
+        assert_eq!(Fence::joining(&[old, reused]).timepoint_count(), 2);
+    }
 
     #[test]
     fn a_fence_failed_twice_keeps_the_first_failure_as_iree_does() {

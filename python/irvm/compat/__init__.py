@@ -30,8 +30,9 @@ the calling thread during the call (a call on the same context from there,
 which iree.runtime allows, raises FAILED_PRECONDITION: irvm runs one call at
 a time per context); ``ParameterIndex`` takes archive
 files (``load``) and in-memory entries (``add_buffer``, ``add_splat``; a
-C-contiguous buffer is used in place, as iree.runtime uses it); the hal and io_parameters modules are
-registered before the program's modules; ``PyModuleInterface`` (host modules
+C-contiguous buffer is used in place, as iree.runtime uses it); the hal module is
+registered before the program's modules (io_parameters may come later, as
+there, until a program imports it or Python calls it); ``PyModuleInterface`` (host modules
 written in Python) is built on ``irvm.HostModule``, and refuses at ``export``
 the calling conventions it cannot call (variadic spans, unknown kinds).
 """
@@ -93,6 +94,9 @@ from .system_api import (
     normalize_value,
 )
 from .system_setup import HalDevice, HalDriver, get_device, get_driver, get_first_device, query_available_drivers
+
+# iree.runtime's native module's counterpart (private, as there).
+from . import _binding  # noqa: E402,F401
 
 __all__ = [
     "asdevicearray",

@@ -97,16 +97,28 @@ class VmContext:
                 raise TypeError(f"register_modules(): module {index} is a {type(m).__name__}, not a VmModule")
         sources = []
         for m in modules:
-            if isinstance(m, (_HalModule, _ParametersModule)):
+            if isinstance(m, _HalModule):
+                # The device is the context's: fixed when irvm's context is made.
                 if self._context is not None or sources:
                     raise ValueError(f"irvm.compat: register the {m.name} module before other modules")
                 self._native_modules.add(m.name)
-                if isinstance(m, _HalModule):
-                    self._device = m.device
-                    self._debug_sink = m.debug_sink
-                else:
-                    for p in m.providers:
-                        self._parameters.setdefault(p.scope, []).extend(p.files)
+                self._device = m.device
+                self._debug_sink = m.debug_sink
+                continue
+            if isinstance(m, _ParametersModule):
+                # As in iree.runtime, also after other modules were registered
+                # and called: its archives are irvm's context's until a
+                # program imports io_parameters or Python calls it.
+                parameters = {scope: list(files) for scope, files in self._parameters.items()}
+                for p in m.providers:
+                    parameters.setdefault(p.scope, []).extend(p.files)
+                if self._context is not None:
+                    try:
+                        self._context._set_parameters(parameters)
+                    except _irvm.VmError as e:
+                        raise _as_iree_error(e) from e.__cause__
+                self._parameters = parameters
+                self._native_modules.add(m.name)
                 continue
             sources.append(m._source)
         if sources:

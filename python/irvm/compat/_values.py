@@ -400,6 +400,10 @@ def _variant_item_text(value: Any, seen: set) -> tuple:
     if isinstance(value, _irvm.Ref) and value._byte_length is not None:
         # A hal.buffer a call returned (buffer_view.buffer).
         return f"HalBuffer({value._byte_length})", None
+    if isinstance(value, _irvm.Ref) and value._fence_timepoints is not None:
+        # A hal.fence a call returned: its timepoint count, as iree.runtime
+        # prints it.
+        return f"fence({value._fence_timepoints})", None
     return f"Unknown({id(value)})", None
 
 
@@ -409,8 +413,8 @@ def _variant_text(value: Any, seen: set) -> str:
     before as `List[...circular...]`; lists in lists followed with a stack
     of their own, so that any depth prints), buffer views as
     `HalBufferView(4x8:0x20000021)` (dimensions, and the element type's
-    bytes reversed), buffers as `HalBuffer(16)`, other refs as
-    `Unknown(address)`."""
+    bytes reversed), buffers as `HalBuffer(16)`, fences as `fence(1)`
+    (their timepoint count), other refs as `Unknown(address)`."""
     text, items = _variant_item_text(value, seen)
     parts = [text]
     # For each list being shown: its items still to show, and whether
@@ -517,7 +521,8 @@ class VmRef:
         if not isinstance(t, _irvm.Ref):
             return t
         if value is HalBuffer:
-            raise ValueError("irvm.compat cannot read a hal.buffer made by a program (buffer views it can)")
+            # A hal.buffer the program made: over its bytes, not a copy.
+            return HalBuffer(t._hal_buffer_bytes())
         if value is VmBuffer:
             return VmBuffer(0, _same_as=t._vm_buffer())
         items = t._value()

@@ -92,6 +92,13 @@ class DeviceArray(numpy.lib.mixins.NDArrayOperatorsMixin):
     def to_host(self) -> np.ndarray:
         return self._transfer_to_host(False)
 
+    def _copy_to_host(self) -> np.ndarray:
+        """A host copy of the elements, apart from the device's memory
+        (iree.runtime's private path for memory the host cannot map, which
+        its own tests and some callers use directly; irvm's device memory is
+        host memory, so it is a plain copy)."""
+        return self._array.copy()
+
     @property
     def dtype(self) -> np.dtype:
         return self._array.dtype
