@@ -845,3 +845,21 @@ fn modules_held_in_memory_count_against_max_memory_bytes() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("2x2xf32=[9 9][9 9]"), "{stdout}");
 }
+
+#[test]
+fn a_join_of_fences_without_timepoints_is_a_null_fence() {
+    // IREE 3.13's `hal.fence.join` counts the timepoints of the fences
+    // given and answers a null fence (signalled by definition) when there
+    // are none: no fences, only nulls, or joins of those. irvm made a new
+    // signalled fence for them, which a program comparing the result with
+    // null (or iree.runtime, printing `None`) tells apart.
+    let module = repo_file("tests/data/fence_join.vmasm");
+    let (stdout, stderr, code) = irvm(&["run", &format!("--module={module}"), "--function=joins"]);
+    assert_eq!(code, 0, "{stderr}");
+    // Nothing joined; two nulls; a null and a created fence; the first
+    // two joins joined.
+    assert_eq!(
+        stdout,
+        "EXEC @joins\nresult[0]: i32=0\nresult[1]: i32=0\nresult[2]: i32=1\nresult[3]: i32=0\n"
+    );
+}

@@ -1538,6 +1538,12 @@ fn fence_join(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
             fences.push(f);
         }
     }
+    // Fences holding no timepoint among them (none given, nulls, joins of
+    // nothing) join to a null fence, settled by definition, as IREE's
+    // `hal.fence.join` answers them.
+    if fences.iter().all(|f| f.timepoint_count() == 0) {
+        return one(Value::Ref(Ref::Null));
+    }
     // A join of settled fences is settled now; of pending ones, never
     // (nothing runs in the background).
     let joined = Fence::joining(&fences);
