@@ -322,7 +322,6 @@ fn integer(v: &DebugValue) -> Result<i64, DebugCommandError> {
         DebugValue::I64(x) => *x,
         // (An `unsigned long` past `long` passes its bits, as C's varargs do.)
         DebugValue::Integer(i) => i.value() as i64,
-        DebugValue::Bool(b) => i64::from(*b),
         DebugValue::F32(x) => *x as i64,
         DebugValue::F64(x) => *x as i64,
         DebugValue::Ref(_) | DebugValue::Text(_) => {
