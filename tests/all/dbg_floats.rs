@@ -133,6 +133,8 @@ fn float_constants_print_as_gdb_prints_them() {
         ("print (int)(1.0/0)", "-1"),
         ("print (int)(-1.0/0)", "0"),
         ("print (unsigned long)1e19", "9223372036854775807"),
+        // `/c` takes a float through a `long` too.
+        ("print/c 0.0/0", "-1 '\\377'"),
     ];
     let script: String = cases.iter().map(|(c, _)| format!("{c}\n")).collect();
     let r = replies(&floats_args(), &script);
@@ -142,7 +144,8 @@ fn float_constants_print_as_gdb_prints_them() {
     let r = replies(
         &floats_args(),
         "output 1.1\necho \\n\nwhatis 0x1.8f\nwhatis 0x1p3\nwhatis 1 < 2\nwhatis !1\n\
-         print 1.5l\nprint 0x1p\nwhatis 1ll\n",
+         print 1.5l\nprint 0x1p\nwhatis 1ll\n\
+         printf \"%d %ld %c|\\n\", 0.0/0, 0.0/0, 65.0\n",
     );
     assert_eq!(r[0], "1.1000000000000001");
     assert_eq!(r[2], "type = f32\n");
@@ -165,6 +168,9 @@ fn float_constants_print_as_gdb_prints_them() {
     );
     // gdb's `long long`, which the VM's i64 stands for as it does for `long`.
     assert_eq!(r[8], "type = i64\n");
+    // printf's integer conversions take a float as gdb does, through a
+    // `long` (a NaN the greatest).
+    assert_eq!(r[9], "-1 9223372036854775807 A|\n");
 }
 
 /// A shift by a count at or past its type's width, or negative, prints

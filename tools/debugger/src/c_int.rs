@@ -148,8 +148,7 @@ impl Integer {
     /// its greatest, then cut to the width: `(int)(0.0/0)` is -1 (the low
     /// 32 bits of 0x7fffffffffffffff), not x86's `cvttsd2si` 0x80000000.
     pub fn from_float(ty: IntType, f: f64) -> Integer {
-        let long = if f.is_nan() { i64::MAX } else { f as i64 };
-        Integer::new(ty, i128::from(long))
+        Integer::new(ty, i128::from(float_to_long(f)))
     }
 
     /// As gdb prints it: the number, and for a `char` the character
@@ -181,6 +180,18 @@ pub fn char_literal(byte: u8) -> String {
         _ => format!("\\{byte:03o}"),
     };
     format!("'{inner}'")
+}
+
+/// A float as gdb makes it a `long` wherever it needs an integer of one
+/// (`host_float_ops::to_longest`: casts, `/c`, `printf "%d"`): truncated
+/// toward zero, saturating at `long`'s least and greatest values, a NaN
+/// the greatest.
+pub fn float_to_long(f: f64) -> i64 {
+    if f.is_nan() {
+        i64::MAX
+    } else {
+        f as i64
+    }
 }
 
 /// An integer literal as gdb's C parser reads it: decimal, `0x` hex, `0b`

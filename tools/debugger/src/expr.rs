@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use irvm::bytecode::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
 use irvm::{Ref, TypeDef, Value};
 
-use super::c_int::{char_literal, IntType, Integer};
+use super::c_int::{char_literal, float_to_long, IntType, Integer};
 use super::float_text::{f32_text, f64_text};
 use super::DebugCommandError;
 
@@ -253,8 +253,8 @@ impl DebugValue {
             // `unsigned char` as one.
             Format::Char => {
                 let byte = match self {
-                    DebugValue::F32(v) => *v as i64 as u8,
-                    DebugValue::F64(v) => *v as i64 as u8,
+                    DebugValue::F32(v) => float_to_long(f64::from(*v)) as u8,
+                    DebugValue::F64(v) => float_to_long(*v) as u8,
                     _ => bits as u8,
                 };
                 match self {
