@@ -72,6 +72,14 @@ pub struct DbgArgs {
     parameters: crate::parameters::ParameterArgs,
 }
 
+/// Prints gdb's warnings about an expression's evaluation, each on its
+/// line before the value (`warning: left shift count >= width of type`).
+fn show_warnings(warnings: &[String]) {
+    for w in warnings {
+        outln!("warning: {w}");
+    }
+}
+
 /// Runs `irvm dbg`.
 pub fn main(args: DbgArgs) -> ExitCode {
     crate::parameters::set(&args.parameters);
@@ -990,9 +998,13 @@ impl Session {
         let vm = self.in_registers(text)?;
         let frame = self.dbg.selected_frame();
         let history = &self.history;
-        self.dbg
-            .evaluate_with(&vm, frame, &|word| history.lookup(word))
-            .map_err(|e| in_terms_of(e.0, &vm, text))
+        let mut warnings = Vec::new();
+        let value = self
+            .dbg
+            .evaluate_noting(&vm, frame, &|word| history.lookup(word), &mut warnings)
+            .map_err(|e| in_terms_of(e.0, &vm, text));
+        show_warnings(&warnings);
+        value
     }
 
     /// The source names at `a` (positioned at `position`).
@@ -1521,11 +1533,18 @@ impl Session {
                 }
                 let vm = self.in_registers(rest)?;
                 let history = &self.history;
+                let mut warnings = Vec::new();
                 let v = self
                     .dbg
-                    .evaluate_with(&vm, self.dbg.selected_frame(), &|word| history.lookup(word))
-                    .map_err(|e| format!("cannot print `{rest}`: {}", in_terms_of(e.0, &vm, rest)))?;
-                self.print_numbered(v, format);
+                    .evaluate_noting(
+                        &vm,
+                        self.dbg.selected_frame(),
+                        &|word| history.lookup(word),
+                        &mut warnings,
+                    )
+                    .map_err(|e| format!("cannot print `{rest}`: {}", in_terms_of(e.0, &vm, rest)));
+                show_warnings(&warnings);
+                self.print_numbered(v?, format);
             }
             "output" => {
                 // gdb's `output`: the value alone, no `$N = ` and no

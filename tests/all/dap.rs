@@ -2440,7 +2440,7 @@ fn set_variable_and_data_breakpoints_on_registers() {
         json!({"variablesReference": registers_now, "name": "%i1", "value": "1.5e10"}),
     );
     assert_eq!(bad["success"], false);
-    assert_eq!(bad["message"], "1.5e+10 is out of range for %i1 (i32)");
+    assert_eq!(bad["message"], "15000000000 is out of range for %i1 (i32)");
     let stale = c.request(
         "setVariable",
         json!({"variablesReference": registers, "name": "%q", "value": "1"}),

@@ -552,11 +552,67 @@ fn evaluate_reads_unsigned_and_sized_integers_as_dbg_does() {
     let (frame, _) = top_frame(&mut c);
     let cases = [
         ("0xFFFFFFFFFFFFFFFF", "18446744073709551615", "ui64"),
-        ("-1 < 1u", "0", "i1"),
+        ("-1 < 1u", "0", "i32"),
         ("-1 / 2u", "2147483647", "ui32"),
         ("(unsigned char)200", "200 '\\310'", "ui8"),
         ("%i0 - 6u", "4294967295", "ui32"),
         ("(long)%i0 - 6u", "-1", "i64"),
+    ];
+    for context in ["watch", "hover", "repl"] {
+        for (expression, value, ty) in cases {
+            let e = c.request(
+                "evaluate",
+                json!({"expression": expression, "context": context, "frameId": frame["id"]}),
+            );
+            assert_eq!(e["body"]["result"], value, "{context} {expression}: {e}");
+            assert_eq!(e["body"]["type"], ty, "{context} {expression}: {e}");
+        }
+    }
+    c.disconnect_cleanly();
+}
+
+/// The f32 and f64 registers in VS Code's variable views, and `evaluate`
+/// (a watch, a hover, the debug console), show a float as `irvm dbg`'s
+/// `print` does, as gdb 13.1 prints it: f32 0.1 is 0.100000001, f64 1.1
+/// is 1.1000000000000001, NaNs with their bits (before: `%g`: 0.1, 1.1,
+/// -nan).
+#[test]
+fn float_registers_and_evaluate_show_floats_as_gdb_prints_them() {
+    let mut c = Client::start();
+    launch(
+        &mut c,
+        json!({"modules": [path("dbg/floats.vmasm")], "function": "main", "inputs": ["1.5"],
+               "stopOnEntry": true}),
+    );
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "entry");
+    // To the last add, as `irvm dbg`'s `stepi 10` after `break main`.
+    for _ in 0..10 {
+        c.ok("next", json!({"threadId": 1, "granularity": "instruction"}));
+        c.event("stopped");
+    }
+    let (frame, _) = top_frame(&mut c);
+    let value_of = |vars: &[serde_json::Value], name: &str| -> String {
+        vars.iter()
+            .find(|v| v["name"] == name)
+            .and_then(|v| v["value"].as_str())
+            .unwrap_or_else(|| panic!("{name} not in {vars:?}"))
+            .to_string()
+    };
+    let f32s = scope_variables(&mut c, &frame["id"], "f32 registers");
+    assert_eq!(value_of(&f32s, "%i1"), "0.100000001");
+    assert_eq!(value_of(&f32s, "%i4"), "1.60000002");
+    assert_eq!(value_of(&f32s, "%i11"), "nan(0x400000)");
+    let f64s = scope_variables(&mut c, &frame["id"], "f64 registers");
+    assert_eq!(value_of(&f64s, "%i2:3"), "1.1000000000000001");
+    assert_eq!(value_of(&f64s, "%i8:9"), "-nan(0x8000000000000)");
+    assert_eq!(value_of(&f64s, "%i12:13"), "4.9406564584124654e-324");
+    let cases = [
+        ("%i2:3", "1.1000000000000001", "f64"),
+        ("%i1 * 3", "0.300000012", "f32"),
+        ("(float)1/3", "0.333333343", "f32"),
+        ("0x1.8p1", "3", "f64"),
+        ("1.0/0", "inf", "f64"),
     ];
     for context in ["watch", "hover", "repl"] {
         for (expression, value, ty) in cases {

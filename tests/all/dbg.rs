@@ -751,7 +751,7 @@ fn print_shows_lists_buffers_and_formats() {
     assert_eq!(r[4].1, ["$3 = 0x2a"]);
     assert_eq!(r[5].1, ["$4 = 101010"]);
     assert_eq!(r[6].1, ["$5 = 42"]);
-    assert_eq!(r[7].1, ["$6 = 5.88545e-44"]);
+    assert_eq!(r[7].1, ["$6 = 5.88545355e-44"]);
     assert_eq!(r[8].1, ["$7 = 20"]);
     assert_eq!(r[9].1, ["$8 = 0x14"]);
     assert_eq!(r[10].1, ["$9 = 1"]);
@@ -1624,7 +1624,8 @@ fn set_var_changes_a_register_and_the_program_goes_on_with_it() {
         r[13].1,
         ["error: %r0 is out of range (the frame has 0 ref registers)"]
     );
-    assert_eq!(r[14].1, ["error: %i4 takes a number, not a comparison"]);
+    // A comparison is an `int` (1 here), as C and gdb assign it.
+    assert!(r[14].1.is_empty(), "{:?}", r[14].1);
     // %i4 = %i2 (the constant 1): y = 1 when the loop goes on.
     assert_eq!(r[16].1, ["[fib returned]", "result[0]: i32=1"]);
 }

@@ -59,7 +59,10 @@ fn numbers_print_without_a_program_with_c_arithmetic() {
         "error: cannot print `1.5 % 1`: Integer-only operation on floating point number.\n"
     );
     assert_eq!(r[9], "error: the program is not being run (use `run`)\n");
-    assert_eq!(r[10], "$4 = 0\n");
+    assert_eq!(
+        r[10],
+        "warning: left shift count >= width of type\n$4 = 0\n"
+    );
     assert_eq!(r[11], "$5 = 0\n");
     assert!(r[12].starts_with("error: cannot print `1 +`"), "{r:?}");
     assert_eq!(r[13], "$6 = 1\n");

@@ -185,7 +185,7 @@ fn ptype_whatis_output_and_printf() {
     assert_eq!(replies[3], "type = !vm.list<i32>\n");
     assert_eq!(replies[4], "type = !vm.buffer\n");
     assert_eq!(replies[5], "type = i64\n");
-    assert_eq!(replies[6], "type = i1\n");
+    assert_eq!(replies[6], "type = i32\n");
     assert_eq!(replies[7], "type = i32\n");
     assert_eq!(replies[8], "error: whatis takes no format (/x, ...)\n");
     assert_eq!(

@@ -24,6 +24,7 @@ mod dap;
 mod dap_pauses;
 mod dap_requests;
 mod dbg;
+mod dbg_floats;
 mod dbg_gdb_parity;
 mod dbg_scripts;
 mod dbg_shadowed;

@@ -143,6 +143,26 @@ pub fn assembler_f64(text: &str) -> Option<f64> {
     assembler_float(text, |s, end| unsafe { libc::strtod(s, end) })
 }
 
+/// All of `text` read as a number by C's `strtod`, hex floats
+/// included (`0x1.8p1` is 3), with no range check (overflow is infinite,
+/// underflow subnormal or zero, as C rounds); `None` unless the whole
+/// text is the number. gdb reads its float literals this way (a debugger
+/// expression's `0x1.8p1`).
+pub fn strtod_whole(text: &str) -> Option<f64> {
+    let c = CString::new(text).ok()?;
+    // SAFETY: as in `signed`.
+    let (v, read, whole, _) = call_whole(&c, |s, end| unsafe { libc::strtod(s, end) });
+    (read > 0 && whole).then_some(v)
+}
+
+/// [`strtod_whole`] with `strtof`: the text rounded once, to an f32.
+pub fn strtof_whole(text: &str) -> Option<f32> {
+    let c = CString::new(text).ok()?;
+    // SAFETY: as in `signed`.
+    let (v, read, whole, _) = call_whole(&c, |s, end| unsafe { libc::strtof(s, end) });
+    (read > 0 && whole).then_some(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +199,11 @@ mod tests {
     #[cfg_attr(miri, ignore = "calls the C library, which Miri cannot")]
     fn assembler_floats_read_whole_and_in_range() {
         assert_eq!(assembler_f32("0x1p3"), Some(8.0));
+        assert_eq!(strtod_whole("0x1.8p1"), Some(3.0));
+        assert_eq!(strtod_whole("0x1p-1074"), Some(5e-324));
+        assert_eq!(strtod_whole("1e400"), Some(f64::INFINITY));
+        assert_eq!(strtod_whole("0x1p"), None);
+        assert_eq!(strtof_whole("0x1.000001p0"), Some(1.0));
         assert_eq!(assembler_f32(" 1e3 "), Some(1000.0));
         assert_eq!(assembler_f32("1.5x"), None);
         assert_eq!(assembler_f32("1e300"), None);

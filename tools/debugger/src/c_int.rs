@@ -142,10 +142,13 @@ impl Integer {
         Integer::new(ty, self.value)
     }
 
-    /// A float converted to `ty`, as gdb casts one: truncated toward
-    /// zero to a `long` (saturating), then cut to the width.
+    /// A float converted to `ty`, as gdb casts one
+    /// (`host_float_ops::to_longest`): truncated toward zero to a `long`,
+    /// saturating below at its least value and above, NaN included, at
+    /// its greatest, then cut to the width: `(int)(0.0/0)` is -1 (the low
+    /// 32 bits of 0x7fffffffffffffff), not x86's `cvttsd2si` 0x80000000.
     pub fn from_float(ty: IntType, f: f64) -> Integer {
-        Integer::new(ty, f as i64 as i128)
+        Integer::new(ty, i128::from(float_to_long(f)))
     }
 
     /// As gdb prints it: the number, and for a `char` the character
@@ -179,6 +182,18 @@ pub fn char_literal(byte: u8) -> String {
     format!("'{inner}'")
 }
 
+/// A float as gdb makes it a `long` wherever it needs an integer of one
+/// (`host_float_ops::to_longest`: casts, `/c`, `printf "%d"`): truncated
+/// toward zero, saturating at `long`'s least and greatest values, a NaN
+/// the greatest.
+pub fn float_to_long(f: f64) -> i64 {
+    if f.is_nan() {
+        i64::MAX
+    } else {
+        f as i64
+    }
+}
+
 /// An integer literal as gdb's C parser reads it: decimal, `0x` hex, `0b`
 /// binary, or octal after a leading `0`, then any of the suffix letters
 /// `u` and `l` (either case: `1u`, `1ul`, `1LL`, `1ull`); `None` when the
@@ -203,9 +218,12 @@ pub fn parse_integer_literal(word: &str) -> Option<Result<Integer, DebugCommandE
         .find(|c: char| !c.is_ascii_hexdigit() || (base != 16 && !c.is_ascii_digit()))
         .unwrap_or(body.len());
     let (digits, suffix) = body.split_at(digits_end);
-    // A float (`1.5`, `1e5`, `010.5`) is not an integer literal; a word
+    // A float (`1.5`, `1e5`, `010.5`, `0x1p3`) is not an integer literal; a word
     // with other letters (`10f`, `0b2`, `08`) is gdb's invalid number.
-    if (base != 16 && suffix.starts_with('e')) || suffix.starts_with('.') {
+    if (base != 16 && suffix.starts_with('e'))
+        || (base == 16 && suffix.starts_with('p'))
+        || suffix.starts_with('.')
+    {
         return None;
     }
     if (digits.is_empty() && base != 8) || !suffix.bytes().all(|b| b == b'u' || b == b'l') {

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use irvm::bytecode::isa::{Bank, I32_INDEX_MASK, REF_INDEX_MASK};
-use irvm::number_text::format_g;
 use irvm::{Ref, TypeDef, Value};
 
-use super::c_int::{char_literal, IntType, Integer};
+use super::c_int::{char_literal, float_to_long, IntType, Integer};
+use super::float_text::{f32_text, f64_text};
 use super::DebugCommandError;
 
 /// A register a command names.
@@ -101,8 +101,6 @@ pub enum DebugValue {
     /// (`1u`, `(unsigned char)200`); never an `int` or a `long`, which are
     /// [`DebugValue::I32`] and [`DebugValue::I64`] ([`DebugValue::integer`]).
     Integer(Integer),
-    /// The result of a comparison.
-    Bool(bool),
     /// A ref register or list element.
     Ref(Ref),
     /// Text (a row of buffer bytes, a host object's rendering).
@@ -182,7 +180,6 @@ impl DebugValue {
         Some(match self {
             DebugValue::I32(x) => Integer::new(IntType::Int, i128::from(*x)),
             DebugValue::I64(x) => Integer::new(IntType::Long, i128::from(*x)),
-            DebugValue::Bool(b) => Integer::new(IntType::Int, i128::from(*b)),
             DebugValue::Integer(i) => *i,
             _ => return None,
         })
@@ -196,7 +193,6 @@ impl DebugValue {
             DebugValue::Integer(i) => i.ty().name().into(),
             DebugValue::F32(_) => "f32".into(),
             DebugValue::F64(_) => "f64".into(),
-            DebugValue::Bool(_) => "i1".into(),
             DebugValue::Ref(r) => match r {
                 Ref::Null => "ref".into(),
                 Ref::Buffer(_) => "!vm.buffer".into(),
@@ -215,7 +211,6 @@ impl DebugValue {
             DebugValue::I64(v) => (*v as u64, 64),
             DebugValue::F64(v) => (v.to_bits(), 64),
             DebugValue::Integer(i) => (i.bits(), i.ty().bits()),
-            DebugValue::Bool(b) => (*b as u64, 1),
             _ => return None,
         })
     }
@@ -241,9 +236,8 @@ impl DebugValue {
                 DebugValue::I32(v) => v.to_string(),
                 DebugValue::I64(v) => v.to_string(),
                 DebugValue::Integer(i) => i.natural(),
-                DebugValue::F32(v) => format_g(*v as f64),
-                DebugValue::F64(v) => format_g(*v),
-                DebugValue::Bool(b) => u8::from(*b).to_string(),
+                DebugValue::F32(v) => f32_text(*v),
+                DebugValue::F64(v) => f64_text(*v),
                 _ => String::new(),
             },
             // The integer formats read a value's bits, a float's too, as
@@ -259,8 +253,8 @@ impl DebugValue {
             // `unsigned char` as one.
             Format::Char => {
                 let byte = match self {
-                    DebugValue::F32(v) => *v as i64 as u8,
-                    DebugValue::F64(v) => *v as i64 as u8,
+                    DebugValue::F32(v) => float_to_long(f64::from(*v)) as u8,
+                    DebugValue::F64(v) => float_to_long(*v) as u8,
                     _ => bits as u8,
                 };
                 match self {
@@ -271,8 +265,8 @@ impl DebugValue {
                 }
             }
             Format::Float => match width {
-                32 => format_g(f32::from_bits(bits as u32) as f64),
-                64 => format_g(f64::from_bits(bits)),
+                32 => f32_text(f32::from_bits(bits as u32)),
+                64 => f64_text(f64::from_bits(bits)),
                 _ => match self {
                     DebugValue::Integer(i) => i.value().to_string(),
                     _ => bits.to_string(),

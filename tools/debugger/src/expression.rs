@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use irvm::number_text::{strtod_whole, strtof_whole};
 use irvm::Ref;
 
 use super::c_int::{parse_integer_literal, parse_type_name, CastType, IntType, Integer};
@@ -273,12 +274,14 @@ impl<'a> Parser<'a> {
         let bytes = rest.as_bytes();
         while end < bytes.len() {
             let b = bytes[end];
+            // (`1e-5`; a hex float's is after its `p`: `0x1p-2`, while
+            // `0x1e-2` is 0x1e minus 2, as gdb reads them.)
+            let hex = rest.starts_with("0x") || rest.starts_with("0X");
+            let exponent_mark: &[u8] = if hex { b"pP" } else { b"eE" };
             let exponent_sign = matches!(b, b'+' | b'-')
                 && end > 0
-                && matches!(bytes[end - 1], b'e' | b'E')
-                && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')
-                && !rest.starts_with("0x")
-                && !rest.starts_with("0X");
+                && exponent_mark.contains(&bytes[end - 1])
+                && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.');
             let word_byte = b.is_ascii_alphanumeric()
                 || matches!(b, b'_' | b'.' | b':' | b'$' | b'#')
                 || (b == b'%' && end == 0);
@@ -326,21 +329,43 @@ fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
     if let Some(literal) = parse_integer_literal(word) {
         return literal.map(|i| Node::Value(DebugValue::integer(i)));
     }
+    let hex = word.starts_with("0x") || word.starts_with("0X");
     let float_shaped = word.starts_with(|c: char| c.is_ascii_digit() || c == '.')
-        && word.contains(['.', 'e', 'E']);
+        && if hex {
+            word.contains(['.', 'p', 'P'])
+        } else {
+            word.contains(['.', 'e', 'E'])
+        };
     if float_shaped {
+        // gdb takes a last `f` as the `float` suffix, a hex float's too
+        // (`0x1.8f` is 1.5), and reads the rest with C's `strtod`.
+        let read_f32 = |t: &str| {
+            if hex {
+                strtof_whole(t)
+            } else {
+                t.parse::<f32>().ok()
+            }
+        };
+        let read_f64 = |t: &str| {
+            if hex {
+                strtod_whole(t)
+            } else {
+                t.parse::<f64>().ok()
+            }
+        };
         if let Some(f32_text) = word.strip_suffix(['f', 'F']) {
-            if let Ok(v) = f32_text.parse::<f32>() {
+            if let Some(v) = read_f32(f32_text) {
                 return Ok(Node::Value(DebugValue::F32(v)));
             }
         }
-        if let Ok(v) = word.parse::<f64>() {
+        if let Some(v) = read_f64(word) {
             return Ok(Node::Value(DebugValue::F64(v)));
         }
-        if word.ends_with(['l', 'L']) && word[..word.len() - 1].parse::<f64>().is_ok() {
+        if word.ends_with(['l', 'L']) && read_f64(&word[..word.len() - 1]).is_some() {
             return Err(DebugCommandError(format!(
                 "cannot evaluate `{whole}`: `{word}` is a long double, which the VM has not \
-                 (f32 and f64: `1.5f`, `1.5`)"
+                 (gdb prints one to 21 digits, `1.1l` as 1.10000000000000000002, more than an \
+                 f64 holds; f32 and f64 are `1.5f` and `1.5`)"
             )));
         }
         return Err(DebugCommandError(format!("Invalid number \"{word}\".")));
@@ -407,52 +432,81 @@ impl Expr {
     /// Its value without a frame (an expression naming a register cannot
     /// have one).
     pub fn evaluate_constant(&self) -> Result<DebugValue, DebugCommandError> {
+        self.evaluate_constant_noting(&mut Vec::new())
+    }
+
+    /// [`Expr::evaluate_constant`], with gdb's warnings ([`Expr::evaluate_noting`]).
+    pub fn evaluate_constant_noting(
+        &self,
+        warnings: &mut Vec<String>,
+    ) -> Result<DebugValue, DebugCommandError> {
         let banks = BTreeMap::new();
-        self.evaluate(&RegisterFile {
+        let regs = RegisterFile {
             i32s: &[],
             refs: &[],
             banks: &banks,
-        })
+        };
+        self.evaluate_noting(&regs, warnings)
     }
 
     /// Its value in a frame.
     pub fn evaluate(&self, regs: &RegisterFile<'_>) -> Result<DebugValue, DebugCommandError> {
-        self.value(&self.root, regs)
+        self.evaluate_noting(regs, &mut Vec::new())
     }
 
-    fn value(&self, node: &Node, regs: &RegisterFile<'_>) -> Result<DebugValue, DebugCommandError> {
+    /// Its value in a frame, adding to `warnings` the warnings gdb prints
+    /// before such a value, one for each operation that gives one as it
+    /// is evaluated (`left shift count >= width of type` for `1 << 40`;
+    /// gdb prints them as `warning: ...`).
+    pub fn evaluate_noting(
+        &self,
+        regs: &RegisterFile<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<DebugValue, DebugCommandError> {
+        self.value(&self.root, regs, warnings)
+    }
+
+    fn value(
+        &self,
+        node: &Node,
+        regs: &RegisterFile<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<DebugValue, DebugCommandError> {
         Ok(match node {
             Node::Register(r) => regs.read(*r)?,
             Node::Value(v) => v.clone(),
             Node::Unary(op, inner) => {
-                let v = self.value(inner, regs)?;
+                let v = self.value(inner, regs, warnings)?;
                 self.unary(*op, v)?
             }
             Node::Cast(ty, inner) => {
-                let v = self.value(inner, regs)?;
+                let v = self.value(inner, regs, warnings)?;
                 self.cast(*ty, v)?
             }
             Node::Binary(op @ (Binary::And | Binary::Or), a, b) => {
                 // C's short circuit: the right side is not evaluated when
                 // the left decides.
-                let left = truth(&self.value(a, regs)?);
+                let left = truth(&self.value(a, regs, warnings)?);
                 let decided = if *op == Binary::And { !left } else { left };
                 if decided {
-                    DebugValue::Bool(left)
+                    truth_value(left)
                 } else {
-                    DebugValue::Bool(truth(&self.value(b, regs)?))
+                    truth_value(truth(&self.value(b, regs, warnings)?))
                 }
             }
             Node::Binary(op, a, b) => {
-                let (a, b) = (self.value(a, regs)?, self.value(b, regs)?);
-                self.binary(*op, a, b)?
+                let (a, b) = (
+                    self.value(a, regs, warnings)?,
+                    self.value(b, regs, warnings)?,
+                );
+                self.binary(*op, a, b, warnings)?
             }
         })
     }
 
     fn unary(&self, op: Unary, v: DebugValue) -> Result<DebugValue, DebugCommandError> {
         if op == Unary::Not {
-            return Ok(DebugValue::Bool(!truth(&v)));
+            return Ok(truth_value(!truth(&v)));
         }
         Ok(match (op, number(&v)) {
             // An integer operand is promoted first (`-(char)1` is an
@@ -465,8 +519,10 @@ impl Expr {
                     _ => i,
                 })
             }
-            (Unary::Negate, Some(Number::F32(x))) => DebugValue::F32(-x),
-            (Unary::Negate, Some(Number::F64(x))) => DebugValue::F64(-x),
+            // gdb negates a float as `0 - x` (`value_neg`): `-0.0` is 0
+            // and a NaN keeps its sign (`-(0.0/0)` is x86's -nan).
+            (Unary::Negate, Some(Number::F32(x))) => DebugValue::F32(0.0 - x),
+            (Unary::Negate, Some(Number::F64(x))) => DebugValue::F64(0.0 - x),
             (Unary::Plus, Some(Number::F32(x))) => DebugValue::F32(x),
             (Unary::Plus, Some(Number::F64(x))) => DebugValue::F64(x),
             (Unary::Complement, Some(_)) => {
@@ -527,6 +583,7 @@ impl Expr {
         op: Binary,
         a: DebugValue,
         b: DebugValue,
+        warnings: &mut Vec<String>,
     ) -> Result<DebugValue, DebugCommandError> {
         if matches!(
             op,
@@ -553,7 +610,9 @@ impl Expr {
                 | Binary::BitOr
         );
         Ok(match (x, y) {
-            (Number::Int(x), Number::Int(y)) => DebugValue::integer(integer_operation(op, x, y)?),
+            (Number::Int(x), Number::Int(y)) => {
+                DebugValue::integer(integer_operation(op, x, y, warnings)?)
+            }
             _ if integer_only => {
                 return Err(DebugCommandError(
                     "Integer-only operation on floating point number.".into(),
@@ -576,8 +635,8 @@ impl Expr {
         b: &DebugValue,
     ) -> Result<DebugValue, DebugCommandError> {
         let refs_only = |equal: bool| match op {
-            Binary::Eq => Ok(DebugValue::Bool(equal)),
-            Binary::Ne => Ok(DebugValue::Bool(!equal)),
+            Binary::Eq => Ok(truth_value(equal)),
+            Binary::Ne => Ok(truth_value(!equal)),
             _ => Err(DebugCommandError(format!(
                 "refs compare only with == and != (in `{}`)",
                 self.text
@@ -618,7 +677,7 @@ impl Expr {
             (Binary::Gt, Some(o)) => o == Greater,
             _ => ordering != Some(Less),
         };
-        Ok(DebugValue::Bool(result))
+        Ok(truth_value(result))
     }
 
     /// Whether it holds in a frame (a non-zero, non-null value).
@@ -662,10 +721,16 @@ fn number(v: &DebugValue) -> Option<Number> {
     }
 }
 
+/// A comparison's or a logical operator's result: an `int`, 1 or 0, as
+/// in C and gdb (`whatis 1 < 2` is `int`), and as the VM's own `vm.cmp.*`
+/// instructions give an i32.
+fn truth_value(holds: bool) -> DebugValue {
+    DebugValue::I32(i32::from(holds))
+}
+
 /// Whether a value counts as true (non-zero, non-null).
 fn truth(v: &DebugValue) -> bool {
     match v {
-        DebugValue::Bool(b) => *b,
         DebugValue::I32(x) => *x != 0,
         DebugValue::I64(x) => *x != 0,
         DebugValue::Integer(i) => i.value() != 0,
@@ -698,11 +763,19 @@ where
 /// operation made on their values and the result cut to that type's width
 /// (wrapping; division, remainder and `>>` unsigned on unsigned types);
 /// a shift is of the promoted left operand's type, its count bounded by
-/// that width; or gdb's `Division by zero`.
-fn integer_operation(op: Binary, x: Integer, y: Integer) -> Result<Integer, DebugCommandError> {
+/// that width (gdb's warning added to `warnings` when it is not); or gdb's
+/// `Division by zero`.
+fn integer_operation(
+    op: Binary,
+    x: Integer,
+    y: Integer,
+    warnings: &mut Vec<String>,
+) -> Result<Integer, DebugCommandError> {
     if matches!(op, Binary::Shl | Binary::Shr) {
         let x = x.to(x.ty().promoted());
-        return Ok(shift(x, y.value(), op == Binary::Shl));
+        let (value, warning) = shift(x, y.value(), op == Binary::Shl);
+        warnings.extend(warning);
+        return Ok(value);
     }
     let ty = IntType::common(x.ty(), y.ty());
     let (x, y) = (x.to(ty).value(), y.to(ty).value());
@@ -726,9 +799,18 @@ fn integer_operation(op: Binary, x: Integer, y: Integer) -> Result<Integer, Debu
 
 /// `x << count` or `x >> count` (arithmetic for a signed `x`) in `x`'s
 /// width: a count out of 0..width gives 0 (or, shifting a negative number
-/// right, -1), as gdb's do.
-fn shift(x: Integer, count: i128, left: bool) -> Integer {
+/// right, -1) and gdb 13's warning (`left shift count >= width of type`,
+/// `right shift count is negative`), as gdb's do.
+fn shift(x: Integer, count: i128, left: bool) -> (Integer, Option<String>) {
     let width = x.ty().bits();
+    let direction = if left { "left" } else { "right" };
+    let warning = if count < 0 {
+        Some(format!("{direction} shift count is negative"))
+    } else if count >= i128::from(width) {
+        Some(format!("{direction} shift count >= width of type"))
+    } else {
+        None
+    };
     let raw = match u32::try_from(count) {
         Ok(c) if c < width => {
             if left {
@@ -740,7 +822,7 @@ fn shift(x: Integer, count: i128, left: bool) -> Integer {
         _ if !left && x.value() < 0 => -1,
         _ => 0,
     };
-    Integer::new(x.ty(), raw)
+    (Integer::new(x.ty(), raw), warning)
 }
 
 fn unreachable_operator<T>(op: Binary) -> Result<T, DebugCommandError> {
@@ -779,10 +861,10 @@ mod tests {
         assert_eq!(constant("-2147483647"), "i32 -2147483647");
         assert_eq!(constant("1 << 40"), "i32 0");
         assert_eq!(constant("-1 >> 1"), "i32 -1");
-        assert_eq!(constant("3 > 2 > 1"), "i1 0");
-        assert_eq!(constant("1 == 1"), "i1 1");
-        assert_eq!(constant("0.5 && 1"), "i1 1");
-        assert_eq!(constant("!5"), "i1 0");
+        assert_eq!(constant("3 > 2 > 1"), "i32 0");
+        assert_eq!(constant("1 == 1"), "i32 1");
+        assert_eq!(constant("0.5 && 1"), "i32 1");
+        assert_eq!(constant("!5"), "i32 0");
         assert_eq!(constant("~0"), "i32 -1");
         assert_eq!(constant("0x10 | 1"), "i32 17");
         assert_eq!(constant("010 + 0"), "i32 8");
@@ -829,13 +911,13 @@ mod tests {
 
     /// Each as gdb 13.1 prints `print EXPR` and `whatis EXPR` with an
     /// x86-64 C program loaded (C's names for the types: ui32 is
-    /// `unsigned int`, ui64 `unsigned long`, i8 `char`, i1 `int`).
+    /// `unsigned int`, ui64 `unsigned long`, i8 `char`).
     #[test]
     fn unsigned_and_sized_integers_convert_as_c_does() {
         assert_eq!(constant("0xFFFFFFFFFFFFFFFF"), "ui64 18446744073709551615");
-        assert_eq!(constant("-1 < 1u"), "i1 0");
-        assert_eq!(constant("-1L < 1u"), "i1 1");
-        assert_eq!(constant("-1 < 1ul"), "i1 0");
+        assert_eq!(constant("-1 < 1u"), "i32 0");
+        assert_eq!(constant("-1L < 1u"), "i32 1");
+        assert_eq!(constant("-1 < 1ul"), "i32 0");
         assert_eq!(constant("-1 / 2u"), "ui32 2147483647");
         assert_eq!(constant("-1 % 7u"), "ui32 3");
         assert_eq!(constant("10 % -3u"), "ui32 10");
@@ -849,8 +931,8 @@ mod tests {
         assert_eq!(constant("1u * -1"), "ui32 4294967295");
         assert_eq!(constant("-1u"), "ui32 4294967295");
         assert_eq!(constant("~0u"), "ui32 4294967295");
-        assert_eq!(constant("4294967295u == -1"), "i1 1");
-        assert_eq!(constant("4294967295 == -1"), "i1 0");
+        assert_eq!(constant("4294967295u == -1"), "i32 1");
+        assert_eq!(constant("4294967295 == -1"), "i32 0");
         assert_eq!(
             constant("(unsigned long)1 - (long)2"),
             "ui64 18446744073709551615"
@@ -859,8 +941,8 @@ mod tests {
         assert_eq!(constant("(char)1 - (unsigned char)2"), "i32 -1");
         assert_eq!(constant("-(char)1"), "i32 -1");
         assert_eq!(constant("(char)65"), "i8 65 'A'");
-        assert_eq!(constant("(char)200 == 200"), "i1 0");
-        assert_eq!(constant("(unsigned char)200 == 200"), "i1 1");
+        assert_eq!(constant("(char)200 == 200"), "i32 0");
+        assert_eq!(constant("(unsigned char)200 == 200"), "i32 1");
         assert_eq!(constant("(unsigned char)300.7"), "ui8 44 ','");
         assert_eq!(constant("(short)70000"), "i16 4464");
         assert_eq!(constant("(unsigned short)-1"), "ui16 65535");
@@ -870,7 +952,7 @@ mod tests {
         assert_eq!(constant("(long)1e30"), "i64 9223372036854775807");
         assert_eq!(constant("(int) + 1"), "i32 1");
         assert_eq!(constant("(float)1/4"), "f32 0.25");
-        assert_eq!(constant("(float)16777217 == 16777216"), "i1 1");
+        assert_eq!(constant("(float)16777217 == 16777216"), "i32 1");
         assert_eq!(constant("1.5f + 1u"), "f32 2.5");
         assert_eq!(constant("1.5 + 1u"), "f64 2.5");
         assert_eq!(constant("(double)1.5f"), "f64 1.5");
@@ -887,6 +969,55 @@ mod tests {
         assert!(constant(&casts).contains("nested too deeply"));
         let mixed = format!("{}1", "((char)".repeat(50_000));
         assert!(constant(&mixed).contains("nested too deeply"));
+    }
+
+    /// Each as gdb 13.1 evaluates it (`print`, `whatis`).
+    #[test]
+    fn hex_floats_nan_casts_and_negated_floats_read_as_gdb_reads_them() {
+        assert_eq!(constant("0x1.8p1"), "f64 3");
+        assert_eq!(constant("0x1p-2 + 0"), "f64 0.25");
+        assert_eq!(constant("0x1p3f"), "f32 8");
+        assert_eq!(constant("0x1.8f"), "f32 1.5");
+        assert_eq!(constant("0x1e-2"), "i32 28");
+        assert_eq!(constant("(int)(0.0/0)"), "i32 -1");
+        assert_eq!(constant("(long)(0.0/0)"), "i64 9223372036854775807");
+        assert_eq!(constant("-0.0"), "f64 0");
+        assert_eq!(constant("-1.5f"), "f32 -1.5");
+        assert!(constant("0x1p3l").contains("is a long double"));
+    }
+
+    #[test]
+    fn a_shift_out_of_its_width_warns_as_gdb_does() {
+        let warnings = |text: &str| {
+            let mut w = Vec::new();
+            let v = Expr::parse(text)
+                .and_then(|e| e.evaluate_constant_noting(&mut w))
+                .map(|v| v.format(Default::default(), None));
+            (v.ok(), w)
+        };
+        let too_far = |d: &str| format!("{d} shift count >= width of type");
+        assert_eq!(warnings("1 << 31"), (Some("-2147483648".into()), vec![]));
+        assert_eq!(
+            warnings("1 << 32"),
+            (Some("0".into()), vec![too_far("left")])
+        );
+        assert_eq!(
+            warnings("1L >> 64"),
+            (Some("0".into()), vec![too_far("right")])
+        );
+        assert_eq!(
+            warnings("1 >> -1"),
+            (
+                Some("0".into()),
+                vec!["right shift count is negative".to_string()]
+            )
+        );
+        assert_eq!(
+            warnings("(1 << 40) + (1 << 50)").1,
+            vec![too_far("left"), too_far("left")]
+        );
+        // Warned before the error the evaluation then meets.
+        assert_eq!(warnings("(1 << 40) / 0"), (None, vec![too_far("left")]));
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod c_int;
 mod call;
 mod expr;
 mod expression;
+mod float_text;
 mod frame_moves;
 mod info;
 mod logpoint;
@@ -56,6 +57,7 @@ pub use self::expr::{
     RegisterFile, RegisterRef, MAX_CHILDREN, PREVIEW_ELEMENTS,
 };
 pub use self::expression::{Expr, NamedValues};
+pub use self::float_text::{f32_text, f64_text};
 pub use self::info::DebugInfo;
 pub use self::logpoint::LogMessage;
 pub use self::memory::{
@@ -994,7 +996,6 @@ fn store_bits(
         DebugValue::Integer(i) => Err(i.value()),
         DebugValue::F32(v) => Ok(*v as f64),
         DebugValue::F64(v) => Ok(*v),
-        DebugValue::Bool(_) => return err(format!("{register} takes a number, not a comparison")),
         other => {
             return err(format!(
                 "{register} holds a number; {} is not one",
@@ -2505,21 +2506,39 @@ impl Debugger {
         n: usize,
         values: &NamedValues<'_>,
     ) -> Result<DebugValue, DebugCommandError> {
-        let e = Expr::parse_with(expr, values)?;
-        if e.is_constant() {
-            return e.evaluate_constant();
-        }
-        self.evaluate_expr(&e, n)
+        self.evaluate_noting(expr, n, values, &mut Vec::new())
     }
 
-    fn evaluate_expr(&self, e: &Expr, n: usize) -> Result<DebugValue, DebugCommandError> {
+    /// [`Debugger::evaluate_with`], adding to `warnings` the warnings gdb
+    /// prints before the value ([`Expr::evaluate_noting`]).
+    pub fn evaluate_noting(
+        &self,
+        expr: &str,
+        n: usize,
+        values: &NamedValues<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<DebugValue, DebugCommandError> {
+        let e = Expr::parse_with(expr, values)?;
+        if e.is_constant() {
+            return e.evaluate_constant_noting(warnings);
+        }
+        self.evaluate_expr(&e, n, warnings)
+    }
+
+    fn evaluate_expr(
+        &self,
+        e: &Expr,
+        n: usize,
+        warnings: &mut Vec<String>,
+    ) -> Result<DebugValue, DebugCommandError> {
         let f = self.frame(n)?;
         let banks = self.banks_for(&f);
-        e.evaluate(&RegisterFile {
+        let regs = RegisterFile {
             i32s: &f.i32s,
             refs: &f.ref_values,
             banks: &banks,
-        })
+        };
+        e.evaluate_noting(&regs, warnings)
     }
 
     /// A value as text: refs through [`describe_ref`] and the host-object
@@ -2560,7 +2579,7 @@ impl Debugger {
             .iter()
             .map(|(id, e, fmt)| {
                 let v = self
-                    .evaluate_expr(e, self.selected)
+                    .evaluate_expr(e, self.selected, &mut Vec::new())
                     .map(|v| self.format_value(&v, *fmt));
                 (*id, e.text().to_string(), *fmt, v)
             })

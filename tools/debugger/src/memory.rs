@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use irvm::Ref;
 
+use super::float_text::{f32_text, f64_text};
 use super::DebugCommandError;
 
 /// Reads `count` bytes from byte `offset` of a host object's contents
@@ -264,10 +265,8 @@ impl Examine {
             ExamineFormat::Signed => signed.to_string(),
             ExamineFormat::Unsigned => raw.to_string(),
             ExamineFormat::Binary => format!("{raw:0width$b}"),
-            ExamineFormat::Float if self.unit == 4 => {
-                irvm::number_text::format_g(f32::from_bits(raw as u32) as f64)
-            }
-            ExamineFormat::Float => irvm::number_text::format_g(f64::from_bits(raw)),
+            ExamineFormat::Float if self.unit == 4 => f32_text(f32::from_bits(raw as u32)),
+            ExamineFormat::Float => f64_text(f64::from_bits(raw)),
         }
     }
 }

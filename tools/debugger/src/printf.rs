@@ -10,6 +10,7 @@
 //! before a conversion and the conversion), as gdb prints each piece as a
 //! C string.
 
+use super::c_int::float_to_long;
 use super::{DebugCommandError, DebugValue};
 
 /// The parts of a `printf` command's text: the format string (escapes
@@ -322,9 +323,10 @@ fn integer(v: &DebugValue) -> Result<i64, DebugCommandError> {
         DebugValue::I64(x) => *x,
         // (An `unsigned long` past `long` passes its bits, as C's varargs do.)
         DebugValue::Integer(i) => i.value() as i64,
-        DebugValue::Bool(b) => i64::from(*b),
-        DebugValue::F32(x) => *x as i64,
-        DebugValue::F64(x) => *x as i64,
+        // A float through a `long`, as gdb converts one (a NaN is the
+        // greatest `long`).
+        DebugValue::F32(x) => float_to_long(f64::from(*x)),
+        DebugValue::F64(x) => float_to_long(*x),
         DebugValue::Ref(_) | DebugValue::Text(_) => {
             return Err(DebugCommandError(format!(
                 "Value of type {} can't be converted to integer.",

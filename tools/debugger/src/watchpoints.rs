@@ -274,7 +274,6 @@ pub(crate) fn same_value(a: &DebugValue, b: &DebugValue) -> bool {
         (DebugValue::F32(x), DebugValue::F32(y)) => x.to_bits() == y.to_bits(),
         (DebugValue::F64(x), DebugValue::F64(y)) => x.to_bits() == y.to_bits(),
         (DebugValue::Ref(x), DebugValue::Ref(y)) => x.ptr_eq(y),
-        (DebugValue::Bool(x), DebugValue::Bool(y)) => x == y,
         (DebugValue::Text(x), DebugValue::Text(y)) => x == y,
         _ => false,
     }
