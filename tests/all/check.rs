@@ -44,6 +44,7 @@ fn every_check_that_holds_passes_on_both_targets_and_devices() {
                     "all_true_ints",
                     "all_true_floats",
                     "all_true_of_a_view",
+                    "all_true_unsigned",
                     "eq_ints",
                     "eq_floats_and_scalars",
                     "almost_eq_floats",
@@ -55,16 +56,16 @@ fn every_check_that_holds_passes_on_both_targets_and_devices() {
                 "{out}"
             );
             assert!(out.starts_with(
-                "[==========] Running 12 tests from 1 test suite.\n\
+                "[==========] Running 13 tests from 1 test suite.\n\
                  [----------] Global test environment set-up.\n\
-                 [----------] 12 tests from module\n\
+                 [----------] 13 tests from module\n\
                  [ RUN      ] module.true_of_nonzero\n"
             ));
             assert!(without_times(&out).ends_with(
-                "[----------] 12 tests from module (N ms total)\n\n\
+                "[----------] 13 tests from module (N ms total)\n\n\
                  [----------] Global test environment tear-down\n\
-                 [==========] 12 tests from 1 test suite ran. (N ms total)\n\
-                 [  PASSED  ] 12 tests.\n"
+                 [==========] 13 tests from 1 test suite ran. (N ms total)\n\
+                 [  PASSED  ] 13 tests.\n"
             ));
             // `__`-prefixed exports are not tests.
             assert!(!out.contains("__internal"), "{out}");
@@ -109,7 +110,7 @@ fn a_failed_check_fails_its_test_and_the_function_goes_on() {
     assert!(out.contains(
         "Actual: (status), whose error code is NOT_FOUND: NOT_FOUND; the program gave up\n"
     ));
-    assert!(out.ends_with("16 FAILED TESTS\nTest failed\nOK\n"), "{out}");
+    assert!(out.ends_with("17 FAILED TESTS\nTest failed\nOK\n"), "{out}");
 }
 
 #[test]
@@ -118,7 +119,7 @@ fn expect_failure_turns_the_exit_status_around() {
     let (out, _, code) = irvm(&["check", &format!("--module={failing}"), "--expect_failure"]);
     assert_eq!(code, 0);
     assert!(
-        out.ends_with("16 FAILED TESTS\nTest failed as expected\n"),
+        out.ends_with("17 FAILED TESTS\nTest failed as expected\n"),
         "{out}"
     );
     let [_, passing] = modules("passing");
@@ -129,7 +130,7 @@ fn expect_failure_turns_the_exit_status_around() {
     ]);
     assert_eq!(code, 1);
     assert!(
-        out.ends_with("[  PASSED  ] 12 tests.\nTest passed but expected failure\n"),
+        out.ends_with("[  PASSED  ] 13 tests.\nTest passed but expected failure\n"),
         "{out}"
     );
     let (_, _, code) = irvm(&[
@@ -232,11 +233,11 @@ fn limits_bound_each_test_and_a_context_that_fails_fails_only_its_test() {
         "{out}"
     );
     assert!(
-        out.contains("[  FAILED  ] 12 tests, listed below:\n"),
+        out.contains("[  FAILED  ] 13 tests, listed below:\n"),
         "{out}"
     );
     // Enough for any one test (each needs over 350 instructions and at
-    // most 550, `__init` and kernels included), not for the twelve
+    // most 550, `__init` and kernels included), not for the thirteen
     // together: each test's context has its own fuel.
     let (out, _, code) = irvm(&["check", &format!("--module={module}"), "--fuel=1000"]);
     assert_eq!(code, 0, "{out}");

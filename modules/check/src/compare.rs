@@ -139,6 +139,21 @@ mod tests {
              Actual: { 1, 0 }, whose element #1 doesn't match"
         );
         assert_eq!(all_true_failure(&[1, 2], ElementType::I8).unwrap(), None);
+        // Signed, unsigned and float elements of every width IREE takes.
+        let si16 = ElementType::new(numerical::SIGNED, 16);
+        assert!(all_true_failure(&[0, 0], si16).unwrap().is_some());
+        let ui64 = ElementType::new(numerical::UNSIGNED, 64);
+        let message = all_true_failure(&[0xFF; 8], ui64).unwrap();
+        assert_eq!(message, None);
+        let message = all_true_failure(&[0; 16], ui64).unwrap().unwrap();
+        assert!(message.contains("{ 0, 0 }, whose element #0"), "{message}");
+        let message = all_true_failure(&(-1i64).to_le_bytes(), ElementType::I64).unwrap();
+        assert_eq!(message, None);
+        let message = all_true_failure(&0.0f64.to_le_bytes(), ElementType::F64).unwrap();
+        assert!(message.is_some());
+        // NaN is nonzero.
+        let message = all_true_failure(&f32::NAN.to_le_bytes(), ElementType::F32).unwrap();
+        assert_eq!(message, None);
         assert!(all_true_failure(&[0, 0], ElementType::F16).is_err());
     }
 }

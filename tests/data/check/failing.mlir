@@ -108,6 +108,19 @@ func.func @all_true_f32_has_zero() {
   return
 }
 
+func.func @all_true_ui8_has_zero() {
+  %c0 = arith.constant 0 : index
+  %device = hal.devices.get %c0 : !hal.device
+  %a = util.unfoldable_constant dense<[-56, 0]> : tensor<2xi8>
+  %abuf = hal.tensor.export %a : tensor<2xi8> -> !hal.buffer
+  %c2 = arith.constant 2 : index
+  %ui8 = arith.constant 301989896 : i32
+  %dense = arith.constant 1 : i32
+  %av = hal.buffer_view.create buffer(%abuf : !hal.buffer)[%c0, %c2] shape([%c2]) type(%ui8) encoding(%dense) : !hal.buffer_view
+  check.expect_all_true<%device>(%av) : !hal.buffer_view
+  return
+}
+
 func.func @all_true_of_f16_is_unsupported() {
   %c0 = arith.constant 0 : index
   %device = hal.devices.get %c0 : !hal.device

@@ -48,6 +48,27 @@ func.func @all_true_of_a_view() {
   return
 }
 
+// The compiler makes no unsigned tensors: views of their bytes typed
+// ui8 (0x12000008) and ui32 (0x12000020).
+func.func @all_true_unsigned() {
+  %c0 = arith.constant 0 : index
+  %device = hal.devices.get %c0 : !hal.device
+  %a = util.unfoldable_constant dense<[1, -56]> : tensor<2xi8>
+  %abuf = hal.tensor.export %a : tensor<2xi8> -> !hal.buffer
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %ui8 = arith.constant 301989896 : i32
+  %ui32 = arith.constant 301989920 : i32
+  %dense = arith.constant 1 : i32
+  %av = hal.buffer_view.create buffer(%abuf : !hal.buffer)[%c0, %c2] shape([%c2]) type(%ui8) encoding(%dense) : !hal.buffer_view
+  check.expect_all_true<%device>(%av) : !hal.buffer_view
+  %b = util.unfoldable_constant dense<[7, -1]> : tensor<2xi32>
+  %bbuf = hal.tensor.export %b : tensor<2xi32> -> !hal.buffer
+  %bv = hal.buffer_view.create buffer(%bbuf : !hal.buffer)[%c0, %c8] shape([%c2]) type(%ui32) encoding(%dense) : !hal.buffer_view
+  check.expect_all_true<%device>(%bv) : !hal.buffer_view
+  return
+}
+
 func.func @eq_ints() {
   %a = util.unfoldable_constant dense<[1, 2, 3]> : tensor<3xi8>
   check.expect_eq_const(%a, dense<[1, 2, 3]> : tensor<3xi8>) : tensor<3xi8>
