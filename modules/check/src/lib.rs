@@ -74,16 +74,12 @@ pub type FailureSink = Arc<dyn Fn(&CheckFailure) + Send + Sync>;
 /// import `check` (after the `hal` module, whose buffer views its functions
 /// take). Each check that does not hold is handed to `on_failure`.
 pub fn check_module(on_failure: FailureSink) -> Result<NativeModule<()>, irvm::loader::AbiError> {
-    let report = move |function: &'static str, message: String| {
-        on_failure(&CheckFailure { function, message });
+    // One reporter per function (each closure owns its copy).
+    let reporter = || {
+        let sink = on_failure.clone();
+        move |function: &'static str, message: String| sink(&CheckFailure { function, message })
     };
-    let (r1, r2, r3, r4, r5) = (
-        report.clone(),
-        report.clone(),
-        report.clone(),
-        report.clone(),
-        report,
-    );
+    let (r1, r2, r3, r4, r5) = (reporter(), reporter(), reporter(), reporter(), reporter());
     NativeModule::new("check", CHECK_VERSION)
         .func("expect_true", "0i_v", move |args| {
             let operand = i32_arg(args, 0, "expect_true")?;
