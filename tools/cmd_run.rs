@@ -186,7 +186,7 @@ pub struct LimitArgs {
     /// stacks, module globals, and a compile while it runs), in bytes;
     /// default 8 GiB.
     #[arg(long = "max-memory-bytes")]
-    max_memory_bytes: Option<u64>,
+    pub max_memory_bytes: Option<u64>,
     /// How bytecode runs: `interp` (interpret every instruction), `jit`
     /// (compile every function to machine code when it first runs) or
     /// `auto` (compile functions whose loops are hot). Default: the

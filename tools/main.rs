@@ -11,6 +11,7 @@ use std::process::ExitCode;
 mod stdout;
 mod cmd_as;
 mod cmd_bench;
+mod cmd_check;
 mod cmd_dap;
 mod cmd_dbg;
 mod cmd_dump;
@@ -18,6 +19,7 @@ mod cmd_params;
 mod cmd_run;
 mod deadline;
 mod flags;
+mod gtest_report;
 mod hal_query;
 mod npy;
 mod parameters;
@@ -51,6 +53,9 @@ enum Command {
     As(cmd_as::AsArgs),
     /// Time exported functions in-process (like iree-benchmark-module).
     Bench(cmd_bench::BenchArgs),
+    /// Run every test function of a module with IREE's `check` module,
+    /// printing gtest's output (like iree-check-module).
+    Check(cmd_check::CheckArgs),
     /// Debug a function at source level (gdb's commands).
     Dbg(cmd_dbg::DbgArgs),
     /// Serve the Debug Adapter Protocol on stdin/stdout (for editors).
@@ -101,7 +106,7 @@ fn is_optional_bool(arg: &clap::Arg) -> bool {
 /// The lists of IREE flags subcommand `name` accepts and ignores.
 fn ignored_by(name: &str) -> Vec<&'static [(&'static str, &'static str)]> {
     match name {
-        "run" | "dbg" => vec![flags::IGNORED],
+        "run" | "dbg" | "check" => vec![flags::IGNORED],
         "bench" => vec![flags::IGNORED, flags::IGNORED_BY_BENCH],
         _ => Vec::new(),
     }
@@ -171,6 +176,7 @@ fn main() -> ExitCode {
         Command::Dump(args) => cmd_dump::main(args),
         Command::As(args) => cmd_as::main(args),
         Command::Bench(args) => cmd_bench::main(args),
+        Command::Check(args) => cmd_check::main(args),
         Command::Dbg(args) => cmd_dbg::main(args),
         Command::Dap(args) => cmd_dap::main(args),
         Command::Params(args) => cmd_params::main(args),

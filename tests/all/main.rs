@@ -14,6 +14,7 @@ mod asm;
 mod asm_checks;
 mod asm_reference;
 mod assembly_form;
+mod check;
 mod cli_bench;
 mod cli_compat;
 mod cli_run;
