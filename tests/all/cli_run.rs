@@ -863,3 +863,30 @@ fn a_join_of_fences_without_timepoints_is_a_null_fence() {
         "EXEC @joins\nresult[0]: i32=0\nresult[1]: i32=0\nresult[2]: i32=1\nresult[3]: i32=0\n"
     );
 }
+
+#[test]
+fn a_constant_written_in_place_by_a_dispatch_sorts_as_in_iree() {
+    // iree-compile imports the constant from the module's rodata with
+    // `hal.allocator.import` and sorts it in place before copying it out.
+    // IREE's runtime reads modules into writable memory, so it runs; irvm's
+    // import was a view of read-only memory: vmvx refused the write
+    // (PERMISSION_DENIED) and a native kernel's write faulted when the
+    // module file was mapped (over 16 MiB). Small read-only imports are now
+    // private copies, and mapped module files copy-on-write.
+    for backend in ["vmvx", "llvm-cpu"] {
+        let module = repo_file(&format!("tests/data/inplace/sort_constant.{backend}.vmfb"));
+        for device in ["local-sync", "local-task"] {
+            let (stdout, stderr, code) = irvm(&[
+                "run",
+                &format!("--module={module}"),
+                "--function=sorted",
+                &format!("--device={device}"),
+            ]);
+            assert_eq!(code, 0, "{backend} on {device}: {stderr}");
+            assert_eq!(
+                stdout, "EXEC @sorted\nresult[0]: hal.buffer_view\n6xi32=-2 0 3 5 7 9\n",
+                "{backend} on {device}"
+            );
+        }
+    }
+}

@@ -4,15 +4,15 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut, MmapOptions};
 
 use super::error::LoadError;
 
 /// Immutable backing bytes of a module: a file mapping, or memory.
 #[derive(Debug)]
 pub enum ModuleBytes {
-    /// A read-only mapping of a module file.
-    Mapped(Mmap),
+    /// A mapping of a module file.
+    Mapped(FileMapping),
     /// Shared heap bytes.
     Shared(Arc<[u8]>),
     /// Owned heap bytes.
@@ -26,6 +26,31 @@ pub enum ModuleBytes {
     /// Bytes an embedder lends without a copy (a Python `bytes` object,
     /// say), kept alive by the module.
     Lent(LentBytes),
+}
+
+/// A module file's mapping ([`ModuleBytes::Mapped`]).
+#[derive(Debug)]
+pub enum FileMapping {
+    /// A read-only mapping an embedder made: a write to its pages faults.
+    ReadOnly(Mmap),
+    /// A private copy-on-write mapping (what irvm maps a file as): pages
+    /// are the file's until written, then this process's own. Nothing in
+    /// irvm writes them, but a dispatch may: iree-compile imports a
+    /// constant with `hal.allocator.import` and may then sort, scatter or
+    /// copy into it in place (IREE's runtime reads modules into writable
+    /// memory, so the program runs there). A read-only mapping made that
+    /// a segmentation fault; the file itself is never changed.
+    CopyOnWrite(MmapMut),
+}
+
+impl std::ops::Deref for FileMapping {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileMapping::ReadOnly(map) => map,
+            FileMapping::CopyOnWrite(map) => map,
+        }
+    }
 }
 
 /// Owned heap bytes whose first byte sits at a [`AlignedBytes::ALIGNMENT`]
@@ -137,7 +162,7 @@ fn refuse_unless_regular(path: &Path) -> std::io::Result<()> {
 
 impl ModuleBytes {
     /// The bytes of the module file at `path`: a private copy when the file
-    /// is at most [`PRIVATE_COPY_BYTES`], otherwise a read-only mapping
+    /// is at most [`PRIVATE_COPY_BYTES`], otherwise a private copy-on-write mapping
     /// ([`ModuleBytes::map_file`]). Only a regular file (or a link to one)
     /// is opened: a FIFO would block the open until a writer came, and
     /// neither it nor a device can be mapped.
@@ -167,8 +192,8 @@ impl ModuleBytes {
         Ok(ModuleBytes::Aligned(bytes))
     }
 
-    /// Maps `path` read-only. Nothing is read eagerly; pages are faulted in
-    /// on access.
+    /// Maps `path` privately, copy-on-write ([`FileMapping::CopyOnWrite`]).
+    /// Nothing is read eagerly; pages are faulted in on access.
     pub fn map_file(path: &Path) -> Result<Self, LoadError> {
         let io = |source| LoadError::Io {
             path: path.to_path_buf(),
@@ -179,14 +204,16 @@ impl ModuleBytes {
         ModuleBytes::map_opened(&file).map_err(io)
     }
 
-    /// Maps `file`, a regular file opened for reading, read-only.
+    /// Maps `file`, a regular file opened for reading, privately and
+    /// copy-on-write.
     fn map_opened(file: &File) -> std::io::Result<Self> {
-        // SAFETY: the mapping is read-only and we never hand out mutable
-        // access. As with every file mapping, the caller must not truncate or
+        // SAFETY: a private mapping: no write reaches the file, and irvm
+        // hands out no mutable access (a native kernel's write lands in
+        // this process's copy of the page). As with every file mapping, the caller must not truncate or
         // rewrite the file while the module is alive; that is documented on
         // `Module::from_file`.
-        let map = unsafe { Mmap::map(file) }?;
-        Ok(ModuleBytes::Mapped(map))
+        let map = unsafe { MmapOptions::new().map_copy(file) }?;
+        Ok(ModuleBytes::Mapped(FileMapping::CopyOnWrite(map)))
     }
 
     /// How many of the bytes are memory the module keeps alive: heap bytes
@@ -245,6 +272,34 @@ impl<const N: usize> From<&'static [u8; N]> for ModuleBytes {
 
 impl From<Mmap> for ModuleBytes {
     fn from(map: Mmap) -> Self {
-        ModuleBytes::Mapped(map)
+        ModuleBytes::Mapped(FileMapping::ReadOnly(map))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mapped_module_file_takes_writes_privately() {
+        // A native kernel may write into an imported constant of a mapped
+        // module (iree-compile's in-place sorts of constants): the page
+        // becomes this process's, the file stays as it was.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.vmfb");
+        std::fs::write(&path, vec![7u8; 3 * 4096]).unwrap();
+        let bytes = ModuleBytes::map_file(&path).unwrap();
+        assert!(matches!(
+            bytes,
+            ModuleBytes::Mapped(FileMapping::CopyOnWrite(_))
+        ));
+        let slice = bytes.as_slice();
+        let at = slice.as_ptr().wrapping_add(4096 + 5).cast_mut();
+        // SAFETY: `at` lies inside the mapping, which is writable (private,
+        // copy-on-write), and no reference reads the byte while it is
+        // written; the test stands in for a kernel given the pointer.
+        unsafe { at.write_volatile(42) };
+        assert_eq!(bytes.as_slice()[4096 + 5], 42);
+        assert_eq!(std::fs::read(&path).unwrap()[4096 + 5], 7);
     }
 }

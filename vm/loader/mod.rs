@@ -36,7 +36,7 @@ pub mod schema;
 mod verify;
 
 pub use abi::{AbiError, CallingConvention, ValueKind};
-pub use bytes::{AlignedBytes, LentBytes, ModuleBytes, PRIVATE_COPY_BYTES};
+pub use bytes::{AlignedBytes, FileMapping, LentBytes, ModuleBytes, PRIVATE_COPY_BYTES};
 #[doc(hidden)]
 pub use debug_db::LocationDef;
 pub use debug_db::{DebugDatabase, DebugError, Location, SourceMap, SourcePosition};

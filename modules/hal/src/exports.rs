@@ -667,8 +667,19 @@ fn allocator_allocate(state: &mut HalState, a: &mut Args) -> Result<ExportResult
     one(obj(&hal_types::BUFFER, buffer))
 }
 
-fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
-    let _: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
+/// Imports of read-only memory (a module's rodata) of at most this many
+/// bytes are private copies: iree-compile may import a constant and then
+/// write into it in place (a sort, scatter or gather of an
+/// `util.unfoldable_constant` into itself), which IREE's runtime runs
+/// because it reads modules into writable memory. Larger imports (model
+/// weights, never written) stay zero-copy views; a native kernel's write
+/// to one lands in the module file's private mapping
+/// ([`irvm::loader::FileMapping::CopyOnWrite`]), a vmvx kernel's is
+/// refused (PERMISSION_DENIED).
+pub const IMPORT_COPY_BYTES: u64 = 1 << 20;
+
+fn allocator_import(state: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
+    let allocator: HostRef<Allocator> = a.object(type_names::ALLOCATOR)?;
     let (_try, _affinity, _types, _usage) = (a.i32()?, a.i64()?, a.i32()?, a.i32()?);
     let source = a.vm_buffer()?.clone();
     let offset = a.offset()?;
@@ -681,7 +692,18 @@ fn allocator_import(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Tra
                 format!("import: {}", t.message),
             )
         })?;
-    one(obj(&hal_types::BUFFER, buffer))
+    let read_only = !buffer.storage.buffer("imported memory")?.is_mutable();
+    if !read_only || buffer.length > IMPORT_COPY_BYTES {
+        return one(obj(&hal_types::BUFFER, buffer));
+    }
+    let copy = allocator
+        .allocate(buffer.length as i64, &state.resources)
+        .map_err(|t| a.error(t.code, t.message))?;
+    let from = buffer.storage_view(buffer.offset, buffer.length)?;
+    let into = copy.storage.buffer("imported memory")?;
+    from.buffer("imported memory")?
+        .with_bytes(|bytes| into.with_bytes_mut(|d| d.copy_from_slice(bytes)))?;
+    one(obj(&hal_types::BUFFER, copy))
 }
 
 fn allocator_select(_: &mut HalState, a: &mut Args) -> Result<ExportResults, Trap> {
