@@ -521,7 +521,24 @@ impl ResultArgs {
                     .map_err(|e| format!("UNAVAILABLE; opening `{owned}` for result {i}: {e}"))
             },
         )?;
-        let (dims, ty, data) = file_contents(i, path, view, v)?;
+        let (dims, ty, mut data) = file_contents(i, path, view, v)?;
+        if ty.is_sub_byte() && path.ends_with(".npy") {
+            // IREE writes the packed bytes under a header that promises one
+            // byte per element (`|i1`, shape (4,) over 2 bytes of `4xi4`), a
+            // file NumPy cannot load; irvm writes the elements the header
+            // describes (docs/COMPATIBILITY.md).
+            let count = dims
+                .iter()
+                .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
+                .unwrap_or(u64::MAX);
+            data = hal::subbyte::unpack(ty, count, &data).ok_or_else(|| {
+                format!(
+                    "UNIMPLEMENTED; result {i} ({}) cannot be written to `{path}` element by \
+                     element",
+                    hal::shape_text(&dims, ty)
+                )
+            })?;
+        }
         let bytes = if path.ends_with(".npy") {
             crate::npy::write(&dims, ty, &data).map_err(|e| format!("{e}; writing `{path}`"))?
         } else {
@@ -715,6 +732,9 @@ impl ResultArgs {
         };
         let (a, b) = (read(have)?, read(want)?);
         let ty = have.element_type;
+        if ty.is_sub_byte() {
+            return Ok(sub_byte_mismatch(ty, have.element_count(), &a, &b));
+        }
         let size = ty.byte_size().max(1);
         let atol = match ty.name().as_str() {
             "f16" => Some(self.f16_threshold),
@@ -750,6 +770,32 @@ impl ResultArgs {
         }
         Ok(None)
     }
+}
+
+/// Where two packed sub-byte tensors of `count` elements differ, element by
+/// element (the padding bits after the last element are not compared).
+fn sub_byte_mismatch(
+    ty: hal::ElementType,
+    count: Result<u64, irvm::Trap>,
+    have: &[u8],
+    want: &[u8],
+) -> Option<String> {
+    let count = match count {
+        Ok(count) => count,
+        Err(t) => return Some(t.message),
+    };
+    (0..count).find_map(|k| {
+        let x = hal::subbyte::get(have, ty.bits(), k);
+        let y = hal::subbyte::get(want, ty.bits(), k);
+        let text = |v: Option<u64>| v.map_or("?".to_string(), |v| hal::subbyte::format(ty, v));
+        (x != y || x.is_none()).then(|| {
+            format!(
+                "element at index {k} ({}) does not match the expected ({})",
+                text(x),
+                text(y)
+            )
+        })
+    })
 }
 
 /// The `--input` kind letter of a scalar result, or `None` for refs.

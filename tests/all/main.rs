@@ -52,5 +52,6 @@ mod params;
 mod profile;
 mod random_differential;
 mod semantics;
+mod subbyte;
 mod vmvx_workers;
 mod vscode;

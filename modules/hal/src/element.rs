@@ -94,10 +94,28 @@ impl ElementType {
         self.0 & 0xFF
     }
 
-    /// Bytes one element takes in a dense buffer (sub-byte types take a
-    /// whole byte, as IREE's dense byte count rounds up).
+    /// Bytes one element takes on its own (IREE's
+    /// `iree_hal_element_dense_byte_count`: sub-byte types round up to a
+    /// whole byte). A tensor's size is [`ElementType::packed_byte_count`].
     pub fn byte_size(self) -> usize {
         (self.bits() as usize).div_ceil(8)
+    }
+
+    /// Whether elements of this type share bytes in a tensor (`i4`, `i2`,
+    /// `ui4`: a bit width that is not a whole number of bytes; IREE's
+    /// `!iree_hal_element_is_byte_aligned`).
+    pub fn is_sub_byte(self) -> bool {
+        self.bits() % 8 != 0
+    }
+
+    /// Bytes `count` elements take in a dense tensor, as IREE sizes buffer
+    /// views (`iree_hal_element_packed_byte_count`): sub-byte elements
+    /// packed, `(count * bits + 7) / 8` (4 x i4 is 2 bytes, 3 x i4 also 2);
+    /// `None` when that overflows.
+    pub fn packed_byte_count(self, count: u64) -> Option<u64> {
+        count
+            .checked_mul(u64::from(self.bits()))
+            .map(|bits| bits.div_ceil(8))
     }
 
     /// The name iree-run-module prints (`f32`, `si32`, `ui8`, `i1`, `bf16`,
@@ -126,8 +144,13 @@ impl ElementType {
         format!("{prefix}{bits}")
     }
 
-    /// Parses a type name as iree-run-module's `--input` does.
+    /// Parses a type name as iree-run-module's `--input` does (`i1` is
+    /// IREE's 8-bit boolean, `0x13000008`, the type iree-compile gives a
+    /// `tensor<..xi1>`: one byte per element).
     pub fn parse(text: &str) -> Result<ElementType, String> {
+        if text == "i1" {
+            return Ok(ElementType::new(numerical::BOOLEAN, 8));
+        }
         if let Some((n, _)) = FP8_NAMES.iter().find(|(_, name)| *name == text) {
             return Ok(ElementType::new(*n, 8));
         }
@@ -420,6 +443,9 @@ mod tests {
             assert_eq!(ElementType::parse(name).unwrap().name(), name);
         }
         assert_eq!(ElementType::parse("f32").unwrap(), ElementType(0x2100_0020));
+        assert_eq!(ElementType::parse("i1").unwrap(), ElementType(0x1300_0008));
+        assert_eq!(ElementType::parse("i4").unwrap().name(), "i4");
+        assert_eq!(ElementType::parse("ui2").unwrap().name(), "ui2");
         assert!(ElementType::parse("q8").is_err());
     }
 

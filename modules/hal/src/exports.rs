@@ -13,7 +13,7 @@ use super::device::{DeviceConfig, DeviceOptions};
 use super::element::ElementType;
 use super::executable::Executable;
 use super::objects::{
-    dense_byte_size, hal_types, shape_text, type_names, Allocator, BufferView, Device, Fence,
+    hal_types, shape_text, type_names, view_byte_size, Allocator, BufferView, Device, Fence,
     HalBuffer, HalType,
 };
 
@@ -952,7 +952,7 @@ fn buffer_view_create(_: &mut HalState, a: &mut Args) -> Result<ExportResults, T
         })?;
         hal_types::BUFFER.object(sub)
     };
-    let need = dense_byte_size(&shape, element_type).map_err(|t| a.error(t.code, t.message))?;
+    let need = view_byte_size(&shape, element_type).map_err(|t| a.error(t.code, t.message))?;
     if need > buffer.length {
         return Err(a.error(
             StatusCode::OutOfRange,

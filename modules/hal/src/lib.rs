@@ -53,6 +53,7 @@ mod fpu;
 pub mod native;
 pub mod numpy_dtype;
 mod objects;
+pub mod subbyte;
 mod text;
 mod vmvx;
 mod vmvx_grid;
@@ -74,7 +75,8 @@ pub use self::exports::inline::{
 };
 pub use self::exports::{signal_after, Args, ExportResults, File, HalState, EXPORTS};
 pub use self::objects::{
-    shape_text, type_names, Allocator, BufferView, Device, Element, Fence, HalBuffer,
+    shape_text, type_names, view_byte_size, Allocator, BufferView, Device, Element, Fence,
+    HalBuffer,
 };
 pub use self::text::{
     format_buffer_view, parse_buffer_view, parse_buffer_view_within, TensorType,

@@ -376,10 +376,7 @@ impl BufferView {
         element_type: ElementType,
         bytes: Vec<u8>,
     ) -> Result<BufferView, Trap> {
-        let count = element_count(shape)?;
-        let want = count
-            .checked_mul(element_type.byte_size() as u64)
-            .ok_or_else(|| Trap::new(StatusCode::InvalidArgument, "shape too large"))?;
+        let want = view_byte_size(shape, element_type)?;
         if want != bytes.len() as u64 {
             return Err(Trap::new(
                 StatusCode::InvalidArgument,
@@ -405,11 +402,8 @@ impl BufferView {
         element_type: ElementType,
         write: impl FnOnce(&mut [u8]) -> Result<(), Trap>,
     ) -> Result<BufferView, Trap> {
-        let count = element_count(shape)?;
-        let total = count
-            .checked_mul(element_type.byte_size() as u64)
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| Trap::new(StatusCode::InvalidArgument, "shape too large"))?;
+        let total = usize::try_from(view_byte_size(shape, element_type)?)
+            .map_err(|_| Trap::new(StatusCode::InvalidArgument, "shape too large"))?;
         let storage = Buffer::new(total).map_err(|_| {
             Trap::new(
                 StatusCode::ResourceExhausted,
@@ -486,10 +480,12 @@ pub fn element_count(shape: &[i64]) -> Result<u64, Trap> {
     })
 }
 
-/// Dense byte size of a `shape` tensor of `element_type`, checked.
-pub fn dense_byte_size(shape: &[i64], element_type: ElementType) -> Result<u64, Trap> {
-    element_count(shape)?
-        .checked_mul(element_type.byte_size() as u64)
+/// Bytes a dense `shape` tensor of `element_type` takes, as IREE sizes a
+/// buffer view (`iree_hal_buffer_compute_view_size`): sub-byte elements
+/// packed (`4xi4` is 2 bytes, `3xi4` too), checked.
+pub fn view_byte_size(shape: &[i64], element_type: ElementType) -> Result<u64, Trap> {
+    element_type
+        .packed_byte_count(element_count(shape)?)
         .ok_or_else(|| {
             Trap::new(
                 StatusCode::InvalidArgument,
