@@ -586,7 +586,35 @@ fn from_buffer_as(
     // SAFETY: `view` describes a valid exported buffer.
     let contiguous = unsafe { ffi::PyBuffer_IsContiguous(v, b'C' as std::ffi::c_char) } == 1;
     let aligned = (v.buf as usize) % irvm::BUFFER_ALIGNMENT == 0;
-    let storage = if contiguous && aligned && v.readonly == 0 {
+    let storage = if element.is_sub_byte() {
+        // Elements of a sub-byte type (`i4`), one per numpy item: packed
+        // as IREE packs them, into a fresh buffer.
+        if slot.copy == Some(false) {
+            return Err(PyValueError::new_err(format!(
+                "{}: copy=False, but the array cannot be used in place: {} elements \
+                 are packed {} to a byte into a copy",
+                slot.what(),
+                element.name(),
+                8 / element.bits().clamp(1, 8)
+            )));
+        }
+        let mut elements = vec![0u8; len];
+        gather(
+            v.buf as *const u8,
+            &shape,
+            &strides,
+            itemsize,
+            &mut elements,
+        );
+        let signed = matches!(
+            have.numerical(),
+            irvm_hal::numerical::INTEGER | irvm_hal::numerical::SIGNED
+        );
+        let count = (len / itemsize.max(1)) as u64;
+        let packed = crate::sub_byte::pack(&elements, itemsize, signed, element, count)
+            .map_err(|e| slot.invalid(py, e))?;
+        Buffer::from_vec(packed)
+    } else if contiguous && aligned && v.readonly == 0 {
         // A writable array: the program reads and writes it in place.
         let owner: Arc<Py<PyAny>> = Arc::new(exporter.into_any().unbind());
         // SAFETY: `v.buf` addresses `len` writable bytes (the exporter said

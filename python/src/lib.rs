@@ -7,6 +7,8 @@
 //! - `loaded.rs`: the loaded module and its functions (GIL released during
 //!   calls, Ctrl-C through `sigint.rs`).
 //! - `arguments.rs`/`results.rs`: values in and out (zero-copy by rule).
+//! - `sub_byte.rs`: tensors of `i4`, `i2`, `ui4` (packed in the VM,
+//!   one element per byte in numpy).
 //! - `ml_dtypes.rs`: bfloat16 and float8 arrays (ml_dtypes' dtypes).
 //! - `declaration.rs`: the functions' declared tensor types.
 //! - `errors.rs`: `irvm.VmError` and its subclasses.
@@ -31,6 +33,7 @@ mod module_cache;
 mod parameters;
 mod results;
 mod sigint;
+mod sub_byte;
 mod turns;
 mod vm_buffer;
 
@@ -49,6 +52,7 @@ fn _irvm(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<host_module::PyHostModule>()?;
     m.add_class::<host_module::Life>()?;
     m.add_function(wrap_pyfunction!(loaded::load, m)?)?;
+    m.add_function(wrap_pyfunction!(sub_byte::_packed_view, m)?)?;
     m.add_function(wrap_pyfunction!(vm_buffer::_vm_buffer_address, m)?)?;
     m.add_function(wrap_pyfunction!(vm_buffer::_vm_buffer_same, m)?)?;
     m.add_function(wrap_pyfunction!(loaded::_context, m)?)?;

@@ -125,6 +125,10 @@ pub struct VmBytes {
     /// The buffer view's element type, as the program gave it (`i32` is
     /// signless: `0x10000020`, which numpy's `int32` cannot say).
     element_type: u32,
+    /// For a sub-byte result (these bytes then its elements unpacked, one
+    /// per byte, a copy): a `uint8` array over the packed bytes in the
+    /// VM's buffer (`irvm.compat` views the result as IREE does).
+    packed: Option<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -134,6 +138,13 @@ impl VmBytes {
     #[getter]
     fn _element_type(&self) -> u32 {
         self.element_type
+    }
+
+    /// For a sub-byte result: its packed bytes, as a `uint8` array over the
+    /// VM's buffer (none for other results).
+    #[getter]
+    fn _packed(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.packed.as_ref().map(|p| p.clone_ref(py))
     }
 
     /// Fills `view` with these bytes (the buffer protocol's export).
@@ -194,7 +205,7 @@ impl VmBytes {
 #[cfg(not(target_endian = "little"))]
 compile_error!("irvm's Python results assume a little-endian host");
 
-fn format_of(t: ElementType) -> &'static str {
+pub(crate) fn format_of(t: ElementType) -> &'static str {
     use irvm_hal::numerical as n;
     match (t.numerical(), t.byte_size()) {
         (n::BOOLEAN, 1) => "?",
@@ -228,8 +239,9 @@ fn as_array(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 }
 
 /// A numpy array over `bytes` (a HAL buffer's range) with `shape` and
-/// element type `t`.
-fn array_over(
+/// element type `t` (byte-aligned: sub-byte views go through
+/// `sub_byte::unpacked_result`).
+pub(crate) fn array_over(
     py: Python<'_>,
     buffer: &HalBuffer,
     shape: &[i64],
@@ -269,25 +281,68 @@ fn array_over(
         .map_err(|e| from_trap(py, &e))?;
     let ptr = base + buffer.offset as usize;
     let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
-    let mut strides = vec![itemsize as isize; shape.len()];
-    for k in (0..shape.len().saturating_sub(1)).rev() {
-        strides[k] = strides[k + 1] * shape[k + 1].max(1);
-    }
     let readonly = !storage.is_mutable();
-    let bytes = VmBytes {
-        _storage: storage,
+    let exported = Exported {
+        storage,
         ptr,
         len: len as usize,
         readonly,
-        format: CString::new(format_of(t)).unwrap_or_default(),
-        itemsize: itemsize as isize,
-        shape,
-        strides,
-        element_type: t.0,
+        format: format_of(t),
+        itemsize,
+        shape: &shape,
+        element_type: t,
+        packed: None,
     };
-    let bytes = Bound::new(py, bytes)?;
-    let array = as_array(py)?.call1((bytes,))?;
+    let array = exported.into_array(py)?;
     Ok(crate::ml_dtypes::view_result(array, t)?.unbind())
+}
+
+/// Memory made a numpy array through [`VmBytes`]: `len` bytes at `ptr`
+/// inside `storage`, C-contiguous elements of `itemsize` bytes and
+/// struct-module `format` in `shape`.
+pub(crate) struct Exported<'a> {
+    /// The buffer the memory is in (held by the array).
+    pub storage: std::sync::Arc<Buffer>,
+    /// The first byte.
+    pub ptr: usize,
+    /// Bytes exported (every element).
+    pub len: usize,
+    /// Whether numpy may not write the memory.
+    pub readonly: bool,
+    /// The elements' struct-module format.
+    pub format: &'static str,
+    /// Bytes per element.
+    pub itemsize: usize,
+    /// The array's shape.
+    pub shape: &'a [isize],
+    /// The element type the program gave the result.
+    pub element_type: ElementType,
+    /// See [`VmBytes`]'s `packed`.
+    pub packed: Option<Py<PyAny>>,
+}
+
+impl Exported<'_> {
+    /// The numpy array over the memory (`numpy.asarray` of a [`VmBytes`]).
+    pub(crate) fn into_array(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        let mut strides = vec![self.itemsize as isize; self.shape.len()];
+        for k in (0..self.shape.len().saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1] * self.shape[k + 1].max(1);
+        }
+        let bytes = VmBytes {
+            _storage: self.storage,
+            ptr: self.ptr,
+            len: self.len,
+            readonly: self.readonly,
+            format: CString::new(self.format).unwrap_or_default(),
+            itemsize: self.itemsize as isize,
+            shape: self.shape.to_vec(),
+            strides,
+            element_type: self.element_type.0,
+            packed: self.packed,
+        };
+        let bytes = Bound::new(py, bytes)?;
+        as_array(py)?.call1((bytes,))
+    }
 }
 
 /// One VM value as a Python value.
@@ -353,6 +408,14 @@ fn ref_to_python(py: Python<'_>, r: &Ref) -> PyResult<Py<PyAny>> {
         }
         Ref::Host(_) => {
             if let Some(view) = r.downcast::<BufferView>() {
+                if view.element_type.is_sub_byte() {
+                    return crate::sub_byte::unpacked_result(
+                        py,
+                        &view.buffer,
+                        &view.shape,
+                        view.element_type,
+                    );
+                }
                 return array_over(py, &view.buffer, &view.shape, view.element_type);
             }
             Ok(Py::new(py, OpaqueRef { value: r.clone() })?.into_any())

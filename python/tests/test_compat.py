@@ -1119,6 +1119,69 @@ SCRIPTS = {
         # (iree.runtime crashes at exit when the lists outlive the context.)
         del pushed, inner, views, out, halved, args, view, buffer, ctx, module, hal
     """,
+    "sub_byte_tensors": """
+        # Tensors of i4, i2 and ui4 (packed: 4 x i4 in 2 bytes) in and out
+        # of a program (tests/data/subbyte/io.vmfb). irvm.compat refused
+        # each result before session 20 (irvm sized it one byte per
+        # element: OutOfRangeError) and could not pass a packed view.
+        def kind(call):
+            try:
+                return call()
+            except Exception as e:
+                names = sorted(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+                return names + ([str(e)] if str(e).startswith("Unsupported") else [])
+
+        inst = ireert.VmInstance()
+        dev = ireert.get_device("local-task")
+        hal = ireert.create_hal_module(inst, dev)
+        module = ireert.VmModule.mmap(inst, DATA + "/subbyte/io.vmfb")
+        ctx = ireert.VmContext(inst, [hal, module])
+        MT, BU = ireert.MemoryType.DEVICE_LOCAL, ireert.BufferUsage.DEFAULT
+
+        def invoke(name, *views):
+            args = ireert.VmVariantList(len(views))
+            for v in views:
+                args.push_ref(v)
+            results = ireert.VmVariantList(1)
+            ctx.invoke(module.lookup_function(name), args, results)
+            return results
+
+        def int8s(values):
+            return dev.allocator.allocate_buffer_copy(MT, BU, dev, np.array(values, np.int8),
+                                                      ireert.HalElementType.SINT_8)
+
+        packed = dev.allocator.allocate_buffer_copy(MT, BU, dev, np.array([0x21, 0xC4], np.uint8))
+        i4 = ireert.HalBufferView(packed, [4], ireert.HalElementType.INT_4)
+        narrowed = invoke("narrow_i4", int8s([1, 2, -3, 4]))
+        view = narrowed.get_as_object(0, ireert.HalBufferView)
+        mapped = view.map()
+        i2 = invoke("narrow_i2", int8s([0, 1, -2, -1]))
+        ui4 = invoke("same_ui4", ireert.HalBufferView(packed, [4], ireert.HalElementType.UINT_4))
+        vm = ireert.load_vm_flatbuffer_file(DATA + "/subbyte/io.vmfb", driver="local-task")
+        result = vm.narrow_i4(np.array([1, 2, -3, 4], np.int8))
+        RESULT = {
+            "list": repr(narrowed),
+            "trace": narrowed.get_serialized_trace_value(0),
+            "view": [view.element_type, view.shape, view.byte_length, repr(view)],
+            "mapped": bytes(mapped),
+            "mapped as bytes": mapped.asarray([2], np.dtype(np.uint8)),
+            "i2 trace": i2.get_serialized_trace_value(0),
+            "ui4 trace": ui4.get_serialized_trace_value(0),
+            "packed view in": invoke("widen_i4", i4).get_as_object(0, ireert.HalBufferView).map().asarray(
+                [4], np.dtype(np.int8)),
+            "packed view through": invoke("same_i4", i4).get_serialized_trace_value(0),
+            "int8 for i4": kind(lambda: invoke("same_i4", int8s([1, 2, 3, 4]))),
+            "views too long": [kind(lambda: ireert.HalBufferView(packed, [5], ireert.HalElementType.INT_4)),
+                               repr(ireert.HalBufferView(packed, [3], ireert.HalElementType.INT_4))],
+            "device array": [result.shape, kind(lambda: result.dtype), kind(lambda: result.to_host()),
+                             kind(lambda: repr(result)), kind(lambda: result.astype(np.int8)),
+                             kind(lambda: result[0]), kind(lambda: list(result)),
+                             kind(lambda: np.asarray(result))],
+            "device array back in": vm.widen_i4(result).to_host(),
+            "view back in": vm.widen_i4(i4).to_host(),
+        }
+        del result, vm, view, mapped, narrowed, i2, ui4, i4, packed, ctx, module, hal
+    """,
     "element_types_iree_runtime_does_not_name": """
         # allocate_buffer_copy and HalBufferView take any element type (an
         # int: its low 32 bits), as iree.runtime does: the view keeps it,

@@ -208,6 +208,9 @@ def _dtype_of_element(element_type: int) -> np.dtype:
     value) holds its elements as: its numpy (or ml_dtypes) dtype, else
     unsigned integers of its width (ValueError for other widths)."""
     element_type = int(element_type)
+    if (element_type & 0xFF) % 8:
+        # Sub-byte elements (INT_4) are packed: no dtype holds them.
+        raise ValueError(f"INVALID_ARGUMENT; element type {_element_type_name(element_type)} has no whole-byte width")
     dtype = _ELEMENT_TO_DTYPE.get(element_type)
     if dtype is not None:
         return np.dtype(dtype)
@@ -266,10 +269,33 @@ def _result_element_type(array: np.ndarray) -> Optional[HalElementType]:
     except (TypeError, ValueError):
         return None
     # (A view of the bytes as another dtype of the same width keeps them;
-    # one of another width is no longer that result.)
+    # one of another width is no longer that result. A sub-byte result's
+    # elements, unpacked, are that result only whole: _packed_result.)
     if HalElementType.dense_byte_count(element_type) != array.dtype.itemsize:
         return None
+    if not HalElementType.is_byte_aligned(element_type):
+        return None
     return element_type
+
+
+def _packed_result(array: Any) -> Optional[tuple]:
+    """For a sub-byte result as irvm gives it (its elements unpacked one
+    per byte, a copy), the element type and its packed bytes over the VM's
+    buffer; None for any other array (a slice of such a result too)."""
+    if not isinstance(array, np.ndarray):
+        return None
+    base = array
+    while base is not None and not hasattr(base, "_packed"):
+        base = getattr(base, "base", None)
+        if isinstance(base, memoryview):
+            base = base.obj
+    if base is None or base._packed is None:
+        return None
+    whole = np.asarray(base)
+    if (array.shape, array.strides, array.dtype, _address(array)) != (
+            whole.shape, whole.strides, whole.dtype, _address(whole)):
+        return None
+    return base._element_type, base._packed
 
 
 class HalBufferView:
@@ -299,6 +325,12 @@ class HalBufferView:
             shape, element_type = None, shape
         if shape is not None:
             raise TypeError("HalBufferView(array, element_type=None): an array's view takes its shape")
+        packed = _packed_result(array)
+        if packed is not None and (element_type is None or int(element_type) == packed[0]):
+            # A sub-byte result: a view of its packed bytes, as
+            # iree.runtime's (shape [4], 2 bytes for 4 x INT_4).
+            self._view_buffer(HalBuffer(packed[1]), list(array.shape), packed[0], "creating buffer view")
+            return
         if element_type is None:
             element_type = _result_element_type(array)
         if element_type is None:
@@ -428,6 +460,13 @@ class MappedMemory(_irvm.MappedBytes):
             raise ValueError(f"shape {list(shape)} has a negative dimension")
         count = int(np.prod(shape, dtype=np.int64))
         flat = self._array.reshape(-1).view(np.uint8)
+        if count * dtype.itemsize > flat.nbytes:
+            # iree.runtime 3.13 reads past the mapping (asarray([4], int8)
+            # of a 4 x INT_4 view's 2 bytes); irvm refuses.
+            raise ValueError(
+                f"asarray: {count} elements of {dtype} need {count * dtype.itemsize} bytes; "
+                f"the mapped memory has {flat.nbytes}"
+            )
         return flat[: count * dtype.itemsize].view(dtype).reshape(shape)
 
 

@@ -213,6 +213,22 @@ _ELEMENT_TYPE_NAMES = {member.value: name for member, name in _ELEMENT_TYPE_NAME
 _ELEMENT_TO_ML_DTYPE = {member.value: name for member, name in _ELEMENT_TO_ML_DTYPE.items()}
 
 
+def _element_type_trace_name(element_type: int) -> str:
+    """An element type's name in a serialized trace value: IREE's name
+    (`i4`), also for integers of widths HalElementType does not name (a
+    program's `i2` result is `i2`, as iree.runtime names it); other types
+    not named in hex."""
+    element_type = int(element_type)
+    name = _ELEMENT_TYPE_NAMES.get(element_type)
+    if name is not None:
+        return name
+    prefix = {0x10: "i", 0x11: "si", 0x12: "ui"}.get(element_type >> 24)
+    bits = element_type & 0xFF
+    if prefix is not None and bits and not (element_type >> 8) & 0xFFFF:
+        return f"{prefix}{bits}"
+    return f"{element_type:08x}"
+
+
 def _ml_dtype_or_none(element_type: HalElementType) -> Optional[np.dtype]:
     """ml_dtypes' dtype for a bfloat16 or float8 element type; None for
     other types or when ml_dtypes is not installed."""

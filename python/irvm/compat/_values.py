@@ -10,7 +10,7 @@ import numpy as np
 from .. import _irvm
 from ._conversions import _nanobind_float, _nanobind_int
 from ._errors import _as_iree_error
-from ._hal_types import _ELEMENT_TYPE_NAMES
+from ._hal_types import _element_type_trace_name
 from ._buffers import _MEMBER_VALUES, _element_type_text, _vm_cast, HalBuffer, HalBufferView
 from .array_interop import DeviceArray
 
@@ -25,9 +25,16 @@ def _to_vm_item(arg: Any) -> Any:
             return target
         arg = target
     if isinstance(arg, DeviceArray):
-        return arg._array
+        if arg._array is not None:
+            return arg._array
+        # (A DeviceArray of packed elements: its buffer view.)
+        arg = arg._buffer_view
     if isinstance(arg, HalBufferView):
-        if arg._packed_shape is not None or arg._element_type not in _MEMBER_VALUES:
+        if arg._packed_shape is not None:
+            # Packed bytes (a sub-byte type such as INT_4): a view of them
+            # as they are, as iree.runtime passes it.
+            return _irvm._packed_view(arg._array, arg.shape, arg._element_type)
+        if arg._element_type not in _MEMBER_VALUES:
             raise ValueError(
                 f"irvm.compat cannot pass a buffer view of element type {arg._element_type:#010x} "
                 "(one HalElementType does not name) to the VM"
@@ -336,7 +343,7 @@ def _trace_item(value: Any, value_type: Optional[str]) -> tuple:
     if isinstance(value, HalBufferView):
         backing = value._backing if value._backing is not None else value._array
         return {"type": "hal.buffer_view", "shape": value.shape,
-                "element_type": _ELEMENT_TYPE_NAMES.get(value.element_type, f"{int(value.element_type):08x}"),
+                "element_type": _element_type_trace_name(value.element_type),
                 "contents": backing.tobytes()}, None
     raise ValueError("Unsupported VM to Python Type Conversion")
 

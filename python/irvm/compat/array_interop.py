@@ -28,6 +28,15 @@ class DeviceArray(numpy.lib.mixins.NDArrayOperatorsMixin):
 
     def __init__(self, device: Any, buffer_view: Any, implicit_host_transfer: bool = False, override_dtype=None):
         self._device = device
+        if isinstance(buffer_view, HalBufferView) and buffer_view._packed_shape is not None:
+            # Packed elements (INT_4): numpy has no dtype for them, and
+            # iree.runtime's DeviceArray refuses them on the way to the
+            # host (dtype, to_host, repr): ValueError, as here.
+            self._array = None
+            self._implicit_host_transfer = implicit_host_transfer
+            self._transferred = False
+            self._buffer_view = buffer_view
+            return
         array = buffer_view._array if isinstance(buffer_view, HalBufferView) else np.asarray(buffer_view)
         if override_dtype is not None and np.dtype(override_dtype) != array.dtype:
             # As iree.runtime's: the elements converted (bools held as int8).
@@ -43,6 +52,8 @@ class DeviceArray(numpy.lib.mixins.NDArrayOperatorsMixin):
                 "DeviceArray cannot be implicitly transferred to the host: "
                 "if necessary, do an explicit transfer via .to_host()"
             )
+        if self._array is None:
+            raise ValueError("Unsupported VM Buffer -> numpy dtype mapping")
         self._transferred = True
         return self._array
 
@@ -97,21 +108,29 @@ class DeviceArray(numpy.lib.mixins.NDArrayOperatorsMixin):
         (iree.runtime's private path for memory the host cannot map, which
         its own tests and some callers use directly; irvm's device memory is
         host memory, so it is a plain copy)."""
-        return self._array.copy()
+        return self._transfer_to_host(False).copy()
 
     @property
     def dtype(self) -> np.dtype:
+        if self._array is None:
+            raise ValueError("Unsupported VM Buffer -> numpy dtype mapping")
         return self._array.dtype
 
     @property
     def shape(self) -> list[int]:
+        if self._array is None:
+            return list(self._buffer_view.shape)
         return list(self._array.shape)
 
     @property
     def size(self) -> int:
-        return self._array.size
+        return int(np.prod(self.shape, dtype=np.int64))
 
     def __len__(self) -> int:
+        if self._array is None:
+            if not self.shape:
+                raise TypeError("len() of unsized object")
+            return self.shape[0]
         return len(self._array)
 
     def astype(self, dtype, casting="unsafe", copy=True):
