@@ -184,7 +184,7 @@ fn python_data_as<'py>(
         return Err(slot.invalid(
             py,
             format!(
-                "{} of {natural_dtype} values cannot be made {name} without losing them                  (numpy's same_kind casting); pass a {name} array",
+                "{} of {natural_dtype} values cannot be made {name} without losing them (numpy's same_kind casting); pass a {name} array",
                 if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
                     "a list"
                 } else {

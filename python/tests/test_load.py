@@ -396,7 +396,8 @@ def test_python_data_follows_numpy_same_kind_casting():
     assert m.add_i32([10, 20, 30, 40], a).tolist() == [11, 22, 33, 44]
     assert m.add_i32((True, False, True, False), a).tolist() == [2, 2, 4, 4]
     with pytest.raises(irvm.InvalidArgumentError, match=r"argument 0 \(%input0: tensor<4xi32>\) of module.add_i32: "
-                       r"a list of float64 values cannot be made int32 without losing them") as e:
+                       r"a list of float64 values cannot be made int32 without losing them "
+                       r"\(numpy's same_kind casting\)") as e:
         m.add_i32([1.5, 2.5, 3.7, -4.9], a)
     assert isinstance(e.value, ValueError)
     with pytest.raises(irvm.InvalidArgumentError, match="argument 1 .* a list of float64 values"):
