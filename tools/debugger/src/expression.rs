@@ -2,8 +2,9 @@
 //! `set var`'s values): registers (`%i3`, `%i0:1`, `%r2`) and numbers,
 //! combined with C's operators as gdb reads them: unary `-` `+` `!` `~`,
 //! `*` `/` `%`, `+` `-`, `<<` `>>`, comparisons, `==` `!=`, `&`, `^`,
-//! `|`, `&&`, `||`, casts (`(unsigned int)`, `(char)`, `(float)`, ...),
-//! and parentheses. Arithmetic follows C's usual conversions over the VM's
+//! `|`, `&&`, `||`, character constants (`'a'`, `'\n'`), casts
+//! (`(unsigned int)`, `(char)`, `(float)`, ...), and parentheses.
+//! Arithmetic follows C's usual conversions over the VM's
 //! types (i32 as C's `int`, i64 as `long`, f32, f64) and the C integer
 //! types literals and casts make (`1u`, `0xFFFFFFFF`, `(unsigned char)x`,
 //! `c_int.rs`): integers wrap, as gdb's do, and of one width the unsigned
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 use irvm::number_text::{strtod_whole, strtof_whole};
 use irvm::Ref;
 
+use super::c_char::parse_char_constant;
 use super::c_int::{parse_integer_literal, parse_type_name, CastType, IntType, Integer};
 use super::expr::{DebugValue, RegisterFile, RegisterRef};
 use super::DebugCommandError;
@@ -267,6 +269,12 @@ impl<'a> Parser<'a> {
             }
             self.at += 1;
             return Ok(node);
+        }
+        // A character constant: a `char`, as gdb reads `'a'`.
+        if rest.starts_with('\'') {
+            let (value, used) = parse_char_constant(rest)?;
+            self.at += used;
+            return Ok(Node::Value(DebugValue::integer(value)));
         }
         // A word: a register or a number, up to the next blank, operator
         // or parenthesis (a number's exponent sign is its own).
