@@ -298,6 +298,13 @@ impl<'a> Parser<'a> {
             }
             end += 1;
         }
+        if end == 0 {
+            // No operand where one is needed (`1 +`, `1 + )`, `1 + @`):
+            // gdb's words, naming the text where it is missing.
+            return Err(DebugCommandError(format!(
+                "A syntax error in expression, near `{rest}'."
+            )));
+        }
         let word = &rest[..end];
         self.at += end;
         if word.starts_with('$') {
@@ -900,9 +907,10 @@ mod tests {
             constant("0x10000000000000000"),
             "Numeric constant too large."
         );
+        assert_eq!(constant("1 +"), "A syntax error in expression, near `'.");
         assert_eq!(
-            constant("1 +"),
-            "cannot evaluate `1 +`: `` is neither a register (%iN, %iN:M, %rN) nor a number"
+            constant("1 + ) * 2"),
+            "A syntax error in expression, near `) * 2'."
         );
         assert!(constant("(1").contains("not closed"), "{}", constant("(1"));
         assert!(constant("1)").contains("junk after"), "{}", constant("1)"));
