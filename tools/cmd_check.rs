@@ -119,6 +119,7 @@ fn run(args: &CheckArgs) -> Result<bool, String> {
         Report::failure(&f.message);
     }))
     .map_err(|e| format!("INTERNAL; building the check module: {e}"))?;
+    verify_modules(&loaded, &check, &args.limits)?;
     let mut report = Report::begin(&suite, to_run.len(), skipped.len());
     for case in &to_run {
         report.start_test(case);
@@ -224,33 +225,80 @@ fn run_test(
         .map_err(|trap| status_failure(trap.code.to_string(), trap.to_string()))
 }
 
-/// A context holding the `check` module, then every loaded module in
-/// order (with the `hal`, inline HAL and `io_parameters` modules before
-/// the first that needs them, as `irvm run` adds them), its limits set
-/// first; or why not: the status code's name and the text.
+/// A test's context ([`link_modules`], every module's `__init` run), or
+/// why not: the status code's name and the text.
 fn test_context(
     loaded: &[Loaded],
     check: &irvm::NativeModule<()>,
     limits: &crate::cmd_run::LimitArgs,
 ) -> Result<Context, (String, String)> {
+    link_modules(loaded, check, limits, |ctx, module| {
+        ctx.register_module(module)
+    })
+    .map_err(|failure| match failure {
+        LinkFailure::Link(e) => status_of_link(e),
+        LinkFailure::Text(text) => status_of_text(text),
+    })
+}
+
+/// Links every module once in a context whose `__init`s never run, so
+/// that a function failing verification fails the run before any test
+/// (`INVALID_ARGUMENT; module 'M', function 'F': ...`), as IREE's bytecode
+/// verifier refuses the module when iree-check-module loads it; irvm
+/// verifies when it links a module. Another failure to link is left to
+/// each test's context, which reports it as that test's failure.
+fn verify_modules(
+    loaded: &[Loaded],
+    check: &irvm::NativeModule<()>,
+    limits: &crate::cmd_run::LimitArgs,
+) -> Result<(), String> {
+    let verified = link_modules(loaded, check, limits, |ctx, module| {
+        ctx.register_module_deferring_init(module).map(|_| ())
+    });
+    match verified {
+        Err(LinkFailure::Link(e @ irvm::errors::LinkError::Verify { .. })) => {
+            Err(format!("INVALID_ARGUMENT; {e}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Why a context could not be made: linking a module failed, or adding
+/// the modules a module needs (`hal`, `io_parameters`, ...) or applying the
+/// limits did (a `CODE; ...` text).
+enum LinkFailure {
+    Link(irvm::errors::LinkError),
+    Text(String),
+}
+
+/// A context holding the `check` module, then every loaded module in
+/// order (with the `hal`, inline HAL and `io_parameters` modules before
+/// the first that needs them, as `irvm run` adds them), its limits set
+/// first; each bytecode module registered by `register`.
+fn link_modules(
+    loaded: &[Loaded],
+    check: &irvm::NativeModule<()>,
+    limits: &crate::cmd_run::LimitArgs,
+    register: impl Fn(&mut Context, Module) -> Result<(), irvm::errors::LinkError>,
+) -> Result<Context, LinkFailure> {
     let registry = TypeRegistry::new();
     let mut ctx = Context::new(&registry);
-    limits.apply(&mut ctx).map_err(status_of_text)?;
-    ctx.register_host_module(check).map_err(status_of_link)?;
+    limits.apply(&mut ctx).map_err(LinkFailure::Text)?;
+    ctx.register_host_module(check).map_err(LinkFailure::Link)?;
     for module in loaded {
         match module {
-            Loaded::Dynamic(m) => ctx.register_host_module(m).map_err(status_of_link)?,
+            Loaded::Dynamic(m) => ctx.register_host_module(m).map_err(LinkFailure::Link)?,
             Loaded::Bytecode(m) => {
                 if irvm_hal::module_needs_hal(m) {
-                    crate::tensor_io::ensure_hal(&mut ctx).map_err(status_of_text)?;
+                    crate::tensor_io::ensure_hal(&mut ctx).map_err(LinkFailure::Text)?;
                 }
                 if irvm_hal::module_needs_inline_hal(m) {
-                    crate::tensor_io::ensure_inline_hal(&mut ctx).map_err(status_of_text)?;
+                    crate::tensor_io::ensure_inline_hal(&mut ctx).map_err(LinkFailure::Text)?;
                 }
                 if crate::parameters::needs_io_parameters(m) {
-                    crate::parameters::ensure_io_parameters(&mut ctx).map_err(status_of_text)?;
+                    crate::parameters::ensure_io_parameters(&mut ctx).map_err(LinkFailure::Text)?;
                 }
-                ctx.register_module(m.clone()).map_err(status_of_link)?;
+                register(&mut ctx, m.clone()).map_err(LinkFailure::Link)?;
             }
         }
     }

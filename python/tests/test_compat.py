@@ -102,6 +102,23 @@ SCRIPTS = {
                   "view after fill_zero": np.frombuffer(view.map(), np.float32).copy(),
                   "as a view": results.get_as_object(0, ireert.HalBufferView)}
     """,
+    "iree_abi_zero_rank_arguments_keep_their_rank": """
+        # A 0-d ndarray argument of iree.abi reflection
+        # (python/tests/data/zero_rank_abi.mlir) given a Python scalar, a
+        # numpy scalar or a 0-d array is a rank-0 buffer view, as
+        # iree.runtime packs it; irvm.compat made it a 1-element 1-d array
+        # (np.ascontiguousarray), which the program refused.
+        ctx = ireert.SystemContext(config=ireert.Config("local-task"))
+        m = ireert.VmModule.mmap(ctx.instance, PYDATA + "/zero_rank_abi.vmfb")
+        ctx.add_vm_module(m)
+        doubled = ctx.modules.module.doubled
+        RESULT = {}
+        for name, args in (("python scalars", (3, 1.5)),
+                           ("numpy scalars", (np.int32(4), np.float32(2.5))),
+                           ("0-d arrays", (np.array(5), np.array(0.25)))):
+            a, b = doubled(*args)
+            RESULT[name] = [a.to_host(), b.to_host(), a.to_host().shape, b.to_host().shape]
+    """,
     "iree_abi_reflection_through_a_context": """
         # A function with iree.abi reflection (python/tests/data/abi_reflection.mlir):
         # FunctionInvoker takes its keyword argument and gives its inlined

@@ -254,3 +254,23 @@ fn gtest_flags_are_a_usage_error() {
     assert_eq!(code, 2);
     assert!(err.contains("--gtest_filter"), "{err}");
 }
+
+#[test]
+fn a_module_failing_verification_fails_the_run_before_any_test() {
+    // IREE's verifier refuses the module when iree-check-module loads it
+    // (`Test failed` and the status, no test run); irvm verifies when it
+    // links, which before this made every test fail with the same status.
+    for module in modules("unverifiable") {
+        let (out, _, code) = irvm(&["check", &format!("--module={module}")]);
+        assert_eq!(code, 1);
+        assert_eq!(
+            out,
+            "Test failed\nINVALID_ARGUMENT; module 'module', function \
+             'calls_with_too_few_arguments': function 1 at bytecode offset 351: call \
+             arguments: 1 values given, calling convention expects 2\n"
+        );
+        let (out, err, code) = irvm(&["check", &format!("--module={module}"), "--expect_failure"]);
+        assert_eq!((out.as_str(), code), ("Test failed as expected\n", 0));
+        assert!(err.contains("calls_with_too_few_arguments"), "{err}");
+    }
+}

@@ -763,7 +763,7 @@ fn print_shows_lists_buffers_and_formats() {
     );
     assert_eq!(
         r[14].1,
-        ["error: cannot print `%i0 <`: cannot evaluate `%i0 <`: `` is neither a register (%iN, %iN:M, %rN) nor a number"]
+        ["error: cannot print `%i0 <`: A syntax error in expression, near `'."]
     );
 }
 

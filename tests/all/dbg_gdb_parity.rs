@@ -557,3 +557,34 @@ fn defining_a_built_in_command_asks_first_as_gdb_does() {
     assert_eq!(r[4..7], ["", "", ""]);
     assert_eq!(r[7], "short\n");
 }
+
+/// C's character constants as gdb 13.1 reads them (each reply is what
+/// `gdb -batch PROG -ex 'print ...'` prints): a `char` (`whatis` i8)
+/// that prints with its character, escapes included, and is an `int` in
+/// arithmetic; malformed ones get gdb's words. Before, `print 'a'` was
+/// "`` is neither a register ... nor a number", naming nothing.
+#[test]
+fn character_constants_evaluate_as_gdb_reads_them() {
+    let r = replies(
+        &fib_args(),
+        "print 'a'\nwhatis 'a'\nprint 'a' + 1\nprint '\\n'\nprint '\\377'\nprint '\\x41'\n\
+         print (unsigned char)'\\377'\nprint 'a' == 97\nprint -'a'\nprint 'ab'\nprint ''\n\
+         print 'a\nprint/x 'z'\n",
+    );
+    let expected = [
+        "$1 = 97 'a'\n",
+        "type = i8\n",
+        "$2 = 98\n",
+        "$3 = 10 '\\n'\n",
+        "$4 = -1 '\\377'\n",
+        "$5 = 65 'A'\n",
+        "$6 = 255 '\\377'\n",
+        "$7 = 1\n",
+        "$8 = -97\n",
+        "error: cannot print `'ab'`: Invalid character constant.\n",
+        "error: cannot print `''`: A character constant must contain at least one character.\n",
+        "error: cannot print `'a`: Unmatched single quote.\n",
+        "$9 = 0x7a\n",
+    ];
+    assert_eq!(r[..expected.len()], expected, "{r:?}");
+}

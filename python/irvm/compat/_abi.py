@@ -124,7 +124,7 @@ def _pack_by_type(device: Any, out: VmVariantList, value: Any) -> None:
             array = np.asarray(value, order="C")
         except Exception as e:
             raise ValueError(f"could not convert value to numpy array: error='{e}', value={value!r}") from e
-        _push_host_array(device, out, np.ascontiguousarray(array))
+        _push_host_array(device, out, array)
     else:
         raise ValueError(f"could not convert python value to VM: {value!r}")
 
@@ -144,7 +144,9 @@ def _packer(desc: Any) -> Packer:
                 if _push_view(out, value):
                     return
                 try:
-                    array = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+                    # (order="C", not np.ascontiguousarray, which makes a
+                    # 0-d array 1-d.)
+                    array = np.asarray(value, dtype=dtype, order="C")
                 except Exception as e:
                     raise ValueError(
                         f"could not convert value to numpy array: dtype={dtype!r}, error='{e}', value={value!r}"

@@ -2,8 +2,9 @@
 //! `set var`'s values): registers (`%i3`, `%i0:1`, `%r2`) and numbers,
 //! combined with C's operators as gdb reads them: unary `-` `+` `!` `~`,
 //! `*` `/` `%`, `+` `-`, `<<` `>>`, comparisons, `==` `!=`, `&`, `^`,
-//! `|`, `&&`, `||`, casts (`(unsigned int)`, `(char)`, `(float)`, ...),
-//! and parentheses. Arithmetic follows C's usual conversions over the VM's
+//! `|`, `&&`, `||`, character constants (`'a'`, `'\n'`), casts
+//! (`(unsigned int)`, `(char)`, `(float)`, ...), and parentheses.
+//! Arithmetic follows C's usual conversions over the VM's
 //! types (i32 as C's `int`, i64 as `long`, f32, f64) and the C integer
 //! types literals and casts make (`1u`, `0xFFFFFFFF`, `(unsigned char)x`,
 //! `c_int.rs`): integers wrap, as gdb's do, and of one width the unsigned
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 use irvm::number_text::{strtod_whole, strtof_whole};
 use irvm::Ref;
 
+use super::c_char::parse_char_constant;
 use super::c_int::{parse_integer_literal, parse_type_name, CastType, IntType, Integer};
 use super::expr::{DebugValue, RegisterFile, RegisterRef};
 use super::DebugCommandError;
@@ -268,6 +270,12 @@ impl<'a> Parser<'a> {
             self.at += 1;
             return Ok(node);
         }
+        // A character constant: a `char`, as gdb reads `'a'`.
+        if rest.starts_with('\'') {
+            let (value, used) = parse_char_constant(rest)?;
+            self.at += used;
+            return Ok(Node::Value(DebugValue::integer(value)));
+        }
         // A word: a register or a number, up to the next blank, operator
         // or parenthesis (a number's exponent sign is its own).
         let mut end = 0;
@@ -289,6 +297,13 @@ impl<'a> Parser<'a> {
                 break;
             }
             end += 1;
+        }
+        if end == 0 {
+            // No operand where one is needed (`1 +`, `1 + )`, `1 + @`):
+            // gdb's words, naming the text where it is missing.
+            return Err(DebugCommandError(format!(
+                "A syntax error in expression, near `{rest}'."
+            )));
         }
         let word = &rest[..end];
         self.at += end;
@@ -892,9 +907,10 @@ mod tests {
             constant("0x10000000000000000"),
             "Numeric constant too large."
         );
+        assert_eq!(constant("1 +"), "A syntax error in expression, near `'.");
         assert_eq!(
-            constant("1 +"),
-            "cannot evaluate `1 +`: `` is neither a register (%iN, %iN:M, %rN) nor a number"
+            constant("1 + ) * 2"),
+            "A syntax error in expression, near `) * 2'."
         );
         assert!(constant("(1").contains("not closed"), "{}", constant("(1"));
         assert!(constant("1)").contains("junk after"), "{}", constant("1)"));

@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod breakpoints;
+mod c_char;
 mod c_int;
 mod call;
 mod expr;
