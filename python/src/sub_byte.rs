@@ -124,18 +124,7 @@ pub fn unpacked_result(
     let unpacked = storage.with_bytes(|all| {
         let start = usize::try_from(buffer.offset).ok()?;
         let bytes = all.get(start..start.checked_add(usize::try_from(need).ok()?)?)?;
-        let mut out = Vec::with_capacity(unpacked_len);
-        for k in 0..count {
-            let raw = subbyte::get(bytes, bits, k)?;
-            let value = if signed {
-                let unused = 64 - bits;
-                (((raw << unused) as i64) >> unused) as u64
-            } else {
-                raw
-            };
-            out.extend_from_slice(&value.to_le_bytes()[..size]);
-        }
-        Some(out)
+        subbyte::unpack_into(bits, count, bytes, signed, size)
     });
     let Some(unpacked) = unpacked else {
         return Err(vm_error(

@@ -143,9 +143,20 @@ pub fn parse(ty: ElementType, text: &str) -> Result<u64, String> {
 /// `descr` (`|i1` for `i4`) holds. `None` when `packed` is short or the
 /// type wider than [`MAX_BITS`].
 pub fn unpack(ty: ElementType, count: u64, packed: &[u8]) -> Option<Vec<u8>> {
-    let bits = ty.bits();
-    let size = ty.byte_size();
     let signed = matches!(ty.numerical(), numerical::INTEGER | numerical::SIGNED);
+    unpack_into(ty.bits(), count, packed, signed, ty.byte_size())
+}
+
+/// The first `count` elements of `bits` each in `packed`, each widened to
+/// `size` little-endian bytes, sign-extended when `signed`; `None` when
+/// `packed` is too short or the result too large.
+pub fn unpack_into(
+    bits: u32,
+    count: u64,
+    packed: &[u8],
+    signed: bool,
+    size: usize,
+) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(usize::try_from(count).ok()?.checked_mul(size)?);
     for k in 0..count {
         let raw = get(packed, bits, k)?;
