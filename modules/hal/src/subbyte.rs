@@ -90,7 +90,7 @@ pub fn format(ty: ElementType, raw: u64) -> String {
     }
 }
 
-/// One element written as [`format`] prints it, as the bits [`set`]
+/// One element written as [`format()`] prints it, as the bits [`set`]
 /// stores: integers through C's `strtoll` (base 0, as IREE reads `i8`),
 /// bounded by the type (signless `i4` in [-8, 15], as IREE bounds `i8` by
 /// [-128, 255]; `si4` in [-8, 7]; `ui4` in [0, 15]); other types as exactly
@@ -138,7 +138,7 @@ pub fn parse(ty: ElementType, text: &str) -> Result<u64, String> {
 }
 
 /// The first `count` elements of `packed` one per [`ElementType::byte_size`]
-/// bytes (little-endian; integers sign-extended as [`format`] reads them,
+/// bytes (little-endian; integers sign-extended as [`format()`] reads them,
 /// other types zero-extended): the form a NumPy array of the type's
 /// `descr` (`|i1` for `i4`) holds. `None` when `packed` is short or the
 /// type wider than [`MAX_BITS`].
