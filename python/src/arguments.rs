@@ -349,11 +349,13 @@ pub fn numpy_dtype_name(t: ElementType) -> Option<&'static str> {
 fn bits_hint(have: ElementType, want: ElementType) -> String {
     let integer = have.numerical() & 0xF0 == irvm_hal::numerical::INTEGER;
     match crate::ml_dtypes::name_of(want) {
-        Some(name) if integer && have.byte_size() == want.byte_size() => format!(
-            " (a {} tensor takes an array of ml_dtypes.{name}: pass its bits as \
+        Some(name) if integer && !have.is_sub_byte() && have.byte_size() == want.byte_size() => {
+            format!(
+                " (a {} tensor takes an array of ml_dtypes.{name}: pass its bits as \
              `bits.view(ml_dtypes.{name})`)",
-            want.name()
-        ),
+                want.name()
+            )
+        }
         _ => String::new(),
     }
 }
@@ -361,8 +363,14 @@ fn bits_hint(have: ElementType, want: ElementType) -> String {
 /// Whether data of type `have` may be passed for `want`: the same type, or
 /// integers of one width whatever their signedness (numpy's `int32` for a
 /// signless `i32`, `bool` for `i1`), as IREE's buffer view check allows.
+/// Sub-byte integers (ml_dtypes' `int4`, `uint2`) are elements for any
+/// sub-byte integer tensor (each checked against its range when packed,
+/// as `int8` items are), never for a tensor of whole bytes (`i8`).
 fn compatible(have: ElementType, want: ElementType) -> bool {
     let integer = |t: ElementType| t.numerical() & 0xF0 == irvm_hal::numerical::INTEGER;
+    if have.is_sub_byte() {
+        return integer(have) && integer(want) && want.is_sub_byte();
+    }
     have.satisfies(want) || (integer(have) && integer(want) && have.byte_size() == want.byte_size())
 }
 
@@ -555,7 +563,9 @@ fn from_buffer_as(
                         dims_text(want_dims),
                         want.name(),
                         shape_words(&dims, false),
-                        numpy_dtype_name(have).unwrap_or(&format),
+                        crate::ml_dtypes::sub_byte_name(have)
+                            .or_else(|| numpy_dtype_name(have))
+                            .unwrap_or(&format),
                     ) + &bits_hint(have, *want),
                 ));
             } else {
@@ -610,6 +620,11 @@ fn from_buffer_as(
             have.numerical(),
             irvm_hal::numerical::INTEGER | irvm_hal::numerical::SIGNED
         );
+        if have.is_sub_byte() {
+            // ml_dtypes' one element per byte, in its low bits: as the
+            // byte of the element's value (sign-extended when signed).
+            crate::sub_byte::widen_in_place(&mut elements, have.bits(), signed);
+        }
         let count = (len / itemsize.max(1)) as u64;
         let packed = crate::sub_byte::pack(&elements, itemsize, signed, element, count)
             .map_err(|e| slot.invalid(py, e))?;

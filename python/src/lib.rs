@@ -9,7 +9,8 @@
 //! - `arguments.rs`/`results.rs`: values in and out (zero-copy by rule).
 //! - `sub_byte.rs`: tensors of `i4`, `i2`, `ui4` (packed in the VM,
 //!   one element per byte in numpy).
-//! - `ml_dtypes.rs`: bfloat16 and float8 arrays (ml_dtypes' dtypes).
+//! - `ml_dtypes.rs`: bfloat16 and float8 arrays (ml_dtypes' dtypes), and
+//!   its sub-byte integer arrays (`int4`) as arguments.
 //! - `declaration.rs`: the functions' declared tensor types.
 //! - `errors.rs`: `irvm.VmError` and its subclasses.
 //! - `mapped_memory.rs`: `MappedBytes`, mapped HAL memory through the

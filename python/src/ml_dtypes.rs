@@ -10,6 +10,12 @@
 //! integer array over the VM's buffer viewed as the ml_dtypes dtype.
 //! Without ml_dtypes (irvm depends on numpy only) results of these types
 //! stay unsigned integer arrays of their bits.
+//!
+//! ml_dtypes' integers narrower than a byte (`int4`, `uint4`, `int2`,
+//! `uint2`, `int1`, `uint1`: one element per byte, in its low bits) are
+//! taken as arguments the same way, as `si4`, `ui4`, `si2`... elements
+//! that `sub_byte` packs; results of sub-byte types stay the unpacked
+//! `int8`/`uint8` copies `sub_byte` makes (see there).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -27,6 +33,26 @@ const TYPES: [(ElementType, &str); 6] = [
     (ElementType::new(n::FLOAT_8_E5M2_FNUZ, 8), "float8_e5m2fnuz"),
     (ElementType::new(n::FLOAT_8_E8M0_FNU, 8), "float8_e8m0fnu"),
 ];
+
+/// ml_dtypes' sub-byte integer dtypes and the element type of their
+/// elements (signed ones `si4`, unsigned ones `ui4`).
+const SUB_BYTE_TYPES: [(ElementType, &str); 6] = [
+    (ElementType::new(n::SIGNED, 4), "int4"),
+    (ElementType::new(n::UNSIGNED, 4), "uint4"),
+    (ElementType::new(n::SIGNED, 2), "int2"),
+    (ElementType::new(n::UNSIGNED, 2), "uint2"),
+    (ElementType::new(n::SIGNED, 1), "int1"),
+    (ElementType::new(n::UNSIGNED, 1), "uint1"),
+];
+
+/// The ml_dtypes name of the sub-byte integer dtype whose elements are of
+/// type `t` (`int4` for `si4`), if it has one.
+pub fn sub_byte_name(t: ElementType) -> Option<&'static str> {
+    SUB_BYTE_TYPES
+        .iter()
+        .find(|(e, _)| *e == t)
+        .map(|(_, name)| *name)
+}
 
 /// The ml_dtypes name of `t`'s dtype (`bfloat16`, `float8_e4m3fn`), if
 /// it is one of the types numpy has only through ml_dtypes.
@@ -78,8 +104,11 @@ pub fn view_result<'py>(array: Bound<'py, PyAny>, t: ElementType) -> PyResult<Bo
 
 /// For an array of one of ml_dtypes' dtypes (which the buffer protocol
 /// cannot export): a view of the same memory as unsigned integers of its
-/// width (the view holds the array) and the element type of the dtype.
-/// None for anything else. ml_dtypes is only looked at when a program
+/// width (the view holds the array) and the element type of the dtype;
+/// for its sub-byte integers (`int4`), a `uint8` view of the bytes that
+/// hold one element each in their low bits (the high bits are not the
+/// element's: ml_dtypes keeps `int4(-3)` as `0x0D`) and the sub-byte
+/// element type (`si4`). None for anything else. ml_dtypes is only looked at when a program
 /// already imported it (an array of its dtypes cannot exist otherwise).
 pub fn as_bits<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAny>, ElementType)>> {
     let py = obj.py();
@@ -109,6 +138,14 @@ pub fn as_bits<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyAn
                 "uint8"
             };
             return Ok(Some((obj.call_method1("view", (bits,))?, t)));
+        }
+    }
+    for (t, name) in SUB_BYTE_TYPES {
+        let Ok(scalar_type) = ml_dtypes.getattr(name) else {
+            continue;
+        };
+        if have.eq(numpy.call_method1("dtype", (scalar_type,))?)? {
+            return Ok(Some((obj.call_method1("view", ("uint8",))?, t)));
         }
     }
     Ok(None)

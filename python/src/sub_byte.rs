@@ -8,12 +8,19 @@
 //!   unsigned and opaque types and any other (their bits), `bool` for a
 //!   1-bit integer; wider sub-byte types (`i12`) in the next power-of-two
 //!   integer width. The array's exporter keeps the element type and the
-//!   packed bytes (over the VM's buffer) for `irvm.compat`.
+//!   packed bytes (over the VM's buffer) for `irvm.compat`. They stay so
+//!   with ml_dtypes installed (not its `int4`, `uint4`...): a result's
+//!   dtype does not change with an optional package, numpy's own integers
+//!   hold every value and work with every numpy function, and
+//!   `.astype(ml_dtypes.int4)` gives the other form when it is wanted.
 //! - an argument declared sub-byte takes an integer (or bool) array of one
 //!   element per item, of the declared shape, each element checked against
 //!   the type's range (signless `i4` in [-8, 15], as IREE bounds `i8` by
 //!   [-128, 255]; `si4` [-8, 7]; `ui4` [0, 15]) and packed into a fresh
-//!   buffer: the form results come out in reads back.
+//!   buffer: the form results come out in reads back. ml_dtypes' sub-byte
+//!   integers (`int4`, `uint4`, `int2`, `uint2`, `int1`, `uint1`) are such
+//!   arrays too, each element the low bits of its byte (`widen_in_place`),
+//!   for a sub-byte tensor only (not for `i8`: `ml_dtypes::as_bits`).
 //! - `_packed_view` makes a buffer view of packed bytes as given
 //!   (`irvm.compat`'s `HalBufferView(buffer, [4], INT_4)`).
 
@@ -165,6 +172,21 @@ fn range_of(want: ElementType) -> (i128, i128) {
     }
 }
 
+/// Replaces each byte of `items` by the value of its low `bits` bits
+/// (`bits` below 8), sign-extended when `signed`: ml_dtypes' `int4`
+/// holds -3 as `0x0D` and reads only those bits, whatever the others.
+pub fn widen_in_place(items: &mut [u8], bits: u32, signed: bool) {
+    let bits = bits.clamp(1, 8);
+    let unused = 8 - bits;
+    for item in items {
+        *item = if signed {
+            (((*item << unused) as i8) >> unused) as u8
+        } else {
+            (*item << unused) >> unused
+        };
+    }
+}
+
 /// Packs `count` elements, each `itemsize` bytes little-endian in
 /// `elements` (signed when `signed`), as `want` elements; the index and
 /// value of the first element out of `want`'s range when one is.
@@ -278,6 +300,12 @@ mod tests {
         let si4 = ElementType::new(numerical::SIGNED, 4);
         assert!(pack(&[8u8], 1, false, si4, 1).is_err());
         assert_eq!(unpacked_form(i4), ("b", 1, true));
+        let mut items = [0x0Du8, 0xF3, 0x08, 0x07];
+        widen_in_place(&mut items, 4, true);
+        assert_eq!(items, [(-3i8) as u8, 3, (-8i8) as u8, 7]);
+        let mut items = [0xFDu8, 0x13];
+        widen_in_place(&mut items, 4, false);
+        assert_eq!(items, [13, 3]);
         assert_eq!(
             unpacked_form(ElementType::new(numerical::UNSIGNED, 4)),
             ("B", 1, false)

@@ -1399,6 +1399,34 @@ SCRIPTS = {
         ctx = ireert.SystemContext(vm_modules=[params, program], config=config)
         RESULT["run"] = ctx.modules.module.main(np.array([1, 2, 3, 4], np.float32)).to_host()
     """,
+    "ml_dtypes_sub_byte_arrays": """
+        # ml_dtypes' int4, uint4, int2 and uint2 arrays (and other dtypes
+        # with no element type) for a program's sub-byte arguments:
+        # iree.runtime 3.13 refuses them before the call (irvm.compat passed
+        # them to irvm: InvalidArgumentError "cannot include dtype 'a' in a
+        # buffer"), as arguments, in lists and through asdevicearray.
+        import ml_dtypes
+
+        def kind(call):
+            try:
+                call()
+            except Exception as e:
+                return [type(e).__module__, type(e).__name__, str(e)]
+            return "ok"
+
+        vm = ireert.load_vm_flatbuffer_file(DATA + "/subbyte/io.vmfb", driver="local-task")
+        dev = ireert.get_device("local-task")
+        arrays = [np.array([1, 2, -3, 4], ml_dtypes.int4), np.array([1, 2, 3, 4], ml_dtypes.uint4),
+                  np.array([1, 0, -2, -1], ml_dtypes.int2), np.array([1, 2, 3, 0], ml_dtypes.uint2),
+                  np.array(["a", "b", "c", "d"]), np.array([1, 2, 3, 4], object)]
+        RESULT = {
+            "arguments": [kind(lambda f=f, a=a: getattr(vm, f)(a))
+                          for f in ("same_i4", "same_ui4", "widen_i2", "narrow_i4") for a in arrays],
+            "in_lists": [kind(lambda a=a: vm.same_i4([a])) for a in arrays],
+            "with_another": kind(lambda: vm.add_i4(arrays[0], np.array([1, 2, 3, 4], np.float32))),
+            "asdevicearray": [kind(lambda a=a: ireert.asdevicearray(dev, a)) for a in arrays[:4]],
+        }
+    """,
     "dtypes_module": """
         # iree.runtime.dtypes: DTypeInfo and its lookups, the same tables
         # and KeyErrors.
@@ -1782,7 +1810,7 @@ def needs_ml_dtypes(name):
     # bfloat16 and float8 are numpy dtypes only through ml_dtypes (which
     # scripts/test-all installs; iree.runtime depends on it).
     if name in ("ml_dtypes_element_types", "ml_dtypes_arrays_in_and_out", "dtypes_are_left_to_the_program",
-                "dtypes_module", "every_dtype_through_a_call"):
+                "dtypes_module", "every_dtype_through_a_call", "ml_dtypes_sub_byte_arrays"):
         pytest.importorskip("ml_dtypes")
 
 

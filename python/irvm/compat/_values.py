@@ -13,6 +13,23 @@ from ._errors import _as_iree_error
 from ._hal_types import _element_type_trace_name
 from ._buffers import _MEMBER_VALUES, _element_type_text, _vm_cast, HalBuffer, HalBufferView
 from .array_interop import DeviceArray
+from .dtypes import map_dtype_to_hal_element_type
+
+# Whether each dtype met has a HAL element type (dtype -> bool).
+_DTYPE_MAPS: dict = {}
+
+
+def _check_dtype(array: np.ndarray) -> None:
+    """Refuses, as iree.runtime 3.13's argument packing does, an array
+    whose dtype has no HAL element type (ml_dtypes' int4, uint4, int2 and
+    uint2, strings, objects, datetimes): a plain ValueError, "could not
+    map dtype dtype(int4) to element type: mapping not found"."""
+    dtype = array.dtype
+    maps = _DTYPE_MAPS.get(dtype)
+    if maps is None:
+        maps = _DTYPE_MAPS[dtype] = map_dtype_to_hal_element_type(dtype) is not None
+    if not maps:
+        raise ValueError(f"could not map dtype {dtype!r} to element type: mapping not found")
 
 
 def _to_vm_item(arg: Any) -> Any:
@@ -42,7 +59,9 @@ def _to_vm_item(arg: Any) -> Any:
         return arg._array
     if not isinstance(arg, (np.ndarray, VmVariantList)) and hasattr(arg, "__array__"):
         # An array-like object: its array, as iree.runtime takes it.
-        return np.asarray(arg)
+        arg = np.asarray(arg)
+    if isinstance(arg, np.ndarray):
+        _check_dtype(arg)
     return arg
 
 
@@ -89,6 +108,16 @@ def _check_convertible(arg: Any) -> None:
         raise _as_iree_error(
             _irvm.InvalidArgumentError(f"could not convert python value to VM: {arg!r}")
         )
+    # Arrays in lists and tuples (iree.runtime packs those as lists of
+    # their items): their dtypes, as for an array argument.
+    stack, seen = [arg], set()
+    while stack:
+        value = stack.pop()
+        if isinstance(value, np.ndarray):
+            _check_dtype(value)
+        elif isinstance(value, (list, tuple)) and id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(value)
 
 
 def _from_vm_item(device: Any, value: Any) -> Any:
