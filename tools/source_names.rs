@@ -187,10 +187,11 @@ impl SourceNames {
                 .map_or(rest.len() - at - 1, |n| n);
             // A name may hold `-` (`%x-y`); one that is no name ends at
             // its last `-` that leaves a name or register: a subtraction
-            // (`%s-1`).
+            // (`%s-1`); so at a `:` (a register pair's, `%i0:1`, or the
+            // conditional's: `%c ? %x:%y`).
             let known = |t: &str| self.register(t).is_some() || RegisterRef::parse(t).is_ok();
             while !known(&rest[at..at + 1 + token_len]) {
-                match rest[at + 1..at + 1 + token_len].rfind('-') {
+                match rest[at + 1..at + 1 + token_len].rfind(['-', ':']) {
                     Some(minus) if minus > 0 => token_len = minus,
                     _ => break,
                 }

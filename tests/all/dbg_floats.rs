@@ -162,10 +162,9 @@ fn float_constants_print_as_gdb_prints_them() {
          VM has not (gdb prints one to 21 digits, `1.1l` as 1.10000000000000000002, more than \
          an f64 holds; f32 and f64 are `1.5f` and `1.5`)\n"
     );
-    assert_eq!(
-        r[7],
-        "error: cannot print `0x1p`: Invalid number \"0x1p\".\n"
-    );
+    // gdb 13.1 reads floats with glibc's `sscanf`, which takes an
+    // exponent mark without digits as no exponent: `print 0x1p` is 1.
+    assert_eq!(r[7], "$1 = 1\n");
     // gdb's `long long`, which the VM's i64 stands for as it does for `long`.
     assert_eq!(r[8], "type = i64\n");
     // printf's integer conversions take a float as gdb does, through a

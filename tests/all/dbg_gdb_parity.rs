@@ -588,3 +588,59 @@ fn character_constants_evaluate_as_gdb_reads_them() {
     ];
     assert_eq!(r[..expected.len()], expected, "{r:?}");
 }
+
+/// gdb 13.1's conditional operator, `sizeof` and floats with an exponent
+/// mark but no digits (each reply is what `gdb -batch PROG -ex 'print
+/// ...'` or `-ex 'whatis ...'` prints for a gcc-built x86-64 program,
+/// the VM's names for C's types: `i32` is `int`). Before, `1 ? 2 : 3` was
+/// junk after the expression, `sizeof(int)` a call (`You can't do that
+/// without a process to debug.`) and `1.5e` an invalid number.
+#[test]
+fn conditional_sizeof_and_empty_exponents_evaluate_as_gdb_does() {
+    let r = replies(
+        &fib_args(),
+        "print 1 ? 2 : 3\nprint 0 ? 1/0 : 5\nwhatis 1 ? 2 : 3.5\nprint 0 ? 2 : 0 ? 4 : 5\n\
+         print 1 ? : 3\nprint sizeof(int)\nwhatis sizeof(int)\nprint sizeof(unsigned char)\n\
+         print sizeof 1.5\nprint sizeof(1/0)\nprint sizeof (char)1\nprint 1)\nprint 1.5e\n\
+         print 1e+\nprint 0x1p\nwhatis 1.5ef\nprint 1.5e+x\n\
+         break fib.mlir:9 if %i1 == 2\nrun\nprint sizeof %i0:1\nprint %i1?%i0:%i2\n\
+         print %k1 == 2 ? %n : %one\nprint sizeof(%n)\n\
+         print %k1?%n:%one\n",
+    );
+    let near = |t: &str| format!("A syntax error in expression, near `{t}'.\n");
+    let expected = [
+        "$1 = 2\n".to_string(),
+        "$2 = 5\n".into(),
+        "type = i32\n".into(),
+        "$3 = 5\n".into(),
+        format!("error: cannot print `1 ? : 3`: {}", near(": 3")),
+        "$4 = 4\n".into(),
+        "type = i32\n".into(),
+        "$5 = 1\n".into(),
+        "$6 = 8\n".into(),
+        "$7 = 4\n".into(),
+        format!("error: cannot print `sizeof (char)1`: {}", near("1")),
+        "error: cannot print `1)`: Junk after end of expression.\n".into(),
+        "$8 = 1.5\n".into(),
+        "$9 = 1\n".into(),
+        "$10 = 1\n".into(),
+        "type = f32\n".into(),
+        "error: cannot print `1.5e+x`: Invalid number \"1.5e+x\".\n".into(),
+    ];
+    assert_eq!(r[..expected.len()], expected, "{r:?}");
+    assert!(r[expected.len() + 1].contains("Breakpoint 1, fib"), "{r:?}");
+    // The registers' own sizes and the conditional over registers and
+    // source names (`%i1` is 2 there, `%i0` the input 5); a `:` right
+    // after a name is the conditional's (`%n:%one`).
+    assert_eq!(
+        r[expected.len() + 2..][..5],
+        [
+            "$11 = 8\n",
+            "$12 = 5\n",
+            "$13 = 5\n",
+            "$14 = 4\n",
+            "$15 = 5\n"
+        ],
+        "{r:?}"
+    );
+}

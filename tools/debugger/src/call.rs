@@ -101,7 +101,8 @@ impl Debugger {
 
 /// `FUNCTION(ARG, ...)` as the function's name and its arguments' texts
 /// (a name starts with a letter or `_`: registers start with `%`); the
-/// arguments split at commas outside parentheses.
+/// arguments split at commas outside parentheses. `sizeof(...)` is C's
+/// operator, no call, as gdb reads it.
 pub fn parse_call(text: &str) -> Option<(&str, Vec<&str>)> {
     let text = text.trim();
     let open = text.find('(')?;
@@ -111,7 +112,7 @@ pub fn parse_call(text: &str) -> Option<(&str, Vec<&str>)> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
-    if !named {
+    if !named || name == "sizeof" {
         return None;
     }
     let args = if inside.is_empty() {
@@ -139,5 +140,7 @@ mod tests {
             Some(("f", vec!["%i0", "g(1, 2)"]))
         );
         assert_eq!(parse_call("%i0"), None);
+        assert_eq!(parse_call("sizeof(int)"), None);
+        assert_eq!(parse_call("sizeof (1 + 2)"), None);
     }
 }

@@ -2,8 +2,9 @@
 //! `set var`'s values): registers (`%i3`, `%i0:1`, `%r2`) and numbers,
 //! combined with C's operators as gdb reads them: unary `-` `+` `!` `~`,
 //! `*` `/` `%`, `+` `-`, `<<` `>>`, comparisons, `==` `!=`, `&`, `^`,
-//! `|`, `&&`, `||`, character constants (`'a'`, `'\n'`), casts
-//! (`(unsigned int)`, `(char)`, `(float)`, ...), and parentheses.
+//! `|`, `&&`, `||`, the conditional `a ? b : c`, character constants
+//! (`'a'`, `'\n'`), casts (`(unsigned int)`, `(char)`, `(float)`, ...),
+//! `sizeof(TYPE)` and `sizeof EXPR`, and parentheses.
 //! Arithmetic follows C's usual conversions over the VM's
 //! types (i32 as C's `int`, i64 as `long`, f32, f64) and the C integer
 //! types literals and casts make (`1u`, `0xFFFFFFFF`, `(unsigned char)x`,
@@ -129,6 +130,28 @@ enum Node {
     /// `(TYPE) operand`.
     Cast(CastType, Box<Node>),
     Binary(Binary, Box<Node>, Box<Node>),
+    /// `condition ? chosen : otherwise`: only the chosen side is
+    /// evaluated, and the value is of that side's own type, as gdb gives
+    /// it (`1 ? 2 : 3.5` is the `int` 2; no usual conversions between the
+    /// two sides).
+    Conditional(Box<Node>, Box<Node>, Box<Node>),
+    /// `sizeof EXPR`: the size in bytes of the operand's type, an `int` as
+    /// gdb 13's C parser types it; the operand is evaluated as gdb does
+    /// for its type alone ([`Evaluation::Sizing`]). `sizeof(TYPE)` is a
+    /// [`Node::Value`].
+    SizeOf(Box<Node>),
+}
+
+/// How an expression is evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Evaluation {
+    /// For its value.
+    Value,
+    /// For its type only (`sizeof`'s operand), as gdb evaluates with
+    /// `EVAL_AVOID_SIDE_EFFECTS`: an integer divided by zero is divided by
+    /// one instead (`sizeof(1/0)` is 4, `sizeof(1/0 ? 1L : 2)` 8), the
+    /// rest as for the value (shift warnings included).
+    Sizing,
 }
 
 /// An expression (`%i3 == 5`, `(%i0:1 + 1) * 2`, `1 + 2`).
@@ -203,6 +226,42 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// A whole expression: a conditional `a ? b : c` (right associative,
+    /// binding looser than `||`; `b` and `c` are whole expressions), or a
+    /// binary one.
+    fn conditional(&mut self) -> Result<Node, DebugCommandError> {
+        let condition = self.binary(0)?;
+        self.skip_blanks();
+        if !self.rest().starts_with('?') {
+            return Ok(condition);
+        }
+        self.at += 1;
+        self.count_part()?;
+        self.enter()?;
+        let chosen = self.conditional()?;
+        self.skip_blanks();
+        if !self.rest().starts_with(':') {
+            return Err(self.syntax_error());
+        }
+        self.at += 1;
+        let otherwise = self.conditional()?;
+        self.nesting -= 1;
+        Ok(Node::Conditional(
+            Box::new(condition),
+            Box::new(chosen),
+            Box::new(otherwise),
+        ))
+    }
+
+    /// gdb's words for text that cannot continue the expression here,
+    /// naming that text (`1 ? 2` is `near `''`).
+    fn syntax_error(&self) -> DebugCommandError {
+        DebugCommandError(format!(
+            "A syntax error in expression, near `{}'.",
+            self.rest()
+        ))
+    }
+
     fn binary(&mut self, min_precedence: u8) -> Result<Node, DebugCommandError> {
         let mut lhs = self.unary()?;
         while let Some((symbol, op)) = self.peek_binary() {
@@ -220,6 +279,11 @@ impl<'a> Parser<'a> {
     fn unary(&mut self) -> Result<Node, DebugCommandError> {
         self.skip_blanks();
         let rest = self.rest();
+        if let Some(after) = rest.strip_prefix("sizeof") {
+            if !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                return self.size_of();
+            }
+        }
         if let Some((ty, length)) = cast_at(rest) {
             self.at += length;
             self.count_part()?;
@@ -246,6 +310,25 @@ impl<'a> Parser<'a> {
         Ok(Node::Unary(op, Box::new(inner)))
     }
 
+    /// `sizeof(TYPE)` (a type the casts know: its size now) or
+    /// `sizeof EXPR` (binding as a unary operator: `sizeof 1 + 1` is 5),
+    /// the text at `sizeof`. As in gdb, `(TYPE)` after `sizeof` is the
+    /// type's size, never a cast (`sizeof (char)1` is a syntax error near
+    /// `1`).
+    fn size_of(&mut self) -> Result<Node, DebugCommandError> {
+        self.at += "sizeof".len();
+        self.count_part()?;
+        self.skip_blanks();
+        if let Some((ty, length)) = cast_at(self.rest()) {
+            self.at += length;
+            return Ok(Node::Value(size_value(cast_type_size(ty))));
+        }
+        self.enter()?;
+        let inner = self.unary()?;
+        self.nesting -= 1;
+        Ok(Node::SizeOf(Box::new(inner)))
+    }
+
     fn operand(&mut self) -> Result<Node, DebugCommandError> {
         self.skip_blanks();
         let rest = self.rest();
@@ -253,7 +336,7 @@ impl<'a> Parser<'a> {
         if let Some(inside) = rest.strip_prefix('(') {
             self.at += 1;
             self.enter()?;
-            let node = self.binary(0)?;
+            let node = self.conditional()?;
             self.nesting -= 1;
             self.skip_blanks();
             if !self.rest().starts_with(')') {
@@ -290,8 +373,14 @@ impl<'a> Parser<'a> {
                 && end > 0
                 && exponent_mark.contains(&bytes[end - 1])
                 && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+            // (`:` only in a register pair, `%i0:1`: elsewhere it is the
+            // conditional's, `1?2:3`, `%i0?%i1:%i2`.)
+            let pair_colon = b == b':'
+                && rest.starts_with('%')
+                && bytes.get(end + 1).is_some_and(u8::is_ascii_digit);
             let word_byte = b.is_ascii_alphanumeric()
-                || matches!(b, b'_' | b'.' | b':' | b'$' | b'#')
+                || matches!(b, b'_' | b'.' | b'$' | b'#')
+                || pair_colon
                 || (b == b'%' && end == 0);
             if !(word_byte || exponent_sign) {
                 break;
@@ -301,9 +390,7 @@ impl<'a> Parser<'a> {
         if end == 0 {
             // No operand where one is needed (`1 +`, `1 + )`, `1 + @`):
             // gdb's words, naming the text where it is missing.
-            return Err(DebugCommandError(format!(
-                "A syntax error in expression, near `{rest}'."
-            )));
+            return Err(self.syntax_error());
         }
         let word = &rest[..end];
         self.at += end;
@@ -334,6 +421,21 @@ fn cast_at(text: &str) -> Option<(CastType, usize)> {
     Some((ty, 1 + words + 1))
 }
 
+/// The size in bytes of a type a cast names, as on x86-64.
+fn cast_type_size(ty: CastType) -> u32 {
+    match ty {
+        CastType::Int(t) => t.bits() / 8,
+        CastType::F32 => 4,
+        CastType::F64 => 8,
+    }
+}
+
+/// A `sizeof`'s value: an `int`, as gdb 13's C parser types it
+/// (`whatis sizeof(int)` is `int`).
+fn size_value(bytes: u32) -> DebugValue {
+    DebugValue::integer(Integer::new(IntType::Int, i128::from(bytes)))
+}
+
 /// A register or a number: an integer literal typed as C types it
 /// ([`parse_integer_literal`]), or a float: a `double`, a `float` with
 /// an `f` or `F` after it (`1.5f`).
@@ -353,8 +455,11 @@ fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
         };
     if float_shaped {
         // gdb takes a last `f` as the `float` suffix, a hex float's too
-        // (`0x1.8f` is 1.5), and reads the rest with C's `strtod`.
+        // (`0x1.8f` is 1.5), and reads the rest with glibc's `sscanf`,
+        // which takes an exponent mark without digits as no exponent
+        // (`1.5e` and `1.5e+` are 1.5, `0x1p` is 1).
         let read_f32 = |t: &str| {
+            let t = without_empty_exponent(t, hex);
             if hex {
                 strtof_whole(t)
             } else {
@@ -362,6 +467,7 @@ fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
             }
         };
         let read_f64 = |t: &str| {
+            let t = without_empty_exponent(t, hex);
             if hex {
                 strtod_whole(t)
             } else {
@@ -390,6 +496,30 @@ fn parse_word(word: &str, whole: &str) -> Result<Node, DebugCommandError> {
     )))
 }
 
+/// A float's text without a last exponent mark that no digits follow
+/// (`1.5e`, `1e+`, `0x1p-`: `e` or `E`, for a hex float `p` or `P`, and
+/// an optional sign), as glibc's `sscanf("%lg")`, which gdb reads floats
+/// with, consumes such a mark and ignores it.
+fn without_empty_exponent(text: &str, hex: bool) -> &str {
+    let unsigned = text.strip_suffix(['+', '-']).unwrap_or(text);
+    let marks: [char; 2] = if hex { ['p', 'P'] } else { ['e', 'E'] };
+    match unsigned.strip_suffix(marks) {
+        Some(mantissa)
+            if mantissa.ends_with(|c: char| {
+                c == '.'
+                    || if hex {
+                        c.is_ascii_hexdigit()
+                    } else {
+                        c.is_ascii_digit()
+                    }
+            }) =>
+        {
+            mantissa
+        }
+        _ => text,
+    }
+}
+
 impl Expr {
     /// Parses an expression.
     pub fn parse(text: &str) -> Result<Expr, DebugCommandError> {
@@ -411,13 +541,16 @@ impl Expr {
             nesting: 0,
             values,
         };
-        let root = parser.binary(0)?;
+        let root = parser.conditional()?;
         parser.skip_blanks();
         if !parser.rest().is_empty() {
-            return Err(DebugCommandError(format!(
-                "cannot evaluate `{t}`: junk after the end of the expression: `{}`",
-                parser.rest()
-            )));
+            // Text that continues no expression, in gdb's words: a `)`
+            // closing nothing ends gdb's expression (`1)`), other text is
+            // a syntax error (`sizeof (char)1`).
+            if parser.rest().starts_with(')') {
+                return Err(DebugCommandError("Junk after end of expression.".into()));
+            }
+            return Err(parser.syntax_error());
         }
         Ok(Expr {
             text: t.to_string(),
@@ -439,6 +572,8 @@ impl Expr {
                 Node::Value(v) => !matches!(v, DebugValue::Ref(_)),
                 Node::Unary(_, a) | Node::Cast(_, a) => constant(a),
                 Node::Binary(_, a, b) => constant(a) && constant(b),
+                Node::Conditional(a, b, c) => constant(a) && constant(b) && constant(c),
+                Node::SizeOf(a) => constant(a),
             }
         }
         constant(&self.root)
@@ -478,43 +613,75 @@ impl Expr {
         regs: &RegisterFile<'_>,
         warnings: &mut Vec<String>,
     ) -> Result<DebugValue, DebugCommandError> {
-        self.value(&self.root, regs, warnings)
+        self.value(&self.root, regs, Evaluation::Value, warnings)
     }
 
     fn value(
         &self,
         node: &Node,
         regs: &RegisterFile<'_>,
+        mode: Evaluation,
         warnings: &mut Vec<String>,
     ) -> Result<DebugValue, DebugCommandError> {
         Ok(match node {
             Node::Register(r) => regs.read(*r)?,
             Node::Value(v) => v.clone(),
             Node::Unary(op, inner) => {
-                let v = self.value(inner, regs, warnings)?;
+                let v = self.value(inner, regs, mode, warnings)?;
                 self.unary(*op, v)?
             }
             Node::Cast(ty, inner) => {
-                let v = self.value(inner, regs, warnings)?;
+                let v = self.value(inner, regs, mode, warnings)?;
                 self.cast(*ty, v)?
             }
             Node::Binary(op @ (Binary::And | Binary::Or), a, b) => {
                 // C's short circuit: the right side is not evaluated when
                 // the left decides.
-                let left = truth(&self.value(a, regs, warnings)?);
+                let left = truth(&self.value(a, regs, mode, warnings)?);
                 let decided = if *op == Binary::And { !left } else { left };
                 if decided {
                     truth_value(left)
                 } else {
-                    truth_value(truth(&self.value(b, regs, warnings)?))
+                    truth_value(truth(&self.value(b, regs, mode, warnings)?))
                 }
             }
             Node::Binary(op, a, b) => {
-                let (a, b) = (
-                    self.value(a, regs, warnings)?,
-                    self.value(b, regs, warnings)?,
+                let (a, mut b) = (
+                    self.value(a, regs, mode, warnings)?,
+                    self.value(b, regs, mode, warnings)?,
                 );
+                if mode == Evaluation::Sizing && matches!(op, Binary::Div | Binary::Rem) {
+                    if let Some(zero) = b.as_integer().filter(|i| i.value() == 0) {
+                        b = DebugValue::integer(Integer::new(zero.ty(), 1));
+                    }
+                }
                 self.binary(*op, a, b, warnings)?
+            }
+            Node::Conditional(condition, chosen, otherwise) => {
+                let holds = truth(&self.value(condition, regs, mode, warnings)?);
+                let side = if holds { chosen } else { otherwise };
+                self.value(side, regs, mode, warnings)?
+            }
+            Node::SizeOf(inner) => {
+                let v = self.value(inner, regs, Evaluation::Sizing, warnings)?;
+                size_value(self.type_size(&v)?)
+            }
+        })
+    }
+
+    /// The size in bytes of `v`'s type, for `sizeof`: a ref and text have
+    /// no C type, and no size.
+    fn type_size(&self, v: &DebugValue) -> Result<u32, DebugCommandError> {
+        Ok(match v {
+            DebugValue::I32(_) | DebugValue::F32(_) => 4,
+            DebugValue::I64(_) | DebugValue::F64(_) => 8,
+            DebugValue::Integer(i) => i.ty().bits() / 8,
+            DebugValue::Ref(_) | DebugValue::Text(_) => {
+                return Err(DebugCommandError(format!(
+                    "cannot take the size of a {} in `{}`: only numbers have one",
+                    v.type_name(),
+                    self.text
+                )))
             }
         })
     }
@@ -913,7 +1080,8 @@ mod tests {
             "A syntax error in expression, near `) * 2'."
         );
         assert!(constant("(1").contains("not closed"), "{}", constant("(1"));
-        assert!(constant("1)").contains("junk after"), "{}", constant("1)"));
+        assert_eq!(constant("1)"), "Junk after end of expression.");
+        assert_eq!(constant("1 2"), "A syntax error in expression, near `2'.");
         // Hostile lengths and depths are refused, not overflowing the
         // stack (parsing, evaluating or dropping the tree).
         let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
@@ -1000,6 +1168,116 @@ mod tests {
         assert_eq!(constant("-0.0"), "f64 0");
         assert_eq!(constant("-1.5f"), "f32 -1.5");
         assert!(constant("0x1p3l").contains("is a long double"));
+    }
+
+    /// Each as gdb 13.1 prints `print EXPR` and `whatis EXPR` with an
+    /// x86-64 C program loaded: the chosen side alone is evaluated, of its
+    /// own type.
+    #[test]
+    fn the_conditional_operator_evaluates_as_gdb_does() {
+        assert_eq!(constant("1 ? 2 : 3"), "i32 2");
+        assert_eq!(constant("0?2:3"), "i32 3");
+        assert_eq!(constant("1 ? 2 : 3 ? 4 : 5"), "i32 2");
+        assert_eq!(constant("0 ? 2 : 0 ? 4 : 5"), "i32 5");
+        assert_eq!(constant("1 ? 0 ? 5 : 6 : 7"), "i32 6");
+        assert_eq!(constant("0 ? 1/0 : 5"), "i32 5");
+        assert_eq!(constant("1 ? 5 : 1/0"), "i32 5");
+        assert_eq!(constant("1 ? 1/0 : 5"), "Division by zero");
+        assert_eq!(constant("1 ? 2 : 3.5"), "i32 2");
+        assert_eq!(constant("1 ? 2u : -1"), "ui32 2");
+        assert_eq!(constant("0 ? 2u : -1"), "i32 -1");
+        assert_eq!(constant("1 ? 1.5f : 2.0"), "f32 1.5");
+        assert_eq!(constant("1 ? (char)65 : (char)66"), "i8 65 'A'");
+        assert_eq!(constant("1 + 1 ? 2 : 3"), "i32 2");
+        assert_eq!(constant("1 || 0 ? 7 : 8"), "i32 7");
+        assert_eq!(constant("0 ? 2 : 3 + 10"), "i32 13");
+        assert_eq!(constant("(1 ? 2 : 3) * 4"), "i32 8");
+        assert_eq!(constant("0.0 ? 1 : 2"), "i32 2");
+        let near = |t: &str| format!("A syntax error in expression, near `{t}'.");
+        assert_eq!(constant("1 ?"), near(""));
+        assert_eq!(constant("1 ? 2"), near(""));
+        assert_eq!(constant("1 ? 2 :"), near(""));
+        assert_eq!(constant("1 ? : 3"), near(": 3"));
+        assert_eq!(constant("1 ? 2 : 3 : 4"), near(": 4"));
+        // A chain of them counts against the nesting bound.
+        let chain = format!("{}1", "0 ? 1 : ".repeat(100_000));
+        assert!(constant(&chain).contains("nested too deeply"));
+        let fine = format!("{}1", "0 ? 1 : ".repeat(100));
+        assert_eq!(constant(&fine), "i32 1");
+    }
+
+    /// Each as gdb 13.1 prints `print EXPR` and `whatis EXPR` with an
+    /// x86-64 C program loaded: an `int` (gdb 13's C parser types
+    /// `sizeof` so), its operand evaluated for its type alone.
+    #[test]
+    fn sizeof_gives_a_types_size_as_gdb_does() {
+        assert_eq!(constant("sizeof(int)"), "i32 4");
+        assert_eq!(constant("sizeof ( int )"), "i32 4");
+        assert_eq!(constant("sizeof(char)"), "i32 1");
+        assert_eq!(constant("sizeof(unsigned char)"), "i32 1");
+        assert_eq!(constant("sizeof(short)"), "i32 2");
+        assert_eq!(constant("sizeof(long long)"), "i32 8");
+        assert_eq!(constant("sizeof(unsigned long)"), "i32 8");
+        assert_eq!(constant("sizeof(float)"), "i32 4");
+        assert_eq!(constant("sizeof(double)"), "i32 8");
+        assert_eq!(constant("sizeof 1"), "i32 4");
+        assert_eq!(constant("sizeof 1L"), "i32 8");
+        assert_eq!(constant("sizeof 1.5"), "i32 8");
+        assert_eq!(constant("sizeof 1.5f"), "i32 4");
+        assert_eq!(constant("sizeof 'a'"), "i32 1");
+        assert_eq!(constant("sizeof -1"), "i32 4");
+        assert_eq!(constant("sizeof 1 + 1"), "i32 5");
+        assert_eq!(constant("sizeof sizeof 1"), "i32 4");
+        assert_eq!(constant("sizeof(1+1L)"), "i32 8");
+        assert_eq!(constant("sizeof((char)1)"), "i32 1");
+        assert_eq!(constant("sizeof(-(char)1)"), "i32 4");
+        assert_eq!(constant("sizeof(1 < 2)"), "i32 4");
+        assert_eq!(constant("sizeof(1u << 2L)"), "i32 4");
+        assert_eq!(constant("sizeof(int) * 2"), "i32 8");
+        assert_eq!(constant("-sizeof(int)"), "i32 -4");
+        assert_eq!(constant("sizeof 1 ? 2 : 3"), "i32 2");
+        // Evaluated for the type: a division by zero divides by one.
+        assert_eq!(constant("sizeof(1/0)"), "i32 4");
+        assert_eq!(constant("sizeof(1 % 0)"), "i32 4");
+        assert_eq!(constant("sizeof(1/0 ? 1L : 2)"), "i32 8");
+        assert_eq!(constant("sizeof(0 ? 1L : 2)"), "i32 4");
+        assert_eq!(constant("sizeof(1 ? 2 : 1L)"), "i32 4");
+        assert_eq!(
+            constant("sizeof(1.5 % 1)"),
+            "Integer-only operation on floating point number."
+        );
+        let near = |t: &str| format!("A syntax error in expression, near `{t}'.");
+        assert_eq!(constant("sizeof"), near(""));
+        assert_eq!(constant("sizeof()"), near(")"));
+        assert_eq!(constant("sizeof (char)1"), near("1"));
+        // A word that only starts with `sizeof` is no operator.
+        assert!(constant("sizeofx").contains("`sizeofx` is neither"));
+        let deep = format!("{}1", "sizeof ".repeat(100_000));
+        assert!(constant(&deep).contains("nested too deeply"));
+    }
+
+    /// Each as gdb 13.1 prints `print EXPR` and `whatis EXPR`: gdb reads
+    /// a float with glibc's `sscanf`, which takes an exponent mark without
+    /// digits as no exponent.
+    #[test]
+    fn an_exponent_without_digits_reads_as_none_as_gdb_reads_it() {
+        assert_eq!(constant("1.5e"), "f64 1.5");
+        assert_eq!(constant("1e"), "f64 1");
+        assert_eq!(constant("1.5e+"), "f64 1.5");
+        assert_eq!(constant("1.5e-"), "f64 1.5");
+        assert_eq!(constant("1.5E"), "f64 1.5");
+        assert_eq!(constant("1.e"), "f64 1");
+        assert_eq!(constant(".5e"), "f64 0.5");
+        assert_eq!(constant("0x1p"), "f64 1");
+        assert_eq!(constant("0x1p+"), "f64 1");
+        assert_eq!(constant("0x1.8p"), "f64 1.5");
+        assert_eq!(constant("1ef"), "f32 1");
+        assert_eq!(constant("1.5e-f"), "f32 1.5");
+        assert_eq!(constant("0x1pf"), "f32 1");
+        assert_eq!(constant("1.5e+x"), "Invalid number \"1.5e+x\".");
+        assert_eq!(constant("1.5e1x"), "Invalid number \"1.5e1x\".");
+        assert_eq!(constant("1ee"), "Invalid number \"1ee\".");
+        assert_eq!(constant("0xp"), "Invalid number \"0xp\".");
     }
 
     #[test]
