@@ -1557,7 +1557,17 @@ impl Server {
         let v = session
             .dbg
             .evaluate_with(&vm_expr, frame, &|word| history.lookup(word))
-            .map_err(|e| in_terms_of(e.0, &vm_expr, &expr))?;
+            .map_err(|e| {
+                let message = in_terms_of(e.0, &vm_expr, &expr);
+                // An error about source names names what was typed (not
+                // the registers they stand for) even where it quotes no
+                // expression.
+                if vm_expr == expr || message.contains(&format!("`{expr}`")) {
+                    message
+                } else {
+                    format!("`{expr}`: {message}")
+                }
+            })?;
         let var = self.variable(expr, &v);
         Ok(json!({
             "result": var["value"],

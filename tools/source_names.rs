@@ -379,17 +379,15 @@ fn list(items: impl Iterator<Item = String>) -> String {
 }
 
 /// An error about the expression `evaluated` said in terms of what the
-/// user typed (`typed`, with source names where `evaluated` has registers).
+/// user typed (`typed`, with source names where `evaluated` has registers):
+/// the expression quoted in the message is the typed one. A message that
+/// quotes no expression (gdb's `A syntax error in expression, near ...`)
+/// is left as it is: the caller names what was typed.
 pub fn in_terms_of(message: String, evaluated: &str, typed: &str) -> String {
     if evaluated == typed {
         return message;
     }
-    let quoted = format!("`{evaluated}`");
-    if message.contains(&quoted) {
-        message.replace(&quoted, &format!("`{typed}`"))
-    } else {
-        format!("`{typed}` (as `{evaluated}`): {message}")
-    }
+    message.replace(&format!("`{evaluated}`"), &format!("`{typed}`"))
 }
 
 /// Whether `token` is spelled as a register: `%i` or `%r` and a digit.

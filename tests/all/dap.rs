@@ -653,7 +653,7 @@ fn source_breakpoint_conditions_and_hit_conditions() {
     assert!(
         bps[1]["message"]
             .as_str()
-            .is_some_and(|m| m.contains("cannot evaluate")),
+            .is_some_and(|m| m.contains("A syntax error in expression, near `'.")),
         "{}",
         bps[1]
     );
