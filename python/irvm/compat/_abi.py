@@ -129,6 +129,25 @@ def _pack_by_type(device: Any, out: VmVariantList, value: Any) -> None:
         raise ValueError(f"could not convert python value to VM: {value!r}")
 
 
+def _container_packer(noun: str, entries: list) -> Packer:
+    """Packs a sequence or dict argument (`noun`) into a nested list: entry
+    `key` of the value packed by its packer, for each `(key, packer)`."""
+
+    def pack_container(device: Any, out: VmVariantList, value: Any) -> None:
+        if len(value) != len(entries):
+            raise ValueError(f"expected a {noun} with {len(entries)} values. got: {value!r}")
+        inner = VmVariantList(len(entries))
+        for key, pack in entries:
+            try:
+                item = value[key]
+            except Exception as e:
+                raise ValueError(f"could not get item {key!r} from: {value!r}: {e}") from e
+            pack(device, inner, item)
+        out.push_list(inner)
+
+    return pack_container
+
+
 def _packer(desc: Any) -> Packer:
     """The packer of one `iree.abi` argument descriptor (a ValueError
     naming one it does not know, as iree.runtime's)."""
@@ -155,37 +174,9 @@ def _packer(desc: Any) -> Packer:
 
             return pack_ndarray
         if kind in ("slist", "stuple"):
-            items = [_packer(d) for d in desc[1:]]
-
-            def pack_sequence(device: Any, out: VmVariantList, value: Any) -> None:
-                if len(value) != len(items):
-                    raise ValueError(f"expected a sequence with {len(items)} values. got: {value!r}")
-                inner = VmVariantList(len(items))
-                for i, pack in enumerate(items):
-                    try:
-                        item = value[i]
-                    except Exception as e:
-                        raise ValueError(f"could not get item {i} from: {value!r}: {e}") from e
-                    pack(device, inner, item)
-                out.push_list(inner)
-
-            return pack_sequence
+            return _container_packer("sequence", list(enumerate(_packer(d) for d in desc[1:])))
         if kind == "sdict":
-            entries = [(d[0], _packer(d[1])) for d in desc[1:]]
-
-            def pack_dict(device: Any, out: VmVariantList, value: Any) -> None:
-                if len(value) != len(entries):
-                    raise ValueError(f"expected a dict with {len(entries)} values. got: {value!r}")
-                inner = VmVariantList(len(entries))
-                for key, pack in entries:
-                    try:
-                        item = value[key]
-                    except Exception as e:
-                        raise ValueError(f"could not get item {key!r} from: {value!r}: {e}") from e
-                    pack(device, inner, item)
-                out.push_list(inner)
-
-            return pack_dict
+            return _container_packer("dict", [(d[0], _packer(d[1])) for d in desc[1:]])
         raise ValueError(f"Unrecognized reflection compound type: {kind}")
     if desc in _INTEGER_TYPES:
         return lambda device, out, value: out.push_int(value)
